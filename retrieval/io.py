@@ -1,0 +1,110 @@
+"""Small I/O helpers shared by the run cache and the leaderboard runner.
+
+Atomic writes (write a temporary file in the same folder, fsync, ``os.replace``), cross-process
+locks (``filelock``), content hashing, and a JSONL reader whose errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from .errors import DataError
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no spaces: the same object always gives the same string."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def fingerprint(obj: Any, length: int = 16) -> str:
+    """Short hex fingerprint (SHA-256 prefix, ``length`` hex digits) of a JSON-able object."""
+    return sha256_bytes(canonical_json(obj).encode("utf-8"))[:length]
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
+
+    The bytes go to a temporary file in the same folder, are fsynced, then renamed over ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """UTF-8 text version of :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (sorted keys, trailing newline) atomically."""
+    atomic_write_text(path, json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
+    """Hold an exclusive cross-process lock on ``<path>.lock`` (``filelock``); blocks by default."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock", timeout=timeout):
+        yield
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines).
+
+    Raises:
+        DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line.
+    """
+    path = Path(path)
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(
+                    f"{path}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; "
+                    "re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj

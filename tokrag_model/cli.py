@@ -1,0 +1,61 @@
+"""The ``tokrag`` console script: one entry point, subcommands owned by each part of the package.
+
+    tokrag index build ...        build a BM25 (Lucene) or dense (FAISS) index   -> retrieval.cli
+    tokrag retrieve ...           write a TREC run + ctxs JSONL (cached)          -> retrieval.cli
+    tokrag retrieve eval ...      answer recall@k, gold-passage@k, MRR            -> retrieval.cli
+    tokrag eval ...               lm_eval with the tokrag models and tasks        -> tokrag_model.eval_cli
+    tokrag analyze ...            token-level benefit/detriment experiment        -> tasks.analyze
+    tokrag leaderboard run|report|check SPEC                                      -> leaderboards.cli
+
+Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+_COMMANDS = {
+    "index": ("retrieval.cli", "main", "build a BM25 (Lucene) or dense (FAISS) index of a corpus"),
+    "retrieve": ("retrieval.cli", "main", "retrieve passages for a query set (cached TREC run); 'retrieve eval' scores a run"),
+    "eval": ("tokrag_model.eval_cli", "main", "run lm_eval with the tokrag models and tasks registered"),
+    "analyze": ("tasks.analyze", "main", "token-level benefit/detriment experiment (accuracy, ROC AUC per layer policy)"),
+    "leaderboard": ("leaderboards.cli", "main", "run, report and check leaderboards from a YAML spec"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: tokrag <command> [args...]", "", "commands:"]
+    for name, (_, _, help_) in _COMMANDS.items():
+        lines.append(f"  {name:<12} {help_}")
+    lines.append("")
+    lines.append("Run 'tokrag <command> --help' for the options of a command.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``tokrag <command> ...`` to the owning module's ``main(argv)``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in {"-h", "--help", "help"}:
+        print(_usage())
+        return 0
+    name = argv[0]
+    if name not in _COMMANDS:
+        print(f"tokrag: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, func_name, _ = _COMMANDS[name]
+    module = importlib.import_module(module_name)
+    # 'index' and 'retrieve' share one module: it receives its own command name first.
+    sub_argv = argv if module_name == "retrieval.cli" else argv[1:]
+    from retrieval.errors import TokragError
+
+    try:
+        rc = getattr(module, func_name)(sub_argv)
+    except TokragError as exc:
+        print(f"tokrag {name}: error: {exc}", file=sys.stderr)
+        return 2
+    return int(rc or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
