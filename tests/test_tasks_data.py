@@ -1,0 +1,196 @@
+"""Task data loading, YAML configs, stop sequences, and the noise / counterfactual logic (no retrieval)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from retrieval.errors import ConfigError, OfflineError
+from tasks import TASK_DIR, add_include_path, data
+from tasks.rag import add_noise, answer_kind, n_noise, pick_substitute, substitute_pool, swap_answer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_yaml(path: Path) -> dict:
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+    cfg = yaml.load(path.read_text(), Loader=Loader)  # noqa: S506
+    inc = cfg.pop("include", None)
+    if inc:
+        base = yaml.load((path.parent / inc).read_text(), Loader=Loader)  # noqa: S506
+        base.update(cfg)
+        cfg = base
+    return cfg
+
+
+TASK_YAMLS = sorted(p for p in TASK_DIR.rglob("*.yaml"))
+
+
+def test_every_yaml_has_metadata_version() -> None:
+    assert len(TASK_YAMLS) >= 24
+    for path in TASK_YAMLS:
+        cfg = _load_yaml(path)
+        assert isinstance(cfg.get("metadata", {}).get("version"), (int, float)), path
+
+
+def test_task_names() -> None:
+    names = {t for p in TASK_YAMLS if isinstance(t := _load_yaml(p).get("task"), str)}
+    expected = {"nq_open_bm25", "nq_open_dense", "nq_open_hybrid", "webq_bm25", "webq_dense", "nq_oracle_bm25",
+                "nq_oracle_dense", "nq_oracle_gold", "wiki_lm_bm25", "nq_oracle_bm25_counterfactual",
+                "nq_oracle_gold_counterfactual"}
+    expected |= {f"{b}_noise{n}" for b in ("nq_oracle_bm25", "nq_oracle_dense", "nq_open_bm25") for n in (20, 40, 60, 80)}
+    assert expected <= names
+    group = _load_yaml(TASK_DIR / "qa" / "rag_qa.yaml")
+    assert group["group"] == "rag_qa" and set(group["task"]) <= names
+
+
+def test_add_include_path() -> None:
+    assert add_include_path(None) == [str(TASK_DIR)]
+    assert add_include_path([str(TASK_DIR)]) == [str(TASK_DIR)]
+    assert add_include_path("/x") == ["/x", str(TASK_DIR)]
+
+
+def test_stop_sequences_never_cut_gold_answers(data_dir: Path) -> None:
+    """No stop string of the QA prompt occurs in any NQ-open / WebQuestions gold answer, nor in '1.5'/'U.S.'."""
+    until = _load_yaml(TASK_DIR / "qa" / "nq_oracle_bm25.yaml")["generation_kwargs"]["until"]
+    assert "\n" in until
+    answers = ["1.5", "U.S.", "Washington, D.C.", "3.14 m", "St. Louis"]
+    answers += [a for r in data.load_nq_open(data_dir) for a in r["answers"]]
+    answers += [a for r in data.load_webq(data_dir) for a in r["answers"]]
+    assert len(answers) > 8000
+    cut = [(a, s) for a in answers for s in until if s in a]
+    assert cut == []
+
+
+def test_loaders_real_data(data_dir: Path) -> None:
+    nq = data.load_nq_open(data_dir)
+    assert len(nq) == 3610
+    assert nq[0]["qid"] == "nq-dev-0000" and nq[0]["answers"]
+    oracle = data.load_nq_oracle(data_dir)
+    assert len(oracle) == 2655
+    by_q = {r["question"]: r for r in nq}
+    # oracle qids are the NQ-open ids of the same question, so results can be joined across tasks
+    assert all(by_q[r["question"]]["qid"] == r["qid"] for r in oracle)
+    assert oracle[0]["question"] == "who got the first nobel prize in physics"
+    assert oracle[0]["gold"]["title"] == "List of Nobel laureates in Physics"
+    assert oracle[0]["gold_docids"][0].startswith("nq-")
+    webq = data.load_webq(data_dir)
+    assert len(webq) == 2032 and webq[0] == {"qid": "wqs000000", "question": "what does jamaican people speak?",
+                                               "answers": ["Jamaican Creole English Language", "Jamaican English"]}
+
+
+def test_relative_data_dir_is_resolved_against_cwd(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(data_dir.parent)
+    rel = os.path.relpath(data_dir, data_dir.parent)
+    rows = data.load_webq(rel)
+    monkeypatch.chdir(tmp_path)  # later chdir does not matter: rows are already loaded
+    assert len(rows) == 2032
+
+
+def test_missing_folder_and_offline_hub(tmp_path: Path, monkeypatch) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        data.load_nq_open(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="nq_open/NQ-open.dev.jsonl"):
+        data.load_nq_open(tmp_path)
+    monkeypatch.delenv("TOKRAG_DATA_DIR", raising=False)
+    with pytest.raises(OfflineError, match="TOKRAG_DATA_DIR"):
+        data.load_webq(None, hub_id=f"nonexistent-org/{tmp_path.name}")
+    with pytest.raises(ConfigError, match="not on the hub"):
+        data.load_nq_oracle(None)
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [("June 1, 1969", "date"), ("1969", "date"), ("in 1997", "date"), ("1.5", "numeric"), ("3,000", "numeric"),
+     ("12 million", "numeric"), ("seven", "numeric"), ("30 km", "numeric"), ("Paris", "other"),
+     ("Wilhelm Conrad Röntgen", "other")],
+)
+def test_answer_kind(answer: str, kind: str) -> None:
+    assert answer_kind(answer) == kind
+
+
+def test_swap_answer_whole_words_case_insensitive() -> None:
+    title, text, n = swap_answer("Paris", "Paris is big. PARIS! Parisian food. The paris area.", ["paris"], "Rome")
+    assert (title, text, n) == ("Rome", "Rome is big. Rome! Parisian food. The Rome area.", 4)
+    # longest answer first: 'New York City' is replaced as a whole
+    _, text, n = swap_answer("", "New York City and New York", ["New York", "New York City"], "Boston")
+    assert (text, n) == ("Boston and Boston", 2)
+
+
+def test_counterfactual_substitute_same_kind_and_deterministic(data_dir: Path) -> None:
+    rows = data.load_nq_oracle(data_dir)
+    pool = substitute_pool([(r["qid"], r["answers"][0]) for r in rows])
+    swapped = 0
+    for r in rows[:300]:
+        sub = pick_substitute(r["qid"], r["answers"], pool, seed=1234)
+        assert sub is not None
+        assert answer_kind(sub) == answer_kind(r["answers"][0])
+        assert sub not in r["answers"]
+        assert sub == pick_substitute(r["qid"], r["answers"], pool, seed=1234)
+        _, text, n = swap_answer(r["gold"]["title"], r["gold"]["text"], r["answers"], sub)
+        if n:
+            swapped += 1
+            assert sub in text
+    assert swapped >= 295
+    subs = [pick_substitute(r["qid"], r["answers"], pool, seed=7) for r in rows[:50]]
+    assert subs != [pick_substitute(r["qid"], r["answers"], pool, seed=1234) for r in rows[:50]]
+
+
+@pytest.mark.parametrize(("fraction", "k", "n"), [(0.2, 5, 1), (0.4, 5, 2), (0.6, 5, 3), (0.8, 5, 4), (0.5, 5, 3), (0.0, 5, 0)])
+def test_n_noise(fraction: float, k: int, n: int) -> None:
+    assert n_noise(fraction, k) == n
+
+
+def test_n_noise_rejects_bad_fraction() -> None:
+    with pytest.raises(ConfigError, match="noise"):
+        n_noise(1.5, 5)
+
+
+NOISE_SCRIPT = r"""
+import json, sys
+from retrieval import named_corpus
+from tasks import data
+from tasks.rag import add_noise
+corpus = named_corpus("nq-dpr-1k", sys.argv[1])
+rows = data.load_nq_oracle(sys.argv[1])[:30]
+dpr = [p for p in corpus if p.docid.startswith("dpr-")]
+out = []
+for i, r in enumerate(rows):
+    ctxs = [{"docid": r["gold_docids"][0], "title": r["gold"]["title"], "text": r["gold"]["text"], "score": 9.0, "rank": 1, "source": "retrieved"}]
+    ctxs += [{"docid": p.docid, "title": p.title, "text": p.text, "score": 1.0, "rank": j + 2, "source": "retrieved"} for j, p in enumerate(dpr[i:i + 4])]
+    out.append({f: add_noise(ctxs, corpus, r["qid"], r["answers"], r["gold_docids"], float(f), 1234) for f in ("0.2", "0.4", "0.6", "0.8")})
+sys.stdout.write(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_noise_fraction_nested_and_byte_identical_across_processes(data_dir: Path) -> None:
+    outs = []
+    for hash_seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        res = subprocess.run([sys.executable, "-c", NOISE_SCRIPT, str(data_dir)],
+                             capture_output=True, env=env, cwd=REPO)
+        assert res.returncode == 0, res.stderr.decode()[-2000:]
+        outs.append(res.stdout)
+    assert outs[0] == outs[1] and len(outs[0]) > 1000
+    rows = json.loads(outs[0])
+    for row in rows:
+        prev: set[int] = set()
+        for frac, n in (("0.2", 1), ("0.4", 2), ("0.6", 3), ("0.8", 4)):
+            ctxs = row[frac]
+            assert len(ctxs) == 5
+            noisy = {i for i, c in enumerate(ctxs) if c["source"] == "noise"}
+            assert len(noisy) == n  # the fraction of the k passages
+            assert prev <= noisy  # nested levels
+            prev = noisy
+            assert all(ctxs[i]["rank"] == i + 1 for i in range(5))
+            assert len({c["docid"] for c in ctxs}) == 5
+            assert not any(c["docid"].startswith("nq-") for i, c in enumerate(ctxs) if i in noisy)
