@@ -1,0 +1,146 @@
+"""Regression check of a leaderboard's run folders against a committed baseline (data, not code).
+
+Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --write``)::
+
+    {"spec": "ci",
+     "tolerances": {"em": {"abs": 0.04, "unit": "fraction of questions"}, ...},
+     "cells": {"rag-standard/nq_oracle_bm25/seed1234": {"em": 0.34, "f1": 0.41, ...}, ...}}
+
+Every (cell, metric) in the baseline is compared with the cell's mean from its run folder:
+``OK`` when ``|value - baseline| <= abs``, else ``FAIL`` (a move in either direction: an improvement
+must be accepted by rewriting the baseline). A baseline cell or metric that the runs lack is a FAIL.
+Metric values are the per-sample means that the report uses (same numbers, no CI needed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError
+from retrieval.io import atomic_write_json
+
+from .report import UNITS, collect, compute
+from .spec import LeaderboardSpec
+
+DEFAULT_TOLERANCES = {
+    "em": {"abs": 0.04, "unit": "fraction of questions"},
+    "f1": {"abs": 0.04, "unit": "mean token F1 (0-1)"},
+    "answer_match": {"abs": 0.04, "unit": "fraction of questions"},
+    "answer_recall": {"abs": 0.0, "unit": "fraction of questions"},
+    "gold_at_k": {"abs": 0.0, "unit": "fraction of questions"},
+    "word_perplexity": {"abs": 0.5, "unit": "perplexity per word"},
+    "bits_per_byte": {"abs": 0.01, "unit": "bits per UTF-8 byte"},
+}
+"""Default tolerances: 0.04 = 2 of 50 questions for the answer metrics (greedy decoding on another CPU
+or BLAS build may flip a near-tie); 0 for retrieval (BM25 is exact)."""
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One comparison: cell id, metric, observed and baseline value, tolerance, unit, verdict."""
+
+    cell: str
+    metric: str
+    value: float | None
+    baseline: float
+    tol: float
+    unit: str
+    ok: bool
+
+    def render(self) -> str:
+        """``OK   cell  metric  value (baseline b, |Δ| d <= tol unit)``."""
+        if self.value is None:
+            return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f} {self.unit})"
+        d = abs(self.value - self.baseline)
+        rel = "<=" if self.ok else ">"
+        return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric} = {self.value:.4f} "
+                f"(baseline {self.baseline:.4f}, |Δ| {d:.4f} {rel} {self.tol:.4f} {self.unit})")
+
+
+def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> dict[str, dict[str, float]]:
+    """``{cell_id: {metric: mean}}`` from the run folders, one entry per (method, task, seed)."""
+    import numpy as np
+
+    out: dict[str, dict[str, float]] = {}
+    loaded = collect(spec, runs_dir, allow_missing=True)
+    for cid, (cell, _key, data) in loaded.items():
+        if data is None:
+            continue
+        vals: dict[str, float] = {}
+        for s in data["samples"].get(cell.task.task, []):
+            for m in s.get("metrics") or []:
+                v = s.get(m)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    vals.setdefault(m, []).append(float(v))  # type: ignore[union-attr]
+        res = (data["results"].get("results") or {}).get(cell.task.task, {})
+        for k, v in res.items():
+            name = k.split(",")[0]
+            if "," in k and "_stderr" not in k and name not in vals and isinstance(v, (int, float)) and not isinstance(v, bool):
+                vals[name] = [float(v)]  # type: ignore[assignment]
+        out[cid] = {k: float(np.mean(v)) for k, v in sorted(vals.items())}  # type: ignore[arg-type]
+    return out
+
+
+def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and validate a baseline file. Raises ConfigError naming the file and the problem."""
+    path = Path(path)
+    try:
+        b = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"baseline {path} does not exist; create it with --write after a good run") from None
+    except ValueError as exc:
+        raise ConfigError(f"baseline {path}: invalid JSON ({exc})") from None
+    if not isinstance(b, dict) or not isinstance(b.get("cells"), dict) or not isinstance(b.get("tolerances"), dict):
+        raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances'")
+    for m, t in b["tolerances"].items():
+        if not isinstance(t, dict) or not isinstance(t.get("abs"), (int, float)) or t["abs"] < 0:
+            raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0, unit: text}}")
+    return b
+
+
+def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike) -> list[CheckLine]:
+    """Compare every baseline (cell, metric) with the runs; see the module docstring."""
+    b = load_baseline(baseline)
+    values = cell_values(spec, runs_dir)
+    lines = []
+    for cid in sorted(b["cells"]):
+        for metric, base in sorted(b["cells"][cid].items()):
+            tol = b["tolerances"].get(metric)
+            if tol is None:
+                raise ConfigError(f"baseline {baseline}: no tolerance for metric {metric!r}; add tolerances.{metric}")
+            v = values.get(cid, {}).get(metric)
+            ok = v is not None and abs(v - float(base)) <= float(tol["abs"]) + 1e-12
+            lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok))
+    return lines
+
+
+def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
+                   metrics: list[str] | None = None) -> dict[str, Any]:
+    """Write the current runs' values as a baseline (keeping an existing file's tolerances)."""
+    path = Path(path)
+    tolerances = dict(DEFAULT_TOLERANCES)
+    if path.is_file():
+        try:
+            tolerances.update(load_baseline(path)["tolerances"])
+        except ConfigError:
+            pass
+    values = cell_values(spec, runs_dir)
+    keep = set(metrics) if metrics else set(tolerances)
+    cells = {cid: {m: round(v, 6) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
+    used = {m for vals in cells.values() for m in vals}
+    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used)}, "cells": cells}
+    atomic_write_json(path, b)
+    return b
+
+
+def summary_line(lines: list[CheckLine]) -> str:
+    """``N checks: X OK, Y FAIL``."""
+    bad = sum(not x.ok for x in lines)
+    return f"{len(lines)} checks: {len(lines) - bad} OK, {bad} FAIL"
+
+
+__all__ = ["CheckLine", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES"]

@@ -1,0 +1,87 @@
+"""``tokrag leaderboard run|report|check SPEC``: the leaderboard command line.
+
+    tokrag leaderboard run leaderboards/specs/ci.yaml [--runs-dir runs] [--jobs 2]
+    tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings]
+    tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write]
+
+``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
+passes, wall seconds). ``check`` prints OK/FAIL per cell and metric and exits 1 on any FAIL.
+Also runnable as ``python -m leaderboards.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from .spec import load_spec
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tokrag leaderboard", description="Run, report and check leaderboards from a YAML spec.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run every unfinished cell (resumable; finished cells are skipped)")
+    r.add_argument("spec")
+    r.add_argument("--runs-dir", default=None, help="run folders (default: spec runs_dir, $TOKRAG_RUNS_DIR or ./runs)")
+    r.add_argument("--jobs", type=int, default=1, help="runner processes sharing the run folder (cells claimed by lock)")
+    r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--report", action="store_true", help="build the report afterwards")
+    q = sub.add_parser("report", help="build Markdown/CSV/JSON/HTML from the run folders only")
+    q.add_argument("spec")
+    q.add_argument("--runs-dir", default=None)
+    q.add_argument("--out", default=None, help="output folder (default: spec report_dir or <runs-dir>/reports/<name>)")
+    q.add_argument("--no-timings", action="store_true", help="leave out wall time and peak memory (they vary between runs)")
+    q.add_argument("--allow-missing", action="store_true", help="report unfinished cells as missing instead of failing")
+    c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL")
+    c.add_argument("spec")
+    c.add_argument("--baseline", required=True)
+    c.add_argument("--runs-dir", default=None)
+    c.add_argument("--write", action="store_true", help="write the current values as the baseline instead of checking")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed)."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    spec = load_spec(args.spec)
+    if args.cmd == "run":
+        from .runner import run_spec
+
+        summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells)
+        if args.report:
+            from .report import build_report
+
+            print(f"report: {build_report(spec, args.runs_dir)}")
+        print(json.dumps(summary.as_dict(), sort_keys=True))
+        return 0
+    if args.cmd == "report":
+        from .report import build_report
+
+        out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing)
+        print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
+        return 0
+    from .check import check_against_baseline, summary_line, write_baseline
+
+    if args.write:
+        b = write_baseline(spec, args.runs_dir, args.baseline)
+        print(f"baseline written to {args.baseline}: {len(b['cells'])} cells, metrics {sorted(b['tolerances'])}")
+        return 0
+    lines = check_against_baseline(spec, args.runs_dir, args.baseline)
+    for line in lines:
+        print(line.render())
+    print(summary_line(lines))
+    return 0 if all(x.ok for x in lines) else 1
+
+
+if __name__ == "__main__":
+    from retrieval.errors import TokragError
+
+    try:
+        sys.exit(main())
+    except TokragError as exc:
+        print(f"tokrag leaderboard: error: {exc}", file=sys.stderr)
+        sys.exit(2)

