@@ -157,7 +157,7 @@ def test_n_noise_rejects_bad_fraction() -> None:
 
 NOISE_SCRIPT = r"""
 import json, sys
-from retrieval import named_corpus
+from retrieval import has_answer, named_corpus
 from tasks import data
 from tasks.rag import add_noise
 corpus = named_corpus("nq-dpr-1k", sys.argv[1])
@@ -167,7 +167,12 @@ out = []
 for i, r in enumerate(rows):
     ctxs = [{"docid": r["gold_docids"][0], "title": r["gold"]["title"], "text": r["gold"]["text"], "score": 9.0, "rank": 1, "source": "retrieved"}]
     ctxs += [{"docid": p.docid, "title": p.title, "text": p.text, "score": 1.0, "rank": j + 2, "source": "retrieved"} for j, p in enumerate(dpr[i:i + 4])]
-    out.append({f: add_noise(ctxs, corpus, r["qid"], r["answers"], r["gold_docids"], float(f), 1234) for f in ("0.2", "0.4", "0.6", "0.8")})
+    row = {f: add_noise(ctxs, corpus, r["qid"], r["answers"], r["gold_docids"], float(f), 1234) for f in ("0.2", "0.4", "0.6", "0.8")}
+    for f in ("0.2", "0.4", "0.6", "0.8"):
+        for c in row[f]:
+            c["has_answer"] = has_answer(c["text"], r["answers"])
+    row.update(gold=r["gold_docids"][0], orig=[dict(c, has_answer=has_answer(c["text"], r["answers"])) for c in ctxs])
+    out.append(row)
 sys.stdout.write(json.dumps(out, sort_keys=True))
 """
 
@@ -193,4 +198,5 @@ def test_noise_fraction_nested_and_byte_identical_across_processes(data_dir: Pat
             prev = noisy
             assert all(ctxs[i]["rank"] == i + 1 for i in range(5))
             assert len({c["docid"] for c in ctxs}) == 5
-            assert not any(c["docid"].startswith("nq-") for i, c in enumerate(ctxs) if i in noisy)
+            assert all(ctxs[i]["docid"] != row["gold"] and not ctxs[i]["has_answer"] for i in noisy)
+            assert all(ctxs[i] == row["orig"][i] for i in range(5) if i not in noisy)
