@@ -1,0 +1,54 @@
+"""Shared helpers of the leaderboard tests: toy specs written into a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = REPO / "tests" / "leaderboard_fixtures"
+TOY = "tests.leaderboard_fixtures.toy_lm:ToyLM"
+
+
+def write_spec(folder: Path, *, name: str = "toy", methods: list[dict] | None = None, tasks=None, limit: int = 12,
+               seeds=(1,), delay: float = 0.0, weights: Path | None = None, include: Path | None = None,
+               extra: dict | None = None) -> Path:
+    """A toy spec: ToyLM methods on toy_qa (+ its 67% noise variant)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    methods = methods or [
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
+    ]
+    shared = {"model_args": {"pretrained": str(weights or FIX / "toy_weights.bin"), "k": 3},
+              "gen_kwargs": {"max_gen_toks": 8}, "limit": limit}
+    if delay:
+        shared["model_args"]["delay"] = delay
+    spec = {"name": name, "include_path": str(include or FIX / "tasks"), "reference": "standard", "shared": shared,
+            "tasks": tasks or ["toy_qa", "toy_qa_noise67"], "seeds": list(seeds), "methods": methods,
+            "bootstrap": {"iters": 500, "seed": 7}}
+    spec.update(extra or {})
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def subprocess_env(cache: Path) -> dict[str, str]:
+    """Environment of a runner subprocess: repo importable, shared cache, one thread."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["TOKRAG_CACHE_DIR"] = str(cache)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
+def runner_cmd(spec: Path, runs: Path, *extra: str) -> list[str]:
+    """``python -m leaderboards.cli run SPEC --runs-dir RUNS --no-progress ...``."""
+    return [sys.executable, "-m", "leaderboards.cli", "run", str(spec), "--runs-dir", str(runs), "--no-progress", *extra]
+
+
+def report_bytes(out: Path) -> dict[str, bytes]:
+    """Every file of a report folder, by name."""
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}

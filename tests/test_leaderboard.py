@@ -1,0 +1,279 @@
+"""Leaderboard spec, runner, report and check on a deterministic toy model and task (fast).
+
+The toy model (tests/leaderboard_fixtures/toy_lm.py) answers with the first passage's answer phrase
+(``standard``) or a fixed wrong guess (``none``); on ``toy_qa`` (limit 12) the gold passage is first
+for 9 of 12 questions, on ``toy_qa_noise67`` for 3 of 12, which gives the hand-computed numbers below.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import FIX, TOY, report_bytes, write_spec
+
+from leaderboards.check import check_against_baseline, write_baseline
+from leaderboards.cli import main as lb_main
+from leaderboards.keys import cell_keys
+from leaderboards.report import build_report
+from leaderboards.runner import IncompleteRunError, run_spec
+from leaderboards.spec import load_spec
+from retrieval.errors import ConfigError
+
+
+@pytest.fixture(scope="session")
+def toy_run(tmp_path_factory):
+    """One run of the toy spec (2 methods x 2 tasks x 1 seed), shared by the fast tests (read-only)."""
+    root = tmp_path_factory.mktemp("lb")
+    spec_path = write_spec(root)
+    spec = load_spec(spec_path)
+    summary = run_spec(spec, root / "runs", progress=False)
+    return spec, root / "runs", summary
+
+
+@pytest.fixture()
+def toy_copy(toy_run, tmp_path):
+    """A private copy of the toy run folder (for tests that modify it)."""
+    spec, runs, _ = toy_run
+    dst = tmp_path / "runs"
+    shutil.copytree(runs, dst, ignore=shutil.ignore_patterns("reports"))
+    return spec, dst
+
+
+# --------------------------------------------------------------------------- spec
+
+def test_spec_contract_and_specific_settings(tmp_path):
+    p = write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "wide", "model": TOY, "model_args": {"mode": "vote"}, "specific": {"k": 5}},
+    ])
+    spec = load_spec(p)
+    assert "model_args.k: 3" in spec.contract_lines()
+    assert spec.specific_settings() == {"wide": {"model_args.k": 5}}
+    cells = spec.cells()
+    assert [c.cell_id for c in cells][:2] == ["standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+    assert {c.model_args["k"] for c in cells if c.method.name == "wide"} == {5}
+    assert [t.noise for t in spec.tasks] == [0.0, pytest.approx(0.67)]
+    assert {t.family for t in spec.tasks} == {"toy_qa"}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"methods": [{"name": "a", "model": TOY, "model_args": {"k": 5}}]}, "must be written under 'specific:'"),
+        ({"methods": [{"name": "a", "model": TOY}, {"name": "a", "model": TOY}]}, "duplicate method names"),
+        ({"reference": "nope"}, "reference 'nope' is not one of the methods"),
+        ({"seeds": ["x"]}, "seeds must be a non-empty list of integers"),
+        ({"tokens": 3}, "unknown top-level keys ['tokens']"),
+        ({"tasks": [{"task": "toy_qa", "noise": 1.5}]}, "noise must be a ratio in [0, 1]"),
+    ],
+)
+def test_spec_rejects_bad_input(tmp_path, change, message):
+    p = write_spec(tmp_path, extra=change)
+    with pytest.raises(ConfigError) as exc:
+        load_spec(p)
+    assert message in str(exc.value) and str(p) in str(exc.value)
+
+
+# --------------------------------------------------------------------------- cache keys
+
+def test_two_methods_on_the_same_prompts_never_share_a_run_folder(toy_run):
+    spec, runs, _ = toy_run
+    keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
+    assert len(set(keys.values())) == len(keys) == 4
+    a = (runs / keys["standard/toy_qa/seed1"] / "samples_toy_qa.jsonl").read_text().splitlines()
+    b = (runs / keys["none/toy_qa/seed1"] / "samples_toy_qa.jsonl").read_text().splitlines()
+    ja, jb = json.loads(a[1]), json.loads(b[1])
+    assert ja["arguments"] == jb["arguments"]  # same prompt ...
+    assert ja["resps"] == [["teal"]] and jb["resps"] == [["I do not know"]]  # ... each method's own answer
+
+
+def test_key_changes_with_weights_task_settings_and_seed(tmp_path):
+    w = tmp_path / "w.bin"
+    w.write_bytes(b"weights A")
+    inc = tmp_path / "tasks"
+    shutil.copytree(FIX / "tasks", inc, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def key(**kw) -> str:
+        spec = load_spec(write_spec(tmp_path / "s", weights=w, include=inc, tasks=["toy_qa"], **kw))
+        return cell_keys(spec)[0][1]
+
+    k0 = key()
+    assert key() == k0
+    assert key(seeds=(2,)) != k0
+    assert key(limit=11) != k0
+    w.write_bytes(b"weights B")  # same path, new content
+    k1 = key()
+    assert k1 != k0
+    yml = inc / "toy_qa" / "toy_qa.yaml"
+    yml.write_text(yml.read_text().replace("Answer:", "Answer briefly:"))  # a prompt change
+    assert key() != k1
+
+
+# --------------------------------------------------------------------------- run, resume, report
+
+def test_run_records_results_samples_and_cost(toy_run):
+    spec, runs, summary = toy_run
+    assert sorted(summary.ran) == sorted(c.cell_id for c in spec.cells())
+    keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
+    d = runs / keys["standard/toy_qa/seed1"]
+    assert sorted(p.name for p in d.iterdir()) == ["DONE", "config.json", "cost.json", "provenance.json", "results.json", "samples_toy_qa.jsonl"]
+    cost = json.loads((d / "cost.json").read_text())
+    # one-word answers: prompt pass + 1 step each; 12 questions
+    assert (cost["forward_passes"], cost["generated_tokens"], cost["n_samples"]) == (24, 12, 12)
+    assert cost["wall_s"] > 0 and cost["peak_rss_mib"] > 50
+    res = json.loads((d / "results.json").read_text())["results"]["toy_qa"]
+    assert res["em,none"] == 0.75
+    cost_none = json.loads((runs / keys["none/toy_qa/seed1"] / "cost.json").read_text())
+    assert cost_none["forward_passes"] == 12 * 5  # "I do not know": 4 words
+    prov = json.loads((d / "provenance.json").read_text())
+    assert prov["retrieval"]["corpus_fingerprint"] == "toycorpus01" and prov["versions"]["lm_eval"] == "0.4.13"
+
+
+def test_second_run_does_nothing_and_report_is_byte_identical(toy_copy, tmp_path):
+    spec, runs = toy_copy
+    again = run_spec(spec, runs, progress=False)
+    assert again.ran == [] and again.forward_passes == 0 and len(again.skipped) == 4
+    a = report_bytes(build_report(spec, runs, tmp_path / "r1"))
+    b = report_bytes(build_report(spec, runs, tmp_path / "r2"))
+    assert a == b
+    assert {"leaderboard.md", "leaderboard.csv", "leaderboard.json", "index.html", "robustness_toy_qa.png",
+            "answer_match_per_task.png"} <= set(a)
+
+
+def test_report_numbers_are_hand_computed(toy_run, tmp_path):
+    spec, runs, _ = toy_run
+    out = build_report(spec, runs, tmp_path / "r")
+    data = json.loads((out / "leaderboard.json").read_text())
+    rows = {(r["method"], r["task"]): r for r in data["rows"]}
+    assert rows[("standard", "toy_qa")]["metrics"]["em"]["mean"] == 0.75
+    assert rows[("standard", "toy_qa_noise67")]["metrics"]["answer_match"]["mean"] == 0.25
+    assert rows[("none", "toy_qa")]["metrics"]["em"]["mean"] == 0.0
+    lo, hi = rows[("standard", "toy_qa")]["metrics"]["em"]["lo"], rows[("standard", "toy_qa")]["metrics"]["em"]["hi"]
+    assert 0.4 < lo < 0.75 < hi <= 1.0
+    paired = rows[("none", "toy_qa")]["paired"]["em"]
+    assert paired["diff"] == -0.75 and paired["hi"] < 0 and paired["p"] < 0.01 and paired["n"] == 12
+    assert rows[("none", "toy_qa")]["cost"]["forward_passes"] == 60
+    md = (out / "leaderboard.md").read_text()
+    assert "## Fairness contract" in md and "- model_args.k: 3" in md
+    assert "| standard | toy_qa | 0.00 | 12 | 0.750 [" in md
+    csv_head = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
+    assert csv_head[:5] == ["method", "task", "noise", "n", "specific_settings"] and "delta_em_p" in csv_head
+
+
+def test_unfinished_or_corrupted_cells_are_never_read_and_are_redone(toy_copy, tmp_path):
+    spec, runs = toy_copy
+    keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
+    (runs / keys["none/toy_qa/seed1"] / "DONE").unlink()  # as if killed before the marker
+    samples = runs / keys["standard/toy_qa_noise67/seed1"] / "samples_toy_qa_noise67.jsonl"
+    samples.write_bytes(samples.read_bytes()[:-40])  # truncated after the run
+    with pytest.raises(IncompleteRunError) as exc:
+        build_report(spec, runs, tmp_path / "r")
+    msg = str(exc.value)
+    assert "2 of 4 cells are not finished" in msg and "no DONE marker" in msg and "checksum mismatch" in msg
+    assert "tokrag leaderboard run" in msg
+    again = run_spec(spec, runs, progress=False)
+    assert sorted(again.ran) == ["none/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+    build_report(spec, runs, tmp_path / "r")
+
+
+def test_failing_cell_leaves_no_done_marker(tmp_path):
+    p = write_spec(tmp_path, tasks=["toy_qa"], methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first", "fail_on": "q5"}}])
+    spec = load_spec(p)
+    with pytest.raises(RuntimeError, match="asked to fail on q5"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    (key,) = [k for _, k, _ in cell_keys(spec)]
+    assert not (tmp_path / "runs" / key / "DONE").exists()
+    with pytest.raises(IncompleteRunError):
+        build_report(spec, tmp_path / "runs", tmp_path / "r")
+
+
+# --------------------------------------------------------------------------- check
+
+def test_check_passes_then_fails_beyond_tolerance(toy_run, tmp_path, capsys):
+    spec, runs, _ = toy_run
+    base = tmp_path / "baseline.json"
+    write_baseline(spec, runs, base)
+    b = json.loads(base.read_text())
+    assert b["cells"]["standard/toy_qa/seed1"]["em"] == 0.75 and b["tolerances"]["em"]["abs"] == 0.04
+    lines = check_against_baseline(spec, runs, base)
+    assert lines and all(x.ok for x in lines)
+    assert lb_main(["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]) == 0
+    # within tolerance: still OK
+    b["cells"]["standard/toy_qa/seed1"]["em"] = 0.75 + 0.03
+    base.write_text(json.dumps(b))
+    assert lb_main(["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]) == 0
+    # beyond tolerance: FAIL and exit 1
+    b["cells"]["standard/toy_qa/seed1"]["em"] = 0.75 + 0.05
+    base.write_text(json.dumps(b))
+    capsys.readouterr()
+    assert lb_main(["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL standard/toy_qa/seed1  em = 0.7500 (baseline 0.8000, |Δ| 0.0500 > 0.0400 fraction of questions)" in out
+    assert "OK   standard/toy_qa/seed1  f1 = 0.7500" in out
+    # a cell the runs lack is a failure too
+    b["cells"]["tokrag/toy_qa/seed1"] = {"em": 0.5}
+    base.write_text(json.dumps(b))
+    assert not all(x.ok for x in check_against_baseline(spec, runs, base))
+
+
+def test_check_rejects_a_malformed_baseline(toy_run, tmp_path):
+    spec, runs, _ = toy_run
+    bad = tmp_path / "b.json"
+    bad.write_text('{"cells": {}}')
+    with pytest.raises(ConfigError, match="expected keys 'cells' and 'tolerances'"):
+        check_against_baseline(spec, runs, bad)
+
+
+# --------------------------------------------------------------------------- HTML
+
+class _Checker(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.imgs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.imgs.append(dict(attrs)["src"])
+        elif tag not in {"meta", "br", "link"}:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"unbalanced </{tag}> (open: {self.stack[-3:]})"
+        self.stack.pop()
+
+
+def test_html_is_well_formed_and_its_images_exist(toy_run, tmp_path):
+    spec, runs, _ = toy_run
+    out = build_report(spec, runs, tmp_path / "r")
+    c = _Checker()
+    c.feed((out / "index.html").read_text())
+    assert c.stack == [] and len(c.imgs) >= 4
+    for src in c.imgs:
+        assert (out / src).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (apt-get install chromium)")
+def test_html_opens_in_headless_chromium(toy_run, tmp_path):
+    spec, runs, _ = toy_run
+    out = build_report(spec, runs, tmp_path / "r")
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+         f"--screenshot={shot}", "--window-size=1200,2000", (out / "index.html").as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    errors = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln or "net::ERR_FILE_NOT_FOUND" in ln]
+    assert errors == []
