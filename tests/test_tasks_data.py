@@ -200,3 +200,20 @@ def test_noise_fraction_nested_and_byte_identical_across_processes(data_dir: Pat
             assert len({c["docid"] for c in ctxs}) == 5
             assert all(ctxs[i]["docid"] != row["gold"] and not ctxs[i]["has_answer"] for i in noisy)
             assert all(ctxs[i] == row["orig"][i] for i in range(5) if i not in noisy)
+
+
+def test_register_task_path_lets_lm_eval_find_tasks_without_include_path(tmp_path: Path) -> None:
+    script = (
+        "import tasks; tasks.register_task_path()\n"
+        "from lm_eval.tasks import TaskManager\n"
+        "tm = TaskManager(include_defaults=False)\n"
+        "print(sorted(n for n in tm.all_tasks if n.startswith(('nq_', 'webq', 'wiki_lm', 'rag_qa'))))\n"
+        "tm2 = TaskManager(None, tasks.include_path(), False)\n"  # positional, already included: no duplicate
+        "print(len(tm2.all_tasks) == len(tm.all_tasks))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TOKRAG_NO_TASK_PATH"}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names, same = res.stdout.strip().splitlines()
+    assert "'nq_oracle_bm25'" in names and "'wiki_lm_bm25'" in names and "'rag_qa'" in names
+    assert same == "True"
