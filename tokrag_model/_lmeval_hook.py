@@ -1,0 +1,85 @@
+"""Interpreter start-up hook (imported by ``tokrag_lmeval.pth`` in site-packages).
+
+lm-eval 0.4.13 has no plugin entry points. This hook installs a tiny ``sys.meta_path`` finder that
+waits until ``lm_eval.api.registry`` has been executed, then registers the tokrag models there (after
+importing ``lm_eval.models`` so that the built-in ``hf`` etc. stay visible). Until lm-eval is imported
+it costs one finder lookup per import; it never imports torch or lm-eval itself and never raises.
+"""
+
+import sys
+
+_TARGET = "lm_eval.api.registry"
+
+
+class _Finder:
+    """Meta-path finder that wraps the loader of ``lm_eval.api.registry`` to register afterwards."""
+
+    _busy = False
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: D401
+        if fullname != _TARGET or _Finder._busy:
+            return None
+        try:
+            import importlib.util
+
+            _Finder._busy = True
+            try:
+                spec = importlib.util.find_spec(fullname)
+            finally:
+                _Finder._busy = False
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return None
+            loader = spec.loader
+            original = loader.exec_module
+
+            def exec_module(module, _orig=original):
+                _orig(module)
+                _after_registry()
+
+            class _Wrapped:
+                def __getattr__(self, name):
+                    return getattr(loader, name)
+
+                def create_module(self, s):
+                    return loader.create_module(s)
+
+                def exec_module(self, module):
+                    exec_module(module)
+
+            spec.loader = _Wrapped()
+            return spec
+        except Exception:  # never break the interpreter
+            return None
+
+
+def _after_registry():
+    try:
+        _remove()
+        import tokrag_model
+
+        tokrag_model.register()
+    except Exception as exc:  # pragma: no cover - defensive
+        try:
+            import logging
+
+            logging.getLogger("tokrag_model").debug("tokrag model registration skipped: %s", exc)
+        except Exception:
+            pass
+
+
+def _remove():
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
+
+
+def install():
+    """Install the finder (or register at once when lm-eval's registry is already imported)."""
+    try:
+        if _TARGET in sys.modules:
+            _after_registry()
+        elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+            sys.meta_path.insert(0, _Finder())
+    except Exception:
+        pass
+
+
+install()

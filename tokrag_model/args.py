@@ -1,0 +1,153 @@
+"""Model arguments: one declared schema per method, type casting, and helpful errors.
+
+lm-eval passes ``--model_args`` values already parsed (``k=3`` -> int, ``true`` -> bool) and
+``--batch_size``/``--device`` as strings (``'4'``, ``'auto'``, ``'cuda:0'``). Every value is cast to the
+declared type here; an unknown key raises :class:`ConfigError` listing the valid keys with a
+close-match suggestion (``difflib``), so ``layr=12`` says "did you mean 'layer'?".
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from retrieval.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One model argument: ``default``, a caster (raises ValueError/TypeError on bad input) and help text."""
+
+    default: Any
+    cast: Callable[[Any], Any]
+    help: str
+
+
+def to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"expected true/false, got {value!r}")
+
+
+def to_opt_int(value: Any) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"expected an integer, got {value}")
+    return int(value)
+
+
+def to_opt_float(value: Any) -> float | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+        return None
+    return float(value)
+
+
+def to_opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def to_batch_size(value: Any) -> int:
+    """``--batch_size`` arrives as a string; ``auto`` (and ``auto:N``) map to 1 (CPU-friendly, deterministic)."""
+    if value is None:
+        return 1
+    text = str(value).strip().lower()
+    if text.startswith("auto"):
+        return 1
+    n = int(float(text))
+    if n < 1:
+        raise ValueError("batch_size must be >= 1")
+    return n
+
+
+def choice(*options: str) -> Callable[[Any], str]:
+    def cast(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in options:
+            raise ValueError(f"expected one of {list(options)}, got {value!r}")
+        return text
+
+    return cast
+
+
+def layer_spec(value: Any) -> str | int | float:
+    """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
+    if isinstance(value, bool):
+        raise ValueError("expected 'dynamic', an integer or a fraction in (0, 1)")
+    if isinstance(value, (int, float)):
+        num = value
+    else:
+        text = str(value).strip().lower()
+        if text == "dynamic":
+            return "dynamic"
+        try:
+            num = float(text)
+        except ValueError:
+            raise ValueError(f"expected 'dynamic', an integer or a fraction in (0, 1), got {value!r}") from None
+    if float(num).is_integer() and not (isinstance(value, float) and 0 < num < 1):
+        return int(num)
+    if 0.0 < num < 1.0:
+        return float(num)
+    raise ValueError(f"a fractional layer must lie in (0, 1), got {value!r}")
+
+
+# Arguments every method accepts.
+COMMON_ARGS: dict[str, Arg] = {
+    "pretrained": Arg("smollm2-135m-instruct", str, "hub id, local folder, or the alias smollm2-135m-instruct"),
+    "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
+    "max_length": Arg(None, to_opt_int, "context window in tokens (default: the model's, capped at 8192)"),
+    "device": Arg("cpu", str, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
+    "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
+    "max_batch_size": Arg(None, to_opt_int, "accepted for lm-eval compatibility; unused"),
+    "k": Arg(None, to_opt_int, "use the top-k passages of doc['ctxs'] (default: all attached)"),
+    "passage_template": Arg("[Reference]: {title}\n{text}\n", str,
+                            "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
+    "add_bos_token": Arg(None, lambda v: None if v is None else to_bool(v),
+                         "prepend BOS (default: the tokenizer's own setting, as lm-eval's hf model)"),
+    "max_gen_toks": Arg(256, int, "default generation budget when the task gives none"),
+    "trace": Arg(True, to_bool, "attach the method's decisions to each request (shows up with --log_samples)"),
+    "trust_remote_code": Arg(False, to_bool, "passed to from_pretrained"),
+    "revision": Arg(None, to_opt_str, "hub revision"),
+}
+
+
+def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> dict[str, Any]:
+    """Cast ``given`` against ``schema`` (defaults filled in).
+
+    Returns:
+        dict of every argument in ``schema`` (the resolved config).
+    Raises:
+        ConfigError: an unknown key (listing the valid keys, with a close-match suggestion) or a value
+        that cannot be cast (naming the key and the expected form).
+    """
+    out: dict[str, Any] = {}
+    unknown = [k for k in given if k not in schema]
+    if unknown:
+        parts = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
+            parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ConfigError(
+            f"--model {method}: unknown model argument(s) {', '.join(parts)}; valid keys: {', '.join(sorted(schema))}"
+        )
+    for key, spec in schema.items():
+        value = given.get(key, spec.default)
+        if key in given and value is not None:
+            try:
+                value = spec.cast(value)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"--model {method}: model argument {key}={given[key]!r} is invalid: {exc} ({spec.help})") from None
+        elif value is not None and key not in given:
+            value = spec.cast(value) if not isinstance(value, (str, int, float, bool)) else value
+        out[key] = value
+    return out

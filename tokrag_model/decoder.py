@@ -1,0 +1,299 @@
+"""The one multi-context decoder shared by every method.
+
+A *branch* is one token sequence (pure context, RAG context, or one passage + context for REPLUG)
+with its own KV cache. All branches of all requests in a batch are decoded in lock-step: each branch
+is prefilled on its own (no padding waste: a 50-token pure prompt is not padded to a 700-token RAG
+prompt), then the caches are left-padded and stacked so that every decode step is **one** batched
+forward pass over all rows, with an attention mask and explicit position ids.
+
+Per step the decoder exposes, for every row:
+* ``logprobs`` (B, V) float32: log-softmax of the last position's logits (nats);
+* ``hidden`` (L+1, B, d): the last position's hidden states (index 0 = embeddings, index l = input
+  of decoder layer l, index L = final normed output), only when requested (the dynamic-layer rule);
+* :meth:`last_query_attention`: the head-averaged attention row of the last query at one layer,
+  recomputed from that layer's query (from the hidden state, input norm, q-projection, RoPE) and the
+  post-RoPE keys already in the KV cache. This is exact for Llama/Mistral/Qwen2-style attention
+  (tested against eager attention) and avoids eager attention in every layer at every step
+  (tokrag_method.md §3.6).
+
+The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
+EOS, and asks a *rule* (one per method, ``tokrag_model.methods``) for each request's next token.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Batch:
+    """State of a batch of rows being decoded.
+
+    ``cache``: a ``DynamicCache`` whose tensors are (B, kv_heads, T, head_dim), rows left-padded;
+    ``mask``: (B, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``: real tokens per
+    row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids per row.
+    """
+
+    cache: Any
+    mask: torch.Tensor
+    pads: list[int]
+    lengths: list[int]
+    logprobs: torch.Tensor
+    hidden: torch.Tensor | None
+    ids: list[list[int]] = field(default_factory=list)
+
+
+class MultiContextDecoder:
+    """Batched multi-branch greedy decoding over one Hugging Face causal LM.
+
+    Args:
+        model: a ``*ForCausalLM`` in eval mode (any attention implementation; sdpa by default).
+        stats: dict updated in place: ``forward_passes`` (+B per batched call over B rows),
+            ``prompt_tokens`` (prefilled tokens).
+    """
+
+    def __init__(self, model: Any, stats: dict[str, int]) -> None:
+        self.model = model
+        self.stats = stats
+        self.device = next(model.parameters()).device
+        cfg = model.config
+        self.config = cfg
+        self.n_layers = int(cfg.num_hidden_layers)
+        self.embed = model.get_input_embeddings().weight  # (V, d)
+        self.lm_head = model.get_output_embeddings()
+        base = getattr(model, "model", None)
+        self.final_norm = getattr(base, "norm", None)
+        self.layers = getattr(base, "layers", None)
+        self.rotary = getattr(base, "rotary_emb", None)
+
+    # ------------------------------------------------------------------ forward passes
+    @torch.inference_mode()
+    def forward_full(self, ids: list[int], hidden: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, Any]:
+        """Teacher-forced forward of one sequence.
+
+        Returns:
+            logprobs (T, V) float32 next-token log-probs at every position; hidden (L+1, T, d) or None;
+            the ``DynamicCache`` (keys (1, kv_heads, T, head_dim) per layer).
+        """
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.config)
+        x = torch.tensor([ids], device=self.device)
+        out = self.model(input_ids=x, cache=cache, use_cache=True, output_hidden_states=hidden)
+        self.stats["forward_passes"] += 1
+        self.stats["prompt_tokens"] += len(ids)
+        lp = torch.log_softmax(out.logits[0].float(), dim=-1)
+        hs = torch.stack([h[0] for h in out.hidden_states]) if hidden else None
+        return lp, hs, cache
+
+    @torch.inference_mode()
+    def prefill(self, rows: list[list[int]], hidden: bool = False) -> Batch:
+        """Prefill each row on its own, then stack the caches left-padded into one batch."""
+        from transformers import DynamicCache
+
+        caches, lps, hss = [], [], []
+        for ids in rows:
+            if not ids:
+                raise ValueError("cannot decode an empty prompt (no tokens)")
+            cache = DynamicCache(config=self.config)
+            out = self.model(input_ids=torch.tensor([ids], device=self.device), cache=cache, use_cache=True,
+                             output_hidden_states=hidden, logits_to_keep=1)
+            self.stats["forward_passes"] += 1
+            self.stats["prompt_tokens"] += len(ids)
+            caches.append(cache)
+            lps.append(torch.log_softmax(out.logits[0, -1].float(), dim=-1))
+            if hidden:
+                hss.append(torch.stack([h[0, -1] for h in out.hidden_states]))
+        lengths = [len(r) for r in rows]
+        tmax = max(lengths)
+        pads = [tmax - n for n in lengths]
+        if len(rows) == 1:
+            merged = caches[0]
+        else:
+            merged = DynamicCache(config=self.config)
+            for li in range(len(caches[0].layers)):
+                ks, vs = [], []
+                for c, p in zip(caches, pads):
+                    k, v = c.layers[li].keys, c.layers[li].values
+                    if p:
+                        k = F.pad(k, (0, 0, p, 0))
+                        v = F.pad(v, (0, 0, p, 0))
+                    ks.append(k)
+                    vs.append(v)
+                merged.update(torch.cat(ks), torch.cat(vs), li)
+        mask = torch.zeros(len(rows), tmax, dtype=torch.long, device=self.device)
+        for i, p in enumerate(pads):
+            mask[i, p:] = 1
+        return Batch(merged, mask, pads, lengths, torch.stack(lps), torch.stack(hss, dim=1) if hidden else None,
+                     [list(r) for r in rows])
+
+    @torch.inference_mode()
+    def step(self, batch: Batch, tokens: list[int], hidden: bool = False) -> None:
+        """Append one token per row (B,) and run one batched forward pass; updates ``batch`` in place."""
+        b = len(tokens)
+        x = torch.tensor(tokens, device=self.device).view(b, 1)
+        batch.mask = torch.cat([batch.mask, torch.ones(b, 1, dtype=batch.mask.dtype, device=self.device)], dim=1)
+        pos = torch.tensor(batch.lengths, device=self.device).view(b, 1)
+        single = b == 1 and batch.pads[0] == 0
+        out = self.model(input_ids=x, attention_mask=None if single else batch.mask, position_ids=pos,
+                         cache=batch.cache, use_cache=True, output_hidden_states=hidden)
+        self.stats["forward_passes"] += b
+        batch.lengths = [n + 1 for n in batch.lengths]
+        for r, t in zip(batch.ids, tokens):
+            r.append(int(t))
+        batch.logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        batch.hidden = torch.stack([h[:, -1] for h in out.hidden_states]) if hidden else None
+
+    # ------------------------------------------------------------------ internals on request
+    def _queries(self, layer: int, h_in: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Post-RoPE queries of ``layer`` for hidden inputs ``h_in`` (n, d) at ``positions`` (n,) -> (heads, n, head_dim)."""
+        if self.layers is None or self.rotary is None:
+            raise NotImplementedError(f"attention recomputation is not supported for {type(self.model).__name__}")
+        block = self.layers[layer]
+        attn = block.self_attn
+        x = block.input_layernorm(h_in.unsqueeze(0))  # (1, n, d)
+        q = attn.q_proj(x).view(1, x.shape[1], -1, attn.head_dim)
+        if hasattr(attn, "q_norm"):
+            q = attn.q_norm(q)
+        q = q.transpose(1, 2)  # (1, H, n, hd)
+        cos, sin = self.rotary(x, position_ids=positions.view(1, -1))
+        rope = getattr(sys.modules[type(attn).__module__], "apply_rotary_pos_emb")
+        q, _ = rope(q, q, cos, sin)
+        return q[0]
+
+    @torch.inference_mode()
+    def attention_probs(self, layer: int, h_in: torch.Tensor, positions: torch.Tensor, keys: torch.Tensor,
+                        key_valid: torch.Tensor | None = None, causal_limit: torch.Tensor | None = None) -> torch.Tensor:
+        """Head-averaged attention probabilities of ``layer`` recomputed from its queries and cached keys.
+
+        Args:
+            h_in: (n, d) hidden states entering ``layer`` (``hidden_states[layer]``) for n queries.
+            positions: (n,) position ids of the queries (RoPE).
+            keys: (kv_heads, T, head_dim) post-RoPE keys of ``layer`` from the KV cache.
+            key_valid: (T,) bool, False on padding.
+            causal_limit: (n,) long, query i sees keys [0, causal_limit[i]] (inclusive); None = all.
+        Returns:
+            (n, T) float32, each row sums to 1 over the visible keys (softmax over the whole context,
+            not only the passages, as in the authors' code), averaged over heads.
+        """
+        attn = self.layers[layer].self_attn
+        q = self._queries(layer, h_in, positions).float()  # (H, n, hd)
+        k = keys.float()
+        groups = q.shape[0] // k.shape[0]
+        if groups > 1:
+            k = k.repeat_interleave(groups, dim=0)
+        scores = torch.matmul(q, k.transpose(-1, -2)) * float(getattr(attn, "scaling", attn.head_dim ** -0.5))
+        T = k.shape[1]
+        neg = torch.finfo(scores.dtype).min
+        if key_valid is not None:
+            scores = scores.masked_fill(~key_valid.view(1, 1, T), neg)
+        if causal_limit is not None:
+            idx = torch.arange(T, device=scores.device).view(1, T)
+            scores = scores.masked_fill((idx > causal_limit.view(-1, 1)).unsqueeze(0), neg)
+        return torch.softmax(scores, dim=-1).mean(0)
+
+    @torch.inference_mode()
+    def last_query_attention(self, batch: Batch, row: int, layer: int) -> torch.Tensor:
+        """Attention row (head mean) of ``row``'s last query at ``layer`` over its real tokens -> (length,).
+
+        Needs ``batch.hidden`` (call :meth:`prefill`/:meth:`step` with ``hidden=True``). The query is the
+        *last* position also at the prefill step (fixes the authors' prefill bug, tokrag_method.md §3.9.1).
+        """
+        if batch.hidden is None:
+            raise RuntimeError("last_query_attention needs hidden states: decode with hidden=True")
+        pad = batch.pads[row]
+        keys = batch.cache.layers[layer].keys[row, :, pad:]
+        pos = torch.tensor([batch.lengths[row] - 1], device=self.device)
+        return self.attention_probs(layer, batch.hidden[layer, row].unsqueeze(0), pos, keys)[0]
+
+    @torch.inference_mode()
+    def logit_lens(self, hidden: torch.Tensor, final_index: int | None = None) -> torch.Tensor:
+        """LM head applied to hidden states (..., d) -> logits (..., V) float32.
+
+        As in the authors' ``dola`` code (tokrag_method.md §3.4 (i)), intermediate states are *not*
+        passed through the final norm; ``hidden_states[L]`` from transformers is already normed.
+        """
+        return self.lm_head(hidden).float()
+
+
+def js_mean(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch.Tensor:
+    """Jensen–Shannon-style divergence of the authors' code, averaged over the vocabulary.
+
+    ``0.5·(KL(M‖p) + KL(M‖q))`` with ``M = (p+q)/2``, computed as PyTorch ``kl_div(log p, M)`` and
+    **averaged** over the V entries (tokrag_method.md §3.4 (ii)); nats / V. Shapes (..., V) -> (...).
+    """
+    lp = torch.log_softmax(logits_a.float(), dim=-1)
+    lq = torch.log_softmax(logits_b.float(), dim=-1)
+    m = 0.5 * (lp.exp() + lq.exp())
+    kl_p = F.kl_div(lp, m, reduction="none").mean(-1)
+    kl_q = F.kl_div(lq, m, reduction="none").mean(-1)
+    return 0.5 * (kl_p + kl_q)
+
+
+class Rule(Protocol):
+    """A method's decision rule over the shared decoder (one instance per request)."""
+
+    needs_hidden: bool
+
+    def rows(self) -> list[list[int]]:
+        """Token ids of this request's branches (prompts)."""
+
+    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
+        """Return the next token id given the branches' rows ``rows`` in ``batch``."""
+
+
+@torch.inference_mode()
+def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: list[str], max_gen_toks: int,
+             eos_ids: set[int]) -> list[list[int]]:
+    """Greedy lock-step decoding of several requests; returns the generated token ids per request.
+
+    Each request's branches are rows of one batch. A request stops at an EOS token (not included), when
+    its decoded continuation contains one of ``until`` (the caller cuts the text at the first stop
+    string, as lm-eval's ``hf`` model does), or after ``max_gen_toks`` tokens. The emitted token
+    extends every branch of its request.
+    """
+    rows: list[list[int]] = []
+    owner: list[list[int]] = []
+    for rule in rules:
+        ids = rule.rows()
+        owner.append(list(range(len(rows), len(rows) + len(ids))))
+        rows.extend(ids)
+    hidden = any(r.needs_hidden for r in rules)
+    batch = dec.prefill(rows, hidden=hidden)
+    out: list[list[int]] = [[] for _ in rules]
+    done = [max_gen_toks <= 0 for _ in rules]
+    stops = [s for s in until if s]
+    step = 0
+    while not all(done):
+        feed = [0] * len(rows)
+        for i, rule in enumerate(rules):
+            if done[i]:
+                for r in owner[i]:
+                    feed[r] = batch.ids[r][-1]
+                continue
+            tok = int(rule.choose(dec, batch, owner[i], step))
+            for r in owner[i]:
+                feed[r] = tok
+            if tok in eos_ids:
+                done[i] = True
+                continue
+            out[i].append(tok)
+            dec.stats["generated_tokens"] += 1
+            if len(out[i]) >= max_gen_toks:
+                done[i] = True
+            elif stops:
+                tail = tokenizer.decode(out[i][-16:], skip_special_tokens=True)
+                if any(s in tail for s in stops):
+                    text = tokenizer.decode(out[i], skip_special_tokens=True)
+                    done[i] = any(s in text for s in stops)
+        if all(done):
+            break
+        dec.step(batch, feed, hidden=hidden)
+        step += 1
+    return out

