@@ -3,8 +3,8 @@
 Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension and first record):
 
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
-  them). When ``contents`` starts with a quoted line (``"Title"\\n...``, the DPR/Pyserini
-  ``wikipedia-dpr`` convention) that line becomes the title.
+  them). When ``contents`` has several lines, the first is the title (``Title\\n...`` or
+  ``"Title"\\n...``, the DPR/Pyserini ``wikipedia-dpr`` convention); single-line contents have no title.
 * ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``).
 * ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting).
 * ``wiki-summaries``: a JSON object keyed by title, ``{title: {"title", "extract", ...}}``
@@ -179,11 +179,18 @@ _QUOTED_TITLE = re.compile(r'^"(.*)"\n', re.S)
 
 
 def _split_contents(contents: str) -> tuple[str, str]:
-    """``"Title"\\ntext`` -> (Title, text); anything else -> ("", contents)."""
+    """``Title\ntext`` or ``"Title"\ntext`` -> (Title, text); single-line contents -> ("", contents).
+
+    This is the Pyserini ``wikipedia-dpr`` / DPR-sample convention: the first line of a multi-line
+    ``contents`` is the title (one pair of surrounding double quotes is removed).
+    """
     head, sep, rest = contents.partition("\n")
-    if sep and len(head) >= 2 and head.startswith('"') and head.endswith('"'):
-        return head[1:-1], rest
-    return "", contents
+    if not sep:
+        return "", contents
+    head = head.strip()
+    if len(head) >= 2 and head.startswith('"') and head.endswith('"'):
+        head = head[1:-1]
+    return head, rest
 
 
 def _passages_jsonl(path: Path, fmt: str) -> Iterator[Passage]:

