@@ -115,7 +115,8 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
 
 
 def _looks_like_path(value: str) -> bool:
-    return value.startswith((".", "/", "~")) or os.sep in value.strip("/").replace("/", os.sep, 1)[1:] or value.count("/") > 1
+    """A hub id is ``name`` or ``org/name``; anything else with a path shape is meant as a folder."""
+    return value.startswith((".", "/", "~")) or value.count("/") >= 2 or "\\" in value
 
 
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:

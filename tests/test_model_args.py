@@ -1,0 +1,80 @@
+"""Model arguments, offline resolution and lm-eval registration (no model forward passes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from retrieval.errors import ConfigError, DataError, OfflineError
+from tokrag_model.args import COMMON_ARGS, parse_args, to_batch_size
+from tokrag_model.lm import ReplugLM, TokRAGLM
+from tokrag_model.loading import resolve_device, resolve_pretrained
+from tokrag_model.prompt import get_ctxs
+
+
+def test_unknown_and_mistyped_model_args_list_valid_keys_with_suggestion():
+    with pytest.raises(ConfigError) as exc:
+        TokRAGLM(layr=12)  # raised before any model is loaded
+    msg = str(exc.value)
+    assert "'layr' (did you mean 'layer'?)" in msg
+    assert "valid keys:" in msg and "js_threshold" in msg and "pretrained" in msg
+    with pytest.raises(ConfigError, match="replug_temperature=.*invalid"):
+        ReplugLM(replug_temperature="hot")
+    with pytest.raises(ConfigError, match="replug_mode"):
+        ReplugLM(replug_mode="pooling")
+    with pytest.raises(ConfigError, match="unknown model argument.*'foo'"):
+        ReplugLM(foo=1)
+
+
+def test_lm_eval_style_values_are_cast():
+    cfg = parse_args("rag-none", COMMON_ARGS, {"batch_size": "4", "k": "3", "trace": "false", "max_length": 1024.0})
+    assert cfg["batch_size"] == 4 and cfg["k"] == 3 and cfg["trace"] is False and cfg["max_length"] == 1024
+    assert to_batch_size("auto") == 1 and to_batch_size("auto:4") == 1
+    assert resolve_device("cuda:0") in {"cpu", "cuda:0"}  # lm-eval's default falls back to CPU without CUDA
+    with pytest.raises(ConfigError, match="layer="):
+        TokRAGLM(layer="deep")
+
+
+def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    with pytest.raises(OfflineError) as exc:
+        resolve_pretrained("HuggingFaceTB/SmolLM2-135M-Instruct")
+    msg = str(exc.value)
+    assert "HF_HUB_OFFLINE=1" in msg and "local folder" in msg and "smollm2-135m-instruct" in msg
+
+
+def test_missing_local_folder_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_pretrained(str(tmp_path / "no_such_model"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="no config.json"):
+        resolve_pretrained(str(tmp_path / "empty"))
+
+
+def test_doc_without_ctxs_says_to_use_a_retrieval_task():
+    with pytest.raises(DataError, match="use a retrieval task"):
+        get_ctxs({"question": "q"}, "tokrag", None)
+    ctxs = get_ctxs({"ctxs": [{"text": "b", "rank": 2}, {"text": "a", "rank": 1}, {"text": "c", "rank": 3}]}, "x", 2)
+    assert [c["text"] for c in ctxs] == ["a", "b"]
+
+
+def test_pth_hook_registers_models_and_keeps_hf():
+    """After `pip install -e .`/`pip install .`, a fresh interpreter resolves our models and lm-eval's hf."""
+    code = ("from lm_eval.api.registry import get_model; "
+            "print(get_model('tokrag').__name__, get_model('rag-selfrag-filter').__name__, get_model('hf').__name__)")
+    env = {**os.environ, "PYTHONPATH": ""}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/", timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["TokRAGLM", "SelfRAGFilterLM", "HFLM"]
+
+
+def test_pth_hook_never_raises_without_lm_eval_import():
+    """The hook alone imports neither torch nor lm_eval."""
+    code = "import sys; import tokrag_model._lmeval_hook; print('torch' in sys.modules, 'lm_eval' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
+    assert out.returncode == 0 and out.stdout.split() == ["False", "False"]
