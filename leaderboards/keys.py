@@ -121,17 +121,25 @@ def model_target(model: str) -> str:
 
 
 def _package_dir(module: str) -> Path | None:
-    top = module.split(".")[0]
-    spec = importlib.util.find_spec(top)
+    """The folder of the package that holds ``module`` (the module's own folder), without importing it
+    where possible; a top-level single-file module gives its file."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
     if spec is None:
         return None
-    if spec.submodule_search_locations:
+    if spec.submodule_search_locations:  # a package
         return Path(list(spec.submodule_search_locations)[0])
-    return Path(spec.origin) if spec.origin else None
+    if not spec.origin:
+        return None
+    origin = Path(spec.origin)
+    return origin.parent if "." in module else origin
 
 
 def code_fingerprint(module: str, memo: _HashMemo) -> str:
-    """Fingerprint of the source of ``module``'s top-level package (or single module file)."""
+    """Fingerprint of the source files of the package folder that holds ``module`` (e.g. all of
+    ``tokrag_model/`` for ``tokrag_model.lm``)."""
     d = _package_dir(module)
     if d is None:
         return fingerprint(["unresolved-module", module])

@@ -125,7 +125,12 @@ def library_versions() -> dict[str, str]:
 
 
 def git_commit(repo: Path | None = None) -> str:
-    """``git rev-parse HEAD`` of the repository (with ``+dirty`` when tracked files differ), or ``unknown``."""
+    """``git rev-parse HEAD`` of the repository (with ``+dirty`` when tracked files differ), or ``unknown``.
+
+    ``$TOKRAG_GIT_COMMIT`` overrides it (for CI systems that check out without ``.git``, and for tests
+    that compare provenance across runs while the repository moves)."""
+    if os.environ.get("TOKRAG_GIT_COMMIT"):
+        return os.environ["TOKRAG_GIT_COMMIT"]
     repo = repo or Path(__file__).resolve().parents[1]
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
