@@ -277,3 +277,29 @@ def test_html_opens_in_headless_chromium(toy_run, tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     errors = [ln for ln in proc.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln or "net::ERR_FILE_NOT_FOUND" in ln]
     assert errors == []
+
+
+# --------------------------------------------------------------------------- the committed specs
+
+@pytest.mark.parametrize("name, n_cells", [("ci", 10), ("nq-wiki-12k", 35)])
+def test_committed_specs_resolve_every_model_and_task(name, n_cells):
+    spec = load_spec(Path(__file__).resolve().parents[1] / "leaderboards" / "specs" / f"{name}.yaml")
+    keyed = cell_keys(spec)  # resolves every model in lm-eval's registry and every task YAML
+    assert len(keyed) == n_cells and len({k for _, k, _ in keyed}) == n_cells
+    assert {m.name for m in spec.methods} == {"rag-none", "rag-standard", "tokrag", "rag-replug", "rag-selfrag-filter"}
+    assert spec.reference == "rag-standard" and spec.shared["model_args"]["pretrained"] == "smollm2-135m-instruct"
+    assert {mat["model_target"].split(":")[0] for _, _, mat in keyed} == {"tokrag_model.lm"}
+
+
+def test_ci_baseline_covers_every_ci_cell():
+    root = Path(__file__).resolve().parents[1] / "leaderboards"
+    spec = load_spec(root / "specs" / "ci.yaml")
+    base = json.loads((root / "baselines" / "ci.json").read_text())
+    assert set(base["cells"]) == {c.cell_id for c in spec.cells()}
+    for cid, vals in base["cells"].items():
+        assert {"em", "f1", "answer_match", "answer_recall"} <= set(vals), cid
+        assert all(0.0 <= v <= 1.0 for v in vals.values()), cid
+    # retrieval is shared: the recall of every method on a task is the same number
+    for t in spec.tasks:
+        recalls = {base["cells"][f"{m.name}/{t.task}/seed1234"]["answer_recall"] for m in spec.methods}
+        assert len(recalls) == 1, (t.task, recalls)
