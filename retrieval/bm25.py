@@ -245,7 +245,7 @@ class Bm25Searcher:
         try:
             path = download_prebuilt_index(name)
         except ValueError as exc:
-            raise ConfigError(f"unknown Pyserini prebuilt index {name!r}: {exc}") from exc
+            raise ConfigError(f"{name!r} is neither an index folder nor a Pyserini prebuilt index name ({exc})") from exc
         except OSError as exc:
             raise OfflineError(
                 f"prebuilt index {name!r} is not cached and cannot be downloaded ({exc}); build a local index "

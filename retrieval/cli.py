@@ -1,0 +1,334 @@
+"""``tokrag index ...`` and ``tokrag retrieve ...``: Pyserini-like command lines over :mod:`retrieval`.
+
+    tokrag index build --corpus nq-wiki-12k [--bm25 | --dense --encoder all-MiniLM-L6-v2] [--index DIR]
+    tokrag retrieve --corpus nq-wiki-12k --topics nq-oracle --output run.trec --bm25 --k1 0.9 --b 0.4 --hits 100
+    tokrag retrieve --index wikipedia-dpr-100w --topics q.tsv --output run.trec      # prebuilt index (internet)
+    tokrag retrieve eval --run run.ctxs.jsonl --topics nq-oracle --k 1 5 20 100
+
+Topics: a file (TSV ``qid<TAB>query`` as Pyserini topics, or JSONL with ``qid``/``question`` and
+optional ``answers``/``gold_docids``), or a named set: ``nq-oracle`` (2,655 NQ-open questions with gold
+passages), ``nq-open`` (NQ-open dev, 3,610); append ``:N`` for the first N (``nq-oracle:200``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, DataError
+
+logger = logging.getLogger(__name__)
+
+
+# ----------------------------------------------------------------------------------------------- topics
+def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+    """-> (queries, answers, gold docids) for a topics file or named set (module docstring).
+
+    Raises:
+        ConfigError: unknown name / missing file. DataError: malformed lines (file and line named).
+    """
+    from .corpus import _field, _iter_jsonl, load_queries, nq_oracle_questions
+    from .paths import data_dir as _data_dir
+
+    name, _, n = spec.partition(":")
+    limit = None
+    if n:
+        if not n.isdigit():
+            raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions")
+        limit = int(n)
+    if name == "nq-oracle":
+        qs = nq_oracle_questions(data_dir, limit=limit)
+        return ({q["qid"]: q["question"] for q in qs}, {q["qid"]: q["answers"] for q in qs}, {q["qid"]: q["gold_docids"] for q in qs})
+    if name == "nq-open":
+        path = _data_dir(data_dir) / "nq_open" / "NQ-open.dev.jsonl"
+        if not path.is_file():
+            raise ConfigError(f"{path} not found: the data folder must contain nq_open/NQ-open.dev.jsonl")
+        queries, answers = {}, {}
+        for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+            if limit is not None and i >= limit:
+                break
+            qid = f"nq-open-{i}"
+            queries[qid] = _field(obj, ("question",), f"{path}:{lineno}")
+            answers[qid] = list(obj.get("answer") or obj.get("answers") or [])
+        return queries, answers, {}
+    p = Path(spec).expanduser()
+    if not p.is_file():
+        raise ConfigError(f"--topics {spec!r}: not a file and not a named topic set (nq-oracle, nq-open)")
+    queries = load_queries(p)
+    answers: dict[str, list[str]] = {}
+    gold: dict[str, list[str]] = {}
+    if not p.name.lower().removesuffix(".gz").endswith((".tsv", ".txt")):
+        for i, (_, obj) in enumerate(_iter_jsonl(p)):
+            qid = str(obj.get("qid") or obj.get("id") or obj.get("qId") or f"q{i}")
+            if obj.get("answers") or obj.get("answer"):
+                answers[qid] = list(obj.get("answers") or obj.get("answer"))
+            if obj.get("gold_docids"):
+                gold[qid] = list(obj["gold_docids"])
+    if limit is not None:
+        keep = list(queries)[:limit]
+        queries = {q: queries[q] for q in keep}
+    return queries, answers, gold
+
+
+# ----------------------------------------------------------------------------------------------- parsers
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default=None, help="data folder for named corpora/topics (default $TOKRAG_DATA_DIR)")
+    p.add_argument("--cache-dir", default=None, help="tokrag cache folder (default $TOKRAG_CACHE_DIR or ~/.cache/tokrag)")
+    p.add_argument("--threads", type=int, default=None, help="search/index threads (default: min(2, cpus))")
+    p.add_argument("--batch-size", type=int, default=None, help="encoder batch size (dense)")
+    p.add_argument("--device", default="cpu", help="torch device for dense encoders (default cpu)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+
+
+def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--bm25", dest="retriever", action="store_const", const="bm25", help="BM25 (default)")
+    g.add_argument("--dense", dest="retriever", action="store_const", const="dense", help="dense retrieval (FAISS inner product)")
+    if hybrid:
+        g.add_argument("--hybrid", dest="retriever", action="store_const", const="hybrid", help="BM25 + dense fusion")
+    p.set_defaults(retriever="bm25")
+    p.add_argument("--k1", type=float, default=None, help="BM25 k1 (default 0.9)")
+    p.add_argument("--b", type=float, default=None, help="BM25 b (default 0.4)")
+    p.add_argument("--encoder", default=None, help="passage encoder: hub id or local folder (default all-MiniLM-L6-v2, offline wheel)")
+    p.add_argument("--query-encoder", default=None, help="query encoder if different (DPR: the question encoder)")
+    p.add_argument("--encoder-class", choices=("auto", "dpr"), default=None, help="'auto' (any HF encoder) or 'dpr'")
+    p.add_argument("--pooling", choices=("mean", "cls"), default=None, help="pooling for 'auto' encoders (default mean)")
+    p.add_argument("--no-l2-norm", action="store_true", help="do not L2-normalise 'auto' embeddings")
+    p.add_argument("--max-length", type=int, default=None, help="encoder max tokens (default 256)")
+    if hybrid:
+        p.add_argument("--fusion", choices=("rrf", "weighted"), default=None, help="hybrid fusion (default rrf)")
+        p.add_argument("--alpha", type=float, default=None, help="weighted fusion: alpha (default 0.1)")
+        p.add_argument("--rrf-k", type=int, default=None, help="RRF constant (default 60)")
+        p.add_argument("--normalization", action="store_true", help="weighted fusion: normalise scores (Pyserini)")
+        p.add_argument("--weight-on-dense", action="store_true", help="weighted fusion: alpha weighs the dense score")
+
+
+def _params(a: argparse.Namespace) -> dict[str, Any]:
+    p: dict[str, Any] = {}
+    mapping = {"k1": "k1", "b": "b", "encoder": "encoder", "query_encoder": "query_encoder", "encoder_class": "encoder_class",
+               "pooling": "pooling", "max_length": "max_length", "fusion": "fusion", "alpha": "alpha", "rrf_k": "rrf_k"}
+    for attr, key in mapping.items():
+        v = getattr(a, attr, None)
+        if v is not None:
+            p[key] = v
+    if a.no_l2_norm:
+        p["l2_norm"] = False
+    if getattr(a, "normalization", False):
+        p["normalization"] = True
+    if getattr(a, "weight_on_dense", False):
+        p["weight_on_dense"] = True
+    if a.retriever == "bm25":
+        stray = sorted(k for k in p if k not in ("k1", "b"))
+        if stray:
+            raise ConfigError(f"options {stray} need --dense or --hybrid")
+    elif a.retriever == "dense":
+        p = {k: v for k, v in p.items() if k not in ("k1", "b")} if a.retriever == "dense" else p
+    return p
+
+
+def _index_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tokrag index", description="Build a BM25 (Lucene) or dense (FAISS) index of a corpus.")
+    sub = ap.add_subparsers(dest="action", required=True)
+    b = sub.add_parser("build", help="build an index (reused when it already exists for this corpus)",
+                       description="Build a BM25 (Lucene, raw stored) or dense (FAISS IndexFlatIP, Pyserini layout) index.")
+    b.add_argument("--corpus", required=True, help="corpus file/folder (jsonc, jsonl, dpr-tsv, wiki summaries) or name: nq-wiki-12k, nq-dpr-1k, wiki-vital")
+    b.add_argument("--format", default="auto", choices=("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"), help="corpus format")
+    b.add_argument("--index", default=None, help="index folder (default: under the cache, keyed by corpus fingerprint)")
+    b.add_argument("--force", action="store_true", help="rebuild even if a matching index exists")
+    _add_retriever(b, hybrid=False)
+    _add_common(b)
+    return ap
+
+
+def _retrieve_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="tokrag retrieve",
+        description="Retrieve passages for a topic set and write a TREC run plus a ctxs JSONL (cached by fingerprint). "
+        "'tokrag retrieve eval --help' scores a run.",
+    )
+    ap.add_argument("--corpus", default=None, help="corpus file/folder or name (nq-wiki-12k, nq-dpr-1k, wiki-vital)")
+    ap.add_argument("--index", default=None, help="BM25 index folder, or a Pyserini prebuilt index name when --corpus is not given")
+    ap.add_argument("--topics", required=True, help="topics file (TSV/JSONL) or nq-oracle[:N], nq-open[:N]")
+    ap.add_argument("--output", required=True, help="TREC run file to write; the ctxs JSONL goes to --output-ctxs")
+    ap.add_argument("--output-ctxs", default=None, help="ctxs JSONL path (default: OUTPUT with suffix .ctxs.jsonl)")
+    ap.add_argument("--hits", type=int, default=100, help="passages per query (k, default 100)")
+    ap.add_argument("--exclude-gold", action="store_true", help="never return the topics' gold passages (distractor-only runs)")
+    _add_retriever(ap)
+    _add_common(ap)
+    return ap
+
+
+def _eval_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tokrag retrieve eval", description="Answer recall@k (DPR match), gold-passage@k and MRR of a run.")
+    ap.add_argument("--run", required=True, help="ctxs JSONL (or a TREC run together with --corpus)")
+    ap.add_argument("--topics", required=True, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N] or a JSONL file")
+    ap.add_argument("--corpus", default=None, help="corpus for a TREC run (passage texts)")
+    ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 20, 100], help="cut-offs (default 1 5 20 100)")
+    ap.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    ap.add_argument("--data-dir", default=None)
+    return ap
+
+
+# ----------------------------------------------------------------------------------------------- commands
+def _index_build(a: argparse.Namespace) -> int:
+    from .corpus import NAMED_CORPORA, load_corpus, named_corpus
+
+    corpus = named_corpus(a.corpus, a.data_dir) if a.corpus in NAMED_CORPORA else load_corpus(a.corpus, a.format)
+    if a.retriever == "bm25":
+        from .bm25 import build_bm25_index
+
+        if any(getattr(a, x) is not None for x in ("encoder", "query_encoder", "encoder_class", "pooling")):
+            raise ConfigError("encoder options need --dense")
+        path = build_bm25_index(corpus, a.index, cache_dir=a.cache_dir, threads=a.threads, force=a.force)
+    else:
+        from .dense import DENSE_PARAMS, build_dense_index
+
+        p = {**DENSE_PARAMS, **{k: v for k, v in _params(a).items() if k in DENSE_PARAMS}}
+        if a.force and a.index:
+            shutil.rmtree(a.index, ignore_errors=True)
+        path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir, batch_size=a.batch_size or 32, device=a.device)
+    print(path)
+    return 0
+
+
+def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
+    out = Path(a.output)
+    ctxs_out = Path(a.output_ctxs) if a.output_ctxs else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ctxs_out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run.trec_path, out)
+    shutil.copyfile(run.jsonl_path, ctxs_out)
+    return out, ctxs_out
+
+
+def _retrieve(a: argparse.Namespace) -> int:
+    if a.hits < 1:
+        raise ConfigError(f"--hits {a.hits}: must be >= 1")
+    queries, _, gold = load_topics(a.topics, a.data_dir)
+    params = _params(a)
+    if a.corpus is None:
+        return _retrieve_index_only(a, queries)
+    from .api import retrieve
+    from .corpus import resolve_corpus
+
+    corpus = resolve_corpus(a.corpus, a.data_dir)
+    runtime = {"progress": True}
+    if a.threads:
+        runtime["threads"] = a.threads
+    if a.batch_size:
+        runtime["batch_size"] = a.batch_size
+    if a.index:
+        runtime["index"] = a.index
+    if a.retriever != "bm25":
+        runtime["device"] = a.device
+    exclude = gold if a.exclude_gold else None
+    if a.exclude_gold and not gold:
+        raise ConfigError("--exclude-gold needs topics with gold passage ids (e.g. nq-oracle)")
+    run = retrieve(corpus, queries, a.retriever, k=a.hits, params={**params, **runtime}, exclude=exclude, cache_dir=a.cache_dir)
+    out, ctxs_out = _write_outputs(run, a)
+    state = "cache hit" if run.searches == 0 else f"{run.searches} queries searched"
+    print(f"{len(queries)} queries, k={a.hits}, {a.retriever} ({state}); run {out}, ctxs {ctxs_out}; fingerprint {run.fingerprint}", file=sys.stderr)
+    return 0
+
+
+def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
+    """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached)."""
+    from .bm25 import Bm25Searcher
+    from .cache import Run, jsonl_lines, trec_lines
+    from .io import atomic_write_text, fingerprint
+
+    if a.retriever != "bm25":
+        raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
+    if not a.index:
+        raise ConfigError("give --corpus (a corpus file or name) or --index (an index folder or Pyserini prebuilt name)")
+    kw = {"k1": a.k1 if a.k1 is not None else 0.9, "b": a.b if a.b is not None else 0.4}
+    looks_like_path = Path(a.index).expanduser().exists() or os.sep in a.index or a.index.startswith(".")
+    s = Bm25Searcher(a.index, **kw) if looks_like_path else Bm25Searcher.from_prebuilt(a.index, **kw)
+    hits = s.batch_search(queries, k=a.hits, threads=a.threads, progress=True)
+    ctxs = {}
+    for qid, hs in hits.items():
+        rows = []
+        for rank, (docid, score) in enumerate(hs, start=1):
+            psg = s.passage(docid)
+            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(score, 6), "rank": rank})
+        ctxs[qid] = rows
+    out = Path(a.output)
+    ctxs_out = Path(a.output_ctxs) if a.output_ctxs else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
+    atomic_write_text(out, trec_lines(ctxs, "tokrag-bm25"))
+    atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
+    print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)
+    return 0
+
+
+def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
+    ctxs: dict[str, list[dict]] = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) < 6:
+                raise DataError(f"{path}:{lineno}: expected 'qid Q0 docid rank score tag'")
+            qid, _, docid, rank, score = parts[:5]
+            if docid not in corpus:
+                raise DataError(f"{path}:{lineno}: docid {docid!r} is not in corpus {corpus.name!r}")
+            psg = corpus.get(docid)
+            ctxs.setdefault(qid, []).append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": int(rank)})
+    for rows in ctxs.values():
+        rows.sort(key=lambda r: r["rank"])
+    return ctxs
+
+
+def _eval(a: argparse.Namespace) -> int:
+    from .cache import read_ctxs_jsonl
+    from .metrics import evaluate_run, format_table
+
+    run_path = Path(a.run)
+    if not run_path.is_file():
+        raise ConfigError(f"--run {run_path}: no such file")
+    if run_path.suffix in (".trec", ".txt") or not run_path.name.endswith((".jsonl", ".json")):
+        if not a.corpus:
+            raise ConfigError("a TREC run needs --corpus to score answer recall (passage texts)")
+        from .corpus import resolve_corpus
+
+        ctxs = _read_trec(run_path, resolve_corpus(a.corpus, a.data_dir))
+    else:
+        ctxs, _ = read_ctxs_jsonl(run_path)
+    _, answers, gold = load_topics(a.topics, a.data_dir)
+    answers = {q: v for q, v in answers.items() if q in ctxs}
+    gold = {q: v for q, v in gold.items() if q in ctxs}
+    if not answers and not gold:
+        raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
+    if any(k < 1 for k in a.k):
+        raise ConfigError(f"--k {a.k}: cut-offs must be >= 1")
+    metrics = evaluate_run(ctxs, answers or None, gold or None, ks=a.k)
+    print(json.dumps(metrics, sort_keys=True) if a.json else format_table(metrics, title=f"{run_path.name} on {a.topics}"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for ``tokrag index ...`` / ``tokrag retrieve ...``; ``argv[0]`` is ``index`` or ``retrieve``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("index", "retrieve"):
+        print("usage: tokrag index build ... | tokrag retrieve ... | tokrag retrieve eval ...", file=sys.stderr)
+        return 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "index":
+        a = _index_parser().parse_args(rest)
+        logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
+        return _index_build(a)
+    if rest and rest[0] == "eval":
+        return _eval(_eval_parser().parse_args(rest[1:]))
+    a = _retrieve_parser().parse_args(rest)
+    logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
+    return _retrieve(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main(["retrieve", *sys.argv[1:]]))
