@@ -137,3 +137,13 @@ def test_same_spec_and_seed_give_byte_identical_results_across_runs(tmp_path):
     keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
     s1, s2 = ((runs / keys[f"sample/toy_qa/seed{i}"] / "samples_toy_qa.jsonl").read_bytes() for i in (1, 2))
     assert s1 != s2
+
+
+def test_jobs_2_gives_the_numbers_of_one_process(tmp_path, monkeypatch):
+    """Scale-out across cells: ``run --jobs 2`` (this process + one helper) = a single process."""
+    spec = load_spec(_spec(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    summary = run_spec(spec, tmp_path / "runs", progress=False, jobs=2)
+    assert 0 < len(summary.ran) < len(spec.cells())  # the helper took some cells
+    _, _, ref_report = _reference(tmp_path / "ref")
+    assert report_bytes(build_report(spec, tmp_path / "runs", tmp_path / "report", timings=False)) == ref_report
