@@ -376,7 +376,7 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     byrow = {(r["method"], r["task"]): r for r in data["rows"]}
     conf = int(round(data["bootstrap"]["confidence"] * 100))
     for metric in [m for m in ("answer_match", "em", "f1", "answer_recall") if m in data["metrics"]]:
-        fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(tasks) * max(1, len(methods)) / 3), 3.4))
+        fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
         width = 0.8 / max(1, len(methods))
         for i, m in enumerate(methods):
             xs, ys, err = [], [], [[], []]
@@ -395,7 +395,8 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_xticklabels(tasks, rotation=15, ha="right")
         ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")
         ax.set_title(f"{LABELS.get(metric, metric)} per task")
-        ax.legend(fontsize=7, ncol=min(5, len(methods)))
+        ax.set_ylim(0.0, 1.05)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         name = f"{metric}_per_task.png"
         fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
@@ -408,7 +409,7 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     for fam, rs in sorted(fams.items()):
         if len({r["noise"] for r in rs}) < 2:
             continue
-        fig, ax = plt.subplots(figsize=(5.0, 3.4))
+        fig, ax = plt.subplots(figsize=(6.5, 3.4))
         for m in methods:
             pts = sorted((r["noise"], r["metrics"]["answer_match"]) for r in rs if r["method"] == m)
             if not pts:
@@ -422,7 +423,8 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_xlabel("noise ratio (share of retrieved passages replaced by distractors)")
         ax.set_ylabel("answer match")
         ax.set_title(f"Robustness to retrieval noise: {fam}")
-        ax.legend(fontsize=7)
+        ax.set_ylim(0.0, 1.05)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         name = f"robustness_{fam}.png"
         fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
