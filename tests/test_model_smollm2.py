@@ -1,7 +1,9 @@
 """Golden tests of the five methods with the real SmolLM2-135M-Instruct (loaded once per session).
 
-Docs are built by hand from ``nq_open_oracle`` (the gold passage, rank 1) plus DPR-sample passages as
-distractors, the shape the retrieval tasks attach (``{docid, title, text, score, rank}``).
+Docs are built by hand from ``nq_open_oracle`` (the gold passage, rank 1) plus one DPR-sample passage
+as a distractor, the shape the retrieval tasks attach (``{docid, title, text, score, rank}``).
+Deterministic settings: float32, greedy, one thread. The golden values were produced by this code
+on CPU (torch 2.13.0, transformers 5.24.0); a change in them means the method's numbers moved.
 """
 
 from __future__ import annotations
@@ -10,15 +12,16 @@ import gzip
 import json
 
 import pytest
-import torch
 
 pytestmark = pytest.mark.slow
 
 N_Q = 5
-MAX_TOKS = 8
+MAX_TOKS = 5
+GEN = {"until": ["\n", "<|im_end|>"], "max_gen_toks": MAX_TOKS, "do_sample": False}
 
 
-def _docs(data_dir, n=N_Q, n_distractors=2):
+def make_docs(data_dir, n=N_Q, n_distractors=1):
+    """NQ-oracle questions with ctxs = [gold passage (rank 1), DPR-sample distractors (ranks 2..)]."""
     rows = []
     with gzip.open(data_dir / "nq_open_oracle" / "nq-open-oracle.jsonl.gz", "rt") as f:
         for line in f:
@@ -39,9 +42,27 @@ def _docs(data_dir, n=N_Q, n_distractors=2):
             d = dpr[(qi * n_distractors + j) % len(dpr)]
             title, text = d["contents"].split("\n", 1)
             ctxs.append({"docid": f"dpr-{d['id']}", "title": title.strip('"'), "text": text,
-                         "score": 15.0 - j, "rank": j + 2})
+                         "score": 18.5 - j, "rank": j + 2})
         docs.append({"question": r["question"], "answers": r["answers"], "ctxs": ctxs})
     return docs
+
+
+def context_of(tok, doc):
+    """The task's rendered context: a chat-formatted question (what a chat-template task renders)."""
+    return tok.apply_chat_template([{"role": "user", "content": f"Answer briefly. {doc['question']}?"}],
+                                   tokenize=False, add_generation_prompt=True)
+
+
+def gen_requests(tok, docs, prefix_builder=None):
+    from lm_eval.api.instance import Instance
+
+    reqs = []
+    for i, d in enumerate(docs):
+        ctx = context_of(tok, d)
+        if prefix_builder is not None:
+            ctx = prefix_builder.block(d["ctxs"]) + ctx
+        reqs.append(Instance("generate_until", d, (ctx, dict(GEN)), i, metadata=("t", i, 1)))
+    return reqs
 
 
 @pytest.fixture(scope="session")
@@ -53,28 +74,10 @@ def backbone():
 
 @pytest.fixture(scope="session")
 def docs(data_dir):
-    return _docs(data_dir)
+    return make_docs(data_dir)
 
 
-def context_of(tok, doc):
-    """The task's rendered context: a chat-formatted question (what a chat-template task renders)."""
-    return tok.apply_chat_template([{"role": "user", "content": f"Answer briefly. {doc['question']}?"}],
-                                   tokenize=False, add_generation_prompt=True)
-
-
-GEN = {"until": ["\n", "<|im_end|>"], "max_gen_toks": MAX_TOKS, "do_sample": False}
-
-
-def _gen_requests(tok, docs, with_passages_in_context=None):
-    from lm_eval.api.instance import Instance
-
-    reqs = []
-    for i, d in enumerate(docs):
-        ctx = context_of(tok, d)
-        if with_passages_in_context is not None:
-            ctx = with_passages_in_context.block(d["ctxs"]) + ctx
-        reqs.append(Instance("generate_until", d, (ctx, dict(GEN)), i, metadata=("t", i, 1)))
-    return reqs
+METHOD_ARGS = {"tokrag": {"always_score": True}}
 
 
 @pytest.fixture(scope="session")
@@ -84,11 +87,54 @@ def outputs(backbone, docs):
 
     res = {}
     for name, cls in MODELS.items():
-        lm = cls.with_backbone(backbone)
-        reqs = _gen_requests(backbone.tokenizer, docs)
+        lm = cls.with_backbone(backbone, **METHOD_ARGS.get(name, {}))
+        reqs = gen_requests(backbone.tokenizer, docs)
         out = lm.generate_until(reqs, disable_tqdm=True)
         res[name] = {"out": out, "traces": [r.args[-1]["tokrag_trace"] for r in reqs], "stats": dict(lm.stats), "lm": lm}
     return res
+
+
+# ------------------------------------------------------------------------------------- golden values
+GOLDEN_OUT = {
+ "tokrag": [
+  "The first Nobel Prize in",
+  "The next deadpool movie",
+  "The south west wind blows",
+  "In World War II,",
+  "The first declaration of human"
+ ],
+ "rag-standard": [
+  "The first Nobel Prize in",
+  "The next Deadpool movie",
+  "The south west wind blows",
+  "In World War II,",
+  "The first declaration of human"
+ ],
+ "rag-replug": [
+  "The first Nobel Prize in",
+  "The next Deadpool movie",
+  "The south west wind blows",
+  "In World War II,",
+  "The first declaration of human"
+ ],
+ "rag-selfrag-filter": [
+  "The first Nobel Prize in",
+  "The next deadpool movie",
+  "The south west wind blows",
+  "In World War II,",
+  "The first declaration of human"
+ ],
+ "rag-none": [
+  "The first Nobel Prize in",
+  "The next deadpool movie",
+  "The south west wind blows",
+  "In World War II,",
+  "The first declaration of human"
+ ]
+}
+GOLDEN_TOKRAG = [[["R=", 0.2969, 0.9891, 10], ["R=", 0.2177, 0.9678, 11], ["R=", 0.5883, 0.9981, 10], ["R=", 0.8021, 0.9974, 10], ["R=", 0.9997, 1.0, 9]], [["R=", 0.207, 0.9942, 10], ["R=", 0.2299, 0.8993, 11], ["L", 0.2718, 0.9413, 9], ["R=", 0.4306, 1.0, 11], ["R=", 0.2979, 1.0, 9]], [["R=", 0.326, 0.9918, 10], ["R=", 0.2682, 0.9969, 16], ["R=", 0.7296, 1.0, 17], ["R=", 0.258, 0.9996, 13], ["R=", 0.3661, 0.9944, 10]], [["R=", 0.2109, 0.9786, 10], ["R=", 0.1806, 0.8665, 9], ["R=", 0.1453, 1.0, 9], ["R=", 0.1795, 0.9627, 9], ["R=", 0.5571, 1.0, 12]], [["R=", 0.3281, 0.991, 10], ["R=", 0.3195, 0.8963, 12], ["R=", 0.6163, 0.9769, 10], ["R=", 1.0, 1.0, 17], ["R=", 0.1022, 1.0, 10]]]
+GOLDEN_CRITIC = [{"gold-0": 0.2804, "dpr-0": 0.1579}, {"gold-1": 0.1958, "dpr-1": 0.2653}, {"gold-2": 0.3462, "dpr-2": 0.2529}, {"gold-3": 0.1768, "dpr-3": 0.1372}, {"gold-4": 0.1487, "dpr-4": 0.1704}]
+GOLDEN_LL = {"tokrag": -19.744, "rag-standard": -17.034, "rag-replug": -16.62, "rag-selfrag-filter": -24.658, "rag-none": -24.658}
 
 
 def test_none_and_standard_match_lm_eval_hf(backbone, docs, outputs):
@@ -97,8 +143,115 @@ def test_none_and_standard_match_lm_eval_hf(backbone, docs, outputs):
 
     hf = HFLM(pretrained=backbone.model, tokenizer=backbone.tokenizer, batch_size=1, device="cpu",
               max_length=outputs["rag-standard"]["lm"].max_length)
-    pure = hf.generate_until(_gen_requests(backbone.tokenizer, docs), disable_tqdm=True)
-    rag = hf.generate_until(_gen_requests(backbone.tokenizer, docs, outputs["rag-standard"]["lm"].prompts), disable_tqdm=True)
+    pure = hf.generate_until(gen_requests(backbone.tokenizer, docs), disable_tqdm=True)
+    rag = hf.generate_until(gen_requests(backbone.tokenizer, docs, outputs["rag-standard"]["lm"].prompts), disable_tqdm=True)
     assert outputs["rag-none"]["out"] == pure
     assert outputs["rag-standard"]["out"] == rag
     assert outputs["rag-none"]["out"] != outputs["rag-standard"]["out"]  # the passages matter
+
+
+def test_golden_outputs_and_decisions(outputs):
+    got = {m: outputs[m]["out"] for m in outputs}
+    assert got == GOLDEN_OUT, json.dumps(got, indent=1)
+    tok = [t["tokens"] for t in outputs["tokrag"]["traces"]]
+    # branch and layer exactly; cosines to 2e-3 (they are rounded to 4 digits in the trace)
+    assert [[(b, layer) for b, _, _, layer in q] for q in tok] == \
+        [[(b, layer) for b, _, _, layer in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
+    flat = [x for q in tok for t in q for x in t[1:3]]
+    assert flat == pytest.approx([x for q in GOLDEN_TOKRAG for t in q for x in t[1:3]], abs=2e-3)
+    critic = [t["critic"] for t in outputs["rag-selfrag-filter"]["traces"]]
+    assert [list(c) for c in critic] == [list(c) for c in GOLDEN_CRITIC]
+    assert [list(c.values()) for c in critic] == [pytest.approx(list(c.values()), abs=2e-3) for c in GOLDEN_CRITIC]
+    for t in outputs["rag-replug"]["traces"]:  # softmax([20, 18.5] / 1.0)
+        assert t["weights"] == [0.8176, 0.1824]
+
+
+def test_decisions_are_consistent_with_outputs(outputs):
+    """tokrag follows the pure branch exactly where it emitted a pure token; filter with none kept == rag-none."""
+    for tr, out_tok, out_std, out_none in zip(outputs["tokrag"]["traces"], outputs["tokrag"]["out"],
+                                              outputs["rag-standard"]["out"], outputs["rag-none"]["out"]):
+        if tr["n_pure"] == 0:
+            assert out_tok == out_std
+        for b, s_r, s_l, layer in tr["tokens"]:
+            assert s_r is not None and 0 <= layer < 30  # always_score: every step scored
+            if b == "L":
+                assert not s_r > s_l
+            elif b == "R":
+                assert s_r > s_l
+    for tr, out_f, out_none in zip(outputs["rag-selfrag-filter"]["traces"], outputs["rag-selfrag-filter"]["out"],
+                                   outputs["rag-none"]["out"]):
+        if tr["closed_book"]:
+            assert out_f == out_none and all(r < 0.5 for r in tr["critic"].values())
+    s, std = outputs["tokrag"]["stats"], outputs["rag-standard"]["stats"]
+    assert s["forward_passes"] % 2 == 0  # two branches per request, one batched pass per step
+    assert s["prompt_tokens"] > std["prompt_tokens"] and std["generated_tokens"] > 0
+
+
+def test_selfrag_filter_threshold_zero_keeps_all_passages(backbone, docs, outputs):
+    from tokrag_model.lm import SelfRAGFilterLM
+
+    lm = SelfRAGFilterLM.with_backbone(backbone, relevance_threshold=0.0)
+    reqs = gen_requests(backbone.tokenizer, docs[1:2])
+    assert lm.generate_until(reqs, disable_tqdm=True) == outputs["rag-standard"]["out"][1:2]  # 'Deadpool' (RAG)
+    assert reqs[0].args[-1]["tokrag_trace"]["closed_book"] is False
+
+
+def test_batch_size_4_gives_the_same_tokens(backbone, docs, outputs):
+    """Greedy decoding with 4 requests per batch (8 left-padded rows, one forward per step) gives the
+    same tokens and decisions as one request at a time."""
+    from tokrag_model.lm import TokRAGLM
+
+    lm = TokRAGLM.with_backbone(backbone, batch_size="4", **METHOD_ARGS["tokrag"])
+    reqs = gen_requests(backbone.tokenizer, docs[:4])
+    assert lm.generate_until(reqs, disable_tqdm=True) == outputs["tokrag"]["out"][:4]
+    got = [[(b, layer) for b, _, _, layer in r.args[-1]["tokrag_trace"]["tokens"]] for r in reqs]
+    assert got == [[(b, layer) for b, _, _, layer in t["tokens"]] for t in outputs["tokrag"]["traces"][:4]]
+
+
+def test_loglikelihood_every_method(backbone, docs, outputs):
+    from lm_eval.api.instance import Instance
+
+    d = docs[0]
+    got = {}
+    for name, o in outputs.items():
+        req = Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), " " + d["answers"][0]), 0)
+        (ll, greedy), = o["lm"].loglikelihood([req], disable_tqdm=True)
+        got[name] = round(ll, 3)
+    assert got == pytest.approx(GOLDEN_LL, abs=1e-2), got
+    assert got["rag-standard"] > got["rag-none"]  # the gold passage makes the answer more likely
+
+
+def test_tokrag_teacher_forced_token_scores(backbone, docs, outputs):
+    lm = outputs["tokrag"]["lm"]
+    d = docs[0]
+    decs = lm.token_scores(d, context_of(backbone.tokenizer, d), " " + d["answers"][0])
+    cont = lm.cont_ids(*lm._split(context_of(backbone.tokenizer, d), " " + d["answers"][0]))
+    assert len(decs) == len(cont) > 0
+    for dec in decs:
+        assert dec.s_r is not None and dec.s_l is not None and 0 <= dec.layer < 30
+        assert dec.logp_rag <= 0 and dec.logp_pure <= 0
+    total_rag = sum(x.logp_rag for x in decs)
+    assert total_rag == pytest.approx(GOLDEN_LL["rag-standard"], abs=2e-3)
+
+
+def test_passages_over_budget_drop_lowest_ranked_first(backbone, docs):
+    from retrieval.errors import ConfigError
+    from tokrag_model.prompt import PromptBuilder
+
+    pb = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n")
+    d = docs[0]
+    ctx = context_of(backbone.tokenizer, d)
+    full = pb.rag(d["ctxs"], ctx, None)
+    n_q = len(pb.encode(ctx))
+    one = pb.rag(d["ctxs"][:1], ctx, None)
+    assert full.kept == ["gold-0", "dpr-0"] and full.text.endswith(ctx)
+    # budget between the one-passage and two-passage prompts: the rank-2 passage is dropped
+    cut = pb.rag(d["ctxs"], ctx, len(one.ids))
+    assert cut.kept == ["gold-0"] and cut.dropped == ["dpr-0"] and cut.ids == one.ids
+    # budget below one passage: closed-book prompt, the question intact
+    none = pb.rag(d["ctxs"], ctx, n_q + 5)
+    assert none.kept == [] and none.dropped == ["gold-0", "dpr-0"] and none.ids == pb.encode(ctx)
+    with pytest.raises(ConfigError, match="the question is never cut"):
+        pb.rag(d["ctxs"], ctx, n_q - 1)
+    # the retrieved span ends where the question starts
+    assert backbone.tokenizer.decode(full.ids[full.n_ctx_tokens:]) == ctx

@@ -144,7 +144,7 @@ class TokRAGScorer:
         if g_r == g_l and not score:
             d.reason = "agree"
             return d
-        if self.p.bypass and self.is_function(g_r) and not force_score:
+        if self.p.bypass and self.is_function(g_r) and not score:
             d.reason = "bypass"
             return d
         layer, hit = self.layer_for(h_rag, h_pure)

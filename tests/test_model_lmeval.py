@@ -1,0 +1,43 @@
+"""End to end: plain ``lm_eval --model tokrag`` (registered by the .pth hook) runs offline on a retrieval-style
+task and ``--log_samples`` carries the method's decisions in the samples JSONL."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TASK = Path(__file__).parent / "fixtures" / "tokrag_model_task"
+
+
+def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
+    lm_eval = Path(sys.executable).parent / "lm_eval"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    cmd = [str(lm_eval), "--model", "tokrag", "--model_args", "pretrained=smollm2-135m-instruct,layer=dynamic,k=2",
+           "--tasks", "tokrag_model_mini", "--include_path", str(TASK), "--limit", "1",
+           "--output_path", str(tmp_path / "out"), "--log_samples"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    results = list((tmp_path / "out").rglob("results_*.json"))
+    samples = list((tmp_path / "out").rglob("samples_tokrag_model_mini_*.jsonl"))
+    assert len(results) == 1 and len(samples) == 1
+    res = json.loads(results[0].read_text())
+    cfg = res["config"]
+    assert cfg["tokrag_method"] == "tokrag" and len(cfg["tokrag_model_fingerprint"]) == 16
+    assert cfg["tokrag_resolved_config"]["layer"] == "dynamic" and cfg["tokrag_resolved_config"]["k"] == 2
+    assert "answer_match,none" in res["results"]["tokrag_model_mini"]
+    lines = [json.loads(x) for x in samples[0].read_text().splitlines()]
+    assert len(lines) == 1
+    for line in lines:
+        trace = line["arguments"]["gen_args_0"]["arg_2"]["tokrag_trace"]
+        assert trace["method"] == "tokrag" and trace["passages"] == [c["docid"] for c in line["doc"]["ctxs"]]
+        assert 0 < len(trace["tokens"]) <= 4  # max_gen_toks of the task
+        assert trace["n_rag"] + trace["n_pure"] == len(trace["tokens"]) > 0
+        for branch, s_r, s_l, layer in trace["tokens"]:
+            assert branch[0] in "RL"
