@@ -113,8 +113,9 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
         if root is None:
             raise ConfigError(
                 "the NQ-open oracle file (nq-open-oracle.jsonl.gz from GitHub nelson-liu/lost-in-the-middle) "
-                "is not on the hub: set TOKRAG_DATA_DIR to a folder laid out like ../shared/data, or pass "
-                "--metadata '{\"oracle_file\": \"/path/nq-open-oracle.jsonl.gz\"}'"
+                "is not on the hub: set TOKRAG_DATA_DIR to a folder laid out like ../shared/data (or, for the "
+                "lm-eval tasks, pass --metadata '{\"data_dir\": \"/path/to/data\"}' or "
+                "'{\"oracle_file\": \"/path/nq-open-oracle.jsonl.gz\"}'; for tokrag analyze, --data-dir)"
             )
         path = root / NQ_ORACLE_FILE
     if not path.is_file():

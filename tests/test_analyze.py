@@ -43,3 +43,49 @@ def test_records_labels_and_policies() -> None:
     assert out["dynamic"]["mean_layer"] == 12.0
     # layer8 scores -0.2, 0.6, 0.1 -> preds 0,1,1: acc 0; AUC: pos -0.2 below both negatives -> 0.0
     assert out["layer8"]["all"]["accuracy"] == 0.0 and out["layer8"]["all"]["auc"] == 0.0
+
+
+# ----------------------------------------------------------------------------- with the real small model
+@pytest.mark.slow
+def test_analyze_matches_tokrag_token_scores_and_resumes(tmp_path, monkeypatch) -> None:
+    """SmolLM2-135M on 2 wiki paragraphs: the batched per-policy scoring equals tokrag_model's own
+    teacher-forced scorer, results/plot are written, and a rerun resumes from the records file."""
+    import json
+
+    from tasks import analyze
+    from tokrag_model.lm import TokRAGLM
+    from tokrag_model.methods import tokrag_token_scores
+
+    lm = TokRAGLM(pretrained="smollm2-135m-instruct")
+    pols = analyze.parse_policies("dynamic,16", lm.decoder.n_layers)
+    assert pols == ["dynamic", "layer16"]
+    scorers = analyze.build_scorers(lm, pols)
+    doc, context, cont = analyze.wiki_samples(1)[0]
+    recs = analyze.score_sample(lm, scorers, doc, context, cont, doc["qid"], max_tokens=12)
+    assert len(recs) == 12
+    ctx = lm.tokenizer.decode([lm.eot_token_id], skip_special_tokens=False)
+    ids = lm.cont_ids(ctx, cont)[:12]
+    rag, pure = lm.encode_rag(doc, ctx, 4000), lm.encode_pure(ctx, 4000)
+    for pol in pols:
+        ref = tokrag_token_scores(lm.decoder, scorers[pol], rag.ids, rag.n_ctx_tokens, pure.ids, ids, score_all=True)
+        for r, d in zip(recs, ref):
+            assert r.scores[pol] == pytest.approx((d.s_r, d.s_l), abs=1e-5)
+            assert r.layers[pol] == d.layer
+            assert r.logp_rag == pytest.approx(d.logp_rag, abs=1e-5) and r.logp_pure == pytest.approx(d.logp_pure, abs=1e-5)
+            assert r.label == int(d.logp_rag > d.logp_pure)
+
+    monkeypatch.setattr("tokrag_model.lm.TokRAGLM", lambda **kw: lm)
+    out = tmp_path / "an"
+    argv = ["--data", "wiki", "--n", "2", "--max-tokens", "8", "--layers", "dynamic,16", "--dynamic-stride", "2",
+            "--out", str(out)]
+    assert analyze.main(argv) == 0
+    res = json.loads((out / "results.json").read_text())["wiki"]
+    assert res["samples"] == 2 and res["tokens"] == 16
+    dyn, fixed = res["policies"]["dynamic"]["all"], res["policies"]["layer16"]["all"]
+    assert fixed["n"] == 16 and dyn["n"] == 8  # dynamic at every 2nd token
+    assert fixed["benefit"] + fixed["detriment"] == 16 and fixed["tp"] + fixed["fn"] == fixed["benefit"]
+    assert (out / "auc_by_layer.png").stat().st_size > 1000
+    # resume: a second run must not score anything again
+    monkeypatch.setattr(analyze, "score_sample", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    assert analyze.main(argv) == 0
+    assert json.loads((out / "results.json").read_text())["wiki"]["policies"] == res["policies"]
