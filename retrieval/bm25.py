@@ -240,16 +240,20 @@ class Bm25Searcher:
             ConfigError: an unknown prebuilt name.
         """
         start_jvm()
-        from pyserini.util import download_prebuilt_index  # light module: no torch
+        from pyserini.prebuilt_index_info import TF_INDEX_INFO  # light modules: no torch
+        from pyserini.util import download_prebuilt_index
 
+        if name not in TF_INDEX_INFO:
+            raise ConfigError(
+                f"{name!r} is neither an index folder nor a Pyserini prebuilt BM25 index name "
+                f"(e.g. wikipedia-dpr-100w, msmarco-v1-passage; {len(TF_INDEX_INFO)} known)"
+            )
         try:
             path = download_prebuilt_index(name)
-        except ValueError as exc:
-            raise ConfigError(f"{name!r} is neither an index folder nor a Pyserini prebuilt index name ({exc})") from exc
-        except OSError as exc:
+        except (ValueError, OSError) as exc:  # pyserini raises ValueError when every download URL fails
             raise OfflineError(
-                f"prebuilt index {name!r} is not cached and cannot be downloaded ({exc}); build a local index "
-                "with 'tokrag index build' and pass its folder instead"
+                f"prebuilt index {name!r} is not cached and cannot be downloaded ({exc}); without internet, build a "
+                "local index with 'tokrag index build --corpus ...' and pass its folder instead"
             ) from exc
         return cls(path, k1=k1, b=b)
 

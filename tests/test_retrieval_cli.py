@@ -75,3 +75,20 @@ def test_errors_are_reported_by_the_console_script(env, tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert tokrag(["index", "build", "--corpus", "nq-wiki-13k", *env]) == 2  # neither a name nor a path
     assert "corpus path" in capsys.readouterr().err
+
+
+def test_prebuilt_index_names(env, tmp_path, capsys, monkeypatch):
+    import pyserini.util
+
+    from retrieval.bm25 import Bm25Searcher
+    from retrieval.errors import ConfigError, OfflineError
+
+    with pytest.raises(ConfigError, match="neither an index folder nor a Pyserini prebuilt"):
+        Bm25Searcher.from_prebuilt("wikipedia-dpr-101w")
+
+    def offline(name, *a, **kw):  # what pyserini raises when no download URL answers
+        raise ValueError("Unable to download prebuilt index at any known URLs.")
+
+    monkeypatch.setattr(pyserini.util, "download_prebuilt_index", offline)
+    with pytest.raises(OfflineError, match="wikipedia-dpr-100w.*cannot be downloaded.*tokrag index build"):
+        Bm25Searcher.from_prebuilt("wikipedia-dpr-100w")

@@ -195,3 +195,46 @@ def test_hybrid_retrieval(mini, cache, minilm_run):
     assert rrf.fingerprint != w.fingerprint
     assert gold_at_k(rrf, gold, 1) >= 0.9 and gold_at_k(w, gold, 1) >= 0.9
     check_run_sanity(rrf)
+
+
+def test_interrupted_encoding_resumes(tiny_dpr, tmp_path, monkeypatch):
+    """Embeddings are written in parts: a crash mid-way keeps the finished parts, the rerun encodes only the rest."""
+    import faiss
+
+    from retrieval import dense
+
+    ctx_dir, q_dir, _ = tiny_dpr
+    corpus = Corpus([Passage(f"p{i}", f"T{i}", f"passage number {i} about topic {i % 3}") for i in range(10)], name="ten")
+    params = {**dense.DENSE_PARAMS, "encoder": str(ctx_dir), "query_encoder": str(q_dir), "encoder_class": "dpr"}
+    reference = dense.build_dense_index(corpus, params, index_dir=tmp_path / "ref", progress=False)
+
+    monkeypatch.setattr(dense, "PART_SIZE", 4)
+    real = dense._doc_encoder
+    calls = {"n": 0, "texts": 0}
+
+    def flaky(p, device):
+        enc = real(p, device)
+        orig = enc.encode
+
+        def encode(texts, titles=None, **kw):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt("killed")
+            calls["texts"] += len(texts)
+            return orig(texts=texts, titles=titles, **kw)
+
+        enc.encode = encode
+        return enc
+
+    monkeypatch.setattr(dense, "_doc_encoder", flaky)
+    target = tmp_path / "resumed"
+    with pytest.raises(KeyboardInterrupt):
+        dense.build_dense_index(corpus, params, index_dir=target, batch_size=2, progress=False)
+    assert sorted(f.name for f in (tmp_path / "resumed.partial").glob("part-*.npy")) == ["part-00000.npy"]
+    assert not target.exists()
+    calls["texts"] = 0
+    dense.build_dense_index(corpus, params, index_dir=target, batch_size=2, progress=False)
+    assert calls["texts"] == 6  # passages 4..9 only
+    a, b = faiss.read_index(str(reference / "index")), faiss.read_index(str(target / "index"))
+    np.testing.assert_allclose(faiss.rev_swig_ptr(a.get_xb(), a.ntotal * a.d), faiss.rev_swig_ptr(b.get_xb(), b.ntotal * b.d), atol=1e-5)
+    assert not (tmp_path / "resumed.partial").exists()
