@@ -216,13 +216,29 @@ def build_dense_index(
     target = target.expanduser().resolve()
     with file_lock(target):
         meta = _read_meta(target)
-        if meta and meta.get("corpus_fingerprint") == corpus.fingerprint and (target / "index").is_file():
-            return target
+        identity = {"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p), "params": {k: p[k] for k in DENSE_PARAMS}}
+        if meta and (target / "index").is_file():
+            same = meta.get("corpus_fingerprint") == corpus.fingerprint and meta.get("encoder") == identity["encoder"] and meta.get("params") == identity["params"]
+            if same:
+                return target
+            if index_dir is not None:
+                raise IndexNotFoundError(
+                    f"{target} holds a dense index of another corpus or encoder (corpus {meta.get('corpus_fingerprint')}, "
+                    f"encoder {meta.get('encoder')}); choose another --index folder or delete it (tokrag index build --force)"
+                )
         start_jvm()  # pyserini.encode -> pyserini.search starts the JVM: configure it first
         import faiss
 
         parts = Path(str(target) + ".partial")
         parts.mkdir(parents=True, exist_ok=True)
+        key_file = parts / "identity.json"
+        try:
+            if json.loads(key_file.read_text(encoding="utf-8")) != json.loads(json.dumps(identity, sort_keys=True)):
+                raise ValueError("parts of another corpus/encoder")
+        except (OSError, ValueError):  # missing or foreign: start from scratch
+            shutil.rmtree(parts, ignore_errors=True)
+            parts.mkdir(parents=True)
+            atomic_write_json(key_file, identity)
         enc = None
         n_parts = (len(corpus) + PART_SIZE - 1) // PART_SIZE
         t0, encoded = time.perf_counter(), 0
@@ -271,8 +287,8 @@ def build_dense_index(
         atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
         atomic_write_json(work / "tokrag_index.json", {
             "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
-            "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": p,
-            "encoder": encoder_identity(p), "encode_seconds": round(seconds, 3),
+            "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
+            "encoder": identity["encoder"], "encode_seconds": round(seconds, 3),
             "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
         })
         if target.exists():

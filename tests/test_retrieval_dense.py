@@ -238,3 +238,18 @@ def test_interrupted_encoding_resumes(tiny_dpr, tmp_path, monkeypatch):
     a, b = faiss.read_index(str(reference / "index")), faiss.read_index(str(target / "index"))
     np.testing.assert_allclose(faiss.rev_swig_ptr(a.get_xb(), a.ntotal * a.d), faiss.rev_swig_ptr(b.get_xb(), b.ntotal * b.d), atol=1e-5)
     assert not (tmp_path / "resumed.partial").exists()
+
+
+def test_dense_index_folder_of_another_corpus_is_refused(tiny_dpr, tmp_path):
+    from retrieval import dense
+
+    ctx_dir, q_dir, _ = tiny_dpr
+    params = {**dense.DENSE_PARAMS, "encoder": str(ctx_dir), "query_encoder": str(q_dir), "encoder_class": "dpr"}
+    one = Corpus([Passage("a", "", "alpha"), Passage("b", "", "beta")], name="one")
+    two = Corpus([Passage("a", "", "alpha"), Passage("b", "", "gamma")], name="two")
+    d = dense.build_dense_index(one, params, index_dir=tmp_path / "idx", progress=False)
+    assert dense.build_dense_index(one, params, index_dir=d, progress=False) == d  # reused
+    with pytest.raises(IndexNotFoundError, match="another corpus or encoder"):
+        dense.build_dense_index(two, params, index_dir=d, progress=False)
+    with pytest.raises(IndexNotFoundError, match="stale dense index"):
+        dense.DenseSearcher(d, params, corpus=two)
