@@ -46,12 +46,13 @@ def _check_k(k: int) -> None:
 
 
 def _passage_text(c: Mapping[str, Any]) -> str:
-    title, text = c.get("title") or "", c.get("text") or ""
-    return f"{title}\n{text}" if title else text
+    # DPR scores the passage text only, not its title (dpr/data/qa_validation.py, calculate_matches)
+    return c.get("text") or ""
 
 
 def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[str, bool]:
-    """Per query: does one of its top-``k`` passages (title + text) contain an answer? Queries without answers are skipped."""
+    """Per query: does the text of one of its top-``k`` passages contain an answer (DPR: the title is not searched)?
+    Queries without answers are skipped."""
     _check_k(k)
     ctxs = _ctxs(run)
     return {

@@ -404,5 +404,5 @@ def test_metrics_on_toy_run():
     assert gold_at_k(run, gold, 1) == pytest.approx(1 / 3)
     assert gold_at_k(run, gold, 2) == pytest.approx(2 / 3)
     assert mrr(run, gold) == pytest.approx((1 / 2 + 0 + 1) / 3)
-    texts = {"a": [{"docid": "x", "title": "Paris", "text": "capital of France"}], "b": [{"docid": "y", "title": "", "text": "no"}]}
-    assert answer_recall_at_k(texts, {"a": ["paris"], "b": ["yes"]}, 1) == 0.5
+    texts = {"a": [{"docid": "x", "title": "Paris", "text": "the capital of France"}], "b": [{"docid": "y", "title": "Yes", "text": "no"}]}
+    assert answer_recall_at_k(texts, {"a": ["France"], "b": ["yes"]}, 1) == 0.5  # DPR: titles are not searched
