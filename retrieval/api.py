@@ -7,7 +7,6 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries

@@ -240,7 +240,7 @@ def _retrieve(a: argparse.Namespace) -> int:
 def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached)."""
     from .bm25 import Bm25Searcher
-    from .cache import Run, jsonl_lines, trec_lines
+    from .cache import jsonl_lines, trec_lines
     from .io import atomic_write_text, fingerprint
 
     if a.retriever != "bm25":

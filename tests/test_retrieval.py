@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-import retrieval
 from retrieval import (
     ConfigError,
     Corpus,

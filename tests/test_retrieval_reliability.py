@@ -57,7 +57,7 @@ def test_two_processes_fill_one_cache_without_corruption(tmp_path):
         p.join(timeout=60)
         assert p.exitcode == 0
     a, b = results
-    for (k, s1, f1, j1), (_, s2, f2, j2) in zip(a, b):
+    for (k, s1, f1, j1), (_, s2, f2, j2) in zip(a, b, strict=True):
         assert f1 == f2 and j1 == j2  # same run, same bytes
         assert sorted((s1, s2)) == [0, 300]  # exactly one process searched; the other waited and read it
         run = load_run(tmp_path / "runs" / f"bm25-{f1}")  # checksums verified
