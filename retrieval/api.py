@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
@@ -60,6 +61,16 @@ def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
     return hits, s.searches - before
 
 
+PREBUILT = "prebuilt:"
+
+
+def _index_fingerprint(index_dir: Path) -> str:
+    """Fingerprint of a Lucene index folder: its name (Pyserini's prebuilt folders carry the tarball md5)
+    and its segment files with sizes (Lucene never rewrites a segment file in place)."""
+    files = sorted((f.name, f.stat().st_size) for f in index_dir.iterdir() if f.is_file() and not f.name.endswith(".lock"))
+    return fingerprint({"name": index_dir.name, "files": files})
+
+
 def retrieve(
     corpus: Corpus | str | os.PathLike,
     queries: Mapping[str, str],
@@ -74,7 +85,9 @@ def retrieve(
     """Top-``k`` passages per query, from the run cache when the same request was made before.
 
     Args:
-        corpus: a :class:`Corpus`, a named corpus (``nq-wiki-12k``, ``nq-dpr-1k``, ``wiki-vital``) or a corpus path.
+        corpus: a :class:`Corpus`, a named corpus (``nq-wiki-12k``, ``nq-dpr-1k``, ``wiki-vital``), a corpus
+            path, or ``prebuilt:<name>`` for a Pyserini prebuilt BM25 index (e.g. ``prebuilt:wikipedia-dpr-100w``;
+            downloaded once by Pyserini, needs the internet; passages come from the stored raw documents).
         queries: ``{qid: query text}``; qids are single tokens, texts non-empty.
         retriever: ``bm25`` (params ``k1``=0.9, ``b``=0.4), ``dense`` (params of
             :data:`retrieval.dense.DENSE_PARAMS`: ``encoder``, ``query_encoder``, ``encoder_class``,
@@ -102,7 +115,13 @@ def retrieve(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1 (the number of passages per query)")
     validate_queries(queries)
-    corpus = resolve_corpus(corpus, data_dir)
+    prebuilt = None
+    if isinstance(corpus, str) and corpus.startswith(PREBUILT):
+        if retriever != "bm25":
+            raise ConfigError(f"corpus {corpus!r}: Pyserini prebuilt indexes are searched with retriever='bm25' only")
+        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):])
+    else:
+        corpus = resolve_corpus(corpus, data_dir)
     p, runtime = _resolve_params(retriever, params)
     exclude = {q: list(v) for q, v in (exclude or {}).items() if v}
     unknown_ex = sorted(set(exclude) - set(queries))
@@ -112,7 +131,11 @@ def retrieve(
     config: dict[str, Any] = {
         "retriever": retriever,
         "params": p,
-        "corpus": {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)},
+        "corpus": (
+            {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)}
+            if prebuilt is None
+            else {"name": corpus, "fingerprint": _index_fingerprint(prebuilt.index_dir), "size": prebuilt.num_docs}
+        ),
         "k": k,
         "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))},
         "exclude": fingerprint(sorted(exclude.items())) if exclude else None,
@@ -124,7 +147,11 @@ def retrieve(
     depth = k + max((len(v) for v in exclude.values()), default=0)
 
     def compute() -> tuple[dict, int]:
-        if retriever == "bm25":
+        if prebuilt is not None:
+            prebuilt._s.set_bm25(float(p["k1"]), float(p["b"]))
+            hits = prebuilt.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(), progress=bool(runtime.get("progress")))
+            searches = len(queries)
+        elif retriever == "bm25":
             hits, searches = _bm25_hits(corpus, queries, depth, p, runtime, cache_dir)
         elif retriever == "dense":
             from .dense import dense_hits
@@ -140,7 +167,7 @@ def retrieve(
             kept = [(d, s) for d, s in hits.get(qid, []) if d not in banned][:k]
             rows = []
             for rank, (docid, score) in enumerate(kept, start=1):
-                psg = corpus.get(docid)
+                psg = corpus.get(docid) if prebuilt is None else prebuilt.passage(docid)
                 rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(float(score), 6), "rank": rank})
             ctxs[qid] = rows
         return ctxs, searches
