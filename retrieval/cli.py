@@ -96,7 +96,9 @@ def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
     p.add_argument("--k1", type=float, default=None, help="BM25 k1 (default 0.9)")
     p.add_argument("--b", type=float, default=None, help="BM25 b (default 0.4)")
     p.add_argument("--encoder", default=None, help="passage encoder: hub id or local folder (default all-MiniLM-L6-v2, offline wheel)")
-    p.add_argument("--query-encoder", default=None, help="query encoder if different (DPR: the question encoder)")
+    p.add_argument("--query-encoder", default=None,
+                   help="query encoder if different. DPR: --encoder-class dpr --encoder facebook/dpr-ctx_encoder-single-nq-base "
+                        "--query-encoder facebook/dpr-question_encoder-single-nq-base (hub ids need the internet; local folders work offline)")
     p.add_argument("--encoder-class", choices=("auto", "dpr"), default=None, help="'auto' (any HF encoder) or 'dpr'")
     p.add_argument("--pooling", choices=("mean", "cls"), default=None, help="pooling for 'auto' encoders (default mean)")
     p.add_argument("--no-l2-norm", action="store_true", help="do not L2-normalise 'auto' embeddings")
@@ -224,6 +226,8 @@ def _retrieve(a: argparse.Namespace) -> int:
     if a.batch_size:
         runtime["batch_size"] = a.batch_size
     if a.index:
+        if a.retriever != "bm25":
+            raise ConfigError("--index names a BM25 (Lucene) index folder; dense indexes live in the cache, keyed by corpus and encoder")
         runtime["index"] = a.index
     if a.retriever != "bm25":
         runtime["device"] = a.device
