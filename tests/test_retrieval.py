@@ -385,6 +385,17 @@ def test_check_run_sanity():
     check_run_sanity({f"q{i}": _ctx("x") if i < 5 else _ctx(f"d{i}") for i in range(12)})  # 5/12 share: fine
 
 
+def test_check_run_sanity_on_real_runs(tiny, tmp_path, bm25_run):
+    check_run_sanity(bm25_run)
+    # a 3-passage corpus: two queries may get the same whole corpus in the same order; not degenerate
+    run = retrieve(tiny, {"a": "capital city Paris France", "b": "capital city Paris"}, k=5, cache_dir=tmp_path)
+    assert run.docids("a") == run.docids("b")
+    check_run_sanity(run)
+    broken = type(bm25_run)({q: bm25_run.ctxs["nq-oracle-0"] for q in bm25_run.ctxs}, "x", config=bm25_run.config, queries=bm25_run.queries)
+    with pytest.raises(DataError, match="200 of 200 queries got the same top-5"):
+        check_run_sanity(broken)
+
+
 # ------------------------------------------------------------------------------------------------ metrics
 def test_has_answer_dpr_normalisation():
     text = "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen, of Germany."
