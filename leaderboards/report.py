@@ -170,7 +170,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 else:
                     metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
             row["metrics"] = metrics
-            row["n"] = max((v["n"] or 0) for v in metrics.values()) if metrics else 0
+            row["n"] = len(done[0][2]["samples"].get(t.task, []))
             costs = [c[2]["cost"] for c in done]
             cost = {
                 "forward_passes": int(sum(c.get("forward_passes", 0) for c in costs)),

@@ -303,3 +303,20 @@ def test_ci_baseline_covers_every_ci_cell():
     for t in spec.tasks:
         recalls = {base["cells"][f"{m.name}/{t.task}/seed1234"]["answer_recall"] for m in spec.methods}
         assert len(recalls) == 1, (t.task, recalls)
+
+
+def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
+    """toy_lm: -2 nats per word (standard) and -3 (none): word perplexity e^2 and e^3, no CI."""
+    import math
+
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_lm"]))
+    run_spec(spec, tmp_path / "runs", progress=False)
+    data = json.loads((build_report(spec, tmp_path / "runs", tmp_path / "r") / "leaderboard.json").read_text())
+    rows = {r["method"]: r for r in data["rows"]}
+    assert rows["standard"]["metrics"]["word_perplexity"]["mean"] == pytest.approx(math.exp(2.0))
+    assert rows["none"]["metrics"]["word_perplexity"]["mean"] == pytest.approx(math.exp(3.0))
+    assert rows["standard"]["metrics"]["word_perplexity"]["lo"] is None and rows["standard"]["n"] == 6
+    n_words = sum(len(t.split()) for t in __import__("tests.leaderboard_fixtures.tasks.toy_lm.utils", fromlist=["TEXTS"]).TEXTS)
+    n_bytes = sum(len(t.encode()) for t in __import__("tests.leaderboard_fixtures.tasks.toy_lm.utils", fromlist=["TEXTS"]).TEXTS)
+    assert rows["standard"]["metrics"]["bits_per_byte"]["mean"] == pytest.approx(2.0 * n_words / (n_bytes * math.log(2)))
+    assert "paired" not in rows["none"] or rows["none"]["paired"] == {}

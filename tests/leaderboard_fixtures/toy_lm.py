@@ -74,4 +74,13 @@ class ToyLM(LM):
         raise NotImplementedError("ToyLM only generates")
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError("ToyLM only generates")
+        """-2 nats per whitespace word (``mode=none``: -3): word perplexity e^2 (e^3), hand-checkable."""
+        per_word = 3.0 if self.mode == "none" else 2.0
+        out = []
+        for req in requests:
+            (text,) = req.args
+            n = len(text.split())
+            self.stats["prompt_tokens"] += n
+            self.stats["forward_passes"] += 1
+            out.append(-per_word * n)
+        return out
