@@ -159,6 +159,36 @@ def retrieval_fingerprint(samples: list[dict]) -> dict[str, Any]:
     out: dict[str, Any] = {"ctxs": fingerprint(ranked) if any(r[1] for r in ranked) else "none"}
     for k, vs in sorted(extra.items()):
         out[k] = sorted(vs)[0] if len(vs) == 1 else sorted(vs)
+    for fp in sorted(extra.get("run_fingerprint", set())):
+        out.update(_run_cache_provenance(fp))
+    return out
+
+
+def _run_cache_provenance(run_fp: str) -> dict[str, str]:
+    """Corpus, retriever and index identity of a cached TREC run (``retrieval``'s ``meta.json``), if present."""
+    from retrieval.paths import cache_dir
+
+    root = cache_dir()
+    out: dict[str, str] = {}
+    for meta_path in sorted((root / "runs").glob(f"*-{run_fp}/meta.json")):
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            cfg = meta["config"]
+            corpus = cfg["corpus"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        out["corpus"] = f"{corpus.get('name')}@{corpus.get('fingerprint')} ({corpus.get('size')} passages)"
+        params = ",".join(f"{k}={v}" for k, v in sorted((cfg.get("params") or {}).items()))
+        out["retriever"] = f"{cfg.get('retriever')}({params}) k={cfg.get('k')}"
+        for idx_meta in sorted((root / "indexes").glob(f"*-{corpus.get('fingerprint')}*/*.json")):
+            try:
+                im = json.loads(idx_meta.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if im.get("corpus_fingerprint") == corpus.get("fingerprint") and im.get("kind") == cfg.get("retriever"):
+                out["index"] = f"{idx_meta.parent.name} ({im.get('num_docs')} docs)"
+                break
+        break
     return out
 
 
