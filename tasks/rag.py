@@ -229,7 +229,8 @@ def build_qa_docs(
     Args:
         dataset: ``nq_open`` | ``nq_oracle`` | ``webq``.
         retriever: ``bm25`` | ``dense`` | ``hybrid`` (ignored when ``gold_only``).
-        corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests).
+        corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests) or a
+            corpus file path (any format of :func:`retrieval.load_corpus`).
         k: passages per question (>= 1).
         noise: fraction of the k passages replaced by random corpus passages (0, 0.2, ..., 1).
         counterfactual: put the answer-swapped gold passage in place of the gold passage (at rank 1
@@ -257,9 +258,9 @@ def build_qa_docs(
     ctxs_of: dict[str, list[dict]] = {}
     corpus_obj = None
     if not gold_only or noise > 0:
-        from retrieval import named_corpus
+        from retrieval.corpus import resolve_corpus
 
-        corpus_obj = named_corpus(corpus, data_dir=data_dir)
+        corpus_obj = resolve_corpus(corpus, data_dir=data_dir)
     if not gold_only:
         from retrieval import check_run_sanity, retrieve
 

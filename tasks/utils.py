@@ -39,7 +39,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
 
     Metadata keys (YAML ``metadata:``, overridable with ``--metadata '{...}'``):
     ``dataset`` (nq_open | nq_oracle | webq), ``retriever`` (bm25 | dense | hybrid), ``corpus``
-    (a ``retrieval.named_corpus`` name, default nq-wiki-12k), ``k`` (5), ``noise`` (0..1),
+    (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``k`` (5), ``noise`` (0..1),
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (WebQuestions split, test),
     ``max_docs`` (first N questions, for quick checks), ``retriever_params`` (dict passed to
