@@ -255,3 +255,24 @@ def test_passages_over_budget_drop_lowest_ranked_first(backbone, docs):
         pb.rag(d["ctxs"], ctx, n_q - 1)
     # the retrieved span ends where the question starts
     assert backbone.tokenizer.decode(full.ids[full.n_ctx_tokens:]) == ctx
+
+
+def test_loglikelihood_rolling(backbone, docs, outputs):
+    """rag-none's rolling log-likelihood equals lm-eval's ``hf``; passages change it for the RAG methods."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    d = docs[0]
+    text = d["ctxs"][0]["text"][:200]
+    hf = HFLM(pretrained=backbone.model, tokenizer=backbone.tokenizer, batch_size=1, device="cpu",
+              max_length=outputs["rag-none"]["lm"].max_length)
+    (ref,) = hf.loglikelihood_rolling([Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
+    got = {}
+    for name in ("rag-none", "rag-standard", "tokrag"):
+        req = Instance("loglikelihood_rolling", d, (text,), 0)
+        (got[name],) = outputs[name]["lm"].loglikelihood_rolling([req], disable_tqdm=True)
+        assert req.args[-1]["tokrag_trace"]["method"] == name
+    assert got["rag-none"] == pytest.approx(ref, abs=1e-3)
+    # the passage being scored is the gold passage itself: retrieval makes it far more likely
+    assert got["rag-standard"] > got["rag-none"] + 20
+    assert got["tokrag"] > got["rag-none"]  # tokrag follows the RAG branch on most tokens here
