@@ -66,11 +66,19 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     return {"test": datasets.Dataset.from_list(docs)}
 
 
+def answer_line(generation: str | None) -> str:
+    """The first non-empty line of a generation, stripped (``"\n Paris\nMore"`` -> ``"Paris"``)."""
+    for line in (generation or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
 def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     """Per-sample metrics of the QA tasks.
 
     ``em``, ``f1``, ``answer_match``: max over ``doc["answers"]`` (:mod:`tasks.metrics`) of the
-    generation with surrounding whitespace stripped. ``answer_recall``: 1.0 if a passage shown to the
+    first non-empty line of the generation (:func:`answer_line`). ``answer_recall``: 1.0 if a passage shown to the
     model contains a gold answer (DPR ``has_answer``), i.e. answer recall@k of the ctxs. ``gold_at_k``
     (only for docs with known gold passages): 1.0 if a gold passage (or its counterfactual version)
     is among the ctxs. ``cf_match`` (counterfactual tasks): answer match against the substituted
@@ -78,8 +86,7 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     """
     from retrieval import has_answer
 
-    pred = (results[0] if results else "") or ""
-    pred = pred.strip()
+    pred = answer_line(results[0] if results else "")
     answers = list(doc["answers"])
     out = qa_scores(pred, answers)
     ctxs = doc.get("ctxs") or []

@@ -62,7 +62,7 @@ def test_add_include_path() -> None:
 def test_stop_sequences_never_cut_gold_answers(data_dir: Path) -> None:
     """No stop string of the QA prompt occurs in any NQ-open / WebQuestions gold answer, nor in '1.5'/'U.S.'."""
     until = _load_yaml(TASK_DIR / "qa" / "nq_oracle_bm25.yaml")["generation_kwargs"]["until"]
-    assert "\n" in until
+    assert "\n\n" in until
     answers = ["1.5", "U.S.", "Washington, D.C.", "3.14 m", "St. Louis"]
     answers += [a for r in data.load_nq_open(data_dir) for a in r["answers"]]
     answers += [a for r in data.load_webq(data_dir) for a in r["answers"]]
@@ -217,3 +217,22 @@ def test_register_task_path_lets_lm_eval_find_tasks_without_include_path(tmp_pat
     names, same = res.stdout.strip().splitlines()
     assert "'nq_oracle_bm25'" in names and "'wiki_lm_bm25'" in names and "'rag_qa'" in names
     assert same == "True"
+
+
+def test_process_results_first_nonempty_line_and_retrieval_metrics() -> None:
+    from tasks.utils import answer_line, process_results_qa
+
+    assert answer_line("\n  Paris \nRome") == "Paris"
+    assert answer_line("") == "" and answer_line(None) == ""
+    doc = {
+        "answers": ["U.S.", "United States"],
+        "gold_docids": ["g1"],
+        "ctxs": [{"docid": "d1", "text": "nothing here"}, {"docid": "g1#cf", "text": "moved to the United States in 1990"}],
+        "counterfactual_answer": "Canada",
+    }
+    out = process_results_qa(doc, ["\nThe U.S.\nCanada is next"])
+    # 'the us' == 'us' after SQuAD normalisation; only the first non-empty line counts (so no cf_match)
+    assert out == {"em": 1.0, "f1": 1.0, "answer_match": 1.0, "answer_recall": 1.0, "gold_at_k": 1.0, "cf_match": 0.0}
+    out = process_results_qa({**doc, "gold_docids": [], "ctxs": doc["ctxs"][:1]}, ["Canada, probably"])
+    # f1: pred [canada, probably] vs [us] / [united, states]: 0; no gold ids -> no gold_at_k key
+    assert out == {"em": 0.0, "f1": 0.0, "answer_match": 0.0, "answer_recall": 0.0, "cf_match": 1.0}

@@ -46,7 +46,7 @@ def test_docs_fields_and_prompt(qa_tasks) -> None:
     prompt = task.doc_to_text(d)
     assert prompt == "Answer the question with a short answer.\nQuestion: who got the first nobel prize in physics\nAnswer:"
     assert d["ctxs"][0]["text"][:30] not in prompt  # the models prepend the passages, not the task
-    assert task.config.generation_kwargs["until"] == ["\n", "Question:"]
+    assert task.config.generation_kwargs["until"] == ["\n\n", "Question:"]
     assert task.VERSION == 1.0
 
 
