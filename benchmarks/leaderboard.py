@@ -1,7 +1,7 @@
 """Benchmark: wall time and peak memory of a full leaderboard run (default: the ``ci`` spec), then the
 cost of a second run over the finished folders (must be 0 forward passes, < 10 s) and of the report.
 
-    python benchmarks/leaderboard.py [--spec leaderboards/specs/ci.yaml] [--runs-dir DIR] [--keep]
+    python benchmarks/leaderboard.py [--spec leaderboards/specs/ci.yaml] [--runs-dir DIR] [--keep] [--jobs N]
 
 Uses a fresh temporary run folder unless ``--runs-dir`` is given (an existing folder measures a resume).
 Peak memory: the process' maximum resident set size (``getrusage``, MiB) over the whole run, and the
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "ci.yaml"))
     ap.add_argument("--runs-dir", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the temporary run folder")
+    ap.add_argument("--jobs", type=int, default=1, help="runner processes (peak memory is then per process)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = Path(args.runs_dir) if args.runs_dir else Path(tmp := tempfile.mkdtemp(prefix="tokrag-lb-bench-"))
     try:
         t0 = time.perf_counter()
-        first = run_spec(spec, runs, progress=False)
+        first = run_spec(spec, runs, progress=False, jobs=args.jobs)
         t_first = time.perf_counter() - t0
         maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         cell_peaks, cell_walls = [], []
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         t_report = time.perf_counter() - t2
         res = {
             "spec": spec.name,
+            "jobs": args.jobs,
             "cells": len(cell_walls),
             "cells_run": len(first.ran),
             "forward_passes": first.forward_passes,
