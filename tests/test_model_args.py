@@ -78,3 +78,17 @@ def test_pth_hook_never_raises_without_lm_eval_import():
     code = "import sys; import tokrag_model._lmeval_hook; print('torch' in sys.modules, 'lm_eval' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
     assert out.returncode == 0 and out.stdout.split() == ["False", "False"]
+
+
+def test_pth_line_is_silent_when_the_package_is_missing(tmp_path):
+    """A stale .pth (package uninstalled) must not print errors at every interpreter start."""
+    from pathlib import Path
+
+    import tokrag_model
+
+    pth = Path(tokrag_model.__file__).parent / "tokrag_lmeval.pth"
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / pth.name).write_text(pth.read_text())
+    code = f"import site, sys; site.addsitedir({str(tmp_path / 'site')!r}); print('tokrag_model' in sys.modules)"
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
+    assert out.returncode == 0 and out.stdout.strip() == "False" and out.stderr == ""
