@@ -188,11 +188,11 @@ def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple
 QA_DATASETS = ("nq_open", "nq_oracle", "webq")
 
 
-def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str) -> list[dict]:
+def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id: str | None = None) -> list[dict]:
     from . import data
 
     if dataset == "nq_open":
-        rows = data.load_nq_open(data_dir)
+        rows = data.load_nq_open(data_dir, **({"hub_id": hub_id} if hub_id else {}))
         gold = data.nq_gold_ids_by_question(data_dir)
         for r in rows:
             r["gold_docids"] = list(gold.get(r["question"], []))
@@ -200,7 +200,7 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str) -> lis
     if dataset == "nq_oracle":
         return data.load_nq_oracle(data_dir, oracle_file)
     if dataset == "webq":
-        rows = data.load_webq(data_dir, split=split)
+        rows = data.load_webq(data_dir, split=split, **({"hub_id": hub_id} if hub_id else {}))
         for r in rows:
             r["gold_docids"] = []
         return rows
@@ -223,6 +223,7 @@ def build_qa_docs(
     max_docs: int | None = None,
     retriever_params: dict | None = None,
     cache_dir: Any = None,
+    hub_id: str | None = None,
 ) -> list[dict]:
     """Docs of one QA task: question rows with ``ctxs`` (see the module docstring for the fields).
 
@@ -239,6 +240,8 @@ def build_qa_docs(
             swapped gold passage alone.
         seed: seeds noise and counterfactual draws.
         max_docs: keep only the first N questions (file order) before retrieval.
+        hub_id: hub dataset id used when no local data folder is set (default
+            ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions``).
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
@@ -249,7 +252,7 @@ def build_qa_docs(
     n_noise(noise, k)
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
-    rows = _load_rows(dataset, data_dir, oracle_file, split)
+    rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id)
     pool = substitute_pool([(r["qid"], r["answers"][0]) for r in rows]) if counterfactual else {}
     if max_docs not in (None, "", 0):
         rows = rows[: int(max_docs)]

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 _QA_KEYS = {
     "dataset", "retriever", "corpus", "k", "noise", "counterfactual", "gold_only", "seed", "data_dir",
-    "oracle_file", "split", "max_docs", "retriever_params", "cache_dir",
+    "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id",
 }
 
 
@@ -43,7 +43,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (WebQuestions split, test),
     ``max_docs`` (first N questions, for quick checks), ``retriever_params`` (dict passed to
-    ``retrieval.retrieve``), ``cache_dir`` (run cache; default ``$TOKRAG_CACHE_DIR``). Other keys
+    ``retrieval.retrieve``), ``cache_dir`` (run cache; default ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the
+    hub data set used when no local folder is set). Other keys
     (``version``, ``config_source``, ...) are ignored.
 
     Raises:

@@ -236,3 +236,11 @@ def test_process_results_first_nonempty_line_and_retrieval_metrics() -> None:
     out = process_results_qa({**doc, "gold_docids": [], "ctxs": doc["ctxs"][:1]}, ["Canada, probably"])
     # f1: pred [canada, probably] vs [us] / [united, states]: 0; no gold ids -> no gold_at_k key
     assert out == {"em": 0.0, "f1": 0.0, "answer_match": 0.0, "answer_recall": 0.0, "cf_match": 1.0}
+
+
+def test_hub_id_metadata_reaches_the_loader(monkeypatch) -> None:
+    from tasks.utils import load_qa
+
+    monkeypatch.delenv("TOKRAG_DATA_DIR", raising=False)
+    with pytest.raises(OfflineError, match="nonexistent-org/webq-copy"):
+        load_qa(dataset="webq", retriever="bm25", hub_id="nonexistent-org/webq-copy", version=1.0)
