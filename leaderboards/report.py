@@ -77,18 +77,22 @@ def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -
 
 def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
     """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
-    of a sign-flip permutation test (H0: the two methods are exchangeable on every question)."""
+    of a sign-flip permutation test (H0: the two methods are exchangeable on every question); exact
+    over the non-zero differences when there are at most 16 of them."""
     from scipy import stats
 
     diff = np.asarray(diff, dtype=float)
     lo, hi = bootstrap_ci(diff, iters, confidence, seed)
-    if np.all(diff == 0):
+    nz = diff[diff != 0]  # zero differences are unchanged by a sign flip: the test runs on the others
+    if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
         p = 1.0
     else:
-        res = stats.permutation_test((diff,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
-                                     n_resamples=iters, alternative="two-sided", vectorized=True,
+        # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
+        n_res = np.inf if len(nz) <= 16 else iters
+        res = stats.permutation_test((nz,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
+                                     n_resamples=n_res, alternative="two-sided", vectorized=True,
                                      rng=np.random.default_rng(seed + 1))
-        p = float(res.pvalue)
+        p = float(min(1.0, res.pvalue))
     return {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff))}
 
 

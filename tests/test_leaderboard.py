@@ -320,3 +320,16 @@ def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
     n_bytes = sum(len(t.encode()) for t in __import__("tests.leaderboard_fixtures.tasks.toy_lm.utils", fromlist=["TEXTS"]).TEXTS)
     assert rows["standard"]["metrics"]["bits_per_byte"]["mean"] == pytest.approx(2.0 * n_words / (n_bytes * math.log(2)))
     assert "paired" not in rows["none"] or rows["none"]["paired"] == {}
+
+
+def test_paired_test_is_exact_for_few_discordant_questions():
+    import numpy as np
+
+    from leaderboards.report import paired_test
+
+    # 9 questions lost, 3 ties: only 2 of the 2^9 sign patterns are as extreme -> p = 2/512
+    r = paired_test(np.array([-1.0] * 9 + [0.0] * 3), 500, 0.95, 3)
+    assert r["diff"] == -0.75 and r["p"] == pytest.approx(2 / 512) and r["hi"] < 0
+    # a single discordant question can never be significant
+    assert paired_test(np.array([1.0] + [0.0] * 19), 500, 0.95, 3)["p"] == 1.0
+    assert paired_test(np.zeros(10), 500, 0.95, 3) == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "p": 1.0, "n": 10}
