@@ -49,11 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         first = run_spec(spec, runs, progress=False, jobs=args.jobs)
         t_first = time.perf_counter() - t0
         maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        cell_peaks, cell_walls = [], []
+        cell_peaks, cell_walls, fwd, gen = [], [], 0, 0
         for _cell, key, _ in cell_keys(spec):
             cost = json.loads((runs / key / "cost.json").read_text())
             cell_peaks.append(cost["peak_rss_mib"])
             cell_walls.append(cost["wall_s"])
+            fwd += int(cost["forward_passes"])
+            gen += int(cost["generated_tokens"])
         # second run in a fresh process: what a user (or CI) sees when everything is cached
         t1 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs),
@@ -71,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             "jobs": args.jobs,
             "cells": len(cell_walls),
             "cells_run": len(first.ran),
-            "forward_passes": first.forward_passes,
+            "forward_passes": fwd,
+            "generated_tokens": gen,
             "first_run_wall_s": round(t_first, 1),
             "sum_cell_wall_s": round(sum(cell_walls), 1),
             "peak_rss_mib_process": round(maxrss_mib, 1),
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             "report_dir": str(out),
         }
         print(f"leaderboard {spec.name}: {res['cells']} cells, {res['cells_run']} run here, "
-              f"{res['forward_passes']} forward passes")
+              f"{res['forward_passes']} forward passes, {res['generated_tokens']} generated tokens (all cells)")
         print(f"first run: {res['first_run_wall_s']} s wall (cells {res['sum_cell_wall_s']} s), "
               f"peak RSS {res['peak_rss_mib_process']} MiB (largest cell peak {res['peak_rss_mib_max_cell']} MiB)")
         print(f"second run (fresh process): {res['second_run_wall_s']} s, {res['second_run_forward_passes']} forward passes, "
