@@ -270,8 +270,9 @@ def _tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
         head = ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm]
         body = [[_method_label(data, r["method"]), r["task"]] + [_cell_paired(r, m) for m in pm]
                 for r in data["rows"] if r.get("paired")]
-        out.append(("paired", f"Paired difference against {data['reference']} on the same questions "
-                    f"(mean [{conf}% CI], p = two-sided paired sign-flip permutation test)", head, body))
+        if body:
+            out.append(("paired", f"Paired difference against {data['reference']} on the same questions "
+                        f"(mean [{conf}% CI], p = two-sided paired sign-flip permutation test)", head, body))
     cost_keys = ["forward_passes", "generated_tokens", "prompt_tokens"] + (["wall_s", "peak_rss_mib"] if data["timings"] else [])
     cost_lab = {"forward_passes": "forward passes", "generated_tokens": "generated tokens", "prompt_tokens": "prompt tokens",
                 "wall_s": "wall time (s)", "peak_rss_mib": "peak RSS (MiB)"}
