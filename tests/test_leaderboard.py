@@ -333,3 +333,15 @@ def test_paired_test_is_exact_for_few_discordant_questions():
     # a single discordant question can never be significant
     assert paired_test(np.array([1.0] + [0.0] * 19), 500, 0.95, 3)["p"] == 1.0
     assert paired_test(np.zeros(10), 500, 0.95, 3) == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "p": 1.0, "n": 10}
+
+
+def test_cli_report_without_timings_and_dispatch(toy_run, tmp_path, capsys):
+    spec, runs, _ = toy_run
+    from tokrag_model.cli import main as tokrag_main
+
+    assert tokrag_main(["leaderboard", "report", str(spec.path), "--runs-dir", str(runs), "--out", str(tmp_path / "r"),
+                        "--no-timings"]) == 0
+    md = (tmp_path / "r" / "leaderboard.md").read_text()
+    assert "| forward passes | generated tokens | prompt tokens |" in md and "wall time" not in md and "peak RSS" not in md
+    assert tokrag_main(["leaderboard", "run", str(tmp_path / "missing.yaml")]) == 2
+    assert "missing.yaml does not exist" in capsys.readouterr().err
