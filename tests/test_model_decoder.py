@@ -78,3 +78,12 @@ def test_teacher_forced_attention_and_logprobs_match(tiny):
     for t in range(6, len(ids)):
         assert torch.allclose(batch.logprobs[0], lp[t - 1], atol=1e-4)
         dec.step(batch, [ids[t]])
+
+
+def test_shared_prefix_logprobs_equal_full_prefills(tiny):
+    dec = MultiContextDecoder(tiny, _stats())
+    prefix, sufs = [5, 9, 11, 3], [[7, 21], [40, 2, 8, 1], [30]]
+    got = dec.next_logprobs_shared_prefix(prefix, sufs)
+    ref = dec.prefill([prefix + s for s in sufs]).logprobs
+    assert got.shape == ref.shape and torch.allclose(got, ref, atol=1e-4)
+    assert dec.stats["prompt_tokens"] == len(prefix) + sum(map(len, sufs)) + sum(len(prefix) + len(s) for s in sufs)

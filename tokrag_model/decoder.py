@@ -134,6 +134,33 @@ class MultiContextDecoder:
                      [list(r) for r in rows])
 
     @torch.inference_mode()
+    def next_logprobs_shared_prefix(self, prefix: list[int], suffixes: list[list[int]]) -> torch.Tensor:
+        """Next-token log-probs after ``prefix + suffix`` for each suffix, prefilling ``prefix`` once.
+
+        The prefix's KV cache is computed once and copied for each suffix (a critic prompt that starts
+        with the same instruction and question for every passage). Returns (n, V) float32 (nats).
+        """
+        import copy
+
+        from transformers import DynamicCache
+
+        base = DynamicCache(config=self.config)
+        if prefix:
+            self.model(input_ids=torch.tensor([prefix], device=self.device), cache=base, use_cache=True, logits_to_keep=1)
+            self.stats["forward_passes"] += 1
+            self.stats["prompt_tokens"] += len(prefix)
+        out = []
+        for suf in suffixes:
+            cache = copy.deepcopy(base) if prefix else DynamicCache(config=self.config)
+            pos = torch.arange(len(prefix), len(prefix) + len(suf), device=self.device).view(1, -1)
+            o = self.model(input_ids=torch.tensor([suf], device=self.device), cache=cache, use_cache=True,
+                           position_ids=pos, logits_to_keep=1)
+            self.stats["forward_passes"] += 1
+            self.stats["prompt_tokens"] += len(suf)
+            out.append(torch.log_softmax(o.logits[0, -1].float(), dim=-1))
+        return torch.stack(out)
+
+    @torch.inference_mode()
     def step(self, batch: Batch, tokens: list[int], hidden: bool = False) -> None:
         """Append one token per row (B,) and run one batched forward pass; updates ``batch`` in place."""
         b = len(tokens)

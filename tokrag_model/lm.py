@@ -498,8 +498,9 @@ class ReplugLM(RAGMethodLM):
         return ll, greedy, trace
 
 
-CRITIC_PROMPT = ("Passage: {title}\n{text}\n\nQuestion: {question}\n"
-                 "Does the passage contain information that helps answer the question? Answer Yes or No.")
+CRITIC_PROMPT = ("Question: {question}\n"
+                 "Does the passage below contain information that helps answer the question? Answer Yes or No.\n\n"
+                 "Passage: {title}\n{text}")
 
 
 class SelfRAGFilterLM(RAGMethodLM):
@@ -535,13 +536,26 @@ class SelfRAGFilterLM(RAGMethodLM):
         self.no_ids = first_ids(["No", " No", "no", " no"])
         self._critic_cache: dict[tuple, float] = {}
 
-    def critic_prompt(self, ctx: dict, question: str) -> list[int]:
-        text = CRITIC_PROMPT.format(title=ctx.get("title") or "", text=ctx["text"], question=question)
+    def critic_prompts(self, ctxs: list[dict], question: str) -> tuple[list[int], list[list[int]]]:
+        """Token ids of the critic prompts as (shared prefix, one suffix per passage).
+
+        The prompt is :data:`CRITIC_PROMPT` (question and instruction first, then the passage), wrapped in
+        the tokenizer's chat template when it has one (``critic_chat_template``), else followed by
+        ``"\nAnswer:"``. The common prefix of all prompts (chat header, question, instruction) is
+        prefilled once and its KV cache reused for every passage.
+        """
+        texts = [CRITIC_PROMPT.format(title=c.get("title") or "", text=c["text"], question=question) for c in ctxs]
         if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
-            text = self.tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False,
-                                                      add_generation_prompt=True)
-            return self.prompts.encode(text)
-        return self.prompts.encode(text + "\nAnswer:")
+            texts = [self.tokenizer.apply_chat_template([{"role": "user", "content": t}], tokenize=False,
+                                                        add_generation_prompt=True) for t in texts]
+        else:
+            texts = [t + "\nAnswer:" for t in texts]
+        ids = [self.prompts.encode(t) for t in texts]
+        n = min(len(x) for x in ids) - 1  # keep ≥ 1 suffix token per passage
+        common = 0
+        while common < n and all(x[common] == ids[0][common] for x in ids):
+            common += 1
+        return ids[0][:common], [x[common:] for x in ids]
 
     def relevance(self, doc: Any, context: str) -> tuple[list[dict], list[float]]:
         """Critic ratios ``r_i`` for the doc's passages (cached per passage and question)."""
@@ -550,8 +564,9 @@ class SelfRAGFilterLM(RAGMethodLM):
         question = q if isinstance(q, str) and q.strip() else context
         todo = [c for c in ctxs if (question, c.get("docid"), c["text"]) not in self._critic_cache]
         if todo:
-            batch = self.decoder.prefill([self.critic_prompt(c, question) for c in todo])
-            for c, lp in zip(todo, batch.logprobs):
+            prefix, suffixes = self.critic_prompts(todo, question)
+            lps = self.decoder.next_logprobs_shared_prefix(prefix, suffixes)
+            for c, lp in zip(todo, lps):
                 ly = float(torch.logsumexp(lp[self.yes_ids], 0))
                 ln = float(torch.logsumexp(lp[self.no_ids], 0))
                 self._critic_cache[(question, c.get("docid"), c["text"])] = relevance_ratio(ly, ln)
