@@ -253,6 +253,9 @@ def test_passages_over_budget_drop_lowest_ranked_first(backbone, docs):
     assert none.kept == [] and none.dropped == ["gold-0", "dpr-0"] and none.ids == pb.encode(ctx)
     with pytest.raises(ConfigError, match="the question is never cut"):
         pb.rag(d["ctxs"], ctx, n_q - 1)
+    # an explicit passage budget (max_passage_tokens) drops the rank-2 passage the same way
+    pb2 = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n", max_passage_tokens=one.n_ctx_tokens)
+    assert pb2.rag(d["ctxs"], ctx, None).kept == ["gold-0"]
     # the retrieved span ends where the question starts
     assert backbone.tokenizer.decode(full.ids[full.n_ctx_tokens:]) == ctx
 

@@ -19,7 +19,7 @@ MODEL_CLASSES = {
     "rag-none": "tokrag_model.lm:RagNoneLM",
 }
 
-__all__ = ["MODEL_CLASSES", "register"]
+__all__ = ["MODEL_CLASSES", "register", "register_tasks"]
 
 
 def register() -> None:
@@ -39,3 +39,31 @@ def register() -> None:
     import tasks
 
     tasks.register_task_path()
+
+
+def register_tasks() -> None:
+    """Let lm-eval find the project's task YAMLs without ``--include_path`` (``tasks.register_task_path``).
+
+    Only the ``tasks`` package installed next to ``tokrag_model`` is used (a user's own ``tasks`` module is
+    never imported). Never raises.
+    """
+    try:
+        import importlib.util
+        import sys
+        from pathlib import Path
+
+        mod = sys.modules.get("tasks")
+        if mod is None:
+            spec = importlib.util.find_spec("tasks")
+            if spec is None or spec.origin is None:
+                return
+            if Path(spec.origin).resolve().parent.parent != Path(__file__).resolve().parent.parent:
+                return
+            import tasks as mod  # noqa: F811
+        elif Path(getattr(mod, "__file__", "") or "/").resolve().parent.parent != Path(__file__).resolve().parent.parent:
+            return
+        register = getattr(mod, "register_task_path", None)
+        if register is not None:
+            register()
+    except Exception:
+        pass

@@ -58,6 +58,7 @@ def _after_registry():
         import tokrag_model
 
         tokrag_model.register()
+        tokrag_model.register_tasks()
     except Exception as exc:  # pragma: no cover - defensive
         try:
             import logging

@@ -110,6 +110,8 @@ COMMON_ARGS: dict[str, Arg] = {
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
     "max_batch_size": Arg(None, to_opt_int, "accepted for lm-eval compatibility; unused"),
     "k": Arg(None, to_opt_int, "use the top-k passages of doc['ctxs'] (default: all attached)"),
+    "max_passage_tokens": Arg(None, to_opt_int, "passage budget: at most this many tokens of passages "
+                              "(lowest-ranked dropped first; default: whatever fits in max_length)"),
     "passage_template": Arg("[Reference]: {title}\n{text}\n", str,
                             "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
     "add_bos_token": Arg(None, lambda v: None if v is None else to_bool(v),

@@ -13,6 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     import tokrag_model
 
     tokrag_model.register()
+    tokrag_model.register_tasks()
     from lm_eval.__main__ import cli_evaluate
 
     old = sys.argv

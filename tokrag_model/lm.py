@@ -125,7 +125,7 @@ class RAGMethodLM(LM):
         self.batch_size = cfg["batch_size"]
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
         self.decoder = MultiContextDecoder(self.model, self.stats)
-        self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"])
+        self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos |= set(gen_eos) if isinstance(gen_eos, (list, tuple)) else {gen_eos}

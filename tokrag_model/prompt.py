@@ -6,7 +6,8 @@ model tokenises a context, so ``rag-standard`` sees the same tokens as ``hf`` gi
 ``passages_block + context``. The retrieved span ``[0, n_R)`` of the RAG sequence (BOS included) is
 found from the tokenizer's character offsets, not by re-tokenising pieces.
 
-Budget: when the RAG prompt is longer than the budget (``max_length`` minus the generation budget),
+Budget: when the RAG prompt is longer than the budget (``max_length`` minus the generation budget), or
+the passages take more than ``max_passage_tokens`` tokens,
 the lowest-ranked passages are dropped first, one at a time; the task context (the question) is never
 cut. A task context that alone exceeds the budget is an error.
 """
@@ -67,8 +68,10 @@ class Encoded:
 class PromptBuilder:
     """Tokenises pure and RAG prompts for one tokenizer, with the budget rule above."""
 
-    def __init__(self, tokenizer: Any, template: str, add_bos_token: bool | None = None) -> None:
+    def __init__(self, tokenizer: Any, template: str, add_bos_token: bool | None = None,
+                 max_passage_tokens: int | None = None) -> None:
         self.tok = tokenizer
+        self.max_passage_tokens = max_passage_tokens
         self.template = template
         self.special = {} if add_bos_token is None else {"add_special_tokens": bool(add_bos_token)}
 
@@ -116,7 +119,10 @@ class PromptBuilder:
                 ids = ids if ids == self.encode(text) else self.encode(text)
             else:
                 ids, n_ctx = self.encode(text), 0
-            if budget is None or len(ids) <= budget:
+            fits = budget is None or len(ids) <= budget
+            if self.max_passage_tokens is not None and kept:
+                fits = fits and n_ctx <= self.max_passage_tokens
+            if fits:
                 return Encoded(ids, n_ctx, [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped, text)
             if not kept:
                 self.pure(context, budget, method)  # raises with the message above
