@@ -92,3 +92,13 @@ def test_pth_line_is_silent_when_the_package_is_missing(tmp_path):
     code = f"import site, sys; site.addsitedir({str(tmp_path / 'site')!r}); print('tokrag_model' in sys.modules)"
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
     assert out.returncode == 0 and out.stdout.strip() == "False" and out.stderr == ""
+
+
+def test_tokrag_eval_wrapper_registers_and_runs_lm_eval_cli(capsys):
+    from lm_eval.api.registry import get_model
+
+    from tokrag_model.eval_cli import main
+
+    assert main(["--help"]) == 0
+    assert "--model_args" in capsys.readouterr().out
+    assert get_model("rag-replug").__name__ == "ReplugLM" and get_model("hf").__name__ == "HFLM"
