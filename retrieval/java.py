@@ -103,7 +103,7 @@ def jvm_options() -> list[str]:
     if not re.fullmatch(r"\d+[kKmMgG]?", heap):
         raise JavaSetupError(f"TOKRAG_JVM_HEAP={heap!r} is not a JVM heap size; use e.g. 4g or 2048m")
     gc = os.environ.get("TOKRAG_JVM_GC_THREADS") or str(max(1, min(2, os.cpu_count() or 1)))
-    return [f"-Xmx{heap}", f"-XX:ParallelGCThreads={int(gc)}", f"-XX:CICompilerCount={2}"]
+    return [f"-Xmx{heap}", f"-XX:ParallelGCThreads={int(gc)}", "-XX:CICompilerCount=2", "-Dslf4j.internal.verbosity=WARN"]
 
 
 def configure_java() -> None:
