@@ -13,7 +13,7 @@ import yaml
 
 from retrieval.errors import ConfigError, OfflineError
 from tasks import TASK_DIR, add_include_path, data
-from tasks.rag import add_noise, answer_kind, n_noise, pick_substitute, substitute_pool, swap_answer
+from tasks.rag import answer_kind, n_noise, pick_substitute, substitute_pool, swap_answer
 
 REPO = Path(__file__).resolve().parents[1]
 

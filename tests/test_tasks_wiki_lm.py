@@ -13,7 +13,6 @@ import pytest
 from tasks import TASK_DIR
 from tasks.utils import is_heldout
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
