@@ -127,3 +127,12 @@ def test_simple_evaluate_records_metrics_with_stderr() -> None:
     assert r["answer_recall_stderr,none"] == pytest.approx(math.sqrt(p * (1 - p) * 30 / 29 / 30))
     assert "gold_at_k,none" in r and r["gold_at_k,none"] >= 0.8
     assert res["versions"]["nq_oracle_bm25"] == 1.0
+
+
+def test_webq_bm25_docs_have_no_gold_ids() -> None:
+    task = _task_dict(["webq_bm25"], max_docs=15)["webq_bm25"]
+    docs = _docs(task)
+    assert len(docs) == 15 and docs[0]["qid"] == "wqs000000"
+    assert all(d["gold_docids"] == [] and len(d["ctxs"]) == 5 for d in docs)
+    out = task.process_results(docs[0], [" Jamaican English"])
+    assert out["answer_match"] == 1.0 and out["em"] == 1.0 and "gold_at_k" not in out
