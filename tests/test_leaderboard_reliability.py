@@ -40,10 +40,10 @@ def _pinned_commit(monkeypatch):
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
 
 
-def _reference(root: Path):
+def _reference(root: Path, delay: float = 0.01):
     """An uninterrupted in-process run and its report without timings (made just before comparing, so
     that the code fingerprints in the keys are those of the run under test)."""
-    spec = load_spec(_spec(root))
+    spec = load_spec(_spec(root, delay=delay))
     run_spec(spec, root / "runs", progress=False)
     out = build_report(spec, root / "runs", root / "report", timings=False)
     return spec, root / "runs", report_bytes(out)
@@ -66,7 +66,7 @@ def _assert_no_partial_cell_is_readable(spec, runs: Path) -> int:
 
 
 def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_report(tmp_path):
-    spec_path = _spec(tmp_path, delay=0.01)
+    spec_path = _spec(tmp_path, delay=0.05)  # ~0.6 s of model time per cell: kills land inside cells
     spec = load_spec(spec_path)
     runs = tmp_path / "runs"
     env = subprocess_env(tmp_path / "cache")
@@ -90,7 +90,7 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_report(tmp
     assert _assert_no_partial_cell_is_readable(spec, runs) == len(spec.cells())
     out = build_report(spec, runs, tmp_path / "report", timings=False)
     mine = report_bytes(out)
-    _, _, ref_report = _reference(tmp_path / "ref")
+    _, _, ref_report = _reference(tmp_path / "ref", delay=0.05)
     # the spec file lives elsewhere but has the same content, so every byte must agree
     assert mine.keys() == ref_report.keys()
     for name in mine:
