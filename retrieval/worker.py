@@ -7,7 +7,7 @@ heap and runs GC and compiler threads. A process that also runs torch (an lm-eva
 then decodes with the model) thereby mixes two native runtimes; a JVM crash log with a fault inside
 ``libtorch_python.so`` on the main thread was observed in this project (see ``retrieval/README.md``,
 "Java in a separate process"). So, unless the JVM already runs in the calling process, ``retrieve``
-hands a cache miss to this worker and the JVM never starts in the caller.
+hands a cache miss to this worker (``python -c`` running :func:`main`) and the JVM never starts in the caller.
 
 Protocol: the parent writes pickled requests ``(function name, args, kwargs, environment)`` to the
 worker's stdin and reads pickled replies ``("ok", value)`` or ``("err", exception, traceback text)``
@@ -58,12 +58,11 @@ class JavaWorker:
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
-        root = str(Path(__file__).resolve().parent.parent)  # the folder holding the `retrieval` package
-        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env[IN_PROCESS_ENV] = "1"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "retrieval.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-        )
+        # this very `retrieval` package, first on sys.path (not a `retrieval/` folder in the working directory)
+        root = str(Path(__file__).resolve().parent.parent)
+        boot = f"import sys; sys.path.insert(0, {root!r}); from retrieval.worker import main; main()"
+        proc = subprocess.Popen([sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         logger.debug("started the retrieval Java worker, pid %d", proc.pid)
         return proc
 
