@@ -22,7 +22,6 @@ EOS, and asks a *rule* (one per method, ``tokrag_model.methods``) for each reque
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
