@@ -45,12 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     tmp = None
     runs = Path(args.runs_dir) if args.runs_dir else Path(tmp := tempfile.mkdtemp(prefix="tokrag-lb-bench-"))
     try:
+        first_keys = [key for _cell, key, _ in cell_keys(spec)]
         t0 = time.perf_counter()
         first = run_spec(spec, runs, progress=False, jobs=args.jobs)
         t_first = time.perf_counter() - t0
         maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         cell_peaks, cell_walls, fwd, gen = [], [], 0, 0
-        for _cell, key, _ in cell_keys(spec):
+        # the cells as finished (their folders), not keys recomputed now: code edited during a long
+        # run would give new keys and hide the cells just measured
+        for key in first_keys:
             cost = json.loads((runs / key / "cost.json").read_text())
             cell_peaks.append(cost["peak_rss_mib"])
             cell_walls.append(cost["wall_s"])
