@@ -33,6 +33,7 @@ from retrieval.errors import ConfigError  # noqa: E402
 from .args import COMMON_ARGS, Arg, choice, layer_spec, parse_args, to_bool, to_opt_float  # noqa: E402
 from .decoder import MultiContextDecoder, generate  # noqa: E402
 from .loading import resolve_device, resolve_pretrained, torch_dtype, weights_fingerprint  # noqa: E402
+from .distributed import DataParallel  # noqa: E402
 from .methods import (  # noqa: E402
     ReplugRule,
     SingleBranch,
@@ -110,8 +111,11 @@ class RAGMethodLM(LM):
         super().__init__()
         cfg = parse_args(self.METHOD, {**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)
         self.resolved_config = cfg
+        # Data parallel under `accelerate launch` / torchrun (lm-eval shards requests by rank).
+        self.dp = DataParallel(resolve_device(cfg["device"]) if backbone is None else backbone.device)
+        self._rank, self._world_size = self.dp.rank, self.dp.world_size
         if backbone is None:
-            backbone = Backbone.load(cfg["pretrained"], cfg["dtype"], cfg["device"], cfg["revision"], cfg["trust_remote_code"])
+            backbone = Backbone.load(cfg["pretrained"], cfg["dtype"], self.dp.device, cfg["revision"], cfg["trust_remote_code"])
         self.backbone = backbone
         self.model, self.tokenizer = backbone.model, backbone.tokenizer
         self.fingerprint = backbone.fingerprint
@@ -151,6 +155,16 @@ class RAGMethodLM(LM):
     @property
     def device(self) -> str:
         return self.backbone.device
+
+    # lm-eval's collectives for data-parallel runs (identity with one process); see tokrag_model.distributed
+    def all_gather(self, tensor):
+        return self.dp.all_gather(tensor)
+
+    def gather_object(self, obj, dst=0):
+        return self.dp.gather_object(obj, dst=dst)
+
+    def barrier(self) -> None:
+        self.dp.barrier()
 
     @property
     def eot_token_id(self) -> int:
