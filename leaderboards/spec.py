@@ -52,6 +52,22 @@ _TOP_KEYS = {
     "seeds", "bootstrap", "methods", "notes", "subset", "metrics", "progress_chunk",
 }
 _METHOD_KEYS = {"name", "model", "model_args", "gen_kwargs", "specific", "specific_gen_kwargs", "label", "notes"}
+# Generation settings lm-eval passes to generate_until (a typo here would silently break the contract).
+_GEN_KEYS = {"max_gen_toks", "until", "do_sample", "temperature", "top_p", "top_k"}
+_BOOTSTRAP_KEYS = {"iters", "seed", "confidence"}
+
+
+def _check_keys(path: Path, where: str, given: dict, allowed: set[str]) -> None:
+    """Raise ConfigError naming unknown keys of ``given`` with a did-you-mean and the allowed keys."""
+    import difflib
+
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.6)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise _err(path, f"{where}: unknown key(s) {', '.join(hints)}; allowed: {sorted(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -266,6 +282,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, f"shared: unknown keys {sorted(bad)} (allowed: {sorted(_SHARED_KEYS)})")
     shared["model_args"] = _as_dict(path, "shared.model_args", shared.get("model_args"))
     shared["gen_kwargs"] = _as_dict(path, "shared.gen_kwargs", shared.get("gen_kwargs"))
+    _check_keys(path, "shared.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
     limit = shared.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
         raise _err(path, f"shared.limit must be a positive number of documents, got {limit!r}")
@@ -275,11 +292,11 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, "methods: give a non-empty list of {name, model, model_args}")
     methods: list[MethodSpec] = []
     for i, m in enumerate(methods_raw):
-        if not isinstance(m, dict) or "model" not in m:
+        if not isinstance(m, dict):
             raise _err(path, f"methods[{i}] must be a mapping with at least 'model'")
-        unknown = set(m) - _METHOD_KEYS
-        if unknown:
-            raise _err(path, f"methods[{i}]: unknown keys {sorted(unknown)} (allowed: {sorted(_METHOD_KEYS)})")
+        _check_keys(path, f"methods[{i}]", m, _METHOD_KEYS)
+        if "model" not in m:
+            raise _err(path, f"methods[{i}] must be a mapping with at least 'model'")
         mname = m.get("name") or m["model"]
         if not isinstance(mname, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$", mname) or "/" in mname:
             raise _err(path, f"methods[{i}]: invalid name {mname!r}")
@@ -287,6 +304,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         gk = _as_dict(path, f"methods[{i}].gen_kwargs", m.get("gen_kwargs"))
         spec_args = _as_dict(path, f"methods[{i}].specific", m.get("specific"))
         spec_gk = _as_dict(path, f"methods[{i}].specific_gen_kwargs", m.get("specific_gen_kwargs"))
+        _check_keys(path, f"methods[{i}].gen_kwargs", gk, _GEN_KEYS)
+        _check_keys(path, f"methods[{i}].specific_gen_kwargs", spec_gk, _GEN_KEYS)
         clash = sorted(set(margs) & set(shared["model_args"]))
         if clash:
             raise _err(
@@ -329,6 +348,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, f"reference {reference!r} is not one of the methods {names}")
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
+    _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)
     iters = int(bs.get("iters", 1000))
     conf = float(bs.get("confidence", 0.95))
     if iters < 100 or not (0.5 < conf < 1.0):

@@ -311,7 +311,12 @@ def _eval(a: argparse.Namespace) -> int:
         raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
     if any(k < 1 for k in a.k):
         raise ConfigError(f"--k {a.k}: cut-offs must be >= 1")
-    metrics = evaluate_run(ctxs, answers or None, gold or None, ks=a.k)
+    depth = max((len(v) for v in ctxs.values()), default=0)
+    ks = sorted({k for k in a.k if k <= depth} | ({depth} if any(k > depth for k in a.k) and depth else set()))
+    if ks != sorted(set(a.k)):
+        print(f"note: the run has at most {depth} passages per query; cut-offs above it are reported at @{depth}",
+              file=sys.stderr)
+    metrics = evaluate_run(ctxs, answers or None, gold or None, ks=ks)
     print(json.dumps(metrics, sort_keys=True) if a.json else format_table(metrics, title=f"{run_path.name} on {a.topics}"))
     return 0
 

@@ -38,7 +38,11 @@ def data_dir(explicit: str | os.PathLike | None = None, *, required: bool = True
     path = Path(value).expanduser().resolve()
     if not path.is_dir():
         source = "data_dir argument" if explicit not in (None, "") else f"${DATA_ENV}"
-        raise ConfigError(f"{source} = {value!r}: folder {path} does not exist")
+        raise ConfigError(
+            f"{source} = {value!r}: folder {path} does not exist; point it at a folder laid out like the "
+            "repository's ../shared/data (nq_open/, nq_open_oracle/, wiki_vital_summaries/, ...), or unset it "
+            "to load the data sets from the hub"
+        )
     return path
 
 

@@ -20,6 +20,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO.parent / "shared" / "data").resolve()
 os.environ.setdefault("TOKRAG_DATA_DIR", str(SHARED_DATA))
+# A relative TOKRAG_DATA_DIR (the README's `TOKRAG_DATA_DIR=../shared/data pytest`) must survive tests that
+# start lm_eval in another working directory.
+os.environ["TOKRAG_DATA_DIR"] = str(Path(os.environ["TOKRAG_DATA_DIR"]).resolve())
 
 import pytest  # noqa: E402
 

@@ -70,6 +70,12 @@ def test_spec_contract_and_specific_settings(tmp_path):
         ({"seeds": ["x"]}, "seeds must be a non-empty list of integers"),
         ({"tokens": 3}, "unknown top-level keys ['tokens']"),
         ({"tasks": [{"task": "toy_qa", "noise": 1.5}]}, "noise must be a ratio in [0, 1]"),
+        ({"bootstrap": {"iter": 1000}}, "bootstrap: unknown key(s) 'iter' (did you mean 'iters'?)"),
+        ({"shared": {"gen_kwargs": {"max_gen_tok": 16}}},
+         "shared.gen_kwargs: unknown key(s) 'max_gen_tok' (did you mean 'max_gen_toks'?)"),
+        ({"methods": [{"name": "a", "modle": TOY}]}, "methods[0]: unknown key(s) 'modle' (did you mean 'model'?)"),
+        ({"methods": [{"name": "a", "model": TOY, "gen_kwargs": {"temprature": 0.5}}]},
+         "methods[0].gen_kwargs: unknown key(s) 'temprature' (did you mean 'temperature'?)"),
     ],
 )
 def test_spec_rejects_bad_input(tmp_path, change, message):

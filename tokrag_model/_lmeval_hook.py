@@ -59,6 +59,7 @@ def _after_registry():
 
         tokrag_model.register()
         tokrag_model.register_tasks()
+        _install_excepthook()
     except Exception as exc:  # pragma: no cover - defensive
         try:
             import logging
@@ -66,6 +67,34 @@ def _after_registry():
             logging.getLogger("tokrag_model").debug("tokrag model registration skipped: %s", exc)
         except Exception:
             pass
+
+
+def _install_excepthook():
+    """Under plain ``lm_eval``, print a tokrag error (bad model argument, offline hub id, Java set-up, bad
+    data) as one ``lm_eval: error: ...`` line instead of a stack trace (``TOKRAG_TRACEBACK=1`` keeps it)."""
+    import os
+
+    if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0") or getattr(sys.excepthook, "_tokrag", False):
+        return
+    previous = sys.excepthook
+
+    def hook(etype, value, tb):
+        try:
+            from retrieval.errors import TokragError
+
+            exc, seen = value, set()
+            while exc is not None and id(exc) not in seen:
+                seen.add(id(exc))
+                if isinstance(exc, TokragError):
+                    sys.stderr.write(f"lm_eval: error: {exc}\n(set TOKRAG_TRACEBACK=1 for the stack trace)\n")
+                    return
+                exc = exc.__cause__ or exc.__context__
+        except Exception:
+            pass
+        previous(etype, value, tb)
+
+    hook._tokrag = True  # type: ignore[attr-defined]
+    sys.excepthook = hook
 
 
 def _remove():
