@@ -34,6 +34,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError
+from .io import read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -140,25 +141,8 @@ def _open_text(path: Path) -> io.TextIOBase:
     return raw  # type: ignore[return-value]
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Like :func:`retrieval.io.read_jsonl` but also for ``.gz`` files."""
-    with _open_text(path) as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"{path}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; re-encode the file as UTF-8"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
+# JSONL (optionally gzipped) with file:line errors: the shared reader.
+_iter_jsonl = read_jsonl
 
 
 def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:

@@ -84,27 +84,30 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines).
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines); a ``.gz``
+    file is decompressed on the fly.
 
     Raises:
         DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line.
     """
+    import gzip
+
     path = Path(path)
-    with open(path, "rb") as f:
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
         for lineno, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DataError(
                     f"{path}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; "
-                    "re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+                    "re-encode the file as UTF-8"
                 ) from None
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj

@@ -15,7 +15,6 @@ or ``$TOKRAG_DATA_DIR``), otherwise from the hub id a user expects (``google-res
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 TASK_DIR: Path = Path(__file__).resolve().parent
@@ -61,62 +60,22 @@ def _patch_manager(module) -> None:
     cls.__init__ = __init__
 
 
-class _ManagerFinder:
-    """Meta-path finder that patches ``lm_eval.tasks.manager`` right after it is executed."""
-
-    _busy = False
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != _MANAGER or _ManagerFinder._busy:
-            return None
-        try:
-            import importlib.util
-
-            _ManagerFinder._busy = True
-            try:
-                spec = importlib.util.find_spec(fullname)
-            finally:
-                _ManagerFinder._busy = False
-            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                return None
-            loader = spec.loader
-
-            class _Loader:
-                def __getattr__(self, name):
-                    return getattr(loader, name)
-
-                def create_module(self, s):
-                    return loader.create_module(s)
-
-                def exec_module(self, module):
-                    loader.exec_module(module)
-                    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _ManagerFinder)]
-                    _patch_manager(module)
-
-            spec.loader = _Loader()
-            return spec
-        except Exception:  # never break an import
-            return None
-
-
 def register_task_path() -> None:
     """Make every lm-eval ``TaskManager`` also index this folder, so ``lm_eval --tasks nq_open_bm25`` works
     without ``--include_path``.
 
     lm-eval 0.4.13 has no plugin discovery for tasks: this wraps ``TaskManager.__init__`` to pass
     ``include_path=add_include_path(include_path)`` (our folder added once). If lm-eval's task manager is
-    not imported yet, a meta-path finder applies the patch right after it is. Idempotent, never
+    not imported yet, the patch is applied right after it is (``tokrag_model._lmeval_hook.after_import``). Idempotent, never
     raises, imports nothing heavy; set ``TOKRAG_NO_TASK_PATH=1`` to turn it off. Called by the
     package's lm-eval start-up hook (``tokrag_model``'s ``.pth``).
     """
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return
     try:
-        module = sys.modules.get(_MANAGER)
-        if module is not None:
-            _patch_manager(module)
-        elif not any(isinstance(f, _ManagerFinder) for f in sys.meta_path):
-            sys.meta_path.insert(0, _ManagerFinder())
+        from tokrag_model._lmeval_hook import after_import
+
+        after_import(_MANAGER, _patch_manager)
     except Exception:
         pass
 

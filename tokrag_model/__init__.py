@@ -26,8 +26,7 @@ def register() -> None:
     """Register the five models in lm-eval's model registry (keeping its built-in models).
 
     lm-eval imports its built-in ``MODEL_MAPPING`` only when the registry is empty (stack_notes G7),
-    so ``lm_eval.models`` is imported first. Also makes lm-eval index the package's ``tasks/`` folder
-    (:func:`tasks.register_task_path`). Idempotent.
+    so ``lm_eval.models`` is imported first. Idempotent. (:func:`register_tasks` adds the task folder.)
     """
     import lm_eval.models  # noqa: F401  (built-ins first)
     from lm_eval.api.registry import model_registry
@@ -35,10 +34,7 @@ def register() -> None:
     for name, target in MODEL_CLASSES.items():
         if name not in model_registry:
             model_registry.register(name, target=target)
-    # The package's tasks load without --include_path (issue 4): every TaskManager also indexes tasks/.
-    import tasks
 
-    tasks.register_task_path()
 
 
 def register_tasks() -> None:

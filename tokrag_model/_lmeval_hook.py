@@ -11,30 +11,26 @@ import sys
 _TARGET = "lm_eval.api.registry"
 
 
-class _Finder:
-    """Meta-path finder that wraps the loader of ``lm_eval.api.registry`` to register afterwards."""
+class _AfterImport:
+    """Meta-path finder that runs ``callback(module)`` right after module ``fullname`` has been executed."""
 
-    _busy = False
+    def __init__(self, fullname, callback):
+        self.fullname, self.callback, self.busy = fullname, callback, False
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: D401
-        if fullname != _TARGET or _Finder._busy:
+        if fullname != self.fullname or self.busy:
             return None
         try:
             import importlib.util
 
-            _Finder._busy = True
+            self.busy = True
             try:
                 spec = importlib.util.find_spec(fullname)
             finally:
-                _Finder._busy = False
+                self.busy = False
             if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return None
-            loader = spec.loader
-            original = loader.exec_module
-
-            def exec_module(module, _orig=original):
-                _orig(module)
-                _after_registry()
+            loader, finder = spec.loader, self
 
             class _Wrapped:
                 def __getattr__(self, name):
@@ -44,7 +40,12 @@ class _Finder:
                     return loader.create_module(s)
 
                 def exec_module(self, module):
-                    exec_module(module)
+                    loader.exec_module(module)
+                    sys.meta_path[:] = [f for f in sys.meta_path if f is not finder]
+                    try:
+                        finder.callback(module)
+                    except Exception:  # never break an import
+                        pass
 
             spec.loader = _Wrapped()
             return spec
@@ -52,9 +53,25 @@ class _Finder:
             return None
 
 
-def _after_registry():
+def after_import(fullname, callback):
+    """Run ``callback(module)`` once module ``fullname`` is imported (at once if it already is).
+
+    Used for lm-eval's model registry (models) and task manager (``tasks.register_task_path``); lm-eval
+    0.4.13 has no plugin entry points. Idempotent per (module, callback); never raises.
+    """
     try:
-        _remove()
+        module = sys.modules.get(fullname)
+        if module is not None:
+            callback(module)
+        elif not any(isinstance(f, _AfterImport) and f.fullname == fullname and f.callback is callback
+                     for f in sys.meta_path):
+            sys.meta_path.insert(0, _AfterImport(fullname, callback))
+    except Exception:
+        pass
+
+
+def _after_registry(_module=None):
+    try:
         import tokrag_model
 
         tokrag_model.register()
@@ -97,19 +114,9 @@ def _install_excepthook():
     sys.excepthook = hook
 
 
-def _remove():
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
-
-
 def install():
-    """Install the finder (or register at once when lm-eval's registry is already imported)."""
-    try:
-        if _TARGET in sys.modules:
-            _after_registry()
-        elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-            sys.meta_path.insert(0, _Finder())
-    except Exception:
-        pass
+    """Register the tokrag models (and tasks path) once lm-eval's registry is imported."""
+    after_import(_TARGET, _after_registry)
 
 
 install()
