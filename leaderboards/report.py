@@ -367,6 +367,16 @@ def render_csv(data: dict) -> str:
     return buf.getvalue()
 
 
+
+def _finish_plot(plt, fig, ax, out_dir: Path, name: str, caption: str) -> tuple[str, str]:
+    """Common tail of every plot: y in [0, 1.05], legend outside, PNG without a timestamp; returns (file, caption)."""
+    ax.set_ylim(0.0, 1.05)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return name, caption
+
 def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     """Write PNG plots; returns ``(file name, caption)`` pairs."""
     import matplotlib
@@ -400,13 +410,8 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_xticklabels(tasks, rotation=15, ha="right")
         ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")
         ax.set_title(f"{LABELS.get(metric, metric)} per task")
-        ax.set_ylim(0.0, 1.05)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        fig.tight_layout()
-        name = f"{metric}_per_task.png"
-        fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
-        plt.close(fig)
-        files.append((name, f"{LABELS.get(metric, metric)} per task with {conf}% bootstrap CIs"))
+        files.append(_finish_plot(plt, fig, ax, out_dir, f"{metric}_per_task.png",
+                                  f"{LABELS.get(metric, metric)} per task with {conf}% bootstrap CIs"))
     fams = {}
     for r in data["rows"]:
         if r.get("noise") is not None and r.get("metrics") and "answer_match" in r["metrics"]:
@@ -428,13 +433,8 @@ def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_xlabel("noise ratio (share of retrieved passages replaced by distractors)")
         ax.set_ylabel("answer match")
         ax.set_title(f"Robustness to retrieval noise: {fam}")
-        ax.set_ylim(0.0, 1.05)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        fig.tight_layout()
-        name = f"robustness_{fam}.png"
-        fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
-        plt.close(fig)
-        files.append((name, f"Answer match against noise ratio per method ({fam}); bands: {conf}% CI"))
+        files.append(_finish_plot(plt, fig, ax, out_dir, f"robustness_{fam}.png",
+                                  f"Answer match against noise ratio per method ({fam}); bands: {conf}% CI"))
     return files
 
 
