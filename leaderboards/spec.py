@@ -306,20 +306,13 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         spec_gk = _as_dict(path, f"methods[{i}].specific_gen_kwargs", m.get("specific_gen_kwargs"))
         _check_keys(path, f"methods[{i}].gen_kwargs", gk, _GEN_KEYS)
         _check_keys(path, f"methods[{i}].specific_gen_kwargs", spec_gk, _GEN_KEYS)
-        clash = sorted(set(margs) & set(shared["model_args"]))
-        if clash:
-            raise _err(
-                path,
-                f"methods[{i}] ({mname}): model_args {clash} are contract settings (shared.model_args); "
-                "a deviation for one method must be written under 'specific:' so that it is printed",
-            )
-        clash = sorted(set(gk) & set(shared["gen_kwargs"]))
-        if clash:
-            raise _err(
-                path,
-                f"methods[{i}] ({mname}): gen_kwargs {clash} are contract settings (shared.gen_kwargs); "
-                "write a deviation under 'specific_gen_kwargs:'",
-            )
+        for section, given, fix in (
+            ("model_args", margs, "a deviation for one method must be written under 'specific:' so that it is printed"),
+            ("gen_kwargs", gk, "write a deviation under 'specific_gen_kwargs:'"),
+        ):
+            clash = sorted(set(given) & set(shared[section]))
+            if clash:
+                raise _err(path, f"methods[{i}] ({mname}): {section} {clash} are contract settings (shared.{section}); {fix}")
         methods.append(
             MethodSpec(name=mname, model=str(m["model"]), model_args=margs, gen_kwargs=gk, specific=spec_args,
                        specific_gen_kwargs=spec_gk, label=str(m.get("label") or mname))
