@@ -5,7 +5,10 @@
 (float32, CPU, one thread by default), greedy, chat-formatted question, ``max_gen_toks`` 16.
 
 Per-token wall time = all wall time the method spends on the 20 requests (prefills, critic calls,
-decode steps) / generated tokens. Methods are interleaved per question (all methods on question 1,
+decode steps) / generated tokens. Every method generates exactly ``max_gen_toks`` tokens per request (no
+stop strings, EOS ignored, as throughput benchmarks fix the output length): otherwise a method that
+happens to emit EOS earlier would spread its prefill over fewer tokens and look slower per token for
+a reason that is not its per-token cost (``--stop-at-eos`` measures with EOS honoured instead). Methods are interleaved per question (all methods on question 1,
 then on question 2, ..., order rotated) so that load drift on a shared machine hits all alike; with
 ``--rounds`` > 1 the fastest sweep per method is kept. Targets (issue 3): tokrag ≤ 1.25×, rag-replug ≤ 2.0×,
 rag-selfrag-filter ≤ 1.5× rag-standard. The last output line is one JSON object.
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-gen-toks", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--pretrained", default="smollm2-135m-instruct")
+    ap.add_argument("--stop-at-eos", action="store_true", help="honour EOS (output lengths then differ per method)")
     args = ap.parse_args(argv)
 
     import torch
@@ -81,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     tok = bb.tokenizer
     contexts = [tok.apply_chat_template([{"role": "user", "content": f"Answer briefly. {d['question']}?"}],
                                         tokenize=False, add_generation_prompt=True) for d in docs]
-    # no stop strings (EOS still stops): every method generates about max_gen_toks tokens per request, so the
-    # prefill cost is amortised over the same number of tokens for every method
+    # no stop strings and (unless --stop-at-eos) no EOS: every method generates max_gen_toks tokens per
+    # request, so the prefill cost is amortised over the same number of tokens for every method
     gen = {"until": [], "max_gen_toks": args.max_gen_toks, "do_sample": False}
     timers = _install_timers()
     methods = {
@@ -92,10 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     # Interleaved: for every question all methods run back to back (order rotated per question), so
     # load drift on a shared machine hits every method alike; --rounds repeats the whole sweep and
     # the fastest sweep per method is kept.
-    lms = {name: MODELS[name.split("-layer")[0]].with_backbone(bb, **kw) for name, kw in methods.items()}
     names = list(methods)
     best: dict[str, dict] = {}
     for rnd in range(args.rounds):
+        lms = {name: MODELS[name.split("-layer")[0]].with_backbone(bb, **kw) for name, kw in methods.items()}
+        if not args.stop_at_eos:
+            for lm in lms.values():
+                lm.eos_ids = set()
         acc = {n: {"wall_s": 0.0, "prefill_s": 0.0, "decode_steps_s": 0.0, "pure_tokens": 0, "tested_tokens": 0}
                for n in names}
         for lm in lms.values():
@@ -141,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_none": round(best["rag-none"]["per_token_ms"] / base, 3),
         "per_token_ms_standard": base,
         "peak_rss_mb": round(peak, 1),
-        "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k,
+        "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k, "max_gen_toks": args.max_gen_toks,
+        "stop_at_eos": args.stop_at_eos,
         "targets": {"ratio_tokrag": 1.25, "ratio_replug": 2.0, "ratio_selfrag_filter": 1.5},
     }
     print(json.dumps(result))

@@ -31,11 +31,12 @@ def _eager_last_row(model, ids, layer):
     return out.attentions[layer][0, :, -1].mean(0)  # (T,)
 
 
-def test_recomputed_attention_equals_eager_at_prefill_and_decode(tiny):
+@pytest.mark.parametrize("reserve", [0, 4], ids=["dynamic-cache", "static-cache"])
+def test_recomputed_attention_equals_eager_at_prefill_and_decode(tiny, reserve):
     dec = MultiContextDecoder(tiny, _stats())
     a = [5, 9, 11, 3, 7, 21, 40, 2]
     b = [8, 1, 30]
-    batch = dec.prefill([a, b], hidden=True)
+    batch = dec.prefill([a, b], hidden=True, reserve=reserve)
     for layer in range(3):
         # prefill: the LAST query row (the authors' code read row 0, the BOS query)
         assert torch.allclose(dec.last_query_attention(batch, 0, layer), _eager_last_row(tiny, a, layer), atol=1e-5)
@@ -49,11 +50,12 @@ def test_recomputed_attention_equals_eager_at_prefill_and_decode(tiny):
         assert torch.allclose(dec.last_query_attention(batch, 0, layer), _eager_last_row(tiny, a + [13, 15], layer), atol=1e-5)
 
 
-def test_batched_padded_steps_match_single_row_decoding(tiny):
+@pytest.mark.parametrize("reserve", [0, 3], ids=["dynamic-cache", "static-cache"])
+def test_batched_padded_steps_match_single_row_decoding(tiny, reserve):
     dec = MultiContextDecoder(tiny, _stats())
     rows = [[5, 9, 11, 3, 7, 21, 40, 2], [8, 1, 30]]
-    batch = dec.prefill(rows)
-    singles = [dec.prefill([r]) for r in rows]
+    batch = dec.prefill(rows, reserve=reserve)
+    singles = [dec.prefill([r], reserve=reserve) for r in rows]
     for step_tokens in ([13, 14], [15, 16], [17, 18]):
         for i in range(2):
             assert torch.allclose(batch.logprobs[i], singles[i].logprobs[0], atol=1e-4)
@@ -73,11 +75,12 @@ def test_teacher_forced_attention_and_logprobs_match(tiny):
     for layer in range(3):
         rows = dec.attention_probs(layer, hs[layer], q, cache.layers[layer].keys[0], causal_limit=q)
         assert torch.allclose(rows, eager[layer][0].mean(0), atol=1e-5)
-    # incremental decoding gives the same next-token log-probs as teacher forcing
-    batch = dec.prefill([ids[:6]])
-    for t in range(6, len(ids)):
-        assert torch.allclose(batch.logprobs[0], lp[t - 1], atol=1e-4)
-        dec.step(batch, [ids[t]])
+    # incremental decoding gives the same next-token log-probs as teacher forcing (both cache kinds)
+    for reserve in (0, len(ids) - 6):
+        batch = dec.prefill([ids[:6]], reserve=reserve)
+        for t in range(6, len(ids)):
+            assert torch.allclose(batch.logprobs[0], lp[t - 1], atol=1e-4)
+            dec.step(batch, [ids[t]])
 
 
 def test_shared_prefix_logprobs_equal_full_prefills(tiny):
@@ -87,3 +90,35 @@ def test_shared_prefix_logprobs_equal_full_prefills(tiny):
     ref = dec.prefill([prefix + s for s in sufs]).logprobs
     assert got.shape == ref.shape and torch.allclose(got, ref, atol=1e-4)
     assert dec.stats["prompt_tokens"] == len(prefix) + sum(map(len, sufs)) + sum(len(prefix) + len(s) for s in sufs)
+
+
+def test_column_major_weights_keep_values_ties_and_outputs():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from retrieval.errors import ConfigError
+    from tokrag_model.loading import set_linear_weight_layout
+
+    torch.manual_seed(1)
+    cfg = LlamaConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=6,
+                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg).eval()
+    ids = torch.tensor([[5, 9, 11, 3, 7, 21]])
+    with torch.no_grad():
+        ref = model(input_ids=ids).logits
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    assert set_linear_weight_layout(model, "auto", "cuda:0") == "row"  # GPUs: left as loaded
+    assert model.lm_head.weight.is_contiguous()
+    assert set_linear_weight_layout(model, "auto", "cpu") == "col"
+    q = model.model.layers[0].self_attn.q_proj.weight
+    assert q.shape == (48, 48) and q.stride() == (1, 48)
+    head = model.lm_head.weight
+    assert head.shape == (97, 48) and head.stride() == (1, 97)
+    assert model.model.embed_tokens.weight is head  # the tie holds (converted once, in place)
+    for n, p in model.named_parameters():
+        assert torch.equal(p, before[n]), n  # same values, only the strides differ
+    with torch.no_grad():
+        got = model(input_ids=ids).logits
+    assert torch.allclose(got, ref, atol=1e-5)
+    assert set_linear_weight_layout(model, "row", "cpu") == "row" and head.is_contiguous() and q.is_contiguous()
+    with pytest.raises(ConfigError, match="weight_layout='diagonal'"):
+        set_linear_weight_layout(model, "diagonal", "cpu")

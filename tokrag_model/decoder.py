@@ -4,7 +4,10 @@ A *branch* is one token sequence (pure context, RAG context, or one passage + co
 with its own KV cache. All branches of all requests in a batch are decoded in lock-step: each branch
 is prefilled on its own (no padding waste: a 50-token pure prompt is not padded to a 700-token RAG
 prompt), then the caches are left-padded and stacked so that every decode step is **one** batched
-forward pass over all rows, with an attention mask and explicit position ids.
+forward pass over all rows, with an attention mask and explicit position ids. When the caller knows how
+many tokens will be appended (``reserve``, the generation budget), the stacked cache is a preallocated
+``transformers.StaticCache``: a decode step writes one slot in place instead of re-concatenating every
+layer's keys and values (``DynamicCache`` grows by ``torch.cat``, O(T) copying per step and per row).
 
 Per step the decoder exposes, for every row:
 * ``logprobs`` (B, V) float32: log-softmax of the last position's logits (nats);
@@ -34,7 +37,8 @@ import torch.nn.functional as F
 class Batch:
     """State of a batch of rows being decoded.
 
-    ``cache``: a ``DynamicCache`` whose tensors are (B, kv_heads, T, head_dim), rows left-padded;
+    ``cache``: a ``DynamicCache`` whose tensors are (B, kv_heads, T, head_dim), or a ``StaticCache`` whose
+    tensors are (B, kv_heads, T + reserve, head_dim) with slots ≥ T still empty; rows left-padded;
     ``mask``: (B, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``: real tokens per
     row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids per row.
     """
@@ -92,9 +96,18 @@ class MultiContextDecoder:
         return lp, hs, cache
 
     @torch.inference_mode()
-    def prefill(self, rows: list[list[int]], hidden: bool = False) -> Batch:
-        """Prefill each row on its own, then stack the caches left-padded into one batch."""
-        from transformers import DynamicCache
+    def prefill(self, rows: list[list[int]], hidden: bool = False, reserve: int = 0) -> Batch:
+        """Prefill each row on its own, then stack the caches left-padded into one batch.
+
+        Args:
+            rows: token ids per row (each ≥ 1 token).
+            hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
+            reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
+                ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
+        Raises:
+            ValueError: an empty row.
+        """
+        from transformers import DynamicCache, StaticCache
 
         caches, lps, hss = [], [], []
         for ids in rows:
@@ -112,10 +125,12 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
-        if len(rows) == 1:
+        if reserve > 0:
+            merged = StaticCache(config=self.config, max_cache_len=tmax + reserve)
+        if len(rows) == 1 and reserve <= 0:
             merged = caches[0]
         else:
-            merged = DynamicCache(config=self.config)
+            merged = merged if reserve > 0 else DynamicCache(config=self.config)
             for li in range(len(caches[0].layers)):
                 ks, vs = [], []
                 for c, p in zip(caches, pads):
@@ -234,7 +249,7 @@ class MultiContextDecoder:
         if batch.hidden is None:
             raise RuntimeError("last_query_attention needs hidden states: decode with hidden=True")
         pad = batch.pads[row]
-        keys = batch.cache.layers[layer].keys[row, :, pad:]
+        keys = batch.cache.layers[layer].keys[row, :, pad:pad + batch.lengths[row]]
         pos = torch.tensor([batch.lengths[row] - 1], device=self.device)
         return self.attention_probs(layer, batch.hidden[layer, row].unsqueeze(0), pos, keys)[0]
 
@@ -291,7 +306,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
         owner.append(list(range(len(rows), len(rows) + len(ids))))
         rows.extend(ids)
     hidden = any(r.needs_hidden for r in rules)
-    batch = dec.prefill(rows, hidden=hidden)
+    batch = dec.prefill(rows, hidden=hidden, reserve=max(0, max_gen_toks))
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
     stops = [s for s in until if s]

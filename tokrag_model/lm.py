@@ -32,7 +32,7 @@ from retrieval.errors import ConfigError  # noqa: E402
 
 from .args import COMMON_ARGS, Arg, choice, layer_spec, parse_args, to_bool, to_opt_float  # noqa: E402
 from .decoder import MultiContextDecoder, generate  # noqa: E402
-from .loading import resolve_device, resolve_pretrained, torch_dtype, weights_fingerprint  # noqa: E402
+from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .methods import (  # noqa: E402
     ReplugRule,
@@ -61,14 +61,19 @@ class Backbone:
     fingerprint: str
     dtype: str
     device: str
+    weight_layout: str = "row"
 
     @classmethod
     def load(cls, pretrained: str, dtype: str = "float32", device: str = "cpu", revision: str | None = None,
-             trust_remote_code: bool = False) -> "Backbone":
+             trust_remote_code: bool = False, weight_layout: str = "auto") -> "Backbone":
         """Resolve ``pretrained`` (see :mod:`tokrag_model.loading`) and load it in eval mode.
 
+        ``weight_layout``: see :func:`tokrag_model.loading.set_linear_weight_layout` (``auto``: column-major
+        Linear weights on CPU in float32, faster decode steps; as loaded elsewhere).
+
         Raises:
-            ConfigError, OfflineError: see :func:`tokrag_model.loading.resolve_pretrained`.
+            ConfigError, OfflineError: see :func:`tokrag_model.loading.resolve_pretrained`; an unknown
+            ``weight_layout``.
         """
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -81,7 +86,9 @@ class Backbone:
                                                          trust_remote_code=trust_remote_code).to(dev).eval()
         except (OSError, ValueError) as exc:
             raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {exc}") from None
-        return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""), dev)
+        layout = set_linear_weight_layout(model, weight_layout, dev)
+        return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""),
+                   dev, layout)
 
 
 # Default REPLUG temperature per retriever (scores live on different scales): BM25 scores differ by a few
@@ -115,11 +122,13 @@ class RAGMethodLM(LM):
         self.dp = DataParallel(resolve_device(cfg["device"]) if backbone is None else backbone.device)
         self._rank, self._world_size = self.dp.rank, self.dp.world_size
         if backbone is None:
-            backbone = Backbone.load(cfg["pretrained"], cfg["dtype"], self.dp.device, cfg["revision"], cfg["trust_remote_code"])
+            backbone = Backbone.load(cfg["pretrained"], cfg["dtype"], self.dp.device, cfg["revision"], cfg["trust_remote_code"],
+                                     cfg["weight_layout"])
         self.backbone = backbone
         self.model, self.tokenizer = backbone.model, backbone.tokenizer
         self.fingerprint = backbone.fingerprint
         cfg["device"] = backbone.device
+        cfg["weight_layout"] = backbone.weight_layout
         mcfg = self.model.config
         native = getattr(mcfg, "max_position_embeddings", None) or 2048
         self.max_length = int(cfg["max_length"] or min(int(native), 8192))
