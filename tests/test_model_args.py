@@ -36,6 +36,8 @@ def test_lm_eval_style_values_are_cast():
     assert resolve_device("cuda:0") in {"cpu", "cuda:0"}  # lm-eval's default falls back to CPU without CUDA
     with pytest.raises(ConfigError, match="layer="):
         TokRAGLM(layer="deep")
+    with pytest.raises(ConfigError, match=r"weight_layout=.*\['auto', 'row', 'col'\]"):
+        TokRAGLM(weight_layout="diagonal")
 
 
 def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):
