@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from retrieval.errors import ConfigError
 
+from .loading import WEIGHT_LAYOUTS
+
 
 @dataclass(frozen=True)
 class Arg:
@@ -107,7 +109,7 @@ COMMON_ARGS: dict[str, Arg] = {
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, to_opt_int, "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", str, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
-    "weight_layout": Arg("auto", choice("auto", "row", "col"),
+    "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
     "max_batch_size": Arg(None, to_opt_int, "accepted for lm-eval compatibility; unused"),

@@ -52,6 +52,11 @@ class Batch:
     ids: list[list[int]] = field(default_factory=list)
 
 
+def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
+    """Zero-pad ``n`` positions on the left of the sequence axis of (B, heads, T, head_dim) ``t`` (no copy for 0)."""
+    return F.pad(t, (0, 0, n, 0)) if n else t
+
+
 class MultiContextDecoder:
     """Batched multi-branch greedy decoding over one Hugging Face causal LM.
 
@@ -125,21 +130,14 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
-        if reserve > 0:
-            merged = StaticCache(config=self.config, max_cache_len=tmax + reserve)
-        if len(rows) == 1 and reserve <= 0:
+        if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
-            merged = merged if reserve > 0 else DynamicCache(config=self.config)
+            merged = (StaticCache(config=self.config, max_cache_len=tmax + reserve) if reserve > 0
+                      else DynamicCache(config=self.config))
             for li in range(len(caches[0].layers)):
-                ks, vs = [], []
-                for c, p in zip(caches, pads):
-                    k, v = c.layers[li].keys, c.layers[li].values
-                    if p:
-                        k = F.pad(k, (0, 0, p, 0))
-                        v = F.pad(v, (0, 0, p, 0))
-                    ks.append(k)
-                    vs.append(v)
+                ks = [_left_pad(c.layers[li].keys, p) for c, p in zip(caches, pads)]
+                vs = [_left_pad(c.layers[li].values, p) for c, p in zip(caches, pads)]
                 merged.update(torch.cat(ks), torch.cat(vs), li)
         mask = torch.zeros(len(rows), tmax, dtype=torch.long, device=self.device)
         for i, p in enumerate(pads):

@@ -239,8 +239,8 @@ def set_linear_weight_layout(model: Any, layout: str, device: str) -> str:
     log-probs). Tied weights (an LM head sharing the input embeddings) are converted once, in place, so
     the tie holds. Converting copies the weights: the other parameters are copied too, so that nothing
     keeps the checkpoint's memory map alive next to the copies (steady state ≈ one copy of the model;
-    the conversion itself briefly holds the mapped file and the copies). ``auto`` = ``col`` on CPU with a float32 model, ``row`` otherwise (GPUs and reduced
-    precision are left as loaded).
+    the conversion itself briefly holds the mapped file and the copies). ``auto`` = ``col`` on CPU with
+    a float32 model, ``row`` otherwise (GPUs and reduced precision are left as loaded).
 
     Raises:
         ConfigError: ``layout`` is not one of :data:`WEIGHT_LAYOUTS`.
