@@ -192,24 +192,15 @@ def score_sample(lm: Any, scorers: dict[str, Any], doc: dict, context: str, cont
                  max_tokens: int | None = None, dynamic_stride: int = 1) -> list[TokenRecord]:
     """Teacher-force ``continuation`` after ``context`` with and without ``doc["ctxs"]``; one record per token.
 
-    The two branches are run once (``tokrag_model.methods.branch_logprobs``) and every policy's
-    ``TokRAGScorer.decide`` is applied to the same distributions (``force_score``: S_R/S_L at every
-    token), exactly as ``tokrag_model.methods.tokrag_token_scores`` does for one policy.
-    ``max_tokens`` keeps the first N gold tokens; ``dynamic_stride`` > 1 scores the dynamic policy
-    (whose JS-gap layer search costs a logit lens per layer and token) only at every N-th token.
-    The attention rows of each layer are computed for all gold positions in one causal batched call
-    (``MultiContextDecoder.attention_probs`` with ``causal_limit``), the same rows as the per-position
-    calls.
+    The two branches are run once (``tokrag_model.methods.TeacherForced``) and every policy's rule is
+    applied to the same distributions with S_R/S_L at every token (``force_score``), as
+    ``tokrag_model.methods.tokrag_token_scores`` does for one policy. ``max_tokens`` keeps the first N
+    gold tokens; ``dynamic_stride`` > 1 scores the dynamic policy (whose JS-gap layer search costs a
+    logit lens per layer and token) only at every N-th token.
     """
-    import torch
+    from tokrag_model.methods import TeacherForced
 
-    from tokrag_model.methods import branch_logprobs
-
-    if not context:
-        context = lm.tokenizer.decode([lm.eot_token_id], skip_special_tokens=False)
-    n = len(context) - len(context.rstrip())
-    if n:
-        context, continuation = context[:-n], context[-n:] + continuation
+    context, continuation = lm.split_context(context, continuation)
     cont = lm.cont_ids(context, continuation)
     if max_tokens:
         cont = cont[:max_tokens]
@@ -218,40 +209,21 @@ def score_sample(lm: Any, scorers: dict[str, Any], doc: dict, context: str, cont
     budget = lm.max_length - len(cont)
     rag = lm.encode_rag(doc, context, budget)
     pure = lm.encode_pure(context, budget)
-    dec = lm.decoder
     need_h = any(s.fixed_layer is None for s in scorers.values())
-    with torch.inference_mode():
-        lp_r, hs_r, cache_r = branch_logprobs(dec, rag.ids, cont, hidden=True)
-        lp_l, hs_l, _ = branch_logprobs(dec, pure.ids, cont, hidden=need_h)
-        full = rag.ids + cont
-        base = len(rag.ids) - 1
-        positions = torch.arange(base, base + len(cont))
-        att_rows: dict[int, torch.Tensor] = {}
-
-        def attention_all(layer: int) -> torch.Tensor:
-            # (C, T) head-averaged attention of every gold position at ``layer``, causal (keys <= query):
-            # the same rows the per-position call of tokrag_token_scores computes, in one batched call.
-            if layer not in att_rows:
-                keys = cache_r.layers[layer].keys[0, :, : base + len(cont)]
-                att_rows[layer] = dec.attention_probs(layer, hs_r[layer], positions, keys, causal_limit=positions)
-            return att_rows[layer]
-
-        records = []
-        for i, gold in enumerate(cont):
-            rec = TokenRecord(sample_id, i, int(gold), float(lp_r[i, gold]), float(lp_l[i, gold]),
-                              int(lp_r[i].argmax()), int(lp_l[i].argmax()),
-                              conf_rag=float(lp_r[i].max()), conf_pure=float(lp_l[i].max()))
-            for pol, scorer in scorers.items():
-                dyn = scorer.fixed_layer is None
-                if dyn and dynamic_stride > 1 and i % dynamic_stride:
-                    continue
-                d = scorer.decide(lp_r[i], lp_l[i], full, rag.n_ctx_tokens, lambda layer, i=i: attention_all(layer)[i],
-                                  hs_r[:, i] if dyn else None, hs_l[:, i] if dyn else None, i, force_score=True)
-                rec.scores[pol] = (float(d.s_r), float(d.s_l))
-                rec.layers[pol] = int(d.layer)
-            records.append(rec)
+    tf = TeacherForced.run(lm.decoder, rag.ids, pure.ids, cont, hidden_pure=need_h)
+    records = []
+    for i, gold in enumerate(cont):
+        rec = TokenRecord(sample_id, i, int(gold), float(tf.lp_rag[i, gold]), float(tf.lp_pure[i, gold]),
+                          int(tf.lp_rag[i].argmax()), int(tf.lp_pure[i].argmax()),
+                          conf_rag=float(tf.lp_rag[i].max()), conf_pure=float(tf.lp_pure[i].max()))
+        for pol, scorer in scorers.items():
+            if scorer.fixed_layer is None and dynamic_stride > 1 and i % dynamic_stride:
+                continue
+            d = tf.decide(scorer, i, rag.n_ctx_tokens, force_score=True)
+            rec.scores[pol] = (float(d.s_r), float(d.s_l))
+            rec.layers[pol] = int(d.layer)
+        records.append(rec)
     return records
-
 
 
 # ------------------------------------------------------------------------------------------ CLI

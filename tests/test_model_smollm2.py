@@ -227,7 +227,7 @@ def test_tokrag_teacher_forced_token_scores(backbone, docs, outputs):
     lm = outputs["tokrag"]["lm"]
     d = docs[0]
     decs = lm.token_scores(d, context_of(backbone.tokenizer, d), " " + d["answers"][0])
-    cont = lm.cont_ids(*lm._split(context_of(backbone.tokenizer, d), " " + d["answers"][0]))
+    cont = lm.cont_ids(*lm.split_context(context_of(backbone.tokenizer, d), " " + d["answers"][0]))
     assert len(decs) == len(cont) > 0
     for dec in decs:
         assert dec.s_r is not None and dec.s_l is not None and 0 <= dec.layer < 30

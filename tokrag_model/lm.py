@@ -286,7 +286,11 @@ class RAGMethodLM(LM):
         pbar.close()
         return results  # type: ignore[return-value]
 
-    def _split(self, context: str, continuation: str) -> tuple[str, str]:
+    def split_context(self, context: str, continuation: str) -> tuple[str, str]:
+        """lm-eval's scoring convention: an empty context becomes the EOT token's text, and the context's
+        trailing whitespace moves to the front of the continuation (``hf``'s ``_encode_pair``)."""
+        if not context:
+            context = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         n = len(context) - len(context.rstrip())
         if n:
             continuation = context[-n:] + continuation
@@ -304,9 +308,7 @@ class RAGMethodLM(LM):
         out = []
         for req in tqdm(requests, disable=disable_tqdm, desc=f"{self.METHOD} loglikelihood"):
             context, continuation = req.args[0], req.args[1]
-            if not context:
-                context = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
-            context, continuation = self._split(context, continuation)
+            context, continuation = self.split_context(context, continuation)
             ll, greedy, trace = self.score(req.doc, context, continuation, self.max_length)
             out.append((ll, greedy))
             self._attach_trace(req, trace)
@@ -453,7 +455,7 @@ class TokRAGLM(RAGMethodLM):
     def token_scores(self, doc: Any, context: str, continuation: str) -> list[TokenDecision]:
         """Teacher-forced per-position Tok-RAG decisions for ``continuation`` (see
         :func:`tokrag_model.methods.tokrag_token_scores`); S_R/S_L computed at every position."""
-        context, continuation = self._split(context, continuation)
+        context, continuation = self.split_context(context, continuation)
         cont = self.cont_ids(context, continuation)
         b = _budget_check(cont, self.max_length, self.METHOD)
         rag = self.encode_rag(doc, context, b)

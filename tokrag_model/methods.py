@@ -6,8 +6,9 @@ Generation rules (``rows()`` = the request's branch prompts; ``choose()`` = the 
 * :class:`ReplugRule` — one branch per passage, probability mixture (REPLUG §3).
 * ``rag-selfrag-filter`` runs its critic first, then decodes a :class:`SingleBranch`.
 
-Teacher-forced scoring: :func:`branch_logprobs` (any branch) and :func:`tokrag_token_scores` (the
-public per-position Tok-RAG analysis used by ``tokrag analyze`` and by ``loglikelihood``).
+Teacher-forced scoring: :func:`branch_logprobs` (any branch), :class:`TeacherForced` (both Tok-RAG
+branches run once, the rule applied per position, shared by ``tokrag analyze``'s layer policies) and
+:func:`tokrag_token_scores` (one policy at every position, used by ``loglikelihood``).
 """
 
 from __future__ import annotations
@@ -241,13 +242,63 @@ def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int]
     return lp[sl], (hs[:, sl] if hs is not None else None), cache
 
 
-@torch.inference_mode()
+class TeacherForced:
+    """The RAG and pure branches teacher-forced once on their prompt + the same continuation (tokrag_method.md §5.3).
+
+    Built by :meth:`run`. ``lp_rag``/``lp_pure`` (C, V) float32: next-token log-probs (nats) that predict
+    ``cont_ids[i]``; ``hs_rag`` (L+1, C, d) and ``hs_pure`` (or None): hidden states at the same query
+    positions; ``rag_seq``: RAG prompt + continuation ids. :meth:`decide` applies a
+    :class:`TokRAGScorer` at one position; several scorers (layer policies) can share one run.
+    """
+
+    def __init__(self, dec: MultiContextDecoder, rag_ids: list[int], cont_ids: list[int], lp_rag: torch.Tensor,
+                 hs_rag: torch.Tensor, cache_rag: Any, lp_pure: torch.Tensor, hs_pure: torch.Tensor | None) -> None:
+        self.dec = dec
+        self.cont_ids = list(cont_ids)
+        self.rag_seq = list(rag_ids) + self.cont_ids
+        self.lp_rag, self.hs_rag, self.cache_rag = lp_rag, hs_rag, cache_rag
+        self.lp_pure, self.hs_pure = lp_pure, hs_pure
+        base = len(rag_ids) - 1
+        self.positions = torch.arange(base, base + len(cont_ids))  # (C,) query positions in rag_seq
+        self._attention: dict[int, torch.Tensor] = {}
+
+    @classmethod
+    @torch.inference_mode()
+    def run(cls, dec: MultiContextDecoder, rag_ids: list[int], pure_ids: list[int], cont_ids: list[int],
+            hidden_pure: bool) -> "TeacherForced":
+        """One forward pass per branch; ``hidden_pure``: keep the pure branch's hidden states (dynamic layer)."""
+        lp_r, hs_r, cache_r = branch_logprobs(dec, rag_ids, cont_ids, hidden=True)
+        lp_l, hs_l, _ = branch_logprobs(dec, pure_ids, cont_ids, hidden=hidden_pure)
+        return cls(dec, rag_ids, cont_ids, lp_r, hs_r, cache_r, lp_l, hs_l)
+
+    def attention(self, layer: int) -> torch.Tensor:
+        """(C, T) head-averaged attention of every continuation query at ``layer``, causal (keys ≤ the
+        query), computed for all positions in one call and kept (the rows of the per-position call)."""
+        if layer not in self._attention:
+            keys = self.cache_rag.layers[layer].keys[0, :, : int(self.positions[-1]) + 1]
+            self._attention[layer] = self.dec.attention_probs(layer, self.hs_rag[layer], self.positions, keys,
+                                                              causal_limit=self.positions)
+        return self._attention[layer]
+
+    @torch.inference_mode()
+    def decide(self, scorer: TokRAGScorer, i: int, n_ctx: int, force_score: bool) -> TokenDecision:
+        """The §3.3 rule at continuation position ``i`` (retrieved span ``[0, n_ctx)``); ``logp_*`` = log-prob
+        (nats) of the gold ``cont_ids[i]`` under each branch."""
+        dyn = scorer.fixed_layer is None
+        d = scorer.decide(self.lp_rag[i], self.lp_pure[i], self.rag_seq, n_ctx, lambda layer: self.attention(layer)[i],
+                          self.hs_rag[:, i] if dyn else None, self.hs_pure[:, i] if dyn else None, i,
+                          force_score=force_score)
+        gold = self.cont_ids[i]
+        d.logp_rag, d.logp_pure = float(self.lp_rag[i, gold]), float(self.lp_pure[i, gold])
+        return d
+
+
 def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids: list[int], n_ctx: int,
                         pure_ids: list[int], cont_ids: list[int], score_all: bool = True) -> list[TokenDecision]:
     """Teacher-forced Tok-RAG at every continuation position (the token-level benefit/detriment study).
 
-    Both branches are run once on their prompt + ``cont_ids`` (teacher forcing, tokrag_method.md §5.3);
-    at position i the rule of §3.3 is applied to the two next-token distributions that predict
+    Both branches are run once on their prompt + ``cont_ids`` (:class:`TeacherForced`, tokrag_method.md
+    §5.3); at position i the rule of §3.3 is applied to the two next-token distributions that predict
     ``cont_ids[i]``, with the attention of the RAG query at that position over the retrieved span
     ``[0, n_ctx)`` (causal: keys ≤ the query) at the fixed or dynamic layer.
 
@@ -261,21 +312,5 @@ def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids:
     """
     if not cont_ids:
         return []
-    need_h = scorer.fixed_layer is None
-    lp_r, hs_r, cache_r = branch_logprobs(dec, rag_ids, cont_ids, hidden=True)
-    lp_l, hs_l, _ = branch_logprobs(dec, pure_ids, cont_ids, hidden=need_h)
-    out: list[TokenDecision] = []
-    full = rag_ids + cont_ids
-    base = len(rag_ids) - 1
-    for i, gold in enumerate(cont_ids):
-        q = base + i
-
-        def attention(layer: int, q: int = q, i: int = i) -> torch.Tensor:
-            keys = cache_r.layers[layer].keys[0, :, : q + 1]
-            return dec.attention_probs(layer, hs_r[layer, i].unsqueeze(0), torch.tensor([q]), keys)[0]
-
-        d = scorer.decide(lp_r[i], lp_l[i], full, n_ctx, attention,
-                          hs_r[:, i] if need_h else None, hs_l[:, i] if need_h else None, i, force_score=score_all)
-        d.logp_rag, d.logp_pure = float(lp_r[i, gold]), float(lp_l[i, gold])
-        out.append(d)
-    return out
+    tf = TeacherForced.run(dec, rag_ids, pure_ids, cont_ids, hidden_pure=scorer.fixed_layer is None)
+    return [tf.decide(scorer, i, n_ctx, force_score=score_all) for i in range(len(cont_ids))]
