@@ -23,7 +23,7 @@ from typing import Any
 from retrieval.errors import ConfigError
 from retrieval.io import atomic_write_json
 
-from .report import UNITS, collect, compute
+from .report import UNITS, collect
 from .spec import LeaderboardSpec
 
 DEFAULT_TOLERANCES = {

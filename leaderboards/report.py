@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import logging
 import math
 import os

@@ -165,13 +165,12 @@ def retrieve(
                 return run
         return java_worker().call("retrieve", corpus, queries, retriever, k, params, exclude, cache_root, data_dir=data_dir)
     if is_prebuilt:
-        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):])
+        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):], k1=float(p["k1"]), b=float(p["b"]))
     config = _run_config(retriever, p, corpus, prebuilt, k, queries, exclude)
     depth = k + max((len(v) for v in exclude.values()), default=0)
 
     def compute() -> tuple[dict, int]:
         if prebuilt is not None:
-            prebuilt._s.set_bm25(float(p["k1"]), float(p["b"]))
             hits = prebuilt.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(), progress=bool(runtime.get("progress")))
             searches = len(queries)
         elif retriever == "bm25":

@@ -97,12 +97,12 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     Raises:
         DataError: malformed lines or missing fields (file and line named).
     """
-    from .corpus import _iter_jsonl
+    from .io import read_jsonl
 
     ctxs: Ctxs = {}
     queries: dict[str, str] = {}
     p = Path(path)
-    for lineno, obj in _iter_jsonl(p):
+    for lineno, obj in read_jsonl(p):
         if "qid" not in obj or not isinstance(obj.get("ctxs"), list):
             raise DataError(f"{p}:{lineno}: expected {{'qid', 'ctxs': [...]}}")
         ctxs[str(obj["qid"])] = obj["ctxs"]

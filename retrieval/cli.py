@@ -33,7 +33,8 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     Raises:
         ConfigError: unknown name / missing file. DataError: malformed lines (file and line named).
     """
-    from .corpus import _field, _iter_jsonl, load_queries, nq_oracle_questions
+    from .corpus import _field, load_queries, nq_oracle_questions
+    from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
     name, _, n = spec.partition(":")
@@ -50,7 +51,7 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
         if not path.is_file():
             raise ConfigError(f"{path} not found: the data folder must contain nq_open/NQ-open.dev.jsonl")
         queries, answers = {}, {}
-        for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+        for i, (lineno, obj) in enumerate(read_jsonl(path)):
             if limit is not None and i >= limit:
                 break
             qid = f"nq-open-{i}"
@@ -64,7 +65,7 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}
     if not p.name.lower().removesuffix(".gz").endswith((".tsv", ".txt")):
-        for i, (_, obj) in enumerate(_iter_jsonl(p)):
+        for i, (_, obj) in enumerate(read_jsonl(p)):
             qid = str(obj.get("qid") or obj.get("id") or obj.get("qId") or f"q{i}")
             if obj.get("answers") or obj.get("answer"):
                 answers[qid] = list(obj.get("answers") or obj.get("answer"))

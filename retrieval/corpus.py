@@ -141,10 +141,6 @@ def _open_text(path: Path) -> io.TextIOBase:
     return raw  # type: ignore[return-value]
 
 
-# JSONL (optionally gzipped) with file:line errors: the shared reader.
-_iter_jsonl = read_jsonl
-
-
 def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:
     for n in names:
         if n in obj and obj[n] is not None:
@@ -178,7 +174,7 @@ def _split_contents(contents: str) -> tuple[str, str]:
 
 
 def _passages_jsonl(path: Path, fmt: str) -> Iterator[Passage]:
-    for lineno, obj in _iter_jsonl(path):
+    for lineno, obj in read_jsonl(path):
         where = f"{path}:{lineno}"
         pid = _field(obj, ("id", "docid", "_id"), where)
         if fmt == "jsonc":
@@ -254,7 +250,7 @@ def _sniff(path: Path) -> str:
             "contents" in whole or "text" in whole
         ):
             return "wiki-summaries"
-    for _, obj in _iter_jsonl(path):
+    for _, obj in read_jsonl(path):
         return "jsonc" if "contents" in obj else "jsonl"
     return "jsonl"
 
@@ -302,7 +298,7 @@ def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | 
     if not path.is_file():
         raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
     out = []
-    for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+    for i, (lineno, obj) in enumerate(read_jsonl(path)):
         if limit is not None and i >= limit:
             break
         ctx = obj.get("ctxs") or []
@@ -323,7 +319,7 @@ def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
     if not path.is_file():
         raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
     seen: dict[str, Passage] = {}
-    for i, (lineno, obj) in enumerate(_iter_jsonl(path)):
+    for i, (lineno, obj) in enumerate(read_jsonl(path)):
         if limit is not None and i >= limit:
             break
         for c in obj.get("ctxs") or []:
@@ -422,7 +418,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
                     raise DataError(f"{p}:{lineno}: expected 'qid<TAB>query text'")
                 put(qid.strip(), text, f"{p}:{lineno}")
     else:
-        for i, (lineno, obj) in enumerate(_iter_jsonl(p)):
+        for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = _field(obj, ("qid", "id", "qId"), where, required=False) or f"q{i}"
             put(qid, _field(obj, ("question", "query", "text", "qText"), where), where)

@@ -216,10 +216,11 @@ def build_dense_index(
     target = target.expanduser().resolve()
     with file_lock(target):
         meta = _read_meta(target)
-        identity = {"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p), "params": {k: p[k] for k in DENSE_PARAMS}}
+        # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
+        identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),
+                                          "params": {k: p[k] for k in DENSE_PARAMS}}, sort_keys=True))
         if meta and (target / "index").is_file():
-            same = meta.get("corpus_fingerprint") == corpus.fingerprint and meta.get("encoder") == identity["encoder"] and meta.get("params") == identity["params"]
-            if same:
+            if {k: meta.get(k) for k in identity} == identity:
                 return target
             if index_dir is not None:
                 raise IndexNotFoundError(
@@ -233,7 +234,7 @@ def build_dense_index(
         parts.mkdir(parents=True, exist_ok=True)
         key_file = parts / "identity.json"
         try:
-            if json.loads(key_file.read_text(encoding="utf-8")) != json.loads(json.dumps(identity, sort_keys=True)):
+            if json.loads(key_file.read_text(encoding="utf-8")) != identity:
                 raise ValueError("parts of another corpus/encoder")
         except (OSError, ValueError):  # missing or foreign: start from scratch
             shutil.rmtree(parts, ignore_errors=True)

@@ -122,15 +122,16 @@ class JavaWorker:
             proc.kill()
 
 
-_WORKERS: dict[str, JavaWorker] = {}  # registry: one worker per process
+_WORKER: JavaWorker | None = None  # one per process
 
 
 def java_worker() -> JavaWorker:
     """The process's worker handle (created on first use; the process itself starts on the first call)."""
-    if "default" not in _WORKERS:
-        _WORKERS["default"] = JavaWorker()
-        atexit.register(_WORKERS["default"].close)
-    return _WORKERS["default"]
+    global _WORKER
+    if _WORKER is None:
+        _WORKER = JavaWorker()
+        atexit.register(_WORKER.close)
+    return _WORKER
 
 
 # ----------------------------------------------------------------------------------------------- child side
