@@ -366,7 +366,6 @@ def render_csv(data: dict) -> str:
     return buf.getvalue()
 
 
-
 def _finish_plot(plt, fig, ax, out_dir: Path, name: str, caption: str) -> tuple[str, str]:
     """Common tail of every plot: y in [0, 1.05], legend outside, PNG without a timestamp; returns (file, caption)."""
     ax.set_ylim(0.0, 1.05)
@@ -375,6 +374,7 @@ def _finish_plot(plt, fig, ax, out_dir: Path, name: str, caption: str) -> tuple[
     fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
     plt.close(fig)
     return name, caption
+
 
 def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     """Write PNG plots; returns ``(file name, caption)`` pairs."""

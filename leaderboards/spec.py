@@ -234,9 +234,7 @@ def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     if isinstance(entry, str):
         name, noise = entry, None
     elif isinstance(entry, dict) and "task" in entry:
-        unknown = set(entry) - {"task", "noise", "family"}
-        if unknown:
-            raise _err(path, f"tasks[{i}]: unknown keys {sorted(unknown)} (allowed: task, noise, family)")
+        _check_keys(path, f"tasks[{i}]", entry, {"task", "noise", "family"})
         name, noise = entry["task"], entry.get("noise")
     else:
         raise _err(path, f"tasks[{i}] must be a task name or {{task: NAME, noise: RATIO}}, got {entry!r}")
@@ -277,9 +275,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     base = path.parent
 
     shared = _as_dict(path, "shared", raw.get("shared"))
-    bad = set(shared) - _SHARED_KEYS
-    if bad:
-        raise _err(path, f"shared: unknown keys {sorted(bad)} (allowed: {sorted(_SHARED_KEYS)})")
+    _check_keys(path, "shared", shared, _SHARED_KEYS)
     shared["model_args"] = _as_dict(path, "shared.model_args", shared.get("model_args"))
     shared["gen_kwargs"] = _as_dict(path, "shared.gen_kwargs", shared.get("gen_kwargs"))
     _check_keys(path, "shared.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)

@@ -192,7 +192,7 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
     from . import data
 
     if dataset == "nq_open":
-        rows = data.load_nq_open(data_dir, **({"hub_id": hub_id} if hub_id else {}))
+        rows = data.load_nq_open(data_dir, hub_id or data.NQ_OPEN_HUB)
         gold = data.nq_gold_ids_by_question(data_dir)
         for r in rows:
             r["gold_docids"] = list(gold.get(r["question"], []))
@@ -200,7 +200,7 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
     if dataset == "nq_oracle":
         return data.load_nq_oracle(data_dir, oracle_file)
     if dataset == "webq":
-        rows = data.load_webq(data_dir, split=split, **({"hub_id": hub_id} if hub_id else {}))
+        rows = data.load_webq(data_dir, split=split, hub_id=hub_id or data.WEBQ_HUB)
         for r in rows:
             r["gold_docids"] = []
         return rows

@@ -49,15 +49,12 @@ def register_tasks() -> None:
         from pathlib import Path
 
         mod = sys.modules.get("tasks")
-        if mod is None:
-            spec = importlib.util.find_spec("tasks")
-            if spec is None or spec.origin is None:
-                return
-            if Path(spec.origin).resolve().parent.parent != Path(__file__).resolve().parent.parent:
-                return
-            import tasks as mod  # noqa: F811
-        elif Path(getattr(mod, "__file__", "") or "/").resolve().parent.parent != Path(__file__).resolve().parent.parent:
+        spec = importlib.util.find_spec("tasks") if mod is None else None
+        origin = getattr(mod, "__file__", None) if mod is not None else (spec.origin if spec else None)
+        if not origin or Path(origin).resolve().parent.parent != Path(__file__).resolve().parent.parent:
             return
+        if mod is None:
+            import tasks as mod  # noqa: F811
         register = getattr(mod, "register_task_path", None)
         if register is not None:
             register()
