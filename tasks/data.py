@@ -14,11 +14,30 @@ Each loader returns plain rows ``{"qid", "question", "answers", ...}`` in file o
   text}``) and ``gold_docids``; the qid is the question's NQ-open index when NQ-open is at hand.
 * WebQuestions (``webquestions/test.json`` or hub ``stanfordnlp/web_questions``, split ``test``,
   2,032 questions): ``qid = qId`` locally, ``"wqs<index>"`` from the hub (the same numbering).
+
+Splits (:func:`qa_split_of`, :func:`load_qa_split`): every QA data set is cut into three disjoint
+parts, ``test`` (what the tasks evaluate), ``dev`` (tuning and calibration: ``tokrag calibrate --split
+dev``, task metadata ``split: dev``) and ``fewshot`` (the task's ``fewshot_split``: the examples of
+``--num_fewshot``). dev and fewshot together are the *dev pool*.
+
+* NQ-open and the NQ-open oracle subset: a question is in the pool iff
+  ``H = int(sha256("tokrag-split:" + question.strip())[:8 bytes], big-endian)`` has ``H % 10 == 0``
+  (about 10%: 360 of the 3,610 NQ-open questions, 265 of the 2,655 oracle ones); a pool question is
+  a few-shot example iff ``(H // 10) % 4 == 0``, else ``dev``. The split depends only on the question
+  text, so the oracle subset's pool is the NQ-open pool restricted to it and no test question of any
+  ``nq_open_*`` / ``nq_oracle_*`` task is a dev or few-shot question of another.
+* WebQuestions: the pool is the data set's training data when the data folder has it (the first of
+  ``webquestions/train.json``, ``val.json``, ``devtest.json``, the last two being held-out parts of the
+  original train split; the hub's ``train`` split) and then ``test`` is the whole test file; otherwise
+  the same hash slice of the test file is held apart. Within the pool, dev and fewshot are cut by the
+  same ``(H // 10) % 4`` rule on ``H`` of the question. Pool questions whose text is also a test
+  question are dropped from the pool.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 import os
@@ -36,6 +55,15 @@ WEBQ_HUB = "stanfordnlp/web_questions"
 NQ_OPEN_FILE = "nq_open/NQ-open.dev.jsonl"
 NQ_ORACLE_FILE = "nq_open_oracle/nq-open-oracle.jsonl.gz"
 WEBQ_FILE = "webquestions/{split}.json"
+WEBQ_POOL_FILES = ("train", "val", "devtest")
+"""WebQuestions files drawn from the original train split, in order of preference, used as the dev pool."""
+
+SPLITS = ("test", "dev", "fewshot")
+"""The three disjoint parts of every QA data set (see the module docstring)."""
+POOL_MOD = 10
+"""One question in ``POOL_MOD`` (by hash) goes to the dev pool."""
+FEWSHOT_MOD = 4
+"""One pool question in ``FEWSHOT_MOD`` (by hash) is a few-shot example; the others are ``dev``."""
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
@@ -164,6 +192,9 @@ def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[s
 def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hub_id: str = WEBQ_HUB) -> list[dict]:
     """WebQuestions: rows ``{qid, question, answers}`` (answers are Freebase entity names).
 
+    ``split`` names the file ``webquestions/<split>.json`` (hub: the split; ids ``wq<split><index>``
+    for splits other than test).
+
     Raises:
         DataError: a malformed file. OfflineError: no local folder and no hub.
     """
@@ -184,7 +215,81 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
                          "answers": _answers(obj.get("answers"), f"{path} item {i}")})
         return rows
     ds = _hub_split(hub_id, split)
+    prefix = "wqs" if split == "test" else f"wq{split}"  # distinct ids for the train split (the dev pool)
     for i, obj in enumerate(ds):
-        rows.append({"qid": f"wqs{i:06d}", "question": obj["question"],
+        rows.append({"qid": f"{prefix}{i:06d}", "question": obj["question"],
                      "answers": _answers(obj["answers"], f"{hub_id}[{i}]")})
     return rows
+
+
+def _split_hash(question: str) -> int:
+    digest = hashlib.sha256(f"tokrag-split:{question.strip()}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def qa_split_of(question: str, in_pool: bool | None = None) -> str:
+    """``"test"``, ``"dev"`` or ``"fewshot"``: the fixed split of a question (module docstring).
+
+    Args:
+        question: the question text (leading/trailing whitespace ignored).
+        in_pool: None (default) decides pool membership by ``H % POOL_MOD == 0``; True/False force it
+            (WebQuestions rows from a training file are in the pool, test-file rows are not).
+    """
+    h = _split_hash(question)
+    pool = h % POOL_MOD == 0 if in_pool is None else in_pool
+    if not pool:
+        return "test"
+    return "fewshot" if (h // POOL_MOD) % FEWSHOT_MOD == 0 else "dev"
+
+
+def _webq_pool(data_dir: str | os.PathLike | None, hub_id: str) -> list[dict] | None:
+    """WebQuestions rows from the training data (first present of :data:`WEBQ_POOL_FILES`; the hub's
+    ``train`` split when no local folder is set), or None when the local folder has none of them."""
+    root = resolve_data_dir(data_dir)
+    if root is None:
+        return load_webq(None, split="train", hub_id=hub_id)
+    for name in WEBQ_POOL_FILES:
+        if (root / WEBQ_FILE.format(split=name)).is_file():
+            return load_webq(root, split=name)
+    return None
+
+
+def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike | None = None,
+                  oracle_file: str | os.PathLike | None = None, hub_id: str | None = None) -> list[dict]:
+    """The rows of one split (``test`` | ``dev`` | ``fewshot``) of a QA data set, in file order.
+
+    ``dataset``: ``nq_open`` | ``nq_oracle`` | ``webq``. Rows are those of :func:`load_nq_open`,
+    :func:`load_nq_oracle` and :func:`load_webq`, filtered by :func:`qa_split_of` (module docstring).
+    The three splits of a data set are disjoint by qid and by question text.
+
+    Raises:
+        ConfigError: an unknown dataset or split; the loaders' errors (missing folder, offline hub).
+    """
+    if split not in SPLITS:
+        raise ConfigError(f"split={split!r}: expected one of {', '.join(SPLITS)} (task metadata 'split')")
+    if dataset == "nq_open":
+        rows = load_nq_open(data_dir, hub_id or NQ_OPEN_HUB)
+    elif dataset == "nq_oracle":
+        rows = load_nq_oracle(data_dir, oracle_file)
+    elif dataset == "webq":
+        test = load_webq(data_dir, split="test", hub_id=hub_id or WEBQ_HUB)
+        pool = _webq_pool(data_dir, hub_id or WEBQ_HUB)
+        if pool is None:
+            log.info("WebQuestions: no training file (%s) in the data folder: the dev pool is a 10%% hash slice "
+                     "of test.json", ", ".join(f"{n}.json" for n in WEBQ_POOL_FILES))
+            return [r for r in test if qa_split_of(r["question"]) == split]
+        if split == "test":
+            return test
+        seen = {r["question"].strip() for r in test} | {r["qid"] for r in test}
+        out = []
+        for r in pool:
+            q = r["question"].strip()
+            if q in seen or r["qid"] in seen:
+                continue
+            seen.add(q)
+            if qa_split_of(r["question"], in_pool=True) == split:
+                out.append(r)
+        return out
+    else:
+        raise ConfigError(f"dataset={dataset!r}: expected one of nq_open, nq_oracle, webq")
+    return [r for r in rows if qa_split_of(r["question"]) == split]

@@ -191,20 +191,17 @@ QA_DATASETS = ("nq_open", "nq_oracle", "webq")
 def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id: str | None = None) -> list[dict]:
     from . import data
 
+    if dataset not in QA_DATASETS:
+        raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS)}")
+    rows = data.load_qa_split(dataset, split, data_dir, oracle_file, hub_id)
     if dataset == "nq_open":
-        rows = data.load_nq_open(data_dir, hub_id or data.NQ_OPEN_HUB)
         gold = data.nq_gold_ids_by_question(data_dir)
         for r in rows:
             r["gold_docids"] = list(gold.get(r["question"], []))
-        return rows
-    if dataset == "nq_oracle":
-        return data.load_nq_oracle(data_dir, oracle_file)
-    if dataset == "webq":
-        rows = data.load_webq(data_dir, split=split, hub_id=hub_id or data.WEBQ_HUB)
+    elif dataset == "webq":
         for r in rows:
             r["gold_docids"] = []
-        return rows
-    raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS)}")
+    return rows
 
 
 def build_qa_docs(
@@ -239,7 +236,9 @@ def build_qa_docs(
         gold_only: ctxs = the gold passage alone (``nq_oracle_gold``); with ``counterfactual`` the
             swapped gold passage alone.
         seed: seeds noise and counterfactual draws.
-        max_docs: keep only the first N questions (file order) before retrieval.
+        split: ``test`` (default) | ``dev`` | ``fewshot``: which part of the data set
+            (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration).
+        max_docs: keep only the first N questions of the split (file order) before retrieval.
         hub_id: hub dataset id used when no local data folder is set (default
             ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions``).
     Raises:
@@ -253,7 +252,11 @@ def build_qa_docs(
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
     rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id)
-    pool = substitute_pool([(r["qid"], r["answers"][0]) for r in rows]) if counterfactual else {}
+    pool: dict = {}
+    if counterfactual:  # substitutes come from every question of the data set, whatever the split
+        from .data import load_nq_oracle
+
+        pool = substitute_pool([(r["qid"], r["answers"][0]) for r in load_nq_oracle(data_dir, oracle_file)])
     if max_docs not in (None, "", 0):
         rows = rows[: int(max_docs)]
 

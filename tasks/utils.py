@@ -35,13 +35,18 @@ def _as_bool(value: Any, name: str) -> bool:
 
 
 def load_qa(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of the QA tasks: ``{"test": datasets.Dataset}`` of docs with ``ctxs``.
+    """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}``.
+
+    ``"test"`` holds the docs of the split named by metadata ``split`` (``test``, default; ``dev`` for
+    tuning and calibration), with their passages; ``"fewshot"`` (the YAML's ``fewshot_split``) holds the
+    few-shot examples ``{qid, question, answers}`` without passages. The three parts are disjoint
+    (:func:`tasks.data.qa_split_of`), so no evaluated question is ever another's example.
 
     Metadata keys (YAML ``metadata:``, overridable with ``--metadata '{...}'``):
     ``dataset`` (nq_open | nq_oracle | webq), ``retriever`` (bm25 | dense | hybrid), ``corpus``
     (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``k`` (5), ``noise`` (0..1),
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
-    ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (WebQuestions split, test),
+    ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
     ``max_docs`` (first N questions, for quick checks), ``retriever_params`` (dict passed to
     ``retrieval.retrieve``), ``cache_dir`` (run cache; default ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the
     hub data set used when no local folder is set). Other keys
@@ -52,6 +57,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     """
     import datasets
 
+    from .data import load_qa_split
     from .rag import build_qa_docs
 
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
@@ -61,10 +67,15 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
         if flag in kw:
             kw[flag] = _as_bool(kw[flag], flag)
     dataset = kw.pop("dataset")
+    split = str(kw.get("split", "test"))
+    if split not in ("test", "dev"):
+        raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
     docs = build_qa_docs(dataset, **kw)
     if not docs:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
-    return {"test": datasets.Dataset.from_list(docs)}
+    shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
+             for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))]
+    return {"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)}
 
 
 def answer_line(generation: str | None) -> str:

@@ -244,3 +244,45 @@ def test_hub_id_metadata_reaches_the_loader(monkeypatch) -> None:
     monkeypatch.delenv("TOKRAG_DATA_DIR", raising=False)
     with pytest.raises(OfflineError, match="nonexistent-org/webq-copy"):
         load_qa(dataset="webq", retriever="bm25", hub_id="nonexistent-org/webq-copy", version=1.0)
+
+
+def test_qa_splits_are_fixed_disjoint_and_shared_across_the_nq_family(data_dir: Path) -> None:
+    """test / dev / fewshot never share a qid or a question, within a data set and across NQ-open and its
+    oracle subset; the sizes are the documented ones (tasks/README.md)."""
+    sizes = {}
+    parts: dict[str, dict[str, list[dict]]] = {}
+    for ds in ("nq_open", "nq_oracle", "webq"):
+        parts[ds] = {s: data.load_qa_split(ds, s, data_dir) for s in data.SPLITS}
+        sizes[ds] = tuple(len(parts[ds][s]) for s in data.SPLITS)
+        for i, a in enumerate(data.SPLITS):
+            for b in data.SPLITS[i + 1:]:
+                assert not {r["qid"] for r in parts[ds][a]} & {r["qid"] for r in parts[ds][b]}, (ds, a, b)
+                assert not {r["question"].strip() for r in parts[ds][a]} & {r["question"].strip() for r in parts[ds][b]}
+    assert sizes == {"nq_open": (3230, 272, 108), "nq_oracle": (2383, 188, 84), "webq": (2032, 135, 54)}
+    # the NQ family: an oracle question is in the same part as in NQ-open, so no nq_open_* test question is
+    # an nq_oracle_* example or dev question and vice versa
+    for s in data.SPLITS:
+        nq_q = {r["question"] for r in parts["nq_open"][s]}
+        assert {r["question"] for r in parts["nq_oracle"][s]} <= nq_q
+    nq_test = {r["question"] for r in parts["nq_open"]["test"]}
+    assert not nq_test & {r["question"] for s in ("dev", "fewshot") for r in parts["nq_oracle"][s]}
+    # hand-checked values of the rule: H % 10 and (H // 10) % 4 of sha256("tokrag-split:" + question)
+    import hashlib
+
+    q = parts["nq_oracle"]["fewshot"][0]["question"]
+    h = int.from_bytes(hashlib.sha256(f"tokrag-split:{q}".encode()).digest()[:8], "big")
+    assert h % 10 == 0 and (h // 10) % 4 == 0 and data.qa_split_of(q) == "fewshot"
+    assert data.qa_split_of("who got the first nobel prize in physics") == "test"
+    # WebQuestions' pool is devtest.json (train split): test.json is whole, the pool ids are devtest's
+    assert all(r["qid"].startswith("wqr") for s in ("dev", "fewshot") for r in parts["webq"][s])
+    with pytest.raises(ConfigError, match="split='validation'"):
+        data.load_qa_split("nq_open", "validation", data_dir)
+
+
+def test_webq_without_a_training_file_holds_a_hash_slice_of_test_apart(data_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "webquestions").mkdir()
+    (tmp_path / "webquestions" / "test.json").symlink_to(data_dir / "webquestions" / "test.json")
+    parts = {s: data.load_qa_split("webq", s, tmp_path) for s in data.SPLITS}
+    assert sum(len(p) for p in parts.values()) == 2032
+    assert len(parts["test"]) < 2032 - 150 and parts["dev"] and parts["fewshot"]
+    assert all(data.qa_split_of(r["question"]) == s for s, p in parts.items() for r in p)

@@ -136,3 +136,29 @@ def test_webq_bm25_docs_have_no_gold_ids() -> None:
     assert all(d["gold_docids"] == [] and len(d["ctxs"]) == 5 for d in docs)
     out = task.process_results(docs[0], [" Jamaican English"])
     assert out["answer_match"] == 1.0 and out["em"] == 1.0 and "gold_at_k" not in out
+
+
+def test_fewshot_examples_come_from_the_disjoint_pool_and_split_dev(data_dir) -> None:
+    """--num_fewshot draws from the task's fewshot split: no test qid or question is ever an example; with
+    metadata split=dev the task evaluates the dev pool (with passages), still disjoint from the examples."""
+    from tasks.data import load_qa_split
+
+    task = _task_dict(["nq_oracle_bm25"])["nq_oracle_bm25"]
+    assert task.config.fewshot_split == "fewshot"
+    shots = [dict(d) for d in task.fewshot_docs()]
+    assert [s["qid"] for s in shots] == [r["qid"] for r in load_qa_split("nq_oracle", "fewshot", data_dir)]
+    assert all(set(s) == {"qid", "question", "answers"} for s in shots)  # question/answer pairs, no passages
+    every_test = load_qa_split("nq_oracle", "test", data_dir) + load_qa_split("nq_open", "test", data_dir)
+    test_qids, test_qs = {r["qid"] for r in every_test}, {r["question"] for r in every_test}
+    assert not test_qids & {s["qid"] for s in shots} and not test_qs & {s["question"] for s in shots}
+    task.set_fewshot_seed(1234)
+    for d in _docs(task)[:10]:
+        ctx = task.fewshot_context(d, num_fewshot=2)
+        used = [s for s in shots if f"Question: {s['question']}\n" in ctx]
+        assert len(used) == 2 and all(s["answers"][0] in ctx for s in used)
+        assert ctx.endswith(f"Question: {d['question']}\nAnswer:")
+    dev_task = _task_dict(["nq_oracle_bm25"], split="dev")["nq_oracle_bm25"]
+    dev = _docs(dev_task)
+    assert [d["qid"] for d in dev] == [r["qid"] for r in load_qa_split("nq_oracle", "dev", data_dir)[:40]]
+    assert all(len(d["ctxs"]) == 5 for d in dev)
+    assert not {d["qid"] for d in dev} & (test_qids | {s["qid"] for s in shots})
