@@ -7,7 +7,6 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
@@ -20,10 +19,11 @@ from .worker import java_in_process, java_worker
 
 logger = logging.getLogger(__name__)
 
-RETRIEVERS = ("bm25", "dense", "hybrid")
+RETRIEVERS = ("bm25", "dense", "hybrid", "dpr")
 BM25_PARAMS = {"k1": DEFAULT_K1, "b": DEFAULT_B}
 # parameters that never change the result (not part of the cache key)
 RUNTIME_PARAMS = {"threads", "batch_size", "progress", "index", "device"}
+PREBUILT = "prebuilt:"
 
 
 @lru_cache(maxsize=8)
@@ -31,11 +31,15 @@ def _bm25_searcher(index_dir: str, k1: float, b: float) -> Bm25Searcher:
     return Bm25Searcher(index_dir, k1=k1, b=b)
 
 
-def _resolve_params(retriever: str, params: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """-> (result-changing params with defaults filled in, runtime-only params). Unknown names -> ConfigError."""
     params = dict(params or {})
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
-    if retriever == "bm25":
+    if prebuilt:
+        from .prebuilt import known_params
+
+        known = known_params(retriever)
+    elif retriever == "bm25":
         known = dict(BM25_PARAMS)
     else:
         from .dense import DENSE_PARAMS
@@ -48,8 +52,14 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None) -> tuple[d
             known.update(HYBRID_PARAMS)
     unknown = sorted(set(params) - set(known))
     if unknown:
+        where = " over a Pyserini prebuilt corpus" if prebuilt else ""
         raise ConfigError(
-            f"unknown {retriever} parameter(s) {unknown}; known: {sorted(known) + sorted(RUNTIME_PARAMS)}"
+            f"unknown {retriever} parameter(s) {unknown}{where}; known: {sorted(known) + sorted(RUNTIME_PARAMS)}"
+        )
+    if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
+        raise ConfigError(
+            "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "
+            "is not used silently"
         )
     known.update(params)
     return known, runtime
@@ -63,36 +73,73 @@ def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
     return hits, s.searches - before
 
 
-PREBUILT = "prebuilt:"
-
-
-def _index_fingerprint(index_dir: Path) -> str:
-    """Fingerprint of a Lucene index folder: its name (Pyserini's prebuilt folders carry the tarball md5)
-    and its segment files with sizes (Lucene never rewrites a segment file in place)."""
-    files = sorted((f.name, f.stat().st_size) for f in index_dir.iterdir() if f.is_file() and not f.name.endswith(".lock"))
-    return fingerprint({"name": index_dir.name, "files": files})
-
-
-def _run_config(retriever: str, p: Mapping[str, Any], corpus, prebuilt: Bm25Searcher | None, k: int,
-                queries: Mapping[str, str], exclude: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any], k: int, queries: Mapping[str, str],
+                exclude: Mapping[str, Sequence[str]], encoder: Mapping[str, Any] | None) -> dict[str, Any]:
     """The run-cache config of a request: everything that changes the result (the cache key)."""
     config: dict[str, Any] = {
         "retriever": retriever,
         "params": p,
-        "corpus": (
-            {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)}
-            if prebuilt is None
-            else {"name": corpus, "fingerprint": _index_fingerprint(prebuilt.index_dir), "size": prebuilt.num_docs}
-        ),
+        "corpus": dict(corpus),
         "k": k,
         "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))},
         "exclude": fingerprint(sorted(exclude.items())) if exclude else None,
     }
+    if encoder is not None:
+        config["encoder"] = dict(encoder)
+    return config
+
+
+def _local_config(retriever: str, p: Mapping[str, Any], corpus: Corpus, k: int, queries: Mapping[str, str],
+                  exclude: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    encoder = None
     if retriever != "bm25":
         from .dense import encoder_identity
 
-        config["encoder"] = encoder_identity(p)
-    return config
+        encoder = encoder_identity(p)
+    corpus_cfg = {"name": corpus.name, "fingerprint": corpus.fingerprint, "size": len(corpus)}
+    return _run_config(retriever, p, corpus_cfg, k, queries, exclude, encoder)
+
+
+def _ctxs(hits: Mapping[str, Sequence[tuple[str, float]]], queries: Mapping[str, str], exclude: Mapping[str, Sequence[str]],
+          k: int, passage) -> dict[str, list[dict[str, Any]]]:
+    """Ranked ``(docid, score)`` hits -> ctxs rows (excluded docids dropped, top ``k`` kept, texts by ``passage(docid)``)."""
+    ctxs: dict[str, list[dict[str, Any]]] = {}
+    for qid in queries:
+        banned = set(exclude.get(qid, ()))
+        kept = [(d, s) for d, s in hits.get(qid, []) if d not in banned][:k]
+        rows = []
+        for rank, (docid, score) in enumerate(kept, start=1):
+            psg = passage(docid)
+            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(float(score), 6), "rank": rank})
+        ctxs[qid] = rows
+    return ctxs
+
+
+def _prebuilt_run(name: str, queries: dict[str, str], retriever: str, k: int, p: dict[str, Any], runtime: Mapping[str, Any],
+                  exclude: Mapping[str, Sequence[str]], cache_dir) -> Run:
+    """:func:`retrieve` over ``prebuilt:<name>`` (in the Java process): key from Pyserini's index table (names, md5s),
+    the download plan printed before anything is downloaded, then :class:`retrieval.prebuilt.PrebuiltSearcher`."""
+    from . import prebuilt as pb
+
+    plan = pb.download_plan(name, retriever, p)
+    printed = False
+    encoder = None
+    if retriever != "bm25":
+        if not all(it["cached"] for it in plan["items"] if it["md5"] is None):  # the encoder is fetched for its hash
+            printed = pb.print_plan_if_downloading(plan)
+        encoder = pb.encoder_identity(p)
+    config = _run_config(retriever, p, pb.corpus_config(name, retriever, p), k, queries, exclude, encoder)
+    depth = k + max((len(v) for v in exclude.values()), default=0)
+
+    def compute() -> tuple[dict, int]:
+        if not printed:
+            pb.print_plan_if_downloading(plan)
+        s = pb.searcher(name, retriever, p, device=runtime.get("device") or "cpu")
+        hits = s.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(),
+                              batch_size=int(runtime.get("batch_size") or 64), progress=bool(runtime.get("progress")))
+        return _ctxs(hits, queries, exclude, k, s.passage), len(queries)
+
+    return RunCache(cache_dir).get_or_compute(config, compute, queries)
 
 
 def retrieve(
@@ -110,13 +157,17 @@ def retrieve(
 
     Args:
         corpus: a :class:`Corpus`, a named corpus (``nq-wiki-12k``, ``nq-dpr-1k``, ``wiki-vital``), a corpus
-            path, or ``prebuilt:<name>`` for a Pyserini prebuilt BM25 index (e.g. ``prebuilt:wikipedia-dpr-100w``;
-            downloaded once by Pyserini, needs the internet; passages come from the stored raw documents).
+            path, or ``prebuilt:<name>`` for Pyserini's prebuilt indexes of a corpus (e.g.
+            ``prebuilt:wikipedia-dpr-100w``; :mod:`retrieval.prebuilt`: downloaded once by Pyserini, needs the
+            internet, the download plan is printed first; passages come from the stored raw documents).
         queries: ``{qid: query text}``; qids are single tokens, texts non-empty.
         retriever: ``bm25`` (params ``k1``=0.9, ``b``=0.4), ``dense`` (params of
             :data:`retrieval.dense.DENSE_PARAMS`: ``encoder``, ``query_encoder``, ``encoder_class``,
             ``pooling``, ``l2_norm``, ``max_length``, ``prefix_query``, ``prefix_passage``) or ``hybrid``
-            (both, plus ``fusion`` = ``rrf`` | ``weighted``, ``alpha``, ``rrf_k``, ``normalization``, ``depth``).
+            (both, plus ``fusion`` = ``rrf`` | ``weighted``, ``alpha`` (required for ``weighted``), ``rrf_k``,
+            ``normalization``, ``depth``) over a local corpus; ``bm25``, ``dpr`` (``dense_index`` =
+            ``dpr-multi`` | ``dpr-single-nq``, ``query_encoder``, ``max_length``) or ``hybrid`` (both, plus a
+            required ``alpha``, ``depth`` = 1000, ``normalization``, ``weight_on_dense``) over a prebuilt corpus.
             Runtime-only params (not in the cache key): ``threads``, ``batch_size``, ``progress``,
             ``index`` (BM25 index folder), ``device``.
         k: passages per query (>= 1). k larger than the corpus is allowed and returns every match.
@@ -128,11 +179,13 @@ def retrieve(
     Returns:
         :class:`Run` with ``ctxs[qid]`` = ``[{"docid", "title", "text", "score", "rank"}]`` (rank 1 first),
         ``searches`` = queries searched now (0 on a cache hit), the cached ``trec_path``/``jsonl_path``.
+        The cache key of a prebuilt run holds every index's name and md5 (Pyserini's table).
 
     Raises:
-        ConfigError: unknown retriever or parameter, k < 1, bad qids. DataError: empty, whitespace-only or
-        invalid-Unicode queries, bad corpus files. IndexNotFoundError, JavaSetupError, OfflineError: see
-        the searchers. TokragError: the worker process died (e.g. a JVM crash).
+        ConfigError: unknown retriever or parameter, k < 1, bad qids, a hybrid over a prebuilt corpus without
+        ``alpha``. DataError: empty, whitespace-only or invalid-Unicode queries, bad corpus files.
+        IndexNotFoundError, JavaSetupError, OfflineError: see the searchers. TokragError: the worker process
+        died (e.g. a JVM crash).
 
     Process model: unless the JVM already runs in this process (or ``TOKRAG_JVM_IN_PROCESS=1``), a cache
     miss is computed by the retrieval worker process (:mod:`retrieval.worker`), so the JVM never starts in
@@ -143,13 +196,19 @@ def retrieve(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1 (the number of passages per query)")
     validate_queries(queries)
-    prebuilt = None
     is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
-    if is_prebuilt and retriever != "bm25":
-        raise ConfigError(f"corpus {corpus!r}: Pyserini prebuilt indexes are searched with retriever='bm25' only")
     if not is_prebuilt:
+        if retriever == "dpr":
+            raise ConfigError(
+                "retriever 'dpr' searches Pyserini's prebuilt DPR FAISS index (corpus 'prebuilt:wikipedia-dpr-100w'); "
+                "for a local corpus use retriever 'dense' with encoder_class 'dpr' and DPR encoders"
+            )
         corpus = resolve_corpus(corpus, data_dir)
-    p, runtime = _resolve_params(retriever, params)
+    p, runtime = _resolve_params(retriever, params, is_prebuilt)
+    if is_prebuilt:
+        from .prebuilt import check_params
+
+        check_params(corpus[len(PREBUILT):], retriever, p)
     exclude = {q: list(v) for q, v in (exclude or {}).items() if v}
     unknown_ex = sorted(set(exclude) - set(queries))
     if unknown_ex:
@@ -160,20 +219,17 @@ def retrieve(
         # (retrieval/worker.py, README "Java in a separate process"); cache hits are served here directly.
         cache_root = str(_cache_root(cache_dir))
         if not is_prebuilt:
-            run = RunCache(cache_root).load(_run_config(retriever, p, corpus, None, k, queries, exclude))
+            run = RunCache(cache_root).load(_local_config(retriever, p, corpus, k, queries, exclude))
             if run is not None:
                 return run
         return java_worker().call("retrieve", corpus, queries, retriever, k, params, exclude, cache_root, data_dir=data_dir)
     if is_prebuilt:
-        prebuilt = Bm25Searcher.from_prebuilt(corpus[len(PREBUILT):], k1=float(p["k1"]), b=float(p["b"]))
-    config = _run_config(retriever, p, corpus, prebuilt, k, queries, exclude)
+        return _prebuilt_run(corpus[len(PREBUILT):], queries, retriever, k, p, runtime, exclude, cache_dir)
+    config = _local_config(retriever, p, corpus, k, queries, exclude)
     depth = k + max((len(v) for v in exclude.values()), default=0)
 
     def compute() -> tuple[dict, int]:
-        if prebuilt is not None:
-            hits = prebuilt.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(), progress=bool(runtime.get("progress")))
-            searches = len(queries)
-        elif retriever == "bm25":
+        if retriever == "bm25":
             hits, searches = _bm25_hits(corpus, queries, depth, p, runtime, cache_dir)
         elif retriever == "dense":
             from .dense import dense_hits
@@ -183,16 +239,7 @@ def retrieve(
             from .hybrid import hybrid_hits
 
             hits, searches = hybrid_hits(corpus, queries, depth, p, runtime, cache_dir, _bm25_hits)
-        ctxs: dict[str, list[dict[str, Any]]] = {}
-        for qid in queries:
-            banned = set(exclude.get(qid, ()))
-            kept = [(d, s) for d, s in hits.get(qid, []) if d not in banned][:k]
-            rows = []
-            for rank, (docid, score) in enumerate(kept, start=1):
-                psg = corpus.get(docid) if prebuilt is None else prebuilt.passage(docid)
-                rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(float(score), 6), "rank": rank})
-            ctxs[qid] = rows
-        return ctxs, searches
+        return _ctxs(hits, queries, exclude, k, corpus.get), searches
 
     return RunCache(cache_dir).get_or_compute(config, compute, queries)
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
-from .errors import ConfigError, DataError, IndexNotFoundError, OfflineError, TokragError
+from .errors import ConfigError, DataError, IndexNotFoundError, TokragError
 from .io import atomic_write_json, file_lock
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
@@ -233,29 +233,25 @@ class Bm25Searcher:
 
     @classmethod
     def from_prebuilt(cls, name: str, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> "Bm25Searcher":
-        """A Pyserini prebuilt index by name (e.g. ``wikipedia-dpr-100w``), downloaded once by Pyserini.
+        """A Pyserini prebuilt index by name (e.g. ``wikipedia-dpr-100w``): Pyserini's
+        ``LuceneSearcher.from_prebuilt_index`` downloads it once and checks it, then this searcher opens its folder.
 
         Raises:
             OfflineError: it is not cached and cannot be downloaded (no internet).
             ConfigError: an unknown prebuilt name.
+            IndexNotFoundError: the folder fails Pyserini's consistency check.
         """
-        start_jvm()
-        from pyserini.prebuilt_index_info import TF_INDEX_INFO  # light modules: no torch
-        from pyserini.util import download_prebuilt_index
+        from .prebuilt import index_info, open_lucene
 
-        if name not in TF_INDEX_INFO:
-            raise ConfigError(
-                f"{name!r} is neither an index folder nor a Pyserini prebuilt BM25 index name "
-                f"(e.g. wikipedia-dpr-100w, msmarco-v1-passage; {len(TF_INDEX_INFO)} known)"
-            )
         try:
-            path = download_prebuilt_index(name)
-        except (ValueError, OSError) as exc:  # pyserini raises ValueError when every download URL fails
-            raise OfflineError(
-                f"prebuilt index {name!r} is not cached and cannot be downloaded ({exc}); without internet, build a "
-                "local index with 'tokrag index build --corpus ...' and pass its folder instead"
-            ) from exc
-        return cls(path, k1=k1, b=b)
+            index_info(name, "lucene")  # an unknown name fails here, before any download
+        except ConfigError as exc:
+            raise ConfigError(f"{name!r} is neither an index folder nor a Pyserini prebuilt BM25 index name: {exc}") from None
+        s = open_lucene(name)
+        try:
+            return cls(s.index_dir, k1=k1, b=b)
+        finally:
+            s.object.close()
 
     @property
     def num_docs(self) -> int:

@@ -3,11 +3,15 @@
     tokrag index build --corpus nq-wiki-12k [--bm25 | --dense --encoder all-MiniLM-L6-v2] [--index DIR]
     tokrag retrieve --corpus nq-wiki-12k --topics nq-oracle --output run.trec --bm25 --k1 0.9 --b 0.4 --hits 100
     tokrag retrieve --index wikipedia-dpr-100w --topics q.tsv --output run.trec      # prebuilt index (internet)
+    tokrag retrieve --corpus prebuilt:wikipedia-dpr-100w --dpr --topics q.tsv --output run.trec --dry-run
     tokrag retrieve eval --run run.ctxs.jsonl --topics nq-oracle --k 1 5 20 100
+    tokrag retrieve eval --expect docs/expected/webq-dpr.yaml [--condition dpr] [--dry-run]
 
 Topics: a file (TSV ``qid<TAB>query`` as Pyserini topics, or JSONL with ``qid``/``question`` and
 optional ``answers``/``gold_docids``), or a named set: ``nq-oracle`` (2,655 NQ-open questions with gold
-passages), ``nq-open`` (NQ-open dev, 3,610); append ``:N`` for the first N (``nq-oracle:200``).
+passages), ``nq-open`` (NQ-open dev, 3,610), ``pyserini:<name>`` (a Pyserini QA topic set with answers, e.g.
+``pyserini:dpr-wq-test``; downloaded by Anserini, needs the internet); append ``:N`` for the first N
+(``nq-oracle:200``).
 """
 
 from __future__ import annotations
@@ -38,14 +42,21 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     from .paths import data_dir as _data_dir
 
     name, _, n = spec.partition(":")
-    limit = None
-    if n:
-        if not n.isdigit():
-            raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions")
-        limit = int(n)
+    limit = int(n) if n.isdigit() else None
     if name == "nq-oracle":
         qs = nq_oracle_questions(data_dir, limit=limit)
         return ({q["qid"]: q["question"] for q in qs}, {q["qid"]: q["answers"] for q in qs}, {q["qid"]: q["gold_docids"] for q in qs})
+    if name == "pyserini":
+        from .worker import call_java
+
+        tname, _, n = n.partition(":")
+        if n and not n.isdigit():
+            raise ConfigError(f"--topics {spec!r}: the part after the topic name must be a number of questions")
+        topics = call_java("pyserini_topics", tname)
+        items = list(topics.items())[: int(n) if n else None]
+        return {q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {}
+    if n and not n.isdigit():
+        raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions")
     if name == "nq-open":
         path = _data_dir(data_dir) / "nq_open" / "NQ-open.dev.jsonl"
         if not path.is_file():
@@ -93,6 +104,8 @@ def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
     g.add_argument("--dense", dest="retriever", action="store_const", const="dense", help="dense retrieval (FAISS inner product)")
     if hybrid:
         g.add_argument("--hybrid", dest="retriever", action="store_const", const="hybrid", help="BM25 + dense fusion")
+        g.add_argument("--dpr", dest="retriever", action="store_const", const="dpr",
+                       help="Pyserini's prebuilt DPR FAISS index (with --corpus prebuilt:wikipedia-dpr-100w)")
     p.set_defaults(retriever="bm25")
     p.add_argument("--k1", type=float, default=None, help="BM25 k1 (default 0.9)")
     p.add_argument("--b", type=float, default=None, help="BM25 b (default 0.4)")
@@ -106,7 +119,13 @@ def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
     p.add_argument("--max-length", type=int, default=None, help="encoder max tokens (default 256)")
     if hybrid:
         p.add_argument("--fusion", choices=("rrf", "weighted"), default=None, help="hybrid fusion (default rrf)")
-        p.add_argument("--alpha", type=float, default=None, help="weighted fusion: alpha (default 0.1)")
+        p.add_argument("--alpha", type=float, default=None,
+                       help="weighted fusion: fused = alpha * BM25 + dense; required for weighted and prebuilt hybrid "
+                            "(Pyserini's DPR page: 1.3 NQ, 0.95 WebQ/TriviaQA)")
+        p.add_argument("--dense-index", default=None,
+                       help="prebuilt DPR index: dpr-multi (default) or dpr-single-nq, or a full Pyserini FAISS index name")
+        p.add_argument("--depth", type=int, default=None, help="hybrid: hits per retriever before fusion (local 100, prebuilt 1000)")
+        p.add_argument("--dry-run", action="store_true", help="print what a prebuilt corpus would download (and its size) and stop")
         p.add_argument("--rrf-k", type=int, default=None, help="RRF constant (default 60)")
         p.add_argument("--normalization", action="store_true", help="weighted fusion: normalise scores (Pyserini)")
         p.add_argument("--weight-on-dense", action="store_true", help="weighted fusion: alpha weighs the dense score")
@@ -115,7 +134,8 @@ def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
 def _params(a: argparse.Namespace) -> dict[str, Any]:
     p: dict[str, Any] = {}
     mapping = {"k1": "k1", "b": "b", "encoder": "encoder", "query_encoder": "query_encoder", "encoder_class": "encoder_class",
-               "pooling": "pooling", "max_length": "max_length", "fusion": "fusion", "alpha": "alpha", "rrf_k": "rrf_k"}
+               "pooling": "pooling", "max_length": "max_length", "fusion": "fusion", "alpha": "alpha", "rrf_k": "rrf_k",
+               "dense_index": "dense_index", "depth": "depth"}
     for attr, key in mapping.items():
         v = getattr(a, attr, None)
         if v is not None:
@@ -130,8 +150,8 @@ def _params(a: argparse.Namespace) -> dict[str, Any]:
         stray = sorted(k for k in p if k not in ("k1", "b"))
         if stray:
             raise ConfigError(f"options {stray} need --dense or --hybrid")
-    elif a.retriever == "dense":
-        p = {k: v for k, v in p.items() if k not in ("k1", "b")} if a.retriever == "dense" else p
+    elif a.retriever in ("dense", "dpr"):
+        p = {k: v for k, v in p.items() if k not in ("k1", "b")}
     return p
 
 
@@ -157,8 +177,8 @@ def _retrieve_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--corpus", default=None, help="corpus file/folder or name (nq-wiki-12k, nq-dpr-1k, wiki-vital)")
     ap.add_argument("--index", default=None, help="BM25 index folder, or a Pyserini prebuilt index name when --corpus is not given")
-    ap.add_argument("--topics", required=True, help="topics file (TSV/JSONL) or nq-oracle[:N], nq-open[:N]")
-    ap.add_argument("--output", required=True, help="TREC run file to write; the ctxs JSONL goes to --output-ctxs")
+    ap.add_argument("--topics", default=None, help="topics file (TSV/JSONL) or nq-oracle[:N], nq-open[:N], pyserini:NAME (required)")
+    ap.add_argument("--output", default=None, help="TREC run file to write (required); the ctxs JSONL goes to --output-ctxs")
     ap.add_argument("--output-ctxs", default=None, help="ctxs JSONL path (default: OUTPUT with suffix .ctxs.jsonl)")
     ap.add_argument("--hits", type=int, default=100, help="passages per query (k, default 100)")
     ap.add_argument("--exclude-gold", action="store_true", help="never return the topics' gold passages (distractor-only runs)")
@@ -168,13 +188,25 @@ def _retrieve_parser() -> argparse.ArgumentParser:
 
 
 def _eval_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="tokrag retrieve eval", description="Answer recall@k (DPR match), gold-passage@k and MRR of a run.")
-    ap.add_argument("--run", required=True, help="ctxs JSONL (or a TREC run together with --corpus)")
-    ap.add_argument("--topics", required=True, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N] or a JSONL file")
+    ap = argparse.ArgumentParser(
+        prog="tokrag retrieve eval",
+        description="Answer recall@k (DPR match), gold-passage@k and MRR of a run; with --expect, retrieve and check "
+        "the expected figures of an expectation file (docs/expected/*.yaml, exit status 1 when one is missed).",
+    )
+    ap.add_argument("--run", default=None, help="ctxs JSONL (or a TREC run together with --corpus); with --expect: score this run "
+                    "against one --condition instead of retrieving")
+    ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file")
     ap.add_argument("--corpus", default=None, help="corpus for a TREC run (passage texts)")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 20, 100], help="cut-offs (default 1 5 20 100)")
+    ap.add_argument("--expect", default=None, help="expectation file: corpus, topics, conditions with expected figures (YAML)")
+    ap.add_argument("--condition", action="append", default=None, help="with --expect: check only this condition (repeatable)")
+    ap.add_argument("--dry-run", action="store_true", help="with --expect: print what each condition would download and stop")
     ap.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--cache-dir", default=None, help="tokrag cache folder (default $TOKRAG_CACHE_DIR or ~/.cache/tokrag)")
+    ap.add_argument("--threads", type=int, default=None, help="search threads (default: min(2, cpus))")
+    ap.add_argument("--batch-size", type=int, default=None, help="query encoder batch size (dpr/dense)")
+    ap.add_argument("--device", default=None, help="torch device of the query encoder (dpr/dense; default cpu)")
     return ap
 
 
@@ -213,20 +245,27 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
 def _retrieve(a: argparse.Namespace) -> int:
     if a.hits < 1:
         raise ConfigError(f"--hits {a.hits}: must be >= 1")
-    queries, _, gold = load_topics(a.topics, a.data_dir)
     params = _params(a)
+    prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")
+    if a.dry_run:
+        return _dry_run(a.corpus, a.retriever, params)
+    if not a.topics or not a.output:
+        raise ConfigError("--topics and --output are required (only --dry-run works without them)")
+    queries, _, gold = load_topics(a.topics, a.data_dir)
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
     from .api import retrieve
     from .corpus import resolve_corpus
 
-    corpus = resolve_corpus(a.corpus, a.data_dir)
+    corpus = a.corpus if prebuilt else resolve_corpus(a.corpus, a.data_dir)
     runtime = {"progress": True}
     if a.threads:
         runtime["threads"] = a.threads
     if a.batch_size:
         runtime["batch_size"] = a.batch_size
     if a.index:
+        if prebuilt:
+            raise ConfigError("--index names a local BM25 index folder; with --corpus prebuilt:NAME Pyserini's own indexes are used")
         if a.retriever != "bm25":
             raise ConfigError("--index names a BM25 (Lucene) index folder; dense indexes live in the cache, keyed by corpus and encoder")
         runtime["index"] = a.index
@@ -239,6 +278,19 @@ def _retrieve(a: argparse.Namespace) -> int:
     out, ctxs_out = _write_outputs(run, a)
     state = "cache hit" if run.searches == 0 else f"{run.searches} queries searched"
     print(f"{len(queries)} queries, k={a.hits}, {a.retriever} ({state}); run {out}, ctxs {ctxs_out}; fingerprint {run.fingerprint}", file=sys.stderr)
+    return 0
+
+
+def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any]) -> int:
+    """Print what retrieval over ``corpus`` would download (a prebuilt corpus) and return 0."""
+    if corpus is None or not corpus.startswith("prebuilt:"):
+        print(f"{corpus or '--index'}: a local corpus or index folder: nothing to download")
+        return 0
+    from .prebuilt import format_plan, known_params
+    from .worker import call_java
+
+    p = {**known_params(retriever), **params}
+    print(format_plan(call_java("prebuilt_plan", corpus[len("prebuilt:"):], retriever, p)))
     return 0
 
 
@@ -290,10 +342,50 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     return ctxs
 
 
+def _expect(a: argparse.Namespace) -> int:
+    """``retrieve eval --expect FILE``: retrieve and check each condition (or --dry-run: print the downloads)."""
+    from . import expect
+    from .cache import read_ctxs_jsonl
+    from .metrics import evaluate_run
+
+    spec = expect.load(a.expect)
+    conds = expect.select(spec, a.condition)
+    if a.dry_run:
+        for c in conds:
+            print(f"condition {c['name']}: {c['retriever']} over {c['corpus']}, topics {c['topics']}, k={c['k']}")
+            _dry_run(c["corpus"], c["retriever"], c["params"])
+        return 0
+    if a.run:
+        if len(conds) != 1:
+            raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
+        (c,) = conds
+        ctxs, _ = read_ctxs_jsonl(a.run)
+        _, answers, gold = load_topics(c["topics"], a.data_dir)
+        ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
+        cmp_ = expect.compare(c, evaluate_run(ctxs, answers or None, gold or None, ks=ks))
+        results = [{"name": c["name"], "corpus": c["corpus"], "topics": c["topics"], "retriever": c["retriever"], "k": c["k"],
+                    "num_queries": len(ctxs), "run": a.run, "metrics": cmp_, "ok": all(v["ok"] for v in cmp_.values())}]
+    else:
+        runtime: dict[str, Any] = {"progress": True}
+        for key in ("threads", "batch_size", "device"):
+            if getattr(a, key):
+                runtime[key] = getattr(a, key)
+        results = expect.check(spec, a.condition, runtime=runtime, data_dir=a.data_dir, cache_dir=a.cache_dir, load_topics=load_topics)
+    ok = all(r["ok"] for r in results)
+    print(expect.format_results(spec, results), file=sys.stderr if a.json else sys.stdout)
+    if a.json:
+        print(json.dumps({"expect": spec["path"], "ok": ok, "conditions": results}, sort_keys=True))
+    return 0 if ok else 1
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import read_ctxs_jsonl
     from .metrics import evaluate_run, format_table
 
+    if a.expect:
+        return _expect(a)
+    if not a.run or not a.topics:
+        raise ConfigError("--run and --topics are required (or give --expect FILE)")
     run_path = Path(a.run)
     if not run_path.is_file():
         raise ConfigError(f"--run {run_path}: no such file")

@@ -141,6 +141,18 @@ def _retrieve(*args: Any, **kwargs: Any):
     return retrieve(*args, **kwargs)
 
 
+def _prebuilt_plan(corpus: str, retriever: str, params: dict | None = None) -> dict[str, Any]:
+    from .prebuilt import download_plan
+
+    return download_plan(corpus, retriever, params)
+
+
+def _pyserini_topics(name: str) -> dict[str, dict[str, Any]]:
+    from .prebuilt import pyserini_topics
+
+    return pyserini_topics(name)
+
+
 def _jvm_status() -> dict[str, Any]:
     """For tests: is the JVM running in the worker, and is torch loaded there."""
     import jnius_config
@@ -148,7 +160,16 @@ def _jvm_status() -> dict[str, Any]:
     return {"vm_running": bool(jnius_config.vm_running), "torch": "torch" in sys.modules, "pid": os.getpid()}
 
 
-FUNCTIONS = {"retrieve": _retrieve, "jvm_status": _jvm_status}
+FUNCTIONS = {"retrieve": _retrieve, "jvm_status": _jvm_status, "prebuilt_plan": _prebuilt_plan,
+             "pyserini_topics": _pyserini_topics}
+
+
+def call_java(function: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``FUNCTIONS[function]`` here when Java may run in this process (:func:`java_in_process`), else in
+    the worker; same value and errors either way."""
+    if java_in_process():
+        return FUNCTIONS[function](*args, **kwargs)
+    return java_worker().call(function, *args, **kwargs)
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.error
 
 import pytest
 
@@ -86,36 +87,10 @@ def test_prebuilt_index_names(env, tmp_path, capsys, monkeypatch):
     with pytest.raises(ConfigError, match="neither an index folder nor a Pyserini prebuilt"):
         Bm25Searcher.from_prebuilt("wikipedia-dpr-101w")
 
-    def offline(name, *a, **kw):  # what pyserini raises when no download URL answers
-        raise ValueError("Unable to download prebuilt index at any known URLs.")
+    def offline(url, *a, **kw):  # what urllib raises without internet (pyserini then tries the next URL)
+        raise urllib.error.URLError(f"no internet for {url}")
 
-    monkeypatch.setattr(pyserini.util, "download_prebuilt_index", offline)
+    monkeypatch.setenv("PYSERINI_CACHE", str(tmp_path))
+    monkeypatch.setattr(pyserini.util, "download_url", offline)
     with pytest.raises(OfflineError, match="wikipedia-dpr-100w.*cannot be downloaded.*tokrag index build"):
         Bm25Searcher.from_prebuilt("wikipedia-dpr-100w")
-
-
-def test_prebuilt_index_through_retrieve(corpus_index, tmp_path, monkeypatch):
-    """``retrieve("prebuilt:<name>", ...)``: same API over a Pyserini prebuilt index (download simulated by a local folder)."""
-    import pyserini.prebuilt_index_info as info
-    import pyserini.util
-
-    from retrieval import retrieve
-
-    index_dir, corpus = corpus_index
-    monkeypatch.setitem(info.TF_INDEX_INFO, "tiny-test-index", {})
-    monkeypatch.setattr(pyserini.util, "download_prebuilt_index", lambda name, *a, **kw: str(index_dir))
-    q = {"q1": "who got the first nobel prize in physics"}
-    run = retrieve("prebuilt:tiny-test-index", q, "bm25", k=3, cache_dir=tmp_path)
-    local = retrieve(corpus, q, "bm25", k=3, cache_dir=tmp_path)
-    assert run.ctxs == local.ctxs and run.fingerprint != local.fingerprint and run.searches == 1
-    assert retrieve("prebuilt:tiny-test-index", q, "bm25", k=3, cache_dir=tmp_path).searches == 0
-    assert run.config["corpus"]["name"] == "prebuilt:tiny-test-index" and run.config["corpus"]["size"] == len(corpus)
-
-
-@pytest.fixture(scope="module")
-def corpus_index(data_dir, tmp_path_factory):
-    from retrieval import named_corpus
-    from retrieval.bm25 import build_bm25_index
-
-    corpus = named_corpus("nq-dpr-1k", data_dir)
-    return build_bm25_index(corpus, tmp_path_factory.mktemp("pb") / "idx"), corpus

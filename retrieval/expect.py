@@ -1,0 +1,191 @@
+"""Expected retrieval figures as data: ``tokrag retrieve eval --expect docs/expected/webq-dpr.yaml``.
+
+Pyserini's two-click reproductions (2CR) keep each condition's command and expected scores in YAML and a
+small runner checks them; this is the same idea for tokrag's retrieval. An expectation file::
+
+    name: webq-dpr
+    source: https://github.com/castorini/pyserini/blob/master/docs/experiments-dpr.md
+    corpus: prebuilt:wikipedia-dpr-100w      # any corpus retrieve() takes
+    topics: pyserini:dpr-wq-test              # a topics file, nq-oracle[:N], nq-open[:N] or pyserini:<name>
+    tolerance: 0.005                          # absolute, per metric (default 0.005)
+    conditions:
+      - name: bm25
+        retriever: bm25
+        params: {k1: 0.9, b: 0.4}
+        expected: {answer_recall@20: 0.6240, answer_recall@100: 0.7549}
+
+A condition may override ``corpus``, ``topics`` and ``tolerance``. Metric names are those of
+:func:`retrieval.metrics.evaluate_run` (``answer_recall@k``, ``gold@k``, ``mrr``); the run is retrieved at the
+largest cut-off named. Relative file paths are read from the expectation file's folder first.
+
+:func:`check` retrieves each condition through :func:`retrieval.retrieve` (cached runs; for a prebuilt corpus
+the download plan is printed before anything is downloaded), scores it and compares: a metric passes when
+``|measured - expected| <= tolerance``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+DEFAULT_TOLERANCE = 0.005
+_METRIC = re.compile(r"^(answer_recall@\d+|gold@\d+|mrr)$")
+_TOP_KEYS = {"name", "source", "description", "corpus", "topics", "tolerance", "conditions"}
+_COND_KEYS = {"name", "description", "retriever", "params", "expected", "corpus", "topics", "tolerance"}
+
+
+def _check_keys(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    import difflib
+
+    for key in obj:
+        if key not in allowed:
+            near = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ConfigError(f"{where}: unknown key {key!r}{hint}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _local(value: str, base: Path) -> str:
+    """A relative path that exists next to the expectation file is read from there."""
+    if value.startswith(("prebuilt:", "pyserini:")) or os.path.isabs(value):
+        return value
+    candidate = base / value
+    return str(candidate) if candidate.exists() else value
+
+
+def load(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and check an expectation file.
+
+    Returns:
+        ``{"path", "name", "source", "conditions": [{"name", "corpus", "topics", "retriever", "params",
+        "expected": {metric: value}, "tolerance", "k"}]}`` with file-level defaults filled in.
+
+    Raises:
+        ConfigError: a missing file, malformed YAML, unknown keys (with a did-you-mean), missing fields,
+        metric names or values that are not numbers; the file and the condition are named.
+    """
+    import yaml
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConfigError(f"--expect {p}: no such file")
+    try:
+        spec = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: malformed YAML ({exc})") from None
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{p}: expected a mapping with 'conditions'")
+    _check_keys(spec, _TOP_KEYS, str(p))
+    conds = spec.get("conditions")
+    if not isinstance(conds, list) or not conds:
+        raise ConfigError(f"{p}: 'conditions' must be a non-empty list")
+    out = []
+    names: set[str] = set()
+    for i, c in enumerate(conds):
+        where = f"{p}: conditions[{i}]"
+        if not isinstance(c, dict):
+            raise ConfigError(f"{where}: expected a mapping")
+        _check_keys(c, _COND_KEYS, where)
+        name = str(c.get("name") or "")
+        if not name:
+            raise ConfigError(f"{where}: missing 'name'")
+        if name in names:
+            raise ConfigError(f"{where}: duplicate condition name {name!r}")
+        names.add(name)
+        where = f"{p}: condition {name!r}"
+        merged = {key: c.get(key, spec.get(key)) for key in ("corpus", "topics", "tolerance")}
+        for key in ("corpus", "topics"):
+            if not merged[key]:
+                raise ConfigError(f"{where}: no '{key}' (give it in the condition or at the top of the file)")
+            merged[key] = _local(str(merged[key]), p.parent)
+        tol = merged["tolerance"] if merged["tolerance"] is not None else DEFAULT_TOLERANCE
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or tol < 0:
+            raise ConfigError(f"{where}: tolerance={tol!r} must be a number >= 0")
+        expected = c.get("expected")
+        if not isinstance(expected, dict) or not expected:
+            raise ConfigError(f"{where}: 'expected' must map metric names to figures, e.g. {{answer_recall@20: 0.75}}")
+        for m, v in expected.items():
+            if not _METRIC.match(str(m)):
+                raise ConfigError(f"{where}: unknown metric {m!r}; use answer_recall@K, gold@K or mrr")
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"{where}: expected {m} = {v!r} is not a number")
+        params = c.get("params") or {}
+        if not isinstance(params, dict):
+            raise ConfigError(f"{where}: 'params' must be a mapping")
+        ks = [int(str(m).split("@")[1]) for m in expected if "@" in str(m)]
+        out.append({"name": name, "retriever": str(c.get("retriever") or "bm25"), "params": dict(params),
+                    "expected": {str(m): float(v) for m, v in expected.items()}, "tolerance": float(tol),
+                    "k": max(ks + [100 if "mrr" in expected else 1]), **{k: merged[k] for k in ("corpus", "topics")}})
+    return {"path": str(p), "name": str(spec.get("name") or p.stem), "source": spec.get("source"), "conditions": out}
+
+
+def select(spec: Mapping[str, Any], names: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The conditions named (all when ``names`` is empty). Raises ConfigError for an unknown name."""
+    conds = list(spec["conditions"])
+    if not names:
+        return conds
+    known = {c["name"]: c for c in conds}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise ConfigError(f"{spec['path']}: no condition {missing[0]!r}; conditions: {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def compare(cond: Mapping[str, Any], measured: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+    """``{metric: {"expected", "measured", "diff", "ok"}}`` for every expected metric of ``cond``."""
+    out = {}
+    for m, exp in cond["expected"].items():
+        got = measured.get(m)
+        ok = got is not None and abs(got - exp) <= cond["tolerance"] + 1e-12
+        out[m] = {"expected": exp, "measured": None if got is None else round(float(got), 6),
+                  "diff": None if got is None else round(float(got) - exp, 6), "ok": bool(ok)}
+    return out
+
+
+def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, runtime: Mapping[str, Any] | None = None,
+          data_dir: str | None = None, cache_dir: str | None = None,
+          load_topics: Callable[[str, str | None], tuple] | None = None) -> list[dict[str, Any]]:
+    """Retrieve, score and compare every selected condition (module docstring).
+
+    Returns:
+        one ``{"name", "corpus", "topics", "retriever", "k", "num_queries", "run", "metrics": compare(...), "ok"}``
+        per condition.
+
+    Raises:
+        ConfigError / DataError / OfflineError from retrieval (e.g. a prebuilt index that cannot be downloaded).
+    """
+    from .api import retrieve
+    from .metrics import evaluate_run
+
+    if load_topics is None:
+        from .cli import load_topics
+    results = []
+    for cond in select(spec, conditions):
+        queries, answers, gold = load_topics(cond["topics"], data_dir)
+        run = retrieve(cond["corpus"], queries, cond["retriever"], k=cond["k"], params={**cond["params"], **(runtime or {})},
+                       cache_dir=cache_dir, data_dir=data_dir)
+        ks = sorted({int(m.split("@")[1]) for m in cond["expected"] if "@" in m})
+        measured = evaluate_run(run, answers or None, gold or None, ks=ks or (cond["k"],))
+        cmp_ = compare(cond, measured)
+        results.append({"name": cond["name"], "corpus": cond["corpus"], "topics": cond["topics"], "retriever": cond["retriever"],
+                        "k": cond["k"], "num_queries": len(queries), "run": str(run.jsonl_path), "metrics": cmp_,
+                        "ok": all(v["ok"] for v in cmp_.values())})
+    return results
+
+
+def format_results(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    """A plain-text table: condition, metric, expected, measured, difference, ok/MISS."""
+    lines = [f"{spec['name']}" + (f" ({spec['source']})" if spec.get("source") else ""),
+             f"{'condition':<16} {'metric':<20} {'expected':>8} {'measured':>8} {'diff':>8}  status"]
+    for r in results:
+        for m, v in r["metrics"].items():
+            got = "-" if v["measured"] is None else f"{v['measured']:.4f}"
+            diff = "-" if v["diff"] is None else f"{v['diff']:+.4f}"
+            lines.append(f"{r['name']:<16} {m:<20} {v['expected']:>8.4f} {got:>8} {diff:>8}  {'ok' if v['ok'] else 'MISS'}")
+    n_bad = sum(not v["ok"] for r in results for v in r["metrics"].values())
+    lines.append("all figures within tolerance" if not n_bad else f"{n_bad} figure(s) outside tolerance")
+    return "\n".join(lines)
