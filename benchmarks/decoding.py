@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     from lm_eval.api.instance import Instance
 
     from retrieval import named_corpus, nq_oracle_questions, retrieve
-    from tokrag_model.lm import MODELS, Backbone
+    from tokrag_model.base import Backbone
+    from tokrag_model.methods import MODELS
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     qs = nq_oracle_questions(limit=args.n)

@@ -109,10 +109,11 @@ def model_target(model: str) -> str:
     obj = model_registry._objs.get(model)  # placeholder string, no import
     if obj is None:
         from retrieval.errors import ConfigError
+        from tokrag_model import MODEL_CLASSES
 
         raise ConfigError(
             f"model {model!r} is not a registered lm-eval model; use a registered name "
-            "(rag-none, rag-standard, tokrag, rag-replug, rag-selfrag-filter) or 'package.module:Class'"
+            f"({', '.join(MODEL_CLASSES)}) or 'package.module:Class'"
         )
     if isinstance(obj, str):
         return obj
@@ -138,11 +139,14 @@ def _package_dir(module: str) -> Path | None:
 
 
 def code_fingerprint(module: str, memo: _HashMemo) -> str:
-    """Fingerprint of the source files of the package folder that holds ``module`` (e.g. all of
-    ``tokrag_model/`` for ``tokrag_model.lm``)."""
+    """Fingerprint of the source files of the outermost regular package that holds ``module`` (e.g. all
+    of ``tokrag_model/`` for ``tokrag_model.methods.tokrag``: a method's run also depends on the shared
+    base class, decoder and prompts)."""
     d = _package_dir(module)
     if d is None:
         return fingerprint(["unresolved-module", module])
+    while d.is_dir() and (d / "__init__.py").is_file() and (d.parent / "__init__.py").is_file():
+        d = d.parent
     return tree_fingerprint(d, memo, {".py", ".yaml", ".yml", ".jinja"})
 
 

@@ -174,11 +174,11 @@ def parse_policies(spec: str, n_layers: int) -> list[str]:
 
 
 def build_scorers(lm: Any, policies: Sequence[str]) -> dict[str, Any]:
-    """One ``tokrag_model.methods.TokRAGScorer`` per policy over ``lm``'s decoder (``lm`` a ``TokRAGLM``),
+    """One ``tokrag_model.methods.tokrag.TokRAGScorer`` per policy over ``lm``'s decoder (``lm`` a ``TokRAGLM``),
     with every other Tok-RAG constant as in ``lm.params``."""
     from dataclasses import replace
 
-    from tokrag_model.methods import TokRAGScorer
+    from tokrag_model.methods.tokrag import TokRAGScorer
 
     out = {}
     for pol in policies:
@@ -192,13 +192,13 @@ def score_sample(lm: Any, scorers: dict[str, Any], doc: dict, context: str, cont
                  max_tokens: int | None = None, dynamic_stride: int = 1) -> list[TokenRecord]:
     """Teacher-force ``continuation`` after ``context`` with and without ``doc["ctxs"]``; one record per token.
 
-    The two branches are run once (``tokrag_model.methods.TeacherForced``) and every policy's rule is
+    The two branches are run once (``tokrag_model.methods.tokrag.TeacherForced``) and every policy's rule is
     applied to the same distributions with S_R/S_L at every token (``force_score``), as
-    ``tokrag_model.methods.tokrag_token_scores`` does for one policy. ``max_tokens`` keeps the first N
+    ``tokrag_model.methods.tokrag.tokrag_token_scores`` does for one policy. ``max_tokens`` keeps the first N
     gold tokens; ``dynamic_stride`` > 1 scores the dynamic policy (whose JS-gap layer search costs a
     logit lens per layer and token) only at every N-th token.
     """
-    from tokrag_model.methods import TeacherForced
+    from tokrag_model.methods.tokrag import TeacherForced
 
     context, continuation = lm.split_context(context, continuation)
     cont = lm.cont_ids(context, continuation)
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from retrieval.io import atomic_write_json, fingerprint
-    from tokrag_model.lm import TokRAGLM
+    from tokrag_model.methods.tokrag import TokRAGLM
 
     torch.set_num_threads(max(1, args.threads))
     model_args = simple_parse_args_string(args.model_args)

@@ -53,8 +53,7 @@ def test_analyze_matches_tokrag_token_scores_and_resumes(tmp_path, monkeypatch) 
     import json
 
     from tasks import analyze
-    from tokrag_model.lm import TokRAGLM
-    from tokrag_model.methods import tokrag_token_scores
+    from tokrag_model.methods.tokrag import TokRAGLM, tokrag_token_scores
 
     lm = TokRAGLM(pretrained="smollm2-135m-instruct")
     pols = analyze.parse_policies("dynamic,16", lm.decoder.n_layers)
@@ -74,7 +73,7 @@ def test_analyze_matches_tokrag_token_scores_and_resumes(tmp_path, monkeypatch) 
             assert r.logp_rag == pytest.approx(d.logp_rag, abs=1e-5) and r.logp_pure == pytest.approx(d.logp_pure, abs=1e-5)
             assert r.label == int(d.logp_rag > d.logp_pure)
 
-    monkeypatch.setattr("tokrag_model.lm.TokRAGLM", lambda **kw: lm)
+    monkeypatch.setattr("tokrag_model.methods.tokrag.TokRAGLM", lambda **kw: lm)
     out = tmp_path / "an"
     argv = ["--data", "wiki", "--n", "2", "--max-tokens", "8", "--layers", "dynamic,16", "--dynamic-stride", "2",
             "--out", str(out)]

@@ -23,6 +23,7 @@ from leaderboards.report import build_report
 from leaderboards.runner import IncompleteRunError, run_spec
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
+from tokrag_model import MODEL_CLASSES
 
 
 @pytest.fixture(scope="session")
@@ -294,7 +295,8 @@ def test_committed_specs_resolve_every_model_and_task(name, n_cells):
     assert len(keyed) == n_cells and len({k for _, k, _ in keyed}) == n_cells
     assert {m.name for m in spec.methods} == {"rag-none", "rag-standard", "tokrag", "rag-replug", "rag-selfrag-filter"}
     assert spec.reference == "rag-standard" and spec.shared["model_args"]["pretrained"] == "smollm2-135m-instruct"
-    assert {mat["model_target"].split(":")[0] for _, _, mat in keyed} == {"tokrag_model.lm"}
+    assert {mat["model_target"] for _, _, mat in keyed} == {MODEL_CLASSES[m.model] for m in spec.methods}
+    assert all(mat["model_target"].startswith("tokrag_model.methods.") for _, _, mat in keyed)
 
 
 def test_ci_baseline_covers_every_ci_cell():

@@ -7,14 +7,12 @@ import math
 import pytest
 import torch
 
-from tokrag_model.rules import (
+from tokrag_model.methods.replug import mixture_logprobs, replug_weights
+from tokrag_model.methods.selfrag_filter import filter_by_relevance, relevance_ratio
+from tokrag_model.methods.tokrag import (
     dynamic_layer,
-    filter_by_relevance,
     is_function_token,
     is_skip_token,
-    mixture_logprobs,
-    relevance_ratio,
-    replug_weights,
     resolve_layer,
     select_anchors,
     tokrag_choose_rag,

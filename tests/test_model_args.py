@@ -10,8 +10,9 @@ import pytest
 
 from retrieval.errors import ConfigError, DataError, OfflineError
 from tokrag_model.args import COMMON_ARGS, parse_args, to_batch_size
-from tokrag_model.lm import ReplugLM, TokRAGLM
 from tokrag_model.loading import resolve_device, resolve_pretrained
+from tokrag_model.methods.replug import ReplugLM
+from tokrag_model.methods.tokrag import TokRAGLM
 from tokrag_model.prompt import get_ctxs
 
 

@@ -1,9 +1,11 @@
 """tokrag_model: RAG decoding methods as lm-eval models over one shared multi-context decoder.
 
 Models (lm-eval names): ``tokrag``, ``rag-standard``, ``rag-replug``, ``rag-selfrag-filter``,
-``rag-none`` — classes in :mod:`tokrag_model.lm`, registered lazily (``module:Class`` strings) by the
-start-up hook :mod:`tokrag_model._lmeval_hook` installed as ``tokrag_lmeval.pth``, so plain
-``lm_eval --model tokrag ...`` works after ``pip install``; ``tokrag eval ...`` does the same explicitly.
+``rag-none`` — one module per method in :mod:`tokrag_model.methods` (its registry
+:data:`tokrag_model.methods.METHODS`), over :mod:`tokrag_model.base`; registered lazily (``module:Class``
+strings) by the start-up hook :mod:`tokrag_model._lmeval_hook` installed as ``tokrag_lmeval.pth``, so
+plain ``lm_eval --model tokrag ...`` works after ``pip install``; ``tokrag eval ...`` does the same
+explicitly.
 
 Importing this package is cheap (no torch, no lm_eval); the submodules that import torch set
 ``OMP_WAIT_POLICY=PASSIVE`` first when it is unset.
@@ -11,19 +13,16 @@ Importing this package is cheap (no torch, no lm_eval); the submodules that impo
 
 from __future__ import annotations
 
-MODEL_CLASSES = {
-    "tokrag": "tokrag_model.lm:TokRAGLM",
-    "rag-standard": "tokrag_model.lm:RagStandardLM",
-    "rag-replug": "tokrag_model.lm:ReplugLM",
-    "rag-selfrag-filter": "tokrag_model.lm:SelfRAGFilterLM",
-    "rag-none": "tokrag_model.lm:RagNoneLM",
-}
+from .methods import METHODS, target
+
+# lm-eval model name -> "tokrag_model.methods.<module>:<Class>" (lazy; see tokrag_model.methods)
+MODEL_CLASSES = {name: target(name) for name in METHODS}
 
 __all__ = ["MODEL_CLASSES", "register", "register_tasks"]
 
 
 def register() -> None:
-    """Register the five models in lm-eval's model registry (keeping its built-in models).
+    """Register the methods in lm-eval's model registry (keeping its built-in models).
 
     lm-eval imports its built-in ``MODEL_MAPPING`` only when the registry is empty (stack_notes G7),
     so ``lm_eval.models`` is imported first. Idempotent. (:func:`register_tasks` adds the task folder.)
@@ -31,9 +30,9 @@ def register() -> None:
     import lm_eval.models  # noqa: F401  (built-ins first)
     from lm_eval.api.registry import model_registry
 
-    for name, target in MODEL_CLASSES.items():
+    for name, where in MODEL_CLASSES.items():
         if name not in model_registry:
-            model_registry.register(name, target=target)
+            model_registry.register(name, target=where)
 
 
 

@@ -20,7 +20,7 @@ Per step the decoder exposes, for every row:
   (tokrag_method.md §3.6).
 
 The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
-EOS, and asks a *rule* (one per method, ``tokrag_model.methods``) for each request's next token.
+EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods``) for each request's next token.
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
-"""lm-eval models: ``tokrag``, ``rag-standard``, ``rag-replug``, ``rag-selfrag-filter``, ``rag-none``.
+"""The base of every method: :class:`RAGMethodLM` (an lm-eval ``LM``), the shared single-branch rule and
+teacher-forced scoring of one branch.
 
-All five share :class:`RAGMethodLM` (model loading, prompts, budget, batching, traces, stats); a method
-only says how a request becomes branches and how the next token / the continuation score is chosen.
-The base model, prompt, passages, truncation and generation budget are identical for all methods.
+A method (one module in :mod:`tokrag_model.methods`) subclasses :class:`RAGMethodLM` and only says how a
+request becomes branches (``make_rule``) and how the continuation of a ``loglikelihood`` request is
+scored (``score``); everything else — model loading (:class:`Backbone`), model arguments, prompts and
+the token budget (:mod:`tokrag_model.prompt`), batching, lm-eval's three request types, traces, stats —
+lives here. The base model, prompt, passages, truncation and generation budget are identical for all
+methods.
 
 Traces (``trace=true``, the default): each request's decisions are appended to ``Instance.arguments``
 as one extra element ``{"tokrag_trace": {...}}``; lm-eval 0.4.13 writes the arguments of every request
@@ -30,22 +34,11 @@ from tqdm import tqdm  # noqa: E402
 
 from retrieval.errors import ConfigError  # noqa: E402
 
-from .args import COMMON_ARGS, Arg, choice, layer_spec, parse_args, to_bool, to_opt_float  # noqa: E402
-from .decoder import MultiContextDecoder, generate  # noqa: E402
-from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
+from .args import COMMON_ARGS, Arg, parse_args  # noqa: E402
+from .decoder import Batch, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
-from .methods import (  # noqa: E402
-    ReplugRule,
-    SingleBranch,
-    TokenDecision,
-    TokRAGParams,
-    TokRAGRule,
-    TokRAGScorer,
-    branch_logprobs,
-    tokrag_token_scores,
-)
+from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
 from .prompt import Encoded, PromptBuilder, get_ctxs  # noqa: E402
-from .rules import filter_by_relevance, is_function_token, is_skip_token, mixture_logprobs, relevance_ratio, replug_weights  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -91,14 +84,8 @@ class Backbone:
                    dev, layout)
 
 
-# Default REPLUG temperature per retriever (scores live on different scales): BM25 scores differ by a few
-# points between ranks (τ=1 keeps the top passage dominant but not one-hot); MiniLM/DPR-style cosine or
-# inner products differ by ~0.01–0.1 (τ=0.05); reciprocal-rank-fusion scores by ~0.001 (τ=0.005).
-REPLUG_TAU = {"bm25": 1.0, "dense": 0.05, "hybrid": 0.005, "oracle": 1.0}
-
-
 class RAGMethodLM(LM):
-    """Base of the five methods (an lm-eval ``LM``).
+    """Base of every method (an lm-eval ``LM``).
 
     Model arguments: :data:`tokrag_model.args.COMMON_ARGS` plus the method's ``EXTRA_ARGS``; unknown
     keys raise :class:`ConfigError` listing the valid ones.
@@ -143,8 +130,6 @@ class RAGMethodLM(LM):
         self.eos_ids = {int(e) for e in eos if e is not None}
         self._special = set(self.tokenizer.all_special_ids)
         self._tok_cache: dict[int, tuple[str, bool]] = {}
-        self._func_cache: dict[int, bool] = {}
-        self._skip_cache: dict[int, bool] = {}
         self.setup()
 
     @classmethod
@@ -209,19 +194,10 @@ class RAGMethodLM(LM):
         }
 
     def token_text(self, tid: int) -> tuple[str, bool]:
+        """``(decoded text, is_special)`` of one token id (cached)."""
         if tid not in self._tok_cache:
             self._tok_cache[tid] = (self.tokenizer.decode([tid]), tid in self._special)
         return self._tok_cache[tid]
-
-    def is_function(self, tid: int) -> bool:
-        if tid not in self._func_cache:
-            self._func_cache[tid] = is_function_token(*self.token_text(tid))
-        return self._func_cache[tid]
-
-    def is_skip(self, tid: int) -> bool:
-        if tid not in self._skip_cache:
-            self._skip_cache[tid] = is_skip_token(*self.token_text(tid))
-        return self._skip_cache[tid]
 
     def _attach_trace(self, req: Instance, trace: dict | None) -> None:
         if trace is None or not self.resolved_config["trace"]:
@@ -236,10 +212,14 @@ class RAGMethodLM(LM):
         return get_ctxs(doc, self.METHOD, self.resolved_config["k"])
 
     def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None) -> Encoded:
+        """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch) and the task
+        context, within ``budget`` tokens (:meth:`tokrag_model.prompt.PromptBuilder.rag`). Every method takes
+        its prompts from here and :meth:`encode_pure`, never builds them itself."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
         return self.prompts.rag(ctxs, context, budget, self.METHOD)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
+        """The pure (closed-book) branch's prompt: the task context alone, within ``budget`` tokens."""
         return self.prompts.pure(context, budget, self.METHOD)
 
     # ------------------------------------------------------------------ method hooks
@@ -355,10 +335,47 @@ class RAGMethodLM(LM):
         return ll, greedy
 
 
-def _budget_check(cont: list[int], budget: int, method: str) -> int:
+def budget_check(cont: list[int], budget: int, method: str) -> int:
+    """Prompt budget (tokens) left once the continuation ``cont`` is reserved from ``budget``.
+
+    Raises:
+        ConfigError: the continuation alone fills ``budget`` (a one-line error naming ``max_length``).
+    """
     if len(cont) >= budget:
         raise ConfigError(f"--model {method}: the continuation is {len(cont)} tokens, max_length={budget}: raise max_length=")
     return budget - len(cont)
+
+
+class SingleBranch:
+    """Greedy decoding of one branch (``rag-none``: pure prompt; ``rag-standard``/filter: RAG prompt).
+
+    The rule protocol of :func:`tokrag_model.decoder.generate`: ``rows()`` = the request's branch prompts,
+    ``choose()`` = the next token from the batch's next-token log-probs at those rows.
+    """
+
+    needs_hidden = False
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+    def rows(self) -> list[list[int]]:
+        return [self.ids]
+
+    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
+        return int(batch.logprobs[rows[0]].argmax())
+
+
+def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False
+                    ) -> tuple[torch.Tensor, torch.Tensor | None, Any]:
+    """Teacher-forced next-token log-probs at the continuation positions.
+
+    Returns:
+        lp (C, V) float32 where ``lp[i]`` is the distribution that predicts ``cont[i]``; hidden
+        (L+1, C, d) at the same query positions (or None); the KV cache of ``prompt + cont``.
+    """
+    lp, hs, cache = dec.forward_full(prompt + cont, hidden=hidden)
+    sl = slice(len(prompt) - 1, len(prompt) - 1 + len(cont))
+    return lp[sl], (hs[:, sl] if hs is not None else None), cache
 
 
 class SingleBranchLM(RAGMethodLM):
@@ -377,252 +394,7 @@ class SingleBranchLM(RAGMethodLM):
     def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
               ) -> tuple[float, bool, dict]:
         cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        enc = self.branch(doc, context, _budget_check(cont, budget, self.METHOD))
+        enc = self.branch(doc, context, budget_check(cont, budget, self.METHOD))
         lp, _, _ = branch_logprobs(self.decoder, enc.ids, cont)
         ll, greedy = self._sum_ll(lp, cont)
         return ll, greedy, self._enc_trace(enc)
-
-
-class RagNoneLM(SingleBranchLM):
-    """``rag-none``: closed-book; the pure branch only (passages, if any, are ignored)."""
-
-    METHOD = "rag-none"
-    USES_PASSAGES = False
-
-    def branch(self, doc: Any, context: str, budget: int) -> Encoded:
-        return self.encode_pure(context, budget)
-
-
-class RagStandardLM(SingleBranchLM):
-    """``rag-standard``: the RAG branch only (passages block + task context)."""
-
-    METHOD = "rag-standard"
-
-    def branch(self, doc: Any, context: str, budget: int) -> Encoded:
-        return self.encode_rag(doc, context, budget)
-
-
-class TokRAGLM(RAGMethodLM):
-    """``tokrag``: Tok-RAG (Xu et al., ICLR 2025) token-level collaboration of the pure and RAG branches.
-
-    At each step both branches are decoded in one batched forward pass; the RAG branch's greedy token
-    is emitted iff ``rate·S_R > S_L`` (tokrag_method.md §3.3), the emitted token extends both.
-    Function tokens bypass the test; when both branches agree no test is needed (the emitted token is
-    the same). See :class:`tokrag_model.methods.TokRAGParams` for every constant.
-    """
-
-    METHOD = "tokrag"
-    EXTRA_ARGS = {
-        "layer": Arg("dynamic", layer_spec, "fusion layer: dynamic (JS-gap rule) | int index | fraction of depth"),
-        "rate": Arg(1.0, float, "decision multiplier: RAG iff rate*S_R > S_L"),
-        "n_anchors": Arg(3, int, "attended passage positions kept"),
-        "window_left": Arg(2, int, "window tokens left of an anchor"),
-        "window_right": Arg(1, int, "window tokens right of an anchor"),
-        "rag_top": Arg(2, int, "RAG top tokens in e_R"),
-        "pure_top": Arg(3, int, "pure top tokens in e_L"),
-        "js_threshold": Arg(5e-7, float, "JS-gap threshold (vocabulary-averaged JS, nats/V)"),
-        "js_min_layer": Arg(10 / 32, float, "JS scan starts above this fraction of depth"),
-        "layer_fallback": Arg(20 / 32, float, "layer when the JS rule finds none (fraction of depth or int)"),
-        "bypass": Arg(True, to_bool, "accept function tokens from the RAG branch without a test"),
-        "always_score": Arg(False, to_bool, "compute S_R/S_L also when both branches agree (trace only)"),
-    }
-
-    def setup(self) -> None:
-        c = self.resolved_config
-        fb = c["layer_fallback"]
-        params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
-                              window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
-                              js_threshold=c["js_threshold"], js_min_layer=c["js_min_layer"],
-                              layer_fallback=int(fb) if float(fb).is_integer() and fb >= 1 else float(fb),
-                              bypass=c["bypass"], always_score=c["always_score"])
-        try:
-            self.scorer = TokRAGScorer(self.decoder, params, self.token_text, self.is_function, self.is_skip)
-        except ValueError as exc:
-            raise ConfigError(f"--model tokrag: {exc}") from None
-        self.params = params
-
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        rag = self.encode_rag(doc, context, budget)
-        pure = self.encode_pure(context, budget)
-        return TokRAGRule(self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
-
-    def finish_trace(self, rule: TokRAGRule, trace: dict) -> dict:
-        trace["tokens"] = [d.compact() for d in rule.decisions]
-        trace["n_rag"] = sum(d.branch == "rag" for d in rule.decisions)
-        trace["n_pure"] = sum(d.branch == "pure" for d in rule.decisions)
-        return trace
-
-    def token_scores(self, doc: Any, context: str, continuation: str) -> list[TokenDecision]:
-        """Teacher-forced per-position Tok-RAG decisions for ``continuation`` (see
-        :func:`tokrag_model.methods.tokrag_token_scores`); S_R/S_L computed at every position."""
-        context, continuation = self.split_context(context, continuation)
-        cont = self.cont_ids(context, continuation)
-        b = _budget_check(cont, self.max_length, self.METHOD)
-        rag = self.encode_rag(doc, context, b)
-        pure = self.encode_pure(context, b)
-        return tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids, cont, score_all=True)
-
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        b = _budget_check(cont, budget, self.METHOD)
-        rag = self.encode_rag(doc, context, b)
-        pure = self.encode_pure(context, b)
-        decs = tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids, cont,
-                                   score_all=self.params.always_score)
-        ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
-        greedy = all(d.token == g for d, g in zip(decs, cont))
-        return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": [d.compact() for d in decs]}
-
-
-class ReplugLM(RAGMethodLM):
-    """``rag-replug``: REPLUG (Shi et al. 2024) — one branch per passage (passage + task context); the
-    next-token distribution is the probability mixture ``Σ_i w_i p_i`` with ``w = softmax(score/τ)``
-    (``replug_mode=mixture``) or ``w = 1/k`` (``uniform``). ``replug_temperature`` defaults per
-    ``retriever`` (:data:`REPLUG_TAU`: bm25 1.0, dense 0.05, hybrid 0.005)."""
-
-    METHOD = "rag-replug"
-    EXTRA_ARGS = {
-        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default per retriever)"),
-        "replug_mode": Arg("mixture", choice("mixture", "uniform"), "mixture | uniform"),
-        "retriever": Arg("bm25", choice(*REPLUG_TAU), f"retriever whose scores are mixed: {sorted(REPLUG_TAU)}"),
-    }
-
-    def setup(self) -> None:
-        c = self.resolved_config
-        if c["replug_temperature"] is None:
-            c["replug_temperature"] = REPLUG_TAU[c["retriever"]]
-        if c["replug_temperature"] <= 0:
-            raise ConfigError(f"--model rag-replug: replug_temperature must be > 0, got {c['replug_temperature']}")
-
-    def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
-        ctxs = self.ctxs(doc)
-        encs = [self.prompts.rag([c], context, budget, self.METHOD) for c in ctxs]
-        keep = [i for i, e in enumerate(encs) if e.kept]
-        if not keep:
-            pure = self.encode_pure(context, budget)
-            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "weights": [1.0], "closed_book": True}
-        scores = [float(ctxs[i].get("score", 0.0) or 0.0) for i in keep]
-        w = replug_weights(scores, self.resolved_config["replug_temperature"], self.resolved_config["replug_mode"])
-        trace = {"passages": [encs[i].kept[0] for i in keep], "weights": [round(float(x), 4) for x in w]}
-        return [encs[i] for i in keep], w, trace
-
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        encs, w, trace = self._branches(doc, context, budget)
-        return ReplugRule([e.ids for e in encs], w), trace
-
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        encs, w, trace = self._branches(doc, context, _budget_check(cont, budget, self.METHOD))
-        lps = torch.stack([branch_logprobs(self.decoder, e.ids, cont)[0] for e in encs])  # (k, C, V)
-        mix = torch.stack([mixture_logprobs(lps[:, i], w) for i in range(len(cont))])
-        ll, greedy = self._sum_ll(mix, cont)
-        return ll, greedy, trace
-
-
-CRITIC_PROMPT = ("Question: {question}\n"
-                 "Does the passage below contain information that helps answer the question? Answer Yes or No.\n\n"
-                 "Passage: {title}\n{text}")
-
-
-class SelfRAGFilterLM(RAGMethodLM):
-    """``rag-selfrag-filter``: Self-RAG-*style* relevance filtering with the base LLM as critic.
-
-    This is explicitly **not** the fine-tuned Self-RAG model (Asai et al. 2024) and uses no reflection
-    tokens: the same base LLM as every other method judges each passage with a fixed yes/no prompt
-    (:data:`CRITIC_PROMPT`, in the tokenizer's chat template when it has one), ``r = P(Yes)/(P(Yes)+P(No))``
-    from the next-token probabilities (summed over the variants "Yes"/" Yes"/"yes"/" yes" and likewise
-    for No). Passages with ``r ≥ relevance_threshold`` (default 0.5) are kept in their original order;
-    if none is kept the model answers closed-book (pure context). Then one greedy generation.
-    """
-
-    METHOD = "rag-selfrag-filter"
-    EXTRA_ARGS = {
-        "relevance_threshold": Arg(0.5, float, "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold"),
-        "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
-        "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
-    }
-
-    def setup(self) -> None:
-        tok = self.tokenizer
-
-        def first_ids(words: list[str]) -> list[int]:
-            ids = set()
-            for w in words:
-                enc = tok.encode(w, add_special_tokens=False)
-                if enc:
-                    ids.add(enc[0])
-            return sorted(ids)
-
-        self.yes_ids = first_ids(["Yes", " Yes", "yes", " yes"])
-        self.no_ids = first_ids(["No", " No", "no", " no"])
-        self._critic_cache: dict[tuple, float] = {}
-
-    def critic_prompts(self, ctxs: list[dict], question: str) -> tuple[list[int], list[list[int]]]:
-        """Token ids of the critic prompts as (shared prefix, one suffix per passage).
-
-        The prompt is :data:`CRITIC_PROMPT` (question and instruction first, then the passage), wrapped in
-        the tokenizer's chat template when it has one (``critic_chat_template``), else followed by
-        ``"\nAnswer:"``. The common prefix of all prompts (chat header, question, instruction) is
-        prefilled once and its KV cache reused for every passage.
-        """
-        texts = [CRITIC_PROMPT.format(title=c.get("title") or "", text=c["text"], question=question) for c in ctxs]
-        if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
-            texts = [self.tokenizer.apply_chat_template([{"role": "user", "content": t}], tokenize=False,
-                                                        add_generation_prompt=True) for t in texts]
-        else:
-            texts = [t + "\nAnswer:" for t in texts]
-        ids = [self.prompts.encode(t) for t in texts]
-        n = min(len(x) for x in ids) - 1  # keep ≥ 1 suffix token per passage
-        common = 0
-        while common < n and all(x[common] == ids[0][common] for x in ids):
-            common += 1
-        return ids[0][:common], [x[common:] for x in ids]
-
-    def relevance(self, doc: Any, context: str) -> tuple[list[dict], list[float]]:
-        """Critic ratios ``r_i`` for the doc's passages (cached per passage and question)."""
-        ctxs = self.ctxs(doc)
-        q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
-        question = q if isinstance(q, str) and q.strip() else context
-        todo = [c for c in ctxs if (question, c.get("docid"), c["text"]) not in self._critic_cache]
-        if todo:
-            prefix, suffixes = self.critic_prompts(todo, question)
-            lps = self.decoder.next_logprobs_shared_prefix(prefix, suffixes)
-            for c, lp in zip(todo, lps):
-                ly = float(torch.logsumexp(lp[self.yes_ids], 0))
-                ln = float(torch.logsumexp(lp[self.no_ids], 0))
-                self._critic_cache[(question, c.get("docid"), c["text"])] = relevance_ratio(ly, ln)
-        return ctxs, [self._critic_cache[(question, c.get("docid"), c["text"])] for c in ctxs]
-
-    def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
-        ctxs, ratios = self.relevance(doc, context)
-        kept = [ctxs[i] for i in filter_by_relevance(ratios, self.resolved_config["relevance_threshold"])]
-        trace = {"critic": {str(c.get("docid", i)): round(r, 4) for i, (c, r) in enumerate(zip(ctxs, ratios))}}
-        if kept:
-            enc = self.prompts.rag(kept, context, budget, self.METHOD)
-        else:
-            enc = self.encode_pure(context, budget)
-        trace.update({"passages": enc.kept, "dropped": enc.dropped, "closed_book": not enc.kept})
-        return enc, trace
-
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        enc, trace = self._encode(doc, context, budget)
-        return SingleBranch(enc.ids), trace
-
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        enc, trace = self._encode(doc, context, _budget_check(cont, budget, self.METHOD))
-        lp, _, _ = branch_logprobs(self.decoder, enc.ids, cont)
-        ll, greedy = self._sum_ll(lp, cont)
-        return ll, greedy, trace
-
-
-MODELS: dict[str, type[RAGMethodLM]] = {
-    "tokrag": TokRAGLM,
-    "rag-standard": RagStandardLM,
-    "rag-replug": ReplugLM,
-    "rag-selfrag-filter": SelfRAGFilterLM,
-    "rag-none": RagNoneLM,
-}
