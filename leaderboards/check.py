@@ -9,7 +9,10 @@ Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --writ
 Every (cell, metric) in the baseline is compared with the cell's mean from its run folder:
 ``OK`` when ``|value - baseline| <= abs``, else ``FAIL`` (a move in either direction: an improvement
 must be accepted by rewriting the baseline). A baseline cell or metric that the runs lack is a FAIL.
-Metric values are the per-sample means that the report uses (same numbers, no CI needed).
+Metric values are the per-sample means that the report uses (same numbers, no CI needed). Every
+invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
+means equal results.json's, the same questions in every cell of a task) is checked too: each
+violation is one more ``FAIL`` line naming the cell and the sample.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from typing import Any
 from retrieval.errors import ConfigError
 from retrieval.io import atomic_write_json
 
-from .report import UNITS, collect
+from .invariants import InvariantError, Violation
+from .report import UNITS, collect, verify
 from .spec import LeaderboardSpec
 
 DEFAULT_TOLERANCES = {
@@ -61,12 +65,14 @@ class CheckLine:
                 f"(baseline {self.baseline:.4f}, |Δ| {d:.4f} {rel} {self.tol:.4f} {self.unit})")
 
 
-def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> dict[str, dict[str, float]]:
-    """``{cell_id: {metric: mean}}`` from the run folders, one entry per (method, task, seed)."""
+def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None,
+                loaded: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
+    """``{cell_id: {metric: mean}}`` from the run folders (or the already ``loaded`` cells), one entry per
+    (model, method, task, seed)."""
     import numpy as np
 
     out: dict[str, dict[str, float]] = {}
-    loaded = collect(spec, runs_dir, allow_missing=True)
+    loaded = collect(spec, runs_dir, allow_missing=True) if loaded is None else loaded
     for cid, (cell, _key, data) in loaded.items():
         if data is None:
             continue
@@ -102,11 +108,14 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     return b
 
 
-def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike) -> list[CheckLine]:
-    """Compare every baseline (cell, metric) with the runs; see the module docstring."""
+def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
+                           baseline: str | os.PathLike) -> list[CheckLine | Violation]:
+    """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
+    see the module docstring."""
     b = load_baseline(baseline)
-    values = cell_values(spec, runs_dir)
-    lines = []
+    loaded = collect(spec, runs_dir, allow_missing=True)
+    values = cell_values(spec, runs_dir, loaded)
+    lines: list[CheckLine | Violation] = list(verify(loaded))
     for cid in sorted(b["cells"]):
         for metric, base in sorted(b["cells"][cid].items()):
             tol = b["tolerances"].get(metric)
@@ -120,7 +129,11 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
 
 def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
                    metrics: list[str] | None = None) -> dict[str, Any]:
-    """Write the current runs' values as a baseline (keeping an existing file's tolerances)."""
+    """Write the current runs' values as a baseline (keeping an existing file's tolerances).
+
+    Raises:
+        InvariantError: the runs break an invariant (a baseline of broken runs is never written).
+    """
     path = Path(path)
     tolerances = dict(DEFAULT_TOLERANCES)
     if path.is_file():
@@ -128,7 +141,11 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
             tolerances.update(load_baseline(path)["tolerances"])
         except ConfigError:
             pass
-    values = cell_values(spec, runs_dir)
+    loaded = collect(spec, runs_dir, allow_missing=True)
+    bad = verify(loaded)
+    if bad:
+        raise InvariantError(f"{len(bad)} invariant violation(s); baseline {path} not written:\n" + "\n".join(v.render() for v in bad))
+    values = cell_values(spec, runs_dir, loaded)
     keep = set(metrics) if metrics else set(tolerances)
     cells = {cid: {m: round(v, 6) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
     used = {m for vals in cells.values() for m in vals}
@@ -137,7 +154,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     return b
 
 
-def summary_line(lines: list[CheckLine]) -> str:
+def summary_line(lines: list[CheckLine | Violation]) -> str:
     """``N checks: X OK, Y FAIL``."""
     bad = sum(not x.ok for x in lines)
     return f"{len(lines)} checks: {len(lines) - bad} OK, {bad} FAIL"

@@ -1,11 +1,17 @@
-"""``tokrag leaderboard run|report|check SPEC``: the leaderboard command line.
+"""``tokrag leaderboard run|report|rescore|check SPEC``: the leaderboard command line.
 
     tokrag leaderboard run leaderboards/specs/ci.yaml [--runs-dir runs] [--jobs 2]
-    tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings]
+    tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --estimate [--jobs 2]
+    tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions]
+    tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR]
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
-passes, wall seconds). ``check`` prints OK/FAIL per cell and metric and exits 1 on any FAIL.
+passes, wall seconds); ``run --estimate`` runs nothing and prints the estimated CPU-hours of the
+unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
+with the tasks' current metric code and rebuilds the report without loading a model. ``check``
+prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a
+report of run folders that break an invariant is refused (exit 2).
 Also runnable as ``python -m leaderboards.cli``.
 """
 
@@ -29,12 +35,20 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true", help="build the report afterwards")
-    q = sub.add_parser("report", help="build Markdown/CSV/JSON/HTML from the run folders only")
-    q.add_argument("spec")
-    q.add_argument("--runs-dir", default=None)
-    q.add_argument("--out", default=None, help="output folder (default: spec report_dir or <runs-dir>/reports/<name>)")
-    q.add_argument("--no-timings", action="store_true", help="leave out wall time and peak memory (they vary between runs)")
-    q.add_argument("--allow-missing", action="store_true", help="report unfinished cells as missing instead of failing")
+    r.add_argument("--estimate", action="store_true",
+                   help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
+    r.add_argument("--fallback-s-per-question", type=float, default=None,
+                   help="with --estimate: seconds per question for cells with no similar finished cell")
+    for name, helptext in (("report", "build Markdown/CSV/JSON/HTML from the run folders only"),
+                           ("rescore", "re-score the logged samples with the current metric code (no model) and rebuild the report")):
+        q = sub.add_parser(name, help=helptext)
+        q.add_argument("spec")
+        q.add_argument("--runs-dir", default=None)
+        q.add_argument("--out", default=None, help="output folder (default: spec report_dir or <runs-dir>/reports/<name>)")
+        q.add_argument("--no-timings", action="store_true", help="leave out wall time and peak memory (they vary between runs)")
+        q.add_argument("--no-questions", action="store_true", help="leave out the per-question pages (questions/*.html)")
+        if name == "report":
+            q.add_argument("--allow-missing", action="store_true", help="report unfinished cells as missing instead of failing")
     c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL")
     c.add_argument("spec")
     c.add_argument("--baseline", required=True)
@@ -48,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     spec = load_spec(args.spec)
+    if args.cmd == "run" and args.estimate:
+        from .estimate import estimate, render
+
+        est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
+        print(render(est))
+        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method")}, sort_keys=True))
+        return 0
     if args.cmd == "run":
         from .runner import run_spec
 
@@ -61,8 +82,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "report":
         from .report import build_report
 
-        out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing)
+        out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing,
+                           questions=not args.no_questions)
         print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
+        return 0
+    if args.cmd == "rescore":
+        from .rescore import rescore
+
+        out, changes = rescore(spec, args.runs_dir, args.out, timings=not args.no_timings, questions=not args.no_questions)
+        for note in changes["notes"]:
+            print(f"note: {note}")
+        for cid, moved in sorted(changes["changed"].items()):
+            for metric, (old, new) in sorted(moved.items()):
+                print(f"changed {cid}  {metric}: {old} -> {new}")
+        print(f"re-scored report written to {out}")
+        print(json.dumps({k: v for k, v in changes.items() if k not in ("changed", "notes")}
+                         | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
+                         sort_keys=True))
         return 0
     from .check import check_against_baseline, summary_line, write_baseline
 

@@ -4,6 +4,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
 * the model fingerprint: SHA-256 of the weight files that ``pretrained`` resolves to;
+* the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
+  from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
 * the model code: SHA-256 of the source files of the package that defines the model class;
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
   settings, metrics; ``utils.py``);
@@ -215,6 +217,25 @@ def data_fingerprint(memo: _HashMemo) -> str:
     return tree_fingerprint(Path(d), memo, None)
 
 
+def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[str, str]:
+    """``{arg: SHA-256}`` of the model arguments (other than ``pretrained``) whose value names an existing
+    file, so that editing e.g. a preset file gives a new run folder. Empty when there is none."""
+    from .spec import REPO_ROOT
+
+    out = {}
+    for k, v in sorted(model_args.items()):
+        if k == "pretrained" or not isinstance(v, str) or not v or "\n" in v:
+            continue
+        for cand in (Path(v).expanduser(), REPO_ROOT / v):
+            try:
+                if cand.is_file():
+                    out[k] = memo.sha(cand)
+                    break
+            except OSError:
+                continue
+    return out
+
+
 @lru_cache(maxsize=1)
 def _lm_eval_version() -> str:
     from importlib.metadata import version
@@ -225,7 +246,7 @@ def _lm_eval_version() -> str:
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
     """Everything that names a cell's run folder (see the module docstring)."""
     target = model_target(cell.method.model)
-    return {
+    mat = {
         "schema": KEY_SCHEMA,
         **cell.config(),
         "model_target": target,
@@ -236,6 +257,10 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
         "data_fingerprint": data_fingerprint(memo),
         "lm_eval_version": _lm_eval_version(),
     }
+    files = arg_file_fingerprints(cell.model_args, memo)
+    if files:  # only then: the keys of cells without file arguments stay as they were
+        mat["model_arg_files"] = files
+    return mat
 
 
 def cell_keys(spec: LeaderboardSpec) -> list[tuple[Cell, str, dict[str, Any]]]:

@@ -4,27 +4,36 @@ Nothing is recomputed from models: every number comes from the cells' ``samples_
 ``results.json`` and ``cost.json`` (each verified against its ``DONE`` manifest), so the same run
 folders always give byte-identical reports. Wall time and peak memory are measurements that vary
 between runs and machines; ``timings=False`` leaves them out (used to compare two fresh runs).
+Before anything is computed the invariants of :mod:`leaderboards.invariants` are checked; a report
+of run folders that break one is refused (:class:`~leaderboards.invariants.InvariantError`).
 
-Statistics (per method x task row; questions matched by ``doc_id``; several seeds are averaged per
-question first):
+Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions matched by
+``doc_id``; several seeds are averaged per question first):
 
 * mean of each per-sample metric (EM, F1, answer match, retrieval answer recall, ...) with a
-  percentile bootstrap CI over questions (``scipy.stats.bootstrap``; Efron & Tibshirani 1993, ch. 13),
-  ``bootstrap.iters`` resamples, seeded per (spec seed, method, task, metric);
-* for every method against the spec's ``reference`` (rag-standard): the mean per-question difference,
-  its paired bootstrap CI, and the two-sided p-value of a paired sign-flip permutation test
-  (``scipy.stats.permutation_test`` with ``permutation_type="samples"``);
+  percentile bootstrap CI over questions, ``bootstrap.iters`` resamples, seeded per (spec seed,
+  model, method, task, metric);
+* for every method against each ``reference`` (rag-standard and rag-none in the v2 spec): the mean
+  per-question difference, its paired bootstrap CI, the two-sided p-value of a paired sign-flip
+  permutation test, and that p-value Holm-adjusted within the (model, task, metric) family of all
+  distinct method pairs compared there;
+* per task, the minimum detectable paired difference of the primary metric at the task's n (80%
+  power, two-sided alpha = 0.05), from the pooled spread of the paired differences;
+* per question against the closed-book row (``rag-none``): helped / hurt / neutral counts; on a noisy
+  task, noise sensitivity (questions right on the clean twin and wrong here);
+* method-specific trace columns where the traces carry them (:mod:`leaderboards.traces`) and the
+  hygiene metrics ``empty_pred`` / ``overlong_pred`` where the task logs them;
 * metrics that are not per-sample means (e.g. ``word_perplexity``, a ratio of sums) are shown as
   lm-eval aggregates without a CI.
 
-Plots (matplotlib, Agg, no timestamps in the files): the mean with its CI per task for each main
-metric, and a robustness curve: answer match against the noise ratio per method.
+Views: the pivot (methods x tasks per model, primary metric, best per column in bold, an average
+column) comes first in every format, then plots (:mod:`leaderboards.plots`), the long tables and the
+provenance; the HTML page and the per-question pages are :mod:`leaderboards.page`.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import logging
 import math
@@ -36,63 +45,40 @@ import numpy as np
 
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, fingerprint
 
+from .invariants import InvariantError, Violation, cell_violations, sibling_violations
 from .keys import cell_keys
 from .runner import IncompleteRunError, load_cell, resolve_runs_dir
 from .spec import LeaderboardSpec
+from .stats import bootstrap_ci, helped_hurt, holm, min_detectable_difference, noise_flips, paired_test
+from .traces import TRACE_COLUMNS, trace_columns
 
 log = logging.getLogger(__name__)
 
-PREFERRED = ["em", "f1", "answer_match", "answer_recall", "gold_at_k", "word_perplexity", "bits_per_byte"]
-PAIRED = ["em", "f1", "answer_match"]
+PREFERRED = ["em", "f1", "answer_match", "cf_match", "answer_recall", "gold_at_k", "word_perplexity", "bits_per_byte"]
+PAIRED = ["em", "f1", "answer_match", "cf_match"]
+HYGIENE = ["empty_pred", "overlong_pred"]
+"""Per-sample answer-hygiene metrics of the QA tasks (issue 10): shown as rates beside the diagnostics, not as results."""
+LOWER_IS_BETTER = {"word_perplexity", "bits_per_byte", "cf_match", "empty_pred", "overlong_pred"}
+"""Fallback direction when results.json does not record ``higher_is_better``."""
+MDE_ALPHA, MDE_POWER = 0.05, 0.8
 LABELS = {
     "em": "EM", "f1": "F1", "answer_match": "answer match", "answer_recall": "answer recall@k",
-    "gold_at_k": "gold@k", "word_perplexity": "word ppl", "bits_per_byte": "bits/byte",
+    "gold_at_k": "gold@k", "word_perplexity": "word ppl", "bits_per_byte": "bits/byte", "cf_match": "cf match",
+    "empty_pred": "empty answer", "overlong_pred": "overlong answer",
 }
 UNITS = {
     "em": "fraction of questions", "f1": "mean token F1 (0-1)", "answer_match": "fraction of questions",
     "answer_recall": "fraction of questions with a gold answer in the top-k passages",
     "gold_at_k": "fraction of questions with the gold passage in the top k",
     "word_perplexity": "perplexity per word", "bits_per_byte": "bits per UTF-8 byte",
+    "cf_match": "fraction of questions answered with the planted (counterfactual) answer",
+    "empty_pred": "fraction of questions with an empty extracted answer",
+    "overlong_pred": "fraction of questions with an overlong answer (tasks/README.md)",
 }
 
 
 def _seed_for(base: int, *parts: str) -> int:
     return (base + int(fingerprint(list(parts), length=8), 16)) % (2**32)
-
-
-def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``values`` (shape (n,)); ``(v, v)`` when all values are equal."""
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0:
-        return (math.nan, math.nan)
-    if np.all(values == values[0]):
-        return (float(values[0]), float(values[0]))
-    res = stats.bootstrap((values,), np.mean, n_resamples=iters, confidence_level=confidence, method="percentile",
-                          vectorized=True, rng=np.random.default_rng(seed))
-    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
-
-
-def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
-    """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
-    of a sign-flip permutation test (H0: the two methods are exchangeable on every question); exact
-    over the non-zero differences when there are at most 16 of them."""
-    from scipy import stats
-
-    diff = np.asarray(diff, dtype=float)
-    lo, hi = bootstrap_ci(diff, iters, confidence, seed)
-    nz = diff[diff != 0]  # zero differences are unchanged by a sign flip: the test runs on the others
-    if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
-        p = 1.0
-    else:
-        # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
-        n_res = np.inf if len(nz) <= 16 else iters
-        res = stats.permutation_test((nz,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
-                                     n_resamples=n_res, alternative="two-sided", vectorized=True,
-                                     rng=np.random.default_rng(seed + 1))
-        p = float(min(1.0, res.pvalue))
-    return {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff))}
 
 
 def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
@@ -106,10 +92,11 @@ def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
 
 
 def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, allow_missing: bool = False) -> dict[str, Any]:
-    """Load every cell of ``spec`` from its run folder.
+    """Load every cell of ``spec`` from its run folder: ``{cell_id: (cell, config_hash, loaded or None)}``.
 
-    Returns ``{cell_id: loaded cell | None}`` plus the cell objects. Raises IncompleteRunError listing
-    the unfinished cells (unless ``allow_missing``) with the command that finishes them.
+    Raises:
+        IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
+            that finishes them.
     """
     runs = resolve_runs_dir(spec, runs_dir)
     loaded, missing = {}, []
@@ -127,84 +114,247 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     return loaded
 
 
+def verify(loaded: dict[str, Any], *, compare_results: bool = True) -> list[Violation]:
+    """Every invariant of :mod:`leaderboards.invariants` over the loaded cells (missing cells are skipped):
+    per sample and per cell, then n and doc ids equal across the cells of each (model, task)."""
+    out: list[Violation] = []
+    groups: dict[tuple, dict[str, list[dict]]] = {}
+    for cid, (cell, _key, data) in loaded.items():
+        if data is None:
+            continue
+        samples = data["samples"].get(cell.task.task, [])
+        out += cell_violations(cid, cell.task.task, samples, data["results"], compare_results=compare_results)
+        groups.setdefault((cell.model_name, cell.task.task), {})[cid] = samples
+    for (model, task), cells in groups.items():
+        out += sibling_violations(f"{model}/{task}" if model else task, cells)
+    return out
+
+
+def _lower_better(data_hib: dict[str, dict[str, bool]], task: str, metric: str) -> bool:
+    hib = (data_hib.get(task) or {}).get(metric)
+    return (not hib) if hib is not None else metric in LOWER_IS_BETTER
+
+
 def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
-    """The report's data (JSON-able): contract, rows with metrics/CIs/paired tests/cost, provenance."""
+    """The report's data (JSON-able): per-model contracts, pivot, rows with metrics / CIs / paired tests /
+    diagnostics / cost, the minimum detectable differences, and provenance."""
     iters, conf, bseed = spec.bootstrap_iters, spec.confidence, spec.bootstrap_seed
-    # per (method, task): per-question values averaged over seeds
-    rows = []
-    per_q: dict[tuple[str, str], dict[str, dict[int, float]]] = {}
+    primary = spec.primary_metric
+    by_group: dict[tuple, list] = {}
+    for cell, key, d in loaded.values():
+        by_group.setdefault((cell.model_name, cell.method.name, cell.task.task), []).append((cell, key, d))
+    rows: list[dict[str, Any]] = []
+    per_q: dict[tuple, dict[str, dict[int, float]]] = {}
+    qids: dict[tuple, dict[int, str]] = {}
     metric_names: set[str] = set()
-    for m in spec.methods:
-        for t in spec.tasks:
-            cells = [loaded[f"{m.name}/{t.task}/seed{s}"] for s in spec.seeds]
-            done = [c for c in cells if c[2] is not None]
-            row: dict[str, Any] = {"method": m.name, "task": t.task, "noise": t.noise, "family": t.family,
-                                   "seeds": [c[0].seed for c in done], "missing": len(done) < len(cells)}
-            if not done:
+    hib: dict[str, dict[str, bool]] = {}
+    for mod in spec.model_list():
+        for m in spec.methods_of(mod):
+            for t in spec.tasks_of(mod):
+                cells = by_group.get((mod.name, m.name, t.task), [])
+                done = [c for c in cells if c[2] is not None]
+                row: dict[str, Any] = {"model": mod.name, "method": m.name, "task": t.task, "noise": t.noise,
+                                       "family": t.family, "seeds": [c[0].seed for c in done],
+                                       "missing": len(done) < len(cells)}
                 rows.append(row)
-                continue
-            seed_vals: dict[str, list[dict[int, float]]] = {}
-            aggregates: dict[str, float] = {}
-            for _, _, data in done:
-                samples = data["samples"].get(t.task, [])
-                names = set()
-                for s in samples:
-                    names.update(s.get("metrics") or [])
-                for name in sorted(names):
-                    pq = _per_question(samples, name)
-                    if pq is not None:
-                        seed_vals.setdefault(name, []).append(pq)
-                res = (data["results"].get("results") or {}).get(t.task, {})
-                for k, v in res.items():
-                    if "," in k and "_stderr" not in k and isinstance(v, (int, float)) and not isinstance(v, bool):
-                        aggregates.setdefault(k.split(",")[0], []).append(float(v))  # type: ignore[union-attr]
-            qvals = {}
-            for name, lst in seed_vals.items():
-                common = sorted(set.intersection(*(set(d) for d in lst)))
-                qvals[name] = {q: float(np.mean([d[q] for d in lst])) for q in common}
-            per_q[(m.name, t.task)] = qvals
-            metrics = {}
-            for name in sorted(set(qvals) | set(aggregates)):
-                metric_names.add(name)
-                if name in qvals and qvals[name]:
-                    arr = np.array(list(qvals[name].values()))
-                    lo, hi = bootstrap_ci(arr, iters, conf, _seed_for(bseed, m.name, t.task, name))
-                    metrics[name] = {"mean": float(arr.mean()), "lo": lo, "hi": hi, "n": int(len(arr))}
-                else:
-                    metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
-            row["metrics"] = metrics
-            row["n"] = len(done[0][2]["samples"].get(t.task, []))
-            costs = [c[2]["cost"] for c in done]
-            cost = {
-                "forward_passes": int(sum(c.get("forward_passes", 0) for c in costs)),
-                "generated_tokens": int(sum(c.get("generated_tokens", 0) for c in costs)),
-                "prompt_tokens": int(sum(c.get("prompt_tokens", 0) for c in costs)),
-            }
-            if timings:
-                cost["wall_s"] = round(float(sum(c.get("wall_s", 0.0) for c in costs)), 1)
-                cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
-            row["cost"] = cost
-            rows.append(row)
-    # paired tests against the reference
-    if spec.reference:
-        for row in rows:
-            if row["method"] == spec.reference or "metrics" not in row:
-                continue
-            ref = per_q.get((spec.reference, row["task"]))
-            mine = per_q.get((row["method"], row["task"]))
-            if not ref or not mine:
-                continue
-            row["paired"] = {}
-            for name in PAIRED:
-                if name in ref and name in mine:
-                    common = sorted(set(ref[name]) & set(mine[name]))
-                    if not common:
+                if not done:
+                    continue
+                seed_vals: dict[str, list[dict[int, float]]] = {}
+                aggregates: dict[str, list[float]] = {}
+                all_samples: list[dict] = []
+                for _, _, data in done:
+                    samples = data["samples"].get(t.task, [])
+                    all_samples += samples
+                    qids.setdefault((mod.name, t.task), {int(s["doc_id"]): str((s.get("doc") or {}).get("qid", s["doc_id"]))
+                                                          for s in samples})
+                    for name in sorted({k for s in samples for k in (s.get("metrics") or [])}):
+                        pq = _per_question(samples, name)
+                        if pq is not None:
+                            seed_vals.setdefault(name, []).append(pq)
+                    res = (data["results"].get("results") or {}).get(t.task, {})
+                    for k, v in res.items():
+                        if "," in k and "_stderr" not in k and isinstance(v, (int, float)) and not isinstance(v, bool):
+                            aggregates.setdefault(k.split(",")[0], []).append(float(v))
+                    for k, v in ((data["results"].get("higher_is_better") or {}).get(t.task) or {}).items():
+                        if isinstance(v, bool):
+                            hib.setdefault(t.task, {})[k] = v
+                qvals = {}
+                for name, lst in seed_vals.items():
+                    common = sorted(set.intersection(*(set(d) for d in lst)))
+                    qvals[name] = {q: float(np.mean([d[q] for d in lst])) for q in common}
+                per_q[(mod.name, m.name, t.task)] = qvals
+                metrics = {}
+                for name in sorted(set(qvals) | set(aggregates)):
+                    metric_names.add(name)
+                    if name in qvals and qvals[name]:
+                        arr = np.array(list(qvals[name].values()))
+                        parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
+                        lo, hi = bootstrap_ci(arr, iters, conf, _seed_for(bseed, *parts))
+                        metrics[name] = {"mean": float(arr.mean()), "lo": lo, "hi": hi, "n": int(len(arr))}
+                    else:
+                        metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
+                row["metrics"] = metrics
+                row["n"] = len(done[0][2]["samples"].get(t.task, []))
+                tr = trace_columns(all_samples)
+                if tr:
+                    row["trace"] = tr
+                costs = [c[2]["cost"] for c in done]
+                cost: dict[str, Any] = {
+                    "forward_passes": int(sum(c.get("forward_passes", 0) for c in costs)),
+                    "generated_tokens": int(sum(c.get("generated_tokens", 0) for c in costs)),
+                    "prompt_tokens": int(sum(c.get("prompt_tokens", 0) for c in costs)),
+                }
+                n_all = int(sum(c.get("n_samples", 0) for c in costs)) or None
+                cost["fp_per_token"] = round(cost["forward_passes"] / cost["generated_tokens"], 3) if cost["generated_tokens"] else None
+                cost["fp_per_question"] = round(cost["forward_passes"] / n_all, 2) if n_all else None
+                if timings:
+                    wall = float(sum(c.get("wall_s", 0.0) for c in costs))
+                    cost["wall_s"] = round(wall, 1)
+                    cost["s_per_question"] = round(wall / n_all, 3) if n_all else None
+                    cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
+                row["cost"] = cost
+    byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
+    mde = _paired(spec, rows, byrow, per_q, iters, conf, bseed)
+    _diagnostics(spec, rows, per_q, qids)
+    order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
+    order += [n for n in HYGIENE if n in metric_names]
+    models = []
+    for mod in spec.model_list():
+        models.append({"name": mod.name, "label": mod.label, "contract": spec.contract_lines(mod), "notes": mod.notes,
+                       "methods": [m.name for m in spec.methods_of(mod)], "tasks": [t.task for t in spec.tasks_of(mod)],
+                       "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
+                                       for m, a in mod.method_args.items()]})
+    data = {
+        "spec": spec.name, "description": spec.description, "notes": spec.notes, "contract": spec.contract_lines(),
+        "models": models, "multi_model": bool(spec.models),
+        "specific_settings": spec.specific_settings(), "reference": spec.reference, "references": spec.references,
+        "closed_book": spec.closed_book, "primary_metric": primary,
+        "method_args": {m.name: {"model": m.model, **({"model_args": m.model_args} if m.model_args else {})} for m in spec.methods},
+        "bootstrap": {"iters": iters, "confidence": conf, "seed": bseed}, "metrics": order,
+        "units": {k: UNITS.get(k, "") for k in order}, "higher_is_better": hib,
+        "trace_columns": [k for k in TRACE_COLUMNS if any(k in (r.get("trace") or {}) for r in rows)],
+        "rows": rows, "mde": mde, "timings": timings,
+    }
+    data["pivot"] = _pivot(spec, data)
+    data["provenance"] = _provenance(loaded)
+    return data
+
+
+def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, iters: int, conf: float, bseed: int) -> list[dict]:
+    """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric);
+    fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task)."""
+    mde = []
+    for mod in spec.model_list():
+        method_names = [m.name for m in spec.methods_of(mod)]
+        refs = [r for r in spec.references if r in method_names]
+        for t in spec.tasks_of(mod):
+            tests: dict[tuple[str, str, str], dict] = {}  # (a, b, metric) with a < b: test of a - b
+            for ref in refs:
+                ref_q = per_q.get((mod.name, ref, t.task))
+                for name in method_names:
+                    mine = per_q.get((mod.name, name, t.task))
+                    if name == ref or not ref_q or not mine:
                         continue
-                    diff = np.array([mine[name][q] - ref[name][q] for q in common])
-                    row["paired"][name] = paired_test(diff, iters, conf, _seed_for(bseed, "paired", row["method"], row["task"], name))
-    order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED))
+                    for metric in PAIRED:
+                        if metric not in ref_q or metric not in mine:
+                            continue
+                        a, b = sorted((name, ref))
+                        if (a, b, metric) not in tests:
+                            qa, qb = per_q[(mod.name, a, t.task)][metric], per_q[(mod.name, b, t.task)][metric]
+                            common = sorted(set(qa) & set(qb))
+                            if not common:
+                                continue
+                            diff = np.array([qa[q] - qb[q] for q in common])
+                            parts = ([mod.name] if mod.name else []) + ["paired", a, b, t.task, metric]
+                            tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
+                        res = dict(tests[(a, b, metric)])
+                        if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
+                            res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
+                        byrow[(mod.name, name, t.task)].setdefault("paired", {}).setdefault(ref, {})[metric] = res
+            for metric in PAIRED:
+                fam = sorted(k for k in tests if k[2] == metric)
+                adj = dict(zip(fam, holm([tests[k]["p"] for k in fam])))
+                for ref in refs:
+                    for name in method_names:
+                        res = (byrow[(mod.name, name, t.task)].get("paired") or {}).get(ref, {}).get(metric)
+                        if res is not None:
+                            res["p_holm"] = adj[(*sorted((name, ref)), metric)]
+                            res["family"] = len(fam)
+                if metric == spec.primary_metric and fam:
+                    n = min(tests[k]["n"] for k in fam)
+                    sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
+                    mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4),
+                                "mde": round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4),
+                                "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
+    return mde
+
+
+def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_q: dict, qids: dict) -> None:
+    """Per-question helped/hurt/neutral against the closed-book row and noise sensitivity (primary metric)."""
+    primary = spec.primary_metric
+    for row in rows:
+        mine = (per_q.get((row["model"], row["method"], row["task"])) or {}).get(primary)
+        if mine is None:
+            continue
+        cb = spec.closed_book
+        if cb and row["method"] != cb:
+            ref = (per_q.get((row["model"], cb, row["task"])) or {}).get(primary)
+            if ref is not None:
+                row["closed_book"] = helped_hurt(mine, ref)
+        if row.get("noise"):
+            clean = [r for r in rows if r["model"] == row["model"] and r["method"] == row["method"]
+                     and r["family"] == row["family"] and r.get("noise") == 0.0]
+            if clean:
+                cq = (per_q.get((row["model"], row["method"], clean[0]["task"])) or {}).get(primary)
+                if cq is not None:
+                    qc, qn = qids.get((row["model"], clean[0]["task"]), {}), qids.get((row["model"], row["task"]), {})
+                    res = noise_flips({qc.get(d, str(d)): v for d, v in cq.items()}, {qn.get(d, str(d)): v for d, v in mine.items()})
+                    row["noise_sensitivity"] = {**res, "clean_task": clean[0]["task"]}
+
+
+def _pivot(spec: LeaderboardSpec, data: dict) -> list[dict]:
+    """Per model: one row per method, one column per task (the primary metric, or a language-modelling
+    task's perplexity), the best value per column, and the average over the primary-metric columns."""
+    out = []
+    rows = data["rows"]
+    for mod in data["models"]:
+        mrows = [r for r in rows if r["model"] == mod["name"]]
+        columns = []
+        for task in mod["tasks"]:
+            have = set().union(*[set(r.get("metrics") or {}) for r in mrows if r["task"] == task])
+            metric = next((x for x in [spec.primary_metric, "word_perplexity", "bits_per_byte"] if x in have), None)
+            if metric is None and have:
+                metric = sorted(have)[0]
+            columns.append({"task": task, "metric": metric,
+                            "lower_is_better": bool(metric) and _lower_better(data["higher_is_better"], task, metric)})
+        body = []
+        for name in mod["methods"]:
+            vals: dict[str, dict | None] = {}
+            for col in columns:
+                r = next((x for x in mrows if x["method"] == name and x["task"] == col["task"]), None)
+                v = ((r or {}).get("metrics") or {}).get(col["metric"]) if col["metric"] else None
+                vals[col["task"]] = None if v is None else {"mean": v["mean"], "lo": v["lo"], "hi": v["hi"]}
+            avg_cols = [c["task"] for c in columns if c["metric"] == spec.primary_metric]
+            avg = (float(np.mean([vals[t]["mean"] for t in avg_cols])) if avg_cols and all(vals[t] for t in avg_cols) else None)
+            body.append({"method": name, "values": vals, "average": avg})
+        best: dict[str, list[str]] = {}
+        for col in columns + [{"task": "average", "lower_is_better": False}]:
+            def value(b: dict, task: str = col["task"]) -> float | None:
+                v = b["average"] if task == "average" else (b["values"].get(task) or {}).get("mean")
+                return None if v is None else round(v, 3)  # ties at the printed precision share the bold
+            present = [value(b) for b in body if value(b) is not None]
+            if present:
+                target = min(present) if col["lower_is_better"] else max(present)
+                best[col["task"]] = [b["method"] for b in body if value(b) == target]
+        out.append({"model": mod["name"], "label": mod["label"], "columns": columns, "rows": body, "best": best,
+                    "average_over": [c["task"] for c in columns if c["metric"] == spec.primary_metric],
+                    "average_metric": spec.primary_metric})
+    return out
+
+
+def _provenance(loaded: dict[str, Any]) -> list[dict]:
     prov = []
-    for cid, (cell, key, data) in loaded.items():
+    for cid, (_cell, key, data) in loaded.items():
         if data is None:
             prov.append({"cell": cid, "config_hash": key, "missing": True})
             continue
@@ -216,16 +366,10 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
             "data_fingerprint": c.get("data_fingerprint"), "retrieval": p.get("retrieval"),
             "task_version": p.get("task_version"), "git_commit": p.get("git_commit"), "versions": p.get("versions"),
         })
-    return {
-        "spec": spec.name, "description": spec.description, "notes": spec.notes, "contract": spec.contract_lines(),
-        "specific_settings": spec.specific_settings(), "reference": spec.reference,
-        "method_args": {m.name: {"model": m.model, **({"model_args": m.model_args} if m.model_args else {})} for m in spec.methods},
-        "bootstrap": {"iters": iters, "confidence": conf, "seed": bseed}, "metrics": order,
-        "units": {k: UNITS.get(k, "") for k in order}, "rows": rows, "provenance": prov, "timings": timings,
-    }
+    return prov
 
 
-# --------------------------------------------------------------------------- rendering
+# --------------------------------------------------------------------------- shared rendering
 
 def _fmt(v: float | None, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -242,42 +386,121 @@ def _cell_metric(row: dict, name: str) -> str:
     return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]"
 
 
-def _cell_paired(row: dict, name: str) -> str:
-    p = (row.get("paired") or {}).get(name)
+def _cell_paired(p: dict | None) -> str:
     if not p:
         return "-"
-    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] p={p['p']:.3f}"
+    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] p={p['p']:.3f} holm={p['p_holm']:.3f}"
 
 
-def _method_label(data: dict, method: str) -> str:
+def method_label(data: dict, method: str) -> str:
+    """The method's name, with `` *`` when it has explicit specific settings."""
     return f"{method} *" if method in data["specific_settings"] else method
 
 
-def _tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
-    """(anchor, title, header, rows) of every table, shared by Markdown and HTML."""
+def _model_cols(data: dict, row: dict) -> list[str]:
+    return [str(row["model"])] if data["multi_model"] else []
+
+
+def mde_lines(data: dict, model: str | None) -> list[str]:
+    """The minimum-detectable-difference sentences of one model (one per task)."""
     out = []
-    ms = data["metrics"]
+    for x in data["mde"]:
+        if x["model"] != model:
+            continue
+        out.append(f"{x['task']}: n = {x['n']} questions; differences in {LABELS.get(x['metric'], x['metric'])} under "
+                   f"{100 * x['mde']:.1f} points are not detectable (80% power, two-sided alpha 0.05, "
+                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparisons)")
+    return out
+
+
+def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> tuple[list[str], list[list[str]]]:
+    """Header and body of one model's pivot (best per column wrapped in ``bold``)."""
+    head = ["method"] + [f"{c['task']} ({LABELS.get(c['metric'], c['metric'])}{', lower is better' if c['lower_is_better'] else ''})"
+                         for c in piv["columns"]]
+    head.append(f"average ({LABELS.get(piv['average_metric'], piv['average_metric'])}, {len(piv['average_over'])} tasks)")
+    body = []
+    for r in piv["rows"]:
+        line = [method_label(data, r["method"])]
+        for c in piv["columns"] + [{"task": "average"}]:
+            v = r["average"] if c["task"] == "average" else (r["values"].get(c["task"]) or {}).get("mean")
+            s = _fmt(v)
+            if v is not None and r["method"] in piv["best"].get(c["task"], []):
+                s = f"{bold[0]}{s}{bold[1]}"
+            line.append(s)
+        body.append(line)
+    return head, body
+
+
+def cost_keys(data: dict) -> list[str]:
+    """The cost columns present (timings only with ``timings=True``)."""
+    return (["forward_passes", "generated_tokens", "prompt_tokens", "fp_per_token", "fp_per_question"]
+            + (["wall_s", "s_per_question", "peak_rss_mib"] if data["timings"] else []))
+
+
+COST_LABELS = {"forward_passes": "forward passes", "generated_tokens": "generated tokens", "prompt_tokens": "prompt tokens",
+               "fp_per_token": "forward passes / generated token", "fp_per_question": "forward passes / question",
+               "wall_s": "wall time (s)", "s_per_question": "s / question", "peak_rss_mib": "peak RSS (MiB)"}
+
+
+def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
+    """(anchor, title, header, rows, lines under the table) of every long table, shared by Markdown and HTML."""
+    out = []
+    ms = [m for m in data["metrics"] if m not in HYGIENE]
     conf = int(round(data["bootstrap"]["confidence"] * 100))
-    head = ["method", "task", "noise", "n"] + [LABELS.get(m, m) for m in ms]
+    mcol = ["model"] if data["multi_model"] else []
+    head = mcol + ["method", "task", "noise", "n"] + [LABELS.get(m, m) for m in ms]
     body = []
     for r in data["rows"]:
         noise = "-" if r.get("noise") is None else f"{r['noise']:.2f}"
-        body.append([_method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))] + [_cell_metric(r, m) for m in ms])
-    out.append(("results", f"Results: mean [{conf}% bootstrap CI over questions]", head, body))
-    if data["reference"]:
-        pm = [m for m in PAIRED if m in ms]
-        head = ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm]
-        body = [[_method_label(data, r["method"]), r["task"]] + [_cell_paired(r, m) for m in pm]
-                for r in data["rows"] if r.get("paired")]
+        body.append(_model_cols(data, r) + [method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))]
+                    + [_cell_metric(r, m) for m in ms])
+    out.append(("results", f"Results: mean [{conf}% bootstrap CI over questions]", head, body, []))
+    pm = [m for m in PAIRED if m in ms]
+    for ref in data["references"]:
+        body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+                + [_cell_paired(((r.get("paired") or {}).get(ref) or {}).get(m)) for m in pm]
+                for r in data["rows"] if (r.get("paired") or {}).get(ref)]
         if body:
-            out.append(("paired", f"Paired difference against {data['reference']} on the same questions "
-                        f"(mean [{conf}% CI], p = two-sided paired sign-flip permutation test)", head, body))
-    cost_keys = ["forward_passes", "generated_tokens", "prompt_tokens"] + (["wall_s", "peak_rss_mib"] if data["timings"] else [])
-    cost_lab = {"forward_passes": "forward passes", "generated_tokens": "generated tokens", "prompt_tokens": "prompt tokens",
-                "wall_s": "wall time (s)", "peak_rss_mib": "peak RSS (MiB)"}
-    body = [[_method_label(data, r["method"]), r["task"]] + [str(r.get("cost", {}).get(k, "-")) for k in cost_keys]
+            under = [x for mod in data["models"] for x in
+                     ([f"{mod['label']}: " + s for s in mde_lines(data, mod["name"])] if data["multi_model"] else mde_lines(data, mod["name"]))]
+            out.append((f"paired-{ref}", f"Paired difference against {ref} on the same questions (method - {ref}: mean "
+                        f"[{conf}% CI], p = two-sided paired sign-flip permutation test, holm = p Holm-adjusted over the "
+                        "method pairs of the task)", mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under))
+    diag_head = mcol + ["method", "task"]
+    cb = data["closed_book"]
+    pl = LABELS.get(data["primary_metric"], data["primary_metric"])
+    if cb:
+        diag_head += [f"helped vs {cb}", f"hurt vs {cb}", f"neutral vs {cb}"]
+    diag_head += ["noise flips (right on clean, wrong here)"]
+    diag_head += data["trace_columns"] + [LABELS[h] for h in HYGIENE if h in data["metrics"]]
+    body = []
+    for r in data["rows"]:
+        if "metrics" not in r:
+            continue
+        line = _model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+        if cb:
+            c = r.get("closed_book")
+            line += [str(c["helped"]), str(c["hurt"]), str(c["neutral"])] if c else ["-", "-", "-"]
+        ns = r.get("noise_sensitivity")
+        line.append(f"{ns['flips']}/{ns['clean_correct']}" if ns else "-")
+        line += [_fmt(((r.get("trace") or {}).get(k) or {}).get("mean")) for k in data["trace_columns"]]
+        line += [_fmt(((r.get("metrics") or {}).get(h) or {}).get("mean")) for h in HYGIENE if h in data["metrics"]]
+        body.append(line)
+    under = [f"Per question, by {pl}: helped = right where {cb} is wrong (better, for a graded metric), hurt = the reverse; "
+             "noise flips = questions right on the clean twin task and wrong on this noisy one (of those right on the clean task)."
+             if cb else f"Noise flips by {pl}: questions right on the clean twin task and wrong on this noisy one."]
+    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]]
+    out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
+    ck = cost_keys(data)
+    body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]] + [str((r.get("cost") or {}).get(k, "-")) for k in ck]
             for r in data["rows"]]
-    out.append(("cost", "Cost (totals over seeds; peak memory = max)", ["method", "task"] + [cost_lab[k] for k in cost_keys], body))
+    out.append(("cost", "Cost (totals over seeds; peak memory = max)", mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body,
+                ["Estimate a grid's CPU time from these columns before running it: tokrag leaderboard run SPEC --estimate"]))
+    return out
+
+
+def provenance_table(data: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the provenance table (one row per cell)."""
     body = []
     for p in data["provenance"]:
         if p.get("missing"):
@@ -288,13 +511,12 @@ def _tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
         body.append([p["cell"], p["config_hash"], str(p.get("model_fingerprint")), str(p.get("task_fingerprint")),
                      str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), str(p.get("data_fingerprint")),
                      str(p.get("git_commit"))])
-    out.append(("provenance", "Provenance (one row per cell)",
-                ["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
-                 "data fingerprint", "git commit"], body))
-    return out
+    return (["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
+             "data fingerprint", "git commit"], body)
 
 
-def _versions(data: dict) -> list[str]:
+def versions(data: dict) -> list[str]:
+    """``library v1, v2`` lines over every cell's recorded versions."""
     seen: dict[str, set[str]] = {}
     for p in data["provenance"]:
         for k, v in (p.get("versions") or {}).items():
@@ -310,11 +532,25 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def render_markdown(data: dict) -> str:
-    """The report as Markdown (for a README or a paper)."""
+    """The report as Markdown (for a README or a paper): pivot first, then contracts, long tables, provenance."""
     out = [f"# Leaderboard: {data['spec']}", ""]
     if data["description"]:
         out += [data["description"], ""]
-    out += ["## Fairness contract (identical for every row)", ""] + [f"- {x}" for x in data["contract"]] + [""]
+    pl = LABELS.get(data["primary_metric"], data["primary_metric"])
+    out += [f"## Overview: {pl} per task (best per column in bold; methods are compared only within a model)", ""]
+    for piv in data["pivot"]:
+        if data["multi_model"]:
+            out += [f"### {piv['label']}", ""]
+        head, body = pivot_table(data, piv)
+        out += [_md_table(head, body), ""]
+        out += [f"- {x}" for x in mde_lines(data, piv["model"])] + [""]
+    for mod in data["models"]:
+        title = f"## Fairness contract of {mod['label']}" if data["multi_model"] else "## Fairness contract (identical for every row)"
+        out += [title, ""] + [f"- {x}" for x in mod["contract"]] + [""]
+        if mod["method_args"]:
+            out += ["Method arguments for this model:", ""] + [f"- {x}" for x in mod["method_args"]] + [""]
+        if mod["notes"]:
+            out += [mod["notes"], ""]
     out += ["Methods and their own hyper-parameters:", ""]
     for name, d in data["method_args"].items():
         args = ", ".join(f"{k}={v}" for k, v in sorted(d.get("model_args", {}).items()))
@@ -325,10 +561,14 @@ def render_markdown(data: dict) -> str:
         for name, dev in data["specific_settings"].items():
             out.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(dev.items())))
         out.append("")
-    for _, title, head, rows in _tables(data):
+    for _, title, head, rows, under in tables(data):
         out += [f"## {title}", "", _md_table(head, rows), ""]
+        if under:
+            out += [f"- {x}" for x in under] + [""]
+    head, rows = provenance_table(data)
+    out += ["## Provenance (one row per cell)", "", _md_table(head, rows), ""]
     out += ["Units: " + "; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u), ""]
-    out += ["Library versions: " + "; ".join(_versions(data)), ""]
+    out += ["Library versions: " + "; ".join(versions(data)), ""]
     if data["notes"]:
         out += ["## Notes", "", data["notes"], ""]
     b = data["bootstrap"]
@@ -337,158 +577,82 @@ def render_markdown(data: dict) -> str:
 
 
 def render_csv(data: dict) -> str:
-    """One CSV row per method x task: metric means and CI bounds, paired differences, cost."""
+    """One CSV row per (model,) method x task: metric means and CI bounds, paired differences against
+    each reference (with Holm-adjusted p), diagnostics, trace columns, cost."""
     ms = data["metrics"]
-    cost_keys = ["forward_passes", "generated_tokens", "prompt_tokens"] + (["wall_s", "peak_rss_mib"] if data["timings"] else [])
-    head = ["method", "task", "noise", "n", "specific_settings"]
+    ck = cost_keys(data)
+    head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
     for m in ms:
         head += [m, f"{m}_ci_low", f"{m}_ci_high"]
-    for m in PAIRED:
-        if m in ms and data["reference"]:
-            head += [f"delta_{m}", f"delta_{m}_ci_low", f"delta_{m}_ci_high", f"delta_{m}_p"]
-    head += cost_keys
+    pm = [m for m in PAIRED if m in ms]
+    for ref in data["references"]:
+        for m in pm:
+            head += [f"delta_{m}_vs_{ref}", f"delta_{m}_vs_{ref}_ci_low", f"delta_{m}_vs_{ref}_ci_high",
+                     f"delta_{m}_vs_{ref}_p", f"delta_{m}_vs_{ref}_p_holm"]
+    if data["closed_book"]:
+        head += ["helped", "hurt", "neutral"]
+    head += ["noise_flips", "noise_clean_correct"] + data["trace_columns"] + ck
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(head)
     for r in data["rows"]:
         spec_set = ";".join(f"{k}={v}" for k, v in sorted(data["specific_settings"].get(r["method"], {}).items()))
-        line = [r["method"], r["task"], "" if r.get("noise") is None else r["noise"], r.get("n", ""), spec_set]
+        line = ([r["model"]] if data["multi_model"] else []) + [r["method"], r["task"], "" if r.get("noise") is None else r["noise"],
+                                                               r.get("n", ""), spec_set]
         for m in ms:
             v = (r.get("metrics") or {}).get(m) or {}
             line += [_fmt(v.get("mean"), 6) if v else "", _fmt(v.get("lo"), 6) if v.get("lo") is not None else "",
                      _fmt(v.get("hi"), 6) if v.get("hi") is not None else ""]
-        for m in PAIRED:
-            if m in ms and data["reference"]:
-                p = (r.get("paired") or {}).get(m)
-                line += [_fmt(p["diff"], 6), _fmt(p["lo"], 6), _fmt(p["hi"], 6), _fmt(p["p"], 6)] if p else ["", "", "", ""]
-        line += [r.get("cost", {}).get(k, "") for k in cost_keys]
+        for ref in data["references"]:
+            for m in pm:
+                p = ((r.get("paired") or {}).get(ref) or {}).get(m)
+                line += [_fmt(p[k], 6) for k in ("diff", "lo", "hi", "p", "p_holm")] if p else [""] * 5
+        if data["closed_book"]:
+            c = r.get("closed_book")
+            line += [c["helped"], c["hurt"], c["neutral"]] if c else ["", "", ""]
+        ns = r.get("noise_sensitivity")
+        line += [ns["flips"], ns["clean_correct"]] if ns else ["", ""]
+        line += [_fmt(((r.get("trace") or {}).get(k) or {}).get("mean"), 6) if (r.get("trace") or {}).get(k) else ""
+                 for k in data["trace_columns"]]
+        line += ["" if (r.get("cost") or {}).get(k) is None else r["cost"][k] for k in ck]
         w.writerow(line)
     return buf.getvalue()
 
 
-def _finish_plot(plt, fig, ax, out_dir: Path, name: str, caption: str) -> tuple[str, str]:
-    """Common tail of every plot: y in [0, 1.05], legend outside, PNG without a timestamp; returns (file, caption)."""
-    ax.set_ylim(0.0, 1.05)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    return name, caption
-
-
-def _plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
-    """Write PNG plots; returns ``(file name, caption)`` pairs."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.hashsalt": "tokrag", "font.size": 9})
-    files = []
-    methods = list(dict.fromkeys(r["method"] for r in data["rows"]))
-    tasks = list(dict.fromkeys(r["task"] for r in data["rows"]))
-    byrow = {(r["method"], r["task"]): r for r in data["rows"]}
-    conf = int(round(data["bootstrap"]["confidence"] * 100))
-    for metric in [m for m in ("answer_match", "em", "f1", "answer_recall") if m in data["metrics"]]:
-        fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
-        width = 0.8 / max(1, len(methods))
-        for i, m in enumerate(methods):
-            xs, ys, err = [], [], [[], []]
-            for j, t in enumerate(tasks):
-                v = (byrow.get((m, t), {}).get("metrics") or {}).get(metric)
-                if not v:
-                    continue
-                xs.append(j + (i - (len(methods) - 1) / 2) * width)
-                ys.append(v["mean"])
-                lo = v["lo"] if v["lo"] is not None else v["mean"]
-                hi = v["hi"] if v["hi"] is not None else v["mean"]
-                err[0].append(max(0.0, v["mean"] - lo))
-                err[1].append(max(0.0, hi - v["mean"]))
-            ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m)
-        ax.set_xticks(range(len(tasks)))
-        ax.set_xticklabels(tasks, rotation=15, ha="right")
-        ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")
-        ax.set_title(f"{LABELS.get(metric, metric)} per task")
-        files.append(_finish_plot(plt, fig, ax, out_dir, f"{metric}_per_task.png",
-                                  f"{LABELS.get(metric, metric)} per task with {conf}% bootstrap CIs"))
-    fams = {}
-    for r in data["rows"]:
-        if r.get("noise") is not None and r.get("metrics") and "answer_match" in r["metrics"]:
-            fams.setdefault(r["family"], []).append(r)
-    for fam, rs in sorted(fams.items()):
-        if len({r["noise"] for r in rs}) < 2:
-            continue
-        fig, ax = plt.subplots(figsize=(6.5, 3.4))
-        for m in methods:
-            pts = sorted((r["noise"], r["metrics"]["answer_match"]) for r in rs if r["method"] == m)
-            if not pts:
-                continue
-            xs = [p[0] for p in pts]
-            ys = [p[1]["mean"] for p in pts]
-            lo = [p[1]["lo"] if p[1]["lo"] is not None else p[1]["mean"] for p in pts]
-            hi = [p[1]["hi"] if p[1]["hi"] is not None else p[1]["mean"] for p in pts]
-            ax.plot(xs, ys, marker="o", label=m)
-            ax.fill_between(xs, lo, hi, alpha=0.12)
-        ax.set_xlabel("noise ratio (share of retrieved passages replaced by distractors)")
-        ax.set_ylabel("answer match")
-        ax.set_title(f"Robustness to retrieval noise: {fam}")
-        files.append(_finish_plot(plt, fig, ax, out_dir, f"robustness_{fam}.png",
-                                  f"Answer match against noise ratio per method ({fam}); bands: {conf}% CI"))
-    return files
-
-
-def render_html(data: dict, plots: list[tuple[str, str]]) -> str:
-    """A static, self-contained HTML page (tables + the PNG plots beside it; no scripts)."""
-    e = html.escape
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        f"<title>Leaderboard: {e(data['spec'])}</title>",
-        "<style>body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;margin:1em 0;"
-        "font-size:13px}th,td{border:1px solid #bbb;padding:3px 7px;text-align:left}th{background:#eee}"
-        "img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}code{background:#f4f4f4}</style>",
-        "</head>", "<body>", f"<h1>Leaderboard: {e(data['spec'])}</h1>",
-    ]
-    if data["description"]:
-        parts.append(f"<p>{e(data['description'])}</p>")
-    parts.append("<h2>Fairness contract (identical for every row)</h2><ul>")
-    parts += [f"<li><code>{e(x)}</code></li>" for x in data["contract"]]
-    parts.append("</ul>")
-    if data["specific_settings"]:
-        parts.append("<h2>Specific settings (explicit deviations, rows marked *)</h2><ul>")
-        for name, dev in data["specific_settings"].items():
-            parts.append(f"<li>{e(name)}: <code>{e(', '.join(f'{k}={v}' for k, v in sorted(dev.items())))}</code></li>")
-        parts.append("</ul>")
-    for anchor, title, head, rows in _tables(data):
-        parts.append(f'<h2 id="{anchor}">{e(title)}</h2><table><thead><tr>' + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>")
-        parts += ["<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>" for r in rows]
-        parts.append("</tbody></table>")
-        if anchor == "results":
-            for name, cap in plots:
-                parts.append(f'<figure><img src="{e(name)}" alt="{e(cap)}"><figcaption>{e(cap)}</figcaption></figure>')
-    parts.append("<p>Units: " + e("; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u)) + "</p>")
-    parts.append("<p>Library versions: " + e("; ".join(_versions(data))) + "</p>")
-    if data["notes"]:
-        parts.append(f"<h2>Notes</h2><p>{e(data['notes'])}</p>")
-    parts += ["<p>Generated by <code>tokrag leaderboard report</code> from run folders only.</p>", "</body>", "</html>", ""]
-    return "\n".join(parts)
-
-
 def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
-                 *, timings: bool = True, allow_missing: bool = False) -> Path:
-    """Write ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.json``, ``index.html`` and the PNG
-    plots into ``out_dir`` (default: the spec's ``report_dir``, else ``<runs_dir>/reports/<name>``).
+                 *, timings: bool = True, allow_missing: bool = False, questions: bool = True,
+                 loaded: dict[str, Any] | None = None, compare_results: bool = True) -> Path:
+    """Write ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.json``, ``index.html``, the PNG plots
+    and (``questions``) the per-question pages ``questions/*.html`` into ``out_dir`` (default: the spec's
+    ``report_dir``, else ``<runs_dir>/reports/<name>``). ``loaded`` replaces reading the run folders
+    (used by ``rescore``, whose samples are re-scored; ``compare_results`` is then off because
+    results.json holds the old values).
 
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
+        InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
     """
+    from .page import render_html, write_question_pages
+    from .plots import make_plots
+
     runs = resolve_runs_dir(spec, runs_dir)
     out = Path(out_dir) if out_dir else (spec.report_dir or runs / "reports" / spec.name)
-    out.mkdir(parents=True, exist_ok=True)
-    loaded = collect(spec, runs, allow_missing=allow_missing)
+    if loaded is None:
+        loaded = collect(spec, runs, allow_missing=allow_missing)
+    bad = verify(loaded, compare_results=compare_results)
+    if bad:
+        raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"
+                             + "\n".join(v.render() for v in bad))
     data = compute(spec, loaded, timings=timings)
-    plots = _plots(data, out)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = make_plots(data, out)
+    pages = write_question_pages(spec, loaded, data, out) if questions else []
     atomic_write_text(out / "leaderboard.md", render_markdown(data))
     atomic_write_text(out / "leaderboard.csv", render_csv(data))
     atomic_write_json(out / "leaderboard.json", data)
-    atomic_write_bytes(out / "index.html", render_html(data, plots).encode("utf-8"))
+    atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
     return out
+
+
+__all__ = ["build_report", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+           "UNITS", "LABELS", "PAIRED"]

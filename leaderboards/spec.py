@@ -27,6 +27,28 @@ A method may not set a contract key in ``model_args``/``gen_kwargs``: a deviatio
 under ``specific`` (model arguments) or ``specific_gen_kwargs``, and is printed beside the row in
 every table. This keeps "same k, same prompt, same budget" checkable from the spec alone.
 
+Several base models: ``models:`` lists them, each with its own fairness contract (its ``shared``
+is merged over the top-level ``shared``, ``model_args``/``gen_kwargs`` key by key) and optionally a
+subset of the spec's ``tasks`` and ``methods``. Methods are compared only within a model: every
+table, test and plot is per model. Cell ids become ``model/method/task/seedN``::
+
+    models:
+      - name: smollm2-135m-instruct
+        shared: {model_args: {pretrained: smollm2-135m-instruct}, apply_chat_template: true}
+      - name: gemma-3-270m
+        shared: {model_args: {pretrained: gemma-3-270m}}
+        tasks: [nq_oracle_bm25, nq_oracle_bm25_noise60]
+        method_args: {tokrag-calibrated: {preset: leaderboards/presets/tokrag-gemma-3-270m.json}}
+
+``method_args`` gives a method hyper-parameters that depend on the base model (a calibrated preset);
+they may not set contract keys.
+
+A task entry may set its own ``limit`` (e.g. fewer paragraphs for a language-modelling task); it is
+the same for every method, so it is part of the contract and printed with it. ``reference`` may be a
+list (``[rag-standard, rag-none]``): every method is compared with each, Holm-corrected within a task.
+``closed_book`` (default ``rag-none`` when such a method exists) is the method that per-question
+helped/hurt counts compare with.
+
 Errors: :class:`retrieval.errors.ConfigError` naming the spec file and the offending key.
 """
 
@@ -49,8 +71,11 @@ _NOISE_RE = re.compile(r"^(?P<base>.+?)_noise(?P<pct>\d+)$")
 _SHARED_KEYS = {"model_args", "gen_kwargs", "limit", "batch_size", "device", "num_fewshot", "apply_chat_template"}
 _TOP_KEYS = {
     "name", "description", "include_path", "report_dir", "runs_dir", "reference", "shared", "tasks",
-    "seeds", "bootstrap", "methods", "notes", "subset", "metrics", "progress_chunk",
+    "seeds", "bootstrap", "methods", "notes", "subset", "metrics", "progress_chunk", "models", "closed_book",
+    "primary_metric",
 }
+_MODEL_KEYS = {"name", "label", "shared", "tasks", "methods", "method_args", "notes"}
+_TASK_KEYS = {"task", "noise", "family", "limit"}
 _METHOD_KEYS = {"name", "model", "model_args", "gen_kwargs", "specific", "specific_gen_kwargs", "label", "notes"}
 # Generation settings lm-eval passes to generate_until (a typo here would silently break the contract).
 _GEN_KEYS = {"max_gen_toks", "until", "do_sample", "temperature", "top_p", "top_k"}
@@ -91,18 +116,34 @@ class MethodSpec:
 class TaskSpec:
     """One lm-eval task of the leaderboard, with its noise ratio (fraction of passages replaced by noise).
 
-    ``family`` groups the clean task with its noise variants for the robustness curve.
+    ``family`` groups the clean task with its noise variants for the robustness curve; ``limit`` (the
+    first N documents) overrides the contract's ``limit`` for this task, for every method alike.
     """
 
     task: str
     noise: float | None
     family: str
+    limit: int | float | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One base model and its fairness contract (``shared``: the spec's ``shared`` with this model's
+    entries merged over it). ``name`` is None for a spec without ``models:`` (one implicit model)."""
+
+    name: str | None
+    label: str
+    shared: dict[str, Any]
+    tasks: tuple[str, ...] | None = None
+    methods: tuple[str, ...] | None = None
+    method_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: str = ""
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work: (method, task, seed) with every resolved setting. Its run folder is keyed by
-    :func:`leaderboards.keys.cell_key` of :meth:`config`."""
+    """One unit of work: (model, method, task, seed) with every resolved setting. Its run folder is keyed
+    by :func:`leaderboards.keys.cell_key` of :meth:`config`."""
 
     method: MethodSpec
     task: TaskSpec
@@ -114,19 +155,29 @@ class Cell:
     device: str | None
     num_fewshot: int | None
     apply_chat_template: bool
+    model: ModelSpec | None = None
+
+    @property
+    def model_name(self) -> str | None:
+        """The spec's name of the cell's base model (None without ``models:``)."""
+        return self.model.name if self.model else None
 
     @property
     def label(self) -> str:
-        """Human-readable cell id ``method | task | seed N``."""
-        return f"{self.method.name} | {self.task.task} | seed {self.seed}"
+        """Human-readable cell id ``[model | ]method | task | seed N``."""
+        pre = f"{self.model_name} | " if self.model_name else ""
+        return f"{pre}{self.method.name} | {self.task.task} | seed {self.seed}"
 
     @property
     def cell_id(self) -> str:
-        """Stable id used in baselines and tables: ``method/task/seedN``."""
-        return f"{self.method.name}/{self.task.task}/seed{self.seed}"
+        """Stable id used in baselines and tables: ``method/task/seedN`` (``model/method/task/seedN``
+        when the spec lists ``models:``)."""
+        pre = f"{self.model_name}/" if self.model_name else ""
+        return f"{pre}{self.method.name}/{self.task.task}/seed{self.seed}"
 
     def config(self) -> dict[str, Any]:
-        """The settings that define this cell's numbers (JSON-able, without fingerprints)."""
+        """The settings that define this cell's numbers (JSON-able, without fingerprints). The model's
+        spec name is not part of it: the contract (weights, prompt settings) is."""
         return {
             "method": self.method.name,
             "model": self.method.model,
@@ -163,24 +214,43 @@ class LeaderboardSpec:
     notes: str
     subset: str
     progress_chunk: int
+    models: list[ModelSpec] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    closed_book: str | None = None
+    primary_metric: str = "answer_match"
+
+    def model_list(self) -> list[ModelSpec]:
+        """The base models: the ``models:`` entries, or one implicit model (name None) with ``shared``."""
+        return self.models or [ModelSpec(name=None, label="", shared=self.shared)]
+
+    def methods_of(self, model: ModelSpec) -> list[MethodSpec]:
+        """The methods evaluated with ``model`` (all, or the model's ``methods`` subset), in spec order."""
+        return [m for m in self.methods if model.methods is None or m.name in model.methods]
+
+    def tasks_of(self, model: ModelSpec) -> list[TaskSpec]:
+        """The tasks evaluated with ``model`` (all, or the model's ``tasks`` subset), in spec order."""
+        return [t for t in self.tasks if model.tasks is None or t.task in model.tasks]
 
     def cells(self) -> list[Cell]:
-        """All cells, ordered method-major (so one model load serves all of a method's cells)."""
+        """All cells, ordered model-major then method-major (one model load serves all of a method's cells)."""
         out = []
-        sh = self.shared
-        for m in self.methods:
-            margs = {**sh.get("model_args", {}), **m.model_args, **m.specific}
-            gk = {**sh.get("gen_kwargs", {}), **m.gen_kwargs, **m.specific_gen_kwargs}
-            for t in self.tasks:
-                for s in self.seeds:
-                    out.append(
-                        Cell(
-                            method=m, task=t, seed=s, model_args=margs, gen_kwargs=gk,
-                            limit=sh.get("limit"), batch_size=int(sh.get("batch_size", 1)),
-                            device=sh.get("device", "cpu"), num_fewshot=sh.get("num_fewshot"),
-                            apply_chat_template=bool(sh.get("apply_chat_template", False)),
+        for mod in self.model_list():
+            sh = mod.shared
+            for m in self.methods_of(mod):
+                margs = {**sh.get("model_args", {}), **m.model_args, **mod.method_args.get(m.name, {}), **m.specific}
+                gk = {**sh.get("gen_kwargs", {}), **m.gen_kwargs, **m.specific_gen_kwargs}
+                for t in self.tasks_of(mod):
+                    for s in self.seeds:
+                        out.append(
+                            Cell(
+                                method=m, task=t, seed=s, model_args=margs, gen_kwargs=gk,
+                                limit=t.limit if t.limit is not None else sh.get("limit"),
+                                batch_size=int(sh.get("batch_size", 1)),
+                                device=sh.get("device", "cpu"), num_fewshot=sh.get("num_fewshot"),
+                                apply_chat_template=bool(sh.get("apply_chat_template", False)),
+                                model=mod if mod.name else None,
+                            )
                         )
-                    )
         return out
 
     def method(self, name: str) -> MethodSpec:
@@ -190,9 +260,10 @@ class LeaderboardSpec:
                 return m
         raise ConfigError(f"{self.path}: no method named {name!r} (have {[m.name for m in self.methods]})")
 
-    def contract_lines(self) -> list[str]:
-        """The fairness contract as printable ``key: value`` lines (shared settings for every row)."""
-        sh = self.shared
+    def contract_lines(self, model: ModelSpec | None = None) -> list[str]:
+        """The fairness contract of ``model`` (default: the first) as printable ``key: value`` lines."""
+        model = model or self.model_list()[0]
+        sh = model.shared
         lines = []
         for k, v in sorted(sh.get("model_args", {}).items()):
             lines.append(f"model_args.{k}: {v}")
@@ -201,8 +272,12 @@ class LeaderboardSpec:
         for k in sorted(_SHARED_KEYS - {"model_args", "gen_kwargs"}):
             if k in sh:
                 lines.append(f"{k}: {sh[k]}")
+        tasks = self.tasks_of(model)
+        for t in tasks:
+            if t.limit is not None:
+                lines.append(f"limit.{t.task}: {t.limit}")
         lines.append(f"seeds: {', '.join(str(s) for s in self.seeds)}")
-        lines.append(f"tasks: {', '.join(t.task for t in self.tasks)}")
+        lines.append(f"tasks: {', '.join(t.task for t in tasks)}")
         if self.subset:
             lines.append(f"subset: {self.subset}")
         return lines
@@ -230,32 +305,105 @@ def _as_dict(path: Path, where: str, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _limit(path: Path, where: str, limit: Any) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
+        raise _err(path, f"{where} must be a positive number of documents, got {limit!r}")
+
+
 def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     if isinstance(entry, str):
-        name, noise = entry, None
+        name, noise, limit = entry, None, None
     elif isinstance(entry, dict) and "task" in entry:
-        _check_keys(path, f"tasks[{i}]", entry, {"task", "noise", "family"})
-        name, noise = entry["task"], entry.get("noise")
+        _check_keys(path, f"tasks[{i}]", entry, _TASK_KEYS)
+        name, noise, limit = entry["task"], entry.get("noise"), entry.get("limit")
     else:
-        raise _err(path, f"tasks[{i}] must be a task name or {{task: NAME, noise: RATIO}}, got {entry!r}")
+        raise _err(path, f"tasks[{i}] must be a task name or {{task: NAME, noise: RATIO, limit: N}}, got {entry!r}")
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise _err(path, f"tasks[{i}]: invalid task name {name!r}")
+    _limit(path, f"tasks[{i}] ({name}).limit", limit)
     m = _NOISE_RE.match(name)
     family = entry.get("family") if isinstance(entry, dict) and entry.get("family") else (m.group("base") if m else name)
     if noise is None:
         noise = int(m.group("pct")) / 100.0 if m else None
     if noise is not None and not (isinstance(noise, (int, float)) and 0.0 <= float(noise) <= 1.0):
         raise _err(path, f"tasks[{i}] ({name}): noise must be a ratio in [0, 1], got {noise!r}")
-    return TaskSpec(task=name, noise=None if noise is None else float(noise), family=family)
+    return TaskSpec(task=name, noise=None if noise is None else float(noise), family=family, limit=limit)
+
+
+def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
+    """A validated contract mapping (``shared`` or a model's ``shared``)."""
+    shared = _as_dict(path, where, raw)
+    _check_keys(path, where, shared, _SHARED_KEYS)
+    shared["model_args"] = _as_dict(path, f"{where}.model_args", shared.get("model_args"))
+    shared["gen_kwargs"] = _as_dict(path, f"{where}.gen_kwargs", shared.get("gen_kwargs"))
+    _check_keys(path, f"{where}.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
+    _limit(path, f"{where}.limit", shared.get("limit"))
+    return shared
+
+
+def _name_subset(path: Path, where: str, given: Any, known: list[str]) -> tuple[str, ...] | None:
+    """A model's ``tasks``/``methods`` subset: names that must all occur in ``known``."""
+    import difflib
+
+    if given is None:
+        return None
+    if not isinstance(given, list) or not given or not all(isinstance(x, str) for x in given):
+        raise _err(path, f"{where} must be a non-empty list of names, got {given!r}")
+    for x in given:
+        if x not in known:
+            close = difflib.get_close_matches(x, known, n=1, cutoff=0.6)
+            raise _err(path, f"{where}: {x!r} is not in the spec" + (f" (did you mean {close[0]!r}?)" if close else "")
+                       + f"; have {known}")
+    return tuple(given)
+
+
+def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], tasks: list[str]) -> list[ModelSpec]:
+    """Parse ``models:`` (each entry's contract = its ``shared`` merged over the top-level ``shared``)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw:
+        raise _err(path, "models: give a non-empty list of {name, shared: {model_args: {pretrained: ...}}}")
+    out = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or "name" not in e:
+            raise _err(path, f"models[{i}] must be a mapping with at least 'name'")
+        _check_keys(path, f"models[{i}]", e, _MODEL_KEYS)
+        name = e["name"]
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise _err(path, f"models[{i}]: invalid name {name!r} (letters, digits, '_', '-', '.')")
+        own = _shared(path, f"models[{i}].shared", e.get("shared"))
+        merged = {**shared, **{k: v for k, v in own.items() if k not in ("model_args", "gen_kwargs")}}
+        merged["model_args"] = {**shared["model_args"], **own["model_args"]}
+        merged["gen_kwargs"] = {**shared["gen_kwargs"], **own["gen_kwargs"]}
+        margs = _as_dict(path, f"models[{i}].method_args", e.get("method_args"))
+        for mname, args in margs.items():
+            _name_subset(path, f"models[{i}].method_args", [mname], methods)
+            args = margs[mname] = _as_dict(path, f"models[{i}].method_args.{mname}", args)
+            clash = sorted(set(args) & set(merged["model_args"]))
+            if clash:
+                raise _err(path, f"models[{i}].method_args.{mname}: {clash} are contract settings (shared.model_args); "
+                                 "a method's per-model hyper-parameters may not change the contract")
+        out.append(ModelSpec(
+            name=name, label=str(e.get("label") or name), shared=merged,
+            tasks=_name_subset(path, f"models[{i}].tasks", e.get("tasks"), tasks),
+            methods=_name_subset(path, f"models[{i}].methods", e.get("methods"), methods),
+            method_args=margs, notes=str(e.get("notes") or "").strip(),
+        ))
+    names = [m.name for m in out]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise _err(path, f"duplicate model names {dups}: give each model a distinct 'name'")
+    return out
 
 
 def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
     Raises:
-        ConfigError: unreadable YAML, unknown keys, a method setting a contract key outside
-            ``specific``, duplicate method names, no methods/tasks/seeds, a bad seed or noise ratio,
-            or a ``reference`` that names no method.
+        ConfigError: unreadable YAML, unknown keys, a method setting a contract key (of any model)
+            outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a bad seed,
+            limit or noise ratio, a ``reference``/``closed_book`` that names no method, or a model's
+            ``tasks``/``methods`` subset naming something the spec lacks.
     """
     path = Path(path).resolve()
     if not path.is_file():
@@ -274,14 +422,11 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, f"name {name!r} must be letters, digits, '_', '-', '.'")
     base = path.parent
 
-    shared = _as_dict(path, "shared", raw.get("shared"))
-    _check_keys(path, "shared", shared, _SHARED_KEYS)
-    shared["model_args"] = _as_dict(path, "shared.model_args", shared.get("model_args"))
-    shared["gen_kwargs"] = _as_dict(path, "shared.gen_kwargs", shared.get("gen_kwargs"))
-    _check_keys(path, "shared.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
-    limit = shared.get("limit")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
-        raise _err(path, f"shared.limit must be a positive number of documents, got {limit!r}")
+    shared = _shared(path, "shared", raw.get("shared"))
+    models_raw = raw.get("models")
+    # every contract a method must not override: the top-level one and each model's own
+    contracts = [shared] + [_shared(path, f"models[{i}].shared", e.get("shared")) for i, e in enumerate(models_raw or [])
+                            if isinstance(e, dict)]
 
     methods_raw = raw.get("methods")
     if not isinstance(methods_raw, list) or not methods_raw:
@@ -306,7 +451,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             ("model_args", margs, "a deviation for one method must be written under 'specific:' so that it is printed"),
             ("gen_kwargs", gk, "write a deviation under 'specific_gen_kwargs:'"),
         ):
-            clash = sorted(set(given) & set(shared[section]))
+            clash = sorted(set(given) & {k for c in contracts for k in c[section]})
             if clash:
                 raise _err(path, f"methods[{i}] ({mname}): {section} {clash} are contract settings (shared.{section}); {fix}")
         methods.append(
@@ -323,7 +468,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, "tasks: give a non-empty list of lm-eval task names")
     tasks = [_task_spec(path, i, t) for i, t in enumerate(tasks_raw)]
     noisy_families = {t.family for t in tasks if t.noise}
-    tasks = [TaskSpec(t.task, 0.0, t.family) if t.noise is None and t.family in noisy_families else t for t in tasks]
+    tasks = [TaskSpec(t.task, 0.0, t.family, t.limit) if t.noise is None and t.family in noisy_families else t for t in tasks]
     tnames = [t.task for t in tasks]
     if len(set(tnames)) != len(tnames):
         raise _err(path, f"tasks: duplicate entries in {tnames}")
@@ -332,9 +477,20 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise _err(path, f"seeds must be a non-empty list of integers, got {seeds!r}")
 
-    reference = raw.get("reference")
-    if reference is not None and reference not in names:
-        raise _err(path, f"reference {reference!r} is not one of the methods {names}")
+    ref_raw = raw.get("reference")
+    references = [] if ref_raw is None else ([ref_raw] if isinstance(ref_raw, str) else ref_raw)
+    if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
+        raise _err(path, f"reference must be a method name or a list of them, got {ref_raw!r}")
+    for r in references:
+        if r not in names:
+            raise _err(path, f"reference {r!r} is not one of the methods {names}")
+    closed_book = raw.get("closed_book", "rag-none" if "rag-none" in names else None)
+    if closed_book is not None and closed_book not in names:
+        raise _err(path, f"closed_book {closed_book!r} is not one of the methods {names}")
+    primary = raw.get("primary_metric", "answer_match")
+    if not isinstance(primary, str) or not primary:
+        raise _err(path, f"primary_metric must be a per-sample metric name (e.g. answer_match), got {primary!r}")
+    models = _models(path, models_raw, shared, names, tnames)
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
     _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)
@@ -355,7 +511,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
 
     return LeaderboardSpec(
         name=name, path=path, description=str(raw.get("description") or "").strip(), include_path=incs,
-        shared=shared, methods=methods, tasks=tasks, seeds=list(seeds), reference=reference,
+        shared=shared, methods=methods, tasks=tasks, seeds=list(seeds), reference=references[0] if references else None,
+        references=references, closed_book=closed_book, primary_metric=primary, models=models,
         bootstrap_iters=iters, bootstrap_seed=int(bs.get("seed", 0)), confidence=conf,
         report_dir=_opt_dir("report_dir"), runs_dir=_opt_dir("runs_dir"),
         notes=str(raw.get("notes") or "").strip(), subset=str(raw.get("subset") or "").strip(),

@@ -48,6 +48,7 @@ def test_task_names() -> None:
                 "nq_oracle_dense", "nq_oracle_gold", "wiki_lm_bm25", "nq_oracle_bm25_counterfactual",
                 "nq_oracle_gold_counterfactual"}
     expected |= {f"{b}_noise{n}" for b in ("nq_oracle_bm25", "nq_oracle_dense", "nq_open_bm25") for n in (20, 40, 60, 80)}
+    expected.add("nq_oracle_bm25_noise100")  # every passage is noise: a method should fall back to the LM
     assert expected <= names
     group = _load_yaml(TASK_DIR / "qa" / "rag_qa.yaml")
     assert group["group"] == "rag_qa" and set(group["task"]) <= names
@@ -167,8 +168,8 @@ out = []
 for i, r in enumerate(rows):
     ctxs = [{"docid": r["gold_docids"][0], "title": r["gold"]["title"], "text": r["gold"]["text"], "score": 9.0, "rank": 1, "source": "retrieved"}]
     ctxs += [{"docid": p.docid, "title": p.title, "text": p.text, "score": 1.0, "rank": j + 2, "source": "retrieved"} for j, p in enumerate(dpr[i:i + 4])]
-    row = {f: add_noise(ctxs, corpus, r["qid"], r["answers"], r["gold_docids"], float(f), 1234) for f in ("0.2", "0.4", "0.6", "0.8")}
-    for f in ("0.2", "0.4", "0.6", "0.8"):
+    row = {f: add_noise(ctxs, corpus, r["qid"], r["answers"], r["gold_docids"], float(f), 1234) for f in ("0.2", "0.4", "0.6", "0.8", "1.0")}
+    for f in ("0.2", "0.4", "0.6", "0.8", "1.0"):
         for c in row[f]:
             c["has_answer"] = has_answer(c["text"], r["answers"])
     row.update(gold=r["gold_docids"][0], orig=[dict(c, has_answer=has_answer(c["text"], r["answers"])) for c in ctxs])
@@ -189,7 +190,7 @@ def test_noise_fraction_nested_and_byte_identical_across_processes(data_dir: Pat
     rows = json.loads(outs[0])
     for row in rows:
         prev: set[int] = set()
-        for frac, n in (("0.2", 1), ("0.4", 2), ("0.6", 3), ("0.8", 4)):
+        for frac, n in (("0.2", 1), ("0.4", 2), ("0.6", 3), ("0.8", 4), ("1.0", 5)):
             ctxs = row[frac]
             assert len(ctxs) == 5
             noisy = {i for i, c in enumerate(ctxs) if c["source"] == "noise"}

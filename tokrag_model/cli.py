@@ -5,7 +5,7 @@
     tokrag retrieve eval ...      answer recall@k, gold-passage@k, MRR            -> retrieval.cli
     tokrag eval ...               lm_eval with the tokrag models and tasks        -> tokrag_model.eval_cli
     tokrag analyze ...            token-level benefit/detriment experiment        -> tasks.analyze
-    tokrag leaderboard run|report|check SPEC                                      -> leaderboards.cli
+    tokrag leaderboard run|report|rescore|check SPEC                              -> leaderboards.cli
 
 Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
 """
@@ -20,7 +20,7 @@ _COMMANDS = {
     "retrieve": ("retrieval.cli", "main", "retrieve passages for a query set (cached TREC run); 'retrieve eval' scores a run"),
     "eval": ("tokrag_model.eval_cli", "main", "run lm_eval with the tokrag models and tasks registered"),
     "analyze": ("tasks.analyze", "main", "token-level benefit/detriment experiment (accuracy, ROC AUC per layer policy)"),
-    "leaderboard": ("leaderboards.cli", "main", "run, report and check leaderboards from a YAML spec"),
+    "leaderboard": ("leaderboards.cli", "main", "run, report, rescore and check leaderboards from a YAML spec"),
 }
 
 

@@ -18,6 +18,7 @@ request) makes it slow enough for kill-and-resume tests; ``fail_on`` (a qid) rai
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 import time
@@ -31,10 +32,14 @@ _ANS = re.compile(r"\bis ([^.]+)\.")
 
 class ToyLM(LM):
     def __init__(self, pretrained: str | None = None, mode: str = "first", k: int = 3, delay: float = 0.0,
-                 fail_on: str | None = None, batch_size: int | str = 1, device: str | None = None, **_: object) -> None:
+                 fail_on: str | None = None, trace: str = "", batch_size: int | str = 1, device: str | None = None,
+                 **_: object) -> None:
         super().__init__()
         if mode not in {"first", "vote", "none", "sample"}:
             raise ValueError(f"ToyLM: unknown mode {mode!r}")
+        if trace not in {"", "tokens", "tokens4", "weights", "critic"}:
+            raise ValueError(f"ToyLM: unknown trace {trace!r}")
+        self.trace = trace
         self.mode, self.k, self.delay, self.fail_on = mode, int(k), float(delay), fail_on
         self.fingerprint = hashlib.sha256(Path(pretrained).read_bytes()).hexdigest()[:16] if pretrained else "none"
         self.resolved_config = {"pretrained": pretrained, "mode": mode, "k": int(k), "batch_size": int(batch_size)}
@@ -64,11 +69,31 @@ class ToyLM(LM):
                 time.sleep(self.delay)
             ans = self._answer(req.doc)
             words = ans.split()[: int(gen_kwargs.get("max_gen_toks", 256))]
+            if self.trace:
+                req.arguments = (*req.args, {"tokrag_trace": self._trace(req.doc, words)})
             self.stats["prompt_tokens"] += len(context.split())
             self.stats["generated_tokens"] += len(words)
             self.stats["forward_passes"] += 1 + len(words)
             out.append(" ".join(words))
         return out
+
+    def _trace(self, doc: dict, words: list[str]) -> dict:
+        """A deterministic trace of the kind the real methods log (see the module docstring)."""
+        ctxs = (doc.get("ctxs") or [])[: self.k]
+        if self.trace in ("tokens", "tokens4"):
+            text = " ".join(c["text"] for c in ctxs)
+            toks = []
+            for i, w in enumerate(words):
+                b = "R" if w in text else "L"
+                t = [b, round(0.9 - 0.1 * i, 4), round(0.5 + 0.1 * i, 4), 12]
+                toks.append(t + [w if i == 0 else " " + w] if self.trace == "tokens" else t)
+            return {"method": "toy", "tokens": toks}
+        if self.trace == "weights":  # weights 1/2, 1/3, 1/6 over the first three passages
+            w = [1 / 2, 1 / 3, 1 / 6][: len(ctxs)]
+            return {"method": "toy", "weights": w, "top1_weight": max(w), "weight_entropy": -sum(x * math.log(x) for x in w)}
+        gold = set(doc.get("gold_docids") or [])
+        kept = [c for c in ctxs if c["docid"] in gold]
+        return {"method": "toy", "kept_rate": len(kept) / len(ctxs), "critic_auc": 1.0 if 0 < len(kept) < len(ctxs) else None}
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("ToyLM only generates")

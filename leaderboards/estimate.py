@@ -1,0 +1,191 @@
+"""``tokrag leaderboard run SPEC --estimate``: the CPU time a grid will take, before starting it.
+
+Every finished run folder under the runs directory (of any spec) is a measurement: its
+``config.json`` says which method, model arguments and task it ran, its ``cost.json`` the wall
+seconds and the number of samples. A cell of the spec that is not finished yet is estimated as its
+number of questions times the measured seconds per question of the most similar measurements, in
+this order (the first level that has a measurement wins, and is printed):
+
+1. ``method+task``: same method name, weights (``pretrained``), ``k`` and task;
+2. ``method+kind``: same method name, weights and ``k``, same kind of task (QA generation or
+   language modelling, from the task YAML's ``output_type``);
+3. ``model+kind``: same lm-eval model (e.g. ``tokrag`` for a labelled Tok-RAG variant) and weights;
+4. ``model+kind, other weights``: same lm-eval model, any weights (a rough guess: printed as such);
+5. ``--fallback-s-per-question`` if given; else the cell stays unestimated and is listed.
+
+The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
+number, else the ``n_samples`` of a finished cell of the same task and limit. Cell seconds add up to
+CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
+free cores. The last printed line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .keys import cell_keys, find_task_yaml
+from .runner import DONE, cell_is_done, resolve_runs_dir
+from .spec import Cell, LeaderboardSpec
+
+LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One finished cell: what ran and how long it took (seconds of wall time for ``n`` questions)."""
+
+    method: str
+    model: str
+    pretrained: str
+    k: Any
+    task: str
+    kind: str
+    limit: Any
+    n: int
+    wall_s: float
+
+
+_KIND_CACHE: dict[tuple[str, tuple[str, ...]], str] = {}
+
+
+def task_kind(task: str, include_path: list[Path]) -> str:
+    """``"lm"`` for a ``loglikelihood_rolling`` task, else ``"qa"`` (from the YAML and the files it includes)."""
+    ck = (task, tuple(str(p) for p in include_path))
+    if ck in _KIND_CACHE:
+        return _KIND_CACHE[ck]
+    kind = "qa"
+    y = find_task_yaml(task, include_path)
+    seen = set()
+    while y is not None and y not in seen and y.is_file():
+        seen.add(y)
+        text = y.read_text(encoding="utf-8", errors="replace")
+        if re.search(r"^output_type:\s*loglikelihood_rolling", text, re.M):
+            kind = "lm"
+            break
+        inc = re.search(r"^include:\s*['\"]?([^'\"\s]+)", text, re.M)
+        y = (y.parent / inc.group(1)) if inc else None
+    _KIND_CACHE[ck] = kind
+    return kind
+
+
+def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
+    """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost)."""
+    out = []
+    if not runs.is_dir():
+        return out
+    for d in sorted(runs.iterdir()):
+        if not (d / DONE).is_file():
+            continue
+        try:
+            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+            cost = json.loads((d / "cost.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        n, wall = int(cost.get("n_samples") or 0), float(cost.get("wall_s") or 0.0)
+        if n <= 0 or wall <= 0:
+            continue
+        margs = cfg.get("model_args") or {}
+        out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
+                               k=margs.get("k"), task=str(cfg.get("task")), kind=task_kind(str(cfg.get("task")), include_path),
+                               limit=cfg.get("limit"), n=n, wall_s=wall))
+    return out
+
+
+def _rate(ms: list[Measurement]) -> float:
+    return sum(m.wall_s for m in ms) / sum(m.n for m in ms)
+
+
+def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float | None) -> tuple[float | None, str | None, int]:
+    """``(seconds per question, level, measurements used)`` for one cell (None when nothing matches)."""
+    pre, k = str(cell.model_args.get("pretrained")), cell.model_args.get("k")
+    tests = [
+        lambda m: m.method == cell.method.name and m.pretrained == pre and m.k == k and m.task == cell.task.task,
+        lambda m: m.method == cell.method.name and m.pretrained == pre and m.k == k and m.kind == kind,
+        lambda m: m.model == cell.method.model and m.pretrained == pre and m.kind == kind,
+        lambda m: m.model == cell.method.model and m.kind == kind,
+    ]
+    for level, test in zip(LEVELS, tests):
+        hit = [m for m in ms if test(m)]
+        if hit:
+            return _rate(hit), level, len(hit)
+    if fallback is not None:
+        return float(fallback), "fallback", 0
+    return None, None, 0
+
+
+def questions_of(cell: Cell, ms: list[Measurement]) -> int | None:
+    """The cell's number of questions: a whole-number limit, else a finished cell's count for the same task and limit."""
+    if isinstance(cell.limit, int) or (isinstance(cell.limit, float) and cell.limit >= 1 and cell.limit.is_integer()):
+        return int(cell.limit)
+    same = [m.n for m in ms if m.task == cell.task.task and m.limit == cell.limit]
+    return same[0] if same else None
+
+
+def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, jobs: int = 1,
+             fallback: float | None = None) -> dict[str, Any]:
+    """The estimate of every unfinished cell of ``spec`` (see the module docstring).
+
+    Returns ``{"cells_total", "cells_done", "cells_todo", "questions", "cell_hours", "wall_hours",
+    "jobs", "unestimated": [cell ids], "by_method": [...], "cells": [...]}``; ``cell_hours`` is the sum
+    of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
+    """
+    runs = resolve_runs_dir(spec, runs_dir)
+    ms = measurements(runs, spec.include_path)
+    cells, unest = [], []
+    done = 0
+    for cell, key, _ in cell_keys(spec):
+        if cell_is_done(runs / key):
+            done += 1
+            continue
+        kind = task_kind(cell.task.task, spec.include_path)
+        rate, level, used = estimate_cell(cell, kind, ms, fallback)
+        n = questions_of(cell, ms)
+        if rate is None or n is None:
+            unest.append(cell.cell_id + ("" if n is not None else " (unknown number of questions)"))
+            continue
+        cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
+                      "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
+                      "seconds": round(rate * n, 1)})
+    by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
+    for c in cells:
+        b = by[(c["model"], c["method"])]
+        b["cells"] += 1
+        b["questions"] += c["questions"]
+        b["seconds"] += c["seconds"]
+        b["levels"].add(c["level"])
+    by_method = [{"model": mo, "method": me, "cells": b["cells"], "questions": b["questions"],
+                  "s_per_question": round(b["seconds"] / b["questions"], 3) if b["questions"] else None,
+                  "hours": round(b["seconds"] / 3600, 2), "levels": sorted(b["levels"], key=LEVELS.index)}
+                 for (mo, me), b in by.items()]
+    total = sum(c["seconds"] for c in cells)
+    jobs = max(1, int(jobs))
+    return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
+            "cells_todo": len(cells) + len(unest), "questions": sum(c["questions"] for c in cells),
+            "cell_hours": round(total / 3600, 2), "wall_hours": round(total / 3600 / jobs, 2), "jobs": jobs,
+            "measurements": len(ms), "unestimated": unest, "by_method": by_method, "cells": cells}
+
+
+def render(est: dict[str, Any]) -> str:
+    """A human-readable table of :func:`estimate` (per model and method), then the totals."""
+    lines = [f"leaderboard {est['spec']}: {est['cells_done']} of {est['cells_total']} cells done; "
+             f"estimating {est['cells_todo']} from {est['measurements']} finished cells in {est['runs_dir']}"]
+    head = f"{'model':<24} {'method':<26} {'cells':>5} {'questions':>9} {'s/question':>10} {'hours':>7}  source"
+    lines += [head, "-" * len(head)]
+    for b in est["by_method"]:
+        lines.append(f"{str(b['model'] or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
+                     f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
+    lines.append(f"total: {est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
+                 f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {est['jobs']} free cores")
+    if est["unestimated"]:
+        lines.append(f"not estimated ({len(est['unestimated'])} cells: no measurement of a similar cell; run one or pass "
+                     "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if len(est["unestimated"]) > 10 else ""))
+    return "\n".join(lines)
+
+
+__all__ = ["estimate", "render", "measurements", "task_kind", "Measurement", "LEVELS"]

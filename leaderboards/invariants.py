@@ -1,0 +1,135 @@
+"""Invariants checked on every report and every ``check`` (issue 12.2).
+
+Per sample (each logged ``samples_<task>.jsonl`` line): EM=1 implies F1=1 and EM=1 implies answer
+match=1 (so, per cell, EM <= F1 and EM <= answer match). Per cell: the mean of every per-sample metric
+that lm-eval aggregates by ``mean`` equals the value in ``results.json`` (metric values written only
+into results.json are never trusted on their own). Per task (and model): every cell (method x seed)
+has the same number of samples and the same set of doc ids, without duplicates, so every paired
+comparison is over the same questions; a cell that differs from the majority of its siblings is
+named with the first doc id that is missing or extra.
+
+A violation is a :class:`Violation`; ``render()`` gives the ``FAIL`` line that ``check`` prints and
+that the report refuses with (:class:`InvariantError`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from retrieval.errors import TokragError
+
+IMPLICATIONS = [("em", "f1"), ("em", "answer_match")]
+"""(a, b): a sample with a = 1 must have b = 1 (exact match implies full token F1 and a contained answer)."""
+MEAN_TOL = 1e-9
+
+
+class InvariantError(TokragError, ValueError):
+    """The run folders break an invariant; the message lists every FAIL line."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant: the cell id, the sample's doc id (None for a cell-level violation), what broke."""
+
+    cell: str
+    sample: int | None
+    message: str
+
+    ok = False  # a check line that always fails (same interface as leaderboards.check.CheckLine)
+
+    def render(self) -> str:
+        """``FAIL <cell>  invariant: <message>`` (with the doc id when one sample is at fault)."""
+        where = f" doc_id {self.sample}" if self.sample is not None else ""
+        return f"FAIL {self.cell}{where}  invariant: {self.message}"
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def sample_violations(cell_id: str, samples: list[dict]) -> list[Violation]:
+    """EM=1 implies F1=1 and answer match=1, for every sample that carries both metrics."""
+    out = []
+    for s in samples:
+        for a, b in IMPLICATIONS:
+            va, vb = _num(s.get(a)), _num(s.get(b))
+            if va is not None and vb is not None and va >= 1.0 and vb < 1.0:
+                out.append(Violation(cell_id, s.get("doc_id"), f"{a}=1 but {b}={vb:g} (an exact match must have {b} 1)"))
+    return out
+
+
+def _mean_metrics(results: dict, task: str) -> set[str]:
+    """Metrics that the task aggregates by ``mean`` (from the task config recorded in results.json)."""
+    cfg = (results.get("configs") or {}).get(task) or {}
+    out = set()
+    for m in cfg.get("metric_list") or []:
+        if isinstance(m, dict) and m.get("aggregation") == "mean" and isinstance(m.get("metric"), str):
+            out.add(m["metric"])
+    return out
+
+
+def cell_violations(cell_id: str, task: str, samples: list[dict], results: dict, *, compare_results: bool = True) -> list[Violation]:
+    """Per-sample implications, EM <= F1 / EM <= match of the cell means, and (``compare_results``)
+    the samples' means against results.json for every mean-aggregated metric."""
+    out = sample_violations(cell_id, samples)
+    means: dict[str, float] = {}
+    for name in {k for s in samples for k in (s.get("metrics") or [])}:
+        # lm-eval averages a metric over the samples that return it (e.g. gold_at_k only where gold is known)
+        present = [s[name] for s in samples if name in s]
+        vals = [_num(v) for v in present]
+        if vals and all(v is not None for v in vals):
+            means[name] = float(np.mean(vals))
+    for a, b in IMPLICATIONS:
+        if a in means and b in means and means[a] > means[b] + MEAN_TOL:
+            out.append(Violation(cell_id, None, f"mean {a} {means[a]:.4f} > mean {b} {means[b]:.4f}"))
+    if compare_results:
+        res = (results.get("results") or {}).get(task) or {}
+        for name in sorted(_mean_metrics(results, task)):
+            logged = [(k, _num(v)) for k, v in res.items() if k.split(",")[0] == name and "_stderr" not in k]
+            for key, v in logged:
+                if v is None:
+                    continue
+                if name not in means:
+                    out.append(Violation(cell_id, None, f"results.json has {key} = {v:.6f} but the samples carry no {name}"))
+                elif abs(means[name] - v) > MEAN_TOL:
+                    out.append(Violation(cell_id, None, f"results.json {key} = {v:.6f} but the samples' mean is "
+                                                        f"{means[name]:.6f} ({len(samples)} samples)"))
+    return out
+
+
+def sibling_violations(group: str, cells: dict[str, list[dict]]) -> list[Violation]:
+    """Cells of one task (and model) must have the same n and the same doc ids: the majority set wins,
+    every other cell is named with its n and the first doc id missing or extra. ``group`` names the
+    task in the messages; ``cells``: ``{cell_id: samples}``."""
+    out = []
+    ids: dict[str, tuple[int, ...]] = {}
+    for cid, samples in cells.items():
+        doc_ids = [s.get("doc_id") for s in samples]
+        dup = sorted(d for d, c in Counter(doc_ids).items() if c > 1)
+        if dup:
+            out.append(Violation(cid, dup[0], f"{len(dup)} doc id(s) logged more than once (first: {dup[0]})"))
+        ids[cid] = tuple(sorted(set(doc_ids)))
+    if len(set(ids.values())) <= 1:
+        return out
+    count = Counter(ids.values())
+    # majority, ties broken towards the cell listed first (the spec's order)
+    majority = max(count, key=lambda k: (count[k], -list(ids.values()).index(k)))
+    ref_cell = next(c for c, v in ids.items() if v == majority)
+    for cid, v in ids.items():
+        if v == majority:
+            continue
+        missing = sorted(set(majority) - set(v))
+        extra = sorted(set(v) - set(majority))
+        first = missing[0] if missing else extra[0]
+        what = (f"doc id {first} is missing" if missing else f"doc id {first} is not in the sibling cells")
+        out.append(Violation(cid, first, f"{len(v)} questions vs {len(majority)} in its siblings on {group} "
+                                         f"(e.g. {ref_cell}): {what} ({len(missing)} missing, {len(extra)} extra); "
+                                         "every method must see the same questions: re-run the cell"))
+    return out
+
+
+__all__ = ["Violation", "InvariantError", "sample_violations", "cell_violations", "sibling_violations", "IMPLICATIONS"]

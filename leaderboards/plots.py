@@ -1,0 +1,123 @@
+"""Plots of a leaderboard report (matplotlib, Agg backend, PNG files without timestamps).
+
+Per model (file names get ``_<model>`` when the spec lists several models):
+
+* ``robustness_<family>.png``: the primary metric against the noise ratio (0 -> 1) per method, with the
+  bootstrap CI as a band: a robust method stays flat, one that trusts the context falls towards (or
+  below) the closed-book line;
+* ``cost_accuracy.png``: forward passes per generated token (x, log scale) against the average of the
+  primary metric over the QA tasks (y), one point per method;
+* ``<metric>_per_task.png``: the mean with its CI per task, for the main QA metrics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _finish(plt, fig, ax, out_dir: Path, name: str, caption: str, ylim: bool = True) -> tuple[str, str]:
+    """Common tail of every plot: y in [0, 1.05], legend outside, PNG without a timestamp; returns (file, caption)."""
+    if ylim:
+        ax.set_ylim(0.0, 1.05)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return name, caption
+
+
+def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
+    """Write the PNG plots of ``data`` (the report's data) into ``out_dir``; returns ``(file name, caption)``
+    pairs, robustness and cost plots first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .report import LABELS
+
+    plt.rcParams.update({"svg.hashsalt": "tokrag", "font.size": 9})
+    conf = int(round(data["bootstrap"]["confidence"] * 100))
+    primary = data["primary_metric"]
+    pl = LABELS.get(primary, primary)
+    files: list[tuple[str, str]] = []
+    for mod in data["models"]:
+        suffix = f"_{mod['name']}" if data["multi_model"] else ""
+        who = f" ({mod['label']})" if data["multi_model"] else ""
+        rows = [r for r in data["rows"] if r["model"] == mod["name"]]
+        methods = mod["methods"]
+        # robustness over noise, per family
+        fams: dict[str, list[dict]] = {}
+        for r in rows:
+            if r.get("noise") is not None and primary in (r.get("metrics") or {}):
+                fams.setdefault(r["family"], []).append(r)
+        for fam, rs in sorted(fams.items()):
+            if len({r["noise"] for r in rs}) < 2:
+                continue
+            fig, ax = plt.subplots(figsize=(6.5, 3.4))
+            for m in methods:
+                pts = sorted((r["noise"], r["metrics"][primary]) for r in rs if r["method"] == m)
+                if not pts:
+                    continue
+                xs = [p[0] for p in pts]
+                ys = [p[1]["mean"] for p in pts]
+                lo = [p[1]["lo"] if p[1]["lo"] is not None else p[1]["mean"] for p in pts]
+                hi = [p[1]["hi"] if p[1]["hi"] is not None else p[1]["mean"] for p in pts]
+                ax.plot(xs, ys, marker="o", label=m)
+                ax.fill_between(xs, lo, hi, alpha=0.12)
+            ax.set_xlim(-0.03, 1.03)
+            ax.set_xlabel("noise ratio (share of retrieved passages replaced by distractors)")
+            ax.set_ylabel(pl)
+            ax.set_title(f"Robustness to retrieval noise: {fam}{who}")
+            files.append(_finish(plt, fig, ax, out_dir, f"robustness_{fam}{suffix}.png",
+                                 f"{pl} against noise ratio per method ({fam}{who}); bands: {conf}% CI"))
+        # cost vs accuracy
+        piv = next(p for p in data["pivot"] if p["model"] == mod["name"])
+        pts = []
+        for pr in piv["rows"]:
+            fp = sum((r.get("cost") or {}).get("forward_passes", 0) for r in rows if r["method"] == pr["method"] and r["task"] in piv["average_over"])
+            gt = sum((r.get("cost") or {}).get("generated_tokens", 0) for r in rows if r["method"] == pr["method"] and r["task"] in piv["average_over"])
+            if pr["average"] is not None and gt:
+                pts.append((pr["method"], fp / gt, pr["average"]))
+        if pts:
+            fig, ax = plt.subplots(figsize=(6.5, 3.6))
+            for name, x, y in pts:
+                ax.scatter([x], [y], label=name, s=30)
+                ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+            ax.set_xscale("log")
+            ax.set_xlabel("forward passes per generated token (log scale)")
+            ax.set_ylabel(f"{pl} (mean over {len(piv['average_over'])} QA tasks)")
+            ax.set_title(f"Cost vs accuracy{who}")
+            files.append(_finish(plt, fig, ax, out_dir, f"cost_accuracy{suffix}.png",
+                                 f"Cost vs accuracy{who}: forward passes per generated token against mean {pl}"))
+        # per-task bars
+        tasks = mod["tasks"]
+        byrow = {(r["method"], r["task"]): r for r in rows}
+        for metric in [m for m in ("answer_match", "em", "f1", "answer_recall") if m in data["metrics"]]:
+            if not any(metric in (r.get("metrics") or {}) for r in rows):
+                continue
+            fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
+            width = 0.8 / max(1, len(methods))
+            for i, m in enumerate(methods):
+                xs, ys, err = [], [], [[], []]
+                for j, t in enumerate(tasks):
+                    v = (byrow.get((m, t), {}).get("metrics") or {}).get(metric)
+                    if not v:
+                        continue
+                    xs.append(j + (i - (len(methods) - 1) / 2) * width)
+                    ys.append(v["mean"])
+                    lo = v["lo"] if v["lo"] is not None else v["mean"]
+                    hi = v["hi"] if v["hi"] is not None else v["mean"]
+                    err[0].append(max(0.0, v["mean"] - lo))
+                    err[1].append(max(0.0, hi - v["mean"]))
+                ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m)
+            ax.set_xticks(range(len(tasks)))
+            ax.set_xticklabels(tasks, rotation=15, ha="right")
+            ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")
+            ax.set_title(f"{LABELS.get(metric, metric)} per task{who}")
+            files.append(_finish(plt, fig, ax, out_dir, f"{metric}_per_task{suffix}.png",
+                                 f"{LABELS.get(metric, metric)} per task with {conf}% bootstrap CIs{who}"))
+    return files
+
+
+__all__ = ["make_plots"]

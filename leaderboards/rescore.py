@@ -1,0 +1,188 @@
+"""``tokrag leaderboard rescore SPEC``: recompute every metric, CI and test from the logged samples.
+
+No model is loaded and nothing is generated: each logged sample's ``doc`` and ``filtered_resps`` (the
+model's output after lm-eval's filters, as logged) go through the task's *current*
+``process_results`` (its YAML's ``!function`` or lm-eval's default for the output type), and every
+task-level metric is re-aggregated with the task's current aggregation functions. So a fix to the
+metric code (``tasks/metrics.py``, a task's ``utils.py``) changes the report without a re-run.
+
+The lm-eval task object is built from the task's YAML exactly as lm-eval builds it, except that its
+documents are the logged ones (``custom_dataset`` is replaced), so neither the data folder nor a
+retrieval run is needed. Filters are not re-applied: the logged ``filtered_resps`` are scored (our
+tasks use lm-eval's default ``take_first``).
+
+The run folders are never modified (their ``DONE`` checksums stay valid); the re-scored cells are
+handed to :func:`leaderboards.report.build_report`. With unchanged metric code the re-scored report
+is byte-identical to the report built from the logged values (tested).
+
+A metric fix inside a task's folder (its ``utils.py``, a version bump in its YAML) changes the task
+fingerprint and so the cell's run-folder key. ``rescore`` then uses the finished folder whose
+configuration differs from the cell's only in the task fingerprint, and says so: the generations
+are those of the earlier task code, scored by the current one (provenance keeps the old fingerprint).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError
+
+from retrieval.io import fingerprint
+
+from .keys import cell_keys, find_task_yaml
+from .report import build_report
+from .runner import DONE, IncompleteRunError, load_cell, resolve_runs_dir
+from .spec import LeaderboardSpec
+
+log = logging.getLogger(__name__)
+
+
+def task_for_docs(spec: LeaderboardSpec, task: str, docs: list[dict]):
+    """lm-eval's ``ConfigurableTask`` for ``task`` (from its YAML under the spec's include path) whose
+    dataset is ``docs`` (every split the config names), so that ``process_results`` and
+    ``aggregation()`` are the task's own.
+
+    Raises:
+        ConfigError: no YAML defines ``task``, or ``docs`` is empty.
+    """
+    import datasets
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval.tasks._yaml_loader import load_yaml  # lm-eval 0.4.13's YAML loader (includes, !function)
+
+    path = find_task_yaml(task, spec.include_path)
+    if path is None:
+        raise ConfigError(f"rescore: task {task!r} is not defined by any YAML under {[str(p) for p in spec.include_path]}")
+    if not docs:
+        raise ConfigError(f"rescore: no logged samples for task {task!r}")
+    cfg = copy.deepcopy(load_yaml(path, resolve_func=True))
+    splits = {cfg.get(k) for k in ("test_split", "validation_split", "training_split", "fewshot_split")} - {None}
+    first = [docs[0]]
+
+    def logged_docs(**_: Any) -> datasets.DatasetDict:
+        return datasets.DatasetDict({s: datasets.Dataset.from_list(first) for s in splits})
+
+    cfg["custom_dataset"] = logged_docs
+    for key in ("tag", "group", "task_list"):
+        cfg.pop(key, None)
+    return ConfigurableTask(config=cfg)
+
+
+def _jsonable(v: Any) -> Any:
+    """The value as the samples file stores it (tuples become lists, numpy scalars numbers)."""
+    return json.loads(json.dumps(v, default=str))
+
+
+def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Re-score every loaded cell; returns ``(loaded with re-scored samples and results, changes)``.
+
+    ``changes``: ``{"samples": n, "cells": n, "changed_values": n, "changed": {cell_id: {metric: [old, new]}}}``
+    where ``changed`` lists the task-level aggregates that moved.
+    """
+    tasks: dict[str, Any] = {}
+    out: dict[str, Any] = {}
+    summary: dict[str, Any] = {"samples": 0, "cells": 0, "changed_values": 0, "changed": {}}
+    for cid, (cell, key, data) in loaded.items():
+        if data is None:
+            out[cid] = (cell, key, None)
+            continue
+        tname = cell.task.task
+        samples = data["samples"].get(tname, [])
+        if tname not in tasks:
+            tasks[tname] = task_for_docs(spec, tname, [s["doc"] for s in samples])
+        task = tasks[tname]
+        new_samples, per_metric = [], {}
+        for s in samples:
+            res = task.process_results(s["doc"], s.get("filtered_resps") or [])
+            ns = {k: v for k, v in s.items() if k not in set(s.get("metrics") or [])}
+            for name, v in res.items():
+                ns[name] = _jsonable(v)
+                if _jsonable(s.get(name)) != ns[name]:
+                    summary["changed_values"] += 1
+                per_metric.setdefault((name, s.get("filter", "none")), []).append(v)
+            ns["metrics"] = list(res.keys())
+            new_samples.append(ns)
+        results = copy.deepcopy(data["results"])
+        task_res = (results.setdefault("results", {})).setdefault(tname, {})
+        aggs = task.aggregation()
+        for (name, filt), values in per_metric.items():
+            if name not in aggs:
+                continue
+            k = f"{name},{filt}"
+            new = aggs[name](values)
+            old = task_res.get(k)
+            if old is None or abs(float(old) - float(new)) > 1e-12:
+                summary["changed"].setdefault(cid, {})[name] = [old, new]
+            task_res[k] = new
+        summary["samples"] += len(samples)
+        summary["cells"] += 1
+        out[cid] = (cell, key, {**data, "samples": {**data["samples"], tname: new_samples}, "results": results})
+    return out, summary
+
+
+_NOT_KEY = ("cell_id", "config_hash", "spec", "task_fingerprint")
+
+
+def _without_task_code(material: dict[str, Any]) -> str:
+    return fingerprint({k: v for k, v in material.items() if k not in _NOT_KEY})
+
+
+def collect_for_rescore(spec: LeaderboardSpec, runs: Path) -> tuple[dict[str, Any], list[str]]:
+    """Like :func:`leaderboards.report.collect`, but a cell whose folder is missing is matched with a
+    finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``.
+
+    Raises:
+        IncompleteRunError: a cell has no finished folder, or several candidates match.
+    """
+    index: dict[str, list[Path]] | None = None
+    loaded, notes, missing = {}, [], []
+    for cell, key, mat in cell_keys(spec):
+        try:
+            loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
+            continue
+        except IncompleteRunError as exc:
+            first_error = str(exc)
+        if index is None:
+            index = {}
+            for d in sorted(p for p in runs.iterdir() if (p / DONE).is_file()) if runs.is_dir() else []:
+                try:
+                    cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                index.setdefault(_without_task_code(cfg), []).append(d)
+        hits = index.get(_without_task_code(mat), [])
+        if len(hits) == 1:
+            loaded[cell.cell_id] = (cell, key, load_cell(hits[0]))
+            notes.append(f"{cell.cell_id}: task folder changed since the run; re-scoring the samples of {hits[0].name}")
+        elif hits:
+            missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
+                           f"{', '.join(h.name for h in hits)}; remove the stale ones)")
+        else:
+            missing.append(f"{cell.cell_id} ({first_error})")
+    if missing:
+        raise IncompleteRunError(f"{len(missing)} of {len(loaded) + len(missing)} cells have no finished run in {runs}:\n  "
+                                 + "\n  ".join(missing) + f"\nrun: tokrag leaderboard run {spec.path} --runs-dir {runs}")
+    return loaded, notes
+
+
+def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
+            *, timings: bool = True, questions: bool = True) -> tuple[Path, dict[str, Any]]:
+    """Re-score every cell of ``spec`` and write the report (same files and place as ``report``).
+
+    Returns ``(report folder, changes)`` (``changes["notes"]``: cells read from a folder of earlier task
+    code). Raises IncompleteRunError for unfinished cells, InvariantError when the re-scored samples
+    break an invariant.
+    """
+    runs = resolve_runs_dir(spec, runs_dir)
+    found, notes = collect_for_rescore(spec, runs)
+    loaded, changes = rescore_loaded(spec, found)
+    changes["notes"] = notes
+    out = build_report(spec, runs, out_dir, timings=timings, questions=questions, loaded=loaded, compare_results=False)
+    return out, changes
+
+
+__all__ = ["rescore", "rescore_loaded", "collect_for_rescore", "task_for_docs"]

@@ -1,0 +1,117 @@
+"""Statistics of a leaderboard: bootstrap CIs, paired tests, Holm correction, minimum detectable difference.
+
+All functions work on per-question values (shape ``(n,)``, questions matched by ``doc_id`` before the
+call) and are deterministic for a given seed.
+
+* :func:`bootstrap_ci`: percentile bootstrap CI of a mean (``scipy.stats.bootstrap``; Efron &
+  Tibshirani 1993, ch. 13).
+* :func:`paired_test`: mean paired difference, its bootstrap CI, and the two-sided p-value of a
+  sign-flip permutation test (``scipy.stats.permutation_test``, ``permutation_type="samples"``); for
+  0/1 metrics this is the exact McNemar test on the discordant questions when there are few of them.
+* :func:`holm`: Holm's step-down adjustment of a family of p-values (Holm 1979, Scand. J. Statist.
+  6:65-70): controls the family-wise error rate without assuming independence.
+* :func:`min_detectable_difference`: the smallest true mean paired difference a two-sided level-alpha
+  test detects with the given power, normal approximation
+  ``(z_{1-alpha/2} + z_{power}) * sd / sqrt(n)`` (e.g. Chow, Shao & Wang 2008, *Sample Size Calculations
+  in Clinical Research*, sec. 3.1, paired design).
+* :func:`helped_hurt`: per-question benefit/detriment against a closed-book row (the answer-level
+  counterpart of the Tok-RAG paper's benefit and detriment).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of ``values`` (shape (n,)); ``(v, v)`` when all values are equal,
+    ``(nan, nan)`` when there are none."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return (math.nan, math.nan)
+    if np.all(values == values[0]):
+        return (float(values[0]), float(values[0]))
+    res = stats.bootstrap((values,), np.mean, n_resamples=iters, confidence_level=confidence, method="percentile",
+                          vectorized=True, rng=np.random.default_rng(seed))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
+    """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
+    of a sign-flip permutation test (H0: the two methods are exchangeable on every question); exact
+    over the non-zero differences when there are at most 16 of them.
+
+    Returns ``{"diff", "lo", "hi", "p", "n", "sd"}`` (``sd``: sample standard deviation of ``diff``,
+    ddof=1, 0 for fewer than two questions)."""
+    from scipy import stats
+
+    diff = np.asarray(diff, dtype=float)
+    lo, hi = bootstrap_ci(diff, iters, confidence, seed)
+    nz = diff[diff != 0]  # zero differences are unchanged by a sign flip: the test runs on the others
+    if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
+        p = 1.0
+    else:
+        # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
+        n_res = np.inf if len(nz) <= 16 else iters
+        res = stats.permutation_test((nz,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
+                                     n_resamples=n_res, alternative="two-sided", vectorized=True,
+                                     rng=np.random.default_rng(seed + 1))
+        p = float(min(1.0, res.pvalue))
+    sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else 0.0
+    return {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff)), "sd": sd}
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values (same order as ``pvalues``): sort ascending, multiply the i-th smallest
+    (0-based) by ``m - i``, take the running maximum, cap at 1 (Holm 1979). A family of one is unchanged.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: (pvalues[i], i))
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(pvalues[i])))
+        out[i] = running
+    return out
+
+
+def min_detectable_difference(sd: float, n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest true mean paired difference detectable by a two-sided level-``alpha`` test with
+    probability ``power``, for per-question differences of standard deviation ``sd`` over ``n``
+    questions (normal approximation; units of the metric, e.g. 0.065 = 6.5 points of answer match).
+    ``nan`` for ``n < 2``."""
+    from scipy.stats import norm
+
+    if n < 2:
+        return math.nan
+    return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / math.sqrt(n))
+
+
+def helped_hurt(mine: Mapping[int, float], closed_book: Mapping[int, float]) -> dict[str, int]:
+    """Per-question comparison with the closed-book row on the same questions (keys: doc ids):
+    ``helped`` = better than closed book (for a 0/1 metric: right where closed book is wrong),
+    ``hurt`` = worse, ``neutral`` = equal. Questions missing from either side are ignored."""
+    common = sorted(set(mine) & set(closed_book))
+    helped = sum(mine[q] > closed_book[q] for q in common)
+    hurt = sum(mine[q] < closed_book[q] for q in common)
+    return {"helped": int(helped), "hurt": int(hurt), "neutral": int(len(common) - helped - hurt)}
+
+
+def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float]) -> dict[str, int]:
+    """Noise sensitivity of one method: ``flips`` = questions right on the clean task (value 1) and
+    wrong on the noisy twin (value < 1), ``clean_correct`` = questions right on the clean task (both over
+    the questions present in both; keys: question ids)."""
+    common = [q for q in clean if q in noisy]
+    right = [q for q in common if clean[q] >= 1.0]
+    return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
+
+
+__all__ = ["bootstrap_ci", "paired_test", "holm", "min_detectable_difference", "helped_hurt", "noise_flips"]

@@ -1,0 +1,86 @@
+"""Read the method traces that the tokrag models log with every sample (``--log_samples``).
+
+A trace is the dict ``{"tokrag_trace": {...}}`` appended to a request's arguments, logged by lm-eval
+0.4.13 as ``arguments.gen_args_0.arg_2`` (generation) or ``arg_1`` (rolling log-likelihood). The
+fields read here are the helpers' contract (see the README of ``leaderboards``):
+
+* ``tokrag``: ``tokens`` = ``[branch, S_R, S_L, layer, token_text]`` per generated token (the older
+  4-element form without the text is accepted); branch ``R``/``L`` (RAG / pure LM), ``=`` appended
+  when both branches agreed, ``b`` when a function token bypassed the test;
+* ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats);
+* ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
+
+Absent fields are simply absent columns: a method that does not log them shows ``-``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+TRACE_COLUMNS = {
+    "top1_weight": "mean weight of the top passage (REPLUG / ensemble)",
+    "weight_entropy": "mean entropy of the passage weights (nats)",
+    "kept_rate": "mean share of shown passages the critic kept (filter)",
+    "critic_auc": "mean AUC of the critic's scores against the gold passages (filter; questions where defined)",
+    "rag_token_share": "share of generated tokens emitted by the RAG branch (Tok-RAG)",
+}
+
+
+def sample_trace(sample: dict) -> dict[str, Any] | None:
+    """The ``tokrag_trace`` dict of a logged sample (first request that has one), else None."""
+    args = sample.get("arguments")
+    if isinstance(args, dict):
+        groups = [args[k] for k in sorted(args)]
+    elif isinstance(args, list):
+        groups = args
+    else:
+        return None
+    for g in groups:
+        values = [g[k] for k in sorted(g)] if isinstance(g, dict) else (g if isinstance(g, list) else [])
+        for v in values:
+            if isinstance(v, dict) and isinstance(v.get("tokrag_trace"), dict):
+                return v["tokrag_trace"]
+    return None
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
+    """Means of the trace fields over a cell's samples: ``{column: {"mean": m, "n": questions}}``; a
+    column is present only when at least one sample has a number for it."""
+    vals: dict[str, list[float]] = {}
+    for s in samples:
+        tr = sample_trace(s)
+        if not tr:
+            continue
+        for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc"):
+            v = _num(tr.get(key))
+            if v is not None:
+                vals.setdefault(key, []).append(v)
+        toks = tr.get("tokens")
+        if isinstance(toks, list) and toks:
+            branches = [t[0] for t in toks if isinstance(t, list) and t and isinstance(t[0], str)]
+            if branches:
+                vals.setdefault("rag_token_share", []).append(sum(b.startswith("R") for b in branches) / len(branches))
+    return {k: {"mean": float(np.mean(v)), "n": len(v)} for k, v in vals.items()}
+
+
+def token_rows(trace: dict | None) -> list[dict[str, Any]] | None:
+    """Tok-RAG's generated tokens as ``[{"branch", "s_r", "s_l", "layer", "text"}]`` (``text`` None for the
+    older 4-element trace); None when the trace has no ``tokens``."""
+    if not trace or not isinstance(trace.get("tokens"), list):
+        return None
+    out = []
+    for t in trace["tokens"]:
+        if not isinstance(t, list) or len(t) < 4:
+            continue
+        out.append({"branch": str(t[0]), "s_r": _num(t[1]), "s_l": _num(t[2]), "layer": t[3],
+                    "text": t[4] if len(t) > 4 and isinstance(t[4], str) else None})
+    return out
+
+
+__all__ = ["TRACE_COLUMNS", "sample_trace", "trace_columns", "token_rows"]
