@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
-        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method")}, sort_keys=True))
+        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated")}
+                         | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True))
         return 0
     if args.cmd == "run":
         from .runner import run_spec

@@ -29,7 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .keys import cell_keys, find_task_yaml
+from retrieval.errors import ConfigError
+from retrieval.io import fingerprint
+
+from .keys import _HashMemo, cell_key_material, find_task_yaml
 from .runner import DONE, cell_is_done, resolve_runs_dir
 from .spec import Cell, LeaderboardSpec
 
@@ -137,10 +140,16 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
-    cells, unest = [], []
+    cells, unest, unregistered = [], [], set()
     done = 0
-    for cell, key, _ in cell_keys(spec):
-        if cell_is_done(runs / key):
+    memo = _HashMemo()
+    for cell in spec.cells():
+        try:
+            key = fingerprint(cell_key_material(spec, cell, memo), length=20)
+        except ConfigError:  # a model not registered yet (e.g. a method still being written): estimate it anyway
+            unregistered.add(cell.method.model)
+            key = None
+        if key is not None and cell_is_done(runs / key):
             done += 1
             continue
         kind = task_kind(cell.task.task, spec.include_path)
@@ -152,6 +161,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
                       "seconds": round(rate * n, 1)})
+    memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
     for c in cells:
         b = by[(c["model"], c["method"])]
@@ -168,7 +178,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
             "cells_todo": len(cells) + len(unest), "questions": sum(c["questions"] for c in cells),
             "cell_hours": round(total / 3600, 2), "wall_hours": round(total / 3600 / jobs, 2), "jobs": jobs,
-            "measurements": len(ms), "unestimated": unest, "by_method": by_method, "cells": cells}
+            "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
+            "by_method": by_method, "cells": cells}
 
 
 def render(est: dict[str, Any]) -> str:
@@ -182,6 +193,8 @@ def render(est: dict[str, Any]) -> str:
                      f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
     lines.append(f"total: {est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                  f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {est['jobs']} free cores")
+    if est["unregistered_models"]:
+        lines.append("models not registered in lm-eval yet (their cells count as not done): " + ", ".join(est["unregistered_models"]))
     if est["unestimated"]:
         lines.append(f"not estimated ({len(est['unestimated'])} cells: no measurement of a similar cell; run one or pass "
                      "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if len(est["unestimated"]) > 10 else ""))

@@ -165,7 +165,9 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
 
 # --------------------------------------------------------------------------- per-question pages
 
-def _tokens_html(trace: dict | None) -> str | None:
+def _tokens_html(trace: dict | None) -> tuple[str, bool] | None:
+    """Tok-RAG's tokens as coloured spans, and whether they carry their text (the 5-element trace);
+    None without tokens. The older 4-element trace gives one block per token (branch and scores only)."""
     toks = token_rows(trace)
     if not toks:
         return None
@@ -179,7 +181,7 @@ def _tokens_html(trace: dict | None) -> str | None:
         tip = f"{names.get(b[:1], b)}{how}" + (f": {score}" if score else "") + (f", layer {t['layer']}" if t["layer"] is not None else "")
         text = t["text"] if t["text"] is not None else "\u25ae"
         out.append(f'<span class="{cls}" title="{e(tip)}">{e(text)}</span>')
-    return "".join(out)
+    return "".join(out), all(t["text"] is not None for t in toks)
 
 
 def _passages_html(doc: dict) -> str:
@@ -254,7 +256,12 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
             while isinstance(resp, list) and resp:
                 resp = resp[0]
             toks = _tokens_html(sample_trace(s))
-            ans = toks if toks is not None else e(str(resp))
+            if toks is None:
+                ans = e(str(resp))
+            elif toks[1]:
+                ans = toks[0]
+            else:  # no token text in the trace: the answer, then one block per token for the branches
+                ans = f"{e(str(resp))}<br>{toks[0]}"
             cells = [e(method_label(data, m)), f'<span class="answer">{ans}</span>']
             for k in shown:
                 v = s.get(k)

@@ -283,8 +283,9 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, i
                 if metric == spec.primary_metric and fam:
                     n = min(tests[k]["n"] for k in fam)
                     sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
-                    mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4),
-                                "mde": round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4),
+                    # no question differs between any two methods: the spread, so the MDE, is not estimable
+                    value = round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4) if sd > 0 else None
+                    mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
                                 "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
     return mde
 
@@ -407,7 +408,12 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
     for x in data["mde"]:
         if x["model"] != model:
             continue
-        out.append(f"{x['task']}: n = {x['n']} questions; differences in {LABELS.get(x['metric'], x['metric'])} under "
+        label = LABELS.get(x["metric"], x["metric"])
+        if x["mde"] is None:
+            out.append(f"{x['task']}: n = {x['n']} questions; no method differs from another on any question in {label}: "
+                       "the minimum detectable difference cannot be estimated from these runs")
+            continue
+        out.append(f"{x['task']}: n = {x['n']} questions; differences in {label} under "
                    f"{100 * x['mde']:.1f} points are not detectable (80% power, two-sided alpha 0.05, "
                    f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparisons)")
     return out

@@ -7,7 +7,8 @@ fields read here are the helpers' contract (see the README of ``leaderboards``):
 * ``tokrag``: ``tokens`` = ``[branch, S_R, S_L, layer, token_text]`` per generated token (the older
   4-element form without the text is accepted); branch ``R``/``L`` (RAG / pure LM), ``=`` appended
   when both branches agreed, ``b`` when a function token bypassed the test;
-* ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats);
+* ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats); when
+  a trace has only ``weights``, both are computed from them (normalised to sum 1);
 * ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
 
 Absent fields are simply absent columns: a method that does not log them shows ``-``.
@@ -49,6 +50,19 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _from_weights(weights: Any) -> dict[str, float]:
+    """``top1_weight`` and ``weight_entropy`` (nats) of a passage-weight list, for traces that log only
+    ``weights`` (REPLUG before the contract's fields); empty when there is no usable list."""
+    if not isinstance(weights, list) or not weights or not all(_num(w) is not None for w in weights):
+        return {}
+    w = np.asarray(weights, dtype=float)
+    if w.sum() <= 0:
+        return {}
+    w = w / w.sum()
+    nz = w[w > 0]
+    return {"top1_weight": float(w.max()), "weight_entropy": float(-(nz * np.log(nz)).sum())}
+
+
 def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
     """Means of the trace fields over a cell's samples: ``{column: {"mean": m, "n": questions}}``; a
     column is present only when at least one sample has a number for it."""
@@ -57,8 +71,10 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
         tr = sample_trace(s)
         if not tr:
             continue
+        derived = _from_weights(tr.get("weights"))
         for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc"):
             v = _num(tr.get(key))
+            v = derived.get(key) if v is None else v
             if v is not None:
                 vals.setdefault(key, []).append(v)
         toks = tr.get("tokens")

@@ -305,7 +305,7 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     assert lb_main(["run", str(bigger.path), "--runs-dir", str(runs), "--estimate", "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     est = json.loads(out.strip().splitlines()[-1])
-    assert est["cells_total"] == 6 and est["cells_done"] == 0 and est["cells_todo"] == 6 and est["unestimated"] == []
+    assert est["cells_total"] == 6 and est["cells_done"] == 0 and est["cells_todo"] == 6 and est["unestimated_cells"] == 0
     assert est["questions"] == 6 * 24 and est["measurements"] == 15
     # standard/toy_qa: its own measurement (method + task); fresh/toy_qa: every ToyLM QA cell (model + kind)
     w, n = cost["standard/toy_qa/seed1"]
