@@ -1,5 +1,12 @@
-"""The shared decoder on a tiny random Llama: recomputed attention rows equal eager attention,
-batched (left-padded) decoding equals one-row decoding, teacher forcing equals incremental decoding."""
+"""The shared decoder on a tiny random Llama and a tiny random Gemma 3: recomputed attention rows equal
+eager attention, batched (left-padded) decoding equals one-row decoding, teacher forcing equals
+incremental decoding.
+
+The Gemma 3 model has what Llama lacks: QK-norm (with non-trivial norm weights), a query scaling
+``query_pre_attn_scalar**-0.5`` that differs from ``head_dim**-0.5``, a RoPE base per layer type (10 for
+the local layers, 1e6 for the global one, so a wrong base shows), sliding-window local layers with a
+window of 4 (shorter than the test rows), scaled and tied embeddings.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +16,36 @@ import torch
 from tokrag_model.decoder import MultiContextDecoder
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    from transformers import LlamaConfig, LlamaForCausalLM
+def tiny_gemma3(**overrides):
+    """A 3-layer random Gemma 3 (local, global, local) with a sliding window of 4 tokens."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=3,
-                      num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=256)
-    model = LlamaForCausalLM(cfg).eval()
+    kwargs = dict(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=12, query_pre_attn_scalar=20, sliding_window=4,
+                  layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                  rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10.0},
+                                   "full_attention": {"rope_type": "default", "rope_theta": 1e6}},
+                  max_position_embeddings=256)
+    model = Gemma3ForCausalLM(Gemma3TextConfig(**{**kwargs, **overrides})).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:  # Gemma's RMSNorm scales by (1 + w), w initialised to 0
+                p.normal_(0, 0.5)
+    return model
+
+
+@pytest.fixture(scope="module", params=["llama", "gemma3"])
+def tiny(request):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if request.param == "gemma3":
+        model = tiny_gemma3()
+    else:
+        torch.manual_seed(0)
+        cfg = LlamaConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=3,
+                          num_attention_heads=6, num_key_value_heads=2, max_position_embeddings=256)
+        model = LlamaForCausalLM(cfg).eval()
     model.set_attn_implementation("eager")
     return model
 
@@ -92,7 +121,42 @@ def test_shared_prefix_logprobs_equal_full_prefills(tiny):
     assert dec.stats["prompt_tokens"] == len(prefix) + sum(map(len, sufs)) + sum(len(prefix) + len(s) for s in sufs)
 
 
-def test_column_major_weights_keep_values_ties_and_outputs():
+def test_gemma3_local_layers_honour_the_window_and_rope_bases():
+    """The eager rows the tests above compare with really are windowed (so the comparison is sensitive):
+    at a local layer, keys 4 or more positions back get probability 0; the global layer sees them all."""
+    model = tiny_gemma3()
+    model.set_attn_implementation("eager")
+    dec = MultiContextDecoder(model, _stats())
+    assert dec.layer_types == ["sliding_attention", "full_attention", "sliding_attention"] and dec.windows == [4, None, 4]
+    ids = [5, 9, 11, 3, 7, 21, 40, 2]
+    batch = dec.prefill([ids], hidden=True)
+    local, glob = dec.last_query_attention(batch, 0, 0), dec.last_query_attention(batch, 0, 1)
+    assert torch.all(local[:4] == 0) and torch.all(local[4:] > 0)
+    assert torch.all(glob > 0)
+    assert torch.allclose(local, _eager_last_row(model, ids, 0), atol=1e-5)
+    # the sliding-window layers hold every key (stackable across rows of different lengths)
+    assert batch.cache.layers[0].keys.shape[-2] == len(ids)
+
+
+def test_unsupported_attention_is_a_one_line_error():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from retrieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="use_bidirectional_attention=True") as err:
+        MultiContextDecoder(tiny_gemma3(use_bidirectional_attention=True), _stats())
+    assert "\n" not in str(err.value)
+    gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=97, n_embd=16, n_layer=2, n_head=2, n_positions=64,
+                                           bos_token_id=0, eos_token_id=0)).eval()
+    dec = MultiContextDecoder(gpt2, _stats())  # generation works without RoPE...
+    batch = dec.prefill([[5, 9, 11]], hidden=True)
+    with pytest.raises(ConfigError, match="GPT2LMHeadModel: Tok-RAG recomputes attention rows") as err:
+        dec.last_query_attention(batch, 0, 1)  # ... recomputed attention rows do not
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gemma3"])
+def test_column_major_weights_keep_values_ties_and_outputs(arch):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from retrieval.errors import ConfigError
@@ -101,7 +165,7 @@ def test_column_major_weights_keep_values_ties_and_outputs():
     torch.manual_seed(1)
     cfg = LlamaConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=6,
                       num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
-    model = LlamaForCausalLM(cfg).eval()
+    model = LlamaForCausalLM(cfg).eval() if arch == "llama" else tiny_gemma3()
     ids = torch.tensor([[5, 9, 11, 3, 7, 21]])
     with torch.no_grad():
         ref = model(input_ids=ids).logits

@@ -15,9 +15,20 @@ Per step the decoder exposes, for every row:
   of decoder layer l, index L = final normed output), only when requested (the dynamic-layer rule);
 * :meth:`last_query_attention`: the head-averaged attention row of the last query at one layer,
   recomputed from that layer's query (from the hidden state, input norm, q-projection, RoPE) and the
-  post-RoPE keys already in the KV cache. This is exact for Llama/Mistral/Qwen2-style attention
-  (tested against eager attention) and avoids eager attention in every layer at every step
-  (tokrag_method.md §3.6).
+  post-RoPE keys already in the KV cache. This is exact for Llama/Mistral/Qwen2-style attention and
+  for Gemma 3 (QK-norm, ``query_pre_attn_scalar`` scaling, a RoPE base per layer type, sliding-window
+  local layers; tested against eager attention) and avoids eager attention in every layer at every
+  step (tokrag_method.md §3.6).
+
+Sliding-window layers (Gemma 3's local layers, Mistral): the caches here keep **every** layer's keys in
+full (``cache_config``: all layers full-attention cache layers), because transformers' sliding cache
+layers keep only each row's last ``sliding_window`` keys, which cannot be left-padded and stacked across
+rows of different lengths, nor indexed by position. The window itself still holds: the model builds its
+sliding-window attention mask from its own config whatever the cache layer type, and the recomputed
+attention row gives keys outside the window probability 0, as the model's attention does. Cost: a local
+layer's cache grows with the sequence (Gemma 3 270M: 18 layers x 1 KV head x 256 dims, 37 MB per
+1,000 tokens in float32). Layer kinds other than full and sliding-window attention (chunked, linear or
+shared-KV layers) and bidirectional attention are rejected with a one-line :class:`ConfigError`.
 
 The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
 EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods``) for each request's next token.
@@ -31,6 +42,8 @@ from typing import Any, Protocol
 
 import torch
 import torch.nn.functional as F
+
+from retrieval.errors import ConfigError
 
 
 @dataclass
@@ -64,6 +77,9 @@ class MultiContextDecoder:
         model: a ``*ForCausalLM`` in eval mode (any attention implementation; sdpa by default).
         stats: dict updated in place: ``forward_passes`` (+B per batched call over B rows),
             ``prompt_tokens`` (prefilled tokens).
+    Raises:
+        ConfigError: the model has layers other than full or sliding-window attention, or bidirectional
+            attention (see the module docstring).
     """
 
     def __init__(self, model: Any, stats: dict[str, int]) -> None:
@@ -79,6 +95,11 @@ class MultiContextDecoder:
         self.final_norm = getattr(base, "norm", None)
         self.layers = getattr(base, "layers", None)
         self.rotary = getattr(base, "rotary_emb", None)
+        self.layer_types, self.windows = _attention_layout(model)
+        # every layer a full-attention cache layer (module docstring: sliding windows are applied by the masks)
+        from transformers import PreTrainedConfig
+
+        self.cache_config = PreTrainedConfig(num_hidden_layers=self.n_layers)
 
     # ------------------------------------------------------------------ forward passes
     @torch.inference_mode()
@@ -91,7 +112,7 @@ class MultiContextDecoder:
         """
         from transformers import DynamicCache
 
-        cache = DynamicCache(config=self.config)
+        cache = DynamicCache(config=self.cache_config)
         x = torch.tensor([ids], device=self.device)
         out = self.model(input_ids=x, cache=cache, use_cache=True, output_hidden_states=hidden)
         self.stats["forward_passes"] += 1
@@ -118,7 +139,7 @@ class MultiContextDecoder:
         for ids in rows:
             if not ids:
                 raise ValueError("cannot decode an empty prompt (no tokens)")
-            cache = DynamicCache(config=self.config)
+            cache = DynamicCache(config=self.cache_config)
             out = self.model(input_ids=torch.tensor([ids], device=self.device), cache=cache, use_cache=True,
                              output_hidden_states=hidden, logits_to_keep=1)
             self.stats["forward_passes"] += 1
@@ -133,8 +154,8 @@ class MultiContextDecoder:
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
-            merged = (StaticCache(config=self.config, max_cache_len=tmax + reserve) if reserve > 0
-                      else DynamicCache(config=self.config))
+            merged = (StaticCache(config=self.cache_config, max_cache_len=tmax + reserve) if reserve > 0
+                      else DynamicCache(config=self.cache_config))
             for li in range(len(caches[0].layers)):
                 ks = [_left_pad(c.layers[li].keys, p) for c, p in zip(caches, pads)]
                 vs = [_left_pad(c.layers[li].values, p) for c, p in zip(caches, pads)]
@@ -156,14 +177,14 @@ class MultiContextDecoder:
 
         from transformers import DynamicCache
 
-        base = DynamicCache(config=self.config)
+        base = DynamicCache(config=self.cache_config)
         if prefix:
             self.model(input_ids=torch.tensor([prefix], device=self.device), cache=base, use_cache=True, logits_to_keep=1)
             self.stats["forward_passes"] += 1
             self.stats["prompt_tokens"] += len(prefix)
         out = []
         for suf in suffixes:
-            cache = copy.deepcopy(base) if prefix else DynamicCache(config=self.config)
+            cache = copy.deepcopy(base) if prefix else DynamicCache(config=self.cache_config)
             pos = torch.arange(len(prefix), len(prefix) + len(suf), device=self.device).view(1, -1)
             o = self.model(input_ids=torch.tensor([suf], device=self.device), cache=cache, use_cache=True,
                            position_ids=pos, logits_to_keep=1)
@@ -190,10 +211,27 @@ class MultiContextDecoder:
         batch.hidden = torch.stack([h[:, -1] for h in out.hidden_states]) if hidden else None
 
     # ------------------------------------------------------------------ internals on request
-    def _queries(self, layer: int, h_in: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """Post-RoPE queries of ``layer`` for hidden inputs ``h_in`` (n, d) at ``positions`` (n,) -> (heads, n, head_dim)."""
+    def check_attention_rows(self) -> None:
+        """Raise a one-line :class:`ConfigError` when attention rows cannot be recomputed for this model.
+
+        Needed by Tok-RAG only: the model must expose its decoder layers (``model.model.layers``) with a
+        ``self_attn`` that has ``q_proj``/``head_dim``, and a rotary embedding (``model.model.rotary_emb``).
+        """
+        name = type(self.model).__name__
         if self.layers is None or self.rotary is None:
-            raise NotImplementedError(f"attention recomputation is not supported for {type(self.model).__name__}")
+            raise ConfigError(f"{name}: Tok-RAG recomputes attention rows from the decoder layers and RoPE "
+                              "(model.model.layers, model.model.rotary_emb), which this model does not have")
+        attn = self.layers[0].self_attn
+        if not all(hasattr(attn, a) for a in ("q_proj", "head_dim")):
+            raise ConfigError(f"{name}: Tok-RAG recomputes attention rows from self_attn.q_proj, which "
+                              f"{type(attn).__name__} does not have (fused or absent query projection)")
+
+    def _queries(self, layer: int, h_in: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Post-RoPE queries of ``layer`` for hidden inputs ``h_in`` (n, d) at ``positions`` (n,) -> (heads, n, head_dim).
+
+        Input norm, q-projection, QK-norm on the query (``q_norm``, Gemma 3 / Qwen3) and RoPE with the
+        layer's own base (Gemma 3: local layers 10k, global layers 1M, selected by ``layer_type``).
+        """
         block = self.layers[layer]
         attn = block.self_attn
         x = block.input_layernorm(h_in.unsqueeze(0))  # (1, n, d)
@@ -201,7 +239,9 @@ class MultiContextDecoder:
         if hasattr(attn, "q_norm"):
             q = attn.q_norm(q)
         q = q.transpose(1, 2)  # (1, H, n, hd)
-        cos, sin = self.rotary(x, position_ids=positions.view(1, -1))
+        per_type = getattr(self.rotary, "layer_types", None) is not None  # a RoPE table per layer type (Gemma 3)
+        kw = {"layer_type": self.layer_types[layer]} if per_type else {}
+        cos, sin = self.rotary(x, position_ids=positions.view(1, -1), **kw)
         rope = getattr(sys.modules[type(attn).__module__], "apply_rotary_pos_emb")
         q, _ = rope(q, q, cos, sin)
         return q[0]
@@ -219,8 +259,12 @@ class MultiContextDecoder:
             causal_limit: (n,) long, query i sees keys [0, causal_limit[i]] (inclusive); None = all.
         Returns:
             (n, T) float32, each row sums to 1 over the visible keys (softmax over the whole context,
-            not only the passages, as in the authors' code), averaged over heads.
+            not only the passages, as in the authors' code), averaged over heads. Key j is taken to be
+            at position j. On a sliding-window layer, keys with ``position − j ≥ sliding_window`` are
+            not visible (probability 0), as in the model's own mask. Scores are ``q·k`` times the
+            layer's ``scaling`` (Gemma 3: ``query_pre_attn_scalar**-0.5``).
         """
+        self.check_attention_rows()
         attn = self.layers[layer].self_attn
         q = self._queries(layer, h_in, positions).float()  # (H, n, hd)
         k = keys.float()
@@ -232,9 +276,12 @@ class MultiContextDecoder:
         neg = torch.finfo(scores.dtype).min
         if key_valid is not None:
             scores = scores.masked_fill(~key_valid.view(1, 1, T), neg)
+        idx = torch.arange(T, device=scores.device).view(1, T)
         if causal_limit is not None:
-            idx = torch.arange(T, device=scores.device).view(1, T)
             scores = scores.masked_fill((idx > causal_limit.view(-1, 1)).unsqueeze(0), neg)
+        window = self.windows[layer]
+        if window is not None:
+            scores = scores.masked_fill((idx <= positions.to(scores.device).view(-1, 1) - window).unsqueeze(0), neg)
         return torch.softmax(scores, dim=-1).mean(0)
 
     @torch.inference_mode()
@@ -256,9 +303,35 @@ class MultiContextDecoder:
         """LM head applied to hidden states (..., d) -> logits (..., V) float32.
 
         As in the authors' ``dola`` code (tokrag_method.md §3.4 (i)), intermediate states are *not*
-        passed through the final norm; ``hidden_states[L]`` from transformers is already normed.
+        passed through the final norm; ``hidden_states[L]`` from transformers is already normed. The
+        model's final logit soft-capping (``final_logit_softcapping``, Gemma 2) is applied as in its forward.
         """
-        return self.lm_head(hidden).float()
+        logits = self.lm_head(hidden).float()
+        cap = getattr(self.config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap else logits
+
+
+def _attention_layout(model: Any) -> tuple[list[str], list[int | None]]:
+    """Per layer: its attention kind and sliding window (None for full attention), as transformers' caches
+    read them from the config (``cache_utils.get_layer_types_and_kwargs``: ``layer_types``, else a
+    ``sliding_window`` in the config means every layer is a sliding-window layer, as for Mistral).
+
+    Raises:
+        ConfigError: a layer kind other than full or sliding-window attention, or bidirectional attention.
+    """
+    from transformers.cache_utils import get_layer_types_and_kwargs
+
+    cfg = model.config.get_text_config(decoder=True)
+    types, kwargs = get_layer_types_and_kwargs(cfg)
+    name = type(model).__name__
+    other = sorted(set(types) - {"full_attention", "sliding_attention"})
+    if other:
+        raise ConfigError(f"{name}: layer kinds {other} are not supported by tokrag's multi-context decoder "
+                          "(it supports full and sliding-window attention layers)")
+    if getattr(cfg, "use_bidirectional_attention", False):
+        raise ConfigError(f"{name}: use_bidirectional_attention=True (an embedding model) is not supported: "
+                          "tokrag decodes causal language models")
+    return list(types), [int(kw["sliding_window"]) if t == "sliding_attention" else None for t, kw in zip(types, kwargs)]
 
 
 def js_mean(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch.Tensor:
