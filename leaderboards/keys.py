@@ -174,6 +174,11 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     pre = model_args.get("pretrained")
     if pre is None:
         return "no-pretrained"
+    from tokrag_model.loading import ALIASES
+
+    pinned = ALIASES.get(str(pre).strip().lower(), {}).get("sha256")
+    if pinned:  # an alias whose GGUF is pinned by content (gemma-3-270m): the pin is the fingerprint
+        return fingerprint(["gguf-sha256", pinned])
     path = resolve_weights(str(pre))
     if path is None:
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])

