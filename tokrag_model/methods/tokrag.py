@@ -448,6 +448,7 @@ class TokRAGLM(RAGMethodLM):
                               layer_fallback=int(fb) if float(fb).is_integer() and fb >= 1 else float(fb),
                               bypass=c["bypass"], always_score=c["always_score"])
         try:
+            self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
             self.scorer = TokRAGScorer(self.decoder, params, self.token_text, self.is_function, self.is_skip)
         except ValueError as exc:
             raise ConfigError(f"--model tokrag: {exc}") from None
