@@ -14,7 +14,7 @@ from typing import Any
 
 from retrieval.errors import ConfigError, DataError
 
-from .metrics import answer_match, qa_scores
+from .metrics import answer_match, normalize_answer, qa_scores
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,12 @@ def answer_line(generation: str | None) -> str:
     return ""
 
 
+OVERLONG_WORDS = 10
+"""The answer budget of ``overlong_pred``: a scored answer of more than 10 words (whitespace-separated,
+after SQuAD normalisation) is overlong: twice the 5-token limit of NQ-open's short answers (Lee et
+al. 2019), well above WebQuestions' entity names; a sentence or boilerplate, not a short answer."""
+
+
 def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     """Per-sample metrics of the QA tasks.
 
@@ -94,13 +100,19 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     model contains a gold answer (DPR ``has_answer``), i.e. answer recall@k of the ctxs. ``gold_at_k``
     (only for docs with known gold passages): 1.0 if a gold passage (or its counterfactual version)
     is among the ctxs. ``cf_match`` (counterfactual tasks): answer match against the substituted
-    answer, the rate at which the model is misled.
+    answer, the rate at which the model is misled. Prediction hygiene (the same extraction rule for every
+    method): ``empty_pred`` 1.0 if the scored answer line is empty (nothing but whitespace generated, or
+    only punctuation/articles, which normalise to nothing); ``overlong_pred`` 1.0 if it has more than
+    :data:`OVERLONG_WORDS` normalised words.
     """
     from retrieval import has_answer
 
     pred = answer_line(results[0] if results else "")
     answers = list(doc["answers"])
     out = qa_scores(pred, answers)
+    words = normalize_answer(pred).split()
+    out["empty_pred"] = float(not words)
+    out["overlong_pred"] = float(len(words) > OVERLONG_WORDS)
     ctxs = doc.get("ctxs") or []
     out["answer_recall"] = float(any(has_answer(c["text"], answers) for c in ctxs))
     gold = set(doc.get("gold_docids") or [])

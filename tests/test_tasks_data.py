@@ -233,10 +233,27 @@ def test_process_results_first_nonempty_line_and_retrieval_metrics() -> None:
     }
     out = process_results_qa(doc, ["\nThe U.S.\nCanada is next"])
     # 'the us' == 'us' after SQuAD normalisation; only the first non-empty line counts (so no cf_match)
-    assert out == {"em": 1.0, "f1": 1.0, "answer_match": 1.0, "answer_recall": 1.0, "gold_at_k": 1.0, "cf_match": 0.0}
+    assert out == {"em": 1.0, "f1": 1.0, "answer_match": 1.0, "answer_recall": 1.0, "gold_at_k": 1.0, "cf_match": 0.0,
+                   "empty_pred": 0.0, "overlong_pred": 0.0}
     out = process_results_qa({**doc, "gold_docids": [], "ctxs": doc["ctxs"][:1]}, ["Canada, probably"])
     # f1: pred [canada, probably] vs [us] / [united, states]: 0; no gold ids -> no gold_at_k key
-    assert out == {"em": 0.0, "f1": 0.0, "answer_match": 0.0, "answer_recall": 0.0, "cf_match": 1.0}
+    assert out == {"em": 0.0, "f1": 0.0, "answer_match": 0.0, "answer_recall": 0.0, "cf_match": 1.0,
+                   "empty_pred": 0.0, "overlong_pred": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("generation", "empty", "overlong"),
+    [("\n\n", 1.0, 0.0), ("", 1.0, 0.0), (" ...\nParis", 1.0, 0.0),  # first non-empty line is punctuation only
+     (" The answer is:", 0.0, 0.0), (" Paris", 0.0, 0.0),
+     (" one two three four five six seven eight nine ten", 0.0, 0.0),  # exactly the budget: 10 words
+     (" The first Nobel Prize in Physics was awarded to Wilhelm Röntgen in 1901", 0.0, 1.0),  # 12 normalised words
+     ("\nParis\nthe capital of France is a very long sentence on a second line", 0.0, 0.0)],  # only line 1 counts
+)
+def test_prediction_hygiene_metrics(generation: str, empty: float, overlong: float) -> None:
+    from tasks.utils import process_results_qa
+
+    out = process_results_qa({"answers": ["Paris"], "ctxs": []}, [generation])
+    assert (out["empty_pred"], out["overlong_pred"]) == (empty, overlong)
 
 
 def test_hub_id_metadata_reaches_the_loader(monkeypatch) -> None:
