@@ -3,7 +3,9 @@
 A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefix) of
 
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
-* the model fingerprint: SHA-256 of the weight files that ``pretrained`` resolves to;
+* the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to
+  (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` / the GGUF, is
+  covered; its own SHA-256 is recorded in the run's ``results.json``);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
 * the model code: SHA-256 of the source files of the package that defines the model class;
@@ -11,7 +13,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   settings, metrics; ``utils.py``);
 * the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
   folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
-* generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags;
+* generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
+  the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
 * the lm-eval version and a schema version of this module.
 
 So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
@@ -182,7 +185,8 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     path = resolve_weights(str(pre))
     if path is None:
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])
-    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".model", ".txt", ".pt"})
+    # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template
+    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"})
 
 
 def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:

@@ -304,6 +304,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
                 num_fewshot=cell.num_fewshot, gen_kwargs=dict(cell.gen_kwargs) or None,
                 batch_size=cell.batch_size, device=cell.device, log_samples=True,
                 bootstrap_iters=0, apply_chat_template=cell.apply_chat_template,
+                system_instruction=cell.system_instruction, fewshot_as_multiturn=cell.fewshot_as_multiturn,
                 random_seed=cell.seed, numpy_random_seed=cell.seed, torch_random_seed=cell.seed,
                 fewshot_random_seed=cell.seed, use_cache=None,
             )
@@ -324,6 +325,14 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         files[name] = None
     if not files:
         raise TokragError(f"{cell.label}: lm-eval logged no samples for task {cell.task.task}")
+    # the prompt a result used (lm-eval's CLI records these through its tracker; simple_evaluate does not)
+    results.setdefault("config", {})["tokrag_prompt"] = {
+        "prompt": cell.prompt or "instruct", "apply_chat_template": cell.apply_chat_template,
+        "chat_template_sha256": (getattr(lm, "resolved_config", None) or {}).get("chat_template_sha256")
+        if cell.apply_chat_template else None,
+        "system_instruction": cell.system_instruction, "fewshot_as_multiturn": cell.fewshot_as_multiturn,
+        "num_fewshot": cell.num_fewshot,
+    }
     atomic_write_json(cell_dir / "results.json", results)
     n = sum(len(v) for v in samples_all.values())
     cost = {
@@ -361,10 +370,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
 # --------------------------------------------------------------------------- the spec
 
-def _load_task_manager(spec: LeaderboardSpec):
+def _load_task_manager(spec: LeaderboardSpec, metadata: dict[str, Any] | None = None):
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=[str(p) for p in spec.include_path], include_defaults=False)
+    return TaskManager(include_path=[str(p) for p in spec.include_path], include_defaults=False,
+                       metadata=metadata or None)
 
 
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
@@ -401,20 +411,20 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
         helpers = [subprocess.Popen(cmd) for _ in range(jobs - 1)]
 
-    tm = None
+    tm, tm_key = None, None
     lm, lm_key = None, None
     bar = tqdm(total=len(keyed), initial=len(summary.skipped), desc=f"leaderboard {spec.name}", unit="cell",
                disable=not progress, position=0)
     deferred = []
 
     def _attempt(cell: Cell, key: str, mat: dict, blocking: bool) -> str:
-        nonlocal tm, lm, lm_key
+        nonlocal tm, tm_key, lm, lm_key
         try:
             with file_lock(runs / key, timeout=-1 if blocking else 0):
                 if cell_is_done(runs / key):
                     return "other"
-                if tm is None:
-                    tm = _load_task_manager(spec)
+                if tm is None or tm_key != cell.task_metadata():
+                    tm, tm_key = _load_task_manager(spec, cell.task_metadata()), cell.task_metadata()
                 want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
                 if lm_key != want:
                     lm = None

@@ -12,6 +12,11 @@ A spec is a YAML file::
       gen_kwargs: {max_gen_toks: 32, do_sample: false}
       limit: 50                        # first 50 documents of every task (a fixed subset)
       batch_size: 1
+      apply_chat_template: true        # lm-eval's --apply_chat_template (passages inside the first user turn)
+      system_instruction: null         # lm-eval's --system_instruction
+      fewshot_as_multiturn: true       # lm-eval's --fewshot_as_multiturn (with num_fewshot and a chat template)
+      prompt: instruct                 # QA prompt format, task metadata `prompt`: instruct | base
+                                       # (base also sets gen_kwargs.until: ["\n"] unless the contract sets until)
     tasks: [nq_oracle_bm25, {task: nq_oracle_bm25_noise60, noise: 0.6}]
     seeds: [1234]
     bootstrap: {iters: 1000, seed: 0, confidence: 0.95}
@@ -68,7 +73,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INCLUDE = REPO_ROOT / "tasks"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _NOISE_RE = re.compile(r"^(?P<base>.+?)_noise(?P<pct>\d+)$")
-_SHARED_KEYS = {"model_args", "gen_kwargs", "limit", "batch_size", "device", "num_fewshot", "apply_chat_template"}
+_SHARED_KEYS = {"model_args", "gen_kwargs", "limit", "batch_size", "device", "num_fewshot", "apply_chat_template",
+                "system_instruction", "fewshot_as_multiturn", "prompt"}
+PROMPTS = ("instruct", "base")
+"""Prompt formats of the QA tasks (task metadata ``prompt``, tasks/README.md "Prompts"): a contract's ``prompt``."""
 _TOP_KEYS = {
     "name", "description", "include_path", "report_dir", "runs_dir", "reference", "shared", "tasks",
     "seeds", "bootstrap", "methods", "notes", "subset", "metrics", "progress_chunk", "models", "closed_book",
@@ -156,6 +164,9 @@ class Cell:
     num_fewshot: int | None
     apply_chat_template: bool
     model: ModelSpec | None = None
+    system_instruction: str | None = None
+    fewshot_as_multiturn: bool = True
+    prompt: str | None = None
 
     @property
     def model_name(self) -> str | None:
@@ -190,7 +201,15 @@ class Cell:
             "device": self.device,
             "num_fewshot": self.num_fewshot,
             "apply_chat_template": self.apply_chat_template,
+            # prompt settings added later: in the key only when set, so older cells keep their keys
+            **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
+            **({"fewshot_as_multiturn": False} if not self.fewshot_as_multiturn else {}),
+            **({"prompt": self.prompt} if self.prompt is not None else {}),
         }
+
+    def task_metadata(self) -> dict[str, Any]:
+        """lm-eval task metadata this cell adds (``--metadata``): the prompt format when the contract names one."""
+        return {"prompt": self.prompt} if self.prompt is not None else {}
 
 
 @dataclass(frozen=True)
@@ -249,6 +268,9 @@ class LeaderboardSpec:
                                 device=sh.get("device", "cpu"), num_fewshot=sh.get("num_fewshot"),
                                 apply_chat_template=bool(sh.get("apply_chat_template", False)),
                                 model=mod if mod.name else None,
+                                system_instruction=sh.get("system_instruction"),
+                                fewshot_as_multiturn=bool(sh.get("fewshot_as_multiturn", True)),
+                                prompt=sh.get("prompt"),
                             )
                         )
         return out
@@ -338,6 +360,18 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
     shared["gen_kwargs"] = _as_dict(path, f"{where}.gen_kwargs", shared.get("gen_kwargs"))
     _check_keys(path, f"{where}.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
     _limit(path, f"{where}.limit", shared.get("limit"))
+    if shared.get("prompt") is not None and shared["prompt"] not in PROMPTS:
+        raise _err(path, f"{where}.prompt {shared['prompt']!r} is not one of {list(PROMPTS)} (tasks/README.md, 'Prompts')")
+    if shared.get("system_instruction") is not None and not isinstance(shared["system_instruction"], str):
+        raise _err(path, f"{where}.system_instruction must be a string")
+    return shared
+
+
+def _prompt_contract(shared: dict[str, Any]) -> dict[str, Any]:
+    """``shared`` with the prompt format's stop: ``prompt: base`` stops at a newline (tasks/README.md,
+    "Prompts"), so ``gen_kwargs.until: ["\n"]`` is added unless the contract sets ``until``."""
+    if shared.get("prompt") == "base" and "until" not in shared["gen_kwargs"]:
+        return {**shared, "gen_kwargs": {**shared["gen_kwargs"], "until": ["\n"]}}
     return shared
 
 
@@ -375,6 +409,7 @@ def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], ta
         merged = {**shared, **{k: v for k, v in own.items() if k not in ("model_args", "gen_kwargs")}}
         merged["model_args"] = {**shared["model_args"], **own["model_args"]}
         merged["gen_kwargs"] = {**shared["gen_kwargs"], **own["gen_kwargs"]}
+        merged = _prompt_contract(merged)
         margs = _as_dict(path, f"models[{i}].method_args", e.get("method_args"))
         for mname, args in margs.items():
             _name_subset(path, f"models[{i}].method_args", [mname], methods)
@@ -427,6 +462,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     # every contract a method must not override: the top-level one and each model's own
     contracts = [shared] + [_shared(path, f"models[{i}].shared", e.get("shared")) for i, e in enumerate(models_raw or [])
                             if isinstance(e, dict)]
+    if any(c.get("prompt", shared.get("prompt")) == "base" for c in contracts):
+        contracts.append({"model_args": {}, "gen_kwargs": {"until": ["\n"]}})  # the base prompt's stop
 
     methods_raw = raw.get("methods")
     if not isinstance(methods_raw, list) or not methods_raw:
@@ -491,6 +528,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not isinstance(primary, str) or not primary:
         raise _err(path, f"primary_metric must be a per-sample metric name (e.g. answer_match), got {primary!r}")
     models = _models(path, models_raw, shared, names, tnames)
+    if not models:
+        shared = _prompt_contract(shared)
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
     _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)

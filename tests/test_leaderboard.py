@@ -61,6 +61,36 @@ def test_spec_contract_and_specific_settings(tmp_path):
     assert {t.family for t in spec.tasks} == {"toy_qa"}
 
 
+def test_spec_prompt_settings_reach_the_cell_and_its_key(tmp_path):
+    """apply_chat_template / system_instruction / fewshot_as_multiturn / prompt are contract settings of the
+    cell and of its run key; left unset they add nothing to the key (older run folders keep their keys)."""
+    plain = load_spec(write_spec(tmp_path / "a"))
+    cell = plain.cells()[0]
+    assert set(cell.config()) == {"method", "model", "model_args", "gen_kwargs", "task", "seed", "limit", "batch_size",
+                                  "device", "num_fewshot", "apply_chat_template"}
+    assert cell.task_metadata() == {} and cell.fewshot_as_multiturn is True
+    chat = load_spec(write_spec(tmp_path / "b", extra={"shared": {
+        **yaml_shared(plain), "apply_chat_template": True, "system_instruction": "Be brief.",
+        "fewshot_as_multiturn": False, "num_fewshot": 2, "prompt": "base"}}))
+    c2 = chat.cells()[0]
+    assert (c2.apply_chat_template, c2.system_instruction, c2.fewshot_as_multiturn, c2.num_fewshot, c2.prompt) == \
+        (True, "Be brief.", False, 2, "base")
+    assert c2.task_metadata() == {"prompt": "base"}
+    assert {k: c2.config()[k] for k in ("system_instruction", "fewshot_as_multiturn", "prompt")} == \
+        {"system_instruction": "Be brief.", "fewshot_as_multiturn": False, "prompt": "base"}
+    assert "prompt: base" in chat.contract_lines() and "system_instruction: Be brief." in chat.contract_lines()
+    assert len({k for _, k, _ in cell_keys(plain)} | {k for _, k, _ in cell_keys(chat)}) == 8
+    with pytest.raises(ConfigError, match="shared.prompt 'chat' is not one of"):
+        load_spec(write_spec(tmp_path / "c", extra={"shared": {**yaml_shared(plain), "prompt": "chat"}}))
+
+
+def yaml_shared(spec) -> dict:
+    """The ``shared`` block of a parsed spec, as written in its YAML."""
+    import yaml
+
+    return yaml.safe_load(spec.path.read_text())["shared"]
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
