@@ -219,7 +219,7 @@ def score_sample(lm: Any, scorers: dict[str, Any], doc: dict, context: str, cont
         for pol, scorer in scorers.items():
             if scorer.fixed_layer is None and dynamic_stride > 1 and i % dynamic_stride:
                 continue
-            d = tf.decide(scorer, i, rag.n_ctx_tokens, force_score=True)
+            d = tf.decide(scorer, i, rag.span, force_score=True)
             rec.scores[pol] = (float(d.s_r), float(d.s_l))
             rec.layers[pol] = int(d.layer)
         records.append(rec)

@@ -66,7 +66,7 @@ def test_analyze_matches_tokrag_token_scores_and_resumes(tmp_path, monkeypatch) 
     ids = lm.cont_ids(ctx, cont)[:12]
     rag, pure = lm.encode_rag(doc, ctx, 4000), lm.encode_pure(ctx, 4000)
     for pol in pols:
-        ref = tokrag_token_scores(lm.decoder, scorers[pol], rag.ids, rag.n_ctx_tokens, pure.ids, ids, score_all=True)
+        ref = tokrag_token_scores(lm.decoder, scorers[pol], rag.ids, rag.span, pure.ids, ids, score_all=True)
         for r, d in zip(recs, ref):
             assert r.scores[pol] == pytest.approx((d.s_r, d.s_l), abs=1e-5)
             assert r.layers[pol] == d.layer

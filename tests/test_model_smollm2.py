@@ -256,10 +256,11 @@ def test_passages_over_budget_drop_lowest_ranked_first(backbone, docs):
     with pytest.raises(ConfigError, match="the question is never cut"):
         pb.rag(d["ctxs"], ctx, n_q - 1)
     # an explicit passage budget (max_passage_tokens) drops the rank-2 passage the same way
-    pb2 = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n", max_passage_tokens=one.n_ctx_tokens)
+    pb2 = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n", max_passage_tokens=one.n_passage_tokens)
     assert pb2.rag(d["ctxs"], ctx, None).kept == ["gold-0"]
     # the retrieved span ends where the question starts
-    assert backbone.tokenizer.decode(full.ids[full.n_ctx_tokens:]) == ctx
+    assert backbone.tokenizer.decode(full.ids[full.span[1]:]) == ctx
+    assert full.span[0] == one.span[0] == 0 and full.n_passage_tokens > one.n_passage_tokens  # plain: a prefix
 
 
 def test_loglikelihood_rolling(backbone, docs, outputs):

@@ -17,6 +17,7 @@ arguments).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -38,7 +39,7 @@ from .args import COMMON_ARGS, Arg, parse_args  # noqa: E402
 from .decoder import Batch, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
-from .prompt import Encoded, PromptBuilder, get_ctxs  # noqa: E402
+from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,8 @@ class RAGMethodLM(LM):
         stats: ``forward_passes`` (sequence forwards; a batched call over B rows counts B),
             ``generated_tokens``, ``prompt_tokens`` (prefilled/teacher-forced tokens).
         fingerprint: weights hash (SHA-256 prefix over the safetensors files).
-        resolved_config: every model argument after defaults and casting.
+        resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
+            (SHA-256 of the tokenizer's chat template, None without one).
     """
 
     METHOD = "base"
@@ -124,6 +126,9 @@ class RAGMethodLM(LM):
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
         self.decoder = MultiContextDecoder(self.model, self.stats)
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
+        template = getattr(self.tokenizer, "chat_template", None)
+        cfg["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
+        self.chat_template_applied = False  # set when lm-eval renders a chat (--apply_chat_template)
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos |= set(gen_eos) if isinstance(gen_eos, (list, tuple)) else {gen_eos}
@@ -169,13 +174,44 @@ class RAGMethodLM(LM):
         return str(self.backbone.path).replace("/", "__")
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
+        """lm-eval's hook: the tokenizer's chat template (hashed into lm-eval's results) when one is applied."""
         if not chat_template:
             return None
         return getattr(self.tokenizer, "chat_template", None)
 
-    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(chat_history, tokenize=False, add_generation_prompt=add_generation_prompt,
+    def render_chat(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """``messages`` rendered by the tokenizer's chat template (text, not ids).
+
+        Raises:
+            ConfigError: the tokenizer has no chat template (a base model: run without --apply_chat_template).
+        """
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ConfigError(
+                f"--model {self.METHOD}: --apply_chat_template was given but the tokenizer of "
+                f"pretrained={self.resolved_config['pretrained']!r} has no chat template (a base model?); "
+                "run without --apply_chat_template (plain prompt, e.g. task metadata prompt=base)")
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
                                                   continue_final_message=not add_generation_prompt)
+
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """lm-eval's hook for ``--apply_chat_template`` (with ``--system_instruction`` and
+        ``--fewshot_as_multiturn``): the chat rendered by the tokenizer's template with
+        :data:`tokrag_model.prompt.PASSAGES_SLOT` at the start of the *first user turn's* content. Every
+        branch of every method is built from this one string: :meth:`encode_rag` puts its passages block
+        in the slot, :meth:`encode_pure` removes it, so the passages sit inside the first user turn,
+        before the task's text (few-shot examples, question).
+
+        Raises:
+            ConfigError: no user turn in the history, or no chat template (:meth:`render_chat`).
+        """
+        history = [dict(m) for m in chat_history]
+        first_user = next((m for m in history if m.get("role") == "user"), None)
+        if first_user is None:
+            raise ConfigError(f"--model {self.METHOD}: the chat has no user turn to hold the passages "
+                              f"(roles: {[m.get('role') for m in history]})")
+        first_user["content"] = PASSAGES_SLOT + str(first_user.get("content", ""))
+        self.chat_template_applied = True
+        return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
         """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint."""
@@ -189,6 +225,7 @@ class RAGMethodLM(LM):
             "tokrag_model_fingerprint": self.fingerprint,
             "tokrag_model_source": self.backbone.source,
             "tokrag_resolved_config": {k: v for k, v in self.resolved_config.items()},
+            "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                 "lm_eval": getattr(lm_eval, "__version__", "?")},
         }
@@ -214,12 +251,15 @@ class RAGMethodLM(LM):
     def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None) -> Encoded:
         """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch) and the task
         context, within ``budget`` tokens (:meth:`tokrag_model.prompt.PromptBuilder.rag`). Every method takes
-        its prompts from here and :meth:`encode_pure`, never builds them itself."""
+        its prompts from here and :meth:`encode_pure`, never builds them itself: the passages then go where
+        the prompt format puts them (in front of a plain context, inside the first user turn of a chat),
+        and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
         return self.prompts.rag(ctxs, context, budget, self.METHOD)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
-        """The pure (closed-book) branch's prompt: the task context alone, within ``budget`` tokens."""
+        """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed),
+        within ``budget`` tokens."""
         return self.prompts.pure(context, budget, self.METHOD)
 
     # ------------------------------------------------------------------ method hooks
@@ -279,6 +319,7 @@ class RAGMethodLM(LM):
 
     def cont_ids(self, context: str, continuation: str) -> list[int]:
         """Continuation tokens as lm-eval's TemplateLM splits them (whole string minus context tokens)."""
+        context = without_slot(context)
         whole = self.prompts.encode(context + continuation)
         ctx = self.prompts.encode(context)
         return whole[len(ctx):]

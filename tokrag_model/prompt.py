@@ -1,10 +1,22 @@
 """Prompts shared by every method: the passages block, the task context, and the token budget.
 
-RAG context = passages block + task context (passages first, as in Xu et al. 2025 §3.2 / the authors'
-code), pure context = task context. Both are tokenised as whole strings exactly as lm-eval's ``hf``
-model tokenises a context, so ``rag-standard`` sees the same tokens as ``hf`` given
-``passages_block + context``. The retrieved span ``[0, n_R)`` of the RAG sequence (BOS included) is
-found from the tokenizer's character offsets, not by re-tokenising pieces.
+RAG context = the task context with the passages block in it; pure context = the task context without
+it. Where the block goes:
+
+* plain prompts (no chat template): in front of the whole context (passages first, as in Xu et al.
+  2025 §3.2 / the authors' code), so ``rag-standard`` sees the same tokens as lm-eval's ``hf`` given
+  ``passages_block + context``;
+* chat prompts (lm-eval's ``--apply_chat_template``): the model's ``apply_chat_template`` puts
+  :data:`PASSAGES_SLOT` at the start of the first user turn's content, and :class:`PromptBuilder`
+  replaces that slot by the block (RAG branches) or by nothing (pure branches), so the passages sit
+  inside the first user turn, before the task's text (few-shot examples, question), for every method
+  and branch.
+
+Both are tokenised as whole strings exactly as lm-eval's ``hf`` model tokenises a context. The
+retrieved span ``[start, end)`` of the RAG token sequence (:attr:`Encoded.span`) is found from the
+tokenizer's character offsets, not by re-tokenising pieces: the tokens lying wholly inside the block
+(and, for a block at the very start, a BOS token in front of it: the plain prompt's span is
+``[0, n_R)``, BOS included, as in the authors' code).
 
 Budget: when the RAG prompt is longer than the budget (``max_length`` minus the generation budget), or
 the passages take more than ``max_passage_tokens`` tokens,
@@ -49,20 +61,47 @@ def format_passage(ctx: dict, template: str, position: int) -> str:
                            docid=ctx.get("docid", ""))
 
 
+PASSAGES_SLOT = "\u27e6tokrag:passages\u27e7"
+"""Where the passages block goes in a chat-rendered context (``⟦tokrag:passages⟧``): put at the start of
+the first user turn by :meth:`tokrag_model.base.RAGMethodLM.apply_chat_template`, replaced by
+:meth:`PromptBuilder.rag` (the block) and :meth:`PromptBuilder.pure` (nothing). Never tokenised."""
+
+
 @dataclass
 class Encoded:
     """A tokenised prompt.
 
-    ``ids``: token ids (BOS included when the tokenizer adds one); ``n_ctx_tokens``: the length of the
-    retrieved span ``[0, n_ctx_tokens)`` (0 for a pure prompt); ``kept``/``dropped``: docids of the
-    passages in the block and of those dropped for the budget.
+    ``ids``: token ids (BOS included when the tokenizer adds one); ``span``: the retrieved span
+    ``[start, end)`` of ``ids``, the passages block's tokens wherever the block sits (``(0, n_R)`` for a
+    plain prompt, after the chat header for a chat prompt; empty, ``(0, 0)``, for a pure prompt);
+    ``kept``/``dropped``: docids of the passages in the block and of those dropped for the budget;
+    ``text``: the prompt string that was tokenised.
     """
 
     ids: list[int]
-    n_ctx_tokens: int = 0
+    span: tuple[int, int] = (0, 0)
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     text: str = ""
+
+    @property
+    def n_passage_tokens(self) -> int:
+        """Length of the retrieved span in tokens (``end - start``)."""
+        return self.span[1] - self.span[0]
+
+
+def fill_slot(context: str, block: str) -> tuple[str, int]:
+    """``(prompt text, character offset of the block)``: the block in place of :data:`PASSAGES_SLOT` when
+    ``context`` has it (chat prompts), else in front of ``context`` (plain prompts)."""
+    at = context.find(PASSAGES_SLOT)
+    if at < 0:
+        return block + context, 0
+    return context[:at] + block + context[at + len(PASSAGES_SLOT):], at
+
+
+def without_slot(context: str) -> str:
+    """The task context with the passages slot (if any) removed: the pure prompt's text."""
+    return context.replace(PASSAGES_SLOT, "", 1)
 
 
 class PromptBuilder:
@@ -86,45 +125,55 @@ class PromptBuilder:
     def block(self, ctxs: list[dict]) -> str:
         return "".join(format_passage(c, self.template, i) for i, c in enumerate(ctxs))
 
-    def _span(self, text: str, n_chars: int) -> tuple[list[int], int]:
-        enc = self.tok(text, return_offsets_mapping=True, **self.special)
+    def _span(self, text: str, start_char: int, end_char: int) -> tuple[list[int], tuple[int, int]]:
+        """Token ids of ``text`` and the token span of its characters ``[start_char, end_char)``: the
+        tokens wholly inside them (plus a BOS in front when ``start_char == 0``)."""
+        special = dict(self.special)
+        bos = getattr(self.tok, "bos_token", None)
+        if not special and bos and text.startswith(bos):
+            special["add_special_tokens"] = False
+        enc = self.tok(text, return_offsets_mapping=True, **special)
         ids = list(enc["input_ids"])
-        n = 0
-        for (start, end), tid in zip(enc["offset_mapping"], ids):
-            if end <= n_chars or (start == end == 0 and n == 0):
-                n += 1
-            else:
-                break
-        return ids, n
+        offsets = [tuple(o) for o in enc["offset_mapping"]]
+        start = 0
+        if start_char > 0:
+            while start < len(ids) and (offsets[start][0] < start_char or offsets[start][1] <= offsets[start][0]):
+                start += 1
+        end = start
+        while end < len(ids) and (offsets[end][1] <= end_char or (offsets[end] == (0, 0) and end == 0)):
+            end += 1
+        return ids, (start, end)
 
     def pure(self, context: str, budget: int | None, method: str = "") -> Encoded:
-        """Pure prompt. Raises ConfigError when ``context`` alone exceeds ``budget`` tokens."""
-        ids = self.encode(context)
+        """Pure prompt (the context without passages). Raises ConfigError when it alone exceeds ``budget`` tokens."""
+        text = without_slot(context)
+        ids = self.encode(text)
         if budget is not None and len(ids) > budget:
             raise ConfigError(
                 f"--model {method}: the task context is {len(ids)} tokens but only {budget} fit "
                 "(max_length minus the generation budget); the question is never cut: raise max_length= or shorten the prompt"
             )
-        return Encoded(ids, 0, text=context)
+        return Encoded(ids, (0, 0), text=text)
 
     def rag(self, ctxs: list[dict], context: str, budget: int | None, method: str = "") -> Encoded:
-        """RAG prompt = passages block + context; drops the lowest-ranked passages until it fits ``budget``."""
+        """RAG prompt: the passages block in the context (:func:`fill_slot`); drops the lowest-ranked
+        passages until it fits ``budget``. With no passage left it is the pure prompt."""
         kept = list(ctxs)
         dropped: list[str] = []
         while True:
-            block = self.block(kept)
-            text = block + context
-            if kept:
-                ids, n_ctx = self._span(text, len(block))
-                ids = ids if ids == self.encode(text) else self.encode(text)
-            else:
-                ids, n_ctx = self.encode(text), 0
-            fits = budget is None or len(ids) <= budget
-            if self.max_passage_tokens is not None and kept:
-                fits = fits and n_ctx <= self.max_passage_tokens
-            if fits:
-                return Encoded(ids, n_ctx, [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped, text)
             if not kept:
-                self.pure(context, budget, method)  # raises with the message above
+                enc = self.pure(context, budget, method)  # raises when even the question does not fit
+                enc.dropped = dropped
+                return enc
+            block = self.block(kept)
+            text, at = fill_slot(context, block)
+            ids, span = self._span(text, at, at + len(block))
+            if ids != self.encode(text):
+                ids = self.encode(text)
+            fits = budget is None or len(ids) <= budget
+            if self.max_passage_tokens is not None:
+                fits = fits and span[1] - span[0] <= self.max_passage_tokens
+            if fits:
+                return Encoded(ids, span, [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped, text)
             dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))
             kept = kept[:-1]

@@ -16,7 +16,7 @@ import torch
 
 from ..args import Arg, to_bool
 from ..base import RAGMethodLM, SingleBranch, branch_logprobs, budget_check
-from ..prompt import Encoded
+from ..prompt import Encoded, without_slot
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
@@ -77,14 +77,14 @@ class SelfRAGFilterLM(RAGMethodLM):
         """Token ids of the critic prompts as (shared prefix, one suffix per passage).
 
         The prompt is :data:`CRITIC_PROMPT` (question and instruction first, then the passage), wrapped in
-        the tokenizer's chat template when it has one (``critic_chat_template``), else followed by
+        the tokenizer's chat template when it has one (``critic_chat_template``; the same renderer as the
+        task's chat, :meth:`~tokrag_model.base.RAGMethodLM.render_chat`), else followed by
         ``"\nAnswer:"``. The common prefix of all prompts (chat header, question, instruction) is
         prefilled once and its KV cache reused for every passage.
         """
         texts = [CRITIC_PROMPT.format(title=c.get("title") or "", text=c["text"], question=question) for c in ctxs]
         if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
-            texts = [self.tokenizer.apply_chat_template([{"role": "user", "content": t}], tokenize=False,
-                                                        add_generation_prompt=True) for t in texts]
+            texts = [self.render_chat([{"role": "user", "content": t}]) for t in texts]  # the model's one chat renderer
         else:
             texts = [t + "\nAnswer:" for t in texts]
         ids = [self.prompts.encode(t) for t in texts]
@@ -98,7 +98,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         """Critic ratios ``r_i`` for the doc's passages (cached per passage and question)."""
         ctxs = self.ctxs(doc)
         q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
-        question = q if isinstance(q, str) and q.strip() else context
+        question = q if isinstance(q, str) and q.strip() else without_slot(context)
         todo = [c for c in ctxs if (question, c.get("docid"), c["text"]) not in self._critic_cache]
         if todo:
             prefix, suffixes = self.critic_prompts(todo, question)

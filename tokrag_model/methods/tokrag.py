@@ -265,15 +265,18 @@ class TokRAGScorer:
 
         return dynamic_layer(gaps, n, self.min_layer, self.fallback, self.p.js_threshold)
 
-    def decide(self, lp_rag: torch.Tensor, lp_pure: torch.Tensor, rag_ids: list[int], n_ctx: int,
+    def decide(self, lp_rag: torch.Tensor, lp_pure: torch.Tensor, rag_ids: list[int], span: tuple[int, int],
                attention: Callable[[int], torch.Tensor], h_rag: torch.Tensor | None, h_pure: torch.Tensor | None,
                position: int, force_score: bool = False) -> TokenDecision:
         """The §3.3 rule at one position.
 
         Args:
             lp_rag, lp_pure: (V,) next-token log-probs of the two branches.
-            rag_ids: tokens of the RAG sequence; the retrieved span is ``[0, n_ctx)``.
-            attention: layer -> (≥ n_ctx,) head-averaged attention of the RAG query at that layer.
+            rag_ids: tokens of the RAG sequence; the retrieved span is ``rag_ids[start:end]`` with
+                ``span = (start, end)`` (:attr:`tokrag_model.prompt.Encoded.span`: ``(0, n_R)`` for a
+                plain prompt, inside the first user turn for a chat prompt). Anchors and their windows
+                are taken inside the span only.
+            attention: layer -> (≥ end,) head-averaged attention of the RAG query at that layer.
             h_rag, h_pure: (L+1, d) hidden states at this position (dynamic layer only).
         """
         g_r, g_l = int(lp_rag.argmax()), int(lp_pure.argmax())
@@ -289,11 +292,12 @@ class TokRAGScorer:
         d.layer, d.layer_dynamic = layer, hit
         s_r = 0.0
         emb = self.dec.embed
-        if n_ctx > 0:
-            a = attention(layer)[:n_ctx]
-            anchors = select_anchors(a, lambda j: self.is_skip(rag_ids[j]), self.p.n_anchors)
-            pos = window_positions(anchors, n_ctx, self.p.window_left, self.p.window_right)
-            win_ids = [rag_ids[j] for j in pos]
+        start, end = span
+        if end > start:
+            a = attention(layer)[start:end]
+            anchors = select_anchors(a, lambda j: self.is_skip(rag_ids[start + j]), self.p.n_anchors)
+            pos = window_positions(anchors, end - start, self.p.window_left, self.p.window_right)
+            win_ids = [rag_ids[start + j] for j in pos]
         else:
             win_ids = []
         s_r, s_l = tokrag_scores(lp_rag.exp(), lp_pure.exp(), emb, win_ids, self.p.rag_top, self.p.pure_top)
@@ -314,9 +318,9 @@ class TokRAGRule:
 
     needs_hidden = True
 
-    def __init__(self, scorer: TokRAGScorer, rag_ids: list[int], n_ctx: int, pure_ids: list[int]) -> None:
+    def __init__(self, scorer: TokRAGScorer, rag_ids: list[int], span: tuple[int, int], pure_ids: list[int]) -> None:
         self.scorer = scorer
-        self.rag_ids, self.n_ctx, self.pure_ids = rag_ids, n_ctx, pure_ids
+        self.rag_ids, self.span, self.pure_ids = rag_ids, span, pure_ids
         self.decisions: list[TokenDecision] = []
 
     def rows(self) -> list[list[int]]:
@@ -325,7 +329,7 @@ class TokRAGRule:
     def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
         r, l = rows
         d = self.scorer.decide(
-            batch.logprobs[r], batch.logprobs[l], batch.ids[r], self.n_ctx,
+            batch.logprobs[r], batch.logprobs[l], batch.ids[r], self.span,
             lambda layer: dec.last_query_attention(batch, r, layer),
             batch.hidden[:, r] if batch.hidden is not None else None,
             batch.hidden[:, l] if batch.hidden is not None else None,
@@ -376,11 +380,12 @@ class TeacherForced:
         return self._attention[layer]
 
     @torch.inference_mode()
-    def decide(self, scorer: TokRAGScorer, i: int, n_ctx: int, force_score: bool) -> TokenDecision:
-        """The §3.3 rule at continuation position ``i`` (retrieved span ``[0, n_ctx)``); ``logp_*`` = log-prob
+    def decide(self, scorer: TokRAGScorer, i: int, span: tuple[int, int], force_score: bool) -> TokenDecision:
+        """The §3.3 rule at continuation position ``i`` (retrieved span ``span = (start, end)`` of the RAG
+        prompt); ``logp_*`` = log-prob
         (nats) of the gold ``cont_ids[i]`` under each branch."""
         dyn = scorer.fixed_layer is None
-        d = scorer.decide(self.lp_rag[i], self.lp_pure[i], self.rag_seq, n_ctx, lambda layer: self.attention(layer)[i],
+        d = scorer.decide(self.lp_rag[i], self.lp_pure[i], self.rag_seq, span, lambda layer: self.attention(layer)[i],
                           self.hs_rag[:, i] if dyn else None, self.hs_pure[:, i] if dyn else None, i,
                           force_score=force_score)
         gold = self.cont_ids[i]
@@ -388,17 +393,17 @@ class TeacherForced:
         return d
 
 
-def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids: list[int], n_ctx: int,
+def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids: list[int], span: tuple[int, int],
                         pure_ids: list[int], cont_ids: list[int], score_all: bool = True) -> list[TokenDecision]:
     """Teacher-forced Tok-RAG at every continuation position (the token-level benefit/detriment study).
 
     Both branches are run once on their prompt + ``cont_ids`` (:class:`TeacherForced`, tokrag_method.md
     §5.3); at position i the rule of §3.3 is applied to the two next-token distributions that predict
     ``cont_ids[i]``, with the attention of the RAG query at that position over the retrieved span
-    ``[0, n_ctx)`` (causal: keys ≤ the query) at the fixed or dynamic layer.
+    ``rag_ids[start:end]`` (``span``; causal: keys ≤ the query) at the fixed or dynamic layer.
 
     Args:
-        rag_ids: RAG prompt ids (retrieved span first); pure_ids: pure prompt ids; cont_ids: the text
+        rag_ids: RAG prompt ids; span: its retrieved span ``(start, end)`` (:attr:`Encoded.span`); pure_ids: pure prompt ids; cont_ids: the text
             scored (≥ 1 token). ``score_all``: compute S_R/S_L at every position (also where the two
             greedy tokens agree or the bypass fires; the ``branch`` field still follows the rule).
     Returns:
@@ -408,7 +413,7 @@ def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids:
     if not cont_ids:
         return []
     tf = TeacherForced.run(dec, rag_ids, pure_ids, cont_ids, hidden_pure=scorer.fixed_layer is None)
-    return [tf.decide(scorer, i, n_ctx, force_score=score_all) for i in range(len(cont_ids))]
+    return [tf.decide(scorer, i, span, force_score=score_all) for i in range(len(cont_ids))]
 
 
 # ---------------------------------------------------------------------------------------- lm-eval model
@@ -469,7 +474,7 @@ class TokRAGLM(RAGMethodLM):
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         rag = self.encode_rag(doc, context, budget)
         pure = self.encode_pure(context, budget)
-        return TokRAGRule(self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
+        return TokRAGRule(self.scorer, rag.ids, rag.span, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
 
     def finish_trace(self, rule: TokRAGRule, trace: dict) -> dict:
         trace["tokens"] = [d.compact() for d in rule.decisions]
@@ -485,7 +490,7 @@ class TokRAGLM(RAGMethodLM):
         b = budget_check(cont, self.max_length, self.METHOD)
         rag = self.encode_rag(doc, context, b)
         pure = self.encode_pure(context, b)
-        return tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids, cont, score_all=True)
+        return tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.span, pure.ids, cont, score_all=True)
 
     def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
               ) -> tuple[float, bool, dict]:
@@ -493,7 +498,7 @@ class TokRAGLM(RAGMethodLM):
         b = budget_check(cont, budget, self.METHOD)
         rag = self.encode_rag(doc, context, b)
         pure = self.encode_pure(context, b)
-        decs = tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.n_ctx_tokens, pure.ids, cont,
+        decs = tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.span, pure.ids, cont,
                                    score_all=self.params.always_score)
         ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
         greedy = all(d.token == g for d, g in zip(decs, cont))
