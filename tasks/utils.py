@@ -24,6 +24,17 @@ _QA_KEYS = {
 }
 
 
+QA_PROMPTS: dict[str, str] = {
+    "instruct": "Answer the question with a short answer.\n",
+    "base": "",
+}
+"""Prompt formats of the QA tasks (task metadata ``prompt``; tasks/README.md, "Prompts"): the
+instruction line put before the examples and the question. Every format then renders
+``Question: {question}\nAnswer:`` per question (few-shot examples add `` {answer}\n\n``).
+``instruct`` (default): today's prompt for instruct models; ``base``: the plain few-shot
+``Question:``/``Answer:`` prompt for base models (no instruction; stop at a newline)."""
+
+
 def _as_bool(value: Any, name: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -47,9 +58,9 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``k`` (5), ``noise`` (0..1),
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
-    ``max_docs`` (first N questions, for quick checks), ``retriever_params`` (dict passed to
-    ``retrieval.retrieve``), ``cache_dir`` (run cache; default ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the
-    hub data set used when no local folder is set). Other keys
+    ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
+    ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
+    ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set). Other keys
     (``version``, ``config_source``, ...) are ignored.
 
     Raises:
@@ -67,12 +78,17 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
         if flag in kw:
             kw[flag] = _as_bool(kw[flag], flag)
     dataset = kw.pop("dataset")
+    prompt = str(metadata.get("prompt") or "instruct")
+    if prompt not in QA_PROMPTS:
+        raise ConfigError(f"task metadata prompt={prompt!r}: expected one of {', '.join(QA_PROMPTS)} (tasks/README.md, 'Prompts')")
     split = str(kw.get("split", "test"))
     if split not in ("test", "dev"):
         raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
     docs = build_qa_docs(dataset, **kw)
     if not docs:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
+    for d in docs:
+        d["prompt"], d["instruction"] = prompt, QA_PROMPTS[prompt]
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
              for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))]
     return {"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)}

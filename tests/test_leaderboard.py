@@ -75,7 +75,8 @@ def test_spec_prompt_settings_reach_the_cell_and_its_key(tmp_path):
     c2 = chat.cells()[0]
     assert (c2.apply_chat_template, c2.system_instruction, c2.fewshot_as_multiturn, c2.num_fewshot, c2.prompt) == \
         (True, "Be brief.", False, 2, "base")
-    assert c2.task_metadata() == {"prompt": "base"}
+    assert c2.task_metadata() == {"prompt": "base"} and c2.gen_kwargs["until"] == ["\n"]  # base stops at a newline
+    assert "gen_kwargs.until: ['\\n']" in chat.contract_lines()
     assert {k: c2.config()[k] for k in ("system_instruction", "fewshot_as_multiturn", "prompt")} == \
         {"system_instruction": "Be brief.", "fewshot_as_multiturn": False, "prompt": "base"}
     assert "prompt: base" in chat.contract_lines() and "system_instruction: Be brief." in chat.contract_lines()

@@ -43,8 +43,9 @@ def test_docs_fields_and_prompt(qa_tasks) -> None:
     assert d["qid"] == "nq-dev-1763" and d["answers"] == ["Wilhelm Conrad Röntgen"]
     assert [c["rank"] for c in d["ctxs"]] == [1, 2, 3, 4, 5]
     assert d["ctxs"][0]["docid"] == d["gold_docids"][0]  # BM25 finds this gold passage first
-    prompt = task.doc_to_text(d)
+    prompt = task.fewshot_context(d, num_fewshot=0)  # description + doc_to_text: the prompt before issue 10
     assert prompt == "Answer the question with a short answer.\nQuestion: who got the first nobel prize in physics\nAnswer:"
+    assert d["prompt"] == "instruct" and task.doc_to_text(d) == "Question: who got the first nobel prize in physics\nAnswer:"
     assert d["ctxs"][0]["text"][:30] not in prompt  # the models prepend the passages, not the task
     assert task.config.generation_kwargs["until"] == ["\n\n", "Question:"]
     assert task.VERSION == 2.0
@@ -156,9 +157,29 @@ def test_fewshot_examples_come_from_the_disjoint_pool_and_split_dev(data_dir) ->
         ctx = task.fewshot_context(d, num_fewshot=2)
         used = [s for s in shots if f"Question: {s['question']}\n" in ctx]
         assert len(used) == 2 and all(s["answers"][0] in ctx for s in used)
-        assert ctx.endswith(f"Question: {d['question']}\nAnswer:")
+        used.sort(key=lambda s: ctx.index(f"Question: {s['question']}\n"))
+        # instruction once, then the examples (question/answer pairs), then the question (tasks/README.md)
+        assert ctx == ("Answer the question with a short answer.\n"
+                       + "".join(f"Question: {s['question']}\nAnswer: {s['answers'][0]}\n\n" for s in used)
+                       + f"Question: {d['question']}\nAnswer:")
     dev_task = _task_dict(["nq_oracle_bm25"], split="dev")["nq_oracle_bm25"]
     dev = _docs(dev_task)
     assert [d["qid"] for d in dev] == [r["qid"] for r in load_qa_split("nq_oracle", "dev", data_dir)[:40]]
     assert all(len(d["ctxs"]) == 5 for d in dev)
     assert not {d["qid"] for d in dev} & (test_qids | {s["qid"] for s in shots})
+
+
+def test_base_prompt_metadata() -> None:
+    """prompt=base: no instruction line, Question:/Answer: few-shot; an unknown prompt is a one-line error."""
+    task = _task_dict(["nq_oracle_gold"], prompt="base", max_docs=3)["nq_oracle_gold"]
+    task.set_fewshot_seed(1234)
+    d = _docs(task)[0]
+    assert d["prompt"] == "base" and d["instruction"] == ""
+    assert task.fewshot_context(d, num_fewshot=0) == "Question: who got the first nobel prize in physics\nAnswer:"
+    ctx = task.fewshot_context(d, num_fewshot=1)
+    assert ctx.startswith("Question: ") and ctx.count("\nAnswer: ") == 1 and "Answer the question" not in ctx
+    from retrieval.errors import ConfigError
+    from tasks.utils import load_qa
+
+    with pytest.raises(ConfigError, match="prompt='chat': expected one of instruct, base"):
+        load_qa(dataset="nq_oracle", gold_only=True, prompt="chat", max_docs=2)
