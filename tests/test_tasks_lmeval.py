@@ -174,7 +174,8 @@ def test_base_prompt_metadata() -> None:
     task = _task_dict(["nq_oracle_gold"], prompt="base", max_docs=3)["nq_oracle_gold"]
     task.set_fewshot_seed(1234)
     d = _docs(task)[0]
-    assert d["prompt"] == "base" and d["instruction"] == ""
+    assert d["prompt"] == "base" and d["instruction"] == "" and task.config.metadata["prompt"] == "base"
+    assert _task_dict(["nq_oracle_gold"], max_docs=1)["nq_oracle_gold"].config.metadata["prompt"] == "instruct"
     assert task.fewshot_context(d, num_fewshot=0) == "Question: who got the first nobel prize in physics\nAnswer:"
     ctx = task.fewshot_context(d, num_fewshot=1)
     assert ctx.startswith("Question: ") and ctx.count("\nAnswer: ") == 1 and "Answer the question" not in ctx
