@@ -13,6 +13,21 @@ path binarises F1.
   experiments, Xu et al. 2025, and of Self-RAG/INFO-RAG). Containment is token-aligned, so the gold
   ``"1"`` does not match the prediction ``"10"``.
 
+Two rules close the SQuAD script's edge cases (issue 12.1):
+
+1. **An empty prediction never scores.** A prediction that is empty or whitespace only gets 0 on all
+   three metrics (the SQuAD script gives EM = F1 = 1 when prediction and gold both normalise to "").
+2. **A gold answer that SQuAD normalisation maps to nothing** (``"A+"``, ``"*"``, ``")"``, ``"---"``,
+   ``"The The"``) is compared with the *light* normalisation instead, on both sides: lower-case, then
+   tokens are runs of word characters and single punctuation characters (:func:`light_tokens`:
+   ``"A+"`` -> ``["a", "+"]``); articles are kept. EM is equality of the token lists, F1 the same
+   bag-of-tokens F1, answer match token-aligned containment. So ``"A+"`` scores EM 1 against the gold
+   ``"A+"`` and ``"The answer is A+."`` matches it, while ``"A"`` or ``"AB+"`` do not. A gold with no
+   light tokens either (empty or whitespace only) can never be matched: :func:`unscorable_golds`
+   finds them. No gold of the shipped data sets is unscorable; four NQ-open questions have golds
+   that need the light rule (listed in ``tasks/README.md``, checked by ``tests/test_metrics.py``).
+
+Both rules keep the per-sample invariants EM = 1 ⇒ F1 = 1 ⇒ answer match = 1.
 All scores are floats in [0, 1]. An empty gold list raises :class:`retrieval.errors.DataError`.
 """
 
@@ -28,6 +43,7 @@ from retrieval.errors import DataError
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
+_LIGHT_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
 def _is_punct(ch: str) -> bool:
@@ -46,6 +62,13 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
+def light_tokens(text: str) -> list[str]:
+    """The light normalisation of golds that SQuAD normalisation empties: lower-case word runs and single
+    non-space symbols, articles kept. ``"A+"`` -> ``["a", "+"]``; ``"---"`` -> ``["-", "-", "-"]``;
+    ``"The The"`` -> ``["the", "the"]``."""
+    return _LIGHT_TOKEN.findall(str(text).lower())
+
+
 def _golds(answers: Sequence[str] | str) -> list[str]:
     if isinstance(answers, str):
         answers = [answers]
@@ -55,16 +78,9 @@ def _golds(answers: Sequence[str] | str) -> list[str]:
     return golds
 
 
-def exact_match(prediction: str, answers: Sequence[str] | str) -> float:
-    """Max over gold answers of ``normalize(prediction) == normalize(gold)`` (1.0 or 0.0)."""
-    pred = normalize_answer(prediction)
-    return float(any(pred == normalize_answer(g) for g in _golds(answers)))
-
-
 def _f1_one(pred_tokens: list[str], gold_tokens: list[str]) -> float:
     if not pred_tokens or not gold_tokens:
-        # SQuAD v2 convention: both empty -> 1, one empty -> 0.
-        return float(pred_tokens == gold_tokens)
+        return 0.0  # an empty side never scores (rule 1; empty golds go through the light rule)
     common = Counter(pred_tokens) & Counter(gold_tokens)
     same = sum(common.values())
     if same == 0:
@@ -74,12 +90,6 @@ def _f1_one(pred_tokens: list[str], gold_tokens: list[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def f1_score(prediction: str, answers: Sequence[str] | str) -> float:
-    """Max over gold answers of the SQuAD bag-of-tokens F1 (harmonic mean of token precision/recall)."""
-    pred_tokens = normalize_answer(prediction).split()
-    return max(_f1_one(pred_tokens, normalize_answer(g).split()) for g in _golds(answers))
-
-
 def _contains(haystack: list[str], needle: list[str]) -> bool:
     n = len(needle)
     if n == 0:
@@ -87,22 +97,56 @@ def _contains(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
+def _score_one(prediction: str, gold: str) -> tuple[float, float, float]:
+    """(em, f1, answer_match) of one prediction against one gold, with the module's two rules."""
+    if not prediction.strip():
+        return 0.0, 0.0, 0.0
+    gold_tokens = normalize_answer(gold).split()
+    if gold_tokens:
+        pred_tokens = normalize_answer(prediction).split()
+    else:
+        gold_tokens, pred_tokens = light_tokens(gold), light_tokens(prediction)
+    if not gold_tokens or not pred_tokens:
+        return 0.0, 0.0, 0.0
+    return float(pred_tokens == gold_tokens), _f1_one(pred_tokens, gold_tokens), float(_contains(pred_tokens, gold_tokens))
+
+
+def exact_match(prediction: str, answers: Sequence[str] | str) -> float:
+    """Max over gold answers of ``normalize(prediction) == normalize(gold)`` (1.0 or 0.0; module rules)."""
+    return max(_score_one(str(prediction), g)[0] for g in _golds(answers))
+
+
+def f1_score(prediction: str, answers: Sequence[str] | str) -> float:
+    """Max over gold answers of the SQuAD bag-of-tokens F1 (harmonic mean of token precision/recall)."""
+    return max(_score_one(str(prediction), g)[1] for g in _golds(answers))
+
+
 def answer_match(prediction: str, answers: Sequence[str] | str) -> float:
     """1.0 if some normalised gold answer occurs, token-aligned, inside the normalised prediction.
 
-    A gold answer that normalises to nothing (e.g. ``"."``) never matches.
+    A gold answer that SQuAD normalisation empties is matched with :func:`light_tokens` (module rule 2);
+    one that is empty either way (e.g. ``""``) never matches.
     """
-    pred_tokens = normalize_answer(prediction).split()
-    return float(any(_contains(pred_tokens, normalize_answer(g).split()) for g in _golds(answers)))
+    return max(_score_one(str(prediction), g)[2] for g in _golds(answers))
 
 
 def qa_scores(prediction: str, answers: Sequence[str] | str) -> dict[str, float]:
-    """``{"em", "f1", "answer_match"}`` for one prediction, each the max over ``answers``."""
-    return {
-        "em": exact_match(prediction, answers),
-        "f1": f1_score(prediction, answers),
-        "answer_match": answer_match(prediction, answers),
-    }
+    """``{"em", "f1", "answer_match"}`` for one prediction, each the max over ``answers``.
+
+    ``qa_scores("", ["A+", "AB+"])`` -> all 0.0; ``qa_scores("A+", ["A+", "AB+"])`` -> all 1.0.
+    """
+    scores = [_score_one(str(prediction), g) for g in _golds(answers)]
+    return {"em": max(s[0] for s in scores), "f1": max(s[1] for s in scores), "answer_match": max(s[2] for s in scores)}
+
+
+def light_rule_golds(answers: Iterable[str]) -> list[str]:
+    """The gold answers scored with the light normalisation (SQuAD normalisation empties them)."""
+    return [str(a) for a in answers if a is not None and not normalize_answer(a) and light_tokens(a)]
+
+
+def unscorable_golds(answers: Iterable[str]) -> list[str]:
+    """The gold answers no prediction can match under the module's rules (empty under both normalisations)."""
+    return [str(a) for a in answers if a is not None and not light_tokens(a)]
 
 
 def mean_and_stderr(values: Iterable[float]) -> tuple[float, float]:

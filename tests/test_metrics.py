@@ -7,7 +7,10 @@ import math
 import pytest
 
 from retrieval.errors import DataError
-from tasks.metrics import answer_match, exact_match, f1_score, mean_and_stderr, normalize_answer, qa_scores
+from tasks.metrics import (
+    answer_match, exact_match, f1_score, light_rule_golds, light_tokens, mean_and_stderr, normalize_answer, qa_scores,
+    unscorable_golds,
+)
 
 
 @pytest.mark.parametrize(
@@ -56,6 +59,80 @@ def test_qa_scores_and_empty_gold() -> None:
     assert qa_scores("Paris, France", ["Paris", "paris france"]) == {"em": 1.0, "f1": 1.0, "answer_match": 1.0}
     with pytest.raises(DataError):
         qa_scores("x", [])
+
+
+ZERO = {"em": 0.0, "f1": 0.0, "answer_match": 0.0}
+ONE = {"em": 1.0, "f1": 1.0, "answer_match": 1.0}
+
+
+def test_empty_prediction_never_scores() -> None:
+    # issue 12.1: SQuAD normalisation maps "A+" and "AB+" to "", so the script gave EM = F1 = 1 to "".
+    assert qa_scores("", ["A+", "AB+"]) == ZERO
+    assert qa_scores("   \n", ["A+"]) == ZERO
+    assert qa_scores("", ["Paris"]) == ZERO
+    assert qa_scores("", [""]) == ZERO
+
+
+@pytest.mark.parametrize(
+    ("pred", "golds", "want"),
+    [
+        ("A+", ["A+", "AB+"], ONE),
+        ("a+", ["A+"], ONE),
+        ("AB+", ["A+", "AB+"], ONE),
+        # 9 light tokens [the most common blood type is a + .]; vs [a, +]: P=2/9, R=1 -> F1 4/11
+        ("The most common blood type is A+.", ["A+", "AB+"], {"em": 0.0, "f1": 4 / 11, "answer_match": 1.0}),
+        ("A", ["A+", "AB+"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),  # [a] vs [a, +]: P=1, R=1/2
+        ("B+", ["A+", "AB+"], {"em": 0.0, "f1": 0.5, "answer_match": 0.0}),  # shares the token "+"
+        ("*", ["a rotationally symmetric saltire", "the symbol ×", "*"], ONE),
+        ("the symbol ×", ["a rotationally symmetric saltire", "the symbol ×", "*"], ONE),
+        (")", [")"], ONE),
+        ("---", ["---"], ONE),
+        ("-", ["---"], {"em": 0.0, "f1": 0.5, "answer_match": 0.0}),  # P=1, R=1/3 -> 0.5
+        ("The The", ["The The"], ONE),
+        ("the", ["The The"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),
+        ("Paris", ["A+"], ZERO),
+        (".", ["Paris"], ZERO),  # a prediction SQuAD-normalised to nothing does not score against a normal gold
+    ],
+)
+def test_golds_that_normalise_to_nothing(pred: str, golds: list[str], want: dict[str, float]) -> None:
+    got = qa_scores(pred, golds)
+    assert got == pytest.approx(want)
+    # per-sample invariants (issue 12.2): EM = 1 => F1 = 1 => match = 1
+    assert got["em"] <= got["f1"] and (got["em"] == 0 or got["answer_match"] == 1.0)
+
+
+def test_light_tokens() -> None:
+    assert light_tokens("A+") == ["a", "+"]
+    assert light_tokens("---") == ["-", "-", "-"]
+    assert light_tokens("The The") == ["the", "the"]
+    assert light_tokens(" ") == []
+    assert unscorable_golds(["", " ", "A+", "Paris"]) == ["", " "]
+    assert light_rule_golds(["", "A+", "*", "Paris", "The The"]) == ["A+", "*", "The The"]
+
+
+def test_every_gold_of_every_task_is_scorable(data_dir) -> None:
+    """Scan every gold answer of the QA data sets: none is unscorable, and exactly these four NQ-open
+    questions (one of them also an NQ-oracle question) need the light rule (tasks/README.md)."""
+    from tasks.data import load_nq_open, load_nq_oracle, load_webq
+
+    sets = {"nq_open": load_nq_open(data_dir), "nq_oracle": load_nq_oracle(data_dir),
+            "webq test": load_webq(data_dir, split="test"), "webq devtest": load_webq(data_dir, split="devtest")}
+    light: dict[str, list[tuple[str, list[str]]]] = {}
+    for name, rows in sets.items():
+        assert rows, name
+        for r in rows:
+            assert unscorable_golds(r["answers"]) == [], (name, r["question"], r["answers"])
+            if light_rule_golds(r["answers"]):
+                light.setdefault(name, []).append((r["question"], light_rule_golds(r["answers"])))
+    assert light == {
+        "nq_open": [
+            ("how many breeds of pigs are there in the uk", ["---"]),
+            ("what season does bart bass die in gossip girl", [")"]),
+            ("what is the most common blood type in sweden", ["A+"]),  # "AB+" -> "ab" (SQuAD rule)
+            ("what is the multiplication sign on the computer", ["*"]),
+        ],
+        "nq_oracle": [("what is the multiplication sign on the computer", ["*"])],
+    }
 
 
 def test_mean_and_stderr() -> None:
