@@ -12,7 +12,7 @@ from typing import Any
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
 from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, unknown_name
 from .io import fingerprint
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
@@ -53,9 +53,9 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     unknown = sorted(set(params) - set(known))
     if unknown:
         where = " over a Pyserini prebuilt corpus" if prebuilt else ""
-        raise ConfigError(
-            f"unknown {retriever} parameter(s) {unknown}{where}; known: {sorted(known) + sorted(RUNTIME_PARAMS)}"
-        )
+        valid = sorted(known) + sorted(RUNTIME_PARAMS)
+        raise ConfigError("; ".join(unknown_name(f"{retriever} parameter", u, valid, list_all=0) for u in unknown)
+                          + f"{where}; valid: {', '.join(valid)}")
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "
@@ -192,7 +192,7 @@ def retrieve(
     a process that runs torch; errors raised there are re-raised here with the same type and message.
     """
     if retriever not in RETRIEVERS:
-        raise ConfigError(f"unknown retriever {retriever!r}; use one of {', '.join(RETRIEVERS)}")
+        raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1 (the number of passages per query)")
     validate_queries(queries)

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, unknown_name
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,10 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
         return queries, answers, {}
     p = Path(spec).expanduser()
     if not p.is_file():
-        raise ConfigError(f"--topics {spec!r}: not a file and not a named topic set (nq-oracle, nq-open)")
+        if "/" in spec or p.suffix:
+            raise ConfigError(f"--topics {spec!r}: not a file and not a named topic set (nq-oracle, nq-open)")
+        raise ConfigError("--topics: " + unknown_name("topic set", name, ("nq-oracle", "nq-open"),
+                                                      hint="or give a topics file (TSV qid<TAB>query, or JSONL)"))
     queries = load_queries(p)
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}

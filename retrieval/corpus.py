@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, unknown_name
 from .io import read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
@@ -270,7 +270,10 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     """
     p = Path(path).expanduser()
     if not p.exists():
-        raise ConfigError(f"corpus path {p} does not exist")
+        if "/" in str(path) or p.suffix:
+            raise ConfigError(f"corpus path {p} does not exist")
+        raise ConfigError(unknown_name("corpus", str(path), NAMED_CORPORA, hint="or give a corpus file or folder path "
+                                       "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV)"))
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
     files = sorted(f for f in p.iterdir() if f.is_file() and re.search(r"\.(jsonl?|tsv)(\.gz)?$", f.name)) if p.is_dir() else [p]
@@ -361,7 +364,7 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
         path = wiki_summaries_path(data_dir)
         return Corpus(_passages_wiki(path), name=name, source=str(path))
     if name not in NAMED_CORPORA:
-        raise ConfigError(f"unknown corpus name {name!r}; known: {', '.join(NAMED_CORPORA)} (or give a corpus file path)")
+        raise ConfigError(unknown_name("corpus name", name, NAMED_CORPORA, hint="or give a corpus file path"))
     d = _data_dir(data_dir)
     if name == "nq-wiki-12k":
         passages = _nq_gold_passages(d, None) + list(_passages_wiki(wiki_summaries_path(d)))

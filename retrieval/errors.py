@@ -7,6 +7,8 @@ re-raises one of these with ``from exc`` so that the user never sees a bare stac
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class TokragError(Exception):
     """Base class of all user-facing tokrag errors."""
@@ -30,3 +32,35 @@ class JavaSetupError(TokragError, RuntimeError):
 
 class OfflineError(TokragError, OSError):
     """A hub id was asked for but the hub cannot be reached; the message says how to use a local path."""
+
+
+def closest(name: str, choices: Iterable[str], n: int = 4, cutoff: float = 0.6, spread: float = 0.1) -> list[str]:
+    """The valid names closest to a mistyped ``name``, best first (``difflib`` similarity ratio).
+
+    Keeps at most ``n`` names whose ratio is at least ``cutoff`` and within ``spread`` of the best
+    one, so ``nq_oracle_bm25_noise30`` gives the four noise levels 20/40/60/80 and nothing further away.
+    """
+    import difflib
+
+    pool = sorted({str(c) for c in choices})
+    scored = sorted(((difflib.SequenceMatcher(None, str(name), c).ratio(), c) for c in pool), key=lambda x: (-x[0], x[1]))
+    scored = [(r, c) for r, c in scored if r >= cutoff]
+    if not scored:
+        return []
+    best = scored[0][0]
+    return [c for r, c in scored if r >= best - spread][:n]
+
+
+def unknown_name(what: str, name: str, choices: Iterable[str], *, hint: str = "", list_all: int = 12) -> str:
+    """One-line message for an unknown name: ``unknown <what> 'x' (did you mean 'y'?)``, then the valid
+    names when there are at most ``list_all`` of them, then ``hint`` (what else may be given)."""
+    pool = sorted({str(c) for c in choices})
+    near = closest(name, pool)
+    msg = f"unknown {what} {name!r}"
+    if len(near) == 1:
+        msg += f" (did you mean {near[0]!r}?)"
+    elif near:
+        msg += f" (closest: {', '.join(near)})"
+    if len(pool) <= list_all:
+        msg += f"; valid: {', '.join(pool)}"
+    return msg + (f"; {hint}" if hint else "")

@@ -15,6 +15,7 @@ or ``$TOKRAG_DATA_DIR``), otherwise from the hub id a user expects (``google-res
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 
 TASK_DIR: Path = Path(__file__).resolve().parent
@@ -54,10 +55,24 @@ def _patch_manager(module) -> None:
         else:
             kwargs["include_path"] = add_include_path(kwargs.get("include_path"))
         original(self, *args, **kwargs)
+        cls._tokrag_last = weakref.ref(self)
 
     __init__._tokrag_include = True  # type: ignore[attr-defined]
     __init__.__doc__ = original.__doc__
     cls.__init__ = __init__
+
+
+def indexed_task_names() -> list[str]:
+    """Task, group and tag names of the last lm-eval ``TaskManager`` built in this process (empty if none
+    was): what ``--tasks`` accepts, for did-you-mean messages without indexing every YAML again."""
+    import sys
+
+    module = sys.modules.get(_MANAGER)
+    ref = getattr(getattr(module, "TaskManager", None), "_tokrag_last", None)
+    manager = ref() if ref is not None else None
+    if manager is None:
+        return []
+    return sorted(set(manager.all_tasks))
 
 
 def register_task_path() -> None:
@@ -80,4 +95,4 @@ def register_task_path() -> None:
         pass
 
 
-__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path"]
+__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "indexed_task_names"]

@@ -75,7 +75,7 @@ def test_errors_are_reported_by_the_console_script(env, tmp_path, capsys):
     assert tokrag(["retrieve", "--index", str(tmp_path / "noindex"), "--topics", "nq-oracle:2", "--output", str(tmp_path / "o.trec"), *env]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert tokrag(["index", "build", "--corpus", "nq-wiki-13k", *env]) == 2  # neither a name nor a path
-    assert "corpus path" in capsys.readouterr().err
+    assert "unknown corpus 'nq-wiki-13k' (did you mean 'nq-wiki-12k'?)" in capsys.readouterr().err
 
 
 def test_prebuilt_index_names(env, tmp_path, capsys, monkeypatch):

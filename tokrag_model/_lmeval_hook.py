@@ -70,12 +70,15 @@ def after_import(fullname, callback):
         pass
 
 
-def _after_registry(_module=None):
+def _after_registry(module=None):
     try:
         import tokrag_model
 
         tokrag_model.register()
         tokrag_model.register_tasks()
+        if module is not None:
+            _patch_get_model(module)
+        after_import("lm_eval.config.evaluate_config", _patch_process_tasks)
         _install_excepthook()
     except Exception as exc:  # pragma: no cover - defensive
         try:
@@ -84,6 +87,61 @@ def _after_registry(_module=None):
             logging.getLogger("tokrag_model").debug("tokrag model registration skipped: %s", exc)
         except Exception:
             pass
+
+
+def _patch_get_model(registry):
+    """``--model rag-standrd``: lm-eval's ValueError lists all ~40 model names; ours is one line with the
+    closest names (a :class:`ConfigError`, still a ValueError)."""
+    original = registry.get_model
+    if getattr(original, "_tokrag", False):
+        return
+
+    def get_model(model_name):
+        try:
+            return original(model_name)
+        except ValueError as exc:
+            from retrieval.errors import ConfigError, unknown_name
+            from tokrag_model import MODEL_CLASSES
+
+            if str(model_name) in registry.model_registry.keys():
+                raise
+            raise ConfigError(unknown_name("--model", str(model_name), registry.model_registry.keys(), list_all=0,
+                                           hint=f"the tokrag methods are {', '.join(MODEL_CLASSES)}")) from exc
+
+    get_model._tokrag = True  # type: ignore[attr-defined]
+    get_model.__doc__ = original.__doc__
+    registry.get_model = get_model
+
+
+_TASKS_NOT_FOUND = "Tasks not found: "
+
+
+def _patch_process_tasks(module):
+    """``--tasks nq_oracle_bm25_noise30``: lm-eval raises ``ValueError: Tasks not found: ...`` after a
+    14-line traceback; ours names each unknown task with the closest task names (one line)."""
+    cls = getattr(module, "EvaluatorConfig", None)
+    if cls is None or getattr(cls.process_tasks, "_tokrag", False):
+        return
+    original = cls.process_tasks
+
+    def process_tasks(self, metadata=None):
+        try:
+            return original(self, metadata)
+        except ValueError as exc:
+            text = str(exc)
+            if not text.startswith(_TASKS_NOT_FOUND):
+                raise
+            from retrieval.errors import ConfigError, unknown_name
+            from tasks import indexed_task_names
+
+            names = [t.strip() for t in text[len(_TASKS_NOT_FOUND):].split(",") if t.strip()]
+            known = indexed_task_names()
+            parts = [unknown_name("task", name, known, list_all=0) for name in names]
+            raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all") from exc
+
+    process_tasks._tokrag = True  # type: ignore[attr-defined]
+    process_tasks.__doc__ = original.__doc__
+    cls.process_tasks = process_tasks
 
 
 def _install_excepthook():

@@ -3,16 +3,15 @@
 lm-eval passes ``--model_args`` values already parsed (``k=3`` -> int, ``true`` -> bool) and
 ``--batch_size``/``--device`` as strings (``'4'``, ``'auto'``, ``'cuda:0'``). Every value is cast to the
 declared type here; an unknown key raises :class:`ConfigError` listing the valid keys with a
-close-match suggestion (``difflib``), so ``layr=12`` says "did you mean 'layer'?".
+close-match suggestion (:func:`retrieval.errors.closest`), so ``layr=12`` says "did you mean 'layer'?".
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from retrieval.errors import ConfigError
+from retrieval.errors import ConfigError, closest
 
 from .loading import ALIASES, WEIGHT_LAYOUTS
 
@@ -141,7 +140,7 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
     if unknown:
         parts = []
         for key in unknown:
-            close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
+            close = closest(key, schema, n=1)
             parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise ConfigError(
             f"--model {method}: unknown model argument(s) {', '.join(parts)}; valid keys: {', '.join(sorted(schema))}"

@@ -11,6 +11,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code."""
     import tokrag_model
+    import tokrag_model._lmeval_hook  # noqa: F401  (one-line errors for unknown --tasks / --model names)
 
     tokrag_model.register()
     tokrag_model.register_tasks()

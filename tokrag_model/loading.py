@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError, DataError, OfflineError
+from retrieval.errors import ConfigError, DataError, OfflineError, closest
 from retrieval.io import atomic_write_json, file_lock, sha256_file
 from retrieval.paths import cache_dir
 
@@ -164,6 +164,13 @@ def _looks_like_path(value: str) -> bool:
     return value.startswith((".", "/", "~")) or value.count("/") >= 2 or "\\" in value
 
 
+def pretrained_hint(value: str = "") -> str:
+    """What ``pretrained=`` accepts, with a did-you-mean when ``value`` is close to an alias (one line)."""
+    near = closest(value.strip().lower(), ALIASES, n=1) if value else []
+    return ("pass a local folder with config.json and weights (pretrained=/path/to/model), a hub id (org/name), "
+            f"or an offline alias ({', '.join(sorted(ALIASES))})" + (f"; did you mean {near[0]!r}?" if near else ""))
+
+
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:
     """Turn the ``pretrained`` model argument into a local folder.
 
@@ -175,18 +182,18 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> Resol
         OfflineError: a hub id that is not in the local Hugging Face cache while the hub cannot be reached.
     """
     if not isinstance(pretrained, str) or not pretrained.strip():
-        raise ConfigError("model argument pretrained= is required: a hub id, a local folder, or the alias "
-                          f"{sorted(ALIASES)}")
+        raise ConfigError(f"model argument pretrained= is required: {pretrained_hint()}")
     value = pretrained.strip()
     if value.lower() in ALIASES:
         return resolve_alias(value.lower(), models_dir)
     path = Path(value).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} has no config.json (not a Hugging Face model folder)")
+            raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} has no config.json (not a Hugging Face "
+                              f"model folder); {pretrained_hint()}")
         return ResolvedModel(path.resolve(), "local", value)
     if _looks_like_path(value):
-        raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist")
+        raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
     return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
 
 
@@ -196,8 +203,7 @@ def _hub_snapshot(repo_id: str) -> Path:
     from huggingface_hub.errors import HFValidationError
 
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
-    hint = (f"use a local folder (pretrained=/path/to/model with config.json and weights) or the offline alias "
-            f"{' / '.join(sorted(ALIASES))}")
+    hint = pretrained_hint(repo_id)
     try:
         return Path(snapshot_download(repo_id, local_files_only=offline,
                                       allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]))
