@@ -113,13 +113,11 @@ def model_target(model: str) -> str:
 
     obj = model_registry._objs.get(model)  # placeholder string, no import
     if obj is None:
-        from retrieval.errors import ConfigError
+        from retrieval.errors import ConfigError, unknown_name
         from tokrag_model import MODEL_CLASSES
 
-        raise ConfigError(
-            f"model {model!r} is not a registered lm-eval model; use a registered name "
-            f"({', '.join(MODEL_CLASSES)}) or 'package.module:Class'"
-        )
+        raise ConfigError(unknown_name("model", model, model_registry.keys(), list_all=0, hint=(
+            f"use a registered lm-eval model (the tokrag methods: {', '.join(MODEL_CLASSES)}) or 'package.module:Class'")))
     if isinstance(obj, str):
         return obj
     mod = getattr(obj, "__module__", None) or getattr(obj, "module", "")
@@ -209,12 +207,14 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     metric code). Raises ConfigError when no YAML defines the task."""
     y = find_task_yaml(task, include_path)
     if y is None:
-        from retrieval.errors import ConfigError
+        import re
 
-        raise ConfigError(
-            f"task {task!r} is not defined by any YAML under {[str(p) for p in include_path]}; "
-            "check the spec's tasks list and include_path"
-        )
+        from retrieval.errors import ConfigError, unknown_name
+
+        names = [m for inc in include_path for p in Path(inc).rglob("*.y*ml")
+                 for m in re.findall(r"^task:\s*['\"]?([^'\"\s]+)", p.read_text(encoding="utf-8", errors="replace"), re.M)]
+        raise ConfigError(unknown_name("task", task, names, list_all=0, hint=(
+            f"no YAML under {[str(p) for p in include_path]} defines it; check the spec's tasks list and include_path")))
     return tree_fingerprint(y.parent, memo, {".py", ".yaml", ".yml", ".jinja", ".j2"})
 
 

@@ -92,13 +92,13 @@ _BOOTSTRAP_KEYS = {"iters", "seed", "confidence"}
 
 def _check_keys(path: Path, where: str, given: dict, allowed: set[str]) -> None:
     """Raise ConfigError naming unknown keys of ``given`` with a did-you-mean and the allowed keys."""
-    import difflib
+    from retrieval.errors import closest
 
     unknown = sorted(set(given) - allowed)
     if unknown:
         hints = []
         for key in unknown:
-            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.6)
+            close = closest(key, allowed, n=1)
             hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise _err(path, f"{where}: unknown key(s) {', '.join(hints)}; allowed: {sorted(allowed)}")
 
@@ -449,9 +449,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise _err(path, f"invalid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise _err(path, "top level must be a mapping")
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        raise _err(path, f"unknown top-level keys {sorted(unknown)} (allowed: {sorted(_TOP_KEYS)})")
+    _check_keys(path, "top level", raw, _TOP_KEYS)
     name = raw.get("name") or path.stem
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise _err(path, f"name {name!r} must be letters, digits, '_', '-', '.'")
