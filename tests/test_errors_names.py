@@ -1,0 +1,106 @@
+"""Every name a user types gets a one-line error naming the bad value and the closest valid ones (issue 12.3):
+task names (through ``lm_eval`` and ``tokrag eval``), --model, model-argument keys, corpus, retriever, topic
+sets, task metadata keys, leaderboard spec keys/tasks/models, ``pretrained`` aliases and paths."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from retrieval.errors import ConfigError, TokragError, closest, unknown_name
+
+NOISE = ["nq_oracle_bm25", "nq_oracle_bm25_noise20", "nq_oracle_bm25_noise40", "nq_oracle_bm25_noise60",
+         "nq_oracle_bm25_noise80", "nq_oracle_dense_noise20", "nq_open_bm25_noise20", "wiki_lm_bm25"]
+
+
+def test_closest_keeps_the_equally_close_names_only() -> None:
+    assert closest("nq_oracle_bm25_noise30", NOISE) == [
+        "nq_oracle_bm25_noise20", "nq_oracle_bm25_noise40", "nq_oracle_bm25_noise60", "nq_oracle_bm25_noise80"]
+    assert closest("wiki_lm", NOISE) == ["wiki_lm_bm25"]
+    assert closest("zzz", NOISE) == []
+    assert unknown_name("retriever", "bm2", ["bm25", "dense", "hybrid"]) == \
+        "unknown retriever 'bm2' (did you mean 'bm25'?); valid: bm25, dense, hybrid"
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env.pop("TOKRAG_TRACEBACK", None)
+    return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env)
+
+
+@pytest.mark.parametrize("cmd", [["lm_eval"], ["tokrag", "eval"]])
+def test_unknown_task_is_one_line_with_the_closest_tasks(cmd: list[str]) -> None:
+    bindir = os.path.dirname(sys.executable)
+    proc = _cli([os.path.join(bindir, cmd[0]), *cmd[1:], "--model", "rag-none", "--tasks", "nq_oracle_bm25_noise30",
+                 "--limit", "1"])
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    want = ("error: unknown task 'nq_oracle_bm25_noise30' (closest: nq_oracle_bm25_noise20, nq_oracle_bm25_noise40, "
+            "nq_oracle_bm25_noise60, nq_oracle_bm25_noise80); 'lm_eval ls tasks' lists them all")
+    lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert len(lines) == 1 and lines[0].endswith(want), proc.stderr[-2000:]
+
+
+def test_unknown_model_name() -> None:
+    import lm_eval.api.registry as registry
+
+    import tokrag_model._lmeval_hook  # noqa: F401 - installs the patches when the .pth hook did not
+
+    with pytest.raises(ConfigError) as exc:
+        registry.get_model("rag-standrd")
+    msg = str(exc.value)
+    assert msg.startswith("unknown --model 'rag-standrd' (did you mean 'rag-standard'?)") and "\n" not in msg
+    assert isinstance(exc.value, ValueError)  # still what lm-eval's callers expect
+    assert registry.get_model("rag-standard").__name__ == "RagStandardLM"
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("/nonexistent/path", "pretrained='/nonexistent/path': folder /nonexistent/path does not exist; pass a local "
+                              "folder with config.json and weights (pretrained=/path/to/model), a hub id (org/name), "
+                              "or an offline alias (smollm2-135m-instruct"),
+        ("smollm2-135m-instrct", "did you mean 'smollm2-135m-instruct'?"),
+        ("./smollm2-135m-instrct", "did you mean 'smollm2-135m-instruct'?"),
+    ],
+)
+def test_pretrained_path_and_alias_hints(value: str, want: str) -> None:
+    from tokrag_model.loading import resolve_pretrained
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with pytest.raises(TokragError) as exc:
+        resolve_pretrained(value)
+    assert want in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_corpus_retriever_params_and_topics(data_dir) -> None:
+    from retrieval import retrieve
+    from retrieval.cli import load_topics
+    from retrieval.corpus import resolve_corpus
+
+    with pytest.raises(ConfigError, match=r"unknown corpus 'nq-wiki-12' \(did you mean 'nq-wiki-12k'\?\); valid: "
+                                          r"nq-dpr-1k, nq-wiki-12k, wiki-vital; or give a corpus file"):
+        resolve_corpus("nq-wiki-12", data_dir)
+    with pytest.raises(ConfigError, match=r"corpus path .*missing\.jsonl does not exist"):
+        resolve_corpus("/nowhere/missing.jsonl")
+    with pytest.raises(ConfigError, match=r"unknown retriever 'bm2' \(did you mean 'bm25'\?\); valid: bm25, dense, hybrid"):
+        retrieve("nq-dpr-1k", {"q": "x"}, "bm2", data_dir=data_dir)
+    with pytest.raises(ConfigError, match=r"unknown hybrid parameter 'fuson' \(did you mean 'fusion'\?\)"):
+        retrieve("nq-dpr-1k", {"q": "x"}, "hybrid", params={"fuson": "rrf"}, data_dir=data_dir)
+    with pytest.raises(ConfigError, match=r"--topics: unknown topic set 'nq-orcle' \(did you mean 'nq-oracle'\?\)"):
+        load_topics("nq-orcle:5", str(data_dir))
+
+
+def test_task_metadata_keys(data_dir) -> None:
+    from tasks.utils import load_qa, load_wiki_lm
+
+    with pytest.raises(ConfigError, match=r"^nq_oracle_bm25: unknown task metadata key 'noies' \(did you mean 'noise'\?\); "
+                                          r"the task's keys: cache_dir, corpus, "):
+        load_qa(dataset="nq_oracle", noies=0.2, config_source="/x/nq_oracle_bm25.yaml")
+    with pytest.raises(ConfigError, match=r"unknown task metadata key 'retreiver' \(did you mean 'retriever'\?\)"):
+        load_wiki_lm(retreiver="bm25")
+    with pytest.raises(ConfigError, match=r"unknown task metadata key 'hit' \(did you mean 'hits'\?\)"):
+        load_qa(dataset="nq_oracle", hit=3)
