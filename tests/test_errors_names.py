@@ -86,7 +86,7 @@ def test_corpus_retriever_params_and_topics(data_dir) -> None:
         resolve_corpus("nq-wiki-12", data_dir)
     with pytest.raises(ConfigError, match=r"corpus path .*missing\.jsonl does not exist"):
         resolve_corpus("/nowhere/missing.jsonl")
-    with pytest.raises(ConfigError, match=r"unknown retriever 'bm2' \(did you mean 'bm25'\?\); valid: bm25, dense, hybrid"):
+    with pytest.raises(ConfigError, match=r"unknown retriever 'bm2' \(did you mean 'bm25'\?\); valid: bm25, dense, dpr, hybrid"):
         retrieve("nq-dpr-1k", {"q": "x"}, "bm2", data_dir=data_dir)
     with pytest.raises(ConfigError, match=r"unknown hybrid parameter 'fuson' \(did you mean 'fusion'\?\)"):
         retrieve("nq-dpr-1k", {"q": "x"}, "hybrid", params={"fuson": "rrf"}, data_dir=data_dir)
