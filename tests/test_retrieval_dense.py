@@ -155,7 +155,7 @@ def test_bad_dense_params(mini, tmp_path):
     corpus, queries, _ = mini
     with pytest.raises(ConfigError, match="pooling='max'"):
         retrieve(corpus, queries, "dense", params={"pooling": "max"}, cache_dir=tmp_path)
-    with pytest.raises(ConfigError, match=r"unknown dense parameter\(s\) \['pooler'\]"):
+    with pytest.raises(ConfigError, match=r"unknown dense parameter 'pooler' \(did you mean 'pooling'\?\); valid: "):
         retrieve(corpus, queries, "dense", params={"pooler": "cls"}, cache_dir=tmp_path)
     from retrieval.dense import DenseSearcher
 

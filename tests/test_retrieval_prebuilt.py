@@ -175,7 +175,7 @@ def test_hybrid_needs_an_explicit_alpha(corpus, tmp_path):
         retrieve(corpus, _queries(), "dpr", k=5, cache_dir=tmp_path)
     with pytest.raises(ConfigError, match="cannot search a Pyserini prebuilt corpus.*use 'dpr'"):
         retrieve("prebuilt:" + LUCENE, _queries(), "dense", k=5, cache_dir=tmp_path)
-    with pytest.raises(ConfigError, match=r"unknown dpr parameter\(s\) \['fusion'\] over a Pyserini prebuilt corpus"):
+    with pytest.raises(ConfigError, match=r"unknown dpr parameter 'fusion' over a Pyserini prebuilt corpus; valid: dense_index"):
         retrieve("prebuilt:" + LUCENE, _queries(), "dpr", k=5, params={"fusion": "rrf"}, cache_dir=tmp_path)
 
 
