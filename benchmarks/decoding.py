@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     methods = {
         "rag-standard": {}, "tokrag": {}, "tokrag-layer20of32": {"layer": 20 / 32},
         "rag-replug": {}, "rag-selfrag-filter": {}, "rag-none": {},
+        "rag-cad": {}, "rag-adacad": {}, "rag-ensemble-entropy": {},
     }
     # Interleaved: for every question all methods run back to back (order rotated per question), so
     # load drift on a shared machine hits every method alike; --rounds repeats the whole sweep and
@@ -147,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_replug": round(best["rag-replug"]["per_token_ms"] / base, 3),
         "ratio_selfrag_filter": round(best["rag-selfrag-filter"]["per_token_ms"] / base, 3),
         "ratio_none": round(best["rag-none"]["per_token_ms"] / base, 3),
+        "ratio_cad": round(best["rag-cad"]["per_token_ms"] / base, 3),
+        "ratio_adacad": round(best["rag-adacad"]["per_token_ms"] / base, 3),
+        "ratio_ensemble_entropy": round(best["rag-ensemble-entropy"]["per_token_ms"] / base, 3),
         "per_token_ms_standard": base,
         "peak_rss_mb": round(peak, 1),
         "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k, "max_gen_toks": args.max_gen_toks,

@@ -1,8 +1,8 @@
 """tokrag_model: RAG decoding methods as lm-eval models over one shared multi-context decoder.
 
-Models (lm-eval names): ``tokrag``, ``rag-standard``, ``rag-replug``, ``rag-selfrag-filter``,
-``rag-none`` — one module per method in :mod:`tokrag_model.methods` (its registry
-:data:`tokrag_model.methods.METHODS`), over :mod:`tokrag_model.base`; registered lazily (``module:Class``
+Models (lm-eval names such as ``tokrag``, ``rag-standard``, ``rag-replug``, ``rag-cad``): one module per
+method in :mod:`tokrag_model.methods`, listed in its registry :data:`tokrag_model.methods.METHODS`, over
+:mod:`tokrag_model.base`; registered lazily (``module:Class``
 strings) by the start-up hook :mod:`tokrag_model._lmeval_hook` installed as ``tokrag_lmeval.pth``, so
 plain ``lm_eval --model tokrag ...`` works after ``pip install``; ``tokrag eval ...`` does the same
 explicitly.

@@ -81,6 +81,30 @@ def choice(*options: str) -> Callable[[Any], str]:
     return cast
 
 
+def number_at_least(low: float, strict: bool = False) -> Callable[[Any], float]:
+    """A caster to float that rejects values below ``low`` (or equal to it when ``strict``)."""
+    def cast(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError("expected a number")
+        num = float(value)
+        if num < low or (strict and num == low) or num != num:
+            raise ValueError(f"expected a number {'>' if strict else '>='} {low:g}, got {value!r}")
+        return num
+
+    return cast
+
+
+def int_at_least(low: int) -> Callable[[Any], int]:
+    """A caster to int (whole numbers only) that rejects values below ``low``."""
+    def cast(value: Any) -> int:
+        num = to_opt_int(value)
+        if num is None or num < low:
+            raise ValueError(f"expected an integer >= {low}, got {value!r}")
+        return num
+
+    return cast
+
+
 def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
     if isinstance(value, bool):

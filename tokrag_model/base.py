@@ -262,6 +262,17 @@ class RAGMethodLM(LM):
         within ``budget`` tokens."""
         return self.prompts.pure(context, budget, self.METHOD)
 
+    def encode_per_passage(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict]]:
+        """One RAG prompt per passage (passage + task context; REPLUG-style branches), each within ``budget``.
+
+        Returns the prompts of the passages that fit and those passages, best first; both lists are empty
+        when none fits (the caller then answers closed-book with :meth:`encode_pure`).
+        """
+        ctxs = self.ctxs(doc)
+        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in ctxs]
+        keep = [i for i, e in enumerate(encs) if e.kept]
+        return [encs[i] for i in keep], [ctxs[i] for i in keep]
+
     # ------------------------------------------------------------------ method hooks
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         """Return ``(rule, trace)`` for one generation request."""

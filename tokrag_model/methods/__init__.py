@@ -25,6 +25,9 @@ METHODS: dict[str, str] = {
     "rag-replug": "replug:ReplugLM",
     "rag-selfrag-filter": "selfrag_filter:SelfRAGFilterLM",
     "rag-none": "none:RagNoneLM",
+    "rag-cad": "cad:CADLM",
+    "rag-adacad": "adacad:AdaCADLM",
+    "rag-ensemble-entropy": "ensemble_entropy:EntropyEnsembleLM",
 }
 
 

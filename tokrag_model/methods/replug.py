@@ -51,6 +51,15 @@ def mixture_logprobs(logprobs: torch.Tensor, weights: torch.Tensor) -> torch.Ten
     return torch.logsumexp(lw + logprobs.double(), dim=0).float()
 
 
+def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
+    """``(max_i w_i, −Σ_i w_i·ln w_i)`` of (k,) mixture weights: the top-1 weight and the weight entropy in
+    nats (0 = one passage takes all the mass, ln k = uniform); the trace fields ``top1_weight`` and
+    ``weight_entropy`` of the per-passage methods."""
+    w = weights.double()
+    ent = -float(torch.where(w > 0, w * torch.log(w), torch.zeros_like(w)).sum())
+    return float(w.max()), max(0.0, ent)
+
+
 # ---------------------------------------------------------------------------------------- generation
 class ReplugRule:
     """REPLUG: rows = one (passage + context) prompt per passage; greedy on ``log Σ_i w_i p_i``."""
@@ -90,16 +99,17 @@ class ReplugLM(RAGMethodLM):
             raise ConfigError(f"--model rag-replug: replug_temperature must be > 0, got {c['replug_temperature']}")
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
-        ctxs = self.ctxs(doc)
-        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in ctxs]
-        keep = [i for i, e in enumerate(encs) if e.kept]
-        if not keep:
+        encs, ctxs = self.encode_per_passage(doc, context, budget)
+        if not encs:
             pure = self.encode_pure(context, budget)
-            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "weights": [1.0], "closed_book": True}
-        scores = [float(ctxs[i].get("score", 0.0) or 0.0) for i in keep]
+            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "weights": [1.0], "top1_weight": 1.0,
+                                                                "weight_entropy": 0.0, "closed_book": True}
+        scores = [float(c.get("score", 0.0) or 0.0) for c in ctxs]
         w = replug_weights(scores, self.resolved_config["replug_temperature"], self.resolved_config["replug_mode"])
-        trace = {"passages": [encs[i].kept[0] for i in keep], "weights": [round(float(x), 4) for x in w]}
-        return [encs[i] for i in keep], w, trace
+        top1, ent = weight_summary(w)
+        trace = {"passages": [e.kept[0] for e in encs], "weights": [round(float(x), 4) for x in w],
+                 "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4)}
+        return encs, w, trace
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         encs, w, trace = self._branches(doc, context, budget)
