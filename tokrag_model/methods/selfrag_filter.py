@@ -3,7 +3,13 @@
 
 Not the fine-tuned Self-RAG model (Asai et al., ICLR 2024) and no reflection tokens: the same base LLM as
 every other method judges each passage with a fixed yes/no prompt, ``r = P(Yes)/(P(Yes)+P(No))``;
-passages with ``r ≥ relevance_threshold`` are kept, then one greedy generation (a single branch).
+passages with ``r ≥ relevance_threshold`` are kept (``selection=threshold``, the default row), or the
+``top_m`` passages with the largest ``r`` (``selection=top_m``, the labelled variant row
+``rag-selfrag-filter-top2`` with ``top_m=2``), then one greedy generation (a single branch).
+
+Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
+``r`` ranks this question's gold passages above the others; null without gold passages or without both
+classes among the judged passages).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..args import Arg, to_bool
+from ..args import Arg, choice, int_at_least, to_bool
 from ..base import RAGMethodLM, SingleBranch, branch_logprobs, budget_check
 from ..prompt import Encoded, without_slot
 
@@ -39,6 +45,25 @@ def filter_by_relevance(ratios: Sequence[float], threshold: float = 0.5) -> list
     return [i for i, r in enumerate(ratios) if r >= threshold]
 
 
+def top_m_by_relevance(ratios: Sequence[float], m: int) -> list[int]:
+    """Indices of the ``m`` passages with the largest ``r`` (ties: the better-ranked passage, i.e. the lower
+    index), returned in their original (rank) order; all of them when there are at most ``m``."""
+    best = sorted(range(len(ratios)), key=lambda i: (-ratios[i], i))[:m]
+    return sorted(best)
+
+
+def critic_auc(ratios: Sequence[float], is_gold: Sequence[bool]) -> float | None:
+    """ROC AUC of the critic ratios ``r`` against the gold labels of the same passages: the probability that
+    a gold passage gets a larger ``r`` than a non-gold one, ties counting ½ (Mann–Whitney U / (n_gold·n_other);
+    ``sklearn.metrics.roc_auc_score``). None when the passages are all gold or all non-gold."""
+    labels = [bool(g) for g in is_gold]
+    if len(set(labels)) < 2:
+        return None
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(labels, list(ratios)))
+
+
 # ---------------------------------------------------------------------------------------- lm-eval model
 class SelfRAGFilterLM(RAGMethodLM):
     """``rag-selfrag-filter``: Self-RAG-*style* relevance filtering with the base LLM as critic.
@@ -47,8 +72,14 @@ class SelfRAGFilterLM(RAGMethodLM):
     tokens: the same base LLM as every other method judges each passage with a fixed yes/no prompt
     (:data:`CRITIC_PROMPT`, in the tokenizer's chat template when it has one), ``r = P(Yes)/(P(Yes)+P(No))``
     from the next-token probabilities (summed over the variants "Yes"/" Yes"/"yes"/" yes" and likewise
-    for No). Passages with ``r ≥ relevance_threshold`` (default 0.5) are kept in their original order;
-    if none is kept the model answers closed-book (pure context). Then one greedy generation.
+    for No). Passages with ``r ≥ relevance_threshold`` (default 0.5) are kept in their original order
+    (``selection=threshold``), or the ``top_m`` passages with the largest ``r`` (``selection=top_m``); if none
+    is kept the model answers closed-book (pure context). Then one greedy generation.
+
+    Trace: ``critic`` {docid: r}, ``selection``, ``kept_rate`` (kept / judged passages; null when the doc
+    has none), ``critic_auc`` (:func:`critic_auc` against the doc's ``gold_docids``; null when the doc has
+    no gold ids or the judged passages are all gold or all non-gold), ``passages``, ``dropped``,
+    ``closed_book``.
     """
 
     METHOD = "rag-selfrag-filter"
@@ -56,6 +87,9 @@ class SelfRAGFilterLM(RAGMethodLM):
         "relevance_threshold": Arg(0.5, float, "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold"),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
         "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
+        "selection": Arg("threshold", choice("threshold", "top_m"),
+                         "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r"),
+        "top_m": Arg(2, int_at_least(1), "passages kept with selection=top_m (>= 1)"),
     }
 
     def setup(self) -> None:
@@ -109,10 +143,23 @@ class SelfRAGFilterLM(RAGMethodLM):
                 self._critic_cache[(question, c.get("docid"), c["text"])] = relevance_ratio(ly, ln)
         return ctxs, [self._critic_cache[(question, c.get("docid"), c["text"])] for c in ctxs]
 
+    def select(self, ratios: Sequence[float]) -> list[int]:
+        """Indices of the passages kept, by ``selection`` (threshold or top-m)."""
+        c = self.resolved_config
+        if c["selection"] == "top_m":
+            return top_m_by_relevance(ratios, c["top_m"])
+        return filter_by_relevance(ratios, c["relevance_threshold"])
+
     def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
         ctxs, ratios = self.relevance(doc, context)
-        kept = [ctxs[i] for i in filter_by_relevance(ratios, self.resolved_config["relevance_threshold"])]
-        trace = {"critic": {str(c.get("docid", i)): round(r, 4) for i, (c, r) in enumerate(zip(ctxs, ratios))}}
+        idx = self.select(ratios)
+        kept = [ctxs[i] for i in idx]
+        gold = doc.get("gold_docids") if isinstance(doc, dict) else None
+        auc = critic_auc(ratios, [str(c.get("docid")) in {str(g) for g in gold} for c in ctxs]) if gold else None
+        trace = {"critic": {str(c.get("docid", i)): round(r, 4) for i, (c, r) in enumerate(zip(ctxs, ratios))},
+                 "selection": self.resolved_config["selection"],
+                 "kept_rate": round(len(idx) / len(ctxs), 4) if ctxs else None,
+                 "critic_auc": None if auc is None else round(auc, 4)}
         if kept:
             enc = self.encode_rag(doc, context, budget, ctxs=kept)
         else:
