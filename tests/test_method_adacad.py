@@ -95,3 +95,13 @@ def test_adacad_alphas_are_the_branch_divergence_and_goldens(backbone, docs):  #
     assert len(roll.args[-1]["tokrag_trace"]["windows"][0]["alphas"]) > 0
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
+
+
+@pytest.mark.slow
+def test_adacad_branches_under_a_chat_template(backbone):  # noqa: F811
+    from test_prompt_chat import DOC, PURE_IDS, QUESTION, RAG_IDS, SYSTEM
+
+    lm = AdaCADLM.with_backbone(backbone)
+    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
+    rule, _ = lm.make_rule(DOC, ctx, 2000)
+    assert rule.rows() == [RAG_IDS, PURE_IDS]

@@ -99,3 +99,15 @@ def test_cad_alpha_zero_is_rag_standard_and_default_alpha_goldens(backbone, docs
     (r1,) = cad.loglikelihood_rolling([Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r1, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
+
+
+@pytest.mark.slow
+def test_cad_branches_under_a_chat_template(backbone):  # noqa: F811
+    """--apply_chat_template: the RAG branch has the passages inside the first user turn, the pure branch is the
+    same chat without them (tests/test_prompt_chat.py's golden ids)."""
+    from test_prompt_chat import DOC, PURE_IDS, QUESTION, RAG_IDS, SYSTEM
+
+    lm = CADLM.with_backbone(backbone)
+    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
+    rule, trace = lm.make_rule(DOC, ctx, 2000)
+    assert rule.rows() == [RAG_IDS, PURE_IDS] and trace["passages"] == ["p1", "p2"]

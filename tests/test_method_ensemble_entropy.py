@@ -109,3 +109,18 @@ def test_ensemble_entropy_uniform_limit_is_replug_uniform_and_goldens(backbone, 
     (r,) = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
+
+
+@pytest.mark.slow
+def test_ensemble_branches_under_a_chat_template_are_replugs(backbone):  # noqa: F811
+    """One branch per passage, each passage inside the first user turn: exactly REPLUG's rows."""
+    from test_prompt_chat import DOC, QUESTION, SYSTEM, USER_TURN
+
+    from tokrag_model.methods.replug import ReplugLM
+
+    lm = EntropyEnsembleLM.with_backbone(backbone)
+    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
+    rule, trace = lm.make_rule(DOC, ctx, 2000)
+    assert rule.rows() == ReplugLM.with_backbone(backbone).make_rule(DOC, ctx, 2000)[0].rows()
+    assert len(rule.rows()) == 2 and all(row[14:17] == USER_TURN for row in rule.rows())
+    assert trace["passages"] == ["p1", "p2"]

@@ -170,17 +170,30 @@ GOLDEN_OUT = {
  "rag-none": [
   " Albert Einstein",
   " it's not confirmed yet"
+ ],
+ "rag-cad": [
+  " Wilhelm Conrad Röentgen, of",
+  " the next deadpool movie is"
+ ],
+ "rag-adacad": [
+  " Wilhelm Conrad Röntgen",
+  " the next movie is due to"
+ ],
+ "rag-ensemble-entropy": [
+  " the first Nobel Prize in physics",
+  " the next deadpool movie is"
  ]
 }
 # Tok-RAG follows the pure branch on the first token of question 0 (S_R 0.46 < S_L 0.75 at local layer 6):
 # 'Albert Einstein' (closed-book answer) where rag-standard reads 'Wilhelm Conrad Röntgen' from the passage.
 GOLDEN_TOKRAG = [[["L", 0.4568, 0.7505, 6], ["R=", 0.3758, 0.9994, 16], ["R=", 0.5786, 0.919, 16]], [["Rb", 0.6819, 0.8571, 6], ["R=", 0.363, 0.9951, 6], ["R=", 0.5418, 0.9198, 6], ["R=", 0.5724, 0.9714, 11], ["L", 0.7031, 0.7671, 11], ["R=", 0.4886, 0.9612, 16]]]
-GOLDEN_LL = {"tokrag": -6.478, "rag-standard": -2.844, "rag-replug": -3.951, "rag-selfrag-filter": -8.709, "rag-none": -9.493}
+GOLDEN_LL = {"tokrag": -6.478, "rag-standard": -2.844, "rag-replug": -3.951, "rag-selfrag-filter": -8.709, "rag-none": -9.493,
+             "rag-cad": -4.802, "rag-adacad": -2.327, "rag-ensemble-entropy": -4.243}
 
 
 @pytest.mark.slow
 def test_every_method_runs_on_gemma(gemma, docs, outputs):
-    """All five methods generate and score on Gemma 3; rag-none / rag-standard give exactly what lm-eval's
+    """Every method generates and scores on Gemma 3; rag-none / rag-standard give exactly what lm-eval's
     ``hf`` model gives (transformers' own generate, with its sliding-window caches)."""
     from lm_eval.models.huggingface import HFLM
 
@@ -192,9 +205,11 @@ def test_every_method_runs_on_gemma(gemma, docs, outputs):
     for r in rag_reqs:
         r.arguments = (pb.block(r.doc["ctxs"]) + r.args[0], r.args[1])
     assert outputs["rag-standard"]["out"] == hf.generate_until(rag_reqs, disable_tqdm=True)
-    got = {m: o["out"] for m, o in outputs.items()}
+    # every registered method generates on Gemma; those with golden values (all but a method added since) match
+    assert all(any(s.strip() for s in o["out"]) for o in outputs.values()), {m: o["out"] for m, o in outputs.items()}
+    got = {m: outputs[m]["out"] for m in GOLDEN_OUT}
     tok = [t["tokens"] for t in outputs["tokrag"]["traces"]]
-    lls = {m: o["ll"] for m, o in outputs.items()}
+    lls = {m: outputs[m]["ll"] for m in GOLDEN_LL}
     assert got == GOLDEN_OUT, json.dumps(got, indent=1)
     assert [[(b, layer) for b, _, _, layer in q] for q in tok] == \
         [[(b, layer) for b, _, _, layer in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
