@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from method_helpers import chat_rule, scores
 from test_model_smollm2 import backbone, context_of, docs, gen_requests  # noqa: F401  (fixtures)
 
 from tokrag_model.methods.adacad import AdaCADLM, jensen_shannon
@@ -61,8 +62,6 @@ GOLDEN_LL = (-16.804, -38.282)  # loglikelihood of docs[0]'s answer; loglikeliho
 
 @pytest.mark.slow
 def test_adacad_alphas_are_the_branch_divergence_and_goldens(backbone, docs):  # noqa: F811
-    from lm_eval.api.instance import Instance
-
     from tokrag_model.base import branch_logprobs
     from tokrag_model.decoder import generate
 
@@ -86,12 +85,7 @@ def test_adacad_alphas_are_the_branch_divergence_and_goldens(backbone, docs):  #
     batched = AdaCADLM.with_backbone(backbone, batch_size="4")
     assert batched.generate_until(gen_requests(backbone.tokenizer, docs), disable_tqdm=True) == out
 
-    d = docs[0]
-    (ll, _), = lm.loglikelihood([Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), " " + d["answers"][0]), 0)],
-                                disable_tqdm=True)
-    text = "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen."
-    roll = Instance("loglikelihood_rolling", d, (text,), 0)
-    (r,) = lm.loglikelihood_rolling([roll], disable_tqdm=True)
+    ll, r, roll = scores(lm, docs[0])
     assert len(roll.args[-1]["tokrag_trace"]["windows"][0]["alphas"]) > 0
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
@@ -99,9 +93,7 @@ def test_adacad_alphas_are_the_branch_divergence_and_goldens(backbone, docs):  #
 
 @pytest.mark.slow
 def test_adacad_branches_under_a_chat_template(backbone):  # noqa: F811
-    from test_prompt_chat import DOC, PURE_IDS, QUESTION, RAG_IDS, SYSTEM
+    from test_prompt_chat import PURE_IDS, RAG_IDS
 
-    lm = AdaCADLM.with_backbone(backbone)
-    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
-    rule, _ = lm.make_rule(DOC, ctx, 2000)
+    rule, _ = chat_rule(AdaCADLM.with_backbone(backbone))
     assert rule.rows() == [RAG_IDS, PURE_IDS]

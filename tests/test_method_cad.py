@@ -7,7 +7,8 @@ import math
 
 import pytest
 import torch
-from test_model_smollm2 import backbone, context_of, docs, gen_requests  # noqa: F401  (fixtures)
+from method_helpers import chat_rule, scores
+from test_model_smollm2 import backbone, docs, gen_requests  # noqa: F401  (fixtures)
 
 from tokrag_model.methods.cad import CAD_ALPHA, CADLM, CADRule, cad_logprobs
 
@@ -67,8 +68,6 @@ GOLDEN_LL = (-15.442, -47.429)  # loglikelihood of docs[0]'s answer; loglikeliho
 
 @pytest.mark.slow
 def test_cad_alpha_zero_is_rag_standard_and_default_alpha_goldens(backbone, docs):  # noqa: F811
-    from lm_eval.api.instance import Instance
-
     from tokrag_model.methods.standard import RagStandardLM
 
     std = RagStandardLM.with_backbone(backbone)
@@ -85,18 +84,11 @@ def test_cad_alpha_zero_is_rag_standard_and_default_alpha_goldens(backbone, docs
     batched = CADLM.with_backbone(backbone, batch_size="4")
     assert batched.generate_until(gen_requests(backbone.tokenizer, docs), disable_tqdm=True) == out
 
-    d = docs[0]
-    req = lambda: Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), " " + d["answers"][0]), 0)  # noqa: E731
-    (ll_std, _), = std.loglikelihood([req()], disable_tqdm=True)
-    (ll0, _), = cad0.loglikelihood([req()], disable_tqdm=True)
-    assert ll0 == pytest.approx(ll_std, abs=1e-4)
-    (ll, _), = cad.loglikelihood([req()], disable_tqdm=True)
-    text = "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen."
-    roll = Instance("loglikelihood_rolling", d, (text,), 0)
-    (r0,), (r_std,) = cad0.loglikelihood_rolling([roll], disable_tqdm=True), std.loglikelihood_rolling(
-        [Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
-    assert r0 == pytest.approx(r_std, abs=1e-3) and r0 < 0
-    (r1,) = cad.loglikelihood_rolling([Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
+    ll_std, r_std, _ = scores(std, docs[0])
+    ll0, r0, _ = scores(cad0, docs[0])
+    assert ll0 == pytest.approx(ll_std, abs=1e-4) and r0 == pytest.approx(r_std, abs=1e-3) and r0 < 0
+    ll, r1, roll = scores(cad, docs[0])
+    assert roll.args[-1]["tokrag_trace"]["windows"][0]["alpha"] == 1.0
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r1, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
 
@@ -105,9 +97,7 @@ def test_cad_alpha_zero_is_rag_standard_and_default_alpha_goldens(backbone, docs
 def test_cad_branches_under_a_chat_template(backbone):  # noqa: F811
     """--apply_chat_template: the RAG branch has the passages inside the first user turn, the pure branch is the
     same chat without them (tests/test_prompt_chat.py's golden ids)."""
-    from test_prompt_chat import DOC, PURE_IDS, QUESTION, RAG_IDS, SYSTEM
+    from test_prompt_chat import PURE_IDS, RAG_IDS
 
-    lm = CADLM.with_backbone(backbone)
-    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
-    rule, trace = lm.make_rule(DOC, ctx, 2000)
+    rule, trace = chat_rule(CADLM.with_backbone(backbone))
     assert rule.rows() == [RAG_IDS, PURE_IDS] and trace["passages"] == ["p1", "p2"]

@@ -7,7 +7,8 @@ import math
 
 import pytest
 import torch
-from test_model_smollm2 import backbone, context_of, docs, gen_requests  # noqa: F401  (fixtures)
+from method_helpers import chat_rule, scores
+from test_model_smollm2 import backbone, docs, gen_requests  # noqa: F401  (fixtures)
 
 from tokrag_model.methods.ensemble_entropy import (
     EntropyEnsembleLM,
@@ -81,8 +82,6 @@ GOLDEN_LL = (-16.512, -27.81)  # loglikelihood of docs[0]'s answer; loglikelihoo
 
 @pytest.mark.slow
 def test_ensemble_entropy_uniform_limit_is_replug_uniform_and_goldens(backbone, docs):  # noqa: F811
-    from lm_eval.api.instance import Instance
-
     from tokrag_model.methods.replug import ReplugLM
 
     uni = ReplugLM.with_backbone(backbone, replug_mode="uniform")
@@ -102,11 +101,8 @@ def test_ensemble_entropy_uniform_limit_is_replug_uniform_and_goldens(backbone, 
     batched = EntropyEnsembleLM.with_backbone(backbone, batch_size="4")
     assert batched.generate_until(gen_requests(backbone.tokenizer, docs), disable_tqdm=True) == out
 
-    d = docs[0]
-    (ll, _), = lm.loglikelihood([Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), " " + d["answers"][0]), 0)],
-                                disable_tqdm=True)
-    text = "The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Röntgen."
-    (r,) = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", d, (text,), 0)], disable_tqdm=True)
+    ll, r, roll = scores(lm, docs[0])
+    assert roll.args[-1]["tokrag_trace"]["windows"][0]["token_weights"]
     assert out == GOLDEN_OUT
     assert (round(ll, 3), round(r, 3)) == pytest.approx(GOLDEN_LL, abs=1e-2)
 
@@ -114,13 +110,11 @@ def test_ensemble_entropy_uniform_limit_is_replug_uniform_and_goldens(backbone, 
 @pytest.mark.slow
 def test_ensemble_branches_under_a_chat_template_are_replugs(backbone):  # noqa: F811
     """One branch per passage, each passage inside the first user turn: exactly REPLUG's rows."""
-    from test_prompt_chat import DOC, QUESTION, SYSTEM, USER_TURN
+    from test_prompt_chat import USER_TURN
 
     from tokrag_model.methods.replug import ReplugLM
 
-    lm = EntropyEnsembleLM.with_backbone(backbone)
-    ctx = lm.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
-    rule, trace = lm.make_rule(DOC, ctx, 2000)
-    assert rule.rows() == ReplugLM.with_backbone(backbone).make_rule(DOC, ctx, 2000)[0].rows()
+    rule, trace = chat_rule(EntropyEnsembleLM.with_backbone(backbone))
+    assert rule.rows() == chat_rule(ReplugLM.with_backbone(backbone))[0].rows()
     assert len(rule.rows()) == 2 and all(row[14:17] == USER_TURN for row in rule.rows())
     assert trace["passages"] == ["p1", "p2"]
