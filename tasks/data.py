@@ -255,11 +255,15 @@ def _webq_pool(data_dir: str | os.PathLike | None, hub_id: str) -> list[dict] | 
 
 
 def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike | None = None,
-                  oracle_file: str | os.PathLike | None = None, hub_id: str | None = None) -> list[dict]:
+                  oracle_file: str | os.PathLike | None = None, hub_id: str | None = None, *,
+                  hub_split: str | None = None, questions: Any = None) -> list[dict]:
     """The rows of one split (``test`` | ``dev`` | ``fewshot``) of a QA data set, in file order.
 
-    ``dataset``: ``nq_open`` | ``nq_oracle`` | ``webq``. Rows are those of :func:`load_nq_open`,
-    :func:`load_nq_oracle` and :func:`load_webq`, filtered by :func:`qa_split_of` (module docstring).
+    ``dataset``: ``nq_open`` | ``nq_oracle`` | ``webq``, a family of :data:`tasks.sources.FAMILIES`
+    (``hub_split`` names its hub split) or ``byo`` (``questions``: :mod:`tasks.byo`). Rows are those of
+    :func:`load_nq_open`, :func:`load_nq_oracle`, :func:`load_webq`, :func:`tasks.sources.load_family` and
+    :func:`tasks.byo.load_questions`, filtered by :func:`qa_split_of` (module docstring; the families and
+    ``byo`` are cut like NQ-open: one question in ten, by hash of its text, goes to the dev pool).
     The three splits of a data set are disjoint by qid and by question text.
 
     Raises:
@@ -290,6 +294,14 @@ def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike
             if qa_split_of(r["question"], in_pool=True) == split:
                 out.append(r)
         return out
+    elif dataset == "byo":
+        from .byo import load_questions
+
+        rows = load_questions(questions, split=hub_split)
     else:
-        raise ConfigError(f"dataset={dataset!r}: expected one of nq_open, nq_oracle, webq")
+        from .sources import FAMILIES, load_family
+
+        if dataset not in FAMILIES:
+            raise ConfigError(f"dataset={dataset!r}: expected one of nq_open, nq_oracle, webq, {', '.join(FAMILIES)}, byo")
+        rows = load_family(dataset, data_dir=data_dir, hub_id=hub_id, hub_split=hub_split)
     return [r for r in rows if qa_split_of(r["question"]) == split]

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval.errors import ConfigError
+from retrieval.errors import ConfigError, DataError
 
 from .metrics import normalize_answer
 
@@ -185,15 +185,17 @@ def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple
     return cands[_rng(seed, "counterfactual", qid).randrange(len(cands))]
 
 
-QA_DATASETS = ("nq_open", "nq_oracle", "webq")
+QA_DATASETS = ("nq_open", "nq_oracle", "webq")  # plus the families of tasks.sources.FAMILIES and "byo"
 
 
-def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id: str | None = None) -> list[dict]:
+def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id: str | None = None,
+               hub_split: str | None = None, questions: Any = None) -> list[dict]:
     from . import data
+    from .sources import FAMILIES
 
-    if dataset not in QA_DATASETS:
-        raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS)}")
-    rows = data.load_qa_split(dataset, split, data_dir, oracle_file, hub_id)
+    if dataset not in QA_DATASETS + tuple(FAMILIES) + ("byo",):
+        raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS + tuple(FAMILIES) + ('byo',))}")
+    rows = data.load_qa_split(dataset, split, data_dir, oracle_file, hub_id, hub_split=hub_split, questions=questions)
     if dataset == "nq_open":
         gold = data.nq_gold_ids_by_question(data_dir)
         for r in rows:
@@ -221,14 +223,18 @@ def build_qa_docs(
     retriever_params: dict | None = None,
     cache_dir: Any = None,
     hub_id: str | None = None,
+    hub_split: str | None = None,
+    questions: Any = None,
 ) -> list[dict]:
     """Docs of one QA task: question rows with ``ctxs`` (see the module docstring for the fields).
 
     Args:
-        dataset: ``nq_open`` | ``nq_oracle`` | ``webq``.
-        retriever: ``bm25`` | ``dense`` | ``hybrid`` (ignored when ``gold_only``).
-        corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests) or a
-            corpus file path (any format of :func:`retrieval.load_corpus`).
+        dataset: ``nq_open`` | ``nq_oracle`` | ``webq``, a family of :data:`tasks.sources.FAMILIES`
+            (``triviaqa``, ``squad_open``, ``popqa``, ``kilt_trex``, ...) or ``byo`` (``questions``, :mod:`tasks.byo`).
+        retriever: ``bm25`` | ``dense`` | ``hybrid`` | ``dpr`` (ignored when ``gold_only``).
+        corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests), a
+            corpus file path (any format of :func:`retrieval.load_corpus`) or ``prebuilt:wikipedia-dpr-100w``
+            (Pyserini's prebuilt indexes: :mod:`retrieval.prebuilt`; no noise variants).
         k: passages per question (>= 1).
         noise: fraction of the k passages replaced by random corpus passages (0, 0.2, ..., 1).
         counterfactual: put the answer-swapped gold passage in place of the gold passage (at rank 1
@@ -240,7 +246,10 @@ def build_qa_docs(
             (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration).
         max_docs: keep only the first N questions of the split (file order) before retrieval.
         hub_id: hub dataset id used when no local data folder is set (default
-            ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions``).
+            ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions`` / the family's), or a
+            local folder in the hub's layout (families).
+        hub_split: the hub split of a family / of ``byo`` questions from the hub (default: the family's).
+        questions: ``byo`` only: the questions JSONL file or hub id.
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
@@ -251,7 +260,7 @@ def build_qa_docs(
     n_noise(noise, k)
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
-    rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id)
+    rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id, hub_split, questions)
     pool: dict = {}
     if counterfactual:  # substitutes come from every question of the data set, whatever the split
         from .data import load_nq_oracle
@@ -259,21 +268,34 @@ def build_qa_docs(
         pool = substitute_pool([(r["qid"], r["answers"][0]) for r in load_nq_oracle(data_dir, oracle_file)])
     if max_docs not in (None, "", 0):
         rows = rows[: int(max_docs)]
+    if not rows:
+        raise DataError(f"dataset {dataset!r}, split {split!r}: no questions (check the data, the split and max_docs)")
 
     run_fp = "gold"
     ctxs_of: dict[str, list[dict]] = {}
     corpus_obj = None
-    if not gold_only or noise > 0:
+    prebuilt = isinstance(corpus, str) and corpus.startswith("prebuilt:")
+    if prebuilt and (noise > 0 or gold_only):
+        raise ConfigError(f"corpus={corpus!r}: noise and gold-only variants draw passages from a local corpus; use one")
+    if prebuilt and dataset != "byo":  # the known gold ids are passages of the local corpora, not of Pyserini's
+        for r in rows:
+            r["gold_docids"] = []
+    if (not gold_only or noise > 0) and not prebuilt:
         from retrieval.corpus import resolve_corpus
 
         corpus_obj = resolve_corpus(corpus, data_dir=data_dir)
+        if dataset == "byo":  # every question of the file, whatever the split
+            from .byo import check_gold_ids, load_questions
+
+            check_gold_ids(load_questions(questions, split=hub_split), corpus_obj)
     if not gold_only:
         from retrieval import check_run_sanity, retrieve
 
-        queries = {r["qid"]: r["question"] for r in rows}
+        queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # "query": a shorter retrieval query (WoW)
         if len(queries) != len(rows):
             raise ConfigError(f"dataset {dataset}: duplicate qids in the question set")
-        run = retrieve(corpus_obj, queries, retriever=retriever, k=k, params=retriever_params, cache_dir=cache_dir)
+        run = retrieve(corpus if prebuilt else corpus_obj, queries, retriever=retriever, k=k, params=retriever_params,
+                       cache_dir=cache_dir)
         check_run_sanity(run)
         run_fp = str(run.fingerprint)
         for qid, hits in run.ctxs.items():

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 _QA_KEYS = {
     "dataset", "retriever", "corpus", "hits", "noise", "counterfactual", "gold_only", "seed", "data_dir",
-    "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id",
+    "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id", "hub_split", "questions",
 }
 _WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
 # Keys lm-eval itself puts into a task's metadata.
@@ -82,16 +82,17 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     (:func:`tasks.data.qa_split_of`), so no evaluated question is ever another's example.
 
     Metadata keys (YAML ``metadata:``, overridable with ``--metadata '{...}'``):
-    ``dataset`` (nq_open | nq_oracle | webq), ``retriever`` (bm25 | dense | hybrid), ``corpus``
-    (a ``retrieval.named_corpus`` name, default nq-wiki-12k, or a corpus file path), ``hits`` (passages
-    retrieved per question, 5), ``noise`` (0..1),
+    ``dataset`` (nq_open | nq_oracle | webq | a ``tasks.sources.FAMILIES`` name | byo), ``retriever``
+    (bm25 | dense | hybrid | dpr), ``corpus`` (a ``retrieval.named_corpus`` name, default nq-wiki-12k, a corpus
+    file path, or ``prebuilt:wikipedia-dpr-100w``), ``hits`` (passages retrieved per question, 5), ``noise`` (0..1),
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
     ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
-    ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set). Other keys
-    (``version``, ``config_source``, the model arguments lm-eval merges in) are ignored, except near misses
-    of these (:func:`check_metadata_keys`).
+    ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set, or a local
+    folder in the hub's layout), ``hub_split`` (a family's hub split), ``questions`` (byo: your questions,
+    ``tasks.byo``). Other keys (``version``, ``config_source``, the model arguments lm-eval merges in) are
+    ignored, except near misses of these (:func:`check_metadata_keys`).
 
     Raises:
         ConfigError / DataError / OfflineError with the argument or file at fault.
@@ -118,13 +119,18 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     split = str(kw.get("split", "test"))
     if split not in ("test", "dev"):
         raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
+    if dataset == "byo" and ("questions" not in kw or "corpus" not in kw):
+        from .byo import EXAMPLE
+
+        raise ConfigError(f"the rag_qa_{{bm25,dense,hybrid}} tasks read your own questions and corpus: {EXAMPLE}")
     docs = build_qa_docs(dataset, **kw)
     if not docs:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
     for d in docs:
         d["prompt"], d["instruction"] = prompt, QA_PROMPTS[prompt]
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
-             for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))]
+             for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
+                                    hub_split=kw.get("hub_split"), questions=kw.get("questions"))]
     return {"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)}
 
 

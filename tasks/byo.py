@@ -1,0 +1,113 @@
+"""Bring your own QA data: the questions of the ``rag_qa_{bm25,dense,hybrid}`` tasks.
+
+``--metadata '{"questions": PATH_OR_HUB_ID, "corpus": NAME_OR_PATH}'``:
+
+* ``questions``: a JSONL file (``.jsonl`` or ``.jsonl.gz``), one question per line::
+
+      {"id": "q1", "question": "who wrote hamlet", "answers": ["William Shakespeare", "Shakespeare"], "gold_docids": ["p7"]}
+
+  ``question`` (non-empty text) and ``answers`` (a non-empty list of gold answer strings) are required; ``id``
+  (a single token; default ``q<line index>``) and ``gold_docids`` (ids of passages of the corpus that answer
+  it; they give the ``gold_at_k`` metric) are optional. A hub id is read with ``datasets.load_dataset(id,
+  split=hub_split)`` (default split ``test``) and checked the same way.
+* ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
+  JSONL, DPR TSV, a folder of them), a named corpus (``nq-wiki-12k``), or ``prebuilt:wikipedia-dpr-100w``.
+
+Each bad input is one line that names the file and line: a missing field, an empty answer list, a
+duplicate id, and gold ids that the corpus does not hold (checked once the corpus is loaded; not for
+prebuilt corpora, whose ids cannot be listed cheaply).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError, DataError, OfflineError
+
+_WS = re.compile(r"\s")
+EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
+
+
+def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
+    """``[(where, row)]`` of a JSONL file (``path:line``) or a hub data set (``id[split][i]``)."""
+    p = Path(str(spec)).expanduser()
+    if p.is_file():
+        from retrieval.io import read_jsonl
+
+        return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
+    if p.exists() or str(spec).endswith((".jsonl", ".jsonl.gz", ".json")) or str(spec).startswith((".", "/", "~")):
+        raise ConfigError(f"questions {spec!r}: no such file (give a JSONL file with question and answers per line, or a hub id)")
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(str(spec), split=split)
+    except Exception as exc:  # noqa: BLE001 - offline, a typo, a private set
+        raise OfflineError(
+            f"questions {spec!r} is not a file and cannot be loaded from the hub (split {split!r}): {type(exc).__name__}; "
+            "give a local JSONL file instead"
+        ) from exc
+    return [(f"{spec}[{split}][{i}]", dict(r)) for i, r in enumerate(ds)]
+
+
+def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
+    """Read and check bring-your-own questions (module docstring).
+
+    Returns:
+        rows ``{qid, question, answers, gold_docids, where}`` in file order (``where`` = ``path:line``).
+
+    Raises:
+        ConfigError: no ``questions`` given, or a path that does not exist. DataError: a missing or empty
+        field, answers that are not a non-empty list of strings, an id with whitespace, a duplicate id
+        (both lines named). OfflineError: a hub id that cannot be loaded.
+    """
+    if spec in (None, ""):
+        raise ConfigError(f"the rag_qa_* tasks read your questions: {EXAMPLE}")
+    out: list[dict] = []
+    first: dict[str, str] = {}
+    for i, (where, r) in enumerate(_rows(str(spec), split or "test")):
+        q = r.get("question")
+        if q is None:
+            raise DataError(f"{where}: missing field 'question' (each line needs \"question\" and \"answers\": [...])")
+        if not isinstance(q, str) or not q.strip():
+            raise DataError(f"{where}: 'question' must be non-empty text, got {q!r}")
+        if "answers" not in r or r["answers"] is None:
+            raise DataError(f"{where}: missing field 'answers' (a list of gold answer strings, e.g. [\"Paris\"])")
+        answers = r["answers"]
+        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+            raise DataError(f"{where}: 'answers' must be a list of strings, got {answers!r}")
+        answers = [a for a in answers if a.strip()]
+        if not answers:
+            raise DataError(f"{where}: 'answers' is empty; give at least one gold answer")
+        raw_id = r.get("id")
+        qid = f"q{i}" if raw_id in (None, "") else str(raw_id)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int, type(None))):
+            raise DataError(f"{where}: 'id' must be a string or an integer, got {raw_id!r}")
+        if _WS.search(qid):
+            raise DataError(f"{where}: id {qid!r} contains whitespace; ids must be single tokens (TREC runs)")
+        if qid in first:
+            raise DataError(f"{where}: duplicate id {qid!r} (first at {first[qid]}); ids must be unique")
+        first[qid] = where
+        gold = r.get("gold_docids") or []
+        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) and not isinstance(g, bool) for g in gold):
+            raise DataError(f"{where}: 'gold_docids' must be a list of passage ids, got {gold!r}")
+        out.append({"qid": qid, "question": q, "answers": answers, "gold_docids": [str(g) for g in gold], "where": where})
+    if not out:
+        raise DataError(f"questions {spec}: no questions")
+    return out
+
+
+def check_gold_ids(rows: list[dict], corpus: Any) -> None:
+    """Every ``gold_docids`` entry must be a passage of ``corpus`` (a :class:`retrieval.Corpus`).
+
+    Raises:
+        DataError: naming the first question (file and line) whose gold ids are missing, and the corpus.
+    """
+    for r in rows:
+        missing = [g for g in r.get("gold_docids", []) if g not in corpus]
+        if missing:
+            raise DataError(
+                f"{r.get('where', r['qid'])}: gold_docids {missing[:5]} are not in corpus {corpus.source} ({len(corpus)} passages); "
+                "fix the ids or pass the corpus that holds them"
+            )

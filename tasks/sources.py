@@ -1,0 +1,279 @@
+"""Question sets of the Tok-RAG paper's task families, from the hub or a local folder with the hub's schema.
+
+Every family is read the same way (:func:`hub_rows`): task metadata ``hub_id`` may be a hub id (the default
+below) or a local folder/file; else a folder named like the hub dataset inside the data folder
+(``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub. A local
+folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json}`` or
+``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows), so a ``datasets`` export or a hand-written
+fixture of a few rows both work offline.
+
+The families (:data:`FAMILIES`), their hub split and what becomes a QA row ``{qid, question, answers}``:
+
+========== =============================== ============== ===========================================================
+family     hub id (config)                 split (size)   question / gold answers
+========== =============================== ============== ===========================================================
+triviaqa   mandarjoshi/trivia_qa           validation     ``question``; ``answer.value`` + every ``answer.aliases``
+           (rc.nocontext)                  (17,944)
+squad_open rajpurkar/squad (plain_text)    validation     ``question`` (no context: open-domain); distinct
+                                           (10,570)       ``answers.text``
+popqa      akariasai/PopQA                 test (14,267)  ``question``; ``possible_answers`` (a JSON list)
+kilt_trex  facebook/kilt_tasks (trex)      validation     ``input`` = "subject [SEP] relation" rendered as "What is
+                                           (5,000)        the <relation> of <subject>?"; distinct ``output[].answer``
+kilt_zsre  facebook/kilt_tasks             validation     the first ``meta.template_questions`` (else as T-REx);
+           (structured_zeroshot)           (3,724)        distinct ``output[].answer``
+kilt_eli5  facebook/kilt_tasks (eli5)      validation     ``input`` (the question); references ``output[].answer``
+                                           (1,507)
+kilt_wow   facebook/kilt_tasks (wow)       validation     ``input`` (the dialogue so far, turns separated by newlines;
+                                           (3,054)        retrieval query: its first and last two turns); references
+                                                          ``output[].answer`` (the next turn)
+========== =============================== ============== ===========================================================
+
+Rows keep the hub's id as ``qid`` (whitespace replaced by ``_``) and add ``gold_docids: []`` (none of these
+sets names passages of the DPR Wikipedia). Long-form rows (ELI5, WoW) carry ``answers`` = the references.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError, DataError, OfflineError
+
+_WS = re.compile(r"\s+")
+
+
+# ----------------------------------------------------------------------------------------------- reading
+def _local_files(root: Path, config: str | None, split: str) -> list[Path]:
+    """The files of ``split`` in a local copy of a hub dataset (module docstring), or [] when none."""
+    if root.is_file():
+        return [root]
+    pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?\.(parquet|jsonl|json)(\.gz)?$")
+    for folder in ([root / config] if config else []) + [root]:
+        if (folder / split).is_dir():
+            folder = folder / split
+            files = sorted(f for f in folder.iterdir() if f.is_file() and re.search(r"\.(parquet|jsonl|json)(\.gz)?$", f.name))
+        else:
+            files = sorted(f for f in folder.iterdir() if f.is_file() and pattern.match(f.name)) if folder.is_dir() else []
+        if files:
+            return files
+    return []
+
+
+def _read_local(files: list[Path]) -> list[dict]:
+    from retrieval.io import read_jsonl
+
+    rows: list[dict] = []
+    for f in files:
+        name = f.name.removesuffix(".gz")
+        if name.endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            rows.extend(pq.read_table(f).to_pylist())
+        elif name.endswith(".json") and not _is_jsonl(f):
+            try:
+                data = json.loads(f.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise DataError(f"{f}: not valid JSON ({exc})") from None
+            if not isinstance(data, list):
+                raise DataError(f"{f}: expected a JSON array of rows (or JSON lines)")
+            rows.extend(data)
+        else:
+            rows.extend(obj for _, obj in read_jsonl(f))
+    return rows
+
+
+def _is_jsonl(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(1).strip()
+    return head == b"{"
+
+
+def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:
+    """The raw rows of a hub dataset split, from a local copy when there is one (module docstring).
+
+    Returns:
+        ``(rows, source)``; ``source`` names the folder/files or the hub id (for error messages and task cards).
+
+    Raises:
+        ConfigError: a local path without files for the split. DataError: a malformed local file.
+        OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
+    """
+    from .data import resolve_data_dir
+
+    candidates: list[Path] = []
+    if Path(str(hub_id)).expanduser().exists():
+        candidates.append(Path(str(hub_id)).expanduser().resolve())
+    else:
+        root = resolve_data_dir(data_dir)
+        if root is not None and local_name and (root / local_name).exists():
+            candidates.append(root / local_name)
+    for c in candidates:
+        files = _local_files(c, config, split)
+        if not files:
+            raise ConfigError(
+                f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}; lay it out like the hub: "
+                f"{c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet)"
+            )
+        return _read_local(files), str(c)
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(hub_id, config, split=split)
+    except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
+        raise OfflineError(
+            f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: "
+            f"{type(exc).__name__}: {str(exc)[:200]}. Offline, give a local copy in the hub's layout: "
+            f"--metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}' or a {local_name!r} folder in the data folder"
+        ) from exc
+    return [dict(r) for r in ds], f"{hub_id}{f' ({config})' if config else ''} {split}"
+
+
+# ----------------------------------------------------------------------------------------------- fields
+def _qid(value: Any, where: str) -> str:
+    qid = _WS.sub("_", str(value).strip())
+    if not qid:
+        raise DataError(f"{where}: empty id")
+    return qid
+
+
+def _distinct(values: list[Any]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, str) and v.strip() and v not in out:
+            out.append(v)
+    return out
+
+
+def _need(row: dict, key: str, where: str) -> Any:
+    if key not in row or row[key] is None:
+        raise DataError(f"{where}: missing field {key!r} (row has {sorted(row)})")
+    return row[key]
+
+
+def _answers_or_error(answers: list[str], where: str) -> list[str]:
+    if not answers:
+        raise DataError(f"{where}: no gold answer (every row needs at least one non-empty answer)")
+    return answers
+
+
+def triviaqa_row(r: dict, where: str) -> dict:
+    ans = _need(r, "answer", where)
+    if not isinstance(ans, dict):
+        raise DataError(f"{where}: 'answer' must be an object with 'value' and 'aliases'")
+    golds = _distinct([ans.get("value")] + list(ans.get("aliases") or []))
+    return {"qid": _qid(_need(r, "question_id", where), where), "question": str(_need(r, "question", where)),
+            "answers": _answers_or_error(golds, where)}
+
+
+def squad_row(r: dict, where: str) -> dict:
+    ans = _need(r, "answers", where)
+    texts = ans.get("text") if isinstance(ans, dict) else None
+    if not isinstance(texts, list):
+        raise DataError(f"{where}: 'answers' must be an object with a 'text' list")
+    return {"qid": _qid(_need(r, "id", where), where), "question": str(_need(r, "question", where)).strip(),
+            "answers": _answers_or_error(_distinct(texts), where)}
+
+
+def popqa_row(r: dict, where: str) -> dict:
+    raw = _need(r, "possible_answers", where)
+    try:
+        answers = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise DataError(f"{where}: 'possible_answers' is not a JSON list: {raw!r}") from None
+    if not isinstance(answers, list):
+        raise DataError(f"{where}: 'possible_answers' must be a list")
+    return {"qid": "popqa-" + _qid(_need(r, "id", where), where), "question": str(_need(r, "question", where)),
+            "answers": _answers_or_error(_distinct(answers), where)}
+
+
+def slot_question(kilt_input: str) -> str:
+    """KILT slot-filling input ``"subject [SEP] relation"`` -> ``"What is the relation of subject?"``."""
+    subject, sep, relation = kilt_input.partition("[SEP]")
+    if not sep:
+        return kilt_input.strip()
+    return f"What is the {relation.strip()} of {subject.strip()}?"
+
+
+def _kilt_outputs(r: dict, where: str) -> list[str]:
+    out = _need(r, "output", where)
+    if not isinstance(out, list):
+        raise DataError(f"{where}: 'output' must be a list of {{answer, provenance}}")
+    return _distinct([o.get("answer") for o in out if isinstance(o, dict)])
+
+
+def kilt_slot_row(r: dict, where: str, *, templates: bool = False) -> dict:
+    question = slot_question(str(_need(r, "input", where)))
+    if templates:
+        tq = ((r.get("meta") or {}).get("template_questions")) or []
+        if tq and isinstance(tq[0], str) and tq[0].strip():
+            question = tq[0].strip()
+    return {"qid": _qid(_need(r, "id", where), where), "question": question,
+            "answers": _answers_or_error(_kilt_outputs(r, where), where)}
+
+
+def kilt_gen_row(r: dict, where: str) -> dict:
+    return {"qid": _qid(_need(r, "id", where), where), "question": str(_need(r, "input", where)).strip(),
+            "answers": _answers_or_error(_kilt_outputs(r, where), where)}
+
+
+DIALOGUE_QUERY_TURNS = 2
+"""WoW retrieval query: the dialogue's first turn (it usually names the topic) and its last two turns (a
+long history would exceed what the DPR question encoder reads); the prompt still shows the whole dialogue."""
+
+
+def kilt_dialogue_row(r: dict, where: str) -> dict:
+    row = kilt_gen_row(r, where)
+    turns = [t.strip() for t in row["question"].split("\n") if t.strip()]
+    picked = turns[:1] + [t for t in turns[1:][-DIALOGUE_QUERY_TURNS:]]
+    row["query"] = " ".join(picked)
+    return row
+
+
+FAMILIES: dict[str, dict[str, Any]] = {
+    "triviaqa": {"hub_id": "mandarjoshi/trivia_qa", "config": "rc.nocontext", "split": "validation", "local": "trivia_qa",
+                 "row": triviaqa_row},
+    "squad_open": {"hub_id": "rajpurkar/squad", "config": "plain_text", "split": "validation", "local": "squad", "row": squad_row},
+    "popqa": {"hub_id": "akariasai/PopQA", "config": None, "split": "test", "local": "PopQA", "row": popqa_row},
+    "kilt_trex": {"hub_id": "facebook/kilt_tasks", "config": "trex", "split": "validation", "local": "kilt_tasks",
+                  "row": kilt_slot_row},
+    "kilt_zsre": {"hub_id": "facebook/kilt_tasks", "config": "structured_zeroshot", "split": "validation", "local": "kilt_tasks",
+                  "row": lambda r, w: kilt_slot_row(r, w, templates=True)},
+    "kilt_eli5": {"hub_id": "facebook/kilt_tasks", "config": "eli5", "split": "validation", "local": "kilt_tasks", "row": kilt_gen_row},
+    "kilt_wow": {"hub_id": "facebook/kilt_tasks", "config": "wow", "split": "validation", "local": "kilt_tasks",
+                 "row": kilt_dialogue_row},
+}
+"""Family name -> hub id, config, split, local folder name and row converter (module docstring)."""
+
+
+def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None, hub_split: str | None = None) -> list[dict]:
+    """QA rows ``{qid, question, answers, gold_docids: []}`` of a family (:data:`FAMILIES`), in the hub's order.
+
+    Raises:
+        ConfigError: an unknown family. DataError: a row without the family's fields or gold answers, or
+        duplicate ids (row named). OfflineError: see :func:`hub_rows`.
+    """
+    if family not in FAMILIES:
+        raise ConfigError(f"unknown dataset {family!r}; families: {', '.join(FAMILIES)}")
+    f = FAMILIES[family]
+    rows, source = hub_rows(hub_id or f["hub_id"], f["config"], hub_split or f["split"], data_dir=data_dir, local_name=f["local"])
+    convert: Callable[[dict, str], dict] = f["row"]
+    out: list[dict] = []
+    seen: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        where = f"{source} row {i}"
+        row = convert(r, where)
+        if row["qid"] in seen:
+            raise DataError(f"{where}: duplicate id {row['qid']!r} (also row {seen[row['qid']]})")
+        seen[row["qid"]] = i
+        row["gold_docids"] = []
+        out.append(row)
+    if not out:
+        raise DataError(f"{source}: no rows")
+    return out
+
+
+__all__ = ["FAMILIES", "hub_rows", "load_family", "slot_question"]
+
