@@ -219,6 +219,8 @@ def test_loglikelihood_every_method(backbone, docs, outputs):
         req = Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), " " + d["answers"][0]), 0)
         (ll, greedy), = o["lm"].loglikelihood([req], disable_tqdm=True)
         got[name] = round(ll, 3)
+        # the token count travels with the value (token perplexity of the LM tasks)
+        assert ll.n_tokens == len(o["lm"].cont_ids(*o["lm"].split_context(req.args[0], req.args[1]))) > 0
     assert got == pytest.approx(GOLDEN_LL, abs=1e-2), got
     assert got["rag-standard"] > got["rag-none"]  # the gold passage makes the answer more likely
 

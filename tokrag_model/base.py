@@ -44,6 +44,21 @@ from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slo
 log = logging.getLogger(__name__)
 
 
+class LogLikelihood(float):
+    """A log-likelihood in nats that also carries ``n_tokens``, the number of continuation tokens scored; to
+    everything else it is a float. Tasks read it for per-token perplexity (``tasks/wikitext.py``)."""
+
+    n_tokens: int
+
+    def __new__(cls, value: float, n_tokens: int) -> "LogLikelihood":
+        obj = super().__new__(cls, value)
+        obj.n_tokens = int(n_tokens)
+        return obj
+
+    def __reduce__(self):  # pickled by lm-eval's cache and data-parallel gathers
+        return (LogLikelihood, (float(self), self.n_tokens))
+
+
 @dataclass
 class Backbone:
     """A loaded causal LM shared by method instances: model, tokenizer, local folder, weights fingerprint."""
@@ -342,6 +357,7 @@ class RAGMethodLM(LM):
             context, continuation = req.args[0], req.args[1]
             context, continuation = self.split_context(context, continuation)
             ll, greedy, trace = self.score(req.doc, context, continuation, self.max_length)
+            ll = LogLikelihood(ll, len(self.cont_ids(context, continuation)))
             out.append((ll, greedy))
             self._attach_trace(req, trace)
             self.cache_hook.add_partial("loglikelihood", req.args[:2], (ll, greedy))
