@@ -88,6 +88,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
     ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
     ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
+    ``instruction`` (the instruct format's line for a task that is not short-answer QA),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
     ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set, or a local
     folder in the hub's layout), ``hub_split`` (a family's hub split), ``questions`` (byo: your questions,
@@ -116,6 +117,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     prompt = str(metadata.get("prompt") or "instruct")
     if prompt not in QA_PROMPTS:
         raise ConfigError(f"task metadata prompt={prompt!r}: expected one of {', '.join(QA_PROMPTS)} (tasks/README.md, 'Prompts')")
+    # a task whose instruct format asks for something else than a short answer (ELI5, WoW) names its own line
+    instruction = str(metadata["instruction"]) if prompt == "instruct" and metadata.get("instruction") else QA_PROMPTS[prompt]
     split = str(kw.get("split", "test"))
     if split not in ("test", "dev"):
         raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
@@ -127,7 +130,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     if not docs:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
     for d in docs:
-        d["prompt"], d["instruction"] = prompt, QA_PROMPTS[prompt]
+        d["prompt"], d["instruction"] = prompt, instruction
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
              for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
                                     hub_split=kw.get("hub_split"), questions=kw.get("questions"))]

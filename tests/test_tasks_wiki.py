@@ -136,8 +136,8 @@ def test_qa_wiki_tasks_over_the_prebuilt_index(prebuilt, hub_dir, tiny_dpr, tmp_
     assert _docs(tasks["trex_bm25_wiki"])[0]["ctxs"][0]["title"] == "Nile"
     zsre = _docs(tasks["zsre_bm25_wiki"])[0]
     assert zsre["question"] == "Which astronomical body does Jupiter orbit?" and zsre["ctxs"][0]["title"] == "Jupiter"
-    prompt = tasks["trex_bm25_wiki"].doc_to_text(_docs(tasks["trex_bm25_wiki"])[0])
-    assert prompt.endswith("Question: What is the continent of Nile?\nAnswer:")
+    prompt = tasks["trex_bm25_wiki"].fewshot_context(_docs(tasks["trex_bm25_wiki"])[0], num_fewshot=0)
+    assert prompt == "Answer the question with a short answer.\nQuestion: What is the continent of Nile?\nAnswer:"
     # metadata split: dev evaluates the pool question instead
     dev = _docs(_tasks(["triviaqa_bm25_wiki"], split="dev", **meta)["triviaqa_bm25_wiki"])
     assert [d["qid"] for d in dev] == ["tc_1"] and dev[0]["ctxs"][0]["title"] == "Paris"
@@ -186,7 +186,13 @@ def test_eli5_and_wow_generation_metrics(prebuilt, hub_dir, tmp_path):
     assert tasks["eli5_bm25_wiki"].config.generation_kwargs["max_gen_toks"] == 128
     wow = _docs(tasks["wow_bm25_wiki"])[0]
     assert wow["ctxs"][0]["title"] == "Banana"  # retrieved with the first and the last two turns
-    assert tasks["wow_bm25_wiki"].doc_to_text(wow).startswith("Continue the conversation with one informative reply.\nI love bananas.")
+    assert tasks["wow_bm25_wiki"].fewshot_context(wow, num_fewshot=0) == (
+        "Continue the conversation with one informative reply.\nI love bananas.\nThey are great, so tasty!\n"
+        "Do you know what color they are?\nReply:")
+    assert tasks["eli5_bm25_wiki"].fewshot_context(eli5, num_fewshot=0) == (
+        "Answer the question in a few sentences.\nQuestion: Why is the Amazon river so large?\nAnswer:")
+    base = _tasks(["eli5_bm25_wiki"], prompt="base", **meta)["eli5_bm25_wiki"]  # base models: no instruction
+    assert base.fewshot_context(_docs(base)[0], num_fewshot=0) == "Question: Why is the Amazon river so large?\nAnswer:"
     out = tasks["wow_bm25_wiki"].process_results(wow, ["\nBananas are yellow.\nMore text"])
     # first line "Bananas are yellow." vs "Bananas are an elongated, edible yellow fruit.": 3 common tokens, P=1;
     # F1 drops the article "an" (SQuAD normalisation): R=3/6 -> 2/3; ROUGE-L keeps it: LCS 3 of 7 -> R=3/7 -> 0.6
