@@ -104,7 +104,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     from .rag import build_qa_docs
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
-    check_metadata_keys(metadata, _QA_KEYS | {"prompt"}, task)
+    check_metadata_keys(metadata, _QA_KEYS | {"prompt", "instruction"}, task)
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")

@@ -228,6 +228,10 @@ def test_wikitext103_chunks_passages_and_perplexities(prebuilt, hub_dir, tmp_pat
     assert out["word_perplexity"] == (-30.0, 10) and out["byte_perplexity"] == (-30.0, len(t.encode()))
     assert out["bits_per_byte"] == (-30.0, len(t.encode())) and out["token_perplexity"] == (-30.0, 20)
     assert "token_perplexity" not in task.process_results(docs[1], [(-30.0, False)])
+    from tasks.wikitext import load_wikitext103
+
+    with pytest.raises(ConfigError, match=r"unknown task metadata key 'chunk_word' \(did you mean 'chunk_words'\?\)"):
+        load_wikitext103(chunk_word=10)
 
 
 def test_wikitext103_through_lm_eval(prebuilt, hub_dir, tmp_path):
