@@ -32,7 +32,7 @@ _EXPORTS = {
     "rrf_fusion": "hybrid", "weighted_fusion": "hybrid",
     # runs
     "Run": "cache", "RunCache": "cache", "load_run": "cache",
-    "retrieve": "api", "check_run_sanity": "api",
+    "retrieve": "api", "check_run_sanity": "api", "score_passages": "api", "score_label": "api",
     # metrics
     "has_answer": "metrics", "answer_recall_at_k": "metrics", "gold_at_k": "metrics", "mrr": "metrics",
     "evaluate_run": "metrics", "format_table": "metrics",

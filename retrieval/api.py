@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections import Counter
@@ -13,7 +14,7 @@ from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default
 from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
 from .errors import ConfigError, DataError, unknown_name
-from .io import fingerprint
+from .io import atomic_write_json, file_lock, fingerprint
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
 
@@ -110,7 +111,7 @@ def _ctxs(hits: Mapping[str, Sequence[tuple[str, float]]], queries: Mapping[str,
         rows = []
         for rank, (docid, score) in enumerate(kept, start=1):
             psg = passage(docid)
-            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(float(score), 6), "rank": rank})
+            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": rank})
         ctxs[qid] = rows
     return ctxs
 
@@ -242,6 +243,114 @@ def retrieve(
         return _ctxs(hits, queries, exclude, k, corpus.get), searches
 
     return RunCache(cache_dir).get_or_compute(config, compute, queries)
+
+
+def score_label(retriever: str, params: Mapping[str, Any] | None = None) -> str:
+    """Which scale a retriever's scores live on: ``bm25``, ``dense``, ``dpr``, ``hybrid-rrf`` or
+    ``hybrid-weighted`` (what a doc records as ``scored_by``; REPLUG picks its temperature from it)."""
+    if retriever != "hybrid":
+        return retriever
+    return f"hybrid-{(params or {}).get('fusion', 'rrf')}"
+
+
+SCORES_FORMAT = 1
+
+
+def score_passages(
+    corpus: Corpus | str | os.PathLike,
+    queries: Mapping[str, str],
+    passages: Mapping[str, Sequence[Mapping[str, str]]],
+    retriever: str = "bm25",
+    k: int = 5,
+    params: Mapping[str, Any] | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    data_dir: str | os.PathLike | None = None,
+) -> dict[str, list[float]]:
+    """The retriever's score of given passages for each query: what :func:`retrieve` with the same
+    arguments gives (or would give) them, also for passages it did not return (noise passages) and for
+    passages that are not in the corpus (answer-swapped ones), so that every passage a task attaches
+    carries a score on the same scale (issue 11.1).
+
+    * ``bm25``: :meth:`retrieval.bm25.Bm25Searcher.score_passages` (Lucene's BM25 scorer on the same
+      index and k1/b, Anserini's rounding).
+    * ``dense``: :func:`retrieval.dense.dense_passage_scores` (exact inner products with the same query
+      vectors; stored passage vectors, or freshly encoded ones for text not in the index).
+    * ``hybrid``: both, fused against the same component top-``max(k, depth)`` lists with the same formula
+      (:func:`retrieval.hybrid.fuse_passage`): a passage beyond a list's reach gets no RRF term from it
+      (the list's minimum for weighted fusion).
+
+    Args:
+        corpus, queries, retriever, k, params, cache_dir, data_dir: as for :func:`retrieve` (local corpora).
+        passages: ``{qid: [{"docid", "title", "text"}, ...]}`` (qids among ``queries``).
+
+    Returns:
+        ``{qid: [score, ...]}`` aligned with ``passages[qid]``. Cached next to the runs
+        (``<cache>/scores/<retriever>-<key>.json``, key: the run config plus the passages).
+
+    Raises:
+        ConfigError: as :func:`retrieve`; a Pyserini prebuilt corpus; qids that are not queries.
+    """
+    if retriever not in RETRIEVERS or retriever == "dpr":
+        raise ConfigError(unknown_name("retriever for scoring passages", retriever, ("bm25", "dense", "hybrid")))
+    if isinstance(corpus, str) and corpus.startswith(PREBUILT):
+        raise ConfigError(f"score_passages: corpus {corpus!r}: passages can be scored over local corpora only")
+    validate_queries(queries)
+    unknown = sorted(set(passages) - set(queries))
+    if unknown:
+        raise ConfigError(f"score_passages: passages name qids that are not queries: {unknown[:5]}")
+    corpus = resolve_corpus(corpus, data_dir)
+    p, runtime = _resolve_params(retriever, params)
+    queries = dict(queries)
+    plist = {q: [{"docid": str(c["docid"]), "title": str(c["title"]), "text": str(c["text"])} for c in v]
+             for q, v in passages.items()}
+    config = {"kind": "passage-scores", "format": SCORES_FORMAT,
+              "run": _local_config(retriever, p, corpus, k, queries, {}),
+              "passages": fingerprint(sorted(plist.items()))}
+    key = fingerprint(config, 20)
+    path = _cache_root(cache_dir) / "scores" / f"{retriever}-{key}.json"
+
+    def load() -> dict[str, list[float]] | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return data["scores"] if data.get("key") == key else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    cached = load()
+    if cached is not None:
+        return cached
+    if not java_in_process():
+        return java_worker().call("score_passages", corpus, queries, passages, retriever, k, params, cache_dir,
+                                  data_dir=data_dir)
+    with file_lock(path):
+        cached = load()
+        if cached is not None:
+            return cached
+        if retriever == "bm25":
+            scores = _bm25_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
+        elif retriever == "dense":
+            from .dense import dense_passage_scores
+
+            scores = dense_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
+        else:
+            from .dense import dense_passage_scores
+            from .hybrid import component_hits, fuse_passage
+
+            sparse, dense, _ = component_hits(corpus, queries, k, p, runtime, cache_dir, _bm25_hits)
+            s_scores = _bm25_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
+            d_scores = dense_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
+            scores = {q: [fuse_passage(p, c["docid"], sparse.get(q, []), dense.get(q, []), s, d)
+                          for c, s, d in zip(plist[q], s_scores[q], d_scores[q])] for q in plist}
+        atomic_write_json(path, {"key": key, "config": config, "scores": scores})
+    return scores
+
+
+def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: Mapping[str, Sequence[Mapping[str, str]]],
+                         p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
+    index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
+    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]))
+    return {q: s.score_passages(queries[q], [(c["title"], c["text"]) for c in v]) for q, v in passages.items()}
 
 
 def check_run_sanity(run: Run | Mapping[str, Sequence[Mapping[str, Any]]], *, top: int = 5, max_same_frac: float = 0.5, min_queries: int = 10) -> None:

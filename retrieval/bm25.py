@@ -39,6 +39,7 @@ META = "tokrag_index.json"
 BATCH_CHUNK = 1000  # queries per Java batch_search call: bounds JVM heap use (10k queries x k=100 fit in -Xmx4g)
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
+CONTENTS = "contents"  # the indexed text field (Anserini's Constants.CONTENTS)
 
 _LUCENE_SPECIAL = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
 _SPACES = re.compile(r"\s+")
@@ -81,6 +82,23 @@ def validate_queries(queries: Mapping[str, str]) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- index
+def index_contents(title: str, text: str) -> str:
+    """The ``contents`` field of a passage in tokrag's Lucene indexes: ``'"title"\ntext'`` (Pyserini's
+    ``wikipedia-dpr`` convention), or the text alone when there is no title."""
+    return f'"{title}"\n{text}' if title else text
+
+
+def anserini_round(score: float) -> float:
+    """A score as Anserini's searcher reports it: float32 rounded to 1e-4 (``ScoreTiesAdjusterReranker``:
+    ``Math.round(score * 1e4f) / 1e4f``), before its 1e-6 offsets of tied ranks."""
+    import math
+
+    import numpy as np
+
+    x = np.float32(score) * np.float32(1e4)
+    return float(np.float32(math.floor(float(x) + 0.5)) / np.float32(1e4))
+
+
 def bm25_index_dir(corpus: Corpus, cache_dir: str | os.PathLike | None = None) -> Path:
     """Where :func:`build_bm25_index` keeps the index of ``corpus``: ``<cache>/indexes/bm25-<corpus fingerprint>``."""
     return _cache_dir(cache_dir) / "indexes" / f"bm25-{corpus.fingerprint}"
@@ -149,8 +167,7 @@ def build_bm25_index(
             coll.mkdir()
             with open(coll / "docs.jsonl", "w", encoding="utf-8") as f:
                 for p in corpus:
-                    contents = f'"{p.title}"\n{p.text}' if p.title else p.text
-                    f.write(json.dumps({"id": p.docid, "contents": contents}, ensure_ascii=False) + "\n")
+                    f.write(json.dumps({"id": p.docid, "contents": index_contents(p.title, p.text)}, ensure_ascii=False) + "\n")
             out = work / "index"
             args = [
                 "-collection", "JsonCollection", "-input", str(coll), "-index", str(out),
@@ -335,4 +352,64 @@ class Bm25Searcher:
                 bar.update(n)
         if bar is not None:
             bar.close()
+        return out
+
+    def _scoring(self):
+        """Lucene objects for :meth:`score_passages`, opened once: reader, searcher, collection statistics
+        of the ``contents`` field, analyzer, similarity."""
+        if getattr(self, "_scoring_state", None) is None:
+            from jnius import cast
+
+            pc = self._pc
+            directory = pc.autoclass("org.apache.lucene.store.FSDirectory").open(
+                pc.autoclass("java.io.File")(pc.JString(str(self.index_dir))).toPath())
+            reader = cast("org.apache.lucene.index.IndexReader",
+                          pc.autoclass("org.apache.lucene.index.DirectoryReader").open(directory))
+            searcher = pc.autoclass("org.apache.lucene.search.IndexSearcher")(reader)
+            self._scoring_state = {
+                "reader": reader,
+                "searcher": searcher,
+                "stats": searcher.collectionStatistics(pc.JString(CONTENTS)),
+                "analyzer": pc.autoclass("io.anserini.analysis.DefaultEnglishAnalyzer").newDefaultInstance(),
+                "analyze": pc.autoclass("io.anserini.analysis.AnalyzerUtils").analyze,
+                "similarity": pc.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(self.k1, self.b),
+                "norm": pc.autoclass("org.apache.lucene.util.SmallFloat").intToByte4,
+                "term": pc.autoclass("org.apache.lucene.index.Term"),
+            }
+        return self._scoring_state
+
+    def score_passages(self, query: str, passages: list[tuple[str, str]]) -> list[float]:
+        """BM25 score of each ``(title, text)`` passage for ``query`` over this index, as :meth:`search`
+        reports scores.
+
+        Lucene's own ``BM25Similarity(k1, b)`` scorer with this index's statistics (document count,
+        average length, each term's document frequency), the passage's term frequencies and encoded
+        length (its :func:`index_contents` analysed by the index's analyzer, Anserini's default English
+        analyzer), summed over the query's analysed terms with their counts as boosts (Anserini's
+        bag-of-words query; BooleanQuery sums in double, then float32), rounded by :func:`anserini_round`.
+        So a passage of the index gets the score a search gives it (up to Anserini's 1e-6 offsets of tied
+        ranks), and a passage that is not in the index (an answer-swapped one) is scored against the same
+        statistics. 0.0 when no query term occurs in the passage (what a search could not return).
+        """
+        from collections import Counter
+
+        import numpy as np
+
+        st = self._scoring()
+        pc = self._pc
+        terms = Counter(str(t) for t in st["analyze"](st["analyzer"], pc.JString(sanitize_query(query))).toArray())
+        scorers = {}
+        for term, count in terms.items():
+            jt = st["term"](pc.JString(CONTENTS), pc.JString(term))
+            df = st["reader"].docFreq(jt)
+            if df > 0:
+                ts = st["searcher"].termStatistics(jt, df, st["reader"].totalTermFreq(jt))
+                scorers[term] = st["similarity"].scorer(float(count), st["stats"], ts)
+        out = []
+        for title, text in passages:
+            tokens = [str(t) for t in st["analyze"](st["analyzer"], pc.JString(index_contents(title, text))).toArray()]
+            tf = Counter(tokens)
+            norm = st["norm"](len(tokens))
+            total = sum(float(scorers[t].score(float(tf[t]), norm)) for t in scorers if tf.get(t))
+            out.append(anserini_round(float(np.float32(total))) if total else 0.0)
         return out

@@ -2,8 +2,10 @@
 
 A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 
-* ``run.trec``: the TREC run (``qid Q0 docid rank score tag``, score with 6 decimals),
-* ``ctxs.jsonl``: one line per query, ``{"qid", "query", "ctxs": [{docid, title, text, score, rank}]}``,
+* ``run.trec``: the TREC run (``qid Q0 docid rank score tag``, score with 6 decimals, strictly
+  decreasing within a query: see :func:`trec_lines`),
+* ``ctxs.jsonl``: one line per query, ``{"qid", "query", "ctxs": [{docid, title, text, score, rank}]}``
+  with the retriever's scores exactly as it returned them,
 * ``meta.json`` (written last): the full config, library versions, and the SHA-256 of both files.
 
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
@@ -30,7 +32,7 @@ from .paths import cache_dir as _cache_dir
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: exact scores in ctxs.jsonl, tie-consistent TREC scores, tie-complete dense top-k
 Ctxs = dict[str, list[dict[str, Any]]]
 
 
@@ -76,11 +78,26 @@ def _versions() -> dict[str, str]:
 
 
 def trec_lines(ctxs: Ctxs, tag: str) -> str:
-    """The TREC run text of ``ctxs`` (``qid Q0 docid rank score tag`` per line)."""
+    """The TREC run text of ``ctxs`` (``qid Q0 docid rank score tag`` per line, rank order).
+
+    trec_eval ignores the rank column: it sorts a query's lines by score, descending, and breaks ties by
+    docid *descending*, while tokrag ranks ties by docid ascending (issue 12.4). So that both read the
+    same order, the score is printed with 6 decimals and, where it would print equal to (or above) the
+    line before, as that line's printed score minus 1e-6 (Anserini's convention for ties,
+    ``ScoreTiesAdjusterReranker``): the printed scores strictly decrease down a query's list. Printed
+    scores thus differ from the exact ones by at most 1e-6 per tied rank; the exact scores are in
+    ``ctxs.jsonl``.
+    """
     lines = []
     for qid, hits in ctxs.items():
-        for h in hits:
-            lines.append(f"{qid} Q0 {h['docid']} {h['rank']} {h['score']:.6f} {tag}\n")
+        prev: int | None = None
+        for h in sorted(hits, key=lambda x: int(x["rank"])):
+            micro = round(float(h["score"]) * 1_000_000)
+            if prev is not None and micro >= prev:
+                micro = prev - 1
+            prev = micro
+            sign, whole, frac = "-" if micro < 0 else "", abs(micro) // 1_000_000, abs(micro) % 1_000_000
+            lines.append(f"{qid} Q0 {h['docid']} {h['rank']} {sign}{whole}.{frac:06d} {tag}\n")
     return "".join(lines)
 
 

@@ -316,7 +316,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
         rows = []
         for rank, (docid, score) in enumerate(hs, start=1):
             psg = s.passage(docid)
-            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": round(score, 6), "rank": rank})
+            rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": rank})
         ctxs[qid] = rows
     out = Path(a.output)
     ctxs_out = Path(a.output_ctxs) if a.output_ctxs else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")

@@ -13,7 +13,11 @@ in Pyserini's layout, search with Pyserini's ``FaissSearcher``.
   ``docid`` (one id per line, line i = vector i), exactly what ``FaissSearcher`` reads, plus
   ``tokrag_index.json``. Passage embeddings are computed once per (corpus fingerprint, encoder weights
   hash, pooling, normalisation, max length, prefix) and written in resumable parts while encoding.
-* Scores: inner products (cosine for L2-normalised vectors); higher is better; ties by docid.
+* Scores: inner products (cosine for L2-normalised vectors); higher is better; ties by docid. The top k
+  is the same at every k (issue 12.4): FAISS's float32 top k is deepened until no passage outside it can
+  tie with the k-th (:func:`tie_complete_top_k`), and the candidates are rescored exactly
+  (:func:`exact_inner_products`), so identical passages tie exactly whatever FAISS's BLAS path, batch or
+  thread count, and ties are ordered by docid.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,65 @@ DENSE_PARAMS: dict[str, Any] = {
     "prefix_passage": None,
 }
 PART_SIZE = 1024  # passages per resumable embedding part
+TIE_PAD = 16  # FAISS is asked for k + TIE_PAD hits first (then 4x deeper while the boundary may tie)
+
+
+def exact_inner_products(query: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
+    """Inner products of one query vector (dim,) with passage vectors (n, dim), each exact up to one rounding.
+
+    The float32 inputs are multiplied in float64 (exact: 24-bit mantissas) and summed with ``math.fsum``
+    (correctly rounded), so a score depends only on the two vectors — not on BLAS blocking, the position of
+    the passage in the index, the batch or the thread count — and identical passages tie exactly.
+    """
+    import numpy as np
+
+    prods = np.asarray(vectors, dtype=np.float64) * np.asarray(query, dtype=np.float64)
+    return [math.fsum(row) for row in prods.tolist()]
+
+
+def tie_margin(score: float) -> float:
+    """How far below the k-th score a FAISS float32 score must lie to rule out a tie with it (float32
+    inner-product error, generously): ``1e-4 * max(1, |score|)``."""
+    return 1e-4 * max(1.0, abs(score))
+
+
+def tie_complete_top_k(
+    search: Callable[[list[int], int], list[list[tuple[str, float]]]],
+    n_queries: int,
+    k: int,
+    num_docs: int,
+    rescore: Callable[[int, list[str]], list[float]] | None = None,
+) -> list[list[tuple[str, float]]]:
+    """Top ``k`` ``(docid, score)`` of each query in (score desc, docid asc) order, the same at every k.
+
+    FAISS returns *some* of the passages tied at its cut-off. Here each query is searched to
+    ``k + TIE_PAD`` first; while the deepest hit still scores within :func:`tie_margin` of the k-th score
+    (so a passage beyond the cut-off could tie with or beat the k-th after rescoring), the query is searched
+    again 4x deeper. The candidates are then ordered by ``rescore`` (exact scores) or FAISS's own scores,
+    ties by docid, and cut at k: a shallower run is always a prefix of a deeper one.
+
+    Args:
+        search: ``(query indices, depth) -> [[(docid, faiss score), ...] per index]``, FAISS order.
+        n_queries, k, num_docs: queries, hits wanted, vectors in the index.
+        rescore: ``(query index, docids) -> exact scores``; None keeps FAISS's scores.
+    """
+    out: list[list[tuple[str, float]]] = [[] for _ in range(n_queries)]
+    todo = list(range(n_queries))
+    depth = min(num_docs, k + TIE_PAD)
+    while todo and depth > 0:
+        deeper = []
+        for i, hits in zip(todo, search(todo, depth)):
+            ids = [d for d, _ in hits]
+            scores = rescore(i, ids) if rescore is not None and ids else [s for _, s in hits]
+            ranked = sorted(zip(ids, scores), key=lambda x: (-x[1], x[0]))
+            if len(hits) >= depth and depth < num_docs and len(ranked) >= k:
+                kth = ranked[k - 1][1]
+                if min(s for _, s in hits) >= kth - tie_margin(kth):
+                    deeper.append(i)
+                    continue
+            out[i] = ranked[:k]
+        todo, depth = deeper, min(num_docs, depth * 4)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- encoders
@@ -337,26 +401,64 @@ class DenseSearcher:
         from pyserini.search.faiss import FaissSearcher
 
         self.query_encoder = _query_encoder(self.params, device)
+        self.device = device
         self._s = FaissSearcher(str(self.index_dir), self.query_encoder)
+        self._rows: dict[str, int] | None = None
+        self._doc_encoder = None
         self.searches = 0
 
+    def encode_queries(self, queries: Mapping[str, str], batch_size: int = 64):
+        """Query vectors (len(queries), dim) float32, in the order of ``queries`` (padded batches of
+        ``batch_size``: the same query set and batch size give the same vectors)."""
+        return encode_queries(self.query_encoder, list(queries.values()), self.params, batch_size)
+
+    def vectors(self, docids: Sequence[str]):
+        """Stored passage vectors (len(docids), dim) float32 (``reconstruct_batch`` of the flat index).
+
+        Raises:
+            KeyError: a docid that is not in the index.
+        """
+        import numpy as np
+
+        if self._rows is None:
+            self._rows = {d: i for i, d in enumerate(self._s.docids)}
+        return self._s.index.reconstruct_batch(np.asarray([self._rows[d] for d in docids], dtype="int64"))
+
+    def encode_passages(self, passages: Sequence[tuple[str, str]], batch_size: int = 32):
+        """Vectors (n, dim) float32 of ``(title, text)`` passages that are not in the index, encoded as the
+        index's passages were (:func:`build_dense_index`)."""
+        import numpy as np
+        import torch
+
+        if self._doc_encoder is None:
+            self._doc_encoder = _doc_encoder(self.params, self.device)
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(passages), batch_size):
+                b = passages[i : i + batch_size]
+                out.append(np.asarray(self._doc_encoder.encode(texts=[t for _, t in b], titles=[ti for ti, _ in b],
+                                                               max_length=int(self.params["max_length"])), dtype="float32"))
+        return np.concatenate(out, axis=0)
+
     def batch_search(self, queries: Mapping[str, str], k: int = 10, threads: int = 1, batch_size: int = 64, progress: bool = False) -> dict[str, list[tuple[str, float]]]:
-        """``{qid: [(docid, inner product), ...]}`` (top ``k``, ties by docid) for every query."""
+        """``{qid: [(docid, inner product), ...]}``: top ``k`` for every query, scores exact
+        (:func:`exact_inner_products`), ties by docid, the same at every k (:func:`tie_complete_top_k`)."""
         from .bm25 import validate_queries
 
         validate_queries(queries)
         if not isinstance(k, int) or k < 1:
             raise ConfigError(f"k={k!r}: k must be an integer >= 1")
         qids = list(queries)
-        embs = encode_queries(self.query_encoder, [queries[q] for q in qids], self.params, batch_size)
-        kk = min(k, self._s.num_docs)
-        res = self._s.batch_search(embs, qids, k=kk, threads=threads)
+        embs = self.encode_queries(queries, batch_size)
+
+        def search(idx: list[int], depth: int) -> list[list[tuple[str, float]]]:
+            res = self._s.batch_search(embs[idx], [qids[i] for i in idx], k=depth, threads=threads)
+            return [[(h.docid, float(h.score)) for h in res[qids[i]]] for i in idx]
+
+        ranked = tie_complete_top_k(search, len(qids), k, self._s.num_docs,
+                                    lambda i, ids: exact_inner_products(embs[i], self.vectors(ids)))
         self.searches += len(qids)
-        out = {}
-        for q in qids:
-            hits = [(h.docid, float(h.score)) for h in res[q]]
-            out[q] = sorted(hits, key=lambda x: (-x[1], x[0]))
-        return out
+        return dict(zip(qids, ranked))
 
 
 @lru_cache(maxsize=4)
@@ -374,3 +476,32 @@ def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
     before = s.searches
     hits = s.batch_search(queries, k=depth, threads=int(runtime.get("threads") or 1), batch_size=int(runtime.get("batch_size") or 64))
     return hits, s.searches - before
+
+
+def dense_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: Mapping[str, Sequence[Mapping[str, str]]],
+                         p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
+    """Exact inner products (:func:`exact_inner_products`) of each query with given passages (used by
+    :func:`retrieval.score_passages`): the stored vector of a passage of the index (same docid, title and
+    text as the corpus), a freshly encoded one otherwise (an answer-swapped passage). The queries are
+    encoded exactly as :func:`dense_hits` encodes them (same order and batch size), so a retrieved passage
+    gets its run score."""
+    dp = {k: p[k] for k in DENSE_PARAMS}
+    device = runtime.get("device") or "cpu"
+    idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
+                            device=device, progress=bool(runtime.get("progress", False)))
+    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device)
+    embs = s.encode_queries(queries, int(runtime.get("batch_size") or 64))
+    row = {q: i for i, q in enumerate(queries)}
+
+    def stored(c: Mapping[str, str]) -> bool:
+        psg = corpus.get(c["docid"]) if c["docid"] in corpus else None
+        return psg is not None and psg.title == c["title"] and psg.text == c["text"]
+
+    fresh = [(c["title"], c["text"]) for plist in passages.values() for c in plist if not stored(c)]
+    fresh_vecs = iter(s.encode_passages(fresh) if fresh else [])
+    out = {}
+    for qid, plist in passages.items():
+        vecs = [s.vectors([c["docid"]])[0] if stored(c) else next(fresh_vecs) for c in plist]
+        out[qid] = exact_inner_products(embs[row[qid]], vecs) if vecs else []
+    return out
+

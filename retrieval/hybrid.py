@@ -8,7 +8,10 @@
   sparse + alpha * dense with ``weight_on_dense``. Unlike Pyserini, ties are broken by docid (Pyserini
   iterates a Python set, so its order of tied documents changes between processes).
 
-Both fuse the top ``depth`` hits of each retriever (default 100) and keep the top k.
+Both fuse the top ``depth`` hits of each retriever (default 100; ``max(depth, k)`` when k is larger) and
+keep the top k, ties by docid: for k <= depth a shallower run is a prefix of a deeper one (issue 12.4).
+:func:`hybrid_passage_scores` gives any passage the fused score it gets (or would get) against the same
+component lists, with the same formulas (:func:`rrf_score`, :func:`weighted_score`).
 """
 
 from __future__ import annotations
@@ -22,33 +25,72 @@ HYBRID_PARAMS: dict[str, Any] = {"fusion": "rrf", "alpha": 0.1, "rrf_k": 60, "no
 Hits = Sequence[tuple[str, float]]
 
 
+def rrf_score(ranks: Sequence[int | None], rrf_k: int = 60) -> float:
+    """``Σ 1 / (rrf_k + rank)`` over the runs in which the document occurs (``None``: absent), in run order."""
+    return sum((1.0 / (rrf_k + r) for r in ranks if r is not None), 0.0)
+
+
 def rrf_fusion(runs: Sequence[Hits], k: int, rrf_k: int = 60) -> list[tuple[str, float]]:
     """Reciprocal rank fusion of ranked ``(docid, score)`` lists -> top ``k`` ``(docid, rrf score)``."""
-    scores: dict[str, float] = {}
-    for hits in runs:
+    ranks: dict[str, list[int | None]] = {}
+    for j, hits in enumerate(runs):
         for rank, (docid, _) in enumerate(hits, start=1):
-            scores[docid] = scores.get(docid, 0.0) + 1.0 / (rrf_k + rank)
+            ranks.setdefault(docid, [None] * len(runs))[j] = rank
+    scores = {docid: rrf_score(r, rrf_k) for docid, r in ranks.items()}
     return sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+
+def _span(hits: Mapping[str, float]) -> tuple[float, float]:
+    return (min(hits.values()), max(hits.values())) if hits else (0.0, 1.0)
+
+
+def weighted_score(s: float, d: float, sparse_span: tuple[float, float], dense_span: tuple[float, float], alpha: float,
+                   normalization: bool = False, weight_on_dense: bool = False) -> float:
+    """Fused score of a document with sparse score ``s`` and dense score ``d`` (each its list's minimum when
+    the document is missing from that list); spans are ``(min, max)`` of each list (module docstring)."""
+    if normalization:
+        (smin, smax), (dmin, dmax) = sparse_span, dense_span
+        s = (s - (smin + smax) / 2) / ((smax - smin) or 1.0)
+        d = (d - (dmin + dmax) / 2) / ((dmax - dmin) or 1.0)
+    return alpha * s + d if not weight_on_dense else s + alpha * d
 
 
 def weighted_fusion(dense: Hits, sparse: Hits, k: int, alpha: float = 0.1, normalization: bool = False, weight_on_dense: bool = False) -> list[tuple[str, float]]:
     """Pyserini-style weighted score fusion (module docstring) -> top ``k`` ``(docid, fused score)``."""
     dh, sh = dict(dense), dict(sparse)
-    dmin, dmax = (min(dh.values()), max(dh.values())) if dh else (0.0, 1.0)
-    smin, smax = (min(sh.values()), max(sh.values())) if sh else (0.0, 1.0)
-    out = []
-    for doc in set(dh) | set(sh):
-        s = sh.get(doc, smin)
-        d = dh.get(doc, dmin)
-        if normalization:
-            s = (s - (smin + smax) / 2) / ((smax - smin) or 1.0)
-            d = (d - (dmin + dmax) / 2) / ((dmax - dmin) or 1.0)
-        out.append((doc, alpha * s + d if not weight_on_dense else s + alpha * d))
+    ds, ss = _span(dh), _span(sh)
+    out = [(doc, weighted_score(sh.get(doc, ss[0]), dh.get(doc, ds[0]), ss, ds, alpha, normalization, weight_on_dense))
+           for doc in set(dh) | set(sh)]
     return sorted(out, key=lambda x: (-x[1], x[0]))[:k]
 
 
-def hybrid_hits(corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir, bm25_fn) -> tuple[dict, int]:
-    """Search BM25 and dense to ``max(depth, p['depth'])`` and fuse per query (used by :func:`retrieval.retrieve`)."""
+def _place(hits: Hits, docid: str, score: float) -> tuple[int | None, float | None]:
+    """(rank, score) of ``docid`` in a ranked list: its own when listed, else the rank its ``score`` would take
+    (score desc, docid asc) if that lies within the list; ``(None, None)`` when it would fall beyond it."""
+    for rank, (d, s) in enumerate(hits, start=1):
+        if d == docid:
+            return rank, s
+    rank = 1 + sum(1 for d, s in hits if s > score or (s == score and d < docid))
+    return (rank, score) if rank <= len(hits) else (None, None)
+
+
+def fuse_passage(p: Mapping[str, Any], docid: str, sparse: Hits, dense: Hits, s: float, d: float) -> float:
+    """The fused score of passage ``docid`` with component scores ``s`` (BM25) and ``d`` (dense) against the
+    component lists ``sparse`` and ``dense`` of its query: the score fusion gives it when it is listed,
+    else the one it would get at the rank its scores take (missing from a list: no RRF term, that list's
+    minimum for weighted fusion)."""
+    (rs, s_at), (rd, d_at) = _place(sparse, docid, s), _place(dense, docid, d)
+    if p["fusion"] == "rrf":
+        return rrf_score([rs, rd], int(p["rrf_k"]))
+    sh, dh = dict(sparse), dict(dense)
+    ss, ds = _span(sh), _span(dh)
+    return weighted_score(ss[0] if s_at is None else s_at, ds[0] if d_at is None else d_at, ss, ds, float(p["alpha"]),
+                          bool(p["normalization"]), bool(p["weight_on_dense"]))
+
+
+def component_hits(corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any],
+                   cache_dir, bm25_fn) -> tuple[dict, dict, int]:
+    """The BM25 and dense top ``max(depth, p['depth'])`` lists that :func:`hybrid_hits` fuses -> (sparse, dense, searches)."""
     from .dense import dense_hits
 
     if p["fusion"] not in ("rrf", "weighted"):
@@ -56,10 +98,16 @@ def hybrid_hits(corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, 
     d = max(depth, int(p["depth"]))
     sparse, n1 = bm25_fn(corpus, queries, d, p, runtime, cache_dir)
     dense, n2 = dense_hits(corpus, queries, d, p, runtime, cache_dir)
+    return sparse, dense, max(n1, n2)
+
+
+def hybrid_hits(corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir, bm25_fn) -> tuple[dict, int]:
+    """Search BM25 and dense to ``max(depth, p['depth'])`` and fuse per query (used by :func:`retrieval.retrieve`)."""
+    sparse, dense, n = component_hits(corpus, queries, depth, p, runtime, cache_dir, bm25_fn)
     out = {}
     for q in queries:
         if p["fusion"] == "rrf":
             out[q] = rrf_fusion([sparse.get(q, []), dense.get(q, [])], depth, int(p["rrf_k"]))
         else:
             out[q] = weighted_fusion(dense.get(q, []), sparse.get(q, []), depth, float(p["alpha"]), bool(p["normalization"]), bool(p["weight_on_dense"]))
-    return out, max(n1, n2)
+    return out, n

@@ -323,10 +323,20 @@ class _DprHalf:
         self.fs, self.qenc, self.max_length, self.batch_size = faiss_searcher, query_encoder, max_length, batch_size
 
     def batch_search(self, queries, q_ids, k=10, threads=1):
-        from .dense import encode_queries
+        from pyserini.search.faiss import DenseSearchResult
 
+        from .dense import encode_queries, tie_complete_top_k
+
+        q_ids = list(q_ids)
         embs = encode_queries(self.qenc, list(queries), {"encoder_class": "dpr", "max_length": self.max_length}, self.batch_size)
-        return self.fs.batch_search(embs, list(q_ids), k=min(int(k), self.fs.num_docs), threads=threads)
+
+        def search(idx, depth):
+            res = self.fs.batch_search(embs[idx], [q_ids[i] for i in idx], k=depth, threads=threads)
+            return [[(h.docid, float(h.score)) for h in res[q_ids[i]]] for i in idx]
+
+        # ties at the cut-off resolved by docid, the same at every k (issue 12.4); FAISS's scores are kept
+        ranked = tie_complete_top_k(search, len(q_ids), min(int(k), self.fs.num_docs), self.fs.num_docs)
+        return {q: [DenseSearchResult(d, s) for d, s in r] for q, r in zip(q_ids, ranked)}
 
 
 class _Bm25Half:

@@ -141,6 +141,12 @@ def _retrieve(*args: Any, **kwargs: Any):
     return retrieve(*args, **kwargs)
 
 
+def _score_passages(*args: Any, **kwargs: Any):
+    from .api import score_passages
+
+    return score_passages(*args, **kwargs)
+
+
 def _prebuilt_plan(corpus: str, retriever: str, params: dict | None = None) -> dict[str, Any]:
     from .prebuilt import download_plan
 
@@ -160,8 +166,8 @@ def _jvm_status() -> dict[str, Any]:
     return {"vm_running": bool(jnius_config.vm_running), "torch": "torch" in sys.modules, "pid": os.getpid()}
 
 
-FUNCTIONS = {"retrieve": _retrieve, "jvm_status": _jvm_status, "prebuilt_plan": _prebuilt_plan,
-             "pyserini_topics": _pyserini_topics}
+FUNCTIONS = {"retrieve": _retrieve, "score_passages": _score_passages, "jvm_status": _jvm_status,
+             "prebuilt_plan": _prebuilt_plan, "pyserini_topics": _pyserini_topics}
 
 
 def call_java(function: str, *args: Any, **kwargs: Any) -> Any:
