@@ -104,3 +104,30 @@ def test_task_metadata_keys(data_dir) -> None:
         load_wiki_lm(retreiver="bm25")
     with pytest.raises(ConfigError, match=r"unknown task metadata key 'hit' \(did you mean 'hits'\?\)"):
         load_qa(dataset="nq_oracle", hit=3)
+
+
+def test_task_keys_never_share_a_name_with_a_model_argument() -> None:
+    """lm-eval merges --model_args into task metadata: a task key named like a model argument would let the model
+    argument change what the task retrieves (the model argument k used to set the task's k)."""
+    import importlib
+
+    import yaml
+
+    from tasks import TASK_DIR
+    from tasks.utils import _LMEVAL_KEYS, _QA_KEYS, _WIKI_LM_KEYS
+    from tokrag_model import MODEL_CLASSES
+    from tokrag_model.args import COMMON_ARGS
+
+    model_args = set(COMMON_ARGS)
+    for target in MODEL_CLASSES.values():
+        module, cls = target.split(":")
+        model_args |= set(getattr(importlib.import_module(module), cls).EXTRA_ARGS)
+    task_keys = _QA_KEYS | _WIKI_LM_KEYS | {"prompt"}
+    assert not (model_args & task_keys), model_args & task_keys
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: None)
+    for path in sorted(TASK_DIR.rglob("*.yaml")):
+        meta = (yaml.load(path.read_text(), Loader=Loader) or {}).get("metadata") or {}
+        assert set(meta) <= task_keys | _LMEVAL_KEYS, (path.name, set(meta) - task_keys)

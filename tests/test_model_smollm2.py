@@ -43,7 +43,7 @@ def make_docs(data_dir, n=N_Q, n_distractors=1):
             title, text = d["contents"].split("\n", 1)
             ctxs.append({"docid": f"dpr-{d['id']}", "title": title.strip('"'), "text": text,
                          "score": 18.5 - j, "rank": j + 2})
-        docs.append({"question": r["question"], "answers": r["answers"], "ctxs": ctxs})
+        docs.append({"question": r["question"], "answers": r["answers"], "ctxs": ctxs, "scored_by": "bm25"})
     return docs
 
 
@@ -166,6 +166,8 @@ def test_golden_outputs_and_decisions(outputs):
     assert [list(c.values()) for c in critic] == [pytest.approx(list(c.values()), abs=2e-3) for c in GOLDEN_CRITIC]
     for t in outputs["rag-replug"]["traces"]:  # softmax([20, 18.5] / 1.0)
         assert t["weights"] == [0.8176, 0.1824]
+        # τ from the docs' scored_by (bm25: 1.0); -(p ln p + q ln q) with p = 1/(1+e^-1.5) = 0.475051 nats
+        assert (t["tau"], t["top1_weight"], t["weight_entropy"]) == (1.0, 0.8176, 0.4751)
 
 
 def test_decisions_are_consistent_with_outputs(outputs):

@@ -5,6 +5,12 @@
 
 with ``s`` the retriever's scores of the k passages — a mixture of probabilities (log-sum-exp of
 log-probs), not logit pooling. The lm-eval class, its per-step rule and the two formulas live here.
+
+Scores and temperature come from the doc (issue 11.1): the tasks give every attached passage — noise and
+counterfactual ones included — the score their retriever gives it for the question, and record the score
+scale in ``doc["scored_by"]`` (:func:`retrieval.score_label`); τ is :data:`REPLUG_TAU` of that scale unless
+the model argument ``replug_temperature`` sets it. In ``mixture`` mode a passage without a score is an
+error naming the doc and the passage (never a silent 0, which gave inserted passages a weight of ~1e-5).
 """
 
 from __future__ import annotations
@@ -14,17 +20,18 @@ from typing import Any
 
 import torch
 
-from retrieval.errors import ConfigError
+from retrieval.errors import ConfigError, DataError
 
 from ..args import Arg, choice, to_opt_float
 from ..base import RAGMethodLM, branch_logprobs, budget_check
 from ..decoder import Batch, MultiContextDecoder
 from ..prompt import Encoded
 
-# Default REPLUG temperature per retriever (scores live on different scales): BM25 scores differ by a few
-# points between ranks (τ=1 keeps the top passage dominant but not one-hot); MiniLM/DPR-style cosine or
-# inner products differ by ~0.01–0.1 (τ=0.05); reciprocal-rank-fusion scores by ~0.001 (τ=0.005).
-REPLUG_TAU = {"bm25": 1.0, "dense": 0.05, "hybrid": 0.005, "oracle": 1.0}
+# Default REPLUG temperature per score scale (doc["scored_by"]; scores live on different scales): BM25
+# scores differ by a few points between ranks (τ=1 keeps the top passage dominant but not one-hot), and so do
+# DPR inner products; MiniLM-style cosines differ by ~0.01–0.1 (τ=0.05); reciprocal-rank-fusion scores by
+# ~0.001 (τ=0.005). Weighted hybrid fusion mixes scales set by alpha: no default, pass replug_temperature.
+REPLUG_TAU = {"bm25": 1.0, "dpr": 1.0, "dense": 0.05, "hybrid-rrf": 0.005}
 
 
 # ------------------------------------------------------------------------------------------ formulas
@@ -43,6 +50,47 @@ def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixt
         raise ValueError(f"replug temperature must be > 0, got {tau}")
     s = torch.tensor([float(x) for x in scores], dtype=torch.float64)
     return torch.softmax(s / tau, dim=0)
+
+
+def passage_scores(doc: Any, ctxs: Sequence[dict]) -> list[float]:
+    """The retriever scores of ``ctxs`` (``score`` of each passage).
+
+    Raises:
+        DataError: a passage without a numeric score, naming the doc (``qid``) and the passage (docid, rank).
+    """
+    out = []
+    for i, c in enumerate(ctxs):
+        score = c.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
+            raise DataError(
+                f"--model rag-replug (replug_mode=mixture): doc {qid!r}, passage {c.get('docid', '?')!r} (rank "
+                f"{c.get('rank', i + 1)}) has no retriever score ({score!r}); the weights softmax(score/τ) need one "
+                "for every passage: rebuild the docs with a tokrag retrieval task (it scores every attached passage), "
+                "or use replug_mode=uniform"
+            )
+        out.append(float(score))
+    return out
+
+
+def doc_temperature(doc: Any, override: float | None) -> float:
+    """τ for ``doc``: ``override`` (the ``replug_temperature`` model argument) when given, else
+    :data:`REPLUG_TAU` of the doc's ``scored_by``.
+
+    Raises:
+        ConfigError: the doc records no ``scored_by``, or a scale without a default (one line, what to pass).
+    """
+    if override is not None:
+        return float(override)
+    scale = doc.get("scored_by") if isinstance(doc, dict) else None
+    qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
+    if scale is None:
+        raise ConfigError(f"--model rag-replug: doc {qid!r} does not record which retriever scored its passages "
+                          "(doc['scored_by']); pass replug_temperature=τ explicitly")
+    if scale not in REPLUG_TAU:
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {qid!r}; "
+                          f"defaults: {', '.join(f'{k}={v}' for k, v in REPLUG_TAU.items())}); pass replug_temperature=τ")
+    return REPLUG_TAU[scale]
 
 
 def mixture_logprobs(logprobs: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -81,21 +129,20 @@ class ReplugRule:
 class ReplugLM(RAGMethodLM):
     """``rag-replug``: REPLUG (Shi et al. 2024) — one branch per passage (passage + task context); the
     next-token distribution is the probability mixture ``Σ_i w_i p_i`` with ``w = softmax(score/τ)``
-    (``replug_mode=mixture``) or ``w = 1/k`` (``uniform``). ``replug_temperature`` defaults per
-    ``retriever`` (:data:`REPLUG_TAU`: bm25 1.0, dense 0.05, hybrid 0.005)."""
+    (``replug_mode=mixture``) or ``w = 1/k`` (``uniform``). τ: ``replug_temperature`` when given, else the
+    default of the doc's score scale (:func:`doc_temperature`, :data:`REPLUG_TAU`: bm25 1.0, dpr 1.0,
+    dense 0.05, hybrid-rrf 0.005). Trace: ``passages``, ``weights``, ``top1_weight``, ``weight_entropy``
+    (nats), ``tau``."""
 
     METHOD = "rag-replug"
     EXTRA_ARGS = {
-        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default per retriever)"),
+        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default: from the doc's scored_by)"),
         "replug_mode": Arg("mixture", choice("mixture", "uniform"), "mixture | uniform"),
-        "retriever": Arg("bm25", choice(*REPLUG_TAU), f"retriever whose scores are mixed: {sorted(REPLUG_TAU)}"),
     }
 
     def setup(self) -> None:
         c = self.resolved_config
-        if c["replug_temperature"] is None:
-            c["replug_temperature"] = REPLUG_TAU[c["retriever"]]
-        if c["replug_temperature"] <= 0:
+        if c["replug_temperature"] is not None and c["replug_temperature"] <= 0:
             raise ConfigError(f"--model rag-replug: replug_temperature must be > 0, got {c['replug_temperature']}")
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
@@ -103,12 +150,17 @@ class ReplugLM(RAGMethodLM):
         if not encs:
             pure = self.encode_pure(context, budget)
             return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "weights": [1.0], "top1_weight": 1.0,
-                                                                "weight_entropy": 0.0, "closed_book": True}
-        scores = [float(c.get("score", 0.0) or 0.0) for c in ctxs]
-        w = replug_weights(scores, self.resolved_config["replug_temperature"], self.resolved_config["replug_mode"])
+                                                                "weight_entropy": 0.0, "tau": None, "closed_book": True}
+        c = self.resolved_config
+        if c["replug_mode"] == "uniform":
+            tau = None
+            w = replug_weights([0.0] * len(ctxs), None, "uniform")
+        else:
+            tau = doc_temperature(doc, c["replug_temperature"])
+            w = replug_weights(passage_scores(doc, ctxs), tau, "mixture")
         top1, ent = weight_summary(w)
         trace = {"passages": [e.kept[0] for e in encs], "weights": [round(float(x), 4) for x in w],
-                 "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4)}
+                 "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4), "tau": tau}
         return encs, w, trace
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
