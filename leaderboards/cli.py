@@ -57,6 +57,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def n_per_task(rows: list[dict]) -> str:
+    """``n per task: t1 30, t2 30`` (documents scored per cell, over the methods; a range when they differ)."""
+    ns: dict[str, set] = {}
+    for r in rows:
+        ns.setdefault(r["task"], set()).add(r.get("n"))
+    parts = []
+    for task, vals in ns.items():
+        known = sorted(v for v in vals if v is not None)
+        text = "-" if not known else str(known[0]) if len(known) == 1 else f"{known[0]}-{known[-1]} (differs between methods)"
+        parts.append(f"{task} {text}")
+    return "n per task: " + ", ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed)."""
     args = _parser().parse_args(argv)
@@ -86,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing,
                            questions=not args.no_questions)
         print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
+        print(n_per_task(json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))["rows"]))
         return 0
     if args.cmd == "rescore":
         from .rescore import rescore

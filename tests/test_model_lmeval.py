@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
            "--output_path", str(tmp_path / "out"), "--log_samples"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, (out.stdout + out.stderr)[-3000:]
+    assert re.search(r"^\|tokrag_model_mini\s*\|\s*1\|", out.stdout, re.M), out.stdout[-2000:]  # n per task (issue 12.6)
     results = list((tmp_path / "out").rglob("results_*.json"))
     samples = list((tmp_path / "out").rglob("samples_tokrag_model_mini_*.jsonl"))
     assert len(results) == 1 and len(samples) == 1

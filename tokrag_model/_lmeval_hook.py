@@ -79,6 +79,7 @@ def _after_registry(module=None):
         if module is not None:
             _patch_get_model(module)
         after_import("lm_eval.config.evaluate_config", _patch_process_tasks)
+        after_import("lm_eval.utils", _patch_make_table)
         _install_excepthook()
     except Exception as exc:  # pragma: no cover - defensive
         try:
@@ -142,6 +143,59 @@ def _patch_process_tasks(module):
     process_tasks._tokrag = True  # type: ignore[attr-defined]
     process_tasks.__doc__ = original.__doc__
     cls.process_tasks = process_tasks
+
+
+def add_n_column(table, result_dict):
+    """Insert an ``n`` column (documents evaluated per task, lm-eval's ``n-samples[task]['effective']``) after
+    the first column of lm-eval's Markdown results table; rows of groups and continuation rows stay blank.
+    Returns ``table`` unchanged when it is not such a table or ``result_dict`` has no sample counts."""
+    counts = result_dict.get("n-samples") or {}
+    lines = table.split("\n")
+    if not counts or len(lines) < 2 or not lines[0].startswith("|"):
+        return table
+    by_name = {}
+    for key, res in (result_dict.get("results") or {}).items():
+        if key in counts:
+            n = counts[key].get("effective", counts[key].get("original"))
+            by_name[str(res.get("alias", key)).strip()] = "" if n is None else str(n)
+    cells = []
+    for i, line in enumerate(lines):
+        parts = line.split("|")
+        if len(parts) < 3:
+            cells.append(None)
+            continue
+        name = parts[1].strip()
+        name = name[2:].strip() if name.startswith("- ") else name
+        cells.append("n" if i == 0 else "" if i == 1 else by_name.get(name, ""))
+    width = max(3, *(len(c) for c in cells if c is not None))
+    out = []
+    for i, (line, cell) in enumerate(zip(lines, cells)):
+        if cell is None:
+            out.append(line)
+            continue
+        parts = line.split("|")
+        new = "-" * (width - 1) + ":" if i == 1 else cell.rjust(width)
+        out.append("|".join(parts[:2] + [new] + parts[2:]))
+    return "\n".join(out)
+
+
+def _patch_make_table(module):
+    """lm-eval's results table gets an ``n`` column (issue 12.6: ``--limit 0.002`` evaluated 6 docs per task and
+    only the results JSON said so)."""
+    original = getattr(module, "make_table", None)
+    if original is None or getattr(original, "_tokrag", False):
+        return
+
+    def make_table(result_dict, column="results", sort_results=False):
+        table = original(result_dict, column, sort_results)
+        try:
+            return add_n_column(table, result_dict) if column == "results" else table
+        except Exception:  # never break lm-eval's summary
+            return table
+
+    make_table._tokrag = True  # type: ignore[attr-defined]
+    make_table.__doc__ = original.__doc__
+    module.make_table = make_table
 
 
 def _install_excepthook():
