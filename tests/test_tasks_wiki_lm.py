@@ -35,7 +35,7 @@ def test_split_and_exclusion(wiki_task) -> None:
     assert [c["title"] for c in tintin["ctxs"]][0] == "Hergé"  # BM25 finds the author's article
     assert wiki_task.OUTPUT_TYPE == "loglikelihood_rolling"
     assert wiki_task.doc_to_target(tintin) == tintin["text"]
-    assert wiki_task.VERSION == 1.0
+    assert wiki_task.VERSION == 2.0
 
 
 def test_word_perplexity_and_bits_per_byte_hand_computed() -> None:
