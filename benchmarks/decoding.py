@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from lm_eval.api.instance import Instance
 
-    from retrieval import named_corpus, nq_oracle_questions, retrieve
+    from retrieval import named_corpus, nq_oracle_questions, retrieve, score_label
     from tokrag_model.base import Backbone
     from tokrag_model.methods import MODELS
 
@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     qs = nq_oracle_questions(limit=args.n)
     corpus = named_corpus("nq-dpr-1k")
     run = retrieve(corpus, {q["qid"]: q["question"] for q in qs}, "bm25", k=args.k)
-    docs = [{"question": q["question"], "answers": q["answers"], "ctxs": run.ctxs[q["qid"]]} for q in qs]
+    docs = [{"qid": q["qid"], "question": q["question"], "answers": q["answers"], "ctxs": run.ctxs[q["qid"]],
+             "scored_by": score_label("bm25")} for q in qs]
     gold_at_k = sum(any(c["docid"] in q["gold_docids"] for c in run.ctxs[q["qid"]]) for q in qs) / len(qs)
     print(f"passages: BM25 top-{args.k} from retrieval.retrieve over nq-dpr-1k; gold@{args.k} = {gold_at_k:.2f}")
 
