@@ -275,8 +275,9 @@ def score_passages(
     passages that are not in the corpus (answer-swapped ones), so that every passage a task attaches
     carries a score on the same scale (issue 11.1).
 
-    * ``bm25``: :meth:`retrieval.bm25.Bm25Searcher.score_passages` (Lucene's BM25 scorer on the same
-      index and k1/b, Anserini's rounding).
+    * ``bm25``: :meth:`retrieval.bm25.Bm25Searcher.score_passages` (Lucene scores passages of the index
+      against the same index and k1/b; others get Lucene's BM25 scorer with the index's statistics;
+      Anserini's rounding).
     * ``dense``: :func:`retrieval.dense.dense_passage_scores` (exact inner products with the same query
       vectors; stored passage vectors, or freshly encoded ones for text not in the index).
     * ``hybrid``: both, fused against the same component top-``max(k, depth)`` lists with the same formula
@@ -353,7 +354,12 @@ def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: M
                          p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
     index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
     s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]))
-    return {q: s.score_passages(queries[q], [(c["title"], c["text"]) for c in v]) for q, v in passages.items()}
+    def in_index(c: Mapping[str, str]) -> str | None:
+        psg = corpus.get(c["docid"]) if c["docid"] in corpus else None
+        return c["docid"] if psg is not None and psg.title == c["title"] and psg.text == c["text"] else None
+
+    return {q: s.score_passages(queries[q], [(c["title"], c["text"]) for c in v], [in_index(c) for c in v])
+            for q, v in passages.items()}
 
 
 def check_run_sanity(run: Run | Mapping[str, Sequence[Mapping[str, Any]]], *, top: int = 5, max_same_frac: float = 0.5, min_queries: int = 10) -> None:

@@ -375,20 +375,26 @@ class Bm25Searcher:
                 "similarity": pc.autoclass("org.apache.lucene.search.similarities.BM25Similarity")(self.k1, self.b),
                 "norm": pc.autoclass("org.apache.lucene.util.SmallFloat").intToByte4,
                 "term": pc.autoclass("org.apache.lucene.index.Term"),
+                "document_score": pc.autoclass("io.anserini.index.IndexReaderUtils").computeQueryDocumentScoreWithSimilarity,
             }
         return self._scoring_state
 
-    def score_passages(self, query: str, passages: list[tuple[str, str]]) -> list[float]:
+    def score_passages(self, query: str, passages: list[tuple[str, str]], docids: list[str | None] | None = None) -> list[float]:
         """BM25 score of each ``(title, text)`` passage for ``query`` over this index, as :meth:`search`
         reports scores.
 
+        A passage of the index (its ``docids`` entry given) is scored by Lucene itself, the query restricted
+        to that document (Anserini's ``IndexReaderUtils.computeQueryDocumentScoreWithSimilarity``, Pyserini's
+        ``compute_query_document_score``): the search's own float arithmetic. Any other passage (``docids``
+        entry None: an answer-swapped one) is scored with
         Lucene's own ``BM25Similarity(k1, b)`` scorer with this index's statistics (document count,
         average length, each term's document frequency), the passage's term frequencies and encoded
         length (its :func:`index_contents` analysed by the index's analyzer, Anserini's default English
         analyzer), summed over the query's analysed terms with their counts as boosts (Anserini's
         bag-of-words query; BooleanQuery sums in double, then float32), rounded by :func:`anserini_round`.
         So a passage of the index gets the score a search gives it (up to Anserini's 1e-6 offsets of tied
-        ranks), and a passage that is not in the index (an answer-swapped one) is scored against the same
+        ranks, and one 1e-4 rounding step where Lucene's search sums the terms in another order and lands on the
+        other side of a rounding boundary), and a passage that is not in the index (an answer-swapped one) is scored against the same
         statistics. 0.0 when no query term occurs in the passage (what a search could not return).
         """
         from collections import Counter
@@ -406,7 +412,13 @@ class Bm25Searcher:
                 ts = st["searcher"].termStatistics(jt, df, st["reader"].totalTermFreq(jt))
                 scorers[term] = st["similarity"].scorer(float(count), st["stats"], ts)
         out = []
-        for title, text in passages:
+        for i, (title, text) in enumerate(passages):
+            docid = docids[i] if docids is not None else None
+            if docid is not None:
+                total = float(st["document_score"](st["reader"], pc.JString(docid), pc.JString(sanitize_query(query)),
+                                                   st["similarity"]))
+                out.append(anserini_round(total) if total else 0.0)
+                continue
             tokens = [str(t) for t in st["analyze"](st["analyzer"], pc.JString(index_contents(title, text))).toArray()]
             tf = Counter(tokens)
             norm = st["norm"](len(tokens))

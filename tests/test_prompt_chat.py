@@ -18,7 +18,8 @@ QUESTION = "Question: who got the first nobel prize in physics\nAnswer:"
 P1 = {"docid": "p1", "title": "Nobel Prize in Physics", "text": "The first prize was awarded in 1901 to Wilhelm Röntgen.",
       "score": 12.0, "rank": 1}
 P2 = {"docid": "p2", "title": "Paris", "text": "Paris is the capital of France.", "score": 9.0, "rank": 2}
-DOC = {"question": "who got the first nobel prize in physics", "answers": ["Wilhelm Conrad Röntgen"], "ctxs": [P1, P2]}
+DOC = {"question": "who got the first nobel prize in physics", "answers": ["Wilhelm Conrad Röntgen"], "ctxs": [P1, P2],
+       "scored_by": "bm25"}
 HEAD = f"<|im_start|>system\n{SYSTEM}<|im_end|>\n<|im_start|>user\n"
 TAIL = f"{QUESTION}<|im_end|>\n<|im_start|>assistant\n"
 USER_TURN = [1, 4093, 198]  # <|im_start|> user \n

@@ -36,14 +36,16 @@ def test_retrieved_passages_get_their_run_scores(mini, cache, retriever, params)
         want = [h["score"] for h in hits]
         if retriever == "dense" or (retriever == "hybrid" and params["fusion"] == "rrf"):
             assert got[q] == want, q  # same query vectors, same exact inner products / same ranks
-        else:  # Anserini offsets tied BM25 ranks by 1e-6 (weighted fusion: alpha * that)
-            assert got[q] == pytest.approx(want, abs=1e-5), q
+        else:  # BM25: Anserini rounds to 1e-4, and Lucene's search and its one-document scoring sum the
+            # query terms in different orders, so a score at a rounding boundary may differ by one 1e-4 step;
+            # tied ranks carry Anserini's 1e-6 offsets (weighted fusion: alpha * either)
+            assert got[q] == pytest.approx(want, abs=1.01e-4), q
     # not-retrieved passages score no higher than the run's last passage
     others = {q: [{"docid": p.docid, "title": p.title, "text": p.text} for p in list(corpus)[-10:]
                   if p.docid not in {h["docid"] for h in run.ctxs[q]}] for q in queries}
     low = score_passages(corpus, queries, others, retriever, k=5, params=params, cache_dir=cache)
     for q in queries:
-        assert all(s <= run.ctxs[q][-1]["score"] + 1e-5 for s in low[q]), (q, low[q])
+        assert all(s <= run.ctxs[q][-1]["score"] + 1.01e-4 for s in low[q]), (q, low[q])
     again = score_passages(corpus, queries, passages, retriever, k=5, params=params, cache_dir=cache)
     assert again == got  # from the cache
 
@@ -57,7 +59,7 @@ def test_bm25_scores_text_that_is_not_in_the_index(mini, cache) -> None:
     got = score_passages(corpus, queries, {"nq-oracle-0": [
         {"docid": top["docid"] + "#cf", "title": top["title"], "text": swapped},
         {"docid": "new", "title": "", "text": "physics physics nobel prize first"}]}, "bm25", k=1, cache_dir=cache)
-    assert got["nq-oracle-0"][0] == pytest.approx(top["score"], abs=1e-5)
+    assert got["nq-oracle-0"][0] == pytest.approx(top["score"], abs=1.01e-4)
     assert got["nq-oracle-0"][1] > 0
 
 
@@ -88,7 +90,7 @@ def test_every_attached_passage_has_a_score_and_the_doc_its_scale(mini, data_dir
             if c["source"] == "noise":
                 alone = score_passages(corpus, {d["qid"]: d["question"]}, {d["qid"]: [c]}, "bm25",
                                        cache_dir=cache)[d["qid"]][0]
-                assert c["score"] == alone and c["score"] <= clean[d["qid"]]["ctxs"][-1]["score"] + 1e-5
+                assert c["score"] == alone and c["score"] <= clean[d["qid"]]["ctxs"][-1]["score"] + 1.01e-4
 
 
 def test_noise_passage_weight_follows_its_retriever_score(data_dir, cache) -> None:
