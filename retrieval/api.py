@@ -256,7 +256,7 @@ def score_label(retriever: str, params: Mapping[str, Any] | None = None, corpus:
     return f"hybrid-{(params or {}).get('fusion', 'rrf')}"
 
 
-SCORES_FORMAT = 1
+SCORES_FORMAT = 2  # 2: passages of the index scored by Lucene (one-document query)
 
 
 def score_passages(
