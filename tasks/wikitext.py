@@ -69,7 +69,7 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
                         chunk_words: int = 128, context_words: int = 128, query_words: int = 32, data_dir: Any = None,
                         hub_id: str | None = None, max_docs: int | None = None, cache_dir: Any = None,
                         retriever_params: dict | None = None) -> list[dict]:
-    """Docs of ``wikitext103_bm25_wiki``: ``{qid, title, context, target, question, ctxs, run_fingerprint}``.
+    """Docs of ``wikitext103_bm25_wiki``: ``{qid, title, context, target, question, ctxs, run_fingerprint, scored_by}``.
 
     ``qid`` is ``wt103-<article index>-<chunk index>``; ``question`` is the retrieval query. ``max_docs`` keeps
     the first N chunks (article order) before retrieval.
@@ -78,7 +78,7 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
         DataError: an article title among its own passages after the filter, or degenerate retrieval.
         OfflineError: no local copy of the data set and no hub (:func:`tasks.sources.hub_rows`).
     """
-    from retrieval import check_run_sanity, retrieve
+    from retrieval import check_run_sanity, retrieve, score_label
 
     from .sources import hub_rows
 
@@ -109,6 +109,7 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
                       "score": None if h.get("score") is None else float(h["score"]), "rank": i + 1, "source": "retrieved"}
                      for i, h in enumerate(hits)]
         d["run_fingerprint"] = str(run.fingerprint)
+        d["scored_by"] = score_label(retriever, retriever_params, corpus)
     return docs
 
 
