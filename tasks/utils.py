@@ -23,6 +23,7 @@ _QA_KEYS = {
     "dataset", "retriever", "corpus", "hits", "noise", "counterfactual", "gold_only", "seed", "data_dir",
     "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id", "hub_split", "questions",
 }
+QA_TASK_KEYS = _QA_KEYS | {"prompt", "instruction"}  # every key a QA task reads from its metadata
 _WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
 # Keys lm-eval itself puts into a task's metadata.
 _LMEVAL_KEYS = {"version", "config_source", "config", "_metadata"}
@@ -104,7 +105,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     from .rag import build_qa_docs
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
-    check_metadata_keys(metadata, _QA_KEYS | {"prompt", "instruction"}, task)
+    check_metadata_keys(metadata, QA_TASK_KEYS, task)
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")

@@ -113,6 +113,10 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
     return docs
 
 
+WIKITEXT_KEYS = {"hits", "retriever", "corpus", "chunk_words", "context_words", "query_words", "data_dir", "hub_id",
+                 "max_docs", "cache_dir", "retriever_params"}
+
+
 def load_wikitext103(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of ``wikitext103_bm25_wiki``. Metadata keys: ``hits`` (passages per chunk, 3), ``retriever`` (bm25),
     ``corpus`` (prebuilt:wikipedia-dpr-100w), ``chunk_words`` (128), ``context_words`` (128), ``query_words``
@@ -122,10 +126,8 @@ def load_wikitext103(**metadata: Any) -> dict[str, Any]:
 
     from .utils import check_metadata_keys
 
-    keys = {"hits", "retriever", "corpus", "chunk_words", "context_words", "query_words", "data_dir", "hub_id", "max_docs",
-            "cache_dir", "retriever_params"}
-    check_metadata_keys(metadata, keys, "wikitext103_bm25_wiki")
-    kw = {key: metadata[key] for key in keys if key in metadata and metadata[key] is not None}
+    check_metadata_keys(metadata, WIKITEXT_KEYS, "wikitext103_bm25_wiki")
+    kw = {key: metadata[key] for key in WIKITEXT_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
     return {"test": datasets.Dataset.from_list(build_wikitext_docs(**kw))}

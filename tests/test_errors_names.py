@@ -114,7 +114,8 @@ def test_task_keys_never_share_a_name_with_a_model_argument() -> None:
     import yaml
 
     from tasks import TASK_DIR
-    from tasks.utils import _LMEVAL_KEYS, _QA_KEYS, _WIKI_LM_KEYS
+    from tasks.utils import _LMEVAL_KEYS, _WIKI_LM_KEYS, QA_TASK_KEYS
+    from tasks.wikitext import WIKITEXT_KEYS
     from tokrag_model import MODEL_CLASSES
     from tokrag_model.args import COMMON_ARGS
 
@@ -122,7 +123,7 @@ def test_task_keys_never_share_a_name_with_a_model_argument() -> None:
     for target in MODEL_CLASSES.values():
         module, cls = target.split(":")
         model_args |= set(getattr(importlib.import_module(module), cls).EXTRA_ARGS)
-    task_keys = _QA_KEYS | _WIKI_LM_KEYS | {"prompt"}
+    task_keys = QA_TASK_KEYS | _WIKI_LM_KEYS | WIKITEXT_KEYS
     assert not (model_args & task_keys), model_args & task_keys
     class Loader(yaml.SafeLoader):
         pass
