@@ -30,6 +30,26 @@ layer's cache grows with the sequence (Gemma 3 270M: 18 layers x 1 KV head x 256
 1,000 tokens in float32). Layer kinds other than full and sliding-window attention (chunked, linear or
 shared-KV layers) and bidirectional attention are rejected with a one-line :class:`ConfigError`.
 
+Teacher forcing (``loglikelihood``): :meth:`MultiContextDecoder.teacher_force` runs many
+``prompt + continuation`` sequences in one right-padded forward pass and returns, per sequence, the
+log-probs (and on request hidden states and keys) at the continuation positions only; the LM head is
+applied to those positions alone.
+
+Batch invariance (``batch_invariant``, default on CPU): a row's numbers do not depend on the other rows
+of its batch, so traces and outputs are the same at every ``--batch_size``. Two things would otherwise
+make them depend on it: (1) attention over a left-padded stack (softmax and its sums run over padded
+lengths, so the rounding depends on the longest row): with batch invariance every row attends over
+exactly its own keys, in its own call (:func:`rowwise_attention`), as a lone row does; (2) the matrix
+products: MKL's sgemm takes a different kernel below :data:`MIN_GEMM_ROWS` rows, and from that many rows
+on each row's result is independent of the row count and of the row's position (measured with torch
+2.13 / MKL 2024.2 on AVX2; ``tests/test_model_decoder.py`` checks it on every run). So a decode step with
+2 or 3 rows runs with empty rows added up to :data:`MIN_GEMM_ROWS` and a teacher-forced forward pass
+has at least that many positions. A lone row (``rag-none``, ``rag-standard``, the filter's generation at
+batch 1) keeps the one-row kernel, as lm-eval's ``hf`` does: its greedy tokens equal those of a batch
+unless two logits tie to within float32 rounding (its traces hold no decode-step numbers). On CUDA,
+cuBLAS picks kernels by shape, so batch invariance is off by default there
+(``benchmarks/gpu_check.sh`` reports ``cuda_outputs_match_batch1``).
+
 The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
 EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods``) for each request's next token.
 """
@@ -38,22 +58,121 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import torch
 import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
+# MKL's sgemm uses one kernel for products with fewer rows than this and another from this many rows on;
+# with the latter each row's result is bitwise independent of the number of rows and of the row's position.
+MIN_GEMM_ROWS = 4
+# Keyword argument that carries the per-row key spans from the decoder down to rowwise_attention.
+ROWS_KWARG = "tokrag_rows"
+_ROWWISE_PREFIX = "tokrag_rows_"
+
+
+def _sdpa_row(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float | None, causal: bool,
+              window: int | None) -> torch.Tensor:
+    """Attention of one row: q (1, H, n_q, hd) over k, v (1, kv_heads, n_k, hd) -> (H, n_q, hd).
+
+    ``causal`` (n_q == n_k): query i sees keys ≤ i (and > i − window with a sliding window). Otherwise every
+    query sees every key (a decode step: the caller already cut the keys to the row's span and window).
+    """
+    heads, kv_heads = q.shape[1], k.shape[1]
+    groups = heads // kv_heads
+    if not causal:
+        if groups > 1 and q.shape[2] == 1:  # transformers' pack_gqa: the group's heads become query rows
+            out = F.scaled_dot_product_attention(q.reshape(1, kv_heads, groups, q.shape[-1]), k, v, scale=scale)
+            return out.reshape(heads, 1, v.shape[-1])
+        return F.scaled_dot_product_attention(q, k, v, scale=scale, enable_gqa=groups > 1)[0]
+    if groups > 1:
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    n = q.shape[2]
+    if window is not None and n > window:
+        i = torch.arange(n, device=q.device)
+        band = (i.view(-1, 1) >= i.view(1, -1)) & (i.view(-1, 1) - i.view(1, -1) < window)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=band, scale=scale)[0]
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)[0]
+
+
+def rowwise_attention(fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """An attention function (transformers ``AttentionInterface``) that attends row by row when the caller
+    passes ``tokrag_rows`` and is ``fallback`` (the model's own implementation) otherwise.
+
+    ``tokrag_rows``: one ``(start, end)`` per batch row, the row's keys on the key axis (after the cache
+    update). With one query per row (a decode step) the query attends to keys ``[start, end)`` (the last
+    ``sliding_window`` of them on a sliding-window layer); with n queries (teacher forcing, right padding,
+    ``start`` = 0) query i attends causally to keys ``[0, i]``. An empty span gives zeros (an added row).
+    Each row is one ``scaled_dot_product_attention`` call on exactly its own keys, the same call whatever
+    the batch, so a row's output does not depend on the other rows (module docstring).
+
+    Raises:
+        NotImplementedError: attention logit soft-capping (not expressible with SDPA).
+    """
+
+    def attend(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask: Any,
+               dropout: float = 0.0, scaling: float | None = None, **kwargs: Any) -> tuple[torch.Tensor, None]:
+        rows = kwargs.pop(ROWS_KWARG, None)
+        if rows is None:
+            return fallback(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs)
+        if kwargs.get("softcap") is not None:
+            raise NotImplementedError(f"{type(module).__name__}: batch-invariant attention does not support "
+                                      "logit soft-capping; pass batch_invariant=false")
+        window = kwargs.get("sliding_window")
+        b, heads, n_q, _ = query.shape
+        out = query.new_zeros(b, heads, n_q, value.shape[-1])
+        for i, (start, end) in enumerate(rows):
+            if end <= start:
+                continue
+            if n_q == 1:
+                lo = start if window is None else max(start, end - window)
+                out[i] = _sdpa_row(query[i:i + 1], key[i:i + 1, :, lo:end], value[i:i + 1, :, lo:end], scaling, False, None)
+            else:
+                n = end - start
+                out[i, :, :n] = _sdpa_row(query[i:i + 1, :, :n], key[i:i + 1, :, start:end], value[i:i + 1, :, start:end],
+                                          scaling, True, window)
+        return out.transpose(1, 2).contiguous(), None
+
+    return attend
+
+
+def enable_rowwise_attention(model: Any) -> None:
+    """Register :func:`rowwise_attention` over the model's attention implementation and switch the model to it.
+
+    Without ``tokrag_rows`` the model behaves exactly as before (its own attention and mask functions), so
+    the model can be shared with lm-eval's ``hf`` or anything else. Idempotent.
+    """
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    base = model.config._attn_implementation or "eager"
+    if base.startswith(_ROWWISE_PREFIX):
+        return
+    name = _ROWWISE_PREFIX + base
+    if name not in ALL_ATTENTION_FUNCTIONS:
+        if base in ALL_ATTENTION_FUNCTIONS:
+            fallback = ALL_ATTENTION_FUNCTIONS[base]
+        else:  # eager: the model's own module-level function
+            attn_module = type(model.get_decoder().layers[0].self_attn).__module__
+            fallback = getattr(sys.modules[attn_module], "eager_attention_forward")
+        AttentionInterface.register(name, rowwise_attention(fallback))
+        ALL_MASK_ATTENTION_FUNCTIONS.register(name, ALL_MASK_ATTENTION_FUNCTIONS[base])
+    model.set_attn_implementation(name)
+
 
 @dataclass
 class Batch:
     """State of a batch of rows being decoded.
 
-    ``cache``: a ``DynamicCache`` whose tensors are (B, kv_heads, T, head_dim), or a ``StaticCache`` whose
-    tensors are (B, kv_heads, T + reserve, head_dim) with slots ≥ T still empty; rows left-padded;
-    ``mask``: (B, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``: real tokens per
-    row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids per row.
+    ``cache``: a ``DynamicCache`` whose tensors are (B + extra, kv_heads, T, head_dim), or a ``StaticCache``
+    whose tensors are (B + extra, kv_heads, T + reserve, head_dim) with slots ≥ T still empty; rows
+    left-padded; ``mask``: (B + extra, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``:
+    real tokens per row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids
+    per row; ``extra``: empty rows after the B real ones (batch invariance, :data:`MIN_GEMM_ROWS`);
+    ``rowwise``: attend row by row (:func:`rowwise_attention`).
     """
 
     cache: Any
@@ -63,6 +182,38 @@ class Batch:
     logprobs: torch.Tensor
     hidden: torch.Tensor | None
     ids: list[list[int]] = field(default_factory=list)
+    extra: int = 0
+    rowwise: bool = False
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each row's keys ``[pad, T)`` on the key axis (empty for the added rows)."""
+        t = self.mask.shape[1]
+        return [(p, t) for p in self.pads] + [(t, t)] * self.extra
+
+
+@dataclass
+class Forcing:
+    """One teacher-forced sequence: ``prompt`` then ``cont`` (≥ 1 prompt token). ``hidden``/``keys``: also
+    return the hidden states at the continuation's query positions / every layer's keys."""
+
+    prompt: list[int]
+    cont: list[int]
+    hidden: bool = False
+    keys: bool = False
+
+
+@dataclass
+class Forced:
+    """Teacher-forced outputs of one :class:`Forcing`.
+
+    ``logprobs`` (C, V) float32: ``logprobs[i]`` is the next-token distribution (nats) that predicts
+    ``cont[i]`` (query position ``len(prompt) − 1 + i``); ``hidden`` (L+1, C, d) at the same positions or
+    None; ``keys``: per layer the post-RoPE keys (kv_heads, len(prompt) + C, head_dim), or None.
+    """
+
+    logprobs: torch.Tensor
+    hidden: torch.Tensor | None = None
+    keys: list[torch.Tensor] | None = None
 
 
 def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
@@ -71,18 +222,22 @@ def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
 
 
 class MultiContextDecoder:
-    """Batched multi-branch greedy decoding over one Hugging Face causal LM.
+    """Batched multi-branch greedy decoding and teacher forcing over one Hugging Face causal LM.
 
     Args:
         model: a ``*ForCausalLM`` in eval mode (any attention implementation; sdpa by default).
         stats: dict updated in place: ``forward_passes`` (+B per batched call over B rows),
-            ``prompt_tokens`` (prefilled tokens).
+            ``prompt_tokens`` (prefilled/teacher-forced tokens).
+        batch_invariant: a row's numbers independent of the other rows (module docstring); switches the
+            model to :func:`rowwise_attention` (unchanged for callers that do not pass row spans).
+        max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass.
     Raises:
         ConfigError: the model has layers other than full or sliding-window attention, or bidirectional
             attention (see the module docstring).
     """
 
-    def __init__(self, model: Any, stats: dict[str, int]) -> None:
+    def __init__(self, model: Any, stats: dict[str, int], batch_invariant: bool = False,
+                 max_batch_tokens: int = 8192) -> None:
         self.model = model
         self.stats = stats
         self.device = next(model.parameters()).device
@@ -92,6 +247,7 @@ class MultiContextDecoder:
         self.embed = model.get_input_embeddings().weight  # (V, d)
         self.lm_head = model.get_output_embeddings()
         base = getattr(model, "model", None)
+        self.base = base if base is not None else model.get_decoder()
         self.final_norm = getattr(base, "norm", None)
         self.layers = getattr(base, "layers", None)
         self.rotary = getattr(base, "rotary_emb", None)
@@ -100,11 +256,18 @@ class MultiContextDecoder:
         from transformers import PreTrainedConfig
 
         self.cache_config = PreTrainedConfig(num_hidden_layers=self.n_layers)
+        self.batch_invariant = bool(batch_invariant)
+        self.max_batch_tokens = int(max_batch_tokens)
+        if self.batch_invariant:
+            enable_rowwise_attention(model)
+
+    def _rows_kw(self, spans: list[tuple[int, int]]) -> dict[str, Any]:
+        return {ROWS_KWARG: spans} if self.batch_invariant else {}
 
     # ------------------------------------------------------------------ forward passes
     @torch.inference_mode()
     def forward_full(self, ids: list[int], hidden: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, Any]:
-        """Teacher-forced forward of one sequence.
+        """Teacher-forced forward of one sequence (every position; :meth:`teacher_force` is the batched form).
 
         Returns:
             logprobs (T, V) float32 next-token log-probs at every position; hidden (L+1, T, d) or None;
@@ -122,6 +285,72 @@ class MultiContextDecoder:
         return lp, hs, cache
 
     @torch.inference_mode()
+    def teacher_force(self, items: list[Forcing]) -> list[Forced]:
+        """Teacher-forced forward of many sequences, batched (right padding, at most ``max_batch_tokens``
+        padded tokens per pass, consecutive items together: give them sorted by length to pad little).
+
+        The LM head runs on the continuation positions only. With batch invariance each item's outputs
+        are bitwise those it gets alone (module docstring). Counts one forward pass per item.
+
+        Raises:
+            ValueError: an item without prompt tokens.
+        """
+        out: list[Forced] = []
+        start = 0
+        while start < len(items):
+            end, width = start, 0
+            while end < len(items):
+                w = max(width, len(items[end].prompt) + len(items[end].cont), MIN_GEMM_ROWS)
+                if end > start and w * (end - start + 1) > self.max_batch_tokens:
+                    break
+                width, end = w, end + 1
+            out.extend(self._force(items[start:end], width))
+            start = end
+        return out
+
+    def _force(self, items: list[Forcing], width: int) -> list[Forced]:
+        from transformers import DynamicCache
+
+        for it in items:
+            if not it.prompt:
+                raise ValueError("teacher forcing needs at least one prompt token (lm-eval passes the EOT token for an empty context)")
+        seqs = [it.prompt + it.cont for it in items]
+        ids = torch.zeros(len(items), width, dtype=torch.long, device=self.device)
+        mask = torch.zeros(len(items), width, dtype=torch.long, device=self.device)
+        for i, s in enumerate(seqs):
+            ids[i, :len(s)] = torch.tensor(s, device=self.device)
+            mask[i, :len(s)] = 1
+        keys = any(it.keys for it in items)
+        hidden = any(it.hidden for it in items)
+        cache = DynamicCache(config=self.cache_config) if keys else None
+        pos = torch.arange(width, device=self.device).view(1, -1).expand(len(items), -1)
+        res = self.base(input_ids=ids, attention_mask=None if self.batch_invariant else mask, position_ids=pos,
+                        cache=cache, use_cache=keys, output_hidden_states=hidden,
+                        **self._rows_kw([(0, len(s)) for s in seqs]))
+        self.stats["forward_passes"] += len(items)
+        self.stats["prompt_tokens"] += sum(map(len, seqs))
+        last = res.last_hidden_state  # (B, width, d), final norm applied
+        where = [(i, len(it.prompt) - 1, len(it.cont)) for i, it in enumerate(items)]
+        h = torch.cat([last[i, p:p + c] for i, p, c in where])  # (ΣC, d)
+        lp = torch.log_softmax(self.logits(h), dim=-1).split([c for _, _, c in where])
+        out = []
+        for (i, p, c), it, s, row_lp in zip(where, items, seqs, lp):
+            hs = torch.stack([x[i, p:p + c] for x in res.hidden_states]) if it.hidden else None
+            ks = [layer.keys[i, :, :len(s)] for layer in cache.layers] if it.keys else None
+            out.append(Forced(row_lp, hs, ks))
+        return out
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The LM head on (n, d) final hidden states -> (n, V) float32 (with the model's final logit
+        soft-capping, if any). Runs on at least :data:`MIN_GEMM_ROWS` rows (batch invariance)."""
+        n = hidden.shape[0]
+        if self.batch_invariant and 0 < n < MIN_GEMM_ROWS:
+            hidden = torch.cat([hidden, hidden.new_zeros(MIN_GEMM_ROWS - n, hidden.shape[1])])
+        z = self.lm_head(hidden)[:n].float()
+        cap = getattr(self.config, "final_logit_softcapping", None)
+        return torch.tanh(z / cap) * cap if cap else z
+
+    @torch.inference_mode()
     def prefill(self, rows: list[list[int]], hidden: bool = False, reserve: int = 0) -> Batch:
         """Prefill each row on its own, then stack the caches left-padded into one batch.
 
@@ -130,6 +359,7 @@ class MultiContextDecoder:
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
+        With batch invariance, 2 or 3 rows get empty rows up to :data:`MIN_GEMM_ROWS` (``Batch.extra``).
         Raises:
             ValueError: an empty row.
         """
@@ -151,6 +381,7 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
+        extra = MIN_GEMM_ROWS - len(rows) if self.batch_invariant and 1 < len(rows) < MIN_GEMM_ROWS else 0
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
@@ -159,12 +390,15 @@ class MultiContextDecoder:
             for li in range(len(caches[0].layers)):
                 ks = [_left_pad(c.layers[li].keys, p) for c, p in zip(caches, pads)]
                 vs = [_left_pad(c.layers[li].values, p) for c, p in zip(caches, pads)]
+                if extra:
+                    ks.append(ks[0].new_zeros(extra, *ks[0].shape[1:]))
+                    vs.append(vs[0].new_zeros(extra, *vs[0].shape[1:]))
                 merged.update(torch.cat(ks), torch.cat(vs), li)
-        mask = torch.zeros(len(rows), tmax, dtype=torch.long, device=self.device)
+        mask = torch.zeros(len(rows) + extra, tmax, dtype=torch.long, device=self.device)
         for i, p in enumerate(pads):
             mask[i, p:] = 1
         return Batch(merged, mask, pads, lengths, torch.stack(lps), torch.stack(hss, dim=1) if hidden else None,
-                     [list(r) for r in rows])
+                     [list(r) for r in rows], extra, self.batch_invariant)
 
     @torch.inference_mode()
     def next_logprobs_shared_prefix(self, prefix: list[int], suffixes: list[list[int]]) -> torch.Tensor:
@@ -197,18 +431,22 @@ class MultiContextDecoder:
     def step(self, batch: Batch, tokens: list[int], hidden: bool = False) -> None:
         """Append one token per row (B,) and run one batched forward pass; updates ``batch`` in place."""
         b = len(tokens)
-        x = torch.tensor(tokens, device=self.device).view(b, 1)
-        batch.mask = torch.cat([batch.mask, torch.ones(b, 1, dtype=batch.mask.dtype, device=self.device)], dim=1)
-        pos = torch.tensor(batch.lengths, device=self.device).view(b, 1)
-        single = b == 1 and batch.pads[0] == 0
-        out = self.model(input_ids=x, attention_mask=None if single else batch.mask, position_ids=pos,
-                         cache=batch.cache, use_cache=True, output_hidden_states=hidden)
+        n = b + batch.extra
+        x = torch.tensor(list(tokens) + [0] * batch.extra, device=self.device).view(n, 1)
+        batch.mask = torch.cat([batch.mask, torch.ones(n, 1, dtype=batch.mask.dtype, device=self.device)], dim=1)
+        if batch.extra:
+            batch.mask[b:, -1] = 0
+        pos = torch.tensor(batch.lengths + [0] * batch.extra, device=self.device).view(n, 1)
+        single = n == 1 and batch.pads[0] == 0
+        kw = {ROWS_KWARG: batch.spans()} if batch.rowwise else {}
+        out = self.model(input_ids=x, attention_mask=None if single or batch.rowwise else batch.mask, position_ids=pos,
+                         cache=batch.cache, use_cache=True, output_hidden_states=hidden, **kw)
         self.stats["forward_passes"] += b
-        batch.lengths = [n + 1 for n in batch.lengths]
+        batch.lengths = [length + 1 for length in batch.lengths]
         for r, t in zip(batch.ids, tokens):
             r.append(int(t))
-        batch.logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
-        batch.hidden = torch.stack([h[:, -1] for h in out.hidden_states]) if hidden else None
+        batch.logprobs = torch.log_softmax(out.logits[:b, -1].float(), dim=-1)
+        batch.hidden = torch.stack([h[:b, -1] for h in out.hidden_states]) if hidden else None
 
     # ------------------------------------------------------------------ internals on request
     def check_attention_rows(self) -> None:
