@@ -136,6 +136,8 @@ COMMON_ARGS: dict[str, Arg] = {
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
     "max_batch_size": Arg(None, to_opt_int, "accepted for lm-eval compatibility; unused"),
+    "batch_invariant": Arg("auto", lambda v: "auto" if str(v).lower() == "auto" else to_bool(v),
+                           "same numbers, outputs and traces at every batch_size (auto: on CPU); tokrag_model.decoder"),
     "k": Arg(None, to_opt_int, "use the top-k passages of doc['ctxs'] (default: all attached)"),
     "max_passage_tokens": Arg(None, to_opt_int, "passage budget: at most this many tokens of passages "
                               "(lowest-ranked dropped first; default: whatever fits in max_length)"),

@@ -3,10 +3,19 @@ teacher-forced scoring of one branch.
 
 A method (one module in :mod:`tokrag_model.methods`) subclasses :class:`RAGMethodLM` and only says how a
 request becomes branches (``make_rule``) and how the continuation of a ``loglikelihood`` request is
-scored (``score``); everything else — model loading (:class:`Backbone`), model arguments, prompts and
-the token budget (:mod:`tokrag_model.prompt`), batching, lm-eval's three request types, traces, stats —
-lives here. The base model, prompt, passages, truncation and generation budget are identical for all
-methods.
+scored (``score_plan``: the branch prompts to teacher-force and what to do with their log-probs);
+everything else — model loading (:class:`Backbone`), model arguments, prompts and the token budget
+(:mod:`tokrag_model.prompt`), batching, lm-eval's three request types, traces, stats — lives here. The
+base model, prompt, passages, truncation and generation budget are identical for all methods.
+
+Batching (``--batch_size``) is done here, once for every method, with lm-eval's ``Collator`` as its ``hf``
+model does: requests are grouped (``generate_until``: by generation kwargs), sorted by prompt length
+(longest first, so a batch pads little and memory errors come first), cut into batches of
+``batch_size`` requests, and the results are returned in the original order. A generation batch is one
+:func:`tokrag_model.decoder.generate` call over all branches of its requests; a scoring batch is one
+:meth:`tokrag_model.decoder.MultiContextDecoder.teacher_force` call over all branches of its plans.
+With ``batch_invariant`` (default on CPU) every number, output and trace is the same at every batch size
+(:mod:`tokrag_model.decoder`).
 
 Traces (``trace=true``, the default): each request's decisions are appended to ``Instance.arguments``
 as one extra element ``{"tokrag_trace": {...}}``; lm-eval 0.4.13 writes the arguments of every request
@@ -21,22 +30,22 @@ import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 from lm_eval.api.instance import Instance  # noqa: E402
 from lm_eval.api.model import LM  # noqa: E402
-from lm_eval.models.utils import handle_stop_sequences, postprocess_generated_text  # noqa: E402
+from lm_eval.models.utils import Collator, handle_stop_sequences, postprocess_generated_text  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from retrieval.errors import ConfigError  # noqa: E402
 
 from .args import COMMON_ARGS, Arg, parse_args  # noqa: E402
-from .decoder import Batch, MultiContextDecoder, generate  # noqa: E402
+from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
@@ -100,6 +109,33 @@ class Backbone:
                    dev, layout)
 
 
+@dataclass
+class ScorePlan:
+    """How one ``loglikelihood`` request (or rolling window) is scored: the branch ``prompts`` to
+    teacher-force on the same continuation ``cont`` (token ids), and ``finish``, which turns their
+    :class:`tokrag_model.decoder.Forced` outputs (same order as ``prompts``) into ``(log-likelihood in
+    nats, is_greedy, trace)``. ``hidden``/``keys``: per prompt, also keep its hidden states / keys.
+
+    The base class batches the plans of many requests into one teacher-forced pass; a method's
+    ``score_plan`` only builds prompts and combines log-probs (no loop over requests of its own).
+    """
+
+    prompts: list[list[int]]
+    cont: list[int]
+    finish: Callable[[list[Forced]], tuple[float, bool, dict]]
+    hidden: list[bool] = field(default_factory=list)
+    keys: list[bool] = field(default_factory=list)
+
+    def forcings(self) -> list[Forcing]:
+        return [Forcing(p, self.cont, bool(self.hidden[i]) if i < len(self.hidden) else False,
+                        bool(self.keys[i]) if i < len(self.keys) else False) for i, p in enumerate(self.prompts)]
+
+    @property
+    def n_tokens(self) -> int:
+        """Tokens this plan teacher-forces (its batch cost; the sort key)."""
+        return sum(len(p) + len(self.cont) for p in self.prompts)
+
+
 class RAGMethodLM(LM):
     """Base of every method (an lm-eval ``LM``).
 
@@ -139,7 +175,9 @@ class RAGMethodLM(LM):
         cfg["max_length"] = self.max_length
         self.batch_size = cfg["batch_size"]
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
-        self.decoder = MultiContextDecoder(self.model, self.stats)
+        if cfg["batch_invariant"] == "auto":
+            cfg["batch_invariant"] = str(backbone.device).startswith("cpu")
+        self.decoder = MultiContextDecoder(self.model, self.stats, batch_invariant=cfg["batch_invariant"])
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         template = getattr(self.tokenizer, "chat_template", None)
         cfg["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
@@ -296,41 +334,66 @@ class RAGMethodLM(LM):
     def finish_trace(self, rule: Any, trace: dict) -> dict:
         return trace
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int) -> tuple[float, bool, dict]:
-        """Teacher-forced ``(log-likelihood in nats, is_greedy, trace)`` of ``cont_text`` after ``context``."""
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+        """The :class:`ScorePlan` of continuation token ids ``cont`` after ``context`` (prompt budget ``budget``
+        tokens, continuation included; :func:`budget_check`)."""
         raise NotImplementedError
+
+    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
+              ) -> tuple[float, bool, dict]:
+        """Teacher-forced ``(log-likelihood in nats, is_greedy, trace)`` of ``cont_text`` (or of the token ids
+        ``cont_override``) after ``context``: one request through :meth:`score_plan`."""
+        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+        plan = self.score_plan(doc, context, cont, budget)
+        return plan.finish(self.decoder.teacher_force(plan.forcings()))
 
     # ------------------------------------------------------------------ lm-eval API
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        """Greedy generation for each request (``until``, ``max_gen_toks``, EOS honoured)."""
-        results: list[str | None] = [None] * len(requests)
-        groups: dict[str, list[int]] = {}
-        for i, req in enumerate(requests):
-            groups.setdefault(json.dumps(req.args[1], sort_keys=True, default=str), []).append(i)
+        """Greedy generation for each request (``until``, ``max_gen_toks``, EOS honoured).
+
+        Requests are grouped by generation kwargs and sorted by their longest branch prompt (lm-eval's
+        ``Collator``), ``batch_size`` requests decoded together; outputs in the original order.
+        """
+        if not requests:
+            return []
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
+        keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
+        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
+        made = [self.make_rule(req.doc, req.args[0], settings[key][2])
+                for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
+        longest = [max(len(r) for r in rule.rows()) for rule, _ in made]
+        coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
+                        group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
+        results: list[str] = []
         pbar = tqdm(total=len(requests), disable=disable_tqdm, desc=f"{self.METHOD} generate_until")
-        for key, idxs in groups.items():
-            gen_kwargs = dict(requests[idxs[0]].args[1])
-            if gen_kwargs.get("do_sample") or float(gen_kwargs.get("temperature", 0.0) or 0.0) > 0:
-                log.warning("%s decodes greedily; do_sample/temperature in the task's generation_kwargs are ignored", self.METHOD)
-            until = handle_stop_sequences(gen_kwargs.get("until"), eos=eos_text)
-            max_gen = int(gen_kwargs.get("max_gen_toks", self.resolved_config["max_gen_toks"]))
-            budget = self.max_length - max_gen
-            if budget <= 0:
-                raise ConfigError(f"--model {self.METHOD}: max_gen_toks={max_gen} leaves no room in max_length={self.max_length}")
-            for start in range(0, len(idxs), self.batch_size):
-                chunk = idxs[start:start + self.batch_size]
-                made = [self.make_rule(requests[i].doc, requests[i].args[0], budget) for i in chunk]
-                rules = [m[0] for m in made]
-                outs = generate(self.decoder, self.tokenizer, rules, until, max_gen, self.eos_ids)
-                for i, rule, (_, trace), toks in zip(chunk, rules, made, outs):
-                    text = postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
-                    results[i] = text
-                    self._attach_trace(requests[i], self.finish_trace(rule, trace))
-                    self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
-                    pbar.update(1)
+        for chunk in coll.get_batched(n=self.batch_size):
+            idxs = [i for i, _ in chunk]
+            until, max_gen, _ = settings[chunk[0][1]]
+            rules = [made[i][0] for i in idxs]
+            outs = generate(self.decoder, self.tokenizer, rules, until, max_gen, self.eos_ids)
+            for i, rule, toks in zip(idxs, rules, outs):
+                text = postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
+                results.append(text)
+                self._attach_trace(requests[i], self.finish_trace(rule, made[i][1]))
+                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
+            pbar.update(len(idxs))
         pbar.close()
-        return results  # type: ignore[return-value]
+        return coll.get_original(results)
+
+    def _gen_settings(self, gen_kwargs: dict, eos_text: str) -> tuple[list[str], int, int]:
+        """``(stop strings, max_gen_toks, prompt budget in tokens)`` of one generation-kwargs group.
+
+        Raises:
+            ConfigError: ``max_gen_toks`` leaves no room in ``max_length``.
+        """
+        if gen_kwargs.get("do_sample") or float(gen_kwargs.get("temperature", 0.0) or 0.0) > 0:
+            log.warning("%s decodes greedily; do_sample/temperature in the task's generation_kwargs are ignored", self.METHOD)
+        until = handle_stop_sequences(gen_kwargs.get("until"), eos=eos_text)
+        max_gen = int(gen_kwargs.get("max_gen_toks", self.resolved_config["max_gen_toks"]))
+        budget = self.max_length - max_gen
+        if budget <= 0:
+            raise ConfigError(f"--model {self.METHOD}: max_gen_toks={max_gen} leaves no room in max_length={self.max_length}")
+        return until, max_gen, budget
 
     def split_context(self, context: str, continuation: str) -> tuple[str, str]:
         """lm-eval's scoring convention: an empty context becomes the EOT token's text, and the context's
@@ -351,13 +414,15 @@ class RAGMethodLM(LM):
         return whole[len(ctx):]
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method."""
+        """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method, batched
+        (:meth:`score_many`)."""
+        items = []
+        for req in requests:
+            context, continuation = self.split_context(req.args[0], req.args[1])
+            items.append((req.doc, context, self.cont_ids(context, continuation)))
         out = []
-        for req in tqdm(requests, disable=disable_tqdm, desc=f"{self.METHOD} loglikelihood"):
-            context, continuation = req.args[0], req.args[1]
-            context, continuation = self.split_context(context, continuation)
-            ll, greedy, trace = self.score(req.doc, context, continuation, self.max_length)
-            ll = LogLikelihood(ll, len(self.cont_ids(context, continuation)))
+        for req, (_, _, cont), (ll, greedy, trace) in zip(requests, items, self.score_many(items, "loglikelihood", disable_tqdm)):
+            ll = LogLikelihood(ll, len(cont))
             out.append((ll, greedy))
             self._attach_trace(req, trace)
             self.cache_hook.add_partial("loglikelihood", req.args[:2], (ll, greedy))
@@ -366,34 +431,53 @@ class RAGMethodLM(LM):
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
         """Sum of log-probs (nats) of a whole string, scored in disjoint windows (lm-eval's rolling scheme).
 
-        Each window is scored like a ``loglikelihood`` continuation after its preceding text, so the
-        method's passages precede every window; the window length leaves room for the passages
-        (``max_length // 2`` tokens of text per window).
+        Each window is scored like a ``loglikelihood`` continuation after its preceding text (decoded to
+        text, so every method builds its prompts the same way), so the method's passages precede every
+        window; the window length leaves room for the passages (``max_length // 2`` tokens of text per
+        window). The windows of all requests are batched together (:meth:`score_many`).
         """
         from lm_eval import utils
 
-        out = []
-        for req in tqdm(requests, disable=disable_tqdm, desc=f"{self.METHOD} loglikelihood_rolling"):
+        items, owner = [], []
+        prefix = self.eot_token_id if getattr(self.tokenizer, "bos_token_id", None) is None else self.tokenizer.bos_token_id
+        for r, req in enumerate(requests):
             (string,) = req.args[:1]
-            toks = self.prompts.encode(string)
-            prefix = self.eot_token_id if getattr(self.tokenizer, "bos_token_id", None) is None else self.tokenizer.bos_token_id
-            windows = list(map(utils.make_disjoint_window, utils.get_rolling_token_windows(
-                token_list=toks, prefix_token=prefix, max_seq_len=max(16, self.max_length // 2), context_len=1)))
-            total, traces = 0.0, []
+            windows = map(utils.make_disjoint_window, utils.get_rolling_token_windows(
+                token_list=self.prompts.encode(string), prefix_token=prefix, max_seq_len=max(16, self.max_length // 2),
+                context_len=1))
             for ctx_toks, pred_toks in windows:
-                ll, _, tr = self.score_tokens(req.doc, ctx_toks, pred_toks, self.max_length)
-                total += ll
-                traces.append(tr)
-            out.append(total)
-            self._attach_trace(req, {"windows": traces})
+                items.append((req.doc, self.tokenizer.decode(ctx_toks, skip_special_tokens=False), list(pred_toks)))
+                owner.append(r)
+        totals = [0.0] * len(requests)
+        traces: list[list[dict]] = [[] for _ in requests]
+        for r, (ll, _, tr) in zip(owner, self.score_many(items, "loglikelihood_rolling", disable_tqdm)):
+            totals[r] += ll
+            traces[r].append(tr)
+        for req, total, tr in zip(requests, totals, traces):
+            self._attach_trace(req, {"windows": tr})
             self.cache_hook.add_partial("loglikelihood_rolling", req.args[:1], total)
-        return out
+        return totals
 
-    def score_tokens(self, doc: Any, ctx_toks: list[int], pred_toks: list[int], budget: int) -> tuple[float, bool, dict]:
-        """Score token ids ``pred_toks`` after token ids ``ctx_toks`` (rolling windows): decoded to text and
-        scored with :meth:`score` so every method builds its prompts the same way."""
-        context = self.tokenizer.decode(ctx_toks, skip_special_tokens=False)
-        return self.score(doc, context, "", budget, cont_override=pred_toks)
+    def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False
+                   ) -> list[tuple[float, bool, dict]]:
+        """Score ``(doc, context, continuation token ids)`` items: one :meth:`score_plan` each, sorted by
+        the tokens they teacher-force (lm-eval's ``Collator``, longest first), ``batch_size`` plans per
+        teacher-forced pass; ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
+        plans = [self.score_plan(doc, context, cont, self.max_length)
+                 for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
+        coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))
+        out = []
+        pbar = tqdm(total=len(plans), disable=disable_tqdm, desc=f"{self.METHOD} {desc}")
+        for chunk in coll.get_batched(n=self.batch_size):
+            forced = self.decoder.teacher_force([f for i in chunk for f in plans[i].forcings()])
+            at = 0
+            for i in chunk:
+                n = len(plans[i].prompts)
+                out.append(plans[i].finish(forced[at:at + n]))
+                at += n
+            pbar.update(len(chunk))
+        pbar.close()
+        return coll.get_original(out)
 
     # shared scoring helpers
     def _sum_ll(self, lp: torch.Tensor, cont: list[int]) -> tuple[float, bool]:
@@ -433,17 +517,11 @@ class SingleBranch:
         return int(batch.logprobs[rows[0]].argmax())
 
 
-def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False
-                    ) -> tuple[torch.Tensor, torch.Tensor | None, Any]:
-    """Teacher-forced next-token log-probs at the continuation positions.
-
-    Returns:
-        lp (C, V) float32 where ``lp[i]`` is the distribution that predicts ``cont[i]``; hidden
-        (L+1, C, d) at the same query positions (or None); the KV cache of ``prompt + cont``.
-    """
-    lp, hs, cache = dec.forward_full(prompt + cont, hidden=hidden)
-    sl = slice(len(prompt) - 1, len(prompt) - 1 + len(cont))
-    return lp[sl], (hs[:, sl] if hs is not None else None), cache
+def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False) -> Forced:
+    """Teacher-forced outputs of one branch at the continuation positions (one-item
+    :meth:`tokrag_model.decoder.MultiContextDecoder.teacher_force`): ``logprobs`` (C, V) float32 where row i
+    predicts ``cont[i]``; ``hidden`` (L+1, C, d) or None. Methods score through :class:`ScorePlan`, batched."""
+    return dec.teacher_force([Forcing(prompt, cont, hidden=hidden)])[0]
 
 
 class SingleBranchLM(RAGMethodLM):
@@ -459,10 +537,11 @@ class SingleBranchLM(RAGMethodLM):
     def _enc_trace(self, enc: Encoded) -> dict:
         return {"passages": enc.kept, "dropped": enc.dropped} if self.USES_PASSAGES else {}
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         enc = self.branch(doc, context, budget_check(cont, budget, self.METHOD))
-        lp, _, _ = branch_logprobs(self.decoder, enc.ids, cont)
-        ll, greedy = self._sum_ll(lp, cont)
-        return ll, greedy, self._enc_trace(enc)
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            ll, greedy = self._sum_ll(forced[0].logprobs, cont)
+            return ll, greedy, self._enc_trace(enc)
+
+        return ScorePlan([enc.ids], cont, finish)

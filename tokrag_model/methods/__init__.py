@@ -3,7 +3,7 @@
 Each module holds one method whole: its lm-eval class (a :class:`tokrag_model.base.RAGMethodLM`), its
 per-step rule over the shared decoder (:mod:`tokrag_model.decoder`) and its formulas with their source.
 Shared pieces live in :mod:`tokrag_model.base` (loading, prompts, budget, batching, traces, the
-single-branch rule, teacher-forced ``branch_logprobs``), :mod:`tokrag_model.prompt` and
+single-branch rule, ``ScorePlan`` for batched teacher-forced scoring), :mod:`tokrag_model.prompt` and
 :mod:`tokrag_model.loading`.
 
 :data:`METHODS` maps each lm-eval model name to ``module:Class`` inside this package, lazily (importing

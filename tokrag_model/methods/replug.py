@@ -23,8 +23,8 @@ import torch
 from retrieval.errors import ConfigError, DataError
 
 from ..args import Arg, choice, to_opt_float
-from ..base import RAGMethodLM, branch_logprobs, budget_check
-from ..decoder import Batch, MultiContextDecoder
+from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
 
 # Default REPLUG temperature per score scale (doc["scored_by"]; scores live on different scales): BM25
@@ -167,11 +167,13 @@ class ReplugLM(RAGMethodLM):
         encs, w, trace = self._branches(doc, context, budget)
         return ReplugRule([e.ids for e in encs], w), trace
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         encs, w, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
-        lps = torch.stack([branch_logprobs(self.decoder, e.ids, cont)[0] for e in encs])  # (k, C, V)
-        mix = torch.stack([mixture_logprobs(lps[:, i], w) for i in range(len(cont))])
-        ll, greedy = self._sum_ll(mix, cont)
-        return ll, greedy, trace
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            lps = torch.stack([f.logprobs for f in forced])  # (k, C, V)
+            mix = torch.stack([mixture_logprobs(lps[:, i], w) for i in range(len(cont))])
+            ll, greedy = self._sum_ll(mix, cont)
+            return ll, greedy, trace
+
+        return ScorePlan([e.ids for e in encs], cont, finish)

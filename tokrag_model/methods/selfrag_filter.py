@@ -21,7 +21,8 @@ from typing import Any
 import torch
 
 from ..args import Arg, choice, int_at_least, to_bool
-from ..base import RAGMethodLM, SingleBranch, branch_logprobs, budget_check
+from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
+from ..decoder import Forced
 from ..prompt import Encoded, without_slot
 
 # The critic's yes/no question (``question`` first, then the passage).
@@ -171,10 +172,11 @@ class SelfRAGFilterLM(RAGMethodLM):
         enc, trace = self._encode(doc, context, budget)
         return SingleBranch(enc.ids), trace
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         enc, trace = self._encode(doc, context, budget_check(cont, budget, self.METHOD))
-        lp, _, _ = branch_logprobs(self.decoder, enc.ids, cont)
-        ll, greedy = self._sum_ll(lp, cont)
-        return ll, greedy, trace
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            ll, greedy = self._sum_ll(forced[0].logprobs, cont)
+            return ll, greedy, trace
+
+        return ScorePlan([enc.ids], cont, finish)

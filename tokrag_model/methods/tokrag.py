@@ -32,8 +32,8 @@ import torch.nn.functional as F
 from retrieval.errors import ConfigError
 
 from ..args import Arg, layer_spec, to_bool
-from ..base import RAGMethodLM, branch_logprobs, budget_check
-from ..decoder import Batch, MultiContextDecoder, js_mean
+from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..decoder import Batch, Forced, Forcing, MultiContextDecoder, js_mean
 
 # ------------------------------------------------------------------------------------------ formulas
 # Words the authors' bypass list accepts without a test (their LLaMA strings, lower-cased).
@@ -344,19 +344,20 @@ class TokRAGRule:
 class TeacherForced:
     """The RAG and pure branches teacher-forced once on their prompt + the same continuation (tokrag_method.md §5.3).
 
-    Built by :meth:`run`. ``lp_rag``/``lp_pure`` (C, V) float32: next-token log-probs (nats) that predict
+    Built by :meth:`run`, or from the two branches' :class:`~tokrag_model.decoder.Forced` of a batched pass
+    (``loglikelihood``). ``lp_rag``/``lp_pure`` (C, V) float32: next-token log-probs (nats) that predict
     ``cont_ids[i]``; ``hs_rag`` (L+1, C, d) and ``hs_pure`` (or None): hidden states at the same query
-    positions; ``rag_seq``: RAG prompt + continuation ids. :meth:`decide` applies a
+    positions; ``keys_rag``: per layer the RAG sequence's keys (kv_heads, T, head_dim); ``rag_seq``: RAG
+    prompt + continuation ids. :meth:`decide` applies a
     :class:`TokRAGScorer` at one position; several scorers (layer policies) can share one run.
     """
 
-    def __init__(self, dec: MultiContextDecoder, rag_ids: list[int], cont_ids: list[int], lp_rag: torch.Tensor,
-                 hs_rag: torch.Tensor, cache_rag: Any, lp_pure: torch.Tensor, hs_pure: torch.Tensor | None) -> None:
+    def __init__(self, dec: MultiContextDecoder, rag_ids: list[int], cont_ids: list[int], rag: Forced, pure: Forced) -> None:
         self.dec = dec
         self.cont_ids = list(cont_ids)
         self.rag_seq = list(rag_ids) + self.cont_ids
-        self.lp_rag, self.hs_rag, self.cache_rag = lp_rag, hs_rag, cache_rag
-        self.lp_pure, self.hs_pure = lp_pure, hs_pure
+        self.lp_rag, self.hs_rag, self.keys_rag = rag.logprobs, rag.hidden, rag.keys
+        self.lp_pure, self.hs_pure = pure.logprobs, pure.hidden
         base = len(rag_ids) - 1
         self.positions = torch.arange(base, base + len(cont_ids))  # (C,) query positions in rag_seq
         self._attention: dict[int, torch.Tensor] = {}
@@ -365,16 +366,17 @@ class TeacherForced:
     @torch.inference_mode()
     def run(cls, dec: MultiContextDecoder, rag_ids: list[int], pure_ids: list[int], cont_ids: list[int],
             hidden_pure: bool) -> "TeacherForced":
-        """One forward pass per branch; ``hidden_pure``: keep the pure branch's hidden states (dynamic layer)."""
-        lp_r, hs_r, cache_r = branch_logprobs(dec, rag_ids, cont_ids, hidden=True)
-        lp_l, hs_l, _ = branch_logprobs(dec, pure_ids, cont_ids, hidden=hidden_pure)
-        return cls(dec, rag_ids, cont_ids, lp_r, hs_r, cache_r, lp_l, hs_l)
+        """Both branches in one teacher-forced pass (the RAG branch with its hidden states and keys, for the
+        attention rows); ``hidden_pure``: keep the pure branch's hidden states (dynamic layer)."""
+        rag, pure = dec.teacher_force([Forcing(rag_ids, cont_ids, hidden=True, keys=True),
+                                       Forcing(pure_ids, cont_ids, hidden=hidden_pure)])
+        return cls(dec, rag_ids, cont_ids, rag, pure)
 
     def attention(self, layer: int) -> torch.Tensor:
         """(C, T) head-averaged attention of every continuation query at ``layer``, causal (keys ≤ the
         query), computed for all positions in one call and kept (the rows of the per-position call)."""
         if layer not in self._attention:
-            keys = self.cache_rag.layers[layer].keys[0, :, : int(self.positions[-1]) + 1]
+            keys = self.keys_rag[layer][:, : int(self.positions[-1]) + 1]
             self._attention[layer] = self.dec.attention_probs(layer, self.hs_rag[layer], self.positions, keys,
                                                               causal_limit=self.positions)
         return self._attention[layer]
@@ -492,14 +494,17 @@ class TokRAGLM(RAGMethodLM):
         pure = self.encode_pure(context, b)
         return tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.span, pure.ids, cont, score_all=True)
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         b = budget_check(cont, budget, self.METHOD)
         rag = self.encode_rag(doc, context, b)
         pure = self.encode_pure(context, b)
-        decs = tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.span, pure.ids, cont,
-                                   score_all=self.params.always_score)
-        ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
-        greedy = all(d.token == g for d, g in zip(decs, cont))
-        return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": [d.compact() for d in decs]}
+        dyn = self.scorer.fixed_layer is None
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            tf = TeacherForced(self.decoder, rag.ids, cont, forced[0], forced[1])
+            decs = [tf.decide(self.scorer, i, rag.span, force_score=self.params.always_score) for i in range(len(cont))]
+            ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
+            greedy = all(d.token == g for d, g in zip(decs, cont))
+            return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": [d.compact() for d in decs]}
+
+        return ScorePlan([rag.ids, pure.ids], cont, finish, hidden=[True, dyn], keys=[True, False])
