@@ -210,3 +210,109 @@ def test_column_major_weights_keep_values_ties_and_outputs(arch):
     assert set_linear_weight_layout(model, "row", "cpu") == "row" and head.is_contiguous() and q.is_contiguous()
     with pytest.raises(ConfigError, match="weight_layout='diagonal'"):
         set_linear_weight_layout(model, "diagonal", "cpu")
+
+
+# ------------------------------------------------------------------------------------ batch invariance
+def _steps(dec, rows, tokens, reserve, hidden=True):
+    """Prefill ``rows`` and run len(tokens) steps; per step (logprobs, hidden) of every row."""
+    batch = dec.prefill(rows, hidden=hidden, reserve=reserve)
+    got = [(batch.logprobs.clone(), batch.hidden.clone())]
+    for step in tokens:
+        dec.step(batch, step, hidden=hidden)
+        got.append((batch.logprobs.clone(), batch.hidden.clone()))
+    return got
+
+
+@pytest.mark.parametrize("reserve", [0, 3], ids=["dynamic-cache", "static-cache"])
+def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve):
+    """A request's two rows decoded alone (padded to MIN_GEMM_ROWS) or inside 3- and 8-row batches give
+    bitwise the same log-probs and hidden states at every step (the Tok-RAG decision inputs)."""
+    from tokrag_model.decoder import MIN_GEMM_ROWS
+
+    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
+    g = torch.Generator().manual_seed(3)
+    rows = [torch.randint(3, 97, (n,), generator=g).tolist() for n in (30, 12, 25, 7, 18, 40, 9, 22)]
+    toks = [torch.randint(3, 97, (8,), generator=g).tolist() for _ in range(3)]
+    alone = _steps(dec, rows[2:4], [t[2:4] for t in toks], reserve)
+    three = _steps(dec, rows[1:4], [t[1:4] for t in toks], reserve)
+    eight = _steps(dec, rows, toks, reserve)
+    for (lp_a, h_a), (lp_3, h_3), (lp_8, h_8) in zip(alone, three, eight):
+        assert torch.equal(lp_a, lp_8[2:4]) and torch.equal(h_a, h_8[:, 2:4])
+        assert torch.equal(lp_3, lp_8[1:4]) and torch.equal(h_3, h_8[:, 1:4])
+    assert dec.prefill(rows[:2]).extra == MIN_GEMM_ROWS - 2 and dec.prefill(rows[:1]).extra == 0
+    # the same numbers as the model's own (left-padded, masked) attention, to float32 rounding
+    plain = _steps(MultiContextDecoder(tiny, _stats()), rows[2:4], [t[2:4] for t in toks], reserve)
+    for (lp_a, _), (lp_p, _) in zip(alone, plain):
+        assert torch.allclose(lp_a, lp_p, atol=1e-5)
+    assert dec.stats["forward_passes"] == 2 + 3 + 8 + 2 + 1 + 3 * (2 + 3 + 8)  # added rows are not counted
+
+
+def test_teacher_force_batched_equals_alone_and_full_forward(tiny):
+    """teacher_force: the continuation rows of forward_full; batched (right-padded, several passes under
+    max_batch_tokens) bitwise equal to one sequence at a time; hidden states and keys on request."""
+    from tokrag_model.decoder import Forcing
+
+    g = torch.Generator().manual_seed(4)
+    items = [Forcing(torch.randint(3, 97, (p,), generator=g).tolist(), torch.randint(3, 97, (c,), generator=g).tolist(),
+                     hidden=i % 2 == 0, keys=i % 3 == 0) for i, (p, c) in enumerate([(20, 5), (1, 2), (7, 1), (33, 9), (2, 1)])]
+    for invariant in (True, False):
+        dec = MultiContextDecoder(tiny, _stats(), batch_invariant=invariant, max_batch_tokens=100)
+        batched = dec.teacher_force(items)
+        alone = [dec.teacher_force([it])[0] for it in items]
+        for it, b, a in zip(items, batched, alone):
+            lp, hs, cache = dec.forward_full(it.prompt + it.cont, hidden=True)
+            sl = slice(len(it.prompt) - 1, len(it.prompt) - 1 + len(it.cont))
+            assert b.logprobs.shape == (len(it.cont), 97) and torch.allclose(b.logprobs, lp[sl], atol=1e-5)
+            assert (b.hidden is not None) == it.hidden and (b.keys is not None) == it.keys
+            if it.hidden:
+                assert torch.allclose(b.hidden, hs[:, sl], atol=1e-5)
+            if it.keys:
+                assert torch.allclose(b.keys[1], cache.layers[1].keys[0], atol=1e-5)
+            if invariant:
+                assert torch.equal(b.logprobs, a.logprobs)
+                assert not it.hidden or torch.equal(b.hidden, a.hidden)
+                assert not it.keys or all(torch.equal(x, y) for x, y in zip(b.keys, a.keys))
+    with pytest.raises(ValueError, match="at least one prompt token"):
+        dec.teacher_force([Forcing([], [5])])
+
+
+def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
+    """The BLAS property batch invariance rests on (tokrag_model.decoder): from MIN_GEMM_ROWS rows on, a
+    row of ``x @ W.T`` is bitwise the same whatever the number of rows and the row's position. If this
+    fails on a machine, batch_invariant=true cannot hold there (pass batch_invariant=false)."""
+    from tokrag_model.decoder import MIN_GEMM_ROWS
+
+    torch.manual_seed(5)
+    for k, n in ((576, 1536), (1536, 576), (576, 4096)):
+        w = torch.randn(n, k) * 0.05
+        for layout in (w, w.t().contiguous().t()):  # row- and column-major weights
+            x = torch.randn(24, k)
+            full = torch.nn.functional.linear(x, layout)
+            for m, start in ((MIN_GEMM_ROWS, 0), (MIN_GEMM_ROWS + 1, 3), (8, 9), (16, 8)):
+                assert torch.equal(torch.nn.functional.linear(x[start:start + m], layout), full[start:start + m])
+
+
+def test_rowwise_attention_honours_a_sliding_window_and_leaves_the_model_as_it_was():
+    """On a sliding-window model (tiny Mistral, window 4) the row-by-row attention gives the model's own
+    numbers for prefill rows, decode steps and teacher forcing; without row spans the model is unchanged."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    from tokrag_model.decoder import Forcing
+
+    torch.manual_seed(6)
+    cfg = MistralConfig(vocab_size=97, hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=6,
+                        num_key_value_heads=2, max_position_embeddings=128, sliding_window=4)
+    model = MistralForCausalLM(cfg).eval()
+    ids = torch.tensor([[5, 9, 11, 3, 7, 21, 40, 2, 13]])
+    with torch.no_grad():
+        ref = model(input_ids=ids).logits
+    inv = MultiContextDecoder(model, _stats(), batch_invariant=True)
+    assert model.config._attn_implementation == "tokrag_rows_sdpa"
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, ref)  # no row spans: the model's own attention
+    plain = MultiContextDecoder(model, _stats())
+    rows, toks = [[5, 9, 11, 3, 7, 21, 40, 2], [8, 1, 30]], [[13, 14], [15, 16]]
+    for (lp_i, _), (lp_p, _) in zip(_steps(inv, rows, toks, 2), _steps(plain, rows, toks, 2)):
+        assert torch.allclose(lp_i, lp_p, atol=1e-5)
+    got = inv.teacher_force([Forcing(ids[0, :3].tolist(), ids[0, 3:].tolist())])[0].logprobs
+    assert torch.allclose(got, torch.log_softmax(ref[0, 2:-1], -1), atol=1e-5)
