@@ -1,19 +1,36 @@
-"""Per-token decoding cost of each method relative to rag-standard, in the same run.
+"""Decoding cost of every method relative to rag-standard, lm-eval's ``hf`` model, and batching, in one run.
 
 20 NQ-oracle questions, k=5 BM25 passages from ``retrieval.retrieve`` over the ``nq-dpr-1k`` corpus
 (gold passages of the first 200 NQ-oracle questions + 1,000 DPR passages), SmolLM2-135M-Instruct
-(float32, CPU, one thread by default), greedy, chat-formatted question, ``max_gen_toks`` 16.
+(float32, CPU, one thread by default), greedy, chat-formatted question, ``max_gen_toks`` 16. Figures
+(targets from issue 13 in ``targets``; every figure is a ratio measured in this one run):
 
-Per-token wall time = all wall time the method spends on the 20 requests (prefills, critic calls,
-decode steps) / generated tokens. Every method generates exactly ``max_gen_toks`` tokens per request (no
-stop strings, EOS ignored, as throughput benchmarks fix the output length): otherwise a method that
-happens to emit EOS earlier would spread its prefill over fewer tokens and look slower per token for
-a reason that is not its per-token cost (``--stop-at-eos`` measures with EOS honoured instead). Methods are interleaved per question (all methods on question 1,
-then on question 2, ..., order rotated) so that load drift on a shared machine hits all alike; with
-``--rounds`` > 1 the fastest sweep per method is kept. Targets (issue 3): tokrag ≤ 1.25×, rag-replug ≤ 2.0×,
-rag-selfrag-filter ≤ 1.5× rag-standard. The last output line is one JSON object.
+* ``ratio_<method>``: per-token time of the method ÷ rag-standard's, at batch 1. Per-token time = all
+  time the method spends on the requests (prefills, critic calls, decode steps, decisions) / generated
+  tokens. Every method generates exactly ``max_gen_toks`` tokens per request (no stop strings, EOS
+  ignored, as throughput benchmarks fix the output length; ``--stop-at-eos`` honours EOS). Cost
+  columns per method: forward passes per generated token, prefill tokens per question.
+* ``decode_step_ratio_tokrag`` / ``_replug``: one batched decode step of the method (2 rows / k rows)
+  ÷ rag-standard's one-row step (``MultiContextDecoder.step`` only, no decisions).
+* ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
+  itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
+  generates ``max_gen_toks`` tokens too (``min_new_tokens``). ``standard_vs_hf_outputs_match``: the
+  same text up to rag-standard's first EOS (the exact-string test is tests/test_model_batching.py).
+* ``speedup_batch8``: questions/s at ``--batch 8`` ÷ questions/s at batch 1, for rag-standard and
+  tokrag; ``outputs_match_batch1``: the batch-8 outputs equal the batch-1 ones.
+* ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` on ``wiki_lm_bm25`` (``--ll-n`` docs,
+  rag-standard and tokrag; the headline is the smaller); ``ll_match_batch1``: sums equal to 1e-5 relative.
+* ``peak_rss_mb``: peak resident memory before lm-eval's ``hf`` model is loaded (a second copy).
 
-    python benchmarks/decoding.py [--n 20] [--k 5] [--max-gen-toks 16] [--rounds 2]
+Timing: methods are interleaved per question (all methods on question 1, then on question 2, ...,
+order rotated) so that load drift on a shared machine hits all alike. On CPU the clock is the
+process's CPU time (``time.process_time``; one thread), which other processes' time slices do not
+inflate; wall-clock ratios are printed too (``wall``). On CUDA the clock is wall time after
+``torch.cuda.synchronize``. The load average is sampled at every question (``load``). With ``--rounds``
+> 1 the fastest sweep per method is kept. The last output line is one JSON object.
+
+    python benchmarks/decoding.py            # everything, defaults as above
+    python benchmarks/decoding.py --device cuda --dtype bfloat16 --n 50 --batch-methods all   # gpu_check.sh
 """
 
 from __future__ import annotations
@@ -28,6 +45,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # `python benchmarks/decoding.py` puts benchmarks/ first on sys.path, where benchmarks/retrieval.py would
 # shadow the retrieval package: use the repository root instead.
@@ -37,9 +55,32 @@ sys.path.insert(0, os.path.dirname(_HERE))
 if os.path.isdir(os.path.join(_HERE, "..", "..", "shared", "data")):
     os.environ.setdefault("TOKRAG_DATA_DIR", os.path.abspath(os.path.join(_HERE, "..", "..", "shared", "data")))
 
+METHODS = {  # row name -> (model name, model arguments)
+    "rag-standard": ("rag-standard", {}), "tokrag": ("tokrag", {}), "tokrag-layer20of32": ("tokrag", {"layer": 20 / 32}),
+    "rag-replug": ("rag-replug", {}), "rag-selfrag-filter": ("rag-selfrag-filter", {}), "rag-none": ("rag-none", {}),
+    "rag-cad": ("rag-cad", {}), "rag-adacad": ("rag-adacad", {}), "rag-ensemble-entropy": ("rag-ensemble-entropy", {}),
+}
+TARGETS = {"ratio_standard_vs_hf": 1.0, "ratio_tokrag": 1.15, "ratio_replug": 1.6, "ratio_selfrag_filter": 1.3,
+           "decode_step_ratio_tokrag": 1.2, "speedup_batch8": 1.3, "ll_speedup_batch8": 1.3}
 
-def _install_timers() -> dict[str, float]:
-    """Accumulate wall time spent in the decoder's prefills and batched decode steps (benchmark only)."""
+
+class Clock:
+    """CPU time of this process (CPU device) or wall time after a CUDA synchronize, plus wall time."""
+
+    def __init__(self, device: str) -> None:
+        import torch
+
+        self.cuda = device.startswith("cuda")
+        self.sync = torch.cuda.synchronize if self.cuda else (lambda: None)
+
+    def now(self) -> tuple[float, float]:
+        self.sync()
+        wall = time.perf_counter()
+        return (wall if self.cuda else time.process_time()), wall
+
+
+def _install_timers(clock: Clock) -> dict[str, float]:
+    """Accumulate the time spent in the decoder's prefills and batched decode steps (benchmark only)."""
     from tokrag_model.decoder import MultiContextDecoder
 
     acc: dict[str, float] = {}
@@ -47,116 +88,245 @@ def _install_timers() -> dict[str, float]:
         orig = getattr(MultiContextDecoder, name)
 
         def timed(self, *a, _orig=orig, _name=name, **kw):
-            t = time.perf_counter()
+            t, _ = clock.now()
             try:
                 return _orig(self, *a, **kw)
             finally:
-                acc[_name] = acc.get(_name, 0.0) + time.perf_counter() - t
+                acc[_name] = acc.get(_name, 0.0) + clock.now()[0] - t
+                acc[_name + "_calls"] = acc.get(_name + "_calls", 0) + 1
 
         setattr(MultiContextDecoder, name, timed)
     return acc
 
 
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def _nq_docs(n: int, k: int) -> tuple[list[dict], float]:
+    from retrieval import named_corpus, nq_oracle_questions, retrieve, score_label
+
+    qs = nq_oracle_questions(limit=n)
+    run = retrieve(named_corpus("nq-dpr-1k"), {q["qid"]: q["question"] for q in qs}, "bm25", k=k)
+    docs = [{"qid": q["qid"], "question": q["question"], "answers": q["answers"], "ctxs": run.ctxs[q["qid"]],
+             "scored_by": score_label("bm25")} for q in qs]  # rag-replug takes its temperature from scored_by
+    gold = sum(any(c["docid"] in q["gold_docids"] for c in run.ctxs[q["qid"]]) for q in qs) / len(qs)
+    return docs, gold
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--n", type=int, default=20, help="NQ-oracle questions")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-gen-toks", type=int, default=16)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1, help="sweeps of the batch-1 comparison (fastest kept)")
     ap.add_argument("--pretrained", default="smollm2-135m-instruct")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--batch", type=int, default=8, help="the batch size compared with batch 1")
+    ap.add_argument("--batch-methods", default="rag-standard,tokrag",
+                    help="methods run at --batch too (comma list, or 'all' for every method)")
+    ap.add_argument("--ll-n", type=int, default=16, help="wiki_lm_bm25 docs for ll_speedup_batch8 (0: skip)")
+    ap.add_argument("--no-hf", action="store_true", help="skip the comparison with lm-eval's hf model")
     ap.add_argument("--stop-at-eos", action="store_true", help="honour EOS (output lengths then differ per method)")
     args = ap.parse_args(argv)
 
     import torch
     from lm_eval.api.instance import Instance
 
-    from retrieval import named_corpus, nq_oracle_questions, retrieve, score_label
     from tokrag_model.base import Backbone
     from tokrag_model.methods import MODELS
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    qs = nq_oracle_questions(limit=args.n)
-    corpus = named_corpus("nq-dpr-1k")
-    run = retrieve(corpus, {q["qid"]: q["question"] for q in qs}, "bm25", k=args.k)
-    docs = [{"qid": q["qid"], "question": q["question"], "answers": q["answers"], "ctxs": run.ctxs[q["qid"]],
-             "scored_by": score_label("bm25")} for q in qs]
-    gold_at_k = sum(any(c["docid"] in q["gold_docids"] for c in run.ctxs[q["qid"]]) for q in qs) / len(qs)
-    print(f"passages: BM25 top-{args.k} from retrieval.retrieve over nq-dpr-1k; gold@{args.k} = {gold_at_k:.2f}")
-
-    bb = Backbone.load(args.pretrained)
+    clock = Clock(args.device)
+    loads = [_load()]
+    docs, gold_at_k = _nq_docs(args.n, args.k)
+    print(f"passages: BM25 top-{args.k} from retrieval.retrieve over nq-dpr-1k; gold@{args.k} = {gold_at_k:.2f}; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()}", flush=True)
+    bb = Backbone.load(args.pretrained, dtype=args.dtype, device=args.device)
     tok = bb.tokenizer
     contexts = [tok.apply_chat_template([{"role": "user", "content": f"Answer briefly. {d['question']}?"}],
                                         tokenize=False, add_generation_prompt=True) for d in docs]
-    # no stop strings and (unless --stop-at-eos) no EOS: every method generates max_gen_toks tokens per
-    # request, so the prefill cost is amortised over the same number of tokens for every method
     gen = {"until": [], "max_gen_toks": args.max_gen_toks, "do_sample": False}
-    timers = _install_timers()
-    methods = {
-        "rag-standard": {}, "tokrag": {}, "tokrag-layer20of32": {"layer": 20 / 32},
-        "rag-replug": {}, "rag-selfrag-filter": {}, "rag-none": {},
-        "rag-cad": {}, "rag-adacad": {}, "rag-ensemble-entropy": {},
-    }
-    # Interleaved: for every question all methods run back to back (order rotated per question), so
-    # load drift on a shared machine hits every method alike; --rounds repeats the whole sweep and
-    # the fastest sweep per method is kept.
-    names = list(methods)
-    best: dict[str, dict] = {}
-    for rnd in range(args.rounds):
-        lms = {name: MODELS[name.split("-layer")[0]].with_backbone(bb, **kw) for name, kw in methods.items()}
+    timers = _install_timers(clock)
+    names = list(METHODS)
+
+    def build(name: str, **extra) -> object:
+        model, kw = METHODS[name]
+        lm = MODELS[model].with_backbone(bb, **kw, **extra)
         if not args.stop_at_eos:
-            for lm in lms.values():
-                lm.eos_ids = set()
-        acc = {n: {"wall_s": 0.0, "prefill_s": 0.0, "decode_steps_s": 0.0, "pure_tokens": 0, "tested_tokens": 0}
-               for n in names}
-        for lm in lms.values():
-            lm.reset_stats()
-        for qi, (d, c) in enumerate(zip(docs, contexts)):
+            lm.eos_ids = set()  # exactly max_gen_toks tokens per request
+        return lm
+
+    def requests(idx: list[int]) -> list:
+        return [Instance("generate_until", docs[i], (contexts[i], dict(gen)), i) for i in idx]
+
+    # ---- batch 1, every method, interleaved per question -----------------------------------------
+    best: dict[str, dict] = {}
+    outputs1: dict[str, list[str]] = {}
+    for rnd in range(args.rounds):
+        lms = {name: build(name) for name in names}
+        acc = {n: {"t": 0.0, "wall": 0.0, "prefill": 0.0, "steps": 0.0, "step_calls": 0, "pure_tokens": 0,
+                   "tested_tokens": 0} for n in names}
+        outs: dict[str, list[str]] = {n: [] for n in names}
+        for qi in range(len(docs)):
             shift = (qi + rnd) % len(names)
             for name in names[shift:] + names[:shift]:
-                req = Instance("generate_until", d, (c, dict(gen)), qi)
+                (req,) = requests([qi])
                 timers.clear()
-                t0 = time.perf_counter()
-                lms[name].generate_until([req], disable_tqdm=True)
+                t0, w0 = clock.now()
+                (text,) = lms[name].generate_until([req], disable_tqdm=True)
+                t1, w1 = clock.now()
                 a = acc[name]
-                a["wall_s"] += time.perf_counter() - t0
-                a["prefill_s"] += timers.get("prefill", 0.0) + timers.get("next_logprobs_shared_prefix", 0.0)
-                a["decode_steps_s"] += timers.get("step", 0.0)
+                a["t"] += t1 - t0
+                a["wall"] += w1 - w0
+                a["prefill"] += timers.get("prefill", 0.0) + timers.get("next_logprobs_shared_prefix", 0.0)
+                a["steps"] += timers.get("step", 0.0)
+                a["step_calls"] += timers.get("step_calls", 0)
+                outs[name].append(text)
                 if name.startswith("tokrag"):
                     toks = req.args[-1]["tokrag_trace"]["tokens"]
                     a["pure_tokens"] += sum(t[0] == "L" for t in toks)
                     a["tested_tokens"] += sum(t[1] is not None for t in toks)
+            loads.append(_load())
         for name in names:
-            st = dict(lms[name].stats)
-            a = acc[name]
-            row = {"wall_s": round(a["wall_s"], 3),
-                   "per_token_ms": round(1000 * a["wall_s"] / max(1, st["generated_tokens"]), 2), **st,
-                   "prefill_s": round(a["prefill_s"], 3), "decode_steps_s": round(a["decode_steps_s"], 3),
-                   "decode_ms_per_step": round(1000 * a["decode_steps_s"] / max(1, st["generated_tokens"]), 2)}
+            st, a = dict(lms[name].stats), acc[name]
+            gen_toks = max(1, st["generated_tokens"])
+            row = {"per_token_ms": round(1000 * a["t"] / gen_toks, 2), "wall_per_token_ms": round(1000 * a["wall"] / gen_toks, 2),
+                   "forward_passes_per_token": round(st["forward_passes"] / gen_toks, 2),
+                   "prefill_tokens_per_question": round(st["prompt_tokens"] / len(docs), 1),
+                   "prefill_s": round(a["prefill"], 3), "decode_steps_s": round(a["steps"], 3),
+                   "decode_ms_per_step": round(1000 * a["steps"] / max(1, a["step_calls"]), 2),
+                   "total_s": round(a["t"], 3), **st}
             if name.startswith("tokrag"):
                 row["pure_tokens"], row["tested_tokens"] = a["pure_tokens"], a["tested_tokens"]
-            print(f"round {rnd} {name:22s} {json.dumps(row)}", flush=True)
+            print(f"round {rnd} {name:20s} {json.dumps(row)}", flush=True)
             if name not in best or row["per_token_ms"] < best[name]["per_token_ms"]:
-                best[name] = row
-    base = best["rag-standard"]["per_token_ms"]
-    print("\nmethod                  per-token ms  ratio to rag-standard  forward passes/token")
+                best[name], outputs1[name] = row, outs[name]
+        del lms
+    base = best["rag-standard"]
+    invariant = build("rag-standard").resolved_config["batch_invariant"]
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+    # ---- batch B vs batch 1 ----------------------------------------------------------------------
+    batch_methods = [m for m in METHODS if m in MODELS] if args.batch_methods == "all" else [m for m in args.batch_methods.split(",") if m]
+    speedup, match = {}, {}
+    for name in batch_methods:
+        lm = build(name, batch_size=args.batch)
+        t0, _ = clock.now()
+        out = []
+        for s in range(0, len(docs), args.batch):
+            out += lm.generate_until(requests(list(range(s, min(len(docs), s + args.batch)))), disable_tqdm=True)
+            loads.append(_load())
+        t = clock.now()[0] - t0
+        speedup[name] = round(best[name]["total_s"] / t, 3)
+        match[name] = out == outputs1[name]
+        print(f"batch {args.batch} {name:20s} {json.dumps({'total_s': round(t, 3), 'speedup': speedup[name], 'outputs_match_batch1': match[name]})}",
+              flush=True)
+
+    # ---- loglikelihood_rolling on wiki_lm_bm25, batch B vs batch 1 --------------------------------
+    ll_speedup, ll_match = {}, {}
+    if args.ll_n > 0:
+        from tasks.utils import load_wiki_lm
+
+        wdocs = list(load_wiki_lm()["test"])[:args.ll_n]
+        for name in ("rag-standard", "tokrag"):
+            lm1, lmb = build(name), build(name, batch_size=args.batch)
+            tb = t1 = 0.0
+            sums1, sumsb = [], []
+            for s in range(0, len(wdocs), args.batch):  # interleaved: each chunk at batch B, then at batch 1
+                chunk = wdocs[s:s + args.batch]
+                reqs = [Instance("loglikelihood_rolling", d, (d["text"],), i) for i, d in enumerate(chunk)]
+                t0, _ = clock.now()
+                sumsb += lmb.loglikelihood_rolling(reqs, disable_tqdm=True)
+                t_mid, _ = clock.now()
+                sums1 += [lm1.loglikelihood_rolling([r], disable_tqdm=True)[0] for r in reqs]
+                tb += t_mid - t0
+                t1 += clock.now()[0] - t_mid
+                loads.append(_load())
+            ll_speedup[name] = round(t1 / tb, 3)
+            ll_match[name] = all(abs(a - b) <= 1e-5 * max(1.0, abs(a)) for a, b in zip(sums1, sumsb))
+            print(f"loglikelihood_rolling {name:20s} {json.dumps({'batch1_s': round(t1, 3), 'batch_s': round(tb, 3), 'speedup': ll_speedup[name], 'match': ll_match[name]})}",
+                  flush=True)
+
+    # ---- rag-standard vs lm-eval's hf, batch 1, interleaved ---------------------------------------
+    ratio_hf, hf_match = None, None
+    if not args.no_hf:
+        from lm_eval.models.huggingface import HFLM
+
+        std = build("rag-standard")
+        hf = HFLM(pretrained=str(bb.path), tokenizer=str(bb.path), batch_size=1, device=args.device, dtype=args.dtype,
+                  max_length=std.max_length)
+        t_std = t_hf = 0.0
+        n_std = n_hf = 0
+        hf_match = True
+        for qi in range(len(docs)):
+            prompt = std.encode_rag(docs[qi], contexts[qi], std.max_length - args.max_gen_toks).text
+            hf_gen = dict(gen, min_new_tokens=args.max_gen_toks) if not args.stop_at_eos else dict(gen)
+            pair = [("std", lambda: std.generate_until(requests([qi]), disable_tqdm=True)[0]),
+                    ("hf", lambda: hf.generate_until([Instance("generate_until", docs[qi], (prompt, hf_gen), qi)],
+                                                     disable_tqdm=True)[0])]
+            texts = {}
+            for who, fn in (pair if qi % 2 == 0 else pair[::-1]):
+                before = std.stats["generated_tokens"]
+                t0, _ = clock.now()
+                texts[who] = fn()
+                dt = clock.now()[0] - t0
+                if who == "std":
+                    t_std, n_std = t_std + dt, n_std + std.stats["generated_tokens"] - before
+                else:
+                    t_hf, n_hf = t_hf + dt, n_hf + len(tok.encode(texts[who], add_special_tokens=False))
+            eos = tok.eos_token or ""
+            ours = texts["std"] if args.stop_at_eos else texts["std"].split(eos)[0]
+            hf_match = hf_match and texts["hf"].startswith(ours)
+            loads.append(_load())
+        # per-token time; hf's token count from its text (equal to max_gen_toks unless it stopped early)
+        ratio_hf = round((t_std / max(1, n_std)) / (t_hf / max(1, n_hf)), 3)
+        print(f"hf vs rag-standard {json.dumps({'std_s': round(t_std, 3), 'hf_s': round(t_hf, 3), 'std_tokens': n_std, 'hf_tokens': n_hf})}",
+              flush=True)
+
+    print("\nmethod                per-token ms  ratio  wall ratio  fwd/token  prefill tok/q  decode ms/step")
     for name, row in best.items():
-        print(f"{name:22s}  {row['per_token_ms']:12.2f}  {row['per_token_ms'] / base:21.3f}  "
-              f"{row['forward_passes'] / max(1, row['generated_tokens']):8.2f}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        print(f"{name:20s}  {row['per_token_ms']:12.2f}  {row['per_token_ms'] / base['per_token_ms']:5.3f}  "
+              f"{row['wall_per_token_ms'] / base['wall_per_token_ms']:10.3f}  {row['forward_passes_per_token']:9.2f}  "
+              f"{row['prefill_tokens_per_question']:13.1f}  {row['decode_ms_per_step']:14.2f}")
+
+    def ratio(name: str, key: str = "per_token_ms") -> float:
+        return round(best[name][key] / base[key], 3)
+
     result = {
-        "ratio_tokrag": round(best["tokrag"]["per_token_ms"] / base, 3),
-        "ratio_tokrag_fixed_layer": round(best["tokrag-layer20of32"]["per_token_ms"] / base, 3),
-        "ratio_replug": round(best["rag-replug"]["per_token_ms"] / base, 3),
-        "ratio_selfrag_filter": round(best["rag-selfrag-filter"]["per_token_ms"] / base, 3),
-        "ratio_none": round(best["rag-none"]["per_token_ms"] / base, 3),
-        "ratio_cad": round(best["rag-cad"]["per_token_ms"] / base, 3),
-        "ratio_adacad": round(best["rag-adacad"]["per_token_ms"] / base, 3),
-        "ratio_ensemble_entropy": round(best["rag-ensemble-entropy"]["per_token_ms"] / base, 3),
-        "per_token_ms_standard": base,
-        "peak_rss_mb": round(peak, 1),
+        "ratio_standard_vs_hf": ratio_hf,
+        "standard_vs_hf_outputs_match": hf_match,
+        "ratio_tokrag": ratio("tokrag"),
+        "ratio_tokrag_fixed_layer": ratio("tokrag-layer20of32"),
+        "ratio_replug": ratio("rag-replug"),
+        "ratio_selfrag_filter": ratio("rag-selfrag-filter"),
+        "ratio_none": ratio("rag-none"),
+        "ratio_cad": ratio("rag-cad"),
+        "ratio_adacad": ratio("rag-adacad"),
+        "ratio_ensemble_entropy": ratio("rag-ensemble-entropy"),
+        "decode_step_ratio_tokrag": ratio("tokrag", "decode_ms_per_step"),
+        "decode_step_ratio_replug": ratio("rag-replug", "decode_ms_per_step"),
+        "speedup_batch8": min(speedup.values()) if speedup else None,
+        "speedup_batch8_by_method": speedup,
+        "outputs_match_batch1": all(match.values()) if match else None,
+        "outputs_match_batch1_by_method": match,
+        "cuda_outputs_match_batch1": (all(match.values()) if match else None) if clock.cuda else None,
+        "ll_speedup_batch8": min(ll_speedup.values()) if ll_speedup else None,
+        "ll_speedup_batch8_by_method": ll_speedup,
+        "ll_match_batch1": all(ll_match.values()) if ll_match else None,
+        "cost": {name: {"forward_passes_per_token": row["forward_passes_per_token"],
+                        "prefill_tokens_per_question": row["prefill_tokens_per_question"]} for name, row in best.items()},
+        "wall": {f"ratio_{name}": ratio(name, "wall_per_token_ms") for name in best if name != "rag-standard"},
+        "per_token_ms_standard": base["per_token_ms"],
+        "peak_rss_mb": round(peak_rss, 1),
+        "peak_rss_mb_with_hf": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        "load": {"cpus": os.cpu_count(), "start": loads[0], "mean": round(sum(loads) / len(loads), 2), "max": max(loads)},
+        "clock": "wall" if clock.cuda else "process_cpu",
+        "device": args.device, "dtype": args.dtype, "batch_invariant": invariant,
         "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k, "max_gen_toks": args.max_gen_toks,
-        "stop_at_eos": args.stop_at_eos,
-        "targets": {"ratio_tokrag": 1.25, "ratio_replug": 2.0, "ratio_selfrag_filter": 1.5},
+        "batch": args.batch, "ll_docs": args.ll_n, "stop_at_eos": args.stop_at_eos,
+        "targets": TARGETS,
     }
     print(json.dumps(result))
     return 0
