@@ -16,7 +16,10 @@ import json
 import pytest
 from test_model_smollm2 import context_of, make_docs
 
+from tokrag_model.methods import METHODS
+
 pytestmark = pytest.mark.slow
+METHOD_NAMES = list(METHODS)  # every registered method, new ones included
 
 GEN = {"until": ["<|im_end|>"], "max_gen_toks": 6, "do_sample": False}
 METHOD_ARGS = {"tokrag": {"always_score": True}}  # S_R/S_L at every token: every decision quantity in the trace
@@ -46,7 +49,7 @@ def _trace(req) -> str:
 
 
 @pytest.mark.reliability  # determinism across batch sizes; ~4 min on two idle cores (the default run keeps the cheaper tests below)
-@pytest.mark.parametrize("name", ["tokrag", "rag-standard", "rag-replug", "rag-selfrag-filter", "rag-none"])
+@pytest.mark.parametrize("name", METHOD_NAMES)
 def test_generation_outputs_and_traces_are_identical_at_batch_1_and_4(backbone, docs20, name):
     """Issue 12.5: 20 questions, byte-identical traces and identical strings at batch 1 and batch 4."""
     from lm_eval.api.instance import Instance
@@ -64,7 +67,7 @@ def test_generation_outputs_and_traces_are_identical_at_batch_1_and_4(backbone, 
         assert all(t[1] is not None for tr in got[1][1] for t in json.loads(tr)["tokens"])  # every S_R logged
 
 
-@pytest.mark.parametrize("name", ["tokrag", "rag-standard", "rag-replug", "rag-selfrag-filter", "rag-none"])
+@pytest.mark.parametrize("name", METHOD_NAMES)
 def test_loglikelihood_and_rolling_at_batch_8_equal_batch_1(backbone, data_dir, name):
     """Issue 13.1: batch 8 gives batch 1's log-likelihoods (1e-5 relative, float32), greedy flags and
     traces, in the original request order; windows of all rolling requests are batched together."""

@@ -517,11 +517,18 @@ class SingleBranch:
         return int(batch.logprobs[rows[0]].argmax())
 
 
-def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False) -> Forced:
-    """Teacher-forced outputs of one branch at the continuation positions (one-item
-    :meth:`tokrag_model.decoder.MultiContextDecoder.teacher_force`): ``logprobs`` (C, V) float32 where row i
-    predicts ``cont[i]``; ``hidden`` (L+1, C, d) or None. Methods score through :class:`ScorePlan`, batched."""
-    return dec.teacher_force([Forcing(prompt, cont, hidden=hidden)])[0]
+def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False
+                    ) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor] | None]:
+    """Teacher-forced outputs of one branch at the continuation positions (a one-item
+    :meth:`tokrag_model.decoder.MultiContextDecoder.teacher_force`, for tests and tools; methods score
+    through :class:`ScorePlan`, batched).
+
+    Returns:
+        lp (C, V) float32 where ``lp[i]`` is the distribution that predicts ``cont[i]``; hidden
+        (L+1, C, d) at the same query positions (or None); every layer's keys of ``prompt + cont``.
+    """
+    (f,) = dec.teacher_force([Forcing(prompt, cont, hidden=hidden, keys=True)])
+    return f.logprobs, f.hidden, f.keys
 
 
 class SingleBranchLM(RAGMethodLM):

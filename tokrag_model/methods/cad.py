@@ -23,8 +23,8 @@ from typing import Any
 import torch
 
 from ..args import Arg, number_at_least
-from ..base import RAGMethodLM, branch_logprobs, budget_check
-from ..decoder import Batch, MultiContextDecoder
+from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
 
 CAD_ALPHA = 1.0  # Shi et al. 2024 §3.2: α = 1 on the knowledge-conflict / QA sets (0.5 for summarisation)
@@ -109,13 +109,14 @@ class CADLM(RAGMethodLM):
     def finish_trace(self, rule: CADRule, trace: dict) -> dict:
         return {**trace, **self.alpha_trace(rule.alphas)}
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         rag, pure, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
-        lp_rag = branch_logprobs(self.decoder, rag.ids, cont)[0]  # (C, V)
-        lp_pure = branch_logprobs(self.decoder, pure.ids, cont)[0]
-        alpha = self.alpha_at(lp_rag, lp_pure)  # float or (C,)
-        ll, greedy = self._sum_ll(cad_logprobs(lp_rag, lp_pure, alpha), cont)
-        alphas = alpha.tolist() if isinstance(alpha, torch.Tensor) else [alpha] * len(cont)
-        return ll, greedy, {**trace, **self.alpha_trace(alphas)}
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            lp_rag, lp_pure = forced[0].logprobs, forced[1].logprobs  # (C, V) each
+            alpha = self.alpha_at(lp_rag, lp_pure)  # float or (C,)
+            ll, greedy = self._sum_ll(cad_logprobs(lp_rag, lp_pure, alpha), cont)
+            alphas = alpha.tolist() if isinstance(alpha, torch.Tensor) else [alpha] * len(cont)
+            return ll, greedy, {**trace, **self.alpha_trace(alphas)}
+
+        return ScorePlan([rag.ids, pure.ids], cont, finish)

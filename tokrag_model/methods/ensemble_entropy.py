@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from ..args import Arg, number_at_least
-from ..base import RAGMethodLM, branch_logprobs, budget_check
-from ..decoder import Batch, MultiContextDecoder
+from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
 from .replug import mixture_logprobs, weight_summary
 
@@ -116,13 +116,15 @@ class EntropyEnsembleLM(RAGMethodLM):
     def finish_trace(self, rule: EntropyEnsembleRule, trace: dict) -> dict:
         return {**trace, **weights_trace(rule.weights)}
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
-        cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         encs, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
-        lps = torch.stack([branch_logprobs(self.decoder, e.ids, cont)[0] for e in encs])  # (k, C, V)
         tau = self.resolved_config["entropy_temperature"]
-        ws = [entropy_weights(lps[:, i], tau) for i in range(len(cont))]
-        mix = torch.stack([mixture_logprobs(lps[:, i], w) for i, w in enumerate(ws)])  # (C, V)
-        ll, greedy = self._sum_ll(mix, cont)
-        return ll, greedy, {**trace, **weights_trace(ws)}
+
+        def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
+            lps = torch.stack([f.logprobs for f in forced])  # (k, C, V)
+            ws = [entropy_weights(lps[:, i], tau) for i in range(len(cont))]
+            mix = torch.stack([mixture_logprobs(lps[:, i], w) for i, w in enumerate(ws)])  # (C, V)
+            ll, greedy = self._sum_ll(mix, cont)
+            return ll, greedy, {**trace, **weights_trace(ws)}
+
+        return ScorePlan([e.ids for e in encs], cont, finish)
