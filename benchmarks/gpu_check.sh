@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU check (issue 13.4): the decoding benchmark on one CUDA device, in bfloat16, on 50 NQ-oracle questions
-# with the embedded default model (smollm2-135m-instruct), the five methods at batch 1 and batch 8, plus
+# with the embedded default model (smollm2-135m-instruct), every registered method at batch 1 and batch 8, plus
 # lm-eval's hf model and loglikelihood_rolling on wiki_lm_bm25. Prints benchmarks/decoding.py's JSON keys
 # plus cuda_outputs_match_batch1 (every method's batch-8 strings equal its batch-1 strings; on CUDA batch
 # invariance is off by default, so this is a measurement, not a guarantee). Wall time < 8 minutes once the
