@@ -105,7 +105,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line.rstrip("\r\n"))  # the line end would move an error at the end to "line 2 column 1"
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from None
             if not isinstance(obj, dict):

@@ -191,6 +191,20 @@ def test_malformed_jsonl_names_file_and_line(tmp_path):
         load_corpus(p)
 
 
+def test_malformed_jsonl_column_is_on_the_line(tmp_path):
+    """A line cut short (no closing brace) is reported at its end, not at "column 1" of a phantom next line."""
+    from retrieval.io import read_jsonl
+
+    line = '{"id": "q2", "question": "x", "answers": ["y"]'
+    p = tmp_path / "cut.jsonl"
+    p.write_text('{"id": "q1"}\n' + line + "\n")
+    with pytest.raises(DataError, match=rf"cut\.jsonl:2: malformed JSON \(Expecting ',' delimiter at column {len(line) + 1}\)"):
+        list(read_jsonl(p))
+    p.write_text('{"id": "q1"}\r\n' + line + "\r\n")  # Windows line ends
+    with pytest.raises(DataError, match=rf"column {len(line) + 1}\)"):
+        list(read_jsonl(p))
+
+
 def test_empty_corpus(tmp_path):
     p = tmp_path / "empty.jsonl"
     p.write_text("\n\n")
