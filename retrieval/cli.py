@@ -289,10 +289,11 @@ def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any]) -> int:
     if corpus is None or not corpus.startswith("prebuilt:"):
         print(f"{corpus or '--index'}: a local corpus or index folder: nothing to download")
         return 0
-    from .prebuilt import format_plan, known_params
+    from .prebuilt import check_params, format_plan, known_params
     from .worker import call_java
 
     p = {**known_params(retriever), **params}
+    check_params(corpus[len("prebuilt:"):], retriever, p)  # what the run would refuse (a hybrid without alpha)
     print(format_plan(call_java("prebuilt_plan", corpus[len("prebuilt:"):], retriever, p)))
     return 0
 

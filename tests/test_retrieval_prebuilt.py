@@ -124,6 +124,17 @@ def test_dry_run_prints_names_sizes_and_memory(tmp_path, monkeypatch, capsys):
     assert "facebook/dpr-question_encoder-single-nq-base" in out
 
 
+
+def test_dry_run_refuses_what_the_run_would_refuse(capsys):
+    """A hybrid without alpha: the dry run fails like the run (no plan printed, exit 2), before any download plan."""
+    from tokrag_model.cli import main
+
+    assert main(["retrieve", "--corpus", "prebuilt:wikipedia-dpr-100w", "--hybrid", "--dry-run"]) == 2
+    cap = capsys.readouterr()
+    assert "needs an explicit alpha" in cap.err and "[DOWNLOAD]" not in cap.out
+    assert main(["retrieve", "--corpus", "prebuilt:wikipedia-dpr-100w", "--dense", "--dry-run"]) == 2
+    assert "cannot search a Pyserini prebuilt corpus" in capsys.readouterr().err
+
 def _expect_file(tmp_path: Path, tiny_dpr, figures: dict[str, dict[str, float]]) -> Path:
     import yaml
 
