@@ -53,6 +53,44 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
                               f"{', '.join(sorted(task_keys))}")
 
 
+_NUMBERS: dict[str, tuple[str, int | None]] = {
+    "hits": ("int", 1), "max_docs": ("int", 0), "seed": ("int", None), "noise": ("fraction", None),
+    "chunk_words": ("int", 1), "context_words": ("int", 1), "query_words": ("int", 1),
+}
+"""Numeric task metadata keys: (kind, lowest value). ``max_docs`` 0 (or absent) means every question."""
+
+
+def check_metadata_numbers(metadata: dict[str, Any], task: str) -> dict[str, Any]:
+    """``metadata`` with its numeric keys (:data:`_NUMBERS`) cast (``"5"`` -> 5), checked before any data is read.
+
+    Raises:
+        ConfigError: one line naming the task, the key, the value and the expected form
+        (``--metadata '{"hits": "five"}'`` used to end in a bare ``ValueError`` from ``int()``).
+    """
+    out = dict(metadata)
+    for key, (kind, low) in _NUMBERS.items():
+        value = metadata.get(key)
+        if value is None or value == "":
+            continue
+        try:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            if kind == "int":
+                number = float(value)
+                if not number.is_integer() or (low is not None and number < low):
+                    raise ValueError(value)
+                out[key] = int(number)
+            else:
+                out[key] = float(value)
+                if not 0.0 <= out[key] <= 1.0:
+                    raise ValueError(value)
+        except (TypeError, ValueError, OverflowError):
+            expected = ("a number in [0, 1] (the fraction of passages replaced by noise, e.g. 0.2)" if kind == "fraction"
+                        else "an integer" + (f" >= {low}" if low is not None else ""))
+            raise ConfigError(f"{task}: task metadata {key}={value!r} is not valid: expected {expected}") from None
+    return out
+
+
 QA_PROMPTS: dict[str, str] = {
     "instruct": "Answer the question with a short answer.\n",
     "base": "",
@@ -106,6 +144,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
     check_metadata_keys(metadata, QA_TASK_KEYS, task)
+    metadata = check_metadata_numbers(metadata, task)
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
@@ -258,6 +297,7 @@ def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
     import datasets
 
     check_metadata_keys(metadata, _WIKI_LM_KEYS, "wiki_lm_bm25")
+    metadata = check_metadata_numbers(metadata, "wiki_lm_bm25")
     kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")

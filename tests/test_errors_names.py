@@ -106,6 +106,26 @@ def test_task_metadata_keys(data_dir) -> None:
         load_qa(dataset="nq_oracle", hit=3)
 
 
+
+def test_task_metadata_numbers(data_dir) -> None:
+    """A metadata value that is not a number (--metadata '{"hits": "five"}') is one line naming the task and key,
+    not a bare ValueError from int()/float() (checked before any data is read or retrieved)."""
+    from tasks.utils import load_qa, load_wiki_lm
+    from tasks.wikitext import load_wikitext103
+
+    with pytest.raises(ConfigError, match=r"^nq_oracle_bm25: task metadata hits='five' is not valid: expected an integer >= 1"):
+        load_qa(dataset="nq_oracle", hits="five", config_source="/x/nq_oracle_bm25.yaml")
+    with pytest.raises(ConfigError, match=r"task metadata noise='high' is not valid: expected a number in \[0, 1\]"):
+        load_qa(dataset="nq_oracle", noise="high")
+    with pytest.raises(ConfigError, match=r"task metadata max_docs='ten' is not valid: expected an integer >= 0"):
+        load_qa(dataset="nq_oracle", max_docs="ten")
+    with pytest.raises(ConfigError, match=r"task metadata seed=1.5 is not valid: expected an integer"):
+        load_qa(dataset="nq_oracle", seed=1.5)
+    with pytest.raises(ConfigError, match=r"^wiki_lm_bm25: task metadata hits=0 is not valid: expected an integer >= 1"):
+        load_wiki_lm(hits=0)
+    with pytest.raises(ConfigError, match=r"^wikitext103_bm25_wiki: task metadata chunk_words='x' is not valid"):
+        load_wikitext103(chunk_words="x")
+
 def test_task_keys_never_share_a_name_with_a_model_argument() -> None:
     """lm-eval merges --model_args into task metadata: a task key named like a model argument would let the model
     argument change what the task retrieves (the model argument k used to set the task's k)."""
