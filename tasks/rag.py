@@ -304,6 +304,14 @@ def build_qa_docs(
     if not gold_only:
         run = retrieve(corpus if prebuilt else corpus_obj, queries, retriever=retriever, k=k, params=retriever_params,
                        cache_dir=cache_dir)
+        if dataset == "byo":  # a user's question that finds nothing: name its line (the guard below names only qids)
+            empty = [r for r in rows if not run.ctxs.get(r["qid"])]
+            if empty:
+                raise DataError(
+                    f"{empty[0].get('where', empty[0]['qid'])}: question {empty[0]['question']!r} got no passages from {retriever} "
+                    f"over corpus {corpus} ({len(empty)} of {len(rows)} questions got none); BM25 needs a word shared with a "
+                    "passage that is not a stop word: rephrase or remove the question, or use rag_qa_dense"
+                )
         check_run_sanity(run)
         run_fp = str(run.fingerprint)
         for qid, hits in run.ctxs.items():

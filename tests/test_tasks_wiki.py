@@ -296,6 +296,19 @@ def test_byo_questions_errors_name_file_and_line(tmp_path, byo_corpus):
         load_questions(str(tmp_path / "missing.jsonl"))
 
 
+
+def test_byo_question_without_passages_names_its_line(tmp_path, byo_corpus):
+    """A question that retrieves nothing (no word shared with the corpus, or only stop words) stops the run with
+    the file and line of that question, not only the retrieval guard's qid."""
+    from tasks.rag import build_qa_docs
+
+    qs = _byo(tmp_path, [{"id": "a", "question": "Where is Berlin?", "answers": ["Germany"]},
+                         {"id": "b", "question": "zqxj wvut?", "answers": ["x"]}])
+    with pytest.raises(DataError, match=r"q.jsonl:2: question 'zqxj wvut\?' got no passages from bm25 over corpus "
+                                        r".*passages.jsonl \(1 of 2 questions got none\)") as e:
+        build_qa_docs("byo", questions=str(qs), corpus=str(byo_corpus), cache_dir=tmp_path / "cache")
+    assert "\n" not in str(e.value)
+
 def test_byo_task_end_to_end(tmp_path, byo_corpus):
     qs = _byo(tmp_path, [
         {"id": "nobel", "question": "Who received the first Nobel Prize in Physics?", "answers": ["Wilhelm Rontgen"],
