@@ -62,6 +62,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,7 @@ class Cell:
     system_instruction: str | None = None
     fewshot_as_multiturn: bool = True
     prompt: str | None = None
+    hits: int | None = None
 
     @property
     def model_name(self) -> str | None:
@@ -205,11 +207,14 @@ class Cell:
             **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
             **({"fewshot_as_multiturn": False} if not self.fewshot_as_multiturn else {}),
             **({"prompt": self.prompt} if self.prompt is not None else {}),
+            **({"hits": self.hits} if self.hits is not None else {}),
         }
 
     def task_metadata(self) -> dict[str, Any]:
-        """lm-eval task metadata this cell adds (``--metadata``): the prompt format when the contract names one."""
-        return {"prompt": self.prompt} if self.prompt is not None else {}
+        """lm-eval task metadata this cell adds (``--metadata``): the prompt format when the contract names one,
+        and ``hits`` when the task must retrieve another number of passages than its YAML's (:func:`task_hits`)."""
+        return {**({"prompt": self.prompt} if self.prompt is not None else {}),
+                **({"hits": self.hits} if self.hits is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -259,6 +264,7 @@ class LeaderboardSpec:
                 margs = {**sh.get("model_args", {}), **m.model_args, **mod.method_args.get(m.name, {}), **m.specific}
                 gk = {**sh.get("gen_kwargs", {}), **m.gen_kwargs, **m.specific_gen_kwargs}
                 for t in self.tasks_of(mod):
+                    hits = task_hits(t.task, self.include_path, margs.get("k"))
                     for s in self.seeds:
                         out.append(
                             Cell(
@@ -270,7 +276,7 @@ class LeaderboardSpec:
                                 model=mod if mod.name else None,
                                 system_instruction=sh.get("system_instruction"),
                                 fewshot_as_multiturn=bool(sh.get("fewshot_as_multiturn", True)),
-                                prompt=sh.get("prompt"),
+                                prompt=sh.get("prompt"), hits=hits,
                             )
                         )
         return out
@@ -298,6 +304,10 @@ class LeaderboardSpec:
         for t in tasks:
             if t.limit is not None:
                 lines.append(f"limit.{t.task}: {t.limit}")
+        for t in tasks:  # a task told to retrieve the contract's k passages instead of its own number (task_hits)
+            hits = task_hits(t.task, self.include_path, sh.get("model_args", {}).get("k"))
+            if hits is not None:
+                lines.append(f"hits.{t.task}: {hits} (passages the task retrieves, = what the model is given)")
         lines.append(f"seeds: {', '.join(str(s) for s in self.seeds)}")
         lines.append(f"tasks: {', '.join(t.task for t in tasks)}")
         if self.subset:
@@ -313,6 +323,60 @@ class LeaderboardSpec:
             if dev:
                 out[m.name] = dev
         return out
+
+
+class _TaskYamlLoader(yaml.SafeLoader):
+    """A YAML loader for lm-eval task files: ``!function utils.x`` tags read as plain strings."""
+
+
+_TaskYamlLoader.add_multi_constructor("!", lambda loader, suffix, node: f"!{suffix}")
+
+
+def task_yaml_metadata(task: str, include_path: list[Path]) -> dict[str, Any]:
+    """The ``metadata:`` of ``task``'s YAML merged over those of the files it ``include``s ({} if none is found)."""
+    return dict(_task_yaml_metadata(task, tuple(Path(p) for p in include_path)))
+
+
+@lru_cache(maxsize=512)
+def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, Any]:
+    from .keys import find_task_yaml
+
+    y, chain = find_task_yaml(task, list(include_path)), []
+    while y is not None and y.is_file() and y not in chain and len(chain) < 8:
+        chain.append(y)
+        try:
+            doc = yaml.load(y.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
+        except (OSError, yaml.YAMLError):
+            break
+        inc = doc.get("include") if isinstance(doc, dict) else None
+        y = (y.parent / inc) if isinstance(inc, str) else None
+    meta: dict[str, Any] = {}
+    for y in reversed(chain):
+        doc = yaml.load(y.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
+        if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+            meta.update(doc["metadata"])
+    return meta
+
+
+def task_hits(task: str, include_path: list[Path], k: Any) -> int | None:
+    """The ``hits`` (passages retrieved per question) a cell passes to its task so that the task attaches exactly
+    the ``k`` passages the contract gives the model; None to keep the task's own.
+
+    The model argument ``k`` takes the top k of the *attached* passages, and lm-eval does not pass a Python-built
+    model's arguments to the tasks. Without this, a contract ``k: 3`` on a task that retrieves 5 showed the model
+    3 passages while answer recall@k, gold@k, the noise share and the per-question pages counted 5. A QA task (its
+    YAML metadata names a ``dataset``) retrieves ``k``; another task (language modelling, ``wiki_lm_bm25``: 3)
+    keeps its own depth unless ``k`` is smaller; a gold-only task (its one gold passage) and a task without
+    ``hits`` are left alone. ``None`` when nothing changes, so the run keys of such cells stay as they were.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return None
+    meta = task_yaml_metadata(task, include_path)
+    own = meta.get("hits")
+    if isinstance(own, bool) or not isinstance(own, int) or meta.get("gold_only") in (True, "true", "True", 1):
+        return None
+    want = k if "dataset" in meta else min(k, own)
+    return None if want == own else want
 
 
 def _err(path: Path, msg: str) -> ConfigError:

@@ -85,6 +85,58 @@ def test_spec_prompt_settings_reach_the_cell_and_its_key(tmp_path):
         load_spec(write_spec(tmp_path / "c", extra={"shared": {**yaml_shared(plain), "prompt": "chat"}}))
 
 
+def test_contract_k_is_the_number_of_passages_the_qa_tasks_retrieve(tmp_path):
+    """The model argument k takes the top k of the attached passages: a contract k: 3 on a task that retrieves 5
+    showed the model 3 passages while recall@k, gold@k, the noise share and the question pages counted 5. The
+    cell now tells a QA task to retrieve k (task metadata hits); LM tasks keep their depth unless k is smaller;
+    gold-only tasks and contracts equal to the task's own number change nothing (run keys stay as they were)."""
+    from leaderboards.spec import REPO_ROOT
+
+    def cells(k, name):
+        p = tmp_path / f"{name}.yaml"
+        p.write_text(yaml_dump({"name": name, "shared": {"model_args": {"pretrained": "smollm2-135m-instruct", "k": k}, "limit": 4},
+                                "tasks": ["nq_oracle_bm25", "nq_oracle_bm25_noise60", "nq_oracle_gold", "wiki_lm_bm25"],
+                                "seeds": [1], "methods": [{"name": "rag-standard", "model": "rag-standard"}]}))
+        spec = load_spec(p)
+        return spec, {c.task.task: (c.hits, c.task_metadata(), c.config().get("hits")) for c in spec.cells()}
+
+    spec, got = cells(3, "k3")
+    assert got == {"nq_oracle_bm25": (3, {"hits": 3}, 3), "nq_oracle_bm25_noise60": (3, {"hits": 3}, 3),
+                   "nq_oracle_gold": (None, {}, None), "wiki_lm_bm25": (None, {}, None)}
+    assert "hits.nq_oracle_bm25: 3 (passages the task retrieves, = what the model is given)" in spec.contract_lines()
+    assert cells(2, "k2")[1]["wiki_lm_bm25"][0] == 2 and cells(10, "k10")[1]["nq_oracle_bm25"][0] == 10
+    assert {v[0] for v in cells(5, "k5")[1].values()} == {None}
+    for committed in ("ci", "nq-wiki-12k", "nq-wiki-12k-v2"):
+        assert {c.hits for c in load_spec(REPO_ROOT / "leaderboards" / "specs" / f"{committed}.yaml").cells()} == {None}
+
+
+def test_contract_k_reaches_the_task(tmp_path):
+    """End to end: the runner passes hits to the task, whose docs then carry exactly k passages."""
+    inc = tmp_path / "tasks" / "toy_hits"
+    shutil.copytree(FIX / "tasks" / "toy_qa", inc)
+    (inc / "toy_qa_noise67.yaml").unlink()
+    (inc / "utils.py").write_text((inc / "utils.py").read_text() + (
+        "\n\ndef load_hits(**kwargs):\n"
+        "    rows = [dict(r, ctxs=r['ctxs'][: int(kwargs['hits'])]) for r in _rows(0.0)]\n"
+        "    return datasets.DatasetDict({'test': datasets.Dataset.from_list(rows)})\n"))
+    text = (inc / "toy_qa.yaml").read_text().replace("task: toy_qa", "task: toy_hits").replace("utils.load_clean", "utils.load_hits")
+    (inc / "toy_qa.yaml").write_text(text.replace("metadata: {version: 1.0}", "metadata: {version: 1.0, dataset: toy, hits: 3}"))
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_hits"], include=tmp_path / "tasks", limit=4,
+                                methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}],
+                                extra={"shared": {"model_args": {"pretrained": str(FIX / "toy_weights.bin"), "k": 2},
+                                                  "gen_kwargs": {"max_gen_toks": 8}, "limit": 4}}))
+    assert [c.hits for c in spec.cells()] == [2]
+    run_spec(spec, tmp_path / "runs", progress=False)
+    samples = [json.loads(line) for d in (tmp_path / "runs").iterdir() if d.is_dir()
+               for f in d.glob("samples_*.jsonl") for line in f.read_text().splitlines()]
+    assert len(samples) == 4 and {len(s["doc"]["ctxs"]) for s in samples} == {2}
+
+
+def yaml_dump(obj) -> str:
+    import yaml
+
+    return yaml.safe_dump(obj, sort_keys=False)
+
 def yaml_shared(spec) -> dict:
     """The ``shared`` block of a parsed spec, as written in its YAML."""
     import yaml
