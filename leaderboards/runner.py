@@ -237,6 +237,33 @@ def _model_class(model: str):
     return get_model(model)
 
 
+def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Check every cell's model arguments against its method's declared schema before anything runs, so that
+    a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
+
+    Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
+    nothing is loaded. Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
+    """
+    from tokrag_model.args import COMMON_ARGS, parse_args
+
+    seen = set()
+    for cell in cells:
+        extra = {k: v for k, v in (("batch_size", cell.batch_size), ("device", cell.device)) if v is not None}
+        given = {**cell.model_args, **extra}
+        key = fingerprint([cell.method.name, cell.method.model, given])
+        if key in seen:
+            continue
+        seen.add(key)
+        cls = _model_class(cell.method.model)
+        if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict)):
+            continue
+        try:
+            parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
+        except ConfigError as exc:
+            where = f"{cell.model_name}/" if cell.model_name else ""
+            raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
+
+
 def make_model(cell: Cell):
     """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(model_args, {batch_size, device})``."""
     cls = _model_class(cell.method.model)
@@ -406,6 +433,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         log.info("leaderboard %s: all %d cells done in %s", spec.name, len(keyed), runs)
         return summary
 
+    check_cell_args(spec, [c for c, _, _ in todo])
     helpers = []
     if jobs > 1:
         cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]

@@ -137,6 +137,18 @@ def yaml_dump(obj) -> str:
 
     return yaml.safe_dump(obj, sort_keys=False)
 
+def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
+    """A typo in the model arguments of the last method stops the run before any cell runs (it used to surface
+    when that method's first cell was built, after every cell before it)."""
+    spec = load_spec(write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "model_args": {"rat": 2.0}},
+    ]))
+    with pytest.raises(ConfigError, match=r"leaderboard spec .*toy.yaml: method tokrag: --model tokrag: unknown model "
+                                          r"argument\(s\) 'rat' \(did you mean 'rate'\?\)"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
+
 def yaml_shared(spec) -> dict:
     """The ``shared`` block of a parsed spec, as written in its YAML."""
     import yaml
