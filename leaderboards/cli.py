@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
-        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated")}
+        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons")}
                          | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True))
         return 0
     if args.cmd == "run":

@@ -32,7 +32,7 @@ from typing import Any
 from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 
-from .keys import _HashMemo, cell_key_material, find_task_yaml
+from .keys import _HashMemo, cell_key_material, find_task_yaml, model_target
 from .runner import DONE, cell_is_done, resolve_runs_dir
 from .spec import Cell, LeaderboardSpec
 
@@ -140,15 +140,17 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
-    cells, unest, unregistered = [], [], set()
+    cells, unest, unregistered = [], [], {}
     done = 0
     memo = _HashMemo()
     for cell in spec.cells():
         try:
-            key = fingerprint(cell_key_material(spec, cell, memo), length=20)
-        except ConfigError:  # a model not registered yet (e.g. a method still being written): estimate it anyway
-            unregistered.add(cell.method.model)
+            model_target(cell.method.model)
+        except ConfigError as exc:  # a model not registered yet (e.g. a method still being written): estimate it anyway
+            unregistered[cell.method.model] = str(exc)
             key = None
+        else:  # an unknown task (or another spec error) is an error, not an unregistered model
+            key = fingerprint(cell_key_material(spec, cell, memo), length=20)
         if key is not None and cell_is_done(runs / key):
             done += 1
             continue
@@ -179,6 +181,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "cells_todo": len(cells) + len(unest), "questions": sum(c["questions"] for c in cells),
             "cell_hours": round(total / 3600, 2), "wall_hours": round(total / 3600 / jobs, 2), "jobs": jobs,
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
+            "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
             "by_method": by_method, "cells": cells}
 
 
@@ -191,13 +194,21 @@ def render(est: dict[str, Any]) -> str:
     for b in est["by_method"]:
         lines.append(f"{str(b['model'] or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
                      f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
-    lines.append(f"total: {est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
-                 f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {est['jobs']} free cores")
+    n_est, n_unest = len(est["cells"]), len(est["unestimated"])
+    if n_unest and not n_est:
+        lines.append(f"total: not estimated: none of the {n_unest} unfinished cells resembles a finished cell in {est['runs_dir']}; "
+                     f"run one cell first (tokrag leaderboard run SPEC --max-cells 1) or pass --fallback-s-per-question S")
+    else:
+        lines.append(f"total{f' of the {n_est} estimated cells (a lower bound: {n_unest} cells are not estimated)' if n_unest else ''}: "
+                     f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
+                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {est['jobs']} free cores")
     if est["unregistered_models"]:
-        lines.append("models not registered in lm-eval yet (their cells count as not done): " + ", ".join(est["unregistered_models"]))
+        reasons = est.get("unregistered_reasons") or {}
+        lines.append("models not registered in lm-eval (their cells count as not done): "
+                     + "; ".join(reasons.get(m, m) for m in est["unregistered_models"]))
     if est["unestimated"]:
-        lines.append(f"not estimated ({len(est['unestimated'])} cells: no measurement of a similar cell; run one or pass "
-                     "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if len(est["unestimated"]) > 10 else ""))
+        lines.append(f"not estimated ({n_unest} cells: no measurement of a similar cell; run one or pass "
+                     "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if n_unest > 10 else ""))
     return "\n".join(lines)
 
 

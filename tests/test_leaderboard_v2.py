@@ -331,6 +331,34 @@ def test_estimate_lists_cells_it_cannot_estimate(tmp_path):
     assert est["unestimated"] == [] and est["cell_hours"] == pytest.approx(2 * 12 * 3.5 / 3600, abs=0.01)
 
 
+def test_estimate_says_when_it_estimated_nothing_or_part(tmp_path, capsys):
+    """A fresh clone has no finished cell: the estimate said "total: 0 questions, 0.00 cell-hours" as if the grid
+    were free; a part-estimate did not say it was a lower bound."""
+    from leaderboards.estimate import estimate, render
+
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"]))
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(tmp_path / "empty-runs"), "--estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "total: not estimated: none of the 2 unfinished cells resembles a finished cell" in out and "0.00 cell-hours" not in out
+    assert "--max-cells 1" in out and json.loads(out.strip().splitlines()[-1])["complete"] is False
+    est = estimate(spec, tmp_path / "empty-runs")
+    est["cells"] = [{"cell": "x", "questions": 12, "seconds": 36.0}]
+    est["questions"], est["unestimated"] = 12, est["unestimated"][:1]
+    assert "total of the 1 estimated cells (a lower bound: 1 cells are not estimated): 12 questions" in render(est)
+
+
+def test_estimate_names_an_unknown_task_and_model(tmp_path, capsys):
+    """An unknown task was reported as "models not registered in lm-eval yet: <every model>"; a model typo had no hint."""
+    from leaderboards.estimate import estimate, render
+
+    spec = load_spec(write_spec(tmp_path / "a", tasks=["toy_qa", "toy_qa_nosie67"]))
+    with pytest.raises(ConfigError, match=r"unknown task 'toy_qa_nosie67' \(did you mean 'toy_qa_noise67'\?\)"):
+        estimate(spec, tmp_path / "runs")
+    spec = load_spec(write_spec(tmp_path / "b", tasks=["toy_qa"], methods=[{"name": "t", "model": "tokrg"}], extra={"reference": "t"}))
+    text = render(estimate(spec, tmp_path / "runs"))
+    assert "models not registered in lm-eval (their cells count as not done): unknown model 'tokrg' (did you mean 'tokrag'?)" in text
+
+
 # --------------------------------------------------------------------------- several models, per-task limits
 
 def _two_models(tmp_path: Path, **change) -> Path:
