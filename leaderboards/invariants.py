@@ -101,10 +101,12 @@ def cell_violations(cell_id: str, task: str, samples: list[dict], results: dict,
     return out
 
 
-def sibling_violations(group: str, cells: dict[str, list[dict]]) -> list[Violation]:
+def sibling_violations(group: str, cells: dict[str, list[dict]], folders: dict[str, str] | None = None) -> list[Violation]:
     """Cells of one task (and model) must have the same n and the same doc ids: the majority set wins,
     every other cell is named with its n and the first doc id missing or extra. ``group`` names the
-    task in the messages; ``cells``: ``{cell_id: samples}``."""
+    task in the messages; ``cells``: ``{cell_id: samples}``; ``folders``: ``{cell_id: run folder}``, named
+    in the message as what to remove (the runner never re-runs a finished folder)."""
+    folders = folders or {}
     out = []
     ids: dict[str, tuple[int, ...]] = {}
     for cid, samples in cells.items():
@@ -128,7 +130,8 @@ def sibling_violations(group: str, cells: dict[str, list[dict]]) -> list[Violati
         what = (f"doc id {first} is missing" if missing else f"doc id {first} is not in the sibling cells")
         out.append(Violation(cid, first, f"{len(v)} questions vs {len(majority)} in its siblings on {group} "
                                          f"(e.g. {ref_cell}): {what} ({len(missing)} missing, {len(extra)} extra); "
-                                         "every method must see the same questions: re-run the cell"))
+                                         "every method must see the same questions: re-run the cell"
+                                         + (f" (remove its run folder {folders[cid]} and run the spec again)" if cid in folders else "")))
     return out
 
 

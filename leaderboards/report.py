@@ -119,14 +119,17 @@ def verify(loaded: dict[str, Any], *, compare_results: bool = True) -> list[Viol
     per sample and per cell, then n and doc ids equal across the cells of each (model, task)."""
     out: list[Violation] = []
     groups: dict[tuple, dict[str, list[dict]]] = {}
+    folders: dict[str, str] = {}
     for cid, (cell, _key, data) in loaded.items():
         if data is None:
             continue
         samples = data["samples"].get(cell.task.task, [])
         out += cell_violations(cid, cell.task.task, samples, data["results"], compare_results=compare_results)
         groups.setdefault((cell.model_name, cell.task.task), {})[cid] = samples
+        if data.get("dir"):
+            folders[cid] = str(data["dir"])
     for (model, task), cells in groups.items():
-        out += sibling_violations(f"{model}/{task}" if model else task, cells)
+        out += sibling_violations(f"{model}/{task}" if model else task, cells, folders)
     return out
 
 

@@ -500,7 +500,7 @@ def load_cell(cell_dir: Path) -> dict[str, Any]:
         DataError: a samples file that is not valid JSONL.
     """
     manifest = verify_cell_dir(cell_dir)
-    out: dict[str, Any] = {"manifest": manifest}
+    out: dict[str, Any] = {"manifest": manifest, "dir": str(cell_dir)}
     for name in ("config", "results", "cost", "provenance"):
         out[name] = json.loads((cell_dir / f"{name}.json").read_text(encoding="utf-8"))
     from retrieval.io import read_jsonl

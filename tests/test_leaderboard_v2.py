@@ -255,6 +255,8 @@ def test_a_cell_with_other_questions_than_its_siblings_is_refused(small_copy, tm
         build_report(spec, runs, tmp_path / "r")
     assert ("FAIL none/toy_qa/seed1 doc_id 4  invariant: 11 questions vs 12 in its siblings on toy_qa "
             "(e.g. standard/toy_qa/seed1): doc id 4 is missing (1 missing, 0 extra)") in str(exc.value)
+    # how to redo it: the runner skips a finished folder, so "re-run the cell" alone led nowhere
+    assert f"remove its run folder {runs / keys['none/toy_qa/seed1']} and run the spec again" in str(exc.value)
 
 
 # --------------------------------------------------------------------------- rescore
