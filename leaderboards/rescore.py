@@ -36,7 +36,7 @@ from retrieval.io import fingerprint
 
 from .keys import cell_keys, find_task_yaml
 from .report import build_report
-from .runner import DONE, IncompleteRunError, load_cell, resolve_runs_dir
+from .runner import DONE, IncompleteRunError, load_cell, quiet_lm_eval, resolve_runs_dir
 from .spec import LeaderboardSpec
 
 log = logging.getLogger(__name__)
@@ -177,6 +177,7 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
     code). Raises IncompleteRunError for unfinished cells, InvariantError when the re-scored samples
     break an invariant.
     """
+    quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
     found, notes = collect_for_rescore(spec, runs)
     loaded, changes = rescore_loaded(spec, found)

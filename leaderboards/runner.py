@@ -222,6 +222,23 @@ class _PeakRSS:
         return self.peak / 2**20
 
 
+class _NoCustomDatasetHint(logging.Filter):
+    """Drops lm-eval's warning "<task>: Custom kwargs can be passed to `--metadata` ... For example
+    --metadata='{"max_seq_lengths":[4096, 8192]}'", logged each time a task with a ``custom_dataset`` builds
+    its data: every tokrag task does, so ``run`` and ``rescore`` printed it for every cell, with RULER's
+    example keys, which are no key of ours."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Custom kwargs can be passed to `--metadata`" not in record.getMessage()
+
+
+def quiet_lm_eval() -> None:
+    """Install :class:`_NoCustomDatasetHint` on lm-eval's task logger (idempotent)."""
+    logger = logging.getLogger("lm_eval.api.task")
+    if not any(isinstance(f, _NoCustomDatasetHint) for f in logger.filters):
+        logger.addFilter(_NoCustomDatasetHint())
+
+
 # --------------------------------------------------------------------------- model handling
 
 def _model_class(model: str):
@@ -418,6 +435,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
+    quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
     keyed = cell_keys(spec)

@@ -272,7 +272,7 @@ def test_rescore_gives_the_report_byte_for_byte(v2_run, tmp_path):
     assert q == {p.name: p.read_bytes() for p in (out / "questions").iterdir()}
 
 
-def test_rescore_applies_a_metric_fix_without_a_run(tmp_path, capsys):
+def test_rescore_applies_a_metric_fix_without_a_run(tmp_path, capsys, caplog):
     inc = tmp_path / "tasks"
     shutil.copytree(FIX / "tasks", inc, ignore=shutil.ignore_patterns("__pycache__"))
     spec = load_spec(write_spec(tmp_path / "s", include=inc, tasks=["toy_qa"]))
@@ -283,8 +283,10 @@ def test_rescore_applies_a_metric_fix_without_a_run(tmp_path, capsys):
                                                'scores = qa_scores(results[0], doc["answers"])\n'
                                                '    scores["em"] = float(results[0].strip() == doc["answers"][1])'))
     capsys.readouterr()
+    assert not [r for r in caplog.records if "max_seq_lengths" in r.getMessage()]  # from run_spec: dropped too
     assert lb_main(["rescore", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "r")]) == 0
     out = capsys.readouterr().out
+    assert not [r for r in caplog.records if "max_seq_lengths" in r.getMessage()]  # lm-eval's custom_dataset hint, dropped
     assert "note: standard/toy_qa/seed1: task folder changed since the run" in out
     assert "changed standard/toy_qa/seed1  em: 0.75 -> 0.0" in out
     summary = json.loads(out.strip().splitlines()[-1])
