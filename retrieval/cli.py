@@ -41,7 +41,9 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
-    name, _, n = spec.partition(":")
+    name, has_n, n = spec.partition(":")
+    if name in ("nq-oracle", "nq-open") and has_n and not (n.isdigit() and int(n) >= 1):
+        raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions >= 1 (e.g. {name}:200)")
     limit = int(n) if n.isdigit() else None
     if name == "nq-oracle":
         qs = nq_oracle_questions(data_dir, limit=limit)

@@ -78,6 +78,17 @@ def test_errors_are_reported_by_the_console_script(env, tmp_path, capsys):
     assert "unknown corpus 'nq-wiki-13k' (did you mean 'nq-wiki-12k'?)" in capsys.readouterr().err
 
 
+
+def test_topic_set_count_must_be_a_number(env):
+    """nq-oracle:abc silently retrieved all 2,655 questions (the count was dropped); nq-oracle:0 retrieved none."""
+    from retrieval.cli import load_topics
+    from retrieval.errors import ConfigError
+
+    for spec in ("nq-oracle:abc", "nq-open:5x", "nq-oracle:0", "nq-oracle:"):
+        with pytest.raises(ConfigError, match=rf"--topics {spec!r}: the part after ':' must be a number of questions >= 1"):
+            load_topics(spec, env[3])
+    assert len(load_topics("nq-oracle:3", env[3])[0]) == 3
+
 def test_prebuilt_index_names(env, tmp_path, capsys, monkeypatch):
     import pyserini.util
 
