@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError
-
 from retrieval.io import fingerprint
+from tasks import quiet_lm_eval
 
 from .keys import cell_keys, find_task_yaml
 from .report import build_report
-from .runner import DONE, IncompleteRunError, load_cell, quiet_lm_eval, resolve_runs_dir
+from .runner import DONE, IncompleteRunError, load_cell, resolve_runs_dir
 from .spec import LeaderboardSpec
 
 log = logging.getLogger(__name__)

@@ -36,6 +36,7 @@ from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
 from retrieval.io import atomic_write_json, atomic_write_text, file_lock, fingerprint, sha256_file
+from tasks import quiet_lm_eval
 
 from .keys import cell_keys, model_target
 from .spec import Cell, LeaderboardSpec
@@ -220,23 +221,6 @@ class _PeakRSS:
     @property
     def peak_mib(self) -> float:
         return self.peak / 2**20
-
-
-class _NoCustomDatasetHint(logging.Filter):
-    """Drops lm-eval's warning "<task>: Custom kwargs can be passed to `--metadata` ... For example
-    --metadata='{"max_seq_lengths":[4096, 8192]}'", logged each time a task with a ``custom_dataset`` builds
-    its data: every tokrag task does, so ``run`` and ``rescore`` printed it for every cell, with RULER's
-    example keys, which are no key of ours."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Custom kwargs can be passed to `--metadata`" not in record.getMessage()
-
-
-def quiet_lm_eval() -> None:
-    """Install :class:`_NoCustomDatasetHint` on lm-eval's task logger (idempotent)."""
-    logger = logging.getLogger("lm_eval.api.task")
-    if not any(isinstance(f, _NoCustomDatasetHint) for f in logger.filters):
-        logger.addFilter(_NoCustomDatasetHint())
 
 
 # --------------------------------------------------------------------------- model handling

@@ -75,6 +75,25 @@ def indexed_task_names() -> list[str]:
     return sorted(set(manager.all_tasks))
 
 
+class _NoCustomDatasetHint:
+    """A logging filter that drops lm-eval's warning "<task>: Custom kwargs can be passed to `--metadata` ...
+    For example --metadata='{"max_seq_lengths":[4096, 8192]}'", logged each time a task with a
+    ``custom_dataset`` builds its data. Every tokrag task has one, so every run printed it, with RULER's keys
+    (none of ours), right above our own one-line errors."""
+
+    def filter(self, record) -> bool:
+        return "Custom kwargs can be passed to `--metadata`" not in record.getMessage()
+
+
+def quiet_lm_eval() -> None:
+    """Install :class:`_NoCustomDatasetHint` on lm-eval's task logger (idempotent; imports nothing heavy)."""
+    import logging
+
+    logger = logging.getLogger("lm_eval.api.task")
+    if not any(isinstance(f, _NoCustomDatasetHint) for f in logger.filters):
+        logger.addFilter(_NoCustomDatasetHint())
+
+
 def register_task_path() -> None:
     """Make every lm-eval ``TaskManager`` also index this folder, so ``lm_eval --tasks nq_open_bm25`` works
     without ``--include_path``.
@@ -88,6 +107,7 @@ def register_task_path() -> None:
     if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
         return
     try:
+        quiet_lm_eval()
         from tokrag_model._lmeval_hook import after_import
 
         after_import(_MANAGER, _patch_manager)
@@ -95,4 +115,4 @@ def register_task_path() -> None:
         pass
 
 
-__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "indexed_task_names"]
+__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "indexed_task_names", "quiet_lm_eval"]

@@ -184,3 +184,20 @@ def test_base_prompt_metadata() -> None:
 
     with pytest.raises(ConfigError, match="prompt='chat': expected one of instruct, base"):
         load_qa(dataset="nq_oracle", gold_only=True, prompt="chat", max_docs=2)
+
+
+def test_lm_eval_custom_dataset_hint_is_not_printed() -> None:
+    """lm-eval warns "<task>: Custom kwargs can be passed to `--metadata` ... For example
+    --metadata='{"max_seq_lengths":[4096, 8192]}'" whenever a task with a custom_dataset builds its data: every
+    tokrag task, so every lm_eval run printed it (right above our one-line errors). The start-up hook drops it;
+    other lm-eval task warnings still print."""
+    import subprocess
+    import sys
+
+    code = ("import lm_eval.api.registry, lm_eval.api.task as t\n"
+            "t.eval_logger.warning('nq_oracle_bm25: Custom kwargs can be passed to `--metadata` in console (as json "
+            "string) or to the TaskManager.\\nFor example --metadata=max_seq_lengths')\n"
+            "t.eval_logger.warning('another lm-eval warning')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "max_seq_lengths" not in proc.stderr and "another lm-eval warning" in proc.stderr
