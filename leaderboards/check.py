@@ -65,6 +65,19 @@ class CheckLine:
                 f"(baseline {self.baseline:.4f}, |Δ| {d:.4f} {rel} {self.tol:.4f} {self.unit})")
 
 
+@dataclass(frozen=True)
+class NotInBaseline:
+    """A cell of the spec that the baseline does not list: reported, not compared (it does not fail the check,
+    so that a baseline may cover part of a spec, but a method added to a CI spec is never silently unchecked)."""
+
+    cell: str
+    ok = True
+
+    def render(self) -> str:
+        """``NEW  <cell>  not in the baseline: not checked (...)``."""
+        return f"NEW  {self.cell}  not in the baseline: not checked (accept its values with --write)"
+
+
 def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None,
                 loaded: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
     """``{cell_id: {metric: mean}}`` from the run folders (or the already ``loaded`` cells), one entry per
@@ -109,7 +122,7 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
-                           baseline: str | os.PathLike) -> list[CheckLine | Violation]:
+                           baseline: str | os.PathLike) -> list[CheckLine | Violation | NotInBaseline]:
     """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
     see the module docstring."""
     b = load_baseline(baseline)
@@ -124,6 +137,7 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             v = values.get(cid, {}).get(metric)
             ok = v is not None and abs(v - float(base)) <= float(tol["abs"]) + 1e-12
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok))
+    lines += [NotInBaseline(cid) for cid in loaded if cid not in b["cells"]]
     return lines
 
 
@@ -154,10 +168,12 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     return b
 
 
-def summary_line(lines: list[CheckLine | Violation]) -> str:
-    """``N checks: X OK, Y FAIL``."""
-    bad = sum(not x.ok for x in lines)
-    return f"{len(lines)} checks: {len(lines) - bad} OK, {bad} FAIL"
+def summary_line(lines: list[CheckLine | Violation | NotInBaseline]) -> str:
+    """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` when some were not compared)."""
+    new = sum(isinstance(x, NotInBaseline) for x in lines)
+    checks = [x for x in lines if not isinstance(x, NotInBaseline)]
+    bad = sum(not x.ok for x in checks)
+    return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
 
 
-__all__ = ["CheckLine", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES"]
+__all__ = ["CheckLine", "NotInBaseline", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES"]

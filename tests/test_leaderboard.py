@@ -323,6 +323,15 @@ def test_check_passes_then_fails_beyond_tolerance(toy_run, tmp_path, capsys):
     b["cells"]["tokrag/toy_qa/seed1"] = {"em": 0.5}
     base.write_text(json.dumps(b))
     assert not all(x.ok for x in check_against_baseline(spec, runs, base))
+    # a cell of the spec that the baseline lacks (a method added to the spec) is named, not silently skipped
+    del b["cells"]["tokrag/toy_qa/seed1"], b["cells"]["none/toy_qa_noise67/seed1"]
+    b["cells"]["standard/toy_qa/seed1"]["em"] = 0.75
+    base.write_text(json.dumps(b))
+    capsys.readouterr()
+    assert lb_main(["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "NEW  none/toy_qa_noise67/seed1  not in the baseline: not checked (accept its values with --write)" in out
+    assert out.strip().splitlines()[-1].endswith(" 0 FAIL, 1 cells not in the baseline (not checked)")
 
 
 def test_check_rejects_a_malformed_baseline(toy_run, tmp_path):
