@@ -5,7 +5,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
 * the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to
   (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` / the GGUF, is
-  covered; its own SHA-256 is recorded in the run's ``results.json``);
+  covered);
+* for a cell that applies a chat template: the template's own SHA-256 (:func:`chat_template_sha256`, the
+  value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
 * the model code: SHA-256 of the source files of the package that defines the model class;
@@ -57,15 +59,7 @@ class _HashMemo:
         self.dirty = False
 
     def sha(self, p: Path) -> str:
-        st = p.stat()
-        key = str(p.resolve())
-        hit = self.table.get(key)
-        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            return hit[2]
-        digest = sha256_file(p)
-        self.table[key] = [st.st_size, st.st_mtime_ns, digest]
-        self.dirty = True
-        return digest
+        return self.derived(p, "", sha256_file)
 
     def save(self) -> None:
         if not self.dirty:
@@ -78,6 +72,19 @@ class _HashMemo:
             current.update(self.table)
             atomic_write_json(self.path, current, indent=None)
         self.dirty = False
+
+    def derived(self, p: Path, kind: str, fn) -> Any:
+        """``fn(p)`` (a JSON value) memoised by (resolved path, size, mtime_ns), under ``kind`` (``""``: the
+        file's SHA-256, :meth:`sha`)."""
+        st = p.stat()
+        key = f"{kind}:{p.resolve()}" if kind else str(p.resolve())
+        hit = self.table.get(key)
+        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            return hit[2]
+        value = fn(p)
+        self.table[key] = [st.st_size, st.st_mtime_ns, value]
+        self.dirty = True
+        return value
 
 
 def tree_fingerprint(root: Path, memo: _HashMemo, suffixes: set[str] | None = _SOURCE_SUFFIXES) -> str:
@@ -187,6 +194,45 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"})
 
 
+def _gguf_chat_template(path: Path) -> str | None:
+    """The ``tokenizer.chat_template`` string of a GGUF file's metadata (what transformers loads), or None."""
+    from gguf import GGUFReader
+
+    field = GGUFReader(str(path)).fields.get("tokenizer.chat_template")
+    return None if field is None else bytes(field.parts[field.data[0]]).decode("utf-8")
+
+
+def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | None:
+    """SHA-256 of the chat template that ``model_args['pretrained']`` ships, read from its files without
+    loading the model: ``chat_template.jinja``, else ``tokenizer_config.json``'s ``chat_template`` (as
+    transformers loads them), else the GGUF's ``tokenizer.chat_template`` (a packaged alias); equal to the
+    model's ``resolved_config['chat_template_sha256']``. ``"unresolved"`` when the files are not here yet
+    (a hub id, an alias not yet assembled: the run's ``results.json`` records the hash), None when the
+    model has no chat template."""
+    import hashlib
+
+    from tokrag_model.loading import ALIASES
+
+    name = str(model_args.get("pretrained")).strip().lower()
+    spec = ALIASES.get(name, {})
+    path = resolve_weights(str(model_args.get("pretrained")))
+    if spec.get("sha256"):  # an assembled alias: its content-addressed converted folder, once it exists
+        path = cache_dir() / "models" / f"{name}-{spec['sha256'][:12]}"
+    elif spec.get("gguf") and path is not None and path.is_dir():
+        path = path / spec["gguf"]
+    if path is None or not path.exists():
+        return "unresolved"
+    text = None
+    if path.suffix == ".gguf":
+        text = memo.derived(path, "gguf-chat-template", _gguf_chat_template)
+    elif (path / "chat_template.jinja").is_file():
+        text = (path / "chat_template.jinja").read_text(encoding="utf-8")
+    elif (path / "tokenizer_config.json").is_file():
+        value = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8")).get("chat_template")
+        text = value if isinstance(value, str) else None
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:
     """The YAML file that defines ``task`` under the include folders (text scan, no lm-eval import)."""
     import re
@@ -266,6 +312,8 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
         "data_fingerprint": data_fingerprint(memo),
         "lm_eval_version": _lm_eval_version(),
     }
+    if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
+        mat["chat_template_sha256"] = chat_template_sha256(cell.model_args, memo)
     files = arg_file_fingerprints(cell.model_args, memo)
     if files:  # only then: the keys of cells without file arguments stay as they were
         mat["model_arg_files"] = files

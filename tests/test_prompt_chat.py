@@ -145,3 +145,37 @@ def test_lm_eval_apply_chat_template_end_to_end(backbone) -> None:
     sha = hashlib.sha256(backbone.tokenizer.chat_template.encode()).hexdigest()
     assert cfg["tokrag_chat_template_applied"] is True and cfg["tokrag_resolved_config"]["chat_template_sha256"] == sha
     assert s0["filtered_resps"][0].strip()  # the chat prompt yields an answer, not an empty line
+
+
+def test_chat_template_hash_in_the_leaderboard_run_key(backbone, tmp_path) -> None:
+    """A chat cell's run key holds the template's SHA-256, read from the model's files without loading it
+    (the GGUF's metadata for the alias), equal to what the loaded model records in resolved_config; a plain
+    cell's key has none; another template in a local folder gives another hash and another key."""
+    import hashlib
+    import json
+
+    import yaml
+    from leaderboard_helpers import write_spec
+
+    from leaderboards.keys import _HashMemo, cell_keys, chat_template_sha256
+    from leaderboards.spec import load_spec
+
+    lm = _lm(backbone, "rag-standard")
+    assert chat_template_sha256({"pretrained": "smollm2-135m-instruct"}, _HashMemo()) == \
+        lm.resolved_config["chat_template_sha256"] == hashlib.sha256(backbone.tokenizer.chat_template.encode()).hexdigest()
+
+    def keys(folder, template: str | None, chat: bool):
+        folder.mkdir()
+        weights = folder / "weights"
+        weights.mkdir()
+        (weights / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}), encoding="utf-8")
+        path = write_spec(folder, weights=weights)
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec["shared"]["apply_chat_template"] = chat
+        path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        return cell_keys(load_spec(path))[0][1:]
+
+    (k1, m1), (k2, m2) = keys(tmp_path / "a", "{{ messages }}", True), keys(tmp_path / "b", "{{ messages[0] }}", True)
+    assert m1["chat_template_sha256"] == hashlib.sha256(b"{{ messages }}").hexdigest()
+    assert m2["chat_template_sha256"] == hashlib.sha256(b"{{ messages[0] }}").hexdigest() and k1 != k2
+    assert "chat_template_sha256" not in keys(tmp_path / "c", "{{ messages }}", False)[1]
