@@ -12,7 +12,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
 * the model code: SHA-256 of the source files of the package that defines the model class;
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
-  settings, metrics; ``utils.py``);
+  settings, metrics; ``utils.py``; extensionless includes such as ``_qa_template``), or of the whole
+  Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
 * the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
   folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
@@ -250,7 +251,10 @@ def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:
 
 def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> str:
     """Fingerprint of the folder holding ``task``'s YAML (prompt, generation and retrieval settings,
-    metric code). Raises ConfigError when no YAML defines the task."""
+    metric code), extensionless ``include:`` files such as ``_qa_template`` included; when that folder
+    sits inside a Python package (``tasks/qa`` in ``tasks/``), the whole outermost package: the
+    ``!function`` targets import its loaders and metrics (``tasks/utils.py``, ``tasks/metrics.py``, ...).
+    Raises ConfigError when no YAML defines the task."""
     y = find_task_yaml(task, include_path)
     if y is None:
         import re
@@ -261,7 +265,10 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
                  for m in re.findall(r"^task:\s*['\"]?([^'\"\s]+)", p.read_text(encoding="utf-8", errors="replace"), re.M)]
         raise ConfigError(unknown_name("task", task, names, list_all=0, hint=(
             f"no YAML under {[str(p) for p in include_path]} defines it; check the spec's tasks list and include_path")))
-    return tree_fingerprint(y.parent, memo, {".py", ".yaml", ".yml", ".jinja", ".j2"})
+    root = y.parent
+    while (root.parent / "__init__.py").is_file():
+        root = root.parent
+    return tree_fingerprint(root, memo, {".py", ".yaml", ".yml", ".jinja", ".j2", ""})
 
 
 def data_fingerprint(memo: _HashMemo) -> str:

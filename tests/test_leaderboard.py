@@ -441,3 +441,29 @@ def test_cli_report_without_timings_and_dispatch(toy_run, tmp_path, capsys):
     assert "| forward passes | generated tokens | prompt tokens |" in md and "wall time" not in md and "peak RSS" not in md
     assert tokrag_main(["leaderboard", "run", str(tmp_path / "missing.yaml")]) == 2
     assert "missing.yaml does not exist" in capsys.readouterr().err
+
+
+def test_task_key_covers_included_templates_and_the_task_package(tmp_path):
+    """The prompt lives in an extensionless include (``_qa_template``) and the loaders/metrics in the package
+    around the task folder (``tasks/utils.py``): editing either gives a new task fingerprint (a new run folder)."""
+    from leaderboards.keys import _HashMemo, task_fingerprint
+
+    pkg = tmp_path / "mytasks"
+    (pkg / "qa").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "metrics.py").write_text("def em(a, b):\n    return a == b\n", encoding="utf-8")
+    (pkg / "qa" / "_tmpl").write_text('doc_to_text: "Question: {{question}}\\nAnswer:"\n', encoding="utf-8")
+    (pkg / "qa" / "t.yaml").write_text("include: _tmpl\ntask: toy_t\n", encoding="utf-8")
+    (pkg / "README.md").write_text("docs\n", encoding="utf-8")
+
+    def fp() -> str:
+        return task_fingerprint("toy_t", [pkg], _HashMemo())
+
+    seen = [fp()]
+    (pkg / "README.md").write_text("other docs\n", encoding="utf-8")
+    assert fp() == seen[0]  # documentation is not part of the key
+    (pkg / "qa" / "_tmpl").write_text('doc_to_text: "Q: {{question}}\\nA:"\n', encoding="utf-8")
+    seen.append(fp())
+    (pkg / "metrics.py").write_text("def em(a, b):\n    return a.lower() == b.lower()\n", encoding="utf-8")
+    seen.append(fp())
+    assert len(set(seen)) == 3
