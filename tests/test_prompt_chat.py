@@ -29,6 +29,8 @@ RAG_IDS = [1, 9690, 198, 21350, 260, 1962, 351, 253, 1890, 2988, 30, 198, 2, 198
            1639, 30, 198, 75, 23682, 7036, 7042, 198, 38634, 314, 260, 3575, 282, 4649, 30, 198, 17872, 42, 617, 3363,
            260, 808, 7644, 299, 17292, 281, 6944, 198, 21350, 42, 2, 198, 1, 520, 9531, 198]
 PURE_IDS = RAG_IDS[:17] + RAG_IDS[57:]
+# one passage per branch (rag-replug, rag-ensemble-entropy): P1's block is RAG_IDS[17:44], P2's RAG_IDS[44:57]
+PER_PASSAGE_IDS = [RAG_IDS[:44] + RAG_IDS[57:], RAG_IDS[:17] + RAG_IDS[44:]]
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +93,24 @@ def test_rag_prompt_token_ids_every_method(backbone) -> None:
     assert critic == flt.render_chat([{"role": "user", "content": critic.split("<|im_start|>user\n", 1)[1]
                                        .split("<|im_end|>", 1)[0]}])
     assert critic.startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
+
+
+def test_every_registered_method_has_golden_chat_rows(backbone) -> None:
+    """Every method in the registry, under the chat template: its branches' exact token ids (a new method
+    must be added here with its goldens)."""
+    from method_helpers import chat_rule
+
+    from tokrag_model.methods import MODELS
+
+    expected = {"rag-standard": [RAG_IDS], "rag-none": [PURE_IDS], "tokrag": [RAG_IDS, PURE_IDS],
+                "rag-cad": [RAG_IDS, PURE_IDS], "rag-adacad": [RAG_IDS, PURE_IDS],
+                "rag-replug": PER_PASSAGE_IDS, "rag-ensemble-entropy": PER_PASSAGE_IDS,
+                "rag-selfrag-filter": [RAG_IDS]}  # relevance_threshold=0: both passages kept
+    assert set(MODELS) == set(expected)
+    kwargs = {"rag-selfrag-filter": {"relevance_threshold": 0.0}}
+    for name in MODELS:
+        rule, _ = chat_rule(_lm(backbone, name, **kwargs.get(name, {})))
+        assert rule.rows() == expected[name], name
 
 
 def test_fewshot_multiturn_passages_in_first_user_turn(backbone) -> None:
