@@ -211,14 +211,15 @@ def test_every_method_runs_on_gemma(gemma, docs, outputs):
     tok = [t["tokens"] for t in outputs["tokrag"]["traces"]]
     lls = {m: outputs[m]["ll"] for m in GOLDEN_LL}
     assert got == GOLDEN_OUT, json.dumps(got, indent=1)
-    assert [[(b, layer) for b, _, _, layer in q] for q in tok] == \
-        [[(b, layer) for b, _, _, layer in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
+    assert [[(b, layer) for b, _, _, layer, *_ in q] for q in tok] == \
+        [[(b, layer) for b, _, _, layer, *_ in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
     assert [x for q in tok for t in q for x in t[1:3]] == \
         pytest.approx([x for q in GOLDEN_TOKRAG for t in q for x in t[1:3]], abs=2e-3)
     assert lls == pytest.approx(GOLDEN_LL, abs=1e-2), lls
     assert lls["rag-standard"] > lls["rag-none"]  # the gold passage makes the answer more likely
-    for q in tok:
-        for b, s_r, s_l, layer in q:
+    for q, out in zip(tok, got["tokrag"]):
+        assert out.strip() in "".join(t[4] for t in q)  # trace entries end with the emitted token's text
+        for b, s_r, s_l, layer, _ in q:
             assert s_r is not None and 0 <= layer < 18
             assert (b != "L" or not s_r > s_l) and (b != "R" or s_r > s_l)
     for t in outputs["rag-replug"]["traces"]:  # softmax([20, 18.5, 17.5, 16.5] / 1.0)

@@ -41,5 +41,6 @@ def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
         assert trace["method"] == "tokrag" and trace["passages"] == [c["docid"] for c in line["doc"]["ctxs"]]
         assert 0 < len(trace["tokens"]) <= 4  # max_gen_toks of the task
         assert trace["n_rag"] + trace["n_pure"] == len(trace["tokens"]) > 0
-        for branch, s_r, s_l, layer in trace["tokens"]:
-            assert branch[0] in "RL"
+        for branch, s_r, s_l, layer, text in trace["tokens"]:
+            assert branch[0] in "RL" and isinstance(text, str)
+        assert "".join(t[4] for t in trace["tokens"]).strip().startswith(line["resps"][0][0].strip())

@@ -157,8 +157,8 @@ def test_golden_outputs_and_decisions(outputs):
     assert got == GOLDEN_OUT, json.dumps(got, indent=1)
     tok = [t["tokens"] for t in outputs["tokrag"]["traces"]]
     # branch and layer exactly; cosines to 2e-3 (they are rounded to 4 digits in the trace)
-    assert [[(b, layer) for b, _, _, layer in q] for q in tok] == \
-        [[(b, layer) for b, _, _, layer in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
+    assert [[(b, layer) for b, _, _, layer, *_ in q] for q in tok] == \
+        [[(b, layer) for b, _, _, layer, *_ in q] for q in GOLDEN_TOKRAG], json.dumps(tok)
     flat = [x for q in tok for t in q for x in t[1:3]]
     assert flat == pytest.approx([x for q in GOLDEN_TOKRAG for t in q for x in t[1:3]], abs=2e-3)
     critic = [t["critic"] for t in outputs["rag-selfrag-filter"]["traces"]]
@@ -176,7 +176,9 @@ def test_decisions_are_consistent_with_outputs(outputs):
                                               outputs["rag-standard"]["out"], outputs["rag-none"]["out"]):
         if tr["n_pure"] == 0:
             assert out_tok == out_std
-        for b, s_r, s_l, layer in tr["tokens"]:
+        # trace entries [branch, S_R, S_L, layer, token_text]: the texts spell the generation
+        assert out_tok.strip() and out_tok.strip() in "".join(t[4] for t in tr["tokens"])
+        for b, s_r, s_l, layer, _ in tr["tokens"]:
             assert s_r is not None and 0 <= layer < 30  # always_score: every step scored
             if b == "L":
                 assert not s_r > s_l
@@ -208,8 +210,8 @@ def test_batch_size_4_gives_the_same_tokens(backbone, docs, outputs):
     lm = TokRAGLM.with_backbone(backbone, batch_size="4", **METHOD_ARGS["tokrag"])
     reqs = gen_requests(backbone.tokenizer, docs[:4])
     assert lm.generate_until(reqs, disable_tqdm=True) == outputs["tokrag"]["out"][:4]
-    got = [[(b, layer) for b, _, _, layer in r.args[-1]["tokrag_trace"]["tokens"]] for r in reqs]
-    assert got == [[(b, layer) for b, _, _, layer in t["tokens"]] for t in outputs["tokrag"]["traces"][:4]]
+    got = [[(b, layer, text) for b, _, _, layer, text in r.args[-1]["tokrag_trace"]["tokens"]] for r in reqs]
+    assert got == [[(b, layer, text) for b, _, _, layer, text in t["tokens"]] for t in outputs["tokrag"]["traces"][:4]]
 
 
 def test_loglikelihood_every_method(backbone, docs, outputs):

@@ -572,20 +572,6 @@ def _attention_layout(model: Any) -> tuple[list[str], list[int | None]]:
     return list(types), [int(kw["sliding_window"]) if t == "sliding_attention" else None for t, kw in zip(types, kwargs)]
 
 
-def js_mean(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch.Tensor:
-    """Jensen–Shannon-style divergence of the authors' code, averaged over the vocabulary.
-
-    ``0.5·(KL(M‖p) + KL(M‖q))`` with ``M = (p+q)/2``, computed as PyTorch ``kl_div(log p, M)`` and
-    **averaged** over the V entries (tokrag_method.md §3.4 (ii)); nats / V. Shapes (..., V) -> (...).
-    """
-    lp = torch.log_softmax(logits_a.float(), dim=-1)
-    lq = torch.log_softmax(logits_b.float(), dim=-1)
-    m = 0.5 * (lp.exp() + lq.exp())
-    kl_p = F.kl_div(lp, m, reduction="none").mean(-1)
-    kl_q = F.kl_div(lq, m, reduction="none").mean(-1)
-    return 0.5 * (kl_p + kl_q)
-
-
 class Rule(Protocol):
     """A method's decision rule over the shared decoder (one instance per request)."""
 

@@ -21,9 +21,14 @@ Layout: the formulas as small pure functions (unit-tested on toy distributions),
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,9 +36,9 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-from ..args import Arg, layer_spec, to_bool
+from ..args import Arg, layer_spec, to_bool, to_opt_str
 from ..base import RAGMethodLM, ScorePlan, budget_check
-from ..decoder import Batch, Forced, Forcing, MultiContextDecoder, js_mean
+from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
 
 # ------------------------------------------------------------------------------------------ formulas
 # Words the authors' bypass list accepts without a test (their LLaMA strings, lower-cased).
@@ -79,6 +84,80 @@ def is_skip_token(text: str, special: bool = False) -> bool:
     return all(c.isdigit() or _is_punct_or_symbol(c) for c in s)
 
 
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def _is_byte_level(tokenizer: Any) -> bool:
+    """True for byte-level BPE tokenizers (GPT-2 style pieces such as ``Ġthe``)."""
+    if hasattr(tokenizer, "byte_decoder"):  # slow GPT-2 style tokenizers
+        return True
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return False
+    return '"ByteLevel"' in json.dumps(json.loads(backend.to_str()).get("decoder"))
+
+
+class TokenClasses:
+    """Bypass and skip classes of token ids, from each token's **own** string (cached per id).
+
+    The own text comes from the token's bytes, not from decoding the lone id: byte-level BPE pieces are
+    mapped back through the byte alphabet (``transformers.convert_slow_tokenizer.bytes_to_unicode``),
+    SentencePiece byte-fallback pieces ``<0xNN>`` are that byte, other pieces are their text with ``▁`` read
+    as a space. A token whose bytes are not complete UTF-8 (a fragment of a multi-byte character; 313 of
+    SmolLM2's 49,152 tokens) is part of a content character: neither a function nor a skip token
+    (decoding it alone gives U+FFFD, which the Unicode categories would call a symbol). Special tokens are
+    both.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tok = tokenizer
+        self.special = set(tokenizer.all_special_ids)
+        self.inverse_bytes: dict[str, int] | None = None
+        if _is_byte_level(tokenizer):
+            from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+            self.inverse_bytes = {v: k for k, v in bytes_to_unicode().items()}
+        self._text: dict[int, str | None] = {}
+        self._function: dict[int, bool] = {}
+        self._skip: dict[int, bool] = {}
+
+    def token_bytes(self, tid: int) -> bytes:
+        """The bytes token ``tid`` stands for (special tokens: their text)."""
+        piece = self.tok.convert_ids_to_tokens(int(tid))
+        if piece is None:
+            return b""
+        m = _BYTE_PIECE.fullmatch(piece)
+        if m:
+            return bytes([int(m.group(1), 16)])
+        inv = self.inverse_bytes
+        if inv is not None and tid not in self.special and all(c in inv for c in piece):
+            return bytes(inv[c] for c in piece)
+        return piece.replace("\u2581", " ").encode("utf-8")
+
+    def text(self, tid: int) -> str | None:
+        """Own text of token ``tid``, or None when its bytes are an incomplete UTF-8 fragment."""
+        if tid not in self._text:
+            try:
+                self._text[tid] = self.token_bytes(tid).decode("utf-8")
+            except UnicodeDecodeError:
+                self._text[tid] = None
+        return self._text[tid]
+
+    def is_function(self, tid: int) -> bool:
+        """On the bypass list (:func:`is_function_token` of the own text; fragments: False)."""
+        if tid not in self._function:
+            text = self.text(tid)
+            self._function[tid] = tid in self.special or (text is not None and is_function_token(text))
+        return self._function[tid]
+
+    def is_skip(self, tid: int) -> bool:
+        """On the anchor skip list (:func:`is_skip_token` of the own text; fragments: False)."""
+        if tid not in self._skip:
+            text = self.text(tid)
+            self._skip[tid] = tid in self.special or (text is not None and is_skip_token(text))
+        return self._skip[tid]
+
+
 def select_anchors(attn: torch.Tensor, skip: Callable[[int], bool], n_anchors: int = 3) -> list[int]:
     """Positions of the ``n_anchors`` largest attention weights whose token is not skipped.
 
@@ -114,29 +193,73 @@ def weighted_embedding(probs: torch.Tensor, emb: torch.Tensor, top: int) -> tupl
 
 
 def tokrag_scores(p_rag: torch.Tensor, p_pure: torch.Tensor, emb: torch.Tensor, window_ids: Sequence[int],
-                  rag_top: int = 2, pure_top: int = 3) -> tuple[float, float]:
+                  rag_top: int = 2, pure_top: int = 3, floor: bool = True) -> tuple[float, float]:
     """``(S_R, S_L)`` of tokrag_method.md §3.3 steps 4–6.
 
     Args:
         p_rag, p_pure: (V,) next-token probabilities of the RAG and pure branches.
         emb: (V, d) input word-embedding table.
-        window_ids: token ids at the window positions (may be empty: then ``S_R = 0``).
+        window_ids: token ids at the window positions (may be empty: then ``S_R = 0``, or NaN unfloored).
+        floor: ``S_R`` starts at 0 as in the authors' decoder; False: the plain max (their analysis script).
     Returns:
         S_R = max(0, max_w cos(e_R, E[w])), S_L = cos(e_R, e_L); unitless cosines in [-1, 1].
     """
     e_r, _ = weighted_embedding(p_rag.float(), emb, rag_top)
     e_l, _ = weighted_embedding(p_pure.float(), emb, pure_top)
     s_l = float(F.cosine_similarity(e_r, e_l, dim=0))
-    s_r = 0.0
+    s_r = 0.0 if floor else math.nan
     if len(window_ids):
         w = emb[torch.as_tensor(list(window_ids), device=emb.device)].float()
-        s_r = max(0.0, float(F.cosine_similarity(w, e_r.unsqueeze(0), dim=1).max()))
+        best = float(F.cosine_similarity(w, e_r.unsqueeze(0), dim=1).max())
+        s_r = max(0.0, best) if floor else best
     return s_r, s_l
 
 
 def tokrag_choose_rag(s_r: float, s_l: float, rate: float = 1.0) -> bool:
     """Benefit beats detriment (emit the RAG token) iff ``rate·S_R > S_L`` (paper Eq. 19, strict)."""
     return rate * s_r > s_l
+
+
+def midpoint_kl(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch.Tensor:
+    """The divergence the authors' dynamic-layer code calls "JS": ``½·(KL(M‖p) + KL(M‖q)) / V`` with
+    ``M = (p+q)/2``, ``p = softmax(logits_a)``, ``q = softmax(logits_b)``.
+
+    Their ``dola`` code computes ``F.kl_div(log p, M)``, i.e. ``KL(M‖p)``, and **averages** over the V
+    vocabulary entries (tokrag_method.md §3.4 (ii)); nats / V. It is *not* the Jensen–Shannon divergence
+    ``½·(KL(p‖M) + KL(q‖M))`` (bounded by ln 2): the direction is reversed, so it is unbounded, and an
+    audit found half of SmolLM2's values above ln2/V. Shapes (..., V) -> (...).
+    """
+    lp = torch.log_softmax(logits_a.float(), dim=-1)
+    lq = torch.log_softmax(logits_b.float(), dim=-1)
+    m = 0.5 * (lp.exp() + lq.exp())
+    kl_p = F.kl_div(lp, m, reduction="none").mean(-1)
+    kl_q = F.kl_div(lq, m, reduction="none").mean(-1)
+    return 0.5 * (kl_p + kl_q)
+
+
+@torch.inference_mode()
+def layer_gaps(dec: MultiContextDecoder, h_rag: torch.Tensor, h_pure: torch.Tensor, layers: Sequence[int],
+               chunk: int = 16) -> torch.Tensor:
+    """The dynamic rule's gaps ``gap(ℓ) = D_RAG(ℓ, ℓ+1) − D_pure(ℓ, ℓ+1)`` for each ℓ in ``layers``, where
+    ``D = midpoint_kl`` of the logit lenses (LM head on the un-normed residual stream, tokrag_method.md
+    §3.4 (i)) of hidden states ℓ and ℓ+1.
+
+    Args:
+        h_rag, h_pure: (L+1, n, d) hidden states of n positions of each branch.
+        layers: pair indices ℓ (0 ≤ ℓ < L).
+    Returns:
+        (n, len(layers)) float32, nats / V; positions are processed ``chunk`` at a time.
+    """
+    idx = sorted({x for ell in layers for x in (ell, ell + 1)})
+    at = {x: i for i, x in enumerate(idx)}
+    a = [at[ell] for ell in layers]
+    b = [at[ell + 1] for ell in layers]
+    out = []
+    for s in range(0, h_rag.shape[1], chunk):
+        lr = dec.logit_lens(h_rag[idx, s:s + chunk])  # (m, c, V)
+        lp = dec.logit_lens(h_pure[idx, s:s + chunk])
+        out.append((midpoint_kl(lr[a], lr[b]) - midpoint_kl(lp[a], lp[b])).T)
+    return torch.cat(out) if out else torch.zeros(0, len(layers))
 
 
 def dynamic_layer(gaps: Callable[[int], float], n_layers: int, min_layer: int, fallback: int,
@@ -154,15 +277,42 @@ def dynamic_layer(gaps: Callable[[int], float], n_layers: int, min_layer: int, f
     return fallback, False
 
 
-def resolve_layer(spec: str | int | float, n_layers: int) -> int:
-    """A fixed layer argument -> a 0-based decoder layer index (negative ints count from the top; fractions of depth)."""
-    if isinstance(spec, float):
+def layer_or_fraction(value: Any) -> int | float:
+    """Caster of ``js_min_layer`` / ``layer_fallback``: a value ≥ 1 (integral) or 0 is a layer index, a value
+    in (0, 1) a fraction of the depth; anything else raises ValueError with a one-line reason."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer layer (>= 1) or a fraction of the depth in (0, 1)")
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected an integer layer (>= 1) or a fraction of the depth in (0, 1), got {value!r}") from None
+    if 0.0 < num < 1.0:
+        return num
+    if num >= 1.0 and num.is_integer() or num == 0.0:
+        return int(num)
+    raise ValueError(f"expected an integer layer (>= 1) or a fraction of the depth in (0, 1), got {value!r}")
+
+
+def resolve_layer(spec: str | int | float, n_layers: int, name: str = "layer") -> int:
+    """A layer argument -> a 0-based decoder layer index.
+
+    A float in (0, 1) is a fraction of the depth (``round(spec·n_layers)``, at most ``n_layers−1``); an
+    integer (or integral float) is a layer index, negative ones counting from the top.
+
+    Raises:
+        ValueError: ``<name>=<spec> ...`` when the layer lies outside the model or the value is neither.
+    """
+    if isinstance(spec, bool) or not isinstance(spec, (int, float)):
+        raise ValueError(f"{name}={spec!r}: expected a layer index or a fraction of the depth in (0, 1)")
+    if isinstance(spec, float) and 0.0 < spec < 1.0:
         return min(n_layers - 1, max(0, int(round(spec * n_layers))))
+    if not float(spec).is_integer():
+        raise ValueError(f"{name}={spec}: a value >= 1 is a layer index and must be an integer (fractions lie in (0, 1))")
     idx = int(spec)
     if idx < 0:
         idx += n_layers
     if not 0 <= idx < n_layers:
-        raise ValueError(f"layer={spec} is outside the model's {n_layers} layers (0..{n_layers - 1})")
+        raise ValueError(f"{name}={spec} is outside the model's {n_layers} layers (0..{n_layers - 1})")
     return idx
 
 
@@ -171,9 +321,13 @@ def resolve_layer(spec: str | int | float, n_layers: int) -> int:
 class TokRAGParams:
     """Every Tok-RAG constant (defaults = the authors' collaborative decoder, tokrag_method.md §3.7).
 
-    ``layer``: ``"dynamic"`` (JS-gap rule, §3.4 A), an int layer index, or a fraction of the depth.
-    ``layer_fallback``/``js_min_layer``: fractions of depth (20/32 and 10/32 for a 32-layer model).
-    ``js_threshold``: on the authors' vocabulary-averaged JS scale (nats / V).
+    ``layer``: a fraction of the depth (default 0.625: ``round(0.625·depth)``, the authors' fixed layer
+    20 of 32), an int layer index, or ``"dynamic"`` (the JS-gap rule, §3.4 A: a labelled variant).
+    ``layer_fallback``/``js_min_layer``: an int layer (a value ≥ 1) or a fraction of depth (defaults
+    20/32 and 10/32, the authors' 20 and 10 of 32). ``js_threshold``: on the gap of :func:`midpoint_kl`
+    (nats / V), the authors' 5e-7. ``anchor_ranks``: None (walk the attention ranking skipping the skip
+    list, the decoder) or ``(a, b)``: the anchors are ranks a … b−1 of the ranking, no skip list (the
+    analysis script's ``[2:7]``); ``floor_s_r``: S_R starts at 0 (decoder) or is the plain max.
     ``always_score``: also compute S_R/S_L when both branches agree on the greedy token (the emitted
     token is the same either way; only the trace differs).
     """
@@ -186,10 +340,20 @@ class TokRAGParams:
     rag_top: int = 2
     pure_top: int = 3
     js_threshold: float = 5e-7
-    js_min_layer: float = 10 / 32
-    layer_fallback: float = 20 / 32
+    js_min_layer: int | float = 10 / 32
+    layer_fallback: int | float = 20 / 32
     bypass: bool = True
     always_score: bool = False
+    anchor_ranks: tuple[int, int] | None = None
+    floor_s_r: bool = True
+
+
+ANALYSIS_LAYER_FRACTION = 0.5
+ANALYSIS_PARAMS = TokRAGParams(layer=ANALYSIS_LAYER_FRACTION, rag_top=3, pure_top=3, window_left=0, window_right=0,
+                               anchor_ranks=(2, 7), floor_s_r=False, bypass=False)
+"""The constants of the authors' token-level analysis (``comparing_benefit_and_detriment.py``, WikiText-103):
+attention layer 16 of 32 (half the depth), anchors = ranks 3–7 of the 10 most attended passage tokens with no
+skip list and no window, ``e_R`` from the top-3 RAG tokens, ``S_R`` the plain max (tokrag_method.md §3.7)."""
 
 
 @dataclass
@@ -210,60 +374,82 @@ class TokenDecision:
     logp_rag: float | None = None
     logp_pure: float | None = None
 
-    def compact(self) -> list:
-        """``[branch initial, S_R, S_L, layer]`` rounded (the --log_samples trace of one token)."""
+    def compact(self, text: str | None = None) -> list:
+        """``[branch, S_R, S_L, layer, token_text]`` rounded (the --log_samples trace of one token).
+
+        ``branch``: ``R``/``L`` (RAG / pure token emitted after the test), ``R=`` (both branches agree),
+        ``Rb`` (bypass); ``token_text``: the emitted token's text (readers must also accept the older
+        4-element form without it)."""
         b = {"rag": "R", "pure": "L"}[self.branch] + ("=" if self.reason == "agree" else "b" if self.reason == "bypass" else "")
-        r = (lambda x: None if x is None else round(float(x), 4))
-        return [b, r(self.s_r), r(self.s_l), self.layer]
+        r = (lambda x: None if x is None or math.isnan(x) else round(float(x), 4))
+        return [b, r(self.s_r), r(self.s_l), self.layer, text]
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 class TokRAGScorer:
-    """Shared Tok-RAG machinery for generation steps and teacher forcing (one per model).
+    """The Tok-RAG rule at one position, shared by generation steps and teacher forcing (one per policy).
 
     Args:
-        dec: the shared decoder; ``token_text(id) -> (text, is_special)`` for the bypass/skip lists
-        (cached by the caller).
+        dec: the shared decoder; ``params``: the constants; ``is_function``/``is_skip``: token id -> on
+        the bypass / anchor skip list (:class:`TokenClasses`).
+    Raises:
+        ValueError: a layer argument outside the model (one line naming it).
     """
 
-    def __init__(self, dec: MultiContextDecoder, params: TokRAGParams, token_text: Callable[[int], tuple[str, bool]],
-                 is_function: Callable[[int], bool], is_skip: Callable[[int], bool]) -> None:
+    def __init__(self, dec: MultiContextDecoder, params: TokRAGParams, is_function: Callable[[int], bool],
+                 is_skip: Callable[[int], bool]) -> None:
         self.dec = dec
         self.p = params
-        self.token_text = token_text
         self.is_function = is_function
         self.is_skip = is_skip
         n = dec.n_layers
         self.fixed_layer = None if params.layer == "dynamic" else resolve_layer(params.layer, n)
-        self.min_layer = int(round(params.js_min_layer * n)) if isinstance(params.js_min_layer, float) else int(params.js_min_layer)
-        self.fallback = resolve_layer(params.layer_fallback, n)
+        self.min_layer = resolve_layer(params.js_min_layer, n, "js_min_layer")
+        self.fallback = resolve_layer(params.layer_fallback, n, "layer_fallback")
 
     def layer_for(self, h_rag: torch.Tensor | None, h_pure: torch.Tensor | None) -> tuple[int, bool | None]:
-        """Fusion layer for one position; ``h_*`` (L+1, d) hidden states of the two branches there."""
+        """Fusion layer for one position; ``h_*`` (L+1, d) hidden states of the two branches there.
+        The dynamic rule's gaps (:func:`layer_gaps`) are computed 4 layer pairs at a time, up to the first hit."""
         if self.fixed_layer is not None:
             return self.fixed_layer, None
-        dec = self.dec
-        n = dec.n_layers
+        n = self.dec.n_layers
         cache: dict[int, float] = {}
-        chunk = 4
 
         def gaps(ell: int) -> float:
             if ell not in cache:
-                hi = min(n, ell + chunk)
-                idx = list(range(ell, hi + 1))
-                hr = h_rag[idx]
-                hp = h_pure[idx]
-                logits = dec.logit_lens(torch.cat([hr, hp]))
-                lr, lp = logits[: len(idx)], logits[len(idx):]
-                js_r = js_mean(lr[:-1], lr[1:])
-                js_p = js_mean(lp[:-1], lp[1:])
-                for i, e in enumerate(idx[:-1]):
-                    cache[e] = float(js_r[i] - js_p[i])
+                todo = list(range(ell, min(n, ell + 4)))
+                vals = layer_gaps(self.dec, h_rag.unsqueeze(1), h_pure.unsqueeze(1), todo)[0]
+                cache.update({e: float(v) for e, v in zip(todo, vals)})
             return cache[ell]
 
         return dynamic_layer(gaps, n, self.min_layer, self.fallback, self.p.js_threshold)
+
+    def window_ids(self, attn: torch.Tensor, rag_ids: Sequence[int], span: tuple[int, int]) -> list[int]:
+        """Token ids of the matching-information support (§3.3 step 3).
+
+        Args:
+            attn: (≥ end,) head-averaged attention of the RAG query over its sequence.
+            rag_ids: the RAG sequence; ``span``: the retrieved span ``[start, end)`` in it.
+        """
+        start, end = span
+        if end <= start:
+            return []
+        a = attn[start:end]
+        if self.p.anchor_ranks is None:
+            anchors = select_anchors(a, lambda j: self.is_skip(rag_ids[start + j]), self.p.n_anchors)
+        else:
+            lo, hi = self.p.anchor_ranks
+            anchors = torch.argsort(a, descending=True, stable=True)[lo:hi].tolist()
+        pos = window_positions(anchors, end - start, self.p.window_left, self.p.window_right)
+        return [rag_ids[start + j] for j in pos]
+
+    def scores_at(self, lp_rag: torch.Tensor, lp_pure: torch.Tensor, rag_ids: Sequence[int], span: tuple[int, int],
+                  attn: torch.Tensor) -> tuple[float, float]:
+        """``(S_R, S_L)`` from (V,) log-probs of the two branches and the attention row ``attn`` of the fusion layer."""
+        return tokrag_scores(lp_rag.exp(), lp_pure.exp(), self.dec.embed, self.window_ids(attn, rag_ids, span),
+                             self.p.rag_top, self.p.pure_top, self.p.floor_s_r)
 
     def decide(self, lp_rag: torch.Tensor, lp_pure: torch.Tensor, rag_ids: list[int], span: tuple[int, int],
                attention: Callable[[int], torch.Tensor], h_rag: torch.Tensor | None, h_pure: torch.Tensor | None,
@@ -290,17 +476,7 @@ class TokRAGScorer:
             return d
         layer, hit = self.layer_for(h_rag, h_pure)
         d.layer, d.layer_dynamic = layer, hit
-        s_r = 0.0
-        emb = self.dec.embed
-        start, end = span
-        if end > start:
-            a = attention(layer)[start:end]
-            anchors = select_anchors(a, lambda j: self.is_skip(rag_ids[start + j]), self.p.n_anchors)
-            pos = window_positions(anchors, end - start, self.p.window_left, self.p.window_right)
-            win_ids = [rag_ids[start + j] for j in pos]
-        else:
-            win_ids = []
-        s_r, s_l = tokrag_scores(lp_rag.exp(), lp_pure.exp(), emb, win_ids, self.p.rag_top, self.p.pure_top)
+        s_r, s_l = self.scores_at(lp_rag, lp_pure, rag_ids, span, attention(layer))
         d.s_r, d.s_l = s_r, s_l
         if g_r == g_l:
             d.reason = "agree"
@@ -309,7 +485,6 @@ class TokRAGScorer:
         elif not tokrag_choose_rag(s_r, s_l, self.p.rate):
             d.branch, d.token = "pure", g_l
         return d
-
 
 
 # ---------------------------------------------------------------------------------------- generation
@@ -394,6 +569,50 @@ class TeacherForced:
         d.logp_rag, d.logp_pure = float(self.lp_rag[i, gold]), float(self.lp_pure[i, gold])
         return d
 
+    @torch.inference_mode()
+    def records(self, scorer: TokRAGScorer, span: tuple[int, int]) -> list[dict]:
+        """Per continuation token, the fields of ``tasks.analyze.TokenRecord`` (the token-level study).
+
+        Every token: gold id, top-1 of each branch, log-prob (nats) of the gold and of each top-1, and
+        whether the RAG top-1 is a function token (``bypass``). Tokens whose greedy tokens differ (the
+        only ones where the decision matters; a superset of the paper's strict tokens) also get
+        ``s_l``, ``s_r`` at *every* decoder layer with ``scorer``'s constants, the dynamic rule's ``gaps``
+        for the pairs ``scorer.min_layer+1 … L−1`` (None below), and ``(S_R, S_L)`` with the analysis
+        constants :data:`ANALYSIS_PARAMS` (None when the span has fewer than 3 tokens). Needs the pure
+        branch's hidden states (``run(..., hidden_pure=True)``).
+        """
+        n = self.dec.n_layers
+        top_r, top_l = self.lp_rag.argmax(-1).tolist(), self.lp_pure.argmax(-1).tolist()
+        conf_r, conf_l = self.lp_rag.max(-1).values.tolist(), self.lp_pure.max(-1).values.tolist()
+        differ = [i for i in range(len(self.cont_ids)) if top_r[i] != top_l[i]]
+        scan = list(range(scorer.min_layer + 1, n))
+        gaps = None
+        if differ and scan:
+            gaps = layer_gaps(self.dec, self.hs_rag[:, differ], self.hs_pure[:, differ], scan).tolist()
+        analysis = TokRAGScorer(self.dec, ANALYSIS_PARAMS, scorer.is_function, scorer.is_skip)
+        row_of = {i: k for k, i in enumerate(differ)}
+        out = []
+        for i, gold in enumerate(self.cont_ids):
+            rec: dict[str, Any] = {
+                "position": i, "gold": int(gold), "logp_rag": float(self.lp_rag[i, gold]),
+                "logp_pure": float(self.lp_pure[i, gold]), "top1_rag": top_r[i], "top1_pure": top_l[i],
+                "conf_rag": conf_r[i], "conf_pure": conf_l[i], "bypass": bool(scorer.is_function(top_r[i])),
+            }
+            if i in row_of:
+                lr, lp = self.lp_rag[i], self.lp_pure[i]
+                s_r = []
+                for layer in range(n):
+                    sr, sl = scorer.scores_at(lr, lp, self.rag_seq, span, self.attention(layer)[i])
+                    s_r.append(sr)
+                a_r, a_l = analysis.scores_at(lr, lp, self.rag_seq, span, self.attention(analysis.fixed_layer)[i])
+                g = [None] * n
+                if gaps is not None:
+                    for ell, v in zip(scan, gaps[row_of[i]]):
+                        g[ell] = v
+                rec.update(s_l=sl, s_r=s_r, gaps=g, analysis=None if math.isnan(a_r) else (a_r, a_l))
+            out.append(rec)
+        return out
+
 
 def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids: list[int], span: tuple[int, int],
                         pure_ids: list[int], cont_ids: list[int], score_all: bool = True) -> list[TokenDecision]:
@@ -419,59 +638,134 @@ def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids:
 
 
 # ---------------------------------------------------------------------------------------- lm-eval model
+PRESET_FORMAT = "tokrag-preset/1"
+PRESET_PARAMS = ("layer", "js_threshold", "js_min_layer", "layer_fallback", "rate", "n_anchors", "window_left",
+                 "window_right", "rag_top", "pure_top", "bypass")
+"""Model arguments a preset may set (explicit model arguments override them)."""
+
+
+def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None) -> dict:
+    """Load and check a preset file written by ``tokrag calibrate`` (:func:`write_preset`).
+
+    Returns:
+        the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers}, ``params``,
+        ``calibration``) plus ``path`` and ``sha256`` of the file.
+    Raises:
+        ConfigError: a missing or malformed file, unknown params or values, or a preset made for other
+        weights (``fingerprint``) or another depth (``n_layers``).
+    """
+    path = Path(path)
+    where = f"preset={path}"
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read it ({exc.strerror}); write one with 'tokrag calibrate --split dev'") from None
+    try:
+        preset = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(preset, dict) or preset.get("format") != PRESET_FORMAT or not isinstance(preset.get("params"), dict):
+        raise ConfigError(f"{where}: not a tokrag preset (expected format {PRESET_FORMAT!r} with a 'params' object)")
+    unknown = sorted(set(preset["params"]) - set(PRESET_PARAMS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown params {unknown}; a preset may set {', '.join(PRESET_PARAMS)}")
+    for key, value in preset["params"].items():
+        try:
+            TokRAGLM.EXTRA_ARGS[key].cast(value)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: params.{key}={value!r} is invalid: {exc}") from None
+    model = preset.get("model") or {}
+    if fingerprint is not None and model.get("fingerprint") != fingerprint:
+        raise ConfigError(f"{where}: calibrated for other weights (pretrained={model.get('pretrained')!r}, fingerprint "
+                          f"{model.get('fingerprint')}), this model's fingerprint is {fingerprint}: run tokrag calibrate for it")
+    if n_layers is not None and model.get("n_layers") != n_layers:
+        raise ConfigError(f"{where}: made for {model.get('n_layers')} layers, this model has {n_layers}")
+    return {**preset, "path": str(path), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: dict) -> dict:
+    """Write a preset for ``lm``'s weights (atomically, JSON) and return it as :func:`read_preset` reads it."""
+    from retrieval.io import atomic_write_json
+
+    preset = {"format": PRESET_FORMAT, "method": "tokrag",
+              "model": {"pretrained": lm.resolved_config["pretrained"], "fingerprint": lm.fingerprint,
+                        "n_layers": lm.decoder.n_layers},
+              "params": params, "calibration": calibration}
+    atomic_write_json(path, preset)
+    return read_preset(path, lm.fingerprint, lm.decoder.n_layers)
+
+
 class TokRAGLM(RAGMethodLM):
     """``tokrag``: Tok-RAG (Xu et al., ICLR 2025) token-level collaboration of the pure and RAG branches.
 
     At each step both branches are decoded in one batched forward pass; the RAG branch's greedy token
     is emitted iff ``rate·S_R > S_L`` (tokrag_method.md §3.3), the emitted token extends both.
     Function tokens bypass the test; when both branches agree no test is needed (the emitted token is
-    the same). See :class:`TokRAGParams` for every constant.
+    the same). See :class:`TokRAGParams` for every constant. The default fusion layer is the authors'
+    decoder's fixed ``round(0.625·depth)``; ``layer=dynamic`` is the JS-gap variant (leaderboard row
+    ``tokrag-dynamic``); ``preset=PATH`` applies a ``tokrag calibrate`` preset (row ``tokrag-calibrated``,
+    explicit model arguments override it; the preset is recorded in the results' model info).
     """
 
     METHOD = "tokrag"
     EXTRA_ARGS = {
-        "layer": Arg("dynamic", layer_spec, "fusion layer: dynamic (JS-gap rule) | int index | fraction of depth"),
+        "layer": Arg("dynamic", layer_spec, "fusion layer: a fraction of depth (default 0.625: round(0.625*depth), the "
+                                        "authors' decoder) | int index | dynamic (JS-gap rule variant)"),
         "rate": Arg(1.0, float, "decision multiplier: RAG iff rate*S_R > S_L"),
         "n_anchors": Arg(3, int, "attended passage positions kept"),
         "window_left": Arg(2, int, "window tokens left of an anchor"),
         "window_right": Arg(1, int, "window tokens right of an anchor"),
         "rag_top": Arg(2, int, "RAG top tokens in e_R"),
         "pure_top": Arg(3, int, "pure top tokens in e_L"),
-        "js_threshold": Arg(5e-7, float, "JS-gap threshold (vocabulary-averaged JS, nats/V)"),
-        "js_min_layer": Arg(10 / 32, float, "JS scan starts above this fraction of depth"),
-        "layer_fallback": Arg(20 / 32, float, "layer when the JS rule finds none (fraction of depth or int)"),
+        "js_threshold": Arg(5e-7, float, "layer=dynamic: threshold on the gap of the authors' 'JS' "
+                                         "(0.5*(KL(M||p)+KL(M||q)) averaged over V, nats/V; not a Jensen-Shannon divergence)"),
+        "js_min_layer": Arg(10 / 32, layer_or_fraction, "layer=dynamic: the scan starts above this layer "
+                                                        "(an integer >= 1 is a layer, a value in (0, 1) a fraction of depth)"),
+        "layer_fallback": Arg(20 / 32, layer_or_fraction, "layer=dynamic: layer when the rule finds none "
+                                                          "(an integer >= 1 is a layer, a value in (0, 1) a fraction of depth)"),
         "bypass": Arg(True, to_bool, "accept function tokens from the RAG branch without a test"),
         "always_score": Arg(False, to_bool, "compute S_R/S_L also when both branches agree (trace only)"),
+        "preset": Arg(None, to_opt_str, "preset file from 'tokrag calibrate' (explicit arguments override it)"),
     }
 
+    def __init__(self, backbone: Any = None, **kwargs: Any) -> None:
+        self._given = set(kwargs)
+        super().__init__(backbone, **kwargs)
+
     def setup(self) -> None:
-        self._func_cache: dict[int, bool] = {}
-        self._skip_cache: dict[int, bool] = {}
         c = self.resolved_config
-        fb = c["layer_fallback"]
+        self.preset = None
+        if c["preset"]:
+            self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers)
+            for key, value in self.preset["params"].items():
+                if key not in self._given:
+                    c[key] = self.EXTRA_ARGS[key].cast(value)
+        self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
                               js_threshold=c["js_threshold"], js_min_layer=c["js_min_layer"],
-                              layer_fallback=int(fb) if float(fb).is_integer() and fb >= 1 else float(fb),
-                              bypass=c["bypass"], always_score=c["always_score"])
+                              layer_fallback=c["layer_fallback"], bypass=c["bypass"], always_score=c["always_score"])
         try:
             self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
-            self.scorer = TokRAGScorer(self.decoder, params, self.token_text, self.is_function, self.is_skip)
+            self.scorer = TokRAGScorer(self.decoder, params, self.is_function, self.is_skip)
         except ValueError as exc:
             raise ConfigError(f"--model tokrag: {exc}") from None
         self.params = params
 
+    def get_model_info(self) -> dict:
+        """The base model info plus ``tokrag_preset`` (the applied preset file, its path and sha256; None without)."""
+        return {**super().get_model_info(), "tokrag_preset": self.preset}
+
     def is_function(self, tid: int) -> bool:
-        """Token ``tid`` is on the bypass list (:func:`is_function_token`; cached)."""
-        if tid not in self._func_cache:
-            self._func_cache[tid] = is_function_token(*self.token_text(tid))
-        return self._func_cache[tid]
+        """Token ``tid`` is on the bypass list (:class:`TokenClasses`)."""
+        return self.token_classes.is_function(tid)
 
     def is_skip(self, tid: int) -> bool:
-        """Token ``tid`` is on the anchor skip list (:func:`is_skip_token`; cached)."""
-        if tid not in self._skip_cache:
-            self._skip_cache[tid] = is_skip_token(*self.token_text(tid))
-        return self._skip_cache[tid]
+        """Token ``tid`` is on the anchor skip list (:class:`TokenClasses`)."""
+        return self.token_classes.is_skip(tid)
+
+    def _trace_tokens(self, decisions: Sequence[TokenDecision]) -> list[list]:
+        return [d.compact(self.token_text(d.token)[0]) for d in decisions]
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         rag = self.encode_rag(doc, context, budget)
@@ -479,7 +773,7 @@ class TokRAGLM(RAGMethodLM):
         return TokRAGRule(self.scorer, rag.ids, rag.span, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
 
     def finish_trace(self, rule: TokRAGRule, trace: dict) -> dict:
-        trace["tokens"] = [d.compact() for d in rule.decisions]
+        trace["tokens"] = self._trace_tokens(rule.decisions)
         trace["n_rag"] = sum(d.branch == "rag" for d in rule.decisions)
         trace["n_pure"] = sum(d.branch == "pure" for d in rule.decisions)
         return trace
@@ -505,6 +799,6 @@ class TokRAGLM(RAGMethodLM):
             decs = [tf.decide(self.scorer, i, rag.span, force_score=self.params.always_score) for i in range(len(cont))]
             ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
             greedy = all(d.token == g for d, g in zip(decs, cont))
-            return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": [d.compact() for d in decs]}
+            return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": self._trace_tokens(decs)}
 
         return ScorePlan([rag.ids, pure.ids], cont, finish, hidden=[True, dyn], keys=[True, False])

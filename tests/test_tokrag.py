@@ -1,0 +1,145 @@
+"""Tok-RAG specifics: layer arguments, the named divergence, token classes from the token's own bytes,
+the analysis constants, presets (hand-computed where possible; the real tokenizer for token classes)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from retrieval.errors import ConfigError
+from tokrag_model.methods.tokrag import (
+    ANALYSIS_PARAMS,
+    TokenClasses,
+    TokRAGScorer,
+    layer_or_fraction,
+    midpoint_kl,
+    read_preset,
+    resolve_layer,
+    tokrag_scores,
+)
+
+
+def test_layer_or_fraction_is_unambiguous():
+    assert layer_or_fraction(10) == 10 and isinstance(layer_or_fraction(10), int)
+    assert layer_or_fraction("10") == 10 and layer_or_fraction(10.0) == 10 and layer_or_fraction(0) == 0
+    assert layer_or_fraction(0.3125) == 0.3125 and isinstance(layer_or_fraction("0.5"), float)
+    for bad in (1.5, -2, "ten", True, 1e9 + 0.5):
+        with pytest.raises(ValueError, match="integer layer"):
+            layer_or_fraction(bad)
+    # js_min_layer=10 is layer 10, not 10 x depth (the old reading gave layer 300)
+    assert resolve_layer(layer_or_fraction(10), 30, "js_min_layer") == 10
+    assert resolve_layer(10 / 32, 30, "js_min_layer") == 9 and resolve_layer(0.625, 30) == 19 and resolve_layer(0.625, 32) == 20
+    with pytest.raises(ValueError, match="js_min_layer=40 is outside the model's 30 layers"):
+        resolve_layer(40, 30, "js_min_layer")
+    with pytest.raises(ValueError, match="must be an integer"):
+        resolve_layer(2.5, 30)
+
+
+def test_model_args_layer_errors_are_one_line():
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    for kwargs, match in (({"js_min_layer": 1.5}, "js_min_layer=1.5 is invalid"),
+                          ({"layer_fallback": 40}, "layer_fallback=40 is outside"),
+                          ({"layer": "dynamic", "js_min_layer": 30}, "js_min_layer=30 is outside")):
+        with pytest.raises(ConfigError, match=match) as exc:
+            TokRAGLM(pretrained="smollm2-135m-instruct", **kwargs)
+        assert "\n" not in str(exc.value)
+
+
+def test_midpoint_kl_is_the_authors_reverse_form_averaged_over_v():
+    p, q = torch.tensor([0.5, 0.5]), torch.tensor([0.9, 0.1])
+    m = (p + q) / 2
+    kl_mp = float((m * (m / p).log()).sum())
+    kl_mq = float((m * (m / q).log()).sum())
+    got = float(midpoint_kl(p.log(), q.log()))
+    assert got == pytest.approx(0.5 * (kl_mp + kl_mq) / 2, abs=1e-7)  # / V = 2
+    js = 0.5 * float((p * (p / m).log()).sum() + (q * (q / m).log()).sum())
+    assert abs(got * 2 - js) > 1e-3  # not the Jensen–Shannon divergence
+    # unbounded, unlike JS (<= ln 2): nearly disjoint distributions
+    a, b = torch.tensor([1 - 1e-12, 1e-12]), torch.tensor([1e-12, 1 - 1e-12])
+    assert float(midpoint_kl(a.log(), b.log())) * 2 > math.log(2) * 5
+
+
+class _StubSentencePiece:
+    """convert_ids_to_tokens of a SentencePiece tokenizer with byte fallback (LLaMA / Gemma style)."""
+
+    pieces = ["<s>", "\u2581the", "<0xE2>", "<0x2E>", ",", "\u2581Paris", "\u2581", "\u2581[", "\u25811947", "\u00e9t\u00e9"]
+    all_special_ids = [0]
+
+    def convert_ids_to_tokens(self, tid):
+        return self.pieces[tid]
+
+
+def test_token_classes_sentencepiece_byte_fallback():
+    tc = TokenClasses(_StubSentencePiece())
+    assert tc.inverse_bytes is None
+    assert [tc.text(i) for i in range(1, 10)] == [" the", None, ".", ",", " Paris", " ", " [", " 1947", "\u00e9t\u00e9"]
+    assert [tc.is_function(i) for i in range(10)] == [True, True, False, True, True, False, True, True, False, False]
+    assert [tc.is_skip(i) for i in range(10)] == [True, False, False, True, True, False, True, True, True, False]
+
+
+def test_token_classes_byte_level_fragments_are_not_punctuation():
+    from tokrag_model.loading import resolve_pretrained
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(resolve_pretrained("smollm2-135m-instruct").path)
+    tc = TokenClasses(tok)
+    assert tc.inverse_bytes is not None
+    enc = tok.encode(" the Paris, 1947 \u2014 caf\u00e9", add_special_tokens=False)
+    texts = [tc.text(t) for t in enc]
+    assert "".join(texts) == " the Paris, 1947 \u2014 caf\u00e9"
+    assert [tc.is_function(t) for t in enc[:3]] == [True, False, True]
+    frags = [t for t in range(len(tok)) if tc.text(t) is None]
+    assert len(frags) == 313  # byte fragments of multi-byte characters
+    assert all("\ufffd" in tok.decode([t]) for t in frags)  # what decoding a lone fragment shows
+    assert not any(tc.is_function(t) or tc.is_skip(t) for t in frags)
+    eos = tok.convert_tokens_to_ids("<|im_end|>")
+    assert tc.is_function(eos) and tc.is_skip(eos)
+
+
+def test_analysis_constants_rank_3_to_7_no_window_unfloored():
+    class Dec:
+        n_layers = 32
+        embed = torch.eye(8)
+
+    sc = TokRAGScorer(Dec(), ANALYSIS_PARAMS, lambda t: False, lambda t: True)  # skip list ignored
+    assert sc.fixed_layer == 16  # half of 32, the analysis script's layer
+    attn = torch.tensor([0.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
+    rag_ids = [7, 7, 1, 2, 3, 4, 5, 6, 0, 0]  # span [1, 9): ranks 1..8 = positions 1..8
+    # ranking over the span: positions 1,2,3,...; ranks 3-7 = positions 3..7 -> ids 2..6, no window
+    assert sc.window_ids(attn, rag_ids, (1, 9)) == [2, 3, 4, 5, 6]
+    # e_R from the top-3 tokens; S_R is the plain max (negative stays negative)
+    p = torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    s_r, _ = tokrag_scores(p, p, Dec.embed, [2, 3], rag_top=3, pure_top=3, floor=False)
+    assert s_r == 0.0
+    s_r, _ = tokrag_scores(p, p, -Dec.embed, [7], rag_top=3, pure_top=3, floor=False)
+    assert s_r == pytest.approx(1.0)
+    e = torch.tensor([[1.0, 0.0], [-1.0, 0.0]])
+    s_r, _ = tokrag_scores(torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0]), e, [1], rag_top=1, pure_top=1, floor=False)
+    assert s_r == pytest.approx(-1.0)
+    assert math.isnan(tokrag_scores(p, p, Dec.embed, [], floor=False)[0])
+
+
+def test_read_preset_errors(tmp_path):
+    good = {"format": "tokrag-preset/1", "method": "tokrag", "model": {"pretrained": "m", "fingerprint": "abc", "n_layers": 30},
+            "params": {"layer": 12}, "calibration": {}}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(good))
+    got = read_preset(path, "abc", 30)
+    assert got["params"] == {"layer": 12} and len(got["sha256"]) == 64 and got["path"] == str(path)
+    with pytest.raises(ConfigError, match="other weights"):
+        read_preset(path, "zzz", 30)
+    with pytest.raises(ConfigError, match="made for 30 layers"):
+        read_preset(path, "abc", 32)
+    with pytest.raises(ConfigError, match="cannot read"):
+        read_preset(tmp_path / "missing.json")
+    for params, match in (({"layr": 3}, "unknown params"), ({"js_min_layer": 1.5}, "js_min_layer=1.5 is invalid")):
+        path.write_text(json.dumps({**good, "params": params}))
+        with pytest.raises(ConfigError, match=match):
+            read_preset(path)
+    path.write_text("{")
+    with pytest.raises(ConfigError, match="not JSON"):
+        read_preset(path)
