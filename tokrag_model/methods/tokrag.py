@@ -332,7 +332,7 @@ class TokRAGParams:
     token is the same either way; only the trace differs).
     """
 
-    layer: str | int | float = "dynamic"
+    layer: str | int | float = 0.625
     rate: float = 1.0
     n_anchors: int = 3
     window_left: int = 2
@@ -709,7 +709,7 @@ class TokRAGLM(RAGMethodLM):
 
     METHOD = "tokrag"
     EXTRA_ARGS = {
-        "layer": Arg("dynamic", layer_spec, "fusion layer: a fraction of depth (default 0.625: round(0.625*depth), the "
+        "layer": Arg(0.625, layer_spec, "fusion layer: a fraction of depth (default 0.625: round(0.625*depth), the "
                                         "authors' decoder) | int index | dynamic (JS-gap rule variant)"),
         "rate": Arg(1.0, float, "decision multiplier: RAG iff rate*S_R > S_L"),
         "n_anchors": Arg(3, int, "attended passage positions kept"),
