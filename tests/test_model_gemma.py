@@ -152,7 +152,7 @@ def outputs(gemma, docs):
 
 GOLDEN_OUT = {
  "tokrag": [
-  " Albert Einstein",
+  " Wilhelm Conrad Röntgen",
   " the next movie is coming out"
  ],
  "rag-standard": [
@@ -184,10 +184,11 @@ GOLDEN_OUT = {
   " the next deadpool movie is"
  ]
 }
-# Tok-RAG follows the pure branch on the first token of question 0 (S_R 0.46 < S_L 0.75 at local layer 6):
-# 'Albert Einstein' (closed-book answer) where rag-standard reads 'Wilhelm Conrad Röntgen' from the passage.
-GOLDEN_TOKRAG = [[["L", 0.4568, 0.7505, 6], ["R=", 0.3758, 0.9994, 16], ["R=", 0.5786, 0.919, 16]], [["Rb", 0.6819, 0.8571, 6], ["R=", 0.363, 0.9951, 6], ["R=", 0.5418, 0.9198, 6], ["R=", 0.5724, 0.9714, 11], ["L", 0.7031, 0.7671, 11], ["R=", 0.4886, 0.9612, 16]]]
-GOLDEN_LL = {"tokrag": -6.478, "rag-standard": -2.844, "rag-replug": -3.951, "rag-selfrag-filter": -8.709, "rag-none": -9.493,
+# At the paper-default layer round(0.625*18) = 11 (a global-attention layer) Tok-RAG keeps the RAG tokens
+# of question 0 (S_R 0.90 > S_L 0.75 on ' Wilhelm'): the passage's answer, as rag-standard; on question 1 it
+# follows the pure branch once (' coming', S_R 0.70 < S_L 0.77).
+GOLDEN_TOKRAG = [[["R", 0.8995, 0.7505, 11], ["R", 1.0, 0.5431, 11], ["R=", 0.996, 0.9663, 11], ["R=", 0.7943, 0.8581, 11]], [["Rb", 0.6389, 0.8571, 11], ["R=", 0.3672, 0.9951, 11], ["R=", 0.4685, 0.9198, 11], ["R=", 0.5724, 0.9714, 11], ["L", 0.7031, 0.7671, 11], ["R=", 0.4886, 0.9612, 11]]]
+GOLDEN_LL = {"tokrag": -2.844, "rag-standard": -2.844, "rag-replug": -3.951, "rag-selfrag-filter": -8.709, "rag-none": -9.493,
              "rag-cad": -4.802, "rag-adacad": -2.327, "rag-ensemble-entropy": -4.243}
 
 
