@@ -1,20 +1,40 @@
-"""``tokrag analyze``: the token-level benefit/detriment experiment (Xu et al. 2025, §5.3 of
-docs' tokrag_method.md; the authors' ``comparing_benefit_and_detriment.py``).
+"""``tokrag analyze``: the token-level benefit/detriment study of Xu et al. (ICLR 2025), as the paper
+runs it (tokrag_method.md §5.3; the authors' ``Primary experiment/comparing_benefit_and_detriment.py``).
 
-For each sample the gold text is teacher-forced twice through the same LM: a *pure* run (task
-context only) and a *RAG* run (passages block + the same context). At each gold token ``x_i``:
+Each sample's gold text is teacher-forced twice through the same LM: a *pure* run (task context only)
+and a *RAG* run (passages + the same context). At each gold token ``x_i``:
 
-* label: **benefit** (1) if ``p_RAG(x_i) > p_pure(x_i)`` else **detriment** (0);
-* score: ``S_R − S_L`` of Tok-RAG (``tokrag_model``'s scorer: ``S_R`` = similarity of the RAG
-  prediction to the matching information of the passages at the chosen layer, ``S_L`` = similarity
-  of the RAG prediction to the pure prediction); the rule predicts benefit iff ``S_R > S_L``.
+* **strict label** (the paper's): benefit (1) if the RAG run's top-1 is the gold token and the pure
+  run's is not; detriment (0) if the pure run's top-1 is the gold token and the RAG run's is not;
+  every other token is dropped. Results are given on (a) all strict tokens and (b) the
+  *generation-relevant* strict tokens: where the two greedy tokens differ (always true of a strict
+  token) and the RAG token is not a function token (the decoder's bypass would accept it untested);
+* **score** of a policy: ``S_R − S_L`` of Tok-RAG (benefit predicted iff ``S_R > S_L``), with ``S_R``
+  taken at the policy's layer; the ``confidence`` baseline scores top-1 log-prob RAG minus pure.
 
-Per layer policy (``dynamic`` = the JS-gap rule, and fixed layers) it reports the rule's accuracy,
-the ROC AUC of the score (``sklearn.metrics.roc_auc_score``) and the counts (tokens, benefit,
-detriment, TP/FP/TN/FN with benefit as the positive class), on all tokens and on the paper's
-*strict* subset (benefit: RAG top-1 = gold ≠ pure top-1; detriment: pure top-1 = gold ≠ RAG top-1;
-other tokens dropped). Data: ``wiki_lm_bm25`` paragraphs (gold = the paragraph) and NQ-oracle
-questions with BM25 passages (gold = the first gold answer after the QA prompt).
+Every token whose two greedy tokens differ (a superset of the strict tokens) is scored once at
+*every* decoder layer (``S_R`` per layer, ``S_L``), with the per-layer gaps of the dynamic rule and
+with the authors' analysis constants; a policy is a function of that record, so every policy is
+scored on exactly the same tokens (:class:`Policy`):
+
+* ``default``: the authors' collaborative decoder, fixed layer ``round(0.625·depth)`` (20 of 32);
+* ``dynamic``: the JS-gap rule with the authors' constants (threshold 5e-7, scan above 10/32 of
+  the depth, fallback 20/32);
+* ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions;
+* ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
+  anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
+  the top-3 RAG tokens, ``S_R`` not floored at 0;
+* ``layerN``: the default constants at fixed layer N, for every layer (the per-layer AUC curve).
+
+AUCs come with percentile bootstrap CIs that resample *samples* (documents or questions), not tokens,
+since tokens of one passage set are not independent (:func:`bootstrap_indices`).
+
+Data: ``wiki`` — Wikipedia lead paragraphs (``tasks.utils.build_wiki_lm_docs``), split into a prefix
+(the first 32 words, which is also the retrieval query) and its continuation; only the continuation is
+scored, so the query never contains the text being scored. ``nq`` — NQ-oracle questions with BM25
+passages; the context is the QA tasks' prompt and the gold text ``" " + first gold answer``.
+``--split test`` (held-out wiki paragraphs, QA test questions) or ``dev`` (disjoint dev pools, the
+data ``tokrag calibrate`` uses).
 """
 
 from __future__ import annotations
@@ -23,9 +43,10 @@ import argparse
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +54,24 @@ from retrieval.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+DATA_SETS = ("wiki", "nq")
+SPLITS = ("test", "dev")
+PREFIX_WORDS = 32
+"""Words of a wiki paragraph given as context (and used as the retrieval query); the rest is scored."""
 
+
+# ------------------------------------------------------------------------------------------ records
 @dataclass
 class TokenRecord:
     """One teacher-forced gold token.
 
-    ``logp_rag`` / ``logp_pure``: log-probability (nats) of the gold token under each run;
-    ``top1_rag`` / ``top1_pure`` / ``gold``: token ids; ``scores``: policy name -> ``(S_R, S_L)``
-    (unitless cosines); ``layers``: policy name -> the decoder layer used (the dynamic policy varies);
-    ``conf_rag`` / ``conf_pure``: log-probability (nats) of each run's own top-1 token (the
-    confidence baseline of the authors' QA script: benefit iff ``conf_rag > conf_pure``).
+    ``logp_rag`` / ``logp_pure``: log-prob (nats) of the gold token under each run; ``conf_*``: log-prob
+    of each run's own top-1; ``top1_*`` / ``gold``: token ids; ``bypass``: the RAG top-1 is a function
+    token. Filled only where the greedy tokens differ (``scored``): ``s_l`` = cos(e_R, e_L); ``s_r`` (L,)
+    = S_R at each decoder layer; ``gaps`` (L,) = the dynamic rule's gap for the logit-lens pair
+    ``(ℓ, ℓ+1)`` (None below the scan start); ``analysis`` = ``(S_R, S_L)`` with the analysis
+    constants (None when the passage span has fewer than 3 tokens). Scores are unitless cosines;
+    gaps are in nats / V.
     """
 
     sample: str
@@ -52,33 +81,181 @@ class TokenRecord:
     logp_pure: float
     top1_rag: int
     top1_pure: int
-    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
-    layers: dict[str, int] = field(default_factory=dict)
-    conf_rag: float = 0.0
-    conf_pure: float = 0.0
-
-    @property
-    def label(self) -> int:
-        """1 = benefit (``p_RAG(gold) > p_pure(gold)``), 0 = detriment."""
-        return int(self.logp_rag > self.logp_pure)
+    conf_rag: float
+    conf_pure: float
+    bypass: bool = False
+    s_l: float | None = None
+    s_r: list[float] | None = None
+    gaps: list[float | None] | None = None
+    analysis: tuple[float, float] | None = None
 
     @property
     def strict_label(self) -> int | None:
-        """Paper's filtered label: 1 if RAG top-1 = gold ≠ pure top-1, 0 if pure top-1 = gold ≠ RAG top-1, else None."""
+        """1 if RAG top-1 = gold ≠ pure top-1, 0 if pure top-1 = gold ≠ RAG top-1, else None (the paper's label)."""
         if self.top1_rag == self.gold and self.top1_pure != self.gold:
             return 1
         if self.top1_pure == self.gold and self.top1_rag != self.gold:
             return 0
         return None
 
+    @property
+    def differ(self) -> bool:
+        """The two greedy tokens differ (the only tokens where the decision changes the output)."""
+        return self.top1_rag != self.top1_pure
 
-def summarize(labels: Sequence[int], scores: Sequence[float]) -> dict[str, Any]:
-    """Accuracy of ``score > 0`` against ``labels`` (1 = benefit), ROC AUC of ``scores``, and counts.
+    @property
+    def relevant(self) -> bool:
+        """Generation-relevant: greedy tokens differ and the bypass would not accept the RAG token untested."""
+        return self.differ and not self.bypass
 
-    AUC is ``sklearn.metrics.roc_auc_score(labels, scores)``; it is NaN when only one class occurs.
-    ``accuracy`` is NaN on an empty input.
+    @property
+    def loose_label(self) -> int:
+        """1 iff ``p_RAG(gold) > p_pure(gold)`` (the former headline label, kept as a secondary column)."""
+        return int(self.logp_rag > self.logp_pure)
+
+    def to_json(self) -> dict:
+        return {"i": self.position, "g": self.gold, "lr": self.logp_rag, "lp": self.logp_pure, "tr": self.top1_rag,
+                "tp": self.top1_pure, "cr": self.conf_rag, "cp": self.conf_pure, "by": self.bypass, "sl": self.s_l,
+                "sr": self.s_r, "gap": self.gaps, "an": None if self.analysis is None else list(self.analysis)}
+
+    @classmethod
+    def from_json(cls, sample: str, o: dict) -> "TokenRecord":
+        an = o.get("an")
+        return cls(sample, o["i"], o["g"], o["lr"], o["lp"], o["tr"], o["tp"], o["cr"], o["cp"], bool(o["by"]), o["sl"],
+                   o["sr"], o["gap"], None if an is None else (an[0], an[1]))
+
+
+# ------------------------------------------------------------------------------------------ policies
+@dataclass(frozen=True)
+class Policy:
+    """A fusion-layer policy evaluated on stored records.
+
+    ``kind``: ``fixed`` (``layer``), ``dynamic`` (JS-gap rule: first ℓ in ``min_layer+1 … L−1`` with
+    gap > ``threshold`` gives layer ℓ−1, else ``layer`` = the fallback; tokrag_method.md §3.4 (A)),
+    ``analysis`` (the stored analysis-constants scores) or ``confidence``.
     """
-    from sklearn.metrics import roc_auc_score
+
+    name: str
+    kind: str
+    layer: int | None = None
+    threshold: float | None = None
+    min_layer: int | None = None
+    label: str = ""
+
+    def layer_of(self, rec: TokenRecord) -> int | None:
+        """The decoder layer this policy reads S_R from at ``rec`` (None for analysis/confidence)."""
+        if self.kind == "fixed":
+            return self.layer
+        if self.kind != "dynamic":
+            return None
+        from tokrag_model.methods.tokrag import dynamic_layer
+
+        gaps = rec.gaps
+
+        def gap(ell: int) -> float:
+            g = gaps[ell] if gaps is not None else None
+            if g is None:
+                raise ConfigError(f"policy {self.name}: the records have no gap for layer pair {ell} (they scan from a "
+                                  "later layer); rerun tokrag analyze with a lower js_min_layer")
+            return g
+
+        return dynamic_layer(gap, len(rec.s_r), self.min_layer, self.layer, self.threshold)[0]
+
+    def score(self, rec: TokenRecord) -> float | None:
+        """Benefit score of ``rec`` (> 0 predicts benefit); None where the record was not scored."""
+        if self.kind == "confidence":
+            return rec.conf_rag - rec.conf_pure
+        if rec.s_r is None:
+            return None
+        if self.kind == "analysis":
+            return None if rec.analysis is None else rec.analysis[0] - rec.analysis[1]
+        return rec.s_r[self.layer_of(rec)] - rec.s_l
+
+    def describe(self) -> str:
+        if self.label:
+            return self.label
+        if self.kind == "fixed":
+            return f"fixed layer {self.layer}"
+        if self.kind == "dynamic":
+            return f"JS-gap > {self.threshold:.3g} above layer {self.min_layer}, else {self.layer}"
+        return self.kind
+
+
+def policy_from_params(name: str, params: dict, n_layers: int, label: str = "") -> Policy:
+    """A :class:`Policy` from Tok-RAG model arguments (``layer``, ``js_threshold``, ``js_min_layer``,
+    ``layer_fallback``; missing keys take the model's defaults). Raises ConfigError on bad values."""
+    from tokrag_model.methods.tokrag import TokRAGParams, resolve_layer
+
+    d = TokRAGParams()
+    layer = params.get("layer", d.layer)
+    try:
+        if layer == "dynamic":
+            return Policy(name, "dynamic", resolve_layer(params.get("layer_fallback", d.layer_fallback), n_layers, "layer_fallback"),
+                          float(params.get("js_threshold", d.js_threshold)),
+                          resolve_layer(params.get("js_min_layer", d.js_min_layer), n_layers, "js_min_layer"), label)
+        return Policy(name, "fixed", resolve_layer(layer, n_layers, "layer"), label=label)
+    except ValueError as exc:
+        raise ConfigError(f"policy {name}: {exc}") from None
+
+
+def standard_policies(n_layers: int, preset: dict | None = None) -> list[Policy]:
+    """``default``, ``dynamic``, [``calibrated``], ``analysis``, ``confidence``, then ``layer0`` … ``layer{L−1}``."""
+    from tokrag_model.methods.tokrag import ANALYSIS_LAYER_FRACTION, TokRAGParams, resolve_layer
+
+    d = TokRAGParams()
+    pols = [policy_from_params("default", {}, n_layers, f"paper default: fixed layer {resolve_layer(d.layer, n_layers)}"),
+            policy_from_params("dynamic", {"layer": "dynamic"}, n_layers)]
+    if preset is not None:
+        pols.append(policy_from_params("calibrated", preset["params"], n_layers))
+    pols.append(Policy("analysis", "analysis", resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers),
+                       label=f"authors' analysis constants, layer {resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers)}"))
+    pols.append(Policy("confidence", "confidence", label="top-1 log-prob RAG - pure"))
+    pols += [Policy(f"layer{i}", "fixed", i) for i in range(n_layers)]
+    return pols
+
+
+# ------------------------------------------------------------------------------------------ statistics
+def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
+    """ROC AUC of ``scores`` for ``labels`` (1 = benefit), ties counted 1/2 (the Mann–Whitney U
+    statistic over ``n_pos·n_neg``, equal to ``sklearn.metrics.roc_auc_score``); NaN with one class."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    y = np.asarray(labels, dtype=bool)
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    ranks = rankdata(np.asarray(scores, dtype=float))
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def bootstrap_indices(groups: Sequence[str], n_boot: int, seed: int = 0) -> list[Any]:
+    """Index arrays of ``n_boot`` cluster-bootstrap resamples: samples (``groups``, one id per token)
+    are drawn with replacement and contribute all their tokens (numpy ``default_rng(seed)``).
+    The same resamples serve every policy (paired)."""
+    import numpy as np
+
+    if n_boot <= 0 or not groups:
+        return []
+    by_group: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_group.setdefault(g, []).append(i)
+    members = [np.asarray(v) for v in by_group.values()]
+    rng = np.random.default_rng(seed)
+    return [np.concatenate([members[j] for j in rng.integers(0, len(members), len(members))]) for _ in range(n_boot)]
+
+
+def summarize(labels: Sequence[int], scores: Sequence[float], boot: Sequence[Any] = (), level: float = 0.95
+              ) -> dict[str, Any]:
+    """Accuracy of ``score > 0`` against ``labels`` (1 = benefit), ROC AUC (:func:`auc`) with a
+    percentile bootstrap CI over the resamples ``boot`` (:func:`bootstrap_indices`; NaN without), and
+    the counts (TP/FP/TN/FN with benefit positive). Accuracy is NaN on an empty input.
+
+    Raises:
+        ValueError: ``labels`` and ``scores`` differ in length.
+    """
+    import numpy as np
 
     n = len(labels)
     if n != len(scores):
@@ -89,158 +266,187 @@ def summarize(labels: Sequence[int], scores: Sequence[float]) -> dict[str, Any]:
     fp = sum(1 for y, p in zip(labels, preds) if y == 0 and p == 1)
     fn = sum(1 for y, p in zip(labels, preds) if y == 1 and p == 0)
     n_pos = sum(1 for y in labels if y == 1)
-    auc = float(roc_auc_score(list(labels), list(scores))) if 0 < n_pos < n else math.nan
-    return {
-        "n": n, "benefit": n_pos, "detriment": n - n_pos, "tp": tp, "tn": tn, "fp": fp, "fn": fn,
-        "accuracy": (tp + tn) / n if n else math.nan, "auc": auc,
-    }
+    lo = hi = math.nan
+    if boot and n:
+        y, s = np.asarray(labels), np.asarray(scores, dtype=float)
+        vals = [v for v in (auc(y[ix], s[ix]) for ix in boot) if not math.isnan(v)]
+        if vals:
+            lo, hi = (float(x) for x in np.quantile(vals, [(1 - level) / 2, (1 + level) / 2]))
+    return {"n": n, "benefit": n_pos, "detriment": n - n_pos, "tp": tp, "tn": tn, "fp": fp, "fn": fn,
+            "accuracy": (tp + tn) / n if n else math.nan, "auc": auc(labels, scores) if n else math.nan,
+            "ci_low": lo, "ci_high": hi}
 
 
-def summarize_records(records: Sequence[TokenRecord], policies: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``{policy: {"all": summarize(...), "strict": summarize(...), "mean_layer": float}}``, plus the
-    ``confidence`` baseline (score = top-1 log-prob of RAG minus that of the pure run)."""
+def summarize_records(records: Sequence[TokenRecord], policies: Sequence[Policy], n_boot: int = 1000, seed: int = 0
+                      ) -> dict[str, dict[str, Any]]:
+    """``{policy: {"strict": ..., "relevant": ..., "mean_layer": float}}`` (:func:`summarize`) on the
+    strict tokens and on the generation-relevant strict tokens; every policy sees the same tokens and
+    the same bootstrap resamples.
+
+    Raises:
+        ValueError: a strict token without scores (records of another policy set).
+    """
+    strict = [r for r in records if r.strict_label is not None]
+    subsets = {"strict": strict, "relevant": [r for r in strict if r.relevant]}
+    boots = {k: bootstrap_indices([r.sample for r in v], n_boot, seed) for k, v in subsets.items()}
     out: dict[str, dict[str, Any]] = {}
     for pol in policies:
-        recs = [r for r in records if pol in r.scores]
-        scores = [r.scores[pol][0] - r.scores[pol][1] for r in recs]
-        strict = [(r.strict_label, s) for r, s in zip(recs, scores) if r.strict_label is not None]
-        layers = [r.layers[pol] for r in recs if pol in r.layers]
-        out[pol] = {
-            "all": summarize([r.label for r in recs], scores),
-            "strict": summarize([y for y, _ in strict], [s for _, s in strict]),
-            "mean_layer": sum(layers) / len(layers) if layers else math.nan,
-        }
-    if records:
-        conf = [r.conf_rag - r.conf_pure for r in records]
-        strict = [(r.strict_label, c) for r, c in zip(records, conf) if r.strict_label is not None]
-        out["confidence"] = {
-            "all": summarize([r.label for r in records], conf),
-            "strict": summarize([y for y, _ in strict], [c for _, c in strict]),
-            "mean_layer": math.nan,
-        }
+        res: dict[str, Any] = {"describe": pol.describe()}
+        for key, recs in subsets.items():
+            scores = [pol.score(r) for r in recs]
+            if any(s is None for s in scores):
+                raise ValueError(f"policy {pol.name}: a strict token has no scores (records written without S_R)")
+            res[key] = summarize([r.strict_label for r in recs], scores, boots[key])
+        layers = [pol.layer_of(r) for r in strict]
+        layers = [x for x in layers if x is not None]
+        res["mean_layer"] = sum(layers) / len(layers) if layers else math.nan
+        out[pol.name] = res
     return out
+
+
+def token_counts(records: Sequence[TokenRecord]) -> dict[str, int]:
+    """Token counts: all, greedy-differ, strict (benefit / detriment), generation-relevant strict, samples."""
+    strict = [r for r in records if r.strict_label is not None]
+    return {"tokens": len(records), "differ": sum(r.differ for r in records), "strict": len(strict),
+            "strict_benefit": sum(r.strict_label == 1 for r in strict), "relevant": sum(r.relevant for r in strict),
+            "samples": len({r.sample for r in records})}
 
 
 # ------------------------------------------------------------------------------------------ data
-QA_PROMPT = "Answer the question with a short answer.\nQuestion: {question}\nAnswer:"
-"""The QA tasks' ``doc_to_text`` (tasks/qa/_qa_template), rendered the same way."""
+def _qa_prompt_template() -> str:
+    """``description + doc_to_text`` of the QA tasks, read from ``tasks/qa/_qa_template`` (one source for
+    the prompt; lm-eval puts the description before the zero-shot question)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    path = Path(__file__).parent / "qa" / "_qa_template"
+    with open(path, encoding="utf-8") as f:
+        cfg = yaml.load(f, Loader=_Loader)
+    return cfg.get("description", "") + cfg["doc_to_text"]
 
 
-def wiki_samples(n: int, k: int = 3, data_dir: Any = None) -> list[tuple[dict, str, str]]:
-    """``(doc, context, continuation)`` for the first ``n`` ``wiki_lm_bm25`` docs: the gold text is the
-    paragraph, the context is empty (the model's BOS/EOT, as lm-eval's empty-context scoring)."""
-    from .utils import build_wiki_lm_docs
+def qa_context(doc: dict, prompt: str = "instruct") -> str:
+    """The QA tasks' zero-shot plain prompt for ``doc`` in format ``prompt`` (``tasks.utils.QA_PROMPTS``),
+    rendered by lm-eval's ``apply_template``."""
+    from lm_eval.utils import apply_template
 
-    docs = build_wiki_lm_docs(k=k, data_dir=data_dir, max_docs=n)
-    return [(d, "", d["text"]) for d in docs]
+    from .utils import QA_PROMPTS
 
-
-def nq_samples(n: int, k: int = 5, corpus: str = "nq-wiki-12k", data_dir: Any = None) -> list[tuple[dict, str, str]]:
-    """``(doc, context, continuation)`` for the first ``n`` NQ-oracle questions with BM25 passages: the
-    context is the QA prompt, the gold text is ``" " + first gold answer``."""
-    from .rag import build_qa_docs
-
-    docs = build_qa_docs("nq_oracle", retriever="bm25", corpus=corpus, k=k, data_dir=data_dir, max_docs=n)
-    return [(d, QA_PROMPT.format(question=d["question"]), " " + d["answers"][0]) for d in docs]
+    return apply_template(_qa_prompt_template(), {**doc, "instruction": QA_PROMPTS[prompt]})
 
 
-# ------------------------------------------------------------------------------------------ scoring
-def parse_policies(spec: str, n_layers: int) -> list[str]:
-    """``"dynamic,4,8"`` -> ``["dynamic", "layer4", "layer8"]``; ``"dynamic,every:4"`` adds layers 4, 8, ...
+def split_prefix(text: str, n_words: int = PREFIX_WORDS) -> tuple[str, str] | None:
+    """``(prefix, continuation)``: the text up to the end of its ``n_words``-th word, and the rest
+    (with its leading whitespace); None when the text has no word after the prefix."""
+    words = list(re.finditer(r"\S+", text))
+    if len(words) <= n_words:
+        return None
+    end = words[n_words - 1].end()
+    return text[:end], text[end:]
+
+
+def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None) -> list[tuple[dict, str, str]]:
+    """``(doc, prefix, continuation)`` for the first ``n`` wiki paragraphs of ``split`` (``test``: the
+    ``wiki_lm_bm25`` held-out paragraphs; ``dev``: a disjoint pool) that have text after the prefix.
+    The passages were retrieved with the prefix (``query="lead"``: its first 32 words) and exclude the
+    article itself.
 
     Raises:
-        ConfigError: an unknown item or a layer outside ``[0, n_layers)``.
+        DataError: the doc's retrieval query is not the prefix.
     """
-    out: list[str] = []
-    for item in (s.strip() for s in spec.split(",") if s.strip()):
-        if item == "dynamic":
-            out.append("dynamic")
-        elif item.startswith("every:"):
-            step = int(item.split(":", 1)[1])
-            if step < 1:
-                raise ConfigError(f"--layers {item}: the step must be >= 1")
-            out += [f"layer{i}" for i in range(step, n_layers, step)]
-        else:
-            try:
-                layer = int(item)
-            except ValueError:
-                raise ConfigError(f"--layers: {item!r} is not 'dynamic', 'every:N' or a layer index") from None
-            if not 0 <= layer < n_layers:
-                raise ConfigError(f"--layers: layer {layer} is outside the model's {n_layers} layers (0..{n_layers - 1})")
-            out.append(f"layer{layer}")
-    if not out:
-        raise ConfigError("--layers: no layer policy given")
-    return list(dict.fromkeys(out))
+    from retrieval.errors import DataError
 
+    from .utils import LEAD_WORDS, build_wiki_lm_docs
 
-def build_scorers(lm: Any, policies: Sequence[str]) -> dict[str, Any]:
-    """One ``tokrag_model.methods.tokrag.TokRAGScorer`` per policy over ``lm``'s decoder (``lm`` a ``TokRAGLM``),
-    with every other Tok-RAG constant as in ``lm.params``."""
-    from dataclasses import replace
-
-    from tokrag_model.methods.tokrag import TokRAGScorer
-
-    out = {}
-    for pol in policies:
-        layer: str | int = "dynamic" if pol == "dynamic" else int(pol.removeprefix("layer"))
-        params = replace(lm.params, layer=layer)
-        out[pol] = TokRAGScorer(lm.decoder, params, lm.token_text, lm.is_function, lm.is_skip)
+    assert LEAD_WORDS == PREFIX_WORDS
+    out = []
+    for d in build_wiki_lm_docs(k=k, data_dir=data_dir, split=split):
+        parts = split_prefix(d["text"])
+        if parts is None:
+            continue
+        if " ".join(parts[0].split()) != d["question"]:
+            raise DataError(f"wiki doc {d['qid']}: the retrieval query is not the scored text's prefix")
+        out.append((d, parts[0], parts[1]))
+        if len(out) == n:
+            break
     return out
 
 
-def score_sample(lm: Any, scorers: dict[str, Any], doc: dict, context: str, continuation: str, sample_id: str,
-                 max_tokens: int | None = None, dynamic_stride: int = 1) -> list[TokenRecord]:
-    """Teacher-force ``continuation`` after ``context`` with and without ``doc["ctxs"]``; one record per token.
+def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-12k", data_dir: Any = None
+               ) -> list[tuple[dict, str, str]]:
+    """``(doc, context, continuation)`` for the first ``n`` NQ-oracle questions of ``split`` with BM25
+    passages: the context is the QA tasks' prompt (:func:`qa_context`), the gold text ``" " + answers[0]``."""
+    from .rag import build_qa_docs
 
-    The two branches are run once (``tokrag_model.methods.tokrag.TeacherForced``) and every policy's rule is
-    applied to the same distributions with S_R/S_L at every token (``force_score``), as
-    ``tokrag_model.methods.tokrag.tokrag_token_scores`` does for one policy. ``max_tokens`` keeps the first N
-    gold tokens; ``dynamic_stride`` > 1 scores the dynamic policy (whose JS-gap layer search costs a
-    logit lens per layer and token) only at every N-th token.
-    """
-    from tokrag_model.methods.tokrag import TeacherForced
+    docs = build_qa_docs("nq_oracle", retriever="bm25", corpus=corpus, k=k, data_dir=data_dir, max_docs=n, split=split)
+    return [(d, qa_context(d), " " + d["answers"][0]) for d in docs]
 
+
+# ------------------------------------------------------------------------------------------ scoring
+@dataclass
+class EncodedSample:
+    """The token ids one sample is scored on: RAG prompt with its retrieved ``span``, pure prompt, gold tokens."""
+
+    rag_ids: list[int]
+    span: tuple[int, int]
+    pure_ids: list[int]
+    cont_ids: list[int]
+
+    def fingerprint(self) -> str:
+        """Fingerprint of the ids: records are reused only for exactly the same inputs."""
+        from retrieval.io import fingerprint
+
+        return fingerprint([self.rag_ids, list(self.span), self.pure_ids, self.cont_ids])
+
+
+def encode_sample(lm: Any, doc: dict, context: str, continuation: str, max_tokens: int | None = None) -> EncodedSample:
+    """The prompts of ``lm`` (a ``TokRAGLM``) for one sample, as its ``loglikelihood`` builds them
+    (lm-eval's context/continuation split); ``max_tokens`` keeps the first N gold tokens."""
     context, continuation = lm.split_context(context, continuation)
     cont = lm.cont_ids(context, continuation)
     if max_tokens:
         cont = cont[:max_tokens]
-    if not cont:
-        return []
     budget = lm.max_length - len(cont)
     rag = lm.encode_rag(doc, context, budget)
     pure = lm.encode_pure(context, budget)
-    need_h = any(s.fixed_layer is None for s in scorers.values())
-    tf = TeacherForced.run(lm.decoder, rag.ids, pure.ids, cont, hidden_pure=need_h)
-    records = []
-    for i, gold in enumerate(cont):
-        rec = TokenRecord(sample_id, i, int(gold), float(tf.lp_rag[i, gold]), float(tf.lp_pure[i, gold]),
-                          int(tf.lp_rag[i].argmax()), int(tf.lp_pure[i].argmax()),
-                          conf_rag=float(tf.lp_rag[i].max()), conf_pure=float(tf.lp_pure[i].max()))
-        for pol, scorer in scorers.items():
-            if scorer.fixed_layer is None and dynamic_stride > 1 and i % dynamic_stride:
-                continue
-            d = tf.decide(scorer, i, rag.span, force_score=True)
-            rec.scores[pol] = (float(d.s_r), float(d.s_l))
-            rec.layers[pol] = int(d.layer)
-        records.append(rec)
-    return records
+    return EncodedSample(rag.ids, tuple(rag.span), pure.ids, cont)
 
 
-# ------------------------------------------------------------------------------------------ CLI
-def _record_to_json(r: TokenRecord) -> dict:
-    return {"s": r.sample, "i": r.position, "g": r.gold, "lr": r.logp_rag, "lp": r.logp_pure, "tr": r.top1_rag,
-            "tp": r.top1_pure, "cr": r.conf_rag, "cp": r.conf_pure,
-            "sc": {k: list(v) for k, v in r.scores.items()}, "ly": r.layers}
+def score_sample(lm: Any, doc: dict, context: str, continuation: str, sample_id: str,
+                 max_tokens: int | None = None, enc: EncodedSample | None = None) -> list[TokenRecord]:
+    """Teacher-force ``continuation`` after ``context`` with and without ``doc["ctxs"]``; one record per token.
+
+    ``lm`` is a ``TokRAGLM``; its Tok-RAG code does all the scoring
+    (``tokrag_model.methods.tokrag.TeacherForced.records``). ``max_tokens`` keeps the first N gold tokens.
+    """
+    from tokrag_model.methods.tokrag import TeacherForced
+
+    enc = enc or encode_sample(lm, doc, context, continuation, max_tokens)
+    if not enc.cont_ids:
+        return []
+    tf = TeacherForced.run(lm.decoder, enc.rag_ids, enc.pure_ids, enc.cont_ids, hidden_pure=True)
+    return [TokenRecord(sample_id, **row) for row in tf.records(lm.scorer, enc.span)]
 
 
-def _record_from_json(o: dict) -> TokenRecord:
-    return TokenRecord(o["s"], o["i"], o["g"], o["lr"], o["lp"], o["tr"], o["tp"],
-                       {k: (v[0], v[1]) for k, v in o["sc"].items()}, dict(o["ly"]), o["cr"], o["cp"])
+def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: str = "nq-wiki-12k",
+                data_dir: Any = None) -> list[tuple[dict, str, str]]:
+    """The samples of data set ``name`` (wiki | nq) and ``split`` (test | dev). Raises ConfigError on bad names."""
+    if name not in DATA_SETS:
+        raise ConfigError(f"--data {name!r}: use a comma list of {', '.join(DATA_SETS)}")
+    if split not in SPLITS:
+        raise ConfigError(f"--split {split!r}: expected test or dev")
+    if name == "wiki":
+        return wiki_samples(n, k=k or 3, split=split)
+    return nq_samples(n, k=k or 5, split=split, corpus=nq_corpus, data_dir=data_dir)
 
 
-def _load_done(path: Path) -> dict[str, list[TokenRecord]]:
-    """Records of finished samples from an earlier (possibly killed) run; a torn last line is ignored."""
-    done: dict[str, list[TokenRecord]] = {}
+def _load_done(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
+    """``{sample: (input fingerprint, records)}`` of finished samples from an earlier (possibly killed)
+    run; a torn last line is ignored (that sample is recomputed)."""
+    done: dict[str, tuple[str | None, list[TokenRecord]]] = {}
     if not path.is_file():
         return done
     with open(path, encoding="utf-8") as f:
@@ -249,143 +455,240 @@ def _load_done(path: Path) -> dict[str, list[TokenRecord]]:
                 obj = json.loads(line)
             except json.JSONDecodeError:
                 break  # a line cut by a kill: that sample is recomputed
-            done[obj["sample"]] = [_record_from_json(r) for r in obj["records"]]
+            done[obj["sample"]] = (obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]])
     return done
 
 
-def _plot(results: dict[str, dict], path: Path, n_layers: int) -> None:
+def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_tokens: int = 0,
+                    k: int | None = None, nq_corpus: str = "nq-wiki-12k", data_dir: Any = None,
+                    progress: bool = True) -> tuple[list[TokenRecord], dict]:
+    """Records of the first ``n`` samples of ``name``/``split``, written incrementally to
+    ``out_dir/records_<name>_<split>_<key>.jsonl`` and resumed from it. ``key`` fingerprints the data
+    selection, the weights and the Tok-RAG constants the records depend on; each line also holds the
+    fingerprint of the sample's token ids (:class:`EncodedSample`), and a stored sample is reused only
+    when its prompts encode to the same ids (a changed prompt format or retrieval run rescored it).
+
+    Returns:
+        (records, config) — ``config`` is the keyed configuration (recorded in results).
+    """
+    from tqdm import tqdm
+
+    from retrieval.io import fingerprint
+
+    from dataclasses import asdict
+
+    samples = samples_for(name, split, n, k, nq_corpus, data_dir)
+    consts = {k_: v for k_, v in asdict(lm.params).items()
+              if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
+    config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
+              "model_fingerprint": lm.fingerprint, "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2}
+    key = fingerprint(config)
+    config["n"] = n
+    config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
+    config["model_config"] = lm.resolved_config
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"records_{name}_{split}_{key}.jsonl"
+    done = _load_done(path)
+    records: list[TokenRecord] = []
+    with open(path, "a", encoding="utf-8") as f:
+        for doc, context, cont in tqdm(samples, desc=f"{name} {split}", disable=not progress):
+            sid = f"{name}:{doc['qid']}"
+            enc = encode_sample(lm, doc, context, cont, max_tokens or None)
+            inputs = enc.fingerprint()
+            if sid in done and done[sid][0] == inputs:
+                recs = done[sid][1]
+            else:
+                recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
+                f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
+                f.flush()
+            records += recs
+    return records, {**config, "key": key, "records_file": str(path)}
+
+
+# ------------------------------------------------------------------------------------------ output
+def _fmt(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def print_table(title: str, res: dict, layers: str = "all") -> None:
+    """One rich table: every policy's strict and generation-relevant AUC [95% CI], accuracy and n.
+
+    ``layers``: ``all`` rows for every fixed layer, ``none``, or ``every:N``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ("policy", "what", "layer", "strict n", "strict acc", "strict AUC [95% CI]", "relevant n",
+                "relevant acc", "relevant AUC [95% CI]"):
+        t.add_column(col, justify="left" if col in ("policy", "what") else "right")
+    step = 0 if layers == "none" else 1 if layers == "all" else int(layers.split(":", 1)[1])
+    for name, v in res.items():
+        if name.startswith("layer") and (not step or int(name[5:]) % step):
+            continue
+        s, r = v["strict"], v["relevant"]
+        ci = (lambda d: f"{_fmt(d['auc'])} [{_fmt(d['ci_low'])}, {_fmt(d['ci_high'])}]")
+        layer = "" if math.isnan(v["mean_layer"]) else f"{v['mean_layer']:.1f}"
+        t.add_row(name, "" if name.startswith("layer") else v["describe"], layer, str(s["n"]), _fmt(s["accuracy"]), ci(s),
+                  str(r["n"]), _fmt(r["accuracy"]), ci(r))
+    Console(width=170).print(t)
+
+
+def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> None:
+    """Strict AUC with its bootstrap CI per fixed layer, one line per data set, reference lines for the
+    named policies of the pooled results."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(7, 4))
     for name, res in results.items():
         pols = res["policies"]
-        fixed = sorted((int(p.removeprefix("layer")), v["all"]["auc"]) for p, v in pols.items() if p.startswith("layer"))
-        if fixed:
-            line, = ax.plot([x for x, _ in fixed], [y for _, y in fixed], marker="o", label=f"{name}: fixed layer")
-            if "dynamic" in pols:
-                ax.axhline(pols["dynamic"]["all"]["auc"], linestyle="--", color=line.get_color(),
-                           label=f"{name}: dynamic (mean layer {pols['dynamic']['mean_layer']:.1f})")
+        xs = list(range(n_layers))
+        ys = [pols[f"layer{i}"]["strict"]["auc"] for i in xs]
+        lo = [pols[f"layer{i}"]["strict"]["ci_low"] for i in xs]
+        hi = [pols[f"layer{i}"]["strict"]["ci_high"] for i in xs]
+        line, = ax.plot(xs, ys, marker="o", markersize=3, label=f"{name} (n={res['counts']['strict']})")
+        ax.fill_between(xs, lo, hi, alpha=0.15, color=line.get_color())
+        if name == "all":
+            for pol, style in (("default", "--"), ("dynamic", ":"), ("calibrated", "-."), ("analysis", (0, (1, 3)))):
+                if pol in pols:
+                    ax.axhline(pols[pol]["strict"]["auc"], linestyle=style, color="black", linewidth=0.8,
+                               label=f"{pol}: {pols[pol]['strict']['auc']:.3f}")
     ax.axhline(0.5, color="grey", linewidth=0.8)
-    ax.set_xlabel(f"layer (of {n_layers})")
-    ax.set_ylabel("ROC AUC of S_R - S_L")
-    ax.set_title("Token-level benefit vs detriment (teacher forcing)")
+    ax.set_xlabel(f"fusion layer (of {n_layers})")
+    ax.set_ylabel("strict-label ROC AUC of S_R - S_L")
+    ax.set_title("Token-level benefit vs detriment (teacher forcing, 95% bootstrap CI)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def _print_table(name: str, res: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(title=f"{name}: {res['samples']} samples, {res['tokens']} gold tokens ({res['seconds']:.0f} s)")
-    for col in ("policy", "layer", "tokens", "benefit", "detriment", "accuracy", "AUC", "strict n", "strict acc", "strict AUC"):
-        t.add_column(col, justify="right")
-    for pol, v in res["policies"].items():
-        a, s = v["all"], v["strict"]
-        f = (lambda x: "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}")
-        layer = "" if math.isnan(v["mean_layer"]) else f"{v['mean_layer']:.1f}"
-        t.add_row(pol, layer, str(a["n"]), str(a["benefit"]), str(a["detriment"]), f(a["accuracy"]), f(a["auc"]),
-                  str(s["n"]), f(s["accuracy"]), f(s["auc"]))
-    Console(width=160).print(t)
-
-
-def _nan_to_none(obj: Any) -> Any:
+def nan_to_none(obj: Any) -> Any:
+    """JSON-safe copy: NaN floats become None."""
     if isinstance(obj, float) and math.isnan(obj):
         return None
     if isinstance(obj, dict):
-        return {k: _nan_to_none(v) for k, v in obj.items()}
+        return {k: nan_to_none(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_nan_to_none(v) for v in obj]
+        return [nan_to_none(v) for v in obj]
     return obj
+
+
+# ------------------------------------------------------------------------------------------ CLI
+def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split: str) -> None:
+    """Arguments shared by ``tokrag analyze`` and ``tokrag calibrate``."""
+    p.add_argument("--model", default=None, help="pretrained model (hub id, local folder or alias); overrides --model-args")
+    p.add_argument("--model-args", default="pretrained=smollm2-135m-instruct",
+                   help="tokrag model arguments, k=v comma list as for lm_eval --model_args")
+    p.add_argument("--data", default="wiki,nq", help=f"comma list of: {', '.join(DATA_SETS)} (default wiki,nq)")
+    p.add_argument("--split", default=default_split, help=f"question split: test | dev (default {default_split})")
+    p.add_argument("--n", type=int, default=250, help="samples per data set (default 250)")
+    p.add_argument("--max-tokens", type=int, default=0, help="gold tokens scored per sample (default 0 = all)")
+    p.add_argument("--wiki-k", type=int, default=3, help="passages per wiki paragraph (default 3, as the paper's WikiText-103 study)")
+    p.add_argument("--nq-k", type=int, default=5, help="passages per NQ question (default 5)")
+    p.add_argument("--nq-corpus", default="nq-wiki-12k", help="corpus for NQ retrieval (nq-dpr-1k for a quick check)")
+    p.add_argument("--data-dir", default=None, help="data folder for NQ (default $TOKRAG_DATA_DIR)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the AUC CIs (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+
+
+def load_lm(args: argparse.Namespace) -> Any:
+    """The ``TokRAGLM`` of ``--model-args`` (and ``--model``)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    model_args = simple_parse_args_string(args.model_args)
+    if args.model:
+        model_args["pretrained"] = args.model
+    return TokRAGLM(**model_args)
+
+
+def parse_data(spec: str, n: int) -> list[str]:
+    datas = [d.strip() for d in spec.split(",") if d.strip()]
+    bad = [d for d in datas if d not in DATA_SETS]
+    if bad or not datas:
+        raise ConfigError(f"--data {spec!r}: use a comma list of {', '.join(DATA_SETS)}")
+    if n < 1:
+        raise ConfigError(f"--n {n}: need at least one sample")
+    return datas
+
+
+def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str, list[TokenRecord]], dict[str, dict]]:
+    """Records and configs of every ``--data`` set for ``split``."""
+    recs, cfgs = {}, {}
+    for name in parse_data(args.data, args.n):
+        k = args.wiki_k if name == "wiki" else args.nq_k
+        recs[name], cfgs[name] = collect_records(lm, name, split, args.n, Path(args.out), args.max_tokens, k,
+                                                 args.nq_corpus, args.data_dir)
+    return recs, cfgs
+
+
+def analyze_records(recs: dict[str, list[TokenRecord]], policies: Sequence[Policy], n_boot: int, seed: int
+                    ) -> dict[str, dict]:
+    """Per data set and pooled (``all``): token counts and :func:`summarize_records`."""
+    groups = dict(recs)
+    if len(recs) > 1:
+        groups["all"] = [r for v in recs.values() for r in v]
+    return {name: {"counts": token_counts(v), "policies": summarize_records(v, policies, n_boot, seed)}
+            for name, v in groups.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tokrag analyze",
-        description="Token-level benefit/detriment experiment: teacher-force gold text with and without the "
-                    "retrieved passages; label = benefit iff p_RAG(gold) > p_pure(gold); score = S_R - S_L; "
-                    "accuracy, ROC AUC and counts per layer policy.",
+        description="Token-level benefit/detriment study (Xu et al. 2025): teacher-force gold text with and without "
+                    "the retrieved passages; strict label (exactly one run's top-1 is the gold token); score = S_R - S_L "
+                    "per policy; AUC with cluster-bootstrap CIs on all strict and on generation-relevant strict tokens.",
     )
-    p.add_argument("--data", default="wiki,nq", help="comma list of: wiki (wiki_lm_bm25 paragraphs), nq (NQ-oracle answers, BM25)")
-    p.add_argument("--n", type=int, default=200, help="samples per data set (default 200)")
-    p.add_argument("--layers", default="dynamic,every:4",
-                   help="layer policies: 'dynamic', layer indices, 'every:N' (default dynamic,every:4)")
-    p.add_argument("--max-tokens", type=int, default=32, help="gold tokens scored per sample (default 32; 0 = all)")
-    p.add_argument("--dynamic-stride", type=int, default=4,
-                   help="score the dynamic policy at every N-th gold token only (its layer search is costly; default 4)")
-    p.add_argument("--wiki-k", type=int, default=3, help="passages per wiki paragraph (default 3, as the paper's WikiText-103 study)")
-    p.add_argument("--nq-k", type=int, default=5, help="passages per NQ question (default 5)")
-    p.add_argument("--nq-corpus", default="nq-wiki-12k", help="corpus for NQ retrieval (nq-wiki-12k; nq-dpr-1k for a quick check)")
-    p.add_argument("--data-dir", default=None, help="data folder for NQ (default $TOKRAG_DATA_DIR)")
-    p.add_argument("--model-args", default="pretrained=smollm2-135m-instruct",
-                   help="tokrag model arguments, k=v comma list as for lm_eval --model_args (default pretrained=smollm2-135m-instruct)")
-    p.add_argument("--out", default="runs/analyze", help="output folder: results.json, records_<data>.jsonl (resumable), auc_by_layer.png")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    add_common_args(p, "runs/analyze", "test")
+    p.add_argument("--preset", default=None, help="preset file from 'tokrag calibrate' (adds the calibrated policy)")
+    p.add_argument("--layers", default="every:2", help="fixed-layer rows in the printed table: all | none | every:N (default every:2)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``tokrag analyze``: run the experiment, print one table per data set, write results + plot; returns 0."""
+    """``tokrag analyze``: collect records (resumable), print one table per data set and pooled, write
+    ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0."""
     args = build_parser().parse_args(argv)
-    if args.n < 1:
-        raise ConfigError(f"--n {args.n}: need at least one sample")
-    datas = [d.strip() for d in args.data.split(",") if d.strip()]
-    bad = [d for d in datas if d not in ("wiki", "nq")]
-    if bad or not datas:
-        raise ConfigError(f"--data {args.data!r}: use a comma list of 'wiki' and 'nq'")
-    if args.dynamic_stride < 1:
-        raise ConfigError("--dynamic-stride must be >= 1")
+    parse_data(args.data, args.n)
+    if args.split not in SPLITS:
+        raise ConfigError(f"--split {args.split!r}: expected test or dev")
+    if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):
+        raise ConfigError(f"--layers {args.layers!r}: expected all, none or every:N")
 
     import torch
-    from lm_eval.utils import simple_parse_args_string
-    from tqdm import tqdm
 
-    from retrieval.io import atomic_write_json, fingerprint
-    from tokrag_model.methods.tokrag import TokRAGLM
+    from tokrag_model.methods.tokrag import read_preset
 
     torch.set_num_threads(max(1, args.threads))
-    model_args = simple_parse_args_string(args.model_args)
-    lm = TokRAGLM(**model_args)
+    lm = load_lm(args)
     n_layers = lm.decoder.n_layers
-    policies = parse_policies(args.layers, n_layers)
-    scorers = build_scorers(lm, policies)
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, dict] = {}
-    for name in datas:
-        t0 = time.time()
-        if name == "wiki":
-            samples = wiki_samples(args.n, k=args.wiki_k)
-        else:
-            samples = nq_samples(args.n, k=args.nq_k, corpus=args.nq_corpus, data_dir=args.data_dir)
-        run_fps = sorted({d["run_fingerprint"] for d, _, _ in samples})
-        config = {"data": name, "n": args.n, "policies": policies, "max_tokens": args.max_tokens,
-                  "dynamic_stride": args.dynamic_stride, "k": args.wiki_k if name == "wiki" else args.nq_k,
-                  "model": lm.resolved_config, "model_fingerprint": lm.fingerprint, "runs": run_fps}
-        key = fingerprint(config)
-        rec_path = out_dir / f"records_{name}_{key}.jsonl"
-        done = _load_done(rec_path)
-        records: list[TokenRecord] = []
-        with open(rec_path, "a", encoding="utf-8") as f:
-            for doc, context, cont in tqdm(samples, desc=f"analyze {name}"):
-                sid = doc["qid"]
-                if sid in done:
-                    recs = done[sid]
-                else:
-                    recs = score_sample(lm, scorers, doc, context, cont, sid, args.max_tokens or None, args.dynamic_stride)
-                    f.write(json.dumps({"sample": sid, "records": [_record_to_json(r) for r in recs]}) + "\n")
-                    f.flush()
-                records += recs
-        res = {"config": config, "config_key": key, "samples": len(samples), "tokens": len(records),
-               "seconds": time.time() - t0, "policies": summarize_records(records, policies)}
-        results[name] = res
-        _print_table(name, res)
-    atomic_write_json(out_dir / "results.json", _nan_to_none(results))
-    _plot(results, out_dir / "auc_by_layer.png", n_layers)
-    print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")
+    preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
+    policies = standard_policies(n_layers, preset)
+    t0 = time.time()
+    recs, cfgs = collect_all(lm, args, args.split)
+    results = analyze_records(recs, policies, args.bootstrap, args.seed)
+    report(results, Path(args.out), n_layers, args.layers, {
+        "split": args.split, "configs": cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": args.seed,
+        "seconds": time.time() - t0})
     return 0
+
+
+def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:
+    """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``) and
+    ``auc_by_layer.png`` into ``out_dir``."""
+    from retrieval.io import atomic_write_json
+
+    split = meta.get("split", "")
+    for name, res in results.items():
+        c = res["counts"]
+        print_table(f"{name} ({split}): {c['samples']} samples, {c['tokens']} gold tokens, {c['strict']} strict "
+                    f"({c['strict_benefit']} benefit), {c['relevant']} generation-relevant", res["policies"], layers)
+    atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))
+    plot_auc_by_layer(results, out_dir / "auc_by_layer.png", n_layers)
+    print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")

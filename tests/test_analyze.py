@@ -1,4 +1,5 @@
-"""tokrag analyze: labels, accuracy / ROC AUC / counts on hand-computed toy records."""
+"""tokrag analyze / calibrate: labels, policies, AUC and bootstrap CIs, calibration choices on
+hand-computed toy records; the record pipeline against Tok-RAG's own scorer with the real small model."""
 
 from __future__ import annotations
 
@@ -6,85 +7,188 @@ import math
 
 import pytest
 
-from tasks.analyze import TokenRecord, summarize, summarize_records
+from tasks.analyze import Policy, TokenRecord, auc, bootstrap_indices, split_prefix, summarize, summarize_records
+
+
+def rec(sample, gold, tr, tp, s_r=None, s_l=None, gaps=None, analysis=None, bypass=False, cr=-0.5, cp=-1.0, i=0):
+    return TokenRecord(sample, i, gold, logp_rag=-1.0, logp_pure=-2.0, top1_rag=tr, top1_pure=tp, conf_rag=cr, conf_pure=cp,
+                       bypass=bypass, s_l=s_l, s_r=s_r, gaps=gaps, analysis=analysis)
 
 
 def test_summarize_hand_computed() -> None:
     # labels 1,1,0,0 ; scores 0.3,-0.1,0.2,-0.4 -> preds 1,0,1,0: TP=1 FN=1 FP=1 TN=1, acc 0.5
     # AUC: positive scores {0.3,-0.1}, negative {0.2,-0.4}: pairs (0.3>0.2),(0.3>-0.4),(-0.1<0.2),(-0.1>-0.4) -> 3/4
     s = summarize([1, 1, 0, 0], [0.3, -0.1, 0.2, -0.4])
-    assert s == {"n": 4, "benefit": 2, "detriment": 2, "tp": 1, "tn": 1, "fp": 1, "fn": 1, "accuracy": 0.5, "auc": 0.75}
+    assert {k: s[k] for k in ("n", "benefit", "detriment", "tp", "tn", "fp", "fn", "accuracy", "auc")} == \
+        {"n": 4, "benefit": 2, "detriment": 2, "tp": 1, "tn": 1, "fp": 1, "fn": 1, "accuracy": 0.5, "auc": 0.75}
+    assert math.isnan(s["ci_low"])  # no resamples given
+    assert math.isnan(summarize([1, 1], [0.5, -0.5])["auc"])
 
 
-def test_summarize_one_class_auc_nan() -> None:
-    s = summarize([1, 1], [0.5, -0.5])
-    assert math.isnan(s["auc"]) and s["accuracy"] == 0.5
+def test_auc_equals_sklearn_with_ties() -> None:
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 200)
+    s = np.round(rng.normal(size=200) + 0.5 * y, 1)  # many ties
+    assert auc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
 
 
-def test_records_labels_and_policies() -> None:
+def test_cluster_bootstrap_keeps_samples_whole_and_brackets_auc() -> None:
+    groups = ["a", "a", "b", "b", "b", "c"]
+    boot = bootstrap_indices(groups, 50, seed=1)
+    assert len(boot) == 50 and [list(x) for x in boot] == [list(x) for x in bootstrap_indices(groups, 50, seed=1)]  # seeded
+    members = {"a": {0, 1}, "b": {2, 3, 4}, "c": {5}}
+    for ix in boot:
+        draws = 0
+        for m in members.values():  # a sample contributes all its tokens, once per draw
+            counts = {i: list(ix).count(i) for i in m}
+            assert len(set(counts.values())) == 1
+            draws += next(iter(counts.values()))
+        assert draws == 3  # as many draws as samples
+    labels, scores = [1, 0, 1, 0, 1, 0], [0.9, 0.1, 0.8, 0.3, 0.2, 0.4]
+    s = summarize(labels, scores, bootstrap_indices(groups, 400, seed=0))
+    assert s["ci_low"] <= s["auc"] <= s["ci_high"] and s["ci_low"] < s["ci_high"]
+
+
+def test_strict_relevant_and_policies_on_the_same_tokens() -> None:
+    L = 4
+    gaps = [None, None, 1e-6, 3e-6]  # scan from min_layer 1: pairs 2, 3
     recs = [
-        # p_rag > p_pure -> benefit; RAG top-1 is gold, pure is not -> strict benefit
-        TokenRecord("a", 0, gold=5, logp_rag=-0.1, logp_pure=-2.0, top1_rag=5, top1_pure=7,
-                    scores={"dynamic": (0.9, 0.5), "layer8": (0.1, 0.3)}, layers={"dynamic": 10, "layer8": 8}),
-        # detriment; pure top-1 is gold, RAG is not -> strict detriment
-        TokenRecord("a", 1, gold=6, logp_rag=-3.0, logp_pure=-0.2, top1_rag=9, top1_pure=6,
-                    scores={"dynamic": (0.2, 0.6), "layer8": (0.7, 0.1)}, layers={"dynamic": 14, "layer8": 8}),
-        # equal probabilities -> detriment (not strictly greater); both top-1 gold -> dropped from strict
-        TokenRecord("b", 0, gold=3, logp_rag=-1.0, logp_pure=-1.0, top1_rag=3, top1_pure=3,
-                    scores={"dynamic": (0.5, 0.4), "layer8": (0.2, 0.1)}, layers={"dynamic": 12, "layer8": 8}),
+        # strict benefit: RAG top-1 = gold != pure top-1
+        rec("a", 5, 5, 7, s_r=[0.1, 0.2, 0.9, 0.3], s_l=0.5, gaps=gaps, analysis=(0.75, 0.25), cr=-0.1, cp=-0.9),
+        # strict detriment, but the RAG token is a function token: strict, not generation-relevant
+        rec("a", 6, 9, 6, s_r=[0.7, 0.1, 0.2, 0.6], s_l=0.5, gaps=[None, None, 5e-6, 0.0], analysis=(0.1, 0.3),
+            bypass=True, cr=-0.2, cp=-0.3, i=1),
+        # both right: not strict (and not scored: greedy tokens agree)
+        rec("b", 3, 3, 3),
+        # strict detriment, relevant
+        rec("b", 4, 8, 4, s_r=[0.2, 0.3, 0.1, 0.9], s_l=0.4, gaps=[None, None, 0.0, 0.0], analysis=(0.625, 0.125),
+            cr=-1.0, cp=-0.5, i=1),
     ]
-    assert [r.label for r in recs] == [1, 0, 0]
-    assert [r.strict_label for r in recs] == [1, 0, None]
-    out = summarize_records(recs, ["dynamic", "layer8"])
-    # dynamic scores 0.4, -0.4, 0.1 -> preds 1,0,1 vs labels 1,0,0: acc 2/3; AUC: pos 0.4 > both negatives -> 1.0
-    assert out["dynamic"]["all"]["accuracy"] == pytest.approx(2 / 3)
-    assert out["dynamic"]["all"]["auc"] == 1.0
-    assert out["dynamic"]["strict"]["n"] == 2 and out["dynamic"]["strict"]["accuracy"] == 1.0
-    assert out["dynamic"]["mean_layer"] == 12.0
-    # layer8 scores -0.2, 0.6, 0.1 -> preds 0,1,1: acc 0; AUC: pos -0.2 below both negatives -> 0.0
-    assert out["layer8"]["all"]["accuracy"] == 0.0 and out["layer8"]["all"]["auc"] == 0.0
+    assert [r.strict_label for r in recs] == [1, 0, None, 0]
+    assert [r.relevant for r in recs] == [True, False, False, True]
+    fixed2 = Policy("layer2", "fixed", 2)
+    dyn = Policy("dyn", "dynamic", layer=3, threshold=2e-6, min_layer=1)
+    # dynamic: rec0 first gap > 2e-6 at pair 3 -> layer 2; rec1 at pair 2 -> layer 1; rec3 none -> fallback 3
+    assert [dyn.layer_of(r) for r in (recs[0], recs[1], recs[3])] == [2, 1, 3]
+    assert [dyn.score(r) for r in (recs[0], recs[1], recs[3])] == pytest.approx([0.4, -0.4, 0.5])
+    out = summarize_records(recs, [fixed2, dyn, Policy("analysis", "analysis"), Policy("confidence", "confidence")], n_boot=0)
+    # fixed layer 2 scores 0.4, -0.3, -0.3 -> labels 1,0,0: AUC 1, acc 1
+    assert out["layer2"]["strict"]["n"] == 3 and out["layer2"]["strict"]["auc"] == 1.0
+    assert out["layer2"]["strict"]["accuracy"] == 1.0 and out["layer2"]["relevant"]["n"] == 2
+    # dynamic 0.4, -0.4, 0.5: the positive ranks below one negative -> 1/2; mean layer (2+1+3)/3
+    assert out["dyn"]["strict"]["auc"] == 0.5 and out["dyn"]["mean_layer"] == 2.0
+    # analysis 0.5, -0.2, 0.5 -> tie with the negative 0.4: AUC (1 + 0.5)/2
+    assert out["analysis"]["strict"]["auc"] == 0.75
+    # confidence 0.8, 0.1, -0.5 -> AUC 1
+    assert out["confidence"]["strict"]["auc"] == 1.0
+    with pytest.raises(ValueError, match="no scores"):
+        summarize_records([rec("c", 1, 1, 2)], [fixed2], n_boot=0)
+
+
+def test_records_round_trip_json() -> None:
+    r = rec("s", 5, 5, 7, s_r=[0.1, 0.2], s_l=0.5, gaps=[None, 1e-6], analysis=(0.6, 0.2), bypass=True)
+    assert TokenRecord.from_json("s", r.to_json()) == r
+
+
+def test_split_prefix_scores_only_the_continuation() -> None:
+    text = " ".join(f"w{i}" for i in range(40)) + "  end."
+    prefix, cont = split_prefix(text, 32)
+    assert prefix.split() == [f"w{i}" for i in range(32)] and prefix + cont == text
+    assert cont.startswith(" w32")
+    assert split_prefix(" ".join(["x"] * 32), 32) is None
+
+
+def test_qa_context_is_the_tasks_zero_shot_prompt() -> None:
+    from tasks.analyze import qa_context
+
+    assert qa_context({"question": "who wrote it"}) == "Answer the question with a short answer.\nQuestion: who wrote it\nAnswer:"
+    assert qa_context({"question": "who wrote it"}, prompt="base") == "Question: who wrote it\nAnswer:"
+
+
+def test_calibration_picks_on_dev_records() -> None:
+    from tasks.calibrate import calibrate_records, gap_values
+
+    # 8 layers: layer 3 separates the strict labels perfectly, the paper default round(0.625*8) = 5 is at chance
+    L = 8
+    recs = []
+    for j in range(20):
+        lab = j % 2
+        s_r = [0.5] * L
+        s_r[3] = 0.9 if lab else 0.1          # perfect at layer 3
+        s_r[5] = 0.9 if j % 4 < 2 else 0.1    # chance at layer 5
+        gaps = [None] * 3 + [float(j) * 1e-6] * (L - 3)
+        tr, tp = (1, 2) if lab else (2, 1)
+        recs.append(rec(f"q{j}", 1, tr, tp, s_r=s_r, s_l=0.5, gaps=gaps, analysis=(0.0, 0.0), i=0))
+    out = calibrate_records(recs, L, quantiles=(0.5, 0.9))
+    cal = out["calibration"]
+    assert cal["fixed"]["layer"] == 3 and cal["fixed"]["dev_auc"] == 1.0
+    assert cal["fixed"]["paper_default_layer"] == 5 and cal["fixed"]["paper_default_dev_auc"] == 0.5
+    # min layer round(10/32*8) = 2 -> pairs 3..7, 5 values per token
+    assert cal["dynamic"]["n_gaps"] == 100 and len(gap_values(recs, 2)) == 100
+    # ties between the fixed layer (AUC 1) and a dynamic rule: the fixed layer wins
+    assert out["params"] == {"layer": 3}
+    forced = calibrate_records(recs, L, quantiles=(0.5, 0.9), policy="dynamic")
+    assert forced["params"]["layer"] == "dynamic" and forced["params"]["layer_fallback"] == 3
+    assert forced["params"]["js_min_layer"] == 2
 
 
 # ----------------------------------------------------------------------------- with the real small model
 @pytest.mark.slow
-def test_analyze_matches_tokrag_token_scores_and_resumes(tmp_path, monkeypatch) -> None:
-    """SmolLM2-135M on 2 wiki paragraphs: the batched per-policy scoring equals tokrag_model's own
-    teacher-forced scorer, results/plot are written, and a rerun resumes from the records file."""
+def test_records_match_the_scorer_and_cli_resumes(tmp_path, monkeypatch) -> None:
+    """SmolLM2-135M on wiki paragraphs: the stored per-layer S_R/S_L, dynamic layer and analysis
+    scores equal Tok-RAG's own scorer; analyze and calibrate write their files and resume."""
     import json
+    from dataclasses import replace
 
-    from tasks import analyze
-    from tokrag_model.methods.tokrag import TokRAGLM, tokrag_token_scores
+    from tasks import analyze, calibrate
+    from tokrag_model.methods.tokrag import ANALYSIS_PARAMS, TeacherForced, TokRAGLM, TokRAGScorer
 
     lm = TokRAGLM(pretrained="smollm2-135m-instruct")
-    pols = analyze.parse_policies("dynamic,16", lm.decoder.n_layers)
-    assert pols == ["dynamic", "layer16"]
-    scorers = analyze.build_scorers(lm, pols)
-    doc, context, cont = analyze.wiki_samples(1)[0]
-    recs = analyze.score_sample(lm, scorers, doc, context, cont, doc["qid"], max_tokens=12)
-    assert len(recs) == 12
-    ctx = lm.tokenizer.decode([lm.eot_token_id], skip_special_tokens=False)
-    ids = lm.cont_ids(ctx, cont)[:12]
-    rag, pure = lm.encode_rag(doc, ctx, 4000), lm.encode_pure(ctx, 4000)
-    for pol in pols:
-        ref = tokrag_token_scores(lm.decoder, scorers[pol], rag.ids, rag.span, pure.ids, ids, score_all=True)
-        for r, d in zip(recs, ref):
-            assert r.scores[pol] == pytest.approx((d.s_r, d.s_l), abs=1e-5)
-            assert r.layers[pol] == d.layer
-            assert r.logp_rag == pytest.approx(d.logp_rag, abs=1e-5) and r.logp_pure == pytest.approx(d.logp_pure, abs=1e-5)
-            assert r.label == int(d.logp_rag > d.logp_pure)
+    n = lm.decoder.n_layers
+    doc, prefix, cont = analyze.wiki_samples(1)[0]
+    assert doc["question"] == " ".join(prefix.split()) and not cont.strip().startswith(prefix.split()[-1] + " ")
+    recs = analyze.score_sample(lm, doc, prefix, cont, "s", max_tokens=24)
+    assert len(recs) == 24 and any(r.differ for r in recs)
+    context, continuation = lm.split_context(prefix, cont)
+    ids = lm.cont_ids(context, continuation)[:24]
+    rag, pure = lm.encode_rag(doc, context, 4000), lm.encode_pure(context, 4000)
+    tf = TeacherForced.run(lm.decoder, rag.ids, pure.ids, ids, hidden_pure=True)
+    dyn = TokRAGScorer(lm.decoder, replace(lm.params, layer="dynamic"), lm.is_function, lm.is_skip)
+    ana = TokRAGScorer(lm.decoder, ANALYSIS_PARAMS, lm.is_function, lm.is_skip)
+    dyn_pol = analyze.policy_from_params("dynamic", {"layer": "dynamic"}, n)
+    for i, r in enumerate(recs):
+        assert r.gold == ids[i] and r.bypass == lm.is_function(r.top1_rag)
+        if not r.differ:
+            assert r.s_r is None
+            continue
+        for layer in (0, 9, 19, n - 1):
+            d = tf.decide(TokRAGScorer(lm.decoder, replace(lm.params, layer=layer), lm.is_function, lm.is_skip),
+                          i, rag.span, force_score=True)
+            assert (r.s_r[layer], r.s_l) == pytest.approx((d.s_r, d.s_l), abs=1e-5)
+        d = tf.decide(dyn, i, rag.span, force_score=True)
+        assert dyn_pol.layer_of(r) == d.layer
+        d = tf.decide(ana, i, rag.span, force_score=True)
+        assert r.analysis == pytest.approx((d.s_r, d.s_l), abs=1e-5)
 
-    monkeypatch.setattr("tokrag_model.methods.tokrag.TokRAGLM", lambda **kw: lm)
+    monkeypatch.setattr(analyze, "load_lm", lambda args: lm)
     out = tmp_path / "an"
-    argv = ["--data", "wiki", "--n", "2", "--max-tokens", "8", "--layers", "dynamic,16", "--dynamic-stride", "2",
-            "--out", str(out)]
-    assert analyze.main(argv) == 0
-    res = json.loads((out / "results.json").read_text())["wiki"]
-    assert res["samples"] == 2 and res["tokens"] == 16
-    dyn, fixed = res["policies"]["dynamic"]["all"], res["policies"]["layer16"]["all"]
-    assert fixed["n"] == 16 and dyn["n"] == 8  # dynamic at every 2nd token
-    assert fixed["benefit"] + fixed["detriment"] == 16 and fixed["tp"] + fixed["fn"] == fixed["benefit"]
+    argv = ["--data", "wiki", "--n", "3", "--max-tokens", "16", "--out", str(out), "--bootstrap", "50"]
+    assert calibrate.main(argv + ["--split", "dev"]) == 0
+    preset_path = out / "tokrag_preset.json"
+    preset = json.loads(preset_path.read_text())
+    assert preset["model"]["fingerprint"] == lm.fingerprint and preset["calibration"]["dev_counts"]["samples"] == 3
+    assert analyze.main(argv + ["--preset", str(preset_path)]) == 0
+    res = json.loads((out / "results.json").read_text())["results"]["wiki"]
+    assert res["counts"]["tokens"] == 48 and set(res["policies"]) >= {"default", "dynamic", "calibrated", "analysis", "layer0"}
+    n_strict = res["counts"]["strict"]
+    assert all(v["strict"]["n"] == n_strict for v in res["policies"].values())  # every policy, the same tokens
     assert (out / "auc_by_layer.png").stat().st_size > 1000
     # resume: a second run must not score anything again
     monkeypatch.setattr(analyze, "score_sample", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
-    assert analyze.main(argv) == 0
-    assert json.loads((out / "results.json").read_text())["wiki"]["policies"] == res["policies"]
+    assert analyze.main(argv + ["--preset", str(preset_path)]) == 0
+    assert json.loads((out / "results.json").read_text())["results"]["wiki"]["policies"] == res["policies"]
+    with pytest.raises(Exception, match="dev"):
+        calibrate.main(argv + ["--split", "test"])

@@ -5,6 +5,7 @@
     tokrag retrieve eval ...      answer recall@k, gold-passage@k, MRR            -> retrieval.cli
     tokrag eval ...               lm_eval with the tokrag models and tasks        -> tokrag_model.eval_cli
     tokrag analyze ...            token-level benefit/detriment experiment        -> tasks.analyze
+    tokrag calibrate ...          Tok-RAG preset chosen on dev questions          -> tasks.calibrate
     tokrag leaderboard run|report|rescore|check SPEC                              -> leaderboards.cli
 
 Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
@@ -19,7 +20,8 @@ _COMMANDS = {
     "index": ("retrieval.cli", "main", "build a BM25 (Lucene) or dense (FAISS) index of a corpus"),
     "retrieve": ("retrieval.cli", "main", "retrieve passages for a query set (cached TREC run); 'retrieve eval' scores a run"),
     "eval": ("tokrag_model.eval_cli", "main", "run lm_eval with the tokrag models and tasks registered"),
-    "analyze": ("tasks.analyze", "main", "token-level benefit/detriment experiment (accuracy, ROC AUC per layer policy)"),
+    "analyze": ("tasks.analyze", "main", "token-level benefit/detriment study (strict label, AUC with bootstrap CIs per policy)"),
+    "calibrate": ("tasks.calibrate", "main", "per-model Tok-RAG preset (best fixed layer, dynamic-rule threshold) from dev questions"),
     "leaderboard": ("leaderboards.cli", "main", "run, report, rescore and check leaderboards from a YAML spec"),
 }
 

@@ -1,0 +1,214 @@
+"""``tokrag calibrate``: a per-model Tok-RAG preset chosen on dev questions only (issue 11.2 (c)).
+
+Uncalibrated, the dynamic (JS-gap) rule degenerates on small models: its threshold 5e-7 (the authors'
+LLaMA-2-7B constant, on their vocabulary-averaged scale) never binds on SmolLM2-135M, so the rule
+lands on its first eligible layer (tokrag_method.md §3.4). This command
+
+1. collects teacher-forced records on the **dev** pools of ``tokrag analyze`` (wiki paragraphs
+   disjoint from the held-out test paragraphs; QA dev questions, ``tasks.data.qa_split_of``) —
+   never test questions;
+2. picks the **best fixed layer**: the highest strict-label AUC of ``S_R − S_L`` (ties: the layer
+   closest to the paper default ``round(0.625·depth)``);
+3. picks the **threshold of the dynamic rule as a quantile of the gap distribution**: the gaps
+   ``JS_RAG(ℓ,ℓ+1) − JS_pure(ℓ,ℓ+1)`` of every generation-relevant dev token (greedy tokens differ, no
+   bypass: where the decoder consults the rule) at every scanned layer pair are pooled; each candidate
+   quantile gives a threshold, the rule (authors' scan start, fallback = the best fixed layer) is scored
+   by its strict AUC, and the best quantile is kept (ties: the lower quantile);
+4. writes a small JSON preset (``preset=PATH`` for ``--model tokrag``) whose ``params`` are the better of
+   the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, with both candidates,
+   their dev AUCs and the data recorded in ``calibration``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from retrieval.errors import ConfigError
+
+from .analyze import (
+    Policy,
+    TokenRecord,
+    add_common_args,
+    auc,
+    collect_all,
+    load_lm,
+    nan_to_none,
+    token_counts,
+)
+
+QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99)
+"""Candidate quantiles of the dev gap distribution for the dynamic rule's threshold."""
+
+
+def gap_values(records: Sequence[TokenRecord], min_layer: int) -> list[float]:
+    """Gaps of every generation-relevant record at the scanned pairs ``ℓ = min_layer+1 … L−1`` (nats / V).
+
+    Raises:
+        ConfigError: a record has no gap at a scanned pair (records scanned from a later layer).
+    """
+    out: list[float] = []
+    for r in records:
+        if not r.relevant:
+            continue
+        for ell in range(min_layer + 1, len(r.s_r)):
+            g = r.gaps[ell]
+            if g is None:
+                raise ConfigError(f"calibrate: the records have no gap at layer pair {ell}; they scan from a later layer")
+            out.append(g)
+    return out
+
+
+def strict_auc(records: Sequence[TokenRecord], policy: Policy) -> float:
+    """Strict-label AUC of ``policy`` on ``records`` (NaN when one class is missing)."""
+    strict = [r for r in records if r.strict_label is not None]
+    return auc([r.strict_label for r in strict], [policy.score(r) for r in strict])
+
+
+def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
+                      policy: str = "auto") -> dict[str, Any]:
+    """The preset ``params`` and ``calibration`` summary from dev ``records`` (module docstring).
+
+    Args:
+        records: dev records (:func:`tasks.analyze.collect_records`).
+        n_layers: decoder layers of the model.
+        policy: ``auto`` (the better on dev), ``fixed`` or ``dynamic``.
+    Raises:
+        ConfigError: no strict token of both classes, no gap value, or a bad ``policy``.
+    """
+    import numpy as np
+
+    from tokrag_model.methods.tokrag import TokRAGParams, resolve_layer
+
+    if policy not in ("auto", "fixed", "dynamic"):
+        raise ConfigError(f"--policy {policy!r}: expected auto, fixed or dynamic")
+    strict = [r for r in records if r.strict_label is not None]
+    if len({r.strict_label for r in strict}) < 2:
+        raise ConfigError(f"calibrate: {len(strict)} strict dev tokens without both classes; raise --n")
+    d = TokRAGParams()
+    default_layer = resolve_layer(d.layer, n_layers)
+    by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i)) for i in range(n_layers)}
+    best_layer = max(by_layer, key=lambda i: (by_layer[i], -abs(i - default_layer)))
+    min_layer = resolve_layer(d.js_min_layer, n_layers)
+    gaps = np.asarray(gap_values(records, min_layer))
+    if not len(gaps):
+        raise ConfigError("calibrate: no generation-relevant dev token (no gap values); raise --n")
+    by_q = []
+    for q in quantiles:
+        thr = float(np.quantile(gaps, q))
+        pol = Policy("dynamic", "dynamic", best_layer, thr, min_layer)
+        layers = [pol.layer_of(r) for r in strict]
+        by_q.append({"quantile": q, "threshold": thr, "auc": strict_auc(strict, pol),
+                     "fallback_rate": sum(x == best_layer for x in layers) / len(layers)})
+    best_q = max(by_q, key=lambda v: (v["auc"], -v["quantile"]))
+    fixed = {"layer": best_layer}
+    dynamic = {"layer": "dynamic", "js_threshold": best_q["threshold"], "js_min_layer": min_layer,
+               "layer_fallback": best_layer}
+    if policy == "auto":
+        policy = "dynamic" if best_q["auc"] > by_layer[best_layer] else "fixed"
+    return {
+        "params": dynamic if policy == "dynamic" else fixed,
+        "calibration": {
+            "policy": policy,
+            "fixed": {"layer": best_layer, "dev_auc": by_layer[best_layer], "paper_default_layer": default_layer,
+                      "paper_default_dev_auc": by_layer[default_layer]},
+            "dynamic": {**best_q, "min_layer": min_layer, "fallback": best_layer, "n_gaps": int(len(gaps)),
+                        "uncalibrated_threshold": d.js_threshold,
+                        "uncalibrated_quantile": float((gaps <= d.js_threshold).mean())},
+            "dev_auc_by_layer": by_layer,
+            "dev_auc_by_quantile": by_q,
+            "dev_counts": token_counts(records),
+        },
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tokrag calibrate",
+        description="Calibrate Tok-RAG for one model on dev questions only: the best fixed fusion layer and the "
+                    "dynamic rule's threshold as a quantile of the dev gap distribution; writes a preset file "
+                    "(use it with --model tokrag --model_args preset=PATH).",
+    )
+    add_common_args(p, "runs/calibrate", "dev")
+    p.add_argument("--policy", default="auto", help="what the preset applies: auto (the better on dev) | fixed | dynamic")
+    p.add_argument("--quantiles", default=",".join(str(q) for q in QUANTILES),
+                   help="candidate quantiles of the dev gap distribution (comma list in (0, 1))")
+    p.add_argument("--preset-out", default=None, help="preset file to write (default OUT/tokrag_preset.json)")
+    return p
+
+
+def _quantiles(spec: str) -> list[float]:
+    try:
+        qs = [float(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--quantiles {spec!r}: expected a comma list of numbers in (0, 1)") from None
+    if not qs or any(not 0 < q < 1 for q in qs):
+        raise ConfigError(f"--quantiles {spec!r}: expected a comma list of numbers in (0, 1)")
+    return qs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tokrag calibrate``: collect dev records (resumable), calibrate, write the preset; returns 0."""
+    args = build_parser().parse_args(argv)
+    if args.split != "dev":
+        raise ConfigError(f"--split {args.split}: calibration uses the dev pools only (--split dev); "
+                          "test questions are never used for tuning")
+    quantiles = _quantiles(args.quantiles)
+
+    import torch
+
+    torch.set_num_threads(max(1, args.threads))
+    lm = load_lm(args)
+    t0 = time.time()
+    recs, cfgs = collect_all(lm, args, "dev")
+    path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
+    preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, time.time() - t0)
+    print_preset(preset)
+    print(f"wrote {path}")
+    return 0
+
+
+def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecord]], cfgs: dict[str, dict],
+                      quantiles: Sequence[float] = QUANTILES, policy: str = "auto", seconds: float | None = None) -> dict:
+    """Calibrate on the pooled dev records of every data set (:func:`calibrate_records`) and write the
+    preset for ``lm`` (the data configurations recorded); returns the preset as read back."""
+    from tokrag_model.methods.tokrag import write_preset
+
+    if any(c["split"] != "dev" for c in cfgs.values()):
+        raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
+    cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy)
+    cal["calibration"]["data"] = {name: {k: c[k] for k in ("data", "split", "n", "k", "max_tokens", "runs", "key")}
+                                  for name, c in cfgs.items()}
+    if seconds is not None:
+        cal["calibration"]["seconds"] = round(seconds, 1)
+    return write_preset(path, lm, nan_to_none(cal["params"]), nan_to_none(cal["calibration"]))
+
+
+def print_preset(preset: dict) -> None:
+    """Rich tables of a preset's dev AUCs per fixed layer and per threshold quantile, then its params."""
+    from rich.console import Console
+    from rich.table import Table
+
+    c = preset["calibration"]
+    con = Console(width=140)
+    n = c["dev_counts"]
+    t = Table(title=f"dev fixed layers: strict AUC ({n['strict']} strict tokens of {n['tokens']}, {n['samples']} samples)")
+    t.add_column("layer", justify="right")
+    t.add_column("dev AUC", justify="right")
+    for layer, a in c["dev_auc_by_layer"].items():
+        mark = " <- best" if int(layer) == c["fixed"]["layer"] else " (paper default)" if int(layer) == c["fixed"]["paper_default_layer"] else ""
+        t.add_row(str(layer), ("n/a" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:.3f}") + mark)
+    con.print(t)
+    t = Table(title=f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
+                    f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})")
+    for col in ("quantile", "threshold", "dev AUC", "fallback rate"):
+        t.add_column(col, justify="right")
+    for v in c["dev_auc_by_quantile"]:
+        t.add_row(f"{v['quantile']:.3f}", f"{v['threshold']:.3g}", "n/a" if v["auc"] is None else f"{v['auc']:.3f}",
+                  f"{v['fallback_rate']:.2f}")
+    con.print(t)
+    con.print(f"preset params ({c['policy']}): {preset['params']}")
