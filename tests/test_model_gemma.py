@@ -227,3 +227,36 @@ def test_every_method_runs_on_gemma(gemma, docs, outputs):
         assert t["weights"] == [0.7488, 0.1671, 0.0615, 0.0226]
     for t in outputs["rag-selfrag-filter"]["traces"]:
         assert len(t["critic"]) == 4 and all(0 < r < 1 for r in t["critic"].values())
+
+
+@pytest.mark.slow
+def test_tokrag_layers_see_the_retrieved_span(gemma, docs):
+    """The paper-default layer round(0.625*18) = 11 is a global-attention layer; with a passages block longer
+    than the 512-token window the dynamic rule considers only layers whose attention sees the whole span
+    (the global ones), where the unrestricted rule picks local layers whose rows are 0 on the first
+    passages; the analysis records list the local layers as blind."""
+    from dataclasses import replace
+
+    from tokrag_model.methods.tokrag import TeacherForced, TokRAGLM, TokRAGScorer
+
+    lm = TokRAGLM.with_backbone(gemma)
+    dec = lm.decoder
+    assert lm.scorer.fixed_layer == 11 and dec.windows[11] is None
+    local = [i for i, w in enumerate(dec.windows) if w is not None]
+    assert local == [i for i in range(18) if i not in (5, 11, 17)]
+    dyn = TokRAGScorer(dec, replace(lm.params, layer="dynamic"), lm.is_function, lm.is_skip)
+    d = docs[0]
+    ctx, cont = lm.split_context(context_of(d), " " + d["answers"][0])
+    ids = lm.cont_ids(ctx, cont)
+    rag, pure = lm.encode_rag(d, ctx, 4000), lm.encode_pure(ctx, 4000)
+    assert len(rag.ids) - rag.span[0] > 512
+    tf = TeacherForced.run(dec, rag.ids, pure.ids, ids, hidden_pure=True)
+    got = [tf.decide(dyn, i, rag.span, force_score=True).layer for i in range(len(ids))]
+    free = [dyn.decide(tf.lp_rag[i], tf.lp_pure[i], tf.rag_seq, rag.span, lambda layer: tf.attention(layer)[i],
+                       tf.hs_rag[:, i], tf.hs_pure[:, i], i, force_score=True).layer for i in range(len(ids))]
+    assert all(dec.windows[x] is None for x in got), got
+    assert any(dec.windows[x] is not None for x in free), free  # the rule without the restriction
+    i, x = next((i, x) for i, x in enumerate(free) if dec.windows[x] is not None)
+    assert float(tf.attention(x)[i, rag.span[0]:rag.span[0] + 8].sum()) == 0.0  # the top passage is out of its reach
+    scored = [r for r in tf.records(lm.scorer, rag.span) if "s_r" in r]
+    assert scored and all(r["blind"] == local for r in scored)

@@ -14,10 +14,12 @@ from tokrag_model.methods.tokrag import (
     ANALYSIS_PARAMS,
     TokenClasses,
     TokRAGScorer,
+    dynamic_layer,
     layer_or_fraction,
     midpoint_kl,
     read_preset,
     resolve_layer,
+    span_visible,
     tokrag_scores,
 )
 
@@ -143,3 +145,64 @@ def test_read_preset_errors(tmp_path):
     path.write_text("{")
     with pytest.raises(ConfigError, match="not JSON"):
         read_preset(path)
+
+
+def test_span_visible_follows_the_sliding_window_mask():
+    # the decoder's mask: a window-w layer hides keys j with query - j >= w; window 4 at query 10 sees keys 7..10
+    assert span_visible(None, 10_000, (0, 5))  # full attention
+    assert span_visible(4, 10, (7, 9)) and not span_visible(4, 10, (6, 9))
+    assert span_visible(4, 10, (3, 3))  # an empty span
+
+
+def test_dynamic_rule_skips_layers_that_cannot_see_the_span():
+    calls = []
+    gaps = {3: 0.5, 4: 0.5, 6: 0.5}
+
+    def gap(ell):
+        calls.append(ell)
+        return gaps.get(ell, 0.0)
+
+    # unrestricted: the first pair above min_layer 2 with gap > 0.1 is 3 -> layer 2
+    assert dynamic_layer(gap, 8, 2, 7, 0.1) == (2, True)
+    calls.clear()
+    # layers 2 and 3 cannot see the span: pairs 3 and 4 are skipped without asking for their gap; pair 6 -> layer 5
+    assert dynamic_layer(gap, 8, 2, 7, 0.1, eligible=lambda layer: layer not in (2, 3)) == (5, True)
+    assert calls == [5, 6]
+    assert dynamic_layer(gap, 8, 2, 7, 0.1, eligible=lambda layer: False) == (7, False)  # the fallback
+
+
+def test_scorer_dynamic_layer_on_a_sliding_window_model(caplog):
+    """A toy 6-layer model whose layers 0-3 have a window of 8: from query position 20, a span starting at
+    2 is out of their reach, so the dynamic rule only considers layers 4 and 5 (the decoder's rule)."""
+
+    class Dec:
+        n_layers = 6
+        embed = torch.eye(4)
+        windows = [8, 8, 8, 8, None, None]
+
+    from dataclasses import replace
+
+    from tokrag_model.methods import tokrag as T
+
+    seen = []
+
+    def fake_gaps(dec, h_r, h_p, layers, chunk=16):
+        seen.extend(layers)
+        return torch.tensor([[1.0 if ell == 5 else 0.0 for ell in layers]])
+
+    orig = T.layer_gaps
+    T.layer_gaps = fake_gaps
+    try:
+        sc = TokRAGScorer(Dec(), replace(T.TokRAGParams(), layer="dynamic", js_min_layer=1, layer_fallback=5,
+                                         js_threshold=0.5), lambda t: False, lambda t: False)
+        h = torch.zeros(7, 4)
+        assert sc.layer_for(h, h, query_pos=20, span=(2, 12)) == (4, True)  # pair 5 -> layer 4; pairs 2-4 skipped
+        assert seen == [5]
+        seen.clear()
+        assert sc.layer_for(h, h, query_pos=9, span=(2, 12)) == (4, True)  # 9 - 2 < 8: every layer sees the span
+        assert seen == [2, 3, 4, 5]
+    finally:
+        T.layer_gaps = orig
+    with caplog.at_level("WARNING"):
+        TokRAGScorer(Dec(), replace(T.TokRAGParams(), layer=2), lambda t: False, lambda t: False)
+    assert "layer 2 is a sliding-window layer" in caplog.text and "[4, 5]" in caplog.text

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
 import unicodedata
@@ -39,6 +40,8 @@ from retrieval.errors import ConfigError
 from ..args import Arg, layer_spec, to_bool, to_opt_str
 from ..base import RAGMethodLM, ScorePlan, budget_check
 from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
+
+log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------ formulas
 # Words the authors' bypass list accepts without a test (their LLaMA strings, lower-cased).
@@ -263,18 +266,38 @@ def layer_gaps(dec: MultiContextDecoder, h_rag: torch.Tensor, h_pure: torch.Tens
 
 
 def dynamic_layer(gaps: Callable[[int], float], n_layers: int, min_layer: int, fallback: int,
-                  threshold: float = 5e-7) -> tuple[int, bool]:
+                  threshold: float = 5e-7, eligible: Callable[[int], bool] | None = None) -> tuple[int, bool]:
     """The authors' JS-gap rule ``get_dynamic_layer`` (tokrag_method.md §3.4 (A)).
 
     Scan adjacent logit-lens pairs ``(ℓ, ℓ+1)``, ℓ = min_layer+1 … n_layers−1 in increasing order;
-    ``gaps(ℓ) = JS_RAG(ℓ, ℓ+1) − JS_pure(ℓ, ℓ+1)``. Return ``(ℓ − 1, True)`` for the first ℓ with
-    ``gap > threshold``, else ``(fallback, False)``. ``gaps`` is called lazily, so callers can stop
-    computing logit lenses at the first hit.
+    ``gaps(ℓ) = D_RAG(ℓ, ℓ+1) − D_pure(ℓ, ℓ+1)`` (:func:`midpoint_kl`). Return ``(ℓ − 1, True)`` for
+    the first ℓ with ``gap > threshold``, else ``(fallback, False)``. ``gaps`` is called lazily, so
+    callers can stop computing logit lenses at the first hit. ``eligible``: decoder layer -> whether its
+    attention sees the whole retrieved span (:func:`span_visible`); a pair whose layer ℓ−1 does not is
+    skipped (its gap is never asked for). None: every layer (the authors' rule; their models have no
+    sliding-window layers).
     """
     for ell in range(min_layer + 1, n_layers):
+        if eligible is not None and not eligible(ell - 1):
+            continue
         if gaps(ell) > threshold:
             return ell - 1, True
     return fallback, False
+
+
+def span_visible(window: int | None, query_pos: int, span: tuple[int, int]) -> bool:
+    """Whether a layer with sliding window ``window`` (None: full attention) lets the query at position
+    ``query_pos`` attend to every token of the retrieved span ``[start, end)``.
+
+    A sliding-window layer hides keys ``j`` with ``query_pos − j ≥ window`` (the model's own mask, as
+    :meth:`MultiContextDecoder.attention_probs` applies it), so it sees the whole span iff
+    ``query_pos − start < window``. On Gemma 3 (window 512 on every layer but each sixth) a passages block
+    of more than about 500 tokens thus puts the top-ranked passages out of reach of the local layers:
+    their attention row is 0 there and the anchors would come from the lowest-ranked passages only.
+    An empty span is always visible.
+    """
+    start, end = span
+    return window is None or end <= start or query_pos - start < window
 
 
 def layer_or_fraction(value: Any) -> int | float:
@@ -388,18 +411,22 @@ class TokenDecision:
         return asdict(self)
 
 
+_WARNED_SLIDING: set[tuple[int, int]] = set()
+
+
 class TokRAGScorer:
     """The Tok-RAG rule at one position, shared by generation steps and teacher forcing (one per policy).
 
     Args:
         dec: the shared decoder; ``params``: the constants; ``is_function``/``is_skip``: token id -> on
-        the bypass / anchor skip list (:class:`TokenClasses`).
+        the bypass / anchor skip list (:class:`TokenClasses`); ``warn_sliding``: log a warning (once per
+        decoder and layer) when the fixed or fallback layer is a sliding-window layer.
     Raises:
         ValueError: a layer argument outside the model (one line naming it).
     """
 
     def __init__(self, dec: MultiContextDecoder, params: TokRAGParams, is_function: Callable[[int], bool],
-                 is_skip: Callable[[int], bool]) -> None:
+                 is_skip: Callable[[int], bool], warn_sliding: bool = True) -> None:
         self.dec = dec
         self.p = params
         self.is_function = is_function
@@ -408,23 +435,42 @@ class TokRAGScorer:
         self.fixed_layer = None if params.layer == "dynamic" else resolve_layer(params.layer, n)
         self.min_layer = resolve_layer(params.js_min_layer, n, "js_min_layer")
         self.fallback = resolve_layer(params.layer_fallback, n, "layer_fallback")
+        self.windows: list[int | None] = list(getattr(dec, "windows", None) or [None] * n)
+        chosen = self.fixed_layer if self.fixed_layer is not None else self.fallback
+        if self.windows[chosen] is not None and warn_sliding and (id(dec), chosen) not in _WARNED_SLIDING:
+            _WARNED_SLIDING.add((id(dec), chosen))
+            full = [i for i, w in enumerate(self.windows) if w is None]
+            log.warning("tokrag: %s layer %d is a sliding-window layer (window %d): with a prompt longer than that its "
+                        "attention cannot see the first passages; the full-attention layers are %s",
+                        "the fusion" if self.fixed_layer is not None else "the fallback", chosen, self.windows[chosen], full)
 
-    def layer_for(self, h_rag: torch.Tensor | None, h_pure: torch.Tensor | None) -> tuple[int, bool | None]:
-        """Fusion layer for one position; ``h_*`` (L+1, d) hidden states of the two branches there.
-        The dynamic rule's gaps (:func:`layer_gaps`) are computed 4 layer pairs at a time, up to the first hit."""
+    def sees_span(self, layer: int, query_pos: int | None, span: tuple[int, int]) -> bool:
+        """Whether ``layer``'s attention at ``query_pos`` covers the whole retrieved ``span`` (:func:`span_visible`;
+        ``query_pos`` None: assumed to)."""
+        return query_pos is None or span_visible(self.windows[layer], query_pos, span)
+
+    def layer_for(self, h_rag: torch.Tensor | None, h_pure: torch.Tensor | None, query_pos: int | None = None,
+                  span: tuple[int, int] = (0, 0)) -> tuple[int, bool | None]:
+        """Fusion layer for one position; ``h_*`` (L+1, d) hidden states of the two branches there,
+        ``query_pos`` the RAG query's position and ``span`` the retrieved span. The dynamic rule considers
+        only layers whose attention sees the whole span there (:func:`dynamic_layer` ``eligible``); its
+        gaps (:func:`layer_gaps`) are computed 4 eligible layer pairs at a time, up to the first hit."""
         if self.fixed_layer is not None:
             return self.fixed_layer, None
         n = self.dec.n_layers
+        scan = [ell for ell in range(self.min_layer + 1, n) if self.sees_span(ell - 1, query_pos, span)]
         cache: dict[int, float] = {}
 
         def gaps(ell: int) -> float:
             if ell not in cache:
-                todo = list(range(ell, min(n, ell + 4)))
+                at = scan.index(ell)
+                todo = scan[at:at + 4]
                 vals = layer_gaps(self.dec, h_rag.unsqueeze(1), h_pure.unsqueeze(1), todo)[0]
                 cache.update({e: float(v) for e, v in zip(todo, vals)})
             return cache[ell]
 
-        return dynamic_layer(gaps, n, self.min_layer, self.fallback, self.p.js_threshold)
+        return dynamic_layer(gaps, n, self.min_layer, self.fallback, self.p.js_threshold,
+                             lambda layer: self.sees_span(layer, query_pos, span))
 
     def window_ids(self, attn: torch.Tensor, rag_ids: Sequence[int], span: tuple[int, int]) -> list[int]:
         """Token ids of the matching-information support (§3.3 step 3).
@@ -453,7 +499,7 @@ class TokRAGScorer:
 
     def decide(self, lp_rag: torch.Tensor, lp_pure: torch.Tensor, rag_ids: list[int], span: tuple[int, int],
                attention: Callable[[int], torch.Tensor], h_rag: torch.Tensor | None, h_pure: torch.Tensor | None,
-               position: int, force_score: bool = False) -> TokenDecision:
+               position: int, force_score: bool = False, query_pos: int | None = None) -> TokenDecision:
         """The §3.3 rule at one position.
 
         Args:
@@ -464,6 +510,8 @@ class TokRAGScorer:
                 are taken inside the span only.
             attention: layer -> (≥ end,) head-averaged attention of the RAG query at that layer.
             h_rag, h_pure: (L+1, d) hidden states at this position (dynamic layer only).
+            query_pos: position of the RAG query in ``rag_ids`` (the dynamic rule skips layers whose sliding
+                window does not reach the span's start from there; None: no layer is skipped).
         """
         g_r, g_l = int(lp_rag.argmax()), int(lp_pure.argmax())
         d = TokenDecision(position, g_r, "rag", "test", top1_rag=g_r, top1_pure=g_l)
@@ -474,7 +522,7 @@ class TokRAGScorer:
         if self.p.bypass and self.is_function(g_r) and not score:
             d.reason = "bypass"
             return d
-        layer, hit = self.layer_for(h_rag, h_pure)
+        layer, hit = self.layer_for(h_rag, h_pure, query_pos, span)
         d.layer, d.layer_dynamic = layer, hit
         s_r, s_l = self.scores_at(lp_rag, lp_pure, rag_ids, span, attention(layer))
         d.s_r, d.s_l = s_r, s_l
@@ -508,7 +556,7 @@ class TokRAGRule:
             lambda layer: dec.last_query_attention(batch, r, layer),
             batch.hidden[:, r] if batch.hidden is not None else None,
             batch.hidden[:, l] if batch.hidden is not None else None,
-            step,
+            step, query_pos=batch.lengths[r] - 1,
         )
         self.decisions.append(d)
         return d.token
@@ -564,7 +612,7 @@ class TeacherForced:
         dyn = scorer.fixed_layer is None
         d = scorer.decide(self.lp_rag[i], self.lp_pure[i], self.rag_seq, span, lambda layer: self.attention(layer)[i],
                           self.hs_rag[:, i] if dyn else None, self.hs_pure[:, i] if dyn else None, i,
-                          force_score=force_score)
+                          force_score=force_score, query_pos=int(self.positions[i]))
         gold = self.cont_ids[i]
         d.logp_rag, d.logp_pure = float(self.lp_rag[i, gold]), float(self.lp_pure[i, gold])
         return d
@@ -578,7 +626,9 @@ class TeacherForced:
         only ones where the decision matters; a superset of the paper's strict tokens) also get
         ``s_l``, ``s_r`` at *every* decoder layer with ``scorer``'s constants, the dynamic rule's ``gaps``
         for the pairs ``scorer.min_layer+1 … L−1`` (None below), and ``(S_R, S_L)`` with the analysis
-        constants :data:`ANALYSIS_PARAMS` (None when the span has fewer than 3 tokens). Needs the pure
+        constants :data:`ANALYSIS_PARAMS` (None when the span has fewer than 3 tokens). On a model with
+        sliding-window layers they also get ``blind``: the layers whose attention cannot see the whole
+        retrieved span from this query (:func:`span_visible`; their S_R is still recorded). Needs the pure
         branch's hidden states (``run(..., hidden_pure=True)``).
         """
         n = self.dec.n_layers
@@ -589,7 +639,7 @@ class TeacherForced:
         gaps = None
         if differ and scan:
             gaps = layer_gaps(self.dec, self.hs_rag[:, differ], self.hs_pure[:, differ], scan).tolist()
-        analysis = TokRAGScorer(self.dec, ANALYSIS_PARAMS, scorer.is_function, scorer.is_skip)
+        analysis = TokRAGScorer(self.dec, ANALYSIS_PARAMS, scorer.is_function, scorer.is_skip, warn_sliding=False)
         row_of = {i: k for k, i in enumerate(differ)}
         out = []
         for i, gold in enumerate(self.cont_ids):
@@ -610,6 +660,9 @@ class TeacherForced:
                     for ell, v in zip(scan, gaps[row_of[i]]):
                         g[ell] = v
                 rec.update(s_l=sl, s_r=s_r, gaps=g, analysis=None if math.isnan(a_r) else (a_r, a_l))
+                if any(w is not None for w in scorer.windows):
+                    q = int(self.positions[i])
+                    rec["blind"] = [layer for layer in range(n) if not scorer.sees_span(layer, q, span)]
             out.append(rec)
         return out
 
