@@ -10,11 +10,14 @@
 Label: the paper's strict label (exactly one run's top-1 is the gold token). AUC of ``S_R − S_L`` with a
 95% percentile bootstrap CI resampling samples (1,000 resamples), pooled over the data sets, on all
 strict tokens and on the generation-relevant ones. Goal (issue 11.3): calibrated strict AUC ≥ 0.60 with
-its CI above 0.5 on test tokens. SmolLM2-135M-Instruct, float32, CPU, one thread. Both steps write their
-records incrementally and resume, so a killed run loses at most one sample. The last output line is
-one JSON object.
+its CI above 0.5 on test tokens. SmolLM2-135M-Instruct, float32, CPU, one thread; the NQ prompts as the
+v2 leaderboard gives them to that model (``--apply-chat-template``; ``--prompt base`` without it for a base
+model). ``--preset PATH`` measures a preset written before (e.g. the committed
+``leaderboards/presets/tokrag-<model>.json``, calibrated on the same dev records) instead of calibrating
+again. Both steps write their records incrementally and resume, so a killed run loses at most one sample.
+The last output line is one JSON object.
 
-    python benchmarks/tokrag_analysis.py [--n 250] [--data wiki,nq] [--out runs/tokrag_analysis]
+    python benchmarks/tokrag_analysis.py --apply-chat-template [--n 250] [--data wiki,nq] [--out runs/tokrag_analysis]
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="runs/tokrag_analysis", help="records, preset and results folder")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--layers", default="every:2", help="fixed-layer rows printed: all | none | every:N")
+    p.add_argument("--prompt", default="instruct", choices=("instruct", "base"), help="QA prompt format (nq samples)")
+    p.add_argument("--apply-chat-template", action="store_true", help="nq prompts through the model's chat template")
+    p.add_argument("--preset", default=None, help="use this tokrag calibrate preset instead of calibrating on dev")
     args = p.parse_args(argv)
 
     import torch
@@ -59,15 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, args.threads))
     t0 = time.time()
     common = ["--model-args", args.model_args, "--data", args.data, "--max-tokens", str(args.max_tokens),
-              "--out", args.out, "--threads", str(args.threads), "--bootstrap", str(args.bootstrap)]
+              "--out", args.out, "--threads", str(args.threads), "--bootstrap", str(args.bootstrap),
+              "--prompt", args.prompt] + (["--apply-chat-template"] if args.apply_chat_template else [])
     ns = analyze.build_parser().parse_args(common + ["--n", str(args.n), "--split", "test"])
     lm = analyze.load_lm(ns)
     n_layers = lm.decoder.n_layers
 
-    # 1. calibration on dev only
-    ns_dev = analyze.build_parser().parse_args(common + ["--n", str(args.n_dev or args.n), "--split", "dev"])
-    dev, dev_cfgs = analyze.collect_all(lm, ns_dev, "dev")
-    preset = calibrate.write_calibration(os.path.join(args.out, "tokrag_preset.json"), lm, dev, dev_cfgs)
+    # 1. calibration on dev only (or a preset calibrated before)
+    if args.preset:
+        from tokrag_model.methods.tokrag import read_preset
+
+        preset = read_preset(args.preset, lm.fingerprint, n_layers)
+        if any(c.get("split") != "dev" for c in (preset.get("calibration") or {}).get("data", {}).values()):
+            raise SystemExit(f"--preset {args.preset}: not calibrated on dev records only")
+    else:
+        ns_dev = analyze.build_parser().parse_args(common + ["--n", str(args.n_dev or args.n), "--split", "dev"])
+        dev, dev_cfgs = analyze.collect_all(lm, ns_dev, "dev")
+        preset = calibrate.write_calibration(os.path.join(args.out, "tokrag_preset.json"), lm, dev, dev_cfgs)
     calibrate.print_preset(preset)
 
     # 2. the study on test tokens
@@ -95,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         "auc_relevant_calibrated": r4(pol["calibrated"]["relevant"]["auc"]),
         "n_relevant": pooled["counts"]["relevant"],
         "calibrated_params": preset["params"],
+        "preset_sha256": preset["sha256"],
+        "apply_chat_template": bool(args.apply_chat_template),
         "dev_n_strict": preset["calibration"]["dev_counts"]["strict"],
         "n_layers": n_layers,
         "goal_met": bool(r4(pol["calibrated"]["strict"]["auc"]) is not None and pol["calibrated"]["strict"]["auc"] >= 0.60

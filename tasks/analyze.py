@@ -32,7 +32,14 @@ since tokens of one passage set are not independent (:func:`bootstrap_indices`).
 Data: ``wiki`` — Wikipedia lead paragraphs (``tasks.utils.build_wiki_lm_docs``), split into a prefix
 (the first 32 words, which is also the retrieval query) and its continuation; only the continuation is
 scored, so the query never contains the text being scored. ``nq`` — NQ-oracle questions with BM25
-passages; the context is the QA tasks' prompt and the gold text ``" " + first gold answer``.
+passages, prompted as lm-eval prompts the ``nq_oracle_bm25`` task (``--prompt`` format, and with
+``--apply-chat-template`` the model's chat template, as the leaderboard runs an instruct model); the
+gold text is the first gold answer (:func:`nq_samples`).
+
+On a model with sliding-window layers (Gemma 3: all but each sixth layer see only the last 512
+positions) a layer whose window does not reach the start of the retrieved span from a token cannot
+attend to the top-ranked passages there: records list such ``blind`` layers, the dynamic rule skips
+them (as the decoder does), and ``tokrag calibrate`` picks only among layers that see the whole span.
 ``--split test`` (held-out wiki paragraphs, QA test questions) or ``dev`` (disjoint dev pools, the
 data ``tokrag calibrate`` uses).
 """
@@ -70,8 +77,9 @@ class TokenRecord:
     token. Filled only where the greedy tokens differ (``scored``): ``s_l`` = cos(e_R, e_L); ``s_r`` (L,)
     = S_R at each decoder layer; ``gaps`` (L,) = the dynamic rule's gap for the logit-lens pair
     ``(ℓ, ℓ+1)`` (None below the scan start); ``analysis`` = ``(S_R, S_L)`` with the analysis
-    constants (None when the passage span has fewer than 3 tokens). Scores are unitless cosines;
-    gaps are in nats / V.
+    constants (None when the passage span has fewer than 3 tokens); ``blind`` = the layers whose
+    attention cannot see the whole retrieved span from this token's query (sliding-window layers of a
+    model such as Gemma 3; None on a model without them). Scores are unitless cosines; gaps are in nats / V.
     """
 
     sample: str
@@ -88,6 +96,11 @@ class TokenRecord:
     s_r: list[float] | None = None
     gaps: list[float | None] | None = None
     analysis: tuple[float, float] | None = None
+    blind: list[int] | None = None
+
+    def sees_span(self, layer: int) -> bool:
+        """Whether ``layer``'s attention sees the whole retrieved span at this token (not in ``blind``)."""
+        return not self.blind or layer not in self.blind
 
     @property
     def strict_label(self) -> int | None:
@@ -114,15 +127,19 @@ class TokenRecord:
         return int(self.logp_rag > self.logp_pure)
 
     def to_json(self) -> dict:
-        return {"i": self.position, "g": self.gold, "lr": self.logp_rag, "lp": self.logp_pure, "tr": self.top1_rag,
-                "tp": self.top1_pure, "cr": self.conf_rag, "cp": self.conf_pure, "by": self.bypass, "sl": self.s_l,
-                "sr": self.s_r, "gap": self.gaps, "an": None if self.analysis is None else list(self.analysis)}
+        """Compact JSON form (one records line holds a sample's records); ``bl`` only where ``blind`` is set."""
+        out = {"i": self.position, "g": self.gold, "lr": self.logp_rag, "lp": self.logp_pure, "tr": self.top1_rag,
+               "tp": self.top1_pure, "cr": self.conf_rag, "cp": self.conf_pure, "by": self.bypass, "sl": self.s_l,
+               "sr": self.s_r, "gap": self.gaps, "an": None if self.analysis is None else list(self.analysis)}
+        if self.blind is not None:
+            out["bl"] = self.blind
+        return out
 
     @classmethod
     def from_json(cls, sample: str, o: dict) -> "TokenRecord":
         an = o.get("an")
         return cls(sample, o["i"], o["g"], o["lr"], o["lp"], o["tr"], o["tp"], o["cr"], o["cp"], bool(o["by"]), o["sl"],
-                   o["sr"], o["gap"], None if an is None else (an[0], an[1]))
+                   o["sr"], o["gap"], None if an is None else (an[0], an[1]), o.get("bl"))
 
 
 # ------------------------------------------------------------------------------------------ policies
@@ -131,8 +148,9 @@ class Policy:
     """A fusion-layer policy evaluated on stored records.
 
     ``kind``: ``fixed`` (``layer``), ``dynamic`` (JS-gap rule: first ℓ in ``min_layer+1 … L−1`` with
-    gap > ``threshold`` gives layer ℓ−1, else ``layer`` = the fallback; tokrag_method.md §3.4 (A)),
-    ``analysis`` (the stored analysis-constants scores) or ``confidence``.
+    gap > ``threshold`` whose layer ℓ−1 sees the whole retrieved span gives layer ℓ−1, else ``layer`` =
+    the fallback; tokrag_method.md §3.4 (A), as the decoder runs it), ``analysis`` (the stored
+    analysis-constants scores) or ``confidence``.
     """
 
     name: str
@@ -143,8 +161,9 @@ class Policy:
     label: str = ""
 
     def layer_of(self, rec: TokenRecord) -> int | None:
-        """The decoder layer this policy reads S_R from at ``rec`` (None for analysis/confidence)."""
-        if self.kind == "fixed":
+        """The decoder layer this policy reads S_R from at ``rec`` (the analysis constants' layer for
+        ``analysis``; None for ``confidence``)."""
+        if self.kind in ("fixed", "analysis"):
             return self.layer
         if self.kind != "dynamic":
             return None
@@ -159,7 +178,8 @@ class Policy:
                                   "later layer); rerun tokrag analyze with a lower js_min_layer")
             return g
 
-        return dynamic_layer(gap, len(rec.s_r), self.min_layer, self.layer, self.threshold)[0]
+        return dynamic_layer(gap, len(rec.s_r), self.min_layer, self.layer, self.threshold,
+                             rec.sees_span if rec.blind else None)[0]
 
     def score(self, rec: TokenRecord) -> float | None:
         """Benefit score of ``rec`` (> 0 predicts benefit); None where the record was not scored."""
@@ -279,9 +299,11 @@ def summarize(labels: Sequence[int], scores: Sequence[float], boot: Sequence[Any
 
 def summarize_records(records: Sequence[TokenRecord], policies: Sequence[Policy], n_boot: int = 1000, seed: int = 0
                       ) -> dict[str, dict[str, Any]]:
-    """``{policy: {"strict": ..., "relevant": ..., "mean_layer": float}}`` (:func:`summarize`) on the
-    strict tokens and on the generation-relevant strict tokens; every policy sees the same tokens and
-    the same bootstrap resamples.
+    """``{policy: {"strict": ..., "relevant": ..., "mean_layer": float, "blind_share": float}}``
+    (:func:`summarize`) on the strict tokens and on the generation-relevant strict tokens; every policy
+    sees the same tokens and the same bootstrap resamples. ``blind_share``: the share of strict tokens
+    at which the policy's layer cannot see the whole retrieved span (sliding-window layers; NaN for the
+    policies without a layer).
 
     Raises:
         ValueError: a strict token without scores (records of another policy set).
@@ -297,9 +319,10 @@ def summarize_records(records: Sequence[TokenRecord], policies: Sequence[Policy]
             if any(s is None for s in scores):
                 raise ValueError(f"policy {pol.name}: a strict token has no scores (records written without S_R)")
             res[key] = summarize([r.strict_label for r in recs], scores, boots[key])
-        layers = [pol.layer_of(r) for r in strict]
-        layers = [x for x in layers if x is not None]
-        res["mean_layer"] = sum(layers) / len(layers) if layers else math.nan
+        at = [(r, pol.layer_of(r)) for r in strict]
+        at = [(r, x) for r, x in at if x is not None]
+        res["mean_layer"] = sum(x for _, x in at) / len(at) if at else math.nan
+        res["blind_share"] = sum(not r.sees_span(x) for r, x in at) / len(at) if at else math.nan
         out[pol.name] = res
     return out
 
@@ -313,29 +336,8 @@ def token_counts(records: Sequence[TokenRecord]) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------------------------------ data
-def _qa_prompt_template() -> str:
-    """``description + doc_to_text`` of the QA tasks, read from ``tasks/qa/_qa_template`` (one source for
-    the prompt; lm-eval puts the description before the zero-shot question)."""
-    import yaml
-
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    _Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
-    path = Path(__file__).parent / "qa" / "_qa_template"
-    with open(path, encoding="utf-8") as f:
-        cfg = yaml.load(f, Loader=_Loader)
-    return cfg.get("description", "") + cfg["doc_to_text"]
-
-
-def qa_context(doc: dict, prompt: str = "instruct") -> str:
-    """The QA tasks' zero-shot plain prompt for ``doc`` in format ``prompt`` (``tasks.utils.QA_PROMPTS``),
-    rendered by lm-eval's ``apply_template``."""
-    from lm_eval.utils import apply_template
-
-    from .utils import QA_PROMPTS
-
-    return apply_template(_qa_prompt_template(), {**doc, "instruction": QA_PROMPTS[prompt]})
+NQ_TASK = "nq_oracle_bm25"
+"""The QA task whose prompts the ``nq`` samples use (the v2 leaderboard's main task)."""
 
 
 def split_prefix(text: str, n_words: int = PREFIX_WORDS) -> tuple[str, str] | None:
@@ -375,14 +377,35 @@ def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None) 
     return out
 
 
-def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-12k", data_dir: Any = None
-               ) -> list[tuple[dict, str, str]]:
-    """``(doc, context, continuation)`` for the first ``n`` NQ-oracle questions of ``split`` with BM25
-    passages: the context is the QA tasks' prompt (:func:`qa_context`), the gold text ``" " + answers[0]``."""
-    from .rag import build_qa_docs
+def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-12k", data_dir: Any = None,
+               prompt: str = "instruct", chat_template: Any = None) -> list[tuple[dict, str, str]]:
+    """``(doc, context, continuation)`` for the first ``n`` NQ-oracle questions of ``split`` with BM25 top-``k``
+    passages, prompted exactly as lm-eval prompts the task :data:`NQ_TASK` zero-shot: the docs come from
+    the task (metadata ``split``, ``max_docs``, ``hits``, ``corpus``, ``prompt`` format, ``data_dir``) and the
+    context from lm-eval's ``Task.fewshot_context``. ``chat_template``: None (plain prompt: the format's
+    instruction line, then ``Question: …\nAnswer:``) or the model's ``apply_chat_template`` (lm-eval's
+    ``--apply_chat_template`` path: the instruction is the system turn, the question the user turn, the
+    passages slot at the start of the user turn). The gold text is ``" " + answers[0]`` after a plain
+    prompt and ``answers[0]`` after a chat prompt (the assistant turn starts with the answer).
 
-    docs = build_qa_docs("nq_oracle", retriever="bm25", corpus=corpus, k=k, data_dir=data_dir, max_docs=n, split=split)
-    return [(d, qa_context(d), " " + d["answers"][0]) for d in docs]
+    Raises:
+        ConfigError / DataError: bad task metadata or missing data (from the task's loader).
+    """
+    from lm_eval.tasks import TaskManager
+
+    from . import TASK_DIR
+
+    meta: dict[str, Any] = {"split": split, "max_docs": n, "hits": k, "corpus": corpus, "prompt": prompt}
+    if data_dir is not None:
+        meta["data_dir"] = str(data_dir)
+    task = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=meta).load([NQ_TASK])["tasks"][NQ_TASK]
+    chat = chat_template is not None
+    out = []
+    for d in task.test_docs():
+        d = dict(d)
+        context = task.fewshot_context(d, num_fewshot=0, apply_chat_template=chat, chat_template=chat_template)
+        out.append((d, context, d["answers"][0] if chat else " " + d["answers"][0]))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ scoring
@@ -432,15 +455,18 @@ def score_sample(lm: Any, doc: dict, context: str, continuation: str, sample_id:
 
 
 def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: str = "nq-wiki-12k",
-                data_dir: Any = None) -> list[tuple[dict, str, str]]:
-    """The samples of data set ``name`` (wiki | nq) and ``split`` (test | dev). Raises ConfigError on bad names."""
+                data_dir: Any = None, prompt: str = "instruct", chat_template: Any = None) -> list[tuple[dict, str, str]]:
+    """The samples of data set ``name`` (wiki | nq) and ``split`` (test | dev); ``prompt`` and
+    ``chat_template`` shape the ``nq`` prompts (:func:`nq_samples`; wiki continuations are plain text, as
+    the ``wiki_lm_bm25`` task's rolling log-likelihood). Raises ConfigError on bad names."""
     if name not in DATA_SETS:
         raise ConfigError(f"--data {name!r}: use a comma list of {', '.join(DATA_SETS)}")
     if split not in SPLITS:
         raise ConfigError(f"--split {split!r}: expected test or dev")
     if name == "wiki":
         return wiki_samples(n, k=k or 3, split=split)
-    return nq_samples(n, k=k or 5, split=split, corpus=nq_corpus, data_dir=data_dir)
+    return nq_samples(n, k=k or 5, split=split, corpus=nq_corpus, data_dir=data_dir, prompt=prompt,
+                      chat_template=chat_template)
 
 
 def _load_done(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
@@ -461,27 +487,41 @@ def _load_done(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
 
 def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_tokens: int = 0,
                     k: int | None = None, nq_corpus: str = "nq-wiki-12k", data_dir: Any = None,
-                    progress: bool = True) -> tuple[list[TokenRecord], dict]:
+                    progress: bool = True, prompt: str = "instruct", apply_chat_template: bool = False
+                    ) -> tuple[list[TokenRecord], dict]:
     """Records of the first ``n`` samples of ``name``/``split``, written incrementally to
     ``out_dir/records_<name>_<split>_<key>.jsonl`` and resumed from it. ``key`` fingerprints the data
-    selection, the weights and the Tok-RAG constants the records depend on; each line also holds the
-    fingerprint of the sample's token ids (:class:`EncodedSample`), and a stored sample is reused only
-    when its prompts encode to the same ids (a changed prompt format or retrieval run rescored it).
+    selection, the prompt format (``nq``: ``prompt``, ``apply_chat_template`` and the template's hash),
+    the weights, their sliding windows (if any) and the Tok-RAG constants the records depend on; each
+    line also holds the fingerprint of the sample's token ids (:class:`EncodedSample`), and a stored
+    sample is reused only when its prompts encode to the same ids (a changed prompt format or retrieval
+    run rescored it).
 
     Returns:
         (records, config) — ``config`` is the keyed configuration (recorded in results).
+    Raises:
+        ConfigError: ``apply_chat_template`` for a tokenizer without a chat template.
     """
+    from dataclasses import asdict
+
     from tqdm import tqdm
 
     from retrieval.io import fingerprint
 
-    from dataclasses import asdict
-
-    samples = samples_for(name, split, n, k, nq_corpus, data_dir)
+    chat = bool(apply_chat_template) and name == "nq"
+    if chat:
+        lm.render_chat([{"role": "user", "content": "x"}])  # a one-line ConfigError for a base model
+    samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
     consts = {k_: v for k_, v in asdict(lm.params).items()
               if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
               "model_fingerprint": lm.fingerprint, "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2}
+    if name == "nq":
+        config.update(prompt=prompt, apply_chat_template=chat,
+                      chat_template_sha256=lm.resolved_config.get("chat_template_sha256") if chat else None)
+    windows = list(getattr(lm.decoder, "windows", None) or [])
+    if any(w is not None for w in windows):
+        config["windows"] = windows  # records then carry ``blind`` layers
     key = fingerprint(config)
     config["n"] = n
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
@@ -513,13 +553,16 @@ def _fmt(x: Any) -> str:
 def print_table(title: str, res: dict, layers: str = "all") -> None:
     """One rich table: every policy's strict and generation-relevant AUC [95% CI], accuracy and n.
 
-    ``layers``: ``all`` rows for every fixed layer, ``none``, or ``every:N``."""
+    ``layers``: ``all`` rows for every fixed layer, ``none``, or ``every:N``. With sliding-window layers a
+    last column gives the share of strict tokens at which the policy's layer cannot see the whole span."""
     from rich.console import Console
     from rich.table import Table
 
     t = Table(title=title)
-    for col in ("policy", "what", "layer", "strict n", "strict acc", "strict AUC [95% CI]", "relevant n",
-                "relevant acc", "relevant AUC [95% CI]"):
+    blind = any(v.get("blind_share", 0) > 0 for v in res.values())  # NaN compares False
+    cols = ["policy", "what", "layer", "strict n", "strict acc", "strict AUC [95% CI]", "relevant n",
+            "relevant acc", "relevant AUC [95% CI]"] + (["span unseen"] if blind else [])
+    for col in cols:
         t.add_column(col, justify="left" if col in ("policy", "what") else "right")
     step = 0 if layers == "none" else 1 if layers == "all" else int(layers.split(":", 1)[1])
     for name, v in res.items():
@@ -529,7 +572,7 @@ def print_table(title: str, res: dict, layers: str = "all") -> None:
         ci = (lambda d: f"{_fmt(d['auc'])} [{_fmt(d['ci_low'])}, {_fmt(d['ci_high'])}]")
         layer = "" if math.isnan(v["mean_layer"]) else f"{v['mean_layer']:.1f}"
         t.add_row(name, "" if name.startswith("layer") else v["describe"], layer, str(s["n"]), _fmt(s["accuracy"]), ci(s),
-                  str(r["n"]), _fmt(r["accuracy"]), ci(r))
+                  str(r["n"]), _fmt(r["accuracy"]), ci(r), *([_fmt(v.get("blind_share"))] if blind else []))
     Console(width=170).print(t)
 
 
@@ -590,6 +633,11 @@ def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split:
     p.add_argument("--nq-k", type=int, default=5, help="passages per NQ question (default 5)")
     p.add_argument("--nq-corpus", default="nq-wiki-12k", help="corpus for NQ retrieval (nq-dpr-1k for a quick check)")
     p.add_argument("--data-dir", default=None, help="data folder for NQ (default $TOKRAG_DATA_DIR)")
+    p.add_argument("--prompt", default="instruct", choices=("instruct", "base"),
+                   help="QA prompt format of the nq samples (task metadata prompt; base for base models)")
+    p.add_argument("--apply-chat-template", action="store_true",
+                   help="render the nq prompts with the model's chat template, as lm_eval --apply_chat_template "
+                        "(wiki continuations stay plain text)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the AUC CIs (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
@@ -624,7 +672,8 @@ def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str
     for name in parse_data(args.data, args.n):
         k = args.wiki_k if name == "wiki" else args.nq_k
         recs[name], cfgs[name] = collect_records(lm, name, split, args.n, Path(args.out), args.max_tokens, k,
-                                                 args.nq_corpus, args.data_dir)
+                                                 args.nq_corpus, args.data_dir, prompt=args.prompt,
+                                                 apply_chat_template=args.apply_chat_template)
     return recs, cfgs
 
 

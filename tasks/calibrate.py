@@ -8,12 +8,16 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
    disjoint from the held-out test paragraphs; QA dev questions, ``tasks.data.qa_split_of``) —
    never test questions;
 2. picks the **best fixed layer**: the highest strict-label AUC of ``S_R − S_L`` (ties: the layer
-   closest to the paper default ``round(0.625·depth)``);
+   closest to the paper default ``round(0.625·depth)``) among the layers whose attention sees the whole
+   retrieved span at every strict dev token (every layer of a full-attention model; on Gemma 3 with
+   passage blocks longer than its 512-token window, the global layers only: a sliding-window layer
+   there cannot attend to the top-ranked passages, ``tokrag_model.methods.tokrag.span_visible``);
 3. picks the **threshold of the dynamic rule as a quantile of the gap distribution**: the gaps
-   ``JS_RAG(ℓ,ℓ+1) − JS_pure(ℓ,ℓ+1)`` of every generation-relevant dev token (greedy tokens differ, no
-   bypass: where the decoder consults the rule) at every scanned layer pair are pooled; each candidate
-   quantile gives a threshold, the rule (authors' scan start, fallback = the best fixed layer) is scored
-   by its strict AUC, and the best quantile is kept (ties: the lower quantile);
+   ``D_RAG(ℓ,ℓ+1) − D_pure(ℓ,ℓ+1)`` (``midpoint_kl``, the authors' "JS") of every generation-relevant dev
+   token (greedy tokens differ, no bypass: where the decoder consults the rule) at every scanned layer
+   pair whose layer ℓ−1 sees the whole span there (the pairs the decoder's rule considers) are pooled;
+   each candidate quantile gives a threshold, the rule (authors' scan start, fallback = the best fixed
+   layer) is scored by its strict AUC, and the best quantile is kept (ties: the lower quantile);
 4. writes a small JSON preset (``preset=PATH`` for ``--model tokrag``) whose ``params`` are the better of
    the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, with both candidates,
    their dev AUCs and the data recorded in ``calibration``.
@@ -46,7 +50,8 @@ QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99)
 
 
 def gap_values(records: Sequence[TokenRecord], min_layer: int) -> list[float]:
-    """Gaps of every generation-relevant record at the scanned pairs ``ℓ = min_layer+1 … L−1`` (nats / V).
+    """Gaps of every generation-relevant record at the scanned pairs ``ℓ = min_layer+1 … L−1`` whose layer
+    ℓ−1 sees the whole retrieved span at that token (the pairs the dynamic rule considers; nats / V).
 
     Raises:
         ConfigError: a record has no gap at a scanned pair (records scanned from a later layer).
@@ -56,6 +61,8 @@ def gap_values(records: Sequence[TokenRecord], min_layer: int) -> list[float]:
         if not r.relevant:
             continue
         for ell in range(min_layer + 1, len(r.s_r)):
+            if not r.sees_span(ell - 1):
+                continue
             g = r.gaps[ell]
             if g is None:
                 raise ConfigError(f"calibrate: the records have no gap at layer pair {ell}; they scan from a later layer")
@@ -92,7 +99,10 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     d = TokRAGParams()
     default_layer = resolve_layer(d.layer, n_layers)
     by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i)) for i in range(n_layers)}
-    best_layer = max(by_layer, key=lambda i: (by_layer[i], -abs(i - default_layer)))
+    eligible = [i for i in range(n_layers) if all(r.sees_span(i) for r in strict)]
+    if not eligible:
+        raise ConfigError("calibrate: no layer's attention sees the whole retrieved span at every strict dev token")
+    best_layer = max(eligible, key=lambda i: (by_layer[i], -abs(i - default_layer)))
     min_layer = resolve_layer(d.js_min_layer, n_layers)
     gaps = np.asarray(gap_values(records, min_layer))
     if not len(gaps):
@@ -115,7 +125,8 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
         "calibration": {
             "policy": policy,
             "fixed": {"layer": best_layer, "dev_auc": by_layer[best_layer], "paper_default_layer": default_layer,
-                      "paper_default_dev_auc": by_layer[default_layer]},
+                      "paper_default_dev_auc": by_layer[default_layer], "eligible_layers": eligible,
+                      "excluded_layers": [i for i in range(n_layers) if i not in eligible]},
             "dynamic": {**best_q, "min_layer": min_layer, "fallback": best_layer, "n_gaps": int(len(gaps)),
                         "uncalibrated_threshold": d.js_threshold,
                         "uncalibrated_quantile": float((gaps <= d.js_threshold).mean())},
@@ -181,8 +192,8 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     if any(c["split"] != "dev" for c in cfgs.values()):
         raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy)
-    cal["calibration"]["data"] = {name: {k: c[k] for k in ("data", "split", "n", "k", "max_tokens", "runs", "key")}
-                                  for name, c in cfgs.items()}
+    keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256")
+    cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
     if seconds is not None:
         cal["calibration"]["seconds"] = round(seconds, 1)
     return write_preset(path, lm, nan_to_none(cal["params"]), nan_to_none(cal["calibration"]))
@@ -201,6 +212,8 @@ def print_preset(preset: dict) -> None:
     t.add_column("dev AUC", justify="right")
     for layer, a in c["dev_auc_by_layer"].items():
         mark = " <- best" if int(layer) == c["fixed"]["layer"] else " (paper default)" if int(layer) == c["fixed"]["paper_default_layer"] else ""
+        if int(layer) in c["fixed"].get("excluded_layers", []):
+            mark += " (excluded: cannot see the whole span)"
         t.add_row(str(layer), ("n/a" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:.3f}") + mark)
     con.print(t)
     t = Table(title=f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "

@@ -90,7 +90,38 @@ def test_strict_relevant_and_policies_on_the_same_tokens() -> None:
 
 def test_records_round_trip_json() -> None:
     r = rec("s", 5, 5, 7, s_r=[0.1, 0.2], s_l=0.5, gaps=[None, 1e-6], analysis=(0.6, 0.2), bypass=True)
-    assert TokenRecord.from_json("s", r.to_json()) == r
+    assert TokenRecord.from_json("s", r.to_json()) == r and "bl" not in r.to_json()
+    r.blind = [0]
+    assert TokenRecord.from_json("s", r.to_json()) == r and r.to_json()["bl"] == [0]
+
+
+def test_layers_blind_to_the_span_are_skipped_and_never_calibrated() -> None:
+    """Sliding-window layers that cannot see the retrieved span (``blind``): the dynamic policy skips them
+    as the decoder does, calibration neither picks them as the fixed layer nor pools their gaps."""
+    from tasks.calibrate import calibrate_records, gap_values
+
+    L = 6
+    recs = []
+    for j in range(12):
+        lab = j % 2
+        s_r = [0.5] * L
+        s_r[2] = 0.9 if lab else 0.1                  # perfect, but layer 2 cannot see the span (local)
+        s_r[4] = 0.7 if lab or j % 4 == 0 else 0.3    # second best, a global layer
+        gaps = [None, None, 1.0, 1.0, 1.0, 2e-6 * j]  # min layer 1: pairs 2..5
+        tr, tp = (1, 2) if lab else (2, 1)
+        recs.append(rec(f"q{j}", 1, tr, tp, s_r=s_r, s_l=0.5, gaps=gaps, analysis=(0.0, 0.0)))
+        recs[-1].blind = [0, 1, 2, 3]
+    dyn = Policy("dyn", "dynamic", layer=4, threshold=0.5, min_layer=1)
+    # pairs 2-4 (layers 1-3) have gaps 1.0 > 0.5 but their layers are blind: skipped; pair 5 stays below
+    assert {dyn.layer_of(r) for r in recs} == {4}
+    recs[0].blind = None
+    assert dyn.layer_of(recs[0]) == 1  # the same record on a full-attention model: pair 2 -> layer 1
+    recs[0].blind = [0, 1, 2, 3]
+    assert gap_values(recs, 1) == [2e-6 * j for j in range(12)]  # only pair 5 (layer 4) is pooled
+    out = calibrate_records(recs, L, quantiles=(0.5,))
+    cal = out["calibration"]
+    assert cal["dev_auc_by_layer"][2] == 1.0 and cal["fixed"]["layer"] == 4
+    assert cal["fixed"]["eligible_layers"] == [4, 5] and cal["fixed"]["excluded_layers"] == [0, 1, 2, 3]
 
 
 def test_split_prefix_scores_only_the_continuation() -> None:
@@ -101,11 +132,30 @@ def test_split_prefix_scores_only_the_continuation() -> None:
     assert split_prefix(" ".join(["x"] * 32), 32) is None
 
 
-def test_qa_context_is_the_tasks_zero_shot_prompt() -> None:
-    from tasks.analyze import qa_context
+def test_nq_samples_are_the_tasks_prompts(data_dir) -> None:
+    """nq samples come from lm-eval's nq_oracle_bm25 task (dev pool here), prompted as lm-eval prompts it:
+    plain instruct / base formats, and the --apply_chat_template path (instruction = system turn)."""
+    import json
 
-    assert qa_context({"question": "who wrote it"}) == "Answer the question with a short answer.\nQuestion: who wrote it\nAnswer:"
-    assert qa_context({"question": "who wrote it"}, prompt="base") == "Question: who wrote it\nAnswer:"
+    from tasks.analyze import nq_samples
+    from tasks.data import load_qa_split
+
+    plain = nq_samples(3, split="dev", corpus="nq-dpr-1k", data_dir=data_dir)
+    dev = load_qa_split("nq_oracle", "dev", data_dir)[:3]
+    assert [d["qid"] for d, _, _ in plain] == [r["qid"] for r in dev] and all(len(d["ctxs"]) == 5 for d, _, _ in plain)
+    for d, ctx, gold in plain:
+        assert ctx == f"Answer the question with a short answer.\nQuestion: {d['question']}\nAnswer:"
+        assert gold == " " + d["answers"][0]
+    base = nq_samples(1, split="dev", corpus="nq-dpr-1k", data_dir=data_dir, prompt="base")
+    assert base[0][1] == f"Question: {base[0][0]['question']}\nAnswer:"
+
+    def chat(messages, add_generation_prompt=True):
+        return json.dumps([messages, add_generation_prompt])
+
+    d, ctx, gold = nq_samples(1, split="dev", corpus="nq-dpr-1k", data_dir=data_dir, chat_template=chat)[0]
+    assert json.loads(ctx) == [[{"role": "system", "content": "Answer the question with a short answer.\n"},
+                                {"role": "user", "content": f"Question: {d['question']}\nAnswer:"}], True]
+    assert gold == d["answers"][0]
 
 
 def test_calibration_picks_on_dev_records() -> None:
