@@ -18,9 +18,20 @@ TASK = Path(__file__).parent / "fixtures" / "tokrag_model_task"
 
 
 def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
+    """Also: ``preset=PATH`` (a ``tokrag calibrate`` preset) is applied under the explicit model arguments
+    and recorded in the results' config (path, sha256, params)."""
+    from tokrag_model.loading import resolve_pretrained, weights_fingerprint
+
     lm_eval = Path(sys.executable).parent / "lm_eval"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    cmd = [str(lm_eval), "--model", "tokrag", "--model_args", "pretrained=smollm2-135m-instruct,layer=dynamic,k=2",
+    preset = tmp_path / "preset.json"
+    preset.write_text(json.dumps({
+        "format": "tokrag-preset/1", "method": "tokrag", "calibration": {"policy": "dynamic"},
+        "model": {"pretrained": "smollm2-135m-instruct", "n_layers": 30,
+                  "fingerprint": weights_fingerprint(resolve_pretrained("smollm2-135m-instruct").path)},
+        "params": {"layer": 7, "js_threshold": 1e-4, "js_min_layer": 12, "layer_fallback": 21}}))
+    cmd = [str(lm_eval), "--model", "tokrag", "--model_args",
+           f"pretrained=smollm2-135m-instruct,layer=dynamic,k=2,preset={preset}",
            "--tasks", "tokrag_model_mini", "--include_path", str(TASK), "--limit", "1",
            "--output_path", str(tmp_path / "out"), "--log_samples"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
@@ -32,7 +43,11 @@ def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
     res = json.loads(results[0].read_text())
     cfg = res["config"]
     assert cfg["tokrag_method"] == "tokrag" and len(cfg["tokrag_model_fingerprint"]) == 16
-    assert cfg["tokrag_resolved_config"]["layer"] == "dynamic" and cfg["tokrag_resolved_config"]["k"] == 2
+    rc = cfg["tokrag_resolved_config"]
+    assert rc["layer"] == "dynamic" and rc["k"] == 2  # the explicit argument wins over the preset's layer 7
+    assert (rc["js_threshold"], rc["js_min_layer"], rc["layer_fallback"]) == (1e-4, 12, 21)  # the rest from the preset
+    assert cfg["tokrag_preset"]["path"] == str(preset) and cfg["tokrag_preset"]["params"]["layer"] == 7
+    assert cfg["tokrag_preset"]["sha256"] == __import__("hashlib").sha256(preset.read_bytes()).hexdigest()
     assert "answer_match,none" in res["results"]["tokrag_model_mini"]
     lines = [json.loads(x) for x in samples[0].read_text().splitlines()]
     assert len(lines) == 1
@@ -43,4 +58,5 @@ def test_lm_eval_cli_tokrag_offline_with_traces(tmp_path):
         assert trace["n_rag"] + trace["n_pure"] == len(trace["tokens"]) > 0
         for branch, s_r, s_l, layer, text in trace["tokens"]:
             assert branch[0] in "RL" and isinstance(text, str)
+            assert layer is None or 12 <= layer <= 28  # pairs above js_min_layer 12 give layers 12..28 (fallback 21)
         assert "".join(t[4] for t in trace["tokens"]).strip().startswith(line["resps"][0][0].strip())
