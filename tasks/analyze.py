@@ -623,7 +623,7 @@ def nan_to_none(obj: Any) -> Any:
 def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split: str) -> None:
     """Arguments shared by ``tokrag analyze`` and ``tokrag calibrate``."""
     p.add_argument("--model", default=None, help="pretrained model (hub id, local folder or alias); overrides --model-args")
-    p.add_argument("--model-args", default="pretrained=smollm2-135m-instruct",
+    p.add_argument("--model-args", "--model_args", default="pretrained=smollm2-135m-instruct",
                    help="tokrag model arguments, k=v comma list as for lm_eval --model_args")
     p.add_argument("--data", default="wiki,nq", help=f"comma list of: {', '.join(DATA_SETS)} (default wiki,nq)")
     p.add_argument("--split", default=default_split, help=f"question split: test | dev (default {default_split})")
@@ -635,7 +635,7 @@ def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split:
     p.add_argument("--data-dir", default=None, help="data folder for NQ (default $TOKRAG_DATA_DIR)")
     p.add_argument("--prompt", default="instruct", choices=("instruct", "base"),
                    help="QA prompt format of the nq samples (task metadata prompt; base for base models)")
-    p.add_argument("--apply-chat-template", action="store_true",
+    p.add_argument("--apply-chat-template", "--apply_chat_template", action="store_true",
                    help="render the nq prompts with the model's chat template, as lm_eval --apply_chat_template "
                         "(wiki continuations stay plain text)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the AUC CIs (default 1000)")
