@@ -242,3 +242,15 @@ def test_records_match_the_scorer_and_cli_resumes(tmp_path, monkeypatch) -> None
     assert json.loads((out / "results.json").read_text())["results"]["wiki"]["policies"] == res["policies"]
     with pytest.raises(Exception, match="dev"):
         calibrate.main(argv + ["--split", "test"])
+
+
+def test_cli_accepts_lm_eval_spellings() -> None:
+    """``--model_args`` / ``--apply_chat_template`` (as lm_eval and the v2 spec's comment write them) are
+    the same options as the dashed forms, in both ``tokrag analyze`` and ``tokrag calibrate``."""
+    from tasks import analyze, calibrate
+
+    for parser in (analyze.build_parser(), calibrate.build_parser()):
+        a = parser.parse_args(["--model_args", "pretrained=x,k=3", "--apply_chat_template"])
+        b = parser.parse_args(["--model-args", "pretrained=x,k=3", "--apply-chat-template"])
+        assert a.model_args == b.model_args == "pretrained=x,k=3" and a.apply_chat_template is b.apply_chat_template is True
+        assert parser.parse_args([]).apply_chat_template is False
