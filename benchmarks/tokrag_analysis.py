@@ -10,7 +10,8 @@
 Label: the paper's strict label (exactly one run's top-1 is the gold token). AUC of ``S_R − S_L`` with a
 95% percentile bootstrap CI resampling samples (1,000 resamples), pooled over the data sets, on all
 strict tokens and on the generation-relevant ones. Goal (issue 11.3): calibrated strict AUC ≥ 0.60 with
-its CI above 0.5 on test tokens. SmolLM2-135M-Instruct, float32, CPU, one thread; the NQ prompts as the
+its CI above 0.5 on ≥ 1,000 strict test tokens (``goal_met`` is false on fewer). SmolLM2-135M-Instruct,
+float32, CPU, one thread; the NQ prompts as the
 v2 leaderboard gives them to that model (``--apply-chat-template``; ``--prompt base`` without it for a base
 model). ``--preset PATH`` measures a preset written before (e.g. the committed
 ``leaderboards/presets/tokrag-<model>.json``, calibrated on the same dev records) instead of calibrating
@@ -40,6 +41,10 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 if os.path.isdir(os.path.join(_HERE, "..", "..", "shared", "data")):
     os.environ.setdefault("TOKRAG_DATA_DIR", os.path.abspath(os.path.join(_HERE, "..", "..", "shared", "data")))
+
+
+GOAL_MIN_STRICT = 1000
+"""Strict test tokens the issue 11.3 goal is measured on (fewer: ``goal_met`` is false)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "dev_n_strict": preset["calibration"]["dev_counts"]["strict"],
         "n_layers": n_layers,
         "goal_met": bool(r4(pol["calibrated"]["strict"]["auc"]) is not None and pol["calibrated"]["strict"]["auc"] >= 0.60
-                         and pol["calibrated"]["strict"]["ci_low"] > 0.5),
+                         and pol["calibrated"]["strict"]["ci_low"] > 0.5 and pooled["counts"]["strict"] >= GOAL_MIN_STRICT),
         "seconds": round(time.time() - t0, 1),
     }
     print(json.dumps(out))
