@@ -51,6 +51,24 @@ def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):
     assert "HF_HUB_OFFLINE=1" in msg and "local folder" in msg and "smollm2-135m-instruct" in msg
 
 
+def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():
+    """The converted folder is named after the sha256 of the installed GGUF (pip's RECORD), so a new virtual
+    environment with the same wheel reuses it; a copy of the file with another mtime gets the same key."""
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    from tokrag_model import loading
+
+    spec = loading.ALIASES["smollm2-135m-instruct"]
+    gguf = Path(importlib.util.find_spec(spec["package"]).submodule_search_locations[0]) / spec["gguf"]
+    digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    assert loading._installed_file_key(spec, gguf) == digest[:12]
+    assert resolve_pretrained("smollm2-135m-instruct").path.name == f"smollm2-135m-instruct-{digest[:12]}"
+    st = gguf.stat()
+    assert loading._installed_file_key(dict(spec, dist="no-such-dist"), gguf) == f"{st.st_size:x}-{int(st.st_mtime):x}"
+
+
 def test_missing_local_folder_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="does not exist"):
         resolve_pretrained(str(tmp_path / "no_such_model"))

