@@ -34,3 +34,24 @@ def data_dir() -> Path:
     if not path.is_dir():
         pytest.fail(f"data folder {path} missing: put ../shared beside the repository or set TOKRAG_DATA_DIR")
     return path
+
+
+# `pytest -n 2` (pytest-xdist; .ci/run runs the suite so on its two cores): every test module runs whole on one
+# worker, so its module- and session-scoped fixtures (the Gemma 3 generations, the SmolLM2 golden outputs,
+# indexes, encoders) are built once, except the modules below, whose tests are independent and heavy and share
+# only a cheap model load: those are spread test by test. (xdist's own `--dist loadgroup` marks are ignored
+# from pytest 9.2 on, which renamed the node id attribute it rewrites; a scheduler hook does not depend on it.)
+SPREAD_MODULES = {"test_model_batching.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "load":  # an explicit --dist loadscope/loadfile/... is left to xdist
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module.rsplit("/", 1)[-1] in SPREAD_MODULES else module
+
+    return ModuleScheduling(config, log)
