@@ -19,6 +19,7 @@ and, at the end, waited for and picked up only if the other process died before 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -301,6 +302,30 @@ def _with_progress(lm, bar, chunk: int) -> list[str]:
     return patched
 
 
+_ENV_INFO: list[str] = []  # torch's environment report, collected once per process
+
+
+@contextlib.contextmanager
+def _env_info_once():
+    """While a cell runs, lm-eval's ``add_env_info`` gets torch's ``get_pretty_env_info()`` (recorded in
+    results.json as ``pretty_env_info``) from a per-process cache: collecting it starts a dozen subprocesses
+    (``pip list``, ``nvidia-smi``, ...), ~0.7 s of a toy cell's 1 s, and it cannot change while the process runs."""
+    import torch.utils.collect_env as collect_env
+
+    original = collect_env.get_pretty_env_info
+
+    def cached() -> str:
+        if not _ENV_INFO:
+            _ENV_INFO.append(original())
+        return _ENV_INFO[0]
+
+    collect_env.get_pretty_env_info = cached
+    try:
+        yield
+    finally:
+        collect_env.get_pretty_env_info = original
+
+
 # --------------------------------------------------------------------------- one cell
 
 def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
@@ -326,7 +351,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     patched = _with_progress(lm, bar, chunk)
     t0 = time.perf_counter()
     try:
-        with _PeakRSS() as mem:
+        with _PeakRSS() as mem, _env_info_once():
             results = lm_eval.simple_evaluate(
                 model=lm, tasks=[cell.task.task], task_manager=task_manager, limit=cell.limit,
                 num_fewshot=cell.num_fewshot, gen_kwargs=dict(cell.gen_kwargs) or None,

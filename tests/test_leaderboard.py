@@ -236,6 +236,19 @@ def test_run_records_results_samples_and_cost(toy_run):
     assert prov["retrieval"]["corpus_fingerprint"] == "toycorpus01" and prov["versions"]["lm_eval"] == "0.4.13"
 
 
+def test_every_cell_records_torchs_environment_report_collected_once(toy_run):
+    """lm-eval's ``pretty_env_info`` (torch's collect_env report) is in every cell's results.json; the runner
+    collects it once per process (a dozen subprocesses each time) and puts torch's function back afterwards."""
+    import torch.utils.collect_env as collect_env
+
+    from leaderboards import runner
+
+    spec, runs, _ = toy_run
+    infos = {json.loads((runs / k / "results.json").read_text())["pretty_env_info"] for _, k, _ in cell_keys(spec)}
+    assert len(infos) == 1 and "PyTorch version: 2.13.0" in infos.pop()
+    assert runner._ENV_INFO and collect_env.get_pretty_env_info.__name__ == "get_pretty_env_info"
+
+
 def test_second_run_does_nothing_and_report_is_byte_identical(toy_copy, tmp_path):
     spec, runs = toy_copy
     again = run_spec(spec, runs, progress=False)
