@@ -39,9 +39,9 @@ def data_dir() -> Path:
 # `pytest -n 2` (pytest-xdist; .ci/run runs the suite so on its two cores): every test module runs whole on one
 # worker, so its module- and session-scoped fixtures (the Gemma 3 generations, the SmolLM2 golden outputs,
 # indexes, encoders) are built once, except the modules below, whose tests are independent and heavy and share
-# only a cheap model load: those are spread test by test. (xdist's own `--dist loadgroup` marks are ignored
+# at most a cheap model load: those are spread test by test. (xdist's own `--dist loadgroup` marks are ignored
 # from pytest 9.2 on, which renamed the node id attribute it rewrites; a scheduler hook does not depend on it.)
-SPREAD_MODULES = {"test_model_batching.py"}
+SPREAD_MODULES = {"test_model_batching.py", "test_leaderboard_reliability.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_model_smollm2 import context_of, make_docs
+from test_model_smollm2 import backbone, context_of, make_docs  # noqa: F401  (backbone: the session's model)
 
 from tokrag_model.methods import METHODS
 
@@ -23,13 +23,6 @@ METHOD_NAMES = list(METHODS)  # every registered method, new ones included
 
 GEN = {"until": ["<|im_end|>"], "max_gen_toks": 6, "do_sample": False}
 METHOD_ARGS = {"tokrag": {"always_score": True}}  # S_R/S_L at every token: every decision quantity in the trace
-
-
-@pytest.fixture(scope="module")
-def backbone():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("smollm2-135m-instruct")
 
 
 @pytest.fixture(scope="module")
