@@ -44,6 +44,7 @@ def data_dir() -> Path:
 SPREAD_MODULES = {"test_model_batching.py", "test_leaderboard_reliability.py"}
 
 
+@pytest.hookimpl(optionalhook=True)  # plain `pytest` without pytest-xdist installed must still run
 def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") != "load":  # an explicit --dist loadscope/loadfile/... is left to xdist
         return None
