@@ -180,8 +180,8 @@ GOLDEN_OUT = {
   " the next movie is due to"
  ],
  "rag-ensemble-entropy": [
-  " the first Nobel Prize in physics",
-  " the next deadpool movie is"
+  " Marie Curie",
+  " the next movie is due to"
  ]
 }
 # At the paper-default layer round(0.625*18) = 11 (a global-attention layer) Tok-RAG keeps the RAG tokens
@@ -189,7 +189,7 @@ GOLDEN_OUT = {
 # follows the pure branch once (' coming', S_R 0.70 < S_L 0.77).
 GOLDEN_TOKRAG = [[["R", 0.8995, 0.7505, 11], ["R", 1.0, 0.5431, 11], ["R=", 0.996, 0.9663, 11], ["R=", 0.7943, 0.8581, 11]], [["Rb", 0.6389, 0.8571, 11], ["R=", 0.3672, 0.9951, 11], ["R=", 0.4685, 0.9198, 11], ["R=", 0.5724, 0.9714, 11], ["L", 0.7031, 0.7671, 11], ["R=", 0.4886, 0.9612, 11]]]
 GOLDEN_LL = {"tokrag": -2.844, "rag-standard": -2.844, "rag-replug": -3.951, "rag-selfrag-filter": -8.709, "rag-none": -9.493,
-             "rag-cad": -4.802, "rag-adacad": -2.327, "rag-ensemble-entropy": -4.243}
+             "rag-cad": -4.802, "rag-adacad": -2.327, "rag-ensemble-entropy": -3.181}
 
 
 @pytest.mark.slow

@@ -1,22 +1,36 @@
 """``rag-ensemble-entropy``: the low-entropy ensemble LeEns (Qiu, Ou, Wu, Li, Liu, King, "Entropy-Based
-Decoding for Retrieval-Augmented Large Language Models", NAACL 2025, arXiv 2406.17519) — the lm-eval class,
-its per-step rule and its formulas.
+Decoding for Retrieval-Augmented Large Language Models", NAACL 2025, arXiv 2406.17519; the LeEns part of
+its method section) — the lm-eval class, its per-step rule and its formulas.
 
-One branch per passage (passage ``d_j`` + task context ``x``), decoded in one batch as REPLUG's branches
-(:mod:`tokrag_model.methods.replug`: same prompts, same cost); the branches are mixed at every step with
-weights from the LM's own confidence instead of retriever scores — the lower a branch's next-token entropy,
-the larger its weight::
+One branch per passage (passage ``d_j`` + task context ``x``; no passage-free branch), decoded in one batch as
+REPLUG's branches (:mod:`tokrag_model.methods.replug`: same prompts, same cost). At every step each branch's
+next-token distribution is weighted by the LM's own confidence instead of a retriever score — the lower a
+branch's entropy over the full vocabulary, the larger its weight — and the branches are combined as a
+weighted product of experts (a weighted sum of log-probs), not a probability mixture::
 
-    H_j,t = −Σ_v p_j,t(v)·ln p_j,t(v)                    (nats)
-    w_j,t = exp(−H_j,t / τ) / Σ_k exp(−H_k,t / τ)
-    p_t(y) = Σ_j w_j,t · p(y | d_j, x, y_<t)             (a probability mixture, as REPLUG's)
+    H_j,t = −Σ_v p_j,t(v)·ln p_j,t(v)                         (nats, full vocabulary)
+    w_j,t = exp(−H_j,t / τ) / Σ_k exp(−H_k,t / τ)              (τ default 0.1)
+    log p_t(y) = log_softmax_y( Σ_j w_j,t · ln p(y | d_j, x, y_<t) );   greedy argmax
 
-This is the paper's first component (document-parallel LeEns); its second component (CLeHe, a contrast
-against a high-entropy internal layer) is not part of this row. Caveat on the source: only the paper's
-abstract and secondary summaries were readable offline when this was written, so the normalisation above
-(softmax of −H/τ, probability mixture) and the default τ = 1 nat are this implementation's reading of
-"prioritise low-entropy distributions", not yet checked against the paper's §3 equations and its
-hyperparameter table: check them before quoting the row as LeEns.
+Source: the authors' code (GitHub mohrsalt/entropy-based-decoding, commit 2da84cb by the first author Zexuan
+Qiu, ``utils/decoding_utils.py``, ``leens_using_logits``, lines 108–118): per branch the entropy of
+softmax(final logits), ``softmax(−H/τ)`` across the branches, then ``Σ_j w_j·logit_j`` and a greedy argmax.
+A sum of raw logits equals the sum of log-probs up to ``Σ_j w_j·logsumexp_j``, a constant over the vocabulary,
+so after ``log_softmax`` it is exactly the formula above. τ is that code's ``--temp-cpmi``, default 0.1
+(``get_qa_responses.py`` line 298; ``scripts/odqa_scripts/*.sh`` pass 0.1 for Llama-2-7B/13B and
+Mistral-7B, 0.25 for Llama-3-8B, in runs of CLeHe, which shares this τ). The paper's own text was not
+readable offline, so the formula and the default follow that code, read at that commit. 0.1 is the authors'
+default for 7B-scale models; it is not validated for SmolLM2 or Gemma 3 here (``entropy_temperature=``).
+
+Unlike REPLUG's mixture ``Σ_j w_j p_j``, the product of experts lets a branch veto: a token that one weighted
+branch finds (almost) impossible is (almost) impossible in the ensemble, however likely another branch finds
+it. A log-prob of exactly −inf is clamped to :data:`LOGPROB_FLOOR` first, so the veto holds without NaNs (a
+branch whose weight underflows to 0 contributes 0, not 0·(−inf)) and tokens ruled out by every branch stay
+finite and ordered.
+
+This is the paper's first component (LeEns). Its second component, CLeHe (contrasting the ensemble against a
+high-entropy internal layer, ``clehe_using_logits`` in the same file, the authors' runs with ``--beta`` > 0),
+is out of scope for this row.
 """
 
 from __future__ import annotations
@@ -29,9 +43,16 @@ from ..args import Arg, number_at_least
 from ..base import RAGMethodLM, ScorePlan, budget_check
 from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
-from .replug import mixture_logprobs, weight_summary
+from .replug import weight_summary
 
-ENTROPY_TAU = 1.0  # nats; see the module docstring's caveat
+ENTROPY_TAU = 0.1
+"""Default τ (nats): the authors' ``--temp-cpmi`` default (``get_qa_responses.py`` line 298 at commit 2da84cb),
+used in their scripts for Llama-2-7B/13B and Mistral-7B; not validated for SmolLM2 or Gemma 3."""
+
+LOGPROB_FLOOR = torch.finfo(torch.float32).min
+"""Floor (≈ −3.4e38) for log-probs in :func:`product_of_experts_logprobs`: the most negative finite float32,
+so every finite log-prob the float32 models produce is unchanged, while −inf becomes finite; a convex
+combination of floored values cannot overflow float64."""
 
 
 # ------------------------------------------------------------------------------------------ formulas
@@ -43,7 +64,9 @@ def entropy(logprobs: torch.Tensor) -> torch.Tensor:
 
 
 def entropy_weights(logprobs: torch.Tensor, tau: float) -> torch.Tensor:
-    """LeEns weights ``softmax(−H_j / τ)`` over the k branches of (k, V) log-probs -> (k,) float64.
+    """LeEns weights ``softmax(−H_j / τ)`` over the k branches (axis 0) of (k, ..., V) log-probs -> (k, ...)
+    float64 (one weight vector per position when there are middle axes). Authors' code
+    ``leens_using_logits`` line 112 (commit 2da84cb).
 
     Raises:
         ValueError: ``tau <= 0``.
@@ -53,9 +76,26 @@ def entropy_weights(logprobs: torch.Tensor, tau: float) -> torch.Tensor:
     return torch.softmax(-entropy(logprobs) / tau, dim=0)
 
 
+def product_of_experts_logprobs(logprobs: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """``log_softmax(Σ_j w_j · ln p_j)``: the weighted product of experts over axis 0 (LeEns's combination;
+    authors' code ``leens_using_logits`` line 113, commit 2da84cb, as a sum of logits — the same after
+    normalisation).
+
+    Args:
+        logprobs: (k, ..., V) log-probs (nats) of the k branches; −inf is clamped to :data:`LOGPROB_FLOOR`
+            (a branch with a non-negligible weight vetoes the tokens it rules out; never NaN).
+        weights: (k, ...) weights summing to 1 over axis 0 (e.g. :func:`entropy_weights`).
+    Returns:
+        (..., V) float64 log-probs (nats).
+    """
+    lp = logprobs.double().clamp_min(LOGPROB_FLOOR)
+    w = weights.to(lp.device, torch.float64).unsqueeze(-1)
+    return torch.log_softmax((w * lp).sum(0), dim=-1)
+
+
 # ---------------------------------------------------------------------------------------- generation
 class EntropyEnsembleRule:
-    """rows = one (passage + context) prompt per passage; greedy on ``log Σ_j w_j,t p_j,t`` with
+    """rows = one (passage + context) prompt per passage; greedy on :func:`product_of_experts_logprobs` with
     ``w_t = entropy_weights(·, τ)`` recomputed at every step (kept in ``weights``, one (k,) per token)."""
 
     needs_hidden = False
@@ -72,7 +112,7 @@ class EntropyEnsembleRule:
         lps = batch.logprobs[rows]  # (k, V)
         w = entropy_weights(lps, self.tau)
         self.weights.append(w)
-        return int(mixture_logprobs(lps, w).argmax())
+        return int(product_of_experts_logprobs(lps, w).argmax())
 
 
 def weights_trace(per_token: list[torch.Tensor]) -> dict:
@@ -90,12 +130,14 @@ def weights_trace(per_token: list[torch.Tensor]) -> dict:
 
 # ---------------------------------------------------------------------------------------- lm-eval model
 class EntropyEnsembleLM(RAGMethodLM):
-    """``rag-ensemble-entropy``: per-passage branches mixed with low-entropy weights (LeEns, Qiu et al. 2025).
+    """``rag-ensemble-entropy``: per-passage branches combined as a product of experts with low-entropy
+    weights (LeEns, Qiu et al. 2025; see the module docstring for the formula and its sources).
 
-    Model argument ``entropy_temperature`` τ (nats, default :data:`ENTROPY_TAU`). No passage fits: the pure
-    prompt alone (``closed_book``). ``loglikelihood`` teacher-forces every branch once and mixes them at
-    every position with that position's weights. Trace: ``passages``, ``weights`` (per passage, mean over
-    tokens), ``top1_weight``, ``weight_entropy`` (nats; means over tokens), ``token_weights``.
+    Model argument ``entropy_temperature`` τ (nats, default :data:`ENTROPY_TAU` = 0.1, the authors' default
+    for 7B models, not validated for SmolLM2/Gemma). No passage fits: the pure prompt alone
+    (``closed_book``; the authors have no such case). ``loglikelihood`` teacher-forces every branch once and
+    combines them at every position with that position's weights. Trace: ``passages``, ``weights`` (per
+    passage, mean over tokens), ``top1_weight``, ``weight_entropy`` (nats; means over tokens), ``token_weights``.
     """
 
     METHOD = "rag-ensemble-entropy"
@@ -122,9 +164,13 @@ class EntropyEnsembleLM(RAGMethodLM):
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             lps = torch.stack([f.logprobs for f in forced])  # (k, C, V)
+            # position by position: float64 (k, C, V) or (C, V) temporaries would not fit for long rolling windows
             ws = [entropy_weights(lps[:, i], tau) for i in range(len(cont))]
-            mix = torch.stack([mixture_logprobs(lps[:, i], w) for i, w in enumerate(ws)])  # (C, V)
-            ll, greedy = self._sum_ll(mix, cont)
+            ll, greedy = 0.0, True
+            for i, (w, tok) in enumerate(zip(ws, cont)):
+                comb = product_of_experts_logprobs(lps[:, i], w)  # (V,) float64
+                ll += float(comb[tok])
+                greedy = greedy and int(comb.argmax()) == tok
             return ll, greedy, {**trace, **weights_trace(ws)}
 
         return ScorePlan([e.ids for e in encs], cont, finish)
