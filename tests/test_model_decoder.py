@@ -223,13 +223,16 @@ def _steps(dec, rows, tokens, reserve, hidden=True):
     return got
 
 
+@pytest.mark.parametrize("packed", [True, False], ids=["onednn-packed", "mkl-padded"])
 @pytest.mark.parametrize("reserve", [0, 3], ids=["dynamic-cache", "static-cache"])
-def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve):
-    """A request's two rows decoded alone (padded to MIN_GEMM_ROWS) or inside 3- and 8-row batches give
-    bitwise the same log-probs and hidden states at every step (the Tok-RAG decision inputs)."""
+def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed):
+    """A request's two rows decoded alone or inside 3- and 8-row batches give bitwise the same log-probs
+    and hidden states at every step (the Tok-RAG decision inputs). With oneDNN-packed weights no rows are
+    added; without them (MKL) 2 rows are padded to MIN_GEMM_ROWS. A lone row keeps the one-row kernel."""
     from tokrag_model.decoder import MIN_GEMM_ROWS
 
-    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
+    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True, packed_weights=packed)
+    assert (dec.kernels is not None) == packed
     g = torch.Generator().manual_seed(3)
     rows = [torch.randint(3, 97, (n,), generator=g).tolist() for n in (30, 12, 25, 7, 18, 40, 9, 22)]
     toks = [torch.randint(3, 97, (8,), generator=g).tolist() for _ in range(3)]
@@ -239,12 +242,15 @@ def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve):
     for (lp_a, h_a), (lp_3, h_3), (lp_8, h_8) in zip(alone, three, eight):
         assert torch.equal(lp_a, lp_8[2:4]) and torch.equal(h_a, h_8[:, 2:4])
         assert torch.equal(lp_3, lp_8[1:4]) and torch.equal(h_3, h_8[:, 1:4])
-    assert dec.prefill(rows[:2]).extra == MIN_GEMM_ROWS - 2 and dec.prefill(rows[:1]).extra == 0
+    lone = _steps(dec, rows[5:6], [t[5:6] for t in toks], reserve)  # MKL's one-row kernel, as hf: close, not bitwise
+    for (lp_1, h_1), (lp_8, h_8) in zip(lone, eight):
+        assert torch.allclose(lp_1, lp_8[5:6], atol=1e-5) and torch.allclose(h_1, h_8[:, 5:6], atol=1e-4)
+    assert dec.prefill(rows[:2]).extra == (0 if packed else MIN_GEMM_ROWS - 2) and dec.prefill(rows[:1]).extra == 0
     # the same numbers as the model's own (left-padded, masked) attention, to float32 rounding
     plain = _steps(MultiContextDecoder(tiny, _stats()), rows[2:4], [t[2:4] for t in toks], reserve)
     for (lp_a, _), (lp_p, _) in zip(alone, plain):
         assert torch.allclose(lp_a, lp_p, atol=1e-5)
-    assert dec.stats["forward_passes"] == 2 + 3 + 8 + 2 + 1 + 3 * (2 + 3 + 8)  # added rows are not counted
+    assert dec.stats["forward_passes"] == 2 + 3 + 8 + 1 + 2 + 1 + 3 * (2 + 3 + 8 + 1)  # added rows are not counted
 
 
 def test_teacher_force_batched_equals_alone_and_full_forward(tiny):
@@ -290,6 +296,44 @@ def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
             full = torch.nn.functional.linear(x, layout)
             for m, start in ((MIN_GEMM_ROWS, 0), (MIN_GEMM_ROWS + 1, 3), (8, 9), (16, 8)):
                 assert torch.equal(torch.nn.functional.linear(x[start:start + m], layout), full[start:start + m])
+
+
+def test_onednn_packed_rows_do_not_depend_on_the_row_count_and_leave_the_model_as_it_was():
+    """The property the packed kernels rest on (tokrag_model.decoder.pack_linear_weights): a row of the
+    packed product is bitwise the same for 1, 2, ... rows, at any position, and close to ``x @ W.T``; the
+    patched model is unchanged while the kernels are off, and packing is done once per model."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tokrag_model.decoder import PACK_BATCH_HINT, _onednn_linear_ok, pack_linear_weights
+
+    assert _onednn_linear_ok(), "oneDNN packed products are not row-invariant here: batch invariance falls back to MKL"
+    torch.manual_seed(5)
+    for k, n in ((576, 1536), (1536, 576), (576, 4096)):
+        w = torch.randn(n, k) * 0.05
+        packed = torch.ops.mkldnn._reorder_linear_weight(w, PACK_BATCH_HINT)
+        x = torch.randn(24, k)
+        full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+        assert torch.allclose(full, x @ w.T, atol=1e-4)
+        for m, start in ((1, 0), (1, 11), (2, 5), (3, 0), (4, 7), (9, 9), (16, 8)):
+            part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
+            assert torch.equal(part, full[start:start + m])
+    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg).eval()
+    ids = torch.tensor([[5, 9, 11, 3, 7]])
+    with torch.no_grad():
+        ref = model(input_ids=ids).logits
+    kernels = pack_linear_weights(model)
+    assert kernels is not None and kernels.n_linear == 2 * 7 + 1 and pack_linear_weights(model) is kernels
+    with torch.no_grad():
+        assert torch.equal(model(input_ids=ids).logits, ref)  # off: the model's own F.linear
+        kernels.on = True
+        try:
+            on = model(input_ids=ids).logits
+        finally:
+            kernels.on = False
+    assert torch.allclose(on, ref, atol=1e-5)
+    assert pack_linear_weights(LlamaForCausalLM(cfg).to(torch.bfloat16)) is None  # float32 only
 
 
 def test_rowwise_attention_honours_a_sliding_window_and_leaves_the_model_as_it_was():

@@ -40,14 +40,24 @@ of its batch, so traces and outputs are the same at every ``--batch_size``. Two 
 make them depend on it: (1) attention over a left-padded stack (softmax and its sums run over padded
 lengths, so the rounding depends on the longest row): with batch invariance every row attends over
 exactly its own keys, in its own call (:func:`rowwise_attention`), as a lone row does; (2) the matrix
-products: MKL's sgemm takes a different kernel below :data:`MIN_GEMM_ROWS` rows, and from that many rows
-on each row's result is independent of the row count and of the row's position (measured with torch
-2.13 / MKL 2024.2 on AVX2; ``tests/test_model_decoder.py`` checks it on every run). So a decode step with
-2 or 3 rows runs with empty rows added up to :data:`MIN_GEMM_ROWS` and a teacher-forced forward pass
-has at least that many positions. A lone row (``rag-none``, ``rag-standard``, the filter's generation at
-batch 1) keeps the one-row kernel, as lm-eval's ``hf`` does: its greedy tokens equal those of a batch
-unless two logits tie to within float32 rounding (its traces hold no decode-step numbers). On CUDA,
-cuBLAS picks kernels by shape, so batch invariance is off by default there
+products: a BLAS picks its kernel by the number of rows, and MKL's sgemm, for one, takes different
+kernels for 1, 2-3 and ≥ 4 rows. Every ``nn.Linear`` of a float32 CPU model therefore also gets a
+oneDNN copy of its weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with
+it each row's product is bitwise the same for any number of rows, from 1 on (checked on this machine by
+a probe when the weights are packed, and by ``tests/test_model_decoder.py``). The packed products serve
+the small products whose row count depends on the batch: decode steps of two or more rows, the LM head
+and the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model
+shared with lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10%
+faster: a row's prefill (always alone) and the body of a teacher-forced pass (at least
+:data:`MIN_GEMM_ROWS` positions, where MKL's rows do not depend on the row count). Small products also
+get faster: a 2-row decode step of SmolLM2-135M costs about 1.1 one-row steps instead of being padded to
+4 rows (``benchmarks/decoding.py``). Where packing is unavailable (no oneDNN, another dtype, or the probe
+fails), decode steps with 2 or 3 rows run with empty rows added up to :data:`MIN_GEMM_ROWS` (MKL's
+≥ 4-row kernel is row-invariant), and so do LM-head products. Either way a decode step of a single row
+(``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
+lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a
+batch unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step
+numbers. On CUDA, cuBLAS picks kernels by shape, so batch invariance is off by default there
 (``benchmarks/gpu_check.sh`` reports ``cuda_outputs_match_batch1``).
 
 The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
@@ -57,17 +67,26 @@ EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods`
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import torch
 import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-# MKL's sgemm uses one kernel for products with fewer rows than this and another from this many rows on;
-# with the latter each row's result is bitwise independent of the number of rows and of the row's position.
+# Without packed weights (LinearKernels): MKL's sgemm uses other kernels for products with fewer rows than
+# this; from this many rows on each row's result is bitwise independent of the number of rows and of the
+# row's position.
 MIN_GEMM_ROWS = 4
+# Teacher forcing on CPU: a pass ends before its padding exceeds this fraction of its real tokens (a long
+# CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
+# 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
+CPU_MAX_PAD_FRACTION = 0.1
+# oneDNN's expected row count for the packed weights; from 2 on, every row count gives the same per-row bits
+# (with 1, a one-row product takes another path).
+PACK_BATCH_HINT = 16
 # Keyword argument that carries the per-row key spans from the decoder down to rowwise_attention.
 ROWS_KWARG = "tokrag_rows"
 _ROWWISE_PREFIX = "tokrag_rows_"
@@ -163,6 +182,76 @@ def enable_rowwise_attention(model: Any) -> None:
     model.set_attn_implementation(name)
 
 
+class LinearKernels:
+    """oneDNN-prepacked copies of a model's ``nn.Linear`` weights and the switch that routes the model's
+    linear layers to them (batch invariance, module docstring).
+
+    ``on`` (bool): while True, every patched ``nn.Linear`` computes ``x @ W.T + b`` with
+    ``torch.ops.mkldnn._linear_pointwise`` on its packed weight, whose per-row results do not depend on the
+    number of rows; while False (the default) it is the model's own ``F.linear``. Use
+    :meth:`MultiContextDecoder.invariant_products` rather than setting it. ``n_linear``: patched layers
+    (the dense weights are kept, for prefill and for others sharing the model).
+    """
+
+    def __init__(self) -> None:
+        self.on = False
+        self.n_linear = 0
+
+
+def _onednn_linear_ok(hint: int = PACK_BATCH_HINT) -> bool:
+    """Probe: do oneDNN's packed products give each row the same bits for 1, 2, 3, 5 and 17 rows as inside
+    24 rows, at any position? False where the op is missing or the property fails on this CPU."""
+    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
+        return False
+    try:
+        g = torch.Generator().manual_seed(0)
+        w = torch.randn(200, 96, generator=g) * 0.1
+        x = torch.randn(24, 96, generator=g)
+        packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
+        full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+        for m, start in ((1, 0), (1, 7), (2, 3), (3, 20), (5, 9), (17, 6)):
+            part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
+            if not torch.equal(part, full[start:start + m]):
+                return False
+        return bool(torch.allclose(full, x @ w.T, atol=1e-5))
+    except (RuntimeError, NotImplementedError):
+        return False
+
+
+def pack_linear_weights(model: Any) -> LinearKernels | None:
+    """Give every ``nn.Linear`` of a float32 CPU model a oneDNN-prepacked copy of its weight and a forward
+    that uses it while the returned :class:`LinearKernels` is ``on``; idempotent (one per model).
+
+    Returns None (nothing changed) when the model is not float32 on CPU, torch has no oneDNN, or the
+    probe (:func:`_onednn_linear_ok`) finds per-row results that depend on the row count. Memory: one
+    more copy of the linear weights (SmolLM2-135M: +0.5 GB, the tied LM head included).
+    """
+    kernels = getattr(model, "_tokrag_linear_kernels", None)
+    if kernels is not None:
+        return kernels
+    p = next(model.parameters())
+    if p.device.type != "cpu" or p.dtype != torch.float32 or not _onednn_linear_ok():
+        return None
+    kernels = LinearKernels()
+    linear_pointwise = torch.ops.mkldnn._linear_pointwise
+    with torch.no_grad():
+        for mod in model.modules():
+            if not isinstance(mod, torch.nn.Linear) or mod.weight.dim() != 2 or mod.weight.dtype != torch.float32:
+                continue
+            packed = torch.ops.mkldnn._reorder_linear_weight(mod.weight.detach().contiguous(), PACK_BATCH_HINT)
+            dense = mod.forward
+
+            def forward(x: torch.Tensor, _mod: Any = mod, _packed: torch.Tensor = packed, _dense: Any = dense) -> torch.Tensor:
+                if kernels.on:
+                    return linear_pointwise(x, _packed, _mod.bias, "none", [], "")
+                return _dense(x)
+
+            mod.forward = forward
+            kernels.n_linear += 1
+    model._tokrag_linear_kernels = kernels
+    return kernels
+
+
 @dataclass
 class Batch:
     """State of a batch of rows being decoded.
@@ -231,13 +320,15 @@ class MultiContextDecoder:
         batch_invariant: a row's numbers independent of the other rows (module docstring); switches the
             model to :func:`rowwise_attention` (unchanged for callers that do not pass row spans).
         max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass.
+        packed_weights: with batch invariance, use oneDNN-prepacked weights where available
+            (:func:`pack_linear_weights`); False keeps MKL with :data:`MIN_GEMM_ROWS` padding (the fallback).
     Raises:
         ConfigError: the model has layers other than full or sliding-window attention, or bidirectional
             attention (see the module docstring).
     """
 
     def __init__(self, model: Any, stats: dict[str, int], batch_invariant: bool = False,
-                 max_batch_tokens: int = 8192) -> None:
+                 max_batch_tokens: int = 8192, packed_weights: bool = True) -> None:
         self.model = model
         self.stats = stats
         self.device = next(model.parameters()).device
@@ -258,8 +349,29 @@ class MultiContextDecoder:
         self.cache_config = PreTrainedConfig(num_hidden_layers=self.n_layers)
         self.batch_invariant = bool(batch_invariant)
         self.max_batch_tokens = int(max_batch_tokens)
+        self.max_pad_fraction = CPU_MAX_PAD_FRACTION if self.device.type == "cpu" else float("inf")
+        self.kernels: LinearKernels | None = None
         if self.batch_invariant:
             enable_rowwise_attention(model)
+            self.kernels = pack_linear_weights(model) if packed_weights else None
+        # decode steps: empty rows up to this many (MKL fallback only); teacher forcing: at least this many
+        # positions (its body runs on MKL's dense weights, faster than oneDNN's for long sequences)
+        self.min_rows = MIN_GEMM_ROWS if self.batch_invariant and self.kernels is None else 0
+        self.min_positions = MIN_GEMM_ROWS if self.batch_invariant else 0
+
+    @contextmanager
+    def invariant_products(self) -> Iterator[None]:
+        """Within this block the model's linear layers use the packed, row-invariant products (when
+        :attr:`kernels` exists; otherwise a no-op). Nestable."""
+        k = self.kernels
+        if k is None or k.on:
+            yield
+            return
+        k.on = True
+        try:
+            yield
+        finally:
+            k.on = False
 
     def _rows_kw(self, spans: list[tuple[int, int]]) -> dict[str, Any]:
         return {ROWS_KWARG: spans} if self.batch_invariant else {}
@@ -288,6 +400,8 @@ class MultiContextDecoder:
     def teacher_force(self, items: list[Forcing]) -> list[Forced]:
         """Teacher-forced forward of many sequences, batched (right padding, at most ``max_batch_tokens``
         padded tokens per pass, consecutive items together: give them sorted by length to pad little).
+        A pass also ends before padding would exceed ``max_pad_fraction`` of its real tokens (on CPU, where
+        a long forward pass is compute-bound and padded positions cost as much as real ones).
 
         The LM head runs on the continuation positions only. With batch invariance each item's outputs
         are bitwise those it gets alone (module docstring). Counts one forward pass per item.
@@ -298,12 +412,14 @@ class MultiContextDecoder:
         out: list[Forced] = []
         start = 0
         while start < len(items):
-            end, width = start, 0
+            end, width, real = start, 0, 0
             while end < len(items):
-                w = max(width, len(items[end].prompt) + len(items[end].cont), MIN_GEMM_ROWS)
-                if end > start and w * (end - start + 1) > self.max_batch_tokens:
+                n = len(items[end].prompt) + len(items[end].cont)
+                w = max(width, n, self.min_positions)
+                padded = w * (end - start + 1)
+                if end > start and (padded > self.max_batch_tokens or padded > (1 + self.max_pad_fraction) * (real + n)):
                     break
-                width, end = w, end + 1
+                width, real, end = w, real + n, end + 1
             out.extend(self._force(items[start:end], width))
             start = end
         return out
@@ -324,6 +440,7 @@ class MultiContextDecoder:
         hidden = any(it.hidden for it in items)
         cache = DynamicCache(config=self.cache_config) if keys else None
         pos = torch.arange(width, device=self.device).view(1, -1).expand(len(items), -1)
+        # dense weights: with ≥ MIN_GEMM_ROWS positions MKL's rows are row-invariant (module docstring)
         res = self.base(input_ids=ids, attention_mask=None if self.batch_invariant else mask, position_ids=pos,
                         cache=cache, use_cache=keys, output_hidden_states=hidden,
                         **self._rows_kw([(0, len(s)) for s in seqs]))
@@ -342,11 +459,17 @@ class MultiContextDecoder:
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The LM head on (n, d) final hidden states -> (n, V) float32 (with the model's final logit
-        soft-capping, if any). Runs on at least :data:`MIN_GEMM_ROWS` rows (batch invariance)."""
+        soft-capping, if any). Row-invariant products (batch invariance: packed weights, or at least
+        :data:`MIN_GEMM_ROWS` rows without them)."""
         n = hidden.shape[0]
-        if self.batch_invariant and 0 < n < MIN_GEMM_ROWS:
-            hidden = torch.cat([hidden, hidden.new_zeros(MIN_GEMM_ROWS - n, hidden.shape[1])])
-        z = self.lm_head(hidden)[:n].float()
+        if 0 < n < self.min_rows:
+            hidden = torch.cat([hidden, hidden.new_zeros(self.min_rows - n, hidden.shape[1])])
+        return self._head(hidden)[:n]
+
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """LM head (row-invariant products) and final logit soft-capping on (..., d) -> (..., V) float32."""
+        with self.invariant_products():
+            z = self.lm_head(hidden).float()
         cap = getattr(self.config, "final_logit_softcapping", None)
         return torch.tanh(z / cap) * cap if cap else z
 
@@ -359,7 +482,8 @@ class MultiContextDecoder:
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
-        With batch invariance, 2 or 3 rows get empty rows up to :data:`MIN_GEMM_ROWS` (``Batch.extra``).
+        Each row is prefilled alone, on the dense weights. With batch invariance and no packed weights, 2 or
+        3 rows get empty rows up to :data:`MIN_GEMM_ROWS` (``Batch.extra``).
         Raises:
             ValueError: an empty row.
         """
@@ -381,7 +505,7 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
-        extra = MIN_GEMM_ROWS - len(rows) if self.batch_invariant and 1 < len(rows) < MIN_GEMM_ROWS else 0
+        extra = self.min_rows - len(rows) if 1 < len(rows) < self.min_rows else 0
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
@@ -439,8 +563,10 @@ class MultiContextDecoder:
         pos = torch.tensor(batch.lengths + [0] * batch.extra, device=self.device).view(n, 1)
         single = n == 1 and batch.pads[0] == 0
         kw = {ROWS_KWARG: batch.spans()} if batch.rowwise else {}
-        out = self.model(input_ids=x, attention_mask=None if single or batch.rowwise else batch.mask, position_ids=pos,
-                         cache=batch.cache, use_cache=True, output_hidden_states=hidden, **kw)
+        # a lone row keeps MKL's one-row kernel (as lm-eval's hf; ~15% faster than the packed one-row product)
+        with self.invariant_products() if n > 1 else nullcontext():
+            out = self.model(input_ids=x, attention_mask=None if single or batch.rowwise else batch.mask, position_ids=pos,
+                             cache=batch.cache, use_cache=True, output_hidden_states=hidden, **kw)
         self.stats["forward_passes"] += b
         batch.lengths = [length + 1 for length in batch.lengths]
         for r, t in zip(batch.ids, tokens):
@@ -504,7 +630,8 @@ class MultiContextDecoder:
         """
         self.check_attention_rows()
         attn = self.layers[layer].self_attn
-        q = self._queries(layer, h_in, positions).float()  # (H, n, hd)
+        with self.invariant_products():
+            q = self._queries(layer, h_in, positions).float()  # (H, n, hd)
         k = keys.float()
         groups = q.shape[0] // k.shape[0]
         if groups > 1:
@@ -544,9 +671,7 @@ class MultiContextDecoder:
         passed through the final norm; ``hidden_states[L]`` from transformers is already normed. The
         model's final logit soft-capping (``final_logit_softcapping``, Gemma 2) is applied as in its forward.
         """
-        logits = self.lm_head(hidden).float()
-        cap = getattr(self.config, "final_logit_softcapping", None)
-        return torch.tanh(logits / cap) * cap if cap else logits
+        return self._head(hidden)
 
 
 def _attention_layout(model: Any) -> tuple[list[str], list[int | None]]:
