@@ -15,7 +15,9 @@
 * ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
   itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
   generates ``max_gen_toks`` tokens too (``min_new_tokens``). ``standard_vs_hf_outputs_match``: the
-  same text up to rag-standard's first EOS (the exact-string test is tests/test_model_batching.py).
+  same strings from both when both stop at EOS (an untimed second pass; with ``min_new_tokens`` ``hf``
+  bans EOS, so forced-length outputs part wherever EOS is the greedy token, while ours, with EOS
+  ignored, emits it and goes on). The exact-string test is tests/test_model_batching.py.
 * ``speedup_batch8``: questions/s at ``--batch 8`` ÷ questions/s at batch 1, for rag-standard and
   tokrag; ``outputs_match_batch1``: the batch-8 outputs equal the batch-1 ones.
 * ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` on ``wiki_lm_bm25`` (``--ll-n`` docs,
@@ -260,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         t_std = t_hf = 0.0
         n_std = n_hf = 0
         hf_match = True
-        for qi in range(len(docs)):
-            prompt = std.encode_rag(docs[qi], contexts[qi], std.max_length - args.max_gen_toks).text
+        prompts = [std.encode_rag(docs[qi], contexts[qi], std.max_length - args.max_gen_toks).text for qi in range(len(docs))]
+        for qi, prompt in enumerate(prompts):
             hf_gen = dict(gen, min_new_tokens=args.max_gen_toks) if not args.stop_at_eos else dict(gen)
             pair = [("std", lambda: std.generate_until(requests([qi]), disable_tqdm=True)[0]),
                     ("hf", lambda: hf.generate_until([Instance("generate_until", docs[qi], (prompt, hf_gen), qi)],
@@ -276,10 +278,15 @@ def main(argv: list[str] | None = None) -> int:
                     t_std, n_std = t_std + dt, n_std + std.stats["generated_tokens"] - before
                 else:
                     t_hf, n_hf = t_hf + dt, n_hf + len(tok.encode(texts[who], add_special_tokens=False))
-            eos = tok.eos_token or ""
-            ours = texts["std"] if args.stop_at_eos else texts["std"].split(eos)[0]
-            hf_match = hf_match and texts["hf"].startswith(ours)
             loads.append(_load())
+        # output equality, untimed: both honour EOS (hf's min_new_tokens would ban it)
+        std_eos = MODELS["rag-standard"].with_backbone(bb)
+        for qi, prompt in enumerate(prompts):
+            ours = std_eos.generate_until(requests([qi]), disable_tqdm=True)[0]
+            theirs = hf.generate_until([Instance("generate_until", docs[qi], (prompt, dict(gen)), qi)], disable_tqdm=True)[0]
+            if ours != theirs:
+                hf_match = False
+                print(f"hf differs on question {qi}: rag-standard {ours!r} vs hf {theirs!r}", flush=True)
         # per-token time; hf's token count from its text (equal to max_gen_toks unless it stopped early)
         ratio_hf = round((t_std / max(1, n_std)) / (t_hf / max(1, n_hf)), 3)
         print(f"hf vs rag-standard {json.dumps({'std_s': round(t_std, 3), 'hf_s': round(t_hf, 3), 'std_tokens': n_std, 'hf_tokens': n_hf})}",
