@@ -425,8 +425,10 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
 def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> tuple[list[str], list[list[str]]]:
     """Header and body of one model's pivot (best per column wrapped in ``bold``)."""
     head = ["method"] + [f"{c['task']} ({LABELS.get(c['metric'], c['metric'])}{', lower is better' if c['lower_is_better'] else ''})"
-                         for c in piv["columns"]]
-    head.append(f"average ({LABELS.get(piv['average_metric'], piv['average_metric'])}, {len(piv['average_over'])} tasks)")
+                         if c["metric"] else f"{c['task']} (no results yet)" for c in piv["columns"]]
+    avg_label = LABELS.get(piv["average_metric"], piv["average_metric"])
+    head.append(f"average ({avg_label}, {len(piv['average_over'])} tasks)" if piv["average_over"]
+                else f"average (no task with {avg_label} yet)")
     body = []
     for r in piv["rows"]:
         line = [method_label(data, r["method"])]

@@ -404,6 +404,18 @@ def test_several_models_each_with_its_contract_compared_only_within_a_model(tmp_
     assert (out / "leaderboard.csv").read_text().startswith("model,method,task,")
 
 
+def test_partial_report_names_tasks_without_results(tmp_path):
+    """A partial grid (--allow-missing): a model whose tasks have no finished cell gets columns marked
+    'no results yet', not a metric named None."""
+    spec = load_spec(_two_models(tmp_path))
+    run_spec(spec, tmp_path / "runs", progress=False, max_cells=9)  # toy-a's 9 cells only
+    out = build_report(spec, tmp_path / "runs", tmp_path / "r", timings=False, allow_missing=True)
+    md = (out / "leaderboard.md").read_text()
+    assert "None" not in md.split("## Fairness contract")[0]
+    assert "| method | toy_qa (no results yet) | average (no task with answer match yet) |" in md
+    assert "| method | toy_qa (answer match) | toy_qa_noise67 (answer match) | toy_lm (word ppl, lower is better) | average (answer match, 2 tasks) |" in md
+
+
 @pytest.mark.parametrize(
     "change, message",
     [
