@@ -84,8 +84,9 @@ MIN_GEMM_ROWS = 4
 # CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
 # 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
 CPU_MAX_PAD_FRACTION = 0.1
-# oneDNN's expected row count for the packed weights; from 2 on, every row count gives the same per-row bits
-# (with 1, a one-row product takes another path).
+# oneDNN's expected row count for the packed weights (a layout hint); every row count, 1 included, gives the
+# same per-row bits (checked at load by _onednn_linear_ok). Lone decode rows still use MKL's dense one-row
+# kernel for speed (MultiContextDecoder.step).
 PACK_BATCH_HINT = 16
 # Keyword argument that carries the per-row key spans from the decoder down to rowwise_attention.
 ROWS_KWARG = "tokrag_rows"
