@@ -457,6 +457,16 @@ def test_v2_spec_is_the_planned_grid():
     assert {c.limit for c in cells if c.task.task != "wiki_lm_bm25"} == {300}
     assert {c.limit for c in cells if c.task.task == "wiki_lm_bm25"} == {100}
     assert len({c.model_args["k"] for c in cells}) == 1  # one k in both contracts
+    # every cell's model arguments are accepted by its method, and the labelled filter variant is top-2, not the
+    # threshold filter again (its top_m alone was once silently ignored)
+    from leaderboards.runner import check_cell_args
+    from tokrag_model.args import COMMON_ARGS, parse_args
+    from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM
+
+    check_cell_args(spec, cells)
+    top2 = next(m for m in spec.methods if m.name == "rag-selfrag-filter-top2")
+    resolved = parse_args(SelfRAGFilterLM.METHOD, {**COMMON_ARGS, **SelfRAGFilterLM.EXTRA_ARGS}, dict(top2.model_args))
+    assert (resolved["selection"], resolved["top_m"]) == ("top_m", 2)
     # every method's lm-eval model resolves (the issue-11 methods once they are registered)
     from leaderboards.keys import model_target
 

@@ -38,6 +38,18 @@ def test_selection_arguments_are_validated_before_any_model_is_loaded():
         SelfRAGFilterLM(selection="top2")
 
 
+def test_an_argument_of_the_other_selection_is_refused_not_ignored():
+    """``top_m=2`` alone used to run the threshold filter unchanged (the v2 spec's top-2 row was the filter row)."""
+    from retrieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^--model rag-selfrag-filter: model argument top_m=2 has no effect with "
+                                          r"selection='threshold'; add selection=top_m to use it, or drop top_m$"):
+        SelfRAGFilterLM(top_m=2)
+    with pytest.raises(ConfigError, match=r"relevance_threshold=0.3 has no effect with selection='top_m'; "
+                                          r"add selection=threshold to use it, or drop relevance_threshold$"):
+        SelfRAGFilterLM(selection="top_m", relevance_threshold=0.3)
+
+
 @pytest.mark.slow
 def test_kept_rate_critic_auc_and_top_m_with_the_real_critic(backbone, docs):  # noqa: F811
     from tokrag_model.methods.standard import RagStandardLM

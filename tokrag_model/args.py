@@ -18,11 +18,17 @@ from .loading import ALIASES, WEIGHT_LAYOUTS
 
 @dataclass(frozen=True)
 class Arg:
-    """One model argument: ``default``, a caster (raises ValueError/TypeError on bad input) and help text."""
+    """One model argument: ``default``, a caster (raises ValueError/TypeError on bad input) and help text.
+
+    ``only_with=(other, value)`` marks an argument that acts only when ``other`` resolves to ``value``
+    (e.g. the filter's ``top_m`` only with ``selection=top_m``): giving it explicitly otherwise is a
+    :class:`ConfigError` rather than a silent no-op.
+    """
 
     default: Any
     cast: Callable[[Any], Any]
     help: str
+    only_with: tuple[str, Any] | None = None
 
 
 def to_bool(value: Any) -> bool:
@@ -158,8 +164,9 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
     Returns:
         dict of every argument in ``schema`` (the resolved config).
     Raises:
-        ConfigError: an unknown key (listing the valid keys, with a close-match suggestion) or a value
-        that cannot be cast (naming the key and the expected form).
+        ConfigError: an unknown key (listing the valid keys, with a close-match suggestion), a value
+        that cannot be cast (naming the key and the expected form), or a key given explicitly whose
+        :attr:`Arg.only_with` condition does not hold (it would have no effect).
     """
     out: dict[str, Any] = {}
     unknown = [k for k in given if k not in schema]
@@ -181,4 +188,11 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
         elif value is not None and key not in given:
             value = spec.cast(value) if not isinstance(value, (str, int, float, bool)) else value
         out[key] = value
+    for key, spec in schema.items():
+        if key in given and spec.only_with is not None and out[spec.only_with[0]] != spec.only_with[1]:
+            other, wanted = spec.only_with
+            raise ConfigError(
+                f"--model {method}: model argument {key}={given[key]!r} has no effect with {other}={out[other]!r}; "
+                f"add {other}={wanted} to use it, or drop {key}"
+            )
     return out

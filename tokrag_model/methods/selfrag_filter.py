@@ -85,12 +85,13 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     METHOD = "rag-selfrag-filter"
     EXTRA_ARGS = {
-        "relevance_threshold": Arg(0.5, float, "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold"),
+        "relevance_threshold": Arg(0.5, float, "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold",
+                                   only_with=("selection", "threshold")),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
         "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
         "selection": Arg("threshold", choice("threshold", "top_m"),
                          "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r"),
-        "top_m": Arg(2, int_at_least(1), "passages kept with selection=top_m (>= 1)"),
+        "top_m": Arg(2, int_at_least(1), "passages kept with selection=top_m (>= 1)", only_with=("selection", "top_m")),
     }
 
     def setup(self) -> None:
