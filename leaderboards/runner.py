@@ -266,6 +266,42 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
 
 
+def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse two methods that would run the same configuration within one model's contract.
+
+    A labelled variant whose own arguments are missing or ignored (a calibrated row without its preset, a
+    top-2 row whose ``top_m`` the threshold filter ignores) would otherwise be published as a second row
+    with the base method's numbers. Cells are compared on :meth:`Cell.config` with the method's name left
+    out and, for methods that declare a schema, its model arguments resolved (defaults filled in), so
+    ``{}`` and ``{top_m: 2}`` (the default) compare equal. Nothing is loaded.
+
+    Raises:
+        ConfigError: naming the spec, the model and both methods.
+    """
+    from tokrag_model.args import COMMON_ARGS, parse_args
+
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        cls = _model_class(cell.method.model)
+        args = dict(cell.model_args)
+        if isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict):
+            try:
+                args = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, args)
+            except ConfigError:
+                pass  # check_cell_args names it
+        cfg = {**cell.config(), "model_args": args, "model_name": cell.model_name}
+        cfg.pop("method")
+        key = fingerprint(cfg)
+        other = seen.setdefault(key, cell)
+        if other.method.name != cell.method.name:
+            where = f" for model {cell.model_name}" if cell.model_name else ""
+            raise ConfigError(
+                f"leaderboard spec {spec.path}: methods {other.method.name!r} and {cell.method.name!r} run the same "
+                f"configuration{where} (model {cell.method.model}, same resolved model arguments), so their rows would "
+                f"be the same numbers; give {cell.method.name!r} its own model_args (or the model's method_args)"
+            )
+
+
 def make_model(cell: Cell):
     """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(model_args, {batch_size, device})``."""
     cls = _model_class(cell.method.model)
@@ -448,6 +484,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     runs = resolve_runs_dir(spec, runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
     keyed = cell_keys(spec)
+    check_distinct_methods(spec, [c for c, _, _ in keyed])
     summary = RunSummary()
     todo = []
     for cell, key, mat in keyed:

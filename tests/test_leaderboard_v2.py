@@ -477,3 +477,32 @@ def test_v2_spec_is_the_planned_grid():
         except ConfigError:
             unresolved.add(m.model)
     assert unresolved <= {"rag-cad", "rag-adacad", "rag-ensemble-entropy"}, unresolved
+
+
+def test_a_variant_that_runs_its_base_configuration_is_refused_before_any_cell(tmp_path):
+    """Two rows with one configuration (a variant whose arguments are missing) are refused before anything runs."""
+    p = write_spec(tmp_path, methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+                                      {"name": "standard-variant", "model": TOY, "model_args": {"mode": "first"}},
+                                      {"name": "none", "model": TOY, "model_args": {"mode": "none"}}])
+    with pytest.raises(ConfigError, match=r"methods 'standard' and 'standard-variant' run the same configuration"):
+        run_spec(load_spec(p), tmp_path / "runs")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_v2_variants_without_their_arguments_are_refused(tmp_path):
+    """The calibrated row without the per-model preset is the tokrag row; the top-2 row without top_m is the filter."""
+    import yaml
+
+    from leaderboards.runner import check_distinct_methods
+
+    spec = load_spec(ROOT / "leaderboards" / "specs" / "nq-wiki-12k-v2.yaml")
+    check_distinct_methods(spec, spec.cells())
+    raw = yaml.safe_load((ROOT / "leaderboards" / "specs" / "nq-wiki-12k-v2.yaml").read_text(encoding="utf-8"))
+    for model in raw["models"]:
+        model.pop("method_args", None)
+    path = tmp_path / "no-presets.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    broken = load_spec(path)
+    with pytest.raises(ConfigError, match=r"methods 'tokrag' and 'tokrag-calibrated' run the same configuration "
+                                          r"for model smollm2-135m-instruct"):
+        check_distinct_methods(broken, broken.cells())
