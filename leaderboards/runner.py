@@ -273,7 +273,7 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     top-2 row whose ``top_m`` the threshold filter ignores) would otherwise be published as a second row
     with the base method's numbers. Cells are compared on :meth:`Cell.config` with the method's name left
     out and, for methods that declare a schema, its model arguments resolved (defaults filled in), so
-    ``{}`` and ``{top_m: 2}`` (the default) compare equal. Nothing is loaded.
+    ``{}`` and ``{selection: threshold}`` (the default) compare equal. Nothing is loaded.
 
     Raises:
         ConfigError: naming the spec, the model and both methods.

@@ -490,7 +490,7 @@ def test_a_variant_that_runs_its_base_configuration_is_refused_before_any_cell(t
 
 
 def test_the_v2_variants_without_their_arguments_are_refused(tmp_path):
-    """The calibrated row without the per-model preset is the tokrag row; the top-2 row without top_m is the filter."""
+    """Without the models' method_args (their presets) the calibrated row is the tokrag row: refused, naming both."""
     import yaml
 
     from leaderboards.runner import check_distinct_methods
