@@ -239,6 +239,21 @@ def _model_class(model: str):
     return get_model(model)
 
 
+def resolved_model_args(cell: Cell, given: dict[str, Any]) -> dict[str, Any] | None:
+    """``given`` parsed by the cell's method schema (defaults filled in), or None for a model class that
+    declares none (only the tokrag models do: ``METHOD`` and ``EXTRA_ARGS``). Loads nothing.
+
+    Raises:
+        ConfigError: from :func:`tokrag_model.args.parse_args` (unknown key, bad value, argument without effect).
+    """
+    from tokrag_model.args import COMMON_ARGS, parse_args
+
+    cls = _model_class(cell.method.model)
+    if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict)):
+        return None
+    return parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
+
+
 def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Check every cell's model arguments against its method's declared schema before anything runs, so that
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
@@ -246,8 +261,6 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
     nothing is loaded. Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
     """
-    from tokrag_model.args import COMMON_ARGS, parse_args
-
     seen = set()
     for cell in cells:
         extra = {k: v for k, v in (("batch_size", cell.batch_size), ("device", cell.device)) if v is not None}
@@ -256,11 +269,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         if key in seen:
             continue
         seen.add(key)
-        cls = _model_class(cell.method.model)
-        if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict)):
-            continue
         try:
-            parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
+            resolved_model_args(cell, given)
         except ConfigError as exc:
             where = f"{cell.model_name}/" if cell.model_name else ""
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
@@ -278,17 +288,12 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     Raises:
         ConfigError: naming the spec, the model and both methods.
     """
-    from tokrag_model.args import COMMON_ARGS, parse_args
-
     seen: dict[str, Cell] = {}
     for cell in cells:
-        cls = _model_class(cell.method.model)
-        args = dict(cell.model_args)
-        if isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict):
-            try:
-                args = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, args)
-            except ConfigError:
-                pass  # check_cell_args names it
+        try:
+            args = resolved_model_args(cell, dict(cell.model_args)) or dict(cell.model_args)
+        except ConfigError:
+            args = dict(cell.model_args)  # check_cell_args names it
         cfg = {**cell.config(), "model_args": args, "model_name": cell.model_name}
         cfg.pop("method")
         key = fingerprint(cfg)
