@@ -26,6 +26,12 @@ def test_unknown_and_mistyped_model_args_list_valid_keys_with_suggestion():
         ReplugLM(replug_temperature="hot")
     with pytest.raises(ConfigError, match="replug_mode"):
         ReplugLM(replug_mode="pooling")
+    # τ acts only on the score mixture; with uniform weights it used to be accepted and ignored
+    with pytest.raises(ConfigError, match=r"^--model rag-replug: model argument replug_temperature=0.5 has no effect with "
+                                          r"replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature$"):
+        ReplugLM(replug_mode="uniform", replug_temperature=0.5)
+    assert parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},
+                      {"replug_mode": "uniform", "replug_temperature": None})["replug_temperature"] is None
     with pytest.raises(ConfigError, match="unknown model argument.*'foo'"):
         ReplugLM(foo=1)
 

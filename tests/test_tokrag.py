@@ -44,11 +44,42 @@ def test_model_args_layer_errors_are_one_line():
     from tokrag_model.methods.tokrag import TokRAGLM
 
     for kwargs, match in (({"js_min_layer": 1.5}, "js_min_layer=1.5 is invalid"),
-                          ({"layer_fallback": 40}, "layer_fallback=40 is outside"),
+                          ({"layer": "dynamic", "layer_fallback": 40}, "layer_fallback=40 is outside"),
                           ({"layer": "dynamic", "js_min_layer": 30}, "js_min_layer=30 is outside")):
         with pytest.raises(ConfigError, match=match) as exc:
             TokRAGLM(pretrained="smollm2-135m-instruct", **kwargs)
         assert "\n" not in str(exc.value)
+
+
+def test_dynamic_layer_arguments_with_a_fixed_layer_are_refused_not_ignored(tmp_path):
+    """``js_threshold``/``js_min_layer``/``layer_fallback`` act only with ``layer=dynamic``; with the default fixed
+    layer they used to be accepted and ignored. Refused before the weights load; a preset's ``layer`` counts."""
+    import json
+
+    from tokrag_model.args import COMMON_ARGS, parse_args
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    with pytest.raises(ConfigError, match=r"^--model tokrag: model argument\(s\) js_threshold have no effect with "
+                                          r"layer=0.625 \(a fixed fusion layer\); add layer=dynamic to use them, or drop them$"):
+        TokRAGLM(pretrained="no-such-model", js_threshold=1e-6)  # raised before the (missing) weights are looked up
+    with pytest.raises(ConfigError, match=r"js_min_layer, layer_fallback have no effect with layer=14 "):
+        TokRAGLM(pretrained="no-such-model", layer=14, js_min_layer=5, layer_fallback=20)
+
+    def resolve(given):
+        return TokRAGLM.resolve_args(parse_args("tokrag", {**COMMON_ARGS, **TokRAGLM.EXTRA_ARGS}, given), given)
+
+    assert resolve({"layer": "dynamic", "js_threshold": 1e-6})["js_threshold"] == 1e-6
+    assert resolve({"js_threshold": None})["layer"] == 0.625  # None is "not given" (lm-eval's js_threshold=none)
+    for layer, ok in (("dynamic", True), (14, False)):
+        preset = tmp_path / f"preset-{layer}.json"
+        preset.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag", "model": {}, "params": {"layer": layer}}))
+        if ok:  # the preset makes the layer dynamic: an explicit threshold applies
+            got = resolve({"preset": str(preset), "js_threshold": 1e-6})
+            assert (got["layer"], got["js_threshold"]) == ("dynamic", 1e-6)
+        else:
+            with pytest.raises(ConfigError, match=r"js_threshold have no effect with layer=14 \(from the preset\)"):
+                resolve({"preset": str(preset), "js_threshold": 1e-6})
+            assert resolve({"preset": str(preset), "layer": "dynamic", "js_threshold": 1e-6})["layer"] == "dynamic"
 
 
 def test_midpoint_kl_is_the_authors_reverse_form_averaged_over_v():

@@ -189,7 +189,8 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
             value = spec.cast(value) if not isinstance(value, (str, int, float, bool)) else value
         out[key] = value
     for key, spec in schema.items():
-        if key in given and spec.only_with is not None and out[spec.only_with[0]] != spec.only_with[1]:
+        if (key in given and given[key] is not None and spec.only_with is not None
+                and out[spec.only_with[0]] != spec.only_with[1]):
             other, wanted = spec.only_with
             raise ConfigError(
                 f"--model {method}: model argument {key}={given[key]!r} has no effect with {other}={out[other]!r}; "

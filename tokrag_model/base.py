@@ -157,6 +157,7 @@ class RAGMethodLM(LM):
     def __init__(self, backbone: Backbone | None = None, **kwargs: Any) -> None:
         super().__init__()
         cfg = parse_args(self.METHOD, {**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)
+        self.resolve_args(cfg, kwargs)  # fail before the weights load; setup() applies it
         self.resolved_config = cfg
         # Data parallel under `accelerate launch` / torchrun (lm-eval shards requests by rank).
         self.dp = DataParallel(resolve_device(cfg["device"]) if backbone is None else backbone.device)
@@ -195,6 +196,18 @@ class RAGMethodLM(LM):
         """Build the method over an already loaded model (tests, benchmarks, sweeps: load once)."""
         kwargs.pop("pretrained", None)
         return cls(backbone=backbone, pretrained=str(backbone.path), **kwargs)
+
+    @classmethod
+    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
+        """``cfg`` (from :func:`tokrag_model.args.parse_args`) with arguments that come from files applied and
+        checks that span several arguments done; ``given`` maps the arguments the user gave explicitly to their values. The base
+        returns ``cfg`` unchanged; :class:`~tokrag_model.methods.tokrag.TokRAGLM` applies its ``preset``. Called
+        by the method's :meth:`setup` and, before anything runs, by ``tokrag leaderboard run`` (loads no model).
+
+        Raises:
+            ConfigError: an argument that would have no effect (e.g. a dynamic-layer argument with a fixed layer).
+        """
+        return cfg
 
     def setup(self) -> None:
         """Hook for per-method state built from ``resolved_config``."""

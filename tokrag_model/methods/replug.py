@@ -136,7 +136,8 @@ class ReplugLM(RAGMethodLM):
 
     METHOD = "rag-replug"
     EXTRA_ARGS = {
-        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default: from the doc's scored_by)"),
+        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default: from the doc's scored_by)",
+                                  only_with=("replug_mode", "mixture")),
         "replug_mode": Arg("mixture", choice("mixture", "uniform"), "mixture | uniform"),
     }
 

@@ -695,6 +695,8 @@ PRESET_FORMAT = "tokrag-preset/1"
 PRESET_PARAMS = ("layer", "js_threshold", "js_min_layer", "layer_fallback", "rate", "n_anchors", "window_left",
                  "window_right", "rag_top", "pure_top", "bypass")
 """Model arguments a preset may set (explicit model arguments override them)."""
+DYNAMIC_ONLY = ("js_threshold", "js_min_layer", "layer_fallback")
+"""Model arguments that act only with ``layer=dynamic`` (the JS-gap rule); given with a fixed layer they are an error."""
 
 
 def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None) -> dict:
@@ -782,17 +784,43 @@ class TokRAGLM(RAGMethodLM):
     }
 
     def __init__(self, backbone: Any = None, **kwargs: Any) -> None:
-        self._given = set(kwargs)
+        self._given = dict(kwargs)
         super().__init__(backbone, **kwargs)
+
+    @classmethod
+    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
+        """``cfg`` with the preset's params applied under the explicit arguments (``given``: key -> value as
+        given), then checked: an explicit :data:`DYNAMIC_ONLY` argument with a fixed layer has no effect and
+        is an error.
+
+        Args:
+            preset: the preset as :func:`read_preset` returned it (checked against the weights); None reads
+                ``cfg["preset"]`` without that check (the leaderboard's pre-run check, no model loaded).
+        Raises:
+            ConfigError: from :func:`read_preset`, or ``js_threshold``/``js_min_layer``/``layer_fallback`` given
+            while the resolved ``layer`` is not ``dynamic``.
+        """
+        out = dict(cfg)
+        if out.get("preset"):
+            preset = preset if preset is not None else read_preset(out["preset"])
+            for key, value in preset["params"].items():
+                if key not in given:
+                    out[key] = cls.EXTRA_ARGS[key].cast(value)
+        if out["layer"] != "dynamic":
+            stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None]
+            if stray:
+                where = " (from the preset)" if out.get("preset") and "layer" not in given else ""
+                raise ConfigError(
+                    f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} have no effect with layer={out['layer']!r}"
+                    f"{where} (a fixed fusion layer); add layer=dynamic to use them, or drop them")
+        return out
 
     def setup(self) -> None:
         c = self.resolved_config
         self.preset = None
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers)
-            for key, value in self.preset["params"].items():
-                if key not in self._given:
-                    c[key] = self.EXTRA_ARGS[key].cast(value)
+        c.update(self.resolve_args(c, self._given, self.preset))
         self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
