@@ -7,8 +7,9 @@
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
-passes, wall seconds); ``run --estimate`` runs nothing and prints the estimated CPU-hours of the
-unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
+passes, wall seconds); ``run --estimate`` runs nothing, checks the spec's model arguments as ``run`` does
+before its first cell, and prints the estimated CPU-hours of the unfinished cells
+(:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
 with the tasks' current metric code and rebuilds the report without loading a model. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a
 report of run folders that break an invariant is refused (exit 2).
@@ -77,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     spec = load_spec(args.spec)
     if args.cmd == "run" and args.estimate:
         from .estimate import estimate, render
+        from .runner import check_cell_args, check_distinct_methods
 
+        cells = spec.cells()
+        check_distinct_methods(spec, cells)  # the errors a run would stop on, before its estimate
+        check_cell_args(spec, cells)
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons")}

@@ -325,6 +325,20 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     assert "standard" in out and "method+task" in out and "cell-hours" in out
 
 
+def test_estimate_refuses_what_a_run_would_refuse(tmp_path):
+    """``--estimate`` used to price a spec that ``run`` then refused before its first cell."""
+    stray = METHODS[:2] + [{"name": "tokrag-js", "model": "tokrag", "model_args": {"js_threshold": 1e-6}}]
+    spec = _spec(tmp_path / "a", methods=stray, tasks=["toy_qa"])
+    with pytest.raises(ConfigError, match=r"method tokrag-js: --model tokrag: model argument\(s\) js_threshold have no "
+                                          r"effect with layer=0.625"):
+        lb_main(["run", str(spec), "--runs-dir", str(tmp_path / "runs"), "--estimate"])
+    twice = METHODS[:2] + [{"name": "standard-again", "model": TOY, "model_args": dict(METHODS[0]["model_args"])}]
+    spec = _spec(tmp_path / "b", methods=twice, tasks=["toy_qa"])
+    with pytest.raises(ConfigError, match=r"methods 'standard' and 'standard-again' run the same configuration"):
+        lb_main(["run", str(spec), "--runs-dir", str(tmp_path / "runs"), "--estimate"])
+    assert not (tmp_path / "runs").exists()
+
+
 def test_estimate_lists_cells_it_cannot_estimate(tmp_path):
     from leaderboards.estimate import estimate
 
@@ -467,6 +481,11 @@ def test_v2_spec_is_the_planned_grid():
     top2 = next(m for m in spec.methods if m.name == "rag-selfrag-filter-top2")
     resolved = parse_args(SelfRAGFilterLM.METHOD, {**COMMON_ARGS, **SelfRAGFilterLM.EXTRA_ARGS}, dict(top2.model_args))
     assert (resolved["selection"], resolved["top_m"]) == ("top_m", 2)
+    # the calibrated rows resolve through their presets (read without loading a model): SmolLM2's fixes layer 14
+    from leaderboards.runner import resolved_model_args
+
+    calibrated = {c.model_name: resolved_model_args(c, dict(c.model_args)) for c in cells if c.method.name == "tokrag-calibrated"}
+    assert calibrated["smollm2-135m-instruct"]["layer"] == 14
     # every method's lm-eval model resolves (the issue-11 methods once they are registered)
     from leaderboards.keys import model_target
 
