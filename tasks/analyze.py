@@ -645,15 +645,20 @@ def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split:
 
 
 def load_lm(args: argparse.Namespace) -> Any:
-    """The ``TokRAGLM`` of ``--model-args`` (and ``--model``)."""
+    """The ``TokRAGLM`` of ``--model-args`` (and ``--model``). ``js_threshold``, ``js_min_layer`` and
+    ``layer_fallback`` are accepted with any ``layer`` here: they set the dynamic policy that is scored
+    (and ``js_min_layer`` the first gap recorded), whatever layer the model would decode with."""
     from lm_eval.utils import simple_parse_args_string
 
     from tokrag_model.methods.tokrag import TokRAGLM
 
+    class AnalysisTokRAGLM(TokRAGLM):
+        REFUSE_UNUSED_DYNAMIC_ARGS = False
+
     model_args = simple_parse_args_string(args.model_args)
     if args.model:
         model_args["pretrained"] = args.model
-    return TokRAGLM(**model_args)
+    return AnalysisTokRAGLM(**model_args)
 
 
 def parse_data(spec: str, n: int) -> list[str]:

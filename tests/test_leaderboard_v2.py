@@ -329,7 +329,7 @@ def test_estimate_refuses_what_a_run_would_refuse(tmp_path):
     """``--estimate`` used to price a spec that ``run`` then refused before its first cell."""
     stray = METHODS[:2] + [{"name": "tokrag-js", "model": "tokrag", "model_args": {"js_threshold": 1e-6}}]
     spec = _spec(tmp_path / "a", methods=stray, tasks=["toy_qa"])
-    with pytest.raises(ConfigError, match=r"method tokrag-js: --model tokrag: model argument\(s\) js_threshold have no "
+    with pytest.raises(ConfigError, match=r"method tokrag-js: --model tokrag: model argument\(s\) js_threshold has no "
                                           r"effect with layer=0.625"):
         lb_main(["run", str(spec), "--runs-dir", str(tmp_path / "runs"), "--estimate"])
     twice = METHODS[:2] + [{"name": "standard-again", "model": TOY, "model_args": dict(METHODS[0]["model_args"])}]

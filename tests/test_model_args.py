@@ -30,8 +30,9 @@ def test_unknown_and_mistyped_model_args_list_valid_keys_with_suggestion():
     with pytest.raises(ConfigError, match=r"^--model rag-replug: model argument replug_temperature=0.5 has no effect with "
                                           r"replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature$"):
         ReplugLM(replug_mode="uniform", replug_temperature=0.5)
-    assert parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},
-                      {"replug_mode": "uniform", "replug_temperature": None})["replug_temperature"] is None
+    for unset in (None, "none", ""):  # YAML null, lm-eval's "none" and "" all mean "not set": nothing to refuse
+        assert parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},
+                          {"replug_mode": "uniform", "replug_temperature": unset})["replug_temperature"] is None
     with pytest.raises(ConfigError, match="unknown model argument.*'foo'"):
         ReplugLM(foo=1)
 

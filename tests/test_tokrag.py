@@ -59,8 +59,8 @@ def test_dynamic_layer_arguments_with_a_fixed_layer_are_refused_not_ignored(tmp_
     from tokrag_model.args import COMMON_ARGS, parse_args
     from tokrag_model.methods.tokrag import TokRAGLM
 
-    with pytest.raises(ConfigError, match=r"^--model tokrag: model argument\(s\) js_threshold have no effect with "
-                                          r"layer=0.625 \(a fixed fusion layer\); add layer=dynamic to use them, or drop them$"):
+    with pytest.raises(ConfigError, match=r"^--model tokrag: model argument\(s\) js_threshold has no effect with "
+                                          r"layer=0.625 \(a fixed fusion layer\); add layer=dynamic to use it, or drop it$"):
         TokRAGLM(pretrained="no-such-model", js_threshold=1e-6)  # raised before the (missing) weights are looked up
     with pytest.raises(ConfigError, match=r"js_min_layer, layer_fallback have no effect with layer=14 "):
         TokRAGLM(pretrained="no-such-model", layer=14, js_min_layer=5, layer_fallback=20)
@@ -69,7 +69,8 @@ def test_dynamic_layer_arguments_with_a_fixed_layer_are_refused_not_ignored(tmp_
         return TokRAGLM.resolve_args(parse_args("tokrag", {**COMMON_ARGS, **TokRAGLM.EXTRA_ARGS}, given), given)
 
     assert resolve({"layer": "dynamic", "js_threshold": 1e-6})["js_threshold"] == 1e-6
-    assert resolve({"js_threshold": None})["layer"] == 0.625  # None is "not given" (lm-eval's js_threshold=none)
+    assert resolve({"js_threshold": None})["layer"] == 0.625  # an explicit None (YAML null) is "not given"
+    assert resolve({"layer": "dynamic", "js_threshold": None})["js_threshold"] == 5e-7  # the default, never None
     for layer, ok in (("dynamic", True), (14, False)):
         preset = tmp_path / f"preset-{layer}.json"
         preset.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag", "model": {}, "params": {"layer": layer}}))
@@ -77,9 +78,33 @@ def test_dynamic_layer_arguments_with_a_fixed_layer_are_refused_not_ignored(tmp_
             got = resolve({"preset": str(preset), "js_threshold": 1e-6})
             assert (got["layer"], got["js_threshold"]) == ("dynamic", 1e-6)
         else:
-            with pytest.raises(ConfigError, match=r"js_threshold have no effect with layer=14 \(from the preset\)"):
+            with pytest.raises(ConfigError, match=r"js_threshold has no effect with layer=14 \(from the preset\)"):
                 resolve({"preset": str(preset), "js_threshold": 1e-6})
             assert resolve({"preset": str(preset), "layer": "dynamic", "js_threshold": 1e-6})["layer"] == "dynamic"
+
+
+def test_analyze_takes_dynamic_policy_arguments_with_any_decoding_layer():
+    """In ``tokrag analyze`` ``js_min_layer`` sets the first gap recorded and the scored dynamic policy, so the
+    fixed-layer refusal of the decoding model does not apply there."""
+    import argparse
+
+    from tasks.analyze import load_lm
+
+    lm = load_lm(argparse.Namespace(model_args="pretrained=smollm2-135m-instruct,js_min_layer=2", model=None))
+    assert lm.METHOD == "tokrag" and lm.resolved_config["layer"] == 0.625 and lm.scorer.min_layer == 2
+
+
+def test_preset_read_errors_are_one_line(tmp_path, monkeypatch):
+    from tokrag_model.methods.tokrag import read_preset
+
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b"\x80\x81{}")
+    with pytest.raises(ConfigError, match=r"^preset=.*latin1.json: not JSON \(not UTF-8 text\)"):
+        read_preset(bad)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^preset=presets/p.json: cannot read it \(No such file or directory\) \(a relative "
+                                          r"path is read from the current directory: .*/presets/p.json\); give the preset's path"):
+        read_preset("presets/p.json")
 
 
 def test_midpoint_kl_is_the_authors_reverse_form_averaged_over_v():

@@ -4,6 +4,7 @@ lm-eval passes ``--model_args`` values already parsed (``k=3`` -> int, ``true`` 
 ``--batch_size``/``--device`` as strings (``'4'``, ``'auto'``, ``'cuda:0'``). Every value is cast to the
 declared type here; an unknown key raises :class:`ConfigError` listing the valid keys with a
 close-match suggestion (:func:`retrieval.errors.closest`), so ``layr=12`` says "did you mean 'layer'?".
+An explicit None (a YAML ``null`` in a leaderboard spec) means the argument's default.
 """
 
 from __future__ import annotations
@@ -180,7 +181,9 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
         )
     for key, spec in schema.items():
         value = given.get(key, spec.default)
-        if key in given and value is not None:
+        if value is None:
+            value = spec.default  # an explicit None (YAML null) means "the default", never None for a value-typed argument
+        if key in given and given[key] is not None:
             try:
                 value = spec.cast(value)
             except (TypeError, ValueError) as exc:
@@ -189,7 +192,7 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
             value = spec.cast(value) if not isinstance(value, (str, int, float, bool)) else value
         out[key] = value
     for key, spec in schema.items():
-        if (key in given and given[key] is not None and spec.only_with is not None
+        if (given.get(key) is not None and out[key] is not None and spec.only_with is not None
                 and out[spec.only_with[0]] != spec.only_with[1]):
             other, wanted = spec.only_with
             raise ConfigError(

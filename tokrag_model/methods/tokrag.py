@@ -714,11 +714,15 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{where}: cannot read it ({exc.strerror}); write one with 'tokrag calibrate --split dev'") from None
+        rel = "" if path.is_absolute() else f" (a relative path is read from the current directory: {path.resolve()})"
+        raise ConfigError(f"{where}: cannot read it ({exc.strerror}){rel}; give the preset's path, or write one with "
+                          "'tokrag calibrate --split dev'") from None
     try:
         preset = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: not JSON (not UTF-8 text); write one with 'tokrag calibrate --split dev'") from None
     if not isinstance(preset, dict) or preset.get("format") != PRESET_FORMAT or not isinstance(preset.get("params"), dict):
         raise ConfigError(f"{where}: not a tokrag preset (expected format {PRESET_FORMAT!r} with a 'params' object)")
     unknown = sorted(set(preset["params"]) - set(PRESET_PARAMS))
@@ -763,6 +767,9 @@ class TokRAGLM(RAGMethodLM):
     """
 
     METHOD = "tokrag"
+    REFUSE_UNUSED_DYNAMIC_ARGS = True
+    """:meth:`resolve_args` refuses :data:`DYNAMIC_ONLY` arguments with a fixed layer (``tokrag analyze`` turns
+    it off: there they set the dynamic policy it scores, whatever layer the model decodes with)."""
     EXTRA_ARGS = {
         "layer": Arg(0.625, layer_spec, "fusion layer: a fraction of depth (default 0.625: round(0.625*depth), the "
                                         "authors' decoder) | int index | dynamic (JS-gap rule variant)"),
@@ -806,13 +813,14 @@ class TokRAGLM(RAGMethodLM):
             for key, value in preset["params"].items():
                 if key not in given:
                     out[key] = cls.EXTRA_ARGS[key].cast(value)
-        if out["layer"] != "dynamic":
-            stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None]
+        if out["layer"] != "dynamic" and cls.REFUSE_UNUSED_DYNAMIC_ARGS:
+            stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None and out[key] is not None]
             if stray:
                 where = " (from the preset)" if out.get("preset") and "layer" not in given else ""
+                verb, them = ("has", "it") if len(stray) == 1 else ("have", "them")
                 raise ConfigError(
-                    f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} have no effect with layer={out['layer']!r}"
-                    f"{where} (a fixed fusion layer); add layer=dynamic to use them, or drop them")
+                    f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} {verb} no effect with layer={out['layer']!r}"
+                    f"{where} (a fixed fusion layer); add layer=dynamic to use {them}, or drop {them}")
         return out
 
     def setup(self) -> None:
