@@ -74,6 +74,7 @@ def test_dynamic_layer_arguments_with_a_fixed_layer_are_refused_not_ignored(tmp_
     for layer, ok in (("dynamic", True), (14, False)):
         preset = tmp_path / f"preset-{layer}.json"
         preset.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag", "model": {}, "params": {"layer": layer}}))
+        assert resolve({"preset": str(preset), "layer": None})["layer"] == layer  # a null layer is not given: the preset's
         if ok:  # the preset makes the layer dynamic: an explicit threshold applies
             got = resolve({"preset": str(preset), "js_threshold": 1e-6})
             assert (got["layer"], got["js_threshold"]) == ("dynamic", 1e-6)

@@ -200,9 +200,10 @@ class RAGMethodLM(LM):
     @classmethod
     def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
         """``cfg`` (from :func:`tokrag_model.args.parse_args`) with arguments that come from files applied and
-        checks that span several arguments done; ``given`` maps the arguments the user gave explicitly to their values. The base
-        returns ``cfg`` unchanged; :class:`~tokrag_model.methods.tokrag.TokRAGLM` applies its ``preset``. Called
-        by the method's :meth:`setup` and, before anything runs, by ``tokrag leaderboard run`` (loads no model).
+        checks that span several arguments done; ``given`` maps the arguments the user gave explicitly to
+        their values. The base returns ``cfg`` unchanged; :class:`~tokrag_model.methods.tokrag.TokRAGLM`
+        applies its ``preset``. Called before the weights load, by the method's :meth:`setup` and by
+        ``tokrag leaderboard run`` / ``--estimate`` before any cell (loads no model).
 
         Raises:
             ConfigError: an argument that would have no effect (e.g. a dynamic-layer argument with a fixed layer).

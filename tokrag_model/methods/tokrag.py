@@ -811,12 +811,12 @@ class TokRAGLM(RAGMethodLM):
         if out.get("preset"):
             preset = preset if preset is not None else read_preset(out["preset"])
             for key, value in preset["params"].items():
-                if key not in given:
+                if given.get(key) is None:  # not given (an explicit None is the default): the preset's value
                     out[key] = cls.EXTRA_ARGS[key].cast(value)
         if out["layer"] != "dynamic" and cls.REFUSE_UNUSED_DYNAMIC_ARGS:
             stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None and out[key] is not None]
             if stray:
-                where = " (from the preset)" if out.get("preset") and "layer" not in given else ""
+                where = " (from the preset)" if out.get("preset") and given.get("layer") is None else ""
                 verb, them = ("has", "it") if len(stray) == 1 else ("have", "them")
                 raise ConfigError(
                     f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} {verb} no effect with layer={out['layer']!r}"
