@@ -23,8 +23,10 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
   task, noise sensitivity (questions right on the clean twin and wrong here);
 * method-specific trace columns where the traces carry them (:mod:`leaderboards.traces`) and the
   hygiene metrics ``empty_pred`` / ``overlong_pred`` where the task logs them;
-* metrics that are not per-sample means (e.g. ``word_perplexity``, a ratio of sums) are shown as
-  lm-eval aggregates without a CI.
+* corpus metrics that are ratios of sums (``word_perplexity``, ``bits_per_byte`` of a language-modelling
+  task) are lm-eval's aggregates, with a CI and paired tests that resample or swap whole documents and
+  recompute the ratio (:func:`stats.ratio_ci`, :func:`stats.paired_ratio_test`); other metrics that are not
+  per-sample means are shown without a CI.
 
 Views: the pivot (methods x tasks per model, primary metric, best per column in bold, an average
 column) comes first in every format, then plots (:mod:`leaderboards.plots`), the long tables and the
@@ -49,13 +51,15 @@ from .invariants import InvariantError, Violation, cell_violations, sibling_viol
 from .keys import cell_keys
 from .runner import IncompleteRunError, load_cell, resolve_runs_dir
 from .spec import LeaderboardSpec
-from .stats import bootstrap_ci, helped_hurt, holm, min_detectable_difference, noise_flips, paired_test
+from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, noise_flips, paired_ratio_test,
+                    paired_test, ratio_ci)
 from .traces import TRACE_COLUMNS, trace_columns
 
 log = logging.getLogger(__name__)
 
 PREFERRED = ["em", "f1", "answer_match", "cf_match", "answer_recall", "gold_at_k", "word_perplexity", "bits_per_byte"]
 PAIRED = ["em", "f1", "answer_match", "cf_match"]
+RATIO_PAIRED = ["word_perplexity", "bits_per_byte"]  # corpus metrics of language-modelling tasks (stats.RATIO_METRICS)
 HYGIENE = ["empty_pred", "overlong_pred"]
 """Per-sample answer-hygiene metrics of the QA tasks (issue 10): shown as rates beside the diagnostics, not as results."""
 LOWER_IS_BETTER = {"word_perplexity", "bits_per_byte", "cf_match", "empty_pred", "overlong_pred"}
@@ -88,6 +92,21 @@ def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
         out[int(s["doc_id"])] = float(v)
+    return out
+
+
+def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[float, float]] | None:
+    """``{doc_id: (loglik, length)}`` of a corpus metric (:data:`stats.RATIO_METRICS`) as lm-eval logs it per
+    sample (``[loglik, words]`` for ``word_perplexity``); None when the metric is not one or a sample lacks it."""
+    if metric not in RATIO_METRICS:
+        return None
+    out = {}
+    for s in samples:
+        v = s.get(metric)
+        if not (isinstance(v, (list, tuple)) and len(v) == 2
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
+            return None
+        out[int(s["doc_id"])] = (float(v[0]), float(v[1]))
     return out
 
 
@@ -148,6 +167,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
         by_group.setdefault((cell.model_name, cell.method.name, cell.task.task), []).append((cell, key, d))
     rows: list[dict[str, Any]] = []
     per_q: dict[tuple, dict[str, dict[int, float]]] = {}
+    per_q_ratio: dict[tuple, dict[str, dict[int, tuple[float, float]]]] = {}
     qids: dict[tuple, dict[int, str]] = {}
     metric_names: set[str] = set()
     hib: dict[str, dict[str, bool]] = {}
@@ -163,6 +183,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 if not done:
                     continue
                 seed_vals: dict[str, list[dict[int, float]]] = {}
+                seed_ratio: dict[str, list[dict[int, tuple[float, float]]]] = {}
                 aggregates: dict[str, list[float]] = {}
                 all_samples: list[dict] = []
                 for _, _, data in done:
@@ -174,6 +195,9 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                         pq = _per_question(samples, name)
                         if pq is not None:
                             seed_vals.setdefault(name, []).append(pq)
+                        pr = _per_document_ratio(samples, name)
+                        if pr is not None:
+                            seed_ratio.setdefault(name, []).append(pr)
                     res = (data["results"].get("results") or {}).get(t.task, {})
                     for k, v in res.items():
                         if "," in k and "_stderr" not in k and isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -186,6 +210,12 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     common = sorted(set.intersection(*(set(d) for d in lst)))
                     qvals[name] = {q: float(np.mean([d[q] for d in lst])) for q in common}
                 per_q[(mod.name, m.name, t.task)] = qvals
+                rvals = {}
+                for name, lst in seed_ratio.items():  # over seeds: mean loglik and mean length per document
+                    common = sorted(set.intersection(*(set(d) for d in lst)))
+                    rvals[name] = {q: (float(np.mean([d[q][0] for d in lst])), float(np.mean([d[q][1] for d in lst])))
+                                   for q in common}
+                per_q_ratio[(mod.name, m.name, t.task)] = rvals
                 metrics = {}
                 for name in sorted(set(qvals) | set(aggregates)):
                     metric_names.add(name)
@@ -194,6 +224,11 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                         parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
                         lo, hi = bootstrap_ci(arr, iters, conf, _seed_for(bseed, *parts))
                         metrics[name] = {"mean": float(arr.mean()), "lo": lo, "hi": hi, "n": int(len(arr))}
+                    elif name in rvals and rvals[name] and name in aggregates:  # a corpus ratio: documents resampled
+                        ll, ln = (np.array(x) for x in zip(*rvals[name].values()))
+                        parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
+                        lo, hi = ratio_ci(name, ll, ln, iters, conf, _seed_for(bseed, *parts))
+                        metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": lo, "hi": hi, "n": int(len(ll))}
                     else:
                         metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
                 row["metrics"] = metrics
@@ -217,7 +252,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
                 row["cost"] = cost
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
-    mde = _paired(spec, rows, byrow, per_q, iters, conf, bseed)
+    mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed)
     _diagnostics(spec, rows, per_q, qids)
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
@@ -243,9 +278,12 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     return data
 
 
-def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, iters: int, conf: float, bseed: int) -> list[dict]:
+def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, per_q_ratio: dict, iters: int, conf: float,
+            bseed: int) -> list[dict]:
     """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric);
-    fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task)."""
+    fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task).
+    Per-question means (``per_q``) use :func:`stats.paired_test`; corpus ratios of language-modelling tasks
+    (``per_q_ratio``: per document (loglik, length)) use :func:`stats.paired_ratio_test`."""
     mde = []
     for mod in spec.model_list():
         method_names = [m.name for m in spec.methods_of(mod)]
@@ -253,28 +291,32 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, i
         for t in spec.tasks_of(mod):
             tests: dict[tuple[str, str, str], dict] = {}  # (a, b, metric) with a < b: test of a - b
             for ref in refs:
-                ref_q = per_q.get((mod.name, ref, t.task))
                 for name in method_names:
-                    mine = per_q.get((mod.name, name, t.task))
-                    if name == ref or not ref_q or not mine:
+                    if name == ref:
                         continue
-                    for metric in PAIRED:
-                        if metric not in ref_q or metric not in mine:
+                    for metric in PAIRED + RATIO_PAIRED:
+                        src = per_q_ratio if metric in RATIO_METRICS else per_q
+                        if metric not in (src.get((mod.name, ref, t.task)) or {}) or metric not in (src.get((mod.name, name, t.task)) or {}):
                             continue
                         a, b = sorted((name, ref))
                         if (a, b, metric) not in tests:
-                            qa, qb = per_q[(mod.name, a, t.task)][metric], per_q[(mod.name, b, t.task)][metric]
+                            qa, qb = src[(mod.name, a, t.task)][metric], src[(mod.name, b, t.task)][metric]
                             common = sorted(set(qa) & set(qb))
                             if not common:
                                 continue
-                            diff = np.array([qa[q] - qb[q] for q in common])
                             parts = ([mod.name] if mod.name else []) + ["paired", a, b, t.task, metric]
-                            tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
+                            if metric in RATIO_METRICS:
+                                tests[(a, b, metric)] = paired_ratio_test(
+                                    metric, [qa[q][0] for q in common], [qa[q][1] for q in common], [qb[q][0] for q in common],
+                                    [qb[q][1] for q in common], iters, conf, _seed_for(bseed, *parts))
+                            else:
+                                diff = np.array([qa[q] - qb[q] for q in common])
+                                tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
                         res = dict(tests[(a, b, metric)])
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
                             res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
                         byrow[(mod.name, name, t.task)].setdefault("paired", {}).setdefault(ref, {})[metric] = res
-            for metric in PAIRED:
+            for metric in PAIRED + RATIO_PAIRED:
                 fam = sorted(k for k in tests if k[2] == metric)
                 adj = dict(zip(fam, holm([tests[k]["p"] for k in fam])))
                 for ref in refs:
@@ -283,7 +325,7 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, i
                         if res is not None:
                             res["p_holm"] = adj[(*sorted((name, ref)), metric)]
                             res["family"] = len(fam)
-                if metric == spec.primary_metric and fam:
+                if metric == spec.primary_metric and fam and metric not in RATIO_METRICS:
                     n = min(tests[k]["n"] for k in fam)
                     sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
                     # no question differs between any two methods: the spread, so the MDE, is not estimable
@@ -466,7 +508,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         body.append(_model_cols(data, r) + [method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))]
                     + [_cell_metric(r, m) for m in ms])
     out.append(("results", f"Results: mean [{conf}% bootstrap CI over questions]", head, body, []))
-    pm = [m for m in PAIRED if m in ms]
+    pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
                 + [_cell_paired(((r.get("paired") or {}).get(ref) or {}).get(m)) for m in pm]
@@ -595,7 +637,7 @@ def render_csv(data: dict) -> str:
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
     for m in ms:
         head += [m, f"{m}_ci_low", f"{m}_ci_high"]
-    pm = [m for m in PAIRED if m in ms]
+    pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         for m in pm:
             head += [f"delta_{m}_vs_{ref}", f"delta_{m}_vs_{ref}_ci_low", f"delta_{m}_vs_{ref}_ci_high",
@@ -666,4 +708,4 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
 
 __all__ = ["build_report", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
-           "UNITS", "LABELS", "PAIRED"]
+           "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED"]

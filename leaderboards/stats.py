@@ -14,6 +14,11 @@ call) and are deterministic for a given seed.
   test detects with the given power, normal approximation
   ``(z_{1-alpha/2} + z_{power}) * sd / sqrt(n)`` (e.g. Chow, Shao & Wang 2008, *Sample Size Calculations
   in Clinical Research*, sec. 3.1, paired design).
+* :func:`ratio_ci` and :func:`paired_ratio_test`: the same for a corpus-level ratio of sums (lm-eval's
+  ``word_perplexity`` = exp(-Σ loglik / Σ words), ``bits_per_byte`` = -Σ loglik / Σ bytes / ln 2,
+  :data:`RATIO_METRICS`): documents are resampled (bootstrap) or their two methods' (loglik, length)
+  pairs swapped (permutation), and the aggregate is recomputed each time, so the CI and the test are
+  on the metric as lm-eval reports it, not on a mean of per-document ratios.
 * :func:`helped_hurt`: per-question benefit/detriment against a closed-book row (the answer-level
   counterpart of the Tok-RAG paper's benefit and detriment).
 """
@@ -66,6 +71,71 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
     return {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff)), "sd": sd}
 
 
+RATIO_METRICS = {
+    "word_perplexity": lambda ll, n: np.exp(-ll / n),
+    "byte_perplexity": lambda ll, n: np.exp(-ll / n),
+    "bits_per_byte": lambda ll, n: -ll / n / math.log(2),
+}
+"""lm-eval's corpus-level metrics of ``loglikelihood_rolling`` tasks: per document ``(loglik, length)`` (nats;
+words or UTF-8 bytes), aggregated as ``f(Σ loglik, Σ length)`` (lm_eval.api.metrics: weighted_perplexity, bits_per_byte)."""
+
+
+def _ratio(metric: str, ll: np.ndarray, n: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The corpus metric over documents ``idx`` (shape (..., m)): ``RATIO_METRICS[metric](Σ ll, Σ n)``."""
+    return RATIO_METRICS[metric](ll[idx].sum(axis=-1), n[idx].sum(axis=-1))
+
+
+def ratio_ci(metric: str, ll: np.ndarray, n: np.ndarray, iters: int, confidence: float, seed: int) -> tuple[float, float]:
+    """Percentile bootstrap CI (documents resampled) of the corpus metric ``metric`` of one cell, from per-document
+    log-likelihoods ``ll`` (nats, shape (m,)) and lengths ``n`` (words or bytes, shape (m,)).
+
+    Raises:
+        KeyError: ``metric`` is not in :data:`RATIO_METRICS`.
+    """
+    from scipy import stats
+
+    ll, n = np.asarray(ll, dtype=float), np.asarray(n, dtype=float)
+    idx = np.arange(len(ll))
+    if len(idx) < 2:
+        v = float(_ratio(metric, ll, n, idx)) if len(idx) else math.nan
+        return (v, v)
+    res = stats.bootstrap((idx,), lambda i, axis=-1: _ratio(metric, ll, n, i), n_resamples=iters, confidence_level=confidence,
+                          method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def paired_ratio_test(metric: str, ll_a: np.ndarray, n_a: np.ndarray, ll_b: np.ndarray, n_b: np.ndarray, iters: int,
+                      confidence: float, seed: int) -> dict[str, float | None]:
+    """Difference ``metric(a) - metric(b)`` of a corpus metric (:data:`RATIO_METRICS`) of two methods on the same
+    documents (row i of every array is document i; ``ll``: log-likelihood in nats, ``n``: its length in words or
+    bytes), its paired bootstrap CI (documents resampled, both methods on the same resample), and the two-sided
+    p-value of a paired permutation test that swaps the two methods' (ll, n) per document (H0: exchangeable on
+    every document; exact for up to 16 documents, else ``iters`` Monte Carlo resamples).
+
+    Returns ``{"diff", "lo", "hi", "p", "n", "sd"}`` as :func:`paired_test` (``sd``: None, not a mean of
+    per-document differences). Raises KeyError for a metric outside :data:`RATIO_METRICS`.
+    """
+    from scipy import stats
+
+    ll = np.concatenate([np.asarray(ll_a, dtype=float), np.asarray(ll_b, dtype=float)])
+    n = np.concatenate([np.asarray(n_a, dtype=float), np.asarray(n_b, dtype=float)])
+    m = len(ll_a)
+    ia, ib = np.arange(m), np.arange(m, 2 * m)
+    diff = float(_ratio(metric, ll, n, ia) - _ratio(metric, ll, n, ib))
+    if m < 2:
+        return {"diff": diff, "lo": diff, "hi": diff, "p": 1.0, "n": m, "sd": None}
+
+    def stat(a, b, axis=-1):
+        return _ratio(metric, ll, n, a) - _ratio(metric, ll, n, b)
+
+    boot = stats.bootstrap((ia,), lambda i, axis=-1: stat(i, i + m), n_resamples=iters, confidence_level=confidence,
+                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    perm = stats.permutation_test((ia, ib), stat, permutation_type="samples", n_resamples=np.inf if m <= 16 else iters,
+                                  alternative="two-sided", vectorized=True, rng=np.random.default_rng(seed + 1))
+    return {"diff": diff, "lo": float(boot.confidence_interval.low), "hi": float(boot.confidence_interval.high),
+            "p": float(min(1.0, perm.pvalue)), "n": m, "sd": None}
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm-adjusted p-values (same order as ``pvalues``): sort ascending, multiply the i-th smallest
     (0-based) by ``m - i``, take the running maximum, cap at 1 (Holm 1979). A family of one is unchanged.
@@ -114,4 +184,5 @@ def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float]) -> dict[
     return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
 
 
-__all__ = ["bootstrap_ci", "paired_test", "holm", "min_detectable_difference", "helped_hurt", "noise_flips"]
+__all__ = ["bootstrap_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference",
+           "helped_hurt", "noise_flips"]

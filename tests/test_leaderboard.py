@@ -415,7 +415,9 @@ def test_ci_baseline_covers_every_ci_cell():
 
 
 def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
-    """toy_lm: -2 nats per word (standard) and -3 (none): word perplexity e^2 and e^3, no CI."""
+    """toy_lm: -2 nats per word (standard) and -3 (none): word perplexity e^2 and e^3. The CI and the paired test
+    resample / swap whole documents and recompute lm-eval's ratio: every document has the same per-word rate, so the
+    CI is the point; none - standard loses on all 6 documents, so only 2 of the 2^6 swaps are as extreme."""
     import math
 
     spec = load_spec(write_spec(tmp_path, tasks=["toy_lm"]))
@@ -424,11 +426,21 @@ def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
     rows = {r["method"]: r for r in data["rows"]}
     assert rows["standard"]["metrics"]["word_perplexity"]["mean"] == pytest.approx(math.exp(2.0))
     assert rows["none"]["metrics"]["word_perplexity"]["mean"] == pytest.approx(math.exp(3.0))
-    assert rows["standard"]["metrics"]["word_perplexity"]["lo"] is None and rows["standard"]["n"] == 6
+    wp = rows["standard"]["metrics"]["word_perplexity"]
+    assert wp["lo"] == pytest.approx(math.exp(2.0)) and wp["hi"] == pytest.approx(math.exp(2.0)) and wp["n"] == 6
+    assert rows["standard"]["n"] == 6
     n_words = sum(len(t.split()) for t in __import__("tests.leaderboard_fixtures.tasks.toy_lm.utils", fromlist=["TEXTS"]).TEXTS)
     n_bytes = sum(len(t.encode()) for t in __import__("tests.leaderboard_fixtures.tasks.toy_lm.utils", fromlist=["TEXTS"]).TEXTS)
     assert rows["standard"]["metrics"]["bits_per_byte"]["mean"] == pytest.approx(2.0 * n_words / (n_bytes * math.log(2)))
-    assert "paired" not in rows["none"] or rows["none"]["paired"] == {}
+    p = rows["none"]["paired"]["standard"]["word_perplexity"]
+    assert p["diff"] == pytest.approx(math.exp(3.0) - math.exp(2.0))
+    assert (p["lo"], p["hi"]) == (pytest.approx(p["diff"]), pytest.approx(p["diff"]))
+    assert p["p"] == pytest.approx(2 / 2**6) and p["p_holm"] == pytest.approx(2 / 2**6) and p["n"] == 6
+    b = rows["none"]["paired"]["standard"]["bits_per_byte"]
+    assert b["diff"] == pytest.approx(1.0 * n_words / (n_bytes * math.log(2))) and b["p"] == pytest.approx(2 / 2**6)
+    assert b["lo"] < b["diff"] < b["hi"]  # words per byte differ between documents: resamples differ
+    md = (tmp_path / "r" / "leaderboard.md").read_text()
+    assert "Δ word ppl" in md and "Δ bits/byte" in md
 
 
 def test_paired_test_is_exact_for_few_discordant_questions():
