@@ -97,7 +97,9 @@ def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
 
 def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[float, float]] | None:
     """``{doc_id: (loglik, length)}`` of a corpus metric (:data:`stats.RATIO_METRICS`) as lm-eval logs it per
-    sample (``[loglik, words]`` for ``word_perplexity``); None when the metric is not one or a sample lacks it."""
+    sample (``[loglik, words]`` for ``word_perplexity``); None when the metric is not one or a sample lacks it.
+    Documents of length 0 (an empty target: 0 bytes) are left out: they add nothing to either sum, and a
+    resample made of them alone would be 0/0."""
     if metric not in RATIO_METRICS:
         return None
     out = {}
@@ -106,7 +108,8 @@ def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[flo
         if not (isinstance(v, (list, tuple)) and len(v) == 2
                 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
             return None
-        out[int(s["doc_id"])] = (float(v[0]), float(v[1]))
+        if float(v[1]) > 0:
+            out[int(s["doc_id"])] = (float(v[0]), float(v[1]))
     return out
 
 
@@ -228,7 +231,10 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                         ll, ln = (np.array(x) for x in zip(*rvals[name].values()))
                         parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
                         lo, hi = ratio_ci(name, ll, ln, iters, conf, _seed_for(bseed, *parts))
-                        metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": lo, "hi": hi, "n": int(len(ll))}
+                        # the ratio of the seed-averaged sums (lm-eval's aggregate for one seed), so that the mean, its
+                        # CI and the paired differences are one estimate
+                        mean = float(RATIO_METRICS[name](ll.sum(), ln.sum()))
+                        metrics[name] = {"mean": mean, "lo": lo, "hi": hi, "n": int(len(ll))}
                     else:
                         metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
                 row["metrics"] = metrics

@@ -443,6 +443,29 @@ def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
     assert "Δ word ppl" in md and "Δ bits/byte" in md
 
 
+def test_ratio_metric_documents_and_edge_cases():
+    """Per-document (loglik, length) pairs as lm-eval logs them; a document of length 0 (an empty target: 0 bytes)
+    is left out instead of making a resample 0/0; a single document gives its own ratio and p = 1."""
+    import math
+
+    import numpy as np
+
+    from leaderboards.report import _per_document_ratio
+    from leaderboards.stats import paired_ratio_test, ratio_ci
+
+    samples = [{"doc_id": 0, "bits_per_byte": [-10.0, 5]}, {"doc_id": 1, "bits_per_byte": [-20.0, 8]},
+               {"doc_id": 2, "bits_per_byte": [0.0, 0]}]
+    docs = _per_document_ratio(samples, "bits_per_byte")
+    assert docs == {0: (-10.0, 5.0), 1: (-20.0, 8.0)}
+    ll, n = np.array([-10.0, -20.0]), np.array([5.0, 8.0])
+    lo, hi = ratio_ci("bits_per_byte", ll, n, 200, 0.95, 0)
+    assert math.isfinite(lo) and math.isfinite(hi) and lo <= 30 / 13 / math.log(2) <= hi
+    assert _per_document_ratio([{"doc_id": 0, "bits_per_byte": 0.5}], "bits_per_byte") is None  # not a pair
+    assert _per_document_ratio(samples, "answer_match") is None  # not a corpus ratio
+    r = paired_ratio_test("word_perplexity", [-2.0], [1.0], [-3.0], [1.0], 200, 0.95, 0)
+    assert r["diff"] == pytest.approx(math.exp(2) - math.exp(3)) and r["p"] == 1.0 and r["n"] == 1
+
+
 def test_paired_test_is_exact_for_few_discordant_questions():
     import numpy as np
 
