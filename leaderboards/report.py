@@ -24,7 +24,8 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
 * method-specific trace columns where the traces carry them (:mod:`leaderboards.traces`) and the
   hygiene metrics ``empty_pred`` / ``overlong_pred`` where the task logs them;
 * corpus metrics that are ratios of sums (``word_perplexity``, ``bits_per_byte`` of a language-modelling
-  task) are lm-eval's aggregates, with a CI and paired tests that resample or swap whole documents and
+  task) are the ratio of the summed per-document log-likelihoods and lengths (averaged over seeds; for one
+  seed lm-eval's aggregate), with a CI and paired tests that resample or swap whole documents and
   recompute the ratio (:func:`stats.ratio_ci`, :func:`stats.paired_ratio_test`); other metrics that are not
   per-sample means are shown without a CI.
 
