@@ -180,16 +180,16 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
             f"--model {method}: unknown model argument(s) {', '.join(parts)}; valid keys: {', '.join(sorted(schema))}"
         )
     for key, spec in schema.items():
-        value = given.get(key, spec.default)
-        if value is None:
-            value = spec.default  # an explicit None (YAML null) means "the default", never None for a value-typed argument
-        if key in given and given[key] is not None:
+        raw = given.get(key)
+        if raw is not None:
             try:
-                value = spec.cast(value)
+                value = spec.cast(raw)
             except (TypeError, ValueError) as exc:
-                raise ConfigError(f"--model {method}: model argument {key}={given[key]!r} is invalid: {exc} ({spec.help})") from None
-        elif value is not None and key not in given:
-            value = spec.cast(value) if not isinstance(value, (str, int, float, bool)) else value
+                raise ConfigError(f"--model {method}: model argument {key}={raw!r} is invalid: {exc} ({spec.help})") from None
+        else:  # not given, or an explicit None (YAML null): the default
+            value = spec.default
+            if value is not None and not isinstance(value, (str, int, float, bool)):
+                value = spec.cast(value)
         out[key] = value
     for key, spec in schema.items():
         if (given.get(key) is not None and out[key] is not None and spec.only_with is not None

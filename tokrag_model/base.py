@@ -158,6 +158,7 @@ class RAGMethodLM(LM):
         super().__init__()
         cfg = parse_args(self.METHOD, {**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)
         self.resolve_args(cfg, kwargs)  # fail before the weights load; setup() applies it
+        self.given_args = dict(kwargs)  # the arguments as given: resolve_args in setup() tells them from defaults
         self.resolved_config = cfg
         # Data parallel under `accelerate launch` / torchrun (lm-eval shards requests by rank).
         self.dp = DataParallel(resolve_device(cfg["device"]) if backbone is None else backbone.device)

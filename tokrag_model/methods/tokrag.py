@@ -790,10 +790,6 @@ class TokRAGLM(RAGMethodLM):
         "preset": Arg(None, to_opt_str, "preset file from 'tokrag calibrate' (explicit arguments override it)"),
     }
 
-    def __init__(self, backbone: Any = None, **kwargs: Any) -> None:
-        self._given = dict(kwargs)
-        super().__init__(backbone, **kwargs)
-
     @classmethod
     def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
         """``cfg`` with the preset's params applied under the explicit arguments (``given``: key -> value as
@@ -828,7 +824,7 @@ class TokRAGLM(RAGMethodLM):
         self.preset = None
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers)
-        c.update(self.resolve_args(c, self._given, self.preset))
+        c.update(self.resolve_args(c, self.given_args, self.preset))
         self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
