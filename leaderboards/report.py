@@ -514,7 +514,9 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         noise = "-" if r.get("noise") is None else f"{r['noise']:.2f}"
         body.append(_model_cols(data, r) + [method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))]
                     + [_cell_metric(r, m) for m in ms])
-    out.append(("results", f"Results: mean [{conf}% bootstrap CI over questions]", head, body, []))
+    unit = "questions" + ("; over paragraphs for " + " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)
+                          if any(m in RATIO_METRICS for m in ms) else "")
+    out.append(("results", f"Results: mean [{conf}% bootstrap CI over {unit}]", head, body, []))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]

@@ -441,6 +441,7 @@ def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
     assert b["lo"] < b["diff"] < b["hi"]  # words per byte differ between documents: resamples differ
     md = (tmp_path / "r" / "leaderboard.md").read_text()
     assert "Δ word ppl" in md and "Δ bits/byte" in md
+    assert "## Results: mean [95% bootstrap CI over questions; over paragraphs for word ppl and bits/byte]" in md
 
 
 def test_ratio_metric_documents_and_edge_cases():
