@@ -15,6 +15,18 @@ from __future__ import annotations
 from pathlib import Path
 
 
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+
+
+def method_styles(methods: list[str]) -> dict[str, dict]:
+    """One colour and marker per method, the same in every plot of a model: ``tab10`` up to 10 methods,
+    ``tab20`` beyond (matplotlib's default cycle has 10 colours, so an 11th method would repeat the first)."""
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
+    return {m: {"color": cmap(i % cmap.N), "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
+
+
 def _finish(plt, fig, ax, out_dir: Path, name: str, caption: str, ylim: bool = True) -> tuple[str, str]:
     """Common tail of every plot: y in [0, 1.05], legend outside, PNG without a timestamp; returns (file, caption)."""
     if ylim:
@@ -46,6 +58,7 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         who = f" ({mod['label']})" if data["multi_model"] else ""
         rows = [r for r in data["rows"] if r["model"] == mod["name"]]
         methods = mod["methods"]
+        style = method_styles(methods)
         # robustness over noise, per family
         fams: dict[str, list[dict]] = {}
         for r in rows:
@@ -63,12 +76,12 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
                 ys = [p[1]["mean"] for p in pts]
                 lo = [p[1]["lo"] if p[1]["lo"] is not None else p[1]["mean"] for p in pts]
                 hi = [p[1]["hi"] if p[1]["hi"] is not None else p[1]["mean"] for p in pts]
-                ax.plot(xs, ys, marker="o", label=m)
-                ax.fill_between(xs, lo, hi, alpha=0.12)
+                ax.plot(xs, ys, label=m, **style[m])
+                ax.fill_between(xs, lo, hi, alpha=0.12, color=style[m]["color"])
             ax.set_xlim(-0.03, 1.03)
             ax.set_xlabel("noise ratio (share of retrieved passages replaced by distractors)")
             ax.set_ylabel(pl)
-            ax.set_title(f"Robustness to retrieval noise: {fam}{who}")
+            ax.set_title(f"Robustness to retrieval noise\n{fam}{who}", fontsize=9)  # two lines: fits beside the legend
             files.append(_finish(plt, fig, ax, out_dir, f"robustness_{fam}{suffix}.png",
                                  f"{pl} against noise ratio per method ({fam}{who}); bands: {conf}% CI"))
         # cost vs accuracy
@@ -81,13 +94,17 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
                 pts.append((pr["method"], fp / gt, pr["average"]))
         if pts:
             fig, ax = plt.subplots(figsize=(6.5, 3.6))
-            for name, x, y in pts:
-                ax.scatter([x], [y], label=name, s=30)
-                ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+            for name, x, y in pts:  # identified by colour and marker in the legend (labels beside close points overlap)
+                ax.scatter([x], [y], label=name, s=36, color=style[name]["color"], marker=style[name]["marker"])
             xs = [x for _, x, _ in pts]
             log = max(xs) / min(xs) > 4  # REPLUG-like rows cost k times more: a log axis keeps them readable
             if log:
+                from matplotlib.ticker import FuncFormatter
+
                 ax.set_xscale("log")
+                plain = FuncFormatter(lambda v, _: f"{v:g}")  # 2, 3, 5 rather than 2×10^0
+                ax.xaxis.set_major_formatter(plain)
+                ax.xaxis.set_minor_formatter(plain)
             ax.set_xlabel("forward passes per generated token" + (" (log scale)" if log else ""))
             ax.set_ylabel(f"{pl} (mean over {len(piv['average_over'])} QA tasks)")
             ax.set_title(f"Cost vs accuracy{who}")
@@ -102,7 +119,7 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
             fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
             width = 0.8 / max(1, len(methods))
             for i, m in enumerate(methods):
-                xs, ys, err = [], [], [[], []]
+                xs, ys, err = [], [], [[], []]  # methods without a value here get no bar and no legend entry
                 for j, t in enumerate(tasks):
                     v = (byrow.get((m, t), {}).get("metrics") or {}).get(metric)
                     if not v:
@@ -113,7 +130,8 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
                     hi = v["hi"] if v["hi"] is not None else v["mean"]
                     err[0].append(max(0.0, v["mean"] - lo))
                     err[1].append(max(0.0, hi - v["mean"]))
-                ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m)
+                if xs:
+                    ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m, color=style[m]["color"])
             ax.set_xticks(range(len(tasks)))
             ax.set_xticklabels(tasks, rotation=15, ha="right")
             ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")

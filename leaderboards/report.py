@@ -337,8 +337,10 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                     sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
                     # no question differs between any two methods: the spread, so the MDE, is not estimable
                     value = round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4) if sd > 0 else None
+                    # at the level Holm's step-down tests its smallest p against (alpha / family size)
+                    strict = round(min_detectable_difference(sd, n, MDE_ALPHA / len(fam), MDE_POWER), 4) if sd > 0 else None
                     mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
-                                "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
+                                "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
     return mde
 
 
@@ -439,10 +441,17 @@ def _cell_metric(row: dict, name: str) -> str:
     return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]"
 
 
-def _cell_paired(p: dict | None) -> str:
+def _cell_paired(p: dict | None, iters: int) -> str:
+    """``diff [lo, hi] p=... holm=...``; a p at the Monte Carlo floor 2/(iters+1) of the permutation test is an
+    upper bound and reads ``p≤0.001 holm≤...``; an exact p under 0.001 reads ``p<0.001``."""
     if not p:
         return "-"
-    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] p={p['p']:.3f} holm={p['p_holm']:.3f}"
+    floor = 2.0 / (iters + 1)
+    if math.isclose(p["p"], floor, rel_tol=1e-9):
+        tail = f"p≤{p['p']:.3f} holm≤{p['p_holm']:.3f}"
+    else:
+        tail = ("p<0.001" if p["p"] < 0.0005 else f"p={p['p']:.3f}") + f" holm={p['p_holm']:.3f}"
+    return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] {tail}"
 
 
 def method_label(data: dict, method: str) -> str:
@@ -465,8 +474,11 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
             out.append(f"{x['task']}: n = {x['n']} questions; no method differs from another on any question in {label}: "
                        "the minimum detectable difference cannot be estimated from these runs")
             continue
-        out.append(f"{x['task']}: n = {x['n']} questions; differences in {label} under "
-                   f"{100 * x['mde']:.1f} points are not detectable (80% power, two-sided alpha 0.05, "
+        holm = x.get("mde_holm_first_step")
+        at_holm = (f"; under {100 * holm:.1f} points at alpha 0.05/{x['comparisons']}, the level Holm's correction tests "
+                   "the smallest p against" if holm is not None and x["comparisons"] > 1 else "")
+        out.append(f"{x['task']}: n = {x['n']} questions; a true difference in {label} under "
+                   f"{100 * x['mde']:.1f} points is detected less than 80% of the time (two-sided alpha 0.05{at_holm}; "
                    f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparisons)")
     return out
 
@@ -520,14 +532,21 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
-                + [_cell_paired(((r.get("paired") or {}).get(ref) or {}).get(m)) for m in pm]
+                + [_cell_paired(((r.get("paired") or {}).get(ref) or {}).get(m), data["bootstrap"]["iters"]) for m in pm]
                 for r in data["rows"] if (r.get("paired") or {}).get(ref)]
         if body:
             under = [x for mod in data["models"] for x in
                      ([f"{mod['label']}: " + s for s in mde_lines(data, mod["name"])] if data["multi_model"] else mde_lines(data, mod["name"]))]
-            out.append((f"paired-{ref}", f"Paired difference against {ref} on the same questions (method - {ref}: mean "
-                        f"[{conf}% CI], p = two-sided paired sign-flip permutation test, holm = p Holm-adjusted over the "
-                        "method pairs of the task)", mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under))
+            ratio = [LABELS.get(m, m) for m in pm if m in RATIO_METRICS]
+            unit = ("the same questions (paragraphs for " + " and ".join(ratio) + ")") if ratio else "the same questions"
+            test = ("two-sided paired permutation test (sign flips; for " + " and ".join(ratio)
+                    + " swaps of the two methods' paragraphs, recomputing the ratio)") if ratio else \
+                "two-sided paired sign-flip permutation test"
+            floor = 2.0 / (data["bootstrap"]["iters"] + 1)
+            out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
+                        f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
+                        f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1))",
+                        mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under))
     diag_head = mcol + ["method", "task"]
     cb = data["closed_book"]
     pl = LABELS.get(data["primary_metric"], data["primary_metric"])
@@ -554,8 +573,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]]
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
-    body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]] + [str((r.get("cost") or {}).get(k, "-")) for k in ck]
-            for r in data["rows"]]
+    body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+            + ["-" if (r.get("cost") or {}).get(k) is None else str(r["cost"][k]) for k in ck] for r in data["rows"]]
     out.append(("cost", "Cost (totals over seeds; peak memory = max)", mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body,
                 ["Estimate a grid's CPU time from these columns before running it: tokrag leaderboard run SPEC --estimate"]))
     return out

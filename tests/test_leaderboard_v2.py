@@ -91,7 +91,31 @@ def test_paired_tests_against_both_references_are_holm_corrected_within_a_task(v
     assert mde["n"] == 12 and mde["sd"] == pytest.approx(sd, abs=1e-4)
     assert mde["mde"] == pytest.approx(2.801585 * sd / math.sqrt(12), abs=1e-4)
     md = (v2_run[2] / "leaderboard.md").read_text()
-    assert f"toy_qa: n = 12 questions; differences in answer match under {100 * mde['mde']:.1f} points are not detectable" in md
+    # and at alpha 0.05/7, the level Holm's step-down tests the smallest of the 7 p-values against
+    assert mde["comparisons"] == 7 and mde["mde_holm_first_step"] == pytest.approx(3.531731 * sd / math.sqrt(12), abs=1e-4)
+    assert (f"toy_qa: n = 12 questions; a true difference in answer match under {100 * mde['mde']:.1f} points is detected "
+            f"less than 80% of the time (two-sided alpha 0.05; under {100 * mde['mde_holm_first_step']:.1f} points at alpha "
+            "0.05/7, the level Holm's correction tests the smallest p against;") in md
+
+
+def test_paired_cells_mark_the_monte_carlo_floor_and_plots_keep_one_style_per_method():
+    """p at 2/(iters+1) is a bound of the Monte Carlo permutation test (p≤, holm≤); an exact p under 0.001 is not
+    printed as 0.000. Eleven methods get eleven colours and markers (matplotlib's default cycle has ten)."""
+    from leaderboards.plots import method_styles
+    from leaderboards.report import _cell_paired
+
+    cell = {"diff": -0.1, "lo": -0.15, "hi": -0.05, "p": 2 / 2001, "p_holm": 19 * 2 / 2001}
+    assert _cell_paired(cell, 2000) == "-0.100 [-0.150, -0.050] p≤0.001 holm≤0.019"
+    assert _cell_paired(dict(cell, p=2 / 2**12, p_holm=3 * 2 / 2**12), 2000) == "-0.100 [-0.150, -0.050] p<0.001 holm=0.001"
+    assert _cell_paired(dict(cell, p=0.125, p_holm=0.5), 2000) == "-0.100 [-0.150, -0.050] p=0.125 holm=0.500"
+    assert _cell_paired(None, 2000) == "-"
+    names = [f"m{i}" for i in range(11)]
+    st = method_styles(names)
+    assert len({st[m]["color"] for m in names}) == 11 and len({st[m]["marker"] for m in names}) == 11
+    import matplotlib
+
+    few = method_styles(names[:4])  # ten or fewer methods: tab10's colours in order
+    assert [few[m]["color"] for m in names[:4]] == [matplotlib.colormaps["tab10"](i) for i in range(4)]
 
 
 def test_helped_hurt_and_noise_flips_are_per_question_columns(v2_run):
