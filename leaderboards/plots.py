@@ -19,12 +19,17 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 
 
 def method_styles(methods: list[str]) -> dict[str, dict]:
-    """One colour and marker per method, the same in every plot of a model: ``tab10`` up to 10 methods,
-    ``tab20`` beyond (matplotlib's default cycle has 10 colours, so an 11th method would repeat the first)."""
+    """One colour and marker per method, the same in every plot of a model: ``tab10`` up to 10 methods;
+    beyond, ``tab20``'s ten dark colours first, then its light ones (matplotlib's default cycle has 10 colours,
+    so an 11th method would repeat the first)."""
     import matplotlib
 
-    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
-    return {m: {"color": cmap(i % cmap.N), "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
+    if len(methods) <= 10:
+        colors = [matplotlib.colormaps["tab10"](i) for i in range(10)]
+    else:
+        t20 = matplotlib.colormaps["tab20"]
+        colors = [t20(i) for i in range(0, 20, 2)] + [t20(i) for i in range(1, 20, 2)]
+    return {m: {"color": colors[i % len(colors)], "marker": MARKERS[i % len(MARKERS)]} for i, m in enumerate(methods)}
 
 
 def _finish(plt, fig, ax, out_dir: Path, name: str, caption: str, ylim: bool = True) -> tuple[str, str]:
