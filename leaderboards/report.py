@@ -173,6 +173,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     per_q: dict[tuple, dict[str, dict[int, float]]] = {}
     per_q_ratio: dict[tuple, dict[str, dict[int, tuple[float, float]]]] = {}
     qids: dict[tuple, dict[int, str]] = {}
+    gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
     metric_names: set[str] = set()
     hib: dict[str, dict[str, bool]] = {}
     for mod in spec.model_list():
@@ -193,6 +194,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 for _, _, data in done:
                     samples = data["samples"].get(t.task, [])
                     all_samples += samples
+                    gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
                     qids.setdefault((mod.name, t.task), {int(s["doc_id"]): str((s.get("doc") or {}).get("qid", s["doc_id"]))
                                                           for s in samples})
                     for name in sorted({k for s in samples for k in (s.get("metrics") or [])}):
@@ -265,7 +267,9 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     order += [n for n in HYGIENE if n in metric_names]
     models = []
     for mod in spec.model_list():
-        models.append({"name": mod.name, "label": mod.label, "contract": spec.contract_lines(mod), "notes": mod.notes,
+        models.append({"name": mod.name, "label": mod.label,
+                       "contract": spec.contract_lines(mod) + _generation_lines(mod.name, [t.task for t in spec.tasks_of(mod)], gen_seen),
+                       "notes": mod.notes,
                        "methods": [m.name for m in spec.methods_of(mod)], "tasks": [t.task for t in spec.tasks_of(mod)],
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
@@ -342,6 +346,42 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                     mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
                                 "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
     return mde
+
+
+def _generation_kwargs(samples: list[dict]) -> set[str]:
+    """The generation kwargs of ``generate_until`` samples as lm-eval logs them (``arguments`` =
+    ``[[context, gen_kwargs, ...]]``, or ``{"gen_args_0": {"arg_0": context, "arg_1": gen_kwargs}}``), as
+    canonical JSON strings; empty for log-likelihood tasks (their second argument is the continuation, or the
+    method's trace dict for ``loglikelihood_rolling``)."""
+    import json
+
+    out = set()
+    for s in samples:
+        args = s.get("arguments")
+        first = (args[0] if isinstance(args, list) and args else
+                 [v for _, v in sorted(((args or {}).get("gen_args_0") or {}).items())] if isinstance(args, dict) else None)
+        gen = first[1] if isinstance(first, (list, tuple)) and len(first) > 1 else None
+        # generate_until's second argument; a log-likelihood request's is a string or (tokrag) its trace dict
+        if isinstance(gen, dict) and {"until", "max_gen_toks"} & set(gen):
+            out.add(json.dumps(gen, sort_keys=True))
+    return out
+
+
+def _generation_lines(model: str | None, tasks: list[str], gen_seen: dict[tuple, set[str]]) -> list[str]:
+    """Contract lines for the generation settings as run (stops from the task's prompt format included), grouped
+    by identical settings over the model's tasks; a task whose methods ran with different settings says so."""
+    import json
+
+    groups: dict[str, list[str]] = {}
+    for t in tasks:
+        seen = sorted(gen_seen.get((model, t)) or ())
+        if not seen:
+            continue
+        text = " | ".join(", ".join(f"{k}={v!r}" for k, v in sorted(json.loads(g).items())) for g in seen)
+        if len(seen) > 1:
+            text = f"DIFFERS between methods: {text}"
+        groups.setdefault(text, []).append(t)
+    return [f"generation as run (from the samples) on {', '.join(ts)}: {text}" for text, ts in groups.items()]
 
 
 def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_q: dict, qids: dict) -> None:

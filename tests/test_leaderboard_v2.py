@@ -549,3 +549,23 @@ def test_the_v2_variants_without_their_arguments_are_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"methods 'tokrag' and 'tokrag-calibrated' run the same configuration "
                                           r"for model smollm2-135m-instruct"):
         check_distinct_methods(broken, broken.cells())
+
+
+def test_contract_lists_the_generation_settings_as_run(v2_run):
+    """The stops come from the task's prompt format, not the spec: the contract shows them as the samples logged
+    them, once per group of tasks with equal settings; a log-likelihood task has none."""
+    _, _, out, data = v2_run
+    md = (out / "leaderboard.md").read_text()
+    lines = [x for x in md.splitlines() if x.startswith("- generation as run")]
+    assert lines == ["- generation as run (from the samples) on toy_qa, toy_qa_noise67: do_sample=False, max_gen_toks=8, "
+                     "until=['\\n']"]
+    assert "toy_lm" in {t for m in data["models"] for t in m["tasks"]}  # ... and the LM task has no line
+    from leaderboards.report import _generation_kwargs, _generation_lines
+
+    a = _generation_kwargs([{"arguments": [["ctx", {"until": ["\n"], "max_gen_toks": 8}, {"tokrag_trace": {}}]]}])
+    b = _generation_kwargs([{"arguments": {"gen_args_0": {"arg_0": "ctx", "arg_1": {"until": ["\n\n"], "max_gen_toks": 8}}}}])
+    assert _generation_kwargs([{"arguments": [["text", {"tokrag_trace": {"method": "tokrag"}}]]}]) == set()  # rolling LL
+    assert _generation_lines("m", ["t1", "t2"], {("m", "t1"): a | b, ("m", "t2"): a}) == [
+        "generation as run (from the samples) on t1: DIFFERS between methods: max_gen_toks=8, until=['\\n'] | "
+        "max_gen_toks=8, until=['\\n\\n']",
+        "generation as run (from the samples) on t2: max_gen_toks=8, until=['\\n']"]
