@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
 import math
 import os
@@ -353,8 +354,6 @@ def _generation_kwargs(samples: list[dict]) -> set[str]:
     ``[[context, gen_kwargs, ...]]``, or ``{"gen_args_0": {"arg_0": context, "arg_1": gen_kwargs}}``), as
     canonical JSON strings; empty for log-likelihood tasks (their second argument is the continuation, or the
     method's trace dict for ``loglikelihood_rolling``)."""
-    import json
-
     out = set()
     for s in samples:
         args = s.get("arguments")
@@ -370,8 +369,6 @@ def _generation_kwargs(samples: list[dict]) -> set[str]:
 def _generation_lines(model: str | None, tasks: list[str], gen_seen: dict[tuple, set[str]]) -> list[str]:
     """Contract lines for the generation settings as run (stops from the task's prompt format included), grouped
     by identical settings over the model's tasks; a task whose methods ran with different settings says so."""
-    import json
-
     groups: dict[str, list[str]] = {}
     for t in tasks:
         seen = sorted(gen_seen.get((model, t)) or ())

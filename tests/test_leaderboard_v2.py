@@ -101,6 +101,8 @@ def test_paired_tests_against_both_references_are_holm_corrected_within_a_task(v
 def test_paired_cells_mark_the_monte_carlo_floor_and_plots_keep_one_style_per_method():
     """p at 2/(iters+1) is a bound of the Monte Carlo permutation test (p≤, holm≤); an exact p under 0.001 is not
     printed as 0.000. Eleven methods get eleven colours and markers (matplotlib's default cycle has ten)."""
+    import matplotlib
+
     from leaderboards.plots import method_styles
     from leaderboards.report import _cell_paired
 
@@ -112,8 +114,6 @@ def test_paired_cells_mark_the_monte_carlo_floor_and_plots_keep_one_style_per_me
     names = [f"m{i}" for i in range(11)]
     st = method_styles(names)
     assert len({st[m]["color"] for m in names}) == 11 and len({st[m]["marker"] for m in names}) == 11
-    import matplotlib
-
     few = method_styles(names[:4])  # ten or fewer methods: tab10's colours in order
     assert [few[m]["color"] for m in names[:4]] == [matplotlib.colormaps["tab10"](i) for i in range(4)]
 
