@@ -53,9 +53,9 @@ from .invariants import InvariantError, Violation, cell_violations, sibling_viol
 from .keys import cell_keys
 from .runner import IncompleteRunError, load_cell, resolve_runs_dir
 from .spec import LeaderboardSpec
-from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, noise_flips, paired_ratio_test,
-                    paired_test, ratio_ci)
-from .traces import TRACE_COLUMNS, trace_columns
+from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
+                    paired_ratio_test, paired_test, ratio_ci)
+from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns
 
 log = logging.getLogger(__name__)
 
@@ -350,20 +350,9 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
 
 
 def _generation_kwargs(samples: list[dict]) -> set[str]:
-    """The generation kwargs of ``generate_until`` samples as lm-eval logs them (``arguments`` =
-    ``[[context, gen_kwargs, ...]]``, or ``{"gen_args_0": {"arg_0": context, "arg_1": gen_kwargs}}``), as
-    canonical JSON strings; empty for log-likelihood tasks (their second argument is the continuation, or the
-    method's trace dict for ``loglikelihood_rolling``)."""
-    out = set()
-    for s in samples:
-        args = s.get("arguments")
-        first = (args[0] if isinstance(args, list) and args else
-                 [v for _, v in sorted(((args or {}).get("gen_args_0") or {}).items())] if isinstance(args, dict) else None)
-        gen = first[1] if isinstance(first, (list, tuple)) and len(first) > 1 else None
-        # generate_until's second argument; a log-likelihood request's is a string or (tokrag) its trace dict
-        if isinstance(gen, dict) and {"until", "max_gen_toks"} & set(gen):
-            out.add(json.dumps(gen, sort_keys=True))
-    return out
+    """The generation kwargs of the ``generate_until`` samples (:func:`traces.sample_gen_kwargs`) as canonical
+    JSON strings; empty for log-likelihood tasks."""
+    return {json.dumps(g, sort_keys=True) for g in map(sample_gen_kwargs, samples) if g is not None}
 
 
 def _generation_lines(model: str | None, tasks: list[str], gen_seen: dict[tuple, set[str]]) -> list[str]:
@@ -483,8 +472,7 @@ def _cell_paired(p: dict | None, iters: int) -> str:
     upper bound and reads ``p≤0.001 holm≤...``; an exact p under 0.001 reads ``p<0.001``."""
     if not p:
         return "-"
-    floor = 2.0 / (iters + 1)
-    if math.isclose(p["p"], floor, rel_tol=1e-9):
+    if math.isclose(p["p"], monte_carlo_p_floor(iters), rel_tol=1e-9):
         tail = f"p≤{p['p']:.3f} holm≤{p['p_holm']:.3f}"
     else:
         tail = ("p<0.001" if p["p"] < 0.0005 else f"p={p['p']:.3f}") + f" holm={p['p_holm']:.3f}"
@@ -563,8 +551,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         noise = "-" if r.get("noise") is None else f"{r['noise']:.2f}"
         body.append(_model_cols(data, r) + [method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))]
                     + [_cell_metric(r, m) for m in ms])
-    unit = "questions" + ("; over paragraphs for " + " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)
-                          if any(m in RATIO_METRICS for m in ms) else "")
+    ratio = " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)  # corpus ratios: paragraphs are the unit
+    unit = "questions" + (f"; over paragraphs for {ratio}" if ratio else "")
     out.append(("results", f"Results: mean [{conf}% bootstrap CI over {unit}]", head, body, []))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
@@ -574,12 +562,10 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         if body:
             under = [x for mod in data["models"] for x in
                      ([f"{mod['label']}: " + s for s in mde_lines(data, mod["name"])] if data["multi_model"] else mde_lines(data, mod["name"]))]
-            ratio = [LABELS.get(m, m) for m in pm if m in RATIO_METRICS]
-            unit = ("the same questions (paragraphs for " + " and ".join(ratio) + ")") if ratio else "the same questions"
-            test = ("two-sided paired permutation test (sign flips; for " + " and ".join(ratio)
-                    + " swaps of the two methods' paragraphs, recomputing the ratio)") if ratio else \
-                "two-sided paired sign-flip permutation test"
-            floor = 2.0 / (data["bootstrap"]["iters"] + 1)
+            unit = f"the same questions (paragraphs for {ratio})" if ratio else "the same questions"
+            test = (f"two-sided paired permutation test (sign flips; for {ratio} swaps of the two methods' paragraphs, "
+                    "recomputing the ratio)") if ratio else "two-sided paired sign-flip permutation test"
+            floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
                         f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
                         f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1))",

@@ -46,6 +46,12 @@ def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
+def monte_carlo_p_floor(iters: int) -> float:
+    """Smallest p-value the Monte Carlo permutation tests here can return with ``iters`` resamples (two-sided,
+    scipy's (count+1)/(iters+1) per side): 2/(iters+1). A p at this value is an upper bound, not an estimate."""
+    return 2.0 / (iters + 1)
+
+
 def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
     """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
     of a sign-flip permutation test (H0: the two methods are exchangeable on every question); exact

@@ -29,21 +29,35 @@ TRACE_COLUMNS = {
 }
 
 
-def sample_trace(sample: dict) -> dict[str, Any] | None:
-    """The ``tokrag_trace`` dict of a logged sample (first request that has one), else None."""
+def request_arguments(sample: dict) -> list[list[Any]]:
+    """The positional arguments of each request of a logged sample, in order, from either layout lm-eval logs
+    (``[[arg_0, arg_1, ...], ...]`` or ``{"gen_args_0": {"arg_0": ..., "arg_1": ...}, ...}``); [] when absent."""
     args = sample.get("arguments")
     if isinstance(args, dict):
         groups = [args[k] for k in sorted(args)]
     elif isinstance(args, list):
         groups = args
     else:
-        return None
-    for g in groups:
-        values = [g[k] for k in sorted(g)] if isinstance(g, dict) else (g if isinstance(g, list) else [])
+        return []
+    return [[g[k] for k in sorted(g)] if isinstance(g, dict) else (g if isinstance(g, list) else []) for g in groups]
+
+
+def sample_trace(sample: dict) -> dict[str, Any] | None:
+    """The ``tokrag_trace`` dict of a logged sample (first request that has one), else None."""
+    for values in request_arguments(sample):
         for v in values:
             if isinstance(v, dict) and isinstance(v.get("tokrag_trace"), dict):
                 return v["tokrag_trace"]
     return None
+
+
+def sample_gen_kwargs(sample: dict) -> dict[str, Any] | None:
+    """The generation kwargs of a logged ``generate_until`` sample (its first request's second argument), else
+    None: a log-likelihood request's second argument is the continuation string, or (``loglikelihood_rolling``)
+    the method's trace dict."""
+    first = next(iter(request_arguments(sample)), [])
+    gen = first[1] if len(first) > 1 else None
+    return gen if isinstance(gen, dict) and {"until", "max_gen_toks"} & set(gen) else None
 
 
 def _num(v: Any) -> float | None:
@@ -99,4 +113,4 @@ def token_rows(trace: dict | None) -> list[dict[str, Any]] | None:
     return out
 
 
-__all__ = ["TRACE_COLUMNS", "sample_trace", "trace_columns", "token_rows"]
+__all__ = ["TRACE_COLUMNS", "request_arguments", "sample_gen_kwargs", "sample_trace", "trace_columns", "token_rows"]
