@@ -268,10 +268,10 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     order += [n for n in HYGIENE if n in metric_names]
     models = []
     for mod in spec.model_list():
+        tasks = [t.task for t in spec.tasks_of(mod)]
         models.append({"name": mod.name, "label": mod.label,
-                       "contract": spec.contract_lines(mod) + _generation_lines(mod.name, [t.task for t in spec.tasks_of(mod)], gen_seen),
-                       "notes": mod.notes,
-                       "methods": [m.name for m in spec.methods_of(mod)], "tasks": [t.task for t in spec.tasks_of(mod)],
+                       "contract": spec.contract_lines(mod) + _generation_lines(mod.name, tasks, gen_seen), "notes": mod.notes,
+                       "methods": [m.name for m in spec.methods_of(mod)], "tasks": tasks,
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
     data = {
