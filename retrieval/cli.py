@@ -37,7 +37,7 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     Raises:
         ConfigError: unknown name / missing file. DataError: malformed lines (file and line named).
     """
-    from .corpus import _field, load_queries, nq_oracle_questions
+    from .corpus import _field, jsonl_qid, load_queries, nq_oracle_questions, string_list
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
@@ -69,7 +69,7 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
                 break
             qid = f"nq-open-{i}"
             queries[qid] = _field(obj, ("question",), f"{path}:{lineno}")
-            answers[qid] = list(obj.get("answer") or obj.get("answers") or [])
+            answers[qid] = string_list(obj, ("answer", "answers"), f"{path}:{lineno}")
         return queries, answers, {}
     p = Path(spec).expanduser()
     if not p.is_file():
@@ -81,12 +81,13 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}
     if not p.name.lower().removesuffix(".gz").endswith((".tsv", ".txt")):
-        for i, (_, obj) in enumerate(read_jsonl(p)):
-            qid = str(obj.get("qid") or obj.get("id") or obj.get("qId") or f"q{i}")
-            if obj.get("answers") or obj.get("answer"):
-                answers[qid] = list(obj.get("answers") or obj.get("answer"))
-            if obj.get("gold_docids"):
-                gold[qid] = list(obj["gold_docids"])
+        for i, (lineno, obj) in enumerate(read_jsonl(p)):
+            where = f"{p}:{lineno}"
+            qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
+            if ans := string_list(obj, ("answers", "answer"), where):
+                answers[qid] = ans
+            if ids := string_list(obj, ("gold_docids",), where):
+                gold[qid] = ids
     if limit is not None:
         keep = list(queries)[:limit]
         queries = {q: queries[q] for q in keep}

@@ -388,6 +388,36 @@ def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLi
 
 
 # ----------------------------------------------------------------------------------------------- queries
+def jsonl_qid(obj: dict, index: int, where: str) -> str:
+    """The query id of a JSONL topics record: its ``qid``/``id``/``qId`` as a string (an integer 0 is ``"0"``),
+    or ``q<index>`` when it has none (absent, null or ``""``). Every reader of topic files uses this, so the
+    queries and their answers always get the same ids.
+
+    Raises:
+        DataError: an id that is neither a string nor a number (``where`` named).
+    """
+    return _field(obj, ("qid", "id", "qId"), where, required=False) or f"q{index}"
+
+
+def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
+    """The first present (non-null) field of ``names`` as a list of strings: a string is one item (``"Marie 4"``
+    is one answer, never its characters), a list must hold strings (numbers are written as strings); absent -> ``[]``.
+
+    Raises:
+        DataError: any other type, or a list item that is not a string or number (``where`` and the field named).
+    """
+    for n in names:
+        v = obj.get(n)
+        if v is None:
+            continue
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+            return [x if isinstance(x, str) else str(x) for x in v]
+        raise DataError(f"{where}: field {n!r} must be a string or a list of strings, got {v!r}")
+    return []
+
+
 def load_queries(path: str | os.PathLike) -> dict[str, str]:
     """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
     ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
@@ -423,7 +453,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     else:
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
-            qid = _field(obj, ("qid", "id", "qId"), where, required=False) or f"q{i}"
+            qid = jsonl_qid(obj, i, where)
             put(qid, _field(obj, ("question", "query", "text", "qText"), where), where)
     if not out:
         raise DataError(f"{p}: no queries in the file")

@@ -29,9 +29,12 @@ def _tokenizer():
 
 
 def has_answer(text: str, answers: Iterable[str]) -> bool:
-    """True when any non-empty answer occurs in ``text`` under DPR normalisation (module docstring)."""
+    """True when any non-empty answer occurs in ``text`` under DPR normalisation (module docstring); a string
+    ``answers`` is one answer."""
     from pyserini.eval.evaluate_dpr_retrieval import has_answers
 
+    if isinstance(answers, str):  # one answer, not its characters
+        answers = [answers]
     answers = [a for a in answers if isinstance(a, str) and a.strip()]
     return bool(answers) and has_answers(text, answers, _tokenizer(), regex=False)
 
