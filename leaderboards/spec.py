@@ -338,7 +338,8 @@ def task_yaml_metadata(task: str, include_path: list[Path]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=512)
-def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, Any]:
+def _task_yaml_docs(task: str, include_path: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
+    """``task``'s YAML document and those of the files it ``include``s, the task's own first (() if none is found)."""
     from .keys import find_task_yaml
 
     y, chain = find_task_yaml(task, list(include_path)), []
@@ -350,12 +351,29 @@ def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, 
             break
         inc = doc.get("include") if isinstance(doc, dict) else None
         y = (y.parent / inc) if isinstance(inc, str) else None
-    meta: dict[str, Any] = {}
-    for y in reversed(chain):
+    docs = []
+    for y in chain:
         doc = yaml.load(y.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
-        if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+        docs.append(doc if isinstance(doc, dict) else {})
+    return tuple(docs)
+
+
+def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    for doc in reversed(_task_yaml_docs(task, include_path)):
+        if isinstance(doc.get("metadata"), dict):
             meta.update(doc["metadata"])
     return meta
+
+
+def task_yaml_metrics(task: str, include_path: list[Path]) -> list[str] | None:
+    """The metric names of ``task``'s ``metric_list`` (its own, else the nearest included file's); None when the
+    task's YAML is not found or names no metric list (a task of lm-eval's own registry)."""
+    for doc in _task_yaml_docs(task, tuple(Path(p) for p in include_path)):
+        ml = doc.get("metric_list")
+        if isinstance(ml, list):
+            return [m["metric"] for m in ml if isinstance(m, dict) and isinstance(m.get("metric"), str)]
+    return None
 
 
 def task_hits(task: str, include_path: list[Path], k: Any) -> int | None:
@@ -396,6 +414,64 @@ def _limit(path: Path, where: str, limit: Any) -> None:
         raise _err(path, f"{where} must be a positive number of documents, got {limit!r}")
 
 
+def _int(path: Path, where: str, value: Any, low: int, *, null: bool = False) -> None:
+    """Raise ConfigError unless ``value`` is an integer >= ``low`` (a YAML bool or float is not; None when ``null``)."""
+    if value is None and null:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _err(path, f"{where} must be an integer >= {low}{' or null' if null else ''}, got {value!r}")
+
+
+def _bool(path: Path, where: str, value: Any) -> None:
+    """Raise ConfigError unless ``value`` is a YAML boolean (``'false'`` quoted is a string, and truthy)."""
+    if not isinstance(value, bool):
+        raise _err(path, f"{where} must be true or false (an unquoted YAML boolean), got {value!r}")
+
+
+def _number(path: Path, where: str, value: Any, low: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
+        raise _err(path, f"{where} must be a number >= {low}, got {value!r}")
+
+
+def _check_model_args(path: Path, where: str, args: dict[str, Any]) -> None:
+    """Values the leaderboard relies on: ``k`` (passages given to the model, also what the task retrieves and
+    answer recall counts) is an integer >= 1 (``k: 0`` gave a retrieval method no passage, ``k: -1`` all but one)."""
+    if "k" in args:
+        _int(path, f"{where}.k", args["k"], 1)
+
+
+def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
+    """Generation settings of the right type (``max_gen_toks: -3`` gave empty answers, ``'abc'`` failed after
+    the model had loaded)."""
+    if "max_gen_toks" in gk:
+        _int(path, f"{where}.max_gen_toks", gk["max_gen_toks"], 1)
+    if "do_sample" in gk:
+        _bool(path, f"{where}.do_sample", gk["do_sample"])
+    if "top_k" in gk:
+        _int(path, f"{where}.top_k", gk["top_k"], 0)
+    for key in ("temperature", "top_p"):
+        if key in gk:
+            _number(path, f"{where}.{key}", gk[key], 0.0)
+    until = gk.get("until")
+    if until is not None and not (isinstance(until, str) or (isinstance(until, list) and all(isinstance(u, str) for u in until))):
+        raise _err(path, f"{where}.until must be a string or a list of strings, got {until!r}")
+
+
+def _check_device(path: Path, where: str, device: Any) -> None:
+    """``device`` is null or a string torch accepts (checked here, not after the model loads)."""
+    if device is None or device == "cpu":
+        return
+    if not isinstance(device, str):
+        raise _err(path, f"{where} must be a device string (cpu, cuda, cuda:N), got {device!r}")
+    import torch
+
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise _err(path, f"{where} {device!r} is not a device torch knows ({str(exc).splitlines()[0]}); "
+                         "use cpu, cuda or cuda:N") from None
+
+
 def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     if isinstance(entry, str):
         name, noise, limit = entry, None, None
@@ -424,6 +500,16 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
     shared["gen_kwargs"] = _as_dict(path, f"{where}.gen_kwargs", shared.get("gen_kwargs"))
     _check_keys(path, f"{where}.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
     _limit(path, f"{where}.limit", shared.get("limit"))
+    _check_model_args(path, f"{where}.model_args", shared["model_args"])
+    _check_gen_kwargs(path, f"{where}.gen_kwargs", shared["gen_kwargs"])
+    if "batch_size" in shared:
+        _int(path, f"{where}.batch_size", shared["batch_size"], 1)
+    if "num_fewshot" in shared:
+        _int(path, f"{where}.num_fewshot", shared["num_fewshot"], 0, null=True)
+    for key in ("apply_chat_template", "fewshot_as_multiturn"):
+        if key in shared:
+            _bool(path, f"{where}.{key}", shared[key])
+    _check_device(path, f"{where}.device", shared.get("device"))
     if shared.get("prompt") is not None and shared["prompt"] not in PROMPTS:
         raise _err(path, f"{where}.prompt {shared['prompt']!r} is not one of {list(PROMPTS)} (tasks/README.md, 'Prompts')")
     if shared.get("system_instruction") is not None and not isinstance(shared["system_instruction"], str):
@@ -478,6 +564,7 @@ def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], ta
         for mname, args in margs.items():
             _name_subset(path, f"models[{i}].method_args", [mname], methods)
             args = margs[mname] = _as_dict(path, f"models[{i}].method_args.{mname}", args)
+            _check_model_args(path, f"models[{i}].method_args.{mname}", args)
             clash = sorted(set(args) & set(merged["model_args"]))
             if clash:
                 raise _err(path, f"models[{i}].method_args.{mname}: {clash} are contract settings (shared.model_args); "
@@ -546,6 +633,10 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         spec_gk = _as_dict(path, f"methods[{i}].specific_gen_kwargs", m.get("specific_gen_kwargs"))
         _check_keys(path, f"methods[{i}].gen_kwargs", gk, _GEN_KEYS)
         _check_keys(path, f"methods[{i}].specific_gen_kwargs", spec_gk, _GEN_KEYS)
+        _check_model_args(path, f"methods[{i}].model_args", margs)
+        _check_model_args(path, f"methods[{i}].specific", spec_args)
+        _check_gen_kwargs(path, f"methods[{i}].gen_kwargs", gk)
+        _check_gen_kwargs(path, f"methods[{i}].specific_gen_kwargs", spec_gk)
         for section, given, fix in (
             ("model_args", margs, "a deviation for one method must be written under 'specific:' so that it is printed"),
             ("gen_kwargs", gk, "write a deviation under 'specific_gen_kwargs:'"),
@@ -589,22 +680,35 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     primary = raw.get("primary_metric", "answer_match")
     if not isinstance(primary, str) or not primary:
         raise _err(path, f"primary_metric must be a per-sample metric name (e.g. answer_match), got {primary!r}")
+    inc = raw.get("include_path")
+    incs = [DEFAULT_INCLUDE] if inc is None else [(base / p).resolve() for p in ([inc] if isinstance(inc, str) else inc)]
+    for p in incs:
+        if not p.is_dir():
+            raise _err(path, f"include_path {p} is not a folder of lm-eval task YAMLs")
+
+    # the primary metric must be one the tasks log (the pivot showed another metric under its heading)
+    task_metrics = [task_yaml_metrics(t, incs) for t in tnames]
+    if all(ms is not None for ms in task_metrics):
+        produced = sorted({m for ms in task_metrics for m in ms})  # type: ignore[union-attr]
+        if primary not in produced:
+            from retrieval.errors import closest
+
+            close = closest(primary, produced, n=1)
+            raise _err(path, f"primary_metric {primary!r} is not a metric of the spec's tasks"
+                             + (f" (did you mean {close[0]!r}?)" if close else "") + f"; they log {produced}")
     models = _models(path, models_raw, shared, names, tnames)
     if not models:
         shared = _prompt_contract(shared)
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
     _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)
-    iters = int(bs.get("iters", 1000))
-    conf = float(bs.get("confidence", 0.95))
-    if iters < 100 or not (0.5 < conf < 1.0):
-        raise _err(path, "bootstrap.iters must be >= 100 and bootstrap.confidence in (0.5, 1)")
-
-    inc = raw.get("include_path")
-    incs = [DEFAULT_INCLUDE] if inc is None else [(base / p).resolve() for p in ([inc] if isinstance(inc, str) else inc)]
-    for p in incs:
-        if not p.is_dir():
-            raise _err(path, f"include_path {p} is not a folder of lm-eval task YAMLs")
+    _int(path, "bootstrap.iters", bs.get("iters", 1000), 100)
+    _int(path, "bootstrap.seed", bs.get("seed", 0), 0)
+    conf = bs.get("confidence", 0.95)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not (0.5 < conf < 1.0):
+        raise _err(path, f"bootstrap.confidence must be a number in (0.5, 1), got {conf!r}")
+    iters, conf = int(bs.get("iters", 1000)), float(conf)
+    _int(path, "progress_chunk", raw.get("progress_chunk", 8), 1)
 
     def _opt_dir(key: str) -> Path | None:
         v = raw.get(key)
