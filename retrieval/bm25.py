@@ -29,13 +29,13 @@ from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError
-from .io import atomic_write_json, file_lock
+from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
 logger = logging.getLogger(__name__)
 
-META = "tokrag_index.json"
+META = INDEX_META
 BATCH_CHUNK = 1000  # queries per Java batch_search call: bounds JVM heap use (10k queries x k=100 fit in -Xmx4g)
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
@@ -144,11 +144,15 @@ def build_bm25_index(
 
     Raises:
         IndexNotFoundError: ``index_dir`` holds an index of another corpus (delete it or use ``force``).
+        ConfigError: ``index_dir`` is a file, a non-empty folder that is not a tokrag index (never deleted,
+            even with ``force``), or cannot be created.
         JavaSetupError: Java cannot be set up.
     """
-    target = Path(index_dir) if index_dir is not None else bm25_index_dir(corpus, cache_dir)
-    target = target.expanduser().resolve()
+    target = check_index_folder(index_dir if index_dir is not None else bm25_index_dir(corpus, cache_dir),
+                                user_given=index_dir is not None)
     with file_lock(target):
+        if index_dir is not None:
+            check_index_folder(target)  # again under the lock: a folder filled meanwhile is still refused
         meta = read_index_meta(target)
         if not force and meta and _index_complete(target):
             if meta.get("corpus_fingerprint") == corpus.fingerprint:

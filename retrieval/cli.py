@@ -231,9 +231,8 @@ def _index_build(a: argparse.Namespace) -> int:
         from .dense import DENSE_PARAMS, build_dense_index
 
         p = {**DENSE_PARAMS, **{k: v for k, v in _params(a).items() if k in DENSE_PARAMS}}
-        if a.force and a.index:
-            shutil.rmtree(a.index, ignore_errors=True)
-        path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir, batch_size=a.batch_size or 32, device=a.device)
+        path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir, batch_size=a.batch_size or 32,
+                                 device=a.device, force=a.force)
     print(path)
     return 0
 

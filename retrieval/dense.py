@@ -28,6 +28,7 @@ import logging
 import math
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -36,7 +37,7 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError
-from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint
+from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint
 from .java import _package_dir, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -261,29 +262,41 @@ def build_dense_index(
     batch_size: int = 32,
     device: str = "cpu",
     progress: bool = True,
+    force: bool = False,
 ) -> Path:
     """Encode ``corpus`` (once) and write a FAISS ``IndexFlatIP`` in Pyserini's layout; returns the folder.
 
     Passages are encoded as (title, text): ``"title text"`` for ``auto`` encoders, a (title, text) pair
     for DPR, as Pyserini's document encoders do. Embeddings (shape (N, dim) float32) are written in parts
     of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
-    rate is recorded in ``tokrag_index.json`` (``passages_per_s``).
+    rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
+    ``force``; the old index stays in place until the new one replaces it.
 
     Raises:
-        ConfigError: bad parameters. OfflineError: an encoder hub id that cannot be fetched.
+        ConfigError: bad parameters; ``index_dir`` (or its ``.partial`` parts folder) is a file, a non-empty
+            folder that tokrag did not build (never deleted, even with ``force``), or cannot be created.
+        IndexNotFoundError: ``index_dir`` holds an index of another corpus or encoder (without ``force``).
+        OfflineError: an encoder hub id that cannot be fetched.
     """
     import numpy as np
 
     p = {**DENSE_PARAMS, **(params or {})}
     _check_params(p)
-    target = Path(index_dir) if index_dir is not None else dense_index_dir(corpus, p, cache_dir)
-    target = target.expanduser().resolve()
+    target = check_index_folder(index_dir if index_dir is not None else dense_index_dir(corpus, p, cache_dir),
+                                user_given=index_dir is not None)
     with file_lock(target):
         meta = _read_meta(target)
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
         identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),
                                           "params": {k: p[k] for k in DENSE_PARAMS}}, sort_keys=True))
-        if meta and (target / "index").is_file():
+        parts = Path(str(target) + ".partial")
+        key_file = parts / "identity.json"
+        if index_dir is not None:
+            check_index_folder(target)  # again under the lock: a folder filled meanwhile is still refused
+            if parts.exists() and not key_file.is_file() and (not parts.is_dir() or any(parts.iterdir())):
+                raise ConfigError(f"{parts} (where the index's embeddings are written) exists and was not made by tokrag "
+                                  "(no identity.json); nothing was changed: move it away or give another index folder")
+        if meta and (target / "index").is_file() and not force:
             if {k: meta.get(k) for k in identity} == identity:
                 return target
             if index_dir is not None:
@@ -294,9 +307,7 @@ def build_dense_index(
         start_jvm()  # pyserini.encode -> pyserini.search starts the JVM: configure it first
         import faiss
 
-        parts = Path(str(target) + ".partial")
         parts.mkdir(parents=True, exist_ok=True)
-        key_file = parts / "identity.json"
         try:
             if json.loads(key_file.read_text(encoding="utf-8")) != identity:
                 raise ValueError("parts of another corpus/encoder")
@@ -345,20 +356,23 @@ def build_dense_index(
         vectors = np.concatenate([np.load(parts / f"part-{j:05d}.npy") for j in range(n_parts)], axis=0)
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
-        work = Path(str(target) + ".tmp")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
-        faiss.write_index(index, str(work / "index"))
-        atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
-        atomic_write_json(work / "tokrag_index.json", {
-            "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
-            "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
-            "encoder": identity["encoder"], "encode_seconds": round(seconds, 3),
-            "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
-        })
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(work, target)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))  # never a user's folder
+        try:
+            work = scratch / "index"
+            work.mkdir()
+            faiss.write_index(index, str(work / "index"))
+            atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
+            atomic_write_json(work / "tokrag_index.json", {
+                "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
+                "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
+                "encoder": identity["encoder"], "encode_seconds": round(seconds, 3),
+                "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
+            })
+            if target.exists():
+                shutil.rmtree(target)  # an index tokrag built, or an empty folder (check_index_folder)
+            os.replace(work, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(parts, ignore_errors=True)
     return target
 

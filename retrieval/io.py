@@ -17,7 +17,9 @@ from typing import Any
 
 from filelock import FileLock
 
-from .errors import DataError
+from .errors import ConfigError, DataError
+
+INDEX_META = "tokrag_index.json"  # written into every index folder tokrag builds (BM25 and dense)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -111,3 +113,32 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
+
+
+def check_index_folder(path: str | os.PathLike, *, user_given: bool = True) -> Path:
+    """Resolve an index folder to build into, refusing any place where a build could destroy a user's files.
+
+    A build replaces its folder, so the folder must be absent, empty, or an index tokrag built (it holds
+    :data:`INDEX_META`); a folder the user named (``user_given``) that holds anything else is refused and
+    left as it is. Cache folders (``user_given=False``) are tokrag's own and may be replaced. The parent
+    folder is created.
+
+    Raises:
+        ConfigError: the path is a file, a non-empty folder that is not a tokrag index, or its parent
+            cannot be created or written (the path is named).
+    """
+    p = Path(path).expanduser().resolve()
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"index folder {p} is a file, not a folder; give a new or empty folder for the index")
+    if user_given and p.is_dir() and not (p / INDEX_META).is_file() and any(p.iterdir()):
+        raise ConfigError(
+            f"index folder {p} is not empty and is not an index built by tokrag (no {INDEX_META}); nothing was "
+            "changed: give a new or empty folder for the index"
+        )
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the index folder {p}: {exc.strerror or exc}; give a folder you can write to") from None
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write the index folder {p}: {p.parent} is not writable; give a folder you can write to")
+    return p

@@ -74,3 +74,35 @@ def test_answers_of_another_type_are_a_one_line_error(tmp_path, corpus, cache, c
     assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(tmp_path / "o.trec"), *cache]) == 2
     err = capsys.readouterr().err
     assert f"{topics}:1: field 'answers' must be a string or a list of strings" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_index_build_never_deletes_a_users_folder(tmp_path, corpus, cache, capsys, force):
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / "thesis.tex").write_text("years of work")
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), *force, *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"index folder {target} is not empty and is not an index built by tokrag" in err and "Traceback" not in err
+    assert (target / "thesis.tex").read_text() == "years of work" and [p.name for p in target.iterdir()] == ["thesis.tex"]
+
+
+def test_index_build_into_empty_or_own_folder(tmp_path, corpus, cache, capsys):
+    target = tmp_path / "empty"
+    target.mkdir()
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), *cache]) == 0
+    assert (target / "tokrag_index.json").is_file()
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), "--force", *cache]) == 0  # its own index
+    assert json.loads((target / "tokrag_index.json").read_text())["num_docs"] == 3
+
+
+def test_index_build_bad_folder_is_a_one_line_error(tmp_path, corpus, cache, capsys):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me")
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(a_file), *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"index folder {a_file} is a file, not a folder" in err and "Traceback" not in err
+    assert a_file.read_text() == "keep me"
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", "/proc/nope/idx", *cache]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create the index folder /proc/nope/idx" in err and "Traceback" not in err

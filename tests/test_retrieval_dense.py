@@ -253,3 +253,28 @@ def test_dense_index_folder_of_another_corpus_is_refused(tiny_dpr, tmp_path):
         dense.build_dense_index(two, params, index_dir=d, progress=False)
     with pytest.raises(IndexNotFoundError, match="stale dense index"):
         dense.DenseSearcher(d, params, corpus=two)
+
+
+def test_dense_index_build_never_deletes_a_users_folder(tiny_dpr, tmp_path):
+    from retrieval import dense
+
+    ctx_dir, q_dir, _ = tiny_dpr
+    params = {**dense.DENSE_PARAMS, "encoder": str(ctx_dir), "query_encoder": str(q_dir), "encoder_class": "dpr"}
+    one = Corpus([Passage("a", "", "alpha"), Passage("b", "", "beta")], name="one")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    for force in (False, True):
+        with pytest.raises(ConfigError, match="is not empty and is not an index built by tokrag"):
+            dense.build_dense_index(one, params, index_dir=mine, progress=False, force=force)
+    assert (mine / "notes.txt").read_text() == "keep me" and len(list(mine.iterdir())) == 1
+    # the parts folder beside the index is not a user's folder either
+    (tmp_path / "idx.partial").mkdir()
+    (tmp_path / "idx.partial" / "data.csv").write_text("1,2")
+    with pytest.raises(ConfigError, match="idx.partial .*was not made by tokrag"):
+        dense.build_dense_index(one, params, index_dir=tmp_path / "idx", progress=False)
+    assert (tmp_path / "idx.partial" / "data.csv").read_text() == "1,2"
+    # --force rebuilds tokrag's own index in place, and leaves no temporary folder behind
+    d = dense.build_dense_index(one, params, index_dir=tmp_path / "own", progress=False)
+    assert dense.build_dense_index(one, params, index_dir=d, progress=False, force=True) == d and (d / "index").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["idx.partial", "mine", "own"]
