@@ -237,11 +237,31 @@ def _index_build(a: argparse.Namespace) -> int:
     return 0
 
 
+def _output_paths(a: argparse.Namespace) -> tuple[Path, Path]:
+    """The TREC run and ctxs JSONL paths of ``retrieve``, checked before any search: each must be a file path
+    (not a folder) in a folder that exists or can be created, and that can be written.
+
+    Raises:
+        ConfigError: naming the option and the path.
+    """
+    out = Path(a.output).expanduser()
+    ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
+                else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl"))
+    for opt, p in (("--output", out), ("--output-ctxs", ctxs_out)):
+        if p.is_dir():
+            example = p / ("run.trec" if opt == "--output" else "run.ctxs.jsonl")
+            raise ConfigError(f"{opt} {p}: is a folder; give a file path (e.g. {example})")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{opt} {p}: cannot create its folder {p.parent} ({exc.strerror or exc}); give a path you can write to") from None
+        if not os.access(p.parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+            raise ConfigError(f"{opt} {p}: not writable; give a path you can write to")
+    return out, ctxs_out
+
+
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
-    out = Path(a.output)
-    ctxs_out = Path(a.output_ctxs) if a.output_ctxs else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    ctxs_out.parent.mkdir(parents=True, exist_ok=True)
+    out, ctxs_out = _output_paths(a)
     shutil.copyfile(run.trec_path, out)
     shutil.copyfile(run.jsonl_path, ctxs_out)
     return out, ctxs_out
@@ -256,6 +276,7 @@ def _retrieve(a: argparse.Namespace) -> int:
         return _dry_run(a.corpus, a.retriever, params)
     if not a.topics or not a.output:
         raise ConfigError("--topics and --output are required (only --dry-run works without them)")
+    _output_paths(a)  # a bad --output fails now, not after the search
     queries, _, gold = load_topics(a.topics, a.data_dir)
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
@@ -321,8 +342,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
             psg = s.passage(docid)
             rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": rank})
         ctxs[qid] = rows
-    out = Path(a.output)
-    ctxs_out = Path(a.output_ctxs) if a.output_ctxs else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
+    out, ctxs_out = _output_paths(a)
     atomic_write_text(out, trec_lines(ctxs, "tokrag-bm25"))
     atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)
@@ -330,19 +350,40 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
 
 
 def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
+    """A TREC run file (``qid Q0 docid rank score tag`` lines) as ctxs with the corpus's passage texts.
+
+    Raises:
+        DataError: a short line, a rank that is not an integer, a score that is not a number, a docid not in
+            the corpus, or invalid UTF-8 (file and line named).
+    """
+    import math
+
     ctxs: dict[str, list[dict]] = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            parts = line.split()
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                parts = raw.decode("utf-8").split()
+            except UnicodeDecodeError:
+                raise DataError(f"{path}:{lineno}: invalid UTF-8; re-encode the file as UTF-8") from None
             if not parts:
                 continue
             if len(parts) < 6:
                 raise DataError(f"{path}:{lineno}: expected 'qid Q0 docid rank score tag'")
-            qid, _, docid, rank, score = parts[:5]
+            qid, _, docid, rank_s, score_s = parts[:5]
+            try:
+                rank = int(rank_s)
+            except ValueError:
+                raise DataError(f"{path}:{lineno}: rank {rank_s!r} is not an integer (expected 'qid Q0 docid rank score tag')") from None
+            try:
+                score = float(score_s)
+            except ValueError:
+                score = math.nan
+            if math.isnan(score):
+                raise DataError(f"{path}:{lineno}: score {score_s!r} is not a number (expected 'qid Q0 docid rank score tag')")
             if docid not in corpus:
                 raise DataError(f"{path}:{lineno}: docid {docid!r} is not in corpus {corpus.name!r}")
             psg = corpus.get(docid)
-            ctxs.setdefault(qid, []).append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": int(rank)})
+            ctxs.setdefault(qid, []).append({"docid": docid, "title": psg.title, "text": psg.text, "score": score, "rank": rank})
     for rows in ctxs.values():
         rows.sort(key=lambda r: r["rank"])
     return ctxs

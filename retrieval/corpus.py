@@ -20,6 +20,7 @@ Named corpora (:func:`named_corpus`), built from a data folder laid out like ``.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -34,7 +35,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import read_jsonl
+from .io import gzip_errors, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -136,9 +137,11 @@ class Corpus:
 
 
 # ----------------------------------------------------------------------------------------------- readers
-def _open_text(path: Path) -> io.TextIOBase:
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-    return raw  # type: ignore[return-value]
+@contextlib.contextmanager
+def _open_text(path: Path) -> Iterator[io.BufferedIOBase]:
+    """The file's bytes (``.gz`` decompressed); a truncated or corrupt ``.gz`` is a DataError naming the file."""
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as raw, gzip_errors(path):
+        yield raw
 
 
 def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:

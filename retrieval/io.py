@@ -85,17 +85,33 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
+    """Turn the errors of reading a truncated or corrupt ``.gz`` file (``EOFError``, ``BadGzipFile``,
+    ``zlib.error``) into a one-line :class:`DataError` naming the file."""
+    import gzip
+    import zlib
+
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise DataError(
+            f"{path}: the gzip file is truncated or corrupt ({exc}); download or compress it again"
+        ) from None
+
+
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines); a ``.gz``
     file is decompressed on the fly.
 
     Raises:
-        DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line.
+        DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line; naming
+            the file for a truncated or corrupt ``.gz``.
     """
     import gzip
 
     path = Path(path)
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
         for lineno, raw in enumerate(f, start=1):
             try:
                 line = raw.decode("utf-8")

@@ -106,3 +106,49 @@ def test_index_build_bad_folder_is_a_one_line_error(tmp_path, corpus, cache, cap
     assert tokrag(["index", "build", "--corpus", corpus, "--index", "/proc/nope/idx", *cache]) == 2
     err = capsys.readouterr().err
     assert "cannot create the index folder /proc/nope/idx" in err and "Traceback" not in err
+
+
+def test_bad_output_fails_before_the_search(tmp_path, corpus, cache, capsys, monkeypatch):
+    import retrieval.api
+
+    def no_search(*a, **k):
+        raise AssertionError("searched although --output cannot be written")
+
+    monkeypatch.setattr(retrieval.api, "retrieve", no_search)
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for output, expected in ((str(folder), f"--output {folder}: is a folder; give a file path"),
+                             ("/proc/nope/x.trec", "--output /proc/nope/x.trec: cannot create its folder /proc/nope")):
+        assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", output, *cache]) == 2
+        err = capsys.readouterr().err
+        assert expected in err and "Traceback" not in err
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(tmp_path / "o.trec"),
+                   "--output-ctxs", str(folder), *cache]) == 2
+    assert f"--output-ctxs {folder}: is a folder" in capsys.readouterr().err
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("line, expected", [("a Q0 p2 1 abc tag", "score 'abc' is not a number"),
+                                            ("a Q0 p2 x 1.5 tag", "rank 'x' is not an integer")])
+def test_trec_run_with_bad_numbers_names_file_and_line(tmp_path, corpus, capsys, line, expected):
+    run = tmp_path / "bad.trec"
+    run.write_text(f"a Q0 p1 1 2.0 tag\n{line}\n")
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris", "answers": ["paris"]}])
+    assert tokrag(["retrieve", "eval", "--run", str(run), "--corpus", corpus, "--topics", topics]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}:2: {expected}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["c.jsonl.gz", "c.tsv.gz", "c.json.gz"])
+def test_truncated_gzip_corpus_is_named(tmp_path, cache, capsys, name):
+    import gzip
+
+    body = (b"id\ttext\ttitle\n" + b"".join(b"%d\tpassage text %d\tT\n" % (i, i) for i in range(2000)) if ".tsv" in name
+            else b"".join(json.dumps(p).encode() + b"\n" for p in PASSAGES * 1000))
+    data = gzip.compress(body)
+    path = tmp_path / name
+    path.write_bytes(data[: len(data) // 2])
+    assert tokrag(["index", "build", "--corpus", str(path), "--index", str(tmp_path / "idx"), *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: the gzip file is truncated or corrupt" in err and "Traceback" not in err
