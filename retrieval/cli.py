@@ -217,9 +217,40 @@ def _eval_parser() -> argparse.ArgumentParser:
 
 
 # ----------------------------------------------------------------------------------------------- commands
+def _check_numbers(a: argparse.Namespace) -> None:
+    """Refuse out-of-range numeric options before any work (argparse only checks their type).
+
+    Raises:
+        ConfigError: naming the option: --threads, --batch-size, --max-length, --depth or --rrf-k below 1,
+            --k1 below 0, --b outside [0, 1].
+    """
+    for opt in ("threads", "batch_size", "max_length", "depth", "rrf_k"):
+        v = getattr(a, opt, None)
+        if v is not None and v < 1:
+            raise ConfigError(f"--{opt.replace('_', '-')} {v}: must be >= 1")
+    k1, b = getattr(a, "k1", None), getattr(a, "b", None)
+    if k1 is not None and not k1 >= 0:
+        raise ConfigError(f"--k1 {k1}: BM25 k1 must be >= 0 (default 0.9)")
+    if b is not None and not 0 <= b <= 1:
+        raise ConfigError(f"--b {b}: BM25 b must be between 0 and 1 (default 0.4)")
+
+
+def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any) -> None:
+    """Print a one-line note on stderr when the run and the topics do not hold the same queries (the metrics
+    are over the queries of the run that have answers or gold ids; this only says how many that is)."""
+    covered = sum(1 for q in ctxs if q in queries)
+    extra = len(ctxs) - covered
+    if covered < len(queries) or extra:
+        msg = f"note: run {run} has {covered} of the {len(queries)} queries of topics {topics!r}"
+        if extra:
+            msg += f", and {extra} qids that are not in them"
+        print(msg + f"; the metrics are over the {covered} it has", file=sys.stderr)
+
+
 def _index_build(a: argparse.Namespace) -> int:
     from .corpus import NAMED_CORPORA, load_corpus, named_corpus
 
+    _check_numbers(a)
     corpus = named_corpus(a.corpus, a.data_dir) if a.corpus in NAMED_CORPORA else load_corpus(a.corpus, a.format)
     if a.retriever == "bm25":
         from .bm25 import build_bm25_index
@@ -270,6 +301,7 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
 def _retrieve(a: argparse.Namespace) -> int:
     if a.hits < 1:
         raise ConfigError(f"--hits {a.hits}: must be >= 1")
+    _check_numbers(a)
     params = _params(a)
     prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")
     if a.dry_run:
@@ -407,7 +439,8 @@ def _expect(a: argparse.Namespace) -> int:
             raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
         (c,) = conds
         ctxs, _ = read_ctxs_jsonl(a.run)
-        _, answers, gold = load_topics(c["topics"], a.data_dir)
+        queries, answers, gold = load_topics(c["topics"], a.data_dir)
+        _coverage_note(ctxs, queries, c["topics"], a.run)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         cmp_ = expect.compare(c, evaluate_run(ctxs, answers or None, gold or None, ks=ks))
         results = [{"name": c["name"], "corpus": c["corpus"], "topics": c["topics"], "retriever": c["retriever"], "k": c["k"],
@@ -429,6 +462,7 @@ def _eval(a: argparse.Namespace) -> int:
     from .cache import read_ctxs_jsonl
     from .metrics import evaluate_run, format_table
 
+    _check_numbers(a)
     if a.expect:
         return _expect(a)
     if not a.run or not a.topics:
@@ -444,7 +478,8 @@ def _eval(a: argparse.Namespace) -> int:
         ctxs = _read_trec(run_path, resolve_corpus(a.corpus, a.data_dir))
     else:
         ctxs, _ = read_ctxs_jsonl(run_path)
-    _, answers, gold = load_topics(a.topics, a.data_dir)
+    queries, answers, gold = load_topics(a.topics, a.data_dir)
+    _coverage_note(ctxs, queries, a.topics, run_path)
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}
     if not answers and not gold:

@@ -152,3 +152,39 @@ def test_truncated_gzip_corpus_is_named(tmp_path, cache, capsys, name):
     assert tokrag(["index", "build", "--corpus", str(path), "--index", str(tmp_path / "idx"), *cache]) == 2
     err = capsys.readouterr().err
     assert f"{path}: the gzip file is truncated or corrupt" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("opt, expected", [(["--k1", "-1"], "--k1 -1.0: BM25 k1 must be >= 0"),
+                                           (["--b", "1.5"], "--b 1.5: BM25 b must be between 0 and 1"),
+                                           (["--threads", "0"], "--threads 0: must be >= 1")])
+def test_index_build_rejects_out_of_range_numbers(tmp_path, corpus, cache, capsys, opt, expected):
+    target = tmp_path / "idx"
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), *opt, *cache]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err and not target.exists()
+
+
+def test_build_bm25_index_rejects_zero_threads(tmp_path):
+    from retrieval import Corpus, Passage
+    from retrieval.bm25 import build_bm25_index
+    from retrieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="threads=0"):
+        build_bm25_index(Corpus([Passage("a", "", "alpha")]), tmp_path / "idx", threads=0)
+    assert not (tmp_path / "idx").exists()
+
+
+def test_eval_notes_a_run_covering_few_topics(tmp_path, corpus, cache, capsys):
+    rows = [{"qid": f"q{i}", "question": "where is paris", "answers": ["paris"]} for i in range(100)]
+    few = _jsonl(tmp_path / "few.jsonl", rows[:2])
+    out = tmp_path / "o.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", few, "--output", str(out), "--hits", "1", *cache]) == 0
+    capsys.readouterr()
+    all_topics = _jsonl(tmp_path / "all.jsonl", rows)
+    run = tmp_path / "o.ctxs.jsonl"
+    assert tokrag(["retrieve", "eval", "--run", str(run), "--topics", all_topics, "--k", "1", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert f"note: run {run} has 2 of the 100 queries of topics {all_topics!r}; the metrics are over the 2 it has" in cap.err
+    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 1.0}  # the metrics themselves unchanged
+    assert tokrag(["retrieve", "eval", "--run", str(run), "--topics", few, "--k", "1"]) == 0
+    assert "note: run" not in capsys.readouterr().err  # same queries: no note
