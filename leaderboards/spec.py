@@ -686,9 +686,10 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         if not p.is_dir():
             raise _err(path, f"include_path {p} is not a folder of lm-eval task YAMLs")
 
-    # the primary metric must be one the tasks log (the pivot showed another metric under its heading)
+    # a primary metric the spec names must be one the tasks log (the pivot showed another metric under its heading);
+    # the default (answer_match) falls back to word perplexity in a report of language-modelling tasks only
     task_metrics = [task_yaml_metrics(t, incs) for t in tnames]
-    if all(ms is not None for ms in task_metrics):
+    if "primary_metric" in raw and all(ms is not None for ms in task_metrics):
         produced = sorted({m for ms in task_metrics for m in ms})  # type: ignore[union-attr]
         if primary not in produced:
             from retrieval.errors import closest
