@@ -35,7 +35,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import gzip_errors, read_jsonl
+from .io import gzip_errors, json_error, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -88,24 +88,34 @@ class Corpus:
     ``fingerprint`` is the first 16 hex digits of SHA-256 over every (docid, title, text) in order, so
     any change of a passage, of its id or of the order gives a new fingerprint (and a new index).
 
+    ``where`` (optional, one entry per passage) says where each passage was read (``file:line``); errors
+    then name those places instead of passage numbers.
+
     Raises:
         DataError: on an empty corpus, a duplicate docid, or a docid containing whitespace (TREC runs
-            are whitespace-separated); the message names ``source``.
+            are whitespace-separated); the message names ``source`` (or the ``where`` of the passages).
     """
 
-    def __init__(self, passages: Iterable[Passage], name: str = "corpus", source: str | None = None):
+    def __init__(self, passages: Iterable[Passage], name: str = "corpus", source: str | None = None,
+                 where: list[str] | None = None):
         self.name = name
         self.source = source or name
         self.passages: list[Passage] = list(passages)
         if not self.passages:
             raise DataError(f"{self.source}: the corpus is empty (no passages); give a file with at least one passage")
+        if where is not None and len(where) != len(self.passages):
+            raise ValueError(f"where has {len(where)} entries for {len(self.passages)} passages")
         self._pos: dict[str, int] = {}
         for i, p in enumerate(self.passages):
             if not p.docid or _WS.search(p.docid):
-                raise DataError(f"{self.source}: passage #{i + 1} has an empty id or one with whitespace: {p.docid!r}")
+                at = f"{where[i]}: passage" if where else f"{self.source}: passage #{i + 1}"
+                raise DataError(f"{at} has an empty id or one with whitespace: {p.docid!r}")
             if p.docid in self._pos:
+                first = self._pos[p.docid]
+                if where:
+                    raise DataError(f"{where[i]}: duplicate id {p.docid!r} (first at {where[first]}); ids must be unique")
                 raise DataError(
-                    f"{self.source}: duplicate id {p.docid!r} (passages #{self._pos[p.docid] + 1} and #{i + 1}); ids must be unique"
+                    f"{self.source}: duplicate id {p.docid!r} (passages #{first + 1} and #{i + 1}); ids must be unique"
                 )
             self._pos[p.docid] = i
 
@@ -176,7 +186,8 @@ def _split_contents(contents: str) -> tuple[str, str]:
     return head, rest
 
 
-def _passages_jsonl(path: Path, fmt: str) -> Iterator[Passage]:
+def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
+    """``(file:line, passage)`` for each record of a JSONL corpus file."""
     for lineno, obj in read_jsonl(path):
         where = f"{path}:{lineno}"
         pid = _field(obj, ("id", "docid", "_id"), where)
@@ -187,10 +198,11 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[Passage]:
             text = _field(obj, ("text",), where)
         if not text.strip():
             raise DataError(f"{where}: passage {pid!r} has empty text; remove it or fill it")
-        yield Passage(pid, title, text)
+        yield where, Passage(pid, title, text)
 
 
-def _passages_tsv(path: Path) -> Iterator[Passage]:
+def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
+    """``(file:line, passage)`` for each row of a DPR TSV corpus file."""
     with _open_text(path) as raw:
         try:
             data = raw.read().decode("utf-8")
@@ -214,16 +226,17 @@ def _passages_tsv(path: Path) -> Iterator[Passage]:
         text = row[it]
         if not text.strip():
             raise DataError(f"{path}:{lineno}: passage {row[ii]!r} has empty text")
-        yield Passage(row[ii].strip(), row[iti] if iti is not None else "", text)
+        yield f"{path}:{lineno}", Passage(row[ii].strip(), row[iti] if iti is not None else "", text)
 
 
-def _passages_wiki(path: Path, id_fn=None) -> Iterator[Passage]:
+def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
+    """``(file: entry 'key', passage)`` for each article of a Wikipedia summaries file."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8") from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({json_error(exc)})") from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object keyed by title (Wikipedia summaries), got {type(data).__name__}")
     for key, rec in data.items():
@@ -234,7 +247,7 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[Passage]:
         text = _field(rec, ("extract", "text"), where)
         if not text.strip():
             continue  # an article without a summary is not a passage
-        yield Passage((id_fn or wiki_docid)(title), title, text)
+        yield where, Passage((id_fn or wiki_docid)(title), title, text)
 
 
 def _sniff(path: Path) -> str:
@@ -282,16 +295,16 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     files = sorted(f for f in p.iterdir() if f.is_file() and re.search(r"\.(jsonl?|tsv)(\.gz)?$", f.name)) if p.is_dir() else [p]
     if not files:
         raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
-    passages: list[Passage] = []
+    located: list[tuple[str, Passage]] = []
     for f in files:
         kind = _sniff(f) if fmt == "auto" else fmt
         if kind == "dpr-tsv":
-            passages.extend(_passages_tsv(f))
+            located.extend(_passages_tsv(f))
         elif kind == "wiki-summaries":
-            passages.extend(_passages_wiki(f))
+            located.extend(_passages_wiki(f))
         else:
-            passages.extend(_passages_jsonl(f, kind))
-    return Corpus(passages, name=name or p.name, source=str(p))
+            located.extend(_passages_jsonl(f, kind))
+    return Corpus([x for _, x in located], name=name or p.name, source=str(p), where=[w for w, _ in located])
 
 
 # ----------------------------------------------------------------------------------------------- named corpora
@@ -365,18 +378,19 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
     """
     if name == "wiki-vital":
         path = wiki_summaries_path(data_dir)
-        return Corpus(_passages_wiki(path), name=name, source=str(path))
+        located = list(_passages_wiki(path))
+        return Corpus([x for _, x in located], name=name, source=str(path), where=[w for w, _ in located])
     if name not in NAMED_CORPORA:
         raise ConfigError(unknown_name("corpus name", name, NAMED_CORPORA, hint="or give a corpus file path"))
     d = _data_dir(data_dir)
     if name == "nq-wiki-12k":
-        passages = _nq_gold_passages(d, None) + list(_passages_wiki(wiki_summaries_path(d)))
+        passages = _nq_gold_passages(d, None) + [x for _, x in _passages_wiki(wiki_summaries_path(d))]
     else:  # nq-dpr-1k
         dpr = d / DPR_SAMPLE
         if not dpr.is_file():
             raise ConfigError(f"{dpr} not found: the data folder must contain {DPR_SAMPLE}")
         passages = _nq_gold_passages(d, NQ_DPR_1K_QUESTIONS) + [
-            Passage(dpr_docid(p.docid), p.title, p.text) for p in _passages_jsonl(dpr, "jsonc")
+            Passage(dpr_docid(p.docid), p.title, p.text) for _, p in _passages_jsonl(dpr, "jsonc")
         ]
     return Corpus(passages, name=name, source=str(d))
 
@@ -426,7 +440,8 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
 
     Raises:
-        DataError: malformed lines, invalid UTF-8, duplicate qids, missing fields (file and line named).
+        DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty or hold whitespace,
+            empty queries, missing fields (file and line named).
         ConfigError: the file does not exist.
     """
     p = Path(path).expanduser()
@@ -435,8 +450,12 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     out: dict[str, str] = {}
 
     def put(qid: str, text: str, where: str) -> None:
+        if not qid or _WS.search(qid):
+            raise DataError(f"{where}: query id {qid!r} is empty or contains whitespace; TREC run ids must be single tokens")
         if qid in out:
             raise DataError(f"{where}: duplicate qid {qid!r}")
+        if not text.strip():
+            raise DataError(f"{where}: query {qid!r} is empty or whitespace only; give it text or remove the line")
         out[qid] = text
 
     name = p.name.lower().removesuffix(".gz")

@@ -85,6 +85,12 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
         yield
 
 
+def json_error(exc: json.JSONDecodeError) -> str:
+    """``exc``'s message and column for an error line: ``Unterminated string starting at column 9`` (json's
+    message for it ends in ``at``: written as is it read "starting at at column 9")."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
 @contextlib.contextmanager
 def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
     """Turn the errors of reading a truncated or corrupt ``.gz`` file (``EOFError``, ``BadGzipFile``,
@@ -125,7 +131,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             try:
                 obj = json.loads(line.rstrip("\r\n"))  # the line end would move an error at the end to "line 2 column 1"
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from None
+                raise DataError(f"{path}:{lineno}: malformed JSON ({json_error(exc)}); fix or remove the line") from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj

@@ -25,7 +25,7 @@ def data_dir(explicit: str | os.PathLike | None = None, *, required: bool = True
     cannot change their meaning.
 
     Raises:
-        ConfigError: when the folder does not exist, or when none is set and ``required`` is true.
+        ConfigError: when the folder does not exist or is a file, or when none is set and ``required`` is true.
     """
     value = explicit if explicit not in (None, "") else os.environ.get(DATA_ENV)
     if value in (None, ""):
@@ -38,8 +38,9 @@ def data_dir(explicit: str | os.PathLike | None = None, *, required: bool = True
     path = Path(value).expanduser().resolve()
     if not path.is_dir():
         source = "data_dir argument" if explicit not in (None, "") else f"${DATA_ENV}"
+        what = f"{path} is a file, not a folder" if path.exists() else f"folder {path} does not exist"
         raise ConfigError(
-            f"{source} = {value!r}: folder {path} does not exist; point it at a folder laid out like the "
+            f"{source} = {value!r}: {what}; point it at a folder laid out like the "
             "repository's ../shared/data (nq_open/, nq_open_oracle/, wiki_vital_summaries/, ...), or unset it "
             "to load the data sets from the hub"
         )

@@ -217,8 +217,14 @@ def test_empty_corpus(tmp_path):
 def test_duplicate_ids(tmp_path):
     p = tmp_path / "dup.jsonl"
     p.write_text('{"id": "1", "contents": "a"}\n{"id": "2", "contents": "b"}\n{"id": "1", "contents": "c"}\n')
-    with pytest.raises(DataError, match=r"duplicate id '1' \(passages #1 and #3\)"):
-        load_corpus(p)
+    with pytest.raises(DataError, match=r"dup\.jsonl:3: duplicate id '1' \(first at .*dup\.jsonl:1\)"):
+        load_corpus(p)  # file lines, not passage numbers
+    t = tmp_path / "dup.tsv"
+    t.write_text("id\ttext\ttitle\n\n1\ta\tT\n1\tb\tT\n")
+    with pytest.raises(DataError, match=r"dup\.tsv:4: duplicate id '1' \(first at .*dup\.tsv:3\)"):
+        load_corpus(t)
+    with pytest.raises(DataError, match=r"duplicate id '1' \(passages #1 and #2\)"):
+        Corpus([Passage("1", "", "a"), Passage("1", "", "b")])  # built in code: no lines to name
 
 
 def test_missing_fields(tmp_path):

@@ -188,3 +188,40 @@ def test_eval_notes_a_run_covering_few_topics(tmp_path, corpus, cache, capsys):
     assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 1.0}  # the metrics themselves unchanged
     assert tokrag(["retrieve", "eval", "--run", str(run), "--topics", few, "--k", "1"]) == 0
     assert "note: run" not in capsys.readouterr().err  # same queries: no note
+
+
+def test_data_dir_that_is_a_file_is_called_a_file(monkeypatch):
+    from retrieval.errors import ConfigError
+    from retrieval.paths import data_dir
+
+    monkeypatch.setenv("TOKRAG_DATA_DIR", "/etc/passwd")
+    with pytest.raises(ConfigError, match=r"\$TOKRAG_DATA_DIR = '/etc/passwd': /etc/passwd is a file, not a folder;") as e:
+        data_dir()
+    assert "does not exist" not in str(e.value)
+    with pytest.raises(ConfigError, match=r"folder /no/such/dir does not exist"):
+        data_dir("/no/such/dir")
+
+
+def test_empty_query_in_tsv_topics_names_file_and_line(tmp_path, corpus, cache, capsys):
+    topics = tmp_path / "q.tsv"
+    topics.write_text("q1\twhere is paris\nq2\t   \n")
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", str(topics), "--output", str(tmp_path / "o.trec"), *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"{topics}:2: query 'q2' is empty or whitespace only" in err and "Traceback" not in err
+    topics.write_text("q1\twhere is paris\na b\tnobel\n")
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", str(topics), "--output", str(tmp_path / "o.trec"), *cache]) == 2
+    assert f"{topics}:2: query id 'a b' is empty or contains whitespace" in capsys.readouterr().err
+
+
+def test_duplicate_corpus_id_names_lines(tmp_path, cache, capsys):
+    path = _jsonl(tmp_path / "dup.jsonl", [PASSAGES[0], PASSAGES[1], {**PASSAGES[2], "id": "p1"}])
+    assert tokrag(["index", "build", "--corpus", path, "--index", str(tmp_path / "idx"), *cache]) == 2
+    assert f"{path}:3: duplicate id 'p1' (first at {path}:1); ids must be unique" in capsys.readouterr().err
+
+
+def test_unterminated_string_message_has_no_double_at(tmp_path, cache, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "p1", "text": "no end}\n')
+    assert tokrag(["index", "build", "--corpus", str(path), "--index", str(tmp_path / "idx"), *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: malformed JSON (Unterminated string starting at column 22)" in err and "at at" not in err
