@@ -54,11 +54,13 @@ class CheckLine:
     tol: float
     unit: str
     ok: bool
+    reason: str = ""
 
     def render(self) -> str:
         """``OK   cell  metric  value (baseline b, |Δ| d <= tol unit)``."""
         if self.value is None:
-            return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f} {self.unit})"
+            why = f": {self.reason}" if self.reason else ""
+            return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f} {self.unit}){why}"
         d = abs(self.value - self.baseline)
         rel = "<=" if self.ok else ">"
         return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric} = {self.value:.4f} "
@@ -113,12 +115,38 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"baseline {path} does not exist; create it with --write after a good run") from None
     except ValueError as exc:
         raise ConfigError(f"baseline {path}: invalid JSON ({exc})") from None
-    if not isinstance(b, dict) or not isinstance(b.get("cells"), dict) or not isinstance(b.get("tolerances"), dict):
-        raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances'")
+    if not isinstance(b, dict):
+        raise ConfigError(f"baseline {path}: expected a JSON object with keys 'cells' and 'tolerances', got {type(b).__name__}")
+    missing = [k for k in ("cells", "tolerances") if k not in b]
+    if missing:
+        raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances' (missing {', '.join(map(repr, missing))})")
+    for key, shape in (("cells", "{cell id: {metric: number}}"), ("tolerances", "{metric: {abs: number >= 0, unit: text}}")):
+        if not isinstance(b[key], dict):
+            raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {type(b[key]).__name__}")
     for m, t in b["tolerances"].items():
-        if not isinstance(t, dict) or not isinstance(t.get("abs"), (int, float)) or t["abs"] < 0:
+        if not isinstance(t, dict) or not _is_number(t.get("abs")) or t["abs"] < 0:
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0, unit: text}}")
+    for cid, vals in b["cells"].items():
+        if not isinstance(vals, dict):
+            raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {type(vals).__name__}")
+        for m, v in vals.items():
+            if not _is_number(v):
+                raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {v!r}")
+    if "spec" in b and not isinstance(b["spec"], str):
+        raise ConfigError(f"baseline {path}: 'spec' must be the spec's name, got {b['spec']!r}")
     return b
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_spec_name(spec: LeaderboardSpec, path: str | os.PathLike, b: dict[str, Any]) -> None:
+    """A baseline records the name of the spec it was written for; another spec's baseline is refused (its cells
+    would all read as missing or NEW, without saying why)."""
+    if b.get("spec") is not None and b["spec"] != spec.name:
+        raise ConfigError(f"baseline {path} was written for spec {b['spec']!r}, not {spec.name!r} ({spec.path}); "
+                          "give this spec's baseline (or write a new file with --write)")
 
 
 def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
@@ -126,7 +154,9 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
     see the module docstring."""
     b = load_baseline(baseline)
-    loaded = collect(spec, runs_dir, allow_missing=True)
+    _check_spec_name(spec, baseline, b)
+    reasons: dict[str, str] = {}
+    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     values = cell_values(spec, runs_dir, loaded)
     lines: list[CheckLine | Violation] = list(verify(loaded))
     for cid in sorted(b["cells"]):
@@ -136,36 +166,68 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
                 raise ConfigError(f"baseline {baseline}: no tolerance for metric {metric!r}; add tolerances.{metric}")
             v = values.get(cid, {}).get(metric)
             ok = v is not None and abs(v - float(base)) <= float(tol["abs"]) + 1e-12
-            lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok))
+            if cid not in loaded:
+                why = "not a cell of the spec"
+            elif cid in reasons:
+                why = reasons[cid]
+            else:
+                why = "the cell's samples and results.json do not have this metric"
+            lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
+                                   why if v is None else ""))
     lines += [NotInBaseline(cid) for cid in loaded if cid not in b["cells"]]
     return lines
 
 
 def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
-                   metrics: list[str] | None = None) -> dict[str, Any]:
+                   metrics: list[str] | None = None, *, allow_partial: bool = False) -> dict[str, Any]:
     """Write the current runs' values as a baseline (keeping an existing file's tolerances).
 
+    Every cell of the spec must be finished: a baseline written while one is not would silently lose that cell
+    (later checks said NEW instead of FAIL). With ``allow_partial`` the finished cells are written and an
+    unfinished cell keeps the existing baseline's entry (if it has one); nothing the baseline has for a cell of
+    the spec is dropped. Entries of cells the spec no longer has are dropped (they could only fail); their ids are
+    returned under the key ``"_dropped"`` of the result (not written).
+
     Raises:
+        ConfigError: a spec cell is unfinished (without ``allow_partial``); the existing file is another spec's
+            baseline.
         InvariantError: the runs break an invariant (a baseline of broken runs is never written).
     """
     path = Path(path)
     tolerances = dict(DEFAULT_TOLERANCES)
+    old_cells: dict[str, Any] = {}
     if path.is_file():
         try:
-            tolerances.update(load_baseline(path)["tolerances"])
+            old = load_baseline(path)
         except ConfigError:
-            pass
-    loaded = collect(spec, runs_dir, allow_missing=True)
+            old = None  # an unreadable file is replaced (its tolerances cannot be kept)
+        if old is not None:
+            _check_spec_name(spec, path, old)
+            tolerances.update(old["tolerances"])
+            old_cells = old["cells"]
+    reasons: dict[str, str] = {}
+    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
+    unfinished = [cid for cid, (_c, _k, data) in loaded.items() if data is None]
+    if unfinished and not allow_partial:
+        first = unfinished[0]
+        raise ConfigError(f"baseline {path} not written: {len(unfinished)} of {len(loaded)} cells of spec {spec.name!r} "
+                          f"are unfinished (first: {first}: {reasons.get(first, 'not finished')}); finish them with "
+                          f"tokrag leaderboard run {spec.path}, or pass --allow-partial to write the finished cells and "
+                          "keep the baseline's entries of the unfinished ones")
     bad = verify(loaded)
     if bad:
         raise InvariantError(f"{len(bad)} invariant violation(s); baseline {path} not written:\n" + "\n".join(v.render() for v in bad))
     values = cell_values(spec, runs_dir, loaded)
     keep = set(metrics) if metrics else set(tolerances)
     cells = {cid: {m: round(v, 6) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
+    for cid in unfinished:  # allow_partial: the existing entry stays as it was
+        if cid in old_cells:
+            cells[cid] = old_cells[cid]
+    cells = dict(sorted(cells.items()))
     used = {m for vals in cells.values() for m in vals}
-    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used)}, "cells": cells}
+    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells}
     atomic_write_json(path, b)
-    return b
+    return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished}
 
 
 def summary_line(lines: list[CheckLine | Violation | NotInBaseline]) -> str:

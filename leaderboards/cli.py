@@ -4,7 +4,7 @@
     tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --estimate [--jobs 2]
     tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions]
     tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR]
-    tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write]
+    tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
 passes, wall seconds); ``run --estimate`` runs nothing, checks the spec's model arguments as ``run`` does
@@ -12,7 +12,9 @@ before its first cell, and prints the estimated CPU-hours of the unfinished cell
 (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
 with the tasks' current metric code and rebuilds the report without loading a model. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a
-report of run folders that break an invariant is refused (exit 2).
+report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
+of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
+cells and keeps the existing baseline's entries of the unfinished ones unchanged.
 Also runnable as ``python -m leaderboards.cli``.
 """
 
@@ -54,8 +56,35 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("spec")
     c.add_argument("--baseline", required=True)
     c.add_argument("--runs-dir", default=None)
-    c.add_argument("--write", action="store_true", help="write the current values as the baseline instead of checking")
+    c.add_argument("--write", action="store_true",
+                   help="write the current values as the baseline instead of checking; refused while any cell of the "
+                        "spec is unfinished (a baseline never loses a cell), unless --allow-partial")
+    c.add_argument("--allow-partial", action="store_true",
+                   help="with --write: write the finished cells and keep the existing baseline's entries of the "
+                        "unfinished ones as they are (a cell neither finished nor in the baseline stays absent)")
     return p
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Numeric arguments argparse cannot range-check, and output paths, before any work (one-line errors)."""
+    from retrieval.errors import ConfigError
+
+    from .runner import check_writable
+
+    if getattr(args, "jobs", 1) < 1:
+        raise ConfigError(f"run --jobs must be an integer >= 1 (runner processes), got {args.jobs}")
+    if getattr(args, "max_cells", None) is not None and args.max_cells < 1:
+        raise ConfigError(f"run --max-cells must be an integer >= 1, got {args.max_cells}")
+    fb = getattr(args, "fallback_s_per_question", None)
+    if fb is not None and not fb > 0:  # also NaN
+        raise ConfigError(f"run --fallback-s-per-question must be a number of seconds > 0, got {fb}")
+    if getattr(args, "out", None):
+        check_writable(args.out, f"{args.cmd} --out", folder=True)
+    if args.cmd == "check":
+        if args.allow_partial and not args.write:
+            raise ConfigError("check --allow-partial is only used with --write")
+        if args.write:
+            check_writable(args.baseline, "check --write --baseline", folder=False)
 
 
 def n_per_task(rows: list[dict]) -> str:
@@ -75,11 +104,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed)."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _check_args(args)
     spec = load_spec(args.spec)
     if args.cmd == "run" and args.estimate:
         from .estimate import estimate, render
         from .runner import check_cell_args, check_distinct_methods
 
+        from .runner import resolve_runs_dir
+
+        resolve_runs_dir(spec, args.runs_dir)  # a file given as the runs dir: the error run would stop on
         cells = spec.cells()
         check_distinct_methods(spec, cells)  # the errors a run would stop on, before its estimate
         check_cell_args(spec, cells)
@@ -123,7 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     from .check import check_against_baseline, summary_line, write_baseline
 
     if args.write:
-        b = write_baseline(spec, args.runs_dir, args.baseline)
+        b = write_baseline(spec, args.runs_dir, args.baseline, allow_partial=args.allow_partial)
+        for cid in b["_dropped"]:
+            print(f"note: dropped {cid} from the baseline: not a cell of spec {spec.name!r}")
+        if b["_unfinished"]:
+            kept = sum(cid in b["cells"] for cid in b["_unfinished"])
+            print(f"note: {len(b['_unfinished'])} unfinished cell(s) not updated ({kept} kept as the baseline had them, "
+                  f"{len(b['_unfinished']) - kept} absent); first: {b['_unfinished'][0]}")
         print(f"baseline written to {args.baseline}: {len(b['cells'])} cells, metrics {sorted(b['tolerances'])}")
         return 0
     lines = check_against_baseline(spec, args.runs_dir, args.baseline)

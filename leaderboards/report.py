@@ -51,7 +51,7 @@ from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_tex
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
 from .keys import cell_keys
-from .runner import IncompleteRunError, load_cell, resolve_runs_dir
+from .runner import IncompleteRunError, check_writable, load_cell, resolve_runs_dir
 from .spec import LeaderboardSpec
 from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
                     paired_ratio_test, paired_test, ratio_ci)
@@ -115,8 +115,10 @@ def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[flo
     return out
 
 
-def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, allow_missing: bool = False) -> dict[str, Any]:
-    """Load every cell of ``spec`` from its run folder: ``{cell_id: (cell, config_hash, loaded or None)}``.
+def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, allow_missing: bool = False,
+            reasons: dict[str, str] | None = None) -> dict[str, Any]:
+    """Load every cell of ``spec`` from its run folder: ``{cell_id: (cell, config_hash, loaded or None)}``;
+    ``reasons`` (if given) receives ``{cell_id: why it is not loaded}`` for each unfinished cell.
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
@@ -129,6 +131,8 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
         except IncompleteRunError as exc:
             missing.append(f"{cell.cell_id} ({exc})")
+            if reasons is not None:
+                reasons[cell.cell_id] = str(exc)
             loaded[cell.cell_id] = (cell, key, None)
     if missing and not allow_missing:
         raise IncompleteRunError(
@@ -741,6 +745,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
     runs = resolve_runs_dir(spec, runs_dir)
     out = Path(out_dir) if out_dir else (spec.report_dir or runs / "reports" / spec.name)
+    check_writable(out, "report --out" if out_dir else "the report folder", folder=True)  # before any work
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
     bad = verify(loaded, compare_results=compare_results)

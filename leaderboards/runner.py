@@ -70,12 +70,50 @@ class RunSummary:
 
 
 def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> Path:
-    """``runs_dir`` argument, else the spec's ``runs_dir``, else ``$TOKRAG_RUNS_DIR``, else ``./runs``."""
+    """``runs_dir`` argument, else the spec's ``runs_dir``, else ``$TOKRAG_RUNS_DIR``, else ``./runs``.
+
+    Raises:
+        ConfigError: the folder exists as something else than a folder (a file), naming where it came from.
+    """
     if runs_dir:
-        return Path(runs_dir).resolve()
-    if spec.runs_dir:
-        return spec.runs_dir
-    return Path(os.environ.get("TOKRAG_RUNS_DIR") or "runs").resolve()
+        runs, where = Path(runs_dir).resolve(), "--runs-dir"
+    elif spec.runs_dir:
+        runs, where = spec.runs_dir, f"runs_dir of leaderboard spec {spec.path}"
+    else:
+        runs, where = Path(os.environ.get("TOKRAG_RUNS_DIR") or "runs").resolve(), "$TOKRAG_RUNS_DIR (default ./runs)"
+    if runs.exists() and not runs.is_dir():
+        raise ConfigError(f"the runs dir {runs} ({where}) is a file, not a folder; give a folder of run folders")
+    return runs
+
+
+def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
+    """Refuse, before any work, an output path that cannot be written: a file where a folder is wanted (or the
+    reverse), or a path whose nearest existing parent is not a writable folder. Creates nothing.
+
+    Raises:
+        ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason.
+    """
+    path = Path(path).resolve()
+    if path.exists():
+        if folder and not path.is_dir():
+            raise ConfigError(f"{what} {path} is a file, not a folder; give a folder (it is created if missing)")
+        if not folder and path.is_dir():
+            raise ConfigError(f"{what} {path} is a folder; give a file path")
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{what} {path} is not writable")
+        return path  # an existing file is replaced atomically (a temporary file beside it), a folder written into
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{what} {path}: {parent} is a file, so the path cannot be created")
+    try:  # a real probe (os.access says yes to root, also on /proc); removed at once
+        import tempfile
+
+        os.rmdir(tempfile.mkdtemp(prefix=".tokrag-probe-", dir=parent))
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot create it ({parent} is not writable: {exc.strerror})") from None
+    return path
 
 
 # --------------------------------------------------------------------------- manifests
@@ -265,6 +303,20 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
     nothing is loaded. Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
     """
+    from lm_eval.api.model import LM
+
+    classes: dict[str, Any] = {}
+    for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
+        if cell.method.model in classes:
+            continue
+        try:
+            cls = classes[cell.method.model] = _model_class(cell.method.model)
+        except (ConfigError, ValueError) as exc:
+            raise ConfigError(f"leaderboard spec {spec.path}: method {cell.method.name}: {exc}") from None
+        if not (isinstance(cls, type) and issubclass(cls, LM)):
+            raise ConfigError(f"leaderboard spec {spec.path}: method {cell.method.name}: model {cell.method.model!r} is "
+                              f"{cls!r}, not an lm-eval model (a subclass of lm_eval.api.model.LM); give an lm-eval "
+                              "registry name or 'package.module:Class' of an LM subclass")
     seen = set()
     for cell in cells:
         extra = {k: v for k, v in (("batch_size", cell.batch_size), ("device", cell.device)) if v is not None}
@@ -488,6 +540,10 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     from tqdm.auto import tqdm
 
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"--jobs must be an integer >= 1 (runner processes), got {jobs!r}")
+    if max_cells is not None and (isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 1):
+        raise ConfigError(f"--max-cells must be an integer >= 1, got {max_cells!r}")
     t_start = time.perf_counter()
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)

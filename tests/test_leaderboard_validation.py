@@ -62,3 +62,175 @@ def test_spec_keeps_valid_values_as_given(tmp_path):
     assert (cell.num_fewshot, cell.batch_size, cell.apply_chat_template, cell.device, cell.fewshot_as_multiturn) == \
         (0, 2, False, "cuda:0", False)
     assert load_spec(p).primary_metric == "f1"
+
+
+# --------------------------------------------------------------------------- command line and paths
+
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from leaderboards.check import check_against_baseline, load_baseline, write_baseline  # noqa: E402
+from leaderboards.cli import main as lb_main  # noqa: E402
+from leaderboards.keys import cell_keys  # noqa: E402
+from leaderboards.runner import DONE, run_spec  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def toy_runs(tmp_path_factory):
+    """The toy spec (2 methods x 2 tasks) run once; tests copy the run folder before changing it."""
+    root = tmp_path_factory.mktemp("lbv")
+    spec = load_spec(write_spec(root))
+    run_spec(spec, root / "runs", progress=False)
+    return spec, root / "runs"
+
+
+@pytest.fixture()
+def runs_copy(toy_runs, tmp_path):
+    spec, runs = toy_runs
+    dst = tmp_path / "runs"
+    shutil.copytree(runs, dst, ignore=shutil.ignore_patterns("reports"))
+    return spec, dst
+
+
+def _one_line(exc) -> str:
+    text = str(exc.value)
+    assert "\n" not in text, text
+    return text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "0"], "run --jobs must be an integer >= 1"),
+    (["--jobs", "-2"], "run --jobs must be an integer >= 1 (runner processes), got -2"),
+    (["--max-cells", "0"], "run --max-cells must be an integer >= 1"),
+    (["--estimate", "--fallback-s-per-question", "-5"], "run --fallback-s-per-question must be a number of seconds > 0, got -5.0"),
+])
+def test_run_rejects_bad_numbers(tmp_path, argv, message):
+    spec = write_spec(tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["run", str(spec), "--runs-dir", str(tmp_path / "runs"), "--no-progress", *argv])
+    assert message in _one_line(exc)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("cmd", [["run"], ["run", "--estimate"], ["report"], ["check", "--baseline", "b.json"]])
+def test_a_file_as_the_runs_dir_is_named(tmp_path, cmd):
+    spec = write_spec(tmp_path)
+    (tmp_path / "b.json").write_text(json.dumps({"spec": "toy", "tolerances": {}, "cells": {}}))
+    cmd = [x if x != "b.json" else str(tmp_path / x) for x in cmd]
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ConfigError) as exc:
+        lb_main([cmd[0], str(spec), "--runs-dir", str(afile), *cmd[1:]])
+    assert f"the runs dir {afile} (--runs-dir) is a file, not a folder" in _one_line(exc)
+    assert afile.read_text() == "x"
+
+
+def test_report_and_baseline_paths_are_checked_before_work(tmp_path):
+    spec = write_spec(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    runs = str(tmp_path / "runs")
+    for out, message in ((afile, f"report --out {afile} is a file, not a folder"),
+                         (afile / "sub", f"report --out {afile / 'sub'}: {afile} is a file, so the path cannot be created")):
+        with pytest.raises(ConfigError) as exc:
+            lb_main(["report", str(spec), "--runs-dir", runs, "--out", str(out)])
+        assert message in _one_line(exc)
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["check", str(spec), "--runs-dir", runs, "--write", "--baseline", str(tmp_path)])
+    assert f"check --write --baseline {tmp_path} is a folder; give a file path" in _one_line(exc)
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["check", str(spec), "--runs-dir", runs, "--write", "--baseline", str(afile / "b.json")])
+    assert f"{afile} is a file, so the path cannot be created" in _one_line(exc)
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["report", str(spec), "--runs-dir", runs, "--out", "/proc/nope"])
+    assert "report --out /proc/nope: cannot create it (/proc is not writable" in _one_line(exc)
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["check", str(spec), "--runs-dir", runs, "--write", "--baseline", "/proc/nope/b.json"])
+    assert "check --write --baseline /proc/nope/b.json: cannot create it (/proc is not writable" in _one_line(exc)
+    assert not list(tmp_path.glob(".tokrag-probe-*")) and not list(Path("/proc").glob(".tokrag-probe-*"))
+    assert afile.read_text() == "x"
+
+
+def test_estimate_refuses_a_model_class_that_is_not_an_lm_eval_model(tmp_path):
+    spec = write_spec(tmp_path, methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+                                         {"name": "json", "model": "json:JSONDecoder"}])
+    for argv in (["--estimate"], []):
+        with pytest.raises(ConfigError) as exc:
+            lb_main(["run", str(spec), "--runs-dir", str(tmp_path / "runs"), "--no-progress", *argv])
+        text = _one_line(exc)
+        assert "method json: model 'json:JSONDecoder' is <class 'json.decoder.JSONDecoder'>, not an lm-eval model" in text
+        assert str(spec) in text
+    assert not list((tmp_path / "runs").glob("*/DONE"))
+
+
+# --------------------------------------------------------------------------- baselines
+
+@pytest.mark.parametrize("content, message", [
+    ({"spec": "toy", "tolerances": {"em": {"abs": 0.04}}, "cells": {"standard/toy_qa/seed1": {"em": "abc"}}},
+     "cells.standard/toy_qa/seed1.em must be a number, got 'abc'"),
+    ({"spec": "toy", "tolerances": {}, "cells": {"standard/toy_qa/seed1": [0.5]}},
+     "cells.standard/toy_qa/seed1 must be a mapping {metric: number}, got list"),
+    ({"cells": 5, "tolerances": "x"}, "'cells' must be a mapping {cell id: {metric: number}}, got int"),
+    ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text}}, got str"),
+    ({"cells": {}}, "expected keys 'cells' and 'tolerances' (missing 'tolerances')"),
+])
+def test_malformed_baseline_says_what_is_wrong(tmp_path, content, message):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(content))
+    with pytest.raises(ConfigError) as exc:
+        load_baseline(p)
+    assert message in _one_line(exc) and str(p) in str(exc.value)
+
+
+def test_check_refuses_another_specs_baseline(toy_runs, tmp_path):
+    spec, runs = toy_runs
+    b = tmp_path / "b.json"
+    write_baseline(spec, runs, b)
+    data = json.loads(b.read_text())
+    data["spec"] = "ci"
+    b.write_text(json.dumps(data))
+    for argv in ([], ["--write"]):
+        with pytest.raises(ConfigError) as exc:
+            lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(b), *argv])
+        assert f"baseline {b} was written for spec 'ci', not 'toy'" in _one_line(exc)
+    assert json.loads(b.read_text()) == data  # --write did not replace it
+
+
+def test_write_refuses_while_a_cell_is_unfinished_and_partial_keeps_its_entry(runs_copy, tmp_path, capsys):
+    spec, runs = runs_copy
+    b = tmp_path / "b.json"
+    write_baseline(spec, runs, b)
+    before = json.loads(b.read_text())
+    assert len(before["cells"]) == 4
+    cell, key, _ = cell_keys(spec)[0]
+    (runs / key / DONE).unlink()
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(b), "--write"])
+    text = _one_line(exc)
+    assert f"1 of 4 cells of spec 'toy' are unfinished (first: {cell.cell_id}: " in text and "--allow-partial" in text
+    assert json.loads(b.read_text()) == before
+    # a check names why the cell is missing (the report's reason), not only "missing from the runs"
+    capsys.readouterr()
+    assert lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(b)]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL {cell.cell_id}  em: missing from the runs (baseline" in out and f"no {DONE} marker" in out
+    # --allow-partial: the finished cells are written, the unfinished one keeps its baseline entry
+    assert lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(b), "--write",
+                    "--allow-partial"]) == 0
+    assert "1 unfinished cell(s) not updated (1 kept as the baseline had them" in capsys.readouterr().out
+    assert json.loads(b.read_text()) == before
+    mine = [x for x in check_against_baseline(spec, runs, b) if x.cell == cell.cell_id]
+    assert mine and all(not x.ok and x.value is None for x in mine)  # still checked (FAIL), not NEW
+
+
+def test_report_names_a_file_given_as_the_runs_dir(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    afile = tmp_path / "runs"
+    afile.write_text("x")
+    from leaderboards.report import build_report
+
+    with pytest.raises(ConfigError) as exc:
+        build_report(spec, afile)
+    assert f"the runs dir {afile} (--runs-dir) is a file, not a folder" in _one_line(exc)
