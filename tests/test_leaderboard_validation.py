@@ -3,9 +3,18 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from leaderboard_helpers import FIX, TOY, write_spec
 
+from leaderboards.check import check_against_baseline, load_baseline, write_baseline
+from leaderboards.cli import main as lb_main
+from leaderboards.keys import cell_keys
+from leaderboards.report import build_report
+from leaderboards.runner import DONE, run_spec
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
 
@@ -65,17 +74,6 @@ def test_spec_keeps_valid_values_as_given(tmp_path):
 
 
 # --------------------------------------------------------------------------- command line and paths
-
-import json  # noqa: E402
-import os  # noqa: E402
-import shutil  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from leaderboards.check import check_against_baseline, load_baseline, write_baseline  # noqa: E402
-from leaderboards.cli import main as lb_main  # noqa: E402
-from leaderboards.keys import cell_keys  # noqa: E402
-from leaderboards.runner import DONE, run_spec  # noqa: E402
-
 
 @pytest.fixture(scope="module")
 def toy_runs(tmp_path_factory):
@@ -229,8 +227,6 @@ def test_report_names_a_file_given_as_the_runs_dir(tmp_path):
     spec = load_spec(write_spec(tmp_path))
     afile = tmp_path / "runs"
     afile.write_text("x")
-    from leaderboards.report import build_report
-
     with pytest.raises(ConfigError) as exc:
         build_report(spec, afile)
     assert f"the runs dir {afile} (--runs-dir) is a file, not a folder" in _one_line(exc)
