@@ -32,7 +32,8 @@ def data_dir(explicit: str | os.PathLike | None = None, *, required: bool = True
         if required:
             raise ConfigError(
                 f"no data folder given: set {DATA_ENV}=/path/to/data (a folder laid out like the "
-                "repository's ../shared/data) or pass data_dir=..."
+                "repository's ../shared/data), or pass --data-dir DIR (tokrag retrieve/index/analyze/calibrate) or data_dir=... (Python; "
+                "lm-eval task metadata: --metadata '{\"data_dir\": ...}')"
             )
         return None
     path = Path(value).expanduser().resolve()
