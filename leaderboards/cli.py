@@ -2,15 +2,17 @@
 
     tokrag leaderboard run leaderboards/specs/ci.yaml [--runs-dir runs] [--jobs 2]
     tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --estimate [--jobs 2]
-    tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions]
-    tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR]
+    tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions] [--allow-missing] [--replace]
+    tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR] [--replace]
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
 passes, wall seconds); ``run --estimate`` runs nothing, checks the spec's model arguments as ``run`` does
 before its first cell, and prints the estimated CPU-hours of the unfinished cells
 (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
-with the tasks' current metric code and rebuilds the report without loading a model. ``check``
+with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
+``rescore`` refuse (exit 2, nothing written) to overwrite a report whose results for some cell the new one
+would lack, unless ``--replace``. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a
 report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
 of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
@@ -28,6 +30,10 @@ import sys
 from .spec import load_spec
 
 
+REPLACE_HELP = ("overwrite an existing report in the output folder even when it has results for cells the new one "
+                "lacks (they are lost; without this flag such a report is refused and nothing is written)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tokrag leaderboard", description="Run, report and check leaderboards from a YAML spec.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -38,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true", help="build the report afterwards")
+    r.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     r.add_argument("--estimate", action="store_true",
                    help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
     r.add_argument("--fallback-s-per-question", type=float, default=None,
@@ -52,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--no-questions", action="store_true", help="leave out the per-question pages (questions/*.html)")
         if name == "report":
             q.add_argument("--allow-missing", action="store_true", help="report unfinished cells as missing instead of failing")
+        q.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL")
     c.add_argument("spec")
     c.add_argument("--baseline", required=True)
@@ -128,21 +136,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.report:
             from .report import build_report
 
-            print(f"report: {build_report(spec, args.runs_dir)}")
+            print(f"report: {build_report(spec, args.runs_dir, replace=args.replace)}")
         print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":
         from .report import build_report
 
         out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing,
-                           questions=not args.no_questions)
+                           questions=not args.no_questions, replace=args.replace)
         print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
         print(n_per_task(json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))["rows"]))
         return 0
     if args.cmd == "rescore":
         from .rescore import rescore
 
-        out, changes = rescore(spec, args.runs_dir, args.out, timings=not args.no_timings, questions=not args.no_questions)
+        out, changes = rescore(spec, args.runs_dir, args.out, timings=not args.no_timings, questions=not args.no_questions,
+                               replace=args.replace)
         for note in changes["notes"]:
             print(f"note: {note}")
         for cid, moved in sorted(changes["changed"].items()):

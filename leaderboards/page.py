@@ -88,6 +88,12 @@ def page_name(model: str | None, task: str) -> str:
     return f"questions/{slug}.html"
 
 
+def question_files(data: dict) -> set[str]:
+    """Every per-question page :func:`write_question_pages` can write for ``data`` (a report's data, also an
+    earlier report's ``leaderboard.json``): one per (model, task) row."""
+    return {page_name(r.get("model"), str(r.get("task"))) for r in data.get("rows") or [] if r.get("task")}
+
+
 def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str | None, str, str]] | None = None) -> str:
     """``index.html``: pivot, plots, contracts, long tables, provenance (see the module docstring)."""
     pages = pages or []
@@ -299,4 +305,4 @@ def write_question_pages(spec: LeaderboardSpec, loaded: dict[str, Any], data: di
     return pages
 
 
-__all__ = ["render_html", "write_question_pages", "page_name"]
+__all__ = ["render_html", "write_question_pages", "page_name", "question_files"]

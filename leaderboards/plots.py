@@ -16,6 +16,20 @@ from pathlib import Path
 
 
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+PER_TASK_METRICS = ("answer_match", "em", "f1", "answer_recall")
+
+
+def plot_files(data: dict) -> set[str]:
+    """Every PNG name :func:`make_plots` can write for ``data`` (a report's data, also an earlier report's
+    ``leaderboard.json``): a superset of what it writes, used to remove the stale plots of an earlier report."""
+    out: set[str] = set()
+    for mod in data.get("models") or []:
+        suffix = f"_{mod.get('name')}" if data.get("multi_model") else ""
+        out.add(f"cost_accuracy{suffix}.png")
+        out |= {f"{m}_per_task{suffix}.png" for m in PER_TASK_METRICS}
+        out |= {f"robustness_{r.get('family')}{suffix}.png" for r in data.get("rows") or []
+                if r.get("model") == mod.get("name") and r.get("family")}
+    return out
 
 
 def method_styles(methods: list[str]) -> dict[str, dict]:
@@ -118,7 +132,7 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
         # per-task bars
         tasks = mod["tasks"]
         byrow = {(r["method"], r["task"]): r for r in rows}
-        for metric in [m for m in ("answer_match", "em", "f1", "answer_recall") if m in data["metrics"]]:
+        for metric in [m for m in PER_TASK_METRICS if m in data["metrics"]]:
             if not any(metric in (r.get("metrics") or {}) for r in rows):
                 continue
             fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
@@ -146,4 +160,4 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     return files
 
 
-__all__ = ["make_plots"]
+__all__ = ["make_plots", "plot_files"]

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.errors import TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, fingerprint
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
@@ -727,18 +728,115 @@ def render_csv(data: dict) -> str:
     return buf.getvalue()
 
 
+REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "index.html")
+
+
+class ReportOverwriteError(TokragError, FileExistsError):
+    """The output folder holds a report with results the new report would not have; nothing is written."""
+
+
+def cells_with_results(data: dict) -> list[str]:
+    """The cell ids (``[model/]method/task/seedN``) whose results a report's data (or an earlier report's
+    ``leaderboard.json``) hold, in row order; ``[model/]method/task`` for a row that does not list its seeds."""
+    out = []
+    for r in data.get("rows") or []:
+        if not isinstance(r, dict) or not r.get("metrics"):
+            continue
+        pre = f"{r['model']}/" if r.get("model") else ""
+        for seed in r.get("seeds") or [None]:
+            out.append(f"{pre}{r.get('method')}/{r.get('task')}" + ("" if seed is None else f"/seed{seed}"))
+    return out
+
+
+def _read_existing(out: Path) -> dict | None:
+    """The existing report's ``leaderboard.json`` in ``out`` (None when there is none).
+
+    Raises:
+        ValueError: it exists but is not a readable report.
+    """
+    f = out / "leaderboard.json"
+    if not f.is_file():
+        return None
+    try:
+        d = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(str(exc)) from exc
+    if not isinstance(d, dict) or not isinstance(d.get("rows"), list):
+        raise ValueError("not a leaderboard report: no list of rows")
+    return d
+
+
+def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: bool = False) -> dict | None:
+    """Refuse to write a report over one whose results it would lose; returns the existing report's data (None
+    when there is none or it cannot be read and ``replace``).
+
+    A cell is lost when the existing ``leaderboard.json`` has results for it and ``loaded`` has none (not finished
+    in the run folders, or no longer a cell of the spec).
+
+    Raises:
+        ReportOverwriteError: (unless ``replace``) naming how many cells would be lost, the first, and the ways out.
+    """
+    way_out = ("nothing written: point --runs-dir at the run folders that made it, write the new report elsewhere "
+               "with --out DIR, or pass --replace to overwrite it and lose them")
+    try:
+        old = _read_existing(out)
+    except ValueError as exc:
+        if replace:
+            return None
+        raise ReportOverwriteError(f"the report folder {out} holds a leaderboard.json that cannot be read ({exc}); "
+                                   + way_out.replace(" and lose them", "")) from None
+    if old is None or replace:
+        return old
+    have = {cid for cid, (_c, _k, d) in loaded.items() if d is not None}
+    lost = [cid for cid in cells_with_results(old)
+            if cid not in have and not any(h.startswith(cid + "/seed") for h in have)]
+    if lost:
+        raise ReportOverwriteError(
+            f"the report in {out} has results for {len(lost)} cell(s) that the new report would not have (not finished "
+            f"in {runs}, or no longer in the spec); first: {lost[0]}; {way_out}")
+    return old
+
+
+def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) -> list[str]:
+    """Remove the generated files of an earlier report in ``out`` that this report did not write (plots and
+    per-question pages of cells, tasks or models it no longer has, pages left out with ``--no-questions``).
+    Only names the generator itself produces for the earlier or the new report are touched; any other file
+    stays. Returns the removed paths (relative)."""
+    from .page import question_files
+    from .plots import plot_files
+
+    names = plot_files(data) | question_files(data)
+    if old is not None:
+        names |= plot_files(old) | question_files(old)
+    removed = []
+    for rel in sorted(names - written):
+        p = out / rel
+        if p.is_file() and not p.is_symlink():
+            p.unlink()
+            removed.append(rel)
+    q = out / "questions"
+    if q.is_dir() and not q.is_symlink() and not any(q.iterdir()):
+        q.rmdir()
+    return removed
+
+
 def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
                  *, timings: bool = True, allow_missing: bool = False, questions: bool = True,
-                 loaded: dict[str, Any] | None = None, compare_results: bool = True) -> Path:
+                 loaded: dict[str, Any] | None = None, compare_results: bool = True, replace: bool = False) -> Path:
     """Write ``leaderboard.md``, ``leaderboard.csv``, ``leaderboard.json``, ``index.html``, the PNG plots
     and (``questions``) the per-question pages ``questions/*.html`` into ``out_dir`` (default: the spec's
     ``report_dir``, else ``<runs_dir>/reports/<name>``). ``loaded`` replaces reading the run folders
     (used by ``rescore``, whose samples are re-scored; ``compare_results`` is then off because
     results.json holds the old values).
 
+    Over an existing report: refused when it has results for a cell this one would not have (unless
+    ``replace``, :func:`check_overwrite`); the earlier report's generated files that this one does not
+    write (stale plots and per-question pages) are removed, any other file in the folder is kept.
+
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
+        ReportOverwriteError: the existing report in the folder would lose results (unless ``replace``).
     """
     from .page import render_html, write_question_pages
     from .plots import make_plots
@@ -748,6 +846,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     check_writable(out, "report --out" if out_dir else "the report folder", folder=True)  # before any work
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
+    old = check_overwrite(out, loaded, runs, replace=replace)
     bad = verify(loaded, compare_results=compare_results)
     if bad:
         raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"
@@ -760,8 +859,9 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     atomic_write_text(out / "leaderboard.csv", render_csv(data))
     atomic_write_json(out / "leaderboard.json", data)
     atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
+    _remove_stale(out, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages})
     return out
 
 
-__all__ = ["build_report", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+__all__ = ["build_report", "check_overwrite", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
            "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED"]

@@ -131,12 +131,13 @@ def _without_task_code(material: dict[str, Any]) -> str:
     return fingerprint({k: v for k, v in material.items() if k not in _NOT_KEY})
 
 
-def collect_for_rescore(spec: LeaderboardSpec, runs: Path) -> tuple[dict[str, Any], list[str]]:
+def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Like :func:`leaderboards.report.collect`, but a cell whose folder is missing is matched with a
-    finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``.
+    finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``. With
+    ``allow_missing`` a cell without a finished folder is loaded as None (reported as missing).
 
     Raises:
-        IncompleteRunError: a cell has no finished folder, or several candidates match.
+        IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
     """
     index: dict[str, list[Path]] | None = None
     loaded, notes, missing = {}, [], []
@@ -163,26 +164,32 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path) -> tuple[dict[str, An
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
             missing.append(f"{cell.cell_id} ({first_error})")
-    if missing:
-        raise IncompleteRunError(f"{len(missing)} of {len(loaded) + len(missing)} cells have no finished run in {runs}:\n  "
+        if cell.cell_id not in loaded:
+            loaded[cell.cell_id] = (cell, key, None)
+    if missing and not allow_missing:
+        raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
                                  + "\n  ".join(missing) + f"\nrun: tokrag leaderboard run {spec.path} --runs-dir {runs}")
     return loaded, notes
 
 
 def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
-            *, timings: bool = True, questions: bool = True) -> tuple[Path, dict[str, Any]]:
-    """Re-score every cell of ``spec`` and write the report (same files and place as ``report``).
+            *, timings: bool = True, questions: bool = True, allow_missing: bool = False,
+            replace: bool = False) -> tuple[Path, dict[str, Any]]:
+    """Re-score every cell of ``spec`` and write the report (same files and place as ``report``, and the same
+    refusal to overwrite a report whose results it would lose unless ``replace``).
 
     Returns ``(report folder, changes)`` (``changes["notes"]``: cells read from a folder of earlier task
-    code). Raises IncompleteRunError for unfinished cells, InvariantError when the re-scored samples
-    break an invariant.
+    code). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
+    InvariantError when the re-scored samples break an invariant, ReportOverwriteError (see
+    :func:`leaderboards.report.check_overwrite`).
     """
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
-    found, notes = collect_for_rescore(spec, runs)
+    found, notes = collect_for_rescore(spec, runs, allow_missing=allow_missing)
     loaded, changes = rescore_loaded(spec, found)
     changes["notes"] = notes
-    out = build_report(spec, runs, out_dir, timings=timings, questions=questions, loaded=loaded, compare_results=False)
+    out = build_report(spec, runs, out_dir, timings=timings, questions=questions, loaded=loaded, compare_results=False,
+                       replace=replace)
     return out, changes
 
 

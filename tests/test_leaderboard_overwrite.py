@@ -1,0 +1,132 @@
+"""A report is never written over one whose results it would lose, and a report written over an earlier one
+leaves none of the earlier one's generated files behind (fast: toy spec, no model; the committed v2 report is
+only read, from a copy)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import REPO, subprocess_env, write_spec
+
+from leaderboards.cli import main as lb_main
+from leaderboards.report import ReportOverwriteError, build_report, cells_with_results
+from leaderboards.rescore import rescore
+from leaderboards.runner import run_spec
+from leaderboards.spec import load_spec
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The toy spec (2 methods x toy_qa + its noise twin, 4 cells) run once."""
+    root = tmp_path_factory.mktemp("lbo")
+    spec = load_spec(write_spec(root))
+    run_spec(spec, root / "runs", progress=False)
+    return spec, root / "runs"
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _one_line(exc) -> str:
+    text = str(exc.value)
+    assert "\n" not in text, text
+    return text
+
+
+def test_partial_report_over_a_full_one_is_refused_and_changes_nothing(toy, tmp_path):
+    """A fresh checkout (no run folders) with --allow-missing replaced a committed report with all-"-" tables."""
+    spec, runs = toy
+    out = build_report(spec, runs, tmp_path / "r", timings=False)
+    before = _tree(out)
+    assert len(cells_with_results(json.loads((out / "leaderboard.json").read_text()))) == 4
+    with pytest.raises(ReportOverwriteError) as exc:
+        lb_main(["report", str(spec.path), "--runs-dir", str(tmp_path / "empty"), "--out", str(out), "--allow-missing"])
+    msg = _one_line(exc)
+    assert f"the report in {out} has results for 4 cell(s) that the new report would not have" in msg
+    assert "first: standard/toy_qa/seed1" in msg and "--out DIR" in msg and "--replace" in msg and "--runs-dir" in msg
+    assert _tree(out) == before
+    # a run folder of one cell gone: that one cell is named
+    part = tmp_path / "part"
+    shutil.copytree(runs, part)
+    from leaderboards.keys import cell_keys
+
+    key = {c.cell_id: k for c, k, _ in cell_keys(spec)}["none/toy_qa_noise67/seed1"]
+    shutil.rmtree(part / key)
+    with pytest.raises(ReportOverwriteError, match=r"results for 1 cell\(s\) .*first: none/toy_qa_noise67/seed1"):
+        build_report(spec, part, out, timings=False, allow_missing=True)
+    assert _tree(out) == before
+    # the same results again (a rebuild) is not a loss
+    build_report(spec, runs, out, timings=False)
+    assert _tree(out) == before
+
+
+def test_rescore_has_the_same_guard_and_can_run_partial(toy, tmp_path):
+    spec, runs = toy
+    out = build_report(spec, runs, tmp_path / "r", timings=False)
+    before = _tree(out)
+    with pytest.raises(ReportOverwriteError, match=r"results for 4 cell\(s\)"):
+        rescore(spec, tmp_path / "empty", out, timings=False, allow_missing=True)
+    assert _tree(out) == before
+    part = tmp_path / "part"
+    shutil.copytree(runs, part)
+    from leaderboards.keys import cell_keys
+
+    key = {c.cell_id: k for c, k, _ in cell_keys(spec)}["none/toy_qa/seed1"]
+    shutil.rmtree(part / key)
+    new, _ = rescore(spec, part, tmp_path / "r2", timings=False, allow_missing=True)
+    data = json.loads((new / "leaderboard.json").read_text())
+    assert sorted(cells_with_results(data)) == ["none/toy_qa_noise67/seed1", "standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+
+
+def test_replace_overwrites_and_removes_only_stale_generated_files(toy, tmp_path):
+    spec, runs = toy
+    out = build_report(spec, runs, tmp_path / "r", timings=False)
+    assert (out / "questions" / "toy_qa_noise67.html").is_file() and (out / "robustness_toy_qa.png").is_file()
+    (out / "my-notes.txt").write_text("mine")
+    (out / "questions" / "mine.html").write_text("mine")
+    (out / "figure.png").write_bytes(b"mine")
+    # a spec without the noisy task, over the same folder: its cells would be lost -> refused, then --replace
+    small = load_spec(write_spec(tmp_path / "small", tasks=["toy_qa"]))
+    with pytest.raises(ReportOverwriteError, match=r"results for 2 cell\(s\) .*first: standard/toy_qa_noise67/seed1"):
+        lb_main(["report", str(small.path), "--runs-dir", str(runs), "--out", str(out)])
+    assert lb_main(["report", str(small.path), "--runs-dir", str(runs), "--out", str(out), "--replace"]) == 0
+    names = set(_tree(out))
+    # the noisy task's page and the robustness plot (needs two noise levels) were the earlier report's only
+    assert "questions/toy_qa_noise67.html" not in names and "robustness_toy_qa.png" not in names
+    assert {"questions/toy_qa.html", "leaderboard.json", "index.html", "my-notes.txt", "questions/mine.html", "figure.png"} <= names
+    html = (out / "index.html").read_text()
+    assert all(f'src="{n}"' in html for n in names if n.endswith(".png") and n != "figure.png")
+    # --no-questions: the generated pages go, the user's file and folder stay
+    assert lb_main(["report", str(small.path), "--runs-dir", str(runs), "--out", str(out), "--no-questions"]) == 0
+    assert not (out / "questions" / "toy_qa.html").exists() and (out / "questions" / "mine.html").read_text() == "mine"
+    shutil.rmtree(out / "questions")
+    (out / "questions").mkdir()
+    (out / "questions" / "toy_qa.html").write_text("stale")
+    assert lb_main(["report", str(small.path), "--runs-dir", str(runs), "--out", str(out), "--no-questions"]) == 0
+    assert not (out / "questions").exists()  # emptied by the report: removed
+
+
+def test_fresh_checkout_cannot_overwrite_the_committed_v2_report(tmp_path):
+    """The new-user trial: ``report leaderboards/specs/nq-wiki-12k-v2.yaml --allow-missing`` without run folders
+    (on a copy of the committed report: the committed one is never written)."""
+    committed = REPO / "leaderboards" / "nq-wiki-12k-v2"
+    copy = tmp_path / "v2"
+    shutil.copytree(committed, copy)
+    before = _tree(copy)
+    n = len(cells_with_results(json.loads((committed / "leaderboard.json").read_text())))
+    assert n > 50
+    proc = subprocess.run([sys.executable, "-m", "leaderboards.cli", "report", str(REPO / "leaderboards/specs/nq-wiki-12k-v2.yaml"),
+                           "--runs-dir", str(tmp_path / "no-runs"), "--out", str(copy), "--allow-missing"],
+                          capture_output=True, text=True, env=subprocess_env(tmp_path / "cache"), cwd=REPO)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tokrag leaderboard: error: the report in ")
+    assert f"has results for {n} cell(s)" in err[0] and "first: smollm2-135m-instruct/" in err[0]
+    assert _tree(copy) == before
