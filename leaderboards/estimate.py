@@ -16,7 +16,8 @@ this order (the first level that has a measurement wins, and is printed):
 The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
 number, else the ``n_samples`` of a finished cell of the same task and limit. Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
-free cores. The last printed line is one JSON object.
+free cores. The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
+unfinished cell could be estimated (unknown, not free).
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ from .runner import DONE, cell_is_done, resolve_runs_dir
 from .spec import Cell, LeaderboardSpec
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
+FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one process per cell on CPU took 3.4 s per "
+                 "question averaged over five methods, from 0.9 (rag-none) to 6.3 (tokrag): wall_s / n in "
+                 "leaderboards/nq-wiki-12k/leaderboard.csv")
+"""Where a user without any finished cell finds a figure for ``--fallback-s-per-question`` (measured, committed)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     Returns ``{"cells_total", "cells_done", "cells_todo", "questions", "cell_hours", "wall_hours",
     "jobs", "unestimated": [cell ids], "by_method": [...], "cells": [...]}``; ``cell_hours`` is the sum
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
+    When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
+    ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
@@ -177,9 +184,11 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                  for (mo, me), b in by.items()]
     total = sum(c["seconds"] for c in cells)
     jobs = max(1, int(jobs))
+    unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
-            "cells_todo": len(cells) + len(unest), "questions": sum(c["questions"] for c in cells),
-            "cell_hours": round(total / 3600, 2), "wall_hours": round(total / 3600 / jobs, 2), "jobs": jobs,
+            "cells_todo": len(cells) + len(unest), "questions": None if unknown else sum(c["questions"] for c in cells),
+            "cell_hours": None if unknown else round(total / 3600, 2),
+            "wall_hours": None if unknown else round(total / 3600 / jobs, 2), "jobs": jobs,
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
             "by_method": by_method, "cells": cells}
@@ -197,7 +206,8 @@ def render(est: dict[str, Any]) -> str:
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
     if n_unest and not n_est:
         lines.append(f"total: not estimated: none of the {n_unest} unfinished cells resembles a finished cell in {est['runs_dir']}; "
-                     f"run one cell first (tokrag leaderboard run SPEC --max-cells 1) or pass --fallback-s-per-question S")
+                     f"run one cell first (tokrag leaderboard run SPEC --max-cells 1) or pass --fallback-s-per-question S "
+                     f"({FALLBACK_HINT})")
     else:
         lines.append(f"total{f' of the {n_est} estimated cells (a lower bound: {n_unest} cells are not estimated)' if n_unest else ''}: "
                      f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "

@@ -368,7 +368,8 @@ def test_estimate_lists_cells_it_cannot_estimate(tmp_path):
 
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"]))
     est = estimate(spec, tmp_path / "empty-runs")
-    assert est["cells_todo"] == 2 and est["cell_hours"] == 0 and len(est["unestimated"]) == 2
+    # nothing estimated: unknown (None), not 0 hours
+    assert est["cells_todo"] == 2 and est["cell_hours"] is None and est["wall_hours"] is None and len(est["unestimated"]) == 2
     est = estimate(spec, tmp_path / "empty-runs", fallback=3.5)
     assert est["unestimated"] == [] and est["cell_hours"] == pytest.approx(2 * 12 * 3.5 / 3600, abs=0.01)
 
@@ -383,9 +384,18 @@ def test_estimate_says_when_it_estimated_nothing_or_part(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "total: not estimated: none of the 2 unfinished cells resembles a finished cell" in out and "0.00 cell-hours" not in out
     assert "--max-cells 1" in out and json.loads(out.strip().splitlines()[-1])["complete"] is False
+    # the JSON said 0.0 hours, as if the grid were free: unknown is null; the line gives a figure for the fallback
+    last = json.loads(out.strip().splitlines()[-1])
+    assert last["cell_hours"] is None and last["wall_hours"] is None and last["questions"] is None
+    assert "--fallback-s-per-question S (a rough S: SmolLM2-135M-Instruct at k=5" in out and "3.4 s per question" in out
+    assert "leaderboards/nq-wiki-12k/leaderboard.csv" in out
+    # every cell finished: 0 hours left is a real 0
+    run_spec(spec, tmp_path / "runs", progress=False)
+    done = estimate(spec, tmp_path / "runs")
+    assert done["cells_todo"] == 0 and done["cell_hours"] == 0 and done["wall_hours"] == 0 and done["complete"] is True
     est = estimate(spec, tmp_path / "empty-runs")
     est["cells"] = [{"cell": "x", "questions": 12, "seconds": 36.0}]
-    est["questions"], est["unestimated"] = 12, est["unestimated"][:1]
+    est["questions"], est["unestimated"], est["cell_hours"], est["wall_hours"] = 12, est["unestimated"][:1], 0.01, 0.01
     assert "total of the 1 estimated cells (a lower bound: 1 cells are not estimated): 12 questions" in render(est)
 
 
