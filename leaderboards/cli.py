@@ -140,12 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":
-        from .report import build_report
+        from .report import build_report, cells_lines
 
         out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing,
                            questions=not args.no_questions, replace=args.replace)
         print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
-        print(n_per_task(json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))["rows"]))
+        data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+        print(n_per_task(data["rows"]))
+        print(cells_lines(data)[0])
         return 0
     if args.cmd == "rescore":
         from .rescore import rescore

@@ -23,7 +23,7 @@ from typing import Any
 from retrieval.io import atomic_write_bytes
 
 from .report import (
-    LABELS, PAIRED, method_label, mde_lines, pivot_table, provenance_table, tables, versions,
+    LABELS, PAIRED, cells_lines, method_label, mde_lines, pivot_table, provenance_table, tables, versions,
 )
 from .spec import LeaderboardSpec
 from .traces import sample_trace, token_rows
@@ -101,6 +101,11 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
     parts = _head(f"Leaderboard: {data['spec']}") + [f"<h1>Leaderboard: {e(data['spec'])}</h1>"]
     if data["description"]:
         parts.append(f"<p>{e(data['description'])}</p>")
+    cl = cells_lines(data)
+    if cl:
+        parts.append(f'<p id="cells">{e(cl[0])}</p>')
+        if cl[1:]:
+            parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in cl[1:]) + "</ul>")
     parts.append('<p class="note">Overview first; then <a href="#plots">plots</a>, <a href="#contract">fairness contract</a>, '
                  '<a href="#results">long tables</a> and <a href="#provenance">provenance</a>. Click a column header to sort.</p>')
     parts.append(f'<h2 id="overview">Overview: {e(pl)} per task (best per column in bold; methods are compared only within a model)</h2>')

@@ -292,7 +292,50 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     }
     data["pivot"] = _pivot(spec, data)
     data["provenance"] = _provenance(loaded)
+    data["cells"] = _cell_counts(loaded)
     return data
+
+
+def _cell_counts(loaded: dict[str, Any]) -> dict[str, Any]:
+    """``{"total", "with_results", "seeds", "missing": [{"cell", "model", "method", "task", "seed"}]}`` over the
+    spec's cells (one per model x method x task x seed)."""
+    missing = [{"cell": cid, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task, "seed": cell.seed}
+               for cid, (cell, _key, d) in loaded.items() if d is None]
+    return {"total": len(loaded), "with_results": len(loaded) - len(missing),
+            "seeds": sorted({cell.seed for cell, _k, _d in loaded.values()}), "missing": missing}
+
+
+def cells_lines(data: dict) -> list[str]:
+    """``cells with results: N of M`` and, when some are missing, one line per model (all its cells missing)
+    or per model and task naming the missing methods (with the seed when the spec has several)."""
+    c = data.get("cells")
+    if not c:
+        return []
+    head = f"Cells with results: {c['with_results']} of {c['total']}"
+    if not c["missing"]:
+        return [head + " (all finished)"]
+    head += (f"; {len(c['missing'])} missing (not finished in the run folders when this report was built; "
+             "their values show as -):")
+    several = len(c.get("seeds") or []) > 1
+    per_model: dict[Any, dict[str, list[str]]] = {}
+    total_of: dict[Any, int] = {}
+    for mod in data["models"]:
+        total_of[mod["name"]] = len(mod["methods"]) * len(mod["tasks"]) * max(1, len(c.get("seeds") or []))
+    for m in c["missing"]:
+        per_model.setdefault(m["model"], {}).setdefault(m["task"], []).append(
+            m["method"] + (f" (seed {m['seed']})" if several else ""))
+    lines = []
+    for model, tasks in per_model.items():
+        n = sum(len(v) for v in tasks.values())
+        label = f"{model}: " if model else ""
+        if model is not None and n == total_of.get(model):
+            lines.append(f"{model}: all {n} cells")
+            continue
+        n_methods = next((len(mod["methods"]) for mod in data["models"] if mod["name"] == model), None)
+        for task, methods in tasks.items():
+            whole = n_methods is not None and len(methods) == n_methods * max(1, len(c.get("seeds") or [])) and n_methods > 1
+            lines.append(f"{label}{task}: " + (f"all {n_methods} methods" if whole else ", ".join(methods)))
+    return [head] + lines
 
 
 def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, per_q_ratio: dict, iters: int, conf: float,
@@ -645,6 +688,9 @@ def render_markdown(data: dict) -> str:
     out = [f"# Leaderboard: {data['spec']}", ""]
     if data["description"]:
         out += [data["description"], ""]
+    cl = cells_lines(data)
+    if cl:
+        out += [cl[0], ""] + ([f"- {x}" for x in cl[1:]] + [""] if cl[1:] else [])
     pl = LABELS.get(data["primary_metric"], data["primary_metric"])
     out += [f"## Overview: {pl} per task (best per column in bold; methods are compared only within a model)", ""]
     for piv in data["pivot"]:
@@ -863,5 +909,5 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     return out
 
 
-__all__ = ["build_report", "check_overwrite", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+__all__ = ["build_report", "cells_lines", "check_overwrite", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
            "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED"]

@@ -130,3 +130,47 @@ def test_fresh_checkout_cannot_overwrite_the_committed_v2_report(tmp_path):
     assert len(err) == 1 and err[0].startswith("tokrag leaderboard: error: the report in ")
     assert f"has results for {n} cell(s)" in err[0] and "first: smollm2-135m-instruct/" in err[0]
     assert _tree(copy) == before
+
+
+def test_report_says_how_many_cells_have_results_and_which_are_missing(toy, tmp_path, capsys):
+    """A reader saw missing cells only as "-" in the pivot."""
+    spec, runs = toy
+    part = tmp_path / "part"
+    shutil.copytree(runs, part)
+    from leaderboards.keys import cell_keys
+
+    keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
+    for cid in ("none/toy_qa/seed1", "none/toy_qa_noise67/seed1"):
+        shutil.rmtree(part / keys[cid])
+    capsys.readouterr()
+    assert lb_main(["report", str(spec.path), "--runs-dir", str(part), "--out", str(tmp_path / "r"), "--allow-missing",
+                    "--no-timings"]) == 0
+    assert "Cells with results: 2 of 4; 2 missing" in capsys.readouterr().out
+    out = tmp_path / "r"
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["cells"]["total"] == 4 and data["cells"]["with_results"] == 2
+    assert [m["cell"] for m in data["cells"]["missing"]] == ["none/toy_qa/seed1", "none/toy_qa_noise67/seed1"]
+    md = (out / "leaderboard.md").read_text()
+    top = md.split("## Overview")[0]
+    assert "Cells with results: 2 of 4; 2 missing" in top and "- toy_qa: none\n" in top and "- toy_qa_noise67: none\n" in top
+    html = (out / "index.html").read_text()
+    assert html.index("Cells with results: 2 of 4") < html.index('id="overview"') and "<li>toy_qa: none</li>" in html
+    full = build_report(spec, runs, tmp_path / "full", timings=False)
+    assert "Cells with results: 4 of 4 (all finished)" in (full / "leaderboard.md").read_text().split("## Overview")[0]
+    # the CSV keeps its columns
+    assert (out / "leaderboard.csv").read_text().splitlines()[0] == (full / "leaderboard.csv").read_text().splitlines()[0]
+
+
+def test_missing_summary_of_several_models_and_seeds():
+    from leaderboards.report import cells_lines
+
+    data = {"models": [{"name": "a", "methods": ["x", "y"], "tasks": ["t1", "t2"]}, {"name": "b", "methods": ["x"], "tasks": ["t1"]}],
+            "cells": {"total": 10, "with_results": 7, "seeds": [1, 2],
+                      "missing": [{"cell": "a/y/t2/seed2", "model": "a", "method": "y", "task": "t2", "seed": 2},
+                                  {"cell": "b/x/t1/seed1", "model": "b", "method": "x", "task": "t1", "seed": 1},
+                                  {"cell": "b/x/t1/seed2", "model": "b", "method": "x", "task": "t1", "seed": 2}]}}
+    assert cells_lines(data) == ["Cells with results: 7 of 10; 3 missing (not finished in the run folders when this report "
+                                 "was built; their values show as -):", "a: t2: y (seed 2)", "b: all 2 cells"]
+    data["cells"]["missing"][:1] = [{"cell": f"a/{m}/t2/seed{s}", "model": "a", "method": m, "task": "t2", "seed": s}
+                                    for m in ("x", "y") for s in (1, 2)]
+    assert cells_lines(data)[1] == "a: t2: all 2 methods"
