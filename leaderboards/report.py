@@ -646,8 +646,10 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     ck = cost_keys(data)
     body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
             + ["-" if (r.get("cost") or {}).get(k) is None else str(r["cost"][k]) for k in ck] for r in data["rows"]]
-    out.append(("cost", "Cost (totals over seeds; peak memory = max)", mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body,
-                ["Estimate a grid's CPU time from these columns before running it: tokrag leaderboard run SPEC --estimate"]))
+    title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds; wall time and memory left out)"
+    note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
+            "folders in --runs-dir (their wall seconds per question, any spec), not this report")
+    out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, [note]))
     return out
 
 

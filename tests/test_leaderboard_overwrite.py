@@ -174,3 +174,15 @@ def test_missing_summary_of_several_models_and_seeds():
     data["cells"]["missing"][:1] = [{"cell": f"a/{m}/t2/seed{s}", "model": "a", "method": m, "task": "t2", "seed": s}
                                     for m in ("x", "y") for s in (1, 2)]
     assert cells_lines(data)[1] == "a: t2: all 2 methods"
+
+
+def test_cost_section_says_what_it_has_and_what_estimate_reads(toy, tmp_path):
+    """The title promised peak memory without timings; the note said --estimate reads these columns."""
+    spec, runs = toy
+    plain = (build_report(spec, runs, tmp_path / "a", timings=False) / "leaderboard.md").read_text()
+    timed = (build_report(spec, runs, tmp_path / "b", timings=True) / "leaderboard.md").read_text()
+    assert "## Cost (totals over seeds; wall time and memory left out)" in plain and "peak memory" not in plain
+    assert "## Cost (totals over seeds; peak memory = max)" in timed and "peak RSS (MiB)" in timed
+    for md in (plain, timed):
+        assert "tokrag leaderboard run SPEC --estimate reads the finished run folders in --runs-dir" in md
+        assert "Estimate a grid's CPU time from these columns" not in md
