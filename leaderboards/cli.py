@@ -3,7 +3,7 @@
     tokrag leaderboard run leaderboards/specs/ci.yaml [--runs-dir runs] [--jobs 2]
     tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --estimate [--jobs 2]
     tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions] [--allow-missing] [--replace]
-    tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR] [--replace]
+    tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR] [--allow-missing] [--replace]
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
@@ -30,6 +30,8 @@ import sys
 from .spec import load_spec
 
 
+SPEC_HELP = "the leaderboard spec, a YAML file (e.g. leaderboards/specs/ci.yaml)"
+RUNS_HELP = "run folders (default: spec runs_dir, $TOKRAG_RUNS_DIR or ./runs)"
 REPLACE_HELP = ("overwrite an existing report in the output folder even when it has results for cells the new one "
                 "lacks (they are lost; without this flag such a report is refused and nothing is written)")
 
@@ -38,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tokrag leaderboard", description="Run, report and check leaderboards from a YAML spec.")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every unfinished cell (resumable; finished cells are skipped)")
-    r.add_argument("spec")
-    r.add_argument("--runs-dir", default=None, help="run folders (default: spec runs_dir, $TOKRAG_RUNS_DIR or ./runs)")
+    r.add_argument("spec", help=SPEC_HELP)
+    r.add_argument("--runs-dir", default=None, help=RUNS_HELP)
     r.add_argument("--jobs", type=int, default=1, help="runner processes sharing the run folder (cells claimed by lock)")
     r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -52,18 +54,19 @@ def _parser() -> argparse.ArgumentParser:
     for name, helptext in (("report", "build Markdown/CSV/JSON/HTML from the run folders only"),
                            ("rescore", "re-score the logged samples with the current metric code (no model) and rebuild the report")):
         q = sub.add_parser(name, help=helptext)
-        q.add_argument("spec")
-        q.add_argument("--runs-dir", default=None)
+        q.add_argument("spec", help=SPEC_HELP)
+        q.add_argument("--runs-dir", default=None, help=RUNS_HELP + "; the report reads only these")
         q.add_argument("--out", default=None, help="output folder (default: spec report_dir or <runs-dir>/reports/<name>)")
         q.add_argument("--no-timings", action="store_true", help="leave out wall time and peak memory (they vary between runs)")
         q.add_argument("--no-questions", action="store_true", help="leave out the per-question pages (questions/*.html)")
-        if name == "report":
-            q.add_argument("--allow-missing", action="store_true", help="report unfinished cells as missing instead of failing")
+        q.add_argument("--allow-missing", action="store_true",
+                       help="report unfinished cells as missing (counted and listed at the top) instead of failing")
         q.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL")
-    c.add_argument("spec")
-    c.add_argument("--baseline", required=True)
-    c.add_argument("--runs-dir", default=None)
+    c.add_argument("spec", help=SPEC_HELP)
+    c.add_argument("--baseline", required=True,
+                   help="the baseline JSON file (e.g. leaderboards/baselines/ci.json): values and tolerances per cell and metric")
+    c.add_argument("--runs-dir", default=None, help=RUNS_HELP)
     c.add_argument("--write", action="store_true",
                    help="write the current values as the baseline instead of checking; refused while any cell of the "
                         "spec is unfinished (a baseline never loses a cell), unless --allow-partial")
@@ -153,13 +156,16 @@ def main(argv: list[str] | None = None) -> int:
         from .rescore import rescore
 
         out, changes = rescore(spec, args.runs_dir, args.out, timings=not args.no_timings, questions=not args.no_questions,
-                               replace=args.replace)
+                               allow_missing=args.allow_missing, replace=args.replace)
         for note in changes["notes"]:
             print(f"note: {note}")
         for cid, moved in sorted(changes["changed"].items()):
             for metric, (old, new) in sorted(moved.items()):
                 print(f"changed {cid}  {metric}: {old} -> {new}")
         print(f"re-scored report written to {out}")
+        from .report import cells_lines
+
+        print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
         print(json.dumps({k: v for k, v in changes.items() if k not in ("changed", "notes")}
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))

@@ -186,3 +186,26 @@ def test_cost_section_says_what_it_has_and_what_estimate_reads(toy, tmp_path):
     for md in (plain, timed):
         assert "tokrag leaderboard run SPEC --estimate reads the finished run folders in --runs-dir" in md
         assert "Estimate a grid's CPU time from these columns" not in md
+
+
+def test_every_argument_has_help_and_rescore_runs_partial(toy, tmp_path, capsys):
+    from leaderboards.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "cmd")
+    for name, p in sub.choices.items():
+        for a in p._actions:
+            if a.dest != "help":
+                assert a.help, f"{name} {a.option_strings or a.dest} has no help text"
+    spec, runs = toy
+    part = tmp_path / "part"
+    shutil.copytree(runs, part)
+    from leaderboards.keys import cell_keys
+
+    shutil.rmtree(part / {c.cell_id: k for c, k, _ in cell_keys(spec)}["none/toy_qa/seed1"])
+    capsys.readouterr()
+    assert lb_main(["rescore", str(spec.path), "--runs-dir", str(part), "--out", str(tmp_path / "r"), "--allow-missing"]) == 0
+    assert "Cells with results: 3 of 4; 1 missing" in capsys.readouterr().out
+    from leaderboards.runner import IncompleteRunError
+
+    with pytest.raises(IncompleteRunError, match="1 of 4 cells have no finished run"):
+        lb_main(["rescore", str(spec.path), "--runs-dir", str(part), "--out", str(tmp_path / "r2")])
