@@ -646,7 +646,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     ck = cost_keys(data)
     body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
             + ["-" if (r.get("cost") or {}).get(k) is None else str(r["cost"][k]) for k in ck] for r in data["rows"]]
-    title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds; wall time and memory left out)"
+    title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds)"
     note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
             "folders in --runs-dir (their wall seconds per question, any spec), not this report")
     out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, [note]))
