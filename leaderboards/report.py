@@ -848,14 +848,14 @@ def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: b
 def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) -> list[str]:
     """Remove the generated files of an earlier report in ``out`` that this report did not write (plots and
     per-question pages of cells, tasks or models it no longer has, pages left out with ``--no-questions``).
-    Only names the generator itself produces for the earlier or the new report are touched; any other file
-    stays. Returns the removed paths (relative)."""
+    Only names the generator itself produces for the earlier or the new report are touched, and only in a
+    folder that holds a report (``old``); any other file stays. Returns the removed paths (relative)."""
     from .page import question_files
     from .plots import plot_files
 
-    names = plot_files(data) | question_files(data)
-    if old is not None:
-        names |= plot_files(old) | question_files(old)
+    if old is None:  # not a report folder (no readable leaderboard.json): nothing in it is ours to remove
+        return []
+    names = plot_files(data) | question_files(data) | plot_files(old) | question_files(old)
     removed = []
     for rel in sorted(names - written):
         p = out / rel

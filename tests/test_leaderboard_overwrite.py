@@ -209,3 +209,12 @@ def test_every_argument_has_help_and_rescore_runs_partial(toy, tmp_path, capsys)
 
     with pytest.raises(IncompleteRunError, match="1 of 4 cells have no finished run"):
         lb_main(["rescore", str(spec.path), "--runs-dir", str(part), "--out", str(tmp_path / "r2")])
+
+
+def test_a_folder_without_a_report_keeps_its_files(toy, tmp_path):
+    spec, runs = toy
+    out = tmp_path / "mine"
+    (out / "questions").mkdir(parents=True)
+    (out / "questions" / "toy_qa.html").write_text("mine")  # a name the generator uses, not written with questions=False
+    build_report(spec, runs, out, timings=False, questions=False)
+    assert (out / "questions" / "toy_qa.html").read_text() == "mine"
