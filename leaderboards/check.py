@@ -190,21 +190,20 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
 
     Raises:
         ConfigError: a spec cell is unfinished (without ``allow_partial``); the existing file is another spec's
-            baseline.
+            baseline, or is not a valid baseline (it is never overwritten); no cell would be written.
         InvariantError: the runs break an invariant (a baseline of broken runs is never written).
     """
     path = Path(path)
     tolerances = dict(DEFAULT_TOLERANCES)
     old_cells: dict[str, Any] = {}
-    if path.is_file():
+    if path.exists():
         try:
             old = load_baseline(path)
-        except ConfigError:
-            old = None  # an unreadable file is replaced (its tolerances cannot be kept)
-        if old is not None:
-            _check_spec_name(spec, path, old)
-            tolerances.update(old["tolerances"])
-            old_cells = old["cells"]
+        except ConfigError as exc:  # never replace a file that is not a baseline (or one with a bad value)
+            raise ConfigError(f"{exc}; not overwritten: move it aside or pass another --baseline") from None
+        _check_spec_name(spec, path, old)
+        tolerances.update(old["tolerances"])
+        old_cells = old["cells"]
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     unfinished = [cid for cid, (_c, _k, data) in loaded.items() if data is None]
@@ -224,6 +223,9 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         if cid in old_cells:
             cells[cid] = old_cells[cid]
     cells = dict(sorted(cells.items()))
+    if not cells:
+        raise ConfigError(f"baseline {path} not written: no cell of spec {spec.name!r} is finished (0 cells to write); "
+                          f"run them first with tokrag leaderboard run {spec.path}")
     used = {m for vals in cells.values() for m in vals}
     b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells}
     atomic_write_json(path, b)

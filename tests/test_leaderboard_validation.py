@@ -230,3 +230,27 @@ def test_report_names_a_file_given_as_the_runs_dir(tmp_path):
     with pytest.raises(ConfigError) as exc:
         build_report(spec, afile)
     assert f"the runs dir {afile} (--runs-dir) is a file, not a folder" in _one_line(exc)
+
+
+@pytest.mark.parametrize("content", ["notes\n", '{"cells": {"x": {"em": null}}, "tolerances": {}}'])
+def test_write_never_replaces_a_file_that_is_not_a_valid_baseline(runs_copy, tmp_path, content):
+    spec, runs = runs_copy
+    b = tmp_path / "notes.md"
+    b.write_text(content)
+    for extra in ([], ["--allow-partial"]):
+        with pytest.raises(ConfigError) as exc:
+            lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(b), "--write", *extra])
+        text = _one_line(exc)
+        assert f"baseline {b}" in text and "move it aside or pass another --baseline" in text
+        assert b.read_text() == content
+
+
+def test_write_refuses_a_baseline_with_no_cells(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    (tmp_path / "runs").mkdir()
+    b = tmp_path / "b.json"
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["check", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--baseline", str(b), "--write",
+                 "--allow-partial"])
+    assert "no cell of spec 'toy' is finished (0 cells to write)" in _one_line(exc)
+    assert not b.exists()
