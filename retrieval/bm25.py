@@ -144,17 +144,17 @@ def build_bm25_index(
 
     Raises:
         IndexNotFoundError: ``index_dir`` holds an index of another corpus (delete it or use ``force``).
-        ConfigError: ``index_dir`` is a file, a non-empty folder that is not a tokrag index (never deleted,
+        ConfigError: ``index_dir`` is a file, a non-empty folder that is not a tokrag BM25 index or holds other files too (never deleted,
             even with ``force``), or cannot be created; ``threads`` below 1.
         JavaSetupError: Java cannot be set up.
     """
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ConfigError(f"threads={threads!r}: the number of indexing threads must be an integer >= 1")
     target = check_index_folder(index_dir if index_dir is not None else bm25_index_dir(corpus, cache_dir),
-                                user_given=index_dir is not None)
+                                user_given=index_dir is not None, kind="bm25")
     with file_lock(target):
         if index_dir is not None:
-            check_index_folder(target)  # again under the lock: a folder filled meanwhile is still refused
+            check_index_folder(target, kind="bm25")  # again under the lock: a folder filled meanwhile is still refused
         meta = read_index_meta(target)
         if not force and meta and _index_complete(target):
             if meta.get("corpus_fingerprint") == corpus.fingerprint:

@@ -274,7 +274,7 @@ def build_dense_index(
 
     Raises:
         ConfigError: bad parameters; ``index_dir`` (or its ``.partial`` parts folder) is a file, a non-empty
-            folder that tokrag did not build (never deleted, even with ``force``), or cannot be created.
+            folder that tokrag did not build or that holds files besides the index's own (never deleted, even with ``force``), or cannot be created.
         IndexNotFoundError: ``index_dir`` holds an index of another corpus or encoder (without ``force``).
         OfflineError: an encoder hub id that cannot be fetched.
     """
@@ -283,7 +283,7 @@ def build_dense_index(
     p = {**DENSE_PARAMS, **(params or {})}
     _check_params(p)
     target = check_index_folder(index_dir if index_dir is not None else dense_index_dir(corpus, p, cache_dir),
-                                user_given=index_dir is not None)
+                                user_given=index_dir is not None, kind="dense")
     with file_lock(target):
         meta = _read_meta(target)
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
@@ -292,7 +292,7 @@ def build_dense_index(
         parts = Path(str(target) + ".partial")
         key_file = parts / "identity.json"
         if index_dir is not None:
-            check_index_folder(target)  # again under the lock: a folder filled meanwhile is still refused
+            check_index_folder(target, kind="dense")  # again under the lock: a folder filled meanwhile is still refused
             if parts.exists() and not key_file.is_file() and (not parts.is_dir() or any(parts.iterdir())):
                 raise ConfigError(f"{parts} (where the index's embeddings are written) exists and was not made by tokrag "
                                   "(no identity.json); nothing was changed: move it away or give another index folder")
@@ -369,7 +369,7 @@ def build_dense_index(
                 "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
             })
             if target.exists():
-                shutil.rmtree(target)  # an index tokrag built, or an empty folder (check_index_folder)
+                shutil.rmtree(target)  # only tokrag's index files, or an empty folder (check_index_folder)
             os.replace(work, target)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

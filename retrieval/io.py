@@ -137,26 +137,52 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
-def check_index_folder(path: str | os.PathLike, *, user_given: bool = True) -> Path:
+def _index_entry_known(name: str, is_file: bool, kind: str) -> bool:
+    """Whether ``name`` is a file a tokrag index build of ``kind`` writes into its folder: BM25 (Lucene)
+    ``segments_*``, ``_*`` segment files, ``write.lock``; dense (Pyserini layout) ``index`` and ``docid``;
+    both :data:`INDEX_META`. Folders are never index entries."""
+    if not is_file:
+        return False
+    if name == INDEX_META:
+        return True
+    if kind == "bm25":
+        return name.startswith(("segments_", "_")) or name in ("segments.gen", "write.lock")
+    if kind == "dense":
+        return name in ("index", "docid")
+    raise ValueError(f"unknown index kind {kind!r}")
+
+
+def check_index_folder(path: str | os.PathLike, *, user_given: bool = True, kind: str = "bm25") -> Path:
     """Resolve an index folder to build into, refusing any place where a build could destroy a user's files.
 
-    A build replaces its folder, so the folder must be absent, empty, or an index tokrag built (it holds
-    :data:`INDEX_META`); a folder the user named (``user_given``) that holds anything else is refused and
-    left as it is. Cache folders (``user_given=False``) are tokrag's own and may be replaced. The parent
-    folder is created.
+    A build replaces its folder, so a folder the user named (``user_given``) must be absent, empty, or an
+    index tokrag built of ``kind`` (``"bm25"`` or ``"dense"``): it holds :data:`INDEX_META` and every entry
+    is a file such a build writes (:func:`_index_entry_known`). Anything else is refused and left as it is,
+    with or without ``force``. Cache folders (``user_given=False``) are tokrag's own and may be replaced.
+    The parent folder is created.
 
     Raises:
-        ConfigError: the path is a file, a non-empty folder that is not a tokrag index, or its parent
-            cannot be created or written (the path is named).
+        ConfigError: the path is a file, a non-empty folder that is not a tokrag index of ``kind`` (the
+            unexpected entries are named), or its parent cannot be created or written (the path is named).
     """
     p = Path(path).expanduser().resolve()
     if p.exists() and not p.is_dir():
         raise ConfigError(f"index folder {p} is a file, not a folder; give a new or empty folder for the index")
-    if user_given and p.is_dir() and not (p / INDEX_META).is_file() and any(p.iterdir()):
-        raise ConfigError(
-            f"index folder {p} is not empty and is not an index built by tokrag (no {INDEX_META}); nothing was "
-            "changed: give a new or empty folder for the index"
-        )
+    if user_given and p.is_dir():
+        entries = sorted(p.iterdir(), key=lambda e: e.name)
+        if entries and not (p / INDEX_META).is_file():
+            raise ConfigError(
+                f"index folder {p} is not empty and is not an index built by tokrag (no {INDEX_META}); nothing was "
+                "changed: give a new or empty folder for the index"
+            )
+        unexpected = [e.name + ("/" if e.is_dir() else "") for e in entries
+                      if not _index_entry_known(e.name, e.is_file() and not e.is_symlink(), kind)]
+        if unexpected:
+            shown = ", ".join(unexpected[:5]) + (f", ... ({len(unexpected)} in all)" if len(unexpected) > 5 else "")
+            raise ConfigError(
+                f"index folder {p} holds entries a tokrag {kind} index build does not write ({shown}); nothing was "
+                "changed: move them away or give a new or empty folder for the index"
+            )
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

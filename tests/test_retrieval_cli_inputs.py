@@ -225,3 +225,24 @@ def test_unterminated_string_message_has_no_double_at(tmp_path, cache, capsys):
     assert tokrag(["index", "build", "--corpus", str(path), "--index", str(tmp_path / "idx"), *cache]) == 2
     err = capsys.readouterr().err
     assert f"{path}:1: malformed JSON (Unterminated string starting at column 22)" in err and "at at" not in err
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_index_build_keeps_user_files_beside_an_index_meta_file(tmp_path, corpus, cache, capsys, force):
+    # a tokrag_index.json alone (no segments_*) or a real index the user added files to: never rmtree'd
+    target = tmp_path / "idx"
+    (target / "sub").mkdir(parents=True)
+    (target / "tokrag_index.json").write_text("{}")
+    (target / "notes.txt").write_text("precious")
+    (target / "sub" / "y").write_text("x")
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), *force, *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"index folder {target} holds entries a tokrag bm25 index build does not write (notes.txt, sub/)" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert (target / "notes.txt").read_text() == "precious" and (target / "sub" / "y").read_text() == "x"
+    # the same on a complete index built here
+    built = tmp_path / "built"
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(built), *cache]) == 0
+    (built / "notes.txt").write_text("precious")
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(built), *force, *cache]) == 2  # refused even when it would only be reused
+    assert (built / "notes.txt").read_text() == "precious"

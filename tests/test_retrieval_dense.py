@@ -278,3 +278,24 @@ def test_dense_index_build_never_deletes_a_users_folder(tiny_dpr, tmp_path):
     d = dense.build_dense_index(one, params, index_dir=tmp_path / "own", progress=False)
     assert dense.build_dense_index(one, params, index_dir=d, progress=False, force=True) == d and (d / "index").is_file()
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["idx.partial", "mine", "own"]
+
+
+def test_dense_index_build_keeps_user_files_beside_an_index_meta_file(tiny_dpr, tmp_path):
+    from retrieval import dense
+
+    ctx_dir, q_dir, _ = tiny_dpr
+    params = {**dense.DENSE_PARAMS, "encoder": str(ctx_dir), "query_encoder": str(q_dir), "encoder_class": "dpr"}
+    one = Corpus([Passage("a", "", "alpha"), Passage("b", "", "beta")], name="one")
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / "tokrag_index.json").write_text("{}")
+    (mine / "notes.txt").write_text("precious")
+    for force in (False, True):
+        with pytest.raises(ConfigError, match=r"holds entries a tokrag dense index build does not write \(notes.txt, sub/\)"):
+            dense.build_dense_index(one, params, index_dir=mine, progress=False, force=force)
+    assert (mine / "notes.txt").read_text() == "precious" and (mine / "sub").is_dir()
+    d = dense.build_dense_index(one, params, index_dir=tmp_path / "own", progress=False)
+    (d / "notes.txt").write_text("precious")
+    with pytest.raises(ConfigError, match=r"does not write \(notes.txt\)"):
+        dense.build_dense_index(one, params, index_dir=d, progress=False, force=True)
+    assert (d / "notes.txt").read_text() == "precious" and (d / "index").is_file()
