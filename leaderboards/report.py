@@ -855,14 +855,17 @@ def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) ->
 
     if old is None:  # not a report folder (no readable leaderboard.json): nothing in it is ours to remove
         return []
+    q = out / "questions"
     names = plot_files(data) | question_files(data) | plot_files(old) | question_files(old)
+    if q.is_symlink():  # a linked questions/ folder is someone else's: nothing through it is removed
+        names = {rel for rel in names if Path(rel).parts[:1] != ("questions",)}
+    ours = {out.resolve(), out.resolve() / "questions"}
     removed = []
     for rel in sorted(names - written):
         p = out / rel
-        if p.is_file() and not p.is_symlink():
+        if p.is_file() and not p.is_symlink() and p.resolve().parent in ours:
             p.unlink()
             removed.append(rel)
-    q = out / "questions"
     if q.is_dir() and not q.is_symlink() and not any(q.iterdir()):
         q.rmdir()
     return removed

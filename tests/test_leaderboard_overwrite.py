@@ -218,3 +218,17 @@ def test_a_folder_without_a_report_keeps_its_files(toy, tmp_path):
     (out / "questions" / "toy_qa.html").write_text("mine")  # a name the generator uses, not written with questions=False
     build_report(spec, runs, out, timings=False, questions=False)
     assert (out / "questions" / "toy_qa.html").read_text() == "mine"
+
+
+def test_stale_removal_never_deletes_through_a_linked_questions_folder(tmp_path):
+    from leaderboards.report import _remove_stale
+
+    rep, site = tmp_path / "rep", tmp_path / "site"
+    rep.mkdir()
+    site.mkdir()
+    (site / "nq_oracle_bm25.html").write_text("mine")
+    (rep / "questions").symlink_to(site)
+    old = {"rows": [{"task": "nq_oracle_bm25", "metrics": {"em": 1}}], "models": [{"name": None}], "multi_model": False}
+    assert _remove_stale(rep, old, {"rows": [], "models": [], "multi_model": False}, set()) == []
+    assert (site / "nq_oracle_bm25.html").read_text() == "mine"
+    assert (rep / "questions").is_symlink()
