@@ -417,15 +417,17 @@ def jsonl_qid(obj: dict, index: int, where: str) -> str:
 
 
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
-    """The first present (non-null) field of ``names`` as a list of strings: a string is one item (``"Marie 4"``
-    is one answer, never its characters), a list must hold strings (numbers are written as strings); absent -> ``[]``.
+    """The first non-empty field of ``names`` as a list of strings: a string is one item (``"Marie 4"`` is one
+    answer, never its characters), a list must hold strings or numbers (numbers become strings: ``1969`` ->
+    ``"1969"``, then matched as text); a null, ``""`` or ``[]`` field is skipped, as the next name is then
+    used (``{"answers": [], "answer": ["x"]}`` gives ``["x"]``); none -> ``[]``.
 
     Raises:
         DataError: any other type, or a list item that is not a string or number (``where`` and the field named).
     """
     for n in names:
         v = obj.get(n)
-        if v is None:
+        if v is None or v == "" or v == []:  # empty: the next name counts (as 'obj.get(a) or obj.get(b)' read it)
             continue
         if isinstance(v, str):
             return [v]

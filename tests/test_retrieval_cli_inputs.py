@@ -246,3 +246,27 @@ def test_index_build_keeps_user_files_beside_an_index_meta_file(tmp_path, corpus
     (built / "notes.txt").write_text("precious")
     assert tokrag(["index", "build", "--corpus", corpus, "--index", str(built), *force, *cache]) == 2  # refused even when it would only be reused
     assert (built / "notes.txt").read_text() == "precious"
+
+
+def test_empty_answers_field_falls_back_to_answer(tmp_path):
+    # the old 'obj.get("answers") or obj.get("answer")': an empty or null 'answers' does not hide 'answer'
+    from retrieval.cli import load_topics
+
+    p = tmp_path / "t.jsonl"
+    _jsonl(p, [{"qid": "a", "question": "a b", "answers": [], "answer": ["x"]},
+               {"qid": "b", "question": "c d", "answers": None, "answer": "y"},
+               {"qid": "c", "question": "e f", "answers": "", "answer": ["z"]},
+               {"qid": "d", "question": "g h", "answers": []}])
+    _, answers, _ = load_topics(str(p))
+    assert answers == {"a": ["x"], "b": ["y"], "c": ["z"]}
+
+
+def test_numeric_answers_are_matched_as_text(tmp_path, corpus, cache, capsys):
+    # documented in retrieval/README.md: [1903] is "1903", found in p1's text
+    from retrieval.cli import load_topics
+
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "nobel prize physics", "answers": [1903]},
+                                           {"qid": "b", "question": "where is paris", "answers": [4.5]}])
+    assert load_topics(topics)[1] == {"a": ["1903"], "b": ["4.5"]}
+    m = _retrieve_eval(tmp_path, corpus, cache, topics, capsys, k=("1",))
+    assert m["num_queries"] == 2 and m["answer_recall@1"] == 0.5
