@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_json, atomic_write_text, file_lock, fingerprint, sha256_file
+from retrieval.io import atomic_write_json, atomic_write_text, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 
 from .keys import cell_keys, model_target
@@ -84,36 +84,6 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     if runs.exists() and not runs.is_dir():
         raise ConfigError(f"the runs dir {runs} ({where}) is a file, not a folder; give a folder of run folders")
     return runs
-
-
-def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
-    """Refuse, before any work, an output path that cannot be written: a file where a folder is wanted (or the
-    reverse), or a path whose nearest existing parent is not a writable folder. Creates nothing.
-
-    Raises:
-        ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason.
-    """
-    path = Path(path).resolve()
-    if path.exists():
-        if folder and not path.is_dir():
-            raise ConfigError(f"{what} {path} is a file, not a folder; give a folder (it is created if missing)")
-        if not folder and path.is_dir():
-            raise ConfigError(f"{what} {path} is a folder; give a file path")
-        if not os.access(path, os.W_OK):
-            raise ConfigError(f"{what} {path} is not writable")
-        return path  # an existing file is replaced atomically (a temporary file beside it), a folder written into
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ConfigError(f"{what} {path}: {parent} is a file, so the path cannot be created")
-    try:  # a real probe (os.access says yes to root, also on /proc); removed at once
-        import tempfile
-
-        os.rmdir(tempfile.mkdtemp(prefix=".tokrag-probe-", dir=parent))
-    except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot create it ({parent} is not writable: {exc.strerror})") from None
-    return path
 
 
 # --------------------------------------------------------------------------- manifests

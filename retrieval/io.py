@@ -137,6 +137,45 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
+def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
+    """Refuse, before any work, an output path that cannot be written: a file where a folder is wanted (or the
+    reverse), or a path whose nearest existing parent is not a writable folder. Creates nothing.
+
+    The one writability check of tokrag (``retrieve --output``, index folders, leaderboard outputs): a real
+    probe (a temporary folder made and removed at once), because ``os.access`` says yes to root, also on
+    ``/proc`` or a read-only mount. An existing folder is probed itself; a missing path, its nearest
+    existing parent; an existing file, its folder (it is replaced atomically, a temporary file beside it).
+
+    Returns:
+        the resolved path.
+
+    Raises:
+        ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason.
+    """
+    path = Path(path).resolve()
+    if path.exists():
+        if folder and not path.is_dir():
+            raise ConfigError(f"{what} {path} is a file, not a folder; give a folder (it is created if missing)")
+        if not folder and path.is_dir():
+            raise ConfigError(f"{what} {path} is a folder; give a file path")
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{what} {path} is not writable")
+        where = path if path.is_dir() else path.parent
+    else:
+        where = path.parent
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        if not where.is_dir():
+            raise ConfigError(f"{what} {path}: {where} is a file, so the path cannot be created")
+    try:  # a real probe (os.access says yes to root, also on /proc); removed at once
+        os.rmdir(tempfile.mkdtemp(prefix=".tokrag-probe-", dir=where))
+    except OSError as exc:
+        if where == path:
+            raise ConfigError(f"{what} {path} is not writable ({exc.strerror})") from None
+        raise ConfigError(f"{what} {path}: cannot create it ({where} is not writable: {exc.strerror})") from None
+    return path
+
+
 def _index_entry_known(name: str, is_file: bool, kind: str) -> bool:
     """Whether ``name`` is a file a tokrag index build of ``kind`` writes into its folder: BM25 (Lucene)
     ``segments_*``, ``_*`` segment files, ``write.lock``; dense (Pyserini layout) ``index`` and ``docid``;
@@ -187,6 +226,5 @@ def check_index_folder(path: str | os.PathLike, *, user_given: bool = True, kind
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create the index folder {p}: {exc.strerror or exc}; give a folder you can write to") from None
-    if not os.access(p.parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"cannot write the index folder {p}: {p.parent} is not writable; give a folder you can write to")
+    check_writable(p.parent, f"cannot write the index folder {p}: its parent", folder=True)
     return p

@@ -104,3 +104,18 @@ def test_batch_search_10k_queries_k100_fits_in_memory(tmp_path):
     assert m["n"] == 10000 and m["max_k"] == 100 and m["hits"] > 800_000
     assert m["jvm_max_mib"] <= 4096
     assert m["peak_rss_mib"] < 6 * 1024  # JVM heap (<= 4 GiB) + Python: far below 24 GiB
+
+
+def test_one_probe_based_writability_check(tmp_path):
+    # os.access says yes to root on /proc; the probe does not (retrieval.io.check_writable, used everywhere)
+    import leaderboards.runner
+    from retrieval import io
+    from retrieval.errors import ConfigError
+
+    assert leaderboards.runner.check_writable is io.check_writable
+    with pytest.raises(ConfigError, match=r"^x /proc is not writable"):
+        io.check_writable("/proc", "x", folder=True)
+    with pytest.raises(ConfigError, match=r"cannot write the index folder /proc/tokrag-idx: its parent /proc is not writable"):
+        io.check_index_folder("/proc/tokrag-idx")
+    assert io.check_writable(tmp_path / "a" / "b", "x", folder=True) == tmp_path / "a" / "b"
+    assert list(tmp_path.iterdir()) == []  # creates nothing, leaves no probe
