@@ -280,7 +280,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
     data = {
-        "spec": spec.name, "description": spec.description, "notes": spec.notes, "contract": spec.contract_lines(),
+        "generator": GENERATOR, "spec": spec.name, "description": spec.description, "notes": spec.notes, "contract": spec.contract_lines(),
         "models": models, "multi_model": bool(spec.models),
         "specific_settings": spec.specific_settings(), "reference": spec.reference, "references": spec.references,
         "closed_book": spec.closed_book, "primary_metric": primary,
@@ -778,6 +778,22 @@ def render_csv(data: dict) -> str:
 
 REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "index.html")
 
+GENERATOR = "tokrag leaderboard report"
+"""The ``generator`` value of a report's ``leaderboard.json``: what marks a folder as a report."""
+
+_EARLIER_REPORT_KEYS = frozenset({"bootstrap", "contract", "description", "method_args", "metrics", "notes", "provenance",
+                                  "reference", "rows", "spec", "specific_settings", "timings", "units"})
+"""Top-level keys every report's ``leaderboard.json`` had before the ``generator`` marker (the committed
+nq-wiki-12k, nq-wiki-12k-v2 and reference-cells reports): such a file is recognised as a report too."""
+
+
+def is_report_json(d: Any) -> bool:
+    """True when ``d`` (a parsed ``leaderboard.json``) was written by :func:`build_report`: it carries the
+    ``generator`` marker, or (an earlier report) every top-level key such reports had; with a list of rows."""
+    if not isinstance(d, dict) or not isinstance(d.get("rows"), list):
+        return False
+    return d.get("generator") == GENERATOR or _EARLIER_REPORT_KEYS <= set(d)
+
 
 class ReportOverwriteError(TokragError, FileExistsError):
     """The output folder holds a report with results the new report would not have; nothing is written."""
@@ -809,9 +825,27 @@ def _read_existing(out: Path) -> dict | None:
         d = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(str(exc)) from exc
-    if not isinstance(d, dict) or not isinstance(d.get("rows"), list):
-        raise ValueError("not a leaderboard report: no list of rows")
+    if not is_report_json(d):
+        raise ValueError(f"not a tokrag leaderboard report: no \"generator\": \"{GENERATOR}\" and not the keys of an earlier report")
     return d
+
+
+def check_not_a_report_folder(out: Path, names: set[str]) -> None:
+    """Refuse to write into a folder that holds no report (no ``leaderboard.json`` of one) but holds a file the
+    report would write (``names``, relative to ``out``): a user's ``index.html`` or ``questions/*.html`` is not
+    overwritten without ``--replace``.
+
+    Raises:
+        ReportOverwriteError: naming how many such files, the first, and the ways out.
+    """
+    if not out.is_dir():
+        return
+    clash = sorted(rel for rel in names if (out / rel).exists() or (out / rel).is_symlink())
+    if clash:
+        raise ReportOverwriteError(
+            f"the folder {out} holds no tokrag report but has {len(clash)} file(s) the report would overwrite "
+            f"(first: {clash[0]}); nothing written: write the report elsewhere with --out DIR, or pass --replace to "
+            "overwrite them")
 
 
 def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: bool = False) -> dict | None:
@@ -831,7 +865,7 @@ def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: b
     except ValueError as exc:
         if replace:
             return None
-        raise ReportOverwriteError(f"the report folder {out} holds a leaderboard.json that cannot be read ({exc}); "
+        raise ReportOverwriteError(f"the report folder {out} holds a leaderboard.json that cannot be read as a report ({exc}); "
                                    + way_out.replace(" and lose them", "")) from None
     if old is None or replace:
         return old
@@ -882,12 +916,15 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
     Over an existing report: refused when it has results for a cell this one would not have (unless
     ``replace``, :func:`check_overwrite`); the earlier report's generated files that this one does not
-    write (stale plots and per-question pages) are removed, any other file in the folder is kept.
+    write (stale plots and per-question pages) are removed, any other file in the folder is kept. A folder
+    without a report (no ``leaderboard.json`` marked as one, :func:`is_report_json`) that holds a file the report
+    would write is refused (unless ``replace``), and nothing in it is ever removed.
 
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
-        ReportOverwriteError: the existing report in the folder would lose results (unless ``replace``).
+        ReportOverwriteError: the existing report in the folder would lose results, or the folder is not a report
+            but holds a file the report would write (unless ``replace``).
     """
     from .page import render_html, write_question_pages
     from .plots import make_plots
@@ -903,6 +940,11 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
         raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"
                              + "\n".join(v.render() for v in bad))
     data = compute(spec, loaded, timings=timings)
+    if old is None and not replace:  # not a report folder: none of its files is overwritten
+        from .page import question_files
+        from .plots import plot_files
+
+        check_not_a_report_folder(out, set(REPORT_FILES) | plot_files(data) | (question_files(data) if questions else set()))
     out.mkdir(parents=True, exist_ok=True)
     plots = make_plots(data, out)
     pages = write_question_pages(spec, loaded, data, out) if questions else []
@@ -914,5 +956,5 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     return out
 
 
-__all__ = ["build_report", "cells_lines", "check_overwrite", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+__all__ = ["build_report", "cells_lines", "check_overwrite", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
            "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED"]

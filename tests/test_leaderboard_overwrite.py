@@ -220,6 +220,55 @@ def test_a_folder_without_a_report_keeps_its_files(toy, tmp_path):
     assert (out / "questions" / "toy_qa.html").read_text() == "mine"
 
 
+def test_a_folder_without_a_report_is_refused_when_the_report_would_overwrite_a_file(toy, tmp_path):
+    """With questions on, the user's questions/toy_qa.html was overwritten; a user's index.html too (--out .)."""
+    spec, runs = toy
+    for rel in ("questions/toy_qa.html", "index.html", "leaderboard.md"):
+        out = tmp_path / rel.replace("/", "_")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("mine")
+        (out / "README.md").write_text("mine")
+        before = _tree(out)
+        with pytest.raises(ReportOverwriteError) as exc:
+            lb_main(["report", str(spec.path), "--runs-dir", str(runs), "--out", str(out), "--no-timings"])
+        text = _one_line(exc)
+        assert f"the folder {out} holds no tokrag report but has 1 file(s) the report would overwrite (first: {rel})" in text
+        assert "--replace" in text and _tree(out) == before
+    # --replace: the user asked; the report is written over that file, nothing else in the folder is touched
+    out = tmp_path / "index.html".replace("/", "_")
+    assert lb_main(["report", str(spec.path), "--runs-dir", str(runs), "--out", str(out), "--no-timings", "--replace"]) == 0
+    assert (out / "README.md").read_text() == "mine" and (out / "index.html").read_text() != "mine"
+    # now a report: written over again without --replace
+    assert lb_main(["report", str(spec.path), "--runs-dir", str(runs), "--out", str(out), "--no-timings"]) == 0
+
+
+def test_a_leaderboard_json_that_is_not_a_report_is_not_trusted(toy, tmp_path):
+    """A foreign leaderboard.json with a list of rows does not make the folder a report: refused without --replace,
+    and with --replace no file of the folder is removed as stale."""
+    spec, runs = toy
+    out = tmp_path / "mine"
+    (out / "questions").mkdir(parents=True)
+    (out / "leaderboard.json").write_text(json.dumps({"rows": [{"task": "toy_qa_noise67", "metrics": {"em": 1}}]}))
+    (out / "questions" / "toy_qa_noise67.html").write_text("mine")
+    with pytest.raises(ReportOverwriteError) as exc:
+        build_report(spec, runs, out, timings=False)
+    assert "cannot be read as a report (not a tokrag leaderboard report" in _one_line(exc)
+    small = load_spec(write_spec(tmp_path / "small", tasks=["toy_qa"]))
+    build_report(small, runs, out, timings=False, replace=True)
+    assert (out / "questions" / "toy_qa_noise67.html").read_text() == "mine"
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["generator"] == "tokrag leaderboard report"
+
+
+@pytest.mark.parametrize("name", ["nq-wiki-12k-v2", "reference-cells", "nq-wiki-12k"])
+def test_committed_reports_are_recognised_as_reports(name):
+    from leaderboards.report import is_report_json
+
+    d = json.loads((REPO / "leaderboards" / name / "leaderboard.json").read_text())
+    assert "generator" not in d and is_report_json(d)
+    assert not is_report_json({"rows": d["rows"]}) and not is_report_json({**d, "rows": None})
+
+
 def test_stale_removal_never_deletes_through_a_linked_questions_folder(tmp_path):
     from leaderboards.report import _remove_stale
 
