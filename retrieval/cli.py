@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, DataError, unknown_name
+from .io import check_writable
 
 logger = logging.getLogger(__name__)
 
@@ -268,9 +269,21 @@ def _index_build(a: argparse.Namespace) -> int:
     return 0
 
 
-def _output_paths(a: argparse.Namespace) -> tuple[Path, Path]:
+def _same_file(p: Path, q: Path) -> bool:
+    """Whether two paths name one file (after resolving links; hard links too when both exist)."""
+    if p.resolve() == q.resolve():
+        return True
+    try:
+        return p.exists() and q.exists() and os.path.samefile(p, q)
+    except OSError:
+        return False
+
+
+def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path, Path]:
     """The TREC run and ctxs JSONL paths of ``retrieve``, checked before any search: each must be a file path
-    (not a folder) in a folder that exists or can be created, and that can be written.
+    (not a folder), neither the input topics or corpus file nor the other output, in a folder that exists or
+    can be created, and that can be written. The check creates nothing (a failed search leaves no folder);
+    ``create`` makes the missing folders, when the outputs are written.
 
     Raises:
         ConfigError: naming the option and the path.
@@ -278,21 +291,29 @@ def _output_paths(a: argparse.Namespace) -> tuple[Path, Path]:
     out = Path(a.output).expanduser()
     ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
                 else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl"))
+    if _same_file(out, ctxs_out):
+        raise ConfigError(f"--output-ctxs {ctxs_out}: is the same file as --output (the ctxs would overwrite the run); give two different paths")
+    inputs = [(opt, Path(v).expanduser()) for opt, v in (("--topics", getattr(a, "topics", None)), ("--corpus", getattr(a, "corpus", None)))
+              if v and Path(v).expanduser().is_file()]
     for opt, p in (("--output", out), ("--output-ctxs", ctxs_out)):
         if p.is_dir():
             example = p / ("run.trec" if opt == "--output" else "run.ctxs.jsonl")
             raise ConfigError(f"{opt} {p}: is a folder; give a file path (e.g. {example})")
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"{opt} {p}: cannot create its folder {p.parent} ({exc.strerror or exc}); give a path you can write to") from None
-        if not os.access(p.parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-            raise ConfigError(f"{opt} {p}: not writable; give a path you can write to")
+        for in_opt, q in inputs:
+            if _same_file(p, q):
+                raise ConfigError(f"{opt} {p}: is the {in_opt} file, which writing would destroy; give another path")
+        if create:
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"{opt} {p}: cannot create its folder {p.parent} ({exc.strerror or exc}); give a path you can write to") from None
+        else:
+            check_writable(p, opt, folder=False)
     return out, ctxs_out
 
 
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
-    out, ctxs_out = _output_paths(a)
+    out, ctxs_out = _output_paths(a, create=True)
     shutil.copyfile(run.trec_path, out)
     shutil.copyfile(run.jsonl_path, ctxs_out)
     return out, ctxs_out
@@ -374,7 +395,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
             psg = s.passage(docid)
             rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": rank})
         ctxs[qid] = rows
-    out, ctxs_out = _output_paths(a)
+    out, ctxs_out = _output_paths(a, create=True)
     atomic_write_text(out, trec_lines(ctxs, "tokrag-bm25"))
     atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)

@@ -119,7 +119,7 @@ def test_bad_output_fails_before_the_search(tmp_path, corpus, cache, capsys, mon
     folder = tmp_path / "runs"
     folder.mkdir()
     for output, expected in ((str(folder), f"--output {folder}: is a folder; give a file path"),
-                             ("/proc/nope/x.trec", "--output /proc/nope/x.trec: cannot create its folder /proc/nope")):
+                             ("/proc/nope/x.trec", "--output /proc/nope/x.trec: cannot create it (/proc is not writable")):
         assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", output, *cache]) == 2
         err = capsys.readouterr().err
         assert expected in err and "Traceback" not in err
@@ -270,3 +270,29 @@ def test_numeric_answers_are_matched_as_text(tmp_path, corpus, cache, capsys):
     assert load_topics(topics)[1] == {"a": ["1903"], "b": ["4.5"]}
     m = _retrieve_eval(tmp_path, corpus, cache, topics, capsys, k=("1",))
     assert m["num_queries"] == 2 and m["answer_recall@1"] == 0.5
+
+
+def test_retrieve_output_that_would_overwrite_an_input_or_the_other_output_is_refused(tmp_path, corpus, cache, capsys):
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
+    before = {p: open(p).read() for p in (topics, corpus)}
+    for args, expected in (
+        (["--output", topics], f"--output {topics}: is the --topics file"),
+        (["--output", corpus], f"--output {corpus}: is the --corpus file"),
+        (["--output", str(tmp_path / "o.trec"), "--output-ctxs", topics], f"--output-ctxs {topics}: is the --topics file"),
+        (["--output", str(tmp_path / "o.trec"), "--output-ctxs", str(tmp_path / "." / "o.trec")],
+         f"--output-ctxs {tmp_path / '.' / 'o.trec'}: is the same file as --output"),
+    ):
+        assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, *args, *cache]) == 2
+        err = capsys.readouterr().err
+        assert expected in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert {p: open(p).read() for p in (topics, corpus)} == before and not (tmp_path / "o.trec").exists()
+
+
+def test_retrieve_that_fails_leaves_no_output_folders(tmp_path, corpus, cache, capsys):
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "  "}])  # an empty query: fails after the output check
+    out = tmp_path / "new" / "sub" / "o.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), *cache]) == 2
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "new").exists()
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), *cache]) == 0
+    assert out.is_file() and out.with_name("o.ctxs.jsonl").is_file()  # made when written
