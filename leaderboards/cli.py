@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                                allow_missing=args.allow_missing, replace=args.replace)
         for note in changes["notes"]:
             print(f"note: {note}")
+        for why in changes["missing"]:  # --allow-missing: each cell left out says why (e.g. several candidate folders)
+            print(f"note: missing {why}", file=sys.stderr)
         for cid, moved in sorted(changes["changed"].items()):
             for metric, (old, new) in sorted(moved.items()):
                 print(f"changed {cid}  {metric}: {old} -> {new}")
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         from .report import cells_lines
 
         print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
-        print(json.dumps({k: v for k, v in changes.items() if k not in ("changed", "notes")}
+        print(json.dumps({k: v for k, v in changes.items() if k not in ("changed", "notes", "missing")}
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))
         return 0

@@ -131,10 +131,12 @@ def _without_task_code(material: dict[str, Any]) -> str:
     return fingerprint({k: v for k, v in material.items() if k not in _NOT_KEY})
 
 
-def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: bool = False) -> tuple[dict[str, Any], list[str]]:
+def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: bool = False,
+                        missing_out: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Like :func:`leaderboards.report.collect`, but a cell whose folder is missing is matched with a
     finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``. With
-    ``allow_missing`` a cell without a finished folder is loaded as None (reported as missing).
+    ``allow_missing`` a cell without a finished folder is loaded as None (reported as missing); one line per such
+    cell, ``<cell id> (<why>)`` (no finished folder, or several candidate folders), is appended to ``missing_out``.
 
     Raises:
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
@@ -166,6 +168,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             missing.append(f"{cell.cell_id} ({first_error})")
         if cell.cell_id not in loaded:
             loaded[cell.cell_id] = (cell, key, None)
+    if missing_out is not None:
+        missing_out.extend(" ".join(m.split()) for m in missing)
     if missing and not allow_missing:
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
                                  + "\n  ".join(missing) + f"\nrun: tokrag leaderboard run {spec.path} --runs-dir {runs}")
@@ -179,15 +183,18 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
     refusal to overwrite a report whose results it would lose unless ``replace``).
 
     Returns ``(report folder, changes)`` (``changes["notes"]``: cells read from a folder of earlier task
-    code). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
+    code; ``changes["missing"]``: with ``allow_missing``, one line per cell left out and why, e.g. several
+    candidate folders). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
     InvariantError when the re-scored samples break an invariant, ReportOverwriteError (see
     :func:`leaderboards.report.check_overwrite`).
     """
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
-    found, notes = collect_for_rescore(spec, runs, allow_missing=allow_missing)
+    missing: list[str] = []
+    found, notes = collect_for_rescore(spec, runs, allow_missing=allow_missing, missing_out=missing)
     loaded, changes = rescore_loaded(spec, found)
     changes["notes"] = notes
+    changes["missing"] = missing
     out = build_report(spec, runs, out_dir, timings=timings, questions=questions, loaded=loaded, compare_results=False,
                        replace=replace)
     return out, changes

@@ -319,6 +319,29 @@ def test_rescore_applies_a_metric_fix_without_a_run(tmp_path, capsys, caplog):
     assert rows["standard"]["metrics"]["em"]["mean"] == 0.0 and rows["standard"]["metrics"]["f1"]["mean"] == 0.75
 
 
+
+def test_rescore_allow_missing_says_why_a_cell_is_missing(tmp_path, capsys):
+    """Several candidate folders for a cell: with --allow-missing the cell is missing and a note on stderr says why
+    (it was an unexplained missing cell)."""
+    inc = tmp_path / "tasks"
+    shutil.copytree(FIX / "tasks", inc, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = load_spec(write_spec(tmp_path / "s", include=inc, tasks=["toy_qa"]))
+    runs = tmp_path / "runs"
+    run_spec(spec, runs, progress=False)
+    key = {c.cell_id: k for c, k, _ in cell_keys(spec)}["standard/toy_qa/seed1"]
+    shutil.copytree(runs / key, runs / "copy-of-standard")
+    utils = inc / "toy_qa" / "utils.py"
+    utils.write_text(utils.read_text() + "\n# task code changed\n")
+    capsys.readouterr()
+    assert lb_main(["rescore", str(spec.path), "--runs-dir", str(runs), "--out", str(tmp_path / "r"), "--allow-missing"]) == 0
+    cap = capsys.readouterr()
+    notes = [line for line in cap.err.splitlines() if line.startswith("note: missing ")]
+    assert len(notes) == 1, cap.err
+    assert notes[0].startswith("note: missing standard/toy_qa/seed1 (several finished folders differ only in the task code: ")
+    assert key in notes[0] and "copy-of-standard" in notes[0]
+    assert "Cells with results: 1 of 2; 1 missing" in cap.out
+
+
 # --------------------------------------------------------------------------- estimate
 
 def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
