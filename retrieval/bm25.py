@@ -115,6 +115,25 @@ def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
         return None
 
 
+def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, value: f"{name}={value!r}") -> None:
+    """The one range check of BM25 ``k1`` and ``b`` and of a thread count (None: not given), used by
+    :func:`build_bm25_index`, :class:`Bm25Searcher` and the CLI before any work. ``label(name, value)``
+    names the value in the message (``k1=-1`` here, ``--k1 -1.0`` in the CLI).
+
+    Raises:
+        ConfigError: ``threads`` not an integer >= 1, ``k1`` not a number >= 0, ``b`` not a number in [0, 1].
+    """
+    def number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ConfigError(f"{label('threads', threads)}: must be >= 1 (an integer number of threads)")
+    if k1 is not None and not (number(k1) and k1 >= 0):
+        raise ConfigError(f"{label('k1', k1)}: BM25 k1 must be >= 0 (default {DEFAULT_K1})")
+    if b is not None and not (number(b) and 0 <= b <= 1):
+        raise ConfigError(f"{label('b', b)}: BM25 b must be between 0 and 1 (default {DEFAULT_B})")
+
+
 def _index_complete(index_dir: Path) -> bool:
     return index_dir.is_dir() and any(index_dir.glob("segments_*"))
 
@@ -148,8 +167,7 @@ def build_bm25_index(
             even with ``force``), or cannot be created; ``threads`` below 1.
         JavaSetupError: Java cannot be set up.
     """
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ConfigError(f"threads={threads!r}: the number of indexing threads must be an integer >= 1")
+    check_bm25_numbers(threads=threads)
     target = check_index_folder(index_dir if index_dir is not None else bm25_index_dir(corpus, cache_dir),
                                 user_given=index_dir is not None, kind="bm25")
     with file_lock(target):
@@ -226,6 +244,7 @@ class Bm25Searcher:
     """
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = DEFAULT_K1, b: float = DEFAULT_B, corpus: Corpus | None = None):
+        check_bm25_numbers(k1=k1, b=b)  # before any work
         self.index_dir = Path(index_dir).expanduser().resolve()
         if not self.index_dir.is_dir():
             raise IndexNotFoundError(
@@ -241,9 +260,6 @@ class Bm25Searcher:
                 f"({self.meta.get('corpus_name')}), but corpus {corpus.name!r} has fingerprint {corpus.fingerprint}; "
                 "rebuild it (tokrag index build) or delete the folder"
             )
-        for name, v in (("k1", k1), ("b", b)):
-            if not isinstance(v, (int, float)) or v < 0 or (name == "b" and v > 1):
-                raise ConfigError(f"BM25 {name}={v!r} is out of range (k1 >= 0, 0 <= b <= 1)")
         self.k1, self.b = float(k1), float(b)
         self.corpus = corpus
         self.searches = 0

@@ -225,15 +225,14 @@ def _check_numbers(a: argparse.Namespace) -> None:
         ConfigError: naming the option: --threads, --batch-size, --max-length, --depth or --rrf-k below 1,
             --k1 below 0, --b outside [0, 1].
     """
-    for opt in ("threads", "batch_size", "max_length", "depth", "rrf_k"):
+    from .bm25 import check_bm25_numbers  # the library's own check (build_bm25_index, Bm25Searcher), run before any work
+
+    check_bm25_numbers(getattr(a, "k1", None), getattr(a, "b", None), getattr(a, "threads", None),
+                       label=lambda name, value: f"--{name} {value}")
+    for opt in ("batch_size", "max_length", "depth", "rrf_k"):
         v = getattr(a, opt, None)
         if v is not None and v < 1:
             raise ConfigError(f"--{opt.replace('_', '-')} {v}: must be >= 1")
-    k1, b = getattr(a, "k1", None), getattr(a, "b", None)
-    if k1 is not None and not k1 >= 0:
-        raise ConfigError(f"--k1 {k1}: BM25 k1 must be >= 0 (default 0.9)")
-    if b is not None and not 0 <= b <= 1:
-        raise ConfigError(f"--b {b}: BM25 b must be between 0 and 1 (default 0.4)")
 
 
 def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any) -> None:

@@ -296,3 +296,19 @@ def test_retrieve_that_fails_leaves_no_output_folders(tmp_path, corpus, cache, c
     topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
     assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), *cache]) == 0
     assert out.is_file() and out.with_name("o.ctxs.jsonl").is_file()  # made when written
+
+
+def test_bm25_numbers_are_checked_in_one_place(tmp_path, corpus, cache, capsys, monkeypatch):
+    # the library check (retrieval.bm25.check_bm25_numbers) is the CLI's: same words, refused before any work
+    import retrieval.bm25 as bm25
+    from retrieval.errors import ConfigError
+
+    for kwargs, expected in (({"k1": -1}, "k1=-1: BM25 k1 must be >= 0"), ({"b": 1.5}, "b=1.5: BM25 b must be between 0 and 1"),
+                             ({"k1": True}, "k1=True: BM25 k1 must be >= 0")):
+        with pytest.raises(ConfigError, match=expected):
+            bm25.Bm25Searcher(tmp_path / "no-index", **kwargs)  # the numbers first, not the missing folder
+    calls = []
+    monkeypatch.setattr(bm25, "check_bm25_numbers", lambda *a, **k: calls.append((a, k)))
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
+    tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(tmp_path / "o.trec"), "--k1", "0.5", *cache])
+    assert calls and calls[0][0][:2] == (0.5, None)
