@@ -28,7 +28,7 @@ from retrieval.io import atomic_write_json
 
 from .invariants import InvariantError, Violation
 from .report import UNITS, collect, verify
-from .spec import LeaderboardSpec
+from .spec import LeaderboardSpec, is_number
 
 DEFAULT_TOLERANCES = {
     "em": {"abs": 0.04, "unit": "fraction of questions"},
@@ -124,21 +124,17 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         if not isinstance(b[key], dict):
             raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {type(b[key]).__name__}")
     for m, t in b["tolerances"].items():
-        if not isinstance(t, dict) or not _is_number(t.get("abs")) or t["abs"] < 0:
+        if not isinstance(t, dict) or not is_number(t.get("abs"), 0):
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0, unit: text}}")
     for cid, vals in b["cells"].items():
         if not isinstance(vals, dict):
             raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {type(vals).__name__}")
         for m, v in vals.items():
-            if not _is_number(v):
+            if not is_number(v):
                 raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {v!r}")
     if "spec" in b and not isinstance(b["spec"], str):
         raise ConfigError(f"baseline {path}: 'spec' must be the spec's name, got {b['spec']!r}")
     return b
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _check_spec_name(spec: LeaderboardSpec, path: str | os.PathLike, b: dict[str, Any]) -> None:

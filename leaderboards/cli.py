@@ -80,12 +80,9 @@ def _check_args(args: argparse.Namespace) -> None:
     """Numeric arguments argparse cannot range-check, and output paths, before any work (one-line errors)."""
     from retrieval.errors import ConfigError
 
-    from .runner import check_writable
+    from .runner import check_run_args, check_writable
 
-    if getattr(args, "jobs", 1) < 1:
-        raise ConfigError(f"run --jobs must be an integer >= 1 (runner processes), got {args.jobs}")
-    if getattr(args, "max_cells", None) is not None and args.max_cells < 1:
-        raise ConfigError(f"run --max-cells must be an integer >= 1, got {args.max_cells}")
+    check_run_args(getattr(args, "jobs", 1), getattr(args, "max_cells", None))
     fb = getattr(args, "fallback_s_per_question", None)
     if fb is not None and not fb > 0:  # also NaN
         raise ConfigError(f"run --fallback-s-per-question must be a number of seconds > 0, got {fb}")

@@ -40,7 +40,7 @@ from retrieval.io import atomic_write_json, atomic_write_text, check_writable, f
 from tasks import quiet_lm_eval
 
 from .keys import cell_keys, model_target
-from .spec import Cell, LeaderboardSpec
+from .spec import Cell, LeaderboardSpec, is_int
 
 log = logging.getLogger(__name__)
 
@@ -497,6 +497,18 @@ def _load_task_manager(spec: LeaderboardSpec, metadata: dict[str, Any] | None = 
                        metadata=metadata or None)
 
 
+def check_run_args(jobs: Any, max_cells: Any = None) -> None:
+    """The one check of ``run --jobs`` and ``--max-cells`` (the CLI calls it before any work, :func:`run_spec` again).
+
+    Raises:
+        ConfigError: one line naming the option and the value.
+    """
+    if not is_int(jobs, 1):
+        raise ConfigError(f"run --jobs must be an integer >= 1 (runner processes), got {jobs!r}")
+    if max_cells is not None and not is_int(max_cells, 1):
+        raise ConfigError(f"run --max-cells must be an integer >= 1, got {max_cells!r}")
+
+
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
              jobs: int = 1, max_cells: int | None = None) -> RunSummary:
     """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
@@ -510,10 +522,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     from tqdm.auto import tqdm
 
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError(f"--jobs must be an integer >= 1 (runner processes), got {jobs!r}")
-    if max_cells is not None and (isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 1):
-        raise ConfigError(f"--max-cells must be an integer >= 1, got {max_cells!r}")
+    check_run_args(jobs, max_cells)
     t_start = time.perf_counter()
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)

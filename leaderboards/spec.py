@@ -414,11 +414,21 @@ def _limit(path: Path, where: str, limit: Any) -> None:
         raise _err(path, f"{where} must be a positive number of documents, got {limit!r}")
 
 
+def is_int(value: Any, low: int) -> bool:
+    """``value`` is an integer >= ``low`` (a bool or a float is not): the one test of integer settings and arguments."""
+    return not isinstance(value, bool) and isinstance(value, int) and value >= low
+
+
+def is_number(value: Any, low: float = float("-inf")) -> bool:
+    """``value`` is an int or float >= ``low`` (a bool is not; NaN never is): the one test of numeric values."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value >= low
+
+
 def _int(path: Path, where: str, value: Any, low: int, *, null: bool = False) -> None:
     """Raise ConfigError unless ``value`` is an integer >= ``low`` (a YAML bool or float is not; None when ``null``)."""
     if value is None and null:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    if not is_int(value, low):
         raise _err(path, f"{where} must be an integer >= {low}{' or null' if null else ''}, got {value!r}")
 
 
@@ -429,7 +439,7 @@ def _bool(path: Path, where: str, value: Any) -> None:
 
 
 def _number(path: Path, where: str, value: Any, low: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
+    if not is_number(value, low):
         raise _err(path, f"{where} must be a number >= {low}, got {value!r}")
 
 

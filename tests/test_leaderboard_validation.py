@@ -112,6 +112,21 @@ def test_run_rejects_bad_numbers(tmp_path, argv, message):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"jobs": 0}, "run --jobs must be an integer >= 1 (runner processes), got 0"),
+    ({"jobs": True}, "run --jobs must be an integer >= 1 (runner processes), got True"),
+    ({"max_cells": 0}, "run --max-cells must be an integer >= 1, got 0"),
+    ({"max_cells": 1.5}, "run --max-cells must be an integer >= 1, got 1.5"),
+])
+def test_run_spec_checks_jobs_and_max_cells_as_the_cli_does(tmp_path, kwargs, message):
+    """One check (runner.check_run_args) for the CLI and run_spec: the same one-line message either way."""
+    spec = load_spec(write_spec(tmp_path))
+    with pytest.raises(ConfigError) as exc:
+        run_spec(spec, tmp_path / "runs", progress=False, **kwargs)
+    assert _one_line(exc) == message
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("cmd", [["run"], ["run", "--estimate"], ["report"], ["check", "--baseline", "b.json"]])
 def test_a_file_as_the_runs_dir_is_named(tmp_path, cmd):
     spec = write_spec(tmp_path)
@@ -173,6 +188,10 @@ def test_estimate_refuses_a_model_class_that_is_not_an_lm_eval_model(tmp_path):
     ({"cells": 5, "tolerances": "x"}, "'cells' must be a mapping {cell id: {metric: number}}, got int"),
     ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text}}, got str"),
     ({"cells": {}}, "expected keys 'cells' and 'tolerances' (missing 'tolerances')"),
+    # NaN is no number (the same test as the spec's numbers): a NaN tolerance or value could never be met
+    ({"spec": "toy", "tolerances": {"em": {"abs": float("nan")}}, "cells": {}}, "tolerances.em must be {abs: number >= 0"),
+    ({"spec": "toy", "tolerances": {"em": {"abs": 0.04}}, "cells": {"standard/toy_qa/seed1": {"em": float("nan")}}},
+     "cells.standard/toy_qa/seed1.em must be a number, got nan"),
 ])
 def test_malformed_baseline_says_what_is_wrong(tmp_path, content, message):
     p = tmp_path / "b.json"
