@@ -35,6 +35,17 @@ def write_spec(folder: Path, *, name: str = "toy", methods: list[dict] | None = 
     return path
 
 
+def run_toy_spec(root: Path, **spec_kw):
+    """Write the toy spec (:func:`write_spec` with ``spec_kw``) into ``root`` and run every cell into
+    ``root/runs``; returns ``(spec, runs_dir)``. Module-scoped fixtures call it once and tests copy the runs."""
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
+
+    spec = load_spec(write_spec(root, **spec_kw))
+    run_spec(spec, root / "runs", progress=False)
+    return spec, root / "runs"
+
+
 def subprocess_env(cache: Path) -> dict[str, str]:
     """Environment of a runner subprocess: repo importable, shared cache, one thread."""
     env = dict(os.environ)

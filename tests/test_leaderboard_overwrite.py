@@ -12,22 +12,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import REPO, subprocess_env, write_spec
+from leaderboard_helpers import REPO, run_toy_spec, subprocess_env, write_spec
 
 from leaderboards.cli import main as lb_main
 from leaderboards.report import ReportOverwriteError, build_report, cells_with_results
 from leaderboards.rescore import rescore
-from leaderboards.runner import run_spec
 from leaderboards.spec import load_spec
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """The toy spec (2 methods x toy_qa + its noise twin, 4 cells) run once."""
-    root = tmp_path_factory.mktemp("lbo")
-    spec = load_spec(write_spec(root))
-    run_spec(spec, root / "runs", progress=False)
-    return spec, root / "runs"
+    return run_toy_spec(tmp_path_factory.mktemp("lbo"))
 
 
 def _tree(folder: Path) -> dict[str, str]:

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import FIX, TOY, report_bytes, write_spec
+from leaderboard_helpers import FIX, TOY, report_bytes, run_toy_spec, write_spec
 
 from leaderboards.check import check_against_baseline, write_baseline
 from leaderboards.cli import main as lb_main
@@ -213,10 +213,7 @@ def _edit_cell(runs: Path, key: str, task: str, edit_sample=None, edit_results=N
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     """A 2-method toy run (standard, none) on toy_qa + toy_qa_noise67 (read-only)."""
-    root = tmp_path_factory.mktemp("small")
-    spec = load_spec(write_spec(root))
-    run_spec(spec, root / "runs", progress=False)
-    return spec, root / "runs"
+    return run_toy_spec(tmp_path_factory.mktemp("small"))
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import FIX, TOY, write_spec
+from leaderboard_helpers import FIX, TOY, run_toy_spec, write_spec
 
 from leaderboards.check import check_against_baseline, load_baseline, write_baseline
 from leaderboards.cli import main as lb_main
@@ -78,10 +78,7 @@ def test_spec_keeps_valid_values_as_given(tmp_path):
 @pytest.fixture(scope="module")
 def toy_runs(tmp_path_factory):
     """The toy spec (2 methods x 2 tasks) run once; tests copy the run folder before changing it."""
-    root = tmp_path_factory.mktemp("lbv")
-    spec = load_spec(write_spec(root))
-    run_spec(spec, root / "runs", progress=False)
-    return spec, root / "runs"
+    return run_toy_spec(tmp_path_factory.mktemp("lbv"))
 
 
 @pytest.fixture()
