@@ -298,25 +298,38 @@ def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
                 assert torch.equal(torch.nn.functional.linear(x[start:start + m], layout), full[start:start + m])
 
 
+# SmolLM2-135M's linear layers (out, in, lone rows: input is the hidden state, 576): q/o, k/v, gate/up, down, LM head
+SMOLLM2_SHAPES = [(576, 576, True), (192, 576, True), (1536, 576, True), (576, 1536, False), (49152, 576, True)]
+
+
+def _packed_row_differs(n_out: int, n_in: int, m: int, start: int, seed: int = 5) -> bool:
+    """Whether rows ``start:start+m`` of a packed product differ in any bit from the same rows inside 24 rows."""
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(n_out, n_in, generator=g) * 0.05
+    x = torch.randn(24, n_in, generator=g)
+    packed = torch.ops.mkldnn._reorder_linear_weight(w, 16)
+    full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+    assert torch.allclose(full, x @ w.T, atol=1e-4)
+    part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
+    return not torch.equal(part, full[start:start + m])
+
+
 def test_onednn_packed_rows_do_not_depend_on_the_row_count_and_leave_the_model_as_it_was():
-    """The property the packed kernels rest on (tokrag_model.decoder.pack_linear_weights): a row of the
-    packed product is bitwise the same for 1, 2, ... rows, at any position, and close to ``x @ W.T``; the
-    patched model is unchanged while the kernels are off, and packing is done once per model."""
+    """The property the packed kernels rest on (tokrag_model.decoder.pack_linear_weights), on SmolLM2's shapes:
+    a row of the packed product is bitwise the same for 2, 3, ... rows at any position, and for a lone row
+    where the input is the hidden state (LM head, queries; decode steps pack only 2+ rows), and close to
+    ``x @ W.T``; the probe passes on these shapes here; the patched model is unchanged while the kernels are
+    off, and packing is done once per model."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from tokrag_model.decoder import PACK_BATCH_HINT, _onednn_linear_ok, pack_linear_weights
+    from tokrag_model.decoder import _onednn_linear_ok, pack_linear_weights
 
-    assert _onednn_linear_ok(), "oneDNN packed products are not row-invariant here: batch invariance falls back to MKL"
-    torch.manual_seed(5)
-    for k, n in ((576, 1536), (1536, 576), (576, 4096)):
-        w = torch.randn(n, k) * 0.05
-        packed = torch.ops.mkldnn._reorder_linear_weight(w, PACK_BATCH_HINT)
-        x = torch.randn(24, k)
-        full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
-        assert torch.allclose(full, x @ w.T, atol=1e-4)
-        for m, start in ((1, 0), (1, 11), (2, 5), (3, 0), (4, 7), (9, 9), (16, 8)):
-            part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
-            assert torch.equal(part, full[start:start + m])
+    assert _onednn_linear_ok(shapes=SMOLLM2_SHAPES), \
+        "oneDNN packed products are not row-invariant here: batch invariance falls back to MKL"
+    for n_out, n_in, lone in ((1536, 576, True), (576, 1536, False), (4096, 576, True)):
+        rows = ((1, 0), (1, 11)) if lone else ()
+        for m, start in rows + ((2, 5), (3, 0), (4, 7), (9, 9), (16, 8)):
+            assert not _packed_row_differs(n_out, n_in, m, start), (n_out, n_in, m, start)
     cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
     model = LlamaForCausalLM(cfg).eval()
@@ -334,6 +347,32 @@ def test_onednn_packed_rows_do_not_depend_on_the_row_count_and_leave_the_model_a
             kernels.on = False
     assert torch.allclose(on, ref, atol=1e-5)
     assert pack_linear_weights(LlamaForCausalLM(cfg).to(torch.bfloat16)) is None  # float32 only
+
+
+def test_the_probe_checks_the_model_shapes_and_a_failing_probe_means_no_packing(monkeypatch):
+    """The probe runs on the model's own weight shapes (an AVX-512 AMD EPYC passed the old 96-input probe while
+    a lone row of SmolLM2's 1536-input down_proj differed in the last bits): its verdict for a lone-row
+    1536-input shape is the direct check's; where the probe fails, nothing is packed and the decoder pads
+    small products to MIN_GEMM_ROWS rows (the MKL fallback)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    import tokrag_model.decoder as dec
+
+    lone_1536_differs = any(_packed_row_differs(576, 1536, 1, s, seed=0) for s in (0, 7, 11))
+    direct_ok = not lone_1536_differs and not any(_packed_row_differs(576, 1536, m, s, seed=0)
+                                                  for m, s in ((2, 3), (3, 20), (5, 9), (17, 6)))
+    # a kernel chosen by row count changes the accumulation order, which shows on any random data
+    assert dec._onednn_linear_ok(shapes=[(576, 1536, True)]) == direct_ok
+    assert dec._onednn_linear_ok(shapes=[(576, 1536, False)]) == (direct_ok or lone_1536_differs)
+    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+    assert dec._linear_shapes(LlamaForCausalLM(cfg)) == [(16, 32, True), (32, 32, True), (32, 64, False),
+                                                         (64, 32, True), (97, 32, True)]
+    seen = []
+    monkeypatch.setattr(dec, "_onednn_linear_ok", lambda **kw: seen.append(kw["shapes"]) or False)
+    model = LlamaForCausalLM(cfg).eval()
+    assert dec.pack_linear_weights(model) is None and not hasattr(model, "_tokrag_linear_kernels")
+    assert seen == [dec._linear_shapes(model)]
 
 
 def test_rowwise_attention_honours_a_sliding_window_and_leaves_the_model_as_it_was():

@@ -43,8 +43,10 @@ exactly its own keys, in its own call (:func:`rowwise_attention`), as a lone row
 products: a BLAS picks its kernel by the number of rows, and MKL's sgemm, for one, takes different
 kernels for 1, 2-3 and ≥ 4 rows. Every ``nn.Linear`` of a float32 CPU model therefore also gets a
 oneDNN copy of its weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with
-it each row's product is bitwise the same for any number of rows, from 1 on (checked on this machine by
-a probe when the weights are packed, and by ``tests/test_model_decoder.py``). The packed products serve
+it each row's product is bitwise the same for any number of rows from 2 on, and from 1 on for the products
+whose input is the hidden state (checked on this machine, on the model's own weight shapes, by a probe when
+the weights are packed, and by ``tests/test_model_decoder.py``; on an AVX-512 AMD EPYC a lone row of
+a 1536-input product is not, which is why decode steps use the packed products only with 2 or more rows). The packed products serve
 the small products whose row count depends on the batch: decode steps of two or more rows, the LM head
 and the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model
 shared with lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10%
@@ -84,10 +86,12 @@ MIN_GEMM_ROWS = 4
 # CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
 # 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
 CPU_MAX_PAD_FRACTION = 0.1
-# oneDNN's expected row count for the packed weights (a layout hint); every row count, 1 included, gives the
-# same per-row bits (checked at load by _onednn_linear_ok). Lone decode rows still use MKL's dense one-row
-# kernel for speed (MultiContextDecoder.step).
+# oneDNN's expected row count for the packed weights (a layout hint); every row count from 2 on, and 1 for the
+# products that take lone rows (LM head, queries), gives the same per-row bits (checked at load on the model's
+# own weight shapes by _onednn_linear_ok). Lone decode rows use MKL's dense one-row kernel (MultiContextDecoder.step).
 PACK_BATCH_HINT = 16
+# The probe of the packed products (_onednn_linear_ok) checks outputs up to this many columns per weight shape.
+PROBE_MAX_OUT = 8192
 # Keyword argument that carries the per-row key spans from the decoder down to rowwise_attention.
 ROWS_KWARG = "tokrag_rows"
 _ROWWISE_PREFIX = "tokrag_rows_"
@@ -199,24 +203,52 @@ class LinearKernels:
         self.n_linear = 0
 
 
-def _onednn_linear_ok(hint: int = PACK_BATCH_HINT) -> bool:
-    """Probe: do oneDNN's packed products give each row the same bits for 1, 2, 3, 5 and 17 rows as inside
-    24 rows, at any position? False where the op is missing or the property fails on this CPU."""
+def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True),)) -> bool:
+    """Probe: do oneDNN's packed products give each row the same bits for 2, 3, 5 and 17 rows (and for a lone
+    row where asked) as inside 24 rows, at any position, for every weight shape given?
+
+    ``shapes``: ``(out_features, in_features, lone_rows)`` triples; random weights of each shape are packed and
+    checked, a lone row only where ``lone_rows`` (the products that take one row: the LM head and the
+    recomputed queries, whose input is the hidden state; decode steps use the packed products only with two
+    or more rows, :meth:`MultiContextDecoder.step`). The shapes matter: on an AVX-512 AMD EPYC a lone row
+    of a 1536-input product (SmolLM2's ``down_proj``) differs in the last bits from the same row inside a
+    larger product, while 96- and 576-input products do not. The kernel is chosen by the row count and the
+    input size; outputs beyond :data:`PROBE_MAX_OUT` are probed at that size (a 262k-row LM head would take
+    1 GB to probe). False where the op is missing or the property fails on this CPU for any shape.
+    """
     if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
         return False
     try:
         g = torch.Generator().manual_seed(0)
-        w = torch.randn(200, 96, generator=g) * 0.1
-        x = torch.randn(24, 96, generator=g)
-        packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
-        full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
-        for m, start in ((1, 0), (1, 7), (2, 3), (3, 20), (5, 9), (17, 6)):
-            part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
-            if not torch.equal(part, full[start:start + m]):
+        for n_out, n_in, lone_rows in sorted({(min(n_out, PROBE_MAX_OUT), n_in, lone) for n_out, n_in, lone in shapes}):
+            w = torch.randn(n_out, n_in, generator=g) * 0.1
+            x = torch.randn(24, n_in, generator=g)
+            packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
+            full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+            rows = ((1, 0), (1, 7)) if lone_rows else ()
+            for m, start in rows + ((2, 3), (3, 20), (5, 9), (17, 6)):
+                part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
+                if not torch.equal(part, full[start:start + m]):
+                    return False
+            if not torch.allclose(full, x @ w.T, atol=1e-5 * max(1.0, (n_in / 96) ** 0.5)):
                 return False
-        return bool(torch.allclose(full, x @ w.T, atol=1e-5))
+        return True
     except (RuntimeError, NotImplementedError):
         return False
+
+
+def _linear_shapes(model: Any) -> list[tuple[int, int, bool]]:
+    """The distinct ``(out_features, in_features, lone_rows)`` of a model's float32 ``nn.Linear`` layers;
+    ``lone_rows`` where the input is the hidden state (``config.hidden_size``; every layer when unknown)."""
+    hidden = getattr(getattr(model, "config", None), "hidden_size", None)
+    if hidden is None:
+        hidden = getattr(getattr(getattr(model, "config", None), "text_config", None), "hidden_size", None)
+    out = set()
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight.dim() == 2 and mod.weight.dtype == torch.float32:
+            n_out, n_in = mod.weight.shape
+            out.add((int(n_out), int(n_in), hidden is None or int(n_in) == int(hidden)))
+    return sorted(out)
 
 
 def pack_linear_weights(model: Any) -> LinearKernels | None:
@@ -224,14 +256,15 @@ def pack_linear_weights(model: Any) -> LinearKernels | None:
     that uses it while the returned :class:`LinearKernels` is ``on``; idempotent (one per model).
 
     Returns None (nothing changed) when the model is not float32 on CPU, torch has no oneDNN, or the
-    probe (:func:`_onednn_linear_ok`) finds per-row results that depend on the row count. Memory: one
+    probe (:func:`_onednn_linear_ok`, run on the model's own weight shapes) finds per-row results that
+    depend on the row count; the decoder then pads small products to :data:`MIN_GEMM_ROWS` rows. Memory: one
     more copy of the linear weights (SmolLM2-135M: +0.5 GB, the tied LM head included).
     """
     kernels = getattr(model, "_tokrag_linear_kernels", None)
     if kernels is not None:
         return kernels
     p = next(model.parameters())
-    if p.device.type != "cpu" or p.dtype != torch.float32 or not _onednn_linear_ok():
+    if p.device.type != "cpu" or p.dtype != torch.float32 or not _onednn_linear_ok(shapes=_linear_shapes(model)):
         return None
     kernels = LinearKernels()
     linear_pointwise = torch.ops.mkldnn._linear_pointwise
