@@ -52,10 +52,14 @@ and the recomputed queries (:class:`LinearKernels`, switched on only inside thos
 shared with lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10%
 faster: a row's prefill (always alone) and the body of a teacher-forced pass (at least
 :data:`MIN_GEMM_ROWS` positions, where MKL's rows do not depend on the row count). Small products also
-get faster: a 2-row decode step of SmolLM2-135M costs about 1.1 one-row steps instead of being padded to
-4 rows (``benchmarks/decoding.py``). Where packing is unavailable (no oneDNN, another dtype, or the probe
-fails), decode steps with 2 or 3 rows run with empty rows added up to :data:`MIN_GEMM_ROWS` (MKL's
-≥ 4-row kernel is row-invariant), and so do LM-head products. Either way a decode step of a single row
+get faster. Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added
+up to :data:`MIN_GEMM_ROWS` on either path: without packing because MKL's ≥ 4-row kernel is the
+row-invariant one, with packing for speed. oneDNN's 2- and 3-row products cost more than its 4-row
+one on this AMD EPYC: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, so
+a padded Tok-RAG step costs 0.95 one-row steps instead of 1.27 (``benchmarks/decoding.py``,
+``decode_step_ratio_tokrag``). The bits do not change, since the packed rows do not depend on the row count.
+Where packing is unavailable (no oneDNN, another dtype, or the probe fails), LM-head products are padded
+to :data:`MIN_GEMM_ROWS` rows as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
 lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a
 batch unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step
@@ -204,7 +208,7 @@ class LinearKernels:
 
 
 def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True),)) -> bool:
-    """Probe: do oneDNN's packed products give each row the same bits for 2, 3, 5 and 17 rows (and for a lone
+    """Probe: do oneDNN's packed products give each row the same bits for 2, 3, 4, 5 and 17 rows (and for a lone
     row where asked) as inside 24 rows, at any position, for every weight shape given?
 
     ``shapes``: ``(out_features, in_features, lone_rows)`` triples; random weights of each shape are packed and
@@ -226,7 +230,7 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
             packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
             full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
             rows = ((1, 0), (1, 7)) if lone_rows else ()
-            for m, start in rows + ((2, 3), (3, 20), (5, 9), (17, 6)):
+            for m, start in rows + ((2, 3), (3, 20), (4, 11), (5, 9), (17, 6)):
                 part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
                 if not torch.equal(part, full[start:start + m]):
                     return False
@@ -388,8 +392,11 @@ class MultiContextDecoder:
         if self.batch_invariant:
             enable_rowwise_attention(model)
             self.kernels = pack_linear_weights(model) if packed_weights else None
-        # decode steps: empty rows up to this many (MKL fallback only); teacher forcing: at least this many
-        # positions (its body runs on MKL's dense weights, faster than oneDNN's for long sequences)
+        # decode steps of 2-3 rows: empty rows up to this many (MKL: row invariance; packed: speed, oneDNN's 2-
+        # and 3-row products are slower than its 4-row one, module docstring). LM-head products: padded only
+        # without packed weights. Teacher forcing: at least this many positions (its body runs on MKL's dense
+        # weights, faster than oneDNN's for long sequences).
+        self.min_step_rows = MIN_GEMM_ROWS if self.batch_invariant else 0
         self.min_rows = MIN_GEMM_ROWS if self.batch_invariant and self.kernels is None else 0
         self.min_positions = MIN_GEMM_ROWS if self.batch_invariant else 0
 
@@ -516,8 +523,8 @@ class MultiContextDecoder:
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
-        Each row is prefilled alone, on the dense weights. With batch invariance and no packed weights, 2 or
-        3 rows get empty rows up to :data:`MIN_GEMM_ROWS` (``Batch.extra``).
+        Each row is prefilled alone, on the dense weights. With batch invariance, 2 or 3 rows get empty rows
+        up to :data:`MIN_GEMM_ROWS` (``Batch.extra``; module docstring).
         Raises:
             ValueError: an empty row.
         """
@@ -539,7 +546,7 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
-        extra = self.min_rows - len(rows) if 1 < len(rows) < self.min_rows else 0
+        extra = self.min_step_rows - len(rows) if 1 < len(rows) < self.min_step_rows else 0
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
