@@ -284,6 +284,34 @@ def test_teacher_force_batched_equals_alone_and_full_forward(tiny):
         dec.teacher_force([Forcing([], [5])])
 
 
+def test_cpu_teacher_forcing_passes_hold_at_most_cpu_max_batch_tokens(tiny, monkeypatch):
+    """On CPU a teacher-forced pass holds at most CPU_MAX_BATCH_TOKENS padded tokens and at most
+    CPU_MAX_PAD_FRACTION padding: short items share a pass, long ones (wiki_lm windows) get one each, and
+    an item longer than the cap still runs (alone). An explicit max_batch_tokens wins."""
+    from tokrag_model import decoder as dec_mod
+    from tokrag_model.decoder import CPU_MAX_BATCH_TOKENS, Forcing
+
+    passes = []
+    force = dec_mod.MultiContextDecoder._force
+    monkeypatch.setattr(dec_mod.MultiContextDecoder, "_force",
+                        lambda self, items, width: passes.append((len(items), width)) or force(self, items, width))
+    g = torch.Generator().manual_seed(6)
+
+    def items(*lengths):
+        return [Forcing(torch.randint(3, 97, (n - 1,), generator=g).tolist(), [5]) for n in lengths]
+
+    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
+    assert dec.max_batch_tokens == CPU_MAX_BATCH_TOKENS == 512
+    dec.teacher_force(items(40, 40, 39, 38, 38, 37, 36, 36))  # 8 short items: one pass of 8 x 40 = 320 tokens
+    dec.teacher_force(items(300, 290, 280))  # 600 > 512 and 580 > 512: one pass each
+    dec.teacher_force(items(60, 60, 40))  # 40 pads to 60: 180 > 1.1 x 160 real tokens, so the third waits
+    dec.teacher_force(items(700))  # longer than the cap: alone
+    assert passes == [(8, 40), (1, 300), (1, 290), (1, 280), (2, 60), (1, 40), (1, 700)]
+    passes.clear()
+    MultiContextDecoder(tiny, _stats(), batch_invariant=True, max_batch_tokens=4096).teacher_force(items(300, 290))
+    assert passes == [(2, 300)]  # 10 padding tokens of 590: within the padding rule
+
+
 def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
     """The BLAS property batch invariance rests on (tokrag_model.decoder): from MIN_GEMM_ROWS rows on, a
     row of ``x @ W.T`` is bitwise the same whatever the number of rows and the row's position. If this

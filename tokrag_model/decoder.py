@@ -90,6 +90,13 @@ MIN_GEMM_ROWS = 4
 # CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
 # 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
 CPU_MAX_PAD_FRACTION = 0.1
+# Teacher forcing on CPU: at most this many padded tokens per pass (one longer item still gets a pass of
+# its own). Merging short items saves the per-pass cost (about 90 ms for SmolLM2-135M, one thread: 4 items
+# of 32-64 tokens in one pass ran 1.7-1.8x faster than alone), but a long pass is slower per token than
+# its items alone (4 equal items of 512 tokens: 0.9x, no padding; 16 wiki_lm_bm25 windows of 308-672 tokens
+# at batch 8 ran 0.86x their batch-1 time with the padding rule alone). Other devices: DEFAULT_MAX_BATCH_TOKENS.
+CPU_MAX_BATCH_TOKENS = 512
+DEFAULT_MAX_BATCH_TOKENS = 8192
 # oneDNN's expected row count for the packed weights (a layout hint); every row count from 2 on, and 1 for the
 # products that take lone rows (LM head, queries), gives the same per-row bits (checked at load on the model's
 # own weight shapes by _onednn_linear_ok). Lone decode rows use MKL's dense one-row kernel (MultiContextDecoder.step).
@@ -357,7 +364,8 @@ class MultiContextDecoder:
             ``prompt_tokens`` (prefilled/teacher-forced tokens).
         batch_invariant: a row's numbers independent of the other rows (module docstring); switches the
             model to :func:`rowwise_attention` (unchanged for callers that do not pass row spans).
-        max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass.
+        max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass; None:
+            :data:`CPU_MAX_BATCH_TOKENS` on CPU, :data:`DEFAULT_MAX_BATCH_TOKENS` elsewhere.
         packed_weights: with batch invariance, use oneDNN-prepacked weights where available
             (:func:`pack_linear_weights`); False keeps MKL with :data:`MIN_GEMM_ROWS` padding (the fallback).
     Raises:
@@ -366,7 +374,7 @@ class MultiContextDecoder:
     """
 
     def __init__(self, model: Any, stats: dict[str, int], batch_invariant: bool = False,
-                 max_batch_tokens: int = 8192, packed_weights: bool = True) -> None:
+                 max_batch_tokens: int | None = None, packed_weights: bool = True) -> None:
         self.model = model
         self.stats = stats
         self.device = next(model.parameters()).device
@@ -386,6 +394,8 @@ class MultiContextDecoder:
 
         self.cache_config = PreTrainedConfig(num_hidden_layers=self.n_layers)
         self.batch_invariant = bool(batch_invariant)
+        if max_batch_tokens is None:
+            max_batch_tokens = CPU_MAX_BATCH_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_BATCH_TOKENS
         self.max_batch_tokens = int(max_batch_tokens)
         self.max_pad_fraction = CPU_MAX_PAD_FRACTION if self.device.type == "cpu" else float("inf")
         self.kernels: LinearKernels | None = None
