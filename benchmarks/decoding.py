@@ -10,8 +10,8 @@
   tokens. Every method generates exactly ``max_gen_toks`` tokens per request (no stop strings, EOS
   ignored, as throughput benchmarks fix the output length; ``--stop-at-eos`` honours EOS). Cost
   columns per method: forward passes per generated token, prefill tokens per question.
-* ``decode_step_ratio_tokrag`` / ``_replug``: one batched decode step of the method (2 rows / k rows)
-  ÷ rag-standard's one-row step (``MultiContextDecoder.step`` only, no decisions).
+* ``decode_step_ratio_tokrag`` / ``_replug``: one batched decode step of the method (2 rows / k rows;
+  2 or 3 rows are padded to 4 with batch invariance) ÷ rag-standard's one-row step (``MultiContextDecoder.step`` only, no decisions).
 * ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
   itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
   generates ``max_gen_toks`` tokens too (``min_new_tokens``). ``standard_vs_hf_outputs_match``: the
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         t = clock.now()[0] - t0
         speedup[name] = round(best[name]["total_s"] / t, 3)
         match[name] = out == outputs1[name]
-        parts = {"total_s": round(t, 3), "prefill_s": round(timers.get("prefill", 0.0), 3),
+        parts = {"total_s": round(t, 3),
+                 "prefill_s": round(timers.get("prefill", 0.0) + timers.get("next_logprobs_shared_prefix", 0.0), 3),
                  "decode_steps_s": round(timers.get("step", 0.0), 3), "decode_steps": int(timers.get("step_calls", 0)),
                  "batch1_prefill_s": best[name]["prefill_s"], "batch1_decode_steps_s": best[name]["decode_steps_s"],
                  "speedup": speedup[name], "outputs_match_batch1": match[name]}

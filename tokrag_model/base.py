@@ -116,7 +116,8 @@ class ScorePlan:
     :class:`tokrag_model.decoder.Forced` outputs (same order as ``prompts``) into ``(log-likelihood in
     nats, is_greedy, trace)``. ``hidden``/``keys``: per prompt, also keep its hidden states / keys.
 
-    The base class batches the plans of many requests into one teacher-forced pass; a method's
+    The base class batches the plans of many requests into teacher-forced passes (at most
+    ``batch_size`` plans, and the decoder's token and padding limits, per pass); a method's
     ``score_plan`` only builds prompts and combines log-probs (no loop over requests of its own).
     """
 
@@ -476,8 +477,8 @@ class RAGMethodLM(LM):
     def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False
                    ) -> list[tuple[float, bool, dict]]:
         """Score ``(doc, context, continuation token ids)`` items: one :meth:`score_plan` each, sorted by
-        the tokens they teacher-force (lm-eval's ``Collator``, longest first), ``batch_size`` plans per
-        teacher-forced pass; ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
+        the tokens they teacher-force (lm-eval's ``Collator``, longest first), at most ``batch_size`` plans
+        per teacher-forced pass (fewer where :meth:`MultiContextDecoder.teacher_force` splits them); ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
         plans = [self.score_plan(doc, context, cont, self.max_length)
                  for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
         coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))

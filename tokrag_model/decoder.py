@@ -51,8 +51,7 @@ the small products whose row count depends on the batch: decode steps of two or 
 and the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model
 shared with lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10%
 faster: a row's prefill (always alone) and the body of a teacher-forced pass (at least
-:data:`MIN_GEMM_ROWS` positions, where MKL's rows do not depend on the row count). Small products also
-get faster. Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added
+:data:`MIN_GEMM_ROWS` positions, where MKL's rows do not depend on the row count). Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added
 up to :data:`MIN_GEMM_ROWS` on either path: without packing because MKL's ≥ 4-row kernel is the
 row-invariant one, with packing for speed. oneDNN's 2- and 3-row products cost more than its 4-row
 one on this AMD EPYC: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, so
@@ -403,7 +402,7 @@ class MultiContextDecoder:
             enable_rowwise_attention(model)
             self.kernels = pack_linear_weights(model) if packed_weights else None
         # decode steps of 2-3 rows: empty rows up to this many (MKL: row invariance; packed: speed, oneDNN's 2-
-        # and 3-row products are slower than its 4-row one, module docstring). LM-head products: padded only
+        # and 3-row products were slower than its 4-row one on the AMD EPYC measured, module docstring). LM-head products: padded only
         # without packed weights. Teacher forcing: at least this many positions (its body runs on MKL's dense
         # weights, faster than oneDNN's for long sequences).
         self.min_step_rows = MIN_GEMM_ROWS if self.batch_invariant else 0
