@@ -310,6 +310,14 @@ def test_cpu_teacher_forcing_passes_hold_at_most_cpu_max_batch_tokens(tiny, monk
     passes.clear()
     MultiContextDecoder(tiny, _stats(), batch_invariant=True, max_batch_tokens=4096).teacher_force(items(300, 290))
     assert passes == [(2, 300)]  # 10 padding tokens of 590: within the padding rule
+    # other devices (a GPU pass is not compute-bound at these sizes): the large default, no padding limit
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        on_meta = LlamaForCausalLM(LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                               num_attention_heads=4, num_key_value_heads=2)).eval()
+    other = MultiContextDecoder(on_meta, _stats())
+    assert other.max_batch_tokens == dec_mod.DEFAULT_MAX_BATCH_TOKENS == 8192 and other.max_pad_fraction == float("inf")
 
 
 def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
