@@ -50,6 +50,14 @@ def tiny(request):
     return model
 
 
+def _small_llama_config():
+    """A 2-layer Llama config (hidden 32, tied embeddings) for tests that build their own model."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+
+
 def _stats():
     return {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
 
@@ -311,11 +319,10 @@ def test_cpu_teacher_forcing_passes_hold_at_most_cpu_max_batch_tokens(tiny, monk
     MultiContextDecoder(tiny, _stats(), batch_invariant=True, max_batch_tokens=4096).teacher_force(items(300, 290))
     assert passes == [(2, 300)]  # 10 padding tokens of 590: within the padding rule
     # other devices (a GPU pass is not compute-bound at these sizes): the large default, no padding limit
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     with torch.device("meta"):
-        on_meta = LlamaForCausalLM(LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                               num_attention_heads=4, num_key_value_heads=2)).eval()
+        on_meta = LlamaForCausalLM(_small_llama_config()).eval()
     other = MultiContextDecoder(on_meta, _stats())
     assert other.max_batch_tokens == dec_mod.DEFAULT_MAX_BATCH_TOKENS == 8192 and other.max_pad_fraction == float("inf")
 
@@ -358,7 +365,7 @@ def test_onednn_packed_rows_do_not_depend_on_the_row_count_and_leave_the_model_a
     where the input is the hidden state (LM head, queries; decode steps pack only 2+ rows), and close to
     ``x @ W.T``; the probe passes on these shapes here; the patched model is unchanged while the kernels are
     off, and packing is done once per model."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     from tokrag_model.decoder import _onednn_linear_ok, pack_linear_weights
 
@@ -368,8 +375,7 @@ def test_onednn_packed_rows_do_not_depend_on_the_row_count_and_leave_the_model_a
         rows = ((1, 0), (1, 11)) if lone else ()
         for m, start in rows + ((2, 5), (3, 0), (4, 7), (9, 9), (16, 8)):
             assert not _packed_row_differs(n_out, n_in, m, start), (n_out, n_in, m, start)
-    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+    cfg = _small_llama_config()
     model = LlamaForCausalLM(cfg).eval()
     ids = torch.tensor([[5, 9, 11, 3, 7]])
     with torch.no_grad():
@@ -392,18 +398,17 @@ def test_the_probe_checks_the_model_shapes_and_a_failing_probe_means_no_packing(
     a lone row of SmolLM2's 1536-input down_proj differed in the last bits): its verdict for a lone-row
     1536-input shape is the direct check's; where the probe fails, nothing is packed and the decoder pads
     small products to MIN_GEMM_ROWS rows (the MKL fallback)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     import tokrag_model.decoder as dec
 
     lone_1536_differs = any(_packed_row_differs(576, 1536, 1, s, seed=0) for s in (0, 7, 11))
     direct_ok = not lone_1536_differs and not any(_packed_row_differs(576, 1536, m, s, seed=0)
-                                                  for m, s in ((2, 3), (3, 20), (4, 11), (5, 9), (17, 6)))
+                                                  for m, s in dec.PROBE_ROWS)
     # a kernel chosen by row count changes the accumulation order, which shows on any random data
     assert dec._onednn_linear_ok(shapes=[(576, 1536, True)]) == direct_ok
     assert dec._onednn_linear_ok(shapes=[(576, 1536, False)]) == (direct_ok or lone_1536_differs)
-    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+    cfg = _small_llama_config()
     assert dec._linear_shapes(LlamaForCausalLM(cfg)) == [(16, 32, True), (32, 32, True), (32, 64, False),
                                                          (64, 32, True), (97, 32, True)]
     seen = []

@@ -478,7 +478,8 @@ class RAGMethodLM(LM):
                    ) -> list[tuple[float, bool, dict]]:
         """Score ``(doc, context, continuation token ids)`` items: one :meth:`score_plan` each, sorted by
         the tokens they teacher-force (lm-eval's ``Collator``, longest first), at most ``batch_size`` plans
-        per teacher-forced pass (fewer where :meth:`MultiContextDecoder.teacher_force` splits them); ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
+        per teacher-forced pass (fewer where :meth:`MultiContextDecoder.teacher_force` splits them);
+        ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
         plans = [self.score_plan(doc, context, cont, self.max_length)
                  for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
         coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))

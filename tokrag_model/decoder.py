@@ -40,29 +40,29 @@ of its batch, so traces and outputs are the same at every ``--batch_size``. Two 
 make them depend on it: (1) attention over a left-padded stack (softmax and its sums run over padded
 lengths, so the rounding depends on the longest row): with batch invariance every row attends over
 exactly its own keys, in its own call (:func:`rowwise_attention`), as a lone row does; (2) the matrix
-products: a BLAS picks its kernel by the number of rows, and MKL's sgemm, for one, takes different
-kernels for 1, 2-3 and ≥ 4 rows. Every ``nn.Linear`` of a float32 CPU model therefore also gets a
-oneDNN copy of its weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with
-it each row's product is bitwise the same for any number of rows from 2 on, and from 1 on for the products
-whose input is the hidden state (checked on this machine, on the model's own weight shapes, by a probe when
-the weights are packed, and by ``tests/test_model_decoder.py``; on an AVX-512 AMD EPYC a lone row of
-a 1536-input product is not, which is why decode steps use the packed products only with 2 or more rows). The packed products serve
-the small products whose row count depends on the batch: decode steps of two or more rows, the LM head
-and the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model
-shared with lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10%
-faster: a row's prefill (always alone) and the body of a teacher-forced pass (at least
-:data:`MIN_GEMM_ROWS` positions, where MKL's rows do not depend on the row count). Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added
-up to :data:`MIN_GEMM_ROWS` on either path: without packing because MKL's ≥ 4-row kernel is the
-row-invariant one, with packing for speed. oneDNN's 2- and 3-row products cost more than its 4-row
-one on this AMD EPYC: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, so
-a padded Tok-RAG step costs 0.95 one-row steps instead of 1.27 (``benchmarks/decoding.py``,
-``decode_step_ratio_tokrag``). The bits do not change, since the packed rows do not depend on the row count.
-Where packing is unavailable (no oneDNN, another dtype, or the probe fails), LM-head products are padded
-to :data:`MIN_GEMM_ROWS` rows as well. Either way a decode step of a single row
+products: a BLAS picks its kernel by the number of rows, and MKL's sgemm, for one, takes different kernels
+for 1, 2-3 and ≥ 4 rows. Every ``nn.Linear`` of a float32 CPU model therefore also gets a oneDNN copy of its
+weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with it each row's product
+is bitwise the same for any number of rows from 2 on, and from 1 on for the products whose input is the
+hidden state (checked on this machine, on the model's own weight shapes, by a probe when the weights are
+packed, and by ``tests/test_model_decoder.py``; on an AVX-512 AMD EPYC a lone row of a 1536-input product is
+not, which is why decode steps use the packed products only with 2 or more rows). The packed products serve
+the small products whose row count depends on the batch: decode steps of two or more rows, the LM head and
+the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model shared with
+lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10% faster: a row's
+prefill (always alone) and the body of a teacher-forced pass (at least :data:`MIN_GEMM_ROWS` positions,
+where MKL's rows do not depend on the row count). Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at
+batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` on either path: without packing because MKL's
+≥ 4-row kernel is the row-invariant one, with packing for speed. oneDNN's 2- and 3-row products cost more
+than its 4-row one on the AMD EPYC measured: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at
+2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row steps instead of 1.32
+(``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``). The bits do not change, since the packed rows do
+not depend on the row count. Where packing is unavailable (no oneDNN, another dtype, or the probe fails),
+LM-head products are padded to :data:`MIN_GEMM_ROWS` rows as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
-lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a
-batch unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step
-numbers. On CUDA, cuBLAS picks kernels by shape, so batch invariance is off by default there
+lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a batch
+unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step numbers. On
+CUDA, cuBLAS picks kernels by shape, so batch invariance is off by default there
 (``benchmarks/gpu_check.sh`` reports ``cuda_outputs_match_batch1``).
 
 The generation loop :func:`generate` honours lm-eval's ``until`` (stop strings), ``max_gen_toks`` and
@@ -100,8 +100,11 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 # products that take lone rows (LM head, queries), gives the same per-row bits (checked at load on the model's
 # own weight shapes by _onednn_linear_ok). Lone decode rows use MKL's dense one-row kernel (MultiContextDecoder.step).
 PACK_BATCH_HINT = 16
-# The probe of the packed products (_onednn_linear_ok) checks outputs up to this many columns per weight shape.
+# The probe of the packed products (_onednn_linear_ok) checks outputs up to this many columns per weight shape,
+# and these (row count, first row) slices of a 24-row product, plus lone rows where asked.
 PROBE_MAX_OUT = 8192
+PROBE_ROWS = ((2, 3), (3, 20), (4, 11), (5, 9), (17, 6))
+PROBE_LONE_ROWS = ((1, 0), (1, 7))
 # Keyword argument that carries the per-row key spans from the decoder down to rowwise_attention.
 ROWS_KWARG = "tokrag_rows"
 _ROWWISE_PREFIX = "tokrag_rows_"
@@ -235,8 +238,7 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
             x = torch.randn(24, n_in, generator=g)
             packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
             full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
-            rows = ((1, 0), (1, 7)) if lone_rows else ()
-            for m, start in rows + ((2, 3), (3, 20), (4, 11), (5, 9), (17, 6)):
+            for m, start in (PROBE_LONE_ROWS if lone_rows else ()) + PROBE_ROWS:
                 part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
                 if not torch.equal(part, full[start:start + m]):
                     return False
@@ -393,21 +395,21 @@ class MultiContextDecoder:
 
         self.cache_config = PreTrainedConfig(num_hidden_layers=self.n_layers)
         self.batch_invariant = bool(batch_invariant)
+        cpu = self.device.type == "cpu"
         if max_batch_tokens is None:
-            max_batch_tokens = CPU_MAX_BATCH_TOKENS if self.device.type == "cpu" else DEFAULT_MAX_BATCH_TOKENS
+            max_batch_tokens = CPU_MAX_BATCH_TOKENS if cpu else DEFAULT_MAX_BATCH_TOKENS
         self.max_batch_tokens = int(max_batch_tokens)
-        self.max_pad_fraction = CPU_MAX_PAD_FRACTION if self.device.type == "cpu" else float("inf")
+        self.max_pad_fraction = CPU_MAX_PAD_FRACTION if cpu else float("inf")
         self.kernels: LinearKernels | None = None
         if self.batch_invariant:
             enable_rowwise_attention(model)
             self.kernels = pack_linear_weights(model) if packed_weights else None
-        # decode steps of 2-3 rows: empty rows up to this many (MKL: row invariance; packed: speed, oneDNN's 2-
-        # and 3-row products were slower than its 4-row one on the AMD EPYC measured, module docstring). LM-head products: padded only
-        # without packed weights. Teacher forcing: at least this many positions (its body runs on MKL's dense
-        # weights, faster than oneDNN's for long sequences).
-        self.min_step_rows = MIN_GEMM_ROWS if self.batch_invariant else 0
-        self.min_rows = MIN_GEMM_ROWS if self.batch_invariant and self.kernels is None else 0
-        self.min_positions = MIN_GEMM_ROWS if self.batch_invariant else 0
+        # min_gemm_rows: decode steps of 2-3 rows get empty rows up to this many (MKL: row invariance; packed:
+        # speed, module docstring), and a teacher-forced pass has at least this many positions (its body runs on
+        # MKL's dense weights, faster than oneDNN's for long sequences). min_head_rows: LM-head products are
+        # padded to this many rows only without packed weights.
+        self.min_gemm_rows = MIN_GEMM_ROWS if self.batch_invariant else 0
+        self.min_head_rows = MIN_GEMM_ROWS if self.batch_invariant and self.kernels is None else 0
 
     @contextmanager
     def invariant_products(self) -> Iterator[None]:
@@ -465,7 +467,7 @@ class MultiContextDecoder:
             end, width, real = start, 0, 0
             while end < len(items):
                 n = len(items[end].prompt) + len(items[end].cont)
-                w = max(width, n, self.min_positions)
+                w = max(width, n, self.min_gemm_rows)
                 padded = w * (end - start + 1)
                 if end > start and (padded > self.max_batch_tokens or padded > (1 + self.max_pad_fraction) * (real + n)):
                     break
@@ -512,8 +514,8 @@ class MultiContextDecoder:
         soft-capping, if any). Row-invariant products (batch invariance: packed weights, or at least
         :data:`MIN_GEMM_ROWS` rows without them)."""
         n = hidden.shape[0]
-        if 0 < n < self.min_rows:
-            hidden = torch.cat([hidden, hidden.new_zeros(self.min_rows - n, hidden.shape[1])])
+        if 0 < n < self.min_head_rows:
+            hidden = torch.cat([hidden, hidden.new_zeros(self.min_head_rows - n, hidden.shape[1])])
         return self._head(hidden)[:n]
 
     def _head(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -555,7 +557,7 @@ class MultiContextDecoder:
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
-        extra = self.min_step_rows - len(rows) if 1 < len(rows) < self.min_step_rows else 0
+        extra = self.min_gemm_rows - len(rows) if 1 < len(rows) < self.min_gemm_rows else 0
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
         else:
