@@ -9,7 +9,9 @@
 
 Label: the paper's strict label (exactly one run's top-1 is the gold token). AUC of ``S_R − S_L`` with a
 95% percentile bootstrap CI resampling samples (1,000 resamples), pooled over the data sets, on all
-strict tokens and on the generation-relevant ones. Goal (issue 11.3): calibrated strict AUC ≥ 0.60 with
+strict tokens and on the generation-relevant ones. Pooled AUCs compare benefit and detriment tokens within
+each data set only (``tasks.analyze.auc`` with strata; the bootstrap resamples within each data set), and
+``auc_strict_by_data`` gives each data set's own figures. Goal (issue 11.3): calibrated strict AUC ≥ 0.60 with
 its CI above 0.5 on ≥ 1,000 strict test tokens (``goal_met`` is false on fewer). SmolLM2-135M-Instruct,
 float32, CPU, one thread; the NQ prompts as the
 v2 leaderboard gives them to that model (``--apply-chat-template``; ``--prompt base`` without it for a base
@@ -105,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         "ci_low_calibrated": r4(pol["calibrated"]["strict"]["ci_low"]),
         "ci_high_calibrated": r4(pol["calibrated"]["strict"]["ci_high"]),
         "n_strict": pooled["counts"]["strict"],
+        "auc_strict_by_data": {name: {"default": r4(res["policies"]["default"]["strict"]["auc"]),
+                                      "calibrated": r4(res["policies"]["calibrated"]["strict"]["auc"]),
+                                      "confidence": r4(res["policies"]["confidence"]["strict"]["auc"]),
+                                      "n_strict": res["counts"]["strict"]}
+                               for name, res in results.items() if name != "all"},
         "ci_low_default": r4(pol["default"]["strict"]["ci_low"]),
         "ci_low_dynamic": r4(pol["dynamic"]["strict"]["ci_low"]),
         "auc_strict_analysis": r4(pol["analysis"]["strict"]["auc"]),

@@ -7,7 +7,8 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
 1. collects teacher-forced records on the **dev** pools of ``tokrag analyze`` (wiki paragraphs
    disjoint from the held-out test paragraphs; QA dev questions, ``tasks.data.qa_split_of``) —
    never test questions;
-2. picks the **best fixed layer**: the highest strict-label AUC of ``S_R − S_L`` (ties: the layer
+2. picks the **best fixed layer**: the highest strict-label AUC of ``S_R − S_L``, pooled over the data
+   sets but comparing tokens within each data set only (:func:`strict_auc`; ties: the layer
    closest to the paper default ``round(0.625·depth)``) among the layers whose attention sees the whole
    retrieved span at every strict dev token (every layer of a full-attention model; on Gemma 3 with
    passage blocks longer than its 512-token window, the global layers only: a sliding-window layer
@@ -40,6 +41,7 @@ from .analyze import (
     add_common_args,
     auc,
     collect_all,
+    data_set_strata,
     load_lm,
     nan_to_none,
     token_counts,
@@ -71,9 +73,10 @@ def gap_values(records: Sequence[TokenRecord], min_layer: int) -> list[float]:
 
 
 def strict_auc(records: Sequence[TokenRecord], policy: Policy) -> float:
-    """Strict-label AUC of ``policy`` on ``records`` (NaN when one class is missing)."""
+    """Strict-label AUC of ``policy`` on ``records``, within each data set when they hold several
+    (:func:`tasks.analyze.auc` with strata; NaN when one class is missing)."""
     strict = [r for r in records if r.strict_label is not None]
-    return auc([r.strict_label for r in strict], [policy.score(r) for r in strict])
+    return auc([r.strict_label for r in strict], [policy.score(r) for r in strict], data_set_strata(strict))
 
 
 def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
@@ -185,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecord]], cfgs: dict[str, dict],
                       quantiles: Sequence[float] = QUANTILES, policy: str = "auto", seconds: float | None = None) -> dict:
-    """Calibrate on the pooled dev records of every data set (:func:`calibrate_records`) and write the
+    """Calibrate on the dev records of every data set, pooled with within-data-set AUCs
+    (:func:`calibrate_records`), and write the
     preset for ``lm`` (the data configurations recorded); returns the preset as read back."""
     from tokrag_model.methods.tokrag import write_preset
 

@@ -254,3 +254,68 @@ def test_cli_accepts_lm_eval_spellings() -> None:
         b = parser.parse_args(["--model-args", "pretrained=x,k=3", "--apply-chat-template"])
         assert a.model_args == b.model_args == "pretrained=x,k=3" and a.apply_chat_template is b.apply_chat_template is True
         assert parser.parse_args([]).apply_chat_template is False
+
+
+# ----------------------------------------------------------------------------- pooling data sets
+def test_pooled_auc_compares_tokens_within_each_data_set_only() -> None:
+    # wiki: benefit {-0.1, -0.3} vs detriment {0.0, -0.2}: pairs won 1 of 4 (-0.1 > -0.2)
+    # nq:   benefit {0.5, 0.6, 0.7} vs detriment {0.65}: 1 of 3 (0.7 > 0.65)
+    # within the data sets (1 + 1) / (4 + 3) = 2/7, below chance in both; plain pooling compares nq's high
+    # benefit scores with wiki's detriment tokens too: 8 of 15 pairs, above chance
+    labels = [1, 0, 1, 0, 1, 1, 1, 0]
+    scores = [-0.1, 0.0, -0.3, -0.2, 0.5, 0.6, 0.7, 0.65]
+    strata = ["wiki"] * 4 + ["nq"] * 4
+    assert auc(labels, scores) == pytest.approx(8 / 15)
+    assert auc(labels, scores, strata) == pytest.approx(2 / 7)
+    assert auc(labels[:4], scores[:4]) == pytest.approx(1 / 4) and auc(labels[4:], scores[4:]) == pytest.approx(1 / 3)
+    # a data set with one class adds no pair; none with both classes: NaN
+    assert auc(labels + [1, 1], scores + [9.0, -9.0], strata + ["x", "x"]) == pytest.approx(2 / 7)
+    assert math.isnan(auc([1, 0], [0.5, 0.1], ["a", "b"]))
+    assert summarize(labels, scores, strata=strata)["auc"] == pytest.approx(2 / 7)
+
+
+def test_stratified_bootstrap_keeps_each_data_set_size() -> None:
+    groups = ["wiki:a", "wiki:a", "wiki:b", "nq:c", "nq:d", "nq:d", "nq:e"]
+    strata = [g.split(":")[0] for g in groups]
+    boot = bootstrap_indices(groups, 200, seed=2, strata=strata)
+    assert [list(x) for x in boot] == [list(x) for x in bootstrap_indices(groups, 200, seed=2, strata=strata)]
+    members = {"wiki:a": {0, 1}, "wiki:b": {2}, "nq:c": {3}, "nq:d": {4, 5}, "nq:e": {6}}
+    for ix in boot:
+        draws = {"wiki": 0, "nq": 0}
+        for g, m in members.items():
+            counts = {i: list(ix).count(i) for i in m}
+            assert len(set(counts.values())) == 1  # samples stay whole
+            draws[g.split(":")[0]] += next(iter(counts.values()))
+        assert draws == {"wiki": 2, "nq": 3}  # each data set keeps its number of samples
+
+
+def test_summaries_and_calibration_pool_data_sets_within_each() -> None:
+    from tasks.analyze import analyze_records, standard_policies
+    from tasks.calibrate import calibrate_records
+
+    # 8 layers. Layer 2 ranks benefit above detriment inside each data set (AUC 1 within) but scores nq
+    # tokens lower than wiki ones (plain pooling: 27 of 55 pairs); layer 6 only tells nq (mostly benefit,
+    # 0.9) from wiki (0.1), at chance inside each data set (plain pooling: 39.5 of 55 pairs).
+    L = 8
+    recs = []
+    for data, labs in (("wiki", [1, 0, 1, 0, 1, 0, 1, 0]), ("nq", [1, 1, 1, 1, 1, 1, 1, 0])):
+        for j, lab in enumerate(labs):
+            s_r = [0.5] * L
+            base = 0.5 if data == "wiki" else 0.3
+            s_r[2] = base + 0.02 + 0.01 * j if lab else base - 0.02 - 0.01 * j
+            s_r[6] = 0.9 if data == "nq" else 0.1
+            tr, tp = (1, 2) if lab else (2, 1)
+            recs.append(rec(f"{data}:{j}", 1, tr, tp, s_r=s_r, s_l=0.5, gaps=[None] * 3 + [1e-6] * (L - 3),
+                            analysis=(0.0, 0.0)))
+    y = [r.strict_label for r in recs]
+    assert auc(y, [r.s_r[6] for r in recs]) == pytest.approx(39.5 / 55)
+    assert auc(y, [r.s_r[2] for r in recs]) == pytest.approx(27 / 55)
+    cal = calibrate_records(recs, L, quantiles=(0.5,))["calibration"]
+    assert cal["dev_auc_by_layer"][2] == 1.0 and cal["dev_auc_by_layer"][6] == 0.5
+    assert cal["fixed"]["layer"] == 2
+    res = analyze_records({"wiki": recs[:8], "nq": recs[8:]}, standard_policies(L), 100, 0)
+    assert res["all"]["policies"]["layer6"]["strict"]["auc"] == 0.5
+    assert res["all"]["policies"]["layer2"]["strict"]["auc"] == 1.0
+    assert res["wiki"]["policies"]["layer6"]["strict"]["auc"] == 0.5  # one data set: a tie everywhere
+    lo, hi = (res["all"]["policies"]["layer2"]["strict"][k] for k in ("ci_low", "ci_high"))
+    assert lo == hi == 1.0
