@@ -253,30 +253,30 @@ def auc(labels: Sequence[int], scores: Sequence[float], strata: Sequence[str] | 
     differ otherwise rewards telling the data sets apart: on SmolLM2's test tokens NQ strict tokens are 95%
     benefit and score higher than wiki ones, so the plain pooled AUC of the calibrated layer read 0.624 while
     it is 0.534 on wiki and 0.776 on NQ (pair-weighted 0.539).
+
+    Raises:
+        ValueError: ``strata`` and ``labels`` differ in length.
     """
     import numpy as np
     from scipy.stats import rankdata
 
     y = np.asarray(labels, dtype=bool)
     x = np.asarray(scores, dtype=float)
-    if strata is not None:
+    if strata is None:
+        masks = [np.ones(len(y), dtype=bool)]
+    else:
         st = np.asarray(strata)
-        num = den = 0.0
-        for name in np.unique(st):
-            m = st == name
-            n_pos = int(y[m].sum())
-            n_neg = int(m.sum()) - n_pos
-            if n_pos and n_neg:
-                ranks = rankdata(x[m])
-                num += float(ranks[y[m]].sum() - n_pos * (n_pos + 1) / 2)
-                den += n_pos * n_neg
-        return num / den if den else math.nan
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    ranks = rankdata(x)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+        if len(st) != len(y):
+            raise ValueError(f"{len(y)} labels but {len(st)} strata")
+        masks = [st == name for name in np.unique(st)]
+    u = pairs = 0.0
+    for m in masks:
+        n_pos = int(y[m].sum())
+        n_neg = int(m.sum()) - n_pos
+        if n_pos and n_neg:
+            u += float(rankdata(x[m])[y[m]].sum() - n_pos * (n_pos + 1) / 2)
+            pairs += n_pos * n_neg
+    return u / pairs if pairs else math.nan
 
 
 def bootstrap_indices(groups: Sequence[str], n_boot: int, seed: int = 0, strata: Sequence[str] | None = None
@@ -284,7 +284,11 @@ def bootstrap_indices(groups: Sequence[str], n_boot: int, seed: int = 0, strata:
     """Index arrays of ``n_boot`` cluster-bootstrap resamples: samples (``groups``, one id per token)
     are drawn with replacement and contribute all their tokens (numpy ``default_rng(seed)``). With
     ``strata`` (one data-set name per token), samples are drawn within each stratum, as many as it has,
-    so every resample keeps the data sets' sizes. The same resamples serve every policy (paired)."""
+    so every resample keeps the data sets' sizes. The same resamples serve every policy (paired).
+
+    Raises:
+        ValueError: one sample id in two strata.
+    """
     import numpy as np
 
     if n_boot <= 0 or not groups:
@@ -297,6 +301,9 @@ def bootstrap_indices(groups: Sequence[str], n_boot: int, seed: int = 0, strata:
     if strata is None:
         return [np.concatenate([members[j] for j in rng.integers(0, len(members), len(members))]) for _ in range(n_boot)]
     stratum_of = {g: strata[v[0]] for g, v in by_group.items()}
+    mixed = [g for g, v in by_group.items() if any(strata[i] != stratum_of[g] for i in v)]
+    if mixed:
+        raise ValueError(f"sample {mixed[0]!r} has tokens in two strata")
     blocks = [[j for j, g in enumerate(by_group) if stratum_of[g] == name] for name in sorted(set(stratum_of.values()))]
     return [np.concatenate([members[b[j]] for b in blocks for j in rng.integers(0, len(b), len(b))])
             for _ in range(n_boot)]
@@ -347,9 +354,9 @@ def summarize_records(records: Sequence[TokenRecord], policies: Sequence[Policy]
     """``{policy: {"strict": ..., "relevant": ..., "mean_layer": float, "blind_share": float}}``
     (:func:`summarize`) on the strict tokens and on the generation-relevant strict tokens; every policy
     sees the same tokens and the same bootstrap resamples. Records of several data sets are compared
-    within each data set only (:func:`data_set_strata`: stratified AUC and bootstrap). ``blind_share``: the share of strict tokens
-    at which the policy's layer cannot see the whole retrieved span (sliding-window layers; NaN for the
-    policies without a layer).
+    within each data set only (:func:`data_set_strata`: stratified AUC and bootstrap). ``blind_share``:
+    the share of strict tokens at which the policy's layer cannot see the whole retrieved span
+    (sliding-window layers; NaN for the policies without a layer).
 
     Raises:
         ValueError: a strict token without scores (records of another policy set).

@@ -189,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
 def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecord]], cfgs: dict[str, dict],
                       quantiles: Sequence[float] = QUANTILES, policy: str = "auto", seconds: float | None = None) -> dict:
     """Calibrate on the dev records of every data set, pooled with within-data-set AUCs
-    (:func:`calibrate_records`), and write the
-    preset for ``lm`` (the data configurations recorded); returns the preset as read back."""
+    (:func:`calibrate_records`), and write the preset for ``lm`` (the data configurations recorded);
+    returns the preset as read back."""
     from tokrag_model.methods.tokrag import write_preset
 
     if any(c["split"] != "dev" for c in cfgs.values()):

@@ -319,3 +319,10 @@ def test_summaries_and_calibration_pool_data_sets_within_each() -> None:
     assert res["wiki"]["policies"]["layer6"]["strict"]["auc"] == 0.5  # one data set: a tie everywhere
     lo, hi = (res["all"]["policies"]["layer2"]["strict"][k] for k in ("ci_low", "ci_high"))
     assert lo == hi == 1.0
+
+
+def test_strata_of_the_wrong_shape_are_refused() -> None:
+    with pytest.raises(ValueError, match="3 labels but 2 strata"):
+        auc([1, 0, 1], [0.1, 0.2, 0.3], ["wiki", "nq"])
+    with pytest.raises(ValueError, match="sample 'x' has tokens in two strata"):
+        bootstrap_indices(["x", "x", "y"], 5, strata=["wiki", "nq", "nq"])
