@@ -92,12 +92,15 @@ def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
     """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256.
 
     Raises:
-        IncompleteRunError: no ``DONE`` (never finished or killed), unreadable manifest, a listed file
-            missing, or a checksum mismatch (a file changed or was truncated after the run).
+        IncompleteRunError: no folder (never run), no ``DONE`` (killed or still running), unreadable
+            manifest, a listed file missing, or a checksum mismatch (a file changed or was truncated after the
+            run).
     """
     done = cell_dir / DONE
+    if not cell_dir.is_dir():
+        raise IncompleteRunError(f"{cell_dir}: not run yet (no run folder)")
     if not done.is_file():
-        raise IncompleteRunError(f"{cell_dir}: no {DONE} marker (the cell did not finish)")
+        raise IncompleteRunError(f"{cell_dir}: no {DONE} marker (the cell started but did not finish)")
     try:
         manifest = json.loads(done.read_text(encoding="utf-8"))
         files = manifest["files"]

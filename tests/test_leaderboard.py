@@ -292,8 +292,13 @@ def test_unfinished_or_corrupted_cells_are_never_read_and_are_redone(toy_copy, t
     msg = str(exc.value)
     assert "2 of 4 cells are not finished" in msg and "no DONE marker" in msg and "checksum mismatch" in msg
     assert "tokrag leaderboard run" in msg
+    shutil.rmtree(runs / keys["standard/toy_qa/seed1"])  # never run: said so, not "did not finish"
+    with pytest.raises(IncompleteRunError) as exc:
+        build_report(spec, runs, tmp_path / "r")
+    assert "3 of 4 cells are not finished" in str(exc.value)
+    assert f"{keys['standard/toy_qa/seed1']}: not run yet (no run folder)" in str(exc.value)
     again = run_spec(spec, runs, progress=False)
-    assert sorted(again.ran) == ["none/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+    assert sorted(again.ran) == ["none/toy_qa/seed1", "standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
     build_report(spec, runs, tmp_path / "r")
 
 
