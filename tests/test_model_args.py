@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from retrieval.errors import ConfigError, DataError, OfflineError
-from tokrag_model.args import COMMON_ARGS, parse_args, to_batch_size
+from tokrag_model.args import COMMON_ARGS, merge_lm_eval_flags, parse_args, to_batch_size
 from tokrag_model.loading import resolve_device, resolve_pretrained
 from tokrag_model.methods.replug import ReplugLM
 from tokrag_model.methods.tokrag import TokRAGLM
@@ -46,6 +46,48 @@ def test_lm_eval_style_values_are_cast():
         TokRAGLM(layer="deep")
     with pytest.raises(ConfigError, match=r"weight_layout=.*\['auto', 'row', 'col'\]"):
         TokRAGLM(weight_layout="diagonal")
+
+
+@pytest.mark.parametrize("method, key, value", [
+    (TokRAGLM, "k", "0"), (TokRAGLM, "k", "-1"),  # get_ctxs' out[:k]: -1 dropped the last passage, 0 all of them
+    (TokRAGLM, "max_passage_tokens", "-5"), (TokRAGLM, "max_length", "0"), (TokRAGLM, "max_gen_toks", "0"),
+    (TokRAGLM, "n_anchors", "0"),  # every passage position became an anchor
+    (TokRAGLM, "window_left", "-3"),  # an empty window: S_R = 0, always the pure token
+    (TokRAGLM, "rag_top", "0"), (TokRAGLM, "pure_top", "-1"),  # (0, 0) scores / torch.topk out of range
+    (TokRAGLM, "rate", "-1"), (TokRAGLM, "rate", "0"), (TokRAGLM, "rate", "nan"),  # a reversed or dead rule
+    (ReplugLM, "k", "0"),
+])
+def test_values_that_silently_changed_the_method_are_refused(method, key, value):
+    """Each of these used to run to rc 0 with another method than asked for; now a one-line ConfigError
+    naming the argument, raised before any weights load."""
+    with pytest.raises(ConfigError, match=rf"^--model {method.METHOD}: model argument {key}='{value}' is invalid: "
+                                          r"expected an? (integer|number) "):
+        method(**{key: value})
+
+
+def test_bounds_keep_every_valid_value():
+    cfg = parse_args("tokrag", {**COMMON_ARGS, **TokRAGLM.EXTRA_ARGS},
+                     {"k": "1", "max_passage_tokens": "1", "window_left": "0", "window_right": "0", "n_anchors": "1",
+                      "rag_top": "1", "pure_top": "1", "rate": "0.5", "max_length": "none", "js_threshold": "-1e-6"})
+    assert (cfg["k"], cfg["max_passage_tokens"], cfg["window_left"], cfg["window_right"], cfg["n_anchors"]) == (1, 1, 0, 0, 1)
+    assert (cfg["rag_top"], cfg["pure_top"], cfg["rate"], cfg["max_length"]) == (1, 1, 0.5, None)
+    assert cfg["js_threshold"] == -1e-6  # a calibrated gap quantile may be negative (gap = D_RAG - D_pure)
+
+
+def test_device_in_model_args_and_on_the_command_line_is_not_a_type_error(caplog):
+    """The README's GPU line passes device=cuda:0 in --model_args *and* --device cuda:0; lm-eval's base class
+    handed both to the constructor (TypeError: got multiple values for keyword argument 'device')."""
+    flags = {"batch_size": 1, "max_batch_size": None, "device": "cuda:0"}
+    assert merge_lm_eval_flags("tokrag", {"device": "cuda:0", "k": 3}, flags) == {"device": "cuda:0", "k": 3, "batch_size": 1}
+    assert merge_lm_eval_flags("tokrag", {"batch_size": 8}, flags) == {"batch_size": 8, "device": "cuda:0"}
+    assert not caplog.records  # lm-eval's default --batch_size 1 under batch_size=8 is not worth a warning
+    assert merge_lm_eval_flags("tokrag", {"device": "cpu"}, {"device": "cuda:1"}) == {"device": "cpu"}
+    assert "--device cuda:1 is overridden by --model_args device=cpu" in caplog.text
+    # through lm-eval's hook: the argument check runs (k=0 refused), not a TypeError
+    with pytest.raises(ConfigError, match="k='0' is invalid|k=0 is invalid"):
+        TokRAGLM.create_from_arg_string("device=cpu,k=0", {"batch_size": "1", "max_batch_size": None, "device": "cpu"})
+    with pytest.raises(ConfigError, match="k=0 is invalid|k='0' is invalid"):
+        TokRAGLM.create_from_arg_obj({"device": "cpu", "k": 0}, {"batch_size": 1, "device": "cpu"})
 
 
 def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):

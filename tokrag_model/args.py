@@ -9,6 +9,8 @@ An explicit None (a YAML ``null`` in a leaderboard spec) means the argument's de
 
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -112,6 +114,17 @@ def int_at_least(low: int) -> Callable[[Any], int]:
     return cast
 
 
+def opt_int_at_least(low: int) -> Callable[[Any], int | None]:
+    """As :func:`int_at_least`, but ``None`` (or ``none``/``null``/empty) stays ``None`` (the default applies)."""
+    def cast(value: Any) -> int | None:
+        num = to_opt_int(value)
+        if num is not None and num < low:
+            raise ValueError(f"expected an integer >= {low} or none, got {value!r}")
+        return num
+
+    return cast
+
+
 def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
     if isinstance(value, bool):
@@ -137,26 +150,49 @@ def layer_spec(value: Any) -> str | int | float:
 COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
-    "max_length": Arg(None, to_opt_int, "context window in tokens (default: the model's, capped at 8192)"),
+    "max_length": Arg(None, opt_int_at_least(1), "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", str, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
     "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
-    "max_batch_size": Arg(None, to_opt_int, "accepted for lm-eval compatibility; unused"),
+    "max_batch_size": Arg(None, opt_int_at_least(1), "accepted for lm-eval compatibility; unused"),
     "batch_invariant": Arg("auto", lambda v: "auto" if str(v).lower() == "auto" else to_bool(v),
                            "same numbers, outputs and traces at every batch_size (auto: on CPU); tokrag_model.decoder"),
-    "k": Arg(None, to_opt_int, "use the top-k passages of doc['ctxs'] (default: all attached)"),
-    "max_passage_tokens": Arg(None, to_opt_int, "passage budget: at most this many tokens of passages "
+    "k": Arg(None, opt_int_at_least(1), "use the top-k passages of doc['ctxs'] (default: all attached)"),
+    "max_passage_tokens": Arg(None, opt_int_at_least(1), "passage budget: at most this many tokens of passages "
                               "(lowest-ranked dropped first; default: whatever fits in max_length)"),
     "passage_template": Arg("[Reference]: {title}\n{text}\n", str,
                             "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
     "add_bos_token": Arg(None, lambda v: None if v is None else to_bool(v),
                          "prepend BOS (default: the tokenizer's own setting, as lm-eval's hf model)"),
-    "max_gen_toks": Arg(256, int, "default generation budget when the task gives none"),
+    "max_gen_toks": Arg(256, int_at_least(1), "default generation budget when the task gives none"),
     "trace": Arg(True, to_bool, "attach the method's decisions to each request (shows up with --log_samples)"),
     "trust_remote_code": Arg(False, to_bool, "passed to from_pretrained"),
     "revision": Arg(None, to_opt_str, "hub revision"),
 }
+
+
+LM_EVAL_FLAG_DEFAULTS = {"batch_size": 1, "max_batch_size": None, "device": None}
+"""lm-eval's own flags that it hands every model next to ``--model_args``, with the CLI's defaults."""
+
+
+def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str, Any] | None) -> dict[str, Any]:
+    """``--model_args`` plus lm-eval's ``--device`` / ``--batch_size`` / ``--max_batch_size`` as one dict.
+
+    lm-eval's ``LM.create_from_arg_obj`` passes both to the constructor, so a key in both (e.g. the README's
+    ``--model_args ...,device=cuda:0 --device cuda:0``) was a ``TypeError``. Here ``--model_args`` wins (it
+    names this model); a flag set to another value than its CLI default is logged as overridden.
+    """
+    out = dict(model_args)
+    for key, value in (flags or {}).items():
+        if value is None:
+            continue
+        if key not in out:
+            out[key] = value
+        elif str(out[key]) != str(value) and str(value) != str(LM_EVAL_FLAG_DEFAULTS.get(key)):
+            logging.getLogger(__name__).warning("--model %s: --%s %s is overridden by --model_args %s=%s",
+                                                method, key, value, key, out[key])
+    return out
 
 
 def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from tqdm import tqdm  # noqa: E402
 
 from retrieval.errors import ConfigError  # noqa: E402
 
-from .args import COMMON_ARGS, Arg, parse_args  # noqa: E402
+from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
@@ -192,6 +192,20 @@ class RAGMethodLM(LM):
         self._special = set(self.tokenizer.all_special_ids)
         self._tok_cache: dict[int, tuple[str, bool]] = {}
         self.setup()
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict[str, Any] | None = None) -> "RAGMethodLM":
+        """lm-eval's constructor hook: ``arg_dict`` (``--model_args``) merged with lm-eval's ``--device`` /
+        ``--batch_size`` / ``--max_batch_size`` (:func:`tokrag_model.args.merge_lm_eval_flags`: a key given in
+        both takes the ``--model_args`` value instead of lm-eval's ``TypeError``)."""
+        return cls(**merge_lm_eval_flags(cls.METHOD, arg_dict, additional_config))
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict[str, Any] | None = None) -> "RAGMethodLM":
+        """As :meth:`create_from_arg_obj`, from ``key=value,...`` (lm-eval's own parser)."""
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
 
     @classmethod
     def with_backbone(cls, backbone: Backbone, **kwargs: Any) -> "RAGMethodLM":

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-from ..args import Arg, layer_spec, to_bool, to_opt_str
+from ..args import Arg, int_at_least, layer_spec, number_at_least, to_bool, to_opt_str
 from ..base import RAGMethodLM, ScorePlan, budget_check
 from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
 
@@ -773,12 +773,12 @@ class TokRAGLM(RAGMethodLM):
     EXTRA_ARGS = {
         "layer": Arg(0.625, layer_spec, "fusion layer: a fraction of depth (default 0.625: round(0.625*depth), the "
                                         "authors' decoder) | int index | dynamic (JS-gap rule variant)"),
-        "rate": Arg(1.0, float, "decision multiplier: RAG iff rate*S_R > S_L"),
-        "n_anchors": Arg(3, int, "attended passage positions kept"),
-        "window_left": Arg(2, int, "window tokens left of an anchor"),
-        "window_right": Arg(1, int, "window tokens right of an anchor"),
-        "rag_top": Arg(2, int, "RAG top tokens in e_R"),
-        "pure_top": Arg(3, int, "pure top tokens in e_L"),
+        "rate": Arg(1.0, number_at_least(0.0, strict=True), "decision multiplier: RAG iff rate*S_R > S_L"),
+        "n_anchors": Arg(3, int_at_least(1), "attended passage positions kept"),
+        "window_left": Arg(2, int_at_least(0), "window tokens left of an anchor"),
+        "window_right": Arg(1, int_at_least(0), "window tokens right of an anchor"),
+        "rag_top": Arg(2, int_at_least(1), "RAG top tokens in e_R"),
+        "pure_top": Arg(3, int_at_least(1), "pure top tokens in e_L"),
         "js_threshold": Arg(5e-7, float, "layer=dynamic: threshold on the gap of the authors' 'JS' "
                                          "(0.5*(KL(M||p)+KL(M||q)) averaged over V, nats/V; not a Jensen-Shannon divergence)"),
         "js_min_layer": Arg(10 / 32, layer_or_fraction, "layer=dynamic: the scan starts above this layer "
