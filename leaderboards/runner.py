@@ -105,7 +105,10 @@ def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
         manifest = json.loads(done.read_text(encoding="utf-8"))
         files = manifest["files"]
     except (ValueError, KeyError, TypeError, OSError) as exc:
-        raise IncompleteRunError(f"{done}: unreadable manifest ({exc})") from None
+        raise IncompleteRunError(f"{done}: unreadable manifest ({exc}); re-run the cell") from None
+    if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
+        raise IncompleteRunError(f"{done}: unreadable manifest ('files' must map each file of the cell to its "
+                                 f"SHA-256, got {files!r:.80}); re-run the cell")
     for name, digest in files.items():
         p = cell_dir / name
         if not p.is_file():

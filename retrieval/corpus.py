@@ -164,6 +164,9 @@ def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True)
                 raise DataError(f"{where}: field {n!r} must be a string, got {type(v).__name__}")
             return v
     if required:
+        nulls = [n for n in names if n in obj]  # present, but null
+        if nulls:
+            raise DataError(f"{where}: field {nulls[0]!r} must be a string, got null")
         raise DataError(f"{where}: missing field {names[0]!r} (record has {sorted(obj)})")
     return ""
 

@@ -726,6 +726,21 @@ def parse_data(spec: str, n: int) -> list[str]:
     return datas
 
 
+def check_common_args(args: argparse.Namespace) -> None:
+    """Refuse bad values of :func:`add_common_args`' options before the model loads (one line each).
+
+    Raises:
+        ConfigError: a bad ``--data``/``--n`` (:func:`parse_data`), ``--max-tokens`` below 0 (``-1`` dropped the
+            last gold token), ``--wiki-k``/``--nq-k``/``--bootstrap``/``--threads`` below 1, ``--seed`` below 0
+            (numpy's generator refused it only after every record was collected).
+    """
+    parse_data(args.data, args.n)
+    for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 1), ("seed", 0), ("threads", 1)):
+        value = getattr(args, opt)
+        if value < low:
+            raise ConfigError(f"--{opt.replace('_', '-')} {value}: expected an integer >= {low}")
+
+
 def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str, list[TokenRecord]], dict[str, dict]]:
     """Records and configs of every ``--data`` set for ``split``."""
     recs, cfgs = {}, {}
@@ -765,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
     """``tokrag analyze``: collect records (resumable), print one table per data set and pooled, write
     ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0."""
     args = build_parser().parse_args(argv)
-    parse_data(args.data, args.n)
+    check_common_args(args)
     if args.split not in SPLITS:
         raise ConfigError(f"--split {args.split!r}: expected test or dev")
     if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):

@@ -40,6 +40,7 @@ from .analyze import (
     TokenRecord,
     add_common_args,
     auc,
+    check_common_args,
     collect_all,
     data_set_strata,
     load_lm,
@@ -172,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError(f"--split {args.split}: calibration uses the dev pools only (--split dev); "
                           "test questions are never used for tuning")
     quantiles = _quantiles(args.quantiles)
+    check_common_args(args)
 
     import torch
 

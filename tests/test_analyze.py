@@ -4,9 +4,11 @@ hand-computed toy records; the record pipeline against Tok-RAG's own scorer with
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
+from retrieval.errors import ConfigError
 from tasks.analyze import Policy, TokenRecord, auc, bootstrap_indices, split_prefix, summarize, summarize_records
 
 
@@ -326,3 +328,24 @@ def test_strata_of_the_wrong_shape_are_refused() -> None:
         auc([1, 0, 1], [0.1, 0.2, 0.3], ["wiki", "nq"])
     with pytest.raises(ValueError, match="sample 'x' has tokens in two strata"):
         bootstrap_indices(["x", "x", "y"], 5, strata=["wiki", "nq", "nq"])
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--seed", "-1"], "--seed -1: expected an integer >= 0"),  # numpy refused it after every record was collected
+    (["--max-tokens", "-1"], "--max-tokens -1: expected an integer >= 0"),  # cont[:-1] dropped the last gold token
+    (["--wiki-k", "0"], "--wiki-k 0: expected an integer >= 1"),
+    (["--nq-k", "-2"], "--nq-k -2: expected an integer >= 1"),
+    (["--bootstrap", "0"], "--bootstrap 0: expected an integer >= 1"),
+    (["--data", "wiki,trivia"], "--data 'wiki,trivia': use a comma list of"),
+])
+def test_bad_options_are_refused_before_the_model_loads(bad, message, monkeypatch) -> None:
+    from tasks import analyze, calibrate
+
+    def no_model(_args):
+        raise AssertionError("the model was loaded before the options were checked")
+
+    monkeypatch.setattr(analyze, "load_lm", no_model)
+    monkeypatch.setattr(calibrate, "load_lm", no_model)
+    for main, extra in ((analyze.main, []), (calibrate.main, ["--split", "dev"])):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            main(bad + extra)

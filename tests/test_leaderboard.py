@@ -19,7 +19,7 @@ from leaderboards.check import check_against_baseline, write_baseline
 from leaderboards.cli import main as lb_main
 from leaderboards.keys import cell_keys
 from leaderboards.report import build_report
-from leaderboards.runner import IncompleteRunError, run_spec
+from leaderboards.runner import IncompleteRunError, run_spec, verify_cell_dir
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
 from tokrag_model import MODEL_CLASSES
@@ -300,6 +300,18 @@ def test_unfinished_or_corrupted_cells_are_never_read_and_are_redone(toy_copy, t
     again = run_spec(spec, runs, progress=False)
     assert sorted(again.ran) == ["none/toy_qa/seed1", "standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
     build_report(spec, runs, tmp_path / "r")
+
+
+@pytest.mark.parametrize("files", [None, [], {}, {"config.json": 1}])
+def test_a_done_manifest_of_the_wrong_shape_is_unreadable_not_a_traceback(files, toy_copy):
+    """``{"files": null}`` / ``[]`` raised AttributeError; ``{}`` passed and load_cell hit FileNotFoundError."""
+    spec, runs = toy_copy
+    cell = runs / {c.cell_id: k for c, k, _ in cell_keys(spec)}["none/toy_qa/seed1"]
+    done = json.loads((cell / "DONE").read_text())
+    (cell / "DONE").write_text(json.dumps({**done, "files": files}))
+    with pytest.raises(IncompleteRunError, match=r"DONE: unreadable manifest \('files' must map each file of the cell "
+                                                 r"to its SHA-256, got .*\); re-run the cell$"):
+        verify_cell_dir(cell)
 
 
 def test_failing_cell_leaves_no_done_marker(tmp_path):

@@ -232,6 +232,10 @@ def test_missing_fields(tmp_path):
     p.write_text('{"id": "1", "title": "t", "text": "a"}\n{"id": "2", "title": "t"}\n')
     with pytest.raises(DataError, match=r"m\.jsonl:2: missing field 'text'"):
         load_corpus(p)
+    n = tmp_path / "null.jsonl"  # present but null: said so, not "missing" while listing it
+    n.write_text('{"id": 7, "title": "t", "text": null}\n')
+    with pytest.raises(DataError, match=r"null\.jsonl:1: field 'text' must be a string, got null$"):
+        load_corpus(n)
     q = tmp_path / "noid.jsonl"
     q.write_text('{"contents": "a"}\n')
     with pytest.raises(DataError, match=r"noid\.jsonl:1: missing field 'id'"):
