@@ -88,6 +88,10 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
 
 # --------------------------------------------------------------------------- manifests
 
+CELL_FILES = ("config.json", "results.json", "cost.json", "provenance.json")
+"""The JSON files of every finished cell (besides its samples), each listed with its SHA-256 in ``DONE``."""
+
+
 def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
     """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256.
 
@@ -106,13 +110,16 @@ def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
         files = manifest["files"]
     except (ValueError, KeyError, TypeError, OSError) as exc:
         raise IncompleteRunError(f"{done}: unreadable manifest ({exc}); re-run the cell") from None
-    if not isinstance(files, dict) or not files or not all(isinstance(v, str) for v in files.values()):
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise IncompleteRunError(f"{done}: unreadable manifest ('files' must map each file of the cell to its "
-                                 f"SHA-256, got {files!r:.80}); re-run the cell")
+                                 f"SHA-256, got {type(files).__name__}); re-run the cell")
+    unlisted = [nm for nm in CELL_FILES if nm not in files]  # load_cell reads them: never unchecked
+    if unlisted:
+        raise IncompleteRunError(f"{done}: unreadable manifest (does not list {', '.join(unlisted)}); re-run the cell")
     for name, digest in files.items():
         p = cell_dir / name
         if not p.is_file():
-            raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing")
+            raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing; re-run the cell")
         if sha256_file(p) != digest:
             raise IncompleteRunError(f"{p}: checksum mismatch with {DONE} (file changed or truncated); re-run the cell")
     return manifest
@@ -281,6 +288,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """
     from lm_eval.api.model import LM
 
+    from tokrag_model.args import merge_lm_eval_flags
+
     classes: dict[str, Any] = {}
     for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
         if cell.method.model in classes:
@@ -295,8 +304,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                               "registry name or 'package.module:Class' of an LM subclass")
     seen = set()
     for cell in cells:
-        extra = {k: v for k, v in (("batch_size", cell.batch_size), ("device", cell.device)) if v is not None}
-        given = {**cell.model_args, **extra}
+        extra = {"batch_size": cell.batch_size, "device": cell.device}  # merged as make_model's constructor call does
+        given = merge_lm_eval_flags(cell.method.name, dict(cell.model_args), extra, warn=False)
         key = fingerprint([cell.method.name, cell.method.model, given])
         if key in seen:
             continue
@@ -483,7 +492,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "task_version": (results.get("versions") or {}).get(cell.task.task),
     }
     atomic_write_json(cell_dir / "provenance.json", prov)
-    names = ["config.json", "results.json", "cost.json", "provenance.json", *sorted(files)]
+    names = [*CELL_FILES, *sorted(files)]
     manifest = {
         "schema": MANIFEST_SCHEMA,
         "cell_id": cell.cell_id,

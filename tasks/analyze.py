@@ -731,11 +731,12 @@ def check_common_args(args: argparse.Namespace) -> None:
 
     Raises:
         ConfigError: a bad ``--data``/``--n`` (:func:`parse_data`), ``--max-tokens`` below 0 (``-1`` dropped the
-            last gold token), ``--wiki-k``/``--nq-k``/``--bootstrap``/``--threads`` below 1, ``--seed`` below 0
+            last gold token), ``--wiki-k``/``--nq-k``/``--threads`` below 1, ``--bootstrap``/``--seed`` below 0 (no
+            resamples: NaN CIs)
             (numpy's generator refused it only after every record was collected).
     """
     parse_data(args.data, args.n)
-    for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 1), ("seed", 0), ("threads", 1)):
+    for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 0), ("seed", 0), ("threads", 1)):
         value = getattr(args, opt)
         if value < low:
             raise ConfigError(f"--{opt.replace('_', '-')} {value}: expected an integer >= {low}")

@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(use it with --model tokrag --model_args preset=PATH).",
     )
     add_common_args(p, "runs/calibrate", "dev")
-    p.add_argument("--policy", default="auto", help="what the preset applies: auto (the better on dev) | fixed | dynamic")
+    p.add_argument("--policy", default="auto", choices=("auto", "fixed", "dynamic"), help="what the preset applies: auto (the better on dev) | fixed | dynamic")
     p.add_argument("--quantiles", default=",".join(str(q) for q in QUANTILES),
                    help="candidate quantiles of the dev gap distribution (comma list in (0, 1))")
     p.add_argument("--preset-out", default=None, help="preset file to write (default OUT/tokrag_preset.json)")
@@ -174,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                           "test questions are never used for tuning")
     quantiles = _quantiles(args.quantiles)
     check_common_args(args)
+    path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
+    if path.is_dir() or any(p.exists() and not p.is_dir() for p in path.parents):
+        raise ConfigError(f"--preset-out {path}: a folder, or under a file; give the path of a preset file to write")
 
     import torch
 
@@ -181,7 +184,6 @@ def main(argv: list[str] | None = None) -> int:
     lm = load_lm(args)
     t0 = time.time()
     recs, cfgs = collect_all(lm, args, "dev")
-    path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
     preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, time.time() - t0)
     print_preset(preset)
     print(f"wrote {path}")

@@ -335,7 +335,7 @@ def test_strata_of_the_wrong_shape_are_refused() -> None:
     (["--max-tokens", "-1"], "--max-tokens -1: expected an integer >= 0"),  # cont[:-1] dropped the last gold token
     (["--wiki-k", "0"], "--wiki-k 0: expected an integer >= 1"),
     (["--nq-k", "-2"], "--nq-k -2: expected an integer >= 1"),
-    (["--bootstrap", "0"], "--bootstrap 0: expected an integer >= 1"),
+    (["--bootstrap", "-1"], "--bootstrap -1: expected an integer >= 0"),  # 0 is valid: no resamples, NaN CIs
     (["--data", "wiki,trivia"], "--data 'wiki,trivia': use a comma list of"),
 ])
 def test_bad_options_are_refused_before_the_model_loads(bad, message, monkeypatch) -> None:
@@ -349,3 +349,22 @@ def test_bad_options_are_refused_before_the_model_loads(bad, message, monkeypatc
     for main, extra in ((analyze.main, []), (calibrate.main, ["--split", "dev"])):
         with pytest.raises(ConfigError, match=re.escape(message)):
             main(bad + extra)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--policy", "foo"], "invalid choice: 'foo'"),  # was refused after every dev record was collected
+    (["--preset-out", "{tmp}"], "a folder, or under a file"),  # IsADirectoryError at write time
+    (["--preset-out", "{tmp}/afile/p.json"], "a folder, or under a file"),  # FileExistsError at write time
+])
+def test_calibrate_refuses_bad_policy_and_preset_path_before_the_model_loads(bad, message, monkeypatch, tmp_path,
+                                                                             capsys) -> None:
+    from tasks import calibrate
+
+    def no_model(_args):
+        raise AssertionError("the model was loaded before the options were checked")
+
+    monkeypatch.setattr(calibrate, "load_lm", no_model)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises((ConfigError, SystemExit)) as exc:
+        calibrate.main([b.format(tmp=tmp_path) for b in bad] + ["--split", "dev"])
+    assert message in (str(exc.value) if exc.type is ConfigError else capsys.readouterr().err)

@@ -149,6 +149,22 @@ def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
         run_spec(spec, tmp_path / "runs", progress=False)
     assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
 
+
+@pytest.mark.parametrize("model_args, message", [
+    ({"batch_size": 0}, "model argument batch_size=0 is invalid"),  # used to pass: the shared batch_size 1 replaced it
+    ({"device": "7"}, "model argument device='7' is invalid: expected a device torch knows"),  # a traceback at load
+])
+def test_batch_size_and_device_in_a_methods_model_args_are_checked_before_the_first_cell(tmp_path, model_args, message):
+    """The check merges model_args with the spec's shared batch_size/device as the run does (model_args win)."""
+    spec = load_spec(write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "model_args": model_args},
+    ]))
+    with pytest.raises(ConfigError, match=rf"leaderboard spec .*toy.yaml: method tokrag: --model tokrag: {message}"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))
+
+
 def yaml_shared(spec) -> dict:
     """The ``shared`` block of a parsed spec, as written in its YAML."""
     import yaml
@@ -302,15 +318,23 @@ def test_unfinished_or_corrupted_cells_are_never_read_and_are_redone(toy_copy, t
     build_report(spec, runs, tmp_path / "r")
 
 
-@pytest.mark.parametrize("files", [None, [], {}, {"config.json": 1}])
-def test_a_done_manifest_of_the_wrong_shape_is_unreadable_not_a_traceback(files, toy_copy):
-    """``{"files": null}`` / ``[]`` raised AttributeError; ``{}`` passed and load_cell hit FileNotFoundError."""
+@pytest.mark.parametrize("files, why", [
+    (None, r"'files' must map each file of the cell to its SHA-256, got NoneType"),  # was AttributeError
+    ([], r"'files' must map each file of the cell to its SHA-256, got list"),  # was AttributeError
+    ({"config.json": 1}, r"'files' must map each file of the cell to its SHA-256, got dict"),
+    ({}, r"does not list config.json, results.json, cost.json, provenance.json"),  # passed; load_cell: FileNotFoundError
+])
+def test_a_done_manifest_of_the_wrong_shape_is_unreadable_not_a_traceback(files, why, toy_copy):
     spec, runs = toy_copy
     cell = runs / {c.cell_id: k for c, k, _ in cell_keys(spec)}["none/toy_qa/seed1"]
     done = json.loads((cell / "DONE").read_text())
     (cell / "DONE").write_text(json.dumps({**done, "files": files}))
-    with pytest.raises(IncompleteRunError, match=r"DONE: unreadable manifest \('files' must map each file of the cell "
-                                                 r"to its SHA-256, got .*\); re-run the cell$"):
+    with pytest.raises(IncompleteRunError, match=rf"DONE: unreadable manifest \({why}\); re-run the cell$"):
+        verify_cell_dir(cell)
+    listed = {k: v for k, v in done["files"].items() if k != "results.json"}  # and results.json deleted
+    (cell / "DONE").write_text(json.dumps({**done, "files": listed}))
+    (cell / "results.json").unlink()
+    with pytest.raises(IncompleteRunError, match=r"DONE: unreadable manifest \(does not list results.json\); re-run"):
         verify_cell_dir(cell)
 
 

@@ -56,12 +56,13 @@ def test_lm_eval_style_values_are_cast():
     (TokRAGLM, "rag_top", "0"), (TokRAGLM, "pure_top", "-1"),  # (0, 0) scores / torch.topk out of range
     (TokRAGLM, "rate", "-1"), (TokRAGLM, "rate", "0"), (TokRAGLM, "rate", "nan"),  # a reversed or dead rule
     (ReplugLM, "k", "0"),
+    (ReplugLM, "device", "gpu0"),  # RuntimeError: Invalid device string, after the weights loaded
 ])
 def test_values_that_silently_changed_the_method_are_refused(method, key, value):
     """Each of these used to run to rc 0 with another method than asked for; now a one-line ConfigError
     naming the argument, raised before any weights load."""
     with pytest.raises(ConfigError, match=rf"^--model {method.METHOD}: model argument {key}='{value}' is invalid: "
-                                          r"expected an? (integer|number) "):
+                                          r"expected an? (integer|number|device) "):
         method(**{key: value})
 
 
@@ -80,9 +81,15 @@ def test_device_in_model_args_and_on_the_command_line_is_not_a_type_error(caplog
     flags = {"batch_size": 1, "max_batch_size": None, "device": "cuda:0"}
     assert merge_lm_eval_flags("tokrag", {"device": "cuda:0", "k": 3}, flags) == {"device": "cuda:0", "k": 3, "batch_size": 1}
     assert merge_lm_eval_flags("tokrag", {"batch_size": 8}, flags) == {"batch_size": 8, "device": "cuda:0"}
-    assert not caplog.records  # lm-eval's default --batch_size 1 under batch_size=8 is not worth a warning
+    assert not caplog.records  # lm-eval's default batch_size 1 under batch_size=8 is not worth a warning
+    # lm-eval hands device="cuda:0" when --device is not given (EvaluatorConfig's default): not worth a warning
+    assert merge_lm_eval_flags("tokrag", {"device": "cpu"}, {"batch_size": 1, "device": "cuda:0"}) == {
+        "device": "cpu", "batch_size": 1}
+    assert not caplog.records
+    assert merge_lm_eval_flags("tokrag", {"device": None}, {"device": "cuda:1"}) == {"device": "cuda:1"}  # None: not given
     assert merge_lm_eval_flags("tokrag", {"device": "cpu"}, {"device": "cuda:1"}) == {"device": "cpu"}
-    assert "--device cuda:1 is overridden by --model_args device=cpu" in caplog.text
+    assert "device=cuda:1 (lm-eval's --device, or a leaderboard spec's shared device) is overridden by model_args device=cpu" \
+        in caplog.text
     # through lm-eval's hook: the argument check runs (k=0 refused), not a TypeError
     with pytest.raises(ConfigError, match="k='0' is invalid|k=0 is invalid"):
         TokRAGLM.create_from_arg_string("device=cpu,k=0", {"batch_size": "1", "max_batch_size": None, "device": "cpu"})

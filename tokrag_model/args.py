@@ -125,6 +125,18 @@ def opt_int_at_least(low: int) -> Callable[[Any], int | None]:
     return cast
 
 
+def to_device(value: Any) -> str:
+    """A device string torch accepts (``cpu``, ``cuda``, ``cuda:N``, ``mps``); checked before the weights load."""
+    text = str(value).strip()
+    import torch  # lazily, as everywhere in this package (loading.py): parsing arguments loads no torch
+
+    try:
+        torch.device(text)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"expected a device torch knows (cpu, cuda, cuda:N, mps), got {value!r}") from None
+    return text
+
+
 def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
     if isinstance(value, bool):
@@ -151,7 +163,7 @@ COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, opt_int_at_least(1), "context window in tokens (default: the model's, capped at 8192)"),
-    "device": Arg("cpu", str, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
+    "device": Arg("cpu", to_device, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
     "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
@@ -172,26 +184,31 @@ COMMON_ARGS: dict[str, Arg] = {
 }
 
 
-LM_EVAL_FLAG_DEFAULTS = {"batch_size": 1, "max_batch_size": None, "device": None}
-"""lm-eval's own flags that it hands every model next to ``--model_args``, with the CLI's defaults."""
+LM_EVAL_FLAG_DEFAULTS = {"batch_size": (1, None), "max_batch_size": (None,), "device": (None, "cuda:0")}
+"""lm-eval's own flags that it hands every model next to ``--model_args``, with the values they take when
+the user did not give them (``EvaluatorConfig``: ``batch_size`` 1, ``device`` ``cuda:0``)."""
 
 
-def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str, Any] | None) -> dict[str, Any]:
+def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str, Any] | None,
+                        warn: bool = True) -> dict[str, Any]:
     """``--model_args`` plus lm-eval's ``--device`` / ``--batch_size`` / ``--max_batch_size`` as one dict.
 
     lm-eval's ``LM.create_from_arg_obj`` passes both to the constructor, so a key in both (e.g. the README's
     ``--model_args ...,device=cuda:0 --device cuda:0``) was a ``TypeError``. Here ``--model_args`` wins (it
-    names this model); a flag set to another value than its CLI default is logged as overridden.
+    names this model; a None there counts as not given); a flag it overrides that differs from lm-eval's
+    default is logged (unless not ``warn``). The leaderboard runner passes a spec's shared ``batch_size``/``device``
+    the same way.
     """
     out = dict(model_args)
     for key, value in (flags or {}).items():
         if value is None:
             continue
-        if key not in out:
+        if out.get(key) is None:
             out[key] = value
-        elif str(out[key]) != str(value) and str(value) != str(LM_EVAL_FLAG_DEFAULTS.get(key)):
-            logging.getLogger(__name__).warning("--model %s: --%s %s is overridden by --model_args %s=%s",
-                                                method, key, value, key, out[key])
+        elif warn and str(out[key]) != str(value) and value not in LM_EVAL_FLAG_DEFAULTS.get(key, (None,)):
+            logging.getLogger(__name__).warning(
+                "--model %s: %s=%s (lm-eval's --%s, or a leaderboard spec's shared %s) is overridden by model_args %s=%s",
+                method, key, value, key, key, key, out[key])
     return out
 
 
