@@ -149,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "(use it with --model tokrag --model_args preset=PATH).",
     )
     add_common_args(p, "runs/calibrate", "dev")
-    p.add_argument("--policy", default="auto", choices=("auto", "fixed", "dynamic"), help="what the preset applies: auto (the better on dev) | fixed | dynamic")
+    p.add_argument("--policy", default="auto", choices=("auto", "fixed", "dynamic"),
+                   help="what the preset applies: auto (the better on dev) | fixed | dynamic")
     p.add_argument("--quantiles", default=",".join(str(q) for q in QUANTILES),
                    help="candidate quantiles of the dev gap distribution (comma list in (0, 1))")
     p.add_argument("--preset-out", default=None, help="preset file to write (default OUT/tokrag_preset.json)")
