@@ -731,9 +731,9 @@ def check_common_args(args: argparse.Namespace) -> None:
 
     Raises:
         ConfigError: a bad ``--data``/``--n`` (:func:`parse_data`), ``--max-tokens`` below 0 (``-1`` dropped the
-            last gold token), ``--wiki-k``/``--nq-k``/``--threads`` below 1, ``--bootstrap``/``--seed`` below 0 (no
-            resamples: NaN CIs)
-            (numpy's generator refused it only after every record was collected).
+            last gold token), ``--wiki-k``/``--nq-k``/``--threads`` below 1, ``--bootstrap`` below 0 (0: no
+            resamples, NaN CIs), ``--seed`` below 0 (numpy's generator refused it only after every record was
+            collected).
     """
     parse_data(args.data, args.n)
     for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 0), ("seed", 0), ("threads", 1)):
