@@ -110,9 +110,11 @@ def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
         files = manifest["files"]
     except (ValueError, KeyError, TypeError, OSError) as exc:
         raise IncompleteRunError(f"{done}: unreadable manifest ({exc}); re-run the cell") from None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+    bad = (type(files).__name__ if not isinstance(files, dict)
+           else next((f"{k!r}: {type(v).__name__}" for k, v in files.items() if not isinstance(v, str)), None))
+    if bad:
         raise IncompleteRunError(f"{done}: unreadable manifest ('files' must map each file of the cell to its "
-                                 f"SHA-256, got {type(files).__name__}); re-run the cell")
+                                 f"SHA-256, got {bad}); re-run the cell")
     unlisted = [nm for nm in CELL_FILES if nm not in files]  # load_cell reads them: never unchecked
     if unlisted:
         raise IncompleteRunError(f"{done}: unreadable manifest (does not list {', '.join(unlisted)}); re-run the cell")

@@ -177,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     check_common_args(args)
     path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
     if path.is_dir() or any(p.exists() and not p.is_dir() for p in path.parents):
-        raise ConfigError(f"--preset-out {path}: a folder, or under a file; give the path of a preset file to write")
+        opt = "--preset-out" if args.preset_out else "--out"
+        raise ConfigError(f"{opt} {args.preset_out or args.out}: the preset file {path} would be a folder, or under a "
+                          "file; give the path of a preset file to write")
 
     import torch
 

@@ -147,8 +147,10 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
             )
         path = root / NQ_ORACLE_FILE
     if not path.is_file():
-        raise ConfigError(f"NQ oracle file {path} does not exist: point TOKRAG_DATA_DIR (or --metadata data_dir / "
-                          f"oracle_file, or --data-dir) at a folder laid out like ../shared/data ({NQ_ORACLE_FILE})")
+        if oracle_file not in (None, ""):
+            raise ConfigError(f"NQ oracle file {path} (oracle_file) does not exist")
+        raise ConfigError(f"NQ oracle file {path} does not exist: point TOKRAG_DATA_DIR (or --metadata data_dir; for "
+                          f"tokrag analyze, --data-dir) at a folder laid out like ../shared/data ({NQ_ORACLE_FILE})")
     qid_of: dict[str, str] = {}
     if root is not None and (root / NQ_OPEN_FILE).is_file():
         for row in load_nq_open(root):

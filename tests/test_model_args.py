@@ -81,6 +81,7 @@ def test_device_in_model_args_and_on_the_command_line_is_not_a_type_error(caplog
     flags = {"batch_size": 1, "max_batch_size": None, "device": "cuda:0"}
     assert merge_lm_eval_flags("tokrag", {"device": "cuda:0", "k": 3}, flags) == {"device": "cuda:0", "k": 3, "batch_size": 1}
     assert merge_lm_eval_flags("tokrag", {"batch_size": 8}, flags) == {"batch_size": 8, "device": "cuda:0"}
+    assert merge_lm_eval_flags("tokrag", {"batch_size": 8}, {"batch_size": "1"}) == {"batch_size": 8}  # given: '1'
     assert not caplog.records  # lm-eval's default batch_size 1 under batch_size=8 is not worth a warning
     # lm-eval hands device="cuda:0" when --device is not given (EvaluatorConfig's default): not worth a warning
     assert merge_lm_eval_flags("tokrag", {"device": "cpu"}, {"batch_size": 1, "device": "cuda:0"}) == {

@@ -128,7 +128,7 @@ def opt_int_at_least(low: int) -> Callable[[Any], int | None]:
 def to_device(value: Any) -> str:
     """A device string torch accepts (``cpu``, ``cuda``, ``cuda:N``, ``mps``); checked before the weights load."""
     text = str(value).strip()
-    import torch  # lazily, as everywhere in this package (loading.py): parsing arguments loads no torch
+    import torch  # lazily, as everywhere in this package (loading.py): importing this module loads no torch
 
     try:
         torch.device(text)
@@ -195,8 +195,8 @@ def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str
 
     lm-eval's ``LM.create_from_arg_obj`` passes both to the constructor, so a key in both (e.g. the README's
     ``--model_args ...,device=cuda:0 --device cuda:0``) was a ``TypeError``. Here ``--model_args`` wins (it
-    names this model; a None there counts as not given); a flag it overrides that differs from lm-eval's
-    default is logged (unless not ``warn``). The leaderboard runner passes a spec's shared ``batch_size``/``device``
+    names this model; a None there counts as not given); a flag it overrides is logged (unless not ``warn``)
+    when it differs from lm-eval's default as a string (``--batch_size 1`` arrives as ``'1'``, not given as ``1``). The leaderboard runner passes a spec's shared ``batch_size``/``device``
     the same way.
     """
     out = dict(model_args)
@@ -205,7 +205,8 @@ def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str
             continue
         if out.get(key) is None:
             out[key] = value
-        elif warn and str(out[key]) != str(value) and value not in LM_EVAL_FLAG_DEFAULTS.get(key, (None,)):
+        elif warn and str(out[key]) != str(value) and value not in LM_EVAL_FLAG_DEFAULTS.get(key, (None,)) \
+                and str(value) not in {str(d) for d in LM_EVAL_FLAG_DEFAULTS.get(key, ())}:
             logging.getLogger(__name__).warning(
                 "--model %s: %s=%s (lm-eval's --%s, or a leaderboard spec's shared %s) is overridden by model_args %s=%s",
                 method, key, value, key, key, key, out[key])
