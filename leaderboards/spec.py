@@ -473,13 +473,12 @@ def _check_device(path: Path, where: str, device: Any) -> None:
         return
     if not isinstance(device, str):
         raise _err(path, f"{where} must be a device string (cpu, cuda, cuda:N), got {device!r}")
-    import torch
+    from tokrag_model.args import to_device  # the model argument's own check
 
     try:
-        torch.device(device)
-    except (RuntimeError, ValueError) as exc:
-        raise _err(path, f"{where} {device!r} is not a device torch knows ({str(exc).splitlines()[0]}); "
-                         "use cpu, cuda or cuda:N") from None
+        to_device(device)
+    except ValueError:
+        raise _err(path, f"{where} {device!r} is not a device torch knows; use cpu, cuda or cuda:N") from None
 
 
 def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:

@@ -10,7 +10,6 @@ An explicit None (a YAML ``null`` in a leaderboard spec) means the argument's de
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -103,23 +102,15 @@ def number_at_least(low: float, strict: bool = False) -> Callable[[Any], float]:
     return cast
 
 
-def int_at_least(low: int) -> Callable[[Any], int]:
-    """A caster to int (whole numbers only) that rejects values below ``low``."""
-    def cast(value: Any) -> int:
-        num = to_opt_int(value)
-        if num is None or num < low:
-            raise ValueError(f"expected an integer >= {low}, got {value!r}")
-        return num
-
-    return cast
-
-
-def opt_int_at_least(low: int) -> Callable[[Any], int | None]:
-    """As :func:`int_at_least`, but ``None`` (or ``none``/``null``/empty) stays ``None`` (the default applies)."""
+def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None]:
+    """A caster to int (whole numbers only) that rejects values below ``low``; with ``optional``, ``None``
+    (or ``none``/``null``/empty) stays ``None`` (the default applies)."""
     def cast(value: Any) -> int | None:
         num = to_opt_int(value)
-        if num is not None and num < low:
-            raise ValueError(f"expected an integer >= {low} or none, got {value!r}")
+        if num is None and optional:
+            return None
+        if num is None or num < low:
+            raise ValueError(f"expected an integer >= {low}{' or none' if optional else ''}, got {value!r}")
         return num
 
     return cast
@@ -162,16 +153,16 @@ def layer_spec(value: Any) -> str | int | float:
 COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
-    "max_length": Arg(None, opt_int_at_least(1), "context window in tokens (default: the model's, capped at 8192)"),
+    "max_length": Arg(None, int_at_least(1, optional=True), "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", to_device, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
     "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
-    "max_batch_size": Arg(None, opt_int_at_least(1), "accepted for lm-eval compatibility; unused"),
+    "max_batch_size": Arg(None, int_at_least(1, optional=True), "accepted for lm-eval compatibility; unused"),
     "batch_invariant": Arg("auto", lambda v: "auto" if str(v).lower() == "auto" else to_bool(v),
                            "same numbers, outputs and traces at every batch_size (auto: on CPU); tokrag_model.decoder"),
-    "k": Arg(None, opt_int_at_least(1), "use the top-k passages of doc['ctxs'] (default: all attached)"),
-    "max_passage_tokens": Arg(None, opt_int_at_least(1), "passage budget: at most this many tokens of passages "
+    "k": Arg(None, int_at_least(1, optional=True), "use the top-k passages of doc['ctxs'] (default: all attached)"),
+    "max_passage_tokens": Arg(None, int_at_least(1, optional=True), "passage budget: at most this many tokens of passages "
                               "(lowest-ranked dropped first; default: whatever fits in max_length)"),
     "passage_template": Arg("[Reference]: {title}\n{text}\n", str,
                             "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
@@ -184,9 +175,9 @@ COMMON_ARGS: dict[str, Arg] = {
 }
 
 
-LM_EVAL_FLAG_DEFAULTS = {"batch_size": (1, None), "max_batch_size": (None,), "device": (None, "cuda:0")}
-"""lm-eval's own flags that it hands every model next to ``--model_args``, with the values they take when
-the user did not give them (``EvaluatorConfig``: ``batch_size`` 1, ``device`` ``cuda:0``)."""
+LM_EVAL_FLAG_DEFAULTS = {"batch_size": "1", "device": "cuda:0"}
+"""lm-eval's own flags that it hands every model next to ``--model_args``, with the value each takes when the
+user did not give it (``EvaluatorConfig``), as a string: ``--batch_size 1`` arrives as ``'1'``, not given as ``1``."""
 
 
 def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str, Any] | None,
@@ -196,8 +187,8 @@ def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str
     lm-eval's ``LM.create_from_arg_obj`` passes both to the constructor, so a key in both (e.g. the README's
     ``--model_args ...,device=cuda:0 --device cuda:0``) was a ``TypeError``. Here ``--model_args`` wins (it
     names this model; a None there counts as not given); a flag it overrides is logged (unless not ``warn``)
-    when it differs from lm-eval's default as a string (``--batch_size 1`` arrives as ``'1'``, not given as ``1``). The leaderboard runner passes a spec's shared ``batch_size``/``device``
-    the same way.
+    when it differs from lm-eval's default (:data:`LM_EVAL_FLAG_DEFAULTS`). The leaderboard runner passes a
+    spec's shared ``batch_size``/``device`` the same way.
     """
     out = dict(model_args)
     for key, value in (flags or {}).items():
@@ -205,8 +196,7 @@ def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str
             continue
         if out.get(key) is None:
             out[key] = value
-        elif warn and str(out[key]) != str(value) and value not in LM_EVAL_FLAG_DEFAULTS.get(key, (None,)) \
-                and str(value) not in {str(d) for d in LM_EVAL_FLAG_DEFAULTS.get(key, ())}:
+        elif warn and str(value) not in (str(out[key]), LM_EVAL_FLAG_DEFAULTS.get(key)):
             logging.getLogger(__name__).warning(
                 "--model %s: %s=%s (lm-eval's --%s, or a leaderboard spec's shared %s) is overridden by model_args %s=%s",
                 method, key, value, key, key, key, out[key])
