@@ -45,7 +45,9 @@ def test_model_args_layer_errors_are_one_line():
 
     for kwargs, match in (({"js_min_layer": 1.5}, "js_min_layer=1.5 is invalid"),
                           ({"layer": "dynamic", "layer_fallback": 40}, "layer_fallback=40 is outside"),
-                          ({"layer": "dynamic", "js_min_layer": 30}, "js_min_layer=30 is outside")):
+                          ({"layer": "dynamic", "js_min_layer": 30}, "js_min_layer=30 is outside"),
+                          ({"rag_top": 49153}, r"^--model tokrag: rag_top=49153 exceeds the model's vocabulary of 49152 tokens$"),
+                          ({"pure_top": 10**6}, "pure_top=1000000 exceeds")):
         with pytest.raises(ConfigError, match=match) as exc:
             TokRAGLM(pretrained="smollm2-135m-instruct", **kwargs)
         assert "\n" not in str(exc.value)

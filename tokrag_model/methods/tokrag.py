@@ -422,7 +422,8 @@ class TokRAGScorer:
         the bypass / anchor skip list (:class:`TokenClasses`); ``warn_sliding``: log a warning (once per
         decoder and layer) when the fixed or fallback layer is a sliding-window layer.
     Raises:
-        ValueError: a layer argument outside the model (one line naming it).
+        ValueError: a layer argument outside the model, or ``rag_top``/``pure_top`` above the vocabulary size
+        (one line naming it).
     """
 
     def __init__(self, dec: MultiContextDecoder, params: TokRAGParams, is_function: Callable[[int], bool],
@@ -432,6 +433,10 @@ class TokRAGScorer:
         self.is_function = is_function
         self.is_skip = is_skip
         n = dec.n_layers
+        vocab = getattr(getattr(dec, "embed", None), "shape", (None,))[0]
+        for name in ("rag_top", "pure_top"):  # torch.topk failed at the first scored token
+            if vocab is not None and getattr(params, name) > vocab:
+                raise ValueError(f"{name}={getattr(params, name)} exceeds the model's vocabulary of {vocab} tokens")
         self.fixed_layer = None if params.layer == "dynamic" else resolve_layer(params.layer, n)
         self.min_layer = resolve_layer(params.js_min_layer, n, "js_min_layer")
         self.fallback = resolve_layer(params.layer_fallback, n, "layer_fallback")
