@@ -15,6 +15,7 @@ from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
 from .errors import ConfigError, DataError, unknown_name
 from .io import atomic_write_json, file_lock, fingerprint
+from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
 
@@ -192,6 +193,7 @@ def retrieve(
     miss is computed by the retrieval worker process (:mod:`retrieval.worker`), so the JVM never starts in
     a process that runs torch; errors raised there are re-raised here with the same type and message.
     """
+    follow_lm_eval_logging()  # under lm_eval, a first index build's INFO line shows
     if retriever not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

@@ -39,6 +39,7 @@ from .errors import TokragError
 logger = logging.getLogger(__name__)
 
 IN_PROCESS_ENV = "TOKRAG_JVM_IN_PROCESS"
+LOG_LEVEL_ENV = "TOKRAG_WORKER_LOG_LEVEL"  # the parent's level for `retrieval` (INFO under lm_eval: index builds show)
 
 
 def java_in_process() -> bool:
@@ -59,6 +60,7 @@ class JavaWorker:
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
         env[IN_PROCESS_ENV] = "1"
+        env[LOG_LEVEL_ENV] = str(min(logging.WARNING, logging.getLogger("retrieval").getEffectiveLevel()))
         # this very `retrieval` package, first on sys.path (not a `retrieval/` folder in the working directory)
         root = str(Path(__file__).resolve().parent.parent)
         boot = f"import sys; sys.path.insert(0, {root!r}); from retrieval.worker import main; main()"
@@ -184,7 +186,9 @@ def main() -> None:
     os.dup2(2, 1)  # everything printed (Python or Java) goes to stderr, never into the reply stream
     sys.stdout = sys.stderr
     requests = sys.stdin.buffer
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s [retrieval worker] %(name)s: %(message)s")
+    level = os.environ.get(LOG_LEVEL_ENV, "")
+    logging.basicConfig(level=int(level) if level.isdigit() else logging.WARNING,
+                        format="%(levelname)s [retrieval worker] %(name)s: %(message)s")
     while True:
         try:
             function, args, kwargs, env = pickle.load(requests)

@@ -43,6 +43,7 @@ from lm_eval.models.utils import Collator, handle_stop_sequences, postprocess_ge
 from tqdm import tqdm  # noqa: E402
 
 from retrieval.errors import ConfigError  # noqa: E402
+from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
@@ -157,6 +158,7 @@ class RAGMethodLM(LM):
 
     def __init__(self, backbone: Backbone | None = None, **kwargs: Any) -> None:
         super().__init__()
+        follow_lm_eval_logging()  # under lm_eval, a model conversion's INFO line shows
         cfg = parse_args(self.METHOD, {**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)
         self.resolve_args(cfg, kwargs)  # fail before the weights load; setup() applies it
         self.given_args = dict(kwargs)  # the arguments as given: resolve_args in setup() tells them from defaults
