@@ -16,6 +16,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
 * the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
   folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
+* the content of every file or folder the task's YAML (or a YAML it includes) names as data: a
+  bring-your-own ``questions`` file and ``corpus``, an ``oracle_file``, a local ``hub_id`` copy
+  (:func:`task_data_files`);
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
   the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
 * the lm-eval version and a schema version of this module.
@@ -271,6 +274,75 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     return tree_fingerprint(root, memo, {".py", ".yaml", ".yml", ".jinja", ".j2", ""})
 
 
+@lru_cache(maxsize=1)
+def _tag_tolerant_loader():
+    """A ``yaml.SafeLoader`` subclass that reads lm-eval's ``!function`` (any ``!tag``) as None."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    return Loader
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dict[str, str]:
+    """``{path: fingerprint}`` of the files and folders that ``task``'s YAML names as data, so that editing
+    them gives a new run folder: every string under ``metadata``, ``dataset_path`` or ``dataset_kwargs`` that
+    names an existing path (a bring-your-own ``questions`` file and ``corpus``, an ``oracle_file``, a local
+    copy named by ``hub_id`` or ``dataset_path``), in the YAML and in the YAMLs it ``include:``s (relative
+    paths tried from the YAML's folder, then the working directory). A file is hashed whole (memoised by
+    path, size and mtime); a folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data
+    sit under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`). An unreadable YAML adds nothing (lm-eval
+    reports it when the cell runs).
+    """
+    import yaml
+
+    y = find_task_yaml(task, include_path)
+    out: dict[str, str] = {}
+    seen: set[Path] = set()
+    while y is not None and y.resolve() not in seen:
+        seen.add(y.resolve())
+        try:
+            cfg = yaml.load(y.read_text(encoding="utf-8"), Loader=_tag_tolerant_loader())
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            break
+        if not isinstance(cfg, dict):
+            break
+        for text in _strings([cfg.get("metadata"), cfg.get("dataset_path"), cfg.get("dataset_kwargs")]):
+            if not text.strip() or "\n" in text or len(text) > 4096:
+                continue
+            raw = Path(text).expanduser()
+            for cand in ([raw] if raw.is_absolute() else [y.parent / raw, Path.cwd() / raw]):
+                try:
+                    if cand.is_file():
+                        out[str(cand.resolve())] = memo.sha(cand)
+                    elif cand.is_dir():
+                        out[str(cand.resolve())] = tree_fingerprint(cand, memo, None)
+                    else:
+                        continue
+                except OSError:
+                    continue
+                break
+        inc = cfg.get("include")
+        nxt = Path(str(inc)).expanduser() if isinstance(inc, str) and inc.strip() else None
+        y = None if nxt is None else (nxt if nxt.is_absolute() else y.parent / nxt)
+        if y is not None and not y.is_file():
+            y = None
+    return out
+
+
 def data_fingerprint(memo: _HashMemo) -> str:
     """Fingerprint of ``$TOKRAG_DATA_DIR`` (questions and corpora) or ``"hub"`` when none is set."""
     d = os.environ.get("TOKRAG_DATA_DIR")
@@ -321,6 +393,9 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     }
     if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
         mat["chat_template_sha256"] = chat_template_sha256(cell.model_args, memo)
+    data_files = task_data_files(cell.task.task, spec.include_path, memo)
+    if data_files:  # only then: the keys of the built-in tasks stay as they were
+        mat["task_data_files"] = data_files
     files = arg_file_fingerprints(cell.model_args, memo)
     if files:  # only then: the keys of cells without file arguments stay as they were
         mat["model_arg_files"] = files

@@ -495,6 +495,8 @@ def _provenance(loaded: dict[str, Any]) -> list[dict]:
             "data_fingerprint": c.get("data_fingerprint"), "retrieval": p.get("retrieval"),
             "task_version": p.get("task_version"), "git_commit": p.get("git_commit"), "versions": p.get("versions"),
         })
+        if c.get("task_data_files"):  # only then: reports of the built-in tasks stay byte-identical
+            prov[-1]["task_data_files"] = c["task_data_files"]
     return prov
 
 
@@ -662,8 +664,10 @@ def provenance_table(data: dict) -> tuple[list[str], list[list[str]]]:
             continue
         retr = p.get("retrieval") or {}
         extra = ", ".join(f"{k}={v}" for k, v in sorted(retr.items()) if k != "ctxs")
+        files = p.get("task_data_files") or {}  # a task's own data files (bring-your-own questions, corpus)
+        data_fp = "; ".join([str(p.get("data_fingerprint"))] + [f"{Path(f).name} {h[:12]}" for f, h in sorted(files.items())])
         body.append([p["cell"], p["config_hash"], str(p.get("model_fingerprint")), str(p.get("task_fingerprint")),
-                     str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), str(p.get("data_fingerprint")),
+                     str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), data_fp,
                      str(p.get("git_commit"))])
     return (["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
              "data fingerprint", "git commit"], body)
