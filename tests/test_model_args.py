@@ -180,3 +180,23 @@ def test_tokrag_eval_wrapper_registers_and_runs_lm_eval_cli(capsys):
     assert main(["--help"]) == 0
     assert "--model_args" in capsys.readouterr().out
     assert get_model("rag-replug").__name__ == "ReplugLM" and get_model("hf").__name__ == "HFLM"
+
+
+def test_max_gen_toks_model_argument_overridden_by_the_task_is_refused():
+    """``--model_args max_gen_toks=4`` on a QA task whose generation_kwargs set 32: the run generated 32 tokens
+    while ``tokrag_resolved_config`` recorded 4 (a user compared methods on budgets they did not choose). As in
+    lm-eval's hf the request's value wins, so an explicit model argument that it overrides is refused."""
+    from tokrag_model.methods import MODELS
+
+    lm = object.__new__(MODELS["rag-standard"])  # _gen_settings reads only these attributes
+    lm.max_length, lm.resolved_config = 2048, {"max_gen_toks": 4}
+    lm.given_args = {"max_gen_toks": "4"}
+    with pytest.raises(ConfigError, match=r"^--model rag-standard: max_gen_toks=4 \(model argument\) has no effect: the "
+                                          r"task's generation_kwargs set max_gen_toks=32.*pass --gen_kwargs max_gen_toks=4 instead$"):
+        lm._gen_settings({"until": ["\n"], "max_gen_toks": 32}, "</s>")
+    assert lm._gen_settings({"until": ["\n"], "max_gen_toks": 4}, "</s>")[1:] == (4, 2044)  # the same budget: fine
+    assert lm._gen_settings({"until": ["\n"]}, "</s>")[1] == 4  # the task gives none: the model argument applies
+    lm.given_args, lm.resolved_config = {}, {"max_gen_toks": 256}  # not given: the task's budget, as before
+    assert lm._gen_settings({"until": ["\n"], "max_gen_toks": 32}, "</s>")[1] == 32
+    lm.given_args = {"max_gen_toks": None}  # YAML null: not given
+    assert lm._gen_settings({"until": ["\n"], "max_gen_toks": 32}, "</s>")[1] == 32

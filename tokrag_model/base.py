@@ -416,12 +416,18 @@ class RAGMethodLM(LM):
         """``(stop strings, max_gen_toks, prompt budget in tokens)`` of one generation-kwargs group.
 
         Raises:
-            ConfigError: ``max_gen_toks`` leaves no room in ``max_length``.
+            ConfigError: ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument given
+            explicitly that the task's generation_kwargs override (as in lm-eval's ``hf``, the request's value wins:
+            the run would use another budget than the one given and recorded).
         """
         if gen_kwargs.get("do_sample") or float(gen_kwargs.get("temperature", 0.0) or 0.0) > 0:
             log.warning("%s decodes greedily; do_sample/temperature in the task's generation_kwargs are ignored", self.METHOD)
         until = handle_stop_sequences(gen_kwargs.get("until"), eos=eos_text)
         max_gen = int(gen_kwargs.get("max_gen_toks", self.resolved_config["max_gen_toks"]))
+        if self.given_args.get("max_gen_toks") is not None and max_gen != self.resolved_config["max_gen_toks"]:
+            raise ConfigError(f"--model {self.METHOD}: max_gen_toks={self.resolved_config['max_gen_toks']} (model argument) has "
+                              f"no effect: the task's generation_kwargs set max_gen_toks={max_gen}, which win as in lm-eval's hf; "
+                              f"pass --gen_kwargs max_gen_toks={self.resolved_config['max_gen_toks']} instead")
         budget = self.max_length - max_gen
         if budget <= 0:
             raise ConfigError(f"--model {self.METHOD}: max_gen_toks={max_gen} leaves no room in max_length={self.max_length}")
