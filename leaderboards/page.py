@@ -240,8 +240,9 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
                             '<span class="counterfactual">counterfactual</span>; <span class="tag">has answer</span> = the passage '
                             'contains a gold answer. Tok-RAG tokens: <span class="tok tok-R">RAG branch</span> '
                             '<span class="tok tok-L">pure LM branch</span> (faded: both branches agreed; dotted: function token); '
-                            f'hover a token for S_R, S_L and the layer. &#9650;/&#9660; = helped/hurt against {e(str(cb))} '
-                            f'({e(LABELS.get(primary, primary))}).</p>']
+                            'hover a token for S_R, S_L and the layer.'
+                            + (f' &#9650;/&#9660; = helped/hurt against {e(str(cb))} ({e(LABELS.get(primary, primary))}).'
+                               if cb else '') + '</p>']
     methods = list(samples)
     doc_ids = sorted(set().union(*[set(v) for v in samples.values()])) if samples else []
     for d in doc_ids:

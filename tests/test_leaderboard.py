@@ -601,3 +601,14 @@ def test_key_covers_the_data_files_a_task_yaml_names(tmp_path, monkeypatch):
     md = (build_report(spec, tmp_path / "runs", tmp_path / "r", questions=False) / "leaderboard.md").read_text()
     sha = task_data_files("toy_qa", [tasks], _HashMemo())[str((tmp_path / "q.jsonl").resolve())]
     assert f"; q.jsonl {sha[:12]} |" in md
+
+
+def test_question_pages_without_a_closed_book_row_do_not_compare_against_none(tmp_path):
+    """A spec without rag-none: the per-question page said "helped/hurt against None"."""
+    spec = load_spec(write_spec(tmp_path, methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}],
+                                tasks=["toy_qa"], limit=3))
+    assert spec.closed_book is None
+    run_spec(spec, tmp_path / "runs", progress=False)
+    html = (build_report(spec, tmp_path / "runs", tmp_path / "r") / "questions" / "toy_qa.html").read_text()
+    assert "against None" not in html and "helped/hurt" not in html
+    assert "hover a token for S_R, S_L and the layer.</p>" in html
