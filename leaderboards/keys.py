@@ -302,7 +302,7 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     them gives a new run folder: every string under ``metadata``, ``dataset_path`` or ``dataset_kwargs`` that
     names an existing path (a bring-your-own ``questions`` file and ``corpus``, an ``oracle_file``, a local
     copy named by ``hub_id`` or ``dataset_path``), in the YAML and in the YAMLs it ``include:``s (relative
-    paths tried from the YAML's folder, then the working directory). A file is hashed whole (memoised by
+    paths tried from the working directory, where the task's loader reads them, then the YAML's folder). A file is hashed whole (memoised by
     path, size and mtime); a folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data
     sit under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`). An unreadable YAML adds nothing (lm-eval
     reports it when the cell runs).
@@ -324,7 +324,7 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
             if not text.strip() or "\n" in text or len(text) > 4096:
                 continue
             raw = Path(text).expanduser()
-            for cand in ([raw] if raw.is_absolute() else [y.parent / raw, Path.cwd() / raw]):
+            for cand in ([raw] if raw.is_absolute() else [Path.cwd() / raw, y.parent / raw]):
                 try:
                     if cand.is_file():
                         out[str(cand.resolve())] = memo.sha(cand)

@@ -25,7 +25,7 @@ A spec is a YAML file::
         model: rag-standard            # an lm-eval registry name, or "package.module:Class"
       - name: tokrag
         model: tokrag
-        model_args: {layer_policy: last}   # the method's own hyper-parameters (not contract keys)
+        model_args: {layer: dynamic}       # the method's own hyper-parameters (not contract keys)
         specific: {k: 10}                  # an explicit, printed deviation from the contract
 
 A method may not set a contract key in ``model_args``/``gen_kwargs``: a deviation must be written
