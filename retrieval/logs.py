@@ -17,7 +17,8 @@ def follow_lm_eval_logging() -> bool:
 
     Idempotent and cheap: call it where a long step may start (model load, retrieval). A program that set up
     logging itself (no handler on ``lm_eval``) is left alone. The level is lm-eval's at the call (``--verbosity``,
-    ``LMEVAL_LOG_LEVEL``).
+    ``LMEVAL_LOG_LEVEL``). Records still propagate to the root logger (unconfigured under the ``lm_eval`` CLI;
+    pytest's caplog and a program's own handlers keep seeing them).
 
     Returns:
         True when the loggers now follow lm-eval's.
@@ -31,5 +32,4 @@ def follow_lm_eval_logging() -> bool:
         for handler in src.handlers:
             if handler not in logger.handlers:
                 logger.addHandler(handler)
-        logger.propagate = src.propagate
     return True

@@ -41,7 +41,7 @@ def test_package_loggers_follow_lm_evals_handler_and_level(loggers):
     logging.getLogger("tokrag_model.loading").info("converting")
     logging.getLogger("tasks.data").debug("not shown at INFO")
     assert stream.getvalue().splitlines() == ["BM25 index built", "converting"]
-    assert len(logging.getLogger("tasks").handlers) == 1 and logging.getLogger("tasks").propagate is False
+    assert len(logging.getLogger("tasks").handlers) == 1 and logging.getLogger("tasks").propagate is True  # caplog sees them
 
     src.setLevel(logging.WARNING)  # --verbosity WARNING, applied at the next call
     follow_lm_eval_logging()
