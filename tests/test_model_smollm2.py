@@ -269,6 +269,33 @@ def test_passages_over_budget_drop_lowest_ranked_first(backbone, docs):
     assert full.span[0] == one.span[0] == 0 and full.n_passage_tokens > one.n_passage_tokens  # plain: a prefix
 
 
+def test_passages_dropped_for_the_budget_are_logged_once_per_call(backbone, docs, caplog):
+    """Only the per-sample trace said that a passage was dropped for max_length: the run looked like top-k."""
+    import logging
+
+    from lm_eval.api.instance import Instance
+
+    from tokrag_model.methods import MODELS
+    from tokrag_model.prompt import PromptBuilder
+
+    d = docs[0]
+    ctx = context_of(backbone.tokenizer, d)
+    one = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n").rag(d["ctxs"][:1], ctx, None)
+    lm = MODELS["rag-standard"].with_backbone(backbone, max_length=len(one.ids) + 1)  # room for one passage
+    req = Instance("generate_until", d, (ctx, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False}), 0)
+    with caplog.at_level(logging.WARNING, logger="tokrag_model"):
+        lm.generate_until([req, req], disable_tqdm=True)
+    msgs = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert msgs == [f"rag-standard: 2 passage(s) dropped from 2 prompt(s) to fit max_length={len(one.ids) + 1} "
+                    "(lowest-ranked first; the trace lists them under 'dropped'; answer_recall/gold_at_k still count "
+                    "them): raise max_length (passages are dropped whole)"]
+    assert req.args[-1]["tokrag_trace"]["dropped"] == ["dpr-0"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tokrag_model"):
+        MODELS["rag-standard"].with_backbone(backbone).generate_until([req], disable_tqdm=True)
+    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+
+
 def test_loglikelihood_rolling(backbone, docs, outputs):
     """rag-none's rolling log-likelihood equals lm-eval's ``hf``; passages change it for the RAG methods."""
     from lm_eval.api.instance import Instance

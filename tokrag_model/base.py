@@ -340,7 +340,22 @@ class RAGMethodLM(LM):
         the prompt format puts them (in front of a plain context, inside the first user turn of a chat),
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
-        return self.prompts.rag(ctxs, context, budget, self.METHOD)
+        enc = self.prompts.rag(ctxs, context, budget, self.METHOD)
+        if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_drops
+            drops = self.__dict__.setdefault("_drops", [0, 0])
+            drops[0] += 1
+            drops[1] += len(enc.dropped)
+        return enc
+
+    def _report_drops(self) -> None:
+        """One WARNING when prompts lost passages to the ``max_length`` budget since the last report: the
+        model then saw fewer passages than the task attached (and than its ``answer_recall``/``gold_at_k``
+        count); the per-sample trace lists them under ``dropped``."""
+        prompts, passages = self.__dict__.pop("_drops", (0, 0))
+        if prompts:
+            log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit max_length=%d (lowest-ranked first; the "
+                        "trace lists them under 'dropped'; answer_recall/gold_at_k still count them): raise max_length "
+                        "(passages are dropped whole)", self.METHOD, passages, prompts, self.max_length)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
         """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed),
@@ -410,6 +425,7 @@ class RAGMethodLM(LM):
                 self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
             pbar.update(len(idxs))
         pbar.close()
+        self._report_drops()
         return coll.get_original(results)
 
     def _gen_settings(self, gen_kwargs: dict, eos_text: str) -> tuple[list[str], int, int]:
@@ -464,6 +480,7 @@ class RAGMethodLM(LM):
             out.append((ll, greedy))
             self._attach_trace(req, trace)
             self.cache_hook.add_partial("loglikelihood", req.args[:2], (ll, greedy))
+        self._report_drops()
         return out
 
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
@@ -494,6 +511,7 @@ class RAGMethodLM(LM):
         for req, total, tr in zip(requests, totals, traces):
             self._attach_trace(req, {"windows": tr})
             self.cache_hook.add_partial("loglikelihood_rolling", req.args[:1], total)
+        self._report_drops()
         return totals
 
     def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False
