@@ -604,6 +604,24 @@ def _fmt(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+MIN_STRICT_TOKENS = 200  # below this a strict AUC's 95% CI is about ±0.08 or wider (Hanley-McNeil at AUC 0.55)
+
+
+def small_sample_note(n_strict: int, n_benefit: int) -> str | None:
+    """A one-line caution for a table or preset built on few strict tokens, or None.
+
+    AUC is undefined (n/a) without both a benefit and a detriment token; below :data:`MIN_STRICT_TOKENS`
+    strict tokens, AUCs and their bootstrap CIs cannot tell policies apart (the study in tasks/README used
+    more than 1,000)."""
+    if n_benefit in (0, n_strict):
+        return (f"note: the {n_strict} strict token(s) are all {'benefit' if n_benefit else 'detriment'}: an AUC needs both "
+                "(n/a); raise --n")
+    if n_strict < MIN_STRICT_TOKENS:
+        return (f"note: only {n_strict} strict tokens ({n_benefit} benefit): below {MIN_STRICT_TOKENS} an AUC's 95% CI is "
+                "about ±0.08 or wider and a degenerate bootstrap CI is not certainty; raise --n")
+    return None
+
+
 def print_table(title: str, res: dict, layers: str = "all") -> None:
     """One rich table: every policy's strict and generation-relevant AUC [95% CI], accuracy and n.
 
@@ -628,6 +646,8 @@ def print_table(title: str, res: dict, layers: str = "all") -> None:
         t.add_row(name, "" if name.startswith("layer") else v["describe"], layer, str(s["n"]), _fmt(s["accuracy"]), ci(s),
                   str(r["n"]), _fmt(r["accuracy"]), ci(r), *([_fmt(v.get("blind_share"))] if blind else []))
     Console(width=170).print(t)
+    print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
+          "the gold token; AUC ranks the score against that label")
 
 
 def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> None:
@@ -816,6 +836,9 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
         print_table(f"{name} ({split}): {c['samples']} samples, {c['tokens']} gold tokens, {c['strict']} strict "
                     f"({c['strict_benefit']} benefit), {c['relevant']} generation-relevant"
                     + ("; AUCs within each data set" if name == "all" else ""), res["policies"], layers)
+        note = small_sample_note(c["strict"], c["strict_benefit"])
+        if note:
+            print(f"{name}: {note}")
     atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))
     plot_auc_by_layer(results, out_dir / "auc_by_layer.png", n_layers)
     print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")

@@ -236,3 +236,8 @@ def print_preset(preset: dict) -> None:
                   f"{v['fallback_rate']:.2f}")
     con.print(t)
     con.print(f"preset params ({c['policy']}): {preset['params']}")
+    from .analyze import small_sample_note
+
+    note = small_sample_note(n["strict"], n.get("strict_benefit", -1))
+    if note:
+        con.print(f"{note}: this preset was chosen on them")

@@ -187,6 +187,31 @@ def test_calibration_picks_on_dev_records() -> None:
     assert forced["params"]["js_min_layer"] == 2
 
 
+def test_few_strict_tokens_are_flagged_in_tables_and_presets(capsys) -> None:
+    """A new user's `analyze --n 3` printed 1.000 [1.000, 1.000] on 3 strict tokens and n/a without a word, and
+    `calibrate --n 3` wrote a preset chosen on 14 strict tokens in silence."""
+    from tasks.analyze import MIN_STRICT_TOKENS, small_sample_note
+    from tasks.calibrate import print_preset
+
+    assert small_sample_note(6, 6) == "note: the 6 strict token(s) are all benefit: an AUC needs both (n/a); raise --n"
+    assert small_sample_note(6, 0).startswith("note: the 6 strict token(s) are all detriment")
+    assert small_sample_note(3, 1) == ("note: only 3 strict tokens (1 benefit): below 200 an AUC's 95% CI is about ±0.08 "
+                                       "or wider and a degenerate bootstrap CI is not certainty; raise --n")
+    assert small_sample_note(MIN_STRICT_TOKENS, 90) is None and small_sample_note(1482, 700) is None
+
+    recs = []
+    for j in range(14):
+        lab = j % 2
+        recs.append(rec(f"q{j}", 1, *((1, 2) if lab else (2, 1)), s_r=[0.9 if lab else 0.1] * 8, s_l=0.5,
+                        gaps=[None] * 3 + [float(j) * 1e-6] * 5, analysis=(0.0, 0.0)))
+    from tasks.calibrate import calibrate_records
+
+    cal = calibrate_records(recs, 8, quantiles=(0.5,))
+    print_preset({"calibration": cal["calibration"], "params": cal["params"]})
+    out = capsys.readouterr().out
+    assert "note: only 14 strict tokens (7 benefit)" in out and "this preset was chosen on them" in out
+
+
 # ----------------------------------------------------------------------------- with the real small model
 @pytest.mark.slow
 def test_records_match_the_scorer_and_cli_resumes(tmp_path, monkeypatch) -> None:
