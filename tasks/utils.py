@@ -53,6 +53,28 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
                               f"{', '.join(sorted(task_keys))}")
 
 
+BYO_TASKS = ("rag_qa_bm25", "rag_qa_dense", "rag_qa_hybrid")
+"""The bring-your-own tasks: the only ones that read task metadata ``questions`` (:mod:`tasks.byo`)."""
+
+
+def check_no_questions(metadata: dict[str, Any], task: str) -> None:
+    """Reject metadata ``questions`` on a task that scores its own question set (every task but :data:`BYO_TASKS`).
+
+    Such a task would ignore the file and score its own questions (``--metadata '{"questions": "q.jsonl"}'`` on
+    ``nq_open_bm25`` or the group ``rag_qa`` used to score NQ-open). A ``corpus`` override stays legitimate.
+
+    Raises:
+        ConfigError: one line naming the task, the value and the bring-your-own tasks.
+    """
+    questions = metadata.get("questions")
+    if questions not in (None, ""):
+        raise ConfigError(
+            f"{task}: task metadata questions={str(questions)!r} is read only by the bring-your-own tasks "
+            f"{', '.join(BYO_TASKS)}; {task} scores its own questions and would ignore it: run --tasks rag_qa_bm25 "
+            "(or rag_qa_dense, rag_qa_hybrid) with your questions, or drop 'questions' (a 'corpus' override is fine)"
+        )
+
+
 _NUMBERS: dict[str, tuple[str, int | None]] = {
     "hits": ("int", 1), "max_docs": ("int", 0), "seed": ("int", None), "noise": ("fraction", None),
     "chunk_words": ("int", 1), "context_words": ("int", 1), "query_words": ("int", 1),
@@ -154,6 +176,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
         if flag in kw:
             kw[flag] = _as_bool(kw[flag], flag)
     dataset = kw.pop("dataset")
+    if dataset != "byo":
+        check_no_questions(metadata, task)
     prompt = str(metadata.get("prompt") or "instruct")
     if prompt not in QA_PROMPTS:
         raise ConfigError(f"task metadata prompt={prompt!r}: expected one of {', '.join(QA_PROMPTS)} (tasks/README.md, 'Prompts')")
@@ -314,6 +338,7 @@ def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
     import datasets
 
     check_metadata_keys(metadata, _WIKI_LM_KEYS, "wiki_lm_bm25")
+    check_no_questions(metadata, "wiki_lm_bm25")
     metadata = check_metadata_numbers(metadata, "wiki_lm_bm25")
     kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:

@@ -124,9 +124,10 @@ def load_wikitext103(**metadata: Any) -> dict[str, Any]:
     ``retriever_params``."""
     import datasets
 
-    from .utils import check_metadata_keys, check_metadata_numbers
+    from .utils import check_metadata_keys, check_metadata_numbers, check_no_questions
 
     check_metadata_keys(metadata, WIKITEXT_KEYS, "wikitext103_bm25_wiki")
+    check_no_questions(metadata, "wikitext103_bm25_wiki")
     metadata = check_metadata_numbers(metadata, "wikitext103_bm25_wiki")
     kw = {key: metadata[key] for key in WIKITEXT_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:

@@ -334,3 +334,18 @@ def test_byo_task_end_to_end(tmp_path, byo_corpus):
         _tasks(["rag_qa_bm25"], **{**meta, "questions": str(bad)})
     with pytest.raises(ConfigError, match=r"read your own questions and corpus: --metadata"):
         _tasks(["rag_qa_bm25"], cache_dir=str(tmp_path))
+
+
+def test_questions_on_a_task_that_is_not_byo_is_an_error(tmp_path, byo_corpus):
+    """``questions`` on nq_open_bm25 (or the group rag_qa, or wiki_lm_bm25) used to be ignored: NQ-open was scored."""
+    from tasks.utils import load_wiki_lm
+
+    qs = _byo(tmp_path, [{"id": "b", "question": "Where is Berlin?", "answers": ["Germany"]}])
+    expected = (r"^{task}: task metadata questions='.*q.jsonl' is read only by the bring-your-own tasks rag_qa_bm25, "
+                r"rag_qa_dense, rag_qa_hybrid; {task} scores its own questions and would ignore it: run --tasks rag_qa_bm25 "
+                r"\(or rag_qa_dense, rag_qa_hybrid\) with your questions, or drop 'questions' \(a 'corpus' override is fine\)$")
+    for names, task in ((["nq_open_bm25"], "nq_open_bm25"), (["rag_qa"], "nq_open_bm25")):
+        with pytest.raises(ConfigError, match=expected.format(task=task)):
+            _tasks(names, questions=str(qs), corpus=str(byo_corpus), cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ConfigError, match=expected.format(task="wiki_lm_bm25")):
+        load_wiki_lm(questions=str(qs))
