@@ -213,6 +213,56 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
     return rows
 
 
+def _byo_note(questions: Any, hub_split: str | None, split: str) -> list[dict]:
+    """Every bring-your-own question (all splits), after one INFO line saying how many went to the dev/few-shot pool."""
+    from .byo import load_questions
+    from .data import qa_split_of
+
+    rows = load_questions(questions, split=hub_split)
+    parts = [qa_split_of(r["question"]) for r in rows]
+    n_dev, n_shot = parts.count("dev"), parts.count("fewshot")
+    log.info("questions %s: %d of %d held out as the dev/few-shot pool (%d dev, %d few-shot): one question in ten, by "
+             "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); %d in split %r are evaluated",
+             questions, n_dev + n_shot, len(rows), n_dev, n_shot, parts.count(split), split)
+    return rows
+
+
+def _byo_empty(questions: Any, rows: list[dict], split: str) -> str:
+    """The one-line error of a bring-your-own split without questions: where they went and what to do."""
+    from .data import qa_split_of
+
+    parts = [qa_split_of(r["question"]) for r in rows]
+    n_test, n_dev, n_shot = parts.count("test"), parts.count("dev"), parts.count("fewshot")
+    plural = "s" if len(rows) != 1 else ""
+    why = (f"dataset 'byo', split {split!r}: no questions: of the {len(rows)} question{plural} in {questions}, "
+           f"{n_test} are test, {n_dev} dev and {n_shot} few-shot (one question in ten, by hash of its text, goes to the "
+           "dev/few-shot pool; tasks/README.md, 'Splits')")
+    if split == "test":
+        return (f"{why}, so every one went to the pool; add questions (about nine in ten are scored)"
+                + (f" or evaluate the dev ones with --metadata '{{\"split\": \"dev\"}}'" if n_dev else ""))
+    return f"{why}; add questions, or evaluate the test ones (drop 'split')"
+
+
+def _warn_short(ctxs: dict[str, list], rows: list[dict], k: int, retriever: str, corpus: Any, corpus_obj: Any,
+                noise: float, label: str) -> None:
+    """One WARNING when some questions got fewer than ``k`` (``hits``) passages: how many, and the smallest count."""
+    counts = [len(ctxs.get(r["qid"]) or []) for r in rows]
+    short = [n for n in counts if n < k]
+    if not short:
+        return
+    causes = []
+    if retriever == "bm25":
+        causes.append("BM25 returns only passages that share a word, not a stop word, with the question")
+    size = len(corpus_obj) if corpus_obj is not None else None
+    if size is not None and size < k:
+        causes.append(f"the corpus has only {size} passages")
+    cause = "; ".join(causes or [f"{retriever} returned fewer"])
+    log.warning("%s: %d of %d questions got fewer than hits=%d passages from %s over corpus %s (fewest: %d; %s); they are "
+                "shown and scored with the passages they have%s (tasks/README.md, \"Passages per question\")",
+                label, len(short), len(counts), k, retriever, corpus, min(short), cause,
+                ", and noise replaces a share of those" if noise > 0 else "")
+
+
 def build_qa_docs(
     dataset: str,
     *,
@@ -269,6 +319,7 @@ def build_qa_docs(
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
     rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id, hub_split, questions)
+    byo_rows = _byo_note(questions, hub_split, split) if dataset == "byo" else None
     pool: dict = {}
     if counterfactual:  # substitutes come from every question of the data set, whatever the split
         from .data import load_nq_oracle
@@ -276,6 +327,8 @@ def build_qa_docs(
         pool = substitute_pool([(r["qid"], r["answers"][0]) for r in load_nq_oracle(data_dir, oracle_file)])
     if max_docs not in (None, "", 0):
         rows = rows[: int(max_docs)]
+    if not rows and byo_rows is not None:
+        raise DataError(_byo_empty(questions, byo_rows, split))
     if not rows:
         raise DataError(f"dataset {dataset!r}, split {split!r}: no questions (check the data, the split and max_docs)")
 
@@ -295,9 +348,9 @@ def build_qa_docs(
 
         corpus_obj = resolve_corpus(corpus, data_dir=data_dir)
         if dataset == "byo":  # every question of the file, whatever the split
-            from .byo import check_gold_ids, load_questions
+            from .byo import check_gold_ids
 
-            check_gold_ids(load_questions(questions, split=hub_split), corpus_obj)
+            check_gold_ids(byo_rows, corpus_obj)
     queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # "query": a shorter retrieval query (WoW)
     if len(queries) != len(rows):
         raise ConfigError(f"dataset {dataset}: duplicate qids in the question set")
@@ -313,6 +366,8 @@ def build_qa_docs(
                     "passage that is not a stop word: rephrase or remove the question, or use rag_qa_dense"
                 )
         check_run_sanity(run)
+        _warn_short(run.ctxs, rows, k, retriever, corpus, corpus_obj, noise,
+                    f"questions {questions}" if dataset == "byo" else f"dataset {dataset!r}")
         run_fp = str(run.fingerprint)
         for qid, hits in run.ctxs.items():
             ctxs_of[qid] = [

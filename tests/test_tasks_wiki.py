@@ -349,3 +349,61 @@ def test_questions_on_a_task_that_is_not_byo_is_an_error(tmp_path, byo_corpus):
             _tasks(names, questions=str(qs), corpus=str(byo_corpus), cache_dir=str(tmp_path / "cache"))
     with pytest.raises(ConfigError, match=expected.format(task="wiki_lm_bm25")):
         load_wiki_lm(questions=str(qs))
+
+
+@pytest.fixture
+def rag_log():
+    """Every record of ``tasks.rag`` at INFO and above (a handler on that logger: lm-eval's set-up may stop propagation)."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    lg, handler = logging.getLogger("tasks.rag"), Keep(logging.INFO)
+    level = lg.level
+    lg.addHandler(handler)
+    lg.setLevel(logging.INFO)
+    yield records
+    lg.removeHandler(handler)
+    lg.setLevel(level)
+
+
+POOL_QUESTIONS = [{"id": "fr", "question": "Which city is the capital of France?", "answers": ["Paris"]},
+                  {"id": "mx", "question": "Where is Mexico?", "answers": ["North America"]}]
+
+
+def test_byo_pool_is_logged_and_short_retrievals_warned(tmp_path, byo_corpus, rag_log):
+    """One INFO line says how many questions went to the dev/few-shot pool; one WARNING says how many questions got
+    fewer than hits passages (BM25 finds only passages sharing a word with the question) and the fewest."""
+    import logging
+
+    from tasks.rag import build_qa_docs
+
+    assert [qa_split_of(r["question"]) for r in POOL_QUESTIONS] == ["dev", "fewshot"]
+    qs = _byo(tmp_path, [*POOL_QUESTIONS, {"id": "b", "question": "Where is Berlin?", "answers": ["Germany"]},
+                         {"id": "t", "question": "What is Tokyo the capital of?", "answers": ["Japan"]}])
+    docs = build_qa_docs("byo", questions=str(qs), corpus=str(byo_corpus), cache_dir=tmp_path / "cache")
+    assert [(d["qid"], len(d["ctxs"])) for d in docs] == [("b", 1), ("t", 3)]
+    info = [r.getMessage() for r in rag_log if r.levelno == logging.INFO]
+    assert info == [f"questions {qs}: 2 of 4 held out as the dev/few-shot pool (1 dev, 1 few-shot): one question in ten, by "
+                    "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); 2 in split 'test' are evaluated"]
+    warn = [r.getMessage() for r in rag_log if r.levelno == logging.WARNING]
+    assert len(warn) == 1 and warn[0].startswith(
+        f"questions {qs}: 2 of 2 questions got fewer than hits=5 passages from bm25 over corpus {byo_corpus} (fewest: 1; "
+        "BM25 returns only passages that share a word, not a stop word, with the question)")
+
+
+def test_byo_all_questions_in_the_pool_says_where_they_went(tmp_path, byo_corpus):
+    from tasks.rag import build_qa_docs
+
+    qs = _byo(tmp_path, POOL_QUESTIONS, "pool.jsonl")
+    with pytest.raises(DataError) as e:
+        build_qa_docs("byo", questions=str(qs), corpus=str(byo_corpus), cache_dir=tmp_path / "cache")
+    assert str(e.value) == (
+        f"dataset 'byo', split 'test': no questions: of the 2 questions in {qs}, 0 are test, 1 dev and 1 few-shot (one "
+        "question in ten, by hash of its text, goes to the dev/few-shot pool; tasks/README.md, 'Splits'), so every one "
+        "went to the pool; add questions (about nine in ten are scored) or evaluate the dev ones with "
+        "--metadata '{\"split\": \"dev\"}'")
