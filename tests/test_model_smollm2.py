@@ -296,6 +296,29 @@ def test_passages_dropped_for_the_budget_are_logged_once_per_call(backbone, docs
     assert not [r for r in caplog.records if "dropped" in r.getMessage()]
 
 
+def test_trace_prompts_are_the_exact_branch_prompts(backbone, docs):
+    """Logged samples showed the task context with the passages slot; trace_prompts=true adds every branch's
+    prompt as the model saw it (decoded from its token ids)."""
+    from lm_eval.api.instance import Instance
+
+    from tokrag_model.methods import MODELS
+    from tokrag_model.prompt import PromptBuilder
+
+    d = docs[0]
+    ctx = context_of(backbone.tokenizer, d)
+    pb = PromptBuilder(backbone.tokenizer, "[Reference]: {title}\n{text}\n")
+    rag, pure = pb.rag(d["ctxs"], ctx, None), pb.pure(ctx, None)
+    dec = (lambda ids: backbone.tokenizer.decode(ids, skip_special_tokens=False))
+    for name, want in (("rag-standard", [dec(rag.ids)]), ("tokrag", [dec(rag.ids), dec(pure.ids)]), ("rag-none", [dec(pure.ids)])):
+        req = Instance("generate_until", d, (ctx, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False}), 0)
+        MODELS[name].with_backbone(backbone, trace_prompts=True).generate_until([req], disable_tqdm=True)
+        assert req.args[-1]["tokrag_trace"]["prompts"] == want, name
+    assert dec(rag.ids).startswith("[Reference]: ") and dec(rag.ids).endswith(ctx) and "[Reference]" not in dec(pure.ids)
+    req = Instance("generate_until", d, (ctx, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False}), 0)
+    MODELS["rag-standard"].with_backbone(backbone).generate_until([req], disable_tqdm=True)
+    assert "prompts" not in req.args[-1]["tokrag_trace"]  # off by default: samples stay small
+
+
 def test_loglikelihood_rolling(backbone, docs, outputs):
     """rag-none's rolling log-likelihood equals lm-eval's ``hf``; passages change it for the RAG methods."""
     from lm_eval.api.instance import Instance

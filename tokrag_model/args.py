@@ -170,6 +170,8 @@ COMMON_ARGS: dict[str, Arg] = {
                          "prepend BOS (default: the tokenizer's own setting, as lm-eval's hf model)"),
     "max_gen_toks": Arg(256, int_at_least(1), "default generation budget when the task gives none"),
     "trace": Arg(True, to_bool, "attach the method's decisions to each request (shows up with --log_samples)"),
+    "trace_prompts": Arg(False, to_bool, "generation: add to the trace the exact prompt of every branch the answer is "
+                         "decoded from (decoded from its token ids: passages, chat template and question as the model saw them)"),
     "trust_remote_code": Arg(False, to_bool, "passed to from_pretrained"),
     "revision": Arg(None, to_opt_str, "hub revision"),
 }

@@ -409,6 +409,8 @@ class RAGMethodLM(LM):
         made = [self.make_rule(req.doc, req.args[0], settings[key][2])
                 for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
         longest = [max(len(r) for r in rule.rows()) for rule, _ in made]
+        prompts = ([[self.tokenizer.decode(r, skip_special_tokens=False) for r in rule.rows()] for rule, _ in made]
+                   if self.resolved_config["trace_prompts"] else None)  # before decoding: rows() are the prompts
         coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
                         group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
         results: list[str] = []
@@ -421,7 +423,10 @@ class RAGMethodLM(LM):
             for i, rule, toks in zip(idxs, rules, outs):
                 text = postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
                 results.append(text)
-                self._attach_trace(requests[i], self.finish_trace(rule, made[i][1]))
+                trace = self.finish_trace(rule, made[i][1])
+                if self.resolved_config["trace_prompts"] and trace is not None:
+                    trace = {**trace, "prompts": prompts[i]}
+                self._attach_trace(requests[i], trace)
                 self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
             pbar.update(len(idxs))
         pbar.close()
