@@ -16,12 +16,14 @@ inserted passage from a retrieved one (issue 11.1). ``scored_by`` names the scal
 temperature from it. Gold-only tasks score their passage with ``retriever`` too (default bm25).
 ``rank`` is the 1-based position shown to the model.
 
-Noise (``noise=f``): ``round(f * k)`` (half up) of the k passages are replaced by passages drawn
-uniformly from the corpus, excluding the retrieved ones, the gold passages and any passage that
-contains a gold answer (DPR ``has_answer``), so the added passages are pure noise. Positions and
-passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``: the result does not depend
-on Python's hash seed or the process, and the levels are nested (the passages replaced at 20% are
-also replaced at 40%).
+Noise (``noise=f``): :func:`n_noise` of the m passages the question has (m = k unless retrieval
+returned fewer): ``round(f * m)`` (half up), but at most ``m - 1`` when ``f < 1``, so a fraction below
+1 never replaces every passage a question has (noise 0.5 on a one-passage question replaces none).
+They are replaced by passages drawn uniformly from the corpus, excluding the retrieved ones, the gold
+passages and any passage that contains a gold answer (DPR ``has_answer``), so the added passages are
+pure noise. Positions and passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``:
+the result does not depend on Python's hash seed or the process, and the levels are nested (the
+passages replaced at 20% are also replaced at 40%).
 
 Counterfactual: the gold passage with every occurrence of a gold answer (case-insensitive, whole
 words) replaced by the first gold answer of another question of the same *kind*
@@ -80,10 +82,19 @@ def _rng(seed: int, *parts: Any) -> random.Random:
 
 
 def n_noise(fraction: float, k: int) -> int:
-    """How many of ``k`` passages a noise fraction replaces: ``floor(fraction * k + 0.5)``."""
+    """How many of a question's ``k`` passages a noise fraction replaces.
+
+    ``floor(fraction * k + 0.5)`` (round half up), capped at ``k - 1`` when ``fraction < 1``: a fraction below 1
+    always leaves at least one of the question's own passages, and only ``fraction = 1`` replaces all of them.
+    ``k`` is the number of passages the question actually has (fewer than the task's ``hits`` when BM25 finds
+    fewer): ``n_noise(0.5, 1) == 0`` (not 1: 100% noise), ``n_noise(0.5, 2) == 1``, ``n_noise(0.4, 5) == 2``,
+    ``n_noise(0.9, 5) == 4``, ``n_noise(1.0, 1) == 1``. The count never decreases with ``fraction``, so levels
+    stay nested.
+    """
     if not 0.0 <= fraction <= 1.0:
         raise ConfigError(f"noise={fraction!r}: the noise fraction must be in [0, 1] (e.g. 0.2 for *_noise20)")
-    return int(fraction * k + 0.5 + 1e-9)
+    n = int(fraction * k + 0.5 + 1e-9)
+    return n if fraction >= 1.0 else min(n, max(k - 1, 0))
 
 
 def _ctx(p: Any, *, rank: int, source: str, score: float | None = None) -> dict:
@@ -93,7 +104,9 @@ def _ctx(p: Any, *, rank: int, source: str, score: float | None = None) -> dict:
 
 def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], gold_docids: Sequence[str],
               fraction: float, seed: int) -> list[dict]:
-    """Replace ``n_noise(fraction, len(ctxs))`` passages of ``ctxs`` by random passages of ``corpus``.
+    """Replace ``n_noise(fraction, len(ctxs))`` passages of ``ctxs`` by random passages of ``corpus``: the count
+    follows the passages the question has, not the task's ``hits`` (a one-passage question keeps its passage
+    at any fraction below 1).
 
     Args:
         ctxs: the retrieved passages (list of ctx dicts, rank order); not modified.

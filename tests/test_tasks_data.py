@@ -151,6 +151,26 @@ def test_n_noise(fraction: float, k: int, n: int) -> None:
     assert n_noise(fraction, k) == n
 
 
+@pytest.mark.parametrize(("fraction", "k", "n"), [(0.5, 1, 0), (0.8, 1, 0), (0.8, 2, 1), (0.9, 5, 4)])
+def test_n_noise_below_one_keeps_one_of_the_questions_passages(fraction: float, k: int, n: int) -> None:
+    """k is the number of passages the question has (fewer than hits when BM25 finds fewer): a fraction below 1
+    never replaces them all (noise 0.5 on a one-passage question used to replace it: 100% noise)."""
+    assert n_noise(fraction, k) == n
+
+
+def test_add_noise_follows_the_passages_a_question_has() -> None:
+    from retrieval import Corpus, Passage
+    from tasks.rag import add_noise
+
+    corpus = Corpus([Passage(f"n{i}", f"T{i}", f"filler passage number {i}") for i in range(20)], source="mem")
+    one = [{"docid": "g", "title": "G", "text": "Paris is the capital of France.", "score": 3.0, "rank": 1,
+            "source": "retrieved"}]
+    assert add_noise(one, corpus, "q1", ["Paris"], ["g"], 0.5, 1234) == one  # the gold passage stays
+    two = one + [{"docid": "x", "title": "X", "text": "Lyon is a city.", "score": 1.0, "rank": 2, "source": "retrieved"}]
+    out = add_noise(two, corpus, "q1", ["Paris"], ["g"], 0.8, 1234)
+    assert len(out) == 2 and [c["source"] for c in out].count("noise") == 1
+
+
 def test_n_noise_rejects_bad_fraction() -> None:
     with pytest.raises(ConfigError, match="noise"):
         n_noise(1.5, 5)

@@ -407,3 +407,15 @@ def test_byo_all_questions_in_the_pool_says_where_they_went(tmp_path, byo_corpus
         "question in ten, by hash of its text, goes to the dev/few-shot pool; tasks/README.md, 'Splits'), so every one "
         "went to the pool; add questions (about nine in ten are scored) or evaluate the dev ones with "
         "--metadata '{\"split\": \"dev\"}'")
+
+
+def test_byo_noise_follows_the_passages_a_question_has(tmp_path, byo_corpus):
+    """noise=0.5 on a question with one passage keeps it (it used to be replaced: 100% noise); on three passages
+    it replaces round(1.5) = 2."""
+    from tasks.rag import build_qa_docs
+
+    qs = _byo(tmp_path, [{"id": "b", "question": "Where is Berlin?", "answers": ["Germany"], "gold_docids": ["p2"]},
+                         {"id": "t", "question": "What is Tokyo the capital of?", "answers": ["Japan"]}])
+    docs = build_qa_docs("byo", questions=str(qs), corpus=str(byo_corpus), cache_dir=tmp_path / "cache", noise=0.5)
+    assert [(c["docid"], c["source"]) for c in docs[0]["ctxs"]] == [("p2", "retrieved")]
+    assert [c["source"] for c in docs[1]["ctxs"]].count("noise") == 2 and len(docs[1]["ctxs"]) == 3
