@@ -219,10 +219,12 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     """Per-sample metrics of the QA tasks.
 
     ``em``, ``f1``, ``answer_match``: max over ``doc["answers"]`` (:mod:`tasks.metrics`) of the
-    first non-empty line of the generation (:func:`answer_line`). ``answer_recall``: 1.0 if a passage shown to the
-    model contains a gold answer (DPR ``has_answer``), i.e. answer recall@k of the ctxs. ``gold_at_k``
-    (only for docs with known gold passages): 1.0 if a gold passage (or its counterfactual version)
-    is among the ctxs. ``cf_match`` (counterfactual tasks): answer match against the substituted
+    first non-empty line of the generation (:func:`answer_line`). ``answer_recall``: 1.0 if a passage of
+    ``doc["ctxs"]`` contains a gold answer (DPR ``has_answer``), i.e. answer recall@hits of the task's passages.
+    ``gold_at_k`` (only for docs with known gold passages): 1.0 if a gold passage (or its counterfactual
+    version) is among the ctxs. Both count the passages the task attached, before the model argument ``k`` and
+    the passages a model drops for ``max_length``: the model's trace (``passages``, ``dropped``) records
+    what was shown (tasks/README.md, "Metrics"). ``cf_match`` (counterfactual tasks): answer match against the substituted
     answer, the rate at which the model is misled. Prediction hygiene (the same extraction rule for every
     method): ``empty_pred`` 1.0 if the scored answer line is empty (nothing but whitespace generated, or
     only punctuation/articles, which normalise to nothing); ``overlong_pred`` 1.0 if it has more than
