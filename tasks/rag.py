@@ -133,7 +133,9 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     while len(picked) < len(ctxs):  # draw a fixed-length sequence so levels are nested
         attempts += 1
         if attempts > 200 * len(ctxs) + 1000:
-            raise ConfigError(f"corpus of {len(passages)} passages is too small to draw {len(ctxs)} noise passages for {qid}")
+            raise ConfigError(f"corpus {getattr(corpus, 'source', None) or getattr(corpus, 'name', '')} has too few passages "
+                              f"({len(passages)}) to draw {len(ctxs)} noise passages for question {qid} (none retrieved for "
+                              "it, none gold, none containing a gold answer): use a larger corpus or a task without noise")
         p = passages[rng.randrange(len(passages))]
         if p.docid in banned or has_answer(p.text, list(answers)):
             continue

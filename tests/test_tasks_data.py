@@ -171,6 +171,18 @@ def test_add_noise_follows_the_passages_a_question_has() -> None:
     assert len(out) == 2 and [c["source"] for c in out].count("noise") == 1
 
 
+def test_a_corpus_too_small_for_the_noise_names_itself_and_the_fix() -> None:
+    from retrieval import Corpus, Passage
+    from tasks.rag import add_noise
+
+    corpus = Corpus([Passage(f"n{i}", f"T{i}", f"filler passage number {i}") for i in range(3)], name="tiny", source="mem")
+    two = [{"docid": d, "title": d, "text": f"text {d}", "score": 1.0, "rank": i + 1, "source": "retrieved"}
+           for i, d in enumerate(["n0", "n1"])]
+    with pytest.raises(ConfigError, match=r"^corpus mem has too few passages \(3\) to draw 2 noise passages for question q1 "
+                                          r".*use a larger corpus or a task without noise$"):
+        add_noise(two, corpus, "q1", ["Paris"], [], 0.5, 1234)
+
+
 def test_n_noise_rejects_bad_fraction() -> None:
     with pytest.raises(ConfigError, match="noise"):
         n_noise(1.5, 5)
