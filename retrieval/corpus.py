@@ -1,14 +1,18 @@
 """Passage corpora: readers for the usual formats, the named corpora, stable document ids.
 
-Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension and first record):
+Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension, ``.jsonl``, ``.json`` or ``.tsv``,
+each optionally ``.gz``, and by the first record; a UTF-8 byte order mark at the start of a file is skipped):
 
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
   them). When ``contents`` has several lines, the first is the title (``Title\\n...`` or
   ``"Title"\\n...``, the DPR/Pyserini ``wikipedia-dpr`` convention); single-line contents have no title.
-* ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``).
-* ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting).
+* ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``). A record holding
+  both ``contents`` and ``text`` is refused (which one is the passage?).
+* ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting: a field may be
+  quoted, with inner quotes doubled). Every row has the header's number of fields and stays on its line: a
+  quote left open (which would swallow the following rows into one text) is refused, naming its line.
 * ``wiki-summaries``: a JSON object keyed by title, ``{title: {"title", "extract", ...}}``
-  (``wiki_vital_summaries/summaries_en-us.json``).
+  (``wiki_vital_summaries/summaries_en-us.json``); ``auto`` picks it only when every record has ``extract``.
 
 Named corpora (:func:`named_corpus`), built from a data folder laid out like ``../shared/data``:
 
@@ -35,7 +39,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import gzip_errors, json_error, read_jsonl
+from .io import BOM, gzip_errors, json_error, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -48,6 +52,9 @@ NAMED_CORPORA = ("nq-wiki-12k", "nq-dpr-1k", "wiki-vital")
 NQ_DPR_1K_QUESTIONS = 200
 
 _WS = re.compile(r"\s")
+CORPUS_FILE = re.compile(r"\.(jsonl|json|tsv)(\.gz)?$", re.I)  # the corpus file names load_corpus(fmt="auto") reads
+CORPUS_FORMATS = (".jsonl/.json (a record per line: {id, title, text} or {id, contents}), .json (Wikipedia summaries "
+                  "{title: {title, extract}}), .tsv (DPR: header, then id<TAB>text<TAB>title), each also .gz")
 
 
 @dataclass(frozen=True)
@@ -194,6 +201,9 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
     for lineno, obj in read_jsonl(path):
         where = f"{path}:{lineno}"
         pid = _field(obj, ("id", "docid", "_id"), where)
+        if obj.get("contents") is not None and obj.get("text") is not None:
+            raise DataError(f"{where}: passage {pid!r} has both 'contents' and 'text'; keep one of them "
+                            "('contents' as Pyserini's JsonCollection, or 'title' and 'text')")
         if fmt == "jsonc":
             title, text = _split_contents(_field(obj, ("contents",), where))
         else:
@@ -204,38 +214,86 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
         yield where, Passage(pid, title, text)
 
 
+def _open_quote_line(row: list[str], start: int) -> int | None:
+    """The line on which a row that starts on line ``start`` opens a quoted field that runs over the line end
+    (CSV quoting keeps line breaks inside quotes), or None when every field stays on its line."""
+    before = 0
+    for field in row:
+        if "\n" in field:
+            return start + before
+        before += field.count("\n")
+    return None
+
+
+def _unbalanced_quote(path: Path, line: int, until: str) -> DataError:
+    return DataError(
+        f"{path}:{line}: unbalanced '\"': the quoted field opened on this line {until}; close the quote, or quote "
+        'the whole field and double the quotes inside it (CSV quoting: a text "a ""b"" c" reads a "b" c)'
+    )
+
+
 def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
-    """``(file:line, passage)`` for each row of a DPR TSV corpus file."""
+    """``(file:line, passage)`` for each row of a DPR TSV corpus file (CSV quoting, tab-separated).
+
+    A row must have the header's number of fields and stay on its line: a quote that opens a field and is not
+    closed on the same line would make the following rows part of that text, and is an error naming the line
+    where it opened.
+    """
     with _open_text(path) as raw:
         try:
-            data = raw.read().decode("utf-8")
+            data = raw.read().removeprefix(BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
             lineno = exc.object[: exc.start].count(b"\n") + 1
             raise DataError(f"{path}:{lineno}: invalid UTF-8; re-encode the file as UTF-8") from None
+    if data and not data.endswith("\n"):
+        data += "\n"  # a quote left open on the last line then shows as a line break inside the field
     reader = csv.reader(io.StringIO(data), delimiter="\t")
     header = next(reader, None)
     if header is None:
         raise DataError(f"{path}: the corpus is empty (no header line 'id<TAB>text<TAB>title')")
     cols = [c.strip().lower() for c in header]
-    if not {"id", "text"} <= set(cols):
-        raise DataError(f"{path}:1: expected a DPR header 'id<TAB>text<TAB>title', got {header!r}")
+    if reader.line_num != 1 or not {"id", "text"} <= set(cols):
+        first = data.partition("\n")[0]
+        raise DataError(f"{path}:1: expected a DPR header 'id<TAB>text<TAB>title', got {first!r}")
     ii, it, iti = cols.index("id"), cols.index("text"), cols.index("title") if "title" in cols else None
-    for row in reader:
-        lineno = reader.line_num
+    end = 1  # the last line of the previous row
+    while True:
+        start = end + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:  # a field past csv's size limit (an open quote swallowing the file), a stray CR
+            line = data.split("\n", start)[start - 1]
+            if "\r" in line.rstrip("\r"):
+                raise DataError(f"{path}:{start}: a carriage return (\\r) inside a field; remove it or quote the field") from None
+            if _open_quote_line(next(csv.reader([line + "\n"], delimiter="\t")), start) is not None:
+                raise _unbalanced_quote(path, start, f"is not closed (the field runs on past {csv.field_size_limit()} "
+                                        "characters)") from None
+            raise DataError(f"{path}:{start}: malformed TSV row ({exc})") from None
+        if row is None:
+            break
+        end = reader.line_num
+        opened = _open_quote_line(row, start)
+        if opened is not None:
+            last = data.count("\n")
+            until = "is never closed" if end == opened else (
+                f"is not closed on it and runs on to line {end}" + (" (the end of the file)" if end == last else ""))
+            raise _unbalanced_quote(path, opened, until)
         if not row or not any(c.strip() for c in row):
             continue
-        if len(row) < len(cols):
-            raise DataError(f"{path}:{lineno}: expected {len(cols)} tab-separated fields ({', '.join(cols)}), got {len(row)}")
+        if len(row) != len(cols):
+            raise DataError(f"{path}:{start}: expected {len(cols)} tab-separated fields ({', '.join(cols)}), got {len(row)}"
+                            + ("; a tab inside a field needs the field quoted (\"...\")" if len(row) > len(cols) else ""))
         text = row[it]
         if not text.strip():
-            raise DataError(f"{path}:{lineno}: passage {row[ii]!r} has empty text")
-        yield f"{path}:{lineno}", Passage(row[ii].strip(), row[iti] if iti is not None else "", text)
+            raise DataError(f"{path}:{start}: passage {row[ii]!r} has empty text")
+        yield f"{path}:{start}", Passage(row[ii].strip(), row[iti] if iti is not None else "", text)
 
 
 def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
     """``(file: entry 'key', passage)`` for each article of a Wikipedia summaries file."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        with _open_text(path) as f:
+            data = json.loads(f.read().removeprefix(BOM).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -254,21 +312,38 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
 
 
 def _sniff(path: Path) -> str:
-    """Pick a format: ``.tsv`` -> dpr-tsv; a whole-file JSON object -> wiki-summaries; else JSONL by first record."""
+    """Pick a format: ``.tsv`` -> dpr-tsv; a ``.json`` file holding one JSON object of records that all have
+    ``extract`` -> wiki-summaries; else JSONL by the first record (``contents``: jsonc, else jsonl).
+
+    Raises:
+        DataError: a ``.json`` file holding a JSON array, or an object of records without ``extract`` (an object
+            keyed by id is no format tokrag reads: its ids would be rewritten as Wikipedia titles).
+    """
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".tsv"):
         return "dpr-tsv"
     if name.endswith(".json"):
         with _open_text(path) as f:
-            raw = f.read()
+            raw = f.read().removeprefix(BOM)
         try:
             whole = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             whole = None  # several JSON lines, or bad bytes: the JSONL reader reports them with a line number
-        if isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values()) and not (
-            "contents" in whole or "text" in whole
-        ):
-            return "wiki-summaries"
+        if isinstance(whole, list):
+            raise DataError(f"{path}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
+                            f"per line (supported corpus files: {CORPUS_FORMATS})")
+        keyed = isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values())
+        if keyed and not any(k in whole for k in ("id", "docid", "_id", "contents", "text")):  # not one JSONL record
+            lacking = [k for k, v in whole.items() if "extract" not in v]
+            if not lacking:
+                return "wiki-summaries"
+            if len(lacking) < len(whole):
+                raise DataError(f"{path}: entry {lacking[0]!r} has no 'extract' field, which the other entries of this "
+                                "Wikipedia summaries file have; give it one or remove it")
+            raise DataError(
+                f"{path}: one JSON object of records without 'extract' (e.g. entry {lacking[0]!r}) is no corpus format "
+                f"tokrag reads; write one {{id, title, text}} record per line (supported corpus files: {CORPUS_FORMATS})"
+            )
     for _, obj in read_jsonl(path):
         return "jsonc" if "contents" in obj else "jsonl"
     return "jsonl"
@@ -285,7 +360,8 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     Raises:
         DataError: malformed JSON or TSV, invalid UTF-8 (file and line named), missing fields, empty
             text, duplicate ids, an empty corpus.
-        ConfigError: a path that does not exist or an unknown ``fmt``.
+        ConfigError: a path that does not exist, an unknown ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
+            optionally ``.gz``).
     """
     p = Path(path).expanduser()
     if not p.exists():
@@ -295,7 +371,11 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
                                        "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV)"))
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
-    files = sorted(f for f in p.iterdir() if f.is_file() and re.search(r"\.(jsonl?|tsv)(\.gz)?$", f.name)) if p.is_dir() else [p]
+    if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name):
+        ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
+        raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
+                          + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS})")
+    files = sorted(f for f in p.iterdir() if f.is_file() and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
     if not files:
         raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
     located: list[tuple[str, Passage]] = []
@@ -443,6 +523,7 @@ def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
 def load_queries(path: str | os.PathLike) -> dict[str, str]:
     """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
     ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
+    A UTF-8 byte order mark at the start of the file is skipped.
 
     Raises:
         DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty or hold whitespace,
@@ -467,6 +548,8 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     if name.endswith((".tsv", ".txt")):
         with _open_text(p) as f:
             for lineno, raw in enumerate(f, start=1):
+                if lineno == 1:
+                    raw = raw.removeprefix(BOM)
                 try:
                     line = raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError:
@@ -485,3 +568,4 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     if not out:
         raise DataError(f"{p}: no queries in the file")
     return out
+

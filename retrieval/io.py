@@ -20,6 +20,7 @@ from filelock import FileLock
 from .errors import ConfigError, DataError
 
 INDEX_META = "tokrag_index.json"  # written into every index folder tokrag builds (BM25 and dense)
+BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors (Notepad, Excel) put at the start of a file
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -108,7 +109,7 @@ def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines); a ``.gz``
-    file is decompressed on the fly.
+    file is decompressed on the fly and a UTF-8 byte order mark at the start of the file is skipped.
 
     Raises:
         DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line; naming
@@ -119,6 +120,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
         for lineno, raw in enumerate(f, start=1):
+            if lineno == 1:
+                raw = raw.removeprefix(BOM)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -312,3 +312,92 @@ def test_bm25_numbers_are_checked_in_one_place(tmp_path, corpus, cache, capsys, 
     topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
     tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(tmp_path / "o.trec"), "--k1", "0.5", *cache])
     assert calls and calls[0][0][:2] == (0.5, None)
+
+
+# ------------------------------------------------------------------------------------------------ corpus formats
+def test_tsv_row_with_more_fields_than_the_header_is_an_error(tmp_path):
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import DataError
+
+    path = tmp_path / "c.tsv"  # the tab after "tragedy" made a 4th field that was dropped
+    path.write_text("id\ttext\ttitle\np2\tParis is the capital of France.\tParis\np1\tHamlet is a tragedy\tby Shakespeare.\tHamlet\n")
+    with pytest.raises(DataError, match=rf"^{path}:3: expected 3 tab-separated fields \(id, text, title\), got 4; "
+                                        r"a tab inside a field needs the field quoted"):
+        load_corpus(path)
+
+
+@pytest.mark.parametrize("last, until", [
+    ("p4\tNeil Armstrong walked on the Moon in 1969.\tMoon\n", "runs on to line 5 (the end of the file)"),  # never closed
+    ('p4\tNeil Armstrong walked on the "Moon" in 1969.\tMoon\np5\tok\tT\n', "runs on to line 5"),  # closed 2 rows later
+])
+def test_tsv_unbalanced_quote_names_the_line_it_opened(tmp_path, last, until):
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import DataError
+
+    path = tmp_path / "c.tsv"
+    path.write_text('id\ttext\ttitle\np1\tHamlet is a tragedy.\tHamlet\np2\t"Paris is the capital of France.\tParis\n'
+                    "p3\tMount Everest is the highest mountain.\tEverest\n" + last)
+    with pytest.raises(DataError, match=rf"^{path}:3: unbalanced '\"': the quoted field opened on this line is not closed "
+                                        rf"on it and {until.replace('(', '[(]').replace(')', '[)]')}; close the quote"):
+        load_corpus(path)
+    path.write_text('id\ttext\ttitle\np1\tok\tT\np2\t"open at the end\tT')  # the last line, no line end
+    with pytest.raises(DataError, match=rf"^{path}:3: unbalanced '\"': the quoted field opened on this line is never closed"):
+        load_corpus(path)
+    # DPR's quoting (a quoted field, inner quotes doubled) and quotes inside an unquoted text still read as before
+    path.write_text('id\ttext\ttitle\n1\t"Aaron ( or ; ""Aharon"") is a prophet"\tAaron\n2\tthe "Moon" landing\tMoon\n')
+    assert [(p.docid, p.title, p.text) for p in load_corpus(path)] == [
+        ("1", "Aaron", 'Aaron ( or ; "Aharon") is a prophet'), ("2", "Moon", 'the "Moon" landing')]
+
+
+def test_utf8_bom_is_skipped_in_corpora_and_topics(tmp_path):
+    from retrieval.cli import load_topics
+    from retrieval.corpus import load_corpus, load_queries
+
+    bom = b"\xef\xbb\xbf"
+    files = {"c.jsonl": "".join(json.dumps(p) + "\n" for p in PASSAGES),
+             "c.tsv": "id\ttext\ttitle\n" + "".join(f"{p['id']}\t{p['text']}\t{p['title']}\n" for p in PASSAGES),
+             "t.jsonl": json.dumps({"qid": "a", "question": "where is paris", "answers": ["paris"]}) + "\n",
+             "t.tsv": "a\twhere is paris\n"}
+    for name, body in files.items():
+        (tmp_path / name).write_bytes(body.encode())
+        (tmp_path / f"bom-{name}").write_bytes(bom + body.encode())
+    for name in ("c.jsonl", "c.tsv"):
+        assert load_corpus(tmp_path / f"bom-{name}").fingerprint == load_corpus(tmp_path / name).fingerprint
+    assert load_queries(tmp_path / "bom-t.tsv") == load_queries(tmp_path / "bom-t.jsonl") == {"a": "where is paris"}
+    assert load_topics(str(tmp_path / "bom-t.jsonl"))[1] == {"a": ["paris"]}
+
+
+def test_json_object_keyed_by_id_is_not_read_as_wikipedia_summaries(tmp_path):
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import DataError
+
+    path = tmp_path / "c.json"  # was read as summaries: ids 'wiki-Hamlet', 'wiki-Paris', so no gold id ever matched
+    path.write_text(json.dumps({p["id"]: {"title": p["title"], "text": p["text"]} for p in PASSAGES}))
+    with pytest.raises(DataError, match=rf"^{path}: one JSON object of records without 'extract' \(e.g. entry 'p1'\) is no "
+                                        r"corpus format tokrag reads; write one \{id, title, text\} record per line "
+                                        r"\(supported corpus files: \.jsonl/\.json .*\.tsv .*\)$"):
+        load_corpus(path)
+    path.write_text(json.dumps({"A": {"title": "A", "extract": "first"}, "B": {"title": "B", "text": "second"}}))
+    with pytest.raises(DataError, match=rf"^{path}: entry 'B' has no 'extract' field"):
+        load_corpus(path)
+
+
+def test_jsonl_record_with_contents_and_text_is_an_error(tmp_path):
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import DataError
+
+    path = _jsonl(tmp_path / "c.jsonl", [PASSAGES[0], {**PASSAGES[1], "contents": "Something else entirely"}])
+    with pytest.raises(DataError, match=rf"^{path}:2: passage 'p2' has both 'contents' and 'text'; keep one of them"):
+        load_corpus(path)
+
+
+@pytest.mark.parametrize("name", ["c.csv", "c.txt", "c.csv.gz"])
+def test_corpus_with_another_extension_names_the_supported_ones(tmp_path, cache, capsys, name):
+    path = tmp_path / name
+    path.write_text("id,title,text\np1,Hamlet,Hamlet is a tragedy.\n")
+    assert tokrag(["index", "build", "--corpus", str(path), "--index", str(tmp_path / "idx"), *cache]) == 2
+    err = capsys.readouterr().err
+    ext = name[1:]
+    assert f"corpus file {path}: the extension {ext!r} is no corpus format tokrag reads; convert or rename it" in err
+    assert "(supported corpus files: .jsonl/.json" in err and ".tsv (DPR" in err and "malformed JSON" not in err
+
