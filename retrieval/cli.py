@@ -32,15 +32,41 @@ logger = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------------------------------- topics
-def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+def _tsv_name(path: Path) -> bool:
+    return path.name.lower().removesuffix(".gz").endswith((".tsv", ".txt"))
+
+
+def is_tsv_topics(spec: str) -> bool:
+    """Whether ``spec`` names a TSV topics file (``qid<TAB>query``, ``.tsv``/``.txt``, optionally ``.gz``): such
+    topics carry no answers or gold ids."""
+    p = Path(spec).expanduser()
+    return p.is_file() and _tsv_name(p)
+
+
+def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None,
+                only: Any = None) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     """-> (queries, answers, gold docids) for a topics file or named set (module docstring).
 
+    Args:
+        spec: a topics file or named set, optionally ``:N`` (the first N queries).
+        data_dir: data folder of the named sets.
+        corpus: a local :class:`retrieval.Corpus` the topics are retrieved from or scored against: the gold ids
+            of the queries (of those in ``only`` when given, e.g. a run's qids) must be passages of it
+            (:func:`retrieval.corpus.check_gold_ids`).
+
     Raises:
-        ConfigError: unknown name / missing file. DataError: malformed lines (file and line named).
+        ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
+        malformed lines (file and line named); with ``corpus``, a gold id that is not in it (file, line and id named).
     """
-    from .corpus import _field, jsonl_qid, load_queries, nq_oracle_questions, string_list
+    from .corpus import _field, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, relative_note, string_list
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
+
+    def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None) -> tuple[dict, dict, dict]:
+        if corpus is not None:
+            check_gold_ids({q: v for q, v in gold.items() if q in queries and (only is None or q in only)}, corpus,
+                           where or {q: f"--topics {spec} question {q!r}" for q in gold})
+        return queries, answers, gold
 
     name, has_n, n = spec.partition(":")
     if name in ("nq-oracle", "nq-open") and has_n and not (n.isdigit() and int(n) >= 1):
@@ -48,7 +74,8 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     limit = int(n) if n.isdigit() else None
     if name == "nq-oracle":
         qs = nq_oracle_questions(data_dir, limit=limit)
-        return ({q["qid"]: q["question"] for q in qs}, {q["qid"]: q["answers"] for q in qs}, {q["qid"]: q["gold_docids"] for q in qs})
+        return checked({q["qid"]: q["question"] for q in qs}, {q["qid"]: q["answers"] for q in qs},
+                       {q["qid"]: q["gold_docids"] for q in qs})
     if name == "pyserini":
         from .worker import call_java
 
@@ -75,13 +102,14 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
     p = Path(spec).expanduser()
     if not p.is_file():
         if "/" in spec or p.suffix:
-            raise ConfigError(f"--topics {spec!r}: not a file and not a named topic set (nq-oracle, nq-open)")
+            raise ConfigError(f"--topics {spec!r}: not a file{relative_note(p)} and not a named topic set (nq-oracle, nq-open)")
         raise ConfigError("--topics: " + unknown_name("topic set", name, ("nq-oracle", "nq-open"),
                                                       hint="or give a topics file (TSV qid<TAB>query, or JSONL)"))
     queries = load_queries(p)
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}
-    if not p.name.lower().removesuffix(".gz").endswith((".tsv", ".txt")):
+    places: dict[str, str] = {}
+    if not _tsv_name(p):
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
@@ -89,10 +117,11 @@ def load_topics(spec: str, data_dir: str | None = None) -> tuple[dict[str, str],
                 answers[qid] = ans
             if ids := string_list(obj, ("gold_docids",), where):
                 gold[qid] = ids
+                places[qid] = where
     if limit is not None:
         keep = list(queries)[:limit]
         queries = {q: queries[q] for q in keep}
-    return queries, answers, gold
+    return checked(queries, answers, gold, places)
 
 
 # ----------------------------------------------------------------------------------------------- parsers
@@ -203,7 +232,8 @@ def _eval_parser() -> argparse.ArgumentParser:
     ap.add_argument("--run", default=None, help="ctxs JSONL (or a TREC run together with --corpus); with --expect: score this run "
                     "against one --condition instead of retrieving")
     ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file")
-    ap.add_argument("--corpus", default=None, help="corpus for a TREC run (passage texts)")
+    ap.add_argument("--corpus", default=None, help="corpus of the run: needed for a TREC run (passage texts); the topics' "
+                    "gold ids are checked against it")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 20, 100], help="cut-offs (default 1 5 20 100)")
     ap.add_argument("--expect", default=None, help="expectation file: corpus, topics, conditions with expected figures (YAML)")
     ap.add_argument("--condition", action="append", default=None, help="with --expect: check only this condition (repeatable)")
@@ -329,13 +359,15 @@ def _retrieve(a: argparse.Namespace) -> int:
     if not a.topics or not a.output:
         raise ConfigError("--topics and --output are required (only --dry-run works without them)")
     _output_paths(a)  # a bad --output fails now, not after the search
-    queries, _, gold = load_topics(a.topics, a.data_dir)
+    from .corpus import resolve_corpus
+
+    local = resolve_corpus(a.corpus, a.data_dir) if a.corpus is not None and not prebuilt else None
+    queries, _, gold = load_topics(a.topics, a.data_dir, corpus=local)  # gold ids checked against a local corpus
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
     from .api import retrieve
-    from .corpus import resolve_corpus
 
-    corpus = a.corpus if prebuilt else resolve_corpus(a.corpus, a.data_dir)
+    corpus = a.corpus if prebuilt else local
     runtime = {"progress": True}
     if a.threads:
         runtime["threads"] = a.threads
@@ -445,6 +477,7 @@ def _expect(a: argparse.Namespace) -> int:
     """``retrieve eval --expect FILE``: retrieve and check each condition (or --dry-run: print the downloads)."""
     from . import expect
     from .cache import read_ctxs_jsonl
+    from .corpus import resolve_corpus
     from .metrics import evaluate_run
 
     spec = expect.load(a.expect)
@@ -459,7 +492,8 @@ def _expect(a: argparse.Namespace) -> int:
             raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
         (c,) = conds
         ctxs, _ = read_ctxs_jsonl(a.run)
-        queries, answers, gold = load_topics(c["topics"], a.data_dir)
+        local = None if c["corpus"].startswith("prebuilt:") else resolve_corpus(c["corpus"], a.data_dir)
+        queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs)
         _coverage_note(ctxs, queries, c["topics"], a.run)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         cmp_ = expect.compare(c, evaluate_run(ctxs, answers or None, gold or None, ks=ks))
@@ -487,18 +521,26 @@ def _eval(a: argparse.Namespace) -> int:
         return _expect(a)
     if not a.run or not a.topics:
         raise ConfigError("--run and --topics are required (or give --expect FILE)")
+    from .corpus import relative_note, resolve_corpus
+
     run_path = Path(a.run)
     if not run_path.is_file():
-        raise ConfigError(f"--run {run_path}: no such file")
+        raise ConfigError(f"--run {run_path}: no such file{relative_note(run_path)}")
+    corpus = resolve_corpus(a.corpus, a.data_dir) if a.corpus else None
     if run_path.suffix in (".trec", ".txt") or not run_path.name.endswith((".jsonl", ".json")):
-        if not a.corpus:
+        if corpus is None:
             raise ConfigError("a TREC run needs --corpus to score answer recall (passage texts)")
-        from .corpus import resolve_corpus
-
-        ctxs = _read_trec(run_path, resolve_corpus(a.corpus, a.data_dir))
+        ctxs = _read_trec(run_path, corpus)
     else:
         ctxs, _ = read_ctxs_jsonl(run_path)
-    queries, answers, gold = load_topics(a.topics, a.data_dir)
+    # with --corpus, the gold ids of the run's queries must be passages of it
+    queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs)
+    if not answers and not gold:
+        if is_tsv_topics(a.topics):
+            raise ConfigError(f"--topics {a.topics}: TSV topics (qid<TAB>query) carry no answers or gold ids, so a run "
+                              "cannot be scored on them; give the topics as JSONL with 'answers' (and/or 'gold_docids')")
+        raise DataError(f"--topics {a.topics}: no query has 'answers' or 'gold_docids', so a run cannot be scored on them; "
+                        "give topics with answers (JSONL 'answers', or nq-oracle, nq-open, pyserini:NAME)")
     _coverage_note(ctxs, queries, a.topics, run_path)
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}

@@ -33,7 +33,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -55,6 +55,12 @@ _WS = re.compile(r"\s")
 CORPUS_FILE = re.compile(r"\.(jsonl|json|tsv)(\.gz)?$", re.I)  # the corpus file names load_corpus(fmt="auto") reads
 CORPUS_FORMATS = (".jsonl/.json (a record per line: {id, title, text} or {id, contents}), .json (Wikipedia summaries "
                   "{title: {title, extract}}), .tsv (DPR: header, then id<TAB>text<TAB>title), each also .gz")
+
+
+def relative_note(path: str | os.PathLike) -> str:
+    """`` (relative to the working directory /x)`` for a relative path (what a missing file was looked up
+    against), else ``""``."""
+    return "" if Path(path).expanduser().is_absolute() else f" (relative to the working directory {Path.cwd()})"
 
 
 @dataclass(frozen=True)
@@ -360,15 +366,17 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     Raises:
         DataError: malformed JSON or TSV, invalid UTF-8 (file and line named), missing fields, empty
             text, duplicate ids, an empty corpus.
-        ConfigError: a path that does not exist, an unknown ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
+        ConfigError: a path that does not exist (a relative one names the working directory), an unknown
+            ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
             optionally ``.gz``).
     """
     p = Path(path).expanduser()
     if not p.exists():
         if "/" in str(path) or p.suffix:
-            raise ConfigError(f"corpus path {p} does not exist")
+            raise ConfigError(f"corpus path {p} does not exist{relative_note(p)}")
         raise ConfigError(unknown_name("corpus", str(path), NAMED_CORPORA, hint="or give a corpus file or folder path "
-                                       "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV)"))
+                                       "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV; none is named "
+                                       f"{str(path)!r} in the working directory {Path.cwd()})"))
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
     if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name):
@@ -528,11 +536,11 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     Raises:
         DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty or hold whitespace,
             empty queries, missing fields (file and line named).
-        ConfigError: the file does not exist.
+        ConfigError: the file does not exist (a relative path names the working directory).
     """
     p = Path(path).expanduser()
     if not p.is_file():
-        raise ConfigError(f"topics file {p} does not exist")
+        raise ConfigError(f"topics file {p} does not exist{relative_note(p)}")
     out: dict[str, str] = {}
 
     def put(qid: str, text: str, where: str) -> None:
@@ -569,3 +577,25 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
         raise DataError(f"{p}: no queries in the file")
     return out
 
+
+def check_gold_ids(gold: Mapping[str, Sequence[str]], corpus: Corpus, where: Mapping[str, str] | None = None) -> None:
+    """Every gold passage id of a topic set must be a passage of ``corpus``: an id the corpus lacks (a typo, other
+    letter case, the topics of another corpus) would make gold@k and MRR silently lower. The same check and
+    message as the QA tasks' (``tasks/byo.py``, ``check_gold_ids``).
+
+    Args:
+        gold: ``{qid: [docid, ...]}``.
+        corpus: the corpus the topics are retrieved from or scored against.
+        where: ``{qid: "file:line"}`` (or another description of where the qid was read); the qid when absent.
+
+    Raises:
+        DataError: naming the first query (file and line) with gold ids that are not in the corpus, those ids
+            and the corpus.
+    """
+    for qid, ids in gold.items():
+        missing = [g for g in ids if g not in corpus]
+        if missing:
+            at = (where or {}).get(qid) or f"query {qid!r}"
+            name = corpus.name if corpus.name in NAMED_CORPORA else corpus.source
+            raise DataError(f"{at}: gold_docids {missing[:5]} are not in corpus {name} ({len(corpus)} passages); "
+                            "fix the ids or pass the corpus that holds them")

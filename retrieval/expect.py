@@ -148,7 +148,7 @@ def compare(cond: Mapping[str, Any], measured: Mapping[str, float]) -> dict[str,
 
 def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, runtime: Mapping[str, Any] | None = None,
           data_dir: str | None = None, cache_dir: str | None = None,
-          load_topics: Callable[[str, str | None], tuple] | None = None) -> list[dict[str, Any]]:
+          load_topics: Callable[..., tuple] | None = None) -> list[dict[str, Any]]:
     """Retrieve, score and compare every selected condition (module docstring).
 
     Returns:
@@ -156,18 +156,21 @@ def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, r
         per condition.
 
     Raises:
-        ConfigError / DataError / OfflineError from retrieval (e.g. a prebuilt index that cannot be downloaded).
+        ConfigError / DataError / OfflineError from retrieval (e.g. a prebuilt index that cannot be downloaded);
+        DataError: a gold id of the topics that a local corpus lacks (file, line and id named).
     """
-    from .api import retrieve
+    from .api import PREBUILT, retrieve
+    from .corpus import resolve_corpus
     from .metrics import evaluate_run
 
     if load_topics is None:
         from .cli import load_topics
     results = []
     for cond in select(spec, conditions):
-        queries, answers, gold = load_topics(cond["topics"], data_dir)
-        run = retrieve(cond["corpus"], queries, cond["retriever"], k=cond["k"], params={**cond["params"], **(runtime or {})},
-                       cache_dir=cache_dir, data_dir=data_dir)
+        local = None if cond["corpus"].startswith(PREBUILT) else resolve_corpus(cond["corpus"], data_dir)
+        queries, answers, gold = load_topics(cond["topics"], data_dir, corpus=local)  # gold ids checked against a local corpus
+        run = retrieve(cond["corpus"] if local is None else local, queries, cond["retriever"], k=cond["k"],
+                       params={**cond["params"], **(runtime or {})}, cache_dir=cache_dir, data_dir=data_dir)
         ks = sorted({int(m.split("@")[1]) for m in cond["expected"] if "@" in m})
         measured = evaluate_run(run, answers or None, gold or None, ks=ks or (cond["k"],))
         cmp_ = compare(cond, measured)

@@ -401,3 +401,44 @@ def test_corpus_with_another_extension_names_the_supported_ones(tmp_path, cache,
     assert f"corpus file {path}: the extension {ext!r} is no corpus format tokrag reads; convert or rename it" in err
     assert "(supported corpus files: .jsonl/.json" in err and ".tsv (DPR" in err and "malformed JSON" not in err
 
+
+def test_relative_missing_paths_name_the_working_directory(tmp_path, corpus, cache, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris"}])
+    assert tokrag(["retrieve", "--corpus", "data/c.jsonl", "--topics", topics, "--output", "o.trec", *cache]) == 2
+    assert f"corpus path data/c.jsonl does not exist (relative to the working directory {tmp_path})" in capsys.readouterr().err
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", "q/t.jsonl", "--output", "o.trec", *cache]) == 2
+    assert f"--topics 'q/t.jsonl': not a file (relative to the working directory {tmp_path})" in capsys.readouterr().err
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", "/abs/t.jsonl", "--output", "o.trec", *cache]) == 2
+    assert "working directory" not in capsys.readouterr().err  # an absolute path needs no note
+
+
+def test_eval_with_tsv_topics_says_answers_need_jsonl(tmp_path, corpus, cache, capsys):
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text("a\twhere is paris\n")
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", str(tsv), "--output", str(tmp_path / "o.trec"), *cache]) == 0
+    capsys.readouterr()
+    assert tokrag(["retrieve", "eval", "--run", str(tmp_path / "o.ctxs.jsonl"), "--topics", str(tsv)]) == 2
+    err = capsys.readouterr().err
+    assert f"--topics {tsv}: TSV topics (qid<TAB>query) carry no answers or gold ids" in err
+    assert "give the topics as JSONL with 'answers'" in err and "are these the topics" not in err
+
+
+def test_gold_ids_absent_from_the_corpus_are_an_error(tmp_path, corpus, cache, capsys):
+    # gold "P1" for corpus id "p1": gold@1 read 0.6667 with no note
+    topics = _jsonl(tmp_path / "t.jsonl", [
+        {"qid": "a", "question": "where is paris", "answers": ["paris"], "gold_docids": ["p2"]},
+        {"qid": "b", "question": "who won the nobel prize in physics", "answers": ["curie"], "gold_docids": ["P1"]},
+    ])
+    out = tmp_path / "o.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), "--hits", "1", *cache]) == 2
+    expected = f"{topics}:2: gold_docids ['P1'] are not in corpus {corpus} (3 passages); fix the ids or pass the corpus that holds them"
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err and not out.exists()
+    good = _jsonl(tmp_path / "t-good.jsonl", [{"qid": "a", "question": "where is paris", "gold_docids": ["p2"]},
+                                            {"qid": "b", "question": "who won the nobel prize in physics"}])
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", good, "--output", str(out), "--hits", "1", *cache]) == 0
+    capsys.readouterr()
+    assert tokrag(["retrieve", "eval", "--run", str(out), "--corpus", corpus, "--topics", topics, "--k", "1"]) == 2
+    assert expected in capsys.readouterr().err  # scoring a TREC run checks the same (the run's queries)
+
