@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError
-from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock
+from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -134,6 +134,22 @@ def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, valu
         raise ConfigError(f"{label('b', b)}: BM25 b must be between 0 and 1 (default {DEFAULT_B})")
 
 
+def rebuild_command(corpus: Corpus, index_dir: str | os.PathLike) -> str:
+    """The shell command that rebuilds the BM25 index of ``corpus`` into ``index_dir``:
+    ``tokrag index build --corpus <name or file> --index <folder> --force`` (``CORPUS`` for a corpus built in code)."""
+    import shlex
+
+    from .corpus import NAMED_CORPORA
+
+    if corpus.name in NAMED_CORPORA:
+        arg = corpus.name
+    elif Path(corpus.source).exists():
+        arg = shlex.quote(corpus.source)
+    else:
+        arg = "CORPUS"
+    return f"tokrag index build --corpus {arg} --index {shlex.quote(str(index_dir))} --force"
+
+
 def _index_complete(index_dir: Path) -> bool:
     return index_dir.is_dir() and any(index_dir.glob("segments_*"))
 
@@ -151,8 +167,10 @@ def build_bm25_index(
     Documents are JsonCollection records ``{"id": docid, "contents": '"title"\\ntext'}`` (the Pyserini
     ``wikipedia-dpr`` convention, so titles are searchable and recoverable), indexed by Anserini's
     ``IndexCollection`` with ``DefaultLuceneDocumentGenerator`` and ``-storeRaw``. The build happens in a
-    temporary folder that is renamed into place, under a cross-process lock; a complete index with the
-    same corpus fingerprint is reused unless ``force``.
+    temporary folder (``.<folder name>.<random>`` beside the index folder) that is renamed into place, under a
+    cross-process lock (``<folder>.lock``); a complete index with the same corpus fingerprint is reused unless
+    ``force``. Temporary folders that interrupted builds of the same folder left (Ctrl-C, ``kill -9``) are
+    removed once the lock is held (:func:`retrieval.io.remove_stale_scratch`).
 
     Args:
         corpus: the passages.
@@ -162,7 +180,8 @@ def build_bm25_index(
         force: rebuild even when a matching index exists.
 
     Raises:
-        IndexNotFoundError: ``index_dir`` holds an index of another corpus (delete it or use ``force``).
+        IndexNotFoundError: ``index_dir`` holds an index of another corpus (the message gives the
+            ``tokrag index build ... --force`` command that replaces it).
         ConfigError: ``index_dir`` is a file, a non-empty folder that is not a tokrag BM25 index or holds other files too (never deleted,
             even with ``force``), or cannot be created; ``threads`` below 1.
         JavaSetupError: Java cannot be set up.
@@ -171,6 +190,9 @@ def build_bm25_index(
     target = check_index_folder(index_dir if index_dir is not None else bm25_index_dir(corpus, cache_dir),
                                 user_given=index_dir is not None, kind="bm25")
     with file_lock(target):
+        # no other build of this folder runs while we hold its lock: scratch folders of earlier ones are leftovers
+        for leftover in remove_stale_scratch(target, frozenset({"collection", "index"})):
+            logger.info("removed %s, left by an interrupted BM25 index build", leftover)
         if index_dir is not None:
             check_index_folder(target, kind="bm25")  # again under the lock: a folder filled meanwhile is still refused
         meta = read_index_meta(target)
@@ -180,7 +202,8 @@ def build_bm25_index(
             if index_dir is not None:
                 raise IndexNotFoundError(
                     f"{target} holds a BM25 index of another corpus (fingerprint {meta.get('corpus_fingerprint')}, "
-                    f"this corpus {corpus.fingerprint}); choose another --index folder or rebuild with force"
+                    f"this corpus {corpus.fingerprint}); to replace it run: {rebuild_command(corpus, target)} "
+                    "(force=True in Python), or choose another --index folder"
                 )
         pyclass = start_jvm()
         t0 = time.perf_counter()
@@ -258,7 +281,7 @@ class Bm25Searcher:
             raise IndexNotFoundError(
                 f"stale index {self.index_dir}: built for corpus fingerprint {self.meta.get('corpus_fingerprint')} "
                 f"({self.meta.get('corpus_name')}), but corpus {corpus.name!r} has fingerprint {corpus.fingerprint}; "
-                "rebuild it (tokrag index build) or delete the folder"
+                f"rebuild it ({rebuild_command(corpus, self.index_dir)}) or delete the folder"
             )
         self.k1, self.b = float(k1), float(b)
         self.corpus = corpus

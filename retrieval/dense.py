@@ -37,7 +37,7 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError
-from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint
+from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch
 from .java import _package_dir, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -270,7 +270,8 @@ def build_dense_index(
     for DPR, as Pyserini's document encoders do. Embeddings (shape (N, dim) float32) are written in parts
     of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
-    ``force``; the old index stays in place until the new one replaces it.
+    ``force``; the old index stays in place until the new one replaces it. Scratch folders that interrupted
+    builds of the same folder left beside it are removed once its lock is held.
 
     Raises:
         ConfigError: bad parameters; ``index_dir`` (or its ``.partial`` parts folder) is a file, a non-empty
@@ -285,6 +286,9 @@ def build_dense_index(
     target = check_index_folder(index_dir if index_dir is not None else dense_index_dir(corpus, p, cache_dir),
                                 user_given=index_dir is not None, kind="dense")
     with file_lock(target):
+        # no other build of this folder runs while we hold its lock: scratch folders of earlier ones are leftovers
+        for leftover in remove_stale_scratch(target, frozenset({"index"}), suffix=".tmp"):
+            logger.info("removed %s, left by an interrupted dense index build", leftover)
         meta = _read_meta(target)
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
         identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),

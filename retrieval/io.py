@@ -86,6 +86,38 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
         yield
 
 
+def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str], suffix: str = "") -> list[Path]:
+    """Remove the scratch folders that earlier builds of ``target`` left beside it when they were interrupted
+    (Ctrl-C, ``kill -9``, a crash): ``.<target name>.<8 random characters><suffix>``, as
+    ``tempfile.mkdtemp(prefix=f".{name}.", suffix=suffix, dir=target.parent)`` names them, holding nothing but
+    ``entries`` (what a build writes there). Call it only while holding ``file_lock(target)``: every build of
+    ``target`` writes its scratch folder under that lock, so no live build is writing one of these. Scratch
+    folders of other targets (another fingerprint, another index folder) and anything else are left alone.
+
+    Returns:
+        the folders removed.
+    """
+    import re
+    import shutil
+
+    target = Path(target)
+    pattern = re.compile(re.escape(f".{target.name}.") + r"[a-z0-9_]{8}" + re.escape(suffix))
+    removed = []
+    try:
+        candidates = [e for e in target.parent.iterdir() if pattern.fullmatch(e.name)]
+    except OSError:
+        return removed
+    for e in candidates:
+        try:
+            if e.is_symlink() or not e.is_dir() or not {c.name for c in e.iterdir()} <= entries:
+                continue
+            shutil.rmtree(e)
+        except OSError:
+            continue
+        removed.append(e)
+    return removed
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """``exc``'s message and column for an error line: ``Unterminated string starting at column 9`` (json's
     message for it ends in ``at``: written as is it read "starting at at column 9")."""

@@ -360,6 +360,55 @@ def test_missing_index_folder(tmp_path):
         Bm25Searcher(tmp_path / "half")
 
 
+def test_interrupted_build_leftovers_are_removed_by_the_next_build(tiny, tmp_path):
+    """A build killed mid-way (kill -9) leaves its scratch folder ``.bm25-<fp>.<random>/`` beside the index; the
+    next build of that fingerprint removes it once it holds the index's lock. A live build's scratch folder of
+    another fingerprint, and a look-alike folder holding other files, are left alone."""
+    from retrieval.bm25 import bm25_index_dir
+
+    cache = tmp_path / "cache"
+    other = Corpus([Passage("x1", "Rome", "Rome is the capital of Italy.")], name="other")
+    child = textwrap.dedent(f"""
+        import time
+        import retrieval.bm25 as bm25
+        from retrieval import Corpus, Passage
+
+        class Java:  # stands in for Anserini: indexing never ends, as a build that is killed mid-way
+            def autoclass(self, name):
+                class IndexCollection:
+                    @staticmethod
+                    def main(args):
+                        print("indexing", flush=True)
+                        time.sleep(600)
+                return IndexCollection
+
+        bm25.start_jvm = Java
+        passages = {[(p.docid, p.title, p.text) for p in tiny]!r}
+        bm25.build_bm25_index(Corpus([Passage(*p) for p in passages], name="tiny"), cache_dir={str(cache)!r})
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "indexing"
+        target = bm25_index_dir(tiny, cache)
+        (scratch,) = target.parent.glob(f".{target.name}.*")
+        assert (scratch / "collection" / "docs.jsonl").is_file()
+        build_bm25_index(other, cache_dir=cache)  # another fingerprint: the live build's folder stays
+        assert scratch.is_dir()
+    finally:
+        proc.kill()  # SIGKILL: no clean-up runs
+        proc.wait()
+    assert scratch.is_dir() and not target.exists()
+    lookalike = target.parent / f".{target.name}.mynotes1"
+    lookalike.mkdir()
+    (lookalike / "notes.txt").write_text("mine")
+    assert build_bm25_index(tiny, cache_dir=cache) == target
+    assert not scratch.exists() and (lookalike / "notes.txt").read_text() == "mine"
+    done = bm25_index_dir(other, cache).name
+    assert sorted(p.name for p in target.parent.iterdir()) == sorted(
+        [lookalike.name, target.name, target.name + ".lock", done, done + ".lock"])
+    assert Bm25Searcher(target, corpus=tiny).search("Germany", 1)[0][0] == "d2"
+
+
 def test_stale_index_is_refused(tiny, tmp_path):
     idx = build_bm25_index(tiny, tmp_path / "idx")
     changed = Corpus([*tiny.passages[:2], Passage("d3", "Banana", "Bananas are yellow.")], name="tiny2")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -442,3 +443,14 @@ def test_gold_ids_absent_from_the_corpus_are_an_error(tmp_path, corpus, cache, c
     assert tokrag(["retrieve", "eval", "--run", str(out), "--corpus", corpus, "--topics", topics, "--k", "1"]) == 2
     assert expected in capsys.readouterr().err  # scoring a TREC run checks the same (the run's queries)
 
+
+def test_stale_explicit_index_names_the_command_that_replaces_it(tmp_path, corpus, cache, capsys):
+    idx = tmp_path / "my index"
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(idx), *cache]) == 0
+    other = _jsonl(tmp_path / "other.jsonl", PASSAGES[:2])
+    assert tokrag(["index", "build", "--corpus", other, "--index", str(idx), *cache]) == 2
+    command = f"tokrag index build --corpus {other} --index '{idx}' --force"
+    err = capsys.readouterr().err
+    assert "holds a BM25 index of another corpus" in err and f"to replace it run: {command} (force=True in Python)" in err
+    assert tokrag(shlex.split(command)[1:] + cache) == 0  # the command as given works
+    assert json.loads((idx / "tokrag_index.json").read_text())["num_docs"] == 2
