@@ -16,9 +16,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
 * the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
   folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
-* the content of every file or folder the task's YAML (or a YAML it includes) names as data: a
-  bring-your-own ``questions`` file and ``corpus``, an ``oracle_file``, a local ``hub_id`` copy
-  (:func:`task_data_files`);
+* the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
+  ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
+  a local hub copy (:func:`task_data_files`);
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
   the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
 * the lm-eval version and a schema version of this module.
@@ -257,7 +257,11 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     metric code), extensionless ``include:`` files such as ``_qa_template`` included; when that folder
     sits inside a Python package (``tasks/qa`` in ``tasks/``), the whole outermost package: the
     ``!function`` targets import its loaders and metrics (``tasks/utils.py``, ``tasks/metrics.py``, ...).
+    A YAML that ``include:``s one in another folder (your own task over ``tasks/qa/rag_qa_bm25.yaml``) adds
+    that folder's (package's) fingerprint, so a change to tokrag's task code gives it a new run folder too.
     Raises ConfigError when no YAML defines the task."""
+    from .spec import task_yaml_chain
+
     y = find_task_yaml(task, include_path)
     if y is None:
         import re
@@ -268,78 +272,51 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
                  for m in re.findall(r"^task:\s*['\"]?([^'\"\s]+)", p.read_text(encoding="utf-8", errors="replace"), re.M)]
         raise ConfigError(unknown_name("task", task, names, list_all=0, hint=(
             f"no YAML under {[str(p) for p in include_path]} defines it; check the spec's tasks list and include_path")))
-    root = y.parent
-    while (root.parent / "__init__.py").is_file():
-        root = root.parent
-    return tree_fingerprint(root, memo, {".py", ".yaml", ".yml", ".jinja", ".j2", ""})
+    roots: list[Path] = []
+    for path, _ in task_yaml_chain(task, include_path) or [(y, {})]:
+        root = path.resolve().parent
+        while (root.parent / "__init__.py").is_file():
+            root = root.parent
+        if root not in roots:
+            roots.append(root)
+    fps = [tree_fingerprint(root, memo, {".py", ".yaml", ".yml", ".jinja", ".j2", ""}) for root in roots]
+    return fps[0] if len(fps) == 1 else fingerprint(fps)  # one folder: the key as before
 
 
-@lru_cache(maxsize=1)
-def _tag_tolerant_loader():
-    """A ``yaml.SafeLoader`` subclass that reads lm-eval's ``!function`` (any ``!tag``) as None."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    return Loader
-
-
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+TASK_DATA_ARGS = ("questions", "corpus", "oracle_file", "hub_id")
+"""Task metadata keys whose value may name a local file or folder the task's loader reads."""
 
 
 def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dict[str, str]:
-    """``{path: fingerprint}`` of the files and folders that ``task``'s YAML names as data, so that editing
-    them gives a new run folder: every string under ``metadata``, ``dataset_path`` or ``dataset_kwargs`` that
-    names an existing path (a bring-your-own ``questions`` file and ``corpus``, an ``oracle_file``, a local
-    copy named by ``hub_id`` or ``dataset_path``), in the YAML and in the YAMLs it ``include:``s (relative
-    paths tried from the working directory, where the task's loader reads them, then the YAML's folder). A file is hashed whole (memoised by
-    path, size and mtime); a folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data
-    sit under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`). An unreadable YAML adds nothing (lm-eval
-    reports it when the cell runs).
+    """``{path: fingerprint}`` of the local files and folders that ``task``'s metadata (merged over the YAMLs it
+    ``include:``s) names in :data:`TASK_DATA_ARGS`: a bring-your-own ``questions`` file and ``corpus``, an
+    ``oracle_file``, a local copy named by ``hub_id``; so that editing them gives a new run folder. A value is
+    read as the loaders read it: a named corpus (``nq-wiki-12k``) or ``prebuilt:`` index is no path, a relative
+    path is taken from the working directory. A file is hashed whole (memoised by path, size and mtime); a
+    folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data sit under ``$TOKRAG_DATA_DIR``
+    (:func:`data_fingerprint`).
     """
-    import yaml
+    from retrieval.corpus import NAMED_CORPORA
 
-    y = find_task_yaml(task, include_path)
+    from .spec import task_yaml_chain
+
+    meta: dict[str, Any] = {}
+    for _, doc in reversed(task_yaml_chain(task, include_path)):
+        if isinstance(doc.get("metadata"), dict):
+            meta.update(doc["metadata"])
     out: dict[str, str] = {}
-    seen: set[Path] = set()
-    while y is not None and y.resolve() not in seen:
-        seen.add(y.resolve())
+    for name in TASK_DATA_ARGS:
+        value = meta.get(name)
+        if not isinstance(value, str) or not value.strip() or value in NAMED_CORPORA or value.startswith("prebuilt:"):
+            continue
+        path = Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
         try:
-            cfg = yaml.load(y.read_text(encoding="utf-8"), Loader=_tag_tolerant_loader())
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            break
-        if not isinstance(cfg, dict):
-            break
-        for text in _strings([cfg.get("metadata"), cfg.get("dataset_path"), cfg.get("dataset_kwargs")]):
-            if not text.strip() or "\n" in text or len(text) > 4096:
-                continue
-            raw = Path(text).expanduser()
-            for cand in ([raw] if raw.is_absolute() else [Path.cwd() / raw, y.parent / raw]):
-                try:
-                    if cand.is_file():
-                        out[str(cand.resolve())] = memo.sha(cand)
-                    elif cand.is_dir():
-                        out[str(cand.resolve())] = tree_fingerprint(cand, memo, None)
-                    else:
-                        continue
-                except OSError:
-                    continue
-                break
-        inc = cfg.get("include")
-        nxt = Path(str(inc)).expanduser() if isinstance(inc, str) and inc.strip() else None
-        y = None if nxt is None else (nxt if nxt.is_absolute() else y.parent / nxt)
-        if y is not None and not y.is_file():
-            y = None
+            if path.is_file():
+                out[str(path.resolve())] = memo.sha(path)
+            elif path.is_dir():
+                out[str(path.resolve())] = tree_fingerprint(path, memo, None)
+        except OSError:
+            continue
     return out
 
 

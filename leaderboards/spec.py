@@ -337,25 +337,29 @@ def task_yaml_metadata(task: str, include_path: list[Path]) -> dict[str, Any]:
     return dict(_task_yaml_metadata(task, tuple(Path(p) for p in include_path)))
 
 
-@lru_cache(maxsize=512)
-def _task_yaml_docs(task: str, include_path: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
-    """``task``'s YAML document and those of the files it ``include``s, the task's own first (() if none is found)."""
+def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """``[(path, document)]`` of ``task``'s YAML and of the files it ``include``s (absolute, or relative to the
+    including file), the task's own first; [] if none is found. Read afresh at each call; an unreadable file
+    ends the chain (lm-eval reports it when the task loads)."""
     from .keys import find_task_yaml
 
     y, chain = find_task_yaml(task, list(include_path)), []
-    while y is not None and y.is_file() and y not in chain and len(chain) < 8:
-        chain.append(y)
+    while y is not None and y.is_file() and y not in [p for p, _ in chain] and len(chain) < 8:
         try:
             doc = yaml.load(y.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
-        except (OSError, yaml.YAMLError):
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
             break
-        inc = doc.get("include") if isinstance(doc, dict) else None
-        y = (y.parent / inc) if isinstance(inc, str) else None
-    docs = []
-    for y in chain:
-        doc = yaml.load(y.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
-        docs.append(doc if isinstance(doc, dict) else {})
-    return tuple(docs)
+        doc = doc if isinstance(doc, dict) else {}
+        chain.append((y, doc))
+        inc = doc.get("include")
+        y = (y.parent / Path(inc).expanduser()) if isinstance(inc, str) and inc.strip() else None
+    return chain
+
+
+@lru_cache(maxsize=512)
+def _task_yaml_docs(task: str, include_path: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
+    """``task``'s YAML document and those of the files it ``include``s, the task's own first (() if none is found)."""
+    return tuple(doc for _, doc in task_yaml_chain(task, list(include_path)))
 
 
 def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, Any]:

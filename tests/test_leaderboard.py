@@ -564,43 +564,76 @@ def test_task_key_covers_included_templates_and_the_task_package(tmp_path):
 def test_key_covers_the_data_files_a_task_yaml_names(tmp_path, monkeypatch):
     """A bring-your-own task (a YAML in the spec's include_path that includes ``rag_qa_bm25.yaml`` and names the
     user's questions and corpus in its metadata): editing the questions file gave the same run folder, so the
-    leaderboard reused the cells scored on the old answers. Now each named file's content is in the key."""
+    leaderboard reused the cells scored on the old answers. Now each named file's content is in the key, read
+    as the loader reads it (a relative path from the working directory)."""
     from leaderboards.keys import _HashMemo, task_data_files
 
     repo_tasks = Path(__file__).resolve().parents[1] / "tasks"
-    mine = tmp_path / "mytasks"
+    mine, work = tmp_path / "mytasks", tmp_path / "work"
     mine.mkdir()
-    (tmp_path / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n')
+    work.mkdir()
+    (work / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n')
+    (mine / "q.jsonl").write_text("a decoy beside the YAML: the loader does not read it\n")
     (tmp_path / "p.jsonl").write_text('{"id": "p1", "title": "Australia", "text": "Canberra is the capital."}\n')
     (mine / "my_qa.yaml").write_text(
         f"include: {repo_tasks / 'qa' / 'rag_qa_bm25.yaml'}\ntask: my_qa_bm25\nmetadata:\n  version: 2.0\n"
-        "  dataset: byo\n  questions: ../q.jsonl\n" f"  corpus: {tmp_path / 'p.jsonl'}\n", encoding="utf-8")
-    monkeypatch.chdir(tmp_path / "mytasks")
+        "  dataset: byo\n  questions: q.jsonl\n" f"  corpus: {tmp_path / 'p.jsonl'}\n", encoding="utf-8")
+    monkeypatch.chdir(work)
 
     def files() -> dict:
         return task_data_files("my_qa_bm25", [mine, repo_tasks], _HashMemo())
 
+    q, p = str((work / "q.jsonl").resolve()), str((tmp_path / "p.jsonl").resolve())
     first = files()
-    assert sorted(first) == [str((tmp_path / "p.jsonl").resolve()), str((tmp_path / "q.jsonl").resolve())]
-    (tmp_path / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Sydney"]}\n')
+    assert sorted(first) == sorted([p, q])
+    (work / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Sydney"]}\n')
     second = files()
-    assert second[str((tmp_path / "q.jsonl").resolve())] != first[str((tmp_path / "q.jsonl").resolve())]
-    assert second[str((tmp_path / "p.jsonl").resolve())] == first[str((tmp_path / "p.jsonl").resolve())]
-    assert task_data_files("nq_oracle_bm25", [repo_tasks], _HashMemo()) == {}  # built-in: $TOKRAG_DATA_DIR's fingerprint
+    assert second[q] != first[q] and second[p] == first[p]
+
+    # a built-in task names a corpus by name: a folder of that name in the working directory is not its data
+    (work / "nq-wiki-12k").mkdir()
+    (work / "nq-wiki-12k" / "x.txt").write_text("a report folder\n")
+    assert task_data_files("nq_oracle_bm25", [repo_tasks], _HashMemo()) == {}
 
     # the whole cell key: a copy of the toy task whose metadata names a data file
     tasks = tmp_path / "toytasks"
     shutil.copytree(FIX / "tasks" / "toy_qa", tasks / "toy_qa")
     yml = tasks / "toy_qa" / "toy_qa.yaml"
-    yml.write_text(yml.read_text().replace("metadata: {version: 1.0}", "metadata: {version: 1.0, questions: ../../q.jsonl}"))
+    yml.write_text(yml.read_text().replace("metadata: {version: 1.0}", "metadata: {version: 1.0, questions: q.jsonl}"))
     spec = load_spec(write_spec(tmp_path / "spec", include=tasks, tasks=["toy_qa"]))
     keys = [key for _, key, _ in cell_keys(spec)]
-    (tmp_path / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Perth"]}\n')
+    (work / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Perth"]}\n')
     assert all(a != b for a, b in zip(keys, [key for _, key, _ in cell_keys(spec)]))
     run_spec(spec, tmp_path / "runs", progress=False)  # the report's provenance names the file and its hash
     md = (build_report(spec, tmp_path / "runs", tmp_path / "r", questions=False) / "leaderboard.md").read_text()
-    sha = task_data_files("toy_qa", [tasks], _HashMemo())[str((tmp_path / "q.jsonl").resolve())]
+    sha = task_data_files("toy_qa", [tasks], _HashMemo())[q]
     assert f"; q.jsonl {sha[:12]} |" in md
+
+
+def test_task_key_covers_the_task_code_a_yaml_includes_from_elsewhere(tmp_path):
+    """Your own YAML in your own folder over ``tasks/qa/rag_qa_bm25.yaml``: its key hashed only your folder, so a
+    change to the included task's package (prompts, noise, metrics) kept the old run folders."""
+    from leaderboards.keys import _HashMemo, task_fingerprint, tree_fingerprint
+
+    pkg = tmp_path / "pkg"
+    (pkg / "qa").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "metrics.py").write_text("def em(a, b):\n    return a == b\n", encoding="utf-8")
+    (pkg / "qa" / "base.yaml").write_text("task: base_t\ndoc_to_text: 'Q: {{question}}'\n", encoding="utf-8")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "t.yaml").write_text(f"include: {pkg / 'qa' / 'base.yaml'}\ntask: my_t\n", encoding="utf-8")
+
+    def fp() -> str:
+        return task_fingerprint("my_t", [mine], _HashMemo())
+
+    before = fp()
+    assert before != tree_fingerprint(mine, _HashMemo(), {".py", ".yaml", ".yml", ".jinja", ".j2", ""})
+    (pkg / "metrics.py").write_text("def em(a, b):\n    return a.lower() == b.lower()\n", encoding="utf-8")
+    assert fp() != before
+    # a task whose includes stay in its own package keeps the key it had (one folder's fingerprint)
+    assert task_fingerprint("base_t", [pkg], _HashMemo()) == tree_fingerprint(pkg, _HashMemo(), {".py", ".yaml", ".yml",
+                                                                                               ".jinja", ".j2", ""})
 
 
 def test_question_pages_without_a_closed_book_row_do_not_compare_against_none(tmp_path):
