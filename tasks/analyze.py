@@ -607,17 +607,21 @@ def _fmt(x: Any) -> str:
 MIN_STRICT_TOKENS = 200  # below this a strict AUC's 95% CI is about ±0.08 or wider (Hanley-McNeil at AUC 0.55)
 
 
-def small_sample_note(n_strict: int, n_benefit: int) -> str | None:
-    """A one-line caution for a table or preset built on few strict tokens, or None.
+def small_sample_note(n_strict: int, n_benefit: int | None) -> str | None:
+    """A one-line caution for a table or preset built on few strict tokens, or None (``n_benefit`` None: not
+    recorded, as in presets written before it was).
 
     AUC is undefined (n/a) without both a benefit and a detriment token; below :data:`MIN_STRICT_TOKENS`
     strict tokens, AUCs and their bootstrap CIs cannot tell policies apart (the study in tasks/README used
     more than 1,000)."""
-    if n_benefit in (0, n_strict):
+    if n_strict == 0:
+        return "note: no strict tokens (no token where exactly one branch's top-1 is the gold): raise --n"
+    if n_benefit is not None and n_benefit in (0, n_strict):
         return (f"note: the {n_strict} strict token(s) are all {'benefit' if n_benefit else 'detriment'}: an AUC needs both "
                 "(n/a); raise --n")
     if n_strict < MIN_STRICT_TOKENS:
-        return (f"note: only {n_strict} strict tokens ({n_benefit} benefit): below {MIN_STRICT_TOKENS} an AUC's 95% CI is "
+        return (f"note: only {n_strict} strict tokens" + ("" if n_benefit is None else f" ({n_benefit} benefit)")
+                + f": below {MIN_STRICT_TOKENS} an AUC's 95% CI is "
                 "about ±0.08 or wider and a degenerate bootstrap CI is not certainty; raise --n")
     return None
 

@@ -238,6 +238,6 @@ def print_preset(preset: dict) -> None:
     con.print(f"preset params ({c['policy']}): {preset['params']}")
     from .analyze import small_sample_note
 
-    note = small_sample_note(n["strict"], n.get("strict_benefit", -1))
+    note = small_sample_note(n["strict"], n.get("strict_benefit"))
     if note:
         con.print(f"{note}: this preset was chosen on them")

@@ -116,7 +116,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
         a new list, same length; replaced entries have ``source="noise"`` and ``score=None`` (filled in
         by :func:`build_qa_docs` with the retriever's score).
     Raises:
-        ConfigError: fraction outside [0, 1]; DataError from the corpus if it is too small.
+        ConfigError: fraction outside [0, 1], or a corpus too small to draw the noise passages from.
     """
     from retrieval import has_answer
 
@@ -133,7 +133,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     while len(picked) < len(ctxs):  # draw a fixed-length sequence so levels are nested
         attempts += 1
         if attempts > 200 * len(ctxs) + 1000:
-            raise ConfigError(f"corpus {getattr(corpus, 'source', None) or getattr(corpus, 'name', '')} has too few passages "
+            raise ConfigError(f"corpus {getattr(corpus, 'source', None) or getattr(corpus, 'name', None) or '(unnamed)'} has too few passages "
                               f"({len(passages)}) to draw {len(ctxs)} noise passages for question {qid} (none retrieved for "
                               "it, none gold, none containing a gold answer): use a larger corpus or a task without noise")
         p = passages[rng.randrange(len(passages))]

@@ -198,6 +198,9 @@ def test_few_strict_tokens_are_flagged_in_tables_and_presets(capsys) -> None:
     assert small_sample_note(3, 1) == ("note: only 3 strict tokens (1 benefit): below 200 an AUC's 95% CI is about ±0.08 "
                                        "or wider and a degenerate bootstrap CI is not certainty; raise --n")
     assert small_sample_note(MIN_STRICT_TOKENS, 90) is None and small_sample_note(1482, 700) is None
+    assert small_sample_note(0, 0) == "note: no strict tokens (no token where exactly one branch's top-1 is the gold): raise --n"
+    assert small_sample_note(14, None).startswith("note: only 14 strict tokens: below 200")  # a preset without the count
+    assert small_sample_note(755, None) is None
 
     recs = []
     for j in range(14):

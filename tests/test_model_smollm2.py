@@ -287,13 +287,18 @@ def test_passages_dropped_for_the_budget_are_logged_once_per_call(backbone, docs
         lm.generate_until([req, req], disable_tqdm=True)
     msgs = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
     assert msgs == [f"rag-standard: 2 passage(s) dropped from 2 prompt(s) to fit max_length={len(one.ids) + 1} "
-                    "(lowest-ranked first; the trace lists them under 'dropped'; answer_recall/gold_at_k still count "
+                    "(lowest-ranked first; the trace's 'passages' lists those shown; answer_recall/gold_at_k still count "
                     "them): raise max_length (passages are dropped whole)"]
     assert req.args[-1]["tokrag_trace"]["dropped"] == ["dpr-0"]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="tokrag_model"):
         MODELS["rag-standard"].with_backbone(backbone).generate_until([req], disable_tqdm=True)
-    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+        lm.encode_rag(d, ctx, len(one.ids))  # a drop outside generate_until/loglikelihood is not carried over
+        lm.generate_until([], disable_tqdm=True)
+        req1 = Instance("generate_until", d, (ctx, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False}), 0)
+        lm.generate_until([req1], disable_tqdm=True)
+    assert [r.getMessage().split(" to fit")[0] for r in caplog.records if "dropped" in r.getMessage()] == [
+        "rag-standard: 1 passage(s) dropped from 1 prompt(s)"]
 
 
 def test_trace_prompts_are_the_exact_branch_prompts(backbone, docs):

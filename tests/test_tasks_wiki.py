@@ -342,7 +342,7 @@ def test_questions_on_a_task_that_is_not_byo_is_an_error(tmp_path, byo_corpus):
 
     qs = _byo(tmp_path, [{"id": "b", "question": "Where is Berlin?", "answers": ["Germany"]}])
     expected = (r"^{task}: task metadata questions='.*q.jsonl' is read only by the bring-your-own tasks rag_qa_bm25, "
-                r"rag_qa_dense, rag_qa_hybrid; {task} scores its own questions and would ignore it: run --tasks rag_qa_bm25 "
+                r"rag_qa_dense, rag_qa_hybrid \(and your own tasks that include one: dataset byo\); {task} scores its own questions and would ignore it: run --tasks rag_qa_bm25 "
                 r"\(or rag_qa_dense, rag_qa_hybrid\) with your questions, or drop 'questions' \(a 'corpus' override is fine\)$")
     for names, task in ((["nq_open_bm25"], "nq_open_bm25"), (["rag_qa"], "nq_open_bm25")):
         with pytest.raises(ConfigError, match=expected.format(task=task)):

@@ -354,7 +354,7 @@ class RAGMethodLM(LM):
         prompts, passages = self.__dict__.pop("_drops", (0, 0))
         if prompts:
             log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit max_length=%d (lowest-ranked first; the "
-                        "trace lists them under 'dropped'; answer_recall/gold_at_k still count them): raise max_length "
+                        "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise max_length "
                         "(passages are dropped whole)", self.METHOD, passages, prompts, self.max_length)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
@@ -403,6 +403,7 @@ class RAGMethodLM(LM):
         """
         if not requests:
             return []
+        self.__dict__.pop("_drops", None)  # counted per call (token_scores and failed calls never report)
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
         settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
@@ -475,6 +476,7 @@ class RAGMethodLM(LM):
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method, batched
         (:meth:`score_many`)."""
+        self.__dict__.pop("_drops", None)  # counted per call
         items = []
         for req in requests:
             context, continuation = self.split_context(req.args[0], req.args[1])
@@ -498,6 +500,7 @@ class RAGMethodLM(LM):
         """
         from lm_eval import utils
 
+        self.__dict__.pop("_drops", None)  # counted per call
         items, owner = [], []
         prefix = self.eot_token_id if getattr(self.tokenizer, "bos_token_id", None) is None else self.tokenizer.bos_token_id
         for r, req in enumerate(requests):
