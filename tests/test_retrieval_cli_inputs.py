@@ -350,6 +350,56 @@ def test_tsv_unbalanced_quote_names_the_line_it_opened(tmp_path, last, until):
         ("1", "Aaron", 'Aaron ( or ; "Aharon") is a prophet'), ("2", "Moon", 'the "Moon" landing')]
 
 
+def test_tsv_quoted_field_with_a_line_break_is_named_as_such(tmp_path):
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import DataError
+
+    path = tmp_path / "c.tsv"  # the quote closes: it was called 'not closed on it and runs on to line 3'
+    path.write_text('id\ttext\ttitle\n1\t"line one\nline two"\tT\n2\tok\tU\n')
+    with pytest.raises(DataError) as exc:
+        load_corpus(path)
+    assert str(exc.value) == (f"{path}:2: a line break inside a quoted field (the quote opened on this line closes on line 3); "
+                              "a passage stays on one line: replace the line break with a space")
+
+
+def test_tsv_trailing_tab_is_an_empty_extra_field_and_read(tmp_path):
+    from retrieval.corpus import load_corpus
+
+    path = tmp_path / "c.tsv"  # read before; then refused with 'a tab inside a field needs the field quoted'
+    path.write_text("id\ttext\ttitle\np1\tHamlet is a tragedy.\tHamlet\t\np2\tParis is the capital.\tParis\t\t\n")
+    assert [(p.docid, p.title, p.text) for p in load_corpus(path)] == [
+        ("p1", "Hamlet", "Hamlet is a tragedy."), ("p2", "Paris", "Paris is the capital.")]
+
+
+@pytest.mark.parametrize("name", ["c.ndjson", "c.txt", "c.ndjson.gz", "c"])
+def test_jsonl_corpus_with_another_extension_is_read(tmp_path, name):
+    import gzip
+
+    from retrieval.corpus import load_corpus
+
+    body = ("\n" + "".join(json.dumps(p) + "\n" for p in PASSAGES)).encode()  # a blank first line too
+    (tmp_path / name).write_bytes(gzip.compress(body) if name.endswith(".gz") else body)
+    (tmp_path / "c.jsonl").write_bytes(body)
+    corpus = load_corpus(tmp_path / name)
+    assert [p.docid for p in corpus] == ["p1", "p2", "p3"] and corpus.fingerprint == load_corpus(tmp_path / "c.jsonl").fingerprint
+
+
+def test_rebuild_command_of_a_named_corpus_names_its_data_folder(tmp_path, data_dir):
+    import shutil
+
+    from retrieval.bm25 import rebuild_command
+    from retrieval.cli import _index_parser
+    from retrieval.corpus import named_corpus
+
+    d = tmp_path / "my data"  # a data folder other than $TOKRAG_DATA_DIR: the command must name it
+    for sub in ("nq_open_oracle", "dpr_wiki_sample1k"):
+        shutil.copytree(data_dir / sub, d / sub)
+    command = rebuild_command(named_corpus("nq-dpr-1k", d), tmp_path / "idx")
+    assert command == f"tokrag index build --corpus nq-dpr-1k --data-dir '{d}' --index {tmp_path / 'idx'} --force"
+    a = _index_parser().parse_args(shlex.split(command)[2:])
+    assert (a.corpus, a.data_dir, a.index, a.force) == ("nq-dpr-1k", str(d), str(tmp_path / "idx"), True)
+
+
 def test_utf8_bom_is_skipped_in_corpora_and_topics(tmp_path):
     from retrieval.cli import load_topics
     from retrieval.corpus import load_corpus, load_queries
@@ -432,16 +482,87 @@ def test_gold_ids_absent_from_the_corpus_are_an_error(tmp_path, corpus, cache, c
         {"qid": "b", "question": "who won the nobel prize in physics", "answers": ["curie"], "gold_docids": ["P1"]},
     ])
     out = tmp_path / "o.trec"
-    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), "--hits", "1", *cache]) == 2
     expected = f"{topics}:2: gold_docids ['P1'] are not in corpus {corpus} (3 passages); fix the ids or pass the corpus that holds them"
+    # retrieve uses the gold ids only to leave them out: checked with --exclude-gold only
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), "--hits", "1", "--exclude-gold",
+                   *cache]) == 2
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err and not out.exists()
-    good = _jsonl(tmp_path / "t-good.jsonl", [{"qid": "a", "question": "where is paris", "gold_docids": ["p2"]},
-                                            {"qid": "b", "question": "who won the nobel prize in physics"}])
-    assert tokrag(["retrieve", "--corpus", corpus, "--topics", good, "--output", str(out), "--hits", "1", *cache]) == 0
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), "--hits", "1", *cache]) == 0
     capsys.readouterr()
     assert tokrag(["retrieve", "eval", "--run", str(out), "--corpus", corpus, "--topics", topics, "--k", "1"]) == 2
-    assert expected in capsys.readouterr().err  # scoring a TREC run checks the same (the run's queries)
+    err = capsys.readouterr().err  # scoring a TREC run checks the same (the run's queries), with another way out
+    assert expected + ", or use topics without gold_docids (answer recall only)" in err
+
+
+def test_retrieve_takes_topics_whose_gold_ids_are_in_another_corpus(tmp_path, corpus, cache, capsys):
+    # 'retrieve --corpus wiki-vital --topics nq-oracle:5' (the gold passages are not Wikipedia lead paragraphs) was refused
+    out = tmp_path / "o.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", "nq-oracle:2", "--output", str(out), "--hits", "2", *cache]) == 0
+    capsys.readouterr()
+    rows = [json.loads(line) for line in (tmp_path / "o.ctxs.jsonl").read_text().splitlines()]
+    assert [r["qid"] for r in rows] == ["nq-oracle-0", "nq-oracle-1"]
+    assert {c["docid"] for r in rows for c in r["ctxs"]} <= {"p1", "p2", "p3"}
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", "nq-oracle:2", "--output", str(out), "--exclude-gold",
+                   *cache]) == 2
+    err = capsys.readouterr().err
+    assert "--topics nq-oracle:2 question 'nq-oracle-0': gold_docids ['nq-" in err
+    assert f"are not in corpus {corpus} (3 passages)" in err
+
+
+def _count_corpus_loads(monkeypatch) -> list:
+    import retrieval.corpus
+
+    loads, real = [], retrieval.corpus.resolve_corpus
+    monkeypatch.setattr(retrieval.corpus, "resolve_corpus", lambda *a, **k: loads.append(a) or real(*a, **k))
+    return loads
+
+
+def test_eval_of_a_jsonl_run_reads_the_corpus_only_for_gold_ids_not_in_the_run(tmp_path, corpus, cache, capsys, monkeypatch):
+    out = tmp_path / "o.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", _jsonl(tmp_path / "q.jsonl", [
+        {"qid": "a", "question": "where is paris"}, {"qid": "b", "question": "who won the nobel prize in physics"}]),
+        "--output", str(out), "--hits", "1", *cache]) == 0
+    run = str(tmp_path / "o.ctxs.jsonl")  # a: p2, b: p1
+    loads = _count_corpus_loads(monkeypatch)
+    capsys.readouterr()
+
+    def score(rows, corpus_arg=corpus):
+        code = tokrag(["retrieve", "eval", "--run", run, "--corpus", corpus_arg, "--topics", _jsonl(tmp_path / "t.jsonl", rows),
+                       "--k", "1", "--json"])
+        return code, capsys.readouterr()
+
+    # gold ids all among the run's passages (the run was retrieved from the corpus): the corpus is not read
+    code, res = score([{"qid": "a", "question": "where is paris", "gold_docids": ["p2"]},
+                       {"qid": "b", "question": "who won", "answers": ["curie"], "gold_docids": ["p1"]}])
+    assert code == 0 and loads == [] and json.loads(res.out)["gold@1"] == 1.0
+    code, res = score([{"qid": "a", "question": "where is paris", "answers": ["paris"]}])  # answers only: nothing to check
+    assert code == 0 and loads == [] and json.loads(res.out)["answer_recall@1"] == 1.0
+    # a gold id the run lacks: read the corpus, which holds it (p3) or not (P2)
+    code, res = score([{"qid": "a", "question": "where is paris", "gold_docids": ["p3"]}])
+    assert code == 0 and len(loads) == 1 and json.loads(res.out)["gold@1"] == 0.0
+    code, res = score([{"qid": "a", "question": "where is paris", "gold_docids": ["P2"]}])
+    assert code == 2 and len(loads) == 2
+    assert (f"{tmp_path / 't.jsonl'}:1: gold_docids ['P2'] are not in corpus {corpus} (3 passages); fix the ids or pass the "
+            "corpus that holds them, or use topics without gold_docids (answer recall only)") in res.err
+    code, res = score([{"qid": "a", "question": "where is paris", "answers": ["paris"]}], str(tmp_path / "nothing.jsonl"))
+    assert code == 2 and f"corpus path {tmp_path / 'nothing.jsonl'} does not exist" in res.err  # a typo is still named
+
+
+def test_eval_of_a_jsonl_run_with_a_prebuilt_corpus_is_scored(tmp_path, corpus, cache, capsys):
+    # '--corpus prebuilt:wikipedia-dpr-100w' was ignored for a ctxs JSONL run, then refused as an unknown corpus
+    out = tmp_path / "o.trec"
+    questions = _jsonl(tmp_path / "q.jsonl", [{"qid": "a", "question": "where is paris"}])
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", questions, "--output", str(out), "--hits", "1", *cache]) == 0
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "a", "question": "where is paris", "answers": ["paris"],
+                                           "gold_docids": ["P2"]}])
+    capsys.readouterr()
+    assert tokrag(["retrieve", "eval", "--run", str(tmp_path / "o.ctxs.jsonl"), "--corpus", "prebuilt:wikipedia-dpr-100w",
+                   "--topics", topics, "--k", "1", "--json"]) == 0  # its ids cannot be listed: the gold ids are not checked
+    assert json.loads(capsys.readouterr().out) == {"answer_recall@1": 1.0, "gold@1": 0.0, "mrr": 0.0, "num_queries": 1}
+    assert tokrag(["retrieve", "eval", "--run", str(out), "--corpus", "prebuilt:wikipedia-dpr-100w", "--topics", topics]) == 2
+    assert ("--corpus prebuilt:wikipedia-dpr-100w: the passage texts of a TREC run over a prebuilt corpus are not local; "
+            "score the run's ctxs JSONL (written beside it by tokrag retrieve) instead") in capsys.readouterr().err
 
 
 def test_stale_explicit_index_names_the_command_that_replaces_it(tmp_path, corpus, cache, capsys):

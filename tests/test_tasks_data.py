@@ -336,3 +336,22 @@ def test_webq_without_a_training_file_holds_a_hash_slice_of_test_apart(data_dir:
     assert sum(len(p) for p in parts.values()) == 2032
     assert len(parts["test"]) < 2032 - 150 and parts["dev"] and parts["fewshot"]
     assert all(data.qa_split_of(r["question"]) == s for s, p in parts.items() for r in p)
+
+
+def test_byo_gold_ids_are_checked_by_the_retrieval_check(data_dir: Path, tmp_path: Path) -> None:
+    """Bring-your-own gold ids go through ``retrieval.corpus.check_gold_ids``, as ``tokrag retrieve eval``'s: a named
+    corpus is named (it was its data folder, which says nothing of which corpus lacks the id)."""
+    from retrieval import named_corpus
+    from retrieval.errors import DataError
+    from tasks.byo import check_gold_ids, load_questions
+
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(json.dumps({"id": "paris", "question": "Where is Paris?", "answers": ["France"], "gold_docids": ["dpr-0"]})
+                  + "\n" + json.dumps({"question": "Who?", "answers": ["x"], "gold_docids": ["p99"]}) + "\n")
+    rows = load_questions(str(qs))
+    corpus = named_corpus("nq-dpr-1k", data_dir)
+    with pytest.raises(DataError) as exc:
+        check_gold_ids(rows, corpus)
+    assert str(exc.value) == (f"{qs}:2: gold_docids ['p99'] are not in corpus nq-dpr-1k ({len(corpus)} passages); "
+                              "fix the ids or pass the corpus that holds them")
+    check_gold_ids(rows[:1], corpus)  # dpr-0 is a passage of it
