@@ -299,6 +299,13 @@ def test_passages_dropped_for_the_budget_are_logged_once_per_call(backbone, docs
         lm.generate_until([req1], disable_tqdm=True)
     assert [r.getMessage().split(" to fit")[0] for r in caplog.records if "dropped" in r.getMessage()] == [
         "rag-standard: 1 passage(s) dropped from 1 prompt(s)"]
+    assert not [r for r in caplog.records if "keeps the top" in r.getMessage()]  # k not given: every passage attached
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tokrag_model"):  # k below the passages the task attached
+        MODELS["rag-standard"].with_backbone(backbone, k=1).generate_until([req1, req1], disable_tqdm=True)
+    assert [r.getMessage() for r in caplog.records] == [
+        "rag-standard: k=1 keeps the top 1 of up to 2 passages the task attached (its answer_recall/gold_at_k count all "
+        "of them: tasks/README 'Metrics'); to score what the model sees, give the task --metadata '{\"hits\": 1}'"]
 
 
 def test_trace_prompts_are_the_exact_branch_prompts(backbone, docs):

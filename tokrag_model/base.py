@@ -331,7 +331,12 @@ class RAGMethodLM(LM):
 
     # ------------------------------------------------------------------ prompts
     def ctxs(self, doc: Any) -> list[dict]:
-        return get_ctxs(doc, self.METHOD, self.resolved_config["k"])
+        k = self.resolved_config["k"]
+        if k is not None and isinstance(doc, dict) and isinstance(doc.get("ctxs"), list) and len(doc["ctxs"]) > k:
+            drops = self.__dict__.setdefault("_drops", [0, 0])  # reported with the budget drops (_report_drops)
+            drops.extend([0] * (3 - len(drops)))
+            drops[2] = max(drops[2], len(doc["ctxs"]))
+        return get_ctxs(doc, self.METHOD, k)
 
     def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None) -> Encoded:
         """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch) and the task
@@ -348,10 +353,15 @@ class RAGMethodLM(LM):
         return enc
 
     def _report_drops(self) -> None:
-        """One WARNING when prompts lost passages to the ``max_length`` budget since the last report: the
-        model then saw fewer passages than the task attached (and than its ``answer_recall``/``gold_at_k``
-        count); the per-sample trace lists them under ``dropped``."""
-        prompts, passages = self.__dict__.pop("_drops", (0, 0))
+        """One WARNING when prompts lost passages to the ``max_length`` budget in this call, and one when the
+        ``k`` model argument cut the passages a task attached: the model then saw fewer passages than the task's
+        ``answer_recall``/``gold_at_k`` count; the per-sample trace's ``passages`` lists those shown."""
+        prompts, passages, attached = (list(self.__dict__.pop("_drops", ())) + [0, 0, 0])[:3]
+        if attached:
+            log.warning("%s: k=%d keeps the top %d of up to %d passages the task attached (its answer_recall/gold_at_k "
+                        "count all of them: tasks/README 'Metrics'); to score what the model sees, give the task --metadata "
+                        "'{\"hits\": %d}'", self.METHOD, self.resolved_config["k"], self.resolved_config["k"], attached,
+                        self.resolved_config["k"])
         if prompts:
             log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit max_length=%d (lowest-ranked first; the "
                         "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise max_length "
