@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -275,7 +276,7 @@ def byo_corpus(tmp_path) -> Path:
     return p
 
 
-def test_byo_questions_errors_name_file_and_line(tmp_path, byo_corpus):
+def test_byo_questions_errors_name_file_and_line(tmp_path, byo_corpus, monkeypatch):
     from tasks.byo import load_questions
 
     good = {"id": "a", "question": "where is berlin", "answers": ["Germany"]}
@@ -292,8 +293,12 @@ def test_byo_questions_errors_name_file_and_line(tmp_path, byo_corpus):
         with pytest.raises(DataError, match=pattern) as e:
             load_questions(str(_byo(tmp_path, lines)))
         assert "\n" not in str(e.value)  # one line
-    with pytest.raises(ConfigError, match="no such file"):
+    with pytest.raises(ConfigError, match=r"missing.jsonl': no such file \(give a JSONL"):
         load_questions(str(tmp_path / "missing.jsonl"))
+    monkeypatch.chdir(tmp_path)  # a relative path names the folder it was looked for in
+    with pytest.raises(ConfigError, match=rf"^questions 'nope.jsonl': no such file \(relative to the working directory "
+                                          rf"{re.escape(str(tmp_path))}\) \(give a JSONL"):
+        load_questions("nope.jsonl")
 
 
 
