@@ -61,6 +61,16 @@ class _HashMemo:
         except (OSError, ValueError):
             self.table = {}
         self.dirty = False
+        self.chains: dict[tuple, list] = {}  # (task, include_path) -> spec.task_yaml_chain, read once per key computation
+
+    def task_chain(self, task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+        """:func:`leaderboards.spec.task_yaml_chain`, read once for all cells of a task."""
+        from .spec import task_yaml_chain
+
+        key = (task, tuple(str(p) for p in include_path))
+        if key not in self.chains:
+            self.chains[key] = task_yaml_chain(task, include_path)
+        return self.chains[key]
 
     def sha(self, p: Path) -> str:
         return self.derived(p, "", sha256_file)
@@ -260,9 +270,8 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     A YAML that ``include:``s one in another folder (your own task over ``tasks/qa/rag_qa_bm25.yaml``) adds
     that folder's (package's) fingerprint, so a change to tokrag's task code gives it a new run folder too.
     Raises ConfigError when no YAML defines the task."""
-    from .spec import task_yaml_chain
-
-    y = find_task_yaml(task, include_path)
+    chain = memo.task_chain(task, include_path)
+    y = chain[0][0] if chain else find_task_yaml(task, include_path)
     if y is None:
         import re
 
@@ -273,7 +282,7 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
         raise ConfigError(unknown_name("task", task, names, list_all=0, hint=(
             f"no YAML under {[str(p) for p in include_path]} defines it; check the spec's tasks list and include_path")))
     roots: list[Path] = []
-    for path, _ in task_yaml_chain(task, include_path) or [(y, {})]:
+    for path, _ in chain or [(y, {})]:
         root = path.resolve().parent
         while (root.parent / "__init__.py").is_file():
             root = root.parent
@@ -298,10 +307,8 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     """
     from retrieval.corpus import NAMED_CORPORA
 
-    from .spec import task_yaml_chain
-
     meta: dict[str, Any] = {}
-    for _, doc in reversed(task_yaml_chain(task, include_path)):
+    for _, doc in reversed(memo.task_chain(task, include_path)):
         if isinstance(doc.get("metadata"), dict):
             meta.update(doc["metadata"])
     out: dict[str, str] = {}

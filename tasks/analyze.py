@@ -650,8 +650,6 @@ def print_table(title: str, res: dict, layers: str = "all") -> None:
         t.add_row(name, "" if name.startswith("layer") else v["describe"], layer, str(s["n"]), _fmt(s["accuracy"]), ci(s),
                   str(r["n"]), _fmt(r["accuracy"]), ci(r), *([_fmt(v.get("blind_share"))] if blind else []))
     Console(width=170).print(t)
-    print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
-          "the gold token; AUC ranks the score against that label")
 
 
 def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> None:
@@ -843,6 +841,8 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
         note = small_sample_note(c["strict"], c["strict_benefit"])
         if note:
             print(f"{name}: {note}")
+    print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
+          "the gold token; AUC ranks the score against that label")
     atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))
     plot_auc_by_layer(results, out_dir / "auc_by_layer.png", n_layers)
     print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")

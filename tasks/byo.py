@@ -38,9 +38,10 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
 
         return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
     if p.exists() or str(spec).endswith((".jsonl", ".jsonl.gz", ".json")) or str(spec).startswith((".", "/", "~")):
-        where = "" if p.is_absolute() else f" (relative to the working directory {Path.cwd()})"
-        raise ConfigError(f"questions {spec!r}: no such file{where} (give a JSONL file with question and answers per line, "
-                          "or a hub id)")
+        from retrieval.corpus import relative_note
+
+        raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)} (give a JSONL file with question and answers "
+                          "per line, or a hub id)")
     import datasets
 
     try:

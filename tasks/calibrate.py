@@ -45,6 +45,7 @@ from .analyze import (
     data_set_strata,
     load_lm,
     nan_to_none,
+    small_sample_note,
     token_counts,
 )
 
@@ -236,8 +237,6 @@ def print_preset(preset: dict) -> None:
                   f"{v['fallback_rate']:.2f}")
     con.print(t)
     con.print(f"preset params ({c['policy']}): {preset['params']}")
-    from .analyze import small_sample_note
-
     note = small_sample_note(n["strict"], n.get("strict_benefit"))
     if note:
         con.print(f"{note}: this preset was chosen on them")

@@ -70,8 +70,9 @@ def check_no_questions(metadata: dict[str, Any], task: str) -> None:
     if questions not in (None, ""):
         raise ConfigError(
             f"{task}: task metadata questions={str(questions)!r} is read only by the bring-your-own tasks "
-            f"{', '.join(BYO_TASKS)} (and your own tasks that include one: dataset byo); {task} scores its own questions and would ignore it: run --tasks rag_qa_bm25 "
-            "(or rag_qa_dense, rag_qa_hybrid) with your questions, or drop 'questions' (a 'corpus' override is fine)"
+            f"{', '.join(BYO_TASKS)} (and your own tasks that include one: dataset byo); {task} scores its own questions "
+            "and would ignore it: run --tasks rag_qa_bm25 (or rag_qa_dense, rag_qa_hybrid) with your questions, or drop "
+            "'questions' (a 'corpus' override is fine)"
         )
 
 

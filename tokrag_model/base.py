@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -333,10 +334,15 @@ class RAGMethodLM(LM):
     def ctxs(self, doc: Any) -> list[dict]:
         k = self.resolved_config["k"]
         if k is not None and isinstance(doc, dict) and isinstance(doc.get("ctxs"), list) and len(doc["ctxs"]) > k:
-            drops = self.__dict__.setdefault("_drops", [0, 0])  # reported with the budget drops (_report_drops)
-            drops.extend([0] * (3 - len(drops)))
-            drops[2] = max(drops[2], len(doc["ctxs"]))
+            cuts = self._cuts
+            cuts["attached"] = max(cuts["attached"], len(doc["ctxs"]))  # reported by _report_cuts
         return get_ctxs(doc, self.METHOD, k)
+
+    @property
+    def _cuts(self) -> Counter:
+        """Passages the model was not shown in the current generate_until/loglikelihood(_rolling) call: ``prompts``
+        and ``passages`` dropped for the budget, ``attached`` the most passages a doc had above ``k``."""
+        return self.__dict__.setdefault("_cut_counts", Counter())
 
     def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None) -> Encoded:
         """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch) and the task
@@ -346,17 +352,16 @@ class RAGMethodLM(LM):
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
         enc = self.prompts.rag(ctxs, context, budget, self.METHOD)
-        if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_drops
-            drops = self.__dict__.setdefault("_drops", [0, 0])
-            drops[0] += 1
-            drops[1] += len(enc.dropped)
+        if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_cuts
+            self._cuts.update(prompts=1, passages=len(enc.dropped))
         return enc
 
-    def _report_drops(self) -> None:
+    def _report_cuts(self) -> None:
         """One WARNING when prompts lost passages to the ``max_length`` budget in this call, and one when the
         ``k`` model argument cut the passages a task attached: the model then saw fewer passages than the task's
         ``answer_recall``/``gold_at_k`` count; the per-sample trace's ``passages`` lists those shown."""
-        prompts, passages, attached = (list(self.__dict__.pop("_drops", ())) + [0, 0, 0])[:3]
+        cuts = self.__dict__.pop("_cut_counts", Counter())
+        prompts, passages, attached = cuts["prompts"], cuts["passages"], cuts["attached"]
         if attached:
             log.warning("%s: k=%d keeps the top %d of up to %d passages the task attached (its answer_recall/gold_at_k "
                         "count all of them: tasks/README 'Metrics'); to score what the model sees, give the task --metadata "
@@ -413,7 +418,7 @@ class RAGMethodLM(LM):
         """
         if not requests:
             return []
-        self.__dict__.pop("_drops", None)  # counted per call (token_scores and failed calls never report)
+        self.__dict__.pop("_cut_counts", None)  # counted per call (token_scores and failed calls never report)
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
         settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
@@ -441,7 +446,7 @@ class RAGMethodLM(LM):
                 self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
             pbar.update(len(idxs))
         pbar.close()
-        self._report_drops()
+        self._report_cuts()
         return coll.get_original(results)
 
     def _gen_settings(self, gen_kwargs: dict, eos_text: str) -> tuple[list[str], int, int]:
@@ -486,7 +491,7 @@ class RAGMethodLM(LM):
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method, batched
         (:meth:`score_many`)."""
-        self.__dict__.pop("_drops", None)  # counted per call
+        self.__dict__.pop("_cut_counts", None)  # counted per call
         items = []
         for req in requests:
             context, continuation = self.split_context(req.args[0], req.args[1])
@@ -497,7 +502,7 @@ class RAGMethodLM(LM):
             out.append((ll, greedy))
             self._attach_trace(req, trace)
             self.cache_hook.add_partial("loglikelihood", req.args[:2], (ll, greedy))
-        self._report_drops()
+        self._report_cuts()
         return out
 
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
@@ -510,7 +515,7 @@ class RAGMethodLM(LM):
         """
         from lm_eval import utils
 
-        self.__dict__.pop("_drops", None)  # counted per call
+        self.__dict__.pop("_cut_counts", None)  # counted per call
         items, owner = [], []
         prefix = self.eot_token_id if getattr(self.tokenizer, "bos_token_id", None) is None else self.tokenizer.bos_token_id
         for r, req in enumerate(requests):
@@ -529,7 +534,7 @@ class RAGMethodLM(LM):
         for req, total, tr in zip(requests, totals, traces):
             self._attach_trace(req, {"windows": tr})
             self.cache_hook.add_partial("loglikelihood_rolling", req.args[:1], total)
-        self._report_drops()
+        self._report_cuts()
         return totals
 
     def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False

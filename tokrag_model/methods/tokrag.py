@@ -433,7 +433,8 @@ class TokRAGScorer:
         self.is_function = is_function
         self.is_skip = is_skip
         n = dec.n_layers
-        vocab = getattr(getattr(dec, "embed", None), "shape", (None,))[0]
+        embed = getattr(dec, "embed", None)  # (V, d); toy decoders in tests have none
+        vocab = None if embed is None else int(embed.shape[0])
         for name in ("rag_top", "pure_top"):  # torch.topk failed at the first scored token
             if vocab is not None and getattr(params, name) > vocab:
                 raise ValueError(f"{name}={getattr(params, name)} exceeds the model's vocabulary of {vocab} tokens")
