@@ -33,15 +33,6 @@ logger = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------------------------------- topics
-def is_tsv_topics(spec: str) -> bool:
-    """Whether ``spec`` names a TSV topics file (``qid<TAB>query``, ``.tsv``/``.txt``, optionally ``.gz``): such
-    topics carry no answers or gold ids."""
-    from .corpus import tsv_topics_file
-
-    p = Path(spec).expanduser()
-    return p.is_file() and tsv_topics_file(p)
-
-
 def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, only: Any = None,
                 present: Collection[str] = (), also: str = "",
                 ) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
@@ -540,7 +531,7 @@ def _eval(a: argparse.Namespace) -> int:
         return _expect(a)
     if not a.run or not a.topics:
         raise ConfigError("--run and --topics are required (or give --expect FILE)")
-    from .corpus import NAMED_CORPORA, relative_note, resolve_corpus
+    from .corpus import NAMED_CORPORA, relative_note, resolve_corpus, tsv_topics_file
 
     run_path = Path(a.run)
     if not run_path.is_file():
@@ -565,7 +556,7 @@ def _eval(a: argparse.Namespace) -> int:
     # with --corpus, the gold ids of the run's queries must be passages of it
     queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs, present=present, also=NO_GOLD)
     if not answers and not gold:
-        if is_tsv_topics(a.topics):
+        if Path(a.topics).expanduser().is_file() and tsv_topics_file(a.topics):
             raise ConfigError(f"--topics {a.topics}: TSV topics (qid<TAB>query) carry no answers or gold ids, so a run "
                               "cannot be scored on them; give the topics as JSONL with 'answers' (and/or 'gold_docids')")
         raise DataError(f"--topics {a.topics}: no query has 'answers' or 'gold_docids', so a run cannot be scored on them; "
