@@ -12,6 +12,7 @@ from retrieval.errors import ConfigError, DataError, OfflineError
 from tokrag_model.args import COMMON_ARGS, merge_lm_eval_flags, parse_args, to_batch_size
 from tokrag_model.loading import resolve_device, resolve_pretrained
 from tokrag_model.methods.replug import ReplugLM
+from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM
 from tokrag_model.methods.tokrag import TokRAGLM
 from tokrag_model.prompt import get_ctxs
 
@@ -57,6 +58,9 @@ def test_lm_eval_style_values_are_cast():
     (TokRAGLM, "rate", "-1"), (TokRAGLM, "rate", "0"), (TokRAGLM, "rate", "nan"),  # a reversed or dead rule
     (ReplugLM, "k", "0"),
     (ReplugLM, "device", "gpu0"),  # RuntimeError: Invalid device string, after the weights loaded
+    # r = P(Yes)/(P(Yes)+P(No)) lies in [0, 1]: above 1 kept no passage (every row closed-book), below 0 kept all
+    (SelfRAGFilterLM, "relevance_threshold", "1.5"), (SelfRAGFilterLM, "relevance_threshold", "-0.1"),
+    (SelfRAGFilterLM, "relevance_threshold", "nan"),
 ])
 def test_values_that_silently_changed_the_method_are_refused(method, key, value):
     """Each of these used to run to rc 0 with another method than asked for; now a one-line ConfigError
@@ -73,6 +77,15 @@ def test_bounds_keep_every_valid_value():
     assert (cfg["k"], cfg["max_passage_tokens"], cfg["window_left"], cfg["window_right"], cfg["n_anchors"]) == (1, 1, 0, 0, 1)
     assert (cfg["rag_top"], cfg["pure_top"], cfg["rate"], cfg["max_length"]) == (1, 1, 0.5, None)
     assert cfg["js_threshold"] == -1e-6  # a calibrated gap quantile may be negative (gap = D_RAG - D_pure)
+
+
+def test_relevance_threshold_outside_the_ratio_range_is_refused_with_the_range():
+    with pytest.raises(ConfigError, match=r"^--model rag-selfrag-filter: model argument relevance_threshold=1.01 is "
+                                          r"invalid: expected a number in \[0, 1\], got 1.01 \(keep passages with "):
+        SelfRAGFilterLM(relevance_threshold=1.01)  # a float, as lm-eval parses it; raised before any weights load
+    schema = {**COMMON_ARGS, **SelfRAGFilterLM.EXTRA_ARGS}
+    for value, expected in (("0", 0.0), ("1", 1.0), (0.5, 0.5), (None, 0.5)):  # both ends are usable thresholds
+        assert parse_args("rag-selfrag-filter", schema, {"relevance_threshold": value})["relevance_threshold"] == expected
 
 
 def test_device_in_model_args_and_on_the_command_line_is_not_a_type_error(caplog):

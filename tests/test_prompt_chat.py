@@ -85,7 +85,8 @@ def test_rag_prompt_token_ids_every_method(backbone) -> None:
     flt = _lm(backbone, "rag-selfrag-filter", relevance_threshold=0.0)  # keeps every passage
     f_rule, trace = flt.make_rule(DOC, ctx, 2000)
     assert trace["passages"] == ["p1", "p2"] and f_rule.rows() == [RAG_IDS]
-    f_rule, trace = _lm(backbone, "rag-selfrag-filter", relevance_threshold=1.01).make_rule(DOC, ctx, 2000)
+    f_rule, trace = _lm(backbone, "rag-selfrag-filter", relevance_threshold=1.0).make_rule(DOC, ctx, 2000)
+    assert max(trace["critic"].values()) < 1.0  # no passage reaches the highest threshold (above 1 is refused)
     assert trace["closed_book"] and f_rule.rows() == [PURE_IDS]  # none kept: the pure chat
     # the critic prompt goes through the same chat renderer (the tokenizer's template, user turn)
     prefix, suffixes = flt.critic_prompts([P1, P2], DOC["question"])

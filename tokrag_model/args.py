@@ -102,6 +102,19 @@ def number_at_least(low: float, strict: bool = False) -> Callable[[Any], float]:
     return cast
 
 
+def number_in(low: float, high: float) -> Callable[[Any], float]:
+    """A caster to float that rejects values outside the closed interval ``[low, high]`` (and NaN)."""
+    def cast(value: Any) -> float:
+        if isinstance(value, bool):
+            raise ValueError("expected a number")
+        num = float(value)
+        if not low <= num <= high:  # False for NaN too
+            raise ValueError(f"expected a number in [{low:g}, {high:g}], got {value!r}")
+        return num
+
+    return cast
+
+
 def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None]:
     """A caster to int (whole numbers only) that rejects values below ``low``; with ``optional``, ``None``
     (or ``none``/``null``/empty) stays ``None`` (the default applies)."""

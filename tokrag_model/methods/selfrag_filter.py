@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..args import Arg, choice, int_at_least, to_bool
+from ..args import Arg, choice, int_at_least, number_in, to_bool
 from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, without_slot
@@ -85,7 +85,8 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     METHOD = "rag-selfrag-filter"
     EXTRA_ARGS = {
-        "relevance_threshold": Arg(0.5, float, "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold",
+        "relevance_threshold": Arg(0.5, number_in(0.0, 1.0),
+                                   "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1]",
                                    only_with=("selection", "threshold")),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
         "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
