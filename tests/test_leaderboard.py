@@ -151,6 +151,32 @@ def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
 
 
 @pytest.mark.parametrize("model_args, message", [
+    ({"layer": 99}, r"layer=99 is outside the model's 30 layers \(0..29\)"),
+    ({"layer": "dynamic", "js_min_layer": 30}, r"js_min_layer=30 is outside the model's 30 layers \(0..29\)"),
+    ({"layer": "dynamic", "layer_fallback": 45}, r"layer_fallback=45 is outside the model's 30 layers \(0..29\)"),
+])
+def test_a_layer_outside_the_model_is_refused_before_the_first_cell(tmp_path, model_args, message):
+    """SmolLM2 has 30 layers: layer=99 used to pass the pre-run check and fail only when its cell loaded the model,
+    after the cells before it. The depth comes from the model's config; no weights are loaded."""
+    spec = load_spec(write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "model_args": model_args, "specific": {"pretrained": "smollm2-135m-instruct"}},
+    ]))
+    with pytest.raises(ConfigError, match=rf"^leaderboard spec .*toy.yaml: method tokrag: --model tokrag: {message}$"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
+    # a layer inside the model passes (the last one, and from the top)
+    from leaderboards.runner import check_cell_args
+
+    for ok in ({"layer": 29}, {"layer": -30}, {"layer": "dynamic", "js_min_layer": 29, "layer_fallback": 29}):
+        ok_spec = load_spec(write_spec(tmp_path / "ok", methods=[
+            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+            {"name": "tokrag", "model": "tokrag", "model_args": ok, "specific": {"pretrained": "smollm2-135m-instruct"}},
+        ]))
+        check_cell_args(ok_spec, ok_spec.cells())
+
+
+@pytest.mark.parametrize("model_args, message", [
     ({"batch_size": 0}, "model argument batch_size=0 is invalid"),  # used to pass: the shared batch_size 1 replaced it
     ({"device": "7"}, "model argument device='7' is invalid: expected a device torch knows"),  # a traceback at load
 ])

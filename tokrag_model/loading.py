@@ -126,12 +126,11 @@ def _installed_file_key(spec: dict[str, str], path: Path) -> str:
     return f"{stat.st_size:x}-{int(stat.st_mtime):x}"
 
 
-def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
-    """Return the converted safetensors folder of alias ``name``, converting it on first use.
+def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path]:
+    """``(package folder, converted folder)`` of alias ``name``; the converted folder may not exist yet.
 
     Raises:
         ConfigError: the package that ships the weights is not installed (the message gives the pip line).
-        DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package).
     """
     spec = ALIASES[name]
     pkg = _package_dir(spec["package"])
@@ -144,11 +143,22 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
         key = spec["sha256"][:12]  # content-addressed: the folder holds exactly the pinned GGUF, converted
     else:
         key = _installed_file_key(spec, pkg / spec["gguf"])
-    root = (models_dir or cache_dir() / "models")
+    return pkg, (models_dir or cache_dir() / "models") / f"{name}-{key}"
+
+
+def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
+    """Return the converted safetensors folder of alias ``name``, converting it on first use.
+
+    Raises:
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+        DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package).
+    """
+    spec = ALIASES[name]
+    pkg, out = _alias_folder(name, models_dir)
+    root = out.parent
     root.mkdir(parents=True, exist_ok=True)
-    out = root / f"{name}-{key}"
     if not (out / "config.json").is_file():
-        with file_lock(root / f"{name}-{key}"):
+        with file_lock(out):
             if not (out / "config.json").is_file():
                 if "assemble" in spec:
                     _convert_assembled(name, spec, root, out)
@@ -214,6 +224,48 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> Resol
     if _looks_like_path(value):
         raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
     return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
+
+
+def model_depth(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> int | None:
+    """The number of decoder layers (``num_hidden_layers``, :attr:`MultiContextDecoder.n_layers`) of the model
+    ``pretrained`` names, read from its config without loading, converting or downloading any weights.
+
+    An alias: its converted folder's ``config.json``, else the config in the GGUF's metadata (what the
+    conversion reads; a few seconds for SmolLM2). A local folder: its ``config.json``. A hub id: the
+    ``config.json`` in the local Hugging Face cache.
+
+    Returns:
+        the depth, or None when it cannot be had cheaply: an alias whose GGUF must first be assembled from
+        chunk packages and that is not converted yet (``gemma-3-270m`` on a fresh machine), a missing alias
+        package, a hub id not in the local cache, a path that is no model folder, a config without
+        ``num_hidden_layers``. What is wrong with ``pretrained`` itself is left to the load, which says it.
+    """
+    value = str(pretrained).strip()
+    try:
+        if value.lower() in ALIASES:
+            spec = ALIASES[value.lower()]
+            pkg, out = _alias_folder(value.lower(), models_dir)
+            if (out / "config.json").is_file():
+                where, extra = str(out), {}
+            elif "assemble" not in spec:
+                where, extra = str(pkg), {"gguf_file": spec["gguf"]}
+            else:
+                return None
+        else:
+            path = Path(value).expanduser()
+            if path.is_dir() and (path / "config.json").is_file():
+                where, extra = str(path), {}
+            elif path.exists() or _looks_like_path(value):
+                return None
+            else:
+                where, extra = value, {"revision": revision, "local_files_only": True}
+        from transformers import AutoConfig
+
+        depth = getattr(AutoConfig.from_pretrained(where, **extra), "num_hidden_layers", None)
+    except (ConfigError, OSError, ValueError, KeyError, ImportError) as exc:
+        log.debug("pretrained=%r: depth not known before the load (%s)", value, exc)
+        return None
+    return depth if isinstance(depth, int) and depth > 0 else None
 
 
 def _hub_snapshot(repo_id: str) -> Path:

@@ -825,6 +825,25 @@ class TokRAGLM(RAGMethodLM):
                     f"{where} (a fixed fusion layer); add layer=dynamic to use {them}, or drop {them}")
         return out
 
+    @classmethod
+    def check_depth(cls, cfg: dict[str, Any], n_layers: int) -> None:
+        """The layer arguments of a resolved config (:meth:`resolve_args`) against a model of ``n_layers``
+        decoder layers, resolved as :class:`TokRAGScorer` resolves them at load: the leaderboard's pre-run
+        check (:func:`leaderboards.runner.check_cell_args`) refuses ``layer=99`` with the load's message,
+        before the weights load.
+
+        Raises:
+            ConfigError: ``--model tokrag: layer=99 is outside the model's 30 layers (0..29)`` (likewise
+            ``js_min_layer``, ``layer_fallback``).
+        """
+        try:
+            if cfg["layer"] != "dynamic":
+                resolve_layer(cfg["layer"], n_layers)
+            resolve_layer(cfg["js_min_layer"], n_layers, "js_min_layer")
+            resolve_layer(cfg["layer_fallback"], n_layers, "layer_fallback")
+        except ValueError as exc:
+            raise ConfigError(f"--model {cls.METHOD}: {exc}") from None
+
     def setup(self) -> None:
         c = self.resolved_config
         self.preset = None
