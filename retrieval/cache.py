@@ -108,23 +108,43 @@ def jsonl_lines(ctxs: Ctxs, queries: Mapping[str, str] | None) -> str:
     )
 
 
+PASSAGE_ID_FIELDS = ("docid", "id", "_id")
+"""Where a ctxs passage's id is read from: ours (``docid``), DPR/FiD's ``id``, or ``_id`` (as a corpus record's)."""
+
+
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
+
+    Besides the files :func:`jsonl_lines` writes, reads the DPR/FiD layout of other tools: the question id
+    under ``id``, its text under ``question`` and each passage's id under ``id`` (:data:`PASSAGE_ID_FIELDS`). A passage's id is set as
+    ``docid``, a string (an integer id ``12`` is ``"12"``, as the topics' gold ids are read), so that gold ids
+    compare equal; a passage without one keeps none.
 
     Raises:
         DataError: malformed lines or missing fields (file and line named).
     """
+    from .corpus import _field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
     queries: dict[str, str] = {}
     p = Path(path)
     for lineno, obj in read_jsonl(p):
-        if "qid" not in obj or not isinstance(obj.get("ctxs"), list):
-            raise DataError(f"{p}:{lineno}: expected {{'qid', 'ctxs': [...]}}")
-        ctxs[str(obj["qid"])] = obj["ctxs"]
-        if obj.get("query") is not None:
-            queries[str(obj["qid"])] = obj["query"]
+        where = f"{p}:{lineno}"
+        qid = _field(obj, ("qid", "id"), where, required=False)
+        if not qid or not isinstance(obj.get("ctxs"), list):
+            raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
+        for j, c in enumerate(obj["ctxs"]):
+            if not isinstance(c, dict):
+                raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
+            if not isinstance(c.get("docid"), str):
+                pid = _field(c, PASSAGE_ID_FIELDS, f"{where}: ctxs[{j}]", required=False)
+                if pid:
+                    c["docid"] = pid
+        ctxs[qid] = obj["ctxs"]
+        query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / DPR, FiD
+        if query is not None:
+            queries[qid] = query
     return ctxs, queries
 
 

@@ -573,7 +573,14 @@ def _eval(a: argparse.Namespace) -> int:
     if ks != sorted(set(a.k)):
         print(f"note: the run has at most {depth} passages per query; cut-offs above it are reported at @{depth}",
               file=sys.stderr)
-    metrics = evaluate_run(ctxs, answers or None, gold or None, ks=ks)
+    no_id = [q for q in gold if any(c.get("docid") in (None, "") for c in ctxs[q])]
+    if no_id:  # whether a passage is gold cannot be decided: unavailable, not a false 0
+        print(f"note: {len(no_id)} of the {len(gold)} queries with gold ids have passages without an id ('docid' or "
+              f"'id') in {run_path}, so gold@k and MRR are unavailable; give each passage its corpus id, or score the "
+              "run's TREC file with --corpus", file=sys.stderr)
+    metrics: dict[str, float | None] = evaluate_run(ctxs, answers or None, None if no_id else gold or None, ks=ks)
+    if no_id:
+        metrics.update({f"gold@{k}": None for k in ks} | {"mrr": None})
     print(json.dumps(metrics, sort_keys=True) if a.json else format_table(metrics, title=f"{run_path.name} on {a.topics}"))
     return 0
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, DataError
 
 Ctxs = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -71,14 +71,28 @@ def answer_recall_at_k(run: Any, answers: Mapping[str, Sequence[str]], k: int) -
     return sum(hits.values()) / len(hits) if hits else 0.0
 
 
+def _docid(c: Mapping[str, Any], qid: str) -> str:
+    """A passage's ``docid`` as a string (an integer 12 is ``"12"``, as gold ids are read from topics).
+
+    Raises:
+        DataError: the passage has no ``docid``: whether it is gold cannot be decided (query named).
+    """
+    d = c.get("docid")
+    if d is None or d == "":
+        raise DataError(f"query {qid!r}: a passage has no 'docid', so gold@k and MRR cannot be computed; "
+                        "give each passage its corpus id")
+    return str(d)
+
+
 def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
-    """Gold-passage@k: fraction of queries (of ``gold``, present in the run) with a gold docid in the top ``k``."""
+    """Gold-passage@k: fraction of queries (of ``gold``, present in the run) with a gold docid in the top ``k``
+    (ids compared as strings)."""
     _check_k(k)
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
     if not qids:
         return 0.0
-    return sum(any(c["docid"] in set(gold[q]) for c in ctxs[q][:k]) for q in qids) / len(qids)
+    return sum(any(_docid(c, q) in {str(g) for g in gold[q]} for c in ctxs[q][:k]) for q in qids) / len(qids)
 
 
 def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> float:
@@ -89,9 +103,9 @@ def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> fl
         return 0.0
     total = 0.0
     for q in qids:
-        g = set(gold[q])
+        g = {str(x) for x in gold[q]}
         for i, c in enumerate(ctxs[q][:k] if k else ctxs[q], start=1):
-            if c["docid"] in g:
+            if _docid(c, q) in g:
                 total += 1.0 / i
                 break
     return total / len(qids)
@@ -115,10 +129,11 @@ def evaluate_run(
     return out
 
 
-def format_table(metrics: Mapping[str, float], title: str = "retrieval") -> str:
-    """A plain-text two-column table of ``metrics`` (4 decimals)."""
+def format_table(metrics: Mapping[str, float | None], title: str = "retrieval") -> str:
+    """A plain-text two-column table of ``metrics`` (4 decimals; None prints ``unavailable``)."""
     width = max([len(k) for k in metrics] + [6])
     lines = [f"{title}", f"{'metric':<{width}}  value", f"{'-' * width}  ------"]
     for k, v in metrics.items():
-        lines.append(f"{k:<{width}}  {int(v) if k == 'num_queries' else f'{v:.4f}'}")
+        value = "unavailable" if v is None else int(v) if k == "num_queries" else f"{v:.4f}"
+        lines.append(f"{k:<{width}}  {value}")
     return "\n".join(lines)

@@ -488,6 +488,13 @@ def test_metrics_on_toy_run():
     assert gold_at_k(run, gold, 1) == pytest.approx(1 / 3)
     assert gold_at_k(run, gold, 2) == pytest.approx(2 / 3)
     assert mrr(run, gold) == pytest.approx((1 / 2 + 0 + 1) / 3)
+    # ids compare as strings: an integer docid 12 (a JSON run of another tool) is the gold id "12", not a miss
+    assert gold_at_k({"a": [{"docid": 12}, {"docid": 7}]}, {"a": ["12"]}, 1) == 1.0
+    assert mrr({"a": [{"docid": "7"}, {"docid": "12"}]}, {"a": [12]}) == 0.5
+    from retrieval.errors import DataError
+
+    with pytest.raises(DataError, match=r"^query 'a': a passage has no 'docid', so gold@k and MRR cannot be computed"):
+        gold_at_k({"a": [{"title": "Paris", "text": "x"}]}, {"a": ["12"]}, 1)  # a KeyError, or a false 0
     texts = {"a": [{"docid": "x", "title": "Paris", "text": "the capital of France"}], "b": [{"docid": "y", "title": "Yes", "text": "no"}]}
     assert answer_recall_at_k(texts, {"a": ["France"], "b": ["yes"]}, 1) == 0.5  # DPR: titles are not searched
 

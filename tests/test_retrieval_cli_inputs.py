@@ -549,6 +549,40 @@ def test_eval_of_a_jsonl_run_reads_the_corpus_only_for_gold_ids_not_in_the_run(t
     assert code == 2 and f"corpus path {tmp_path / 'nothing.jsonl'} does not exist" in res.err  # a typo is still named
 
 
+def test_eval_of_a_dpr_style_ctxs_jsonl_compares_its_passage_ids_as_the_gold_ids(tmp_path, capsys):
+    """A ctxs JSONL of another tool (DPR/FiD: the question id and the passage ids under 'id', or integer ids) scored
+    gold@k 0 without a note, or stopped: 'id' was not read and an integer docid 12 was compared with the gold id "12"."""
+    run = _jsonl(tmp_path / "fid.jsonl", [
+        {"id": "q1", "question": "where is paris", "answers": ["France"],
+         "ctxs": [{"id": "p2", "title": "Paris", "text": PASSAGES[1]["text"], "score": 12.0},
+                  {"id": "p1", "title": "Nobel", "text": PASSAGES[0]["text"], "score": 3.0}]},
+        {"qid": "q2", "question": "who won the nobel prize in physics",
+         "ctxs": [{"docid": 12, "title": "Nobel", "text": PASSAGES[0]["text"]},
+                  {"docid": 7, "title": "Numbers", "text": PASSAGES[2]["text"]}]},
+    ])
+    topics = _jsonl(tmp_path / "t.jsonl", [
+        {"qid": "q1", "question": "where is paris", "answers": ["France"], "gold_docids": ["p2"]},  # rank 1
+        {"qid": "q2", "question": "who won the nobel prize in physics", "answers": ["Curie"], "gold_docids": [12]},  # rank 1
+    ])
+    assert tokrag(["retrieve", "eval", "--run", run, "--topics", topics, "--k", "1", "2", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 1.0, "answer_recall@2": 1.0,
+                                   "gold@1": 1.0, "gold@2": 1.0, "mrr": 1.0}
+    assert "note:" not in cap.err
+    # passages without any id: the gold cannot be decided from the run; unavailable with a note, not a false 0
+    bare = _jsonl(tmp_path / "bare.jsonl", [{"qid": q, "ctxs": [{"title": "Paris", "text": PASSAGES[1]["text"]}]}
+                                            for q in ("q1", "q2")])
+    assert tokrag(["retrieve", "eval", "--run", bare, "--topics", topics, "--k", "1", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 0.5, "gold@1": None, "mrr": None}
+    assert cap.err.strip() == (f"note: 2 of the 2 queries with gold ids have passages without an id ('docid' or 'id') in "
+                               f"{bare}, so gold@k and MRR are unavailable; give each passage its corpus id, or score the "
+                               "run's TREC file with --corpus")
+    assert tokrag(["retrieve", "eval", "--run", bare, "--topics", topics, "--k", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "gold@1           unavailable" in table and "mrr              unavailable" in table
+
+
 def test_eval_of_a_jsonl_run_with_a_prebuilt_corpus_is_scored(tmp_path, corpus, cache, capsys):
     # '--corpus prebuilt:wikipedia-dpr-100w' was ignored for a ctxs JSONL run, then refused as an unknown corpus
     out = tmp_path / "o.trec"
