@@ -286,15 +286,15 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
 
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
-    nothing is loaded. A method with layer arguments (``check_depth``: ``tokrag``'s ``layer``, ``js_min_layer``,
-    ``layer_fallback``) is checked against the model's depth read from its config (:func:`model_depth`, once
-    per model; skipped where the depth is not known without loading weights). Raises ConfigError naming the
-    spec, the method and the argument (with a did-you-mean).
+    nothing is loaded. A method with a ``check_shape`` (``tokrag``: its ``layer``, ``js_min_layer``, ``layer_fallback``,
+    ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's depth and vocabulary size read from
+    its config (:func:`model_shape`, once per model; skipped where they are not known without loading weights).
+    Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
     """
     from lm_eval.api.model import LM
 
     from tokrag_model.args import merge_lm_eval_flags
-    from tokrag_model.loading import model_depth
+    from tokrag_model.loading import ModelShape, model_shape
 
     classes: dict[str, Any] = {}
     for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
@@ -309,7 +309,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                               f"{cls!r}, not an lm-eval model (a subclass of lm_eval.api.model.LM); give an lm-eval "
                               "registry name or 'package.module:Class' of an LM subclass")
     seen = set()
-    depths: dict[tuple[str, str | None], int | None] = {}
+    shapes: dict[tuple[str, str | None], ModelShape | None] = {}
     for cell in cells:
         extra = {"batch_size": cell.batch_size, "device": cell.device}  # merged as make_model's constructor call does
         given = merge_lm_eval_flags(cell.method.name, dict(cell.model_args), extra, warn=False)
@@ -319,13 +319,13 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         seen.add(key)
         try:
             cfg = resolved_model_args(cell, given)
-            check_depth = getattr(classes[cell.method.model], "check_depth", None)
-            if cfg is not None and callable(check_depth):  # layer=99 failed only at its cell's load
+            check_shape = getattr(classes[cell.method.model], "check_shape", None)
+            if cfg is not None and callable(check_shape):  # layer=99, rag_top=60000 failed only at their cell's load
                 model = (str(cfg["pretrained"]), cfg.get("revision"))
-                if model not in depths:
-                    depths[model] = model_depth(*model)
-                if depths[model] is not None:
-                    check_depth(cfg, depths[model])
+                if model not in shapes:
+                    shapes[model] = model_shape(*model)
+                if shapes[model] is not None:
+                    check_shape(cfg, shapes[model].n_layers, shapes[model].vocab_size)
         except ConfigError as exc:
             where = f"{cell.model_name}/" if cell.model_name else ""
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -169,6 +170,38 @@ def test_a_layer_outside_the_model_is_refused_before_the_first_cell(tmp_path, mo
     from leaderboards.runner import check_cell_args
 
     for ok in ({"layer": 29}, {"layer": -30}, {"layer": "dynamic", "js_min_layer": 29, "layer_fallback": 29}):
+        ok_spec = load_spec(write_spec(tmp_path / "ok", methods=[
+            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+            {"name": "tokrag", "model": "tokrag", "model_args": ok, "specific": {"pretrained": "smollm2-135m-instruct"}},
+        ]))
+        check_cell_args(ok_spec, ok_spec.cells())
+
+
+GEMMA_PRESET = Path(__file__).resolve().parents[1] / "leaderboards" / "presets" / "tokrag-gemma-3-270m.json"
+
+
+@pytest.mark.parametrize("model_args, message", [
+    ({"rag_top": 60000}, r"--model tokrag: rag_top=60000 exceeds the model's vocabulary of 49152 tokens"),
+    ({"pure_top": 49153}, r"--model tokrag: pure_top=49153 exceeds the model's vocabulary of 49152 tokens"),
+    ({"preset": str(GEMMA_PRESET)}, rf"preset={re.escape(str(GEMMA_PRESET))}: made for 18 layers, this model has 30"),
+])
+def test_a_top_above_the_vocabulary_or_a_preset_of_another_depth_is_refused_before_the_first_cell(
+        tmp_path, model_args, message):
+    """SmolLM2 has 49152 tokens and 30 layers: rag_top=60000, or the Gemma 3 preset (18 layers), used to pass the
+    pre-run check and fail only when its cell loaded the model, after the cells before it. The vocabulary size
+    and the depth come from the model's config; no weights are loaded."""
+    spec = load_spec(write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "model_args": model_args, "specific": {"pretrained": "smollm2-135m-instruct"}},
+    ]))
+    with pytest.raises(ConfigError, match=rf"^leaderboard spec .*toy.yaml: method tokrag: {message}$"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
+    # the whole vocabulary and the model's own preset pass
+    from leaderboards.runner import check_cell_args
+
+    own = GEMMA_PRESET.with_name("tokrag-smollm2-135m-instruct.json")
+    for ok in ({"rag_top": 49152, "pure_top": 49152}, {"preset": str(own)}):
         ok_spec = load_spec(write_spec(tmp_path / "ok", methods=[
             {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
             {"name": "tokrag", "model": "tokrag", "model_args": ok, "specific": {"pretrained": "smollm2-135m-instruct"}},

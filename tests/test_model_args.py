@@ -147,31 +147,36 @@ def test_missing_local_folder_is_a_config_error(tmp_path):
         resolve_pretrained(str(tmp_path / "empty"))
 
 
-def test_model_depth_is_read_from_the_config_without_loading_weights(tmp_path, monkeypatch):
-    """The leaderboard's pre-run layer check reads the depth from the config: the converted folder's, else the
-    GGUF's metadata (a fresh cache); None where only a load would tell (it then skips the check)."""
+def test_model_shape_is_read_from_the_config_without_loading_weights(tmp_path, monkeypatch):
+    """The leaderboard's pre-run check reads the depth and the vocabulary size from the config: the converted
+    folder's, else the GGUF's metadata (a fresh cache); None where only a load would tell (it then skips the check)."""
     import json
 
     import transformers
 
-    from tokrag_model.loading import model_depth
+    from tokrag_model.loading import ModelShape, model_shape
 
     def no_weights(*args, **kwargs):
-        raise AssertionError("model_depth loaded weights")
+        raise AssertionError("model_shape loaded weights")
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", no_weights)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
-    assert model_depth("smollm2-135m-instruct", models_dir=tmp_path / "models") == 30  # not converted: the GGUF's
+    # not converted: the GGUF's; 49152 is also the converted model's embedding rows (what the load compares)
+    assert model_shape("smollm2-135m-instruct", models_dir=tmp_path / "models") == ModelShape(30, 49152)
     assert not (tmp_path / "models").exists()  # nothing converted or written
-    assert model_depth("gemma-3-270m", models_dir=tmp_path / "models") is None  # its GGUF must be assembled first
+    assert model_shape("gemma-3-270m", models_dir=tmp_path / "models") is None  # its GGUF must be assembled first
     folder = tmp_path / "tiny"
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 4}))
-    assert model_depth(str(folder)) == 4
-    assert model_depth(str(tmp_path / "tiny" / "config.json")) is None  # a file, no model folder
-    assert model_depth(str(tmp_path / "no_such_model")) is None  # the load says what is wrong
-    assert model_depth("HuggingFaceTB/SmolLM2-135M-Instruct") is None  # a hub id not in the (empty) cache
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 4, "vocab_size": 100}))
+    assert model_shape(str(folder)) == ModelShape(4, 100)
+    # remote code may size its embedding otherwise than vocab_size: not known
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 4, "vocab_size": 100,
+                                                    "auto_map": {"AutoModelForCausalLM": "modeling_x.XForCausalLM"}}))
+    assert model_shape(str(folder)) == ModelShape(4, None)
+    assert model_shape(str(tmp_path / "tiny" / "config.json")) is None  # a file, no model folder
+    assert model_shape(str(tmp_path / "no_such_model")) is None  # the load says what is wrong
+    assert model_shape("HuggingFaceTB/SmolLM2-135M-Instruct") is None  # a hub id not in the (empty) cache
 
 
 def test_doc_without_ctxs_says_to_use_a_retrieval_task():

@@ -226,19 +226,40 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> Resol
     return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
 
 
-def model_depth(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> int | None:
-    """The number of decoder layers (``num_hidden_layers``, :attr:`MultiContextDecoder.n_layers`) of the model
-    ``pretrained`` names, read from its config without loading, converting or downloading any weights.
+@dataclass(frozen=True)
+class ModelShape:
+    """What the pre-run check needs of a model, read from its config (:func:`model_shape`).
+
+    ``n_layers``: decoder layers (``num_hidden_layers``, :attr:`MultiContextDecoder.n_layers`); ``vocab_size``:
+    rows of the input embedding (tokens), what the load compares ``rag_top``/``pure_top`` with
+    (:class:`tokrag_model.methods.tokrag.TokRAGScorer`). Either is None where the config does not tell it.
+    """
+
+    n_layers: int | None
+    vocab_size: int | None
+
+
+def model_shape(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> ModelShape | None:
+    """Depth and vocabulary size of the model ``pretrained`` names, read from its config in one read, without
+    loading, converting or downloading any weights (the leaderboard's pre-run check reads it once per model).
 
     An alias: its converted folder's ``config.json``, else the config in the GGUF's metadata (what the
     conversion reads; a few seconds for SmolLM2). A local folder: its ``config.json``. A hub id: the
     ``config.json`` in the local Hugging Face cache.
 
+    ``vocab_size`` is the config's ``vocab_size``, which is not always the embedding's row count the load
+    reads: transformers' own causal-LM classes build the embedding with ``vocab_size`` rows and refuse a
+    checkpoint of another shape, so there the two agree (checked for the aliases: SmolLM2 49152 and Gemma 3
+    262144, in the converted folder and the GGUF alike; the tokenizer's length may be smaller and is not it),
+    but a config with ``auto_map`` may load remote code that sizes it otherwise (ChatGLM's
+    ``padded_vocab_size``): its ``vocab_size`` is None.
+
     Returns:
-        the depth, or None when it cannot be had cheaply: an alias whose GGUF must first be assembled from
-        chunk packages and that is not converted yet (``gemma-3-270m`` on a fresh machine), a missing alias
-        package, a hub id not in the local cache, a path that is no model folder, a config without
-        ``num_hidden_layers``. What is wrong with ``pretrained`` itself is left to the load, which says it.
+        the shape, or None when the config cannot be had cheaply: an alias whose GGUF must first be assembled
+        from chunk packages and that is not converted yet (``gemma-3-270m`` on a fresh machine), a missing alias
+        package, a hub id not in the local cache, a path that is no model folder. A field is None where the
+        config lacks it (no ``num_hidden_layers``). What is wrong with ``pretrained`` itself is left to the
+        load, which says it; nothing is raised.
     """
     value = str(pretrained).strip()
     try:
@@ -261,11 +282,17 @@ def model_depth(pretrained: str, revision: str | None = None, models_dir: Path |
                 where, extra = value, {"revision": revision, "local_files_only": True}
         from transformers import AutoConfig
 
-        depth = getattr(AutoConfig.from_pretrained(where, **extra), "num_hidden_layers", None)
+        config = AutoConfig.from_pretrained(where, **extra)
     except (ConfigError, OSError, ValueError, KeyError, ImportError) as exc:
-        log.debug("pretrained=%r: depth not known before the load (%s)", value, exc)
+        log.debug("pretrained=%r: shape not known before the load (%s)", value, exc)
         return None
-    return depth if isinstance(depth, int) and depth > 0 else None
+
+    def positive(name: str) -> int | None:
+        number = getattr(config, name, None)
+        return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
+
+    remote = bool(getattr(config, "auto_map", None))  # remote code may size its embedding otherwise
+    return ModelShape(positive("num_hidden_layers"), None if remote else positive("vocab_size"))
 
 
 def _hub_snapshot(repo_id: str) -> Path:

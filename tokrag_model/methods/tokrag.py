@@ -414,6 +414,18 @@ class TokenDecision:
 _WARNED_SLIDING: set[tuple[int, int]] = set()
 
 
+def check_tops(rag_top: int, pure_top: int, vocab_size: int) -> None:
+    """``rag_top``/``pure_top`` (tokens averaged into ``e_R``/``e_L``) against a vocabulary of ``vocab_size`` tokens
+    (the input embedding's rows; ``torch.topk`` fails above it).
+
+    Raises:
+        ValueError: ``rag_top=60000 exceeds the model's vocabulary of 49152 tokens`` (likewise ``pure_top``).
+    """
+    for name, top in (("rag_top", rag_top), ("pure_top", pure_top)):
+        if top > vocab_size:
+            raise ValueError(f"{name}={top} exceeds the model's vocabulary of {vocab_size} tokens")
+
+
 class TokRAGScorer:
     """The Tok-RAG rule at one position, shared by generation steps and teacher forcing (one per policy).
 
@@ -434,10 +446,8 @@ class TokRAGScorer:
         self.is_skip = is_skip
         n = dec.n_layers
         embed = getattr(dec, "embed", None)  # (V, d); toy decoders in tests have none
-        vocab = None if embed is None else int(embed.shape[0])
-        for name in ("rag_top", "pure_top"):  # torch.topk failed at the first scored token
-            if vocab is not None and getattr(params, name) > vocab:
-                raise ValueError(f"{name}={getattr(params, name)} exceeds the model's vocabulary of {vocab} tokens")
+        if embed is not None:  # torch.topk failed at the first scored token
+            check_tops(params.rag_top, params.pure_top, int(embed.shape[0]))
         self.fixed_layer = None if params.layer == "dynamic" else resolve_layer(params.layer, n)
         self.min_layer = resolve_layer(params.js_min_layer, n, "js_min_layer")
         self.fallback = resolve_layer(params.layer_fallback, n, "layer_fallback")
@@ -826,21 +836,30 @@ class TokRAGLM(RAGMethodLM):
         return out
 
     @classmethod
-    def check_depth(cls, cfg: dict[str, Any], n_layers: int) -> None:
-        """The layer arguments of a resolved config (:meth:`resolve_args`) against a model of ``n_layers``
-        decoder layers, resolved as :class:`TokRAGScorer` resolves them at load: the leaderboard's pre-run
-        check (:func:`leaderboards.runner.check_cell_args`) refuses ``layer=99`` with the load's message,
-        before the weights load.
+    def check_shape(cls, cfg: dict[str, Any], n_layers: int | None, vocab_size: int | None) -> None:
+        """A resolved config (:meth:`resolve_args`) against a model of ``n_layers`` decoder layers and a vocabulary
+        of ``vocab_size`` tokens (None: not known, not checked), as the load checks it: the preset's depth
+        (:func:`read_preset`), ``rag_top``/``pure_top`` (:func:`check_tops`), the layer arguments resolved as
+        :class:`TokRAGScorer` resolves them. The leaderboard's pre-run check
+        (:func:`leaderboards.runner.check_cell_args`) refuses them with the load's message before the weights load;
+        the preset's fingerprint, which the load checks first (so it names the other weights, not the depth), needs
+        the weights and is left to the load.
 
         Raises:
-            ConfigError: ``--model tokrag: layer=99 is outside the model's 30 layers (0..29)`` (likewise
-            ``js_min_layer``, ``layer_fallback``).
+            ConfigError: ``preset=PATH: made for 18 layers, this model has 30``; ``--model tokrag: rag_top=60000
+            exceeds the model's vocabulary of 49152 tokens`` (likewise ``pure_top``); ``--model tokrag: layer=99
+            is outside the model's 30 layers (0..29)`` (likewise ``js_min_layer``, ``layer_fallback``).
         """
+        if cfg.get("preset") and n_layers is not None:
+            read_preset(cfg["preset"], n_layers=n_layers)
         try:
-            if cfg["layer"] != "dynamic":
-                resolve_layer(cfg["layer"], n_layers)
-            resolve_layer(cfg["js_min_layer"], n_layers, "js_min_layer")
-            resolve_layer(cfg["layer_fallback"], n_layers, "layer_fallback")
+            if vocab_size is not None:
+                check_tops(cfg["rag_top"], cfg["pure_top"], vocab_size)
+            if n_layers is not None:
+                if cfg["layer"] != "dynamic":
+                    resolve_layer(cfg["layer"], n_layers)
+                resolve_layer(cfg["js_min_layer"], n_layers, "js_min_layer")
+                resolve_layer(cfg["layer_fallback"], n_layers, "layer_fallback")
         except ValueError as exc:
             raise ConfigError(f"--model {cls.METHOD}: {exc}") from None
 
