@@ -2,6 +2,7 @@
 
     tokrag leaderboard run leaderboards/specs/ci.yaml [--runs-dir runs] [--jobs 2]
     tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --estimate [--jobs 2]
+    tokrag leaderboard run leaderboards/specs/nq-wiki-12k-v2.yaml --methods rag-none,tokrag --tasks nq_oracle_bm25
     tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions] [--allow-missing] [--replace]
     tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR] [--allow-missing] [--replace]
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
@@ -45,12 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=int, default=1, help="runner processes sharing the run folder (cells claimed by lock)")
     r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
-    r.add_argument("--report", action="store_true", help="build the report afterwards")
+    r.add_argument("--report", action="store_true",
+                   help="build the report afterwards (of the whole spec, also after --models/--methods/--tasks)")
     r.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     r.add_argument("--estimate", action="store_true",
                    help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
     r.add_argument("--fallback-s-per-question", type=float, default=None,
                    help="with --estimate: seconds per question for cells with no similar finished cell")
+    for option, what in (("models", "models (names under models:)"), ("methods", "methods"), ("tasks", "tasks")):
+        r.add_argument(f"--{option}", type=_names, default=None, metavar="A,B",
+                       help=f"run (or estimate) only these {what}, comma-separated: a grid in parts, the cells that "
+                            "matter first; the cells and run folders are those of the whole spec")
     for name, helptext in (("report", "build Markdown/CSV/JSON/HTML from the run folders only"),
                            ("rescore", "re-score the logged samples with the current metric code (no model) and rebuild the report")):
         q = sub.add_parser(name, help=helptext)
@@ -74,6 +80,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --write: write the finished cells and keep the existing baseline's entries of the "
                         "unfinished ones as they are (a cell neither finished nor in the baseline stays absent)")
     return p
+
+
+def _names(text: str) -> list[str]:
+    """``--methods a,b``: the comma-separated names (argparse type; empty names are an error)."""
+    names = [x.strip() for x in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return names
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -113,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _check_args(args)
-    spec = load_spec(args.spec)
+    spec = whole = load_spec(args.spec)
+    if args.cmd == "run":
+        spec = whole.select(models=args.models, methods=args.methods, tasks=args.tasks)
     if args.cmd == "run" and args.estimate:
         from .estimate import estimate, render
         from .runner import check_cell_args, check_distinct_methods
@@ -136,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.report:
             from .report import build_report
 
-            print(f"report: {build_report(spec, args.runs_dir, replace=args.replace)}")
+            print(f"report: {build_report(whole, args.runs_dir, replace=args.replace)}")  # the whole spec's
         print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":

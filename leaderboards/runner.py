@@ -574,6 +574,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     helpers = []
     if jobs > 1:
         cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
+        for option, names in spec.selection.items():  # helpers run the same selected cells
+            cmd += [f"--{option}", ",".join(names)]
         helpers = [subprocess.Popen(cmd) for _ in range(jobs - 1)]
 
     tm, tm_key = None, None

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -242,6 +242,49 @@ class LeaderboardSpec:
     references: list[str] = field(default_factory=list)
     closed_book: str | None = None
     primary_metric: str = "answer_match"
+    selection: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def select(self, *, models: list[str] | None = None, methods: list[str] | None = None,
+               tasks: list[str] | None = None) -> LeaderboardSpec:
+        """This spec restricted to some models, methods and tasks (``leaderboard run --models/--methods/--tasks``),
+        to run a grid in parts, the cells that matter first. A selected cell is the same cell as in the whole spec:
+        same settings, same run folder (the key does not depend on the spec's lists), so the whole spec's run and
+        report find it done. ``None`` keeps all; the selection is kept in :attr:`selection`.
+
+        Raises:
+            ConfigError: a name not in the spec (with a did-you-mean), ``models`` for a spec without ``models:``,
+                or a selection that leaves no cell.
+        """
+        import difflib
+
+        def pick(option: str, given: list[str] | None, known: list[str]) -> tuple[str, ...] | None:
+            if given is None:
+                return None
+            for x in given:
+                if x not in known:
+                    close = difflib.get_close_matches(x, known, n=1, cutoff=0.6)
+                    raise ConfigError(f"leaderboard run {option}: {x!r} is not in the spec {self.path}"
+                                      + (f" (did you mean {close[0]!r}?)" if close else "") + f"; have {known}")
+            return tuple(dict.fromkeys(given))
+
+        if models is not None and not self.models:
+            raise ConfigError(f"leaderboard run --models: the spec {self.path} has no models: list (one implicit model); "
+                              "drop --models")
+        chosen = {"models": pick("--models", models, [str(m.name) for m in self.models]),
+                  "methods": pick("--methods", methods, [m.name for m in self.methods]),
+                  "tasks": pick("--tasks", tasks, [t.task for t in self.tasks])}
+        out = replace(
+            self,
+            models=[m for m in self.models if chosen["models"] is None or m.name in chosen["models"]],
+            methods=[m for m in self.methods if chosen["methods"] is None or m.name in chosen["methods"]],
+            tasks=[t for t in self.tasks if chosen["tasks"] is None or t.task in chosen["tasks"]],
+            selection={**self.selection, **{k: v for k, v in chosen.items() if v is not None}},
+        )
+        if not out.cells():
+            picked = " ".join(f"--{k} {','.join(v)}" for k, v in out.selection.items())
+            raise ConfigError(f"leaderboard run {picked}: selects no cell of the spec {self.path} (a model's own "
+                              "tasks/methods lists may exclude the others)")
+        return out
 
     def model_list(self) -> list[ModelSpec]:
         """The base models: the ``models:`` entries, or one implicit model (name None) with ``shared``."""

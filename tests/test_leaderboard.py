@@ -138,6 +138,59 @@ def yaml_dump(obj) -> str:
 
     return yaml.safe_dump(obj, sort_keys=False)
 
+def test_a_selection_runs_only_its_cells_into_the_whole_specs_run_folders(tmp_path, monkeypatch):
+    """``run --methods/--tasks``: a grid in parts. The selected cells run (here with a helper process, which must
+    get the selection too) into the folders the whole spec keys them by; the whole spec's run then runs only
+    the rest, and its report has all cells."""
+    from leaderboard_helpers import subprocess_env
+
+    path = write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
+        {"name": "vote", "model": TOY, "model_args": {"mode": "vote"}},
+    ])
+    whole = load_spec(path)
+    keys = {c.cell_id: k for c, k, _ in cell_keys(whole)}
+    part = whole.select(methods=["vote", "none"], tasks=["toy_qa"])
+    assert part.selection == {"methods": ("vote", "none"), "tasks": ("toy_qa",)}
+    assert [c.cell_id for c in part.cells()] == ["none/toy_qa/seed1", "vote/toy_qa/seed1"]  # spec order
+    assert {c.cell_id: k for c, k, _ in cell_keys(part)} == {c: keys[c] for c in ("none/toy_qa/seed1", "vote/toy_qa/seed1")}
+    monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    run_spec(part, tmp_path / "runs", progress=False, jobs=2)
+    done = {p.parent.name for p in (tmp_path / "runs").glob("*/DONE")}
+    assert done == {keys["none/toy_qa/seed1"], keys["vote/toy_qa/seed1"]}  # the helper ran nothing else
+    rest = run_spec(whole, tmp_path / "runs", progress=False)
+    assert sorted(rest.skipped) == ["none/toy_qa/seed1", "vote/toy_qa/seed1"] and len(rest.ran) == 4
+    # the CLI: comma-separated names, the whole spec's report after a selected run
+    assert lb_main(["run", str(path), "--runs-dir", str(tmp_path / "runs"), "--no-progress", "--methods", "standard",
+                    "--report"]) == 0
+    rows = json.loads((tmp_path / "runs" / "reports" / "toy" / "leaderboard.json").read_text())["rows"]
+    assert len(rows) == 6 and not any(r["missing"] for r in rows)
+
+
+@pytest.mark.parametrize("select, message", [
+    ({"methods": ["non"]}, r"leaderboard run --methods: 'non' is not in the spec .*toy.yaml \(did you mean 'none'\?\); "
+                           r"have \['standard', 'none'\]"),
+    ({"tasks": ["toy_qa_noise"]}, r"--tasks: 'toy_qa_noise' is not in the spec .*\(did you mean 'toy_qa_noise67'\?\)"),
+    ({"models": ["smollm2"]}, r"--models: the spec .*toy.yaml has no models: list \(one implicit model\); drop --models"),
+])
+def test_a_selection_of_names_not_in_the_spec_is_refused(tmp_path, select, message):
+    spec = load_spec(write_spec(tmp_path))
+    with pytest.raises(ConfigError, match=message):
+        spec.select(**select)
+
+
+def test_a_selection_without_cells_is_refused(tmp_path):
+    """A model limited to some tasks, selected with another task only: no cell, a one-line error (not a run of 0 cells)."""
+    spec = load_spec(write_spec(tmp_path, extra={"models": [
+        {"name": "a", "shared": {"model_args": {"pretrained": str(FIX / "toy_weights.bin")}}, "tasks": ["toy_qa"]},
+        {"name": "b", "shared": {"model_args": {"pretrained": str(FIX / "toy_weights.bin")}}},
+    ]}))
+    assert len(spec.select(models=["a"]).cells()) == 2
+    with pytest.raises(ConfigError, match=r"--models a --tasks toy_qa_noise67: selects no cell of the spec"):
+        spec.select(models=["a"], tasks=["toy_qa_noise67"])
+
+
 def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
     """A typo in the model arguments of the last method stops the run before any cell runs (it used to surface
     when that method's first cell was built, after every cell before it)."""
