@@ -123,7 +123,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     Raises:
         DataError: malformed lines or missing fields (file and line named).
     """
-    from .corpus import _field
+    from .corpus import record_field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
@@ -131,14 +131,14 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
-        qid = _field(obj, ("qid", "id"), where, required=False)
+        qid = record_field(obj, ("qid", "id"), where, required=False)
         if not qid or not isinstance(obj.get("ctxs"), list):
             raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
         for j, c in enumerate(obj["ctxs"]):
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
             if not isinstance(c.get("docid"), str):
-                pid = _field(c, PASSAGE_ID_FIELDS, f"{where}: ctxs[{j}]", required=False)
+                pid = record_field(c, PASSAGE_ID_FIELDS, f"{where}: ctxs[{j}]", required=False)
                 if pid:
                     c["docid"] = pid
         ctxs[qid] = obj["ctxs"]

@@ -52,8 +52,8 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
         malformed lines (file and line named); with ``corpus``, a gold id that is not in it (file, line and id named).
     """
-    from .corpus import (_field, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, relative_note, string_list,
-                         tsv_topics_file)
+    from .corpus import (check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field, relative_note,
+                         string_list, tsv_topics_file)
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
@@ -95,7 +95,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             if limit is not None and i >= limit:
                 break
             qid = f"nq-open-{i}"
-            queries[qid] = _field(obj, ("question",), f"{path}:{lineno}")
+            queries[qid] = record_field(obj, ("question",), f"{path}:{lineno}")
             answers[qid] = string_list(obj, ("answer", "answers"), f"{path}:{lineno}")
         return queries, answers, {}
     p = Path(spec).expanduser()

@@ -171,7 +171,14 @@ def _open_text(path: Path) -> Iterator[io.BufferedIOBase]:
         yield raw
 
 
-def _field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:
+def record_field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:
+    """The first of ``names`` that ``obj`` holds (not null) as a string: a number becomes its text (``12`` ->
+    ``"12"``); none -> ``""`` when not ``required``. The field reader of corpus, topics and ctxs JSONL records.
+
+    Raises:
+        DataError: a field of another type (a list, a bool), or, when ``required``, none of ``names`` present
+            or only null ones (``where`` and the field named).
+    """
     for n in names:
         if n in obj and obj[n] is not None:
             v = obj[n]
@@ -210,15 +217,15 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
     """``(file:line, passage)`` for each record of a JSONL corpus file."""
     for lineno, obj in read_jsonl(path):
         where = f"{path}:{lineno}"
-        pid = _field(obj, ("id", "docid", "_id"), where)
+        pid = record_field(obj, ("id", "docid", "_id"), where)
         if obj.get("contents") is not None and obj.get("text") is not None:
             raise DataError(f"{where}: passage {pid!r} has both 'contents' and 'text'; keep one of them "
                             "('contents' as Pyserini's JsonCollection, or 'title' and 'text')")
         if fmt == "jsonc":
-            title, text = _split_contents(_field(obj, ("contents",), where))
+            title, text = _split_contents(record_field(obj, ("contents",), where))
         else:
-            title = _field(obj, ("title",), where, required=False)
-            text = _field(obj, ("text",), where)
+            title = record_field(obj, ("title",), where, required=False)
+            text = record_field(obj, ("text",), where)
         if not text.strip():
             raise DataError(f"{where}: passage {pid!r} has empty text; remove it or fill it")
         yield where, Passage(pid, title, text)
@@ -331,8 +338,8 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
         where = f"{path}: entry {key!r}"
         if not isinstance(rec, dict):
             raise DataError(f"{where}: expected an object with 'title' and 'extract'")
-        title = _field(rec, ("title",), where, required=False) or key
-        text = _field(rec, ("extract", "text"), where)
+        title = record_field(rec, ("title",), where, required=False) or key
+        text = record_field(rec, ("extract", "text"), where)
         if not text.strip():
             continue  # an article without a summary is not a passage
         yield where, Passage((id_fn or wiki_docid)(title), title, text)
@@ -543,7 +550,7 @@ def jsonl_qid(obj: dict, index: int, where: str) -> str:
     Raises:
         DataError: an id that is neither a string nor a number (``where`` named).
     """
-    return _field(obj, ("qid", "id", "qId"), where, required=False) or f"q{index}"
+    return record_field(obj, ("qid", "id", "qId"), where, required=False) or f"q{index}"
 
 
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
@@ -616,7 +623,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)
-            put(qid, _field(obj, ("question", "query", "text", "qText"), where), where)
+            put(qid, record_field(obj, ("question", "query", "text", "qText"), where), where)
     if not out:
         raise DataError(f"{p}: no queries in the file")
     return out
