@@ -121,19 +121,24 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     compare equal; a passage without one keeps none.
 
     Raises:
-        DataError: malformed lines or missing fields (file and line named).
+        DataError: malformed lines, missing fields, or a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
+            too; file and both lines named).
     """
     from .corpus import record_field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
     queries: dict[str, str] = {}
+    first_line: dict[str, int] = {}
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
         qid = record_field(obj, ("qid", "id"), where, required=False)
         if not qid or not isinstance(obj.get("ctxs"), list):
             raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
+        if qid in first_line:  # a second row would replace the first one's ranking
+            raise DataError(f"{where}: duplicate qid {qid!r} (also on line {first_line[qid]}); keep one row per question")
+        first_line[qid] = lineno
         for j, c in enumerate(obj["ctxs"]):
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")

@@ -1,0 +1,51 @@
+"""``tokrag retrieve eval`` on ctxs JSONL runs of other tools (FiD-style: a row per question with ``qid``/``id`` and
+``ctxs`` passages with ``docid``/``id``/``_id``): the right figures, or a one-line error naming the file and line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokrag_model.cli import main as tokrag
+
+TOPICS = [
+    {"qid": "1", "question": "who wrote hamlet", "answers": ["Shakespeare"], "gold_docids": ["12"]},
+    {"qid": "2", "question": "capital of france", "answers": ["Paris"], "gold_docids": ["p7"]},
+    {"qid": "3", "question": "largest planet", "answers": ["Jupiter"], "gold_docids": ["30"]},
+]
+HAMLET = {"id": 12, "title": "Hamlet", "text": "Hamlet is a tragedy by Shakespeare"}
+OTHER = {"id": 5, "title": "x", "text": "nothing here"}
+PARIS = {"id": "p7", "title": "France", "text": "Paris is the capital"}
+JUPITER = {"_id": 30, "title": "J", "text": "Jupiter is the largest"}
+
+
+def _jsonl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def _eval(capsys, run, topics, *args):
+    """-> (exit status, parsed JSON or None, stderr)."""
+    code = tokrag(["retrieve", "eval", "--run", str(run), "--topics", str(topics), "--json", *args])
+    cap = capsys.readouterr()
+    return code, (json.loads(cap.out) if code == 0 else None), cap.err
+
+
+@pytest.fixture()
+def topics(tmp_path):
+    return _jsonl(tmp_path / "topics.jsonl", TOPICS)
+
+
+def test_a_question_id_on_two_rows_is_an_error_naming_both_lines(tmp_path, topics, capsys):
+    # the second row replaced the first one's ranking: rc 0, MRR 2/3 instead of refusing
+    run = _jsonl(tmp_path / "dupq.jsonl", [{"id": 1, "ctxs": [HAMLET]}, {"id": 1, "ctxs": [OTHER]},
+                                           {"id": 2, "ctxs": [PARIS]}, {"id": 3, "ctxs": [JUPITER]}])
+    code, _, err = _eval(capsys, run, topics)
+    assert code == 2
+    assert err.strip() == (f"tokrag retrieve: error: {run}:2: duplicate qid '1' (also on line 1); keep one row per question")
+    # the same question under 'qid' (a string) and 'id' (an integer)
+    run = _jsonl(tmp_path / "mix2.jsonl", [{"qid": "1", "ctxs": [HAMLET]}, {"qid": "2", "ctxs": [PARIS]},
+                                           {"id": 1, "ctxs": [OTHER]}])
+    code, _, err = _eval(capsys, run, topics)
+    assert code == 2 and f"{run}:3: duplicate qid '1' (also on line 1)" in err
