@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -109,7 +110,38 @@ def jsonl_lines(ctxs: Ctxs, queries: Mapping[str, str] | None) -> str:
 
 
 PASSAGE_ID_FIELDS = ("docid", "id", "_id")
-"""Where a ctxs passage's id is read from: ours (``docid``), DPR/FiD's ``id``, or ``_id`` (as a corpus record's)."""
+"""Where a ctxs passage's id is read from: ours (``docid``), FiD's ``id``, or ``_id`` (as a corpus record's)."""
+
+_WS = re.compile(r"\s")
+
+
+def json_id(value: Any, where: str) -> str:
+    """An id read from JSON as a string: a string as is, an integer as its digits (``12`` -> ``"12"``).
+
+    Ids are compared as strings, exactly. An id is one token: a TREC run cannot hold whitespace in an id (its
+    columns are whitespace-separated), a corpus refuses a passage id with whitespace and topics a qid with it, so
+    an id ``"12 "`` or ``"30\n"`` names no passage; it is refused, not stripped, so that the file that holds it is
+    fixed rather than read differently by each tool. A float ``12.0`` is refused too: is it ``"12"`` or ``"12.0"``?
+
+    Raises:
+        DataError: a float, a bool or another type, or a string that is empty or holds whitespace (``where``, the
+            value and what to do named).
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DataError(f"{where} is {json.dumps(value)}: an id must be a string or an integer")
+    v = str(value)
+    if not v or _WS.search(v):
+        raise DataError(f"{where} is {v!r}: an id is one token, without whitespace (as in a TREC run, a corpus or "
+                        "topics); fix the id in the file")
+    return v
+
+
+def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> str:
+    """The first of ``names`` that ``obj`` holds (not null), as :func:`json_id`; ``""`` when none."""
+    for n in names:
+        if obj.get(n) is not None:
+            return json_id(obj[n], f"{where} {n!r}")
+    return ""
 
 
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
@@ -121,10 +153,10 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     compare equal; a passage without one keeps none.
 
     Raises:
-        DataError: malformed lines, missing fields, or a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
-            too; file and both lines named).
+        DataError: malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
+            too; file and both lines named), an id that is a float or holds whitespace (:func:`json_id`; file, line,
+            question and passage named).
     """
-    from .corpus import record_field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
@@ -133,7 +165,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
-        qid = record_field(obj, ("qid", "id"), where, required=False)
+        qid = _first_id(obj, ("qid", "id"), f"{where}: question")
         if not qid or not isinstance(obj.get("ctxs"), list):
             raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
         if qid in first_line:  # a second row would replace the first one's ranking
@@ -142,10 +174,9 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
         for j, c in enumerate(obj["ctxs"]):
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
-            if not isinstance(c.get("docid"), str):
-                pid = record_field(c, PASSAGE_ID_FIELDS, f"{where}: ctxs[{j}]", required=False)
-                if pid:
-                    c["docid"] = pid
+            pid = _first_id(c, PASSAGE_ID_FIELDS, f"{where}: question {qid!r}, ctxs[{j}]")
+            if pid:
+                c["docid"] = pid
         ctxs[qid] = obj["ctxs"]
         query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / DPR, FiD
         if query is not None:

@@ -50,10 +50,12 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
 
     Raises:
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
-        malformed lines (file and line named); with ``corpus``, a gold id that is not in it (file, line and id named).
+        malformed lines (file and line named), a gold id that is a float or holds whitespace
+        (:func:`retrieval.cache.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named).
     """
     from .corpus import (check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field, relative_note,
                          string_list, tsv_topics_file)
+    from .cache import json_id
     from .io import read_jsonl
     from .paths import data_dir as _data_dir
 
@@ -114,8 +116,9 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
             if ans := string_list(obj, ("answers", "answer"), where):
                 answers[qid] = ans
-            if ids := string_list(obj, ("gold_docids",), where):
-                gold[qid] = ids
+            if string_list(obj, ("gold_docids",), where):  # its type checked; each id as a run's passage id is read
+                raw = obj["gold_docids"] if isinstance(obj["gold_docids"], list) else [obj["gold_docids"]]
+                gold[qid] = [json_id(g, f"{where}: gold_docids[{j}]") for j, g in enumerate(raw)]
                 places[qid] = where
     if limit is not None:
         keep = list(queries)[:limit]

@@ -49,3 +49,38 @@ def test_a_question_id_on_two_rows_is_an_error_naming_both_lines(tmp_path, topic
                                            {"id": 1, "ctxs": [OTHER]}])
     code, _, err = _eval(capsys, run, topics)
     assert code == 2 and f"{run}:3: duplicate qid '1' (also on line 1)" in err
+
+
+@pytest.mark.parametrize("row, field, shown", [
+    ({"id": 1, "ctxs": [{**HAMLET, "id": "12 "}]}, "question '1', ctxs[0] 'id'", "'12 '"),
+    ({"id": 1, "ctxs": [OTHER, {"docid": "30\n", "text": "x"}]}, "question '1', ctxs[1] 'docid'", "'30\\n'"),
+    ({"id": " 1", "ctxs": [HAMLET]}, "question 'id'", "' 1'"),
+])
+def test_an_id_with_whitespace_is_refused_not_a_silent_miss(tmp_path, topics, capsys, row, field, shown):
+    # "12 " never matched the gold id "12": gold@1 0.0 beside answer recall 1.0, and no note
+    run = _jsonl(tmp_path / "ws.jsonl", [{"id": 2, "ctxs": [PARIS]}, row])
+    code, _, err = _eval(capsys, run, topics)
+    assert code == 2
+    assert err.strip() == (f"tokrag retrieve: error: {run}:2: {field} is {shown}: an id is one token, without whitespace "
+                           "(as in a TREC run, a corpus or topics); fix the id in the file")
+
+
+def test_a_float_id_is_refused(tmp_path, topics, capsys):
+    # 12.0 was read as "12.0" and missed the gold id "12"
+    run = _jsonl(tmp_path / "odd4.jsonl", [{"id": 1, "ctxs": [{"id": 12.0, "text": "x"}]}])
+    code, _, err = _eval(capsys, run, topics)
+    assert code == 2 and err.strip() == (f"tokrag retrieve: error: {run}:1: question '1', ctxs[0] 'id' is 12.0: an id "
+                                         "must be a string or an integer")
+    run = _jsonl(tmp_path / "odd3.jsonl", [{"id": 3.0, "ctxs": [JUPITER]}])
+    code, _, err = _eval(capsys, run, topics)
+    assert code == 2 and f"{run}:1: question 'id' is 3.0: an id must be a string or an integer" in err
+
+
+def test_topics_gold_ids_follow_the_same_rule(tmp_path, capsys):
+    run = _jsonl(tmp_path / "fid.jsonl", [{"id": 1, "ctxs": [HAMLET]}])
+    good = _jsonl(tmp_path / "t.jsonl", [{"id": 1, "question": "q", "answers": ["Shakespeare"], "gold_docids": [12]}])
+    assert _eval(capsys, run, good)[1] == {"num_queries": 1, "answer_recall@1": 1.0, "gold@1": 1.0, "mrr": 1.0}
+    for gold, shown in (([" 12"], "' 12': an id is one token"), ([12.0], "12.0: an id must be a string or an integer")):
+        bad = _jsonl(tmp_path / "t.jsonl", [{"id": 1, "question": "q", "answers": ["Shakespeare"], "gold_docids": gold}])
+        code, _, err = _eval(capsys, run, bad)
+        assert code == 2 and f"{bad}:1: gold_docids[0] is {shown}" in err  # was gold@1 0.0 without a note
