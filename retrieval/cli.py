@@ -268,16 +268,18 @@ def _check_numbers(a: argparse.Namespace) -> None:
             raise ConfigError(f"--{opt.replace('_', '-')} {v}: must be >= 1")
 
 
-def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any) -> None:
-    """Print a one-line note on stderr when the run and the topics do not hold the same queries (the metrics
-    are over the queries of the run that have answers or gold ids; this only says how many that is)."""
+def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int) -> None:
+    """Print a one-line note on stderr when the run and the topics do not hold the same queries: both counts and
+    ``scored``, the number of queries the metrics are over (the run's queries with answers or gold ids, the
+    ``num_queries`` printed with them)."""
     covered = sum(1 for q in ctxs if q in queries)
     extra = len(ctxs) - covered
     if covered < len(queries) or extra:
         msg = f"note: run {run} has {covered} of the {len(queries)} queries of topics {topics!r}"
         if extra:
             msg += f", and {extra} qids that are not in them"
-        print(msg + f"; the metrics are over the {covered} it has", file=sys.stderr)
+        over = "it has" if scored == covered else "of them with answers or gold ids"
+        print(msg + f"; the metrics are over the {scored} {over}", file=sys.stderr)
 
 
 def _index_build(a: argparse.Namespace) -> int:
@@ -499,11 +501,13 @@ def _expect(a: argparse.Namespace) -> int:
         ctxs, _ = read_ctxs_jsonl(a.run)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
-        _coverage_note(ctxs, queries, c["topics"], a.run)
+        _coverage_note(ctxs, queries, c["topics"], a.run, _scored(ctxs, answers, gold))
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
-        cmp_ = expect.compare(c, evaluate_run(ctxs, answers or None, gold or None, ks=ks))
+        measured = evaluate_run(ctxs, answers or None, gold or None, ks=ks)
+        cmp_ = expect.compare(c, measured)
         results = [{"name": c["name"], "corpus": c["corpus"], "topics": c["topics"], "retriever": c["retriever"], "k": c["k"],
-                    "num_queries": len(ctxs), "run": a.run, "metrics": cmp_, "ok": all(v["ok"] for v in cmp_.values())}]
+                    "num_queries": measured["num_queries"], "run": a.run, "metrics": cmp_,
+                    "ok": all(v["ok"] for v in cmp_.values())}]
     else:
         runtime: dict[str, Any] = {"progress": True}
         for key in ("threads", "batch_size", "device"):
@@ -518,6 +522,11 @@ def _expect(a: argparse.Namespace) -> int:
 
 
 NO_GOLD = "or use topics without gold_docids (answer recall only)"  # retrieve eval's other way out of the gold-id check
+
+
+def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
+    """How many queries of the run the metrics are over: those with answers or gold ids (``num_queries``)."""
+    return sum(1 for q in ctxs if q in answers or q in gold)
 
 
 def _run_docids(ctxs: dict[str, list[dict]]) -> set[str]:
@@ -564,7 +573,7 @@ def _eval(a: argparse.Namespace) -> int:
                               "cannot be scored on them; give the topics as JSONL with 'answers' (and/or 'gold_docids')")
         raise DataError(f"--topics {a.topics}: no query has 'answers' or 'gold_docids', so a run cannot be scored on them; "
                         "give topics with answers (JSONL 'answers', or nq-oracle, nq-open, pyserini:NAME)")
-    _coverage_note(ctxs, queries, a.topics, run_path)
+    _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, answers, gold))
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}
     if not answers and not gold:

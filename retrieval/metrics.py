@@ -116,9 +116,13 @@ def evaluate_run(
     answers: Mapping[str, Sequence[str]] | None = None,
     gold: Mapping[str, Sequence[str]] | None = None,
     ks: Sequence[int] = (1, 5, 10, 20, 100),
-) -> dict[str, float]:
-    """All metrics as a flat dict: ``answer_recall@k``, ``gold@k`` for each k, ``mrr`` (and ``num_queries``)."""
-    out: dict[str, float] = {"num_queries": float(len(_ctxs(run)))}
+) -> dict[str, float | int]:
+    """All metrics as a flat dict: ``answer_recall@k``, ``gold@k`` for each k, ``mrr``, and ``num_queries``: the
+    number of queries scored (an int), those of the run with answers or gold ids (a query of the run without
+    either, or one of ``answers``/``gold`` that the run lacks, is not scored)."""
+    ctxs = _ctxs(run)
+    scored = {q for q in (answers or {}) if q in ctxs} | {q for q in (gold or {}) if q in ctxs}
+    out: dict[str, float | int] = {"num_queries": len(scored)}
     for k in ks:
         if answers:
             out[f"answer_recall@{k}"] = answer_recall_at_k(run, answers, k)

@@ -186,7 +186,7 @@ def test_eval_notes_a_run_covering_few_topics(tmp_path, corpus, cache, capsys):
     assert tokrag(["retrieve", "eval", "--run", str(run), "--topics", all_topics, "--k", "1", "--json"]) == 0
     cap = capsys.readouterr()
     assert f"note: run {run} has 2 of the 100 queries of topics {all_topics!r}; the metrics are over the 2 it has" in cap.err
-    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 1.0}  # the metrics themselves unchanged
+    assert json.loads(cap.out) == {"num_queries": 2, "answer_recall@1": 1.0}  # the metrics themselves unchanged
     assert tokrag(["retrieve", "eval", "--run", str(run), "--topics", few, "--k", "1"]) == 0
     assert "note: run" not in capsys.readouterr().err  # same queries: no note
 
@@ -566,7 +566,7 @@ def test_eval_of_a_dpr_style_ctxs_jsonl_compares_its_passage_ids_as_the_gold_ids
     ])
     assert tokrag(["retrieve", "eval", "--run", run, "--topics", topics, "--k", "1", "2", "--json"]) == 0
     cap = capsys.readouterr()
-    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 1.0, "answer_recall@2": 1.0,
+    assert json.loads(cap.out) == {"num_queries": 2, "answer_recall@1": 1.0, "answer_recall@2": 1.0,
                                    "gold@1": 1.0, "gold@2": 1.0, "mrr": 1.0}
     assert "note:" not in cap.err
     # passages without any id: the gold cannot be decided from the run; unavailable with a note, not a false 0
@@ -574,7 +574,7 @@ def test_eval_of_a_dpr_style_ctxs_jsonl_compares_its_passage_ids_as_the_gold_ids
                                             for q in ("q1", "q2")])
     assert tokrag(["retrieve", "eval", "--run", bare, "--topics", topics, "--k", "1", "--json"]) == 0
     cap = capsys.readouterr()
-    assert json.loads(cap.out) == {"num_queries": 2.0, "answer_recall@1": 0.5, "gold@1": None, "mrr": None}
+    assert json.loads(cap.out) == {"num_queries": 2, "answer_recall@1": 0.5, "gold@1": None, "mrr": None}
     assert cap.err.strip() == (f"note: 2 of the 2 queries with gold ids have passages without an id ('docid' or 'id') in "
                                f"{bare}, so gold@k and MRR are unavailable; give each passage its corpus id, or score the "
                                "run's TREC file with --corpus")

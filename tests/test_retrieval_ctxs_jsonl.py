@@ -84,3 +84,28 @@ def test_topics_gold_ids_follow_the_same_rule(tmp_path, capsys):
         bad = _jsonl(tmp_path / "t.jsonl", [{"id": 1, "question": "q", "answers": ["Shakespeare"], "gold_docids": gold}])
         code, _, err = _eval(capsys, run, bad)
         assert code == 2 and f"{bad}:1: gold_docids[0] is {shown}" in err  # was gold@1 0.0 without a note
+
+
+def test_num_queries_is_the_number_scored_an_int(tmp_path, topics, capsys):
+    # was the run's query count as a float (3.0) while the note said "over the 2 it has"
+    run = _jsonl(tmp_path / "run.jsonl", [{"id": 1, "ctxs": [HAMLET]}, {"id": 2, "ctxs": [OTHER]},
+                                          {"id": 9, "ctxs": [JUPITER]}])
+    code, m, err = _eval(capsys, run, topics, "--k", "1")
+    assert code == 0 and m == {"num_queries": 2, "answer_recall@1": 0.5, "gold@1": 0.5, "mrr": 0.5}
+    assert type(m["num_queries"]) is int
+    assert err.strip() == (f"note: run {run} has 2 of the 3 queries of topics {topics!r}, and 1 qids that are not in "
+                           "them; the metrics are over the 2 it has")
+    # a question of the topics without answers or gold ids is in the run but not scored
+    bare = _jsonl(tmp_path / "t2.jsonl", [*TOPICS[:2], {"qid": "9", "question": "which planet"}])
+    code, m, err = _eval(capsys, run, bare, "--k", "1")
+    assert code == 0 and m["num_queries"] == 2 and type(m["num_queries"]) is int
+    assert "note:" not in err  # the run holds exactly the topics' questions
+    code, m, err = _eval(capsys, run, _jsonl(tmp_path / "t3.jsonl", [*TOPICS, {"qid": "9", "question": "which planet"}]),
+                         "--k", "1")
+    assert m["num_queries"] == 2 and err.strip().endswith(
+        "has 3 of the 4 queries of topics " + repr(str(tmp_path / "t3.jsonl")) +
+        "; the metrics are over the 2 of them with answers or gold ids")
+    from retrieval.metrics import evaluate_run
+
+    assert evaluate_run({"1": [{"docid": "12"}], "2": []}, gold={"1": ["12"], "3": ["x"]}, ks=(1,)) == {
+        "num_queries": 1, "gold@1": 1.0, "mrr": 1.0}
