@@ -111,6 +111,8 @@ def jsonl_lines(ctxs: Ctxs, queries: Mapping[str, str] | None) -> str:
 
 PASSAGE_ID_FIELDS = ("docid", "id", "_id")
 """Where a ctxs passage's id is read from: ours (``docid``), FiD's ``id``, or ``_id`` (as a corpus record's)."""
+PASSAGE_ID_NAMES = ", ".join(repr(n) for n in PASSAGE_ID_FIELDS[:-1]) + f" or {PASSAGE_ID_FIELDS[-1]!r}"
+"""The same fields in words, for messages: ``'docid', 'id' or '_id'``."""
 
 _WS = re.compile(r"\s")
 
@@ -137,9 +139,10 @@ def json_id(value: Any, where: str) -> str:
 
 
 def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> str:
-    """The first of ``names`` that ``obj`` holds (not null), as :func:`json_id`; ``""`` when none."""
+    """The first of ``names`` that ``obj`` holds, as :func:`json_id`; ``""`` when none. A null or ``""`` field is
+    skipped, as absent (``{"docid": "", "id": 7}`` is ``"7"``), as topics' ``jsonl_qid`` reads a qid."""
     for n in names:
-        if obj.get(n) is not None:
+        if obj.get(n) is not None and obj[n] != "":
             return json_id(obj[n], f"{where} {n!r}")
     return ""
 
@@ -150,18 +153,21 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     Besides the files :func:`jsonl_lines` writes, reads the DPR/FiD layout of other tools: the question id
     under ``id``, its text under ``question`` and each passage's id under ``id`` (:data:`PASSAGE_ID_FIELDS`). A passage's id is set as
     ``docid``, a string (an integer id ``12`` is ``"12"``, as the topics' gold ids are read), so that gold ids
-    compare equal; a passage without one keeps none.
+    compare equal; a passage without one keeps none. Either every passage of the file has an id or none has
+    (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable).
 
     Raises:
         DataError: malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
             too; file and both lines named), an id that is a float or holds whitespace (:func:`json_id`; file, line,
-            question and passage named).
+            question and passage named), a passage without an id in a file whose other passages have one (the
+            first such passage named: file, line, question, position).
     """
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
     queries: dict[str, str] = {}
     first_line: dict[str, int] = {}
+    with_id, without_id = 0, ""  # passages with an id; where the first one without is
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
@@ -177,10 +183,16 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             pid = _first_id(c, PASSAGE_ID_FIELDS, f"{where}: question {qid!r}, ctxs[{j}]")
             if pid:
                 c["docid"] = pid
+                with_id += 1
+            elif not without_id:
+                without_id = f"{where}: question {qid!r}, ctxs[{j}]"
         ctxs[qid] = obj["ctxs"]
         query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / DPR, FiD
         if query is not None:
             queries[qid] = query
+    if with_id and without_id:  # a miss or a gold passage? scoring it either way would move gold@k and MRR
+        raise DataError(f"{without_id} has no id ({PASSAGE_ID_NAMES}) while {with_id} passages of the run "
+                        "have one; give every passage its corpus id")
     return ctxs, queries
 
 

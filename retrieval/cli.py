@@ -501,6 +501,9 @@ def _expect(a: argparse.Namespace) -> int:
         ctxs, _ = read_ctxs_jsonl(a.run)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
+        no_ids = _without_ids(ctxs, gold, a.run)  # the rule of plain eval: no passage with an id, gold unavailable
+        if no_ids:
+            gold = {}
         _coverage_note(ctxs, queries, c["topics"], a.run, _scored(ctxs, answers, gold))
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         measured = evaluate_run(ctxs, answers or None, gold or None, ks=ks)
@@ -522,6 +525,19 @@ def _expect(a: argparse.Namespace) -> int:
 
 
 NO_GOLD = "or use topics without gold_docids (answer recall only)"  # retrieve eval's other way out of the gold-id check
+
+
+def _without_ids(ctxs: dict[str, list[dict]], gold: dict, run: Any) -> bool:
+    """Whether gold@k and MRR cannot be computed because no passage of the run has an id (a ctxs JSONL of another
+    tool holding texts only): then a one-line note on stderr, and they print unavailable, not a false 0. (A run in
+    which only some passages have an id is refused by :func:`retrieval.cache.read_ctxs_jsonl`.)"""
+    if not gold or _run_docids(ctxs):
+        return False
+    from .cache import PASSAGE_ID_NAMES
+
+    print(f"note: no passage in {run} has an id ({PASSAGE_ID_NAMES}), so gold@k and MRR are unavailable; "
+          "give each passage its corpus id, or score the run's TREC file with --corpus", file=sys.stderr)
+    return True
 
 
 def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
@@ -573,9 +589,13 @@ def _eval(a: argparse.Namespace) -> int:
                               "cannot be scored on them; give the topics as JSONL with 'answers' (and/or 'gold_docids')")
         raise DataError(f"--topics {a.topics}: no query has 'answers' or 'gold_docids', so a run cannot be scored on them; "
                         "give topics with answers (JSONL 'answers', or nq-oracle, nq-open, pyserini:NAME)")
-    _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, answers, gold))
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}
+    no_ids = _without_ids(ctxs, gold, run_path)  # whether a passage is gold cannot be decided: unavailable, not 0
+    if no_ids and not answers:
+        raise DataError(f"no passage in {run_path} has an id and topics {a.topics!r} give its questions no answers, "
+                        "so nothing can be scored; give each passage its corpus id, or use topics with answers")
+    _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, answers, {} if no_ids else gold))
     if not answers and not gold:
         raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
     if any(k < 1 for k in a.k):
@@ -585,13 +605,8 @@ def _eval(a: argparse.Namespace) -> int:
     if ks != sorted(set(a.k)):
         print(f"note: the run has at most {depth} passages per query; cut-offs above it are reported at @{depth}",
               file=sys.stderr)
-    no_id = [q for q in gold if any(c.get("docid") in (None, "") for c in ctxs[q])]
-    if no_id:  # whether a passage is gold cannot be decided: unavailable, not a false 0
-        print(f"note: {len(no_id)} of the {len(gold)} queries with gold ids have passages without an id ('docid' or "
-              f"'id') in {run_path}, so gold@k and MRR are unavailable; give each passage its corpus id, or score the "
-              "run's TREC file with --corpus", file=sys.stderr)
-    metrics: dict[str, float | None] = evaluate_run(ctxs, answers or None, None if no_id else gold or None, ks=ks)
-    if no_id:
+    metrics: dict[str, float | None] = evaluate_run(ctxs, answers or None, None if no_ids else gold or None, ks=ks)
+    if no_ids:
         metrics.update({f"gold@{k}": None for k in ks} | {"mrr": None})
     print(json.dumps(metrics, sort_keys=True) if a.json else format_table(metrics, title=f"{run_path.name} on {a.topics}"))
     return 0

@@ -109,3 +109,39 @@ def test_num_queries_is_the_number_scored_an_int(tmp_path, topics, capsys):
 
     assert evaluate_run({"1": [{"docid": "12"}], "2": []}, gold={"1": ["12"], "3": ["x"]}, ks=(1,)) == {
         "num_queries": 1, "gold@1": 1.0, "mrr": 1.0}
+
+
+def test_one_rule_for_passages_without_ids_in_eval_and_expect(tmp_path, topics, capsys):
+    """Some passages with an id and some without: a DataError naming the first without (plain eval printed gold@k
+    unavailable for the whole run, --expect --run scored it and stopped on 'a passage has no 'docid'' without a
+    file); no passage with an id: gold@k and MRR unavailable with a note naming the three id fields, in both paths."""
+    mixed = _jsonl(tmp_path / "mixid.jsonl", [{"id": 1, "ctxs": [HAMLET, {"title": "x", "text": "nothing"}]},
+                                              {"id": 2, "ctxs": [PARIS]}, {"id": 3, "ctxs": [JUPITER]}])
+    expect = tmp_path / "exp.yaml"
+    expect.write_text(f"name: t\ncorpus: prebuilt:wikipedia-dpr-100w\ntopics: {topics}\nconditions:\n"
+                      "  - name: c1\n    retriever: bm25\n    expected: {answer_recall@1: 1.0, gold@1: 1.0, mrr: 1.0}\n")
+    message = (f"tokrag retrieve: error: {mixed}:1: question '1', ctxs[1] has no id ('docid', 'id' or '_id') while 3 "
+               "passages of the run have one; give every passage its corpus id")
+    assert _eval(capsys, mixed, topics)[::2] == (2, message + "\n")
+    assert tokrag(["retrieve", "eval", "--expect", str(expect), "--run", mixed]) == 2
+    assert capsys.readouterr().err == message + "\n"
+    bare = _jsonl(tmp_path / "noid.jsonl", [{"id": q, "ctxs": [{"title": "t", "text": t}]}
+                                            for q, t in ((1, "by Shakespeare"), (2, "Paris is"), (3, "Jupiter"))])
+    note = (f"note: no passage in {bare} has an id ('docid', 'id' or '_id'), so gold@k and MRR are unavailable; give "
+            "each passage its corpus id, or score the run's TREC file with --corpus\n")
+    assert _eval(capsys, bare, topics, "--k", "1") == (
+        0, {"num_queries": 3, "answer_recall@1": 1.0, "gold@1": None, "mrr": None}, note)
+    assert tokrag(["retrieve", "eval", "--expect", str(expect), "--run", bare, "--json"]) == 1  # a figure missed
+    cap = capsys.readouterr()
+    cond = json.loads(cap.out)["conditions"][0]
+    assert cond["metrics"]["answer_recall@1"]["ok"] and cond["metrics"]["gold@1"]["measured"] is None
+    assert cond["num_queries"] == 3 and cap.err.startswith(note)
+
+
+def test_an_empty_docid_falls_through_to_id_as_a_null_one(tmp_path, topics, capsys):
+    # {"docid": "", "id": "p7"} had no id (gold@k unavailable for the run) while {"docid": null, "id": 12} had "12"
+    run = _jsonl(tmp_path / "odd.jsonl", [{"id": 1, "ctxs": [{**HAMLET, "docid": None}]},
+                                          {"id": 2, "ctxs": [{**PARIS, "docid": ""}]},
+                                          {"qid": "", "id": 3, "ctxs": [{**JUPITER, "id": "", "docid": None}]}])
+    assert _eval(capsys, run, topics, "--k", "1") == (
+        0, {"num_queries": 3, "answer_recall@1": 1.0, "gold@1": 1.0, "mrr": 1.0}, "")
