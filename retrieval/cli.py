@@ -225,6 +225,9 @@ def _retrieve_parser() -> argparse.ArgumentParser:
     return ap
 
 
+EVAL_KS = (1, 5, 20, 100)  # retrieve eval's cut-offs when --k is not given
+
+
 def _eval_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="tokrag retrieve eval",
@@ -233,11 +236,13 @@ def _eval_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--run", default=None, help="ctxs JSONL (or a TREC run together with --corpus); with --expect: score this run "
                     "against one --condition instead of retrieving")
-    ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file")
+    ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file "
+                    "(not with --expect, whose conditions name theirs)")
     ap.add_argument("--corpus", default=None, help="corpus of the run: needed for a TREC run (passage texts); the topics' "
                     "gold ids are checked against a local one (for a ctxs JSONL run, read only when a gold id is not "
-                    "among the run's passages)")
-    ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 20, 100], help="cut-offs (default 1 5 20 100)")
+                    "among the run's passages; not with --expect, whose conditions name theirs)")
+    ap.add_argument("--k", type=int, nargs="+", default=None, help=f"cut-offs (default {' '.join(map(str, EVAL_KS))}; not with --expect, "
+                    "whose expected figures name theirs)")
     ap.add_argument("--expect", default=None, help="expectation file: corpus, topics, conditions with expected figures (YAML)")
     ap.add_argument("--condition", action="append", default=None, help="with --expect: check only this condition (repeatable)")
     ap.add_argument("--dry-run", action="store_true", help="with --expect: print what each condition would download and stop")
@@ -487,6 +492,11 @@ def _expect(a: argparse.Namespace) -> int:
     from .corpus import resolve_corpus
     from .metrics import evaluate_run
 
+    given = [opt for opt, v in (("--topics", a.topics), ("--k", a.k), ("--corpus", a.corpus)) if v is not None]
+    if given:  # each condition names its corpus and topics, its expected figures the cut-offs
+        raise ConfigError(f"{', '.join(given)} with --expect: the expectation file sets the corpus, topics and cut-offs "
+                          "of each condition; drop them, or score the run without --expect")
+    run_path = _run_file(a.run) if a.run else None
     spec = expect.load(a.expect)
     conds = expect.select(spec, a.condition)
     if a.dry_run:
@@ -498,7 +508,7 @@ def _expect(a: argparse.Namespace) -> int:
         if len(conds) != 1:
             raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
         (c,) = conds
-        ctxs, _ = read_ctxs_jsonl(a.run)
+        ctxs, _ = read_ctxs_jsonl(run_path)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
         no_ids = _without_ids(ctxs, gold, a.run)  # the rule of plain eval: no passage with an id, gold unavailable
@@ -550,6 +560,20 @@ def _run_docids(ctxs: dict[str, list[dict]]) -> set[str]:
     return {str(c["docid"]) for rows in ctxs.values() for c in rows if isinstance(c, dict) and c.get("docid") is not None}
 
 
+def _run_file(run: str) -> Path:
+    """The ``--run`` path of ``retrieve eval`` (with or without --expect), which must be a file.
+
+    Raises:
+        ConfigError: no such file (a relative path names the working directory).
+    """
+    from .corpus import relative_note
+
+    p = Path(run).expanduser()
+    if not p.is_file():
+        raise ConfigError(f"--run {p}: no such file{relative_note(p)}")
+    return p
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import read_ctxs_jsonl
     from .metrics import evaluate_run, format_table
@@ -557,13 +581,14 @@ def _eval(a: argparse.Namespace) -> int:
     _check_numbers(a)
     if a.expect:
         return _expect(a)
+    if a.condition or a.dry_run:
+        raise ConfigError(f"{'--condition' if a.condition else '--dry-run'} needs --expect FILE")
     if not a.run or not a.topics:
         raise ConfigError("--run and --topics are required (or give --expect FILE)")
-    from .corpus import NAMED_CORPORA, relative_note, resolve_corpus, tsv_topics_file
+    from .corpus import NAMED_CORPORA, resolve_corpus, tsv_topics_file
 
-    run_path = Path(a.run)
-    if not run_path.is_file():
-        raise ConfigError(f"--run {run_path}: no such file{relative_note(run_path)}")
+    a.k = a.k or list(EVAL_KS)
+    run_path = _run_file(a.run)
     prebuilt = bool(a.corpus) and a.corpus.startswith("prebuilt:")  # its ids cannot be listed: no gold-id check
     if run_path.suffix in (".trec", ".txt") or not run_path.name.endswith((".jsonl", ".json")):
         if not a.corpus:

@@ -145,3 +145,33 @@ def test_an_empty_docid_falls_through_to_id_as_a_null_one(tmp_path, topics, caps
                                           {"qid": "", "id": 3, "ctxs": [{**JUPITER, "id": "", "docid": None}]}])
     assert _eval(capsys, run, topics, "--k", "1") == (
         0, {"num_queries": 3, "answer_recall@1": 1.0, "gold@1": 1.0, "mrr": 1.0}, "")
+
+
+def _expectation(tmp_path, topics) -> str:
+    path = tmp_path / "exp.yaml"
+    path.write_text(f"name: t\ncorpus: prebuilt:wikipedia-dpr-100w\ntopics: {topics}\nconditions:\n"
+                    "  - name: c1\n    retriever: bm25\n    expected: {answer_recall@1: 1.0}\n")
+    return str(path)
+
+
+def test_expect_with_a_missing_run_or_options_it_sets_is_a_config_error(tmp_path, topics, capsys, monkeypatch):
+    expect = _expectation(tmp_path, topics)
+    monkeypatch.chdir(tmp_path)
+    # a FileNotFoundError traceback, rc 1 (which says "a figure missed")
+    assert tokrag(["retrieve", "eval", "--expect", expect, "--run", "nonexist.jsonl"]) == 2
+    message = f"tokrag retrieve: error: --run nonexist.jsonl: no such file (relative to the working directory {tmp_path})\n"
+    assert capsys.readouterr().err == message
+    assert tokrag(["retrieve", "eval", "--topics", topics, "--run", "nonexist.jsonl"]) == 2  # the same as without --expect
+    assert capsys.readouterr().err == message
+    # --topics, --k and --corpus were ignored: the expectation file sets them
+    run = _jsonl(tmp_path / "fid.jsonl", [{"id": 1, "ctxs": [HAMLET]}])
+    for extra, named in ((["--topics", topics], "--topics"), (["--k", "5"], "--k"),
+                         (["--corpus", "nq-wiki-12k", "--k", "1"], "--k, --corpus")):
+        assert tokrag(["retrieve", "eval", "--expect", expect, "--run", run, *extra]) == 2
+        assert capsys.readouterr().err == (f"tokrag retrieve: error: {named} with --expect: the expectation file sets the "
+                                           "corpus, topics and cut-offs of each condition; drop them, or score the run "
+                                           "without --expect\n")
+    assert tokrag(["retrieve", "eval", "--expect", expect, "--run", run]) == 0
+    # and the other way round: --condition / --dry-run mean nothing without --expect
+    assert tokrag(["retrieve", "eval", "--topics", topics, "--run", run, "--condition", "c1"]) == 2
+    assert capsys.readouterr().err.endswith("error: --condition needs --expect FILE\n")
