@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true",
-                   help="build the report afterwards (of the whole spec, also after --models/--methods/--tasks)")
+                   help="build the report afterwards; after --models/--methods/--tasks the whole spec's, its unfinished "
+                        "cells reported as missing (as report --allow-missing)")
     r.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     r.add_argument("--estimate", action="store_true",
                    help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
@@ -149,10 +150,13 @@ def main(argv: list[str] | None = None) -> int:
         from .runner import run_spec
 
         summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells)
-        if args.report:
-            from .report import build_report
+        if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
+            from .report import build_report, cells_lines
 
-            print(f"report: {build_report(whole, args.runs_dir, replace=args.replace)}")  # the whole spec's
+            out = build_report(whole, args.runs_dir, replace=args.replace, allow_missing=bool(spec.selection))
+            print(f"report: {out}")
+            if spec.selection:
+                print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
         print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":

@@ -138,6 +138,7 @@ def yaml_dump(obj) -> str:
 
     return yaml.safe_dump(obj, sort_keys=False)
 
+
 def test_a_selection_runs_only_its_cells_into_the_whole_specs_run_folders(tmp_path, monkeypatch):
     """``run --methods/--tasks``: a grid in parts. The selected cells run (here with a helper process, which must
     get the selection too) into the folders the whole spec keys them by; the whole spec's run then runs only
@@ -189,6 +190,31 @@ def test_a_selection_without_cells_is_refused(tmp_path):
     assert len(spec.select(models=["a"]).cells()) == 2
     with pytest.raises(ConfigError, match=r"--models a --tasks toy_qa_noise67: selects no cell of the spec"):
         spec.select(models=["a"], tasks=["toy_qa_noise67"])
+
+
+def test_a_selections_report_lists_the_cells_outside_it_as_missing_and_the_summary_stays_last(tmp_path, capsys):
+    """``run --methods X --report`` with the other methods' cells unfinished used to run X's cells, then stop on the
+    whole spec's report ("4 of 6 cells are not finished", exit 2) without the run summary. The report is the whole
+    spec's with the unfinished cells missing (as ``report --allow-missing``); the summary JSON is the last line."""
+    path = write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
+        {"name": "vote", "model": TOY, "model_args": {"mode": "vote"}},
+    ])
+    runs = tmp_path / "runs"
+    capsys.readouterr()
+    assert lb_main(["run", str(path), "--runs-dir", str(runs), "--no-progress", "--methods", "standard", "--report"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3] == f"report: {runs / 'reports' / 'toy'}"
+    assert lines[-2].startswith("Cells with results: 2 of 6; 4 missing")
+    summary = json.loads(lines[-1])
+    assert summary["ran"] == ["standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+    rows = json.loads((runs / "reports" / "toy" / "leaderboard.json").read_text())["rows"]
+    assert sorted((r["method"], r["task"]) for r in rows if r["missing"]) == [
+        ("none", "toy_qa"), ("none", "toy_qa_noise67"), ("vote", "toy_qa"), ("vote", "toy_qa_noise67")]
+    # without a selection an unfinished cell still stops the report (run --report promises the whole grid)
+    with pytest.raises(IncompleteRunError, match="3 of 6 cells are not finished"):
+        lb_main(["run", str(path), "--runs-dir", str(runs), "--no-progress", "--max-cells", "1", "--report"])
 
 
 def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
