@@ -55,9 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--fallback-s-per-question", type=float, default=None,
                    help="with --estimate: seconds per question for cells with no similar finished cell")
     for option, what in (("models", "models (names under models:)"), ("methods", "methods"), ("tasks", "tasks")):
-        r.add_argument(f"--{option}", type=_names, default=None, metavar="A,B",
-                       help=f"run (or estimate) only these {what}, comma-separated: a grid in parts, the cells that "
-                            "matter first; the cells and run folders are those of the whole spec")
+        r.add_argument(f"--{option}", type=_names, action="extend", default=None, metavar="A,B",
+                       help=f"run (or estimate) only these {what}, comma-separated (repeats add up): a grid in parts, "
+                            "the cells that matter first; the cells and run folders are those of the whole spec")
     for name, helptext in (("report", "build Markdown/CSV/JSON/HTML from the run folders only"),
                            ("rescore", "re-score the logged samples with the current metric code (no model) and rebuild the report")):
         q = sub.add_parser(name, help=helptext)

@@ -249,23 +249,25 @@ class LeaderboardSpec:
         """This spec restricted to some models, methods and tasks (``leaderboard run --models/--methods/--tasks``),
         to run a grid in parts, the cells that matter first. A selected cell is the same cell as in the whole spec:
         same settings, same run folder (the key does not depend on the spec's lists), so the whole spec's run and
-        report find it done. ``None`` keeps all; the selection is kept in :attr:`selection`.
+        report find it done. ``None`` keeps all; a name given twice counts once. The selection is kept in
+        :attr:`selection` (names in spec order).
 
         Raises:
-            ConfigError: a name not in the spec (with a did-you-mean), ``models`` for a spec without ``models:``,
-                or a selection that leaves no cell.
+            ConfigError: a name not in the spec (with a did-you-mean that ignores case), ``models`` for a spec
+                without ``models:``, or a selection that leaves no cell.
         """
-        import difflib
+        from retrieval.errors import closest
 
         def pick(option: str, given: list[str] | None, known: list[str]) -> tuple[str, ...] | None:
             if given is None:
                 return None
+            lower = {k.lower(): k for k in reversed(known)}  # the first of names equal but for case
             for x in given:
                 if x not in known:
-                    close = difflib.get_close_matches(x, known, n=1, cutoff=0.6)
+                    close = [lower[c] for c in closest(x.lower(), lower, n=1)]
                     raise ConfigError(f"leaderboard run {option}: {x!r} is not in the spec {self.path}"
                                       + (f" (did you mean {close[0]!r}?)" if close else "") + f"; have {known}")
-            return tuple(dict.fromkeys(given))
+            return tuple(k for k in known if k in given)  # spec order, once each
 
         if models is not None and not self.models:
             raise ConfigError(f"leaderboard run --models: the spec {self.path} has no models: list (one implicit model); "

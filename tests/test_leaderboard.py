@@ -153,7 +153,7 @@ def test_a_selection_runs_only_its_cells_into_the_whole_specs_run_folders(tmp_pa
     whole = load_spec(path)
     keys = {c.cell_id: k for c, k, _ in cell_keys(whole)}
     part = whole.select(methods=["vote", "none"], tasks=["toy_qa"])
-    assert part.selection == {"methods": ("vote", "none"), "tasks": ("toy_qa",)}
+    assert part.selection == {"methods": ("none", "vote"), "tasks": ("toy_qa",)}  # spec order
     assert [c.cell_id for c in part.cells()] == ["none/toy_qa/seed1", "vote/toy_qa/seed1"]  # spec order
     assert {c.cell_id: k for c, k, _ in cell_keys(part)} == {c: keys[c] for c in ("none/toy_qa/seed1", "vote/toy_qa/seed1")}
     monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
@@ -174,6 +174,8 @@ def test_a_selection_runs_only_its_cells_into_the_whole_specs_run_folders(tmp_pa
                            r"have \['standard', 'none'\]"),
     ({"tasks": ["toy_qa_noise"]}, r"--tasks: 'toy_qa_noise' is not in the spec .*\(did you mean 'toy_qa_noise67'\?\)"),
     ({"models": ["smollm2"]}, r"--models: the spec .*toy.yaml has no models: list \(one implicit model\); drop --models"),
+    ({"methods": ["NONE"]}, r"--methods: 'NONE' is not in the spec .*\(did you mean 'none'\?\)"),  # case: no suggestion
+    ({"methods": ["Standrd"]}, r"--methods: 'Standrd' is not in the spec .*\(did you mean 'standard'\?\)"),
 ])
 def test_a_selection_of_names_not_in_the_spec_is_refused(tmp_path, select, message):
     spec = load_spec(write_spec(tmp_path))
@@ -215,6 +217,24 @@ def test_a_selections_report_lists_the_cells_outside_it_as_missing_and_the_summa
     # without a selection an unfinished cell still stops the report (run --report promises the whole grid)
     with pytest.raises(IncompleteRunError, match="3 of 6 cells are not finished"):
         lb_main(["run", str(path), "--runs-dir", str(runs), "--no-progress", "--max-cells", "1", "--report"])
+
+
+def test_a_selection_option_given_twice_adds_up(tmp_path, capsys):
+    """``--tasks toy_qa --tasks toy_qa_noise67`` kept only the last (one task); repeats add up, in spec order."""
+    from leaderboards.cli import _parser
+
+    args = _parser().parse_args(["run", "s.yaml", "--tasks", "toy_qa_noise67", "--tasks", "toy_qa,toy_qa_noise67",
+                                 "--methods", "none"])
+    assert args.tasks == ["toy_qa_noise67", "toy_qa", "toy_qa_noise67"] and args.methods == ["none"]
+    spec = load_spec(write_spec(tmp_path))
+    part = spec.select(tasks=args.tasks, methods=args.methods)
+    assert part.selection == {"methods": ("none",), "tasks": ("toy_qa", "toy_qa_noise67")}
+    assert [c.cell_id for c in part.cells()] == ["none/toy_qa/seed1", "none/toy_qa_noise67/seed1"]
+    capsys.readouterr()
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--estimate",
+                    "--tasks", "toy_qa_noise67", "--tasks", "toy_qa", "--methods", "none"]) == 0
+    est = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert est["cells_total"] == 2
 
 
 def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
