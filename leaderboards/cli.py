@@ -8,10 +8,10 @@
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
-passes, wall seconds); ``run --estimate`` runs nothing, checks the spec's model arguments as ``run`` does
-before its first cell, and prints the estimated CPU-hours of the unfinished cells
-(:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores every logged sample
-with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
+passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given); ``run --estimate``
+runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
+estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
+every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
 ``rescore`` refuse (exit 2, nothing written) to overwrite a report whose results for some cell the new one
 would lack, unless ``--replace``. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a

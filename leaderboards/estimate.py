@@ -140,7 +140,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """The estimate of every unfinished cell of ``spec`` (see the module docstring).
 
     Returns ``{"cells_total", "cells_done", "cells_todo", "questions", "cell_hours", "wall_hours",
-    "jobs", "unestimated": [cell ids], "by_method": [...], "cells": [...]}``; ``cell_hours`` is the sum
+    "jobs", "unestimated": [cell ids], "by_method": [...], "cells": [...]}`` (and ``"selection": {"methods": [...]}``
+    for a selection, :meth:`LeaderboardSpec.select`, whose cells these counts are); ``cell_hours`` is the sum
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
@@ -191,12 +192,15 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "wall_hours": None if unknown else round(total / 3600 / jobs, 2), "jobs": jobs,
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
-            "by_method": by_method, "cells": cells}
+            "by_method": by_method, "cells": cells,
+            **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
 
 def render(est: dict[str, Any]) -> str:
     """A human-readable table of :func:`estimate` (per model and method), then the totals."""
-    lines = [f"leaderboard {est['spec']}: {est['cells_done']} of {est['cells_total']} cells done; "
+    picked = " ".join(f"--{k} {','.join(v)}" for k, v in (est.get("selection") or {}).items())
+    lines = [f"leaderboard {est['spec']}{f' (selection: {picked})' if picked else ''}: "
+             f"{est['cells_done']} of {est['cells_total']} cells done; "
              f"estimating {est['cells_todo']} from {est['measurements']} finished cells in {est['runs_dir']}"]
     head = f"{'model':<24} {'method':<26} {'cells':>5} {'questions':>9} {'s/question':>10} {'hours':>7}  source"
     lines += [head, "-" * len(head)]

@@ -55,18 +55,21 @@ class IncompleteRunError(TokragError, RuntimeError):
 
 @dataclass
 class RunSummary:
-    """What one ``run_spec`` call did: cell ids run here, skipped as done, and run by another process."""
+    """What one ``run_spec`` call did: cell ids run here, skipped as done, and run by another process;
+    ``selection``: the spec's :attr:`LeaderboardSpec.selection` (empty for a whole spec)."""
 
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     by_other: list[str] = field(default_factory=list)
     forward_passes: int = 0
     wall_s: float = 0.0
+    selection: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able view."""
+        """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection."""
         return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
-                "forward_passes": self.forward_passes, "wall_s": round(self.wall_s, 3)}
+                "forward_passes": self.forward_passes, "wall_s": round(self.wall_s, 3),
+                **({"selection": {k: list(v) for k, v in self.selection.items()}} if self.selection else {})}
 
 
 def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> Path:
@@ -558,7 +561,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     runs.mkdir(parents=True, exist_ok=True)
     keyed = cell_keys(spec)
     check_distinct_methods(spec, [c for c, _, _ in keyed])
-    summary = RunSummary()
+    summary = RunSummary(selection=dict(spec.selection))
     todo = []
     for cell, key, mat in keyed:
         if cell_is_done(runs / key):
@@ -567,7 +570,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             todo.append((cell, key, mat))
     if not todo:
         summary.wall_s = time.perf_counter() - t_start
-        log.info("leaderboard %s: all %d cells done in %s", spec.name, len(keyed), runs)
+        log.info("leaderboard %s: all %d cells done in %s", spec.label(), len(keyed), runs)
         return summary
 
     check_cell_args(spec, [c for c, _, _ in todo])

@@ -59,6 +59,7 @@ Errors: :class:`retrieval.errors.ConfigError` naming the spec file and the offen
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -69,6 +70,8 @@ from typing import Any
 import yaml
 
 from retrieval.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INCLUDE = REPO_ROOT / "tasks"
@@ -250,7 +253,8 @@ class LeaderboardSpec:
         to run a grid in parts, the cells that matter first. A selected cell is the same cell as in the whole spec:
         same settings, same run folder (the key does not depend on the spec's lists), so the whole spec's run and
         report find it done. ``None`` keeps all; a name given twice counts once. The selection is kept in
-        :attr:`selection` (names in spec order).
+        :attr:`selection` (names in spec order). Models left without a cell (their
+        own ``tasks:``/``methods:`` lists exclude the selection) are logged at INFO.
 
         Raises:
             ConfigError: a name not in the spec (with a did-you-mean that ignores case), ``models`` for a spec
@@ -282,11 +286,24 @@ class LeaderboardSpec:
             tasks=[t for t in self.tasks if chosen["tasks"] is None or t.task in chosen["tasks"]],
             selection={**self.selection, **{k: v for k, v in chosen.items() if v is not None}},
         )
-        if not out.cells():
-            picked = " ".join(f"--{k} {','.join(v)}" for k, v in out.selection.items())
-            raise ConfigError(f"leaderboard run {picked}: selects no cell of the spec {self.path} (a model's own "
-                              "tasks/methods lists may exclude the others)")
+        cells = out.cells()
+        if not cells:
+            raise ConfigError(f"leaderboard run {out.selection_args()}: selects no cell of the spec {self.path} (a "
+                              "model's own tasks/methods lists may exclude the others)")
+        with_cells = {c.model_name for c in cells}
+        idle = [str(m.name) for m in out.models if m.name not in with_cells]
+        if idle:  # --tasks nq_oracle_gold on the v2 spec: gemma's tasks: list excludes it
+            log.info("leaderboard %s %s: no cell for model(s) %s (their own tasks:/methods: lists exclude the "
+                     "selection)", self.name, out.selection_args(), ", ".join(idle))
         return out
+
+    def selection_args(self) -> str:
+        """The selection as ``run`` options (``--methods a,b --tasks t``); empty for a whole spec."""
+        return " ".join(f"--{k} {','.join(v)}" for k, v in self.selection.items())
+
+    def label(self) -> str:
+        """``name``, with ``(selection: --methods a,b)`` for a selection (:meth:`select`), as the run logs it."""
+        return self.name + (f" (selection: {self.selection_args()})" if self.selection else "")
 
     def model_list(self) -> list[ModelSpec]:
         """The base models: the ``models:`` entries, or one implicit model (name None) with ``shared``."""

@@ -211,6 +211,7 @@ def test_a_selections_report_lists_the_cells_outside_it_as_missing_and_the_summa
     assert lines[-2].startswith("Cells with results: 2 of 6; 4 missing")
     summary = json.loads(lines[-1])
     assert summary["ran"] == ["standard/toy_qa/seed1", "standard/toy_qa_noise67/seed1"]
+    assert summary["selection"] == {"methods": ["standard"]}
     rows = json.loads((runs / "reports" / "toy" / "leaderboard.json").read_text())["rows"]
     assert sorted((r["method"], r["task"]) for r in rows if r["missing"]) == [
         ("none", "toy_qa"), ("none", "toy_qa_noise67"), ("vote", "toy_qa"), ("vote", "toy_qa_noise67")]
@@ -234,7 +235,55 @@ def test_a_selection_option_given_twice_adds_up(tmp_path, capsys):
     assert lb_main(["run", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--estimate",
                     "--tasks", "toy_qa_noise67", "--tasks", "toy_qa", "--methods", "none"]) == 0
     est = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert est["cells_total"] == 2
+    assert est["cells_total"] == 2 and est["selection"] == {"methods": ["none"], "tasks": ["toy_qa", "toy_qa_noise67"]}
+
+
+def test_the_estimate_and_the_run_summary_name_the_selection(toy_copy, capsys, caplog):
+    """A selection's estimate said "leaderboard toy: 2 of 2 cells done" and ``complete: true``, and its run "all 2
+    cells done", as if the whole spec were; they name the selection (and only then: whole-spec output unchanged)."""
+    import logging
+
+    spec, runs = toy_copy
+    capsys.readouterr()
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate", "--methods", "standard"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("leaderboard toy (selection: --methods standard): 2 of 2 cells done; ")
+    est = json.loads(lines[-1])
+    assert est["selection"] == {"methods": ["standard"]} and est["cells_total"] == 2 and est["complete"] is True
+    with caplog.at_level(logging.INFO, logger="leaderboards.runner"):
+        assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--no-progress", "--methods", "standard",
+                        "--tasks", "toy_qa"]) == 0
+    assert f"leaderboard toy (selection: --methods standard --tasks toy_qa): all 1 cells done in {runs}" in caplog.text
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["selection"] == {"methods": ["standard"], "tasks": ["toy_qa"]} and summary["skipped"] == [
+        "standard/toy_qa/seed1"]
+    # the whole spec: the output it always had
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("leaderboard toy: 4 of 4 cells done; ") and "selection" not in json.loads(lines[-1])
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]) == 0
+    assert "selection" not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_a_selection_logs_the_models_it_leaves_without_a_cell(tmp_path, caplog):
+    """``--tasks nq_oracle_gold`` on the v2 spec selects only SmolLM2's cells (Gemma's tasks: list excludes it): one
+    INFO line names the models without a cell."""
+    import logging
+
+    weights = str(FIX / "toy_weights.bin")
+    spec = load_spec(write_spec(tmp_path, extra={"models": [
+        {"name": "a", "shared": {"model_args": {"pretrained": weights}}, "tasks": ["toy_qa"]},
+        {"name": "b", "shared": {"model_args": {"pretrained": weights}}},
+    ]}))
+    with caplog.at_level(logging.INFO, logger="leaderboards.spec"):
+        part = spec.select(tasks=["toy_qa_noise67"])
+        assert {c.model_name for c in part.cells()} == {"b"}
+        assert [r.getMessage() for r in caplog.records] == [
+            "leaderboard toy --tasks toy_qa_noise67: no cell for model(s) a (their own tasks:/methods: lists exclude "
+            "the selection)"]
+        caplog.clear()
+        spec.select(tasks=["toy_qa"])  # both models have cells: nothing logged
+        assert not caplog.records
 
 
 def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
