@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
         resolve_runs_dir(spec, args.runs_dir)  # a file given as the runs dir: the error run would stop on
         cells = spec.cells()
-        check_distinct_methods(spec, cells)  # the errors a run would stop on, before its estimate
+        check_distinct_methods(whole, whole.cells())  # the errors a run would stop on (the whole spec's), before its estimate
         check_cell_args(spec, cells)
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))

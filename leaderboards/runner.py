@@ -547,10 +547,12 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
     ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
-    stops after that many cells were run here (for tests).
+    stops after that many cells were run here (for tests). A selection (:meth:`LeaderboardSpec.select`) runs only
+    its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
 
     Raises:
-        ConfigError: unknown model/task names; TokragError from the models and tasks.
+        ConfigError: unknown model/task names, two methods of the (whole) spec that run the same configuration;
+        TokragError from the models and tasks.
     """
     from tqdm.auto import tqdm
 
@@ -560,7 +562,10 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     runs = resolve_runs_dir(spec, runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
     keyed = cell_keys(spec)
-    check_distinct_methods(spec, [c for c, _, _ in keyed])
+    if spec.whole is not None:  # a selection: the whole spec's methods (two equal ones outside it are refused too)
+        check_distinct_methods(spec.whole, spec.whole.cells())
+    else:
+        check_distinct_methods(spec, [c for c, _, _ in keyed])
     summary = RunSummary(selection=dict(spec.selection))
     todo = []
     for cell, key, mat in keyed:

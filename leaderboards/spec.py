@@ -246,6 +246,8 @@ class LeaderboardSpec:
     closed_book: str | None = None
     primary_metric: str = "answer_match"
     selection: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    whole: LeaderboardSpec | None = field(default=None, repr=False, compare=False)
+    """The spec a selection was made of (:meth:`select`; None for a whole spec): the run checks its methods."""
 
     def select(self, *, models: list[str] | None = None, methods: list[str] | None = None,
                tasks: list[str] | None = None) -> LeaderboardSpec:
@@ -253,7 +255,7 @@ class LeaderboardSpec:
         to run a grid in parts, the cells that matter first. A selected cell is the same cell as in the whole spec:
         same settings, same run folder (the key does not depend on the spec's lists), so the whole spec's run and
         report find it done. ``None`` keeps all; a name given twice counts once. The selection is kept in
-        :attr:`selection` (names in spec order). Models left without a cell (their
+        :attr:`selection` (names in spec order), the whole spec in :attr:`whole`. Models left without a cell (their
         own ``tasks:``/``methods:`` lists exclude the selection) are logged at INFO.
 
         Raises:
@@ -285,6 +287,7 @@ class LeaderboardSpec:
             methods=[m for m in self.methods if chosen["methods"] is None or m.name in chosen["methods"]],
             tasks=[t for t in self.tasks if chosen["tasks"] is None or t.task in chosen["tasks"]],
             selection={**self.selection, **{k: v for k, v in chosen.items() if v is not None}},
+            whole=self.whole or self,
         )
         cells = out.cells()
         if not cells:

@@ -265,6 +265,23 @@ def test_the_estimate_and_the_run_summary_name_the_selection(toy_copy, capsys, c
     assert "selection" not in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
+def test_a_selection_is_refused_when_the_whole_spec_has_two_methods_of_one_configuration(tmp_path):
+    """Methods A and B run the same configuration: ``--methods B`` used to run B's cells (the whole spec refused them
+    only later). The whole spec's methods are checked before a selection runs or is estimated."""
+    path = write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "A", "model": TOY, "model_args": {"mode": "vote"}},
+        {"name": "B", "model": TOY, "model_args": {"mode": "vote"}},
+    ])
+    part = load_spec(path).select(methods=["B"])
+    message = r"leaderboard spec .*toy.yaml: methods 'A' and 'B' run the same configuration"
+    with pytest.raises(ConfigError, match=message):
+        run_spec(part, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))
+    with pytest.raises(ConfigError, match=message):
+        lb_main(["run", str(path), "--runs-dir", str(tmp_path / "runs"), "--estimate", "--methods", "B"])
+
+
 def test_a_selection_logs_the_models_it_leaves_without_a_cell(tmp_path, caplog):
     """``--tasks nq_oracle_gold`` on the v2 spec selects only SmolLM2's cells (Gemma's tasks: list excludes it): one
     INFO line names the models without a cell."""
