@@ -154,13 +154,15 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     under ``id``, its text under ``question`` and each passage's id under ``id`` (:data:`PASSAGE_ID_FIELDS`). A passage's id is set as
     ``docid``, a string (an integer id ``12`` is ``"12"``, as the topics' gold ids are read), so that gold ids
     compare equal; a passage without one keeps none. Either every passage of the file has an id or none has
-    (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable).
+    (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable); the same
+    holds for a passage's ``text`` (answer recall).
 
     Raises:
         DataError: malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
             too; file and both lines named), an id that is a float or holds whitespace (:func:`json_id`; file, line,
             question and passage named), a passage without an id in a file whose other passages have one (the
-            first such passage named: file, line, question, position).
+            first such passage named: file, line, question, position), the same for a passage without a text, a
+            text or title that is not a string (file, line, question and passage named).
     """
     from .io import read_jsonl
 
@@ -168,6 +170,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     queries: dict[str, str] = {}
     first_line: dict[str, int] = {}
     with_id, without_id = 0, ""  # passages with an id; where the first one without is
+    with_text, without_text = 0, ""  # the same for texts
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
@@ -180,12 +183,21 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
         for j, c in enumerate(obj["ctxs"]):
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
-            pid = _first_id(c, PASSAGE_ID_FIELDS, f"{where}: question {qid!r}, ctxs[{j}]")
+            at = f"{where}: question {qid!r}, ctxs[{j}]"
+            pid = _first_id(c, PASSAGE_ID_FIELDS, at)
             if pid:
                 c["docid"] = pid
                 with_id += 1
             elif not without_id:
-                without_id = f"{where}: question {qid!r}, ctxs[{j}]"
+                without_id = at
+            for name in ("title", "text"):  # what answer recall and the prompts read
+                if c.get(name) is not None and not isinstance(c[name], str):
+                    raise DataError(f"{at}{f' (passage {pid!r})' if pid else ''} {name!r} is {json.dumps(c[name])}: "
+                                    f"a passage {name} must be a string")
+            if c.get("text") is not None:
+                with_text += 1
+            elif not without_text:
+                without_text = at
         ctxs[qid] = obj["ctxs"]
         query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / DPR, FiD
         if query is not None:
@@ -193,6 +205,9 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     if with_id and without_id:  # a miss or a gold passage? scoring it either way would move gold@k and MRR
         raise DataError(f"{without_id} has no id ({PASSAGE_ID_NAMES}) while {with_id} passages of the run "
                         "have one; give every passage its corpus id")
+    if with_text and without_text:  # answer recall would count it as a passage without the answer
+        raise DataError(f"{without_text} has no 'text' while {with_text} passages of the run have one; answer recall "
+                        "needs every passage's text: give it its text")
     return ctxs, queries
 
 

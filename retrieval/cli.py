@@ -490,7 +490,6 @@ def _expect(a: argparse.Namespace) -> int:
     from . import expect
     from .cache import read_ctxs_jsonl
     from .corpus import resolve_corpus
-    from .metrics import evaluate_run
 
     given = [opt for opt, v in (("--topics", a.topics), ("--k", a.k), ("--corpus", a.corpus)) if v is not None]
     if given:  # each condition names its corpus and topics, its expected figures the cut-offs
@@ -511,12 +510,10 @@ def _expect(a: argparse.Namespace) -> int:
         ctxs, _ = read_ctxs_jsonl(run_path)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
-        no_ids = _without_ids(ctxs, gold, a.run)  # the rule of plain eval: no passage with an id, gold unavailable
-        if no_ids:
-            gold = {}
-        _coverage_note(ctxs, queries, c["topics"], a.run, _scored(ctxs, answers, gold))
+        usable = _usable(ctxs, answers, gold, run_path, c["topics"])  # the rule of plain eval
+        _coverage_note(ctxs, queries, c["topics"], run_path, _scored(ctxs, *usable))
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
-        measured = evaluate_run(ctxs, answers or None, gold or None, ks=ks)
+        measured = _metrics(ctxs, answers, gold, usable, ks)
         cmp_ = expect.compare(c, measured)
         results = [{"name": c["name"], "corpus": c["corpus"], "topics": c["topics"], "retriever": c["retriever"], "k": c["k"],
                     "num_queries": measured["num_queries"], "run": a.run, "metrics": cmp_,
@@ -537,17 +534,49 @@ def _expect(a: argparse.Namespace) -> int:
 NO_GOLD = "or use topics without gold_docids (answer recall only)"  # retrieve eval's other way out of the gold-id check
 
 
-def _without_ids(ctxs: dict[str, list[dict]], gold: dict, run: Any) -> bool:
-    """Whether gold@k and MRR cannot be computed because no passage of the run has an id (a ctxs JSONL of another
-    tool holding texts only): then a one-line note on stderr, and they print unavailable, not a false 0. (A run in
-    which only some passages have an id is refused by :func:`retrieval.cache.read_ctxs_jsonl`.)"""
-    if not gold or _run_docids(ctxs):
-        return False
+def _usable(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: Any, topics: str) -> tuple[dict, dict]:
+    """-> (answers, gold ids) that the run's passages let be scored: retrieve eval's one rule, with or without
+    --expect. No passage of the run with an id (a ctxs JSONL of another tool holding texts only): gold@k and MRR
+    cannot be computed, so no gold ids, and a one-line note on stderr; no passage with a text: the same for answer
+    recall. They then print unavailable (:func:`_metrics`), not a false 0. A run in which only some passages have an
+    id (or a text) is refused by :func:`retrieval.cache.read_ctxs_jsonl`.
+
+    Raises:
+        DataError: neither kind of figure can be scored (run and topics named).
+    """
     from .cache import PASSAGE_ID_NAMES
 
-    print(f"note: no passage in {run} has an id ({PASSAGE_ID_NAMES}), so gold@k and MRR are unavailable; "
-          "give each passage its corpus id, or score the run's TREC file with --corpus", file=sys.stderr)
-    return True
+    passages = [c for rows in ctxs.values() for c in rows]
+    no_ids = bool(gold) and bool(passages) and not _run_docids(ctxs)
+    no_text = bool(answers) and bool(passages) and not any(isinstance(c.get("text"), str) for c in passages)
+    if (no_ids or no_text) and (no_ids or not gold) and (no_text or not answers):
+        need = [what for what, missing in (("gold@k and MRR need passage ids", no_ids),
+                                           ("answer recall needs passage texts", no_text)) if missing]
+        raise DataError(f"nothing in {run} can be scored on topics {topics!r}: {' and '.join(need)}, which its passages "
+                        "do not have; give each passage its corpus id and text, or score the run's TREC file with --corpus")
+    if no_ids:
+        print(f"note: no passage in {run} has an id ({PASSAGE_ID_NAMES}), so gold@k and MRR are unavailable; "
+              "give each passage its corpus id, or score the run's TREC file with --corpus", file=sys.stderr)
+    if no_text:
+        print(f"note: no passage in {run} has a 'text', so answer recall is unavailable; give each passage its text, "
+              "or score the run's TREC file with --corpus", file=sys.stderr)
+    return ({} if no_text else answers), ({} if no_ids else gold)
+
+
+def _metrics(ctxs: dict, answers: dict, gold: dict, usable: tuple[dict, dict], ks: list[int]) -> dict[str, Any]:
+    """:func:`retrieval.metrics.evaluate_run` over the ``usable`` answers and gold ids (:func:`_usable`), in its
+    order, with the figures that topics ask for but the run cannot give as None (printed ``unavailable``)."""
+    from .metrics import evaluate_run
+
+    m = evaluate_run(ctxs, usable[0] or None, usable[1] or None, ks=ks)
+    out: dict[str, Any] = {"num_queries": m["num_queries"]}
+    for k in ks:
+        for name, asked in ((f"answer_recall@{k}", answers), (f"gold@{k}", gold)):
+            if asked:
+                out[name] = m.get(name)
+    if gold:
+        out["mrr"] = m.get("mrr")
+    return out
 
 
 def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
@@ -576,7 +605,7 @@ def _run_file(run: str) -> Path:
 
 def _eval(a: argparse.Namespace) -> int:
     from .cache import read_ctxs_jsonl
-    from .metrics import evaluate_run, format_table
+    from .metrics import format_table
 
     _check_numbers(a)
     if a.expect:
@@ -616,11 +645,8 @@ def _eval(a: argparse.Namespace) -> int:
                         "give topics with answers (JSONL 'answers', or nq-oracle, nq-open, pyserini:NAME)")
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}
-    no_ids = _without_ids(ctxs, gold, run_path)  # whether a passage is gold cannot be decided: unavailable, not 0
-    if no_ids and not answers:
-        raise DataError(f"no passage in {run_path} has an id and topics {a.topics!r} give its questions no answers, "
-                        "so nothing can be scored; give each passage its corpus id, or use topics with answers")
-    _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, answers, {} if no_ids else gold))
+    usable = _usable(ctxs, answers, gold, run_path, a.topics)  # without ids or texts: unavailable, not a false 0
+    _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, *usable))
     if not answers and not gold:
         raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
     if any(k < 1 for k in a.k):
@@ -630,9 +656,7 @@ def _eval(a: argparse.Namespace) -> int:
     if ks != sorted(set(a.k)):
         print(f"note: the run has at most {depth} passages per query; cut-offs above it are reported at @{depth}",
               file=sys.stderr)
-    metrics: dict[str, float | None] = evaluate_run(ctxs, answers or None, None if no_ids else gold or None, ks=ks)
-    if no_ids:
-        metrics.update({f"gold@{k}": None for k in ks} | {"mrr": None})
+    metrics = _metrics(ctxs, answers, gold, usable, ks)
     print(json.dumps(metrics, sort_keys=True) if a.json else format_table(metrics, title=f"{run_path.name} on {a.topics}"))
     return 0
 

@@ -48,18 +48,32 @@ def _check_k(k: int) -> None:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1")
 
 
-def _passage_text(c: Mapping[str, Any]) -> str:
-    # DPR scores the passage text only, not its title (dpr/data/qa_validation.py, calculate_matches)
-    return c.get("text") or ""
+def _passage_text(c: Mapping[str, Any], qid: str) -> str:
+    """A passage's ``text``: DPR scores the text only, not the title (``dpr/data/qa_validation.py``,
+    ``calculate_matches``).
+
+    Raises:
+        DataError: no text, or one that is not a string: whether it holds an answer cannot be decided (query named).
+    """
+    text = c.get("text")
+    if not isinstance(text, str):
+        got = "no 'text'" if text is None else f"a 'text' of type {type(text).__name__}"
+        raise DataError(f"query {qid!r}: a passage has {got}, so answer recall cannot be computed; give each passage "
+                        "its text as a string")
+    return text
 
 
 def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[str, bool]:
     """Per query: does the text of one of its top-``k`` passages contain an answer (DPR: the title is not searched)?
-    Queries without answers are skipped."""
+    Queries without answers are skipped.
+
+    Raises:
+        ConfigError: ``k`` is not an integer >= 1. DataError: a passage without a text (query named).
+    """
     _check_k(k)
     ctxs = _ctxs(run)
     return {
-        qid: any(has_answer(_passage_text(c), answers[qid]) for c in ctxs.get(qid, [])[:k])
+        qid: any(has_answer(_passage_text(c, qid), answers[qid]) for c in ctxs.get(qid, [])[:k])
         for qid in answers
         if qid in ctxs
     }

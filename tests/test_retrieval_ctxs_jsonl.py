@@ -175,3 +175,37 @@ def test_expect_with_a_missing_run_or_options_it_sets_is_a_config_error(tmp_path
     # and the other way round: --condition / --dry-run mean nothing without --expect
     assert tokrag(["retrieve", "eval", "--topics", topics, "--run", run, "--condition", "c1"]) == 2
     assert capsys.readouterr().err.endswith("error: --condition needs --expect FILE\n")
+
+
+def test_passage_texts_a_number_is_an_error_none_at_all_is_unavailable(tmp_path, topics, capsys):
+    # "text": 5 was a TypeError traceback from unicodedata.normalize, rc 1
+    run = _jsonl(tmp_path / "odd9.jsonl", [{"id": 2, "ctxs": [PARIS]}, {"id": 1, "ctxs": [{"id": 12, "text": 5}]}])
+    assert _eval(capsys, run, topics)[::2] == (2, f"tokrag retrieve: error: {run}:2: question '1', ctxs[0] (passage "
+                                                  "'12') 'text' is 5: a passage text must be a string\n")
+    # some passages with a text, one without: it counted as a passage without the answer
+    run = _jsonl(tmp_path / "odd7.jsonl", [{"id": 1, "ctxs": [{"id": 12}, OTHER]}, {"id": 2, "ctxs": [PARIS]}])
+    assert _eval(capsys, run, topics)[::2] == (2, f"tokrag retrieve: error: {run}:1: question '1', ctxs[0] has no 'text' "
+                                                  "while 2 passages of the run have one; answer recall needs every "
+                                                  "passage's text: give it its text\n")
+    # no passage with a text (ids only): answer recall unavailable with a note, not 0.0
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"id": 1, "ctxs": [{"id": 12}]}, {"id": 2, "ctxs": [{"id": "p7", "text": None}]},
+                                          {"id": 3, "ctxs": [{"id": 5}]}])
+    code, m, err = _eval(capsys, ids, topics, "--k", "1")
+    assert code == 0 and m == {"num_queries": 3, "answer_recall@1": None, "gold@1": 2 / 3, "mrr": 2 / 3}
+    assert err == (f"note: no passage in {ids} has a 'text', so answer recall is unavailable; give each passage its "
+                   "text, or score the run's TREC file with --corpus\n")
+    assert tokrag(["retrieve", "eval", "--run", ids, "--topics", topics, "--k", "1"]) == 0
+    assert "answer_recall@1  unavailable" in capsys.readouterr().out
+    # neither ids nor texts: nothing to score
+    none = _jsonl(tmp_path / "none.jsonl", [{"id": 1, "ctxs": [{"title": "Hamlet"}]}])
+    assert _eval(capsys, none, topics)[::2] == (2, f"tokrag retrieve: error: nothing in {none} can be scored on topics "
+                                                   f"{topics!r}: gold@k and MRR need passage ids and answer recall needs "
+                                                   "passage texts, which its passages do not have; give each passage its "
+                                                   "corpus id and text, or score the run's TREC file with --corpus\n")
+    from retrieval.errors import DataError
+    from retrieval.metrics import answer_recall_at_k
+
+    with pytest.raises(DataError, match=r"^query 'a': a passage has no 'text', so answer recall cannot be computed"):
+        answer_recall_at_k({"a": [{"docid": "12"}]}, {"a": ["x"]}, 1)  # was a silent 0.0
+    with pytest.raises(DataError, match=r"^query 'a': a passage has a 'text' of type int, so answer recall"):
+        answer_recall_at_k({"a": [{"docid": "12", "text": 5}]}, {"a": ["x"]}, 1)  # was a TypeError
