@@ -147,6 +147,29 @@ def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> str
     return ""
 
 
+def _head(path: Path) -> bytes:
+    """The first non-blank bytes of a file (``.gz`` decompressed, a UTF-8 byte order mark skipped)."""
+    import gzip
+
+    from .io import BOM, gzip_errors
+
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
+        return f.read(4096).removeprefix(BOM).lstrip()
+
+
+def is_ctxs_file(path: str | os.PathLike) -> bool:
+    """Whether ``tokrag retrieve eval`` reads ``path`` as a ctxs JSON(L) run (else as a TREC run): a name ending in
+    ``.jsonl`` or ``.json`` (each also ``.gz``), never one in ``.trec`` or ``.txt`` (each also ``.gz``); any other
+    name (``run.ctxs``, ``run``) when its first non-blank character is ``{`` or ``[``."""
+    p = Path(path)
+    name = p.name.lower().removesuffix(".gz")
+    if name.endswith((".jsonl", ".json")):
+        return True
+    if name.endswith((".trec", ".txt")):
+        return False
+    return _head(p)[:1] in (b"{", b"[")
+
+
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
 
@@ -157,8 +180,11 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable); the same
     holds for a passage's ``text`` (answer recall).
 
+    A ``.gz`` file is decompressed on the fly.
+
     Raises:
-        DataError: malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
+        DataError: one JSON array instead of JSON Lines (DPR's retriever output: how to convert it said),
+            malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
             too; file and both lines named), an id that is a float or holds whitespace (:func:`json_id`; file, line,
             question and passage named), a passage without an id in a file whose other passages have one (the
             first such passage named: file, line, question, position), the same for a passage without a text, a
@@ -169,6 +195,13 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     ctxs: Ctxs = {}
     queries: dict[str, str] = {}
     first_line: dict[str, int] = {}
+    if _head(Path(path)).startswith(b"["):  # read_jsonl would call its first line "malformed JSON"
+        import shlex
+
+        out = Path(path).with_name(Path(path).name.removesuffix(".gz").removesuffix(".json") + ".jsonl")
+        raise DataError(f"{path}: one JSON array (as DPR's retriever writes), not JSON Lines; convert it to one object "
+                        "per line, each with its question's id from the topics ('qid' or 'id') and its 'ctxs' (when "
+                        f"its objects carry an 'id': jq -c '.[]' {shlex.quote(str(path))} > {shlex.quote(str(out))})")
     with_id, without_id = 0, ""  # passages with an id; where the first one without is
     with_text, without_text = 0, ""  # the same for texts
     p = Path(path)

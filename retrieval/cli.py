@@ -234,7 +234,7 @@ def _eval_parser() -> argparse.ArgumentParser:
         description="Answer recall@k (DPR match), gold-passage@k and MRR of a run; with --expect, retrieve and check "
         "the expected figures of an expectation file (docs/expected/*.yaml, exit status 1 when one is missed).",
     )
-    ap.add_argument("--run", default=None, help="ctxs JSONL (or a TREC run together with --corpus); with --expect: score this run "
+    ap.add_argument("--run", default=None, help="ctxs JSONL, also .gz (or a TREC run together with --corpus); with --expect: score this run "
                     "against one --condition instead of retrieving")
     ap.add_argument("--topics", default=None, help="topics with answers/gold ids: nq-oracle[:N], nq-open[:N], pyserini:NAME or a JSONL file "
                     "(not with --expect, whose conditions name theirs)")
@@ -446,7 +446,8 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
 
 
 def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
-    """A TREC run file (``qid Q0 docid rank score tag`` lines) as ctxs with the corpus's passage texts.
+    """A TREC run file (``qid Q0 docid rank score tag`` lines; ``.gz`` decompressed) as ctxs with the corpus's
+    passage texts.
 
     Raises:
         DataError: a short line, a rank that is not an integer, a score that is not a number, a docid not in
@@ -454,8 +455,12 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     """
     import math
 
+    import gzip
+
+    from .io import gzip_errors
+
     ctxs: dict[str, list[dict]] = {}
-    with open(path, "rb") as f:
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
         for lineno, raw in enumerate(f, start=1):
             try:
                 parts = raw.decode("utf-8").split()
@@ -488,7 +493,7 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
 def _expect(a: argparse.Namespace) -> int:
     """``retrieve eval --expect FILE``: retrieve and check each condition (or --dry-run: print the downloads)."""
     from . import expect
-    from .cache import read_ctxs_jsonl
+    from .cache import is_ctxs_file, read_ctxs_jsonl
     from .corpus import resolve_corpus
 
     given = [opt for opt, v in (("--topics", a.topics), ("--k", a.k), ("--corpus", a.corpus)) if v is not None]
@@ -507,6 +512,9 @@ def _expect(a: argparse.Namespace) -> int:
         if len(conds) != 1:
             raise ConfigError(f"--run with --expect needs one --condition (conditions: {', '.join(c['name'] for c in spec['conditions'])})")
         (c,) = conds
+        if not is_ctxs_file(run_path):
+            raise ConfigError(f"--run {run_path}: with --expect, give the run's ctxs JSONL (a TREC run holds no passage "
+                              "texts; tokrag retrieve writes the ctxs JSONL beside it)")
         ctxs, _ = read_ctxs_jsonl(run_path)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
@@ -604,7 +612,7 @@ def _run_file(run: str) -> Path:
 
 
 def _eval(a: argparse.Namespace) -> int:
-    from .cache import read_ctxs_jsonl
+    from .cache import is_ctxs_file, read_ctxs_jsonl
     from .metrics import format_table
 
     _check_numbers(a)
@@ -619,7 +627,7 @@ def _eval(a: argparse.Namespace) -> int:
     a.k = a.k or list(EVAL_KS)
     run_path = _run_file(a.run)
     prebuilt = bool(a.corpus) and a.corpus.startswith("prebuilt:")  # its ids cannot be listed: no gold-id check
-    if run_path.suffix in (".trec", ".txt") or not run_path.name.endswith((".jsonl", ".json")):
+    if not is_ctxs_file(run_path):
         if not a.corpus:
             raise ConfigError("a TREC run needs --corpus to score answer recall (passage texts)")
         if prebuilt:

@@ -209,3 +209,30 @@ def test_passage_texts_a_number_is_an_error_none_at_all_is_unavailable(tmp_path,
         answer_recall_at_k({"a": [{"docid": "12"}]}, {"a": ["x"]}, 1)  # was a silent 0.0
     with pytest.raises(DataError, match=r"^query 'a': a passage has a 'text' of type int, so answer recall"):
         answer_recall_at_k({"a": [{"docid": "12", "text": 5}]}, {"a": ["x"]}, 1)  # was a TypeError
+
+
+def test_a_json_array_is_named_and_gzip_or_unsuffixed_ctxs_files_are_read(tmp_path, topics, capsys):
+    import gzip
+
+    # DPR's retriever output, one JSON array: "dpr.json:1: malformed JSON (Expecting value at column 2)"
+    rows = [{"id": 1, "question": "who wrote hamlet", "ctxs": [OTHER, HAMLET]}, {"id": 2, "ctxs": [PARIS]},
+            {"id": 3, "ctxs": [JUPITER]}]
+    dpr = tmp_path / "dpr.json"
+    dpr.write_text(json.dumps(rows, indent=2))
+    assert _eval(capsys, dpr, topics)[::2] == (2, f"tokrag retrieve: error: {dpr}: one JSON array (as DPR's retriever "
+                                                  "writes), not JSON Lines; convert it to one object per line, each with "
+                                                  "its question's id from the topics ('qid' or 'id') and its 'ctxs' (when "
+                                                  f"its objects carry an 'id': jq -c '.[]' {dpr} > {tmp_path / 'dpr.jsonl'})\n")
+    expected = {"num_queries": 3, "answer_recall@1": 2 / 3, "gold@1": 2 / 3, "mrr": 5 / 6}
+    # a .jsonl.gz was taken for a TREC run ("a TREC run needs --corpus"); a ctxs file named otherwise too
+    gz = tmp_path / "fid.jsonl.gz"
+    gz.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    plain = _jsonl(tmp_path / "fid.ctxs", rows)
+    for run in (gz, plain):
+        code, m, err = _eval(capsys, run, topics, "--k", "1")
+        assert code == 0 and m == pytest.approx(expected) and err == ""
+    from retrieval.cache import is_ctxs_file
+
+    trec = tmp_path / "run"
+    trec.write_text("1 Q0 12 1 3.0 x\n")
+    assert not is_ctxs_file(trec) and not is_ctxs_file(tmp_path / "r.trec.gz") and is_ctxs_file(tmp_path / "r.json.gz")
