@@ -520,6 +520,7 @@ def _expect(a: argparse.Namespace) -> int:
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
         usable = _usable(ctxs, answers, gold, run_path, c["topics"])  # the rule of plain eval
         _coverage_note(ctxs, queries, c["topics"], run_path, _scored(ctxs, *usable))
+        _ranking_notes(ctxs, *usable, run_path)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         measured = _metrics(ctxs, answers, gold, usable, ks)
         cmp_ = expect.compare(c, measured)
@@ -585,6 +586,40 @@ def _metrics(ctxs: dict, answers: dict, gold: dict, usable: tuple[dict, dict], k
     if gold:
         out["mrr"] = m.get("mrr")
     return out
+
+
+def _ranking_notes(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: Any) -> None:
+    """One stderr note each for the scored questions of the run (those in ``answers`` or ``gold``) with an empty
+    ranking (they count as misses at every cut-off) and for those whose ranking lists a passage id more than once.
+    Duplicates are left as they are, each copy a rank, as DPR's evaluation (``dpr/data/qa_validation.py``, and
+    Pyserini's ``evaluate_dpr_retrieval``) counts them; trec_eval neither dedupes nor counts them: it refuses the run
+    (``trec_eval.form_res_rels: duplicate docs``).
+
+    Raises:
+        DataError: every scored question has an empty ranking: nothing to score (the run and the questions named).
+    """
+    qids = [q for q in ctxs if q in answers or q in gold]
+    empty = [q for q in qids if not ctxs[q]]
+    if empty:
+        named = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+        if len(empty) == len(qids):
+            raise DataError(f"every question of {run} has an empty 'ctxs' list ({named}), so there is nothing to score; "
+                            "give the questions their passages")
+        print(f"note: {len(empty)} of the {len(qids)} questions of {run} have no passages ({named}); they count as "
+              "misses at every cut-off", file=sys.stderr)
+    dups = []
+    for q in qids:
+        seen: set[str] = set()
+        for c in ctxs[q]:
+            d = c.get("docid")
+            if d is not None and str(d) in seen:
+                dups.append((q, str(d)))
+                break
+            seen.add(str(d))
+    if dups:
+        print(f"note: {len(dups)} of the {len(qids)} questions of {run} list a passage id more than once (first: "
+              f"question {dups[0][0]!r}, id {dups[0][1]!r}); each copy counts as a rank, as in DPR's evaluation "
+              "(trec_eval refuses such a run)", file=sys.stderr)
 
 
 def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
@@ -659,6 +694,7 @@ def _eval(a: argparse.Namespace) -> int:
         raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
     if any(k < 1 for k in a.k):
         raise ConfigError(f"--k {a.k}: cut-offs must be >= 1")
+    _ranking_notes(ctxs, *usable, run_path)
     depth = max((len(v) for v in ctxs.values()), default=0)
     ks = sorted({k for k in a.k if k <= depth} | ({depth} if any(k > depth for k in a.k) and depth else set()))
     if ks != sorted(set(a.k)):

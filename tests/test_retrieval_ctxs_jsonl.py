@@ -236,3 +236,27 @@ def test_a_json_array_is_named_and_gzip_or_unsuffixed_ctxs_files_are_read(tmp_pa
     trec = tmp_path / "run"
     trec.write_text("1 Q0 12 1 3.0 x\n")
     assert not is_ctxs_file(trec) and not is_ctxs_file(tmp_path / "r.trec.gz") and is_ctxs_file(tmp_path / "r.json.gz")
+
+
+def test_duplicate_passages_get_a_note_and_keep_their_ranks(tmp_path, topics, capsys):
+    # counted as separate ranks without a word; still counted (as DPR's evaluation does), now with one note
+    run = _jsonl(tmp_path / "duppass.jsonl", [{"id": 1, "ctxs": [OTHER, OTHER, HAMLET]}, {"id": 2, "ctxs": [PARIS, PARIS]},
+                                              {"id": 3, "ctxs": [JUPITER]}])
+    code, m, err = _eval(capsys, run, topics, "--k", "1", "2")
+    assert code == 0 and m == pytest.approx({"num_queries": 3, "answer_recall@1": 2 / 3, "answer_recall@2": 2 / 3,
+                                             "gold@1": 2 / 3, "gold@2": 2 / 3, "mrr": (1 / 3 + 1 + 1) / 3})
+    assert err == (f"note: 2 of the 3 questions of {run} list a passage id more than once (first: question '1', id "
+                   "'5'); each copy counts as a rank, as in DPR's evaluation (trec_eval refuses such a run)\n")
+
+
+def test_questions_without_passages_are_named(tmp_path, topics, capsys):
+    # "cut-offs above it are reported at @0" and only mrr printed
+    empty = _jsonl(tmp_path / "emptyctx.jsonl", [{"id": 1, "ctxs": []}, {"id": 2, "ctxs": []}, {"id": 3, "ctxs": []}])
+    assert _eval(capsys, empty, topics)[::2] == (2, f"tokrag retrieve: error: every question of {empty} has an empty "
+                                                    "'ctxs' list ('1', '2', '3'), so there is nothing to score; give the "
+                                                    "questions their passages\n")
+    some = _jsonl(tmp_path / "some.jsonl", [{"id": 1, "ctxs": []}, {"id": 2, "ctxs": [PARIS]}, {"id": 3, "ctxs": []}])
+    code, m, err = _eval(capsys, some, topics, "--k", "1")
+    assert code == 0 and m == pytest.approx({"num_queries": 3, "answer_recall@1": 1 / 3, "gold@1": 1 / 3, "mrr": 1 / 3})
+    assert err == (f"note: 2 of the 3 questions of {some} have no passages ('1', '3'); they count as misses at every "
+                   "cut-off\n")
