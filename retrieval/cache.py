@@ -173,10 +173,12 @@ def is_ctxs_file(path: str | os.PathLike) -> bool:
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
 
-    Besides the files :func:`jsonl_lines` writes, reads the DPR/FiD layout of other tools: the question id
-    under ``id``, its text under ``question`` and each passage's id under ``id`` (:data:`PASSAGE_ID_FIELDS`). A passage's id is set as
-    ``docid``, a string (an integer id ``12`` is ``"12"``, as the topics' gold ids are read), so that gold ids
-    compare equal; a passage without one keeps none. Either every passage of the file has an id or none has
+    Besides the files :func:`jsonl_lines` writes, reads the FiD-style JSONL of other tools (one object per line):
+    the question id under ``id``, its text under ``question`` and each passage's id under ``id`` or ``_id``
+    (:data:`PASSAGE_ID_FIELDS`). DPR's retriever writes one JSON array whose objects carry no question id: it is
+    refused, with how to convert it. A passage's id is set as ``docid``, a string (an integer id ``12`` is ``"12"``,
+    as the topics' gold ids are read: :func:`json_id`), so that gold ids compare equal; a passage without one keeps
+    none. Either every passage of the file has an id or none has
     (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable); the same
     holds for a passage's ``text`` (answer recall).
 
@@ -232,7 +234,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             elif not without_text:
                 without_text = at
         ctxs[qid] = obj["ctxs"]
-        query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / DPR, FiD
+        query = obj.get("query") if obj.get("query") is not None else obj.get("question")  # ours / FiD-style
         if query is not None:
             queries[qid] = query
     if with_id and without_id:  # a miss or a gold passage? scoring it either way would move gold@k and MRR

@@ -80,7 +80,12 @@ def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[
 
 
 def answer_recall_at_k(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> float:
-    """Answer recall@k (DPR "top-k accuracy") over the queries of ``answers`` present in the run."""
+    """Answer recall@k (DPR "top-k accuracy") over the queries of ``answers`` present in the run.
+
+    Raises:
+        ConfigError: ``k`` is not an integer >= 1. DataError: a passage within the top ``k`` of a scored query without
+            a text, or with one that is not a string (query named).
+    """
     hits = answer_hits(run, answers, k)
     return sum(hits.values()) / len(hits) if hits else 0.0
 
@@ -100,7 +105,12 @@ def _docid(c: Mapping[str, Any], qid: str) -> str:
 
 def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
     """Gold-passage@k: fraction of queries (of ``gold``, present in the run) with a gold docid in the top ``k``
-    (ids compared as strings)."""
+    (ids compared as strings; 0.0 when no query of ``gold`` is in the run).
+
+    Raises:
+        ConfigError: ``k`` is not an integer >= 1. DataError: a passage within the top ``k`` of a scored query without
+            a ``docid``, so whether it is gold cannot be decided (query named).
+    """
     _check_k(k)
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
@@ -110,7 +120,13 @@ def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
 
 
 def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> float:
-    """Mean reciprocal rank of the first gold docid (within the top ``k`` when given, else the whole run)."""
+    """Mean reciprocal rank of the first gold docid (within the top ``k`` when given, else the whole run; a query
+    without one within it scores 0; 0.0 when no query of ``gold`` is in the run).
+
+    Raises:
+        DataError: a passage of a scored query, ranked before its first gold passage (or with none, within the
+            ranking), without a ``docid`` (query named).
+    """
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
     if not qids:
@@ -133,7 +149,13 @@ def evaluate_run(
 ) -> dict[str, float | int]:
     """All metrics as a flat dict: ``answer_recall@k``, ``gold@k`` for each k, ``mrr``, and ``num_queries``: the
     number of queries scored (an int), those of the run with answers or gold ids (a query of the run without
-    either, or one of ``answers``/``gold`` that the run lacks, is not scored)."""
+    either, or one of ``answers``/``gold`` that the run lacks, is not scored).
+
+    Raises:
+        ConfigError: a cut-off in ``ks`` that is not an integer >= 1. DataError: with ``answers``, a passage without a
+            text; with ``gold``, one without a ``docid`` (:func:`answer_recall_at_k`, :func:`gold_at_k`, :func:`mrr`;
+            ``tokrag retrieve eval`` prints such figures unavailable instead, for a run where no passage has one).
+    """
     ctxs = _ctxs(run)
     scored = {q for q in (answers or {}) if q in ctxs} | {q for q in (gold or {}) if q in ctxs}
     out: dict[str, float | int] = {"num_queries": len(scored)}
