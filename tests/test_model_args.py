@@ -112,9 +112,12 @@ def test_device_in_model_args_and_on_the_command_line_is_not_a_type_error(caplog
 
 
 def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    # an empty cache: huggingface_hub reads $HF_HUB_CACHE once, at import (setting it here did nothing, and a
+    # machine with this model cached found it); its constant is what snapshot_download reads at each call
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     with pytest.raises(OfflineError) as exc:
         resolve_pretrained("HuggingFaceTB/SmolLM2-135M-Instruct")
     msg = str(exc.value)
@@ -152,6 +155,7 @@ def test_model_shape_is_read_from_the_config_without_loading_weights(tmp_path, m
     folder's, else the GGUF's metadata (a fresh cache); None where only a load would tell (it then skips the check)."""
     import json
 
+    import huggingface_hub.constants
     import transformers
 
     from tokrag_model.loading import ModelShape, model_shape
@@ -161,7 +165,8 @@ def test_model_shape_is_read_from_the_config_without_loading_weights(tmp_path, m
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", no_weights)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    # an empty cache (the constant transformers reads at each call; $HF_HUB_CACHE is read once, at import)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     # not converted: the GGUF's; 49152 is also the converted model's embedding rows (what the load compares)
     assert model_shape("smollm2-135m-instruct", models_dir=tmp_path / "models") == ModelShape(30, 49152)
     assert not (tmp_path / "models").exists()  # nothing converted or written
