@@ -184,6 +184,32 @@ def test_model_shape_is_read_from_the_config_without_loading_weights(tmp_path, m
     assert model_shape("HuggingFaceTB/SmolLM2-135M-Instruct") is None  # a hub id not in the (empty) cache
 
 
+def test_model_shape_never_runs_a_folders_code_and_never_raises(tmp_path, monkeypatch):
+    """A config with auto_map.AutoConfig and a model_type transformers does not know made AutoConfig ask "Do you
+    wish to run the custom code? [y/N]" and, on "y", run the folder's configuration_x.py; a config transformers
+    refuses ("num_hidden_layers": "30") was a TypeError traceback out of the pre-run check. Both: None, no prompt,
+    no code run (trust_remote_code=False)."""
+    import builtins
+    import json
+
+    from tokrag_model.loading import model_shape
+
+    folder, marker = tmp_path / "remote", tmp_path / "MARKER"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "tokrag-test-unknown", "auto_map": {"AutoConfig": "configuration_x.XConfig"},
+        "num_hidden_layers": 4, "vocab_size": 100}))
+    (folder / "configuration_x.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
+        "from transformers import PretrainedConfig\n\n\nclass XConfig(PretrainedConfig):\n    model_type = 'tokrag-test-unknown'\n")
+    asked = []
+    monkeypatch.setattr(builtins, "input", lambda *a: asked.append(a) or "y")
+    assert model_shape(str(folder)) is None
+    assert not asked and not marker.exists()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": "30", "vocab_size": 100}))
+    assert model_shape(str(folder)) is None
+
+
 def test_doc_without_ctxs_says_to_use_a_retrieval_task():
     with pytest.raises(DataError, match="use a retrieval task"):
         get_ctxs({"question": "q"}, "tokrag", None)

@@ -257,9 +257,11 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
     Returns:
         the shape, or None when the config cannot be had cheaply: an alias whose GGUF must first be assembled
         from chunk packages and that is not converted yet (``gemma-3-270m`` on a fresh machine), a missing alias
-        package, a hub id not in the local cache, a path that is no model folder. A field is None where the
-        config lacks it (no ``num_hidden_layers``). What is wrong with ``pretrained`` itself is left to the
-        load, which says it; nothing is raised.
+        package, a hub id not in the local cache, a path that is no model folder, a config that needs the
+        folder's own code (``auto_map`` with a ``model_type`` transformers does not know: never run here,
+        ``trust_remote_code=False``) or that transformers refuses (``"num_hidden_layers": "30"``). A field is
+        None where the config lacks it (no ``num_hidden_layers``). What is wrong with ``pretrained`` itself is
+        left to the load, which says it; nothing is raised (any error is logged at DEBUG).
     """
     value = str(pretrained).strip()
     try:
@@ -282,9 +284,11 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
                 where, extra = value, {"revision": revision, "local_files_only": True}
         from transformers import AutoConfig
 
-        config = AutoConfig.from_pretrained(where, **extra)
-    except (ConfigError, OSError, ValueError, KeyError, ImportError) as exc:
-        log.debug("pretrained=%r: shape not known before the load (%s)", value, exc)
+        # never the folder's own code: trust_remote_code=None asked "Do you wish to run the custom code? [y/N]"
+        # for a config with auto_map and an unknown model_type, and ran it on "y"
+        config = AutoConfig.from_pretrained(where, trust_remote_code=False, **extra)
+    except Exception as exc:  # whatever the config read raises (a string "30" layers: a TypeError), the load says it
+        log.debug("pretrained=%r: shape not known before the load (%s: %s)", value, type(exc).__name__, exc)
         return None
 
     def positive(name: str) -> int | None:
