@@ -289,15 +289,18 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
 
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
-    nothing is loaded. A method with a ``check_shape`` (``tokrag``: its ``layer``, ``js_min_layer``, ``layer_fallback``,
-    ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's depth and vocabulary size read from
-    its config (:func:`model_shape`, once per model; skipped where they are not known without loading weights).
+    nothing is loaded. Their ``pretrained`` must pass :func:`check_pretrained` (what the load would certainly
+    refuse, told without a download: an empty value, a path that does not exist, a folder without a valid
+    ``config.json``; a hub id or an alias passes). A method with a ``check_shape`` (``tokrag``: its ``layer``,
+    ``js_min_layer``, ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
+    depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
+    not known without loading weights).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
     """
     from lm_eval.api.model import LM
 
     from tokrag_model.args import merge_lm_eval_flags
-    from tokrag_model.loading import ModelShape, model_shape
+    from tokrag_model.loading import ModelShape, check_pretrained, model_shape
 
     classes: dict[str, Any] = {}
     for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
@@ -322,6 +325,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         seen.add(key)
         try:
             cfg = resolved_model_args(cell, given)
+            if cfg is not None:  # pretrained=/nonexistent failed only at its cell's load, after the other models' cells
+                check_pretrained(cfg.get("pretrained"))
             check_shape = getattr(classes[cell.method.model], "check_shape", None)
             if cfg is not None and callable(check_shape):  # layer=99, rag_top=60000 failed only at their cell's load
                 model = (str(cfg["pretrained"]), cfg.get("revision"))

@@ -374,6 +374,49 @@ def test_a_top_above_the_vocabulary_or_a_preset_of_another_depth_is_refused_befo
         check_cell_args(ok_spec, ok_spec.cells())
 
 
+@pytest.mark.parametrize("pretrained, message", [
+    ("/nonexistent/model", r"pretrained='/nonexistent/model': folder /nonexistent/model does not exist; pass a local folder"),
+    ("./nonexistent", r"pretrained='./nonexistent': folder {tmp}/nonexistent does not exist; pass a local folder"),
+    ("", r"model argument pretrained= is required: pass a local folder"),
+    ("./empty", r"pretrained='./empty': folder {tmp}/empty has no config.json \(not a Hugging Face model folder\)"),
+    ("./broken", r"pretrained='./broken': {tmp}/broken/config.json is not a model config \(not JSON, line 1: "
+                 r"Expecting property name enclosed in double quotes\); fix it or point pretrained= at a complete "
+                 r"model folder"),
+    ("./listed", r"pretrained='./listed': {tmp}/listed/config.json is not a model config \(a JSON list, not an object\)"),
+    ("./listed/config.json", r"pretrained='./listed/config.json': {tmp}/listed/config.json is a file, not a model folder"),
+])
+def test_a_pretrained_the_load_would_refuse_is_refused_before_the_first_cell(tmp_path, monkeypatch, pretrained, message):
+    """A path that does not exist, an empty name, a folder without config.json or with a malformed one passed the
+    pre-run check: the run finished the cells before it and failed at its load. The load's own message, prefixed by
+    the spec and method; nothing is loaded or downloaded."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{num_hidden_layers: 30}")
+    (tmp_path / "listed").mkdir()
+    (tmp_path / "listed" / "config.json").write_text("[]")
+    spec = load_spec(write_spec(tmp_path, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "specific": {"pretrained": pretrained}},
+    ]))
+    pattern = message.replace("{tmp}", re.escape(str(tmp_path)))
+    with pytest.raises(ConfigError, match=rf"^leaderboard spec .*toy.yaml: method tokrag: {pattern}[^\n]*$"):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
+
+
+def test_a_hub_id_or_a_name_without_a_path_shape_passes_the_pre_run_check(tmp_path, monkeypatch):
+    """Hub ids (downloaded at run time when online) and other names without a path shape are left to the load."""
+    from leaderboards.runner import check_cell_args
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for pretrained in ("tokrag-test/not-cached-anywhere", "not-cached-anywhere"):
+        spec = load_spec(write_spec(tmp_path / pretrained.replace("/", "_"), methods=[
+            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+            {"name": "tokrag", "model": "tokrag", "specific": {"pretrained": pretrained}}]))
+        check_cell_args(spec, spec.cells())
+
+
 @pytest.mark.parametrize("model_args, message", [
     ({"batch_size": 0}, "model argument batch_size=0 is invalid"),  # used to pass: the shared batch_size 1 replaced it
     ({"device": "7"}, "model argument device='7' is invalid: expected a device torch knows"),  # a traceback at load

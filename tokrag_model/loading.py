@@ -200,6 +200,51 @@ def pretrained_hint(value: str = "") -> str:
             f"or an offline alias ({', '.join(sorted(ALIASES))})" + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
+def _config_problem(config: Path) -> str | None:
+    """Why the ``config.json`` file ``config`` cannot be a model config (transformers reads a JSON object), or None."""
+    try:
+        obj = json.loads(config.read_bytes())
+    except json.JSONDecodeError as exc:
+        return f"not JSON, line {exc.lineno}: {exc.msg}"
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    return None if isinstance(obj, dict) else f"a JSON {type(obj).__name__}, not an object"
+
+
+def check_pretrained(pretrained: Any) -> None:
+    """Refuse a ``pretrained`` that :func:`resolve_pretrained` and the load would certainly refuse, where that can
+    be told without loading, converting or downloading anything: an empty value, a path (``/x``, ``./x``, ``~/x``,
+    ``a/b/c``) that does not exist or is a file, a folder without ``config.json``, a ``config.json`` that is not
+    a JSON object. An alias and a hub id (or any other name without a path shape) pass: whether it can be had
+    (alias package installed, id in the cache or downloadable) is for the load to find out. The leaderboard's
+    pre-run check (:func:`leaderboards.runner.check_cell_args`) calls it for every model before the first cell.
+
+    Raises:
+        ConfigError: the load's own one-line message (``pretrained='/x': folder /x does not exist; ...``).
+    """
+    if not isinstance(pretrained, str) or not pretrained.strip():
+        raise ConfigError(f"model argument pretrained= is required: {pretrained_hint()}")
+    value = pretrained.strip()
+    if value.lower() in ALIASES:
+        return
+    path = Path(value).expanduser()
+    if path.is_dir():
+        config = path / "config.json"
+        if not config.is_file():
+            raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} has no config.json (not a Hugging Face "
+                              f"model folder); {pretrained_hint()}")
+        why = _config_problem(config)
+        if why:
+            raise ConfigError(f"pretrained={value!r}: {config.resolve()} is not a model config ({why}); fix it or "
+                              "point pretrained= at a complete model folder")
+    elif path.exists() and _looks_like_path(value):
+        raise ConfigError(f"pretrained={value!r}: {path.resolve()} is a file, not a model folder; {pretrained_hint()}")
+    elif _looks_like_path(value):
+        raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
+
+
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:
     """Turn the ``pretrained`` model argument into a local folder.
 
@@ -207,22 +252,17 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> Resol
     (local HF cache or hub).
 
     Raises:
-        ConfigError: a path-like value whose folder does not exist, or a missing alias package.
+        ConfigError: what :func:`check_pretrained` refuses (an empty value, a path-like value whose folder does not
+            exist, a folder without a readable ``config.json``), or a missing alias package.
         OfflineError: a hub id that is not in the local Hugging Face cache while the hub cannot be reached.
     """
-    if not isinstance(pretrained, str) or not pretrained.strip():
-        raise ConfigError(f"model argument pretrained= is required: {pretrained_hint()}")
+    check_pretrained(pretrained)
     value = pretrained.strip()
     if value.lower() in ALIASES:
         return resolve_alias(value.lower(), models_dir)
     path = Path(value).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} has no config.json (not a Hugging Face "
-                              f"model folder); {pretrained_hint()}")
         return ResolvedModel(path.resolve(), "local", value)
-    if _looks_like_path(value):
-        raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
     return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
 
 
@@ -261,7 +301,8 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
         folder's own code (``auto_map`` with a ``model_type`` transformers does not know: never run here,
         ``trust_remote_code=False``) or that transformers refuses (``"num_hidden_layers": "30"``). A field is
         None where the config lacks it (no ``num_hidden_layers``). What is wrong with ``pretrained`` itself is
-        left to the load, which says it; nothing is raised (any error is logged at DEBUG).
+        left to :func:`check_pretrained` and the load, which say it; nothing is raised (any error is logged at
+        DEBUG).
     """
     value = str(pretrained).strip()
     try:
