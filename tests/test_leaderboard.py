@@ -348,7 +348,9 @@ GEMMA_PRESET = Path(__file__).resolve().parents[1] / "leaderboards" / "presets" 
 @pytest.mark.parametrize("model_args, message", [
     ({"rag_top": 60000}, r"--model tokrag: rag_top=60000 exceeds the model's vocabulary of 49152 tokens"),
     ({"pure_top": 49153}, r"--model tokrag: pure_top=49153 exceeds the model's vocabulary of 49152 tokens"),
-    ({"preset": str(GEMMA_PRESET)}, rf"preset={re.escape(str(GEMMA_PRESET))}: made for 18 layers, this model has 30"),
+    ({"preset": str(GEMMA_PRESET)}, rf"preset={re.escape(str(GEMMA_PRESET))}: made for 18 layers, this model has 30; "
+                                    r"use a preset calibrated for this model \(tokrag calibrate --model "
+                                    r"smollm2-135m-instruct --split dev\)"),
 ])
 def test_a_top_above_the_vocabulary_or_a_preset_of_another_depth_is_refused_before_the_first_cell(
         tmp_path, model_args, message):

@@ -206,6 +206,60 @@ def test_read_preset_errors(tmp_path):
         read_preset(path)
 
 
+HINT = r"use a preset calibrated for this model \(tokrag calibrate --model {model} --split dev\)"
+
+
+@pytest.mark.parametrize("n_layers, message", [
+    (30, r"made for 30 layers, this model has 32; " + HINT.format(model="smollm2-135m-instruct")),
+    ("30", r"model.n_layers is '30' \(str\), not a number of layers \(an integer\), this model has 32; "
+           + HINT.format(model="smollm2-135m-instruct")),
+    (None, r"does not record the number of layers it was made for \(model.n_layers\), this model has 32; "
+           + HINT.format(model="smollm2-135m-instruct")),
+])
+def test_a_preset_of_another_or_no_recorded_depth_says_what_it_has_and_what_to_do(tmp_path, n_layers, message):
+    """A preset with n_layers "30" said "made for 30 layers, this model has 30", one without n_layers "made for None
+    layers", and neither said what to do."""
+    model = {"pretrained": "m", "fingerprint": "abc"} | ({} if n_layers is None else {"n_layers": n_layers})
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag", "model": model, "params": {"layer": 12},
+                                "calibration": {}}))
+    with pytest.raises(ConfigError, match=rf"^preset={path}: {message}$"):
+        read_preset(path, "abc", 32, "smollm2-135m-instruct")
+    with pytest.raises(ConfigError, match=HINT.format(model="MODEL")):  # the model not known: a placeholder
+        read_preset(path, n_layers=32)
+    if n_layers == "30":
+        with pytest.raises(ConfigError, match=r"model.n_layers is '30' \(str\), not a number of layers"):
+            read_preset(path, n_layers=30)  # not "made for 30 layers, this model has 30"
+
+
+def test_a_layer_outside_the_model_that_a_preset_set_names_the_preset(tmp_path):
+    """A preset's own layer outside the model read as if it had been given ("layer=45 is outside ..."): it names the
+    preset file, the param and what to do; a layer given explicitly over the preset does not."""
+    from tokrag_model.args import COMMON_ARGS, parse_args
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag",
+                                "model": {"pretrained": "m", "fingerprint": "abc", "n_layers": 30},
+                                "params": {"layer": 45, "rag_top": 60000}, "calibration": {}}))
+
+    def check(given, vocab_size=None):
+        given = {"pretrained": "smollm2-135m-instruct", "preset": str(path), **given}
+        cfg = TokRAGLM.resolve_args(parse_args("tokrag", {**COMMON_ARGS, **TokRAGLM.EXTRA_ARGS}, given), given)
+        TokRAGLM.check_shape(cfg, 30, vocab_size)
+
+    with pytest.raises(ConfigError, match=rf"^--model tokrag: layer=45 is outside the model's 30 layers \(0..29\); it "
+                                          rf"comes from preset={path} \(params.layer\): "
+                                          + HINT.format(model="smollm2-135m-instruct") + r", or give layer= explicitly$"):
+        check({})
+    with pytest.raises(ConfigError, match=rf"^--model tokrag: rag_top=60000 exceeds the model's vocabulary of 49152 "
+                                          rf"tokens; it comes from preset={path} \(params.rag_top\)"):
+        check({"layer": 12}, 49152)
+    with pytest.raises(ConfigError, match=r"^--model tokrag: layer=40 is outside the model's 30 layers \(0..29\)$"):
+        check({"layer": 40})  # given explicitly: no preset note
+    check({"layer": 12, "rag_top": 2}, 49152)
+
+
 def test_span_visible_follows_the_sliding_window_mask():
     # the decoder's mask: a window-w layer hides keys j with query - j >= w; window 4 at query 10 sees keys 7..10
     assert span_visible(None, 10_000, (0, 5))  # full attention

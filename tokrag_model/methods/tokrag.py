@@ -715,15 +715,26 @@ DYNAMIC_ONLY = ("js_threshold", "js_min_layer", "layer_fallback")
 """Model arguments that act only with ``layer=dynamic`` (the JS-gap rule); given with a fixed layer they are an error."""
 
 
-def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None) -> dict:
+def calibrate_hint(pretrained: str | None = None) -> str:
+    """``use a preset calibrated for this model (tokrag calibrate --model M --split dev)``: the fix of a preset made
+    for another model (``M``: ``pretrained`` when known)."""
+    return f"use a preset calibrated for this model (tokrag calibrate --model {pretrained or 'MODEL'} --split dev)"
+
+
+def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None,
+                pretrained: str | None = None) -> dict:
     """Load and check a preset file written by ``tokrag calibrate`` (:func:`write_preset`).
+
+    ``pretrained`` (the model it is to be used with) only completes the fix the depth message gives.
 
     Returns:
         the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers}, ``params``,
         ``calibration``) plus ``path`` and ``sha256`` of the file.
     Raises:
         ConfigError: a missing or malformed file, unknown params or values, or a preset made for other
-        weights (``fingerprint``) or another depth (``n_layers``).
+        weights (``fingerprint``) or another depth (``n_layers``: ``preset=PATH: made for 18 layers, this model
+        has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset that
+        does not record its depth as an integer says so).
     """
     path = Path(path)
     where = f"preset={path}"
@@ -753,9 +764,34 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     if fingerprint is not None and model.get("fingerprint") != fingerprint:
         raise ConfigError(f"{where}: calibrated for other weights (pretrained={model.get('pretrained')!r}, fingerprint "
                           f"{model.get('fingerprint')}), this model's fingerprint is {fingerprint}: run tokrag calibrate for it")
-    if n_layers is not None and model.get("n_layers") != n_layers:
-        raise ConfigError(f"{where}: made for {model.get('n_layers')} layers, this model has {n_layers}")
+    if n_layers is not None:
+        made = model.get("n_layers")
+        if made is None:
+            raise ConfigError(f"{where}: does not record the number of layers it was made for (model.n_layers), this "
+                              f"model has {n_layers}; {calibrate_hint(pretrained)}")
+        if isinstance(made, bool) or not isinstance(made, int):
+            raise ConfigError(f"{where}: model.n_layers is {made!r} ({type(made).__name__}), not a number of layers "
+                              f"(an integer), this model has {n_layers}; {calibrate_hint(pretrained)}")
+        if made != n_layers:
+            raise ConfigError(f"{where}: made for {made} layers, this model has {n_layers}; "
+                              f"{calibrate_hint(pretrained)}")
     return {**preset, "path": str(path), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def preset_note(message: str, cfg: dict[str, Any], preset: dict | None) -> str:
+    """``; it comes from preset=PATH (params.layer): ...`` when the argument a shape error ``message`` names
+    (``layer=45 is outside ...``, ``rag_top=60000 exceeds ...``) has the value the preset ``preset`` (as
+    :func:`read_preset` returns it) gives it in ``cfg``, else ``""``: a preset's own layer was reported as if given."""
+    key = message.partition("=")[0]
+    if preset is None or key not in preset.get("params", {}) or key not in TokRAGLM.EXTRA_ARGS:
+        return ""
+    try:
+        if cfg.get(key) != TokRAGLM.EXTRA_ARGS[key].cast(preset["params"][key]):
+            return ""  # given explicitly over the preset
+    except (TypeError, ValueError):
+        return ""
+    return (f"; it comes from preset={preset['path']} (params.{key}): {calibrate_hint(cfg.get('pretrained'))}, "
+            f"or give {key}= explicitly")
 
 
 def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: dict) -> dict:
@@ -846,12 +882,15 @@ class TokRAGLM(RAGMethodLM):
         the weights and is left to the load.
 
         Raises:
-            ConfigError: ``preset=PATH: made for 18 layers, this model has 30``; ``--model tokrag: rag_top=60000
-            exceeds the model's vocabulary of 49152 tokens`` (likewise ``pure_top``); ``--model tokrag: layer=99
-            is outside the model's 30 layers (0..29)`` (likewise ``js_min_layer``, ``layer_fallback``).
+            ConfigError: ``preset=PATH: made for 18 layers, this model has 30; use a preset calibrated for this
+            model (tokrag calibrate ...)``; ``--model tokrag: rag_top=60000 exceeds the model's vocabulary of 49152
+            tokens`` (likewise ``pure_top``); ``--model tokrag: layer=99 is outside the model's 30 layers (0..29)``
+            (likewise ``js_min_layer``, ``layer_fallback``), with ``; it comes from preset=PATH (params.layer)``
+            where the preset set it (:func:`preset_note`).
         """
-        if cfg.get("preset") and n_layers is not None:
-            read_preset(cfg["preset"], n_layers=n_layers)
+        preset = None
+        if cfg.get("preset"):
+            preset = read_preset(cfg["preset"], n_layers=n_layers, pretrained=cfg.get("pretrained"))
         try:
             if vocab_size is not None:
                 check_tops(cfg["rag_top"], cfg["pure_top"], vocab_size)
@@ -861,13 +900,13 @@ class TokRAGLM(RAGMethodLM):
                 resolve_layer(cfg["js_min_layer"], n_layers, "js_min_layer")
                 resolve_layer(cfg["layer_fallback"], n_layers, "layer_fallback")
         except ValueError as exc:
-            raise ConfigError(f"--model {cls.METHOD}: {exc}") from None
+            raise ConfigError(f"--model {cls.METHOD}: {exc}{preset_note(str(exc), cfg, preset)}") from None
 
     def setup(self) -> None:
         c = self.resolved_config
         self.preset = None
         if c["preset"]:
-            self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers)
+            self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"])
         c.update(self.resolve_args(c, self.given_args, self.preset))
         self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
@@ -878,7 +917,7 @@ class TokRAGLM(RAGMethodLM):
             self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
             self.scorer = TokRAGScorer(self.decoder, params, self.is_function, self.is_skip)
         except ValueError as exc:
-            raise ConfigError(f"--model tokrag: {exc}") from None
+            raise ConfigError(f"--model tokrag: {exc}{preset_note(str(exc), c, self.preset)}") from None
         self.params = params
 
     def get_model_info(self) -> dict:
