@@ -316,6 +316,14 @@ def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
     assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
 
 
+def _toy_then_tokrag_on_smollm2(folder: Path, model_args: dict):
+    """A toy spec whose second method is tokrag on SmolLM2 (30 layers, 49152 tokens) with ``model_args``."""
+    return load_spec(write_spec(folder, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+        {"name": "tokrag", "model": "tokrag", "model_args": model_args, "specific": {"pretrained": "smollm2-135m-instruct"}},
+    ]))
+
+
 @pytest.mark.parametrize("model_args, message", [
     ({"layer": 99}, r"layer=99 is outside the model's 30 layers \(0..29\)"),
     ({"layer": "dynamic", "js_min_layer": 30}, r"js_min_layer=30 is outside the model's 30 layers \(0..29\)"),
@@ -324,10 +332,7 @@ def test_run_checks_every_methods_arguments_before_the_first_cell(tmp_path):
 def test_a_layer_outside_the_model_is_refused_before_the_first_cell(tmp_path, model_args, message):
     """SmolLM2 has 30 layers: layer=99 used to pass the pre-run check and fail only when its cell loaded the model,
     after the cells before it. The depth comes from the model's config; no weights are loaded."""
-    spec = load_spec(write_spec(tmp_path, methods=[
-        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-        {"name": "tokrag", "model": "tokrag", "model_args": model_args, "specific": {"pretrained": "smollm2-135m-instruct"}},
-    ]))
+    spec = _toy_then_tokrag_on_smollm2(tmp_path, model_args)
     with pytest.raises(ConfigError, match=rf"^leaderboard spec .*toy.yaml: method tokrag: --model tokrag: {message}$"):
         run_spec(spec, tmp_path / "runs", progress=False)
     assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
@@ -335,10 +340,7 @@ def test_a_layer_outside_the_model_is_refused_before_the_first_cell(tmp_path, mo
     from leaderboards.runner import check_cell_args
 
     for ok in ({"layer": 29}, {"layer": -30}, {"layer": "dynamic", "js_min_layer": 29, "layer_fallback": 29}):
-        ok_spec = load_spec(write_spec(tmp_path / "ok", methods=[
-            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-            {"name": "tokrag", "model": "tokrag", "model_args": ok, "specific": {"pretrained": "smollm2-135m-instruct"}},
-        ]))
+        ok_spec = _toy_then_tokrag_on_smollm2(tmp_path / "ok", ok)
         check_cell_args(ok_spec, ok_spec.cells())
 
 
@@ -357,10 +359,7 @@ def test_a_top_above_the_vocabulary_or_a_preset_of_another_depth_is_refused_befo
     """SmolLM2 has 49152 tokens and 30 layers: rag_top=60000, or the Gemma 3 preset (18 layers), used to pass the
     pre-run check and fail only when its cell loaded the model, after the cells before it. The vocabulary size
     and the depth come from the model's config; no weights are loaded."""
-    spec = load_spec(write_spec(tmp_path, methods=[
-        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-        {"name": "tokrag", "model": "tokrag", "model_args": model_args, "specific": {"pretrained": "smollm2-135m-instruct"}},
-    ]))
+    spec = _toy_then_tokrag_on_smollm2(tmp_path, model_args)
     with pytest.raises(ConfigError, match=rf"^leaderboard spec .*toy.yaml: method tokrag: {message}$"):
         run_spec(spec, tmp_path / "runs", progress=False)
     assert not any((tmp_path / "runs").glob("*/DONE"))  # the toy cells before it did not run
@@ -369,10 +368,7 @@ def test_a_top_above_the_vocabulary_or_a_preset_of_another_depth_is_refused_befo
 
     own = GEMMA_PRESET.with_name("tokrag-smollm2-135m-instruct.json")
     for ok in ({"rag_top": 49152, "pure_top": 49152}, {"preset": str(own)}):
-        ok_spec = load_spec(write_spec(tmp_path / "ok", methods=[
-            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-            {"name": "tokrag", "model": "tokrag", "model_args": ok, "specific": {"pretrained": "smollm2-135m-instruct"}},
-        ]))
+        ok_spec = _toy_then_tokrag_on_smollm2(tmp_path / "ok", ok)
         check_cell_args(ok_spec, ok_spec.cells())
 
 
