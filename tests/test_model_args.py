@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -122,6 +123,35 @@ def test_hub_id_offline_is_a_clear_offline_error(tmp_path, monkeypatch):
         resolve_pretrained("HuggingFaceTB/SmolLM2-135M-Instruct")
     msg = str(exc.value)
     assert "HF_HUB_OFFLINE=1" in msg and "local folder" in msg and "smollm2-135m-instruct" in msg
+
+
+def test_hub_revision_selects_its_snapshot(tmp_path, monkeypatch, caplog):
+    """``revision=v1`` loads the v1 snapshot of a hub id, as lm-eval's ``hf`` does: the snapshot folder was always
+    main's, and ``from_pretrained`` of that local folder ignored the revision (a pinned revision silently ran
+    main's weights). A fake offline cache with two revisions of one repo."""
+    import huggingface_hub.constants
+
+    hub = tmp_path / "hf" / "hub"
+    repo = hub / "models--tokrag-test--two-revisions"
+    main_sha, v1_sha = "a" * 40, "b" * 40
+    for ref, sha, layers in (("main", main_sha, 4), ("v1", v1_sha, 2)):
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(sha)
+        (repo / "snapshots" / sha).mkdir(parents=True)
+        (repo / "snapshots" / sha / "config.json").write_text(json.dumps({"num_hidden_layers": layers}))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    assert resolve_pretrained("tokrag-test/two-revisions").path.name == main_sha
+    res = resolve_pretrained("tokrag-test/two-revisions", revision="v1")
+    assert (res.path.name, res.source) == (v1_sha, "hub:tokrag-test/two-revisions@v1")
+    with pytest.raises(OfflineError, match=r"not in the local Hugging Face cache at revision='v2'"):
+        resolve_pretrained("tokrag-test/two-revisions", revision="v2")
+    # an alias or a local folder has no revisions: said, not silently ignored
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "config.json").write_text("{}")
+    with caplog.at_level("WARNING", logger="tokrag_model.loading"):
+        assert resolve_pretrained(str(tmp_path / "local"), revision="v1").source == "local"
+    assert "is a local folder: revision='v1' has no effect" in caplog.text
 
 
 def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():

@@ -97,7 +97,7 @@ class Backbone:
         """
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        res = resolve_pretrained(pretrained)
+        res = resolve_pretrained(pretrained, revision=revision)  # the revision's snapshot (was always main)
         dev = resolve_device(device)
         td = torch_dtype(dtype)
         try:

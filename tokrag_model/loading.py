@@ -67,7 +67,7 @@ class ResolvedModel:
     """Where the weights come from: ``path`` (a local folder) and how it was found (``source``)."""
 
     path: Path
-    source: str  # "alias:<name>" | "local" | "hub:<id>"
+    source: str  # "alias:<name>" | "local" | "hub:<id>" (+ "@<revision>" when given)
     requested: str
 
 
@@ -245,11 +245,12 @@ def check_pretrained(pretrained: Any) -> None:
         raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
 
 
-def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> ResolvedModel:
+def resolve_pretrained(pretrained: str, models_dir: Path | None = None, revision: str | None = None) -> ResolvedModel:
     """Turn the ``pretrained`` model argument into a local folder.
 
     Order: alias (:data:`ALIASES`: ``smollm2-135m-instruct``, ``gemma-3-270m``), existing local folder, hub id
-    (local HF cache or hub).
+    (local HF cache or hub) at ``revision`` (a branch, tag or commit; None: ``main``), as lm-eval's ``hf`` loads
+    it. An alias or a local folder has no revisions: a ``revision`` given with one is logged as a WARNING.
 
     Raises:
         ConfigError: what :func:`check_pretrained` refuses (an empty value, a path-like value whose folder does not
@@ -258,12 +259,15 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None) -> Resol
     """
     check_pretrained(pretrained)
     value = pretrained.strip()
+    path = Path(value).expanduser()
+    if revision is not None and (value.lower() in ALIASES or path.is_dir()):
+        log.warning("pretrained=%r is %s: revision=%r has no effect (it selects a version of a hub id)", value,
+                    "an offline alias" if value.lower() in ALIASES else "a local folder", revision)
     if value.lower() in ALIASES:
         return resolve_alias(value.lower(), models_dir)
-    path = Path(value).expanduser()
     if path.is_dir():
         return ResolvedModel(path.resolve(), "local", value)
-    return ResolvedModel(_hub_snapshot(value), f"hub:{value}", value)
+    return ResolvedModel(_hub_snapshot(value, revision), f"hub:{value}" + (f"@{revision}" if revision else ""), value)
 
 
 @dataclass(frozen=True)
@@ -340,22 +344,24 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
     return ModelShape(positive("num_hidden_layers"), None if remote else positive("vocab_size"))
 
 
-def _hub_snapshot(repo_id: str) -> Path:
-    """Local snapshot folder of a hub model (from the HF cache, or downloaded when online)."""
+def _hub_snapshot(repo_id: str, revision: str | None = None) -> Path:
+    """Local snapshot folder of a hub model at ``revision`` (None: ``main``), from the HF cache, or downloaded
+    when online. The folder is the revision's: ``from_pretrained`` of a local folder ignores its ``revision``."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError
 
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
     hint = pretrained_hint(repo_id)
     try:
-        return Path(snapshot_download(repo_id, local_files_only=offline,
+        return Path(snapshot_download(repo_id, revision=revision, local_files_only=offline,
                                       allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]))
     except HFValidationError as exc:
         raise ConfigError(f"pretrained={repo_id!r} is neither an existing folder nor a valid hub id ({exc}); {hint}") from None
     except Exception as exc:  # LocalEntryNotFoundError, connection errors, ...
         why = "HF_HUB_OFFLINE=1 is set and the model is not in the local Hugging Face cache" if offline else \
             f"the Hugging Face hub cannot be reached ({type(exc).__name__})"
-        raise OfflineError(f"pretrained={repo_id!r} is a hub id, but {why}; {hint}") from None
+        at = f" at revision={revision!r}" if revision else ""
+        raise OfflineError(f"pretrained={repo_id!r} is a hub id, but {why}{at}; {hint}") from None
 
 
 def torch_dtype(name: str | None) -> Any:
