@@ -154,6 +154,26 @@ def test_hub_revision_selects_its_snapshot(tmp_path, monkeypatch, caplog):
     assert "is a local folder: revision='v1' has no effect" in caplog.text
 
 
+def test_a_config_field_of_the_wrong_type_is_a_one_line_error(tmp_path):
+    """``"num_hidden_layers": "30"`` in a model folder's config.json: transformers' strict config raised its own
+    validation error (not OSError/ValueError) as a traceback out of the load; now one ConfigError line."""
+    import shutil
+
+    from tokrag_model.base import Backbone
+
+    src = resolve_pretrained("smollm2-135m-instruct").path
+    for f in src.iterdir():
+        if f.suffix in {".json", ".jinja"}:
+            shutil.copy(f, tmp_path)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "num_hidden_layers": "30"}))
+    with pytest.raises(ConfigError) as exc:
+        Backbone.load(str(tmp_path))
+    msg = str(exc.value)
+    assert msg.startswith(f"pretrained={str(tmp_path)!r}: cannot load a causal LM from {tmp_path}: ") and "\n" not in msg
+    assert "Field 'num_hidden_layers' expected int, got str (value: '30')" in msg
+
+
 def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():
     """The converted folder is named after the sha256 of the installed GGUF (pip's RECORD), so a new virtual
     environment with the same wheel reuses it; a copy of the file with another mtime gets the same key."""

@@ -95,6 +95,7 @@ class Backbone:
             ConfigError, OfflineError: see :func:`tokrag_model.loading.resolve_pretrained`; an unknown
             ``weight_layout``.
         """
+        from huggingface_hub.errors import StrictDataclassError
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         res = resolve_pretrained(pretrained, revision=revision)  # the revision's snapshot (was always main)
@@ -104,8 +105,9 @@ class Backbone:
             tok = AutoTokenizer.from_pretrained(res.path, revision=revision, trust_remote_code=trust_remote_code)
             model = AutoModelForCausalLM.from_pretrained(res.path, dtype=td, revision=revision,
                                                          trust_remote_code=trust_remote_code).to(dev).eval()
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {exc}") from None
+        except (OSError, ValueError, StrictDataclassError) as exc:  # the last: a config field of the wrong type
+            why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+            raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {why}") from None
         layout = set_linear_weight_layout(model, weight_layout, dev)
         return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""),
                    dev, layout)
