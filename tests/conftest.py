@@ -56,3 +56,27 @@ def pytest_xdist_make_scheduler(config, log):
             return nodeid if module.rsplit("/", 1)[-1] in SPREAD_MODULES else module
 
     return ModuleScheduling(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _package_logging_isolated():
+    """Each test starts with ``lm_eval`` propagating and ends with the ``lm_eval`` and package loggers as it found them.
+
+    pytest attaches its capture handlers to every logger that does not propagate, and lm-eval's ``setup_logging``
+    (run by any in-process lm-eval CLI or evaluation) leaves ``lm_eval`` non-propagating: ``follow_lm_eval_logging``
+    then copied one test's capture handlers onto our package loggers, where they stayed (a later test's record
+    captured twice, writes to a closed stream), and ``lm_eval``'s stream handler kept an earlier test's closed
+    ``capsys`` stream. Which tests failed depended on which ran before them on the same xdist worker.
+    """
+    import logging
+
+    from retrieval.logs import PACKAGES
+
+    loggers = [logging.getLogger(n) for n in ("lm_eval", *PACKAGES)]
+    saved = [(lg, list(lg.handlers), lg.level, lg.propagate) for lg in loggers]
+    loggers[0].propagate = True  # before the call phase: pytest then attaches nothing to it
+    yield
+    for lg, handlers, level, propagate in saved:
+        lg.handlers[:] = handlers
+        lg.setLevel(level)
+        lg.propagate = propagate
