@@ -567,10 +567,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     runs = resolve_runs_dir(spec, runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
     keyed = cell_keys(spec)
-    if spec.whole is not None:  # a selection: the whole spec's methods (two equal ones outside it are refused too)
-        check_distinct_methods(spec.whole, spec.whole.cells())
-    else:
-        check_distinct_methods(spec, [c for c, _, _ in keyed])
+    whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
+    check_distinct_methods(whole, whole.cells())
     summary = RunSummary(selection=dict(spec.selection))
     todo = []
     for cell, key, mat in keyed:
