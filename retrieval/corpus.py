@@ -542,15 +542,30 @@ def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLi
 
 
 # ----------------------------------------------------------------------------------------------- queries
+QID_FIELDS = ("qid", "id", "qId")
+"""Where a JSONL topics record's query id is read from, the first present (not null) of them."""
+
+
 def jsonl_qid(obj: dict, index: int, where: str) -> str:
     """The query id of a JSONL topics record: its ``qid``/``id``/``qId`` as a string (an integer 0 is ``"0"``),
     or ``q<index>`` when it has none (absent, null or ``""``). Every reader of topic files uses this, so the
     queries and their answers always get the same ids.
 
+    A float id is refused, as a ctxs run's ids are (:func:`retrieval.cache.json_id`) and the QA tasks' own
+    questions' ids (``tasks/byo.py``): ``3.0`` read as ``"3.0"`` silently matched no qid ``"3"`` of a run, qrels
+    or answers, and reading it as ``"3"`` would guess what the file meant.
+
     Raises:
-        DataError: an id that is neither a string nor a number (``where`` named).
+        DataError: an id that is a float (``{where}: query id 'qid' is 3.0: ...; write it as 3 or "3"``) or
+            neither a string nor an integer (``where`` named).
     """
-    return record_field(obj, ("qid", "id", "qId"), where, required=False) or f"q{index}"
+    name = next((n for n in QID_FIELDS if obj.get(n) is not None), None)
+    if name is not None and isinstance(obj[name], float):
+        v = obj[name]
+        fix = f'write it as {int(v)} or "{int(v)}"' if v.is_integer() else f'write it as a string ("{v}")'
+        raise DataError(f"{where}: query id {name!r} is {json.dumps(v)}: an id must be a string or an integer, not a "
+                        f"float; {fix}")
+    return record_field(obj, QID_FIELDS, where, required=False) or f"q{index}"
 
 
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
@@ -586,8 +601,8 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
     A UTF-8 byte order mark at the start of the file is skipped.
 
     Raises:
-        DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty or hold whitespace,
-            empty queries, missing fields (file and line named).
+        DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty, hold whitespace or are
+            a float in JSONL (:func:`jsonl_qid`), empty queries, missing fields (file and line named).
         ConfigError: the file does not exist (a relative path names the working directory).
     """
     p = Path(path).expanduser()
