@@ -43,9 +43,10 @@ def _ctxs(run: Any) -> Ctxs:
     return run.ctxs if hasattr(run, "ctxs") else run
 
 
-def _check_k(k: int) -> None:
+def _check_k(k: int, other: str = "") -> None:
+    """Refuse a cut-off ``k`` that is not an integer >= 1 (``other``: what else may be given, for the message)."""
     if not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
 
 
 def _passage_text(c: Mapping[str, Any], qid: str) -> str:
@@ -124,9 +125,12 @@ def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> fl
     without one within it scores 0; 0.0 when no query of ``gold`` is in the run).
 
     Raises:
-        DataError: a passage of a scored query, ranked before its first gold passage (or with none, within the
-            ranking), without a ``docid`` (query named).
+        ConfigError: ``k`` given but not an integer >= 1 (as for recall@k and gold@k; ``k=0`` scored the whole
+            ranking, ``k=-1`` all but its last passage). DataError: a passage of a scored query, ranked before its
+            first gold passage (or with none, within the ranking), without a ``docid`` (query named).
     """
+    if k is not None:
+        _check_k(k, " (or None: the whole ranking)")
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
     if not qids:
@@ -134,7 +138,7 @@ def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> fl
     total = 0.0
     for q in qids:
         g = {str(x) for x in gold[q]}
-        for i, c in enumerate(ctxs[q][:k] if k else ctxs[q], start=1):
+        for i, c in enumerate(ctxs[q] if k is None else ctxs[q][:k], start=1):
             if _docid(c, q) in g:
                 total += 1.0 / i
                 break

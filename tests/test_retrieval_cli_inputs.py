@@ -608,3 +608,27 @@ def test_stale_explicit_index_names_the_command_that_replaces_it(tmp_path, corpu
     assert "holds a BM25 index of another corpus" in err and f"to replace it run: {command} (force=True in Python)" in err
     assert tokrag(shlex.split(command)[1:] + cache) == 0  # the command as given works
     assert json.loads((idx / "tokrag_index.json").read_text())["num_docs"] == 2
+
+
+def test_mrr_cut_off_follows_the_rule_of_the_other_metrics(tmp_path, capsys):
+    # mrr(run, gold, k=0) scored the whole ranking (ctxs[:k] if k else ...) and k=-1 all but the last passage,
+    # where recall@k and gold@k refuse a k < 1
+    from retrieval.errors import ConfigError
+    from retrieval.metrics import gold_at_k, mrr
+
+    run = {"a": [{"docid": "7"}, {"docid": "12"}], "b": [{"docid": "1"}, {"docid": "2"}, {"docid": "30"}]}
+    gold = {"a": [12], "b": ["30"]}
+    assert mrr(run, gold) == pytest.approx((1 / 2 + 1 / 3) / 2)  # no k: the whole ranking
+    assert mrr(run, gold, 3) == pytest.approx((1 / 2 + 1 / 3) / 2)
+    assert mrr(run, gold, 2) == pytest.approx(1 / 2 / 2)
+    assert mrr(run, gold, 1) == 0.0
+    for k in (0, -1, 2.0):
+        with pytest.raises(ConfigError, match=rf"^k={k!r}: k must be an integer >= 1 \(or None: the whole ranking\)$"):
+            mrr(run, gold, k)
+        with pytest.raises(ConfigError, match=rf"^k={k!r}: k must be an integer >= 1$"):
+            gold_at_k(run, gold, k)
+    # no command passes a k to mrr (retrieve eval's MRR is over the whole ranking); its --k 0 is refused
+    path = _jsonl(tmp_path / "run.jsonl", [{"id": 1, "ctxs": [{"id": 12, "text": "x"}]}])
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": 1, "question": "q", "gold_docids": [12]}])
+    assert tokrag(["retrieve", "eval", "--run", path, "--topics", topics, "--k", "0", "--json"]) == 2
+    assert capsys.readouterr().err.strip() == "tokrag retrieve: error: --k [0]: cut-offs must be >= 1"
