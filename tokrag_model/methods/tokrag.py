@@ -27,7 +27,7 @@ import logging
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -778,18 +778,38 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     return {**preset, "path": str(path), "sha256": hashlib.sha256(raw).hexdigest()}
 
 
-def preset_note(message: str, cfg: dict[str, Any], preset: dict | None) -> str:
-    """``; it comes from preset=PATH (params.layer): ...`` when the argument a shape error ``message`` names
-    (``layer=45 is outside ...``, ``rag_top=60000 exceeds ...``) has the value the preset ``preset`` (as
-    :func:`read_preset` returns it) gives it in ``cfg``, else ``""``: a preset's own layer was reported as if given."""
+class ResolvedArgs(dict):
+    """Model arguments as :meth:`TokRAGLM.resolve_args` resolved them (a dict, key -> value) that also records
+    ``from_preset``: the keys whose value the preset set, its params that were not given explicitly. An argument given
+    explicitly is never in it, even with the preset's value. The record is an attribute, not a key: the values are
+    all that a run records (``resolved_config``) and the leaderboard compares (``check_distinct_methods``), since an
+    explicit ``layer=12`` and a preset's layer 12 run the same."""
+
+    def __init__(self, values: Mapping[str, Any], from_preset: Iterable[str] = ()) -> None:
+        super().__init__(values)
+        self.from_preset = frozenset(from_preset)
+
+
+def preset_note(message: str, cfg: Mapping[str, Any], preset: dict | None) -> str:
+    """``; it comes from preset=PATH (params.layer): ...`` when the preset ``preset`` (as :func:`read_preset` returns
+    it) set the argument a shape error ``message`` names (``layer=45 is outside ...``, ``rag_top=60000 exceeds ...``),
+    else ``""``: a preset's own layer was reported as if given. Who set it is read from ``cfg.from_preset``
+    (:class:`ResolvedArgs`, what :meth:`TokRAGLM.resolve_args` returns): an argument given explicitly is reported as
+    given even when it equals the preset's value. A plain dict, without that record, counts an argument with the
+    preset's value as the preset's."""
     key = message.partition("=")[0]
     if preset is None or key not in preset.get("params", {}) or key not in TokRAGLM.EXTRA_ARGS:
         return ""
-    try:
-        if cfg.get(key) != TokRAGLM.EXTRA_ARGS[key].cast(preset["params"][key]):
-            return ""  # given explicitly over the preset
-    except (TypeError, ValueError):
-        return ""
+    from_preset = getattr(cfg, "from_preset", None)
+    if from_preset is not None:
+        if key not in from_preset:
+            return ""  # given explicitly, over the preset or with its value
+    else:
+        try:
+            if cfg.get(key) != TokRAGLM.EXTRA_ARGS[key].cast(preset["params"][key]):
+                return ""  # given explicitly over the preset
+        except (TypeError, ValueError):
+            return ""
     return (f"; it comes from preset={preset['path']} (params.{key}): {calibrate_hint(cfg.get('pretrained'))}, "
             f"or give {key}= explicitly")
 
@@ -843,10 +863,10 @@ class TokRAGLM(RAGMethodLM):
     }
 
     @classmethod
-    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
+    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> ResolvedArgs:
         """``cfg`` with the preset's params applied under the explicit arguments (``given``: key -> value as
         given), then checked: an explicit :data:`DYNAMIC_ONLY` argument with a fixed layer has no effect and
-        is an error.
+        is an error. The keys the preset set are recorded in the result's ``from_preset`` (:class:`ResolvedArgs`).
 
         Args:
             preset: the preset as :func:`read_preset` returned it (checked against the weights); None reads
@@ -856,11 +876,13 @@ class TokRAGLM(RAGMethodLM):
             while the resolved ``layer`` is not ``dynamic``.
         """
         out = dict(cfg)
+        from_preset = []
         if out.get("preset"):
             preset = preset if preset is not None else read_preset(out["preset"])
             for key, value in preset["params"].items():
                 if given.get(key) is None:  # not given (an explicit None is the default): the preset's value
                     out[key] = cls.EXTRA_ARGS[key].cast(value)
+                    from_preset.append(key)
         if out["layer"] != "dynamic" and cls.REFUSE_UNUSED_DYNAMIC_ARGS:
             stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None and out[key] is not None]
             if stray:
@@ -869,7 +891,7 @@ class TokRAGLM(RAGMethodLM):
                 raise ConfigError(
                     f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} {verb} no effect with layer={out['layer']!r}"
                     f"{where} (a fixed fusion layer); add layer=dynamic to use {them}, or drop {them}")
-        return out
+        return ResolvedArgs(out, from_preset)
 
     @classmethod
     def check_shape(cls, cfg: dict[str, Any], n_layers: int | None, vocab_size: int | None) -> None:
@@ -886,7 +908,8 @@ class TokRAGLM(RAGMethodLM):
             model (tokrag calibrate ...)``; ``--model tokrag: rag_top=60000 exceeds the model's vocabulary of 49152
             tokens`` (likewise ``pure_top``); ``--model tokrag: layer=99 is outside the model's 30 layers (0..29)``
             (likewise ``js_min_layer``, ``layer_fallback``), with ``; it comes from preset=PATH (params.layer)``
-            where the preset set it (:func:`preset_note`).
+            where the preset set it, not where it was given explicitly with the preset's value (``cfg.from_preset``,
+            :func:`preset_note`).
         """
         preset = None
         if cfg.get("preset"):
@@ -907,7 +930,8 @@ class TokRAGLM(RAGMethodLM):
         self.preset = None
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"])
-        c.update(self.resolve_args(c, self.given_args, self.preset))
+        resolved = self.resolve_args(c, self.given_args, self.preset)
+        c.update(resolved)  # resolved_config stays a plain dict of values
         self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
@@ -917,7 +941,7 @@ class TokRAGLM(RAGMethodLM):
             self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
             self.scorer = TokRAGScorer(self.decoder, params, self.is_function, self.is_skip)
         except ValueError as exc:
-            raise ConfigError(f"--model tokrag: {exc}{preset_note(str(exc), c, self.preset)}") from None
+            raise ConfigError(f"--model tokrag: {exc}{preset_note(str(exc), resolved, self.preset)}") from None
         self.params = params
 
     def get_model_info(self) -> dict:
