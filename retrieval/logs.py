@@ -12,24 +12,42 @@ import logging
 PACKAGES = ("tokrag_model", "retrieval", "tasks", "leaderboards")
 
 
+def _lm_evals_handlers(src: logging.Logger) -> list[logging.Handler]:
+    """The handlers of ``lm_eval``'s logger that our loggers may share: lm-eval's own stream handler (or a program's
+    handler put on ``lm_eval`` only), not another tool's that is also on the root logger or is pytest's.
+
+    pytest attaches its capture handlers (``LogCaptureHandler``, ``_LiveLoggingNullHandler``, its ``--log-file``
+    handler) to the root logger and to every logger that does not propagate, ``lm_eval`` included once lm-eval's
+    ``setup_logging`` has run in-process. Copied onto our propagating loggers, such a handler got each of our records
+    twice (directly and through the root) and stayed on them after pytest took it off ``lm_eval`` and the root.
+    A handler the root logger has gets our records by propagation anyway.
+    """
+    root = logging.getLogger().handlers
+    return [h for h in src.handlers if h not in root and not type(h).__module__.startswith("_pytest")]
+
+
 def follow_lm_eval_logging() -> bool:
-    """Give our package loggers lm-eval's handlers and level, once lm-eval's ``setup_logging`` has run.
+    """Give our package loggers lm-eval's handler and level, once lm-eval's ``setup_logging`` has run.
 
     Idempotent and cheap: call it where a long step may start (model load, retrieval). A program that set up
     logging itself (no handler on ``lm_eval``) is left alone. The level is lm-eval's at the call (``--verbosity``,
     ``LMEVAL_LOG_LEVEL``). Records still propagate to the root logger (unconfigured under the ``lm_eval`` CLI;
-    pytest's caplog and a program's own handlers keep seeing them).
+    pytest's caplog and a program's own handlers keep seeing them). Only lm-eval's own handlers are shared
+    (:func:`_lm_evals_handlers`): a handler of pytest's or one the root logger also has, which ``lm_eval`` holds when
+    lm-eval runs in-process under pytest or a program's logging set-up, is not copied (each record showed twice);
+    with no handler left (only such ones on ``lm_eval``) nothing is touched.
 
     Returns:
         True when the loggers now follow lm-eval's.
     """
     src = logging.getLogger("lm_eval")
-    if not src.handlers:
+    handlers = _lm_evals_handlers(src)
+    if not handlers:
         return False
     for name in PACKAGES:
         logger = logging.getLogger(name)
         logger.setLevel(src.getEffectiveLevel())
-        for handler in src.handlers:
+        for handler in handlers:
             if handler not in logger.handlers:
                 logger.addHandler(handler)
     return True
