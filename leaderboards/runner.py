@@ -6,12 +6,20 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
 * ``results.json``: lm-eval's results dict (``simple_evaluate`` output without ``samples``);
 * ``samples_<task>.jsonl``: lm-eval's per-sample log (``doc``, ``resps``, per-sample metrics), by doc_id;
 * ``cost.json``: wall time (s), generated/prompt tokens, forward passes (from the model's ``stats``),
-  peak resident memory (MiB, sampled every 20 ms during the cell) and the process' max RSS;
+  peak resident memory (MiB, sampled every 20 ms during the cell), the process' max RSS and
+  ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
+  counts add the journal's counts of the replayed chunks, its ``wall_s`` their seconds (:func:`run_cell`);
 * ``provenance.json``: model fingerprint/config reported by the model instance, retrieval fingerprint
   (hash of every question's ranked passage ids), library versions, git commit;
 * ``DONE``: a manifest with the SHA-256 of every file above, written last and atomically.
 
-A folder without a valid ``DONE`` is incomplete: readers refuse it and the runner deletes and redoes it.
+While a cell runs, its folder also holds ``journal.jsonl``, the request journal: one JSON line per chunk of
+``progress_chunk * batch_size`` requests, appended and fsynced as each chunk is computed (see :class:`_Journal`).
+It is deleted before ``DONE`` is written, so a finished folder holds only the files above.
+
+A folder without a valid ``DONE`` is incomplete: readers refuse it. The runner resumes it when its
+``config.json`` has the same key and material and a journal is there (the journaled chunks are replayed, not
+recomputed: a kill loses at most the chunk in progress); otherwise it deletes and redoes it.
 Each cell is guarded by ``<config-hash>.lock`` (``filelock``, released by the OS when a process dies),
 so two runners filling the same folder never run the same cell at once: a locked cell is skipped
 and, at the end, waited for and picked up only if the other process died before finishing it.
@@ -19,11 +27,14 @@ and, at the end, waited for and picked up only if the other process died before 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import importlib
 import json
 import logging
 import os
+import random
 import resource
 import shutil
 import subprocess
@@ -377,27 +388,303 @@ def make_model(cell: Cell):
     return cls.create_from_arg_obj(dict(cell.model_args), {k: v for k, v in extra.items() if v is not None})
 
 
+_STAT_KEYS = ("forward_passes", "generated_tokens", "prompt_tokens")
+_REQUEST_TYPES = ("generate_until", "loglikelihood", "loglikelihood_rolling")
+
+
 def _stats(lm) -> dict[str, int]:
     st = getattr(lm, "stats", None) or {}
-    return {k: int(st.get(k, 0)) for k in ("forward_passes", "generated_tokens", "prompt_tokens")}
+    return {k: int(st.get(k, 0)) for k in _STAT_KEYS}
 
 
-def _with_progress(lm, bar, chunk: int) -> list[str]:
-    """Wrap the model's request methods (as instance attributes) so that they update ``bar`` per chunk
-    of ``chunk`` requests; returns the names to remove afterwards. Chunks are multiples of the batch size."""
+# --------------------------------------------------------------------------- the request journal
+
+JOURNAL = "journal.jsonl"
+"""A running cell's request journal, in its run folder; deleted before ``DONE``."""
+JOURNAL_SCHEMA = 1
+
+
+class _Unjournalable(Exception):
+    """A chunk whose responses or appended arguments would not come back from JSON exactly."""
+
+
+def _is_trace(arg: Any) -> bool:
+    """The element a tokrag model appends to ``Instance.arguments`` (``tokrag_model.base._attach_trace``)."""
+    return isinstance(arg, dict) and "tokrag_trace" in arg
+
+
+def _plain_args(req) -> tuple:
+    """``req.args`` without the trace elements a model appended: what the task asked."""
+    return tuple(a for a in req.args if not _is_trace(a))
+
+
+def request_fingerprint(request_type: str, req) -> str:
+    """SHA-256 (64 hex digits) of what one lm-eval request asks: its type, its arguments without the
+    ``tokrag_trace`` element a model appended, its doc, ``doc_id``, ``idx``, ``repeats`` and task name.
+
+    Raises:
+        TypeError, ValueError: a doc or argument that JSON cannot order (mixed key types, circular).
+    """
+    key = [request_type, list(_plain_args(req)), getattr(req, "doc", None), getattr(req, "doc_id", None),
+           getattr(req, "idx", None), getattr(req, "repeats", None), getattr(req, "task_name", None)]
+    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+
+
+def _encode_response(x: Any) -> Any:
+    """A response as JSON that :func:`_decode_response` turns back into an equal object of the same type:
+    ``str``, ``float`` (exact: JSON floats round-trip), ``bool``, ``int``, ``None``, lists, tuples
+    (``{"tuple": [...]}``) and tokrag's ``LogLikelihood`` (``{"float": x, "n_tokens": n}``)."""
+    if x is None or type(x) in (bool, str, int, float):
+        return x
+    if type(x).__name__ == "LogLikelihood" and isinstance(x, float) and isinstance(getattr(x, "n_tokens", None), int):
+        return {"float": float(x), "n_tokens": x.n_tokens}
+    if type(x) is tuple:
+        return {"tuple": [_encode_response(v) for v in x]}
+    if type(x) is list:
+        return [_encode_response(v) for v in x]
+    raise _Unjournalable(f"a response of type {type(x).__name__}")
+
+
+def _decode_response(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_decode_response(v) for v in x]
+    if isinstance(x, dict):
+        if "tuple" in x:
+            return tuple(_decode_response(v) for v in x["tuple"])
+        from tokrag_model.base import LogLikelihood
+
+        return LogLikelihood(x["float"], x["n_tokens"])
+    return x
+
+
+def _dump_line(obj: Any) -> str:
+    """The JSON of one value as the samples file writes it (sorted keys, ``default=str``)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _rng_state() -> dict[str, Any]:
+    """The global random states lm-eval seeds (Python's ``random``, NumPy's, torch's CPU and, once initialised,
+    CUDA generators), as JSON: a sampling model draws from them, so a resumed cell restores them."""
+    import numpy as np
+    import torch
+
+    py = random.getstate()
+    st = np.random.get_state()
+    out: dict[str, Any] = {
+        "python": [py[0], list(py[1]), py[2]],
+        "numpy": [st[0], st[1].tolist(), int(st[2]), int(st[3]), float(st[4])],
+        "torch": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii"),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["cuda"] = [base64.b64encode(s.numpy().tobytes()).decode("ascii") for s in torch.cuda.get_rng_state_all()]
+    return out
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`_rng_state` recorded."""
+    import numpy as np
+    import torch
+
+    v, internal, gauss = state["python"]
+    random.setstate((v, tuple(internal), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+
+    def tensor(b64: str):
+        return torch.frombuffer(bytearray(base64.b64decode(b64)), dtype=torch.uint8).clone()
+
+    torch.set_rng_state(tensor(state["torch"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all([tensor(s) for s in state["cuda"]])
+
+
+def _valid_entry(e: Any) -> bool:
+    """A journal line of the shape :meth:`_Journal.record` writes."""
+    if not (isinstance(e, dict) and e.get("schema") == JOURNAL_SCHEMA and e.get("type") in _REQUEST_TYPES):
+        return False
+    fps, resps, extra = e.get("fingerprints"), e.get("responses"), e.get("appended")
+    return (isinstance(fps, list) and fps and all(isinstance(f, str) for f in fps)
+            and isinstance(resps, list) and isinstance(extra, list) and len(resps) == len(extra) == len(fps)
+            and all(isinstance(a, list) for a in extra)
+            and isinstance(e.get("stats"), dict) and all(isinstance(e["stats"].get(k), int) for k in _STAT_KEYS)
+            and isinstance(e.get("wall_s"), (int, float)) and (e.get("rng") is None or isinstance(e["rng"], dict)))
+
+
+class _Journal:
+    """The request journal of one cell (``<cell_dir>/journal.jsonl``): one JSON line per computed chunk.
+
+    A line holds ``schema``, the request ``type``, the ``fingerprints`` of its requests
+    (:func:`request_fingerprint`), their ``responses`` (:func:`_encode_response`), the arguments the model
+    ``appended`` to each request (the ``tokrag_trace`` element), the chunk's ``stats`` (deltas of the model's
+    ``forward_passes``, ``generated_tokens``, ``prompt_tokens``), its ``wall_s`` (seconds) and ``rng`` (the
+    random states after the chunk, :func:`_rng_state`, or null when the chunk drew nothing). Lines are
+    appended, flushed and fsynced one chunk at a time, so a kill loses at most the chunk in progress.
+
+    A new attempt at the cell replays the lines in order while each chunk's fingerprints equal the line's:
+    the stored responses are returned, the stored arguments re-appended as ``_attach_trace`` does, the random
+    states restored, and nothing is computed. From the first chunk that differs on, the journal is cut there
+    and every chunk is computed. A torn line (killed mid-write) or one of another shape is cut off when loaded,
+    with the lines after it.
+    ``replayed``, ``stats`` and ``wall_s`` add up what was replayed.
+    """
+
+    def __init__(self, path: Path, label: str) -> None:
+        self.path, self.label = path, label
+        self.entries: list[dict] = []
+        self.starts: list[int] = []  # byte offset of each entry's line
+        self.end = 0
+        self.cursor = 0
+        self.writable = True
+        self.replayed = 0
+        self.stats = dict.fromkeys(_STAT_KEYS, 0)
+        self.wall_s = 0.0
+
+    @classmethod
+    def load(cls, path: Path, label: str) -> _Journal:
+        """Read the valid lines of ``path`` (none when it does not exist) and cut off the rest."""
+        j = cls(path, label)
+        if not path.is_file():
+            return j
+        data = path.read_bytes()
+        while j.end < len(data):
+            nl = data.find(b"\n", j.end)
+            if nl < 0:
+                break  # torn: killed while the line was written
+            try:
+                entry = json.loads(data[j.end:nl])
+            except ValueError:
+                break
+            if not _valid_entry(entry):
+                break
+            j.entries.append(entry)
+            j.starts.append(j.end)
+            j.end = nl + 1
+        if j.end < len(data):
+            log.info("%s: the journal's last %d bytes are a torn or unreadable line; ignored", label, len(data) - j.end)
+            j._cut(len(j.entries))
+        return j
+
+    def _cut(self, index: int) -> None:
+        """Drop the entries from ``index`` on, in memory and in the file."""
+        self.end = self.starts[index] if index < len(self.entries) else self.end
+        del self.entries[index:], self.starts[index:]
+        with open(self.path, "r+b") as f:
+            f.truncate(self.end)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def plan(self, request_type: str, fingerprints: list[list[str]]) -> int:
+        """How many of the chunks (``fingerprints``: one list per chunk, in order) replay from the cursor on;
+        the journal is cut at the first line that differs (request type or any fingerprint)."""
+        n = 0
+        while self.cursor + n < len(self.entries) and n < len(fingerprints):
+            e = self.entries[self.cursor + n]
+            if e["type"] != request_type or e["fingerprints"] != fingerprints[n]:
+                break
+            n += 1
+        if n < len(fingerprints) and self.cursor + n < len(self.entries):
+            at = sum(len(e["fingerprints"]) for e in self.entries[: self.cursor + n])
+            log.info("%s: the journal differs from its request %d on (another request); recomputing from there",
+                     self.label, at + 1)
+            self._cut(self.cursor + n)
+        return n
+
+    def replay(self, requests: list) -> list:
+        """The responses of the next line (its requests are ``requests``), with its arguments re-appended and its
+        random states restored."""
+        e = self.entries[self.cursor]
+        self.cursor += 1
+        for req, extra in zip(requests, e["appended"]):
+            if extra:
+                req.arguments = (*_plain_args(req), *extra)
+        if e["rng"] is not None:
+            _set_rng_state(e["rng"])
+        self.replayed += len(requests)
+        for k in _STAT_KEYS:
+            self.stats[k] += e["stats"][k]
+        self.wall_s += float(e["wall_s"])
+        return [_decode_response(r) for r in e["responses"]]
+
+    def record(self, request_type: str, requests: list, fingerprints: list[str], before: list[tuple], responses: list,
+               stats: dict[str, int], wall_s: float, rng: dict[str, Any] | None) -> None:
+        """Append one computed chunk (``before``: each request's :func:`_plain_args` before the call), flushed
+        and fsynced. A chunk that would not come back from JSON exactly (a response type outside
+        :func:`_encode_response`, arguments the model changed other than by appending, appended arguments
+        whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay."""
+        if not self.writable:
+            return
+        try:
+            if len(responses) != len(requests):
+                raise _Unjournalable(f"{len(responses)} responses to {len(requests)} requests")
+            appended = []
+            for req, pre in zip(requests, before):
+                post = req.args
+                if tuple(post[: len(pre)]) != pre:
+                    raise _Unjournalable("a request whose arguments the model changed")
+                extra = list(post[len(pre):])
+                text = _dump_line(extra)
+                if _dump_line(json.loads(text)) != text:
+                    raise _Unjournalable("appended arguments whose JSON does not round-trip")
+                appended.append(json.loads(text))
+            line = {"schema": JOURNAL_SCHEMA, "type": request_type, "fingerprints": fingerprints,
+                    "responses": [_encode_response(r) for r in responses], "appended": appended,
+                    "stats": stats, "wall_s": round(wall_s, 6), "rng": rng}
+            text = json.dumps(line, ensure_ascii=False, default=str, allow_nan=True) + "\n"
+        except (_Unjournalable, TypeError, ValueError) as exc:
+            log.warning("%s: %s cannot be journaled; a kill from here on redoes the cell from this point", self.label, exc)
+            self.writable = False
+            return
+        data = text.encode("utf-8")
+        with open(self.path, "ab") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        self.entries.append(line)
+        self.starts.append(self.end)
+        self.end += len(data)
+        self.cursor = len(self.entries)
+
+
+def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list[str]:
+    """Wrap the model's request methods (as instance attributes) so that they run in chunks of ``chunk``
+    requests (multiples of the batch size), update ``bar`` per chunk and, with a ``journal``, replay the chunks
+    it holds and append the others to it (:class:`_Journal`); returns the names to remove afterwards."""
     patched = []
-    for name in ("generate_until", "loglikelihood", "loglikelihood_rolling"):
+    for name in _REQUEST_TYPES:
         orig = getattr(lm, name, None)
         if orig is None:
             continue
 
-        def wrapped(requests, _orig=orig, **kw):
+        def wrapped(requests, _orig=orig, _name=name, **kw):
             out = []
             bar.total = (bar.total or 0) + len(requests)
             bar.refresh()
-            for i in range(0, len(requests), chunk):
-                part = requests[i : i + chunk]
-                out.extend(_orig(part, **kw))
+            parts = [requests[i : i + chunk] for i in range(0, len(requests), chunk)]
+            fps, n_replay = None, 0
+            if journal is not None and journal.writable:
+                try:
+                    fps = [[request_fingerprint(_name, r) for r in part] for part in parts]
+                except (TypeError, ValueError) as exc:
+                    log.warning("%s: requests without a fingerprint (%s) are not journaled", journal.label, exc)
+                    journal.writable = False
+                if fps is not None:
+                    n_replay = journal.plan(_name, fps)
+                if n_replay:
+                    log.info("%s: resuming, %d of %d requests from the journal", journal.label,
+                             sum(len(p) for p in parts[:n_replay]), len(requests))
+            for j, part in enumerate(parts):
+                if j < n_replay:
+                    out.extend(journal.replay(part))
+                elif fps is None or not journal.writable:
+                    out.extend(_orig(part, **kw))
+                else:
+                    before, pre, rng0, t0 = _stats(lm), [_plain_args(r) for r in part], _rng_state(), time.perf_counter()
+                    res = list(_orig(part, **kw))
+                    wall = time.perf_counter() - t0
+                    after, rng1 = _stats(lm), _rng_state()
+                    journal.record(_name, part, fps[j], pre, res, {k: after[k] - before[k] for k in _STAT_KEYS},
+                                   wall, None if rng1 == rng0 else rng1)
+                    out.extend(res)
                 bar.update(len(part))
             return out
 
@@ -432,27 +719,60 @@ def _env_info_once():
 
 # --------------------------------------------------------------------------- one cell
 
+def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
+    """True when ``cell_dir`` holds a request journal and a ``config.json`` with config hash ``key`` and the
+    same ``material`` (compared as JSON, as it was written): an interrupted attempt at this very cell."""
+    if not (cell_dir / JOURNAL).is_file() or (cell_dir / DONE).exists():
+        return False
+    try:
+        cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    want = json.loads(json.dumps(material, sort_keys=True, ensure_ascii=False, default=str))
+    return isinstance(cfg, dict) and cfg.get("config_hash") == key and all(k in cfg and cfg[k] == v for k, v in want.items())
+
+
 def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
              *, progress: bool = True, task_manager=None) -> dict[str, Any]:
     """Evaluate one cell with ``lm_eval.simple_evaluate`` and write its run folder (``DONE`` last).
 
-    Returns the cost dict. The caller holds the cell's lock. Any previous content of ``cell_dir``
-    (an interrupted attempt) is deleted first.
+    Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens``, ``prompt_tokens`` (the model's
+    counts of the chunks computed here + the journal's counts of the replayed ones), ``wall_s`` (seconds: this
+    attempt's + what earlier attempts spent computing the replayed chunks; time a kill wasted is not counted),
+    ``resumed_requests`` (replayed requests, 0 for a cell run in one go), ``n_samples``, ``peak_rss_mib`` and
+    ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``.
+
+    The caller holds the cell's lock. An interrupted attempt whose ``config.json`` has the same ``key`` and
+    ``material`` and left a request journal is resumed: the folder is kept (all but the journal is rewritten)
+    and the journaled chunks are replayed (:class:`_Journal`); any other previous content of ``cell_dir`` is
+    deleted first. Every chunk computed here is journaled, and the journal is deleted once the cell's files are
+    written, before ``DONE``.
     """
     import lm_eval
     from tqdm.auto import tqdm
 
-    if cell_dir.exists():
-        shutil.rmtree(cell_dir)
-    cell_dir.mkdir(parents=True)
+    journal_path = cell_dir / JOURNAL
+    if _resumable(cell_dir, key, material):
+        for p in cell_dir.iterdir():  # an earlier attempt's files (all rewritten below) go; its journal stays
+            if p.name == JOURNAL:
+                continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+    else:
+        if cell_dir.exists():
+            shutil.rmtree(cell_dir)
+        cell_dir.mkdir(parents=True)
     atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
+    journal = _Journal.load(journal_path, cell.label)
 
     if hasattr(lm, "reset_stats"):
         lm.reset_stats()
     before = _stats(lm)
     bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
     chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
-    patched = _with_progress(lm, bar, chunk)
+    patched = _with_progress(lm, bar, chunk, journal)
     t0 = time.perf_counter()
     try:
         with _PeakRSS() as mem, _env_info_once():
@@ -492,12 +812,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     }
     atomic_write_json(cell_dir / "results.json", results)
     n = sum(len(v) for v in samples_all.values())
-    cost = {
-        "wall_s": round(wall, 3),
-        "forward_passes": after["forward_passes"] - before["forward_passes"],
-        "generated_tokens": after["generated_tokens"] - before["generated_tokens"],
-        "prompt_tokens": after["prompt_tokens"] - before["prompt_tokens"],
+    cost = {  # a resumed cell: what this attempt computed + what the journal's replayed chunks cost when computed
+        "wall_s": round(wall + journal.wall_s, 3),
+        **{k: after[k] - before[k] + journal.stats[k] for k in _STAT_KEYS},
         "n_samples": n,
+        "resumed_requests": journal.replayed,
         "peak_rss_mib": round(mem.peak_mib, 1),
         "process_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "stats_available": hasattr(lm, "stats"),
@@ -521,6 +840,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "config_hash": key,
         "files": {nm: sha256_file(cell_dir / nm) for nm in names},
     }
+    journal_path.unlink(missing_ok=True)  # the cell's files hold everything it had
     atomic_write_json(cell_dir / DONE, manifest)  # written last: the cell is complete from here on
     return cost
 

@@ -1,0 +1,313 @@
+"""A killed leaderboard cell resumes from its request journal (``leaderboards/runner.py``, ``_Journal``).
+
+A cell journals every chunk of ``progress_chunk * batch_size`` requests as it is computed; the next attempt
+replays the journaled chunks (stored responses, re-attached traces, restored random states) and computes the
+rest, so a kill loses at most the chunk in progress and the finished folder is byte-identical to an
+uninterrupted cell's. "Killed" here is the model's request method raising on its n-th call (what a kill does
+to the journal: the chunks before are written, the one in progress is not); one test SIGKILLs a real runner
+process (``pytest -m reliability``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import REPO, TOY, report_bytes, runner_cmd, subprocess_env, write_spec
+
+from leaderboards.keys import cell_keys
+from leaderboards.report import build_report
+from leaderboards.runner import _model_class, cell_is_done, run_spec
+from leaderboards.spec import load_spec
+
+JOURNAL = "journal.jsonl"  # leaderboards.runner.JOURNAL, spelled out: these tests must also run (and fail) on the runner before it
+
+
+class _Killed(RuntimeError):
+    """Raised by a request method in place of a kill."""
+
+
+class _Calls:
+    """Counts the calls to ``cls.name`` (the original request method the runner's chunk wrapper calls, once per
+    chunk) and raises :class:`_Killed` on call number ``fail_at`` (once)."""
+
+    def __init__(self, monkeypatch, cls, name: str) -> None:
+        self.n, self.fail_at = 0, None
+        orig = getattr(cls, name)
+
+        def method(lm, requests, *args, **kw):
+            self.n += 1
+            if self.n == self.fail_at:
+                self.fail_at = None
+                raise _Killed(f"{name} killed on its call {self.n}")
+            return orig(lm, requests, *args, **kw)
+
+        monkeypatch.setattr(cls, name, method)
+
+
+@pytest.fixture(autouse=True)
+def _pinned(monkeypatch):
+    """Pin the provenance commit and each spec's run keys (computed once per spec file): other work may commit to
+    the repository, or edit the source the keys hash, while a test kills and resumes a cell, which would move the
+    resumed attempt to another run folder."""
+    import leaderboards.runner
+
+    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
+    frozen: dict = {}
+
+    def keys(spec):
+        if spec.path not in frozen:
+            frozen[spec.path] = cell_keys(spec)
+        return frozen[spec.path]
+
+    monkeypatch.setattr(leaderboards.runner, "cell_keys", keys)
+
+
+def _cells(spec, runs: Path) -> dict[str, Path]:
+    import leaderboards.runner
+
+    return {c.cell_id: runs / k for c, k, _ in leaderboards.runner.cell_keys(spec)}
+
+
+def _cost(d: Path) -> dict:
+    return json.loads((d / "cost.json").read_text())
+
+
+def _metrics(d: Path) -> str:
+    return json.dumps(json.loads((d / "results.json").read_text())["results"], sort_keys=True)
+
+
+def _samples(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.glob("samples_*.jsonl"))}
+
+
+def _journal(d: Path) -> list[dict]:
+    return [json.loads(x) for x in (d / JOURNAL).read_text().splitlines()]
+
+
+def _assert_same_cell(a: Path, b: Path) -> None:
+    """``b`` (killed and resumed) has ``a``'s (uninterrupted) samples bytes, metrics and counted cost."""
+    assert _samples(a) and _samples(a) == _samples(b)
+    assert _metrics(a) == _metrics(b)
+    ca, cb = _cost(a), _cost(b)
+    for k in ("forward_passes", "generated_tokens", "prompt_tokens", "n_samples"):
+        assert ca[k] == cb[k], k
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())  # no journal left, same files
+    assert set(json.loads((a / "DONE").read_text())) == set(json.loads((b / "DONE").read_text()))
+
+
+# --------------------------------------------------------------------------- SmolLM2, generation and scoring
+
+MC_TASK = """\
+# The docs of tokrag_model_mini as a multiple-choice task: 2 loglikelihood requests per question.
+task: tokrag_model_mini_mc
+custom_dataset: !function utils.load
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{question}}?\\nAnswer:"
+doc_to_choice: !function utils.choices
+doc_to_target: 0
+metric_list:
+  - {metric: acc, aggregation: mean, higher_is_better: true}
+metadata: {version: 0}
+"""
+
+
+def _smol_spec(root: Path):
+    """tokrag on SmolLM2-135M-Instruct (traces on) over tokrag_model_mini (3 questions, generate_until, 4 new
+    tokens) and its multiple-choice twin (2 questions x 2 choices: 4 loglikelihood requests), one request per
+    chunk."""
+    tasks = root / "tasks"
+    shutil.copytree(REPO / "tests" / "fixtures" / "tokrag_model_task", tasks / "mini")
+    (tasks / "mini" / "tokrag_model_mini_mc.yaml").write_text(MC_TASK)
+    with (tasks / "mini" / "utils.py").open("a") as f:
+        f.write("\n\ndef choices(doc):\n    return [doc['answers'][0], 'Paris']\n")
+    return load_spec(write_spec(
+        root, name="resume", include=tasks, tasks=["tokrag_model_mini", {"task": "tokrag_model_mini_mc", "limit": 2}], limit=3,
+        methods=[{"name": "standard", "model": "tokrag", "model_args": {"k": 2}}],
+        extra={"shared": {"model_args": {"pretrained": "smollm2-135m-instruct"}, "limit": 3}, "progress_chunk": 1}))
+
+
+@pytest.mark.slow
+def test_a_killed_cell_resumes_from_its_journal_byte_identical_to_an_uninterrupted_one(tmp_path, monkeypatch, caplog):
+    """Each cell is killed after 2 of its chunks; the next run replays those 2 (the original request method is
+    not called for them), computes the rest, and writes the uninterrupted cell's samples, metrics, counted cost
+    and report; ``resumed_requests`` says 2, ``wall_s`` counts the replayed chunks' seconds."""
+    spec = _smol_spec(tmp_path)
+    cls = _model_class("tokrag")
+    gen, ll = _Calls(monkeypatch, cls, "generate_until"), _Calls(monkeypatch, cls, "loglikelihood")
+    run_spec(spec, tmp_path / "ref", progress=False)
+    assert (gen.n, ll.n) == (3, 4)  # one call per request: 3 questions; 2 questions x 2 choices
+    ref = _cells(spec, tmp_path / "ref")
+    gen_cell, mc_cell = ref["standard/tokrag_model_mini/seed1"], ref["standard/tokrag_model_mini_mc/seed1"]
+    assert {_cost(d)["resumed_requests"] for d in ref.values()} == {0}
+    assert not list((tmp_path / "ref").glob(f"*/{JOURNAL}"))
+
+    runs = tmp_path / "runs"
+    got = _cells(spec, runs)
+    # 1: the generation cell dies in its third chunk; its first two are in the journal, with their traces
+    gen.n, ll.n, gen.fail_at, ll.fail_at = 0, 0, 3, 3
+    with pytest.raises(_Killed):
+        run_spec(spec, runs, progress=False)
+    d = got["standard/tokrag_model_mini/seed1"]
+    lines = _journal(d)
+    assert not (d / "DONE").exists() and [len(e["fingerprints"]) for e in lines] == [1, 1]
+    assert {e["type"] for e in lines} == {"generate_until"} and all(e["stats"]["forward_passes"] > 0 for e in lines)
+    assert all(e["appended"][0][0]["tokrag_trace"]["tokens"] for e in lines)
+    # 2: it resumes (one call for its last request) and finishes; the scoring cell dies in its third chunk
+    gen.n = 0
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    with pytest.raises(_Killed):
+        run_spec(spec, runs, progress=False)
+    assert gen.n == 1 and ll.n == 3
+    assert "standard | tokrag_model_mini | seed 1: resuming, 2 of 3 requests from the journal" in caplog.text
+    assert cell_is_done(d) and not (d / JOURNAL).exists()
+    # 3: the scoring cell resumes: 2 calls for 4 requests
+    ll.n = 0
+    run_spec(spec, runs, progress=False)
+    assert gen.n == 1 and ll.n == 2
+    assert "standard | tokrag_model_mini_mc | seed 1: resuming, 2 of 4 requests from the journal" in caplog.text
+
+    for ref_dir, new_dir in ((gen_cell, got["standard/tokrag_model_mini/seed1"]),
+                             (mc_cell, got["standard/tokrag_model_mini_mc/seed1"])):
+        _assert_same_cell(ref_dir, new_dir)
+        assert _cost(new_dir)["resumed_requests"] == 2
+    # the trace tokrag attached is in the samples (replayed for the first two questions)
+    first = json.loads(_samples(got["standard/tokrag_model_mini/seed1"])["samples_tokrag_model_mini.jsonl"].splitlines()[0])
+    assert first["arguments"][0][2]["tokrag_trace"]["method"] == "tokrag"
+    assert report_bytes(build_report(spec, runs, tmp_path / "rep", timings=False)) == \
+        report_bytes(build_report(spec, tmp_path / "ref", tmp_path / "rep_ref", timings=False))
+
+
+# --------------------------------------------------------------------------- the toy model (fast)
+
+def _toy(root: Path, mode: str = "first", trace: str = "tokens", limit: int = 4):
+    """One ToyLM cell on toy_qa, ``limit`` questions, one request per chunk."""
+    return load_spec(write_spec(root, tasks=["toy_qa"], limit=limit, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": mode, "trace": trace}}]))
+
+
+def _killed_toy(root: Path, monkeypatch, fail_at: int, **kw):
+    """An uninterrupted run into ``root/ref`` and a run into ``root/runs`` killed on call ``fail_at``;
+    returns ``(spec, calls, reference cell folder, killed cell folder)``."""
+    spec = _toy(root, **kw)
+    calls = _Calls(monkeypatch, _model_class(TOY), "generate_until")
+    run_spec(spec, root / "ref", progress=False)
+    calls.n, calls.fail_at = 0, fail_at
+    with pytest.raises(_Killed):
+        run_spec(spec, root / "runs", progress=False)
+    calls.n = 0
+    (cell_id,) = [c.cell_id for c in spec.cells()]
+    return spec, calls, _cells(spec, root / "ref")[cell_id], _cells(spec, root / "runs")[cell_id]
+
+
+def test_a_sampling_model_resumes_with_the_random_state_it_had(tmp_path, monkeypatch):
+    """ToyLM ``mode=sample`` draws from Python's ``random`` (seeded by lm-eval): the journal records the random
+    states after each chunk, so the live chunks after a replay draw what the uninterrupted run drew."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 6, mode="sample", trace="", limit=8)
+    assert len(_journal(got)) == 5 and all(e["rng"] for e in _journal(got))
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 3 and _cost(got)["resumed_requests"] == 5
+    _assert_same_cell(ref, got)
+    answers = {json.loads(x)["resps"][0][0] for x in next(iter(_samples(got).values())).splitlines()}
+    assert len(answers) > 1  # it did sample
+
+
+def test_a_journal_line_whose_fingerprint_differs_is_not_replayed_from_there(tmp_path, monkeypatch, caplog):
+    """A request that differs from the journal's (here: its second line's fingerprint edited) cuts the journal
+    there: the first chunk is replayed, the second on are computed and journaled again."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    lines = (got / JOURNAL).read_text().splitlines()
+    assert len(lines) == 3
+    second = json.loads(lines[1])
+    second["fingerprints"] = ["0" * 64]
+    (got / JOURNAL).write_text("\n".join([lines[0], json.dumps(second), lines[2]]) + "\n")
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 3 and _cost(got)["resumed_requests"] == 1
+    assert "resuming, 1 of 4 requests from the journal" in caplog.text
+    assert "the journal differs from its request 2 on" in caplog.text
+    _assert_same_cell(ref, got)
+
+
+def test_a_torn_last_line_is_ignored(tmp_path, monkeypatch):
+    """A kill while a line was written leaves part of it: the complete lines before it are replayed."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    whole = (got / JOURNAL).read_text()
+    with (got / JOURNAL).open("a") as f:
+        f.write(whole.splitlines()[0][:57])  # a third of a line, no newline
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 1 and _cost(got)["resumed_requests"] == 3
+    _assert_same_cell(ref, got)
+
+
+def test_an_unreadable_line_cuts_the_journal_there(tmp_path, monkeypatch):
+    """A line that is not a journal entry (here: JSON of another shape) and everything after it are dropped."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    lines = (got / JOURNAL).read_text().splitlines()
+    (got / JOURNAL).write_text("\n".join([lines[0], '{"schema": 1}', lines[2]]) + "\n")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 3 and _cost(got)["resumed_requests"] == 1
+    _assert_same_cell(ref, got)
+
+
+def test_a_folder_of_another_configuration_is_redone_not_resumed(tmp_path, monkeypatch):
+    """The journal is used only when the folder's config.json has the cell's key and material."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    cfg = json.loads((got / "config.json").read_text())
+    cfg["limit"] = 3
+    (got / "config.json").write_text(json.dumps(cfg))
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 4 and _cost(got)["resumed_requests"] == 0
+    _assert_same_cell(ref, got)
+
+
+def test_cost_adds_the_replayed_chunks_to_the_live_ones(tmp_path, monkeypatch):
+    """forward passes and tokens: the journal's deltas of the replayed chunks + the live ones; wall_s: this
+    attempt's seconds + the replayed chunks' seconds (at least what the journal recorded for them)."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 3, limit=4)
+    lines = _journal(got)
+    assert [e["stats"]["forward_passes"] for e in lines] == [1 + len(e["responses"][0].split()) for e in lines]
+    journaled_s = sum(e["wall_s"] for e in lines)
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 2
+    cost = _cost(got)
+    assert cost["resumed_requests"] == 2 and cost["forward_passes"] == _cost(ref)["forward_passes"]
+    assert cost["wall_s"] >= round(journaled_s, 3)
+
+
+@pytest.mark.reliability
+def test_a_sigkilled_runner_loses_at_most_the_chunk_in_progress(tmp_path):
+    """A real runner process (``python -m leaderboards.cli run``) is SIGKILLed once its cell has journaled 3 chunks;
+    the next run replays at least those 3 and writes the uninterrupted cell's samples, metrics and counts."""
+    spec_path = write_spec(tmp_path, tasks=["toy_qa"], limit=12, delay=0.3, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "sample", "trace": "tokens"}}])
+    spec = load_spec(spec_path)
+    (got,) = _cells(spec, tmp_path / "runs").values()
+    proc = subprocess.Popen(runner_cmd(spec_path, tmp_path / "runs"), env=subprocess_env(tmp_path / "cache"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not ((got / JOURNAL).is_file() and (got / JOURNAL).read_bytes().count(b"\n") >= 3):
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "the runner journaled nothing in 300 s"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (got / "DONE").exists()
+    journaled = (got / JOURNAL).read_bytes().count(b"\n")
+    assert 3 <= journaled < 12
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert _cost(got)["resumed_requests"] == journaled
+    run_spec(spec, tmp_path / "ref", progress=False)
+    (ref,) = _cells(spec, tmp_path / "ref").values()
+    _assert_same_cell(ref, got)
