@@ -39,6 +39,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -866,13 +867,54 @@ def check_run_args(jobs: Any, max_cells: Any = None) -> None:
         raise ConfigError(f"run --max-cells must be an integer >= 1, got {max_cells!r}")
 
 
+_BUDGET_ENV = "TOKRAG_LEADERBOARD_CELL_BUDGET"
+"""Set by :func:`run_spec` for its ``--jobs`` helper processes only: the folder of the run's shared ``max_cells``."""
+
+
+class _CellBudget:
+    """How many more cells a run may start: ``limit`` in all (None: no limit). With a ``folder`` the limit is
+    shared by every process of one ``run --jobs N``: a cell is counted by creating ``claim-<i>`` for the first
+    free ``i < limit`` with ``O_CREAT | O_EXCL``, which exactly one process wins; ``limit`` is in ``folder/limit``."""
+
+    def __init__(self, limit: int | None, folder: Path | None = None) -> None:
+        self.limit, self.folder, self.used = limit, folder, 0
+
+    @classmethod
+    def shared(cls, folder: Path) -> _CellBudget:
+        """The budget the main process wrote into ``folder`` (a folder that is gone or unreadable: none left)."""
+        try:
+            return cls(int((folder / "limit").read_text(encoding="ascii")), folder)
+        except (OSError, ValueError):
+            log.warning("the run's shared --max-cells folder %s is gone; this helper runs no cell", folder)
+            return cls(0)
+
+    def take(self) -> bool:
+        """Count one more cell; False when the limit is reached (nothing counted)."""
+        if self.limit is None:
+            return True
+        if self.folder is None:
+            if self.used >= self.limit:
+                return False
+            self.used += 1
+            return True
+        for i in range(self.limit):
+            try:
+                os.close(os.open(self.folder / f"claim-{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                return True
+            except FileExistsError:
+                continue
+        return False
+
+
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
              jobs: int = 1, max_cells: int | None = None) -> RunSummary:
     """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
 
     Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
     ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
-    stops after that many cells were run here (for tests). A selection (:meth:`LeaderboardSpec.select`) runs only
+    stops after that many cells were started, counted over all ``jobs`` processes together (the helpers share
+    the count through a temporary folder named in their ``$TOKRAG_LEADERBOARD_CELL_BUDGET``); a cell another
+    process finished is not counted. A selection (:meth:`LeaderboardSpec.select`) runs only
     its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
 
     Raises:
@@ -902,12 +944,21 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         return summary
 
     check_cell_args(spec, [c for c, _, _ in todo])
-    helpers = []
+    helpers, budget_dir = [], None
+    if os.environ.get(_BUDGET_ENV):  # a helper of a run --jobs N --max-cells M: the main process' count
+        budget = _CellBudget.shared(Path(os.environ[_BUDGET_ENV]))
+    elif jobs > 1 and max_cells is not None:
+        budget_dir = Path(tempfile.mkdtemp(prefix="tokrag-max-cells-"))
+        (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
+        budget = _CellBudget.shared(budget_dir)
+    else:
+        budget = _CellBudget(max_cells)
     if jobs > 1:
         cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
         for option, names in spec.selection.items():  # helpers run the same selected cells
             cmd += [f"--{option}", ",".join(names)]
-        helpers = [subprocess.Popen(cmd) for _ in range(jobs - 1)]
+        env = {**os.environ, _BUDGET_ENV: str(budget_dir)} if budget_dir else None
+        helpers = [subprocess.Popen(cmd, env=env) for _ in range(jobs - 1)]
 
     tm, tm_key = None, None
     lm, lm_key = None, None
@@ -921,6 +972,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             with file_lock(runs / key, timeout=-1 if blocking else 0):
                 if cell_is_done(runs / key):
                     return "other"
+                if not budget.take():
+                    return "limit"
                 if tm is None or tm_key != cell.task_metadata():
                     tm, tm_key = _load_task_manager(spec, cell.task_metadata()), cell.task_metadata()
                 want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
@@ -938,24 +991,27 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     try:
         for cell, key, mat in todo:
-            if max_cells is not None and len(summary.ran) >= max_cells:
-                break
             outcome = _attempt(cell, key, mat, blocking=False)
+            if outcome == "limit":
+                deferred = []
+                break
             if outcome == "locked":
                 deferred.append((cell, key, mat))
                 continue
             (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
             bar.update(1)
         for cell, key, mat in deferred:
-            if max_cells is not None and len(summary.ran) >= max_cells:
-                break
             outcome = _attempt(cell, key, mat, blocking=True)
+            if outcome == "limit":
+                break
             (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
             bar.update(1)
     finally:
         bar.close()
         for h in helpers:
             h.wait()
+        if budget_dir:
+            shutil.rmtree(budget_dir, ignore_errors=True)
     if helpers and any(h.returncode for h in helpers):
         raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
     summary.wall_s = time.perf_counter() - t_start

@@ -5,7 +5,7 @@ replays the journaled chunks (stored responses, re-attached traces, restored ran
 rest, so a kill loses at most the chunk in progress and the finished folder is byte-identical to an
 uninterrupted cell's. "Killed" here is the model's request method raising on its n-th call (what a kill does
 to the journal: the chunks before are written, the one in progress is not); one test SIGKILLs a real runner
-process (``pytest -m reliability``).
+process (``pytest -m reliability``). Also: ``run --jobs N --max-cells M`` starts at most M cells in all.
 """
 
 from __future__ import annotations
@@ -311,3 +311,18 @@ def test_a_sigkilled_runner_loses_at_most_the_chunk_in_progress(tmp_path):
     run_spec(spec, tmp_path / "ref", progress=False)
     (ref,) = _cells(spec, tmp_path / "ref").values()
     _assert_same_cell(ref, got)
+
+
+# --------------------------------------------------------------------------- --max-cells with --jobs
+
+def test_max_cells_counts_the_cells_of_every_jobs_process(tmp_path, monkeypatch):
+    """``run --jobs 2 --max-cells 2`` runs 2 cells in all: the helper process used to get no --max-cells and
+    ran every cell the main process left."""
+    spec = load_spec(write_spec(tmp_path))  # 2 methods x 2 tasks
+    monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    summary = run_spec(spec, tmp_path / "runs", progress=False, jobs=2, max_cells=2)
+    done = [c for c, d in _cells(spec, tmp_path / "runs").items() if cell_is_done(d)]
+    assert len(done) == 2 and set(summary.ran) <= set(done)
+    assert not list(Path(tmp_path / "runs").glob(f"*/{JOURNAL}"))
+    rest = run_spec(spec, tmp_path / "runs", progress=False, max_cells=1)  # one process: as before
+    assert len(rest.ran) == 1 and sorted(rest.skipped) == sorted(done)
