@@ -34,7 +34,7 @@ from typing import Any
 from .errors import ConfigError
 
 DEFAULT_TOLERANCE = 0.005
-_METRIC = re.compile(r"^(answer_recall@\d+|gold@\d+|mrr)$")
+_METRIC = re.compile(r"^(answer_recall@[1-9]\d*|gold@[1-9]\d*|mrr)$")
 _TOP_KEYS = {"name", "source", "description", "corpus", "topics", "tolerance", "conditions"}
 _COND_KEYS = {"name", "description", "retriever", "params", "expected", "corpus", "topics", "tolerance"}
 
@@ -110,7 +110,7 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
             raise ConfigError(f"{where}: 'expected' must map metric names to figures, e.g. {{answer_recall@20: 0.75}}")
         for m, v in expected.items():
             if not _METRIC.match(str(m)):
-                raise ConfigError(f"{where}: unknown metric {m!r}; use answer_recall@K, gold@K or mrr")
+                raise ConfigError(f"{where}: unknown metric {m!r}; use answer_recall@K, gold@K (K an integer >= 1) or mrr")
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(f"{where}: expected {m} = {v!r} is not a number")
         params = c.get("params") or {}

@@ -214,6 +214,10 @@ def test_expect_file_errors(tmp_path):
     bad.write_text("name: x\ncorpus: nq-dpr-1k\ntopics: nq-oracle:5\nconditions:\n  - name: a\n    expected: {recall@5: 0.9}\n")
     with pytest.raises(ConfigError, match=r"condition 'a': unknown metric 'recall@5'"):
         expect.load(bad)
+    for metric in ("gold@0", "answer_recall@00"):  # a cut-off of 0 is refused where the file is read, naming it
+        bad.write_text(f"name: x\ncorpus: nq-dpr-1k\ntopics: nq-oracle:5\nconditions:\n  - name: a\n    expected: {{{metric}: 0.9}}\n")
+        with pytest.raises(ConfigError, match=rf"bad.yaml.*condition 'a': unknown metric '{metric}'.*K an integer >= 1"):
+            expect.load(bad)
     bad.write_text("name: x\ncorpus: nq-dpr-1k\nconditions:\n  - name: a\n    expected: {answer_recall@5: 0.9}\n")
     with pytest.raises(ConfigError, match=r"condition 'a': no 'topics'"):
         expect.load(bad)
