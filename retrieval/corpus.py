@@ -562,7 +562,10 @@ def jsonl_qid(obj: dict, index: int, where: str) -> str:
     name = next((n for n in QID_FIELDS if obj.get(n) is not None), None)
     if name is not None and isinstance(obj[name], float):
         v = obj[name]
-        fix = f'write it as {int(v)} or "{int(v)}"' if v.is_integer() else f'write it as a string ("{v}")'
+        # above 2**53 a float is not the integer the file holds: no suggestion of a digit string then
+        fix = (f'write it as a string ("{v}")' if not v.is_integer()
+               else f'write it as {int(v)} or "{int(v)}"' if abs(v) < 2 ** 53
+               else "write it as a string or an integer, as the source of the ids has it")
         raise DataError(f"{where}: query id {name!r} is {json.dumps(v)}: an id must be a string or an integer, not a "
                         f"float; {fix}")
     return record_field(obj, QID_FIELDS, where, required=False) or f"q{index}"
