@@ -10,11 +10,14 @@ from __future__ import annotations
 import logging
 
 PACKAGES = ("tokrag_model", "retrieval", "tasks", "leaderboards")
+# test frameworks' capture handlers (pytest's, unittest's assertLogs ``_CapturingHandler``): never shared
+_CAPTURE_MODULES = ("_pytest", "unittest")
 
 
 def _lm_evals_handlers(src: logging.Logger) -> list[logging.Handler]:
     """The handlers of ``lm_eval``'s logger that our loggers may share: lm-eval's own stream handler (or a program's
-    handler put on ``lm_eval`` only), not another tool's that is also on the root logger or is pytest's.
+    handler put on ``lm_eval`` only), not another tool's that is also on the root logger, nor a test framework's capture handler (pytest's,
+    unittest's ``assertLogs``).
 
     pytest attaches its capture handlers (``LogCaptureHandler``, ``_LiveLoggingNullHandler``, its ``--log-file``
     handler) to the root logger and to every logger that does not propagate, ``lm_eval`` included once lm-eval's
@@ -23,7 +26,7 @@ def _lm_evals_handlers(src: logging.Logger) -> list[logging.Handler]:
     A handler the root logger has gets our records by propagation anyway.
     """
     root = logging.getLogger().handlers
-    return [h for h in src.handlers if h not in root and not type(h).__module__.startswith("_pytest")]
+    return [h for h in src.handlers if h not in root and not type(h).__module__.startswith(_CAPTURE_MODULES)]
 
 
 def follow_lm_eval_logging() -> bool:

@@ -109,3 +109,18 @@ def test_a_users_pytest_suite_running_lm_eval_in_process_sees_each_record_once(t
                           timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "3 passed" in done.stdout
+
+
+def test_unittest_assertlogs_handler_is_not_shared(lm_eval_under_pytest):
+    """unittest's ``assertLogs("lm_eval")`` puts its ``_CapturingHandler`` on ``lm_eval`` only: a model loaded inside the
+    block must not leave it on our loggers (only lm-eval's stream handler is shared)."""
+    import unittest
+
+    case = unittest.TestCase()
+    lm_eval_handler = logging.getLogger("lm_eval").handlers[0]
+    with case.assertLogs("lm_eval", "INFO"):
+        logging.getLogger("lm_eval").addHandler(lm_eval_handler)  # assertLogs replaced the handlers; lm-eval's back
+        assert follow_lm_eval_logging() is True
+        for name in PACKAGES:
+            assert logging.getLogger(name).handlers == [lm_eval_handler]
+        logging.getLogger("lm_eval").info("inside")
