@@ -153,9 +153,15 @@ class RAGMethodLM(LM):
         fingerprint: weights hash (SHA-256 prefix over the safetensors files).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
+        JOURNAL_REPLAY_SAFE: (class) True: a response depends only on its request and the global random states
+            (Python's, NumPy's, torch's), so ``tokrag leaderboard run`` may resume a killed cell by replaying its
+            journaled requests, which the new instance never sees (``leaderboards.runner.replay_safe``). A method
+            that keeps state changing later outputs (its own generator, a cache whose hits differ in value from a
+            recomputation) sets it False.
     """
 
     METHOD = "base"
+    JOURNAL_REPLAY_SAFE = True
     USES_PASSAGES = True
     EXTRA_ARGS: dict[str, Arg] = {}
 

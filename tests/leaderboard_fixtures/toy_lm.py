@@ -31,6 +31,8 @@ _ANS = re.compile(r"\bis ([^.]+)\.")
 
 
 class ToyLM(LM):
+    JOURNAL_REPLAY_SAFE = True  # its answers depend on the request and Python's global random only
+
     def __init__(self, pretrained: str | None = None, mode: str = "first", k: int = 3, delay: float = 0.0,
                  fail_on: str | None = None, trace: str = "", batch_size: int | str = 1, device: str | None = None,
                  **_: object) -> None:

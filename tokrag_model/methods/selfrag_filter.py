@@ -84,6 +84,9 @@ class SelfRAGFilterLM(RAGMethodLM):
     """
 
     METHOD = "rag-selfrag-filter"
+    # the critic cache: a passage's ratio differs in its last bits with the passages judged together with it (the
+    # shared prefix is cut elsewhere), and the trace records it, so a cell replayed from a journal would differ
+    JOURNAL_REPLAY_SAFE = False
     EXTRA_ARGS = {
         "relevance_threshold": Arg(0.5, number_in(0.0, 1.0),
                                    "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1]",
