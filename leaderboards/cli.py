@@ -44,7 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("spec", help=SPEC_HELP)
     r.add_argument("--runs-dir", default=None, help=RUNS_HELP)
     r.add_argument("--jobs", type=int, default=1, help="runner processes sharing the run folder (cells claimed by lock)")
-    r.add_argument("--max-cells", type=int, default=None, help="stop after running this many cells (testing)")
+    r.add_argument("--max-cells", type=int, default=None,
+                   help="stop after this many cells were started, counted over all --jobs processes together (testing)")
+    r.add_argument("--no-resume", action="store_true",
+                   help="do not resume an interrupted cell from its request journal: delete its folder and redo it")
+    r.add_argument("--cell-budget-dir", default=None, help=argparse.SUPPRESS)  # run --jobs N --max-cells M: its helpers' count
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true",
                    help="build the report afterwards; after --models/--methods/--tasks the whole spec's, its unfinished "
@@ -149,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "run":
         from .runner import run_spec
 
-        summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells)
+        summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
+                           resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
         if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
             from .report import build_report, cells_lines
 

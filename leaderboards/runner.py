@@ -13,9 +13,10 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
   (hash of every question's ranked passage ids), library versions, git commit;
 * ``DONE``: a manifest with the SHA-256 of every file above, written last and atomically.
 
-While a cell runs, its folder also holds ``journal.jsonl``, the request journal: one JSON line per chunk of
-``progress_chunk * batch_size`` requests, appended and fsynced as each chunk is computed (see :class:`_Journal`).
-It is deleted before ``DONE`` is written, so a finished folder holds only the files above.
+While a cell runs, its folder also holds ``journal.jsonl``, the request journal (a model that is :func:`replay_safe`
+only): a header line (:func:`_journal_header`), then one JSON line per chunk of ``progress_chunk * batch_size``
+requests, appended and fsynced as each chunk is computed (see :class:`_Journal`). It is deleted right after ``DONE``
+is written; one left by a kill in between is ignored (the folder is finished).
 
 A folder without a valid ``DONE`` is incomplete: readers refuse it. The runner resumes it when its
 ``config.json`` has the same key and material and a journal is there (the journaled chunks are replayed, not
@@ -39,7 +40,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_json, atomic_write_text, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 
 from .keys import cell_keys, model_target
@@ -74,13 +74,17 @@ class RunSummary:
     skipped: list[str] = field(default_factory=list)
     by_other: list[str] = field(default_factory=list)
     forward_passes: int = 0
+    replayed_requests: int = 0
     wall_s: float = 0.0
     selection: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection."""
+        """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection.
+        ``forward_passes``: computed by this process (replayed chunks not counted); ``replayed_requests``: requests
+        this process replayed from journals instead of computing them."""
         return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
-                "forward_passes": self.forward_passes, "wall_s": round(self.wall_s, 3),
+                "forward_passes": self.forward_passes, "replayed_requests": self.replayed_requests,
+                "wall_s": round(self.wall_s, 3),
                 **({"selection": {k: list(v) for k, v in self.selection.items()}} if self.selection else {})}
 
 
@@ -401,8 +405,20 @@ def _stats(lm) -> dict[str, int]:
 # --------------------------------------------------------------------------- the request journal
 
 JOURNAL = "journal.jsonl"
-"""A running cell's request journal, in its run folder; deleted before ``DONE``."""
-JOURNAL_SCHEMA = 1
+"""A running cell's request journal, in its run folder; deleted right after ``DONE`` is written."""
+JOURNAL_SCHEMA = 2  # 2: a header line first (1 had none; such a journal is discarded)
+REPLAY_SAFE_ATTR = "JOURNAL_REPLAY_SAFE"
+"""The class attribute by which a model declares that its cells may be replayed from a journal (:func:`replay_safe`)."""
+
+
+def replay_safe(lm) -> bool:
+    """True when the model's class declares ``JOURNAL_REPLAY_SAFE = True``: each response depends only on its
+    request and on the global random states the journal restores (Python's, NumPy's, torch's), not on state the
+    model keeps (its own ``random.Random``, an engine seed, a cache that changes outputs), so a cell can replay
+    journaled chunks the model never saw. tokrag's methods declare it (``tokrag_model.base.RAGMethodLM``, except
+    ``rag-selfrag-filter``, whose critic cache moves its ratios); lm-eval's models (``hf``, ``vllm``) and a user's
+    do not, and their cells keep no journal: an interrupted one is deleted and redone, as before journals."""
+    return getattr(type(lm), REPLAY_SAFE_ATTR, False) is True
 
 
 class _Unjournalable(Exception):
@@ -511,6 +527,66 @@ def _valid_entry(e: Any) -> bool:
             and isinstance(e.get("wall_s"), (int, float)) and (e.get("rng") is None or isinstance(e["rng"], dict)))
 
 
+def _chunk_difference(entry: dict, request_type: str, fps: list[str]) -> str:
+    """What differs between a journal line and the chunk of requests in its place, for the log."""
+    if entry["type"] != request_type:
+        return f"the journal has {entry['type']} requests there, the cell asks {request_type}"
+    have = entry["fingerprints"]
+    if len(have) != len(fps):
+        same = next((i for i, (a, b) in enumerate(zip(have, fps)) if a != b), min(len(have), len(fps)))
+        return (f"the journal's chunk has {len(have)} requests, this one {len(fps)}: another progress_chunk or "
+                f"batch_size" + (f"; request {same + 1} of the chunk also differs" if same < min(len(have), len(fps)) else ""))
+    i = next(i for i, (a, b) in enumerate(zip(have, fps)) if a != b)
+    return (f"request {i + 1} of the chunk has another fingerprint: its arguments, doc, doc id, index or repeats "
+            f"differ from the journaled one's")
+
+
+def _valid_header(h: Any) -> bool:
+    """A journal's first line of the shape :meth:`_Journal.load` writes."""
+    return (isinstance(h, dict) and h.get("schema") == JOURNAL_SCHEMA and isinstance(h.get("header"), dict)
+            and isinstance(h.get("attempts"), list) and all(isinstance(a, dict) for a in h["attempts"]))
+
+
+def _machine() -> dict[str, Any]:
+    """The hardware a cell runs on, as far as it can move a number: ``platform.machine()``, torch's CPU kernel
+    capability (``AVX512``, ``DEFAULT``, ...) and, once CUDA is initialised (a model on a GPU), each device's name."""
+    import platform
+
+    import torch
+
+    out: dict[str, Any] = {"arch": platform.machine()}
+    with contextlib.suppress(Exception):
+        out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["cuda"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return out
+
+
+def _journal_header(key: str, lm) -> dict[str, Any]:
+    """What a journal's responses depend on beyond the cell key: the config hash, the model instance's
+    ``fingerprint`` (its weights: an unpinned hub id's may move) and ``resolved_config`` (the device and dtype it
+    resolved to, ...), :func:`library_versions` (as provenance.json records them) and :func:`_machine`; as JSON."""
+    return json.loads(_dump_line({
+        "config_hash": key, "model_fingerprint": str(getattr(lm, "fingerprint", None)),
+        "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(), "machine": _machine(),
+    }))
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """``name old -> new`` for each key of two headers that differs (one level down in a dict: its keys)."""
+    out = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out.append(f"{k}: " + ", ".join(f"{s} {a.get(s)!r} -> {b.get(s)!r}" for s in sorted(set(a) | set(b))
+                                             if a.get(s) != b.get(s)))
+        else:
+            out.append(f"{k} {a!r} -> {b!r}")
+    return out
+
+
 class _Journal:
     """The request journal of one cell (``<cell_dir>/journal.jsonl``): one JSON line per computed chunk.
 
@@ -521,6 +597,8 @@ class _Journal:
     random states after the chunk, :func:`_rng_state`, or null when the chunk drew nothing). Lines are
     appended, flushed and fsynced one chunk at a time, so a kill loses at most the chunk in progress.
 
+    The first line is the header: ``schema``, ``header`` (:func:`_journal_header`; a journal whose header differs
+    from the new attempt's is discarded) and ``attempts`` (one dict per attempt at the cell, for provenance.json).
     A new attempt at the cell replays the lines in order while each chunk's fingerprints equal the line's:
     the stored responses are returned, the stored arguments re-appended as ``_attach_trace`` does, the random
     states restored, and nothing is computed. From the first chunk that differs on, the journal is cut there
@@ -539,30 +617,64 @@ class _Journal:
         self.replayed = 0
         self.stats = dict.fromkeys(_STAT_KEYS, 0)
         self.wall_s = 0.0
+        self.attempts: list[dict] = []
 
     @classmethod
-    def load(cls, path: Path, label: str) -> _Journal:
-        """Read the valid lines of ``path`` (none when it does not exist) and cut off the rest."""
+    def off(cls, path: Path, label: str, attempt: dict[str, Any]) -> _Journal:
+        """No journal (a model that is not :func:`replay_safe`): nothing is read, written or replayed."""
         j = cls(path, label)
-        if not path.is_file():
-            return j
-        data = path.read_bytes()
-        while j.end < len(data):
-            nl = data.find(b"\n", j.end)
-            if nl < 0:
-                break  # torn: killed while the line was written
+        j.writable = False
+        j.attempts = [{**attempt, "journaled_requests": 0}]
+        return j
+
+    @classmethod
+    def load(cls, path: Path, label: str, header: dict[str, Any], attempt: dict[str, Any]) -> _Journal:
+        """Read the valid lines of ``path`` (none when it does not exist) and rewrite it (atomically) as its header
+        line, ``attempt`` added to its ``attempts``, and those lines: a torn or unreadable line is dropped with the
+        lines after it. A journal whose header is not ``header`` (:func:`_journal_header`: another environment) or
+        that has none is discarded with a WARNING naming what differed; its ``attempts`` are kept."""
+        j = cls(path, label)
+        data = path.read_bytes() if path.is_file() else b""
+        raws: list[bytes] = []
+        if data:
+            nl = data.find(b"\n")
             try:
-                entry = json.loads(data[j.end:nl])
+                old = json.loads(data[:nl]) if nl >= 0 else None
             except ValueError:
-                break
-            if not _valid_entry(entry):
-                break
-            j.entries.append(entry)
+                old = None
+            if not _valid_header(old):
+                log.warning("%s: the journal has no readable header line (an older runner's, or torn); discarded, "
+                            "the cell is computed from the start", label)
+            elif old["header"] != header:
+                j.attempts = list(old["attempts"])
+                log.warning("%s: the journal was written in another environment (%s); discarded, the cell is computed "
+                            "from the start", label, "; ".join(_differences(old["header"], header)))
+            else:
+                j.attempts = list(old["attempts"])
+                pos = nl + 1
+                while pos < len(data):
+                    end = data.find(b"\n", pos)
+                    if end < 0:
+                        break  # torn: killed while the line was written
+                    try:
+                        entry = json.loads(data[pos:end])
+                    except ValueError:
+                        break
+                    if not _valid_entry(entry):
+                        break
+                    j.entries.append(entry)
+                    raws.append(data[pos:end + 1])
+                    pos = end + 1
+                if pos < len(data):
+                    log.info("%s: the journal's last %d bytes are a torn or unreadable line; ignored", label, len(data) - pos)
+        j.attempts.append({**attempt, "journaled_requests": sum(len(e["fingerprints"]) for e in j.entries)})
+        head = (json.dumps({"schema": JOURNAL_SCHEMA, "header": header, "attempts": j.attempts}, sort_keys=True,
+                           ensure_ascii=False) + "\n").encode("utf-8")
+        atomic_write_bytes(path, head + b"".join(raws))
+        j.end = len(head)
+        for raw in raws:
             j.starts.append(j.end)
-            j.end = nl + 1
-        if j.end < len(data):
-            log.info("%s: the journal's last %d bytes are a torn or unreadable line; ignored", label, len(data) - j.end)
-            j._cut(len(j.entries))
+            j.end += len(raw)
         return j
 
     def _cut(self, index: int) -> None:
@@ -585,8 +697,8 @@ class _Journal:
             n += 1
         if n < len(fingerprints) and self.cursor + n < len(self.entries):
             at = sum(len(e["fingerprints"]) for e in self.entries[: self.cursor + n])
-            log.info("%s: the journal differs from its request %d on (another request); recomputing from there",
-                     self.label, at + 1)
+            log.info("%s: the journal differs from its request %d on (%s); recomputing from there",
+                     self.label, at + 1, _chunk_difference(self.entries[self.cursor + n], request_type, fingerprints[n]))
             self._cut(self.cursor + n)
         return n
 
@@ -606,10 +718,11 @@ class _Journal:
         self.wall_s += float(e["wall_s"])
         return [_decode_response(r) for r in e["responses"]]
 
-    def record(self, request_type: str, requests: list, fingerprints: list[str], before: list[tuple], responses: list,
-               stats: dict[str, int], wall_s: float, rng: dict[str, Any] | None) -> None:
-        """Append one computed chunk (``before``: each request's :func:`_plain_args` before the call), flushed
-        and fsynced. A chunk that would not come back from JSON exactly (a response type outside
+    def record(self, request_type: str, requests: list, fingerprints: list[str], before: list[tuple[int, str]],
+               responses: list, stats: dict[str, int], wall_s: float, rng: dict[str, Any] | None) -> None:
+        """Append one computed chunk (``before``: for each request, the number of its :func:`_plain_args` before the
+        call and their JSON text, :func:`_dump_line`, taken before the call: a model that edits an argument in place,
+        ``gen_kwargs.pop("until")``, edits the objects themselves), flushed and fsynced. A chunk that would not come back from JSON exactly (a response type outside
         :func:`_encode_response`, arguments the model changed other than by appending, appended arguments
         whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay."""
         if not self.writable:
@@ -618,11 +731,11 @@ class _Journal:
             if len(responses) != len(requests):
                 raise _Unjournalable(f"{len(responses)} responses to {len(requests)} requests")
             appended = []
-            for req, pre in zip(requests, before):
+            for req, (n_pre, pre) in zip(requests, before):
                 post = req.args
-                if tuple(post[: len(pre)]) != pre:
+                if _dump_line(list(post[:n_pre])) != pre:
                     raise _Unjournalable("a request whose arguments the model changed")
-                extra = list(post[len(pre):])
+                extra = list(post[n_pre:])
                 text = _dump_line(extra)
                 if _dump_line(json.loads(text)) != text:
                     raise _Unjournalable("appended arguments whose JSON does not round-trip")
@@ -632,7 +745,8 @@ class _Journal:
                     "stats": stats, "wall_s": round(wall_s, 6), "rng": rng}
             text = json.dumps(line, ensure_ascii=False, default=str, allow_nan=True) + "\n"
         except (_Unjournalable, TypeError, ValueError) as exc:
-            log.warning("%s: %s cannot be journaled; a kill from here on redoes the cell from this point", self.label, exc)
+            log.warning("%s: %s cannot be journaled; the journal stops here for the rest of the cell (a kill from here on "
+                        "recomputes from this chunk)", self.label, exc)
             self.writable = False
             return
         data = text.encode("utf-8")
@@ -679,7 +793,8 @@ def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list
                 elif fps is None or not journal.writable:
                     out.extend(_orig(part, **kw))
                 else:
-                    before, pre, rng0, t0 = _stats(lm), [_plain_args(r) for r in part], _rng_state(), time.perf_counter()
+                    pre = [(len(a), _dump_line(list(a))) for a in map(_plain_args, part)]  # text: a model may edit them in place
+                    before, rng0, t0 = _stats(lm), _rng_state(), time.perf_counter()
                     res = list(_orig(part, **kw))
                     wall = time.perf_counter() - t0
                     after, rng1 = _stats(lm), _rng_state()
@@ -734,7 +849,7 @@ def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
 
 
 def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
-             *, progress: bool = True, task_manager=None) -> dict[str, Any]:
+             *, progress: bool = True, task_manager=None, resume: bool = True) -> dict[str, Any]:
     """Evaluate one cell with ``lm_eval.simple_evaluate`` and write its run folder (``DONE`` last).
 
     Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens``, ``prompt_tokens`` (the model's
@@ -743,19 +858,24 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     ``resumed_requests`` (replayed requests, 0 for a cell run in one go), ``n_samples``, ``peak_rss_mib`` and
     ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``.
 
-    The caller holds the cell's lock. An interrupted attempt whose ``config.json`` has the same ``key`` and
-    ``material`` and left a request journal is resumed: the folder is kept (all but the journal is rewritten)
-    and the journaled chunks are replayed (:class:`_Journal`); any other previous content of ``cell_dir`` is
-    deleted first. Every chunk computed here is journaled, and the journal is deleted once the cell's files are
-    written, before ``DONE``.
+    The returned dict also has ``live_forward_passes`` (this attempt's own, not written to ``cost.json``).
+
+    The caller holds the cell's lock. With a model that is :func:`replay_safe`, an interrupted attempt whose
+    ``config.json`` has the same ``key`` and ``material`` and left a request journal is resumed (unless
+    ``resume`` is False): the folder is kept (all but the journal and ``config.json`` is deleted; every file is
+    rewritten) and the journaled chunks are replayed (:class:`_Journal`) when the journal's header matches this
+    attempt's (:func:`_journal_header`); any other previous content of ``cell_dir`` is deleted first. Every chunk
+    computed here is journaled (a model that is not replay-safe: none), and the journal is deleted right after
+    ``DONE`` is written. ``provenance.json`` lists the attempts at the cell (``attempts``).
     """
     import lm_eval
     from tqdm.auto import tqdm
 
     journal_path = cell_dir / JOURNAL
-    if _resumable(cell_dir, key, material):
-        for p in cell_dir.iterdir():  # an earlier attempt's files (all rewritten below) go; its journal stays
-            if p.name == JOURNAL:
+    safe = replay_safe(lm)
+    if resume and safe and _resumable(cell_dir, key, material):
+        for p in cell_dir.iterdir():  # an earlier attempt's files go, all rewritten below; its journal and config stay
+            if p.name in (JOURNAL, "config.json"):  # config.json: a kill here must leave the folder resumable
                 continue
             if p.is_dir() and not p.is_symlink():
                 shutil.rmtree(p)
@@ -763,10 +883,21 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
                 p.unlink()
     else:
         if cell_dir.exists():
+            why = ("run --no-resume" if not resume else
+                   f"model class {type(lm).__module__}.{type(lm).__qualname__} does not declare {REPLAY_SAFE_ATTR} = True "
+                   "(its outputs may depend on state a journal does not restore), so its cells keep no journal"
+                   if not safe else None)
+            if why and not (cell_dir / DONE).exists():
+                log.info("%s: the interrupted attempt's folder is deleted and the cell redone from the start: %s",
+                         cell.label, why)
             shutil.rmtree(cell_dir)
         cell_dir.mkdir(parents=True)
     atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
-    journal = _Journal.load(journal_path, cell.label)
+    versions = library_versions()
+    attempt = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": git_commit(),
+               "versions_sha256": hashlib.sha256(_dump_line(versions).encode("utf-8")).hexdigest()[:16]}
+    journal = (_Journal.load(journal_path, cell.label, _journal_header(key, lm), attempt) if safe
+               else _Journal.off(journal_path, cell.label, attempt))
 
     if hasattr(lm, "reset_stats"):
         lm.reset_stats()
@@ -829,9 +960,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "model_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
         "model_resolved_config": getattr(lm, "resolved_config", None),
         "retrieval": retr,
-        "versions": library_versions(),
-        "git_commit": git_commit(),
+        "versions": versions,
+        "git_commit": attempt["git_commit"],
         "task_version": (results.get("versions") or {}).get(cell.task.task),
+        # every attempt at the cell, this one last: what code and libraries computed which requests
+        "attempts": [*journal.attempts[:-1], {**journal.attempts[-1], "resumed_requests": journal.replayed}],
     }
     atomic_write_json(cell_dir / "provenance.json", prov)
     names = [*CELL_FILES, *sorted(files)]
@@ -841,9 +974,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "config_hash": key,
         "files": {nm: sha256_file(cell_dir / nm) for nm in names},
     }
-    journal_path.unlink(missing_ok=True)  # the cell's files hold everything it had
     atomic_write_json(cell_dir / DONE, manifest)  # written last: the cell is complete from here on
-    return cost
+    journal_path.unlink(missing_ok=True)  # after DONE: a kill between the two leaves a finished folder (the journal is ignored)
+    return {**cost, "live_forward_passes": after["forward_passes"] - before["forward_passes"]}
 
 
 # --------------------------------------------------------------------------- the spec
@@ -867,8 +1000,28 @@ def check_run_args(jobs: Any, max_cells: Any = None) -> None:
         raise ConfigError(f"run --max-cells must be an integer >= 1, got {max_cells!r}")
 
 
-_BUDGET_ENV = "TOKRAG_LEADERBOARD_CELL_BUDGET"
-"""Set by :func:`run_spec` for its ``--jobs`` helper processes only: the folder of the run's shared ``max_cells``."""
+BUDGET_OPTION = "--cell-budget-dir"
+"""The hidden ``run`` option by which :func:`run_spec` gives its ``--jobs`` helper processes the folder of the run's
+shared ``max_cells`` (``<runs>/.max-cells-<pid>``, pid of the main process)."""
+_BUDGET_PREFIX = ".max-cells-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_budgets(runs: Path) -> None:
+    """Delete the ``.max-cells-<pid>`` folders of runs whose main process is gone (killed before its clean-up)."""
+    for d in runs.glob(_BUDGET_PREFIX + "*"):
+        pid = d.name[len(_BUDGET_PREFIX):]
+        if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 class _CellBudget:
@@ -881,12 +1034,16 @@ class _CellBudget:
 
     @classmethod
     def shared(cls, folder: Path) -> _CellBudget:
-        """The budget the main process wrote into ``folder`` (a folder that is gone or unreadable: none left)."""
+        """The budget the main process wrote into ``folder``.
+
+        Raises:
+            ConfigError: no such folder, or no readable ``limit`` in it, naming the option.
+        """
         try:
             return cls(int((folder / "limit").read_text(encoding="ascii")), folder)
-        except (OSError, ValueError):
-            log.warning("the run's shared --max-cells folder %s is gone; this helper runs no cell", folder)
-            return cls(0)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"run {BUDGET_OPTION} {folder}: not the shared --max-cells folder of a running "
+                              f"'run --jobs N --max-cells M' ({exc}); the option is for its helper processes") from None
 
     def take(self) -> bool:
         """Count one more cell; False when the limit is reached (nothing counted)."""
@@ -907,14 +1064,17 @@ class _CellBudget:
 
 
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
-             jobs: int = 1, max_cells: int | None = None) -> RunSummary:
+             jobs: int = 1, max_cells: int | None = None, resume: bool = True,
+             cell_budget_dir: str | os.PathLike | None = None) -> RunSummary:
     """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
 
     Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
     ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
     stops after that many cells were started, counted over all ``jobs`` processes together (the helpers share
-    the count through a temporary folder named in their ``$TOKRAG_LEADERBOARD_CELL_BUDGET``); a cell another
-    process finished is not counted. A selection (:meth:`LeaderboardSpec.select`) runs only
+    the count through the folder ``<runs>/.max-cells-<pid>``, given to them as ``cell_budget_dir``, the hidden
+    option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes); a cell
+    another process finished is not counted. ``resume=False`` (``--no-resume``) deletes an interrupted cell's
+    folder, journal included, instead of resuming it (:func:`run_cell`). A selection (:meth:`LeaderboardSpec.select`) runs only
     its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
 
     Raises:
@@ -924,10 +1084,13 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     from tqdm.auto import tqdm
 
     check_run_args(jobs, max_cells)
+    budget = _CellBudget.shared(Path(cell_budget_dir)) if cell_budget_dir is not None else None  # a helper's
     t_start = time.perf_counter()
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
+    if cell_budget_dir is None:  # the main process: clean up after runs killed before their own clean-up
+        _remove_stale_budgets(runs)
     keyed = cell_keys(spec)
     whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
     check_distinct_methods(whole, whole.cells())
@@ -944,21 +1107,10 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         return summary
 
     check_cell_args(spec, [c for c, _, _ in todo])
-    helpers, budget_dir = [], None
-    if os.environ.get(_BUDGET_ENV):  # a helper of a run --jobs N --max-cells M: the main process' count
-        budget = _CellBudget.shared(Path(os.environ[_BUDGET_ENV]))
-    elif jobs > 1 and max_cells is not None:
-        budget_dir = Path(tempfile.mkdtemp(prefix="tokrag-max-cells-"))
-        (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
-        budget = _CellBudget.shared(budget_dir)
-    else:
+    helpers: list[subprocess.Popen] = []
+    budget_dir = None
+    if budget is None and not (jobs > 1 and max_cells is not None):
         budget = _CellBudget(max_cells)
-    if jobs > 1:
-        cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
-        for option, names in spec.selection.items():  # helpers run the same selected cells
-            cmd += [f"--{option}", ",".join(names)]
-        env = {**os.environ, _BUDGET_ENV: str(budget_dir)} if budget_dir else None
-        helpers = [subprocess.Popen(cmd, env=env) for _ in range(jobs - 1)]
 
     tm, tm_key = None, None
     lm, lm_key = None, None
@@ -983,13 +1135,30 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                     lm = make_model(cell)
                     lm_key = want
                 bar.set_postfix_str(cell.label)
-                cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm)
-                summary.forward_passes += int(cost["forward_passes"])
+                cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm, resume=resume)
+                summary.forward_passes += int(cost["live_forward_passes"])
+                summary.replayed_requests += int(cost["resumed_requests"])
                 return "ran"
         except TimeoutError:
             return "locked"
 
     try:
+        if jobs > 1:
+            if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
+                budget_dir = runs / f"{_BUDGET_PREFIX}{os.getpid()}"
+                shutil.rmtree(budget_dir, ignore_errors=True)
+                budget_dir.mkdir()
+                (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
+                budget = _CellBudget.shared(budget_dir)
+            cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
+            for option, names in spec.selection.items():  # helpers run the same selected cells
+                cmd += [f"--{option}", ",".join(names)]
+            if not resume:
+                cmd.append("--no-resume")
+            if budget_dir:
+                cmd += [BUDGET_OPTION, str(budget_dir)]
+            for _ in range(jobs - 1):
+                helpers.append(subprocess.Popen(cmd))
         for cell, key, mat in todo:
             outcome = _attempt(cell, key, mat, blocking=False)
             if outcome == "limit":

@@ -89,7 +89,19 @@ def _samples(d: Path) -> dict[str, bytes]:
 
 
 def _journal(d: Path) -> list[dict]:
-    return [json.loads(x) for x in (d / JOURNAL).read_text().splitlines()]
+    """The journal's chunk lines (after its header line)."""
+    return [json.loads(x) for x in _lines(d)]
+
+
+def _lines(d: Path) -> list[str]:
+    """The journal's chunk lines as text (its first line is the header)."""
+    return (d / JOURNAL).read_text().splitlines()[1:]
+
+
+def _rewrite(d: Path, lines: list[str]) -> None:
+    """Replace the journal's chunk lines (its header line kept)."""
+    header = (d / JOURNAL).read_text().splitlines()[0]
+    (d / JOURNAL).write_text("\n".join([header, *lines]) + "\n")
 
 
 def _assert_same_cell(a: Path, b: Path) -> None:
@@ -224,11 +236,11 @@ def test_a_journal_line_whose_fingerprint_differs_is_not_replayed_from_there(tmp
     """A request that differs from the journal's (here: its second line's fingerprint edited) cuts the journal
     there: the first chunk is replayed, the second on are computed and journaled again."""
     spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
-    lines = (got / JOURNAL).read_text().splitlines()
+    lines = _lines(got)
     assert len(lines) == 3
     second = json.loads(lines[1])
     second["fingerprints"] = ["0" * 64]
-    (got / JOURNAL).write_text("\n".join([lines[0], json.dumps(second), lines[2]]) + "\n")
+    _rewrite(got, [lines[0], json.dumps(second), lines[2]])
     caplog.set_level(logging.INFO, logger="leaderboards.runner")
     run_spec(spec, tmp_path / "runs", progress=False)
     assert calls.n == 3 and _cost(got)["resumed_requests"] == 1
@@ -242,7 +254,7 @@ def test_a_torn_last_line_is_ignored(tmp_path, monkeypatch):
     spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
     whole = (got / JOURNAL).read_text()
     with (got / JOURNAL).open("a") as f:
-        f.write(whole.splitlines()[0][:57])  # a third of a line, no newline
+        f.write(whole.splitlines()[1][:57])  # a third of a line, no newline
     run_spec(spec, tmp_path / "runs", progress=False)
     assert calls.n == 1 and _cost(got)["resumed_requests"] == 3
     _assert_same_cell(ref, got)
@@ -251,8 +263,8 @@ def test_a_torn_last_line_is_ignored(tmp_path, monkeypatch):
 def test_an_unreadable_line_cuts_the_journal_there(tmp_path, monkeypatch):
     """A line that is not a journal entry (here: JSON of another shape) and everything after it are dropped."""
     spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
-    lines = (got / JOURNAL).read_text().splitlines()
-    (got / JOURNAL).write_text("\n".join([lines[0], '{"schema": 1}', lines[2]]) + "\n")
+    lines = _lines(got)
+    _rewrite(got, [lines[0], '{"schema": 2}', lines[2]])
     run_spec(spec, tmp_path / "runs", progress=False)
     assert calls.n == 3 and _cost(got)["resumed_requests"] == 1
     _assert_same_cell(ref, got)
@@ -295,7 +307,7 @@ def test_a_sigkilled_runner_loses_at_most_the_chunk_in_progress(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
-        while not ((got / JOURNAL).is_file() and (got / JOURNAL).read_bytes().count(b"\n") >= 3):
+        while not ((got / JOURNAL).is_file() and (got / JOURNAL).read_bytes().count(b"\n") >= 1 + 3):  # header + 3
             assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
             assert time.monotonic() < deadline, "the runner journaled nothing in 300 s"
             time.sleep(0.05)
@@ -304,7 +316,7 @@ def test_a_sigkilled_runner_loses_at_most_the_chunk_in_progress(tmp_path):
         proc.kill()
         proc.wait()
     assert not (got / "DONE").exists()
-    journaled = (got / JOURNAL).read_bytes().count(b"\n")
+    journaled = (got / JOURNAL).read_bytes().count(b"\n") - 1
     assert 3 <= journaled < 12
     run_spec(spec, tmp_path / "runs", progress=False)
     assert _cost(got)["resumed_requests"] == journaled
@@ -326,3 +338,270 @@ def test_max_cells_counts_the_cells_of_every_jobs_process(tmp_path, monkeypatch)
     assert not list(Path(tmp_path / "runs").glob(f"*/{JOURNAL}"))
     rest = run_spec(spec, tmp_path / "runs", progress=False, max_cells=1)  # one process: as before
     assert len(rest.ran) == 1 and sorted(rest.skipped) == sorted(done)
+
+
+# --------------------------------------------------------------------------- what must not be replayed
+
+TOYS = '''
+"""ToyLM variants for tests/test_leaderboard_resume_chunks.py."""
+import random
+
+from tests.leaderboard_fixtures.toy_lm import ToyLM
+
+
+class InstanceRngToy(ToyLM):
+    """mode=sample drawn from a generator the model owns (an engine seeded once, like vLLM's seed=): its
+    answers depend on the requests it saw before, so it says so."""
+    JOURNAL_REPLAY_SAFE = False
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._rng = random.Random(1234)
+
+    def _answer(self, doc):
+        return super()._answer(doc) if self._rng.random() < 0.5 else "I do not know"
+
+
+class MutatingToy(ToyLM):
+    """Pops 'until' from each request's gen_kwargs in place (as lm-eval's anthropic payload builder does)."""
+
+    def generate_until(self, requests, disable_tqdm=False):
+        out = super().generate_until(requests, disable_tqdm)
+        for req in requests:
+            req.args[1].pop("until", None)
+        return out
+'''
+
+
+@pytest.fixture(scope="module")
+def toys(tmp_path_factory):
+    """The module ``lb_resume_toys`` (:data:`TOYS`) importable, for ``model: lb_resume_toys:<class>``."""
+    import sys
+
+    folder = tmp_path_factory.mktemp("toys")
+    (folder / "lb_resume_toys.py").write_text(TOYS)
+    sys.path.insert(0, str(folder))
+    yield "lb_resume_toys"
+    sys.path.remove(str(folder))
+    sys.modules.pop("lb_resume_toys", None)
+
+
+def _killed(root: Path, monkeypatch, model: str, fail_at: int, limit: int = 8, mode: str = "first"):
+    """As :func:`_killed_toy`, for the model class ``model``."""
+    spec = load_spec(write_spec(root, tasks=["toy_qa"], limit=limit, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": model, "model_args": {"mode": mode, "trace": "tokens"}}]))
+    calls = _Calls(monkeypatch, _model_class(model), "generate_until")
+    run_spec(spec, root / "ref", progress=False)
+    calls.n, calls.fail_at = 0, fail_at
+    with pytest.raises(_Killed):
+        run_spec(spec, root / "runs", progress=False)
+    calls.n = 0
+    (cell_id,) = [c.cell_id for c in spec.cells()]
+    return spec, calls, _cells(spec, root / "ref")[cell_id], _cells(spec, root / "runs")[cell_id]
+
+
+def test_a_model_that_keeps_its_own_state_is_redone_not_replayed(tmp_path, monkeypatch, caplog, toys):
+    """A model whose answers depend on the requests it saw (its own random.Random) would answer the live requests
+    after a replay differently (it never saw the replayed ones): a class without ``JOURNAL_REPLAY_SAFE = True`` keeps
+    no journal and its interrupted cell is redone from the start, with an INFO line saying why."""
+    spec, calls, ref, got = _killed(tmp_path, monkeypatch, f"{toys}:InstanceRngToy", 6)
+    journaled = (got / JOURNAL).exists()
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    _assert_same_cell(ref, got)  # the replay gave other answers
+    assert not journaled and calls.n == 8 and _cost(got)["resumed_requests"] == 0
+    assert (f"the interrupted attempt's folder is deleted and the cell redone from the start: model class "
+            f"{toys}.InstanceRngToy does not declare JOURNAL_REPLAY_SAFE = True") in caplog.text
+
+
+def test_which_model_classes_declare_replay_safe():
+    """tokrag's methods (their base class) and the toy model do; rag-selfrag-filter's critic cache changes its
+    ratios' last bits (and its trace records them), so it does not; lm-eval's own models do not."""
+    from leaderboards.runner import replay_safe
+
+    def safe(name: str) -> bool:
+        return replay_safe(object.__new__(_model_class(name)))
+
+    assert safe(TOY) and safe("tokrag") and safe("rag-standard")
+    assert not safe("rag-selfrag-filter") and not safe("hf")
+
+
+@pytest.mark.parametrize("what", ["versions", "resolved_config", "machine"])
+def test_a_journal_written_in_another_environment_is_discarded(tmp_path, monkeypatch, caplog, what):
+    """The journal's header records what outputs depend on beyond the key (library versions, the device the model
+    resolved to, the machine): a journal written under another is discarded with a WARNING naming what differed."""
+    import leaderboards.runner as runner
+
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    if what == "versions":
+        versions = runner.library_versions()
+        monkeypatch.setattr(runner, "library_versions", lambda: {**versions, "torch": "9.9.9"})
+        said = "versions: torch"
+    elif what == "resolved_config":
+        cls = _model_class(TOY)
+        init = cls.__init__
+
+        def on_gpu(self, *a, **kw):
+            init(self, *a, **kw)
+            self.resolved_config = {**self.resolved_config, "device": "cuda:1"}
+
+        monkeypatch.setattr(cls, "__init__", on_gpu)
+        said = "resolved_config: device None -> 'cuda:1'"
+    else:
+        monkeypatch.setattr(runner, "_machine", lambda: {"arch": "riscv64"}, raising=False)
+        said = "machine: arch"
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 4 and _cost(got)["resumed_requests"] == 0
+    assert "the journal was written in another environment (" + said in caplog.text
+    _assert_same_cell(ref, got)
+
+
+def test_provenance_lists_every_attempt_and_no_resume_redoes_the_cell(tmp_path, monkeypatch, caplog):
+    """provenance.json ``attempts``: each attempt's start, commit, versions digest, the requests journaled when it
+    started and (the last) how many it replayed. ``run --no-resume`` deletes an interrupted cell's journal."""
+    from leaderboards.cli import main
+
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    run_spec(spec, tmp_path / "runs", progress=False)
+    attempts = json.loads((got / "provenance.json").read_text())["attempts"]
+    assert [a["journaled_requests"] for a in attempts] == [0, 3] and attempts[-1]["resumed_requests"] == 3
+    assert {a["git_commit"] for a in attempts} == {"test-commit"} and len({a["versions_sha256"] for a in attempts}) == 1
+    assert [len(json.loads((ref / "provenance.json").read_text())["attempts"])] == [1]
+
+    _, calls, _, got = _killed_toy(tmp_path / "again", monkeypatch, 4)
+    assert len(_journal(got)) == 3
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    assert main(["run", str(spec.path).replace(str(tmp_path), str(tmp_path / "again")), "--runs-dir",
+                 str(tmp_path / "again" / "runs"), "--no-progress", "--no-resume"]) == 0
+    assert calls.n == 4 and _cost(got)["resumed_requests"] == 0
+    assert "the cell redone from the start: run --no-resume" in caplog.text
+
+
+def test_a_model_that_edits_a_requests_arguments_in_place_is_not_journaled(tmp_path, monkeypatch, caplog, toys):
+    """``gen_kwargs.pop("until")`` on the request's own dict: the journal compared the arguments before and after the
+    call through references to the same dicts and journaled the chunk; a replay then left "until" in the samples'
+    arguments. Now the arguments are compared as JSON text taken before the call: the journal stops there."""
+    caplog.set_level(logging.WARNING, logger="leaderboards.runner")
+    spec, calls, ref, got = _killed(tmp_path, monkeypatch, f"{toys}:MutatingToy", 3)
+    run_spec(spec, tmp_path / "runs", progress=False)
+    _assert_same_cell(ref, got)  # the replayed samples kept "until"
+    assert "a request whose arguments the model changed cannot be journaled; the journal stops here" in caplog.text
+    assert calls.n == 8 and _cost(got)["resumed_requests"] == 0
+
+
+# --------------------------------------------------------------------------- kill windows
+
+def test_a_kill_before_DONE_keeps_the_journal_and_a_leftover_journal_after_DONE_is_ignored(tmp_path, monkeypatch):
+    """The journal was deleted before DONE was written: a kill in between lost the whole cell. Now DONE comes first;
+    a journal left in a finished folder (a kill right after DONE) is ignored."""
+    import leaderboards.runner as runner
+    from leaderboards.runner import load_cell
+
+    spec = _toy(tmp_path)
+    calls = _Calls(monkeypatch, _model_class(TOY), "generate_until")
+    run_spec(spec, tmp_path / "ref", progress=False)
+    write = runner.atomic_write_json
+
+    def killed_at_done(path, obj, *a, **kw):
+        if Path(path).name == "DONE":
+            raise _Killed("killed before DONE")
+        return write(path, obj, *a, **kw)
+
+    monkeypatch.setattr(runner, "atomic_write_json", killed_at_done)
+    with pytest.raises(_Killed):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    monkeypatch.setattr(runner, "atomic_write_json", write)
+    (ref,), (got,) = _cells(spec, tmp_path / "ref").values(), _cells(spec, tmp_path / "runs").values()
+    assert len(_journal(got)) == 4
+    calls.n = 0
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 0 and _cost(got)["resumed_requests"] == 4
+    _assert_same_cell(ref, got)
+
+    (got / JOURNAL).write_text('{"schema": 2}\n')  # what a kill between DONE and the journal's deletion leaves
+    assert cell_is_done(got) and load_cell(got)["cost"]["resumed_requests"] == 4
+    assert run_spec(spec, tmp_path / "runs", progress=False).skipped == [c.cell_id for c in spec.cells()]
+
+
+def test_a_kill_while_an_earlier_attempts_files_are_deleted_leaves_the_folder_resumable(tmp_path, monkeypatch):
+    """The clean-up of a resumed folder deleted config.json with the rest: a kill right after made the folder
+    unresumable (the whole cell redone). config.json is no longer deleted there (it is rewritten atomically)."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    unlink = Path.unlink
+
+    def killed_after_config(self, *a, **kw):
+        unlink(self, *a, **kw)
+        if self.name == "config.json":
+            raise _Killed("killed after deleting config.json")
+
+    monkeypatch.setattr(Path, "unlink", killed_after_config)
+    try:
+        run_spec(spec, tmp_path / "runs", progress=False)
+    except _Killed:
+        pass
+    monkeypatch.setattr(Path, "unlink", unlink)
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 1 and _cost(got)["resumed_requests"] == 3
+    _assert_same_cell(ref, got)
+
+
+def test_the_run_summary_counts_live_forward_passes_and_replayed_requests_apart(tmp_path, monkeypatch):
+    """``forward_passes`` in the summary counted the journal's replayed chunks as if computed."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    replayed_passes = sum(e["stats"]["forward_passes"] for e in _journal(got))
+    summary = run_spec(spec, tmp_path / "runs", progress=False)
+    assert summary.replayed_requests == 3 and summary.as_dict()["replayed_requests"] == 3
+    assert summary.forward_passes == _cost(got)["forward_passes"] - replayed_passes > 0
+
+
+def test_a_changed_chunk_size_is_named_in_the_log(tmp_path, monkeypatch, caplog):
+    """The log line said "(another request)" whatever differed; it says what did."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    bigger = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=4, extra={"progress_chunk": 2}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first", "trace": "tokens"}}]))
+    assert bigger.path == spec.path and _cells(bigger, tmp_path / "runs") == _cells(spec, tmp_path / "runs")  # pinned
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(bigger, tmp_path / "runs", progress=False)
+    assert ("the journal differs from its request 1 on (the journal's chunk has 1 requests, this one 2: another "
+            "progress_chunk or batch_size)") in caplog.text
+
+
+# --------------------------------------------------------------------------- the --max-cells folder of --jobs
+
+def test_the_shared_max_cells_folder_is_a_helper_option_not_an_environment_variable(tmp_path, monkeypatch):
+    """Any run obeyed ``$TOKRAG_LEADERBOARD_CELL_BUDGET`` (every claim used: rc 0, nothing run, no word); the
+    helpers now get the folder as the hidden option ``--cell-budget-dir``, and a missing folder is an error."""
+    from retrieval.errors import ConfigError
+
+    spec = _toy(tmp_path)
+    used = tmp_path / "budget"
+    used.mkdir()
+    (used / "limit").write_text("1")
+    (used / "claim-0").touch()
+    monkeypatch.setenv("TOKRAG_LEADERBOARD_CELL_BUDGET", str(used))
+    assert len(run_spec(spec, tmp_path / "runs", progress=False).ran) == 1
+    with pytest.raises(ConfigError, match=r"^run --cell-budget-dir .*missing: not the shared --max-cells folder"):
+        run_spec(spec, tmp_path / "runs2", progress=False, cell_budget_dir=tmp_path / "missing")
+
+
+def test_the_max_cells_folder_lives_in_the_runs_folder_and_dead_runs_ones_are_removed(tmp_path, monkeypatch):
+    """It was made in /tmp before the try: a killed main process or a helper that failed to start left it there.
+    Now it is ``<runs>/.max-cells-<pid>``, removed at the end, and a run removes those whose process is dead."""
+    spec = load_spec(write_spec(tmp_path))  # 2 methods x 2 tasks
+    monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale, alive = runs / f".max-cells-{gone.pid}", runs / f".max-cells-{os.getppid()}"
+    for d in (stale, alive):
+        d.mkdir()
+        (d / "limit").write_text("1")
+    cmds = []
+    popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, *a, **kw: cmds.append(cmd) or popen(cmd, *a, **kw))
+    run_spec(spec, runs, progress=False, jobs=2, max_cells=2)
+    (helper,) = [c for c in cmds if "leaderboards.cli" in c]
+    assert helper[helper.index("--cell-budget-dir") + 1] == str(runs / f".max-cells-{os.getpid()}")
+    assert sorted(p.name for p in runs.glob(".max-cells-*")) == [alive.name]
