@@ -415,15 +415,15 @@ def test_a_model_that_keeps_its_own_state_is_redone_not_replayed(tmp_path, monke
 
 
 def test_which_model_classes_declare_replay_safe():
-    """tokrag's methods (their base class) and the toy model do; rag-selfrag-filter's critic cache changes its
-    ratios' last bits (and its trace records them), so it does not; lm-eval's own models do not."""
+    """tokrag's methods (their base class) and the toy model do, rag-selfrag-filter included (its critic cache is
+    keyed on the doc's whole passage list: tests/test_method_selfrag_filter.py); lm-eval's own models do not."""
     from leaderboards.runner import replay_safe
 
     def safe(name: str) -> bool:
         return replay_safe(object.__new__(_model_class(name)))
 
-    assert safe(TOY) and safe("tokrag") and safe("rag-standard")
-    assert not safe("rag-selfrag-filter") and not safe("hf")
+    assert safe(TOY) and safe("tokrag") and safe("rag-standard") and safe("rag-selfrag-filter")
+    assert not safe("hf")
 
 
 @pytest.mark.parametrize("what", ["versions", "resolved_config", "machine"])

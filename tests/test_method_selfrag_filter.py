@@ -4,7 +4,7 @@ by hand on toy ratios, then with the real SmolLM2 critic (tests/test_model_smoll
 from __future__ import annotations
 
 import pytest
-from test_model_smollm2 import GOLDEN_CRITIC, backbone, docs, gen_requests  # noqa: F401  (fixtures)
+from test_model_smollm2 import GOLDEN_CRITIC, docs, gen_requests  # noqa: F401  (docs: a fixture; backbone: tests/conftest.py)
 
 from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM, critic_auc, filter_by_relevance, top_m_by_relevance
 
@@ -82,3 +82,25 @@ def test_kept_rate_critic_auc_and_top_m_with_the_real_critic(backbone, docs):  #
     kept = [r.args[-1]["tokrag_trace"]["passages"] for r in reqs1]
     assert [k[0].split("-")[0] for k in kept] == ["gold", "dpr", "dpr", "gold", "gold"]
     assert all(r.args[-1]["tokrag_trace"]["kept_rate"] == 0.5 for r in reqs1)
+
+
+@pytest.mark.slow
+def test_a_docs_critic_ratios_do_not_depend_on_what_the_process_judged_before(backbone, docs):  # noqa: F811
+    """A doc's ratios are the same in a fresh model and after another doc with one of its passages was judged: the
+    critic cache is keyed on the whole passage list. Keyed per passage, the shared passage kept the ratio of the
+    other doc's batch, whose prompts share a shorter prefix (the two passages here share their title), and differed
+    in its last bits, which the trace records and a threshold can flip."""
+    d = docs[0]
+    shared = {"docid": "p-shared", "title": "Paris", "text": "Paris is the capital and largest city of France."}
+    same_title = {"docid": "p-title", "title": "Paris", "text": "Paris hosted the Summer Olympics in 1900 and 1924."}
+    other = {"docid": "p-other", "title": "Berlin", "text": "Berlin is the capital of Germany."}
+    before = {**d, "ctxs": [other, shared]}  # judged together, the prompts' shared prefix ends before the title
+    doc = {**d, "ctxs": [shared, same_title]}  # ... here it runs into "Paris"
+    fresh = SelfRAGFilterLM.with_backbone(backbone)
+    _, alone = fresh.relevance(doc, "")
+    warm = SelfRAGFilterLM.with_backbone(backbone)
+    _, r_before = warm.relevance(before, "")
+    _, after = warm.relevance(doc, "")
+    assert after == alone  # exact floats
+    assert len(alone) == 2 and all(0.0 <= r <= 1.0 for r in alone)
+    assert warm.relevance(doc, "")[1] == alone and warm.relevance(before, "")[1] == r_before  # cache hits, same values

@@ -84,9 +84,9 @@ class SelfRAGFilterLM(RAGMethodLM):
     """
 
     METHOD = "rag-selfrag-filter"
-    # the critic cache: a passage's ratio differs in its last bits with the passages judged together with it (the
-    # shared prefix is cut elsewhere), and the trace records it, so a cell replayed from a journal would differ
-    JOURNAL_REPLAY_SAFE = False
+    # the critic cache is keyed on the question and the doc's whole passage list (a passage's ratio differs in its
+    # last bits with the passages judged together with it: the shared prefix is cut elsewhere), so a doc's ratios
+    # never depend on which docs or cells the process judged before, and a journal replay gives the same cell
     EXTRA_ARGS = {
         "relevance_threshold": Arg(0.5, number_in(0.0, 1.0),
                                    "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1]",
@@ -111,7 +111,7 @@ class SelfRAGFilterLM(RAGMethodLM):
 
         self.yes_ids = first_ids(["Yes", " Yes", "yes", " yes"])
         self.no_ids = first_ids(["No", " No", "no", " no"])
-        self._critic_cache: dict[tuple, float] = {}
+        self._critic_cache: dict[tuple, list[float]] = {}
 
     def critic_prompts(self, ctxs: list[dict], question: str) -> tuple[list[int], list[list[int]]]:
         """Token ids of the critic prompts as (shared prefix, one suffix per passage).
@@ -135,19 +135,27 @@ class SelfRAGFilterLM(RAGMethodLM):
         return ids[0][:common], [x[common:] for x in ids]
 
     def relevance(self, doc: Any, context: str) -> tuple[list[dict], list[float]]:
-        """Critic ratios ``r_i`` for the doc's passages (cached per passage and question)."""
+        """Critic ratios ``r_i`` (unitless, in [0, 1]) for the doc's passages, judged together.
+
+        Cached per question and whole passage list (title, text, docid of each, in order): the several requests of
+        one doc (a multiple-choice task's choices) judge once, and a doc's ratios are the same whatever the process
+        judged before. A per-passage cache made them depend on it: the prompts' shared prefix is cut where the
+        passages judged together first differ, which moves a ratio in its last bits (about 1e-6 on SmolLM2).
+        """
         ctxs = self.ctxs(doc)
         q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
         question = q if isinstance(q, str) and q.strip() else without_slot(context)
-        todo = [c for c in ctxs if (question, c.get("docid"), c["text"]) not in self._critic_cache]
-        if todo:
-            prefix, suffixes = self.critic_prompts(todo, question)
-            lps = self.decoder.next_logprobs_shared_prefix(prefix, suffixes)
-            for c, lp in zip(todo, lps):
-                ly = float(torch.logsumexp(lp[self.yes_ids], 0))
-                ln = float(torch.logsumexp(lp[self.no_ids], 0))
-                self._critic_cache[(question, c.get("docid"), c["text"])] = relevance_ratio(ly, ln)
-        return ctxs, [self._critic_cache[(question, c.get("docid"), c["text"])] for c in ctxs]
+        key = (question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
+        if key not in self._critic_cache:
+            ratios: list[float] = []
+            if ctxs:
+                prefix, suffixes = self.critic_prompts(ctxs, question)
+                for lp in self.decoder.next_logprobs_shared_prefix(prefix, suffixes):
+                    ly = float(torch.logsumexp(lp[self.yes_ids], 0))
+                    ln = float(torch.logsumexp(lp[self.no_ids], 0))
+                    ratios.append(relevance_ratio(ly, ln))
+            self._critic_cache[key] = ratios
+        return ctxs, list(self._critic_cache[key])
 
     def select(self, ratios: Sequence[float]) -> list[int]:
         """Indices of the passages kept, by ``selection`` (threshold or top-m)."""
