@@ -28,6 +28,16 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
+def backbone():
+    """SmolLM2-135M-Instruct (the ``smollm2-135m-instruct`` alias), loaded once per process and shared by every
+    module that builds methods over it (``Method.with_backbone``). Defined here, not imported from a test
+    module: a fixture imported into several modules is a separate fixture in each, so each module loaded it again."""
+    from tokrag_model.base import Backbone
+
+    return Backbone.load("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The folder laid out like ``../shared/data``."""
     path = Path(os.environ["TOKRAG_DATA_DIR"])

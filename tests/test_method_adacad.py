@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 from method_helpers import chat_rule, scores
-from test_model_smollm2 import backbone, context_of, docs, gen_requests  # noqa: F401  (fixtures)
+from test_model_smollm2 import context_of, docs, gen_requests  # noqa: F401  (docs: a fixture; backbone: tests/conftest.py)
 
 from tokrag_model.methods.adacad import AdaCADLM, jensen_shannon
 from tokrag_model.methods.cad import cad_logprobs

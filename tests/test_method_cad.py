@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 from method_helpers import chat_rule, scores
-from test_model_smollm2 import backbone, docs, gen_requests  # noqa: F401  (fixtures)
+from test_model_smollm2 import docs, gen_requests  # noqa: F401  (docs: a fixture; backbone: tests/conftest.py)
 
 from tokrag_model.methods.cad import CAD_ALPHA, CADLM, CADRule, cad_logprobs
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 from method_helpers import chat_rule, scores
-from test_model_smollm2 import backbone, docs, gen_requests  # noqa: F401  (fixtures)
+from test_model_smollm2 import docs, gen_requests  # noqa: F401  (docs: a fixture; backbone: tests/conftest.py)
 
 from tokrag_model.decoder import Forced
 from tokrag_model.methods.ensemble_entropy import (

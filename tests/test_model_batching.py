@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_model_smollm2 import backbone, context_of, make_docs  # noqa: F401  (backbone: the session's model)
+from test_model_smollm2 import context_of, make_docs  # (backbone: the session's model, tests/conftest.py)
 
 from tokrag_model.methods import METHODS
 

@@ -1,4 +1,4 @@
-"""Golden tests of the five methods with the real SmolLM2-135M-Instruct (loaded once per session).
+"""Golden tests of the five methods with the real SmolLM2-135M-Instruct (loaded once per process: tests/conftest.py).
 
 Docs are built by hand from ``nq_open_oracle`` (the gold passage, rank 1) plus one DPR-sample passage
 as a distractor, the shape the retrieval tasks attach (``{docid, title, text, score, rank}``).
@@ -63,13 +63,6 @@ def gen_requests(tok, docs, prefix_builder=None):
             ctx = prefix_builder.block(d["ctxs"]) + ctx
         reqs.append(Instance("generate_until", d, (ctx, dict(GEN)), i, metadata=("t", i, 1)))
     return reqs
-
-
-@pytest.fixture(scope="session")
-def backbone():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("smollm2-135m-instruct")
 
 
 @pytest.fixture(scope="session")

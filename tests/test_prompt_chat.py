@@ -33,13 +33,6 @@ PURE_IDS = RAG_IDS[:17] + RAG_IDS[57:]
 PER_PASSAGE_IDS = [RAG_IDS[:44] + RAG_IDS[57:], RAG_IDS[:17] + RAG_IDS[44:]]
 
 
-@pytest.fixture(scope="module")
-def backbone():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("smollm2-135m-instruct")
-
-
 def _lm(backbone, method: str, **kw):
     from tokrag_model.methods import MODELS
 
