@@ -53,6 +53,34 @@ def data_dir() -> Path:
 # from pytest 9.2 on, which renamed the node id attribute it rewrites; a scheduler hook does not depend on it.)
 SPREAD_MODULES = {"test_model_batching.py", "test_leaderboard_reliability.py"}
 
+# Longest first: a worker takes its next module while it runs the last tests of the current one, and xdist's own
+# order (most tests first) left the heavy few-test modules for the end, where one worker ran them while the other
+# idled. Rough seconds per module (per test for the spread modules; a parametrized test counts per case) from
+# `pytest -n 2 --durations` with both cores busy; only the order matters. Others: 0.3 s per test.
+EXPECTED_S = {
+    "test_model_smollm2.py": 250, "test_model_gemma.py": 165, "test_method_ensemble_entropy.py": 130,
+    "test_model_data_parallel.py": 125, "test_method_selfrag_filter.py": 120, "test_analyze.py": 100,
+    "test_leaderboard_resume_chunks.py": 85, "test_method_adacad.py": 80, "test_errors_names.py": 75,
+    "test_retrieval_reliability.py": 75, "test_method_cad.py": 60, "test_leaderboard.py": 55,
+    "test_leaderboard_overwrite.py": 50, "test_model_lmeval.py": 50, "test_tokrag.py": 45, "test_leaderboard_v2.py": 35,
+    "test_retrieval.py": 30, "test_model_args.py": 25, "test_replug_scores.py": 25, "test_retrieval_dense.py": 20,
+    "test_tasks_wiki.py": 17, "test_tasks_lmeval.py": 17, "test_prompt_chat.py": 16,
+    "test_model_batching.py::test_generation_outputs_and_traces_are_identical_at_batch_1_and_4": 95,
+    "test_model_batching.py::test_standard_equals_lm_eval_hf_strings_on_k5_prompts": 90,
+    "test_model_batching.py::test_loglikelihood_and_rolling_at_batch_8_equal_batch_1": 50,
+    "test_leaderboard_reliability.py::test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_report": 75,
+    "test_leaderboard_reliability.py::test_two_runners_on_one_folder_share_the_work_without_corruption": 40,
+}
+
+
+def expected_seconds(scope: str, n_tests: int) -> float:
+    """:data:`EXPECTED_S` of a scheduling scope (a module path, or a test's node id in a spread module)."""
+    path, _, test = scope.partition("::")
+    module = path.rsplit("/", 1)[-1]
+    if test:
+        return EXPECTED_S.get(f"{module}::{test.split('[', 1)[0]}", 0.3 * n_tests)
+    return EXPECTED_S.get(module, 0.3 * n_tests)
+
 
 @pytest.hookimpl(optionalhook=True)  # plain `pytest` without pytest-xdist installed must still run
 def pytest_xdist_make_scheduler(config, log):
@@ -61,9 +89,19 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):
+        _longest_first = False
+
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
             return nodeid if module.rsplit("/", 1)[-1] in SPREAD_MODULES else module
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._longest_first:  # the queue is complete before the first unit is handed out
+                self._longest_first = True
+                units = sorted(self.workqueue.items(), key=lambda kv: -expected_seconds(kv[0], len(kv[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return ModuleScheduling(config, log)
 
