@@ -5,12 +5,12 @@ driving the deterministic toy model with a per-request delay, so kills land insi
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -40,11 +40,23 @@ def _pinned_commit(monkeypatch):
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
 
 
+class _NoSleep:
+    """Stands in for the toy model's ``time`` module: its per-request ``delay`` only makes kills land inside cells."""
+
+    @staticmethod
+    def sleep(_seconds: float) -> None:
+        return None
+
+
 def _reference(root: Path, delay: float = 0.01):
     """An uninterrupted in-process run and its report without timings (made just before comparing, so
-    that the code fingerprints in the keys are those of the run under test)."""
+    that the code fingerprints in the keys are those of the run under test). The spec has the same ``delay``
+    (so the same keys and bytes), but the toy model does not sleep it here: nothing is killed in this run."""
+    from unittest import mock
+
     spec = load_spec(_spec(root, delay=delay))
-    run_spec(spec, root / "runs", progress=False)
+    with mock.patch.object(importlib.import_module(TOY.split(":")[0]), "time", _NoSleep):
+        run_spec(spec, root / "runs", progress=False)
     out = build_report(spec, root / "runs", root / "report", timings=False)
     return spec, root / "runs", report_bytes(out)
 
@@ -74,8 +86,9 @@ def test_sigkill_at_random_points_then_resume_gives_the_uninterrupted_report(tmp
     kills = 0
     for _ in range(5):
         proc = subprocess.Popen(runner_cmd(spec_path, runs), env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(4.0, 9.0))  # imports take ~3-4 s; cells ~0.5 s each
-        if proc.poll() is None:
+        try:  # kill at a random point; a runner that finishes first is not waited for any longer
+            proc.wait(timeout=rng.uniform(4.0, 9.0))  # imports take ~3-4 s; cells ~0.5 s each
+        except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
         proc.wait()
