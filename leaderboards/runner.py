@@ -415,8 +415,8 @@ def replay_safe(lm) -> bool:
     """True when the model's class declares ``JOURNAL_REPLAY_SAFE = True``: each response depends only on its
     request and on the global random states the journal restores (Python's, NumPy's, torch's), not on state the
     model keeps (its own ``random.Random``, an engine seed, a cache that changes outputs), so a cell can replay
-    journaled chunks the model never saw. tokrag's methods declare it (``tokrag_model.base.RAGMethodLM``, except
-    ``rag-selfrag-filter``, whose critic cache moves its ratios); lm-eval's models (``hf``, ``vllm``) and a user's
+    journaled chunks the model never saw. tokrag's methods declare it (``tokrag_model.base.RAGMethodLM``; ``rag-selfrag-filter``
+    keys its critic cache on the doc's whole passage list); lm-eval's models (``hf``, ``vllm``) and a user's
     do not, and their cells keep no journal: an interrupted one is deleted and redone, as before journals."""
     return getattr(type(lm), REPLAY_SAFE_ATTR, False) is True
 
@@ -547,9 +547,11 @@ def _valid_header(h: Any) -> bool:
             and isinstance(h.get("attempts"), list) and all(isinstance(a, dict) for a in h["attempts"]))
 
 
-def _machine() -> dict[str, Any]:
+def _machine(device: Any = None) -> dict[str, Any]:
     """The hardware a cell runs on, as far as it can move a number: ``platform.machine()``, torch's CPU kernel
-    capability (``AVX512``, ``DEFAULT``, ...) and, once CUDA is initialised (a model on a GPU), each device's name."""
+    capability (``AVX512``, ``DEFAULT``, ...) and, when the model's own ``device`` is a CUDA one, each GPU's name.
+    Decided from the model, not from whether the process has initialised CUDA: a CPU cell after a GPU cell in one
+    process must give the header of the same CPU cell run first in a fresh one (else its journal never resumes)."""
     import platform
 
     import torch
@@ -557,7 +559,7 @@ def _machine() -> dict[str, Any]:
     out: dict[str, Any] = {"arch": platform.machine()}
     with contextlib.suppress(Exception):
         out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if str(device or "").startswith("cuda") and torch.cuda.is_available():
         out["cuda"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return out
 
@@ -568,7 +570,8 @@ def _journal_header(key: str, lm) -> dict[str, Any]:
     resolved to, ...), :func:`library_versions` (as provenance.json records them) and :func:`_machine`; as JSON."""
     return json.loads(_dump_line({
         "config_hash": key, "model_fingerprint": str(getattr(lm, "fingerprint", None)),
-        "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(), "machine": _machine(),
+        "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(),
+        "machine": _machine((getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)),
     }))
 
 
@@ -1002,7 +1005,7 @@ def check_run_args(jobs: Any, max_cells: Any = None) -> None:
 
 BUDGET_OPTION = "--cell-budget-dir"
 """The hidden ``run`` option by which :func:`run_spec` gives its ``--jobs`` helper processes the folder of the run's
-shared ``max_cells`` (``<runs>/.max-cells-<pid>``, pid of the main process)."""
+shared ``max_cells`` (``<runs>/.max-cells-<host>-<pid>-<random>``, of the main process)."""
 _BUDGET_PREFIX = ".max-cells-"
 
 
@@ -1016,11 +1019,25 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _budget_name() -> str:
+    """``.max-cells-<host>-<pid>-<random>``: unique across machines sharing a runs folder (NFS) and pid reuse."""
+    import secrets
+    import socket
+
+    return f"{_BUDGET_PREFIX}{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
 def _remove_stale_budgets(runs: Path) -> None:
-    """Delete the ``.max-cells-<pid>`` folders of runs whose main process is gone (killed before its clean-up)."""
+    """Delete the ``.max-cells-<host>-<pid>-<random>`` folders of this host's runs whose main process is gone
+    (killed before its clean-up). Another host's folders are never touched (its pids mean nothing here)."""
+    import socket
+
+    host = socket.gethostname()
     for d in runs.glob(_BUDGET_PREFIX + "*"):
-        pid = d.name[len(_BUDGET_PREFIX):]
-        if d.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        parts = d.name[len(_BUDGET_PREFIX):].rsplit("-", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        if d.is_dir() and int(parts[1]) != os.getpid() and not _pid_alive(int(parts[1])):
             shutil.rmtree(d, ignore_errors=True)
 
 
@@ -1060,6 +1077,9 @@ class _CellBudget:
                 return True
             except FileExistsError:
                 continue
+            except FileNotFoundError:  # the folder was removed under us (its main process died, a clean-up ran)
+                log.warning("the shared --max-cells folder %s is gone; this process starts no more cells", self.folder)
+                return False
         return False
 
 
@@ -1071,7 +1091,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
     ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
     stops after that many cells were started, counted over all ``jobs`` processes together (the helpers share
-    the count through the folder ``<runs>/.max-cells-<pid>``, given to them as ``cell_budget_dir``, the hidden
+    the count through the folder ``<runs>/.max-cells-<host>-<pid>-<random>``, given to them as ``cell_budget_dir``, the hidden
     option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes); a cell
     another process finished is not counted. ``resume=False`` (``--no-resume``) deletes an interrupted cell's
     folder, journal included, instead of resuming it (:func:`run_cell`). A selection (:meth:`LeaderboardSpec.select`) runs only
@@ -1145,8 +1165,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     try:
         if jobs > 1:
             if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
-                budget_dir = runs / f"{_BUDGET_PREFIX}{os.getpid()}"
-                shutil.rmtree(budget_dir, ignore_errors=True)
+                budget_dir = runs / _budget_name()
                 budget_dir.mkdir()
                 (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
                 budget = _CellBudget.shared(budget_dir)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -448,7 +449,7 @@ def test_a_journal_written_in_another_environment_is_discarded(tmp_path, monkeyp
         monkeypatch.setattr(cls, "__init__", on_gpu)
         said = "resolved_config: device None -> 'cuda:1'"
     else:
-        monkeypatch.setattr(runner, "_machine", lambda: {"arch": "riscv64"}, raising=False)
+        monkeypatch.setattr(runner, "_machine", lambda device=None: {"arch": "riscv64"}, raising=False)
         said = "machine: arch"
     caplog.set_level(logging.INFO, logger="leaderboards.runner")
     run_spec(spec, tmp_path / "runs", progress=False)
@@ -587,15 +588,20 @@ def test_the_shared_max_cells_folder_is_a_helper_option_not_an_environment_varia
 
 def test_the_max_cells_folder_lives_in_the_runs_folder_and_dead_runs_ones_are_removed(tmp_path, monkeypatch):
     """It was made in /tmp before the try: a killed main process or a helper that failed to start left it there.
-    Now it is ``<runs>/.max-cells-<pid>``, removed at the end, and a run removes those whose process is dead."""
+    Now it is ``<runs>/.max-cells-<host>-<pid>-<random>``, removed at the end, and a run removes this host's whose
+    process is dead; another host's (a runs folder shared over NFS) are never touched."""
+    import socket
+
+    host = socket.gethostname()
     spec = load_spec(write_spec(tmp_path))  # 2 methods x 2 tasks
     monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
     runs = tmp_path / "runs"
     runs.mkdir()
     gone = subprocess.Popen(["true"])
     gone.wait()
-    stale, alive = runs / f".max-cells-{gone.pid}", runs / f".max-cells-{os.getppid()}"
-    for d in (stale, alive):
+    stale, alive = runs / f".max-cells-{host}-{gone.pid}-00ff00ff", runs / f".max-cells-{host}-{os.getppid()}-0a0b0c0d"
+    elsewhere = runs / f".max-cells-other-host-{gone.pid}-01020304"  # its pid means nothing here
+    for d in (stale, alive, elsewhere):
         d.mkdir()
         (d / "limit").write_text("1")
     cmds = []
@@ -603,5 +609,37 @@ def test_the_max_cells_folder_lives_in_the_runs_folder_and_dead_runs_ones_are_re
     monkeypatch.setattr(subprocess, "Popen", lambda cmd, *a, **kw: cmds.append(cmd) or popen(cmd, *a, **kw))
     run_spec(spec, runs, progress=False, jobs=2, max_cells=2)
     (helper,) = [c for c in cmds if "leaderboards.cli" in c]
-    assert helper[helper.index("--cell-budget-dir") + 1] == str(runs / f".max-cells-{os.getpid()}")
-    assert sorted(p.name for p in runs.glob(".max-cells-*")) == [alive.name]
+    used = Path(helper[helper.index("--cell-budget-dir") + 1])
+    assert used.parent == runs and re.fullmatch(rf"\.max-cells-{re.escape(host)}-{os.getpid()}-[0-9a-f]{{8}}", used.name)
+    assert sorted(p.name for p in runs.glob(".max-cells-*")) == sorted([alive.name, elsewhere.name])
+
+
+def test_a_max_cells_folder_removed_under_a_process_means_no_more_cells(tmp_path, caplog):
+    """A helper whose shared folder was removed (its main process died and a clean-up ran) starts no more cells
+    and says why, instead of a FileNotFoundError traceback."""
+    from leaderboards.runner import _CellBudget
+
+    folder = tmp_path / "budget"
+    folder.mkdir()
+    (folder / "limit").write_text("2")
+    budget = _CellBudget.shared(folder)
+    assert budget.take() is True
+    shutil.rmtree(folder)
+    caplog.set_level(logging.WARNING, logger="leaderboards.runner")
+    assert budget.take() is False
+    assert "is gone; this process starts no more cells" in caplog.text
+
+
+def test_the_journal_header_names_gpus_only_for_a_model_on_cuda(monkeypatch):
+    """The header's machine comes from the model's device, not from whether the process initialised CUDA: a CPU cell
+    run after a GPU cell in one process gave another header than the same cell run first, and never resumed."""
+    import torch
+
+    from leaderboards import runner
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)  # a GPU cell ran earlier in this process
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "NVIDIA H200")
+    assert "cuda" not in runner._machine("cpu") and "cuda" not in runner._machine(None)
+    assert runner._machine("cuda:0")["cuda"] == ["NVIDIA H200"]
