@@ -77,13 +77,6 @@ def test_the_leaderboard_pre_run_check_reports_an_explicit_argument_as_given(tmp
             check_cell_args(spec, spec.cells())
 
 
-@pytest.fixture(scope="module")
-def backbone():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("smollm2-135m-instruct")
-
-
 def test_the_load_reports_an_explicit_argument_as_given(tmp_path, backbone):
     model = {"pretrained": "smollm2-135m-instruct", "fingerprint": backbone.fingerprint, "n_layers": 30}
     path = _preset(tmp_path / "p.json", {"layer": 45}, model)
