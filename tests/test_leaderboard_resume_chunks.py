@@ -211,7 +211,13 @@ def _killed_toy(root: Path, monkeypatch, fail_at: int, **kw):
     """An uninterrupted run into ``root/ref`` and a run into ``root/runs`` killed on call ``fail_at``;
     returns ``(spec, calls, reference cell folder, killed cell folder)``."""
     spec = _toy(root, **kw)
-    calls = _Calls(monkeypatch, _model_class(TOY), "generate_until")
+    return _reference_and_killed(spec, TOY, root, monkeypatch, fail_at)
+
+
+def _reference_and_killed(spec, model: str, root: Path, monkeypatch, fail_at: int):
+    """Run the one-cell ``spec`` of ``model`` uninterrupted into ``root/ref``, then into ``root/runs`` killed on its
+    ``generate_until`` call ``fail_at``; returns ``(spec, calls, reference cell folder, killed cell folder)``."""
+    calls = _Calls(monkeypatch, _model_class(model), "generate_until")
     run_spec(spec, root / "ref", progress=False)
     calls.n, calls.fail_at = 0, fail_at
     with pytest.raises(_Killed):
@@ -391,14 +397,7 @@ def _killed(root: Path, monkeypatch, model: str, fail_at: int, limit: int = 8, m
     """As :func:`_killed_toy`, for the model class ``model``."""
     spec = load_spec(write_spec(root, tasks=["toy_qa"], limit=limit, extra={"progress_chunk": 1}, methods=[
         {"name": "standard", "model": model, "model_args": {"mode": mode, "trace": "tokens"}}]))
-    calls = _Calls(monkeypatch, _model_class(model), "generate_until")
-    run_spec(spec, root / "ref", progress=False)
-    calls.n, calls.fail_at = 0, fail_at
-    with pytest.raises(_Killed):
-        run_spec(spec, root / "runs", progress=False)
-    calls.n = 0
-    (cell_id,) = [c.cell_id for c in spec.cells()]
-    return spec, calls, _cells(spec, root / "ref")[cell_id], _cells(spec, root / "runs")[cell_id]
+    return _reference_and_killed(spec, model, root, monkeypatch, fail_at)
 
 
 def test_a_model_that_keeps_its_own_state_is_redone_not_replayed(tmp_path, monkeypatch, caplog, toys):
