@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import importlib
 import json
 import logging
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 
 from .keys import cell_keys, model_target
@@ -444,7 +443,7 @@ def request_fingerprint(request_type: str, req) -> str:
     """
     key = [request_type, list(_plain_args(req)), getattr(req, "doc", None), getattr(req, "doc_id", None),
            getattr(req, "idx", None), getattr(req, "repeats", None), getattr(req, "task_name", None)]
-    return hashlib.sha256(json.dumps(key, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+    return fingerprint(key, length=64)
 
 
 def _encode_response(x: Any) -> Any:
@@ -472,11 +471,6 @@ def _decode_response(x: Any) -> Any:
 
         return LogLikelihood(x["float"], x["n_tokens"])
     return x
-
-
-def _dump_line(obj: Any) -> str:
-    """The JSON of one value as the samples file writes it (sorted keys, ``default=str``)."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _rng_state() -> dict[str, Any]:
@@ -568,7 +562,7 @@ def _journal_header(key: str, lm) -> dict[str, Any]:
     """What a journal's responses depend on beyond the cell key: the config hash, the model instance's
     ``fingerprint`` (its weights: an unpinned hub id's may move) and ``resolved_config`` (the device and dtype it
     resolved to, ...), :func:`library_versions` (as provenance.json records them) and :func:`_machine`; as JSON."""
-    return json.loads(_dump_line({
+    return json.loads(canonical_json({
         "config_hash": key, "model_fingerprint": str(getattr(lm, "fingerprint", None)),
         "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(),
         "machine": _machine((getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)),
@@ -724,7 +718,7 @@ class _Journal:
     def record(self, request_type: str, requests: list, fingerprints: list[str], before: list[tuple[int, str]],
                responses: list, stats: dict[str, int], wall_s: float, rng: dict[str, Any] | None) -> None:
         """Append one computed chunk (``before``: for each request, the number of its :func:`_plain_args` before the
-        call and their JSON text, :func:`_dump_line`, taken before the call: a model that edits an argument in place,
+        call and their JSON text, :func:`retrieval.io.canonical_json`, taken before the call: a model that edits an argument in place,
         ``gen_kwargs.pop("until")``, edits the objects themselves), flushed and fsynced. A chunk that would not come back from JSON exactly (a response type outside
         :func:`_encode_response`, arguments the model changed other than by appending, appended arguments
         whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay."""
@@ -736,11 +730,11 @@ class _Journal:
             appended = []
             for req, (n_pre, pre) in zip(requests, before):
                 post = req.args
-                if _dump_line(list(post[:n_pre])) != pre:
+                if canonical_json(list(post[:n_pre])) != pre:
                     raise _Unjournalable("a request whose arguments the model changed")
                 extra = list(post[n_pre:])
-                text = _dump_line(extra)
-                if _dump_line(json.loads(text)) != text:
+                text = canonical_json(extra)
+                if canonical_json(json.loads(text)) != text:
                     raise _Unjournalable("appended arguments whose JSON does not round-trip")
                 appended.append(json.loads(text))
             line = {"schema": JOURNAL_SCHEMA, "type": request_type, "fingerprints": fingerprints,
@@ -796,7 +790,7 @@ def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list
                 elif fps is None or not journal.writable:
                     out.extend(_orig(part, **kw))
                 else:
-                    pre = [(len(a), _dump_line(list(a))) for a in map(_plain_args, part)]  # text: a model may edit them in place
+                    pre = [(len(a), canonical_json(list(a))) for a in map(_plain_args, part)]  # text: a model may edit them in place
                     before, rng0, t0 = _stats(lm), _rng_state(), time.perf_counter()
                     res = list(_orig(part, **kw))
                     wall = time.perf_counter() - t0
@@ -847,7 +841,7 @@ def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
         cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    want = json.loads(json.dumps(material, sort_keys=True, ensure_ascii=False, default=str))
+    want = json.loads(canonical_json(material))
     return isinstance(cfg, dict) and cfg.get("config_hash") == key and all(k in cfg and cfg[k] == v for k, v in want.items())
 
 
@@ -898,7 +892,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
     versions = library_versions()
     attempt = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": git_commit(),
-               "versions_sha256": hashlib.sha256(_dump_line(versions).encode("utf-8")).hexdigest()[:16]}
+               "versions_sha256": fingerprint(versions)}
     journal = (_Journal.load(journal_path, cell.label, _journal_header(key, lm), attempt) if safe
                else _Journal.off(journal_path, cell.label, attempt))
 
