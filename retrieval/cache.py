@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError
-from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, sha256_file
+from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, json_id, sha256_file
 from .paths import cache_dir as _cache_dir
 
 logger = logging.getLogger(__name__)
@@ -114,35 +113,13 @@ PASSAGE_ID_FIELDS = ("docid", "id", "_id")
 PASSAGE_ID_NAMES = ", ".join(repr(n) for n in PASSAGE_ID_FIELDS[:-1]) + f" or {PASSAGE_ID_FIELDS[-1]!r}"
 """The same fields in words, for messages: ``'docid', 'id' or '_id'``."""
 
-_WS = re.compile(r"\s")
-
-
-def json_id(value: Any, where: str) -> str:
-    """An id read from JSON as a string: a string as is, an integer as its digits (``12`` -> ``"12"``).
-
-    Ids are compared as strings, exactly. An id is one token: a TREC run cannot hold whitespace in an id (its
-    columns are whitespace-separated), a corpus refuses a passage id with whitespace and topics a qid with it, so
-    an id ``"12 "`` or ``"30\n"`` names no passage; it is refused, not stripped, so that the file that holds it is
-    fixed rather than read differently by each tool. A float ``12.0`` is refused too: is it ``"12"`` or ``"12.0"``?
-
-    Raises:
-        DataError: a float, a bool or another type, or a string that is empty or holds whitespace (``where``, the
-            value and what to do named).
-    """
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise DataError(f"{where} is {json.dumps(value)}: an id must be a string or an integer")
-    v = str(value)
-    if not v or _WS.search(v):
-        raise DataError(f"{where} is {v!r}: an id is one token, without whitespace (as in a TREC run, a corpus or "
-                        "topics); fix the id in the file")
-    return v
-
-
-def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> str:
-    """The first of ``names`` that ``obj`` holds, as :func:`json_id`; ``""`` when none. A null or ``""`` field is
-    skipped, as absent (``{"docid": "", "id": 7}`` is ``"7"``), as topics' ``jsonl_qid`` reads a qid."""
+def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str, *, skip_empty: bool) -> str:
+    """The first of ``names`` that ``obj`` holds, as :func:`retrieval.io.json_id`; ``""`` when none. A null field
+    is skipped, as absent (``{"qid": null, "id": 7}`` is ``"7"``), as topics' ``jsonl_qid`` reads a qid; an
+    empty ``""`` one is skipped too when ``skip_empty`` (passages: ``{"docid": "", "id": 7}`` is ``"7"``), else
+    refused (questions: a qid ``""`` is refused in topics as well)."""
     for n in names:
-        if obj.get(n) is not None and obj[n] != "":
+        if obj.get(n) is not None and not (skip_empty and obj[n] == ""):
             return json_id(obj[n], f"{where} {n!r}")
     return ""
 
@@ -187,8 +164,8 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     Raises:
         DataError: one JSON array instead of JSON Lines (DPR's retriever output: how to convert it said),
             malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
-            too; file and both lines named), an id that is a float or holds whitespace (:func:`json_id`; file, line,
-            question and passage named), a passage without an id in a file whose other passages have one (the
+            too; file and both lines named), an id that is a float, a bool or holds whitespace, or a question id
+            that is empty (:func:`json_id`; file, line, question and passage named), a passage without an id in a file whose other passages have one (the
             first such passage named: file, line, question, position), the same for a passage without a text, a
             text or title that is not a string (file, line, question and passage named).
     """
@@ -209,7 +186,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
-        qid = _first_id(obj, ("qid", "id"), f"{where}: question")
+        qid = _first_id(obj, ("qid", "id"), f"{where}: question", skip_empty=False)
         if not qid or not isinstance(obj.get("ctxs"), list):
             raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
         if qid in first_line:  # a second row would replace the first one's ranking
@@ -219,7 +196,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
             at = f"{where}: question {qid!r}, ctxs[{j}]"
-            pid = _first_id(c, PASSAGE_ID_FIELDS, at)
+            pid = _first_id(c, PASSAGE_ID_FIELDS, at, skip_empty=True)
             if pid:
                 c["docid"] = pid
                 with_id += 1

@@ -51,12 +51,11 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     Raises:
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
         malformed lines (file and line named), a gold id that is a float or holds whitespace
-        (:func:`retrieval.cache.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named).
+        (:func:`retrieval.io.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named).
     """
     from .corpus import (check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field, relative_note,
                          string_list, tsv_topics_file)
-    from .cache import json_id
-    from .io import read_jsonl
+    from .io import json_id, read_jsonl
     from .paths import data_dir as _data_dir
 
     def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None) -> tuple[dict, dict, dict]:

@@ -41,7 +41,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, gzip_errors, json_error, read_jsonl
+from .io import BOM, gzip_errors, json_error, json_id, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -213,11 +213,24 @@ def _split_contents(contents: str) -> tuple[str, str]:
     return head, rest
 
 
+PASSAGE_ID_FIELDS = ("id", "docid", "_id")
+"""Where a JSONL corpus record's passage id is read from, the first present (not null) of them."""
+
+
+def _passage_id(obj: dict, where: str) -> str:
+    """A JSONL corpus record's passage id, as :func:`retrieval.io.json_id` reads every id (``3`` is ``"3"``; a float
+    ``3.0``, a bool, ``""`` or an id with whitespace is a DataError naming ``where`` and the field)."""
+    name = next((n for n in PASSAGE_ID_FIELDS if obj.get(n) is not None), None)
+    if name is None:
+        return record_field(obj, PASSAGE_ID_FIELDS, where)  # the "missing field 'id'" / "got null" message
+    return json_id(obj[name], f"{where}: passage id {name!r}")
+
+
 def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
     """``(file:line, passage)`` for each record of a JSONL corpus file."""
     for lineno, obj in read_jsonl(path):
         where = f"{path}:{lineno}"
-        pid = record_field(obj, ("id", "docid", "_id"), where)
+        pid = _passage_id(obj, where)
         if obj.get("contents") is not None and obj.get("text") is not None:
             raise DataError(f"{where}: passage {pid!r} has both 'contents' and 'text'; keep one of them "
                             "('contents' as Pyserini's JsonCollection, or 'title' and 'text')")
@@ -547,28 +560,18 @@ QID_FIELDS = ("qid", "id", "qId")
 
 
 def jsonl_qid(obj: dict, index: int, where: str) -> str:
-    """The query id of a JSONL topics record: its ``qid``/``id``/``qId`` as a string (an integer 0 is ``"0"``),
-    or ``q<index>`` when it has none (absent, null or ``""``). Every reader of topic files uses this, so the
-    queries and their answers always get the same ids.
-
-    A float id is refused, as a ctxs run's ids are (:func:`retrieval.cache.json_id`) and the QA tasks' own
-    questions' ids (``tasks/byo.py``): ``3.0`` read as ``"3.0"`` silently matched no qid ``"3"`` of a run, qrels
-    or answers, and reading it as ``"3"`` would guess what the file meant.
+    """The query id of a JSONL topics record: the first of its ``qid``/``id``/``qId`` that is not null, as
+    :func:`retrieval.io.json_id` reads every id (an integer 0 is ``"0"``), or ``q<index>`` when it has none
+    (absent or null). Every reader of topic files uses this, so the queries and their answers always get the same
+    ids; a ctxs run's question ids follow the same rule (:func:`retrieval.cache.read_ctxs_jsonl`).
 
     Raises:
-        DataError: an id that is a float (``{where}: query id 'qid' is 3.0: ...; write it as 3 or "3"``) or
-            neither a string nor an integer (``where`` named).
+        DataError: an id that is a float (``{where}: query id 'qid' is 3.0: ...; write it as 3 or "3"``), a bool,
+            another type, empty (``""``: it read as ``q<index>`` while a ctxs run skipped it) or with whitespace
+            (``where`` and the field named).
     """
     name = next((n for n in QID_FIELDS if obj.get(n) is not None), None)
-    if name is not None and isinstance(obj[name], float):
-        v = obj[name]
-        # above 2**53 a float is not the integer the file holds: no suggestion of a digit string then
-        fix = (f'write it as a string ("{v}")' if not v.is_integer()
-               else f'write it as {int(v)} or "{int(v)}"' if abs(v) < 2 ** 53
-               else "write it as a string or an integer, as the source of the ids has it")
-        raise DataError(f"{where}: query id {name!r} is {json.dumps(v)}: an id must be a string or an integer, not a "
-                        f"float; {fix}")
-    return record_field(obj, QID_FIELDS, where, required=False) or f"q{index}"
+    return f"q{index}" if name is None else json_id(obj[name], f"{where}: query id {name!r}")
 
 
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:

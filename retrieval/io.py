@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,6 +138,46 @@ def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
         raise DataError(
             f"{path}: the gzip file is truncated or corrupt ({exc}); download or compress it again"
         ) from None
+
+
+_WS = re.compile(r"\s")
+
+
+def json_id(value: Any, where: str) -> str:
+    """An id read from JSON as a string: a string as is, an integer as its digits (``12`` -> ``"12"``). The one
+    rule of every id tokrag reads from a JSON record: corpus passage ids, topics query ids and gold ids, a ctxs
+    run's question and passage ids, the QA tasks' own questions' ids.
+
+    Ids are compared as strings, exactly. An id is one token: a TREC run cannot hold whitespace in an id (its
+    columns are whitespace-separated), so an id ``"12 "`` or ``"30\n"`` names no passage; it is refused, not
+    stripped, so that the file that holds it is fixed rather than read differently by each tool. An empty id is
+    refused too (a question or passage must be named to be matched). A float ``3.0`` is refused: read as
+    ``"3.0"`` it silently matched no id ``"3"`` of a run, qrels or answers, and reading it as ``"3"`` would guess
+    what the file meant; above 2**53 a float is not even the integer the file holds, so no digits are suggested.
+    A bool (``true``) is no id either.
+
+    Args:
+        value: the JSON value (absent and null are the caller's to handle: they mean "no id").
+        where: what to name in the message, e.g. ``"file:3: query id 'qid'"``.
+
+    Raises:
+        DataError: one line, ``{where} is {value}: ...`` with what to do: a float, a bool or another type, or a
+            string that is empty or holds whitespace.
+    """
+    if isinstance(value, float):
+        fix = (f'write it as a string ("{value}")' if not value.is_integer()
+               else f'write it as {int(value)} or "{int(value)}"' if abs(value) < 2 ** 53
+               else "write it as a string or an integer, as the source of the ids has it")
+        raise DataError(f"{where} is {json.dumps(value)}: an id must be a string or an integer, not a float; {fix}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DataError(f"{where} is {json.dumps(value)}: an id must be a string or an integer")
+    v = str(value)
+    if not v:
+        raise DataError(f'{where} is "": an id must not be empty; give the id, or remove the field')
+    if _WS.search(v):
+        raise DataError(f"{where} is {v!r}: an id is one token, without whitespace (as in a TREC run, a corpus or "
+                        "topics); fix the id in the file")
+    return v
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:

@@ -8,8 +8,10 @@
 
   ``question`` (non-empty text) and ``answers`` (a non-empty list of gold answer strings) are required; ``id``
   (a single token; default ``q<line index>``) and ``gold_docids`` (ids of passages of the corpus that answer
-  it; they give the ``gold_at_k`` metric) are optional. A hub id is read with ``datasets.load_dataset(id,
-  split=hub_split)`` (default split ``test``) and checked the same way.
+  it; they give the ``gold_at_k`` metric) are optional. Ids are strings or integers (``7`` is ``"7"``), as
+  everywhere in tokrag (:func:`retrieval.io.json_id`): a float ``7.0``, a bool or an empty ``""`` is refused.
+  A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``) and checked the
+  same way.
 * ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
   JSONL, DPR TSV, a folder of them), a named corpus (``nq-wiki-12k``), or ``prebuilt:wikipedia-dpr-100w``.
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError
+from retrieval.io import json_id
 
 _WS = re.compile(r"\s")
 EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
@@ -62,8 +65,9 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
 
     Raises:
         ConfigError: no ``questions`` given, or a path that does not exist. DataError: a missing or empty
-        field, answers that are not a non-empty list of strings, an id with whitespace, a duplicate id
-        (both lines named). OfflineError: a hub id that cannot be loaded.
+        field, answers that are not a non-empty list of strings, an id with whitespace, an empty, float or bool
+        id or gold id (:func:`retrieval.io.json_id`), a duplicate id (both lines named). OfflineError: a hub id
+        that cannot be loaded.
     """
     if spec in (None, ""):
         raise ConfigError(f"the rag_qa_* tasks read your questions: {EXAMPLE}")
@@ -84,18 +88,17 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         if not answers:
             raise DataError(f"{where}: 'answers' is empty; give at least one gold answer")
         raw_id = r.get("id")
-        qid = f"q{i}" if raw_id in (None, "") else str(raw_id)
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int, type(None))):
-            raise DataError(f"{where}: 'id' must be a string or an integer, got {raw_id!r}")
-        if _WS.search(qid):
-            raise DataError(f"{where}: id {qid!r} contains whitespace; ids must be single tokens (TREC runs)")
+        if isinstance(raw_id, str) and _WS.search(raw_id):
+            raise DataError(f"{where}: id {raw_id!r} contains whitespace; ids must be single tokens (TREC runs)")
+        qid = f"q{i}" if raw_id is None else json_id(raw_id, f"{where}: 'id'")  # the ids' rule (topics, runs, corpora)
         if qid in first:
             raise DataError(f"{where}: duplicate id {qid!r} (first at {first[qid]}); ids must be unique")
         first[qid] = where
         gold = r.get("gold_docids") or []
-        if not isinstance(gold, list) or not all(isinstance(g, (str, int)) and not isinstance(g, bool) for g in gold):
+        if not isinstance(gold, list):
             raise DataError(f"{where}: 'gold_docids' must be a list of passage ids, got {gold!r}")
-        out.append({"qid": qid, "question": q, "answers": answers, "gold_docids": [str(g) for g in gold], "where": where})
+        gold = [json_id(g, f"{where}: gold_docids[{j}]") for j, g in enumerate(gold)]
+        out.append({"qid": qid, "question": q, "answers": answers, "gold_docids": gold, "where": where})
     if not out:
         raise DataError(f"questions {spec}: no questions")
     return out

@@ -56,7 +56,7 @@ def test_topics_qids_match_queries_and_answers(tmp_path):
 
     p = tmp_path / "t.jsonl"
     _jsonl(p, [{"qid": 0, "question": "a b", "answers": ["x"], "gold_docids": "p1"},
-               {"id": "", "question": "c d", "answer": "y z"}])
+               {"id": None, "question": "c d", "answer": "y z"}])
     queries, answers, gold = load_topics(str(p))
     assert list(queries) == ["0", "q1"] == list(load_queries(p))
     assert answers == {"0": ["x"], "q1": ["y z"]} and gold == {"0": ["p1"]}

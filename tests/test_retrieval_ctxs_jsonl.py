@@ -70,7 +70,7 @@ def test_a_float_id_is_refused(tmp_path, topics, capsys):
     run = _jsonl(tmp_path / "odd4.jsonl", [{"id": 1, "ctxs": [{"id": 12.0, "text": "x"}]}])
     code, _, err = _eval(capsys, run, topics)
     assert code == 2 and err.strip() == (f"tokrag retrieve: error: {run}:1: question '1', ctxs[0] 'id' is 12.0: an id "
-                                         "must be a string or an integer")
+                                         'must be a string or an integer, not a float; write it as 12 or "12"')
     run = _jsonl(tmp_path / "odd3.jsonl", [{"id": 3.0, "ctxs": [JUPITER]}])
     code, _, err = _eval(capsys, run, topics)
     assert code == 2 and f"{run}:1: question 'id' is 3.0: an id must be a string or an integer" in err
@@ -142,7 +142,7 @@ def test_an_empty_docid_falls_through_to_id_as_a_null_one(tmp_path, topics, caps
     # {"docid": "", "id": "p7"} had no id (gold@k unavailable for the run) while {"docid": null, "id": 12} had "12"
     run = _jsonl(tmp_path / "odd.jsonl", [{"id": 1, "ctxs": [{**HAMLET, "docid": None}]},
                                           {"id": 2, "ctxs": [{**PARIS, "docid": ""}]},
-                                          {"qid": "", "id": 3, "ctxs": [{**JUPITER, "id": "", "docid": None}]}])
+                                          {"qid": None, "id": 3, "ctxs": [{**JUPITER, "id": "", "docid": None}]}])
     assert _eval(capsys, run, topics, "--k", "1") == (
         0, {"num_queries": 3, "answer_recall@1": 1.0, "gold@1": 1.0, "mrr": 1.0}, "")
 
