@@ -522,10 +522,7 @@ def _expect(a: argparse.Namespace) -> int:
         _ranking_notes(ctxs, *usable, run_path)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
         measured = _metrics(ctxs, answers, gold, usable, ks)
-        cmp_ = expect.compare(c, measured)
-        results = [{"name": c["name"], "corpus": c["corpus"], "topics": c["topics"], "retriever": c["retriever"], "k": c["k"],
-                    "num_queries": measured["num_queries"], "run": a.run, "metrics": cmp_,
-                    "ok": all(v["ok"] for v in cmp_.values())}]
+        results = [expect.result(c, measured, len(expect.scorable(queries, answers, gold)), a.run)]
     else:
         runtime: dict[str, Any] = {"progress": True}
         for key in ("threads", "batch_size", "device"):

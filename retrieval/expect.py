@@ -20,7 +20,9 @@ largest cut-off named. Relative file paths are read from the expectation file's 
 
 :func:`check` retrieves each condition through :func:`retrieval.retrieve` (cached runs; for a prebuilt corpus
 the download plan is printed before anything is downloaded), scores it and compares: a metric passes when
-``|measured - expected| <= tolerance``.
+``|measured - expected| <= tolerance``, and a condition passes when every metric does and its figures are over
+every question of its topics that has answers or gold ids (``num_queries``; ``--run`` a run of only some of them
+misses).
 """
 
 from __future__ import annotations
@@ -146,14 +148,30 @@ def compare(cond: Mapping[str, Any], measured: Mapping[str, float]) -> dict[str,
     return out
 
 
+def result(cond: Mapping[str, Any], measured: Mapping[str, Any], topics_queries: int, run: str) -> dict[str, Any]:
+    """One condition's outcome: ``{"name", "corpus", "topics", "retriever", "k", "num_queries", "topics_queries",
+    "run", "metrics": compare(...), "ok"}``.
+
+    ``num_queries`` is the number of questions the measured figures are over (the run's with answers or gold ids,
+    as plain ``retrieve eval`` prints it), ``topics_queries`` the number of the topics' questions with answers or
+    gold ids: the set the expected figures are documented over. A run that lacks some of them (``--run`` a run of
+    200 of the 3,610 NQ questions) reproduces nothing even when its figures land within tolerance, so the condition
+    is then not ok (printed as a ``num_queries`` MISS by :func:`format_results`).
+    """
+    cmp_ = compare(cond, measured)
+    n = int(measured["num_queries"])
+    return {"name": cond["name"], "corpus": cond["corpus"], "topics": cond["topics"], "retriever": cond["retriever"],
+            "k": cond["k"], "num_queries": n, "topics_queries": int(topics_queries), "run": run, "metrics": cmp_,
+            "ok": n == topics_queries and all(v["ok"] for v in cmp_.values())}
+
+
 def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, runtime: Mapping[str, Any] | None = None,
           data_dir: str | None = None, cache_dir: str | None = None,
           load_topics: Callable[..., tuple] | None = None) -> list[dict[str, Any]]:
     """Retrieve, score and compare every selected condition (module docstring).
 
     Returns:
-        one ``{"name", "corpus", "topics", "retriever", "k", "num_queries", "run", "metrics": compare(...), "ok"}``
-        per condition.
+        one :func:`result` per condition.
 
     Raises:
         ConfigError / DataError / OfflineError from retrieval (e.g. a prebuilt index that cannot be downloaded);
@@ -173,11 +191,13 @@ def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, r
                        params={**cond["params"], **(runtime or {})}, cache_dir=cache_dir, data_dir=data_dir)
         ks = sorted({int(m.split("@")[1]) for m in cond["expected"] if "@" in m})
         measured = evaluate_run(run, answers or None, gold or None, ks=ks or (cond["k"],))
-        cmp_ = compare(cond, measured)
-        results.append({"name": cond["name"], "corpus": cond["corpus"], "topics": cond["topics"], "retriever": cond["retriever"],
-                        "k": cond["k"], "num_queries": len(queries), "run": str(run.jsonl_path), "metrics": cmp_,
-                        "ok": all(v["ok"] for v in cmp_.values())})
+        results.append(result(cond, measured, len(scorable(queries, answers, gold)), str(run.jsonl_path)))
     return results
+
+
+def scorable(queries: Mapping[str, Any], answers: Mapping[str, Any], gold: Mapping[str, Any]) -> set[str]:
+    """The qids of ``queries`` with answers or gold ids: the questions an expectation's figures are over."""
+    return {q for q in queries if q in answers or q in gold}
 
 
 def format_results(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
@@ -189,6 +209,10 @@ def format_results(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
             got = "-" if v["measured"] is None else f"{v['measured']:.4f}"
             diff = "-" if v["diff"] is None else f"{v['diff']:+.4f}"
             lines.append(f"{r['name']:<16} {m:<20} {v['expected']:>8.4f} {got:>8} {diff:>8}  {'ok' if v['ok'] else 'MISS'}")
+        if r["num_queries"] != r["topics_queries"]:  # the figures are not over the questions they are expected over
+            n, want = r["num_queries"], r["topics_queries"]
+            lines.append(f"{r['name']:<16} {'num_queries':<20} {want:>8} {n:>8} {n - want:>+8}  MISS")
     n_bad = sum(not v["ok"] for r in results for v in r["metrics"].values())
+    n_bad += sum(r["num_queries"] != r["topics_queries"] for r in results)
     lines.append("all figures within tolerance" if not n_bad else f"{n_bad} figure(s) outside tolerance")
     return "\n".join(lines)

@@ -164,7 +164,8 @@ def test_expect_with_a_missing_run_or_options_it_sets_is_a_config_error(tmp_path
     assert tokrag(["retrieve", "eval", "--topics", topics, "--run", "nonexist.jsonl"]) == 2  # the same as without --expect
     assert capsys.readouterr().err == message
     # --topics, --k and --corpus were ignored: the expectation file sets them
-    run = _jsonl(tmp_path / "fid.jsonl", [{"id": 1, "ctxs": [HAMLET]}])
+    run = _jsonl(tmp_path / "fid.jsonl", [{"id": 1, "ctxs": [HAMLET]}, {"id": 2, "ctxs": [PARIS]},
+                                          {"id": 3, "ctxs": [JUPITER]}])  # all three: a run of some misses the check
     for extra, named in ((["--topics", topics], "--topics"), (["--k", "5"], "--k"),
                          (["--corpus", "nq-wiki-12k", "--k", "1"], "--k, --corpus")):
         assert tokrag(["retrieve", "eval", "--expect", expect, "--run", run, *extra]) == 2
