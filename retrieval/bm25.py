@@ -341,8 +341,8 @@ class Bm25Searcher:
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
         validate_queries({"q": query})
-        if k < 1:
-            raise ConfigError(f"k={k}: k must be >= 1")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
         q = sanitize_query(query)
         self.searches += 1
         if not q:
@@ -368,7 +368,7 @@ class Bm25Searcher:
             ConfigError: k < 1, bad qids. DataError: empty, whitespace-only or invalid-Unicode queries.
         """
         validate_queries(queries)
-        if not isinstance(k, int) or k < 1:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ConfigError(f"k={k!r}: k must be an integer >= 1")
         threads = threads or default_threads()
         pc = self._pc

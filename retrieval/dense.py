@@ -464,7 +464,7 @@ class DenseSearcher:
         from .bm25 import validate_queries
 
         validate_queries(queries)
-        if not isinstance(k, int) or k < 1:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ConfigError(f"k={k!r}: k must be an integer >= 1")
         qids = list(queries)
         embs = self.encode_queries(queries, batch_size)

@@ -45,7 +45,7 @@ def _ctxs(run: Any) -> Ctxs:
 
 def _check_k(k: int, other: str = "") -> None:
     """Refuse a cut-off ``k`` that is not an integer >= 1 (``other``: what else may be given, for the message)."""
-    if not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:  # True is an int: it scored the top passage only
         raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
 
 

@@ -87,7 +87,7 @@ def check_params(corpus: str, retriever: str, p: Mapping[str, Any]) -> None:
                 "e.g. retriever_params {\"alpha\": 1.3} for NQ or 0.95 for WebQuestions/TriviaQA (Pyserini's DPR page, "
                 "DPR-multi); Pyserini's default 0.1 is a different system and is not used silently"
             )
-        if not isinstance(p["depth"], int) or p["depth"] < 1:
+        if isinstance(p["depth"], bool) or not isinstance(p["depth"], int) or p["depth"] < 1:
             raise ConfigError(f"depth={p['depth']!r}: hits per retriever before fusion must be an integer >= 1")
     if retriever in ("dpr", "hybrid") and (not isinstance(p["max_length"], int) or p["max_length"] < 8):
         raise ConfigError(f"max_length={p['max_length']!r}: give an integer >= 8 (query tokens)")

@@ -325,6 +325,8 @@ def build_qa_docs(
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
+    if isinstance(k, bool):  # an int subclass: int(True) was 1 passage
+        raise ConfigError(f"k={k!r}: the number of passages per question must be an integer >= 1")
     k = int(k)
     if k < 1:
         raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
