@@ -49,7 +49,8 @@ from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
-from .loading import resolve_device, resolve_pretrained, set_linear_weight_layout, torch_dtype, weights_fingerprint  # noqa: E402
+from .loading import (config_shape, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
+                      torch_dtype, weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -169,7 +170,8 @@ class RAGMethodLM(LM):
         super().__init__()
         follow_lm_eval_logging()  # under lm_eval, a model conversion's INFO line shows
         cfg = parse_args(self.METHOD, {**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)
-        self.resolve_args(cfg, kwargs)  # fail before the weights load; setup() applies it
+        # fail before the weights load (setup() applies the resolved arguments): layer=99 took the whole load
+        self.check_model_shape(self.resolve_args(cfg, kwargs), backbone)
         self.given_args = dict(kwargs)  # the arguments as given: resolve_args in setup() tells them from defaults
         self.resolved_config = cfg
         # Data parallel under `accelerate launch` / torchrun (lm-eval shards requests by rank).
@@ -236,6 +238,29 @@ class RAGMethodLM(LM):
             ConfigError: an argument that would have no effect (e.g. a dynamic-layer argument with a fixed layer).
         """
         return cfg
+
+    @classmethod
+    def check_model_shape(cls, cfg: dict[str, Any], backbone: Backbone | None = None) -> None:
+        """The method's ``check_shape`` (if it has one: ``tokrag``'s layer arguments, ``rag_top``/``pure_top``, its
+        preset's depth) of the resolved config ``cfg`` (:meth:`resolve_args`) against the model's depth and vocabulary
+        size, read from the config of ``backbone`` when one is given, else of ``cfg["pretrained"]`` without loading,
+        converting or downloading weights (:func:`tokrag_model.loading.model_shape`; not checked where the shape is
+        not known so, e.g. a hub id not in the local cache: the load checks it). The same check, with the same
+        messages, as the leaderboard's pre-run check (:func:`leaderboards.runner.check_cell_args`); :meth:`__init__`
+        calls it before the weights load.
+
+        Raises:
+            ConfigError: from ``check_shape`` (``--model tokrag: layer=99 is outside the model's 30 layers (0..29)``).
+        """
+        check_shape = getattr(cls, "check_shape", None)
+        if not callable(check_shape):
+            return
+        if backbone is not None:
+            shape = config_shape(backbone.model.config)
+        else:
+            shape = model_shape(str(cfg["pretrained"]), cfg.get("revision"))
+        if shape is not None:
+            check_shape(cfg, shape.n_layers, shape.vocab_size)
 
     def setup(self) -> None:
         """Hook for per-method state built from ``resolved_config``."""

@@ -336,6 +336,15 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
         log.debug("pretrained=%r: shape not known before the load (%s: %s)", value, type(exc).__name__, exc)
         return None
 
+    return config_shape(config)
+
+
+def config_shape(config: Any) -> ModelShape:
+    """The :class:`ModelShape` a model config (a transformers ``PretrainedConfig``, read by :func:`model_shape` or a
+    loaded model's ``model.config``) tells: ``num_hidden_layers`` and ``vocab_size``, each None where the config lacks
+    a positive integer for it; ``vocab_size`` also None for a config with ``auto_map`` (remote code may size its
+    embedding otherwise, see :func:`model_shape`)."""
+
     def positive(name: str) -> int | None:
         number = getattr(config, name, None)
         return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else None
