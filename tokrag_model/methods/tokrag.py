@@ -783,11 +783,35 @@ class ResolvedArgs(dict):
     ``from_preset``: the keys whose value the preset set, its params that were not given explicitly. An argument given
     explicitly is never in it, even with the preset's value. The record is an attribute, not a key: the values are
     all that a run records (``resolved_config``) and the leaderboard compares (``check_distinct_methods``), since an
-    explicit ``layer=12`` and a preset's layer 12 run the same."""
+    explicit ``layer=12`` and a preset's layer 12 run the same.
+
+    The record survives :meth:`copy`, :func:`copy.copy`, :func:`copy.deepcopy` and pickling; ``dict(args)``,
+    ``{**args}`` and ``args | other`` make a plain dict without it, and where it is needed (a config with a
+    ``preset``: :meth:`TokRAGLM.check_shape`, :func:`preset_note`) a plain dict is refused (:func:`require_resolved`)
+    rather than guessed from the values, which named an explicit argument equal to the preset's as the preset's."""
 
     def __init__(self, values: Mapping[str, Any], from_preset: Iterable[str] = ()) -> None:
         super().__init__(values)
         self.from_preset = frozenset(from_preset)
+
+    def copy(self) -> "ResolvedArgs":
+        """A shallow copy with the same ``from_preset`` (``dict.copy`` returned a plain dict without it)."""
+        return ResolvedArgs(self, self.from_preset)
+
+
+def require_resolved(cfg: Mapping[str, Any], where: str) -> None:
+    """Refuse a config with a ``preset`` that does not record which arguments the preset set (``cfg.from_preset``:
+    a :class:`ResolvedArgs` as :meth:`TokRAGLM.resolve_args` returns it), where ``where`` needs to tell them from
+    arguments given explicitly. A config without a preset needs no record.
+
+    Raises:
+        TypeError: a plain mapping with a preset (a programming error: ``dict(...)`` or ``{**...}`` of the resolved
+        arguments dropped the record), naming ``where``.
+    """
+    if cfg.get("preset") and not isinstance(getattr(cfg, "from_preset", None), frozenset):
+        raise TypeError(f"{where}: the config sets preset={cfg['preset']!r} but is a {type(cfg).__name__} without the "
+                        "record of which arguments the preset set (dict(...), {**...} or | of the ResolvedArgs that "
+                        "TokRAGLM.resolve_args returns drop it); pass resolve_args's result, or its .copy()")
 
 
 def preset_note(message: str, cfg: Mapping[str, Any], preset: dict | None) -> str:
@@ -795,21 +819,17 @@ def preset_note(message: str, cfg: Mapping[str, Any], preset: dict | None) -> st
     it) set the argument a shape error ``message`` names (``layer=45 is outside ...``, ``rag_top=60000 exceeds ...``),
     else ``""``: a preset's own layer was reported as if given. Who set it is read from ``cfg.from_preset``
     (:class:`ResolvedArgs`, what :meth:`TokRAGLM.resolve_args` returns): an argument given explicitly is reported as
-    given even when it equals the preset's value. A plain dict, without that record, counts an argument with the
-    preset's value as the preset's."""
+    given even when it equals the preset's value.
+
+    Raises:
+        TypeError: ``cfg`` sets a preset but has no ``from_preset`` record (:func:`require_resolved`).
+    """
+    require_resolved(cfg, "preset_note")
     key = message.partition("=")[0]
     if preset is None or key not in preset.get("params", {}) or key not in TokRAGLM.EXTRA_ARGS:
         return ""
-    from_preset = getattr(cfg, "from_preset", None)
-    if from_preset is not None:
-        if key not in from_preset:
-            return ""  # given explicitly, over the preset or with its value
-    else:
-        try:
-            if cfg.get(key) != TokRAGLM.EXTRA_ARGS[key].cast(preset["params"][key]):
-                return ""  # given explicitly over the preset
-        except (TypeError, ValueError):
-            return ""
+    if key not in getattr(cfg, "from_preset", ()):
+        return ""  # given explicitly, over the preset or with its value
     return (f"; it comes from preset={preset['path']} (params.{key}): {calibrate_hint(cfg.get('pretrained'))}, "
             f"or give {key}= explicitly")
 
@@ -910,7 +930,10 @@ class TokRAGLM(RAGMethodLM):
             (likewise ``js_min_layer``, ``layer_fallback``), with ``; it comes from preset=PATH (params.layer)``
             where the preset set it, not where it was given explicitly with the preset's value (``cfg.from_preset``,
             :func:`preset_note`).
+            TypeError: ``cfg`` sets a preset but is not the :class:`ResolvedArgs` that :meth:`resolve_args` returns
+            (:func:`require_resolved`: which arguments the preset set is not known).
         """
+        require_resolved(cfg, f"{cls.__name__}.check_shape")
         preset = None
         if cfg.get("preset"):
             preset = read_preset(cfg["preset"], n_layers=n_layers, pretrained=cfg.get("pretrained"))
