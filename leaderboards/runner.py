@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import importlib
 import json
 import logging
@@ -385,11 +386,83 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             )
 
 
+def _lm_eval_flags(cell: Cell) -> dict[str, Any]:
+    """The spec's shared ``batch_size``/``device`` as lm-eval's ``--batch_size``/``--device`` (None: not given)."""
+    extra = {"batch_size": cell.batch_size, "device": cell.device}
+    return {k: v for k, v in extra.items() if v is not None}
+
+
 def make_model(cell: Cell):
     """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(model_args, {batch_size, device})``."""
+    return _model_class(cell.method.model).create_from_arg_obj(dict(cell.model_args), _lm_eval_flags(cell))
+
+
+_LOAD_ARGS = ("pretrained", "dtype", "device", "revision", "trust_remote_code", "weight_layout")
+"""The model arguments :class:`tokrag_model.base.RAGMethodLM` passes to ``Backbone.load``, in its order."""
+
+
+def backbone_key(cell: Cell) -> dict[str, Any] | None:
+    """What the cell's model would load its weights with, where the runner may build it over an already loaded
+    :class:`tokrag_model.base.Backbone` instead (:func:`model_over`): the arguments ``RAGMethodLM.__init__`` passes
+    to ``Backbone.load`` (:data:`_LOAD_ARGS`, as parsed; ``device`` resolved as the load resolves it, CUDA
+    unavailable -> ``cpu``) plus the resolved ``batch_invariant``. Two cells with equal keys get equal backbones.
+
+    ``batch_invariant`` is in the key because it is the one thing a method changes on the model it is built over
+    (``tokrag_model.decoder.MultiContextDecoder``): with it on, the model is switched to the row-wise attention
+    implementation (``config._attn_implementation`` renamed, attention functions registered) and every
+    ``nn.Linear`` gets a oneDNN-prepacked weight copy and a patched ``forward``. Both are idempotent and meant to
+    leave the model as it was for callers without row spans, but a model so changed is not handed to a method
+    that would get a fresh, unchanged one (``batch_invariant=false``); with the flag in the key it never is.
+    Nothing else is changed on the model or the tokenizer (audited in ``tokrag_model/base.py``, ``decoder.py``,
+    ``loading.py``, ``methods/*.py``): the weights' layout is set once, by the load; the tokenizer only encodes,
+    decodes and renders chats; ``generation_config`` and the config are only read; no hooks are registered; the
+    methods' caches (token texts, Tok-RAG's token classes, the filter's critic cache) live on the method instance,
+    and the packed products are switched on only inside a ``try``/``finally`` block.
+
+    Returns None (the cell's model is built by :func:`make_model`, a full load, as before) for a model that is
+    not a ``RAGMethodLM`` (lm-eval's ``hf``, a user's class), a subclass with its own ``__init__`` or
+    ``create_from_arg_obj`` (what it does with the arguments is not known here), and under a data-parallel
+    launcher (``WORLD_SIZE`` > 1: each process's device is the launcher's).
+
+    Raises:
+        ConfigError: from :func:`tokrag_model.args.parse_args`, as the model's own constructor would.
+    """
+    from tokrag_model.args import COMMON_ARGS, merge_lm_eval_flags, parse_args
+    from tokrag_model.base import RAGMethodLM
+    from tokrag_model.distributed import world_size_from_env
+    from tokrag_model.loading import resolve_device
+
     cls = _model_class(cell.method.model)
-    extra = {"batch_size": cell.batch_size, "device": cell.device}
-    return cls.create_from_arg_obj(dict(cell.model_args), {k: v for k, v in extra.items() if v is not None})
+    if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)) or cls.__init__ is not RAGMethodLM.__init__ \
+            or getattr(cls.create_from_arg_obj, "__func__", None) is not RAGMethodLM.create_from_arg_obj.__func__ \
+            or world_size_from_env() > 1:
+        return None
+    given = merge_lm_eval_flags(cls.METHOD, dict(cell.model_args), _lm_eval_flags(cell), warn=False)
+    cfg = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
+    key = {k: cfg[k] for k in _LOAD_ARGS}
+    key["device"] = resolve_device(cfg["device"])
+    key["batch_invariant"] = key["device"].startswith("cpu") if cfg["batch_invariant"] == "auto" else cfg["batch_invariant"]
+    return key
+
+
+def _built_as_keyed(lm, key: dict[str, Any]) -> bool:
+    """Whether ``lm`` (a fresh :func:`make_model` of a cell with :func:`backbone_key` ``key``) recorded the key's
+    values: its backbone is kept for the next cells only then (a constructor that came to load otherwise is not
+    trusted with another's backbone)."""
+    cfg = getattr(lm, "resolved_config", None) or {}
+    return (getattr(getattr(lm, "backbone", None), "device", None) == key["device"]
+            and all(cfg.get(k) == key[k] for k in (*_LOAD_ARGS, "batch_invariant") if k not in ("device", "weight_layout")))
+
+
+def model_over(cell: Cell, backbone):
+    """The cell's model (a ``RAGMethodLM``, :func:`backbone_key` not None) built over ``backbone`` instead of
+    loading one: the constructor call of :func:`make_model` with ``backbone=`` added. Not ``with_backbone``, which
+    replaces ``pretrained`` by the backbone's folder: the resolved config (in results and provenance) keeps the
+    cell's ``pretrained`` as given, as a fresh load records it."""
+    from tokrag_model.args import merge_lm_eval_flags
+
+    cls = _model_class(cell.method.model)
+    return cls(backbone=backbone, **merge_lm_eval_flags(cls.METHOD, dict(cell.model_args), _lm_eval_flags(cell)))
 
 
 _STAT_KEYS = ("forward_passes", "generated_tokens", "prompt_tokens")
@@ -1091,6 +1164,12 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     folder, journal included, instead of resuming it (:func:`run_cell`). A selection (:meth:`LeaderboardSpec.select`) runs only
     its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
 
+    Models: consecutive cells of one model (method, model arguments, batch size, device) share one instance. A
+    tokrag method's model is built over the ``Backbone`` of the tokrag model before it when their
+    :func:`backbone_key` (the load's arguments, ``batch_invariant``) is equal, so a grid of methods on one base
+    model loads its weights once per run of equal keys (same run keys, configs, results and samples as a load per
+    method); any other model is loaded by :func:`make_model`. A model is dropped before the next one is loaded.
+
     Raises:
         ConfigError: unknown model/task names, two methods of the (whole) spec that run the same configuration;
         TokragError from the models and tasks.
@@ -1128,12 +1207,13 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     tm, tm_key = None, None
     lm, lm_key = None, None
+    backbone, bb_key = None, None  # the tokrag Backbone of the last tokrag model, kept for the next (backbone_key)
     bar = tqdm(total=len(keyed), initial=len(summary.skipped), desc=f"leaderboard {spec.name}", unit="cell",
                disable=not progress, position=0)
     deferred = []
 
     def _attempt(cell: Cell, key: str, mat: dict, blocking: bool) -> str:
-        nonlocal tm, tm_key, lm, lm_key
+        nonlocal tm, tm_key, lm, lm_key, backbone, bb_key
         try:
             with file_lock(runs / key, timeout=-1 if blocking else 0):
                 if cell_is_done(runs / key):
@@ -1144,9 +1224,20 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                     tm, tm_key = _load_task_manager(spec, cell.task_metadata()), cell.task_metadata()
                 want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
                 if lm_key != want:
-                    lm = None
-                    bar.set_postfix_str(f"loading {cell.method.name}")
-                    lm = make_model(cell)
+                    dropped, lm = lm is not None, None
+                    reuse = backbone_key(cell)
+                    if backbone is not None and reuse != bb_key:  # never two models in memory: the old one goes first
+                        backbone, bb_key = None, None
+                    if dropped:
+                        gc.collect()  # the patched Linear forwards of a model (decoder.pack_linear_weights) are cycles
+                    if reuse is not None and backbone is not None:
+                        bar.set_postfix_str(f"building {cell.method.name} over the loaded model")
+                        lm = model_over(cell, backbone)
+                    else:
+                        bar.set_postfix_str(f"loading {cell.method.name}")
+                        lm = make_model(cell)
+                        if reuse is not None and _built_as_keyed(lm, reuse):
+                            backbone, bb_key = lm.backbone, reuse
                     lm_key = want
                 bar.set_postfix_str(cell.label)
                 cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm, resume=resume)
