@@ -29,6 +29,14 @@ def _lm_evals_handlers(src: logging.Logger) -> list[logging.Handler]:
     return [h for h in src.handlers if h not in root and not type(h).__module__.startswith(_CAPTURE_MODULES)]
 
 
+def _root_prints() -> bool:
+    """Whether the root logger holds a handler that shows records: a program's own logging set-up
+    (``logging.basicConfig``, a ``dictConfig``), not a test framework's capture handler nor a ``NullHandler``. Our
+    loggers propagate, so such a handler already shows each of our records."""
+    return any(not isinstance(h, logging.NullHandler) and not type(h).__module__.startswith(_CAPTURE_MODULES)
+               for h in logging.getLogger().handlers)
+
+
 def follow_lm_eval_logging() -> bool:
     """Give our package loggers lm-eval's handler and level, once lm-eval's ``setup_logging`` has run.
 
@@ -40,17 +48,25 @@ def follow_lm_eval_logging() -> bool:
     lm-eval runs in-process under pytest or a program's logging set-up, is not copied (each record showed twice);
     with no handler left (only such ones on ``lm_eval``) nothing is touched.
 
+    A program that configured the root logger (``logging.basicConfig``) and runs lm-eval in-process
+    (``simple_evaluate``, lm-eval's CLI entry) shows our records through its root handler already: there our loggers
+    take lm-eval's level only, not its handler (each record showed twice, in lm-eval's format and the program's), and
+    a handler an earlier call shared before the root was configured is taken off again.
+
     Returns:
-        True when the loggers now follow lm-eval's.
+        True when the loggers now follow lm-eval's (its level; its handler too unless the root logger shows our records).
     """
     src = logging.getLogger("lm_eval")
     handlers = _lm_evals_handlers(src)
     if not handlers:
         return False
+    shared = not _root_prints()
     for name in PACKAGES:
         logger = logging.getLogger(name)
         logger.setLevel(src.getEffectiveLevel())
         for handler in handlers:
-            if handler not in logger.handlers:
+            if shared and handler not in logger.handlers:
                 logger.addHandler(handler)
+            elif not shared and handler in logger.handlers:
+                logger.removeHandler(handler)
     return True
