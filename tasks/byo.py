@@ -94,7 +94,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         if qid in first:
             raise DataError(f"{where}: duplicate id {qid!r} (first at {first[qid]}); ids must be unique")
         first[qid] = where
-        gold = r.get("gold_docids") or []
+        gold = r.get("gold_docids")
+        gold = [] if gold is None else gold  # 0, false, "" or {} is refused below, not read as no gold ids
         if not isinstance(gold, list):
             raise DataError(f"{where}: 'gold_docids' must be a list of passage ids, got {gold!r}")
         gold = [json_id(g, f"{where}: gold_docids[{j}]") for j, g in enumerate(gold)]
