@@ -8,6 +8,11 @@
 * answer recall@k: the fraction of queries with at least one of the top-k passages containing an answer.
 * gold-passage@k: the fraction of queries with a known gold docid among the top k.
 * MRR: mean over queries of 1/rank of the first relevant passage (0 when none within the run depth).
+
+Each figure is over the queries of the run that have at least one answer (answer recall) or gold id (gold@k, MRR):
+a query whose list is empty is skipped, not counted a miss, as ``tokrag retrieve eval`` does (it reads such a
+question as having none). An entry must be a list (or other sequence) of strings, not one string: ``{"q": "p1"}``
+is refused (:func:`_scorable`), since its letters would be taken for the ids or answers.
 """
 
 from __future__ import annotations
@@ -49,6 +54,21 @@ def _check_k(k: int, other: str = "") -> None:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
 
 
+def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+    """The queries of ``entries`` (answers or gold ids per query) that can be scored: those with a non-empty list.
+
+    Raises:
+        ConfigError: an entry that is a string or bytes (its characters would be read as answers or ids; query named).
+    """
+    out: dict[str, Any] = {}
+    for qid, v in (entries or {}).items():
+        if isinstance(v, (str, bytes)):
+            raise ConfigError(f"query {qid!r}: {what} is {v!r}, a single string; give a list, e.g. [{v!r}]")
+        if v is not None and len(v):
+            out[qid] = v
+    return out
+
+
 def _passage_text(c: Mapping[str, Any], qid: str) -> str:
     """A passage's ``text``: DPR scores the text only, not the title (``dpr/data/qa_validation.py``,
     ``calculate_matches``).
@@ -66,12 +86,14 @@ def _passage_text(c: Mapping[str, Any], qid: str) -> str:
 
 def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[str, bool]:
     """Per query: does the text of one of its top-``k`` passages contain an answer (DPR: the title is not searched)?
-    Queries without answers are skipped.
+    Queries without answers (an empty list) are skipped.
 
     Raises:
-        ConfigError: ``k`` is not an integer >= 1. DataError: a passage without a text (query named).
+        ConfigError: ``k`` is not an integer >= 1; an entry of ``answers`` that is a string, not a list (query named).
+            DataError: a passage without a text (query named).
     """
     _check_k(k)
+    answers = _scorable(answers, "answers")
     ctxs = _ctxs(run)
     return {
         qid: any(has_answer(_passage_text(c, qid), answers[qid]) for c in ctxs.get(qid, [])[:k])
@@ -81,10 +103,11 @@ def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[
 
 
 def answer_recall_at_k(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> float:
-    """Answer recall@k (DPR "top-k accuracy") over the queries of ``answers`` present in the run.
+    """Answer recall@k (DPR "top-k accuracy") over the queries of ``answers`` present in the run with at least one
+    answer (an empty list is skipped, not a miss; 0.0 when there is none).
 
     Raises:
-        ConfigError: ``k`` is not an integer >= 1. DataError: a passage within the top ``k`` of a scored query without
+        ConfigError: ``k`` is not an integer >= 1; an entry of ``answers`` that is a string (query named). DataError: a passage within the top ``k`` of a scored query without
             a text, or with one that is not a string (query named).
     """
     hits = answer_hits(run, answers, k)
@@ -105,14 +128,15 @@ def _docid(c: Mapping[str, Any], qid: str) -> str:
 
 
 def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
-    """Gold-passage@k: fraction of queries (of ``gold``, present in the run) with a gold docid in the top ``k``
-    (ids compared as strings; 0.0 when no query of ``gold`` is in the run).
+    """Gold-passage@k: fraction of queries (of ``gold``, present in the run, with at least one gold id: an empty list
+    is skipped, not a miss) with a gold docid in the top ``k`` (ids compared as strings; 0.0 when no such query).
 
     Raises:
-        ConfigError: ``k`` is not an integer >= 1. DataError: a passage within the top ``k`` of a scored query without
+        ConfigError: ``k`` is not an integer >= 1; an entry of ``gold`` that is a string (query named). DataError: a passage within the top ``k`` of a scored query without
             a ``docid``, so whether it is gold cannot be decided (query named).
     """
     _check_k(k)
+    gold = _scorable(gold, "gold")
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
     if not qids:
@@ -122,15 +146,17 @@ def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
 
 def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> float:
     """Mean reciprocal rank of the first gold docid (within the top ``k`` when given, else the whole run; a query
-    without one within it scores 0; 0.0 when no query of ``gold`` is in the run).
+    without one within it scores 0; a query with an empty gold list is skipped; 0.0 when no query of ``gold`` with
+    a gold id is in the run).
 
     Raises:
-        ConfigError: ``k`` given but not an integer >= 1 (as for recall@k and gold@k; ``k=0`` scored the whole
+        ConfigError: an entry of ``gold`` that is a string (query named); ``k`` given but not an integer >= 1 (as for recall@k and gold@k; ``k=0`` scored the whole
             ranking, ``k=-1`` all but its last passage). DataError: a passage of a scored query, ranked before its
             first gold passage (or with none, within the ranking), without a ``docid`` (query named).
     """
     if k is not None:
         _check_k(k, " (or None: the whole ranking)")
+    gold = _scorable(gold, "gold")
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
     if not qids:
@@ -153,13 +179,17 @@ def evaluate_run(
 ) -> dict[str, float | int]:
     """All metrics as a flat dict: ``answer_recall@k``, ``gold@k`` for each k, ``mrr``, and ``num_queries``: the
     number of queries scored (an int), those of the run with answers or gold ids (a query of the run without
-    either, or one of ``answers``/``gold`` that the run lacks, is not scored).
+    either, one whose lists are empty, or one of ``answers``/``gold`` that the run lacks, is not scored; each figure
+    is over the queries with its kind: answer recall over those with answers, gold@k and MRR over those with gold
+    ids).
 
     Raises:
-        ConfigError: a cut-off in ``ks`` that is not an integer >= 1. DataError: with ``answers``, a passage without a
+        ConfigError: a cut-off in ``ks`` that is not an integer >= 1; an entry of ``answers`` or ``gold`` that is a
+            string, not a list (query named). DataError: with ``answers``, a passage without a
             text; with ``gold``, one without a ``docid`` (:func:`answer_recall_at_k`, :func:`gold_at_k`, :func:`mrr`;
             ``tokrag retrieve eval`` prints such figures unavailable instead, for a run where no passage has one).
     """
+    answers, gold = _scorable(answers, "answers"), _scorable(gold, "gold")
     ctxs = _ctxs(run)
     scored = {q for q in (answers or {}) if q in ctxs} | {q for q in (gold or {}) if q in ctxs}
     out: dict[str, float | int] = {"num_queries": len(scored)}
