@@ -521,6 +521,8 @@ def _expect(a: argparse.Namespace) -> int:
         _coverage_note(ctxs, queries, c["topics"], run_path, _scored(ctxs, *usable))
         _ranking_notes(ctxs, *usable, run_path)
         ks = sorted({int(m.split("@")[1]) for m in c["expected"] if "@" in m}) or [c["k"]]
+        answers, gold = expect.figures_over(c, answers, gold)  # the kinds the condition's figures are over
+        usable = (usable[0] if answers else {}), (usable[1] if gold else {})
         measured = _metrics(ctxs, answers, gold, usable, ks)
         results = [expect.result(c, measured, len(expect.scorable(queries, answers, gold)), a.run)]
     else:

@@ -21,8 +21,9 @@ largest cut-off named. Relative file paths are read from the expectation file's 
 :func:`check` retrieves each condition through :func:`retrieval.retrieve` (cached runs; for a prebuilt corpus
 the download plan is printed before anything is downloaded), scores it and compares: a metric passes when
 ``|measured - expected| <= tolerance``, and a condition passes when every metric does and its figures are over
-every question of its topics that has answers or gold ids (``num_queries``; ``--run`` a run of only some of them
-misses).
+every question of its topics that its figures are computed over (``num_queries``: for gold@k and MRR the questions
+with gold ids, for answer recall those with answers, for both kinds those with either; ``--run`` a run of only some
+of them misses). ``num_queries`` is checked so, automatically: it is not listed under ``expected``.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
         if not isinstance(expected, dict) or not expected:
             raise ConfigError(f"{where}: 'expected' must map metric names to figures, e.g. {{answer_recall@20: 0.75}}")
         for m, v in expected.items():
+            if str(m) == "num_queries":
+                raise ConfigError(f"{where}: num_queries is not an expected figure: it is checked automatically against "
+                                  "the topics (every question the listed figures are over must be in the run); remove it")
             if not _METRIC.match(str(m)):
                 raise ConfigError(f"{where}: unknown metric {m!r}; use answer_recall@K, gold@K (K an integer >= 1) or mrr")
             if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -153,8 +157,8 @@ def result(cond: Mapping[str, Any], measured: Mapping[str, Any], topics_queries:
     "run", "metrics": compare(...), "ok"}``.
 
     ``num_queries`` is the number of questions the measured figures are over (the run's with answers or gold ids,
-    as plain ``retrieve eval`` prints it), ``topics_queries`` the number of the topics' questions with answers or
-    gold ids: the set the expected figures are documented over. A run that lacks some of them (``--run`` a run of
+    of the kinds the condition lists, :func:`figures_over`), ``topics_queries`` the number of the topics' questions
+    with them: the set the expected figures are documented over. A run that lacks some of them (``--run`` a run of
     200 of the 3,610 NQ questions) reproduces nothing even when its figures land within tolerance, so the condition
     is then not ok (printed as a ``num_queries`` MISS by :func:`format_results`).
     """
@@ -190,13 +194,25 @@ def check(spec: Mapping[str, Any], conditions: Sequence[str] | None = None, *, r
         run = retrieve(cond["corpus"] if local is None else local, queries, cond["retriever"], k=cond["k"],
                        params={**cond["params"], **(runtime or {})}, cache_dir=cache_dir, data_dir=data_dir)
         ks = sorted({int(m.split("@")[1]) for m in cond["expected"] if "@" in m})
+        answers, gold = figures_over(cond, answers, gold)
         measured = evaluate_run(run, answers or None, gold or None, ks=ks or (cond["k"],))
         results.append(result(cond, measured, len(scorable(queries, answers, gold)), str(run.jsonl_path)))
     return results
 
 
+def figures_over(cond: Mapping[str, Any], answers: Mapping[str, Any], gold: Mapping[str, Any]) -> tuple[dict, dict]:
+    """-> (answers, gold ids) of the kinds ``cond``'s expected figures are computed over: the answers when it lists an
+    ``answer_recall@k``, the gold ids when it lists a ``gold@k`` or ``mrr`` (the other kind ``{}``). A condition that
+    expects gold@k only is then not over the questions that have answers but no gold ids."""
+    names = list(cond["expected"])
+    use_answers = any(m.startswith("answer_recall@") for m in names)
+    use_gold = any(m.startswith("gold@") or m == "mrr" for m in names)
+    return (dict(answers) if use_answers else {}), (dict(gold) if use_gold else {})
+
+
 def scorable(queries: Mapping[str, Any], answers: Mapping[str, Any], gold: Mapping[str, Any]) -> set[str]:
-    """The qids of ``queries`` with answers or gold ids: the questions an expectation's figures are over."""
+    """The qids of ``queries`` with answers or gold ids: the questions an expectation's figures are over (pass the
+    kinds :func:`figures_over` keeps)."""
     return {q for q in queries if q in answers or q in gold}
 
 
