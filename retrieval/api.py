@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,8 @@ def _bm25_searcher(index_dir: str, k1: float, b: float) -> Bm25Searcher:
 
 
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
-    """-> (result-changing params with defaults filled in, runtime-only params). Unknown names -> ConfigError."""
+    """-> (result-changing params with defaults filled in, runtime-only params). Unknown names, and a ``k1``, ``b``
+    or ``alpha`` that is nan or infinite -> ConfigError."""
     params = dict(params or {})
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -58,6 +60,15 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
         valid = sorted(known) + sorted(RUNTIME_PARAMS)
         raise ConfigError("; ".join(unknown_name(f"{retriever} parameter", u, valid, list_all=0) for u in unknown)
                           + f"{where}; valid: {', '.join(valid)}")
+    for name in ("k1", "b", "alpha"):  # nan/inf scored every passage nan (a traceback writing the TREC run)
+        v = params.get(name)
+        if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+            try:
+                finite = math.isfinite(float(v))
+            except ValueError:
+                continue
+            if not finite:
+                raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "
