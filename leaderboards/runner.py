@@ -420,7 +420,10 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     and the packed products are switched on only inside a ``try``/``finally`` block.
 
     Returns None (the cell's model is built by :func:`make_model`, a full load, as before) for a model that is
-    not a ``RAGMethodLM`` (lm-eval's ``hf``, a user's class), a subclass with its own ``__init__`` or
+    not a ``RAGMethodLM`` (lm-eval's ``hf``, a user's class), a ``RAGMethodLM`` subclass defined outside
+    ``tokrag_model.methods`` (the audit above covers ours only: a user's ``setup()`` may add an adapter, a hook or
+    change ``padding_side`` on the shared model, and the next cells would run on that model while recording the
+    plain one), a subclass with its own ``__init__`` or
     ``create_from_arg_obj`` (what it does with the arguments is not known here), and under a data-parallel
     launcher (``WORLD_SIZE`` > 1: each process's device is the launcher's).
 
@@ -433,7 +436,8 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     from tokrag_model.loading import resolve_device
 
     cls = _model_class(cell.method.model)
-    if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)) or cls.__init__ is not RAGMethodLM.__init__ \
+    if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)) or not cls.__module__.startswith(_SHAREABLE_MODULE) \
+            or cls.__init__ is not RAGMethodLM.__init__ \
             or getattr(cls.create_from_arg_obj, "__func__", None) is not RAGMethodLM.create_from_arg_obj.__func__ \
             or world_size_from_env() > 1:
         return None
@@ -443,6 +447,9 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     key["device"] = resolve_device(cfg["device"])
     key["batch_invariant"] = key["device"].startswith("cpu") if cfg["batch_invariant"] == "auto" else cfg["batch_invariant"]
     return key
+
+
+_SHAREABLE_MODULE = "tokrag_model.methods."  # the audited methods: a model built over a shared Backbone only for these
 
 
 def _built_as_keyed(lm, key: dict[str, Any]) -> bool:

@@ -158,8 +158,8 @@ def test_a_model_with_other_load_arguments_or_batch_invariance_loads_after_the_p
 
 def test_backbone_key_is_the_load_arguments_for_tokrag_methods_only(tmp_path):
     """Equal for two tokrag methods over one model, different for another ``dtype``/``batch_invariant``/``revision``;
-    None for a model that is not a tokrag method (the toy LM here; lm-eval's ``hf`` likewise), which keeps a load
-    of its own per model."""
+    None for a model that is not a tokrag method (the toy LM here; lm-eval's ``hf`` likewise) or a user's subclass
+    of one (its ``setup()`` may change the shared model), which keeps a load of its own per model."""
     from leaderboards.runner import backbone_key
 
     spec = load_spec(write_spec(tmp_path, name="keys", tasks=["toy_qa"], limit=1, methods=[
@@ -169,6 +169,7 @@ def test_backbone_key_is_the_load_arguments_for_tokrag_methods_only(tmp_path):
         {"name": "variant", "model": "rag-standard", "model_args": {"batch_invariant": False}},
         {"name": "rev", "model": "rag-standard", "model_args": {"revision": "v1"}},
         {"name": "toy", "model": TOY, "model_args": {"mode": "first"}, "specific": {"pretrained": str(FIX / "toy_weights.bin")}},
+        {"name": "user", "model": "tests.leaderboard_fixtures.user_method:PaddingLeftStandard"},
     ], extra={"shared": {"model_args": {"pretrained": "smollm2-135m-instruct"}, "limit": 1}}))
     keys = {c.method.name: backbone_key(c) for c in spec.cells()}
     assert keys["standard"] == {"pretrained": "smollm2-135m-instruct", "dtype": "float32", "device": "cpu",
@@ -179,3 +180,4 @@ def test_backbone_key_is_the_load_arguments_for_tokrag_methods_only(tmp_path):
     assert keys["variant"] == {**keys["standard"], "batch_invariant": False}
     assert keys["rev"] == {**keys["standard"], "revision": "v1"}
     assert keys["toy"] is None
+    assert keys["user"] is None  # a tokrag subclass outside tokrag_model.methods: its setup() may change the model

@@ -247,7 +247,8 @@ class RAGMethodLM(LM):
         converting or downloading weights (:func:`tokrag_model.loading.model_shape`; not checked where the shape is
         not known so, e.g. a hub id not in the local cache: the load checks it). The same check, with the same
         messages, as the leaderboard's pre-run check (:func:`leaderboards.runner.check_cell_args`); :meth:`__init__`
-        calls it before the weights load.
+        calls it before the weights load, so a preset calibrated on other weights of another depth fails here
+        with its depth ("made for N layers") before the load's fingerprint check would name the other weights.
 
         Raises:
             ConfigError: from ``check_shape`` (``--model tokrag: layer=99 is outside the model's 30 layers (0..29)``).
