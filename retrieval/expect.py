@@ -212,8 +212,10 @@ def figures_over(cond: Mapping[str, Any], answers: Mapping[str, Any], gold: Mapp
 
 def scorable(queries: Mapping[str, Any], answers: Mapping[str, Any], gold: Mapping[str, Any]) -> set[str]:
     """The qids of ``queries`` with answers or gold ids: the questions an expectation's figures are over (pass the
-    kinds :func:`figures_over` keeps)."""
-    return {q for q in queries if q in answers or q in gold}
+    kinds :func:`figures_over` keeps). An empty answers or gold list counts as none, as
+    :func:`retrieval.metrics.evaluate_run` skips such a question (a run holding every question missed on
+    ``num_queries``)."""
+    return {q for q in queries if answers.get(q) or gold.get(q)}
 
 
 def format_results(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:

@@ -63,3 +63,15 @@ def test_num_queries_under_expected_is_refused_as_automatic(tmp_path):
     msg = str(exc.value)
     assert "unknown metric" not in msg
     assert "num_queries is not an expected figure: it is checked automatically against the topics" in msg
+
+
+def test_an_empty_gold_or_answers_list_is_no_question_to_expect_as_in_evaluate_run():
+    """A question whose gold list is empty is skipped by evaluate_run; the expectation's count skips it too (it
+    counted it, and a run holding every question missed on num_queries)."""
+    from retrieval.metrics import evaluate_run
+
+    run = {"a": [{"docid": "p1", "text": "x"}], "b": [{"docid": "p2", "text": "y"}]}
+    gold = {"a": ["p1"], "b": []}
+    assert evaluate_run(run, {}, gold, ks=(1,))["num_queries"] == 1
+    assert expect.scorable({"a": 1, "b": 2}, {}, gold) == {"a"}
+    assert expect.scorable({"a": 1, "b": 2}, {"b": ["y"]}, gold) == {"a", "b"}
