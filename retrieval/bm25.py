@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import numbers
 import os
 import re
 import shutil
@@ -341,8 +342,9 @@ class Bm25Searcher:
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
         validate_queries({"q": query})
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:  # numpy integers too; True is no k
             raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        k = int(k)
         q = sanitize_query(query)
         self.searches += 1
         if not q:
@@ -368,8 +370,9 @@ class Bm25Searcher:
             ConfigError: k < 1, bad qids. DataError: empty, whitespace-only or invalid-Unicode queries.
         """
         validate_queries(queries)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:  # numpy integers too; True is no k
             raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        k = int(k)
         threads = threads or default_threads()
         pc = self._pc
         items = [(qid, sanitize_query(text)) for qid, text in queries.items()]

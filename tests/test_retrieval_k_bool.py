@@ -40,6 +40,10 @@ def test_bm25_search_refuses_k_true(tmp_path):
         searcher.search("capital", True)
     with pytest.raises(ConfigError, match=f"^{MESSAGE}$"):
         searcher.batch_search({"q": "capital"}, k=True)
+    import numpy as np  # a numpy integer is a k (search took it before cf62772, batch_search refused it)
+
+    assert [d for d, _ in searcher.search("capital", np.int64(1))] == ["d1"]
+    assert [d for d, _ in searcher.batch_search({"q": "capital"}, k=np.int64(1))["q"]] == ["d1"]
 
 
 def test_prebuilt_hybrid_depth_true_is_refused():
