@@ -6,6 +6,7 @@ import io
 import logging
 
 import pytest
+from logging_helpers import saved_loggers
 
 
 @pytest.fixture
@@ -13,16 +14,8 @@ def loggers():
     """Save and restore the handlers, level and propagation of lm_eval's and our package loggers."""
     from retrieval.logs import PACKAGES
 
-    names = ("lm_eval", *PACKAGES)
-    saved = {n: (list(logging.getLogger(n).handlers), logging.getLogger(n).level, logging.getLogger(n).propagate) for n in names}
-    for n in names:
-        logging.getLogger(n).handlers.clear()
-    yield
-    for n, (handlers, level, propagate) in saved.items():
-        lg = logging.getLogger(n)
-        lg.handlers[:] = handlers
-        lg.setLevel(level)
-        lg.propagate = propagate
+    with saved_loggers(("lm_eval", *PACKAGES)):
+        yield
 
 
 def test_package_loggers_follow_lm_evals_handler_and_level(loggers):

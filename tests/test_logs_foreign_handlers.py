@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from logging_helpers import saved_loggers
 
 from retrieval.logs import PACKAGES, follow_lm_eval_logging
 
@@ -29,29 +30,20 @@ def lm_eval_under_pytest():
     and pytest's ``LogCaptureHandler`` on it and on the root logger. Restores every logger touched."""
     from _pytest.logging import LogCaptureHandler
 
-    names = ("lm_eval", *PACKAGES)
-    saved = {n: (list(logging.getLogger(n).handlers), logging.getLogger(n).level, logging.getLogger(n).propagate)
-             for n in names}
-    for n in names:
-        logging.getLogger(n).handlers.clear()
-    stream, capture = io.StringIO(), LogCaptureHandler()
-    src = logging.getLogger("lm_eval")
-    src.addHandler(logging.StreamHandler(stream))  # what lm_eval.utils.setup_logging adds
-    src.setLevel(logging.INFO)
-    src.propagate = False
-    src.addHandler(capture)  # what pytest's catching_logs adds to a non-propagating logger, and to the root
-    root = logging.getLogger()
-    root.addHandler(capture)
-    root_level = root.level
-    root.setLevel(logging.INFO)
-    yield stream, capture
-    root.removeHandler(capture)
-    root.setLevel(root_level)
-    for n, (handlers, level, propagate) in saved.items():
-        lg = logging.getLogger(n)
-        lg.handlers[:] = handlers
-        lg.setLevel(level)
-        lg.propagate = propagate
+    with saved_loggers(("lm_eval", *PACKAGES)):
+        stream, capture = io.StringIO(), LogCaptureHandler()
+        src = logging.getLogger("lm_eval")
+        src.addHandler(logging.StreamHandler(stream))  # what lm_eval.utils.setup_logging adds
+        src.setLevel(logging.INFO)
+        src.propagate = False
+        src.addHandler(capture)  # what pytest's catching_logs adds to a non-propagating logger, and to the root
+        root = logging.getLogger()
+        root.addHandler(capture)
+        root_level = root.level
+        root.setLevel(logging.INFO)
+        yield stream, capture
+        root.removeHandler(capture)
+        root.setLevel(root_level)
 
 
 def test_our_records_reach_pytests_handler_once_and_lm_evals_once(lm_eval_under_pytest):

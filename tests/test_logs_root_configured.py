@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from logging_helpers import saved_loggers
 
 from retrieval.logs import PACKAGES, follow_lm_eval_logging
 
@@ -28,30 +29,21 @@ def program_logging():
     handler on the root); the program's own root handler is added by the test. Restores every logger touched."""
     from _pytest.logging import LogCaptureHandler
 
-    names = ("lm_eval", *PACKAGES)
-    saved = {n: (list(logging.getLogger(n).handlers), logging.getLogger(n).level, logging.getLogger(n).propagate)
-             for n in names}
-    for n in names:
-        logging.getLogger(n).handlers.clear()
-    lm_eval_stream, program_stream, capture = io.StringIO(), io.StringIO(), LogCaptureHandler()
-    src = logging.getLogger("lm_eval")
-    src.addHandler(logging.StreamHandler(lm_eval_stream))  # what lm_eval.utils.setup_logging adds
-    src.setLevel(logging.INFO)
-    src.propagate = False
-    root = logging.getLogger()
-    program = logging.StreamHandler(program_stream)  # what logging.basicConfig() puts on the root
-    program.setFormatter(logging.Formatter("ROOT %(name)s: %(message)s"))
-    root.addHandler(capture)
-    root_level = root.level
-    yield lm_eval_stream, program_stream, program, capture
-    root.removeHandler(capture)
-    root.removeHandler(program)
-    root.setLevel(root_level)
-    for n, (handlers, level, propagate) in saved.items():
-        lg = logging.getLogger(n)
-        lg.handlers[:] = handlers
-        lg.setLevel(level)
-        lg.propagate = propagate
+    with saved_loggers(("lm_eval", *PACKAGES)):
+        lm_eval_stream, program_stream, capture = io.StringIO(), io.StringIO(), LogCaptureHandler()
+        src = logging.getLogger("lm_eval")
+        src.addHandler(logging.StreamHandler(lm_eval_stream))  # what lm_eval.utils.setup_logging adds
+        src.setLevel(logging.INFO)
+        src.propagate = False
+        root = logging.getLogger()
+        program = logging.StreamHandler(program_stream)  # what logging.basicConfig() puts on the root
+        program.setFormatter(logging.Formatter("ROOT %(name)s: %(message)s"))
+        root.addHandler(capture)
+        root_level = root.level
+        yield lm_eval_stream, program_stream, program, capture
+        root.removeHandler(capture)
+        root.removeHandler(program)
+        root.setLevel(root_level)
 
 
 def test_a_programs_root_handler_shows_our_records_once(program_logging):
