@@ -32,7 +32,11 @@ def _lm_evals_handlers(src: logging.Logger) -> list[logging.Handler]:
 def _root_prints() -> bool:
     """Whether the root logger holds a handler that shows records: a program's own logging set-up
     (``logging.basicConfig``, a ``dictConfig``), not a test framework's capture handler nor a ``NullHandler``. Our
-    loggers propagate, so such a handler already shows each of our records."""
+    loggers propagate, so such a handler already shows each of our records.
+
+    Any such handler counts, whatever it writes to: a root logger with only a ``FileHandler`` sends our INFO lines to
+    that file and no longer to the terminal, while lm-eval's own lines still reach the terminal through its stream
+    handler. That is intended: the program's root handler decides where our records go."""
     return any(not isinstance(h, logging.NullHandler) and not type(h).__module__.startswith(_CAPTURE_MODULES)
                for h in logging.getLogger().handlers)
 
@@ -51,7 +55,9 @@ def follow_lm_eval_logging() -> bool:
     A program that configured the root logger (``logging.basicConfig``) and runs lm-eval in-process
     (``simple_evaluate``, lm-eval's CLI entry) shows our records through its root handler already: there our loggers
     take lm-eval's level only, not its handler (each record showed twice, in lm-eval's format and the program's), and
-    a handler an earlier call shared before the root was configured is taken off again.
+    a handler an earlier call shared before the root was configured is taken off again. That holds whatever the root
+    handler writes to (:func:`_root_prints`): with only a ``FileHandler`` on the root, our records go to its file and
+    not to the terminal, where lm-eval's own lines still show; the program's root handler decides where ours go.
 
     Returns:
         True when the loggers now follow lm-eval's (its level; its handler too unless the root logger shows our records).
