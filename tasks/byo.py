@@ -88,6 +88,9 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         if not answers:
             raise DataError(f"{where}: 'answers' is empty; give at least one gold answer")
         raw_id = r.get("id")
+        if raw_id == "":  # json_id's refusal, with how to get the automatic id instead
+            raise DataError(f'{where}: \'id\' is "": an id must not be empty; give the id, or write "id": null or leave '
+                            f"the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")
         if isinstance(raw_id, str) and _WS.search(raw_id):
             raise DataError(f"{where}: id {raw_id!r} contains whitespace; ids must be single tokens (TREC runs)")
         qid = f"q{i}" if raw_id is None else json_id(raw_id, f"{where}: 'id'")  # the ids' rule (topics, runs, corpora)

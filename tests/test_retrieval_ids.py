@@ -132,7 +132,8 @@ def test_topics_gold_ids_follow_the_id_rule(tmp_path, gold, shown):
 @pytest.mark.parametrize("row, message", [
     ({"id": 3.0}, f"'id' is 3.0: {FLOAT}"),
     ({"id": False}, "'id' is false: an id must be a string or an integer"),
-    ({"id": ""}, '\'id\' is "": an id must not be empty; give the id, or remove the field'),
+    ({"id": ""}, '\'id\' is "": an id must not be empty; give the id, or write "id": null or leave the field out '
+                 "for the automatic id 'q0' (q<index of the question, from 0>)"),
     ({"id": "q", "gold_docids": ["p1", 3.0]}, f"gold_docids[1] is 3.0: {FLOAT}"),
     ({"id": "q", "gold_docids": [True]}, "gold_docids[0] is true: an id must be a string or an integer"),
 ], ids=["float-id", "bool-id", "empty-id", "float-gold", "bool-gold"])
