@@ -60,7 +60,8 @@ SPREAD_MODULES = {"test_model_batching.py", "test_leaderboard_reliability.py"}
 EXPECTED_S = {
     "test_model_smollm2.py": 250, "test_model_gemma.py": 165, "test_method_ensemble_entropy.py": 130,
     "test_model_data_parallel.py": 125, "test_method_selfrag_filter.py": 120, "test_analyze.py": 100,
-    "test_leaderboard_resume_chunks.py": 85, "test_leaderboard_backbone_reuse.py": 75,
+    "test_leaderboard_resume_chunks.py": 85, "test_methods_leave_model_unchanged.py": 85,
+    "test_leaderboard_backbone_reuse.py": 75,
     "test_logs_root_configured.py": 75, "test_method_adacad.py": 80, "test_errors_names.py": 75,
     "test_retrieval_reliability.py": 75, "test_method_cad.py": 60, "test_leaderboard.py": 55,
     "test_leaderboard_overwrite.py": 50, "test_model_lmeval.py": 50, "test_tokrag.py": 45, "test_leaderboard_v2.py": 35,
