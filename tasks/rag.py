@@ -278,6 +278,19 @@ def _warn_short(ctxs: dict[str, list], rows: list[dict], k: int, retriever: str,
                 ", and noise replaces a share of those" if noise > 0 else "")
 
 
+def _integral(k: Any) -> bool:
+    """Whether ``k`` is a whole number: an integer (numpy's too), or a float or numeric string with no fraction
+    (``5.0``, ``"5"``); ``2.5``, ``"2.5"``, nan or inf are not (``int()`` would truncate or fail)."""
+    import numbers
+
+    if isinstance(k, numbers.Integral):
+        return True
+    try:
+        return float(k).is_integer()
+    except (TypeError, ValueError):
+        return False
+
+
 def build_qa_docs(
     dataset: str,
     *,
@@ -325,9 +338,9 @@ def build_qa_docs(
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
-    if isinstance(k, bool):  # an int subclass: int(True) was 1 passage
+    if isinstance(k, bool) or not _integral(k):  # True is an int subclass (1 passage); int(2.5) was 2 passages
         raise ConfigError(f"k={k!r}: the number of passages per question must be an integer >= 1")
-    k = int(k)
+    k = int(float(k)) if isinstance(k, (str, float)) else int(k)
     if k < 1:
         raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
     retriever = retriever or "bm25"
