@@ -626,8 +626,10 @@ def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
 
 
 def _run_docids(ctxs: dict[str, list[dict]]) -> set[str]:
-    """The passage ids of a run's ctxs: passages of the corpus the run was retrieved from."""
-    return {str(c["docid"]) for rows in ctxs.values() for c in rows if isinstance(c, dict) and c.get("docid") is not None}
+    """The passage ids of a run's ctxs: passages of the corpus the run was retrieved from. A null or empty ``""``
+    docid is no id, as :func:`retrieval.cache.read_ctxs_jsonl` reads a passage's id fields."""
+    return {str(c["docid"]) for rows in ctxs.values() for c in rows
+            if isinstance(c, dict) and c.get("docid") is not None and c["docid"] != ""}
 
 
 def _run_file(run: str) -> Path:

@@ -261,3 +261,15 @@ def test_questions_without_passages_are_named(tmp_path, topics, capsys):
     assert code == 0 and m == pytest.approx({"num_queries": 3, "answer_recall@1": 1 / 3, "gold@1": 1 / 3, "mrr": 1 / 3})
     assert err == (f"note: 2 of the 3 questions of {some} have no passages ('1', '3'); they count as misses at every "
                    "cut-off\n")
+
+
+def test_a_run_whose_only_passage_ids_are_empty_has_no_ids_as_a_null_one(tmp_path, topics, capsys):
+    # {"docid": ""} alone: "query '1': a passage has no 'docid', so gold@k and MRR cannot be computed" (rc 2, no
+    # file), while {"docid": null} gave gold@k and MRR unavailable
+    for name, value in (("null", None), ("empty", "")):
+        run = _jsonl(tmp_path / f"{name}.jsonl", [{"id": q, "ctxs": [{"docid": value, "title": "t", "text": t}]}
+                                                  for q, t in ((1, "by Shakespeare"), (2, "Paris is"), (3, "Jupiter"))])
+        note = (f"note: no passage in {run} has an id ('docid', 'id' or '_id'), so gold@k and MRR are unavailable; "
+                "give each passage its corpus id, or score the run's TREC file with --corpus\n")
+        assert _eval(capsys, run, topics, "--k", "1") == (
+            0, {"num_queries": 3, "answer_recall@1": 1.0, "gold@1": None, "mrr": None}, note), name
