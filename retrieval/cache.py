@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError
-from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, json_id, sha256_file
+from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, json_id, one_passage_id, sha256_file
 from .paths import cache_dir as _cache_dir
 
 logger = logging.getLogger(__name__)
@@ -167,7 +167,8 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             too; file and both lines named), an id that is a float, a bool or holds whitespace, or a question id
             that is empty (:func:`json_id`; file, line, question and passage named), a passage without an id in a file whose other passages have one (the
             first such passage named: file, line, question, position), the same for a passage without a text, a
-            text or title that is not a string (file, line, question and passage named).
+            text or title that is not a string (file, line, question and passage named), a passage whose id fields
+            hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields).
     """
     from .io import read_jsonl
 
@@ -197,6 +198,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
             at = f"{where}: question {qid!r}, ctxs[{j}]"
             pid = _first_id(c, PASSAGE_ID_FIELDS, at, skip_empty=True)
+            one_passage_id(c, PASSAGE_ID_FIELDS, at)  # the corpus reader takes 'id' first
             if pid:
                 c["docid"] = pid
                 with_id += 1

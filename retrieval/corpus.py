@@ -41,7 +41,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, gzip_errors, json_error, json_id, read_jsonl
+from .io import BOM, gzip_errors, json_error, json_id, one_passage_id, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -219,11 +219,14 @@ PASSAGE_ID_FIELDS = ("id", "docid", "_id")
 
 def _passage_id(obj: dict, where: str) -> str:
     """A JSONL corpus record's passage id, as :func:`retrieval.io.json_id` reads every id (``3`` is ``"3"``; a float
-    ``3.0``, a bool, ``""`` or an id with whitespace is a DataError naming ``where`` and the field)."""
+    ``3.0``, a bool, ``""`` or an id with whitespace is a DataError naming ``where`` and the field; so is a record
+    whose id fields hold two different ids, :func:`retrieval.io.one_passage_id`)."""
     name = next((n for n in PASSAGE_ID_FIELDS if obj.get(n) is not None), None)
     if name is None:
         return record_field(obj, PASSAGE_ID_FIELDS, where)  # the "missing field 'id'" / "got null" message
-    return json_id(obj[name], f"{where}: passage id {name!r}")
+    pid = json_id(obj[name], f"{where}: passage id {name!r}")
+    one_passage_id(obj, PASSAGE_ID_FIELDS, where)  # the ctxs reader takes 'docid' first
+    return pid
 
 
 def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:

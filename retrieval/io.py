@@ -12,7 +12,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,28 @@ def json_id(value: Any, where: str) -> str:
         raise DataError(f"{where} is {v!r}: an id is one token, without whitespace (as in a TREC run, a corpus or "
                         "topics); fix the id in the file")
     return v
+
+
+def one_passage_id(obj: Mapping[str, Any], names: Sequence[str], where: str) -> None:
+    """Refuse a passage record whose id fields (``names``, e.g. ``id``, ``docid``, ``_id``) hold two different
+    non-empty values: the corpus reader takes ``id`` first and the ctxs reader ``docid`` first, so such a record
+    named one passage in the corpus and another in a run (gold@k 0, silently). Null and ``""`` fields are no id;
+    ``12`` and ``"12"`` are the same id (:func:`json_id`).
+
+    Raises:
+        DataError: one line naming ``where`` and both fields with their values.
+    """
+    seen: tuple[str, Any, str] | None = None
+    for n in names:
+        v = obj.get(n)
+        if v is None or v == "":
+            continue
+        key = str(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else json.dumps(v)
+        if seen is None:
+            seen = (n, v, key)
+        elif key != seen[2]:
+            raise DataError(f"{where}: passage id fields {seen[0]!r} ({json.dumps(seen[1])}) and {n!r} "
+                            f"({json.dumps(v)}) differ; keep one id field (or give both the same id)")
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:

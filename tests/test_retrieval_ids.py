@@ -167,3 +167,27 @@ def test_an_empty_qid_is_refused_in_topics_and_in_ctxs_runs_alike(tmp_path, caps
         run = _jsonl(tmp_path / "run.jsonl", [{"id": 1, "ctxs": []}, {**row, "ctxs": [{"id": 30, "text": "Jupiter"}]}])
         assert tokrag(["retrieve", "eval", "--run", run, "--topics", good, "--k", "1"]) == 2
         assert capsys.readouterr().err.strip() == f"tokrag retrieve: error: {run}:2: question 'qid' {empty}"
+
+
+def test_a_passage_with_two_different_ids_is_refused_by_both_readers(tmp_path):
+    """The corpus reader takes 'id' first, the ctxs reader 'docid' first: {"id": "p1", "docid": "X1"} was passage
+    p1 in the corpus and X1 in a run (gold@k 0, silently). Now a one-line DataError in both, naming file, line and
+    both fields; one id field, equal ids (12 and "12") or an empty/null second field read as before."""
+    from retrieval import load_corpus
+    from retrieval.cache import read_ctxs_jsonl
+
+    two = {"id": "p1", "docid": "X1", "title": "Hamlet", "text": "Hamlet is a tragedy by Shakespeare."}
+    corpus = _jsonl(tmp_path / "c.jsonl", [{"id": "p0", "title": "t", "text": "x"}, two])
+    with pytest.raises(DataError) as e:
+        load_corpus(corpus)
+    assert str(e.value) == (f"{corpus}:2: passage id fields 'id' (\"p1\") and 'docid' (\"X1\") differ; keep one id "
+                            "field (or give both the same id)")
+    run = _jsonl(tmp_path / "r.jsonl", [{"qid": "a", "ctxs": [{"docid": "X1", "_id": 7, "text": "t"}]}])
+    with pytest.raises(DataError) as e:
+        read_ctxs_jsonl(run)
+    assert str(e.value) == (f"{run}:1: question 'a', ctxs[0]: passage id fields 'docid' (\"X1\") and '_id' (7) "
+                            "differ; keep one id field (or give both the same id)")
+    same = [{"id": 12, "docid": "12", "title": "t", "text": "x"}, {"id": "p2", "docid": "", "_id": None, "text": "y"}]
+    assert sorted(p.docid for p in load_corpus(_jsonl(tmp_path / "ok.jsonl", same))) == ["12", "p2"]
+    ctxs, _ = read_ctxs_jsonl(_jsonl(tmp_path / "ok.ctxs.jsonl", [{"qid": "a", "ctxs": [dict(c) for c in same]}]))
+    assert [c["docid"] for c in ctxs["a"]] == ["12", "p2"]
