@@ -14,7 +14,7 @@ from typing import Any
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
 from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
-from .errors import ConfigError, DataError, unknown_name
+from .errors import ConfigError, DataError, check_k, unknown_name
 from .io import atomic_write_json, file_lock, fingerprint
 from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
@@ -207,8 +207,7 @@ def retrieve(
     follow_lm_eval_logging()  # under lm_eval, a first index build's INFO line shows
     if retriever not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k={k!r}: k must be an integer >= 1 (the number of passages per query)")
+    k = check_k(k, " (the number of passages per query)")
     validate_queries(queries)
     is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     if not is_prebuilt:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import numbers
 import os
 import re
 import shutil
@@ -29,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
-from .errors import ConfigError, DataError, IndexNotFoundError, TokragError
+from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_k
 from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
@@ -342,9 +341,7 @@ class Bm25Searcher:
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
         validate_queries({"q": query})
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:  # numpy integers too; True is no k
-            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
-        k = int(k)
+        k = check_k(k)
         q = sanitize_query(query)
         self.searches += 1
         if not q:
@@ -370,9 +367,7 @@ class Bm25Searcher:
             ConfigError: k < 1, bad qids. DataError: empty, whitespace-only or invalid-Unicode queries.
         """
         validate_queries(queries)
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:  # numpy integers too; True is no k
-            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
-        k = int(k)
+        k = check_k(k)
         threads = threads or default_threads()
         pc = self._pc
         items = [(qid, sanitize_query(text)) for qid, text in queries.items()]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import Corpus
-from .errors import ConfigError, IndexNotFoundError, OfflineError
+from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
 from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch
 from .java import _package_dir, start_jvm
 from .paths import cache_dir as _cache_dir
@@ -464,8 +464,7 @@ class DenseSearcher:
         from .bm25 import validate_queries
 
         validate_queries(queries)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"k={k!r}: k must be an integer >= 1")
+        k = check_k(k)
         qids = list(queries)
         embs = self.encode_queries(queries, batch_size)
 

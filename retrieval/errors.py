@@ -64,3 +64,19 @@ def unknown_name(what: str, name: str, choices: Iterable[str], *, hint: str = ""
     if len(pool) <= list_all:
         msg += f"; valid: {', '.join(pool)}"
     return msg + (f"; {hint}" if hint else "")
+
+
+def check_k(k: object, other: str = "") -> int:
+    """A cut-off or depth ``k`` (passages per query) as an ``int``: an integer >= 1, numpy's included; a bool is
+    none (``True`` is an ``int`` and read as the top passage only). ``other``: what else may be given, for the
+    message.
+
+    Raises:
+        ConfigError: ``k={k!r}: k must be an integer >= 1{other}``.
+    """
+    import numbers
+
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
+    return int(k)
+

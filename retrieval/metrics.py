@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, check_k
 
 Ctxs = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -46,12 +46,6 @@ def has_answer(text: str, answers: Iterable[str]) -> bool:
 
 def _ctxs(run: Any) -> Ctxs:
     return run.ctxs if hasattr(run, "ctxs") else run
-
-
-def _check_k(k: int, other: str = "") -> None:
-    """Refuse a cut-off ``k`` that is not an integer >= 1 (``other``: what else may be given, for the message)."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:  # True is an int: it scored the top passage only
-        raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
 
 
 def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
@@ -92,7 +86,7 @@ def answer_hits(run: Any, answers: Mapping[str, Sequence[str]], k: int) -> dict[
         ConfigError: ``k`` is not an integer >= 1; an entry of ``answers`` that is a string, not a list (query named).
             DataError: a passage without a text (query named).
     """
-    _check_k(k)
+    check_k(k)
     answers = _scorable(answers, "answers")
     ctxs = _ctxs(run)
     return {
@@ -135,7 +129,7 @@ def gold_at_k(run: Any, gold: Mapping[str, Sequence[str]], k: int) -> float:
         ConfigError: ``k`` is not an integer >= 1; an entry of ``gold`` that is a string (query named). DataError: a passage within the top ``k`` of a scored query without
             a ``docid``, so whether it is gold cannot be decided (query named).
     """
-    _check_k(k)
+    check_k(k)
     gold = _scorable(gold, "gold")
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
@@ -155,7 +149,7 @@ def mrr(run: Any, gold: Mapping[str, Sequence[str]], k: int | None = None) -> fl
             first gold passage (or with none, within the ranking), without a ``docid`` (query named).
     """
     if k is not None:
-        _check_k(k, " (or None: the whole ranking)")
+        check_k(k, " (or None: the whole ranking)")
     gold = _scorable(gold, "gold")
     ctxs = _ctxs(run)
     qids = [q for q in gold if q in ctxs]
