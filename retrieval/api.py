@@ -14,7 +14,7 @@ from typing import Any
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
 from .cache import Run, RunCache
 from .corpus import Corpus, resolve_corpus
-from .errors import ConfigError, DataError, check_k, unknown_name
+from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
 from .io import atomic_write_json, file_lock, fingerprint
 from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
@@ -69,6 +69,8 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
                 continue
             if not finite:
                 raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
+    if isinstance(params.get("depth"), int):
+        check_java_int(params["depth"], f"depth={params['depth']!r}")
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "
@@ -142,7 +144,7 @@ def _prebuilt_run(name: str, queries: dict[str, str], retriever: str, k: int, p:
             printed = pb.print_plan_if_downloading(plan)
         encoder = pb.encoder_identity(p)
     config = _run_config(retriever, p, pb.corpus_config(name, retriever, p), k, queries, exclude, encoder)
-    depth = k + max((len(v) for v in exclude.values()), default=0)
+    depth = min(k + max((len(v) for v in exclude.values()), default=0), JAVA_INT_MAX)  # Lucene caps it anyway
 
     def compute() -> tuple[dict, int]:
         if not printed:
@@ -208,6 +210,7 @@ def retrieve(
     if retriever not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
     k = check_k(k, " (the number of passages per query)")
+    check_java_int(k, f"k={k!r}")
     validate_queries(queries)
     is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     if not is_prebuilt:
@@ -239,7 +242,7 @@ def retrieve(
     if is_prebuilt:
         return _prebuilt_run(corpus[len(PREBUILT):], queries, retriever, k, p, runtime, exclude, cache_dir)
     config = _local_config(retriever, p, corpus, k, queries, exclude)
-    depth = k + max((len(v) for v in exclude.values()), default=0)
+    depth = min(k + max((len(v) for v in exclude.values()), default=0), JAVA_INT_MAX)  # Lucene caps it anyway
 
     def compute() -> tuple[dict, int]:
         if retriever == "bm25":

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
-from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_k
+from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
@@ -115,19 +115,30 @@ def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
         return None
 
 
-def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, value: f"{name}={value!r}") -> None:
+INDEX_THREADS_MAX = 32767  # Anserini indexes with a Java ForkJoinPool, whose parallelism is at most 0x7fff
+
+
+def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, value: f"{name}={value!r}",
+                       index: bool = False) -> None:
     """The one range check of BM25 ``k1`` and ``b`` and of a thread count (None: not given), used by
     :func:`build_bm25_index`, :class:`Bm25Searcher` and the CLI before any work. ``label(name, value)``
-    names the value in the message (``k1=-1`` here, ``--k1 -1.0`` in the CLI).
+    names the value in the message (``k1=-1`` here, ``--k1 -1.0`` in the CLI). ``index``: the threads are
+    indexing threads (at most :data:`INDEX_THREADS_MAX`); search threads are a Java int.
 
     Raises:
-        ConfigError: ``threads`` not an integer >= 1, ``k1`` not a number >= 0, ``b`` not a number in [0, 1].
+        ConfigError: ``threads`` not an integer >= 1 or too large, ``k1`` not a number >= 0, ``b`` not a number
+            in [0, 1].
     """
     def number(v) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ConfigError(f"{label('threads', threads)}: must be >= 1 (an integer number of threads)")
+    if threads is not None and index and threads > INDEX_THREADS_MAX:
+        raise ConfigError(f"{label('threads', threads)}: must be at most {INDEX_THREADS_MAX} (Anserini indexes with a "
+                          "Java ForkJoinPool, which takes no more threads)")
+    if threads is not None:
+        check_java_int(threads, label("threads", threads))
     if k1 is not None and not (number(k1) and k1 >= 0):
         raise ConfigError(f"{label('k1', k1)}: BM25 k1 must be >= 0 (default {DEFAULT_K1})")
     if b is not None and not (number(b) and 0 <= b <= 1):
@@ -187,7 +198,7 @@ def build_bm25_index(
             even with ``force``), or cannot be created; ``threads`` below 1.
         JavaSetupError: Java cannot be set up.
     """
-    check_bm25_numbers(threads=threads)
+    check_bm25_numbers(threads=threads, index=True)
     target = check_index_folder(index_dir if index_dir is not None else bm25_index_dir(corpus, cache_dir),
                                 user_given=index_dir is not None, kind="bm25")
     with file_lock(target):
@@ -342,6 +353,7 @@ class Bm25Searcher:
         """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
         validate_queries({"q": query})
         k = check_k(k)
+        check_java_int(k, f"k={k!r}")
         q = sanitize_query(query)
         self.searches += 1
         if not q:
@@ -368,7 +380,9 @@ class Bm25Searcher:
         """
         validate_queries(queries)
         k = check_k(k)
+        check_java_int(k, f"k={k!r}")
         threads = threads or default_threads()
+        check_java_int(threads, f"threads={threads!r}")
         pc = self._pc
         items = [(qid, sanitize_query(text)) for qid, text in queries.items()]
         out: dict[str, list[tuple[str, float]]] = {qid: [] for qid, _ in items}

@@ -26,7 +26,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, DataError, unknown_name
+from .errors import ConfigError, DataError, check_java_int, unknown_name
 from .io import check_writable
 
 logger = logging.getLogger(__name__)
@@ -265,11 +265,13 @@ def _check_numbers(a: argparse.Namespace) -> None:
     from .bm25 import check_bm25_numbers  # the library's own check (build_bm25_index, Bm25Searcher), run before any work
 
     check_bm25_numbers(getattr(a, "k1", None), getattr(a, "b", None), getattr(a, "threads", None),
-                       label=lambda name, value: f"--{name} {value}")
+                       label=lambda name, value: f"--{name} {value}", index=getattr(a, "action", None) == "build")
     for opt in ("batch_size", "max_length", "depth", "rrf_k"):
         v = getattr(a, opt, None)
         if v is not None and v < 1:
             raise ConfigError(f"--{opt.replace('_', '-')} {v}: must be >= 1")
+    if getattr(a, "depth", None) is not None:
+        check_java_int(a.depth, f"--depth {a.depth}")
 
 
 def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int) -> None:
@@ -360,6 +362,7 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
 def _retrieve(a: argparse.Namespace) -> int:
     if a.hits < 1:
         raise ConfigError(f"--hits {a.hits}: must be >= 1")
+    check_java_int(a.hits, f"--hits {a.hits}")
     _check_numbers(a)
     params = _params(a)
     prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")

@@ -80,3 +80,19 @@ def check_k(k: object, other: str = "") -> int:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
     return int(k)
 
+
+
+JAVA_INT_MAX = 2**31 - 1  # Lucene's and Pyserini's hit counts, fusion depths and search threads are Java ints
+
+
+def check_java_int(value: int, label: str) -> None:
+    """Refuse a count that Lucene/Pyserini take as a Java ``int`` (hits k, fusion depth, search threads) above
+    ``2**31 - 1``, which pyjnius cannot pass (a raw "No methods called batch_search ... matching" error). ``label``
+    names the value (``k=...`` in Python, ``--hits ...`` in the CLI). Lucene caps a larger hit count at the
+    index size anyway, so ``2**31 - 1`` asks for every passage.
+
+    Raises:
+        ConfigError: ``{label}: must be at most 2147483647 (Lucene and Pyserini take it as a Java int)``.
+    """
+    if value > JAVA_INT_MAX:
+        raise ConfigError(f"{label}: must be at most {JAVA_INT_MAX} (Lucene and Pyserini take it as a Java int)")

@@ -1,0 +1,74 @@
+"""Bad input that still got through retrieval's checks: each case is now one-line error raised where the bad value is
+first seen, in the wording of the checks beside it (:mod:`retrieval.errors`).
+
+* Hit counts, fusion depths and search threads above ``2**31 - 1``: Lucene and Pyserini take them as a Java
+  ``int``, which pyjnius could not pass (a raw "No methods called batch_search ... matching your arguments" error);
+  Anserini's indexer takes at most 32767 threads (a Java ``ForkJoinPool``; an ``IllegalArgumentException`` trace).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from retrieval import Corpus, Passage
+from retrieval.errors import ConfigError
+from tokrag_model.cli import main as tokrag
+
+BIG = 2**31  # one more than a Java int holds
+JAVA = "must be at most 2147483647 (Lucene and Pyserini take it as a Java int)"
+JAVA_RE = re.escape(JAVA)
+PASSAGES = [{"id": "p1", "title": "Paris", "text": "Paris is the capital of France."},
+            {"id": "p2", "title": "Berlin", "text": "Berlin is the capital of Germany."}]
+
+
+def _jsonl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.fixture()
+def cache(tmp_path_factory):
+    return ["--cache-dir", str(tmp_path_factory.getbasetemp() / "leftovers-cache")]
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    return _jsonl(tmp_path / "corpus.jsonl", PASSAGES)
+
+
+@pytest.mark.parametrize("opt", [["--hits", str(BIG)], ["--threads", str(BIG)], ["--hybrid", "--depth", str(BIG)]])
+def test_retrieve_refuses_java_int_overflow(tmp_path, corpus, cache, capsys, opt):
+    topics = _jsonl(tmp_path / "q.jsonl", [{"qid": "q1", "question": "capital of France"}])
+    out = tmp_path / "run.trec"
+    assert tokrag(["retrieve", "--corpus", corpus, "--topics", topics, "--output", str(out), *opt, *cache]) == 2
+    err = capsys.readouterr().err
+    assert f"tokrag retrieve: error: {opt[-2]} {BIG}: {JAVA}\n" in err and "Traceback" not in err and not out.exists()
+
+
+def test_index_build_refuses_more_threads_than_anserini_takes(tmp_path, corpus, cache, capsys):
+    target = tmp_path / "idx"
+    assert tokrag(["index", "build", "--corpus", corpus, "--index", str(target), "--threads", "32768", *cache]) == 2
+    err = capsys.readouterr().err
+    assert ("--threads 32768: must be at most 32767 (Anserini indexes with a Java ForkJoinPool, which takes no more "
+            "threads)") in err and "Traceback" not in err and not target.exists()
+
+
+def test_api_refuses_java_int_overflow(tmp_path):
+    from retrieval import retrieve
+    from retrieval.bm25 import Bm25Searcher, build_bm25_index
+
+    corpus = Corpus([Passage(p["id"], p["title"], p["text"]) for p in PASSAGES], name="two")
+    with pytest.raises(ConfigError, match=f"^k={BIG}: {JAVA_RE}$"):
+        retrieve(corpus, {"q": "capital"}, "bm25", k=BIG, cache_dir=tmp_path)
+    with pytest.raises(ConfigError, match=f"^depth={BIG}: {JAVA_RE}$"):
+        retrieve(corpus, {"q": "capital"}, "hybrid", k=1, params={"depth": BIG}, cache_dir=tmp_path)
+    searcher = Bm25Searcher(build_bm25_index(corpus, cache_dir=tmp_path), corpus=corpus)
+    assert [d for d, _ in searcher.batch_search({"q": "capital France"}, k=BIG - 1, threads=BIG - 1)["q"]] == ["p1", "p2"]
+    for call, what in ((lambda: searcher.search("capital", BIG), "k"),
+                       (lambda: searcher.batch_search({"q": "capital"}, k=BIG), "k"),
+                       (lambda: searcher.batch_search({"q": "capital"}, k=1, threads=BIG), "threads")):
+        with pytest.raises(ConfigError, match=f"^{what}={BIG}: {JAVA_RE}$"):  # was a TokragError quoting pyjnius
+            call()
