@@ -36,7 +36,7 @@ def _bm25_searcher(index_dir: str, k1: float, b: float) -> Bm25Searcher:
 
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """-> (result-changing params with defaults filled in, runtime-only params). Unknown names, and a ``k1``, ``b``
-    or ``alpha`` that is nan or infinite -> ConfigError."""
+    or ``alpha`` that is nan, infinite or a bool -> ConfigError."""
     params = dict(params or {})
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -62,7 +62,9 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
                           + f"{where}; valid: {', '.join(valid)}")
     for name in ("k1", "b", "alpha"):  # nan/inf scored every passage nan (a traceback writing the TREC run)
         v = params.get(name)
-        if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+        if isinstance(v, bool):  # True read as 1.0 (Bm25Searcher and a prebuilt hybrid refuse it)
+            raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
+        if isinstance(v, (int, float, str)):
             try:
                 finite = math.isfinite(float(v))
             except ValueError:

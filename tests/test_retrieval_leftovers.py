@@ -4,6 +4,7 @@ first seen, in the wording of the checks beside it (:mod:`retrieval.errors`).
 * Hit counts, fusion depths and search threads above ``2**31 - 1``: Lucene and Pyserini take them as a Java
   ``int``, which pyjnius could not pass (a raw "No methods called batch_search ... matching your arguments" error);
   Anserini's indexer takes at most 32767 threads (a Java ``ForkJoinPool``; an ``IllegalArgumentException`` trace).
+* ``retrieve(params={"k1": True})`` (or ``b``, ``alpha``): searched with 1.0, where ``Bm25Searcher(k1=True)`` is refused.
 """
 
 from __future__ import annotations
@@ -72,3 +73,25 @@ def test_api_refuses_java_int_overflow(tmp_path):
                        (lambda: searcher.batch_search({"q": "capital"}, k=1, threads=BIG), "threads")):
         with pytest.raises(ConfigError, match=f"^{what}={BIG}: {JAVA_RE}$"):  # was a TokragError quoting pyjnius
             call()
+
+
+@pytest.mark.parametrize("retriever, name, extra", [("bm25", "k1", {}), ("bm25", "b", {}), ("hybrid", "k1", {}),
+                                                    ("hybrid", "alpha", {"fusion": "weighted"})])
+@pytest.mark.parametrize("value", [True, False])
+def test_api_refuses_a_bool_bm25_or_fusion_param(retriever, name, extra, value):
+    """``retrieve(params={"k1": True})`` searched with k1 = 1.0 (``float(True)``) where ``Bm25Searcher(k1=True)`` is
+    refused; now the one-line message of a nan k1, before any search."""
+    from retrieval.api import _resolve_params
+
+    with pytest.raises(ConfigError, match=rf"^{name}={value} \(--{name}\): {name} must be a finite number$"):
+        _resolve_params(retriever, {name: value, **extra})
+    assert _resolve_params(retriever, {name: 1, **extra})[0][name] == 1  # an int is still a number
+
+
+def test_retrieve_refuses_k1_true_before_searching(tmp_path):
+    from retrieval import retrieve
+
+    corpus = Corpus([Passage(p["id"], p["title"], p["text"]) for p in PASSAGES], name="two")
+    with pytest.raises(ConfigError, match=r"^k1=True \(--k1\): k1 must be a finite number$"):
+        retrieve(corpus, {"q": "capital"}, "bm25", k=1, params={"k1": True}, cache_dir=tmp_path)
+    assert not (tmp_path / "runs").exists()
