@@ -726,5 +726,18 @@ def main(argv: list[str] | None = None) -> int:
     return _retrieve(a)
 
 
+def _module_main(argv: list[str]) -> int:
+    """``python -m retrieval.cli [index|retrieve] ...`` (``retrieve`` when neither is named), as the console entry
+    point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError` is one line on stderr, exit status 2."""
+    from .errors import TokragError
+
+    cmd = argv[0] if argv and argv[0] in ("index", "retrieve") else "retrieve"
+    try:
+        return int(main(argv if argv and argv[0] == cmd else [cmd, *argv]) or 0)
+    except TokragError as exc:
+        print(f"tokrag {cmd}: error: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main(["retrieve", *sys.argv[1:]]))
+    sys.exit(_module_main(sys.argv[1:]))

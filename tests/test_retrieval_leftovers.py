@@ -5,6 +5,8 @@ first seen, in the wording of the checks beside it (:mod:`retrieval.errors`).
   ``int``, which pyjnius could not pass (a raw "No methods called batch_search ... matching your arguments" error);
   Anserini's indexer takes at most 32767 threads (a Java ``ForkJoinPool``; an ``IllegalArgumentException`` trace).
 * ``retrieve(params={"k1": True})`` (or ``b``, ``alpha``): searched with 1.0, where ``Bm25Searcher(k1=True)`` is refused.
+* ``python -m retrieval.cli``: a ConfigError/DataError was a Python traceback (exit status 1), where the console entry
+  point ``tokrag retrieve`` prints one line (exit status 2).
 """
 
 from __future__ import annotations
@@ -95,3 +97,23 @@ def test_retrieve_refuses_k1_true_before_searching(tmp_path):
     with pytest.raises(ConfigError, match=r"^k1=True \(--k1\): k1 must be a finite number$"):
         retrieve(corpus, {"q": "capital"}, "bm25", k=1, params={"k1": True}, cache_dir=tmp_path)
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("args", [["--topics", "nq-oracle", "--output", "run.trec", "--hits", "0"],
+                                  ["eval", "--run", "no-such-run.jsonl", "--topics", "nq-oracle"],
+                                  ["retrieve", "eval", "--run", "no-such-run.jsonl", "--topics", "nq-oracle"],
+                                  ["index", "build", "--corpus", "no-such-corpus.jsonl"]])
+def test_python_m_retrieval_cli_is_the_entry_point(tmp_path, capsys, monkeypatch, args):
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)  # relative paths are named with the working directory
+    cmd = args[0] if args[0] in ("index", "retrieve") else "retrieve"
+    rc = tokrag([cmd, *(args[1:] if args[0] == cmd else args)])
+    expected = capsys.readouterr().err
+    assert rc == 2 and expected.startswith(f"tokrag {cmd}: error: ") and expected.count("\n") == 1
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout, wherever the test runs
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
+    p = subprocess.run([sys.executable, "-m", "retrieval.cli", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (2, expected)  # was 1 and a traceback
