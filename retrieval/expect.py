@@ -28,6 +28,7 @@ of them misses). ``num_queries`` is checked so, automatically: it is not listed 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -69,7 +70,8 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
 
     Raises:
         ConfigError: a missing file, malformed YAML, unknown keys (with a did-you-mean), missing fields,
-        metric names or values that are not numbers; the file and the condition are named.
+        metric names or values that are not finite numbers, a tolerance that is not a finite number >= 0; the file
+        and the condition are named.
     """
     import yaml
 
@@ -106,8 +108,8 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
                 raise ConfigError(f"{where}: no '{key}' (give it in the condition or at the top of the file)")
             merged[key] = _local(str(merged[key]), p.parent)
         tol = merged["tolerance"] if merged["tolerance"] is not None else DEFAULT_TOLERANCE
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or tol < 0:
-            raise ConfigError(f"{where}: tolerance={tol!r} must be a number >= 0")
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
+            raise ConfigError(f"{where}: tolerance={tol!r} must be a finite number >= 0")  # inf passed every figure
         expected = c.get("expected")
         if not isinstance(expected, dict) or not expected:
             raise ConfigError(f"{where}: 'expected' must map metric names to figures, e.g. {{answer_recall@20: 0.75}}")
@@ -119,6 +121,8 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
                 raise ConfigError(f"{where}: unknown metric {m!r}; use answer_recall@K, gold@K (K an integer >= 1) or mrr")
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(f"{where}: expected {m} = {v!r} is not a number")
+            if not math.isfinite(v):  # nan or inf: missed whatever was measured
+                raise ConfigError(f"{where}: expected {m} = {v!r} is not a finite number")
         params = c.get("params") or {}
         if not isinstance(params, dict):
             raise ConfigError(f"{where}: 'params' must be a mapping")

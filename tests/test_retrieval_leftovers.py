@@ -7,6 +7,8 @@ first seen, in the wording of the checks beside it (:mod:`retrieval.errors`).
 * ``retrieve(params={"k1": True})`` (or ``b``, ``alpha``): searched with 1.0, where ``Bm25Searcher(k1=True)`` is refused.
 * ``python -m retrieval.cli``: a ConfigError/DataError was a Python traceback (exit status 1), where the console entry
   point ``tokrag retrieve`` prints one line (exit status 2).
+* An expectation file's ``tolerance: .inf`` passed every figure (``.nan`` missed every one); an expected figure
+  ``.nan`` or ``.inf`` missed whatever was measured.
 """
 
 from __future__ import annotations
@@ -117,3 +119,34 @@ def test_python_m_retrieval_cli_is_the_entry_point(tmp_path, capsys, monkeypatch
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
     p = subprocess.run([sys.executable, "-m", "retrieval.cli", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert (p.returncode, p.stderr) == (2, expected)  # was 1 and a traceback
+
+
+@pytest.mark.parametrize("where, value", [("top", ".inf"), ("top", ".nan"), ("condition", ".inf"), ("condition", "-.inf")])
+def test_expect_refuses_a_non_finite_tolerance(tmp_path, capsys, where, value):
+    from retrieval import expect
+
+    top, cond = (f"tolerance: {value}\n", "") if where == "top" else ("", f"    tolerance: {value}\n")
+    path = tmp_path / "e.yaml"
+    path.write_text(f"corpus: nq-dpr-1k\ntopics: nq-oracle\n{top}conditions:\n  - name: bm25\n{cond}"
+                    "    expected: {answer_recall@5: 0.9}\n")
+    shown = {".inf": "inf", ".nan": "nan", "-.inf": "-inf"}[value]
+    message = f"{path}: condition 'bm25': tolerance={shown} must be a finite number >= 0"
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):  # inf: every figure ok, |0.1 - 0.9| <= inf
+        expect.load(path)
+    assert tokrag(["retrieve", "eval", "--expect", str(path), "--dry-run"]) == 2
+    assert capsys.readouterr().err == f"tokrag retrieve: error: {message}\n"
+
+
+@pytest.mark.parametrize("value, shown", [(".nan", "nan"), (".inf", "inf"), ("-.inf", "-inf")])
+def test_expect_refuses_a_non_finite_expected_figure(tmp_path, value, shown):
+    from retrieval import expect
+
+    path = tmp_path / "e.yaml"
+    path.write_text(f"corpus: nq-dpr-1k\ntopics: nq-oracle\nconditions:\n  - name: bm25\n"
+                    f"    expected: {{answer_recall@5: 0.5, gold@5: {value}}}\n")
+    message = f"{path}: condition 'bm25': expected gold@5 = {shown} is not a finite number"
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        expect.load(path)
+    path.write_text(path.read_text().replace(value, "0.25"))  # finite figures and tolerance read as before
+    (c,) = expect.load(path)["conditions"]
+    assert (c["expected"], c["tolerance"]) == ({"answer_recall@5": 0.5, "gold@5": 0.25}, 0.005)
