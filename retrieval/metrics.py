@@ -4,7 +4,8 @@
   code ``dpr/data/qa_validation.py``): text and answers are NFD-normalised, tokenised with DPR's
   ``SimpleTokenizer`` (letters/numbers/marks runs, or single non-space characters), lower-cased, and an
   answer matches when its token sequence occurs contiguously in the passage. Pyserini's port
-  (``pyserini.eval.evaluate_dpr_retrieval``) does the work; empty answers never match.
+  (``pyserini.eval.evaluate_dpr_retrieval``) does the work; empty answers never match (Pyserini's would match
+  every passage), and a question whose answers are all blank is refused (:func:`_scorable`).
 * answer recall@k: the fraction of queries with at least one of the top-k passages containing an answer.
 * gold-passage@k: the fraction of queries with a known gold docid among the top k.
 * MRR: mean over queries of 1/rank of the first relevant passage (0 when none within the run depth).
@@ -52,12 +53,17 @@ def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
     """The queries of ``entries`` (answers or gold ids per query) that can be scored: those with a non-empty list.
 
     Raises:
-        ConfigError: an entry that is a string or bytes (its characters would be read as answers or ids; query named).
+        ConfigError: an entry that is a string or bytes (its characters would be read as answers or ids; query named);
+            answers that are all blank strings (``[""]``: no answer, yet the question was scored a miss; DPR's own
+            match, Pyserini's ``has_answers``, finds an empty answer in every passage; query named).
     """
     out: dict[str, Any] = {}
     for qid, v in (entries or {}).items():
         if isinstance(v, (str, bytes)):
             raise ConfigError(f"query {qid!r}: {what} is {v!r}, a single string; give a list, e.g. [{v!r}]")
+        if what == "answers" and v is not None and len(v) and all(isinstance(a, str) and not a.strip() for a in v):
+            raise ConfigError(f"query {qid!r}: answers {list(v)!r} hold only blank strings; drop the question or give "
+                              "its answers")
         if v is not None and len(v):
             out[qid] = v
     return out

@@ -9,6 +9,9 @@ first seen, in the wording of the checks beside it (:mod:`retrieval.errors`).
   point ``tokrag retrieve`` prints one line (exit status 2).
 * An expectation file's ``tolerance: .inf`` passed every figure (``.nan`` missed every one); an expected figure
   ``.nan`` or ``.inf`` missed whatever was measured.
+* Metrics: a question whose answers are all blank strings (``[""]``, ``["  "]``) was scored, always a miss (blank
+  answers never match; Pyserini's own ``has_answers`` would find one in every passage). A blank answer beside real
+  ones is ignored, as before; no question of the shared data sets has a blank answer.
 """
 
 from __future__ import annotations
@@ -150,3 +153,39 @@ def test_expect_refuses_a_non_finite_expected_figure(tmp_path, value, shown):
     path.write_text(path.read_text().replace(value, "0.25"))  # finite figures and tolerance read as before
     (c,) = expect.load(path)["conditions"]
     assert (c["expected"], c["tolerance"]) == ({"answer_recall@5": 0.5, "gold@5": 0.25}, 0.005)
+
+
+@pytest.mark.parametrize("blank", [[""], ["  "], ["", "\t\n"]])
+def test_metrics_refuse_answers_that_are_all_blank(blank):
+    from retrieval.metrics import answer_hits, answer_recall_at_k, evaluate_run
+
+    run = {"a": [{"docid": "1", "text": "Paris is the capital"}], "b": [{"docid": "2", "text": "Berlin"}]}
+    message = f"query 'b': answers {blank!r} hold only blank strings; drop the question or give its answers"
+    for call in (lambda: answer_hits(run, {"a": ["Paris"], "b": blank}, 1),
+                 lambda: answer_recall_at_k(run, {"a": ["Paris"], "b": blank}, 1),  # was 0.5: 'b' always a miss
+                 lambda: evaluate_run(run, {"a": ["Paris"], "b": blank}, ks=(1,))):
+        with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+            call()
+    # a blank answer beside a real one never matches (the real one decides); an empty list is skipped
+    assert evaluate_run(run, {"a": ["Paris", ""], "b": ["Rome", " "]}, ks=(1,)) == {"num_queries": 2, "answer_recall@1": 0.5}
+    assert evaluate_run(run, {"a": ["Paris"], "b": []}, ks=(1,)) == {"num_queries": 1, "answer_recall@1": 1.0}
+
+
+def test_retrieve_eval_refuses_a_question_whose_answers_are_blank(tmp_path, capsys):
+    topics = _jsonl(tmp_path / "t.jsonl", [{"qid": "q1", "question": "capital of France", "answers": ["Paris"]},
+                                           {"qid": "q2", "question": "capital of Germany", "answers": [" "]}])
+    run = _jsonl(tmp_path / "run.ctxs.jsonl", [{"qid": "q1", "ctxs": [{"docid": "p1", "text": "Paris"}]},
+                                               {"qid": "q2", "ctxs": [{"docid": "p2", "text": "Berlin"}]}])
+    assert tokrag(["retrieve", "eval", "--run", run, "--topics", topics, "--k", "1"]) == 2  # was 0, recall@1 0.5
+    assert capsys.readouterr().err == ("tokrag retrieve: error: query 'q2': answers [' '] hold only blank strings; "
+                                       "drop the question or give its answers\n")
+
+
+def test_shared_topic_sets_have_no_blank_answers(data_dir):
+    """The refusal cannot break the named topic sets (nq-oracle, nq-open), which the tasks and benchmarks score."""
+    from retrieval.cli import load_topics
+    from retrieval.metrics import _scorable
+
+    for name in ("nq-oracle", "nq-open"):
+        _, answers, _ = load_topics(name, str(data_dir))
+        assert len(_scorable(answers, "answers")) == len(answers) > 2000
