@@ -1,0 +1,142 @@
+"""The documentation's examples run as written: the bring-your-own example of ``README.md`` and ``tasks/README.md``
+(its files, read from the README text, load with the ``rag_qa_*`` task's own loader, no model), and the trace paths
+the top-level README gives for both sample layouts (``lm_eval --log_samples`` and leaderboard run folders)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BYO_DOCS = ("README.md", "tasks/README.md")
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return re.findall(r"```bash\n(.*?)```", text, re.S)
+
+
+def byo_example(doc: str) -> tuple[dict[str, str], list[str]]:
+    """``({file name: content}, lm_eval argv)`` of the one bash block of ``doc`` that runs a ``rag_qa_*`` task:
+    the files its heredocs (``cat > NAME <<'J' ... J``) and ``echo '...' > NAME`` lines write, and its ``lm_eval``
+    command (continuation lines joined, comments dropped)."""
+    blocks = [b for b in _bash_blocks((REPO / doc).read_text(encoding="utf-8")) if "--tasks rag_qa_" in b]
+    assert len(blocks) == 1, f"{doc}: expected one bash block running a rag_qa_* task, found {len(blocks)}"
+    block = blocks[0]
+    files = {name: body for name, tag, body in re.findall(r"^cat > (\S+) <<'(\w+)'\n(.*?)^\2$", block, re.S | re.M)}
+    for line in block.splitlines():
+        m = re.match(r"^echo '(.*)' > (\S+)", line)
+        if m:
+            files[m.group(2)] = m.group(1) + "\n"
+    joined = re.sub(r"\\\n\s*", " ", block)
+    commands = [ln for ln in joined.splitlines() if ln.startswith("lm_eval ")]
+    assert len(commands) == 1, f"{doc}: expected one lm_eval command, found {commands}"
+    return files, shlex.split(commands[0], comments=True)
+
+
+def _flag(argv: list[str], name: str) -> str:
+    assert name in argv, f"{name} missing from {argv}"
+    return argv[argv.index(name) + 1]
+
+
+@pytest.mark.parametrize("doc", BYO_DOCS)
+def test_byo_example_files_are_valid_jsonl_with_consistent_ids(doc):
+    """Every line of the example's files is JSON; the metadata's files are written by the example itself; every
+    gold id names a passage of its corpus (the trial's example used passages.jsonl without writing it, and p7)."""
+    files, argv = byo_example(doc)
+    meta = json.loads(_flag(argv, "--metadata"))
+    assert meta["questions"] in files and meta["corpus"] in files, (doc, sorted(files), meta)
+    rows = {name: [json.loads(x) for x in body.splitlines() if x.strip()] for name, body in files.items()}
+    passage_ids = {p["id"] for p in rows[meta["corpus"]]}
+    for q in rows[meta["questions"]]:
+        assert set(q.get("gold_docids", [])) <= passage_ids, (doc, q)
+
+
+@pytest.mark.parametrize("doc", BYO_DOCS)
+def test_byo_example_loads_with_the_task_loader(doc, tmp_path, monkeypatch, caplog):
+    """The example's files, written in an empty folder, give the task's docs (tasks.utils.load_qa with the task
+    YAML's metadata and the command's --metadata, as lm-eval merges them): every question in the test split, each
+    with ``hits`` passages (no 'Passages per question' warning) that contain a gold answer and its gold passage."""
+    from retrieval import has_answer
+    from tasks.utils import load_qa
+
+    files, argv = byo_example(doc)
+    task = _flag(argv, "--tasks")
+    yaml_path = REPO / "tasks" / "qa" / f"{task}.yaml"
+    metadata = {**yaml.safe_load(yaml_path.read_text(encoding="utf-8"))["metadata"],
+                **json.loads(_flag(argv, "--metadata"))}
+    monkeypatch.chdir(tmp_path)
+    for name, body in files.items():
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    caplog.set_level(logging.INFO, logger="tasks")
+    data = load_qa(**metadata, config_source=str(yaml_path), cache_dir=str(tmp_path / "cache"))
+    questions = [json.loads(x) for x in files[metadata["questions"]].splitlines() if x.strip()]
+    docs = list(data["test"])
+    assert [d["qid"] for d in docs] == [q["id"] for q in questions]  # none held out as dev/few-shot
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    for d in docs:
+        assert len(d["ctxs"]) == metadata["hits"], d["qid"]
+        assert any(has_answer(c["text"], d["answers"]) for c in d["ctxs"]), d["qid"]
+        if d["gold_docids"]:
+            assert {c["docid"] for c in d["ctxs"]} & set(d["gold_docids"]), d["qid"]
+
+
+def test_both_byo_examples_are_the_same_files():
+    """The two READMEs show one example (it drifted apart before: p1 in one, p7 in the other)."""
+    (a, argv_a), (b, argv_b) = (byo_example(doc) for doc in BYO_DOCS)
+    assert a == b
+    assert json.loads(_flag(argv_a, "--metadata")) == json.loads(_flag(argv_b, "--metadata"))
+
+
+def _documented_trace_paths() -> dict[str, tuple[str, str]]:
+    """``{"dict": (generation path, rolling path), "list": (...)}`` from the README's table of sample layouts."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("| ") and "tokrag_trace" in line:
+            cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+            out["dict" if "--log_samples" in cells[0] else "list"] = (cells[2], cells[3])
+    return out
+
+
+def _follow(sample: dict, path: str):
+    """The value at a documented path: dotted (``arguments.gen_args_0.arg_2.tokrag_trace``) or Python subscripts
+    (``arguments[0][2]["tokrag_trace"]``)."""
+    if "[" in path:
+        return eval(path, {"__builtins__": {}}, {"arguments": sample["arguments"]})  # noqa: S307 - the README's text
+    value = sample
+    for key in path.split("."):
+        value = value[key]
+    return value
+
+
+def test_readme_trace_paths_match_both_sample_layouts(tmp_path):
+    """The README's paths find the trace in what lm-eval's tracker writes for ``--log_samples`` (arguments as a
+    dict) and in what ``tokrag leaderboard run`` writes (lm-eval's in-memory list, as JSON), for a generation and a
+    rolling log-likelihood sample; ``leaderboards.traces.sample_trace`` reads both."""
+    from lm_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    from leaderboards.traces import sample_trace
+
+    trace = {"tokrag_trace": {"method": "tokrag", "passages": ["p2", "p1"]}}
+    generation = ("<|im_start|>user\n\u27e6tokrag:passages\u27e7Question: q\nAnswer:", {"until": ["\n\n"]}, trace)
+    rolling = ("some paragraph", trace)
+    paths = _documented_trace_paths()
+    assert set(paths) == {"dict", "list"}
+    for i, args in enumerate((generation, rolling)):
+        sample = {"doc_id": 0, "doc": {}, "target": "", "arguments": [args], "resps": [["x"]], "filtered_resps": ["x"]}
+        listed = json.loads(json.dumps(sample))  # the run folder's line (leaderboards/runner.py writes it so)
+        tracker = EvaluationTracker(output_path=str(tmp_path / f"out{i}"))
+        tracker.general_config_tracker.model_name_sanitized = "m"
+        tracker.date_id = "d"  # set by save_results_aggregated in an lm_eval run
+        tracker.save_results_samples("t", [json.loads(json.dumps(sample))])
+        logged = json.loads(next((tmp_path / f"out{i}" / "m").glob("samples_t_*.jsonl")).read_text().splitlines()[0])
+        assert isinstance(logged["arguments"], dict) and isinstance(listed["arguments"], list)
+        assert _follow(logged, paths["dict"][i]) == trace["tokrag_trace"]
+        assert _follow(listed, paths["list"][i]) == trace["tokrag_trace"]
+        assert sample_trace(logged) == sample_trace(listed) == trace["tokrag_trace"]
