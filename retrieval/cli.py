@@ -288,6 +288,30 @@ def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int
         print(msg + f"; the metrics are over the {scored} {over}", file=sys.stderr)
 
 
+def _short_note(ctxs: dict, queries: dict, k: int, retriever: str, source: str, size: int | None = None) -> None:
+    """Print one line on stderr when some questions got fewer than ``k`` (``--hits``) passages: how many, and the
+    fewest any got (0 for a question with none), in the words of the tasks' warning (``tasks.rag._warn_short``).
+
+    Args:
+        ctxs: the run, ``{qid: [passage, ...]}``; queries: every question searched (``{qid: text}``).
+        source: what was searched, as printed (``corpus passages.jsonl``, ``index runs/idx``).
+        size: the number of passages searched, when known (a cause when below ``k``).
+    """
+    counts = [len(ctxs.get(q) or []) for q in queries]
+    short = [n for n in counts if n < k]
+    if not short:
+        return
+    causes = []
+    if retriever == "bm25":
+        causes.append("BM25 returns only passages that share a word, not a stop word, with the question")
+    if size is not None and size < k:
+        causes.append(f"the corpus has only {size} passages")
+    cause = "; ".join(causes or [f"{retriever} returned fewer"])
+    print(f"note: {len(short)} of {len(counts)} questions got fewer than --hits {k} passages from {retriever} over "
+          f"{source} (fewest: {min(short)}; {cause}); the run holds the passages they have (tasks/README.md, "
+          '"Passages per question")', file=sys.stderr)
+
+
 def _index_build(a: argparse.Namespace) -> int:
     from .corpus import NAMED_CORPORA, load_corpus, named_corpus
 
@@ -402,6 +426,7 @@ def _retrieve(a: argparse.Namespace) -> int:
     out, ctxs_out = _write_outputs(run, a)
     state = "cache hit" if run.searches == 0 else f"{run.searches} queries searched"
     print(f"{len(queries)} queries, k={a.hits}, {a.retriever} ({state}); run {out}, ctxs {ctxs_out}; fingerprint {run.fingerprint}", file=sys.stderr)
+    _short_note(run.ctxs, queries, a.hits, a.retriever, f"corpus {a.corpus}", None if local is None else len(local))
     return 0
 
 
@@ -444,6 +469,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     atomic_write_text(out, trec_lines(ctxs, "tokrag-bm25"))
     atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)
+    _short_note(ctxs, queries, a.hits, "bm25", f"index {a.index}")
     return 0
 
 

