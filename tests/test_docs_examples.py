@@ -47,7 +47,8 @@ def _flag(argv: list[str], name: str) -> str:
 @pytest.mark.parametrize("doc", BYO_DOCS)
 def test_byo_example_files_are_valid_jsonl_with_consistent_ids(doc):
     """Every line of the example's files is JSON; the metadata's files are written by the example itself; every
-    gold id names a passage of its corpus (the trial's example used passages.jsonl without writing it, and p7)."""
+    gold id names a passage of its corpus (the trial's example used passages.jsonl without writing it, and p7), and
+    every question has gold ids or none has."""
     files, argv = byo_example(doc)
     meta = json.loads(_flag(argv, "--metadata"))
     assert meta["questions"] in files and meta["corpus"] in files, (doc, sorted(files), meta)
@@ -55,6 +56,8 @@ def test_byo_example_files_are_valid_jsonl_with_consistent_ids(doc):
     passage_ids = {p["id"] for p in rows[meta["corpus"]]}
     for q in rows[meta["questions"]]:
         assert set(q.get("gold_docids", [])) <= passage_ids, (doc, q)
+    # all or none: lm-eval warns when gold_at_k is scored on fewer questions than the other metrics
+    assert len({bool(q.get("gold_docids")) for q in rows[meta["questions"]]}) == 1, doc
 
 
 @pytest.mark.parametrize("doc", BYO_DOCS)
