@@ -115,4 +115,18 @@ def register_task_path() -> None:
         pass
 
 
-__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "indexed_task_names", "quiet_lm_eval"]
+def register_provenance() -> None:
+    """Make lm-eval record where a tokrag task's data came from (files with absolute paths and SHA-256, corpus and
+    run fingerprints, tokrag's version and commit) in the results JSON's ``configs.<task>.metadata.tokrag_data``
+    (:mod:`tasks.provenance`). Independent of :data:`DISABLE_ENV`; idempotent, never raises, imports nothing heavy.
+    Called by the package's lm-eval start-up hook (``tokrag_model.register_tasks``)."""
+    try:
+        from .provenance import register
+
+        register()
+    except Exception:
+        pass
+
+
+__all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "register_provenance",
+           "indexed_task_names", "quiet_lm_eval"]

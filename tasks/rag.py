@@ -310,6 +310,7 @@ def build_qa_docs(
     hub_id: str | None = None,
     hub_split: str | None = None,
     questions: Any = None,
+    stats: dict | None = None,
 ) -> list[dict]:
     """Docs of one QA task: question rows with ``ctxs`` (see the module docstring for the fields).
 
@@ -335,6 +336,9 @@ def build_qa_docs(
             local folder in the hub's layout (families).
         hub_split: the hub split of a family / of ``byo`` questions from the hub (default: the family's).
         questions: ``byo`` only: the questions JSONL file or hub id.
+        stats: a dict to fill with what the docs were built from, for the results' provenance
+            (:mod:`tasks.provenance`): ``corpus`` (the :class:`retrieval.Corpus`; None for ``prebuilt:`` corpora) and
+            ``run_fingerprint`` (as every doc's).
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
@@ -455,6 +459,8 @@ def build_qa_docs(
         for qid, ctxs in unscored.items():
             for c, score in zip(ctxs, scores[qid]):
                 c["score"] = float(score)
+    if stats is not None:
+        stats.update(corpus=corpus_obj, run_fingerprint=run_fp)
     if skipped:
         log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
                     "or no substitute of the same kind)", dataset, skipped, len(rows))

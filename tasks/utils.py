@@ -26,7 +26,7 @@ _QA_KEYS = {
 QA_TASK_KEYS = _QA_KEYS | {"prompt", "instruction"}  # every key a QA task reads from its metadata
 _WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
 # Keys lm-eval itself puts into a task's metadata.
-_LMEVAL_KEYS = {"version", "config_source", "config", "_metadata"}
+_LMEVAL_KEYS = {"version", "config_source", "config", "_metadata", "tokrag_data"}  # + tasks.provenance's record
 
 
 def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str) -> None:
@@ -136,7 +136,8 @@ def _as_bool(value: Any, name: str) -> bool:
 
 
 def load_qa(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}``.
+    """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}`` (a
+    :class:`tasks.provenance.TaskData`: the files, corpus and run the docs came from go into the results' task config).
 
     ``"test"`` holds the docs of the split named by metadata ``split`` (``test``, default; ``dev`` for
     tuning and calibration), with their passages; ``"fewshot"`` (the YAML's ``fewshot_split``) holds the
@@ -163,6 +164,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     import datasets
 
     from .data import load_qa_split
+    from .provenance import TaskData, qa_provenance
     from .rag import build_qa_docs
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
@@ -191,7 +193,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
         from .byo import EXAMPLE
 
         raise ConfigError(f"the rag_qa_{{bm25,dense,hybrid}} tasks read your own questions and corpus: {EXAMPLE}")
-    docs = build_qa_docs(dataset, **kw)
+    stats: dict[str, Any] = {}
+    docs = build_qa_docs(dataset, **kw, stats=stats)
     if not docs:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
     for d in docs:
@@ -199,7 +202,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
              for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
                                     hub_split=kw.get("hub_split"), questions=kw.get("questions"))]
-    return {"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)}
+    return TaskData({"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)},
+                    qa_provenance(dataset, kw, stats))
 
 
 def answer_line(generation: str | None) -> str:
@@ -278,7 +282,7 @@ LEAD_WORDS = 32
 
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
                        max_docs: int | None = None, cache_dir: Any = None,
-                       retriever_params: dict | None = None, split: str = "test") -> list[dict]:
+                       retriever_params: dict | None = None, split: str = "test", stats: dict | None = None) -> list[dict]:
     """Docs of ``wiki_lm_bm25``: held-out lead paragraphs with passages from the *other* articles.
 
     ``split``: ``test`` (default; the task's held-out paragraphs) or ``dev`` (the disjoint tuning pool
@@ -291,7 +295,8 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     ``loglikelihood_rolling``; ``question`` (the retrieval query) is the paragraph's first
     ``LEAD_WORDS`` = 32 words (``query="lead"``, default) or the title (``query="title"``: 32 of the
     253 titles then match no other article); the target article is excluded from retrieval
-    (``exclude``), and this is checked.
+    (``exclude``), and this is checked. ``stats``: a dict to fill with ``corpus`` and ``run_fingerprint``
+    (for :mod:`tasks.provenance`).
 
     Raises:
         DataError: the target leaked into its own ctxs, or degenerate retrieval.
@@ -331,6 +336,8 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
             "run_fingerprint": str(run.fingerprint),
             "scored_by": score_label(retriever, retriever_params),
         })
+    if stats is not None:
+        stats.update(corpus=corpus, run_fingerprint=str(run.fingerprint))
     return docs
 
 
@@ -346,4 +353,8 @@ def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
     kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
-    return {"test": datasets.Dataset.from_list(build_wiki_lm_docs(**kw))}
+    from .provenance import TaskData, wiki_lm_provenance
+
+    stats: dict[str, Any] = {}
+    docs = build_wiki_lm_docs(**kw, stats=stats)
+    return TaskData({"test": datasets.Dataset.from_list(docs)}, wiki_lm_provenance(stats))

@@ -37,7 +37,8 @@ def register() -> None:
 
 
 def register_tasks() -> None:
-    """Let lm-eval find the project's task YAMLs without ``--include_path`` (``tasks.register_task_path``).
+    """Let lm-eval find the project's task YAMLs without ``--include_path`` (``tasks.register_task_path``), and
+    record where a task's data came from in the results (``tasks.register_provenance``).
 
     Only the ``tasks`` package installed next to ``tokrag_model`` is used (a user's own ``tasks`` module is
     never imported). Never raises.
@@ -54,8 +55,9 @@ def register_tasks() -> None:
             return
         if mod is None:
             import tasks as mod  # noqa: F811
-        register = getattr(mod, "register_task_path", None)
-        if register is not None:
-            register()
+        for name in ("register_task_path", "register_provenance"):
+            register = getattr(mod, name, None)
+            if register is not None:
+                register()
     except Exception:
         pass

@@ -334,9 +334,15 @@ class RAGMethodLM(LM):
         return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
-        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint."""
+        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint, and
+        ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
+        the git commit of its source tree, None outside a git checkout: :mod:`tokrag_model.provenance`)."""
         import lm_eval
         import transformers
+
+        from .provenance import tokrag_source
+
+        source = tokrag_source()
 
         return {
             "model_num_parameters": sum(p.numel() for p in self.model.parameters()),
@@ -347,7 +353,8 @@ class RAGMethodLM(LM):
             "tokrag_resolved_config": {k: v for k, v in self.resolved_config.items()},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                                "lm_eval": getattr(lm_eval, "__version__", "?")},
+                                "lm_eval": getattr(lm_eval, "__version__", "?"),
+                                "tokrag": source["version"], "tokrag_commit": source["commit"]},
         }
 
     def token_text(self, tid: int) -> tuple[str, bool]:
