@@ -28,6 +28,7 @@ from retrieval.io import atomic_write_json
 
 from .invariants import InvariantError, Violation
 from .report import UNITS, collect, verify
+from .runner import resolve_runs_dir, run_command
 from .spec import LeaderboardSpec, is_number
 
 DEFAULT_TOLERANCES = {
@@ -73,10 +74,16 @@ class NotInBaseline:
     so that a baseline may cover part of a spec, but a method added to a CI spec is never silently unchecked)."""
 
     cell: str
+    reason: str = ""  # why the cell has no results yet (it is not finished); empty for a finished cell
+    command: str = ""  # the command that runs it (with the --runs-dir of the check)
     ok = True
 
     def render(self) -> str:
-        """``NEW  <cell>  not in the baseline: not checked (...)``."""
+        """``NEW  <cell>  not in the baseline: not checked (...)``; for a cell without results, that it has none and
+        the command that runs it."""
+        if self.reason:
+            return (f"NEW  {self.cell}  not in the baseline and not finished, so it has no values to check or accept "
+                    f"({self.reason}); run it with {self.command}, then accept its values with --write")
         return f"NEW  {self.cell}  not in the baseline: not checked (accept its values with --write)"
 
 
@@ -170,7 +177,10 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
                 why = "the cell's samples and results.json do not have this metric"
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
                                    why if v is None else ""))
-    lines += [NotInBaseline(cid) for cid in loaded if cid not in b["cells"]]
+    runs = resolve_runs_dir(spec, runs_dir)
+    lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
+              NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs))
+              for cid in loaded if cid not in b["cells"]]
     return lines
 
 
@@ -203,11 +213,12 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     unfinished = [cid for cid, (_c, _k, data) in loaded.items() if data is None]
+    runs = resolve_runs_dir(spec, runs_dir)
     if unfinished and not allow_partial:
         first = unfinished[0]
         raise ConfigError(f"baseline {path} not written: {len(unfinished)} of {len(loaded)} cells of spec {spec.name!r} "
                           f"are unfinished (first: {first}: {reasons.get(first, 'not finished')}); finish them with "
-                          f"tokrag leaderboard run {spec.path}, or pass --allow-partial to write the finished cells and "
+                          f"{run_command(spec, runs)}, or pass --allow-partial to write the finished cells and "
                           "keep the baseline's entries of the unfinished ones")
     bad = verify(loaded)
     if bad:
@@ -221,7 +232,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     cells = dict(sorted(cells.items()))
     if not cells:
         raise ConfigError(f"baseline {path} not written: no cell of spec {spec.name!r} is finished (0 cells to write); "
-                          f"run them first with tokrag leaderboard run {spec.path}")
+                          f"run them first with {run_command(spec, runs)}")
     used = {m for vals in cells.values() for m in vals}
     b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells}
     atomic_write_json(path, b)

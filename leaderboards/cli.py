@@ -18,6 +18,9 @@ prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 
 report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
 of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
 cells and keeps the existing baseline's entries of the unfinished ones unchanged.
+``run`` interrupted by Ctrl-C (exit status 130) or SIGTERM (143) prints one line instead of a traceback: the cells
+finished, the requests the journals of unfinished cells kept, and the command that resumes
+(:func:`interrupted_message`). A suggested command carries the ``--runs-dir`` it was given.
 Also runnable as ``python -m leaderboards.cli``.
 """
 
@@ -26,7 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
+import threading
 
 from .spec import load_spec
 
@@ -49,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-resume", action="store_true",
                    help="do not resume an interrupted cell from its request journal: delete its folder and redo it")
     r.add_argument("--cell-budget-dir", default=None, help=argparse.SUPPRESS)  # run --jobs N --max-cells M: its helpers' count
+    r.add_argument("--jobs-helper", action="store_true", help=argparse.SUPPRESS)  # a helper of run --jobs N: quiet when interrupted
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true",
                    help="build the report afterwards; after --models/--methods/--tasks the whole spec's, its unfinished "
@@ -114,6 +120,69 @@ def _check_args(args: argparse.Namespace) -> None:
             check_writable(args.baseline, "check --write --baseline", folder=False)
 
 
+class _Signalled(KeyboardInterrupt):
+    """SIGTERM during ``run``, raised as an interrupt so that it ends the run as Ctrl-C does (``signum``: 15)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _sigterm_as_interrupt():
+    """While ``run`` runs, SIGTERM (``kill``) raises :class:`_Signalled` (a KeyboardInterrupt) in the main thread, so it
+    ends with the one-line message of Ctrl-C instead of silently; a second SIGTERM kills as before. Left alone when
+    SIGTERM already has a handler of the caller's, or off the main thread. Returns the function that restores it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def handler(signum, _frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise _Signalled(signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is handler:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return restore
+
+
+def interrupted_message(args: argparse.Namespace, spec, whole, exc: KeyboardInterrupt, stage: str) -> str:
+    """The one line an interrupted ``run`` prints: which signal, what the runs folder kept (finished cells, the
+    requests journaled for unfinished ones) and the exact command that resumes (its ``--runs-dir``, selection,
+    ``--jobs``, ``--report``; not ``--max-cells`` or ``--no-resume``)."""
+    from .runner import RunInterrupted, resolve_runs_dir, run_command
+
+    how = "Ctrl-C" if int(getattr(exc, "signum", signal.SIGINT)) == signal.SIGINT else "SIGTERM"
+    runs = resolve_runs_dir(spec, args.runs_dir)
+    opts = (["--jobs", str(args.jobs)] if args.jobs > 1 else []) + (["--report"] if args.report else []) \
+        + (["--replace"] if args.report and args.replace else [])
+    resume = run_command(spec, runs, *opts)
+    if stage == "report":
+        import shlex
+
+        cmd = " ".join(shlex.quote(w) for w in ["tokrag", "leaderboard", "report", str(whole.path), "--runs-dir", str(runs)]
+                       + (["--allow-missing"] if spec.selection else []) + (["--replace"] if args.replace else []))
+        return (f"tokrag leaderboard: interrupted ({how}) while building the report: the run folders are finished and "
+                f"kept in {runs}; build the report with: {cmd}")
+    if not isinstance(exc, RunInterrupted):
+        return (f"tokrag leaderboard: interrupted ({how}) before any cell started; nothing was computed; "
+                f"run again with: {resume}")
+    parts = [f"{exc.finished} of {exc.total} cells are finished and kept in {runs}"]
+    done = {c: n for c, n in exc.journaled.items() if n}
+    if len(done) == 1:
+        (cid, n), = done.items()
+        parts.append(f"the unfinished cell {cid} kept {n} requests in its journal (replayed, not recomputed, when resumed)")
+    elif done:
+        parts.append(f"{len(done)} unfinished cells kept {sum(done.values())} requests in their journals ("
+                     + ", ".join(f"{c}: {n}" for c, n in done.items()) + "; replayed, not recomputed, when resumed)")
+    empty = [c for c, n in exc.journaled.items() if not n] + list(exc.unjournaled)
+    if empty:
+        parts.append(f"{', '.join(empty)} kept no request (no journaled chunk; redone from the start)")
+    return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
+
+
 def n_per_task(rows: list[dict]) -> str:
     """``n per task: t1 30, t2 30`` (documents scored per cell, over the methods; a range when they differ)."""
     ns: dict[str, set] = {}
@@ -147,21 +216,33 @@ def main(argv: list[str] | None = None) -> int:
         check_cell_args(spec, cells)
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
-        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons")}
+        print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",
+                                                                 "first_runs")}
                          | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True))
         return 0
     if args.cmd == "run":
         from .runner import run_spec
 
-        summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
-                           resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
-        if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
-            from .report import build_report, cells_lines
+        stage = "run"
+        restore = _sigterm_as_interrupt()
+        try:
+            summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
+                               resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
+            if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
+                from .report import build_report, cells_lines
 
-            out = build_report(whole, args.runs_dir, replace=args.replace, allow_missing=bool(spec.selection))
-            print(f"report: {out}")
-            if spec.selection:
-                print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+                stage = "report"
+                out = build_report(whole, args.runs_dir, replace=args.replace, allow_missing=bool(spec.selection))
+                print(f"report: {out}")
+                if spec.selection:
+                    print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+        except KeyboardInterrupt as exc:  # one line, not a traceback: what was kept and how to go on
+            restore()
+            if not args.jobs_helper:  # the main process of run --jobs N speaks for its helpers
+                print(interrupted_message(args, spec, whole, exc, stage), file=sys.stderr)
+            return 128 + int(getattr(exc, "signum", signal.SIGINT))
+        finally:
+            restore()
         print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":

@@ -34,7 +34,7 @@ from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 
 from .keys import _HashMemo, cell_key_material, find_task_yaml, model_target
-from .runner import DONE, cell_is_done, resolve_runs_dir
+from .runner import DONE, cell_is_done, resolve_runs_dir, run_command
 from .spec import Cell, LeaderboardSpec
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
@@ -42,6 +42,9 @@ FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one pr
                  "question averaged over five methods, from 0.9 (rag-none) to 6.3 (tokrag): wall_s / n in "
                  "leaderboards/nq-wiki-12k/leaderboard.csv")
 """Where a user without any finished cell finds a figure for ``--fallback-s-per-question`` (measured, committed)."""
+SIMILAR = ("similar: the same method, or the same lm-eval model, on the same kind of task; a finished cell of another "
+           "method and model class does not count")
+"""What makes a finished cell a measurement for an unfinished one (:func:`estimate_cell`), as the advice says it."""
 
 
 @dataclass(frozen=True)
@@ -145,10 +148,14 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
+    ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
+    ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
+    that kind of task are estimated.
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
     cells, unest, unregistered = [], [], {}
+    first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
     done = 0
     memo = _HashMemo()
     for cell in spec.cells():
@@ -167,6 +174,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         n = questions_of(cell, ms)
         if rate is None or n is None:
             unest.append(cell.cell_id + ("" if n is not None else " (unknown number of questions)"))
+            group = (cell.model_name, cell.method.name)
+            if group not in first:  # one cell of this method, once finished, makes its cells of that kind estimable
+                first[group] = run_command(spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
+                                           "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
             continue
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
@@ -192,7 +203,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "wall_hours": None if unknown else round(total / 3600 / jobs, 2), "jobs": jobs,
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
-            "by_method": by_method, "cells": cells,
+            "by_method": by_method, "cells": cells, "first_runs": list(first.values()),
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
 
@@ -203,15 +214,18 @@ def render(est: dict[str, Any]) -> str:
              f"{est['cells_done']} of {est['cells_total']} cells done; "
              f"estimating {est['cells_todo']} from {est['measurements']} finished cells in {est['runs_dir']}"]
     head = f"{'model':<24} {'method':<26} {'cells':>5} {'questions':>9} {'s/question':>10} {'hours':>7}  source"
-    lines += [head, "-" * len(head)]
+    if est["by_method"]:  # no header over an empty table
+        lines += [head, "-" * len(head)]
     for b in est["by_method"]:
         lines.append(f"{str(b['model'] or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
                      f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
+    runs = est.get("first_runs") or []
+    first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more methods)" if len(runs) > 3 else "")
     if n_unest and not n_est:
-        lines.append(f"total: not estimated: none of the {n_unest} unfinished cells resembles a finished cell in {est['runs_dir']}; "
-                     f"run one cell first (tokrag leaderboard run SPEC --max-cells 1) or pass --fallback-s-per-question S "
-                     f"({FALLBACK_HINT})")
+        lines.append(f"total: not estimated: none of the {n_unest} unfinished cells resembles a finished cell in {est['runs_dir']} "
+                     f"({SIMILAR}); run one cell of {'each such method' if len(runs) > 1 else 'its method'} first "
+                     f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})")
     else:
         lines.append(f"total{f' of the {n_est} estimated cells (a lower bound: {n_unest} cells are not estimated)' if n_unest else ''}: "
                      f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
@@ -221,7 +235,7 @@ def render(est: dict[str, Any]) -> str:
         lines.append("models not registered in lm-eval (their cells count as not done): "
                      + "; ".join(reasons.get(m, m) for m in est["unregistered_models"]))
     if est["unestimated"]:
-        lines.append(f"not estimated ({n_unest} cells: no measurement of a similar cell; run one or pass "
+        lines.append(f"not estimated ({n_unest} cells: no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass "
                      "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if n_unest > 10 else ""))
     return "\n".join(lines)
 

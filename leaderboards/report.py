@@ -42,6 +42,7 @@ import json
 import logging
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,8 @@ from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_tex
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
 from .keys import cell_keys
-from .runner import IncompleteRunError, check_writable, load_cell, resolve_runs_dir
+from .runner import (IncompleteRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
+                     resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
 from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
                     paired_ratio_test, paired_test, ratio_ci)
@@ -127,18 +129,22 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     """
     runs = resolve_runs_dir(spec, runs_dir)
     loaded, missing = {}, []
-    for cell, key, _ in cell_keys(spec):
+    finished = None  # the finished folders by cell id, read once when a cell is missing
+    for cell, key, mat in cell_keys(spec):
         try:
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
         except IncompleteRunError as exc:
-            missing.append(f"{cell.cell_id} ({exc})")
+            finished = finished_runs_by_cell(runs) if finished is None else finished
+            note = other_inputs_note(cell.cell_id, key, mat, finished)
+            why = f"{exc}; {note}" if note else str(exc)
+            missing.append(f"{cell.cell_id} ({why})")
             if reasons is not None:
-                reasons[cell.cell_id] = str(exc)
+                reasons[cell.cell_id] = why
             loaded[cell.cell_id] = (cell, key, None)
     if missing and not allow_missing:
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
-            + f"\nrun: tokrag leaderboard run {spec.path} --runs-dir {runs}"
+            + "\nrun: " + run_command(spec, runs)
         )
     return loaded
 
@@ -656,21 +662,48 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
 
 
 def provenance_table(data: dict) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the provenance table (one row per cell)."""
-    body = []
+    """Header and rows of the provenance table (one row per cell); with a task's own data files the data column's
+    header says what their hashes are (the SHA-256 of the file's bytes, not the corpus fingerprint)."""
+    body, task_files = [], False
     for p in data["provenance"]:
         if p.get("missing"):
             body.append([p["cell"], p["config_hash"], "MISSING", "", "", "", ""])
             continue
         retr = p.get("retrieval") or {}
-        extra = ", ".join(f"{k}={v}" for k, v in sorted(retr.items()) if k != "ctxs")
+        extra = ", ".join(f"{k}={_corpus_label(v) if k == 'corpus' else v}" for k, v in sorted(retr.items()) if k != "ctxs")
         files = p.get("task_data_files") or {}  # a task's own data files (bring-your-own questions, corpus)
         data_fp = "; ".join([str(p.get("data_fingerprint"))] + [f"{Path(f).name} {h[:12]}" for f, h in sorted(files.items())])
+        task_files = task_files or bool(files)
         body.append([p["cell"], p["config_hash"], str(p.get("model_fingerprint")), str(p.get("task_fingerprint")),
                      str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), data_fp,
                      str(p.get("git_commit"))])
     return (["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
-             "data fingerprint", "git commit"], body)
+             "data fingerprint; task data files: file SHA-256" if task_files else "data fingerprint", "git commit"], body)
+
+
+_CORPUS_RE = re.compile(r"^(?P<name>.+)@(?P<fp>[0-9a-f]{8,})(?: \((?P<n>\d+) passages\))?$")
+
+
+def _corpus_label(value: Any) -> str:
+    """``NAME (passages fingerprint F, N passages)`` for a cached run's corpus ``NAME@F (N passages)``: retrieval's
+    corpus fingerprint (SHA-256 over the passages' ids, titles and texts), not a file's SHA-256."""
+    m = _CORPUS_RE.match(str(value))
+    if not m:
+        return str(value)
+    return f"{m['name']} (passages fingerprint {m['fp']}" + (f", {m['n']} passages)" if m["n"] else ")")
+
+
+def provenance_notes(data: dict) -> list[str]:
+    """What the provenance table's two kinds of corpus hash are, when it shows either (one line; none otherwise)."""
+    shown = [p for p in data["provenance"] if not p.get("missing")]
+    corpus = any(_CORPUS_RE.match(str((p.get("retrieval") or {}).get("corpus", ""))) for p in shown)
+    files = any(p.get("task_data_files") for p in shown)
+    if not (corpus or files):
+        return []
+    return ["Hashes: a corpus's \"passages fingerprint\" (retrieval column) is retrieval's corpus fingerprint, SHA-256 "
+            "over its passages' ids, titles and texts, which names its index and cached runs; the hash after a task data "
+            "file's name (data column) is the SHA-256 of the file's bytes (first 12 hex digits; a folder's: its tree "
+            "fingerprint), which enters the run key. The same corpus file has both, and they differ."]
 
 
 def versions(data: dict) -> list[str]:
@@ -728,6 +761,7 @@ def render_markdown(data: dict) -> str:
             out += [f"- {x}" for x in under] + [""]
     head, rows = provenance_table(data)
     out += ["## Provenance (one row per cell)", "", _md_table(head, rows), ""]
+    out += [f"- {x}" for x in provenance_notes(data)] + ([""] if provenance_notes(data) else [])
     out += ["Units: " + "; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u), ""]
     out += ["Library versions: " + "; ".join(versions(data)), ""]
     if data["notes"]:

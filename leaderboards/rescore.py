@@ -36,7 +36,8 @@ from tasks import quiet_lm_eval
 
 from .keys import cell_keys, find_task_yaml
 from .report import build_report
-from .runner import DONE, IncompleteRunError, load_cell, resolve_runs_dir
+from .runner import (DONE, IncompleteRunError, finished_runs_by_cell, load_cell, other_inputs_note, resolve_runs_dir,
+                     run_command)
 from .spec import LeaderboardSpec
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
     """
     index: dict[str, list[Path]] | None = None
+    finished = None  # the finished folders by cell id (other_inputs_note), read once when needed
     loaded, notes, missing = {}, [], []
     for cell, key, mat in cell_keys(spec):
         try:
@@ -165,14 +167,16 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
-            missing.append(f"{cell.cell_id} ({first_error})")
+            finished = finished_runs_by_cell(runs) if finished is None else finished
+            note = other_inputs_note(cell.cell_id, key, mat, finished)
+            missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
             loaded[cell.cell_id] = (cell, key, None)
     if missing_out is not None:
         missing_out.extend(" ".join(m.split()) for m in missing)
     if missing and not allow_missing:
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
-                                 + "\n  ".join(missing) + f"\nrun: tokrag leaderboard run {spec.path} --runs-dir {runs}")
+                                 + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs))
     return loaded, notes
 
 

@@ -38,6 +38,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -63,6 +64,25 @@ _VERSIONED = ("tokrag", "lm_eval", "torch", "transformers", "datasets", "pyserin
 
 class IncompleteRunError(TokragError, RuntimeError):
     """A cell's run folder is missing, unfinished or fails its checksums; the message says what to run."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """:func:`run_spec` stopped by Ctrl-C (SIGINT) or, under ``tokrag leaderboard run``, SIGTERM (``signum``), after
+    nothing more than the interrupt itself was done (no file is written or removed on the way out): what the runs
+    folder kept. ``finished``: the spec's (or selection's) cells with a ``DONE`` marker, of ``total``; ``journaled``:
+    ``{cell id: requests in its journal}`` of the unfinished cells whose folder has one (a resumed run replays them);
+    ``unjournaled``: unfinished cells whose folder exists without a journal (a model that keeps none: redone)."""
+
+    def __init__(self, spec: LeaderboardSpec, runs: Path, signum: int, finished: int, total: int,
+                 journaled: dict[str, int], unjournaled: list[str]) -> None:
+        super().__init__(f"leaderboard {spec.label()} interrupted: {finished} of {total} cells finished in {runs}")
+        self.spec, self.runs, self.signum = spec, runs, signum
+        self.finished, self.total, self.journaled, self.unjournaled = finished, total, journaled, unjournaled
+
+
+JOBS_HELPER_OPTION = "--jobs-helper"
+"""The hidden ``run`` option of the helper processes of ``run --jobs N``: interrupted, they exit quietly (the main
+process says what was kept and how to resume)."""
 
 
 @dataclass
@@ -103,6 +123,18 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     if runs.exists() and not runs.is_dir():
         raise ConfigError(f"the runs dir {runs} ({where}) is a file, not a folder; give a folder of run folders")
     return runs
+
+
+def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str) -> str:
+    """The ``tokrag leaderboard run SPEC --runs-dir RUNS`` command line that a message suggests (shell-quoted), with
+    ``spec``'s selection (``--models/--methods/--tasks``, :meth:`LeaderboardSpec.select`) and ``options`` after
+    it: following it runs into the folder the message is about, never the default ``./runs``."""
+    import shlex
+
+    words = ["tokrag", "leaderboard", "run", str(spec.path), "--runs-dir", str(runs)]
+    for option, names in spec.selection.items():
+        words += [f"--{option}", ",".join(names)]
+    return " ".join(shlex.quote(w) for w in [*words, *options])
 
 
 # --------------------------------------------------------------------------- manifests
@@ -153,6 +185,64 @@ def cell_is_done(cell_dir: Path) -> bool:
         return True
     except IncompleteRunError:
         return False
+
+
+def finished_runs_by_cell(runs: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """``{cell_id: [(folder name, config.json), ...]}`` of the folders under ``runs`` that have a ``DONE`` marker and a
+    readable ``config.json`` (cheap: no checksum is verified), for :func:`other_inputs_note`."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    if not runs.is_dir():
+        return out
+    for d in sorted(runs.iterdir()):
+        if not (d / DONE).is_file():
+            continue
+        try:
+            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(cfg, dict) and isinstance(cfg.get("cell_id"), str):
+            out.setdefault(cfg["cell_id"], []).append((d.name, cfg))
+    return out
+
+
+def _short(v: Any) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+    return text if len(text) <= 20 else text[:16] + "..."
+
+
+def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[str]:
+    """``key old -> new`` for each key of a run folder's ``config.json`` (``old``) that differs from a cell's key
+    ``material`` (one level down in a mapping such as ``task_data_files``: its keys; long values cut)."""
+    new = json.loads(canonical_json(material))
+    out = []
+    for k in sorted(set(old) | set(new)):
+        if k in ("cell_id", "config_hash", "spec"):
+            continue
+        a, b = old.get(k, "(absent)"), new.get(k, "(absent)")
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{k}[{sub}] {_short(a.get(sub, '(absent)'))} -> {_short(b.get(sub, '(absent)'))}"
+                    for sub in sorted(set(a) | set(b)) if a.get(sub, "(absent)") != b.get(sub, "(absent)")]
+        else:
+            out.append(f"{k} {_short(a)} -> {_short(b)}")
+    return out
+
+
+def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
+                      finished: dict[str, list[tuple[str, dict[str, Any]]]]) -> str:
+    """For a cell that is not finished under its own key: ``a run of this cell with other inputs exists (key X): its
+    config differs in ...; re-run it`` when ``finished`` (:func:`finished_runs_by_cell`) holds a folder of the same
+    cell id under another key (an edited questions file, task YAML, model code, ...), the one with the fewest
+    differences named; empty otherwise."""
+    others = [(name, config_differences(cfg, material)) for name, cfg in finished.get(cell_id, []) if name != key]
+    if not others:
+        return ""
+    name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
+    more = f" ({len(others)} such folders; the closest named)" if len(others) > 1 else ""
+    what = "; ".join(diff[:4]) + (f"; ... ({len(diff) - 4} more)" if len(diff) > 4 else "") if diff else "nothing recorded"
+    return (f"a run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; "
+            "re-run it (the spec's inputs changed since that run)")
 
 
 # --------------------------------------------------------------------------- provenance helpers
@@ -1083,6 +1173,48 @@ shared ``max_cells`` (``<runs>/.max-cells-<host>-<pid>-<random>``, of the main p
 _BUDGET_PREFIX = ".max-cells-"
 
 
+def journaled_requests(path: Path) -> int:
+    """The requests in the complete chunk lines of the journal ``path`` (its header line and a torn last line not
+    counted); read only, as :meth:`_Journal.load` would keep them if the header matches. 0 when unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0
+    n = 0
+    for raw in data.split(b"\n")[1:-1]:  # [-1]: after the last newline, empty or torn
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            break
+        if not _valid_entry(entry):
+            break
+        n += len(entry["fingerprints"])
+    return n
+
+
+def _interrupted(spec: LeaderboardSpec, runs: Path, keyed: list, exc: KeyboardInterrupt,
+                 helpers: list[subprocess.Popen]) -> RunInterrupted:
+    """What an interrupted run kept (read only: ``DONE`` markers and journals); helpers of ``run --jobs`` that did
+    not stop by themselves (a Ctrl-C in a terminal reaches them too) within 3 s get SIGTERM."""
+    deadline = time.monotonic() + 3.0
+    for h in helpers:
+        try:
+            h.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            h.send_signal(signal.SIGTERM)
+    finished, journaled, unjournaled = 0, {}, []
+    for cell, key, _ in keyed:
+        d = runs / key
+        if (d / DONE).is_file():
+            finished += 1
+        elif (d / JOURNAL).is_file():
+            journaled[cell.cell_id] = journaled_requests(d / JOURNAL)
+        elif d.is_dir():
+            unjournaled.append(cell.cell_id)
+    return RunInterrupted(spec, runs, int(getattr(exc, "signum", signal.SIGINT)), finished, len(keyed), journaled,
+                          unjournaled)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -1268,6 +1400,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                 cmd.append("--no-resume")
             if budget_dir:
                 cmd += [BUDGET_OPTION, str(budget_dir)]
+            cmd.append(JOBS_HELPER_OPTION)
             for _ in range(jobs - 1):
                 helpers.append(subprocess.Popen(cmd))
         for cell, key, mat in todo:
@@ -1286,6 +1419,9 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                 break
             (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
             bar.update(1)
+    except KeyboardInterrupt as exc:  # Ctrl-C (or SIGTERM under the CLI): say what was kept; nothing is written here
+        bar.close()
+        raise _interrupted(spec, runs, keyed, exc, helpers) from None
     finally:
         bar.close()
         for h in helpers:

@@ -1,4 +1,4 @@
-"""Leaderboard specs: methods x tasks x seeds under one fairness contract.
+r"""Leaderboard specs: methods x tasks x seeds under one fairness contract.
 
 A spec is a YAML file::
 
@@ -596,7 +596,7 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
 
 
 def _prompt_contract(shared: dict[str, Any]) -> dict[str, Any]:
-    """``shared`` with the prompt format's stop: ``prompt: base`` stops at a newline (tasks/README.md,
+    r"""``shared`` with the prompt format's stop: ``prompt: base`` stops at a newline (tasks/README.md,
     "Prompts"), so ``gen_kwargs.until: ["\n"]`` is added unless the contract sets ``until``."""
     if shared.get("prompt") == "base" and "until" not in shared["gen_kwargs"]:
         return {**shared, "gen_kwargs": {**shared["gen_kwargs"], "until": ["\n"]}}
