@@ -25,19 +25,22 @@ GEN = {"until": ["<|im_end|>"], "max_gen_toks": 6, "do_sample": False}
 METHOD_ARGS = {"tokrag": {"always_score": True}}  # S_R/S_L at every token: every decision quantity in the trace
 
 
-def _first_words(docs: list[dict], n: int = 45) -> list[dict]:
-    """``docs`` with every passage cut to its first ``n`` words (about half of an NQ-oracle passage's tokens): the
-    batching, padding and span code paths are the same as with whole passages at half the prefill cost."""
-    for d in docs:
-        for c in d["ctxs"]:
-            c["text"] = " ".join(c["text"].split()[:n])
+def _cut(docs: list[dict], words: tuple[int | None, ...]) -> list[dict]:
+    """``docs`` with every passage of doc ``i`` cut to its first ``words[i % len(words)]`` words (None: whole). A mix
+    of whole NQ-oracle passages (up to ~240 words) and cut ones keeps long prompts and a wide length spread in a batch
+    (padding), at about 60% of the prefill cost of whole passages everywhere."""
+    for i, d in enumerate(docs):
+        n = words[i % len(words)]
+        if n is not None:
+            for c in d["ctxs"]:
+                c["text"] = " ".join(c["text"].split()[:n])
     return docs
 
 
 @pytest.fixture(scope="module")
 def docs20(data_dir):
-    """20 NQ-oracle questions with the gold passage only, cut to 45 words (short prompts keep the test cheap)."""
-    return _first_words(make_docs(data_dir, n=20, n_distractors=0))
+    """20 NQ-oracle questions with the gold passage only: every 4th whole, the others cut to 45 words."""
+    return _cut(make_docs(data_dir, n=20, n_distractors=0), (None, 45, 45, 45))
 
 
 def _lm(backbone, name, batch_size):
@@ -75,7 +78,7 @@ def test_loglikelihood_and_rolling_at_batch_8_equal_batch_1(backbone, data_dir, 
     traces, in the original request order; windows of all rolling requests are batched together."""
     from lm_eval.api.instance import Instance
 
-    docs = _first_words(make_docs(data_dir, n=3, n_distractors=1))  # two passages per prompt
+    docs = _cut(make_docs(data_dir, n=3, n_distractors=1), (None, 45, 20))  # two passages per prompt
     reqs = lambda: [Instance("loglikelihood", d, (context_of(backbone.tokenizer, d), cont), i)  # noqa: E731
                     for i, (d, cont) in enumerate((d, c) for d in docs[::-1] for c in (" " + d["answers"][0], " Paris, France"))]
     rolling = lambda: [Instance("loglikelihood_rolling", d, (d["ctxs"][1]["text"][:n],), i)  # noqa: E731
