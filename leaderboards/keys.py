@@ -39,7 +39,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from retrieval.io import atomic_write_json, file_lock, fingerprint, sha256_file
+from retrieval.io import (SOURCE_SUFFIXES, TASK_DATA_ARGS, HashMemo, fingerprint, task_data_path,  # noqa: F401 - re-exported
+                          tree_fingerprint)
 from retrieval.paths import cache_dir
 
 from .spec import Cell, LeaderboardSpec
@@ -47,20 +48,15 @@ from .spec import Cell, LeaderboardSpec
 log = logging.getLogger(__name__)
 
 KEY_SCHEMA = 1
-_SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".jinja", ".j2", ".txt", ".json", ".jsonl", ".tsv", ".gz"}
-_MAX_SOURCE_BYTES = 64 << 20
+_SOURCE_SUFFIXES = SOURCE_SUFFIXES
 
 
-class _HashMemo:
-    """SHA-256 of files memoised by (resolved path, size, mtime_ns); persisted on :meth:`save`."""
+class _HashMemo(HashMemo):
+    """:class:`retrieval.io.HashMemo` (file SHA-256s memoised by path, size and mtime_ns, persisted in the cache
+    folder on :meth:`save`), plus the task YAML chains read once per key computation."""
 
     def __init__(self) -> None:
-        self.path = cache_dir() / "leaderboard-file-hashes.json"
-        try:
-            self.table: dict[str, list] = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.table = {}
-        self.dirty = False
+        super().__init__()
         self.chains: dict[tuple, list] = {}  # (task, include_path) -> spec.task_yaml_chain, read once per key computation
 
     def task_chain(self, task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
@@ -71,52 +67,6 @@ class _HashMemo:
         if key not in self.chains:
             self.chains[key] = task_yaml_chain(task, include_path)
         return self.chains[key]
-
-    def sha(self, p: Path) -> str:
-        return self.derived(p, "", sha256_file)
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
-        with file_lock(self.path):
-            try:
-                current = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                current = {}
-            current.update(self.table)
-            atomic_write_json(self.path, current, indent=None)
-        self.dirty = False
-
-    def derived(self, p: Path, kind: str, fn) -> Any:
-        """``fn(p)`` (a JSON value) memoised by (resolved path, size, mtime_ns), under ``kind`` (``""``: the
-        file's SHA-256, :meth:`sha`)."""
-        st = p.stat()
-        key = f"{kind}:{p.resolve()}" if kind else str(p.resolve())
-        hit = self.table.get(key)
-        if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            return hit[2]
-        value = fn(p)
-        self.table[key] = [st.st_size, st.st_mtime_ns, value]
-        self.dirty = True
-        return value
-
-
-def tree_fingerprint(root: Path, memo: _HashMemo, suffixes: set[str] | None = _SOURCE_SUFFIXES) -> str:
-    """Fingerprint of the files under ``root`` (relative path + SHA-256), skipping caches and VCS folders."""
-    root = Path(root)
-    if root.is_file():
-        return fingerprint([root.name, memo.sha(root)])
-    items = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-        for fn in sorted(filenames):
-            p = Path(dirpath) / fn
-            if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
-                continue
-            if p.stat().st_size > _MAX_SOURCE_BYTES:
-                continue
-            items.append([p.relative_to(root).as_posix(), memo.sha(p)])
-    return fingerprint(items)
 
 
 def model_target(model: str) -> str:
@@ -292,31 +242,24 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     return fps[0] if len(fps) == 1 else fingerprint(fps)  # one folder: the key as before
 
 
-TASK_DATA_ARGS = ("questions", "corpus", "oracle_file", "hub_id")
-"""Task metadata keys whose value may name a local file or folder the task's loader reads."""
-
-
 def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dict[str, str]:
     """``{path: fingerprint}`` of the local files and folders that ``task``'s metadata (merged over the YAMLs it
-    ``include:``s) names in :data:`TASK_DATA_ARGS`: a bring-your-own ``questions`` file and ``corpus``, an
+    ``include:``s) names in :data:`retrieval.io.TASK_DATA_ARGS`: a bring-your-own ``questions`` file and ``corpus``, an
     ``oracle_file``, a local copy named by ``hub_id``; so that editing them gives a new run folder. A value is
-    read as the loaders read it: a named corpus (``nq-wiki-12k``) or ``prebuilt:`` index is no path, a relative
+    read as the loaders read it (:func:`retrieval.io.task_data_path`): a named corpus (``nq-wiki-12k``) or ``prebuilt:`` index is no path, a relative
     path is taken from the working directory. A file is hashed whole (memoised by path, size and mtime); a
     folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data sit under ``$TOKRAG_DATA_DIR``
     (:func:`data_fingerprint`).
     """
-    from retrieval.corpus import NAMED_CORPORA
-
     meta: dict[str, Any] = {}
     for _, doc in reversed(memo.task_chain(task, include_path)):
         if isinstance(doc.get("metadata"), dict):
             meta.update(doc["metadata"])
     out: dict[str, str] = {}
     for name in TASK_DATA_ARGS:
-        value = meta.get(name)
-        if not isinstance(value, str) or not value.strip() or value in NAMED_CORPORA or value.startswith("prebuilt:"):
+        path = task_data_path(meta.get(name))  # the one rule of tasks.provenance too
+        if path is None:
             continue
-        path = Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
         try:
             if path.is_file():
                 out[str(path.resolve())] = memo.sha(path)

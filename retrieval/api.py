@@ -379,6 +379,32 @@ def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: M
             for q, v in passages.items()}
 
 
+def short_hits(ctxs: Mapping[str, Sequence[Any]], qids: Sequence[str] | Mapping[str, Any], k: int, retriever: str,
+               size: int | None = None) -> tuple[int, int, int, str] | None:
+    """How many questions got fewer than ``k`` passages, and why: the counting of the short-run notes of
+    ``tokrag retrieve`` and of the tasks' warning (``tasks.rag``), one rule for both.
+
+    Args:
+        ctxs: the run, ``{qid: [passage, ...]}``; qids: every question searched (a missing one got 0).
+        retriever: its name (``bm25`` names the cause: BM25 needs a shared word that is not a stop word).
+        size: the number of passages searched, when known (a cause when below ``k``).
+
+    Returns:
+        ``(short, total, fewest, cause)``, or None when every question got ``k``: ``cause`` is the
+        ``"; "``-joined causes, or ``"<retriever> returned fewer"``.
+    """
+    counts = [len(ctxs.get(q) or []) for q in qids]
+    short = [n for n in counts if n < k]
+    if not short:
+        return None
+    causes = []
+    if retriever == "bm25":
+        causes.append("BM25 returns only passages that share a word, not a stop word, with the question")
+    if size is not None and size < k:
+        causes.append(f"the corpus has only {size} passages")
+    return len(short), len(counts), min(short), "; ".join(causes or [f"{retriever} returned fewer"])
+
+
 def check_run_sanity(run: Run | Mapping[str, Sequence[Mapping[str, Any]]], *, top: int = 5, max_same_frac: float = 0.5, min_queries: int = 10) -> None:
     """Stop before generation when retrieval is obviously broken.
 

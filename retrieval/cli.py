@@ -290,25 +290,22 @@ def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int
 
 def _short_note(ctxs: dict, queries: dict, k: int, retriever: str, source: str, size: int | None = None) -> None:
     """Print one line on stderr when some questions got fewer than ``k`` (``--hits``) passages: how many, and the
-    fewest any got (0 for a question with none), in the words of the tasks' warning (``tasks.rag._warn_short``).
+    fewest any got (0 for a question with none), in the words of the tasks' warning (``tasks.rag._warn_short``; both count with
+    :func:`retrieval.api.short_hits`).
 
     Args:
         ctxs: the run, ``{qid: [passage, ...]}``; queries: every question searched (``{qid: text}``).
         source: what was searched, as printed (``corpus passages.jsonl``, ``index runs/idx``).
         size: the number of passages searched, when known (a cause when below ``k``).
     """
-    counts = [len(ctxs.get(q) or []) for q in queries]
-    short = [n for n in counts if n < k]
-    if not short:
+    from .api import short_hits
+
+    found = short_hits(ctxs, list(queries), k, retriever, size)
+    if found is None:
         return
-    causes = []
-    if retriever == "bm25":
-        causes.append("BM25 returns only passages that share a word, not a stop word, with the question")
-    if size is not None and size < k:
-        causes.append(f"the corpus has only {size} passages")
-    cause = "; ".join(causes or [f"{retriever} returned fewer"])
-    print(f"note: {len(short)} of {len(counts)} questions got fewer than --hits {k} passages from {retriever} over "
-          f"{source} (fewest: {min(short)}; {cause}); the run holds the passages they have (tasks/README.md, "
+    n_short, total, fewest, cause = found
+    print(f"note: {n_short} of {total} questions got fewer than --hits {k} passages from {retriever} over "
+          f"{source} (fewest: {fewest}; {cause}); the run holds the passages they have (tasks/README.md, "
           '"Passages per question")', file=sys.stderr)
 
 

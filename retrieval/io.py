@@ -48,6 +48,108 @@ def fingerprint(obj: Any, length: int = 16) -> str:
     return sha256_bytes(canonical_json(obj).encode("utf-8"))[:length]
 
 
+SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".jinja", ".j2", ".txt", ".json", ".jsonl", ".tsv", ".gz"}
+"""The default ``suffixes`` of :func:`tree_fingerprint` (source and small data files)."""
+MAX_SOURCE_BYTES = 64 << 20
+"""The default ``max_bytes`` of :func:`tree_fingerprint`: larger files of a folder are left out (64 MiB)."""
+HASH_MEMO_FILE = "leaderboard-file-hashes.json"
+"""The file under the cache folder (``$TOKRAG_CACHE_DIR``) where :class:`HashMemo` persists file hashes."""
+
+
+class HashMemo:
+    """SHA-256 of files (and other values derived from a file) memoised by (resolved path, size, mtime_ns).
+
+    Persistent: the table is read from ``<cache_dir>/leaderboard-file-hashes.json`` (:data:`HASH_MEMO_FILE`)
+    when made and merged back into it by :meth:`save` (under a file lock), so a multi-GB corpus is hashed once,
+    not once per process: the leaderboards' run keys (:mod:`leaderboards.keys`) and the results' data
+    provenance (:mod:`tasks.provenance`) share it. A file rewritten within the same mtime tick at the same size
+    would keep its old hash (as ``make`` and ``rsync`` assume, the file system's mtime_ns is trusted).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None) -> None:
+        from .paths import cache_dir
+
+        self.path = Path(path) if path is not None else cache_dir() / HASH_MEMO_FILE
+        try:
+            self.table: dict[str, list] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.table = {}
+        if not isinstance(self.table, dict):  # a memo file someone overwrote: start afresh
+            self.table = {}
+        self.dirty = False
+
+    def sha(self, p: Path) -> str:
+        """Hex SHA-256 of the file ``p`` (:func:`sha256_file`), memoised. Raises OSError when it cannot be read."""
+        return self.derived(p, "", sha256_file)
+
+    def save(self) -> None:
+        """Merge the new entries into the memo file (atomically, under :func:`file_lock`); nothing when none."""
+        if not self.dirty:
+            return
+        with file_lock(self.path):
+            try:
+                current = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                current = {}
+            if not isinstance(current, dict):
+                current = {}
+            current.update(self.table)
+            atomic_write_json(self.path, current, indent=None)
+        self.dirty = False
+
+    def derived(self, p: Path, kind: str, fn) -> Any:
+        """``fn(p)`` (a JSON value) memoised by (resolved path, size, mtime_ns), under ``kind`` (``""``: the
+        file's SHA-256, :meth:`sha`)."""
+        st = p.stat()
+        key = f"{kind}:{p.resolve()}" if kind else str(p.resolve())
+        hit = self.table.get(key)
+        if isinstance(hit, list) and len(hit) == 3 and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            return hit[2]
+        value = fn(p)
+        self.table[key] = [st.st_size, st.st_mtime_ns, value]
+        self.dirty = True
+        return value
+
+
+def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,
+                     max_bytes: int | None = MAX_SOURCE_BYTES) -> str:
+    """Fingerprint (16 hex) of the files under ``root``: ``[relative path, SHA-256]`` of each, in sorted order,
+    skipping hidden files and folders and ``__pycache__``; only files whose suffix is in ``suffixes`` (None: all)
+    and of at most ``max_bytes`` (None: any size). A file ``root`` gives ``fingerprint([name, SHA-256])``.
+    File hashes go through ``memo``. Raises OSError when a file cannot be read."""
+    root = Path(root)
+    if root.is_file():
+        return fingerprint([root.name, memo.sha(root)])
+    items = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for fn in sorted(filenames):
+            p = Path(dirpath) / fn
+            if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
+                continue
+            if max_bytes is not None and p.stat().st_size > max_bytes:
+                continue
+            items.append([p.relative_to(root).as_posix(), memo.sha(p)])
+    return fingerprint(items)
+
+
+TASK_DATA_ARGS = ("questions", "corpus", "oracle_file", "hub_id")
+"""Task metadata keys whose value may name a local file or folder the task's loader reads."""
+
+
+def task_data_path(value: Any) -> Path | None:
+    """The path a task metadata value of :data:`TASK_DATA_ARGS` names, as the loaders read it, or None when it
+    names none: not a non-blank string, a named corpus (``nq-wiki-12k``: :data:`retrieval.corpus.NAMED_CORPORA`)
+    or a ``prebuilt:`` index. A relative path is taken from the working directory; ``~`` is expanded. Whether
+    the path exists is the caller's to check. One rule for the leaderboards' run keys
+    (:func:`leaderboards.keys.task_data_files`) and the results' provenance (:mod:`tasks.provenance`)."""
+    from .corpus import NAMED_CORPORA
+
+    if not isinstance(value, str) or not value.strip() or value in NAMED_CORPORA or value.startswith("prebuilt:"):
+        return None
+    return Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
 

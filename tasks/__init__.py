@@ -14,6 +14,7 @@ or ``$TOKRAG_DATA_DIR``), otherwise from the hub id a user expects (``google-res
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from pathlib import Path
@@ -118,14 +119,16 @@ def register_task_path() -> None:
 def register_provenance() -> None:
     """Make lm-eval record where a tokrag task's data came from (files with absolute paths and SHA-256, corpus and
     run fingerprints, tokrag's version and commit) in the results JSON's ``configs.<task>.metadata.tokrag_data``
-    (:mod:`tasks.provenance`). Independent of :data:`DISABLE_ENV`; idempotent, never raises, imports nothing heavy.
+    (:mod:`tasks.provenance`). Independent of :data:`DISABLE_ENV`; idempotent, imports nothing heavy, never raises (an
+    error is logged at DEBUG with its traceback and the results then lack ``tokrag_data``).
     Called by the package's lm-eval start-up hook (``tokrag_model.register_tasks``)."""
     try:
         from .provenance import register
 
         register()
-    except Exception:
-        pass
+    except Exception as exc:  # provenance is a record, never a reason for lm-eval not to start
+        logging.getLogger(__name__).debug("tasks.register_provenance: results will not record tokrag_data: %r", exc,
+                                          exc_info=True)
 
 
 __all__ = ["TASK_DIR", "include_path", "add_include_path", "register_task_path", "register_provenance",

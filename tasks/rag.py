@@ -261,20 +261,15 @@ def _byo_empty(questions: Any, rows: list[dict], split: str) -> str:
 def _warn_short(ctxs: dict[str, list], rows: list[dict], k: int, retriever: str, corpus: Any, corpus_obj: Any,
                 noise: float, label: str) -> None:
     """One WARNING when some questions got fewer than ``k`` (``hits``) passages: how many, and the smallest count."""
-    counts = [len(ctxs.get(r["qid"]) or []) for r in rows]
-    short = [n for n in counts if n < k]
-    if not short:
+    from retrieval.api import short_hits
+
+    found = short_hits(ctxs, [r["qid"] for r in rows], k, retriever, len(corpus_obj) if corpus_obj is not None else None)
+    if found is None:
         return
-    causes = []
-    if retriever == "bm25":
-        causes.append("BM25 returns only passages that share a word, not a stop word, with the question")
-    size = len(corpus_obj) if corpus_obj is not None else None
-    if size is not None and size < k:
-        causes.append(f"the corpus has only {size} passages")
-    cause = "; ".join(causes or [f"{retriever} returned fewer"])
+    n_short, total, fewest, cause = found
     log.warning("%s: %d of %d questions got fewer than hits=%d passages from %s over corpus %s (fewest: %d; %s); they are "
                 "shown and scored with the passages they have%s (tasks/README.md, \"Passages per question\")",
-                label, len(short), len(counts), k, retriever, corpus, min(short), cause,
+                label, n_short, total, k, retriever, corpus, fewest, cause,
                 ", and noise replaces a share of those" if noise > 0 else "")
 
 

@@ -91,6 +91,34 @@ def _is_jsonl(path: Path) -> bool:
     return head == b"{"
 
 
+def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
+               local_name: str | None = None) -> tuple[Path, list[Path]] | None:
+    """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
+    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub.
+
+    Raises:
+        ConfigError: the copy has no files for the split.
+    """
+    from .data import resolve_data_dir
+
+    c: Path | None = None
+    if Path(str(hub_id)).expanduser().exists():
+        c = Path(str(hub_id)).expanduser().resolve()
+    else:
+        root = resolve_data_dir(data_dir)
+        if root is not None and local_name and (root / local_name).exists():
+            c = root / local_name
+    if c is None:
+        return None
+    files = _local_files(c, config, split)
+    if not files:
+        raise ConfigError(
+            f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}; lay it out like the hub: "
+            f"{c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet)"
+        )
+    return c, files
+
+
 def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:
     """The raw rows of a hub dataset split, from a local copy when there is one (module docstring).
 
@@ -101,22 +129,9 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
         ConfigError: a local path without files for the split. DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """
-    from .data import resolve_data_dir
-
-    candidates: list[Path] = []
-    if Path(str(hub_id)).expanduser().exists():
-        candidates.append(Path(str(hub_id)).expanduser().resolve())
-    else:
-        root = resolve_data_dir(data_dir)
-        if root is not None and local_name and (root / local_name).exists():
-            candidates.append(root / local_name)
-    for c in candidates:
-        files = _local_files(c, config, split)
-        if not files:
-            raise ConfigError(
-                f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}; lay it out like the hub: "
-                f"{c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet)"
-            )
+    local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)
+    if local is not None:
+        c, files = local
         return _read_local(files), str(c)
     import datasets
 
@@ -275,5 +290,5 @@ def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None,
     return out
 
 
-__all__ = ["FAMILIES", "hub_rows", "load_family", "slot_question"]
+__all__ = ["FAMILIES", "hub_rows", "load_family", "local_copy", "slot_question"]
 

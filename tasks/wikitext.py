@@ -30,6 +30,7 @@ from retrieval.errors import ConfigError, DataError
 HUB_ID = "EleutherAI/wikitext_document_level"
 HUB_CONFIG = "wikitext-103-raw-v1"
 HUB_SPLIT = "test"
+LOCAL_NAME = "wikitext_document_level"  # a copy in the hub's layout under the data folder
 _WORD = re.compile(r"\S+")
 _TITLE = re.compile(r"^\s*=\s*([^=\n].*?)\s*=\s*$")
 
@@ -68,11 +69,12 @@ def chunk_article(page: str, chunk_words: int = 128, context_words: int = 128) -
 def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "prebuilt:wikipedia-dpr-100w",
                         chunk_words: int = 128, context_words: int = 128, query_words: int = 32, data_dir: Any = None,
                         hub_id: str | None = None, max_docs: int | None = None, cache_dir: Any = None,
-                        retriever_params: dict | None = None) -> list[dict]:
+                        retriever_params: dict | None = None, stats: dict | None = None) -> list[dict]:
     """Docs of ``wikitext103_bm25_wiki``: ``{qid, title, context, target, question, ctxs, run_fingerprint, scored_by}``.
 
     ``qid`` is ``wt103-<article index>-<chunk index>``; ``question`` is the retrieval query. ``max_docs`` keeps
-    the first N chunks (article order) before retrieval.
+    the first N chunks (article order) before retrieval. ``stats``: a dict to fill with ``corpus`` (the spec) and
+    ``run_fingerprint`` (for :mod:`tasks.provenance`).
 
     Raises:
         DataError: an article title among its own passages after the filter, or degenerate retrieval.
@@ -82,7 +84,7 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
 
     from .sources import hub_rows
 
-    rows, source = hub_rows(hub_id or HUB_ID, HUB_CONFIG, HUB_SPLIT, data_dir=data_dir, local_name="wikitext_document_level")
+    rows, source = hub_rows(hub_id or HUB_ID, HUB_CONFIG, HUB_SPLIT, data_dir=data_dir, local_name=LOCAL_NAME)
     docs: list[dict] = []
     for a, row in enumerate(rows):
         page = row.get("page")
@@ -110,6 +112,8 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
                      for i, h in enumerate(hits)]
         d["run_fingerprint"] = str(run.fingerprint)
         d["scored_by"] = score_label(retriever, retriever_params, corpus)
+    if stats is not None:
+        stats.update(corpus=str(corpus), run_fingerprint=str(run.fingerprint))
     return docs
 
 
@@ -132,7 +136,11 @@ def load_wikitext103(**metadata: Any) -> dict[str, Any]:
     kw = {key: metadata[key] for key in WIKITEXT_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
-    return {"test": datasets.Dataset.from_list(build_wikitext_docs(**kw))}
+    from .provenance import TaskData, wikitext_provenance
+
+    stats: dict[str, Any] = {}
+    docs = build_wikitext_docs(**kw, stats=stats)
+    return TaskData({"test": datasets.Dataset.from_list(docs)}, wikitext_provenance(kw, stats))
 
 
 def process_results_wikitext(doc: dict, results: list) -> dict[str, tuple[float, int]]:

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.leaderboard_fixtures.toy_lm import ToyLM
+from tests.leaderboard_helpers import write_spec
+
 REPO = Path(__file__).resolve().parents[1]
 BYO_DOCS = ("README.md", "tasks/README.md")
 
@@ -118,28 +121,44 @@ def _follow(sample: dict, path: str):
     return value
 
 
+class RollingTraceToyLM(ToyLM):
+    """The leaderboard tests' toy model, tracing its rolling log-likelihood requests too (as the tokrag methods do:
+    ``tokrag_model.base`` appends ``{"tokrag_trace": ...}`` to every request's arguments)."""
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        out = super().loglikelihood_rolling(requests, disable_tqdm)
+        for req in requests:
+            req.arguments = (*req.args, {"tokrag_trace": {"method": "toy", "words": len(req.args[0].split())}})
+        return out
+
+
 def test_readme_trace_paths_match_both_sample_layouts(tmp_path):
-    """The README's paths find the trace in what lm-eval's tracker writes for ``--log_samples`` (arguments as a
-    dict) and in what ``tokrag leaderboard run`` writes (lm-eval's in-memory list, as JSON), for a generation and a
-    rolling log-likelihood sample; ``leaderboards.traces.sample_trace`` reads both."""
+    """The README's paths find the trace in what ``tokrag leaderboard run`` writes (a run folder's
+    ``samples_<task>.jsonl``: lm-eval's in-memory list, as JSON, written by the runner itself with the toy model) and
+    in what lm-eval's tracker writes for ``--log_samples`` from the same samples (arguments as a dict), for a
+    generation and a rolling log-likelihood sample; ``leaderboards.traces.sample_trace`` reads both."""
     from lm_eval.loggers.evaluation_tracker import EvaluationTracker
 
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
     from leaderboards.traces import sample_trace
 
-    trace = {"tokrag_trace": {"method": "tokrag", "passages": ["p2", "p1"]}}
-    generation = ("<|im_start|>user\n\u27e6tokrag:passages\u27e7Question: q\nAnswer:", {"until": ["\n\n"]}, trace)
-    rolling = ("some paragraph", trace)
+    method = {"name": "standard", "model": f"{__name__}:RollingTraceToyLM", "model_args": {"trace": "tokens"}}
+    spec = load_spec(write_spec(tmp_path, methods=[method], tasks=["toy_qa", "toy_lm"], limit=2))
+    run_spec(spec, tmp_path / "runs", progress=False)
     paths = _documented_trace_paths()
     assert set(paths) == {"dict", "list"}
-    for i, args in enumerate((generation, rolling)):
-        sample = {"doc_id": 0, "doc": {}, "target": "", "arguments": [args], "resps": [["x"]], "filtered_resps": ["x"]}
-        listed = json.loads(json.dumps(sample))  # the run folder's line (leaderboards/runner.py writes it so)
+    for i, task in enumerate(("toy_qa", "toy_lm")):  # generation, rolling log-likelihood
+        [samples] = list((tmp_path / "runs").rglob(f"samples_{task}.jsonl"))
+        listed = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])
+        trace = sample_trace(listed)
+        assert isinstance(trace, dict) and trace
         tracker = EvaluationTracker(output_path=str(tmp_path / f"out{i}"))
         tracker.general_config_tracker.model_name_sanitized = "m"
         tracker.date_id = "d"  # set by save_results_aggregated in an lm_eval run
-        tracker.save_results_samples("t", [json.loads(json.dumps(sample))])
-        logged = json.loads(next((tmp_path / f"out{i}" / "m").glob("samples_t_*.jsonl")).read_text().splitlines()[0])
+        tracker.save_results_samples(task, [json.loads(json.dumps(listed))])  # the tracker rewrites its input
+        logged = json.loads(next((tmp_path / f"out{i}" / "m").glob(f"samples_{task}_*.jsonl")).read_text().splitlines()[0])
         assert isinstance(logged["arguments"], dict) and isinstance(listed["arguments"], list)
-        assert _follow(logged, paths["dict"][i]) == trace["tokrag_trace"]
-        assert _follow(listed, paths["list"][i]) == trace["tokrag_trace"]
-        assert sample_trace(logged) == sample_trace(listed) == trace["tokrag_trace"]
+        assert _follow(logged, paths["dict"][i]) == trace
+        assert _follow(listed, paths["list"][i]) == trace
+        assert sample_trace(logged) == trace

