@@ -39,8 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from retrieval.io import (SOURCE_SUFFIXES, TASK_DATA_ARGS, HashMemo, fingerprint, task_data_path,  # noqa: F401 - re-exported
-                          tree_fingerprint)
+from retrieval.io import TASK_DATA_ARGS, HashMemo, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
 from retrieval.paths import cache_dir
 
 from .spec import Cell, LeaderboardSpec
@@ -48,7 +47,6 @@ from .spec import Cell, LeaderboardSpec
 log = logging.getLogger(__name__)
 
 KEY_SCHEMA = 1
-_SOURCE_SUFFIXES = SOURCE_SUFFIXES
 
 
 class _HashMemo(HashMemo):
