@@ -984,11 +984,13 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
         check_not_a_report_folder(out, set(REPORT_FILES) | plot_files(data) | (question_files(data) if questions else set()))
     out.mkdir(parents=True, exist_ok=True)
+    # leaderboard.json first: it marks the folder as a report (check_overwrite), so a report stopped while writing its
+    # plots or pages (Ctrl-C) is finished by the same command, not refused as a folder of foreign files
+    atomic_write_json(out / "leaderboard.json", data)
     plots = make_plots(data, out)
     pages = write_question_pages(spec, loaded, data, out) if questions else []
     atomic_write_text(out / "leaderboard.md", render_markdown(data))
     atomic_write_text(out / "leaderboard.csv", render_csv(data))
-    atomic_write_json(out / "leaderboard.json", data)
     atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
     _remove_stale(out, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages})
     return out

@@ -1,0 +1,42 @@
+"""A report stopped while it writes its files (Ctrl-C during the plots) is finished by the same command: the
+folder already holds leaderboard.json, which marks it as a report. Before, the plots came first, and the command
+that the interrupt message printed was refused ("holds no tokrag report but has N file(s) the report would
+overwrite"). Fast: toy spec, no model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import run_toy_spec
+
+import leaderboards.plots as plots
+from leaderboards.report import build_report
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_report_interrupted_in_its_plots_is_finished_by_running_it_again(tmp_path, monkeypatch):
+    spec, runs = run_toy_spec(tmp_path / "lb")
+    whole = build_report(spec, runs, tmp_path / "whole", timings=False)
+    real = plots.make_plots
+
+    def stopped(data, out):  # the first plot written, then Ctrl-C
+        made = real(data, out)
+        for name, _ in made[1:]:
+            (Path(out) / name).unlink()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "make_plots", stopped)
+    out = tmp_path / "report"
+    with pytest.raises(KeyboardInterrupt):
+        build_report(spec, runs, out, timings=False)
+    assert any(p.suffix == ".png" for p in out.iterdir())  # a partial report folder
+    monkeypatch.setattr(plots, "make_plots", real)
+    assert build_report(spec, runs, out, timings=False) == out  # no --replace needed
+    assert _tree(out) == _tree(whole)
+    assert json.loads((out / "leaderboard.json").read_text()) == json.loads((whole / "leaderboard.json").read_text())
