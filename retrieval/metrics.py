@@ -41,8 +41,17 @@ def has_answer(text: str, answers: Iterable[str]) -> bool:
 
     if isinstance(answers, str):  # one answer, not its characters
         answers = [answers]
-    answers = [a for a in answers if isinstance(a, str) and a.strip()]
+    answers = [a for a in answers if isinstance(a, str) and answer_tokens(a)]
     return bool(answers) and has_answers(text, answers, _tokenizer(), regex=False)
+
+
+def answer_tokens(answer: str) -> list[str]:
+    """An answer's tokens as DPR's match sees them (NFD, ``SimpleTokenizer``, lower-cased; module docstring). ``[]``
+    for a blank answer: spaces, or only characters the tokenizer drops (a zero-width space ``"\\u200b"`` and other
+    format or control characters), which Pyserini's ``has_answers`` would find in every passage."""
+    from pyserini.eval.evaluate_dpr_retrieval import _normalize
+
+    return _tokenizer().tokenize(_normalize(answer)).words(uncased=True)
 
 
 def _ctxs(run: Any) -> Ctxs:
@@ -54,14 +63,15 @@ def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
 
     Raises:
         ConfigError: an entry that is a string or bytes (its characters would be read as answers or ids; query named);
-            answers that are all blank strings (``[""]``: no answer, yet the question was scored a miss; DPR's own
-            match, Pyserini's ``has_answers``, finds an empty answer in every passage; query named).
+            answers that are all blank (``[""]``, ``["\\u200b"]``: no tokens, :func:`answer_tokens`; no answer, yet the
+            question was scored; DPR's own match, Pyserini's ``has_answers``, finds an empty answer in every passage;
+            query named).
     """
     out: dict[str, Any] = {}
     for qid, v in (entries or {}).items():
         if isinstance(v, (str, bytes)):
             raise ConfigError(f"query {qid!r}: {what} is {v!r}, a single string; give a list, e.g. [{v!r}]")
-        if what == "answers" and v is not None and len(v) and all(isinstance(a, str) and not a.strip() for a in v):
+        if what == "answers" and v is not None and len(v) and all(isinstance(a, str) and not answer_tokens(a) for a in v):
             raise ConfigError(f"query {qid!r}: answers {list(v)!r} hold only blank strings; drop the question or give "
                               "its answers")
         if v is not None and len(v):

@@ -155,7 +155,7 @@ def test_expect_refuses_a_non_finite_expected_figure(tmp_path, value, shown):
     assert (c["expected"], c["tolerance"]) == ({"answer_recall@5": 0.5, "gold@5": 0.25}, 0.005)
 
 
-@pytest.mark.parametrize("blank", [[""], ["  "], ["", "\t\n"]])
+@pytest.mark.parametrize("blank", [[""], ["  "], ["", "\t\n"], ["\u200b"], ["\u200b", "\u2060 "]])
 def test_metrics_refuse_answers_that_are_all_blank(blank):
     from retrieval.metrics import answer_hits, answer_recall_at_k, evaluate_run
 
@@ -169,6 +169,20 @@ def test_metrics_refuse_answers_that_are_all_blank(blank):
     # a blank answer beside a real one never matches (the real one decides); an empty list is skipped
     assert evaluate_run(run, {"a": ["Paris", ""], "b": ["Rome", " "]}, ks=(1,)) == {"num_queries": 2, "answer_recall@1": 0.5}
     assert evaluate_run(run, {"a": ["Paris"], "b": []}, ks=(1,)) == {"num_queries": 1, "answer_recall@1": 1.0}
+
+
+def test_an_answer_of_invisible_characters_is_blank():
+    """A zero-width space has no DPR tokens: Pyserini's has_answers found it in every passage, so ["\u200b"] was
+    answer recall 1.0 and ["\u200b", "zzz"] matched "Berlin" (breaker); now it is blank like " " (refused when it is
+    the only answer, ignored beside real ones). A one-character answer with a token (".") is still an answer."""
+    from retrieval.metrics import answer_tokens, evaluate_run, has_answer
+
+    assert answer_tokens("\u200b") == [] and answer_tokens(" Paris ") == ["paris"] and answer_tokens(".") == ["."]
+    assert not has_answer("Berlin is the capital", ["\u200b"])
+    assert not has_answer("Berlin is the capital", ["\u200b", "zzz"])
+    assert has_answer("Berlin is the capital", ["\u200b", "berlin"])
+    run = {"a": [{"docid": "1", "text": "Paris is the capital"}], "b": [{"docid": "2", "text": "Berlin"}]}
+    assert evaluate_run(run, {"a": ["Paris"], "b": ["Rome", "\u200b"]}, ks=(1,)) == {"num_queries": 2, "answer_recall@1": 0.5}
 
 
 def test_retrieve_eval_refuses_a_question_whose_answers_are_blank(tmp_path, capsys):
