@@ -18,9 +18,10 @@ prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 
 report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
 of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
 cells and keeps the existing baseline's entries of the unfinished ones unchanged.
-``run`` interrupted by Ctrl-C (exit status 130) or SIGTERM (143) prints one line instead of a traceback: the cells
-finished, the requests the journals of unfinished cells kept, and the command that resumes
-(:func:`interrupted_message`). A suggested command carries the ``--runs-dir`` it was given.
+``run`` interrupted by Ctrl-C or SIGTERM prints one line instead of a traceback: the cells finished, the requests
+the journals of unfinished cells kept, and the command that resumes (:func:`interrupted_message`); the command then
+dies by that signal, as a shell loop expects (:func:`main` returns 130/143 to an in-process caller instead). A
+suggested command carries the ``--runs-dir`` it was given.
 Also runnable as ``python -m leaderboards.cli``.
 """
 
@@ -29,11 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
+from typing import Callable
 
-from .spec import load_spec
+from .spec import LeaderboardSpec, load_spec
 
 
 SPEC_HELP = "the leaderboard spec, a YAML file (e.g. leaderboards/specs/ci.yaml)"
@@ -128,7 +131,7 @@ class _Signalled(KeyboardInterrupt):
         self.signum = signum
 
 
-def _sigterm_as_interrupt():
+def _sigterm_as_interrupt() -> Callable[[], None]:
     """While ``run`` runs, SIGTERM (``kill``) raises :class:`_Signalled` (a KeyboardInterrupt) in the main thread, so it
     ends with the one-line message of Ctrl-C instead of silently; a second SIGTERM kills as before. Left alone when
     SIGTERM already has a handler of the caller's, or off the main thread. Returns the function that restores it."""
@@ -148,10 +151,16 @@ def _sigterm_as_interrupt():
     return restore
 
 
-def interrupted_message(args: argparse.Namespace, spec, whole, exc: KeyboardInterrupt, stage: str) -> str:
+def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: LeaderboardSpec, exc: KeyboardInterrupt,
+                        stage: str) -> str:
     """The one line an interrupted ``run`` prints: which signal, what the runs folder kept (finished cells, the
     requests journaled for unfinished ones) and the exact command that resumes (its ``--runs-dir``, selection,
-    ``--jobs``, ``--report``; not ``--max-cells`` or ``--no-resume``)."""
+    ``--jobs``, ``--report``; not ``--max-cells`` or ``--no-resume``).
+
+    ``exc``: a :class:`~leaderboards.runner.RunInterrupted` when :func:`~leaderboards.runner.run_spec` had begun its
+    cells (whenever the interrupt came after that: in a cell, while the helpers of ``--jobs`` ran, while they were
+    stopped); any other KeyboardInterrupt with ``stage`` ``"run"`` came before (nothing was computed), with
+    ``"report"`` while ``--report`` built the report after the run, with ``"done"`` after the run returned."""
     from .runner import RunInterrupted, resolve_runs_dir, run_command
 
     how = "Ctrl-C" if int(getattr(exc, "signum", signal.SIGINT)) == signal.SIGINT else "SIGTERM"
@@ -159,28 +168,46 @@ def interrupted_message(args: argparse.Namespace, spec, whole, exc: KeyboardInte
     opts = (["--jobs", str(args.jobs)] if args.jobs > 1 else []) + (["--report"] if args.report else []) \
         + (["--replace"] if args.report and args.replace else [])
     resume = run_command(spec, runs, *opts)
-    if stage == "report":
-        import shlex
-
-        cmd = " ".join(shlex.quote(w) for w in ["tokrag", "leaderboard", "report", str(whole.path), "--runs-dir", str(runs)]
-                       + (["--allow-missing"] if spec.selection else []) + (["--replace"] if args.replace else []))
-        return (f"tokrag leaderboard: interrupted ({how}) while building the report: the run folders are finished and "
-                f"kept in {runs}; build the report with: {cmd}")
     if not isinstance(exc, RunInterrupted):
+        if stage == "report":
+            report = run_command(whole, runs, *(["--allow-missing"] if spec.selection else []),
+                                 *(["--replace"] if args.replace else []), verb="report")
+            return (f"tokrag leaderboard: interrupted ({how}) while building the report: the run folders are finished "
+                    f"and kept in {runs}; build the report with: {report}")
+        if stage == "done":
+            return f"tokrag leaderboard: interrupted ({how}) after the run finished: the run folders are kept in {runs}"
         return (f"tokrag leaderboard: interrupted ({how}) before any cell started; nothing was computed; "
                 f"run again with: {resume}")
     parts = [f"{exc.finished} of {exc.total} cells are finished and kept in {runs}"]
     done = {c: n for c, n in exc.journaled.items() if n}
+    replay = "replayed when resumed on this machine with the same software; otherwise recomputed"
     if len(done) == 1:
         (cid, n), = done.items()
-        parts.append(f"the unfinished cell {cid} kept {n} requests in its journal (replayed, not recomputed, when resumed)")
+        parts.append(f"the unfinished cell {cid} kept {n} requests in its journal ({replay})")
     elif done:
         parts.append(f"{len(done)} unfinished cells kept {sum(done.values())} requests in their journals ("
-                     + ", ".join(f"{c}: {n}" for c, n in done.items()) + "; replayed, not recomputed, when resumed)")
+                     + ", ".join(f"{c}: {n}" for c, n in done.items()) + f"; {replay})")
     empty = [c for c, n in exc.journaled.items() if not n] + list(exc.unjournaled)
     if empty:
         parts.append(f"{', '.join(empty)} kept no request (no journaled chunk; redone from the start)")
     return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
+
+
+def _is_the_command(argv: list[str] | None) -> bool:
+    """True when this process is the ``tokrag leaderboard ...`` (or ``python -m leaderboards.cli``) command itself,
+    not a caller that runs :func:`main` in-process (a test, a script): ``argv`` None (read from ``sys.argv``), or
+    ``sys.argv`` is ``tokrag leaderboard <argv>`` (the ``tokrag`` entry point, :mod:`tokrag_model.cli`, passes it on)."""
+    return argv is None or sys.argv[1:] == ["leaderboard", *argv]
+
+
+def _die_by(signum: int) -> None:
+    """End this process by ``signum`` with the signal's default action (after the one-line message), so that its
+    parent sees a death by SIGINT/SIGTERM and not an exit status: bash stops a ``for`` loop of commands only when
+    the child died of SIGINT. Returns only when the signal did not end the process (blocked): the caller exits."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def n_per_task(rows: list[dict]) -> str:
@@ -196,8 +223,14 @@ def n_per_task(rows: list[dict]) -> str:
     return "n per task: " + ", ".join(parts)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed)."""
+def main(argv: list[str] | None = None, *, die_by_signal: bool | None = None) -> int:
+    """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed).
+
+    An interrupted ``run`` (Ctrl-C or SIGTERM) prints its one line and then, with ``die_by_signal``, ends the process
+    by that signal (:func:`_die_by`); else it returns 130 (SIGINT) or 143 (SIGTERM). ``die_by_signal=None`` (the
+    default): True when this process is the command itself (:func:`_is_the_command`: the ``tokrag`` entry point,
+    which returns what this returns, or ``python -m leaderboards.cli``), never for a ``--jobs`` helper; an in-process
+    caller such as a test gets the return value."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _check_args(args)
@@ -228,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
                                resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
+            stage = "done"
             if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
                 from .report import build_report, cells_lines
 
@@ -236,14 +270,25 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"report: {out}")
                 if spec.selection:
                     print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+                stage = "done"
+            print(json.dumps(summary.as_dict(), sort_keys=True))
         except KeyboardInterrupt as exc:  # one line, not a traceback: what was kept and how to go on
             restore()
-            if not args.jobs_helper:  # the main process of run --jobs N speaks for its helpers
-                print(interrupted_message(args, spec, whole, exc, stage), file=sys.stderr)
-            return 128 + int(getattr(exc, "signum", signal.SIGINT))
+            signum = int(getattr(exc, "signum", signal.SIGINT))
+            if args.jobs_helper:  # the main process of run --jobs N speaks for its helpers
+                return 128 + signum
+            while True:  # a further Ctrl-C while the line is made (milliseconds) makes it again, not a traceback
+                try:
+                    line = interrupted_message(args, spec, whole, exc, stage)
+                    break
+                except KeyboardInterrupt:
+                    continue
+            print(line, file=sys.stderr)
+            if die_by_signal if die_by_signal is not None else _is_the_command(argv):
+                _die_by(signum)
+            return 128 + signum
         finally:
             restore()
-        print(json.dumps(summary.as_dict(), sort_keys=True))
         return 0
     if args.cmd == "report":
         from .report import build_report, cells_lines

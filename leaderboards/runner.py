@@ -51,6 +51,7 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
+from tokrag_model.provenance import git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
 from .spec import Cell, LeaderboardSpec, is_int
@@ -67,9 +68,11 @@ class IncompleteRunError(TokragError, RuntimeError):
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """:func:`run_spec` stopped by Ctrl-C (SIGINT) or, under ``tokrag leaderboard run``, SIGTERM (``signum``), after
-    nothing more than the interrupt itself was done (no file is written or removed on the way out): what the runs
-    folder kept. ``finished``: the spec's (or selection's) cells with a ``DONE`` marker, of ``total``; ``journaled``:
+    """:func:`run_spec` stopped by Ctrl-C (SIGINT) or, under ``tokrag leaderboard run``, SIGTERM (``signum``), at any
+    moment after its cells' loop began (the helpers of ``run --jobs`` included: a second interrupt, or one while
+    the main process waited for its helpers, ends the same way). On the way out no cell's file is written or removed;
+    the helpers are stopped (:func:`_stop_helpers`) and the ``--max-cells`` folder of ``--jobs`` is removed. What the
+    runs folder kept, read after the helpers stopped: ``finished``: the spec's (or selection's) cells with a ``DONE`` marker, of ``total``; ``journaled``:
     ``{cell id: requests in its journal}`` of the unfinished cells whose folder has one (a resumed run replays them);
     ``unjournaled``: unfinished cells whose folder exists without a journal (a model that keeps none: redone)."""
 
@@ -125,13 +128,14 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     return runs
 
 
-def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str) -> str:
+def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, verb: str = "run") -> str:
     """The ``tokrag leaderboard run SPEC --runs-dir RUNS`` command line that a message suggests (shell-quoted), with
     ``spec``'s selection (``--models/--methods/--tasks``, :meth:`LeaderboardSpec.select`) and ``options`` after
-    it: following it runs into the folder the message is about, never the default ``./runs``."""
+    it: following it runs into the folder the message is about, never the default ``./runs``. ``verb``: another
+    subcommand (``report``) of the same spec and folder (give it a spec without a selection: only ``run`` has one)."""
     import shlex
 
-    words = ["tokrag", "leaderboard", "run", str(spec.path), "--runs-dir", str(runs)]
+    words = ["tokrag", "leaderboard", verb, str(spec.path), "--runs-dir", str(runs)]
     for option, names in spec.selection.items():
         words += [f"--{option}", ",".join(names)]
     return " ".join(shlex.quote(w) for w in [*words, *options])
@@ -256,24 +260,6 @@ def library_versions() -> dict[str, str]:
         except PackageNotFoundError:
             continue
     return out
-
-
-def git_commit(repo: Path | None = None) -> str:
-    """``git rev-parse HEAD`` of the repository (with ``+dirty`` when tracked files differ), or ``unknown``.
-
-    ``$TOKRAG_GIT_COMMIT`` overrides it (for CI systems that check out without ``.git``, and for tests
-    that compare provenance across runs while the repository moves)."""
-    if os.environ.get("TOKRAG_GIT_COMMIT"):
-        return os.environ["TOKRAG_GIT_COMMIT"]
-    repo = repo or Path(__file__).resolve().parents[1]
-    try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def retrieval_fingerprint(samples: list[dict]) -> dict[str, Any]:
@@ -754,6 +740,27 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
+def _chunk_lines(data: bytes, pos: int) -> tuple[list[dict], list[bytes], int]:
+    """The journal's chunk lines from byte ``pos`` (after its header line) on, up to the first torn (no newline),
+    unreadable or misshapen one: ``(entries, raw lines with their newline, byte offset where they end)``."""
+    entries: list[dict] = []
+    raws: list[bytes] = []
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break  # torn: killed while the line was written
+        try:
+            entry = json.loads(data[pos:end])
+        except ValueError:
+            break
+        if not _valid_entry(entry):
+            break
+        entries.append(entry)
+        raws.append(data[pos:end + 1])
+        pos = end + 1
+    return entries, raws, pos
+
+
 class _Journal:
     """The request journal of one cell (``<cell_dir>/journal.jsonl``): one JSON line per computed chunk.
 
@@ -818,20 +825,7 @@ class _Journal:
                             "from the start", label, "; ".join(_differences(old["header"], header)))
             else:
                 j.attempts = list(old["attempts"])
-                pos = nl + 1
-                while pos < len(data):
-                    end = data.find(b"\n", pos)
-                    if end < 0:
-                        break  # torn: killed while the line was written
-                    try:
-                        entry = json.loads(data[pos:end])
-                    except ValueError:
-                        break
-                    if not _valid_entry(entry):
-                        break
-                    j.entries.append(entry)
-                    raws.append(data[pos:end + 1])
-                    pos = end + 1
+                j.entries, raws, pos = _chunk_lines(data, nl + 1)
                 if pos < len(data):
                     log.info("%s: the journal's last %d bytes are a torn or unreadable line; ignored", label, len(data) - pos)
         j.attempts.append({**attempt, "journaled_requests": sum(len(e["fingerprints"]) for e in j.entries)})
@@ -1180,39 +1174,93 @@ def journaled_requests(path: Path) -> int:
         data = path.read_bytes()
     except OSError:
         return 0
-    n = 0
-    for raw in data.split(b"\n")[1:-1]:  # [-1]: after the last newline, empty or torn
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            break
-        if not _valid_entry(entry):
-            break
-        n += len(entry["fingerprints"])
-    return n
+    nl = data.find(b"\n")
+    return 0 if nl < 0 else sum(len(e["fingerprints"]) for e in _chunk_lines(data, nl + 1)[0])
 
 
-def _interrupted(spec: LeaderboardSpec, runs: Path, keyed: list, exc: KeyboardInterrupt,
-                 helpers: list[subprocess.Popen]) -> RunInterrupted:
-    """What an interrupted run kept (read only: ``DONE`` markers and journals); helpers of ``run --jobs`` that did
-    not stop by themselves (a Ctrl-C in a terminal reaches them too) within 3 s get SIGTERM."""
-    deadline = time.monotonic() + 3.0
-    for h in helpers:
+HELPER_GRACE_S = 3.0
+"""Seconds the helpers of ``run --jobs`` get to stop by themselves after the main process stopped (a Ctrl-C in a
+terminal reaches them too) before they get SIGTERM (:func:`_stop_helpers`)."""
+HELPER_TERM_S = 10.0
+"""Seconds a helper gets to end after its SIGTERM before it is killed (SIGKILL): one stuck in native code."""
+
+
+def _stop_helpers(helpers: list[subprocess.Popen]) -> KeyboardInterrupt | None:
+    """Stop the helper processes of ``run --jobs`` that still run, in steps: wait up to :data:`HELPER_GRACE_S`,
+    then SIGTERM and wait up to :data:`HELPER_TERM_S`, then SIGKILL (and wait up to 5 s). Returns at once when none
+    runs (the end of a run that was not interrupted). Never raises: a Ctrl-C (or SIGTERM) during a step ends that
+    step (the next one starts at once; after the last, the helpers still running are killed) and is returned (the
+    first one), for the caller to raise after its own clean-up."""
+    caught: KeyboardInterrupt | None = None
+    for step, seconds in (("wait", HELPER_GRACE_S), ("term", HELPER_TERM_S), ("kill", 5.0)):
         try:
-            h.wait(timeout=max(0.0, deadline - time.monotonic()))
+            live = [h for h in helpers if h.poll() is None]
+            if not live:
+                return caught
+            for h in live:
+                if step == "term":
+                    log.info("helper process %d still running %.0f s after the run stopped: SIGTERM", h.pid,
+                             HELPER_GRACE_S)
+                    h.send_signal(signal.SIGTERM)
+                elif step == "kill":
+                    log.warning("helper process %d did not end %.0f s after SIGTERM: killed", h.pid, HELPER_TERM_S)
+                    h.kill()
+            deadline = time.monotonic() + seconds
+            for h in live:
+                h.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            h.send_signal(signal.SIGTERM)
-    finished, journaled, unjournaled = 0, {}, []
-    for cell, key, _ in keyed:
-        d = runs / key
-        if (d / DONE).is_file():
-            finished += 1
-        elif (d / JOURNAL).is_file():
-            journaled[cell.cell_id] = journaled_requests(d / JOURNAL)
-        elif d.is_dir():
-            unjournaled.append(cell.cell_id)
-    return RunInterrupted(spec, runs, int(getattr(exc, "signum", signal.SIGINT)), finished, len(keyed), journaled,
-                          unjournaled)
+            pass
+        except KeyboardInterrupt as exc:
+            caught = caught or exc
+    while True:  # the kill step cut short by a Ctrl-C
+        try:
+            for h in helpers:
+                if h.poll() is None:
+                    h.kill()
+            return caught
+        except KeyboardInterrupt as exc:
+            caught = caught or exc
+
+
+def _interrupted(spec: LeaderboardSpec, runs: Path, keyed: list, exc: KeyboardInterrupt) -> RunInterrupted:
+    """What an interrupted run kept (read only: ``DONE`` markers and journals), read after its helpers stopped; a
+    further Ctrl-C while it reads starts the reading again (milliseconds)."""
+    while True:
+        try:
+            finished, journaled, unjournaled = 0, {}, []
+            for cell, key, _ in keyed:
+                d = runs / key
+                if (d / DONE).is_file():
+                    finished += 1
+                elif (d / JOURNAL).is_file():
+                    journaled[cell.cell_id] = journaled_requests(d / JOURNAL)
+                elif d.is_dir():
+                    unjournaled.append(cell.cell_id)
+            return RunInterrupted(spec, runs, int(getattr(exc, "signum", signal.SIGINT)), finished, len(keyed),
+                                  journaled, unjournaled)
+        except KeyboardInterrupt:
+            continue
+
+
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """SIGINT and SIGTERM that arrive inside the block take effect at its end (their Python handlers are swapped for
+    ones that note the signal, which is raised again after): ``helpers.append(Popen(...))`` is never cut between
+    the helper's start and its being known. Only for signals with a Python handler, in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    saved = {s: h for s in (signal.SIGINT, signal.SIGTERM) if callable(h := signal.getsignal(s))}
+    for s in saved:
+        signal.signal(s, lambda signum, _frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(got):
+            signal.raise_signal(s)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -1309,9 +1357,16 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     model loads its weights once per run of equal keys (same run keys, configs, results and samples as a load per
     method); any other model is loaded by :func:`make_model`. A model is dropped before the next one is loaded.
 
+    Ending: the main process waits for its helpers' cells; on any exception (an interrupt, an error) the helpers
+    still running are stopped (:func:`_stop_helpers`: a grace, SIGTERM, SIGKILL), never left behind, and the
+    ``.max-cells-*`` folder is removed.
+
     Raises:
         ConfigError: unknown model/task names, two methods of the (whole) spec that run the same configuration;
-        TokragError from the models and tasks.
+        TokragError from the models and tasks, or a helper that failed.
+        RunInterrupted: a KeyboardInterrupt (Ctrl-C; SIGTERM under the CLI) at any moment after the helpers' start
+        and the cells' loop began (in a cell, while waiting for the helpers, while stopping them); one before that
+        is raised as it came (nothing was computed).
     """
     from tqdm.auto import tqdm
 
@@ -1386,7 +1441,9 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         except TimeoutError:
             return "locked"
 
-    try:
+    def _cells() -> None:
+        """Start the helpers (``jobs > 1``), run or claim the cells, then wait for the helpers' cells."""
+        nonlocal budget, budget_dir, deferred
         if jobs > 1:
             if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
                 budget_dir = runs / _budget_name()
@@ -1402,7 +1459,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                 cmd += [BUDGET_OPTION, str(budget_dir)]
             cmd.append(JOBS_HELPER_OPTION)
             for _ in range(jobs - 1):
-                helpers.append(subprocess.Popen(cmd))
+                with _interrupts_deferred():
+                    helpers.append(subprocess.Popen(cmd))
         for cell, key, mat in todo:
             outcome = _attempt(cell, key, mat, blocking=False)
             if outcome == "limit":
@@ -1419,15 +1477,21 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                 break
             (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
             bar.update(1)
-    except KeyboardInterrupt as exc:  # Ctrl-C (or SIGTERM under the CLI): say what was kept; nothing is written here
-        bar.close()
-        raise _interrupted(spec, runs, keyed, exc, helpers) from None
-    finally:
-        bar.close()
-        for h in helpers:
+        for h in helpers:  # they run their cells to the end
             h.wait()
-        if budget_dir:
-            shutil.rmtree(budget_dir, ignore_errors=True)
+
+    try:  # from here on every KeyboardInterrupt (Ctrl-C, SIGTERM under the CLI) ends as RunInterrupted
+        try:
+            _cells()
+        finally:  # on any exception the helpers still running are stopped (in steps), never left behind or waited for
+            late = _stop_helpers(helpers)
+            bar.close()
+            if budget_dir:
+                shutil.rmtree(budget_dir, ignore_errors=True)
+            if late is not None and not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                raise late  # a Ctrl-C while the helpers were stopped after another error: the run was interrupted
+    except KeyboardInterrupt as exc:  # say what was kept; no cell's file is written here
+        raise _interrupted(spec, runs, keyed, exc) from None
     if helpers and any(h.returncode for h in helpers):
         raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
     summary.wall_s = time.perf_counter() - t_start

@@ -218,8 +218,9 @@ def test_an_interrupted_run_says_in_one_line_what_it_kept_and_how_to_resume(tmp_
     assert _main(["run", str(spec_path), "--runs-dir", str(runs), "--no-progress"]) == status
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (f"tokrag leaderboard: interrupted ({how}): 1 of 2 cells are finished and kept in {runs}; the "
-                       "unfinished cell none/toy_qa/seed1 kept 2 requests in its journal (replayed, not recomputed, "
-                       f"when resumed); resume with: tokrag leaderboard run {spec_path} --runs-dir {runs}")
+                       "unfinished cell none/toy_qa/seed1 kept 2 requests in its journal (replayed when resumed on "
+                       "this machine with the same software; otherwise recomputed); resume with: tokrag leaderboard "
+                       f"run {spec_path} --runs-dir {runs}")
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is the run's only
     spec = load_spec(spec_path)
     cell = {c.cell_id: runs / k for c, k, _ in leaderboards.runner.cell_keys(spec)}["none/toy_qa/seed1"]
@@ -301,3 +302,40 @@ def test_readme_names_the_fields_in_which_two_runs_results_json_differ(finished,
     assert ("Same spec and seed → byte-identical samples files (`samples_<task>.jsonl`) and report (without timings, "
             "`--no-timings`) across runs, a killed and resumed run included") in readme
     assert "`results.json` in lm-eval's `date`" in readme
+    # a plain lm_eval/leaderboard results.json also records tokrag's commit and the data files' absolute paths (e24e4d4)
+    assert "`config.tokrag_versions.tokrag_commit` when tokrag's commit differs" in readme
+    assert "the absolute file paths in `configs.<task>.metadata.tokrag_data`" in readme
+    # the README said 'nothing is written or removed on the way out' of an interrupted run
+    assert "nothing is written or removed on the way out" not in readme
+    assert "On the way out no cell's file is written or removed" in readme and "`.max-cells-*` folder" in readme
+
+
+def test_tokrag_model_provenance_does_not_import_leaderboards():
+    """tokrag_model.provenance imported leaderboards.runner.git_commit: the model package leaned sideways on the
+    leaderboards (and their imports). git_commit lives in tokrag_model.provenance; leaderboards.runner re-exports it."""
+    import subprocess
+    import sys
+
+    import tokrag_model.provenance
+
+    code = ("import sys, tokrag_model.provenance as p; p.tokrag_commit(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('leaderboards', 'torch', 'lm_eval')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(tokrag_model.provenance.__file__).parents[1]).stdout
+    assert out.strip() == "[]"
+    assert leaderboards.runner.git_commit is tokrag_model.provenance.git_commit
+
+
+def test_an_interrupt_while_the_report_is_built_names_the_report_command(finished, tmp_path, monkeypatch, capsys):
+    """run --report interrupted in the report: the runs are finished; the line names the report command (built by
+    runner.run_command, shell-quoted, with the run's --runs-dir), not 'before any cell started'."""
+    spec, runs = _copy(finished, tmp_path)
+
+    def interrupted(*_a, **_kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leaderboards.report, "build_report", interrupted)
+    assert _main(["run", str(spec.path), "--runs-dir", str(runs), "--no-progress", "--report"]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tokrag leaderboard: interrupted (Ctrl-C) while building the report: the run folders are finished and kept "
+        f"in {runs}; build the report with: tokrag leaderboard report {spec.path} --runs-dir {runs}")

@@ -9,6 +9,7 @@ the commit of the *working directory*, which is usually not tokrag's. Cheap to i
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 SOURCE_ROOT: Path = Path(__file__).resolve().parents[1]
@@ -25,20 +26,35 @@ def tokrag_version() -> str | None:
         return None
 
 
+def git_commit(repo: Path | None = None) -> str:
+    """``git rev-parse HEAD`` of the repository ``repo`` (default :data:`SOURCE_ROOT`), with ``+dirty`` when tracked
+    files differ, or ``unknown`` (no git, not a checkout, git timed out after 10 s).
+
+    ``$TOKRAG_GIT_COMMIT`` overrides it (for CI systems that check out without ``.git``, and for tests that compare
+    provenance across runs while the repository moves). What a leaderboard cell's ``provenance.json`` records
+    (re-exported as ``leaderboards.runner.git_commit``)."""
+    if os.environ.get("TOKRAG_GIT_COMMIT"):
+        return os.environ["TOKRAG_GIT_COMMIT"]
+    repo = repo or SOURCE_ROOT
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def tokrag_commit() -> str | None:
     """The git commit of the tokrag source tree (``<40 hex>``, ``+dirty`` when tracked files differ), or None
     when the tree is not a git checkout (an installed wheel) or git cannot tell.
 
-    The leaderboards' own function (:func:`leaderboards.runner.git_commit`, which ``provenance.json`` records), so
-    both give the same string; ``$TOKRAG_GIT_COMMIT`` overrides it as there. Only a tree with its own ``.git`` is
-    asked: a wheel installed in a virtual environment that lives inside some other checkout is not given that
-    checkout's commit.
+    :func:`git_commit` of :data:`SOURCE_ROOT`, the string a leaderboard's ``provenance.json`` records;
+    ``$TOKRAG_GIT_COMMIT`` overrides it as there. Only a tree with its own ``.git`` is asked: a wheel installed in a
+    virtual environment that lives inside some other checkout is not given that checkout's commit.
     """
     if not os.environ.get("TOKRAG_GIT_COMMIT") and not (SOURCE_ROOT / ".git").exists():
-        return None
-    try:
-        from leaderboards.runner import git_commit
-    except Exception:  # noqa: BLE001 - a tree without the leaderboards package: no commit rather than no result
         return None
     commit = git_commit(SOURCE_ROOT)
     return None if commit in ("", "unknown") else commit
