@@ -34,7 +34,7 @@ from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 
 from .keys import _HashMemo, cell_key_material, find_task_yaml, model_target
-from .runner import DONE, cell_is_done, resolve_runs_dir, run_command
+from .runner import cell_is_done, finished_folders, resolve_runs_dir, run_command
 from .spec import Cell, LeaderboardSpec
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
@@ -88,13 +88,8 @@ def task_kind(task: str, include_path: list[Path]) -> str:
 def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
     """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost)."""
     out = []
-    if not runs.is_dir():
-        return out
-    for d in sorted(runs.iterdir()):
-        if not (d / DONE).is_file():
-            continue
+    for d, cfg in finished_folders(runs):
         try:
-            cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
             cost = json.loads((d / "cost.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue

@@ -191,10 +191,10 @@ def cell_is_done(cell_dir: Path) -> bool:
         return False
 
 
-def finished_runs_by_cell(runs: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """``{cell_id: [(folder name, config.json), ...]}`` of the folders under ``runs`` that have a ``DONE`` marker and a
-    readable ``config.json`` (cheap: no checksum is verified), for :func:`other_inputs_note`."""
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+def finished_folders(runs: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """``[(folder, config.json), ...]`` of the folders under ``runs`` (sorted by name) that have a ``DONE`` marker and
+    a readable JSON object in ``config.json``. Cheap: no checksum is verified (:func:`cell_is_done` does that)."""
+    out: list[tuple[Path, dict[str, Any]]] = []
     if not runs.is_dir():
         return out
     for d in sorted(runs.iterdir()):
@@ -204,7 +204,16 @@ def finished_runs_by_cell(runs: Path) -> dict[str, list[tuple[str, dict[str, Any
             cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(cfg, dict) and isinstance(cfg.get("cell_id"), str):
+        if isinstance(cfg, dict):
+            out.append((d, cfg))
+    return out
+
+
+def finished_runs_by_cell(runs: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """``{cell_id: [(folder name, config.json), ...]}`` of :func:`finished_folders`, for :func:`other_inputs_note`."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for d, cfg in finished_folders(runs):
+        if isinstance(cfg.get("cell_id"), str):
             out.setdefault(cfg["cell_id"], []).append((d.name, cfg))
     return out
 
