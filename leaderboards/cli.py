@@ -193,13 +193,6 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
     return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
 
 
-def _is_the_command(argv: list[str] | None) -> bool:
-    """True when this process is the ``tokrag leaderboard ...`` (or ``python -m leaderboards.cli``) command itself,
-    not a caller that runs :func:`main` in-process (a test, a script): ``argv`` None (read from ``sys.argv``), or
-    ``sys.argv`` is ``tokrag leaderboard <argv>`` (the ``tokrag`` entry point, :mod:`tokrag_model.cli`, passes it on)."""
-    return argv is None or sys.argv[1:] == ["leaderboard", *argv]
-
-
 def _die_by(signum: int) -> None:
     """End this process by ``signum`` with the signal's default action (after the one-line message), so that its
     parent sees a death by SIGINT/SIGTERM and not an exit status: bash stops a ``for`` loop of commands only when
@@ -223,14 +216,12 @@ def n_per_task(rows: list[dict]) -> str:
     return "n per task: " + ", ".join(parts)
 
 
-def main(argv: list[str] | None = None, *, die_by_signal: bool | None = None) -> int:
-    """Entry point of ``tokrag leaderboard``; returns the exit code (1 = a check failed).
+def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
+    """``tokrag leaderboard`` for an in-process caller (a test, a script); returns the exit code (1 = a check failed).
 
-    An interrupted ``run`` (Ctrl-C or SIGTERM) prints its one line and then, with ``die_by_signal``, ends the process
-    by that signal (:func:`_die_by`); else it returns 130 (SIGINT) or 143 (SIGTERM). ``die_by_signal=None`` (the
-    default): True when this process is the command itself (:func:`_is_the_command`: the ``tokrag`` entry point,
-    which returns what this returns, or ``python -m leaderboards.cli``), never for a ``--jobs`` helper; an in-process
-    caller such as a test gets the return value."""
+    An interrupted ``run`` (Ctrl-C or SIGTERM) prints its one line and returns 130 (SIGINT) or 143 (SIGTERM); with
+    ``die_by_signal`` (the commands: :func:`command`, ``python -m leaderboards.cli``) it then ends the process by that
+    signal instead (:func:`_die_by`), except in a helper of ``run --jobs``, which exits quietly."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _check_args(args)
@@ -284,7 +275,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool | None = None) ->
                 except KeyboardInterrupt:
                     continue
             print(line, file=sys.stderr)
-            if die_by_signal if die_by_signal is not None else _is_the_command(argv):
+            if die_by_signal:
                 _die_by(signum)
             return 128 + signum
         finally:
@@ -339,11 +330,18 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool | None = None) ->
     return 0 if all(x.ok for x in lines) else 1
 
 
+def command(argv: list[str] | None = None) -> int:
+    """The command ``tokrag leaderboard ...`` (the console entry point, :mod:`tokrag_model.cli`) and ``python -m
+    leaderboards.cli``: :func:`main` that ends the process by the signal that interrupted ``run``, so that a shell
+    loop over specs stops at Ctrl-C (bash stops a ``for`` loop only when the child died of SIGINT)."""
+    return main(argv, die_by_signal=True)
+
+
 if __name__ == "__main__":
     from retrieval.errors import TokragError
 
     try:
-        sys.exit(main())
+        sys.exit(command())
     except TokragError as exc:
         print(f"tokrag leaderboard: error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -217,7 +217,7 @@ def test_ctrl_c_right_after_a_helper_started_does_not_lose_it(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("entry, signum", [
-    ("tokrag", signal.SIGINT),  # the console script: tokrag_model.cli:main -> leaderboards.cli.main
+    ("tokrag", signal.SIGINT),  # the console script: tokrag_model.cli:main -> leaderboards.cli.command
     ("python -m leaderboards.cli", signal.SIGTERM),
 ])
 def test_the_command_dies_by_the_signal_after_its_one_line(tmp_path, entry, signum):

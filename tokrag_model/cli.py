@@ -22,7 +22,7 @@ _COMMANDS = {
     "eval": ("tokrag_model.eval_cli", "main", "run lm_eval with the tokrag models and tasks registered"),
     "analyze": ("tasks.analyze", "main", "token-level benefit/detriment study (strict label, AUC with bootstrap CIs per policy)"),
     "calibrate": ("tasks.calibrate", "main", "per-model Tok-RAG preset (best fixed layer, dynamic-rule threshold) from dev questions"),
-    "leaderboard": ("leaderboards.cli", "main", "run, report, rescore and check leaderboards from a YAML spec"),
+    "leaderboard": ("leaderboards.cli", "command", "run, report, rescore and check leaderboards from a YAML spec"),
 }
 
 
