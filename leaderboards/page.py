@@ -165,8 +165,8 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
     head, rows = provenance_table(data)
     parts.append('<h2 id="provenance">Provenance (one row per cell)</h2>')
     parts.append(_table(head, rows))
-    if provenance_notes(data):
-        parts.append("<ul>" + "".join(f'<li class="note">{e(x)}</li>' for x in provenance_notes(data)) + "</ul>")
+    if notes := provenance_notes(data):
+        parts.append("<ul>" + "".join(f'<li class="note">{e(x)}</li>' for x in notes) + "</ul>")
     parts.append("<p>Units: " + e("; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u)) + "</p>")
     parts.append("<p>Library versions: " + e("; ".join(versions(data))) + "</p>")
     if data["notes"]:

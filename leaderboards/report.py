@@ -761,7 +761,8 @@ def render_markdown(data: dict) -> str:
             out += [f"- {x}" for x in under] + [""]
     head, rows = provenance_table(data)
     out += ["## Provenance (one row per cell)", "", _md_table(head, rows), ""]
-    out += [f"- {x}" for x in provenance_notes(data)] + ([""] if provenance_notes(data) else [])
+    notes = provenance_notes(data)
+    out += [f"- {x}" for x in notes] + ([""] if notes else [])
     out += ["Units: " + "; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u), ""]
     out += ["Library versions: " + "; ".join(versions(data)), ""]
     if data["notes"]:

@@ -36,8 +36,8 @@ from tasks import quiet_lm_eval
 
 from .keys import cell_keys, find_task_yaml
 from .report import build_report
-from .runner import (DONE, IncompleteRunError, finished_runs_by_cell, load_cell, other_inputs_note, resolve_runs_dir,
-                     run_command)
+from .runner import (IncompleteRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
+                     resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
     """
     index: dict[str, list[Path]] | None = None
-    finished = None  # the finished folders by cell id (other_inputs_note), read once when needed
+    finished: dict[str, list] = {}  # the finished folders by cell id (other_inputs_note), read with index
     loaded, notes, missing = {}, [], []
     for cell, key, mat in cell_keys(spec):
         try:
@@ -151,14 +151,12 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             continue
         except IncompleteRunError as exc:
             first_error = str(exc)
-        if index is None:
+        if index is None:  # the finished folders, read once: by key material without the task code, and by cell id
+            folders = finished_folders(runs)
             index = {}
-            for d in sorted(p for p in runs.iterdir() if (p / DONE).is_file()) if runs.is_dir() else []:
-                try:
-                    cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    continue
+            for d, cfg in folders:
                 index.setdefault(_without_task_code(cfg), []).append(d)
+            finished = finished_runs_by_cell(runs, folders)
         hits = index.get(_without_task_code(mat), [])
         if len(hits) == 1:
             loaded[cell.cell_id] = (cell, key, load_cell(hits[0]))
@@ -167,7 +165,6 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
-            finished = finished_runs_by_cell(runs) if finished is None else finished
             note = other_inputs_note(cell.cell_id, key, mat, finished)
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:

@@ -209,10 +209,12 @@ def finished_folders(runs: Path) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
-def finished_runs_by_cell(runs: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """``{cell_id: [(folder name, config.json), ...]}`` of :func:`finished_folders`, for :func:`other_inputs_note`."""
+def finished_runs_by_cell(runs: Path, folders: list[tuple[Path, dict[str, Any]]] | None = None
+                          ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """``{cell_id: [(folder name, config.json), ...]}`` of :func:`finished_folders` (``folders`` when the caller read
+    them already), for :func:`other_inputs_note`."""
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for d, cfg in finished_folders(runs):
+    for d, cfg in finished_folders(runs) if folders is None else folders:
         if isinstance(cfg.get("cell_id"), str):
             out.setdefault(cfg["cell_id"], []).append((d.name, cfg))
     return out
