@@ -211,8 +211,7 @@ def retrieve(
     follow_lm_eval_logging()  # under lm_eval, a first index build's INFO line shows
     if retriever not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
-    k = check_k(k, " (the number of passages per query)")
-    check_java_int(k, f"k={k!r}")
+    k = check_k(k, " (the number of passages per query)", java=True)
     validate_queries(queries)
     is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     if not is_prebuilt:

@@ -352,8 +352,7 @@ class Bm25Searcher:
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """Top-``k`` ``(docid, score)`` for one query (score: BM25, higher is better; ties by docid)."""
         validate_queries({"q": query})
-        k = check_k(k)
-        check_java_int(k, f"k={k!r}")
+        k = check_k(k, java=True)
         q = sanitize_query(query)
         self.searches += 1
         if not q:
@@ -379,8 +378,7 @@ class Bm25Searcher:
             ConfigError: k < 1, bad qids. DataError: empty, whitespace-only or invalid-Unicode queries.
         """
         validate_queries(queries)
-        k = check_k(k)
-        check_java_int(k, f"k={k!r}")
+        k = check_k(k, java=True)
         threads = threads or default_threads()
         check_java_int(threads, f"threads={threads!r}")
         pc = self._pc

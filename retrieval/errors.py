@@ -66,18 +66,20 @@ def unknown_name(what: str, name: str, choices: Iterable[str], *, hint: str = ""
     return msg + (f"; {hint}" if hint else "")
 
 
-def check_k(k: object, other: str = "") -> int:
+def check_k(k: object, other: str = "", *, java: bool = False) -> int:
     """A cut-off or depth ``k`` (passages per query) as an ``int``: an integer >= 1, numpy's included; a bool is
     none (``True`` is an ``int`` and read as the top passage only). ``other``: what else may be given, for the
-    message.
+    message. ``java``: a hit count Lucene/Pyserini take, at most :data:`JAVA_INT_MAX` (:func:`check_java_int`).
 
     Raises:
-        ConfigError: ``k={k!r}: k must be an integer >= 1{other}``.
+        ConfigError: ``k={k!r}: k must be an integer >= 1{other}``, or above the Java int limit.
     """
     import numbers
 
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ConfigError(f"k={k!r}: k must be an integer >= 1{other}")
+    if java:
+        check_java_int(k, f"k={int(k)!r}")
     return int(k)
 
 
