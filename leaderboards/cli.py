@@ -250,6 +250,10 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
         stage = "run"
         restore = _sigterm_as_interrupt()
         try:
+            if args.jobs_helper:  # SIGTERM when the main process dies, however it dies
+                from .runner import follow_leader
+
+                follow_leader()
             summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
                                resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
             stage = "done"

@@ -87,6 +87,33 @@ JOBS_HELPER_OPTION = "--jobs-helper"
 """The hidden ``run`` option of the helper processes of ``run --jobs N``: interrupted, they exit quietly (the main
 process says what was kept and how to resume)."""
 
+LEADER_ENV = "TOKRAG_LEADER_PID"
+"""Set by ``run --jobs N`` in its helpers' environment: the main process's pid (:func:`follow_leader`)."""
+
+
+def follow_leader() -> None:
+    """In a helper of ``run --jobs N``: end like an interrupted run (SIGTERM: its journal kept, exit 143) when the main
+    process dies, even by SIGKILL or a second SIGTERM, which give it no time to stop its helpers (they ran their cells
+    to the end, unseen, holding the cells' locks). Linux only (``prctl(PR_SET_PDEATHSIG, SIGTERM)``, see prctl(2));
+    elsewhere, or when the call fails, nothing changes. A main process that died before the call (its pid in
+    :data:`LEADER_ENV` is no longer the parent's) gets the same SIGTERM at once. Call it after SIGTERM's handler is
+    installed."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
+            log.debug("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+            return
+    except (OSError, AttributeError) as exc:
+        log.debug("prctl(PR_SET_PDEATHSIG) unavailable: %s", exc)
+        return
+    leader = os.environ.get(LEADER_ENV, "")
+    if leader.isdigit() and os.getppid() != int(leader):
+        os.kill(os.getpid(), signal.SIGTERM)
+
 
 @dataclass
 class RunSummary:
@@ -1471,7 +1498,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             cmd.append(JOBS_HELPER_OPTION)
             for _ in range(jobs - 1):
                 with _interrupts_deferred():
-                    helpers.append(subprocess.Popen(cmd))
+                    helpers.append(subprocess.Popen(cmd, env={**os.environ, LEADER_ENV: str(os.getpid())}))
         for cell, key, mat in todo:
             outcome = _attempt(cell, key, mat, blocking=False)
             if outcome == "limit":

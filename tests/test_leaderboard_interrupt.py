@@ -276,3 +276,58 @@ def test_signals_deferred_around_a_helper_start_arrive_after_it():
             done.append(1)
     assert done == [1]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _children(pid: int) -> list[int]:
+    """Child pids of ``pid`` (Linux: /proc/<pid>/task/<tid>/children)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _ended(pid: int) -> bool:
+    """The process is gone or a zombie (its new parent may not reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_helpers_end_when_the_main_process_is_killed(tmp_path):
+    """A SIGKILL of ``run --jobs 2``'s main process gives it no time to stop its helper, which ran its cell to the end
+    (minutes here: 200 questions at 0.5 s), unseen and holding the cell's lock. The helper now gets SIGTERM from the
+    kernel when the main process dies (prctl PR_SET_PDEATHSIG) and ends as an interrupted helper: its journal kept."""
+    spec = write_spec(tmp_path, tasks=["toy_qa"], limit=200, delay=0.5, extra={"progress_chunk": 1})
+    runs = tmp_path / "runs"
+    env = subprocess_env(tmp_path / "cache") | {"TOKRAG_GIT_COMMIT": "test-commit"}
+    proc = subprocess.Popen([sys.executable, "-m", "leaderboards.cli", "run", str(spec), "--runs-dir", str(runs),
+                             "--no-progress", "--jobs", "2"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    helpers: list[int] = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # both cells started: the helper is in its cell
+            if len([j for j in runs.glob(f"*/{JOURNAL}") if leaderboards.runner.journaled_requests(j)]) == 2:
+                break
+            time.sleep(0.1)
+        helpers = _children(proc.pid)
+        assert proc.poll() is None and len(helpers) == 1, proc.stderr.read().decode()[-3000:] if proc.poll() else helpers
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not _ended(helpers[0]):
+            time.sleep(0.1)
+        assert _ended(helpers[0]), "the helper still runs 30 s after its main process was killed"
+        assert not list(runs.glob("*/DONE"))  # neither 100 s cell finished: the helper stopped in its cell
+        assert all(leaderboards.runner.journaled_requests(j) for j in runs.glob(f"*/{JOURNAL}"))
+    finally:
+        for pid in helpers:
+            if not _ended(pid):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
