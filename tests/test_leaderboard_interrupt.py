@@ -297,6 +297,7 @@ def _ended(pid: int) -> bool:
         return True
 
 
+@pytest.mark.reliability  # a kill test
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
 def test_helpers_end_when_the_main_process_is_killed(tmp_path):
     """A SIGKILL of ``run --jobs 2``'s main process gives it no time to stop its helper, which ran its cell to the end
