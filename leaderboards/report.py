@@ -525,13 +525,13 @@ def _cell_metric(row: dict, name: str) -> str:
 
 def _cell_paired(p: dict | None, iters: int) -> str:
     """``diff [lo, hi] p=... holm=...``; a p at the Monte Carlo floor 2/(iters+1) of the permutation test is an
-    upper bound and reads ``p≤0.001 holm≤...``; an exact p under 0.001 reads ``p<0.001``."""
+    upper bound and reads ``p≤0.001 holm≤...``; an exact p (or Holm's) under 0.001 reads ``p<0.001`` (``holm<0.001``)."""
     if not p:
         return "-"
     if math.isclose(p["p"], monte_carlo_p_floor(iters), rel_tol=1e-9):
         tail = f"p≤{p['p']:.3f} holm≤{p['p_holm']:.3f}"
     else:
-        tail = ("p<0.001" if p["p"] < 0.0005 else f"p={p['p']:.3f}") + f" holm={p['p_holm']:.3f}"
+        tail = " ".join(f"{name}<0.001" if v < 0.0005 else f"{name}={v:.3f}" for name, v in (("p", p["p"]), ("holm", p["p_holm"])))
     return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] {tail}"
 
 

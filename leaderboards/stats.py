@@ -7,7 +7,8 @@ call) and are deterministic for a given seed.
   Tibshirani 1993, ch. 13).
 * :func:`paired_test`: mean paired difference, its bootstrap CI, and the two-sided p-value of a
   sign-flip permutation test (``scipy.stats.permutation_test``, ``permutation_type="samples"``); for
-  0/1 metrics this is the exact McNemar test on the discordant questions when there are few of them.
+  0/1 metrics (every non-zero difference of one size) this is the exact McNemar test on the discordant
+  questions, at any count (``scipy.stats.binomtest``; McNemar 1947, Psychometrika 12:153-157).
 * :func:`holm`: Holm's step-down adjustment of a family of p-values (Holm 1979, Scand. J. Statist.
   6:65-70): controls the family-wise error rate without assuming independence.
 * :func:`min_detectable_difference`: the smallest true mean paired difference a two-sided level-alpha
@@ -54,8 +55,13 @@ def monte_carlo_p_floor(iters: int) -> float:
 
 def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
     """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
-    of a sign-flip permutation test (H0: the two methods are exchangeable on every question); exact
-    over the non-zero differences when there are at most 16 of them.
+    of a sign-flip permutation test (H0: the two methods are exchangeable on every question). Exact when every
+    non-zero difference has the same size (a 0/1 metric: EM, answer match): the test then counts the positive
+    signs, so p is the exact two-sided binomial (McNemar) test on the m discordant questions,
+    ``binomtest(k, m, 0.5)``, for any m; otherwise exact over the non-zero differences when there are at most 16
+    of them, else Monte Carlo over ``iters`` sign patterns (p >= :func:`monte_carlo_p_floor`). A Monte Carlo
+    p near 0.05 could flip with the seed, and its floor 2/(iters+1) could keep a Holm-adjusted p above 0.05
+    however one-sided the questions are: the exact count avoids both where the metric allows.
 
     Returns ``{"diff", "lo", "hi", "p", "n", "sd"}`` (``sd``: sample standard deviation of ``diff``,
     ddof=1, 0 for fewer than two questions)."""
@@ -66,6 +72,8 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
     nz = diff[diff != 0]  # zero differences are unchanged by a sign flip: the test runs on the others
     if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
         p = 1.0
+    elif np.all(np.abs(nz) == abs(nz[0])):  # |mean| = c·|2k - m| / m: the sign count k is the statistic
+        p = float(min(1.0, stats.binomtest(int((nz > 0).sum()), len(nz), 0.5).pvalue))
     else:
         # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
         n_res = np.inf if len(nz) <= 16 else iters

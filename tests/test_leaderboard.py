@@ -788,6 +788,30 @@ def test_paired_test_is_exact_for_few_discordant_questions():
     assert paired_test(np.zeros(10), 500, 0.95, 3) == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "p": 1.0, "n": 10, "sd": 0.0}
 
 
+def test_paired_test_of_a_0_1_metric_is_exact_mcnemar_at_any_count():
+    """Over 16 discordant questions the sign-flip test was Monte Carlo: 25 won vs 12 lost of 287 gave p from
+    0.037 to 0.059 with the seed (exact 0.0470), and 60 lost of 60 gave the floor 2/1001 (exact 2/2^60), so
+    Holm over 26 such pairs could never reach 0.05. Two-sided binomial: p = sum of C(m, j)/2^m over the j as
+    far from m/2 as k or farther."""
+    import numpy as np
+    from math import comb
+
+    from leaderboards.report import paired_test
+
+    d = np.array([1.0] * 25 + [-1.0] * 12 + [0.0] * 250)
+    by_hand = sum(comb(37, j) for j in range(38) if abs(j - 18.5) >= 6.5) / 2**37
+    assert by_hand == pytest.approx(0.04703, abs=1e-5)
+    assert [paired_test(d, 1000, 0.95, seed)["p"] for seed in (0, 1, 2, 3)] == [pytest.approx(by_hand, rel=1e-12)] * 4
+    assert paired_test(np.array([-1.0] * 60 + [0.0] * 240), 1000, 0.95, 0)["p"] == pytest.approx(2 / 2**60, rel=1e-9)
+    from leaderboards.report import _cell_paired  # a Holm p under 0.001 read "holm=0.000"
+
+    assert _cell_paired({"diff": 0.05, "lo": 0.03, "hi": 0.08, "p": 3e-5, "p_holm": 4.6e-4}, 2000).endswith(
+        " p<0.001 holm<0.001")
+    # F1-like differences of several sizes stay a permutation test (Monte Carlo over 16: p >= the floor)
+    f1 = np.array([0.5, 1.0, 0.25] * 10)
+    assert paired_test(f1, 1000, 0.95, 0)["p"] == pytest.approx(2 / 1001)
+
+
 def test_cli_report_without_timings_and_dispatch(toy_run, tmp_path, capsys):
     spec, runs, _ = toy_run
     from tokrag_model.cli import main as tokrag_main
