@@ -63,6 +63,7 @@ def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
 
     Raises:
         ConfigError: an entry that is a string or bytes (its characters would be read as answers or ids; query named);
+            an answer that is not a string (``1990``: :func:`has_answer` never matches it; query named);
             answers that are all blank (``[""]``, ``["\\u200b"]``: no tokens, :func:`answer_tokens`; no answer, yet the
             question was scored; DPR's own match, Pyserini's ``has_answers``, finds an empty answer in every passage;
             query named).
@@ -71,6 +72,10 @@ def _scorable(entries: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
     for qid, v in (entries or {}).items():
         if isinstance(v, (str, bytes)):
             raise ConfigError(f"query {qid!r}: {what} is {v!r}, a single string; give a list, e.g. [{v!r}]")
+        if what == "answers" and v is not None and any(not isinstance(a, str) for a in v):
+            bad = next(a for a in v if not isinstance(a, str))
+            raise ConfigError(f"query {qid!r}: answer {bad!r} is of type {type(bad).__name__}, not a string (it would never "
+                              f"match); give it as text, e.g. {str(bad)!r}")
         if what == "answers" and v is not None and len(v) and all(isinstance(a, str) and not answer_tokens(a) for a in v):
             raise ConfigError(f"query {qid!r}: answers {list(v)!r} hold only blank strings; drop the question or give "
                               "its answers")

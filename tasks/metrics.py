@@ -27,7 +27,8 @@ Two rules close the SQuAD script's edge cases (issue 12.1):
    finds them. No gold of the shipped data sets is unscorable; four NQ-open questions have golds
    that need the light rule (listed in ``tasks/README.md``, checked by ``tests/test_metrics.py``).
 
-Both rules keep the per-sample invariants EM = 1 ⇒ F1 = 1 ⇒ answer match = 1.
+Both rules keep the per-sample invariants EM = 1 ⇒ F1 = 1 and EM = 1 ⇒ answer match = 1 (F1 = 1 does not give
+answer match = 1: ``"Paris, France"`` against ``"France Paris"`` has F1 1, as in the SQuAD script, and no match).
 All scores are floats in [0, 1]. An empty gold list raises :class:`retrieval.errors.DataError`.
 """
 

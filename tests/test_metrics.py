@@ -97,7 +97,7 @@ def test_empty_prediction_never_scores() -> None:
 def test_golds_that_normalise_to_nothing(pred: str, golds: list[str], want: dict[str, float]) -> None:
     got = qa_scores(pred, golds)
     assert got == pytest.approx(want)
-    # per-sample invariants (issue 12.2): EM = 1 => F1 = 1 => match = 1
+    # per-sample invariants (issue 12.2): EM = 1 => F1 = 1 and EM = 1 => match = 1
     assert got["em"] <= got["f1"] and (got["em"] == 0 or got["answer_match"] == 1.0)
 
 

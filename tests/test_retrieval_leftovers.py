@@ -171,6 +171,21 @@ def test_metrics_refuse_answers_that_are_all_blank(blank):
     assert evaluate_run(run, {"a": ["Paris"], "b": []}, ks=(1,)) == {"num_queries": 1, "answer_recall@1": 1.0}
 
 
+@pytest.mark.parametrize("bad", [1990, 19.5, None, b"1990"])
+def test_metrics_refuse_an_answer_that_is_not_a_string(bad):
+    """has_answer dropped it silently: {"b": [1990]} scored a miss (answer recall 0.5 here, 1.0 is right for "1990"),
+    while tasks.metrics.qa_scores matches str(1990). Now refused, naming the query and the value."""
+    from retrieval.metrics import answer_recall_at_k, evaluate_run
+
+    run = {"a": [{"docid": "1", "text": "Paris is the capital"}], "b": [{"docid": "2", "text": "born in 1990"}]}
+    message = f"query 'b': answer {bad!r} is of type {type(bad).__name__}, not a string (it would never match); give it as text"
+    for call in (lambda: answer_recall_at_k(run, {"a": ["Paris"], "b": ["x", bad]}, 1),
+                 lambda: evaluate_run(run, {"a": ["Paris"], "b": [bad]}, ks=(1,))):
+        with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+            call()
+    assert answer_recall_at_k(run, {"a": ["Paris"], "b": ["1990"]}, 1) == 1.0
+
+
 def test_an_answer_of_invisible_characters_is_blank():
     """A zero-width space has no DPR tokens: Pyserini's has_answers found it in every passage, so ["\u200b"] was
     answer recall 1.0 and ["\u200b", "zzz"] matched "Berlin" (breaker); now it is blank like " " (refused when it is
