@@ -413,6 +413,23 @@ def _sniff(path: Path) -> str:
     return "jsonl"
 
 
+def check_corpus_path(path: str | os.PathLike) -> Path:
+    """``path`` expanded (``~``), after checking that it exists; reads nothing (:func:`load_corpus` calls it first).
+
+    Raises:
+        ConfigError: one line: a path-like value (a ``/`` or an extension) that does not exist (a relative one names
+        the working directory), else an unknown corpus name with the closest named corpora.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        if "/" in str(path) or p.suffix:
+            raise ConfigError(f"corpus path {p} does not exist{relative_note(p)}")
+        raise ConfigError(unknown_name("corpus", str(path), NAMED_CORPORA, hint="or give a corpus file or folder path "
+                                       "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV; none is named "
+                                       f"{str(path)!r} in the working directory {Path.cwd()})"))
+    return p
+
+
 def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = None) -> Corpus:
     """Read a corpus file (or a folder of JsonCollection files) into a :class:`Corpus`.
 
@@ -428,13 +445,7 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
             ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
             optionally ``.gz``) and whose first line is not a JSON object (such a file, e.g. ``.ndjson``, is JSONL).
     """
-    p = Path(path).expanduser()
-    if not p.exists():
-        if "/" in str(path) or p.suffix:
-            raise ConfigError(f"corpus path {p} does not exist{relative_note(p)}")
-        raise ConfigError(unknown_name("corpus", str(path), NAMED_CORPORA, hint="or give a corpus file or folder path "
-                                       "(Pyserini JsonCollection, {id, title, text} JSONL, DPR TSV; none is named "
-                                       f"{str(path)!r} in the working directory {Path.cwd()})"))
+    p = check_corpus_path(path)
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
     if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):

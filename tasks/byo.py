@@ -33,6 +33,14 @@ _WS = re.compile(r"\s")
 EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
 
 
+def is_hub_id(spec: Any) -> bool:
+    """Whether ``questions`` names a hub data set: not an existing path, and nothing path-like (no ``.jsonl``,
+    ``.jsonl.gz`` or ``.json`` ending, no leading ``.``, ``/`` or ``~``)."""
+    text = str(spec)
+    return not (Path(text).expanduser().exists() or text.endswith((".jsonl", ".jsonl.gz", ".json"))
+                or text.startswith((".", "/", "~")))
+
+
 def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     """``[(where, row)]`` of a JSONL file (``path:line``) or a hub data set (``id[split][i]``)."""
     p = Path(str(spec)).expanduser()
@@ -40,7 +48,7 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
         from retrieval.io import read_jsonl
 
         return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
-    if p.exists() or str(spec).endswith((".jsonl", ".jsonl.gz", ".json")) or str(spec).startswith((".", "/", "~")):
+    if not is_hub_id(spec):
         from retrieval.corpus import relative_note
 
         raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)} (give a JSONL file with question and answers "

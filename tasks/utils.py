@@ -135,6 +135,43 @@ def _as_bool(value: Any, name: str) -> bool:
     raise ConfigError(f"task metadata {name}={value!r}: expected true or false")
 
 
+def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], str, str, str]:
+    """The checks of :func:`load_qa` that read no data: ``metadata`` (the task's, ``--metadata`` merged in) as
+    ``(kw, dataset, prompt, instruction)``, ``kw`` the keyword arguments of :func:`tasks.rag.build_qa_docs`
+    without ``dataset`` (``hits`` renamed ``k``, numbers cast, flags as bools).
+
+    Raises:
+        ConfigError: a near-miss key, a bad number, flag, prompt or split, ``questions`` on a task that scores its
+        own questions, a bring-your-own task without ``questions`` or ``corpus`` (one line naming the task or key).
+    """
+    check_metadata_keys(metadata, QA_TASK_KEYS, task)
+    metadata = check_metadata_numbers(metadata, task)
+    kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
+    if "hits" in kw:
+        kw["k"] = kw.pop("hits")
+    if "dataset" not in kw:
+        raise ConfigError("task metadata lacks 'dataset' (nq_open, nq_oracle or webq)")
+    for flag in ("counterfactual", "gold_only"):
+        if flag in kw:
+            kw[flag] = _as_bool(kw[flag], flag)
+    dataset = kw.pop("dataset")
+    if dataset != "byo":
+        check_no_questions(metadata, task)
+    prompt = str(metadata.get("prompt") or "instruct")
+    if prompt not in QA_PROMPTS:
+        raise ConfigError(f"task metadata prompt={prompt!r}: expected one of {', '.join(QA_PROMPTS)} (tasks/README.md, 'Prompts')")
+    # a task whose instruct format asks for something else than a short answer (ELI5, WoW) names its own line
+    instruction = str(metadata["instruction"]) if prompt == "instruct" and metadata.get("instruction") else QA_PROMPTS[prompt]
+    split = str(kw.get("split", "test"))
+    if split not in ("test", "dev"):
+        raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
+    if dataset == "byo" and ("questions" not in kw or "corpus" not in kw):
+        from .byo import EXAMPLE
+
+        raise ConfigError(f"the rag_qa_{{bm25,dense,hybrid}} tasks read your own questions and corpus: {EXAMPLE}")
+    return kw, dataset, prompt, instruction
+
+
 def load_qa(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}`` (a
     :class:`tasks.provenance.TaskData`: the files, corpus and run the docs came from go into the results' task config).
@@ -168,31 +205,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     from .rag import build_qa_docs
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
-    check_metadata_keys(metadata, QA_TASK_KEYS, task)
-    metadata = check_metadata_numbers(metadata, task)
-    kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
-    if "hits" in kw:
-        kw["k"] = kw.pop("hits")
-    if "dataset" not in kw:
-        raise ConfigError("task metadata lacks 'dataset' (nq_open, nq_oracle or webq)")
-    for flag in ("counterfactual", "gold_only"):
-        if flag in kw:
-            kw[flag] = _as_bool(kw[flag], flag)
-    dataset = kw.pop("dataset")
-    if dataset != "byo":
-        check_no_questions(metadata, task)
-    prompt = str(metadata.get("prompt") or "instruct")
-    if prompt not in QA_PROMPTS:
-        raise ConfigError(f"task metadata prompt={prompt!r}: expected one of {', '.join(QA_PROMPTS)} (tasks/README.md, 'Prompts')")
-    # a task whose instruct format asks for something else than a short answer (ELI5, WoW) names its own line
-    instruction = str(metadata["instruction"]) if prompt == "instruct" and metadata.get("instruction") else QA_PROMPTS[prompt]
-    split = str(kw.get("split", "test"))
-    if split not in ("test", "dev"):
-        raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
-    if dataset == "byo" and ("questions" not in kw or "corpus" not in kw):
-        from .byo import EXAMPLE
-
-        raise ConfigError(f"the rag_qa_{{bm25,dense,hybrid}} tasks read your own questions and corpus: {EXAMPLE}")
+    kw, dataset, prompt, instruction = qa_arguments(metadata, task)
     stats: dict[str, Any] = {}
     docs = build_qa_docs(dataset, **kw, stats=stats)
     if not docs:

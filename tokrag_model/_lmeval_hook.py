@@ -119,7 +119,9 @@ _TASKS_NOT_FOUND = "Tasks not found: "
 
 def _patch_process_tasks(module):
     """``--tasks nq_oracle_bm25_noise30``: lm-eval raises ``ValueError: Tasks not found: ...`` after a
-    14-line traceback; ours names each unknown task with the closest task names (one line)."""
+    14-line traceback; ours names each unknown task with the closest task names (one line). Then the QA tasks'
+    metadata, corpus and bring-your-own questions file are checked (:func:`tasks.precheck.check_selected_tasks`),
+    before lm-eval loads the model."""
     cls = getattr(module, "EvaluatorConfig", None)
     if cls is None or getattr(cls.process_tasks, "_tokrag", False):
         return
@@ -127,7 +129,7 @@ def _patch_process_tasks(module):
 
     def process_tasks(self, metadata=None):
         try:
-            return original(self, metadata)
+            manager = original(self, metadata)
         except ValueError as exc:
             text = str(exc)
             if not text.startswith(_TASKS_NOT_FOUND):
@@ -139,6 +141,15 @@ def _patch_process_tasks(module):
             known = indexed_task_names()
             parts = [unknown_name("task", name, known, list_all=0) for name in names]
             raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all") from exc
+        from pathlib import Path
+
+        ours = sys.modules.get("tasks")  # registered by tokrag_model.register_tasks only when it is the project's own
+        if ours is not None and Path(str(getattr(ours, "__file__", ""))).resolve().parent.parent == \
+                Path(__file__).resolve().parent.parent:
+            from tasks.precheck import check_selected_tasks
+
+            check_selected_tasks(manager, self.tasks or [], self.metadata)  # bad QA metadata: before the model loads
+        return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]
     process_tasks.__doc__ = original.__doc__

@@ -1,0 +1,76 @@
+"""Checks of the QA tasks' metadata that run before the model loads.
+
+``lm_eval`` (and ``tokrag eval``) load the model first and build the tasks after it: a typo in a
+bring-your-own ``questions`` path, a bad line in that file or an unknown ``corpus`` used to end the run
+only once the model's weights were in memory (minutes for a 7B model). The start-up hook
+(``tokrag_model._lmeval_hook``) calls :func:`check_selected_tasks` right after lm-eval resolves
+``--tasks``, with the same merged metadata the tasks will get (the task YAML's ``metadata`` with
+``--model_args`` and ``--metadata`` over it); it raises the very error the task build would.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from retrieval.errors import DataError
+
+QA_BUILDER = "utils.load_qa"
+"""How a QA task's ``custom_dataset`` (:func:`tasks.utils.load_qa`) ends in lm-eval's task index."""
+
+
+def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``[(task, yaml metadata)]`` of the QA tasks among ``names``, groups expanded (tags and YAML-file configs are
+    left to the task build). Every entry of lm-eval's index (``task_manager.task_index``) has its YAML's includes
+    resolved."""
+    index = getattr(task_manager, "task_index", None) or {}
+    out, seen, todo = [], set(), [n for n in names if isinstance(n, str)]
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        entry = index.get(name)
+        cfg = getattr(entry, "cfg", None)
+        if not isinstance(cfg, dict):
+            continue
+        if getattr(getattr(entry, "kind", None), "name", "") == "GROUP":
+            todo.extend(t for t in cfg.get("task") or [] if isinstance(t, str))
+        elif str(cfg.get("custom_dataset", "")).endswith(QA_BUILDER):
+            meta = cfg.get("metadata")
+            out.append((name, dict(meta) if isinstance(meta, dict) else {}))
+    return out
+
+
+def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None) -> None:
+    """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
+    small local files: a ``corpus`` path or name must exist (:func:`retrieval.corpus.check_corpus_path`; named and
+    ``prebuilt:`` corpora are not loaded), and a bring-your-own ``questions`` file is read and checked line by line
+    (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split. A hub id is left to the
+    task build (it needs the network).
+
+    Args:
+        task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
+        names: the resolved task and group names (strings; anything else is skipped).
+        metadata: what lm-eval merges into every task's metadata (``--model_args`` | ``--metadata``).
+
+    Raises:
+        ConfigError / DataError: the task build's own one-line error for that input.
+    """
+    from retrieval.corpus import NAMED_CORPORA, check_corpus_path
+
+    from .byo import is_hub_id, load_questions
+    from .data import qa_split_of
+    from .rag import _byo_empty
+    from .utils import qa_arguments
+
+    for task, yaml_meta in _qa_tasks(task_manager, names):
+        kw, dataset, _, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
+        corpus = kw.get("corpus")
+        if isinstance(corpus, str) and corpus not in NAMED_CORPORA and not corpus.startswith("prebuilt:"):
+            check_corpus_path(corpus)
+        questions = kw.get("questions")
+        if dataset == "byo" and not is_hub_id(questions):
+            split = str(kw.get("split", "test"))
+            rows = load_questions(questions, split=kw.get("hub_split"))
+            if not any(qa_split_of(r["question"]) == split for r in rows):
+                raise DataError(_byo_empty(questions, rows, split))

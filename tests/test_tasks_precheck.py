@@ -1,0 +1,95 @@
+"""Bad QA task metadata stops ``lm_eval`` before the model loads (``tasks.precheck``): a bring-your-own questions
+file with a bad line, a corpus path that does not exist, an unknown corpus name, a file whose questions all went to
+the dev/few-shot pool, ``questions`` on a task that scores its own questions. Each is the task build's own one-line
+error, raised right after lm-eval resolves ``--tasks``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrieval.errors import ConfigError, DataError
+from tasks import TASK_DIR
+from tasks.data import qa_split_of
+from tasks.precheck import check_selected_tasks
+
+POOL_ONLY = [{"id": "fr", "question": "Which city is the capital of France?", "answers": ["Paris"]},
+             {"id": "mx", "question": "Where is Mexico?", "answers": ["North America"]}]
+
+
+def _jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def manager():
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASK_DIR), include_defaults=False)
+
+
+@pytest.fixture
+def files(tmp_path):
+    corpus = _jsonl(tmp_path / "passages.jsonl", [{"id": "p1", "title": "Berlin", "text": "Berlin is in Germany."}])
+    good = _jsonl(tmp_path / "q.jsonl", [{"id": "b", "question": "Where is Berlin?", "answers": ["Germany"]}])
+    return corpus, good
+
+
+def test_good_inputs_pass_and_other_tasks_are_not_read(manager, files, tmp_path):
+    corpus, good = files
+    check_selected_tasks(manager, ["rag_qa_bm25", "rag_qa_dense"], {"questions": str(good), "corpus": str(corpus)})
+    check_selected_tasks(manager, ["nq_oracle_bm25", "wiki_lm_bm25"], {"pretrained": "x", "k": 3})
+    # a hub id is left to the task build (it needs the network): nothing is loaded here
+    check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": "my-org/my-questions", "corpus": str(corpus)})
+    # not a QA task: wiki_lm_bm25's own build refuses 'questions' (tests/test_tasks_wiki.py); no QA check runs here
+    check_selected_tasks(manager, ["wiki_lm_bm25"], {"corpus": str(tmp_path / "nope.jsonl")})
+
+
+def test_each_bad_input_is_the_task_builds_one_line_error(manager, files, tmp_path):
+    corpus, good = files
+    bad = _jsonl(tmp_path / "bad.jsonl", [{"question": "Where is Berlin?", "answers": ["Germany"]},
+                                          {"question": "Where is Paris?"}])
+    with pytest.raises(DataError, match=r"^.*bad\.jsonl:2: missing field 'answers' \(a list of gold answer strings"):
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(bad), "corpus": str(corpus)})
+    with pytest.raises(ConfigError, match=r"^questions '.*missing\.jsonl': no such file"):
+        check_selected_tasks(manager, ["rag_qa_hybrid"], {"questions": str(tmp_path / "missing.jsonl"), "corpus": str(corpus)})
+    with pytest.raises(ConfigError, match=r"^corpus path .*nope\.jsonl does not exist$"):
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(good), "corpus": str(tmp_path / "nope.jsonl")})
+    with pytest.raises(ConfigError, match=r"^unknown corpus 'nq-wiki-12' \(did you mean 'nq-wiki-12k'\?\)"):
+        check_selected_tasks(manager, ["nq_open_bm25"], {"corpus": "nq-wiki-12"})
+    assert [qa_split_of(r["question"]) for r in POOL_ONLY] == ["dev", "fewshot"]
+    pool = _jsonl(tmp_path / "pool.jsonl", POOL_ONLY)
+    with pytest.raises(DataError, match=r"^dataset 'byo', split 'test': no questions: of the 2 questions in .*pool\.jsonl, "
+                                        r"0 are test, 1 dev and 1 few-shot .*evaluate the dev ones"):
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(pool), "corpus": str(corpus)})
+    with pytest.raises(ConfigError, match=r"^rag_qa_bm25: task metadata hits='five' is not valid: expected an integer >= 1$"):
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(good), "corpus": str(corpus), "hits": "five"})
+    with pytest.raises(ConfigError, match=r"read your own questions and corpus: --metadata"):
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"corpus": str(corpus)})
+    # a group is expanded: its first QA task that would ignore 'questions' is named
+    with pytest.raises(ConfigError, match=r"^nq_open_bm25: task metadata questions='.*q\.jsonl' is read only by"):
+        check_selected_tasks(manager, ["rag_qa"], {"questions": str(good)})
+
+
+def test_lm_eval_stops_on_a_bad_questions_line_before_loading_the_model(files, tmp_path):
+    """The model path does not exist: the error is the questions file's, so the model was never loaded."""
+    corpus, _ = files
+    bad = _jsonl(tmp_path / "bad.jsonl", [{"question": "Where is Berlin?", "answers": []}])
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env.pop("TOKRAG_TRACEBACK", None)
+    proc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "lm_eval"), "--model", "rag-standard", "--model_args",
+         f"pretrained={tmp_path / 'no-such-model'}", "--tasks", "rag_qa_bm25", "--limit", "1",
+         "--metadata", json.dumps({"questions": str(bad), "corpus": str(corpus)})],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr and "no-such-model" not in proc.stderr, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert len(lines) == 1 and lines[0].endswith(f"{bad}:1: 'answers' is empty; give at least one gold answer"), \
+        proc.stderr[-2000:]
