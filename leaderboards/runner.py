@@ -9,7 +9,8 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
   peak resident memory (MiB, sampled every 20 ms during the cell), the process' max RSS and
   ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
   counts add the journal's counts of the replayed chunks, its ``wall_s`` their seconds (:func:`run_cell`);
-* ``provenance.json``: model fingerprint/config reported by the model instance, retrieval fingerprint
+* ``provenance.json``: model fingerprint/config reported by the model instance (and ``model_hub_commit``, the hub
+  commit a hub id resolved to; null for an alias or a local folder), retrieval fingerprint
   (hash of every question's ranked passage ids), library versions, git commit;
 * ``DONE``: a manifest with the SHA-256 of every file above, written last and atomically.
 
@@ -1158,6 +1159,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "config_hash": key,
         "model_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
         "model_resolved_config": getattr(lm, "resolved_config", None),
+        "model_hub_commit": getattr(getattr(lm, "backbone", None), "hub_commit", None),  # a hub id's resolved commit
         "retrieval": retr,
         "versions": versions,
         "git_commit": attempt["git_commit"],

@@ -154,6 +154,39 @@ def test_hub_revision_selects_its_snapshot(tmp_path, monkeypatch, caplog):
     assert "is a local folder: revision='v1' has no effect" in caplog.text
 
 
+def test_the_hub_commit_a_revision_resolved_to_is_recorded(tmp_path, monkeypatch, backbone):
+    """A hub id's snapshot folder is named after its commit: the load records it (results ``config`` and the
+    leaderboard's provenance), so a result says which version of a hub model ran, not only the branch or tag. A fake
+    offline cache whose ``v1`` snapshot holds SmolLM2's files; an alias or a local folder records null."""
+    import huggingface_hub.constants
+
+    from tokrag_model.base import Backbone
+    from tokrag_model.methods import MODELS
+
+    src = resolve_pretrained("smollm2-135m-instruct").path
+    repo = tmp_path / "hub" / "models--tokrag-test--smollm2"
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "v1").write_text(sha)
+    snap = repo / "snapshots" / sha
+    snap.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file() and not f.name.startswith("."):
+            (snap / f.name).symlink_to(f)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    res = resolve_pretrained("tokrag-test/smollm2", revision="v1")
+    assert (res.hub_commit, res.source) == (sha, "hub:tokrag-test/smollm2@v1")
+    bb = Backbone.load("tokrag-test/smollm2", revision="v1")
+    info = MODELS["rag-none"].with_backbone(bb).get_model_info()
+    assert (bb.hub_commit, info["tokrag_model_hub_commit"], info["tokrag_model_source"]) == (
+        sha, sha, "hub:tokrag-test/smollm2@v1")
+    assert info["tokrag_model_fingerprint"] == backbone.fingerprint  # the same weight files
+    assert resolve_pretrained(str(snap)).hub_commit == sha  # the snapshot folder given as a path
+    assert backbone.hub_commit is None and resolve_pretrained(str(src)).hub_commit is None
+    assert MODELS["rag-none"].with_backbone(backbone).get_model_info()["tokrag_model_hub_commit"] is None
+
+
 def test_a_config_field_of_the_wrong_type_is_a_one_line_error(tmp_path):
     """``"num_hidden_layers": "30"`` in a model folder's config.json: transformers' strict config raised its own
     validation error (not OSError/ValueError) as a traceback out of the load; now one ConfigError line."""

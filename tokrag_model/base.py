@@ -83,6 +83,7 @@ class Backbone:
     dtype: str
     device: str
     weight_layout: str = "row"
+    hub_commit: str | None = None  # :attr:`tokrag_model.loading.ResolvedModel.hub_commit`
 
     @classmethod
     def load(cls, pretrained: str, dtype: str = "float32", device: str = "cpu", revision: str | None = None,
@@ -111,7 +112,7 @@ class Backbone:
             raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {why}") from None
         layout = set_linear_weight_layout(model, weight_layout, dev)
         return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""),
-                   dev, layout)
+                   dev, layout, res.hub_commit)
 
 
 @dataclass
@@ -334,7 +335,9 @@ class RAGMethodLM(LM):
         return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
-        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint, and
+        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint, where the
+        model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, None
+        for an alias or a local folder), and
         ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
         the git commit of its source tree, None outside a git checkout: :mod:`tokrag_model.provenance`)."""
         import lm_eval
@@ -350,6 +353,7 @@ class RAGMethodLM(LM):
             "tokrag_method": self.METHOD,
             "tokrag_model_fingerprint": self.fingerprint,
             "tokrag_model_source": self.backbone.source,
+            "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_resolved_config": {k: v for k, v in self.resolved_config.items()},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,

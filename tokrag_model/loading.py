@@ -26,6 +26,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -69,6 +70,14 @@ class ResolvedModel:
     path: Path
     source: str  # "alias:<name>" | "local" | "hub:<id>" (+ "@<revision>" when given)
     requested: str
+
+    @property
+    def hub_commit(self) -> str | None:
+        """The hub commit (40 hex digits) of a Hugging Face cache snapshot folder (``.../snapshots/<commit>``): what
+        a hub id at a branch or tag resolved to, also when such a folder is given as a path; None otherwise (an
+        alias's converted folder, any other local folder)."""
+        name = self.path.name
+        return name if self.path.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", name) else None
 
 
 def _package_dir(package: str) -> Path | None:
