@@ -413,6 +413,24 @@ def _sniff(path: Path) -> str:
     return "jsonl"
 
 
+def user_path(value: str | os.PathLike, what: str) -> tuple[Path, bool]:
+    """``(path, exists)`` of a path a user typed, ``~`` expanded.
+
+    Raises:
+        ConfigError: one line naming ``what`` and the value: a ``~user`` prefix that names no user, or a path the
+        operating system refuses (a name longer than 255 bytes, ...), which ``Path`` raises as RuntimeError / OSError.
+    """
+    try:
+        p = Path(value).expanduser()
+    except RuntimeError as exc:  # "Could not determine home directory."
+        raise ConfigError(f"{what} {str(value)!r}: cannot expand '~' ({exc}); give the full path") from None
+    try:
+        return p, p.exists()
+    except OSError as exc:  # ENAMETOOLONG: Path.exists() re-raises all but "not found"
+        raise ConfigError(f"{what} {str(value)[:80]!r}{'...' if len(str(value)) > 80 else ''}: "
+                          f"{exc.strerror or type(exc).__name__}") from None
+
+
 def check_corpus_path(path: str | os.PathLike) -> Path:
     """``path`` expanded (``~``), after checking that it exists; reads nothing (:func:`load_corpus` calls it first).
 
@@ -420,8 +438,8 @@ def check_corpus_path(path: str | os.PathLike) -> Path:
         ConfigError: one line: a path-like value (a ``/`` or an extension) that does not exist (a relative one names
         the working directory), else an unknown corpus name with the closest named corpora.
     """
-    p = Path(path).expanduser()
-    if not p.exists():
+    p, exists = user_path(path, "corpus path")
+    if not exists:
         if "/" in str(path) or p.suffix:
             raise ConfigError(f"corpus path {p} does not exist{relative_note(p)}")
         raise ConfigError(unknown_name("corpus", str(path), NAMED_CORPORA, hint="or give a corpus file or folder path "

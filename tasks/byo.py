@@ -34,16 +34,25 @@ EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passag
 
 
 def is_hub_id(spec: Any) -> bool:
-    """Whether ``questions`` names a hub data set: not an existing path, and nothing path-like (no ``.jsonl``,
-    ``.jsonl.gz`` or ``.json`` ending, no leading ``.``, ``/`` or ``~``)."""
+    """Whether ``questions`` names a hub data set: nothing path-like (no ``.jsonl``, ``.jsonl.gz`` or ``.json``
+    ending, no leading ``.``, ``/`` or ``~``) and not an existing path.
+
+    Raises:
+        ConfigError: a path the operating system refuses (:func:`retrieval.corpus.user_path`).
+    """
+    from retrieval.corpus import user_path
+
     text = str(spec)
-    return not (Path(text).expanduser().exists() or text.endswith((".jsonl", ".jsonl.gz", ".json"))
-                or text.startswith((".", "/", "~")))
+    if text.endswith((".jsonl", ".jsonl.gz", ".json")) or text.startswith((".", "/", "~")):
+        return False
+    return not user_path(text, "questions")[1]
 
 
 def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     """``[(where, row)]`` of a JSONL file (``path:line``) or a hub data set (``id[split][i]``)."""
-    p = Path(str(spec)).expanduser()
+    from retrieval.corpus import user_path
+
+    p = user_path(str(spec), "questions")[0]
     if p.is_file():
         from retrieval.io import read_jsonl
 

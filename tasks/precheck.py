@@ -14,12 +14,25 @@ from typing import Any, Iterable
 
 from retrieval.errors import DataError
 
-QA_BUILDER = "utils.load_qa"
-"""How a QA task's ``custom_dataset`` (:func:`tasks.utils.load_qa`) ends in lm-eval's task index."""
+def _ours(custom_dataset: Any) -> bool:
+    """Whether a task's ``custom_dataset`` as lm-eval's index holds it (``<folder of the YAML that names it>/utils.load_qa``)
+    is this package's :func:`tasks.utils.load_qa` (``tasks/qa/utils.py``), not a user's function of the same name."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    text = str(custom_dataset or "")
+    folder, _, name = text.rpartition("/")
+    if name != "utils.load_qa":
+        return False
+    try:
+        return Path(folder).resolve() == (Path(TASK_DIR) / "qa").resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``[(task, yaml metadata)]`` of the QA tasks among ``names``, groups expanded (tags and YAML-file configs are
+    """``[(task, yaml metadata)]`` of the QA tasks among ``names`` (tasks built by :func:`tasks.utils.load_qa`), groups expanded (tags and YAML-file configs are
     left to the task build). Every entry of lm-eval's index (``task_manager.task_index``) has its YAML's includes
     resolved."""
     index = getattr(task_manager, "task_index", None) or {}
@@ -35,7 +48,7 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
             continue
         if getattr(getattr(entry, "kind", None), "name", "") == "GROUP":
             todo.extend(t for t in cfg.get("task") or [] if isinstance(t, str))
-        elif str(cfg.get("custom_dataset", "")).endswith(QA_BUILDER):
+        elif _ours(cfg.get("custom_dataset")):
             meta = cfg.get("metadata")
             out.append((name, dict(meta) if isinstance(meta, dict) else {}))
     return out
@@ -65,12 +78,12 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
     for task, yaml_meta in _qa_tasks(task_manager, names):
         kw, dataset, _, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
-        corpus = kw.get("corpus")
-        if isinstance(corpus, str) and corpus not in NAMED_CORPORA and not corpus.startswith("prebuilt:"):
-            check_corpus_path(corpus)
-        questions = kw.get("questions")
+        questions = kw.get("questions")  # first, as the task build reads them first
         if dataset == "byo" and not is_hub_id(questions):
             split = str(kw.get("split", "test"))
             rows = load_questions(questions, split=kw.get("hub_split"))
             if not any(qa_split_of(r["question"]) == split for r in rows):
                 raise DataError(_byo_empty(questions, rows, split))
+        corpus = kw.get("corpus")
+        if isinstance(corpus, str) and corpus not in NAMED_CORPORA and not corpus.startswith("prebuilt:"):
+            check_corpus_path(corpus)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import random
 import re
 from collections.abc import Sequence
@@ -286,6 +287,49 @@ def _integral(k: Any) -> bool:
         return False
 
 
+def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: Any = "nq-wiki-12k", k: Any = 5,
+                     noise: Any = 0.0, counterfactual: bool = False, gold_only: bool = False, questions: Any = None) -> int:
+    """The checks of :func:`build_qa_docs` that read no data (also run before the model loads:
+    :mod:`tasks.precheck`); returns ``k`` as an int.
+
+    Raises:
+        ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
+        integer >= 1, ``noise`` outside [0, 1], ``corpus`` (unless a :class:`retrieval.Corpus`) or ``questions`` not a
+        string (a name or a path),
+        counterfactual / gold-only on a data set without gold passages, noise or gold-only over a ``prebuilt:`` corpus.
+    """
+    from retrieval.api import RETRIEVERS
+    from retrieval.errors import unknown_name
+
+    from .sources import FAMILIES
+
+    if dataset not in QA_DATASETS + tuple(FAMILIES) + ("byo",):
+        raise ConfigError(f"dataset={dataset!r}: expected one of {', '.join(QA_DATASETS + tuple(FAMILIES) + ('byo',))}")
+    if isinstance(k, bool) or not _integral(k):  # True is an int subclass (1 passage); int(2.5) was 2 passages
+        raise ConfigError(f"k={k!r}: the number of passages per question must be an integer >= 1")
+    k = int(float(k)) if isinstance(k, (str, float)) else int(k)
+    if k < 1:
+        raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
+    if (retriever or "bm25") not in RETRIEVERS:
+        raise ConfigError(unknown_name("retriever", str(retriever), RETRIEVERS))
+    from retrieval.corpus import Corpus
+
+    for name, value in (("corpus", corpus), ("questions", questions)):
+        if value is not None and not isinstance(value, (str, os.PathLike)) and not (name == "corpus" and isinstance(value, Corpus)):
+            raise ConfigError(f"task metadata {name}={value!r}: expected one {'corpus name or path' if name == 'corpus' else 'file path or hub id'} "
+                              "(a string)")
+    try:
+        noise = float(noise)
+    except (TypeError, ValueError):
+        raise ConfigError(f"noise={noise!r}: the noise fraction must be a number in [0, 1] (e.g. 0.2 for *_noise20)") from None
+    n_noise(noise, k)
+    if (counterfactual or gold_only) and dataset != "nq_oracle":
+        raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
+    if isinstance(corpus, str) and corpus.startswith("prebuilt:") and (noise > 0 or gold_only):
+        raise ConfigError(f"corpus={corpus!r}: noise and gold-only variants draw passages from a local corpus; use one")
+    return k
+
+
 def build_qa_docs(
     dataset: str,
     *,
@@ -337,16 +381,10 @@ def build_qa_docs(
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
-    if isinstance(k, bool) or not _integral(k):  # True is an int subclass (1 passage); int(2.5) was 2 passages
-        raise ConfigError(f"k={k!r}: the number of passages per question must be an integer >= 1")
-    k = int(float(k)) if isinstance(k, (str, float)) else int(k)
-    if k < 1:
-        raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
+    k = check_qa_options(dataset, retriever=retriever, corpus=corpus, k=k, noise=noise, counterfactual=counterfactual,
+                         gold_only=gold_only, questions=questions)
     retriever = retriever or "bm25"
     noise = float(noise)
-    n_noise(noise, k)
-    if (counterfactual or gold_only) and dataset != "nq_oracle":
-        raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
     rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id, hub_split, questions)
     byo_rows = _byo_note(questions, hub_split, split) if dataset == "byo" else None
     pool: dict = {}
@@ -367,8 +405,6 @@ def build_qa_docs(
 
     corpus_obj = None
     prebuilt = isinstance(corpus, str) and corpus.startswith("prebuilt:")
-    if prebuilt and (noise > 0 or gold_only):
-        raise ConfigError(f"corpus={corpus!r}: noise and gold-only variants draw passages from a local corpus; use one")
     if prebuilt and dataset != "byo":  # the known gold ids are passages of the local corpora, not of Pyserini's
         for r in rows:
             r["gold_docids"] = []

@@ -29,13 +29,28 @@ _WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_di
 _LMEVAL_KEYS = {"version", "config_source", "config", "_metadata", "tokrag_data"}  # + tasks.provenance's record
 
 
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by exactly one edit: a swap of two adjacent characters, one character
+    substituted, inserted or deleted (optimal string alignment distance 1)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((j for j in range(len(short)) if short[j] != long_[j]), len(short))
+    return short[i:] == long_[i + 1:]
+
+
 def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str) -> None:
     """Reject a metadata key that is a near miss of one of ``task_keys`` (``noies`` for ``noise``).
 
     lm-eval merges ``--model_args`` into every task's metadata (``EvaluatorConfig``: model_args |
     metadata), so a key the task does not know may be a model argument of any lm-eval model and is
-    ignored; only keys within a typo (similarity >= 0.8) of a task key and not a tokrag model argument
-    are errors. For the same reason no task key shares its name with a model argument (the number of
+    ignored; only keys within a typo of a task key (similarity >= 0.8, or for keys of 3 or more characters one
+    edit away: a swapped adjacent pair, one character changed, added or dropped, e.g. ``hist`` and ``sede``, which
+    short keys miss by similarity) and not a tokrag model argument are errors. For the same reason no task key shares its name with a model argument (the number of
     retrieved passages is ``hits``, not the model argument ``k``; ``tests/test_tasks_data.py`` checks it).
 
     Raises:
@@ -47,7 +62,8 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
     for key in sorted(metadata):
         if key in task_keys or key in _LMEVAL_KEYS or key in COMMON_ARGS:
             continue
-        near = closest(key, task_keys, n=1, cutoff=0.8)
+        near = closest(key, task_keys, n=1, cutoff=0.8) or (
+            sorted(k for k in task_keys if _one_edit(key, k)) if len(key) >= 3 else [])
         if near:
             raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
                               f"{', '.join(sorted(task_keys))}")
@@ -141,8 +157,10 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
     without ``dataset`` (``hits`` renamed ``k``, numbers cast, flags as bools).
 
     Raises:
-        ConfigError: a near-miss key, a bad number, flag, prompt or split, ``questions`` on a task that scores its
-        own questions, a bring-your-own task without ``questions`` or ``corpus`` (one line naming the task or key).
+        ConfigError: a near-miss key, a bad number, flag, prompt or split, what :func:`tasks.rag.check_qa_options`
+        refuses (dataset, retriever, corpus type, noise or gold-only combinations), ``questions`` on a task that
+        scores its own questions, a bring-your-own task without ``questions`` or ``corpus`` (one line naming the task
+        or key).
     """
     check_metadata_keys(metadata, QA_TASK_KEYS, task)
     metadata = check_metadata_numbers(metadata, task)
@@ -155,6 +173,10 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
         if flag in kw:
             kw[flag] = _as_bool(kw[flag], flag)
     dataset = kw.pop("dataset")
+    from .rag import check_qa_options
+
+    check_qa_options(dataset, **{key: kw[key] for key in ("retriever", "corpus", "k", "noise", "counterfactual",
+                                                         "gold_only", "questions") if key in kw})
     if dataset != "byo":
         check_no_questions(metadata, task)
     prompt = str(metadata.get("prompt") or "instruct")

@@ -104,6 +104,14 @@ def test_task_metadata_keys(data_dir) -> None:
         load_wiki_lm(retreiver="bm25")
     with pytest.raises(ConfigError, match=r"unknown task metadata key 'hit' \(did you mean 'hits'\?\)"):
         load_qa(dataset="nq_oracle", hit=3)
+    # short keys one swap away (similarity 0.75 < 0.8: "hist" was ignored and the task ran with 5 passages)
+    for typo, key in (("hist", "hits"), ("sede", "seed"), ("spilt", "split"), ("qeustions", "questions")):
+        with pytest.raises(ConfigError, match=rf"unknown task metadata key '{typo}' \(did you mean '{key}'\?\)"):
+            load_qa(dataset="nq_oracle", **{typo: 3})
+    from tasks.utils import _one_edit
+
+    assert [_one_edit("hist", k) for k in ("hits", "hist", "host", "hists", "his", "shit", "hsti")] == [
+        True, False, True, True, True, False, False]
 
 
 

@@ -77,6 +77,50 @@ def test_each_bad_input_is_the_task_builds_one_line_error(manager, files, tmp_pa
         check_selected_tasks(manager, ["rag_qa"], {"questions": str(good)})
 
 
+def test_data_free_checks_of_the_build_run_too(manager, files, tmp_path):
+    """What the task build refuses without reading data is refused here too (each used to pass the pre-check and stop
+    the run only after the model loaded), with the build's own message; and bad paths are one line, no traceback."""
+    corpus, good = files
+    byo = {"questions": str(good), "corpus": str(corpus)}
+    cases = [
+        (["rag_qa_bm25"], {**byo, "retriever": "bm26"}, r"^unknown retriever 'bm26' \(did you mean 'bm25'\?\)"),
+        (["rag_qa_bm25"], {**byo, "counterfactual": True}, r"^dataset='byo': counterfactual/gold-only tasks need gold passages"),
+        (["nq_open_bm25_wiki"], {"noise": 0.2}, r"^corpus='prebuilt:wikipedia-dpr-100w': noise and gold-only variants draw "
+                                                r"passages from a local corpus"),
+        (["rag_qa_bm25"], {**byo, "dataset": "nq"}, r"^dataset='nq': expected one of nq_open, nq_oracle, webq, "),
+        (["rag_qa_bm25"], {**byo, "corpus": [str(corpus)]}, r"^task metadata corpus=\[.*\]: expected one corpus name or path \(a string\)$"),
+        (["rag_qa_bm25"], {**byo, "questions": 7}, r"^task metadata questions=7: expected one file path or hub id \(a string\)$"),
+        (["rag_qa_bm25"], {**byo, "questions": "~no-such-user-tokrag/q.jsonl"},
+         r"^questions '~no-such-user-tokrag/q.jsonl': cannot expand '~' \(.*\); give the full path$"),
+        (["rag_qa_bm25"], {**byo, "corpus": "~no-such-user-tokrag/c.jsonl"},
+         r"^corpus path '~no-such-user-tokrag/c.jsonl': cannot expand '~' \(.*\); give the full path$"),
+        (["rag_qa_bm25"], {**byo, "corpus": "/tmp/" + "c" * 300 + ".jsonl"}, r"^corpus path '/tmp/c{75}'...: File name too long$"),
+        # both paths wrong: the questions are named first, as the build reads them first
+        (["rag_qa_bm25"], {"questions": str(tmp_path / "nope.jsonl"), "corpus": str(tmp_path / "nope_corpus.jsonl")},
+         r"^questions '.*nope\.jsonl': no such file"),
+    ]
+    for names, meta, message in cases:
+        with pytest.raises(ConfigError, match=message):
+            check_selected_tasks(manager, names, meta)
+
+
+def test_a_users_own_loader_of_the_same_name_is_left_to_its_build(files, tmp_path):
+    """A user's YAML that includes rag_qa_bm25 but builds with its own ``my_utils.load_qa`` (which may read
+    ``questions``/``corpus`` relative to its own folder) is not pre-checked as ours; one that keeps ours is."""
+    from lm_eval.tasks import TaskManager
+
+    corpus, good = files
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    base = f"include: {TASK_DIR / 'qa' / 'rag_qa_bm25.yaml'}\nmetadata:\n  version: 1.0\n  dataset: byo\n  corpus: nope.jsonl\n"
+    (inc / "my_rel.yaml").write_text(f"task: my_rel\ncustom_dataset: !function my_utils.load_qa\n{base}  questions: q.jsonl\n")
+    (inc / "my_byo.yaml").write_text(f"task: my_byo\n{base}  questions: {good}\n")
+    tm = TaskManager(include_path=[str(TASK_DIR), str(inc)], include_defaults=False)
+    check_selected_tasks(tm, ["my_rel"], {})
+    with pytest.raises(ConfigError, match=r"^corpus path nope\.jsonl does not exist"):
+        check_selected_tasks(tm, ["my_byo"], {})
+
+
 def test_lm_eval_stops_on_a_bad_questions_line_before_loading_the_model(files, tmp_path):
     """The model path does not exist: the error is the questions file's, so the model was never loaded."""
     corpus, _ = files
