@@ -10,9 +10,15 @@ only once the model's weights were in memory (minutes for a 7B model). The start
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Iterable
 
 from retrieval.errors import DataError
+
+log = logging.getLogger(__name__)
+
+INSTRUCT_STOP = ["\n\n", "Question:"]
+"""The short-answer QA tasks' stop strings (``tasks/qa/_qa_template``), made for the instruct format."""
 
 def _ours(custom_dataset: Any) -> bool:
     """Whether a task's ``custom_dataset`` as lm-eval's index holds it (``<folder of the YAML that names it>/utils.load_qa``)
@@ -31,8 +37,8 @@ def _ours(custom_dataset: Any) -> bool:
         return False
 
 
-def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``[(task, yaml metadata)]`` of the QA tasks among ``names`` (tasks built by :func:`tasks.utils.load_qa`), groups expanded (tags and YAML-file configs are
+def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """``[(task, yaml metadata, yaml stop strings)]`` of the QA tasks among ``names`` (tasks built by :func:`tasks.utils.load_qa`), groups expanded (tags and YAML-file configs are
     left to the task build). Every entry of lm-eval's index (``task_manager.task_index``) has its YAML's includes
     resolved."""
     index = getattr(task_manager, "task_index", None) or {}
@@ -49,12 +55,14 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
         if getattr(getattr(entry, "kind", None), "name", "") == "GROUP":
             todo.extend(t for t in cfg.get("task") or [] if isinstance(t, str))
         elif _ours(cfg.get("custom_dataset")):
-            meta = cfg.get("metadata")
-            out.append((name, dict(meta) if isinstance(meta, dict) else {}))
+            meta, gen = cfg.get("metadata"), cfg.get("generation_kwargs")
+            out.append((name, dict(meta) if isinstance(meta, dict) else {},
+                        gen.get("until") if isinstance(gen, dict) else None))
     return out
 
 
-def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None) -> None:
+def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
+                         gen_kwargs: Any = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
     small local files: a ``corpus`` path or name must exist (:func:`retrieval.corpus.check_corpus_path`; named and
     ``prebuilt:`` corpora are not loaded), and a bring-your-own ``questions`` file is read and checked line by line
@@ -65,6 +73,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
         names: the resolved task and group names (strings; anything else is skipped).
         metadata: what lm-eval merges into every task's metadata (``--model_args`` | ``--metadata``).
+        gen_kwargs: ``--gen_kwargs`` (a dict or lm-eval's ``key=value`` string; None: not given). A task run with
+            ``prompt=base`` whose stop strings stay the short-answer tasks' :data:`INSTRUCT_STOP` (no ``until``
+            here) gets one WARNING: the base format stops at a newline (tasks/README.md, "Prompts"; a leaderboard spec adds the stop itself).
 
     Raises:
         ConfigError / DataError: the task build's own one-line error for that input.
@@ -76,8 +87,15 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from .rag import _byo_empty
     from .utils import qa_arguments
 
-    for task, yaml_meta in _qa_tasks(task_manager, names):
-        kw, dataset, _, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
+    from retrieval.logs import follow_lm_eval_logging
+
+    follow_lm_eval_logging()  # under lm_eval, the WARNING below in lm-eval's format
+    for task, yaml_meta, until in _qa_tasks(task_manager, names):
+        kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
+        stop_given = "until" in (gen_kwargs if isinstance(gen_kwargs, dict) else str(gen_kwargs or ""))
+        if prompt == "base" and not stop_given and until == INSTRUCT_STOP:
+            log.warning("%s: prompt=base keeps the instruct format's stop strings %s; the base format stops at a newline: "
+                        "add --gen_kwargs 'until=[\"\\n\"]' (tasks/README.md, \"Prompts\")", task, until)
         questions = kw.get("questions")  # first, as the task build reads them first
         if dataset == "byo" and not is_hub_id(questions):
             split = str(kw.get("split", "test"))

@@ -121,6 +121,32 @@ def test_a_users_own_loader_of_the_same_name_is_left_to_its_build(files, tmp_pat
         check_selected_tasks(tm, ["my_byo"], {})
 
 
+def test_the_base_prompt_without_its_newline_stop_is_warned(manager):
+    """``--metadata '{"prompt": "base"}'`` without ``--gen_kwargs 'until=["\\n"]'`` ran the base format with the instruct
+    format's stop strings (answers ran on past the line), silently."""
+    import logging
+
+    got: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            got.append(record.getMessage())
+
+    lg, handler = logging.getLogger("tasks.precheck"), Keep(logging.WARNING)
+    lg.addHandler(handler)
+    try:
+        check_selected_tasks(manager, ["nq_oracle_bm25"], {"prompt": "base"})
+        assert got == ["nq_oracle_bm25: prompt=base keeps the instruct format's stop strings ['\\n\\n', 'Question:']; the base "
+                       "format stops at a newline: add --gen_kwargs 'until=[\"\\n\"]' (tasks/README.md, \"Prompts\")"]
+        check_selected_tasks(manager, ["nq_oracle_bm25"], {"prompt": "base"}, {"until": ["\n"]})
+        check_selected_tasks(manager, ["nq_oracle_bm25"], {"prompt": "base"}, "until=\\n,max_gen_toks=16")
+        check_selected_tasks(manager, ["nq_oracle_bm25"], {})  # instruct
+        check_selected_tasks(manager, ["eli5_bm25_wiki"], {"prompt": "base"})  # long-form: its own stop, kept
+        assert len(got) == 1
+    finally:
+        lg.removeHandler(handler)
+
+
 def test_lm_eval_stops_on_a_bad_questions_line_before_loading_the_model(files, tmp_path):
     """The model path does not exist: the error is the questions file's, so the model was never loaded."""
     corpus, _ = files

@@ -148,7 +148,8 @@ def _patch_process_tasks(module):
                 Path(__file__).resolve().parent.parent:
             from tasks.precheck import check_selected_tasks
 
-            check_selected_tasks(manager, self.tasks or [], self.metadata)  # bad QA metadata: before the model loads
+            check_selected_tasks(manager, self.tasks or [], self.metadata,  # bad QA metadata: before the model loads
+                                 getattr(self, "gen_kwargs", None))
         return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]
