@@ -554,7 +554,7 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     Returns:
         (records, config) — ``config`` is the keyed configuration (recorded in results).
     Raises:
-        ConfigError: ``apply_chat_template`` for a tokenizer without a chat template.
+        ConfigError: ``apply_chat_template`` for a tokenizer without a chat template (:func:`no_chat_template_message`).
     """
     from dataclasses import asdict
 
@@ -563,8 +563,8 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     from retrieval.io import fingerprint
 
     chat = bool(apply_chat_template) and name == "nq"
-    if chat:
-        lm.render_chat([{"role": "user", "content": "x"}])  # a one-line ConfigError for a base model
+    if chat and not getattr(lm.tokenizer, "chat_template", None):
+        raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
     samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
     consts = {k_: v for k_, v in asdict(lm.params).items()
               if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
@@ -738,6 +738,38 @@ def load_lm(args: argparse.Namespace) -> Any:
     return AnalysisTokRAGLM(**model_args)
 
 
+def no_chat_template_message(pretrained: Any) -> str:
+    """The one-line refusal of ``--apply-chat-template`` for a model whose tokenizer has no chat template, in
+    ``tokrag analyze``/``tokrag calibrate``'s own flags (not lm_eval's)."""
+    return (f"--apply-chat-template: the tokenizer of {pretrained!r} has no chat template (a base model?); "
+            "drop --apply-chat-template and pass --prompt base (the plain Question:/Answer: format for base models)")
+
+
+def check_chat_template(args: argparse.Namespace) -> None:
+    """Refuse ``--apply-chat-template`` with an ``nq`` data set for a model whose tokenizer has no chat template,
+    where its files tell it without loading it (:func:`tokrag_model.loading.has_chat_template`; e.g. the
+    ``gemma-3-270m`` base model, which took ~35 s to load before the refusal). Where they do not tell it (an alias
+    not converted yet, a hub id not in the cache), :func:`collect_records` refuses it after the load, with the
+    same message.
+
+    Raises:
+        ConfigError: :func:`no_chat_template_message`.
+    """
+    if not args.apply_chat_template or "nq" not in parse_data(args.data, args.n):
+        return  # the wiki continuations are plain text: the flag changes nothing there
+    from lm_eval.utils import simple_parse_args_string
+
+    from tokrag_model.loading import has_chat_template
+
+    try:
+        model_args = simple_parse_args_string(args.model_args)
+    except Exception:  # a malformed --model-args: load_lm says it
+        return
+    pretrained = args.model or model_args.get("pretrained")
+    if pretrained and has_chat_template(str(pretrained), model_args.get("revision")) is False:
+        raise ConfigError(no_chat_template_message(pretrained))
+
+
 def parse_data(spec: str, n: int) -> list[str]:
     datas = [d.strip() for d in spec.split(",") if d.strip()]
     bad = [d for d in datas if d not in DATA_SETS]
@@ -755,13 +787,15 @@ def check_common_args(args: argparse.Namespace) -> None:
         ConfigError: a bad ``--data``/``--n`` (:func:`parse_data`), ``--max-tokens`` below 0 (``-1`` dropped the
             last gold token), ``--wiki-k``/``--nq-k``/``--threads`` below 1, ``--bootstrap`` below 0 (0: no
             resamples, NaN CIs), ``--seed`` below 0 (numpy's generator refused it only after every record was
-            collected).
+            collected); ``--apply-chat-template`` for a model whose files show no chat template
+            (:func:`check_chat_template`).
     """
     parse_data(args.data, args.n)
     for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 0), ("seed", 0), ("threads", 1)):
         value = getattr(args, opt)
         if value < low:
             raise ConfigError(f"--{opt.replace('_', '-')} {value}: expected an integer >= {low}")
+    check_chat_template(args)
 
 
 def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str, list[TokenRecord]], dict[str, dict]]:

@@ -396,3 +396,82 @@ def test_calibrate_refuses_bad_policy_and_preset_path_before_the_model_loads(bad
     with pytest.raises((ConfigError, SystemExit)) as exc:
         calibrate.main([b.format(tmp=tmp_path) for b in bad] + ["--split", "dev"])
     assert message in (str(exc.value) if exc.type is ConfigError else capsys.readouterr().err)
+
+
+def test_chat_template_is_read_from_the_model_files_without_loading(tmp_path) -> None:
+    """:func:`tokrag_model.loading.has_chat_template`: as transformers' tokenizer load finds a template (a
+    ``chat_template.jinja``, an ``additional_chat_templates/*.jinja`` or ``tokenizer_config.json``'s
+    ``chat_template``); None where the files do not tell it."""
+    import json
+
+    from tokrag_model.loading import has_chat_template
+
+    def folder(name, config=None, files=()):
+        f = tmp_path / name
+        f.mkdir()
+        (f / "config.json").write_text("{}")
+        if config is not None:
+            (f / "tokenizer_config.json").write_text(json.dumps(config))
+        for rel in files:
+            (f / rel).parent.mkdir(parents=True, exist_ok=True)
+            (f / rel).write_text("{{ messages }}")
+        return str(f)
+
+    assert has_chat_template(folder("base", {"bos_token": "<bos>"})) is False
+    assert has_chat_template(folder("empty", {"chat_template": ""})) is False
+    assert has_chat_template(folder("in_config", {"chat_template": "{{ messages }}"})) is True
+    assert has_chat_template(folder("jinja", {}, ["chat_template.jinja"])) is True
+    assert has_chat_template(folder("extra", {}, ["additional_chat_templates/tool_use.jinja"])) is True
+    assert has_chat_template(folder("no_tokenizer")) is None
+    assert has_chat_template(str(tmp_path / "missing" / "x")) is None
+    assert has_chat_template("nobody/not-in-the-cache-xyz") is None
+    gemma = has_chat_template("gemma-3-270m")  # None before its first conversion on this machine
+    assert gemma in (False, None)
+    if gemma is None:
+        pytest.skip("gemma-3-270m is not converted here: its files cannot tell it yet")
+
+
+def test_calibrate_refuses_the_chat_template_of_a_base_model_before_it_loads(tmp_path, monkeypatch) -> None:
+    """``--apply-chat-template`` with a model whose files show no chat template (the ``gemma-3-270m`` base model
+    loaded for ~35 s first) is refused before the load, in the command's own flags (not lm_eval's
+    ``--apply_chat_template`` / task metadata); with ``--data wiki`` only the flag changes nothing and passes."""
+    import json
+
+    from tasks import analyze, calibrate
+
+    base = tmp_path / "base-model"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    (base / "tokenizer_config.json").write_text(json.dumps({"bos_token": "<bos>"}))
+    loaded = []
+
+    def no_model(args):
+        loaded.append(args.model)
+        raise RuntimeError("loaded")
+
+    monkeypatch.setattr(analyze, "load_lm", no_model)
+    monkeypatch.setattr(calibrate, "load_lm", no_model)
+    for main, extra in ((calibrate.main, ["--split", "dev"]), (analyze.main, [])):
+        with pytest.raises(ConfigError) as exc:
+            main(["--model", str(base), "--apply-chat-template", "--out", str(tmp_path / "out")] + extra)
+        assert str(exc.value) == (f"--apply-chat-template: the tokenizer of {str(base)!r} has no chat template (a base "
+                                  "model?); drop --apply-chat-template and pass --prompt base (the plain "
+                                  "Question:/Answer: format for base models)")
+    assert loaded == []
+    with pytest.raises(RuntimeError, match="loaded"):  # wiki continuations are plain text: nothing to refuse
+        calibrate.main(["--model", str(base), "--apply-chat-template", "--data", "wiki", "--split", "dev",
+                        "--out", str(tmp_path / "out")])
+    assert loaded == [str(base)]
+
+
+def test_records_refuse_the_chat_template_of_a_loaded_base_model_in_the_commands_flags(tmp_path) -> None:
+    """Where the files could not tell it before the load, the loaded tokenizer is checked, with the same message."""
+    from types import SimpleNamespace
+
+    from tasks.analyze import collect_records
+
+    lm = SimpleNamespace(tokenizer=SimpleNamespace(chat_template=None), resolved_config={"pretrained": "gemma-3-270m"})
+    with pytest.raises(ConfigError) as exc:
+        collect_records(lm, "nq", "dev", 1, tmp_path, apply_chat_template=True)
+    assert str(exc.value).startswith("--apply-chat-template: the tokenizer of 'gemma-3-270m' has no chat template")
+    assert "--prompt base" in str(exc.value) and "--apply_chat_template" not in str(exc.value)

@@ -348,6 +348,49 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
     return config_shape(config)
 
 
+def _folder_chat_template(folder: Path) -> bool | None:
+    """Whether the tokenizer saved in ``folder`` has a chat template, as transformers' tokenizer load finds one:
+    ``chat_template.jinja``, ``additional_chat_templates/*.jinja`` or a non-empty ``chat_template`` in
+    ``tokenizer_config.json``; None without a readable ``tokenizer_config.json`` (not a tokenizer folder)."""
+    if (folder / "chat_template.jinja").is_file() or any((folder / "additional_chat_templates").glob("*.jinja")):
+        return True
+    try:
+        obj = json.loads((folder / "tokenizer_config.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return bool(obj.get("chat_template")) if isinstance(obj, dict) else None
+
+
+def has_chat_template(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> bool | None:
+    """Whether the tokenizer of the model ``pretrained`` names has a chat template, read from its files without
+    loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
+    folder, a local folder, or a hub id's snapshot in the local Hugging Face cache. ``gemma-3-270m`` (a base
+    model) has none; ``smollm2-135m-instruct`` has one.
+
+    Returns:
+        True or False; None when it cannot be told cheaply (an alias not converted yet, a missing alias package,
+        a hub id not in the local cache, a folder without ``tokenizer_config.json``): the load finds out.
+        Nothing is raised (any error is logged at DEBUG).
+    """
+    value = str(pretrained).strip()
+    try:
+        if value.lower() in ALIASES:
+            _, folder = _alias_folder(value.lower(), models_dir)
+            return _folder_chat_template(folder) if (folder / "config.json").is_file() else None
+        path = Path(value).expanduser()
+        if path.is_dir():
+            return _folder_chat_template(path)
+        if path.exists() or _looks_like_path(value):
+            return None
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(value, "tokenizer_config.json", revision=revision)
+        return _folder_chat_template(Path(cached).parent) if isinstance(cached, str) else None
+    except Exception as exc:  # a bad hub id, an unreadable folder: the load says it
+        log.debug("pretrained=%r: chat template not known before the load (%s: %s)", value, type(exc).__name__, exc)
+        return None
+
+
 def config_shape(config: Any) -> ModelShape:
     """The :class:`ModelShape` a model config (a transformers ``PretrainedConfig``, read by :func:`model_shape` or a
     loaded model's ``model.config``) tells: ``num_hidden_layers`` and ``vocab_size``, each None where the config lacks
