@@ -295,9 +295,12 @@ class RAGMethodLM(LM):
         return str(self.backbone.path).replace("/", "__")
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
-        """lm-eval's hook: the tokenizer's chat template (hashed into lm-eval's results) when one is applied."""
+        """lm-eval's hook: the tokenizer's chat template (hashed into lm-eval's results) when one is applied (called
+        with a true value only under ``--apply_chat_template``: it marks :attr:`chat_template_applied`, also where
+        ``--cache_requests`` reuses rendered requests without :meth:`apply_chat_template`)."""
         if not chat_template:
             return None
+        self.chat_template_applied = True
         return getattr(self.tokenizer, "chat_template", None)
 
     def render_chat(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:

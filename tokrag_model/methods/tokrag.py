@@ -834,6 +834,45 @@ def preset_note(message: str, cfg: Mapping[str, Any], preset: dict | None) -> st
             f"or give {key}= explicitly")
 
 
+def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool, prompts: Iterable[str],
+                           pretrained: str | None = None) -> str | None:
+    """How this run's QA prompt format differs from the one the preset was calibrated with, as one WARNING line;
+    None when it does not (or the preset does not record it). The preset records its QA data's format in
+    ``calibration.data.nq``: ``apply_chat_template`` (``tokrag calibrate --apply-chat-template``) and ``prompt``
+    (``--prompt instruct|base``); its layer / threshold were chosen on prompts of that format.
+
+    Args:
+        preset: the preset as :func:`read_preset` returns it.
+        chat_applied: lm-eval renders this run's prompts with the chat template (``--apply_chat_template``).
+        prompts: the task metadata ``prompt`` formats of this run's QA requests (empty: no QA request, nothing
+            to compare the chat template with either: wiki continuations are calibrated as plain text).
+    """
+    nq = ((preset or {}).get("calibration") or {}).get("data", {}).get("nq")
+    prompts = sorted(set(prompts))
+    if not isinstance(nq, dict) or not prompts:
+        return None
+    diffs, fix = [], []
+    cal_chat = nq.get("apply_chat_template")
+    if isinstance(cal_chat, bool) and cal_chat != bool(chat_applied):
+        diffs.append("it was calibrated with the chat template (tokrag calibrate --apply-chat-template), this run's "
+                     "prompts are plain (lm_eval without --apply_chat_template)" if cal_chat else
+                     "it was calibrated on plain prompts (tokrag calibrate without --apply-chat-template), this run "
+                     "renders them with the chat template (lm_eval --apply_chat_template)")
+        fix.append("--apply_chat_template" if cal_chat else "no --apply_chat_template")
+    cal_prompt = nq.get("prompt")
+    other = [p for p in prompts if p != cal_prompt]
+    if isinstance(cal_prompt, str) and other:
+        diffs.append(f"its QA prompt format is {cal_prompt!r} (tokrag calibrate --prompt {cal_prompt}), this run's is "
+                     f"{', '.join(map(repr, other))} (task metadata prompt)")
+        fix.append(f"task metadata prompt={cal_prompt}")
+    if not diffs:
+        return None
+    flags = (" --apply-chat-template" if chat_applied else "") + (f" --prompt {other[0]}" if len(other) == 1 else "")
+    return (f"preset={preset.get('path')}: {'; '.join(diffs)}; its calibrated params {preset.get('params')} were chosen "
+            f"for the other prompt format: run with {' and '.join(fix)}, or calibrate a preset for this run's format "
+            f"(tokrag calibrate --model {pretrained or 'MODEL'} --split dev{flags})")
+
+
 def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: dict) -> dict:
     """Write a preset for ``lm``'s weights (atomically, JSON) and return it as :func:`read_preset` reads it."""
     from retrieval.io import atomic_write_json
@@ -966,6 +1005,32 @@ class TokRAGLM(RAGMethodLM):
         except ValueError as exc:
             raise ConfigError(f"--model tokrag: {exc}{preset_note(str(exc), resolved, self.preset)}") from None
         self.params = params
+
+    def check_preset_prompt(self, requests: Sequence[Any]) -> None:
+        """Log one WARNING per run (:func:`preset_prompt_mismatch`) when the QA requests' prompt format (chat template
+        applied or not, task metadata ``prompt``: the docs' ``prompt``) differs from the preset's; the first call with
+        a QA request decides. Called at the start of :meth:`generate_until` and :meth:`loglikelihood`."""
+        if self.preset is None or getattr(self, "_preset_prompt_checked", False):
+            return
+        prompts = [d["prompt"] for d in (getattr(r, "doc", None) for r in requests)
+                   if isinstance(d, dict) and isinstance(d.get("prompt"), str)]
+        if not prompts:
+            return
+        self._preset_prompt_checked = True
+        message = preset_prompt_mismatch(self.preset, self.chat_template_applied, prompts,
+                                         self.resolved_config.get("pretrained"))
+        if message:
+            log.warning("%s", message)
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        """:meth:`RAGMethodLM.generate_until` after :meth:`check_preset_prompt`."""
+        self.check_preset_prompt(requests)
+        return super().generate_until(requests, disable_tqdm)
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """:meth:`RAGMethodLM.loglikelihood` after :meth:`check_preset_prompt`."""
+        self.check_preset_prompt(requests)
+        return super().loglikelihood(requests, disable_tqdm)
 
     def get_model_info(self) -> dict:
         """The base model info plus ``tokrag_preset`` (the applied preset file, its path and sha256; None without)."""
