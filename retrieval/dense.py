@@ -39,9 +39,11 @@ from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
 from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch
 from .java import _package_dir, start_jvm
+from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
 
 logger = logging.getLogger(__name__)
+quiet_foreign_loggers()  # faiss.loader's INFO "Could not load library with AVX512 support" reads as an error
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"}

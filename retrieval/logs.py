@@ -76,3 +76,20 @@ def follow_lm_eval_logging() -> bool:
             elif not shared and handler in logger.handlers:
                 logger.removeHandler(handler)
     return True
+
+
+QUIET_FOREIGN_LOGGERS = ("faiss.loader",)
+"""Other libraries' loggers whose INFO lines read as errors: ``faiss.loader`` logs each SIMD build it could not
+load (``Could not load library with AVX512 support due to: ModuleNotFoundError(...)``) at INFO, then loads the
+generic build, which is how faiss-cpu wheels work; a ``logging.basicConfig(level=INFO)`` (``tokrag leaderboard``,
+``tokrag ... -v``) printed them in the user's terminal."""
+
+
+def quiet_foreign_loggers() -> None:
+    """Set the loggers of :data:`QUIET_FOREIGN_LOGGERS` to WARNING, each unless it has a level already (the user
+    configured it: ``logging.getLogger("faiss.loader").setLevel(logging.INFO)`` keeps its lines). Idempotent and
+    cheap: called where the modules that import faiss are imported (:mod:`retrieval.dense`, :mod:`retrieval.prebuilt`)."""
+    for name in QUIET_FOREIGN_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)

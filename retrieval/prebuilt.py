@@ -44,8 +44,10 @@ from typing import Any
 
 from .corpus import Passage
 from .errors import ConfigError, IndexNotFoundError, OfflineError
+from .logs import quiet_foreign_loggers
 
 logger = logging.getLogger(__name__)
+quiet_foreign_loggers()  # faiss.loader's INFO "Could not load library with AVX512 support" reads as an error
 
 PREBUILT = "prebuilt:"
 DEFAULT_CORPUS = "wikipedia-dpr-100w"
