@@ -8,7 +8,10 @@ Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --writ
 
 Every (cell, metric) in the baseline is compared with the cell's mean from its run folder:
 ``OK`` when ``|value - baseline| <= abs``, else ``FAIL`` (a move in either direction: an improvement
-must be accepted by rewriting the baseline). A baseline cell or metric that the runs lack is a FAIL.
+must be accepted by rewriting the baseline). ``--write`` stores each value rounded to
+:data:`BASELINE_DIGITS` decimals, and the check rounds both the value and the baseline the same way before
+subtracting, so a baseline written from runs passes against those runs at any tolerance, 0 included (a mean
+over 3 questions, 0.6666..., is written as 0.666667 and compared as 0.666667). A baseline cell or metric that the runs lack is a FAIL.
 Metric values are the per-sample means that the report uses (same numbers, no CI needed). Every
 invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
 means equal results.json's, the same questions in every cell of a task) is checked too: each
@@ -30,6 +33,16 @@ from .invariants import InvariantError, Violation
 from .report import UNITS, collect, verify
 from .runner import resolve_runs_dir, run_command
 from .spec import LeaderboardSpec, is_number
+
+BASELINE_DIGITS = 6
+"""Decimals a baseline stores each value to (``--write``) and to which the check rounds both the runs' value and the
+baseline's before comparing them: a difference under 1e-6 (one question in a million) is not seen."""
+
+
+def rounded_delta(value: float, baseline: float) -> float:
+    """``|value - baseline|`` after rounding both to :data:`BASELINE_DIGITS` decimals, in the metric's unit: the
+    difference a check's verdict is taken on and prints."""
+    return abs(round(value, BASELINE_DIGITS) - round(baseline, BASELINE_DIGITS))
 
 DEFAULT_TOLERANCES = {
     "em": {"abs": 0.04, "unit": "fraction of questions"},
@@ -57,15 +70,22 @@ class CheckLine:
     ok: bool
     reason: str = ""
 
+    @property
+    def delta(self) -> float | None:
+        """:func:`rounded_delta` of the value and the baseline; None when the runs lack the value."""
+        return None if self.value is None else rounded_delta(self.value, self.baseline)
+
     def render(self) -> str:
-        """``OK   cell  metric  value (baseline b, |Δ| d <= tol unit)``."""
+        """``OK   cell  metric  value (baseline b, |Δ| d <= tol unit)``: 4 decimals, or :data:`BASELINE_DIGITS`
+        for a FAIL whose difference would not show at 4 (``|Δ| 0.0000 > 0.0000`` said nothing)."""
         if self.value is None:
             why = f": {self.reason}" if self.reason else ""
             return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f} {self.unit}){why}"
-        d = abs(self.value - self.baseline)
+        d = self.delta
         rel = "<=" if self.ok else ">"
-        return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric} = {self.value:.4f} "
-                f"(baseline {self.baseline:.4f}, |Δ| {d:.4f} {rel} {self.tol:.4f} {self.unit})")
+        n = 4 if self.ok or round(d, 4) > round(self.tol, 4) else BASELINE_DIGITS
+        return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric} = {self.value:.{n}f} "
+                f"(baseline {self.baseline:.{n}f}, |Δ| {d:.{n}f} {rel} {self.tol:.{n}f} {self.unit})")
 
 
 @dataclass(frozen=True)
@@ -168,7 +188,9 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             if tol is None:
                 raise ConfigError(f"baseline {baseline}: no tolerance for metric {metric!r}; add tolerances.{metric}")
             v = values.get(cid, {}).get(metric)
-            ok = v is not None and abs(v - float(base)) <= float(tol["abs"]) + 1e-12
+            # rounded as write_baseline rounds (a baseline written from these runs equals them); the slack absorbs
+            # the float error of the subtraction (0.78 - 0.75 > 0.03)
+            ok = v is not None and rounded_delta(v, float(base)) <= float(tol["abs"]) + 1e-12
             if cid not in loaded:
                 why = "not a cell of the spec"
             elif cid in reasons:
@@ -186,7 +208,8 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
 
 def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
                    metrics: list[str] | None = None, *, allow_partial: bool = False) -> dict[str, Any]:
-    """Write the current runs' values as a baseline (keeping an existing file's tolerances).
+    """Write the current runs' values as a baseline (keeping an existing file's tolerances), each rounded to
+    :data:`BASELINE_DIGITS` decimals (as the check rounds them).
 
     Every cell of the spec must be finished: a baseline written while one is not would silently lose that cell
     (later checks said NEW instead of FAIL). With ``allow_partial`` the finished cells are written and an
@@ -225,7 +248,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         raise InvariantError(f"{len(bad)} invariant violation(s); baseline {path} not written:\n" + "\n".join(v.render() for v in bad))
     values = cell_values(spec, runs_dir, loaded)
     keep = set(metrics) if metrics else set(tolerances)
-    cells = {cid: {m: round(v, 6) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
+    cells = {cid: {m: round(v, BASELINE_DIGITS) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
     for cid in unfinished:  # allow_partial: the existing entry stays as it was
         if cid in old_cells:
             cells[cid] = old_cells[cid]
@@ -247,4 +270,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline]) -> str:
     return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
 
 
-__all__ = ["CheckLine", "NotInBaseline", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES"]
+__all__ = ["CheckLine", "NotInBaseline", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+           "BASELINE_DIGITS", "rounded_delta"]

@@ -569,7 +569,8 @@ def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> 
     head = ["method"] + [f"{c['task']} ({LABELS.get(c['metric'], c['metric'])}{', lower is better' if c['lower_is_better'] else ''})"
                          if c["metric"] else f"{c['task']} (no results yet)" for c in piv["columns"]]
     avg_label = LABELS.get(piv["average_metric"], piv["average_metric"])
-    head.append(f"average ({avg_label}, {len(piv['average_over'])} tasks)" if piv["average_over"]
+    n_avg = len(piv["average_over"])
+    head.append(f"average ({avg_label}, {n_avg} task{'' if n_avg == 1 else 's'})" if n_avg
                 else f"average (no task with {avg_label} yet)")
     body = []
     for r in piv["rows"]:

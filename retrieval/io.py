@@ -1,6 +1,7 @@
 """Small I/O helpers shared by the run cache and the leaderboard runner.
 
-Atomic writes (write a temporary file in the same folder, fsync, ``os.replace``), cross-process
+Atomic writes (write a temporary file in the same folder, fsync, ``os.replace``; the file gets the mode a
+plain ``open(path, "w")`` gives, or keeps the replaced file's), cross-process
 locks (``filelock``), content hashing, and a JSONL reader whose errors name the file and line.
 """
 
@@ -11,6 +12,8 @@ import hashlib
 import json
 import os
 import re
+import secrets
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -153,13 +156,35 @@ def task_data_path(value: Any) -> Path | None:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
 
-    The bytes go to a temporary file in the same folder, are fsynced, then renamed over ``path``.
+    The bytes go to a temporary file ``.<name>.<8 hex digits>.tmp`` in the same folder, are fsynced, then renamed
+    over ``path``. The file gets the permission bits a plain ``open(path, "w")`` gives: ``0o666`` less the
+    process umask for a new file (``0o644`` under umask ``0o022``; ``tempfile.mkstemp`` gave ``0o600``), the
+    existing file's bits when one is replaced. Missing parent folders are created.
+
+    Raises:
+        OSError: the folder cannot be created or written (the temporary file is removed).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        st = os.stat(path)
+        keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        keep = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the kernel takes the umask off, as for open(path, "w")
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no free temporary name for {path} after 100 tries in {path.parent}")
     try:
         with os.fdopen(fd, "wb") as f:
+            if keep is not None:
+                os.chmod(tmp, keep)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

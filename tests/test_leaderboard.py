@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -659,6 +660,56 @@ def test_check_rejects_a_malformed_baseline(toy_run, tmp_path):
     bad.write_text('{"cells": {}}')
     with pytest.raises(ConfigError, match="expected keys 'cells' and 'tolerances'"):
         check_against_baseline(spec, runs, bad)
+
+
+
+@pytest.fixture(scope="module")
+def toy_run3(tmp_path_factory):
+    """One cell, ``standard`` on ``toy_qa`` at limit 3: 2 of 3 answers right, means of 0.6666... (not exact at
+    the 6 decimals a baseline stores)."""
+    root = tmp_path_factory.mktemp("lb3")
+    spec = load_spec(write_spec(root, tasks=["toy_qa"], limit=3,
+                                methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]))
+    run_spec(spec, root / "runs", progress=False)
+    return spec, root / "runs"
+
+
+def test_a_baseline_written_from_runs_passes_against_them_at_tolerance_0(toy_run3, tmp_path, capsys):
+    """--write stores 0.666667; the check compared the full 0.6666... with it and failed at tolerance 0
+    (``|Δ| 0.0000 > 0.0000``). Both sides are now rounded as written. The file gets the umask's mode (was 0600)."""
+    spec, runs = toy_run3
+    old_umask = os.umask(0o022)  # per process: restored below
+    try:
+        base = tmp_path / "baseline.json"
+        args = ["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]
+        assert lb_main([*args, "--write"]) == 0
+        assert base.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old_umask)
+    b = json.loads(base.read_text())
+    assert b["cells"] == {"standard/toy_qa/seed1": {"answer_match": 0.666667, "answer_recall": 1.0, "em": 0.666667, "f1": 0.666667}}
+    b["tolerances"] = {m: {**t, "abs": 0} for m, t in b["tolerances"].items()}  # every metric at tolerance 0
+    base.write_text(json.dumps(b))
+    assert lb_main([*args, "--write"]) == 0 and json.loads(base.read_text())["tolerances"]["em"]["abs"] == 0  # kept
+    capsys.readouterr()
+    assert lb_main(args) == 0
+    out = capsys.readouterr().out
+    assert "OK   standard/toy_qa/seed1  em = 0.6667 (baseline 0.6667, |Δ| 0.0000 <= 0.0000 fraction of questions)" in out
+    assert out.strip().splitlines()[-1] == "4 checks: 4 OK, 0 FAIL"
+    # a hand-written baseline at full precision passes too; a difference of 1e-6 fails, and is shown
+    b["cells"]["standard/toy_qa/seed1"]["em"] = 2 / 3
+    b["cells"]["standard/toy_qa/seed1"]["f1"] = 0.666668
+    base.write_text(json.dumps(b))
+    lines = {x.metric: x for x in check_against_baseline(spec, runs, base)}
+    assert lines["em"].ok and lines["em"].delta == 0.0 and not lines["f1"].ok
+    assert lines["f1"].render() == ("FAIL standard/toy_qa/seed1  f1 = 0.666667 (baseline 0.666668, |Δ| 0.000001 > "
+                                    "0.000000 mean token F1 (0-1))")
+
+
+def test_the_average_column_of_one_task_says_1_task(toy_run3, tmp_path):
+    spec, runs = toy_run3
+    md = (build_report(spec, runs, tmp_path / "r") / "leaderboard.md").read_text()
+    assert "| method | toy_qa (answer match) | average (answer match, 1 task) |" in md
 
 
 # --------------------------------------------------------------------------- HTML

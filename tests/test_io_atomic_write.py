@@ -1,0 +1,40 @@
+"""retrieval.io's atomic writes: the file's permission bits are those of a plain ``open(path, "w")`` (they were
+0600, ``tempfile.mkstemp``'s), a replaced file keeps its own, and no temporary file is left behind."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text
+
+
+@pytest.fixture()
+def umask_022():
+    old = os.umask(0o022)  # per process: restored after the test
+    yield
+    os.umask(old)
+
+
+def test_a_new_file_gets_the_mode_open_gives_under_the_umask(tmp_path, umask_022):
+    atomic_write_json(tmp_path / "sub" / "a.json", {"x": 1})
+    with open(tmp_path / "plain.txt", "w"):
+        pass
+    assert (tmp_path / "sub" / "a.json").stat().st_mode & 0o777 == 0o644 == (tmp_path / "plain.txt").stat().st_mode & 0o777
+    os.umask(0o077)
+    atomic_write_text(tmp_path / "b.txt", "b\n")
+    assert (tmp_path / "b.txt").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "sub" / "a.json").read_text() == '{\n  "x": 1\n}\n'
+
+
+def test_a_replaced_file_keeps_its_mode_and_no_temporary_file_is_left(tmp_path, umask_022):
+    p = tmp_path / "r.bin"
+    p.write_bytes(b"old")
+    os.chmod(p, 0o640)
+    atomic_write_bytes(p, b"new")
+    assert p.read_bytes() == b"new" and p.stat().st_mode & 0o777 == 0o640
+    os.chmod(p, 0o444)  # read-only: replaced all the same (the folder is writable), and stays read-only
+    atomic_write_bytes(p, b"newer")
+    assert p.read_bytes() == b"newer" and p.stat().st_mode & 0o777 == 0o444
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["r.bin"]
