@@ -219,7 +219,10 @@ def print_preset(preset: dict) -> None:
     c = preset["calibration"]
     con = Console(width=140)
     n = c["dev_counts"]
-    t = Table(title=f"dev fixed layers: strict AUC ({n['strict']} strict tokens of {n['tokens']}, {n['samples']} samples)")
+    # each title on a line of its own: as a Table title it was wrapped to the narrow table's width, mid-phrase
+    con.print(f"dev fixed layers: strict AUC ({n['strict']} strict tokens of {n['tokens']}, {n['samples']} samples)",
+              style="italic", highlight=False)
+    t = Table()
     t.add_column("layer", justify="right")
     t.add_column("dev AUC", justify="right")
     for layer, a in c["dev_auc_by_layer"].items():
@@ -228,8 +231,10 @@ def print_preset(preset: dict) -> None:
             mark += " (excluded: cannot see the whole span)"
         t.add_row(str(layer), ("n/a" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:.3f}") + mark)
     con.print(t)
-    t = Table(title=f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
-                    f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})")
+    con.print(f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
+              f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})", style="italic",
+              highlight=False)
+    t = Table()
     for col in ("quantile", "threshold", "dev AUC", "fallback rate"):
         t.add_column(col, justify="right")
     for v in c["dev_auc_by_quantile"]:

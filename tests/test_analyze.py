@@ -215,6 +215,21 @@ def test_few_strict_tokens_are_flagged_in_tables_and_presets(capsys) -> None:
     assert "note: only 14 strict tokens (7 benefit)" in out and "this preset was chosen on them" in out
 
 
+def test_calibrate_table_titles_are_not_wrapped_when_piped(capsys) -> None:
+    """Each table title is one line: as rich Table titles they were wrapped to the narrow tables' width, mid-phrase
+    (``dev fixed layers: strict AUC (34`` / ``strict tokens of 246, 10 samples)``)."""
+    from tasks.calibrate import calibrate_records, print_preset
+
+    recs = [rec(f"q{j}", 1, *((1, 2) if j % 2 else (2, 1)), s_r=[0.9 if j % 2 else 0.1] * 8, s_l=0.5,
+                gaps=[None] * 3 + [float(j) * 1e-6] * 5, analysis=(0.0, 0.0)) for j in range(14)]
+    cal = calibrate_records(recs, 8, quantiles=(0.5,))
+    print_preset({"calibration": cal["calibration"], "params": cal["params"]})
+    lines = capsys.readouterr().out.splitlines()
+    assert "dev fixed layers: strict AUC (14 strict tokens of 14, 14 samples)" in lines
+    q = cal["calibration"]["dynamic"]["uncalibrated_quantile"]
+    assert f"dev dynamic rule: threshold = quantile of 70 gaps (uncalibrated 5e-7 sits at quantile {q:.3f})" in lines
+
+
 # ----------------------------------------------------------------------------- with the real small model
 @pytest.mark.slow
 def test_records_match_the_scorer_and_cli_resumes(tmp_path, monkeypatch) -> None:
