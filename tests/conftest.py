@@ -67,6 +67,7 @@ EXPECTED_S = {
     "test_leaderboard_overwrite.py": 50, "test_model_lmeval.py": 50, "test_tokrag.py": 45, "test_leaderboard_v2.py": 35,
     "test_retrieval.py": 30, "test_model_args.py": 25, "test_replug_scores.py": 25, "test_retrieval_dense.py": 20,
     "test_tasks_wiki.py": 17, "test_tasks_lmeval.py": 17, "test_tasks_precheck.py": 17, "test_prompt_chat.py": 16,
+    "test_preset_prompt_format.py": 12,
     "test_model_batching.py::test_generation_outputs_and_traces_are_identical_at_batch_1_and_4": 95,
     "test_model_batching.py::test_standard_equals_lm_eval_hf_strings_on_k5_prompts": 90,
     "test_model_batching.py::test_loglikelihood_and_rolling_at_batch_8_equal_batch_1": 20,
