@@ -187,6 +187,46 @@ def test_the_hub_commit_a_revision_resolved_to_is_recorded(tmp_path, monkeypatch
     assert MODELS["rag-none"].with_backbone(backbone).get_model_info()["tokrag_model_hub_commit"] is None
 
 
+def test_a_hub_download_keeps_the_chat_template_and_falls_back_to_bin_weights(tmp_path, monkeypatch):
+    """What _hub_snapshot downloads of a hub model, through a stand-in for ``snapshot_download`` that copies a fake
+    repo's files matching ``allow_patterns``: the chat template in ``chat_template.jinja`` (where transformers >= 4.47
+    saves it; it was left behind, so --apply_chat_template found no template) and remote code come along; ``*.bin``
+    weights only for a repo without safetensors (such a repo got no weights at all)."""
+    import fnmatch
+    import shutil
+
+    import huggingface_hub
+
+    from tokrag_model import loading
+
+    repos = {
+        "org/new": ["config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja", "modeling_x.py",
+                    "pytorch_model.bin", "README.md", "original/consolidated.pth"],
+        "org/old": ["config.json", "pytorch_model.bin", "tokenizer.model", "README.md"],
+    }
+    calls = []
+
+    def fake(repo_id, revision=None, local_files_only=False, allow_patterns=None, **_):
+        calls.append((repo_id, list(allow_patterns)))
+        out = tmp_path / "snap" / repo_id.replace("/", "--")
+        out.mkdir(parents=True, exist_ok=True)
+        for name in repos[repo_id]:
+            if any(fnmatch.fnmatch(name, pat) for pat in allow_patterns):
+                (out / name).parent.mkdir(parents=True, exist_ok=True)
+                (out / name).write_text(name)
+        return str(out)
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
+    new = loading._hub_snapshot("org/new")
+    assert sorted(p.name for p in new.iterdir()) == ["chat_template.jinja", "config.json", "model.safetensors",
+                                                     "modeling_x.py", "tokenizer.json"]
+    old = loading._hub_snapshot("org/old")
+    assert sorted(p.name for p in old.iterdir()) == ["config.json", "pytorch_model.bin", "tokenizer.model"]
+    assert [c[0] for c in calls] == ["org/new", "org/old", "org/old"]
+    shutil.rmtree(tmp_path / "snap")
+
+
 def test_a_config_field_of_the_wrong_type_is_a_one_line_error(tmp_path):
     """``"num_hidden_layers": "30"`` in a model folder's config.json: transformers' strict config raised its own
     validation error (not OSError/ValueError) as a traceback out of the load; now one ConfigError line."""

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import logging
@@ -405,17 +406,26 @@ def config_shape(config: Any) -> ModelShape:
     return ModelShape(positive("num_hidden_layers"), None if remote else positive("vocab_size"))
 
 
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py"]
+"""What :func:`_hub_snapshot` downloads of a hub model: configs, safetensors weights, tokenizer files, the chat
+template (``chat_template.jinja``, where transformers >= 4.47 saves it) and remote code (``trust_remote_code``).
+PyTorch ``*.bin`` weights only for a checkpoint without safetensors (a repo with both would download both)."""
+
+
 def _hub_snapshot(repo_id: str, revision: str | None = None) -> Path:
     """Local snapshot folder of a hub model at ``revision`` (None: ``main``), from the HF cache, or downloaded
-    when online. The folder is the revision's: ``from_pretrained`` of a local folder ignores its ``revision``."""
+    when online (:data:`HUB_FILES`). The folder is the revision's: ``from_pretrained`` of a local folder ignores its
+    ``revision``."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError
 
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
     hint = pretrained_hint(repo_id)
     try:
-        return Path(snapshot_download(repo_id, revision=revision, local_files_only=offline,
-                                      allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken"]))
+        path = Path(snapshot_download(repo_id, revision=revision, local_files_only=offline, allow_patterns=HUB_FILES))
+        if not offline and not any(path.glob("*.safetensors")):  # an older checkpoint: PyTorch .bin weights only
+            path = Path(snapshot_download(repo_id, revision=revision, allow_patterns=HUB_FILES + ["*.bin"]))
+        return path
     except HFValidationError as exc:
         raise ConfigError(f"pretrained={repo_id!r} is neither an existing folder nor a valid hub id ({exc}); {hint}") from None
     except Exception as exc:  # LocalEntryNotFoundError, connection errors, ...
@@ -463,7 +473,7 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
     files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"} and p.is_file())
     key = [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in files]
     sidecar_candidates = [folder / ".tokrag_fingerprint.json",
-                          cache_dir() / "models" / "fingerprints" / (str(abs(hash(str(folder)))) + ".json")]
+                          cache_dir() / "models" / "fingerprints" / (hashlib.sha256(str(folder).encode()).hexdigest()[:16] + ".json")]
     for side in sidecar_candidates:
         try:
             data = json.loads(side.read_text())
@@ -471,8 +481,6 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
                 return data["fingerprint"][:length]
         except (OSError, ValueError, KeyError):
             pass
-    import hashlib
-
     h = hashlib.sha256()
     for p in files:
         h.update(p.name.encode())
