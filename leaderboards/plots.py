@@ -125,7 +125,8 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
                 ax.xaxis.set_major_formatter(plain)
                 ax.xaxis.set_minor_formatter(plain)
             ax.set_xlabel("forward passes per generated token" + (" (log scale)" if log else ""))
-            ax.set_ylabel(f"{pl} (mean over {len(piv['average_over'])} QA tasks)")
+            n_tasks = len(piv["average_over"])
+            ax.set_ylabel(f"{pl} (mean over {n_tasks} QA task{'s' if n_tasks != 1 else ''})")
             ax.set_title(f"Cost vs accuracy{who}")
             files.append(_finish(plt, fig, ax, out_dir, f"cost_accuracy{suffix}.png",
                                  f"Cost vs accuracy{who}: forward passes per generated token against mean {pl}"))

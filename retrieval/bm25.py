@@ -22,14 +22,13 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
-from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch
+from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch, scratch_dir
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -220,7 +219,7 @@ def build_bm25_index(
         pyclass = start_jvm()
         t0 = time.perf_counter()
         target.parent.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        work = scratch_dir(target.parent, f".{target.name}.")
         try:
             coll = work / "collection"
             coll.mkdir()

@@ -28,7 +28,6 @@ import logging
 import math
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -37,7 +36,8 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
-from .io import atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch
+from .io import (atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch,
+                 scratch_dir)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -362,7 +362,7 @@ def build_dense_index(
         vectors = np.concatenate([np.load(parts / f"part-{j:05d}.npy") for j in range(n_parts)], axis=0)
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))  # never a user's folder
+        scratch = scratch_dir(target.parent, f".{target.name}.", ".tmp")  # never a user's folder
         try:
             work = scratch / "index"
             work.mkdir()

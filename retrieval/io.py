@@ -195,6 +195,24 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Path:
+    """A new empty folder ``<parent>/<prefix><random><suffix>`` (``tempfile.mkdtemp``) to build something in before
+    renaming it into place, with the permission bits a plain ``os.mkdir`` gives (``0o777`` less the process umask:
+    ``0o755`` under umask ``0o022``; ``mkdtemp`` gives ``0o700``, which the renamed index or model folder kept, so
+    other users of a shared cache could not read it).
+
+    Raises:
+        OSError: ``parent`` cannot be written.
+    """
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent))
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o777 & ~mask)
+    return path
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """UTF-8 text version of :func:`atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode("utf-8"))

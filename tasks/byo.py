@@ -23,7 +23,6 @@ prebuilt corpora, whose ids cannot be listed cheaply).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError

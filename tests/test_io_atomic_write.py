@@ -38,3 +38,21 @@ def test_a_replaced_file_keeps_its_mode_and_no_temporary_file_is_left(tmp_path, 
     atomic_write_bytes(p, b"newer")
     assert p.read_bytes() == b"newer" and p.stat().st_mode & 0o777 == 0o444
     assert sorted(x.name for x in tmp_path.iterdir()) == ["r.bin"]
+
+
+def test_scratch_dirs_get_the_mode_of_a_plain_mkdir(tmp_path):
+    """Index and converted-model folders are built in a scratch folder and renamed into place: ``mkdtemp``'s 0o700
+    stayed on them, so another user of a shared cache could not read an index or model folder."""
+    import os
+
+    from retrieval.io import scratch_dir
+
+    old = os.umask(0o022)
+    try:
+        a = scratch_dir(tmp_path, ".idx.", ".tmp")
+        os.umask(0o077)
+        b = scratch_dir(tmp_path, ".model.")
+    finally:
+        os.umask(old)
+    assert a.parent == tmp_path and a.name.startswith(".idx.") and a.name.endswith(".tmp") and not any(a.iterdir())
+    assert (a.stat().st_mode & 0o777, b.stat().st_mode & 0o777) == (0o755, 0o700)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError, closest
-from retrieval.io import atomic_write_json, file_lock, sha256_file
+from retrieval.io import atomic_write_json, file_lock, scratch_dir, sha256_file
 from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path, source: dict | 
     missing = [m for m in missing if m != "lm_head.weight"]  # tied to the input embeddings
     if missing or unexpected:
         raise RuntimeError(f"GGUF conversion: missing={missing} unexpected={unexpected}")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    tmp = scratch_dir(out_dir.parent, f".{out_dir.name}.")
     try:
         clean.save_pretrained(tmp)
         tok.save_pretrained(tmp)
