@@ -448,6 +448,45 @@ def check_corpus_path(path: str | os.PathLike) -> Path:
     return p
 
 
+def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
+    """The files :func:`load_corpus` reads of ``p`` (a file, or a folder's ``.jsonl``/``.json``/``.tsv`` files, sorted).
+
+    Raises:
+        ConfigError: (``fmt="auto"``) a file whose extension is no corpus format and whose first line is not a JSON
+            object. DataError: a folder without corpus files.
+    """
+    if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
+        ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
+        raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
+                          + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS}; "
+                          "a file with another extension is read as JSONL when its first line is a JSON object)")
+    files = sorted(f for f in p.iterdir() if f.is_file() and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
+    if not files:
+        raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
+    return files
+
+
+def check_corpus_files(path: str | os.PathLike) -> None:
+    """The format checks of :func:`load_corpus` that read at most a file's first line (run before a model loads:
+    :mod:`tasks.precheck`): the path exists, a file's extension or first line is a corpus format, a folder holds
+    corpus files, and a ``.json`` file does not hold one JSON array (its first non-blank character is not ``[``).
+
+    Raises:
+        ConfigError / DataError: :func:`load_corpus`'s own one-line errors for these.
+    """
+    p = check_corpus_path(path)
+    for f in _corpus_files(p):
+        if f.name.lower().removesuffix(".gz").endswith(".json"):
+            try:
+                with _open_text(f) as raw:
+                    head = raw.read(4096).removeprefix(BOM).lstrip()
+            except (DataError, OSError):
+                continue  # the reader reports it, with its line
+            if head.startswith(b"["):
+                raise DataError(f"{f}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
+                                f"per line (supported corpus files: {CORPUS_FORMATS})")
+
+
 def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = None) -> Corpus:
     """Read a corpus file (or a folder of JsonCollection files) into a :class:`Corpus`.
 
@@ -466,14 +505,7 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     p = check_corpus_path(path)
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
-    if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
-        ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
-        raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
-                          + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS}; "
-                          "a file with another extension is read as JSONL when its first line is a JSON object)")
-    files = sorted(f for f in p.iterdir() if f.is_file() and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
-    if not files:
-        raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
+    files = _corpus_files(p, fmt)
     located: list[tuple[str, Passage]] = []
     for f in files:
         kind = _sniff(f) if fmt == "auto" else fmt

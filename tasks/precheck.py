@@ -64,10 +64,10 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
                          gen_kwargs: Any = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
-    small local files: a ``corpus`` path or name must exist (:func:`retrieval.corpus.check_corpus_path`; named and
-    ``prebuilt:`` corpora are not loaded), and a bring-your-own ``questions`` file is read and checked line by line
-    (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split. A hub id is left to the
-    task build (it needs the network).
+    small local files: a bring-your-own ``questions`` file is read and checked line by line
+    (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
+    exist and look like a corpus format (:func:`retrieval.corpus.check_corpus_files`: first lines only; named and
+    ``prebuilt:`` corpora are not loaded). A hub id is left to the task build (it needs the network).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -80,7 +80,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     Raises:
         ConfigError / DataError: the task build's own one-line error for that input.
     """
-    from retrieval.corpus import NAMED_CORPORA, check_corpus_path
+    from retrieval.corpus import NAMED_CORPORA, check_corpus_files
 
     from .byo import is_hub_id, load_questions
     from .data import qa_split_of
@@ -104,4 +104,4 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
                 raise DataError(_byo_empty(questions, rows, split))
         corpus = kw.get("corpus")
         if isinstance(corpus, str) and corpus not in NAMED_CORPORA and not corpus.startswith("prebuilt:"):
-            check_corpus_path(corpus)
+            check_corpus_files(corpus)

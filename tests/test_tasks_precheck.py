@@ -23,6 +23,7 @@ POOL_ONLY = [{"id": "fr", "question": "Which city is the capital of France?", "a
 
 
 def _jsonl(path: Path, rows: list) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -95,12 +96,20 @@ def test_data_free_checks_of_the_build_run_too(manager, files, tmp_path):
         (["rag_qa_bm25"], {**byo, "corpus": "~no-such-user-tokrag/c.jsonl"},
          r"^corpus path '~no-such-user-tokrag/c.jsonl': cannot expand '~' \(.*\); give the full path$"),
         (["rag_qa_bm25"], {**byo, "corpus": "/tmp/" + "c" * 300 + ".jsonl"}, r"^corpus path '/tmp/c{75}'...: File name too long$"),
+        # corpus files the build would refuse by their first line: a JSON array, an unknown format, an empty folder
+        (["rag_qa_bm25"], {**byo, "corpus": str(_jsonl(tmp_path / "plist.json", ['[{"id": "p1", "title": "B", "text": "x"},',
+                                                                                 '{"id": "p2", "title": "C", "text": "y"}]']))},
+         r"plist\.json: one JSON array is no corpus format tokrag reads; write one \{id, title, text\} record per line"),
+        (["rag_qa_bm25"], {**byo, "corpus": str(_jsonl(tmp_path / "c.csv", ["id,title,text"]))},
+         r"^corpus file .*c\.csv: the extension '\.csv' is no corpus format tokrag reads"),
+        (["rag_qa_bm25"], {**byo, "corpus": str(_jsonl(tmp_path / "empty" / "README", ["x"]).parent)},
+         r"empty: folder holds no \.jsonl/\.json/\.tsv files$"),
         # both paths wrong: the questions are named first, as the build reads them first
         (["rag_qa_bm25"], {"questions": str(tmp_path / "nope.jsonl"), "corpus": str(tmp_path / "nope_corpus.jsonl")},
          r"^questions '.*nope\.jsonl': no such file"),
     ]
     for names, meta, message in cases:
-        with pytest.raises(ConfigError, match=message):
+        with pytest.raises((ConfigError, DataError), match=message):
             check_selected_tasks(manager, names, meta)
 
 
