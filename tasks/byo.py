@@ -10,7 +10,8 @@
   (a single token; default ``q<line index>``) and ``gold_docids`` (ids of passages of the corpus that answer
   it; they give the ``gold_at_k`` metric) are optional. Ids are strings or integers (``7`` is ``"7"``), as
   everywhere in tokrag (:func:`retrieval.io.json_id`): a float ``7.0``, a bool or an empty ``""`` is refused.
-  A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``) and checked the
+  Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``qid``) is not read as the id
+  (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``) and checked the
   same way.
 * ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
   JSONL, DPR TSV, a folder of them), a named corpus (``nq-wiki-12k``), or ``prebuilt:wikipedia-dpr-100w``.
@@ -22,13 +23,20 @@ prebuilt corpora, whose ids cannot be listed cheaply).
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError
 from retrieval.io import json_id
 
+log = logging.getLogger(__name__)
 _WS = re.compile(r"\s")
+FIELDS = ("id", "question", "answers", "gold_docids")
+"""The fields of a question that are read; any other field is ignored."""
+ID_FIELDS = ("qid", "_id", "question_id", "query_id", "example_id", "qa_id")
+"""Fields other data sets keep a question's id in; they are not read as the id (a WARNING says so)."""
+_WARNED: set[tuple[str, str]] = set()  # (questions spec, field): the id WARNING once per process (the precheck and the build read the file)
 EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
 
 
@@ -103,7 +111,20 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         answers = [a for a in answers if a.strip()]
         if not answers:
             raise DataError(f"{where}: 'answers' is empty; give at least one gold answer")
+        if "gold_docids" not in r:  # a near miss would leave the questions without gold ids, silently
+            from .utils import _one_edit
+
+            near = next((k for k in r if isinstance(k, str) and _one_edit(k, "gold_docids")), None)
+            if near is not None:
+                raise DataError(f"{where}: unknown field {near!r} (did you mean 'gold_docids'?); the fields read: "
+                                f"{', '.join(FIELDS)}")
         raw_id = r.get("id")
+        if raw_id is None:
+            alias = next((k for k in ID_FIELDS if r.get(k) is not None), None)
+            if alias is not None and (str(spec), alias) not in _WARNED:
+                _WARNED.add((str(spec), alias))
+                log.warning("%s: the questions have no 'id'; their %r field is not read as the id, so they get the automatic "
+                            "ids q<index>: rename the field to 'id' to keep yours", spec, alias)
         if raw_id == "":  # json_id's refusal, with how to get the automatic id instead
             raise DataError(f'{where}: \'id\' is "": an id must not be empty; give the id, or write "id": null or leave '
                             f"the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")
