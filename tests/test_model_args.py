@@ -188,10 +188,14 @@ def test_the_hub_commit_a_revision_resolved_to_is_recorded(tmp_path, monkeypatch
 
 
 def test_a_hub_download_keeps_the_chat_template_and_falls_back_to_bin_weights(tmp_path, monkeypatch):
-    """What _hub_snapshot downloads of a hub model, through a stand-in for ``snapshot_download`` that copies a fake
-    repo's files matching ``allow_patterns``: the chat template in ``chat_template.jinja`` (where transformers >= 4.47
-    saves it; it was left behind, so --apply_chat_template found no template) and remote code come along; ``*.bin``
-    weights only for a repo without safetensors (such a repo got no weights at all)."""
+    """What _hub_snapshot downloads of a hub model, through stand-ins for ``list_repo_files`` and ``snapshot_download``
+    (which copies a fake repo's files matching ``allow_patterns`` with fnmatch, as huggingface_hub does): the chat
+    template in ``chat_template.jinja`` (where transformers >= 4.47 saves it; it was left behind, so
+    --apply_chat_template found no template) and remote code come along; ``pytorch_model*.bin`` weights only for a
+    repo without safetensors (such a repo got no weights at all). Sub-folders and a second weights format are left
+    out: ``*.safetensors`` also matched ``checkpoint-500/model.safetensors`` (fnmatch's ``*`` crosses ``/``), and a
+    Mistral-style repo got its ``consolidated.safetensors`` (14.5 GB for a 7B model) beside the shards; the ``*.bin``
+    fallback took ``training_args.bin`` and every checkpoint folder's optimizer state."""
     import fnmatch
     import shutil
 
@@ -201,30 +205,71 @@ def test_a_hub_download_keeps_the_chat_template_and_falls_back_to_bin_weights(tm
 
     repos = {
         "org/new": ["config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja", "modeling_x.py",
-                    "pytorch_model.bin", "README.md", "original/consolidated.pth"],
-        "org/old": ["config.json", "pytorch_model.bin", "tokenizer.model", "README.md"],
+                    "pytorch_model.bin", "README.md", "original/consolidated.pth", "original/params.json",
+                    "checkpoint-500/model.safetensors", "additional_chat_templates/tool_use.jinja"],
+        "org/old": ["config.json", "pytorch_model.bin", "tokenizer.model", "README.md", "training_args.bin",
+                    "checkpoint-500/pytorch_model.bin", "checkpoint-500/optimizer.bin", "openvino/openvino_model.bin"],
+        "org/mistral": ["config.json", "consolidated.safetensors", "model-00001-of-00002.safetensors",
+                        "model-00002-of-00002.safetensors", "model.safetensors.index.json", "params.json",
+                        "tokenizer.model", "tokenizer.model.v3", "tokenizer_config.json"],
+        "org/odd": ["config.json", "weights-1.safetensors", "tokenizer.json"],
     }
     calls = []
 
     def fake(repo_id, revision=None, local_files_only=False, allow_patterns=None, **_):
-        calls.append((repo_id, list(allow_patterns)))
+        calls.append((repo_id, local_files_only))
         out = tmp_path / "snap" / repo_id.replace("/", "--")
         out.mkdir(parents=True, exist_ok=True)
         for name in repos[repo_id]:
-            if any(fnmatch.fnmatch(name, pat) for pat in allow_patterns):
+            if allow_patterns is None or any(fnmatch.fnmatch(name, pat) for pat in allow_patterns):
                 (out / name).parent.mkdir(parents=True, exist_ok=True)
                 (out / name).write_text(name)
         return str(out)
 
+    def files(folder):
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
-    new = loading._hub_snapshot("org/new")
-    assert sorted(p.name for p in new.iterdir()) == ["chat_template.jinja", "config.json", "model.safetensors",
-                                                     "modeling_x.py", "tokenizer.json"]
-    old = loading._hub_snapshot("org/old")
-    assert sorted(p.name for p in old.iterdir()) == ["config.json", "pytorch_model.bin", "tokenizer.model"]
-    assert [c[0] for c in calls] == ["org/new", "org/old", "org/old"]
+    monkeypatch.setattr(huggingface_hub, "list_repo_files", lambda repo_id, revision=None, **_: list(repos[repo_id]))
+    assert files(loading._hub_snapshot("org/new")) == [
+        "additional_chat_templates/tool_use.jinja", "chat_template.jinja", "config.json", "model.safetensors",
+        "modeling_x.py", "tokenizer.json"]
+    assert files(loading._hub_snapshot("org/old")) == ["config.json", "pytorch_model.bin", "tokenizer.model"]
+    assert files(loading._hub_snapshot("org/mistral")) == [
+        "config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+        "model.safetensors.index.json", "params.json", "tokenizer.model", "tokenizer_config.json"]
+    assert files(loading._hub_snapshot("org/odd")) == ["config.json", "tokenizer.json", "weights-1.safetensors"]
+    assert calls == [("org/new", False), ("org/old", False), ("org/mistral", False), ("org/odd", False)]  # one download each
+    # offline: the cached snapshot as it is, nothing listed
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub, "list_repo_files", None)
+    loading._hub_snapshot("org/new")
+    assert calls[-1] == ("org/new", True)
     shutil.rmtree(tmp_path / "snap")
+
+
+def test_an_online_hub_id_cached_without_a_template_is_left_to_the_load(tmp_path, monkeypatch):
+    """has_chat_template of a hub id reads the cached snapshot only. Online, a snapshot cached without a template
+    (by a tokrag that did not download chat_template.jinja, or main has moved on) is not a "no": the load fetches
+    what the repo holds. So calibrate/analyze refused --apply-chat-template for such a model before loading it.
+    Offline, the cache is what the load will see, so False stands; a template found is True either way."""
+    import huggingface_hub.constants
+
+    from tokrag_model.loading import has_chat_template
+
+    hub = tmp_path / "hub"
+    for name, cfg in (("bare", {"bos_token": "<s>"}), ("templated", {"chat_template": "{{ messages }}"})):
+        repo = hub / f"models--org--{name}"
+        (repo / "refs").mkdir(parents=True)
+        (repo / "refs" / "main").write_text("c" * 40)
+        (repo / "snapshots" / ("c" * 40)).mkdir(parents=True)
+        (repo / "snapshots" / ("c" * 40) / "tokenizer_config.json").write_text(json.dumps(cfg))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert (has_chat_template("org/bare"), has_chat_template("org/templated")) == (None, True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert (has_chat_template("org/bare"), has_chat_template("org/templated")) == (False, True)
 
 
 def test_a_config_field_of_the_wrong_type_is_a_one_line_error(tmp_path):

@@ -349,6 +349,11 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
     return config_shape(config)
 
 
+def _hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is set (``1``/``true``/``yes``/``on``, as huggingface_hub reads it)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+
+
 def _folder_chat_template(folder: Path) -> bool | None:
     """Whether the tokenizer saved in ``folder`` has a chat template, as transformers' tokenizer load finds one:
     ``chat_template.jinja``, ``additional_chat_templates/*.jinja`` or a non-empty ``chat_template`` in
@@ -370,7 +375,8 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
 
     Returns:
         True or False; None when it cannot be told cheaply (an alias not converted yet, a missing alias package,
-        a hub id not in the local cache, a folder without ``tokenizer_config.json``): the load finds out.
+        a hub id not in the local cache, or cached without a template while online, a folder without
+        ``tokenizer_config.json``): the load finds out.
         Nothing is raised (any error is logged at DEBUG).
     """
     value = str(pretrained).strip()
@@ -386,7 +392,10 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
         from huggingface_hub import try_to_load_from_cache
 
         cached = try_to_load_from_cache(value, "tokenizer_config.json", revision=revision)
-        return _folder_chat_template(Path(cached).parent) if isinstance(cached, str) else None
+        found = _folder_chat_template(Path(cached).parent) if isinstance(cached, str) else None
+        # online, a cached snapshot may lack a template the load would fetch (one cached before chat_template.jinja
+        # was downloaded, or main moved on): only a template found, or offline, is an answer
+        return found if found or _hub_offline() else None
     except Exception as exc:  # a bad hub id, an unreadable folder: the load says it
         log.debug("pretrained=%r: chat template not known before the load (%s: %s)", value, type(exc).__name__, exc)
         return None
@@ -406,26 +415,61 @@ def config_shape(config: Any) -> ModelShape:
     return ModelShape(positive("num_hidden_layers"), None if remote else positive("vocab_size"))
 
 
-HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py"]
-"""What :func:`_hub_snapshot` downloads of a hub model: configs, safetensors weights, tokenizer files, the chat
-template (``chat_template.jinja``, where transformers >= 4.47 saves it) and remote code (``trust_remote_code``).
-PyTorch ``*.bin`` weights only for a checkpoint without safetensors (a repo with both would download both)."""
+HUB_FILES = ["*.json", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py"]
+"""The files besides the weights that :func:`_hub_snapshot` downloads of a hub model, from the repo's top level:
+configs, tokenizer files, the chat template (``chat_template.jinja``, where transformers >= 4.47 saves it; also
+``additional_chat_templates/*.jinja``) and remote code (``trust_remote_code``). The weights: :func:`hub_files`."""
+
+HUB_WEIGHTS = (("model*.safetensors",), ("pytorch_model*.bin",), ("*.safetensors",))
+"""The weight files of a hub model, in order of preference; the first that matches top-level files is downloaded:
+transformers' safetensors (``model.safetensors``, its shards ``model-00001-of-00003.safetensors``, variants),
+else its PyTorch weights (``pytorch_model.bin`` and shards; an older checkpoint), else any top-level safetensors."""
+
+
+def hub_files(names: Any) -> list[str]:
+    """Which files of a hub model repo :func:`_hub_snapshot` downloads: top-level files matching :data:`HUB_FILES`,
+    chat templates under ``additional_chat_templates/``, and one set of weights (:data:`HUB_WEIGHTS`).
+
+    Left out: sub-folders (training checkpoints ``checkpoint-500/``, ``original/`` or ``onnx/`` exports, optimizer
+    states) and a second weights format beside the first (Mistral's ``consolidated.safetensors`` next to the
+    transformers shards: 14.5 GB more for Mistral-7B-Instruct-v0.3, and as much more to fingerprint;
+    ``training_args.bin``; ``pytorch_model.bin`` next to ``model.safetensors``). ``fnmatch``'s ``*`` crosses ``/``,
+    so a plain ``allow_patterns`` list of ``*.safetensors`` matched those sub-folders.
+
+    Args:
+        names: the repo's file paths at the revision (``huggingface_hub.list_repo_files``).
+
+    Returns:
+        The paths to download, sorted.
+    """
+    from fnmatch import fnmatch
+
+    names = [str(n) for n in names]
+    top = [n for n in names if "/" not in n]
+    keep = {n for n in top if any(fnmatch(n, pat) for pat in HUB_FILES)}
+    keep |= {n for n in names if n.startswith("additional_chat_templates/") and n.count("/") == 1 and n.endswith(".jinja")}
+    for patterns in HUB_WEIGHTS:
+        weights = {n for n in top if any(fnmatch(n, pat) for pat in patterns)}
+        if weights:
+            keep |= weights
+            break
+    return sorted(keep)
 
 
 def _hub_snapshot(repo_id: str, revision: str | None = None) -> Path:
     """Local snapshot folder of a hub model at ``revision`` (None: ``main``), from the HF cache, or downloaded
-    when online (:data:`HUB_FILES`). The folder is the revision's: ``from_pretrained`` of a local folder ignores its
-    ``revision``."""
-    from huggingface_hub import snapshot_download
+    when online (the repo's files at that revision are listed and :func:`hub_files` picks what to fetch). The folder
+    is the revision's: ``from_pretrained`` of a local folder ignores its ``revision``."""
+    import huggingface_hub
     from huggingface_hub.errors import HFValidationError
 
-    offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+    offline = _hub_offline()
     hint = pretrained_hint(repo_id)
     try:
-        path = Path(snapshot_download(repo_id, revision=revision, local_files_only=offline, allow_patterns=HUB_FILES))
-        if not offline and not any(path.glob("*.safetensors")):  # an older checkpoint: PyTorch .bin weights only
-            path = Path(snapshot_download(repo_id, revision=revision, allow_patterns=HUB_FILES + ["*.bin"]))
-        return path
+        if offline:
+            return Path(huggingface_hub.snapshot_download(repo_id, revision=revision, local_files_only=True))
+        files = hub_files(huggingface_hub.list_repo_files(repo_id, revision=revision))
+        return Path(huggingface_hub.snapshot_download(repo_id, revision=revision, allow_patterns=files))
     except HFValidationError as exc:
         raise ConfigError(f"pretrained={repo_id!r} is neither an existing folder nor a valid hub id ({exc}); {hint}") from None
     except Exception as exc:  # LocalEntryNotFoundError, connection errors, ...
