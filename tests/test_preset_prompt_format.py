@@ -25,6 +25,9 @@ def test_the_committed_presets_format_against_the_runs() -> None:
     assert preset_prompt_mismatch(gemma, False, ["base", "base"]) is None
     assert preset_prompt_mismatch(smollm2, False, []) is None  # no QA request (wiki_lm): nothing to compare
     assert preset_prompt_mismatch({"path": "p.json", "params": {"layer": 3}, "calibration": {}}, False, ["base"]) is None
+    for calibration in (None, {"data": None}, {"data": []}, {"data": "x"}, {"data": {"nq": "x"}}):  # hand-edited: no
+        assert preset_prompt_mismatch({"path": "p.json", "params": {"layer": 3}, "calibration": calibration},  # traceback
+                                      False, ["base"]) is None
     assert preset_prompt_mismatch(smollm2, False, ["instruct"], "smollm2-135m-instruct") == (
         "preset=smollm2.json: it was calibrated with the chat template (tokrag calibrate --apply-chat-template), this "
         "run's prompts are plain (lm_eval without --apply_chat_template); its calibrated params {'layer': 14} were "

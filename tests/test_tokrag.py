@@ -204,6 +204,16 @@ def test_read_preset_errors(tmp_path):
     path.write_text("{")
     with pytest.raises(ConfigError, match="not JSON"):
         read_preset(path)
+    # a hand-edited model or calibration record that is not an object: one line (model "x" was an AttributeError
+    # traceback; calibration [] passed, and the run's first request raised it, after the load)
+    for key, value in (("model", "x"), ("model", [30]), ("calibration", []), ("calibration", "x")):
+        path.write_text(json.dumps({**good, key: value}))
+        with pytest.raises(ConfigError) as exc:
+            read_preset(path, "abc", 30)
+        assert str(exc.value) == (f"preset={path}: {key!r} is {value!r}, not an object; write the preset with "
+                                  "'tokrag calibrate --split dev'")
+    path.write_text(json.dumps({**good, "calibration": None}))
+    assert read_preset(path, "abc", 30)["calibration"] is None
 
 
 HINT = r"use a preset calibrated for this model \(tokrag calibrate --model {model} --split dev\)"

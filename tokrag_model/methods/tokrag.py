@@ -731,7 +731,8 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers}, ``params``,
         ``calibration``) plus ``path`` and ``sha256`` of the file.
     Raises:
-        ConfigError: a missing or malformed file, unknown params or values, or a preset made for other
+        ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object), unknown params or
+        values, or a preset made for other
         weights (``fingerprint``) or another depth (``n_layers``: ``preset=PATH: made for 18 layers, this model
         has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset that
         does not record its depth as an integer says so).
@@ -760,6 +761,10 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
             TokRAGLM.EXTRA_ARGS[key].cast(value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: params.{key}={value!r} is invalid: {exc}") from None
+    for key in ("model", "calibration"):
+        if preset.get(key) is not None and not isinstance(preset[key], dict):
+            raise ConfigError(f"{where}: {key!r} is {preset[key]!r}, not an object; write the preset with 'tokrag "
+                              "calibrate --split dev'")
     model = preset.get("model") or {}
     if fingerprint is not None and model.get("fingerprint") != fingerprint:
         raise ConfigError(f"{where}: calibrated for other weights (pretrained={model.get('pretrained')!r}, fingerprint "
@@ -847,7 +852,9 @@ def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool,
         prompts: the task metadata ``prompt`` formats of this run's QA requests (empty: no QA request, nothing
             to compare the chat template with either: wiki continuations are calibrated as plain text).
     """
-    nq = ((preset or {}).get("calibration") or {}).get("data", {}).get("nq")
+    cal = (preset or {}).get("calibration")
+    data = cal.get("data") if isinstance(cal, dict) else None
+    nq = data.get("nq") if isinstance(data, dict) else None  # a hand-edited record of another shape: nothing to compare
     prompts = sorted(set(prompts))
     if not isinstance(nq, dict) or not prompts:
         return None
