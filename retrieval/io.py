@@ -196,21 +196,23 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 
 def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Path:
-    """A new empty folder ``<parent>/<prefix><random><suffix>`` (``tempfile.mkdtemp``) to build something in before
-    renaming it into place, with the permission bits a plain ``os.mkdir`` gives (``0o777`` less the process umask:
-    ``0o755`` under umask ``0o022``; ``mkdtemp`` gives ``0o700``, which the renamed index or model folder kept, so
-    other users of a shared cache could not read it).
+    """A new empty folder ``<parent>/<prefix><8 hex digits><suffix>`` to build something in before renaming it into
+    place, with the permission bits a plain ``os.mkdir`` gives (``0o777`` less the process umask: ``0o755`` under
+    umask ``0o022``; ``tempfile.mkdtemp`` gives ``0o700``, which the renamed model folder kept, so other users of a
+    shared cache could not read it). The kernel takes the umask off, as in :func:`atomic_write_bytes`: reading the
+    umask means setting it, which is not thread-safe (a file another thread created in between got ``0o666``).
 
     Raises:
         OSError: ``parent`` cannot be written.
     """
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent))
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o777 & ~mask)
-    return path
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(4)}{suffix}"  # 8 characters, as remove_stale_scratch finds them
+        try:
+            os.mkdir(path, 0o777)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free folder name {prefix}*{suffix} after 100 tries in {parent}")
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -235,7 +237,7 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
 def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str], suffix: str = "") -> list[Path]:
     """Remove the scratch folders that earlier builds of ``target`` left beside it when they were interrupted
     (Ctrl-C, ``kill -9``, a crash): ``.<target name>.<8 random characters><suffix>``, as
-    ``tempfile.mkdtemp(prefix=f".{name}.", suffix=suffix, dir=target.parent)`` names them, holding nothing but
+    :func:`scratch_dir` (``prefix=f".{name}."``) and ``tempfile.mkdtemp`` before it name them, holding nothing but
     ``entries`` (what a build writes there). Call it only while holding ``file_lock(target)``: every build of
     ``target`` writes its scratch folder under that lock, so no live build is writing one of these. Scratch
     folders of other targets (another fingerprint, another index folder) and anything else are left alone.
