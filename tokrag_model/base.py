@@ -339,8 +339,8 @@ class RAGMethodLM(LM):
 
     def get_model_info(self) -> dict:
         """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint, where the
-        model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, None
-        for an alias or a local folder), and
+        model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
+        for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder), and
         ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
         the git commit of its source tree, None outside a git checkout: :mod:`tokrag_model.provenance`)."""
         import lm_eval
