@@ -10,6 +10,7 @@ An explicit None (a YAML ``null`` in a leaderboard spec) means the argument's de
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -56,10 +57,22 @@ def to_opt_int(value: Any) -> int | None:
     return int(value)
 
 
+def to_finite(value: Any) -> float:
+    """A caster to a finite float: ``nan``, ``inf`` and bools are refused (a threshold or temperature of NaN compares
+    False with everything and silently turns a rule off; YAML ``.inf`` and ``--model_args x=inf`` parse as floats)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    num = float(value)
+    if not math.isfinite(num):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return num
+
+
 def to_opt_float(value: Any) -> float | None:
+    """:func:`to_finite`, with ``None`` (or ``none``/``null``/empty) kept as ``None`` (the default applies)."""
     if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
         return None
-    return float(value)
+    return to_finite(value)
 
 
 def to_opt_str(value: Any) -> str | None:
@@ -90,13 +103,15 @@ def choice(*options: str) -> Callable[[Any], str]:
 
 
 def number_at_least(low: float, strict: bool = False) -> Callable[[Any], float]:
-    """A caster to float that rejects values below ``low`` (or equal to it when ``strict``)."""
+    """A caster to float that rejects values below ``low`` (or equal to it when ``strict``), NaN and infinity
+    (``alpha=inf`` made CAD's logits inf - inf = NaN; ``rate=inf`` took every RAG token)."""
     def cast(value: Any) -> float:
         if isinstance(value, bool):
             raise ValueError("expected a number")
         num = float(value)
-        if num < low or (strict and num == low) or num != num:
-            raise ValueError(f"expected a number {'>' if strict else '>='} {low:g}, got {value!r}")
+        if num < low or (strict and num == low) or num != num or math.isinf(num):
+            finite = "finite " if math.isinf(num) else ""
+            raise ValueError(f"expected a {finite}number {'>' if strict else '>='} {low:g}, got {value!r}")
         return num
 
     return cast

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-from ..args import Arg, int_at_least, layer_spec, number_at_least, to_bool, to_opt_str
+from ..args import Arg, int_at_least, layer_spec, number_at_least, to_bool, to_finite, to_opt_str
 from ..base import RAGMethodLM, ScorePlan, budget_check
 from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
 
@@ -917,7 +917,7 @@ class TokRAGLM(RAGMethodLM):
         "window_right": Arg(1, int_at_least(0), "window tokens right of an anchor"),
         "rag_top": Arg(2, int_at_least(1), "RAG top tokens in e_R"),
         "pure_top": Arg(3, int_at_least(1), "pure top tokens in e_L"),
-        "js_threshold": Arg(5e-7, float, "layer=dynamic: threshold on the gap of the authors' 'JS' "
+        "js_threshold": Arg(5e-7, to_finite, "layer=dynamic: threshold on the gap of the authors' 'JS' "
                                          "(0.5*(KL(M||p)+KL(M||q)) averaged over V, nats/V; not a Jensen-Shannon divergence)"),
         "js_min_layer": Arg(10 / 32, layer_or_fraction, "layer=dynamic: the scan starts above this layer "
                                                         "(an integer >= 1 is a layer, a value in (0, 1) a fraction of depth)"),
