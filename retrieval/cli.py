@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import sys
+import time
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -314,6 +315,7 @@ def _index_build(a: argparse.Namespace) -> int:
 
     _check_numbers(a)
     corpus = named_corpus(a.corpus, a.data_dir) if a.corpus in NAMED_CORPORA else load_corpus(a.corpus, a.format)
+    t0 = time.time()
     if a.retriever == "bm25":
         from .bm25 import build_bm25_index
 
@@ -326,8 +328,30 @@ def _index_build(a: argparse.Namespace) -> int:
         p = {**DENSE_PARAMS, **{k: v for k, v in _params(a).items() if k in DENSE_PARAMS}}
         path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir, batch_size=a.batch_size or 32,
                                  device=a.device, force=a.force)
+    print(_index_summary(path, t0), file=sys.stderr)
     print(path)
     return 0
+
+
+def _index_summary(path: str | Path, started: float) -> str:
+    """One line for ``tokrag index build`` (stderr; the index path alone goes to stdout, for scripts): what the
+    folder's ``tokrag_index.json`` says the index holds, and whether this call built it (the time it took) or found
+    it built (that file is older than ``started``, this call's start in seconds since the epoch)."""
+    from .io import INDEX_META
+
+    meta_file = Path(path) / INDEX_META
+    try:
+        meta, written = json.loads(meta_file.read_text(encoding="utf-8")), meta_file.stat().st_mtime
+    except (OSError, ValueError):
+        meta, written = {}, None
+    n = meta.get("num_docs")
+    what = f"{meta.get('kind', 'index')} index of {meta.get('corpus_name', '?')}: {n if n is not None else '?'} passages"
+    encoder = meta.get("encoder")
+    if isinstance(encoder, dict) and encoder.get("encoder"):
+        what += f", encoder {encoder['encoder']}"
+    if written is not None and written < started:
+        return f"{what}; already built, reused (--force rebuilds it)"
+    return f"{what}; built in {time.time() - started:.0f} s"
 
 
 def _same_file(p: Path, q: Path) -> bool:

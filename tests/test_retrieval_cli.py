@@ -29,8 +29,15 @@ def test_help_is_pyserini_like(capsys):
 
 def test_build_retrieve_eval(env, tmp_path, capsys):
     assert main(["index", "build", "--corpus", "nq-dpr-1k", *env]) == 0
-    index_dir = capsys.readouterr().out.strip()
+    got = capsys.readouterr()
+    index_dir = got.out.strip()
     assert "indexes/bm25-" in index_dir
+    # one line on stderr says what was built (the path alone used to be all a 15-minute dense build printed)
+    assert got.err.splitlines()[-1].startswith("bm25 index of nq-dpr-1k: 1199 passages; built in ")
+    assert main(["index", "build", "--corpus", "nq-dpr-1k", *env]) == 0
+    got = capsys.readouterr()
+    assert (got.out.strip(), got.err.splitlines()[-1]) == (
+        index_dir, "bm25 index of nq-dpr-1k: 1199 passages; already built, reused (--force rebuilds it)")
     out = tmp_path / "runs" / "bm25.trec"
     argv = ["retrieve", "--corpus", "nq-dpr-1k", "--topics", "nq-oracle:200", "--output", str(out), "--bm25", "--hits", "20", *env]
     assert main(argv) == 0
