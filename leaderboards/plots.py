@@ -6,8 +6,10 @@ Per model (file names get ``_<model>`` when the spec lists several models):
   bootstrap CI as a band: a robust method stays flat, one that trusts the context falls towards (or
   below) the closed-book line;
 * ``cost_accuracy.png``: forward passes per generated token (x; log scale beyond a 4x range) against the average of the
-  primary metric over the QA tasks (y), one point per method;
-* ``<metric>_per_task.png``: the mean with its CI per task, for the main QA metrics.
+  primary metric over the QA tasks (y), one point per method with results on all of them (:func:`cost_points`); the
+  caption names the tasks and every method left out with the tasks it has no result on;
+* ``<metric>_per_task.png``: the mean with its CI per task, for the main QA metrics; only the tasks (and methods)
+  with at least one value of the metric get a slot, and the caption names the model's tasks left out.
 """
 
 from __future__ import annotations
@@ -57,6 +59,31 @@ def _finish(plt, fig, ax, out_dir: Path, name: str, caption: str, ylim: bool = T
     return name, caption
 
 
+def cost_points(rows: list[dict], piv: dict) -> tuple[list[tuple[str, float, float]], list[tuple[str, str]]]:
+    """The cost-vs-accuracy points of one model: ``(method, forward passes per generated token, average)`` for each
+    method of the pivot ``piv`` with a value on every task of ``piv["average_over"]`` (its pivot average: one task set
+    for every point, never an average over fewer tasks), both summed or averaged over those tasks; and
+    ``(method, why)`` for each method left out (the tasks it has no result on, or no generated token counted)."""
+    over = piv["average_over"]
+    pts, left_out = [], []
+    for pr in piv["rows"]:
+        m = pr["method"]
+        lacking = [t for t in over if (pr["values"].get(t) or {}).get("mean") is None]
+        if pr["average"] is None or lacking:
+            lacking = lacking or list(over)
+            left_out.append((m, "no results on any of these tasks" if len(lacking) == len(over) > 1
+                             else f"no results on {', '.join(lacking)}"))
+            continue
+        mine = [r for r in rows if r["method"] == m and r["task"] in over]
+        fp = sum((r.get("cost") or {}).get("forward_passes", 0) for r in mine)
+        gt = sum((r.get("cost") or {}).get("generated_tokens", 0) for r in mine)
+        if not gt:
+            left_out.append((m, "no generated tokens counted"))
+            continue
+        pts.append((m, fp / gt, pr["average"]))
+    return pts, left_out
+
+
 def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     """Write the PNG plots of ``data`` (the report's data) into ``out_dir``; returns ``(file name, caption)``
     pairs, robustness and cost plots first."""
@@ -102,15 +129,10 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
             ax.set_ylabel(pl)
             ax.set_title(f"Robustness to retrieval noise\n{fam}{who}", fontsize=9)  # two lines: fits beside the legend
             files.append(_finish(plt, fig, ax, out_dir, f"robustness_{fam}{suffix}.png",
-                                 f"{pl} against noise ratio per method ({fam}{who}); bands: {conf}% CI"))
+                                 f"{pl} against noise ratio per method on {fam}{who}; bands: {conf}% CI"))
         # cost vs accuracy
         piv = next(p for p in data["pivot"] if p["model"] == mod["name"])
-        pts = []
-        for pr in piv["rows"]:
-            fp = sum((r.get("cost") or {}).get("forward_passes", 0) for r in rows if r["method"] == pr["method"] and r["task"] in piv["average_over"])
-            gt = sum((r.get("cost") or {}).get("generated_tokens", 0) for r in rows if r["method"] == pr["method"] and r["task"] in piv["average_over"])
-            if pr["average"] is not None and gt:
-                pts.append((pr["method"], fp / gt, pr["average"]))
+        pts, left_out = cost_points(rows, piv)
         if pts:
             fig, ax = plt.subplots(figsize=(6.5, 3.6))
             for name, x, y in pts:  # identified by colour and marker in the legend (labels beside close points overlap)
@@ -125,40 +147,53 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
                 ax.xaxis.set_major_formatter(plain)
                 ax.xaxis.set_minor_formatter(plain)
             ax.set_xlabel("forward passes per generated token" + (" (log scale)" if log else ""))
-            n_tasks = len(piv["average_over"])
+            over = piv["average_over"]
+            n_tasks = len(over)
             ax.set_ylabel(f"{pl} (mean over {n_tasks} QA task{'s' if n_tasks != 1 else ''})")
             ax.set_title(f"Cost vs accuracy{who}")
-            files.append(_finish(plt, fig, ax, out_dir, f"cost_accuracy{suffix}.png",
-                                 f"Cost vs accuracy{who}: forward passes per generated token against mean {pl}"))
+            caption = (f"Cost vs accuracy{who}: forward passes per generated token against mean {pl} over the "
+                       f"{n_tasks} task{'s' if n_tasks != 1 else ''} {', '.join(over)}; {len(pts)} of {len(methods)} methods")
+            if left_out:
+                caption += ("; left out (an average over fewer tasks would not compare): "
+                            + "; ".join(f"{m} ({why})" for m, why in left_out))
+            files.append(_finish(plt, fig, ax, out_dir, f"cost_accuracy{suffix}.png", caption))
         # per-task bars
-        tasks = mod["tasks"]
         byrow = {(r["method"], r["task"]): r for r in rows}
         for metric in [m for m in PER_TASK_METRICS if m in data["metrics"]]:
-            if not any(metric in (r.get("metrics") or {}) for r in rows):
+            has = {(m, t) for (m, t), r in byrow.items() if (r.get("metrics") or {}).get(metric)}
+            tasks = [t for t in mod["tasks"] if any((m, t) in has for m in methods)]  # only tasks with a value
+            shown = [m for m in methods if any((m, t) in has for t in tasks)]
+            if not tasks:
                 continue
-            fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(methods))), 3.6))
-            width = 0.8 / max(1, len(methods))
-            for i, m in enumerate(methods):
-                xs, ys, err = [], [], [[], []]  # methods without a value here get no bar and no legend entry
+            fig, ax = plt.subplots(figsize=(max(6.5, 1.5 + 0.35 * len(tasks) * max(1, len(shown))), 3.6))
+            width = 0.8 / max(1, len(shown))
+            for i, m in enumerate(shown):
+                xs, ys, err = [], [], [[], []]  # a method without a value on a task gets no bar there
                 for j, t in enumerate(tasks):
                     v = (byrow.get((m, t), {}).get("metrics") or {}).get(metric)
                     if not v:
                         continue
-                    xs.append(j + (i - (len(methods) - 1) / 2) * width)
+                    xs.append(j + (i - (len(shown) - 1) / 2) * width)
                     ys.append(v["mean"])
                     lo = v["lo"] if v["lo"] is not None else v["mean"]
                     hi = v["hi"] if v["hi"] is not None else v["mean"]
                     err[0].append(max(0.0, v["mean"] - lo))
                     err[1].append(max(0.0, hi - v["mean"]))
-                if xs:
-                    ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m, color=style[m]["color"])
+                ax.bar(xs, ys, width=width, yerr=err, capsize=2, label=m, color=style[m]["color"])
             ax.set_xticks(range(len(tasks)))
             ax.set_xticklabels(tasks, rotation=15, ha="right")
-            ax.set_ylabel(f"{LABELS.get(metric, metric)} ({conf}% CI)")
-            ax.set_title(f"{LABELS.get(metric, metric)} per task{who}")
-            files.append(_finish(plt, fig, ax, out_dir, f"{metric}_per_task{suffix}.png",
-                                 f"{LABELS.get(metric, metric)} per task with {conf}% bootstrap CIs{who}"))
+            ml = LABELS.get(metric, metric)
+            ax.set_ylabel(f"{ml} ({conf}% CI)")
+            ax.set_title(f"{ml} per task{who}")
+            caption = f"{ml} per task with {conf}% bootstrap CIs{who}"
+            no_task = [t for t in mod["tasks"] if t not in tasks]
+            no_method = [m for m in methods if m not in shown]
+            if no_task:
+                caption += f"; no {ml} (not shown) on: {', '.join(no_task)}"
+            if no_method:
+                caption += f"; methods without any {ml}: {', '.join(no_method)}"
+            files.append(_finish(plt, fig, ax, out_dir, f"{metric}_per_task{suffix}.png", caption))
     return files
 
 
-__all__ = ["make_plots", "plot_files"]
+__all__ = ["cost_points", "make_plots", "plot_files"]
