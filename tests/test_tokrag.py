@@ -214,6 +214,26 @@ def test_read_preset_errors(tmp_path):
                                   "'tokrag calibrate --split dev'")
     path.write_text(json.dumps({**good, "calibration": None}))
     assert read_preset(path, "abc", 30)["calibration"] is None
+    # a preset may carry the dynamic rule's params beside a fixed layer: they apply under an explicit layer=dynamic
+    # (tests/test_model_lmeval.py); a preset of another method is refused (it was read for --model tokrag)
+    path.write_text(json.dumps({**good, "params": {"layer": 14, "js_threshold": 1e-5}}))
+    assert read_preset(path, "abc", 30)["params"] == {"layer": 14, "js_threshold": 1e-5}
+    path.write_text(json.dumps({**good, "method": "rag-cad"}))
+    with pytest.raises(ConfigError) as exc:
+        read_preset(path, "abc", 30)
+    assert str(exc.value) == (f"preset={path}: a preset for method 'rag-cad'; tokrag presets are for --model tokrag "
+                              "(method 'tokrag'); write one with 'tokrag calibrate --split dev'")
+
+
+def test_a_preset_path_with_a_tilde_is_expanded(tmp_path, monkeypatch):
+    """``preset=~/p.json`` was read from ``./~/p.json`` (cannot read it, naming a path under the current folder)."""
+    good = {"format": "tokrag-preset/1", "method": "tokrag", "model": {"n_layers": 30}, "params": {"layer": 12}}
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "p.json").write_text(json.dumps(good))
+    got = read_preset("~/p.json")
+    assert got["params"] == {"layer": 12} and got["path"] == str(tmp_path / "p.json")
+    with pytest.raises(ConfigError, match=r"^preset '~nosuchuser_tokrag/p.json': cannot expand '~'"):
+        read_preset("~nosuchuser_tokrag/p.json")
 
 
 HINT = r"use a preset calibrated for this model \(tokrag calibrate --model {model} --split dev\)"

@@ -737,8 +737,10 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset that
         does not record its depth as an integer says so).
     """
-    path = Path(path)
+    from retrieval.corpus import user_path
+
     where = f"preset={path}"
+    path = user_path(path, "preset")[0]  # ~ expanded, as for every path a user types
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -761,6 +763,9 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
             TokRAGLM.EXTRA_ARGS[key].cast(value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: params.{key}={value!r} is invalid: {exc}") from None
+    if preset.get("method", "tokrag") != "tokrag":
+        raise ConfigError(f"{where}: a preset for method {preset.get('method')!r}; tokrag presets are for --model tokrag "
+                          "(method 'tokrag'); write one with 'tokrag calibrate --split dev'")
     for key in ("model", "calibration"):
         if preset.get(key) is not None and not isinstance(preset[key], dict):
             raise ConfigError(f"{where}: {key!r} is {preset[key]!r}, not an object; write the preset with 'tokrag "
