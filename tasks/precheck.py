@@ -61,8 +61,22 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
     return out
 
 
+def _model_args(model_args: Any) -> dict[str, Any]:
+    """``--model_args`` as a dict (lm-eval keeps the ``key=value,...`` string or a dict); {} when unreadable."""
+    if isinstance(model_args, dict):
+        return model_args
+    if isinstance(model_args, str) and model_args.strip():
+        try:
+            from lm_eval.utils import simple_parse_args_string
+
+            return simple_parse_args_string(model_args) or {}
+        except Exception:  # noqa: BLE001 - lm-eval reports a malformed string itself
+            return {}
+    return {}
+
+
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
-                         gen_kwargs: Any = None) -> None:
+                         gen_kwargs: Any = None, model_args: Any = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
     small local files: a bring-your-own ``questions`` file is read and checked line by line
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
@@ -76,6 +90,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         gen_kwargs: ``--gen_kwargs`` (a dict or lm-eval's ``key=value`` string; None: not given). A task run with
             ``prompt=base`` whose stop strings stay the short-answer tasks' :data:`INSTRUCT_STOP` (no ``until``
             here) gets one WARNING: the base format stops at a newline (tasks/README.md, "Prompts"; a leaderboard spec adds the stop itself).
+        model_args: ``--model_args`` (a dict or the ``key=value,...`` string; None: not given). lm-eval's ``vllm``,
+            API (``local-completions``, ...) and TensorRT-LLM models take a ``seed`` argument, and lm-eval merges
+            ``--model_args`` into every task's metadata, where ``seed`` draws the noise and counterfactual passages:
+            a task with noise or counterfactuals whose seed comes from there gets one WARNING (its passages differ from
+            a run of another model without it; ``--metadata '{"seed": 1234}'`` keeps the default draw).
 
     Raises:
         ConfigError / DataError: the task build's own one-line error for that input.
@@ -89,9 +108,17 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
     from retrieval.logs import follow_lm_eval_logging
 
-    follow_lm_eval_logging()  # under lm_eval, the WARNING below in lm-eval's format
+    follow_lm_eval_logging()  # under lm_eval, the WARNINGs below in lm-eval's format
+    margs = _model_args(model_args)
     for task, yaml_meta, until in _qa_tasks(task_manager, names):
         kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
+        seed = (metadata or {}).get("seed")
+        if "seed" in margs and seed is not None and str(seed) == str(margs["seed"]) and (
+                float(kw.get("noise") or 0) > 0 or kw.get("counterfactual")):
+            log.warning("%s: --model_args seed=%s also seeds this task's noise/counterfactual passages (lm-eval merges "
+                        "--model_args into task metadata), so they differ from a run without it (default seed %s); add "
+                        "--metadata '{\"seed\": %s}' to keep the default draw", task, margs["seed"],
+                        yaml_meta.get("seed", 1234), yaml_meta.get("seed", 1234))
         stop_given = "until" in (gen_kwargs if isinstance(gen_kwargs, dict) else str(gen_kwargs or ""))
         if prompt == "base" and not stop_given and until == INSTRUCT_STOP:
             log.warning("%s: prompt=base keeps the instruct format's stop strings %s; the base format stops at a newline: "

@@ -172,3 +172,26 @@ def test_lm_eval_stops_on_a_bad_questions_line_before_loading_the_model(files, t
     lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
     assert len(lines) == 1 and lines[0].endswith(f"{bad}:1: 'answers' is empty; give at least one gold answer"), \
         proc.stderr[-2000:]
+
+
+def test_a_seed_model_argument_that_reseeds_the_noise_passages_is_warned(manager, caplog):
+    """lm-eval's vllm, API (local-completions, ...) and TensorRT-LLM models take a ``seed`` model argument, and lm-eval
+    merges ``--model_args`` into every task's metadata, where ``seed`` draws the noise and counterfactual passages: such
+    a run silently got other noise passages than a run of another model without it (the comparison the tasks exist
+    for). One WARNING per task that draws with it; none where the seed draws nothing or --metadata sets it."""
+    import logging
+
+    def warned(names, metadata, model_args):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="tasks.precheck"):
+            check_selected_tasks(manager, names, metadata, None, model_args)
+        return [r.getMessage() for r in caplog.records if r.name == "tasks.precheck"]
+
+    merged = {"pretrained": "m", "seed": 42}  # what lm-eval passes: --model_args | --metadata
+    assert warned(["nq_oracle_bm25_noise60", "nq_oracle_bm25", "nq_oracle_gold_counterfactual"], merged,
+                  "pretrained=m,seed=42") == [
+        f"{task}: --model_args seed=42 also seeds this task's noise/counterfactual passages (lm-eval merges --model_args "
+        "into task metadata), so they differ from a run without it (default seed 1234); add --metadata "
+        "'{\"seed\": 1234}' to keep the default draw" for task in ("nq_oracle_bm25_noise60", "nq_oracle_gold_counterfactual")]
+    assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m", "seed": 1234}, {"pretrained": "m", "seed": 42}) == []
+    assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m"}, "pretrained=m") == []

@@ -149,7 +149,7 @@ def _patch_process_tasks(module):
             from tasks.precheck import check_selected_tasks
 
             check_selected_tasks(manager, self.tasks or [], self.metadata,  # bad QA metadata: before the model loads
-                                 getattr(self, "gen_kwargs", None))
+                                 getattr(self, "gen_kwargs", None), getattr(self, "model_args", None))
         return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]
