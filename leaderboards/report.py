@@ -12,7 +12,7 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
 
 * mean of each per-sample metric (EM, F1, answer match, retrieval answer recall, ...) with a
   percentile bootstrap CI over questions, ``bootstrap.iters`` resamples, seeded per (spec seed,
-  model, method, task, metric);
+  config hashes of the row's runs, task, metric), so the same runs give the same CI in any report;
 * for every method against each ``reference`` (rag-standard and rag-none in the v2 spec): the mean
   per-question difference, its paired bootstrap CI, the two-sided p-value of a paired sign-flip
   permutation test, and that p-value Holm-adjusted within the (model, task, metric) family of all
@@ -87,7 +87,16 @@ UNITS = {
 
 
 def _seed_for(base: int, *parts: str) -> int:
+    """The bootstrap seed of one statistic: the spec's ``bootstrap.seed`` (``base``) plus a hash of ``parts``, which
+    name the runs the statistic is computed from (their config hashes, :func:`_runs_id`), the task and the metric,
+    never the spec's model or method labels: the same run folders give the same CI in every report."""
     return (base + int(fingerprint(list(parts), length=8), 16)) % (2**32)
+
+
+def _runs_id(keys: list[str]) -> str:
+    """What identifies the runs a row is computed from, for its bootstrap seed: their config hashes (run folder
+    names, one per seed), sorted and joined."""
+    return "+".join(sorted(keys))
 
 
 def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
@@ -185,6 +194,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     per_q: dict[tuple, dict[str, dict[int, float]]] = {}
     per_q_ratio: dict[tuple, dict[str, dict[int, tuple[float, float]]]] = {}
     qids: dict[tuple, dict[int, str]] = {}
+    run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs (bootstrap seeds)
     gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
     metric_names: set[str] = set()
     hib: dict[str, dict[str, bool]] = {}
@@ -199,6 +209,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 rows.append(row)
                 if not done:
                     continue
+                run_ids[(mod.name, m.name, t.task)] = _runs_id([c[1] for c in done])
                 seed_vals: dict[str, list[dict[int, float]]] = {}
                 seed_ratio: dict[str, list[dict[int, tuple[float, float]]]] = {}
                 aggregates: dict[str, list[float]] = {}
@@ -239,12 +250,12 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     metric_names.add(name)
                     if name in qvals and qvals[name]:
                         arr = np.array(list(qvals[name].values()))
-                        parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
+                        parts = [run_ids[(mod.name, m.name, t.task)], t.task, name]
                         lo, hi = bootstrap_ci(arr, iters, conf, _seed_for(bseed, *parts))
                         metrics[name] = {"mean": float(arr.mean()), "lo": lo, "hi": hi, "n": int(len(arr))}
                     elif name in rvals and rvals[name] and name in aggregates:  # a corpus ratio: documents resampled
                         ll, ln = (np.array(x) for x in zip(*rvals[name].values()))
-                        parts = ([mod.name] if mod.name else []) + [m.name, t.task, name]
+                        parts = [run_ids[(mod.name, m.name, t.task)], t.task, name]
                         lo, hi = ratio_ci(name, ll, ln, iters, conf, _seed_for(bseed, *parts))
                         # the ratio of the seed-averaged sums (lm-eval's aggregate for one seed), so that the mean, its
                         # CI and the paired differences are one estimate
@@ -273,7 +284,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
                 row["cost"] = cost
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
-    mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed)
+    mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids)
     _diagnostics(spec, rows, per_q, qids)
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
@@ -345,8 +356,9 @@ def cells_lines(data: dict) -> list[str]:
 
 
 def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, per_q_ratio: dict, iters: int, conf: float,
-            bseed: int) -> list[dict]:
-    """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric);
+            bseed: int, run_ids: dict[tuple, str]) -> list[dict]:
+    """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric), each seeded by
+    the config hashes of the two rows' runs (``run_ids``), the task and the metric;
     fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task).
     Per-question means (``per_q``) use :func:`stats.paired_test`; corpus ratios of language-modelling tasks
     (``per_q_ratio``: per document (loglik, length)) use :func:`stats.paired_ratio_test`."""
@@ -370,7 +382,7 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                             common = sorted(set(qa) & set(qb))
                             if not common:
                                 continue
-                            parts = ([mod.name] if mod.name else []) + ["paired", a, b, t.task, metric]
+                            parts = ["paired", run_ids[(mod.name, a, t.task)], run_ids[(mod.name, b, t.task)], t.task, metric]
                             if metric in RATIO_METRICS:
                                 tests[(a, b, metric)] = paired_ratio_test(
                                     metric, [qa[q][0] for q in common], [qa[q][1] for q in common], [qb[q][0] for q in common],
@@ -560,7 +572,7 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
                    "the smallest p against" if holm is not None and x["comparisons"] > 1 else "")
         out.append(f"{x['task']}: n = {x['n']} questions; a true difference in {label} under "
                    f"{100 * x['mde']:.1f} points is detected less than 80% of the time (two-sided alpha 0.05{at_holm}; "
-                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparisons)")
+                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparison{'' if x['comparisons'] == 1 else 's'})")
     return out
 
 
