@@ -202,6 +202,11 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 cell``, ``2 cells``: a count with its noun in the right number."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def render(est: dict[str, Any]) -> str:
     """A human-readable table of :func:`estimate` (per model and method), then the totals."""
     picked = " ".join(f"--{k} {','.join(v)}" for k, v in (est.get("selection") or {}).items())
@@ -218,19 +223,20 @@ def render(est: dict[str, Any]) -> str:
     runs = est.get("first_runs") or []
     first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more methods)" if len(runs) > 3 else "")
     if n_unest and not n_est:
-        lines.append(f"total: not estimated: none of the {n_unest} unfinished cells resembles a finished cell in {est['runs_dir']} "
+        lines.append(f"total: not estimated: {'the unfinished cell does not resemble' if n_unest == 1 else f'none of the {n_unest} unfinished cells resembles'} a finished cell in {est['runs_dir']} "
                      f"({SIMILAR}); run one cell of {'each such method' if len(runs) > 1 else 'its method'} first "
                      f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})")
     else:
-        lines.append(f"total{f' of the {n_est} estimated cells (a lower bound: {n_unest} cells are not estimated)' if n_unest else ''}: "
+        partial = f" of the {_count(n_est, 'estimated cell')} (a lower bound: {_count(n_unest, 'cell')} not estimated)" if n_unest else ""
+        lines.append(f"total{partial}: "
                      f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
-                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {est['jobs']} free cores")
+                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")
     if est["unregistered_models"]:
         reasons = est.get("unregistered_reasons") or {}
         lines.append("models not registered in lm-eval (their cells count as not done): "
                      + "; ".join(reasons.get(m, m) for m in est["unregistered_models"]))
     if est["unestimated"]:
-        lines.append(f"not estimated ({n_unest} cells: no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass "
+        lines.append(f"not estimated ({_count(n_unest, 'cell')}: no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass "
                      "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if n_unest > 10 else ""))
     return "\n".join(lines)
 

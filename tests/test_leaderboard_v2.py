@@ -416,7 +416,7 @@ def test_estimate_says_when_it_estimated_nothing_or_part(tmp_path, capsys):
     est = estimate(spec, tmp_path / "empty-runs")
     est["cells"] = [{"cell": "x", "questions": 12, "seconds": 36.0}]
     est["questions"], est["unestimated"], est["cell_hours"], est["wall_hours"] = 12, est["unestimated"][:1], 0.01, 0.01
-    assert "total of the 1 estimated cells (a lower bound: 1 cells are not estimated): 12 questions" in render(est)
+    assert "total of the 1 estimated cell (a lower bound: 1 cell not estimated): 12 questions" in render(est)
 
 
 def test_estimate_names_an_unknown_task_and_model(tmp_path, capsys):
