@@ -10,7 +10,9 @@ that into the task config's ``metadata`` as ``tokrag_data`` (a new dict: nothing
       "files": {"questions": {"path": "/abs/q.jsonl", "sha256": "<64 hex>"},
                 "corpus": {"path": "/abs/passages.jsonl", "sha256": "<64 hex>"}},
       "corpus": {"name": "passages.jsonl", "passages": 12, "fingerprint": "<16 hex>"},
-      "run_fingerprint": "<16 hex>" | "gold"
+      "run_fingerprint": "<16 hex>" | "gold",
+      "retrieval": {"retriever": "dense", "params": {"encoder": "all-MiniLM-L6-v2", ...},
+                    "encoder": {"encoder": "...", "encoder_sha256": "<64 hex>", ...}} | null   (QA tasks)
     }
 
 ``files``: every file or folder the task read its questions, text and passages from, by role or by its path in the
@@ -31,7 +33,9 @@ data folder, each local one with its absolute path and the SHA-256 of a file's b
 ``corpus``: the retrieval corpus as :class:`retrieval.Corpus` fingerprints it (its passages' ids, titles and texts,
 in order; ``prebuilt:...`` corpora, and the corpus of ``wikitext103_bm25_wiki``, carry only their name).
 ``run_fingerprint``: the cached TREC run's fingerprint (as every doc's ``run_fingerprint``; ``gold`` for
-gold-passage-only tasks). Paths and hashes only: deterministic for the same files at the same place; the
+gold-passage-only tasks). ``retrieval`` (QA tasks): what retrieved the passages, from the run's own config: the
+retriever, its resolved params (defaults included: the dense encoder is named even when the task metadata only says
+``retriever: dense``) and a dense encoder's weights hashes; null for gold passages. Paths and hashes only: deterministic for the same files at the same place; the
 leaderboards' run keys never read it. File hashes are memoised with the run keys' (:class:`retrieval.io.HashMemo`,
 persisted in ``$TOKRAG_CACHE_DIR`` by path, size and mtime), so a large corpus is hashed once, not at every run.
 A file that cannot be read raises ``OSError`` from inside lm-eval's task build (``ConfigurableTask.download``).
@@ -224,7 +228,7 @@ def qa_provenance(dataset: str, metadata: dict[str, Any], stats: dict[str, Any])
     _corpus_files(files, stats.get("corpus"), memo)
     _save(memo)
     return {"tokrag": tokrag_source(), "files": files, "corpus": corpus_record(stats.get("corpus"), metadata.get("corpus")),
-            "run_fingerprint": stats.get("run_fingerprint")}
+            "run_fingerprint": stats.get("run_fingerprint"), "retrieval": stats.get("retrieval")}
 
 
 def corpus_record(corpus_obj: Any, spec: Any) -> dict[str, Any]:

@@ -375,7 +375,9 @@ def build_qa_docs(
             local folder in the hub's layout (families).
         hub_split: the hub split of a family / of ``byo`` questions from the hub (default: the family's).
         questions: ``byo`` only: the questions JSONL file or hub id.
-        stats: a dict to fill with what the docs were built from, for the results' provenance
+        stats: a dict to fill with what the docs were built from, for the results' provenance (``retrieval``: the
+            run's ``retriever``, resolved ``params`` and, for dense retrieval, ``encoder`` names and weights hashes;
+            None for gold passages)
             (:mod:`tasks.provenance`): ``corpus`` (the :class:`retrieval.Corpus`; None for ``prebuilt:`` corpora) and
             ``run_fingerprint`` (as every doc's).
     Raises:
@@ -399,7 +401,7 @@ def build_qa_docs(
     if not rows:
         raise DataError(f"dataset {dataset!r}, split {split!r}: no questions (check the data, the split and max_docs)")
 
-    run_fp = "gold"
+    run_fp, retrieval_cfg = "gold", None
     ctxs_of: dict[str, list[dict]] = {}
     from retrieval import check_run_sanity, retrieve, score_label, score_passages
 
@@ -434,6 +436,7 @@ def build_qa_docs(
         _warn_short(run.ctxs, rows, k, retriever, corpus, corpus_obj, noise,
                     f"questions {questions}" if dataset == "byo" else f"dataset {dataset!r}")
         run_fp = str(run.fingerprint)
+        retrieval_cfg = {key: run.config[key] for key in ("retriever", "params", "encoder") if key in run.config}
         for qid, hits in run.ctxs.items():
             ctxs_of[qid] = [
                 {"docid": str(h["docid"]), "title": str(h["title"]), "text": str(h["text"]),
@@ -491,7 +494,7 @@ def build_qa_docs(
             for c, score in zip(ctxs, scores[qid]):
                 c["score"] = float(score)
     if stats is not None:
-        stats.update(corpus=corpus_obj, run_fingerprint=run_fp)
+        stats.update(corpus=corpus_obj, run_fingerprint=run_fp, retrieval=retrieval_cfg)
     if skipped:
         log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
                     "or no substitute of the same kind)", dataset, skipped, len(rows))

@@ -101,7 +101,34 @@ def test_a_built_in_task_records_the_data_folder_files_it_read(tmp_path, data_di
     assert data["corpus"]["fingerprint"] == corpus.fingerprint and data["corpus"]["passages"] == len(corpus)
     assert data["corpus"]["name"] == "nq-dpr-1k" and data["corpus"]["source"] == str(Path(corpus.source).resolve())
     assert data["run_fingerprint"] == next(iter(task.test_docs()))["run_fingerprint"]
+    # what retrieved the passages, defaults resolved (the metadata says only "retriever: bm25")
+    assert data["retrieval"] == {"retriever": "bm25", "params": {"k1": 0.9, "b": 0.4}}
     assert json.loads(json.dumps(data)) == data  # plain JSON
+
+
+def test_a_dense_task_records_its_encoder_and_a_gold_task_no_retrieval(tmp_path, data_dir):
+    """The results JSON said only ``"retriever": "dense"`` (the task metadata as typed): which encoder embedded the
+    passages was nowhere in it. ``tokrag_data.retrieval`` holds the run's resolved params and the encoders' weights
+    hashes; gold passages were not retrieved (null)."""
+    from lm_eval.tasks import TaskManager
+
+    from tasks import TASK_DIR
+
+    corpus = tmp_path / "passages.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PASSAGES))
+    q = tmp_path / "q.jsonl"
+    q.write_text(json.dumps({"id": "a", "question": "who wrote hamlet", "answers": ["Shakespeare"]}) + "\n")
+    meta = {"questions": str(q), "corpus": str(corpus), "hits": 1, "cache_dir": str(tmp_path / "cache")}
+    task = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=meta).load(
+        ["rag_qa_dense"])["tasks"]["rag_qa_dense"]
+    got = task.dump_config()["metadata"]["tokrag_data"]["retrieval"]
+    assert got["retriever"] == "dense" and got["params"]["encoder"] == "all-MiniLM-L6-v2"
+    assert (got["params"]["pooling"], got["params"]["l2_norm"], got["params"]["max_length"]) == ("mean", True, 256)
+    assert got["encoder"]["encoder"] == got["encoder"]["query_encoder"] == "all-MiniLM-L6-v2"
+    assert len(got["encoder"]["encoder_sha256"]) == 16
+    gold = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata={"max_docs": 2}).load(
+        ["nq_oracle_gold"])["tasks"]["nq_oracle_gold"]
+    assert gold.dump_config()["metadata"]["tokrag_data"]["retrieval"] is None
 
 
 def test_tokrag_commit_is_the_leaderboards_commit_and_none_outside_a_checkout(tmp_path, monkeypatch):
