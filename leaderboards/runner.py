@@ -1033,6 +1033,32 @@ def _env_info_once():
         collect_env.get_pretty_env_info = original
 
 
+class _NoCliGenKwargsWarning(logging.Filter):
+    """Drops exactly lm-eval's ``generation_kwargs: ... specified through cli ... Ensure 'do_sample=True' for
+    non-greedy decoding!`` WARNING (``lm_eval.evaluator``): the runner passes the spec's ``gen_kwargs`` to
+    ``simple_evaluate``, which logs it as if the user had typed a CLI option, once per cell. The settings are the
+    spec's contract (greedy, printed in every report), so the warning says nothing the user did not write."""
+
+    PREFIX = "generation_kwargs: %s specified through cli"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False (drop) for that one record, True for every other."""
+        return not (isinstance(record.msg, str) and record.msg.startswith(self.PREFIX))
+
+
+@contextlib.contextmanager
+def _no_cli_gen_kwargs_warning():
+    """While a cell runs, :class:`_NoCliGenKwargsWarning` sits on lm-eval's ``lm_eval.evaluator`` logger (removed
+    afterwards: a user's own ``lm_eval --gen_kwargs`` keeps its warning); every other record passes."""
+    logger = logging.getLogger("lm_eval.evaluator")
+    f = _NoCliGenKwargsWarning()
+    logger.addFilter(f)
+    try:
+        yield
+    finally:
+        logger.removeFilter(f)
+
+
 # --------------------------------------------------------------------------- one cell
 
 def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
@@ -1107,7 +1133,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     patched = _with_progress(lm, bar, chunk, journal)
     t0 = time.perf_counter()
     try:
-        with _PeakRSS() as mem, _env_info_once():
+        with _PeakRSS() as mem, _env_info_once(), _no_cli_gen_kwargs_warning():
             results = lm_eval.simple_evaluate(
                 model=lm, tasks=[cell.task.task], task_manager=task_manager, limit=cell.limit,
                 num_fewshot=cell.num_fewshot, gen_kwargs=dict(cell.gen_kwargs) or None,
