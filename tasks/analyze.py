@@ -53,6 +53,7 @@ import json
 import logging
 import math
 import re
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -226,15 +227,36 @@ def policy_from_params(name: str, params: dict, n_layers: int, label: str = "") 
         raise ConfigError(f"policy {name}: {exc}") from None
 
 
-def standard_policies(n_layers: int, preset: dict | None = None) -> list[Policy]:
-    """``default``, ``dynamic``, [``calibrated``], ``analysis``, ``confidence``, then ``layer0`` … ``layer{L−1}``."""
+def preset_policy(preset: dict, n_layers: int, pretrained: str | None = None) -> Policy:
+    """The ``calibrated`` policy of a preset (as :func:`tokrag_model.methods.tokrag.read_preset` returns it) on a
+    model of ``n_layers`` layers.
+
+    Raises:
+        ConfigError: ``--preset PATH (params.layer): layer=99 is outside the model's 30 layers (0..29); use a preset
+            calibrated for this model (tokrag calibrate --model M --split dev)`` (the file and the fix, not only
+            the value).
+    """
+    from tokrag_model.methods.tokrag import calibrate_hint
+
+    try:
+        return policy_from_params("calibrated", preset["params"], n_layers)
+    except ConfigError as exc:
+        msg = str(exc).removeprefix("policy calibrated: ")
+        key = msg.partition("=")[0]
+        where = f"--preset {preset.get('path')}" + (f" (params.{key})" if key in preset["params"] else "")
+        raise ConfigError(f"{where}: {msg}; {calibrate_hint(pretrained)}") from None
+
+
+def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str | None = None) -> list[Policy]:
+    """``default``, ``dynamic``, [``calibrated``], ``analysis``, ``confidence``, then ``layer0`` … ``layer{L−1}``
+    (``pretrained``: the model, named in the fix of a preset whose params do not fit it, :func:`preset_policy`)."""
     from tokrag_model.methods.tokrag import ANALYSIS_LAYER_FRACTION, TokRAGParams, resolve_layer
 
     d = TokRAGParams()
     pols = [policy_from_params("default", {}, n_layers, f"paper default: fixed layer {resolve_layer(d.layer, n_layers)}"),
             policy_from_params("dynamic", {"layer": "dynamic"}, n_layers)]
     if preset is not None:
-        pols.append(policy_from_params("calibrated", preset["params"], n_layers))
+        pols.append(preset_policy(preset, n_layers, pretrained))
     pols.append(Policy("analysis", "analysis", resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers),
                        label=f"authors' analysis constants, layer {resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers)}"))
     pols.append(Policy("confidence", "confidence", label="top-1 log-prob RAG - pure"))
@@ -525,17 +547,53 @@ def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: 
 
 def _load_done(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
     """``{sample: (input fingerprint, records)}`` of finished samples from an earlier (possibly killed)
-    run; a torn last line is ignored (that sample is recomputed)."""
+    run, the file made ready for appending (:func:`_repair_records`): a damaged last line is cut off the
+    file and a damaged line before it is skipped with a WARNING (those samples are recomputed)."""
+    return _repair_records(path)
+
+
+def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]] | None:
+    """``(sample, inputs, records)`` of one records line, or None where it is not a complete records line."""
+    try:
+        obj = json.loads(line)
+        return obj["sample"], obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]]
+    except (ValueError, KeyError, TypeError, IndexError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None
+
+
+def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
+    """Read a records file and make it safe to append to; returns ``{sample: (inputs, records)}``.
+
+    A kill during a write leaves a last line cut off without its line end; appending onto it glued the next
+    record to it, and the reader stopped at that line, so every later resume redid every sample after it.
+    Now a damaged *last* line (not a complete records line; or a complete one without its line end, which
+    only gets the line end) is truncated off the file, with one WARNING; a damaged line *before* the last
+    (a file appended to by an older version after such a kill) is skipped with a WARNING naming
+    ``file:line``, and the valid lines after it are kept. Either way that sample is recomputed.
+    """
     done: dict[str, tuple[str | None, list[TokenRecord]]] = {}
     if not path.is_file():
         return done
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                break  # a line cut by a kill: that sample is recomputed
-            done[obj["sample"]] = (obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]])
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    offset = 0
+    for lineno, line in enumerate(lines, 1):
+        last = lineno == len(lines)
+        parsed = _parse_records_line(line) if line.strip() else None
+        if parsed is not None:
+            done[parsed[0]] = (parsed[1], parsed[2])
+            if last and not line.endswith(b"\n"):
+                with open(path, "ab") as f:
+                    f.write(b"\n")
+        elif last and line.strip():
+            with open(path, "r+b") as f:
+                f.truncate(offset)
+            log.warning("%s:%d: the last line is not a complete record (a write cut by a kill?); removed it from the "
+                        "file (%d bytes), that sample is recomputed", path, lineno, len(line))
+        elif line.strip():
+            log.warning("%s:%d: not a complete record (a write cut by a kill?); skipped, that sample is recomputed",
+                        path, lineno)
+        offset += len(line)
     return done
 
 
@@ -566,6 +624,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     if chat and not getattr(lm.tokenizer, "chat_template", None):
         raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
     samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
+    if len(samples) < n:  # was silent: the progress bar showed the pool size, the preset recorded the --n asked
+        log.warning("--n %d: the %s %s pool holds only %d samples; using those %d", n, name, split, len(samples),
+                    len(samples))
     consts = {k_: v for k_, v in asdict(lm.params).items()
               if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
@@ -577,25 +638,31 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     if any(w is not None for w in windows):
         config["windows"] = windows  # records then carry ``blind`` layers
     key = fingerprint(config)
-    config["n"] = n
+    config["n"] = len(samples)  # the samples used (fewer than --n when the pool is smaller)
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
     config["model_config"] = lm.resolved_config
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"records_{name}_{split}_{key}.jsonl"
     done = _load_done(path)
     records: list[TokenRecord] = []
-    with open(path, "a", encoding="utf-8") as f:
-        for doc, context, cont in tqdm(samples, desc=f"{name} {split}", disable=not progress):
-            sid = f"{name}:{doc['qid']}"
-            enc = encode_sample(lm, doc, context, cont, max_tokens or None)
-            inputs = enc.fingerprint()
-            if sid in done and done[sid][0] == inputs:
-                recs = done[sid][1]
-            else:
-                recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
-                f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
-                f.flush()
-            records += recs
+    kept = set(done)
+    try:
+        with open(path, "a", encoding="utf-8") as f, \
+                tqdm(samples, desc=f"{name} {split}", disable=not progress) as bar:  # closed (line ended) on Ctrl-C
+            for doc, context, cont in bar:
+                sid = f"{name}:{doc['qid']}"
+                enc = encode_sample(lm, doc, context, cont, max_tokens or None)
+                inputs = enc.fingerprint()
+                if sid in done and done[sid][0] == inputs:
+                    recs = done[sid][1]
+                else:
+                    recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
+                    f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
+                    f.flush()
+                    kept.add(sid)
+                records += recs
+    except KeyboardInterrupt as exc:
+        raise RecordsInterrupted([(path, len(kept))]) from exc
     return records, {**config, "key": key, "records_file": str(path)}
 
 
@@ -788,9 +855,13 @@ def check_common_args(args: argparse.Namespace) -> None:
             last gold token), ``--wiki-k``/``--nq-k``/``--threads`` below 1, ``--bootstrap`` below 0 (0: no
             resamples, NaN CIs), ``--seed`` below 0 (numpy's generator refused it only after every record was
             collected); ``--apply-chat-template`` for a model whose files show no chat template
-            (:func:`check_chat_template`).
+            (:func:`check_chat_template`); an ``--out`` folder that cannot be created or written
+            (:func:`retrieval.io.check_writable`).
     """
+    from retrieval.io import check_writable
+
     parse_data(args.data, args.n)
+    check_writable(args.out, "--out", folder=True)  # /proc/x failed at the first record, after the model loaded
     for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 0), ("seed", 0), ("threads", 1)):
         value = getattr(args, opt)
         if value < low:
@@ -799,14 +870,41 @@ def check_common_args(args: argparse.Namespace) -> None:
 
 
 def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str, list[TokenRecord]], dict[str, dict]]:
-    """Records and configs of every ``--data`` set for ``split``."""
+    """Records and configs of every ``--data`` set for ``split``.
+
+    Raises:
+        RecordsInterrupted: Ctrl-C while a data set's records were collected (listing every records file so far).
+    """
     recs, cfgs = {}, {}
     for name in parse_data(args.data, args.n):
         k = args.wiki_k if name == "wiki" else args.nq_k
-        recs[name], cfgs[name] = collect_records(lm, name, split, args.n, Path(args.out), args.max_tokens, k,
-                                                 args.nq_corpus, args.data_dir, prompt=args.prompt,
-                                                 apply_chat_template=args.apply_chat_template)
+        try:
+            recs[name], cfgs[name] = collect_records(lm, name, split, args.n, Path(args.out), args.max_tokens, k,
+                                                     args.nq_corpus, args.data_dir, prompt=args.prompt,
+                                                     apply_chat_template=args.apply_chat_template)
+        except KeyboardInterrupt as exc:  # also while the data set's samples loaded, before its records file
+            earlier = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
+            now = exc.kept if isinstance(exc, RecordsInterrupted) else []
+            raise RecordsInterrupted(earlier + now) from exc
     return recs, cfgs
+
+
+class RecordsInterrupted(KeyboardInterrupt):
+    """Ctrl-C while records were collected; ``kept``: ``[(records file, samples it holds)]`` (they resume)."""
+
+    def __init__(self, kept: list[tuple[Path, int]]) -> None:
+        super().__init__("interrupted")
+        self.kept = kept
+
+
+def interrupted_message(command: str, kept: list[tuple[Path, int]] | None) -> str:
+    """The one line ``tokrag analyze``/``calibrate`` print on Ctrl-C instead of a traceback: the samples kept in
+    each records file (``kept``, as :class:`RecordsInterrupted` holds it) and that the same command resumes; with
+    ``kept`` empty or None, that nothing was scored yet (an interrupt while the model or the data loaded)."""
+    if kept:
+        where = "; ".join(f"{n} sample{'' if n == 1 else 's'} kept in {p}" for p, n in kept)
+        return f"tokrag {command}: interrupted; {where}: run the same command to resume"
+    return f"tokrag {command}: interrupted before any sample was scored in this run: run the same command to resume"
 
 
 def analyze_records(recs: dict[str, list[TokenRecord]], policies: Sequence[Policy], n_boot: int, seed: int
@@ -835,30 +933,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """``tokrag analyze``: collect records (resumable), print one table per data set and pooled, write
-    ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0."""
+    ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0, or 130 after Ctrl-C (one line saying
+    what the records files kept, :func:`interrupted_message`)."""
     args = build_parser().parse_args(argv)
     check_common_args(args)
     if args.split not in SPLITS:
         raise ConfigError(f"--split {args.split!r}: expected test or dev")
     if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):
         raise ConfigError(f"--layers {args.layers!r}: expected all, none or every:N")
+    kept = None
+    try:
+        import torch
 
-    import torch
+        from tokrag_model.methods.tokrag import read_preset
 
-    from tokrag_model.methods.tokrag import read_preset
-
-    torch.set_num_threads(max(1, args.threads))
-    lm = load_lm(args)
-    n_layers = lm.decoder.n_layers
-    preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
-    policies = standard_policies(n_layers, preset)
-    t0 = time.time()
-    recs, cfgs = collect_all(lm, args, args.split)
-    results = analyze_records(recs, policies, args.bootstrap, args.seed)
-    report(results, Path(args.out), n_layers, args.layers, {
-        "split": args.split, "configs": cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": args.seed,
-        "seconds": time.time() - t0})
+        if args.preset:  # unreadable or malformed: said before the model loads
+            early = read_preset(args.preset)
+            depth = early.get("model", {}).get("n_layers")
+            if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+                preset_policy(early, depth, args.model or _pretrained_arg(args))
+        torch.set_num_threads(max(1, args.threads))
+        lm = load_lm(args)
+        n_layers = lm.decoder.n_layers
+        preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
+        policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"))
+        t0 = time.time()
+        recs, cfgs = collect_all(lm, args, args.split)
+        kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
+        results = analyze_records(recs, policies, args.bootstrap, args.seed)
+        report(results, Path(args.out), n_layers, args.layers, {
+            "split": args.split, "configs": cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": args.seed,
+            "seconds": time.time() - t0})
+    except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
+        print(interrupted_message("analyze", exc.kept if isinstance(exc, RecordsInterrupted) else kept), file=sys.stderr)
+        return 130
     return 0
+
+
+def _pretrained_arg(args: argparse.Namespace) -> str | None:
+    """``pretrained`` of ``--model-args`` (None when it is not given or does not parse)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    try:
+        return simple_parse_args_string(args.model_args).get("pretrained")
+    except Exception:  # a malformed --model-args: load_lm says it
+        return None
 
 
 def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:

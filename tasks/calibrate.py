@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,12 +38,14 @@ from retrieval.errors import ConfigError
 
 from .analyze import (
     Policy,
+    RecordsInterrupted,
     TokenRecord,
     add_common_args,
     auc,
     check_common_args,
     collect_all,
     data_set_strata,
+    interrupted_message,
     load_lm,
     nan_to_none,
     small_sample_note,
@@ -169,7 +172,10 @@ def _quantiles(spec: str) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``tokrag calibrate``: collect dev records (resumable), calibrate, write the preset; returns 0."""
+    """``tokrag calibrate``: collect dev records (resumable), calibrate, write the preset; returns 0, or 130 after
+    Ctrl-C (one line saying what the records files kept, :func:`tasks.analyze.interrupted_message`)."""
+    from retrieval.io import check_writable
+
     args = build_parser().parse_args(argv)
     if args.split != "dev":
         raise ConfigError(f"--split {args.split}: calibration uses the dev pools only (--split dev); "
@@ -177,20 +183,27 @@ def main(argv: list[str] | None = None) -> int:
     quantiles = _quantiles(args.quantiles)
     check_common_args(args)
     path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
+    opt = "--preset-out" if args.preset_out else "--out"
     if path.is_dir() or any(p.exists() and not p.is_dir() for p in path.parents):
-        opt = "--preset-out" if args.preset_out else "--out"
         raise ConfigError(f"{opt} {args.preset_out or args.out}: the preset file {path} would be a folder, or under a "
                           "file; give the path of a preset file to write")
+    check_writable(path, opt, folder=False)  # /proc/x: refused before the model loads, not after the scoring
+    kept = None
+    try:
+        import torch
 
-    import torch
-
-    torch.set_num_threads(max(1, args.threads))
-    lm = load_lm(args)
-    t0 = time.time()
-    recs, cfgs = collect_all(lm, args, "dev")
-    preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, time.time() - t0)
-    print_preset(preset)
-    print(f"wrote {path}")
+        torch.set_num_threads(max(1, args.threads))
+        lm = load_lm(args)
+        t0 = time.time()
+        recs, cfgs = collect_all(lm, args, "dev")
+        kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
+        preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, time.time() - t0)
+        print_preset(preset)
+        print(f"wrote {path}")
+    except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
+        print(interrupted_message("calibrate", exc.kept if isinstance(exc, RecordsInterrupted) else kept),
+              file=sys.stderr)
+        return 130
     return 0
 
 

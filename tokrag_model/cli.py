@@ -46,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tokrag: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name, _ = _COMMANDS[name]
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)  # seconds for torch / lm_eval: Ctrl-C here was a traceback
+    except KeyboardInterrupt:
+        print(f"tokrag {name}: interrupted while starting; nothing was computed", file=sys.stderr)
+        return 130
     # 'index' and 'retrieve' share one module: it receives its own command name first.
     sub_argv = argv if module_name == "retrieval.cli" else argv[1:]
     from retrieval.errors import TokragError
