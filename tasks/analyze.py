@@ -696,14 +696,16 @@ def small_sample_note(n_strict: int, n_benefit: int | None) -> str | None:
 def print_table(title: str, res: dict, layers: str = "all") -> None:
     """One rich table: every policy's strict and generation-relevant AUC [95% CI], accuracy and n.
 
-    ``layers``: ``all`` rows for every fixed layer, ``none``, or ``every:N``. With sliding-window layers a
-    last column gives the share of strict tokens at which the policy's layer cannot see the whole span."""
+    ``layers``: ``all`` rows for every fixed layer, ``none``, or ``every:N``. ``layer (mean)``: the layer a policy
+    used, averaged over the strict tokens (a fixed layer's own index; the dynamic rule's varies per token). With
+    sliding-window layers a last column gives the share of strict tokens at which the policy's layer cannot see the
+    whole span."""
     from rich.console import Console
     from rich.table import Table
 
     t = Table(title=title)
     blind = any(v.get("blind_share", 0) > 0 for v in res.values())  # NaN compares False
-    cols = ["policy", "what", "layer", "strict n", "strict acc", "strict AUC [95% CI]", "relevant n",
+    cols = ["policy", "what", "layer (mean)", "strict n", "strict acc", "strict AUC [95% CI]", "relevant n",
             "relevant acc", "relevant AUC [95% CI]"] + (["span unseen"] if blind else [])
     for col in cols:
         t.add_column(col, justify="left" if col in ("policy", "what") else "right")
@@ -738,7 +740,7 @@ def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> No
         line, = ax.plot(xs, ys, marker="o", markersize=3, label=f"{what} (n={res['counts']['strict']})")
         ax.fill_between(xs, lo, hi, alpha=0.15, color=line.get_color())
         if name == "all":
-            for pol, style in (("default", "--"), ("dynamic", ":"), ("calibrated", "-."), ("analysis", (0, (1, 3)))):
+            for pol, style in (("default", "--"), ("dynamic", ":"), ("calibrated", "-."), ("analysis", (0, (5, 1, 1, 1, 1, 1)))):
                 if pol in pols:
                     ax.axhline(pols[pol]["strict"]["auc"], linestyle=style, color="black", linewidth=0.8,
                                label=f"{pol}: {pols[pol]['strict']['auc']:.3f}")
