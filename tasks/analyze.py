@@ -557,7 +557,8 @@ def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]
     try:
         obj = json.loads(line)
         return obj["sample"], obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]]
-    except (ValueError, KeyError, TypeError, IndexError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):  # JSONDecodeError, UnicodeDecodeError: ValueErrors
+        # AttributeError: valid JSON of another shape ({"records": [[1, 2]]})
         return None
 
 
@@ -566,10 +567,13 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
 
     A kill during a write leaves a last line cut off without its line end; appending onto it glued the next
     record to it, and the reader stopped at that line, so every later resume redid every sample after it.
-    Now a damaged *last* line (not a complete records line; or a complete one without its line end, which
-    only gets the line end) is truncated off the file, with one WARNING; a damaged line *before* the last
-    (a file appended to by an older version after such a kill) is skipped with a WARNING naming
-    ``file:line``, and the valid lines after it are kept. Either way that sample is recomputed.
+    Now a torn *last* line (no line end, not a complete records line; a complete one without its line end
+    only gets the line end) is truncated off the file, with one WARNING; any other damaged line (a file
+    appended to by an older version after such a kill) is skipped with a WARNING naming ``file:line``, and
+    the valid lines after it are kept. Either way that sample is recomputed. Call it under the records file's
+    lock (:func:`collect_records` holds it, and each append takes it): another process appending to the same
+    file (``calibrate`` and ``analyze --split dev`` with one ``--out``) never leaves a line half-written for it
+    to cut, nor appends between the read and the truncation.
     """
     done: dict[str, tuple[str | None, list[TokenRecord]]] = {}
     if not path.is_file():
@@ -585,7 +589,7 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
             if last and not line.endswith(b"\n"):
                 with open(path, "ab") as f:
                     f.write(b"\n")
-        elif last and line.strip():
+        elif last and line.strip() and not line.endswith(b"\n"):  # a torn write: nothing can follow it
             with open(path, "r+b") as f:
                 f.truncate(offset)
             log.warning("%s:%d: the last line is not a complete record (a write cut by a kill?); removed it from the "
@@ -618,7 +622,7 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
 
     from tqdm import tqdm
 
-    from retrieval.io import fingerprint
+    from retrieval.io import file_lock, fingerprint
 
     chat = bool(apply_chat_template) and name == "nq"
     if chat and not getattr(lm.tokenizer, "chat_template", None):
@@ -643,7 +647,8 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     config["model_config"] = lm.resolved_config
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"records_{name}_{split}_{key}.jsonl"
-    done = _load_done(path)
+    with file_lock(path):  # no other process is mid-append while the file is read and repaired
+        done = _load_done(path)
     records: list[TokenRecord] = []
     kept = set(done)
     try:
@@ -657,8 +662,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
                     recs = done[sid][1]
                 else:
                     recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
-                    f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
-                    f.flush()
+                    with file_lock(path):  # a whole line at a time, as another process's repair sees it
+                        f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
+                        f.flush()
                     kept.add(sid)
                 records += recs
     except KeyboardInterrupt as exc:

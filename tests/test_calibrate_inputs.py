@@ -183,3 +183,64 @@ def test_n_above_the_pool_says_so_and_records_the_samples_used(fake, tmp_path, c
     with caplog.at_level(logging.WARNING, logger="tasks.analyze"):
         _, cfg = _collect(fake, tmp_path / "out", 2)
     assert cfg["n"] == 2 and not caplog.messages and re.fullmatch(r"[0-9a-f]+", cfg["key"])
+
+
+def test_a_damaged_last_line_with_its_line_end_is_skipped_not_cut(fake, tmp_path, caplog) -> None:
+    """Only a line without its line end can be a torn write; a damaged line that ends in a newline (glued by an older
+    version) is skipped as in the middle of the file, not cut off it (a reviewer's finding). Valid JSON of another
+    shape is skipped too (it raised AttributeError out of the reader)."""
+    out = tmp_path / "out"
+    _, cfg = _collect(fake, out, 2)
+    path = out / cfg["records_file"].rsplit("/", 1)[-1]
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"sample": "wiki:q2", "records": [[1, 2]]}\n')
+    before = path.read_bytes()
+    with caplog.at_level(logging.WARNING, logger="tasks.analyze"):
+        recs, _ = _collect(fake, out, 3)
+    assert fake.scored == ["wiki:q2"] and len(recs) == 3
+    assert path.read_bytes().startswith(before)  # nothing cut
+    assert any(f"{path}:3: not a complete record" in m for m in caplog.messages)
+
+
+def test_records_are_read_and_appended_under_the_files_lock(fake, tmp_path, monkeypatch) -> None:
+    """calibrate and analyze --split dev with one --out append to one records file: the repair (read, then truncate
+    a torn last line) ran with no lock, so records another process appended between the read and the truncation
+    were cut (a reviewer's probe lost two complete records). The repair and every append hold the file's lock."""
+    import contextlib
+
+    import retrieval.io
+    from tasks import analyze
+
+    events = []
+    real_repair = analyze._repair_records
+
+    @contextlib.contextmanager
+    def lock(path, timeout=-1):
+        events.append(("lock", str(path)))
+        yield
+        events.append(("unlock", str(path)))
+
+    monkeypatch.setattr(retrieval.io, "file_lock", lock)
+    monkeypatch.setattr(analyze, "_repair_records", lambda p: (events.append(("repair", str(p))), real_repair(p))[1])
+    out = tmp_path / "out"
+    _, cfg = _collect(fake, out, 2)
+    path = cfg["records_file"]
+    assert events == [("lock", path), ("repair", path), ("unlock", path)] + [("lock", path), ("unlock", path)] * 2
+
+
+def test_a_dangling_symlink_out_is_refused_before_the_model_loads(tmp_path) -> None:
+    """--out pointing at a symbolic link whose target is missing passed the check (resolve() follows the link and the
+    probe ran in an existing parent) and failed after the model loaded (mkdir: FileExistsError)."""
+    import os
+
+    from retrieval.io import check_writable
+
+    link = tmp_path / "dangling"
+    os.symlink(tmp_path / "nothere" / "sub", link)
+    with pytest.raises(ConfigError) as exc:
+        check_writable(link, "--out", folder=True)
+    assert str(exc.value) == (f"--out {link} is a symbolic link to {tmp_path / 'nothere' / 'sub'}, which does not exist; "
+                              "create its target or give another path")
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "good")
+    assert check_writable(tmp_path / "good", "--out", folder=True) == tmp_path / "real"
