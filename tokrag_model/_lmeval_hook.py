@@ -107,7 +107,8 @@ def _patch_get_model(registry):
             if str(model_name) in registry.model_registry.keys():
                 raise
             raise ConfigError(unknown_name("--model", str(model_name), registry.model_registry.keys(), list_all=0,
-                                           hint=f"the tokrag methods are {', '.join(MODEL_CLASSES)}")) from exc
+                                           hint=f"the tokrag methods are {', '.join(MODEL_CLASSES)}; a method of your "
+                                                "own: add its line to METHODS in tokrag_model/methods/__init__.py")) from exc
 
     get_model._tokrag = True  # type: ignore[attr-defined]
     get_model.__doc__ = original.__doc__

@@ -45,9 +45,23 @@ def load(name: str) -> Any:
 
     Raises:
         KeyError: ``name`` is not a registered method.
+        ConfigError: its ``METHODS`` line names a class the module lacks, or a class whose ``METHOD`` is another
+            name (traces, results and error messages would carry that name).
     """
+    from retrieval.errors import ConfigError, closest
+
     module, cls = METHODS[name].split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    mod = importlib.import_module(f"{__name__}.{module}")
+    found = getattr(mod, cls, None)
+    if found is None:
+        near = closest(cls, [n for n in vars(mod) if isinstance(getattr(mod, n), type)], n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ConfigError(f"METHODS[{name!r}] = {METHODS[name]!r}: tokrag_model/methods/{module}.py has no class "
+                          f"{cls!r}{hint}; fix the line in tokrag_model/methods/__init__.py")
+    if getattr(found, "METHOD", name) != name:
+        raise ConfigError(f"METHODS[{name!r}] = {METHODS[name]!r}: {cls}.METHOD is {found.METHOD!r}; set METHOD = "
+                          f"{name!r} in tokrag_model/methods/{module}.py (its traces and messages carry METHOD)")
+    return found
 
 
 class _Models(Mapping):
