@@ -35,6 +35,7 @@ import importlib.util
 import json
 import logging
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -240,6 +241,78 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     return fps[0] if len(fps) == 1 else fingerprint(fps)  # one folder: the key as before
 
 
+def task_data_paths(chain: list[tuple[Path, dict[str, Any]]]) -> dict[str, tuple[str, Path, Path]]:
+    """``{metadata key: (value, path, yaml)}`` for each key of :data:`retrieval.io.TASK_DATA_ARGS` whose value, in the
+    metadata of a task's YAML chain (:func:`leaderboards.spec.task_yaml_chain`: the task's own YAML first, its own
+    values over those of the files it includes), names a path by :func:`retrieval.io.task_data_path` (relative:
+    from the working directory); ``yaml`` is the file that sets the value. Existence is not checked."""
+    meta: dict[str, tuple[Any, Path]] = {}
+    for y, doc in reversed(chain):
+        if isinstance(doc.get("metadata"), dict):
+            meta.update({k: (v, y) for k, v in doc["metadata"].items()})
+    out: dict[str, tuple[str, Path, Path]] = {}
+    for name in TASK_DATA_ARGS:
+        value, y = meta.get(name, (None, None))
+        path = task_data_path(value)  # the one rule of tasks.provenance too
+        if path is not None and y is not None:
+            out[name] = (value, path, y)
+    return out
+
+
+def _names_local_path(name: str, value: str) -> bool:
+    """Whether a task metadata value of :data:`TASK_DATA_ARGS` must be a local path: always, except ``hub_id``,
+    which is a hub id (``name`` or ``owner/name``) unless it is absolute, starts with ``~`` or ``.``, has two ``/``
+    or more, or a backslash (the loaders read a ``hub_id`` from disk only when that path exists)."""
+    if name != "hub_id":
+        return True
+    v = value.strip()
+    return Path(v).expanduser().is_absolute() or v.startswith(("~", ".")) or v.count("/") >= 2 or "\\" in v
+
+
+@dataclass(frozen=True)
+class MissingTaskData:
+    """A task metadata value (``questions``, ``corpus``, ``oracle_file``, a local ``hub_id``) that names a file or
+    folder that does not exist: the task, the key, the value as written, the path it resolves to, the YAML that
+    sets it and the working directory a relative value was resolved against."""
+
+    task: str
+    key: str
+    value: str
+    path: Path
+    yaml: Path
+    cwd: Path
+
+    def describe(self) -> str:
+        """``task T: metadata K 'V' (in YAML) names P, which does not exist (relative to the working directory W)``."""
+        rel = "" if Path(self.value).expanduser().is_absolute() else f" (relative to the working directory {self.cwd})"
+        return (f"task {self.task}: metadata {self.key} {self.value!r} (in {self.yaml}) names {self.path}, "
+                f"which does not exist{rel}")
+
+    def fix(self) -> str:
+        """What to do: run from the folder a relative value is relative to, or give an existing absolute path."""
+        if Path(self.value).expanduser().is_absolute():
+            return f"create it or give an existing path as {self.key} in {self.yaml}"
+        return f"run from the directory that holds {self.value!r}, or give an absolute path as {self.key} in {self.yaml}"
+
+
+def missing_task_data(task: str, include_path: list[Path]) -> list[MissingTaskData]:
+    """The values of ``task``'s metadata (:func:`task_data_paths`, its YAML chain read afresh) that name a local
+    file or folder that does not exist, in :data:`TASK_DATA_ARGS` order ([] when all exist, or the task names none:
+    the built-in tasks, a named corpus, a hub id). A path whose existence cannot be told (a permission error) is
+    not listed: the loader reports it."""
+    from .spec import task_yaml_chain
+
+    out = []
+    for name, (value, path, y) in task_data_paths(task_yaml_chain(task, include_path)).items():
+        try:
+            if path.exists() or not _names_local_path(name, value):
+                continue
+        except OSError:
+            continue
+        out.append(MissingTaskData(task, name, value, path, y, Path.cwd()))
+    return out
+
+
 def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dict[str, str]:
     """``{path: fingerprint}`` of the local files and folders that ``task``'s metadata (merged over the YAMLs it
     ``include:``s) names in :data:`retrieval.io.TASK_DATA_ARGS`: a bring-your-own ``questions`` file and ``corpus``, an
@@ -249,15 +322,8 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data sit under ``$TOKRAG_DATA_DIR``
     (:func:`data_fingerprint`).
     """
-    meta: dict[str, Any] = {}
-    for _, doc in reversed(memo.task_chain(task, include_path)):
-        if isinstance(doc.get("metadata"), dict):
-            meta.update(doc["metadata"])
     out: dict[str, str] = {}
-    for name in TASK_DATA_ARGS:
-        path = task_data_path(meta.get(name))  # the one rule of tasks.provenance too
-        if path is None:
-            continue
+    for name, (_value, path, _where) in task_data_paths(memo.task_chain(task, include_path)).items():
         try:
             if path.is_file():
                 out[str(path.resolve())] = memo.sha(path)

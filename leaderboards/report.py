@@ -52,7 +52,7 @@ from retrieval.errors import TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, fingerprint
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
-from .keys import cell_keys
+from .keys import cell_keys, missing_task_data
 from .runner import (IncompleteRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
@@ -139,12 +139,15 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     runs = resolve_runs_dir(spec, runs_dir)
     loaded, missing = {}, []
     finished = None  # the finished folders by cell id, read once when a cell is missing
+    gone: dict[str, list] = {}  # task -> its metadata's data files that do not exist from here (missing_task_data)
     for cell, key, mat in cell_keys(spec):
         try:
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
         except IncompleteRunError as exc:
             finished = finished_runs_by_cell(runs) if finished is None else finished
-            note = other_inputs_note(cell.cell_id, key, mat, finished)
+            if cell.task.task not in gone:
+                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task])
             why = f"{exc}; {note}" if note else str(exc)
             missing.append(f"{cell.cell_id} ({why})")
             if reasons is not None:

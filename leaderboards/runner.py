@@ -273,12 +273,35 @@ def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[st
 
 
 def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
-                      finished: dict[str, list[tuple[str, dict[str, Any]]]]) -> str:
+                      finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None) -> str:
     """For a cell that is not finished under its own key: ``a run of this cell with other inputs exists (key X): its
     config differs in ...; re-run it`` when ``finished`` (:func:`finished_runs_by_cell`) holds a folder of the same
     cell id under another key (an edited questions file, task YAML, model code, ...), the one with the fewest
-    differences named; empty otherwise."""
+    differences named; empty otherwise.
+
+    ``missing`` (:func:`leaderboards.keys.missing_task_data` of the cell's task): data files the task's metadata names
+    that do not exist from this working directory. Then the note says so (and which files the finished run read)
+    instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
+    named."""
     others = [(name, config_differences(cfg, material)) for name, cfg in finished.get(cell_id, []) if name != key]
+    if missing:
+        gone = "; ".join(m.describe() for m in missing)
+        fix = missing[0].fix()
+        if not others:
+            return f"{gone}; {fix}"
+        cfgs = dict(finished.get(cell_id, []))
+        name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
+        had = cfgs.get(name, {}).get("task_data_files")
+        now = material.get("task_data_files") or {}
+        lost = sorted(p for p in had if p not in now) if isinstance(had, dict) else []
+        read = f", which read {', '.join(lost)}" if lost else ""
+        rest = [d for d in diff if not (d.startswith("task_data_files ") and not now)  # the key lacks them all
+                and not any(d.startswith(f"task_data_files[{p}] ") for p in lost)]
+        note = f"a finished run of this cell exists (key {name}){read}, but {gone}; {fix}"
+        if rest:
+            what = "; ".join(rest[:4]) + (f"; ... ({len(rest) - 4} more)" if len(rest) > 4 else "")
+            note += f"; its config also differs in {what}"
+        return note
     if not others:
         return ""
     name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
@@ -415,6 +438,29 @@ def resolved_model_args(cell: Cell, given: dict[str, Any]) -> dict[str, Any] | N
     return resolve(parsed, given) if callable(resolve) else parsed
 
 
+def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse a cell's task whose metadata names a data file or folder that does not exist
+    (:func:`leaderboards.keys.missing_task_data`: ``questions``, ``corpus``, ``oracle_file``, a ``hub_id`` that is a
+    local path; a relative value is read from the working directory, as the task's loader reads it), before any
+    model loads or cell folder is made: such a cell would fail only after its model loaded, and its run key would
+    leave the file out.
+
+    Raises:
+        ConfigError: one line naming the spec, the task, the metadata key, the path, the working directory it was
+        resolved against and the fix.
+    """
+    from .keys import missing_task_data
+
+    seen: set[str] = set()
+    for cell in cells:
+        if cell.task.task in seen:
+            continue
+        seen.add(cell.task.task)
+        gone = missing_task_data(cell.task.task, spec.include_path)
+        if gone:
+            raise ConfigError(f"leaderboard spec {spec.path}: {gone[0].describe()}; {gone[0].fix()}")
+
+
 def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Check every cell's model arguments against its method's declared schema before anything runs, so that
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
@@ -425,14 +471,17 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     ``config.json``; a hub id or an alias passes). A method with a ``check_shape`` (``tokrag``: its ``layer``,
     ``js_min_layer``, ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
-    not known without loading weights).
-    Raises ConfigError naming the spec, the method and the argument (with a did-you-mean).
+    not known without loading weights). First, the cells' tasks must name only existing data files
+    (:func:`check_task_data`).
+    Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
+    metadata key and the missing path.
     """
     from lm_eval.api.model import LM
 
     from tokrag_model.args import merge_lm_eval_flags
     from tokrag_model.loading import ModelShape, check_pretrained, model_shape
 
+    check_task_data(spec, cells)
     classes: dict[str, Any] = {}
     for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
         if cell.method.model in classes:
