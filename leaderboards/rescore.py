@@ -34,7 +34,7 @@ from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 from tasks import quiet_lm_eval
 
-from .keys import cell_keys, find_task_yaml
+from .keys import cell_keys, find_task_yaml, missing_task_data
 from .report import build_report
 from .runner import (IncompleteRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
@@ -165,7 +165,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
-            note = other_inputs_note(cell.cell_id, key, mat, finished)
+            gone = missing_task_data(cell.task.task, spec.include_path)  # not "inputs changed" for a file not found
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone)
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
             loaded[cell.cell_id] = (cell, key, None)

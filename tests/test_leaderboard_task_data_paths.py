@@ -112,6 +112,11 @@ def test_check_and_report_say_the_data_file_is_missing_not_that_inputs_changed(t
     collect(spec, runs, allow_missing=True, reasons=reasons)
     assert set(reasons) == {"standard/toy_qa/seed1", "none/toy_qa/seed1"}
     assert all(r.endswith(gone) and f"which read {read}, but" in r for r in reasons.values())
+    from leaderboards.rescore import collect_for_rescore  # rescore's own lookup says the same
+
+    missing: list[str] = []
+    collect_for_rescore(spec, runs, allow_missing=True, missing_out=missing)
+    assert len(missing) == 2 and all(f"which read {read}, but {gone}" in m and "inputs changed" not in m for m in missing)
 
     # another difference besides the missing file is still named
     edited = load_spec(write_spec(tmp_path / "edited", include=spec.include_path[0], tasks=["toy_qa"], limit=2))
