@@ -260,9 +260,18 @@ def task_data_paths(chain: list[tuple[Path, dict[str, Any]]]) -> dict[str, tuple
 
 
 def _names_local_path(name: str, value: str) -> bool:
-    """Whether a task metadata value of :data:`TASK_DATA_ARGS` must be a local path: always, except ``hub_id``,
-    which is a hub id (``name`` or ``owner/name``) unless it is absolute, starts with ``~`` or ``.``, has two ``/``
+    """Whether a task metadata value of :data:`TASK_DATA_ARGS` must be a local path: always, except ``questions``
+    that :func:`tasks.byo.is_hub_id` reads as a hub id (``owner/name``, no ``.jsonl``/``.json`` ending, no leading
+    ``.``, ``/`` or ``~``), and ``hub_id``, which is a hub id (``name`` or ``owner/name``) unless it is absolute, starts with ``~`` or ``.``, has two ``/``
     or more, or a backslash (the loaders read a ``hub_id`` from disk only when that path exists)."""
+    if name == "questions":  # a bring-your-own questions value may be a hub id (tasks.byo.is_hub_id)
+        from retrieval.errors import ConfigError
+        from tasks.byo import is_hub_id
+
+        try:
+            return not is_hub_id(value)
+        except ConfigError:  # ~nosuchuser, a name the OS refuses: the path check names it
+            return True
     if name != "hub_id":
         return True
     v = value.strip()

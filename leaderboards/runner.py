@@ -458,7 +458,15 @@ def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         seen.add(cell.task.task)
         gone = missing_task_data(cell.task.task, spec.include_path)
         if gone:
-            raise ConfigError(f"leaderboard spec {spec.path}: {gone[0].describe()}; {gone[0].fix()}")
+            g = gone[0]
+            if g.key == "corpus" and "/" not in g.value and not Path(g.value).suffix:  # meant as a named corpus
+                from retrieval.corpus import check_corpus_path
+
+                try:
+                    check_corpus_path(g.value)
+                except ConfigError as exc:  # unknown corpus 'nq-wiki12k' (did you mean 'nq-wiki-12k'?) ...
+                    raise ConfigError(f"leaderboard spec {spec.path}: task {g.task}: {exc}") from None
+            raise ConfigError(f"leaderboard spec {spec.path}: {g.describe()}; {g.fix()}")
 
 
 def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:

@@ -75,6 +75,10 @@ def test_run_and_estimate_refuse_a_missing_task_data_path_before_any_model_loads
     ("hub_id", "someone/some_dataset", False),  # a hub id, read from the hub
     ("corpus", "nq-wiki-12k", False),  # a named corpus
     ("corpus", "prebuilt:wikipedia-dpr-100w", False),
+    ("questions", "someone/my_questions", False),  # a bring-your-own hub data set (tasks.byo.is_hub_id)
+    ("questions", "my_questions_hub", False),
+    ("questions", "data/q2.jsonl", True),
+    ("questions", "./someone/my_questions", True),
 ])
 def test_which_task_data_values_are_refused(tmp_path, monkeypatch, key, value, refused):
     from leaderboards.keys import missing_task_data
@@ -137,3 +141,14 @@ def test_the_run_keys_of_valid_specs_are_unchanged(tmp_path, monkeypatch):
     ci = load_spec(Path(__file__).resolve().parents[1] / "leaderboards" / "specs" / "ci.yaml")
     assert all("task_data_files" not in mat for _, _, mat in cell_keys(ci))
     assert all(missing_task_data(t.task, ci.include_path) == [] for t in ci.tasks)
+
+
+def test_a_misspelt_named_corpus_gets_the_loaders_did_you_mean(tmp_path, monkeypatch):
+    """corpus: nq-wiki12k was refused as a missing path ("run from the directory that holds 'nq-wiki12k'"); a value
+    with no / and no extension is meant as a named corpus, so the refusal is the loader's own did-you-mean."""
+    spec, yml, work = _byo_toy(tmp_path, corpus="nq-wiki12k")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as exc:
+        leaderboards.runner.check_cell_args(spec, spec.cells())
+    assert str(exc.value).startswith(f"leaderboard spec {spec.path}: task toy_qa: unknown corpus 'nq-wiki12k' "
+                                     "(did you mean 'nq-wiki-12k'?")
