@@ -397,10 +397,11 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
     Raises:
         ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason.
     """
-    given = Path(path)
-    if given.is_symlink() and not given.exists():  # resolve() follows it, so the probe passed and the mkdir failed
-        raise ConfigError(f"{what} {given} is a symbolic link to {os.readlink(given)}, which does not exist; create "
-                          "its target or give another path")
+    given = Path(path).expanduser()
+    for link in (given, *given.parents):  # resolve() follows a dangling link, so the probe passed and mkdir failed
+        if link.is_symlink() and not link.exists():
+            raise ConfigError(f"{what} {given}: {link} is a symbolic link to {os.readlink(link)}, which does not exist; "
+                              "create its target or give another path")
     path = given.resolve()
     if path.exists():
         if folder and not path.is_dir():

@@ -239,8 +239,11 @@ def test_a_dangling_symlink_out_is_refused_before_the_model_loads(tmp_path) -> N
     os.symlink(tmp_path / "nothere" / "sub", link)
     with pytest.raises(ConfigError) as exc:
         check_writable(link, "--out", folder=True)
-    assert str(exc.value) == (f"--out {link} is a symbolic link to {tmp_path / 'nothere' / 'sub'}, which does not exist; "
-                              "create its target or give another path")
+    assert str(exc.value) == (f"--out {link}: {link} is a symbolic link to {tmp_path / 'nothere' / 'sub'}, which does "
+                              "not exist; create its target or give another path")
+    with pytest.raises(ConfigError) as exc:  # a folder under it: mkdir(parents=True) failed on the link the same way
+        check_writable(link / "run1", "--out", folder=True)
+    assert str(exc.value).startswith(f"--out {link / 'run1'}: {link} is a symbolic link to ")
     (tmp_path / "real").mkdir()
     os.symlink(tmp_path / "real", tmp_path / "good")
     assert check_writable(tmp_path / "good", "--out", folder=True) == tmp_path / "real"
