@@ -241,6 +241,13 @@ def test_a_hub_download_keeps_the_chat_template_and_falls_back_to_bin_weights(tm
         "model.safetensors.index.json", "params.json", "tokenizer.model", "tokenizer_config.json"]
     assert files(loading._hub_snapshot("org/odd")) == ["config.json", "tokenizer.json", "weights-1.safetensors"]
     assert calls == [("org/new", False), ("org/old", False), ("org/mistral", False), ("org/odd", False)]  # one download each
+    # a variant beside the weights transformers loads is left (it loads model.safetensors unless asked for a variant);
+    # a PEFT adapter's .bin weights are kept (the *.bin fallback took them, pytorch_model*.bin did not)
+    assert loading.hub_files(["config.json", "model.safetensors", "model.fp16.safetensors"]) == [
+        "config.json", "model.safetensors"]
+    assert loading.hub_files(["adapter_config.json", "adapter_model.bin", "tokenizer.json"]) == [
+        "adapter_config.json", "adapter_model.bin", "tokenizer.json"]
+    assert loading.hub_files(["config.json", "model.fp16.safetensors"]) == ["config.json", "model.fp16.safetensors"]
     # offline: the cached snapshot as it is, nothing listed
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub, "list_repo_files", None)

@@ -420,10 +420,14 @@ HUB_FILES = ["*.json", "*.model", "*.txt", "*.tiktoken", "*.jinja", "*.py"]
 configs, tokenizer files, the chat template (``chat_template.jinja``, where transformers >= 4.47 saves it; also
 ``additional_chat_templates/*.jinja``) and remote code (``trust_remote_code``). The weights: :func:`hub_files`."""
 
-HUB_WEIGHTS = (("model*.safetensors",), ("pytorch_model*.bin",), ("*.safetensors",))
+HUB_WEIGHTS = (("model.safetensors", "model-[0-9]*-of-[0-9]*.safetensors"),
+               ("pytorch_model.bin", "pytorch_model-[0-9]*-of-[0-9]*.bin", "adapter_model.bin"),
+               ("*.safetensors",))
 """The weight files of a hub model, in order of preference; the first that matches top-level files is downloaded:
-transformers' safetensors (``model.safetensors``, its shards ``model-00001-of-00003.safetensors``, variants),
-else its PyTorch weights (``pytorch_model.bin`` and shards; an older checkpoint), else any top-level safetensors."""
+the safetensors transformers loads (``model.safetensors`` or its shards ``model-00001-of-00003.safetensors``; not
+a ``model.fp16.safetensors`` variant beside them, which it loads only when asked), else its PyTorch weights
+(``pytorch_model.bin`` and shards, an older checkpoint; a PEFT adapter's ``adapter_model.bin``), else any top-level
+safetensors (a variant alone, ``adapter_model.safetensors``, a GPTQ ``gptq_model-4bit-128g.safetensors``)."""
 
 
 def hub_files(names: Any) -> list[str]:
