@@ -123,8 +123,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
             alias = next((k for k in ID_FIELDS if r.get(k) is not None), None)
             if alias is not None and (str(spec), alias) not in _WARNED:
                 _WARNED.add((str(spec), alias))
-                log.warning("%s: the questions have no 'id'; their %r field is not read as the id, so they get the automatic "
-                            "ids q<index>: rename the field to 'id' to keep yours", spec, alias)
+                log.warning("%s: questions without 'id' have a %r field, which is not read as the id, so they get the "
+                            "automatic ids q<index>: rename the field to 'id' to keep yours", spec, alias)
         if raw_id == "":  # json_id's refusal, with how to get the automatic id instead
             raise DataError(f'{where}: \'id\' is "": an id must not be empty; give the id, or write "id": null or leave '
                             f"the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")

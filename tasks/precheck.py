@@ -112,13 +112,12 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     margs = _model_args(model_args)
     for task, yaml_meta, until in _qa_tasks(task_manager, names):
         kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
-        seed = (metadata or {}).get("seed")
-        if "seed" in margs and seed is not None and str(seed) == str(margs["seed"]) and (
+        seed, default = (metadata or {}).get("seed"), yaml_meta.get("seed", 1234)
+        if "seed" in margs and seed is not None and str(seed) == str(margs["seed"]) and str(seed) != str(default) and (
                 float(kw.get("noise") or 0) > 0 or kw.get("counterfactual")):
             log.warning("%s: --model_args seed=%s also seeds this task's noise/counterfactual passages (lm-eval merges "
                         "--model_args into task metadata), so they differ from a run without it (default seed %s); add "
-                        "--metadata '{\"seed\": %s}' to keep the default draw", task, margs["seed"],
-                        yaml_meta.get("seed", 1234), yaml_meta.get("seed", 1234))
+                        "--metadata '{\"seed\": %s}' to keep the default draw", task, margs["seed"], default, default)
         stop_given = "until" in (gen_kwargs if isinstance(gen_kwargs, dict) else str(gen_kwargs or ""))
         if prompt == "base" and not stop_given and until == INSTRUCT_STOP:
             log.warning("%s: prompt=base keeps the instruct format's stop strings %s; the base format stops at a newline: "

@@ -52,3 +52,11 @@ def test_a_preset_with_a_nan_threshold_is_refused(tmp_path):
     with pytest.raises(ConfigError) as exc:
         read_preset(path)
     assert str(exc.value) == f"preset={path}: params.js_threshold=nan is invalid: expected a finite number, got nan"
+
+
+def test_an_integer_too_large_for_a_float_is_one_line():
+    """A YAML integer literal of 400 digits raised OverflowError (int too large to convert to float) as a traceback."""
+    with pytest.raises(ConfigError, match=r"--model tokrag: model argument rate=9{20}.* is invalid: int too large"):
+        from tokrag_model.methods import MODELS
+
+        MODELS["tokrag"](rate=int("9" * 400))

@@ -195,3 +195,5 @@ def test_a_seed_model_argument_that_reseeds_the_noise_passages_is_warned(manager
         "'{\"seed\": 1234}' to keep the default draw" for task in ("nq_oracle_bm25_noise60", "nq_oracle_gold_counterfactual")]
     assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m", "seed": 1234}, {"pretrained": "m", "seed": 42}) == []
     assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m"}, "pretrained=m") == []
+    # the default seed given again draws the default passages: nothing to warn about
+    assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m", "seed": 1234}, "pretrained=m,seed=1234") == []

@@ -218,6 +218,8 @@ def test_read_preset_errors(tmp_path):
     # (tests/test_model_lmeval.py); a preset of another method is refused (it was read for --model tokrag)
     path.write_text(json.dumps({**good, "params": {"layer": 14, "js_threshold": 1e-5}}))
     assert read_preset(path, "abc", 30)["params"] == {"layer": 14, "js_threshold": 1e-5}
+    path.write_text(json.dumps({**good, "method": None}))  # null, as absent: an older preset
+    assert read_preset(path, "abc", 30)["params"] == {"layer": 12}
     path.write_text(json.dumps({**good, "method": "rag-cad"}))
     with pytest.raises(ConfigError) as exc:
         read_preset(path, "abc", 30)

@@ -258,7 +258,7 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
         if raw is not None:
             try:
                 value = spec.cast(raw)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: an integer too large for a float
                 raise ConfigError(f"--model {method}: model argument {key}={raw!r} is invalid: {exc} ({spec.help})") from None
         else:  # not given, or an explicit None (YAML null): the default
             value = spec.default

@@ -761,9 +761,9 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     for key, value in preset["params"].items():
         try:
             TokRAGLM.EXTRA_ARGS[key].cast(value)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{where}: params.{key}={value!r} is invalid: {exc}") from None
-    if preset.get("method", "tokrag") != "tokrag":
+    if preset.get("method") not in (None, "tokrag"):  # absent or null: an older preset, read as tokrag's
         raise ConfigError(f"{where}: a preset for method {preset.get('method')!r}; tokrag presets are for --model tokrag "
                           "(method 'tokrag'); write one with 'tokrag calibrate --split dev'")
     for key in ("model", "calibration"):
