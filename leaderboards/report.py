@@ -284,6 +284,10 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     wall = float(sum(c.get("wall_s", 0.0) for c in costs))
                     cost["wall_s"] = round(wall, 1)
                     cost["s_per_question"] = round(wall / n_all, 3) if n_all else None
+                    if all(isinstance(c.get("model_s"), (int, float)) for c in costs):  # older run folders lack it
+                        model = float(sum(c["model_s"] for c in costs))
+                        cost["model_s"] = round(model, 1)
+                        cost["model_s_per_question"] = round(model / n_all, 3) if n_all else None
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
                 row["cost"] = cost
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
@@ -308,7 +312,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
         "bootstrap": {"iters": iters, "confidence": conf, "seed": bseed}, "metrics": order,
         "units": {k: UNITS.get(k, "") for k in order}, "higher_is_better": hib,
         "trace_columns": [k for k in TRACE_COLUMNS if any(k in (r.get("trace") or {}) for r in rows)],
-        "rows": rows, "mde": mde, "timings": timings,
+        "rows": rows, "mde": mde, "timings": timings, "time_basis": time_basis(rows) if timings else None,
     }
     data["pivot"] = _pivot(spec, data)
     data["provenance"] = _provenance(loaded)
@@ -600,15 +604,35 @@ def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> 
     return head, body
 
 
+def time_basis(rows: list[dict]) -> str:
+    """``"model"`` when every row with a cost has ``model_s`` (the seconds inside the model's requests, recorded by the
+    runner since it measures them), else ``"wall"``: one table never mixes the two (a row from an older run folder
+    puts the whole table on wall seconds)."""
+    costs = [r["cost"] for r in rows if r.get("cost")]
+    return "model" if costs and all(c.get("model_s") is not None for c in costs) else "wall"
+
+
 def cost_keys(data: dict) -> list[str]:
-    """The cost columns present (timings only with ``timings=True``)."""
-    return (["forward_passes", "generated_tokens", "prompt_tokens", "fp_per_token", "fp_per_question"]
-            + (["wall_s", "s_per_question", "peak_rss_mib"] if data["timings"] else []))
+    """The cost columns present (timings only with ``timings=True``). Seconds per question: ``model_s_per_question``
+    when :func:`time_basis` is ``"model"`` (with ``model_s`` beside ``wall_s``), else ``s_per_question`` (wall)."""
+    if not data["timings"]:
+        timing = []
+    elif data.get("time_basis") == "model":
+        timing = ["wall_s", "model_s", "model_s_per_question", "peak_rss_mib"]
+    else:
+        timing = ["wall_s", "s_per_question", "peak_rss_mib"]
+    return ["forward_passes", "generated_tokens", "prompt_tokens", "fp_per_token", "fp_per_question"] + timing
 
 
 COST_LABELS = {"forward_passes": "forward passes", "generated_tokens": "generated tokens", "prompt_tokens": "prompt tokens",
                "fp_per_token": "forward passes / generated token", "fp_per_question": "forward passes / question",
-               "wall_s": "wall time (s)", "s_per_question": "s / question", "peak_rss_mib": "peak RSS (MiB)"}
+               "wall_s": "wall time (s)", "s_per_question": "s / question", "peak_rss_mib": "peak RSS (MiB)",
+               "model_s": "model time (s)", "model_s_per_question": "model s / question"}
+
+MODEL_TIME_NOTE = ("model s / question: time inside the model's requests, task build and retrieval excluded (wall time "
+                   "also counts them, charged to the first method of a task in a runner process)")
+WALL_TIME_NOTE = ("s / question: wall seconds per question, task build and retrieval included (charged to the first "
+                  "method of a task in a runner process); some run folders predate the model-time measurement")
 
 
 def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
@@ -673,7 +697,9 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds)"
     note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
             "folders in --runs-dir (their wall seconds per question, any spec), not this report")
-    out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, [note]))
+    basis = data.get("time_basis") if data["timings"] else None
+    notes = ([MODEL_TIME_NOTE] if basis == "model" else [WALL_TIME_NOTE] if basis == "wall" else []) + [note]
+    out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, notes))
     return out
 
 

@@ -5,10 +5,11 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
 * ``config.json``: the key material (method, model, model_args, fingerprints, settings) + cell id;
 * ``results.json``: lm-eval's results dict (``simple_evaluate`` output without ``samples``);
 * ``samples_<task>.jsonl``: lm-eval's per-sample log (``doc``, ``resps``, per-sample metrics), by doc_id;
-* ``cost.json``: wall time (s), generated/prompt tokens, forward passes (from the model's ``stats``),
+* ``cost.json``: wall time (s), ``model_s`` (the seconds inside the model's request methods, without the task
+  build and retrieval), generated/prompt tokens, forward passes (from the model's ``stats``),
   peak resident memory (MiB, sampled every 20 ms during the cell), the process' max RSS and
   ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
-  counts add the journal's counts of the replayed chunks, its ``wall_s`` their seconds (:func:`run_cell`);
+  counts add the journal's counts of the replayed chunks, its ``wall_s`` and ``model_s`` their seconds (:func:`run_cell`);
 * ``provenance.json``: model fingerprint/config reported by the model instance (and ``model_hub_commit``, the hub
   commit a hub id resolved to; null for an alias or a local folder), retrieval fingerprint
   (hash of every question's ranked passage ids), library versions, git commit;
@@ -1017,10 +1018,23 @@ class _Journal:
         self.cursor = len(self.entries)
 
 
-def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list[str]:
+class _ModelClock:
+    """Seconds spent inside a model's request methods (``generate_until``, ``loglikelihood``,
+    ``loglikelihood_rolling``) over the chunks computed in this attempt (``seconds``): the task build, retrieval and
+    lm-eval's own work around the requests are not in it. A request method called from inside another (``depth``)
+    is not counted twice."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.depth = 0
+
+
+def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None, clock: _ModelClock | None = None) -> list[str]:
     """Wrap the model's request methods (as instance attributes) so that they run in chunks of ``chunk``
     requests (multiples of the batch size), update ``bar`` per chunk and, with a ``journal``, replay the chunks
-    it holds and append the others to it (:class:`_Journal`); returns the names to remove afterwards."""
+    it holds and append the others to it (:class:`_Journal`); with a ``clock`` (:class:`_ModelClock`), add the
+    seconds of every computed chunk, journaled or not, to it (replayed chunks are not timed: their recorded seconds
+    are the journal's ``wall_s``); returns the names to remove afterwards."""
     patched = []
     for name in _REQUEST_TYPES:
         orig = getattr(lm, name, None)
@@ -1048,12 +1062,19 @@ def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list
                 if j < n_replay:
                     out.extend(journal.replay(part))
                 elif fps is None or not journal.writable:
-                    out.extend(_orig(part, **kw))
+                    t0 = _clock_in(clock)
+                    try:
+                        out.extend(_orig(part, **kw))
+                    finally:
+                        _clock_out(clock, t0)
                 else:
                     pre = [(len(a), canonical_json(list(a))) for a in map(_plain_args, part)]  # text: a model may edit them in place
-                    before, rng0, t0 = _stats(lm), _rng_state(), time.perf_counter()
-                    res = list(_orig(part, **kw))
-                    wall = time.perf_counter() - t0
+                    before, rng0 = _stats(lm), _rng_state()
+                    t0 = _clock_in(clock)
+                    try:
+                        res = list(_orig(part, **kw))
+                    finally:
+                        wall = _clock_out(clock, t0)
                     after, rng1 = _stats(lm), _rng_state()
                     journal.record(_name, part, fps[j], pre, res, {k: after[k] - before[k] for k in _STAT_KEYS},
                                    wall, None if rng1 == rng0 else rng1)
@@ -1064,6 +1085,23 @@ def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None) -> list
         setattr(lm, name, wrapped)
         patched.append(name)
     return patched
+
+
+def _clock_in(clock: _ModelClock | None) -> float:
+    """Start timing one chunk: the current :func:`time.perf_counter` (``clock``'s depth raised)."""
+    if clock is not None:
+        clock.depth += 1
+    return time.perf_counter()
+
+
+def _clock_out(clock: _ModelClock | None, t0: float) -> float:
+    """End timing one chunk started at ``t0``: its seconds, added to ``clock`` when it is the outermost request call."""
+    wall = time.perf_counter() - t0
+    if clock is not None:
+        clock.depth -= 1
+        if clock.depth == 0:
+            clock.seconds += wall
+    return wall
 
 
 _ENV_INFO: list[str] = []  # torch's environment report, collected once per process
@@ -1138,6 +1176,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens``, ``prompt_tokens`` (the model's
     counts of the chunks computed here + the journal's counts of the replayed ones), ``wall_s`` (seconds: this
     attempt's + what earlier attempts spent computing the replayed chunks; time a kill wasted is not counted),
+    ``model_s`` (seconds inside the model's request methods only, :class:`_ModelClock`, + the replayed chunks' seconds
+    as in ``wall_s``: without the task build, retrieval and corpus loading that ``wall_s`` charges to the first
+    cell of a task in a process; ``model_s <= wall_s``),
     ``resumed_requests`` (replayed requests, 0 for a cell run in one go), ``n_samples``, ``peak_rss_mib`` and
     ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``.
 
@@ -1187,7 +1228,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     before = _stats(lm)
     bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
     chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
-    patched = _with_progress(lm, bar, chunk, journal)
+    clock = _ModelClock()
+    patched = _with_progress(lm, bar, chunk, journal, clock)
     t0 = time.perf_counter()
     try:
         with _PeakRSS() as mem, _env_info_once(), _no_cli_gen_kwargs_warning():
@@ -1229,6 +1271,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     n = sum(len(v) for v in samples_all.values())
     cost = {  # a resumed cell: what this attempt computed + what the journal's replayed chunks cost when computed
         "wall_s": round(wall + journal.wall_s, 3),
+        "model_s": round(min(clock.seconds, wall) + journal.wall_s, 3),  # the requests only (task build, retrieval out)
         **{k: after[k] - before[k] + journal.stats[k] for k in _STAT_KEYS},
         "n_samples": n,
         "resumed_requests": journal.replayed,

@@ -290,7 +290,7 @@ def test_a_folder_of_another_configuration_is_redone_not_resumed(tmp_path, monke
 
 def test_cost_adds_the_replayed_chunks_to_the_live_ones(tmp_path, monkeypatch):
     """forward passes and tokens: the journal's deltas of the replayed chunks + the live ones; wall_s: this
-    attempt's seconds + the replayed chunks' seconds (at least what the journal recorded for them)."""
+    attempt's seconds + the replayed chunks' seconds (at least what the journal recorded for them); model_s too."""
     spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 3, limit=4)
     lines = _journal(got)
     assert [e["stats"]["forward_passes"] for e in lines] == [1 + len(e["responses"][0].split()) for e in lines]
@@ -300,6 +300,7 @@ def test_cost_adds_the_replayed_chunks_to_the_live_ones(tmp_path, monkeypatch):
     cost = _cost(got)
     assert cost["resumed_requests"] == 2 and cost["forward_passes"] == _cost(ref)["forward_passes"]
     assert cost["wall_s"] >= round(journaled_s, 3)
+    assert round(journaled_s, 3) <= cost["model_s"] <= cost["wall_s"]  # the replayed chunks' seconds are model time
 
 
 @pytest.mark.reliability
