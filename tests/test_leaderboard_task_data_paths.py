@@ -79,6 +79,7 @@ def test_run_and_estimate_refuse_a_missing_task_data_path_before_any_model_loads
     ("questions", "my_questions_hub", False),
     ("questions", "data/q2.jsonl", True),
     ("questions", "./someone/my_questions", True),
+    ("questions", "~nosuchuser_tokrag/q.jsonl", True),  # was a RuntimeError traceback (Could not determine home directory)
 ])
 def test_which_task_data_values_are_refused(tmp_path, monkeypatch, key, value, refused):
     from leaderboards.keys import missing_task_data
