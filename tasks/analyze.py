@@ -545,13 +545,6 @@ def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: 
                       chat_template=chat_template)
 
 
-def _load_done(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
-    """``{sample: (input fingerprint, records)}`` of finished samples from an earlier (possibly killed)
-    run, the file made ready for appending (:func:`_repair_records`): a damaged last line is cut off the
-    file and a damaged line before it is skipped with a WARNING (those samples are recomputed)."""
-    return _repair_records(path)
-
-
 def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]] | None:
     """``(sample, inputs, records)`` of one records line, or None where it is not a complete records line."""
     try:
@@ -648,7 +641,7 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"records_{name}_{split}_{key}.jsonl"
     with file_lock(path):  # no other process is mid-append while the file is read and repaired
-        done = _load_done(path)
+        done = _repair_records(path)
     records: list[TokenRecord] = []
     kept = set(done)
     try:
@@ -832,15 +825,12 @@ def check_chat_template(args: argparse.Namespace) -> None:
     """
     if not args.apply_chat_template or "nq" not in parse_data(args.data, args.n):
         return  # the wiki continuations are plain text: the flag changes nothing there
-    from lm_eval.utils import simple_parse_args_string
-
     from tokrag_model.loading import has_chat_template
 
-    try:
-        model_args = simple_parse_args_string(args.model_args)
-    except Exception:  # a malformed --model-args: load_lm says it
+    model_args = _given_model_args(args)
+    if model_args is None:
         return
-    pretrained = args.model or model_args.get("pretrained")
+    pretrained = model_args.get("pretrained")
     if pretrained and has_chat_template(str(pretrained), model_args.get("revision")) is False:
         raise ConfigError(no_chat_template_message(pretrained))
 
@@ -959,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
             early = read_preset(args.preset)
             depth = early.get("model", {}).get("n_layers")
             if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
-                preset_policy(early, depth, args.model or _pretrained_arg(args))
+                preset_policy(early, depth, (_given_model_args(args) or {}).get("pretrained") or args.model)
         torch.set_num_threads(max(1, args.threads))
         lm = load_lm(args)
         n_layers = lm.decoder.n_layers
@@ -978,14 +968,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _pretrained_arg(args: argparse.Namespace) -> str | None:
-    """``pretrained`` of ``--model-args`` (None when it is not given or does not parse)."""
+def _given_model_args(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--model-args`` as a dict with ``--model`` over its ``pretrained``, read without loading anything; None when
+    it does not parse (a malformed ``--model-args``: :func:`load_lm` says it)."""
     from lm_eval.utils import simple_parse_args_string
 
     try:
-        return simple_parse_args_string(args.model_args).get("pretrained")
-    except Exception:  # a malformed --model-args: load_lm says it
+        model_args = simple_parse_args_string(args.model_args)
+    except Exception:  # noqa: BLE001 - load_lm reports it
         return None
+    if args.model:
+        model_args["pretrained"] = args.model
+    return model_args
 
 
 def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:
