@@ -144,6 +144,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     """
     index: dict[str, list[Path]] | None = None
     finished: dict[str, list] = {}  # the finished folders by cell id (other_inputs_note), read with index
+    gone: dict[str, list] = {}  # task -> its metadata's data files not found from here (missing_task_data), read once
     loaded, notes, missing = {}, [], []
     for cell, key, mat in cell_keys(spec):
         try:
@@ -165,8 +166,9 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
-            gone = missing_task_data(cell.task.task, spec.include_path)  # not "inputs changed" for a file not found
-            note = other_inputs_note(cell.cell_id, key, mat, finished, gone)
+            if cell.task.task not in gone:  # not "inputs changed" for a file not found
+                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task])
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
             loaded[cell.cell_id] = (cell, key, None)
