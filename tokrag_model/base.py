@@ -609,8 +609,8 @@ class RAGMethodLM(LM):
 
     # shared scoring helpers
     def _sum_ll(self, lp: torch.Tensor, cont: list[int]) -> tuple[float, bool]:
-        idx = torch.tensor(cont)
-        ll = float(lp[torch.arange(len(cont)), idx].double().sum())
+        idx = torch.tensor(cont, device=lp.device)  # on lp's device: a CPU index against CUDA log-probs fails below
+        ll = float(lp[torch.arange(len(cont), device=lp.device), idx].double().sum())
         greedy = bool((lp.argmax(-1) == idx).all())
         return ll, greedy
 

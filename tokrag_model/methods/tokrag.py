@@ -598,7 +598,8 @@ class TeacherForced:
         self.lp_rag, self.hs_rag, self.keys_rag = rag.logprobs, rag.hidden, rag.keys
         self.lp_pure, self.hs_pure = pure.logprobs, pure.hidden
         base = len(rag_ids) - 1
-        self.positions = torch.arange(base, base + len(cont_ids))  # (C,) query positions in rag_seq
+        # (C,) query positions in rag_seq, on the model's device (RoPE and the causal mask of attention_probs)
+        self.positions = torch.arange(base, base + len(cont_ids), device=rag.logprobs.device)
         self._attention: dict[int, torch.Tensor] = {}
 
     @classmethod
