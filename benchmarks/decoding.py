@@ -15,7 +15,8 @@
   (``MultiContextDecoder.step`` only, no decisions).
 * ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
   itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
-  generates ``max_gen_toks`` tokens too (``min_new_tokens``). ``standard_vs_hf_outputs_match``: the
+  generates ``max_gen_toks`` tokens too (``min_new_tokens``); on the first ``--hf-n`` questions (default all:
+  ``hf_questions``). ``standard_vs_hf_outputs_match``: the
   same strings from both when both stop at EOS (an untimed second pass; with ``min_new_tokens`` ``hf``
   bans EOS, so forced-length outputs part wherever EOS is the greedy token, while ours, with EOS
   ignored, emits it and goes on). The exact-string test is tests/test_model_batching.py.
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="methods run at --batch too (comma list, or 'all' for every method)")
     ap.add_argument("--ll-n", type=int, default=16, help="wiki_lm_bm25 docs for ll_speedup_batch8 (0: skip)")
     ap.add_argument("--no-hf", action="store_true", help="skip the comparison with lm-eval's hf model")
+    ap.add_argument("--hf-n", type=int, default=None,
+                    help="questions of the hf comparison: the first N (default: all --n; gpu_check.sh: 16)")
     ap.add_argument("--stop-at-eos", action="store_true", help="honour EOS (output lengths then differ per method)")
     args = ap.parse_args(argv)
 
@@ -261,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- rag-standard vs lm-eval's hf, batch 1, interleaved ---------------------------------------
     ratio_hf, hf_match = None, None
+    hf_n = None if args.no_hf else len(docs) if args.hf_n is None else max(1, min(args.hf_n, len(docs)))
     if not args.no_hf:
         from lm_eval.models.huggingface import HFLM
 
@@ -270,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         t_std = t_hf = 0.0
         n_std = n_hf = 0
         hf_match = True
-        prompts = [std.encode_rag(docs[qi], contexts[qi], std.max_length - args.max_gen_toks).text for qi in range(len(docs))]
+        prompts = [std.encode_rag(docs[qi], contexts[qi], std.max_length - args.max_gen_toks).text for qi in range(hf_n)]
         for qi, prompt in enumerate(prompts):
             hf_gen = dict(gen, min_new_tokens=args.max_gen_toks) if not args.stop_at_eos else dict(gen)
             pair = [("std", lambda: std.generate_until(requests([qi]), disable_tqdm=True)[0]),
@@ -341,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         "device": args.device, "dtype": args.dtype, "batch_invariant": invariant,
         "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k, "max_gen_toks": args.max_gen_toks,
         "batch": args.batch, "ll_docs": args.ll_n, "stop_at_eos": args.stop_at_eos,
+        "hf_questions": hf_n,
         "targets": TARGETS,
     }
     print(json.dumps(result))
