@@ -68,7 +68,7 @@ EXPECTED_S = {
     "test_retrieval.py": 30, "test_model_args.py": 25, "test_replug_scores.py": 25, "test_retrieval_dense.py": 20,
     "test_tasks_wiki.py": 17, "test_tasks_lmeval.py": 17, "test_tasks_precheck.py": 17, "test_prompt_chat.py": 16,
     "test_preset_prompt_format.py": 12, "test_leaderboard_model_time.py": 30, "test_leaderboard_seeds.py": 18,
-    "test_leaderboard_gen_kwargs_log.py": 14, "test_leaderboard_task_data_paths.py": 14,
+    "test_leaderboard_gen_kwargs_log.py": 14, "test_leaderboard_task_data_paths.py": 14, "test_device_placement.py": 32,
     "test_model_batching.py::test_generation_outputs_and_traces_are_identical_at_batch_1_and_4": 95,
     "test_model_batching.py::test_standard_equals_lm_eval_hf_strings_on_k5_prompts": 90,
     "test_model_batching.py::test_loglikelihood_and_rolling_at_batch_8_equal_batch_1": 20,
