@@ -23,6 +23,7 @@ def fake(monkeypatch):
     state = SimpleNamespace(pool=6, scored=[], interrupt_at=None)
     lm = SimpleNamespace(params=TokRAGParams(), resolved_config={"pretrained": "fake-lm", "dtype": "float32"},
                          fingerprint="fp0", decoder=SimpleNamespace(n_layers=4, windows=None), tokenizer=None,
+                         backbone=SimpleNamespace(dtype="float32"),
                          apply_chat_template=None)
     state.lm = lm
 

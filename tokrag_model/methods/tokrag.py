@@ -892,7 +892,7 @@ def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: di
 
     preset = {"format": PRESET_FORMAT, "method": "tokrag",
               "model": {"pretrained": lm.resolved_config["pretrained"], "fingerprint": lm.fingerprint,
-                        "n_layers": lm.decoder.n_layers},
+                        "n_layers": lm.decoder.n_layers, "dtype": lm.backbone.dtype},
               "params": params, "calibration": calibration}
     atomic_write_json(path, preset)
     return read_preset(path, lm.fingerprint, lm.decoder.n_layers)
@@ -1005,6 +1005,14 @@ class TokRAGLM(RAGMethodLM):
         self.preset = None
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"])
+            made = (self.preset.get("model") or {}).get("dtype")
+            if made is not None and made != self.backbone.dtype:
+                # the dynamic rule's gaps are ~1e-5 nats/V: in bfloat16 they moved enough that, on SmolLM2, the rule
+                # stopped changing any decision a float32 preset's threshold made (the same sums as the fixed layer)
+                log.warning("preset=%s: calibrated in %s, this model runs in %s; its threshold and layer were chosen on "
+                            "the other precision's gaps and log-probs: calibrate in %s (tokrag calibrate --model %s "
+                            "--split dev --model-args dtype=%s)", self.preset["path"], made, self.backbone.dtype,
+                            self.backbone.dtype, c["pretrained"], self.backbone.dtype)
         resolved = self.resolve_args(c, self.given_args, self.preset)
         c.update(resolved)  # resolved_config stays a plain dict of values
         self.token_classes = TokenClasses(self.tokenizer)

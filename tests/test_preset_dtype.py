@@ -1,0 +1,54 @@
+"""A ``tokrag calibrate`` preset records the dtype it was calibrated in (``model.dtype``), and a run in another
+dtype logs one WARNING at load. The dynamic rule's gaps are ~1e-5 nats/V: a reviewer saw them move enough in
+bfloat16 that, on SmolLM2, a float32 preset's threshold no longer changed any decision; a GPU run in bfloat16 with a
+preset calibrated on a CPU in float32 gave no sign of it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from tokrag_model.methods.tokrag import TokRAGLM, write_preset
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOLLM2 = json.loads((ROOT / "leaderboards/presets/tokrag-smollm2-135m-instruct.json").read_text())
+
+
+def _preset(tmp_path: Path, backbone, **model) -> Path:
+    preset = {**SMOLLM2, "model": {**SMOLLM2["model"], "fingerprint": backbone.fingerprint, **model}}
+    path = tmp_path / "preset.json"
+    path.write_text(json.dumps(preset))
+    return path
+
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+def test_a_preset_calibrated_in_another_dtype_warns_at_load(tmp_path, backbone, caplog) -> None:
+    path = _preset(tmp_path, backbone, dtype="bfloat16")
+    with caplog.at_level(logging.WARNING, logger="tokrag_model"):
+        lm = TokRAGLM.with_backbone(backbone, preset=str(path))
+    assert _warnings(caplog) == [
+        f"preset={path}: calibrated in bfloat16, this model runs in float32; its threshold and layer were chosen on the "
+        f"other precision's gaps and log-probs: calibrate in float32 (tokrag calibrate --model "
+        f"{lm.resolved_config['pretrained']} --split dev --model-args dtype=float32)"]
+
+
+def test_a_preset_in_the_same_dtype_or_without_one_loads_silently(tmp_path, backbone, caplog) -> None:
+    for model in ({"dtype": "float32"}, {}):  # {}: the committed presets, written before the dtype was recorded
+        path = _preset(tmp_path, backbone, **model)
+        if not model:
+            assert "dtype" not in json.loads(path.read_text())["model"]
+        with caplog.at_level(logging.WARNING, logger="tokrag_model"):
+            TokRAGLM.with_backbone(backbone, preset=str(path))
+        assert _warnings(caplog) == [], model
+        caplog.clear()
+
+
+def test_write_preset_records_the_dtype(tmp_path, backbone) -> None:
+    lm = TokRAGLM.with_backbone(backbone)
+    preset = write_preset(tmp_path / "p.json", lm, {"layer": 19}, {})
+    assert preset["model"] == {"pretrained": lm.resolved_config["pretrained"], "fingerprint": backbone.fingerprint,
+                               "n_layers": 30, "dtype": "float32"}
