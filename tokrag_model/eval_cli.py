@@ -9,7 +9,8 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code."""
+    """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code
+    (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback)."""
     import tokrag_model
     import tokrag_model._lmeval_hook  # noqa: F401  (one-line errors for unknown --tasks / --model names)
 
@@ -23,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except KeyboardInterrupt:  # lm-eval's own: a 100-line traceback through torch
+        print("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved nothing. To keep "
+              "finished requests across a rerun, pass --use_cache PATH (one path per model configuration; the "
+              "--log_samples traces are then not recorded), or run cells with 'tokrag leaderboard run', which resumes",
+              file=sys.stderr)
+        return 130
     finally:
         sys.argv = old
     return 0

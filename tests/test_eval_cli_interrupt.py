@@ -1,0 +1,22 @@
+"""``tokrag eval`` after Ctrl-C: one line on stderr and exit code 130, where lm-eval's CLI printed a ~125-line
+KeyboardInterrupt traceback through torch (found by a new-user trial). lm-eval writes results only at the end of a
+run, so the line says nothing was saved and how to keep finished requests next time."""
+
+from __future__ import annotations
+
+import lm_eval.__main__
+
+from tokrag_model import eval_cli
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lm_eval.__main__, "cli_evaluate", interrupted)
+    rc = eval_cli.main(["--model", "rag-standard", "--tasks", "nq_oracle_bm25", "--limit", "2"])
+    err = capsys.readouterr().err
+    assert rc == 130
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved "
+                          "nothing. To keep finished requests across a rerun, pass --use_cache PATH")
