@@ -412,7 +412,7 @@ def _retrieve(a: argparse.Namespace) -> int:
     params = _params(a)
     prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")
     if a.dry_run:
-        return _dry_run(a.corpus, a.retriever, params)
+        return _dry_run(a.corpus, a.retriever, params, a.topics)
     if not a.topics or not a.output:
         raise ConfigError("--topics and --output are required (only --dry-run works without them)")
     _output_paths(a)  # a bad --output fails now, not after the search
@@ -451,8 +451,13 @@ def _retrieve(a: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any]) -> int:
-    """Print what retrieval over ``corpus`` would download (a prebuilt corpus) and return 0."""
+def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics: str | None = None) -> int:
+    """Print what retrieval over ``corpus`` with ``topics`` would download (a prebuilt corpus; Pyserini's topic
+    sets) and return 0."""
+    if topics is not None and topics.startswith("pyserini:"):
+        # the topic file is the first download of a real run: offline, its failure is the first error
+        print(f"topics {topics}: Anserini downloads the topic file on first use (small; needs the internet unless "
+              "downloaded before); offline, give a local topics file (TSV or JSONL with answers)")
     if corpus is None or not corpus.startswith("prebuilt:"):
         print(f"{corpus or '--index'}: a local corpus or index folder: nothing to download")
         return 0
@@ -555,7 +560,7 @@ def _expect(a: argparse.Namespace) -> int:
     if a.dry_run:
         for c in conds:
             print(f"condition {c['name']}: {c['retriever']} over {c['corpus']}, topics {c['topics']}, k={c['k']}")
-            _dry_run(c["corpus"], c["retriever"], c["params"])
+            _dry_run(c["corpus"], c["retriever"], c["params"], c["topics"])
         return 0
     if a.run:
         if len(conds) != 1:

@@ -492,7 +492,9 @@ def pyserini_topics(name: str) -> dict[str, dict[str, Any]]:
     except ValueError as exc:
         raise ConfigError(f"--topics pyserini:{name}: {exc} (Pyserini topic names: dpr-wq-test, dpr-nq-test, nq-test, ...)") from None
     except Exception as exc:  # noqa: BLE001 - jnius.JavaException: Anserini could not download the file
-        raise OfflineError(f"Pyserini topics {name!r} cannot be downloaded ({str(exc).splitlines()[0]}); use a local topics file") from None
+        raise OfflineError(f"Pyserini topics {name!r} cannot be downloaded ({str(exc).splitlines()[0]}); use a local "
+                           "topics file (TSV or JSONL with answers; for 'retrieve eval --expect', in a copy of the "
+                           "expectation file: topics: PATH)") from None
     out: dict[str, dict[str, Any]] = {}
     for qid in sorted(topics, key=lambda q: (not isinstance(q, int), q if isinstance(q, int) else 0, str(q))):
         t = topics[qid]

@@ -227,3 +227,26 @@ def test_expect_file_errors(tmp_path):
     assert spec["conditions"][2]["params"]["alpha"] == 0.95
     with pytest.raises(ConfigError, match="no condition 'dense'; conditions: bm25, dpr, hybrid"):
         expect.select(spec, ["dense"])
+
+
+def test_dry_run_names_the_pyserini_topics_download(capsys):
+    """A real run's first download, offline its first failure, is a Pyserini topic set: the dry run (plain and with
+    --expect) said nothing of it (found by a new-user trial). A local corpus: no JVM, no index plan."""
+    from tokrag_model.cli import main
+
+    line = ("topics pyserini:dpr-wq-test: Anserini downloads the topic file on first use (small; needs the internet "
+            "unless downloaded before); offline, give a local topics file (TSV or JSONL with answers)")
+    assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", "pyserini:dpr-wq-test", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines() == [line, "nq-dpr-1k: a local corpus or index folder: nothing to download"]
+    assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", "nq-oracle", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["nq-dpr-1k: a local corpus or index folder: nothing to download"]
+
+
+def test_expect_dry_run_names_the_pyserini_topics_download(tmp_path, monkeypatch, capsys):
+    from tokrag_model.cli import main
+
+    monkeypatch.setenv("PYSERINI_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["retrieve", "eval", "--expect", str(Path(__file__).resolve().parents[1] / "docs/expected/webq-dpr.yaml"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("topics pyserini:dpr-wq-test: Anserini downloads the topic file on first use") == out.count("condition ") >= 1
