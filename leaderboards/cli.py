@@ -8,7 +8,8 @@
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
-passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given); ``run --estimate``
+passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given); with ``--jobs N`` it is
+the whole run's (its helpers write theirs to a file the main process adds up, never to stdout); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
 estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
 every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="do not resume an interrupted cell from its request journal: delete its folder and redo it")
     r.add_argument("--cell-budget-dir", default=None, help=argparse.SUPPRESS)  # run --jobs N --max-cells M: its helpers' count
     r.add_argument("--jobs-helper", action="store_true", help=argparse.SUPPRESS)  # a helper of run --jobs N: quiet when interrupted
+    r.add_argument("--summary-file", default=None, help=argparse.SUPPRESS)  # a helper of run --jobs N: its summary, not on stdout
     r.add_argument("--no-progress", action="store_true", help="no progress bars")
     r.add_argument("--report", action="store_true",
                    help="build the report afterwards; after --models/--methods/--tasks the whole spec's, its unfinished "
@@ -147,6 +149,35 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
     def restore() -> None:
         if signal.getsignal(signal.SIGTERM) is handler:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return restore
+
+
+def _helper_signals() -> Callable[[], None]:
+    """In a helper of ``run --jobs N``: the first SIGINT or SIGTERM raises :class:`_Signalled` (a KeyboardInterrupt:
+    the helper stops as an interrupted run, its journal kept) and every later one is ignored, so the main process's
+    SIGTERM (sent at once when it is interrupted, :func:`~leaderboards.runner._stop_helpers`) after the Ctrl-C a
+    terminal sent the whole process group does not cut the helper's way out. SIGINT is handled even when the helper
+    inherited it ignored. Off the main thread nothing changes. Returns the function that restores the handlers,
+    a no-op once a signal came (the helper then ignores both until it exits)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    fired: list[int] = []
+
+    def handler(signum, _frame):
+        for s in saved:
+            signal.signal(s, signal.SIG_IGN)
+        fired.append(signum)
+        raise _Signalled(signum)
+
+    for s in saved:
+        signal.signal(s, handler)
+
+    def restore() -> None:
+        if not fired:
+            for s, h in saved.items():
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
 
     return restore
 
@@ -248,7 +279,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
         from .runner import run_spec
 
         stage = "run"
-        restore = _sigterm_as_interrupt()
+        restore = _helper_signals() if args.jobs_helper else _sigterm_as_interrupt()
         try:
             if args.jobs_helper:  # SIGTERM when the main process dies, however it dies
                 from .runner import follow_leader
@@ -266,7 +297,12 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
                 if spec.selection:
                     print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
                 stage = "done"
-            print(json.dumps(summary.as_dict(), sort_keys=True))
+            if args.summary_file:  # a helper of run --jobs N: the main process prints the run's one summary
+                from retrieval.io import atomic_write_text
+
+                atomic_write_text(args.summary_file, json.dumps(summary.as_dict(), sort_keys=True) + "\n")
+            else:
+                print(json.dumps(summary.as_dict(), sort_keys=True))
         except KeyboardInterrupt as exc:  # one line, not a traceback: what was kept and how to go on
             restore()
             signum = int(getattr(exc, "signum", signal.SIGINT))

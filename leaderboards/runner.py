@@ -43,6 +43,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -133,7 +134,8 @@ class RunSummary:
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection.
         ``forward_passes``: computed by this process (replayed chunks not counted); ``replayed_requests``: requests
-        this process replayed from journals instead of computing them."""
+        this process replayed from journals instead of computing them; with ``jobs > 1`` the main process's
+        summary counts its helpers' too (:func:`_add_helper_summaries`)."""
         return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
                 "forward_passes": self.forward_passes, "replayed_requests": self.replayed_requests,
                 "wall_s": round(self.wall_s, 3),
@@ -1345,26 +1347,33 @@ def journaled_requests(path: Path) -> int:
 
 
 HELPER_GRACE_S = 3.0
-"""Seconds the helpers of ``run --jobs`` get to stop by themselves after the main process stopped (a Ctrl-C in a
-terminal reaches them too) before they get SIGTERM (:func:`_stop_helpers`)."""
+"""Seconds the helpers of ``run --jobs`` get to stop by themselves after the main process stopped (on an interrupt
+they were sent SIGTERM at once, :func:`_stop_helpers`) before they get SIGTERM (again)."""
 HELPER_TERM_S = 10.0
 """Seconds a helper gets to end after its SIGTERM before it is killed (SIGKILL): one stuck in native code."""
 
 
-def _stop_helpers(helpers: list[subprocess.Popen]) -> KeyboardInterrupt | None:
-    """Stop the helper processes of ``run --jobs`` that still run, in steps: wait up to :data:`HELPER_GRACE_S`,
-    then SIGTERM and wait up to :data:`HELPER_TERM_S`, then SIGKILL (and wait up to 5 s). Returns at once when none
-    runs (the end of a run that was not interrupted). Never raises: a Ctrl-C (or SIGTERM) during a step ends that
-    step (the next one starts at once; after the last, the helpers still running are killed) and is returned (the
-    first one), for the caller to raise after its own clean-up."""
+def _stop_helpers(helpers: list[subprocess.Popen], interrupted: bool = False) -> KeyboardInterrupt | None:
+    """Stop the helper processes of ``run --jobs`` that still run, in steps: with ``interrupted`` (the main process
+    got Ctrl-C or SIGTERM) SIGTERM at once, which a helper handles as its own interrupt (it stops between two
+    bytecodes, its journal kept, and ignores any later SIGINT/SIGTERM: the Ctrl-C a terminal sent its whole process
+    group included); then wait up to :data:`HELPER_GRACE_S`, then SIGTERM and wait up to :data:`HELPER_TERM_S`, then
+    SIGKILL (and wait up to 5 s). Without ``interrupted`` (an error in the main process) the first SIGTERM comes
+    after the grace. Before this, a SIGTERM to the main process alone reached no helper until the grace was over.
+    Returns at once when none runs (the end of a run that was not interrupted). Never raises: a Ctrl-C (or SIGTERM)
+    during a step ends that step (the next one starts at once; after the last, the helpers still running are
+    killed) and is returned (the first one), for the caller to raise after its own clean-up."""
     caught: KeyboardInterrupt | None = None
-    for step, seconds in (("wait", HELPER_GRACE_S), ("term", HELPER_TERM_S), ("kill", 5.0)):
+    steps = (("signal", 0.0),) if interrupted else ()
+    for step, seconds in (*steps, ("wait", HELPER_GRACE_S), ("term", HELPER_TERM_S), ("kill", 5.0)):
         try:
             live = [h for h in helpers if h.poll() is None]
             if not live:
                 return caught
             for h in live:
-                if step == "term":
+                if step == "signal":
+                    h.send_signal(signal.SIGTERM)
+                elif step == "term":
                     log.info("helper process %d still running %.0f s after the run stopped: SIGTERM", h.pid,
                              HELPER_GRACE_S)
                     h.send_signal(signal.SIGTERM)
@@ -1427,6 +1436,44 @@ def _interrupts_deferred():
             signal.signal(s, h)
         for s in dict.fromkeys(got):
             signal.raise_signal(s)
+
+
+SUMMARY_OPTION = "--summary-file"
+"""The hidden ``run`` option by which :func:`run_spec` has each ``--jobs`` helper write its :class:`RunSummary`
+(``as_dict``, JSON) to a file instead of stdout: the main process adds them into the one summary the command
+prints (:func:`_add_helper_summaries`)."""
+
+
+def _helper_summaries(helpers: list[subprocess.Popen], folder: Path) -> list[dict[str, Any] | None]:
+    """The summaries the ended ``helpers`` wrote into ``folder`` (``helper-<i>.json``); None for one that wrote none
+    (still running, failed, interrupted) or an unreadable one."""
+    out: list[dict[str, Any] | None] = []
+    for i, h in enumerate(helpers):
+        try:
+            out.append(json.loads((folder / f"helper-{i}.json").read_text(encoding="utf-8")) if h.poll() == 0 else None)
+        except (OSError, ValueError):
+            out.append(None)
+    return out
+
+
+def _add_helper_summaries(summary: RunSummary, parts: list[dict[str, Any] | None], order: list[str]) -> None:
+    """Make the main process's ``summary`` the whole ``run --jobs N``'s: ``ran`` every cell some process of the run
+    computed; ``skipped`` the cells done when the main process started (its own); ``by_other`` the cells finished
+    by a process outside this run (another command on the same folder): neither skipped nor run by one of ours;
+    ``forward_passes`` and ``replayed_requests`` summed; ``wall_s`` the main process's (it waits for its helpers).
+    Cell lists in spec order (``order``).
+
+    Raises:
+        TokragError: a helper that ended with exit status 0 but left no readable summary.
+    """
+    if any(p is None for p in parts):
+        raise TokragError(f"a helper runner process ended without writing its summary ({SUMMARY_OPTION})")
+    ran = set(summary.ran).union(*(p["ran"] for p in parts))
+    other = set(summary.by_other).union(*(p["by_other"] + p["skipped"] for p in parts)) - ran - set(summary.skipped)
+    summary.ran = [c for c in order if c in ran]
+    summary.by_other = [c for c in order if c in other]
+    summary.forward_passes += sum(int(p["forward_passes"]) for p in parts)
+    summary.replayed_requests += sum(int(p["replayed_requests"]) for p in parts)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -1561,7 +1608,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     check_cell_args(spec, [c for c, _, _ in todo])
     helpers: list[subprocess.Popen] = []
-    budget_dir = None
+    budget_dir = summaries_dir = None
+    parts: list[dict[str, Any] | None] = []
     if budget is None and not (jobs > 1 and max_cells is not None):
         budget = _CellBudget(max_cells)
 
@@ -1609,7 +1657,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     def _cells() -> None:
         """Start the helpers (``jobs > 1``), run or claim the cells, then wait for the helpers' cells."""
-        nonlocal budget, budget_dir, deferred
+        nonlocal budget, budget_dir, summaries_dir, deferred
         if jobs > 1:
             if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
                 budget_dir = runs / _budget_name()
@@ -1624,9 +1672,11 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             if budget_dir:
                 cmd += [BUDGET_OPTION, str(budget_dir)]
             cmd.append(JOBS_HELPER_OPTION)
-            for _ in range(jobs - 1):
+            summaries_dir = Path(tempfile.mkdtemp(prefix="tokrag-jobs-"))  # each helper's summary, not its stdout
+            for i in range(jobs - 1):
                 with _interrupts_deferred():
-                    helpers.append(subprocess.Popen(cmd, env={**os.environ, LEADER_ENV: str(os.getpid())}))
+                    helpers.append(subprocess.Popen([*cmd, SUMMARY_OPTION, str(summaries_dir / f"helper-{i}.json")],
+                                                    env={**os.environ, LEADER_ENV: str(os.getpid())}))
         for cell, key, mat in todo:
             outcome = _attempt(cell, key, mat, blocking=False)
             if outcome == "limit":
@@ -1650,16 +1700,21 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         try:
             _cells()
         finally:  # on any exception the helpers still running are stopped (in steps), never left behind or waited for
-            late = _stop_helpers(helpers)
+            late = _stop_helpers(helpers, interrupted=isinstance(sys.exc_info()[1], KeyboardInterrupt))
             bar.close()
             if budget_dir:
                 shutil.rmtree(budget_dir, ignore_errors=True)
+            if summaries_dir:
+                parts = _helper_summaries(helpers, summaries_dir)
+                shutil.rmtree(summaries_dir, ignore_errors=True)
             if late is not None and not isinstance(sys.exc_info()[1], KeyboardInterrupt):
                 raise late  # a Ctrl-C while the helpers were stopped after another error: the run was interrupted
     except KeyboardInterrupt as exc:  # say what was kept; no cell's file is written here
         raise _interrupted(spec, runs, keyed, exc) from None
     if helpers and any(h.returncode for h in helpers):
         raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
+    if helpers:
+        _add_helper_summaries(summary, parts, [cell.cell_id for cell, _, _ in keyed])
     summary.wall_s = time.perf_counter() - t_start
     return summary
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from leaderboard_helpers import TOY, report_bytes, runner_cmd, subprocess_env, write_spec
 
+import leaderboards.runner
 from leaderboards.keys import cell_keys
 from leaderboards.report import build_report
 from leaderboards.runner import IncompleteRunError, cell_is_done, run_spec, verify_cell_dir
@@ -156,7 +157,10 @@ def test_jobs_2_gives_the_numbers_of_one_process(tmp_path, monkeypatch):
     """Scale-out across cells: ``run --jobs 2`` (this process + one helper) = a single process."""
     spec = load_spec(_spec(tmp_path))
     monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    merge, parts = leaderboards.runner._add_helper_summaries, []
+    monkeypatch.setattr(leaderboards.runner, "_add_helper_summaries", lambda s, p, o: (parts.extend(p), merge(s, p, o)))
     summary = run_spec(spec, tmp_path / "runs", progress=False, jobs=2)
-    assert 0 < len(summary.ran) < len(spec.cells())  # the helper took some cells
+    assert summary.ran == [c.cell_id for c in spec.cells()]  # the run's summary: both processes' cells
+    assert 0 < len(parts[0]["ran"]) < len(spec.cells())  # the helper took some cells
     _, _, ref_report = _reference(tmp_path / "ref")
     assert report_bytes(build_report(spec, tmp_path / "runs", tmp_path / "report", timings=False)) == ref_report

@@ -1,0 +1,114 @@
+"""``tokrag leaderboard run --jobs N`` as a user sees it: one JSON summary on stdout for the whole run (the
+helpers' summaries reach the main process, not stdout), and helpers that stop at once when the main process is
+interrupted (Ctrl-C to the process group, or SIGTERM to the main process alone), their journals kept.
+
+These run the real command (``python -m leaderboards.cli``) and its real helper processes on the toy model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import runner_cmd, subprocess_env, write_spec
+
+import leaderboards.runner
+from leaderboards.keys import cell_keys
+from leaderboards.runner import JOURNAL, RunSummary, journaled_requests
+from leaderboards.spec import load_spec
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return subprocess_env(tmp_path / "cache") | {"TOKRAG_GIT_COMMIT": "test-commit"}
+
+
+def test_jobs_2_prints_one_summary_for_the_whole_run(tmp_path):
+    """stdout held two JSON objects: the helper's summary (its cells) and then the main process's (its own), neither
+    the total, so ``json.loads(stdout)`` failed. Now it is one object: every cell run, the passes of both processes."""
+    spec = write_spec(tmp_path, limit=6, delay=0.2, extra={"progress_chunk": 1})  # 4 cells of ~1.2 s
+    runs = tmp_path / "runs"
+    proc = subprocess.run([*runner_cmd(spec, runs), "--jobs", "2"], env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)  # exactly one JSON value, nothing else on stdout
+    assert set(summary) == {"ran", "skipped", "by_other", "forward_passes", "replayed_requests", "wall_s"}
+    cells = [c.cell_id for c, _, _ in cell_keys(load_spec(spec))]
+    assert summary["ran"] == cells and summary["skipped"] == [] and summary["by_other"] == []
+    cost = [json.loads((runs / key / "cost.json").read_text()) for _, key, _ in cell_keys(load_spec(spec))]
+    assert summary["forward_passes"] == sum(c["forward_passes"] for c in cost) > 0
+    assert summary["replayed_requests"] == 0
+
+    again = subprocess.run([*runner_cmd(spec, runs), "--jobs", "2"], env=_env(tmp_path), capture_output=True,
+                           text=True, timeout=600)  # all done: no helper starts; the summary as with --jobs 1
+    assert again.returncode == 0 and json.loads(again.stdout)["skipped"] == cells
+
+
+def test_the_helpers_summaries_add_up_to_the_runs():
+    """The merge: a cell run by any process of the run is 'ran'; one a helper found done that no process of the run
+    ran was finished by another command (by_other); passes summed; lists in spec order."""
+    order = ["a", "b", "c", "d", "e"]
+    main = RunSummary(ran=["c", "a"], skipped=["e"], by_other=["b"], forward_passes=10, replayed_requests=1)
+    helper = {"ran": ["b"], "skipped": ["e", "a", "d"], "by_other": ["c"], "forward_passes": 5, "replayed_requests": 2}
+    leaderboards.runner._add_helper_summaries(main, [helper], order)
+    assert (main.ran, main.skipped, main.by_other) == (["a", "b", "c"], ["e"], ["d"])
+    assert (main.forward_passes, main.replayed_requests) == (15, 3)
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+@pytest.mark.parametrize("how", [
+    "sigterm-to-main",  # kill PID: the helper heard nothing until the 3 s grace was over, then got SIGTERM
+    pytest.param("ctrl-c-to-group", marks=pytest.mark.reliability),  # a terminal's Ctrl-C, then the main's SIGTERM too
+])
+def test_helpers_stop_at_once_when_the_run_is_interrupted(tmp_path, how):
+    """The README says the helpers stop by themselves within HELPER_GRACE_S (3 s) after the run stopped. After a
+    SIGTERM to the main process the log said 'helper process N still running 3 s after the run stopped: SIGTERM'
+    every time: only a terminal's Ctrl-C reached the helpers. Now the main process sends them SIGTERM at once; a
+    helper stops as an interrupted run (its journal kept) and ignores a second signal (the Ctrl-C and the SIGTERM)."""
+    spec = write_spec(tmp_path, tasks=["toy_qa"], limit=200, delay=0.5, extra={"progress_chunk": 1})
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([*runner_cmd(spec, runs), "--jobs", "2"], env=_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal starts it
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # both cells started: the helper is in its cell
+            if len([j for j in runs.glob(f"*/{JOURNAL}") if journaled_requests(j)]) == 2:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None and len(_children(proc.pid)) == 1, proc.communicate()[1][-3000:]
+        t0 = time.monotonic()
+        if how == "sigterm-to-main":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    signum = signal.SIGTERM if how == "sigterm-to-main" else signal.SIGINT
+    assert proc.returncode == -signum, err[-3000:]
+    assert "still running" not in err and "killed" not in err and "Traceback" not in err, err[-3000:]
+    assert took < leaderboards.runner.HELPER_GRACE_S + 2
+    assert out == ""  # no summary of an interrupted run, the helper's neither
+    assert not list(runs.glob("*/DONE"))
+    journals = list(runs.glob(f"*/{JOURNAL}"))
+    assert len(journals) == 2 and all(journaled_requests(j) for j in journals)  # both processes' requests kept
+    assert "2 unfinished cells kept" in err.strip().splitlines()[-1]
