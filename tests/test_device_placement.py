@@ -54,7 +54,8 @@ class DeviceTags(TorchFunctionMode):
             if func in (torch.as_tensor, torch.asarray) and isinstance(src, torch.Tensor) and kwargs.get("device") is None:
                 self._set(out, self._tag(src))
             else:
-                self._set(out, DEV if kwargs.get("device") is not None else HOST)
+                dev = kwargs.get("device")
+                self._set(out, HOST if dev is None or (isinstance(dev, str) and dev.startswith("cpu")) else DEV)
             return out
         flat = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         if name == "cpu":
@@ -62,8 +63,11 @@ class DeviceTags(TorchFunctionMode):
             return out
         if name == "to":
             targets = [*args[1:], kwargs.get("device"), kwargs.get("other")]
-            moved = any(isinstance(a, (torch.device, str, torch.Tensor)) for a in targets if a is not None)
-            self._set(out, DEV if moved else self._tag(args[0]))
+            moved = [a for a in targets if isinstance(a, (torch.device, str, torch.Tensor))]
+            if moved and isinstance(moved[0], str) and moved[0].startswith("cpu"):
+                self._set(out, HOST)
+            else:
+                self._set(out, (self._tag(moved[0]) if isinstance(moved[0], torch.Tensor) else DEV) if moved else self._tag(args[0]))
             return out
         tags = [self._tag(a) for a in flat]
         host = [a for a in flat if self._tag(a) == HOST and (a.dim() > 0 or name in SCALAR_STRICT)]
@@ -75,7 +79,7 @@ class DeviceTags(TorchFunctionMode):
                 where = f"{frames[-1].filename.rsplit('/', 2)[-2]}/{frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" \
                     if frames else "?"
                 self.mixes.append((name, where))
-        self._set(out, DEV if DEV in tags else (HOST if tags else DEV))
+        self._set(out, DEV if DEV in tags else (HOST if tags or kwargs.get("device") is None else DEV))
         return out
 
 
@@ -99,9 +103,9 @@ RUNS = [("rag-none", {}), ("rag-standard", {}), ("rag-replug", {}), ("rag-selfra
 def test_scoring_and_generation_keep_tensors_on_the_model_device(backbone, method, kwargs):
     from tokrag_model.methods import MODELS
 
-    lm = MODELS[method].with_backbone(backbone, batch_invariant=False, batch_size=2, **kwargs)
     mode = DeviceTags()
-    with mode:
+    with mode:  # built inside the mode too: tensors the method makes at construction are tagged
+        lm = MODELS[method].with_backbone(backbone, batch_invariant=False, batch_size=2, **kwargs)
         ll = lm.loglikelihood([Instance("loglikelihood", d, (f"Question: {d['question']}?\nAnswer:", " " + d["answers"][0]), i)
                                for i, d in enumerate(DOCS)], disable_tqdm=True)
         rolling = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", DOCS[0], (ROLLING,), 0),

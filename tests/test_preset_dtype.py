@@ -9,7 +9,7 @@ import json
 import logging
 from pathlib import Path
 
-from tokrag_model.methods.tokrag import TokRAGLM, write_preset
+from tokrag_model.methods.tokrag import TokRAGLM, preset_dtype_mismatch, write_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = json.loads((ROOT / "leaderboards/presets/tokrag-smollm2-135m-instruct.json").read_text())
@@ -30,10 +30,21 @@ def test_a_preset_calibrated_in_another_dtype_warns_at_load(tmp_path, backbone, 
     path = _preset(tmp_path, backbone, dtype="bfloat16")
     with caplog.at_level(logging.WARNING, logger="tokrag_model"):
         lm = TokRAGLM.with_backbone(backbone, preset=str(path))
-    assert _warnings(caplog) == [
-        f"preset={path}: calibrated in bfloat16, this model runs in float32; its threshold and layer were chosen on the "
-        f"other precision's gaps and log-probs: calibrate in float32 (tokrag calibrate --model "
-        f"{lm.resolved_config['pretrained']} --split dev --model-args dtype=float32)"]
+    assert _warnings(caplog) == [  # the preset's QA format (chat template, instruct prompt) in the command
+        f"preset={path}: calibrated in bfloat16, this model runs in float32; its layer was chosen on the other "
+        f"precision's log-probs: calibrate in float32 (tokrag calibrate --model {lm.resolved_config['pretrained']} "
+        "--split dev --apply-chat-template --prompt instruct --model-args dtype=float32,device=cpu)"]
+
+
+def test_the_dtype_message_names_the_presets_format_and_what_it_chose() -> None:
+    gemma = {"path": "g.json", "params": {"layer": "dynamic", "js_threshold": 1e-6}, "model": {"dtype": "float32"},
+             "calibration": {"data": {"nq": {"apply_chat_template": False, "prompt": "base"}}}}
+    assert preset_dtype_mismatch(gemma, "bfloat16", "cuda:0", "gemma-3-270m") == (
+        "preset=g.json: calibrated in float32, this model runs in bfloat16; its threshold was chosen on the other "
+        "precision's log-probs: calibrate in bfloat16 (tokrag calibrate --model gemma-3-270m --split dev --prompt base "
+        "--model-args dtype=bfloat16,device=cuda:0)")
+    for same in ("torch.float32", "FP32", "float"):  # spellings of float32 are the same dtype
+        assert preset_dtype_mismatch({**gemma, "model": {"dtype": same}}, "float32", "cpu") is None
 
 
 def test_a_preset_in_the_same_dtype_or_without_one_loads_silently(tmp_path, backbone, caplog) -> None:

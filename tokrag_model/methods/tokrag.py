@@ -597,9 +597,9 @@ class TeacherForced:
         self.rag_seq = list(rag_ids) + self.cont_ids
         self.lp_rag, self.hs_rag, self.keys_rag = rag.logprobs, rag.hidden, rag.keys
         self.lp_pure, self.hs_pure = pure.logprobs, pure.hidden
-        base = len(rag_ids) - 1
+        self.base = len(rag_ids) - 1  # position of the query that predicts cont_ids[0]; cont_ids[i]: base + i
         # (C,) query positions in rag_seq, on the model's device (RoPE and the causal mask of attention_probs)
-        self.positions = torch.arange(base, base + len(cont_ids), device=rag.logprobs.device)
+        self.positions = torch.arange(self.base, self.base + len(cont_ids), device=rag.logprobs.device)
         self._attention: dict[int, torch.Tensor] = {}
 
     @classmethod
@@ -616,7 +616,7 @@ class TeacherForced:
         """(C, T) head-averaged attention of every continuation query at ``layer``, causal (keys ≤ the
         query), computed for all positions in one call and kept (the rows of the per-position call)."""
         if layer not in self._attention:
-            keys = self.keys_rag[layer][:, : int(self.positions[-1]) + 1]
+            keys = self.keys_rag[layer][:, : self.base + len(self.cont_ids)]  # up to the last query (no device sync)
             self._attention[layer] = self.dec.attention_probs(layer, self.hs_rag[layer], self.positions, keys,
                                                               causal_limit=self.positions)
         return self._attention[layer]
@@ -629,7 +629,7 @@ class TeacherForced:
         dyn = scorer.fixed_layer is None
         d = scorer.decide(self.lp_rag[i], self.lp_pure[i], self.rag_seq, span, lambda layer: self.attention(layer)[i],
                           self.hs_rag[:, i] if dyn else None, self.hs_pure[:, i] if dyn else None, i,
-                          force_score=force_score, query_pos=int(self.positions[i]))
+                          force_score=force_score, query_pos=self.base + i)
         gold = self.cont_ids[i]
         d.logp_rag, d.logp_pure = float(self.lp_rag[i, gold]), float(self.lp_pure[i, gold])
         return d
@@ -678,7 +678,7 @@ class TeacherForced:
                         g[ell] = v
                 rec.update(s_l=sl, s_r=s_r, gaps=g, analysis=None if math.isnan(a_r) else (a_r, a_l))
                 if any(w is not None for w in scorer.windows):
-                    q = int(self.positions[i])
+                    q = self.base + i
                     rec["blind"] = [layer for layer in range(n) if not scorer.sees_span(layer, q, span)]
             out.append(rec)
         return out
@@ -729,7 +729,7 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     ``pretrained`` (the model it is to be used with) only completes the fix the depth message gives.
 
     Returns:
-        the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers}, ``params``,
+        the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers, dtype}, ``params``,
         ``calibration``) plus ``path`` and ``sha256`` of the file.
     Raises:
         ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object), unknown params or
@@ -886,6 +886,34 @@ def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool,
             f"(tokrag calibrate --model {pretrained or 'MODEL'} --split dev{flags})")
 
 
+def preset_dtype_mismatch(preset: Mapping[str, Any], dtype: str, device: str, pretrained: str | None = None) -> str | None:
+    """One WARNING line when the preset was calibrated in another dtype than ``dtype`` (the loaded model's, e.g.
+    ``bfloat16``), with the ``tokrag calibrate`` command for this dtype and device in the preset's QA prompt format;
+    None when the dtypes agree or the preset does not record one (presets written before ``model.dtype``).
+
+    The dynamic rule's gaps are ~1e-5 nats/V: in bfloat16 they moved so far that, on SmolLM2, a float32 preset's
+    threshold changed no decision (the same sums as the fixed layer); a fixed layer is chosen on log-probs and
+    attention of one precision too.
+    """
+    from ..loading import _DTYPES
+
+    made = (preset.get("model") or {}).get("dtype")
+    if not isinstance(made, str):
+        return None
+    norm = lambda d: _DTYPES.get(str(d).lower().replace("torch.", ""), str(d))  # noqa: E731
+    if norm(made) == norm(dtype):
+        return None
+    nq = ((preset.get("calibration") or {}).get("data") or {}).get("nq")
+    nq = nq if isinstance(nq, dict) else {}
+    flags = (" --apply-chat-template" if nq.get("apply_chat_template") is True else "") + \
+        (f" --prompt {nq['prompt']}" if isinstance(nq.get("prompt"), str) else "")
+    params = preset.get("params") or {}
+    chosen = "threshold" if params.get("layer") == "dynamic" or "js_threshold" in params else "layer"
+    return (f"preset={preset.get('path')}: calibrated in {made}, this model runs in {dtype}; its {chosen} was chosen "
+            f"on the other precision's log-probs: calibrate in {dtype} (tokrag calibrate --model {pretrained or 'MODEL'} "
+            f"--split dev{flags} --model-args dtype={dtype},device={device})")
+
+
 def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: dict) -> dict:
     """Write a preset for ``lm``'s weights (atomically, JSON) and return it as :func:`read_preset` reads it."""
     from retrieval.io import atomic_write_json
@@ -1005,14 +1033,9 @@ class TokRAGLM(RAGMethodLM):
         self.preset = None
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"])
-            made = (self.preset.get("model") or {}).get("dtype")
-            if made is not None and made != self.backbone.dtype:
-                # the dynamic rule's gaps are ~1e-5 nats/V: in bfloat16 they moved enough that, on SmolLM2, the rule
-                # stopped changing any decision a float32 preset's threshold made (the same sums as the fixed layer)
-                log.warning("preset=%s: calibrated in %s, this model runs in %s; its threshold and layer were chosen on "
-                            "the other precision's gaps and log-probs: calibrate in %s (tokrag calibrate --model %s "
-                            "--split dev --model-args dtype=%s)", self.preset["path"], made, self.backbone.dtype,
-                            self.backbone.dtype, c["pretrained"], self.backbone.dtype)
+            message = preset_dtype_mismatch(self.preset, self.backbone.dtype, self.backbone.device, c["pretrained"])
+            if message:
+                log.warning("%s", message)
         resolved = self.resolve_args(c, self.given_args, self.preset)
         c.update(resolved)  # resolved_config stays a plain dict of values
         self.token_classes = TokenClasses(self.tokenizer)
