@@ -135,9 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ll-n", type=int, default=16, help="wiki_lm_bm25 docs for ll_speedup_batch8 (0: skip)")
     ap.add_argument("--no-hf", action="store_true", help="skip the comparison with lm-eval's hf model")
     ap.add_argument("--hf-n", type=int, default=None,
-                    help="questions of the hf comparison: the first N (default: all --n; gpu_check.sh: 16)")
+                    help="questions of the hf comparison: the first N (default: all --n; 0: skip, as --no-hf; "
+                         "gpu_check.sh: 10)")
     ap.add_argument("--stop-at-eos", action="store_true", help="honour EOS (output lengths then differ per method)")
     args = ap.parse_args(argv)
+    if args.hf_n is not None and args.hf_n < 0:
+        ap.error(f"--hf-n {args.hf_n}: a number of questions >= 0 (0 skips the hf comparison)")
+    if args.hf_n == 0:
+        args.no_hf = True
 
     import torch
     from lm_eval.api.instance import Instance
@@ -264,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- rag-standard vs lm-eval's hf, batch 1, interleaved ---------------------------------------
     ratio_hf, hf_match = None, None
-    hf_n = None if args.no_hf else len(docs) if args.hf_n is None else max(1, min(args.hf_n, len(docs)))
+    hf_n = None if args.no_hf else len(docs) if args.hf_n is None else min(args.hf_n, len(docs))
     if not args.no_hf:
         from lm_eval.models.huggingface import HFLM
 

