@@ -20,3 +20,25 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved "
                           "nothing. To keep finished requests across a rerun, pass --use_cache PATH")
+
+
+def test_ctrl_c_with_use_cache_says_the_requests_are_kept(monkeypatch, capsys) -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lm_eval.__main__, "cli_evaluate", interrupted)
+    for cache in (["--use_cache", "/tmp/c/run"], ["--use_cache=/tmp/c/run"]):
+        assert eval_cli.main(["--model", "rag-standard", "--tasks", "nq_oracle_bm25", *cache]) == 130
+        assert capsys.readouterr().err == ("tokrag eval: interrupted; the requests finished so far are kept in the "
+                                           "--use_cache /tmp/c/run files: rerun the same command to resume from them\n")
+
+
+def test_ctrl_c_while_registering_the_tasks_is_one_line_too(monkeypatch, capsys) -> None:
+    import tokrag_model
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tokrag_model, "register_tasks", interrupted)
+    assert eval_cli.main(["--model", "rag-standard", "--tasks", "nq_oracle_bm25"]) == 130
+    assert capsys.readouterr().err.startswith("tokrag eval: interrupted; lm-eval writes results only when a run ends")

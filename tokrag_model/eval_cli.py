@@ -11,24 +11,31 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code
     (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback)."""
-    import tokrag_model
-    import tokrag_model._lmeval_hook  # noqa: F401  (one-line errors for unknown --tasks / --model names)
-
-    tokrag_model.register()
-    tokrag_model.register_tasks()
-    from lm_eval.__main__ import cli_evaluate
-
+    argv = list(sys.argv[1:] if argv is None else argv)
     old = sys.argv
-    sys.argv = ["lm_eval", *(sys.argv[1:] if argv is None else argv)]
     try:
+        import tokrag_model
+        import tokrag_model._lmeval_hook  # noqa: F401  (one-line errors for unknown --tasks / --model names)
+
+        tokrag_model.register()
+        tokrag_model.register_tasks()
+        from lm_eval.__main__ import cli_evaluate
+
+        sys.argv = ["lm_eval", *argv]
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     except KeyboardInterrupt:  # lm-eval's own: a 100-line traceback through torch
-        print("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved nothing. To keep "
-              "finished requests across a rerun, pass --use_cache PATH (one path per model configuration; the "
-              "--log_samples traces are then not recorded), or run cells with 'tokrag leaderboard run', which resumes",
-              file=sys.stderr)
+        cache = next((a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
+                      for i, a in enumerate(argv) if a == "--use_cache" or a.startswith("--use_cache=")), None)
+        if cache:
+            print(f"tokrag eval: interrupted; the requests finished so far are kept in the --use_cache {cache} "
+                  "files: rerun the same command to resume from them", file=sys.stderr)
+        else:
+            print("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved nothing. "
+                  "To keep finished requests across a rerun, pass --use_cache PATH (one path per model configuration; "
+                  "the --log_samples traces are then not recorded), or run cells with 'tokrag leaderboard run', which "
+                  "resumes", file=sys.stderr)
         return 130
     finally:
         sys.argv = old
