@@ -80,9 +80,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     if name == "pyserini":
         from .worker import call_java
 
-        tname, _, n = n.partition(":")
-        if n and not n.isdigit():
-            raise ConfigError(f"--topics {spec!r}: the part after the topic name must be a number of questions")
+        tname, n = _pyserini_topics_name(spec)
         topics = call_java("pyserini_topics", tname)
         items = list(topics.items())[: int(n) if n else None]
         return {q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {}
@@ -163,7 +161,7 @@ def _add_retriever(p: argparse.ArgumentParser, hybrid: bool = True) -> None:
         p.add_argument("--dense-index", default=None,
                        help="prebuilt DPR index: dpr-multi (default) or dpr-single-nq, or a full Pyserini FAISS index name")
         p.add_argument("--depth", type=int, default=None, help="hybrid: hits per retriever before fusion (local 100, prebuilt 1000)")
-        p.add_argument("--dry-run", action="store_true", help="print what a prebuilt corpus would download (and its size) and stop")
+        p.add_argument("--dry-run", action="store_true", help="print what a prebuilt corpus and Pyserini topics would download (and sizes) and stop")
         p.add_argument("--rrf-k", type=int, default=None, help="RRF constant (default 60)")
         p.add_argument("--normalization", action="store_true", help="weighted fusion: normalise scores (Pyserini)")
         p.add_argument("--weight-on-dense", action="store_true", help="weighted fusion: alpha weighs the dense score")
@@ -451,13 +449,34 @@ def _retrieve(a: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics: str | None = None) -> int:
+def _pyserini_topics_name(spec: str) -> tuple[str, str]:
+    """``pyserini:NAME[:N]`` -> ``(NAME, N or "")``.
+
+    Raises:
+        ConfigError: an empty NAME, or an N that is not a number of questions.
+    """
+    tname, _, n = spec.split(":", 1)[1].partition(":")
+    if not tname:
+        raise ConfigError(f"--topics {spec!r}: name a Pyserini topic set after 'pyserini:' (e.g. pyserini:dpr-wq-test)")
+    if n and not n.isdigit():
+        raise ConfigError(f"--topics {spec!r}: the part after the topic name must be a number of questions")
+    return tname, n
+
+
+def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics: str | None = None,
+             expect: bool = False) -> int:
     """Print what retrieval over ``corpus`` with ``topics`` would download (a prebuilt corpus; Pyserini's topic
-    sets) and return 0."""
+    sets) and return 0; ``expect``: the topics come from an expectation file (``--topics`` is refused there).
+
+    Raises:
+        ConfigError: what the run would refuse (a malformed ``pyserini:`` topics name, a hybrid without alpha).
+    """
     if topics is not None and topics.startswith("pyserini:"):
         # the topic file is the first download of a real run: offline, its failure is the first error
+        _pyserini_topics_name(topics)
+        local = "in a copy of the expectation file, topics: PATH" if expect else "give a local topics file"
         print(f"topics {topics}: Anserini downloads the topic file on first use (small; needs the internet unless "
-              "downloaded before); offline, give a local topics file (TSV or JSONL with answers)")
+              f"downloaded before); offline, {local} (TSV or JSONL with answers)")
     if corpus is None or not corpus.startswith("prebuilt:"):
         print(f"{corpus or '--index'}: a local corpus or index folder: nothing to download")
         return 0
@@ -560,7 +579,7 @@ def _expect(a: argparse.Namespace) -> int:
     if a.dry_run:
         for c in conds:
             print(f"condition {c['name']}: {c['retriever']} over {c['corpus']}, topics {c['topics']}, k={c['k']}")
-            _dry_run(c["corpus"], c["retriever"], c["params"], c["topics"])
+            _dry_run(c["corpus"], c["retriever"], c["params"], c["topics"], expect=True)
         return 0
     if a.run:
         if len(conds) != 1:

@@ -240,6 +240,10 @@ def test_dry_run_names_the_pyserini_topics_download(capsys):
     assert capsys.readouterr().out.splitlines() == [line, "nq-dpr-1k: a local corpus or index folder: nothing to download"]
     assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", "nq-oracle", "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines() == ["nq-dpr-1k: a local corpus or index folder: nothing to download"]
+    for bad, why in (("pyserini:dpr-wq-test:abc", "must be a number of questions"), ("pyserini:", "name a Pyserini topic set")):
+        assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", bad, "--dry-run"]) == 2  # as the run refuses it
+        cap = capsys.readouterr()
+        assert why in cap.err and cap.out == ""
 
 
 def test_expect_dry_run_names_the_pyserini_topics_download(tmp_path, monkeypatch, capsys):
@@ -249,4 +253,6 @@ def test_expect_dry_run_names_the_pyserini_topics_download(tmp_path, monkeypatch
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert main(["retrieve", "eval", "--expect", str(Path(__file__).resolve().parents[1] / "docs/expected/webq-dpr.yaml"), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.count("topics pyserini:dpr-wq-test: Anserini downloads the topic file on first use") == out.count("condition ") >= 1
+    line = ("topics pyserini:dpr-wq-test: Anserini downloads the topic file on first use (small; needs the internet "
+            "unless downloaded before); offline, in a copy of the expectation file, topics: PATH (TSV or JSONL with answers)")
+    assert out.splitlines().count(line) == out.count("condition ") >= 1
