@@ -63,3 +63,14 @@ def runner_cmd(spec: Path, runs: Path, *extra: str) -> list[str]:
 def report_bytes(out: Path) -> dict[str, bytes]:
     """Every file of a report folder, by name."""
     return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+
+
+def child_pids(pid: int) -> list[int]:
+    """Child pids of ``pid`` (Linux: /proc/<pid>/task/<tid>/children)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out

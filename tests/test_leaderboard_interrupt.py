@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import TOY, subprocess_env, write_spec
+from leaderboard_helpers import TOY, child_pids, subprocess_env, write_spec
 
 import leaderboards.runner
 from leaderboards.cli import main as lb_main
@@ -278,17 +278,6 @@ def test_signals_deferred_around_a_helper_start_arrive_after_it():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def _children(pid: int) -> list[int]:
-    """Child pids of ``pid`` (Linux: /proc/<pid>/task/<tid>/children)."""
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
 def _ended(pid: int) -> bool:
     """The process is gone or a zombie (its new parent may not reap it)."""
     try:
@@ -315,7 +304,7 @@ def test_helpers_end_when_the_main_process_is_killed(tmp_path):
             if len([j for j in runs.glob(f"*/{JOURNAL}") if leaderboards.runner.journaled_requests(j)]) == 2:
                 break
             time.sleep(0.1)
-        helpers = _children(proc.pid)
+        helpers = child_pids(proc.pid)
         assert proc.poll() is None and len(helpers) == 1, proc.stderr.read().decode()[-3000:] if proc.poll() else helpers
         proc.kill()
         proc.wait()

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import runner_cmd, subprocess_env, write_spec
+from leaderboard_helpers import child_pids, runner_cmd, subprocess_env, write_spec
 
 import leaderboards.runner
 from leaderboards.keys import cell_keys
@@ -60,16 +60,6 @@ def test_the_helpers_summaries_add_up_to_the_runs():
     assert (main.forward_passes, main.replayed_requests) == (15, 3)
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
 @pytest.mark.parametrize("how", [
     "sigterm-to-main",  # kill PID: the helper heard nothing until the 3 s grace was over, then got SIGTERM
@@ -91,7 +81,7 @@ def test_helpers_stop_at_once_when_the_run_is_interrupted(tmp_path, how):
             if len([j for j in runs.glob(f"*/{JOURNAL}") if journaled_requests(j)]) == 2:
                 break
             time.sleep(0.1)
-        assert proc.poll() is None and len(_children(proc.pid)) == 1, proc.communicate()[1][-3000:]
+        assert proc.poll() is None and len(child_pids(proc.pid)) == 1, proc.communicate()[1][-3000:]
         t0 = time.monotonic()
         if how == "sigterm-to-main":
             proc.send_signal(signal.SIGTERM)
