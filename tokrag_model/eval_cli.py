@@ -26,8 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     except KeyboardInterrupt:  # lm-eval's own: a 100-line traceback through torch
-        cache = next((a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
-                      for i, a in enumerate(argv) if a == "--use_cache" or a.startswith("--use_cache=")), None)
+        import argparse
+
+        flag = argparse.ArgumentParser(add_help=False)
+        flag.add_argument("--use_cache")  # lm-eval's flag (a sqlite cache path prefix), read as its parser reads it
+        cache = flag.parse_known_args(argv)[0].use_cache
         if cache:
             print(f"tokrag eval: interrupted; the requests finished so far are kept in the --use_cache {cache} "
                   "files: rerun the same command to resume from them", file=sys.stderr)

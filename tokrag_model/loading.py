@@ -483,6 +483,13 @@ def _hub_snapshot(repo_id: str, revision: str | None = None) -> Path:
         raise OfflineError(f"pretrained={repo_id!r} is a hub id, but {why}{at}; {hint}") from None
 
 
+def dtype_name(name: Any) -> str | None:
+    """The canonical name (``float32``/``bfloat16``/``float16``/``auto``) of a dtype argument or a torch dtype's
+    string (``fp32``, ``BF16``, ``torch.float16``; None or empty: ``float32``); None for an unknown name."""
+    key = "float32" if name in (None, "") else str(name).lower().replace("torch.", "")
+    return _DTYPES.get(key)
+
+
 def torch_dtype(name: str | None) -> Any:
     """Map a dtype argument (``float32``/``bfloat16``/``float16``/``auto``) to a torch dtype.
 
@@ -491,10 +498,9 @@ def torch_dtype(name: str | None) -> Any:
     """
     import torch
 
-    key = "float32" if name in (None, "") else str(name).lower().replace("torch.", "")
-    if key not in _DTYPES:
+    key = dtype_name(name)
+    if key is None:
         raise ConfigError(f"dtype={name!r} is not one of {sorted(set(_DTYPES))}")
-    key = _DTYPES[key]
     return "auto" if key == "auto" else getattr(torch, key)
 
 

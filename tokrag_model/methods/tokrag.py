@@ -845,6 +845,15 @@ def preset_note(message: str, cfg: Mapping[str, Any], preset: dict | None) -> st
             f"or give {key}= explicitly")
 
 
+def _calibration_nq(preset: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The preset's record of its QA calibration data (``calibration.data.nq``: ``apply_chat_template``, ``prompt``,
+    ...); None when it has none or a hand-edited record is of another shape."""
+    cal = (preset or {}).get("calibration")
+    data = cal.get("data") if isinstance(cal, dict) else None
+    nq = data.get("nq") if isinstance(data, dict) else None
+    return nq if isinstance(nq, dict) else None
+
+
 def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool, prompts: Iterable[str],
                            pretrained: str | None = None) -> str | None:
     """How this run's QA prompt format differs from the one the preset was calibrated with, as one WARNING line;
@@ -858,9 +867,7 @@ def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool,
         prompts: the task metadata ``prompt`` formats of this run's QA requests (empty: no QA request, nothing
             to compare the chat template with either: wiki continuations are calibrated as plain text).
     """
-    cal = (preset or {}).get("calibration")
-    data = cal.get("data") if isinstance(cal, dict) else None
-    nq = data.get("nq") if isinstance(data, dict) else None  # a hand-edited record of another shape: nothing to compare
+    nq = _calibration_nq(preset)
     prompts = sorted(set(prompts))
     if not isinstance(nq, dict) or not prompts:
         return None
@@ -895,16 +902,12 @@ def preset_dtype_mismatch(preset: Mapping[str, Any], dtype: str, device: str, pr
     threshold changed no decision (the same sums as the fixed layer); a fixed layer is chosen on log-probs and
     attention of one precision too.
     """
-    from ..loading import _DTYPES
+    from ..loading import dtype_name
 
     made = (preset.get("model") or {}).get("dtype")
-    if not isinstance(made, str):
+    if not isinstance(made, str) or (dtype_name(made) or made) == (dtype_name(dtype) or dtype):
         return None
-    norm = lambda d: _DTYPES.get(str(d).lower().replace("torch.", ""), str(d))  # noqa: E731
-    if norm(made) == norm(dtype):
-        return None
-    nq = ((preset.get("calibration") or {}).get("data") or {}).get("nq")
-    nq = nq if isinstance(nq, dict) else {}
+    nq = _calibration_nq(preset) or {}
     flags = (" --apply-chat-template" if nq.get("apply_chat_template") is True else "") + \
         (f" --prompt {nq['prompt']}" if isinstance(nq.get("prompt"), str) else "")
     params = preset.get("params") or {}
