@@ -43,7 +43,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -1333,6 +1332,8 @@ BUDGET_OPTION = "--cell-budget-dir"
 """The hidden ``run`` option by which :func:`run_spec` gives its ``--jobs`` helper processes the folder of the run's
 shared ``max_cells`` (``<runs>/.max-cells-<host>-<pid>-<random>``, of the main process)."""
 _BUDGET_PREFIX = ".max-cells-"
+_JOBS_PREFIX = ".jobs-"
+"""Prefix of a ``run --jobs N`` main process's folder of its helpers' summaries, in the runs folder."""
 
 
 def journaled_requests(path: Path) -> int:
@@ -1486,26 +1487,29 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _budget_name() -> str:
-    """``.max-cells-<host>-<pid>-<random>``: unique across machines sharing a runs folder (NFS) and pid reuse."""
+def _budget_name(prefix: str = _BUDGET_PREFIX) -> str:
+    """``<prefix><host>-<pid>-<random>`` (``.max-cells-...``, ``.jobs-...``): a ``run --jobs N`` main process's
+    scratch folder in the runs folder, unique across machines sharing a runs folder (NFS) and pid reuse."""
     import secrets
     import socket
 
-    return f"{_BUDGET_PREFIX}{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+    return f"{prefix}{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
 
 
 def _remove_stale_budgets(runs: Path) -> None:
-    """Delete the ``.max-cells-<host>-<pid>-<random>`` folders of this host's runs whose main process is gone
-    (killed before its clean-up). Another host's folders are never touched (its pids mean nothing here)."""
+    """Delete the ``.max-cells-<host>-<pid>-<random>`` and ``.jobs-<host>-<pid>-<random>`` folders of this host's
+    runs whose main process is gone (SIGKILLed before its clean-up). Another host's folders are never touched (its
+    pids mean nothing here)."""
     import socket
 
     host = socket.gethostname()
-    for d in runs.glob(_BUDGET_PREFIX + "*"):
-        parts = d.name[len(_BUDGET_PREFIX):].rsplit("-", 2)
-        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
-            continue
-        if d.is_dir() and int(parts[1]) != os.getpid() and not _pid_alive(int(parts[1])):
-            shutil.rmtree(d, ignore_errors=True)
+    for prefix in (_BUDGET_PREFIX, _JOBS_PREFIX):
+        for d in runs.glob(prefix + "*"):
+            parts = d.name[len(prefix):].rsplit("-", 2)
+            if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+                continue
+            if d.is_dir() and int(parts[1]) != os.getpid() and not _pid_alive(int(parts[1])):
+                shutil.rmtree(d, ignore_errors=True)
 
 
 class _CellBudget:
@@ -1559,7 +1563,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
     stops after that many cells were started, counted over all ``jobs`` processes together (the helpers share
     the count through the folder ``<runs>/.max-cells-<host>-<pid>-<random>``, given to them as ``cell_budget_dir``, the hidden
-    option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes); a cell
+    option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes; the helpers'
+    summaries go to ``<runs>/.jobs-<host>-<pid>-<random>``, removed the same way); a cell
     another process finished is not counted. ``resume=False`` (``--no-resume``) deletes an interrupted cell's
     folder, journal included, instead of resuming it (:func:`run_cell`). A selection (:meth:`LeaderboardSpec.select`) runs only
     its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
@@ -1672,7 +1677,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             if budget_dir:
                 cmd += [BUDGET_OPTION, str(budget_dir)]
             cmd.append(JOBS_HELPER_OPTION)
-            summaries_dir = Path(tempfile.mkdtemp(prefix="tokrag-jobs-"))  # each helper's summary, not its stdout
+            summaries_dir = runs / _budget_name(_JOBS_PREFIX)  # each helper's summary (not its stdout); in the runs
+            summaries_dir.mkdir()  # folder, so that a main process killed before its clean-up leaves nothing in /tmp
             for i in range(jobs - 1):
                 with _interrupts_deferred():
                     helpers.append(subprocess.Popen([*cmd, SUMMARY_OPTION, str(summaries_dir / f"helper-{i}.json")],

@@ -102,3 +102,36 @@ def test_helpers_stop_at_once_when_the_run_is_interrupted(tmp_path, how):
     journals = list(runs.glob(f"*/{JOURNAL}"))
     assert len(journals) == 2 and all(journaled_requests(j) for j in journals)  # both processes' requests kept
     assert "2 unfinished cells kept" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_a_sigkilled_jobs_run_leaves_nothing_in_tmp_and_the_next_run_cleans_up(tmp_path):
+    """The helpers' summaries went to a ``tokrag-jobs-*`` folder from ``tempfile.mkdtemp``: a main process killed
+    with SIGKILL (the OOM killer, a batch scheduler) left it in /tmp for good. The folder is now
+    ``<runs>/.jobs-<host>-<pid>-<random>``, and the next run removes those of dead processes, as it does the
+    ``.max-cells-*`` folders."""
+    spec = write_spec(tmp_path, tasks=["toy_qa"], limit=200, delay=0.5, extra={"progress_chunk": 1})
+    runs, tmp = tmp_path / "runs", tmp_path / "tmp"
+    tmp.mkdir()
+    env = _env(tmp_path) | {"TMPDIR": str(tmp)}
+    proc = subprocess.Popen([*runner_cmd(spec, runs), "--jobs", "2"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:  # the helper has started its cell
+            if len([j for j in runs.glob(f"*/{JOURNAL}") if journaled_requests(j)]) == 2:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the main process and its helper, no clean-up
+        proc.communicate()
+    assert [p.name for p in tmp.iterdir()] == []
+    left = list(runs.glob(".jobs-*"))
+    assert len(left) == 1 and left[0].name.split("-")[-2] == str(proc.pid)
+
+    small = write_spec(tmp_path / "small", tasks=["toy_qa"], limit=2)  # any next run of this runs folder
+    again = subprocess.run([*runner_cmd(small, runs), "--max-cells", "1"], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert not list(runs.glob(".jobs-*")) and [p.name for p in tmp.iterdir()] == []
