@@ -269,6 +269,47 @@ def print_plan_if_downloading(plan: Mapping[str, Any]) -> bool:
     return False
 
 
+# ----------------------------------------------------------------------------------------------- offline check
+def url_reachable(url: str, timeout: float = 10.0) -> bool:
+    """Whether a download from ``url`` can start: a HEAD request made as Pyserini's ``download_url`` makes its GET
+    (urllib, its ``User-Agent``), waiting at most ``timeout`` seconds. Any HTTP answer counts as reachable (Pyserini's
+    own download then decides); no answer (no DNS, no route, connection refused, timeout) does not. No Java: this runs
+    in the process that loads the model (:mod:`tasks.precheck`)."""
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url, headers={"User-Agent": "Mozilla/5.0"}, method="HEAD")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout):
+            return True
+    except (urllib.error.HTTPError, http.client.HTTPException):  # the server answered
+        return True
+    except (OSError, ValueError):  # URLError, socket timeout, TLS failure; a malformed URL
+        return False
+
+
+def unreachable_index_error(plan: Mapping[str, Any]) -> OfflineError | None:
+    """The :class:`OfflineError` that :func:`open_lucene` (``bm25``) or :func:`open_faiss` (``dpr``, ``hybrid``) would
+    raise for the request of ``plan`` (:func:`download_plan`), when its first index that is not cached cannot be
+    downloaded (:func:`url_reachable` of its first URL is False); None when every index is cached or the URL answers.
+    The DPR question encoder is left to its own loading (Hugging Face hub, ``HF_HUB_OFFLINE``)."""
+    items = [it for it in plan["items"] if it["md5"] is not None]  # the indexes (the encoder has no md5)
+    todo = next((it for it in items if not it["cached"]), None)
+    if todo is None or url_reachable(todo["url"]):
+        return None
+    name = plan["corpus"]
+    if plan["retriever"] == "bm25":
+        return OfflineError(
+            f"prebuilt index {name!r} is not cached and cannot be downloaded (no internet?); copy the unpacked folder to "
+            f"{items[0]['path']}, or build a local index with 'tokrag index build --corpus ...' and use that corpus"
+        )
+    return OfflineError(
+        f"prebuilt FAISS index {items[-1]['name']!r} (or its passage texts) is not cached and cannot be downloaded "
+        f"(no internet?); copy the unpacked folders to {Path(items[-1]['path']).parent}"
+    )
+
+
 # ----------------------------------------------------------------------------------------------- searchers
 def open_lucene(name: str):
     """``LuceneSearcher.from_prebuilt_index(name)`` (downloads once), with tokrag's errors.

@@ -81,7 +81,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     small local files: a bring-your-own ``questions`` file is read and checked line by line
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
     exist and look like a corpus format (:func:`retrieval.corpus.check_corpus_files`: first lines only; named and
-    ``prebuilt:`` corpora are not loaded). A hub id is left to the task build (it needs the network).
+    ``prebuilt:`` corpora are not loaded); a ``prebuilt:`` corpus whose index is neither cached nor downloadable is
+    refused (:func:`check_prebuilt_download`). A hub id is left to the task build (it needs the network).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -97,7 +98,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             a run of another model without it; ``--metadata '{"seed": 1234}'`` keeps the default draw).
 
     Raises:
-        ConfigError / DataError: the task build's own one-line error for that input.
+        ConfigError / DataError / OfflineError: the task build's own one-line error for that input.
     """
     from retrieval.corpus import NAMED_CORPORA, check_corpus_files
 
@@ -129,5 +130,57 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             if not any(qa_split_of(r["question"]) == split for r in rows):
                 raise DataError(_byo_empty(questions, rows, split))
         corpus = kw.get("corpus")
-        if isinstance(corpus, str) and corpus not in NAMED_CORPORA and not corpus.startswith("prebuilt:"):
+        if isinstance(corpus, str) and corpus.startswith("prebuilt:"):
+            check_prebuilt_download(corpus, kw)
+        elif isinstance(corpus, str) and corpus not in NAMED_CORPORA:
             check_corpus_files(corpus)
+
+
+def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:
+    """Whether the run cache (``cache_dir``, the task's; default ``$TOKRAG_CACHE_DIR`` or ``~/.cache/tokrag``) holds a
+    complete run of ``retriever`` over ``corpus`` with ``k`` passages, for any question set: the exact run key also
+    fingerprints the questions, known only once the task's data set is loaded, so any such run counts (a run that the
+    task build would serve from the cache, without the index, is never refused; an unreadable entry is no hit there
+    either)."""
+    import json
+
+    from retrieval.cache import RunCache
+
+    for meta in RunCache(cache_dir).root.glob(f"{retriever}-*/meta.json"):
+        try:
+            config = json.loads(meta.read_text(encoding="utf-8")).get("config") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        if config.get("retriever") == retriever and (config.get("corpus") or {}).get("name") == corpus and config.get("k") == k:
+            return True
+    return False
+
+
+def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
+    """Refuse a task over ``prebuilt:NAME`` that could only fail once the model is loaded: its retrieval is not in the
+    run cache (:func:`_run_cached`), a Pyserini index it needs is not cached (:func:`retrieval.prebuilt.download_plan`,
+    asked of the retrieval worker: the index tables need Java) and the first download URL of that index does not
+    answer (:func:`retrieval.prebuilt.url_reachable`, 10 s at most). A reachable URL is left to the task build
+    (which prints the download plan and downloads, as without this check).
+
+    Args:
+        corpus: ``prebuilt:NAME``; kw: the task's :func:`tasks.utils.qa_arguments` (``retriever``, ``k``,
+            ``retriever_params``, ``cache_dir``).
+
+    Raises:
+        ConfigError: what :func:`retrieval.retrieve` refuses in the parameters (unknown names, a hybrid without alpha).
+        OfflineError: the one-line error of :func:`retrieval.prebuilt.open_lucene` / ``open_faiss`` (where to copy the
+        unpacked index folder, or to use a local corpus).
+    """
+    from retrieval import prebuilt as pb
+    from retrieval.api import _resolve_params
+    from retrieval.worker import call_java
+
+    name, retriever = corpus[len("prebuilt:"):], str(kw.get("retriever") or "bm25")
+    p, _ = _resolve_params(retriever, kw.get("retriever_params"), prebuilt=True)
+    pb.check_params(name, retriever, p)
+    if _run_cached(kw.get("cache_dir"), corpus, retriever, int(float(kw.get("k", 5)))):
+        return
+    error = pb.unreachable_index_error(call_java("prebuilt_plan", name, retriever, p))
+    if error is not None:
+        raise error
