@@ -27,7 +27,7 @@ def test_ctrl_c_with_use_cache_says_the_requests_are_kept(monkeypatch, capsys) -
         raise KeyboardInterrupt
 
     monkeypatch.setattr(lm_eval.__main__, "cli_evaluate", interrupted)
-    for cache in (["--use_cache", "/tmp/c/run"], ["--use_cache=/tmp/c/run"]):
+    for cache in (["--use_cache", "/tmp/c/run"], ["--use_cache=/tmp/c/run"], ["-c", "/tmp/c/run"], ["-c/tmp/c/run"]):
         assert eval_cli.main(["--model", "rag-standard", "--tasks", "nq_oracle_bm25", *cache]) == 130
         assert capsys.readouterr().err == ("tokrag eval: interrupted; the requests finished so far are kept in the "
                                            "--use_cache /tmp/c/run files: rerun the same command to resume from them\n")
@@ -42,3 +42,22 @@ def test_ctrl_c_while_registering_the_tasks_is_one_line_too(monkeypatch, capsys)
     monkeypatch.setattr(tokrag_model, "register_tasks", interrupted)
     assert eval_cli.main(["--model", "rag-standard", "--tasks", "nq_oracle_bm25"]) == 130
     assert capsys.readouterr().err.startswith("tokrag eval: interrupted; lm-eval writes results only when a run ends")
+
+
+def test_ctrl_c_reads_use_cache_from_the_config_file(monkeypatch, capsys, tmp_path) -> None:
+    """lm-eval takes ``use_cache`` from a ``--config``/``-C`` YAML file too (found by a review: the line said nothing
+    was saved there, and so it did for ``-c PATH``); the command line's value wins, as in lm-eval."""
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lm_eval.__main__, "cli_evaluate", interrupted)
+    config = tmp_path / "run.yaml"
+    config.write_text("model: rag-standard\nuse_cache: /tmp/c/from-yaml\n", encoding="utf-8")
+    for argv, where in ((["--config", str(config)], "/tmp/c/from-yaml"), (["-C", str(config)], "/tmp/c/from-yaml"),
+                        (["-C", str(config), "--use_cache", "/tmp/c/cli"], "/tmp/c/cli")):
+        assert eval_cli.main(["--tasks", "nq_oracle_bm25", *argv]) == 130
+        assert capsys.readouterr().err == (f"tokrag eval: interrupted; the requests finished so far are kept in the "
+                                           f"--use_cache {where} files: rerun the same command to resume from them\n")
+    config.write_text("model: rag-standard\n", encoding="utf-8")
+    assert eval_cli.main(["-C", str(config)]) == 130
+    assert "this one saved nothing" in capsys.readouterr().err

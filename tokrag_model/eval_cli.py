@@ -8,6 +8,28 @@ from __future__ import annotations
 import sys
 
 
+def _use_cache(argv: list[str]) -> str | None:
+    """lm-eval's ``--use_cache`` / ``-c`` (a sqlite cache path prefix) as its parser reads it, else ``use_cache`` in
+    the ``--config`` / ``-C`` YAML file (the command line wins, as in lm-eval); None when neither sets it."""
+    import argparse
+
+    flag = argparse.ArgumentParser(add_help=False)
+    flag.add_argument("--use_cache", "-c")
+    flag.add_argument("--config", "-C")
+    known = flag.parse_known_args(argv)[0]
+    if known.use_cache or not known.config:
+        return known.use_cache
+    try:
+        import yaml
+
+        with open(known.config, encoding="utf-8") as f:
+            cfg = yaml.safe_load(f)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    value = cfg.get("use_cache") if isinstance(cfg, dict) else None
+    return str(value) if value else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code
     (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback)."""
@@ -26,11 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     except KeyboardInterrupt:  # lm-eval's own: a 100-line traceback through torch
-        import argparse
-
-        flag = argparse.ArgumentParser(add_help=False)
-        flag.add_argument("--use_cache")  # lm-eval's flag (a sqlite cache path prefix), read as its parser reads it
-        cache = flag.parse_known_args(argv)[0].use_cache
+        cache = _use_cache(argv)
         if cache:
             print(f"tokrag eval: interrupted; the requests finished so far are kept in the --use_cache {cache} "
                   "files: rerun the same command to resume from them", file=sys.stderr)
