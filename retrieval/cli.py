@@ -453,9 +453,9 @@ def _pyserini_topics_name(spec: str) -> tuple[str, str]:
     """``pyserini:NAME[:N]`` -> ``(NAME, N or "")``.
 
     Raises:
-        ConfigError: an empty NAME, or an N that is not a number of questions.
+        ConfigError: an empty NAME (``pyserini`` or ``pyserini:``), or an N that is not a number of questions.
     """
-    tname, _, n = spec.split(":", 1)[1].partition(":")
+    tname, _, n = spec.partition(":")[2].partition(":")
     if not tname:
         raise ConfigError(f"--topics {spec!r}: name a Pyserini topic set after 'pyserini:' (e.g. pyserini:dpr-wq-test)")
     if n and not n.isdigit():
@@ -471,7 +471,7 @@ def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics:
     Raises:
         ConfigError: what the run would refuse (a malformed ``pyserini:`` topics name, a hybrid without alpha).
     """
-    if topics is not None and topics.startswith("pyserini:"):
+    if topics is not None and topics.partition(":")[0] == "pyserini":
         # the topic file is the first download of a real run: offline, its failure is the first error
         _pyserini_topics_name(topics)
         local = "in a copy of the expectation file, topics: PATH" if expect else "give a local topics file"

@@ -240,10 +240,12 @@ def test_dry_run_names_the_pyserini_topics_download(capsys):
     assert capsys.readouterr().out.splitlines() == [line, "nq-dpr-1k: a local corpus or index folder: nothing to download"]
     assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", "nq-oracle", "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines() == ["nq-dpr-1k: a local corpus or index folder: nothing to download"]
-    for bad, why in (("pyserini:dpr-wq-test:abc", "must be a number of questions"), ("pyserini:", "name a Pyserini topic set")):
-        assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", bad, "--dry-run"]) == 2  # as the run refuses it
-        cap = capsys.readouterr()
-        assert why in cap.err and cap.out == ""
+    for bad, why in (("pyserini:dpr-wq-test:abc", "must be a number of questions"), ("pyserini:", "name a Pyserini topic set"),
+                     ("pyserini", "name a Pyserini topic set")):  # this one was an IndexError traceback (run and dry run)
+        for dry in (["--dry-run"], ["--output", "unused.jsonl"]):
+            assert main(["retrieve", "--corpus", "nq-dpr-1k", "--topics", bad, *dry]) == 2  # the dry run as the run
+            cap = capsys.readouterr()
+            assert why in cap.err and cap.out == "" and "Traceback" not in cap.err
 
 
 def test_expect_dry_run_names_the_pyserini_topics_download(tmp_path, monkeypatch, capsys):
