@@ -298,15 +298,22 @@ def unreachable_index_error(plan: Mapping[str, Any]) -> OfflineError | None:
     todo = next((it for it in items if not it["cached"]), None)
     if todo is None or url_reachable(todo["url"]):
         return None
-    name = plan["corpus"]
     if plan["retriever"] == "bm25":
-        return OfflineError(
-            f"prebuilt index {name!r} is not cached and cannot be downloaded (no internet?); copy the unpacked folder to "
-            f"{items[0]['path']}, or build a local index with 'tokrag index build --corpus ...' and use that corpus"
-        )
+        return _lucene_offline(plan["corpus"])
+    return _faiss_offline(items[-1]["name"])
+
+
+def _lucene_offline(name: str) -> OfflineError:
     return OfflineError(
-        f"prebuilt FAISS index {items[-1]['name']!r} (or its passage texts) is not cached and cannot be downloaded "
-        f"(no internet?); copy the unpacked folders to {Path(items[-1]['path']).parent}"
+        f"prebuilt index {name!r} is not cached and cannot be downloaded (no internet?); copy the unpacked folder to "
+        f"{index_info(name, 'lucene').path}, or build a local index with 'tokrag index build --corpus ...' and use that corpus"
+    )
+
+
+def _faiss_offline(name: str) -> OfflineError:
+    return OfflineError(
+        f"prebuilt FAISS index {name!r} (or its passage texts) is not cached and cannot be downloaded (no internet?); "
+        f"copy the unpacked folders to {Path(index_info(name, 'faiss').path).parent}"
     )
 
 
@@ -332,10 +339,7 @@ def open_lucene(name: str):
             "(a partial download or a folder of another index)"
         ) from exc
     if s is None:  # pyserini prints the reason and returns None when every download URL fails
-        raise OfflineError(
-            f"prebuilt index {name!r} is not cached and cannot be downloaded (no internet?); copy the unpacked folder to "
-            f"{index_info(name, 'lucene').path}, or build a local index with 'tokrag index build --corpus ...' and use that corpus"
-        )
+        raise _lucene_offline(name)
     return s
 
 
@@ -352,10 +356,7 @@ def open_faiss(name: str, query_encoder):
             f"delete the folder under {Path(index_info(name, 'faiss').path).parent} and retry"
         ) from exc
     if s is None or getattr(s, "ssearcher", None) is None:
-        raise OfflineError(
-            f"prebuilt FAISS index {name!r} (or its passage texts) is not cached and cannot be downloaded (no internet?); "
-            f"copy the unpacked folders to {Path(index_info(name, 'faiss').path).parent}"
-        )
+        raise _faiss_offline(name)
     return s
 
 

@@ -130,10 +130,15 @@ def test_a_users_own_loader_of_the_same_name_is_left_to_its_build(files, tmp_pat
         check_selected_tasks(tm, ["my_byo"], {})
 
 
-def test_the_base_prompt_without_its_newline_stop_is_warned(manager):
+def test_the_base_prompt_without_its_newline_stop_is_warned(manager, monkeypatch):
     """``--metadata '{"prompt": "base"}'`` without ``--gen_kwargs 'until=["\\n"]'`` ran the base format with the instruct
     format's stop strings (answers ran on past the line), silently."""
     import logging
+
+    import tasks.precheck
+
+    # eli5_bm25_wiki is over prebuilt:wikipedia-dpr-100w: its download check is tests/test_precheck_prebuilt_offline.py's
+    monkeypatch.setattr(tasks.precheck, "check_prebuilt_download", lambda corpus, kw: None)
 
     got: list[str] = []
 
