@@ -1358,9 +1358,9 @@ def _stop_helpers(helpers: list[subprocess.Popen], interrupted: bool = False) ->
     """Stop the helper processes of ``run --jobs`` that still run, in steps: with ``interrupted`` (the main process
     got Ctrl-C or SIGTERM) SIGTERM at once, which a helper handles as its own interrupt (it stops between two
     bytecodes, its journal kept, and ignores any later SIGINT/SIGTERM: the Ctrl-C a terminal sent its whole process
-    group included); then wait up to :data:`HELPER_GRACE_S`, then SIGTERM and wait up to :data:`HELPER_TERM_S`, then
-    SIGKILL (and wait up to 5 s). Without ``interrupted`` (an error in the main process) the first SIGTERM comes
-    after the grace. Before this, a SIGTERM to the main process alone reached no helper until the grace was over.
+    group included); then wait up to :data:`HELPER_GRACE_S` and :data:`HELPER_TERM_S` more (no second SIGTERM: the
+    helper ignores it), then SIGKILL (and wait up to 5 s). Without ``interrupted`` (an error in the main process) the
+    SIGTERM comes after the grace, then up to :data:`HELPER_TERM_S`, then SIGKILL. Before this, a SIGTERM to the main process alone reached no helper until the grace was over.
     Returns at once when none runs (the end of a run that was not interrupted). Never raises: a Ctrl-C (or SIGTERM)
     during a step ends that step (the next one starts at once; after the last, the helpers still running are
     killed) and is returned (the first one), for the caller to raise after its own clean-up."""
@@ -1374,6 +1374,9 @@ def _stop_helpers(helpers: list[subprocess.Popen], interrupted: bool = False) ->
             for h in live:
                 if step == "signal":
                     h.send_signal(signal.SIGTERM)
+                elif step == "term" and interrupted:  # it ignores a second SIGTERM (it handles the first as its stop)
+                    log.info("helper process %d still running %.0f s after its SIGTERM: SIGKILL in %.0f s", h.pid,
+                             HELPER_GRACE_S, HELPER_TERM_S)
                 elif step == "term":
                     log.info("helper process %d still running %.0f s after the run stopped: SIGTERM", h.pid,
                              HELPER_GRACE_S)

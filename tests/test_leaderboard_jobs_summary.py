@@ -135,3 +135,35 @@ def test_a_sigkilled_jobs_run_leaves_nothing_in_tmp_and_the_next_run_cleans_up(t
                            timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert not list(runs.glob(".jobs-*")) and [p.name for p in tmp.iterdir()] == []
+
+
+def test_an_interrupted_run_does_not_log_a_second_sigterm_its_helpers_ignore(monkeypatch, caplog):
+    """After the interrupt's SIGTERM a helper ignores every later SIGINT/SIGTERM (its handler's first act). The
+    clean-up still sent a second SIGTERM 3 s later and logged 'still running ...: SIGTERM', a step that did nothing
+    (found by a review); only the SIGKILL after it acts. The log now says when the SIGKILL comes, and no second
+    SIGTERM is sent (the helper here records every SIGTERM it gets)."""
+    import logging
+
+    monkeypatch.setattr(leaderboards.runner, "HELPER_GRACE_S", 0.3)
+    monkeypatch.setattr(leaderboards.runner, "HELPER_TERM_S", 0.3)
+    code = ("import signal, sys, time\n"
+            "def got(s, f):\n"
+            "    print('SIGTERM', flush=True)\n"
+            "signal.signal(signal.SIGTERM, got)\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)\n")
+    helper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert helper.stdout.readline() == "ready\n"
+        with caplog.at_level(logging.INFO, logger="leaderboards.runner"):
+            assert leaderboards.runner._stop_helpers([helper], interrupted=True) is None
+        out = helper.stdout.read()
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+        helper.wait()
+    assert helper.returncode == -signal.SIGKILL
+    assert out == "SIGTERM\n"  # one: the interrupt's
+    lines = [r.getMessage() for r in caplog.records if r.name == "leaderboards.runner"]
+    assert lines == [f"helper process {helper.pid} still running 0 s after its SIGTERM: SIGKILL in 0 s",
+                     f"helper process {helper.pid} did not end 0 s after SIGTERM: killed"]
