@@ -544,12 +544,15 @@ class RAGMethodLM(LM):
         for req in requests:
             context, continuation = self.split_context(req.args[0], req.args[1])
             items.append((req.doc, context, self.cont_ids(context, continuation)))
+        def done(i: int, result: tuple[float, bool, dict]) -> None:  # cached as it finishes (--use_cache resumes)
+            self.cache_hook.add_partial("loglikelihood", requests[i].args[:2],
+                                        (LogLikelihood(result[0], len(items[i][2])), result[1]))
+
         out = []
-        for req, (_, _, cont), (ll, greedy, trace) in zip(requests, items, self.score_many(items, "loglikelihood", disable_tqdm)):
-            ll = LogLikelihood(ll, len(cont))
-            out.append((ll, greedy))
+        for req, (_, _, cont), (ll, greedy, trace) in zip(
+                requests, items, self.score_many(items, "loglikelihood", disable_tqdm, on_done=done)):
+            out.append((LogLikelihood(ll, len(cont)), greedy))
             self._attach_trace(req, trace)
-            self.cache_hook.add_partial("loglikelihood", req.args[:2], (ll, greedy))
         self._report_cuts()
         return out
 
@@ -574,23 +577,39 @@ class RAGMethodLM(LM):
             for ctx_toks, pred_toks in windows:
                 items.append((req.doc, self.tokenizer.decode(ctx_toks, skip_special_tokens=False), list(pred_toks)))
                 owner.append(r)
-        totals = [0.0] * len(requests)
-        traces: list[list[dict]] = [[] for _ in requests]
-        for r, (ll, _, tr) in zip(owner, self.score_many(items, "loglikelihood_rolling", disable_tqdm)):
-            totals[r] += ll
-            traces[r].append(tr)
-        for req, total, tr in zip(requests, totals, traces):
-            self._attach_trace(req, {"windows": tr})
-            self.cache_hook.add_partial("loglikelihood_rolling", req.args[:1], total)
+        windows_of: list[list[int]] = [[] for _ in requests]
+        for i, r in enumerate(owner):
+            windows_of[r].append(i)
+        left = [len(w) for w in windows_of]
+        lls: dict[int, float] = {}
+
+        def total(r: int) -> float:  # summed in window order, whatever order the windows were scored in
+            t = 0.0
+            for i in windows_of[r]:
+                t += lls[i]
+            return t
+
+        def done(i: int, result: tuple[float, bool, dict]) -> None:  # a document is cached once its last window is
+            lls[i] = result[0]
+            left[owner[i]] -= 1
+            if not left[owner[i]]:
+                self.cache_hook.add_partial("loglikelihood_rolling", requests[owner[i]].args[:1], total(owner[i]))
+
+        results = self.score_many(items, "loglikelihood_rolling", disable_tqdm, on_done=done)
+        totals = [total(r) for r in range(len(requests))]
+        for req, w in zip(requests, windows_of):
+            self._attach_trace(req, {"windows": [results[i][2] for i in w]})
         self._report_cuts()
         return totals
 
-    def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False
-                   ) -> list[tuple[float, bool, dict]]:
+    def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False,
+                   on_done: Callable[[int, tuple[float, bool, dict]], None] | None = None) -> list[tuple[float, bool, dict]]:
         """Score ``(doc, context, continuation token ids)`` items: one :meth:`score_plan` each, sorted by
         the tokens they teacher-force (lm-eval's ``Collator``, longest first), at most ``batch_size`` plans
         per teacher-forced pass (fewer where :meth:`MultiContextDecoder.teacher_force` splits them);
-        ``(log-likelihood in nats, is_greedy, trace)`` in the original order."""
+        ``(log-likelihood in nats, is_greedy, trace)`` in the original order. ``on_done(index, result)`` is called
+        for each item as soon as its pass is done (the callers give lm-eval's ``--use_cache`` each finished request
+        then, so an interrupted run keeps them, as ``hf`` does)."""
         plans = [self.score_plan(doc, context, cont, self.max_length)
                  for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
         coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))
@@ -602,6 +621,8 @@ class RAGMethodLM(LM):
             for i in chunk:
                 n = len(plans[i].prompts)
                 out.append(plans[i].finish(forced[at:at + n]))
+                if on_done is not None:
+                    on_done(i, out[-1])
                 at += n
             pbar.update(len(chunk))
         pbar.close()

@@ -1,0 +1,70 @@
+"""lm-eval's ``--use_cache`` after an interrupted ``loglikelihood`` / ``loglikelihood_rolling`` run: the requests
+finished before the interrupt are in the cache (as ``hf`` adds each one as it finishes), so a rerun resumes.
+
+Found by a review: the scoring path gave the cache every result only after the last request was scored, so a
+Ctrl-C kept nothing for these request types although ``tokrag eval`` then says the finished requests are kept.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from lm_eval.api.instance import Instance
+from lm_eval.api.model import CachingLM
+
+from tokrag_model.methods import MODELS
+
+PASSAGES = [{"docid": "d1", "title": "Radium", "text": "Radium was discovered by Marie and Pierre Curie in 1898.",
+             "score": 9.0, "rank": 1}]
+DOCS = [{"id": f"q{i}", "question": q, "answers": [a], "ctxs": PASSAGES, "retriever": "bm25"}
+        for i, (q, a) in enumerate([("Who discovered radium", "Marie Curie"), ("What is the capital of France", "Paris")])]
+TEXTS = ["The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Roentgen.",
+         "Paris is the capital and most populous city of France."]
+
+
+def _requests(kind: str) -> list[Instance]:
+    if kind == "loglikelihood":
+        return [Instance(kind, d, (f"Question: {d['question']}?\nAnswer:", " " + d["answers"][0]), i)
+                for i, d in enumerate(DOCS)]
+    return [Instance(kind, d, (t,), i) for i, (d, t) in enumerate(zip(DOCS, TEXTS))]
+
+
+def _rows(path: str) -> int:
+    con = sqlite3.connect(path + ".db" if not path.endswith(".db") else path)
+    try:
+        return con.execute("select count(*) from unnamed").fetchone()[0]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("method, kind", [("rag-standard", "loglikelihood"), ("rag-standard", "loglikelihood_rolling"),
+                                          ("tokrag", "loglikelihood_rolling")])
+def test_an_interrupted_scoring_run_keeps_its_finished_requests_in_the_cache(backbone, tmp_path, method, kind):
+    reference = getattr(MODELS[method].with_backbone(backbone, batch_size=1), kind)(_requests(kind))
+
+    lm = MODELS[method].with_backbone(backbone, batch_size=1)  # one request per teacher-forced pass
+    real, calls = lm.decoder.teacher_force, []
+
+    def interrupted_second_pass(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    lm.decoder.teacher_force = interrupted_second_pass
+    path = str(tmp_path / "cache.db")
+    cached = CachingLM(lm, path)
+    with pytest.raises(KeyboardInterrupt):
+        getattr(cached, kind)(_requests(kind))
+    cached.dbdict.close()
+    assert _rows(path) == 1  # the request scored before the interrupt (it was 0)
+
+    lm.decoder.teacher_force = real
+    calls.clear()
+    resumed = CachingLM(lm, path)
+    lm.decoder.teacher_force = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+    again = getattr(resumed, kind)(_requests(kind))
+    resumed.dbdict.close()
+    assert len(calls) == 1  # only the request the interrupt cut was scored again
+    assert again == reference  # the cached value is the one an uninterrupted run returns
