@@ -11,6 +11,7 @@ only once the model's weights were in memory (minutes for a 7B model). The start
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Iterable
 
 from retrieval.errors import DataError
@@ -170,7 +171,9 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     Raises:
         ConfigError: what :func:`retrieval.retrieve` refuses in the parameters (unknown names, a hybrid without alpha).
         OfflineError: the one-line error of :func:`retrieval.prebuilt.open_lucene` / ``open_faiss`` (where to copy the
-        unpacked index folder, or to use a local corpus).
+        unpacked index folder, or to use a local corpus); for ``dpr``/``hybrid`` under ``HF_HUB_OFFLINE=1``, that of
+        :func:`retrieval.dense.resolve_encoder` for a question encoder not in the local hub cache (the task build
+        hashes its weights for the run key before it looks in the run cache, so a cached run needs it too).
     """
     from retrieval import prebuilt as pb
     from retrieval.api import _resolve_params
@@ -179,6 +182,10 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     name, retriever = corpus[len("prebuilt:"):], str(kw.get("retriever") or "bm25")
     p, _ = _resolve_params(retriever, kw.get("retriever_params"), prebuilt=True)
     pb.check_params(name, retriever, p)
+    if retriever != "bm25" and os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        from retrieval.dense import resolve_encoder
+
+        resolve_encoder(pb.query_encoder_name(p))  # the run key hashes its weights: needed even for a cached run
     if _run_cached(kw.get("cache_dir"), corpus, retriever, int(float(kw.get("k", 5)))):
         return
     error = pb.unreachable_index_error(call_java("prebuilt_plan", name, retriever, p))

@@ -59,8 +59,9 @@ def test_an_unreachable_uncached_index_is_the_searchers_offline_error(manager, o
         "lucene-index.wikipedia-dpr-100w.20210120.d1b9e6.tar.gz"), calls  # Pyserini's first URL of that index
 
 
-def test_dpr_names_the_faiss_index_as_open_faiss_does(manager, offline):
+def test_dpr_names_the_faiss_index_as_open_faiss_does(manager, offline, monkeypatch):
     meta, calls, _, indexes = offline
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the question encoder is then left to the task build
     with pytest.raises(OfflineError, match=r"^prebuilt FAISS index 'wikipedia-dpr-100w\.dpr-multi' \(or its passage texts\) "
                                            rf"is not cached and cannot be downloaded \(no internet\?\); copy the unpacked "
                                            rf"folders to {indexes}$"):
@@ -131,3 +132,20 @@ def test_url_reachable_on_loopback():
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
     assert not pb.url_reachable(f"http://127.0.0.1:{closed}/index.tar.gz", timeout=5)
+
+
+def test_dpr_under_hf_hub_offline_needs_its_question_encoder_even_for_a_cached_run(manager, offline, monkeypatch, tmp_path):
+    """The task build hashes the question encoder's weights for the run key before it looks in the run cache: under
+    HF_HUB_OFFLINE=1 an encoder missing from the local hub cache failed there, after the model load, even with the
+    run cached. The precheck now raises resolve_encoder's error first (no index check, no network)."""
+    meta, calls, _, _ = offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    _seed_run(meta["cache_dir"], 5)  # a bm25 run: the dpr task's own would be keyed by the encoder's hash
+    with pytest.raises(OfflineError, match=r"^encoder 'facebook/dpr-question_encoder-multiset-base' is neither a local "
+                                           r"folder nor reachable on the Hugging Face hub"):
+        check_selected_tasks(manager, ["nq_open_dpr_wiki"], meta)
+    assert calls == []
+    check_selected_tasks(manager, ["nq_open_bm25_wiki"], meta)  # bm25 needs no encoder: served from the cached run
