@@ -479,8 +479,12 @@ def _as_dict(path: Path, where: str, value: Any) -> dict[str, Any]:
 
 
 def _limit(path: Path, where: str, limit: Any) -> None:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
-        raise _err(path, f"{where} must be a positive number of documents, got {limit!r}")
+    """Raise ConfigError unless ``limit`` is None or an integer >= 1 (the first N documents). A float is refused, as
+    by :func:`_int`: lm-eval reads a limit below 1 as a FRACTION of the task (0.5: half of it, hundreds of documents)
+    and truncates 2.5 to 2."""
+    if limit is not None and not is_int(limit, 1):
+        raise _err(path, f"{where} must be a positive number of documents, an integer such as 50 (lm-eval would read "
+                         f"a float as a fraction of the task or truncate it), got {limit!r}")
 
 
 def is_int(value: Any, low: int) -> bool:
@@ -660,6 +664,19 @@ def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], ta
     return out
 
 
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> str:
+    """One line ``<path>:<line>:<col>: not valid YAML (<problem>)`` for a PyYAML error (its own text spans several
+    lines and names ``"<unicode string>"`` rather than the file). Line and column are 1-based."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    problem = " ".join(str(problem).split())
+    context, cmark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and cmark is not None and cmark is not mark:  # "while parsing a flow sequence" opened at line 1, column 7
+        problem += f"; {' '.join(str(context).split())} started at line {cmark.line + 1}, column {cmark.column + 1}"
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"{where}: not valid YAML ({problem}); fix the leaderboard spec"
+
+
 def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
@@ -675,7 +692,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise _err(path, f"invalid YAML: {exc}") from None
+        raise ConfigError(_yaml_error(path, exc)) from None
     if not isinstance(raw, dict):
         raise _err(path, "top level must be a mapping")
     _check_keys(path, "top level", raw, _TOP_KEYS)
