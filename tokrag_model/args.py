@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from retrieval.errors import ConfigError, closest
 
 from .loading import ALIASES, WEIGHT_LAYOUTS
+from .prompt import PASSAGE_FIELDS
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,33 @@ def to_device(value: Any) -> str:
     return text
 
 
+def passage_template(value: Any) -> str:
+    """A ``passage_template`` that :func:`tokrag_model.prompt.format_passage` can use: it must contain ``{text}`` (a
+    template without it put one constant line per passage and no passage text into every prompt, silently), name only
+    the fields in :data:`PASSAGE_FIELDS` (an unknown field was a KeyError traceback at the first request, after the
+    weights load) and format without error (e.g. an unmatched brace)."""
+    import string
+
+    text = str(value)
+    allowed = ", ".join("{" + f + "}" for f in PASSAGE_FIELDS)
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ValueError(f"cannot be formatted ({exc}); write a literal brace as {{{{ or }}}}; fields: {allowed}") from None
+    names = [name for _, name, _, _ in parsed if name is not None]
+    bad = sorted({n for n in names if re.split(r"[.\[]", n, maxsplit=1)[0] not in PASSAGE_FIELDS}, key=names.index)
+    if bad:
+        shown = ", ".join("{" + n + "}" for n in bad)
+        raise ValueError(f"unknown field(s) {shown}; the passage fields are {allowed}")
+    if "text" not in names:
+        raise ValueError(f"it has no {{text}}, so no passage text would reach the prompt; fields: {allowed}")
+    try:
+        text.format(title="Title", text="Passage text.", rank=1, docid="doc1")
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"cannot be formatted ({type(exc).__name__}: {exc}); fields: {allowed}") from None
+    return text
+
+
 def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
     if isinstance(value, bool):
@@ -182,7 +211,8 @@ COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, int_at_least(1, optional=True), "context window in tokens (default: the model's, capped at 8192)"),
-    "device": Arg("cpu", to_device, "cpu | cuda | cuda:N (lm-eval's default cuda:0 falls back to cpu)"),
+    "device": Arg("cpu", to_device, "cpu | cuda | cuda:N | mps (lm-eval's default cuda:0 falls back to cpu without CUDA; "
+                   "another device this machine lacks is an error)"),
     "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),
                          "Linear weights column-major (col: faster CPU decode steps) or as loaded (row); auto: col on CPU in float32"),
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
@@ -192,7 +222,7 @@ COMMON_ARGS: dict[str, Arg] = {
     "k": Arg(None, int_at_least(1, optional=True), "use the top-k passages of doc['ctxs'] (default: all attached)"),
     "max_passage_tokens": Arg(None, int_at_least(1, optional=True), "passage budget: at most this many tokens of passages "
                               "(lowest-ranked dropped first; default: whatever fits in max_length)"),
-    "passage_template": Arg("[Reference]: {title}\n{text}\n", str,
+    "passage_template": Arg("[Reference]: {title}\n{text}\n", passage_template,
                             "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
     "add_bos_token": Arg(None, lambda v: None if v is None else to_bool(v),
                          "prepend BOS (default: the tokenizer's own setting, as lm-eval's hf model)"),
@@ -240,8 +270,10 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
         dict of every argument in ``schema`` (the resolved config).
     Raises:
         ConfigError: an unknown key (listing the valid keys, with a close-match suggestion), a value
-        that cannot be cast (naming the key and the expected form), or a key given explicitly whose
-        :attr:`Arg.only_with` condition does not hold (it would have no effect).
+        that cannot be cast (naming the key and the expected form), a key given explicitly whose
+        :attr:`Arg.only_with` condition does not hold (it would have no effect), or a ``max_gen_toks`` given
+        explicitly that leaves no room in a ``max_length`` given (the budget check of the first generation request,
+        done here before the weights load; a task's own ``max_gen_toks`` is known only then).
     """
     out: dict[str, Any] = {}
     unknown = [k for k in given if k not in schema]
@@ -265,6 +297,9 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
             if value is not None and not isinstance(value, (str, int, float, bool)):
                 value = spec.cast(value)
         out[key] = value
+    if (given.get("max_gen_toks") is not None and out.get("max_length") is not None
+            and out["max_gen_toks"] >= out["max_length"]):  # was found at the first request, after the weights load
+        raise ConfigError(f"--model {method}: max_gen_toks={out['max_gen_toks']} leaves no room in max_length={out['max_length']}")
     for key, spec in schema.items():
         if (given.get(key) is not None and out[key] is not None and spec.only_with is not None
                 and out[spec.only_with[0]] != spec.only_with[1]):

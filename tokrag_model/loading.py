@@ -505,16 +505,26 @@ def torch_dtype(name: str | None) -> Any:
 
 
 def resolve_device(device: str | None) -> str:
-    """``cuda:0`` (lm-eval's default) falls back to ``cpu`` when CUDA is not available."""
+    """The device to load on. ``cuda:0`` (lm-eval's ``--device`` default, given to every model when the user gives
+    none, so not told apart from an explicit ``--device cuda:0``) falls back to ``cpu`` when CUDA is not available
+    (so a CPU run without ``--device`` works); any other CUDA device (``cuda``,
+    ``cuda:1``) or ``mps`` that this machine lacks is an error (it ran on CPU silently while the recorded
+    model_args said cuda). :class:`~tokrag_model.base.RAGMethodLM` calls this before the weights load.
+
+    Raises:
+        ConfigError: a ``cuda`` device other than ``cuda:0`` without CUDA, or ``mps`` without MPS (one line).
+    """
     import torch
 
     dev = (device or "cpu").strip()
     if dev.startswith("cuda") and not torch.cuda.is_available():
-        if device not in (None, "cuda:0", "cuda"):
-            log.warning("device=%s requested but CUDA is not available: using cpu", dev)
+        if device not in (None, "cuda:0"):
+            raise ConfigError(f"--device {dev} (or device={dev} in --model_args): torch.cuda.is_available() is False on "
+                              "this machine (CPU build of torch?); use --device cpu")
         return "cpu"
-    if dev == "mps" and not torch.backends.mps.is_available():
-        return "cpu"
+    if dev.startswith("mps") and not torch.backends.mps.is_available():
+        raise ConfigError(f"--device {dev} (or device={dev} in --model_args): torch.backends.mps.is_available() is False "
+                          "on this machine; use --device cpu")
     return dev
 
 

@@ -55,8 +55,13 @@ def get_ctxs(doc: Any, method: str, k: int | None) -> list[dict]:
     return out[:k] if k is not None else out
 
 
+PASSAGE_FIELDS = ("title", "text", "rank", "docid")
+"""The fields :func:`format_passage` gives a ``passage_template`` (checked by :func:`tokrag_model.args.passage_template`
+when the model arguments are read, before the weights load)."""
+
+
 def format_passage(ctx: dict, template: str, position: int) -> str:
-    """One passage rendered with ``template`` (fields ``title``, ``text``, ``rank``, ``docid``)."""
+    """One passage rendered with ``template`` (fields :data:`PASSAGE_FIELDS`)."""
     return template.format(title=ctx.get("title") or "", text=ctx["text"], rank=ctx.get("rank", position + 1),
                            docid=ctx.get("docid", ""))
 

@@ -35,6 +35,15 @@ REPLUG_TAU = {"bm25": 1.0, "dpr": 1.0, "dense": 0.05, "hybrid-rrf": 0.005}
 
 
 # ------------------------------------------------------------------------------------------ formulas
+def positive_temperature(value: Any) -> float | None:
+    """The ``replug_temperature`` caster: a finite number > 0, or None (the doc's default). Checked when the model
+    arguments are read, before the weights load (it was checked in ``setup``, after the load)."""
+    tau = to_opt_float(value)
+    if tau is not None and tau <= 0:
+        raise ValueError(f"replug_temperature must be > 0, got {tau:g}")
+    return tau
+
+
 def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixture") -> torch.Tensor:
     """REPLUG passage weights: ``softmax(s/τ)`` (``mixture``) or ``1/k`` (``uniform``) -> (k,) float64.
 
@@ -136,15 +145,10 @@ class ReplugLM(RAGMethodLM):
 
     METHOD = "rag-replug"
     EXTRA_ARGS = {
-        "replug_temperature": Arg(None, to_opt_float, "τ in softmax(score/τ) (default: from the doc's scored_by)",
+        "replug_temperature": Arg(None, positive_temperature, "τ in softmax(score/τ) (default: from the doc's scored_by)",
                                   only_with=("replug_mode", "mixture")),
         "replug_mode": Arg("mixture", choice("mixture", "uniform"), "mixture | uniform"),
     }
-
-    def setup(self) -> None:
-        c = self.resolved_config
-        if c["replug_temperature"] is not None and c["replug_temperature"] <= 0:
-            raise ConfigError(f"--model rag-replug: replug_temperature must be > 0, got {c['replug_temperature']}")
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
         encs, ctxs = self.encode_per_passage(doc, context, budget)
