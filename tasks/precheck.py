@@ -77,7 +77,7 @@ def _model_args(model_args: Any) -> dict[str, Any]:
 
 
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
-                         gen_kwargs: Any = None, model_args: Any = None) -> None:
+                         gen_kwargs: Any = None, model_args: Any = None, num_fewshot: Any = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
     small local files: a bring-your-own ``questions`` file is read and checked line by line
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
@@ -97,6 +97,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             ``--model_args`` into every task's metadata, where ``seed`` draws the noise and counterfactual passages:
             a task with noise or counterfactuals whose seed comes from there gets one WARNING (its passages differ from
             a run of another model without it; ``--metadata '{"seed": 1234}'`` keeps the default draw).
+        num_fewshot: ``--num_fewshot`` (None: not given). More than a QA task's few-shot pool (the ``fewshot``
+            split, tasks/README.md "Splits") is refused, naming the pool's size (lm-eval's sampler would raise
+            ``Sample larger than population`` after the model load); so is a negative count.
 
     Raises:
         ConfigError / DataError / OfflineError: the task build's own one-line error for that input.
@@ -135,6 +138,142 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             check_prebuilt_download(corpus, kw)
         elif isinstance(corpus, str) and corpus not in NAMED_CORPORA:
             check_corpus_files(corpus)
+        if num_fewshot is not None:
+            _check_fewshot_pool(task, dataset, kw, num_fewshot)
+
+
+def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot: Any) -> None:
+    """``--num_fewshot N`` for a QA task: 0 <= N <= the size of its few-shot pool (:func:`tasks.data.load_qa_split`,
+    the rows :func:`tasks.utils.load_qa` gives lm-eval as the ``fewshot`` split; local files are read in well under a
+    second). A pool that cannot be read here is left to the task build, which reports it."""
+    from retrieval.errors import ConfigError, TokragError
+
+    from .data import load_qa_split
+
+    n = int(num_fewshot)
+    if n < 0:
+        raise ConfigError(f"--num_fewshot {n}: must be >= 0 (the number of question/answer examples before each question)")
+    if n == 0:
+        return
+    try:
+        pool = load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
+                             hub_split=kw.get("hub_split"), questions=kw.get("questions"))
+    except TokragError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the task build reports it
+        log.debug("%s: few-shot pool not read before the model load: %s", task, exc)
+        return
+    if n > len(pool):
+        raise ConfigError(f"--num_fewshot {n}: task {task} has {len(pool)} few-shot examples (its 'fewshot' split, "
+                          f"tasks/README.md \"Splits\"); pass --num_fewshot {len(pool)} or fewer")
+
+
+def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
+    """Whether any of ``names`` (resolved task/group names) is a task or group defined under this package's task
+    folder (:data:`tasks.TASK_DIR`)."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    index = getattr(task_manager, "task_index", None) or {}
+    try:
+        root = Path(TASK_DIR).resolve()
+    except (OSError, RuntimeError):
+        return False
+    for name in names:
+        path = getattr(index.get(name), "yaml_path", None) if isinstance(name, str) else None
+        try:
+            if path is not None and Path(path).resolve().is_relative_to(root):
+                return True
+        except (OSError, RuntimeError):
+            continue
+    return False
+
+
+def _folder_problem(folder: str) -> str | None:
+    """Why files cannot be written into ``folder`` (made with its parents if missing, as lm-eval does): it is an
+    existing file, it lies under a file, or its nearest existing folder is not writable; None when it can be."""
+    target = os.path.abspath(folder or ".")
+    cur = target
+    while not os.path.exists(cur):
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+    if not os.path.isdir(cur):
+        return f"{cur} is an existing file, not a folder"
+    if not os.access(cur, os.W_OK | os.X_OK):
+        return f"the folder {cur} is not writable"
+    return None
+
+
+def _is_integer_at_least_1(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 1
+    return isinstance(value, float) and value.is_integer() and value >= 1
+
+
+def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
+                        use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None) -> None:
+    """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
+    when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
+    package's (other runs are left to lm-eval):
+
+    * ``--limit`` <= 0: lm-eval raises ``task.build_requests() did not find any docs`` after the load.
+    * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
+    * ``--gen_kwargs do_sample`` true / ``temperature`` > 0 with a tokrag method: the methods decode greedily, but the
+      results JSON would record the sampling settings (tokrag methods only).
+    * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
+      evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
+      next to itself (its folder is checked), any other is a folder.
+    * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load).
+
+    Raises:
+        ConfigError: one line naming the argument and what to pass instead.
+    """
+    from pathlib import Path
+
+    from retrieval.errors import ConfigError
+
+    try:
+        from tokrag_model.methods import METHODS
+    except Exception:  # noqa: BLE001 - the tasks without the models
+        METHODS = {}
+    names = list(names or [])
+    ours_model = isinstance(model, str) and model in METHODS
+    if not ours_model and not _selects_ours(task_manager, names):
+        return
+    if limit is not None and not (isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0):
+        shown = f"{limit:g}" if isinstance(limit, float) else repr(limit)
+        raise ConfigError(f"--limit {shown}: --limit must be > 0 (a number of documents per task, or a fraction "
+                          "below 1 of them); drop it to evaluate every document")
+    gen = gen_kwargs if isinstance(gen_kwargs, dict) else {}
+    if "max_gen_toks" in gen and not _is_integer_at_least_1(gen["max_gen_toks"]):
+        raise ConfigError(f"--gen_kwargs max_gen_toks={gen['max_gen_toks']!r}: expected an integer >= 1 (the most "
+                          "tokens of each answer; 0 or less would give empty answers), e.g. max_gen_toks=32")
+    if ours_model:
+        try:
+            temperature = float(gen.get("temperature", 0.0) or 0.0)
+        except (TypeError, ValueError):
+            temperature = 0.0
+        if gen.get("do_sample") or temperature > 0:
+            given = ", ".join(f"{k}={gen[k]!r}" for k in ("do_sample", "temperature") if k in gen)
+            raise ConfigError(f"--gen_kwargs {given}: --model {model} decodes greedily (every tokrag method does), so "
+                              "the results would record sampling that did not happen; drop do_sample/temperature")
+    if output_path:
+        path = Path(str(output_path))
+        problem = _folder_problem(str(path.parent if path.suffix == ".json" else path))
+        if problem:
+            raise ConfigError(f"--output_path {output_path}: {problem}; lm-eval writes the results (and "
+                              "--log_samples) only after the whole run, into that folder (for a path ending in .json, "
+                              "into its folder): pass a folder you can write")
+    if use_cache:
+        problem = _folder_problem(os.path.dirname(str(use_cache) + "_rank0.db"))
+        if problem:
+            raise ConfigError(f"--use_cache {use_cache}: {problem}; lm-eval keeps its cache as {use_cache}_rank<N>.db "
+                              "files: pass a path in a folder you can write")
 
 
 def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:

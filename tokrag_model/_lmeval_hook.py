@@ -147,10 +147,14 @@ def _patch_process_tasks(module):
         ours = sys.modules.get("tasks")  # registered by tokrag_model.register_tasks only when it is the project's own
         if ours is not None and Path(str(getattr(ours, "__file__", ""))).resolve().parent.parent == \
                 Path(__file__).resolve().parent.parent:
-            from tasks.precheck import check_selected_tasks
+            from tasks.precheck import check_run_arguments, check_selected_tasks
 
+            check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
+                                output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
+                                gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None))
             check_selected_tasks(manager, self.tasks or [], self.metadata,  # bad QA metadata: before the model loads
-                                 getattr(self, "gen_kwargs", None), getattr(self, "model_args", None))
+                                 getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
+                                 num_fewshot=getattr(self, "num_fewshot", None))
         return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]
@@ -239,9 +243,52 @@ def _install_excepthook():
     sys.excepthook = hook
 
 
+def json_argument_error(flag, value, detail):
+    """The one line for a ``--metadata`` / ``--model_args`` / ``--gen_kwargs`` value that lm-eval reads as JSON (it
+    holds a ``{``) and that is not valid JSON; ``detail`` is :mod:`json`'s message."""
+    text = str(value)
+    if text.lstrip().startswith("{"):
+        return (f"{flag}: not valid JSON ({detail}): {text}; write a JSON object with double-quoted keys and strings, "
+                f"e.g. {flag} '{{\"hits\": 3}}', or key=value pairs without braces")
+    return (f"{flag}: {text!r} holds a '{{', so lm-eval reads it as JSON, and it is not valid JSON ({detail}); write "
+            f"the whole argument as one JSON object, e.g. {flag} '{{\"key\": \"value with {{braces}}\"}}'")
+
+
+def _patch_cli_utils(module):
+    """``--metadata '{hits: 3'`` (or a ``--model_args`` key=value list with a ``{`` in a value): lm-eval's argument
+    action raised ``ValueError: Invalid JSON`` out of argparse, a ~40-line traceback before anything loads; ours is
+    one ``lm_eval: error: --metadata: not valid JSON (...)`` line (exit 2, as argparse's own errors)."""
+    cls = getattr(module, "MergeDictAction", None)
+    if cls is None or getattr(cls.__call__, "_tokrag", False):
+        return
+    original = cls.__call__
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            return original(self, parser, namespace, values, option_string)
+        except ValueError as exc:
+            if not str(exc).startswith("Invalid JSON") or not values:
+                raise
+            import json
+
+            value = values[0] if isinstance(values, (list, tuple)) else values
+            try:
+                json.loads(value)
+                detail = str(exc)
+            except ValueError as err:
+                detail = str(err)
+            parser.exit(2, f"lm_eval: error: {json_argument_error(option_string or '--' + self.dest, value, detail)}\n")
+
+    __call__._tokrag = True  # type: ignore[attr-defined]
+    __call__.__doc__ = original.__doc__
+    cls.__call__ = __call__
+
+
 def install():
-    """Register the tokrag models (and tasks path) once lm-eval's registry is imported."""
+    """Register the tokrag models (and tasks path) once lm-eval's registry is imported; patch lm-eval's CLI argument
+    action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported)."""
     after_import(_TARGET, _after_registry)
+    after_import("lm_eval._cli.utils", _patch_cli_utils)
 
 
 install()
