@@ -147,7 +147,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             finished = finished_runs_by_cell(runs) if finished is None else finished
             if cell.task.task not in gone:
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
-            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task])
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             why = f"{exc}; {note}" if note else str(exc)
             missing.append(f"{cell.cell_id} ({why})")
             if reasons is not None:

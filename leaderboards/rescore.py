@@ -168,7 +168,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         else:
             if cell.task.task not in gone:  # not "inputs changed" for a file not found
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
-            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task])
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
             loaded[cell.cell_id] = (cell, key, None)

@@ -275,23 +275,28 @@ def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[st
 
 
 def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
-                      finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None) -> str:
+                      finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None,
+                      spec: str | None = None) -> str:
     """For a cell that is not finished under its own key: ``a run of this cell with other inputs exists (key X): its
     config differs in ...; re-run it`` when ``finished`` (:func:`finished_runs_by_cell`) holds a folder of the same
     cell id under another key (an edited questions file, task YAML, model code, ...), the one with the fewest
-    differences named; empty otherwise.
+    differences named; empty otherwise. With ``spec`` (the spec's name), folders that another spec ran are not
+    this cell's (two specs in one runs folder, e.g. ``ci`` and ``reference-cells`` in the default ``./runs``, share
+    cell ids such as ``rag-none/nq_oracle_bm25/seed1234``); folders that record no spec still count.
 
     ``missing`` (:func:`leaderboards.keys.missing_task_data` of the cell's task): data files the task's metadata names
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
     instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
     named."""
-    others = [(name, config_differences(cfg, material)) for name, cfg in finished.get(cell_id, []) if name != key]
+    mine = [(name, cfg) for name, cfg in finished.get(cell_id, [])
+            if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
+    others = [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
     if missing:
         gone = "; ".join(m.describe() for m in missing)
         fix = missing[0].fix()
         if not others:
             return f"{gone}; {fix}"
-        cfgs = dict(finished.get(cell_id, []))
+        cfgs = dict(mine)
         name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
         had = cfgs.get(name, {}).get("task_data_files")
         now = material.get("task_data_files") or {}

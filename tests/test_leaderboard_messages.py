@@ -130,6 +130,19 @@ def test_a_cell_run_with_other_inputs_is_named_with_what_differs(finished, tmp_p
     assert "other inputs" not in leaderboards.runner.other_inputs_note("vote/toy_qa/seed1", "k", {}, {})
 
 
+def test_another_specs_run_of_the_same_cell_id_is_not_called_an_edit(finished, tmp_path):
+    """Two specs in one runs folder (the README's ci and reference-cells specs in the default ./runs) share cell ids
+    such as rag-none/nq_oracle_bm25/seed1234: a new-user trial got 'a run of this cell with other inputs exists ...;
+    re-run it (the spec's inputs changed since that run)' for the spec never run, naming the other spec's limit and
+    batch size. Another spec's folder is not this cell's run; the plain 'not run yet' stays."""
+    spec, runs = _copy(finished, tmp_path)
+    other = load_spec(write_spec(tmp_path / "other", name="other", tasks=["toy_qa"], limit=3))
+    assert {c.cell_id for c, _, _ in leaderboards.runner.cell_keys(other)} <= {c.cell_id for c, _, _ in leaderboards.runner.cell_keys(spec)}
+    with pytest.raises(leaderboards.runner.IncompleteRunError) as err:
+        leaderboards.report.collect(other, runs)
+    assert "not run yet (no run folder)" in str(err.value) and "other inputs" not in str(err.value)
+
+
 # --------------------------------------------------------------------------- 8: --estimate names the cell to run first
 
 def _fake_measurement(runs: Path, method: str, model: str) -> None:
