@@ -215,9 +215,24 @@ def _patch_make_table(module):
     module.make_table = make_table
 
 
+def _program() -> str:
+    """The command the user typed, for an error line: ``lm_eval`` (the console script, or ``python -c``), a script's
+    file name (``reference_cells.py``), or ``python -m package.module``."""
+    from pathlib import Path
+
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name and name != "__main__":
+        return f"python -m {name.removesuffix('.__main__')}"
+    arg0 = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c") else ""
+    return arg0 or "lm_eval"
+
+
 def _install_excepthook():
-    """Under plain ``lm_eval``, print a tokrag error (bad model argument, offline hub id, Java set-up, bad
-    data) as one ``lm_eval: error: ...`` line instead of a stack trace (``TOKRAG_TRACEBACK=1`` keeps it)."""
+    """Under plain ``lm_eval`` (and any program that imports lm-eval's registry), print a tokrag error (bad model
+    argument, offline hub id, Java set-up, bad data) as one ``<program>: error: ...`` line instead of a stack trace
+    (``TOKRAG_TRACEBACK=1`` keeps it); the program is :func:`_program`'s (``lm_eval`` for lm-eval's CLI)."""
     import os
 
     if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0") or getattr(sys.excepthook, "_tokrag", False):
@@ -232,7 +247,7 @@ def _install_excepthook():
             while exc is not None and id(exc) not in seen:
                 seen.add(id(exc))
                 if isinstance(exc, TokragError):
-                    sys.stderr.write(f"lm_eval: error: {exc}\n(set TOKRAG_TRACEBACK=1 for the stack trace)\n")
+                    sys.stderr.write(f"{_program()}: error: {exc}\n(set TOKRAG_TRACEBACK=1 for the stack trace)\n")
                     return
                 exc = exc.__cause__ or exc.__context__
         except Exception:
