@@ -223,8 +223,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
 
     * ``--limit`` <= 0: lm-eval raises ``task.build_requests() did not find any docs`` after the load.
     * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
-    * ``--gen_kwargs do_sample`` true / ``temperature`` > 0 with a tokrag method: the methods decode greedily, but the
-      results JSON would record the sampling settings (tokrag methods only).
+    * ``--gen_kwargs do_sample`` true, or ``temperature`` > 0 without ``do_sample=False``, with a tokrag method: the
+      methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only).
     * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder.
@@ -258,7 +258,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
             temperature = float(gen.get("temperature", 0.0) or 0.0)
         except (TypeError, ValueError):
             temperature = 0.0
-        if gen.get("do_sample") or temperature > 0:
+        if gen.get("do_sample") or ("do_sample" not in gen and temperature > 0):  # do_sample=False: greedy, as recorded
             given = ", ".join(f"{k}={gen[k]!r}" for k in ("do_sample", "temperature") if k in gen)
             raise ConfigError(f"--gen_kwargs {given}: --model {model} decodes greedily (every tokrag method does), so "
                               "the results would record sampling that did not happen; drop do_sample/temperature")

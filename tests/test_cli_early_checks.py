@@ -130,6 +130,11 @@ def test_other_models_and_tasks_are_left_alone(tmp_path):
         check_run_arguments(manager, ["nq_oracle_bm25"], model="hf", gen_kwargs={"max_gen_toks": 0})
     check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard",
                         gen_kwargs={"do_sample": False, "temperature": 0.0, "max_gen_toks": 8})
+    # do_sample=False asks for greedy decoding whatever the temperature (lm-eval's hf decodes greedily too), and the
+    # results record do_sample=False: nothing false is recorded (a false refusal found by a review)
+    check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard", gen_kwargs={"do_sample": False, "temperature": 0.7})
+    with pytest.raises(ConfigError, match=r"^--gen_kwargs temperature=0.7: --model rag-standard decodes greedily"):
+        check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard", gen_kwargs={"temperature": 0.7})
 
 
 def test_lm_eval_refuses_an_output_file_before_the_model_load(tmp_path):

@@ -55,6 +55,8 @@ TEMPLATES = [
     ("{bogus} {text}", "unknown field(s) {bogus}"),
     ("{0} {text}", "unknown field(s) {0}"),
     ("{} {text}", "unknown field(s) {}"),
+    ("{text.upper}", "attribute or index access {text.upper} is not supported"),  # it said 'has no {text}'
+    ("{text[0]} {text}", "attribute or index access {text[0]} is not supported"),
     ("{text", "cannot be formatted"),
     ("{text:{bogus}}", "cannot be formatted"),
 ]

@@ -176,6 +176,11 @@ def passage_template(value: Any) -> str:
     if bad:
         shown = ", ".join("{" + n + "}" for n in bad)
         raise ValueError(f"unknown field(s) {shown}; the passage fields are {allowed}")
+    access = [n for n in names if n not in PASSAGE_FIELDS]  # {text.upper}, {text[0]}: not a field of its own
+    if access:
+        shown = ", ".join("{" + n + "}" for n in dict.fromkeys(access))
+        raise ValueError(f"attribute or index access {shown} is not supported; use the plain fields {allowed} "
+                         "(a format spec such as {text:.200} is fine)")
     if "text" not in names:
         raise ValueError(f"it has no {{text}}, so no passage text would reach the prompt; fields: {allowed}")
     try:
