@@ -29,13 +29,13 @@ FACTORIES = {torch.tensor, torch.as_tensor, torch.asarray, torch.arange, torch.z
 SCALAR_STRICT = {"cat", "stack", "where", "concat", "concatenate", "hstack", "vstack"}  # 0-dim host tensors fail here too
 
 
-def _is_host(dev) -> bool:
-    """``"cpu"``, ``"cpu:0"`` or ``torch.device("cpu")``: the host, however the code names it."""
-    return (isinstance(dev, str) and dev.startswith("cpu")) or (isinstance(dev, torch.device) and dev.type == "cpu")
-
-
 class DeviceTags(TorchFunctionMode):
-    """Records ops that mix host-made and device tensors: ``mixes`` = [(op name, our innermost frame)]."""
+    """Records ops that mix host-made and device tensors: ``mixes`` = [(op name, our innermost frame)].
+
+    Only the string ``"cpu"`` (or no device) makes a host tensor: the code under test names the model's device as a
+    ``torch.device`` (``self.device``, ``x.device``), which is ``torch.device("cpu")`` here and CUDA on a GPU, so a
+    ``torch.device("cpu")`` stands for the model's device in this emulation (treating it as the host flags every
+    correct ``device=self.device``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,7 +60,7 @@ class DeviceTags(TorchFunctionMode):
                 self._set(out, self._tag(src))
             else:
                 dev = kwargs.get("device")
-                self._set(out, HOST if dev is None or _is_host(dev) else DEV)
+                self._set(out, HOST if dev is None or (isinstance(dev, str) and dev.startswith("cpu")) else DEV)
             return out
         flat = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
         if name == "cpu":
@@ -69,7 +69,7 @@ class DeviceTags(TorchFunctionMode):
         if name == "to":
             targets = [*args[1:], kwargs.get("device"), kwargs.get("other")]
             moved = [a for a in targets if isinstance(a, (torch.device, str, torch.Tensor))]
-            if moved and _is_host(moved[0]):
+            if moved and isinstance(moved[0], str) and moved[0].startswith("cpu"):
                 self._set(out, HOST)
             else:
                 self._set(out, (self._tag(moved[0]) if isinstance(moved[0], torch.Tensor) else DEV) if moved else self._tag(args[0]))
@@ -132,21 +132,5 @@ def test_the_emulated_device_check_sees_a_host_index_compared_with_device_log_pr
         idx = torch.tensor([0, 1, 2])
         _ = lp[torch.arange(3), idx]  # indexing with host indices: allowed on CUDA, not recorded
         assert mode.mixes == []
-        _ = lp.argmax(-1) == idx
-    assert [m[0] for m in mode.mixes] == ["__eq__"]
-
-
-@pytest.mark.parametrize("host", [
-    lambda: torch.tensor([0, 1, 2], device=torch.device("cpu")),
-    lambda: torch.tensor([0, 1, 2], device="cpu:0"),
-    lambda: torch.tensor([0, 1, 2]).to(torch.device("cpu")),
-])
-def test_the_emulated_device_check_sees_every_spelling_of_the_host(backbone, host):
-    """A tensor made on, or moved to, ``torch.device("cpu")`` was taken for a device tensor, so such a mix passed
-    the check (found by a review); every spelling of the host is the host."""
-    mode = DeviceTags()
-    lp = backbone.model.lm_head.weight[:3, :5]
-    with mode:
-        idx = host()
         _ = lp.argmax(-1) == idx
     assert [m[0] for m in mode.mixes] == ["__eq__"]
