@@ -20,12 +20,16 @@
   same strings from both when both stop at EOS (an untimed second pass; with ``min_new_tokens`` ``hf``
   bans EOS, so forced-length outputs part wherever EOS is the greedy token, while ours, with EOS
   ignored, emits it and goes on). The exact-string test is tests/test_model_batching.py.
-* ``speedup_batch8``: questions/s at ``--batch 8`` ÷ questions/s at batch 1, for rag-standard and
-  tokrag; ``outputs_match_batch1``: the batch-8 outputs equal the batch-1 ones. The batch line splits the
+* ``speedup_batch8``: questions/s at ``--batch`` (default 8; the key keeps its name at any ``--batch``) ÷
+  questions/s at batch 1, the smaller of rag-standard's and tokrag's (those of the two in ``--batch-methods``;
+  null when neither is). ``speedup_batch8_by_method`` gives every method of ``--batch-methods`` (gpu_check.sh:
+  ``all``), so other methods never set the headline. ``outputs_match_batch1``: the batched outputs equal the
+  batch-1 ones, for every method of ``--batch-methods`` (``_by_method``: each). The batch line splits the
   time into prefills and decode steps, beside batch 1's: a CPU prefill is compute-bound, so batching can
   only shorten the decode steps.
-* ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` on ``wiki_lm_bm25`` (``--ll-n`` docs,
-  rag-standard and tokrag; the headline is the smaller); ``ll_match_batch1``: sums equal to 1e-5 relative.
+* ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` on ``wiki_lm_bm25`` at ``--batch`` (``--ll-n``
+  docs, always rag-standard and tokrag; the headline is the smaller, ``_by_method`` each); ``ll_match_batch1``:
+  sums equal to 1e-5 relative.
 * ``peak_rss_mb``: peak resident memory before lm-eval's ``hf`` model is loaded (a second copy).
 
 Timing: methods are interleaved per question (all methods on question 1, then on question 2, ...,
@@ -34,6 +38,11 @@ process's CPU time (``time.process_time``; one thread), which other processes' t
 inflate; wall-clock ratios are printed too (``wall``). On CUDA the clock is wall time after
 ``torch.cuda.synchronize``. The load average is sampled at every question (``load``). With ``--rounds``
 > 1 the fastest sweep per method is kept. The last output line is one JSON object.
+
+Bad options (``--n``/``--k``/``--rounds``/``--batch`` below 1, ``--max-gen-toks`` below 2, ``--ll-n``/``--hf-n``
+below 0, an unknown name in ``--batch-methods``) get one ``decoding.py: error: ...`` line and exit 2 before
+anything loads. ``--max-gen-toks`` is at least 2: the first token comes from the prefill, so the decode-step
+figures (``decode_step_ratio_*``, ``decode_ms_per_step``) need a second token.
 
     python benchmarks/decoding.py            # everything, defaults as above
     python benchmarks/decoding.py --device cuda --dtype bfloat16 --n 50 --batch-methods all   # gpu_check.sh
@@ -120,18 +129,63 @@ def _nq_docs(n: int, k: int) -> tuple[list[dict], float]:
     return docs, gold
 
 
+HEADLINE_METHODS = ("rag-standard", "tokrag")
+"""The methods whose batch speedups set ``speedup_batch8`` / ``ll_speedup_batch8`` (the smaller of the two)."""
+
+
+def headline(by_method: dict[str, float]) -> float | None:
+    """The smaller speedup of rag-standard and tokrag in ``by_method`` (other methods never count; None: neither)."""
+    vals = [by_method[m] for m in HEADLINE_METHODS if m in by_method]
+    return min(vals) if vals else None
+
+
+def check_args(args: argparse.Namespace) -> list[str]:
+    """Refuse bad options before anything loads (one line each); returns the ``--batch-methods`` rows (``all``:
+    every row, narrowed to the registered models later).
+
+    Raises:
+        ConfigError: naming the option and the accepted values.
+    """
+    from benchmarks._cli import at_least
+    from retrieval.errors import ConfigError, unknown_name
+
+    at_least("--n", args.n, 1)
+    at_least("--k", args.k, 1)
+    at_least("--max-gen-toks", args.max_gen_toks, 2, "the first token comes from the prefill, and the decode-step "
+             "figures (decode_step_ratio_*) need at least one decode step")
+    at_least("--rounds", args.rounds, 1)
+    at_least("--batch", args.batch, 1)
+    at_least("--ll-n", args.ll_n, 0, "0 skips the loglikelihood_rolling comparison")
+    at_least("--hf-n", args.hf_n, 0, "0 skips the hf comparison")
+    if args.batch_methods.strip() == "all":
+        args.batch_methods = "all"
+        return list(METHODS)
+    names = [m.strip() for m in args.batch_methods.split(",") if m.strip()]
+    if not names:
+        raise ConfigError(f"--batch-methods {args.batch_methods!r}: no method; give a comma list or 'all'")
+    for m in names:
+        if m not in METHODS:
+            raise ConfigError("--batch-methods: " + unknown_name("method", m, METHODS, hint="or give 'all'", list_all=20))
+    return list(dict.fromkeys(names))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="NQ-oracle questions")
-    ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--max-gen-toks", type=int, default=16)
+    ap.add_argument("--k", type=int, default=5, help="BM25 passages per question (default 5)")
+    ap.add_argument("--max-gen-toks", type=int, default=16,
+                    help="tokens generated per question, >= 2 (the first comes from the prefill; decode-step "
+                         "figures need a second) (default 16)")
     ap.add_argument("--rounds", type=int, default=1, help="sweeps of the batch-1 comparison (fastest kept)")
-    ap.add_argument("--pretrained", default="smollm2-135m-instruct")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--dtype", default="float32")
-    ap.add_argument("--batch", type=int, default=8, help="the batch size compared with batch 1")
+    ap.add_argument("--pretrained", default="smollm2-135m-instruct",
+                    help="the model: an embedded name or a local path (default smollm2-135m-instruct)")
+    ap.add_argument("--device", default="cpu", help="torch device, e.g. cpu, cuda, cuda:1 (default cpu)")
+    ap.add_argument("--dtype", default="float32", help="model dtype, e.g. float32, bfloat16 (default float32)")
+    ap.add_argument("--batch", type=int, default=8,
+                    help="the batch size compared with batch 1 (the *_batch8 keys are at this size)")
     ap.add_argument("--batch-methods", default="rag-standard,tokrag",
-                    help="methods run at --batch too (comma list, or 'all' for every method)")
+                    help="methods run at --batch too (comma list of " + ", ".join(METHODS) + "; or 'all' for "
+                         "every method); speedup_batch8 is the smaller of rag-standard's and tokrag's")
     ap.add_argument("--ll-n", type=int, default=16, help="wiki_lm_bm25 docs for ll_speedup_batch8 (0: skip)")
     ap.add_argument("--no-hf", action="store_true", help="skip the comparison with lm-eval's hf model")
     ap.add_argument("--hf-n", type=int, default=None,
@@ -139,8 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                          "gpu_check.sh: 10)")
     ap.add_argument("--stop-at-eos", action="store_true", help="honour EOS (output lengths then differ per method)")
     args = ap.parse_args(argv)
-    if args.hf_n is not None and args.hf_n < 0:
-        ap.error(f"--hf-n {args.hf_n}: a number of questions >= 0 (0 skips the hf comparison)")
+    batch_methods = check_args(args)
     if args.hf_n == 0:
         args.no_hf = True
 
@@ -222,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
     # ---- batch B vs batch 1 ----------------------------------------------------------------------
-    batch_methods = [m for m in METHODS if m in MODELS] if args.batch_methods == "all" else [m for m in args.batch_methods.split(",") if m]
+    if args.batch_methods == "all":
+        batch_methods = [m for m in METHODS if m in MODELS]
     speedup, match = {}, {}
     for name in batch_methods:
         lm = build(name, batch_size=args.batch)
@@ -315,8 +369,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['wall_per_token_ms'] / base['wall_per_token_ms']:10.3f}  {row['forward_passes_per_token']:9.2f}  "
               f"{row['prefill_tokens_per_question']:13.1f}  {row['decode_ms_per_step']:14.2f}")
 
-    def ratio(name: str, key: str = "per_token_ms") -> float:
-        return round(best[name][key] / base[key], 3)
+    def ratio(name: str, key: str = "per_token_ms") -> float | None:
+        # None when rag-standard's figure is 0 (--stop-at-eos with every answer ended by the first token: no step)
+        return round(best[name][key] / base[key], 3) if base[key] else None
+
 
     result = {
         "ratio_standard_vs_hf": ratio_hf,
@@ -331,12 +387,12 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_ensemble_entropy": ratio("rag-ensemble-entropy"),
         "decode_step_ratio_tokrag": ratio("tokrag", "decode_ms_per_step"),
         "decode_step_ratio_replug": ratio("rag-replug", "decode_ms_per_step"),
-        "speedup_batch8": min(speedup.values()) if speedup else None,
+        "speedup_batch8": headline(speedup),  # rag-standard and tokrag only, as documented
         "speedup_batch8_by_method": speedup,
         "outputs_match_batch1": all(match.values()) if match else None,
         "outputs_match_batch1_by_method": match,
         "cuda_outputs_match_batch1": (all(match.values()) if match else None) if clock.cuda else None,
-        "ll_speedup_batch8": min(ll_speedup.values()) if ll_speedup else None,
+        "ll_speedup_batch8": headline(ll_speedup),
         "ll_speedup_batch8_by_method": ll_speedup,
         "ll_match_batch1": all(ll_match.values()) if ll_match else None,
         "cost": {name: {"forward_passes_per_token": row["forward_passes_per_token"],
@@ -358,4 +414,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmarks._cli import run
+
+    sys.exit(run(main))

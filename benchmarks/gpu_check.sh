@@ -18,18 +18,29 @@
 # wheels for Linux carry CUDA), unless GPU_CHECK_PYTHON names an interpreter to use instead (one that already
 # has CUDA torch and the dependencies, e.g. a cluster image's python on a machine without internet; the
 # repository is put on its PYTHONPATH). The last line of the output is one JSON object.
+#
+# Exit status: decoding.py's (124: past the time limit), or 2 with one 'gpu_check.sh: ...' line for a bad
+# argument, data folder or GPU_CHECK_PYTHON. --help prints this header.
 set -euo pipefail
-if [ -n "${GPU_CHECK_PYTHON:-}" ]; then  # a path relative to the caller's folder: made absolute before the cd
-  case "$GPU_CHECK_PYTHON" in */*) GPU_CHECK_PYTHON="$(cd "$(dirname "$GPU_CHECK_PYTHON")" && pwd)/$(basename "$GPU_CHECK_PYTHON")" ;; esac
-fi
-cd "$(dirname "$0")/.."
-
 dry=0
 case "${1:-}" in
   --dry-run) dry=1 ;;
+  -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
   "") ;;
-  *) echo "gpu_check.sh: unknown argument '$1' (use --dry-run or nothing)" >&2; exit 2 ;;
+  *) echo "gpu_check.sh: unknown argument '$1' (use --dry-run, --help or nothing)" >&2; exit 2 ;;
 esac
+if [ -n "${GPU_CHECK_PYTHON:-}" ]; then  # a path relative to the caller's folder: made absolute before the cd
+  case "$GPU_CHECK_PYTHON" in
+    */*)
+      given="$GPU_CHECK_PYTHON"
+      if ! py_dir="$(cd "$(dirname "$given")" 2>/dev/null && pwd)"; then
+        echo "gpu_check.sh: GPU_CHECK_PYTHON=$given: folder $(dirname "$given") does not exist; name an interpreter with CUDA torch and the project's dependencies" >&2
+        exit 2
+      fi
+      GPU_CHECK_PYTHON="$py_dir/$(basename "$given")" ;;
+  esac
+fi
+cd "$(dirname "$0")/.."
 
 if [ -z "${TOKRAG_DATA_DIR:-}" ]; then
   for d in ../shared/data shared/data; do

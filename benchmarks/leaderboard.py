@@ -1,12 +1,16 @@
 """Benchmark: wall time and peak memory of a full leaderboard run (default: the ``ci`` spec), then the
-cost of a second run over the finished folders (must be 0 forward passes, < 10 s) and of the report.
+cost of a second run over the finished folders (must be 0 forward passes, 0 cells run, < 10 s: ``rerun_ok``,
+exit 1 when false) and of the report.
 
     python benchmarks/leaderboard.py [--spec leaderboards/specs/ci.yaml] [--runs-dir DIR] [--keep] [--jobs N]
 
 Uses a fresh temporary run folder unless ``--runs-dir`` is given (an existing folder measures a resume).
 Peak memory: the process' maximum resident set size (``getrusage``, MiB) over the whole run, and the
 largest per-cell peak recorded in the cells' ``cost.json``. Prints readable figures; the last line is
-one JSON object.
+one JSON object. Its ``report_dir`` is the report folder, or null when it was in the temporary run folder,
+deleted at the end (without ``--keep`` or ``--runs-dir``). Exit status: 0, or 1 when the second run failed or
+``rerun_ok`` is false (the JSON line is printed first), or 2 with one ``leaderboard.py: error: ...`` line for a
+bad option (a ``--spec`` that is not a spec file, a ``--runs-dir`` that cannot be written) before any run.
 """
 
 from __future__ import annotations
@@ -23,18 +27,29 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+RERUN_MAX_S = 10.0
+"""The second run over finished folders must take less than this (seconds), with 0 forward passes (``rerun_ok``)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "ci.yaml"))
-    ap.add_argument("--runs-dir", default=None)
-    ap.add_argument("--keep", action="store_true", help="keep the temporary run folder")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "ci.yaml"),
+                    help="leaderboard spec YAML (default leaderboards/specs/ci.yaml)")
+    ap.add_argument("--runs-dir", default=None,
+                    help="run folder (default: a fresh temporary folder; an existing one measures a resume)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the temporary run folder (report_dir then points into it; else it is null)")
     ap.add_argument("--jobs", type=int, default=1, help="runner processes (peak memory is then per process)")
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    from benchmarks._cli import at_least, existing_file, writable_dir
+
+    existing_file("--spec", args.spec, "specs live in leaderboards/specs/*.yaml")
+    if args.runs_dir is not None:
+        writable_dir("--runs-dir", args.runs_dir)
+    at_least("--jobs", args.jobs, 1)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    sys.path.insert(0, str(REPO))
 
     from leaderboards.keys import cell_keys
     from leaderboards.report import build_report
@@ -86,21 +101,30 @@ def main(argv: list[str] | None = None) -> int:
             "second_run_forward_passes": second["forward_passes"],
             "second_run_cells_run": len(second["ran"]),
             "report_wall_s": round(t_report, 2),
-            "report_dir": str(out),
+            # the temporary run folder (and the report in it) is deleted below unless --keep
+            "report_dir": None if tmp and not args.keep else str(out),
         }
+        res["rerun_ok"] = bool(res["second_run_forward_passes"] == 0 and res["second_run_cells_run"] == 0
+                               and t_second < RERUN_MAX_S)
         print(f"leaderboard {spec.name}: {res['cells']} cells, {res['cells_run']} run here, "
               f"{res['forward_passes']} forward passes, {res['generated_tokens']} generated tokens (all cells)")
         print(f"first run: {res['first_run_wall_s']} s wall (cells {res['sum_cell_wall_s']} s), "
               f"peak RSS {res['peak_rss_mib_process']} MiB (largest cell peak {res['peak_rss_mib_max_cell']} MiB)")
         print(f"second run (fresh process): {res['second_run_wall_s']} s, {res['second_run_forward_passes']} forward passes, "
               f"{res['second_run_cells_run']} cells run")
-        print(f"report: {res['report_wall_s']} s -> {out}")
+        print(f"report: {res['report_wall_s']} s -> {out}" + ("" if res["report_dir"] else " (temporary, deleted now)"))
+        if not res["rerun_ok"]:
+            print(f"second run: expected 0 forward passes, 0 cells run and < {RERUN_MAX_S:g} s (rerun_ok false)",
+                  file=sys.stderr)
         print(json.dumps(res, sort_keys=True))
-        return 0
+        return 0 if res["rerun_ok"] else 1
     finally:
         if tmp and not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(REPO))
+    from benchmarks._cli import run
+
+    sys.exit(run(main))

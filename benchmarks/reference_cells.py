@@ -13,7 +13,9 @@ run resumes), then reads the figures from the run folders with the report's own 
 * ``empty_rate_standard``: rate of empty scored answers of rag-standard over both tasks (``empty_pred``).
 
 Expected (issue 10, "What must hold" 5): gold >= 0.28, bm25 >= 0.18, none <= 0.12, both CI lows > 0;
-``met`` says which hold. Prints readable lines; the last line is one JSON object.
+``met`` says which hold. Prints readable lines; the last line is one JSON object. A ``--spec`` that is not a
+spec file or a ``--runs-dir`` that cannot be written (with ``--no-run``: that is not a folder) gets one
+``reference_cells.py: error: ...`` line and exit 2 before any run.
 """
 
 from __future__ import annotations
@@ -61,12 +63,18 @@ def figures(data: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "reference-cells.yaml"))
+    ap.add_argument("--spec", default=str(REPO / "leaderboards" / "specs" / "reference-cells.yaml"),
+                    help="leaderboard spec YAML (default leaderboards/specs/reference-cells.yaml)")
     ap.add_argument("--runs-dir", default=None, help="run folders (default: the runner's, $TOKRAG_RUNS_DIR or ./runs)")
     ap.add_argument("--no-run", action="store_true", help="only read finished cells (fails if one is missing)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     sys.path.insert(0, str(REPO))
+    from benchmarks._cli import existing_dir, existing_file, writable_dir
+
+    existing_file("--spec", args.spec, "specs live in leaderboards/specs/*.yaml")  # bad options: one line before any run
+    if args.runs_dir is not None:
+        (existing_dir if args.no_run else writable_dir)("--runs-dir", args.runs_dir)
 
     from leaderboards.report import collect, compute
     from leaderboards.runner import resolve_runs_dir, run_spec
@@ -92,4 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.path.insert(0, str(REPO))
+    from benchmarks._cli import run
+
+    raise SystemExit(run(main))

@@ -8,7 +8,8 @@ without noise, computes the weights ``softmax(score/τ)`` exactly as ``rag-replu
 the figures: noise passages, the largest and the median noise-passage weight, the median ratio of a noise
 passage's weight to the weight the passage it replaced had in the clean doc, the median and mean top-1
 weight and the median weight entropy (nats). ``--legacy`` reproduces the rule before the fix (noise
-passages had no score and counted as score 0). The last output line is one JSON object.
+passages had no score and counted as score 0). The last output line is one JSON object. A bad ``--task`` or ``--questions``
+(below 1) gets one ``replug_weights.py: error: ...`` line and exit 2.
 
     TOKRAG_DATA_DIR=../shared/data python benchmarks/replug_weights.py [--task nq_oracle_bm25_noise60] [--questions 30]
 """
@@ -53,12 +54,32 @@ def weights_of(doc: dict, legacy: bool) -> tuple[list[float], list[float]]:
     return scores, [float(x) for x in replug_weights(scores, tau, "mixture")]
 
 
+def check_args(a: argparse.Namespace) -> None:
+    """Refuse bad options before any work (one line each).
+
+    Raises:
+        ConfigError: an unknown ``--task`` (no ``tasks/qa/<task>.yaml``), ``--questions`` below 1 (the loader reads
+            0 as every question: refused rather than silently meaning all).
+    """
+    from benchmarks._cli import at_least
+    from retrieval.errors import ConfigError, unknown_name
+
+    tasks = [p.stem for p in (_ROOT / "tasks" / "qa").glob("*.yaml")]
+    if a.task not in tasks:
+        raise ConfigError("--task: " + unknown_name("QA task", a.task, tasks, hint="the tasks are tasks/qa/*.yaml"))
+    at_least("--questions", a.questions, 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default="nq_oracle_bm25_noise60")
-    ap.add_argument("--questions", type=int, default=30)
+    ap.add_argument("--task", default="nq_oracle_bm25_noise60",
+                    help="a QA task of tasks/qa/ (its YAML name without .yaml), compared with itself without noise "
+                         "(default nq_oracle_bm25_noise60)")
+    ap.add_argument("--questions", type=int, default=30,
+                    help="the first N docs of the task (>= 1; default 30)")
     ap.add_argument("--legacy", action="store_true", help="the rule before issue 11.1: noise passages score 0")
     a = ap.parse_args(argv)
+    check_args(a)
     from tokrag_model.methods.replug import weight_summary
 
     import torch
@@ -99,4 +120,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmarks._cli import run
+
+    sys.exit(run(main))

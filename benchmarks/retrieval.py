@@ -7,6 +7,10 @@ embeddings were computed; they are cached under the tokrag cache folder and reus
 The last output line is one JSON object.
 
     OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE TOKRAG_DATA_DIR=../shared/data python benchmarks/retrieval.py
+
+Bad options (``--questions``/``--threads`` below 1, a ``--data-dir`` that is not a folder, a ``--cache-dir`` that
+cannot be written) get one ``retrieval.py: error: ...`` line and exit 2 before any work; SIGTERM or Ctrl-C ends it
+with one line and exit 130.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -33,14 +38,41 @@ from retrieval.bm25 import Bm25Searcher, build_bm25_index, default_threads  # no
 from retrieval.dense import DENSE_PARAMS, dense_index_dir  # noqa: E402
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad options before any work (one line each).
+
+    Raises:
+        ConfigError: ``--questions``/``--threads`` below 1, a ``--data-dir`` (or ``$TOKRAG_DATA_DIR``) that is not a
+            folder, a ``--cache-dir`` that cannot be created or written (e.g. under a file).
+    """
+    from benchmarks._cli import at_least, existing_dir, writable_dir
+
+    at_least("--questions", args.questions, 1, "leave it out for all questions")
+    at_least("--threads", args.threads, 1)
+    if args.data_dir is not None:
+        existing_dir("--data-dir", args.data_dir)
+    elif os.environ.get("TOKRAG_DATA_DIR"):
+        existing_dir("$TOKRAG_DATA_DIR", os.environ["TOKRAG_DATA_DIR"])
+    if args.cache_dir is not None:
+        writable_dir("--cache-dir", args.cache_dir)
+
+
+def _sigterm(signum, frame):
+    """SIGTERM (a CI timeout, ``kill``) ends the run as Ctrl-C does: a Python exception, not the default action."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", default=None, help="folder laid out like ../shared/data (default $TOKRAG_DATA_DIR)")
     ap.add_argument("--cache-dir", default=None, help="tokrag cache (default $TOKRAG_CACHE_DIR or ~/.cache/tokrag)")
-    ap.add_argument("--questions", type=int, default=None, help="use only the first N questions")
+    ap.add_argument("--questions", type=int, default=None, help="use only the first N questions (>= 1; default all)")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense part")
-    ap.add_argument("--threads", type=int, default=default_threads())
+    ap.add_argument("--threads", type=int, default=default_threads(),
+                    help=f"BM25 index and search threads (default {default_threads()})")
     args = ap.parse_args(argv)
+    check_args(args)
+    signal.signal(signal.SIGTERM, _sigterm)
 
     corpus = named_corpus("nq-wiki-12k", args.data_dir)
     qs = nq_oracle_questions(args.data_dir, limit=args.questions)
@@ -104,4 +136,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmarks._cli import run
+
+    try:
+        sys.exit(run(main))
+    except KeyboardInterrupt:
+        print("retrieval.py: interrupted; no figures", file=sys.stderr)
+        sys.exit(130)

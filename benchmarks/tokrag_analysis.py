@@ -18,7 +18,9 @@ v2 leaderboard gives them to that model (``--apply-chat-template``; ``--prompt b
 model). ``--preset PATH`` measures a preset written before (e.g. the committed
 ``leaderboards/presets/tokrag-<model>.json``, calibrated on the same dev records) instead of calibrating
 again. Both steps write their records incrementally and resume, so a killed run loses at most one sample.
-The last output line is one JSON object.
+The last output line is one JSON object. Bad options (``--n``/``--n-dev`` below 1, a bad ``--layers``, an ``--out``
+that cannot be written, and ``tokrag analyze``'s own checks) get one ``tokrag_analysis.py: error: ...`` line and
+exit 2 before the model loads.
 
     python benchmarks/tokrag_analysis.py --apply-chat-template [--n 250] [--data wiki,nq] [--out runs/tokrag_analysis]
 """
@@ -49,12 +51,32 @@ GOAL_MIN_STRICT = 1000
 """Strict test tokens the issue 11.3 goal is measured on (fewer: ``goal_met`` is false)."""
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad options of this script before anything loads (one line each; ``tokrag analyze``'s own checks
+    of the options passed on to it run before the model loads too).
+
+    Raises:
+        ConfigError: ``--n``/``--n-dev`` below 1 (``--n-dev 0`` silently meant ``--n``), ``--layers`` not all, none
+            or every:N, an ``--out`` folder that cannot be created or written (e.g. under a file).
+    """
+    import re
+
+    from benchmarks._cli import at_least, writable_dir
+    from retrieval.errors import ConfigError
+
+    at_least("--n", args.n, 1)
+    at_least("--n-dev", args.n_dev, 1, "leave it out for --n")
+    if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):
+        raise ConfigError(f"--layers {args.layers!r}: expected all, none or every:N (N >= 1)")
+    writable_dir("--out", args.out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model-args", default="pretrained=smollm2-135m-instruct", help="tokrag model arguments (k=v,...)")
     p.add_argument("--data", default="wiki,nq", help="comma list of wiki, nq (default wiki,nq)")
     p.add_argument("--n", type=int, default=250, help="samples per data set and split (default 250)")
-    p.add_argument("--n-dev", type=int, default=None, help="dev samples per data set (default --n)")
+    p.add_argument("--n-dev", type=int, default=None, help="dev samples per data set, >= 1 (default --n)")
     p.add_argument("--max-tokens", type=int, default=0, help="gold tokens per sample (default 0 = all)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--out", default="runs/tokrag_analysis", help="records, preset and results folder")
@@ -64,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--apply-chat-template", action="store_true", help="nq prompts through the model's chat template")
     p.add_argument("--preset", default=None, help="use this tokrag calibrate preset instead of calibrating on dev")
     args = p.parse_args(argv)
+    check_args(args)
 
     import torch
 
@@ -75,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
               "--out", args.out, "--threads", str(args.threads), "--bootstrap", str(args.bootstrap),
               "--prompt", args.prompt] + (["--apply-chat-template"] if args.apply_chat_template else [])
     ns = analyze.build_parser().parse_args(common + ["--n", str(args.n), "--split", "test"])
+    # bad options, before the model loads: --out under a file failed after the dev tables, --layers bogus after
+    # the whole analysis (tokrag analyze's own checks, on the namespace given to it)
+    analyze.check_common_args(ns)
+    if not args.preset:
+        analyze.check_common_args(analyze.build_parser().parse_args(
+            common + ["--n", str(args.n_dev or args.n), "--split", "dev"]))
     lm = analyze.load_lm(ns)
     n_layers = lm.decoder.n_layers
 
@@ -134,4 +163,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmarks._cli import run
+
+    sys.exit(run(main))
