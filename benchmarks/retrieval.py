@@ -10,7 +10,7 @@ The last output line is one JSON object.
 
 Bad options (``--questions``/``--threads`` below 1, a ``--data-dir`` that is not a folder, a ``--cache-dir`` that
 cannot be written) get one ``retrieval.py: error: ...`` line and exit 2 before any work; SIGTERM or Ctrl-C ends it
-with one line and exit 130.
+with one line and exit 130 (during the BM25 index build itself, SIGTERM is still the JVM's own handler).
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         idx = build_bm25_index(corpus, os.path.join(tmp, "bm25"), threads=args.threads)
         build_s = time.perf_counter() - t0
+        # the JVM, started by the build, replaced our SIGTERM handler with its own, which exits the process from a
+        # Java thread while Python runs native code (the dense encoding): a SIGSEGV and an hs_err_pid*.log. Take it back.
+        signal.signal(signal.SIGTERM, _sigterm)
         print(f"BM25 index build: {build_s:.2f} s", flush=True)
         s = Bm25Searcher(idx, corpus=corpus)
         for _ in range(6):  # JIT warm-up
