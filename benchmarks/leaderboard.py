@@ -1,6 +1,7 @@
 """Benchmark: wall time and peak memory of a full leaderboard run (default: the ``ci`` spec), then the
-cost of a second run over the finished folders (must be 0 forward passes, 0 cells run, < 10 s: ``rerun_ok``,
-exit 1 when false) and of the report.
+cost of a second run over the finished folders (must be 0 forward passes and 0 cells run: ``rerun_ok``, exit 1
+when false; its wall time, expected under 10 s, is the figure ``second_run_wall_s`` with ``rerun_fast``, which
+does not set the exit status: a loaded CI machine would make it flaky) and of the report.
 
     python benchmarks/leaderboard.py [--spec leaderboards/specs/ci.yaml] [--runs-dir DIR] [--keep] [--jobs N]
 
@@ -28,7 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RERUN_MAX_S = 10.0
-"""The second run over finished folders must take less than this (seconds), with 0 forward passes (``rerun_ok``)."""
+"""The second run over finished folders is expected to take less than this (seconds): ``rerun_fast`` (a figure,
+not part of ``rerun_ok`` or the exit status)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             # the temporary run folder (and the report in it) is deleted below unless --keep
             "report_dir": None if tmp and not args.keep else str(out),
         }
-        res["rerun_ok"] = bool(res["second_run_forward_passes"] == 0 and res["second_run_cells_run"] == 0
-                               and t_second < RERUN_MAX_S)
+        res["rerun_ok"] = bool(res["second_run_forward_passes"] == 0 and res["second_run_cells_run"] == 0)
+        res["rerun_fast"] = bool(t_second < RERUN_MAX_S)
         print(f"leaderboard {spec.name}: {res['cells']} cells, {res['cells_run']} run here, "
               f"{res['forward_passes']} forward passes, {res['generated_tokens']} generated tokens (all cells)")
         print(f"first run: {res['first_run_wall_s']} s wall (cells {res['sum_cell_wall_s']} s), "
@@ -114,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{res['second_run_cells_run']} cells run")
         print(f"report: {res['report_wall_s']} s -> {out}" + ("" if res["report_dir"] else " (temporary, deleted now)"))
         if not res["rerun_ok"]:
-            print(f"second run: expected 0 forward passes, 0 cells run and < {RERUN_MAX_S:g} s (rerun_ok false)",
+            print("second run: expected 0 forward passes and 0 cells run (rerun_ok false)", file=sys.stderr)
+        if not res["rerun_fast"]:
+            print(f"second run: {res['second_run_wall_s']} s, expected < {RERUN_MAX_S:g} s (rerun_fast false; not an error)",
                   file=sys.stderr)
         print(json.dumps(res, sort_keys=True))
         return 0 if res["rerun_ok"] else 1
