@@ -14,7 +14,7 @@ import logging
 import os
 from typing import Any, Iterable
 
-from retrieval.errors import DataError
+from retrieval.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +202,11 @@ def _folder_problem(folder: str) -> str | None:
         cur = parent
     if not os.path.isdir(cur):
         return f"{cur} is an existing file, not a folder"
-    if not os.access(cur, os.W_OK | os.X_OK):
+    from retrieval.io import check_writable
+
+    try:  # its real probe: os.access says yes to root, also on /proc or a read-only mount
+        check_writable(cur, "--output_path", folder=True)
+    except ConfigError:
         return f"the folder {cur} is not writable"
     return None
 

@@ -67,6 +67,14 @@ def test_output_path_in_a_folder_that_cannot_be_written(no_model, tmp_path):
     assert msg.startswith(f"--output_path {locked / 'out'}: the folder {locked} is not writable;"), msg
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_output_path_in_a_folder_that_cannot_be_written_even_by_root(no_model):
+    """os.access says yes to root, so as root (containers, CI) a read-only --output_path passed the check and the run
+    failed only after the evaluation (found by a review); the check now probes, as retrieval.io.check_writable."""
+    msg = _refused(["--limit", "1", "--output_path", "/proc/tokrag-out"])
+    assert msg.startswith("--output_path /proc/tokrag-out: the folder /proc is not writable;"), msg
+
+
 def test_use_cache_under_a_file(no_model, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("", encoding="utf-8")
