@@ -451,3 +451,20 @@ def test_max_gen_toks_model_argument_overridden_by_the_task_is_refused():
     assert lm._gen_settings({"until": ["\n"], "max_gen_toks": 32}, "</s>")[1] == 32
     lm.given_args = {"max_gen_toks": None}  # YAML null: not given
     assert lm._gen_settings({"until": ["\n"], "max_gen_toks": 32}, "</s>")[1] == 32
+
+
+def test_a_generation_budget_without_room_in_max_length_is_refused_at_the_first_generation_request(backbone):
+    """The budget check the early argument check was taken back to: max_length=16 and the task's max_gen_toks=32 leave
+    no prompt budget, a one-line error at the first generate_until request; the same arguments score a
+    loglikelihood request (which has no generation budget)."""
+    from lm_eval.api.instance import Instance
+
+    from retrieval.errors import ConfigError
+    from tokrag_model.methods import MODELS
+
+    lm = MODELS["rag-standard"].with_backbone(backbone, max_length=16, max_gen_toks=16)
+    doc = {"id": "q0", "question": "Who wrote Hamlet", "answers": ["Shakespeare"], "ctxs": [], "retriever": "bm25"}
+    with pytest.raises(ConfigError, match=r"^--model rag-standard: max_gen_toks=16 leaves no room in max_length=16$"):
+        lm.generate_until([Instance("generate_until", doc, ("Question: Who wrote Hamlet\nAnswer:", {"until": ["\n"]}), 0)])
+    (ll, _), = lm.loglikelihood([Instance("loglikelihood", doc, ("Question: Who wrote Hamlet\nAnswer:", " Shakespeare"), 0)])
+    assert ll < 0

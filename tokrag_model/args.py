@@ -276,9 +276,9 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
     Raises:
         ConfigError: an unknown key (listing the valid keys, with a close-match suggestion), a value
         that cannot be cast (naming the key and the expected form), a key given explicitly whose
-        :attr:`Arg.only_with` condition does not hold (it would have no effect), or a ``max_gen_toks`` given
-        explicitly that leaves no room in a ``max_length`` given (the budget check of the first generation request,
-        done here before the weights load; a task's own ``max_gen_toks`` is known only then).
+        :attr:`Arg.only_with` condition does not hold (it would have no effect). A ``max_gen_toks`` that leaves
+        no room in ``max_length`` is refused at the first generation request, not here: the model argument is only
+        the default of tasks that give none, and a run without generation requests never uses it.
     """
     out: dict[str, Any] = {}
     unknown = [k for k in given if k not in schema]
@@ -302,9 +302,6 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
             if value is not None and not isinstance(value, (str, int, float, bool)):
                 value = spec.cast(value)
         out[key] = value
-    if (given.get("max_gen_toks") is not None and out.get("max_length") is not None
-            and out["max_gen_toks"] >= out["max_length"]):  # was found at the first request, after the weights load
-        raise ConfigError(f"--model {method}: max_gen_toks={out['max_gen_toks']} leaves no room in max_length={out['max_length']}")
     for key, spec in schema.items():
         if (given.get(key) is not None and out[key] is not None and spec.only_with is not None
                 and out[spec.only_with[0]] != spec.only_with[1]):

@@ -518,7 +518,7 @@ def resolve_device(device: str | None) -> str:
 
     dev = (device or "cpu").strip()
     if dev.startswith("cuda") and not torch.cuda.is_available():
-        if device not in (None, "cuda:0"):
+        if dev != "cuda:0":  # the stripped name: ' cuda:0' is lm-eval's default too
             raise ConfigError(f"--device {dev} (or device={dev} in --model_args): torch.cuda.is_available() is False on "
                               "this machine (CPU build of torch?); use --device cpu")
         return "cpu"
