@@ -44,12 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="runner processes (peak memory is then per process)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from benchmarks._cli import at_least, existing_file, writable_dir
+    from benchmarks._cli import existing_file, writable_dir
+    from leaderboards.runner import check_run_args
 
     existing_file("--spec", args.spec, "specs live in leaderboards/specs/*.yaml")
     if args.runs_dir is not None:
         writable_dir("--runs-dir", args.runs_dir)
-    at_least("--jobs", args.jobs, 1)
+    check_run_args(args.jobs)  # the runner's own --jobs check
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 

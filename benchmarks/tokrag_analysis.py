@@ -59,15 +59,12 @@ def check_args(args: argparse.Namespace) -> None:
         ConfigError: ``--n``/``--n-dev`` below 1 (``--n-dev 0`` silently meant ``--n``), ``--layers`` not all, none
             or every:N, an ``--out`` folder that cannot be created or written (e.g. under a file).
     """
-    import re
-
     from benchmarks._cli import at_least, writable_dir
-    from retrieval.errors import ConfigError
+    from tasks.analyze import check_layers
 
     at_least("--n", args.n, 1)
     at_least("--n-dev", args.n_dev, 1, "leave it out for --n")
-    if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):
-        raise ConfigError(f"--layers {args.layers!r}: expected all, none or every:N (N >= 1)")
+    check_layers(args.layers)
     writable_dir("--out", args.out)
 
 

@@ -954,6 +954,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_layers(value: str) -> None:
+    """``--layers`` (the fixed-layer rows printed): ``all``, ``none`` or ``every:N`` with N >= 1.
+
+    Raises:
+        ConfigError: anything else (one line).
+    """
+    if not re.fullmatch(r"all|none|every:[1-9]\d*", value):
+        raise ConfigError(f"--layers {value!r}: expected all, none or every:N (N >= 1)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``tokrag analyze``: collect records (resumable), print one table per data set and pooled, write
     ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0, or 130 after Ctrl-C (one line saying
@@ -962,8 +972,7 @@ def main(argv: list[str] | None = None) -> int:
     check_common_args(args)
     if args.split not in SPLITS:
         raise ConfigError(f"--split {args.split!r}: expected test or dev")
-    if not re.fullmatch(r"all|none|every:[1-9]\d*", args.layers):
-        raise ConfigError(f"--layers {args.layers!r}: expected all, none or every:N")
+    check_layers(args.layers)
     kept = None
     try:
         import torch
