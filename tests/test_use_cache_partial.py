@@ -68,3 +68,39 @@ def test_an_interrupted_scoring_run_keeps_its_finished_requests_in_the_cache(bac
     resumed.dbdict.close()
     assert len(calls) == 1  # only the request the interrupt cut was scored again
     assert again == reference  # the cached value is the one an uninterrupted run returns
+
+
+LONG = ["The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Roentgen, in recognition of the "
+        "extraordinary services he rendered by the discovery of the remarkable rays subsequently named after him.",
+        "Paris is the capital and most populous city of France. With an estimated population of two million residents, "
+        "it is the centre of the Ile-de-France region and one of the largest cities in Europe."]
+
+
+@pytest.mark.parametrize("cut_at", [2, 3, 4])  # 2 documents x 2 windows: 4 passes
+def test_a_document_of_several_windows_is_cached_only_whole(backbone, tmp_path, cut_at):
+    """Several windows per document (max_length=48: windows of 24 tokens), scored one per pass in length order, so a
+    document's windows are spread over passes: an interrupt at any pass must leave in the cache only whole documents
+    with their full sums (a partial sum, returned by the resumed run, would differ from the uninterrupted total)."""
+    reqs = lambda: [Instance("loglikelihood_rolling", d, (t,), i) for i, (d, t) in enumerate(zip(DOCS, LONG))]  # noqa: E731
+    lm = MODELS["rag-standard"].with_backbone(backbone, batch_size=1, max_length=48)
+    reference = lm.loglikelihood_rolling(reqs())
+    real, calls = lm.decoder.teacher_force, []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == cut_at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    lm.decoder.teacher_force = counted
+    path = str(tmp_path / "cache.db")
+    cached = CachingLM(lm, path)
+    with pytest.raises(KeyboardInterrupt):
+        cached.loglikelihood_rolling(reqs())
+    cached.dbdict.close()
+    kept = _rows(path)
+    assert kept <= (cut_at - 1) // 2  # at most the documents whose 2 windows both ran before the cut
+    lm.decoder.teacher_force = real
+    resumed = CachingLM(lm, path)
+    assert resumed.loglikelihood_rolling(reqs()) == reference
+    resumed.dbdict.close()
