@@ -30,6 +30,16 @@ def no_model(monkeypatch):
         raise AssertionError("simple_evaluate was called: the model would have been built")
 
     monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
+    # lm-eval's CLI indexes its own ~10k task files at every start (~10 s); these runs select only our tasks
+    import lm_eval.tasks
+
+    init = lm_eval.tasks.TaskManager.__init__
+
+    def ours_only(self, *args, **kwargs):
+        kwargs["include_defaults"] = False
+        return init(self, *args, **kwargs)
+
+    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
     monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
