@@ -38,30 +38,38 @@ def _rows(path: str) -> int:
         con.close()
 
 
+def _interrupted_run(lm, path: str, kind: str, requests: list[Instance], cut_at: int) -> None:
+    """``kind`` over ``requests`` through lm-eval's CachingLM at ``path``, with a KeyboardInterrupt raised at the
+    ``cut_at``-th teacher-forced pass (as a Ctrl-C there); the model's own pass is put back afterwards."""
+    real, calls = lm.decoder.teacher_force, []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == cut_at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    lm.decoder.teacher_force = counted
+    cached = CachingLM(lm, path)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            getattr(cached, kind)(requests)
+    finally:
+        cached.dbdict.close()
+        lm.decoder.teacher_force = real
+
+
 @pytest.mark.parametrize("method, kind", [("rag-standard", "loglikelihood"), ("rag-standard", "loglikelihood_rolling"),
                                           ("tokrag", "loglikelihood_rolling")])
 def test_an_interrupted_scoring_run_keeps_its_finished_requests_in_the_cache(backbone, tmp_path, method, kind):
     reference = getattr(MODELS[method].with_backbone(backbone, batch_size=1), kind)(_requests(kind))
 
     lm = MODELS[method].with_backbone(backbone, batch_size=1)  # one request per teacher-forced pass
-    real, calls = lm.decoder.teacher_force, []
-
-    def interrupted_second_pass(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    lm.decoder.teacher_force = interrupted_second_pass
-    path = str(tmp_path / "cache.db")
-    cached = CachingLM(lm, path)
-    with pytest.raises(KeyboardInterrupt):
-        getattr(cached, kind)(_requests(kind))
-    cached.dbdict.close()
+    real, path = lm.decoder.teacher_force, str(tmp_path / "cache.db")
+    _interrupted_run(lm, path, kind, _requests(kind), cut_at=2)
     assert _rows(path) == 1  # the request scored before the interrupt (it was 0)
 
-    lm.decoder.teacher_force = real
-    calls.clear()
+    calls: list[int] = []
     resumed = CachingLM(lm, path)
     lm.decoder.teacher_force = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
     again = getattr(resumed, kind)(_requests(kind))
@@ -84,23 +92,10 @@ def test_a_document_of_several_windows_is_cached_only_whole(backbone, tmp_path, 
     reqs = lambda: [Instance("loglikelihood_rolling", d, (t,), i) for i, (d, t) in enumerate(zip(DOCS, LONG))]  # noqa: E731
     lm = MODELS["rag-standard"].with_backbone(backbone, batch_size=1, max_length=48)
     reference = lm.loglikelihood_rolling(reqs())
-    real, calls = lm.decoder.teacher_force, []
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == cut_at:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    lm.decoder.teacher_force = counted
     path = str(tmp_path / "cache.db")
-    cached = CachingLM(lm, path)
-    with pytest.raises(KeyboardInterrupt):
-        cached.loglikelihood_rolling(reqs())
-    cached.dbdict.close()
+    _interrupted_run(lm, path, "loglikelihood_rolling", reqs(), cut_at)
     kept = _rows(path)
     assert kept <= (cut_at - 1) // 2  # at most the documents whose 2 windows both ran before the cut
-    lm.decoder.teacher_force = real
     resumed = CachingLM(lm, path)
     assert resumed.loglikelihood_rolling(reqs()) == reference
     resumed.dbdict.close()
