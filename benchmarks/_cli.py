@@ -14,11 +14,6 @@ import sys
 from collections.abc import Callable
 
 
-def program() -> str:
-    """The script's file name as the user ran it (``decoding.py``)."""
-    return os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c") else "benchmark"
-
-
 def run(main: Callable[[], int | None]) -> int:
     """``main()``'s exit status; a tokrag error becomes ``<script>: error: <message>`` on stderr and exit 2."""
     from retrieval.errors import TokragError
@@ -28,7 +23,9 @@ def run(main: Callable[[], int | None]) -> int:
     except TokragError as exc:
         if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
             raise
-        print(f"{program()}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        from tokrag_model._lmeval_hook import _program  # the one naming of the command for error lines
+
+        print(f"{_program()}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

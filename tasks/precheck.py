@@ -239,8 +239,6 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     """
     from pathlib import Path
 
-    from retrieval.errors import ConfigError
-
     try:
         from tokrag_model.methods import METHODS
     except Exception:  # noqa: BLE001 - the tasks without the models
@@ -325,10 +323,11 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     name, retriever = corpus[len("prebuilt:"):], str(kw.get("retriever") or "bm25")
     p, _ = _resolve_params(retriever, kw.get("retriever_params"), prebuilt=True)
     pb.check_params(name, retriever, p)
-    if retriever != "bm25" and os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
-        from retrieval.dense import resolve_encoder
+    if retriever != "bm25":
+        from retrieval.dense import hub_offline, resolve_encoder
 
-        resolve_encoder(pb.query_encoder_name(p))  # the run key hashes its weights: needed even for a cached run
+        if hub_offline():
+            resolve_encoder(pb.query_encoder_name(p))  # the run key hashes its weights: needed even for a cached run
     if _run_cached(kw.get("cache_dir"), corpus, retriever, int(float(kw.get("k", 5)))):
         return
     error = pb.unreachable_index_error(call_java("prebuilt_plan", name, retriever, p))
