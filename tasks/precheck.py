@@ -21,13 +21,31 @@ log = logging.getLogger(__name__)
 INSTRUCT_STOP = ["\n\n", "Question:"]
 """The short-answer QA tasks' stop strings (``tasks/qa/_qa_template``), made for the instruct format."""
 
+def _package_function(value: Any, name: str | None = None) -> bool:
+    """Whether ``value`` is a function defined in this package's ``tasks`` modules (named ``name`` when given): what
+    lm-eval's ``load_yaml(..., resolve_func=True)`` makes of a ``!function utils.<f>`` line in one of our YAMLs when
+    ``--tasks`` names the YAML file itself (lm-eval then passes the config dict, not a task name)."""
+    from pathlib import Path
+
+    code = getattr(value, "__code__", None)
+    if code is None or (name is not None and getattr(value, "__name__", None) != name):
+        return False
+    try:
+        return Path(code.co_filename).resolve().parent == Path(__file__).resolve().parent
+    except (OSError, RuntimeError):
+        return False
+
+
 def _ours(custom_dataset: Any) -> bool:
     """Whether a task's ``custom_dataset`` as lm-eval's index holds it (``<folder of the YAML that names it>/utils.load_qa``)
-    is this package's :func:`tasks.utils.load_qa` (``tasks/qa/utils.py``), not a user's function of the same name."""
+    is this package's :func:`tasks.utils.load_qa` (``tasks/qa/utils.py``), not a user's function of the same name; for a
+    YAML file given to ``--tasks``, the resolved function itself."""
     from pathlib import Path
 
     from . import TASK_DIR
 
+    if callable(custom_dataset):
+        return _package_function(custom_dataset, "load_qa")
     text = str(custom_dataset or "")
     folder, _, name = text.rpartition("/")
     if name != "utils.load_qa":
@@ -44,6 +62,11 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
     resolved."""
     index = getattr(task_manager, "task_index", None) or {}
     out, seen, todo = [], set(), [n for n in names if isinstance(n, str)]
+    for cfg in names:  # a YAML file given to --tasks: lm-eval passes its config, functions resolved
+        if isinstance(cfg, dict) and isinstance(cfg.get("task"), str) and _ours(cfg.get("custom_dataset")):
+            meta, gen = cfg.get("metadata"), cfg.get("generation_kwargs")
+            out.append((cfg["task"], dict(meta) if isinstance(meta, dict) else {},
+                        gen.get("until") if isinstance(gen, dict) else None))
     while todo:
         name = todo.pop(0)
         if name in seen:
@@ -170,7 +193,8 @@ def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot
 
 def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
     """Whether any of ``names`` (resolved task/group names) is a task or group defined under this package's task
-    folder (:data:`tasks.TASK_DIR`)."""
+    folder (:data:`tasks.TASK_DIR`), or a YAML file's config (``--tasks path/to/task.yaml``) that uses this package's
+    functions."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -181,6 +205,8 @@ def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
     except (OSError, RuntimeError):
         return False
     for name in names:
+        if isinstance(name, dict) and any(_package_function(v) for v in name.values()):
+            return True  # a YAML file given to --tasks whose functions are ours
         path = getattr(index.get(name), "yaml_path", None) if isinstance(name, str) else None
         try:
             if path is not None and Path(path).resolve().is_relative_to(root):

@@ -110,6 +110,22 @@ def test_num_fewshot_larger_than_the_pool(no_model):
                    "tasks/README.md \"Splits\"); pass --num_fewshot 84 or fewer"), msg
 
 
+def test_a_task_given_as_its_yaml_file_is_checked_too(no_model):
+    """``--tasks tasks/qa/nq_oracle_bm25.yaml``: lm-eval passes the YAML's config (functions resolved), not a task
+    name; the same checks apply as for ``--tasks nq_oracle_bm25`` (they were skipped: found in stop 37)."""
+    yaml = str(Path(TASK_DIR) / "qa" / "nq_oracle_bm25.yaml")
+    base = BASE[:-1] + [yaml]
+    from tokrag_model.eval_cli import main
+
+    for args, want in [(["--limit", "1", "--num_fewshot", "5000"],
+                        "--num_fewshot 5000: task nq_oracle_bm25 has 84 few-shot examples"),
+                       (["--limit", "0"], "--limit 0: --limit must be > 0"),
+                       (["--limit", "1", "--metadata", '{"corpus": "no/such/corpus.jsonl"}'], "no/such/corpus.jsonl")]:
+        with pytest.raises(ConfigError) as exc:
+            main([*base, *args])
+        assert want in str(exc.value) and "\n" not in str(exc.value), exc.value
+
+
 def test_limit_zero(no_model):
     msg = _refused(["--limit", "0"])
     assert msg.startswith("--limit 0: --limit must be > 0"), msg
