@@ -237,6 +237,20 @@ def _folder_problem(folder: str) -> str | None:
     return None
 
 
+def _results_subfolder(model_args: Any) -> str | None:
+    """The subfolder of ``--output_path`` that lm-eval writes the results into: the model name it reads from
+    ``--model_args`` (``pretrained``, ``model``, ...), sanitized as lm-eval does (``EvaluationTracker``); None when
+    lm-eval's helpers are missing or name no model."""
+    try:
+        from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
+        from lm_eval.utils import sanitize_model_name
+
+        name = GeneralConfigTracker._get_model_name(model_args)
+    except Exception:  # noqa: BLE001 - another lm-eval version: the folder itself is still checked
+        return None
+    return sanitize_model_name(name) if name else None
+
+
 def _is_integer_at_least_1(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -246,7 +260,7 @@ def _is_integer_at_least_1(value: Any) -> bool:
 
 
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
-                        use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None) -> None:
+                        use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -257,7 +271,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only).
     * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
-      next to itself (its folder is checked), any other is a folder.
+      next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
+      the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too.
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load).
 
     Raises:
@@ -292,7 +307,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
                               "the results would record sampling that did not happen; drop do_sample/temperature")
     if output_path:
         path = Path(str(output_path))
-        problem = _folder_problem(str(path.parent if path.suffix == ".json" else path))
+        folder = path.parent if path.suffix == ".json" else path
+        sub = _results_subfolder(model_args) if path.suffix != ".json" else None
+        problem = _folder_problem(str(folder / sub if sub else folder))
         if problem:
             raise ConfigError(f"--output_path {output_path}: {problem}; lm-eval writes the results (and "
                               "--log_samples) only after the whole run, into that folder (for a path ending in .json, "

@@ -65,6 +65,15 @@ def test_output_path_that_is_a_file_or_under_one(no_model, tmp_path):
     assert afile.read_text(encoding="utf-8") == "keep me"
 
 
+def test_output_path_whose_model_subfolder_is_a_file(no_model, tmp_path):
+    """lm-eval writes into ``<output_path>/<model name, sanitized>/``; a file of that name made it log
+    ``FileExistsError`` after the whole run and save nothing (noticed in stop 37)."""
+    (tmp_path / "smollm2-135m-instruct").write_text("keep me", encoding="utf-8")
+    msg = _refused(["--limit", "1", "--output_path", str(tmp_path)])
+    assert msg.startswith(f"--output_path {tmp_path}: {tmp_path / 'smollm2-135m-instruct'} is an existing file"), msg
+    assert (tmp_path / "smollm2-135m-instruct").read_text(encoding="utf-8") == "keep me"
+
+
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write anywhere")
 def test_output_path_in_a_folder_that_cannot_be_written(no_model, tmp_path):
     locked = tmp_path / "locked"
