@@ -4,9 +4,14 @@ Windowing (In-Context RALM style: Ram et al., TACL 2023, retrieval every ``s`` t
 query): each article of the WikiText-103 test set (``EleutherAI/wikitext_document_level``,
 ``wikitext-103-raw-v1``, split ``test``; the raw text with its `` = Heading = `` lines) is cut at word
 boundaries into consecutive chunks of ``chunk_words`` (128) whitespace-separated words. A chunk is one doc
-scored with ``loglikelihood``: the continuation is the chunk's exact text (its own spacing and newlines, up to
-the next chunk's first word), the context is the exact text of the ``context_words`` (128) words before it (at
-the article start: the article's title line, which is itself not scored). The retrieval query is the last
+scored with ``loglikelihood``: the continuation is the chunk's exact text, from the end of the previous chunk's
+last word (the whitespace and newlines before its own first word included) to the end of its own last word (the
+last chunk: to the end of the article); the context is the exact text of the ``context_words`` (128) words before
+it, up to the end of the last one (at the article start: the article's title line without its trailing
+whitespace, which is itself not scored). No context ends in whitespace, so lm-eval's convention of moving a
+context's trailing whitespace into the continuation (``hf``'s ``_encode_pair``) moves nothing: each character is
+scored once and counted once in the byte and word totals (until version 2.0, the whitespace between two chunks
+ended one chunk's target and was scored again at the front of the next, ~1% bits/byte on SmolLM2-135M). The retrieval query is the last
 ``query_words`` (32) words of the context with the ``=`` heading marks removed, and the top ``k`` (3, the
 paper's WikiText depth) passages come from the DPR Wikipedia with BM25; passages whose title is the article's
 own title are dropped (the article is in the corpus: leaving it would leak the text), searching ``k + 20`` deep.
@@ -44,7 +49,9 @@ def article_title(page: str) -> str:
 
 def chunk_article(page: str, chunk_words: int = 128, context_words: int = 128) -> list[dict[str, str]]:
     """Cut one raw article into ``[{"context", "target"}]`` (module docstring). ``context + target`` is always
-    an exact substring of ``page`` and the targets tile the article after its title line.
+    an exact substring of ``page``, no context ends in whitespace, and the targets tile the article from the end of
+    its title line's text (the first target starts with the whitespace after the title), so every character after
+    the title is scored exactly once.
 
     Raises:
         ConfigError: chunk_words or context_words < 1.
@@ -56,11 +63,16 @@ def chunk_article(page: str, chunk_words: int = 128, context_words: int = 128) -
     if title:
         first_nl = page.find("\n", len(page) - len(page.lstrip("\n")))
         body_start = len(page) if first_nl < 0 else first_nl + 1
-    starts = [m.start() for m in _WORD.finditer(page, body_start)]
+    words = list(_WORD.finditer(page, body_start))
+    starts = [m.start() for m in words]
+    # chunk boundaries at word ends: a context never ends in whitespace, which lm-eval's convention (hf's
+    # _encode_pair, tokrag_model.base.split_context) would move into the continuation and score a second time
+    # (the previous chunk's target already ends with it); the whitespace before a chunk's first word is its own
+    first_end = len(page[: starts[0]].rstrip()) if starts else len(page[:body_start].rstrip())
     out = []
     for i in range(0, len(starts), chunk_words):
-        begin = starts[i]
-        end = starts[i + chunk_words] if i + chunk_words < len(starts) else len(page)
+        begin = words[i - 1].end() if i else first_end
+        end = words[i + chunk_words - 1].end() if i + chunk_words < len(starts) else len(page)
         ctx_from = starts[i - context_words] if i - context_words >= 0 else 0
         out.append({"context": page[ctx_from:begin], "target": page[begin:end]})
     return out
