@@ -22,10 +22,15 @@ Two rules close the SQuAD script's edge cases (issue 12.1):
    tokens are runs of word characters and single punctuation characters (:func:`light_tokens`:
    ``"A+"`` -> ``["a", "+"]``); articles are kept. EM is equality of the token lists, F1 the same
    bag-of-tokens F1, answer match token-aligned containment. So ``"A+"`` scores EM 1 against the gold
-   ``"A+"`` and ``"The answer is A+."`` matches it, while ``"A"`` or ``"AB+"`` do not. A gold with no
-   light tokens either (empty or whitespace only) can never be matched: :func:`unscorable_golds`
-   finds them. No gold of the shipped data sets is unscorable; four NQ-open questions have golds
-   that need the light rule (listed in ``tasks/README.md``, checked by ``tests/test_metrics.py``).
+   ``"A+"`` and ``"The answer is A+."`` matches it, while ``"A"`` or ``"AB+"`` do not. As SQuAD
+   normalisation does for ``"Paris."``, sentence punctuation (``. , ; : ! ?``) that ends the prediction
+   beyond what the gold itself ends with costs nothing for EM and F1 (:func:`_cut_sentence_end`):
+   ``"A+."`` and ``"the the."`` score EM 1 against ``"A+"`` and ``"The The"``, ``"---."`` against
+   ``"---"``, and ``"?"`` still scores EM 1 against the gold ``"?"``. Answer match uses the uncut
+   tokens (the cut never changes it: the run cut off comes after any occurrence of the gold).
+   A gold with no light tokens either (empty or whitespace only) can never be matched:
+   :func:`unscorable_golds` finds them. No gold of the shipped data sets is unscorable; four NQ-open
+   questions have golds that need the light rule (listed in ``tasks/README.md``, checked by ``tests/test_metrics.py``).
 
 Both rules keep the per-sample invariants EM = 1 ⇒ F1 = 1 and EM = 1 ⇒ answer match = 1 (F1 = 1 does not give
 answer match = 1: ``"Paris, France"`` against ``"France Paris"`` has F1 1, as in the SQuAD script, and no match).
@@ -98,18 +103,49 @@ def _contains(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
+SENTENCE_END = frozenset(".,;:!?")
+"""The sentence punctuation a light-rule prediction may end with at no cost (module rule 2)."""
+
+
+def _trailing_run(tokens: list[str]) -> int:
+    """Length of the run of :data:`SENTENCE_END` tokens that ends ``tokens``."""
+    n = 0
+    while n < len(tokens) and tokens[-1 - n] in SENTENCE_END:
+        n += 1
+    return n
+
+
+def _cut_sentence_end(pred_tokens: list[str], gold_tokens: list[str]) -> list[str]:
+    """The light tokens of a prediction without the sentence punctuation it ends with beyond the gold's own.
+
+    When the prediction's final run of :data:`SENTENCE_END` tokens starts with the gold's final run, the
+    run is cut to the gold's (``"A+."`` vs ``"A+"`` -> ``a +``; ``"?."`` vs ``"?"`` -> ``?``); otherwise the
+    tokens are returned as they are (``"A+."`` vs ``"A+!"`` keeps its ``.``). SQuAD normalisation drops
+    this punctuation on the usual path, so ``"Paris."`` == ``"Paris"`` there too.
+    """
+    p, g = _trailing_run(pred_tokens), _trailing_run(gold_tokens)
+    if p <= g:
+        return pred_tokens
+    run_start = len(pred_tokens) - p
+    if pred_tokens[run_start:run_start + g] != gold_tokens[len(gold_tokens) - g:]:
+        return pred_tokens
+    return pred_tokens[:run_start + g]
+
+
 def _score_one(prediction: str, gold: str) -> tuple[float, float, float]:
     """(em, f1, answer_match) of one prediction against one gold, with the module's two rules."""
     if not prediction.strip():
         return 0.0, 0.0, 0.0
     gold_tokens = normalize_answer(gold).split()
     if gold_tokens:
-        pred_tokens = normalize_answer(prediction).split()
+        pred_tokens = match_tokens = normalize_answer(prediction).split()
     else:
-        gold_tokens, pred_tokens = light_tokens(gold), light_tokens(prediction)
+        gold_tokens, match_tokens = light_tokens(gold), light_tokens(prediction)
+        pred_tokens = _cut_sentence_end(match_tokens, gold_tokens)
     if not gold_tokens or not pred_tokens:
         return 0.0, 0.0, 0.0
-    return float(pred_tokens == gold_tokens), _f1_one(pred_tokens, gold_tokens), float(_contains(pred_tokens, gold_tokens))
+    return (float(pred_tokens == gold_tokens), _f1_one(pred_tokens, gold_tokens),
+            float(_contains(match_tokens, gold_tokens)))
 
 
 def exact_match(prediction: str, answers: Sequence[str] | str) -> float:

@@ -267,8 +267,10 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     what was shown (tasks/README.md, "Metrics"). ``cf_match`` (counterfactual tasks): answer match against the substituted
     answer, the rate at which the model is misled. Prediction hygiene (the same extraction rule for every
     method): ``empty_pred`` 1.0 if the scored answer line is empty (nothing but whitespace generated, or
-    only punctuation/articles, which normalise to nothing); ``overlong_pred`` 1.0 if it has more than
-    :data:`OVERLONG_WORDS` normalised words.
+    only punctuation/articles, which normalise to nothing) and matches no gold answer: a line that SQuAD
+    normalisation empties but that matches a gold under the light rule of :mod:`tasks.metrics`
+    (``answer_match`` 1, e.g. ``"A+"`` for the gold ``"A+"``) is an answer, not empty; ``overlong_pred``
+    1.0 if it has more than :data:`OVERLONG_WORDS` normalised words.
     """
     from retrieval import has_answer
 
@@ -276,7 +278,7 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     answers = list(doc["answers"])
     out = qa_scores(pred, answers)
     words = normalize_answer(pred).split()
-    out["empty_pred"] = float(not words)
+    out["empty_pred"] = float(not words and not out["answer_match"])
     out["overlong_pred"] = float(len(words) > OVERLONG_WORDS)
     ctxs = doc.get("ctxs") or []
     out["answer_recall"] = float(any(has_answer(c["text"], answers) for c in ctxs))

@@ -79,8 +79,9 @@ def test_empty_prediction_never_scores() -> None:
         ("A+", ["A+", "AB+"], ONE),
         ("a+", ["A+"], ONE),
         ("AB+", ["A+", "AB+"], ONE),
-        # 9 light tokens [the most common blood type is a + .]; vs [a, +]: P=2/9, R=1 -> F1 4/11
-        ("The most common blood type is A+.", ["A+", "AB+"], {"em": 0.0, "f1": 4 / 11, "answer_match": 1.0}),
+        # light tokens [the most common blood type is a + .], the final "." cut (the gold does not end with it):
+        # 8 tokens vs [a, +]: P=2/8, R=1 -> F1 2*(1/4)/(5/4) = 2/5
+        ("The most common blood type is A+.", ["A+", "AB+"], {"em": 0.0, "f1": 2 / 5, "answer_match": 1.0}),
         ("A", ["A+", "AB+"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),  # [a] vs [a, +]: P=1, R=1/2
         ("B+", ["A+", "AB+"], {"em": 0.0, "f1": 0.5, "answer_match": 0.0}),  # shares the token "+"
         ("*", ["a rotationally symmetric saltire", "the symbol ×", "*"], ONE),
@@ -99,6 +100,58 @@ def test_golds_that_normalise_to_nothing(pred: str, golds: list[str], want: dict
     assert got == pytest.approx(want)
     # per-sample invariants (issue 12.2): EM = 1 => F1 = 1 and EM = 1 => match = 1
     assert got["em"] <= got["f1"] and (got["em"] == 0 or got["answer_match"] == 1.0)
+
+
+@pytest.mark.parametrize(
+    ("pred", "golds", "want"),
+    [
+        # the sentence punctuation a prediction ends with costs nothing under the light rule, as "Paris." == "Paris"
+        ("Paris.", ["Paris"], ONE),  # the SQuAD path, for comparison
+        ("A+.", ["A+"], ONE),  # [a, +, .] -> [a, +]
+        ("A+?!", ["A+"], ONE),  # the whole final run . , ; : ! ? is cut
+        ("a+ ,", ["A+"], ONE),
+        ("the the.", ["The The"], ONE),
+        ("---.", ["---"], ONE),  # "-" is not sentence punctuation: only the "." goes
+        ("*:", ["*"], ONE),
+        ("?", ["?"], ONE),  # the gold's own ending is kept: [?] vs [?]
+        ("?.", ["?"], ONE),  # [?, .]: the run starts with the gold's [?], cut to it
+        # [a, +, .] vs the gold [a, +, !]: the run [.] does not start with [!], nothing cut; P=R=2/3 -> F1 2/3
+        ("A+.", ["A+!"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),
+        ("A", ["A+"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),  # [a] vs [a, +]: still no EM
+        ("A.", ["A+"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),  # [a, .] -> [a]: P=1, R=1/2
+        ("+.", ["A+"], {"em": 0.0, "f1": 2 / 3, "answer_match": 0.0}),  # [+, .] -> [+]: P=1, R=1/2
+        (".", ["*"], ZERO),  # [.] -> []: nothing left, no score
+        # [the answer is a + .] -> 5 tokens vs [a, +]: P=2/5, R=1 -> F1 2*(2/5)/(7/5) = 4/7
+        ("The answer is A+.", ["A+"], {"em": 0.0, "f1": 4 / 7, "answer_match": 1.0}),
+    ],
+)
+def test_light_rule_ignores_trailing_sentence_punctuation(pred: str, golds: list[str], want: dict[str, float]) -> None:
+    got = qa_scores(pred, golds)
+    assert got == pytest.approx(want)
+    assert got["em"] <= got["f1"] and (got["em"] == 0 or got["answer_match"] == 1.0)
+
+
+@pytest.mark.parametrize(
+    ("generation", "golds", "em", "empty"),
+    [
+        (" A+", ["A+"], 1.0, 0.0),  # matched under the light rule: an answer, not an empty line
+        (" The The", ["The The"], 1.0, 0.0),
+        (" *", ["*"], 1.0, 0.0),
+        (" A+.", ["A+"], 1.0, 0.0),
+        (" The answer is A+", ["A+"], 0.0, 0.0),  # normalises to "answer is": never empty
+        (" the A+ one", ["A+"], 0.0, 0.0),
+        (" the +", ["A+"], 0.0, 1.0),  # [the, +] does not contain [a, +] (F1 1/2): punctuation/articles, empty
+        (" ...", ["A+"], 0.0, 1.0),  # only punctuation, matching nothing: empty
+        (" *", ["Paris"], 0.0, 1.0),
+        ("\n\n", ["*"], 0.0, 1.0),
+    ],
+)
+def test_empty_pred_is_not_a_light_rule_match(generation: str, golds: list[str], em: float, empty: float) -> None:
+    from tasks.utils import process_results_qa
+
+    out = process_results_qa({"answers": golds, "ctxs": []}, [generation])
+    assert (out["em"], out["empty_pred"]) == (em, empty)
+    assert not (out["em"] == 1.0 and out["empty_pred"] == 1.0)
 
 
 def test_light_tokens() -> None:
