@@ -13,7 +13,9 @@ tasks use lm-eval's default ``take_first``).
 
 The run folders are never modified (their ``DONE`` checksums stay valid); the re-scored cells are
 handed to :func:`leaderboards.report.build_report`. With unchanged metric code the re-scored report
-is byte-identical to the report built from the logged values (tested).
+is byte-identical to the report built from the logged values (tested). A logged per-sample metric that
+``process_results`` cannot re-derive from the log (``token_perplexity``: the model's token count is not in
+the samples file) is kept as logged and re-aggregated with the rest (:func:`rescore_loaded`).
 
 A metric fix inside a task's folder (its ``utils.py``, a version bump in its YAML) changes the task
 fingerprint and so the cell's run-folder key. ``rescore`` then uses the finished folder whose
@@ -83,10 +85,19 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[
 
     ``changes``: ``{"samples": n, "cells": n, "changed_values": n, "changed": {cell_id: {metric: [old, new]}}}``
     where ``changed`` lists the task-level aggregates that moved.
+
+    A per-sample metric the logged sample lists in its ``metrics`` but that ``process_results`` no longer
+    yields from the logged sample is **kept as logged** and re-aggregated with the task's aggregation
+    together with the rest: ``token_perplexity`` of ``wikitext103_bm25_wiki`` needs the token count that the
+    model attaches to the live log-likelihood (an ``n_tokens`` attribute, lost in the samples JSON), and a
+    re-score does not change token counts. Dropping it would leave ``results.json``'s old aggregate in the
+    report unchecked. Such metrics are counted in ``changes["kept"]`` (``{metric: number of samples}``,
+    summed over the cells; the key is present only when some metric was kept).
     """
     tasks: dict[str, Any] = {}
     out: dict[str, Any] = {}
     summary: dict[str, Any] = {"samples": 0, "cells": 0, "changed_values": 0, "changed": {}}
+    kept: dict[str, int] = {}
     for cid, (cell, key, data) in loaded.items():
         if data is None:
             out[cid] = (cell, key, None)
@@ -106,6 +117,13 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[
                     summary["changed_values"] += 1
                 per_metric.setdefault((name, s.get("filter", "none")), []).append(v)
             ns["metrics"] = list(res.keys())
+            for name in s.get("metrics") or []:  # logged, not re-derivable from the log: kept as logged
+                if name in res or name not in s:
+                    continue
+                ns[name] = s[name]
+                ns["metrics"].append(name)
+                per_metric.setdefault((name, s.get("filter", "none")), []).append(s[name])
+                kept[name] = kept.get(name, 0) + 1
             new_samples.append(ns)
         results = copy.deepcopy(data["results"])
         task_res = (results.setdefault("results", {})).setdefault(tname, {})
@@ -122,6 +140,8 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[
         summary["samples"] += len(samples)
         summary["cells"] += 1
         out[cid] = (cell, key, {**data, "samples": {**data["samples"], tname: new_samples}, "results": results})
+    if kept:
+        summary["kept"] = kept
     return out, summary
 
 
@@ -188,7 +208,7 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
 
     Returns ``(report folder, changes)`` (``changes["notes"]``: cells read from a folder of earlier task
     code; ``changes["missing"]``: with ``allow_missing``, one line per cell left out and why, e.g. several
-    candidate folders). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
+    candidate folders; ``changes["kept"]``: logged per-sample metrics kept as logged, see :func:`rescore_loaded`). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
     InvariantError when the re-scored samples break an invariant, ReportOverwriteError (see
     :func:`leaderboards.report.check_overwrite`).
     """
