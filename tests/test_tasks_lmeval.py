@@ -48,7 +48,7 @@ def test_docs_fields_and_prompt(qa_tasks) -> None:
     assert d["prompt"] == "instruct" and task.doc_to_text(d) == "Question: who got the first nobel prize in physics\nAnswer:"
     assert d["ctxs"][0]["text"][:30] not in prompt  # the models prepend the passages, not the task
     assert task.config.generation_kwargs["until"] == ["\n\n", "Question:"]
-    assert task.VERSION == 4.0
+    assert task.VERSION == 5.0
 
 
 def test_noise_variant_through_lm_eval(qa_tasks) -> None:
@@ -127,7 +127,7 @@ def test_simple_evaluate_records_metrics_with_stderr() -> None:
     assert 0 < n_hit < 30
     assert r["answer_recall_stderr,none"] == pytest.approx(math.sqrt(p * (1 - p) * 30 / 29 / 30))
     assert "gold_at_k,none" in r and r["gold_at_k,none"] >= 0.8
-    assert res["versions"]["nq_oracle_bm25"] == 4.0
+    assert res["versions"]["nq_oracle_bm25"] == 5.0
 
 
 def test_webq_bm25_docs_have_no_gold_ids() -> None:

@@ -129,7 +129,7 @@ def test_qa_wiki_tasks_over_the_prebuilt_index(prebuilt, hub_dir, tiny_dpr, tmp_
     assert tqa[0]["ctxs"][0]["docid"] == "7" and tqa[0]["ctxs"][0]["title"] == "Wilhelm Rontgen"
     assert [c["rank"] for c in tqa[0]["ctxs"]] == list(range(1, len(tqa[0]["ctxs"]) + 1)) and len(tqa[0]["ctxs"]) <= 5
     assert tqa[1]["ctxs"][0]["title"] == "Berlin"
-    assert tasks["triviaqa_bm25_wiki"].VERSION == 2.0
+    assert tasks["triviaqa_bm25_wiki"].VERSION == 3.0
     out = tasks["triviaqa_bm25_wiki"].process_results(tqa[0], [" It was Röntgen.\n"])
     assert out["answer_match"] == 1.0 and out["answer_recall"] == 1.0 and "gold_at_k" not in out
     assert _docs(tasks["squad_open_bm25_wiki"])[0]["ctxs"][0]["title"] == "Mount Everest"
