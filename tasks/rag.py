@@ -20,8 +20,9 @@ Noise (``noise=f``): :func:`n_noise` of the m passages the question has (m = k u
 returned fewer): ``round(f * m)`` (half up), but at most ``m - 1`` when ``f < 1``, so a fraction below
 1 never replaces every passage a question has (noise 0.5 on a one-passage question replaces none).
 They are replaced by passages drawn uniformly from the corpus, excluding the retrieved ones, the gold
-passages and any passage that contains a gold answer (DPR ``has_answer``), so the added passages are
-pure noise. Positions and passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``:
+passages and any passage whose title or text contains a gold answer (DPR ``has_answer`` over each; the
+model is shown both, e.g. ``[Reference]: <title>\n<text>``, so a passage titled "Paris" for the answer
+"Paris" is not noise), so the added passages are pure noise. Positions and passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``:
 the result does not depend on Python's hash seed or the process, and the levels are nested (the
 passages replaced at 20% are also replaced at 40%).
 
@@ -136,9 +137,9 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
         if attempts > 200 * len(ctxs) + 1000:
             raise ConfigError(f"corpus {getattr(corpus, 'source', None) or getattr(corpus, 'name', None) or '(unnamed)'} has too few passages "
                               f"({len(passages)}) to draw {len(ctxs)} noise passages for question {qid} (none retrieved for "
-                              "it, none gold, none containing a gold answer): use a larger corpus or a task without noise")
+                              "it, none gold, none whose title or text contains a gold answer): use a larger corpus or a task without noise")
         p = passages[rng.randrange(len(passages))]
-        if p.docid in banned or has_answer(p.text, list(answers)):
+        if p.docid in banned or has_answer(p.text, list(answers)) or has_answer(p.title, list(answers)):
             continue
         banned.add(p.docid)
         picked.append(p)
