@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -114,8 +115,9 @@ def _check_args(args: argparse.Namespace) -> None:
 
     check_run_args(getattr(args, "jobs", 1), getattr(args, "max_cells", None))
     fb = getattr(args, "fallback_s_per_question", None)
-    if fb is not None and not fb > 0:  # also NaN
-        raise ConfigError(f"run --fallback-s-per-question must be a number of seconds > 0, got {fb}")
+    if fb is not None and not (fb > 0 and math.isfinite(fb)):  # also NaN, inf
+        raise ConfigError(f"run --fallback-s-per-question must be a number of seconds > 0, got {fb}; give a finite "
+                          "number such as 3.4 (the seconds one question takes)")
     if getattr(args, "out", None):
         check_writable(args.out, f"{args.cmd} --out", folder=True)
     if args.cmd == "check":
@@ -273,7 +275,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",
                                                                  "first_runs")}
-                         | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True))
+                         | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True, allow_nan=False))
         return 0
     if args.cmd == "run":
         from .runner import run_spec

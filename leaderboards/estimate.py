@@ -23,6 +23,7 @@ unfinished cell could be estimated (unknown, not free).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections import defaultdict
@@ -146,6 +147,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
     that kind of task are estimated.
+
+    Raises:
+        ConfigError: the total overflows (a finite but huge ``fallback``, 1e308: it printed ``inf`` hours and JSON
+            ``Infinity``).
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
@@ -190,6 +195,9 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                   "hours": round(b["seconds"] / 3600, 2), "levels": sorted(b["levels"], key=LEVELS.index)}
                  for (mo, me), b in by.items()]
     total = sum(c["seconds"] for c in cells)
+    if not math.isfinite(total):  # a finite but huge --fallback-s-per-question (1e308) times the questions
+        raise ConfigError(f"run --fallback-s-per-question {fallback}: the estimate of {spec.name} overflows (not a finite "
+                          f"number of hours); give a realistic number of seconds per question ({FALLBACK_HINT})")
     jobs = max(1, int(jobs))
     unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,

@@ -79,6 +79,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _NOISE_RE = re.compile(r"^(?P<base>.+?)_noise(?P<pct>\d+)$")
 _SHARED_KEYS = {"model_args", "gen_kwargs", "limit", "batch_size", "device", "num_fewshot", "apply_chat_template",
                 "system_instruction", "fewshot_as_multiturn", "prompt"}
+SEED_MAX = 2**32 - 1
+"""The largest seed of a cell (NumPy's ``np.random.seed`` takes integers in [0, 2**32 - 1]; lm-eval seeds it with the cell's)."""
 PROMPTS = ("instruct", "base")
 """Prompt formats of the QA tasks (task metadata ``prompt``, tasks/README.md "Prompts"): a contract's ``prompt``."""
 _TOP_KEYS = {
@@ -466,6 +468,66 @@ def task_hits(task: str, include_path: list[Path], k: Any) -> int | None:
     return None if want == own else want
 
 
+def task_generates(task: str, include_path: list[Path]) -> bool:
+    """Whether ``task``'s YAML (or the nearest file it includes that says) has ``output_type: generate_until``; False
+    when no YAML of it is found or none names an output type."""
+    for doc in _task_yaml_docs(task, tuple(Path(p) for p in include_path)):
+        if "output_type" in doc:
+            return doc["output_type"] == "generate_until"
+    return False
+
+
+def _contract_where(mi: int, own: dict[str, Any], section: str, key: str) -> str:
+    """The contract key that set ``section.key``: model ``mi``'s own ``shared`` when it sets it, else the top level's."""
+    mine = own.get(section) if isinstance(own.get(section), dict) else {}
+    return f"models[{mi}].shared.{section}" if key in mine else f"shared.{section}"
+
+
+def _last_set(key: str, layers: list[tuple[str, Any]]) -> tuple[str, Any] | None:
+    """``(spec key, value)`` of ``key`` as a cell resolves it from ``[(where, mapping)]`` (the last that sets it wins)."""
+    found = None
+    for where, d in layers:
+        if isinstance(d, dict) and key in d:
+            found = (f"{where}.{key}", d[key])
+    return found
+
+
+def _check_prompt_room(path: Path, shared: dict[str, Any], models: list[ModelSpec], models_raw: Any,
+                       methods: list[MethodSpec], tasks: list[TaskSpec], include_path: list[Path]) -> None:
+    """Refuse a (model, method) whose ``max_length`` model argument is at most its ``max_gen_toks`` generation setting
+    when one of its tasks generates: a prompt gets ``max_length - max_gen_toks`` tokens, none here, and the run failed
+    at its first request, after the model load. Only this certain case: how long a prompt is, is unknown before the
+    task is built (the model refuses a prompt that does not fit when it sees one), and a task that only scores
+    (``loglikelihood_rolling``) never uses ``max_gen_toks``. Each value is named by the spec key that set it."""
+    generating = {t.task for t in tasks if task_generates(t.task, include_path)}
+    if not generating:
+        return
+    for mi, mod in enumerate(models or [None]):
+        own = (models_raw[mi].get("shared") or {}) if mod is not None else {}
+        own = own if isinstance(own, dict) else {}
+        if mod is not None and not generating & {t.task for t in tasks if mod.tasks is None or t.task in mod.tasks}:
+            continue
+        sh = mod.shared if mod is not None else shared
+        for i, m in enumerate(methods):
+            if mod is not None and mod.methods is not None and m.name not in mod.methods:
+                continue
+
+            length = _last_set("max_length", [
+                (_contract_where(mi, own, "model_args", "max_length"), sh.get("model_args")),
+                (f"methods[{i}].model_args", m.model_args),
+                *([(f"models[{mi}].method_args.{m.name}", mod.method_args.get(m.name))] if mod is not None else []),
+                (f"methods[{i}].specific", m.specific)])
+            gen = _last_set("max_gen_toks", [
+                (_contract_where(mi, own, "gen_kwargs", "max_gen_toks"), sh.get("gen_kwargs")),
+                (f"methods[{i}].gen_kwargs", m.gen_kwargs), (f"methods[{i}].specific_gen_kwargs", m.specific_gen_kwargs)])
+            if length is None or gen is None or not is_int(length[1], 1) or not is_int(gen[1], 1) or length[1] > gen[1]:
+                continue
+            who = f"{m.name}" + (f" with model {mod.name}" if mod is not None else "")
+            raise _err(path, f"{length[0]} {length[1]} leaves no room for a prompt with {gen[0]} {gen[1]} ({who}): a "
+                             "prompt gets max_length - max_gen_toks tokens; raise max_length well above max_gen_toks "
+                             "(by the prompt's length) or lower max_gen_toks")
+
+
 def _err(path: Path, msg: str) -> ConfigError:
     return ConfigError(f"leaderboard spec {path}: {msg}")
 
@@ -682,11 +744,15 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
 
     Raises:
         ConfigError: unreadable YAML, unknown keys, a method setting a contract key (of any model)
-            outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a bad seed,
-            limit or noise ratio, a ``reference``/``closed_book`` that names no method, or a model's
+            outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
+            (outside [0, 2**32 - 1]), limit or noise ratio, a ``max_length`` model argument at most ``max_gen_toks``
+            for a task that generates (:func:`_check_prompt_room`), a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.
     """
     path = Path(path).resolve()
+    if path.is_dir():  # e.g. a report or runs folder given where the spec goes
+        raise ConfigError(f"leaderboard spec {path} is a folder, not a spec file: give the spec's YAML file "
+                          "(specs live in leaderboards/specs/*.yaml)")
     if not path.is_file():
         raise ConfigError(f"leaderboard spec {path} does not exist (specs live in leaderboards/specs/*.yaml)")
     try:
@@ -761,6 +827,12 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     seeds = raw.get("seeds", [1234])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise _err(path, f"seeds must be a non-empty list of integers, got {seeds!r}")
+    for i, s in enumerate(seeds):  # each cell seeds NumPy with it: outside this range the run died after the model load
+        if not 0 <= s <= SEED_MAX:
+            raise _err(path, f"seeds[{i}] {s} is out of range: a seed must be an integer in [0, {SEED_MAX}] (2**32 - 1, "
+                             "the range of NumPy's seed, which every cell sets to it)")
+    if len(set(seeds)) != len(seeds):
+        raise _err(path, f"seeds: duplicate entries in {seeds}; give each seed once")
 
     ref_raw = raw.get("reference")
     references = [] if ref_raw is None else ([ref_raw] if isinstance(ref_raw, str) else ref_raw)
@@ -795,6 +867,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     models = _models(path, models_raw, shared, names, tnames)
     if not models:
         shared = _prompt_contract(shared)
+    _check_prompt_room(path, shared, models, models_raw, methods, tasks, incs)
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
     _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)

@@ -140,8 +140,10 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
     except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
         raise OfflineError(
             f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: "
-            f"{type(exc).__name__}: {str(exc)[:200]}. Offline, give a local copy in the hub's layout: "
-            f"--metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}' or a {local_name!r} folder in the data folder"
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}. Offline, give a local copy in the hub's layout: "
+            + (f"a {local_name!r} folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or " if local_name else "")
+            + f"its path as hub_id: with lm_eval / tokrag eval, --metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}'; "
+            f"in a leaderboard (no --metadata), the task YAML's metadata: {{hub_id: /path/to/{local_name or 'folder'}}}"
         ) from exc
     return [dict(r) for r in ds], f"{hub_id}{f' ({config})' if config else ''} {split}"
 
