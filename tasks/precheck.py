@@ -259,8 +259,27 @@ def _is_integer_at_least_1(value: Any) -> bool:
     return isinstance(value, float) and value.is_integer() and value >= 1
 
 
+_SEED_RANGES = {1: ("numpy", 0, 2**32 - 1), 2: ("torch", -2**63, 2**64 - 1)}
+"""The seeds of lm-eval's ``--seed random,numpy,torch,fewshot`` that have a range: ``np.random.seed`` and
+``torch.manual_seed`` refuse others (Python's ``random`` takes any integer)."""
+
+
+def _check_seed(seed: Any) -> None:
+    """Raise ConfigError (one line) when a seed of lm-eval's ``--seed`` is outside the range its generator takes
+    (:data:`_SEED_RANGES`); ``seed`` is one integer for all four, or the list; None or a non-integer is lm-eval's."""
+    values = list(seed) if isinstance(seed, (list, tuple)) else [seed] * 4
+    for i, (name, low, high) in _SEED_RANGES.items():
+        v = values[i] if i < len(values) else None
+        if isinstance(v, int) and not isinstance(v, bool) and not low <= v <= high:
+            shown = seed[0] if isinstance(seed, (list, tuple)) and len(set(seed)) == 1 else (
+                ",".join("None" if x is None else str(x) for x in seed) if isinstance(seed, (list, tuple)) else seed)
+            raise ConfigError(f"--seed {shown}: the {name} seed (value {i + 1} of random,numpy,torch,fewshot; one value "
+                              f"seeds all four) must be an integer in [{low}, {high}], got {v}; e.g. --seed 1234")
+
+
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
-                        use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None) -> None:
+                        use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
+                        seed: Any = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -274,6 +293,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
       the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too.
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load).
+    * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
+      NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
+      ``np.random.seed`` with a 20-line traceback.
 
     Raises:
         ConfigError: one line naming the argument and what to pass instead.
@@ -288,6 +310,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     ours_model = isinstance(model, str) and model in METHODS
     if not ours_model and not _selects_ours(task_manager, names):
         return
+    _check_seed(seed)
     if limit is not None and not (isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0):
         shown = f"{limit:g}" if isinstance(limit, float) else repr(limit)
         raise ConfigError(f"--limit {shown}: --limit must be > 0 (a number of documents per task, or a fraction "
