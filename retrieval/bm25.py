@@ -11,6 +11,12 @@ is used with is *stale* and refused (:class:`IndexNotFoundError`); one built by 
 the installed Pyserini ships (another Lucene: its BM25 differs) is rebuilt by :func:`build_bm25_index`,
 as the run cache recomputes runs made by another engine (:func:`retrieval.cache.engine_versions`).
 
+Lucene refuses a query of more than ``IndexSearcher.maxClauseCount`` (1024) distinct analysed terms
+(``TooManyClauses``; in a batch search the whole batch failed with an opaque "queryCount = 1 is not equal
+to completedTaskCount = 0"). :class:`Bm25Searcher` raises that JVM-wide limit to Java's ``Integer.MAX_VALUE``
+(:data:`MAX_CLAUSES`), so a long query (a long ELI5 post) is searched with all its terms, as any shorter
+query is: queries under 1024 terms score exactly as before.
+
 Queries are searched as bags of words (Anserini's ``BagOfWordsQueryGenerator``), and Lucene query
 syntax characters (``+ - & | ! ( ) { } [ ] ^ " ~ * ? : \\ /``) are replaced by spaces first, so
 ``"AND" (x) [y]: ^~*? OR NOT`` is just the words *and x y or not* (stop words are dropped by the
@@ -41,6 +47,8 @@ BATCH_CHUNK = 1000  # queries per Java batch_search call: bounds JVM heap use (1
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
 CONTENTS = "contents"  # the indexed text field (Anserini's Constants.CONTENTS)
+
+MAX_CLAUSES = 2**31 - 1  # Lucene's IndexSearcher.maxClauseCount, JVM-wide once a Bm25Searcher opened (module docstring)
 
 _LUCENE_SPECIAL = re.compile(r'[+\-&|!(){}\[\]^"~*?:\\/]')
 _SPACES = re.compile(r"\s+")
@@ -309,6 +317,9 @@ class Bm25Searcher:
         try:
             self._s = self._pc.autoclass("io.anserini.search.SimpleSearcher")(self._pc.JString(str(self.index_dir)))
             self._s.set_bm25(self.k1, self.b)
+            searcher_class = self._pc.autoclass("org.apache.lucene.search.IndexSearcher")
+            if searcher_class.getMaxClauseCount() < MAX_CLAUSES:  # a query of > 1024 terms (module docstring)
+                searcher_class.setMaxClauseCount(MAX_CLAUSES)
         except Exception as exc:  # jnius.JavaException: corrupt or incompatible index
             raise IndexNotFoundError(f"cannot open the Lucene index {self.index_dir}: {exc}; rebuild it") from exc
 
