@@ -53,7 +53,7 @@ from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_tex
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
 from .keys import cell_keys, missing_task_data
-from .runner import (IncompleteRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
+from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
 from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
@@ -134,15 +134,18 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
-            that finishes them.
+            that finishes them. MisplacedRunError: a cell's folder holds another cell's run
+            (:func:`leaderboards.runner.check_cell_identity`), also with ``allow_missing``.
     """
     runs = resolve_runs_dir(spec, runs_dir)
     loaded, missing = {}, []
     finished = None  # the finished folders by cell id, read once when a cell is missing
     gone: dict[str, list] = {}  # task -> its metadata's data files that do not exist from here (missing_task_data)
     for cell, key, mat in cell_keys(spec):
-        try:
-            loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
+        try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
+            loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
+        except MisplacedRunError:
+            raise
         except IncompleteRunError as exc:
             finished = finished_runs_by_cell(runs) if finished is None else finished
             if cell.task.task not in gone:

@@ -38,7 +38,7 @@ from tasks import quiet_lm_eval
 
 from .keys import cell_keys, find_task_yaml, missing_task_data
 from .report import build_report
-from .runner import (IncompleteRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
+from .runner import (IncompleteRunError, MisplacedRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
 
@@ -161,15 +161,18 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
 
     Raises:
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
+        MisplacedRunError: a folder read for a cell holds another cell's run, also with ``allow_missing``.
     """
     index: dict[str, list[Path]] | None = None
     finished: dict[str, list] = {}  # the finished folders by cell id (other_inputs_note), read with index
     gone: dict[str, list] = {}  # task -> its metadata's data files not found from here (missing_task_data), read once
     loaded, notes, missing = {}, [], []
     for cell, key, mat in cell_keys(spec):
-        try:
-            loaded[cell.cell_id] = (cell, key, load_cell(runs / key))
+        try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
+            loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
             continue
+        except MisplacedRunError:
+            raise
         except IncompleteRunError as exc:
             first_error = str(exc)
         if index is None:  # the finished folders, read once: by key material without the task code, and by cell id
@@ -180,7 +183,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             finished = finished_runs_by_cell(runs, folders)
         hits = index.get(_without_task_code(mat), [])
         if len(hits) == 1:
-            loaded[cell.cell_id] = (cell, key, load_cell(hits[0]))
+            loaded[cell.cell_id] = (cell, key, load_cell(hits[0], cell.cell_id))  # checked against its own name
             notes.append(f"{cell.cell_id}: task folder changed since the run; re-scoring the samples of {hits[0].name}")
         elif hits:
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "

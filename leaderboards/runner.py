@@ -69,6 +69,12 @@ class IncompleteRunError(TokragError, RuntimeError):
     """A cell's run folder is missing, unfinished or fails its checksums; the message says what to run."""
 
 
+class MisplacedRunError(IncompleteRunError):
+    """A finished run folder whose ``DONE`` is another folder's: its ``config_hash`` is not the folder's name, or its
+    ``cell_id`` is another cell's (a folder copied or moved over another key). Never read as the cell's run, never
+    redone over (it may be the only copy of the other cell's results): the message says to move it back or delete it."""
+
+
 class RunInterrupted(KeyboardInterrupt):
     """:func:`run_spec` stopped by Ctrl-C (SIGINT) or, under ``tokrag leaderboard run``, SIGTERM (``signum``), at any
     moment after its cells' loop began (the helpers of ``run --jobs`` included: a second interrupt, or one while
@@ -177,13 +183,44 @@ CELL_FILES = ("config.json", "results.json", "cost.json", "provenance.json")
 """The JSON files of every finished cell (besides its samples), each listed with its SHA-256 in ``DONE``."""
 
 
-def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
-    """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256.
+def _cell_tail(cell_id: str) -> list[str]:
+    """``[method, task, seedN]`` of a cell id (:attr:`Cell.cell_id`, ``[model/]method/task/seedN``)."""
+    return cell_id.split("/")[-3:]
+
+
+def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str | None = None) -> None:
+    """Refuse a ``DONE`` manifest that belongs to another folder or cell: its ``config_hash`` must be the folder's
+    name (the cell's run key, :func:`leaderboards.keys.cell_keys`), and with ``cell_id`` its ``cell_id`` must name
+    the same method, task and seed. The spec's model name (``model/`` before the method) is not compared: the key
+    leaves it out, so specs that name one model differently share a folder (a DONE without these fields, older
+    than them, is not checked). A folder that :func:`leaderboards.rescore.collect_for_rescore` matches with a cell
+    under another key passes: it is checked against its own name.
+
+    Raises:
+        MisplacedRunError: one line naming the folder, what ``DONE`` says, what was expected and what to do.
+    """
+    have_key, have_id = manifest.get("config_hash"), manifest.get("cell_id")
+    wrong_key = isinstance(have_key, str) and have_key != cell_dir.name
+    wrong_id = cell_id is not None and isinstance(have_id, str) and _cell_tail(have_id) != _cell_tail(cell_id)
+    if not (wrong_key or wrong_id):
+        return
+    expected = f"config_hash {cell_dir.name!r}" + (f", cell {cell_id!r}" if cell_id is not None else "")
+    home = cell_dir.parent / have_key if wrong_key else None
+    where = (f"delete it (a copy of {home})" if home is not None and home.exists()
+             else f"move it back to {home} (the folder of its key) or delete it" if home is not None else "delete it")
+    raise MisplacedRunError(f"{cell_dir}: holds another cell's run: its {DONE} says config_hash {have_key!r}, cell "
+                            f"{have_id!r}, expected {expected}; {where}, then re-run the spec to compute this cell "
+                            "(nothing here is read or overwritten until then)")
+
+
+def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any]:
+    """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256 and that the
+    manifest is this folder's (and, with ``cell_id``, this cell's; :func:`check_cell_identity`).
 
     Raises:
         IncompleteRunError: no folder (never run), no ``DONE`` (killed or still running), unreadable
             manifest, a listed file missing, or a checksum mismatch (a file changed or was truncated after the
-            run).
+            run). MisplacedRunError (a subclass): the folder holds another cell's run.
     """
     done = cell_dir / DONE
     if not cell_dir.is_dir():
@@ -209,14 +246,22 @@ def verify_cell_dir(cell_dir: Path) -> dict[str, Any]:
             raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing; re-run the cell")
         if sha256_file(p) != digest:
             raise IncompleteRunError(f"{p}: checksum mismatch with {DONE} (file changed or truncated); re-run the cell")
+    check_cell_identity(cell_dir, manifest, cell_id)
     return manifest
 
 
-def cell_is_done(cell_dir: Path) -> bool:
-    """True when ``cell_dir`` holds a complete, checksum-valid run."""
+def cell_is_done(cell_dir: Path, cell_id: str | None = None) -> bool:
+    """True when ``cell_dir`` holds a complete, checksum-valid run (of ``cell_id`` when given).
+
+    Raises:
+        MisplacedRunError: the folder holds another cell's finished run (:func:`check_cell_identity`): neither done
+        nor to be redone over.
+    """
     try:
-        verify_cell_dir(cell_dir)
+        verify_cell_dir(cell_dir, cell_id)
         return True
+    except MisplacedRunError:
+        raise
     except IncompleteRunError:
         return False
 
@@ -1610,7 +1655,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     summary = RunSummary(selection=dict(spec.selection))
     todo = []
     for cell, key, mat in keyed:
-        if cell_is_done(runs / key):
+        if cell_is_done(runs / key, cell.cell_id):  # MisplacedRunError: another cell's run in its folder, before any cell
             summary.skipped.append(cell.cell_id)
         else:
             todo.append((cell, key, mat))
@@ -1637,7 +1682,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         nonlocal tm, tm_key, lm, lm_key, backbone, bb_key
         try:
             with file_lock(runs / key, timeout=-1 if blocking else 0):
-                if cell_is_done(runs / key):
+                if cell_is_done(runs / key, cell.cell_id):
                     return "other"
                 if not budget.take():
                     return "limit"
@@ -1733,14 +1778,15 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     return summary
 
 
-def load_cell(cell_dir: Path) -> dict[str, Any]:
-    """Read a finished cell folder (after :func:`verify_cell_dir`): config, results, cost, provenance, samples.
+def load_cell(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any]:
+    """Read a finished cell folder (after :func:`verify_cell_dir`, of ``cell_id`` when given): config, results, cost,
+    provenance, samples.
 
     Raises:
-        IncompleteRunError: unfinished or corrupted folder.
+        IncompleteRunError: unfinished or corrupted folder; MisplacedRunError: another cell's run.
         DataError: a samples file that is not valid JSONL.
     """
-    manifest = verify_cell_dir(cell_dir)
+    manifest = verify_cell_dir(cell_dir, cell_id)
     out: dict[str, Any] = {"manifest": manifest, "dir": str(cell_dir)}
     for name in ("config", "results", "cost", "provenance"):
         out[name] = json.loads((cell_dir / f"{name}.json").read_text(encoding="utf-8"))
