@@ -521,6 +521,108 @@ def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: {g.describe()}; {g.fix()}")
 
 
+def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any, local_name: str) -> str | None:
+    """Why a hub data set cannot be read offline, told without reading it: None when ``hub_id`` names a local copy
+    or ``<data folder>/<local_name>`` holds one (:func:`tasks.sources.local_copy`, as :func:`tasks.sources.hub_rows`
+    looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset) or when the hub cache or the ``datasets`` cache
+    holds the data set (its files are not read here); else the error the task build would end with."""
+    from retrieval.dense import hub_offline
+    from tasks.sources import local_copy
+
+    try:
+        if local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name) is not None:
+            return None
+    except ConfigError as exc:
+        return str(exc)
+    if not hub_offline():
+        return None
+    import datasets.config
+    import huggingface_hub.constants
+
+    cached = [Path(huggingface_hub.constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}",
+              Path(datasets.config.HF_DATASETS_CACHE) / hub_id.replace("/", "___")]
+    if any(c.is_dir() for c in cached):
+        return None
+    return (f"HF_HUB_OFFLINE=1 and the hub dataset {hub_id!r}{f' ({config})' if config else ''} is neither in the "
+            f"hub cache ({cached[0]}) nor in the datasets cache, and no local copy was found; give a local copy in the "
+            f"hub's layout: a {local_name!r} folder in the data folder (--metadata data_dir or $TOKRAG_DATA_DIR) or "
+            "the task metadata hub_id: /path/to/folder, or run once online")
+
+
+def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
+    """``task T: <error>`` for each task of ``cells`` (once per task and contract metadata) whose data the task build
+    would refuse, told before any model loads: the QA tasks' checks of ``tokrag eval``
+    (:func:`tasks.precheck.check_selected_tasks`: the metadata, a bring-your-own questions file read line by line, a
+    corpus's first lines, a ``prebuilt:`` index not cached and not reachable), and, for a QA family of
+    :data:`tasks.sources.FAMILIES` or ``wikitext103_bm25_wiki``, a hub data set that cannot be read offline
+    (:func:`_hub_data_problem`; the prebuilt index of ``wikitext103_bm25_wiki`` too)."""
+    from tasks import TASK_DIR
+    from tasks.precheck import _qa_tasks, check_prebuilt_download, check_selected_tasks
+    from tasks.sources import FAMILIES
+    from tasks.utils import qa_arguments
+
+    problems: list[str] = []
+    seen: set[str] = set()
+    managers: dict[str, Any] = {}
+    for cell in cells:
+        meta = cell.task_metadata()
+        once = fingerprint([cell.task.task, meta, cell.gen_kwargs, cell.num_fewshot])
+        if once in seen:
+            continue
+        seen.add(once)
+        mkey = fingerprint(meta)
+        if mkey not in managers:
+            managers[mkey] = _load_task_manager(spec, meta)
+        tm, task = managers[mkey], cell.task.task
+        try:  # the hub data set first: the task build reads the questions before the corpus
+            for _, yaml_meta, _ in _qa_tasks(tm, [task]):
+                kw, dataset, _, _ = qa_arguments({**yaml_meta, **meta}, task)
+                if dataset in FAMILIES:
+                    f = FAMILIES[dataset]
+                    problem = _hub_data_problem(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
+                                                kw.get("data_dir"), f["local"])
+                    if problem:
+                        raise DataError(problem)
+            cfg = getattr((getattr(tm, "task_index", None) or {}).get(task), "cfg", None) or {}
+            folder, _, fn = str(cfg.get("custom_dataset") or "").rpartition("/")
+            if fn == "utils.load_wikitext103" and folder and Path(folder).resolve() == (Path(TASK_DIR) / "wiki_lm").resolve():
+                from tasks import wikitext
+
+                wmeta = {**(cfg.get("metadata") or {}), **meta}
+                problem = _hub_data_problem(str(wmeta.get("hub_id") or wikitext.HUB_ID), wikitext.HUB_CONFIG,
+                                            wikitext.HUB_SPLIT, wmeta.get("data_dir"), wikitext.LOCAL_NAME)
+                if problem:
+                    raise DataError(problem)
+                corpus = str(wmeta.get("corpus") or "prebuilt:wikipedia-dpr-100w")
+                if corpus.startswith("prebuilt:"):
+                    check_prebuilt_download(corpus, {"retriever": wmeta.get("retriever"), "k": wmeta.get("hits", 3),
+                                                     "retriever_params": wmeta.get("retriever_params"),
+                                                     "cache_dir": wmeta.get("cache_dir")})
+        except TokragError as exc:
+            problems.append(f"task {task}: " + " ".join(str(exc).split()))
+        try:
+            check_selected_tasks(tm, [task], meta, gen_kwargs=dict(cell.gen_kwargs), num_fewshot=cell.num_fewshot)
+        except TokragError as exc:
+            line = f"task {task}: " + " ".join(str(exc).split())
+            if line not in problems:  # a metadata error both checks meet
+                problems.append(line)
+    return list(dict.fromkeys(problems))  # one line per problem, also for a task of several contracts
+
+
+def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse a run whose tasks cannot read their data, before its first cell (:func:`_task_data_problems`: what
+    ``tokrag eval`` refuses before its model load, and a hub data set that cannot be read offline), so that a bad
+    task at the end of a grid stops it at once, not hours in, and ``run --estimate`` stops on it too.
+
+    Raises:
+        ConfigError: one line per task with a problem, naming the spec.
+    """
+    problems = _task_data_problems(spec, cells)
+    if problems:
+        raise ConfigError(f"leaderboard spec {spec.path}: {len(problems)} problem(s) with the data of its tasks; nothing "
+                          "was run:\n  " + "\n  ".join(problems))
+
+
 def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Check every cell's model arguments against its method's declared schema before anything runs, so that
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
@@ -532,7 +634,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     ``js_min_layer``, ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
     not known without loading weights). First, the cells' tasks must name only existing data files
-    (:func:`check_task_data`).
+    (:func:`check_task_data`); last, their data must be readable (:func:`check_spec_data`, every task of ``cells``).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
     metadata key and the missing path.
     """
@@ -577,6 +679,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         except ConfigError as exc:
             where = f"{cell.model_name}/" if cell.model_name else ""
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
+    check_spec_data(spec, cells)
 
 
 def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:

@@ -1,0 +1,87 @@
+"""``run`` (and ``run --estimate``) check every task's data before the first cell, as ``tokrag eval`` does before its
+model load (tasks/precheck.py), one line per problem naming the task: a malformed bring-your-own questions file and
+a hub data set that cannot be read under ``HF_HUB_OFFLINE=1`` stopped a grid only when their cell came."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import leaderboards.runner
+from leaderboards.cli import main as lb_main
+from leaderboards.runner import run_spec
+from leaderboards.spec import load_spec
+from retrieval.errors import ConfigError
+from tests.leaderboard_helpers import FIX, write_spec
+
+REPO_TASKS = Path(__file__).resolve().parents[1] / "tasks"
+
+
+def _qa_task(folder: Path, name: str, **meta: str) -> None:
+    """A QA task over the repo's ``rag_qa_bm25`` (tasks/qa/utils.load_qa) with ``meta`` in its metadata."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"  {k}: {v!r}\n" for k, v in meta.items())
+    (folder / f"{name}.yaml").write_text(f"include: {REPO_TASKS / 'qa' / 'rag_qa_bm25.yaml'}\ntask: {name}\n"
+                                         f"metadata:\n  version: 3.0\n{lines}", encoding="utf-8")
+
+
+@pytest.fixture()
+def offline(tmp_path, monkeypatch):
+    """HF_HUB_OFFLINE=1, an empty data folder, and empty hub and datasets caches."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    return data
+
+
+def _spec(tmp_path: Path, tasks: list[str]):
+    mine = tmp_path / "mytasks"
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n{"id": "q2", "question": "broken\n',
+                 encoding="utf-8")
+    _qa_task(mine, "my_qa_bad", dataset="byo", questions=str(q), corpus="nq-wiki-12k")
+    _qa_task(mine, "my_popqa", dataset="popqa", corpus="nq-wiki-12k")
+    return load_spec(write_spec(tmp_path / "spec", tasks=tasks, limit=3,
+                                extra={"include_path": [str(FIX / "tasks"), str(mine), str(REPO_TASKS)]})), q
+
+
+def test_every_task_is_checked_before_the_first_cell(tmp_path, monkeypatch, offline):
+    spec, q = _spec(tmp_path, ["toy_qa", "my_qa_bad", "my_popqa", "wikitext103_bm25_wiki"])
+    loads = []
+    monkeypatch.setattr(leaderboards.runner, "make_model", lambda cell: loads.append(cell) or 1 / 0)
+    runs = tmp_path / "runs"
+    with pytest.raises(ConfigError) as exc:
+        run_spec(spec, runs, progress=False)
+    lines = str(exc.value).splitlines()
+    assert lines[0] == f"leaderboard spec {spec.path}: 3 problem(s) with the data of its tasks; nothing was run:"
+    assert lines[1] == f"  task my_qa_bad: {q}:2: malformed JSON (Unterminated string starting at column 26); fix or remove the line"
+    assert lines[2].startswith("  task my_popqa: HF_HUB_OFFLINE=1 and the hub dataset 'akariasai/PopQA' is neither in the hub cache")
+    assert "a 'PopQA' folder in the data folder" in lines[2]
+    assert lines[3].startswith("  task wikitext103_bm25_wiki: HF_HUB_OFFLINE=1 and the hub dataset "
+                               "'EleutherAI/wikitext_document_level' (wikitext-103-raw-v1) is neither")
+    assert len(lines) == 4
+    assert loads == [] and (not runs.exists() or list(runs.iterdir()) == [])  # no model, no cell folder (toy_qa's first)
+    with pytest.raises(ConfigError) as est:  # --estimate: not "complete"
+        lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"])
+    assert str(est.value) == str(exc.value)
+
+
+def test_a_local_copy_or_the_hub_cache_is_enough(tmp_path, offline):
+    spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
+    with pytest.raises(ConfigError, match="task my_popqa: HF_HUB_OFFLINE=1"):
+        leaderboards.runner.check_cell_args(spec, spec.cells())
+    (tmp_path / "hub" / "datasets--akariasai--PopQA").mkdir(parents=True)  # in the hub cache: left to the task build
+    leaderboards.runner.check_cell_args(spec, spec.cells())
+    (tmp_path / "hub" / "datasets--akariasai--PopQA").rmdir()
+    (offline / "PopQA").mkdir()  # a local copy without the split's files: the task build's own error, now
+    with pytest.raises(ConfigError, match=r"task my_popqa: .*PopQA: no files for split 'test'"):
+        leaderboards.runner.check_cell_args(spec, spec.cells())
+    (offline / "PopQA" / "test.jsonl").write_text('{"id": 1, "question": "q", "possible_answers": "[\\"a\\"]"}\n')
+    leaderboards.runner.check_cell_args(spec, spec.cells())
