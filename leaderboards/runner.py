@@ -1012,6 +1012,34 @@ def _chunk_lines(data: bytes, pos: int) -> tuple[list[dict], list[bytes], int]:
     return entries, raws, pos
 
 
+def _dropped_lines(data: bytes, pos: int, line: int) -> str:
+    """What cutting the journal at byte ``pos`` (its line number ``line``, the header being line 1) drops, for the
+    log: the line and why it is not read (torn, unreadable, not a chunk line), and the complete chunk lines after it
+    that are dropped with it (their chunks are computed again)."""
+    end = data.find(b"\n", pos)
+    if end < 0:
+        return (f"line {line} (its last {len(data) - pos} bytes) is torn (no end of line: killed while it was written); "
+                "ignored, its chunk is computed again")
+    try:
+        json.loads(data[pos:end])
+        why = "not a chunk line"  # JSON of another shape (:func:`_valid_entry`)
+    except ValueError:
+        why = "unreadable JSON"
+    after = [raw for raw in data[end + 1:].split(b"\n") if raw.strip()]
+    chunks, requests = 0, 0
+    for raw in after:
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if _valid_entry(entry):
+            chunks, requests = chunks + 1, requests + len(entry["fingerprints"])
+    tail = (f": its chunk and the {len(after)} line(s) after it (lines {line + 1}-{line + len(after)}: {chunks} complete "
+            f"chunk(s), {requests} request(s)) are dropped and computed again" if after
+            else ", the last line: its chunk is computed again")
+    return f"line {line} is {why} ({end - pos} bytes){tail}"
+
+
 class _Journal:
     """The request journal of one cell (``<cell_dir>/journal.jsonl``): one JSON line per computed chunk.
 
@@ -1077,8 +1105,10 @@ class _Journal:
             else:
                 j.attempts = list(old["attempts"])
                 j.entries, raws, pos = _chunk_lines(data, nl + 1)
-                if pos < len(data):
-                    log.info("%s: the journal's last %d bytes are a torn or unreadable line; ignored", label, len(data) - pos)
+                if pos < len(data):  # a torn last line is what a kill leaves; anything else is a damaged journal
+                    torn = data.find(b"\n", pos) < 0
+                    log.log(logging.INFO if torn else logging.WARNING, "%s: the journal's %s", label,
+                            _dropped_lines(data, pos, len(j.entries) + 2))
         j.attempts.append({**attempt, "journaled_requests": sum(len(e["fingerprints"]) for e in j.entries)})
         head = (json.dumps({"schema": JOURNAL_SCHEMA, "header": header, "attempts": j.attempts}, sort_keys=True,
                            ensure_ascii=False) + "\n").encode("utf-8")
