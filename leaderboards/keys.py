@@ -3,9 +3,9 @@
 A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefix) of
 
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
-* the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to
-  (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` / the GGUF, is
-  covered);
+* the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to, every
+  file whatever its size (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` /
+  the GGUF, is covered);
 * for a cell that applies a chat template: the template's own SHA-256 (:func:`chat_template_sha256`, the
   value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
@@ -14,8 +14,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
   settings, metrics; ``utils.py``; extensionless includes such as ``_qa_template``), or of the whole
   Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
-* the retrieval fingerprint known before running: the ``retrieval`` package's code and the data
-  folder's files (``$TOKRAG_DATA_DIR``: corpus and questions);
+* the retrieval fingerprint known before running: the ``retrieval`` package's code and the files of the data
+  folder the task reads (corpus and questions; every file whatever its size): its metadata's ``data_dir`` when
+  set, resolved as the loaders resolve it (:func:`tasks.data.resolve_data_dir`), else ``$TOKRAG_DATA_DIR``;
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
   a local hub copy (:func:`task_data_files`);
@@ -26,7 +27,11 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
 or any setting gives a new folder; nothing stale is ever reused (lm-eval's own ``--use_cache`` keys
 only on the request arguments and is not used). File hashes are memoised by (path, size, mtime) in
-``<cache_dir>/leaderboard-file-hashes.json`` so that computing all keys of a spec takes well under a second.
+``<cache_dir>/leaderboard-file-hashes.json`` so that computing all keys of a spec takes well under a second; the
+first key over a new model or data folder hashes its files once (the 93 MiB GGUF of ``smollm2-135m-instruct``:
+0.08 s with the file in the page cache, plus its read time from a cold disk). Schema 2: files over 64 MiB are
+hashed (schema 1 skipped them: the alias's GGUF was not in its key) and a task's metadata ``data_dir`` names the
+data folder.
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -47,7 +51,7 @@ from .spec import Cell, LeaderboardSpec
 
 log = logging.getLogger(__name__)
 
-KEY_SCHEMA = 1
+KEY_SCHEMA = 2  # 2: files of any size hashed; a task's metadata data_dir keyed (1: files over 64 MiB skipped)
 
 
 class _HashMemo(HashMemo):
@@ -153,8 +157,10 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     path = resolve_weights(str(pre))
     if path is None:
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])
-    # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template
-    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"})
+    # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template;
+    # every file whatever its size (weights are large; the memo hashes each once)
+    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"},
+                            max_bytes=None)
 
 
 def _gguf_chat_template(path: Path) -> str | None:
@@ -331,8 +337,8 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     ``oracle_file``, a local copy named by ``hub_id``; so that editing them gives a new run folder. A value is
     read as the loaders read it (:func:`retrieval.io.task_data_path`): a named corpus (``nq-wiki-12k``) or ``prebuilt:`` index is no path, a relative
     path is taken from the working directory. A file is hashed whole (memoised by path, size and mtime); a
-    folder as :func:`tree_fingerprint`. Empty for the built-in tasks, whose data sit under ``$TOKRAG_DATA_DIR``
-    (:func:`data_fingerprint`).
+    folder as :func:`tree_fingerprint`, every file whatever its size. Empty for the built-in tasks, whose data sit
+    under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`).
     """
     out: dict[str, str] = {}
     for name, (_value, path, _where) in task_data_paths(memo.task_chain(task, include_path)).items():
@@ -340,18 +346,40 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
             if path.is_file():
                 out[str(path.resolve())] = memo.sha(path)
             elif path.is_dir():
-                out[str(path.resolve())] = tree_fingerprint(path, memo, None)
+                out[str(path.resolve())] = tree_fingerprint(path, memo, None, max_bytes=None)
         except OSError:
             continue
     return out
 
 
-def data_fingerprint(memo: _HashMemo) -> str:
-    """Fingerprint of ``$TOKRAG_DATA_DIR`` (questions and corpora) or ``"hub"`` when none is set."""
-    d = os.environ.get("TOKRAG_DATA_DIR")
-    if not d or not Path(d).is_dir():
+def task_data_dir(task: str, include_path: list[Path], memo: _HashMemo, extra: dict[str, Any] | None = None) -> Any:
+    """The ``data_dir`` of ``task``'s metadata (its YAML chain, own values over included ones; ``extra``, the
+    ``--metadata`` a cell adds (:meth:`leaderboards.spec.Cell.task_metadata`), over both), or None."""
+    meta: dict[str, Any] = {}
+    for _y, doc in reversed(memo.task_chain(task, include_path)):
+        if isinstance(doc.get("metadata"), dict):
+            meta.update(doc["metadata"])
+    meta.update(extra or {})
+    return meta.get("data_dir")
+
+
+def data_fingerprint(memo: _HashMemo, data_dir: Any = None) -> str:
+    """Fingerprint of the data folder (questions and corpora) a task reads: ``data_dir`` (its metadata's) when set,
+    else ``$TOKRAG_DATA_DIR``, resolved as the loaders resolve it (:func:`retrieval.paths.data_dir`: ``~`` expanded,
+    relative to the working directory); every file whatever its size. ``"hub"`` when neither is set;
+    ``["missing-data-dir", path]``'s fingerprint when the ``data_dir`` named is no folder (the loaders refuse it)."""
+    from retrieval.errors import ConfigError
+    from retrieval.paths import data_dir as resolve
+
+    try:
+        d = resolve(data_dir, required=False)
+    except ConfigError:  # the folder named does not exist
+        if data_dir in (None, ""):  # $TOKRAG_DATA_DIR: as before
+            return "hub"
+        return fingerprint(["missing-data-dir", str(expand_user(str(data_dir)).resolve())])
+    if d is None:
         return "hub"
-    return tree_fingerprint(Path(d), memo, None)
+    return tree_fingerprint(d, memo, None, max_bytes=None)
 
 
 def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[str, str]:
@@ -391,7 +419,8 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
         "model_fingerprint": weights_fingerprint(cell.model_args, memo),
         "task_fingerprint": task_fingerprint(cell.task.task, spec.include_path, memo),
         "retrieval_code": code_fingerprint("retrieval", memo),
-        "data_fingerprint": data_fingerprint(memo),
+        "data_fingerprint": data_fingerprint(memo, task_data_dir(cell.task.task, spec.include_path, memo,
+                                                                 cell.task_metadata())),
         "lm_eval_version": _lm_eval_version(),
     }
     if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
