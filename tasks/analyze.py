@@ -55,7 +55,8 @@ import math
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -545,18 +546,23 @@ def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: 
                       chat_template=chat_template)
 
 
-def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]] | None:
-    """``(sample, inputs, records)`` of one records line, or None where it is not a complete records line."""
+def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord], float | None] | None:
+    """``(sample, inputs, records, seconds)`` of one records line, or None where it is not a complete records line
+    (``seconds``: the sample's scoring time; None in lines written before it was recorded)."""
     try:
         obj = json.loads(line)
-        return obj["sample"], obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]]
+        secs = obj.get("seconds")
+        secs = float(secs) if isinstance(secs, (int, float)) and not isinstance(secs, bool) else None
+        return (obj["sample"], obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]],
+                secs)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):  # JSONDecodeError, UnicodeDecodeError: ValueErrors
         # AttributeError: valid JSON of another shape ({"records": [[1, 2]]})
         return None
 
 
-def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]]]:
-    """Read a records file and make it safe to append to; returns ``{sample: (inputs, records)}``.
+def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord], float | None]]:
+    """Read a records file and make it safe to append to; returns ``{sample: (inputs, records, seconds)}``
+    (:func:`_parse_records_line`).
 
     A kill during a write leaves a last line cut off without its line end; appending onto it glued the next
     record to it, and the reader stopped at that line, so every later resume redid every sample after it.
@@ -568,7 +574,7 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     file (``calibrate`` and ``analyze --split dev`` with one ``--out``) never leaves a line half-written for it
     to cut, nor appends between the read and the truncation.
     """
-    done: dict[str, tuple[str | None, list[TokenRecord]]] = {}
+    done: dict[str, tuple[str | None, list[TokenRecord], float | None]] = {}
     if not path.is_file():
         return done
     data = path.read_bytes()
@@ -578,7 +584,7 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
         last = lineno == len(lines)
         parsed = _parse_records_line(line) if line.strip() else None
         if parsed is not None:
-            done[parsed[0]] = (parsed[1], parsed[2])
+            done[parsed[0]] = parsed[1:]
             if last and not line.endswith(b"\n"):
                 with open(path, "ab") as f:
                     f.write(b"\n")
@@ -594,36 +600,16 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     return done
 
 
-def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_tokens: int = 0,
-                    k: int | None = None, nq_corpus: str = "nq-wiki-12k", data_dir: Any = None,
-                    progress: bool = True, prompt: str = "instruct", apply_chat_template: bool = False
-                    ) -> tuple[list[TokenRecord], dict]:
-    """Records of the first ``n`` samples of ``name``/``split``, written incrementally to
-    ``out_dir/records_<name>_<split>_<key>.jsonl`` and resumed from it. ``key`` fingerprints the data
-    selection, the prompt format (``nq``: ``prompt``, ``apply_chat_template`` and the template's hash),
-    the weights, their sliding windows (if any) and the Tok-RAG constants the records depend on; each
-    line also holds the fingerprint of the sample's token ids (:class:`EncodedSample`), and a stored
-    sample is reused only when its prompts encode to the same ids (a changed prompt format or retrieval
-    run rescored it).
-
-    Returns:
-        (records, config) — ``config`` is the keyed configuration (recorded in results).
-    Raises:
-        ConfigError: ``apply_chat_template`` for a tokenizer without a chat template (:func:`no_chat_template_message`).
-    """
+def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int | None = None,
+                   prompt: str = "instruct", apply_chat_template: bool = False) -> tuple[dict, str]:
+    """``(config, key)`` of the records of data set ``name``/``split`` for ``lm``: the configuration the records
+    depend on (data selection, prompt format, weights, sliding windows, Tok-RAG constants) and its fingerprint,
+    which names the records file ``records_<name>_<split>_<key>.jsonl`` (:func:`collect_records`). Needs no sample."""
     from dataclasses import asdict
 
-    from tqdm import tqdm
-
-    from retrieval.io import file_lock, fingerprint
+    from retrieval.io import fingerprint
 
     chat = bool(apply_chat_template) and name == "nq"
-    if chat and not getattr(lm.tokenizer, "chat_template", None):
-        raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
-    samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
-    if len(samples) < n:  # was silent: the progress bar showed the pool size, the preset recorded the --n asked
-        log.warning("--n %d: the %s %s pool holds only %d samples; using those %d", n, name, split, len(samples),
-                    len(samples))
     consts = {k_: v for k_, v in asdict(lm.params).items()
               if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
@@ -634,35 +620,121 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     windows = list(getattr(lm.decoder, "windows", None) or [])
     if any(w is not None for w in windows):
         config["windows"] = windows  # records then carry ``blind`` layers
-    key = fingerprint(config)
+    return config, fingerprint(config)
+
+
+def records_path(out_dir: Path, name: str, split: str, key: str) -> Path:
+    """``out_dir/records_<name>_<split>_<key>.jsonl`` (:func:`records_config` gives ``key``)."""
+    return Path(out_dir) / f"records_{name}_{split}_{key}.jsonl"
+
+
+def count_records(path: Path) -> int:
+    """Samples held in a records file (complete lines, each sample once; 0 for a file that does not exist). Reads
+    without repairing, so it may run while another process appends."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return 0
+    return len({p[0] for p in map(_parse_records_line, data.splitlines()) if p is not None})
+
+
+def scoring_seconds(times: Sequence[float | None]) -> dict[str, Any]:
+    """The scoring time of the samples used, from their per-sample times (records lines' ``seconds``; None in lines
+    written before it was recorded): ``seconds`` = the total when every sample has one, else None (not the sum of
+    the known ones, which under-reports); ``seconds_known`` = that sum; ``samples_untimed`` = samples without one."""
+    known = [t for t in times if t is not None]
+    total = round(sum(known), 1)
+    return {"seconds": total if len(known) == len(times) else None, "seconds_known": total,
+            "samples_untimed": len(times) - len(known)}
+
+
+@contextmanager
+def _reuse_note(line: str, show: bool) -> Iterator[None]:
+    """Print ``line`` (stderr) when the block ends, also on Ctrl-C, if ``show``: after the progress bar has ended its
+    line (a line printed before it left an empty one where the bar's carriage return followed it)."""
+    try:
+        yield
+    finally:
+        if show:
+            print(line, file=sys.stderr)
+
+
+def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_tokens: int = 0,
+                    k: int | None = None, nq_corpus: str = "nq-wiki-12k", data_dir: Any = None,
+                    progress: bool = True, prompt: str = "instruct", apply_chat_template: bool = False
+                    ) -> tuple[list[TokenRecord], dict]:
+    """Records of the first ``n`` samples of ``name``/``split``, written incrementally to
+    ``out_dir/records_<name>_<split>_<key>.jsonl`` and resumed from it. ``key`` fingerprints the data
+    selection, the prompt format (``nq``: ``prompt``, ``apply_chat_template`` and the template's hash),
+    the weights, their sliding windows (if any) and the Tok-RAG constants the records depend on
+    (:func:`records_config`); each line also holds the fingerprint of the sample's token ids
+    (:class:`EncodedSample`) and its scoring time in seconds (``seconds``), and a stored sample is reused only
+    when its prompts encode to the same ids (a changed prompt format or retrieval run rescored it). On a
+    resumed run the progress bar starts at the samples reused, so its rate and ETA are those of the samples
+    scored now, and one line after it (stderr, also on Ctrl-C) says how many were reused from which file.
+
+    Returns:
+        (records, config) — ``config`` is the keyed configuration (recorded in results), with the scoring time of
+        the samples used, resumed or not (:func:`scoring_seconds`: ``seconds``, ``seconds_known``,
+        ``samples_untimed``) and ``reused`` (samples read from the file, not scored in this call).
+    Raises:
+        ConfigError: ``apply_chat_template`` for a tokenizer without a chat template (:func:`no_chat_template_message`).
+        RecordsInterrupted: Ctrl-C, with the samples the records file holds.
+    """
+    from tqdm import tqdm
+
+    from retrieval.io import file_lock
+
+    chat = bool(apply_chat_template) and name == "nq"
+    if chat and not getattr(lm.tokenizer, "chat_template", None):
+        raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
+    samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
+    if len(samples) < n:  # was silent: the progress bar showed the pool size, the preset recorded the --n asked
+        log.warning("--n %d: the %s %s pool holds only %d samples; using those %d", n, name, split, len(samples),
+                    len(samples))
+    config, key = records_config(lm, name, split, max_tokens, k, prompt, chat)
     config["n"] = len(samples)  # the samples used (fewer than --n when the pool is smaller)
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
     config["model_config"] = lm.resolved_config
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"records_{name}_{split}_{key}.jsonl"
+    path = records_path(out_dir, name, split, key)
     with file_lock(path):  # no other process is mid-append while the file is read and repaired
         done = _repair_records(path)
     records: list[TokenRecord] = []
+    times: list[float | None] = []
     kept = set(done)
     try:
+        # encoded first (tokenization only), so the bar starts at the samples reused and times only the new ones
+        todo = []
+        for doc, context, cont in samples:
+            sid = f"{name}:{doc['qid']}"
+            enc = encode_sample(lm, doc, context, cont, max_tokens or None)
+            inputs = enc.fingerprint()
+            todo.append((doc, context, cont, sid, enc, inputs, sid in done and done[sid][0] == inputs))
+        reused = sum(t[-1] for t in todo)
         with open(path, "a", encoding="utf-8") as f, \
-                tqdm(samples, desc=f"{name} {split}", disable=not progress) as bar:  # closed (line ended) on Ctrl-C
-            for doc, context, cont in bar:
-                sid = f"{name}:{doc['qid']}"
-                enc = encode_sample(lm, doc, context, cont, max_tokens or None)
-                inputs = enc.fingerprint()
-                if sid in done and done[sid][0] == inputs:
-                    recs = done[sid][1]
+                _reuse_note(f"{name} {split}: {reused} of {len(samples)} samples reused from {path}",
+                            bool(reused and progress)), \
+                tqdm(total=len(samples), initial=reused, desc=f"{name} {split}", disable=not progress) as bar:
+            # the bar is closed (line ended) on Ctrl-C too, then the note printed
+            for doc, context, cont, sid, enc, inputs, hit in todo:
+                if hit:
+                    recs, secs = done[sid][1], done[sid][2]
                 else:
+                    t0 = time.perf_counter()
                     recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
+                    secs = round(time.perf_counter() - t0, 3)
                     with file_lock(path):  # a whole line at a time, as another process's repair sees it
-                        f.write(json.dumps({"sample": sid, "inputs": inputs, "records": [r.to_json() for r in recs]}) + "\n")
+                        f.write(json.dumps({"sample": sid, "inputs": inputs, "seconds": secs,
+                                            "records": [r.to_json() for r in recs]}) + "\n")
                         f.flush()
                     kept.add(sid)
+                    bar.update(1)
                 records += recs
+                times.append(secs)
     except KeyboardInterrupt as exc:
         raise RecordsInterrupted([(path, len(kept))]) from exc
-    return records, {**config, "key": key, "records_file": str(path)}
+    return records, {**config, "key": key, "records_file": str(path), "reused": reused, **scoring_seconds(times)}
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -899,7 +971,8 @@ def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str
         RecordsInterrupted: Ctrl-C while a data set's records were collected (listing every records file so far).
     """
     recs, cfgs = {}, {}
-    for name in parse_data(args.data, args.n):
+    names = parse_data(args.data, args.n)
+    for i, name in enumerate(names):
         k = args.wiki_k if name == "wiki" else args.nq_k
         try:
             recs[name], cfgs[name] = collect_records(lm, name, split, args.n, Path(args.out), args.max_tokens, k,
@@ -908,7 +981,18 @@ def collect_all(lm: Any, args: argparse.Namespace, split: str) -> tuple[dict[str
         except KeyboardInterrupt as exc:  # also while the data set's samples loaded, before its records file
             earlier = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
             now = exc.kept if isinstance(exc, RecordsInterrupted) else []
-            raise RecordsInterrupted(earlier + now) from exc
+            seen = {p for p, _ in now}
+            later = []  # the files of this data set (if not opened yet) and of the ones not reached, as they stand
+            for other in names[i:]:
+                try:
+                    key = records_config(lm, other, split, args.max_tokens, args.wiki_k if other == "wiki" else args.nq_k,
+                                         args.prompt, args.apply_chat_template)[1]
+                except Exception:  # noqa: BLE001 - the message only names the files it can
+                    continue
+                path = records_path(Path(args.out), other, split, key)
+                if path not in seen and path.is_file():
+                    later.append((path, count_records(path)))
+            raise RecordsInterrupted(earlier + now + later) from exc
     return recs, cfgs
 
 
@@ -988,18 +1072,57 @@ def main(argv: list[str] | None = None) -> int:
         lm = load_lm(args)
         n_layers = lm.decoder.n_layers
         preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
+        for message in preset_mismatches(preset, lm, args):
+            log.warning("%s", message)
         policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"))
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
         results = analyze_records(recs, policies, args.bootstrap, args.seed)
+        if preset is not None:  # recorded absolute, as lm_eval's config.tokrag_preset (the sha256 names the content)
+            preset = {**preset, "path": str(Path(preset["path"]).absolute())}
         report(results, Path(args.out), n_layers, args.layers, {
             "split": args.split, "configs": cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": args.seed,
-            "seconds": time.time() - t0})
+            **run_seconds(cfgs.values(), time.time() - t0)})
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
         print(interrupted_message("analyze", exc.kept if isinstance(exc, RecordsInterrupted) else kept), file=sys.stderr)
         return 130
     return 0
+
+
+def run_seconds(cfgs: Any, wall: float) -> dict[str, Any]:
+    """The time keys of ``results.json`` and of a preset's ``calibration``, from the data sets' configs
+    (:func:`collect_records`): ``seconds`` = the total scoring time of the samples used, over every invocation that
+    scored them (None when a records line predates per-sample times: then ``seconds_known`` sums the times recorded
+    and ``samples_untimed`` counts the others); ``wall_seconds`` = this invocation's collection time (reused samples
+    cost almost nothing in it)."""
+    cfgs = list(cfgs)
+    untimed = sum(c.get("samples_untimed", c.get("n", 0)) for c in cfgs)
+    known = round(sum(c.get("seconds_known") or 0.0 for c in cfgs), 1)
+    return {"seconds": None if untimed else known, "seconds_known": known, "samples_untimed": untimed,
+            "wall_seconds": round(wall, 1)}
+
+
+def preset_mismatches(preset: dict | None, lm: Any, args: argparse.Namespace) -> list[str]:
+    """The WARNING lines ``lm_eval`` logs for a preset used on another QA prompt format
+    (:func:`tokrag_model.methods.tokrag.preset_prompt_mismatch`: ``--apply-chat-template``, ``--prompt``; only with
+    ``nq`` in ``--data``, wiki continuations are plain text either way) or in another dtype
+    (:func:`tokrag_model.methods.tokrag.preset_dtype_mismatch`; not again when the model loaded this preset itself,
+    ``--model-args preset=``, and logged it) than this ``tokrag analyze`` run's."""
+    from tokrag_model.methods.tokrag import preset_dtype_mismatch, preset_prompt_mismatch
+
+    if preset is None:
+        return []
+    pretrained = lm.resolved_config.get("pretrained")
+    prompts = [args.prompt] if "nq" in parse_data(args.data, args.n) else []
+    out = [preset_prompt_mismatch(preset, args.apply_chat_template, prompts, pretrained)]
+    own = getattr(lm, "preset", None)
+    if not (isinstance(own, dict) and own.get("sha256") == preset.get("sha256")):
+        backbone = getattr(lm, "backbone", None)
+        dtype = getattr(backbone, "dtype", None) or lm.resolved_config.get("dtype")
+        if isinstance(dtype, str):
+            out.append(preset_dtype_mismatch(preset, dtype, str(getattr(backbone, "device", "cpu")), pretrained))
+    return [m for m in out if m]
 
 
 def _given_model_args(args: argparse.Namespace) -> dict[str, Any] | None:

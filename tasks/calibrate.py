@@ -48,6 +48,7 @@ from .analyze import (
     interrupted_message,
     load_lm,
     nan_to_none,
+    run_seconds,
     small_sample_note,
     token_counts,
 )
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, "dev")
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
-        preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, time.time() - t0)
+        preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, run_seconds(cfgs.values(), time.time() - t0))
         print_preset(preset)
         print(f"wrote {path}")
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
@@ -208,10 +209,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecord]], cfgs: dict[str, dict],
-                      quantiles: Sequence[float] = QUANTILES, policy: str = "auto", seconds: float | None = None) -> dict:
+                      quantiles: Sequence[float] = QUANTILES, policy: str = "auto",
+                      seconds: float | dict | None = None) -> dict:
     """Calibrate on the dev records of every data set, pooled with within-data-set AUCs
     (:func:`calibrate_records`), and write the preset for ``lm`` (the data configurations recorded);
-    returns the preset as read back."""
+    returns the preset as read back.
+
+    ``seconds``: the time keys of ``calibration`` (:func:`tasks.analyze.run_seconds`: ``seconds`` = the total scoring
+    time of the dev samples used, over every invocation that scored them, None where older records lack per-sample
+    times; ``seconds_known``, ``samples_untimed``, ``wall_seconds`` = this invocation), or a plain number of seconds."""
     from tokrag_model.methods.tokrag import write_preset
 
     if any(c["split"] != "dev" for c in cfgs.values()):
@@ -219,7 +225,9 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy)
     keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
-    if seconds is not None:
+    if isinstance(seconds, dict):
+        cal["calibration"].update(seconds)
+    elif seconds is not None:
         cal["calibration"]["seconds"] = round(seconds, 1)
     return write_preset(path, lm, nan_to_none(cal["params"]), nan_to_none(cal["calibration"]))
 

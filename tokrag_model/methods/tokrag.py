@@ -1080,8 +1080,10 @@ class TokRAGLM(RAGMethodLM):
         return super().loglikelihood(requests, disable_tqdm)
 
     def get_model_info(self) -> dict:
-        """The base model info plus ``tokrag_preset`` (the applied preset file, its path and sha256; None without)."""
-        return {**super().get_model_info(), "tokrag_preset": self.preset}
+        """The base model info plus ``tokrag_preset`` (the applied preset file, its absolute path and sha256; None
+        without)."""
+        preset = None if self.preset is None else {**self.preset, "path": str(Path(self.preset["path"]).absolute())}
+        return {**super().get_model_info(), "tokrag_preset": preset}
 
     def is_function(self, tid: int) -> bool:
         """Token ``tid`` is on the bypass list (:class:`TokenClasses`)."""
