@@ -351,3 +351,44 @@ def test_scorer_dynamic_layer_on_a_sliding_window_model(caplog):
     with caplog.at_level("WARNING"):
         TokRAGScorer(Dec(), replace(T.TokRAGParams(), layer=2), lambda t: False, lambda t: False)
     assert "layer 2 is a sliding-window layer" in caplog.text and "[4, 5]" in caplog.text
+
+
+def _agree_case(always_score: bool = False):
+    """Both branches' greedy token is 1 (" Paris"); the passage holds only token 4. Embeddings: E[1..3] one-hot on
+    axes 1..3, E[0] and E[4] on axis 0. e_R = 0.6·E1 + 0.3·E2 = (0, .6, .3, 0); e_L = 0.5·E1 + 0.3·E3 + 0.15·E4 =
+    (.15, .5, 0, .3): S_L = 0.3 / (√0.45 · √0.3625) = 0.74278; S_R = max(0, cos(e_R, E4)) = 0, so the test picks pure."""
+    from dataclasses import replace
+
+    import tokrag_model.methods.tokrag as T
+
+    class Dec:
+        n_layers = 4
+        embed = torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0], [1.0, 0, 0, 0]])
+        windows = [None] * 4
+
+    params = replace(T.TokRAGParams(), layer=2, always_score=always_score)
+    sc = TokRAGScorer(Dec(), params, lambda t: t == 0, lambda t: False)
+    lp_rag = torch.tensor([0.05, 0.6, 0.3, 0.0, 0.05]).clamp_min(1e-9).log()
+    lp_pure = torch.tensor([0.05, 0.5, 0.0, 0.3, 0.15]).clamp_min(1e-9).log()
+    rag_ids = [4, 4, 4, 4]
+    return sc, lp_rag, lp_pure, rag_ids, (lambda layer: torch.tensor([0.4, 0.3, 0.2, 0.1]))
+
+
+def test_teacher_forced_rule_tests_agreeing_positions():
+    """tokrag_method.md §3.3 has no agree shortcut: a teacher-forced score (force_score) picks the branch by the test
+    where both greedy tokens agree, since whose log-prob of the gold token is summed depends on it (a review: the
+    RAG branch's was always summed, 2-6 nats per NQ passage on SmolLM2). Generation keeps the shortcut (either branch
+    emits the token), with or without always_score."""
+    sc, lp_rag, lp_pure, ids, att = _agree_case()
+    d = sc.decide(lp_rag, lp_pure, ids, (0, 4), att, None, None, 0, force_score=True)
+    assert (d.branch, d.reason, d.token) == ("pure", "agree", 1)
+    assert d.s_r == pytest.approx(0.0) and d.s_l == pytest.approx(0.3 / math.sqrt(0.45 * 0.3625), abs=1e-5)
+    d = sc.decide(lp_rag, lp_pure, ids, (0, 4), att, None, None, 0)
+    assert (d.branch, d.reason, d.s_r) == ("rag", "agree", None)  # generation: untested
+    sc, *_ = _agree_case(always_score=True)
+    d = sc.decide(lp_rag, lp_pure, ids, (0, 4), att, None, None, 0)
+    assert (d.branch, d.reason) == ("rag", "agree") and d.s_l == pytest.approx(0.74278, abs=1e-4)  # traced only
+    # a function token (the bypass list, §3.3 step 2) is RAG's untested, teacher-forced too
+    lp_fn = torch.tensor([0.6, 0.3, 0.05, 0.0, 0.05]).clamp_min(1e-9).log()
+    d = sc.decide(lp_fn, lp_fn, ids, (0, 4), att, None, None, 0, force_score=True)
+    assert (d.branch, d.reason) == ("rag", "bypass")

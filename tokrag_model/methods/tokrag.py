@@ -528,26 +528,31 @@ class TokRAGScorer:
             h_rag, h_pure: (L+1, d) hidden states at this position (dynamic layer only).
             query_pos: position of the RAG query in ``rag_ids`` (the dynamic rule skips layers whose sliding
                 window does not reach the span's start from there; None: no layer is skipped).
+            force_score: the teacher-forced rule (``loglikelihood``, :func:`tokrag_token_scores`): S_R/S_L at every
+                position and, unless the bypass fires, the test picks the branch also where the two greedy tokens
+                agree (``reason`` stays ``agree``): a score sums the chosen branch's log-prob of the gold token, and
+                §3.3 has no agree shortcut. Without it (generation) agreeing positions are RAG untested: either
+                branch emits that token (``always_score`` computes their S_R/S_L for the trace only).
         """
         g_r, g_l = int(lp_rag.argmax()), int(lp_pure.argmax())
-        d = TokenDecision(position, g_r, "rag", "test", top1_rag=g_r, top1_pure=g_l)
+        d = TokenDecision(position, g_r, "rag", "agree" if g_r == g_l else "test", top1_rag=g_r, top1_pure=g_l)
         score = force_score or self.p.always_score
-        if g_r == g_l and not score:
-            d.reason = "agree"
+        agree, bypass = g_r == g_l, self.p.bypass and self.is_function(g_r)
+        if agree and not score:  # generation: either branch emits this token, the test cannot change it
             return d
-        if self.p.bypass and self.is_function(g_r) and not score:
+        if bypass and not score:  # §3.3 step 2: a function token is accepted from the RAG branch untested
             d.reason = "bypass"
             return d
         layer, hit = self.layer_for(h_rag, h_pure, query_pos, span)
         d.layer, d.layer_dynamic = layer, hit
         s_r, s_l = self.scores_at(lp_rag, lp_pure, rag_ids, span, attention(layer))
         d.s_r, d.s_l = s_r, s_l
-        if g_r == g_l:
-            d.reason = "agree"
-        elif self.p.bypass and self.is_function(g_r):
+        if agree and not force_score:
+            pass  # generation with always_score: scores traced, the agreed token labelled as without them
+        elif bypass:
             d.reason = "bypass"
-        elif not tokrag_choose_rag(s_r, s_l, self.p.rate):
-            d.branch, d.token = "pure", g_l
+        elif not tokrag_choose_rag(s_r, s_l, self.p.rate):  # teacher-forced also where the greedy tokens agree: §3.3
+            d.branch, d.token = "pure", g_l  # has no agree shortcut, and a score sums the chosen branch's log-prob
         return d
 
 
@@ -934,8 +939,11 @@ class TokRAGLM(RAGMethodLM):
 
     At each step both branches are decoded in one batched forward pass; the RAG branch's greedy token
     is emitted iff ``rate·S_R > S_L`` (tokrag_method.md §3.3), the emitted token extends both.
-    Function tokens bypass the test; when both branches agree no test is needed (the emitted token is
-    the same). See :class:`TokRAGParams` for every constant. The default fusion layer is the authors'
+    Function tokens bypass the test; in generation, when both branches agree no test is needed (the emitted
+    token is the same). A teacher-forced score (``loglikelihood``, ``loglikelihood_rolling``) runs the test at
+    every position that is not bypassed, agreeing or not: the chosen branch's log-prob of the gold token is summed
+    (tokrag_method.md §3.3 has no agree shortcut; before 2026-12-04 agreeing positions always summed the RAG
+    branch's, which favoured the RAG distribution: a review measured 2-6 nats per NQ passage on SmolLM2-135M). See :class:`TokRAGParams` for every constant. The default fusion layer is the authors'
     decoder's fixed ``round(0.625·depth)``; ``layer=dynamic`` is the JS-gap variant (leaderboard row
     ``tokrag-dynamic``); ``preset=PATH`` applies a ``tokrag calibrate`` preset (row ``tokrag-calibrated``,
     explicit model arguments override it; the preset is recorded in the results' model info).
@@ -1125,7 +1133,9 @@ class TokRAGLM(RAGMethodLM):
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             tf = TeacherForced(self.decoder, rag.ids, cont, forced[0], forced[1])
-            decs = [tf.decide(self.scorer, i, rag.span, force_score=self.params.always_score) for i in range(len(cont))]
+            # the test at every position (force_score): where the greedy tokens agree, generation may skip it (the
+            # same token either way), but the branch it picks decides whose log-prob of the gold token is summed
+            decs = [tf.decide(self.scorer, i, rag.span, force_score=True) for i in range(len(cont))]
             ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
             greedy = all(d.token == g for d, g in zip(decs, cont))
             return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": self._trace_tokens(decs)}
