@@ -135,6 +135,12 @@ def test_a_task_given_as_its_yaml_file_is_checked_too(no_model):
         assert want in str(exc.value) and "\n" not in str(exc.value), exc.value
 
 
+def test_a_seed_numpy_refuses(no_model):
+    """``--seed -5`` seeds numpy with -5: ``np.random.seed`` raised a traceback (breaker B)."""
+    msg = _refused(["--limit", "1", "--seed", "-5"])
+    assert msg.startswith("--seed -5: the numpy seed"), msg
+
+
 def test_limit_zero(no_model):
     msg = _refused(["--limit", "0"])
     assert msg.startswith("--limit 0: --limit must be > 0"), msg

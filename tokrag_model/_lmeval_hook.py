@@ -152,7 +152,7 @@ def _patch_process_tasks(module):
             check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
-                                model_args=getattr(self, "model_args", None))
+                                model_args=getattr(self, "model_args", None), seed=getattr(self, "seed", None))
             check_selected_tasks(manager, self.tasks or [], self.metadata,  # bad QA metadata: before the model loads
                                  getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
                                  num_fewshot=getattr(self, "num_fewshot", None))
