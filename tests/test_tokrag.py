@@ -158,7 +158,47 @@ def test_token_classes_byte_level_fragments_are_not_punctuation():
     assert all("\ufffd" in tok.decode([t]) for t in frags)  # what decoding a lone fragment shows
     assert not any(tc.is_function(t) or tc.is_skip(t) for t in frags)
     eos = tok.convert_tokens_to_ids("<|im_end|>")
-    assert tc.is_function(eos) and tc.is_skip(eos)
+    # the authors' bypass list holds <s> but not </s> (tokrag_method.md §3.3 step 2): tokens ending a generation are
+    # tested, other special tokens (BOS <|im_start|>) bypass; all stay off the anchor list
+    assert not tc.is_function(eos) and tc.is_skip(eos) and tc.end == {0, 2}
+    bos = tok.convert_tokens_to_ids("<|im_start|>")
+    assert tc.is_function(bos) and tc.is_skip(bos) and not tc.is_function(tok.convert_tokens_to_ids("<|endoftext|>"))
+
+
+def test_an_end_of_turn_token_is_tested_not_bypassed():
+    """RAG's top-1 is <|im_end|> (P 0.6; " Paris" 0.3), the pure branch's " France" (0.7). Embeddings on 4 axes: every
+    token (1,0,0,0) but E[EOS] = (0,0,0,1), E[Paris] = (0,1,0,0), E[France] = (0,1,.1,0). e_R = 0.6·E[EOS] + 0.3·E[Paris]
+    = (0,.3,0,.6), |e_R| = √.45; e_L = 0.7·E[France] + 0.2·E[Paris] + 0.05·E[EOS] = (0,.9,.07,.05): S_L = (.27+.03) /
+    (√.45·√.8174) = 0.49466; the passage " Paris is the capital of France" has Paris/France in every window:
+    S_R = max(cos(e_R, E[Paris]) = .3/√.45 = 0.44721, cos(e_R, E[France]) = .3/(√.45·√1.01) = 0.44499) = 0.44721 < S_L:
+    the pure branch's " France" is emitted (it was bypassed: the answer ended)."""
+    from types import SimpleNamespace
+
+    from transformers import AutoTokenizer
+
+    from tokrag_model.loading import resolve_pretrained
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    tok = AutoTokenizer.from_pretrained(resolve_pretrained("smollm2-135m-instruct").path)
+    tc = TokenClasses(tok)
+    V = len(tok)
+    eos, paris, france = tok.eos_token_id, tok.encode(" Paris")[0], tok.encode(" France")[0]
+    emb = torch.zeros(V, 4)
+    emb[:, 0] = 1.0
+    emb[eos], emb[paris], emb[france] = torch.tensor([0., 0, 0, 1]), torch.tensor([0., 1, 0, 0]), torch.tensor([0., 1, .1, 0])
+    sc = TokRAGScorer(SimpleNamespace(n_layers=4, embed=emb, windows=[None] * 4), TokRAGParams(layer=2), tc.is_function,
+                      tc.is_skip)
+    p_rag = torch.zeros(V)
+    p_rag[eos], p_rag[paris] = 0.6, 0.3
+    p_pure = torch.zeros(V)
+    p_pure[france], p_pure[paris], p_pure[eos] = 0.7, 0.2, 0.05
+    rag_ids = tok.encode(" Paris is the capital of France")
+    attn = torch.linspace(1, 0, len(rag_ids))
+    d = sc.decide(p_rag.clamp_min(1e-12).log(), p_pure.clamp_min(1e-12).log(), rag_ids, (0, len(rag_ids)),
+                  lambda layer: attn, None, None, 0)
+    assert (d.branch, d.reason, d.token) == ("pure", "test", france)
+    assert d.s_l == pytest.approx(0.3 / math.sqrt(0.45 * 0.8174), abs=1e-4)
+    assert d.s_r == pytest.approx(0.3 / math.sqrt(0.45), abs=1e-4)
 
 
 def test_analysis_constants_rank_3_to_7_no_window_unfloored():

@@ -52,6 +52,11 @@ def _is_punct_or_symbol(ch: str) -> bool:
     return unicodedata.category(ch)[0] in {"P", "S"}
 
 
+END_TOKENS = frozenset({"</s>", "<eos>", "<|endoftext|>", "<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>"})
+"""Special tokens that end a generation or a chat turn (with the tokenizer's ``eos_token``): not on the bypass
+list (:meth:`TokenClasses.is_function`), as the authors' list has ``<s>`` but not ``</s>``."""
+
+
 def normalise_token(text: str) -> str:
     """Token text without the tokenizer's space markers (``▁`` SentencePiece, ``Ġ``/``Ċ`` byte-level BPE) and whitespace."""
     return text.replace("\u2581", " ").replace("\u0120", " ").replace("\u010a", "\n").strip()
@@ -109,12 +114,15 @@ class TokenClasses:
     as a space. A token whose bytes are not complete UTF-8 (a fragment of a multi-byte character; 313 of
     SmolLM2's 49,152 tokens) is part of a content character: neither a function nor a skip token
     (decoding it alone gives U+FFFD, which the Unicode categories would call a symbol). Special tokens are
-    both.
+    both, except that tokens ending a generation are tested, not bypassed (:meth:`is_function`).
     """
 
     def __init__(self, tokenizer: Any) -> None:
         self.tok = tokenizer
         self.special = set(tokenizer.all_special_ids)
+        self.end = {getattr(tokenizer, "eos_token_id", None)} | {tid for tid in self.special
+                                              if tokenizer.convert_ids_to_tokens(int(tid)) in END_TOKENS}
+        self.end.discard(None)
         self.inverse_bytes: dict[str, int] | None = None
         if _is_byte_level(tokenizer):
             from transformers.convert_slow_tokenizer import bytes_to_unicode
@@ -147,10 +155,14 @@ class TokenClasses:
         return self._text[tid]
 
     def is_function(self, tid: int) -> bool:
-        """On the bypass list (:func:`is_function_token` of the own text; fragments: False)."""
+        """On the bypass list (:func:`is_function_token` of the own text; fragments: False). Special tokens are,
+        except those that end a generation (the tokenizer's EOS and :data:`END_TOKENS`): the authors' list holds
+        ``<s>`` but not ``</s>`` (tokrag_method.md §3.3 step 2), so the test decides whether the answer ends where
+        the RAG branch would stop and the pure branch would not."""
         if tid not in self._function:
             text = self.text(tid)
-            self._function[tid] = tid in self.special or (text is not None and is_function_token(text))
+            self._function[tid] = tid not in self.end and (
+                tid in self.special or (text is not None and is_function_token(text)))
         return self._function[tid]
 
     def is_skip(self, tid: int) -> bool:
