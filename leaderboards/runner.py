@@ -359,8 +359,9 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
     more = f" ({len(others)} such folders; the closest named)" if len(others) > 1 else ""
     what = "; ".join(diff[:4]) + (f"; ... ({len(diff) - 4} more)" if len(diff) > 4 else "") if diff else "nothing recorded"
-    return (f"a run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; "
-            "re-run it (the spec's inputs changed since that run)")
+    why = ("the run key's definition changed (schema), or the spec's inputs, since that run"
+           if any(d.startswith("schema ") for d in diff) else "the spec's inputs changed since that run")
+    return f"a run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; re-run it ({why})"
 
 
 # --------------------------------------------------------------------------- provenance helpers
