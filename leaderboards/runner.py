@@ -540,14 +540,17 @@ def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any
     import datasets.config
     import huggingface_hub.constants
 
+    from datasets.naming import camelcase_to_snakecase
+
+    name = hub_id.rpartition("/")[2]  # the datasets cache folder: <owner>___<name in snake case> (datasets.load)
     cached = [Path(huggingface_hub.constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}",
-              Path(datasets.config.HF_DATASETS_CACHE) / hub_id.replace("/", "___")]
+              Path(datasets.config.HF_DATASETS_CACHE) / "___".join([*hub_id.split("/")[:-1], camelcase_to_snakecase(name)])]
     if any(c.is_dir() for c in cached):
         return None
     return (f"HF_HUB_OFFLINE=1 and the hub dataset {hub_id!r}{f' ({config})' if config else ''} is neither in the "
             f"hub cache ({cached[0]}) nor in the datasets cache, and no local copy was found; give a local copy in the "
-            f"hub's layout: a {local_name!r} folder in the data folder (--metadata data_dir or $TOKRAG_DATA_DIR) or "
-            "the task metadata hub_id: /path/to/folder, or run once online")
+            f"hub's layout: a {local_name!r} folder in the data folder (the task YAML's metadata data_dir, or "
+            "$TOKRAG_DATA_DIR) or the task YAML's metadata hub_id: /path/to/folder, or run once online")
 
 
 def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
@@ -596,7 +599,8 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
                     raise DataError(problem)
                 corpus = str(wmeta.get("corpus") or "prebuilt:wikipedia-dpr-100w")
                 if corpus.startswith("prebuilt:"):
-                    check_prebuilt_download(corpus, {"retriever": wmeta.get("retriever"), "k": wmeta.get("hits", 3),
+                    check_prebuilt_download(corpus, {"retriever": wmeta.get("retriever"),  # the depth it retrieves and caches
+                                                     "k": int(wmeta.get("hits", 3)) + wikitext.OWN_TITLE_MARGIN,
                                                      "retriever_params": wmeta.get("retriever_params"),
                                                      "cache_dir": wmeta.get("cache_dir")})
         except TokragError as exc:

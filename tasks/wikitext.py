@@ -36,6 +36,9 @@ HUB_ID = "EleutherAI/wikitext_document_level"
 HUB_CONFIG = "wikitext-103-raw-v1"
 HUB_SPLIT = "test"
 LOCAL_NAME = "wikitext_document_level"  # a copy in the hub's layout under the data folder
+OWN_TITLE_MARGIN = 20
+"""Passages retrieved beyond ``k`` per chunk, so that ``k`` remain after the article's own passages are dropped (the
+run is cached at depth ``k + OWN_TITLE_MARGIN``)."""
 _WORD = re.compile(r"\S+")
 _TITLE = re.compile(r"^\s*=\s*([^=\n].*?)\s*=\s*$")
 
@@ -112,8 +115,7 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
         docs = docs[: int(max_docs)]
     if not docs:
         raise DataError(f"{source}: no text to score")
-    margin = 20
-    run = retrieve(corpus, {d["qid"]: d["question"] for d in docs}, retriever=retriever, k=int(k) + margin,
+    run = retrieve(corpus, {d["qid"]: d["question"] for d in docs}, retriever=retriever, k=int(k) + OWN_TITLE_MARGIN,
                    params=retriever_params, cache_dir=cache_dir, data_dir=data_dir)
     check_run_sanity(run)
     for d in docs:

@@ -85,3 +85,38 @@ def test_a_local_copy_or_the_hub_cache_is_enough(tmp_path, offline):
         leaderboards.runner.check_cell_args(spec, spec.cells())
     (offline / "PopQA" / "test.jsonl").write_text('{"id": 1, "question": "q", "possible_answers": "[\\"a\\"]"}\n')
     leaderboards.runner.check_cell_args(spec, spec.cells())
+
+
+def test_the_datasets_cache_folder_is_named_as_datasets_names_it(tmp_path, offline):
+    """``datasets`` caches akariasai/PopQA as ``akariasai___pop_qa`` (namespace ___ the name in snake case,
+    datasets.load); ``akariasai___PopQA`` was looked for, so data only in the datasets cache were refused (a review)."""
+    spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
+    (tmp_path / "datasets" / "akariasai___pop_qa").mkdir(parents=True)
+    leaderboards.runner.check_cell_args(spec, spec.cells())
+
+
+def test_wikitext_prebuilt_index_is_checked_at_the_depth_the_task_caches(tmp_path, monkeypatch, offline):
+    """wikitext103_bm25_wiki retrieves hits + OWN_TITLE_MARGIN (3 + 20) passages per chunk and caches that run; the
+    precheck looked for a cached run of depth 3, never found it, and so started Java / probed the index's URL, and
+    refused offline a run the cache would serve (a review)."""
+    import tasks.precheck
+
+    spec, _ = _spec(tmp_path, ["toy_qa", "wikitext103_bm25_wiki"])
+    (tmp_path / "hub" / "datasets--EleutherAI--wikitext_document_level").mkdir(parents=True)
+    seen = []
+    monkeypatch.setattr(tasks.precheck, "check_prebuilt_download", lambda corpus, kw: seen.append((corpus, kw["k"])))
+    leaderboards.runner.check_cell_args(spec, spec.cells())
+    assert seen == [("prebuilt:wikipedia-dpr-100w", 23)]
+
+
+def test_estimate_checks_only_the_cells_run_would_run(tmp_path, monkeypatch, offline):
+    """Every cell finished: ``run`` skips them all without reading their data; ``run --estimate`` refused the spec
+    for a task whose data were offline although nothing would run (a review)."""
+    spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
+    import leaderboards.estimate as lb_estimate
+
+    monkeypatch.setattr(leaderboards.runner, "cell_is_done", lambda *a, **k: True)
+    monkeypatch.setattr(lb_estimate, "cell_is_done", lambda *a, **k: True)
+    summary = run_spec(spec, tmp_path / "runs", progress=False)
+    assert summary.ran == [] and len(summary.skipped) == len(spec.cells())
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--estimate"]) == 0

@@ -108,6 +108,26 @@ def test_a_cached_run_of_another_depth_does_not_count(manager, offline):
     assert len(calls) == 1
 
 
+def test_a_cached_run_of_another_pyserini_does_not_count(manager, offline, monkeypatch):
+    """The run cache recomputes a run made by another Pyserini/Anserini (its key holds the engine versions since
+    f6874ba), so the precheck must not count it as cached: it did, and an offline run without the index failed only
+    after the model load (a review)."""
+    import retrieval.cache
+
+    meta, calls, _, _ = offline
+    real = retrieval.cache.engine_versions
+    monkeypatch.setattr(retrieval.cache, "engine_versions", lambda r: {**real(r), "pyserini": "0.12.0"})
+    import retrieval.api
+
+    monkeypatch.setattr(retrieval.api, "engine_versions", retrieval.cache.engine_versions)
+    _seed_run(meta["cache_dir"], 5)  # saved as made by pyserini 0.12.0
+    monkeypatch.setattr(retrieval.cache, "engine_versions", real)
+    monkeypatch.setattr(retrieval.api, "engine_versions", real)
+    with pytest.raises(OfflineError, match="wikipedia-dpr-100w"):
+        check_selected_tasks(manager, ["nq_open_bm25_wiki"], meta)
+    assert len(calls) == 1
+
+
 def test_url_reachable_on_loopback():
     """Any HTTP answer is reachable (404 included: Pyserini's own download decides); a closed port is not."""
 
