@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from types import SimpleNamespace
 
 import pytest
 
@@ -17,34 +16,11 @@ from retrieval.errors import ConfigError
 def fake(monkeypatch):
     """A fake TokRAGLM and data: ``pool`` wiki samples ``q0…``; ``scored`` lists the samples scored; ``interrupt_at``
     raises KeyboardInterrupt when that many samples were scored."""
-    from tasks import analyze, calibrate
-    from tokrag_model.methods.tokrag import TokRAGParams
+    from tasks import analyze
 
-    state = SimpleNamespace(pool=6, scored=[], interrupt_at=None)
-    lm = SimpleNamespace(params=TokRAGParams(), resolved_config={"pretrained": "fake-lm", "dtype": "float32"},
-                         fingerprint="fp0", decoder=SimpleNamespace(n_layers=4, windows=None), tokenizer=None,
-                         backbone=SimpleNamespace(dtype="float32"),
-                         apply_chat_template=None)
-    state.lm = lm
+    from tests.analyze_fakes import install_fake
 
-    def samples_for(name, split, n, *a, **k):
-        return [({"qid": f"q{i}", "run_fingerprint": "run0"}, "ctx", " cont") for i in range(min(n, state.pool))]
-
-    def encode_sample(lm_, doc, *a, **k):
-        return SimpleNamespace(fingerprint=lambda: f"in-{doc['qid']}")
-
-    def score_sample(lm_, doc, context, cont, sid, *a, **k):
-        if state.interrupt_at is not None and len(state.scored) == state.interrupt_at:
-            raise KeyboardInterrupt
-        state.scored.append(sid)
-        return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, 1, 2, -0.5, -0.6)]
-
-    monkeypatch.setattr(analyze, "samples_for", samples_for)
-    monkeypatch.setattr(analyze, "encode_sample", encode_sample)
-    monkeypatch.setattr(analyze, "score_sample", score_sample)
-    monkeypatch.setattr(analyze, "load_lm", lambda args: lm)
-    monkeypatch.setattr(calibrate, "load_lm", lambda args: lm)
-    return state
+    return install_fake(monkeypatch, lambda i, sid: [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, 1, 2, -0.5, -0.6)])
 
 
 def _collect(state, out, n):

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
-from types import SimpleNamespace
 
 import pytest
 
@@ -19,38 +17,17 @@ def fake(monkeypatch):
     ``delay`` seconds into one strict token (even samples benefit, odd ones detriment) with S_R per layer, gaps and
     analysis scores, so that analyze and calibrate run to the end; ``interrupt_at``: KeyboardInterrupt when that
     many samples were scored."""
-    from tasks import analyze, calibrate
-    from tokrag_model.methods.tokrag import TokRAGParams
+    from tasks import analyze
 
-    state = SimpleNamespace(pool=6, scored=[], interrupt_at=None, delay=0.0)
-    lm = SimpleNamespace(params=TokRAGParams(), resolved_config={"pretrained": "fake-lm", "dtype": "float32"},
-                         fingerprint="fp0", decoder=SimpleNamespace(n_layers=4, windows=None), tokenizer=None,
-                         backbone=SimpleNamespace(dtype="float32", device="cpu"), apply_chat_template=None)
-    state.lm = lm
+    from tests.analyze_fakes import install_fake
 
-    def samples_for(name, split, n, *a, **k):
-        return [({"qid": f"q{i}", "run_fingerprint": "run0"}, "ctx", " cont") for i in range(min(n, state.pool))]
-
-    def encode_sample(lm_, doc, *a, **k):
-        return SimpleNamespace(fingerprint=lambda: f"in-{doc['qid']}")
-
-    def score_sample(lm_, doc, context, cont, sid, *a, **k):
-        if state.interrupt_at is not None and len(state.scored) == state.interrupt_at:
-            raise KeyboardInterrupt
-        state.scored.append(sid)
-        time.sleep(state.delay)
-        i = int(doc["qid"][1:])
+    def record(i, sid):  # even samples benefit (RAG top-1 gold), odd ones detriment
         tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
         s_r = [0.1 * (j + 1) + 0.05 * i for j in range(4)]
         return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, False, 0.2, s_r,
                                     [None, None, 1e-6 * (i + 1), 2e-6 * (i + 1)], (0.3, 0.2 + 0.01 * i))]
 
-    monkeypatch.setattr(analyze, "samples_for", samples_for)
-    monkeypatch.setattr(analyze, "encode_sample", encode_sample)
-    monkeypatch.setattr(analyze, "score_sample", score_sample)
-    monkeypatch.setattr(analyze, "load_lm", lambda args: lm)
-    monkeypatch.setattr(calibrate, "load_lm", lambda args: lm)
-    return state
+    return install_fake(monkeypatch, record, device="cpu")
 
 
 def _bars(err: str, desc: str) -> list[str]:
