@@ -4,8 +4,12 @@ Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --writ
 
     {"spec": "ci",
      "tolerances": {"em": {"abs": 0.04, "unit": "fraction of questions"}, ...},
-     "cells": {"rag-standard/nq_oracle_bm25/seed1234": {"em": 0.34, "f1": 0.41, ...}, ...}}
+     "cells": {"rag-standard/nq_oracle_bm25/seed1234": {"em": 0.34, "f1": 0.41, ...}, ...},
+     "n": {"rag-standard/nq_oracle_bm25/seed1234": 20, ...}}
 
+``n`` (optional; ``--write`` records it): the questions each cell scored. A cell whose runs scored another number
+(the spec run with another ``limit``, another question set) is one ``FAIL`` line saying so and its metrics are not
+compared: read against the baseline's, they failed as score regressions without a word about the questions.
 Every (cell, metric) in the baseline is compared with the cell's mean from its run folder:
 ``OK`` when ``|value - baseline| <= abs``, else ``FAIL`` (a move in either direction: an improvement
 must be accepted by rewriting the baseline). ``--write`` stores each value rounded to
@@ -107,6 +111,29 @@ class NotInBaseline:
         return f"NEW  {self.cell}  not in the baseline: not checked (accept its values with --write)"
 
 
+@dataclass(frozen=True)
+class QuestionCount:
+    """A cell whose runs scored another number of questions than the baseline's (another ``limit``, or another
+    question set): its metric values are not compared, they would fail or pass for that reason alone."""
+
+    cell: str
+    n: int
+    baseline: int
+    ok = False
+
+    def render(self) -> str:
+        """``FAIL <cell>  n = 4 questions (baseline 20): ...``"""
+        return (f"FAIL {self.cell}  n = {self.n} questions (baseline {self.baseline}): the runs scored other questions "
+                "than the baseline (another limit or question set), so its values are not compared; run the spec as the "
+                "baseline was written (its limit), or write a baseline for these runs with --write")
+
+
+def cell_counts(loaded: dict[str, Any]) -> dict[str, int]:
+    """``{cell_id: number of scored questions}`` (logged samples of the cell's task) of the finished cells."""
+    return {cid: len(data["samples"].get(cell.task.task, [])) for cid, (cell, _key, data) in loaded.items()
+            if data is not None}
+
+
 def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None,
                 loaded: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
     """``{cell_id: {metric: mean}}`` from the run folders (or the already ``loaded`` cells), one entry per
@@ -159,6 +186,9 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         for m, v in vals.items():
             if not is_number(v):
                 raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {v!r}")
+    n = b.get("n", {})
+    if not isinstance(n, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in n.values()):
+        raise ConfigError(f"baseline {path}: 'n' must be a mapping {{cell id: number of questions >= 1}}, got {n!r}")
     if "spec" in b and not isinstance(b["spec"], str):
         raise ConfigError(f"baseline {path}: 'spec' must be the spec's name, got {b['spec']!r}")
     return b
@@ -181,8 +211,13 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     values = cell_values(spec, runs_dir, loaded)
-    lines: list[CheckLine | Violation] = list(verify(loaded))
+    counts = cell_counts(loaded)
+    lines: list[CheckLine | Violation | QuestionCount] = list(verify(loaded))
     for cid in sorted(b["cells"]):
+        want = b.get("n", {}).get(cid)
+        if want is not None and cid in counts and counts[cid] != want:
+            lines.append(QuestionCount(cid, counts[cid], want))
+            continue
         for metric, base in sorted(b["cells"][cid].items()):
             tol = b["tolerances"].get(metric)
             if tol is None:
@@ -225,6 +260,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     path = Path(path)
     tolerances = dict(DEFAULT_TOLERANCES)
     old_cells: dict[str, Any] = {}
+    old_n: dict[str, int] = {}
     if path.exists():
         try:
             old = load_baseline(path)
@@ -232,7 +268,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
             raise ConfigError(f"{exc}; not overwritten: move it aside or pass another --baseline") from None
         _check_spec_name(spec, path, old)
         tolerances.update(old["tolerances"])
-        old_cells = old["cells"]
+        old_cells, old_n = old["cells"], old.get("n", {})
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     unfinished = [cid for cid, (_c, _k, data) in loaded.items() if data is None]
@@ -253,16 +289,19 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         if cid in old_cells:
             cells[cid] = old_cells[cid]
     cells = dict(sorted(cells.items()))
+    counts = cell_counts(loaded)
+    n = {cid: counts[cid] if cid in counts else old_n[cid] for cid in cells if cid in counts or cid in old_n}
     if not cells:
         raise ConfigError(f"baseline {path} not written: no cell of spec {spec.name!r} is finished (0 cells to write); "
                           f"run them first with {run_command(spec, runs)}")
     used = {m for vals in cells.values() for m in vals}
-    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells}
+    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells,
+         "n": n}
     atomic_write_json(path, b)
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished}
 
 
-def summary_line(lines: list[CheckLine | Violation | NotInBaseline]) -> str:
+def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCount]) -> str:
     """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` when some were not compared)."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
     checks = [x for x in lines if not isinstance(x, NotInBaseline)]
@@ -270,5 +309,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline]) -> str:
     return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
 
 
-__all__ = ["CheckLine", "NotInBaseline", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+__all__ = ["CheckLine", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

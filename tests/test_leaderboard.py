@@ -654,6 +654,34 @@ def test_check_passes_then_fails_beyond_tolerance(toy_run, tmp_path, capsys):
     assert out.strip().splitlines()[-1].endswith(" 0 FAIL, 1 cells not in the baseline (not checked)")
 
 
+def test_check_says_when_the_runs_scored_other_questions_than_the_baseline(toy_run3, tmp_path, capsys):
+    """A baseline records each cell's number of questions (``n``); runs of the spec at another limit were compared
+    metric by metric and failed as score regressions without a word about the questions (a new-user trial: the ci
+    spec at limit 4 against the limit-20 baseline). Now one FAIL line says so and the metrics are not compared."""
+    spec, runs = toy_run3
+    base = tmp_path / "baseline.json"
+    args = ["check", str(spec.path), "--baseline", str(base), "--runs-dir", str(runs)]
+    assert lb_main([*args, "--write"]) == 0
+    b = json.loads(base.read_text())
+    assert b["n"] == {"standard/toy_qa/seed1": 3}
+    b["n"]["standard/toy_qa/seed1"] = 20
+    base.write_text(json.dumps(b))
+    capsys.readouterr()
+    assert lb_main(args) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == ("FAIL standard/toy_qa/seed1  n = 3 questions (baseline 20): the runs scored other questions than "
+                      "the baseline (another limit or question set), so its values are not compared; run the spec as "
+                      "the baseline was written (its limit), or write a baseline for these runs with --write")
+    assert out[-1] == "1 checks: 0 OK, 1 FAIL"
+    del b["n"]  # a baseline written before n was recorded: compared as before
+    base.write_text(json.dumps(b))
+    assert lb_main(args) == 0
+    b["n"] = {"standard/toy_qa/seed1": 0}
+    base.write_text(json.dumps(b))
+    with pytest.raises(ConfigError, match=r"'n' must be a mapping \{cell id: number of questions >= 1\}"):
+        check_against_baseline(spec, runs, base)
+
+
 def test_check_rejects_a_malformed_baseline(toy_run, tmp_path):
     spec, runs, _ = toy_run
     bad = tmp_path / "b.json"
