@@ -327,7 +327,8 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     cell id under another key (an edited questions file, task YAML, model code, ...), the one with the fewest
     differences named; empty otherwise. With ``spec`` (the spec's name), folders that another spec ran are not
     this cell's (two specs in one runs folder, e.g. ``ci`` and ``reference-cells`` in the default ``./runs``, share
-    cell ids such as ``rag-none/nq_oracle_bm25/seed1234``); folders that record no spec still count.
+    cell ids such as ``rag-none/nq_oracle_bm25/seed1234``); folders that record no spec still count. A folder whose
+    config says this very key (the run moved or copied to another name) is named as such, with the move back.
 
     ``missing`` (:func:`leaderboards.keys.missing_task_data` of the cell's task): data files the task's metadata names
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
@@ -335,6 +336,10 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     named."""
     mine = [(name, cfg) for name, cfg in finished.get(cell_id, [])
             if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
+    moved = sorted(name for name, cfg in mine if name != key and cfg.get("config_hash") == key)
+    if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
+        return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): move it back "
+                f"to {key} in the runs folder; nothing needs re-running")
     others = [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
     if missing:
         gone = "; ".join(m.describe() for m in missing)

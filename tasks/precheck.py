@@ -186,6 +186,9 @@ def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot
     except Exception as exc:  # noqa: BLE001 - the task build reports it
         log.debug("%s: few-shot pool not read before the model load: %s", task, exc)
         return
+    if n > len(pool) and not pool:
+        raise ConfigError(f"--num_fewshot {n}: task {task} has no few-shot examples (its 'fewshot' split is empty, "
+                          "tasks/README.md \"Splits\"); drop --num_fewshot")
     if n > len(pool):
         raise ConfigError(f"--num_fewshot {n}: task {task} has {len(pool)} few-shot examples (its 'fewshot' split, "
                           f"tasks/README.md \"Splits\"); pass --num_fewshot {len(pool)} or fewer")

@@ -138,3 +138,14 @@ def test_a_run_folder_keyed_before_the_change_is_reported_as_a_key_schema_change
     assert "its config differs in schema 1 -> 2;" in note and "data_fingerprint" not in note
     # and does not tell the user their inputs changed: the key's definition did
     assert note.endswith("re-run it (the run key's definition changed (schema), or the spec's inputs, since that run)"), note
+
+
+def test_a_run_folder_moved_to_another_name_is_named_with_the_move_back(tmp_path):
+    """``mv runs/<key> runs/<other>``: the note said "a run of this cell with other inputs exists ... its config
+    differs in nothing recorded; re-run it (the spec's inputs changed ...)", a needless recompute (a new-user trial)."""
+    spec = write_spec(tmp_path / "spec", tasks=["toy_qa"], limit=3)
+    cell, key, mat = cell_keys(load_spec(spec))[0]
+    moved = {**mat, "cell_id": cell.cell_id, "config_hash": key}
+    note = other_inputs_note(cell.cell_id, key, mat, {cell.cell_id: [("ffffeeeeddddccccbbbb", moved)]})
+    assert note == (f"its finished run is in the folder ffffeeeeddddccccbbbb (its config.json says config_hash {key}): "
+                    f"move it back to {key} in the runs folder; nothing needs re-running")

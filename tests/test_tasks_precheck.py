@@ -202,3 +202,14 @@ def test_a_seed_model_argument_that_reseeds_the_noise_passages_is_warned(manager
     assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m"}, "pretrained=m") == []
     # the default seed given again draws the default passages: nothing to warn about
     assert warned(["nq_oracle_bm25_noise60"], {"pretrained": "m", "seed": 1234}, "pretrained=m,seed=1234") == []
+
+
+def test_num_fewshot_on_a_task_without_a_few_shot_pool(manager, files):
+    """A bring-your-own file whose questions all stay in the test split has an empty few-shot pool: "has 0 few-shot
+    examples ...; pass --num_fewshot 0 or fewer" read oddly (a new-user trial); now it says to drop the flag."""
+    corpus, good = files
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(good), "corpus": str(corpus)}, num_fewshot=3)
+    assert str(exc.value) == ("--num_fewshot 3: task rag_qa_bm25 has no few-shot examples (its 'fewshot' split is empty, "
+                              "tasks/README.md \"Splits\"); drop --num_fewshot")
+    check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": str(good), "corpus": str(corpus)}, num_fewshot=0)
