@@ -268,12 +268,14 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
         from .runner import resolve_runs_dir
 
         from .keys import cell_keys
-        from .runner import cell_is_done
+        from .runner import cell_is_done, check_moved_runs
 
         runs = resolve_runs_dir(spec, args.runs_dir)  # a file given as the runs dir: the error run would stop on
         check_distinct_methods(whole, whole.cells())  # the errors a run would stop on (the whole spec's), before its estimate
         # run checks the cells it has to run (finished ones are skipped, their data not needed): the same here
-        check_cell_args(spec, [c for c, key, _ in cell_keys(spec) if not cell_is_done(runs / key, c.cell_id)])
+        todo = [(c, key) for c, key, _ in cell_keys(spec) if not cell_is_done(runs / key, c.cell_id)]
+        check_moved_runs(spec, runs, todo)
+        check_cell_args(spec, [c for c, _ in todo])
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",

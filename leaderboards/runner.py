@@ -295,6 +295,29 @@ def finished_runs_by_cell(runs: Path, folders: list[tuple[Path, dict[str, Any]]]
     return out
 
 
+def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, str]]) -> None:
+    """Refuse to run (or estimate) cells whose finished run sits in the runs folder under another folder name (its
+    ``config.json`` says the cell's key: moved or renamed by hand): ``run`` recomputed them without a word.
+
+    Args:
+        cells: ``[(cell, key)]`` of the cells that are not finished under their own key.
+
+    Raises:
+        ConfigError: one line naming the first such folder, the key it belongs to and the move back (with the count).
+    """
+    if not cells:
+        return
+    by_cell = finished_runs_by_cell(runs)
+    moved = [(name, key) for cell, key in cells for name, cfg in by_cell.get(cell.cell_id, [])
+             if name != key and cfg.get("config_hash") == key]
+    if moved:
+        name, key = moved[0]
+        more = f" ({len(moved)} such folders; the first named)" if len(moved) > 1 else ""
+        raise ConfigError(f"leaderboard spec {spec.path}: the finished run of a cell is in {runs / name}, not in "
+                          f"{runs / key} (its config.json says config_hash {key}){more}: move it back (mv {runs / name} "
+                          f"{runs / key}); nothing was run")
+
+
 def _short(v: Any) -> str:
     text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
     return text if len(text) <= 20 else text[:16] + "..."
@@ -552,7 +575,7 @@ def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any
               Path(datasets.config.HF_DATASETS_CACHE) / "___".join([*hub_id.split("/")[:-1], camelcase_to_snakecase(name)])]
     if any(c.is_dir() for c in cached):
         return None
-    return (f"HF_HUB_OFFLINE=1 and the hub dataset {hub_id!r}{f' ({config})' if config else ''} is neither in the "
+    return (f"HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} and the hub dataset {hub_id!r}{f' ({config})' if config else ''} is neither in the "
             f"hub cache ({cached[0]}) nor in the datasets cache, and no local copy was found; give a local copy in the "
             f"hub's layout: a {local_name!r} folder in the data folder (the task YAML's metadata data_dir, or "
             "$TOKRAG_DATA_DIR) or the task YAML's metadata hub_id: /path/to/folder, or run once online")
@@ -1807,6 +1830,7 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         log.info("leaderboard %s: all %d cells done in %s", spec.label(), len(keyed), runs)
         return summary
 
+    check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo])
     check_cell_args(spec, [c for c, _, _ in todo])
     helpers: list[subprocess.Popen] = []
     budget_dir = summaries_dir = None

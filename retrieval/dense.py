@@ -122,9 +122,7 @@ def tie_complete_top_k(
 
 
 # ----------------------------------------------------------------------------------------------- encoders
-def hub_offline() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` is set to a true value (the Hugging Face hub is then not asked)."""
-    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+from .paths import hub_offline  # noqa: E402 - re-exported: the one reading of HF_HUB_OFFLINE
 
 
 def resolve_encoder(spec: str | os.PathLike) -> Path:

@@ -55,3 +55,14 @@ def cache_dir(explicit: str | os.PathLike | None = None) -> Path:
     path = path.resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+HUB_TRUE_VALUES = frozenset({"1", "ON", "YES", "TRUE"})
+"""The values of ``HF_HUB_OFFLINE`` that mean offline, as huggingface_hub reads it (``constants.ENV_VARS_TRUE_VALUES``,
+any case); anything else (``0``, ``false``, ``no``, ``off``, unset) is online."""
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` says offline, read as huggingface_hub and datasets read it (:data:`HUB_TRUE_VALUES`):
+    the one reading of the project (the run-cache and encoder lookups, the pre-load checks, the model loader)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").upper() in HUB_TRUE_VALUES

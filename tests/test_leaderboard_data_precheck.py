@@ -120,3 +120,20 @@ def test_estimate_checks_only_the_cells_run_would_run(tmp_path, monkeypatch, off
     summary = run_spec(spec, tmp_path / "runs", progress=False)
     assert summary.ran == [] and len(summary.skipped) == len(spec.cells())
     assert lb_main(["run", str(spec.path), "--runs-dir", str(tmp_path / "runs"), "--estimate"]) == 0
+
+
+@pytest.mark.parametrize(("value", "offline_"), [("FALSE", False), ("no", False), ("off", False), ("0", False),
+                                                ("TRUE", True), ("yes", True), ("On", True)])
+def test_hf_hub_offline_is_read_as_huggingface_hub_reads_it(tmp_path, offline, monkeypatch, value, offline_):
+    """HF_HUB_OFFLINE=FALSE/no/off is online for huggingface_hub and datasets; the precheck read every value but
+    0/false/False as offline and refused a valid spec (a breaker). The message quotes the value given."""
+    from retrieval.paths import hub_offline
+
+    spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    assert hub_offline() is offline_
+    if offline_:
+        with pytest.raises(ConfigError, match=f"task my_popqa: HF_HUB_OFFLINE={value} and the hub dataset"):
+            leaderboards.runner.check_cell_args(spec, spec.cells())
+    else:
+        leaderboards.runner.check_cell_args(spec, spec.cells())

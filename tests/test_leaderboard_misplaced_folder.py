@@ -111,3 +111,27 @@ def test_legitimate_shared_folders_are_read(toy_runs, tmp_path, monkeypatch):
     loaded, notes = collect_for_rescore(spec, runs)
     assert loaded["standard/toy_qa/seed1"][2]["dir"] == str(d)
     assert notes == [f"standard/toy_qa/seed1: task folder changed since the run; re-scoring the samples of {d.name}"]
+
+
+def test_a_run_moved_to_another_folder_name_is_not_recomputed(toy_runs, tmp_path, capsys):
+    """``mv runs/<key> runs/movedaway``: report/check named the move back, but ``run`` recomputed the cell without a
+    word and ``--estimate`` counted it to do (a breaker). Both now refuse in one line with the move back; the folder
+    is untouched."""
+    from leaderboards.cli import main as lb_main
+    from retrieval.errors import ConfigError
+
+    spec, runs, keys = _copy(toy_runs, tmp_path)
+    std = keys["standard/toy_qa/seed1"]
+    (runs / std).rename(runs / "movedaway")
+    before = sorted(p.name for p in (runs / "movedaway").iterdir())
+    want = (f"leaderboard spec {spec.path}: the finished run of a cell is in {runs / 'movedaway'}, not in {runs / std} "
+            f"(its config.json says config_hash {std}): move it back (mv {runs / 'movedaway'} {runs / std}); nothing was run")
+    with pytest.raises(ConfigError) as exc:
+        run_spec(spec, runs, progress=False)
+    assert str(exc.value) == want
+    with pytest.raises(ConfigError) as exc:
+        lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"])
+    assert str(exc.value) == want
+    assert not (runs / std).exists() and sorted(p.name for p in (runs / "movedaway").iterdir()) == before
+    (runs / "movedaway").rename(runs / std)
+    assert run_spec(spec, runs, progress=False).ran == []

@@ -350,8 +350,10 @@ def model_shape(pretrained: str, revision: str | None = None, models_dir: Path |
 
 
 def _hub_offline() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` is set (``1``/``true``/``yes``/``on``, as huggingface_hub reads it)."""
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+    """Whether ``HF_HUB_OFFLINE`` says offline (:func:`retrieval.paths.hub_offline`, as huggingface_hub reads it)."""
+    from retrieval.paths import hub_offline
+
+    return hub_offline()
 
 
 def _folder_chat_template(folder: Path) -> bool | None:
