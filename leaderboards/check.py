@@ -187,8 +187,12 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
             if not is_number(v):
                 raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {v!r}")
     n = b.get("n", {})
-    if not isinstance(n, dict) or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in n.values()):
-        raise ConfigError(f"baseline {path}: 'n' must be a mapping {{cell id: number of questions >= 1}}, got {n!r}")
+    if not isinstance(n, dict):
+        raise ConfigError(f"baseline {path}: 'n' must be a mapping {{cell id: number of questions >= 1}}, got "
+                          f"{type(n).__name__}")
+    for cid, v in n.items():
+        if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+            raise ConfigError(f"baseline {path}: n.{cid} must be a number of questions >= 1, got {v!r}")
     if "spec" in b and not isinstance(b["spec"], str):
         raise ConfigError(f"baseline {path}: 'spec' must be the spec's name, got {b['spec']!r}")
     return b

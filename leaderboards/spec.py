@@ -520,12 +520,30 @@ def _check_prompt_room(path: Path, shared: dict[str, Any], models: list[ModelSpe
             gen = _last_set("max_gen_toks", [
                 (_contract_where(mi, own, "gen_kwargs", "max_gen_toks"), sh.get("gen_kwargs")),
                 (f"methods[{i}].gen_kwargs", m.gen_kwargs), (f"methods[{i}].specific_gen_kwargs", m.specific_gen_kwargs)])
+            arg = _last_set("max_gen_toks", [
+                (_contract_where(mi, own, "model_args", "max_gen_toks"), sh.get("model_args")),
+                (f"methods[{i}].model_args", m.model_args),
+                *([(f"models[{mi}].method_args.{m.name}", mod.method_args.get(m.name))] if mod is not None else []),
+                (f"methods[{i}].specific", m.specific)])
+            if arg is not None and gen is not None and arg[1] != gen[1] and m.model in _tokrag_methods():
+                raise _err(path, f"{arg[0]} {arg[1]} has no effect on {m.name}: {gen[0]} {gen[1]} sets the generation "
+                                 "budget of each request, which wins as in lm-eval's hf (the run stopped at its first "
+                                 f"request); set {gen[0]} instead and drop the model argument")
             if length is None or gen is None or not is_int(length[1], 1) or not is_int(gen[1], 1) or length[1] > gen[1]:
                 continue
             who = f"{m.name}" + (f" with model {mod.name}" if mod is not None else "")
             raise _err(path, f"{length[0]} {length[1]} leaves no room for a prompt with {gen[0]} {gen[1]} ({who}): a "
                              "prompt gets max_length - max_gen_toks tokens; raise max_length well above max_gen_toks "
                              "(by the prompt's length) or lower max_gen_toks")
+
+
+def _tokrag_methods() -> set[str]:
+    """The registered tokrag method names (:data:`tokrag_model.methods.METHODS`); empty without the models."""
+    try:
+        from tokrag_model.methods import METHODS
+    except Exception:  # noqa: BLE001 - the spec module without the models
+        return set()
+    return set(METHODS)
 
 
 def _err(path: Path, msg: str) -> ConfigError:

@@ -676,10 +676,12 @@ def test_check_says_when_the_runs_scored_other_questions_than_the_baseline(toy_r
     del b["n"]  # a baseline written before n was recorded: compared as before
     base.write_text(json.dumps(b))
     assert lb_main(args) == 0
-    b["n"] = {"standard/toy_qa/seed1": 0}
-    base.write_text(json.dumps(b))
-    with pytest.raises(ConfigError, match=r"'n' must be a mapping \{cell id: number of questions >= 1\}"):
-        check_against_baseline(spec, runs, base)
+    for n, want in [({"standard/toy_qa/seed1": 0}, r"n\.standard/toy_qa/seed1 must be a number of questions >= 1, got 0$"),
+                    ([3], r"'n' must be a mapping \{cell id: number of questions >= 1\}, got list$")]:
+        b["n"] = n
+        base.write_text(json.dumps(b))
+        with pytest.raises(ConfigError, match=want):
+            check_against_baseline(spec, runs, base)
 
 
 def test_check_rejects_a_malformed_baseline(toy_run, tmp_path):

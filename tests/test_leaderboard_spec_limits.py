@@ -87,6 +87,27 @@ def test_what_could_run_is_not_refused(tmp_path):
     assert load_spec(_room_spec(tmp_path, max_length=4, tasks=["toy_lm"]))
 
 
+def test_a_tokrag_methods_max_gen_toks_model_argument_that_the_spec_gen_kwargs_override_is_refused(tmp_path):
+    """``shared.model_args.max_gen_toks: 32`` beside ``shared.gen_kwargs.max_gen_toks: 16``: the spec passed, and a
+    tokrag method refused the run at its first request, after the model load, naming ``--gen_kwargs`` (a breaker).
+    Equal values, and models that are not tokrag methods (lm-eval's own rule), pass."""
+    def spec(model, arg):
+        path = _room_spec(tmp_path, methods=[{"name": "standard", "model": model}])
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw["shared"]["model_args"]["max_gen_toks"] = arg
+        path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+        return path
+
+    path = spec("rag-standard", 32)
+    with pytest.raises(ConfigError) as err:
+        load_spec(path)
+    assert str(err.value) == (f"leaderboard spec {path}: shared.model_args.max_gen_toks 32 has no effect on standard: "
+                              "shared.gen_kwargs.max_gen_toks 8 sets the generation budget of each request, which wins as "
+                              "in lm-eval's hf (the run stopped at its first request); set shared.gen_kwargs.max_gen_toks "
+                              "instead and drop the model argument")
+    assert load_spec(spec("rag-standard", 8)) and load_spec(spec(TOY, 32))
+
+
 def test_a_folder_given_as_the_spec_is_named_a_folder(tmp_path):
     """``leaderboard report <a folder>`` said the spec "does not exist"."""
     with pytest.raises(ConfigError, match=rf"^leaderboard spec {tmp_path} is a folder, not a spec file"):
