@@ -204,6 +204,15 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
     wrong_id = cell_id is not None and isinstance(have_id, str) and _cell_tail(have_id) != _cell_tail(cell_id)
     if not (wrong_key or wrong_id):
         return
+    if wrong_key and not wrong_id:  # the folder's own config.json says it is in place: the marker, not the folder, is off
+        try:
+            own = json.loads((cell_dir / "config.json").read_text(encoding="utf-8")).get("config_hash")
+        except (OSError, ValueError, AttributeError):
+            own = None
+        if own == cell_dir.name:
+            raise MisplacedRunError(f"{cell_dir}: its {DONE} says config_hash {have_key!r} but its config.json says "
+                                    f"{own!r}, the folder's own key: the {DONE} marker was edited or is damaged; delete "
+                                    f"{cell_dir / DONE} and re-run the spec to compute this cell")
     expected = f"config_hash {cell_dir.name!r}" + (f", cell {cell_id!r}" if cell_id is not None else "")
     home = cell_dir.parent / have_key if wrong_key else None
     where = (f"delete it (a copy of {home})" if home is not None and home.exists()
@@ -635,8 +644,8 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
             problems.append(f"task {task}: " + " ".join(str(exc).split()))
         try:
             check_selected_tasks(tm, [task], meta, gen_kwargs=dict(cell.gen_kwargs), num_fewshot=cell.num_fewshot)
-        except TokragError as exc:
-            line = f"task {task}: " + " ".join(str(exc).split())
+        except TokragError as exc:  # the spec's num_fewshot key, not lm-eval's flag, which a leaderboard does not take
+            line = f"task {task}: " + " ".join(str(exc).split()).replace("--num_fewshot", "the spec's num_fewshot")
             if line not in problems:  # a metadata error both checks meet
                 problems.append(line)
     return list(dict.fromkeys(problems))  # one line per problem, also for a task of several contracts

@@ -137,3 +137,20 @@ def test_hf_hub_offline_is_read_as_huggingface_hub_reads_it(tmp_path, offline, m
             leaderboards.runner.check_cell_args(spec, spec.cells())
     else:
         leaderboards.runner.check_cell_args(spec, spec.cells())
+
+
+def test_a_few_shot_count_above_the_pool_names_the_spec_key(tmp_path, offline):
+    """The data precheck reuses tokrag eval's message, which named ``--num_fewshot``, a flag ``leaderboard run`` does
+    not take (a breaker); it names the spec's num_fewshot."""
+    import yaml
+
+    spec, q = _spec(tmp_path, ["toy_qa", "my_qa_bad"])
+    q.write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n', encoding="utf-8")
+    raw = yaml.safe_load(spec.path.read_text(encoding="utf-8"))
+    raw["shared"]["num_fewshot"] = 3
+    spec.path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    spec = load_spec(spec.path)
+    with pytest.raises(ConfigError) as exc:
+        leaderboards.runner.check_cell_args(spec, [c for c in spec.cells() if c.task.task == "my_qa_bad"])
+    assert "task my_qa_bad: the spec's num_fewshot 3: task my_qa_bad has no few-shot examples" in str(exc.value)
+    assert "--num_fewshot" not in str(exc.value) and str(exc.value).endswith("drop the spec's num_fewshot")

@@ -135,3 +135,17 @@ def test_a_run_moved_to_another_folder_name_is_not_recomputed(toy_runs, tmp_path
     assert not (runs / std).exists() and sorted(p.name for p in (runs / "movedaway").iterdir()) == before
     (runs / "movedaway").rename(runs / std)
     assert run_spec(spec, runs, progress=False).ran == []
+
+
+def test_a_done_marker_edited_in_place_is_named_as_such(toy_runs, tmp_path):
+    """DONE's config_hash edited by hand (folder and config.json in place): the message said to move the folder to
+    the edited hash's folder (a breaker); now it says the marker is off and to re-run the cell."""
+    spec, runs, keys = _copy(toy_runs, tmp_path)
+    std = keys["standard/toy_qa/seed1"]
+    done = json.loads((runs / std / "DONE").read_text())
+    (runs / std / "DONE").write_text(json.dumps({**done, "config_hash": "deadbeef"}))
+    with pytest.raises(MisplacedRunError) as exc:
+        collect(spec, runs)
+    assert str(exc.value) == (f"{runs / std}: its DONE says config_hash 'deadbeef' but its config.json says {std!r}, "
+                              f"the folder's own key: the DONE marker was edited or is damaged; delete {runs / std / 'DONE'} "
+                              "and re-run the spec to compute this cell")
