@@ -304,6 +304,12 @@ def finished_runs_by_cell(runs: Path, folders: list[tuple[Path, dict[str, Any]]]
     return out
 
 
+def _moved_here(entries: list[tuple[str, dict[str, Any]]], key: str) -> list[str]:
+    """Names of the finished folders among ``entries`` (:func:`finished_runs_by_cell`'s of one cell) whose config
+    says ``key`` while they sit under another name: that very run, moved or renamed by hand."""
+    return sorted(name for name, cfg in entries if name != key and cfg.get("config_hash") == key)
+
+
 def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, str]]) -> None:
     """Refuse to run (or estimate) cells whose finished run sits in the runs folder under another folder name (its
     ``config.json`` says the cell's key: moved or renamed by hand): ``run`` recomputed them without a word.
@@ -317,8 +323,7 @@ def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, 
     if not cells:
         return
     by_cell = finished_runs_by_cell(runs)
-    moved = [(name, key) for cell, key in cells for name, cfg in by_cell.get(cell.cell_id, [])
-             if name != key and cfg.get("config_hash") == key]
+    moved = [(name, key) for cell, key in cells for name in _moved_here(by_cell.get(cell.cell_id, []), key)]
     if moved:
         name, key = moved[0]
         more = f" ({len(moved)} such folders; the first named)" if len(moved) > 1 else ""
@@ -368,7 +373,7 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     named."""
     mine = [(name, cfg) for name, cfg in finished.get(cell_id, [])
             if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
-    moved = sorted(name for name, cfg in mine if name != key and cfg.get("config_hash") == key)
+    moved = _moved_here(mine, key)
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
         return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): move it back "
                 f"to {key} in the runs folder; nothing needs re-running")
@@ -564,7 +569,7 @@ def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any
     or ``<data folder>/<local_name>`` holds one (:func:`tasks.sources.local_copy`, as :func:`tasks.sources.hub_rows`
     looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset) or when the hub cache or the ``datasets`` cache
     holds the data set (its files are not read here); else the error the task build would end with."""
-    from retrieval.dense import hub_offline
+    from retrieval.paths import hub_offline
     from tasks.sources import local_copy
 
     try:

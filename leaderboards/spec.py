@@ -512,19 +512,17 @@ def _check_prompt_room(path: Path, shared: dict[str, Any], models: list[ModelSpe
             if mod is not None and mod.methods is not None and m.name not in mod.methods:
                 continue
 
-            length = _last_set("max_length", [
-                (_contract_where(mi, own, "model_args", "max_length"), sh.get("model_args")),
-                (f"methods[{i}].model_args", m.model_args),
-                *([(f"models[{mi}].method_args.{m.name}", mod.method_args.get(m.name))] if mod is not None else []),
-                (f"methods[{i}].specific", m.specific)])
+            def model_arg(key: str) -> tuple[str, Any] | None:  # the model-argument layers a cell merges, in order
+                return _last_set(key, [
+                    (_contract_where(mi, own, "model_args", key), sh.get("model_args")),
+                    (f"methods[{i}].model_args", m.model_args),
+                    *([(f"models[{mi}].method_args.{m.name}", mod.method_args.get(m.name))] if mod is not None else []),
+                    (f"methods[{i}].specific", m.specific)])
+
+            length, arg = model_arg("max_length"), model_arg("max_gen_toks")
             gen = _last_set("max_gen_toks", [
                 (_contract_where(mi, own, "gen_kwargs", "max_gen_toks"), sh.get("gen_kwargs")),
                 (f"methods[{i}].gen_kwargs", m.gen_kwargs), (f"methods[{i}].specific_gen_kwargs", m.specific_gen_kwargs)])
-            arg = _last_set("max_gen_toks", [
-                (_contract_where(mi, own, "model_args", "max_gen_toks"), sh.get("model_args")),
-                (f"methods[{i}].model_args", m.model_args),
-                *([(f"models[{mi}].method_args.{m.name}", mod.method_args.get(m.name))] if mod is not None else []),
-                (f"methods[{i}].specific", m.specific)])
             if arg is not None and gen is not None and arg[1] != gen[1] and m.model in _tokrag_methods():
                 raise _err(path, f"{arg[0]} {arg[1]} has no effect on {m.name}: {gen[0]} {gen[1]} sets the generation "
                                  "budget of each request, which wins as in lm-eval's hf (the run stopped at its first "
