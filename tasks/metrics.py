@@ -23,11 +23,15 @@ Two rules close the SQuAD script's edge cases (issue 12.1):
    ``"A+"`` -> ``["a", "+"]``); articles are kept. EM is equality of the token lists, F1 the same
    bag-of-tokens F1, answer match token-aligned containment. So ``"A+"`` scores EM 1 against the gold
    ``"A+"`` and ``"The answer is A+."`` matches it, while ``"A"`` or ``"AB+"`` do not. As SQuAD
-   normalisation does for ``"Paris."``, sentence punctuation (``. , ; : ! ?``) that ends the prediction
-   beyond what the gold itself ends with costs nothing for EM and F1 (:func:`_cut_sentence_end`):
+   normalisation does for ``"Paris."`` against ``"Paris"`` and for ``"Paris"`` against ``"Paris."``,
+   sentence punctuation (``. , ; : ! ?``) that ends one side beyond what the other side ends with costs
+   nothing for EM and F1, whichever side it is on (:func:`_cut_sentence_end`, applied both ways):
    ``"A+."`` and ``"the the."`` score EM 1 against ``"A+"`` and ``"The The"``, ``"---."`` against
-   ``"---"``, and ``"?"`` still scores EM 1 against the gold ``"?"``. Answer match uses the uncut
-   tokens (the cut never changes it: the run cut off comes after any occurrence of the gold).
+   ``"---"``, ``"A+"`` against the gold ``"A+."``, and ``"?"`` still scores EM 1 against the gold
+   ``"?"`` (a gold is never cut to nothing). Punctuation that differs is kept: ``"A+."`` against
+   ``"A+!"`` scores EM 0. Answer match applies the same rule where the gold occurs in the prediction
+   (:func:`_occurs`): the prediction's punctuation after the occurrence and the gold's final punctuation
+   must agree as far as the shorter goes, so ``"A+ is the answer."`` matches the gold ``"A+."``.
    A gold with no light tokens either (empty or whitespace only) can never be matched:
    :func:`unscorable_golds` finds them. No gold of the shipped data sets is unscorable; four NQ-open
    questions have golds that need the light rule (listed in ``tasks/README.md``, checked by ``tests/test_metrics.py``).
@@ -116,12 +120,13 @@ def _trailing_run(tokens: list[str]) -> int:
 
 
 def _cut_sentence_end(pred_tokens: list[str], gold_tokens: list[str]) -> list[str]:
-    """The light tokens of a prediction without the sentence punctuation it ends with beyond the gold's own.
+    """The light tokens of one side without the sentence punctuation it ends with beyond the other side's own.
 
-    When the prediction's final run of :data:`SENTENCE_END` tokens starts with the gold's final run, the
-    run is cut to the gold's (``"A+."`` vs ``"A+"`` -> ``a +``; ``"?."`` vs ``"?"`` -> ``?``); otherwise the
-    tokens are returned as they are (``"A+."`` vs ``"A+!"`` keeps its ``.``). SQuAD normalisation drops
-    this punctuation on the usual path, so ``"Paris."`` == ``"Paris"`` there too.
+    When ``pred_tokens``' final run of :data:`SENTENCE_END` tokens starts with ``gold_tokens``' final run,
+    the run is cut to the latter (``"A+."`` vs ``"A+"`` -> ``a +``; ``"?."`` vs ``"?"`` -> ``?``); otherwise
+    the tokens are returned as they are (``"A+."`` vs ``"A+!"`` keeps its ``.``). SQuAD normalisation drops
+    this punctuation on the usual path, so ``"Paris."`` == ``"Paris"`` there too. :func:`_score_one` calls
+    it both ways (prediction against gold, gold against prediction), so the rule is symmetric.
     """
     p, g = _trailing_run(pred_tokens), _trailing_run(gold_tokens)
     if p <= g:
@@ -132,20 +137,51 @@ def _cut_sentence_end(pred_tokens: list[str], gold_tokens: list[str]) -> list[st
     return pred_tokens[:run_start + g]
 
 
+def _occurs(pred_tokens: list[str], gold_tokens: list[str]) -> bool:
+    """Whether the gold occurs, token-aligned, in the prediction, with module rule 2's sentence punctuation.
+
+    At an occurrence of the gold's tokens before its final :data:`SENTENCE_END` run, the run of sentence
+    punctuation that follows in the prediction and the gold's run must agree as far as the shorter goes
+    (one starts with the other), and at least one token must be matched. For a gold that does not end
+    with sentence punctuation this is plain containment; ``"A+ is the answer."`` contains the gold
+    ``"A+."`` (nothing follows ``a +`` but ``is``), ``"A+."`` does not contain ``"A+!"``.
+    """
+    g = _trailing_run(gold_tokens)
+    core, run = gold_tokens[:len(gold_tokens) - g], gold_tokens[len(gold_tokens) - g:]
+    c = len(core)
+    for i in range(len(pred_tokens) - c + 1):
+        if pred_tokens[i:i + c] != core:
+            continue
+        j = i + c
+        while j < len(pred_tokens) and pred_tokens[j] in SENTENCE_END:
+            j += 1
+        n = min(j - (i + c), g)
+        if c + n > 0 and pred_tokens[i + c:i + c + n] == run[:n]:
+            return True
+    return False
+
+
 def _score_one(prediction: str, gold: str) -> tuple[float, float, float]:
     """(em, f1, answer_match) of one prediction against one gold, with the module's two rules."""
     if not prediction.strip():
         return 0.0, 0.0, 0.0
     gold_tokens = normalize_answer(gold).split()
     if gold_tokens:
-        pred_tokens = match_tokens = normalize_answer(prediction).split()
-    else:
-        gold_tokens, match_tokens = light_tokens(gold), light_tokens(prediction)
-        pred_tokens = _cut_sentence_end(match_tokens, gold_tokens)
-    if not gold_tokens or not pred_tokens:
+        pred_tokens = normalize_answer(prediction).split()
+        if not pred_tokens:
+            return 0.0, 0.0, 0.0
+        return (float(pred_tokens == gold_tokens), _f1_one(pred_tokens, gold_tokens),
+                float(_contains(pred_tokens, gold_tokens)))
+    gold_tokens, match_tokens = light_tokens(gold), light_tokens(prediction)
+    if not gold_tokens:
         return 0.0, 0.0, 0.0
-    return (float(pred_tokens == gold_tokens), _f1_one(pred_tokens, gold_tokens),
-            float(_contains(match_tokens, gold_tokens)))
+    pred_tokens = _cut_sentence_end(match_tokens, gold_tokens)
+    # the same cut the other way (rule 2 is symmetric), but a gold is never cut to nothing ("?" vs "what")
+    gold_cut = _cut_sentence_end(gold_tokens, match_tokens) or gold_tokens
+    if not pred_tokens:
+        return 0.0, 0.0, 0.0
+    return (float(pred_tokens == gold_cut), _f1_one(pred_tokens, gold_cut),
+            float(_occurs(match_tokens, gold_tokens)))
 
 
 def exact_match(prediction: str, answers: Sequence[str] | str) -> float:
