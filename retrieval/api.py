@@ -311,12 +311,15 @@ def score_passages(
         (``<cache>/scores/<retriever>-<key>.json``, key: the run config plus the passages).
 
     Raises:
-        ConfigError: as :func:`retrieve`; a Pyserini prebuilt corpus; qids that are not queries.
+        ConfigError: as :func:`retrieve` (``k`` an integer from 1 to 2**31 - 1, as there); a Pyserini prebuilt
+            corpus; qids that are not queries.
     """
     if retriever not in RETRIEVERS or retriever == "dpr":
         raise ConfigError(unknown_name("retriever for scoring passages", retriever, ("bm25", "dense", "hybrid")))
     if isinstance(corpus, str) and corpus.startswith(PREBUILT):
         raise ConfigError(f"score_passages: corpus {corpus!r}: passages can be scored over local corpora only")
+    # the same k as retrieve's (part of the cache key; the hybrid's component depth), refused before Java starts
+    k = check_k(k, " (the number of passages per query)", java=True)
     validate_queries(queries)
     unknown = sorted(set(passages) - set(queries))
     if unknown:
