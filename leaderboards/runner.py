@@ -71,8 +71,9 @@ class IncompleteRunError(TokragError, RuntimeError):
 
 class MisplacedRunError(IncompleteRunError):
     """A finished run folder whose ``DONE`` is another folder's: its ``config_hash`` is not the folder's name, or its
-    ``cell_id`` is another cell's (a folder copied or moved over another key). Never read as the cell's run, never
-    redone over (it may be the only copy of the other cell's results): the message says to move it back or delete it."""
+    ``cell_id`` is another cell's (a folder copied or moved over another key), or a damaged ``DONE`` (one of these
+    fields edited, missing or not a string). Never read as the cell's run, never redone over (it may be the only copy
+    of the other cell's results): the message says to move it back or delete it (the marker, when it is damaged)."""
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -192,16 +193,26 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
     """Refuse a ``DONE`` manifest that belongs to another folder or cell: its ``config_hash`` must be the folder's
     name (the cell's run key, :func:`leaderboards.keys.cell_keys`), and with ``cell_id`` its ``cell_id`` must name
     the same method, task and seed. The spec's model name (``model/`` before the method) is not compared: the key
-    leaves it out, so specs that name one model differently share a folder (a DONE without these fields, older
-    than them, is not checked). A folder that :func:`leaderboards.rescore.collect_for_rescore` matches with a cell
-    under another key passes: it is checked against its own name.
+    leaves it out, so specs that name one model differently share a folder. Every ``DONE`` the runner writes names
+    both (since its first version), so a ``DONE`` without a string ``config_hash`` (or, with ``cell_id``, without a
+    string ``cell_id``) is a damaged or hand-written marker, refused like an edited one. A folder that
+    :func:`leaderboards.rescore.collect_for_rescore` matches with a cell under another key passes: it is checked
+    against its own name.
 
     Raises:
         MisplacedRunError: one line naming the folder, what ``DONE`` says, what was expected and what to do.
     """
     have_key, have_id = manifest.get("config_hash"), manifest.get("cell_id")
-    wrong_key = isinstance(have_key, str) and have_key != cell_dir.name
-    wrong_id = cell_id is not None and isinstance(have_id, str) and _cell_tail(have_id) != _cell_tail(cell_id)
+    lacking = [f"{field} (got {have!r})" for field, have, wanted in
+               (("config_hash", have_key, True), ("cell_id", have_id, cell_id is not None))
+               if wanted and not isinstance(have, str)]
+    if lacking:  # never accepted as finished: a marker that cannot say whose run it is
+        want = f"config_hash {cell_dir.name!r}" + (f", cell_id {cell_id!r}" if cell_id is not None else "")
+        raise MisplacedRunError(f"{cell_dir}: its {DONE} has no string {' and no string '.join(lacking)}, expected "
+                                f"{want}: the {DONE} marker was edited or is damaged; delete {cell_dir / DONE} and "
+                                "re-run the spec to compute this cell")
+    wrong_key = have_key != cell_dir.name
+    wrong_id = cell_id is not None and _cell_tail(have_id) != _cell_tail(cell_id)
     if not (wrong_key or wrong_id):
         return
     if wrong_key and not wrong_id:  # the folder's own config.json says it is in place: the marker, not the folder, is off
