@@ -70,6 +70,7 @@ from typing import Any
 import yaml
 
 from retrieval.errors import ConfigError
+from tasks.precheck import _SEED_RANGES
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +80,9 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _NOISE_RE = re.compile(r"^(?P<base>.+?)_noise(?P<pct>\d+)$")
 _SHARED_KEYS = {"model_args", "gen_kwargs", "limit", "batch_size", "device", "num_fewshot", "apply_chat_template",
                 "system_instruction", "fewshot_as_multiturn", "prompt"}
-SEED_MAX = 2**32 - 1
-"""The largest seed of a cell (NumPy's ``np.random.seed`` takes integers in [0, 2**32 - 1]; lm-eval seeds it with the cell's)."""
+SEED_MIN, SEED_MAX = next((low, high) for name, low, high in _SEED_RANGES.values() if name == "numpy")
+"""The smallest and largest seed of a cell: NumPy's range (``np.random.seed`` takes integers in [0, 2**32 - 1]; lm-eval
+seeds it with the cell's), the one :mod:`tasks.precheck` checks lm-eval's ``--seed`` against."""
 PROMPTS = ("instruct", "base")
 """Prompt formats of the QA tasks (task metadata ``prompt``, tasks/README.md "Prompts"): a contract's ``prompt``."""
 _TOP_KEYS = {
@@ -844,9 +846,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise _err(path, f"seeds must be a non-empty list of integers, got {seeds!r}")
     for i, s in enumerate(seeds):  # each cell seeds NumPy with it: outside this range the run died after the model load
-        if not 0 <= s <= SEED_MAX:
-            raise _err(path, f"seeds[{i}] {s} is out of range: a seed must be an integer in [0, {SEED_MAX}] (2**32 - 1, "
-                             "the range of NumPy's seed, which every cell sets to it)")
+        if not SEED_MIN <= s <= SEED_MAX:
+            raise _err(path, f"seeds[{i}] {s} is out of range: a seed must be an integer in [{SEED_MIN}, {SEED_MAX}] "
+                             "(the range of NumPy's seed, which every cell sets to it)")
     if len(set(seeds)) != len(seeds):
         raise _err(path, f"seeds: duplicate entries in {seeds}; give each seed once")
 

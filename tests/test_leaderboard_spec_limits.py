@@ -7,6 +7,7 @@ hub data set names the leaderboard's way to a local copy, not only ``--metadata`
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -33,6 +34,31 @@ def test_a_seed_outside_numpys_range_is_refused(tmp_path, seed):
 
 def test_the_ends_of_the_seed_range_are_accepted(tmp_path):
     assert load_spec(_spec(tmp_path, seeds=(0, 2**32 - 1))).seeds == [0, 2**32 - 1]
+
+
+def test_the_seed_range_is_the_one_the_lm_eval_seed_precheck_uses(tmp_path):
+    """The range was written twice (``spec.SEED_MAX`` and ``tasks.precheck._SEED_RANGES``' numpy entry): the spec
+    check now takes it from the precheck, so a change there moves both (here: the numpy range narrowed to [10, 99]
+    before ``leaderboards.spec`` is imported, in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    from tasks.precheck import _SEED_RANGES
+
+    assert next((lo, hi) for name, lo, hi in _SEED_RANGES.values() if name == "numpy") == (0, 2**32 - 1)
+    path = _spec(tmp_path, seeds=(10, 100))
+    code = ("import tasks.precheck as p\n"
+            "p._SEED_RANGES[1] = ('numpy', 10, 99)\n"
+            "from leaderboards.spec import SEED_MIN, SEED_MAX, load_spec\n"
+            "print(SEED_MIN, SEED_MAX)\n"
+            "try:\n"
+            f"    load_spec({str(path)!r})\n"
+            "except Exception as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.splitlines()
+    assert out == ["10 99", f"leaderboard spec {path}: seeds[1] 100 is out of range: a seed must be an integer in "
+                            "[10, 99] (the range of NumPy's seed, which every cell sets to it)"]
 
 
 def test_a_repeated_seed_is_refused_as_a_repeated_task_is(tmp_path):
