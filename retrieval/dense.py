@@ -13,6 +13,9 @@ in Pyserini's layout, search with Pyserini's ``FaissSearcher``.
   ``docid`` (one id per line, line i = vector i), exactly what ``FaissSearcher`` reads, plus
   ``tokrag_index.json``. Passage embeddings are computed once per (corpus fingerprint, encoder weights
   hash, pooling, normalisation, max length, prefix) and written in resumable parts while encoding.
+  ``tokrag_index.json`` records the versions that encoded them (:func:`encoding_versions`: Pyserini's
+  encoder classes, transformers, torch); an index or parts encoded by other versions are re-encoded, with
+  a warning, as a BM25 index built by another Anserini is rebuilt (:func:`retrieval.bm25.build_bm25_index`).
 * Scores: inner products (cosine for L2-normalised vectors); higher is better; ties by docid. The top k
   is the same at every k (issue 12.4): FAISS's float32 top k is deepened until no passage outside it can
   tie with the k-th (:func:`tie_complete_top_k`), and the candidates are rescored exactly
@@ -247,6 +250,26 @@ def encode_queries(qenc, texts: Sequence[str], p: Mapping[str, Any], batch_size:
 
 
 # ----------------------------------------------------------------------------------------------- index
+ENCODING_PACKAGES = ("pyserini", "transformers", "torch")
+"""The distributions whose versions a dense index records: Pyserini's encoder classes (pooling, title
+joining, tokenizer calls), the transformers models and the torch kernels compute the passage vectors."""
+
+
+def encoding_versions() -> dict[str, str | None]:
+    """``{package: installed version or None}`` for :data:`ENCODING_PACKAGES`, read from package metadata
+    (nothing is imported). Recorded in ``tokrag_index.json`` as ``encoding_versions``; an index recorded
+    with other versions (or none: built before they were recorded) is re-encoded by :func:`build_dense_index`."""
+    import importlib.metadata
+
+    out: dict[str, str | None] = {}
+    for name in ENCODING_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def dense_index_dir(corpus: Corpus, p: Mapping[str, Any], cache_dir: str | os.PathLike | None = None) -> Path:
     """``<cache>/dense/<corpus fingerprint>-<fingerprint of passage encoder + settings>``."""
     key = fingerprint({
@@ -274,7 +297,10 @@ def build_dense_index(
     for DPR, as Pyserini's document encoders do. Embeddings (shape (N, dim) float32) are written in parts
     of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
-    ``force``; the old index stays in place until the new one replaces it. Scratch folders that interrupted
+    ``force``; the old index stays in place until the new one replaces it. One encoded by other versions of
+    Pyserini, transformers or torch (:func:`encoding_versions`, recorded as ``encoding_versions``; an index
+    that records none predates them) is re-encoded in the same folder, with one warning; so are embedding
+    parts an interrupted build left with other versions. Scratch folders that interrupted
     builds of the same folder left beside it are removed once its lock is held.
 
     Raises:
@@ -297,6 +323,7 @@ def build_dense_index(
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
         identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),
                                           "params": {k: p[k] for k in DENSE_PARAMS}}, sort_keys=True))
+        versions = encoding_versions()
         parts = Path(str(target) + ".partial")
         key_file = parts / "identity.json"
         if index_dir is not None:
@@ -306,8 +333,11 @@ def build_dense_index(
                                   "(no identity.json); nothing was changed: move it away or give another index folder")
         if meta and (target / "index").is_file() and not force:
             if {k: meta.get(k) for k in identity} == identity:
-                return target
-            if index_dir is not None:
+                if meta.get("encoding_versions") == versions:
+                    return target
+                logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
+                               target, _versions_text(meta.get("encoding_versions")), _versions_text(versions))
+            elif index_dir is not None:
                 raise IndexNotFoundError(
                     f"{target} holds a dense index of another corpus or encoder (corpus {meta.get('corpus_fingerprint')}, "
                     f"encoder {meta.get('encoder')}); choose another --index folder or delete it (tokrag index build --force)"
@@ -316,13 +346,14 @@ def build_dense_index(
         import faiss
 
         parts.mkdir(parents=True, exist_ok=True)
+        parts_key = {**identity, "encoding_versions": versions}  # parts of other versions are not resumed
         try:
-            if json.loads(key_file.read_text(encoding="utf-8")) != identity:
-                raise ValueError("parts of another corpus/encoder")
+            if json.loads(key_file.read_text(encoding="utf-8")) != parts_key:
+                raise ValueError("parts of another corpus/encoder/versions")
         except (OSError, ValueError):  # missing or foreign: start from scratch
             shutil.rmtree(parts, ignore_errors=True)
             parts.mkdir(parents=True)
-            atomic_write_json(key_file, identity)
+            atomic_write_json(key_file, parts_key)
         enc = None
         n_parts = (len(corpus) + PART_SIZE - 1) // PART_SIZE
         t0, encoded = time.perf_counter(), 0
@@ -373,7 +404,7 @@ def build_dense_index(
             atomic_write_json(work / "tokrag_index.json", {
                 "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
                 "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
-                "encoder": identity["encoder"], "encode_seconds": round(seconds, 3),
+                "encoder": identity["encoder"], "encoding_versions": versions, "encode_seconds": round(seconds, 3),
                 "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
             })
             if target.exists():
@@ -383,6 +414,12 @@ def build_dense_index(
             shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(parts, ignore_errors=True)
     return target
+
+
+def _versions_text(versions: Any) -> str:
+    if not isinstance(versions, dict) or not versions:
+        return "unrecorded versions (an index built before tokrag recorded them)"
+    return ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
 
 
 def _read_meta(d: Path) -> dict | None:

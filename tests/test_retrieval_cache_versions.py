@@ -87,3 +87,54 @@ def test_engine_versions_per_retriever() -> None:
     dense = engine_versions("dense")
     assert "anserini" not in dense and "pyserini" in dense and any(k.startswith("faiss") for k in dense)
     assert set(engine_versions("hybrid")) == set(engine_versions("bm25")) | set(dense)
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["cache-folder", "given-folder"])
+def test_dense_index_encoded_by_other_versions_is_re_encoded(toy, tmp_path, given, caplog) -> None:
+    """A dense index records the Pyserini/transformers/torch versions that encoded its vectors; one recorded with
+    other versions, or with none (built before they were recorded), is re-encoded in place with one warning, as a
+    BM25 index of another Anserini is rebuilt (it was reused: the vectors of another encoder stack, silently)."""
+    import logging
+
+    from retrieval.dense import DENSE_PARAMS, build_dense_index, encoding_versions
+
+    where = tmp_path / "my-dense" if given else None
+    index = build_dense_index(toy, DENSE_PARAMS, index_dir=where, cache_dir=tmp_path, progress=False)
+    meta_p = index / "tokrag_index.json"
+    installed = {n: importlib.metadata.version(n) for n in ("pyserini", "transformers", "torch")}
+    assert json.loads(meta_p.read_text())["encoding_versions"] == installed == encoding_versions()
+    stamp = (index / "index").stat().st_mtime_ns
+    assert build_dense_index(toy, DENSE_PARAMS, index_dir=where, cache_dir=tmp_path, progress=False) == index
+    assert (index / "index").stat().st_mtime_ns == stamp  # same versions: reused
+
+    for edit in ({**installed, "torch": "1.0.0"}, None):  # another torch; no record (an index from before)
+        meta = json.loads(meta_p.read_text())
+        if edit is None:
+            del meta["encoding_versions"]
+        else:
+            meta["encoding_versions"] = edit
+        meta_p.write_text(json.dumps(meta))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="retrieval.dense"):
+            again = build_dense_index(toy, DENSE_PARAMS, index_dir=where, cache_dir=tmp_path, progress=False)
+        assert again == index and (index / "index").stat().st_mtime_ns != stamp  # re-encoded, not reused
+        stamp = (index / "index").stat().st_mtime_ns
+        assert json.loads(meta_p.read_text())["encoding_versions"] == installed
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 1 and warnings[0].startswith(f"dense index {index} was encoded by ")
+        assert warnings[0].endswith(f"installed: pyserini {installed['pyserini']}, torch {installed['torch']}, "
+                                    f"transformers {installed['transformers']} (other vectors): re-encoding it")
+        assert ("torch 1.0.0" in warnings[0]) == (edit is not None)
+
+
+def test_dense_index_follows_an_upgraded_torch(toy, tmp_path, monkeypatch) -> None:
+    """The installed versions are read when the index is asked for: an upgrade re-encodes it."""
+    from retrieval.dense import DENSE_PARAMS, build_dense_index
+
+    index = build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False)
+    stamp = (index / "index").stat().st_mtime_ns
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "99.0.0" if name == "torch" else real(name))
+    assert build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False) == index
+    assert (index / "index").stat().st_mtime_ns != stamp
+    assert json.loads((index / "tokrag_index.json").read_text())["encoding_versions"]["torch"] == "99.0.0"
