@@ -404,3 +404,229 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     error = pb.unreachable_index_error(call_java("prebuilt_plan", name, retriever, p))
     if error is not None:
         raise error
+
+
+class _Function(str):
+    """A ``!function module.name`` reference of a task YAML, as written (never imported here)."""
+
+
+def _raw_yaml(path: Any) -> dict[str, Any] | None:
+    """The mapping in YAML file ``path`` as written (its ``include`` not followed, ``!function`` references kept as
+    :class:`_Function`); None when it cannot be read or is not a mapping (lm-eval reports that itself)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: _Function(loader.construct_scalar(node)))
+    try:
+        with open(path, "rb") as fh:
+            cfg = yaml.load(fh, Loader=_Loader)  # noqa: S506 - a SafeLoader with one extra tag
+    except (OSError, yaml.YAMLError, ValueError):
+        return None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def _function_refs(value: Any):
+    if isinstance(value, _Function):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _function_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _function_refs(v)
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` is importable from ``sys.path`` (lm-eval's fallback for a ``!function`` module that is not
+    beside the YAML); a parent package that fails to import counts as not importable."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def _our_copy(relative: str) -> Any:
+    """The file of this package's task folder (:data:`tasks.TASK_DIR`) that a copied YAML's missing ``relative`` file
+    (an include or a ``!function`` module) most likely is: one of that name next to one of our YAMLs; None if none."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    for yaml_file in sorted(Path(TASK_DIR).rglob("*.yaml")):
+        candidate = yaml_file.parent / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
+    """The files that lm-eval would need next to task YAML ``path`` and that are not there: each ``include:`` (read
+    relative to the including file's folder, followed through the chain) and each ``!function module.name`` module
+    (``module.py`` beside the YAML, else an importable module), as ``[(the YAML line, missing path, our copy, the
+    file that has the line)]``; ``our copy`` is this package's file of that name (:func:`_our_copy`; None when there is none). An include that
+    is missing but found in our folder is followed as if copied beside the YAML, so every file to copy is listed.
+    Empty when nothing is missing or the YAML cannot be read (left to lm-eval).
+
+    Raises:
+        nothing: unreadable files are skipped.
+    """
+    from pathlib import Path
+
+    out: list[tuple[str, Any, Any, Any]] = []
+    todo, seen = [(Path(path), Path(path).parent)], set()
+    while todo:
+        source, folder = todo.pop(0)  # read ``source``; it lies (or would lie, once copied) in ``folder``
+        key = (str(source), str(folder))
+        if key in seen:
+            continue
+        seen.add(key)
+        cfg = _raw_yaml(source)
+        if cfg is None:
+            continue
+        includes = cfg.get("include")
+        for inc in includes if isinstance(includes, list) else [includes] if includes is not None else []:
+            if not isinstance(inc, str) or not inc:
+                continue
+            target = Path(inc) if Path(inc).is_absolute() else folder / inc
+            if target.is_file():
+                todo.append((target, target.parent))
+                continue
+            ours = None if Path(inc).is_absolute() else _our_copy(inc)
+            out.append((f"include: {inc}", target, ours, source))
+            if ours is not None:
+                todo.append((ours, folder))
+        for ref in _function_refs(cfg):
+            module = ref.rpartition(".")[0]
+            if not module:
+                continue
+            relative = module.replace(".", "/") + ".py"
+            target = folder / relative
+            if not target.is_file() and not _importable(module) and all(m[1] != target for m in out):
+                out.append((f"!function {ref}", target, _our_copy(relative), source))
+    return out
+
+
+def _our_task_names() -> set[str]:
+    """The ``task:`` names of this package's task YAMLs (as written in each file)."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    names = set()
+    for yaml_file in Path(TASK_DIR).rglob("*.yaml"):
+        cfg = _raw_yaml(yaml_file) or {}
+        if isinstance(cfg.get("task"), str):
+            names.add(cfg["task"])
+    return names
+
+
+def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[str, Any, Any, Any]]) -> ConfigError:
+    """The one line for a task YAML whose include / ``!function`` module is not beside it (:func:`missing_task_files`)."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    line, target, _, source = missing[0]
+    cfg = _raw_yaml(path) or {}
+    name = cfg.get("task") if isinstance(cfg.get("task"), str) else None
+    where = "" if Path(source) == Path(path) else f" (in {Path(source).name}, which it includes)"
+    head = (f"{flag} {value}: {path} needs {target} for its '{line}'{where}, and there is no such file (lm-eval reads "
+            "it next to the YAML)")
+    if all(m[2] is not None for m in missing):
+        root = Path(TASK_DIR).parent
+        copies = sorted({str(Path(ours).relative_to(root)) if Path(ours).is_relative_to(root) else str(ours)
+                         for _, _, ours, _ in missing})
+        todo = f"copy {' and '.join(copies)} (in {root}) into {Path(path).parent}"
+    else:
+        todo = "put the missing file beside it, or remove that line"
+    if name is not None and name in _our_task_names():
+        todo += f", or run our task by its name instead of the copy: --tasks {name}"
+        todo += " (without --include_path)" if flag == "--include_path" else ""
+    return ConfigError(f"{head}; {todo}")
+
+
+def _task_entries(tasks: Any) -> list[str]:
+    """lm-eval's ``--tasks`` value (a comma-separated string or a list of them) as its list of entries."""
+    if isinstance(tasks, str):
+        return [t.strip() for t in tasks.split(",") if t.strip()]
+    return [t.strip() for task in tasks or [] if isinstance(task, str) for t in task.split(",") if t.strip()]
+
+
+def check_task_paths(tasks: Any) -> None:
+    """``--tasks /folder``, ``--tasks /folder/*.yaml`` or ``--tasks copy.yaml``: refuse a YAML there that names a file
+    lm-eval would look for next to it and that is not there (a copied ``nq_oracle_bm25.yaml`` without
+    ``_qa_template``, or without the ``utils.py`` of its ``!function utils.load_qa``): lm-eval ends in a
+    ``FileNotFoundError`` / ``ImportError`` traceback. Entries are read as lm-eval reads them (one folder alone: its
+    ``*.yaml``; an entry ending in ``.yaml``: a glob); task names are left to :func:`check_include_path_tasks`.
+
+    Raises:
+        ConfigError: one line naming the YAML, the line and the missing file, and what to copy where (or our task name).
+    """
+    import glob
+    from pathlib import Path
+
+    entries = _task_entries(tasks)
+    files = []
+    if len(entries) == 1 and Path(entries[0]).is_dir():
+        files = sorted(glob.glob(str(Path(entries[0]) / "*.yaml")))
+    else:
+        for entry in entries:
+            if entry.endswith(".yaml"):
+                files.extend(sorted(glob.glob(str(Path(entry).absolute()))))
+    for path in files:
+        missing = missing_task_files(path)
+        if missing:
+            shown = entries[0] if len(entries) == 1 else ",".join(entries)
+            raise _missing_files_error("--tasks", shown, path, missing)
+
+
+def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
+    """``--include_path /folder --tasks NAME``: refuse when every YAML under ``/folder`` (``**/*.yaml``, as lm-eval's
+    index reads it) whose ``task:`` or ``group:`` is NAME misses a file it needs (:func:`missing_task_files`): lm-eval's
+    index skips such a file without a word, so the run said "unknown task" or silently ran another task of that name
+    (ours: the copied YAML's edits were not used). This package's task folder is not checked.
+
+    Args:
+        names: the ``--tasks`` entries (strings; a path or anything else is skipped).
+        include_path: lm-eval's ``--include_path`` (a folder, a list of folders, or None).
+
+    Raises:
+        ConfigError: one line naming the folder, the YAML, its missing file and what to copy where.
+    """
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    wanted = {n for n in _task_entries(names) if not n.endswith(".yaml") and "/" not in n}
+    folders = [] if include_path is None else [include_path] if isinstance(include_path, (str, Path)) else list(include_path)
+    if not wanted:
+        return
+    for folder in folders:
+        root = Path(str(folder))
+        try:
+            if not root.is_dir() or root.resolve() == Path(TASK_DIR).resolve():
+                continue
+        except (OSError, RuntimeError):
+            continue
+        broken: dict[str, tuple[Any, list]] = {}
+        good: set[str] = set()
+        for path in sorted(root.glob("**/*.yaml")):
+            if "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
+                continue
+            cfg = _raw_yaml(path) or {}
+            defined = {cfg.get(k) for k in ("task", "group") if isinstance(cfg.get(k), str)} & wanted
+            if not defined:
+                continue
+            missing = missing_task_files(path)
+            for name in defined:
+                if missing:
+                    broken.setdefault(name, (path, missing))
+                else:
+                    good.add(name)
+        for name, (path, missing) in broken.items():
+            if name not in good:
+                raise _missing_files_error("--include_path", folder, path, missing)

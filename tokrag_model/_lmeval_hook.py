@@ -118,11 +118,28 @@ def _patch_get_model(registry):
 _TASKS_NOT_FOUND = "Tasks not found: "
 
 
+def _ours_loaded() -> bool:
+    """Whether the imported ``tasks`` package is this project's (registered by ``tokrag_model.register_tasks`` only
+    then), so that its prechecks may run."""
+    from pathlib import Path
+
+    ours = sys.modules.get("tasks")
+    try:
+        return ours is not None and Path(str(getattr(ours, "__file__", ""))).resolve().parent.parent == \
+            Path(__file__).resolve().parent.parent
+    except (OSError, RuntimeError):
+        return False
+
+
 def _patch_process_tasks(module):
     """``--tasks nq_oracle_bm25_noise30``: lm-eval raises ``ValueError: Tasks not found: ...`` after a
-    14-line traceback; ours names each unknown task with the closest task names (one line). Then the QA tasks'
-    metadata, corpus and bring-your-own questions file are checked (:func:`tasks.precheck.check_selected_tasks`),
-    before lm-eval loads the model."""
+    14-line traceback; ours names each unknown task with the closest task names (one line). A copied task YAML that
+    misses its ``include`` / ``!function`` module (``--tasks /folder``, a ``.yaml`` path or glob: lm-eval's
+    ``FileNotFoundError``; ``--include_path /folder --tasks NAME``: skipped by lm-eval's index) is named in one line
+    (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`). Then the run arguments
+    and the QA tasks' metadata, corpus and bring-your-own questions file are checked
+    (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
+    ``_tokrag_before_load`` (an argument error: exit 2 under ``lm_eval``, :func:`_patch_harness`)."""
     cls = getattr(module, "EvaluatorConfig", None)
     if cls is None or getattr(cls.process_tasks, "_tokrag", False):
         return
@@ -130,25 +147,56 @@ def _patch_process_tasks(module):
 
     def process_tasks(self, metadata=None):
         try:
+            return _process_tasks(self, metadata)
+        except Exception as exc:
+            try:
+                from retrieval.errors import TokragError
+
+                if isinstance(exc, TokragError):
+                    exc._tokrag_before_load = True  # type: ignore[attr-defined]  (exit 2 under lm_eval: _patch_harness)
+            except Exception:
+                pass
+            raise
+
+    def _process_tasks(self, metadata=None):
+        from retrieval.errors import ConfigError
+
+        requested, ours = self.tasks, _ours_loaded()
+        try:
             manager = original(self, metadata)
-        except ValueError as exc:
+        except Exception as exc:
             text = str(exc)
-            if not text.startswith(_TASKS_NOT_FOUND):
+            if ours and not text.startswith(_TASKS_NOT_FOUND):  # a copied YAML without its _qa_template / utils.py
+                from tasks.precheck import check_task_paths
+
+                try:
+                    check_task_paths(requested)
+                except ConfigError as problem:
+                    raise problem from exc
+                except Exception:  # noqa: BLE001 - a fault of the check: lm-eval's own error stands
+                    pass
+            if not isinstance(exc, ValueError) or not text.startswith(_TASKS_NOT_FOUND):
                 raise
-            from retrieval.errors import ConfigError, unknown_name
+            from retrieval.errors import unknown_name
             from tasks import indexed_task_names
 
             names = [t.strip() for t in text[len(_TASKS_NOT_FOUND):].split(",") if t.strip()]
+            if ours:  # --include_path /copies --tasks NAME whose YAML lm-eval's index skipped
+                from tasks.precheck import check_include_path_tasks
+
+                try:
+                    check_include_path_tasks(names, getattr(self, "include_path", None))
+                except ConfigError as problem:
+                    raise problem from exc
+                except Exception:  # noqa: BLE001 - a fault of the check: lm-eval's own error stands
+                    pass
             known = indexed_task_names()
             parts = [unknown_name("task", name, known, list_all=0) for name in names]
             raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all") from exc
-        from pathlib import Path
+        if ours:
+            from tasks.precheck import check_include_path_tasks, check_run_arguments, check_selected_tasks
 
-        ours = sys.modules.get("tasks")  # registered by tokrag_model.register_tasks only when it is the project's own
-        if ours is not None and Path(str(getattr(ours, "__file__", ""))).resolve().parent.parent == \
-                Path(__file__).resolve().parent.parent:
-            from tasks.precheck import check_run_arguments, check_selected_tasks
-
+            check_include_path_tasks(requested, getattr(self, "include_path", None))
             check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
@@ -300,11 +348,51 @@ def _patch_cli_utils(module):
     cls.__call__ = __call__
 
 
+def _called_from_main() -> bool:
+    """Whether lm-eval's CLI runs as a program (the ``lm_eval`` console script, ``python -m lm_eval`` or a script's
+    top level): the nearest caller outside lm-eval's modules is a ``__main__`` module, not e.g.
+    ``tokrag_model.eval_cli`` (``tokrag eval``, which prints its own error line and exits 2)."""
+    frame = sys._getframe(2)  # the caller of HarnessCLI.execute (lm-eval's cli_evaluate)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == "lm_eval":
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") == "__main__"
+
+
+def _patch_harness(module):
+    """A tokrag error raised before the model load (marked by :func:`_patch_process_tasks`: an unknown task, a bad run
+    argument, a copied YAML without its template, bad task metadata) ended ``lm_eval`` with exit status 1 (Python's
+    status for an uncaught exception; the excepthook only prints the line), while ``tokrag eval`` exits 2 as argparse
+    does for a bad argument. Under lm-eval's CLI run as a program (:func:`_called_from_main`), ``HarnessCLI.execute``
+    now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1)."""
+    cls = getattr(module, "HarnessCLI", None)
+    if cls is None or getattr(cls.execute, "_tokrag", False):
+        return
+    original = cls.execute
+
+    def execute(self, args):
+        try:
+            return original(self, args)
+        except Exception as exc:
+            import os
+
+            if not getattr(exc, "_tokrag_before_load", False) or os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0") \
+                    or not _called_from_main():
+                raise
+            sys.stderr.write(f"{_program()}: error: {exc}\n(set TOKRAG_TRACEBACK=1 for the stack trace)\n")
+            raise SystemExit(2) from None
+
+    execute._tokrag = True  # type: ignore[attr-defined]
+    execute.__doc__ = original.__doc__
+    cls.execute = execute
+
+
 def install():
     """Register the tokrag models (and tasks path) once lm-eval's registry is imported; patch lm-eval's CLI argument
-    action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported)."""
+    action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported), and its
+    ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error)."""
     after_import(_TARGET, _after_registry)
     after_import("lm_eval._cli.utils", _patch_cli_utils)
+    after_import("lm_eval._cli.harness", _patch_harness)
 
 
 install()

@@ -1,0 +1,173 @@
+"""A user's copy of our task YAMLs without the files they need beside them (``_qa_template`` for ``include:``,
+``utils.py`` for ``!function utils.load_qa``) is refused before the model load in one line naming the YAML, the
+missing file and what to copy where (``tasks.precheck.check_task_paths`` / ``check_include_path_tasks``, run by the
+start-up hook around lm-eval's ``process_tasks``). Before: ``--tasks /folder`` (or a ``.yaml`` path / glob) ended in
+lm-eval's ``FileNotFoundError`` traceback; ``--include_path /folder --tasks NAME`` said "unknown task" or silently ran
+our task of that name (lm-eval's index skips an unreadable YAML). Under ``lm_eval`` such a pre-load argument error
+exits 2, as under ``tokrag eval`` (it exited 1). In-process cases run ``tokrag eval``'s entry with
+``lm_eval.simple_evaluate`` (which builds the model) replaced by a function that raises :class:`_Reached`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrieval.errors import ConfigError
+from tasks import TASK_DIR
+from tasks.precheck import check_include_path_tasks, check_task_paths, missing_task_files
+
+QA = Path(TASK_DIR) / "qa"
+BASE = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
+        "--limit", "1"]
+
+
+class _Reached(Exception):
+    """The run got past every pre-load check to lm-eval's ``simple_evaluate``."""
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    import lm_eval
+    import lm_eval.tasks
+
+    def reached(*args, **kwargs):
+        raise _Reached(kwargs.get("tasks"))
+
+    monkeypatch.setattr(lm_eval, "simple_evaluate", reached)
+    init = lm_eval.tasks.TaskManager.__init__
+
+    def ours_only(self, *args, **kwargs):  # lm-eval's ~10k task files: ~10 s a run, none of them used here
+        kwargs["include_defaults"] = False
+        return init(self, *args, **kwargs)
+
+    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
+    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _copy(folder: Path, *names: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copy(QA / name, folder / name)
+    return folder
+
+
+def _run(args: list[str]):
+    from tokrag_model.eval_cli import main
+
+    return main([*BASE, *args])
+
+
+def _refused(args: list[str]) -> str:
+    with pytest.raises(ConfigError) as exc:
+        _run(args)
+    msg = str(exc.value)
+    assert "\n" not in msg, msg
+    return msg
+
+
+def test_copied_folder_without_template_is_named_before_the_load(no_model, tmp_path):
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml")
+    yaml_file = folder / "nq_oracle_bm25.yaml"
+    for tasks in (str(folder), str(yaml_file), str(folder / "*.yaml")):
+        msg = _refused(["--tasks", tasks])
+        assert msg.startswith(f"--tasks {tasks}: {yaml_file} needs {folder / '_qa_template'} for its "
+                              "'include: _qa_template'"), msg
+        assert f"copy tasks/qa/_qa_template and tasks/qa/utils.py (in {Path(TASK_DIR).parent}) into {folder}" in msg
+        assert msg.endswith("or run our task by its name instead of the copy: --tasks nq_oracle_bm25"), msg
+
+
+def test_include_path_with_a_broken_copy_is_named(no_model, tmp_path):
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml")
+    msg = _refused(["--include_path", str(folder), "--tasks", "nq_oracle_bm25"])  # ran OUR task, copy unread
+    assert msg.startswith(f"--include_path {folder}: {folder / 'nq_oracle_bm25.yaml'} needs "
+                          f"{folder / '_qa_template'}"), msg
+    assert msg.endswith("--tasks nq_oracle_bm25 (without --include_path)"), msg
+    text = (folder / "nq_oracle_bm25.yaml").read_text(encoding="utf-8").replace("task: nq_oracle_bm25", "task: my_nq")
+    (folder / "nq_oracle_bm25.yaml").write_text(text, encoding="utf-8")
+    msg = _refused(["--include_path", str(folder), "--tasks", "my_nq"])  # was "unknown task 'my_nq'"
+    assert "'include: _qa_template'" in msg and "run our task" not in msg, msg
+
+
+def test_template_without_utils_names_utils(tmp_path):
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml", "_qa_template")
+    missing = missing_task_files(folder / "nq_oracle_bm25.yaml")
+    assert [(m[0], m[1], m[2], m[3]) for m in missing] == [
+        ("!function utils.load_qa", folder / "utils.py", QA / "utils.py", folder / "_qa_template")]
+    with pytest.raises(ConfigError, match=r"for its '!function utils.load_qa' \(in _qa_template, which it includes\)"):
+        check_task_paths(str(folder))
+
+
+def test_valid_cases_reach_the_model_load(no_model, tmp_path):
+    good = _copy(tmp_path / "good", "nq_oracle_bm25.yaml", "_qa_template", "utils.py")
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "own_task.yaml").write_text("task: own_task\ndataset_path: x\noutput_type: generate_until\n"
+                                       "doc_to_text: q\ndoc_to_target: a\n", encoding="utf-8")
+    assert missing_task_files(good / "nq_oracle_bm25.yaml") == [] and missing_task_files(own / "own_task.yaml") == []
+    for args in (["--tasks", "nq_oracle_bm25"], ["--tasks", str(good)], ["--tasks", str(good / "nq_oracle_bm25.yaml")],
+                 ["--include_path", str(good), "--tasks", "nq_oracle_bm25"], ["--tasks", str(own)],
+                 ["--include_path", str(own), "--tasks", "own_task"]):
+        with pytest.raises(_Reached):
+            _run(args)
+
+
+def test_a_broken_copy_beside_a_good_one_is_not_refused(tmp_path):
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml", "_qa_template", "utils.py")
+    _copy(folder / "old", "nq_oracle_bm25.yaml")  # a stale copy in a subfolder: lm-eval skips it, uses the good one
+    check_include_path_tasks(["nq_oracle_bm25"], str(folder))
+    check_include_path_tasks("other_task", [str(folder / "old")])  # not asked for
+    with pytest.raises(ConfigError, match="'include: _qa_template'"):
+        check_include_path_tasks("nq_oracle_bm25", [str(folder / "old")])
+
+
+def test_lm_eval_exits_2_with_one_line(tmp_path):
+    """The one subprocess case: the real ``lm_eval`` console script (hook from the .pth file) exits 2, as argparse
+    and ``tokrag eval`` do for a bad argument (it exited 1: Python's status for an uncaught exception)."""
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml")
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env.pop("TOKRAG_TRACEBACK", None)
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "lm_eval"), *BASE, "--tasks", str(folder)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
+    assert len(lines) == 1 and lines[0].startswith(f"lm_eval: error: --tasks {folder}: "
+                                                   f"{folder / 'nq_oracle_bm25.yaml'} needs"), proc.stderr[-2000:]
+
+
+def test_harness_exits_2_for_a_pre_load_error_only_when_run_as_a_program(capsys, monkeypatch):
+    """``HarnessCLI.execute`` (patched by the hook) called from a ``__main__`` module's top level (the ``lm_eval``
+    script) turns a tokrag error marked as raised before the model load into one line and ``SystemExit(2)``; called
+    from ``tokrag eval`` (any other module) the error propagates, and an unmarked error is left alone."""
+    import argparse
+
+    from lm_eval._cli.harness import HarnessCLI
+
+    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
+    monkeypatch.setattr(sys, "argv", ["lm_eval"])
+
+    def failing(marked):
+        def func(args):
+            exc = ConfigError("--tasks x: bad")
+            if marked:
+                exc._tokrag_before_load = True
+            raise exc
+        return argparse.Namespace(func=func)
+
+    cli = object.__new__(HarnessCLI)
+    code = compile("cli.execute(args)", "lm_eval_script", "exec")
+    with pytest.raises(SystemExit) as stop:
+        exec(code, {"__name__": "__main__", "cli": cli, "args": failing(True)})
+    assert stop.value.code == 2
+    err = capsys.readouterr().err  # the program is _program()'s: here pytest's
+    assert ": error: --tasks x: bad\n" in err and err.count("\n") == 2, err
+    with pytest.raises(ConfigError):
+        exec(code, {"__name__": "__main__", "cli": cli, "args": failing(False)})
+    with pytest.raises(ConfigError):
+        exec(code, {"__name__": "tokrag_model.eval_cli", "cli": cli, "args": failing(True)})
