@@ -15,6 +15,10 @@ ended one chunk's target and was scored again at the front of the next, ~1% bits
 ``query_words`` (32) words of the context with the ``=`` heading marks removed, and the top ``k`` (3, the
 paper's WikiText depth) passages come from the DPR Wikipedia with BM25; passages whose title is the article's
 own title are dropped (the article is in the corpus: leaving it would leak the text), searching ``k + 20`` deep.
+Titles are compared by :func:`title_key`: the WikiText title detokenised (lm-eval's ``wikitext_detokenizer``) and
+both compared without case, spaces or punctuation, so ``"Meridian , Mississippi"`` drops the passages of
+"Meridian, Mississippi" (until version 4.0 only lower-cased titles were compared and the article's own passages
+stayed for every title with punctuation).
 
 So the numbers are chunk-level perplexities with a 128-word prefix, not lm-eval's ``wikitext`` (whole
 documents with rolling windows over WikiText-2): the two are not comparable.
@@ -48,6 +52,28 @@ def article_title(page: str) -> str:
     first = page.lstrip("\n").split("\n", 1)[0]
     m = _TITLE.match(first)
     return m.group(1).strip() if m else ""
+
+
+def title_key(title: str, *, wikitext: bool = False) -> str:
+    """A title compared without case, spaces or punctuation: the NFKC case-folded letters and digits of ``title``.
+
+    ``wikitext=True`` first undoes WikiText's tokenisation with lm-eval's own detokeniser
+    (``lm_eval.tasks.wikitext.preprocess_wikitext.wikitext_detokenizer``) when it can be imported (the key drops
+    punctuation and spaces anyway, so the result is the same without it for titles). So
+    ``"Kiss You ( One Direction song )"`` and ``"Kiss You (One Direction song)"``, ``"Ise @-@ class battleship"`` and
+    ``"Ise-class battleship"``, ``"2011 – 12 Michigan Wolverines men 's basketball team"`` and
+    ``"2011–12 Michigan Wolverines men's basketball team"`` have the same key.
+    """
+    import unicodedata
+
+    if wikitext:
+        try:
+            from lm_eval.tasks.wikitext.preprocess_wikitext import wikitext_detokenizer
+        except ImportError:  # the key below is punctuation- and space-insensitive without it
+            pass
+        else:
+            title = wikitext_detokenizer({"page": title})
+    return "".join(ch for ch in unicodedata.normalize("NFKC", title).casefold() if ch.isalnum())
 
 
 def chunk_article(page: str, chunk_words: int = 128, context_words: int = 128) -> list[dict[str, str]]:
@@ -119,8 +145,8 @@ def build_wikitext_docs(*, k: int = 3, retriever: str = "bm25", corpus: str = "p
                    params=retriever_params, cache_dir=cache_dir, data_dir=data_dir)
     check_run_sanity(run)
     for d in docs:
-        own = d["title"].strip().lower()
-        hits = [h for h in run.ctxs.get(d["qid"], []) if not own or h["title"].strip().lower() != own][: int(k)]
+        own = title_key(d["title"], wikitext=True)
+        hits = [h for h in run.ctxs.get(d["qid"], []) if not own or title_key(str(h["title"])) != own][: int(k)]
         d["ctxs"] = [{"docid": str(h["docid"]), "title": str(h["title"]), "text": str(h["text"]),
                       "score": None if h.get("score") is None else float(h["score"]), "rank": i + 1, "source": "retrieved"}
                      for i, h in enumerate(hits)]

@@ -1,0 +1,60 @@
+"""Passages that leak what is scored: the article's own passages in wikitext103_bm25_wiki, gold answers left in
+counterfactual passages, the counterfactual kind of an answer, and gold passage ids with '#'."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+# WikiText-103 test articles in the raw format (titles as the data set writes them) and the DPR title of each
+PAGES = {
+    "Kiss You (One Direction song)": " = Kiss You ( One Direction song ) = \n \n \" Kiss You \" is a song recorded by "
+                                     "English @-@ Irish boy band One Direction for their second studio album . \n",
+    "Ise-class battleship": " = Ise @-@ class battleship = \n \n The Ise @-@ class battleships were a pair of dreadnought "
+                            "battleships built for the Imperial Japanese Navy during World War I . \n",
+    "2011–12 Michigan Wolverines men's basketball team": " = 2011 – 12 Michigan Wolverines men 's basketball team = \n \n The "
+                                                         "2011 – 12 Michigan Wolverines men 's basketball team represented "
+                                                         "the University of Michigan . \n",
+    "Meridian, Mississippi": " = Meridian , Mississippi = \n \n Meridian is the sixth @-@ largest city in the state of "
+                             "Mississippi . \n",
+    "Robert Boulter": " = Robert Boulter = \n \n Robert Boulter is an English film , television and theatre actor . \n",
+}
+
+
+def test_wikitext_drops_the_articles_own_passages_for_punctuated_titles(tmp_path, monkeypatch):
+    import retrieval
+    from tasks import wikitext
+
+    d = tmp_path / "wikitext-103-raw-v1"
+    d.mkdir()
+    (d / "test.jsonl").write_text("".join(json.dumps({"page": p}) + "\n" for p in PAGES.values()))
+    own = list(PAGES)
+
+    def fake_retrieve(corpus, queries, **kw):  # every chunk retrieves its own article's DPR passage at rank 1
+        ctxs = {}
+        for qid in queries:
+            a = int(qid.split("-")[1])
+            ctxs[qid] = [{"docid": f"own{a}", "title": own[a], "text": "the article's own passage", "score": 9.0, "rank": 1},
+                         {"docid": f"other{a}", "title": "Something else", "text": "...", "score": 1.0, "rank": 2}]
+        return types.SimpleNamespace(ctxs=ctxs, fingerprint="fake", config={})
+
+    monkeypatch.setattr(retrieval, "retrieve", fake_retrieve)
+    monkeypatch.setattr(retrieval, "check_run_sanity", lambda run: None)
+    docs = wikitext.build_wikitext_docs(k=3, hub_id=str(tmp_path), corpus="prebuilt:wikipedia-dpr-100w")
+    assert [d["title"] for d in docs] == ["Kiss You ( One Direction song )", "Ise @-@ class battleship",
+                                         "2011 – 12 Michigan Wolverines men 's basketball team", "Meridian , Mississippi",
+                                         "Robert Boulter"]
+    # old code: the own passage stayed for the first four (only lower-cased titles were compared)
+    assert [[c["docid"] for c in d["ctxs"]] for d in docs] == [[f"other{a}"] for a in range(5)]
+
+
+def test_title_key_ignores_case_spaces_and_punctuation_only():
+    from tasks.wikitext import title_key
+
+    assert title_key("Ise @-@ class battleship", wikitext=True) == title_key("Ise-class battleship") == "iseclassbattleship"
+    assert title_key("2011 – 12 Michigan Wolverines men 's basketball team", wikitext=True) == \
+        title_key("2011–12 Michigan Wolverines men's basketball team")
+    assert title_key("Meridian , Mississippi", wikitext=True) != title_key("Meridian, Idaho")
+    assert title_key("") == ""
