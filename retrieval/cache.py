@@ -11,7 +11,8 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
 fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
 what computes the run, :func:`engine_versions`: Pyserini, and the Anserini jar (which pins Lucene) for
-BM25, FAISS for dense retrieval). So after an upgrade of Pyserini, Anserini or FAISS every run is
+BM25, FAISS, torch and transformers for dense retrieval). So after an upgrade of Pyserini, Anserini or FAISS
+(dense: torch or transformers too) every run is
 recomputed once, never served from another engine (BM25 scores differ by a ``(k1+1)`` factor between
 Lucene 8 and 9, which would move REPLUG's score softmax and put freshly scored noise passages on another
 scale than cached retrieved ones); a cached run whose ``meta.json`` records other versions of the
@@ -99,9 +100,11 @@ def engine_versions(retriever: str) -> dict[str, str | None]:
 
     ``pyserini`` always (its Lucene and FAISS searchers, its query encoders); ``anserini``, the name of the
     Anserini fat jar the installed Pyserini ships (it pins the Lucene version), for ``bm25`` and ``hybrid``;
-    the installed FAISS distribution (``faiss-cpu``, ``faiss-gpu`` or ``faiss``) for ``dense``, ``dpr`` and
-    ``hybrid``. Read from package metadata and the jar's file name, without importing Pyserini or starting
-    Java. Encoder weights are keyed separately (:func:`retrieval.dense.encoder_identity`).
+    the installed FAISS distribution (``faiss-cpu``, ``faiss-gpu`` or ``faiss``), ``torch`` and ``transformers``
+    (they encode the queries, and the passages of the index searched: another version gives other vectors)
+    for ``dense``, ``dpr`` and ``hybrid``. Read from package metadata and the jar's file name, without
+    importing Pyserini or starting Java. Encoder weights are keyed separately
+    (:func:`retrieval.dense.encoder_identity`).
     """
     out: dict[str, str | None] = {"pyserini": _dist_version("pyserini")}
     if retriever in ("bm25", "hybrid"):
@@ -112,6 +115,8 @@ def engine_versions(retriever: str) -> dict[str, str | None]:
     if retriever in ("dense", "dpr", "hybrid"):
         name = next((n for n in FAISS_DISTRIBUTIONS if _dist_version(n) is not None), FAISS_DISTRIBUTIONS[0])
         out[name] = _dist_version(name)
+        out["torch"] = _dist_version("torch")
+        out["transformers"] = _dist_version("transformers")
     return out
 
 

@@ -87,6 +87,21 @@ def test_engine_versions_per_retriever() -> None:
     dense = engine_versions("dense")
     assert "anserini" not in dense and "pyserini" in dense and any(k.startswith("faiss") for k in dense)
     assert set(engine_versions("hybrid")) == set(engine_versions("bm25")) | set(dense)
+    for name in ("torch", "transformers"):  # they encode the queries (and the index's passages)
+        assert dense[name] == importlib.metadata.version(name) and name not in engine_versions("bm25")
+
+
+def test_upgraded_transformers_changes_a_dense_runs_key(toy, tmp_path, monkeypatch) -> None:
+    """A cached dense run was served after a torch/transformers upgrade (its queries encoded by another stack)."""
+    from retrieval.dense import DENSE_PARAMS
+
+    before = retrieve(toy, QUERIES, retriever="dense", params=DENSE_PARAMS, k=3, cache_dir=tmp_path)
+    assert retrieve(toy, QUERIES, retriever="dense", params=DENSE_PARAMS, k=3, cache_dir=tmp_path).searches == 0
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "99.0.0" if name == "transformers" else real(name))
+    after = retrieve(toy, QUERIES, retriever="dense", params=DENSE_PARAMS, k=3, cache_dir=tmp_path)
+    assert after.searches == 1 and after.fingerprint != before.fingerprint
+    assert after.config["engine"]["transformers"] == "99.0.0"
 
 
 @pytest.mark.parametrize("given", [False, True], ids=["cache-folder", "given-folder"])
