@@ -51,6 +51,8 @@ from .metrics import normalize_answer
 
 log = logging.getLogger(__name__)
 
+CF_SUFFIX = "#cf"
+"""Appended to the gold passage's docid to make the counterfactual passage's (``gold_at_k`` removes it)."""
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december")
 _DATE_RE = re.compile(rf"\b({_MONTHS})\b|\b(1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
 _NUMBER_WORDS = (
@@ -464,7 +466,7 @@ def build_qa_docs(
             if cf_answer is None or n == 0:
                 skipped += 1
                 continue
-            cf_ctx = {"docid": r["gold_docids"][0] + "#cf", "title": new_title, "text": new_text, "score": None,
+            cf_ctx = {"docid": r["gold_docids"][0] + CF_SUFFIX, "title": new_title, "text": new_text, "score": None,
                       "rank": 1, "source": "counterfactual"}
             pos = next((i for i, c in enumerate(ctxs) if c["docid"] in r["gold_docids"]), None)
             if pos is None:

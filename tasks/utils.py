@@ -16,6 +16,7 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError
 
 from .metrics import answer_match, normalize_answer, qa_scores
+from .rag import CF_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +285,9 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     out["answer_recall"] = float(any(has_answer(c["text"], answers) for c in ctxs))
     gold = set(doc.get("gold_docids") or [])
     if gold:
-        out["gold_at_k"] = float(any(str(c["docid"]).split("#", 1)[0] in gold for c in ctxs))
+        # the counterfactual passage is the gold one swapped (docid + "#cf", tasks.rag.build_qa_docs); other ids may
+        # hold '#' themselves (bring-your-own corpora: "enwiki#Paris#p3"), so only that suffix is removed
+        out["gold_at_k"] = float(any(str(c["docid"]).removesuffix(CF_SUFFIX) in gold for c in ctxs))
     cf = doc.get("counterfactual_answer")
     if cf:
         out["cf_match"] = answer_match(pred, [cf])

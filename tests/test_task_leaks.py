@@ -58,3 +58,17 @@ def test_title_key_ignores_case_spaces_and_punctuation_only():
         title_key("2011–12 Michigan Wolverines men's basketball team")
     assert title_key("Meridian , Mississippi", wikitext=True) != title_key("Meridian, Idaho")
     assert title_key("") == ""
+
+
+def test_gold_at_k_keeps_ids_with_hash_and_strips_only_the_counterfactual_suffix():
+    from tasks.rag import CF_SUFFIX
+    from tasks.utils import process_results_qa
+
+    assert CF_SUFFIX == "#cf"
+    doc = {"answers": ["Paris"], "gold_docids": ["enwiki#Paris#p3"],
+           "ctxs": [{"docid": "enwiki#Paris#p3", "title": "Paris", "text": "Paris is the capital of France."}]}
+    assert process_results_qa(doc, ["Paris"])["gold_at_k"] == 1.0  # old code: 0.0 (the id was cut at the first '#')
+    doc["ctxs"][0]["docid"] = "enwiki#Paris#p3#cf"  # its counterfactual version counts, as before
+    assert process_results_qa(doc, ["Paris"])["gold_at_k"] == 1.0
+    doc["ctxs"][0]["docid"] = "enwiki#Paris#p4"
+    assert process_results_qa(doc, ["Paris"])["gold_at_k"] == 0.0
