@@ -29,14 +29,17 @@ def include_path() -> str:
 
 
 def add_include_path(include: str | list[str] | None) -> list[str]:
-    """Return ``include`` (None, a path or a list of paths) with this package's task folder added once.
+    """Return ``include`` (None, a path or a list of paths) with this package's task folder added once, in
+    front: lm-eval's ``TaskManager`` lets a later path's task override an earlier one of the same name, so a
+    user's own ``--include_path`` copy of one of our tasks (an edited ``nq_oracle_bm25.yaml``) is the one run,
+    with lm-eval's "overrides existing task" warning (appended last, ours silently won over the user's edit).
 
     For wrappers of lm-eval's CLI (``tokrag eval``): ``args.include_path = add_include_path(args.include_path)``
     before building the ``TaskManager``.
     """
     paths = [] if include is None else ([include] if isinstance(include, str) else list(include))
     if not any(Path(p).resolve() == TASK_DIR for p in paths):
-        paths.append(str(TASK_DIR))
+        paths.insert(0, str(TASK_DIR))
     return paths
 
 
