@@ -28,7 +28,8 @@ passages replaced at 20% are also replaced at 40%).
 
 Counterfactual: the gold passage with every occurrence of a gold answer (case-insensitive, whole
 words) replaced by the first gold answer of another question of the same *kind*
-(:func:`answer_kind`: ``date`` if it has a month name or a year 1000–2099, else ``numeric`` if it
+(:func:`answer_kind`: ``date`` if the whole answer is a date (a year 1000–2099, a year range, a month with an
+optional day and year, after an optional short prefix such as "in" or "mid"), else ``numeric`` if it
 is a number (digits or a number word, optionally with a scale word/unit), else ``other``). The
 substitute is drawn with the same seeded RNG among questions whose answers do not overlap this
 question's answers. Questions whose gold passage does not literally contain any gold answer cannot
@@ -54,7 +55,15 @@ log = logging.getLogger(__name__)
 CF_SUFFIX = "#cf"
 """Appended to the gold passage's docid to make the counterfactual passage's (``gold_at_k`` removes it)."""
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december")
-_DATE_RE = re.compile(rf"\b({_MONTHS})\b|\b(1[0-9]{{3}}|20[0-9]{{2}})\b", re.IGNORECASE)
+_YEAR = r"(?:1[0-9]{3}|20[0-9]{2})s?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_ONE_DATE = (rf"(?:(?:{_DAY}\s+)?(?:{_MONTHS})(?:\s+{_DAY})?(?:,?\s+{_YEAR})?"  # June 1, 1969 | 1 June 1969 | June
+             rf"|{_YEAR}(?:\s*[-\u2013\u2014/]\s*(?:\d{{2}}|{_YEAR}))?)")  # 1969 | 1990s | 1993-94 | 1780-1830 | 1979/80
+_DATE_RE = re.compile(
+    r"^(?:(?:in|on|by|since|from|until|till|to|after|before|around|about|circa|c\.|ca\.|early|late|mid-?|the)\s*)*"
+    rf"{_ONE_DATE}(?:\s*[-\u2013\u2014]\s*(?:{_ONE_DATE}|present))?[.,;]?$",
+    re.IGNORECASE,
+)
 _NUMBER_WORDS = (
     "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
     "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
@@ -69,11 +78,16 @@ _NUMERIC_RE = re.compile(
 def answer_kind(answer: str) -> str:
     """``"date"``, ``"numeric"`` or ``"other"``: the coarse type used to pick counterfactual answers.
 
-    ``"June 1, 1969"`` and ``"1969"`` -> date; ``"1.5"``, ``"3,000"``, ``"12 million"``, ``"seven"``,
-    ``"30 km"`` -> numeric; ``"Paris"`` -> other.
+    ``date`` only when the whole answer is a date, after an optional short prefix (``in``, ``on``, ``by``, ``since``,
+    ``until``, ``till``, ``around``, ``circa``, ``early``, ``late``, ``mid``, ``the``, ...): a year 1000-2099 or its
+    decade (``"1990s"``), a year range (``"1993-94"``, ``"1780-1830"``, ``"1979/80"``), a month with an optional day
+    and year (``"June 1, 1969"``, ``"1 June 1969"``, ``"mid November"``), or two of these joined by a dash (the
+    second may be ``present``). ``"1.5"``, ``"3,000"``, ``"12 million"``, ``"seven"``, ``"30 km"`` -> numeric;
+    ``"Paris"``, ``"June Gable"``, ``"The Data Protection Act 1998"`` -> other (until version 6.0 of the
+    counterfactual tasks any month word or year anywhere made a date).
     """
     text = answer.strip()
-    if _DATE_RE.search(text):
+    if _DATE_RE.match(text):
         return "date"
     if _NUMERIC_RE.match(text):
         return "numeric"

@@ -72,3 +72,24 @@ def test_gold_at_k_keeps_ids_with_hash_and_strips_only_the_counterfactual_suffix
     assert process_results_qa(doc, ["Paris"])["gold_at_k"] == 1.0
     doc["ctxs"][0]["docid"] = "enwiki#Paris#p4"
     assert process_results_qa(doc, ["Paris"])["gold_at_k"] == 0.0
+
+
+@pytest.mark.parametrize("answer,kind", [
+    # real NQ-open golds that the old rule (a month word or a year anywhere) called dates
+    ("June Gable", "other"), ("Hon July Moyo", "other"), ("April Kepner M.D.", "other"),
+    ("The Data Protection Act 1998", "other"), ("The 1700 Cascadia earthquake", "other"),
+    ("the disputed 1824 presidential election", "other"), ("the 2001–2002 season", "other"),
+    ("introduced around 1940", "other"), ("the second Sunday of March", "other"),
+    # whole-answer dates, with and without a short prefix
+    ("June 1, 1969", "date"), ("1969", "date"), ("12\xa0April\xa01979", "date"), ("in 1997", "date"),
+    ("till September", "date"), ("mid November", "date"), ("By mid-1988", "date"), ("2015,", "date"),
+    ("1780–1830", "date"), ("1993–94", "date"), ("1979/80", "date"), ("October\xa02003\xa0– present", "date"),
+    ("1560s", "date"), ("the 1840s", "date"),
+    # numbers and names as before
+    ("1.5", "numeric"), ("3,000", "numeric"), ("12 million", "numeric"), ("seven", "numeric"), ("30 km", "numeric"),
+    ("Paris", "other"),
+])
+def test_answer_kind_calls_only_whole_answers_dates(answer, kind):
+    from tasks.rag import answer_kind
+
+    assert answer_kind(answer) == kind
