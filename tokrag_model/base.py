@@ -400,6 +400,10 @@ class RAGMethodLM(LM):
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
         enc = self.prompts.rag(ctxs, context, budget, self.METHOD)
+        if enc.kept and enc.span[0] == 1 and context == self.first_window_context():
+            # a rolling text's first window: the prefix token then the block, whose span includes that token as a
+            # plain prompt's includes its BOS ([0, n_R))
+            enc.span = (0, enc.span[1])
         if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_cuts
             self._cuts.update(prompts=1, passages=len(enc.dropped))
         return enc
@@ -556,26 +560,44 @@ class RAGMethodLM(LM):
         self._report_cuts()
         return out
 
+    @property
+    def rolling_prefix_token_id(self) -> int:
+        """The token in front of a rolling text's first window: the tokenizer's BOS, else the EOT token
+        (lm-eval's ``hf`` ``prefix_token_id``)."""
+        bos = getattr(self.tokenizer, "bos_token_id", None)
+        return self.eot_token_id if bos is None else bos
+
+    def first_window_context(self) -> str:
+        """The context text of a rolling text's first window: the prefix token's text (:attr:`rolling_prefix_token_id`)
+        followed by the passages slot, so a RAG prompt is ``prefix token, passages block, text`` (one BOS, at the
+        start) and the pure prompt is the prefix token alone, as lm-eval's ``hf`` scores the first window."""
+        return self.tokenizer.decode([self.rolling_prefix_token_id], skip_special_tokens=False) + PASSAGES_SLOT
+
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
         """Sum of log-probs (nats) of a whole string, scored in disjoint windows (lm-eval's rolling scheme).
 
         Each window is scored like a ``loglikelihood`` continuation after its preceding text (decoded to
         text, so every method builds its prompts the same way), so the method's passages precede every
         window; the window length leaves room for the passages (``max_length // 2`` tokens of text per
-        window). The windows of all requests are batched together (:meth:`score_many`).
+        window). The first window's context is lm-eval's prefix token (:attr:`rolling_prefix_token_id`): the pure
+        prompt is that token alone (lm-eval's ``hf``), a RAG prompt is that token, then the passages block, then
+        the text (:meth:`first_window_context`; never the block in front of the prefix token). The windows of all
+        requests are batched together (:meth:`score_many`).
         """
         from lm_eval import utils
 
         self.__dict__.pop("_cut_counts", None)  # counted per call
         items, owner = [], []
-        prefix = self.eot_token_id if getattr(self.tokenizer, "bos_token_id", None) is None else self.tokenizer.bos_token_id
+        prefix = self.rolling_prefix_token_id
+        first = self.first_window_context()
         for r, req in enumerate(requests):
             (string,) = req.args[:1]
             windows = map(utils.make_disjoint_window, utils.get_rolling_token_windows(
                 token_list=self.prompts.encode(string), prefix_token=prefix, max_seq_len=max(16, self.max_length // 2),
                 context_len=1))
-            for ctx_toks, pred_toks in windows:
-                items.append((req.doc, self.tokenizer.decode(ctx_toks, skip_special_tokens=False), list(pred_toks)))
+            for w, (ctx_toks, pred_toks) in enumerate(windows):
+                ctx = first if w == 0 else self.tokenizer.decode(ctx_toks, skip_special_tokens=False)
+                items.append((req.doc, ctx, list(pred_toks)))
                 owner.append(r)
         windows_of: list[list[int]] = [[] for _ in requests]
         for i, r in enumerate(owner):
