@@ -620,9 +620,14 @@ class RAGMethodLM(LM):
         results = self.score_many(items, "loglikelihood_rolling", disable_tqdm, on_done=done)
         totals = [total(r) for r in range(len(requests))]
         for req, w in zip(requests, windows_of):
-            self._attach_trace(req, {"windows": [results[i][2] for i in w]})
+            self._attach_trace(req, self.rolling_trace([results[i][2] for i in w]))
         self._report_cuts()
         return totals
+
+    def rolling_trace(self, windows: list[dict]) -> dict:
+        """The trace of one ``loglikelihood_rolling`` text from its windows' traces (in order): ``{"windows": [...]}``.
+        A method adds per-text fields the leaderboard reads at the trace's top level (:mod:`leaderboards.traces`)."""
+        return {"windows": windows}
 
     def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False,
                    on_done: Callable[[int, tuple[float, bool, dict]], None] | None = None) -> list[tuple[float, bool, dict]]:

@@ -9,7 +9,17 @@ passages with ``r ≥ relevance_threshold`` are kept (``selection=threshold``, t
 
 Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
 ``r`` ranks this question's gold passages above the others; null without gold passages or without both
-classes among the judged passages).
+classes among the judged passages), for every request type: a ``loglikelihood_rolling`` text's trace carries
+them at its top level too (:meth:`SelfRAGFilterLM.rolling_trace`), so the leaderboard's ``kept_rate`` column is
+shown on language-modelling tasks as on QA tasks.
+
+On language-modelling tasks there is no question: the critic's ``question`` is the doc's ``query_field``
+(``question``), which these tasks set to their retrieval query: on ``wiki_lm_bm25`` (rolling texts) the scored
+paragraph's first 32 words, so the critic judges each passage against the start of the text being scored; on
+``wikitext103_bm25_wiki`` the last 32 words of the context before the scored chunk. baselines.md prescribes no
+other critic prompt for such tasks; with this one the default threshold can keep few or no passages (the row is
+then closed book on those texts: 0 of 60 on the first 20 ``wiki_lm_bm25`` paragraphs with SmolLM2-135M), which the
+``kept_rate`` column shows.
 """
 
 from __future__ import annotations
@@ -80,7 +90,12 @@ class SelfRAGFilterLM(RAGMethodLM):
     Trace: ``critic`` {docid: r}, ``selection``, ``kept_rate`` (kept / judged passages; null when the doc
     has none), ``critic_auc`` (:func:`critic_auc` against the doc's ``gold_docids``; null when the doc has
     no gold ids or the judged passages are all gold or all non-gold), ``passages``, ``dropped``,
-    ``closed_book``.
+    ``closed_book``; a rolling text's trace has ``windows`` (one such trace each) and their ``kept_rate`` and
+    ``critic_auc`` at its top level (:meth:`rolling_trace`).
+
+    The critic's question is ``doc[query_field]``, else the task context. On a language-modelling task that field
+    is the retrieval query, not a question: on ``wiki_lm_bm25`` the scored text's first words, so the critic judges
+    each passage against the start of the text being scored (module docstring).
     """
 
     METHOD = "rag-selfrag-filter"
@@ -184,6 +199,16 @@ class SelfRAGFilterLM(RAGMethodLM):
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         enc, trace = self._encode(doc, context, budget)
         return SingleBranch(enc.ids), trace
+
+    def rolling_trace(self, windows: list[dict]) -> dict:
+        """``{"windows": [...]}`` plus the text's ``kept_rate`` and ``critic_auc`` (means over its windows, rounded to
+        4 decimals; the critic judges a doc once, so every window has the same values; null when no window has
+        one): the fields the leaderboard's trace columns read (:func:`leaderboards.traces.trace_columns`)."""
+        out = super().rolling_trace(windows)
+        for key in ("kept_rate", "critic_auc"):
+            vals = [w[key] for w in windows if isinstance(w.get(key), (int, float))]
+            out[key] = round(sum(vals) / len(vals), 4) if vals else None
+        return out
 
     def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         enc, trace = self._encode(doc, context, budget_check(cont, budget, self.METHOD))
