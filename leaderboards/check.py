@@ -15,7 +15,10 @@ Every (cell, metric) in the baseline is compared with the cell's mean from its r
 must be accepted by rewriting the baseline). ``--write`` stores each value rounded to
 :data:`BASELINE_DIGITS` decimals, and the check rounds both the value and the baseline the same way before
 subtracting, so a baseline written from runs passes against those runs at any tolerance, 0 included (a mean
-over 3 questions, 0.6666..., is written as 0.666667 and compared as 0.666667). A baseline cell or metric that the runs lack is a FAIL.
+over 3 questions, 0.6666..., is written as 0.666667 and compared as 0.666667). A baseline metric that a finished cell
+lacks is a FAIL line for that metric; a baseline cell without values (its run folder absent, unfinished or damaged, or
+the cell no longer in the spec) is one FAIL line for the cell (:class:`MissingCell`: why, and the command that runs it),
+counted as one check whatever the number of its metrics.
 Metric values are the per-sample means that the report uses (same numbers, no CI needed). Every
 invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
 means equal results.json's, the same questions in every cell of a task) is checked too: each
@@ -35,7 +38,7 @@ from retrieval.io import atomic_write_json
 
 from .invariants import InvariantError, Violation
 from .report import UNITS, collect, verify
-from .runner import resolve_runs_dir, run_command
+from .runner import DONE, resolve_runs_dir, run_command
 from .spec import LeaderboardSpec, is_number
 
 BASELINE_DIGITS = 6
@@ -128,6 +131,53 @@ class QuestionCount:
                 "baseline was written (its limit), or write a baseline for these runs with --write")
 
 
+@dataclass(frozen=True)
+class MissingCell:
+    """A baseline cell without values in the runs: one ``FAIL`` line (one check) for the cell, whatever the number of
+    its baseline metrics, saying why and what to do.
+
+    ``state``: ``"damaged"`` (the folder under the cell's key has a ``DONE`` marker but fails its verification: a
+    file changed or truncated after the run), ``"unfinished"`` (the folder has no ``DONE``: killed or running),
+    ``"absent"`` (no folder under the cell's key) or ``"not in spec"`` (the baseline lists a cell the spec lacks)."""
+
+    cell: str
+    metrics: tuple[str, ...]
+    state: str
+    reason: str
+    command: str = ""  # the run command for the cell (with the check's --runs-dir)
+    folder: str = ""
+    ok = False
+    value = None
+
+    def render(self) -> str:
+        """``FAIL <cell>  damaged run folder F: <why>; its metrics (...) are not compared; re-run the cell with CMD``
+        (``not finished: ...; finish it with``, ``missing from the runs: ...; run the cell with``)."""
+        shown = ", ".join(self.metrics[:3]) + (", ..." if len(self.metrics) > 3 else "")
+        not_compared = f"its metrics ({shown}) are not compared"
+        reason = self.reason
+        for tail in ("; re-run the cell", "; re-run it"):
+            if reason.endswith(tail):
+                reason = reason[: -len(tail)]
+        if self.state == "not in spec":
+            return (f"FAIL {self.cell}  in the baseline but not a cell of the spec: {not_compared}; drop it from the "
+                    "baseline with --write (it drops cells the spec no longer has)")
+        if self.state == "damaged":
+            return (f"FAIL {self.cell}  damaged run folder {self.folder}: {reason}; {not_compared}; re-run the cell with "
+                    f"{self.command}")
+        if self.state == "unfinished":
+            return (f"FAIL {self.cell}  not finished: {reason}; {not_compared}; finish it with {self.command}")
+        return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared}; run the cell with {self.command}"
+
+
+def _cell_command(spec: LeaderboardSpec, runs: Path, cell: Any) -> str:
+    """The command that runs just ``cell``'s method and task (its seeds, and its model in a spec with several) into
+    ``runs`` (:func:`leaderboards.runner.run_command`: with the check's ``--runs-dir``)."""
+    if spec.selection:
+        return run_command(spec, runs)
+    extra = ["--models", cell.model_name] if cell.model_name else []
+    return run_command(spec, runs, *extra, "--methods", cell.method.name, "--tasks", cell.task.task)
+
+
 def cell_counts(loaded: dict[str, Any]) -> dict[str, int]:
     """``{cell_id: number of scored questions}`` (logged samples of the cell's task) of the finished cells."""
     return {cid: len(data["samples"].get(cell.task.task, [])) for cid, (cell, _key, data) in loaded.items()
@@ -216,11 +266,26 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
     values = cell_values(spec, runs_dir, loaded)
     counts = cell_counts(loaded)
-    lines: list[CheckLine | Violation | QuestionCount] = list(verify(loaded))
+    runs = resolve_runs_dir(spec, runs_dir)
+    lines: list[CheckLine | Violation | QuestionCount | MissingCell] = list(verify(loaded))
     for cid in sorted(b["cells"]):
         want = b.get("n", {}).get(cid)
         if want is not None and cid in counts and counts[cid] != want:
             lines.append(QuestionCount(cid, counts[cid], want))
+            continue
+        for metric in b["cells"][cid]:
+            if metric not in b["tolerances"]:
+                raise ConfigError(f"baseline {baseline}: no tolerance for metric {metric!r}; add tolerances.{metric}")
+        if cid not in loaded or loaded[cid][2] is None:  # no values at all: one line for the cell
+            metrics = tuple(sorted(b["cells"][cid]))
+            if cid not in loaded:
+                lines.append(MissingCell(cid, metrics, "not in spec", "not a cell of the spec"))
+                continue
+            cell, key, _ = loaded[cid]
+            folder = runs / key
+            state = ("absent" if not folder.is_dir() else "damaged" if (folder / DONE).is_file() else "unfinished")
+            lines.append(MissingCell(cid, metrics, state, reasons.get(cid, "not finished"),
+                                     _cell_command(spec, runs, cell), str(folder)))
             continue
         for metric, base in sorted(b["cells"][cid].items()):
             tol = b["tolerances"].get(metric)
@@ -230,15 +295,9 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             # rounded as write_baseline rounds (a baseline written from these runs equals them); the slack absorbs
             # the float error of the subtraction (0.78 - 0.75 > 0.03)
             ok = v is not None and rounded_delta(v, float(base)) <= float(tol["abs"]) + 1e-12
-            if cid not in loaded:
-                why = "not a cell of the spec"
-            elif cid in reasons:
-                why = reasons[cid]
-            else:
-                why = "the cell's samples and results.json do not have this metric"
+            why = "the cell's samples and results.json do not have this metric"
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
                                    why if v is None else ""))
-    runs = resolve_runs_dir(spec, runs_dir)
     lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
               NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs))
               for cid in loaded if cid not in b["cells"]]
@@ -305,13 +364,15 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished}
 
 
-def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCount]) -> str:
-    """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` when some were not compared)."""
+def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCount | MissingCell]) -> str:
+    """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` when some were not compared). A check is one
+    (cell, metric) comparison, one cell whose question count differs or that has no values (:class:`MissingCell`:
+    one check however many metrics the baseline has for it), or one invariant violation."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
     checks = [x for x in lines if not isinstance(x, NotInBaseline)]
     bad = sum(not x.ok for x in checks)
     return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
 
 
-__all__ = ["CheckLine", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+__all__ = ["CheckLine", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

@@ -304,11 +304,20 @@ def finished_folders(runs: Path) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
+class FinishedRuns(dict):
+    """``{cell_id: [(folder name, config.json), ...]}`` (:func:`finished_runs_by_cell`) that remembers the runs folder
+    it was read from (``runs``), so that :func:`other_inputs_note` can tell a cell whose folder is absent from one
+    whose folder is there but unfinished or damaged."""
+
+    runs: Path | None = None
+
+
 def finished_runs_by_cell(runs: Path, folders: list[tuple[Path, dict[str, Any]]] | None = None
                           ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """``{cell_id: [(folder name, config.json), ...]}`` of :func:`finished_folders` (``folders`` when the caller read
-    them already), for :func:`other_inputs_note`."""
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    them already), for :func:`other_inputs_note`; a :class:`FinishedRuns` whose ``runs`` is ``runs``."""
+    out: FinishedRuns = FinishedRuns()
+    out.runs = Path(runs)
     for d, cfg in finished_folders(runs) if folders is None else folders:
         if isinstance(cfg.get("cell_id"), str):
             out.setdefault(cfg["cell_id"], []).append((d.name, cfg))
@@ -378,6 +387,12 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     cell ids such as ``rag-none/nq_oracle_bm25/seed1234``); folders that record no spec still count. A folder whose
     config says this very key (the run moved or copied to another name) is named as such, with the move back.
 
+    The note about a run with other inputs is given only when the cell's own folder (``key``) is absent: a folder
+    there that is unfinished (no ``DONE``) or damaged (a checksum mismatch) is the cause, said by its own message, and
+    an earlier experiment with other inputs is not. The folder is looked up in ``finished.runs`` (a
+    :class:`FinishedRuns`); for a plain mapping, a folder of ``key`` among ``finished``'s (it has ``DONE``) counts. The
+    note is worded as a possibility: that folder may be an unrelated earlier experiment, not this cell's run.
+
     ``missing`` (:func:`leaderboards.keys.missing_task_data` of the cell's task): data files the task's metadata names
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
     instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
@@ -388,7 +403,9 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
         return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): move it back "
                 f"to {key} in the runs folder; nothing needs re-running")
-    others = [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
+    runs = getattr(finished, "runs", None)
+    here = (Path(runs) / key).exists() if runs is not None else any(name == key for name, _ in finished.get(cell_id, []))
+    others = [] if here else [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
     if missing:
         gone = "; ".join(m.describe() for m in missing)
         fix = missing[0].fix()
@@ -412,9 +429,11 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
     more = f" ({len(others)} such folders; the closest named)" if len(others) > 1 else ""
     what = "; ".join(diff[:4]) + (f"; ... ({len(diff) - 4} more)" if len(diff) > 4 else "") if diff else "nothing recorded"
-    why = ("the run key's definition changed (schema), or the spec's inputs, since that run"
-           if any(d.startswith("schema ") for d in diff) else "the spec's inputs changed since that run")
-    return f"a run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; re-run it ({why})"
+    why = ("the run key's definition changed (schema), or the spec's inputs, since then"
+           if any(d.startswith("schema ") for d in diff)
+           else "the spec's inputs (or a file or code the run key hashes) changed since then")
+    return (f"a finished run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; "
+            f"if that is the run you expected here, {why}; it may also be an unrelated earlier experiment")
 
 
 # --------------------------------------------------------------------------- provenance helpers

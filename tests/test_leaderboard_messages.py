@@ -122,7 +122,8 @@ def test_a_cell_run_with_other_inputs_is_named_with_what_differs(finished, tmp_p
     fails = [x.render() for x in check_against_baseline(edited, runs, base) if not x.ok]
     line = next(x for x in fails if "standard/toy_qa/seed1" in x)
     assert "not run yet (no run folder)" in line
-    assert f"a run of this cell with other inputs exists (key {old_key}): its config differs in limit 4 -> 3; re-run it" in line
+    assert (f"a finished run of this cell with other inputs exists (key {old_key}): its config differs in limit 4 -> 3; "
+            "if that is the run you expected here, the spec's inputs") in line
     # the report's refusal lists the same
     with pytest.raises(leaderboards.runner.IncompleteRunError, match=r"other inputs exists \(key \w+\): its config differs in limit 4 -> 3"):
         leaderboards.report.collect(edited, runs)

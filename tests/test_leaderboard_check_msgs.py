@@ -1,0 +1,128 @@
+"""``tokrag leaderboard check`` and ``run`` on a damaged or absent cell folder, and ``check --write``'s tolerances
+(a new-user trial): a damaged folder is named as damaged with the command that re-runs it, the note about a run
+with other inputs appears only where the cell's folder is absent and is worded as a possibility, a missing cell is
+one FAIL line (one check), ``run`` warns before it redoes a damaged cell, and ``--write`` prints the tolerances it
+used (fast: toy model, no real weights)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import run_toy_spec, write_spec
+
+import leaderboards.report
+import leaderboards.rescore
+import leaderboards.runner
+from leaderboards.check import check_against_baseline, summary_line, write_baseline
+from leaderboards.cli import main as lb_main
+from leaderboards.keys import cell_keys
+from leaderboards.spec import load_spec
+
+CELL = "standard/toy_qa/seed1"
+
+
+@pytest.fixture(autouse=True)
+def _pinned(monkeypatch):
+    """Each spec's run keys computed once per spec file (other work may edit the source the keys hash meanwhile)."""
+    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
+    frozen: dict = {}
+
+    def keys(spec):
+        at = (spec.path, tuple(sorted(spec.selection.items())))
+        if at not in frozen:
+            frozen[at] = cell_keys(spec)
+        return frozen[at]
+
+    for module in (leaderboards.runner, leaderboards.report, leaderboards.rescore):
+        monkeypatch.setattr(module, "cell_keys", keys)
+
+
+@pytest.fixture(scope="module")
+def two_limits(tmp_path_factory):
+    """The toy spec run at limit 3 (an earlier experiment) and then at limit 4 into the same runs folder:
+    ``(spec at limit 4, runs)``."""
+    root = tmp_path_factory.mktemp("checkmsgs")
+    from leaderboards.runner import run_spec
+
+    run_spec(load_spec(write_spec(root / "old", tasks=["toy_qa"], limit=3)), root / "runs", progress=False)
+    spec, runs = run_toy_spec(root, tasks=["toy_qa"], limit=4)
+    return spec, runs
+
+
+def _copy(two_limits, tmp_path: Path):
+    spec, runs = two_limits
+    shutil.copytree(runs, tmp_path / "runs")
+    return spec, tmp_path / "runs"
+
+
+def _key(spec, cid: str = CELL) -> str:
+    return {c.cell_id: k for c, k, _ in leaderboards.runner.cell_keys(spec)}[cid]
+
+
+def _damage(folder: Path) -> None:
+    """Edit a value of results.json (as the trial did): DONE's checksum no longer matches."""
+    p = folder / "results.json"
+    p.write_text(p.read_text().replace('"limit": 4', '"limit": 44', 1) + " ")
+
+
+def test_a_damaged_cell_is_one_fail_line_naming_the_damage_and_the_command(two_limits, tmp_path):
+    """The trial got 'em: missing from the runs ... checksum mismatch ...; a run of this cell with other inputs exists
+    (key ...): its config differs in limit 3 -> 4; re-run it (the spec's inputs changed since that run)', once per
+    metric (5 FAIL lines for one cell), blaming an unrelated earlier experiment."""
+    spec, runs = _copy(two_limits, tmp_path)
+    base = tmp_path / "b.json"
+    write_baseline(spec, runs, base)
+    _damage(runs / _key(spec))
+    lines = check_against_baseline(spec, runs, base)
+    mine = [x for x in lines if x.cell == CELL]
+    assert len(mine) == 1 and not mine[0].ok
+    text = mine[0].render()
+    assert text.startswith(f"FAIL {CELL}  damaged run folder {runs / _key(spec)}: ")
+    assert "checksum mismatch with DONE" in text
+    assert "other inputs" not in text and "missing from the runs" not in text
+    assert text.endswith("are not compared; re-run the cell with tokrag leaderboard run "
+                         f"{spec.path} --runs-dir {runs} --methods standard --tasks toy_qa"), text
+    # one check for the cell, whatever the number of its baseline metrics
+    n_metrics = len(json.loads(base.read_text())["cells"][CELL])
+    assert n_metrics > 1
+    other = sum(1 for x in lines if x.cell != CELL)
+    assert summary_line(lines).startswith(f"{other + 1} checks: {other} OK, 1 FAIL")
+
+
+def test_an_absent_cell_names_a_run_with_other_inputs_as_a_possibility(two_limits, tmp_path):
+    """With the cell's folder absent, the other-inputs note stays, worded as a possibility, not as the cause."""
+    spec, runs = _copy(two_limits, tmp_path)
+    base = tmp_path / "b.json"
+    write_baseline(spec, runs, base)
+    old_key = _key(load_spec(two_limits[1].parent / "old" / "toy.yaml"))
+    shutil.rmtree(runs / _key(spec))
+    mine = [x for x in check_against_baseline(spec, runs, base) if x.cell == CELL]
+    assert len(mine) == 1 and not mine[0].ok
+    text = mine[0].render()
+    assert text.startswith(f"FAIL {CELL}  missing from the runs: ")
+    assert "not run yet (no run folder)" in text
+    assert (f"a finished run of this cell with other inputs exists (key {old_key}): its config differs in limit 3 -> 4; "
+            "if that is the run you expected here, the spec's inputs (or a file or code the run key hashes) changed since "
+            "then; it may also be an unrelated earlier experiment") in text
+    assert "the spec's inputs changed since that run" not in text
+    assert text.endswith(f"run the cell with tokrag leaderboard run {spec.path} --runs-dir {runs} --methods standard "
+                         "--tasks toy_qa"), text
+
+
+def test_a_damaged_folder_reported_by_collect_does_not_blame_other_inputs(two_limits, tmp_path):
+    """report/rescore/check share collect's reason: a damaged folder under the cell's key is the cause."""
+    spec, runs = _copy(two_limits, tmp_path)
+    _damage(runs / _key(spec))
+    reasons: dict = {}
+    leaderboards.report.collect(spec, runs, allow_missing=True, reasons=reasons)
+    assert "checksum mismatch with DONE" in reasons[CELL] and "other inputs" not in reasons[CELL]
+    # a folder without DONE (an interrupted attempt of this very key) is not blamed on other inputs either
+    spec2, runs2 = _copy(two_limits, tmp_path / "b")
+    (runs2 / _key(spec2) / "DONE").unlink()
+    reasons = {}
+    leaderboards.report.collect(spec2, runs2, allow_missing=True, reasons=reasons)
+    assert "no DONE marker" in reasons[CELL] and "other inputs" not in reasons[CELL]
