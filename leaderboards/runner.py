@@ -1458,6 +1458,14 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
     journal_path = cell_dir / JOURNAL
     safe = replay_safe(lm)
+    if (cell_dir / DONE).is_file():  # a finished run that failed its verification: say so before redoing it
+        try:
+            verify_cell_dir(cell_dir, cell.cell_id)
+        except MisplacedRunError:
+            raise
+        except IncompleteRunError as exc:
+            log.warning("%s: the finished run folder %s is damaged (%s); it is recomputed (its files are replaced)",
+                        cell.label, cell_dir, str(exc).removesuffix("; re-run the cell"))
     if resume and safe and _resumable(cell_dir, key, material):
         for p in cell_dir.iterdir():  # an earlier attempt's files go, all rewritten below; its journal and config stay
             if p.name in (JOURNAL, "config.json"):  # config.json: a kill here must leave the folder resumable

@@ -126,3 +126,23 @@ def test_a_damaged_folder_reported_by_collect_does_not_blame_other_inputs(two_li
     reasons = {}
     leaderboards.report.collect(spec2, runs2, allow_missing=True, reasons=reasons)
     assert "no DONE marker" in reasons[CELL] and "other inputs" not in reasons[CELL]
+def test_run_warns_before_redoing_a_damaged_cell(two_limits, tmp_path, caplog):
+    """run recomputed a finished cell whose checksum failed without a word (listed under 'ran', nothing on stderr)."""
+    spec, runs = _copy(two_limits, tmp_path)
+    folder = runs / _key(spec)
+    _damage(folder)
+    with caplog.at_level(logging.WARNING, logger="leaderboards"):
+        summary = leaderboards.runner.run_spec(spec, runs, progress=False)
+    warns = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and str(folder) in r.getMessage()]
+    assert len(warns) == 1, [r.getMessage() for r in caplog.records]
+    assert "checksum mismatch with DONE" in warns[0] and "is damaged" in warns[0] and "recomputed" in warns[0]
+    assert CELL in summary.ran
+    # a folder that simply has no DONE (killed) is resumed as before, without this warning
+    caplog.clear()
+    spec2, runs2 = _copy(two_limits, tmp_path / "b")
+    (runs2 / _key(spec2) / "DONE").unlink()
+    with caplog.at_level(logging.WARNING, logger="leaderboards"):
+        leaderboards.runner.run_spec(spec2, runs2, progress=False)
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING and "damaged" in r.getMessage()]
+
+
