@@ -61,7 +61,9 @@ DEFAULT_TOLERANCES = {
     "bits_per_byte": {"abs": 0.01, "unit": "bits per UTF-8 byte"},
 }
 """Default tolerances: 0.04 = 2 of 50 questions for the answer metrics (greedy decoding on another CPU
-or BLAS build may flip a near-tie); 0 for retrieval (BM25 is exact)."""
+or BLAS build may flip a near-tie); 0 for retrieval (BM25 is exact). Absolute, whatever a cell's number of questions
+(with n = 5 one question is 0.2, so one flipped answer fails): ``--write`` prints them (:func:`tolerance_line`); a
+baseline file's own ``tolerances`` override them and ``--write`` keeps them."""
 
 
 @dataclass(frozen=True)
@@ -322,6 +324,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     """
     path = Path(path)
     tolerances = dict(DEFAULT_TOLERANCES)
+    from_file: set[str] = set()
     old_cells: dict[str, Any] = {}
     old_n: dict[str, int] = {}
     if path.exists():
@@ -331,6 +334,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
             raise ConfigError(f"{exc}; not overwritten: move it aside or pass another --baseline") from None
         _check_spec_name(spec, path, old)
         tolerances.update(old["tolerances"])
+        from_file = set(old["tolerances"])
         old_cells, old_n = old["cells"], old.get("n", {})
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
@@ -361,7 +365,23 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells,
          "n": n}
     atomic_write_json(path, b)
-    return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished}
+    return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
+            "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file)}
+
+
+def tolerance_line(b: dict[str, Any]) -> str:
+    """One line naming the tolerance each metric of a baseline just written (:func:`write_baseline`'s result) is
+    checked at, and whether it is the default (:data:`DEFAULT_TOLERANCES`, the same whatever a cell's number of
+    questions) or the file's own; with the smallest ``n``, what one question is worth in a fraction metric."""
+    mine = set(b.get("_tolerance_from_file", []))
+    parts = [f"{m} abs {t['abs']:g} ({'from the file' if m in mine else 'default'})"
+             for m, t in sorted(b["tolerances"].items())]
+    n = min(b.get("n", {}).values(), default=None)
+    one = (f"; one question of the smallest cell (n = {n}) moves a fraction-of-questions metric by {1 / n:g}"
+           if n else "")
+    return (f"tolerances (|value - baseline| allowed): {', '.join(parts)}{one}; the defaults do not scale with n: "
+            "edit the baseline file's tolerances to change them (--write keeps them; leaderboards/README.md, "
+            "'Regression check')")
 
 
 def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCount | MissingCell]) -> str:
@@ -374,5 +394,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCou
     return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
 
 
-__all__ = ["CheckLine", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+__all__ = ["CheckLine", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

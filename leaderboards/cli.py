@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))
         return 0
-    from .check import check_against_baseline, summary_line, write_baseline
+    from .check import check_against_baseline, summary_line, tolerance_line, write_baseline
 
     if args.write:
         b = write_baseline(spec, args.runs_dir, args.baseline, allow_partial=args.allow_partial)
@@ -369,6 +369,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
             print(f"note: {len(b['_unfinished'])} unfinished cell(s) not updated ({kept} kept as the baseline had them, "
                   f"{len(b['_unfinished']) - kept} absent); first: {b['_unfinished'][0]}")
         print(f"baseline written to {args.baseline}: {len(b['cells'])} cells, metrics {sorted(b['tolerances'])}")
+        print(tolerance_line(b))
         return 0
     lines = check_against_baseline(spec, args.runs_dir, args.baseline)
     for line in lines:

@@ -146,3 +146,23 @@ def test_run_warns_before_redoing_a_damaged_cell(two_limits, tmp_path, caplog):
     assert not [r for r in caplog.records if r.levelno == logging.WARNING and "damaged" in r.getMessage()]
 
 
+def test_write_prints_the_tolerance_used_per_metric(two_limits, tmp_path, capsys):
+    """--write to a new baseline wrote the default tolerances (answer_match abs 0.04) without a word."""
+    spec, runs = _copy(two_limits, tmp_path)
+    base = tmp_path / "b.json"
+    assert lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(base), "--write"]) == 0
+    out = capsys.readouterr().out
+    tol = json.loads(base.read_text())["tolerances"]
+    line = next(x for x in out.splitlines() if x.startswith("tolerances"))
+    assert "answer_match abs 0.04" in line and "em abs 0.04" in line
+    assert all(f"{m} abs {t['abs']:g}" in line for m, t in tol.items())
+    assert "(default)" in line and "leaderboards/README.md" in line and "do not scale with n" in line
+    assert "one question of the smallest cell (n = 4) moves a fraction-of-questions metric by 0.25" in line
+    # an edited tolerance is kept by the next --write and said to be the file's
+    b = json.loads(base.read_text())
+    b["tolerances"]["answer_match"]["abs"] = 0.2
+    base.write_text(json.dumps(b))
+    assert lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(base), "--write"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tolerances"))
+    assert "answer_match abs 0.2 (from the file)" in line
+    assert json.loads(base.read_text())["tolerances"]["answer_match"]["abs"] == 0.2
