@@ -166,3 +166,22 @@ def test_write_prints_the_tolerance_used_per_metric(two_limits, tmp_path, capsys
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tolerances"))
     assert "answer_match abs 0.2 (from the file)" in line
     assert json.loads(base.read_text())["tolerances"]["answer_match"]["abs"] == 0.2
+
+
+def test_the_ci_spec_comment_names_the_tasks_real_stop_sequences():
+    """ci.yaml said 'max_gen_toks: 16  # greedy ..., stop at newline' while its tasks stop at until=['\\n\\n',
+    'Question:'] (a blank line): the comment is read against the task template's generation_kwargs."""
+    import re
+
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    template = (repo / "tasks" / "qa" / "_qa_template").read_text(encoding="utf-8")
+    until = yaml.safe_load(re.search(r"^  until: (.*)$", template, re.M).group(1))
+    assert until == ["\n\n", "Question:"]
+    spec = (repo / "leaderboards" / "specs" / "ci.yaml").read_text(encoding="utf-8")
+    start = spec.index("max_gen_toks: 16")
+    comment = spec[start:spec.index("limit:", start)]
+    assert "stop at newline" not in comment
+    assert "blank line" in comment and '"Question:"' in comment and '["\\n\\n", "Question:"]' in comment
+    assert yaml.safe_load(spec)["shared"]["gen_kwargs"] == {"max_gen_toks": 16}
