@@ -104,3 +104,21 @@ def test_later_windows_are_unchanged(methods):
         lm.max_length = old
     assert len(contexts) > 1 and contexts[0] == lm.first_window_context()
     assert all(not c.startswith("<|im_start|>") for c in contexts[1:])
+
+
+# Gemma 3 270M: <bos> (2) then the block; its tokenizer adds BOS to the scored text too, and lm-eval's hf scores that
+# BOS after the prefix BOS (token_list = tok_encode(text) = [2, ...]): the continuation keeps it in every method, so
+# all methods score the same tokens; the context has one BOS, at the start.
+GOLDEN_GEMMA_RAG = [2, 236840, 9313, 9414, 9079, 107, 50429, 563, 506, 5279, 529, 7001, 236761, 107, 236840, 9313,
+                    9414, 13706, 107, 97375, 563, 528, 11702, 236761, 107]
+GOLDEN_GEMMA_CONT = [2, 818, 94648, 25822, 563, 528, 9079, 236761]
+
+
+@pytest.mark.slow
+def test_gemma_first_window_golden_ids():
+    from tokrag_model.base import Backbone
+
+    gemma = Backbone.load("gemma-3-270m")
+    prompts, cont = first_window_prompts(load("rag-standard").with_backbone(gemma, device="cpu"))
+    assert (prompts, cont) == ([GOLDEN_GEMMA_RAG], GOLDEN_GEMMA_CONT)
+    assert first_window_prompts(load("rag-none").with_backbone(gemma, device="cpu")) == ([[2]], GOLDEN_GEMMA_CONT)
