@@ -766,28 +766,78 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     top-2 row whose ``top_m`` the threshold filter ignores) would otherwise be published as a second row
     with the base method's numbers. Cells are compared on :meth:`Cell.config` with the method's name left
     out and, for methods that declare a schema, its model arguments resolved (defaults filled in), so
-    ``{}`` and ``{selection: threshold}`` (the default) compare equal. Nothing is loaded.
+    ``{}`` and ``{selection: threshold}`` (the default) compare equal. A layer argument of a method with a
+    ``check_shape`` (``tokrag``'s ``layer``, ``js_min_layer``, ``layer_fallback``) is compared as the decoder layer
+    index it selects (:func:`_layer_indices`: ``layer: 0.625`` and ``layer: 19`` are one layer of the 30-layer
+    SmolLM2) where the model's depth is read from its config without loading weights (``model_shape``); for a
+    model whose depth only a load would tell, layer arguments are compared as written. Nothing is loaded.
 
     Raises:
-        ConfigError: naming the spec, the model and both methods.
+        ConfigError: naming the spec, the model and both methods (and the layer arguments that select one layer).
     """
-    seen: dict[str, Cell] = {}
+    seen: dict[str, tuple[Cell, dict[str, tuple[Any, int]]]] = {}
+    shapes: dict[tuple[str, str | None], Any] = {}
     for cell in cells:
         try:
             args = resolved_model_args(cell, dict(cell.model_args)) or dict(cell.model_args)
         except ConfigError:
             args = dict(cell.model_args)  # check_cell_args names it
-        cfg = {**cell.config(), "model_args": args, "model_name": cell.model_name}
+        layers = _layer_indices(cell, args, shapes)
+        cfg = {**cell.config(), "model_args": {**args, **{k: idx for k, (_, idx) in layers.items()}},
+               "model_name": cell.model_name}
         cfg.pop("method")
         key = fingerprint(cfg)
-        other = seen.setdefault(key, cell)
+        other, other_layers = seen.setdefault(key, (cell, layers))
         if other.method.name != cell.method.name:
             where = f" for model {cell.model_name}" if cell.model_name else ""
+            depth = getattr(shapes.get((str(args.get("pretrained")), args.get("revision"))), "n_layers", None)
+            same = [f"{k} {other_layers[k][0]} and {w} are both decoder layer {i} of the model's {depth}"
+                    for k, (w, i) in sorted(layers.items()) if k in other_layers and other_layers[k][0] != w]
             raise ConfigError(
                 f"leaderboard spec {spec.path}: methods {other.method.name!r} and {cell.method.name!r} run the same "
-                f"configuration{where} (model {cell.method.model}, same resolved model arguments), so their rows would "
+                f"configuration{where} (model {cell.method.model}, same resolved model arguments"
+                + (f"; {'; '.join(same)}" if same else "") + "), so their rows would "
                 f"be the same numbers; give {cell.method.name!r} its own model_args (or the model's method_args)"
             )
+
+
+_LAYER_ARGS = ("layer", "js_min_layer", "layer_fallback")
+"""The layer arguments (a fraction of the depth in (0, 1) or a layer index) of a method with a ``check_shape``."""
+
+
+def _layer_indices(cell: Cell, args: dict[str, Any], shapes: dict[tuple[str, str | None], Any]
+                   ) -> dict[str, tuple[Any, int]]:
+    """``{argument: (value as written, decoder layer index)}`` for the cell's layer arguments (:data:`_LAYER_ARGS`,
+    resolved as the load resolves them: :func:`tokrag_model.methods.tokrag.resolve_layer`) when its method has a
+    ``check_shape`` and the model's depth can be read from its config without loading weights
+    (:func:`tokrag_model.loading.model_shape`, memoised in ``shapes`` per (pretrained, revision)); empty otherwise.
+    A value that is not a layer (``dynamic``) or lies outside the model is left out (:func:`check_cell_args` names
+    the latter). Nothing is loaded or raised."""
+    try:
+        cls = _model_class(cell.method.model)
+    except (ConfigError, ValueError):
+        return {}
+    if not callable(getattr(cls, "check_shape", None)) or not any(k in args for k in _LAYER_ARGS):
+        return {}
+    from tokrag_model.loading import model_shape
+    from tokrag_model.methods.tokrag import resolve_layer
+
+    model = (str(args.get("pretrained")), args.get("revision"))
+    if model not in shapes:
+        shapes[model] = model_shape(*model)
+    n_layers = getattr(shapes[model], "n_layers", None)
+    if not isinstance(n_layers, int) or n_layers < 1:
+        return {}
+    out: dict[str, tuple[Any, int]] = {}
+    for k in _LAYER_ARGS:
+        v = args.get(k)
+        if v is None or isinstance(v, (str, bool)):
+            continue
+        try:
+            out[k] = (v, resolve_layer(v, n_layers, k))
+        except (ValueError, TypeError):
+            continue
+    return out
 
 
 def _lm_eval_flags(cell: Cell) -> dict[str, Any]:
