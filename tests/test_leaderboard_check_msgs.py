@@ -185,3 +185,18 @@ def test_the_ci_spec_comment_names_the_tasks_real_stop_sequences():
     assert "stop at newline" not in comment
     assert "blank line" in comment and '"Question:"' in comment and '["\\n\\n", "Question:"]' in comment
     assert yaml.safe_load(spec)["shared"]["gen_kwargs"] == {"max_gen_toks": 16}
+
+
+def test_the_readme_states_resume_granularity_and_what_the_cost_ratio_counts(tmp_path):
+    """The README said 'a killed run loses at most the chunk in progress' without saying that a chunk is
+    progress_chunk (default 8) x batch_size requests (a 5-question cell at batch 4 is one chunk: a kill keeps
+    nothing), and did not say what 'forward passes per generated token' counts (a trial saw 77 over 69)."""
+    repo = Path(__file__).resolve().parents[1]
+    readme = " ".join((repo / "leaderboards" / "README.md").read_text(encoding="utf-8").split())
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=4))
+    assert spec.progress_chunk == 8  # the default the README names
+    assert "A chunk is `progress_chunk` (default 8) × `batch_size` requests" in readme
+    assert "keeps **nothing**" in readme and "`progress_chunk: 1`" in readme
+    assert "What `forward passes / generated token` counts" in readme
+    assert "a request that has stopped keeps its rows in the batch" in readme
+    assert "counted 77 passes (4 × 16 for the batch of 4, 13 for the last question alone) over 69" in readme
