@@ -93,3 +93,65 @@ def test_answer_kind_calls_only_whole_answers_dates(answer, kind):
     from tasks.rag import answer_kind
 
     assert answer_kind(answer) == kind
+
+
+@pytest.mark.parametrize("title,text,answers,sub,want_title,want_text", [
+    # real NQ-oracle golds whose swapped passage kept the answer under SQuAD normalisation (nq-dev-2580, -0897, -2104)
+    ("Vanishing point", "A vanishing point is a point on the image plane.", ["A vanishing point"], "Saint Peter",
+     "Saint Peter", "Saint Peter is a point on the image plane."),
+    ("Speaker of the United States House of Representatives",
+     "The House of Representatives elects the Speaker of the House.", ["The House of Representatives"], "Charles County",
+     "Speaker of the United States Charles County", "Charles County elects the Speaker of the House."),
+    ("1700 Cascadia earthquake", "The 1700 Cascadia earthquake occurred along the Cascadia subduction zone.",
+     ["The 1700 Cascadia earthquake"], "New Zealand", "New Zealand", "New Zealand occurred along the Cascadia subduction zone."),
+    ("Kate Mulgrew", 'Katherine Kiernan Maria "Kate" Mulgrew (born 1955), (Kate Mulgrew).', ['"Kate" Mulgrew'], "Egypt",
+     "Egypt", 'Katherine Kiernan Maria Egypt (born 1955), (Egypt).'),
+])
+def test_counterfactual_swap_leaves_no_normalised_gold(title, text, answers, sub, want_title, want_text):
+    from tasks.metrics import normalize_answer
+    from tasks.rag import swap_answer
+
+    new_title, new_text, n = swap_answer(title, text, answers, sub)
+    assert (new_title, new_text) == (want_title, want_text)  # old code: the title (and text) kept the answer
+    from tasks.rag import contains_normalised
+
+    assert not contains_normalised(f"{new_title}\n{new_text}", answers)
+    assert n >= 2 and normalize_answer(sub) in normalize_answer(new_text)
+
+
+def test_counterfactual_task_on_nq_oracle_has_no_normalised_gold_and_the_same_questions(data_dir):
+    from tasks.metrics import normalize_answer
+    from tasks.rag import build_qa_docs
+
+    def holds(text, answers):  # SQuAD-normalised containment, written out so the test reads it without tasks.rag
+        words = f" {normalize_answer(text)} "
+        return any(g and f" {g} " in words for g in map(normalize_answer, answers))
+
+    docs = build_qa_docs("nq_oracle", counterfactual=True, gold_only=True)
+    assert len(docs) == 2382  # nq-dev-0954 (gold '), starting on': no literal answer in its passage) stays out
+    assert "nq-dev-0954" not in {d["qid"] for d in docs}
+    left = [d["qid"] for d in docs if holds(f"{d['ctxs'][0]['title']}\n{d['ctxs'][0]['text']}", d["answers"])]
+    assert left == []  # old code: 34 (nq-dev-2580 'A vanishing point', nq-dev-0897 'The House of Representatives', ...)
+
+
+def test_noise_skips_passages_holding_a_normalised_gold(data_dir):
+    from retrieval import has_answer
+    from retrieval.corpus import resolve_corpus
+    from tasks import data
+    from tasks.metrics import normalize_answer
+    from tasks.rag import add_noise
+
+    def contains_normalised(text, answers):  # as tasks.rag.contains_normalised, written out
+        words = f" {normalize_answer(text)} "
+        return any(g and f" {g} " in words for g in map(normalize_answer, answers))
+
+    corpus = resolve_corpus("nq-wiki-12k")
+    row = next(r for r in data.load_nq_oracle() if r["qid"] == "nq-dev-0750")
+    assert row["answers"] == ["24", "24 judges"]
+    crimea = next(p for p in corpus.passages if p.docid == "wiki-Crimea")
+    assert "2.4 million" in crimea.text and not has_answer(crimea.text, row["answers"])
+    assert contains_normalised(crimea.text, row["answers"])  # '2.4' normalises to '24', which EM would score as gold
+    dummy = [{"docid": f"x{i}", "title": "", "text": "", "score": 0.0, "rank": i + 1, "source": "retrieved"} for i in range(5)]
+    ctxs = add_noise(dummy, corpus, row["qid"], row["answers"], row["gold_docids"], 1.0, 1234)
+    assert "wiki-Crimea" not in [c["docid"] for c in ctxs]  # old code drew it
+    assert not any(contains_normalised(f"{c['title']}\n{c['text']}", row["answers"]) for c in ctxs)
