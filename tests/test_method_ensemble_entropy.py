@@ -177,7 +177,7 @@ def test_temperature_is_validated_before_any_model_is_loaded():
 # recorded with this code on CPU (float32, torch 2.13.0, transformers 5.24.0), like tests/test_model_smollm2.py
 GOLDEN_OUT = ["The first Nobel Prize in", "The next deadpool movie", "The south west wind blows", "In World War II,",
               "The first declaration of human"]
-GOLDEN_LL = (-15.968, -28.569)  # loglikelihood of docs[0]'s answer; loglikelihood_rolling of the text
+GOLDEN_LL = (-15.968, -12.851)  # (rolling: passages after the prefix token, 2966232; was -28.569) loglikelihood of docs[0]'s answer; loglikelihood_rolling of the text
 
 
 class MeanLogprobRule(EntropyEnsembleRule):
