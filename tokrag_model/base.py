@@ -429,16 +429,23 @@ class RAGMethodLM(LM):
         within ``budget`` tokens."""
         return self.prompts.pure(context, budget, self.METHOD)
 
-    def encode_per_passage(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict]]:
-        """One RAG prompt per passage (passage + task context; REPLUG-style branches), each within ``budget``.
+    def encode_per_passage(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict], list[str]]:
+        """One RAG prompt per passage (passage + task context; REPLUG-style branches) over the passages every other
+        method shows: the kept set is chosen once per request by :meth:`encode_rag`'s block rule (the whole
+        passages block within ``budget`` tokens and ``max_passage_tokens``, lowest-ranked dropped first), so a
+        per-passage method never sees a passage that ``rag-standard``, ``tokrag`` or CAD dropped.
 
-        Returns the prompts of the passages that fit and those passages, best first; both lists are empty
-        when none fits (the caller then answers closed-book with :meth:`encode_pure`).
+        Returns:
+            ``(prompts, passages, dropped)``: one prompt per kept passage and those passages, best first (both
+            empty when none fits: the caller then answers closed-book with :meth:`encode_pure`), and the docids
+            dropped for the budget (the trace's ``dropped``, as :meth:`encode_rag`'s :attr:`Encoded.dropped`).
         """
         ctxs = self.ctxs(doc)
-        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in ctxs]
-        keep = [i for i, e in enumerate(encs) if e.kept]
-        return [encs[i] for i in keep], [ctxs[i] for i in keep]
+        whole = self.encode_rag(doc, context, budget, ctxs=ctxs)  # the block rule; counts the cut once (_report_cuts)
+        kept = ctxs[:len(whole.kept)]  # the rule drops from the end only: the kept passages are a prefix
+        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in kept]
+        keep = [i for i, e in enumerate(encs) if e.kept]  # one passage's prompt is never longer than the block's
+        return [encs[i] for i in keep], [kept[i] for i in keep], list(whole.dropped)
 
     # ------------------------------------------------------------------ method hooks
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:

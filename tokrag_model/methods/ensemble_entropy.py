@@ -136,7 +136,9 @@ class EntropyEnsembleLM(RAGMethodLM):
     Model argument ``entropy_temperature`` τ (nats, default :data:`ENTROPY_TAU` = 0.1, the authors' default
     for 7B models, not validated for SmolLM2/Gemma). No passage fits: the pure prompt alone
     (``closed_book``; the authors have no such case). ``loglikelihood`` teacher-forces every branch once and
-    combines them at every position with that position's weights. Trace: ``passages``, ``weights`` (per
+    combines them at every position with that position's weights. The passages are those every method shows (the
+    block rule of :meth:`~tokrag_model.base.RAGMethodLM.encode_per_passage`), one branch each. Trace: ``passages``,
+    ``dropped`` (docids dropped for the budget), ``weights`` (per
     passage, mean over tokens), ``top1_weight``, ``weight_entropy`` (nats; means over tokens), ``token_weights``.
     """
 
@@ -146,10 +148,10 @@ class EntropyEnsembleLM(RAGMethodLM):
     }
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], dict]:
-        encs, _ = self.encode_per_passage(doc, context, budget)
+        encs, _, dropped = self.encode_per_passage(doc, context, budget)
         if not encs:
-            return [self.encode_pure(context, budget)], {"passages": [], "closed_book": True}
-        return encs, {"passages": [e.kept[0] for e in encs]}
+            return [self.encode_pure(context, budget)], {"passages": [], "dropped": dropped, "closed_book": True}
+        return encs, {"passages": [e.kept[0] for e in encs], "dropped": dropped}
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         encs, trace = self._branches(doc, context, budget)

@@ -140,7 +140,9 @@ class ReplugLM(RAGMethodLM):
     next-token distribution is the probability mixture ``Σ_i w_i p_i`` with ``w = softmax(score/τ)``
     (``replug_mode=mixture``) or ``w = 1/k`` (``uniform``). τ: ``replug_temperature`` when given, else the
     default of the doc's score scale (:func:`doc_temperature`, :data:`REPLUG_TAU`: bm25 1.0, dpr 1.0,
-    dense 0.05, hybrid-rrf 0.005). Trace: ``passages``, ``weights``, ``top1_weight``, ``weight_entropy``
+    dense 0.05, hybrid-rrf 0.005). The passages are those every method shows (the block rule of
+    :meth:`~tokrag_model.base.RAGMethodLM.encode_per_passage`), one branch each. Trace: ``passages``, ``dropped``
+    (docids dropped for the budget), ``weights``, ``top1_weight``, ``weight_entropy``
     (nats), ``tau``."""
 
     METHOD = "rag-replug"
@@ -151,11 +153,12 @@ class ReplugLM(RAGMethodLM):
     }
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
-        encs, ctxs = self.encode_per_passage(doc, context, budget)
+        encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
         if not encs:
             pure = self.encode_pure(context, budget)
-            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "weights": [1.0], "top1_weight": 1.0,
-                                                                "weight_entropy": 0.0, "tau": None, "closed_book": True}
+            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "dropped": dropped, "weights": [1.0],
+                                                                "top1_weight": 1.0, "weight_entropy": 0.0, "tau": None,
+                                                                "closed_book": True}
         c = self.resolved_config
         if c["replug_mode"] == "uniform":
             tau = None
@@ -164,7 +167,7 @@ class ReplugLM(RAGMethodLM):
             tau = doc_temperature(doc, c["replug_temperature"])
             w = replug_weights(passage_scores(doc, ctxs), tau, "mixture")
         top1, ent = weight_summary(w)
-        trace = {"passages": [e.kept[0] for e in encs], "weights": [round(float(x), 4) for x in w],
+        trace = {"passages": [e.kept[0] for e in encs], "dropped": dropped, "weights": [round(float(x), 4) for x in w],
                  "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4), "tau": tau}
         return encs, w, trace
 
