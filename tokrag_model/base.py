@@ -530,10 +530,14 @@ class RAGMethodLM(LM):
         return until, max_gen, budget
 
     def split_context(self, context: str, continuation: str) -> tuple[str, str]:
-        """lm-eval's scoring convention: an empty context becomes the EOT token's text, and the context's
-        trailing whitespace moves to the front of the continuation (``hf``'s ``_encode_pair``)."""
+        """lm-eval's scoring convention: the context's trailing whitespace moves to the front of the continuation
+        (``hf``'s ``_encode_pair``); an empty context becomes :meth:`first_window_context` (lm-eval's prefix token,
+        :attr:`rolling_prefix_token_id`, as ``TemplateLM.loglikelihood`` conditions on ``[prefix_token_id]``, then the
+        passages slot: a RAG prompt is ``prefix token, passages block, continuation``, as a rolling first window), and
+        :meth:`cont_ids` then gives the continuation's own tokens, no special token added (``hf``'s
+        ``tok_encode(continuation, add_special_tokens=False)``)."""
         if not context:
-            context = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
+            return self.first_window_context(), continuation
         n = len(context) - len(context.rstrip())
         if n:
             continuation = context[-n:] + continuation
@@ -541,11 +545,17 @@ class RAGMethodLM(LM):
         return context, continuation
 
     def cont_ids(self, context: str, continuation: str) -> list[int]:
-        """Continuation tokens as lm-eval's TemplateLM splits them (whole string minus context tokens)."""
+        """Continuation tokens as lm-eval's TemplateLM splits them (whole string minus context tokens; after the
+        empty context's :meth:`first_window_context`, the continuation's own tokens less a leading prefix token,
+        which ``TemplateLM.loglikelihood`` moves into the context)."""
+        first = context == self.first_window_context()
         context = without_slot(context)
         whole = self.prompts.encode(context + continuation)
         ctx = self.prompts.encode(context)
-        return whole[len(ctx):]
+        cont = whole[len(ctx):]
+        if first and cont[:1] == [self.rolling_prefix_token_id]:
+            cont = cont[1:]
+        return cont
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method, batched
