@@ -767,9 +767,11 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     """Greedy lock-step decoding of several requests; returns the generated token ids per request.
 
     Each request's branches are rows of one batch. A request stops at an EOS token (not included), when
-    its decoded continuation contains one of ``until`` (the caller cuts the text at the first stop
-    string, as lm-eval's ``hf`` model does), or after ``max_gen_toks`` tokens. The emitted token
-    extends every branch of its request.
+    its decoded continuation contains one of ``until`` (:func:`has_stop`: decoded with special tokens, as lm-eval's
+    ``hf`` stop criterion decodes, so a stop that is a special token's text, e.g. ``<|endoftext|>``, is seen; or
+    without them; the caller decodes the tokens without special tokens and cuts the text at the first stop
+    string, as lm-eval's ``hf`` model does), or after ``max_gen_toks`` tokens. The emitted token extends every
+    branch of its request.
     """
     rows: list[list[int]] = []
     owner: list[list[int]] = []
@@ -801,12 +803,22 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
             if len(out[i]) >= max_gen_toks:
                 done[i] = True
             elif stops:
-                tail = tokenizer.decode(out[i][-16:], skip_special_tokens=True)
-                if any(s in tail for s in stops):
-                    text = tokenizer.decode(out[i], skip_special_tokens=True)
-                    done[i] = any(s in text for s in stops)
+                done[i] = has_stop(tokenizer, out[i], stops)
         if all(done):
             break
         dec.step(batch, feed, hidden=hidden)
         step += 1
     return out
+
+
+def has_stop(tokenizer: Any, toks: list[int], stops: list[str]) -> bool:
+    """Whether generated token ids ``toks`` contain one of the (non-empty) stop strings ``stops``, in their text
+    decoded with special tokens (lm-eval's ``hf`` stop criterion, ``MultiTokenEOSCriteria``, decodes so: a stop that
+    is a special token's text, ``until=["<|endoftext|>"]``, is seen) or without them (the text the answer is cut
+    from: a stop whose characters a special token separates, ``"\\n<|im_start|>\\n"`` for ``"\\n\\n"``, still stops
+    as before; the answer is cut there either way). The last 16 tokens are checked first (short decodes per step)."""
+    for skip in (False, True):
+        tail = tokenizer.decode(toks[-16:], skip_special_tokens=skip)
+        if any(s in tail for s in stops) and any(s in tokenizer.decode(toks, skip_special_tokens=skip) for s in stops):
+            return True
+    return False
