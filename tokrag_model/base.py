@@ -115,6 +115,22 @@ class Backbone:
                    dev, layout, res.hub_commit)
 
 
+class WindowContext(str):
+    """A later ``loglikelihood_rolling`` window's context: to every method a ``str``, its text (what a method reads,
+    e.g. the filter's critic; ``trace_prompts`` shows the prompts), carrying ``ids``, the token ids lm-eval's rolling
+    windows cut it as. :meth:`RAGMethodLM.encode_pure` and :meth:`RAGMethodLM.encode_rag` build its prompts from
+    ``ids`` as they are (the passages block's ids in front), never from the text re-encoded: decoding ids to text and
+    encoding it again changed them where a window boundary split a multi-byte character, and added a BOS to every
+    later window on tokenizers that add one (Gemma), where lm-eval's ``hf`` scores the window's ids alone."""
+
+    ids: tuple[int, ...]
+
+    def __new__(cls, text: str, ids: Any) -> "WindowContext":
+        obj = super().__new__(cls, text)
+        obj.ids = tuple(int(t) for t in ids)
+        return obj
+
+
 @dataclass
 class ScorePlan:
     """How one ``loglikelihood`` request (or rolling window) is scored: the branch ``prompts`` to
@@ -399,13 +415,36 @@ class RAGMethodLM(LM):
         the prompt format puts them (in front of a plain context, inside the first user turn of a chat),
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
-        enc = self.prompts.rag(ctxs, context, budget, self.METHOD)
+        if isinstance(context, WindowContext):
+            enc = self._window_rag(ctxs, context, budget)
+        else:
+            enc = self.prompts.rag(ctxs, context, budget, self.METHOD)
         if enc.kept and enc.span[0] == 1 and context == self.first_window_context():
             # a rolling text's first window: the prefix token then the block, whose span includes that token as a
             # plain prompt's includes its BOS ([0, n_R))
             enc.span = (0, enc.span[1])
         if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_cuts
             self._cuts.update(prompts=1, passages=len(enc.dropped))
+        return enc
+
+    def _window_rag(self, ctxs: list[dict], context: WindowContext, budget: int | None) -> Encoded:
+        """The RAG prompt of a later rolling window: the passages block's ids (encoded alone, as a plain prompt's
+        block, BOS included where the tokenizer adds one) then the window's context ids as they are; the same budget
+        rule as :meth:`tokrag_model.prompt.PromptBuilder.rag` (lowest-ranked passages dropped first until the prompt
+        fits ``budget`` tokens and the block ``max_passage_tokens``; none left: the pure prompt). Span ``(0, n_R)``."""
+        kept, dropped = list(ctxs), []
+        limit = self.prompts.max_passage_tokens
+        while kept:
+            block = self.prompts.block(kept)
+            block_ids = self.prompts.encode(block)
+            ids = block_ids + list(context.ids)
+            if (budget is None or len(ids) <= budget) and (limit is None or len(block_ids) <= limit):
+                return Encoded(ids, (0, len(block_ids)), [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped,
+                               block + context)
+            dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))
+            kept = kept[:-1]
+        enc = self.encode_pure(context, budget)
+        enc.dropped = dropped
         return enc
 
     def _report_cuts(self) -> None:
@@ -425,8 +464,17 @@ class RAGMethodLM(LM):
                         "(passages are dropped whole)", self.METHOD, passages, prompts, self.max_length)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
-        """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed),
-        within ``budget`` tokens."""
+        """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed; a later
+        rolling window's :class:`WindowContext` ids as they are), within ``budget`` tokens.
+
+        Raises:
+            ConfigError: the context alone is longer than ``budget`` tokens.
+        """
+        if isinstance(context, WindowContext):
+            if budget is not None and len(context.ids) > budget:
+                raise ConfigError(f"--model {self.METHOD}: a rolling window's context is {len(context.ids)} tokens but only "
+                                  f"{budget} fit: raise max_length=")
+            return Encoded(list(context.ids), (0, 0), text=str(context))
         return self.prompts.pure(context, budget, self.METHOD)
 
     def encode_per_passage(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict], list[str]]:
@@ -593,10 +641,11 @@ class RAGMethodLM(LM):
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
         """Sum of log-probs (nats) of a whole string, scored in disjoint windows (lm-eval's rolling scheme).
 
-        Each window is scored like a ``loglikelihood`` continuation after its preceding text (decoded to
-        text, so every method builds its prompts the same way), so the method's passages precede every
-        window; the window length leaves room for the passages (``max_length // 2`` tokens of text per
-        window). The first window's context is lm-eval's prefix token (:attr:`rolling_prefix_token_id`): the pure
+        Each window is scored like a ``loglikelihood`` continuation after its preceding tokens: a later window's
+        context is a :class:`WindowContext` (its text for the methods, its token ids for the prompts: the pure prompt
+        is the window's context ids as lm-eval's ``hf`` scores them, a RAG prompt the passages block's ids in front of
+        them), so the method's passages precede every window; the window length leaves room for the passages
+        (``max_length // 2`` tokens of text per window). The first window's context is lm-eval's prefix token (:attr:`rolling_prefix_token_id`): the pure
         prompt is that token alone (lm-eval's ``hf``), a RAG prompt is that token, then the passages block, then
         the text (:meth:`first_window_context`; never the block in front of the prefix token). The windows of all
         requests are batched together (:meth:`score_many`).
@@ -613,7 +662,7 @@ class RAGMethodLM(LM):
                 token_list=self.prompts.encode(string), prefix_token=prefix, max_seq_len=max(16, self.max_length // 2),
                 context_len=1))
             for w, (ctx_toks, pred_toks) in enumerate(windows):
-                ctx = first if w == 0 else self.tokenizer.decode(ctx_toks, skip_special_tokens=False)
+                ctx = first if w == 0 else WindowContext(self.tokenizer.decode(ctx_toks, skip_special_tokens=False), ctx_toks)
                 items.append((req.doc, ctx, list(pred_toks)))
                 owner.append(r)
         windows_of: list[list[int]] = [[] for _ in requests]
