@@ -57,7 +57,7 @@ def test_task_names() -> None:
 def test_add_include_path() -> None:
     assert add_include_path(None) == [str(TASK_DIR)]
     assert add_include_path([str(TASK_DIR)]) == [str(TASK_DIR)]
-    assert add_include_path("/x") == ["/x", str(TASK_DIR)]
+    assert add_include_path("/x") == [str(TASK_DIR), "/x"]  # ours first: a user's copy of our task overrides it (ae440ba)
 
 
 def test_stop_sequences_never_cut_gold_answers(data_dir: Path) -> None:
