@@ -463,13 +463,49 @@ def _our_copy(relative: str) -> Any:
     return None
 
 
+def _resolved(path: Any) -> Any:
+    """``path`` as lm-eval's ``load_yaml`` opens it (``Path(path).expanduser().resolve()``: a link followed to its
+    target); the path itself when it cannot be resolved."""
+    from pathlib import Path
+
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return Path(path)
+
+
+def yaml_syntax_error(path: Any) -> str | None:
+    """Why YAML file ``path`` cannot be parsed (PyYAML's problem and its line, one line), or None when it parses
+    (or cannot be opened: left to lm-eval)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: None)
+    try:
+        with open(path, "rb") as fh:
+            yaml.load(fh, Loader=_Loader)  # noqa: S506 - a SafeLoader with one extra tag
+    except OSError:
+        return None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        return f"{where}{exc.problem or exc.context or 'unreadable'}"
+    except (yaml.YAMLError, ValueError) as exc:
+        return " ".join(str(exc).split())
+    return None
+
+
 def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
     """The files that lm-eval would need next to task YAML ``path`` and that are not there: each ``include:`` (read
     relative to the including file's folder, followed through the chain) and each ``!function module.name`` module
-    (``module.py`` beside the YAML, else an importable module), as ``[(the YAML line, missing path, our copy, the
-    file that has the line)]``; ``our copy`` is this package's file of that name (:func:`_our_copy`; None when there is none). An include that
-    is missing but found in our folder is followed as if copied beside the YAML, so every file to copy is listed.
-    Empty when nothing is missing or the YAML cannot be read (left to lm-eval).
+    (``module.py`` beside the YAML that has the line, else an importable module), as ``[(the YAML line, missing path,
+    our copy, the file that has the line)]``; ``our copy`` is this package's file of that name (:func:`_our_copy`;
+    None when there is none). Paths are resolved as lm-eval's ``load_yaml`` resolves them: a YAML or template that is
+    a symlink is read, and its includes and modules looked for, next to the link's target (:func:`_resolved`). An
+    include that is missing but found in our folder is followed as if copied beside the YAML, so every file to copy
+    is listed. Empty when nothing is missing or the YAML cannot be read (left to lm-eval).
 
     Raises:
         nothing: unreadable files are skipped.
@@ -477,7 +513,8 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
     from pathlib import Path
 
     out: list[tuple[str, Any, Any, Any]] = []
-    todo, seen = [(Path(path), Path(path).parent)], set()
+    start = _resolved(path)
+    todo, seen = [(start, start.parent)], set()
     while todo:
         source, folder = todo.pop(0)  # read ``source``; it lies (or would lie, once copied) in ``folder``
         key = (str(source), str(folder))
@@ -493,7 +530,8 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
                 continue
             target = Path(inc) if Path(inc).is_absolute() else folder / inc
             if target.is_file():
-                todo.append((target, target.parent))
+                real = _resolved(target)  # lm-eval's load_yaml resolves each include again
+                todo.append((real, real.parent))
                 continue
             ours = None if Path(inc).is_absolute() else _our_copy(inc)
             out.append((f"include: {inc}", target, ours, source))
@@ -533,14 +571,16 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
     line, target, _, source = missing[0]
     cfg = _raw_yaml(path) or {}
     name = cfg.get("task") if isinstance(cfg.get("task"), str) else None
-    where = "" if Path(source) == Path(path) else f" (in {Path(source).name}, which it includes)"
+    real = _resolved(path)
+    where = "" if Path(source) == real else f" (in {Path(source).name}, which it includes)"
+    beside = "next to the YAML" if real == Path(path).absolute() else f"next to {real}, the file the YAML links to"
     head = (f"{flag} {value}: {path} needs {target} for its '{line}'{where}, and there is no such file (lm-eval reads "
-            "it next to the YAML)")
+            f"it {beside})")
     if all(m[2] is not None for m in missing):
         root = Path(TASK_DIR).parent
         copies = sorted({str(Path(ours).relative_to(root)) if Path(ours).is_relative_to(root) else str(ours)
                          for _, _, ours, _ in missing})
-        todo = f"copy {' and '.join(copies)} (in {root}) into {Path(path).parent}"
+        todo = f"copy {' and '.join(copies)} (in {root}) into {Path(target).parent}"
     else:
         todo = "put the missing file beside it, or remove that line"
     if name is not None and name in _our_task_names():
@@ -564,7 +604,8 @@ def check_task_paths(tasks: Any) -> None:
     ``*.yaml``; an entry ending in ``.yaml``: a glob); task names are left to :func:`check_include_path_tasks`.
 
     Raises:
-        ConfigError: one line naming the YAML, the line and the missing file, and what to copy where (or our task name).
+        ConfigError: one line naming the YAML, the line and the missing file, and what to copy where (or our task name);
+            for a YAML there that is not valid YAML, its file and PyYAML's problem and line.
     """
     import glob
     from pathlib import Path
@@ -577,10 +618,14 @@ def check_task_paths(tasks: Any) -> None:
         for entry in entries:
             if entry.endswith(".yaml"):
                 files.extend(sorted(glob.glob(str(Path(entry).absolute()))))
+    shown = entries[0] if len(entries) == 1 else ",".join(entries)
     for path in files:
+        problem = yaml_syntax_error(path)
+        if problem is not None:  # lm-eval's load_yaml raises PyYAML's multi-line error as a traceback
+            raise ConfigError(f"--tasks {shown}: {path} is not valid YAML ({problem}); fix it, or move it out of "
+                              f"{Path(path).parent}")
         missing = missing_task_files(path)
         if missing:
-            shown = entries[0] if len(entries) == 1 else ",".join(entries)
             raise _missing_files_error("--tasks", shown, path, missing)
 
 

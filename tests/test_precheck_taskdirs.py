@@ -171,3 +171,40 @@ def test_harness_exits_2_for_a_pre_load_error_only_when_run_as_a_program(capsys,
         exec(code, {"__name__": "__main__", "cli": cli, "args": failing(False)})
     with pytest.raises(ConfigError):
         exec(code, {"__name__": "tokrag_model.eval_cli", "cli": cli, "args": failing(True)})
+
+
+def test_symlinked_yaml_and_template_are_read_at_their_target(tmp_path):
+    """lm-eval's ``load_yaml`` resolves a YAML's path (``Path(path).expanduser().resolve()``) and reads its includes
+    and ``!function`` modules next to the link's target: a link to our YAML, or a user's YAML whose ``_qa_template``
+    is a link to ours (its ``utils.py`` beside the target), runs; the precheck refused both (exit 2)."""
+    sel = tmp_path / "sel"
+    sel.mkdir()
+    (sel / "nq_oracle_bm25.yaml").symlink_to(QA / "nq_oracle_bm25.yaml")
+    assert missing_task_files(sel / "nq_oracle_bm25.yaml") == []
+    check_include_path_tasks(["nq_oracle_bm25"], str(sel))
+    check_task_paths(str(sel))
+    own = tmp_path / "tl"
+    own.mkdir()
+    (own / "_qa_template").symlink_to(QA / "_qa_template")
+    (own / "my.yaml").write_text("include: _qa_template\ntask: my_nq\nmetadata: {version: 1, dataset: nq_oracle, "
+                                 "retriever: bm25, corpus: nq-wiki-12k, hits: 5}\n", encoding="utf-8")
+    assert missing_task_files(own / "my.yaml") == []
+    check_include_path_tasks(["my_nq"], str(own))
+    broken = _copy(tmp_path / "copies", "nq_oracle_bm25.yaml")  # a link to a copy whose folder lacks the template
+    link = tmp_path / "links"
+    link.mkdir()
+    (link / "nq_oracle_bm25.yaml").symlink_to(broken / "nq_oracle_bm25.yaml")
+    with pytest.raises(ConfigError, match=f"needs {broken / '_qa_template'} for its 'include: _qa_template', and there "
+                                          rf"is no such file \(lm-eval reads it next to {broken / 'nq_oracle_bm25.yaml'}"):
+        check_include_path_tasks(["nq_oracle_bm25"], str(link))
+
+
+def test_a_yaml_with_a_syntax_error_beside_a_good_link_is_named_as_such(tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "nq_oracle_bm25.yaml").symlink_to(QA / "nq_oracle_bm25.yaml")
+    (folder / "bad.yaml").write_text("task: bad\n  x: [1,\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        check_task_paths(str(folder))
+    assert str(exc.value) == (f"--tasks {folder}: {folder / 'bad.yaml'} is not valid YAML (line 2, column 4: mapping "
+                              f"values are not allowed here); fix it, or move it out of {folder}")
