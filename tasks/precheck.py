@@ -449,18 +449,43 @@ def _importable(module: str) -> bool:
         return False
 
 
-def _our_copy(relative: str) -> Any:
+def _our_copy(relative: str, near: Any = None, name: str | None = None) -> Any:
     """The file of this package's task folder (:data:`tasks.TASK_DIR`) that a copied YAML's missing ``relative`` file
-    (an include or a ``!function`` module) most likely is: one of that name next to one of our YAMLs; None if none."""
+    (an include or a ``!function`` module) most likely is: one of that name next to one of our YAMLs; None if none.
+    Looked for first beside our YAML of the same task (``near``'s ``task:``), then beside our file of ``near``'s file
+    name (a copied ``_qa_template`` or ``wikitext103_bm25_wiki.yaml``), then in every folder; a module that does not
+    mention ``name`` (the ``!function``'s function) comes after one that does (``tasks/qa/utils.py`` has no
+    ``load_wikitext103``).
+
+    Args:
+        relative: the include or module path as the YAML gives it (``_qa_template``, ``utils.py``).
+        near: the YAML file that has the line (or None).
+        name: the ``!function``'s function name (None for an include).
+    """
+    import re
     from pathlib import Path
 
     from . import TASK_DIR
 
-    for yaml_file in sorted(Path(TASK_DIR).rglob("*.yaml")):
-        candidate = yaml_file.parent / relative
-        if candidate.is_file():
-            return candidate
-    return None
+    ours = sorted(Path(TASK_DIR).rglob("*.yaml"))
+    folders: list[Any] = []
+    if near is not None:
+        cfg = _raw_yaml(near) or {}
+        task = cfg.get("task") if isinstance(cfg.get("task"), str) else None
+        if task is not None:
+            folders += [y.parent for y in ours if (_raw_yaml(y) or {}).get("task") == task]
+        folders += sorted(f.parent for f in Path(TASK_DIR).rglob(Path(near).name) if f.is_file())
+    folders += [y.parent for y in ours]
+    candidates = list(dict.fromkeys(f / relative for f in folders if (f / relative).is_file()))
+    if name is not None:
+        def mentions(candidate: Any) -> bool:
+            try:
+                return re.search(rf"\b{re.escape(name)}\b", candidate.read_text(encoding="utf-8")) is not None
+            except (OSError, UnicodeDecodeError):
+                return False
+
+        candidates = [c for c in candidates if mentions(c)] + [c for c in candidates if not mentions(c)]
+    return candidates[0] if candidates else None
 
 
 def _resolved(path: Any) -> Any:
@@ -533,7 +558,7 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
                 real = _resolved(target)  # lm-eval's load_yaml resolves each include again
                 todo.append((real, real.parent))
                 continue
-            ours = None if Path(inc).is_absolute() else _our_copy(inc)
+            ours = None if Path(inc).is_absolute() else _our_copy(inc, source)
             out.append((f"include: {inc}", target, ours, source))
             if ours is not None:
                 todo.append((ours, folder))
@@ -544,7 +569,7 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
             relative = module.replace(".", "/") + ".py"
             target = folder / relative
             if not target.is_file() and not _importable(module) and all(m[1] != target for m in out):
-                out.append((f"!function {ref}", target, _our_copy(relative), source))
+                out.append((f"!function {ref}", target, _our_copy(relative, source, ref.rpartition(".")[2]), source))
     return out
 
 

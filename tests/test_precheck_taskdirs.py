@@ -208,3 +208,24 @@ def test_a_yaml_with_a_syntax_error_beside_a_good_link_is_named_as_such(tmp_path
         check_task_paths(str(folder))
     assert str(exc.value) == (f"--tasks {folder}: {folder / 'bad.yaml'} is not valid YAML (line 2, column 4: mapping "
                               f"values are not allowed here); fix it, or move it out of {folder}")
+
+
+def test_copy_advice_names_the_utils_beside_our_yaml_of_that_task(tmp_path):
+    """A copied ``wikitext103_bm25_wiki.yaml`` needs ``tasks/wiki_lm/utils.py`` (``load_wikitext103``); the advice named
+    ``tasks/qa/utils.py`` (the first ``utils.py`` in sorted order), and following it ended in lm-eval's traceback."""
+    wiki = Path(TASK_DIR) / "wiki_lm"
+    folder = tmp_path / "wt"
+    folder.mkdir()
+    shutil.copy(wiki / "wikitext103_bm25_wiki.yaml", folder / "wikitext103_bm25_wiki.yaml")
+    assert missing_task_files(folder / "wikitext103_bm25_wiki.yaml") == [
+        ("!function utils.load_wikitext103", folder / "utils.py", wiki / "utils.py", folder / "wikitext103_bm25_wiki.yaml")]
+    with pytest.raises(ConfigError, match=f"; copy tasks/wiki_lm/utils.py \\(in {Path(TASK_DIR).parent}\\) into {folder}, "
+                                          "or run our task by its name"):
+        check_task_paths(str(folder))
+    text = (wiki / "wikitext103_bm25_wiki.yaml").read_text(encoding="utf-8")
+    renamed = tmp_path / "renamed"  # a renamed task in a file of another name: the module that has the function
+    renamed.mkdir()
+    (renamed / "my_wt.yaml").write_text(text.replace("task: wikitext103_bm25_wiki", "task: my_wt"), encoding="utf-8")
+    assert missing_task_files(renamed / "my_wt.yaml")[0][2] == wiki / "utils.py"
+    folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml", "_qa_template")  # the template's own folder's utils.py
+    assert missing_task_files(folder / "nq_oracle_bm25.yaml")[0][2] == QA / "utils.py"
