@@ -686,6 +686,24 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     return list(dict.fromkeys(problems))  # one line per problem, also for a task of several contracts
 
 
+def check_task_files(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse a task of ``cells`` whose YAML in one of the spec's ``include_path`` folders misses a file lm-eval needs
+    beside it (a copied ``nq_oracle_bm25.yaml`` without ``_qa_template`` or ``utils.py``): lm-eval's index skips
+    such a copy without a word and ran our task of that name instead, exit 0. The rule is the CLI's
+    (:func:`tasks.precheck.check_include_path_tasks`, the one for ``--include_path DIR --tasks NAME``).
+
+    Raises:
+        ConfigError: one line naming the spec, then the folder, the YAML, its missing file and what to copy where.
+    """
+    from tasks.precheck import check_include_path_tasks
+
+    names = list(dict.fromkeys(cell.task.task for cell in cells))
+    try:
+        check_include_path_tasks(names, [str(p) for p in spec.include_path])
+    except ConfigError as exc:
+        raise ConfigError(f"leaderboard spec {spec.path}: {exc}") from None
+
+
 def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Refuse a run whose tasks cannot read their data, before its first cell (:func:`_task_data_problems`: what
     ``tokrag eval`` refuses before its model load, and a hub data set that cannot be read offline), so that a bad
@@ -710,8 +728,9 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     ``config.json``; a hub id or an alias passes). A method with a ``check_shape`` (``tokrag``: its ``layer``,
     ``js_min_layer``, ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
-    not known without loading weights). First, the cells' tasks must name only existing data files
-    (:func:`check_task_data`); last, their data must be readable (:func:`check_spec_data`, every task of ``cells``).
+    not known without loading weights). First, the cells' task YAMLs must have the files they include beside them
+    (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); last, their data must
+    be readable (:func:`check_spec_data`, every task of ``cells``).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
     metadata key and the missing path.
     """
@@ -720,6 +739,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     from tokrag_model.args import merge_lm_eval_flags
     from tokrag_model.loading import ModelShape, check_pretrained, model_shape
 
+    check_task_files(spec, cells)
     check_task_data(spec, cells)
     classes: dict[str, Any] = {}
     for cell in cells:  # an importable class that is no lm-eval model failed only after --estimate, at its load
@@ -1628,9 +1648,14 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 # --------------------------------------------------------------------------- the spec
 
 def _load_task_manager(spec: LeaderboardSpec, metadata: dict[str, Any] | None = None):
+    """lm-eval's ``TaskManager`` over the spec's ``include_path`` with tokrag's ``tasks/`` added first when absent
+    (:func:`tasks.add_include_path`, also without the start-up hook), so it runs the YAML that
+    :func:`leaderboards.keys.find_task_yaml` keys (a later folder's task overrides an earlier one's)."""
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=[str(p) for p in spec.include_path], include_defaults=False,
+    from tasks import add_include_path
+
+    return TaskManager(include_path=add_include_path([str(p) for p in spec.include_path]), include_defaults=False,
                        metadata=metadata or None)
 
 
