@@ -587,8 +587,10 @@ def _our_task_names() -> set[str]:
     return names
 
 
-def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[str, Any, Any, Any]]) -> ConfigError:
-    """The one line for a task YAML whose include / ``!function`` module is not beside it (:func:`missing_task_files`)."""
+def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[str, Any, Any, Any]],
+                         member_of: str = "") -> ConfigError:
+    """The one line for a task YAML whose include / ``!function`` module is not beside it (:func:`missing_task_files`);
+    ``member_of`` (``group my_group``) names the requested group or tag it was reached through."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -599,7 +601,8 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
     real = _resolved(path)
     where = "" if Path(source) == real else f" (in {Path(source).name}, which it includes)"
     beside = "next to the YAML" if real == Path(path).absolute() else f"next to {real}, the file the YAML links to"
-    head = (f"{flag} {value}: {path} needs {target} for its '{line}'{where}, and there is no such file (lm-eval reads "
+    via = f" (a task of {member_of})" if member_of else ""
+    head = (f"{flag} {value}: {path}{via} needs {target} for its '{line}'{where}, and there is no such file (lm-eval reads "
             f"it {beside})")
     if all(m[2] is not None for m in missing):
         root = Path(TASK_DIR).parent
@@ -654,27 +657,76 @@ def check_task_paths(tasks: Any) -> None:
             raise _missing_files_error("--tasks", shown, path, missing)
 
 
+def _index_folder(root: Any) -> tuple[dict[str, tuple[str, Any, dict]], dict[str, tuple[Any, dict]]]:
+    """lm-eval's index of one ``--include_path`` folder (``TaskIndex.build``): every ``**/*.yaml`` in sorted order
+    (``__pycache__`` and ``.ipynb_checkpoints`` left out) loaded by lm-eval's own ``load_yaml`` (includes followed,
+    ``!function`` not imported); the first task or group of a name wins, a task's ``tag:`` names collect its tasks.
+    Returns ``({name: (kind, yaml path or None, config)}, {name: (yaml path, raw config)})``: the second holds the
+    names (``task``, ``group``, ``tag``) of the files the index skips (an include that is not there, a YAML error),
+    read from the file as written; a tag's config is ``{"task": [its tasks]}``."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    index: dict[str, tuple[str, Any, dict]] = {}
+    skipped: dict[str, tuple[Any, dict]] = {}
+    files = sorted((p for p in root.glob("**/*.yaml") if not {"__pycache__", ".ipynb_checkpoints"} & set(p.parts)),
+                   key=lambda p: p.as_posix())
+    for path in files:
+        try:
+            cfg = load_yaml(path, resolve_func=False, recursive=True)
+        except Exception:  # noqa: BLE001 - lm-eval's index skips the file without a word
+            raw = _raw_yaml(path) or {}
+            tags = raw.get("tag")
+            for name in [raw.get("task"), raw.get("group"), *(tags if isinstance(tags, list) else [tags])]:
+                if isinstance(name, str):
+                    skipped.setdefault(name, (path, raw))
+            if not raw:
+                skipped.setdefault(path.stem, (path, {}))
+            continue
+        if "class" in cfg or ("task" in cfg and "group" not in cfg):
+            name, kind = cfg.get("task"), "TASK"
+        elif "group" in cfg:
+            name, kind = cfg.get("group"), "GROUP"
+        else:
+            continue
+        if not isinstance(name, str) or name in index:
+            continue
+        index[name] = (kind, path, cfg)
+        if kind == "TASK":
+            tags = cfg.get("tag")
+            for tag in tags if isinstance(tags, list) else [tags] if tags else []:
+                if isinstance(tag, str):
+                    index.setdefault(tag, ("TAG", None, {"task": []}))[2]["task"].append(name)
+    return index, skipped
+
+
 def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
-    """``--include_path /folder --tasks NAME``: refuse when every YAML under ``/folder`` (``**/*.yaml``, as lm-eval's
-    index reads it) whose ``task:`` or ``group:`` is NAME misses a file it needs (:func:`missing_task_files`): lm-eval's
-    index skips such a file without a word, so the run said "unknown task" or silently ran another task of that name
-    (ours: the copied YAML's edits were not used). This package's task folder is not checked.
+    """``--include_path /folder --tasks NAME``: refuse when the YAML that lm-eval would run for NAME from these
+    folders misses a file it needs (:func:`missing_task_files`), or when lm-eval's index skips every YAML of that name
+    there (an include not beside it), where the run said "unknown task" or silently ran another task of that name
+    (ours: the copied YAML's edits were not used). Names resolve as lm-eval's index resolves them
+    (:func:`_index_folder`): the first YAML of a name in a folder wins and a later folder overrides an earlier one; a
+    requested group's ``task:`` members and a tag's tasks are checked too (a broken member ended in a traceback after
+    the model load, or "unknown task" for the tag). This package's task folder
+    is not checked.
 
     Args:
         names: the ``--tasks`` entries (strings; a path or anything else is skipped).
         include_path: lm-eval's ``--include_path`` (a folder, a list of folders, or None).
 
     Raises:
-        ConfigError: one line naming the folder, the YAML, its missing file and what to copy where.
+        ConfigError: one line naming the folder, the YAML, its missing file and what to copy where; for a requested
+            name whose only YAML does not parse, that file and PyYAML's problem.
     """
     from pathlib import Path
 
     from . import TASK_DIR
 
-    wanted = {n for n in _task_entries(names) if not n.endswith(".yaml") and "/" not in n}
+    requested = [n for n in _task_entries(names) if not n.endswith((".yaml", ".yml")) and "/" not in n]
     folders = [] if include_path is None else [include_path] if isinstance(include_path, (str, Path)) else list(include_path)
-    if not wanted:
+    if not requested:
         return
+    index: dict[str, tuple[str, Any, dict, Any]] = {}
+    skipped: dict[str, tuple[Any, dict, Any]] = {}
     for folder in folders:
         root = Path(str(folder))
         try:
@@ -682,21 +734,44 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
                 continue
         except (OSError, RuntimeError):
             continue
-        broken: dict[str, tuple[Any, list]] = {}
-        good: set[str] = set()
-        for path in sorted(root.glob("**/*.yaml")):
-            if "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
-                continue
-            cfg = _raw_yaml(path) or {}
-            defined = {cfg.get(k) for k in ("task", "group") if isinstance(cfg.get(k), str)} & wanted
-            if not defined:
-                continue
-            missing = missing_task_files(path)
-            for name in defined:
+        found, lost = _index_folder(root)
+        index.update({n: (*e, folder) for n, e in found.items()})  # a later path overrides an earlier one
+        for n, (path, raw) in lost.items():
+            skipped.setdefault(n, (path, raw, folder))
+    seen: set[str] = set()
+
+    def visit(name: str, top: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        member_of = "" if name == top else f"{index.get(top, ('group',))[0].lower()} {top}"
+        if name in index:
+            kind, path, cfg, folder = index[name]
+            if kind == "TASK":
+                missing = missing_task_files(path)
                 if missing:
-                    broken.setdefault(name, (path, missing))
-                else:
-                    good.add(name)
-        for name, (path, missing) in broken.items():
-            if name not in good:
-                raise _missing_files_error("--include_path", folder, path, missing)
+                    raise _missing_files_error("--include_path", folder, path, missing, member_of)
+            members = cfg.get("task") if kind in ("GROUP", "TAG") else None
+            for member in members if isinstance(members, list) else [members] if isinstance(members, str) else []:
+                member = member.get("task") if isinstance(member, dict) else member
+                if isinstance(member, str):
+                    visit(member, top)
+            return
+        if name not in skipped:
+            return  # ours, lm-eval's, or unknown: lm-eval reports it
+        path, raw, folder = skipped[name]
+        problem = yaml_syntax_error(path)
+        if problem is not None:
+            raise ConfigError(f"--include_path {folder}: {path} is not valid YAML ({problem}), so lm-eval's index skips "
+                              f"it and task {name} is not defined there; fix it")
+        missing = missing_task_files(path)
+        if not missing:
+            return
+        if name not in (raw.get("task"), raw.get("group")):
+            member_of = f"tag {name}"
+        raise _missing_files_error("--include_path", folder, path, missing, member_of)
+
+    for name in requested:
+        visit(name, name)
+
+

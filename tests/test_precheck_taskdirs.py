@@ -229,3 +229,35 @@ def test_copy_advice_names_the_utils_beside_our_yaml_of_that_task(tmp_path):
     assert missing_task_files(renamed / "my_wt.yaml")[0][2] == wiki / "utils.py"
     folder = _copy(tmp_path / "mine", "nq_oracle_bm25.yaml", "_qa_template")  # the template's own folder's utils.py
     assert missing_task_files(folder / "nq_oracle_bm25.yaml")[0][2] == QA / "utils.py"
+
+
+def _renamed(folder: Path, name: str, extra: str = "") -> Path:
+    """A copy of our ``nq_oracle_bm25.yaml`` as task ``name`` (``extra`` lines after its ``task:``), no template."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (QA / "nq_oracle_bm25.yaml").read_text(encoding="utf-8")
+    (folder / f"{name}.yaml").write_text(text.replace("task: nq_oracle_bm25", f"task: {name}{extra}"), encoding="utf-8")
+    return folder / f"{name}.yaml"
+
+
+def test_a_broken_member_of_a_requested_group_or_tag_is_named(tmp_path):
+    """``--include_path /folder --tasks my_group`` (``task: [my_nq2]``) or ``--tasks my_tag`` whose member is a copy
+    without its template got past the check: a traceback after the model load, or "unknown task 'my_tag'"."""
+    grp = tmp_path / "grp"
+    member = _renamed(grp, "my_nq2")
+    (grp / "my_group.yaml").write_text("group: my_group\ntask:\n  - my_nq2\naggregate_metric_list:\n"
+                                       "  - {metric: em, aggregation: mean}\nmetadata: {version: 1}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        check_include_path_tasks(["my_group"], str(grp))
+    assert str(exc.value).startswith(f"--include_path {grp}: {member} (a task of group my_group) needs "
+                                     f"{grp / '_qa_template'} for its 'include: _qa_template'"), exc.value
+    tag = tmp_path / "tag"
+    member = _renamed(tag, "my_nq3", "\ntag: [my_tag]")
+    with pytest.raises(ConfigError) as exc:
+        check_include_path_tasks("my_tag", [str(tag)])
+    assert str(exc.value).startswith(f"--include_path {tag}: {member} (a task of tag my_tag) needs "
+                                     f"{tag / '_qa_template'}"), exc.value
+    for folder in (grp, tag):
+        for name in ("_qa_template", "utils.py"):
+            shutil.copy(QA / name, folder / name)
+    check_include_path_tasks(["my_group"], str(grp))
+    check_include_path_tasks(["my_tag"], str(tag))
