@@ -38,7 +38,7 @@ from retrieval.io import atomic_write_json
 
 from .invariants import InvariantError, Violation
 from .report import UNITS, collect, verify
-from .runner import DONE, resolve_runs_dir, run_command
+from .runner import DONE, NOTHING_TO_RERUN, resolve_runs_dir, run_command
 from .spec import LeaderboardSpec, is_number
 
 BASELINE_DIGITS = 6
@@ -153,7 +153,8 @@ class MissingCell:
 
     def render(self) -> str:
         """``FAIL <cell>  damaged run folder F: <why>; its metrics (...) are not compared; re-run the cell with CMD``
-        (``not finished: ...; finish it with``, ``missing from the runs: ...; run the cell with``)."""
+        (``not finished: ...; finish it with``, ``missing from the runs: ...; run the cell with``; no command after a
+        reason that ends in :data:`leaderboards.runner.NOTHING_TO_RERUN`: the run is there under another name)."""
         shown = ", ".join(self.metrics[:3]) + (", ..." if len(self.metrics) > 3 else "")
         not_compared = f"its metrics ({shown}) are not compared"
         reason = self.reason
@@ -168,6 +169,8 @@ class MissingCell:
                     f"{self.command}")
         if self.state == "unfinished":
             return (f"FAIL {self.cell}  not finished: {reason}; {not_compared}; finish it with {self.command}")
+        if reason.endswith(NOTHING_TO_RERUN):  # its finished run sits under another name: the fix is the move it names
+            return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared} until then"
         return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared}; run the cell with {self.command}"
 
 

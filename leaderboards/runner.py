@@ -165,6 +165,24 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     return runs
 
 
+NOTHING_TO_RERUN = "nothing needs re-running"
+"""The end of a message about a finished run that sits under another folder name (:func:`other_inputs_note`): its fix
+is a move, so no run command is suggested after it (:class:`leaderboards.check.MissingCell`)."""
+
+
+def shell_path(path: str | os.PathLike) -> str:
+    """``path`` shell-quoted (:func:`shlex.quote`) for a command a message suggests (``mv A B``, ``rm F``), so that
+    pasting it works in a runs folder whose name has spaces (``my runs/x y``)."""
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+def move_command(src: str | os.PathLike, dst: str | os.PathLike) -> str:
+    """``mv SRC DST`` with both paths shell-quoted (:func:`shell_path`)."""
+    return f"mv {shell_path(src)} {shell_path(dst)}"
+
+
 def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, verb: str = "run") -> str:
     """The ``tokrag leaderboard run SPEC --runs-dir RUNS`` command line that a message suggests (shell-quoted), with
     ``spec``'s selection (``--models/--methods/--tasks``, :meth:`LeaderboardSpec.select`) and ``options`` after
@@ -209,7 +227,7 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
     if lacking:  # never accepted as finished: a marker that cannot say whose run it is
         want = f"config_hash {cell_dir.name!r}" + (f", cell_id {cell_id!r}" if cell_id is not None else "")
         raise MisplacedRunError(f"{cell_dir}: its {DONE} has no string {' and no string '.join(lacking)}, expected "
-                                f"{want}: the {DONE} marker was edited or is damaged; delete {cell_dir / DONE} and "
+                                f"{want}: the {DONE} marker was edited or is damaged; delete it (rm {shell_path(cell_dir / DONE)}) and "
                                 "re-run the spec to compute this cell")
     wrong_key = have_key != cell_dir.name
     wrong_id = cell_id is not None and _cell_tail(have_id) != _cell_tail(cell_id)
@@ -222,12 +240,13 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
             own = None
         if own == cell_dir.name:
             raise MisplacedRunError(f"{cell_dir}: its {DONE} says config_hash {have_key!r} but its config.json says "
-                                    f"{own!r}, the folder's own key: the {DONE} marker was edited or is damaged; delete "
-                                    f"{cell_dir / DONE} and re-run the spec to compute this cell")
+                                    f"{own!r}, the folder's own key: the {DONE} marker was edited or is damaged; delete it "
+                                    f"(rm {shell_path(cell_dir / DONE)}) and re-run the spec to compute this cell")
     expected = f"config_hash {cell_dir.name!r}" + (f", cell {cell_id!r}" if cell_id is not None else "")
     home = cell_dir.parent / have_key if wrong_key else None
     where = (f"delete it (a copy of {home})" if home is not None and home.exists()
-             else f"move it back to {home} (the folder of its key) or delete it" if home is not None else "delete it")
+             else f"move it back to the folder of its key ({move_command(cell_dir, home)}) or delete it"
+             if home is not None else "delete it")
     raise MisplacedRunError(f"{cell_dir}: holds another cell's run: its {DONE} says config_hash {have_key!r}, cell "
                             f"{have_id!r}, expected {expected}; {where}, then re-run the spec to compute this cell "
                             "(nothing here is read or overwritten until then)")
@@ -348,8 +367,8 @@ def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, 
         name, key = moved[0]
         more = f" ({len(moved)} such folders; the first named)" if len(moved) > 1 else ""
         raise ConfigError(f"leaderboard spec {spec.path}: the finished run of a cell is in {runs / name}, not in "
-                          f"{runs / key} (its config.json says config_hash {key}){more}: move it back (mv {runs / name} "
-                          f"{runs / key}); nothing was run")
+                          f"{runs / key} (its config.json says config_hash {key}){more}: move it back "
+                          f"({move_command(runs / name, runs / key)}); nothing was run")
 
 
 def _short(v: Any) -> str:
@@ -401,8 +420,11 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
             if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
     moved = _moved_here(mine, key)
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
-        return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): move it back "
-                f"to {key} in the runs folder; nothing needs re-running")
+        runs = getattr(finished, "runs", None)
+        back = (f"move it back ({move_command(Path(runs) / moved[0], Path(runs) / key)})" if runs is not None
+                else f"move it back to {key} in the runs folder")
+        return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): {back}; "
+                f"{NOTHING_TO_RERUN}")
     runs = getattr(finished, "runs", None)
     here = (Path(runs) / key).exists() if runs is not None else any(name == key for name, _ in finished.get(cell_id, []))
     others = [] if here else [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]

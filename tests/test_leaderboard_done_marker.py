@@ -45,7 +45,7 @@ def _damaged(toy_runs, tmp_path, **edit):
 
 def _damaged_line(d, lacking: str) -> str:
     return (f"{d}: its DONE has no string {lacking}, expected config_hash {d.name!r}, cell_id {CELL!r}: the DONE "
-            f"marker was edited or is damaged; delete {d / 'DONE'} and re-run the spec to compute this cell")
+            f"marker was edited or is damaged; delete it (rm {d / 'DONE'}) and re-run the spec to compute this cell")
 
 
 @pytest.mark.parametrize("edit, lacking", [

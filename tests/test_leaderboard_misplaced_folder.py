@@ -147,5 +147,5 @@ def test_a_done_marker_edited_in_place_is_named_as_such(toy_runs, tmp_path):
     with pytest.raises(MisplacedRunError) as exc:
         collect(spec, runs)
     assert str(exc.value) == (f"{runs / std}: its DONE says config_hash 'deadbeef' but its config.json says {std!r}, "
-                              f"the folder's own key: the DONE marker was edited or is damaged; delete {runs / std / 'DONE'} "
+                              f"the folder's own key: the DONE marker was edited or is damaged; delete it (rm {runs / std / 'DONE'}) "
                               "and re-run the spec to compute this cell")
