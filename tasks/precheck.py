@@ -588,9 +588,10 @@ def _our_task_names() -> set[str]:
 
 
 def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[str, Any, Any, Any]],
-                         member_of: str = "") -> ConfigError:
+                         member_of: str = "", others: Iterable[str] = ()) -> ConfigError:
     """The one line for a task YAML whose include / ``!function`` module is not beside it (:func:`missing_task_files`);
-    ``member_of`` (``group my_group``) names the requested group or tag it was reached through."""
+    ``member_of`` (``group my_group``) names the requested group or tag it was reached through; ``others`` are the
+    other requested tasks that the same ``--include_path`` folder gives (kept in the advice)."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -613,7 +614,12 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
         todo = "put the missing file beside it, or remove that line"
     if name is not None and name in _our_task_names():
         todo += f", or run our task by its name instead of the copy: --tasks {name}"
-        todo += " (without --include_path)" if flag == "--include_path" else ""
+        others = sorted(set(others) - {name})
+        if flag == "--include_path" and others:  # the folder also gives other requested tasks: keep it
+            todo += (f" after moving {path} out of {value} (keep --include_path {value} for "
+                     f"{', '.join(others)})")
+        elif flag == "--include_path":
+            todo += " (without --include_path)"
     return ConfigError(f"{head}; {todo}")
 
 
@@ -699,6 +705,23 @@ def _index_folder(root: Any) -> tuple[dict[str, tuple[str, Any, dict]], dict[str
     return index, skipped
 
 
+def _unedited_backup(path: Any, root: Any, name: str) -> bool:
+    """Whether ``path`` (a YAML of task ``name`` that lm-eval's index skips) is a byte-for-byte copy of our YAML of
+    that task lying in a subfolder of ``--include_path`` folder ``root`` (a backup: lm-eval runs our task, which reads
+    the same)."""
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    if Path(path).parent == Path(root):
+        return False
+    try:
+        text = Path(path).read_bytes()
+        return any(y.read_bytes() == text for y in Path(TASK_DIR).rglob("*.yaml") if (_raw_yaml(y) or {}).get("task") == name)
+    except OSError:
+        return False
+
+
 def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
     """``--include_path /folder --tasks NAME``: refuse when the YAML that lm-eval would run for NAME from these
     folders misses a file it needs (:func:`missing_task_files`), or when lm-eval's index skips every YAML of that name
@@ -706,7 +729,8 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
     (ours: the copied YAML's edits were not used). Names resolve as lm-eval's index resolves them
     (:func:`_index_folder`): the first YAML of a name in a folder wins and a later folder overrides an earlier one; a
     requested group's ``task:`` members and a tag's tasks are checked too (a broken member ended in a traceback after
-    the model load, or "unknown task" for the tag). This package's task folder
+    the model load, or "unknown task" for the tag). An unedited copy of our YAML in a subfolder (a backup) that the
+    index skips is not refused: lm-eval runs our task, which reads the same (one WARNING). This package's task folder
     is not checked.
 
     Args:
@@ -738,6 +762,10 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
         index.update({n: (*e, folder) for n, e in found.items()})  # a later path overrides an earlier one
         for n, (path, raw) in lost.items():
             skipped.setdefault(n, (path, raw, folder))
+    from_folder = {}
+    for n in requested:
+        if n in index and index[n][0] == "TASK":
+            from_folder.setdefault(str(index[n][3]), []).append(n)
     seen: set[str] = set()
 
     def visit(name: str, top: str) -> None:
@@ -750,7 +778,8 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
             if kind == "TASK":
                 missing = missing_task_files(path)
                 if missing:
-                    raise _missing_files_error("--include_path", folder, path, missing, member_of)
+                    raise _missing_files_error("--include_path", folder, path, missing, member_of,
+                                               from_folder.get(str(folder), ()))
             members = cfg.get("task") if kind in ("GROUP", "TAG") else None
             for member in members if isinstance(members, list) else [members] if isinstance(members, str) else []:
                 member = member.get("task") if isinstance(member, dict) else member
@@ -769,7 +798,11 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
             return
         if name not in (raw.get("task"), raw.get("group")):
             member_of = f"tag {name}"
-        raise _missing_files_error("--include_path", folder, path, missing, member_of)
+        if raw.get("task") == name and _unedited_backup(path, folder, name):
+            log.warning("--include_path %s: %s misses %s, so lm-eval skips it and runs our %s (the same YAML)",
+                        folder, path, missing[0][1], name)
+            return
+        raise _missing_files_error("--include_path", folder, path, missing, member_of, from_folder.get(str(folder), ()))
 
     for name in requested:
         visit(name, name)

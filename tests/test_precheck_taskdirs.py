@@ -261,3 +261,29 @@ def test_a_broken_member_of_a_requested_group_or_tag_is_named(tmp_path):
             shutil.copy(QA / name, folder / name)
     check_include_path_tasks(["my_group"], str(grp))
     check_include_path_tasks(["my_tag"], str(tag))
+
+
+def test_include_path_refuses_only_the_yaml_lm_eval_would_run(tmp_path, caplog):
+    """An unedited backup (``old/nq_oracle_bm25.yaml`` without its template) is skipped by lm-eval's index, which runs
+    our task (the same YAML): ``--tasks nq_oracle_bm25,my_nq_ok`` was refused, and the advice ("without
+    --include_path") lost the user's ``my_nq_ok``. Of two YAMLs of a name in one folder lm-eval runs the first it can
+    index (sorted paths): one whose ``utils.py`` is missing is indexed (``!function`` is not imported then) and run."""
+    proj = _copy(tmp_path / "proj", "_qa_template", "utils.py")
+    _renamed(proj, "my_nq_ok")
+    _copy(proj / "old", "nq_oracle_bm25.yaml")
+    with caplog.at_level("WARNING", logger="tasks.precheck"):
+        check_include_path_tasks(["nq_oracle_bm25", "my_nq_ok"], str(proj))
+    assert f"{proj / 'old' / 'nq_oracle_bm25.yaml'} misses {proj / 'old' / '_qa_template'}, so lm-eval skips it and " \
+           "runs our nq_oracle_bm25" in caplog.text
+    edited = _renamed(proj / "old", "nq_oracle_bm25", "\ndoc_to_text: 'MYCOPY {{question}}'")  # edits: refused
+    with pytest.raises(ConfigError) as exc:
+        check_include_path_tasks(["nq_oracle_bm25", "my_nq_ok"], str(proj))
+    assert str(exc.value).startswith(f"--include_path {proj}: {edited} needs {proj / 'old' / '_qa_template'}"), exc.value
+    assert str(exc.value).endswith(f"or run our task by its name instead of the copy: --tasks nq_oracle_bm25 after "
+                                   f"moving {edited} out of {proj} (keep --include_path {proj} for my_nq_ok)"), exc.value
+    two = _copy(tmp_path / "two", "_qa_template", "utils.py")
+    _renamed(two / "b", "my_nq")  # the good one, sorted second
+    first = _renamed(two / "a", "my_nq")
+    shutil.copy(QA / "_qa_template", two / "a" / "_qa_template")  # its utils.py is missing: indexed, then run
+    with pytest.raises(ConfigError, match=f"{first} needs {two / 'a' / 'utils.py'} for its '!function utils.load_qa'"):
+        check_include_path_tasks(["my_nq"], str(two))
