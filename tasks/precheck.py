@@ -630,6 +630,29 @@ def _task_entries(tasks: Any) -> list[str]:
     return [t.strip() for task in tasks or [] if isinstance(task, str) for t in task.split(",") if t.strip()]
 
 
+def check_task_files_exist(tasks: Any) -> None:
+    """``--tasks ../copies/my_copy.yaml`` where no such file exists: lm-eval's glob finds nothing and it said
+    "unknown task '/abs/.../my_copy.yaml'" (a name, with the closest task names). An entry that looks like a path
+    (ends in ``.yaml`` / ``.yml``, or holds a path separator) and matches no file or folder is named as a missing file.
+
+    Raises:
+        ConfigError: one line naming the entry, the absolute path looked for and what to give instead.
+    """
+    import glob
+    from pathlib import Path
+
+    seps = {os.sep, os.altsep} - {None}
+    for entry in _task_entries(tasks):
+        if not (entry.endswith((".yaml", ".yml")) or any(sep in entry for sep in seps)):
+            continue
+        target = Path(entry).expanduser()
+        if target.exists() or glob.glob(str(target)):
+            continue
+        what = "no file matches" if glob.has_magic(entry) else "no such file"
+        raise ConfigError(f"--tasks {entry}: {what} ({target.absolute()}); give the path of a task YAML or of a "
+                          "folder of them, or a task name ('lm_eval ls tasks' lists them)")
+
+
 def check_task_paths(tasks: Any) -> None:
     """``--tasks /folder``, ``--tasks /folder/*.yaml`` or ``--tasks copy.yaml``: refuse a YAML there that names a file
     lm-eval would look for next to it and that is not there (a copied ``nq_oracle_bm25.yaml`` without

@@ -287,3 +287,21 @@ def test_include_path_refuses_only_the_yaml_lm_eval_would_run(tmp_path, caplog):
     shutil.copy(QA / "_qa_template", two / "a" / "_qa_template")  # its utils.py is missing: indexed, then run
     with pytest.raises(ConfigError, match=f"{first} needs {two / 'a' / 'utils.py'} for its '!function utils.load_qa'"):
         check_include_path_tasks(["my_nq"], str(two))
+
+
+def test_a_tasks_path_that_does_not_exist_is_no_such_file(no_model, tmp_path, monkeypatch):
+    """``--tasks ../t/brokn/my_copy.yaml`` (a typo in the folder) said "unknown task '/abs/.../my_copy.yaml'"."""
+    from tasks.precheck import check_task_files_exist
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t").mkdir()
+    msg = _refused(["--tasks", "t/brokn/my_copy.yaml"])
+    assert msg == (f"--tasks t/brokn/my_copy.yaml: no such file ({tmp_path / 't' / 'brokn' / 'my_copy.yaml'}); give "
+                   "the path of a task YAML or of a folder of them, or a task name ('lm_eval ls tasks' lists them)"), msg
+    with pytest.raises(ConfigError, match=r"^--tasks t/brokn: no such file \("):
+        check_task_files_exist("nq_oracle_bm25,t/brokn")
+    with pytest.raises(ConfigError, match=r"^--tasks my\.yml: no such file \("):
+        check_task_files_exist(["my.yml"])
+    with pytest.raises(ConfigError, match=r"^--tasks t/\*\.yaml: no file matches \("):
+        check_task_files_exist("t/*.yaml")
+    check_task_files_exist(["nq_oracle_bm25", "t", str(QA / "nq_oracle_bm25.yaml"), str(QA / "*.yaml")])

@@ -136,7 +136,8 @@ def _patch_process_tasks(module):
     14-line traceback; ours names each unknown task with the closest task names (one line). A copied task YAML that
     misses its ``include`` / ``!function`` module (``--tasks /folder``, a ``.yaml`` path or glob: lm-eval's
     ``FileNotFoundError``; ``--include_path /folder --tasks NAME``: skipped by lm-eval's index) is named in one line
-    (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`). Then the run arguments
+    (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`); a ``--tasks`` path
+    that does not exist is named as such (:func:`tasks.precheck.check_task_files_exist`). Then the run arguments
     and the QA tasks' metadata, corpus and bring-your-own questions file are checked
     (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
     ``_tokrag_before_load`` (an argument error: exit 2 under ``lm_eval``, :func:`_patch_harness`)."""
@@ -181,10 +182,11 @@ def _patch_process_tasks(module):
             from tasks import indexed_task_names
 
             names = [t.strip() for t in text[len(_TASKS_NOT_FOUND):].split(",") if t.strip()]
-            if ours:  # --include_path /copies --tasks NAME whose YAML lm-eval's index skipped
-                from tasks.precheck import check_include_path_tasks
+            if ours:  # --tasks path/that/is/not/there.yaml; --include_path /copies --tasks NAME whose YAML was skipped
+                from tasks.precheck import check_include_path_tasks, check_task_files_exist
 
                 try:
+                    check_task_files_exist(requested)
                     check_include_path_tasks(names, getattr(self, "include_path", None))
                 except ConfigError as problem:
                     raise problem from exc
