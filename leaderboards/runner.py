@@ -207,17 +207,30 @@ def _cell_tail(cell_id: str) -> list[str]:
     return cell_id.split("/")[-3:]
 
 
+def _own_config(cell_dir: Path) -> dict[str, Any]:
+    """The folder's ``config.json`` as a mapping ({} when it cannot be read or is not one)."""
+    try:
+        cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
 def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str | None = None) -> None:
     """Refuse a ``DONE`` manifest that belongs to another folder or cell: its ``config_hash`` must be the folder's
     name (the cell's run key, :func:`leaderboards.keys.cell_keys`), and with ``cell_id`` its ``cell_id`` must name
     the same method, task and seed. The spec's model name (``model/`` before the method) is not compared: the key
     leaves it out, so specs that name one model differently share a folder. Every ``DONE`` the runner writes names
     both (since its first version), so a ``DONE`` without a string ``config_hash`` (or, with ``cell_id``, without a
-    string ``cell_id``) is a damaged or hand-written marker, refused like an edited one. A folder that
-    :func:`leaderboards.rescore.collect_for_rescore` matches with a cell under another key passes: it is checked
-    against its own name.
+    string ``cell_id``) is a damaged or hand-written marker: when the folder's own ``config.json`` says it is this
+    folder's (and this cell's) run, it is damage like an empty or unreadable ``DONE`` (``IncompleteRunError``: check
+    says ``FAIL <cell> damaged run folder``, report ``--allow-missing`` lists the cell as missing, ``run`` redoes
+    it with a warning and ``run --estimate`` counts it to do); otherwise it cannot be told whose run it is and is
+    refused like an edited one. A folder that :func:`leaderboards.rescore.collect_for_rescore` matches with a cell
+    under another key passes: it is checked against its own name.
 
     Raises:
+        IncompleteRunError: the ``DONE`` lacks its identity but ``config.json`` says the run is this folder's.
         MisplacedRunError: one line naming the folder, what ``DONE`` says, what was expected and what to do.
     """
     have_key, have_id = manifest.get("config_hash"), manifest.get("cell_id")
@@ -225,6 +238,11 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
                (("config_hash", have_key, True), ("cell_id", have_id, cell_id is not None))
                if wanted and not isinstance(have, str)]
     if lacking:  # never accepted as finished: a marker that cannot say whose run it is
+        own = _own_config(cell_dir)
+        if own.get("config_hash") == cell_dir.name and (
+                cell_id is None or (isinstance(own.get("cell_id"), str) and _cell_tail(own["cell_id"]) == _cell_tail(cell_id))):
+            raise IncompleteRunError(f"{cell_dir / DONE}: damaged manifest: it names no {' and no '.join(lacking)}, "
+                                     "though every DONE the runner writes names its folder's key and cell; re-run the cell")
         want = f"config_hash {cell_dir.name!r}" + (f", cell_id {cell_id!r}" if cell_id is not None else "")
         raise MisplacedRunError(f"{cell_dir}: its {DONE} has no string {' and no string '.join(lacking)}, expected "
                                 f"{want}: the {DONE} marker was edited or is damaged; delete it (rm {shell_path(cell_dir / DONE)}) and "
@@ -234,10 +252,7 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
     if not (wrong_key or wrong_id):
         return
     if wrong_key and not wrong_id:  # the folder's own config.json says it is in place: the marker, not the folder, is off
-        try:
-            own = json.loads((cell_dir / "config.json").read_text(encoding="utf-8")).get("config_hash")
-        except (OSError, ValueError, AttributeError):
-            own = None
+        own = _own_config(cell_dir).get("config_hash")
         if own == cell_dir.name:
             raise MisplacedRunError(f"{cell_dir}: its {DONE} says config_hash {have_key!r} but its config.json says "
                                     f"{own!r}, the folder's own key: the {DONE} marker was edited or is damaged; delete it "

@@ -4,6 +4,7 @@ the move, not a run command (fast: toy model)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -95,8 +96,11 @@ def test_damaged_done_delete_command_is_quoted(spaced, tmp_path, damage):
     spec, runs, key = _copy(spaced, tmp_path)
     done = runs / key / "DONE"
     manifest = json.loads(done.read_text(encoding="utf-8"))
-    if damage == "no config_hash":
+    if damage == "no config_hash":  # and a config.json of another key: whose run it is cannot be told
         del manifest["config_hash"]
+        cfg = runs / key / "config.json"
+        cfg.write_text(json.dumps({**json.loads(cfg.read_text(encoding="utf-8")), "config_hash": "1" * 20}))
+        manifest["files"]["config.json"] = hashlib.sha256(cfg.read_bytes()).hexdigest()
     else:
         manifest["config_hash"] = "0" * 20
     done.write_text(json.dumps(manifest), encoding="utf-8")
