@@ -449,6 +449,42 @@ def _importable(module: str) -> bool:
         return False
 
 
+def _lacks_function(path: Any, name: str) -> bool:
+    """Whether Python file ``path`` surely defines no top-level ``name`` (a def, class, assignment or import, also
+    inside a top-level ``if``/``try``/``with``), so lm-eval's ``!function`` of it raises ``AttributeError``; False when
+    unsure (``from x import *``, a module ``__getattr__``, a file that does not parse: left to lm-eval)."""
+    import ast
+
+    try:
+        tree = ast.parse(open(path, "rb").read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    names: set[str] = set()
+
+    def collect(body: list) -> bool:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name == "*":
+                        return False
+                    names.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+                for part in ("body", "orelse", "finalbody"):
+                    if not collect(getattr(node, part, None) or []):
+                        return False
+                for handler in getattr(node, "handlers", None) or []:
+                    if not collect(handler.body):
+                        return False
+        return True
+
+    return collect(tree.body) and "__getattr__" not in names and name not in names
+
+
 def _our_copy(relative: str, near: Any = None, name: str | None = None) -> Any:
     """The file of this package's task folder (:data:`tasks.TASK_DIR`) that a copied YAML's missing ``relative`` file
     (an include or a ``!function`` module) most likely is: one of that name next to one of our YAMLs; None if none.
@@ -525,7 +561,8 @@ def yaml_syntax_error(path: Any) -> str | None:
 def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
     """The files that lm-eval would need next to task YAML ``path`` and that are not there: each ``include:`` (read
     relative to the including file's folder, followed through the chain) and each ``!function module.name`` module
-    (``module.py`` beside the YAML that has the line, else an importable module), as ``[(the YAML line, missing path,
+    (``module.py`` beside the YAML that has the line, else an importable module; one there that surely lacks the
+    function, :func:`_lacks_function`, counts as missing), as ``[(the YAML line, missing path,
     our copy, the file that has the line)]``; ``our copy`` is this package's file of that name (:func:`_our_copy`;
     None when there is none). Paths are resolved as lm-eval's ``load_yaml`` resolves them: a YAML or template that is
     a symlink is read, and its includes and modules looked for, next to the link's target (:func:`_resolved`). An
@@ -568,8 +605,10 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
                 continue
             relative = module.replace(".", "/") + ".py"
             target = folder / relative
-            if not target.is_file() and not _importable(module) and all(m[1] != target for m in out):
-                out.append((f"!function {ref}", target, _our_copy(relative, source, ref.rpartition(".")[2]), source))
+            function = ref.rpartition(".")[2]
+            absent = not target.is_file() and not _importable(module)
+            if (absent or (target.is_file() and _lacks_function(target, function))) and all(m[1] != target for m in out):
+                out.append((f"!function {ref}", target, _our_copy(relative, source, function), source))
     return out
 
 
@@ -603,8 +642,13 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
     where = "" if Path(source) == real else f" (in {Path(source).name}, which it includes)"
     beside = "next to the YAML" if real == Path(path).absolute() else f"next to {real}, the file the YAML links to"
     via = f" (a task of {member_of})" if member_of else ""
-    head = (f"{flag} {value}: {path}{via} needs {target} for its '{line}'{where}, and there is no such file (lm-eval reads "
-            f"it {beside})")
+    if Path(target).is_file():  # a module there without the function (a copy of another folder's utils.py)
+        function = line.rpartition(".")[2]
+        head = (f"{flag} {value}: {path}{via} needs {function} from {target} for its '{line}'{where}, and that file "
+                f"has no {function} (lm-eval reads it {beside})")
+    else:
+        head = (f"{flag} {value}: {path}{via} needs {target} for its '{line}'{where}, and there is no such file "
+                f"(lm-eval reads it {beside})")
     if all(m[2] is not None for m in missing):
         root = Path(TASK_DIR).parent
         copies = sorted({str(Path(ours).relative_to(root)) if Path(ours).is_relative_to(root) else str(ours)

@@ -305,3 +305,23 @@ def test_a_tasks_path_that_does_not_exist_is_no_such_file(no_model, tmp_path, mo
     with pytest.raises(ConfigError, match=r"^--tasks t/\*\.yaml: no file matches \("):
         check_task_files_exist("t/*.yaml")
     check_task_files_exist(["nq_oracle_bm25", "t", str(QA / "nq_oracle_bm25.yaml"), str(QA / "*.yaml")])
+
+
+def test_a_utils_py_without_the_function_is_named(tmp_path):
+    """Following the old advice (``tasks/qa/utils.py`` beside a copied ``wikitext103_bm25_wiki.yaml``) ended in lm-eval's
+    ``AttributeError: Module ... has no function 'load_wikitext103'`` traceback; a module that may define it
+    dynamically (``import *``) is left to lm-eval."""
+    folder = tmp_path / "wt"
+    folder.mkdir()
+    shutil.copy(Path(TASK_DIR) / "wiki_lm" / "wikitext103_bm25_wiki.yaml", folder / "wikitext103_bm25_wiki.yaml")
+    shutil.copy(QA / "utils.py", folder / "utils.py")
+    with pytest.raises(ConfigError) as exc:
+        check_task_paths(str(folder))
+    assert str(exc.value).startswith(
+        f"--tasks {folder}: {folder / 'wikitext103_bm25_wiki.yaml'} needs load_wikitext103 from {folder / 'utils.py'} "
+        "for its '!function utils.load_wikitext103', and that file has no load_wikitext103"), exc.value
+    assert "; copy tasks/wiki_lm/utils.py" in str(exc.value), exc.value
+    (folder / "utils.py").write_text("from tasks.wikitext import *  # noqa\n", encoding="utf-8")
+    assert missing_task_files(folder / "wikitext103_bm25_wiki.yaml") == []
+    shutil.copy(Path(TASK_DIR) / "wiki_lm" / "utils.py", folder / "utils.py")
+    check_task_paths(str(folder))
