@@ -1,6 +1,7 @@
 """Regression check of a leaderboard's run folders against a committed baseline (data, not code).
 
-Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --write``)::
+Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --write``; a tolerance's ``unit`` is
+optional, the metric's own unit being printed without one)::
 
     {"spec": "ci",
      "tolerances": {"em": {"abs": 0.04, "unit": "fraction of questions"}, ...},
@@ -229,12 +230,13 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in ("cells", "tolerances") if k not in b]
     if missing:
         raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances' (missing {', '.join(map(repr, missing))})")
-    for key, shape in (("cells", "{cell id: {metric: number}}"), ("tolerances", "{metric: {abs: number >= 0, unit: text}}")):
+    for key, shape in (("cells", "{cell id: {metric: number}}"), ("tolerances", "{metric: {abs: number >= 0, unit: text (optional)}}")):
         if not isinstance(b[key], dict):
             raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {type(b[key]).__name__}")
-    for m, t in b["tolerances"].items():
-        if not isinstance(t, dict) or not is_number(t.get("abs"), 0):
-            raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0, unit: text}}")
+    for m, t in b["tolerances"].items():  # unit optional: the check prints the metric's unit (report.UNITS) without one
+        if not isinstance(t, dict) or not is_number(t.get("abs"), 0) or not isinstance(t.get("unit", ""), str):
+            raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0}} with an optional unit: text "
+                              f"(e.g. {{\"abs\": 0.04, \"unit\": \"fraction of questions\"}}), got {json.dumps(t)}")
     for cid, vals in b["cells"].items():
         if not isinstance(vals, dict):
             raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {type(vals).__name__}")
@@ -288,7 +290,8 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
                 continue
             cell, key, _ = loaded[cid]
             folder = runs / key
-            state = ("absent" if not folder.is_dir() else "damaged" if (folder / DONE).is_file() else "unfinished")
+            done = folder / DONE  # a DONE that is there but no marker file (a folder) is damage, not an unfinished run
+            state = ("absent" if not folder.is_dir() else "damaged" if done.exists() or done.is_symlink() else "unfinished")
             lines.append(MissingCell(cid, metrics, state, reasons.get(cid, "not finished"),
                                      _cell_command(spec, runs, cell), str(folder)))
             continue

@@ -267,6 +267,13 @@ def check_cell_identity(cell_dir: Path, manifest: dict[str, Any], cell_id: str |
                             "(nothing here is read or overwritten until then)")
 
 
+def _json_kind(value: Any) -> str:
+    """``list``/``string``/``number``/... : what a JSON value is, in JSON's words."""
+    return ("list" if isinstance(value, list) else "string" if isinstance(value, str) else "true/false"
+            if isinstance(value, bool) else "number" if isinstance(value, (int, float)) else "null"
+            if value is None else type(value).__name__)
+
+
 def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any]:
     """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256 and that the
     manifest is this folder's (and, with ``cell_id``, this cell's; :func:`check_cell_identity`).
@@ -280,14 +287,31 @@ def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any
     if not cell_dir.is_dir():
         raise IncompleteRunError(f"{cell_dir}: not run yet (no run folder)")
     if not done.is_file():
+        if done.exists() or done.is_symlink():  # a folder (or a dangling link) where the marker file belongs
+            what = "a folder" if done.is_dir() else "not a file"
+            raise IncompleteRunError(f"{done}: the {DONE} marker is {what}, not the manifest file the runner writes; "
+                                     f"re-run the cell")
         raise IncompleteRunError(f"{cell_dir}: no {DONE} marker (the cell started but did not finish)")
     try:
-        manifest = json.loads(done.read_text(encoding="utf-8"))
-        files = manifest["files"]
-    except (ValueError, KeyError, TypeError, OSError) as exc:
-        raise IncompleteRunError(f"{done}: unreadable manifest ({exc}); re-run the cell") from None
-    bad = (type(files).__name__ if not isinstance(files, dict)
-           else next((f"{k!r}: {type(v).__name__}" for k, v in files.items() if not isinstance(v, str)), None))
+        text = done.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise IncompleteRunError(f"{done}: unreadable manifest (the file cannot be read: {why}); re-run the cell") from None
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        why = ("the file is empty" if not text.strip() else
+               f"not valid JSON at line {getattr(exc, 'lineno', '?')} column {getattr(exc, 'colno', '?')}")
+        raise IncompleteRunError(f"{done}: unreadable manifest ({why}); re-run the cell") from None
+    if not isinstance(manifest, dict):
+        raise IncompleteRunError(f"{done}: unreadable manifest (it holds a JSON {_json_kind(manifest)}, not the object "
+                                 "with 'files', 'config_hash' and 'cell_id' the runner writes); re-run the cell")
+    if "files" not in manifest:
+        raise IncompleteRunError(f"{done}: unreadable manifest (it has no 'files', the cell's files with their "
+                                 "SHA-256); re-run the cell")
+    files = manifest["files"]
+    bad = (f"a JSON {_json_kind(files)}" if not isinstance(files, dict)
+           else next((f"{k!r}: a JSON {_json_kind(v)}" for k, v in files.items() if not isinstance(v, str)), None))
     if bad:
         raise IncompleteRunError(f"{done}: unreadable manifest ('files' must map each file of the cell to its "
                                  f"SHA-256, got {bad}); re-run the cell")

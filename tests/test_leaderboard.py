@@ -585,9 +585,9 @@ def test_unfinished_or_corrupted_cells_are_never_read_and_are_redone(toy_copy, t
 
 
 @pytest.mark.parametrize("files, why", [
-    (None, r"'files' must map each file of the cell to its SHA-256, got NoneType"),  # was AttributeError
-    ([], r"'files' must map each file of the cell to its SHA-256, got list"),  # was AttributeError
-    ({"config.json": 1}, r"'files' must map each file of the cell to its SHA-256, got 'config.json': int"),
+    (None, r"'files' must map each file of the cell to its SHA-256, got a JSON null"),  # was AttributeError
+    ([], r"'files' must map each file of the cell to its SHA-256, got a JSON list"),  # was AttributeError
+    ({"config.json": 1}, r"'files' must map each file of the cell to its SHA-256, got 'config.json': a JSON number"),
     ({}, r"does not list config.json, results.json, cost.json, provenance.json"),  # passed; load_cell: FileNotFoundError
 ])
 def test_a_done_manifest_of_the_wrong_shape_is_unreadable_not_a_traceback(files, why, toy_copy):

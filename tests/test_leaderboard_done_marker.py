@@ -140,3 +140,69 @@ def test_intact_markers_are_still_read(toy_runs, tmp_path):
     assert cell_is_done(d, CELL) and cell_is_done(d)
     assert all(v[2] is not None for v in collect(spec, runs).values())
     assert run_spec(spec, runs, progress=False).ran == []
+
+
+@pytest.mark.parametrize("text, why", [
+    ("[]", "it holds a JSON list, not the object with 'files', 'config_hash' and 'cell_id' the runner writes"),
+    ('"x"', "it holds a JSON string, not the object with 'files', 'config_hash' and 'cell_id' the runner writes"),
+    ('{"schema": 1}', "it has no 'files', the cell's files with their SHA-256"),
+    ("", "the file is empty"),
+    ("{", "not valid JSON at line 1 column 2"),
+])
+def test_a_damaged_done_is_told_in_words(toy_runs, tmp_path, text, why):
+    """It said 'unreadable manifest (list indices must be integers or slices, not str)' and "('files')"."""
+    from leaderboards.check import MissingCell
+    from leaderboards.runner import IncompleteRunError, verify_cell_dir
+
+    spec, runs, d = _damaged(toy_runs, tmp_path)
+    base = tmp_path / "baseline.json"
+    write_baseline(spec, runs, base)
+    (d / "DONE").write_text(text)
+    with pytest.raises(IncompleteRunError) as exc:
+        verify_cell_dir(d, CELL)
+    assert str(exc.value) == f"{d / 'DONE'}: unreadable manifest ({why}); re-run the cell"
+    bad = [x for x in check_against_baseline(spec, runs, base) if not x.ok]
+    assert len(bad) == 1 and isinstance(bad[0], MissingCell) and bad[0].state == "damaged"
+    assert f"damaged run folder {d}: {d / 'DONE'}: unreadable manifest ({why}); its metrics" in bad[0].render()
+
+
+def test_a_done_that_is_a_folder_is_named_as_such(toy_runs, tmp_path):
+    """It was reported as 'no DONE marker (the cell started but did not finish)', and check said 'not finished'."""
+    from leaderboards.check import MissingCell
+    from leaderboards.runner import IncompleteRunError, verify_cell_dir
+
+    spec, runs, d = _damaged(toy_runs, tmp_path)
+    base = tmp_path / "baseline.json"
+    write_baseline(spec, runs, base)
+    (d / "DONE").unlink()
+    (d / "DONE").mkdir()
+    with pytest.raises(IncompleteRunError) as exc:
+        verify_cell_dir(d, CELL)
+    assert str(exc.value) == (f"{d / 'DONE'}: the DONE marker is a folder, not the manifest file the runner writes; "
+                              "re-run the cell")
+    bad = [x for x in check_against_baseline(spec, runs, base) if not x.ok]
+    assert len(bad) == 1 and isinstance(bad[0], MissingCell) and bad[0].state == "damaged"
+    assert bad[0].render().startswith(f"FAIL {CELL}  damaged run folder {d}: {d / 'DONE'}: the DONE marker is a folder")
+
+
+def test_a_tolerance_without_unit_is_accepted_and_the_message_says_unit_is_optional(toy_runs, tmp_path):
+    """The rule accepted {"abs": 0.2} while the error text said {abs: number >= 0, unit: text}: unit is optional (the
+    check prints the metric's own unit), and the message now says so; a unit that is not text is refused."""
+    from leaderboards.check import load_baseline
+    from retrieval.errors import ConfigError
+
+    spec, runs, d = _damaged(toy_runs, tmp_path)
+    base = tmp_path / "baseline.json"
+    b = write_baseline(spec, runs, base)
+    data = json.loads(base.read_text())
+    data["tolerances"]["em"] = {"abs": 0.2}
+    base.write_text(json.dumps(data))
+    line = next(x for x in check_against_baseline(spec, runs, base) if getattr(x, "metric", None) == "em")
+    assert line.ok and line.unit == "fraction of questions"
+    data["tolerances"]["em"] = {"abs": 0.2, "unit": 5}
+    base.write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as exc:
+        load_baseline(base)
+    assert str(exc.value) == (f'baseline {base}: tolerances.em must be {{abs: number >= 0}} with an optional unit: text '
+                              f'(e.g. {{"abs": 0.04, "unit": "fraction of questions"}}), got {{"abs": 0.2, "unit": 5}}')
+    assert b["tolerances"]["em"]["unit"]

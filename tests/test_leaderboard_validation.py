@@ -183,7 +183,7 @@ def test_estimate_refuses_a_model_class_that_is_not_an_lm_eval_model(tmp_path):
     ({"spec": "toy", "tolerances": {}, "cells": {"standard/toy_qa/seed1": [0.5]}},
      "cells.standard/toy_qa/seed1 must be a mapping {metric: number}, got list"),
     ({"cells": 5, "tolerances": "x"}, "'cells' must be a mapping {cell id: {metric: number}}, got int"),
-    ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text}}, got str"),
+    ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text (optional)}}, got str"),
     ({"cells": {}}, "expected keys 'cells' and 'tolerances' (missing 'tolerances')"),
     # NaN is no number (the same test as the spec's numbers): a NaN tolerance or value could never be met
     ({"spec": "toy", "tolerances": {"em": {"abs": float("nan")}}, "cells": {}}, "tolerances.em must be {abs: number >= 0"),
