@@ -767,8 +767,9 @@ def _index_folder(root: Any) -> tuple[dict[str, tuple[str, Any, dict]], dict[str
         if kind == "TASK":
             tags = cfg.get("tag")
             for tag in tags if isinstance(tags, list) else [tags] if tags else []:
-                if isinstance(tag, str):
-                    index.setdefault(tag, ("TAG", None, {"task": []}))[2]["task"].append(name)
+                entry = index.setdefault(tag, ("TAG", None, {"task": []})) if isinstance(tag, str) else None
+                if entry is not None and entry[0] == "TAG":  # a tag named like a task stays the task (lm-eval's too)
+                    entry[2]["task"].append(name)
     return index, skipped
 
 

@@ -325,3 +325,12 @@ def test_a_utils_py_without_the_function_is_named(tmp_path):
     assert missing_task_files(folder / "wikitext103_bm25_wiki.yaml") == []
     shutil.copy(Path(TASK_DIR) / "wiki_lm" / "utils.py", folder / "utils.py")
     check_task_paths(str(folder))
+
+
+def test_a_tag_named_like_a_task_does_not_break_the_check(tmp_path):
+    """lm-eval's index keeps a task whose name another task uses as its tag (the tag is not registered then); the
+    check's own index added the tag's task to the task's config and failed (AttributeError)."""
+    folder = _copy(tmp_path / "mine", "_qa_template", "utils.py")
+    _renamed(folder, "foo")
+    _renamed(folder, "zed", "\ntag: [foo]")  # indexed after foo.yaml
+    check_include_path_tasks(["foo", "zed"], str(folder))

@@ -198,7 +198,12 @@ def _patch_process_tasks(module):
         if ours:
             from tasks.precheck import check_include_path_tasks, check_run_arguments, check_selected_tasks
 
-            check_include_path_tasks(requested, getattr(self, "include_path", None))
+            try:
+                check_include_path_tasks(requested, getattr(self, "include_path", None))
+            except ConfigError:
+                raise
+            except Exception:  # noqa: BLE001 - a fault of the check must not stop a run lm-eval resolved
+                pass
             check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
