@@ -664,6 +664,10 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
             unit = f"the same questions (paragraphs for {ratio})" if ratio else "the same questions"
             test = (f"two-sided paired permutation test (sign flips; for {ratio} swaps of the two methods' paragraphs, "
                     "recomputing the ratio)") if ratio else "two-sided paired sign-flip permutation test"
+            # stats.paired_test: exact, not Monte Carlo, for a 0/1 metric or few differing questions
+            test += ("; exact where every differing question differs by the same amount (a 0/1 metric such as EM or "
+                     "answer match: McNemar's test on the discordant questions) or at most 16 questions differ, "
+                     "Monte Carlo otherwise; p<0.001 = an exact p below 0.001")
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
                         f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "

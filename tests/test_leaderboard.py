@@ -559,6 +559,11 @@ def test_report_numbers_are_hand_computed(toy_run, tmp_path):
     md = (out / "leaderboard.md").read_text()
     assert "## Fairness contract" in md and "- model_args.k: 3" in md
     assert "| standard | toy_qa | 0.00 | 12 | 0.750 [" in md
+    # the header names the test each p comes from: EM's 9 discordant questions are McNemar's exact test
+    assert paired["p"] == pytest.approx(2 * 0.5 ** 9)
+    assert ("exact where every differing question differs by the same amount (a 0/1 metric such as EM or answer "
+            "match: McNemar's test on the discordant questions) or at most 16 questions differ, Monte Carlo otherwise"
+            in md)
     csv_head = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
     assert csv_head[:5] == ["method", "task", "noise", "n", "specific_settings"] and "delta_em_vs_standard_p_holm" in csv_head
 
