@@ -74,3 +74,24 @@ def child_pids(pid: int) -> list[int]:
         except OSError:
             continue
     return out
+
+
+def pin_cell_keys(monkeypatch, modules=None) -> None:
+    """Compute each spec's run keys once per spec file and selection (other work may edit the source the keys hash
+    meanwhile) and pin the git commit recorded, for ``modules`` (default: leaderboards.runner, .report, .rescore)."""
+    import leaderboards.report
+    import leaderboards.rescore
+    import leaderboards.runner
+    from leaderboards.keys import cell_keys
+
+    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
+    frozen: dict = {}
+
+    def keys(spec):
+        at = (spec.path, tuple(sorted(spec.selection.items())))  # a selection has its own cells
+        if at not in frozen:
+            frozen[at] = cell_keys(spec)
+        return frozen[at]
+
+    for module in modules or (leaderboards.runner, leaderboards.report, leaderboards.rescore):
+        monkeypatch.setattr(module, "cell_keys", keys)

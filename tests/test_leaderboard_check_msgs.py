@@ -12,14 +12,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import run_toy_spec, write_spec
+from leaderboard_helpers import pin_cell_keys, run_toy_spec, write_spec
 
 import leaderboards.report
-import leaderboards.rescore
 import leaderboards.runner
 from leaderboards.check import check_against_baseline, summary_line, write_baseline
 from leaderboards.cli import main as lb_main
-from leaderboards.keys import cell_keys
 from leaderboards.spec import load_spec
 
 CELL = "standard/toy_qa/seed1"
@@ -28,17 +26,7 @@ CELL = "standard/toy_qa/seed1"
 @pytest.fixture(autouse=True)
 def _pinned(monkeypatch):
     """Each spec's run keys computed once per spec file (other work may edit the source the keys hash meanwhile)."""
-    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
-    frozen: dict = {}
-
-    def keys(spec):
-        at = (spec.path, tuple(sorted(spec.selection.items())))
-        if at not in frozen:
-            frozen[at] = cell_keys(spec)
-        return frozen[at]
-
-    for module in (leaderboards.runner, leaderboards.report, leaderboards.rescore):
-        monkeypatch.setattr(module, "cell_keys", keys)
+    pin_cell_keys(monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import TOY, child_pids, subprocess_env, write_spec
+from leaderboard_helpers import TOY, child_pids, pin_cell_keys, subprocess_env, write_spec
 
 import leaderboards.runner
 from leaderboards.cli import main as lb_main
-from leaderboards.keys import cell_keys
 
 JOURNAL = "journal.jsonl"
 SLEEPER = "import pathlib, sys, time; pathlib.Path(sys.argv[1]).touch(); time.sleep(120)"
@@ -35,16 +34,7 @@ STUCK = ("import pathlib, signal, sys, time; signal.signal(signal.SIGTERM, signa
 def _pinned(monkeypatch):
     """Run keys computed once per spec (other work may edit the source the keys hash); Ctrl-C raises
     KeyboardInterrupt in this process as in a terminal's (a pytest-xdist worker may ignore SIGINT)."""
-    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
-    frozen: dict = {}
-
-    def keys(spec):
-        at = (spec.path, tuple(sorted(spec.selection.items())))
-        if at not in frozen:
-            frozen[at] = cell_keys(spec)
-        return frozen[at]
-
-    monkeypatch.setattr(leaderboards.runner, "cell_keys", keys)
+    pin_cell_keys(monkeypatch, [leaderboards.runner])
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, old)

@@ -15,14 +15,12 @@ import signal
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import TOY, run_toy_spec, write_spec
+from leaderboard_helpers import TOY, pin_cell_keys, run_toy_spec, write_spec
 
 import leaderboards.report
-import leaderboards.rescore
 import leaderboards.runner
 from leaderboards.check import check_against_baseline, write_baseline
 from leaderboards.cli import main as lb_main
-from leaderboards.keys import cell_keys
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
 
@@ -33,17 +31,7 @@ JOURNAL = "journal.jsonl"
 def _pinned(monkeypatch):
     """Each spec's run keys computed once per spec file and selection (other work may edit the source the keys hash
     meanwhile)."""
-    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
-    frozen: dict = {}
-
-    def keys(spec):
-        at = (spec.path, tuple(sorted(spec.selection.items())))  # a selection has its own cells
-        if at not in frozen:
-            frozen[at] = cell_keys(spec)
-        return frozen[at]
-
-    for module in (leaderboards.runner, leaderboards.report, leaderboards.rescore):
-        monkeypatch.setattr(module, "cell_keys", keys)
+    pin_cell_keys(monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import run_toy_spec
+from leaderboard_helpers import pin_cell_keys, run_toy_spec
 
-import leaderboards.report
-import leaderboards.rescore
-import leaderboards.runner
 from leaderboards.check import MissingCell, check_against_baseline, write_baseline
 from leaderboards.keys import cell_keys
 from retrieval.errors import ConfigError
@@ -27,17 +24,7 @@ CELL = "standard/toy_qa/seed1"
 @pytest.fixture(autouse=True)
 def _pinned(monkeypatch):
     """Each spec's run keys computed once per spec file (other work may edit the source the keys hash meanwhile)."""
-    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
-    frozen: dict = {}
-
-    def keys(spec):
-        at = (spec.path, tuple(sorted(spec.selection.items())))
-        if at not in frozen:
-            frozen[at] = cell_keys(spec)
-        return frozen[at]
-
-    for module in (leaderboards.runner, leaderboards.report, leaderboards.rescore):
-        monkeypatch.setattr(module, "cell_keys", keys)
+    pin_cell_keys(monkeypatch)
 
 
 @pytest.fixture(scope="module")
