@@ -28,7 +28,10 @@ Two rules close the SQuAD script's edge cases (issue 12.1):
    nothing for EM and F1, whichever side it is on (:func:`_cut_sentence_end`, applied both ways):
    ``"A+."`` and ``"the the."`` score EM 1 against ``"A+"`` and ``"The The"``, ``"---."`` against
    ``"---"``, ``"A+"`` against the gold ``"A+."``, and ``"?"`` still scores EM 1 against the gold
-   ``"?"`` (a gold is never cut to nothing). Punctuation that differs is kept: ``"A+."`` against
+   ``"?"`` (a gold is never cut to nothing). A gold made only of sentence punctuation (``"!!!"``, the band) is
+   not cut at all, and answer match needs its whole run: ``"!"`` and ``"I have no idea!"`` do not score against
+   it (the prediction side is cut as before, so ``"?."`` still scores EM 1 against the gold ``"?"`` but ``"?"``
+   scores EM 0 against ``"?."``: here the rule is one-sided). Punctuation that differs is kept: ``"A+."`` against
    ``"A+!"`` scores EM 0. Answer match applies the same rule where the gold occurs in the prediction
    (:func:`_occurs`): the prediction's punctuation after the occurrence and the gold's final punctuation
    must agree as far as the shorter goes, so ``"A+ is the answer."`` matches the gold ``"A+."``.
@@ -144,9 +147,12 @@ def _occurs(pred_tokens: list[str], gold_tokens: list[str]) -> bool:
     punctuation that follows in the prediction and the gold's run must agree as far as the shorter goes
     (one starts with the other), and at least one token must be matched. For a gold that does not end
     with sentence punctuation this is plain containment; ``"A+ is the answer."`` contains the gold
-    ``"A+."`` (nothing follows ``a +`` but ``is``), ``"A+."`` does not contain ``"A+!"``.
+    ``"A+."`` (nothing follows ``a +`` but ``is``), ``"A+."`` does not contain ``"A+!"``. A gold made only of
+    sentence punctuation must occur whole (plain containment): ``"I have no idea!"`` does not contain ``"!!!"``.
     """
     g = _trailing_run(gold_tokens)
+    if g == len(gold_tokens):  # a gold made only of sentence punctuation ("!!!", the band) is all answer
+        return _contains(pred_tokens, gold_tokens)
     core, run = gold_tokens[:len(gold_tokens) - g], gold_tokens[len(gold_tokens) - g:]
     c = len(core)
     for i in range(len(pred_tokens) - c + 1):
@@ -176,8 +182,10 @@ def _score_one(prediction: str, gold: str) -> tuple[float, float, float]:
     if not gold_tokens:
         return 0.0, 0.0, 0.0
     pred_tokens = _cut_sentence_end(match_tokens, gold_tokens)
-    # the same cut the other way (rule 2 is symmetric), but a gold is never cut to nothing ("?" vs "what")
-    gold_cut = _cut_sentence_end(gold_tokens, match_tokens) or gold_tokens
+    # the same cut the other way (rule 2 is symmetric), but a gold is never cut to nothing ("?" vs "what"), and one
+    # made only of sentence punctuation is not cut at all: its punctuation is the answer ("!" vs the band "!!!")
+    gold_only_punct = _trailing_run(gold_tokens) == len(gold_tokens)
+    gold_cut = gold_tokens if gold_only_punct else (_cut_sentence_end(gold_tokens, match_tokens) or gold_tokens)
     if not pred_tokens:
         return 0.0, 0.0, 0.0
     return (float(pred_tokens == gold_cut), _f1_one(pred_tokens, gold_cut),
