@@ -161,7 +161,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
                               "it, none gold, none whose title or text contains a gold answer): use a larger corpus or a task without noise")
         p = passages[rng.randrange(len(passages))]
         if (p.docid in banned or has_answer(p.text, list(answers)) or has_answer(p.title, list(answers))
-                or contains_normalised(f"{p.title}\n{p.text}", answers)):
+                or holds_normalised_gold(f"{p.title}\n{p.text}", answers)):
             continue
         banned.add(p.docid)
         picked.append(p)
@@ -191,26 +191,74 @@ def _answer_pattern(answers: Sequence[str]) -> re.Pattern | None:
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE)
 
 
-def _normalised_spans(text: str, golds: Sequence[Sequence[str]]) -> list[tuple[int, int]]:
-    """Character spans of ``text`` whose SQuAD-normalised words (:func:`tasks.metrics.normalize_answer`) are one of
-    ``golds`` (each a normalised answer's words), longest first, left to right, without overlaps; a span runs
-    from its first to its last whitespace-separated piece, less the punctuation at its two ends."""
+SENTENCE_STOP = frozenset(".!?")
+"""Sentence-ending punctuation: a normalised match (:func:`_normalised_spans`) does not run past a piece ending in it."""
+
+
+def _ends_sentence(piece: str) -> bool:
+    """Whether a whitespace-separated piece ends in sentence punctuation (``"Ringo."``, ``'D.C."'``, ``"it)?"``)."""
     from .metrics import _is_punct
 
-    toks = [(t, m.start(), m.end()) for m in re.finditer(r"\S+", text) for t in normalize_answer(m.group()).split()]
+    tail = len(piece)
+    while tail > 0 and _is_punct(piece[tail - 1]):
+        tail -= 1
+    return any(ch in SENTENCE_STOP for ch in piece[tail:])
+
+
+def _stops_inside(answer: str) -> set[int]:
+    """Token counts of ``answer``'s normalised words after which one of its own pieces ends a sentence
+    (``"Mr. Smith"`` -> ``{1}``): a text may cross such a stop where the answer as written does."""
+    stops: set[int] = set()
+    count = 0
+    pieces = answer.split()
+    for k, piece in enumerate(pieces):
+        count += len(normalize_answer(piece).split())
+        if k < len(pieces) - 1 and _ends_sentence(piece):
+            stops.add(count)
+    return stops
+
+
+def _normalised_spans(text: str, golds: Sequence[Sequence[str]],
+                      answers: Sequence[str] = ()) -> list[tuple[int, int]]:
+    """Character spans of ``text`` whose SQuAD-normalised words (:func:`tasks.metrics.normalize_answer`) are one of
+    ``golds`` (each a normalised answer's words), longest first, left to right, without overlaps; a span runs
+    from its first to its last whitespace-separated piece, less the punctuation at its two ends.
+
+    A span never runs past a piece that ends in sentence punctuation (:data:`SENTENCE_STOP`), so "album Ringo.
+    Starr co-wrote" holds no "Ringo Starr", unless an answer of ``answers`` that normalises to it crosses a stop at
+    the same word ("Mr. Smith"). The punctuation ending the last piece is kept in the text (the sentence's own),
+    unless such an answer ends with it: the gold "Washington, D.C." takes the whole "D.C." of "Washington D.C. then".
+    """
+    from .metrics import _is_punct
+
+    toks = [(t, m.start(), m.end(), k, _ends_sentence(m.group()))
+            for k, m in enumerate(re.finditer(r"\S+", text)) for t in normalize_answer(m.group()).split()]
     seqs = sorted({tuple(g) for g in golds if g}, key=len, reverse=True)
+    written = {g: [a.strip() for a in answers if tuple(normalize_answer(a).split()) == g] for g in seqs}
+    allowed = {g: set().union(*(_stops_inside(a) for a in written[g])) for g in seqs}
+
+    def crosses_stop(i: int, g: tuple[str, ...]) -> bool:
+        for j in range(i, i + len(g) - 1):  # a stop after the piece of token j, before the piece of the next token
+            if toks[j][4] and toks[j][3] != toks[j + 1][3] and (j - i + 1) not in allowed[g]:
+                return True
+        return False
+
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(toks):
-        g = next((g for g in seqs if tuple(t for t, _, _ in toks[i:i + len(g)]) == g), None)
+        g = next((g for g in seqs if tuple(t[0] for t in toks[i:i + len(g)]) == g and not crosses_stop(i, g)), None)
         if g is None:
             i += 1
             continue
         start, end = toks[i][1], toks[i + len(g) - 1][2]
+        piece_end = end
         while start < end and _is_punct(text[start]):
             start += 1
         while end > start and _is_punct(text[end - 1]):
             end -= 1
+        tail = text[end:piece_end]
+        if tail and any(a.endswith(tail) for a in written[g]):  # the answer's own final punctuation ("D.C.")
+            end = piece_end
         if spans and start < spans[-1][1]:  # two matches inside one piece
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         elif start < end:
@@ -219,21 +267,34 @@ def _normalised_spans(text: str, golds: Sequence[Sequence[str]]) -> list[tuple[i
     return spans
 
 
-def contains_normalised(text: str, answers: Sequence[str]) -> bool:
-    """Whether ``text`` holds a gold answer under SQuAD normalisation, the rule of the QA metrics: the normalised
-    answer's words appear as consecutive words of the normalised text (``"A vanishing point"`` in "Vanishing point
-    is ...", ``"24"`` in "2.4 million")."""
+def holds_normalised_gold(text: str, answers: Sequence[str]) -> bool:
+    """Whether ``text`` holds a gold answer under SQuAD normalisation of the whole text, the rule of the QA metrics: the
+    normalised answer's words appear as consecutive words of the normalised text (``"A vanishing point"`` in
+    "Vanishing point is ...", ``"24"`` in "2.4 million", ``"Ringo Starr"`` in "album Ringo. Starr co-wrote"). Noise
+    passages are drawn by this rule (a model that copies "Ringo. Starr" scores EM 1)."""
     words = f" {normalize_answer(text)} "
     return any(g and f" {g} " in words for g in (normalize_answer(a) for a in answers))
+
+
+def contains_normalised(text: str, answers: Sequence[str]) -> bool:
+    """Whether ``text`` holds a gold answer that :func:`swap_answer` replaces: as written (whole word, case ignored), or
+    under SQuAD normalisation within a sentence (:func:`_normalised_spans`: ``"A vanishing point"`` in "Vanishing point
+    is ...", ``"24"`` in "2.4 million", not ``"Ringo Starr"`` in "album Ringo. Starr co-wrote"). After a swap it is
+    False unless the substitute brings an answer back; :func:`holds_normalised_gold` is the metrics' wider rule."""
+    pat = _answer_pattern(answers)
+    if pat is None:
+        return False
+    return bool(pat.search(text)) or bool(_normalised_spans(text, [normalize_answer(a).split() for a in answers], answers))
 
 
 def swap_answer(title: str, text: str, answers: Sequence[str], substitute: str) -> tuple[str, str, int]:
     """Replace every occurrence of any gold answer in ``title`` and ``text`` by ``substitute``.
 
     First every whole-word, case-insensitive occurrence of an answer as written (longer answers first), then every
-    remaining occurrence under SQuAD normalisation (:func:`contains_normalised`: case, punctuation and articles
+    remaining occurrence under SQuAD normalisation (:func:`_normalised_spans`: case, punctuation and articles
     ignored, so ``"A vanishing point"`` replaces "Vanishing point" and ``"The House of Representatives"`` the
-    "House of Representatives" of "United States House of Representatives"; the punctuation around it is kept).
+    "House of Representatives" of "United States House of Representatives"; the punctuation around it is kept,
+    and no occurrence runs past a sentence stop: "album Ringo. Starr co-wrote" keeps its "Ringo. Starr").
     Returns ``(title, text, n_replaced)``.
     """
     pat = _answer_pattern(answers)
@@ -245,7 +306,7 @@ def swap_answer(title: str, text: str, answers: Sequence[str], substitute: str) 
     for part in (title, text):
         part, k = pat.subn(lambda _m: substitute, part)
         n += k
-        spans = _normalised_spans(part, golds)
+        spans = _normalised_spans(part, golds, answers)
         for start, end in reversed(spans):
             part = part[:start] + substitute + part[end:]
         out.append(part)
@@ -538,7 +599,9 @@ def build_qa_docs(
             if cf_answer is None or n == 0 or not literal:  # the question set: a literal answer in the gold passage
                 skipped += 1
                 continue
-            if contains_normalised(f"{new_title}\n{new_text}", r["answers"]):  # kept, so every seed has the same questions
+            swapped = f"{new_title}\n{new_text}"
+            # kept, so every seed has the same questions; the metrics' wider rule also sees a gold across a sentence stop
+            if contains_normalised(swapped, r["answers"]) or holds_normalised_gold(swapped, r["answers"]):
                 cf_left.append(qid)
             cf_ctx = {"docid": r["gold_docids"][0] + CF_SUFFIX, "title": new_title, "text": new_text, "score": None,
                       "rank": 1, "source": "counterfactual"}
@@ -577,6 +640,7 @@ def build_qa_docs(
                     "or no substitute of the same kind)", dataset, skipped, len(rows))
     if cf_left:
         log.warning("%s counterfactual: %d of %d questions keep a gold answer (SQuAD-normalised) in the swapped passage, "
-                    "e.g. where the title and text meet or inside the substitute; they are kept, not rebuilt, so every "
+                    "e.g. where the title and text meet, across a sentence stop ('album Ringo. Starr co-wrote') or inside the "
+                    "substitute; they are kept, not rebuilt, so every "
                     "method sees the same passages: %s", dataset, len(cf_left), len(rows), ", ".join(cf_left[:10]))
     return docs
