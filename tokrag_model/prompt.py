@@ -119,13 +119,20 @@ class PromptBuilder:
         self.template = template
         self.special = {} if add_bos_token is None else {"add_special_tokens": bool(add_bos_token)}
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids of a whole string, as lm-eval's ``hf`` ``tok_encode`` (BOS per the tokenizer's default)."""
+    def _special_for(self, text: str) -> dict[str, bool]:
+        """The ``add_special_tokens`` keyword for ``text``: none added when it already starts with the BOS text
+        (lm-eval's ``has_bos_prefix``: one BOS, also under the ``add_bos_token=True`` model argument), else the
+        ``add_bos_token`` model argument's choice, else the tokenizer's default."""
         special = dict(self.special)
         bos = getattr(self.tok, "bos_token", None)
-        if not special and bos and text.startswith(bos):
+        if bos and text.startswith(bos):
             special["add_special_tokens"] = False
-        return list(self.tok.encode(text, **special))
+        return special
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of a whole string, as lm-eval's ``hf`` ``tok_encode`` (BOS per the tokenizer's default or the
+        ``add_bos_token`` model argument; none added to a text that already starts with the BOS text)."""
+        return list(self.tok.encode(text, **self._special_for(text)))
 
     def block(self, ctxs: list[dict]) -> str:
         return "".join(format_passage(c, self.template, i) for i, c in enumerate(ctxs))
@@ -133,11 +140,7 @@ class PromptBuilder:
     def _span(self, text: str, start_char: int, end_char: int) -> tuple[list[int], tuple[int, int]]:
         """Token ids of ``text`` and the token span of its characters ``[start_char, end_char)``: the
         tokens wholly inside them (plus a BOS in front when ``start_char == 0``)."""
-        special = dict(self.special)
-        bos = getattr(self.tok, "bos_token", None)
-        if not special and bos and text.startswith(bos):
-            special["add_special_tokens"] = False
-        enc = self.tok(text, return_offsets_mapping=True, **special)
+        enc = self.tok(text, return_offsets_mapping=True, **self._special_for(text))
         ids = list(enc["input_ids"])
         offsets = [tuple(o) for o in enc["offset_mapping"]]
         start = 0
