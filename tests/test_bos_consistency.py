@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from lm_eval.api.instance import Instance
 
+from tokrag_model.base import WindowContext
 from tokrag_model.methods import load
 
 DOC = {"question": "Where is the Eiffel Tower?", "answers": ["Paris"],
@@ -65,3 +66,25 @@ def test_gemma_first_window_has_one_bos_with_add_bos_token(gemma, add_bos_token)
         ((_, empty),) = plans_of(lm, context="", cont=" Paris")
         assert empty.prompts == [head]
     assert lm.prompts.encode("<bos>The") == [2, 818]  # lm-eval hf's tok_encode with add_bos_token=True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("limit,kept", [(13, []), (14, ["d1"])])
+def test_gemma_max_passage_tokens_counts_the_bos_in_every_window(gemma, limit, kept):
+    """The 13-token block counts 14 tokens (BOS + block) as in a QA prompt, in the first window and later ones."""
+    lm = load("rag-standard").with_backbone(gemma, device="cpu", max_length=64, max_passage_tokens=limit)
+    qa = lm.encode_rag(DOC, "Question: where?\nAnswer:", None)
+    assert qa.kept == kept
+    first = lm.encode_rag(DOC, lm.first_window_context(), None)
+    later = lm.encode_rag(DOC, WindowContext("the window", [1437, 3606]), None)
+    assert (first.kept, later.kept) == (kept, kept)
+    assert first.ids == ([2] + BLOCK_GEMMA if kept else [2])
+
+
+def test_smollm2_max_passage_tokens_counts_the_block_alone(backbone):
+    """SmolLM2 adds no BOS to a plain prompt: its 13-token block counts 13 everywhere (the prefix token not counted)."""
+    for limit, kept in ((12, []), (13, ["d1"])):
+        lm = load("rag-standard").with_backbone(backbone, device="cpu", max_length=64, max_passage_tokens=limit)
+        encs = [lm.encode_rag(DOC, c, None) for c in ("Question: where?\nAnswer:", lm.first_window_context(),
+                                                       WindowContext("the window", [1437, 3606]))]
+        assert [e.kept for e in encs] == [kept] * 3

@@ -19,7 +19,8 @@ tokenizer's character offsets, not by re-tokenising pieces: the tokens lying who
 ``[0, n_R)``, BOS included, as in the authors' code).
 
 Budget: when the RAG prompt is longer than the budget (``max_length`` minus the generation budget), or
-the passages take more than ``max_passage_tokens`` tokens,
+the passages take more than ``max_passage_tokens`` tokens (counted as a plain prompt's span: with the BOS the
+tokenizer puts in front of a plain prompt, also for a rolling text's windows; :meth:`PromptBuilder.passage_tokens`),
 the lowest-ranked passages are dropped first, one at a time; the task context (the question) is never
 cut. A task context that alone exceeds the budget is an error.
 """
@@ -134,6 +135,22 @@ class PromptBuilder:
         ``add_bos_token`` model argument; none added to a text that already starts with the BOS text)."""
         return list(self.tok.encode(text, **self._special_for(text)))
 
+    @property
+    def adds_bos(self) -> bool:
+        """True when :meth:`encode` puts a BOS in front of a plain text (Gemma; not SmolLM2, whose template adds
+        none): a plain prompt's retrieved span then includes that BOS, and :meth:`passage_tokens` counts it."""
+        if "_adds_bos" not in self.__dict__:
+            bos_id = getattr(self.tok, "bos_token_id", None)
+            self.__dict__["_adds_bos"] = bos_id is not None and self.encode("a")[:1] == [bos_id]
+        return self.__dict__["_adds_bos"]
+
+    def passage_tokens(self, n_block: int) -> int:
+        """Tokens a passages block of ``n_block`` tokens (no BOS among them) at the start of a plain text counts
+        against ``max_passage_tokens``: as a plain QA prompt's span ``[0, n_R)`` counts it, the block plus the BOS the
+        tokenizer puts in front of a plain prompt (:attr:`adds_bos`), in a rolling text's first window and later
+        windows alike."""
+        return n_block + (1 if self.adds_bos else 0)
+
     def block(self, ctxs: list[dict]) -> str:
         return "".join(format_passage(c, self.template, i) for i, c in enumerate(ctxs))
 
@@ -180,7 +197,11 @@ class PromptBuilder:
                 ids = self.encode(text)
             fits = budget is None or len(ids) <= budget
             if self.max_passage_tokens is not None:
-                fits = fits and span[1] - span[0] <= self.max_passage_tokens
+                n = span[1] - span[0]
+                bos = getattr(self.tok, "bos_token", None)
+                if span[0] == 1 and bos and text[:at] == bos:
+                    n = self.passage_tokens(n)  # the block after a leading BOS (a rolling first window): as a QA prompt
+                fits = fits and n <= self.max_passage_tokens
             if fits:
                 return Encoded(ids, span, [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped, text)
             dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))
