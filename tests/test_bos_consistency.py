@@ -54,6 +54,50 @@ def plans_of(lm, text=TEXT, doc=DOC, context=None, cont=None):
     return seen
 
 
+def later_window_prompts(backbone, block):
+    """Check that every later window's RAG prompt is ``block`` then its closed-book prompt, with no BOS first."""
+    rag = plans_of(load("rag-standard").with_backbone(backbone, device="cpu", max_length=64))
+    pure = plans_of(load("rag-none").with_backbone(backbone, device="cpu", max_length=64))
+    assert len(rag) >= 3 and len(rag) == len(pure)
+    bos = backbone.tokenizer.bos_token_id
+    for (ctx, r), (_, p) in zip(rag[1:], pure[1:]):
+        assert isinstance(ctx, WindowContext)
+        (r_ids,), (p_ids,) = r.prompts, p.prompts
+        assert p_ids == list(ctx.ids)
+        assert r_ids == block + p_ids  # the pure ids are a suffix: the prompts differ by the block alone
+        assert r_ids[0] != bos
+        assert r.cont == p.cont
+
+
+def test_smollm2_later_window_rag_prompt_is_block_then_pure_prompt(backbone):
+    later_window_prompts(backbone, BLOCK_SMOLLM2)
+
+
+@pytest.mark.slow
+def test_gemma_later_window_rag_prompt_has_no_bos(gemma):
+    assert gemma.tokenizer.encode(BLOCK, add_special_tokens=False) == BLOCK_GEMMA
+    later_window_prompts(gemma, BLOCK_GEMMA)
+    lm = load("tokrag").with_backbone(gemma, device="cpu", max_length=64)
+    ctx = WindowContext("the window", [1437, 3606])
+    enc = lm.encode_rag(DOC, ctx, None)
+    assert (enc.ids, enc.span) == (BLOCK_GEMMA + [1437, 3606], (0, 13))
+    assert lm.encode_pure(ctx, None).ids == [1437, 3606]
+
+
+@pytest.mark.slow
+def test_gemma_rag_none_multi_window_equals_lm_eval_hf(gemma):
+    from lm_eval.models.huggingface import HFLM
+
+    hf = HFLM(pretrained=gemma.model, tokenizer=gemma.tokenizer, batch_size=1, device="cpu", dtype="float32",
+              max_length=32)  # hf's windows are max_length tokens, ours max_length // 2
+    ours = load("rag-none").with_backbone(gemma, device="cpu", max_length=64)
+    assert len(plans_of(ours)) >= 3
+    req = lambda: [Instance("loglikelihood_rolling", DOC, (TEXT,), 0)]  # noqa: E731
+    (ref,) = hf.loglikelihood_rolling(req(), disable_tqdm=True)
+    (got,) = ours.loglikelihood_rolling(req(), disable_tqdm=True)
+    assert got == pytest.approx(ref, abs=1e-3)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("add_bos_token", [None, True])
 def test_gemma_first_window_has_one_bos_with_add_bos_token(gemma, add_bos_token):

@@ -428,17 +428,19 @@ class RAGMethodLM(LM):
         return enc
 
     def _window_rag(self, ctxs: list[dict], context: WindowContext, budget: int | None) -> Encoded:
-        """The RAG prompt of a later rolling window: the passages block's ids (encoded alone, as a plain prompt's
-        block, BOS included where the tokenizer adds one) then the window's context ids as they are; the same budget
-        rule as :meth:`tokrag_model.prompt.PromptBuilder.rag` (lowest-ranked passages dropped first until the prompt
-        fits ``budget`` tokens and the block ``max_passage_tokens``; none left: the pure prompt). Span ``(0, n_R)``."""
+        """The RAG prompt of a later rolling window: the passages block's ids (encoded alone with no BOS, as the pure
+        prompt, the window's context ids, has none: lm-eval's ``hf`` convention for later windows) then the window's
+        context ids as they are, so the two prompts differ by the block alone; the same budget rule as
+        :meth:`tokrag_model.prompt.PromptBuilder.rag` (lowest-ranked passages dropped first until the prompt fits
+        ``budget`` tokens and the block ``max_passage_tokens``, counted as a plain prompt's block:
+        :meth:`tokrag_model.prompt.PromptBuilder.passage_tokens`; none left: the pure prompt). Span ``(0, n_R)``."""
         kept, dropped = list(ctxs), []
         limit = self.prompts.max_passage_tokens
         while kept:
             block = self.prompts.block(kept)
-            block_ids = self.prompts.encode(block)
+            block_ids = self.prompts.encode_bare(block)
             ids = block_ids + list(context.ids)
-            if (budget is None or len(ids) <= budget) and (limit is None or len(block_ids) <= limit):
+            if (budget is None or len(ids) <= budget) and (limit is None or self.prompts.passage_tokens(len(block_ids)) <= limit):
                 return Encoded(ids, (0, len(block_ids)), [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped,
                                block + context)
             dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))

@@ -135,6 +135,11 @@ class PromptBuilder:
         ``add_bos_token`` model argument; none added to a text that already starts with the BOS text)."""
         return list(self.tok.encode(text, **self._special_for(text)))
 
+    def encode_bare(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special token added (no BOS), e.g. a passages block put in front of a
+        rolling text's later window (:meth:`tokrag_model.base.RAGMethodLM.encode_rag`)."""
+        return list(self.tok.encode(text, add_special_tokens=False))
+
     @property
     def adds_bos(self) -> bool:
         """True when :meth:`encode` puts a BOS in front of a plain text (Gemma; not SmolLM2, whose template adds
