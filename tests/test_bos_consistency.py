@@ -10,6 +10,9 @@ counted Gemma's BOS in later windows and QA prompts but not in the first window.
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 from lm_eval.api.instance import Instance
 
@@ -132,3 +135,11 @@ def test_smollm2_max_passage_tokens_counts_the_block_alone(backbone):
         encs = [lm.encode_rag(DOC, c, None) for c in ("Question: where?\nAnswer:", lm.first_window_context(),
                                                        WindowContext("the window", [1437, 3606]))]
         assert [e.kept for e in encs] == [kept] * 3
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, lambda w: pickle.loads(pickle.dumps(w)),
+                                 lambda w: pickle.loads(pickle.dumps(w, protocol=0))])
+def test_window_context_copies_keep_ids(how):
+    w = WindowContext("the window", [1, 2, 3])
+    r = how(w)
+    assert type(r) is WindowContext and str(r) == "the window" and r.ids == (1, 2, 3)

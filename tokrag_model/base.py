@@ -121,7 +121,8 @@ class WindowContext(str):
     windows cut it as. :meth:`RAGMethodLM.encode_pure` and :meth:`RAGMethodLM.encode_rag` build its prompts from
     ``ids`` as they are (the passages block's ids in front), never from the text re-encoded: decoding ids to text and
     encoding it again changed them where a window boundary split a multi-byte character, and added a BOS to every
-    later window on tokenizers that add one (Gemma), where lm-eval's ``hf`` scores the window's ids alone."""
+    later window on tokenizers that add one (Gemma), where lm-eval's ``hf`` scores the window's ids alone. Neither
+    prompt has a BOS (the block is encoded without one). Copies, deep copies and pickles keep ``ids``."""
 
     ids: tuple[int, ...]
 
@@ -129,6 +130,10 @@ class WindowContext(str):
         obj = super().__new__(cls, text)
         obj.ids = tuple(int(t) for t in ids)
         return obj
+
+    def __getnewargs__(self) -> tuple[str, tuple[int, ...]]:
+        """``__new__``'s arguments for :mod:`copy` and :mod:`pickle` (``str``'s own gives the text alone)."""
+        return str(self), self.ids
 
 
 @dataclass
