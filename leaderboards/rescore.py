@@ -38,7 +38,7 @@ from tasks import quiet_lm_eval
 
 from .keys import cell_keys, find_task_yaml, missing_task_data
 from .report import build_report
-from .runner import (IncompleteRunError, MisplacedRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
+from .runner import (DONE, IncompleteRunError, MisplacedRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec
 
@@ -174,6 +174,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         except MisplacedRunError:
             raise
         except IncompleteRunError as exc:
+            if not allow_missing and (runs / key / DONE).exists():
+                raise  # the cell's own finished folder is damaged: its own error, as report and check give it
             first_error = str(exc)
         if index is None:  # the finished folders, read once: by key material without the task code, and by cell id
             folders = finished_folders(runs)
@@ -181,7 +183,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
             for d, cfg in folders:
                 index.setdefault(_without_task_code(cfg), []).append(d)
             finished = finished_runs_by_cell(runs, folders)
-        hits = index.get(_without_task_code(mat), [])
+        # the cell's own folder failed above (damaged: checksums, marker): not a candidate of its own (it raised again)
+        hits = [h for h in index.get(_without_task_code(mat), []) if h.name != key]
         if len(hits) == 1:
             loaded[cell.cell_id] = (cell, key, load_cell(hits[0], cell.cell_id))  # checked against its own name
             notes.append(f"{cell.cell_id}: task folder changed since the run; re-scoring the samples of {hits[0].name}")

@@ -80,10 +80,12 @@ def test_done_without_its_identity_is_damage_to_report_rescore_check_and_run(toy
     reasons: dict = {}
     assert collect(spec, runs, allow_missing=True, reasons=reasons)[CELL][2] is None
     assert reasons[CELL] == want
-    for allow in (False, True):  # rescore stops on a damaged folder of the cell's own key, as on an empty DONE
-        with pytest.raises(IncompleteRunError) as exc:
-            collect_for_rescore(spec, runs, allow_missing=allow)
-        assert not isinstance(exc.value, MisplacedRunError) and str(exc.value) == want
+    with pytest.raises(IncompleteRunError) as exc:  # rescore stops on a damaged folder of the cell's own key
+        collect_for_rescore(spec, runs)
+    assert not isinstance(exc.value, MisplacedRunError) and str(exc.value) == want
+    missing: list[str] = []  # with allow_missing the cell is missing, with the reason, as in report (it raised)
+    assert collect_for_rescore(spec, runs, allow_missing=True, missing_out=missing)[0][CELL][2] is None
+    assert missing == [f"{CELL} ({want})"]
     lines = check_against_baseline(spec, runs, base)
     bad = [x for x in lines if not x.ok]
     assert len(bad) == 1 and isinstance(bad[0], MissingCell) and bad[0].cell == CELL and bad[0].state == "damaged"

@@ -261,7 +261,11 @@ def test_committed_reports_are_recognised_as_reports(name):
     from leaderboards.report import is_report_json
 
     d = json.loads((REPO / "leaderboards" / name / "leaderboard.json").read_text())
-    assert "generator" not in d and is_report_json(d)
+    if name == "reference-cells":  # regenerated on 2026-12-05 (380d7c0): it names its generator
+        assert d["generator"] == "tokrag leaderboard report"
+    else:  # older than the generator key: still recognised by their shape
+        assert "generator" not in d
+    assert is_report_json(d)
     assert not is_report_json({"rows": d["rows"]}) and not is_report_json({**d, "rows": None})
 
 
