@@ -15,6 +15,7 @@ import pickle
 
 import pytest
 from lm_eval.api.instance import Instance
+from test_rolling_later_windows import window_plans
 
 from tokrag_model.base import WindowContext
 from tokrag_model.methods import load
@@ -39,22 +40,7 @@ def gemma():
 
 def plans_of(lm, text=TEXT, doc=DOC, context=None, cont=None):
     """``[(context, plan)]`` of the windows of ``text`` (or of one loglikelihood request) as ``lm`` scores them."""
-    seen = []
-    real = lm.score_plan
-
-    def spy(d, c, k, b):
-        seen.append((c, real(d, c, k, b)))
-        return seen[-1][1]
-
-    lm.score_plan = spy
-    try:
-        if context is None:
-            lm.loglikelihood_rolling([Instance("loglikelihood_rolling", doc, (text,), 0)], disable_tqdm=True)
-        else:
-            lm.loglikelihood([Instance("loglikelihood", doc, (context, cont), 0)], disable_tqdm=True)
-    finally:
-        del lm.score_plan
-    return seen
+    return window_plans(lm, text, doc, context, cont)
 
 
 def later_window_prompts(backbone, block):

@@ -22,18 +22,22 @@ DOC = {"question": "Who won the first Nobel Prize in Physics?", "answers": ["Rö
        "ctxs": [{"docid": "d1", "title": "Röntgen", "text": "Wilhelm Röntgen discovered X-rays.", "rank": 1, "score": 2.0}]}
 
 
-def window_plans(lm, text=TEXT, doc=DOC):
-    """``[(context, plan)]`` of every window of ``text`` as ``lm`` scores it (its score_plan spied on)."""
+def window_plans(lm, text=TEXT, doc=DOC, context=None, cont=None):
+    """``[(context, plan)]`` of every window of ``text`` as ``lm`` scores it (its score_plan spied on), or, with
+    ``context``, of one loglikelihood request ``(context, cont)``."""
     seen = []
     real = lm.score_plan
 
-    def spy(d, context, cont, budget):
-        seen.append((context, real(d, context, cont, budget)))
+    def spy(d, c, k, b):
+        seen.append((c, real(d, c, k, b)))
         return seen[-1][1]
 
     lm.score_plan = spy
     try:
-        lm.loglikelihood_rolling([Instance("loglikelihood_rolling", doc, (text,), 0)], disable_tqdm=True)
+        if context is None:
+            lm.loglikelihood_rolling([Instance("loglikelihood_rolling", doc, (text,), 0)], disable_tqdm=True)
+        else:
+            lm.loglikelihood([Instance("loglikelihood", doc, (context, cont), 0)], disable_tqdm=True)
     finally:
         del lm.score_plan
     return seen
