@@ -816,9 +816,12 @@ def has_stop(tokenizer: Any, toks: list[int], stops: list[str]) -> bool:
     decoded with special tokens (lm-eval's ``hf`` stop criterion, ``MultiTokenEOSCriteria``, decodes so: a stop that
     is a special token's text, ``until=["<|endoftext|>"]``, is seen) or without them (the text the answer is cut
     from: a stop whose characters a special token separates, ``"\\n<|im_start|>\\n"`` for ``"\\n\\n"``, still stops
-    as before; the answer is cut there either way). The last 16 tokens are checked first (short decodes per step)."""
-    for skip in (False, True):
-        tail = tokenizer.decode(toks[-16:], skip_special_tokens=skip)
+    as before; the answer is cut there either way). The last 16 tokens are checked first (short decodes per step),
+    and without special tokens only where the tail holds one (else both decodes of the tail are the same text)."""
+    tail_ids = toks[-16:]
+    special = set(tokenizer.all_special_ids)
+    for skip in (False, True) if any(t in special for t in tail_ids) else (False,):
+        tail = tokenizer.decode(tail_ids, skip_special_tokens=skip)
         if any(s in tail for s in stops) and any(s in tokenizer.decode(toks, skip_special_tokens=skip) for s in stops):
             return True
     return False
