@@ -166,7 +166,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             key = None
         else:  # an unknown task (or another spec error) is an error, not an unregistered model
             key = fingerprint(cell_key_material(spec, cell, memo), length=20)
-        if key is not None and cell_is_done(runs / key):
+        if key is not None and cell_is_done(runs / key, cell.cell_id):
             done += 1
             continue
         kind = task_kind(cell.task.task, spec.include_path)

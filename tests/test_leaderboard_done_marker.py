@@ -126,6 +126,17 @@ def test_run_estimate_counts_the_damaged_marker_to_do(toy_runs, tmp_path, capsys
     assert out["cells_todo"] == 1 and out["cells_done"] == len(spec.cells()) - 1
 
 
+def test_run_estimate_counts_a_marker_without_cell_id_to_do(toy_runs, tmp_path, capsys):
+    """A DONE without its cell_id is damage that ``run`` redoes (above); the estimate counted it done (it checked the
+    marker without the cell's id, so only a missing config_hash was seen) and under-estimated the run."""
+    from leaderboards.cli import main as lb_main
+
+    spec, runs, d = _damaged(toy_runs, tmp_path, cell_id=None)
+    assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["cells_todo"] == 1 and out["cells_done"] == len(spec.cells()) - 1
+
+
 def test_deleting_the_damaged_marker_and_rerunning_mends_the_folder(toy_runs, tmp_path):
     """What the message says to do works: the cell is recomputed and its DONE names it again."""
     spec, runs, d = _damaged(toy_runs, tmp_path, cell_id=None)
