@@ -203,30 +203,21 @@ def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | N
 
 
 def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:
-    """The YAML file that defines ``task`` as lm-eval's ``TaskManager`` resolves it (text scan, no lm-eval import).
+    """The YAML file that defines ``task`` as lm-eval's ``TaskManager`` resolves it (:func:`tasks.task_index.task_yaml`:
+    lm-eval's own per-folder index code over these folders only).
 
     The folders searched are :func:`tasks.add_include_path` of ``include_path`` (tokrag's ``tasks/`` first when it
     is absent, as the runner and the package's start-up hook give them to lm-eval); a later folder's task overrides
     an earlier one of the same name (lm-eval's index), and within one folder the first ``**/*.yaml`` in path order
-    wins (lm-eval skips later duplicates). So ``[mytasks, <repo>/tasks]`` resolves ``nq_oracle_bm25`` to our
+    that lm-eval's index loads wins: a YAML it skips (an ``include:`` of a file that is not there, invalid YAML) is
+    not the task's, as it is not run. So ``[mytasks, <repo>/tasks]`` resolves ``nq_oracle_bm25`` to our
     YAML even when ``mytasks`` has a copy of it, as the run does; ``[mytasks]`` or ``[<repo>/tasks, mytasks]``
-    resolve it to the copy. None when no YAML defines it.
+    resolve it to the copy. None when no YAML defines it (or the name is a group or tag there).
     """
-    import re
-
     from tasks import add_include_path
+    from tasks.task_index import task_yaml
 
-    pat = re.compile(r"^task:\s*['\"]?" + re.escape(task) + r"['\"]?\s*$", re.M)
-    for inc in reversed(add_include_path([str(p) for p in include_path])):
-        for p in sorted(Path(inc).glob("**/*.yaml"), key=lambda q: q.as_posix()):
-            if "__pycache__" in p.parts or ".ipynb_checkpoints" in p.parts:
-                continue
-            try:
-                if pat.search(p.read_text(encoding="utf-8", errors="replace")):
-                    return p
-            except OSError:
-                continue
-    return None
+    return task_yaml(task, add_include_path([str(p) for p in include_path]))
 
 
 def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> str:

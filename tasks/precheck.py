@@ -629,8 +629,10 @@ def _our_task_names() -> set[str]:
 def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[str, Any, Any, Any]],
                          member_of: str = "", others: Iterable[str] = ()) -> ConfigError:
     """The one line for a task YAML whose include / ``!function`` module is not beside it (:func:`missing_task_files`);
-    ``member_of`` (``group my_group``) names the requested group or tag it was reached through; ``others`` are the
-    other requested tasks that the same ``--include_path`` folder gives (kept in the advice)."""
+    ``flag`` is the option's words (``--tasks``, ``--include_path``; ``include_path`` in a leaderboard spec: the
+    advice then uses the spec's words too); ``member_of`` (``group my_group``) names the requested group or tag it was
+    reached through; ``others`` are the other requested tasks that the same include folder gives (kept in the
+    advice)."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -656,7 +658,14 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
         todo = f"copy {' and '.join(copies)} (in {root}) into {Path(target).parent}"
     else:
         todo = "put the missing file beside it, or remove that line"
-    if name is not None and name in _our_task_names():
+    if name is not None and name in _our_task_names() and flag == "include_path":  # a leaderboard spec's words
+        others = sorted(set(others) - {name})
+        todo += f", or run our task {name} instead of the copy"
+        if others:  # the folder also gives other requested tasks: keep it
+            todo += f": move {path} out of {value} (keep {value} in include_path for {', '.join(others)})"
+        else:
+            todo += f": remove {value} from include_path"
+    elif name is not None and name in _our_task_names():
         todo += f", or run our task by its name instead of the copy: --tasks {name}"
         others = sorted(set(others) - {name})
         if flag == "--include_path" and others:  # the folder also gives other requested tasks: keep it
@@ -731,45 +740,35 @@ def check_task_paths(tasks: Any) -> None:
 
 
 def _index_folder(root: Any) -> tuple[dict[str, tuple[str, Any, dict]], dict[str, tuple[Any, dict]]]:
-    """lm-eval's index of one ``--include_path`` folder (``TaskIndex.build``): every ``**/*.yaml`` in sorted order
-    (``__pycache__`` and ``.ipynb_checkpoints`` left out) loaded by lm-eval's own ``load_yaml`` (includes followed,
-    ``!function`` not imported); the first task or group of a name wins, a task's ``tag:`` names collect its tasks.
-    Returns ``({name: (kind, yaml path or None, config)}, {name: (yaml path, raw config)})``: the second holds the
-    names (``task``, ``group``, ``tag``) of the files the index skips (an include that is not there, a YAML error),
-    read from the file as written; a tag's config is ``{"task": [its tasks]}``."""
-    from lm_eval.tasks._yaml_loader import load_yaml
+    """lm-eval's index of one ``--include_path`` folder, from lm-eval's own index code
+    (:func:`tasks.task_index.index_folder`, the one :func:`leaderboards.keys.find_task_yaml` uses too): every
+    ``**/*.yaml`` in sorted order (``__pycache__`` and ``.ipynb_checkpoints`` left out) loaded by lm-eval's own
+    ``load_yaml`` (includes followed, ``!function`` not imported); the first task or group of a name wins, a task's
+    ``tag:`` names collect its tasks. Returns ``({name: (kind, yaml path or None, config)}, {name: (yaml path, raw
+    config)})``; kind is ``TASK`` (also for a ``class:`` task), ``GROUP`` or ``TAG``; the second holds the names
+    (``task``, ``group``, ``tag``) of the files the index skips (an include that is not there, a YAML error), read
+    from the file as written; a tag's config is ``{"task": [its tasks]}``, in file order."""
+    from .task_index import index_folder
 
+    entries, lost = index_folder(root)
     index: dict[str, tuple[str, Any, dict]] = {}
+    for name, entry in entries.items():
+        kind = "TASK" if entry.kind.name == "PY_TASK" else entry.kind.name
+        index[name] = (kind, entry.yaml_path, {"task": []} if kind == "TAG" else entry.cfg)
+    for name, (kind, _, cfg) in list(index.items()):  # a tag's tasks in file order (lm-eval keeps a set)
+        tags = cfg.get("tag") if kind == "TASK" else None
+        for tag in tags if isinstance(tags, list) else [tags] if tags else []:
+            if isinstance(tag, str) and tag in index and index[tag][0] == "TAG":  # a tag named like a task stays the task
+                index[tag][2]["task"].append(name)
     skipped: dict[str, tuple[Any, dict]] = {}
-    files = sorted((p for p in root.glob("**/*.yaml") if not {"__pycache__", ".ipynb_checkpoints"} & set(p.parts)),
-                   key=lambda p: p.as_posix())
-    for path in files:
-        try:
-            cfg = load_yaml(path, resolve_func=False, recursive=True)
-        except Exception:  # noqa: BLE001 - lm-eval's index skips the file without a word
-            raw = _raw_yaml(path) or {}
-            tags = raw.get("tag")
-            for name in [raw.get("task"), raw.get("group"), *(tags if isinstance(tags, list) else [tags])]:
-                if isinstance(name, str):
-                    skipped.setdefault(name, (path, raw))
-            if not raw:
-                skipped.setdefault(path.stem, (path, {}))
-            continue
-        if "class" in cfg or ("task" in cfg and "group" not in cfg):
-            name, kind = cfg.get("task"), "TASK"
-        elif "group" in cfg:
-            name, kind = cfg.get("group"), "GROUP"
-        else:
-            continue
-        if not isinstance(name, str) or name in index:
-            continue
-        index[name] = (kind, path, cfg)
-        if kind == "TASK":
-            tags = cfg.get("tag")
-            for tag in tags if isinstance(tags, list) else [tags] if tags else []:
-                entry = index.setdefault(tag, ("TAG", None, {"task": []})) if isinstance(tag, str) else None
-                if entry is not None and entry[0] == "TAG":  # a tag named like a task stays the task (lm-eval's too)
-                    entry[2]["task"].append(name)
+    for path in lost:  # lm-eval's index skips the file without a word
+        raw = _raw_yaml(path) or {}
+        tags = raw.get("tag")
+        for name in [raw.get("task"), raw.get("group"), *(tags if isinstance(tags, list) else [tags])]:
+            if isinstance(name, str):
+                skipped.setdefault(name, (path, raw))
+        if not raw:
+            skipped.setdefault(path.stem, (path, {}))
     return index, skipped
 
 
@@ -790,7 +789,7 @@ def _unedited_backup(path: Any, root: Any, name: str) -> bool:
         return False
 
 
-def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
+def check_include_path_tasks(names: Iterable[Any], include_path: Any, *, spec: bool = False) -> None:
     """``--include_path /folder --tasks NAME``: refuse when the YAML that lm-eval would run for NAME from these
     folders misses a file it needs (:func:`missing_task_files`), or when lm-eval's index skips every YAML of that name
     there (an include not beside it), where the run said "unknown task" or silently ran another task of that name
@@ -804,6 +803,9 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
     Args:
         names: the ``--tasks`` entries (strings; a path or anything else is skipped).
         include_path: lm-eval's ``--include_path`` (a folder, a list of folders, or None).
+        spec: True when the names and folders come from a leaderboard spec's ``tasks:`` and ``include_path:``
+            (``tokrag leaderboard``): the line then says ``include_path /folder`` and gives the spec's advice, not
+            the CLI's ``--include_path`` / ``--tasks``.
 
     Raises:
         ConfigError: one line naming the folder, the YAML, its missing file and what to copy where; for a requested
@@ -813,6 +815,7 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
 
     from . import TASK_DIR
 
+    flag = "include_path" if spec else "--include_path"
     requested = [n for n in _task_entries(names) if not n.endswith((".yaml", ".yml")) and "/" not in n]
     folders = [] if include_path is None else [include_path] if isinstance(include_path, (str, Path)) else list(include_path)
     if not requested:
@@ -846,7 +849,7 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
             if kind == "TASK":
                 missing = missing_task_files(path)
                 if missing:
-                    raise _missing_files_error("--include_path", folder, path, missing, member_of,
+                    raise _missing_files_error(flag, folder, path, missing, member_of,
                                                from_folder.get(str(folder), ()))
             members = cfg.get("task") if kind in ("GROUP", "TAG") else None
             for member in members if isinstance(members, list) else [members] if isinstance(members, str) else []:
@@ -859,7 +862,7 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
         path, raw, folder = skipped[name]
         problem = yaml_syntax_error(path)
         if problem is not None:
-            raise ConfigError(f"--include_path {folder}: {path} is not valid YAML ({problem}), so lm-eval's index skips "
+            raise ConfigError(f"{flag} {folder}: {path} is not valid YAML ({problem}), so lm-eval's index skips "
                               f"it and task {name} is not defined there; fix it")
         missing = missing_task_files(path)
         if not missing:
@@ -867,10 +870,10 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any) -> None:
         if name not in (raw.get("task"), raw.get("group")):
             member_of = f"tag {name}"
         if raw.get("task") == name and _unedited_backup(path, folder, name):
-            log.warning("--include_path %s: %s misses %s, so lm-eval skips it and runs our %s (the same YAML)",
-                        folder, path, missing[0][1], name)
+            log.warning("%s %s: %s misses %s, so lm-eval skips it and runs our %s (the same YAML)",
+                        flag, folder, path, missing[0][1], name)
             return
-        raise _missing_files_error("--include_path", folder, path, missing, member_of, from_folder.get(str(folder), ()))
+        raise _missing_files_error(flag, folder, path, missing, member_of, from_folder.get(str(folder), ()))
 
     for name in requested:
         visit(name, name)
