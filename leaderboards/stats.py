@@ -1,7 +1,9 @@
 """Statistics of a leaderboard: bootstrap CIs, paired tests, Holm correction, minimum detectable difference.
 
 All functions work on per-question values (shape ``(n,)``, questions matched by ``doc_id`` before the
-call) and are deterministic for a given seed.
+call) and are deterministic for a given seed. They pass ``rng=`` to ``scipy.stats.bootstrap`` and
+``scipy.stats.permutation_test``, which SciPy added in 1.15 (1.14 raises ``TypeError: unexpected keyword
+'rng'``): hence ``scipy>=1.15`` in ``pyproject.toml``.
 
 * :func:`bootstrap_ci`: percentile bootstrap CI of a mean (``scipy.stats.bootstrap``; Efron &
   Tibshirani 1993, ch. 13).
