@@ -760,7 +760,7 @@ def check_task_files(spec: LeaderboardSpec, cells: list[Cell]) -> None:
 
     names = list(dict.fromkeys(cell.task.task for cell in cells))
     try:
-        check_include_path_tasks(names, [str(p) for p in spec.include_path])
+        check_include_path_tasks(names, [str(p) for p in spec.include_path], spec=True)
     except ConfigError as exc:
         raise ConfigError(f"leaderboard spec {spec.path}: {exc}") from None
 

@@ -73,7 +73,7 @@ def test_run_refuses_a_copy_without_its_template_before_the_first_cell(tmp_path)
     with pytest.raises(ConfigError) as err:
         run_spec(load_spec(path), runs, progress=False)
     msg = str(err.value)
-    assert msg.startswith(f"leaderboard spec {path}: --include_path {mineb}: {mineb / 'nq_oracle_bm25.yaml'} needs "
+    assert msg.startswith(f"leaderboard spec {path}: include_path {mineb}: {mineb / 'nq_oracle_bm25.yaml'} needs "
                           f"{mineb / '_qa_template'} for its 'include: _qa_template'")
     assert "\n" not in msg
     assert not [p for p in runs.iterdir() if not p.name.startswith(".")] if runs.exists() else True
