@@ -8,10 +8,10 @@ import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
-from .bm25 import DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, validate_queries
+from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_identity,
+                   validate_queries)
 from .cache import Run, RunCache, engine_versions
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
@@ -29,9 +29,36 @@ RUNTIME_PARAMS = {"threads", "batch_size", "progress", "index", "device"}
 PREBUILT = "prebuilt:"
 
 
-@lru_cache(maxsize=8)
-def _bm25_searcher(index_dir: str, k1: float, b: float) -> Bm25Searcher:
-    return Bm25Searcher(index_dir, k1=k1, b=b)
+_SEARCHERS_MAX = 8
+# (index folder, k1, b) -> (the folder's index_identity when opened, searcher); a cache of open Lucene readers
+_searchers: dict[tuple[str, float, float], tuple[tuple, Bm25Searcher]] = {}
+
+
+def _bm25_searcher(index_dir: str, k1: float, b: float, corpus: Corpus) -> Bm25Searcher:
+    """An open searcher over ``index_dir`` for ``corpus``, reused while the folder holds the same build.
+
+    The reuse is keyed by :func:`retrieval.bm25.index_identity` too: a folder rebuilt in place (``tokrag index
+    build --force`` from another shell) gets a new searcher, since an open Lucene reader keeps searching the
+    files it opened. The identity is read and the reader opened under the folder's build lock, and the searcher
+    is opened with ``corpus``, so a run is only ever computed from an index recorded for ``corpus``.
+
+    Raises:
+        IndexNotFoundError: the folder holds an index of another corpus (rebuilt meanwhile), or none.
+    """
+    key = (index_dir, k1, b)
+    with file_lock(index_dir):  # no build of this folder swaps it while its identity is read and its reader opened
+        ident = index_identity(index_dir)
+        held = _searchers.get(key)
+        if held is not None and held[0] == ident and (held[1].meta is None or ident[0] == corpus.fingerprint):
+            return held[1]
+        s = Bm25Searcher(index_dir, k1=k1, b=b, corpus=corpus)  # IndexNotFoundError when recorded for another corpus
+    if held is not None:
+        held[1].close()
+    _searchers.pop(key, None)
+    _searchers[key] = (ident, s)
+    while len(_searchers) > _SEARCHERS_MAX:
+        _searchers.pop(next(iter(_searchers)))[1].close()
+    return s
 
 
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -84,7 +111,7 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
 
 def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
     index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
-    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]))
+    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
     before = s.searches
     hits = s.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(), progress=bool(runtime.get("progress")))
     return hits, s.searches - before
@@ -374,7 +401,8 @@ def score_passages(
 def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: Mapping[str, Sequence[Mapping[str, str]]],
                          p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
     index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
-    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]))
+    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
+
     def in_index(c: Mapping[str, str]) -> str | None:
         psg = corpus.get(c["docid"]) if c["docid"] in corpus else None
         return c["docid"] if psg is not None and psg.title == c["title"] and psg.text == c["text"] else None

@@ -175,6 +175,30 @@ def _index_complete(index_dir: Path) -> bool:
     return index_dir.is_dir() and any(index_dir.glob("segments_*"))
 
 
+def index_identity(index_dir: str | os.PathLike) -> tuple:
+    """Which build an index folder holds now: the corpus fingerprint its ``tokrag_index.json`` records (None for a
+    foreign index) and the file identity (inode, mtime in ns, size) of that file and of each Lucene commit point
+    (``segments_*``). Every build writes them anew (:func:`build_bm25_index` renames a fresh folder into place),
+    so a folder rebuilt in place, also by another process (``tokrag index build --force``), has another identity
+    than the build a searcher opened; :func:`retrieval.api.retrieve` opens a new searcher then. Files that vanish
+    while being listed count as absent (the next call sees the new build)."""
+    folder = Path(index_dir)
+
+    def stamp(path: Path) -> tuple | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        return (path.name, st.st_ino, st.st_mtime_ns, st.st_size)
+
+    meta = read_index_meta(folder)
+    try:
+        segments = sorted(folder.glob("segments_*"))
+    except OSError:
+        segments = []
+    return ((meta or {}).get("corpus_fingerprint"), stamp(folder / META), tuple(stamp(s) for s in segments))
+
+
 def build_bm25_index(
     corpus: Corpus,
     index_dir: str | os.PathLike | None = None,
