@@ -88,14 +88,15 @@ class CheckLine:
     def render(self) -> str:
         """``OK   cell  metric  value (baseline b, |Δ| d <= tol unit)``: 4 decimals, or :data:`BASELINE_DIGITS`
         for a FAIL whose difference would not show at 4 (``|Δ| 0.0000 > 0.0000`` said nothing)."""
+        unit = f" {self.unit}" if self.unit else ""  # a tolerance without a unit, for a metric without one: no stray space
         if self.value is None:
             why = f": {self.reason}" if self.reason else ""
-            return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f} {self.unit}){why}"
+            return f"FAIL {self.cell}  {self.metric}: missing from the runs (baseline {self.baseline:.4f}{unit}){why}"
         d = self.delta
         rel = "<=" if self.ok else ">"
         n = 4 if self.ok or round(d, 4) > round(self.tol, 4) else BASELINE_DIGITS
         return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric} = {self.value:.{n}f} "
-                f"(baseline {self.baseline:.{n}f}, |Δ| {d:.{n}f} {rel} {self.tol:.{n}f} {self.unit})")
+                f"(baseline {self.baseline:.{n}f}, |Δ| {d:.{n}f} {rel} {self.tol:.{n}f}{unit})")
 
 
 @dataclass(frozen=True)

@@ -404,15 +404,19 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
                             res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
                         byrow[(mod.name, name, t.task)].setdefault("paired", {}).setdefault(ref, {})[metric] = res
+            floor = monte_carlo_p_floor(iters)
             for metric in PAIRED + RATIO_PAIRED:
                 fam = sorted(k for k in tests if k[2] == metric)
-                adj = dict(zip(fam, holm([tests[k]["p"] for k in fam])))
+                adj = dict(zip(fam, holm_with_bounds([tests[k]["p"] for k in fam], floor)))
                 for ref in refs:
                     for name in method_names:
                         res = (byrow[(mod.name, name, t.task)].get("paired") or {}).get(ref, {}).get(metric)
                         if res is not None:
-                            res["p_holm"] = adj[(*sorted((name, ref)), metric)]
+                            k = (*sorted((name, ref)), metric)
+                            res["p_holm"], bound = adj[k]
                             res["family"] = len(fam)
+                            if bound:  # only then: the JSON of a report without such a value is unchanged
+                                res["p_holm_bound"] = True
                 if metric == spec.primary_metric and fam and metric not in RATIO_METRICS:
                     n = min(tests[k]["n"] for k in fam)
                     sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
@@ -423,6 +427,16 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                     mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
                                 "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
     return mde
+
+
+def holm_with_bounds(pvalues: list[float], floor: float) -> list[tuple[float, bool]]:
+    """Holm-adjusted ``pvalues`` (:func:`stats.holm`, same order), each with whether it is only an upper bound: a p at
+    the Monte Carlo ``floor`` (:func:`stats.monte_carlo_p_floor`) is one, and Holm's values are non-decreasing in every
+    p, so a pair's Holm value is exact only when it is the same with those p at 0 (else a floor p, its own or another
+    pair's, raised it: ``[2/2001, 0.0015]`` at 2000 resamples gives ``[(0.0020, True), (0.0020, True)]``)."""
+    adj = holm(pvalues)
+    low = holm([0.0 if _at_floor(p, floor) else p for p in pvalues])
+    return [(a, not math.isclose(a, b, rel_tol=1e-9)) for a, b in zip(adj, low)]
 
 
 def _generation_kwargs(samples: list[dict]) -> set[str]:
@@ -545,15 +559,28 @@ def _cell_metric(row: dict, name: str) -> str:
     return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]"
 
 
+def _at_floor(p: float, floor: float) -> bool:
+    """``p`` is the Monte Carlo floor 2/(iters+1) of the permutation test (:func:`stats.monte_carlo_p_floor`)."""
+    return math.isclose(p, floor, rel_tol=1e-9)
+
+
+def _fmt_p(name: str, v: float, bound: bool) -> str:
+    """``name≤v`` for an upper bound (rounded up to 3 decimals, so it stays a bound), else ``name<0.001`` under 0.001
+    (0.000977 is ``<0.001``, not ``=0.001``), else ``name=v`` to 3 decimals."""
+    if bound:
+        return f"{name}≤{math.ceil(v * 1000 - 1e-9) / 1000:.3f}"
+    return f"{name}<0.001" if v < 0.001 else f"{name}={v:.3f}"
+
+
 def _cell_paired(p: dict | None, iters: int) -> str:
     """``diff [lo, hi] p=... holm=...``; a p at the Monte Carlo floor 2/(iters+1) of the permutation test is an
-    upper bound and reads ``p≤0.001 holm≤...``; an exact p (or Holm's) under 0.001 reads ``p<0.001`` (``holm<0.001``)."""
+    upper bound and reads ``p≤0.001 holm≤...``, and so does a Holm value that another pair's floor p raised
+    (``p_holm_bound``: ``p=0.002 holm≤0.004``); any other p (or Holm's) under 0.001 reads ``p<0.001``
+    (``holm<0.001``)."""
     if not p:
         return "-"
-    if math.isclose(p["p"], monte_carlo_p_floor(iters), rel_tol=1e-9):
-        tail = f"p≤{p['p']:.3f} holm≤{p['p_holm']:.3f}"
-    else:
-        tail = " ".join(f"{name}<0.001" if v < 0.0005 else f"{name}={v:.3f}" for name, v in (("p", p["p"]), ("holm", p["p_holm"])))
+    at_floor = _at_floor(p["p"], monte_carlo_p_floor(iters))
+    tail = f"{_fmt_p('p', p['p'], at_floor)} {_fmt_p('holm', p['p_holm'], at_floor or bool(p.get('p_holm_bound')))}"
     return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] {tail}"
 
 
@@ -671,7 +698,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
                         f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
-                        f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1))",
+                        f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1), holm≤ = an upper bound raised "
+                        "by such a p)",
                         mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under))
     diag_head = mcol + ["method", "task"]
     cb = data["closed_book"]
