@@ -6,7 +6,9 @@ fields read here are the helpers' contract (see the README of ``leaderboards``):
 
 * ``tokrag``: ``tokens`` = ``[branch, S_R, S_L, layer, token_text]`` per generated token (the older
   4-element form without the text is accepted); branch ``R``/``L`` (RAG / pure LM), ``=`` appended
-  when both branches agreed, ``b`` when a function token bypassed the test;
+  when both branches agreed, ``b`` when a function token bypassed the test. ``rag_token_share`` counts every
+  ``R…`` label (agreed and bypassed tokens too: the test never ran on them, tokrag_method.md §3.3), so it is
+  mostly the agreement rate; ``rag_win_rate`` is the test's own decisions, ``R`` / (``R`` + ``L``);
 * ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats); when
   a trace has only ``weights``, both are computed from them (normalised to sum 1);
 * ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
@@ -25,7 +27,10 @@ TRACE_COLUMNS = {
     "weight_entropy": "mean entropy of the passage weights (nats)",
     "kept_rate": "mean share of shown passages the critic kept (filter)",
     "critic_auc": "mean AUC of the critic's scores against the gold passages (filter; questions where defined)",
-    "rag_token_share": "share of generated tokens emitted by the RAG branch (Tok-RAG)",
+    "rag_token_share": "share of generated tokens labelled with the RAG branch, tokens where both branches agreed (R=) "
+                       "and bypassed function tokens (Rb) included: mostly the agreement rate (Tok-RAG)",
+    "rag_win_rate": "share of tested tokens (branches disagreed, no bypass) where the test chose the RAG token "
+                    "(Tok-RAG; mean over questions with a tested token)",
 }
 
 
@@ -96,6 +101,9 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
             branches = [t[0] for t in toks if isinstance(t, list) and t and isinstance(t[0], str)]
             if branches:
                 vals.setdefault("rag_token_share", []).append(sum(b.startswith("R") for b in branches) / len(branches))
+                tested = [b for b in branches if b in ("R", "L")]  # "R="/"L=": agreed, "Rb"/"Lb": bypassed, untested
+                if tested:
+                    vals.setdefault("rag_win_rate", []).append(tested.count("R") / len(tested))
     return {k: {"mean": float(np.mean(v)), "n": len(v)} for k, v in vals.items()}
 
 

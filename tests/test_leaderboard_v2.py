@@ -150,7 +150,9 @@ def test_trace_columns_accept_both_token_forms(v2_run):
     assert kept["mean"] == pytest.approx(1 / 3) and kept["n"] == 12
     assert rows[("filter", "toy_qa")]["trace"]["critic_auc"] == {"mean": 1.0, "n": 12}
     assert "trace" not in rows[("none", "toy_qa")]
-    assert data["trace_columns"] == ["top1_weight", "weight_entropy", "kept_rate", "critic_auc", "rag_token_share"]
+    assert rows[("standard", "toy_qa")]["trace"]["rag_win_rate"]["mean"] == 1.0  # its tested tokens: all RAG
+    assert data["trace_columns"] == ["top1_weight", "weight_entropy", "kept_rate", "critic_auc", "rag_token_share",
+                                     "rag_win_rate"]
 
 
 def test_pivot_best_in_bold_average_and_language_modelling_column(v2_run):
