@@ -187,24 +187,61 @@ def _check_params(p: Mapping[str, Any]) -> None:
         raise ConfigError(f"max_length={p['max_length']!r}; give an integer >= 8 (tokens)")
 
 
+PREFIX_FIRST = "prefix title text"
+"""``passage_format`` of :func:`encoder_identity` when an ``auto`` encoder has a ``prefix_passage``: the prefix
+comes first (:func:`passage_strings`). Indexes and runs from before it (no ``passage_format``) encoded
+``"title prefix text"`` (Pyserini's ``AutoDocumentEncoder`` prefixes the text, then puts the title before it),
+so they are re-encoded / recomputed; without a prefix nothing changed and the identity is as before."""
+
+
 def encoder_identity(p: Mapping[str, Any]) -> dict[str, Any]:
-    """What identifies the encoders in a cache key: names and weights hashes of passage and query encoders."""
+    """What identifies the encoders in a cache key: names and weights hashes of passage and query encoders, and
+    ``passage_format`` (:data:`PREFIX_FIRST`) for an ``auto`` encoder with a ``prefix_passage``.
+
+    Raises:
+        ConfigError: bad parameters (:func:`build_dense_index`). OfflineError: an encoder hub id offline.
+    """
     _check_params(p)
     enc = resolve_encoder(p["encoder"])
     qenc = resolve_encoder(p["query_encoder"]) if p.get("query_encoder") else enc
-    return {
+    out = {
         "encoder": str(p["encoder"]), "encoder_sha256": weights_hash(enc),
         "query_encoder": str(p.get("query_encoder") or p["encoder"]), "query_encoder_sha256": weights_hash(qenc),
     }
+    if _passage_prefix(p) is not None:
+        out["passage_format"] = PREFIX_FIRST
+    return out
+
+
+def _passage_prefix(p: Mapping[str, Any]) -> str | None:
+    return p.get("prefix_passage") if p["encoder_class"] == "auto" else None
+
+
+def passage_strings(p: Mapping[str, Any], passages: Sequence[tuple[str, str]]) -> list[str]:
+    """The strings an ``auto`` passage encoder encodes for ``(title, text)`` passages: ``"{title} {text}"`` as
+    Pyserini's ``AutoDocumentEncoder`` joins them, with ``prefix_passage`` first when set
+    (``"passage: {title} {text}"``; E5-style encoders expect the prefix at the start). Pyserini's own prefix
+    goes after the title (``"{title} passage: {text}"``), so it is not used."""
+    prefix = _passage_prefix(p)
+    return [f"{prefix} {title} {text}" if prefix is not None else f"{title} {text}" for title, text in passages]
+
+
+def _encode_passages(enc, p: Mapping[str, Any], passages: Sequence[tuple[str, str]]):
+    """Vectors of ``(title, text)`` passages by the passage encoder ``enc`` of :func:`_doc_encoder`: DPR gets
+    (title, text) pairs, an ``auto`` encoder the strings of :func:`passage_strings`."""
+    if p["encoder_class"] == "dpr":
+        return enc.encode(texts=[t for _, t in passages], titles=[ti for ti, _ in passages], max_length=int(p["max_length"]))
+    return enc.encode(texts=passage_strings(p, passages), max_length=int(p["max_length"]))
 
 
 def _doc_encoder(p: Mapping[str, Any], device: str):
+    """Pyserini's passage encoder; an ``auto`` one without a prefix (:func:`passage_strings` puts it first)."""
     from pyserini.encode import AutoDocumentEncoder, DprDocumentEncoder
 
     path = str(resolve_encoder(p["encoder"]))
     if p["encoder_class"] == "dpr":
         return DprDocumentEncoder(path, device=device)
-    return AutoDocumentEncoder(path, device=device, pooling=p["pooling"], l2_norm=bool(p["l2_norm"]), prefix=p.get("prefix_passage"))
+    return AutoDocumentEncoder(path, device=device, pooling=p["pooling"], l2_norm=bool(p["l2_norm"]), prefix=None)
 
 
 def _query_encoder(p: Mapping[str, Any], device: str):
@@ -293,8 +330,10 @@ def build_dense_index(
 ) -> Path:
     """Encode ``corpus`` (once) and write a FAISS ``IndexFlatIP`` in Pyserini's layout; returns the folder.
 
-    Passages are encoded as (title, text): ``"title text"`` for ``auto`` encoders, a (title, text) pair
-    for DPR, as Pyserini's document encoders do. Embeddings (shape (N, dim) float32) are written in parts
+    Passages are encoded as (title, text): ``"title text"`` for ``auto`` encoders (``"prefix title text"`` with a
+    ``prefix_passage``, :func:`passage_strings`), a (title, text) pair for DPR, as Pyserini's document encoders do.
+    An index encoded with the passage prefix after the title (before :data:`PREFIX_FIRST`) is re-encoded in
+    place, with one warning. Embeddings (shape (N, dim) float32) are written in parts
     of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
     ``force``; the old index stays in place until the new one replaces it. One encoded by other versions of
@@ -337,6 +376,9 @@ def build_dense_index(
                     return target
                 logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
                                target, _versions_text(meta.get("encoding_versions")), _versions_text(versions))
+            elif _prefix_after_title(meta, identity):
+                logger.warning("dense index %s encoded its passages as 'title %s text' (the passage prefix after the "
+                               "title): re-encoding it with the prefix first", target, identity["params"]["prefix_passage"])
             elif index_dir is not None:
                 raise IndexNotFoundError(
                     f"{target} holds a dense index of another corpus or encoder (corpus {meta.get('corpus_fingerprint')}, "
@@ -379,7 +421,7 @@ def build_dense_index(
                 import torch
 
                 with torch.inference_mode():
-                    e = enc.encode(texts=[x.text for x in b], titles=[x.title for x in b], max_length=int(p["max_length"]))
+                    e = _encode_passages(enc, p, [(x.title, x.text) for x in b])
                 embs.append(np.asarray(e, dtype="float32"))
                 encoded += len(b)
                 if bar is not None:
@@ -414,6 +456,15 @@ def build_dense_index(
             shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(parts, ignore_errors=True)
     return target
+
+
+def _prefix_after_title(meta: Mapping[str, Any], identity: Mapping[str, Any]) -> bool:
+    """True when ``meta`` is of an index with this identity but encoded before :data:`PREFIX_FIRST` (no
+    ``passage_format``: the passage prefix went after the title)."""
+    if identity["encoder"].get("passage_format") != PREFIX_FIRST or not isinstance(meta.get("encoder"), dict):
+        return False
+    old = {**identity, "encoder": {k: v for k, v in identity["encoder"].items() if k != "passage_format"}}
+    return "passage_format" not in meta["encoder"] and {k: meta.get(k) for k in old} == old
 
 
 def _versions_text(versions: Any) -> str:
@@ -495,8 +546,7 @@ class DenseSearcher:
         with torch.inference_mode():
             for i in range(0, len(passages), batch_size):
                 b = passages[i : i + batch_size]
-                out.append(np.asarray(self._doc_encoder.encode(texts=[t for _, t in b], titles=[ti for ti, _ in b],
-                                                               max_length=int(self.params["max_length"])), dtype="float32"))
+                out.append(np.asarray(_encode_passages(self._doc_encoder, self.params, b), dtype="float32"))
         return np.concatenate(out, axis=0)
 
     def batch_search(self, queries: Mapping[str, str], k: int = 10, threads: int = 1, batch_size: int = 64, progress: bool = False) -> dict[str, list[tuple[str, float]]]:
