@@ -520,7 +520,9 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
 
 def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     """A TREC run file (``qid Q0 docid rank score tag`` lines; ``.gz`` decompressed) as ctxs with the corpus's
-    passage texts.
+    passage texts, each question's passages in trec_eval's order: score descending, ties by docid descending (the
+    rank column is ignored, as trec_eval ignores it; ``rank`` becomes the position). When the rank column orders a
+    question otherwise, one stderr warning says the scores were used.
 
     Raises:
         DataError: a short line, a rank that is not an integer, a score that is not a number, a docid not in
@@ -558,9 +560,24 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
                 raise DataError(f"{path}:{lineno}: docid {docid!r} is not in corpus {corpus.name!r}")
             psg = corpus.get(docid)
             ctxs.setdefault(qid, []).append({"docid": docid, "title": psg.title, "text": psg.text, "score": score, "rank": rank})
-    for rows in ctxs.values():
-        rows.sort(key=lambda r: r["rank"])
+    # trec_eval's order: the rank column is ignored, lines are sorted by score descending, ties by docid descending
+    reordered = []
+    for qid, rows in ctxs.items():
+        rows.sort(key=lambda r: (r["score"], r["docid"]), reverse=True)
+        if _rank_order_broken([r["rank"] for r in rows]):
+            reordered.append(qid)
+        for pos, r in enumerate(rows, start=1):
+            r["rank"] = pos
+    if reordered:
+        print(f"warning: {path}: the rank column orders {len(reordered)} of the {len(ctxs)} questions otherwise than the "
+              f"scores (first: {reordered[0]!r}); the scores were used, as trec_eval does (score descending, ties by "
+              "docid descending)", file=sys.stderr)
     return ctxs
+
+
+def _rank_order_broken(ranks: list[int]) -> bool:
+    """True when ``ranks``, listed in score order, put a strictly larger rank before a smaller one."""
+    return any(a > b for a, b in zip(ranks, ranks[1:]))
 
 
 def _expect(a: argparse.Namespace) -> int:
