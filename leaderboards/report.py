@@ -20,7 +20,9 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
 * per task, the minimum detectable paired difference of the primary metric at the task's n (80%
   power, two-sided alpha = 0.05), from the pooled spread of the paired differences;
 * per question against the closed-book row (``rag-none``): helped / hurt / neutral counts; on a noisy
-  task, noise sensitivity (questions right on the clean twin and wrong here);
+  task, noise sensitivity (questions right on the clean twin and wrong here); these are not taken from the
+  seed-averaged values: with several seeds they are counted per seed (seed s against seed s) and averaged over the
+  seeds, so helped - hurt = n x the difference of means for a 0/1 metric, as with one seed;
 * method-specific trace columns where the traces carry them (:mod:`leaderboards.traces`) and the
   hygiene metrics ``empty_pred`` / ``overlong_pred`` where the task logs them;
 * corpus metrics that are ratios of sums (``word_perplexity``, ``bits_per_byte`` of a language-modelling
@@ -200,6 +202,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     per_q: dict[tuple, dict[str, dict[int, float]]] = {}
     per_q_ratio: dict[tuple, dict[str, dict[int, tuple[float, float]]]] = {}
     qids: dict[tuple, dict[int, str]] = {}
+    per_seed: dict[tuple, dict[int, dict[str, dict[int, float]]]] = {}  # (model, method, task) -> seed -> metric -> doc -> v
     run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs (bootstrap seeds)
     gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
     metric_names: set[str] = set()
@@ -220,7 +223,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 seed_ratio: dict[str, list[dict[int, tuple[float, float]]]] = {}
                 aggregates: dict[str, list[float]] = {}
                 all_samples: list[dict] = []
-                for _, _, data in done:
+                for seed_cell, _, data in done:
                     samples = data["samples"].get(t.task, [])
                     all_samples += samples
                     gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
@@ -230,6 +233,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                         pq = _per_question(samples, name)
                         if pq is not None:
                             seed_vals.setdefault(name, []).append(pq)
+                            per_seed.setdefault((mod.name, m.name, t.task), {}).setdefault(seed_cell.seed, {})[name] = pq
                         pr = _per_document_ratio(samples, name)
                         if pr is not None:
                             seed_ratio.setdefault(name, []).append(pr)
@@ -295,7 +299,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 row["cost"] = cost
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
     mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids)
-    _diagnostics(spec, rows, per_q, qids)
+    _diagnostics(spec, rows, per_seed, qids)
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
     models = []
@@ -460,27 +464,49 @@ def _generation_lines(model: str | None, tasks: list[str], gen_seen: dict[tuple,
     return [f"generation as run (from the samples) on {', '.join(ts)}: {text}" for text, ts in groups.items()]
 
 
-def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_q: dict, qids: dict) -> None:
-    """Per-question helped/hurt/neutral against the closed-book row and noise sensitivity (primary metric)."""
+def _mean_count(values: list[int]) -> int | float:
+    """The mean of per-seed counts: an int when it is one (always for one seed), else rounded to 2 decimals."""
+    mean = sum(values) / len(values)
+    return int(mean) if float(mean).is_integer() else round(mean, 2)
+
+
+def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: dict) -> None:
+    """Per-question helped/hurt/neutral against the closed-book row and noise sensitivity (primary metric), counted
+    per seed (seed s of the method against seed s of the closed-book row, or of the method on the clean twin task)
+    and averaged over the seeds both rows finished: for a 0/1 metric, helped - hurt = n x the difference of the two
+    rows' means, as with one seed. ``seeds`` (the number averaged) is recorded when it is more than one."""
     primary = spec.primary_metric
+
+    def seeds_of(key: tuple) -> dict[int, dict[int, float]]:
+        return {s: v[primary] for s, v in (per_seed.get(key) or {}).items() if primary in v}
+
     for row in rows:
-        mine = (per_q.get((row["model"], row["method"], row["task"])) or {}).get(primary)
-        if mine is None:
+        mine = seeds_of((row["model"], row["method"], row["task"]))
+        if not mine:
             continue
         cb = spec.closed_book
         if cb and row["method"] != cb:
-            ref = (per_q.get((row["model"], cb, row["task"])) or {}).get(primary)
-            if ref is not None:
-                row["closed_book"] = helped_hurt(mine, ref)
+            ref = seeds_of((row["model"], cb, row["task"]))
+            common = sorted(set(mine) & set(ref))
+            if common:
+                per = [helped_hurt(mine[s], ref[s]) for s in common]
+                row["closed_book"] = {k: _mean_count([x[k] for x in per]) for k in ("helped", "hurt", "neutral")}
+                if len(common) > 1:
+                    row["closed_book"]["seeds"] = len(common)
         if row.get("noise"):
             clean = [r for r in rows if r["model"] == row["model"] and r["method"] == row["method"]
                      and r["family"] == row["family"] and r.get("noise") == 0.0]
             if clean:
-                cq = (per_q.get((row["model"], row["method"], clean[0]["task"])) or {}).get(primary)
-                if cq is not None:
+                cq = seeds_of((row["model"], row["method"], clean[0]["task"]))
+                common = sorted(set(mine) & set(cq))
+                if common:
                     qc, qn = qids.get((row["model"], clean[0]["task"]), {}), qids.get((row["model"], row["task"]), {})
-                    res = noise_flips({qc.get(d, str(d)): v for d, v in cq.items()}, {qn.get(d, str(d)): v for d, v in mine.items()})
+                    per = [noise_flips({qc.get(d, str(d)): v for d, v in cq[s].items()},
+                                       {qn.get(d, str(d)): v for d, v in mine[s].items()}) for s in common]
+                    res = {k: _mean_count([x[k] for x in per]) for k in ("flips", "clean_correct")}
                     row["noise_sensitivity"] = {**res, "clean_task": clean[0]["task"]}
+                    if len(common) > 1:
+                        row["noise_sensitivity"]["seeds"] = len(common)
 
 
 def _pivot(spec: LeaderboardSpec, data: dict) -> list[dict]:
@@ -724,6 +750,11 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     under = [f"Per question, by {pl}: helped = right where {cb} is wrong (better, for a graded metric), hurt = the reverse; "
              "noise flips = questions right on the clean twin task and wrong on this noisy one (of those right on the clean task)."
              if cb else f"Noise flips by {pl}: questions right on the clean twin task and wrong on this noisy one."]
+    if any(((r.get(k) or {}).get("seeds") or 1) > 1 for r in data["rows"] for k in ("closed_book", "noise_sensitivity")):
+        under.append("With several seeds each count is per seed (seed s of the method against seed s of the closed-book "
+                     "row, or of the method on the clean twin) and then averaged over the seeds both rows "
+                     "finished, so it can be fractional; for a 0/1 metric helped - hurt = n x the difference of the two "
+                     "rows' means.")
     under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]]
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
