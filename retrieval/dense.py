@@ -371,7 +371,7 @@ def build_dense_index(
                 raise ConfigError(f"{parts} (where the index's embeddings are written) exists and was not made by tokrag "
                                   "(no identity.json); nothing was changed: move it away or give another index folder")
         if meta and (target / "index").is_file() and not force:
-            if {k: meta.get(k) for k in identity} == identity:
+            if passage_identity(meta) == passage_identity(identity):  # query-side settings do not matter
                 if meta.get("encoding_versions") == versions:
                     return target
                 logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
@@ -388,7 +388,8 @@ def build_dense_index(
         import faiss
 
         parts.mkdir(parents=True, exist_ok=True)
-        parts_key = {**identity, "encoding_versions": versions}  # parts of other versions are not resumed
+        # parts of other passage settings or versions are not resumed (query-side settings do not matter)
+        parts_key = {"passage_identity": passage_identity(identity), "encoding_versions": versions}
         try:
             if json.loads(key_file.read_text(encoding="utf-8")) != parts_key:
                 raise ValueError("parts of another corpus/encoder/versions")
@@ -458,13 +459,29 @@ def build_dense_index(
     return target
 
 
+def passage_identity(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """The passage side of a dense index's identity (``{"corpus_fingerprint", "encoder": encoder_identity(p),
+    "params": p}``, as :func:`build_dense_index` records it in ``tokrag_index.json``): corpus fingerprint,
+    passage-encoder weights hash, passage format and the settings that change passage vectors, normalised as
+    :func:`dense_index_dir` keys the folder (DPR: pooler output, no normalisation, no prefix). Two identities
+    with the same passage side give the same vectors, whatever their query encoder and query prefix, so
+    :func:`build_dense_index` reuses the index. Missing fields read as None (a foreign or damaged meta file)."""
+    enc = identity.get("encoder") if isinstance(identity.get("encoder"), Mapping) else {}
+    params = identity.get("params") if isinstance(identity.get("params"), Mapping) else {}
+    auto = params.get("encoder_class") == "auto"
+    return {
+        "corpus_fingerprint": identity.get("corpus_fingerprint"), "encoder_sha256": enc.get("encoder_sha256"),
+        "passage_format": enc.get("passage_format"), "encoder_class": params.get("encoder_class"),
+        "pooling": params.get("pooling") if auto else "pooler", "l2_norm": params.get("l2_norm") if auto else False,
+        "max_length": params.get("max_length"), "prefix_passage": params.get("prefix_passage") if auto else None,
+    }
+
+
 def _prefix_after_title(meta: Mapping[str, Any], identity: Mapping[str, Any]) -> bool:
-    """True when ``meta`` is of an index with this identity but encoded before :data:`PREFIX_FIRST` (no
+    """True when ``meta`` is of an index with this passage identity but encoded before :data:`PREFIX_FIRST` (no
     ``passage_format``: the passage prefix went after the title)."""
-    if identity["encoder"].get("passage_format") != PREFIX_FIRST or not isinstance(meta.get("encoder"), dict):
-        return False
-    old = {**identity, "encoder": {k: v for k, v in identity["encoder"].items() if k != "passage_format"}}
-    return "passage_format" not in meta["encoder"] and {k: meta.get(k) for k in old} == old
+    new = passage_identity(identity)
+    return new["passage_format"] == PREFIX_FIRST and passage_identity(meta) == {**new, "passage_format": None}
 
 
 def _versions_text(versions: Any) -> str:
