@@ -218,6 +218,8 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 rows.append(row)
                 if not done:
                     continue
+                if len(done) < len(cells):  # some seeds finished: a partial row (only then, so complete rows' JSON is as before)
+                    row["seeds_expected"] = sorted(c[0].seed for c in cells)
                 run_ids[(mod.name, m.name, t.task)] = _runs_id([c[1] for c in done])
                 seed_vals: dict[str, list[dict[int, float]]] = {}
                 seed_ratio: dict[str, list[dict[int, tuple[float, float]]]] = {}
@@ -345,8 +347,10 @@ def cells_lines(data: dict) -> list[str]:
     head = f"Cells with results: {c['with_results']} of {c['total']}"
     if not c["missing"]:
         return [head + " (all finished)"]
+    partial = partial_rows(data)
     head += (f"; {len(c['missing'])} missing (not finished in the run folders when this report was built; "
-             "their values show as -):")
+             + ("a row none of whose seeds finished shows as -, a row with some of its seeds finished shows their values "
+                f"marked {PARTIAL}, listed below):" if partial else "their values show as -):"))
     several = len(c.get("seeds") or []) > 1
     per_model: dict[Any, dict[str, list[str]]] = {}
     total_of: dict[Any, int] = {}
@@ -366,7 +370,25 @@ def cells_lines(data: dict) -> list[str]:
         for task, methods in tasks.items():
             whole = n_methods is not None and len(methods) == n_methods * max(1, len(c.get("seeds") or [])) and n_methods > 1
             lines.append(f"{label}{task}: " + (f"all {n_methods} methods" if whole else ", ".join(methods)))
+    for (model, method, task), (done, total) in partial.items():
+        left = ", ".join(str(x) for x in total if x not in done)
+        lines.append(f"{PARTIAL} {model + ': ' if model else ''}{method} on {task}: {len(done)} of {len(total)} seeds "
+                     f"(seed {left} not finished): its values, CIs, paired tests, helped/hurt and noise flips are over "
+                     f"the finished seed{'' if len(done) == 1 else 's'} only")
     return [head] + lines
+
+
+PARTIAL = "†"
+"""Marks a value of a row that has only some of the spec's seeds (``report --allow-missing``)."""
+
+PARTIAL_NOTE = (f"{PARTIAL} = a row, or a row it is compared with, over only some of the spec's seeds (report "
+                "--allow-missing): its values are over the finished seeds only (listed at the top)")
+
+
+def partial_rows(data: dict) -> dict[tuple, tuple[list[int], list[int]]]:
+    """``{(model, method, task): (finished seeds, the spec's seeds)}`` of the rows with some but not all seeds finished."""
+    return {(r["model"], r["method"], r["task"]): (r["seeds"], r["seeds_expected"])
+            for r in data.get("rows") or [] if r.get("seeds_expected") and r.get("seeds")}
 
 
 def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, per_q_ratio: dict, iters: int, conf: float,
@@ -648,6 +670,7 @@ def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> 
     head.append(f"average ({avg_label}, {n_avg} task{'' if n_avg == 1 else 's'})" if n_avg
                 else f"average (no task with {avg_label} yet)")
     body = []
+    partial = partial_rows(data)
     for r in piv["rows"]:
         line = [method_label(data, r["method"])]
         for c in piv["columns"] + [{"task": "average"}]:
@@ -655,6 +678,9 @@ def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> 
             s = _fmt(v)
             if v is not None and r["method"] in piv["best"].get(c["task"], []):
                 s = f"{bold[0]}{s}{bold[1]}"
+            tasks = piv["average_over"] if c["task"] == "average" else [c["task"]]
+            if v is not None and any((piv["model"], r["method"], t) in partial for t in tasks):
+                s += PARTIAL
             line.append(s)
         body.append(line)
     return head, body
@@ -699,16 +725,25 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     mcol = ["model"] if data["multi_model"] else []
     head = mcol + ["method", "task", "noise", "n"] + [LABELS.get(m, m) for m in ms]
     body = []
+    partial = partial_rows(data)
+
+    def label(r: dict, *others: tuple[str | None, str]) -> str:
+        """The method's label, marked when its row or one of ``others`` ((method, task) of the same model: the rows its
+        paired tests or counts compare it with) has only some of its seeds."""
+        marked = any((r["model"], m, t) in partial for m, t in ((r["method"], r["task"]), *others) if m)
+        return method_label(data, r["method"]) + (f" {PARTIAL}" if marked else "")
+
     for r in data["rows"]:
         noise = "-" if r.get("noise") is None else f"{r['noise']:.2f}"
-        body.append(_model_cols(data, r) + [method_label(data, r["method"]), r["task"], noise, str(r.get("n", "-"))]
+        body.append(_model_cols(data, r) + [label(r), r["task"], noise, str(r.get("n", "-"))]
                     + [_cell_metric(r, m) for m in ms])
     ratio = " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)  # corpus ratios: paragraphs are the unit
     unit = "questions" + (f"; over paragraphs for {ratio}" if ratio else "")
-    out.append(("results", f"Results: mean [{conf}% bootstrap CI over {unit}]", head, body, []))
+    marked = [PARTIAL_NOTE] if partial else []
+    out.append(("results", f"Results: mean [{conf}% bootstrap CI over {unit}]", head, body, marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
-        body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+        body = [_model_cols(data, r) + [label(r, (ref, r["task"])), r["task"]]
                 + [_cell_paired(((r.get("paired") or {}).get(ref) or {}).get(m), data["bootstrap"]["iters"]) for m in pm]
                 for r in data["rows"] if (r.get("paired") or {}).get(ref)]
         if body:
@@ -726,7 +761,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                         f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
                         f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1), holm≤ = an upper bound raised "
                         "by such a p)",
-                        mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under))
+                        mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under + marked))
     diag_head = mcol + ["method", "task"]
     cb = data["closed_book"]
     pl = LABELS.get(data["primary_metric"], data["primary_metric"])
@@ -738,7 +773,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     for r in data["rows"]:
         if "metrics" not in r:
             continue
-        line = _model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+        twin = [(r["method"], (r.get("noise_sensitivity") or {})["clean_task"])] if r.get("noise_sensitivity") else []
+        line = _model_cols(data, r) + [label(r, (cb, r["task"]) if r.get("closed_book") else (None, ""), *twin), r["task"]]
         if cb:
             c = r.get("closed_book")
             line += [str(c["helped"]), str(c["hurt"]), str(c["neutral"])] if c else ["-", "-", "-"]
@@ -755,16 +791,16 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "row, or of the method on the clean twin) and then averaged over the seeds both rows "
                      "finished, so it can be fractional; for a 0/1 metric helped - hurt = n x the difference of the two "
                      "rows' means.")
-    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]]
+    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + marked
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
-    body = [_model_cols(data, r) + [method_label(data, r["method"]), r["task"]]
+    body = [_model_cols(data, r) + [label(r), r["task"]]
             + ["-" if (r.get("cost") or {}).get(k) is None else str(r["cost"][k]) for k in ck] for r in data["rows"]]
     title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds)"
     note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
             "folders in --runs-dir (their wall seconds per question, any spec), not this report")
     basis = data.get("time_basis") if data["timings"] else None
-    notes = ([MODEL_TIME_NOTE] if basis == "model" else [WALL_TIME_NOTE] if basis == "wall" else []) + [note]
+    notes = ([MODEL_TIME_NOTE] if basis == "model" else [WALL_TIME_NOTE] if basis == "wall" else []) + [note] + marked
     out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, notes))
     return out
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from leaderboards.report import collect, compute, render_markdown
-from tests.leaderboard_helpers import TOY, run_toy_spec
+from tests.leaderboard_helpers import TOY, pin_cell_keys, run_toy_spec
 
 METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
            {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
@@ -32,9 +32,11 @@ METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
 
 @pytest.fixture(scope="module")
 def two_seeds(tmp_path_factory):
-    spec, runs = run_toy_spec(tmp_path_factory.mktemp("seedcounts"), methods=METHODS, seeds=(1, 2),
-                              extra={"closed_book": "none", "reference": ["standard", "none"]})
-    return spec, runs, compute(spec, collect(spec, runs), timings=False)
+    with pytest.MonkeyPatch.context() as mp:  # run keys computed once (other work may edit the source they hash)
+        pin_cell_keys(mp)
+        spec, runs = run_toy_spec(tmp_path_factory.mktemp("seedcounts"), methods=METHODS, seeds=(1, 2),
+                                  extra={"closed_book": "none", "reference": ["standard", "none"]})
+        yield spec, runs, compute(spec, collect(spec, runs), timings=False)
 
 
 def _answer_match(runs: Path) -> dict[str, str]:
