@@ -17,7 +17,10 @@ float32, CPU, one thread; the NQ prompts as the
 v2 leaderboard gives them to that model (``--apply-chat-template``; ``--prompt base`` without it for a base
 model). ``--preset PATH`` measures a preset written before (e.g. the committed
 ``leaderboards/presets/tokrag-<model>.json``, calibrated on the same dev records) instead of calibrating
-again. Both steps write their records incrementally and resume, so a killed run loses at most one sample.
+again; a preset calibrated on another QA prompt format (``--apply-chat-template``, ``--prompt``) or in another
+dtype than this run's gets the WARNING line ``tokrag analyze`` and ``lm_eval`` log (``tasks.analyze.preset_mismatches``),
+also kept in the JSON's ``preset_warnings``, next to the preset's format (``preset_prompt``) and this run's
+(``prompt``, ``apply_chat_template``). Both steps write their records incrementally and resume, so a killed run loses at most one sample.
 The last output line is one JSON object. Bad options (``--n``/``--n-dev`` below 1, a bad ``--layers``, an ``--out``
 that cannot be written, and ``tokrag analyze``'s own checks) get one ``tokrag_analysis.py: error: ...`` line and
 exit 2 before the model loads.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -49,6 +53,19 @@ if os.path.isdir(os.path.join(_HERE, "..", "..", "shared", "data")):
 
 GOAL_MIN_STRICT = 1000
 """Strict test tokens the issue 11.3 goal is measured on (fewer: ``goal_met`` is false)."""
+
+log = logging.getLogger("tokrag_analysis")
+
+
+def preset_prompt_format(preset: dict) -> dict | None:
+    """The QA prompt format a preset was calibrated on, as its ``calibration.data.nq`` records it: ``{"prompt":
+    "instruct" | "base" | None, "apply_chat_template": bool | None}`` (None where it is not recorded); None when the
+    preset records no QA data (calibrated on wiki only, or written before the format was recorded)."""
+    data = (preset.get("calibration") or {}).get("data")
+    nq = data.get("nq") if isinstance(data, dict) else None
+    if not isinstance(nq, dict):
+        return None
+    return {"prompt": nq.get("prompt"), "apply_chat_template": nq.get("apply_chat_template")}
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -111,10 +128,15 @@ def main(argv: list[str] | None = None) -> int:
         preset = read_preset(args.preset, lm.fingerprint, n_layers)
         if any(c.get("split") != "dev" for c in (preset.get("calibration") or {}).get("data", {}).values()):
             raise SystemExit(f"--preset {args.preset}: not calibrated on dev records only")
+        # another QA prompt format or dtype than this run's: the WARNING lines tokrag analyze and lm_eval log
+        warnings = analyze.preset_mismatches(preset, lm, ns)
+        for message in warnings:
+            log.warning("%s", message)
     else:
         ns_dev = analyze.build_parser().parse_args(common + ["--n", str(args.n_dev or args.n), "--split", "dev"])
         dev, dev_cfgs = analyze.collect_all(lm, ns_dev, "dev")
         preset = calibrate.write_calibration(os.path.join(args.out, "tokrag_preset.json"), lm, dev, dev_cfgs)
+        warnings = []  # calibrated here, on this run's prompt format and dtype
     calibrate.print_preset(preset)
 
     # 2. the study on test tokens
@@ -149,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         "calibrated_params": preset["params"],
         "preset_sha256": preset["sha256"],
         "apply_chat_template": bool(args.apply_chat_template),
+        "prompt": args.prompt,
+        "preset_prompt": preset_prompt_format(preset),
+        "preset_warnings": warnings,
         "dev_n_strict": preset["calibration"]["dev_counts"]["strict"],
         "n_layers": n_layers,
         "goal_met": bool(r4(pol["calibrated"]["strict"]["auc"]) is not None and pol["calibrated"]["strict"]["auc"] >= 0.60

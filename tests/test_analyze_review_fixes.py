@@ -1,0 +1,62 @@
+"""Findings of a review of ``tokrag analyze`` / ``tokrag calibrate`` / ``benchmarks/tokrag_analysis.py`` (on a fake
+model, :mod:`tests.analyze_fakes`): the benchmark's ``--preset`` path warns of a preset of another prompt format as
+``tokrag analyze`` does; the ``dynamic`` row follows the model's dynamic-rule arguments; ``bypass=false`` makes
+every differing token generation-relevant; a preset's own dev data is flagged in-sample."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+
+def _record(i, sid):
+    """One strict token per sample (even samples benefit, odd ones detriment), 4 layers, gaps at pairs 2 and 3;
+    odd samples' RAG top-1 (2) is a function token (``bypass``)."""
+    from tasks import analyze
+
+    tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
+    s_r = [0.1 * (j + 1) + 0.05 * i for j in range(4)]
+    return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, tr == 2, 0.2, s_r,
+                                [None, None, 1e-6 * (i + 1), 2e-6 * (i + 1)], (0.3, 0.2 + 0.01 * i))]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    from tests.analyze_fakes import install_fake
+
+    return install_fake(monkeypatch, _record, device="cpu")
+
+
+def _chat_preset(fake, tmp_path):
+    """A preset calibrated (on the fake's dev records) as if with ``--apply-chat-template``: its path and contents."""
+    from tasks import calibrate
+
+    out = tmp_path / "cal"
+    assert calibrate.main(["--out", str(out), "--n", "4", "--bootstrap", "5"]) == 0
+    path = out / "tokrag_preset.json"
+    preset = json.loads(path.read_text())
+    preset["calibration"]["data"]["nq"]["apply_chat_template"] = True
+    path.write_text(json.dumps(preset))
+    return path
+
+
+def test_benchmark_preset_of_another_prompt_format_is_warned_and_recorded(fake, tmp_path, caplog, capsys) -> None:
+    """``benchmarks/tokrag_analysis.py --preset P`` (no --apply-chat-template) with a preset calibrated on chat
+    prompts printed no warning, while ``tokrag analyze --preset P`` logs one; now it logs the same line and the
+    JSON records it and the preset's prompt format."""
+    from benchmarks import tokrag_analysis
+    from tokrag_model.methods.tokrag import preset_prompt_mismatch, read_preset
+
+    path = _chat_preset(fake, tmp_path)
+    capsys.readouterr()
+    with caplog.at_level(logging.WARNING):
+        assert tokrag_analysis.main(["--n", "2", "--bootstrap", "5", "--preset", str(path),
+                                     "--out", str(tmp_path / "bm")]) == 0
+    want = preset_prompt_mismatch(read_preset(path), False, ["instruct"], "fake-lm")
+    assert want and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [want]
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["preset_warnings"] == [want]
+    assert out["preset_prompt"] == {"prompt": "instruct", "apply_chat_template": True}
+    assert out["prompt"] == "instruct" and out["apply_chat_template"] is False
