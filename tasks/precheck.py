@@ -106,7 +106,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
     exist and look like a corpus format (:func:`retrieval.corpus.check_corpus_files`: first lines only; named and
     ``prebuilt:`` corpora are not loaded); a ``prebuilt:`` corpus whose index is neither cached nor downloadable is
-    refused (:func:`check_prebuilt_download`). A hub id is left to the task build (it needs the network).
+    refused (:func:`check_prebuilt_download`). A hub id is left to the task build (it needs the network). First of
+    all, a task whose YAML's own ``metadata:`` block drops settings of the YAML it includes is refused
+    (:func:`check_include_metadata`).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -138,7 +140,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
     follow_lm_eval_logging()  # under lm_eval, the WARNINGs below in lm-eval's format
     margs = _model_args(model_args)
+    index = getattr(task_manager, "task_index", None) or {}
     for task, yaml_meta, until in _qa_tasks(task_manager, names):
+        check_include_metadata(getattr(index.get(task), "yaml_path", None), metadata)  # first: what runs at all
         kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
         seed, default = (metadata or {}).get("seed"), yaml_meta.get("seed", 1234)
         if "seed" in margs and seed is not None and str(seed) == str(margs["seed"]) and str(seed) != str(default) and (
@@ -706,6 +710,23 @@ def check_task_files_exist(tasks: Any) -> None:
                           "folder of them, or a task name ('lm_eval ls tasks' lists them)")
 
 
+def _task_yaml_files(tasks: Any) -> list[str]:
+    """The YAML files lm-eval reads for ``--tasks`` entries that are paths: one folder alone gives its ``*.yaml``; an
+    entry ending in ``.yaml`` is a glob (absolute paths); task names give none."""
+    import glob
+    from pathlib import Path
+
+    entries = _task_entries(tasks)
+    files: list[str] = []
+    if len(entries) == 1 and Path(entries[0]).is_dir():
+        files = sorted(glob.glob(str(Path(entries[0]) / "*.yaml")))
+    else:
+        for entry in entries:
+            if entry.endswith(".yaml"):
+                files.extend(sorted(glob.glob(str(Path(entry).absolute()))))
+    return files
+
+
 def check_task_paths(tasks: Any) -> None:
     """``--tasks /folder``, ``--tasks /folder/*.yaml`` or ``--tasks copy.yaml``: refuse a YAML there that names a file
     lm-eval would look for next to it and that is not there (a copied ``nq_oracle_bm25.yaml`` without
@@ -717,19 +738,11 @@ def check_task_paths(tasks: Any) -> None:
         ConfigError: one line naming the YAML, the line and the missing file, and what to copy where (or our task name);
             for a YAML there that is not valid YAML, its file and PyYAML's problem and line.
     """
-    import glob
     from pathlib import Path
 
     entries = _task_entries(tasks)
-    files = []
-    if len(entries) == 1 and Path(entries[0]).is_dir():
-        files = sorted(glob.glob(str(Path(entries[0]) / "*.yaml")))
-    else:
-        for entry in entries:
-            if entry.endswith(".yaml"):
-                files.extend(sorted(glob.glob(str(Path(entry).absolute()))))
     shown = entries[0] if len(entries) == 1 else ",".join(entries)
-    for path in files:
+    for path in _task_yaml_files(tasks):
         problem = yaml_syntax_error(path)
         if problem is not None:  # lm-eval's load_yaml raises PyYAML's multi-line error as a traceback
             raise ConfigError(f"--tasks {shown}: {path} is not valid YAML ({problem}); fix it, or move it out of "
@@ -879,3 +892,154 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any, *, spec: b
         visit(name, name)
 
 
+
+
+_DROP_IGNORED = {"version", "cache_dir"} | {"config_source", "config", "_metadata", "tokrag_data"}
+"""Metadata keys of an included YAML whose loss does not change what a task runs: ``version`` (the including YAML's
+own, or none, is recorded instead: tasks/README.md, "Bring your own data"), ``cache_dir`` (where runs are cached) and
+the keys lm-eval itself adds (:data:`tasks.utils._LMEVAL_KEYS`)."""
+
+
+def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
+    """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
+    merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
+    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (relative to each
+    file's resolved folder; a later include over an earlier one; the file's own keys last); an include that is not
+    there is skipped (:func:`missing_task_files` reports it).
+
+    Returns:
+        ``([(key, value, the YAML that sets it)], the YAML whose own block replaced it)``, keys in the included
+        files' order; ``([], None)`` when nothing is dropped (no file of the chain has a ``metadata:`` block over an
+        included one) or ``path`` cannot be read.
+
+    Raises:
+        nothing: unreadable files and include cycles are skipped.
+    """
+    from pathlib import Path
+
+    def walk(file: Any, seen: frozenset) -> tuple[dict[str, tuple[Any, Any]], Any, Any]:
+        """(intended metadata {key: (value, source)}, lm-eval's metadata or None, the file that gave it)."""
+        real = _resolved(file)
+        if real in seen:
+            return {}, None, None
+        raw = _raw_yaml(real)
+        if raw is None:
+            return {}, None, None
+        includes = raw.get("include")
+        intended: dict[str, tuple[Any, Any]] = {}
+        actual, giver = None, None
+        for inc in includes if isinstance(includes, list) else [includes] if includes is not None else []:
+            if not isinstance(inc, str) or not inc:
+                continue
+            target = Path(inc) if Path(inc).is_absolute() else real.parent / inc
+            if not target.is_file():
+                continue
+            i_intended, i_actual, i_giver = walk(target, seen | {real})
+            intended.update(i_intended)
+            if i_actual is not None:  # lm-eval: merged.update(included config), metadata as one value
+                actual, giver = i_actual, i_giver
+        if "metadata" in raw:
+            own = raw["metadata"]
+            actual, giver = (dict(own) if isinstance(own, dict) else {}), real
+            if isinstance(own, dict):
+                intended.update({k: (v, real) for k, v in own.items()})
+        return intended, actual, giver
+
+    intended, actual, giver = walk(path, frozenset())
+    if actual is None:
+        return [], None
+    dropped = [(k, v, src) for k, (v, src) in intended.items() if k not in actual]
+    return dropped, (giver if dropped else None)
+
+
+def _qa_defaults() -> dict[str, Any]:
+    """What a QA task runs with when its metadata lacks a key: :func:`tasks.rag.build_qa_docs`'s defaults (``k`` as
+    the metadata's ``hits``) and the ``instruct`` prompt (:func:`tasks.utils.qa_arguments`)."""
+    import inspect
+
+    from .rag import build_qa_docs
+
+    out = {("hits" if n == "k" else n): p.default for n, p in inspect.signature(build_qa_docs).parameters.items()
+           if p.default is not inspect.Parameter.empty and n != "stats"}
+    out["prompt"] = "instruct"
+    return out
+
+
+def _same_value(value: Any, default: Any) -> bool:
+    """Whether metadata ``value`` runs as ``default`` does (``5`` and ``"5"``, ``false`` and ``"False"``, an empty
+    value and None)."""
+    if value == default or (default is None and value in (None, "", 0, {}, [])):
+        return True
+    if isinstance(value, (dict, list)) or isinstance(default, (dict, list)):
+        return False
+    return str(value).strip().lower() == str(default).strip().lower()
+
+
+def _shown(value: Any) -> str:
+    """A metadata value as a YAML line writes it (``true``, ``{"a": 1}``, ``dense``)."""
+    import json
+
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def check_include_metadata(path: Any, metadata: dict[str, Any] | None = None) -> None:
+    """Refuse QA task YAML ``path`` when its own ``metadata:`` block drops settings of the YAML it includes
+    (:func:`dropped_metadata`): ``include: .../rag_qa_dense.yaml`` with a ``metadata:`` block of ``dataset``,
+    ``questions`` and ``corpus`` ran BM25 (the default) under the name of a dense task, without a word. Only keys
+    that change what runs count: not ``version``, ``cache_dir`` or lm-eval's own keys (:data:`_DROP_IGNORED`), not
+    a key given in ``metadata`` (``--metadata``, ``--model_args``, a leaderboard contract's ``prompt``/``hits``),
+    and not one whose included value is the task's default anyway (:func:`_qa_defaults`: ``prompt: instruct``,
+    ``hits: 5``).
+
+    Args:
+        path: the task's YAML (lm-eval's index entry ``yaml_path``); None or an unreadable file: nothing checked.
+        metadata: what lm-eval merges over the YAML's metadata (``--model_args`` | ``--metadata``); None: nothing.
+
+    Raises:
+        ConfigError: one line naming the YAML, the included YAML, the dropped ``key: value`` pairs with what would
+            run instead, and what to do.
+    """
+    if path is None:
+        return
+    dropped, giver = dropped_metadata(path)
+    if not dropped:
+        return
+    defaults, given = _qa_defaults(), set(metadata or {})
+    lost = [(k, v, src) for k, v, src in dropped
+            if k not in _DROP_IGNORED and k not in given and not (k in defaults and _same_value(v, defaults[k]))]
+    if not lost:
+        return
+    pairs = ", ".join(f"{k}: {_shown(v)}" for k, v, _ in lost)
+    sources = " and ".join(str(s) for s in dict.fromkeys(src for _, _, src in lost))
+    instead = ", ".join(f"{k}: {_shown(defaults[k])}" if k in defaults and k != "instruction" else f"no {k}"
+                        for k, _, _ in lost)
+    raise ConfigError(f"{giver}: its metadata: block replaces the whole metadata: of {sources}, which it includes "
+                      f"(lm-eval does not merge the two), so {pairs} would be dropped and the task would run with "
+                      f"{instead}; copy {pairs} into the metadata: block of {giver}, or set "
+                      f"{'it' if len(lost) == 1 else 'each'} there to the value you want")
+
+
+def check_task_path_metadata(tasks: Any, metadata: dict[str, Any] | None = None) -> None:
+    """``--tasks my_qa_dense.yaml`` (a file, glob or folder, read as :func:`check_task_paths` reads them): run
+    :func:`check_include_metadata` on each QA task YAML there (one whose ``custom_dataset`` is this package's
+    ``load_qa``). lm-eval hands such a task on as its loaded config, without the file's path, so
+    :func:`check_selected_tasks` cannot check it; the caller passes the ``--tasks`` entries as given.
+
+    Args:
+        tasks: lm-eval's ``--tasks`` (a comma-separated string or a list); task names are skipped.
+        metadata: what lm-eval merges over the YAMLs' metadata (``--model_args`` | ``--metadata``).
+
+    Raises:
+        ConfigError: :func:`check_include_metadata`'s one line.
+    """
+    for path in _task_yaml_files(tasks):
+        try:
+            from lm_eval.tasks._yaml_loader import load_yaml
+
+            cfg = load_yaml(path, resolve_func=False, recursive=True)
+        except Exception:  # noqa: BLE001 - lm-eval reports a file it cannot load
+            continue
+        if isinstance(cfg, dict) and _ours(cfg.get("custom_dataset")):
+            check_include_metadata(path, metadata)
