@@ -60,13 +60,17 @@ HASH_MEMO_FILE = "leaderboard-file-hashes.json"
 
 
 class HashMemo:
-    """SHA-256 of files (and other values derived from a file) memoised by (resolved path, size, mtime_ns).
+    """SHA-256 of files (and other values derived from a file) memoised by (resolved path, size, mtime_ns,
+    ctime_ns, inode): :func:`file_stamp`.
 
     Persistent: the table is read from ``<cache_dir>/leaderboard-file-hashes.json`` (:data:`HASH_MEMO_FILE`)
     when made and merged back into it by :meth:`save` (under a file lock), so a multi-GB corpus is hashed once,
     not once per process: the leaderboards' run keys (:mod:`leaderboards.keys`) and the results' data
-    provenance (:mod:`tasks.provenance`) share it. A file rewritten within the same mtime tick at the same size
-    would keep its old hash (as ``make`` and ``rsync`` assume, the file system's mtime_ns is trusted).
+    provenance (:mod:`tasks.provenance`) share it. The inode-change time is part of the stamp because the mtime
+    alone can be put back: ``touch -r``, ``cp -p``, ``rsync -a`` and tar extraction restore it after a same-size
+    edit, which kept the old hash. The ctime changes on every write and cannot be set by a user; a ``chmod``,
+    rename or copy only costs a re-hash. (A file rewritten within the file system's timestamp tick, a few ms,
+    at the same size after being hashed would still keep its old hash.)
     """
 
     def __init__(self, path: str | os.PathLike | None = None) -> None:
@@ -101,17 +105,28 @@ class HashMemo:
         self.dirty = False
 
     def derived(self, p: Path, kind: str, fn) -> Any:
-        """``fn(p)`` (a JSON value) memoised by (resolved path, size, mtime_ns), under ``kind`` (``""``: the
-        file's SHA-256, :meth:`sha`)."""
-        st = p.stat()
+        """``fn(p)`` (a JSON value) memoised by (resolved path, :func:`file_stamp`), under ``kind`` (``""``: the
+        file's SHA-256, :meth:`sha`). Entries of the older (size, mtime_ns) form are computed again. Raises
+        OSError when ``p`` cannot be stat'ed (or ``fn`` raises it)."""
+        stamp = file_stamp(p)
         key = f"{kind}:{p.resolve()}" if kind else str(p.resolve())
         hit = self.table.get(key)
-        if isinstance(hit, list) and len(hit) == 3 and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            return hit[2]
+        if isinstance(hit, list) and len(hit) == len(stamp) + 1 and hit[:-1] == stamp:
+            return hit[-1]
         value = fn(p)
-        self.table[key] = [st.st_size, st.st_mtime_ns, value]
+        self.table[key] = [*stamp, value]
         self.dirty = True
         return value
+
+
+def file_stamp(p: str | os.PathLike) -> list[int]:
+    """``[size, mtime_ns, ctime_ns, inode]`` of the file ``p`` (following links): what tells whether a file may
+    have changed since it was hashed. The ctime (inode change time, ns) changes on every content write and
+    cannot be set by ``touch``/``os.utime``, so a same-size edit whose mtime was restored (``touch -r``,
+    ``cp -p``, ``rsync -a``, tar) still shows; the inode changes when a file is replaced (``os.replace``).
+    Raises OSError when ``p`` cannot be stat'ed."""
+    st = os.stat(p)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,

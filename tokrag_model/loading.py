@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError, closest
-from retrieval.io import atomic_write_json, file_lock, scratch_dir, sha256_file
+from retrieval.io import atomic_write_json, file_lock, file_stamp, scratch_dir, sha256_file
 from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -534,10 +534,13 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
     """SHA-256 (prefix) over the weight files of ``folder`` (``*.safetensors``/``*.bin``, sorted by name).
 
     The result is cached in ``<folder>/.tokrag_fingerprint.json`` (or the cache folder when read-only),
-    keyed by file sizes and mtimes, so it is computed once per checkpoint.
+    keyed by each file's name, size, mtime_ns, ctime_ns and inode (:func:`retrieval.io.file_stamp`), so it is
+    computed once per checkpoint; the ctime makes a same-size rewrite whose mtime was restored (``cp -p``,
+    ``rsync -a``, ``touch -r``) a new key (a sidecar of the older size/mtime form is recomputed once).
+    Raises OSError when a weight file cannot be read.
     """
     files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"} and p.is_file())
-    key = [[p.name, p.stat().st_size, int(p.stat().st_mtime)] for p in files]
+    key = [[p.name, *file_stamp(p)] for p in files]
     sidecar_candidates = [folder / ".tokrag_fingerprint.json",
                           cache_dir() / "models" / "fingerprints" / (hashlib.sha256(str(folder).encode()).hexdigest()[:16] + ".json")]
     for side in sidecar_candidates:
