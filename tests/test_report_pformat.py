@@ -68,3 +68,11 @@ def test_check_line_without_a_unit_has_no_stray_space(value, expected):
     assert line.render() == expected
     with_unit = CheckLine("c", "rouge", value, 0.5, 0.04, "fraction", value is not None).render()
     assert with_unit == expected[:-1] + " fraction)"
+
+
+def test_the_readme_says_how_p_and_holm_bounds_read():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "leaderboards" / "README.md").read_text().split())
+    assert "so does a Holm value that such a p raised, its own or another pair's of the family (`holm≤`" in text
+    assert "any other p or Holm value under 0.001 reads `p<0.001` (`holm<0.001`)" in text
