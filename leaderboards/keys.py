@@ -5,9 +5,12 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
 * the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to, every
   file whatever its size (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` /
-  the GGUF, is covered);
+  the GGUF, is covered); for a hub id (``Qwen/Qwen2.5-7B-Instruct``), the commit its ``revision`` resolves to
+  (:func:`hub_snapshot`: the local Hugging Face cache offline, the hub online; content-addressed, nothing hashed),
+  its name (``unresolved``) when neither tells;
 * for a cell that applies a chat template: the template's own SHA-256 (:func:`chat_template_sha256`, the
-  value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``);
+  value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``; a hub id's read from
+  its cached snapshot);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
 * the model code: SHA-256 of the source files of the package that defines the model class;
@@ -61,6 +64,7 @@ class _HashMemo(HashMemo):
     def __init__(self) -> None:
         super().__init__()
         self.chains: dict[tuple, list] = {}  # (task, include_path) -> spec.task_yaml_chain, read once per key computation
+        self.hub: dict[tuple, HubSnapshot | None] = {}  # (repo id, revision, cache folder) -> hub_snapshot, asked once
 
     def task_chain(self, task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
         """:func:`leaderboards.spec.task_yaml_chain`, read once for all cells of a task."""
@@ -140,11 +144,116 @@ def resolve_weights(pretrained: str) -> Path | None:
     return None
 
 
+HUB_TIMEOUT_S = 5.0
+"""Seconds a key computation waits for the Hugging Face hub to say a revision's commit (:func:`hub_snapshot`)."""
+
+
+@dataclass(frozen=True)
+class HubSnapshot:
+    """What a hub id at a revision resolves to: ``commit``, the 40-hex commit hash (content-addressed: the same
+    commit is the same files); ``folder``, that commit's snapshot folder in the local Hugging Face cache, or None
+    when it is not cached."""
+
+    commit: str
+    folder: Path | None
+
+
+def hf_hub_cache() -> Path:
+    """The Hugging Face hub cache folder as huggingface_hub resolves it, read from the environment now (not at
+    import): ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE``, else ``$HF_HOME/hub``, else
+    ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``."""
+    import os
+
+    env = os.environ
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "huggingface")
+    cache = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    return Path(os.path.expandvars(os.path.expanduser(cache)))
+
+
+def _is_commit(revision: Any) -> bool:
+    import re
+
+    return isinstance(revision, str) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+
+
+def hub_snapshot(repo_id: str, revision: str | None, memo: _HashMemo | None = None) -> HubSnapshot | None:
+    """The commit a hub model id at ``revision`` (a branch, tag or commit; None: ``main``) resolves to, as the run's
+    loader (:func:`tokrag_model.loading.resolve_pretrained`) would load it, without downloading anything.
+
+    * ``revision`` a full commit hash: that commit.
+    * ``HF_HUB_OFFLINE`` set (the run loads the local cache): the commit the local cache (:func:`hf_hub_cache`) has
+      for ``revision`` (``refs/<revision>`` -> ``snapshots/<commit>``, huggingface_hub's
+      ``snapshot_download(local_files_only=True)``).
+    * Otherwise (the run downloads ``revision`` as the hub has it now): the hub's commit,
+      ``HfApi().model_info(repo_id, revision=...).sha`` with a :data:`HUB_TIMEOUT_S` timeout; when the hub cannot
+      be reached, the local cache's.
+
+    Returns None when neither tells (not a valid hub id, not cached and offline or unreachable); nothing is
+    raised. Answers are memoised in ``memo`` (one hub question per id and revision per key computation)."""
+    cache = hf_hub_cache()
+    key = (str(repo_id), revision, str(cache))
+    if memo is not None and key in getattr(memo, "hub", {}):
+        return memo.hub[key]
+    out = _hub_snapshot_uncached(str(repo_id), revision, cache)
+    if memo is not None and hasattr(memo, "hub"):
+        memo.hub[key] = out
+    return out
+
+
+def _hub_snapshot_uncached(repo_id: str, revision: str | None, cache: Path) -> HubSnapshot | None:
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    from retrieval.paths import hub_offline
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        return None
+    rev = None if revision in (None, "") else str(revision)
+    local: Path | None = None
+    try:
+        from huggingface_hub import snapshot_download
+
+        local = Path(snapshot_download(repo_id, revision=rev, cache_dir=str(cache), local_files_only=True))
+    except Exception:  # noqa: BLE001 - not cached (LocalEntryNotFoundError), unreadable refs: not local
+        local = None
+    commit = rev if _is_commit(rev) else None
+    if commit is None and not hub_offline():
+        try:
+            from huggingface_hub import HfApi
+
+            sha = HfApi().model_info(repo_id, revision=rev, timeout=HUB_TIMEOUT_S).sha
+            commit = sha if _is_commit(sha) else None
+        except Exception as exc:  # noqa: BLE001 - unreachable, unknown repo, gated: keep what the cache says
+            log.debug("hub_snapshot(%r, %r): the hub did not answer (%s)", repo_id, rev, type(exc).__name__)
+    if commit is None and local is not None:
+        commit = local.name
+    if commit is None:
+        return None
+    folder = local if local is not None and local.name == commit else None
+    if folder is None:
+        cand = cache / f"models--{repo_id.replace('/', '--')}" / "snapshots" / commit
+        folder = cand if cand.is_dir() else None
+    return HubSnapshot(commit, folder)
+
+
+def _hub_id(pretrained: str) -> bool:
+    """Whether ``pretrained`` is read as a hub id: not a packaged alias and no existing local path."""
+    from tokrag_model.loading import ALIASES
+
+    return str(pretrained).strip().lower() not in ALIASES and resolve_weights(str(pretrained)) is None
+
+
 def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     """Fingerprint of the weights that ``model_args['pretrained']`` names (content hash of the files).
 
-    A hub id that is not available locally is fingerprinted by name (and flagged ``unresolved``);
-    the model instance's own ``fingerprint`` is recorded in the run folder's provenance after the run.
+    A hub id (``Qwen/Qwen2.5-7B-Instruct``) is fingerprinted by the commit its ``revision`` resolves to
+    (:func:`hub_snapshot`: the local Hugging Face cache offline, the hub online): a hub commit is content-addressed,
+    so its weights are not hashed, and a model updated on the hub (``refs/main`` moved to another snapshot) gives
+    a new key. A hub id whose commit cannot be told (not cached and offline, the hub unreachable) is fingerprinted
+    by name (flagged ``unresolved``); the model instance's own ``fingerprint`` is recorded in the run folder's
+    provenance after the run. Nothing is raised for a hub id.
     """
     pre = model_args.get("pretrained")
     if pre is None:
@@ -156,6 +265,9 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
         return fingerprint(["gguf-sha256", pinned])
     path = resolve_weights(str(pre))
     if path is None:
+        snap = hub_snapshot(str(pre).strip(), model_args.get("revision"), memo) if _hub_id(str(pre)) else None
+        if snap is not None:
+            return fingerprint(["hub-commit", str(pre).strip(), snap.commit])
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])
     # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template;
     # every file whatever its size (weights are large; the memo hashes each once)
@@ -175,9 +287,10 @@ def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | N
     """SHA-256 of the chat template that ``model_args['pretrained']`` ships, read from its files without
     loading the model: ``chat_template.jinja``, else ``tokenizer_config.json``'s ``chat_template`` (as
     transformers loads them), else the GGUF's ``tokenizer.chat_template`` (a packaged alias); equal to the
-    model's ``resolved_config['chat_template_sha256']``. ``"unresolved"`` when the files are not here yet
-    (a hub id, an alias not yet assembled: the run's ``results.json`` records the hash), None when the
-    model has no chat template."""
+    model's ``resolved_config['chat_template_sha256']``. A hub id: the files of the snapshot of the commit its
+    ``revision`` resolves to (:func:`hub_snapshot`) in the local Hugging Face cache. ``"unresolved"`` when the
+    files are not here yet (a hub id not in the local cache, an alias not yet assembled: the run's
+    ``results.json`` records the hash), None when the model has no chat template."""
     import hashlib
 
     from tokrag_model.loading import ALIASES
@@ -185,6 +298,9 @@ def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | N
     name = str(model_args.get("pretrained")).strip().lower()
     spec = ALIASES.get(name, {})
     path = resolve_weights(str(model_args.get("pretrained")))
+    if path is None and _hub_id(str(model_args.get("pretrained"))):
+        snap = hub_snapshot(str(model_args.get("pretrained")).strip(), model_args.get("revision"), memo)
+        path = snap.folder if snap is not None else None
     if spec.get("sha256"):  # an assembled alias: its content-addressed converted folder, once it exists
         path = cache_dir() / "models" / f"{name}-{spec['sha256'][:12]}"
     elif spec.get("gguf") and path is not None and path.is_dir():
