@@ -118,6 +118,46 @@ def _patch_get_model(registry):
 _TASKS_NOT_FOUND = "Tasks not found: "
 
 
+def _reuses_request_cache(cache_requests: object) -> bool:
+    """Whether lm-eval's ``cache_requests`` setting (the CLI's dict from ``--cache_requests true|refresh|delete``,
+    or a ``--config`` YAML's string or bool) would *read* cached requests: ``true`` does; ``refresh`` rebuilds them
+    (and rewrites the cache), ``delete`` removes it."""
+    if isinstance(cache_requests, dict):
+        return bool(cache_requests.get("cache_requests")) and not cache_requests.get("rewrite_requests_cache") \
+            and not cache_requests.get("delete_requests_cache")
+    if isinstance(cache_requests, str):
+        return cache_requests.strip().lower() == "true"
+    return cache_requests is True
+
+
+def check_cache_requests(task_manager: object, names: object, cache_requests: object) -> None:
+    """Refuse ``--cache_requests true`` for a run that selects one of this package's tasks, before the model loads.
+
+    lm-eval keys its request cache by task name, few-shot count, rank, chat template, system prompt and tokenizer only
+    (``lm_eval/api/task.py``, ``build_all_requests``), never by the task's ``--metadata``: a second run of
+    ``rag_qa_bm25`` with another ``questions`` file (or corpus, hits, noise, ``$TOKRAG_DATA_DIR``) read the first run's
+    prompts and scored them against its own documents (the question "what is the capital of france" got the prompt
+    of "who wrote hamlet") while the results recorded the second file's hash. ``refresh`` (rebuild and rewrite) and
+    ``delete`` pass; other tasks are left to lm-eval. ``names`` are lm-eval's resolved task names (or a ``--tasks``
+    YAML's config dicts), ``task_manager`` its :class:`~lm_eval.tasks.TaskManager`.
+
+    Raises:
+        ConfigError: one line saying why and what to pass instead.
+    """
+    if not _reuses_request_cache(cache_requests):
+        return
+    from tasks.precheck import _selects_ours
+
+    if not _selects_ours(task_manager, list(names or [])):
+        return
+    from retrieval.errors import ConfigError
+
+    raise ConfigError("--cache_requests true: lm-eval keys its request cache by task name only, so a tokrag task would "
+                      "reuse prompts built from another questions file, corpus, hits or noise setting; leave it off "
+                      "(retrieval is already cached by tokrag's run cache) or pass --cache_requests refresh, which "
+                      "rebuilds the prompts")
+
+
 def _ours_loaded() -> bool:
     """Whether the imported ``tasks`` package is this project's (registered by ``tokrag_model.register_tasks`` only
     then), so that its prechecks may run."""
@@ -137,7 +177,9 @@ def _patch_process_tasks(module):
     misses its ``include`` / ``!function`` module (``--tasks /folder``, a ``.yaml`` path or glob: lm-eval's
     ``FileNotFoundError``; ``--include_path /folder --tasks NAME``: skipped by lm-eval's index) is named in one line
     (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`); a ``--tasks`` path
-    that does not exist is named as such (:func:`tasks.precheck.check_task_files_exist`). Then the run arguments
+    that does not exist is named as such (:func:`tasks.precheck.check_task_files_exist`). ``--cache_requests true``
+    with a tokrag task is refused (:func:`check_cache_requests`: lm-eval's request cache ignores the task's metadata).
+    Then the run arguments
     and the QA tasks' metadata, corpus and bring-your-own questions file are checked
     (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
     ``_tokrag_before_load`` (an argument error: exit 2 under ``lm_eval``, :func:`_patch_harness`)."""
@@ -204,6 +246,7 @@ def _patch_process_tasks(module):
                 raise
             except Exception:  # noqa: BLE001 - a fault of the check must not stop a run lm-eval resolved
                 pass
+            check_cache_requests(manager, self.tasks or [], getattr(self, "cache_requests", None))  # stale prompts
             check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
