@@ -7,7 +7,7 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   file whatever its size (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` /
   the GGUF, is covered); for a hub id (``Qwen/Qwen2.5-7B-Instruct``), the commit its ``revision`` resolves to
   (:func:`hub_snapshot`: the local Hugging Face cache offline, the hub online; content-addressed, nothing hashed),
-  its name (``unresolved``) when neither tells;
+  its name (``unresolved``) when neither tells; with ``trust_remote_code``, the folder's ``*.py`` files too;
 * for a cell that applies a chat template: the template's own SHA-256 (:func:`chat_template_sha256`, the
   value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``; a hub id's read from
   its cached snapshot);
@@ -253,7 +253,8 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     so its weights are not hashed, and a model updated on the hub (``refs/main`` moved to another snapshot) gives
     a new key. A hub id whose commit cannot be told (not cached and offline, the hub unreachable) is fingerprinted
     by name (flagged ``unresolved``); the model instance's own ``fingerprint`` is recorded in the run folder's
-    provenance after the run. Nothing is raised for a hub id.
+    provenance after the run. Nothing is raised for a hub id. With ``trust_remote_code`` true, a local folder's
+    ``*.py`` files (its own modeling and tokenizer code, which the load then runs) are hashed too.
     """
     pre = model_args.get("pretrained")
     if pre is None:
@@ -271,8 +272,21 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])
     # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template;
     # every file whatever its size (weights are large; the memo hashes each once)
-    return tree_fingerprint(path, memo, {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"},
-                            max_bytes=None)
+    suffixes = {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"}
+    if _trusts_remote_code(model_args):  # the folder's own modeling/tokenizer code runs: it is part of the model
+        suffixes.add(".py")  # a folder without .py files keys as before
+    return tree_fingerprint(path, memo, suffixes, max_bytes=None)
+
+
+def _trusts_remote_code(model_args: dict[str, Any]) -> bool:
+    """Whether ``model_args['trust_remote_code']`` is true as :func:`tokrag_model.args.to_bool` reads it (an
+    unreadable value: False, the loader refuses it)."""
+    from tokrag_model.args import to_bool
+
+    try:
+        return to_bool(model_args.get("trust_remote_code", False))
+    except ValueError:
+        return False
 
 
 def _gguf_chat_template(path: Path) -> str | None:
