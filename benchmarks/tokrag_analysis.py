@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # 2. the study on test tokens
     test, test_cfgs = analyze.collect_all(lm, ns, "test")
-    results = analyze.analyze_records(test, analyze.standard_policies(n_layers, preset), args.bootstrap, 0)
+    results = analyze.analyze_records(test, analyze.standard_policies(n_layers, preset, dynamic=analyze.dynamic_params(lm)), args.bootstrap, 0)
     analyze.report(results, Path(args.out), n_layers, args.layers,
                    {"split": "test", "configs": test_cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": 0})
 

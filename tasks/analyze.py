@@ -18,8 +18,9 @@ with the authors' analysis constants; a policy is a function of that record, so 
 scored on exactly the same tokens (:class:`Policy`):
 
 * ``default``: the authors' collaborative decoder, fixed layer ``round(0.625·depth)`` (20 of 32);
-* ``dynamic``: the JS-gap rule with the authors' constants (threshold 5e-7, scan above 10/32 of
-  the depth, fallback 20/32);
+* ``dynamic``: the JS-gap rule with the model's ``js_threshold`` / ``js_min_layer`` / ``layer_fallback``
+  (``--model-args``; by default the authors' constants: threshold 5e-7, scan above 10/32 of the depth,
+  fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`);
 * ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions;
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
   anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
@@ -248,14 +249,31 @@ def preset_policy(preset: dict, n_layers: int, pretrained: str | None = None) ->
         raise ConfigError(f"{where}: {msg}; {calibrate_hint(pretrained)}") from None
 
 
-def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str | None = None) -> list[Policy]:
+def dynamic_params(lm: Any) -> dict[str, Any]:
+    """The dynamic rule's arguments of ``lm`` (a ``TokRAGLM``; its resolved ``params``: ``js_threshold``,
+    ``js_min_layer``, ``layer_fallback`` as given in ``--model-args`` or by its preset, else the defaults), as
+    :func:`policy_from_params` reads them: the ``dynamic`` row :func:`standard_policies` scores."""
+    p = lm.params
+    return {"layer": "dynamic", "js_threshold": p.js_threshold, "js_min_layer": p.js_min_layer,
+            "layer_fallback": p.layer_fallback}
+
+
+def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str | None = None,
+                      dynamic: dict[str, Any] | None = None) -> list[Policy]:
     """``default``, ``dynamic``, [``calibrated``], ``analysis``, ``confidence``, then ``layer0`` … ``layer{L−1}``
-    (``pretrained``: the model, named in the fix of a preset whose params do not fit it, :func:`preset_policy`)."""
+    (``pretrained``: the model, named in the fix of a preset whose params do not fit it, :func:`preset_policy`).
+
+    ``dynamic``: the ``dynamic`` row's arguments (``js_threshold``, ``js_min_layer``, ``layer_fallback``; the model's,
+    :func:`dynamic_params`); None or missing keys: the authors' constants (TokRAGParams defaults).
+
+    Raises:
+        ConfigError: ``policy dynamic: js_min_layer=40 is outside the model's 30 layers (0..29)`` (a bad value).
+    """
     from tokrag_model.methods.tokrag import ANALYSIS_LAYER_FRACTION, TokRAGParams, resolve_layer
 
     d = TokRAGParams()
     pols = [policy_from_params("default", {}, n_layers, f"paper default: fixed layer {resolve_layer(d.layer, n_layers)}"),
-            policy_from_params("dynamic", {"layer": "dynamic"}, n_layers)]
+            policy_from_params("dynamic", {**(dynamic or {}), "layer": "dynamic"}, n_layers)]
     if preset is not None:
         pols.append(preset_policy(preset, n_layers, pretrained))
     pols.append(Policy("analysis", "analysis", resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers),
@@ -1074,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
         preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
         for message in preset_mismatches(preset, lm, args):
             log.warning("%s", message)
-        policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"))
+        policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]

@@ -17,8 +17,8 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
    ``D_RAG(ℓ,ℓ+1) − D_pure(ℓ,ℓ+1)`` (``midpoint_kl``, the authors' "JS") of every generation-relevant dev
    token (greedy tokens differ, no bypass: where the decoder consults the rule) at every scanned layer
    pair whose layer ℓ−1 sees the whole span there (the pairs the decoder's rule considers) are pooled;
-   each candidate quantile gives a threshold, the rule (authors' scan start, fallback = the best fixed
-   layer) is scored by its strict AUC, and the best quantile is kept (ties: the lower quantile);
+   each candidate quantile gives a threshold, the rule (the model's scan start ``js_min_layer``, by default the
+   authors' 10/32 of the depth; fallback = the best fixed layer) is scored by its strict AUC, and the best quantile is kept (ties: the lower quantile);
 4. writes a small JSON preset (``preset=PATH`` for ``--model tokrag``) whose ``params`` are the better of
    the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, with both candidates,
    their dev AUCs and the data recorded in ``calibration``.
@@ -86,15 +86,18 @@ def strict_auc(records: Sequence[TokenRecord], policy: Policy) -> float:
 
 
 def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
-                      policy: str = "auto") -> dict[str, Any]:
+                      policy: str = "auto", js_min_layer: int | float | None = None) -> dict[str, Any]:
     """The preset ``params`` and ``calibration`` summary from dev ``records`` (module docstring).
 
     Args:
         records: dev records (:func:`tasks.analyze.collect_records`).
         n_layers: decoder layers of the model.
         policy: ``auto`` (the better on dev), ``fixed`` or ``dynamic``.
+        js_min_layer: the dynamic rule's scan start (a layer or a fraction of the depth): the model's
+            ``js_min_layer``, from which the records' gaps were recorded; None: the authors' 10/32.
     Raises:
-        ConfigError: no strict token of both classes, no gap value, or a bad ``policy``.
+        ConfigError: no strict token of both classes, no gap value, a bad ``policy``, or a ``js_min_layer`` outside
+            the model.
     """
     import numpy as np
 
@@ -112,7 +115,10 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     if not eligible:
         raise ConfigError("calibrate: no layer's attention sees the whole retrieved span at every strict dev token")
     best_layer = max(eligible, key=lambda i: (by_layer[i], -abs(i - default_layer)))
-    min_layer = resolve_layer(d.js_min_layer, n_layers)
+    try:
+        min_layer = resolve_layer(d.js_min_layer if js_min_layer is None else js_min_layer, n_layers, "js_min_layer")
+    except ValueError as exc:
+        raise ConfigError(f"calibrate: {exc}; give --model-args js_min_layer= within the model") from None
     gaps = np.asarray(gap_values(records, min_layer))
     if not len(gaps):
         raise ConfigError("calibrate: no generation-relevant dev token (no gap values); raise --n")
@@ -222,7 +228,8 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
 
     if any(c["split"] != "dev" for c in cfgs.values()):
         raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
-    cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy)
+    cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy,
+                            lm.params.js_min_layer)  # the scan start the records' gaps were recorded from
     keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
     if isinstance(seconds, dict):

@@ -60,3 +60,32 @@ def test_benchmark_preset_of_another_prompt_format_is_warned_and_recorded(fake, 
     assert out["preset_warnings"] == [want]
     assert out["preset_prompt"] == {"prompt": "instruct", "apply_chat_template": True}
     assert out["prompt"] == "instruct" and out["apply_chat_template"] is False
+
+
+def test_the_dynamic_row_follows_the_models_dynamic_args(fake, tmp_path) -> None:
+    """``tokrag analyze --model-args ...,js_threshold=..,js_min_layer=..,layer_fallback=..`` scored the ``dynamic`` row
+    with the authors' constants (``JS-gap > 5e-07 above layer 1, else 2`` on 4 layers); now with the model's."""
+    from tasks import analyze
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    fake.lm.params = TokRAGParams(js_threshold=1.5e-6, js_min_layer=2, layer_fallback=1)
+    out = tmp_path / "an"
+    assert analyze.main(["--data", "wiki", "--split", "dev", "--out", str(out), "--n", "4", "--bootstrap", "5"]) == 0
+    dyn = json.loads((out / "results.json").read_text())["results"]["wiki"]["policies"]["dynamic"]
+    assert dyn["describe"] == "JS-gap > 1.5e-06 above layer 2, else 1"
+    # scan pair 3 only: every gap 2e-6*(i+1) > 1.5e-6 -> layer 2 (the defaults: pair 2's 1e-6*(i+1) > 5e-7 -> layer 1)
+    assert dyn["mean_layer"] == 2.0
+
+
+def test_calibrate_scans_from_the_models_js_min_layer(fake, tmp_path) -> None:
+    """``tokrag calibrate --model-args js_min_layer=2`` records gaps from pair 3 but scanned (and wrote in the preset)
+    the default js_min_layer round(10/32*4) = 1; now the model's."""
+    from tasks import calibrate
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    fake.lm.params = TokRAGParams(js_min_layer=2)
+    cal = tmp_path / "cal"
+    assert calibrate.main(["--data", "wiki", "--out", str(cal), "--n", "4", "--policy", "dynamic"]) == 0
+    preset = json.loads((cal / "tokrag_preset.json").read_text())
+    assert preset["params"]["js_min_layer"] == 2 and preset["calibration"]["dynamic"]["min_layer"] == 2
+    assert preset["calibration"]["dynamic"]["n_gaps"] == 2  # pair 3 of the 2 relevant (even, not bypassed) samples
