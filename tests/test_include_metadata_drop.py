@@ -231,13 +231,14 @@ def _readme_example(readme: Path) -> str:
     return found[0]
 
 
-def test_the_readme_example_keeps_the_dense_retriever(tmp_path):
-    """tasks/README.md's example runs the dense task as written; without its retriever line it is refused."""
+@pytest.mark.parametrize("readme", ["tasks/README.md", "leaderboards/README.md"])
+def test_the_readme_example_keeps_the_dense_retriever(tmp_path, readme):
+    """The READMEs' example runs the dense task as written; without its retriever line it is refused."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
     from tasks.precheck import check_include_metadata
 
-    text = _readme_example(Path(TASK_DIR) / "README.md").replace("/path/to/tokrag/tasks", str(TASK_DIR))
+    text = _readme_example(Path(TASK_DIR).parent / readme).replace("/path/to/tokrag/tasks", str(TASK_DIR))
     path = tmp_path / "my_qa_dense.yaml"
     path.write_text(text, encoding="utf-8")
     check_include_metadata(path)
