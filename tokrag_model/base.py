@@ -71,6 +71,52 @@ class LogLikelihood(float):
         return (LogLikelihood, (float(self), self.n_tokens))
 
 
+MODEL_FILE_SUFFIXES: frozenset[str] = frozenset({".json", ".jinja", ".model", ".txt", ".py"})
+"""Suffixes of a model folder's non-weight files that change its outputs: config, tokenizer, generation config, chat
+template, remote code (:func:`model_files_fingerprint`; those of :func:`leaderboards.keys.weights_fingerprint`'s key
+less the weight formats, plus ``.py``)."""
+
+MODEL_FILES_SKIPPED: frozenset[str] = frozenset({"tokrag_source.json"})
+"""Files of a model folder left out of :func:`model_files_fingerprint`: tokrag's own note of where an assembled alias
+came from (an absolute path that differs between machines, not read by the load)."""
+
+
+def model_files_fingerprint(folder: str | os.PathLike) -> str | None:
+    """Fingerprint (16 hex) of the files of a model folder that are not its weights but change what it generates:
+    ``config.json``, ``generation_config.json`` (e.g. ``eos_token_id``), the tokenizer files, ``chat_template.jinja``,
+    remote code (suffixes :data:`MODEL_FILE_SUFFIXES`, every size, sub-folders included, hidden files and
+    :data:`MODEL_FILES_SKIPPED` left out): ``[relative path, SHA-256]`` of each, sorted, as
+    :func:`retrieval.io.tree_fingerprint`. The weights' own hash is :func:`tokrag_model.loading.weights_fingerprint`.
+    File hashes are memoised in :class:`retrieval.io.HashMemo` (the leaderboards' memo file), so a folder costs a
+    ``stat`` per file after its first hashing.
+
+    Returns None when ``folder`` is not a folder (a GGUF file, a stand-in backbone in tests) or a file cannot be read.
+    """
+    from retrieval.io import HashMemo, fingerprint
+
+    root = Path(folder)
+    if not root.is_dir():
+        return None
+    memo = HashMemo()
+    items = []
+    try:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for fn in sorted(filenames):
+                p = Path(dirpath) / fn
+                if fn.startswith(".") or p.suffix not in MODEL_FILE_SUFFIXES or fn in MODEL_FILES_SKIPPED:
+                    continue
+                items.append([p.relative_to(root).as_posix(), memo.sha(p)])
+    except OSError as exc:
+        log.warning("model files fingerprint of %s not recorded: %s", root, exc)
+        return None
+    try:
+        memo.save()
+    except OSError:  # a read-only cache: the hashes are simply not kept
+        pass
+    return fingerprint(items)
+
+
 @dataclass
 class Backbone:
     """A loaded causal LM shared by method instances: model, tokenizer, local folder, weights fingerprint."""
@@ -174,6 +220,8 @@ class RAGMethodLM(LM):
         stats: ``forward_passes`` (sequence forwards; a batched call over B rows counts B),
             ``generated_tokens``, ``prompt_tokens`` (prefilled/teacher-forced tokens).
         fingerprint: weights hash (SHA-256 prefix over the safetensors files).
+        files_fingerprint: hash of the model folder's config, generation config, tokenizer, chat template and remote
+            code files (:func:`model_files_fingerprint`; None for a folder-less model).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
         JOURNAL_REPLAY_SAFE: (class) True: a response depends only on its request and the global random states
@@ -205,6 +253,7 @@ class RAGMethodLM(LM):
         self.backbone = backbone
         self.model, self.tokenizer = backbone.model, backbone.tokenizer
         self.fingerprint = backbone.fingerprint
+        self.files_fingerprint = model_files_fingerprint(backbone.path)  # before the run: config/tokenizer files
         cfg["device"] = backbone.device
         cfg["weight_layout"] = backbone.weight_layout
         mcfg = self.model.config
@@ -359,7 +408,9 @@ class RAGMethodLM(LM):
         return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
-        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint, where the
+        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint
+        (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
+        config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
         for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder), and
         ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
@@ -376,6 +427,7 @@ class RAGMethodLM(LM):
             "model_dtype": self.backbone.dtype,
             "tokrag_method": self.METHOD,
             "tokrag_model_fingerprint": self.fingerprint,
+            "tokrag_model_files_fingerprint": getattr(self, "files_fingerprint", None),
             "tokrag_model_source": self.backbone.source,
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_resolved_config": {k: v for k, v in self.resolved_config.items()},
