@@ -85,6 +85,30 @@ def strict_auc(records: Sequence[TokenRecord], policy: Policy) -> float:
     return auc([r.strict_label for r in strict], [policy.score(r) for r in strict], data_set_strata(strict))
 
 
+def check_both_classes(records: Sequence[TokenRecord]) -> None:
+    """Refuse dev ``records`` of which a data set holds no strict token of each class (benefit and detriment).
+
+    The AUCs that choose the preset compare tokens within each data set only (:func:`strict_auc`): a data set with
+    one class adds no pair, so the choice would ignore it while the preset records it as calibration data, and
+    with no data set holding both every AUC is NaN and the preset (the paper default layer) is chosen on nothing.
+
+    Raises:
+        ConfigError: ``calibrate: the nq dev records hold 4 strict tokens, all benefit: ...; raise --n (or leave nq out
+            of --data)`` (the first such data set, in the records' order).
+    """
+    names = list(dict.fromkeys(r.data_set for r in records))
+    for name in names or [""]:
+        labels = [r.strict_label for r in records if r.data_set == name and r.strict_label is not None]
+        if len(set(labels)) == 2:
+            continue
+        what = ("no strict token (where exactly one branch's top-1 is the gold)" if not labels else
+                f"{len(labels)} strict token{'' if len(labels) == 1 else 's'}, all {'benefit' if labels[0] else 'detriment'}")
+        which = f"the {name} dev records hold" if name else "the dev records hold"
+        leave = f" (or leave {name} out of --data)" if name and len(names) > 1 else ""
+        raise ConfigError(f"calibrate: {which} {what}: the AUCs that choose the preset compare benefit with detriment "
+                          f"tokens within each data set, so it would be chosen without them; raise --n{leave}")
+
+
 def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
                       policy: str = "auto", js_min_layer: int | float | None = None) -> dict[str, Any]:
     """The preset ``params`` and ``calibration`` summary from dev ``records`` (module docstring).
@@ -96,7 +120,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
         js_min_layer: the dynamic rule's scan start (a layer or a fraction of the depth): the model's
             ``js_min_layer``, from which the records' gaps were recorded; None: the authors' 10/32.
     Raises:
-        ConfigError: no strict token of both classes, no gap value, a bad ``policy``, or a ``js_min_layer`` outside
+        ConfigError: a data set without strict tokens of both classes (:func:`check_both_classes`), no gap value, a bad ``policy``, or a ``js_min_layer`` outside
             the model.
     """
     import numpy as np
@@ -106,8 +130,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     if policy not in ("auto", "fixed", "dynamic"):
         raise ConfigError(f"--policy {policy!r}: expected auto, fixed or dynamic")
     strict = [r for r in records if r.strict_label is not None]
-    if len({r.strict_label for r in strict}) < 2:
-        raise ConfigError(f"calibrate: {len(strict)} strict dev tokens without both classes; raise --n")
+    check_both_classes(records)
     d = TokRAGParams()
     default_layer = resolve_layer(d.layer, n_layers)
     by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i)) for i in range(n_layers)}

@@ -1,0 +1,37 @@
+"""Findings of a review of ``tokrag calibrate`` on hand-built records: a preset is not chosen where a data set holds
+one class of strict tokens only (its AUCs compare tokens within each data set), and the dynamic rule's fallback rate
+counts real fallbacks, not scan hits that land on the fallback layer."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.errors import ConfigError
+from tasks.analyze import TokenRecord
+
+L = 8
+
+
+def rec(sample, lab, s_r=None, gaps=None):
+    """A strict token of class ``lab`` (1 benefit, 0 detriment; None: both greedy tokens wrong, not strict)."""
+    tr, tp = (1, 2) if lab == 1 else (2, 1) if lab == 0 else (3, 2)
+    return TokenRecord(sample, 0, 1, -1.0, -2.0, tr, tp, -0.5, -1.0, False, 0.5, s_r or [0.5] * L,
+                       gaps or [None] * 3 + [1e-6] * (L - 3), (0.0, 0.0))
+
+
+def test_a_data_set_with_one_class_is_refused_naming_it() -> None:
+    """wiki all benefit and nq all detriment: no data set holds a benefit/detriment pair, every stratified AUC is NaN,
+    and calibrate wrote params {'layer': 5} (dev_auc NaN) without a word; now it is refused, naming the data set."""
+    from tasks.calibrate import calibrate_records
+
+    wiki = [rec(f"wiki:{j}", 1, [0.1 * j] * L) for j in range(4)]
+    nq = [rec(f"nq:{j}", 0, [0.1 * j] * L) for j in range(4)]
+    with pytest.raises(ConfigError, match=r"^calibrate: the wiki dev records hold 4 strict tokens, all benefit: .*"
+                                          r"raise --n \(or leave wiki out of --data\)$"):
+        calibrate_records(wiki + nq, L, quantiles=(0.5,))
+    mixed = [rec(f"wiki:{j}", j % 2, [0.1 * j] * L) for j in range(4)]  # wiki has both: nq's one class is named
+    with pytest.raises(ConfigError, match=r"^calibrate: the nq dev records hold 4 strict tokens, all detriment"):
+        calibrate_records(mixed + nq, L, quantiles=(0.5,))
+    with pytest.raises(ConfigError, match=r"^calibrate: the nq dev records hold no strict token"):
+        calibrate_records(mixed + [rec("nq:0", None)], L, quantiles=(0.5,))
+    assert calibrate_records(mixed, L, quantiles=(0.5,))["params"] == {"layer": 5}  # every layer ties (0.75): the paper default
