@@ -31,6 +31,7 @@ import csv
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import logging
 import os
@@ -466,17 +467,49 @@ def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
     return files
 
 
-def check_corpus_files(path: str | os.PathLike) -> None:
-    """The format checks of :func:`load_corpus` that read at most a file's first line (run before a model loads:
-    :mod:`tasks.precheck`): the path exists, a file's extension or first line is a corpus format, a folder holds
-    corpus files, and a ``.json`` file does not hold one JSON array (its first non-blank character is not ``[``).
+CHECK_RECORDS = 5
+"""How many records of each JSONL corpus file :func:`check_corpus_files` reads (non-blank lines)."""
+
+
+def _first_object(path: Path, limit: int = 1 << 20) -> dict | None:
+    """The first non-blank line of ``path`` parsed alone, when it is a JSON object; None otherwise (a pretty-printed
+    JSON file, bad bytes, an empty file, a first line over ``limit`` bytes: a one-line Wikipedia summaries file is
+    not read whole here). Reads that one line only."""
+    try:
+        with _open_text(path) as f:
+            first = True
+            while raw := f.readline(limit):
+                if len(raw) == limit and not raw.endswith(b"\n"):
+                    return None
+                line = (raw.removeprefix(BOM) if first else raw).strip()
+                first = False
+                if line:
+                    obj = json.loads(line.decode("utf-8"))
+                    return obj if isinstance(obj, dict) else None
+    except (DataError, OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return None
+
+
+def check_corpus_files(path: str | os.PathLike, records: int = CHECK_RECORDS) -> None:
+    """The checks of :func:`load_corpus` (``fmt="auto"``) that read only the start of each file, run before a model
+    loads (:mod:`tasks.precheck`): the path exists, a file's extension or first line is a corpus format, a folder
+    holds corpus files, a ``.json`` file does not hold one JSON array (its first non-blank character is not ``[``),
+    and the first ``records`` non-blank lines of each JSONL file (``.jsonl``, another extension read as JSONL, or a
+    ``.json`` file of JSON lines) are read and checked by the loader's own reader: well-formed JSON objects with a
+    passage id and ``text`` (or ``contents``), as :func:`load_corpus` reads them. A DPR ``.tsv`` file (the loader reads
+    it whole) and a Wikipedia summaries ``.json`` file (one JSON object) are left to :func:`load_corpus`.
 
     Raises:
-        ConfigError / DataError: :func:`load_corpus`'s own one-line errors for these.
+        ConfigError / DataError: :func:`load_corpus`'s own one-line errors for these (``file:line`` and, for a
+            missing field, the fields the record has).
     """
     p = check_corpus_path(path)
     for f in _corpus_files(p):
-        if f.name.lower().removesuffix(".gz").endswith(".json"):
+        name = f.name.lower().removesuffix(".gz")
+        if name.endswith(".tsv"):
+            continue
+        if name.endswith(".json"):
             try:
                 with _open_text(f) as raw:
                     head = raw.read(4096).removeprefix(BOM).lstrip()
@@ -485,6 +518,19 @@ def check_corpus_files(path: str | os.PathLike) -> None:
             if head.startswith(b"["):
                 raise DataError(f"{f}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
                                 f"per line (supported corpus files: {CORPUS_FORMATS})")
+            first = _first_object(f)
+            # _sniff reads a .json file as JSONL unless it is one JSON object keyed by title (Wikipedia summaries, or a
+            # keyed object the loader refuses): without reading it whole, only a first line that is one record says so
+            if first is None or (first and all(isinstance(v, dict) for v in first.values())
+                                 and not any(k in first for k in ("id", "docid", "_id", "contents", "text"))):
+                continue
+        kind = None
+        for _, obj in read_jsonl(f):  # the JSONL branch of _sniff: the first record picks jsonc or jsonl
+            kind = "jsonc" if "contents" in obj else "jsonl"
+            break
+        if kind is not None:
+            for _ in itertools.islice(_passages_jsonl(f, kind), records):
+                pass
 
 
 def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = None) -> Corpus:
