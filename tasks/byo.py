@@ -81,6 +81,25 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     return [(f"{spec}[{split}][{i}]", dict(r)) for i, r in enumerate(ds)]
 
 
+def _missing(where: str, row: dict, field: str, hint: str) -> str:
+    """The one-line error for a required ``field`` that ``row`` lacks (or holds as null): ``where``, the field and
+    ``hint``, then the fields the line has and, for a field of another name that is close to it (``answer``,
+    ``Answers``, ``questions``), a did-you-mean, as the corpus reader names a record's fields."""
+    from retrieval.errors import closest
+
+    msg = f"{where}: missing field {field!r} ({hint})"
+    if field in row:
+        return f"{msg}: it is null"
+    keys = [str(k) for k in row]
+    msg += f"; the line has {sorted(keys)}" if keys else "; the line is an empty object {}"
+    others = [k for k in keys if k not in FIELDS]
+    near = [k for k in others if k.strip().lower() == field] or [
+        k for k in others if closest(k.strip().lower(), [field], n=1, cutoff=0.75)]
+    if near:
+        msg += f" ({near[0]!r} is not read: did you mean {field!r}?)"
+    return msg
+
+
 def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
     """Read and check bring-your-own questions (module docstring).
 
@@ -100,11 +119,11 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
     for i, (where, r) in enumerate(_rows(str(spec), split or "test")):
         q = r.get("question")
         if q is None:
-            raise DataError(f"{where}: missing field 'question' (each line needs \"question\" and \"answers\": [...])")
+            raise DataError(_missing(where, r, "question", 'each line needs "question" and "answers": [...]'))
         if not isinstance(q, str) or not q.strip():
             raise DataError(f"{where}: 'question' must be non-empty text, got {q!r}")
         if "answers" not in r or r["answers"] is None:
-            raise DataError(f"{where}: missing field 'answers' (a list of gold answer strings, e.g. [\"Paris\"])")
+            raise DataError(_missing(where, r, "answers", 'a list of gold answer strings, e.g. ["Paris"]'))
         answers = r["answers"]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise DataError(f"{where}: 'answers' must be a list of strings, got {answers!r}")
