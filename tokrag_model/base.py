@@ -414,11 +414,12 @@ class RAGMethodLM(LM):
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
         for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder), and
         ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
-        the git commit of its source tree, None outside a git checkout: :mod:`tokrag_model.provenance`)."""
+        the git commit of its source tree, None outside a git checkout; ``tokrag_changes`` = a fingerprint of a
+        modified checkout's changes against that commit, None for a clean one: :mod:`tokrag_model.provenance`)."""
         import lm_eval
         import transformers
 
-        from .provenance import tokrag_source
+        from .provenance import tokrag_changes, tokrag_source
 
         source = tokrag_source()
 
@@ -434,7 +435,8 @@ class RAGMethodLM(LM):
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                 "lm_eval": getattr(lm_eval, "__version__", "?"),
-                                "tokrag": source["version"], "tokrag_commit": source["commit"]},
+                                "tokrag": source["version"], "tokrag_commit": source["commit"],
+                                "tokrag_changes": tokrag_changes()},
         }
 
     def token_text(self, tid: int) -> tuple[str, bool]:

@@ -1,6 +1,7 @@
 """Which tokrag produced a result: its installed version and the git commit of its source tree.
 
-Recorded by the models in the results JSON's ``config.tokrag_versions`` (``tokrag``, ``tokrag_commit``) and by the
+Recorded by the models in the results JSON's ``config.tokrag_versions`` (``tokrag``, ``tokrag_commit``, and
+``tokrag_changes``: a fingerprint of a modified checkout's changes) and by the
 tasks in ``configs.<task>.metadata.tokrag_data.tokrag`` (:mod:`tasks.provenance`), so a plain ``lm_eval`` run
 says which code produced it, as a leaderboard's ``provenance.json`` does. lm-eval's own top-level ``git_hash`` is
 the commit of the *working directory*, which is usually not tokrag's. Cheap to import (no torch, no lm-eval).
@@ -8,6 +9,7 @@ the commit of the *working directory*, which is usually not tokrag's. Cheap to i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -58,6 +60,57 @@ def tokrag_commit() -> str | None:
         return None
     commit = git_commit(SOURCE_ROOT)
     return None if commit in ("", "unknown") else commit
+
+
+CHANGE_DIRS: tuple[str, ...] = ("tokrag_model", "tasks", "retrieval", "leaderboards")
+"""The package folders whose *untracked* files :func:`git_changes_fingerprint` hashes (tracked files: all of them)."""
+
+
+def git_changes_fingerprint(repo: Path | None = None) -> str | None:
+    """Fingerprint (16 hex, SHA-256 prefix) of how the working tree of ``repo`` (default :data:`SOURCE_ROOT`) differs
+    from its HEAD commit: ``git diff HEAD`` of the tracked files (binary patches, fixed prefixes, no renames, no
+    external diff or text conversion, so the user's git configuration does not change it) plus the path and SHA-256
+    of each untracked, not ignored file under :data:`CHANGE_DIRS`. None when there are no such changes, when
+    ``$TOKRAG_GIT_COMMIT`` is set (the commit is then not asked of git either), or when git cannot tell (no git, not
+    a checkout, a command failed or took over 10 s).
+
+    ``tokrag_commit`` only says ``<HEAD>+dirty``: two different edits of ``methods/cad.py`` recorded the same
+    string. This value tells them apart (the same edit gives the same value on any machine)."""
+    if os.environ.get("TOKRAG_GIT_COMMIT"):
+        return None
+    repo = repo or SOURCE_ROOT
+    git = ["git", "-C", str(repo)]
+    try:
+        diff = subprocess.run([*git, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
+                               "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", "--"],
+                              capture_output=True, timeout=10, check=True).stdout
+        untracked = subprocess.run([*git, "ls-files", "-z", "--others", "--exclude-standard", "--", *CHANGE_DIRS],
+                                   capture_output=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    files = sorted(name for name in untracked.decode("utf-8", "surrogateescape").split("\0") if name)
+    if not diff and not files:
+        return None
+    h = hashlib.sha256()
+    h.update(len(diff).to_bytes(8, "little"))
+    h.update(diff)
+    for name in files:
+        path = Path(repo) / name
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "not-a-file"
+        except OSError:
+            digest = "unreadable"
+        h.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]
+
+
+def tokrag_changes() -> str | None:
+    """:func:`git_changes_fingerprint` of the tokrag source tree (recorded beside :func:`tokrag_commit` as
+    ``tokrag_versions.tokrag_changes``), None for a clean checkout, outside a git checkout, or when
+    ``$TOKRAG_GIT_COMMIT`` is set."""
+    if not (SOURCE_ROOT / ".git").exists():
+        return None
+    return git_changes_fingerprint(SOURCE_ROOT)
 
 
 def tokrag_source() -> dict[str, str | None]:
