@@ -178,6 +178,20 @@ class Policy:
             return self.layer
         if self.kind != "dynamic":
             return None
+        return self._dynamic(rec)[0]
+
+    def fell_back(self, rec: TokenRecord) -> bool:
+        """Whether the dynamic rule found no pair above the threshold at ``rec`` and used its fallback layer (the
+        ``fired`` flag of :func:`tokrag_model.methods.tokrag.dynamic_layer` negated; a scan hit that lands on the
+        fallback layer, at ℓ = fallback + 1, is not a fallback). False for the other kinds.
+
+        Raises:
+            ConfigError: the records have no gap at a scanned pair (:meth:`layer_of`).
+        """
+        return self.kind == "dynamic" and not self._dynamic(rec)[1]
+
+    def _dynamic(self, rec: TokenRecord) -> tuple[int, bool]:
+        """``(layer, fired)`` of the dynamic rule at ``rec`` (:func:`tokrag_model.methods.tokrag.dynamic_layer`)."""
         from tokrag_model.methods.tokrag import dynamic_layer
 
         gaps = rec.gaps
@@ -190,7 +204,7 @@ class Policy:
             return g
 
         return dynamic_layer(gap, len(rec.s_r), self.min_layer, self.layer, self.threshold,
-                             rec.sees_span if rec.blind else None)[0]
+                             rec.sees_span if rec.blind else None)
 
     def score(self, rec: TokenRecord) -> float | None:
         """Benefit score of ``rec`` (> 0 predicts benefit); None where the record was not scored."""

@@ -149,9 +149,10 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     for q in quantiles:
         thr = float(np.quantile(gaps, q))
         pol = Policy("dynamic", "dynamic", best_layer, thr, min_layer)
-        layers = [pol.layer_of(r) for r in strict]
+        # the share of strict tokens where the rule found no pair above the threshold (not the share at the fallback
+        # layer, which also counts scan hits at ℓ = fallback + 1)
         by_q.append({"quantile": q, "threshold": thr, "auc": strict_auc(strict, pol),
-                     "fallback_rate": sum(x == best_layer for x in layers) / len(layers)})
+                     "fallback_rate": sum(pol.fell_back(r) for r in strict) / len(strict)})
     best_q = max(by_q, key=lambda v: (v["auc"], -v["quantile"]))
     fixed = {"layer": best_layer}
     dynamic = {"layer": "dynamic", "js_threshold": best_q["threshold"], "js_min_layer": min_layer,

@@ -35,3 +35,27 @@ def test_a_data_set_with_one_class_is_refused_naming_it() -> None:
     with pytest.raises(ConfigError, match=r"^calibrate: the nq dev records hold no strict token"):
         calibrate_records(mixed + [rec("nq:0", None)], L, quantiles=(0.5,))
     assert calibrate_records(mixed, L, quantiles=(0.5,))["params"] == {"layer": 5}  # every layer ties (0.75): the paper default
+
+
+def test_fallback_rate_counts_real_fallbacks_not_scan_hits_on_the_fallback_layer() -> None:
+    """``fallback_rate`` counted the strict tokens whose layer equals the fallback (the best fixed layer 3), which
+    includes the rule's scan hits at pair ℓ = 4 (layer ℓ − 1 = 3): here 1.00 while only 2 of 4 tokens fell back."""
+    from tasks.analyze import Policy
+    from tasks.calibrate import calibrate_records
+
+    recs = []
+    for j, (lab, hit) in enumerate([(1, True), (0, True), (1, False), (0, False)]):
+        s_r = [0.5] * L
+        s_r[3] = 0.9 if lab else 0.1  # layer 3 separates the classes: the best fixed layer, the fallback
+        gaps = [None] * 3 + [0.0] * (L - 3)
+        if hit:
+            gaps[4] = 1.0  # pair 4 fires: layer 3, the fallback's own index
+        recs.append(rec(f"q{j}", lab, s_r, gaps))
+    cal = calibrate_records(recs, L, quantiles=(0.5,))["calibration"]
+    row = cal["dev_auc_by_quantile"][0]
+    assert cal["fixed"]["layer"] == 3 and row["threshold"] == 0.0
+    assert row["fallback_rate"] == 0.5
+    pol = Policy("dynamic", "dynamic", 3, 0.0, 2)
+    assert [pol.layer_of(r) for r in recs] == [3, 3, 3, 3]
+    assert [pol.fell_back(r) for r in recs] == [False, False, True, True]
+    assert not Policy("layer3", "fixed", 3).fell_back(recs[2])
