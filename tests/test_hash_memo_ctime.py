@@ -109,3 +109,12 @@ def test_weights_fingerprint_sees_a_same_size_edit_with_restored_mtime(tmp_path)
     assert second != first
     weights.write_bytes(b"\x00" * 64 + b"AAAA" + b"\x00" * 64)
     assert weights_fingerprint(folder) == first  # content-based: the same bytes give the same value
+
+
+def test_tasks_readme_states_the_memo_stamp():
+    """tasks/README.md ("provenance") said hashes were memoised by path, size and mtime, the rule that kept stale hashes."""
+    from tasks import TASK_DIR
+
+    doc = " ".join((TASK_DIR / "README.md").read_text(encoding="utf-8").split())
+    assert "memoised by path, size and mtime" not in doc
+    assert "File hashes are memoised by path, size, mtime, ctime and inode in `$TOKRAG_CACHE_DIR`" in doc
