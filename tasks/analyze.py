@@ -8,7 +8,8 @@ and a *RAG* run (passages + the same context). At each gold token ``x_i``:
   run's is not; detriment (0) if the pure run's top-1 is the gold token and the RAG run's is not;
   every other token is dropped. Results are given on (a) all strict tokens and (b) the
   *generation-relevant* strict tokens: where the two greedy tokens differ (always true of a strict
-  token) and the RAG token is not a function token (the decoder's bypass would accept it untested);
+  token) and the RAG token is not a function token (the decoder's bypass would accept it untested; with
+  ``--model-args bypass=false`` nothing is bypassed, so every strict token is generation-relevant);
 * **score** of a policy: ``S_R − S_L`` of Tok-RAG (benefit predicted iff ``S_R > S_L``), with ``S_R``
   taken at the policy's layer; the ``confidence`` baseline scores top-1 log-prob RAG minus pure.
 
@@ -58,7 +59,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,9 @@ class TokenRecord:
     """One teacher-forced gold token.
 
     ``logp_rag`` / ``logp_pure``: log-prob (nats) of the gold token under each run; ``conf_*``: log-prob
-    of each run's own top-1; ``top1_*`` / ``gold``: token ids; ``bypass``: the RAG top-1 is a function
-    token. Filled only where the greedy tokens differ (``scored``): ``s_l`` = cos(e_R, e_L); ``s_r`` (L,)
+    of each run's own top-1; ``top1_*`` / ``gold``: token ids; ``bypass``: the bypass accepts the RAG
+    top-1 untested (a function token, in a run with the model's ``bypass`` on: :func:`collect_records` clears it for
+    ``bypass=false``; the records file keeps the function-token flag, which does not depend on that argument). Filled only where the greedy tokens differ (``scored``): ``s_l`` = cos(e_R, e_L); ``s_r`` (L,)
     = S_R at each decoder layer; ``gaps`` (L,) = the dynamic rule's gap for the logit-lens pair
     ``(ℓ, ℓ+1)`` (None below the scan start); ``analysis`` = ``(S_R, S_L)`` with the analysis
     constants (None when the passage span has fewer than 3 tokens); ``blind`` = the layers whose
@@ -704,6 +706,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     when its prompts encode to the same ids (a changed prompt format or retrieval run rescored it). On a
     resumed run the progress bar starts at the samples reused, so its rate and ETA are those of the samples
     scored now, and one line after it (stderr, also on Ctrl-C) says how many were reused from which file.
+    The model's ``bypass`` argument is not in the key, since the file holds each token's function-token flag
+    whatever it is: with ``bypass=false`` the records returned have ``bypass`` False (every differing token is
+    generation-relevant, :attr:`TokenRecord.relevant`), and ``config["bypass"]`` records which.
 
     Returns:
         (records, config) — ``config`` is the keyed configuration (recorded in results), with the scoring time of
@@ -725,6 +730,10 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
         log.warning("--n %d: the %s %s pool holds only %d samples; using those %d", n, name, split, len(samples),
                     len(samples))
     config, key = records_config(lm, name, split, max_tokens, k, prompt, chat)
+    # the records file holds the function-token flag whatever the model's bypass (so bypass is not in the key); the
+    # records returned say whether the bypass accepts the token, which with bypass=false it never does
+    bypass = bool(getattr(lm.params, "bypass", True))
+    config["bypass"] = bypass
     config["n"] = len(samples)  # the samples used (fewer than --n when the pool is smaller)
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
     config["model_config"] = lm.resolved_config
@@ -762,7 +771,7 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
                         f.flush()
                     kept.add(sid)
                     bar.update(1)
-                records += recs
+                records += recs if bypass else [replace(r, bypass=False) for r in recs]
                 times.append(secs)
     except KeyboardInterrupt as exc:
         raise RecordsInterrupted([(path, len(kept))]) from exc

@@ -254,7 +254,8 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
         raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy,
                             lm.params.js_min_layer)  # the scan start the records' gaps were recorded from
-    keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256")
+    keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256",
+            "bypass")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
     if isinstance(seconds, dict):
         cal["calibration"].update(seconds)

@@ -89,3 +89,38 @@ def test_calibrate_scans_from_the_models_js_min_layer(fake, tmp_path) -> None:
     preset = json.loads((cal / "tokrag_preset.json").read_text())
     assert preset["params"]["js_min_layer"] == 2 and preset["calibration"]["dynamic"]["min_layer"] == 2
     assert preset["calibration"]["dynamic"]["n_gaps"] == 2  # pair 3 of the 2 relevant (even, not bypassed) samples
+
+
+def test_bypass_false_makes_every_differing_strict_token_generation_relevant(fake, tmp_path) -> None:
+    """With ``--model-args bypass=false`` the decoder tests every token, but the records' ``bypass`` flag (the RAG
+    top-1 is a function token) still left those tokens out of the generation-relevant subset (2 of 4 here); now
+    that subset honours the run's bypass, while the records file, which does not depend on it, is reused."""
+    from tasks import analyze
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    out = tmp_path / "an"
+    argv = ["--data", "wiki", "--split", "dev", "--out", str(out), "--n", "4", "--bootstrap", "5"]
+    fake.lm.params = TokRAGParams(bypass=False)
+    assert analyze.main(argv) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["results"]["wiki"]["counts"]["relevant"] == 4
+    assert res["results"]["wiki"]["policies"]["layer1"]["relevant"]["n"] == 4
+    assert res["configs"]["wiki"]["bypass"] is False
+    fake.lm.params = TokRAGParams()  # bypass on: the odd samples' function tokens are accepted untested
+    assert analyze.main(argv) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["results"]["wiki"]["counts"]["relevant"] == 2 and res["configs"]["wiki"]["bypass"] is True
+    assert len(fake.scored) == 4  # the same records file, not rescored
+
+
+def test_calibrate_with_bypass_false_pools_the_gaps_of_every_differing_token(fake, tmp_path) -> None:
+    """The threshold's gap distribution is over the tokens where the decoder consults the rule: with bypass=false
+    all 4 differing tokens (8 gaps at pairs 2, 3), not only the 2 that are not function tokens; the preset records
+    the bypass setting of its data."""
+    from tasks import calibrate
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    fake.lm.params = TokRAGParams(bypass=False)
+    assert calibrate.main(["--data", "wiki", "--out", str(tmp_path / "cal"), "--n", "4"]) == 0
+    cal = json.loads((tmp_path / "cal" / "tokrag_preset.json").read_text())["calibration"]
+    assert cal["dynamic"]["n_gaps"] == 8 and cal["data"]["wiki"]["bypass"] is False
