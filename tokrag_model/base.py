@@ -337,6 +337,14 @@ class RAGMethodLM(LM):
     def setup(self) -> None:
         """Hook for per-method state built from ``resolved_config``."""
 
+    def resolved_values(self) -> dict[str, Any]:
+        """Values the method resolved from its arguments and the model or the docs (e.g. ``tokrag``'s ``layer=0.625``
+        -> decoder layer 19 of SmolLM2's 30), recorded in the results' ``tokrag_resolved_config`` beside the arguments
+        (``<argument>_resolved`` keys) by :meth:`get_model_info`; the arguments keep their values as given, so
+        configs and run keys stay comparable, and ``resolved_config`` itself is unchanged. Asked after the run (some,
+        like ``rag-replug``'s temperature, come from the docs). The base has none."""
+        return {}
+
     # ------------------------------------------------------------------ bookkeeping
     def reset_stats(self) -> None:
         for key in self.stats:
@@ -408,7 +416,8 @@ class RAGMethodLM(LM):
         return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
-        """Recorded by lm-eval in the results JSON ``config``: method, resolved config, weights fingerprint
+        """Recorded by lm-eval in the results JSON ``config``: method, resolved config (with the values the method
+        resolved from it: :meth:`resolved_values`), weights fingerprint
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
         config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
@@ -431,7 +440,7 @@ class RAGMethodLM(LM):
             "tokrag_model_files_fingerprint": getattr(self, "files_fingerprint", None),
             "tokrag_model_source": self.backbone.source,
             "tokrag_model_hub_commit": self.backbone.hub_commit,
-            "tokrag_resolved_config": {k: v for k, v in self.resolved_config.items()},
+            "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values()},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                 "lm_eval": getattr(lm_eval, "__version__", "?"),

@@ -165,11 +165,20 @@ class ReplugLM(RAGMethodLM):
             w = replug_weights([0.0] * len(ctxs), None, "uniform")
         else:
             tau = doc_temperature(doc, c["replug_temperature"])
+            self.__dict__.setdefault("_taus_used", set()).add(tau)  # recorded only (resolved_values)
             w = replug_weights(passage_scores(doc, ctxs), tau, "mixture")
         top1, ent = weight_summary(w)
         trace = {"passages": [e.kept[0] for e in encs], "dropped": dropped, "weights": [round(float(x), 4) for x in w],
                  "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4), "tau": tau}
         return encs, w, trace
+
+    def resolved_values(self) -> dict[str, Any]:
+        """``replug_temperature_resolved``: the τ the mixture weights used (``replug_temperature`` when given, else the
+        default of the docs' ``scored_by``: :func:`doc_temperature`, e.g. 1.0 for BM25), a sorted list when docs of
+        several score scales used several, None when no doc was weighted (``replug_mode=uniform``, or no request
+        with passages yet). Under data parallelism, the τs this rank's docs used."""
+        taus = sorted(self.__dict__.get("_taus_used", ()))
+        return {"replug_temperature_resolved": None if not taus else taus[0] if len(taus) == 1 else taus}
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         encs, w, trace = self._branches(doc, context, budget)

@@ -1105,6 +1105,22 @@ class TokRAGLM(RAGMethodLM):
         preset = None if self.preset is None else {**self.preset, "path": str(Path(self.preset["path"]).absolute())}
         return {**super().get_model_info(), "tokrag_preset": preset}
 
+    DYNAMIC_LAYER_ARGS = ("js_threshold", "js_min_layer", "layer_fallback")
+    """The arguments only the dynamic-layer rule (``layer=dynamic``) reads."""
+
+    def resolved_values(self) -> dict[str, Any]:
+        """``layer_resolved``: the 0-based decoder layer the fusion used (:func:`resolve_layer`: 19 for ``layer=0.625``
+        on SmolLM2's 30 layers), or ``"dynamic"``; with the dynamic rule also ``js_min_layer_resolved`` and
+        ``layer_fallback_resolved`` (layer indices); with a fixed layer ``unused_args``: :data:`DYNAMIC_LAYER_ARGS`,
+        recorded with their defaults but not read by its decisions."""
+        scorer = getattr(self, "scorer", None)
+        if scorer is None:
+            return {}
+        if scorer.fixed_layer is not None:
+            return {"layer_resolved": scorer.fixed_layer, "unused_args": list(self.DYNAMIC_LAYER_ARGS)}
+        return {"layer_resolved": "dynamic", "js_min_layer_resolved": scorer.min_layer,
+                "layer_fallback_resolved": scorer.fallback}
+
     def is_function(self, tid: int) -> bool:
         """Token ``tid`` is on the bypass list (:class:`TokenClasses`)."""
         return self.token_classes.is_function(tid)
