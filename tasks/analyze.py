@@ -22,7 +22,8 @@ scored on exactly the same tokens (:class:`Policy`):
 * ``dynamic``: the JS-gap rule with the model's ``js_threshold`` / ``js_min_layer`` / ``layer_fallback``
   (``--model-args``; by default the authors' constants: threshold 5e-7, scan above 10/32 of the depth,
   fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`);
-* ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions;
+* ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (with ``--split dev`` on
+  the preset's own dev data, its in-sample fit: the row and a note say so, :func:`preset_in_sample`);
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
   anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
   the top-3 RAG tokens, ``S_R`` not floored at 0;
@@ -1119,16 +1120,45 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
+        in_sample = preset_in_sample(preset, cfgs)
+        if in_sample:  # the calibrated row is the preset's own dev fit, not a held-out estimate: said in its row
+            policies = [replace(p, label=f"{p.describe()} (IN-SAMPLE: calibrated on these dev samples)")
+                        if p.name == "calibrated" else p for p in policies]
         results = analyze_records(recs, policies, args.bootstrap, args.seed)
         if preset is not None:  # recorded absolute, as lm_eval's config.tokrag_preset (the sha256 names the content)
             preset = {**preset, "path": str(Path(preset["path"]).absolute())}
         report(results, Path(args.out), n_layers, args.layers, {
-            "split": args.split, "configs": cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": args.seed,
-            **run_seconds(cfgs.values(), time.time() - t0)})
+            "split": args.split, "configs": cfgs, "preset": preset, "preset_in_sample": in_sample,
+            "bootstrap": args.bootstrap, "seed": args.seed, **run_seconds(cfgs.values(), time.time() - t0)})
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
         print(interrupted_message("analyze", exc.kept if isinstance(exc, RecordsInterrupted) else kept), file=sys.stderr)
         return 130
     return 0
+
+
+def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, int]:
+    """The samples of this run that ``preset`` was calibrated on, per data set: ``{name: count}`` for each data set
+    of this run on the dev split that the preset's ``calibration.data`` records on the dev split too (both take the
+    first n samples of the same dev pool, so they share ``min(n_preset, n_run)``); empty when none (a test run, a
+    preset without that record, or no preset). There the calibrated row reports the preset's in-sample dev AUC.
+
+    Args:
+        preset: the preset as :func:`tokrag_model.methods.tokrag.read_preset` returns it, or None.
+        cfgs: this run's data configs (:func:`collect_all`: ``split``, ``n`` per data set).
+    """
+    data = ((preset or {}).get("calibration") or {}).get("data")
+    if not isinstance(data, dict):
+        return {}
+    out = {}
+    for name, cfg in cfgs.items():
+        cal = data.get(name)
+        if cfg.get("split") != "dev" or not isinstance(cal, dict) or cal.get("split") != "dev":
+            continue
+        n_cal, n_run = cal.get("n"), cfg.get("n")
+        shared = min(n_cal, n_run) if isinstance(n_cal, int) and isinstance(n_run, int) else n_run
+        if shared:
+            out[name] = shared
+    return out
 
 
 def run_seconds(cfgs: Any, wall: float) -> dict[str, Any]:
@@ -1182,7 +1212,8 @@ def _given_model_args(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:
     """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``) and
-    ``auc_by_layer.png`` into ``out_dir``."""
+    ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (:func:`preset_in_sample`) a note says
+    the calibrated row is the preset's in-sample dev fit."""
     from retrieval.io import atomic_write_json
 
     split = meta.get("split", "")
@@ -1194,6 +1225,12 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
         note = small_sample_note(c["strict"], c["strict_benefit"])
         if note:
             print(f"{name}: {note}")
+    shared = meta.get("preset_in_sample")
+    if shared:
+        cfgs = meta.get("configs") or {}
+        counts = ", ".join(f"{name} {n} of {cfgs.get(name, {}).get('n', n)}" for name, n in shared.items())
+        print(f"note: the calibrated row is in-sample: the preset was calibrated on these dev samples ({counts}), so its "
+              "AUC is its dev fit, not a held-out estimate; run --split test for that")
     print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
           "the gold token; AUC ranks the score against that label")
     atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))

@@ -124,3 +124,29 @@ def test_calibrate_with_bypass_false_pools_the_gaps_of_every_differing_token(fak
     assert calibrate.main(["--data", "wiki", "--out", str(tmp_path / "cal"), "--n", "4"]) == 0
     cal = json.loads((tmp_path / "cal" / "tokrag_preset.json").read_text())["calibration"]
     assert cal["dynamic"]["n_gaps"] == 8 and cal["data"]["wiki"]["bypass"] is False
+
+
+def test_the_calibrated_row_is_flagged_in_sample_on_the_presets_own_dev_data(fake, tmp_path, capsys) -> None:
+    """``tokrag analyze --split dev --preset P`` scored P on the dev samples it was calibrated on and printed its
+    AUC like any other row; now the row, a note and results.json say it is in-sample (not on --split test)."""
+    from tasks import analyze, calibrate
+
+    cal = tmp_path / "cal"
+    assert calibrate.main(["--data", "wiki", "--out", str(cal), "--n", "4"]) == 0
+    preset = str(cal / "tokrag_preset.json")
+    out = tmp_path / "an"
+    capsys.readouterr()
+    assert analyze.main(["--data", "wiki", "--split", "dev", "--out", str(out), "--n", "6", "--bootstrap", "5",
+                         "--preset", preset]) == 0
+    printed = capsys.readouterr().out
+    res = json.loads((out / "results.json").read_text())
+    assert res["preset_in_sample"] == {"wiki": 4}
+    assert res["results"]["wiki"]["policies"]["calibrated"]["describe"].endswith(
+        "(IN-SAMPLE: calibrated on these dev samples)")
+    assert ("note: the calibrated row is in-sample: the preset was calibrated on these dev samples (wiki 4 of 6), so "
+            "its AUC is its dev fit, not a held-out estimate; run --split test for that") in printed
+    assert analyze.main(["--data", "wiki", "--split", "test", "--out", str(out), "--n", "4", "--bootstrap", "5",
+                         "--preset", preset]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["preset_in_sample"] == {} and "IN-SAMPLE" not in res["results"]["wiki"]["policies"]["calibrated"]["describe"]
+    assert "in-sample" not in capsys.readouterr().out
