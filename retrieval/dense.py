@@ -39,8 +39,8 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
-from .io import (atomic_write_json, atomic_write_text, check_index_folder, file_lock, fingerprint, remove_stale_scratch,
-                 scratch_dir)
+from .io import (INDEX_META, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp, fingerprint,
+                 remove_stale_scratch, scratch_dir)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -586,9 +586,54 @@ class DenseSearcher:
         return dict(zip(qids, ranked))
 
 
-@lru_cache(maxsize=4)
-def _dense_searcher(index_dir: str, params_json: str, device: str) -> DenseSearcher:
-    return DenseSearcher(index_dir, json.loads(params_json), device=device)
+def dense_index_identity(index_dir: str | os.PathLike) -> tuple:
+    """Which encoding a dense index folder holds now: the content of its ``tokrag_index.json`` (None when missing
+    or unreadable) and the :func:`retrieval.io.file_stamp` (size, mtime_ns, ctime_ns, inode; None when absent) of
+    that file and of the vector and id files ``index`` and ``docid``. Every build writes them anew
+    (:func:`build_dense_index` renames a fresh folder into place), so a folder re-encoded in place, also by
+    another process (``tokrag index build --force``, other encoding versions, the passage-prefix re-encode), has
+    another identity than the encoding a :class:`DenseSearcher` loaded; :func:`dense_hits` opens a new one then."""
+    folder = Path(index_dir)
+
+    def stamp(name: str) -> tuple | None:
+        try:
+            return (name, *file_stamp(folder / name))
+        except OSError:
+            return None
+
+    meta = _read_meta(folder)
+    return (json.dumps(meta, sort_keys=True) if meta is not None else None,
+            stamp(INDEX_META), stamp("index"), stamp("docid"))
+
+
+_SEARCHERS_MAX = 4
+# (index folder, params JSON, device) -> (the folder's dense_index_identity when opened, searcher)
+_searchers: dict[tuple[str, str, str], tuple[tuple, DenseSearcher]] = {}
+
+
+def _dense_searcher(index_dir: str, params_json: str, device: str, corpus: Corpus | None = None) -> DenseSearcher:
+    """An open :class:`DenseSearcher` over ``index_dir``, reused while the folder holds the same encoding.
+
+    ``FaissSearcher`` loads the vectors into memory, so the reuse is keyed by :func:`dense_index_identity` too: a
+    folder re-encoded in place gets a new searcher. The identity is read and the vectors loaded under the
+    folder's build lock, and with ``corpus`` the index must be recorded for it.
+
+    Raises:
+        IndexNotFoundError: the folder holds an index of another corpus (re-encoded meanwhile), or none.
+    """
+    key = (index_dir, params_json, device)
+    with file_lock(index_dir):  # no build of this folder swaps it while its identity is read and its vectors loaded
+        ident = dense_index_identity(index_dir)
+        held = _searchers.get(key)
+        if held is not None and held[0] == ident and (corpus is None or ident[0] is None
+                                                      or json.loads(ident[0]).get("corpus_fingerprint") == corpus.fingerprint):
+            return held[1]
+        s = DenseSearcher(index_dir, json.loads(params_json), corpus=corpus, device=device)
+    _searchers.pop(key, None)
+    _searchers[key] = (ident, s)
+    while len(_searchers) > _SEARCHERS_MAX:
+        _searchers.pop(next(iter(_searchers)))
+    return s
 
 
 def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
@@ -597,7 +642,7 @@ def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
     device = runtime.get("device") or "cpu"
     idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
                             device=device, progress=bool(runtime.get("progress", False)))
-    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device)
+    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
     before = s.searches
     hits = s.batch_search(queries, k=depth, threads=int(runtime.get("threads") or 1), batch_size=int(runtime.get("batch_size") or 64))
     return hits, s.searches - before
@@ -614,7 +659,7 @@ def dense_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: M
     device = runtime.get("device") or "cpu"
     idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
                             device=device, progress=bool(runtime.get("progress", False)))
-    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device)
+    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
     embs = s.encode_queries(queries, int(runtime.get("batch_size") or 64))
     row = {q: i for i, q in enumerate(queries)}
 
