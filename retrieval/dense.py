@@ -172,9 +172,13 @@ def _weights_hash(folder: str, stamp: tuple) -> str:
 
 
 def weights_hash(folder: str | os.PathLike) -> str:
-    """SHA-256 prefix over an encoder folder's weight, config and vocabulary files (model fingerprint)."""
+    """SHA-256 prefix (16 hex) over an encoder folder's weight, config and vocabulary files (model fingerprint).
+
+    Memoised in the process by each file's name and :func:`retrieval.io.file_stamp` (size, mtime_ns, ctime_ns,
+    inode), so a same-size edit whose mtime was put back (``touch -r``, ``cp -p``, ``rsync -a``) is hashed anew.
+    Raises OSError when the folder or a file cannot be read."""
     folder = Path(folder)
-    stamp = tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(folder.iterdir()) if f.is_file())
+    stamp = tuple((f.name, *file_stamp(f)) for f in sorted(folder.iterdir()) if f.is_file())
     return _weights_hash(str(folder), stamp)
 
 
