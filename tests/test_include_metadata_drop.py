@@ -193,6 +193,21 @@ def test_tokrag_eval_refuses_before_the_model_load(no_model, tmp_path):
         main([*base, "--metadata", '{"retriever": "dense"}'])
 
 
+def test_tokrag_eval_refuses_a_tasks_yaml_path_before_the_model_load(no_model, tmp_path):
+    """``--tasks path/my_qa_dense.yaml`` (no --include_path): lm-eval hands the loaded config on without its path, so
+    the name-based check never saw it and the run went on with BM25; the hook now checks the given paths."""
+    from tokrag_model.eval_cli import main
+
+    path = _task(tmp_path / "mytasks", meta=_user_meta(tmp_path))
+    base = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
+            "--limit", "1", "--tasks", str(path)]
+    with pytest.raises(ConfigError) as exc:
+        main(base)
+    assert str(exc.value) == _expected(path)
+    with pytest.raises(no_model):
+        main([*base, "--metadata", '{"retriever": "dense"}'])
+
+
 def test_leaderboard_run_refuses_before_the_first_cell(tmp_path, monkeypatch):
     import yaml
 
