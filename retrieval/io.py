@@ -134,13 +134,28 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     """Fingerprint (16 hex) of the files under ``root``: ``[relative path, SHA-256]`` of each, in sorted order,
     skipping hidden files and folders and ``__pycache__``; only files whose suffix is in ``suffixes`` (None: all)
     and of at most ``max_bytes`` (None: any size). A file ``root`` gives ``fingerprint([name, SHA-256])``.
-    File hashes go through ``memo``. Raises OSError when a file cannot be read."""
+    File hashes go through ``memo``. Raises OSError when a file cannot be read.
+
+    Symlinked files and folders are followed, with paths as seen through the link (``nq_open/NQ-open.dev.jsonl``
+    for a link ``nq_open -> /elsewhere/nq_open``), so a data folder made of links is fingerprinted by what they
+    point at and re-pointing a link changes the fingerprint. A link to a folder that encloses it (a loop) is not
+    entered: a folder is skipped when its real path is that of one of the folders above it. A folder without
+    symlinked folders gets the same fingerprint as before links were followed."""
     root = Path(root)
     if root.is_file():
         return fingerprint([root.name, memo.sha(root)])
     items = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+    # real paths of each walked folder and the folders above it: a link back into them would loop
+    chain: dict[str, frozenset[str]] = {str(root): frozenset({os.path.realpath(root)})}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        above = chain.pop(dirpath, frozenset())
+        keep = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
+            real = os.path.realpath(os.path.join(dirpath, d))
+            if real not in above:
+                keep.append(d)
+                chain[os.path.join(dirpath, d)] = above | {real}
+        dirnames[:] = keep
         for fn in sorted(filenames):
             p = Path(dirpath) / fn
             if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
