@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError, closest
-from retrieval.io import atomic_write_json, file_lock, file_stamp, scratch_dir, sha256_file
+from retrieval.io import HashMemo, atomic_write_json, file_lock, file_stamp, scratch_dir, sha256_file
 from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,10 @@ def _installed_file_key(spec: dict[str, str], path: Path) -> str:
     """Cache key of a file shipped in an installed wheel: the first 12 hex digits of the sha256 that pip recorded
     for it in the distribution's RECORD (checked by pip at install, read without hashing the 98 MB file), so a
     fresh virtual environment (a CI run on a clean clone) reuses the conversion of the same bytes. Without a
-    RECORD entry: size + mtime of the file (a new install then converts again)."""
+    RECORD entry (or one without a sha256): the first 12 hex digits of the file's own SHA-256, memoised in the
+    cache folder's :class:`retrieval.io.HashMemo` (by path and :func:`retrieval.io.file_stamp`), so the key has the
+    same form and value and a same-size edit whose mtime was put back (``touch -r``, ``cp -p``) gets a new
+    conversion. Raises OSError when the file cannot be read."""
     import base64
     from importlib.metadata import PackageNotFoundError, distribution
 
@@ -132,8 +135,10 @@ def _installed_file_key(spec: dict[str, str], path: Path) -> str:
     for f in files:
         if f.hash is not None and f.hash.mode == "sha256" and Path(f.locate()).resolve() == path.resolve():
             return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()[:12]
-    stat = path.stat()
-    return f"{stat.st_size:x}-{int(stat.st_mtime):x}"
+    memo = HashMemo()
+    key = memo.sha(path)[:12]
+    memo.save()
+    return key
 
 
 def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path]:
