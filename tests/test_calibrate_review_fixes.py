@@ -19,22 +19,36 @@ def rec(sample, lab, s_r=None, gaps=None):
                        gaps or [None] * 3 + [1e-6] * (L - 3), (0.0, 0.0))
 
 
-def test_a_data_set_with_one_class_is_refused_naming_it() -> None:
+def test_no_data_set_with_both_classes_is_refused_naming_them() -> None:
     """wiki all benefit and nq all detriment: no data set holds a benefit/detriment pair, every stratified AUC is NaN,
-    and calibrate wrote params {'layer': 5} (dev_auc NaN) without a word; now it is refused, naming the data set."""
+    and calibrate wrote params {'layer': 5} (dev_auc NaN) without a word; now it is refused, naming the data sets."""
     from tasks.calibrate import calibrate_records
 
     wiki = [rec(f"wiki:{j}", 1, [0.1 * j] * L) for j in range(4)]
     nq = [rec(f"nq:{j}", 0, [0.1 * j] * L) for j in range(4)]
-    with pytest.raises(ConfigError, match=r"^calibrate: the wiki dev records hold 4 strict tokens, all benefit: .*"
-                                          r"raise --n \(or leave wiki out of --data\)$"):
+    with pytest.raises(ConfigError, match=r"^calibrate: no data set's dev records hold strict tokens of both classes "
+                                          r"\(the wiki dev records hold 4 strict tokens, all benefit; the nq dev records "
+                                          r"hold 4 strict tokens, all detriment\): .*; raise --n$"):
         calibrate_records(wiki + nq, L, quantiles=(0.5,))
-    mixed = [rec(f"wiki:{j}", j % 2, [0.1 * j] * L) for j in range(4)]  # wiki has both: nq's one class is named
-    with pytest.raises(ConfigError, match=r"^calibrate: the nq dev records hold 4 strict tokens, all detriment"):
-        calibrate_records(mixed + nq, L, quantiles=(0.5,))
-    with pytest.raises(ConfigError, match=r"^calibrate: the nq dev records hold no strict token"):
-        calibrate_records(mixed + [rec("nq:0", None)], L, quantiles=(0.5,))
-    assert calibrate_records(mixed, L, quantiles=(0.5,))["params"] == {"layer": 5}  # every layer ties (0.75): the paper default
+    with pytest.raises(ConfigError, match=r"the nq dev records hold no strict token"):
+        calibrate_records([rec("nq:0", None)], L, quantiles=(0.5,))
+
+
+def test_a_data_set_with_one_class_is_named_in_a_warning_and_the_preset(caplog) -> None:
+    """wiki holds both classes, nq one: the choice rests on wiki's pairs only (at --n 20 NQ's strict tokens are
+    often all benefit, so refusing would stop the README's quick look); a WARNING and calibration.uncompared say so."""
+    from tasks.calibrate import calibrate_records
+
+    mixed = [rec(f"wiki:{j}", j % 2, [0.1 * j] * L) for j in range(4)]
+    nq = [rec(f"nq:{j}", 0, [0.1 * j] * L) for j in range(4)]
+    with caplog.at_level("WARNING", logger="tasks.calibrate"):
+        cal = calibrate_records(mixed + nq, L, quantiles=(0.5,))
+    assert cal["calibration"]["uncompared"] == ["the nq dev records hold 4 strict tokens, all detriment"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "calibrate: the nq dev records hold 4 strict tokens, all detriment: it adds no benefit/detriment pair, so the "
+        "preset is chosen on the other data sets' tokens only (raise --n to include it)"]
+    assert cal["params"] == calibrate_records(mixed, L, quantiles=(0.5,))["params"] == {"layer": 5}  # every layer ties
+    assert "uncompared" not in calibrate_records(mixed, L, quantiles=(0.5,))["calibration"]
 
 
 def test_fallback_rate_counts_real_fallbacks_not_scan_hits_on_the_fallback_layer() -> None:
