@@ -28,7 +28,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   (:func:`dense_encoders`), so that re-saved encoder weights give a new folder as they give a new retrieval run;
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
   the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
-* the lm-eval version and a schema version of this module.
+* the lm-eval version, the versions of torch, transformers and the retrieval engine (Pyserini, its Anserini jar,
+  FAISS: :func:`library_versions`) and a schema version of this module.
 
 So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
 or any setting gives a new folder; nothing stale is ever reused (lm-eval's own ``--use_cache`` keys
@@ -603,6 +604,19 @@ def _lm_eval_version() -> str:
     return version("lm_eval")
 
 
+def library_versions() -> dict[str, str | None]:
+    """The installed versions of the libraries that compute a cell's numbers besides lm-eval (None: not installed),
+    read from package metadata without importing them: ``torch`` and ``transformers`` (the model's kernels and
+    tokenizer: another version may flip a few answers) and the retrieval engine, as the run cache keys it
+    (:func:`retrieval.cache.engine_versions` of ``hybrid``: ``pyserini``, the Anserini jar it ships, the FAISS
+    distribution). The engine is keyed for every cell, not only for those that retrieve: the run cache recomputes
+    a retrieval run after an upgrade, but a finished cell would be served without asking it, and a closed-book
+    cell merely re-runs once after an upgrade."""
+    from retrieval.cache import engine_versions
+
+    return dict(sorted(engine_versions("hybrid").items()))
+
+
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
     """Everything that names a cell's run folder (see the module docstring)."""
     target = model_target(cell.method.model)
@@ -617,6 +631,7 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
         "data_fingerprint": data_fingerprint(memo, task_data_dir(cell.task.task, spec.include_path, memo,
                                                                  cell.task_metadata())),
         "lm_eval_version": _lm_eval_version(),
+        "library_versions": library_versions(),
     }
     if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
         mat["chat_template_sha256"] = chat_template_sha256(cell.model_args, memo)

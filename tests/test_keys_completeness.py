@@ -126,3 +126,20 @@ def test_a_hub_encoder_is_keyed_by_its_cached_commit(tmp_path, monkeypatch):
     (repo / "refs" / "main").write_text("b" * 40)
     assert encoder_fingerprint("org/enc", _HashMemo()) == fingerprint(["hub-commit", "org/enc", "b" * 40])
     assert encoder_fingerprint("org/absent", _HashMemo()) == fingerprint(["unresolved", "org/absent"])
+
+
+@pytest.mark.parametrize("library", ["torch", "transformers", "pyserini"])
+def test_library_versions_are_keyed(tmp_path, monkeypatch, library):
+    import importlib.metadata as md
+
+    from leaderboard_helpers import write_spec
+
+    spec = write_spec(tmp_path / "spec", tasks=["toy_qa"], limit=3)
+    before = _materials(spec)
+    assert before[0][1]["library_versions"]["torch"] == md.version("torch")
+    assert before[0][1]["library_versions"]["transformers"] == md.version("transformers")
+    real = md.version
+    monkeypatch.setattr(md, "version", lambda name: "99.0.0" if name == library else real(name))
+    after = _materials(spec)
+    assert after[0][1]["library_versions"][library] == "99.0.0"
+    assert {k for k, _ in before}.isdisjoint(k for k, _ in after)
