@@ -37,7 +37,8 @@ gold-passage-only tasks). ``retrieval`` (QA tasks): what retrieved the passages,
 retriever, its resolved params (defaults included: the dense encoder is named even when the task metadata only says
 ``retriever: dense``) and a dense encoder's weights hashes; null for gold passages. Paths and hashes only: deterministic for the same files at the same place; the
 leaderboards' run keys never read it. File hashes are memoised with the run keys' (:class:`retrieval.io.HashMemo`,
-persisted in ``$TOKRAG_CACHE_DIR`` by path, size and mtime), so a large corpus is hashed once, not at every run.
+persisted in ``$TOKRAG_CACHE_DIR`` by path, size, mtime, ctime and inode: :func:`retrieval.io.file_stamp`, so a
+same-size edit whose mtime was put back is hashed again), so a large corpus is hashed once, not at every run.
 A file that cannot be read raises ``OSError`` from inside lm-eval's task build (``ConfigurableTask.download``).
 """
 
@@ -68,9 +69,9 @@ class TaskData(dict):
 def path_record(path: str | os.PathLike, memo: HashMemo | None = None) -> dict[str, str]:
     """``{"path": absolute path, "sha256": hex}`` of a file, ``{"path", "fingerprint"}`` of a folder
     (:func:`retrieval.io.tree_fingerprint` over all its files, any suffix and size: 16 hex over ``[relative path,
-    sha256]`` of each, hidden ones and ``__pycache__`` skipped, in sorted order). File hashes go through ``memo``
-    (a :class:`retrieval.io.HashMemo`: hashed once per path, size and mtime; the caller saves it), a fresh one when
-    None (then saved here).
+    sha256]`` of each, hidden ones and ``__pycache__`` skipped, symlinked folders followed, in sorted order). File
+    hashes go through ``memo`` (a :class:`retrieval.io.HashMemo`: hashed once per path, size, mtime, ctime and
+    inode, :func:`retrieval.io.file_stamp`; the caller saves it), a fresh one when None (then saved here).
 
     Raises:
         OSError: a file cannot be read (``PermissionError``, ``FileNotFoundError``). The loaders call this inside
