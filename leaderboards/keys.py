@@ -33,8 +33,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 
 So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
 or any setting gives a new folder; nothing stale is ever reused (lm-eval's own ``--use_cache`` keys
-only on the request arguments and is not used). File hashes are memoised by (path, size, mtime) in
-``<cache_dir>/leaderboard-file-hashes.json`` so that computing all keys of a spec takes well under a second; the
+only on the request arguments and is not used). File hashes are memoised by path and
+:func:`retrieval.io.file_stamp` (size, mtime_ns, ctime_ns, inode: a same-size edit whose mtime was put back, as
+``cp -p``, ``rsync -a`` or ``touch -r`` do, is hashed again) in ``<cache_dir>/leaderboard-file-hashes.json`` so that computing all keys of a spec takes well under a second; the
 first key over a new model or data folder hashes its files once (the 93 MiB GGUF of ``smollm2-135m-instruct``:
 0.08 s with the file in the page cache, plus its read time from a cold disk). Schema 2: files over 64 MiB are
 hashed (schema 1 skipped them: the alias's GGUF was not in its key) and a task's metadata ``data_dir`` names the
@@ -62,8 +63,8 @@ KEY_SCHEMA = 2  # 2: files of any size hashed; a task's metadata data_dir keyed 
 
 
 class _HashMemo(HashMemo):
-    """:class:`retrieval.io.HashMemo` (file SHA-256s memoised by path, size and mtime_ns, persisted in the cache
-    folder on :meth:`save`), plus the task YAML chains read once per key computation."""
+    """:class:`retrieval.io.HashMemo` (file SHA-256s memoised by path and :func:`retrieval.io.file_stamp`:
+    size, mtime_ns, ctime_ns, inode; persisted in the cache folder on :meth:`save`), plus the task YAML chains read once per key computation."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -473,8 +474,9 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     ``include:``s) names in :data:`retrieval.io.TASK_DATA_ARGS`: a bring-your-own ``questions`` file and ``corpus``, an
     ``oracle_file``, a local copy named by ``hub_id``; so that editing them gives a new run folder. A value is
     read as the loaders read it (:func:`retrieval.io.task_data_path`): a named corpus (``nq-wiki-12k``) or ``prebuilt:`` index is no path, a relative
-    path is taken from the working directory. A file is hashed whole (memoised by path, size and mtime); a
-    folder as :func:`tree_fingerprint`, every file whatever its size. Empty for the built-in tasks, whose data sit
+    path is taken from the working directory. A file is hashed whole (memoised by path and
+    :func:`retrieval.io.file_stamp`: size, mtime, ctime, inode); a folder as :func:`tree_fingerprint` (symlinked
+    folders followed), every file whatever its size. Empty for the built-in tasks, whose data sit
     under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`).
     """
     out: dict[str, str] = {}
