@@ -46,6 +46,20 @@ def run_toy_spec(root: Path, **spec_kw):
     return spec, root / "runs"
 
 
+SEED_METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+                {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
+                {"name": "sample", "model": TOY, "model_args": {"mode": "sample"}}]
+
+
+def run_two_seed_spec(root: Path, monkeypatch):
+    """The toy spec with :data:`SEED_METHODS` (``sample`` differs between seeds) over seeds 1 and 2, closed book
+    ``none``, references ``standard`` and ``none``, run once with the run keys pinned on ``monkeypatch`` (other work
+    may edit the source they hash; keep it active while the tests read the runs); returns ``(spec, runs_dir)``."""
+    pin_cell_keys(monkeypatch)
+    return run_toy_spec(root, methods=SEED_METHODS, seeds=(1, 2),
+                        extra={"closed_book": "none", "reference": ["standard", "none"]})
+
+
 def subprocess_env(cache: Path) -> dict[str, str]:
     """Environment of a runner subprocess: repo importable, shared cache, one thread."""
     env = dict(os.environ)

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from retrieval.errors import ConfigError
+from tests.eval_helpers import stop_at_model_load
 
 
 class _ModelWouldLoad(Exception):
@@ -20,22 +21,10 @@ class _ModelWouldLoad(Exception):
 
 @pytest.fixture
 def no_model(monkeypatch):
-    import lm_eval
-    import lm_eval.tasks
-
     def refuse(*args, **kwargs):
         raise _ModelWouldLoad(kwargs.get("cache_requests"), kwargs.get("rewrite_requests_cache"))
 
-    monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
-    init = lm_eval.tasks.TaskManager.__init__
-
-    def ours_only(self, *args, **kwargs):  # skip indexing lm-eval's ~10k task files
-        kwargs["include_defaults"] = False
-        return init(self, *args, **kwargs)
-
-    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
-    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    stop_at_model_load(monkeypatch, refuse)
 
 
 def _files(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 
 from retrieval.errors import ConfigError
 from tasks import TASK_DIR
+from tests.eval_helpers import stop_at_model_load
 
 BASE = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
         "--apply_chat_template", "--tasks", "nq_oracle_bm25"]
@@ -24,24 +25,10 @@ BASE = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-inst
 @pytest.fixture
 def no_model(monkeypatch):
     """``lm_eval.simple_evaluate`` (where lm-eval's CLI builds the model) fails the test if reached."""
-    import lm_eval
-
     def refuse(*args, **kwargs):
         raise AssertionError("simple_evaluate was called: the model would have been built")
 
-    monkeypatch.setattr(lm_eval, "simple_evaluate", refuse)
-    # lm-eval's CLI indexes its own ~10k task files at every start (~10 s); these runs select only our tasks
-    import lm_eval.tasks
-
-    init = lm_eval.tasks.TaskManager.__init__
-
-    def ours_only(self, *args, **kwargs):
-        kwargs["include_defaults"] = False
-        return init(self, *args, **kwargs)
-
-    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
-    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    stop_at_model_load(monkeypatch, refuse)
 
 
 def _refused(args: list[str]) -> str:

@@ -14,6 +14,7 @@ import pytest
 from retrieval.errors import ConfigError
 from tasks import TASK_DIR, add_include_path
 from tasks.precheck import check_selected_tasks  # the new checks are imported where used: the old code had none
+from tests.eval_helpers import stop_at_model_load
 
 DENSE = Path(TASK_DIR) / "qa" / "rag_qa_dense.yaml"
 
@@ -160,22 +161,10 @@ def test_a_tasks_yaml_path_is_checked_by_check_task_path_metadata(tmp_path):
 @pytest.fixture
 def no_model(monkeypatch):
     """``tokrag eval`` up to lm-eval's ``simple_evaluate`` (the model load), lm-eval's own tasks not indexed."""
-    import lm_eval
-    import lm_eval.tasks
-
     class Reached(Exception):
         pass
 
-    monkeypatch.setattr(lm_eval, "simple_evaluate", lambda *a, **k: (_ for _ in ()).throw(Reached()))
-    init = lm_eval.tasks.TaskManager.__init__
-
-    def ours_only(self, *args, **kwargs):
-        kwargs["include_defaults"] = False
-        return init(self, *args, **kwargs)
-
-    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
-    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    stop_at_model_load(monkeypatch, lambda *a, **k: (_ for _ in ()).throw(Reached()))
     return Reached
 
 

@@ -20,6 +20,7 @@ import pytest
 from retrieval.errors import ConfigError
 from tasks import TASK_DIR
 from tasks.precheck import check_include_path_tasks, check_task_paths, missing_task_files
+from tests.eval_helpers import stop_at_model_load
 
 QA = Path(TASK_DIR) / "qa"
 BASE = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
@@ -32,22 +33,10 @@ class _Reached(Exception):
 
 @pytest.fixture
 def no_model(monkeypatch):
-    import lm_eval
-    import lm_eval.tasks
-
     def reached(*args, **kwargs):
         raise _Reached(kwargs.get("tasks"))
 
-    monkeypatch.setattr(lm_eval, "simple_evaluate", reached)
-    init = lm_eval.tasks.TaskManager.__init__
-
-    def ours_only(self, *args, **kwargs):  # lm-eval's ~10k task files: ~10 s a run, none of them used here
-        kwargs["include_defaults"] = False
-        return init(self, *args, **kwargs)
-
-    monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
-    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    stop_at_model_load(monkeypatch, reached)
 
 
 def _copy(folder: Path, *names: str) -> Path:

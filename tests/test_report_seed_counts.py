@@ -23,19 +23,13 @@ from pathlib import Path
 import pytest
 
 from leaderboards.report import collect, compute, render_markdown
-from tests.leaderboard_helpers import TOY, pin_cell_keys, run_toy_spec
-
-METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-           {"name": "none", "model": TOY, "model_args": {"mode": "none"}},
-           {"name": "sample", "model": TOY, "model_args": {"mode": "sample"}}]
+from tests.leaderboard_helpers import run_two_seed_spec
 
 
 @pytest.fixture(scope="module")
 def two_seeds(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:  # run keys computed once (other work may edit the source they hash)
-        pin_cell_keys(mp)
-        spec, runs = run_toy_spec(tmp_path_factory.mktemp("seedcounts"), methods=METHODS, seeds=(1, 2),
-                                  extra={"closed_book": "none", "reference": ["standard", "none"]})
+    with pytest.MonkeyPatch.context() as mp:
+        spec, runs = run_two_seed_spec(tmp_path_factory.mktemp("seedcounts"), mp)
         yield spec, runs, compute(spec, collect(spec, runs), timings=False)
 
 
