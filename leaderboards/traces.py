@@ -8,7 +8,9 @@ fields read here are the helpers' contract (see the README of ``leaderboards``):
   4-element form without the text is accepted); branch ``R``/``L`` (RAG / pure LM), ``=`` appended
   when both branches agreed, ``b`` when a function token bypassed the test. ``rag_token_share`` counts every
   ``R…`` label (agreed and bypassed tokens too: the test never ran on them, tokrag_method.md §3.3), so it is
-  mostly the agreement rate; ``rag_win_rate`` is the test's own decisions, ``R`` / (``R`` + ``L``);
+  mostly the agreement rate; ``rag_win_rate`` is the test's own decisions, ``R`` / (``R`` + ``L``) pooled over the
+  cell's tested tokens (a mean of per-question rates would weigh a question with one tested token like one with
+  twenty);
 * ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats); when
   a trace has only ``weights``, both are computed from them (normalised to sum 1);
 * ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
@@ -28,9 +30,10 @@ TRACE_COLUMNS = {
     "kept_rate": "mean share of shown passages the critic kept (filter)",
     "critic_auc": "mean AUC of the critic's scores against the gold passages (filter; questions where defined)",
     "rag_token_share": "share of generated tokens labelled with the RAG branch, tokens where both branches agreed (R=) "
-                       "and bypassed function tokens (Rb) included: mostly the agreement rate (Tok-RAG)",
+                       "and bypassed function tokens (Rb) included: mostly the agreement rate (Tok-RAG; mean over "
+                       "questions)",
     "rag_win_rate": "share of tested tokens (branches disagreed, no bypass) where the test chose the RAG token "
-                    "(Tok-RAG; mean over questions with a tested token)",
+                    "(Tok-RAG; pooled over every tested token of the cell)",
 }
 
 
@@ -86,6 +89,7 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
     """Means of the trace fields over a cell's samples: ``{column: {"mean": m, "n": questions}}``; a
     column is present only when at least one sample has a number for it."""
     vals: dict[str, list[float]] = {}
+    won = tested_n = asked = 0  # rag_win_rate: RAG wins and tested tokens over the cell, questions with a test
     for s in samples:
         tr = sample_trace(s)
         if not tr:
@@ -102,9 +106,11 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
             if branches:
                 vals.setdefault("rag_token_share", []).append(sum(b.startswith("R") for b in branches) / len(branches))
                 tested = [b for b in branches if b in ("R", "L")]  # "R="/"L=": agreed, "Rb"/"Lb": bypassed, untested
-                if tested:
-                    vals.setdefault("rag_win_rate", []).append(tested.count("R") / len(tested))
-    return {k: {"mean": float(np.mean(v)), "n": len(v)} for k, v in vals.items()}
+                won, tested_n, asked = won + tested.count("R"), tested_n + len(tested), asked + bool(tested)
+    out = {k: {"mean": float(np.mean(v)), "n": len(v)} for k, v in vals.items()}
+    if tested_n:
+        out["rag_win_rate"] = {"mean": won / tested_n, "n": asked, "tokens": tested_n}
+    return out
 
 
 def token_rows(trace: dict | None) -> list[dict[str, Any]] | None:

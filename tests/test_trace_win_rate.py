@@ -1,7 +1,8 @@
 """Tok-RAG's ``rag_token_share`` counts every token labelled with the RAG branch, agreed (``R=``) and bypassed
 (``Rb``) ones too, where the test never ran (tokrag_method.md §3.3): read alone, 0.9 looked like "the rule picked
 RAG 90% of the time" when the rule picked it on 0 of 1 tested tokens. ``rag_win_rate`` is the test's own decisions,
-``R`` / (``R`` + ``L``), a mean over the questions that had a tested token."""
+``R`` / (``R`` + ``L``), pooled over the cell's tested tokens (a mean of per-question rates read 0.340 where 11 of
+22 tested tokens went to RAG, 0.500)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def test_win_rate_counts_only_tested_tokens():
     cols = trace_columns(samples)
     assert cols["rag_token_share"]["n"] == 3
     assert cols["rag_token_share"]["mean"] == pytest.approx((0.9 + 0.6 + 1.0) / 3)
-    assert cols["rag_win_rate"] == {"mean": pytest.approx((0.0 + 1 / 3) / 2), "n": 2}
+    # pooled over the cell's tested tokens: 1 R of 4 (L; R, L, L), not the mean of per-question rates (0 and 1/3)
+    assert cols["rag_win_rate"] == {"mean": 0.25, "n": 2, "tokens": 4}
 
 
 def test_columns_say_what_they_count():
