@@ -36,10 +36,84 @@ def _package_function(value: Any, name: str | None = None) -> bool:
         return False
 
 
+def _binding(path: Any, name: str) -> tuple[str, Any, Any] | None:
+    """How Python file ``path`` binds top-level ``name``, read without importing it (its last binding wins):
+    ``("import", module, original name)`` for ``from module import original [as name]`` (absolute imports only),
+    ``("def", None, None)`` for a def or class; None when it is bound otherwise, inside a block, by ``import *``, or
+    the file cannot be read or parsed (unsure: not ours)."""
+    import ast
+
+    try:
+        tree = ast.parse(open(path, "rb").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: tuple[str, Any, Any] | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            found = ("def", None, None)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            found = None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if (alias.asname or alias.name.split(".")[0]) == name:
+                    found = ("import", node.module, alias.name) if isinstance(node, ast.ImportFrom) and \
+                        not node.level else None
+        elif any((isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) or
+                 (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name) or
+                 (isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                     a.name == "*" or (a.asname or a.name.split(".")[0]) == name for a in n.names))
+                 for n in ast.walk(node)):
+            found = None  # bound (or maybe bound) inside a block or by another statement: unsure
+    return found
+
+
+def _our_loader(custom_dataset: Any) -> str | None:
+    """The qualified name (``tasks.utils.load_qa``) of this package's function that a task's ``custom_dataset`` is,
+    or None when it is not one of ours. ``custom_dataset`` is either the function itself (a YAML file given to
+    ``--tasks``: lm-eval resolves it) or lm-eval's index text ``<folder of the YAML>/<module>.<function>``. The
+    module file there (``utils.py``) is read, not imported: a function it re-exports with ``from tasks.<m> import
+    f`` (what our ``tasks/qa/utils.py`` does, and a copy of it beside a user's YAML, as leaderboards/README.md
+    says to make) is looked up in this package and counts as ours; so does a function defined in a module of this
+    package's task folder."""
+    import importlib
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    if callable(custom_dataset):
+        if _package_function(custom_dataset):
+            return f"{getattr(custom_dataset, '__module__', '')}.{custom_dataset.__name__}"
+        return None
+    text = str(custom_dataset or "")
+    folder, _, ref = text.rpartition("/")
+    module, _, function = ref.rpartition(".")
+    if not folder or not module or not function:
+        return None
+    file = Path(folder) / (module.replace(".", "/") + ".py")
+    binding = _binding(file, function)
+    if binding is None:
+        return None
+    try:
+        ours = file.resolve().is_relative_to(Path(TASK_DIR).resolve())
+    except (OSError, RuntimeError):
+        ours = False
+    if binding[0] == "def":
+        return f"{file}:{function}" if ours else None
+    source = str(binding[1] or "")
+    if source != "tasks" and not source.startswith("tasks."):
+        return None
+    try:  # a module of this package (``tasks`` is ours: this module's parent), never the user's file
+        value = getattr(importlib.import_module(source), binding[2], None)
+    except Exception:  # noqa: BLE001 - no such module of ours: not ours
+        return None
+    return f"{value.__module__}.{value.__name__}" if callable(value) and _package_function(value) else None
+
+
 def _ours(custom_dataset: Any) -> bool:
-    """Whether a task's ``custom_dataset`` as lm-eval's index holds it (``<folder of the YAML that names it>/utils.load_qa``)
-    is this package's :func:`tasks.utils.load_qa` (``tasks/qa/utils.py``), not a user's function of the same name; for a
-    YAML file given to ``--tasks``, the resolved function itself."""
+    """Whether a task's ``custom_dataset`` (lm-eval's index text ``<folder of the YAML>/utils.load_qa``, or for a
+    YAML file given to ``--tasks`` the resolved function) is this package's :func:`tasks.utils.load_qa`, not a user's
+    function of the same name: ``tasks/qa/utils.py``'s, or a ``utils.py`` beside a user's YAML that re-exports it
+    (a copy of ours, :func:`_our_loader`)."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -48,12 +122,12 @@ def _ours(custom_dataset: Any) -> bool:
         return _package_function(custom_dataset, "load_qa")
     text = str(custom_dataset or "")
     folder, _, name = text.rpartition("/")
-    if name != "utils.load_qa":
-        return False
     try:
-        return Path(folder).resolve() == (Path(TASK_DIR) / "qa").resolve()
+        if name == "utils.load_qa" and Path(folder).resolve() == (Path(TASK_DIR) / "qa").resolve():
+            return True
     except (OSError, RuntimeError):
         return False
+    return _our_loader(text) == "tasks.utils.load_qa"
 
 
 def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any], Any]]:

@@ -1,0 +1,81 @@
+"""The pre-load checks of the QA tasks (``tasks.precheck``) reach every task lm-eval would build, found by a breaker:
+
+* a copy of ``_qa_template`` and ``utils.py`` beside a user's task (as leaderboards/README.md says to make) kept
+  every check off: the copied ``utils.py`` re-exports ``tasks.utils.load_qa``, which is now recognised as ours;
+* a folder with the name of a registered task (``--tasks rag_qa_bm25`` where ``./rag_qa_bm25/`` exists) had its
+  YAMLs checked although lm-eval ignores it ("using the registered task");
+* a group entry ``{task: rag_qa_dense, metadata: {...}}`` replaces the task's whole metadata (lm-eval's
+  ``_load_full_config``: ``{**cfg, **overrides}``): without ``retriever`` it ran BM25 under the dense task's name;
+* a task selected through a ``tag:`` was not checked at all.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retrieval.errors import ConfigError
+from tasks import TASK_DIR, add_include_path
+from tasks.precheck import check_selected_tasks
+
+DENSE = Path(TASK_DIR) / "qa" / "rag_qa_dense.yaml"
+
+
+def _data(folder: Path) -> tuple[Path, Path]:
+    """A bring-your-own questions file (30 questions: some in every split) and a 3-passage corpus."""
+    folder.mkdir(parents=True, exist_ok=True)
+    q, c = folder / "q.jsonl", folder / "passages.jsonl"
+    q.write_text("".join(json.dumps({"id": f"q{i}", "question": f"who wrote book number {i}", "answers": [f"A{i}"]}) + "\n"
+                         for i in range(30)), encoding="utf-8")
+    c.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"book {i} was written by A{i}"}) + "\n"
+                         for i in range(3)), encoding="utf-8")
+    return q, c
+
+
+def _manager(*folders: Path):
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=add_include_path([str(f) for f in folders]), include_defaults=False)
+
+
+def _block(meta: dict, indent: str = "  ") -> str:
+    return "".join(f"{indent}{k}: {v}\n" for k, v in meta.items())
+
+
+def test_a_copied_template_and_utils_keep_the_checks_on(tmp_path):
+    """leaderboards/README.md: copy _qa_template and utils.py beside a copied task. The copy's metadata block that
+    drops the dense retriever of the YAML it includes is refused as for our own folder."""
+    q, c = _data(tmp_path / "data")
+    mine = tmp_path / "copy"
+    mine.mkdir()
+    shutil.copy(Path(TASK_DIR) / "qa" / "_qa_template", mine / "_qa_template")
+    shutil.copy(Path(TASK_DIR) / "qa" / "utils.py", mine / "utils.py")
+    (mine / "copy_dense.yaml").write_text(DENSE.read_text(encoding="utf-8").replace("task: rag_qa_dense",
+                                                                                     "task: copy_rag_qa_dense"))
+    path = mine / "my_copy.yaml"
+    path.write_text("include: copy_dense.yaml\ntask: my_copy_dense\nmetadata:\n"
+                    + _block({"dataset": "byo", "questions": q, "corpus": c, "hits": 2}), encoding="utf-8")
+    tm = _manager(mine)
+    assert tm.task_index["my_copy_dense"].cfg["custom_dataset"] == f"{mine}/utils.load_qa"  # not tasks/qa: the copy
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(tm, ["my_copy_dense"], {})
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}: its metadata: block replaces the whole metadata: of {mine / 'copy_dense.yaml'}"), msg
+    assert "retriever: dense would be dropped and the task would run with retriever: bm25" in msg, msg
+    check_selected_tasks(tm, ["my_copy_dense"], {"retriever": "dense"})  # given: runs as meant
+
+
+def test_a_utils_of_the_users_own_is_not_ours(tmp_path):
+    from tasks.precheck import _our_loader, _ours
+
+    (tmp_path / "utils.py").write_text("def load_qa(**kw):\n    return {}\n", encoding="utf-8")
+    assert _ours(f"{tmp_path}/utils.load_qa") is False
+    (tmp_path / "utils.py").write_text("from tasks.utils import load_qa\n\ndef load_qa(**kw):\n    return {}\n")
+    assert _ours(f"{tmp_path}/utils.load_qa") is False  # redefined after the import: the user's
+    (tmp_path / "utils.py").write_text("from tasks.utils import load_wiki_lm as load_qa\n", encoding="utf-8")
+    assert _ours(f"{tmp_path}/utils.load_qa") is False and _our_loader(f"{tmp_path}/utils.load_qa") == "tasks.utils.load_wiki_lm"
+    (tmp_path / "utils.py").write_text("import os\nfrom tasks.utils import load_qa  # noqa\n", encoding="utf-8")
+    assert _ours(f"{tmp_path}/utils.load_qa") is True
