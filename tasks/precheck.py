@@ -784,15 +784,32 @@ def check_task_files_exist(tasks: Any) -> None:
                           "folder of them, or a task name ('lm_eval ls tasks' lists them)")
 
 
-def _task_yaml_files(tasks: Any) -> list[str]:
-    """The YAML files lm-eval reads for ``--tasks`` entries that are paths: one folder alone gives its ``*.yaml``; an
-    entry ending in ``.yaml`` is a glob (absolute paths); task names give none."""
+def _registered(entry: str, task_manager: Any = None) -> bool:
+    """Whether ``--tasks`` entry ``entry`` matches a registered task, group or tag name (lm-eval's
+    ``task_manager.match_tasks``: a glob over its names); without ``task_manager``, over the names of the last
+    ``TaskManager`` built in this process (:func:`tasks.indexed_task_names`)."""
+    import fnmatch
+
+    if task_manager is not None and hasattr(task_manager, "match_tasks"):
+        try:
+            return bool(task_manager.match_tasks([entry]))
+        except Exception:  # noqa: BLE001 - another lm-eval: fall back to the names
+            pass
+    from . import indexed_task_names
+
+    return bool(fnmatch.filter(indexed_task_names(), entry))
+
+
+def _task_yaml_files(tasks: Any, task_manager: Any = None) -> list[str]:
+    """The YAML files lm-eval reads for ``--tasks`` entries that are paths: one folder alone gives its ``*.yaml``,
+    unless its name is a registered task name (:func:`_registered`: lm-eval then runs the registered task and ignores
+    the folder); an entry ending in ``.yaml`` is a glob (absolute paths); task names give none."""
     import glob
     from pathlib import Path
 
     entries = _task_entries(tasks)
     files: list[str] = []
-    if len(entries) == 1 and Path(entries[0]).is_dir():
+    if len(entries) == 1 and Path(entries[0]).is_dir() and not _registered(entries[0], task_manager):
         files = sorted(glob.glob(str(Path(entries[0]) / "*.yaml")))
     else:
         for entry in entries:
@@ -801,12 +818,14 @@ def _task_yaml_files(tasks: Any) -> list[str]:
     return files
 
 
-def check_task_paths(tasks: Any) -> None:
+def check_task_paths(tasks: Any, task_manager: Any = None) -> None:
     """``--tasks /folder``, ``--tasks /folder/*.yaml`` or ``--tasks copy.yaml``: refuse a YAML there that names a file
     lm-eval would look for next to it and that is not there (a copied ``nq_oracle_bm25.yaml`` without
     ``_qa_template``, or without the ``utils.py`` of its ``!function utils.load_qa``): lm-eval ends in a
     ``FileNotFoundError`` / ``ImportError`` traceback. Entries are read as lm-eval reads them (one folder alone: its
-    ``*.yaml``; an entry ending in ``.yaml``: a glob); task names are left to :func:`check_include_path_tasks`.
+    ``*.yaml``; an entry ending in ``.yaml``: a glob); task names are left to :func:`check_include_path_tasks`, and
+    so is a folder named like a registered task (lm-eval runs that task, not the folder: :func:`_registered`, with
+    ``task_manager``'s names when given, else the last ``TaskManager``'s).
 
     Raises:
         ConfigError: one line naming the YAML, the line and the missing file, and what to copy where (or our task name);
@@ -816,7 +835,7 @@ def check_task_paths(tasks: Any) -> None:
 
     entries = _task_entries(tasks)
     shown = entries[0] if len(entries) == 1 else ",".join(entries)
-    for path in _task_yaml_files(tasks):
+    for path in _task_yaml_files(tasks, task_manager):
         problem = yaml_syntax_error(path)
         if problem is not None:  # lm-eval's load_yaml raises PyYAML's multi-line error as a traceback
             raise ConfigError(f"--tasks {shown}: {path} is not valid YAML ({problem}); fix it, or move it out of "
@@ -1095,7 +1114,7 @@ def check_include_metadata(path: Any, metadata: dict[str, Any] | None = None) ->
                       f"{'it' if len(lost) == 1 else 'each'} there to the value you want")
 
 
-def check_task_path_metadata(tasks: Any, metadata: dict[str, Any] | None = None) -> None:
+def check_task_path_metadata(tasks: Any, metadata: dict[str, Any] | None = None, task_manager: Any = None) -> None:
     """``--tasks my_qa_dense.yaml`` (a file, glob or folder, read as :func:`check_task_paths` reads them): run
     :func:`check_include_metadata` on each QA task YAML there (one whose ``custom_dataset`` is this package's
     ``load_qa``). lm-eval hands such a task on as its loaded config, without the file's path, so
@@ -1104,11 +1123,13 @@ def check_task_path_metadata(tasks: Any, metadata: dict[str, Any] | None = None)
     Args:
         tasks: lm-eval's ``--tasks`` (a comma-separated string or a list); task names are skipped.
         metadata: what lm-eval merges over the YAMLs' metadata (``--model_args`` | ``--metadata``).
+        task_manager: lm-eval's ``TaskManager`` (None: the last one built): a folder named like one of its tasks
+            is not read (lm-eval runs the registered task).
 
     Raises:
         ConfigError: :func:`check_include_metadata`'s one line.
     """
-    for path in _task_yaml_files(tasks):
+    for path in _task_yaml_files(tasks, task_manager):
         try:
             from lm_eval.tasks._yaml_loader import load_yaml
 

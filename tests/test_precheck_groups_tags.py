@@ -79,3 +79,43 @@ def test_a_utils_of_the_users_own_is_not_ours(tmp_path):
     assert _ours(f"{tmp_path}/utils.load_qa") is False and _our_loader(f"{tmp_path}/utils.load_qa") == "tasks.utils.load_wiki_lm"
     (tmp_path / "utils.py").write_text("import os\nfrom tasks.utils import load_qa  # noqa\n", encoding="utf-8")
     assert _ours(f"{tmp_path}/utils.load_qa") is True
+
+
+class _ModelWouldLoad(Exception):
+    pass
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    from tests.eval_helpers import stop_at_model_load
+
+    def refuse(*args, **kwargs):
+        raise _ModelWouldLoad(kwargs.get("tasks"))
+
+    stop_at_model_load(monkeypatch, refuse)
+
+
+def _cli(tmp_path: Path, *tasks_args: str) -> list[str]:
+    q, c = _data(tmp_path / "data")
+    return ["--model", "rag-none", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
+            "--metadata", json.dumps({"questions": str(q), "corpus": str(c), "hits": 2}), *tasks_args]
+
+
+def test_a_folder_named_like_a_registered_task_is_not_read(no_model, tmp_path, monkeypatch):
+    """``--tasks rag_qa_bm25`` where ./rag_qa_bm25/ holds a draft YAML: lm-eval runs the registered task ("using the
+    registered task"), so the draft (whose metadata block drops the dense retriever) is not refused."""
+    from tokrag_model.eval_cli import main
+
+    q, c = _data(tmp_path / "data")
+    shadow = tmp_path / "rag_qa_bm25"
+    shadow.mkdir()
+    (shadow / "draft.yaml").write_text(f"include: {DENSE}\ntask: draft6\nmetadata:\n"
+                                       + _block({"dataset": "byo", "questions": q, "corpus": c}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(_ModelWouldLoad) as exc:
+        main([*_cli(tmp_path), "--tasks", "rag_qa_bm25"])
+    assert exc.value.args[0] == ["rag_qa_bm25"]
+    with pytest.raises(ConfigError) as exc:  # a folder of another name is still read
+        shadow.rename(tmp_path / "drafts")
+        main([*_cli(tmp_path), "--tasks", "drafts"])
+    assert "retriever: dense would be dropped" in str(exc.value)

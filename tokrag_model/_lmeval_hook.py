@@ -248,7 +248,7 @@ def _patch_process_tasks(module):
                 pass
             from tasks.precheck import check_task_path_metadata
 
-            check_task_path_metadata(requested, self.metadata)  # --tasks my.yaml whose metadata: drops the include's
+            check_task_path_metadata(requested, self.metadata, manager)  # --tasks my.yaml whose metadata: drops the include's
             check_cache_requests(manager, self.tasks or [], getattr(self, "cache_requests", None))  # stale prompts
             check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
