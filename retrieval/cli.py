@@ -276,15 +276,27 @@ def _check_numbers(a: argparse.Namespace) -> None:
 def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int) -> None:
     """Print a one-line note on stderr when the run and the topics do not hold the same queries: both counts and
     ``scored``, the number of queries the metrics are over (the run's queries with answers or gold ids, the
-    ``num_queries`` printed with them)."""
+    ``num_queries`` printed with them). Unknown qids holding a character that does not print (a byte order mark
+    in mid-file, a zero-width space) are named with repr(), which shows it."""
     covered = sum(1 for q in ctxs if q in queries)
     extra = len(ctxs) - covered
     if covered < len(queries) or extra:
         msg = f"note: run {run} has {covered} of the {len(queries)} queries of topics {topics!r}"
         if extra:
             msg += f", and {extra} qids that are not in them"
+            unknown = [q for q in ctxs if q not in queries]
+            odd = [q for q in unknown if not q.isprintable()]  # a byte order mark, a zero-width space: invisible
+            if odd:
+                msg += f" (with characters that do not print: {_some_qids(odd)})"
         over = "it has" if scored == covered else "of them with answers or gold ids"
         print(msg + f"; the metrics are over the {scored} {over}", file=sys.stderr)
+
+
+def _some_qids(qids: list[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``qids`` as repr()s (a stray byte order mark or space is then visible), and how many
+    more: ``"'\\ufeffq1', 'q7' and 4 more"``."""
+    head = ", ".join(repr(q) for q in qids[:shown])
+    return head + (f" and {len(qids) - shown} more" if len(qids) > shown else "")
 
 
 def _short_note(ctxs: dict, queries: dict, k: int, retriever: str, source: str, size: int | None = None) -> None:
@@ -524,19 +536,27 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     rank column is ignored, as trec_eval ignores it; ``rank`` becomes the position). When the rank column orders a
     question otherwise, one stderr warning says the scores were used.
 
+    A UTF-8 byte order mark at the start of the file (Windows editors write one) is skipped, as the corpus and
+    topics readers skip it: it would otherwise be part of the first qid. The rank may be written as a number
+    such as ``1.0`` (one stderr warning when a rank is not a whole number: it is ignored anyway).
+
     Raises:
-        DataError: a short line, a rank that is not an integer, a score that is not a number, a docid not in
-            the corpus, or invalid UTF-8 (file and line named).
+        DataError: a short line, a rank that is not a number, a score that is not a number (or holds ``_``,
+            which Python's float skips but trec_eval's atof stops at: ``1_0`` would be 10 here, 1 there), a
+            docid not in the corpus, or invalid UTF-8 (file and line named).
     """
     import math
 
     import gzip
 
-    from .io import gzip_errors
+    from .io import BOM, gzip_errors
 
     ctxs: dict[str, list[dict]] = {}
+    fractional = None  # (line, rank) of the first rank that is not a whole number
     with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
         for lineno, raw in enumerate(f, start=1):
+            if lineno == 1:
+                raw = raw.removeprefix(BOM)
             try:
                 parts = raw.decode("utf-8").split()
             except UnicodeDecodeError:
@@ -546,10 +566,17 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
             if len(parts) < 6:
                 raise DataError(f"{path}:{lineno}: expected 'qid Q0 docid rank score tag'")
             qid, _, docid, rank_s, score_s = parts[:5]
-            try:
-                rank = int(rank_s)
+            try:  # "1.0" is read too: trec_eval ignores the rank column, and the ranks are renumbered below
+                rank = float(rank_s) if "_" not in rank_s else math.nan  # "1_0": see the score
             except ValueError:
-                raise DataError(f"{path}:{lineno}: rank {rank_s!r} is not an integer (expected 'qid Q0 docid rank score tag')") from None
+                rank = math.nan
+            if not math.isfinite(rank):
+                raise DataError(f"{path}:{lineno}: rank {rank_s!r} is not an integer (expected 'qid Q0 docid rank score tag')")
+            if not rank.is_integer() and fractional is None:
+                fractional = (lineno, rank_s)
+            if "_" in score_s:  # Python's float reads "1_0" as 10, trec_eval's atof as 1: neither is a guess to make
+                raise DataError(f"{path}:{lineno}: score {score_s!r} holds '_', which trec_eval does not read as part "
+                                "of a number; write the score without '_' (e.g. 10 or 1.0)")
             try:
                 score = float(score_s)
             except ValueError:
@@ -560,6 +587,9 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
                 raise DataError(f"{path}:{lineno}: docid {docid!r} is not in corpus {corpus.name!r}")
             psg = corpus.get(docid)
             ctxs.setdefault(qid, []).append({"docid": docid, "title": psg.title, "text": psg.text, "score": score, "rank": rank})
+    if fractional is not None:
+        print(f"warning: {path}:{fractional[0]}: rank {fractional[1]!r} is not a whole number; the rank column is "
+              "ignored (as trec_eval ignores it), the ranks are numbered from the scores", file=sys.stderr)
     # trec_eval's order: the rank column is ignored, lines are sorted by score descending, ties by docid descending
     reordered = []
     for qid, rows in ctxs.items():
@@ -575,7 +605,7 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     return ctxs
 
 
-def _rank_order_broken(ranks: list[int]) -> bool:
+def _rank_order_broken(ranks: list[float]) -> bool:
     """True when ``ranks``, listed in score order, put a strictly larger rank before a smaller one."""
     return any(a > b for a, b in zip(ranks, ranks[1:]))
 
@@ -782,7 +812,8 @@ def _eval(a: argparse.Namespace) -> int:
     usable = _usable(ctxs, answers, gold, run_path, a.topics)  # without ids or texts: unavailable, not a false 0
     _coverage_note(ctxs, queries, a.topics, run_path, _scored(ctxs, *usable))
     if not answers and not gold:
-        raise DataError(f"no qid of {run_path} has answers or gold ids in topics {a.topics!r}; are these the topics the run was made for?")
+        raise DataError(f"no qid of {run_path} ({_some_qids(list(ctxs))}) has answers or gold ids in topics {a.topics!r}; "
+                        "are these the topics the run was made for?")
     if any(k < 1 for k in a.k):
         raise ConfigError(f"--k {a.k}: cut-offs must be >= 1")
     _ranking_notes(ctxs, *usable, run_path)

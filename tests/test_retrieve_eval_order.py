@@ -52,3 +52,36 @@ def test_score_ties_break_by_docid_descending_and_agreeing_ranks_are_quiet(tmp_p
     m = json.loads(out.out)
     assert m["gold@1"] == 0.0 and m["gold@3"] == 1.0 and m["mrr"] == pytest.approx(1 / 3)
     assert "rank column" not in out.err
+
+
+def test_numeric_rank_column_is_accepted(tmp_path, capsys):
+    # trec_eval ignores the rank column: '1.0' and '2.0' were refused ("rank '1.0' is not an integer"); they are
+    # read, and whole numbers give no warning
+    argv = _files(tmp_path, "q1 Q0 d2 1.0 2.0 t\nq1 Q0 d1 2.0 9.0 t\n")
+    assert main([*argv, "--k", "1"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["gold@1"] == 1.0
+    assert "whole number" not in out.err
+
+
+def test_fractional_rank_warns_once(tmp_path, capsys):
+    argv = _files(tmp_path, "q1 Q0 d1 0.5 9.0 t\nq1 Q0 d2 1.5 2.0 t\nq1 Q0 d3 2.5 1.0 t\n")
+    assert main([*argv, "--k", "1"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["mrr"] == 1.0
+    warnings = [line for line in out.err.splitlines() if "whole number" in line]
+    assert len(warnings) == 1 and "run.trec:1: rank '0.5'" in warnings[0]
+
+
+@pytest.mark.parametrize("line, expected", [("q1 Q0 d1 1 1_0 t", "score '1_0' holds '_'"),
+                                            ("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0_5 t", "run.trec:2: score '0_5' holds '_'"),
+                                            ("q1 Q0 d1 inf 1.0 t", "rank 'inf' is not an integer"),
+                                            ("q1 Q0 d1 1_0 1.0 t", "rank '1_0' is not an integer")])
+def test_underscore_score_and_odd_rank_are_refused(tmp_path, line, expected):
+    # Python's float reads '1_0' as 10, trec_eval's atof as 1: refused, naming file and line
+    from retrieval.errors import DataError
+
+    argv = _files(tmp_path, line + "\n")
+    with pytest.raises(DataError, match=expected.replace("(", r"\(")) as exc:
+        main([*argv, "--k", "1"])
+    assert str(tmp_path / "run.trec") + ":" in str(exc.value)
