@@ -130,6 +130,30 @@ def _reuses_request_cache(cache_requests: object) -> bool:
     return cache_requests is True
 
 
+def cache_requests_dict(cache_requests: object) -> object:
+    """lm-eval's ``cache_requests`` as the dict its CLI makes of ``--cache_requests true|refresh|delete``
+    (``lm_eval._cli.utils.request_caching_arg_to_dict``): a ``--config`` YAML's ``cache_requests: refresh`` (a
+    string) or ``cache_requests: true`` (a bool) reached lm-eval as is, and its run ended in ``AttributeError: 'str'
+    object has no attribute 'get'`` (``lm_eval/_cli/run.py``) after the task set-up. None and ``false`` give {} (no
+    caching); a dict is returned unchanged.
+
+    Raises:
+        ConfigError: a value other than true, refresh, delete or false (one line naming the setting).
+    """
+    if cache_requests is None or isinstance(cache_requests, dict):
+        return cache_requests
+    text = str(cache_requests).strip().lower()
+    if text in ("false", "none", ""):
+        return {}
+    if text not in ("true", "refresh", "delete"):
+        from retrieval.errors import ConfigError
+
+        raise ConfigError(f"cache_requests: {cache_requests!r}: expected true, refresh or delete (lm-eval's "
+                          "--cache_requests; in a --config file e.g. 'cache_requests: refresh'), or leave it out")
+    return {"cache_requests": text in ("true", "refresh"), "rewrite_requests_cache": text == "refresh",
+            "delete_requests_cache": text == "delete"}
+
+
 def check_cache_requests(task_manager: object, names: object, cache_requests: object) -> None:
     """Refuse ``--cache_requests true`` for a run that selects one of this package's tasks, before the model loads.
 
@@ -178,7 +202,9 @@ def _patch_process_tasks(module):
     ``FileNotFoundError``; ``--include_path /folder --tasks NAME``: skipped by lm-eval's index) is named in one line
     (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`); a ``--tasks`` path
     that does not exist is named as such (:func:`tasks.precheck.check_task_files_exist`). ``--cache_requests true``
-    with a tokrag task is refused (:func:`check_cache_requests`: lm-eval's request cache ignores the task's metadata).
+    with a tokrag task is refused (:func:`check_cache_requests`: lm-eval's request cache ignores the task's metadata);
+    a ``--config`` file's ``cache_requests: refresh`` (a string or bool) becomes lm-eval's dict first
+    (:func:`cache_requests_dict`), which lm-eval's run otherwise read with ``.get`` and crashed.
     Then the run arguments
     and the QA tasks' metadata, corpus and bring-your-own questions file are checked
     (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
@@ -205,6 +231,8 @@ def _patch_process_tasks(module):
         from retrieval.errors import ConfigError
 
         requested, ours = self.tasks, _ours_loaded()
+        if not isinstance(getattr(self, "cache_requests", None), (dict, type(None))):  # a --config file's string/bool
+            self.cache_requests = cache_requests_dict(self.cache_requests)
         try:
             manager = original(self, metadata)
         except Exception as exc:
