@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 _WS = re.compile(r"\s")
 FIELDS = ("id", "question", "answers", "gold_docids")
 """The fields of a question that are read; any other field is ignored."""
+
+SHOWN_FIELDS = 20
+"""The most fields of a line that :func:`_missing` names."""
+
 ID_FIELDS = ("qid", "_id", "question_id", "query_id", "example_id", "qa_id")
 """Fields other data sets keep a question's id in; they are not read as the id (a WARNING says so)."""
 _WARNED: set[tuple[str, str]] = set()  # (questions spec, field): the id WARNING once per process (the precheck and the build read the file)
@@ -84,20 +88,24 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
 def _missing(where: str, row: dict, field: str, hint: str) -> str:
     """The one-line error for a required ``field`` that ``row`` lacks (or holds as null): ``where``, the field and
     ``hint``, then the fields the line has and, for a field of another name that is close to it (``answer``,
-    ``Answers``, ``questions``), a did-you-mean, as the corpus reader names a record's fields."""
+    ``Answers``, ``questions``), a did-you-mean, as the corpus reader names a record's fields. A line of more than
+    :data:`SHOWN_FIELDS` fields shows that many (sorted) and ``… (N more)``, the did-you-mean before them, so that
+    neither the message runs to thousands of characters nor the hint comes after them."""
     from retrieval.errors import closest
 
     msg = f"{where}: missing field {field!r} ({hint})"
     if field in row:
         return f"{msg}: it is null"
     keys = [str(k) for k in row]
-    msg += f"; the line has {sorted(keys)}" if keys else "; the line is an empty object {}"
     others = [k for k in keys if k not in FIELDS]
     near = [k for k in others if k.strip().lower() == field] or [
         k for k in others if closest(k.strip().lower(), [field], n=1, cutoff=0.75)]
-    if near:
-        msg += f" ({near[0]!r} is not read: did you mean {field!r}?)"
-    return msg
+    did_you_mean = f" ({near[0]!r} is not read: did you mean {field!r}?)" if near else ""
+    if len(keys) > SHOWN_FIELDS:
+        shown = sorted(keys)[:SHOWN_FIELDS]
+        return f"{msg}{did_you_mean}; the line has {shown} … ({len(keys) - SHOWN_FIELDS} more)"
+    msg += f"; the line has {sorted(keys)}" if keys else "; the line is an empty object {}"
+    return msg + did_you_mean
 
 
 def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
