@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from retrieval.errors import ConfigError, DataError
 
@@ -130,32 +130,134 @@ def _ours(custom_dataset: Any) -> bool:
     return _our_loader(text) == "tasks.utils.load_qa"
 
 
-def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any], Any]]:
-    """``[(task, yaml metadata, yaml stop strings)]`` of the QA tasks among ``names`` (tasks built by :func:`tasks.utils.load_qa`), groups expanded (tags and YAML-file configs are
-    left to the task build). Every entry of lm-eval's index (``task_manager.task_index``) has its YAML's includes
-    resolved."""
+class _Selected(NamedTuple):
+    """One task of a run as lm-eval would build it (:func:`_expand_selected`)."""
+
+    name: str
+    """The task's name in the run."""
+    cfg: dict
+    """Its config: the index's (includes resolved, ``!function`` as text) with the group entry's keys over it."""
+    yaml_path: Any
+    """The task's YAML (None: a ``--tasks`` YAML file's config, or a task defined inside a group)."""
+    base: str
+    """The name the entry gives (a tag member: the task's own name)."""
+    base_metadata: Any
+    """The task's metadata before a group entry replaced it."""
+    entry_metadata: Any
+    """The ``metadata:`` of the group entry that replaces the task's whole metadata (None: no such entry)."""
+    group: str | None
+    """The group whose entry gave ``entry_metadata`` (else the innermost group; None: selected directly)."""
+    group_path: Any
+    """That group's YAML (None when lm-eval has no path for it)."""
+
+
+_GROUP_FIELDS = {"group", "group_alias", "task", "aggregate_metric_list", "metadata"}
+"""lm-eval's ``GroupConfig`` fields (``lm_eval.tasks._factory.GROUP_FIELD_NAMES`` when it has them): a group YAML's
+other keys are passed to each member task as overrides."""
+
+
+def _expand_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]:
+    """The tasks that lm-eval builds for its resolved ``--tasks`` (``names``: registered names, or a YAML file's
+    config dict), with the configs it builds them from, following lm-eval 0.4.13's ``TaskFactory``: a group's
+    ``task:`` members (names, and ``{task: NAME, ...}`` entries whose keys go over the task's config:
+    ``_load_full_config`` makes ``{**cfg, **entry}``, so an entry's ``metadata:`` replaces the task's whole
+    metadata), a group YAML's non-group keys passed to every member, nested and inline groups, a tag's tasks (a tag
+    selected directly, or as a group member). An entry naming no registered task is an inline task
+    (``group::name``). Group cycles are cut. Index entries come from ``task_manager.task_index``.
+
+    Returns:
+        One :class:`_Selected` per task built, in lm-eval's order.
+    """
+    try:
+        from lm_eval.tasks._factory import GROUP_FIELD_NAMES as fields
+    except Exception:  # noqa: BLE001 - another lm-eval version
+        fields = _GROUP_FIELDS
     index = getattr(task_manager, "task_index", None) or {}
-    out, seen, todo = [], set(), [n for n in names if isinstance(n, str)]
-    for cfg in names:  # a YAML file given to --tasks: lm-eval passes its config, functions resolved
-        if isinstance(cfg, dict) and isinstance(cfg.get("task"), str) and _ours(cfg.get("custom_dataset")):
-            meta, gen = cfg.get("metadata"), cfg.get("generation_kwargs")
-            out.append((cfg["task"], dict(meta) if isinstance(meta, dict) else {},
-                        gen.get("until") if isinstance(gen, dict) else None))
-    while todo:
-        name = todo.pop(0)
-        if name in seen:
+    out: list[_Selected] = []
+
+    def kind(entry: Any) -> str:
+        return getattr(getattr(entry, "kind", None), "name", "")
+
+    def task(name: str, entry: Any, overrides: dict | None, origin: tuple, base: str) -> None:
+        cfg = dict(entry.cfg) if isinstance(getattr(entry, "cfg", None), dict) else {}
+        base_meta = cfg.get("metadata")
+        if overrides:
+            cfg = {**cfg, **overrides}
+        replaced = overrides is not None and "metadata" in overrides
+        out.append(_Selected(name, cfg, getattr(entry, "yaml_path", None), base, base_meta,
+                             overrides["metadata"] if replaced else None, *origin))
+
+    def group(name: str, raw: Any, overrides: dict | None, path: Any, stack: tuple, meta_origin: tuple | None) -> None:
+        """``meta_origin``: the (group, its YAML) whose entry wrote the ``metadata`` in ``overrides``."""
+        if not isinstance(raw, dict) or name in stack:
+            return
+        stack = (*stack, name)
+        merged = {**{k: v for k, v in raw.items() if k not in fields}, **(overrides or {})}
+        members = raw.get("task")
+        for item in members if isinstance(members, list) else [members] if isinstance(members, str) else []:
+            origin = (name, path) if (isinstance(item, dict) and "metadata" in item) or meta_origin is None \
+                else meta_origin
+            if isinstance(item, str):
+                base, over = item, merged
+            elif isinstance(item, dict) and "group" in item:
+                inline = {k: v for k, v in item.items() if k != "group"}
+                sub = item["group"]
+                if sub in index and kind(index[sub]) == "GROUP":
+                    group(sub, index[sub].cfg, {**merged, **inline}, index[sub].yaml_path, stack, origin)
+                elif isinstance(sub, str):
+                    group(f"{name}::{sub}", item, merged, path, stack, origin)
+                continue
+            elif isinstance(item, dict) and isinstance(item.get("task"), str):
+                base, over = item["task"], ({**merged, **item} if merged else item)
+            else:
+                continue
+            if base not in index:  # a task defined inside the group
+                cfg = {**over, "task": f"{name}::{base}"}
+                out.append(_Selected(cfg["task"], cfg, None, base, None, None, *origin))
+                continue
+            entry = index[base]
+            if kind(entry) == "GROUP":
+                group(base, entry.cfg, over, entry.yaml_path, stack, origin)
+            elif kind(entry) == "TAG":
+                for member in sorted(getattr(entry, "tags", None) or ()):
+                    if member in index:
+                        task(member, index[member], {"task": member, **over}, origin, member)
+            else:
+                task(base, entry, {"task": base, **over}, origin, base)
+
+    for name in names:
+        if isinstance(name, dict):  # a YAML file given to --tasks: lm-eval passes its config, functions resolved
+            if isinstance(name.get("group"), str):
+                group(name["group"], name, None, None, (), None)
+            elif isinstance(name.get("task"), str):
+                out.append(_Selected(name["task"], name, None, name["task"], name.get("metadata"), None, None, None))
             continue
-        seen.add(name)
-        entry = index.get(name)
-        cfg = getattr(entry, "cfg", None)
-        if not isinstance(cfg, dict):
+        entry = index.get(name) if isinstance(name, str) else None
+        if entry is None:
             continue
-        if getattr(getattr(entry, "kind", None), "name", "") == "GROUP":
-            todo.extend(t for t in cfg.get("task") or [] if isinstance(t, str))
-        elif _ours(cfg.get("custom_dataset")):
-            meta, gen = cfg.get("metadata"), cfg.get("generation_kwargs")
-            out.append((name, dict(meta) if isinstance(meta, dict) else {},
-                        gen.get("until") if isinstance(gen, dict) else None))
+        if kind(entry) == "GROUP":
+            group(name, entry.cfg, None, entry.yaml_path, (), None)
+        elif kind(entry) != "TAG":
+            task(name, entry, None, (None, None), name)
+    return out
+
+
+def _qa_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]:
+    """The QA tasks (``custom_dataset`` is this package's :func:`tasks.utils.load_qa`, :func:`_ours`) among the tasks
+    lm-eval builds for ``names`` (:func:`_expand_selected`)."""
+    return [t for t in _expand_selected(task_manager, names) if _ours(t.cfg.get("custom_dataset"))]
+
+
+def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """``[(task, metadata, stop strings)]`` of the QA tasks among ``names`` (tasks built by
+    :func:`tasks.utils.load_qa`) as lm-eval builds them (:func:`_qa_selected`: groups, their entries' overrides and
+    tags expanded; a YAML file given to ``--tasks`` is its config). Every entry of lm-eval's index
+    (``task_manager.task_index``) has its YAML's includes resolved."""
+    out = []
+    for t in _qa_selected(task_manager, names):
+        meta, gen = t.cfg.get("metadata"), t.cfg.get("generation_kwargs")
+        out.append((t.name, dict(meta) if isinstance(meta, dict) else {},
+                    gen.get("until") if isinstance(gen, dict) else None))
     return out
 
 
@@ -214,9 +316,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
     follow_lm_eval_logging()  # under lm_eval, the WARNINGs below in lm-eval's format
     margs = _model_args(model_args)
-    index = getattr(task_manager, "task_index", None) or {}
-    for task, yaml_meta, until in _qa_tasks(task_manager, names):
-        check_include_metadata(getattr(index.get(task), "yaml_path", None), metadata)  # first: what runs at all
+    for selected in _qa_selected(task_manager, names):
+        check_entry_metadata(selected, metadata)  # first: what runs at all
+        task, yaml_meta, gen = selected.name, selected.cfg.get("metadata"), selected.cfg.get("generation_kwargs")
+        yaml_meta = dict(yaml_meta) if isinstance(yaml_meta, dict) else {}
+        until = gen.get("until") if isinstance(gen, dict) else None
         kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
         seed, default = (metadata or {}).get("seed"), yaml_meta.get("seed", 1234)
         if "seed" in margs and seed is not None and str(seed) == str(margs["seed"]) and str(seed) != str(default) and (
@@ -993,7 +1097,7 @@ own, or none, is recorded instead: tasks/README.md, "Bring your own data"), ``ca
 the keys lm-eval itself adds (:data:`tasks.utils._LMEVAL_KEYS`)."""
 
 
-def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
+def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tuple[str, Any, Any]], Any]:
     """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
     merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
     YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (relative to each
@@ -1001,6 +1105,8 @@ def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
     there is skipped (:func:`missing_task_files` reports it).
 
     Returns:
+        with ``intended_only``: ``{key: (value, the YAML that sets it)}``, the metadata the chain means to give (each
+        file's block over the ones it includes); else
         ``([(key, value, the YAML that sets it)], the YAML whose own block replaced it)``, keys in the included
         files' order; ``([], None)`` when nothing is dropped (no file of the chain has a ``metadata:`` block over an
         included one) or ``path`` cannot be read.
@@ -1039,6 +1145,8 @@ def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
         return intended, actual, giver
 
     intended, actual, giver = walk(path, frozenset())
+    if intended_only:
+        return intended  # type: ignore[return-value]
     if actual is None:
         return [], None
     dropped = [(k, v, src) for k, (v, src) in intended.items() if k not in actual]
@@ -1099,19 +1207,68 @@ def check_include_metadata(path: Any, metadata: dict[str, Any] | None = None) ->
     dropped, giver = dropped_metadata(path)
     if not dropped:
         return
-    defaults, given = _qa_defaults(), set(metadata or {})
-    lost = [(k, v, src) for k, v, src in dropped
-            if k not in _DROP_IGNORED and k not in given and not (k in defaults and _same_value(v, defaults[k]))]
+    lost = _lost_metadata(dropped, metadata)
     if not lost:
         return
+    pairs, sources, instead, each = _drop_words(lost)
+    raise ConfigError(f"{giver}: its metadata: block replaces the whole metadata: of {sources}, which it includes "
+                      f"(lm-eval does not merge the two), so {pairs} would be dropped and the task would run with "
+                      f"{instead}; copy {pairs} into the metadata: block of {giver}, or set {each} there to the value "
+                      "you want")
+
+
+def _lost_metadata(dropped: list[tuple[str, Any, Any]], metadata: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:
+    """The ``(key, value, source)`` of ``dropped`` that change what runs (:func:`check_include_metadata`'s rules)."""
+    defaults, given = _qa_defaults(), set(metadata or {})
+    return [(k, v, src) for k, v, src in dropped
+            if k not in _DROP_IGNORED and k not in given and not (k in defaults and _same_value(v, defaults[k]))]
+
+
+def _drop_words(lost: list[tuple[str, Any, Any]]) -> tuple[str, str, str, str]:
+    """``(the dropped 'key: value' pairs, their sources, what runs instead, 'it' or 'each')`` for the one-line
+    errors of dropped metadata."""
+    defaults = _qa_defaults()
     pairs = ", ".join(f"{k}: {_shown(v)}" for k, v, _ in lost)
     sources = " and ".join(str(s) for s in dict.fromkeys(src for _, _, src in lost))
     instead = ", ".join(f"{k}: {_shown(defaults[k])}" if k in defaults and k != "instruction" else f"no {k}"
                         for k, _, _ in lost)
-    raise ConfigError(f"{giver}: its metadata: block replaces the whole metadata: of {sources}, which it includes "
-                      f"(lm-eval does not merge the two), so {pairs} would be dropped and the task would run with "
-                      f"{instead}; copy {pairs} into the metadata: block of {giver}, or set "
-                      f"{'it' if len(lost) == 1 else 'each'} there to the value you want")
+    return pairs, sources, instead, "it" if len(lost) == 1 else "each"
+
+
+def check_entry_metadata(selected: "_Selected", metadata: dict[str, Any] | None = None) -> None:
+    """Refuse a QA task that a group's entry gives a ``metadata:`` of its own (``task: [{task: rag_qa_dense,
+    metadata: {questions: ..., corpus: ...}}]``) when that block drops settings of the task's YAML: lm-eval builds
+    the member with ``{**task config, **entry}`` (``_load_full_config``), so the entry's block replaces the task's
+    whole metadata, and without ``retriever`` the dense task ran BM25 under its name. The same rules as
+    :func:`check_include_metadata` (which checks a task without such an entry): what the task's YAML chain means to
+    give (:func:`dropped_metadata`) against the entry's block, keys in ``metadata`` (``--metadata``) and defaults
+    not counted.
+
+    Args:
+        selected: one task as lm-eval would build it (:func:`_expand_selected`).
+        metadata: what lm-eval merges over the task's metadata (``--model_args`` | ``--metadata``).
+
+    Raises:
+        ConfigError: one line naming the group's YAML (or group), the entry, the task's YAML, the dropped
+            ``key: value`` pairs with what would run instead, and what to do.
+    """
+    if selected.entry_metadata is None:
+        check_include_metadata(selected.yaml_path, metadata)
+        return
+    if selected.yaml_path is not None:
+        intended = dropped_metadata(selected.yaml_path, intended_only=True)
+    else:
+        intended = {k: (v, f"task {selected.base}") for k, v in (selected.base_metadata or {}).items()}
+    own = selected.entry_metadata if isinstance(selected.entry_metadata, dict) else {}
+    lost = _lost_metadata([(k, v, src) for k, (v, src) in intended.items() if k not in own], metadata)
+    if not lost:
+        return
+    pairs, sources, instead, each = _drop_words(lost)
+    where = selected.group_path or f"group {selected.group}"
+    raise ConfigError(f"{where}: its entry 'task: {selected.base}' (group {selected.group}) has a metadata: block, "
+                      f"which replaces the whole metadata: of {sources} (lm-eval does not merge the two), so {pairs} "
+                      f"would be dropped and the task would run with {instead}; copy {pairs} into that entry's "
+                      f"metadata: block, or set {each} there to the value you want")
 
 
 def check_task_path_metadata(tasks: Any, metadata: dict[str, Any] | None = None, task_manager: Any = None) -> None:

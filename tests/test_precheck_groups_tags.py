@@ -119,3 +119,78 @@ def test_a_folder_named_like_a_registered_task_is_not_read(no_model, tmp_path, m
         shadow.rename(tmp_path / "drafts")
         main([*_cli(tmp_path), "--tasks", "drafts"])
     assert "retriever: dense would be dropped" in str(exc.value)
+
+
+def _group(folder: Path, entries: str, name: str = "my_dense_group") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(f"group: {name}\ntask:\n{entries}aggregate_metric_list:\n  - metric: em\n    aggregation: mean\n"
+                    "metadata:\n  version: 1.0\n", encoding="utf-8")
+    return path
+
+
+def _entry(task: str, meta: dict) -> str:
+    return f"  - task: {task}\n    metadata:\n" + _block(meta, "      ")
+
+
+def test_a_group_entry_whose_metadata_drops_the_retriever_is_refused(tmp_path):
+    """lm-eval builds the member with {**task config, **entry}: the entry's metadata replaces rag_qa_dense's (no
+    retriever: BM25 under the dense task's name)."""
+    q, c = _data(tmp_path / "data")
+    path = _group(tmp_path / "grp", _entry("rag_qa_dense", {"questions": q, "corpus": c, "hits": 2, "dataset": "byo"}))
+    tm = _manager(tmp_path / "grp")
+    item = tm.task_index["my_dense_group"].cfg["task"][0]  # the premise, from lm-eval's own factory
+    built = tm._factory._load_full_config(tm.task_index["rag_qa_dense"], {"task": "rag_qa_dense", **item})
+    assert "retriever" not in built["metadata"] and built["metadata"]["hits"] == 2
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(tm, ["my_dense_group"], {})
+    assert str(exc.value) == (
+        f"{path}: its entry 'task: rag_qa_dense' (group my_dense_group) has a metadata: block, which replaces the whole "
+        f"metadata: of {DENSE} (lm-eval does not merge the two), so retriever: dense would be dropped and the task "
+        "would run with retriever: bm25; copy retriever: dense into that entry's metadata: block, or set it there to "
+        "the value you want")
+    check_selected_tasks(tm, ["my_dense_group"], {"retriever": "dense"})  # given on the command line: runs as meant
+
+
+def test_a_group_entry_that_keeps_the_retriever_passes_and_its_own_data_is_checked(tmp_path):
+    q, c = _data(tmp_path / "data")
+    _group(tmp_path / "grp", _entry("rag_qa_dense", {"questions": q, "corpus": c, "dataset": "byo",
+                                                     "retriever": "dense"}))
+    check_selected_tasks(_manager(tmp_path / "grp"), ["my_dense_group"], {})
+    _group(tmp_path / "grp2", _entry("rag_qa_dense", {"questions": tmp_path / "nope.jsonl", "corpus": c,
+                                                      "dataset": "byo", "retriever": "dense"}), "g2")
+    with pytest.raises(Exception) as exc:  # the entry's questions file is read before the model load
+        check_selected_tasks(_manager(tmp_path / "grp2"), ["g2"], {})
+    assert "nope.jsonl" in str(exc.value)
+    _group(tmp_path / "grp3", "  - rag_qa_dense\n  - rag_qa_bm25\n", "g3")  # our tasks, no overrides
+    q_meta = {"questions": str(q), "corpus": str(c)}
+    check_selected_tasks(_manager(tmp_path / "grp3"), ["g3"], q_meta)
+    with pytest.raises(Exception) as exc:  # members of a group are checked as our tasks are
+        check_selected_tasks(_manager(tmp_path / "grp3"), ["g3"], {**q_meta, "hits": "five"})
+    assert "five" in str(exc.value)
+
+
+def test_a_group_entry_naming_a_users_task_is_checked_against_that_yaml(tmp_path):
+    """{task: my_qa_dense, metadata: ...} where my_qa_dense is a user's YAML that includes rag_qa_dense and keeps its
+    retriever: the entry's block drops it."""
+    q, c = _data(tmp_path / "data")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "my_qa_dense.yaml").write_text(f"include: {DENSE}\ntask: my_qa_dense\n", encoding="utf-8")
+    path = _group(mine, _entry("my_qa_dense", {"questions": q, "corpus": c, "dataset": "byo"}))
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(_manager(mine), ["my_dense_group"], {})
+    assert str(exc.value).startswith(f"{path}: its entry 'task: my_qa_dense' (group my_dense_group) has a metadata: "
+                                     f"block, which replaces the whole metadata: of {DENSE}"), str(exc.value)
+    assert "so retriever: dense would be dropped" in str(exc.value)
+
+
+def test_the_cli_refuses_the_group_before_the_model_loads(no_model, tmp_path):
+    from tokrag_model.eval_cli import main
+
+    q, c = _data(tmp_path / "data")
+    _group(tmp_path / "grp", _entry("rag_qa_dense", {"questions": q, "corpus": c, "hits": 2, "dataset": "byo"}))
+    with pytest.raises(ConfigError) as exc:
+        main([*_cli(tmp_path), "--include_path", str(tmp_path / "grp"), "--tasks", "my_dense_group"])
+    assert "its entry 'task: rag_qa_dense' (group my_dense_group)" in str(exc.value)
+    assert getattr(exc.value, "_tokrag_before_load", False) is True
