@@ -237,7 +237,11 @@ def _expand_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]
             continue
         if kind(entry) == "GROUP":
             group(name, entry.cfg, None, entry.yaml_path, (), None)
-        elif kind(entry) != "TAG":
+        elif kind(entry) == "TAG":  # lm-eval's _build_tag: each tagged task, as registered
+            for member in sorted(getattr(entry, "tags", None) or ()):
+                if member in index:
+                    task(member, index[member], None, (None, None), member)
+        else:
             task(name, entry, None, (None, None), name)
     return out
 

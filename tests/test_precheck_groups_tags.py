@@ -194,3 +194,24 @@ def test_the_cli_refuses_the_group_before_the_model_loads(no_model, tmp_path):
         main([*_cli(tmp_path), "--include_path", str(tmp_path / "grp"), "--tasks", "my_dense_group"])
     assert "its entry 'task: rag_qa_dense' (group my_dense_group)" in str(exc.value)
     assert getattr(exc.value, "_tokrag_before_load", False) is True
+
+
+def test_a_task_selected_through_its_tag_is_checked(tmp_path):
+    """tag: my_dense_tag on a YAML that includes rag_qa_dense.yaml with a metadata block lacking the retriever:
+    --tasks my_dense_tag ran BM25 unchecked."""
+    q, c = _data(tmp_path / "data")
+    mine = tmp_path / "tag"
+    mine.mkdir()
+    path = mine / "my_tagged.yaml"
+    path.write_text(f"include: {DENSE}\ntask: my_tagged_dense\ntag: my_dense_tag\nmetadata:\n"
+                    + _block({"dataset": "byo", "questions": q, "corpus": c, "hits": 2}), encoding="utf-8")
+    (mine / "ok.yaml").write_text(f"include: {DENSE}\ntask: my_ok_dense\ntag: my_ok_tag\n", encoding="utf-8")
+    tm = _manager(mine)
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(tm, ["my_dense_tag"], {})
+    assert str(exc.value).startswith(f"{path}: its metadata: block replaces the whole metadata: of {DENSE}")
+    assert "retriever: dense would be dropped" in str(exc.value)
+    check_selected_tasks(tm, ["my_ok_tag"], {"questions": str(q), "corpus": str(c)})  # a tag of a good YAML passes
+    with pytest.raises(Exception) as exc:  # and its data is checked
+        check_selected_tasks(tm, ["my_ok_tag"], {"questions": str(tmp_path / "missing.jsonl"), "corpus": str(c)})
+    assert "missing.jsonl" in str(exc.value)
