@@ -381,28 +381,36 @@ def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot
 
 
 def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
-    """Whether any of ``names`` (resolved task/group names) is a task or group defined under this package's task
-    folder (:data:`tasks.TASK_DIR`), or a YAML file's config (``--tasks path/to/task.yaml``) that uses this package's
-    functions."""
+    """Whether lm-eval would build one of this package's tasks for ``names`` (resolved task/group/tag names, or a
+    YAML file's config: ``--tasks path/to/task.yaml``): a task whose ``custom_dataset`` is one of this package's
+    loaders (:func:`_our_loader`: also a user's YAML that includes ours, or a copy of ours with its ``utils.py``),
+    found with groups, their entries and tags expanded as lm-eval expands them (:func:`_expand_selected`: a user's
+    group listing ``rag_qa_bm25``); or a task or group defined under this package's task folder
+    (:data:`tasks.TASK_DIR`); or a YAML file's config that uses this package's functions."""
     from pathlib import Path
 
     from . import TASK_DIR
 
+    names = list(names or [])
     index = getattr(task_manager, "task_index", None) or {}
     try:
         root = Path(TASK_DIR).resolve()
     except (OSError, RuntimeError):
         return False
+
+    def under_root(path: Any) -> bool:
+        try:
+            return path is not None and Path(path).resolve().is_relative_to(root)
+        except (OSError, RuntimeError):
+            return False
+
     for name in names:
         if isinstance(name, dict) and any(_package_function(v) for v in name.values()):
             return True  # a YAML file given to --tasks whose functions are ours
-        path = getattr(index.get(name), "yaml_path", None) if isinstance(name, str) else None
-        try:
-            if path is not None and Path(path).resolve().is_relative_to(root):
-                return True
-        except (OSError, RuntimeError):
-            continue
-    return False
+        if isinstance(name, str) and under_root(getattr(index.get(name), "yaml_path", None)):
+            return True
+    return any(_our_loader(t.cfg.get("custom_dataset")) is not None or under_root(t.yaml_path)
+               for t in _expand_selected(task_manager, names))
 
 
 def _folder_problem(folder: str) -> str | None:

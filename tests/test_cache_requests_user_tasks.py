@@ -79,3 +79,52 @@ def test_cache_requests_dict():
                                               "delete_requests_cache": False}
     assert cache_requests_dict(True)["cache_requests"] is True and cache_requests_dict(False) == {}
     assert cache_requests_dict({"cache_requests": True}) == {"cache_requests": True} and cache_requests_dict(None) is None
+
+
+def _user_tasks(tmp_path: Path) -> tuple[Path, Path]:
+    cr, grp = tmp_path / "cr", tmp_path / "grp2"
+    cr.mkdir()
+    grp.mkdir()
+    (cr / "my_bm25.yaml").write_text(f"include: {BM25}\ntask: my_bm25\n", encoding="utf-8")
+    (grp / "g2.yaml").write_text("group: my_bm25_group\ntask:\n  - rag_qa_bm25\naggregate_metric_list:\n"
+                                 "  - metric: em\n    aggregation: mean\nmetadata:\n  version: 1.0\n", encoding="utf-8")
+    return cr, grp
+
+
+def _cli(tmp_path: Path, *extra: str) -> list[str]:
+    return ["--model", "rag-none", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
+            "--metadata", json.dumps(_data(tmp_path / "data")), *extra]
+
+
+@pytest.mark.parametrize("folder,task", [("cr", "my_bm25"), ("grp2", "my_bm25_group")])
+def test_cache_requests_true_is_refused_for_tokrag_tasks_outside_tasks(no_model, tmp_path, folder, task):
+    from tokrag_model.eval_cli import main
+
+    _user_tasks(tmp_path)
+    args = _cli(tmp_path, "--include_path", str(tmp_path / folder), "--tasks", task)
+    with pytest.raises(ConfigError) as exc:
+        main([*args, "--cache_requests", "true"])
+    assert str(exc.value).startswith("--cache_requests true: lm-eval keys its request cache by task name only")
+    with pytest.raises(ConfigError) as exc:  # check_run_arguments decides "ours" the same way (not a tokrag model)
+        main([*args, "--limit", "0", "--model", "hf"])
+    assert str(exc.value).startswith("--limit 0: --limit must be > 0")
+    with pytest.raises(_ModelWouldLoad):
+        main([*args, "--cache_requests", "refresh"])
+
+
+def test_selects_ours_reads_the_resolved_configs(tmp_path):
+    from lm_eval.tasks import TaskManager
+
+    from tasks import add_include_path
+    from tasks.precheck import _selects_ours
+
+    cr, grp = _user_tasks(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "plain.yaml").write_text("task: plain_task\ndataset_path: x\noutput_type: generate_until\n"
+                                      "doc_to_text: q\ndoc_to_target: a\n", encoding="utf-8")
+    (other / "g.yaml").write_text("group: plain_group\ntask:\n  - plain_task\n", encoding="utf-8")
+    tm = TaskManager(include_path=add_include_path([str(cr), str(grp), str(other)]), include_defaults=False)
+    assert _selects_ours(tm, ["my_bm25"]) is True and _selects_ours(tm, ["my_bm25_group"]) is True
+    assert _selects_ours(tm, ["rag_qa_bm25"]) is True
+    assert _selects_ours(tm, ["plain_task"]) is False and _selects_ours(tm, ["plain_group"]) is False
