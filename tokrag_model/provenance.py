@@ -66,42 +66,68 @@ CHANGE_DIRS: tuple[str, ...] = ("tokrag_model", "tasks", "retrieval", "leaderboa
 """The package folders whose *untracked* files :func:`git_changes_fingerprint` hashes (tracked files: all of them)."""
 
 
+_PINNED_GIT_CONFIG: tuple[str, ...] = (
+    "-c", "diff.relative=false", "-c", "diff.renames=false", "-c", "diff.autoRefreshIndex=true",
+    "-c", "diff.ignoreSubmodules=none", "-c", "core.fsmonitor=false",
+)
+"""``git -c`` options (they override the user's and repository's configuration, ``$GIT_CONFIG_*`` included) that
+could change which paths :func:`git_changes_fingerprint` is given."""
+
+
 def git_changes_fingerprint(repo: Path | None = None) -> str | None:
     """Fingerprint (16 hex, SHA-256 prefix) of how the working tree of ``repo`` (default :data:`SOURCE_ROOT`) differs
-    from its HEAD commit: ``git diff HEAD`` of the tracked files (binary patches, fixed prefixes, no renames, no
-    external diff or text conversion, so the user's git configuration does not change it) plus the path and SHA-256
-    of each untracked, not ignored file under :data:`CHANGE_DIRS`. None when there are no such changes, when
-    ``$TOKRAG_GIT_COMMIT`` is set (the commit is then not asked of git either), or when git cannot tell (no git, not
-    a checkout, a command failed or took over 10 s).
+    from its HEAD commit: the path and the SHA-256 of the working-tree bytes of each tracked file that differs from
+    HEAD (``git diff HEAD --name-only``; ``deleted`` for a removed file, the link text of a symlink), plus the path
+    and SHA-256 of each untracked, not ignored file under :data:`CHANGE_DIRS`. The files' contents are hashed, not
+    git's patch text, so the user's git configuration (``diff.context``, ``diff.algorithm``,
+    ``diff.indentHeuristic``, ``core.autocrlf``, an external diff or text conversion, ...) does not change it; the
+    options that could change the list of paths are pinned (:data:`_PINNED_GIT_CONFIG`). The ignore rules of
+    ``.gitignore`` and ``core.excludesFile`` decide which untracked files count. None when there are no such
+    changes, when ``$TOKRAG_GIT_COMMIT`` is set (the commit is then not asked of git either), or when git cannot tell
+    (no git, not a checkout, a command failed or took over 10 s). Raises nothing.
 
     ``tokrag_commit`` only says ``<HEAD>+dirty``: two different edits of ``methods/cad.py`` recorded the same
-    string. This value tells them apart (the same edit gives the same value on any machine)."""
+    string. This value tells them apart (the same edit of the same commit gives the same value on any machine,
+    whatever its git configuration)."""
     if os.environ.get("TOKRAG_GIT_COMMIT"):
         return None
     repo = repo or SOURCE_ROOT
-    git = ["git", "-C", str(repo)]
+    git = ["git", *_PINNED_GIT_CONFIG, "-C", str(repo)]
     try:
-        diff = subprocess.run([*git, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
-                               "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", "--"],
-                              capture_output=True, timeout=10, check=True).stdout
+        changed = subprocess.run([*git, "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                                  "--no-textconv", "--ignore-submodules=none", "--"],
+                                 capture_output=True, timeout=10, check=True).stdout
         untracked = subprocess.run([*git, "ls-files", "-z", "--others", "--exclude-standard", "--", *CHANGE_DIRS],
                                    capture_output=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    files = sorted(name for name in untracked.decode("utf-8", "surrogateescape").split("\0") if name)
-    if not diff and not files:
+
+    def names(out: bytes) -> list[str]:
+        return sorted(name for name in out.decode("utf-8", "surrogateescape").split("\0") if name)
+
+    tracked, files = names(changed), names(untracked)
+    if not tracked and not files:
         return None
     h = hashlib.sha256()
-    h.update(len(diff).to_bytes(8, "little"))
-    h.update(diff)
-    for name in files:
-        path = Path(repo) / name
-        try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "not-a-file"
-        except OSError:
-            digest = "unreadable"
-        h.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))
+    for kind, group in (("tracked", tracked), ("untracked", files)):
+        for name in group:
+            h.update(f"\0{kind}\0{name}\0{_content_digest(Path(repo) / name)}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
+
+
+def _content_digest(path: Path) -> str:
+    """SHA-256 of a working-tree file's bytes as they are on disk; ``link:<SHA-256 of its target text>`` for a
+    symlink (git stores the link, not what it points at), ``deleted``, ``not-a-file`` or ``unreadable``."""
+    try:
+        if path.is_symlink():
+            return "link:" + hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+        if not path.exists():
+            return "deleted"
+        if not path.is_file():
+            return "not-a-file"
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
 
 
 def tokrag_changes() -> str | None:
