@@ -215,3 +215,12 @@ def test_a_task_selected_through_its_tag_is_checked(tmp_path):
     with pytest.raises(Exception) as exc:  # and its data is checked
         check_selected_tasks(tm, ["my_ok_tag"], {"questions": str(tmp_path / "missing.jsonl"), "corpus": str(c)})
     assert "missing.jsonl" in str(exc.value)
+
+
+def test_tasks_readme_says_what_the_checks_reach():
+    import re
+
+    text = re.sub(r"\s+", " ", (Path(TASK_DIR) / "README.md").read_text(encoding="utf-8"))
+    assert "a group of your own whose entry gives one of these tasks a `metadata:` block" in text
+    assert "tasks selected through a `tag:`" in text and "a copy of `_qa_template` with its `utils.py`" in text
+    assert "`cache_requests: refresh` in an `lm_eval --config` file works as `--cache_requests refresh`" in text
