@@ -918,7 +918,11 @@ def render_markdown(data: dict) -> str:
 
 def render_csv(data: dict) -> str:
     """One CSV row per (model,) method x task: metric means and CI bounds, paired differences against
-    each reference (with Holm-adjusted p), diagnostics, trace columns, cost."""
+    each reference (with Holm-adjusted p), diagnostics, trace columns, cost.
+
+    Each ``delta_<metric>_vs_<ref>_p_holm`` column is followed by ``..._p_holm_bound``: ``true`` when that Holm value
+    is an upper bound (a Monte Carlo p at its floor in the family, ``p_holm_bound`` of the JSON; the Markdown's
+    ``holm≤``), ``false`` when it is exact, empty when the pair has no test."""
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
@@ -928,7 +932,7 @@ def render_csv(data: dict) -> str:
     for ref in data["references"]:
         for m in pm:
             head += [f"delta_{m}_vs_{ref}", f"delta_{m}_vs_{ref}_ci_low", f"delta_{m}_vs_{ref}_ci_high",
-                     f"delta_{m}_vs_{ref}_p", f"delta_{m}_vs_{ref}_p_holm"]
+                     f"delta_{m}_vs_{ref}_p", f"delta_{m}_vs_{ref}_p_holm", f"delta_{m}_vs_{ref}_p_holm_bound"]
     if data["closed_book"]:
         head += ["helped", "hurt", "neutral"]
     head += ["noise_flips", "noise_clean_correct"] + data["trace_columns"] + ck
@@ -946,7 +950,8 @@ def render_csv(data: dict) -> str:
         for ref in data["references"]:
             for m in pm:
                 p = ((r.get("paired") or {}).get(ref) or {}).get(m)
-                line += [_fmt(p[k], 6) for k in ("diff", "lo", "hi", "p", "p_holm")] if p else [""] * 5
+                line += ([_fmt(p[k], 6) for k in ("diff", "lo", "hi", "p", "p_holm")]
+                         + ["true" if p.get("p_holm_bound") else "false"]) if p else [""] * 6
         if data["closed_book"]:
             c = r.get("closed_book")
             line += [c["helped"], c["hurt"], c["neutral"]] if c else ["", "", ""]

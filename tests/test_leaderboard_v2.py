@@ -601,3 +601,23 @@ def test_contract_lists_the_generation_settings_as_run(v2_run):
         "generation as run (from the samples) on t1: DIFFERS between methods: max_gen_toks=8, until=['\\n'] | "
         "max_gen_toks=8, until=['\\n\\n']",
         "generation as run (from the samples) on t2: max_gen_toks=8, until=['\\n']"]
+
+
+def test_csv_flags_each_holm_value_as_exact_or_a_bound(v2_run):
+    """Each ``..._p_holm`` column of the CSV is followed by ``..._p_holm_bound``, read from the JSON's
+    ``p_holm_bound`` (the toy tests are exact: all false), empty where the pair has no test."""
+    import csv
+    import io
+
+    _, _, out, data = v2_run
+    table = list(csv.reader(io.StringIO((out / "leaderboard.csv").read_text())))
+    head = table[0]
+    holm = [c for c in head if c.endswith("_p_holm")]
+    assert holm and all(head[head.index(c) + 1] == c + "_bound" for c in holm)
+    rows = _rows(data)
+    line = next(r for r in table[1:] if r[:2] == ["none", "toy_qa"])
+    p = rows[("none", "toy_qa")]["paired"]["standard"]["answer_match"]
+    assert line[head.index("delta_answer_match_vs_standard_p_holm_bound")] == ("true" if p.get("p_holm_bound") else "false")
+    assert line[head.index("delta_answer_match_vs_standard_p_holm_bound")] == "false"
+    own = next(r for r in table[1:] if r[:2] == ["standard", "toy_qa"])
+    assert own[head.index("delta_answer_match_vs_standard_p_holm_bound")] == ""  # no test against itself
