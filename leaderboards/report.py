@@ -246,6 +246,9 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     for k, v in ((data["results"].get("higher_is_better") or {}).get(t.task) or {}).items():
                         if isinstance(v, bool):
                             hib.setdefault(t.task, {})[k] = v
+                seeds_pq = list((per_seed.get((mod.name, m.name, t.task)) or {}).values())
+                if len(done) > 1 and len(seeds_pq) == len(done) and all(v == seeds_pq[0] for v in seeds_pq[1:]):
+                    row["seeds_identical"] = True  # every metric, every question: the seeds repeat one run
                 qvals = {}
                 for name, lst in seed_vals.items():
                     common = sorted(set.intersection(*(set(d) for d in lst)))
@@ -346,7 +349,7 @@ def cells_lines(data: dict) -> list[str]:
         return []
     head = f"Cells with results: {c['with_results']} of {c['total']}"
     if not c["missing"]:
-        return [head + " (all finished)"]
+        return [head + " (all finished)"] + identical_seed_lines(data)
     partial = partial_rows(data)
     head += (f"; {len(c['missing'])} missing (not finished in the run folders when this report was built; "
              + ("a row none of whose seeds finished shows as -, a row with some of its seeds finished shows their values "
@@ -375,7 +378,22 @@ def cells_lines(data: dict) -> list[str]:
         lines.append(f"{PARTIAL} {model + ': ' if model else ''}{method} on {task}: {len(done)} of {len(total)} seeds "
                      f"(seed {left} not finished): its values, CIs, paired tests, helped/hurt and noise flips are over "
                      f"the finished seed{'' if len(done) == 1 else 's'} only")
-    return [head] + lines
+    return [head] + lines + identical_seed_lines(data)
+
+
+def identical_seed_lines(data: dict, show: int = 12) -> list[str]:
+    """One line naming the rows whose seeds gave the same per-question value of every metric (``seeds_identical``):
+    greedy decoding on a task without a random draw (no noise or counterfactual passages) gives the same answers
+    whatever the seed, so such a row's seeds are repeats of one run, not replicates; empty when there is none."""
+    same = [r for r in data.get("rows") or [] if r.get("seeds_identical")]
+    if not same:
+        return []
+    several = [r for r in data.get("rows") or [] if len(r.get("seeds") or []) > 1]
+    names = [f"{r['model'] + ': ' if r.get('model') else ''}{r['method']} on {r['task']}" for r in same]
+    shown = ", ".join(names[:show]) + (f", … ({len(names) - show} more)" if len(names) > show else "")
+    return [f"Seeds that repeat one run: {len(same)} of the {len(several)} rows with several seeds gave the same "
+            "per-question scores in every seed (greedy decoding, and no random draw of passages in the task), so their "
+            f"seeds are not replicates and their CIs and tests are over questions only: {shown}"]
 
 
 PARTIAL = "†"
