@@ -702,7 +702,7 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     seen: set[str] = set()
     managers: dict[str, Any] = {}
     for cell in cells:
-        meta = cell.task_metadata()
+        meta = cell.task_metadata()  # without the draw seed (cell_task_metadata): the data checks do not depend on it
         once = fingerprint([cell.task.task, meta, cell.gen_kwargs, cell.num_fewshot])
         if once in seen:
             continue
@@ -1708,6 +1708,54 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
 # --------------------------------------------------------------------------- the spec
 
+DRAWS = ("noise", "counterfactual")
+"""Task metadata keys whose passages are drawn at random with the metadata ``seed`` (tasks/rag.py)."""
+
+
+def cell_task_metadata(spec: LeaderboardSpec, cell: Cell) -> dict[str, Any]:
+    """The task metadata lm-eval gets for ``cell``: :meth:`leaderboards.spec.Cell.task_metadata` and, for a task that
+    draws passages at random (its YAML metadata, with the files it includes, sets ``seed``, ``noise`` or
+    ``counterfactual``), ``seed``: the cell's seed, over the YAML's (the shipped YAMLs say 1234, the default draw).
+    So the spec's ``seeds`` draw the noise and counterfactual passages as they seed lm-eval's random, NumPy, torch
+    and few-shot generators; a seed the cell's own metadata already sets is kept. A method's ``model_args`` ``seed``
+    never reaches the task here (the runner gives lm-eval its own task manager): every method of a cell sees the
+    same passages. A clean task's metadata is unchanged (its passages do not depend on a seed)."""
+    from .spec import task_yaml_metadata
+
+    meta = cell.task_metadata()
+    if "seed" in meta:
+        return meta
+    yaml_meta = task_yaml_metadata(cell.task.task, spec.include_path)
+    if "seed" in yaml_meta or any(yaml_meta.get(k) for k in DRAWS):
+        return {**meta, "seed": cell.seed}
+    return meta
+
+
+def seed_notes(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
+    """What a run says once about the seed of ``cells``' random draws (:func:`cell_task_metadata`): the tasks whose
+    YAML metadata ``seed`` a cell's seed replaces, and the methods whose ``model_args`` ``seed`` goes to the model
+    only (lm-eval's own CLI would merge it into the task metadata, where it would draw the passages)."""
+    from .spec import task_yaml_metadata
+
+    replaced: dict[str, tuple[Any, set[int]]] = {}
+    margs: dict[str, Any] = {}
+    for cell in cells:
+        meta = cell_task_metadata(spec, cell)
+        if "seed" not in meta:
+            continue
+        yaml_seed = task_yaml_metadata(cell.task.task, spec.include_path).get("seed")
+        if "seed" not in cell.task_metadata() and yaml_seed is not None and str(yaml_seed) != str(meta["seed"]):
+            replaced.setdefault(cell.task.task, (yaml_seed, set()))[1].add(int(meta["seed"]))
+        if "seed" in cell.model_args:
+            margs.setdefault(cell.method.name, cell.model_args["seed"])
+    notes = [f"task {task}: its noise/counterfactual passages are drawn with each cell's seed "
+             f"({', '.join(map(str, sorted(seeds)))}), not its YAML's metadata seed {old}"
+             for task, (old, seeds) in sorted(replaced.items())]
+    notes += [f"method {name}: model_args seed={value} goes to the model only; the task's noise/counterfactual passages "
+              "are drawn with each cell's seed, the same for every method" for name, value in sorted(margs.items())]
+    return notes
+
+
 def _load_task_manager(spec: LeaderboardSpec, metadata: dict[str, Any] | None = None):
     """lm-eval's ``TaskManager`` over the spec's ``include_path`` with tokrag's ``tasks/`` added first when absent
     (:func:`tasks.add_include_path`, also without the start-up hook), so it runs the YAML that
@@ -2020,13 +2068,16 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
 
     check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo])
     check_cell_args(spec, [c for c, _, _ in todo])
+    if cell_budget_dir is None:  # the main process says it once (not each helper of run --jobs)
+        for note in seed_notes(spec, [c for c, _, _ in todo]):
+            log.info("leaderboard %s: %s", spec.label(), note)
     helpers: list[subprocess.Popen] = []
     budget_dir = summaries_dir = None
     parts: list[dict[str, Any] | None] = []
     if budget is None and not (jobs > 1 and max_cells is not None):
         budget = _CellBudget(max_cells)
 
-    tm, tm_key = None, None
+    managers: dict[str, Any] = {}  # lm-eval task managers by task metadata (a noise task's seed: one per seed)
     lm, lm_key = None, None
     backbone, bb_key = None, None  # the tokrag Backbone of the last tokrag model, kept for the next (backbone_key)
     bar = tqdm(total=len(keyed), initial=len(summary.skipped), desc=f"leaderboard {spec.name}", unit="cell",
@@ -2034,15 +2085,18 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     deferred = []
 
     def _attempt(cell: Cell, key: str, mat: dict, blocking: bool) -> str:
-        nonlocal tm, tm_key, lm, lm_key, backbone, bb_key
+        nonlocal lm, lm_key, backbone, bb_key
         try:
             with file_lock(runs / key, timeout=-1 if blocking else 0):
                 if cell_is_done(runs / key, cell.cell_id):
                     return "other"
                 if not budget.take():
                     return "limit"
-                if tm is None or tm_key != cell.task_metadata():
-                    tm, tm_key = _load_task_manager(spec, cell.task_metadata()), cell.task_metadata()
+                meta = cell_task_metadata(spec, cell)
+                mkey = canonical_json(meta)
+                if mkey not in managers:
+                    managers[mkey] = _load_task_manager(spec, meta)
+                tm = managers[mkey]
                 want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
                 if lm_key != want:
                     dropped, lm = lm is not None, None
