@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",
-                                                                 "first_runs")}
+                                                                 "first_runs", "other_inputs")}
                          | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True, allow_nan=False))
         return 0
     if args.cmd == "run":

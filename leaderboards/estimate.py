@@ -35,7 +35,7 @@ from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 
 from .keys import _HashMemo, cell_key_material, find_task_yaml, model_target
-from .runner import cell_is_done, finished_folders, resolve_runs_dir, run_command
+from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
 from .spec import Cell, LeaderboardSpec
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
@@ -144,6 +144,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
+    ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
+    finished run under other inputs (a changed data folder, task, code: ``check`` names them), or "".
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
     that kind of task are estimated.
@@ -157,6 +159,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     cells, unest, unregistered = [], [], {}
     first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
     done = 0
+    keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
     memo = _HashMemo()
     for cell in spec.cells():
         try:
@@ -165,10 +168,13 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             unregistered[cell.method.model] = str(exc)
             key = None
         else:  # an unknown task (or another spec error) is an error, not an unregistered model
-            key = fingerprint(cell_key_material(spec, cell, memo), length=20)
+            mat = cell_key_material(spec, cell, memo)
+            key = fingerprint(mat, length=20)
         if key is not None and cell_is_done(runs / key, cell.cell_id):
             done += 1
             continue
+        if key is not None:
+            keyed_todo.append((cell, key, mat))
         kind = task_kind(cell.task.task, spec.include_path)
         rate, level, used = estimate_cell(cell, kind, ms, fallback)
         n = questions_of(cell, ms)
@@ -207,6 +213,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
             "by_method": by_method, "cells": cells, "first_runs": list(first.values()),
+            "other_inputs": other_inputs_summary(spec, runs, keyed_todo),
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
 
@@ -239,6 +246,8 @@ def render(est: dict[str, Any]) -> str:
         lines.append(f"total{partial}: "
                      f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                      f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")
+    if est.get("other_inputs"):
+        lines.append(est["other_inputs"])
     if est["unregistered_models"]:
         reasons = est.get("unregistered_reasons") or {}
         lines.append("models not registered in lm-eval (their cells count as not done): "

@@ -38,6 +38,7 @@ import json
 import logging
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -495,6 +496,57 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
            else "the spec's inputs (or a file or code the run key hashes) changed since then")
     return (f"a finished run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; "
             f"if that is the run you expected here, {why}; it may also be an unrelated earlier experiment")
+
+
+KEY_FIELD_CAUSES = {
+    "data_fingerprint": "the data folder changed",
+    "task_data_files": "a data file the task names changed",
+    "task_fingerprint": "a task YAML changed",
+    "model_code": "the model code changed",
+    "retrieval_code": "the retrieval code changed",
+    "model_fingerprint": "the model weights changed",
+    "model_arg_files": "a file a model argument names changed",
+    "chat_template_sha256": "the chat template changed",
+    "dense_encoders": "a dense encoder changed",
+    "library_versions": "a library was upgraded",
+    "lm_eval_version": "lm-eval was upgraded",
+    "schema": "the run key's definition changed",
+}
+"""Why a field of a cell's key material (:func:`leaderboards.keys.cell_key_material`) differs from a finished run's,
+in the words of :func:`other_inputs_summary`; another field is a setting of the spec."""
+
+
+def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cell, str, dict[str, Any]]]) -> str:
+    """One line for ``run`` and ``run --estimate`` about the cells to do (``todo``: ``(cell, key, key material)`` of
+    the unfinished cells) that have a finished run under other inputs, as :func:`other_inputs_note` finds it for
+    ``check`` and ``report`` (the same cell id and spec, another key, the cell's own folder absent; the closest such
+    run): ``N of the M cells to do have a finished run with other inputs (data_fingerprint differs: the data folder
+    changed); ...``, the differing key fields counted over those cells and explained (:data:`KEY_FIELD_CAUSES`).
+    Empty when there is none: then the cells were simply never run here."""
+    if not todo:
+        return ""
+    finished = finished_runs_by_cell(runs)
+    counts: dict[str, int] = {}
+    n = 0
+    for cell, key, mat in todo:
+        mine = [(name, cfg) for name, cfg in finished.get(cell.cell_id, [])
+                if not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec.name]
+        if not mine or _moved_here(mine, key) or (Path(runs) / key).exists():
+            continue  # never run here, moved (check_moved_runs says so), or its own folder says why (unfinished)
+        diffs = min((config_differences(cfg, mat) for name, cfg in mine if name != key), key=len, default=None)
+        if diffs is None:
+            continue
+        n += 1
+        for field_name in dict.fromkeys(re.split(r"[ \[]", d, maxsplit=1)[0] for d in diffs):
+            counts[field_name] = counts.get(field_name, 0) + 1
+    if not n:
+        return ""
+    what = "; ".join(f"{f} differs{'' if c == n else f' in {c}'}"
+                     f"{': ' + KEY_FIELD_CAUSES[f] if f in KEY_FIELD_CAUSES else ' (a setting of the spec)'}"
+                     for f, c in sorted(counts.items(), key=lambda fc: (-fc[1], fc[0]))) or "nothing recorded differs"
+    return (f"{n} of the {len(todo)} cells to do {'has' if n == 1 else 'have'} a finished run with other inputs in {runs} "
+            f"({what}); run computes {'it' if n == 1 else 'them'} anew; `tokrag leaderboard check` or "
+            "`report --allow-missing` names each cell's differences")
 
 
 # --------------------------------------------------------------------------- provenance helpers
@@ -2071,6 +2123,9 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     if cell_budget_dir is None:  # the main process says it once (not each helper of run --jobs)
         for note in seed_notes(spec, [c for c, _, _ in todo]):
             log.info("leaderboard %s: %s", spec.label(), note)
+        note = other_inputs_summary(spec, runs, todo)
+        if note:
+            log.warning("leaderboard %s: %s", spec.label(), note)
     helpers: list[subprocess.Popen] = []
     budget_dir = summaries_dir = None
     parts: list[dict[str, Any] | None] = []
