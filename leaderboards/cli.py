@@ -61,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--cell-budget-dir", default=None, help=argparse.SUPPRESS)  # run --jobs N --max-cells M: its helpers' count
     r.add_argument("--jobs-helper", action="store_true", help=argparse.SUPPRESS)  # a helper of run --jobs N: quiet when interrupted
     r.add_argument("--summary-file", default=None, help=argparse.SUPPRESS)  # a helper of run --jobs N: its summary, not on stdout
-    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.add_argument("--no-progress", action="store_true",
+                   help="no progress bars: neither the run's nor lm-eval's, transformers', datasets' or the models' (logs only)")
     r.add_argument("--report", action="store_true",
                    help="build the report afterwards; after --models/--methods/--tasks the whole spec's, its unfinished "
                         "cells reported as missing (as report --allow-missing)")
@@ -256,6 +257,16 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
     ``die_by_signal`` (the commands: :func:`command`, ``python -m leaderboards.cli``) it then ends the process by that
     signal instead (:func:`_die_by`), except in a helper of ``run --jobs``, which exits quietly."""
     args = _parser().parse_args(argv)
+    if args.cmd == "run" and args.no_progress and not args.estimate:
+        from .runner import no_progress_bars
+
+        with no_progress_bars():  # before anything imports tqdm or huggingface_hub: they read the environment then
+            return _main(args, die_by_signal)
+    return _main(args, die_by_signal)
+
+
+def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
+    """:func:`main` after the arguments are parsed (and, for ``run --no-progress``, the progress bars turned off)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _check_args(args)
     spec = whole = load_spec(args.spec)

@@ -1473,19 +1473,35 @@ class _ModelClock:
         self.depth = 0
 
 
-def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None, clock: _ModelClock | None = None) -> list[str]:
+def _takes_disable_tqdm(fn: Any) -> bool:
+    """Whether the request method ``fn`` takes lm-eval's ``disable_tqdm`` keyword (a user model's may not)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "disable_tqdm" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _with_progress(lm, bar, chunk: int, journal: _Journal | None = None, clock: _ModelClock | None = None,
+                   quiet: bool = False) -> list[str]:
     """Wrap the model's request methods (as instance attributes) so that they run in chunks of ``chunk``
     requests (multiples of the batch size), update ``bar`` per chunk and, with a ``journal``, replay the chunks
     it holds and append the others to it (:class:`_Journal`); with a ``clock`` (:class:`_ModelClock`), add the
     seconds of every computed chunk, journaled or not, to it (replayed chunks are not timed: their recorded seconds
-    are the journal's ``wall_s``); returns the names to remove afterwards."""
+    are the journal's ``wall_s``); with ``quiet`` (``run --no-progress``), call a method that takes lm-eval's
+    ``disable_tqdm`` with ``disable_tqdm=True`` (the model's own bars); returns the names to remove afterwards."""
     patched = []
     for name in _REQUEST_TYPES:
         orig = getattr(lm, name, None)
         if orig is None:
             continue
+        hush = quiet and _takes_disable_tqdm(orig)
 
-        def wrapped(requests, _orig=orig, _name=name, **kw):
+        def wrapped(requests, _orig=orig, _name=name, _hush=hush, **kw):
+            if _hush:
+                kw.setdefault("disable_tqdm", True)
             out = []
             bar.total = (bar.total or 0) + len(requests)
             bar.refresh()
@@ -1681,7 +1697,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
     chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
     clock = _ModelClock()
-    patched = _with_progress(lm, bar, chunk, journal, clock)
+    patched = _with_progress(lm, bar, chunk, journal, clock, quiet=not progress)
     t0 = time.perf_counter()
     try:
         with _PeakRSS() as mem, _env_info_once(), _no_cli_gen_kwargs_warning():
@@ -2061,6 +2077,57 @@ class _CellBudget:
         return False
 
 
+NO_PROGRESS_ENV = {"TQDM_DISABLE": "1"}
+"""The environment that turns tqdm's bars off in a process that imports tqdm after it is set (a ``run --jobs`` helper,
+``tokrag leaderboard run --no-progress`` before its imports): tqdm (>= 4.66) reads ``TQDM_*`` as default arguments
+when it is imported; a bar created with an explicit ``disable=False`` still shows."""
+
+
+@contextlib.contextmanager
+def no_progress_bars():
+    """Turn the progress bars off while the block runs (``run --no-progress``), and back as they were after it:
+    :data:`NO_PROGRESS_ENV` in the environment (tqdm imported later: lm-eval's bar over a task's documents under
+    ``tokrag leaderboard run --no-progress``, which enters this before anything imports tqdm, and the ``run --jobs``
+    helpers); the switches of huggingface_hub, datasets (imported here: lm-eval reads every task's data with it) and
+    transformers (``Loading weights``; imported later, it starts from huggingface_hub's switch, and is switched back
+    after the block). The models' own bars (``rag-none prompts``, ``generate_until``) are turned off by the runner's
+    request wrapper, which passes ``disable_tqdm=True`` (:func:`_with_progress`)."""
+    saved_env = {k: os.environ.get(k) for k in NO_PROGRESS_ENV}
+    os.environ.update(NO_PROGRESS_ENV)  # first: the imports below may import tqdm
+    import datasets
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    undo = []
+    hub_on = not are_progress_bars_disabled()
+    if hub_on:
+        disable_progress_bars()
+        undo.append(enable_progress_bars)
+    if datasets.is_progress_bar_enabled():
+        datasets.disable_progress_bars()
+        undo.append(datasets.enable_progress_bars)
+    had_transformers = "transformers" in sys.modules
+    if had_transformers:
+        from transformers.utils import logging as tlogging
+
+        if tlogging.is_progress_bar_enabled():
+            tlogging.disable_progress_bar()
+            undo.append(tlogging.enable_progress_bar)
+    try:
+        yield
+    finally:
+        if not had_transformers and hub_on and "transformers" in sys.modules:  # imported in the block: off since
+            from transformers.utils import logging as tlogging
+
+            tlogging.enable_progress_bar()
+        for fn in reversed(undo):
+            fn()
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
              jobs: int = 1, max_cells: int | None = None, resume: bool = True,
              cell_budget_dir: str | os.PathLike | None = None) -> RunSummary:
@@ -2092,7 +2159,18 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         RunInterrupted: a KeyboardInterrupt (Ctrl-C; SIGTERM under the CLI) at any moment after the helpers' start
         and the cells' loop began (in a cell, while waiting for the helpers, while stopping them); one before that
         is raised as it came (nothing was computed).
+
+    ``progress=False`` (``--no-progress``) also silences the progress bars of lm-eval, transformers, datasets and the
+    models' decoders, in this process and its helpers (:func:`no_progress_bars`).
     """
+    with no_progress_bars() if not progress else contextlib.nullcontext():
+        return _run_spec(spec, runs_dir, progress=progress, jobs=jobs, max_cells=max_cells, resume=resume,
+                         cell_budget_dir=cell_budget_dir)
+
+
+def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, progress: bool, jobs: int,
+              max_cells: int | None, resume: bool, cell_budget_dir: str | os.PathLike | None) -> RunSummary:
+    """:func:`run_spec`'s work, inside its progress-bar switches."""
     from tqdm.auto import tqdm
 
     check_run_args(jobs, max_cells)
