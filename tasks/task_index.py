@@ -8,16 +8,19 @@ wins, and a later folder's entry overrides an earlier folder's. Building a whole
 lm-eval's own task tree (~13 s), so this module runs the same per-file steps (``TaskIndex._iter_yaml_files``,
 ``load_yaml``, ``TaskIndex.process_cfg``) over the given folders only (our ``tasks/`` folder: ~20 ms). Used by
 :func:`leaderboards.keys.find_task_yaml` (the YAML a run key fingerprints) and :mod:`tasks.precheck` (the YAML
-whose files are checked before the model loads), so both name the YAML that lm-eval runs.
+whose files are checked before the model loads), so both name the YAML that lm-eval runs. A folder is indexed once
+per process while its files stay as they are (:func:`index_folder`: a spec's key computation asks for each of its
+tasks, ``--estimate`` for each cell).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["index_folder", "task_yaml"]
+__all__ = ["folder_stamp", "index_folder", "task_yaml"]
 
 
 class _Quiet(logging.Filter):
@@ -27,8 +30,40 @@ class _Quiet(logging.Filter):
         return False
 
 
+_IGNORED = frozenset({"__pycache__", ".ipynb_checkpoints"})  # lm-eval's index skips these folders (_IGNORE_DIRS)
+_MEMO: dict[str, tuple[Any, tuple[dict[str, Any], list[Path]]]] = {}  # folder -> (its stamp, its index); one per folder
+
+
+def folder_stamp(root: Any) -> tuple | None:
+    """What tells whether the index of folder ``root`` may have changed: the relative path and
+    :func:`retrieval.io.file_stamp` (size, mtime_ns, ctime_ns, inode) of every file under it (YAMLs and the
+    extensionless files they include, such as ``_qa_template``), in sorted order, ``__pycache__`` and
+    ``.ipynb_checkpoints`` left out; None when ``root`` is no folder. Stats only, nothing is read (~1 ms for
+    ``tasks/``). Files that vanish while it walks are left out. Raises nothing."""
+    top = Path(str(root))
+    if not top.is_dir():
+        return None
+    from retrieval.io import file_stamp
+
+    out = []
+    for folder, dirs, files in os.walk(top, followlinks=True):  # lm-eval's glob follows folder links too
+        dirs[:] = sorted(d for d in dirs if d not in _IGNORED)
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                out.append((os.path.relpath(path, top), *file_stamp(path)))
+            except OSError:  # a dangling link, or removed meanwhile: lm-eval cannot load it either
+                out.append((os.path.relpath(path, top), "unreadable"))
+    return tuple(sorted(out, key=lambda x: x[0]))
+
+
 def index_folder(root: Any) -> tuple[dict[str, Any], list[Path]]:
     """lm-eval's index of one include folder ``root``, built as ``TaskIndex.build`` builds one path's entries.
+
+    Memoised per process by the folder's absolute path and :func:`folder_stamp`: a folder is indexed again only
+    when a file under it was added, removed or written. (A YAML's ``include:`` of a file *outside* the folder that
+    appears or changes later in the same process is not seen: lm-eval, which indexes once per ``TaskManager``,
+    does not see it either.) The returned dict and list are fresh copies, so callers may change them.
 
     Args:
         root: a folder (str or Path); one that does not exist gives an empty index.
@@ -42,6 +77,16 @@ def index_folder(root: Any) -> tuple[dict[str, Any], list[Path]]:
     Raises:
         nothing for bad files (lm-eval skips them); ImportError when lm-eval's index module is missing.
     """
+    key, stamp = os.path.abspath(str(root)), folder_stamp(root)
+    hit = _MEMO.get(key)
+    if hit is None or hit[0] != stamp:
+        hit = _MEMO[key] = (stamp, _build_index(root))
+    index, skipped = hit[1]
+    return dict(index), list(skipped)
+
+
+def _build_index(root: Any) -> tuple[dict[str, Any], list[Path]]:
+    """:func:`index_folder` without the memo."""
     from lm_eval.tasks._index import TaskIndex
     from lm_eval.tasks._yaml_loader import load_yaml
 
