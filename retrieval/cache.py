@@ -100,8 +100,9 @@ def engine_versions(retriever: str) -> dict[str, str | None]:
 
     ``pyserini`` always (its Lucene and FAISS searchers, its query encoders); ``anserini``, the name of the
     Anserini fat jar the installed Pyserini ships (it pins the Lucene version), for ``bm25`` and ``hybrid``;
-    the installed FAISS distribution (``faiss-cpu``, ``faiss-gpu`` or ``faiss``), ``torch`` and ``transformers``
-    (they encode the queries, and the passages of the index searched: another version gives other vectors)
+    the installed FAISS distribution (``faiss-cpu``, ``faiss-gpu`` or ``faiss``), ``torch``, ``tokenizers`` and
+    ``transformers`` (they encode the queries, and the passages of the index searched: another version gives other
+    vectors or token ids; a fast tokenizer's ids come from ``tokenizers``, upgradable without transformers)
     for ``dense``, ``dpr`` and ``hybrid``. Read from package metadata and the jar's file name, without
     importing Pyserini or starting Java. Encoder weights are keyed separately
     (:func:`retrieval.dense.encoder_identity`).
@@ -116,6 +117,7 @@ def engine_versions(retriever: str) -> dict[str, str | None]:
         name = next((n for n in FAISS_DISTRIBUTIONS if _dist_version(n) is not None), FAISS_DISTRIBUTIONS[0])
         out[name] = _dist_version(name)
         out["torch"] = _dist_version("torch")
+        out["tokenizers"] = _dist_version("tokenizers")
         out["transformers"] = _dist_version("transformers")
     return out
 

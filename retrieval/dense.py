@@ -14,7 +14,7 @@ in Pyserini's layout, search with Pyserini's ``FaissSearcher``.
   ``tokrag_index.json``. Passage embeddings are computed once per (corpus fingerprint, encoder weights
   hash, pooling, normalisation, max length, prefix) and written in resumable parts while encoding.
   ``tokrag_index.json`` records the versions that encoded them (:func:`encoding_versions`: Pyserini's
-  encoder classes, transformers, torch); an index or parts encoded by other versions are re-encoded, with
+  encoder classes, tokenizers, transformers, torch); an index or parts encoded by other versions are re-encoded, with
   a warning, as a BM25 index built by another Anserini is rebuilt (:func:`retrieval.bm25.build_bm25_index`).
 * Scores: inner products (cosine for L2-normalised vectors); higher is better; ties by docid. The top k
   is the same at every k (issue 12.4): FAISS's float32 top k is deepened until no passage outside it can
@@ -291,9 +291,11 @@ def encode_queries(qenc, texts: Sequence[str], p: Mapping[str, Any], batch_size:
 
 
 # ----------------------------------------------------------------------------------------------- index
-ENCODING_PACKAGES = ("pyserini", "transformers", "torch")
+ENCODING_PACKAGES = ("pyserini", "tokenizers", "transformers", "torch")
 """The distributions whose versions a dense index records: Pyserini's encoder classes (pooling, title
-joining, tokenizer calls), the transformers models and the torch kernels compute the passage vectors."""
+joining, tokenizer calls), the fast tokenizers' ids (``tokenizers``: DPR's and MiniLM's ``*TokenizerFast``, which
+can be upgraded without transformers), the transformers models and the torch kernels compute the passage vectors.
+An index recorded without ``tokenizers`` (before it was listed) is re-encoded once."""
 
 
 def encoding_versions() -> dict[str, str | None]:
@@ -341,7 +343,7 @@ def build_dense_index(
     of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
     ``force``; the old index stays in place until the new one replaces it. One encoded by other versions of
-    Pyserini, transformers or torch (:func:`encoding_versions`, recorded as ``encoding_versions``; an index
+    Pyserini, tokenizers, transformers or torch (:func:`encoding_versions`, recorded as ``encoding_versions``; an index
     that records none predates them) is re-encoded in the same folder, with one warning; so are embedding
     parts an interrupted build left with other versions. Scratch folders that interrupted
     builds of the same folder left beside it are removed once its lock is held.

@@ -91,6 +91,16 @@ def test_engine_versions_per_retriever() -> None:
         assert dense[name] == importlib.metadata.version(name) and name not in engine_versions("bm25")
 
 
+def test_engine_versions_of_dense_runs_hold_tokenizers() -> None:
+    """A fast tokenizer's ids (DPR's and MiniLM's query tokenizers) come from ``tokenizers``, which can be upgraded
+    without transformers: cached dense runs were served after such an upgrade."""
+    from retrieval.cache import engine_versions
+
+    for retriever in ("dense", "dpr", "hybrid"):
+        assert engine_versions(retriever)["tokenizers"] == importlib.metadata.version("tokenizers")
+    assert "tokenizers" not in engine_versions("bm25")
+
+
 def test_upgraded_transformers_changes_a_dense_runs_key(toy, tmp_path, monkeypatch) -> None:
     """A cached dense run was served after a torch/transformers upgrade (its queries encoded by another stack)."""
     from retrieval.dense import DENSE_PARAMS
@@ -116,7 +126,7 @@ def test_dense_index_encoded_by_other_versions_is_re_encoded(toy, tmp_path, give
     where = tmp_path / "my-dense" if given else None
     index = build_dense_index(toy, DENSE_PARAMS, index_dir=where, cache_dir=tmp_path, progress=False)
     meta_p = index / "tokrag_index.json"
-    installed = {n: importlib.metadata.version(n) for n in ("pyserini", "transformers", "torch")}
+    installed = {n: importlib.metadata.version(n) for n in ("pyserini", "tokenizers", "transformers", "torch")}
     assert json.loads(meta_p.read_text())["encoding_versions"] == installed == encoding_versions()
     stamp = (index / "index").stat().st_mtime_ns
     assert build_dense_index(toy, DENSE_PARAMS, index_dir=where, cache_dir=tmp_path, progress=False) == index
@@ -137,8 +147,9 @@ def test_dense_index_encoded_by_other_versions_is_re_encoded(toy, tmp_path, give
         assert json.loads(meta_p.read_text())["encoding_versions"] == installed
         warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
         assert len(warnings) == 1 and warnings[0].startswith(f"dense index {index} was encoded by ")
-        assert warnings[0].endswith(f"installed: pyserini {installed['pyserini']}, torch {installed['torch']}, "
-                                    f"transformers {installed['transformers']} (other vectors): re-encoding it")
+        assert warnings[0].endswith(f"installed: pyserini {installed['pyserini']}, tokenizers {installed['tokenizers']}, "
+                                    f"torch {installed['torch']}, transformers {installed['transformers']} (other "
+                                    "vectors): re-encoding it")
         assert ("torch 1.0.0" in warnings[0]) == (edit is not None)
 
 
@@ -153,3 +164,18 @@ def test_dense_index_follows_an_upgraded_torch(toy, tmp_path, monkeypatch) -> No
     assert build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False) == index
     assert (index / "index").stat().st_mtime_ns != stamp
     assert json.loads((index / "tokrag_index.json").read_text())["encoding_versions"]["torch"] == "99.0.0"
+
+
+def test_dense_index_follows_an_upgraded_tokenizers(toy, tmp_path, monkeypatch) -> None:
+    """A fast tokenizer's ids come from ``tokenizers`` (upgradable without transformers): an upgrade re-encodes."""
+    from retrieval.dense import DENSE_PARAMS, build_dense_index
+
+    index = build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False)
+    stamp = (index / "index").stat().st_mtime_ns
+    assert build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False) == index
+    assert (index / "index").stat().st_mtime_ns == stamp  # same versions: reused
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.19.0" if name == "tokenizers" else real(name))
+    assert build_dense_index(toy, DENSE_PARAMS, cache_dir=tmp_path, progress=False) == index
+    assert (index / "index").stat().st_mtime_ns != stamp
+    assert json.loads((index / "tokrag_index.json").read_text())["encoding_versions"]["tokenizers"] == "0.19.0"
