@@ -674,6 +674,11 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     data_files = task_data_files(cell.task.task, spec.include_path, memo)
     if data_files:  # only then: the keys of the built-in tasks stay as they were
         mat["task_data_files"] = data_files
+    from .runner import cell_task_metadata
+
+    draw = cell_task_metadata(spec, cell).get("seed")
+    if draw is not None:  # a task drawing passages at random: the seed of that draw (the cell's since 1cc1820)
+        mat["task_draw_seed"] = draw
     files = arg_file_fingerprints(cell.model_args, memo)
     if files:  # only then: the keys of cells without file arguments stay as they were
         mat["model_arg_files"] = files
