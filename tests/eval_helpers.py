@@ -1,7 +1,11 @@
-"""Shared helper of the tests that run ``tokrag eval`` / lm-eval's CLI in-process up to the model load."""
+"""Shared helpers of the tests that run ``tokrag eval`` / lm-eval's CLI in-process up to the model load, write
+bring-your-own data, or need a git clone of this checkout."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
 from typing import Any, Callable
 
 
@@ -23,3 +27,28 @@ def stop_at_model_load(monkeypatch, reached: Callable[..., Any]) -> None:
     monkeypatch.setattr(lm_eval.tasks.TaskManager, "__init__", ours_only)
     monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def byo_data(folder: Path) -> tuple[Path, Path]:
+    """A bring-your-own questions file (30 questions: some in every split) and a 3-passage corpus in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    q, c = folder / "q.jsonl", folder / "passages.jsonl"
+    q.write_text("".join(json.dumps({"id": f"q{i}", "question": f"who wrote book number {i}", "answers": [f"A{i}"]}) + "\n"
+                         for i in range(30)), encoding="utf-8")
+    c.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"book {i} was written by A{i}"}) + "\n"
+                         for i in range(3)), encoding="utf-8")
+    return q, c
+
+
+def clone_checkout(tmp_path: Path) -> Path:
+    """A ``git clone`` of this checkout in ``tmp_path/clone`` (the test is skipped when git cannot clone it)."""
+    import pytest
+
+    from tokrag_model import provenance
+
+    dst = tmp_path / "clone"
+    done = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(provenance.SOURCE_ROOT), str(dst)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        pytest.skip(f"git clone failed: {done.stderr.strip()}")
+    return dst

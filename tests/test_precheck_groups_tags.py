@@ -20,19 +20,13 @@ import pytest
 from retrieval.errors import ConfigError
 from tasks import TASK_DIR, add_include_path
 from tasks.precheck import check_selected_tasks
+from tests.eval_helpers import byo_data
 
 DENSE = Path(TASK_DIR) / "qa" / "rag_qa_dense.yaml"
 
 
 def _data(folder: Path) -> tuple[Path, Path]:
-    """A bring-your-own questions file (30 questions: some in every split) and a 3-passage corpus."""
-    folder.mkdir(parents=True, exist_ok=True)
-    q, c = folder / "q.jsonl", folder / "passages.jsonl"
-    q.write_text("".join(json.dumps({"id": f"q{i}", "question": f"who wrote book number {i}", "answers": [f"A{i}"]}) + "\n"
-                         for i in range(30)), encoding="utf-8")
-    c.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"book {i} was written by A{i}"}) + "\n"
-                         for i in range(3)), encoding="utf-8")
-    return q, c
+    return byo_data(folder)
 
 
 def _manager(*folders: Path):

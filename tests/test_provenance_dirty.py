@@ -5,22 +5,16 @@ files under the package folders. Checked on a clone of this repository in ``tmp_
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
+from tests.eval_helpers import clone_checkout
 from tokrag_model import provenance
 
 
 @pytest.fixture
 def clone(tmp_path, monkeypatch):
     monkeypatch.delenv("TOKRAG_GIT_COMMIT", raising=False)
-    dst = tmp_path / "clone"
-    done = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(provenance.SOURCE_ROOT), str(dst)],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        pytest.skip(f"git clone failed: {done.stderr.strip()}")
-    return dst
+    return clone_checkout(tmp_path)
 
 
 def test_two_edits_of_a_method_record_different_changes(clone, monkeypatch):

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from tests.eval_helpers import clone_checkout
 from tokrag_model import provenance
 
 CONFIGS = [
@@ -30,12 +31,7 @@ def clone(tmp_path, monkeypatch):
     monkeypatch.delenv("TOKRAG_GIT_COMMIT", raising=False)
     for k in ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_DIFF_OPTS", "GIT_EXTERNAL_DIFF"):
         monkeypatch.delenv(k, raising=False)
-    dst = tmp_path / "clone"
-    done = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(provenance.SOURCE_ROOT), str(dst)],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        pytest.skip(f"git clone failed: {done.stderr.strip()}")
-    return dst
+    return clone_checkout(tmp_path)
 
 
 def _with_config(monkeypatch, repo, config: dict[str, str]) -> str | None:
