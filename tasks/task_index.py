@@ -30,8 +30,7 @@ class _Quiet(logging.Filter):
         return False
 
 
-_IGNORED = frozenset({"__pycache__", ".ipynb_checkpoints"})  # lm-eval's index skips these folders (_IGNORE_DIRS)
-_MEMO: dict[str, tuple[Any, tuple[dict[str, Any], list[Path]]]] = {}  # folder -> (its stamp, its index); one per folder
+_MEMO: dict[tuple[str, str], tuple[Any, tuple[dict[str, Any], list[Path]]]] = {}  # folder -> (its stamp, its index); one per folder
 
 
 def folder_stamp(root: Any) -> tuple | None:
@@ -43,11 +42,13 @@ def folder_stamp(root: Any) -> tuple | None:
     top = Path(str(root))
     if not top.is_dir():
         return None
+    from lm_eval.tasks._index import _IGNORE_DIRS  # the folders lm-eval's index skips
+
     from retrieval.io import file_stamp
 
     out = []
     for folder, dirs, files in os.walk(top, followlinks=True):  # lm-eval's glob follows folder links too
-        dirs[:] = sorted(d for d in dirs if d not in _IGNORED)
+        dirs[:] = sorted(d for d in dirs if d not in _IGNORE_DIRS)
         for name in files:
             path = os.path.join(folder, name)
             try:
@@ -60,7 +61,7 @@ def folder_stamp(root: Any) -> tuple | None:
 def index_folder(root: Any) -> tuple[dict[str, Any], list[Path]]:
     """lm-eval's index of one include folder ``root``, built as ``TaskIndex.build`` builds one path's entries.
 
-    Memoised per process by the folder's absolute path and :func:`folder_stamp`: a folder is indexed again only
+    Memoised per process by the folder as given, its absolute path and :func:`folder_stamp`: a folder is indexed again only
     when a file under it was added, removed or written. (A YAML's ``include:`` of a file *outside* the folder that
     appears or changes later in the same process is not seen: lm-eval, which indexes once per ``TaskManager``,
     does not see it either.) The returned dict and list are fresh copies, so callers may change them.
@@ -77,7 +78,9 @@ def index_folder(root: Any) -> tuple[dict[str, Any], list[Path]]:
     Raises:
         nothing for bad files (lm-eval skips them); ImportError when lm-eval's index module is missing.
     """
-    key, stamp = os.path.abspath(str(root)), folder_stamp(root)
+    # by the folder as given and where it resolves: the entries hold its paths as given (relative stays relative),
+    # so "tasks" and "/repo/tasks" are two entries (one key for both returned whichever form came first)
+    key, stamp = (str(root), os.path.abspath(str(root))), folder_stamp(root)
     hit = _MEMO.get(key)
     if hit is None or hit[0] != stamp:
         hit = _MEMO[key] = (stamp, _build_index(root))

@@ -5,6 +5,8 @@ calls, not timed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 GOOD = "task: {name}\ndataset_path: json\noutput_type: generate_until\nmetadata:\n  version: 1\n"
@@ -66,3 +68,15 @@ def test_load_spec_indexes_tokrag_tasks_folder_once(loads):
     before = len(loads)
     spec = load_spec(TASK_DIR.parent / "leaderboards" / "specs" / "nq-wiki-12k-v2.yaml")
     assert len(spec.tasks) == 7 and len(loads) == before
+
+
+def test_a_relative_and_an_absolute_folder_are_memoised_apart(monkeypatch):
+    """The memo was keyed by the absolute path only, while its entries hold the folder's paths as given: after a
+    relative ``tasks`` was indexed, the absolute folder's lookups returned ``tasks/qa/...`` (relative) paths."""
+    from tasks import TASK_DIR
+    from tasks.task_index import task_yaml
+
+    root = Path(TASK_DIR)
+    monkeypatch.chdir(root.parent)
+    assert task_yaml("nq_oracle_bm25", [root.name]) == Path(root.name) / "qa" / "nq_oracle_bm25.yaml"
+    assert task_yaml("nq_oracle_bm25", [root]) == root / "qa" / "nq_oracle_bm25.yaml"
