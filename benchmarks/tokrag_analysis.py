@@ -61,11 +61,10 @@ def preset_prompt_format(preset: dict) -> dict | None:
     """The QA prompt format a preset was calibrated on, as its ``calibration.data.nq`` records it: ``{"prompt":
     "instruct" | "base" | None, "apply_chat_template": bool | None}`` (None where it is not recorded); None when the
     preset records no QA data (calibrated on wiki only, or written before the format was recorded)."""
-    data = (preset.get("calibration") or {}).get("data")
-    nq = data.get("nq") if isinstance(data, dict) else None
-    if not isinstance(nq, dict):
-        return None
-    return {"prompt": nq.get("prompt"), "apply_chat_template": nq.get("apply_chat_template")}
+    from tokrag_model.methods.tokrag import _calibration_nq
+
+    nq = _calibration_nq(preset)
+    return None if nq is None else {"prompt": nq.get("prompt"), "apply_chat_template": nq.get("apply_chat_template")}
 
 
 def check_args(args: argparse.Namespace) -> None:

@@ -548,7 +548,7 @@ def encoder_fingerprint(encoder: str, memo: _HashMemo) -> str:
     try:
         if local is not None and (local.is_dir() or s.lower() in MINILM_ALIASES):
             folder = resolve_encoder(s) if not local.is_dir() else local.resolve()
-            return tree_fingerprint(folder, memo, None, max_bytes=None)
+            return memo.tree(folder, None, None)
     except Exception:  # noqa: BLE001 - the MiniLM wheel missing (the run would fetch the hub copy), unreadable files
         pass
     hub_name = "sentence-transformers/all-MiniLM-L6-v2" if s.lower() in MINILM_ALIASES else s
@@ -579,7 +579,7 @@ def dense_encoders(task: str, include_path: list[Path], memo: _HashMemo,
         except ValueError:
             params = None
     p = {**DENSE_PARAMS, **(params if isinstance(params, dict) else {})}
-    names = [str(p["encoder"]), str(p.get("query_encoder") or p["encoder"])]
+    names = dict.fromkeys([str(p["encoder"]), str(p.get("query_encoder") or p["encoder"])])  # one walk when the same
     return {name: encoder_fingerprint(name, memo) for name in names}
 
 
@@ -638,16 +638,9 @@ def library_versions() -> dict[str, str | None]:
     cache recomputes a retrieval run after an upgrade, but a finished cell would be served without asking it, and
     a closed-book cell merely re-runs once after an upgrade. Key computations read it once
     (:meth:`_HashMemo.library_versions`). Raises nothing (a package that is not installed gives None)."""
-    import importlib.metadata
-
     from retrieval.cache import engine_versions
 
-    out = dict(engine_versions("hybrid"))
-    try:
-        out["tokenizers"] = importlib.metadata.version("tokenizers")
-    except importlib.metadata.PackageNotFoundError:
-        out["tokenizers"] = None
-    return dict(sorted(out.items()))
+    return dict(sorted(engine_versions("hybrid").items()))  # hybrid: the engine, torch, tokenizers, transformers
 
 
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:

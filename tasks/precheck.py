@@ -151,11 +151,6 @@ class _Selected(NamedTuple):
     """That group's YAML (None when lm-eval has no path for it)."""
 
 
-_GROUP_FIELDS = {"group", "group_alias", "task", "aggregate_metric_list", "metadata"}
-"""lm-eval's ``GroupConfig`` fields (``lm_eval.tasks._factory.GROUP_FIELD_NAMES`` when it has them): a group YAML's
-other keys are passed to each member task as overrides."""
-
-
 def _expand_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]:
     """The tasks that lm-eval builds for its resolved ``--tasks`` (``names``: registered names, or a YAML file's
     config dict), with the configs it builds them from, following lm-eval 0.4.13's ``TaskFactory``: a group's
@@ -168,10 +163,8 @@ def _expand_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]
     Returns:
         One :class:`_Selected` per task built, in lm-eval's order.
     """
-    try:
-        from lm_eval.tasks._factory import GROUP_FIELD_NAMES as fields
-    except Exception:  # noqa: BLE001 - another lm-eval version
-        fields = _GROUP_FIELDS
+    from lm_eval.tasks._factory import GROUP_FIELD_NAMES as fields  # a group YAML's other keys go to each member
+
     index = getattr(task_manager, "task_index", None) or {}
     out: list[_Selected] = []
 

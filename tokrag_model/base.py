@@ -117,6 +117,22 @@ def model_files_fingerprint(folder: str | os.PathLike) -> str | None:
     return fingerprint(items)
 
 
+def _backbone_files_fingerprint(backbone: Any) -> str | None:
+    """:func:`model_files_fingerprint` of ``backbone.path``, computed once per backbone (its method instances share
+    it: one walk of the folder and one read and save of the hash memo, not one per method)."""
+    cached = getattr(backbone, "_tokrag_files_fingerprint", _UNSET)
+    if cached is _UNSET:
+        cached = model_files_fingerprint(backbone.path)
+        try:
+            backbone._tokrag_files_fingerprint = cached
+        except AttributeError:  # a stand-in backbone with __slots__: computed per method
+            pass
+    return cached
+
+
+_UNSET = object()
+
+
 @dataclass
 class Backbone:
     """A loaded causal LM shared by method instances: model, tokenizer, local folder, weights fingerprint."""
@@ -253,7 +269,7 @@ class RAGMethodLM(LM):
         self.backbone = backbone
         self.model, self.tokenizer = backbone.model, backbone.tokenizer
         self.fingerprint = backbone.fingerprint
-        self.files_fingerprint = model_files_fingerprint(backbone.path)  # before the run: config/tokenizer files
+        self.files_fingerprint = _backbone_files_fingerprint(backbone)  # before the run: config/tokenizer files
         cfg["device"] = backbone.device
         cfg["weight_layout"] = backbone.weight_layout
         mcfg = self.model.config

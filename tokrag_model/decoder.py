@@ -784,6 +784,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
     stops = [s for s in until if s]
+    special = set(tokenizer.all_special_ids) if stops else set()  # once per call, not per token (has_stop)
     step = 0
     while not all(done):
         feed = [0] * len(rows)
@@ -803,7 +804,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
             if len(out[i]) >= max_gen_toks:
                 done[i] = True
             elif stops:
-                done[i] = has_stop(tokenizer, out[i], stops)
+                done[i] = has_stop(tokenizer, out[i], stops, special)
         if all(done):
             break
         dec.step(batch, feed, hidden=hidden)
@@ -811,7 +812,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     return out
 
 
-def has_stop(tokenizer: Any, toks: list[int], stops: list[str]) -> bool:
+def has_stop(tokenizer: Any, toks: list[int], stops: list[str], special: set[int] | None = None) -> bool:
     """Whether generated token ids ``toks`` contain one of the (non-empty) stop strings ``stops``, in their text
     decoded with special tokens (lm-eval's ``hf`` stop criterion, ``MultiTokenEOSCriteria``, decodes so: a stop that
     is a special token's text, ``until=["<|endoftext|>"]``, is seen) or without them (the text the answer is cut
@@ -819,7 +820,7 @@ def has_stop(tokenizer: Any, toks: list[int], stops: list[str]) -> bool:
     as before; the answer is cut there either way). The last 16 tokens are checked first (short decodes per step),
     and without special tokens only where the tail holds one (else both decodes of the tail are the same text)."""
     tail_ids = toks[-16:]
-    special = set(tokenizer.all_special_ids)
+    special = set(tokenizer.all_special_ids) if special is None else special  # the caller's, read once per generate
     for skip in (False, True) if any(t in special for t in tail_ids) else (False,):
         tail = tokenizer.decode(tail_ids, skip_special_tokens=skip)
         if any(s in tail for s in stops) and any(s in tokenizer.decode(toks, skip_special_tokens=skip) for s in stops):
