@@ -120,14 +120,17 @@ _TASKS_NOT_FOUND = "Tasks not found: "
 
 def _reuses_request_cache(cache_requests: object) -> bool:
     """Whether lm-eval's ``cache_requests`` setting (the CLI's dict from ``--cache_requests true|refresh|delete``,
-    or a ``--config`` YAML's string or bool) would *read* cached requests: ``true`` does; ``refresh`` rebuilds them
-    (and rewrites the cache), ``delete`` removes it."""
-    if isinstance(cache_requests, dict):
-        return bool(cache_requests.get("cache_requests")) and not cache_requests.get("rewrite_requests_cache") \
-            and not cache_requests.get("delete_requests_cache")
-    if isinstance(cache_requests, str):
-        return cache_requests.strip().lower() == "true"
-    return cache_requests is True
+    or a ``--config`` YAML's string or bool, read as :func:`cache_requests_dict` reads it) would *read* cached
+    requests: ``true`` does; ``refresh`` rebuilds them (and rewrites the cache), ``delete`` removes it. A value
+    :func:`cache_requests_dict` refuses reads nothing here (it is refused there)."""
+    from retrieval.errors import ConfigError
+
+    try:
+        setting = cache_requests_dict(cache_requests)
+    except ConfigError:  # refused where the setting is read (the hook, before the task set-up)
+        return False
+    return isinstance(setting, dict) and bool(setting.get("cache_requests")) \
+        and not setting.get("rewrite_requests_cache") and not setting.get("delete_requests_cache")
 
 
 def cache_requests_dict(cache_requests: object) -> object:
