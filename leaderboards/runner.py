@@ -57,7 +57,7 @@ from tasks import quiet_lm_eval
 from tokrag_model.provenance import git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
-from .spec import Cell, LeaderboardSpec, is_int
+from .spec import DRAWS, Cell, LeaderboardSpec, is_int  # noqa: F401 (DRAWS: leaderboards.runner.DRAWS kept for callers)
 
 log = logging.getLogger(__name__)
 
@@ -754,7 +754,7 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     seen: set[str] = set()
     managers: dict[str, Any] = {}
     for cell in cells:
-        meta = cell.task_metadata()  # without the draw seed (cell_task_metadata): the data checks do not depend on it
+        meta = cell.task_metadata()  # without the draw seed (Cell.lm_eval_metadata): the data checks do not depend on it
         once = fingerprint([cell.task.task, meta, cell.gen_kwargs, cell.num_fewshot])
         if once in seen:
             continue
@@ -1776,31 +1776,14 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
 # --------------------------------------------------------------------------- the spec
 
-DRAWS = ("noise", "counterfactual")
-"""Task metadata keys whose passages are drawn at random with the metadata ``seed`` (tasks/rag.py)."""
-
-
 def cell_task_metadata(spec: LeaderboardSpec, cell: Cell) -> dict[str, Any]:
-    """The task metadata lm-eval gets for ``cell``: :meth:`leaderboards.spec.Cell.task_metadata` and, for a task that
-    draws passages at random (its YAML metadata, with the files it includes, sets ``seed``, ``noise`` or
-    ``counterfactual``), ``seed``: the cell's seed, over the YAML's (the shipped YAMLs say 1234, the default draw).
-    So the spec's ``seeds`` draw the noise and counterfactual passages as they seed lm-eval's random, NumPy, torch
-    and few-shot generators; a seed the cell's own metadata already sets is kept. A method's ``model_args`` ``seed``
-    never reaches the task here (the runner gives lm-eval its own task manager): every method of a cell sees the
-    same passages. A clean task's metadata is unchanged (its passages do not depend on a seed)."""
-    from .spec import task_yaml_metadata
-
-    meta = cell.task_metadata()
-    if "seed" in meta:
-        return meta
-    yaml_meta = task_yaml_metadata(cell.task.task, spec.include_path)
-    if "seed" in yaml_meta or any(yaml_meta.get(k) for k in DRAWS):
-        return {**meta, "seed": cell.seed}
-    return meta
+    """The task metadata lm-eval gets for ``cell``: :meth:`leaderboards.spec.Cell.lm_eval_metadata` (``spec`` is not
+    read; the signature is kept for :func:`leaderboards.keys.cell_key_material` and other callers)."""
+    return cell.lm_eval_metadata()
 
 
 def seed_notes(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
-    """What a run says once about the seed of ``cells``' random draws (:func:`cell_task_metadata`): the tasks whose
+    """What a run says once about the seed of ``cells``' random draws (:meth:`Cell.lm_eval_metadata`): the tasks whose
     YAML metadata ``seed`` a cell's seed replaces, and the methods whose ``model_args`` ``seed`` goes to the model
     only (lm-eval's own CLI would merge it into the task metadata, where it would draw the passages)."""
     from .spec import task_yaml_metadata
@@ -1808,11 +1791,11 @@ def seed_notes(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     replaced: dict[str, tuple[Any, set[int]]] = {}
     margs: dict[str, Any] = {}
     for cell in cells:
-        meta = cell_task_metadata(spec, cell)
+        meta = cell.lm_eval_metadata()
         if "seed" not in meta:
             continue
         yaml_seed = task_yaml_metadata(cell.task.task, spec.include_path).get("seed")
-        if "seed" not in cell.task_metadata() and yaml_seed is not None and str(yaml_seed) != str(meta["seed"]):
+        if yaml_seed is not None and str(yaml_seed) != str(meta["seed"]):
             replaced.setdefault(cell.task.task, (yaml_seed, set()))[1].add(int(meta["seed"]))
         if "seed" in cell.model_args:
             margs.setdefault(cell.method.name, cell.model_args["seed"])
@@ -2225,7 +2208,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                     return "other"
                 if not budget.take():
                     return "limit"
-                meta = cell_task_metadata(spec, cell)
+                meta = cell.lm_eval_metadata()
                 mkey = canonical_json(meta)
                 if mkey not in managers:
                     managers[mkey] = _load_task_manager(spec, meta)

@@ -176,6 +176,8 @@ class Cell:
     fewshot_as_multiturn: bool = True
     prompt: str | None = None
     hits: int | None = None
+    draws: bool = field(default=False, compare=False, repr=False)
+    """Whether the task draws passages at random (:func:`task_draws`), so that lm-eval gets the cell's seed."""
 
     @property
     def model_name(self) -> str | None:
@@ -222,6 +224,15 @@ class Cell:
         and ``hits`` when the task must retrieve another number of passages than its YAML's (:func:`task_hits`)."""
         return {**({"prompt": self.prompt} if self.prompt is not None else {}),
                 **({"hits": self.hits} if self.hits is not None else {})}
+
+    def lm_eval_metadata(self) -> dict[str, Any]:
+        """The task metadata lm-eval gets for this cell: :meth:`task_metadata` and, for a task that draws passages at
+        random (:attr:`draws`), ``seed``: the cell's seed, over the YAML's (the shipped YAMLs say 1234, the default
+        draw). So the spec's ``seeds`` draw the noise and counterfactual passages as they seed lm-eval's random,
+        NumPy, torch and few-shot generators. A method's ``model_args`` ``seed`` never reaches the task here (the
+        runner gives lm-eval its own task manager): every method of a cell sees the same passages. A clean task's
+        metadata is :meth:`task_metadata` (its passages do not depend on a seed). A new dict at each call."""
+        return {**self.task_metadata(), **({"seed": self.seed} if self.draws else {})}
 
 
 @dataclass(frozen=True)
@@ -334,6 +345,7 @@ class LeaderboardSpec:
                 gk = {**sh.get("gen_kwargs", {}), **m.gen_kwargs, **m.specific_gen_kwargs}
                 for t in self.tasks_of(mod):
                     hits = task_hits(t.task, self.include_path, margs.get("k"))
+                    draws = task_draws(t.task, self.include_path)
                     for s in self.seeds:
                         out.append(
                             Cell(
@@ -345,7 +357,7 @@ class LeaderboardSpec:
                                 model=mod if mod.name else None,
                                 system_instruction=sh.get("system_instruction"),
                                 fewshot_as_multiturn=bool(sh.get("fewshot_as_multiturn", True)),
-                                prompt=sh.get("prompt"), hits=hits,
+                                prompt=sh.get("prompt"), hits=hits, draws=draws,
                             )
                         )
         return out
@@ -404,6 +416,17 @@ _TaskYamlLoader.add_multi_constructor("!", lambda loader, suffix, node: f"!{suff
 def task_yaml_metadata(task: str, include_path: list[Path]) -> dict[str, Any]:
     """The ``metadata:`` of ``task``'s YAML merged over those of the files it ``include``s ({} if none is found)."""
     return dict(_task_yaml_metadata(task, tuple(Path(p) for p in include_path)))
+
+
+DRAWS = ("noise", "counterfactual")
+"""Task metadata keys whose passages are drawn at random with the metadata ``seed`` (tasks/rag.py)."""
+
+
+def task_draws(task: str, include_path: list[Path]) -> bool:
+    """Whether ``task`` draws passages at random: its YAML metadata (with the files it includes) sets ``seed`` or a
+    true :data:`DRAWS` key (``noise``, ``counterfactual``). False when no YAML of it is found."""
+    meta = task_yaml_metadata(task, include_path)
+    return "seed" in meta or any(meta.get(k) for k in DRAWS)
 
 
 def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:

@@ -76,8 +76,8 @@ def test_committed_ci_spec_keeps_the_default_draw():
 def test_the_draw_seed_is_in_the_run_key(tmp_path, monkeypatch):
     """Before 1cc1820 a seed-5678 cell of a noise task was drawn with the YAML's seed 1234 under the same key as now:
     without the draw's seed in the key, such a finished (stale) run was served as done. A clean task's key has none."""
-    import leaderboards.runner
     from leaderboards.keys import cell_keys
+    from leaderboards.spec import Cell
 
     spec = load_spec(write_spec(tmp_path, tasks=[NOISE, "nq_oracle_bm25"], include=REPO / "tasks", limit=2,
                                 seeds=(1234, 5678), methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]))
@@ -85,5 +85,5 @@ def test_the_draw_seed_is_in_the_run_key(tmp_path, monkeypatch):
     assert mats[(NOISE, 1234)][1]["task_draw_seed"] == 1234 and mats[(NOISE, 5678)][1]["task_draw_seed"] == 5678
     assert "task_draw_seed" not in mats[("nq_oracle_bm25", 5678)][1]
     stale = mats[(NOISE, 5678)][0]
-    monkeypatch.setattr(leaderboards.runner, "cell_task_metadata", lambda spec, cell: cell.task_metadata())  # the old draw
+    monkeypatch.setattr(Cell, "lm_eval_metadata", Cell.task_metadata)  # the old draw: no seed for lm-eval
     assert {(c.task.task, c.seed): k for c, k, _ in cell_keys(spec)}[(NOISE, 5678)] != stale
