@@ -376,18 +376,47 @@ def _starts_with_json_object(path: Path) -> bool:
     return False
 
 
-def _sniff(path: Path) -> str:
+def _json_array_error(path: Path) -> DataError:
+    """The one line for a ``.json`` corpus file that holds one JSON array (:func:`_sniff`)."""
+    return DataError(f"{path}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
+                     f"per line (supported corpus files: {CORPUS_FORMATS})")
+
+
+def _keyed_records(obj: object) -> bool:
+    """Whether a ``.json`` file's JSON object is an object of records keyed by title (Wikipedia summaries, or a keyed
+    object the loader refuses), not one JSONL record (no ``id``/``docid``/``_id``/``contents``/``text`` key)."""
+    return isinstance(obj, dict) and bool(obj) and all(isinstance(v, dict) for v in obj.values()) \
+        and not any(k in obj for k in ("id", "docid", "_id", "contents", "text"))
+
+
+def _sniff(path: Path, head_only: bool = False) -> str | None:
     """Pick a format: ``.tsv`` -> dpr-tsv; a ``.json`` file holding one JSON object of records that all have
     ``extract`` -> wiki-summaries; else JSONL by the first record (``contents``: jsonc, else jsonl).
 
+    With ``head_only`` (:func:`check_corpus_files`, before a model loads) a ``.json`` file is not read whole: its
+    start refuses a JSON array, and only a first line that is one record makes it JSONL; else None (left to
+    :func:`load_corpus`, as is a ``.json`` file that cannot be opened).
+
     Raises:
-        DataError: a ``.json`` file holding a JSON array, or an object of records without ``extract`` (an object
-            keyed by id is no format tokrag reads: its ids would be rewritten as Wikipedia titles).
+        DataError: a ``.json`` file holding a JSON array, or (not ``head_only``) an object of records without
+            ``extract`` (an object keyed by id is no format tokrag reads: its ids would be rewritten as Wikipedia
+            titles); the JSONL reader's errors for a bad first line.
     """
     name = path.name.lower().removesuffix(".gz")
     if name.endswith(".tsv"):
         return "dpr-tsv"
-    if name.endswith(".json"):
+    if name.endswith(".json") and head_only:
+        try:
+            with _open_text(path) as f:
+                head = f.read(4096).removeprefix(BOM).lstrip()
+        except (DataError, OSError):
+            return None  # the reader reports it, with its line
+        if head.startswith(b"["):
+            raise _json_array_error(path)
+        first = _first_object(path)
+        if first is None or _keyed_records(first):  # a whole-file JSON object, or unreadable as a line
+            return None
+    elif name.endswith(".json"):
         with _open_text(path) as f:
             raw = f.read().removeprefix(BOM)
         try:
@@ -395,10 +424,8 @@ def _sniff(path: Path) -> str:
         except (UnicodeDecodeError, json.JSONDecodeError):
             whole = None  # several JSON lines, or bad bytes: the JSONL reader reports them with a line number
         if isinstance(whole, list):
-            raise DataError(f"{path}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
-                            f"per line (supported corpus files: {CORPUS_FORMATS})")
-        keyed = isinstance(whole, dict) and whole and all(isinstance(v, dict) for v in whole.values())
-        if keyed and not any(k in whole for k in ("id", "docid", "_id", "contents", "text")):  # not one JSONL record
+            raise _json_array_error(path)
+        if _keyed_records(whole):
             lacking = [k for k, v in whole.items() if "extract" not in v]
             if not lacking:
                 return "wiki-summaries"
@@ -506,29 +533,8 @@ def check_corpus_files(path: str | os.PathLike, records: int = CHECK_RECORDS) ->
     """
     p = check_corpus_path(path)
     for f in _corpus_files(p):
-        name = f.name.lower().removesuffix(".gz")
-        if name.endswith(".tsv"):
-            continue
-        if name.endswith(".json"):
-            try:
-                with _open_text(f) as raw:
-                    head = raw.read(4096).removeprefix(BOM).lstrip()
-            except (DataError, OSError):
-                continue  # the reader reports it, with its line
-            if head.startswith(b"["):
-                raise DataError(f"{f}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
-                                f"per line (supported corpus files: {CORPUS_FORMATS})")
-            first = _first_object(f)
-            # _sniff reads a .json file as JSONL unless it is one JSON object keyed by title (Wikipedia summaries, or a
-            # keyed object the loader refuses): without reading it whole, only a first line that is one record says so
-            if first is None or (first and all(isinstance(v, dict) for v in first.values())
-                                 and not any(k in first for k in ("id", "docid", "_id", "contents", "text"))):
-                continue
-        kind = None
-        for _, obj in read_jsonl(f):  # the JSONL branch of _sniff: the first record picks jsonc or jsonl
-            kind = "jsonc" if "contents" in obj else "jsonl"
-            break
-        if kind is not None:
+        kind = _sniff(f, head_only=True)  # a .tsv file, or a .json file that is one JSON object: left to load_corpus
+        if kind in ("jsonc", "jsonl"):
             for _ in itertools.islice(_passages_jsonl(f, kind), records):
                 pass
 
