@@ -435,6 +435,22 @@ def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[st
     return out
 
 
+def _other_runs(cell_id: str, key: str, material: dict[str, Any], finished: dict[str, list[tuple[str, dict[str, Any]]]],
+                spec: str | None) -> tuple[list[tuple[str, dict[str, Any]]], list[str], list[tuple[str, list[str]]]]:
+    """``(mine, moved, others)`` of ``cell_id`` among ``finished`` (:func:`finished_runs_by_cell`), the one selection
+    behind :func:`other_inputs_note` (``check``, ``report``) and :func:`other_inputs_summary` (``run``, ``run
+    --estimate``): ``mine`` its finished folders (those another spec ran left out when ``spec`` is given), ``moved``
+    those whose config says ``key`` (:func:`_moved_here`), ``others`` ``[(folder, config_differences)]`` of the folders
+    under another key, closest first (fewest differences, then folder name), [] when the cell's own folder ``key``
+    exists (in ``finished.runs``; for a plain mapping, among ``finished``'s folders)."""
+    mine = [(name, cfg) for name, cfg in finished.get(cell_id, [])
+            if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
+    runs = getattr(finished, "runs", None)
+    here = (Path(runs) / key).exists() if runs is not None else any(name == key for name, _ in finished.get(cell_id, []))
+    others = [] if here else [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
+    return mine, _moved_here(mine, key), sorted(others, key=lambda o: (len(o[1]), o[0]))
+
+
 def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
                       finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None,
                       spec: str | None = None) -> str:
@@ -456,25 +472,20 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
     instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
     named."""
-    mine = [(name, cfg) for name, cfg in finished.get(cell_id, [])
-            if spec is None or not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec]
-    moved = _moved_here(mine, key)
+    mine, moved, others = _other_runs(cell_id, key, material, finished, spec)
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
         runs = getattr(finished, "runs", None)
         back = (f"move it back ({move_command(Path(runs) / moved[0], Path(runs) / key)})" if runs is not None
                 else f"move it back to {key} in the runs folder")
         return (f"its finished run is in the folder {moved[0]} (its config.json says config_hash {key}): {back}; "
                 f"{NOTHING_TO_RERUN}")
-    runs = getattr(finished, "runs", None)
-    here = (Path(runs) / key).exists() if runs is not None else any(name == key for name, _ in finished.get(cell_id, []))
-    others = [] if here else [(name, config_differences(cfg, material)) for name, cfg in mine if name != key]
     if missing:
         gone = "; ".join(m.describe() for m in missing)
         fix = missing[0].fix()
         if not others:
             return f"{gone}; {fix}"
         cfgs = dict(mine)
-        name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
+        name, diff = others[0]
         had = cfgs.get(name, {}).get("task_data_files")
         now = material.get("task_data_files") or {}
         lost = sorted(p for p in had if p not in now) if isinstance(had, dict) else []
@@ -488,7 +499,7 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
         return note
     if not others:
         return ""
-    name, diff = min(others, key=lambda o: (len(o[1]), o[0]))
+    name, diff = others[0]
     more = f" ({len(others)} such folders; the closest named)" if len(others) > 1 else ""
     what = "; ".join(diff[:4]) + (f"; ... ({len(diff) - 4} more)" if len(diff) > 4 else "") if diff else "nothing recorded"
     why = ("the run key's definition changed (schema), or the spec's inputs, since then"
@@ -529,13 +540,10 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
     counts: dict[str, int] = {}
     n = 0
     for cell, key, mat in todo:
-        mine = [(name, cfg) for name, cfg in finished.get(cell.cell_id, [])
-                if not isinstance(cfg.get("spec"), str) or cfg["spec"] == spec.name]
-        if not mine or _moved_here(mine, key) or (Path(runs) / key).exists():
+        _, moved, others = _other_runs(cell.cell_id, key, mat, finished, spec.name)
+        if moved or not others:
             continue  # never run here, moved (check_moved_runs says so), or its own folder says why (unfinished)
-        diffs = min((config_differences(cfg, mat) for name, cfg in mine if name != key), key=len, default=None)
-        if diffs is None:
-            continue
+        diffs = others[0][1]  # the run other_inputs_note names for this cell
         n += 1
         for field_name in dict.fromkeys(re.split(r"[ \[]", d, maxsplit=1)[0] for d in diffs):
             counts[field_name] = counts.get(field_name, 0) + 1

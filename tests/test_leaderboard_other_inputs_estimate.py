@@ -58,3 +58,28 @@ def test_estimate_counts_each_differing_field(tmp_path, monkeypatch):
     assert got.startswith("2 of the 2 cells to do have a finished run with other inputs")
     assert "data_fingerprint differs: the data folder changed" in got
     assert "gen_kwargs differs (a setting of the spec)" in got
+
+
+def test_run_and_check_name_the_same_closest_run(tmp_path):
+    """``run``/``run --estimate`` (other_inputs_summary) and ``check``/``report`` (other_inputs_note) pick the closest
+    finished run of a cell with one rule (fewest differences, then folder name), so they explain a rerun alike when two
+    earlier runs differ in as many fields: here the data folder (folder ``aaa…``) or the generation settings (``bbb…``)."""
+    import json
+
+    from leaderboards.runner import DONE, finished_runs_by_cell, other_inputs_note, other_inputs_summary
+
+    spec, runs = load_spec(write_spec(tmp_path, limit=4, tasks=["toy_qa"])), tmp_path / "runs"
+    cell = spec.cells()[0]
+    key, mat = "c" * 20, {"data_fingerprint": "new", "gen_kwargs": {"max_gen_toks": 8}, "seed": 1}
+    for name, old in (("b" * 20, {"gen_kwargs": {"max_gen_toks": 9}}), ("a" * 20, {"data_fingerprint": "old"}),
+                      ("d" * 20, {"data_fingerprint": "old", "seed": 2})):  # written out of name order; ddd… is farther
+        (runs / name).mkdir(parents=True)
+        (runs / name / "config.json").write_text(json.dumps({**mat, **old, "cell_id": cell.cell_id, "spec": spec.name,
+                                                             "config_hash": name}))
+        (runs / name / DONE).write_text("{}")
+    note = other_inputs_note(cell.cell_id, key, mat, finished_runs_by_cell(runs), spec=spec.name)
+    summary = other_inputs_summary(spec, runs, [(cell, key, mat)])
+    assert f"(key {'a' * 20}) (3 such folders; the closest named): its config differs in data_fingerprint old -> new;" in note
+    assert summary.startswith(f"1 of the 1 cells to do has a finished run with other inputs in {runs} (data_fingerprint "
+                              "differs: the data folder changed); run computes it anew")
+    assert "gen_kwargs" not in summary
