@@ -217,42 +217,73 @@ def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None
     return out
 
 
+BASELINE_FIX = "edit the file, or move it aside and write a new baseline with check --write"
+"""What a malformed baseline's message (:func:`load_baseline`) tells the user to do."""
+
+
+def json_kind(value: Any) -> str:
+    """``value`` (as JSON/YAML reads it) in a user's words, for a message: ``a mapping``, ``a list``, ``the text "x"``,
+    ``the number 5``, ``NaN (not a number)``, ``true``/``false``, ``null`` (long texts cut to 40 characters)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, str):
+        return f"the text {json.dumps(value if len(value) <= 40 else value[:40] + '...')}"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "NaN (not a number)" if value != value else f"the number {value}"
+    return type(value).__name__
+
+
 def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and validate a baseline file. Raises ConfigError naming the file and the problem."""
+    """Read and validate a baseline file (JSON: ``{"spec": name, "cells": {cell id: {metric: number}}, "tolerances":
+    {metric: {"abs": number >= 0, "unit": text}}, "n": {cell id: questions}}``; ``spec`` and ``n`` optional).
+
+    Raises:
+        ConfigError: one line naming the file, the field and what is wrong in JSON's words (a mapping, a list, a
+            number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`).
+    """
     path = Path(path)
     try:
         b = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"baseline {path} does not exist; create it with --write after a good run") from None
     except ValueError as exc:
-        raise ConfigError(f"baseline {path}: invalid JSON ({exc})") from None
+        raise ConfigError(f"baseline {path}: invalid JSON ({exc}); {BASELINE_FIX}") from None
     if not isinstance(b, dict):
-        raise ConfigError(f"baseline {path}: expected a JSON object with keys 'cells' and 'tolerances', got {type(b).__name__}")
+        raise ConfigError(f"baseline {path}: expected a mapping (JSON object) with keys 'cells' and 'tolerances', got "
+                          f"{json_kind(b)}; {BASELINE_FIX}")
     missing = [k for k in ("cells", "tolerances") if k not in b]
     if missing:
-        raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances' (missing {', '.join(map(repr, missing))})")
+        raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances' (missing {', '.join(map(repr, missing))}); "
+                          f"{BASELINE_FIX}")
     for key, shape in (("cells", "{cell id: {metric: number}}"), ("tolerances", "{metric: {abs: number >= 0, unit: text (optional)}}")):
         if not isinstance(b[key], dict):
-            raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {type(b[key]).__name__}")
+            raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {json_kind(b[key])}; {BASELINE_FIX}")
     for m, t in b["tolerances"].items():  # unit optional: the check prints the metric's unit (report.UNITS) without one
         if not isinstance(t, dict) or not is_number(t.get("abs"), 0) or not isinstance(t.get("unit", ""), str):
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0}} with an optional unit: text "
                               f"(e.g. {{\"abs\": 0.04, \"unit\": \"fraction of questions\"}}), got {json.dumps(t)}")
     for cid, vals in b["cells"].items():
         if not isinstance(vals, dict):
-            raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {type(vals).__name__}")
+            raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {json_kind(vals)}; "
+                              f"{BASELINE_FIX}")
         for m, v in vals.items():
             if not is_number(v):
-                raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {v!r}")
+                raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {json_kind(v)}; {BASELINE_FIX}")
     n = b.get("n", {})
     if not isinstance(n, dict):
         raise ConfigError(f"baseline {path}: 'n' must be a mapping {{cell id: number of questions >= 1}}, got "
-                          f"{type(n).__name__}")
+                          f"{json_kind(n)}; {BASELINE_FIX}")
     for cid, v in n.items():
         if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
-            raise ConfigError(f"baseline {path}: n.{cid} must be a number of questions >= 1, got {v!r}")
+            raise ConfigError(f"baseline {path}: n.{cid} must be a number of questions >= 1, got {json_kind(v)}; "
+                              f"{BASELINE_FIX}")
     if "spec" in b and not isinstance(b["spec"], str):
-        raise ConfigError(f"baseline {path}: 'spec' must be the spec's name, got {b['spec']!r}")
+        raise ConfigError(f"baseline {path}: 'spec' must be the spec's name (text), got {json_kind(b['spec'])}; "
+                          f"{BASELINE_FIX}")
     return b
 
 

@@ -681,8 +681,8 @@ def test_check_says_when_the_runs_scored_other_questions_than_the_baseline(toy_r
     del b["n"]  # a baseline written before n was recorded: compared as before
     base.write_text(json.dumps(b))
     assert lb_main(args) == 0
-    for n, want in [({"standard/toy_qa/seed1": 0}, r"n\.standard/toy_qa/seed1 must be a number of questions >= 1, got 0$"),
-                    ([3], r"'n' must be a mapping \{cell id: number of questions >= 1\}, got list$")]:
+    for n, want in [({"standard/toy_qa/seed1": 0}, r"n\.standard/toy_qa/seed1 must be a number of questions >= 1, got the number 0; edit the file"),
+                    ([3], r"'n' must be a mapping \{cell id: number of questions >= 1\}, got a list; edit the file")]:
         b["n"] = n
         base.write_text(json.dumps(b))
         with pytest.raises(ConfigError, match=want):

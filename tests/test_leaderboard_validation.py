@@ -179,16 +179,17 @@ def test_estimate_refuses_a_model_class_that_is_not_an_lm_eval_model(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     ({"spec": "toy", "tolerances": {"em": {"abs": 0.04}}, "cells": {"standard/toy_qa/seed1": {"em": "abc"}}},
-     "cells.standard/toy_qa/seed1.em must be a number, got 'abc'"),
+     "cells.standard/toy_qa/seed1.em must be a number, got the text \"abc\"; edit the file, or move it aside and "
+     "write a new baseline with check --write"),
     ({"spec": "toy", "tolerances": {}, "cells": {"standard/toy_qa/seed1": [0.5]}},
-     "cells.standard/toy_qa/seed1 must be a mapping {metric: number}, got list"),
-    ({"cells": 5, "tolerances": "x"}, "'cells' must be a mapping {cell id: {metric: number}}, got int"),
-    ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text (optional)}}, got str"),
-    ({"cells": {}}, "expected keys 'cells' and 'tolerances' (missing 'tolerances')"),
+     "cells.standard/toy_qa/seed1 must be a mapping {metric: number}, got a list; edit the file"),
+    ({"cells": 5, "tolerances": "x"}, "'cells' must be a mapping {cell id: {metric: number}}, got the number 5; edit the file"),
+    ({"cells": {}, "tolerances": "x"}, "'tolerances' must be a mapping {metric: {abs: number >= 0, unit: text (optional)}}, got the text \"x\""),
+    ({"cells": {}}, "expected keys 'cells' and 'tolerances' (missing 'tolerances'); edit the file"),
     # NaN is no number (the same test as the spec's numbers): a NaN tolerance or value could never be met
     ({"spec": "toy", "tolerances": {"em": {"abs": float("nan")}}, "cells": {}}, "tolerances.em must be {abs: number >= 0"),
     ({"spec": "toy", "tolerances": {"em": {"abs": 0.04}}, "cells": {"standard/toy_qa/seed1": {"em": float("nan")}}},
-     "cells.standard/toy_qa/seed1.em must be a number, got nan"),
+     "cells.standard/toy_qa/seed1.em must be a number, got NaN (not a number)"),
 ])
 def test_malformed_baseline_says_what_is_wrong(tmp_path, content, message):
     p = tmp_path / "b.json"
@@ -196,6 +197,24 @@ def test_malformed_baseline_says_what_is_wrong(tmp_path, content, message):
     with pytest.raises(ConfigError) as exc:
         load_baseline(p)
     assert message in _one_line(exc) and str(p) in str(exc.value)
+
+
+@pytest.mark.parametrize("content, got", [
+    ([1, 2], "expected a mapping (JSON object) with keys 'cells' and 'tolerances', got a list"),
+    ({"cells": {"c/t/seed1": {"em": None}}, "tolerances": {}}, "cells.c/t/seed1.em must be a number, got null"),
+    ({"cells": {"c/t/seed1": {"em": True}}, "tolerances": {}}, "cells.c/t/seed1.em must be a number, got true"),
+    ({"cells": {}, "tolerances": {}, "n": {"c/t/seed1": "ten"}}, "n.c/t/seed1 must be a number of questions >= 1, got the text \"ten\""),
+    ({"cells": {}, "tolerances": {}, "spec": ["toy"]}, "'spec' must be the spec's name (text), got a list"),
+])
+def test_baseline_messages_speak_json_not_python(tmp_path, content, got):
+    """The messages named Python's types and values (``got dict``, ``got None``, ``got 'ten'``); now one line in JSON's
+    words naming the file, the field and what to do. Fails on the old code."""
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(content))
+    with pytest.raises(ConfigError) as exc:
+        load_baseline(p)
+    assert str(exc.value) == (f"baseline {p}: {got}; edit the file, or move it aside and write a new baseline with "
+                              "check --write")
 
 
 def test_check_refuses_another_specs_baseline(toy_runs, tmp_path):
