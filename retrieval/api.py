@@ -15,7 +15,7 @@ from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, defaul
 from .cache import Run, RunCache, engine_versions
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
-from .io import atomic_write_json, file_lock, fingerprint
+from .io import SearcherCache, atomic_write_json, file_lock, fingerprint
 from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
@@ -30,35 +30,26 @@ PREBUILT = "prebuilt:"
 
 
 _SEARCHERS_MAX = 8
-# (index folder, k1, b) -> (the folder's index_identity when opened, searcher); a cache of open Lucene readers
-_searchers: dict[tuple[str, float, float], tuple[tuple, Bm25Searcher]] = {}
+# (index folder, k1, b) -> an open Lucene reader, held with the folder's index_identity when opened
+_searchers: SearcherCache[Bm25Searcher] = SearcherCache(_SEARCHERS_MAX, close=Bm25Searcher.close)
 
 
 def _bm25_searcher(index_dir: str, k1: float, b: float, corpus: Corpus) -> Bm25Searcher:
     """An open searcher over ``index_dir`` for ``corpus``, reused while the folder holds the same build.
 
-    The reuse is keyed by :func:`retrieval.bm25.index_identity` too: a folder rebuilt in place (``tokrag index
-    build --force`` from another shell) gets a new searcher, since an open Lucene reader keeps searching the
-    files it opened. The identity is read and the reader opened under the folder's build lock, and the searcher
-    is opened with ``corpus``, so a run is only ever computed from an index recorded for ``corpus``.
+    The reuse is keyed by :func:`retrieval.bm25.index_identity` too (:class:`retrieval.io.SearcherCache`): a
+    folder rebuilt in place (``tokrag index build --force`` from another shell) gets a new searcher, since an
+    open Lucene reader keeps searching the files it opened. The identity is read and the reader opened under the
+    folder's build lock, and the searcher is opened with ``corpus``, so a run is only ever computed from an index
+    recorded for ``corpus``.
 
     Raises:
         IndexNotFoundError: the folder holds an index of another corpus (rebuilt meanwhile), or none.
     """
-    key = (index_dir, k1, b)
-    with file_lock(index_dir):  # no build of this folder swaps it while its identity is read and its reader opened
-        ident = index_identity(index_dir)
-        held = _searchers.get(key)
-        if held is not None and held[0] == ident and (held[1].meta is None or ident[0] == corpus.fingerprint):
-            return held[1]
-        s = Bm25Searcher(index_dir, k1=k1, b=b, corpus=corpus)  # IndexNotFoundError when recorded for another corpus
-    if held is not None:
-        held[1].close()
-    _searchers.pop(key, None)
-    _searchers[key] = (ident, s)
-    while len(_searchers) > _SEARCHERS_MAX:
-        _searchers.pop(next(iter(_searchers)))[1].close()
-    return s
+    return _searchers.get(
+        (index_dir, k1, b), lambda: index_identity(index_dir),
+        lambda: Bm25Searcher(index_dir, k1=k1, b=b, corpus=corpus),  # IndexNotFoundError: recorded for another corpus
+        lock=index_dir, usable=lambda ident, s: s.meta is None or ident[0] == corpus.fingerprint)
 
 
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:

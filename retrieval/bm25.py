@@ -36,7 +36,8 @@ from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
-from .io import INDEX_META, atomic_write_json, check_index_folder, file_lock, remove_stale_scratch, scratch_dir
+from .io import (INDEX_META, atomic_write_json, check_index_folder, file_lock, read_index_meta,
+                 remove_stale_scratch, scratch_dir)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -111,17 +112,6 @@ def anserini_round(score: float) -> float:
 def bm25_index_dir(corpus: Corpus, cache_dir: str | os.PathLike | None = None) -> Path:
     """Where :func:`build_bm25_index` keeps the index of ``corpus``: ``<cache>/indexes/bm25-<corpus fingerprint>``."""
     return _cache_dir(cache_dir) / "indexes" / f"bm25-{corpus.fingerprint}"
-
-
-def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
-    """The ``tokrag_index.json`` of an index folder, or None (a foreign Pyserini/Anserini index)."""
-    p = Path(index_dir) / META
-    if not p.is_file():
-        return None
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 INDEX_THREADS_MAX = 32767  # Anserini indexes with a Java ForkJoinPool, whose parallelism is at most 0x7fff

@@ -39,8 +39,8 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
-from .io import (INDEX_META, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp, fingerprint,
-                 remove_stale_scratch, scratch_dir)
+from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
+                 fingerprint, read_index_meta, remove_stale_scratch, scratch_dir)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -364,7 +364,7 @@ def build_dense_index(
         # no other build of this folder runs while we hold its lock: scratch folders of earlier ones are leftovers
         for leftover in remove_stale_scratch(target, frozenset({"index"}), suffix=".tmp"):
             logger.info("removed %s, left by an interrupted dense index build", leftover)
-        meta = _read_meta(target)
+        meta = read_index_meta(target)
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
         identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),
                                           "params": {k: p[k] for k in DENSE_PARAMS}}, sort_keys=True))
@@ -496,13 +496,6 @@ def _versions_text(versions: Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
 
 
-def _read_meta(d: Path) -> dict | None:
-    try:
-        return json.loads((d / "tokrag_index.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 class DenseSearcher:
     """Pyserini ``FaissSearcher`` over an index folder with the matching query encoder.
 
@@ -522,7 +515,7 @@ class DenseSearcher:
                 f"dense index folder {self.index_dir} is missing or incomplete (needs 'index' and 'docid'); "
                 "build it with 'tokrag index build --dense ...'"
             )
-        meta = _read_meta(self.index_dir)
+        meta = read_index_meta(self.index_dir)
         if corpus is not None and meta is not None and meta.get("corpus_fingerprint") != corpus.fingerprint:
             raise IndexNotFoundError(
                 f"stale dense index {self.index_dir}: built for corpus fingerprint {meta.get('corpus_fingerprint')}, "
@@ -607,39 +600,34 @@ def dense_index_identity(index_dir: str | os.PathLike) -> tuple:
         except OSError:
             return None
 
-    meta = _read_meta(folder)
+    meta = read_index_meta(folder)
     return (json.dumps(meta, sort_keys=True) if meta is not None else None,
             stamp(INDEX_META), stamp("index"), stamp("docid"))
 
 
 _SEARCHERS_MAX = 4
-# (index folder, params JSON, device) -> (the folder's dense_index_identity when opened, searcher)
-_searchers: dict[tuple[str, str, str], tuple[tuple, DenseSearcher]] = {}
+# (index folder, params JSON, device) -> a searcher with the vectors in memory, held with the folder's
+# dense_index_identity when opened
+_searchers: SearcherCache[DenseSearcher] = SearcherCache(_SEARCHERS_MAX)
 
 
 def _dense_searcher(index_dir: str, params_json: str, device: str, corpus: Corpus | None = None) -> DenseSearcher:
     """An open :class:`DenseSearcher` over ``index_dir``, reused while the folder holds the same encoding.
 
-    ``FaissSearcher`` loads the vectors into memory, so the reuse is keyed by :func:`dense_index_identity` too: a
-    folder re-encoded in place gets a new searcher. The identity is read and the vectors loaded under the
-    folder's build lock, and with ``corpus`` the index must be recorded for it.
+    ``FaissSearcher`` loads the vectors into memory, so the reuse is keyed by :func:`dense_index_identity` too
+    (:class:`retrieval.io.SearcherCache`): a folder re-encoded in place gets a new searcher. The identity is read
+    and the vectors loaded under the folder's build lock, and with ``corpus`` the index must be recorded for it.
 
     Raises:
         IndexNotFoundError: the folder holds an index of another corpus (re-encoded meanwhile), or none.
     """
-    key = (index_dir, params_json, device)
-    with file_lock(index_dir):  # no build of this folder swaps it while its identity is read and its vectors loaded
-        ident = dense_index_identity(index_dir)
-        held = _searchers.get(key)
-        if held is not None and held[0] == ident and (corpus is None or ident[0] is None
-                                                      or json.loads(ident[0]).get("corpus_fingerprint") == corpus.fingerprint):
-            return held[1]
-        s = DenseSearcher(index_dir, json.loads(params_json), corpus=corpus, device=device)
-    _searchers.pop(key, None)
-    _searchers[key] = (ident, s)
-    while len(_searchers) > _SEARCHERS_MAX:
-        _searchers.pop(next(iter(_searchers)))
-    return s
+    def usable(ident: tuple, s: DenseSearcher) -> bool:
+        return corpus is None or ident[0] is None or json.loads(ident[0]).get("corpus_fingerprint") == corpus.fingerprint
+
+    return _searchers.get(
+        (index_dir, params_json, device), lambda: dense_index_identity(index_dir),
+        lambda: DenseSearcher(index_dir, json.loads(params_json), corpus=corpus, device=device),
+        lock=index_dir, usable=usable)
 
 
 def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:

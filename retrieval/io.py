@@ -2,7 +2,8 @@
 
 Atomic writes (write a temporary file in the same folder, fsync, ``os.replace``; the file gets the mode a
 plain ``open(path, "w")`` gives, or keeps the replaced file's), cross-process
-locks (``filelock``), content hashing, and a JSONL reader whose errors name the file and line.
+locks (``filelock``), content hashing, a JSONL reader whose errors name the file and line, and the bounded
+in-process cache of open index searchers (:class:`SearcherCache`) that BM25, dense and prebuilt retrieval share.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from filelock import FileLock
 
@@ -25,6 +26,18 @@ from .errors import ConfigError, DataError
 
 INDEX_META = "tokrag_index.json"  # written into every index folder tokrag builds (BM25 and dense)
 BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors (Notepad, Excel) put at the start of a file
+
+
+def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
+    """The ``tokrag_index.json`` (:data:`INDEX_META`) of an index folder (BM25 or dense), or None: missing (a foreign
+    Pyserini/Anserini index) or unreadable."""
+    p = Path(index_dir) / INDEX_META
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -271,6 +284,73 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=timeout):
         yield
+
+
+S = TypeVar("S")
+
+
+class SearcherCache(Generic[S]):
+    """Open searchers over index folders, reused in this process while their folders hold the same build.
+
+    Opening a searcher is expensive (a Lucene reader, FAISS vectors loaded into memory), and an open one keeps
+    searching the files or vectors it loaded, so each entry holds the folder identity read when it was opened
+    (``identity()``: e.g. :func:`retrieval.bm25.index_identity`, :func:`retrieval.dense.dense_index_identity`,
+    built from :func:`file_stamp`-like stamps of the folder's files). :meth:`get` reuses an entry only while
+    the identity is unchanged, so a folder rebuilt, re-downloaded or replaced in place, also by another process,
+    is never served from the old searcher. At most ``max_size`` entries are kept; the oldest opened goes first.
+
+    Args:
+        max_size: entries kept (one per key: index folder and the parameters the searcher was opened with).
+        close: called on a searcher that is replaced or evicted (None: dropped, left to garbage collection).
+    """
+
+    def __init__(self, max_size: int, close: Callable[[S], None] | None = None) -> None:
+        self.max_size, self.close = max_size, close
+        self._held: dict[Hashable, tuple[Hashable, S]] = {}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def clear(self) -> None:
+        """Drop (and :attr:`close`) every held searcher."""
+        while self._held:
+            self._drop(self._held.pop(next(iter(self._held)))[1])
+
+    def _drop(self, searcher: S) -> None:
+        if self.close is not None:
+            self.close(searcher)
+
+    def get(self, key: Hashable, identity: Callable[[], Hashable], open_searcher: Callable[[], S], *,
+            lock: str | os.PathLike | None = None, usable: Callable[[Hashable, S], bool] | None = None,
+            reread: bool = False) -> S:
+        """The searcher held under ``key`` when ``identity()`` still equals the one read when it was opened (and
+        ``usable(identity, searcher)`` holds), else ``open_searcher()``, held from now on under ``key``.
+
+        Args:
+            key: what the searcher was opened for (index folder, parameters, device); hashable.
+            identity: reads the identity of the folder(s) now.
+            open_searcher: opens a new searcher; its exceptions propagate and nothing is held then.
+            lock: a path held with :func:`file_lock` while the identity is read and the searcher opened (the index
+                folder: its builds take the same lock, so none swaps it meanwhile); None: no lock.
+            usable: a further check of a held searcher against the identity (e.g. recorded for the right corpus).
+            reread: keep the identity read again after opening (a searcher that downloads its folder on opening:
+                Pyserini's prebuilt indexes), not the one read before.
+        """
+        with file_lock(lock) if lock is not None else contextlib.nullcontext():
+            ident = identity()
+            held = self._held.get(key)
+            if held is not None and held[0] == ident and (usable is None or usable(ident, held[1])):
+                return held[1]
+            s = open_searcher()
+            if reread:
+                ident = identity()
+        if held is not None:
+            self._drop(held[1])
+        self._held.pop(key, None)
+        self._held[key] = (ident, s)
+        while len(self._held) > self.max_size:
+            self._drop(self._held.pop(next(iter(self._held)))[1])
+        return s
 
 
 def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str], suffix: str = "") -> list[Path]:
