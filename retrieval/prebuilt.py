@@ -34,16 +34,18 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from .corpus import Passage
 from .errors import ConfigError, IndexNotFoundError, OfflineError
+from .io import SearcherCache
 from .logs import quiet_foreign_loggers
 
 logger = logging.getLogger(__name__)
@@ -473,14 +475,41 @@ class PrebuiltSearcher:
         return {q: [(h.docid, float(h.score)) for h in res[q]] for q in qids}
 
 
-@lru_cache(maxsize=2)
-def _searcher(corpus: str, retriever: str, params_json: str, device: str) -> PrebuiltSearcher:
-    return PrebuiltSearcher(corpus, retriever, json.loads(params_json), device=device)
+_SEARCHERS_MAX = 2
+# (corpus, retriever, params JSON, device, ((kind, index folder), ...)) -> a searcher, held with the folders'
+# identity when opened
+_searchers: SearcherCache[PrebuiltSearcher] = SearcherCache(_SEARCHERS_MAX)
+_searcher = SimpleNamespace(cache_clear=_searchers.clear)  # the lru_cache's name, which tests/prebuilt_helpers.py clears
+
+
+def _folder_identity(kind: str, folder: str) -> tuple:
+    """The identity of a prebuilt index folder now: :func:`retrieval.bm25.index_identity` of a Lucene folder,
+    :func:`retrieval.dense.dense_index_identity` of a FAISS one (absent files count as absent)."""
+    if kind == "lucene":
+        from .bm25 import index_identity
+
+        return index_identity(folder)
+    from .dense import dense_index_identity
+
+    return dense_index_identity(folder)
 
 
 def searcher(corpus: str, retriever: str, params: Mapping[str, Any], device: str = "cpu") -> PrebuiltSearcher:
-    """A :class:`PrebuiltSearcher`, reused across calls in this process (indexes stay open)."""
-    return _searcher(corpus, retriever, json.dumps(dict(params), sort_keys=True), device)
+    """A :class:`PrebuiltSearcher`, reused across calls in this process (indexes stay open) while the index folders
+    it opened are still the ones in Pyserini's cache (``$PYSERINI_CACHE`` read at each call) and hold the same
+    files (:class:`retrieval.io.SearcherCache`): a folder deleted and downloaded again, or replaced by hand, or
+    another cache folder, gets a new searcher. The identity is read again after opening (which may download).
+
+    Raises:
+        ConfigError, OfflineError, IndexNotFoundError (see :class:`PrebuiltSearcher`).
+    """
+    p = {**known_params(retriever), **params}
+    check_params(corpus, retriever, p)
+    folders = tuple((i.kind, os.path.abspath(i.path)) for i in indexes(corpus, retriever, p))
+    params_json = json.dumps(dict(params), sort_keys=True)
+    return _searchers.get((corpus, retriever, params_json, device, folders),
+                          lambda: tuple(_folder_identity(kind, f) for kind, f in folders),
+                          lambda: PrebuiltSearcher(corpus, retriever, json.loads(params_json), device=device), reread=True)
 
 
 def encoder_identity(p: Mapping[str, Any]) -> dict[str, str]:
