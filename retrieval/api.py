@@ -100,9 +100,14 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     return known, runtime
 
 
-def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
+def _corpus_bm25(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> Bm25Searcher:
+    """The BM25 index of ``corpus`` (``runtime['index']`` or the cache's), built once (:func:`build_bm25_index`), open."""
     index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
-    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
+    return _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
+
+
+def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
+    s = _corpus_bm25(corpus, p, runtime, cache_dir)
     before = s.searches
     hits = s.batch_search(queries, k=depth, threads=runtime.get("threads") or default_threads(), progress=bool(runtime.get("progress")))
     return hits, s.searches - before
@@ -391,8 +396,7 @@ def score_passages(
 
 def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: Mapping[str, Sequence[Mapping[str, str]]],
                          p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
-    index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
-    s = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
+    s = _corpus_bm25(corpus, p, runtime, cache_dir)
 
     def in_index(c: Mapping[str, str]) -> str | None:
         psg = corpus.get(c["docid"]) if c["docid"] in corpus else None

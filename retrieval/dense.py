@@ -630,13 +630,18 @@ def _dense_searcher(index_dir: str, params_json: str, device: str, corpus: Corpu
         lock=index_dir, usable=usable)
 
 
-def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
-    """Build/reuse the dense index of ``corpus`` and search it (used by :func:`retrieval.retrieve`)."""
+def _corpus_searcher(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> DenseSearcher:
+    """The dense index of ``corpus`` with ``p``'s :data:`DENSE_PARAMS`, built once (:func:`build_dense_index`), open."""
     dp = {k: p[k] for k in DENSE_PARAMS}
     device = runtime.get("device") or "cpu"
     idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
                             device=device, progress=bool(runtime.get("progress", False)))
-    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
+    return _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
+
+
+def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:
+    """Build/reuse the dense index of ``corpus`` and search it (used by :func:`retrieval.retrieve`)."""
+    s = _corpus_searcher(corpus, p, runtime, cache_dir)
     before = s.searches
     hits = s.batch_search(queries, k=depth, threads=int(runtime.get("threads") or 1), batch_size=int(runtime.get("batch_size") or 64))
     return hits, s.searches - before
@@ -649,11 +654,7 @@ def dense_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: M
     text as the corpus), a freshly encoded one otherwise (an answer-swapped passage). The queries are
     encoded exactly as :func:`dense_hits` encodes them (same order and batch size), so a retrieved passage
     gets its run score."""
-    dp = {k: p[k] for k in DENSE_PARAMS}
-    device = runtime.get("device") or "cpu"
-    idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
-                            device=device, progress=bool(runtime.get("progress", False)))
-    s = _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
+    s = _corpus_searcher(corpus, p, runtime, cache_dir)
     embs = s.encode_queries(queries, int(runtime.get("batch_size") or 64))
     row = {q: i for i, q in enumerate(queries)}
 
