@@ -40,7 +40,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from .corpus import Passage
@@ -479,7 +478,6 @@ _SEARCHERS_MAX = 2
 # (corpus, retriever, params JSON, device, ((kind, index folder), ...)) -> a searcher, held with the folders'
 # identity when opened
 _searchers: SearcherCache[PrebuiltSearcher] = SearcherCache(_SEARCHERS_MAX)
-_searcher = SimpleNamespace(cache_clear=_searchers.clear)  # the lru_cache's name, which tests/prebuilt_helpers.py clears
 
 
 def _folder_identity(kind: str, folder: str) -> tuple:

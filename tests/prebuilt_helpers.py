@@ -99,8 +99,8 @@ def prebuilt(monkeypatch, pyserini_cache, corpus):
         raise urllib.error.URLError(f"test: no download of {url}")
 
     monkeypatch.setattr(pyserini.util, "download_url", no_download)
-    pb._searcher.cache_clear()
+    pb._searchers.clear()
     yield
-    pb._searcher.cache_clear()
+    pb._searchers.clear()
 
 
