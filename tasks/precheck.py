@@ -239,10 +239,12 @@ def _expand_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]
     return out
 
 
-def _qa_selected(task_manager: Any, names: Iterable[Any]) -> list[_Selected]:
+def _qa_selected(task_manager: Any, names: Iterable[Any], selected: list[_Selected] | None = None) -> list[_Selected]:
     """The QA tasks (``custom_dataset`` is this package's :func:`tasks.utils.load_qa`, :func:`_ours`) among the tasks
-    lm-eval builds for ``names`` (:func:`_expand_selected`)."""
-    return [t for t in _expand_selected(task_manager, names) if _ours(t.cfg.get("custom_dataset"))]
+    lm-eval builds for ``names`` (``selected``, the caller's :func:`_expand_selected` of them; None: expanded here)."""
+    if selected is None:
+        selected = _expand_selected(task_manager, names)
+    return [t for t in selected if _ours(t.cfg.get("custom_dataset"))]
 
 
 def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[str, Any], Any]]:
@@ -273,7 +275,8 @@ def _model_args(model_args: Any) -> dict[str, Any]:
 
 
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
-                         gen_kwargs: Any = None, model_args: Any = None, num_fewshot: Any = None) -> None:
+                         gen_kwargs: Any = None, model_args: Any = None, num_fewshot: Any = None, *,
+                         selected: list[_Selected] | None = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
     small local files: a bring-your-own ``questions`` file is read and checked line by line
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
@@ -298,6 +301,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         num_fewshot: ``--num_fewshot`` (None: not given). More than a QA task's few-shot pool (the ``fewshot``
             split, tasks/README.md "Splits") is refused, naming the pool's size (lm-eval's sampler would raise
             ``Sample larger than population`` after the model load); so is a negative count.
+        selected: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
+            start-up hook expands ``--tasks`` once for all its checks); None: expanded here.
 
     Raises:
         ConfigError / DataError / OfflineError: the task build's own one-line error for that input.
@@ -313,9 +318,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
     follow_lm_eval_logging()  # under lm_eval, the WARNINGs below in lm-eval's format
     margs = _model_args(model_args)
-    for selected in _qa_selected(task_manager, names):
-        check_entry_metadata(selected, metadata)  # first: what runs at all
-        task, yaml_meta, gen = selected.name, selected.cfg.get("metadata"), selected.cfg.get("generation_kwargs")
+    for one in _qa_selected(task_manager, names, selected):
+        check_entry_metadata(one, metadata)  # first: what runs at all
+        task, yaml_meta, gen = one.name, one.cfg.get("metadata"), one.cfg.get("generation_kwargs")
         yaml_meta = dict(yaml_meta) if isinstance(yaml_meta, dict) else {}
         until = gen.get("until") if isinstance(gen, dict) else None
         kw, dataset, prompt, _ = qa_arguments({**yaml_meta, **(metadata or {})}, task)
@@ -373,13 +378,14 @@ def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot
                           f"tasks/README.md \"Splits\"); pass --num_fewshot {len(pool)} or fewer")
 
 
-def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
+def _selects_ours(task_manager: Any, names: Iterable[Any], selected: list[_Selected] | None = None) -> bool:
     """Whether lm-eval would build one of this package's tasks for ``names`` (resolved task/group/tag names, or a
     YAML file's config: ``--tasks path/to/task.yaml``): a task whose ``custom_dataset`` is one of this package's
     loaders (:func:`_our_loader`: also a user's YAML that includes ours, or a copy of ours with its ``utils.py``),
     found with groups, their entries and tags expanded as lm-eval expands them (:func:`_expand_selected`: a user's
     group listing ``rag_qa_bm25``); or a task or group defined under this package's task folder
-    (:data:`tasks.TASK_DIR`); or a YAML file's config that uses this package's functions."""
+    (:data:`tasks.TASK_DIR`); or a YAML file's config that uses this package's functions. ``selected``: the caller's
+    :func:`_expand_selected` of ``names`` (None: expanded here, when the names alone do not tell)."""
     from pathlib import Path
 
     from . import TASK_DIR
@@ -403,7 +409,7 @@ def _selects_ours(task_manager: Any, names: Iterable[Any]) -> bool:
         if isinstance(name, str) and under_root(getattr(index.get(name), "yaml_path", None)):
             return True
     return any(_our_loader(t.cfg.get("custom_dataset")) is not None or under_root(t.yaml_path)
-               for t in _expand_selected(task_manager, names))
+               for t in (_expand_selected(task_manager, names) if selected is None else selected))
 
 
 def _folder_problem(folder: str) -> str | None:
@@ -469,7 +475,7 @@ def _check_seed(seed: Any) -> None:
 
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
                         use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
-                        seed: Any = None) -> None:
+                        seed: Any = None, selected: list[_Selected] | None = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -487,6 +493,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.
 
+    ``selected``: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
+    start-up hook expands ``--tasks`` once for all its checks); None: expanded here when needed.
+
     Raises:
         ConfigError: one line naming the argument and what to pass instead.
     """
@@ -498,7 +507,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         METHODS = {}
     names = list(names or [])
     ours_model = isinstance(model, str) and model in METHODS
-    if not ours_model and not _selects_ours(task_manager, names):
+    if not ours_model and not _selects_ours(task_manager, names, selected):
         return
     _check_seed(seed)
     if limit is not None and not (isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0):
@@ -1009,9 +1018,10 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any, *, spec: b
     folders misses a file it needs (:func:`missing_task_files`), or when lm-eval's index skips every YAML of that name
     there (an include not beside it), where the run said "unknown task" or silently ran another task of that name
     (ours: the copied YAML's edits were not used). Names resolve as lm-eval's index resolves them
-    (:func:`_index_folder`): the first YAML of a name in a folder wins and a later folder overrides an earlier one; a
-    requested group's ``task:`` members and a tag's tasks are checked too (a broken member ended in a traceback after
-    the model load, or "unknown task" for the tag). An unedited copy of our YAML in a subfolder (a backup) that the
+    (:func:`_index_folder`): the first YAML of a name in a folder wins and a later folder overrides an earlier one; the
+    tasks lm-eval builds for a requested group or tag are checked too, expanded as the other prechecks expand them
+    (:func:`_expand_selected`: ``task:`` entries, ``{group: NAME}`` entries, nested and inline groups, tags; a broken
+    member ended in a traceback after the model load, or "unknown task" for the tag). An unedited copy of our YAML in a subfolder (a backup) that the
     index skips is not refused: lm-eval runs our task, which reads the same (one WARNING). This package's task folder
     is not checked.
 
@@ -1052,26 +1062,11 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any, *, spec: b
     for n in requested:
         if n in index and index[n][0] == "TASK":
             from_folder.setdefault(str(index[n][3]), []).append(n)
+    folder_index = _FolderIndex(index)
     seen: set[str] = set()
 
-    def visit(name: str, top: str) -> None:
-        if name in seen:
-            return
-        seen.add(name)
-        member_of = "" if name == top else f"{index.get(top, ('group',))[0].lower()} {top}"
-        if name in index:
-            kind, path, cfg, folder = index[name]
-            if kind == "TASK":
-                missing = missing_task_files(path)
-                if missing:
-                    raise _missing_files_error(flag, folder, path, missing, member_of,
-                                               from_folder.get(str(folder), ()))
-            members = cfg.get("task") if kind in ("GROUP", "TAG") else None
-            for member in members if isinstance(members, list) else [members] if isinstance(members, str) else []:
-                member = member.get("task") if isinstance(member, dict) else member
-                if isinstance(member, str):
-                    visit(member, top)
-            return
+    def check_skipped(name: str, member_of: str) -> None:
+        """``name`` is in no folder's index: a YAML of it that the index skipped (a missing include, a YAML error)."""
         if name not in skipped:
             return  # ours, lm-eval's, or unknown: lm-eval reports it
         path, raw, folder = skipped[name]
@@ -1090,8 +1085,49 @@ def check_include_path_tasks(names: Iterable[Any], include_path: Any, *, spec: b
             return
         raise _missing_files_error(flag, folder, path, missing, member_of, from_folder.get(str(folder), ()))
 
-    for name in requested:
-        visit(name, name)
+    for top in requested:  # each requested name, then the tasks lm-eval builds for it (groups and tags expanded)
+        if top not in index:
+            if top not in seen:
+                seen.add(top)
+                check_skipped(top, "")
+            continue
+        for task in _expand_selected(folder_index, [top]):
+            name = task.base
+            if name in seen:
+                continue
+            seen.add(name)
+            member_of = "" if name == top else f"{index[top][0].lower()} {top}"
+            if name not in index:  # a group's member that no folder's index has
+                check_skipped(name, member_of)
+                continue
+            kind, path, _, folder = index[name]
+            missing = missing_task_files(path) if kind == "TASK" else []
+            if missing:
+                raise _missing_files_error(flag, folder, path, missing, member_of, from_folder.get(str(folder), ()))
+
+
+class _FolderEntry(NamedTuple):
+    """An entry of :class:`_FolderIndex`, with the attributes of lm-eval's index entries that :func:`_expand_selected`
+    reads."""
+
+    kind: Any
+    cfg: dict
+    yaml_path: Any
+    tags: list
+
+
+class _FolderIndex:
+    """The ``--include_path`` folders' index of :func:`check_include_path_tasks` (``{name: (kind, yaml path, config,
+    folder)}``, :func:`_index_folder`'s entries) as the ``task_index`` of a task manager, so that
+    :func:`_expand_selected` expands its groups and tags as for lm-eval's own index."""
+
+    def __init__(self, index: dict[str, tuple[str, Any, dict, Any]]) -> None:
+        from types import SimpleNamespace
+
+        self.task_index = {
+            name: _FolderEntry(SimpleNamespace(name=kind), cfg, path,
+                               list(cfg.get("task") or []) if kind == "TAG" else [])
+            for name, (kind, path, cfg, _) in index.items()}
 
 
 

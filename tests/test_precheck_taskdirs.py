@@ -252,6 +252,28 @@ def test_a_broken_member_of_a_requested_group_or_tag_is_named(tmp_path):
     check_include_path_tasks(["my_tag"], str(tag))
 
 
+def test_a_broken_member_of_a_group_entry_or_inline_group_is_named(tmp_path):
+    """A group's ``task:`` entry ``{group: inner}`` (lm-eval builds the registered group ``inner``) or an inline group
+    ``{group: sub, task: [...]}`` hid its members from the check, which followed ``{task: NAME}`` entries only: a member
+    copied without its template ended in a traceback after the model load. The check now expands groups and tags as
+    the other prechecks do (``_expand_selected``)."""
+    folder = tmp_path / "grp"
+    member = _renamed(folder, "my_nq4")
+    agg = "aggregate_metric_list:\n  - {metric: em, aggregation: mean}\nmetadata: {version: 1}\n"
+    (folder / "inner.yaml").write_text("group: inner\ntask:\n  - my_nq4\n" + agg, encoding="utf-8")
+    (folder / "outer.yaml").write_text("group: outer\ntask:\n  - group: inner\n" + agg, encoding="utf-8")
+    (folder / "inline.yaml").write_text("group: inline\ntask:\n  - group: sub\n    task: [my_nq4]\n" + agg,
+                                        encoding="utf-8")
+    for name, kind in (("outer", "group outer"), ("inline", "group inline")):
+        with pytest.raises(ConfigError) as exc:
+            check_include_path_tasks([name], str(folder))
+        assert str(exc.value).startswith(f"--include_path {folder}: {member} (a task of {kind}) needs "
+                                         f"{folder / '_qa_template'} for its 'include: _qa_template'"), exc.value
+    for name in ("_qa_template", "utils.py"):
+        shutil.copy(QA / name, folder / name)
+    check_include_path_tasks(["outer", "inline"], str(folder))
+
+
 def test_include_path_refuses_only_the_yaml_lm_eval_would_run(tmp_path, caplog):
     """An unedited backup (``old/nq_oracle_bm25.yaml`` without its template) is skipped by lm-eval's index, which runs
     our task (the same YAML): ``--tasks nq_oracle_bm25,my_nq_ok`` was refused, and the advice ("without

@@ -157,7 +157,7 @@ def cache_requests_dict(cache_requests: object) -> object:
             "delete_requests_cache": text == "delete"}
 
 
-def check_cache_requests(task_manager: object, names: object, cache_requests: object) -> None:
+def check_cache_requests(task_manager: object, names: object, cache_requests: object, selected: object = None) -> None:
     """Refuse ``--cache_requests true`` for a run that selects one of this package's tasks, before the model loads.
 
     lm-eval keys its request cache by task name, few-shot count, rank, chat template, system prompt and tokenizer only
@@ -166,7 +166,8 @@ def check_cache_requests(task_manager: object, names: object, cache_requests: ob
     prompts and scored them against its own documents (the question "what is the capital of france" got the prompt
     of "who wrote hamlet") while the results recorded the second file's hash. ``refresh`` (rebuild and rewrite) and
     ``delete`` pass; other tasks are left to lm-eval. ``names`` are lm-eval's resolved task names (or a ``--tasks``
-    YAML's config dicts), ``task_manager`` its :class:`~lm_eval.tasks.TaskManager`.
+    YAML's config dicts), ``task_manager`` its :class:`~lm_eval.tasks.TaskManager`; ``selected`` the tasks lm-eval
+    builds for them (:func:`tasks.precheck._expand_selected`; None: expanded here when needed).
 
     Raises:
         ConfigError: one line saying why and what to pass instead.
@@ -175,7 +176,7 @@ def check_cache_requests(task_manager: object, names: object, cache_requests: ob
         return
     from tasks.precheck import _selects_ours
 
-    if not _selects_ours(task_manager, list(names or [])):
+    if not _selects_ours(task_manager, list(names or []), selected):
         return
     from retrieval.errors import ConfigError
 
@@ -277,17 +278,20 @@ def _patch_process_tasks(module):
                 raise
             except Exception:  # noqa: BLE001 - a fault of the check must not stop a run lm-eval resolved
                 pass
-            from tasks.precheck import check_task_path_metadata
+            from tasks.precheck import _expand_selected, check_task_path_metadata
 
             check_task_path_metadata(requested, self.metadata, manager)  # --tasks my.yaml whose metadata: drops the include's
-            check_cache_requests(manager, self.tasks or [], getattr(self, "cache_requests", None))  # stale prompts
-            check_run_arguments(manager, self.tasks or [], model=getattr(self, "model", None),  # lost or wrong runs
+            names = self.tasks or []
+            selected = _expand_selected(manager, names)  # the tasks lm-eval builds: once, for the three checks below
+            check_cache_requests(manager, names, getattr(self, "cache_requests", None), selected)  # stale prompts
+            check_run_arguments(manager, names, model=getattr(self, "model", None),  # lost or wrong runs
                                 output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
-                                model_args=getattr(self, "model_args", None), seed=getattr(self, "seed", None))
-            check_selected_tasks(manager, self.tasks or [], self.metadata,  # bad QA metadata: before the model loads
+                                model_args=getattr(self, "model_args", None), seed=getattr(self, "seed", None),
+                                selected=selected)
+            check_selected_tasks(manager, names, self.metadata,  # bad QA metadata: before the model loads
                                  getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
-                                 num_fewshot=getattr(self, "num_fewshot", None))
+                                 num_fewshot=getattr(self, "num_fewshot", None), selected=selected)
         return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]
