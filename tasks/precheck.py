@@ -731,6 +731,19 @@ def _resolved(path: Any) -> Any:
         return Path(path)
 
 
+def _includes(cfg: dict[str, Any], folder: Any) -> list[tuple[str, Any]]:
+    """``[(the include as written, the path lm-eval's load_yaml opens)]`` for each ``include:`` of task YAML config
+    ``cfg`` (one string or a list, in order; an absolute path as is, else relative to ``folder``, the including file's
+    resolved folder); entries that are no non-empty string are left out (lm-eval reports them). The include chain's
+    one reading, for :func:`missing_task_files` and :func:`dropped_metadata`."""
+    from pathlib import Path
+
+    includes = cfg.get("include")
+    return [(inc, Path(inc) if Path(inc).is_absolute() else Path(folder) / inc)
+            for inc in (includes if isinstance(includes, list) else [includes] if includes is not None else [])
+            if isinstance(inc, str) and inc]
+
+
 def yaml_syntax_error(path: Any) -> str | None:
     """Why YAML file ``path`` cannot be parsed (PyYAML's problem and its line, one line), or None when it parses
     (or cannot be opened: left to lm-eval)."""
@@ -782,11 +795,7 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
         cfg = _raw_yaml(source)
         if cfg is None:
             continue
-        includes = cfg.get("include")
-        for inc in includes if isinstance(includes, list) else [includes] if includes is not None else []:
-            if not isinstance(inc, str) or not inc:
-                continue
-            target = Path(inc) if Path(inc).is_absolute() else folder / inc
+        for inc, target in _includes(cfg, folder):
             if target.is_file():
                 real = _resolved(target)  # lm-eval's load_yaml resolves each include again
                 todo.append((real, real.parent))
@@ -1141,9 +1150,9 @@ the keys lm-eval itself adds (:data:`tasks.utils._LMEVAL_KEYS`)."""
 def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tuple[str, Any, Any]], Any]:
     """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
     merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
-    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (relative to each
-    file's resolved folder; a later include over an earlier one; the file's own keys last); an include that is not
-    there is skipped (:func:`missing_task_files` reports it).
+    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (:func:`_includes`:
+    relative to each file's resolved folder; a later include over an earlier one; the file's own keys last); an
+    include that is not there is skipped (:func:`missing_task_files` reports it).
 
     Returns:
         with ``intended_only``: ``{key: (value, the YAML that sets it)}``, the metadata the chain means to give (each
@@ -1155,8 +1164,6 @@ def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tu
     Raises:
         nothing: unreadable files and include cycles are skipped.
     """
-    from pathlib import Path
-
     def walk(file: Any, seen: frozenset) -> tuple[dict[str, tuple[Any, Any]], Any, Any]:
         """(intended metadata {key: (value, source)}, lm-eval's metadata or None, the file that gave it)."""
         real = _resolved(file)
@@ -1165,13 +1172,9 @@ def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tu
         raw = _raw_yaml(real)
         if raw is None:
             return {}, None, None
-        includes = raw.get("include")
         intended: dict[str, tuple[Any, Any]] = {}
         actual, giver = None, None
-        for inc in includes if isinstance(includes, list) else [includes] if includes is not None else []:
-            if not isinstance(inc, str) or not inc:
-                continue
-            target = Path(inc) if Path(inc).is_absolute() else real.parent / inc
+        for _, target in _includes(raw, real.parent):
             if not target.is_file():
                 continue
             i_intended, i_actual, i_giver = walk(target, seen | {real})
