@@ -143,7 +143,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     loaded, missing = {}, []
     finished = None  # the finished folders by cell id, read once when a cell is missing
     gone: dict[str, list] = {}  # task -> its metadata's data files that do not exist from here (missing_task_data)
-    for cell, key, mat in cell_keys(spec):
+    for cell, key, mat in cell_keys(spec, runs):
         try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
         except MisplacedRunError:

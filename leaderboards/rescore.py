@@ -167,7 +167,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     finished: dict[str, list] = {}  # the finished folders by cell id (other_inputs_note), read with index
     gone: dict[str, list] = {}  # task -> its metadata's data files not found from here (missing_task_data), read once
     loaded, notes, missing = {}, [], []
-    for cell, key, mat in cell_keys(spec):
+    for cell, key, mat in cell_keys(spec, runs):
         try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
             continue

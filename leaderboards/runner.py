@@ -2172,7 +2172,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     runs.mkdir(parents=True, exist_ok=True)
     if cell_budget_dir is None:  # the main process: clean up after runs killed before their own clean-up
         _remove_stale_budgets(runs)
-    keyed = cell_keys(spec)
+    keyed = cell_keys(spec, runs)  # runs: a run finished under the legacy data key is served (keys.cell_keys)
     whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
     check_distinct_methods(whole, whole.cells())
     summary = RunSummary(selection=dict(spec.selection))

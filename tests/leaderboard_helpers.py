@@ -101,10 +101,10 @@ def pin_cell_keys(monkeypatch, modules=None) -> None:
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
     frozen: dict = {}
 
-    def keys(spec):
-        at = (spec.path, tuple(sorted(spec.selection.items())))  # a selection has its own cells
+    def keys(spec, runs=None):
+        at = (spec.path, tuple(sorted(spec.selection.items())), str(runs))  # a selection has its own cells
         if at not in frozen:
-            frozen[at] = cell_keys(spec)
+            frozen[at] = cell_keys(spec, runs)
         return frozen[at]
 
     for module in modules or (leaderboards.runner, leaderboards.report, leaderboards.rescore):

@@ -33,7 +33,7 @@ def _pinned(monkeypatch):
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
     frozen: dict = {}
 
-    def keys(spec):
+    def keys(spec, runs=None):
         whole = spec.whole or spec
         if whole.path not in frozen:
             frozen[whole.path] = {c.cell_id: (k, m) for c, k, m in cell_keys(whole)}

@@ -151,3 +151,32 @@ def test_a_bring_your_own_task_keys_its_files_once(tmp_path, monkeypatch):
     assert _keys(spec) == before
     (mine / "q.jsonl").write_text('{"question": "Who?", "answers": ["Ada Lovelace"]}\n')
     assert _keys(spec) != before
+
+
+def test_run_report_and_estimate_serve_a_run_finished_under_the_whole_folder_key(tmp_path, monkeypatch):
+    """End to end: a cell finished before the narrowing (its key holds the whole data folder) is skipped by ``run``,
+    counted done by ``run --estimate`` and read by ``report``'s collector while the folder is unchanged (the runner
+    passed no runs folder to :func:`leaderboards.keys.cell_keys` before, so all were computed again)."""
+    from leaderboards.estimate import estimate
+    from leaderboards.report import collect
+    from leaderboards.runner import run_spec
+
+    data = _copy_data(tmp_path)
+    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
+    spec = load_spec(write_spec(tmp_path, tasks=["nq_oracle_bm25"], include=Path("tasks").resolve(), limit=2,
+                                methods=[{"name": "none", "model": "tests.leaderboard_fixtures.toy_lm:ToyLM",
+                                          "model_args": {"mode": "none"}}],
+                                extra={"reference": "none"}))
+    runs = tmp_path / "runs"
+    with monkeypatch.context() as m:  # the keys as they were: the whole data folder
+        m.setattr(keys, "task_read_files", lambda *a, **k: None)
+        legacy = keys.cell_keys(spec)[0][1]
+        assert run_spec(spec, runs, progress=False).ran == ["none/nq_oracle_bm25/seed1"]
+    assert (runs / legacy / "DONE").is_file()
+    assert keys.cell_keys(spec)[0][1] != legacy  # the narrowed key names another folder
+    assert run_spec(spec, runs, progress=False).as_dict()["skipped"] == ["none/nq_oracle_bm25/seed1"]
+    assert [p.name for p in runs.iterdir() if (p / "DONE").is_file()] == [legacy]
+    assert collect(spec, runs)["none/nq_oracle_bm25/seed1"][1] == legacy
+    assert estimate(spec, runs)["cells_done"] == 1

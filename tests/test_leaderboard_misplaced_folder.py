@@ -102,7 +102,7 @@ def test_legitimate_shared_folders_are_read(toy_runs, tmp_path, monkeypatch):
     assert collect(spec, runs)["standard/toy_qa/seed1"][2] is not None
     (d / "DONE").write_text(json.dumps(done))
 
-    def edited_task(spec_):  # the task code changed since the run: the cell's key and task fingerprint moved
+    def edited_task(spec_, runs_=None):  # the task code changed since the run: the cell's key and task fingerprint moved
         return [(c, "0123456789abcdef0123" if c.cell_id == "standard/toy_qa/seed1" else k,
                  {**m, "task_fingerprint": "edited"} if c.cell_id == "standard/toy_qa/seed1" else m)
                 for c, k, m in cell_keys(spec_)]

@@ -63,7 +63,7 @@ def _pinned(monkeypatch):
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
     frozen: dict = {}
 
-    def keys(spec):
+    def keys(spec, runs=None):
         if spec.path not in frozen:
             frozen[spec.path] = cell_keys(spec)
         return frozen[spec.path]
