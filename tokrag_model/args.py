@@ -82,16 +82,29 @@ def to_opt_str(value: Any) -> str | None:
 
 
 def to_batch_size(value: Any) -> int:
-    """``--batch_size`` arrives as a string; ``auto`` (and ``auto:N``) map to 1 (CPU-friendly, deterministic)."""
+    """``--batch_size`` (or ``batch_size=`` in ``--model_args``): a whole number >= 1 (``'4'``, ``4``, ``4.0``), or
+    lm-eval's ``auto`` / ``auto:N`` (N a number, as lm-eval's ``--batch_size`` help gives them), which map to 1
+    (CPU-friendly, deterministic); None: 1.
+
+    Raises:
+        ValueError: anything else, naming ``--batch_size``: a fraction (``2.5`` was cut to 2 while lm-eval's results
+            recorded 2.5), a value < 1, a bool, NaN/infinity, or an ``auto`` form lm-eval does not read.
+    """
     if value is None:
         return 1
     text = str(value).strip().lower()
-    if text.startswith("auto"):
+    if text == "auto" or re.fullmatch(r"auto:\s*\d+(\.\d*)?", text):
         return 1
-    n = int(float(text))
-    if n < 1:
-        raise ValueError("batch_size must be >= 1")
-    return n
+    bad = (f"--batch_size (batch_size=) must be a whole number >= 1, 'auto' or 'auto:N', got {value!r}")
+    if isinstance(value, bool):
+        raise ValueError(bad)
+    try:
+        num = float(text)
+    except ValueError:
+        raise ValueError(bad) from None
+    if not math.isfinite(num) or not num.is_integer() or num < 1:
+        raise ValueError(bad)
+    return int(num)
 
 
 def choice(*options: str) -> Callable[[Any], str]:
