@@ -68,12 +68,18 @@ def entropy_weights(logprobs: torch.Tensor, tau: float) -> torch.Tensor:
     float64 (one weight vector per position when there are middle axes). Authors' code
     ``leens_using_logits`` line 112 (commit 2da84cb).
 
+    Computed as ``softmax(−(H_j − min_i H_i) / τ)`` (the same weights: softmax is shift-invariant), so they are
+    finite for every finite τ > 0: the lowest-entropy branch's logit is exactly 0, and a tiny τ (``1e-320``; or
+    ``3e-308`` with entropies of ~10 nats) sends the others to −inf (weight 0) instead of making every logit −inf
+    and the softmax NaN.
+
     Raises:
         ValueError: ``tau <= 0``.
     """
     if tau <= 0:
         raise ValueError(f"entropy temperature must be > 0, got {tau}")
-    return torch.softmax(-entropy(logprobs) / tau, dim=0)
+    h = entropy(logprobs)
+    return torch.softmax(-(h - h.min(dim=0).values) / tau, dim=0)
 
 
 def product_of_experts_logprobs(logprobs: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
