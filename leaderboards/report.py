@@ -203,6 +203,8 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     per_q_ratio: dict[tuple, dict[str, dict[int, tuple[float, float]]]] = {}
     qids: dict[tuple, dict[int, str]] = {}
     per_seed: dict[tuple, dict[int, dict[str, dict[int, float]]]] = {}  # (model, method, task) -> seed -> metric -> doc -> v
+    per_seed_ratio: dict[tuple, dict[int, dict[str, dict[int, tuple[float, float]]]]] = {}  # the same, (loglik, length)
+    seed_keys: dict[tuple, dict[int, str]] = {}  # (model, method, task) -> seed -> config hash of its finished run
     run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs (bootstrap seeds)
     gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
     metric_names: set[str] = set()
@@ -225,8 +227,9 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 seed_ratio: dict[str, list[dict[int, tuple[float, float]]]] = {}
                 aggregates: dict[str, list[float]] = {}
                 all_samples: list[dict] = []
-                for seed_cell, _, data in done:
+                for seed_cell, seed_key, data in done:
                     samples = data["samples"].get(t.task, [])
+                    seed_keys.setdefault((mod.name, m.name, t.task), {})[seed_cell.seed] = seed_key
                     all_samples += samples
                     gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
                     qids.setdefault((mod.name, t.task), {int(s["doc_id"]): str((s.get("doc") or {}).get("qid", s["doc_id"]))
@@ -239,6 +242,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                         pr = _per_document_ratio(samples, name)
                         if pr is not None:
                             seed_ratio.setdefault(name, []).append(pr)
+                            per_seed_ratio.setdefault((mod.name, m.name, t.task), {}).setdefault(seed_cell.seed, {})[name] = pr
                     res = (data["results"].get("results") or {}).get(t.task, {})
                     for k, v in res.items():
                         if "," in k and "_stderr" not in k and isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -249,16 +253,9 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 seeds_pq = list((per_seed.get((mod.name, m.name, t.task)) or {}).values())
                 if len(done) > 1 and len(seeds_pq) == len(done) and all(v == seeds_pq[0] for v in seeds_pq[1:]):
                     row["seeds_identical"] = True  # every metric, every question: the seeds repeat one run
-                qvals = {}
-                for name, lst in seed_vals.items():
-                    common = sorted(set.intersection(*(set(d) for d in lst)))
-                    qvals[name] = {q: float(np.mean([d[q] for d in lst])) for q in common}
+                qvals = {name: _seed_mean(lst) for name, lst in seed_vals.items()}
                 per_q[(mod.name, m.name, t.task)] = qvals
-                rvals = {}
-                for name, lst in seed_ratio.items():  # over seeds: mean loglik and mean length per document
-                    common = sorted(set.intersection(*(set(d) for d in lst)))
-                    rvals[name] = {q: (float(np.mean([d[q][0] for d in lst])), float(np.mean([d[q][1] for d in lst])))
-                                   for q in common}
+                rvals = {name: _seed_mean_ratio(lst) for name, lst in seed_ratio.items()}
                 per_q_ratio[(mod.name, m.name, t.task)] = rvals
                 metrics = {}
                 for name in sorted(set(qvals) | set(aggregates)):
@@ -303,7 +300,8 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
                 row["cost"] = cost
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
-    mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids)
+    mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids,
+                  per_seed=per_seed, per_seed_ratio=per_seed_ratio, seed_keys=seed_keys)
     _diagnostics(spec, rows, per_seed, qids)
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
@@ -409,13 +407,55 @@ def partial_rows(data: dict) -> dict[tuple, tuple[list[int], list[int]]]:
             for r in data.get("rows") or [] if r.get("seeds_expected") and r.get("seeds")}
 
 
+def _seed_mean(lst: list[dict[int, float]]) -> dict[int, float]:
+    """``{doc_id: mean over the seeds}`` of per-seed per-question values ``lst`` (one dict per seed), over the
+    questions every seed has."""
+    common = sorted(set.intersection(*(set(d) for d in lst)))
+    return {q: float(np.mean([d[q] for d in lst])) for q in common}
+
+
+def _seed_mean_ratio(lst: list[dict[int, tuple[float, float]]]) -> dict[int, tuple[float, float]]:
+    """``{doc_id: (mean loglik, mean length) over the seeds}`` of per-seed per-document pairs ``lst`` (one dict per
+    seed), over the documents every seed has."""
+    common = sorted(set.intersection(*(set(d) for d in lst)))
+    return {q: (float(np.mean([d[q][0] for d in lst])), float(np.mean([d[q][1] for d in lst]))) for q in common}
+
+
+def _pair_values(key_a: tuple, key_b: tuple, metric: str, src: dict, per_seed: dict | None, seed_keys: dict | None,
+                 run_ids: dict[tuple, str]) -> tuple[dict, dict, str, str, list[int] | None] | None:
+    """The per-question values of rows ``key_a`` and ``key_b`` ((model, method, task)) that a paired test of ``metric``
+    compares, with the run ids that seed it: each row averaged over the seeds BOTH finished, so question q of seed s
+    (its draw of noise passages) meets question q of seed s. When the two rows have the same seeds (every complete
+    report) these are the rows' own values (``src``) and ids (``run_ids``), and the last item is None; else the
+    average over the common seeds (from ``per_seed``: key -> seed -> metric -> doc -> value), the config hashes of
+    those seeds' runs (``seed_keys``), and the common seeds. None when the rows share no seed."""
+    sa = {s for s, v in ((per_seed or {}).get(key_a) or {}).items() if metric in v}
+    sb = {s for s, v in ((per_seed or {}).get(key_b) or {}).items() if metric in v}
+    if per_seed is None or sa == sb:
+        return src[key_a][metric], src[key_b][metric], run_ids[key_a], run_ids[key_b], None
+    common = sorted(sa & sb)
+    if not common:
+        return None
+    mean = _seed_mean_ratio if metric in RATIO_METRICS else _seed_mean
+    qa, qb = (mean([per_seed[k][s][metric] for s in common]) for k in (key_a, key_b))
+    ids = (_runs_id([seed_keys[k][s] for s in common]) for k in (key_a, key_b))
+    return qa, qb, *ids, common
+
+
 def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, per_q_ratio: dict, iters: int, conf: float,
-            bseed: int, run_ids: dict[tuple, str]) -> list[dict]:
+            bseed: int, run_ids: dict[tuple, str], *, per_seed: dict | None = None, per_seed_ratio: dict | None = None,
+            seed_keys: dict | None = None) -> list[dict]:
     """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric), each seeded by
     the config hashes of the two rows' runs (``run_ids``), the task and the metric;
     fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task).
     Per-question means (``per_q``) use :func:`stats.paired_test`; corpus ratios of language-modelling tasks
-    (``per_q_ratio``: per document (loglik, length)) use :func:`stats.paired_ratio_test`."""
+    (``per_q_ratio``: per document (loglik, length)) use :func:`stats.paired_ratio_test`.
+
+    When the two rows finished different seeds (a partial row, ``report --allow-missing``), the test is over the
+    seeds both finished (:func:`_pair_values`, from ``per_seed`` / ``per_seed_ratio``: (model, method, task) -> seed
+    -> metric -> doc -> value, and ``seed_keys``: -> seed -> config hash), as helped/hurt (:func:`_diagnostics`) is:
+    each seed draws its own noise passages, so seed 1 of one row against the seed average of the other is not a
+    paired comparison. The result then records those ``seeds``; without ``per_seed`` the rows' own values are used."""
     mde = []
     for mod in spec.model_list():
         method_names = [m.name for m in spec.methods_of(mod)]
@@ -432,11 +472,15 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                             continue
                         a, b = sorted((name, ref))
                         if (a, b, metric) not in tests:
-                            qa, qb = src[(mod.name, a, t.task)][metric], src[(mod.name, b, t.task)][metric]
+                            got = _pair_values((mod.name, a, t.task), (mod.name, b, t.task), metric, src,
+                                               per_seed_ratio if metric in RATIO_METRICS else per_seed, seed_keys, run_ids)
+                            if got is None:
+                                continue
+                            qa, qb, id_a, id_b, seeds = got
                             common = sorted(set(qa) & set(qb))
                             if not common:
                                 continue
-                            parts = ["paired", run_ids[(mod.name, a, t.task)], run_ids[(mod.name, b, t.task)], t.task, metric]
+                            parts = ["paired", id_a, id_b, t.task, metric]
                             if metric in RATIO_METRICS:
                                 tests[(a, b, metric)] = paired_ratio_test(
                                     metric, [qa[q][0] for q in common], [qa[q][1] for q in common], [qb[q][0] for q in common],
@@ -444,6 +488,8 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                             else:
                                 diff = np.array([qa[q] - qb[q] for q in common])
                                 tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
+                            if seeds is not None:  # only then: the JSON of a report whose rows share their seeds is unchanged
+                                tests[(a, b, metric)]["seeds"] = seeds
                         res = dict(tests[(a, b, metric)])
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
                             res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
