@@ -8,7 +8,7 @@ log-probs), not logit pooling. The lm-eval class, its per-step rule and the two 
 
 Scores and temperature come from the doc (issue 11.1): the tasks give every attached passage — noise and
 counterfactual ones included — the score their retriever gives it for the question, and record the score
-scale in ``doc["scored_by"]`` (:func:`retrieval.score_label`); τ is :data:`REPLUG_TAU` of that scale unless
+scale in ``doc["scored_by"]`` (:func:`tasks.rag.score_scale`); τ is :data:`REPLUG_TAU` of that scale unless
 the model argument ``replug_temperature`` sets it. In ``mixture`` mode a passage without a score is an
 error naming the doc and the passage (never a silent 0, which gave inserted passages a weight of ~1e-5).
 """
@@ -30,8 +30,16 @@ from ..prompt import Encoded
 # Default REPLUG temperature per score scale (doc["scored_by"]; scores live on different scales): BM25
 # scores differ by a few points between ranks (τ=1 keeps the top passage dominant but not one-hot), and so do
 # DPR inner products; MiniLM-style cosines differ by ~0.01–0.1 (τ=0.05); reciprocal-rank-fusion scores by
-# ~0.001 (τ=0.005). Weighted hybrid fusion mixes scales set by alpha: no default, pass replug_temperature.
+# ~0.001 (τ=0.005). No default where the scale is not known in advance (pass replug_temperature): weighted hybrid
+# fusion (scales mixed by alpha) and un-normalised dense inner products (``dense-ip``: l2_norm false or a non-DPR
+# checkpoint under encoder_class dpr; ``dense`` is cosines only, tasks.rag.score_scale). τ=0.05 on inner products
+# of ~22 gave one passage all the weight on every question.
 REPLUG_TAU = {"bm25": 1.0, "dpr": 1.0, "dense": 0.05, "hybrid-rrf": 0.005}
+NO_DEFAULT_TAU = {
+    "hybrid-weighted": "weighted hybrid fusion (alpha * BM25 + dense)",
+    "dense-ip": "the dense retriever's raw inner products (l2_norm false, or an encoder_class=dpr checkpoint other "
+                "than DPR's own)",
+}
 
 
 # ------------------------------------------------------------------------------------------ formulas
@@ -87,7 +95,8 @@ def doc_temperature(doc: Any, override: float | None) -> float:
     :data:`REPLUG_TAU` of the doc's ``scored_by``.
 
     Raises:
-        ConfigError: the doc records no ``scored_by``, or a scale without a default (one line, what to pass).
+        ConfigError: the doc records no ``scored_by``, or a scale without a default (:data:`NO_DEFAULT_TAU`:
+            ``hybrid-weighted``, ``dense-ip``; or an unknown one) (one line, what to pass).
     """
     if override is not None:
         return float(override)
@@ -96,6 +105,10 @@ def doc_temperature(doc: Any, override: float | None) -> float:
     if scale is None:
         raise ConfigError(f"--model rag-replug: doc {qid!r} does not record which retriever scored its passages "
                           "(doc['scored_by']); pass replug_temperature=τ explicitly")
+    if scale in NO_DEFAULT_TAU:
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {qid!r}; "
+                          f"{NO_DEFAULT_TAU[scale]}: their scale depends on the settings); pass replug_temperature=τ "
+                          "chosen for these scores, or replug_mode=uniform")
     if scale not in REPLUG_TAU:
         raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {qid!r}; "
                           f"defaults: {', '.join(f'{k}={v}' for k, v in REPLUG_TAU.items())}); pass replug_temperature=τ")
