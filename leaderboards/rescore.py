@@ -21,6 +21,15 @@ A metric fix inside a task's folder (its ``utils.py``, a version bump in its YAM
 fingerprint and so the cell's run-folder key. ``rescore`` then uses the finished folder whose
 configuration differs from the cell's only in the task fingerprint, and says so: the generations
 are those of the earlier task code, scored by the current one (provenance keeps the old fingerprint).
+
+Only a change of what *scores* a generation can be re-scored. Before a cell is re-scored, the task configuration
+its run recorded (``results.json``'s ``configs.<task>``, lm-eval's dump after the run's overrides) is compared with
+the one the current YAML gives (:func:`generation_difference`): every field that shapes the requests (prompt
+templates, ``description``, few-shot settings, ``generation_kwargs``, ``target_delimiter``, the data fields,
+``metadata`` such as ``hits``/``noise``/``prompt``) must be equal; only ``metric_list``, ``process_results``,
+``filter_list``, the loader's source (``custom_dataset``: the docs are the logged ones), task names and the metadata
+``version`` may differ. A cell whose generations came from other requests is refused (:class:`StaleGenerationsError`,
+one line naming the cell, the field and the re-run), or left out as missing with ``allow_missing``.
 """
 
 from __future__ import annotations
@@ -80,7 +89,8 @@ def _jsonable(v: Any) -> Any:
     return json.loads(json.dumps(v, default=str))
 
 
-def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any],
+                   tasks: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Re-score every loaded cell; returns ``(loaded with re-scored samples and results, changes)``.
 
     ``changes``: ``{"samples": n, "cells": n, "changed_values": n, "changed": {cell_id: {metric: [old, new]}}}``
@@ -93,8 +103,10 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[
     re-score does not change token counts. Dropping it would leave ``results.json``'s old aggregate in the
     report unchecked. Such metrics are counted in ``changes["kept"]`` (``{metric: number of samples}``,
     summed over the cells; the key is present only when some metric was kept).
+
+    ``tasks``: ``{task name: task_for_docs(...)}`` already built (:func:`collect_for_rescore`'s), filled here.
     """
-    tasks: dict[str, Any] = {}
+    tasks = {} if tasks is None else tasks
     out: dict[str, Any] = {}
     summary: dict[str, Any] = {"samples": 0, "cells": 0, "changed_values": 0, "changed": {}}
     kept: dict[str, int] = {}
@@ -145,6 +157,100 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any]) -> tuple[dict[
     return out, summary
 
 
+class StaleGenerationsError(IncompleteRunError):
+    """A finished run's generations were made from other requests (prompt, generation or few-shot settings, task
+    metadata) than the task builds now, so re-scoring them would report old generations as the current task's."""
+
+
+# task config fields that do not shape the requests: the metric code re-scoring applies (filters are not re-applied:
+# the logged ``filtered_resps`` are scored), the loader (the docs are the logged ones; a data change is in the run key)
+# and the task's names
+_RESCORABLE = frozenset({"metric_list", "process_results", "filter_list", "custom_dataset", "tag", "group", "task_list",
+                         "task_alias", "group_alias"})
+# metadata keys that do not shape the requests: the version a metric fix bumps, what lm-eval and the loaders add
+# (tasks.utils._LMEVAL_KEYS) and the run cache folder
+_RESCORABLE_METADATA = frozenset({"version", "config_source", "config", "tokrag_data", "cache_dir"})
+
+
+def _short(v: Any, n: int = 80) -> str:
+    text = json.dumps(v, sort_keys=True, default=str)
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def _differences(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]:
+    """``(dotted path, old, new)`` of every leaf that differs, in key order (a missing key reads as None)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for k in sorted(set(old) | set(new), key=str)
+                for d in _differences(old.get(k), new.get(k), f"{path}.{k}" if path else str(k))]
+    return [] if old == new else [(path, old, new)]
+
+
+def current_task_config(task: Any, cell: Any) -> dict[str, Any]:
+    """The task configuration lm-eval would record for ``cell`` now (``results.json``'s ``configs.<task>``): ``task``'s
+    dump (:func:`task_for_docs`) with the overrides the runner's ``simple_evaluate`` applies: the cell's ``gen_kwargs``
+    over ``generation_kwargs`` (``generate_until`` tasks), its ``num_fewshot`` (unless the YAML says 0; 0 when
+    neither says), its task metadata (:meth:`leaderboards.spec.Cell.lm_eval_metadata`) over the YAML's. JSON values."""
+    cfg = _jsonable(task.dump_config())
+    if cfg.get("output_type") == "generate_until" and cell.gen_kwargs:
+        cfg["generation_kwargs"] = {**(cfg.get("generation_kwargs") or {}), **_jsonable(dict(cell.gen_kwargs))}
+    if cell.num_fewshot is not None:
+        if cfg.get("num_fewshot") != 0:
+            cfg["num_fewshot"] = cell.num_fewshot
+    elif cfg.get("num_fewshot") is None:
+        cfg["num_fewshot"] = 0
+    cfg["metadata"] = {**(cfg.get("metadata") or {}), **_jsonable(cell.lm_eval_metadata())}
+    return cfg
+
+
+def generation_difference(recorded: dict[str, Any] | None, current: dict[str, Any]) -> str | None:
+    """The fields that shape the requests and differ between the task config a run recorded (``results.json``'s
+    ``configs.<task>``) and ``current`` (:func:`current_task_config`): ``"FIELD: RUN in the run -> NOW now"`` for the
+    first (dotted path, JSON values, long ones cut), then ``"; also FIELD, FIELD"`` for the others; None when only
+    re-scorable fields differ (``_RESCORABLE``, metadata ``_RESCORABLE_METADATA``).
+    A run without a recorded config gives a line too: what made its generations is unknown."""
+    if not isinstance(recorded, dict):
+        return "the run's results.json records no task config (configs.<task>): its generation settings are unknown"
+
+    def kept(cfg: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in cfg.items() if k not in _RESCORABLE}
+        meta = out.get("metadata")
+        if isinstance(meta, dict):
+            out["metadata"] = {k: v for k, v in meta.items() if k not in _RESCORABLE_METADATA}
+        return out
+
+    diffs = _differences(kept(_jsonable(recorded)), kept(current), "")
+    if not diffs:
+        return None
+    (path, old, new), more = diffs[0], [d[0] for d in diffs[1:]]
+    return f"{path}: {_short(old)} in the run -> {_short(new)} now" + (f"; also {', '.join(more)}" if more else "")
+
+
+def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], folders: dict[str, Path],
+                 tasks: dict[str, Any]) -> dict[str, str]:
+    """``{cell id: one line}`` for each loaded cell whose logged generations came from other requests than the task
+    builds now (:func:`generation_difference`): the cell, the folder read, the field and what to run."""
+    stale: dict[str, str] = {}
+    for cid, (cell, key, data) in loaded.items():
+        if data is None:
+            continue
+        tname = cell.task.task
+        samples = data["samples"].get(tname) or []
+        if not samples:
+            continue  # rescore_loaded raises its own error
+        if tname not in tasks:
+            tasks[tname] = task_for_docs(spec, tname, [s["doc"] for s in samples])
+        recorded = ((data.get("results") or {}).get("configs") or {}).get(tname)
+        why = generation_difference(recorded, current_task_config(tasks[tname], cell))
+        if why is None:
+            continue
+        folder = folders[cid]
+        redo = f"remove its run folder {folder} and run: " if folder.name == key else "re-run it: "
+        redo += run_command(spec, runs)
+        stale[cid] = (f"{cid}: the samples in {folder} were generated from other requests than task {tname!r} builds "
+                      f"now ({why}); only a metric change can be re-scored, {redo}")
+    return stale
+
+
 _NOT_KEY = ("cell_id", "config_hash", "spec", "task_fingerprint")
 
 
@@ -153,16 +259,23 @@ def _without_task_code(material: dict[str, Any]) -> str:
 
 
 def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: bool = False,
-                        missing_out: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+                        missing_out: list[str] | None = None,
+                        tasks: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Like :func:`leaderboards.report.collect`, but a cell whose folder is missing is matched with a
-    finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``. With
-    ``allow_missing`` a cell without a finished folder is loaded as None (reported as missing); one line per such
-    cell, ``<cell id> (<why>)`` (no finished folder, or several candidate folders), is appended to ``missing_out``.
+    finished folder that differs only in the task fingerprint; returns ``(loaded, notes)``. Every loaded cell's
+    generations must come from the requests the task builds now (:func:`generation_difference`: only a metric change
+    is re-scored). With ``allow_missing`` a cell without a usable folder is loaded as None (reported as missing); one
+    line per such cell, ``<cell id> (<why>)`` (no finished folder, several candidate folders, generations of other
+    requests), is appended to ``missing_out``. ``tasks``: a cache ``{task name: task_for_docs(...)}``, filled here.
 
     Raises:
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
+        StaleGenerationsError: a cell's logged generations were made from other requests than the task builds now
+            (prompt, generation or few-shot settings, task metadata); one line per such cell (unless ``allow_missing``).
         MisplacedRunError: a folder read for a cell holds another cell's run, also with ``allow_missing``.
     """
+    tasks = {} if tasks is None else tasks
+    read_from: dict[str, Path] = {}  # the folder each loaded cell was read from
     index: dict[str, list[Path]] | None = None
     finished: dict[str, list] = {}  # the finished folders by cell id (other_inputs_note), read with index
     gone: dict[str, list] = {}  # task -> its metadata's data files not found from here (missing_task_data), read once
@@ -170,6 +283,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     for cell, key, mat in cell_keys(spec, runs):
         try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
+            read_from[cell.cell_id] = runs / key
             continue
         except MisplacedRunError:
             raise
@@ -187,6 +301,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         hits = [h for h in index.get(_without_task_code(mat), []) if h.name != key]
         if len(hits) == 1:
             loaded[cell.cell_id] = (cell, key, load_cell(hits[0], cell.cell_id))  # checked against its own name
+            read_from[cell.cell_id] = hits[0]
             notes.append(f"{cell.cell_id}: task folder changed since the run; re-scoring the samples of {hits[0].name}")
         elif hits:
             missing.append(f"{cell.cell_id} (several finished folders differ only in the task code: "
@@ -203,7 +318,15 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     if missing and not allow_missing:
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
                                  + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs))
-    return loaded, notes
+    stale = _stale_cells(spec, runs, loaded, read_from, tasks)
+    if stale and not allow_missing:
+        raise StaleGenerationsError("\n".join(stale[cid] for cid in loaded if cid in stale))
+    for cid, line in stale.items():  # allow_missing: left out, and said why
+        cell, key, _ = loaded[cid]
+        loaded[cid] = (cell, key, None)
+        if missing_out is not None:
+            missing_out.append(f"{cid} ({line.removeprefix(cid + ': ')})")
+    return loaded, [n for n in notes if n.split(": ", 1)[0] not in stale]
 
 
 def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
@@ -214,15 +337,19 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
 
     Returns ``(report folder, changes)`` (``changes["notes"]``: cells read from a folder of earlier task
     code; ``changes["missing"]``: with ``allow_missing``, one line per cell left out and why, e.g. several
-    candidate folders; ``changes["kept"]``: logged per-sample metrics kept as logged, see :func:`rescore_loaded`). Raises IncompleteRunError for unfinished cells (unless ``allow_missing``: they show as missing),
+    candidate folders or generations of other requests; ``changes["kept"]``: logged per-sample metrics kept as
+    logged, see :func:`rescore_loaded`). Raises IncompleteRunError for unfinished cells and StaleGenerationsError
+    for cells whose generations came from other requests than the task builds now (unless ``allow_missing``: they
+    show as missing),
     InvariantError when the re-scored samples break an invariant, ReportOverwriteError (see
     :func:`leaderboards.report.check_overwrite`).
     """
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
     missing: list[str] = []
-    found, notes = collect_for_rescore(spec, runs, allow_missing=allow_missing, missing_out=missing)
-    loaded, changes = rescore_loaded(spec, found)
+    tasks: dict[str, Any] = {}  # built once for the check of the generations and the re-scoring
+    found, notes = collect_for_rescore(spec, runs, allow_missing=allow_missing, missing_out=missing, tasks=tasks)
+    loaded, changes = rescore_loaded(spec, found, tasks)
     changes["notes"] = notes
     changes["missing"] = missing
     out = build_report(spec, runs, out_dir, timings=timings, questions=questions, loaded=loaded, compare_results=False,
@@ -230,4 +357,5 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
     return out, changes
 
 
-__all__ = ["rescore", "rescore_loaded", "collect_for_rescore", "task_for_docs"]
+__all__ = ["rescore", "rescore_loaded", "collect_for_rescore", "task_for_docs", "generation_difference",
+           "current_task_config", "StaleGenerationsError"]
