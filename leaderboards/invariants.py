@@ -6,7 +6,8 @@ that lm-eval aggregates by ``mean`` equals the value in ``results.json`` (metric
 into results.json are never trusted on their own). Per task (and model): every cell (method x seed)
 has the same number of samples and the same set of doc ids, without duplicates, so every paired
 comparison is over the same questions; a cell that differs from the majority of its siblings is
-named with the first doc id that is missing or extra.
+named with the first doc id that is missing or extra; and the cells of one seed that attach as many passages attach
+the same passages to every question (retrieval is shared by every method, closed book included).
 
 A violation is a :class:`Violation`; ``render()`` gives the ``FAIL`` line that ``check`` prints and
 that the report refuses with (:class:`InvariantError`).
@@ -101,13 +102,66 @@ def cell_violations(cell_id: str, task: str, samples: list[dict], results: dict,
     return out
 
 
+def _passages(sample: dict) -> tuple[tuple[Any, Any], ...] | None:
+    """``((docid, text), ...)`` of the passages a logged sample's doc attached (``doc["ctxs"]``, in rank order);
+    None when it attaches none."""
+    doc = sample.get("doc")
+    ctxs = doc.get("ctxs") if isinstance(doc, dict) else None
+    if not isinstance(ctxs, list) or not ctxs:
+        return None
+    return tuple((c.get("docid"), c.get("text")) if isinstance(c, dict) else (None, str(c)) for c in ctxs)
+
+
+def retrieval_violations(group: str, cells: dict[str, list[dict]], folders: dict[str, str] | None = None) -> list[Violation]:
+    """Cells of one task (and model) and seed that attach the same number of passages must attach the same passages
+    (doc id and text, in rank order) to every question: retrieval is the task's, so every method sees it (the
+    closed-book row too: it logs them and ignores them), and answer recall@k is identical for every method of a task.
+    A cell that differs from the majority of its siblings was computed from other inputs (a corpus or questions file
+    edited between its run and theirs) and is named with the first doc id whose passages differ. Cells are compared
+    by seed (``.../seedN``: a noise task draws its passages per seed) and by the most passages a question of theirs
+    attaches (a method given another ``k`` under ``specific`` retrieves another depth); questions a sibling lacks are
+    left to :func:`sibling_violations`, cells without passages are not compared."""
+    folders = folders or {}
+    buckets: dict[tuple[str, int], dict[str, dict[Any, tuple]]] = {}
+    for cid, samples in cells.items():
+        per_doc = {s.get("doc_id"): p for s in samples if (p := _passages(s)) is not None}
+        if per_doc:
+            seed = cid.rsplit("/", 1)[-1]
+            buckets.setdefault((seed, max(len(p) for p in per_doc.values())), {})[cid] = per_doc
+    out = []
+    for (seed, _depth), bucket in buckets.items():
+        if len(bucket) < 2:
+            continue
+        common = sorted(set.intersection(*(set(d) for d in bucket.values())), key=repr)
+        sigs = {cid: tuple(d[i] for i in common) for cid, d in bucket.items()}
+        count = Counter(sigs.values())
+        if len(count) <= 1:
+            continue
+        order = list(sigs.values())
+        majority = max(count, key=lambda k: (count[k], -order.index(k)))  # ties: the cell listed first
+        ref_cell = next(c for c, v in sigs.items() if v == majority)
+        for cid, sig in sigs.items():
+            if sig == majority:
+                continue
+            diff = [i for i, a, b in zip(common, sig, majority) if a != b]
+            first = diff[0]
+            out.append(Violation(cid, first, f"the passages attached to {len(diff)} of {len(common)} questions differ "
+                                             f"from its siblings' on {group} {seed} (e.g. {ref_cell}; first: doc id "
+                                             f"{first}): every method must see the same retrieval; the cells were "
+                                             "computed from different corpus or question files: re-run the cell"
+                                             + (f" (remove its run folder {folders[cid]} and run the spec again)"
+                                                if cid in folders else "")))
+    return out
+
+
 def sibling_violations(group: str, cells: dict[str, list[dict]], folders: dict[str, str] | None = None) -> list[Violation]:
     """Cells of one task (and model) must have the same n and the same doc ids: the majority set wins,
     every other cell is named with its n and the first doc id missing or extra. ``group`` names the
     task in the messages; ``cells``: ``{cell_id: samples}``; ``folders``: ``{cell_id: run folder}``, named
-    in the message as what to remove (the runner never re-runs a finished folder)."""
+    in the message as what to remove (the runner never re-runs a finished folder). Then the cells of each seed
+    must attach the same passages (:func:`retrieval_violations`)."""
     folders = folders or {}
-    out = []
+    out: list[Violation] = []
     ids: dict[str, tuple[int, ...]] = {}
     for cid, samples in cells.items():
         doc_ids = [s.get("doc_id") for s in samples]
@@ -116,7 +170,7 @@ def sibling_violations(group: str, cells: dict[str, list[dict]], folders: dict[s
             out.append(Violation(cid, dup[0], f"{len(dup)} doc id(s) logged more than once (first: {dup[0]})"))
         ids[cid] = tuple(sorted(set(doc_ids)))
     if len(set(ids.values())) <= 1:
-        return out
+        return out + retrieval_violations(group, cells, folders)
     count = Counter(ids.values())
     # majority, ties broken towards the cell listed first (the spec's order)
     majority = max(count, key=lambda k: (count[k], -list(ids.values()).index(k)))
@@ -132,7 +186,8 @@ def sibling_violations(group: str, cells: dict[str, list[dict]], folders: dict[s
                                          f"(e.g. {ref_cell}): {what} ({len(missing)} missing, {len(extra)} extra); "
                                          "every method must see the same questions: re-run the cell"
                                          + (f" (remove its run folder {folders[cid]} and run the spec again)" if cid in folders else "")))
-    return out
+    return out + retrieval_violations(group, cells, folders)
 
 
-__all__ = ["Violation", "InvariantError", "sample_violations", "cell_violations", "sibling_violations", "IMPLICATIONS"]
+__all__ = ["Violation", "InvariantError", "sample_violations", "cell_violations", "sibling_violations",
+           "retrieval_violations", "IMPLICATIONS"]

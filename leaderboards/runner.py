@@ -20,6 +20,10 @@ only): a header line (:func:`_journal_header`), then one JSON line per chunk of 
 requests, appended and fsynced as each chunk is computed (see :class:`_Journal`). It is deleted right after ``DONE``
 is written; one left by a kill in between is ignored (the folder is finished).
 
+A cell's inputs (task YAMLs, data files, dense encoders) are checked again before it starts and before its ``DONE``
+is written: an input edited during a run gives the later cells the key of the edited input, and a cell during whose
+run it changed no ``DONE`` (:func:`run_spec`).
+
 A folder without a valid ``DONE`` is incomplete: readers refuse it. The runner resumes it when its
 ``config.json`` has the same key and material and a journal is there (the journaled chunks are replayed, not
 recomputed: a kill loses at most the chunk in progress); otherwise it deletes and redoes it.
@@ -128,11 +132,13 @@ def follow_leader() -> None:
 @dataclass
 class RunSummary:
     """What one ``run_spec`` call did: cell ids run here, skipped as done, and run by another process;
-    ``selection``: the spec's :attr:`LeaderboardSpec.selection` (empty for a whole spec)."""
+    ``changed``: cells computed here whose inputs changed while they ran, left unfinished (:func:`run_cell`'s
+    ``recheck``); ``selection``: the spec's :attr:`LeaderboardSpec.selection` (empty for a whole spec)."""
 
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     by_other: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
     forward_passes: int = 0
     replayed_requests: int = 0
     wall_s: float = 0.0
@@ -142,10 +148,12 @@ class RunSummary:
         """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection.
         ``forward_passes``: computed by this process (replayed chunks not counted); ``replayed_requests``: requests
         this process replayed from journals instead of computing them; with ``jobs > 1`` the main process's
-        summary counts its helpers' too (:func:`_add_helper_summaries`)."""
+        summary counts its helpers' too (:func:`_add_helper_summaries`). ``changed`` only when a cell was left
+        unfinished because its inputs changed while it ran."""
         return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
                 "forward_passes": self.forward_passes, "replayed_requests": self.replayed_requests,
                 "wall_s": round(self.wall_s, 3),
+                **({"changed": self.changed} if self.changed else {}),
                 **({"selection": {k: list(v) for k, v in self.selection.items()}} if self.selection else {})}
 
 
@@ -555,6 +563,44 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
     return (f"{n} of the {len(todo)} cells to do {'has' if n == 1 else 'have'} a finished run with other inputs in {runs} "
             f"({what}); run computes {'it' if n == 1 else 'them'} anew; `tokrag leaderboard check` or "
             "`report --allow-missing` names each cell's differences")
+
+
+CELL_INPUT_FIELDS = ("task_fingerprint", "data_fingerprint", "task_data_files", "dense_encoders")
+"""The fields of a cell's key material (:func:`leaderboards.keys.cell_key_material`) that name what the cell reads
+when it starts (its task YAMLs and task code folder, its data files, its dense encoders), checked again before the
+cell starts and before its ``DONE`` is written (:func:`inputs_now`). The other fields keep the values the run began
+with: the code and libraries this process imported, and the model's weights, chat template and argument files,
+read when the model was loaded (a model serves the cells after it)."""
+
+
+def inputs_now(spec: LeaderboardSpec, cell: Cell, mat: dict[str, Any]) -> tuple[str, dict[str, Any], list[str]]:
+    """``(key, material, differences)`` of ``cell`` with its inputs as they are now: ``mat`` (the material the cell
+    runs under) with the :data:`CELL_INPUT_FIELDS` computed again (:func:`leaderboards.keys.cell_key_material`; the
+    file hashes are memoised by size, mtime, ctime and inode, so this costs ~10-25 ms a cell: a walk of stamps),
+    ``key`` its fingerprint (the run key) and ``differences`` :func:`config_differences` (``data_fingerprint a ->
+    b``, ...; [] when nothing changed, then ``key`` is the key of ``mat``). Raises what ``cell_key_material`` raises
+    (a task YAML removed meanwhile: ConfigError)."""
+    from .keys import _HashMemo, cell_key_material
+
+    memo = _HashMemo()
+    fresh = cell_key_material(spec, cell, memo)
+    memo.save()
+    old = json.loads(canonical_json(mat))
+    now = dict(old)
+    for f in CELL_INPUT_FIELDS:
+        now.pop(f, None)
+        if f in fresh:
+            now[f] = fresh[f]
+    now = json.loads(canonical_json(now))
+    return fingerprint(now, length=20), now, config_differences(old, now)
+
+
+def inputs_changed_line(diffs: list[str]) -> str:
+    """``data_fingerprint a -> b: the data folder changed; ...`` for :func:`inputs_now`'s differences (the first
+    four, each with its cause from :data:`KEY_FIELD_CAUSES`)."""
+    said = [f"{d}: {KEY_FIELD_CAUSES[f]}" if (f := re.split(r"[ \[]", d, maxsplit=1)[0]) in KEY_FIELD_CAUSES else d
+            for d in diffs[:4]]
+    return "; ".join(said) + (f"; ... ({len(diffs) - 4} more)" if len(diffs) > 4 else "")
 
 
 # --------------------------------------------------------------------------- provenance helpers
@@ -1637,8 +1683,13 @@ def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
     return isinstance(cfg, dict) and cfg.get("config_hash") == key and all(k in cfg and cfg[k] == v for k, v in want.items())
 
 
+class InputsChangedError(TokragError):
+    """A cell's inputs changed while it ran (:func:`run_cell`'s ``recheck``): its folder was left without ``DONE``."""
+
+
 def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
-             *, progress: bool = True, task_manager=None, resume: bool = True) -> dict[str, Any]:
+             *, progress: bool = True, task_manager=None, resume: bool = True,
+             recheck=None) -> dict[str, Any]:
     """Evaluate one cell with ``lm_eval.simple_evaluate`` and write its run folder (``DONE`` last).
 
     Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens``, ``prompt_tokens`` (the model's
@@ -1659,6 +1710,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     attempt's (:func:`_journal_header`); any other previous content of ``cell_dir`` is deleted first. Every chunk
     computed here is journaled (a model that is not replay-safe: none), and the journal is deleted right after
     ``DONE`` is written. ``provenance.json`` lists the attempts at the cell (``attempts``).
+
+    ``recheck``: called with no argument right before ``DONE`` is written; a non-empty line it returns (the inputs
+    that changed since ``key`` was computed, :func:`inputs_now`) means the results may have been computed from other
+    inputs than ``key`` names: ``DONE`` is not written (the folder stays as an interrupted attempt: not done,
+    resumable under ``key`` while its journal is there) and :class:`InputsChangedError` is raised with that line.
     """
     import lm_eval
     from tqdm.auto import tqdm
@@ -1777,6 +1833,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "config_hash": key,
         "files": {nm: sha256_file(cell_dir / nm) for nm in names},
     }
+    changed = recheck() if recheck is not None else ""
+    if changed:  # results of other inputs than the key names must not be finished under it
+        raise InputsChangedError(f"{cell.label}: its inputs changed while it ran ({changed}); its results were not "
+                                 f"marked done under key {key} (the folder {cell_dir} stays unfinished); run the "
+                                 "spec again to compute it from the current inputs")
     atomic_write_json(cell_dir / DONE, manifest)  # written last: the cell is complete from here on
     journal_path.unlink(missing_ok=True)  # after DONE: a kill between the two leaves a finished folder (the journal is ignored)
     return {**cost, "live_forward_passes": after["forward_passes"] - before["forward_passes"]}
@@ -1987,6 +2048,8 @@ def _add_helper_summaries(summary: RunSummary, parts: list[dict[str, Any] | None
     other = set(summary.by_other).union(*(p["by_other"] + p["skipped"] for p in parts)) - ran - set(summary.skipped)
     summary.ran = [c for c in order if c in ran]
     summary.by_other = [c for c in order if c in other]
+    changed = set(summary.changed).union(*(p.get("changed", []) for p in parts))
+    summary.changed = [c for c in order if c in changed]
     summary.forward_passes += sum(int(p["forward_passes"]) for p in parts)
     summary.replayed_requests += sum(int(p["replayed_requests"]) for p in parts)
 
@@ -2140,6 +2203,12 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     model loads its weights once per run of equal keys (same run keys, configs, results and samples as a load per
     method); any other model is loaded by :func:`make_model`. A model is dropped before the next one is loaded.
 
+    Inputs: the keys are computed at the start, and each cell's inputs (:data:`CELL_INPUT_FIELDS`: task YAMLs, data
+    files, dense encoders) again before it starts and before its ``DONE`` is written (:func:`inputs_now`, ~10-25 ms).
+    A cell whose inputs changed since the start runs under the key of the current inputs (a warning names the change
+    once), so every finished folder's key names what its results were computed from; one whose inputs changed while
+    it ran gets no ``DONE`` (a warning names the change; ``RunSummary.changed``) and stays resumable under its key.
+
     Ending: the main process waits for its helpers' cells; on any exception (an interrupt, an error) the helpers
     still running are stopped (:func:`_stop_helpers`: a grace, SIGTERM, SIGKILL), never left behind, and the
     ``.max-cells-*`` folder is removed.
@@ -2208,8 +2277,36 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                disable=not progress, position=0)
     deferred = []
 
+    said: set[str] = set()
+
+    def _current(cell: Cell, key: str, mat: dict) -> tuple[str, dict]:
+        """The key and material of ``cell``'s inputs now (:func:`inputs_now`); a cell whose inputs changed since
+        the run began runs under the key of the current inputs, said once per change."""
+        new_key, new_mat, diffs = inputs_now(spec, cell, mat)
+        if new_key == key:
+            return key, mat
+        line = inputs_changed_line(diffs)
+        if line not in said:
+            said.add(line)
+            log.warning("leaderboard %s: inputs changed since the run began (%s); %s and the cells after it with "
+                        "these inputs run under the keys of the current inputs (this one: %s, was %s)",
+                        spec.label(), line, cell.label, new_key, key)
+        for i, (c, _, _) in enumerate(keyed):  # what an interrupt reports (_interrupted) looks at the new folder
+            if c.cell_id == cell.cell_id:
+                keyed[i] = (c, new_key, new_mat)
+        return new_key, new_mat
+
     def _attempt(cell: Cell, key: str, mat: dict, blocking: bool) -> str:
         nonlocal lm, lm_key, backbone, bb_key
+        was = key
+        key, mat = _current(cell, key, mat)  # before the lock: the folder is the current inputs' key
+        if key != was and cell_is_done(runs / key, cell.cell_id):
+            return "done"  # finished earlier under the current inputs (e.g. an edit undone)
+
+        def recheck() -> str:
+            new_key, _, diffs = inputs_now(spec, cell, mat)
+            return inputs_changed_line(diffs) if new_key != key else ""
+
         try:
             with file_lock(runs / key, timeout=-1 if blocking else 0):
                 if cell_is_done(runs / key, cell.cell_id):
@@ -2239,12 +2336,20 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                             backbone, bb_key = lm.backbone, reuse
                     lm_key = want
                 bar.set_postfix_str(cell.label)
-                cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm, resume=resume)
+                try:
+                    cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm,
+                                    resume=resume, recheck=recheck)
+                except InputsChangedError as exc:
+                    log.warning("leaderboard %s: %s", spec.label(), exc)
+                    return "changed"
                 summary.forward_passes += int(cost["live_forward_passes"])
                 summary.replayed_requests += int(cost["resumed_requests"])
                 return "ran"
         except TimeoutError:
             return "locked"
+
+    def _outcome_list(outcome: str) -> list[str]:
+        return {"ran": summary.ran, "changed": summary.changed, "done": summary.skipped}.get(outcome, summary.by_other)
 
     def _cells() -> None:
         """Start the helpers (``jobs > 1``), run or claim the cells, then wait for the helpers' cells."""
@@ -2277,13 +2382,13 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
             if outcome == "locked":
                 deferred.append((cell, key, mat))
                 continue
-            (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
+            _outcome_list(outcome).append(cell.cell_id)
             bar.update(1)
         for cell, key, mat in deferred:
             outcome = _attempt(cell, key, mat, blocking=True)
             if outcome == "limit":
                 break
-            (summary.ran if outcome == "ran" else summary.by_other).append(cell.cell_id)
+            _outcome_list(outcome).append(cell.cell_id)
             bar.update(1)
         for h in helpers:  # they run their cells to the end
             h.wait()
