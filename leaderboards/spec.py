@@ -560,6 +560,38 @@ def _check_prompt_room(path: Path, shared: dict[str, Any], models: list[ModelSpe
                              "(by the prompt's length) or lower max_gen_toks")
 
 
+def _check_greedy(path: Path, shared: dict[str, Any], models: list[ModelSpec], models_raw: Any,
+                  methods: list[MethodSpec]) -> None:
+    """Refuse a tokrag method (:func:`_tokrag_methods`) whose resolved ``gen_kwargs`` ask for sampling
+    (``do_sample: true``, or ``temperature`` > 0 without ``do_sample: false``): the methods decode greedily, and the
+    run only warned while the report recorded the sampling settings. The rule is the lm-eval CLI's
+    (:func:`tasks.precheck.check_run_arguments`, ``--gen_kwargs``); each value is named by the spec key that set it."""
+    ours = _tokrag_methods()
+    if not ours:
+        return
+    from tasks.precheck import check_run_arguments
+
+    for mi, mod in enumerate(models or [None]):
+        own = (models_raw[mi].get("shared") or {}) if mod is not None else {}
+        own = own if isinstance(own, dict) else {}
+        sh = mod.shared if mod is not None else shared
+        for i, m in enumerate(methods):
+            if m.model not in ours or (mod is not None and mod.methods is not None and m.name not in mod.methods):
+                continue
+            found = {key: _last_set(key, [
+                (_contract_where(mi, own, "gen_kwargs", key), sh.get("gen_kwargs")),
+                (f"methods[{i}].gen_kwargs", m.gen_kwargs), (f"methods[{i}].specific_gen_kwargs", m.specific_gen_kwargs)])
+                for key in ("do_sample", "temperature")}
+            set_ = {k: v for k, v in found.items() if v is not None}
+            try:
+                check_run_arguments(None, [], model=m.model, gen_kwargs={k: v[1] for k, v in set_.items()})
+            except ConfigError as exc:
+                why = str(exc).split(": ", 1)[-1].removeprefix("--model ")
+                where = ", ".join(f"{w} {v!r}" for w, v in set_.values())
+                who = f"method {m.name}" + (f" with model {mod.name}" if mod is not None else "")
+                raise _err(path, f"{where} ({who}): {m.model} {why.removeprefix(m.model + ' ')}") from None
+
+
 def _tokrag_methods() -> set[str]:
     """The registered tokrag method names (:data:`tokrag_model.methods.METHODS`); empty without the models."""
     try:
@@ -787,7 +819,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         ConfigError: unreadable YAML, unknown keys, a method setting a contract key (of any model)
             outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a ``max_length`` model argument at most ``max_gen_toks``
-            for a task that generates (:func:`_check_prompt_room`), a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
+            for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
+            greedily (:func:`_check_greedy`), a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.
     """
     path = Path(path).resolve()
@@ -909,6 +942,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not models:
         shared = _prompt_contract(shared)
     _check_prompt_room(path, shared, models, models_raw, methods, tasks, incs)
+    _check_greedy(path, shared, models, models_raw, methods)
 
     bs = _as_dict(path, "bootstrap", raw.get("bootstrap"))
     _check_keys(path, "bootstrap", bs, _BOOTSTRAP_KEYS)
