@@ -287,14 +287,40 @@ def retrieve(
 
 
 def score_label(retriever: str, params: Mapping[str, Any] | None = None, corpus: Any = None) -> str:
-    """Which scale a retriever's scores live on: ``bm25``, ``dense``, ``dpr``, ``hybrid-rrf`` or
-    ``hybrid-weighted`` (what a doc records as ``scored_by``; REPLUG picks its temperature from it). A hybrid
-    over a Pyserini prebuilt ``corpus`` is always weighted fusion."""
-    if retriever != "hybrid":
+    """Which scale a retriever's scores live on: what a doc records as ``scored_by`` (REPLUG picks its default
+    temperature from it, :data:`tokrag_model.methods.replug.REPLUG_TAU`). The one implementation used by every
+    task loader (``tasks.rag``, ``tasks.utils`` wiki_lm, ``tasks.wikitext``; ``tasks.rag.score_scale`` is this).
+
+    * ``bm25``; ``dpr`` for the ``dpr`` retriever (Pyserini's prebuilt DPR index).
+    * ``dense`` (what :mod:`retrieval.dense` scores: exact inner products of the query and passage vectors)
+      is told apart by what those products are:
+
+      * ``dense``: an ``auto`` encoder with ``l2_norm`` true (the default): cosines, in [-1, 1].
+      * ``dpr``: ``encoder_class="dpr"`` with DPR's own encoders (``facebook/dpr-ctx_encoder-single-nq-base``
+        and ``facebook/dpr-question_encoder-single-nq-base``): the scale of the ``dpr`` retriever.
+      * ``dense-ip``: any other dense setting (``l2_norm`` false, or another ``encoder_class="dpr"``
+        checkpoint): unbounded inner products whose scale depends on the encoder; REPLUG has no default τ.
+
+    * ``hybrid-rrf`` or ``hybrid-weighted`` (``params["fusion"]``, default rrf); a hybrid over a Pyserini
+      prebuilt ``corpus`` is always weighted fusion.
+
+    Args:
+        retriever: ``bm25``, ``dense``, ``dpr`` or ``hybrid`` (other names are returned unchanged).
+        params: the task's ``retriever_params`` (``None``: defaults, :data:`retrieval.dense.DENSE_PARAMS`).
+        corpus: the corpus spec (only a ``prebuilt:`` string matters, for hybrid).
+    """
+    if retriever == "hybrid":
+        if isinstance(corpus, str) and corpus.startswith(PREBUILT):
+            return "hybrid-weighted"
+        return f"hybrid-{(params or {}).get('fusion', 'rrf')}"
+    if retriever != "dense":
         return retriever
-    if isinstance(corpus, str) and corpus.startswith(PREBUILT):
-        return "hybrid-weighted"
-    return f"hybrid-{(params or {}).get('fusion', 'rrf')}"
+    from .dense import DENSE_PARAMS, DPR_CTX, DPR_QUESTION
+
+    p = {**DENSE_PARAMS, **(params or {})}
+    if p["encoder_class"] == "dpr":
+        return "dpr" if (p["encoder"], p["query_encoder"]) == (DPR_CTX, DPR_QUESTION) else "dense-ip"
+    return "dense" if bool(p["l2_norm"]) else "dense-ip"  # bool(): as retrieval.dense reads it
 
 
 SCORES_FORMAT = 2  # 2: passages of the index scored by Lucene (one-document query)

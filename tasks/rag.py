@@ -12,7 +12,7 @@ retriever's score of that passage for that question, for every passage: the run'
 passages, and for the inserted ones (gold, noise, counterfactual) the score the same retriever, index and
 parameters give them (:func:`retrieval.score_passages`; hybrid: the fused score), so no score tells an
 inserted passage from a retrieved one (issue 11.1). ``scored_by`` names the scale
-(:func:`score_scale`: ``bm25``, ``dense`` (cosines), ``dense-ip`` (raw inner products), ``dpr``, ``hybrid-rrf``,
+(:func:`retrieval.score_label`: ``bm25``, ``dense`` (cosines), ``dense-ip`` (raw inner products), ``dpr``, ``hybrid-rrf``,
 ``hybrid-weighted``); REPLUG reads its temperature from it. Gold-only tasks score their passage with
 ``retriever`` too (default bm25).
 ``rank`` is the 1-based position shown to the model.
@@ -465,29 +465,11 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
 
 
 def score_scale(retriever: str, retriever_params: dict | None = None, corpus: Any = None) -> str:
-    """``doc["scored_by"]``: the scale the retriever's scores live on (REPLUG's default τ is chosen per scale).
-
-    :func:`retrieval.score_label`, with ``dense`` told apart by what the scores are (:mod:`retrieval.dense`:
-    exact inner products of the query and passage vectors):
-
-    * ``dense``: an ``auto`` encoder with ``l2_norm`` true (the default): cosines, in [-1, 1].
-    * ``dpr``: ``encoder_class="dpr"`` with DPR's own encoders (``facebook/dpr-ctx_encoder-single-nq-base`` and
-      ``facebook/dpr-question_encoder-single-nq-base``): pooler-output inner products, the scale of the ``dpr``
-      retriever over Pyserini's prebuilt index (same encoders).
-    * ``dense-ip``: any other dense setting (``l2_norm`` false, or another ``encoder_class="dpr"`` checkpoint):
-      unbounded inner products whose scale depends on the encoder; REPLUG has no default τ for it.
-    """
+    """``doc["scored_by"]``: the scale the retriever's scores live on; :func:`retrieval.score_label` (the one
+    implementation, shared with the wiki_lm and wikitext103 loaders), kept under this name."""
     from retrieval import score_label
 
-    label = score_label(retriever, retriever_params, corpus)
-    if label != "dense":
-        return label
-    from retrieval.dense import DENSE_PARAMS, DPR_CTX, DPR_QUESTION
-
-    p = {**DENSE_PARAMS, **(retriever_params or {})}
-    if p["encoder_class"] == "dpr":
-        return "dpr" if (p["encoder"], p["query_encoder"]) == (DPR_CTX, DPR_QUESTION) else "dense-ip"
-    return "dense" if bool(p["l2_norm"]) else "dense-ip"  # bool(): as retrieval.dense reads it
+    return score_label(retriever, retriever_params, corpus)
 
 
 def build_qa_docs(
