@@ -1,15 +1,18 @@
 """``tokrag leaderboard rescore SPEC``: recompute every metric, CI and test from the logged samples.
 
-No model is loaded and nothing is generated: each logged sample's ``doc`` and ``filtered_resps`` (the
-model's output after lm-eval's filters, as logged) go through the task's *current*
-``process_results`` (its YAML's ``!function`` or lm-eval's default for the output type), and every
+No model is loaded and nothing is generated: the task's *current* filters (its ``filter_list``, else lm-eval's
+default ``take_first``) are re-applied to each logged sample's raw ``resps`` with lm-eval's own filter code
+(:func:`refiltered_samples`), and each sample's ``doc`` and re-filtered ``filtered_resps`` go through the task's
+*current* ``process_results`` (its YAML's ``!function`` or lm-eval's default for the output type), and every
 task-level metric is re-aggregated with the task's current aggregation functions. So a fix to the
 metric code (``tasks/metrics.py``, a task's ``utils.py``) changes the report without a re-run.
 
 The lm-eval task object is built from the task's YAML exactly as lm-eval builds it, except that its
 documents are the logged ones (``custom_dataset`` is replaced), so neither the data folder nor a
-retrieval run is needed. Filters are not re-applied: the logged ``filtered_resps`` are scored (our
-tasks use lm-eval's default ``take_first``).
+retrieval run is needed. So a fixed answer-extraction filter changes the report too; with unchanged filters the
+re-filtered responses are the logged ``filtered_resps``. A filter the task no longer defines is dropped with its
+aggregates. Samples that log no raw ``resps`` are scored on their logged ``filtered_resps``, and a cell whose
+``filter_list`` changed since such a run is refused (:class:`StaleGenerationsError`).
 
 The run folders are never modified (their ``DONE`` checksums stay valid); the re-scored cells are
 handed to :func:`leaderboards.report.build_report`. With unchanged metric code the re-scored report
@@ -89,6 +92,43 @@ def _jsonable(v: Any) -> Any:
     return json.loads(json.dumps(v, default=str))
 
 
+def refiltered_samples(task: Any, samples: list[dict]) -> list[dict]:
+    """``samples`` (one task's logged samples, lm-eval's order: per filter, per doc) with ``filtered_resps`` and
+    ``filter`` re-derived from the logged raw ``resps`` by the task's *current* filters (lm-eval's own
+    ``FilterEnsemble.apply`` over :class:`lm_eval.api.instance.Instance` objects built from the log, as
+    ``evaluator.evaluate`` applies them): one sample per current filter and logged doc, in the order lm-eval logs
+    them (the task's filters, then the docs in the order of the log's first filter), each a copy of the logged
+    sample of that doc and filter (else of that doc's first) with the new ``filtered_resps`` (JSON values). With
+    unchanged filters the result equals ``samples``. Samples without ``resps`` (not logged) are returned as they are:
+    their logged ``filtered_resps`` are scored (:func:`_stale_cells` refuses such a cell when its filters changed).
+    The input is not modified."""
+    from lm_eval.api.instance import Instance
+
+    filters = getattr(task, "_filters", None)
+    if not samples or not filters or any(not isinstance(s.get("resps"), list) for s in samples):
+        return samples
+    by_doc: dict[Any, dict[str, dict]] = {}  # doc_id -> {filter: logged sample}, docs in the log's order
+    for s in samples:
+        by_doc.setdefault(s.get("doc_id"), {}).setdefault(s.get("filter", "none"), s)
+    instances: dict[Any, list[Instance]] = {}
+    for doc_id, logged in by_doc.items():
+        first = next(iter(logged.values()))
+        args = first.get("arguments") or [()] * len(first["resps"])
+        instances[doc_id] = [Instance(request_type=task.OUTPUT_TYPE, doc=first["doc"], arguments=tuple(a), idx=i,
+                                      metadata=(task.config.task, doc_id, len(r)), resps=copy.deepcopy(r))
+                             for i, (a, r) in enumerate(zip(args, first["resps"], strict=True))]
+    flat = [inst for insts in instances.values() for inst in insts]
+    for ensemble in filters:
+        ensemble.apply(flat)
+    out = []
+    for ensemble in filters:
+        for doc_id, logged in by_doc.items():
+            base = logged.get(ensemble.name) or next(iter(logged.values()))
+            filtered = [inst.filtered_resps[ensemble.name] for inst in instances[doc_id]]
+            out.append({**base, "filter": ensemble.name, "filtered_resps": _jsonable(filtered)})
+    return out
+
+
 def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any],
                    tasks: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Re-score every loaded cell; returns ``(loaded with re-scored samples and results, changes)``.
@@ -119,6 +159,7 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any],
         if tname not in tasks:
             tasks[tname] = task_for_docs(spec, tname, [s["doc"] for s in samples])
         task = tasks[tname]
+        samples = refiltered_samples(task, samples)
         new_samples, per_metric = [], {}
         for s in samples:
             res = task.process_results(s["doc"], s.get("filtered_resps") or [])
@@ -139,6 +180,9 @@ def rescore_loaded(spec: LeaderboardSpec, loaded: dict[str, Any],
             new_samples.append(ns)
         results = copy.deepcopy(data["results"])
         task_res = (results.setdefault("results", {})).setdefault(tname, {})
+        filters = {f for _, f in per_metric}
+        for k in [k for k in task_res if "," in k and k.split(",", 1)[1] not in filters]:
+            del task_res[k]  # the aggregates of a filter the task no longer defines
         aggs = task.aggregation()
         for (name, filt), values in per_metric.items():
             if name not in aggs:
@@ -162,9 +206,9 @@ class StaleGenerationsError(IncompleteRunError):
     metadata) than the task builds now, so re-scoring them would report old generations as the current task's."""
 
 
-# task config fields that do not shape the requests: the metric code re-scoring applies (filters are not re-applied:
-# the logged ``filtered_resps`` are scored), the loader (the docs are the logged ones; a data change is in the run key)
-# and the task's names
+# task config fields that do not shape the requests: the metric code re-scoring applies (the filters are re-applied to
+# the logged raw ``resps``: refiltered_samples; a cell whose samples lack them is refused if its filters changed), the
+# loader (the docs are the logged ones; a data change is in the run key) and the task's names
 _RESCORABLE = frozenset({"metric_list", "process_results", "filter_list", "custom_dataset", "tag", "group", "task_list",
                          "task_alias", "group_alias"})
 # metadata keys that do not shape the requests: the version a metric fix bumps, what lm-eval and the loaders add
@@ -240,7 +284,12 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
         if tname not in tasks:
             tasks[tname] = task_for_docs(spec, tname, [s["doc"] for s in samples])
         recorded = ((data.get("results") or {}).get("configs") or {}).get(tname)
-        why = generation_difference(recorded, current_task_config(tasks[tname], cell))
+        current = current_task_config(tasks[tname], cell)
+        why = generation_difference(recorded, current)
+        if why is None and any(not isinstance(s.get("resps"), list) for s in samples) and isinstance(recorded, dict) \
+                and _jsonable(recorded.get("filter_list")) != current.get("filter_list"):
+            why = (f"filter_list: {_short(recorded.get('filter_list'))} in the run -> "
+                   f"{_short(current.get('filter_list'))} now, and the samples log no raw resps to re-apply it to")
         if why is None:
             continue
         folder = folders[cid]
@@ -357,5 +406,5 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
     return out, changes
 
 
-__all__ = ["rescore", "rescore_loaded", "collect_for_rescore", "task_for_docs", "generation_difference",
-           "current_task_config", "StaleGenerationsError"]
+__all__ = ["rescore", "rescore_loaded", "refiltered_samples", "collect_for_rescore", "task_for_docs",
+           "generation_difference", "current_task_config", "StaleGenerationsError"]
