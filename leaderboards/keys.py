@@ -347,8 +347,14 @@ def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | N
     if path is None and _hub_id(str(model_args.get("pretrained"))):
         snap = hub_snapshot(str(model_args.get("pretrained")).strip(), model_args.get("revision"), memo)
         path = snap.folder if snap is not None else None
-    if spec.get("sha256"):  # an assembled alias: its content-addressed converted folder, once it exists
-        path = cache_dir() / "models" / f"{name}-{spec['sha256'][:12]}"
+    if spec.get("sha256"):  # an assembled alias: its converted folder as the loader names it, once it exists
+        from retrieval.errors import ConfigError
+        from tokrag_model.loading import converted_folder
+
+        try:
+            path = converted_folder(name)
+        except ConfigError:  # its package is not installed: the load says so
+            path = None
     elif spec.get("gguf") and path is not None and path.is_dir():
         path = path / spec["gguf"]
     if path is None or not path.exists():

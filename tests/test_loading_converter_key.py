@@ -93,3 +93,58 @@ def test_the_conversion_records_its_converter(tmp_path, monkeypatch):
     from tokrag_model.base import MODEL_FILES_SKIPPED
 
     assert "tokrag_source.json" in MODEL_FILES_SKIPPED
+
+
+GEMMA = "gemma-3-270m"  # assembled from chunk packages; its GGUF is pinned by sha256
+
+
+@pytest.fixture
+def fake_gemma(tmp_path, monkeypatch):
+    """The gemma alias with its package folder and cache in tmp_path; ``_convert_assembled`` replaced by a stand-in
+    that writes a config.json and a tokenizer_config.json with a chat template, and records each call."""
+    monkeypatch.setattr(loading, "_package_dir", lambda package: tmp_path / "pkg")
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list[Path] = []
+
+    def convert(name: str, spec: dict, root: Path, out: Path) -> None:
+        calls.append(out)
+        out.mkdir()
+        (out / "config.json").write_text("{}", encoding="utf-8")
+        (out / "tokenizer_config.json").write_text(json.dumps({"chat_template": "{{ messages }}"}), encoding="utf-8")
+
+    monkeypatch.setattr(loading, "_convert_assembled", convert)
+    loading.converter_key.cache_clear()
+    yield tmp_path / "cache" / "models", loading.ALIASES[GEMMA]["sha256"][:12], calls
+    loading.converter_key.cache_clear()
+
+
+def test_the_gemma_folder_is_keyed_by_the_converter(fake_gemma, monkeypatch):
+    """Before the fix the pinned alias's folder was ``gemma-3-270m-<sha256[:12]>`` whatever the converter (exempt
+    because leaderboards.keys spelled that name itself), so a changed converter loaded the old conversion."""
+    models, pinned, calls = fake_gemma
+    old = models / f"{GEMMA}-{pinned}"  # what the old code named (and reused)
+    old.mkdir(parents=True)
+    (old / "config.json").write_text('{"converted_by": "an older converter"}', encoding="utf-8")
+    first = loading.resolve_alias(GEMMA)
+    assert first.path == loading.converted_folder(GEMMA) == models / f"{GEMMA}-{pinned}-c{loading.converter_key()}"
+    assert calls == [first.path] and loading.resolve_alias(GEMMA).path == first.path and len(calls) == 1
+    monkeypatch.setattr(loading, "CONVERTER_VERSION", loading.CONVERTER_VERSION + 1)
+    loading.converter_key.cache_clear()
+    second = loading.resolve_alias(GEMMA)
+    assert second.path != first.path and second.path.name.startswith(f"{GEMMA}-{pinned}-c") and calls[-1] == second.path
+
+
+def test_the_leaderboard_reads_the_loaders_gemma_folder(fake_gemma):
+    """leaderboards.keys.chat_template_sha256 reads the folder the loader converts into (converted_folder), not a
+    name of its own: 'unresolved' before the conversion, the template's hash after it, the same whatever the
+    folder's name (the key of a chat-template cell does not depend on where the folder is)."""
+    from leaderboards.keys import _HashMemo, chat_template_sha256
+
+    models, pinned, _ = fake_gemma
+    args = {"pretrained": GEMMA}
+    stale = models / f"{GEMMA}-{pinned}"  # an older conversion under the old name: not the loader's folder
+    stale.mkdir(parents=True)
+    (stale / "tokenizer_config.json").write_text(json.dumps({"chat_template": "old"}), encoding="utf-8")
+    assert chat_template_sha256(args, _HashMemo()) == "unresolved"
+    loading.resolve_alias(GEMMA)
+    assert chat_template_sha256(args, _HashMemo()) == hashlib.sha256(b"{{ messages }}").hexdigest()

