@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.errors import TokragError
+from retrieval.errors import ConfigError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, fingerprint
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
@@ -99,6 +99,24 @@ def _runs_id(keys: list[str]) -> str:
     """What identifies the runs a row is computed from, for its bootstrap seed: their config hashes (run folder
     names, one per seed), sorted and joined."""
     return "+".join(sorted(keys))
+
+
+def _check_one_filter(samples: list[dict], task: str, cell_id: str, run_dir: Any) -> None:
+    """Refuse the samples of a task run with more than one lm-eval filter (one sample per question and filter, each
+    naming its ``filter``): :func:`_per_question` keys by question and the row's aggregates by metric, so the row
+    showed the last filter's per-question values beside a blend of every filter's aggregates, naming neither.
+    :func:`leaderboards.spec.load_spec` refuses such a task when its YAML is found; this catches one of lm-eval's
+    own registry.
+
+    Raises:
+        ConfigError: naming the cell, its run folder, the task and its filters, and what to run instead.
+    """
+    names = sorted({str(s["filter"]) for s in samples if "filter" in s})
+    if len(names) > 1:
+        raise ConfigError(f"cell {cell_id} ({run_dir}): task {task!r} was run with {len(names)} lm-eval filters "
+                          f"{names}, but a leaderboard reports one value per metric and task: list instead a task of "
+                          "one filter (a YAML with its own task: name, include: of the task's YAML and a filter_list "
+                          "of that one filter), one such task per filter to compare")
 
 
 def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
@@ -192,7 +210,10 @@ def _lower_better(data_hib: dict[str, dict[str, bool]], task: str, metric: str) 
 
 def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
     """The report's data (JSON-able): per-model contracts, pivot, rows with metrics / CIs / paired tests /
-    diagnostics / cost, the minimum detectable differences, and provenance."""
+    diagnostics / cost, the minimum detectable differences, and provenance.
+
+    Raises:
+        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_one_filter`)."""
     iters, conf, bseed = spec.bootstrap_iters, spec.confidence, spec.bootstrap_seed
     primary = spec.primary_metric
     by_group: dict[tuple, list] = {}
@@ -229,6 +250,7 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 all_samples: list[dict] = []
                 for seed_cell, seed_key, data in done:
                     samples = data["samples"].get(t.task, [])
+                    _check_one_filter(samples, t.task, seed_cell.cell_id, data.get("dir") or seed_key)
                     seed_keys.setdefault((mod.name, m.name, t.task), {})[seed_cell.seed] = seed_key
                     all_samples += samples
                     gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
@@ -1175,6 +1197,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
+        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_one_filter`).
         ReportOverwriteError: the existing report in the folder would lose results, or the folder is not a report
             but holds a file the report would write (unless ``replace``).
     """
@@ -1187,6 +1210,9 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
     old = check_overwrite(out, loaded, runs, replace=replace)
+    for cell, key, d in loaded.values():  # before verify, whose repeated doc ids would not name the filters
+        if d is not None:
+            _check_one_filter(d["samples"].get(cell.task.task, []), cell.task.task, cell.cell_id, d.get("dir") or key)
     bad = verify(loaded, compare_results=compare_results)
     if bad:
         raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"

@@ -510,6 +510,37 @@ def task_hits(task: str, include_path: list[Path], k: Any) -> int | None:
     return None if want == own else want
 
 
+def task_filters(task: str, include_path: list[Path]) -> list[str] | None:
+    """The filter names of ``task``'s ``filter_list`` (its own, else the nearest included file's, as lm-eval merges
+    them; an entry without a string ``name`` reads as ``'?'``); ``['none']`` when the YAML sets none (lm-eval's
+    default filter); None when the task's YAML is not found (a task of lm-eval's own registry)."""
+    docs = _task_yaml_docs(task, tuple(Path(p) for p in include_path))
+    if not docs:
+        return None
+    for doc in docs:
+        if "filter_list" in doc:
+            fl = doc["filter_list"]
+            if not isinstance(fl, list) or not fl:
+                return ["none"]
+            return [str(f["name"]) if isinstance(f, dict) and isinstance(f.get("name"), str) else "?" for f in fl]
+    return ["none"]
+
+
+def _check_one_filter(path: Path, tasks: list[str], include_path: list[Path]) -> None:
+    """Refuse a task with more than one lm-eval filter (``filter_list`` with several named filters, as lm-eval's
+    gsm8k has ``strict-match`` and ``flexible-extract``): lm-eval logs one sample per (question, filter) and one
+    aggregate ``metric,<filter>`` per filter, while the report has one value per (row, metric), so it showed one
+    filter's per-question values (the last logged) beside a blend of every filter's aggregates, naming neither."""
+    for t in tasks:
+        names = task_filters(t, include_path)
+        if names is not None and len(names) > 1:
+            y = task_yaml_chain(t, include_path)[0][0]
+            raise _err(path, f"task {t!r} has {len(names)} lm-eval filters {names} (filter_list, {y}), but a "
+                             "leaderboard reports one value per metric and task: list instead a task of one filter "
+                             f"(a YAML with its own task: name, include: {y.name} and a filter_list of that one "
+                             "filter), one such task per filter to compare")
+
+
 def task_generates(task: str, include_path: list[Path]) -> bool:
     """Whether ``task``'s YAML (or the nearest file it includes that says) has ``output_type: generate_until``; False
     when no YAML of it is found or none names an output type."""
@@ -837,7 +868,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
-            greedily (:func:`_check_greedy`), a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
+            greedily (:func:`_check_greedy`), a task with more than one lm-eval filter (:func:`_check_one_filter`),
+            a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.
     """
     path = Path(path).resolve()
@@ -955,6 +987,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             close = closest(primary, produced, n=1)
             raise _err(path, f"primary_metric {primary!r} is not a metric of the spec's tasks"
                              + (f" (did you mean {close[0]!r}?)" if close else "") + f"; they log {produced}")
+    _check_one_filter(path, tnames, incs)
     models = _models(path, models_raw, shared, names, tnames)
     if not models:
         shared = _prompt_contract(shared)
