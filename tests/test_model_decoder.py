@@ -235,13 +235,21 @@ def _steps(dec, rows, tokens, reserve, hidden=True):
 @pytest.mark.parametrize("reserve", [0, 3], ids=["dynamic-cache", "static-cache"])
 def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed):
     """A request's two rows decoded alone or inside 3- and 8-row batches give bitwise the same log-probs
-    and hidden states at every step (the Tok-RAG decision inputs). 2 and 3 rows are padded to MIN_GEMM_ROWS
-    on both paths (MKL: for invariance; oneDNN-packed: for speed, and the bits match the unpadded 8-row
-    batch). A lone row keeps the one-row kernel."""
+    and hidden states at every step (the Tok-RAG decision inputs). Small batches are padded: to MIN_GEMM_ROWS
+    with oneDNN-packed weights (for speed; the bits match the unpadded 8-row batch), to the row count the MKL probe
+    found on this machine without them (for invariance; an Intel Xeon needs 8 for the tiny 96-input down_proj,
+    where the old fixed 4 rows gave batch-dependent bits). A lone row keeps the one-row kernel."""
+    from retrieval.errors import ConfigError
     from tokrag_model.decoder import MIN_GEMM_ROWS
 
-    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True, packed_weights=packed)
+    try:
+        dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True, packed_weights=packed)
+    except ConfigError:  # MKL without a row-invariant row count here (two threads on an Intel Xeon): refused
+        assert not packed and dec_mkl_rows(tiny) is None
+        return
     assert (dec.kernels is not None) == packed
+    assert dec.min_gemm_rows == (MIN_GEMM_ROWS if packed else dec.mkl_rows)
+    assert dec.min_head_rows == (0 if packed else dec.mkl_rows)
     g = torch.Generator().manual_seed(3)
     rows = [torch.randint(3, 97, (n,), generator=g).tolist() for n in (30, 12, 25, 7, 18, 40, 9, 22)]
     toks = [torch.randint(3, 97, (8,), generator=g).tolist() for _ in range(3)]
@@ -254,8 +262,8 @@ def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed):
     lone = _steps(dec, rows[5:6], [t[5:6] for t in toks], reserve)  # MKL's one-row kernel, as hf: close, not bitwise
     for (lp_1, h_1), (lp_8, h_8) in zip(lone, eight):
         assert torch.allclose(lp_1, lp_8[5:6], atol=1e-5) and torch.allclose(h_1, h_8[:, 5:6], atol=1e-4)
-    assert dec.prefill(rows[:2]).extra == MIN_GEMM_ROWS - 2 and dec.prefill(rows[:3]).extra == MIN_GEMM_ROWS - 3
-    assert dec.prefill(rows[:1]).extra == 0 and dec.prefill(rows[:5]).extra == 0
+    for n in (2, 3, 1, 5):
+        assert dec.prefill(rows[:n]).extra == (dec.min_gemm_rows - n if 1 < n < dec.min_gemm_rows else 0)
     # the same numbers as the model's own (left-padded, masked) attention, to float32 rounding
     plain = _steps(MultiContextDecoder(tiny, _stats()), rows[2:4], [t[2:4] for t in toks], reserve)
     for (lp_a, _), (lp_p, _) in zip(alone, plain):
@@ -327,20 +335,127 @@ def test_cpu_teacher_forcing_passes_hold_at_most_cpu_max_batch_tokens(tiny, monk
     assert other.max_batch_tokens == dec_mod.DEFAULT_MAX_BATCH_TOKENS == 8192 and other.max_pad_fraction == float("inf")
 
 
-def test_mkl_rows_from_min_gemm_rows_on_do_not_depend_on_the_row_count():
-    """The BLAS property batch invariance rests on (tokrag_model.decoder): from MIN_GEMM_ROWS rows on, a
-    row of ``x @ W.T`` is bitwise the same whatever the number of rows and the row's position. If this
-    fails on a machine, batch_invariant=true cannot hold there (pass batch_invariant=false)."""
-    from tokrag_model.decoder import MIN_GEMM_ROWS
+def _mkl_rows_differ(n_out: int, n_in: int, col: bool, counts, seed: int = 9, total: int = 600) -> list[int]:
+    """The row counts m of ``counts`` whose rows 5:5+m of MKL's ``F.linear`` differ from the same rows of one
+    ``total``-row product (other data and positions than the probe's)."""
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(n_out, n_in, generator=g) * 0.05
+    w = w.t().contiguous().t() if col else w
+    x = torch.randn(total, n_in, generator=g)
+    full = torch.nn.functional.linear(x, w)
+    return [m for m in counts if not torch.equal(torch.nn.functional.linear(x[5:5 + m], w), full[5:5 + m])]
 
-    torch.manual_seed(5)
-    for k, n in ((576, 1536), (1536, 576), (576, 4096)):
-        w = torch.randn(n, k) * 0.05
-        for layout in (w, w.t().contiguous().t()):  # row- and column-major weights
-            x = torch.randn(24, k)
-            full = torch.nn.functional.linear(x, layout)
-            for m, start in ((MIN_GEMM_ROWS, 0), (MIN_GEMM_ROWS + 1, 3), (8, 9), (16, 8)):
-                assert torch.equal(torch.nn.functional.linear(x[start:start + m], layout), full[start:start + m])
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("col", [False, True], ids=["row-major", "column-major"])
+def test_the_mkl_probe_finds_where_mkl_rows_do_not_depend_on_the_row_count(col, threads):
+    """What batch invariance relies on from MKL is probed, not assumed (tokrag_model.decoder._mkl_min_rows): the
+    old code took every row of ``x @ W.T`` to be bitwise the same from 4 rows on, whatever the row count; on an
+    Intel Xeon (AVX-512, MKL 2024.2) row-major SmolLM2 weights need 16 rows at one thread, and at two threads no
+    row count holds (17-128 rows of a 1536-input product differ from the same rows inside 600). Here: where the
+    probe gives a row count, a direct check on other data finds every count from it on row-invariant; where it
+    gives None, the direct check finds a count of 32 or more that is not."""
+    from tokrag_model.decoder import MKL_MIN_ROWS_CANDIDATES, _mkl_min_rows
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for n_out, n_in in ((576, 1536), (1536, 576), (96, 48), (48, 96)):
+            r = _mkl_min_rows([(n_out, n_in, col, False)], 512)
+            assert r is None or r in MKL_MIN_ROWS_CANDIDATES
+            counts = [m for m in (*range(r or 32, 41), 48, 64, 65, 100, 128, 200, 333, 512) if m >= (r or 32)]
+            bad = _mkl_rows_differ(n_out, n_in, col, counts)
+            assert (bad == []) == (r is not None), (n_out, n_in, r, bad)
+            if r is not None and r > MKL_MIN_ROWS_CANDIDATES[0]:  # and the candidate below fails (the smallest is found)
+                below = [m for m in MKL_MIN_ROWS_CANDIDATES if m < r][-1]
+                assert _mkl_rows_differ(n_out, n_in, col, range(below, r)), (n_out, n_in, r)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _smollm2_shaped(layout: str):
+    """One SmolLM2-135M layer (hidden 576, MLP 1536, 9 heads, 3 KV heads; tied head over a 300-token vocabulary)
+    with its linear weights in ``layout`` (tokrag_model.loading.set_linear_weight_layout)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tokrag_model.loading import set_linear_weight_layout
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=300, hidden_size=576, intermediate_size=1536, num_hidden_layers=1, num_attention_heads=9,
+                      num_key_value_heads=3, max_position_embeddings=256, tie_word_embeddings=True)
+    model = LlamaForCausalLM(cfg).eval()
+    assert set_linear_weight_layout(model, layout, "cpu") == layout
+    return model
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["row", "col"])
+def test_batch_invariance_holds_on_smollm2_shapes_at_any_layout_and_thread_count(layout, threads):
+    """The product's guarantee on SmolLM2's own layer shapes, at both weight layouts (weight_layout=row|col) and at
+    one and two threads: teacher-forced items batched (several per pass, as loglikelihood at batch 8) give bitwise
+    the numbers each gets alone (batch 1), and a request's two rows decoded inside 8 rows give bitwise their
+    numbers alone. The old code failed here on an Intel Xeon: teacher-forced passes run on MKL's dense weights,
+    whose rows at 5-15 rows (row-major, one thread) or 17-128 rows (two threads) depend on the row count. Without
+    packed weights, a machine where MKL has no row-invariant row count refuses batch_invariant in one line."""
+    from retrieval.errors import ConfigError
+    from tokrag_model.decoder import Forcing
+
+    model = _smollm2_shaped(layout)
+    g = torch.Generator().manual_seed(4)
+    items = [Forcing(torch.randint(3, 300, (p,), generator=g).tolist(), torch.randint(3, 300, (c,), generator=g).tolist())
+             for p, c in [(5, 1)] * 4 + [(9, 1)] * 4 + [(13, 2)] * 4 + [(30, 3)] * 4]
+    rows = [torch.randint(3, 300, (n,), generator=g).tolist() for n in (30, 12, 25, 7, 18, 40, 9, 22)]
+    toks = [torch.randint(3, 300, (8,), generator=g).tolist() for _ in range(3)]
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for packed in (True, False):
+            try:
+                dec = MultiContextDecoder(model, _stats(), batch_invariant=True, packed_weights=packed)
+            except ConfigError as err:
+                assert not packed and dec_mkl_rows(model) is None
+                assert "\n" not in str(err) and "batch_invariant=false" in str(err)
+                continue
+            batched = dec.teacher_force(items)
+            assert len(batched) == len(items)
+            for it, b in zip(items, batched):
+                assert torch.equal(b.logprobs, dec.teacher_force([it])[0].logprobs), (packed, it.prompt[:3])
+            alone = _steps(dec, rows[2:4], [t[2:4] for t in toks], 3)
+            eight = _steps(dec, rows, toks, 3)
+            for (lp_a, h_a), (lp_8, h_8) in zip(alone, eight):
+                assert torch.equal(lp_a, lp_8[2:4]) and torch.equal(h_a, h_8[:, 2:4]), packed
+    finally:
+        torch.set_num_threads(before)
+
+
+def dec_mkl_rows(model) -> int | None:
+    """The MKL probe's verdict for ``model`` at the current thread count and the CPU pass cap."""
+    from tokrag_model.decoder import CPU_MAX_BATCH_TOKENS, mkl_min_rows
+
+    return mkl_min_rows(model, CPU_MAX_BATCH_TOKENS)
+
+
+def test_without_a_row_invariant_mkl_row_count_items_are_forced_alone_or_batch_invariance_is_refused(tiny, monkeypatch):
+    """Where the MKL probe finds no row count (two threads on an Intel Xeon): with packed weights every
+    teacher-forced item gets its own pass (the pass it gets at batch 1) and decode steps stay on the packed
+    products; without them batch_invariant=true is refused in one line that names the argument."""
+    import tokrag_model.decoder as dec_mod
+    from retrieval.errors import ConfigError
+    from tokrag_model.decoder import Forcing
+
+    monkeypatch.setattr(dec_mod, "mkl_min_rows", lambda model, max_rows: None)
+    passes = []
+    force = dec_mod.MultiContextDecoder._force
+    monkeypatch.setattr(dec_mod.MultiContextDecoder, "_force",
+                        lambda self, items, width: passes.append((len(items), width)) or force(self, items, width))
+    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
+    assert dec.kernels is not None and dec.force_alone and dec.min_gemm_rows == dec_mod.MIN_GEMM_ROWS
+    dec.teacher_force([Forcing([5, 6, 7], [8]), Forcing([9, 10, 11], [12]), Forcing([1], [2])])
+    assert passes == [(1, 4), (1, 4), (1, 4)]
+    with pytest.raises(ConfigError, match="batch_invariant=false") as err:
+        MultiContextDecoder(tiny, _stats(), batch_invariant=True, packed_weights=False)
+    assert "\n" not in str(err.value)
+    assert not MultiContextDecoder(tiny, _stats()).force_alone  # batch_invariant=false: no probe, batched as before
 
 
 # SmolLM2-135M's linear layers (out, in, lone rows: input is the hidden state, 576): q/o, k/v, gate/up, down, LM head

@@ -40,9 +40,10 @@ of its batch, so traces and outputs are the same at every ``--batch_size``. Two 
 make them depend on it: (1) attention over a left-padded stack (softmax and its sums run over padded
 lengths, so the rounding depends on the longest row): with batch invariance every row attends over
 exactly its own keys, in its own call (:func:`rowwise_attention`), as a lone row does; (2) the matrix
-products: a BLAS picks its kernel by the number of rows, and MKL's sgemm, for one, takes different kernels
-for 1, 2-3 and ≥ 4 rows. Every ``nn.Linear`` of a float32 CPU model therefore also gets a oneDNN copy of its
-weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with it each row's product
+products: a BLAS picks its kernel (and, with several threads, how it splits the product) by the number of
+rows, so MKL's sgemm gives a row other bits at 1, 2-3, 4-15 or 17-128 rows than inside a larger product,
+depending on the CPU, the weight layout and the thread count. Every ``nn.Linear`` of a float32 CPU model
+therefore also gets a oneDNN copy of its weight prepacked for its ISA (:func:`pack_linear_weights`, ``torch.ops.mkldnn``); with it each row's product
 is bitwise the same for any number of rows from 2 on, and from 1 on for the products whose input is the
 hidden state (checked on this machine, on the model's own weight shapes, by a probe when the weights are
 packed, and by ``tests/test_model_decoder.py``; on an AVX-512 AMD EPYC a lone row of a 1536-input product is
@@ -50,15 +51,20 @@ not, which is why decode steps use the packed products only with 2 or more rows)
 the small products whose row count depends on the batch: decode steps of two or more rows, the LM head and
 the recomputed queries (:class:`LinearKernels`, switched on only inside those calls, so a model shared with
 lm-eval's ``hf`` is unchanged). Long products stay on the dense weights, where MKL is ~10% faster: a row's
-prefill (always alone) and the body of a teacher-forced pass (at least :data:`MIN_GEMM_ROWS` positions,
-where MKL's rows do not depend on the row count). Decode steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at
-batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` on either path: without packing because MKL's
-≥ 4-row kernel is the row-invariant one, with packing for speed. oneDNN's 2- and 3-row products cost more
+prefill (always alone) and the body of a teacher-forced pass. What that needs from MKL is probed at load, on
+the model's own weight shapes and layout at the current thread count (:func:`mkl_min_rows`): the row count
+from which a row's bits no longer depend on the number of rows (up to ``max_batch_tokens``), or None. With a
+row count a teacher-forced pass has at least that many positions; with None (an Intel Xeon at two threads)
+every teacher-forced item gets a pass of its own, the pass it gets at batch 1. The verdict holds for the
+thread count at load: set the threads (``OMP_NUM_THREADS``) before, not after. Decode steps with 2 or 3 rows
+(Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` with packing, for
+speed; without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
+none, ``batch_invariant=true`` is refused with a one-line :class:`ConfigError`. oneDNN's 2- and 3-row products cost more
 than its 4-row one on the AMD EPYC measured: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at
 2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row steps instead of 1.32
 (``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``). The bits do not change, since the packed rows do
 not depend on the row count. Where packing is unavailable (no oneDNN, another dtype, or the probe fails),
-LM-head products are padded to :data:`MIN_GEMM_ROWS` rows as well. Either way a decode step of a single row
+LM-head products are padded to MKL's probed row count as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
 lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a batch
 unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step numbers. On
@@ -81,10 +87,17 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-# Without packed weights (LinearKernels): MKL's sgemm uses other kernels for products with fewer rows than
-# this; from this many rows on each row's result is bitwise independent of the number of rows and of the
-# row's position.
+# Decode steps of 2 or 3 rows are padded to this many rows with packed weights (speed; module docstring). For
+# MKL's dense products the row count from which each row's result is bitwise independent of the number of rows
+# and of the row's position is not assumed: _mkl_min_rows probes it at load (the model's shapes, weight layout
+# and thread count) among MKL_MIN_ROWS_CANDIDATES; an Intel Xeon (AVX-512, MKL 2024.2, one thread) needs 5 rows
+# for a 96-input product and 16 for SmolLM2's row-major weights, and with two threads no row count holds.
 MIN_GEMM_ROWS = 4
+MKL_MIN_ROWS_CANDIDATES = (4, 8, 16, 32)
+# Row counts the MKL probe checks (those up to the largest product it must cover), each against the same rows of
+# one larger product: every count up to 40, then counts around MKL's and the thread split's usual thresholds.
+MKL_PROBE_ROWS = tuple(range(1, 41)) + (47, 48, 49, 63, 64, 65, 96, 100, 127, 128, 129, 192, 200, 255, 256, 257,
+                                        333, 384, 511, 512, 513, 700, 1000, 1024, 2048, 4096, 8192)
 # Teacher forcing on CPU: a pass ends before its padding exceeds this fraction of its real tokens (a long
 # CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
 # 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
@@ -249,6 +262,65 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
         return False
 
 
+def _mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
+    """Probe: from how many rows on does each row of MKL's dense ``F.linear`` give the same bits whatever the
+    number of rows (up to ``max_rows``) and the row's position, on these weights, at this thread count?
+
+    ``layouts``: ``(out_features, in_features, column_major, bias)`` tuples (:func:`_linear_layouts`); random
+    weights of each shape and stride order are checked (outputs beyond :data:`PROBE_MAX_OUT` at that size).
+    Each row count of :data:`MKL_PROBE_ROWS` up to ``max_rows`` (and ``max_rows`` itself) is compared with the
+    same rows of one product of ``max_rows + 3`` rows. Returns the smallest of :data:`MKL_MIN_ROWS_CANDIDATES`
+    from which every checked count matches for every shape, or None where none does (MKL splits a product
+    between threads by its row count: with two threads on an Intel Xeon, 17-128 rows of a 1536-input product
+    differ from the same rows inside 1,024). The verdict holds for ``torch.get_num_threads()`` at the call.
+    """
+    counts = sorted({m for m in MKL_PROBE_ROWS if m <= max_rows} | {max_rows})
+    g = torch.Generator().manual_seed(0)
+    fail = 0  # the largest failing row count
+    with torch.inference_mode():
+        for n_out, n_in, col, bias in sorted({(min(o, PROBE_MAX_OUT), i, c, b) for o, i, c, b in layouts}):
+            w = torch.randn(n_out, n_in, generator=g) * 0.05
+            w = w.t().contiguous().t() if col else w
+            b = torch.randn(n_out, generator=g) if bias else None
+            x = torch.randn(max_rows + 3, n_in, generator=g)
+            full = F.linear(x, w, b)
+            for m in counts:
+                if m > fail:
+                    start = 3 if m < max_rows else 0
+                    if not torch.equal(F.linear(x[start:start + m], w, b), full[start:start + m]):
+                        fail = m
+                        if fail >= MKL_MIN_ROWS_CANDIDATES[-1]:
+                            return None
+    return next((r for r in MKL_MIN_ROWS_CANDIDATES if r > fail), None)
+
+
+def _linear_layouts(model: Any) -> list[tuple[int, int, bool, bool]]:
+    """The distinct ``(out_features, in_features, column_major, bias)`` of a model's float32 ``nn.Linear`` layers
+    (``column_major``: strides (1, out), :func:`tokrag_model.loading.set_linear_weight_layout`)."""
+    out = set()
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight.dim() == 2 and mod.weight.dtype == torch.float32:
+            n_out, n_in = mod.weight.shape
+            col = n_out > 1 and mod.weight.stride() == (1, n_out)
+            out.add((int(n_out), int(n_in), bool(col), mod.bias is not None))
+    return sorted(out)
+
+
+def mkl_min_rows(model: Any, max_rows: int) -> int | None:
+    """:func:`_mkl_min_rows` on the model's own linear layers (:func:`_linear_layouts`) at the current thread count,
+    remembered on the model per thread count, ``max_rows`` and layouts (a later weight-layout change is probed
+    again). None where no candidate holds (module docstring)."""
+    seen = getattr(model, "_tokrag_mkl_min_rows", None)
+    if seen is None:
+        seen = {}
+        model._tokrag_mkl_min_rows = seen
+    layouts = _linear_layouts(model)
+    key = (torch.get_num_threads(), int(max_rows), tuple(layouts))
+    if key not in seen:
+        seen[key] = _mkl_min_rows(layouts, int(max_rows))
+    return seen[key]
+
+
 def _linear_shapes(model: Any) -> list[tuple[int, int, bool]]:
     """The distinct ``(out_features, in_features, lone_rows)`` of a model's float32 ``nn.Linear`` layers;
     ``lone_rows`` where the input is the hidden state (``config.hidden_size``; every layer when unknown)."""
@@ -269,7 +341,8 @@ def pack_linear_weights(model: Any) -> LinearKernels | None:
 
     Returns None (nothing changed) when the model is not float32 on CPU, torch has no oneDNN, or the
     probe (:func:`_onednn_linear_ok`, run on the model's own weight shapes) finds per-row results that
-    depend on the row count; the decoder then pads small products to :data:`MIN_GEMM_ROWS` rows. Memory: one
+    depend on the row count; the decoder then pads small products to MKL's probed row count
+    (:func:`mkl_min_rows`) or refuses batch invariance where MKL has none. Memory: one
     more copy of the linear weights (SmolLM2-135M: +0.5 GB, the tied LM head included).
     """
     kernels = getattr(model, "_tokrag_linear_kernels", None)
@@ -306,7 +379,7 @@ class Batch:
     whose tensors are (B + extra, kv_heads, T + reserve, head_dim) with slots ≥ T still empty; rows
     left-padded; ``mask``: (B + extra, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``:
     real tokens per row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids
-    per row; ``extra``: empty rows after the B real ones (batch invariance, :data:`MIN_GEMM_ROWS`);
+    per row; ``extra``: empty rows after the B real ones (batch invariance, ``MultiContextDecoder.min_gemm_rows``);
     ``rowwise``: attend row by row (:func:`rowwise_attention`).
     """
 
@@ -368,10 +441,11 @@ class MultiContextDecoder:
         max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass; None:
             :data:`CPU_MAX_BATCH_TOKENS` on CPU, :data:`DEFAULT_MAX_BATCH_TOKENS` elsewhere.
         packed_weights: with batch invariance, use oneDNN-prepacked weights where available
-            (:func:`pack_linear_weights`); False keeps MKL with :data:`MIN_GEMM_ROWS` padding (the fallback).
+            (:func:`pack_linear_weights`); False keeps MKL, padded to its probed row count (the fallback).
     Raises:
         ConfigError: the model has layers other than full or sliding-window attention, or bidirectional
-            attention (see the module docstring).
+            attention (see the module docstring); ``batch_invariant`` on a CPU where neither the packed
+            products nor MKL's (:func:`mkl_min_rows`, at the current thread count) are row-invariant.
     """
 
     def __init__(self, model: Any, stats: dict[str, int], batch_invariant: bool = False,
@@ -401,15 +475,27 @@ class MultiContextDecoder:
         self.max_batch_tokens = int(max_batch_tokens)
         self.max_pad_fraction = CPU_MAX_PAD_FRACTION if cpu else float("inf")
         self.kernels: LinearKernels | None = None
+        # min_gemm_rows: decode steps of fewer rows (2 or more) get empty rows up to this many (MKL: row invariance;
+        # packed: speed, module docstring). min_force_rows: a teacher-forced pass has at least this many positions
+        # (its body runs on MKL's dense weights, faster than oneDNN's for long sequences); force_alone: one item per
+        # pass, where MKL's rows depend on the row count at every count (then an item's pass is the one it gets at
+        # batch 1). min_head_rows: LM-head products are padded to this many rows only without packed weights.
+        self.min_gemm_rows = self.min_force_rows = self.min_head_rows = 0
+        self.force_alone = False
+        self.mkl_rows: int | None = None
         if self.batch_invariant:
             enable_rowwise_attention(model)
             self.kernels = pack_linear_weights(model) if packed_weights else None
-        # min_gemm_rows: decode steps of 2-3 rows get empty rows up to this many (MKL: row invariance; packed:
-        # speed, module docstring), and a teacher-forced pass has at least this many positions (its body runs on
-        # MKL's dense weights, faster than oneDNN's for long sequences). min_head_rows: LM-head products are
-        # padded to this many rows only without packed weights.
-        self.min_gemm_rows = MIN_GEMM_ROWS if self.batch_invariant else 0
-        self.min_head_rows = MIN_GEMM_ROWS if self.batch_invariant and self.kernels is None else 0
+            self.mkl_rows = mkl_min_rows(model, self.max_batch_tokens) if cpu else MIN_GEMM_ROWS
+            if self.mkl_rows is None and self.kernels is None:
+                threads = torch.get_num_threads()
+                raise ConfigError(f"batch_invariant=true: on this CPU at {threads} thread(s) neither oneDNN's packed "
+                                  "products nor MKL's dense ones give a row the same bits at every batch size; pass "
+                                  "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1" if threads > 1 else ""))
+            self.min_gemm_rows = MIN_GEMM_ROWS if self.kernels is not None else self.mkl_rows
+            self.min_force_rows = self.mkl_rows or MIN_GEMM_ROWS
+            self.force_alone = self.mkl_rows is None
+            self.min_head_rows = 0 if self.kernels is not None else self.mkl_rows
 
     @contextmanager
     def invariant_products(self) -> Iterator[None]:
@@ -467,9 +553,10 @@ class MultiContextDecoder:
             end, width, real = start, 0, 0
             while end < len(items):
                 n = len(items[end].prompt) + len(items[end].cont)
-                w = max(width, n, self.min_gemm_rows)
+                w = max(width, n, self.min_force_rows)
                 padded = w * (end - start + 1)
-                if end > start and (padded > self.max_batch_tokens or padded > (1 + self.max_pad_fraction) * (real + n)):
+                if end > start and (self.force_alone or padded > self.max_batch_tokens
+                                    or padded > (1 + self.max_pad_fraction) * (real + n)):
                     break
                 width, real, end = w, real + n, end + 1
             out.extend(self._force(items[start:end], width))
@@ -492,7 +579,7 @@ class MultiContextDecoder:
         hidden = any(it.hidden for it in items)
         cache = DynamicCache(config=self.cache_config) if keys else None
         pos = torch.arange(width, device=self.device).view(1, -1).expand(len(items), -1)
-        # dense weights: with ≥ MIN_GEMM_ROWS positions MKL's rows are row-invariant (module docstring)
+        # dense weights: with ≥ min_force_rows positions MKL's rows are row-invariant (probed), or the item is alone
         res = self.base(input_ids=ids, attention_mask=None if self.batch_invariant else mask, position_ids=pos,
                         cache=cache, use_cache=keys, output_hidden_states=hidden,
                         **self._rows_kw([(0, len(s)) for s in seqs]))
@@ -512,7 +599,7 @@ class MultiContextDecoder:
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The LM head on (n, d) final hidden states -> (n, V) float32 (with the model's final logit
         soft-capping, if any). Row-invariant products (batch invariance: packed weights, or at least
-        :data:`MIN_GEMM_ROWS` rows without them)."""
+        ``min_head_rows`` rows, MKL's probed row count, without them)."""
         n = hidden.shape[0]
         if 0 < n < self.min_head_rows:
             hidden = torch.cat([hidden, hidden.new_zeros(self.min_head_rows - n, hidden.shape[1])])
@@ -534,8 +621,9 @@ class MultiContextDecoder:
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
-        Each row is prefilled alone, on the dense weights. With batch invariance, 2 or 3 rows get empty rows
-        up to :data:`MIN_GEMM_ROWS` (``Batch.extra``; module docstring).
+        Each row is prefilled alone, on the dense weights. With batch invariance, 2 or more rows get empty rows
+        up to ``min_gemm_rows`` (``Batch.extra``; :data:`MIN_GEMM_ROWS` with packed weights, MKL's probed row
+        count without; module docstring).
         Raises:
             ValueError: an empty row.
         """
