@@ -23,16 +23,25 @@ the samples file) is kept as logged and re-aggregated with the rest (:func:`resc
 A metric fix inside a task's folder (its ``utils.py``, a version bump in its YAML) changes the task
 fingerprint and so the cell's run-folder key. ``rescore`` then uses the finished folder whose
 configuration differs from the cell's only in the task fingerprint, and says so: the generations
-are those of the earlier task code, scored by the current one (provenance keeps the old fingerprint).
+are those of the earlier task code, scored by the current one (provenance keeps the old fingerprint). The code that
+builds the requests may have changed with it (the loader ``custom_dataset`` and what it calls: ``tasks/utils.py``'s
+``QA_PROMPTS``, passage picking and noise in ``tasks/rag.py``, the few-shot pool in ``tasks/data.py``, your task's
+``utils.py``), so for such a cell only the docs and requests are rebuilt with the task's current loader, the cell's
+metadata and the run's overrides, as the run builds them (:func:`rebuilt_requests`: the data folder and the retrieval
+run cache are read), and each logged sample's ``doc`` and ``arguments`` (the prompt, few-shot examples included; the
+doc alone under ``apply_chat_template``) must equal the current ones (:func:`doc_difference`); otherwise the cell is
+refused (:class:`StaleGenerationsError`, one line naming the doc and the first differing field), also when its docs
+cannot be rebuilt (no data folder, a loader error). A cell read from its own folder (unchanged task code) is checked without any data.
 
 Only a change of what *scores* a generation can be re-scored. Before a cell is re-scored, the task configuration
 its run recorded (``results.json``'s ``configs.<task>``, lm-eval's dump after the run's overrides) is compared with
 the one the current YAML gives (:func:`generation_difference`): every field that shapes the requests (prompt
 templates, ``description``, few-shot settings, ``generation_kwargs``, ``target_delimiter``, the data fields,
 ``metadata`` such as ``hits``/``noise``/``prompt``) must be equal; only ``metric_list``, ``process_results``,
-``filter_list``, the loader's source (``custom_dataset``: the docs are the logged ones), task names and the metadata
-``version`` may differ. A cell whose generations came from other requests is refused (:class:`StaleGenerationsError`,
-one line naming the cell, the field and the re-run), or left out as missing with ``allow_missing``.
+``filter_list``, the loader's source (``custom_dataset``: its docs are checked as above), task names and the
+metadata ``version`` may differ. A cell whose generations came from other requests is refused
+(:class:`StaleGenerationsError`, one line naming the cell, the field and the re-run), or left out as missing with
+``allow_missing``.
 """
 
 from __future__ import annotations
@@ -93,15 +102,16 @@ def _jsonable(v: Any) -> Any:
 
 
 def refiltered_samples(task: Any, samples: list[dict]) -> list[dict]:
-    """``samples`` (one task's logged samples, lm-eval's order: per filter, per doc) with ``filtered_resps`` and
-    ``filter`` re-derived from the logged raw ``resps`` by the task's *current* filters (lm-eval's own
-    ``FilterEnsemble.apply`` over :class:`lm_eval.api.instance.Instance` objects built from the log, as
-    ``evaluator.evaluate`` applies them): one sample per current filter and logged doc, in the order lm-eval logs
-    them (the task's filters, then the docs in the order of the log's first filter), each a copy of the logged
-    sample of that doc and filter (else of that doc's first) with the new ``filtered_resps`` (JSON values). With
-    unchanged filters the result equals ``samples``. Samples without ``resps`` (not logged) are returned as they are:
-    their logged ``filtered_resps`` are scored (:func:`_stale_cells` refuses such a cell when its filters changed).
-    The input is not modified."""
+    """``samples`` (one task's logged samples in the samples file's order: by doc id, a doc's filters in the task's
+    order, as the runner writes them) with ``filtered_resps`` and ``filter`` re-derived from the logged raw ``resps``
+    by the task's *current* filters (lm-eval's own ``FilterEnsemble.apply`` over
+    :class:`lm_eval.api.instance.Instance` objects built from the log, as ``evaluator.evaluate`` applies them): one
+    sample per current filter and logged doc, in the samples file's order (the docs in the log's order, each doc's
+    samples in the order of the task's filters), each a copy of the logged sample of that doc and filter (else of
+    that doc's first) with the new ``filtered_resps`` (JSON values). With unchanged filters the result equals
+    ``samples`` read from a samples file, with several filters too. Samples without ``resps`` (not logged) are
+    returned as they are: their logged ``filtered_resps`` are scored (:func:`_stale_cells` refuses such a cell when
+    its filters changed). The input is not modified."""
     from lm_eval.api.instance import Instance
 
     filters = getattr(task, "_filters", None)
@@ -121,8 +131,8 @@ def refiltered_samples(task: Any, samples: list[dict]) -> list[dict]:
     for ensemble in filters:
         ensemble.apply(flat)
     out = []
-    for ensemble in filters:
-        for doc_id, logged in by_doc.items():
+    for doc_id, logged in by_doc.items():  # the runner's order: by doc, then lm-eval's (the filters') order
+        for ensemble in filters:
             base = logged.get(ensemble.name) or next(iter(logged.values()))
             filtered = [inst.filtered_resps[ensemble.name] for inst in instances[doc_id]]
             out.append({**base, "filter": ensemble.name, "filtered_resps": _jsonable(filtered)})
@@ -269,11 +279,137 @@ def generation_difference(recorded: dict[str, Any] | None, current: dict[str, An
     return f"{path}: {_short(old)} in the run -> {_short(new)} now" + (f"; also {', '.join(more)}" if more else "")
 
 
+def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | None = None) -> dict[Any, dict]:
+    """``{doc id: {"doc": doc, "arguments": [...] | None}}``: the documents and requests ``cell``'s task builds *now*,
+    built as the run builds them (JSON values). The task is lm-eval's from the runner's ``TaskManager``
+    (:func:`leaderboards.runner._load_task_manager`: the spec's include path with tokrag's ``tasks/``;
+    ``TaskManager.load`` as ``simple_evaluate`` calls it) with the cell's task metadata
+    (:meth:`leaderboards.spec.Cell.lm_eval_metadata`), so its ``custom_dataset`` is called with what the run passed,
+    after ``random``/NumPy are seeded with the cell's seed as ``simple_evaluate`` seeds them (their states are restored
+    afterwards; torch's generator is not seeded). Then ``simple_evaluate``'s overrides are applied (the cell's
+    ``gen_kwargs`` over ``generation_kwargs``, its ``num_fewshot`` unless the YAML says 0, 0 when neither says, the
+    few-shot seed) and lm-eval's ``build_all_requests`` builds the first ``limit`` docs' requests (few-shot examples,
+    description, system instruction): ``arguments`` as the samples file logs them. Under ``apply_chat_template``
+    ``arguments`` is None (the prompt needs the model's chat template; only the doc is checked). Reads the data
+    folder and the retrieval run cache (a retrieval not cached is computed). ``cache``: ``{key: task}`` of the tasks
+    loaded so far (one load per task, metadata and seed).
+
+    Raises:
+        whatever the task's loader or lm-eval raises (no data folder, a loader error).
+    """
+    import random
+
+    import lm_eval.api.task as lm_task
+    import numpy as np
+
+    from .runner import _load_task_manager
+
+    cache = {} if cache is None else cache
+    meta = _jsonable(cell.lm_eval_metadata())
+    at = json.dumps([cell.task.task, meta, cell.seed], sort_keys=True)
+    loggers = [logging.getLogger(n) for n in ("lm_eval", "lm_eval.tasks", "lm_eval.api.task")]
+    levels = [lg.level for lg in loggers]
+    py_state, np_state = random.getstate(), np.random.get_state()
+    bar = lm_task.tqdm
+    try:
+        for lg in loggers:  # lm-eval's "Selected tasks", task overrides, loader hints: the run said them
+            lg.setLevel(logging.ERROR)
+        if at not in cache:
+            random.seed(cell.seed)
+            np.random.seed(cell.seed)
+            task = _load_task_manager(spec, meta).load([cell.task.task])["tasks"].get(cell.task.task)
+            if task is None:
+                raise ConfigError(f"lm-eval built no task {cell.task.task!r} from {[str(p) for p in spec.include_path]}")
+            cache[at] = (task, copy.deepcopy(task.get_config("generation_kwargs")), task.get_config("num_fewshot"))
+        task, gen_kwargs, num_fewshot = cache[at]
+        if task.get_config("output_type") == "generate_until":  # simple_evaluate's overrides, from the YAML's values
+            task.set_config(key="generation_kwargs", value={**copy.deepcopy(gen_kwargs or {}), **dict(cell.gen_kwargs)})
+        if cell.num_fewshot is not None and num_fewshot != 0:
+            task.set_config(key="num_fewshot", value=cell.num_fewshot)
+        else:
+            task.set_config(key="num_fewshot", value=0 if num_fewshot is None else num_fewshot)
+        task.set_fewshot_seed(seed=cell.seed)
+        out: dict[Any, dict] = {}
+        if cell.apply_chat_template:
+            for i, doc in enumerate(task.eval_docs):
+                if cell.limit is not None and i >= cell.limit:
+                    break
+                out[i] = {"doc": _jsonable(doc), "arguments": None}
+            return out
+        lm_task.tqdm = lambda it, **_: it  # no progress bar over the docs
+        task.build_all_requests(limit=cell.limit, system_instruction=cell.system_instruction,
+                                fewshot_as_multiturn=cell.fewshot_as_multiturn)
+        for inst in task.instances:
+            entry = out.setdefault(inst.doc_id, {"doc": _jsonable(inst.doc), "arguments": []})
+            entry["arguments"].append(_jsonable(inst.args))
+        return out
+    finally:
+        lm_task.tqdm = bar
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def _first_difference(old: Any, new: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The first ``(path, old, new)`` where two JSON values differ (``ctxs[0].docid``; dict keys in sorted order, a
+    missing key reads as None, a list of another length differs at its first extra or missing item)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new), key=str):
+            d = _first_difference(old.get(k), new.get(k), f"{path}.{k}" if path else str(k))
+            if d:
+                return d
+        return None
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            d = _first_difference(old[i] if i < len(old) else None, new[i] if i < len(new) else None, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    return None if json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True) else (path, old, new)
+
+
+def _pair(old: Any, new: Any) -> tuple[str, str]:
+    """``old`` and ``new`` as short JSON; two long strings are cut around their first differing character."""
+    if isinstance(old, str) and isinstance(new, str) and max(len(old), len(new)) > 60:
+        i = next((j for j in range(min(len(old), len(new))) if old[j] != new[j]), min(len(old), len(new)))
+        lo = max(0, i - 20)
+        cut = [("..." if lo else "") + json.dumps(s[lo:i + 40])[1:-1] + ("..." if len(s) > i + 40 else "")
+               for s in (old, new)]
+        return f'"{cut[0]}"', f'"{cut[1]}"'
+    return _short(old), _short(new)
+
+
+def doc_difference(samples: list[dict], rebuilt: dict[Any, dict]) -> str | None:
+    """``"doc ID: FIELD RUN in the run -> NOW now"`` for the first logged sample (in the log's order) whose ``doc``
+    differs from the one the task builds now (``rebuilt``, :func:`rebuilt_requests`; compared as canonical JSON, field
+    by field: the first differing field, e.g. ``ctxs[0].docid``, long values cut), else whose request ``arguments``
+    differ (``arguments[0][0]``: the prompt, cut around the first differing character; not compared where ``rebuilt``
+    has None); ``"doc ID: not built now (...)"`` for a logged doc id the task no longer builds; None when every logged
+    doc and request is the current one."""
+    for s in samples:
+        doc_id = s.get("doc_id")
+        if doc_id not in rebuilt:
+            n = len({x.get("doc_id") for x in samples})
+            return f"doc {doc_id}: not built now (the task builds {len(rebuilt)} docs for the {n} logged doc ids)"
+        d = _first_difference(_jsonable(s.get("doc")), rebuilt[doc_id]["doc"], "")
+        if d is None and rebuilt[doc_id].get("arguments") is not None and "arguments" in s:
+            d = _first_difference(_jsonable(s.get("arguments")), rebuilt[doc_id]["arguments"], "arguments")
+        if d:
+            path, old, new = d
+            run, now = _pair(old, new)
+            return f"doc {doc_id}: {path or 'doc'} {run} in the run -> {now} now"
+    return None
+
+
 def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], folders: dict[str, Path],
                  tasks: dict[str, Any]) -> dict[str, str]:
     """``{cell id: one line}`` for each loaded cell whose logged generations came from other requests than the task
-    builds now (:func:`generation_difference`): the cell, the folder read, the field and what to run."""
+    builds now (:func:`generation_difference`; for a cell read from the folder of earlier task code also its docs,
+    :func:`rebuilt_requests` / :func:`doc_difference`): the cell, the folder read, the field and what to run. A cell of
+    earlier task code whose docs cannot be rebuilt (no data folder, a loader error) gets a line saying so."""
     stale: dict[str, str] = {}
+    built: dict[str, Any] = {}  # rebuilt_requests' cache: the task of one task name, metadata and seed, loaded once
     for cid, (cell, key, data) in loaded.items():
         if data is None:
             continue
@@ -290,11 +426,22 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
                 and _jsonable(recorded.get("filter_list")) != current.get("filter_list"):
             why = (f"filter_list: {_short(recorded.get('filter_list'))} in the run -> "
                    f"{_short(current.get('filter_list'))} now, and the samples log no raw resps to re-apply it to")
-        if why is None:
-            continue
         folder = folders[cid]
         redo = f"remove its run folder {folder} and run: " if folder.name == key else "re-run it: "
         redo += run_command(spec, runs)
+        if why is None and folder.name != key:  # read from the folder of earlier task code: its loader may differ too
+            try:
+                why = doc_difference(samples, rebuilt_requests(spec, cell, built))
+            except Exception as exc:  # noqa: BLE001 - any failure of the loader: the docs cannot be checked
+                err = " ".join(f"{type(exc).__name__}: {exc}".split())
+                err = err if len(err) <= 300 else err[:297] + "..."
+                stale[cid] = (f"{cid}: the code of task {tname!r} changed since the run in {folder} and its docs could "
+                              f"not be rebuilt to check that the logged requests are still the ones it builds ({err}); "
+                              "make its data folder and retrieval available (TOKRAG_DATA_DIR, the run cache) and "
+                              f"rescore again, or {redo}")
+                continue
+        if why is None:
+            continue
         stale[cid] = (f"{cid}: the samples in {folder} were generated from other requests than task {tname!r} builds "
                       f"now ({why}); only a metric change can be re-scored, {redo}")
     return stale
@@ -320,7 +467,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     Raises:
         IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
         StaleGenerationsError: a cell's logged generations were made from other requests than the task builds now
-            (prompt, generation or few-shot settings, task metadata); one line per such cell (unless ``allow_missing``).
+            (prompt, generation or few-shot settings, task metadata; for a cell of earlier task code also its docs, or
+            they could not be rebuilt); one line per such cell (unless ``allow_missing``).
         MisplacedRunError: a folder read for a cell holds another cell's run, also with ``allow_missing``.
     """
     tasks = {} if tasks is None else tasks
@@ -407,4 +555,4 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
 
 
 __all__ = ["rescore", "rescore_loaded", "refiltered_samples", "collect_for_rescore", "task_for_docs",
-           "generation_difference", "current_task_config", "StaleGenerationsError"]
+           "generation_difference", "current_task_config", "rebuilt_requests", "doc_difference", "StaleGenerationsError"]
