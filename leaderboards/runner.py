@@ -10,9 +10,12 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
   peak resident memory (MiB, sampled every 20 ms during the cell), the process' max RSS and
   ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
   counts add the journal's counts of the replayed chunks, its ``wall_s`` and ``model_s`` their seconds (:func:`run_cell`);
+  ``loadavg_start`` / ``loadavg_end``: the machine's 1/5/15-minute load averages around this attempt;
 * ``provenance.json``: model fingerprint/config reported by the model instance (and ``model_hub_commit``, the hub
   commit a hub id resolved to; null for an alias or a local folder), retrieval fingerprint
-  (hash of every question's ranked passage ids), library versions, git commit;
+  (hash of every question's ranked passage ids), library versions, git commit, ``machine`` (torch's thread counts
+  at model load, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, CPU capability and model, CUDA device:
+  :func:`tokrag_model.provenance.compute_environment`; not keyed);
 * ``DONE``: a manifest with the SHA-256 of every file above, written last and atomically.
 
 While a cell runs, its folder also holds ``journal.jsonl``, the request journal (a model that is :func:`replay_safe`
@@ -58,7 +61,7 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
-from tokrag_model.provenance import git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
+from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
 from .spec import DRAWS, Cell, LeaderboardSpec, is_int  # noqa: F401 (DRAWS: leaderboards.runner.DRAWS kept for callers)
@@ -1687,6 +1690,14 @@ class InputsChangedError(TokragError):
     """A cell's inputs changed while it ran (:func:`run_cell`'s ``recheck``): its folder was left without ``DONE``."""
 
 
+def _loadavg() -> list[float] | None:
+    """``os.getloadavg()`` (the 1, 5 and 15 minute load averages, rounded to 2 places), None where the OS has none."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, Any], cell_dir: Path, lm,
              *, progress: bool = True, task_manager=None, resume: bool = True,
              recheck=None) -> dict[str, Any]:
@@ -1699,7 +1710,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     as in ``wall_s``: without the task build, retrieval and corpus loading that ``wall_s`` charges to the first
     cell of a task in a process; ``model_s <= wall_s``),
     ``resumed_requests`` (replayed requests, 0 for a cell run in one go), ``n_samples``, ``peak_rss_mib`` and
-    ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``.
+    ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``, ``loadavg_start`` / ``loadavg_end``
+    (:func:`os.getloadavg` right before and after this attempt's evaluation, None where the OS has none).
 
     The returned dict also has ``live_forward_passes`` (this attempt's own, not written to ``cost.json``).
 
@@ -1762,6 +1774,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
     clock = _ModelClock()
     patched = _with_progress(lm, bar, chunk, journal, clock, quiet=not progress)
+    load_start = _loadavg()
     t0 = time.perf_counter()
     try:
         with _PeakRSS() as mem, _env_info_once(), _no_cli_gen_kwargs_warning():
@@ -1779,6 +1792,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
             delattr(lm, name)
         bar.close()
     wall = time.perf_counter() - t0
+    load_end = _loadavg()
     if results is None:
         raise TokragError(f"{cell.label}: lm-eval returned no results (not rank 0?)")
     after = _stats(lm)
@@ -1810,6 +1824,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "peak_rss_mib": round(mem.peak_mib, 1),
         "process_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "stats_available": hasattr(lm, "stats"),
+        # the machine's load (1, 5, 15 min) around this attempt's evaluation: timings taken under load
+        "loadavg_start": load_start,
+        "loadavg_end": load_end,
     }
     atomic_write_json(cell_dir / "cost.json", cost)
     retr = retrieval_fingerprint([s for v in samples_all.values() for s in v])
@@ -1822,6 +1839,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "versions": versions,
         "git_commit": attempt["git_commit"],
         "task_version": (results.get("versions") or {}).get(cell.task.task),
+        # threads and hardware that computed it (at model load; not keyed): a forward pass's bits depend on them
+        "machine": getattr(lm, "machine", None) or compute_environment(
+            (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)),
         # every attempt at the cell, this one last: what code and libraries computed which requests
         "attempts": [*journal.attempts[:-1], {**journal.attempts[-1], "resumed_requests": journal.replayed}],
     }

@@ -52,6 +52,7 @@ from .distributed import DataParallel  # noqa: E402
 from .loading import (config_shape, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
                       torch_dtype, weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
+from .provenance import compute_environment  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,8 @@ class RAGMethodLM(LM):
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
         if cfg["batch_invariant"] == "auto":
             cfg["batch_invariant"] = str(backbone.device).startswith("cpu")
+        # threads and hardware at load (the decoder's MKL probe below holds for this thread count): results record it
+        self.machine = compute_environment(backbone.device)
         self.decoder = MultiContextDecoder(self.model, self.stats, batch_invariant=cfg["batch_invariant"])
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         template = getattr(self.tokenizer, "chat_template", None)
@@ -440,7 +443,11 @@ class RAGMethodLM(LM):
         for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder), and
         ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
         the git commit of its source tree, None outside a git checkout; ``tokrag_changes`` = a fingerprint of a
-        modified checkout's changes against that commit, None for a clean one: :mod:`tokrag_model.provenance`)."""
+        modified checkout's changes against that commit, None for a clean one: :mod:`tokrag_model.provenance`), and
+        ``tokrag_machine``: torch's intra-/inter-op thread counts at model load, ``OMP_NUM_THREADS`` /
+        ``MKL_NUM_THREADS`` as given, the CPU's kernel capability and model name, and the CUDA device's name
+        (:func:`tokrag_model.provenance.compute_environment`; on CPU a forward pass's bits depend on the threads and
+        the CPU's kernels). Not part of any run key."""
         import lm_eval
         import transformers
 
@@ -458,6 +465,7 @@ class RAGMethodLM(LM):
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values()},
             "tokrag_chat_template_applied": self.chat_template_applied,
+            "tokrag_machine": getattr(self, "machine", None),
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                 "lm_eval": getattr(lm_eval, "__version__", "?"),
                                 "tokrag": source["version"], "tokrag_commit": source["commit"],

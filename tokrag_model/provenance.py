@@ -4,7 +4,9 @@ Recorded by the models in the results JSON's ``config.tokrag_versions`` (``tokra
 ``tokrag_changes``: a fingerprint of a modified checkout's changes) and by the
 tasks in ``configs.<task>.metadata.tokrag_data.tokrag`` (:mod:`tasks.provenance`), so a plain ``lm_eval`` run
 says which code produced it, as a leaderboard's ``provenance.json`` does. lm-eval's own top-level ``git_hash`` is
-the commit of the *working directory*, which is usually not tokrag's. Cheap to import (no torch, no lm-eval).
+the commit of the *working directory*, which is usually not tokrag's. :func:`compute_environment` records the
+threads and hardware that computed a result (``config.tokrag_machine``). Cheap to import (no torch, no lm-eval:
+:func:`compute_environment` imports torch when called).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 SOURCE_ROOT: Path = Path(__file__).resolve().parents[1]
 """The folder that holds the ``tokrag_model``, ``tasks`` and ``leaderboards`` packages (a checkout's root)."""
@@ -142,3 +145,62 @@ def tokrag_changes() -> str | None:
 def tokrag_source() -> dict[str, str | None]:
     """``{"version": tokrag_version(), "commit": tokrag_commit()}``."""
     return {"version": tokrag_version(), "commit": tokrag_commit()}
+
+
+THREAD_ENV_VARS: tuple[str, ...] = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that set torch's CPU thread count; :func:`compute_environment` records them as given."""
+
+
+def cpu_model_name() -> str | None:
+    """The CPU's model name: the first ``model name`` line of ``/proc/cpuinfo`` (Linux x86), else
+    ``platform.processor()``; None when neither says (an empty string counts as not saying). Raises nothing."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                name, sep, value = line.partition(":")
+                if sep and name.strip() == "model name" and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor().strip() or None
+
+
+def compute_environment(device: Any = None) -> dict[str, Any]:
+    """What computed a result, beyond the library versions: on CPU a forward pass's bits depend on the thread
+    count (even a batch-1 product differs at 1 vs 2 threads) and on the CPU's kernels (MKL's differ between an AVX2
+    and an AVX-512/AMX machine), so two results whose greedy answers differ can be told apart by these. Recorded in
+    the results JSON's ``config.tokrag_machine`` (taken at model load, :class:`tokrag_model.base.RAGMethodLM`) and in
+    a leaderboard cell's ``provenance.json`` (``machine``). Not part of any run key (hardware is not keyed).
+
+    Keys: ``torch_num_threads`` / ``torch_num_interop_threads`` (``torch.get_num_threads()`` /
+    ``get_num_interop_threads()`` now), ``env`` (``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` as given, strings, None
+    when unset), ``arch`` (``platform.machine()``), ``cpu_capability`` (``torch.backends.cpu.get_cpu_capability()``:
+    ``AVX2``, ``AVX512``, ``DEFAULT``, ...; None where torch cannot tell), ``cpu_model`` (:func:`cpu_model_name`) and
+    ``cuda_device`` (``torch.cuda.get_device_name`` of ``device`` when it is a CUDA device, else None). Imports torch
+    (lazily: this module stays cheap to import). Raises nothing."""
+    import platform
+
+    import torch
+
+    cap = None
+    try:
+        cap = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001 (older torch, or a build without the query)
+        pass
+    cuda = None
+    if str(device or "").startswith("cuda"):
+        try:
+            cuda = torch.cuda.get_device_name(torch.device(str(device)))
+        except Exception:  # noqa: BLE001 (CUDA not available in this process)
+            cuda = None
+    return {
+        "torch_num_threads": torch.get_num_threads(),
+        "torch_num_interop_threads": torch.get_num_interop_threads(),
+        "env": {name: os.environ.get(name) for name in THREAD_ENV_VARS},
+        "arch": platform.machine(),
+        "cpu_capability": cap,
+        "cpu_model": cpu_model_name(),
+        "cuda_device": cuda,
+    }
