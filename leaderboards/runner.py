@@ -1282,14 +1282,31 @@ def _machine(device: Any = None) -> dict[str, Any]:
     return out
 
 
+def _model_threads(lm) -> int:
+    """torch's intra-op thread count the model computes with: the one it recorded at load (``lm.machine``'s
+    ``torch_num_threads``, :func:`tokrag_model.provenance.compute_environment`; the decoder's MKL probe holds for
+    it), else ``torch.get_num_threads()`` now (a model that records none, lm-eval's or a toy)."""
+    machine = getattr(lm, "machine", None)
+    n = machine.get("torch_num_threads") if isinstance(machine, dict) else None
+    if isinstance(n, int) and not isinstance(n, bool):
+        return n
+    import torch
+
+    return torch.get_num_threads()
+
+
 def _journal_header(key: str, lm) -> dict[str, Any]:
     """What a journal's responses depend on beyond the cell key: the config hash, the model instance's
     ``fingerprint`` (its weights: an unpinned hub id's may move) and ``resolved_config`` (the device and dtype it
-    resolved to, ...), :func:`library_versions` (as provenance.json records them) and :func:`_machine`; as JSON."""
+    resolved to, ...), :func:`library_versions` (as provenance.json records them) and :func:`_machine` with
+    ``torch_num_threads`` (:func:`_model_threads`): on CPU a forward pass's bits depend on the thread count (0870fe6),
+    so a cell killed at 1 thread and resumed at 2 recomputes its chunks rather than combining bits of both (a CUDA
+    cell too: a needless recompute, never mixed bits). As JSON."""
+    device = (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)
     return json.loads(canonical_json({
         "config_hash": key, "model_fingerprint": str(getattr(lm, "fingerprint", None)),
         "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(),
-        "machine": _machine((getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)),
+        "machine": {**_machine(device), "torch_num_threads": _model_threads(lm)},
     }))
 
 

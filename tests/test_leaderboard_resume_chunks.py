@@ -643,3 +643,41 @@ def test_the_journal_header_names_gpus_only_for_a_model_on_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "NVIDIA H200")
     assert "cuda" not in runner._machine("cpu") and "cuda" not in runner._machine(None)
     assert runner._machine("cuda:0")["cuda"] == ["NVIDIA H200"]
+
+
+def test_a_cell_resumed_under_another_thread_count_recomputes_its_chunks(tmp_path, monkeypatch, caplog):
+    """On CPU a forward pass's bits depend on torch's thread count (0870fe6): a cell killed at 1 thread and resumed
+    at 2 must not combine chunks of both. The journal header's machine holds the thread count (the model's at load,
+    else ``torch.get_num_threads()``), so the resumed attempt discards the journal with a WARNING naming it; at the
+    same thread count it still resumes."""
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+        assert len(_journal(got)) == 3
+        torch.set_num_threads(2)
+        caplog.set_level(logging.INFO, logger="leaderboards.runner")
+        run_spec(spec, tmp_path / "runs", progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    assert calls.n == 4 and _cost(got)["resumed_requests"] == 0
+    assert "the journal was written in another environment (machine: torch_num_threads 1 -> 2)" in caplog.text
+    _assert_same_cell(ref, got)
+
+
+def test_the_journal_header_takes_the_thread_count_the_model_recorded_at_load():
+    """A model that recorded its thread count at load (``lm.machine``, tokrag's methods) is journaled under that
+    count, not the process' count now; one that recorded none under ``torch.get_num_threads()``."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from leaderboards.runner import _journal_header
+
+    cpu = {"device": "cpu"}
+    loaded = SimpleNamespace(fingerprint="f", resolved_config=cpu, machine={"torch_num_threads": 3})
+    assert _journal_header("k", loaded)["machine"]["torch_num_threads"] == 3
+    bare = SimpleNamespace(fingerprint="f", resolved_config=cpu)
+    assert _journal_header("k", bare)["machine"]["torch_num_threads"] == torch.get_num_threads()
