@@ -464,14 +464,6 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
     return k
 
 
-def score_scale(retriever: str, retriever_params: dict | None = None, corpus: Any = None) -> str:
-    """``doc["scored_by"]``: the scale the retriever's scores live on; :func:`retrieval.score_label` (the one
-    implementation, shared with the wiki_lm and wikitext103 loaders), kept under this name."""
-    from retrieval import score_label
-
-    return score_label(retriever, retriever_params, corpus)
-
-
 def build_qa_docs(
     dataset: str,
     *,
@@ -545,7 +537,7 @@ def build_qa_docs(
 
     run_fp, retrieval_cfg = "gold", None
     ctxs_of: dict[str, list[dict]] = {}
-    from retrieval import check_run_sanity, retrieve, score_passages
+    from retrieval import check_run_sanity, retrieve, score_label, score_passages
 
     corpus_obj = None
     prebuilt = isinstance(corpus, str) and corpus.startswith("prebuilt:")
@@ -630,7 +622,7 @@ def build_qa_docs(
             "ctxs": ctxs,
             "run_fingerprint": run_fp,
             "counterfactual_answer": cf_answer,
-            "scored_by": score_scale(retriever, retriever_params, corpus),
+            "scored_by": score_label(retriever, retriever_params, corpus),
         })
     # every attached passage carries the retriever's score for its question (issue 11.1): the inserted
     # ones (gold, noise, counterfactual) are scored by the same retriever, index and parameters

@@ -1,4 +1,4 @@
-"""REPLUG's default τ follows the scale the doc's scores are on (``doc["scored_by"]``, tasks.rag.score_scale).
+"""REPLUG's default τ follows the scale the doc's scores are on (``doc["scored_by"]``, retrieval.score_label).
 
 Before the fix a dense task with ``retriever_params: {l2_norm: false}`` recorded ``scored_by: dense`` like the
 cosine default, so τ = 0.05 (chosen for cosines) was applied to raw inner products: the breaker's scores
@@ -13,7 +13,7 @@ import math
 import pytest
 
 from retrieval.errors import ConfigError
-from tasks.rag import score_scale
+from retrieval import score_label
 from tokrag_model.methods.replug import REPLUG_TAU, doc_temperature, replug_weights
 
 from test_retrieval_dense import mini  # noqa: F401 - the fixture: 20 NQ-oracle questions, gold + 20 DPR passages
@@ -23,16 +23,16 @@ DPR_PAIR = {"encoder_class": "dpr", "encoder": "facebook/dpr-ctx_encoder-single-
 
 
 def test_the_label_tells_cosines_from_inner_products() -> None:
-    assert score_scale("dense") == score_scale("dense", {}) == "dense"  # MiniLM, mean pooling, L2-normalised
-    assert score_scale("dense", {"l2_norm": True, "pooling": "cls"}) == "dense"  # still cosines
-    assert score_scale("dense", {"l2_norm": False}) == "dense-ip"
-    assert score_scale("dense", {"l2_norm": False, "pooling": "cls", "encoder": "some/encoder"}) == "dense-ip"
-    assert score_scale("dense", DPR_PAIR) == "dpr"  # the encoders of Pyserini's prebuilt DPR index: its scale
-    assert score_scale("dense", dict(DPR_PAIR, l2_norm=True)) == "dpr"  # the DPR class ignores l2_norm
-    assert score_scale("dense", dict(DPR_PAIR, encoder="my/dpr-ctx")) == "dense-ip"  # another checkpoint
-    assert score_scale("bm25") == "bm25" and score_scale("dpr", None, "prebuilt:wikipedia-dpr-100w") == "dpr"
-    assert score_scale("hybrid", {"fusion": "rrf", "l2_norm": False}) == "hybrid-rrf"  # ranks: scale-free
-    assert score_scale("hybrid", {"fusion": "weighted", "alpha": 0.1}) == "hybrid-weighted"
+    assert score_label("dense") == score_label("dense", {}) == "dense"  # MiniLM, mean pooling, L2-normalised
+    assert score_label("dense", {"l2_norm": True, "pooling": "cls"}) == "dense"  # still cosines
+    assert score_label("dense", {"l2_norm": False}) == "dense-ip"
+    assert score_label("dense", {"l2_norm": False, "pooling": "cls", "encoder": "some/encoder"}) == "dense-ip"
+    assert score_label("dense", DPR_PAIR) == "dpr"  # the encoders of Pyserini's prebuilt DPR index: its scale
+    assert score_label("dense", dict(DPR_PAIR, l2_norm=True)) == "dpr"  # the DPR class ignores l2_norm
+    assert score_label("dense", dict(DPR_PAIR, encoder="my/dpr-ctx")) == "dense-ip"  # another checkpoint
+    assert score_label("bm25") == "bm25" and score_label("dpr", None, "prebuilt:wikipedia-dpr-100w") == "dpr"
+    assert score_label("hybrid", {"fusion": "rrf", "l2_norm": False}) == "hybrid-rrf"  # ranks: scale-free
+    assert score_label("hybrid", {"fusion": "weighted", "alpha": 0.1}) == "hybrid-weighted"
 
 
 def test_inner_products_get_no_default_temperature() -> None:

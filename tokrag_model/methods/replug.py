@@ -8,7 +8,7 @@ log-probs), not logit pooling. The lm-eval class, its per-step rule and the two 
 
 Scores and temperature come from the doc (issue 11.1): the tasks give every attached passage — noise and
 counterfactual ones included — the score their retriever gives it for the question, and record the score
-scale in ``doc["scored_by"]`` (:func:`tasks.rag.score_scale`); τ is :data:`REPLUG_TAU` of that scale unless
+scale in ``doc["scored_by"]`` (:func:`retrieval.score_label`); τ is :data:`REPLUG_TAU` of that scale unless
 the model argument ``replug_temperature`` sets it. In ``mixture`` mode a passage without a score is an
 error naming the doc and the passage (never a silent 0, which gave inserted passages a weight of ~1e-5).
 """
@@ -32,7 +32,7 @@ from ..prompt import Encoded
 # DPR inner products; MiniLM-style cosines differ by ~0.01–0.1 (τ=0.05); reciprocal-rank-fusion scores by
 # ~0.001 (τ=0.005). No default where the scale is not known in advance (pass replug_temperature): weighted hybrid
 # fusion (scales mixed by alpha) and un-normalised dense inner products (``dense-ip``: l2_norm false or a non-DPR
-# checkpoint under encoder_class dpr; ``dense`` is cosines only, tasks.rag.score_scale). τ=0.05 on inner products
+# checkpoint under encoder_class dpr; ``dense`` is cosines only, retrieval.score_label). τ=0.05 on inner products
 # of ~22 gave one passage all the weight on every question.
 REPLUG_TAU = {"bm25": 1.0, "dpr": 1.0, "dense": 0.05, "hybrid-rrf": 0.005}
 NO_DEFAULT_TAU = {
