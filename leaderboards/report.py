@@ -154,7 +154,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
-            that finishes them. MisplacedRunError: a cell's folder holds another cell's run
+            that finishes them and the ``report ... --allow-missing`` that reports the finished ones. MisplacedRunError: a cell's folder holds another cell's run
             (:func:`leaderboards.runner.check_cell_identity`), also with ``allow_missing``.
     """
     runs = resolve_runs_dir(spec, runs_dir)
@@ -180,6 +180,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
             + "\nrun: " + run_command(spec, runs)
+            + "\nor report the finished ones: " + run_command(spec.whole or spec, runs, "--allow-missing", verb="report")
         )
     return loaded
 

@@ -514,7 +514,9 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         missing_out.extend(" ".join(m.split()) for m in missing)
     if missing and not allow_missing:
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
-                                 + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs))
+                                 + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs)
+                                 + "\nor re-score the finished ones: "
+                                 + run_command(spec.whole or spec, runs, "--allow-missing", verb="rescore"))
     stale = _stale_cells(spec, runs, loaded, read_from, tasks)
     if stale and not allow_missing:
         raise StaleGenerationsError("\n".join(stale[cid] for cid in loaded if cid in stale))

@@ -74,7 +74,27 @@ def test_check_write_suggests_the_run_command_with_the_runs_dir_it_was_given(fin
     shutil.copytree(runs, odd)
     with pytest.raises(leaderboards.runner.IncompleteRunError) as err:
         leaderboards.report.collect(spec2, odd)
-    assert str(err.value).endswith(f"run: tokrag leaderboard run {spec2.path} --runs-dir {shlex.quote(str(odd))}")
+    assert str(err.value).endswith(f"run: tokrag leaderboard run {spec2.path} --runs-dir {shlex.quote(str(odd))}\n"
+                                   f"or report the finished ones: tokrag leaderboard report {spec2.path} --runs-dir "
+                                   f"{shlex.quote(str(odd))} --allow-missing")
+
+
+@pytest.mark.parametrize("verb, what", [("report", "report"), ("rescore", "re-score")])
+def test_report_of_a_partial_run_names_allow_missing(finished, tmp_path, verb, what):
+    """'report my2.yaml' (and 'rescore') with a cell not run listed it and said 'run: tokrag leaderboard run ...',
+    never that --allow-missing reports the finished cells (what someone running part of a grid wants): the refusal
+    now ends with that command too, of the same spec and runs folder."""
+    _, runs = _copy(finished, tmp_path)
+    spec2 = load_spec(_with_extra_method(tmp_path / "my2"))
+    with pytest.raises(leaderboards.runner.IncompleteRunError) as err:
+        lb_main([verb, str(spec2.path), "--runs-dir", str(runs), "--out", str(tmp_path / "out")])
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("1 of 3 cells ") and lines[1].startswith("  vote/toy_qa/seed")
+    assert lines[-2] == f"run: tokrag leaderboard run {spec2.path} --runs-dir {runs}"
+    assert lines[-1] == f"or {what} the finished ones: tokrag leaderboard {verb} {spec2.path} --runs-dir {runs} --allow-missing"
+    assert not (tmp_path / "out").exists()
+    lb_main([verb, str(spec2.path), "--runs-dir", str(runs), "--out", str(tmp_path / "out"), "--allow-missing"])
+    assert (tmp_path / "out" / "leaderboard.json").is_file()  # the suggested command works
 
 
 # --------------------------------------------------------------------------- 7: NEW without values, other inputs
