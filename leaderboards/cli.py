@@ -8,7 +8,9 @@
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
-passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given); with ``--jobs N`` it is
+passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given; ``stopped_by_max_cells``
+and ``left``, the count of cells not started, when ``--max-cells N`` stopped it, which also prints one stderr line
+``stopped after N cells (--max-cells N); M cells remain: <the run command>``); with ``--jobs N`` it is
 the whole run's (its helpers write theirs to a file the main process adds up, never to stdout); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
 estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
@@ -315,6 +317,11 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 if spec.selection:
                     print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
                 stage = "done"
+            if summary.left:  # run --max-cells N stopped with cells of the selection unrun: say so, and how to go on
+                from .runner import resolve_runs_dir, run_command
+
+                print(f"stopped after {args.max_cells} cells (--max-cells {args.max_cells}); {len(summary.left)} cells "
+                      f"remain: {run_command(spec, resolve_runs_dir(spec, args.runs_dir))}", file=sys.stderr)
             if args.summary_file:  # a helper of run --jobs N: the main process prints the run's one summary
                 from retrieval.io import atomic_write_text
 

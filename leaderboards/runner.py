@@ -136,7 +136,9 @@ def follow_leader() -> None:
 class RunSummary:
     """What one ``run_spec`` call did: cell ids run here, skipped as done, and run by another process;
     ``changed``: cells computed here whose inputs changed while they ran, left unfinished (:func:`run_cell`'s
-    ``recheck``); ``selection``: the spec's :attr:`LeaderboardSpec.selection` (empty for a whole spec)."""
+    ``recheck``); ``selection``: the spec's :attr:`LeaderboardSpec.selection` (empty for a whole spec); ``left``: the
+    cells (of the selection) that no process of a run stopped by ``max_cells`` started, in spec order (empty when
+    the run was not stopped by it)."""
 
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -146,17 +148,20 @@ class RunSummary:
     replayed_requests: int = 0
     wall_s: float = 0.0
     selection: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view; ``selection`` (``{"methods": [...], ...}``) only for a run of a selection.
         ``forward_passes``: computed by this process (replayed chunks not counted); ``replayed_requests``: requests
         this process replayed from journals instead of computing them; with ``jobs > 1`` the main process's
         summary counts its helpers' too (:func:`_add_helper_summaries`). ``changed`` only when a cell was left
-        unfinished because its inputs changed while it ran."""
+        unfinished because its inputs changed while it ran. ``stopped_by_max_cells`` (true) and ``left`` (how many
+        cells were not started: :attr:`left`) only when ``--max-cells`` stopped the run with cells still to do."""
         return {"ran": self.ran, "skipped": self.skipped, "by_other": self.by_other,
                 "forward_passes": self.forward_passes, "replayed_requests": self.replayed_requests,
                 "wall_s": round(self.wall_s, 3),
                 **({"changed": self.changed} if self.changed else {}),
+                **({"stopped_by_max_cells": True, "left": len(self.left)} if self.left else {}),
                 **({"selection": {k: list(v) for k, v in self.selection.items()}} if self.selection else {})}
 
 
@@ -2449,6 +2454,9 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
         raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
     if helpers:
         _add_helper_summaries(summary, parts, [cell.cell_id for cell, _, _ in keyed])
+    if max_cells is not None and cell_budget_dir is None:  # the main process: what --max-cells left unstarted
+        started = {*summary.ran, *summary.skipped, *summary.by_other, *summary.changed}
+        summary.left = [cell.cell_id for cell, _, _ in keyed if cell.cell_id not in started]
     summary.wall_s = time.perf_counter() - t_start
     return summary
 
