@@ -431,14 +431,14 @@ def task_draws(task: str, include_path: list[Path]) -> bool:
 
 def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
     """``[(path, document)]`` of ``task``'s YAML and of the files it ``include``s, as lm-eval's ``load_yaml`` reads
-    them: ``include:`` is one file or a list (read by :func:`tasks.precheck._includes`: an absolute path as is, else
+    them: ``include:`` is one file or a list (read by :func:`tasks.precheck.includes`: an absolute path as is, else
     relative to the including file's resolved folder), followed recursively. The list is in lm-eval's precedence,
     highest first: the task's own file, then each include's chain from the last include to the first (lm-eval
     merges the includes in order, a later one over an earlier, and the including file over all), so the first
     document that sets a top-level key holds lm-eval's value of it. [] if no YAML is found. Read afresh at each
     call; a file that is missing, unreadable or already in the chain is left out with what it includes (lm-eval
     reports it when the task loads); at most 16 files."""
-    from tasks.precheck import _includes
+    from tasks.precheck import includes
 
     from .keys import find_task_yaml
 
@@ -456,7 +456,7 @@ def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dic
         doc = doc if isinstance(doc, dict) else {}
         seen.add(real)
         chain.append((y, doc))
-        for _, inc in reversed(_includes(doc, real.parent)):  # the last include first: it wins over earlier ones
+        for _, inc in reversed(includes(doc, real.parent)):  # the last include first: it wins over earlier ones
             walk(Path(inc))
 
     y = find_task_yaml(task, list(include_path))

@@ -731,16 +731,18 @@ def _resolved(path: Any) -> Any:
         return Path(path)
 
 
-def _includes(cfg: dict[str, Any], folder: Any) -> list[tuple[str, Any]]:
+def includes(cfg: dict[str, Any], folder: Any) -> list[tuple[str, Any]]:
     """``[(the include as written, the path lm-eval's load_yaml opens)]`` for each ``include:`` of task YAML config
     ``cfg`` (one string or a list, in order; an absolute path as is, else relative to ``folder``, the including file's
-    resolved folder); entries that are no non-empty string are left out (lm-eval reports them). The include chain's
-    one reading, for :func:`missing_task_files` and :func:`dropped_metadata`."""
+    resolved folder); entries that are no non-empty string are left out (lm-eval reports them). Reads no file, raises
+    nothing. The include chain's one reading: :func:`missing_task_files`, :func:`dropped_metadata` and
+    :func:`leaderboards.spec.task_yaml_chain` (the chain the leaderboards' run keys and task metadata are read from)
+    follow ``include:`` through it."""
     from pathlib import Path
 
-    includes = cfg.get("include")
+    given = cfg.get("include")
     return [(inc, Path(inc) if Path(inc).is_absolute() else Path(folder) / inc)
-            for inc in (includes if isinstance(includes, list) else [includes] if includes is not None else [])
+            for inc in (given if isinstance(given, list) else [given] if given is not None else [])
             if isinstance(inc, str) and inc]
 
 
@@ -795,7 +797,7 @@ def missing_task_files(path: Any) -> list[tuple[str, Any, Any, Any]]:
         cfg = _raw_yaml(source)
         if cfg is None:
             continue
-        for inc, target in _includes(cfg, folder):
+        for inc, target in includes(cfg, folder):
             if target.is_file():
                 real = _resolved(target)  # lm-eval's load_yaml resolves each include again
                 todo.append((real, real.parent))
@@ -1150,7 +1152,7 @@ the keys lm-eval itself adds (:data:`tasks.utils._LMEVAL_KEYS`)."""
 def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tuple[str, Any, Any]], Any]:
     """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
     merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
-    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (:func:`_includes`:
+    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (:func:`includes`:
     relative to each file's resolved folder; a later include over an earlier one; the file's own keys last); an
     include that is not there is skipped (:func:`missing_task_files` reports it).
 
@@ -1174,7 +1176,7 @@ def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tu
             return {}, None, None
         intended: dict[str, tuple[Any, Any]] = {}
         actual, giver = None, None
-        for _, target in _includes(raw, real.parent):
+        for _, target in includes(raw, real.parent):
             if not target.is_file():
                 continue
             i_intended, i_actual, i_giver = walk(target, seen | {real})
