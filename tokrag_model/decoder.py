@@ -80,7 +80,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, NamedTuple, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -91,7 +91,9 @@ from retrieval.errors import ConfigError
 # MKL's dense products the row count from which each row's result is bitwise independent of the number of rows
 # and of the row's position is not assumed: _mkl_min_rows probes it at load (the model's shapes, weight layout
 # and thread count) among MKL_MIN_ROWS_CANDIDATES; an Intel Xeon (AVX-512, MKL 2024.2, one thread) needs 5 rows
-# for a 96-input product and 16 for SmolLM2's row-major weights, and with two threads no row count holds.
+# for a 96-input product and 16 for SmolLM2's row-major weights, and with two threads no row count holds. Also
+# the row count taken off CPU (no MKL probe there), and the floor on a teacher-forced pass's positions where MKL
+# has no row count (each item then gets a pass of its own; MultiContextDecoder.min_force_rows).
 MIN_GEMM_ROWS = 4
 MKL_MIN_ROWS_CANDIDATES = (4, 8, 16, 32)
 # Row counts the MKL probe checks (those up to the largest product it must cover), each against the same rows of
@@ -113,8 +115,8 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 # products that take lone rows (LM head, queries), gives the same per-row bits (checked at load on the model's
 # own weight shapes by _onednn_linear_ok). Lone decode rows use MKL's dense one-row kernel (MultiContextDecoder.step).
 PACK_BATCH_HINT = 16
-# The probe of the packed products (_onednn_linear_ok) checks outputs up to this many columns per weight shape,
-# and these (row count, first row) slices of a 24-row product, plus lone rows where asked.
+# Both probes (_onednn_linear_ok, _mkl_min_rows) check outputs up to this many columns per weight shape. The probe
+# of the packed products checks these (row count, first row) slices of a 24-row product, plus lone rows where asked.
 PROBE_MAX_OUT = 8192
 PROBE_ROWS = ((2, 3), (3, 20), (4, 11), (5, 9), (17, 6))
 PROBE_LONE_ROWS = ((1, 0), (1, 7))
@@ -229,13 +231,69 @@ class LinearKernels:
         self.n_linear = 0
 
 
+class LinearSpec(NamedTuple):
+    """What the probes need of one float32 ``nn.Linear`` (:func:`_linear_specs`): its weight's ``out_features`` and
+    ``in_features``; ``column_major``: strides (1, out) (:func:`tokrag_model.loading.set_linear_weight_layout`);
+    ``bias``: it has one; ``lone_rows``: its input is the hidden state (``config.hidden_size``; every layer when
+    unknown), so it takes lone rows with packed weights (the LM head, the recomputed queries)."""
+
+    out_features: int
+    in_features: int
+    column_major: bool
+    bias: bool
+    lone_rows: bool
+
+
+def _float32_linears(model: Any) -> Iterator[torch.nn.Linear]:
+    """The model's ``nn.Linear`` modules with a 2-D float32 weight (those the probes check and packing patches)."""
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight.dim() == 2 and mod.weight.dtype == torch.float32:
+            yield mod
+
+
+def _linear_specs(model: Any) -> list[LinearSpec]:
+    """The distinct :class:`LinearSpec` of a model's float32 ``nn.Linear`` layers, sorted."""
+    config = getattr(model, "config", None)
+    hidden = getattr(config, "hidden_size", None)
+    if hidden is None:
+        hidden = getattr(getattr(config, "text_config", None), "hidden_size", None)
+    out = set()
+    for mod in _float32_linears(model):
+        n_out, n_in = mod.weight.shape
+        out.add(LinearSpec(int(n_out), int(n_in), bool(n_out > 1 and mod.weight.stride() == (1, n_out)),
+                           mod.bias is not None, hidden is None or int(n_in) == int(hidden)))
+    return sorted(out)
+
+
+def _linear_layouts(model: Any) -> list[tuple[int, int, bool, bool]]:
+    """The distinct ``(out_features, in_features, column_major, bias)`` of a model's float32 ``nn.Linear`` layers
+    (:class:`LinearSpec`), what the MKL probe checks."""
+    return sorted({s[:4] for s in _linear_specs(model)})
+
+
+def _linear_shapes(model: Any) -> list[tuple[int, int, bool]]:
+    """The distinct ``(out_features, in_features, lone_rows)`` of a model's float32 ``nn.Linear`` layers
+    (:class:`LinearSpec`), what the oneDNN probe checks."""
+    return sorted({(s.out_features, s.in_features, s.lone_rows) for s in _linear_specs(model)})
+
+
+def _row_mismatches(product: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, full: torch.Tensor,
+                    slices: Any) -> Iterator[tuple[int, int]]:
+    """The ``(rows, first_row)`` of ``slices``, in order, for which ``product`` of those rows of ``x`` alone
+    differs in any bit from the same rows of ``full`` (``product(x)``, the caller's); lazy, so a probe stops
+    computing at the first mismatch it cares about. ``x`` (N, in) contiguous."""
+    for m, start in slices:
+        if not torch.equal(product(x[start:start + m].contiguous()), full[start:start + m]):
+            yield m, start
+
+
 def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True),)) -> bool:
     """Probe: do oneDNN's packed products give each row the same bits for 2, 3, 4, 5 and 17 rows (and for a lone
     row where asked) as inside 24 rows, at any position, for every weight shape given?
 
-    ``shapes``: ``(out_features, in_features, lone_rows)`` triples; random weights of each shape are packed and
-    checked, a lone row only where ``lone_rows`` (the products that take one row: the LM head and the
-    recomputed queries, whose input is the hidden state; decode steps use the packed products only with two
+    ``shapes``: ``(out_features, in_features, lone_rows)`` triples (:func:`_linear_shapes`); random weights of each
+    shape are packed and checked, a lone row only where ``lone_rows`` (the products that take one row: the LM head
+    and the recomputed queries, whose input is the hidden state; decode steps use the packed products only with two
     or more rows, :meth:`MultiContextDecoder.step`). The shapes matter: on an AVX-512 AMD EPYC a lone row
     of a 1536-input product (SmolLM2's ``down_proj``) differs in the last bits from the same row inside a
     larger product, while 96- and 576-input products do not. The kernel is chosen by the row count and the
@@ -250,11 +308,14 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
             w = torch.randn(n_out, n_in, generator=g) * 0.1
             x = torch.randn(24, n_in, generator=g)
             packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
-            full = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
-            for m, start in (PROBE_LONE_ROWS if lone_rows else ()) + PROBE_ROWS:
-                part = torch.ops.mkldnn._linear_pointwise(x[start:start + m].contiguous(), packed, None, "none", [], "")
-                if not torch.equal(part, full[start:start + m]):
-                    return False
+
+            def product(rows: torch.Tensor, _packed: torch.Tensor = packed) -> torch.Tensor:
+                return torch.ops.mkldnn._linear_pointwise(rows, _packed, None, "none", [], "")
+
+            full = product(x)
+            slices = (PROBE_LONE_ROWS if lone_rows else ()) + PROBE_ROWS
+            if next(_row_mismatches(product, x, full, slices), None) is not None:
+                return False
             if not torch.allclose(full, x @ w.T, atol=1e-5 * max(1.0, (n_in / 96) ** 0.5)):
                 return False
         return True
@@ -283,27 +344,17 @@ def _mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
             w = w.t().contiguous().t() if col else w
             b = torch.randn(n_out, generator=g) if bias else None
             x = torch.randn(max_rows + 3, n_in, generator=g)
-            full = F.linear(x, w, b)
-            for m in counts:
-                if m > fail:
-                    start = 3 if m < max_rows else 0
-                    if not torch.equal(F.linear(x[start:start + m], w, b), full[start:start + m]):
-                        fail = m
-                        if fail >= MKL_MIN_ROWS_CANDIDATES[-1]:
-                            return None
+
+            def product(rows: torch.Tensor, _w: torch.Tensor = w, _b: torch.Tensor | None = b) -> torch.Tensor:
+                return F.linear(rows, _w, _b)
+
+            # counts ascending: only those above the largest failure so far can raise it
+            slices = [(m, 3 if m < max_rows else 0) for m in counts if m > fail]
+            for m, _ in _row_mismatches(product, x, product(x), slices):
+                fail = m
+                if fail >= MKL_MIN_ROWS_CANDIDATES[-1]:
+                    return None
     return next((r for r in MKL_MIN_ROWS_CANDIDATES if r > fail), None)
-
-
-def _linear_layouts(model: Any) -> list[tuple[int, int, bool, bool]]:
-    """The distinct ``(out_features, in_features, column_major, bias)`` of a model's float32 ``nn.Linear`` layers
-    (``column_major``: strides (1, out), :func:`tokrag_model.loading.set_linear_weight_layout`)."""
-    out = set()
-    for mod in model.modules():
-        if isinstance(mod, torch.nn.Linear) and mod.weight.dim() == 2 and mod.weight.dtype == torch.float32:
-            n_out, n_in = mod.weight.shape
-            col = n_out > 1 and mod.weight.stride() == (1, n_out)
-            out.add((int(n_out), int(n_in), bool(col), mod.bias is not None))
-    return sorted(out)
 
 
 def mkl_min_rows(model: Any, max_rows: int) -> int | None:
@@ -319,20 +370,6 @@ def mkl_min_rows(model: Any, max_rows: int) -> int | None:
     if key not in seen:
         seen[key] = _mkl_min_rows(layouts, int(max_rows))
     return seen[key]
-
-
-def _linear_shapes(model: Any) -> list[tuple[int, int, bool]]:
-    """The distinct ``(out_features, in_features, lone_rows)`` of a model's float32 ``nn.Linear`` layers;
-    ``lone_rows`` where the input is the hidden state (``config.hidden_size``; every layer when unknown)."""
-    hidden = getattr(getattr(model, "config", None), "hidden_size", None)
-    if hidden is None:
-        hidden = getattr(getattr(getattr(model, "config", None), "text_config", None), "hidden_size", None)
-    out = set()
-    for mod in model.modules():
-        if isinstance(mod, torch.nn.Linear) and mod.weight.dim() == 2 and mod.weight.dtype == torch.float32:
-            n_out, n_in = mod.weight.shape
-            out.add((int(n_out), int(n_in), hidden is None or int(n_in) == int(hidden)))
-    return sorted(out)
 
 
 def pack_linear_weights(model: Any) -> LinearKernels | None:
@@ -354,9 +391,7 @@ def pack_linear_weights(model: Any) -> LinearKernels | None:
     kernels = LinearKernels()
     linear_pointwise = torch.ops.mkldnn._linear_pointwise
     with torch.no_grad():
-        for mod in model.modules():
-            if not isinstance(mod, torch.nn.Linear) or mod.weight.dim() != 2 or mod.weight.dtype != torch.float32:
-                continue
+        for mod in _float32_linears(model):
             packed = torch.ops.mkldnn._reorder_linear_weight(mod.weight.detach().contiguous(), PACK_BATCH_HINT)
             dense = mod.forward
 
