@@ -107,6 +107,17 @@ process says what was kept and how to resume)."""
 LEADER_ENV = "TOKRAG_LEADER_PID"
 """Set by ``run --jobs N`` in its helpers' environment: the main process's pid (:func:`follow_leader`)."""
 
+CELL_LINES_ENV = "TOKRAG_LEADERBOARD_CELL_LINES"
+"""Set by ``run --jobs N`` in its helpers' environment: ``1`` when the main process runs with ``--no-progress``
+(the helpers, always without bars, then print their cells' start and finish lines too: :func:`_cell_line`), ``0``
+when it shows bars (nothing extra among them)."""
+
+
+def _cell_line(text: str) -> None:
+    """One line on stderr (flushed) about a cell starting or finishing, for ``run --no-progress``'s log, whose
+    only other lines are the runner's and lm-eval's log records (they never name the cell or its folder)."""
+    print(f"leaderboard: {text}", file=sys.stderr, flush=True)
+
 
 def follow_leader() -> None:
     """In a helper of ``run --jobs N``: end like an interrupted run (SIGTERM: its journal kept, exit 143) when the main
@@ -2263,7 +2274,10 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         is raised as it came (nothing was computed).
 
     ``progress=False`` (``--no-progress``) also silences the progress bars of lm-eval, transformers, datasets and the
-    models' decoders, in this process and its helpers (:func:`no_progress_bars`).
+    models' decoders, in this process and its helpers (:func:`no_progress_bars`), and prints one stderr line when a
+    cell starts (``leaderboard: cell <cell id> started in <run folder>``) and one when it finishes (``... finished in
+    <run folder>: <wall_s> s, <forward_passes> forward passes``, as its ``cost.json`` records them, with the requests
+    replayed from its journal when resumed), in this process and its helpers; nothing extra with bars.
     """
     with no_progress_bars() if not progress else contextlib.nullcontext():
         return _run_spec(spec, runs_dir, progress=progress, jobs=jobs, max_cells=max_cells, resume=resume,
@@ -2287,6 +2301,8 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
     check_distinct_methods(whole, whole.cells())
     summary = RunSummary(selection=dict(spec.selection))
+    # run --no-progress: a line per cell start and finish (in a helper of run --jobs N: as its main process says)
+    cell_lines = not progress and os.environ.get(CELL_LINES_ENV) != "0"
     todo = []
     for cell, key, mat in keyed:
         if cell_is_done(runs / key, cell.cell_id):  # MisplacedRunError: another cell's run in its folder, before any cell
@@ -2378,12 +2394,22 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                             backbone, bb_key = lm.backbone, reuse
                     lm_key = want
                 bar.set_postfix_str(cell.label)
+                if cell_lines:
+                    _cell_line(f"cell {cell.cell_id} started in {runs / key}")
                 try:
                     cost = run_cell(spec, cell, key, mat, runs / key, lm, progress=progress, task_manager=tm,
                                     resume=resume, recheck=recheck)
                 except InputsChangedError as exc:
                     log.warning("leaderboard %s: %s", spec.label(), exc)
+                    if cell_lines:
+                        _cell_line(f"cell {cell.cell_id} left unfinished in {runs / key}: its inputs changed while "
+                                   f"it ran")
                     return "changed"
+                if cell_lines:
+                    replayed = int(cost["resumed_requests"])
+                    _cell_line(f"cell {cell.cell_id} finished in {runs / key}: {cost['wall_s']:.1f} s, "
+                               f"{cost['forward_passes']} forward passes"
+                               + (f" ({replayed} requests replayed from its journal)" if replayed else ""))
                 summary.forward_passes += int(cost["live_forward_passes"])
                 summary.replayed_requests += int(cost["resumed_requests"])
                 return "ran"
@@ -2415,7 +2441,8 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
             for i in range(jobs - 1):
                 with _interrupts_deferred():
                     helpers.append(subprocess.Popen([*cmd, SUMMARY_OPTION, str(summaries_dir / f"helper-{i}.json")],
-                                                    env={**os.environ, LEADER_ENV: str(os.getpid())}))
+                                                    env={**os.environ, LEADER_ENV: str(os.getpid()),
+                                                         CELL_LINES_ENV: "1" if cell_lines else "0"}))
         for cell, key, mat in todo:
             outcome = _attempt(cell, key, mat, blocking=False)
             if outcome == "limit":
