@@ -78,6 +78,7 @@ EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods`
 from __future__ import annotations
 
 import sys
+import weakref
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NamedTuple, Protocol
@@ -357,14 +358,16 @@ def _mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
     return next((r for r in MKL_MIN_ROWS_CANDIDATES if r > fail), None)
 
 
+_MKL_MIN_ROWS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+""":func:`mkl_min_rows`' verdicts per model, kept beside the model, not on it (methods share one model and must
+leave it as loaded: tests/test_methods_leave_model_unchanged.py)."""
+
+
 def mkl_min_rows(model: Any, max_rows: int) -> int | None:
     """:func:`_mkl_min_rows` on the model's own linear layers (:func:`_linear_layouts`) at the current thread count,
-    remembered on the model per thread count, ``max_rows`` and layouts (a later weight-layout change is probed
-    again). None where no candidate holds (module docstring)."""
-    seen = getattr(model, "_tokrag_mkl_min_rows", None)
-    if seen is None:
-        seen = {}
-        model._tokrag_mkl_min_rows = seen
+    remembered per model (:data:`_MKL_MIN_ROWS`), thread count, ``max_rows`` and layouts (a later weight-layout
+    change is probed again). None where no candidate holds (module docstring)."""
+    seen = _MKL_MIN_ROWS.setdefault(model, {})
     layouts = _linear_layouts(model)
     key = (torch.get_num_threads(), int(max_rows), tuple(layouts))
     if key not in seen:
