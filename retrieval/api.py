@@ -289,7 +289,7 @@ def retrieve(
 def score_label(retriever: str, params: Mapping[str, Any] | None = None, corpus: Any = None) -> str:
     """Which scale a retriever's scores live on: what a doc records as ``scored_by`` (REPLUG picks its default
     temperature from it, :data:`tokrag_model.methods.replug.REPLUG_TAU`). The one implementation used by every
-    task loader (``tasks.rag``, ``tasks.utils`` wiki_lm, ``tasks.wikitext``; ``tasks.rag.score_scale`` is this).
+    task loader (``tasks.rag``, ``tasks.utils`` wiki_lm, ``tasks.wikitext``).
 
     * ``bm25``; ``dpr`` for the ``dpr`` retriever (Pyserini's prebuilt DPR index).
     * ``dense`` (what :mod:`retrieval.dense` scores: exact inner products of the query and passage vectors)
