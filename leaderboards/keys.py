@@ -721,32 +721,52 @@ def library_versions() -> dict[str, str | None]:
     return dict(sorted(engine_versions("hybrid").items()))  # hybrid: the engine, torch, tokenizers, transformers
 
 
+def cell_input_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
+    """The fields of ``cell``'s key material (:func:`cell_key_material`) that name what the cell reads when it starts:
+    ``task_fingerprint`` (:func:`task_fingerprint`), ``data_fingerprint`` (:func:`data_fingerprint` of the files its
+    task reads), and, only when there are any, ``dense_encoders`` (:func:`dense_encoders`) and ``task_data_files``
+    (:func:`task_data_files`), in that order. Without the code, library and model fields, so
+    :func:`leaderboards.runner.inputs_now` checks them again without re-walking ``tokrag_model/`` and ``retrieval/``.
+    Raises ConfigError when no YAML defines the cell's task (:func:`task_fingerprint`)."""
+    task, meta = cell.task.task, cell.task_metadata()
+    out: dict[str, Any] = {
+        "task_fingerprint": task_fingerprint(task, spec.include_path, memo),
+        "data_fingerprint": data_fingerprint(memo, task_data_dir(task, spec.include_path, memo, meta),
+                                             task_read_files(task, spec.include_path, memo, meta)),
+    }
+    encoders = dense_encoders(task, spec.include_path, memo, meta)
+    if encoders is not None:  # only then: the keys of BM25 and closed-book tasks stay as they were
+        out["dense_encoders"] = encoders
+    data_files = task_data_files(task, spec.include_path, memo)
+    if data_files:  # only then: the keys of the built-in tasks stay as they were
+        out["task_data_files"] = data_files
+    return out
+
+
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
-    """Everything that names a cell's run folder (see the module docstring)."""
+    """Everything that names a cell's run folder (see the module docstring); its task and data fields are
+    :func:`cell_input_material`'s."""
     target = model_target(cell.method.model)
+    model_code = code_fingerprint(target.split(":")[0], memo)
+    model_fp = weights_fingerprint(cell.model_args, memo)
+    inputs = cell_input_material(spec, cell, memo)
     mat = {
         "schema": KEY_SCHEMA,
         **cell.config(),
         "model_target": target,
-        "model_code": code_fingerprint(target.split(":")[0], memo),
-        "model_fingerprint": weights_fingerprint(cell.model_args, memo),
-        "task_fingerprint": task_fingerprint(cell.task.task, spec.include_path, memo),
+        "model_code": model_code,
+        "model_fingerprint": model_fp,
+        "task_fingerprint": inputs["task_fingerprint"],
         "retrieval_code": code_fingerprint("retrieval", memo),
-        "data_fingerprint": data_fingerprint(memo, task_data_dir(cell.task.task, spec.include_path, memo,
-                                                                 cell.task_metadata()),
-                                             task_read_files(cell.task.task, spec.include_path, memo,
-                                                             cell.task_metadata())),
+        "data_fingerprint": inputs["data_fingerprint"],
         "lm_eval_version": _lm_eval_version(),
         "library_versions": memo.library_versions(),
     }
     if cell.apply_chat_template:  # only then: the keys of plain-prompt cells stay as they were
         mat["chat_template_sha256"] = chat_template_sha256(cell.model_args, memo)
-    encoders = dense_encoders(cell.task.task, spec.include_path, memo, cell.task_metadata())
-    if encoders is not None:  # only then: the keys of BM25 and closed-book tasks stay as they were
-        mat["dense_encoders"] = encoders
-    data_files = task_data_files(cell.task.task, spec.include_path, memo)
-    if data_files:  # only then: the keys of the built-in tasks stay as they were
-        mat["task_data_files"] = data_files
+    for name in ("dense_encoders", "task_data_files"):  # the insertion order of before
+        if name in inputs:
+            mat[name] = inputs[name]
     draw = cell.lm_eval_metadata().get("seed")
     if draw is not None:  # a task drawing passages at random: the seed of that draw (the cell's since 1cc1820)
         mat["task_draw_seed"] = draw
