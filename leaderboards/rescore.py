@@ -50,6 +50,7 @@ import copy
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +232,22 @@ def _short(v: Any, n: int = 80) -> str:
     return text if len(text) <= n else text[:n - 3] + "..."
 
 
+# a callable that lm-eval's TaskConfig.to_dict leaves nested (fewshot_config.doc_to_text: only top-level callables
+# become their source) reaches results.json through json's default=str: "<function fs_text at 0x7f97...>", an
+# address of one process
+_ADDRESS = re.compile(r"^(<.*) at 0x[0-9a-fA-F]+>$", re.DOTALL)
+
+
+def _without_addresses(v: Any) -> Any:
+    """``v`` (JSON) with each ``"<function NAME at 0x...>"`` leaf as ``"<function NAME>"``: the name (lm-eval's
+    ``str`` of the callable: its qualified name) is all a run records of a nested callable, so that is compared."""
+    if isinstance(v, dict):
+        return {k: _without_addresses(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_without_addresses(x) for x in v]
+    return _ADDRESS.sub(r"\1>", v) if isinstance(v, str) else v
+
+
 def _differences(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]:
     """``(dotted path, old, new)`` of every leaf that differs, in key order (a missing key reads as None)."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -260,13 +277,15 @@ def generation_difference(recorded: dict[str, Any] | None, current: dict[str, An
     """The fields that shape the requests and differ between the task config a run recorded (``results.json``'s
     ``configs.<task>``) and ``current`` (:func:`current_task_config`): ``"FIELD: RUN in the run -> NOW now"`` for the
     first (dotted path, JSON values, long ones cut), then ``"; also FIELD, FIELD"`` for the others; None when only
-    re-scorable fields differ (``_RESCORABLE``, metadata ``_RESCORABLE_METADATA``).
+    re-scorable fields differ (``_RESCORABLE``, metadata ``_RESCORABLE_METADATA``). A callable nested in a field
+    (``fewshot_config.doc_to_text: !function ...``), which lm-eval records only as ``"<function NAME at 0x...>"``, is
+    compared by its name (the address differs per process; a change inside the function is not seen).
     A run without a recorded config gives a line too: what made its generations is unknown."""
     if not isinstance(recorded, dict):
         return "the run's results.json records no task config (configs.<task>): its generation settings are unknown"
 
     def kept(cfg: dict[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in cfg.items() if k not in _RESCORABLE}
+        out = {k: _without_addresses(v) for k, v in cfg.items() if k not in _RESCORABLE}
         meta = out.get("metadata")
         if isinstance(meta, dict):
             out["metadata"] = {k: v for k, v in meta.items() if k not in _RESCORABLE_METADATA}
