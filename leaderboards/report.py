@@ -57,7 +57,7 @@ from .invariants import InvariantError, Violation, cell_violations, sibling_viol
 from .keys import cell_keys, missing_task_data
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
-from .spec import LeaderboardSpec
+from .spec import LeaderboardSpec, multi_filter_message
 from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
                     paired_ratio_test, paired_test, ratio_ci)
 from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns
@@ -101,7 +101,7 @@ def _runs_id(keys: list[str]) -> str:
     return "+".join(sorted(keys))
 
 
-def _check_one_filter(samples: list[dict], task: str, cell_id: str, run_dir: Any) -> None:
+def _check_samples_one_filter(samples: list[dict], task: str, cell_id: str, run_dir: Any) -> None:
     """Refuse the samples of a task run with more than one lm-eval filter (one sample per question and filter, each
     naming its ``filter``): :func:`_per_question` keys by question and the row's aggregates by metric, so the row
     showed the last filter's per-question values beside a blend of every filter's aggregates, naming neither.
@@ -109,14 +109,20 @@ def _check_one_filter(samples: list[dict], task: str, cell_id: str, run_dir: Any
     own registry.
 
     Raises:
-        ConfigError: naming the cell, its run folder, the task and its filters, and what to run instead.
+        ConfigError: naming the cell, its run folder, the task and its filters, and what to run instead
+            (:func:`leaderboards.spec.multi_filter_message`).
     """
     names = sorted({str(s["filter"]) for s in samples if "filter" in s})
     if len(names) > 1:
-        raise ConfigError(f"cell {cell_id} ({run_dir}): task {task!r} was run with {len(names)} lm-eval filters "
-                          f"{names}, but a leaderboard reports one value per metric and task: list instead a task of "
-                          "one filter (a YAML with its own task: name, include: of the task's YAML and a filter_list "
-                          "of that one filter), one such task per filter to compare")
+        raise ConfigError(f"cell {cell_id} ({run_dir}): " + multi_filter_message(task, names, was_run=True))
+
+
+def _check_filters(loaded: dict[str, Any]) -> None:
+    """:func:`_check_samples_one_filter` of every finished cell of ``loaded`` (:func:`collect`), in its order."""
+    for cell, key, d in loaded.values():
+        if d is not None:
+            _check_samples_one_filter(d["samples"].get(cell.task.task, []), cell.task.task, cell.cell_id,
+                                      d.get("dir") or key)
 
 
 def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
@@ -214,7 +220,14 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
     diagnostics / cost, the minimum detectable differences, and provenance.
 
     Raises:
-        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_one_filter`)."""
+        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_samples_one_filter`)."""
+    _check_filters(loaded)
+    return _compute(spec, loaded, timings=timings)
+
+
+def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = True) -> dict[str, Any]:
+    """:func:`compute` of ``loaded`` whose filters are checked (:func:`_check_filters`): ``build_report`` checks
+    them before the invariants."""
     iters, conf, bseed = spec.bootstrap_iters, spec.confidence, spec.bootstrap_seed
     primary = spec.primary_metric
     by_group: dict[tuple, list] = {}
@@ -251,7 +264,6 @@ def compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = Tr
                 all_samples: list[dict] = []
                 for seed_cell, seed_key, data in done:
                     samples = data["samples"].get(t.task, [])
-                    _check_one_filter(samples, t.task, seed_cell.cell_id, data.get("dir") or seed_key)
                     seed_keys.setdefault((mod.name, m.name, t.task), {})[seed_cell.seed] = seed_key
                     all_samples += samples
                     gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
@@ -1198,7 +1210,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
-        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_one_filter`).
+        ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_samples_one_filter`).
         ReportOverwriteError: the existing report in the folder would lose results, or the folder is not a report
             but holds a file the report would write (unless ``replace``).
     """
@@ -1211,14 +1223,12 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
     old = check_overwrite(out, loaded, runs, replace=replace)
-    for cell, key, d in loaded.values():  # before verify, whose repeated doc ids would not name the filters
-        if d is not None:
-            _check_one_filter(d["samples"].get(cell.task.task, []), cell.task.task, cell.cell_id, d.get("dir") or key)
+    _check_filters(loaded)  # before verify, whose repeated doc ids would not name the filters
     bad = verify(loaded, compare_results=compare_results)
     if bad:
         raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"
                              + "\n".join(v.render() for v in bad))
-    data = compute(spec, loaded, timings=timings)
+    data = _compute(spec, loaded, timings=timings)  # its filters checked above
     if old is None and not replace:  # not a report folder: none of its files is overwritten
         from .page import question_files
         from .plots import plot_files

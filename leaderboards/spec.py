@@ -535,10 +535,19 @@ def _check_one_filter(path: Path, tasks: list[str], include_path: list[Path]) ->
         names = task_filters(t, include_path)
         if names is not None and len(names) > 1:
             y = task_yaml_chain(t, include_path)[0][0]
-            raise _err(path, f"task {t!r} has {len(names)} lm-eval filters {names} (filter_list, {y}), but a "
-                             "leaderboard reports one value per metric and task: list instead a task of one filter "
-                             f"(a YAML with its own task: name, include: {y.name} and a filter_list of that one "
-                             "filter), one such task per filter to compare")
+            raise _err(path, multi_filter_message(t, names, where=f" (filter_list, {y})", include=y.name))
+
+
+def multi_filter_message(task: str, names: list[str], *, was_run: bool = False, where: str = "",
+                         include: str = "of the task's YAML") -> str:
+    """The one-line refusal of a task with several lm-eval filters ``names``, and what to list instead: ``task 'x'
+    has 2 lm-eval filters [...]<where>, but a leaderboard reports one value per metric and task: list instead ...``
+    (``was_run``: ``was run with`` instead of ``has``, for a run's samples; ``include``: the file a one-filter task
+    would include). Used by :func:`_check_one_filter` (the spec) and :mod:`leaderboards.report` (a run's samples)."""
+    return (f"task {task!r} {'was run with' if was_run else 'has'} {len(names)} lm-eval filters {names}{where}, but a "
+            "leaderboard reports one value per metric and task: list instead a task of one filter (a YAML with its "
+            f"own task: name, include: {include} and a filter_list of that one filter), one such task per filter to "
+            "compare")
 
 
 def task_generates(task: str, include_path: list[Path]) -> bool:
