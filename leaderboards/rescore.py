@@ -256,19 +256,29 @@ def _differences(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]:
     return [] if old == new else [(path, old, new)]
 
 
+def _run_overrides(cell: Any, output_type: str | None, generation_kwargs: dict | None,
+                   num_fewshot: int | None) -> tuple[dict | None, int]:
+    """``(generation_kwargs, num_fewshot)`` after the overrides the runner's ``simple_evaluate`` applies to a task
+    whose YAML gives ``generation_kwargs`` and ``num_fewshot``: the cell's ``gen_kwargs`` over ``generation_kwargs``
+    (``generate_until`` tasks; a new dict, else ``generation_kwargs`` itself), its ``num_fewshot`` unless the YAML
+    says 0 (0 when neither says)."""
+    if output_type == "generate_until" and cell.gen_kwargs:
+        generation_kwargs = {**copy.deepcopy(generation_kwargs or {}), **dict(cell.gen_kwargs)}
+    if cell.num_fewshot is not None and num_fewshot != 0:
+        return generation_kwargs, cell.num_fewshot
+    return generation_kwargs, 0 if num_fewshot is None else num_fewshot
+
+
 def current_task_config(task: Any, cell: Any) -> dict[str, Any]:
     """The task configuration lm-eval would record for ``cell`` now (``results.json``'s ``configs.<task>``): ``task``'s
     dump (:func:`task_for_docs`) with the overrides the runner's ``simple_evaluate`` applies: the cell's ``gen_kwargs``
     over ``generation_kwargs`` (``generate_until`` tasks), its ``num_fewshot`` (unless the YAML says 0; 0 when
     neither says), its task metadata (:meth:`leaderboards.spec.Cell.lm_eval_metadata`) over the YAML's. JSON values."""
     cfg = _jsonable(task.dump_config())
-    if cfg.get("output_type") == "generate_until" and cell.gen_kwargs:
-        cfg["generation_kwargs"] = {**(cfg.get("generation_kwargs") or {}), **_jsonable(dict(cell.gen_kwargs))}
-    if cell.num_fewshot is not None:
-        if cfg.get("num_fewshot") != 0:
-            cfg["num_fewshot"] = cell.num_fewshot
-    elif cfg.get("num_fewshot") is None:
-        cfg["num_fewshot"] = 0
+    gen_kwargs, cfg["num_fewshot"] = _run_overrides(cell, cfg.get("output_type"), cfg.get("generation_kwargs"),
+                                                    cfg.get("num_fewshot"))
+    if gen_kwargs is not None:
+        cfg["generation_kwargs"] = _jsonable(gen_kwargs)
     cfg["metadata"] = {**(cfg.get("metadata") or {}), **_jsonable(cell.lm_eval_metadata())}
     return cfg
 
@@ -310,8 +320,10 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
     few-shot seed) and lm-eval's ``build_all_requests`` builds the first ``limit`` docs' requests (few-shot examples,
     description, system instruction): ``arguments`` as the samples file logs them. Under ``apply_chat_template``
     ``arguments`` is None (the prompt needs the model's chat template; only the doc is checked). Reads the data
-    folder and the retrieval run cache (a retrieval not cached is computed). ``cache``: ``{key: task}`` of the tasks
-    loaded so far (one load per task, metadata and seed).
+    folder and the retrieval run cache (a retrieval not cached is computed). ``cache``: the tasks loaded so far
+    (one load per task, metadata and seed) and the requests built so far (one build per load and the run settings
+    that shape them: ``gen_kwargs``, ``num_fewshot``, ``limit``, ``system_instruction``, ``fewshot_as_multiturn``,
+    ``apply_chat_template``; the cached dict is returned again, not a copy).
 
     Raises:
         whatever the task's loader or lm-eval raises (no data folder, a loader error).
@@ -326,6 +338,11 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
     cache = {} if cache is None else cache
     meta = _jsonable(cell.lm_eval_metadata())
     at = json.dumps([cell.task.task, meta, cell.seed], sort_keys=True)
+    built = "requests " + json.dumps([at, _jsonable(dict(cell.gen_kwargs)), cell.num_fewshot, cell.limit,
+                                      cell.system_instruction, cell.fewshot_as_multiturn, cell.apply_chat_template],
+                                     sort_keys=True, default=str)
+    if built in cache:
+        return cache[built]
     loggers = [logging.getLogger(n) for n in ("lm_eval", "lm_eval.tasks", "lm_eval.api.task")]
     levels = [lg.level for lg in loggers]
     py_state, np_state = random.getstate(), np.random.get_state()
@@ -341,12 +358,11 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
                 raise ConfigError(f"lm-eval built no task {cell.task.task!r} from {[str(p) for p in spec.include_path]}")
             cache[at] = (task, copy.deepcopy(task.get_config("generation_kwargs")), task.get_config("num_fewshot"))
         task, gen_kwargs, num_fewshot = cache[at]
-        if task.get_config("output_type") == "generate_until":  # simple_evaluate's overrides, from the YAML's values
-            task.set_config(key="generation_kwargs", value={**copy.deepcopy(gen_kwargs or {}), **dict(cell.gen_kwargs)})
-        if cell.num_fewshot is not None and num_fewshot != 0:
-            task.set_config(key="num_fewshot", value=cell.num_fewshot)
-        else:
-            task.set_config(key="num_fewshot", value=0 if num_fewshot is None else num_fewshot)
+        output_type = task.get_config("output_type")
+        gen_kwargs, num_fewshot = _run_overrides(cell, output_type, gen_kwargs, num_fewshot)
+        if output_type == "generate_until":  # simple_evaluate's overrides, from the YAML's values
+            task.set_config(key="generation_kwargs", value=copy.deepcopy(gen_kwargs or {}))
+        task.set_config(key="num_fewshot", value=num_fewshot)
         task.set_fewshot_seed(seed=cell.seed)
         out: dict[Any, dict] = {}
         if cell.apply_chat_template:
@@ -354,6 +370,7 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
                 if cell.limit is not None and i >= cell.limit:
                     break
                 out[i] = {"doc": _jsonable(doc), "arguments": None}
+            cache[built] = out
             return out
         lm_task.tqdm = lambda it, **_: it  # no progress bar over the docs
         task.build_all_requests(limit=cell.limit, system_instruction=cell.system_instruction,
@@ -361,6 +378,7 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
         for inst in task.instances:
             entry = out.setdefault(inst.doc_id, {"doc": _jsonable(inst.doc), "arguments": []})
             entry["arguments"].append(_jsonable(inst.args))
+        cache[built] = out
         return out
     finally:
         lm_task.tqdm = bar
@@ -428,7 +446,8 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
     :func:`rebuilt_requests` / :func:`doc_difference`): the cell, the folder read, the field and what to run. A cell of
     earlier task code whose docs cannot be rebuilt (no data folder, a loader error) gets a line saying so."""
     stale: dict[str, str] = {}
-    built: dict[str, Any] = {}  # rebuilt_requests' cache: the task of one task name, metadata and seed, loaded once
+    built: dict[str, Any] = {}  # rebuilt_requests' cache: a task loaded once per name, metadata and seed, its requests
+    # built once per run settings (the methods of one task and seed share them)
     for cid, (cell, key, data) in loaded.items():
         if data is None:
             continue

@@ -139,3 +139,23 @@ def test_generation_difference_ignores_only_rescorable_fields():
     assert generation_difference(run, {**now, "doc_to_text": "A", "generation_kwargs": {"until": ["Paris"]}}) == \
         'doc_to_text: "Q: {{q}}" in the run -> "A" now; also generation_kwargs.max_gen_toks, generation_kwargs.until'
     assert "records no task config" in generation_difference(None, now)
+
+
+def test_requests_are_rebuilt_once_per_task_and_seed_not_per_method(finished, tmp_path, capsys, monkeypatch):
+    """Both methods' cells of a task share the requests (same seed, limit, gen_kwargs): built once per task."""
+    from lm_eval.api.task import ConfigurableTask
+
+    spec, runs, yaml = _copy(finished, tmp_path)
+    utils = yaml.parent / "utils.py"
+    utils.write_text(utils.read_text() + "# edited: a new task fingerprint, the same requests\n")
+    calls = []
+    build = ConfigurableTask.build_all_requests
+
+    def counted(self, *args, **kwargs):
+        calls.append(self.config.task)
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigurableTask, "build_all_requests", counted)
+    assert _rescore(spec, runs, tmp_path / "r") == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cells_from_earlier_task_code"] == 4
+    assert sorted(calls) == ["toy_qa", "toy_qa_noise67"]
