@@ -102,6 +102,11 @@ def _jsonable(v: Any) -> Any:
     return json.loads(json.dumps(v, default=str))
 
 
+def _has_raw_resps(samples: list[dict]) -> bool:
+    """Whether every sample logs its raw ``resps`` (a list), so the task's current filters can be re-applied."""
+    return all(isinstance(s.get("resps"), list) for s in samples)
+
+
 def refiltered_samples(task: Any, samples: list[dict]) -> list[dict]:
     """``samples`` (one task's logged samples in the samples file's order: by doc id, a doc's filters in the task's
     order, as the runner writes them) with ``filtered_resps`` and ``filter`` re-derived from the logged raw ``resps``
@@ -116,7 +121,7 @@ def refiltered_samples(task: Any, samples: list[dict]) -> list[dict]:
     from lm_eval.api.instance import Instance
 
     filters = getattr(task, "_filters", None)
-    if not samples or not filters or any(not isinstance(s.get("resps"), list) for s in samples):
+    if not samples or not filters or not _has_raw_resps(samples):
         return samples
     by_doc: dict[Any, dict[str, dict]] = {}  # doc_id -> {filter: logged sample}, docs in the log's order
     for s in samples:
@@ -460,7 +465,7 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
         recorded = ((data.get("results") or {}).get("configs") or {}).get(tname)
         current = current_task_config(tasks[tname], cell)
         why = generation_difference(recorded, current)
-        if why is None and any(not isinstance(s.get("resps"), list) for s in samples) and isinstance(recorded, dict) \
+        if why is None and not _has_raw_resps(samples) and isinstance(recorded, dict) \
                 and _jsonable(recorded.get("filter_list")) != current.get("filter_list"):
             why = (f"filter_list: {_short(recorded.get('filter_list'))} in the run -> "
                    f"{_short(current.get('filter_list'))} now, and the samples log no raw resps to re-apply it to")
@@ -469,8 +474,9 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
         redo += run_command(spec, runs)
         if why is None and folder.name != key:  # read from the folder of earlier task code: its loader may differ too
             try:
-                why = doc_difference(samples, rebuilt_requests(spec, cell, built))
+                rebuilt = rebuilt_requests(spec, cell, built)
             except Exception as exc:  # noqa: BLE001 - any failure of the loader: the docs cannot be checked
+                log.debug("rescore: the docs of %s could not be rebuilt", cid, exc_info=True)  # an internal bug shows
                 err = " ".join(f"{type(exc).__name__}: {exc}".split())
                 err = err if len(err) <= 300 else err[:297] + "..."
                 stale[cid] = (f"{cid}: the code of task {tname!r} changed since the run in {folder} and its docs could "
@@ -478,6 +484,7 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
                               "make its data folder and retrieval available (TOKRAG_DATA_DIR, the run cache) and "
                               f"rescore again, or {redo}")
                 continue
+            why = doc_difference(samples, rebuilt)
         if why is None:
             continue
         stale[cid] = (f"{cid}: the samples in {folder} were generated from other requests than task {tname!r} builds "

@@ -9,11 +9,13 @@ and a metric-only change of ``utils.py`` is still re-scored."""
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 
 import pytest
 from leaderboard_helpers import FIX, REPO, TOY, pin_cell_keys, write_spec
 
+import leaderboards.rescore
 import tasks.utils
 from leaderboards.cli import main as lb_main
 from leaderboards.rescore import StaleGenerationsError, refiltered_samples
@@ -115,6 +117,27 @@ def test_a_loader_that_fails_now_refuses_the_cell(finished, tmp_path):
     assert line.startswith("standard/toy_qa/seed1: the code of task 'toy_qa' changed since the run in ")
     assert "its docs could not be rebuilt" in line and "FileNotFoundError: no /data/toy.jsonl" in line
     assert "TOKRAG_DATA_DIR" in line and f"re-run it: tokrag leaderboard run {spec} --runs-dir {runs}" in line
+
+
+def test_a_loader_failure_logs_its_traceback_and_a_compare_bug_is_not_called_a_data_problem(finished, tmp_path,
+                                                                                           caplog, monkeypatch):
+    spec, runs, utils = _toy(finished, tmp_path)
+    text = utils.read_text()
+    _edit(utils, "def load_clean(**kwargs) -> datasets.DatasetDict:\n",
+          "def load_clean(**kwargs) -> datasets.DatasetDict:\n    raise FileNotFoundError('no /data/toy.jsonl')\n")
+    with caplog.at_level(logging.DEBUG, logger="leaderboards.rescore"), pytest.raises(StaleGenerationsError):
+        _rescore(spec, runs, tmp_path / "r")
+    (record,) = [r for r in caplog.records if "could not be rebuilt" in r.getMessage()]
+    assert record.getMessage() == "rescore: the docs of standard/toy_qa/seed1 could not be rebuilt"
+    assert record.levelno == logging.DEBUG and record.exc_info[0] is FileNotFoundError
+    utils.write_text(text + "# edited\n")  # the docs rebuild; an error comparing them is rescore's own, raised as is
+
+    def broken(*_):
+        raise KeyError("internal")
+
+    monkeypatch.setattr(leaderboards.rescore, "doc_difference", broken)
+    with pytest.raises(KeyError, match="internal"):
+        _rescore(spec, runs, tmp_path / "r2")
 
 
 def test_a_built_in_task_whose_instruction_line_changed_is_refused(finished, tmp_path, monkeypatch):
