@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -44,6 +45,43 @@ def run_toy_spec(root: Path, **spec_kw):
     spec = load_spec(write_spec(root, **spec_kw))
     run_spec(spec, root / "runs", progress=False)
     return spec, root / "runs"
+
+
+def finished_toy_runs(root: Path, *, tasks: list[str], limit: int, methods: list[dict] | None = None) -> Path:
+    """Copy the fixture tasks into ``root/tasks`` (a test may edit its copy) and run the toy spec over ``tasks`` from
+    there (:func:`write_spec` into ``root/s``) into ``root/runs``; returns ``root``. For module-scoped fixtures;
+    tests take a copy with :func:`copy_toy_runs`."""
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
+
+    shutil.copytree(FIX / "tasks", root / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
+    spec = load_spec(write_spec(root / "s", include=root / "tasks", tasks=tasks, limit=limit, methods=methods))
+    run_spec(spec, root / "runs", progress=False)
+    return root
+
+
+def copy_toy_runs(finished: Path, tmp_path: Path, *, tasks: list[str], limit: int,
+                  methods: list[dict] | None = None) -> tuple[Path, Path]:
+    """Copy the tasks and runs of :func:`finished_toy_runs` into ``tmp_path`` and write the same spec there, over the
+    copied tasks; returns ``(spec path, runs folder)``."""
+    shutil.copytree(finished / "tasks", tmp_path / "tasks")
+    shutil.copytree(finished / "runs", tmp_path / "runs")
+    spec = write_spec(tmp_path / "s", include=tmp_path / "tasks", tasks=tasks, limit=limit, methods=methods)
+    return spec, tmp_path / "runs"
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Replace ``old``, which the file must contain (asserted), by ``new`` in ``path``."""
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def rescore_cli(spec: Path, runs: Path, out: Path, *more: str) -> int:
+    """``tokrag leaderboard rescore SPEC --runs-dir RUNS --out OUT ...`` in this process; its exit code."""
+    from leaderboards.cli import main as lb_main
+
+    return lb_main(["rescore", str(spec), "--runs-dir", str(runs), "--out", str(out), *more])
 
 
 SEED_METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},

@@ -7,14 +7,13 @@ the report are as logged (tests/test_leaderboard_v2.py's byte-identical report).
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
-from leaderboard_helpers import FIX, pin_cell_keys, write_spec
+from leaderboard_helpers import copy_toy_runs, finished_toy_runs, pin_cell_keys
 
 from leaderboards.cli import main as lb_main
 from leaderboards.rescore import collect_for_rescore, refiltered_samples, rescore_loaded, task_for_docs
-from leaderboards.runner import cell_keys, load_cell, run_spec
+from leaderboards.runner import cell_keys, load_cell
 from leaderboards.spec import load_spec
 
 # the toy model answers amber/teal/blue/white (gold red/teal/blue/white) under standard, "I do not know" under none
@@ -31,18 +30,12 @@ def _pinned(monkeypatch):
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """toy_qa (2 methods, 4 questions) run from a copy of the fixture tasks; tests copy it."""
-    root = tmp_path_factory.mktemp("rescore_filters")
-    shutil.copytree(FIX / "tasks", root / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
-    spec = load_spec(write_spec(root / "s", include=root / "tasks", tasks=["toy_qa"], limit=4))
-    run_spec(spec, root / "runs", progress=False)
-    return root
+    return finished_toy_runs(tmp_path_factory.mktemp("rescore_filters"), tasks=["toy_qa"], limit=4)
 
 
 def _copy(finished, tmp_path):
-    shutil.copytree(finished / "tasks", tmp_path / "tasks")
-    shutil.copytree(finished / "runs", tmp_path / "runs")
-    spec = write_spec(tmp_path / "s", include=tmp_path / "tasks", tasks=["toy_qa"], limit=4)
-    return spec, tmp_path / "runs", tmp_path / "tasks" / "toy_qa" / "toy_qa.yaml"
+    spec, runs = copy_toy_runs(finished, tmp_path, tasks=["toy_qa"], limit=4)
+    return spec, runs, tmp_path / "tasks" / "toy_qa" / "toy_qa.yaml"
 
 
 def _em(out):

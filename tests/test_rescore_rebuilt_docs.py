@@ -13,11 +13,11 @@ import logging
 import shutil
 
 import pytest
-from leaderboard_helpers import FIX, REPO, TOY, pin_cell_keys, write_spec
+from leaderboard_helpers import (FIX, REPO, TOY, copy_toy_runs, edit, finished_toy_runs, pin_cell_keys, rescore_cli,
+                                 write_spec)
 
 import leaderboards.rescore
 import tasks.utils
-from leaderboards.cli import main as lb_main
 from leaderboards.rescore import StaleGenerationsError, refiltered_samples
 from leaderboards.runner import run_spec
 from leaderboards.spec import load_spec
@@ -37,12 +37,9 @@ def _pinned(monkeypatch):
 def finished(tmp_path_factory):
     """toy_qa (one method, 4 questions) from a copy of the fixture tasks, and the built-in nq_oracle_gold (2 questions)
     from a copy of tokrag's tasks/qa (its own task folder: a changed file there changes the task fingerprint)."""
-    root = tmp_path_factory.mktemp("rescore_docs")
-    shutil.copytree(FIX / "tasks", root / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "tasks" / "qa", root / "qa", ignore=shutil.ignore_patterns("__pycache__"))
     methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
-    run_spec(load_spec(write_spec(root / "s", include=root / "tasks", tasks=["toy_qa"], limit=4, methods=methods)),
-             root / "runs", progress=False)
+    root = finished_toy_runs(tmp_path_factory.mktemp("rescore_docs"), tasks=["toy_qa"], limit=4, methods=methods)
+    shutil.copytree(REPO / "tasks" / "qa", root / "qa", ignore=shutil.ignore_patterns("__pycache__"))
     run_spec(load_spec(write_spec(root / "b", include=root / "qa", tasks=["nq_oracle_gold"], limit=2, methods=methods)),
              root / "bruns", progress=False)
     run_spec(load_spec(write_spec(root / "f", include=root / "qa", tasks=["nq_oracle_gold"], limit=2, methods=methods,
@@ -51,21 +48,9 @@ def finished(tmp_path_factory):
 
 
 def _toy(finished, tmp_path):
-    shutil.copytree(finished / "tasks", tmp_path / "tasks")
-    shutil.copytree(finished / "runs", tmp_path / "runs")
     methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
-    spec = write_spec(tmp_path / "s", include=tmp_path / "tasks", tasks=["toy_qa"], limit=4, methods=methods)
-    return spec, tmp_path / "runs", tmp_path / "tasks" / "toy_qa" / "utils.py"
-
-
-def _edit(path, old, new):
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
-
-
-def _rescore(spec, runs, out, *more):
-    return lb_main(["rescore", str(spec), "--runs-dir", str(runs), "--out", str(out), *more])
+    spec, runs = copy_toy_runs(finished, tmp_path, tasks=["toy_qa"], limit=4, methods=methods)
+    return spec, runs, tmp_path / "tasks" / "toy_qa" / "utils.py"
 
 
 def _em(out):
@@ -74,10 +59,10 @@ def _em(out):
 
 def test_a_loader_change_of_the_passages_is_refused_naming_doc_and_field(finished, tmp_path, capsys):
     spec, runs, utils = _toy(finished, tmp_path)
-    _edit(utils, RANKING, "ctxs = [dis[0], dis[1], gold_ctx]")  # a distractor first for every question
+    edit(utils, RANKING, "ctxs = [dis[0], dis[1], gold_ctx]")  # a distractor first for every question
     capsys.readouterr()
     with pytest.raises(StaleGenerationsError) as exc:  # the old code re-scored it: em 0.75 kept (a fresh run: 0.0)
-        _rescore(spec, runs, tmp_path / "r")
+        rescore_cli(spec, runs, tmp_path / "r")
     (line,) = str(exc.value).splitlines()
     assert line.startswith("standard/toy_qa/seed1: the samples in ")
     assert '(doc 0: ctxs[1].docid "g0" in the run -> "g14" now)' in line
@@ -88,9 +73,9 @@ def test_a_loader_change_of_the_passages_is_refused_naming_doc_and_field(finishe
 
 def test_allow_missing_reports_a_cell_with_other_docs_missing(finished, tmp_path, capsys):
     spec, runs, utils = _toy(finished, tmp_path)
-    _edit(utils, RANKING, "ctxs = [dis[0], dis[1], gold_ctx]")
+    edit(utils, RANKING, "ctxs = [dis[0], dis[1], gold_ctx]")
     capsys.readouterr()
-    assert _rescore(spec, runs, tmp_path / "r", "--allow-missing") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r", "--allow-missing") == 0
     cap = capsys.readouterr()
     missing = [line for line in cap.err.splitlines() if line.startswith("note: missing ")]
     assert len(missing) == 1 and "standard/toy_qa/seed1" in missing[0] and "doc 0: ctxs[1].docid" in missing[0]
@@ -99,20 +84,20 @@ def test_allow_missing_reports_a_cell_with_other_docs_missing(finished, tmp_path
 
 def test_a_metric_only_change_of_utils_is_still_rescored(finished, tmp_path, capsys):
     spec, runs, utils = _toy(finished, tmp_path)
-    _edit(utils, 'scores = qa_scores(results[0], doc["answers"])',
+    edit(utils, 'scores = qa_scores(results[0], doc["answers"])',
           'scores = qa_scores(results[0], doc["answers"])\n    scores["em"] = 0.0')
     capsys.readouterr()
-    assert _rescore(spec, runs, tmp_path / "r") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r") == 0
     assert "note: standard/toy_qa/seed1: task folder changed since the run" in capsys.readouterr().out
     assert _em(tmp_path / "r") == {"standard": 0.0}  # logged: 0.75
 
 
 def test_a_loader_that_fails_now_refuses_the_cell(finished, tmp_path):
     spec, runs, utils = _toy(finished, tmp_path)
-    _edit(utils, "def load_clean(**kwargs) -> datasets.DatasetDict:\n",
+    edit(utils, "def load_clean(**kwargs) -> datasets.DatasetDict:\n",
           "def load_clean(**kwargs) -> datasets.DatasetDict:\n    raise FileNotFoundError('no /data/toy.jsonl')\n")
     with pytest.raises(StaleGenerationsError) as exc:
-        _rescore(spec, runs, tmp_path / "r")
+        rescore_cli(spec, runs, tmp_path / "r")
     (line,) = str(exc.value).splitlines()
     assert line.startswith("standard/toy_qa/seed1: the code of task 'toy_qa' changed since the run in ")
     assert "its docs could not be rebuilt" in line and "FileNotFoundError: no /data/toy.jsonl" in line
@@ -123,10 +108,10 @@ def test_a_loader_failure_logs_its_traceback_and_a_compare_bug_is_not_called_a_d
                                                                                            caplog, monkeypatch):
     spec, runs, utils = _toy(finished, tmp_path)
     text = utils.read_text()
-    _edit(utils, "def load_clean(**kwargs) -> datasets.DatasetDict:\n",
+    edit(utils, "def load_clean(**kwargs) -> datasets.DatasetDict:\n",
           "def load_clean(**kwargs) -> datasets.DatasetDict:\n    raise FileNotFoundError('no /data/toy.jsonl')\n")
     with caplog.at_level(logging.DEBUG, logger="leaderboards.rescore"), pytest.raises(StaleGenerationsError):
-        _rescore(spec, runs, tmp_path / "r")
+        rescore_cli(spec, runs, tmp_path / "r")
     (record,) = [r for r in caplog.records if "could not be rebuilt" in r.getMessage()]
     assert record.getMessage() == "rescore: the docs of standard/toy_qa/seed1 could not be rebuilt"
     assert record.levelno == logging.DEBUG and record.exc_info[0] is FileNotFoundError
@@ -137,7 +122,7 @@ def test_a_loader_failure_logs_its_traceback_and_a_compare_bug_is_not_called_a_d
 
     monkeypatch.setattr(leaderboards.rescore, "doc_difference", broken)
     with pytest.raises(KeyError, match="internal"):
-        _rescore(spec, runs, tmp_path / "r2")
+        rescore_cli(spec, runs, tmp_path / "r2")
 
 
 def test_a_built_in_task_whose_instruction_line_changed_is_refused(finished, tmp_path, monkeypatch):
@@ -146,11 +131,11 @@ def test_a_built_in_task_whose_instruction_line_changed_is_refused(finished, tmp
     methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
     spec = write_spec(tmp_path / "b", include=tmp_path / "qa", tasks=["nq_oracle_gold"], limit=2, methods=methods)
     (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
-    assert _rescore(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the docs are the current ones: re-scored
+    assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the docs are the current ones: re-scored
     old = tasks.utils.QA_PROMPTS["instruct"]
     monkeypatch.setitem(tasks.utils.QA_PROMPTS, "instruct", "Answer in one word.\n")  # the breaker's QA_PROMPTS edit
     with pytest.raises(StaleGenerationsError) as exc:
-        _rescore(spec, tmp_path / "runs", tmp_path / "r")
+        rescore_cli(spec, tmp_path / "runs", tmp_path / "r")
     (line,) = str(exc.value).splitlines()
     assert line.startswith("standard/nq_oracle_gold/seed1: ")
     assert f"(doc 0: instruction {json.dumps(old)} in the run -> \"Answer in one word.\\n\" now)" in line
@@ -165,7 +150,7 @@ def test_a_changed_few_shot_pool_is_refused_by_the_prompt(finished, tmp_path, mo
     spec = write_spec(tmp_path / "f", include=tmp_path / "qa", tasks=["nq_oracle_gold"], limit=2, methods=_ONE,
                       extra={"shared": {**_SHARED, "num_fewshot": 1}})
     (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
-    assert _rescore(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the requests are the current ones: re-scored
+    assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the requests are the current ones: re-scored
     load = tasks.data.load_qa_split
 
     def other_pool(dataset, split, *a, **k):
@@ -174,7 +159,7 @@ def test_a_changed_few_shot_pool_is_refused_by_the_prompt(finished, tmp_path, mo
 
     monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)
     with pytest.raises(StaleGenerationsError) as exc:
-        _rescore(spec, tmp_path / "runs", tmp_path / "r")
+        rescore_cli(spec, tmp_path / "runs", tmp_path / "r")
     (line,) = str(exc.value).splitlines()
     assert line.startswith("standard/nq_oracle_gold/seed1: ") and "(doc 0: arguments[0][0] " in line
 
@@ -188,7 +173,7 @@ def test_unchanged_task_code_reads_no_data(finished, tmp_path, monkeypatch):
         raise AssertionError("rebuilt the docs of a cell whose task code is unchanged")
 
     monkeypatch.setattr(rescore_mod, "rebuilt_requests", no, raising=False)
-    assert _rescore(spec, runs, tmp_path / "r") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r") == 0
 
 
 def test_doc_difference_names_the_first_differing_field():

@@ -9,15 +9,12 @@ still re-scored."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
-from leaderboard_helpers import FIX, pin_cell_keys, write_spec
+from leaderboard_helpers import copy_toy_runs, edit, finished_toy_runs, pin_cell_keys, rescore_cli
 
-from leaderboards.cli import main as lb_main
 from leaderboards.rescore import generation_difference
-from leaderboards.runner import IncompleteRunError, run_spec
-from leaderboards.spec import load_spec
+from leaderboards.runner import IncompleteRunError
 
 STOPS = 'generation_kwargs: {until: ["\\n"], max_gen_toks: 8, do_sample: false}'
 
@@ -30,36 +27,20 @@ def _pinned(monkeypatch):
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """toy_qa and toy_qa_noise67 (2 methods, 4 questions) run from a copy of the fixture tasks; tests copy it."""
-    root = tmp_path_factory.mktemp("rescore_stale")
-    shutil.copytree(FIX / "tasks", root / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
-    spec = load_spec(write_spec(root / "s", include=root / "tasks", tasks=["toy_qa", "toy_qa_noise67"], limit=4))
-    run_spec(spec, root / "runs", progress=False)
-    return root
+    return finished_toy_runs(tmp_path_factory.mktemp("rescore_stale"), tasks=["toy_qa", "toy_qa_noise67"], limit=4)
 
 
 def _copy(finished, tmp_path):
-    shutil.copytree(finished / "tasks", tmp_path / "tasks")
-    shutil.copytree(finished / "runs", tmp_path / "runs")
-    spec = write_spec(tmp_path / "s", include=tmp_path / "tasks", tasks=["toy_qa", "toy_qa_noise67"], limit=4)
-    return spec, tmp_path / "runs", tmp_path / "tasks" / "toy_qa" / "toy_qa.yaml"
-
-
-def _edit(path, old, new):
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
-
-
-def _rescore(spec, runs, out, *more):
-    return lb_main(["rescore", str(spec), "--runs-dir", str(runs), "--out", str(out), *more])
+    spec, runs = copy_toy_runs(finished, tmp_path, tasks=["toy_qa", "toy_qa_noise67"], limit=4)
+    return spec, runs, tmp_path / "tasks" / "toy_qa" / "toy_qa.yaml"
 
 
 def test_changed_generation_kwargs_are_refused_naming_cell_field_and_rerun(finished, tmp_path, capsys):
     spec, runs, yaml = _copy(finished, tmp_path)
-    _edit(yaml, STOPS, 'generation_kwargs: {until: ["Paris"], max_gen_toks: 2, do_sample: false}')
+    edit(yaml, STOPS, 'generation_kwargs: {until: ["Paris"], max_gen_toks: 2, do_sample: false}')
     capsys.readouterr()
     with pytest.raises(IncompleteRunError) as exc:  # StaleGenerationsError; the CLI's exit 2
-        _rescore(spec, runs, tmp_path / "r")
+        rescore_cli(spec, runs, tmp_path / "r")
     lines = str(exc.value).splitlines()
     assert [line.split(":")[0] for line in lines] == ["standard/toy_qa/seed1", "none/toy_qa/seed1"]
     for line in lines:  # the spec's max_gen_toks 8 is over the YAML's 2: until is what changed
@@ -72,9 +53,9 @@ def test_changed_generation_kwargs_are_refused_naming_cell_field_and_rerun(finis
 
 def test_allow_missing_leaves_the_stale_cells_out(finished, tmp_path, capsys):
     spec, runs, yaml = _copy(finished, tmp_path)
-    _edit(yaml, STOPS, 'generation_kwargs: {until: ["Paris"], max_gen_toks: 2, do_sample: false}')
+    edit(yaml, STOPS, 'generation_kwargs: {until: ["Paris"], max_gen_toks: 2, do_sample: false}')
     capsys.readouterr()
-    assert _rescore(spec, runs, tmp_path / "r", "--allow-missing") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r", "--allow-missing") == 0
     cap = capsys.readouterr()
     missing = [line for line in cap.err.splitlines() if line.startswith("note: missing ")]
     assert sorted(m.split()[2] for m in missing) == ["none/toy_qa/seed1", "standard/toy_qa/seed1"], cap.err
@@ -97,21 +78,21 @@ def test_allow_missing_leaves_the_stale_cells_out(finished, tmp_path, capsys):
 ])
 def test_a_changed_prompt_metadata_or_fewshot_setting_is_refused(finished, tmp_path, old, new, field):
     spec, runs, yaml = _copy(finished, tmp_path)
-    _edit(yaml, old, new)
+    edit(yaml, old, new)
     with pytest.raises(IncompleteRunError) as exc:
-        _rescore(spec, runs, tmp_path / "r")
+        rescore_cli(spec, runs, tmp_path / "r")
     assert str(exc.value).startswith("standard/toy_qa/seed1: ") and field in str(exc.value)
 
 
 def test_a_metric_fix_with_a_version_bump_is_still_rescored(finished, tmp_path, capsys):
     spec, runs, yaml = _copy(finished, tmp_path)
-    _edit(yaml, "metadata: {version: 1.0}", "metadata: {version: 2.0}")
-    _edit(yaml, "  - {metric: answer_recall, aggregation: mean, higher_is_better: true}\n", "")
+    edit(yaml, "metadata: {version: 1.0}", "metadata: {version: 2.0}")
+    edit(yaml, "  - {metric: answer_recall, aggregation: mean, higher_is_better: true}\n", "")
     utils = yaml.parent / "utils.py"
-    _edit(utils, 'scores = qa_scores(results[0], doc["answers"])',
+    edit(utils, 'scores = qa_scores(results[0], doc["answers"])',
           'scores = qa_scores(results[0], doc["answers"])\n    scores["em"] = 0.0')
     capsys.readouterr()
-    assert _rescore(spec, runs, tmp_path / "r") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r") == 0
     out = capsys.readouterr().out
     assert "note: standard/toy_qa/seed1: task folder changed since the run" in out
     assert json.loads(out.strip().splitlines()[-1])["cells_from_earlier_task_code"] == 4  # toy_qa_noise67 shares utils.py
@@ -156,6 +137,6 @@ def test_requests_are_rebuilt_once_per_task_and_seed_not_per_method(finished, tm
         return build(self, *args, **kwargs)
 
     monkeypatch.setattr(ConfigurableTask, "build_all_requests", counted)
-    assert _rescore(spec, runs, tmp_path / "r") == 0
+    assert rescore_cli(spec, runs, tmp_path / "r") == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["cells_from_earlier_task_code"] == 4
     assert sorted(calls) == ["toy_qa", "toy_qa_noise67"]
