@@ -147,3 +147,15 @@ def pin_cell_keys(monkeypatch, modules=None) -> None:
 
     for module in modules or (leaderboards.runner, leaderboards.report, leaderboards.rescore):
         monkeypatch.setattr(module, "cell_keys", keys)
+
+
+def runs_without(runs: Path, dest: Path, *cells: str) -> Path:
+    """A copy of ``runs`` in which ``cells`` (cell ids) are unfinished (no DONE)."""
+    import json
+    import shutil
+
+    shutil.copytree(runs, dest, ignore=shutil.ignore_patterns("*.lock"))
+    for done in dest.glob("*/DONE"):
+        if json.loads(done.read_text())["cell_id"] in cells:
+            done.unlink()
+    return dest

@@ -14,32 +14,20 @@ in seed 2), Δ vs none 0.75 = (helped 9 - hurt 0) / 12 (old: 13/24 = 0.542).
 
 from __future__ import annotations
 
-import json
 import math
-import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from leaderboards.report import collect, compute, render_markdown
 from leaderboards.stats import paired_test
-from tests.leaderboard_helpers import run_two_seed_spec
+from tests.leaderboard_helpers import run_two_seed_spec, runs_without as _without
 
 
 @pytest.fixture(scope="module")
 def two_seeds(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         yield run_two_seed_spec(tmp_path_factory.mktemp("pairs"), mp)
-
-
-def _without(runs: Path, dest: Path, *cells: str) -> Path:
-    """A copy of ``runs`` in which ``cells`` (cell ids) are unfinished (no DONE)."""
-    shutil.copytree(runs, dest, ignore=shutil.ignore_patterns("*.lock"))
-    for done in dest.glob("*/DONE"):
-        if json.loads(done.read_text())["cell_id"] in cells:
-            done.unlink()
-    return dest
 
 
 def _am(loaded: dict, cid: str) -> np.ndarray:

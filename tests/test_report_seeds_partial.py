@@ -9,29 +9,17 @@ Toy run, 2 seeds, 12 questions; ``sample/toy_qa/seed2`` unfinished (its DONE rem
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 from leaderboards.report import build_report, collect, compute, render_markdown
-from tests.leaderboard_helpers import run_two_seed_spec
+from tests.leaderboard_helpers import run_two_seed_spec, runs_without as _without
 
 
 @pytest.fixture(scope="module")
 def two_seeds(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         yield run_two_seed_spec(tmp_path_factory.mktemp("partial"), mp)
-
-
-def _without(runs: Path, dest: Path, *cells: str) -> Path:
-    """A copy of ``runs`` in which ``cells`` (cell ids) are unfinished (no DONE)."""
-    shutil.copytree(runs, dest, ignore=shutil.ignore_patterns("*.lock"))
-    for done in dest.glob("*/DONE"):
-        if json.loads(done.read_text())["cell_id"] in cells:
-            done.unlink()
-    return dest
 
 
 def test_a_row_with_one_of_two_seeds_is_marked_partial(two_seeds, tmp_path):
