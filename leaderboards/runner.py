@@ -64,7 +64,7 @@ from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
-from .spec import DRAWS, Cell, LeaderboardSpec, is_int  # noqa: F401 (DRAWS: leaderboards.runner.DRAWS kept for callers)
+from .spec import Cell, LeaderboardSpec, is_int
 
 log = logging.getLogger(__name__)
 
@@ -416,19 +416,21 @@ def _moved_here(entries: list[tuple[str, dict[str, Any]]], key: str) -> list[str
     return sorted(name for name, cfg in entries if name != key and cfg.get("config_hash") == key)
 
 
-def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, str]]) -> None:
+def check_moved_runs(spec: LeaderboardSpec, runs: Path, cells: list[tuple[Cell, str]],
+                     finished: dict[str, list] | None = None) -> None:
     """Refuse to run (or estimate) cells whose finished run sits in the runs folder under another folder name (its
     ``config.json`` says the cell's key: moved or renamed by hand): ``run`` recomputed them without a word.
 
     Args:
         cells: ``[(cell, key)]`` of the cells that are not finished under their own key.
+        finished: :func:`finished_runs_by_cell` of ``runs`` when the caller has read it (else read here).
 
     Raises:
         ConfigError: one line naming the first such folder, the key it belongs to and the move back (with the count).
     """
     if not cells:
         return
-    by_cell = finished_runs_by_cell(runs)
+    by_cell = finished_runs_by_cell(runs) if finished is None else finished
     moved = [(name, key) for cell, key in cells for name in _moved_here(by_cell.get(cell.cell_id, []), key)]
     if moved:
         name, key = moved[0]
@@ -554,16 +556,18 @@ KEY_FIELD_CAUSES = {
 in the words of :func:`other_inputs_summary`; another field is a setting of the spec."""
 
 
-def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cell, str, dict[str, Any]]]) -> str:
+def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cell, str, dict[str, Any]]],
+                         finished: dict[str, list] | None = None) -> str:
     """One line for ``run`` and ``run --estimate`` about the cells to do (``todo``: ``(cell, key, key material)`` of
     the unfinished cells) that have a finished run under other inputs, as :func:`other_inputs_note` finds it for
     ``check`` and ``report`` (the same cell id and spec, another key, the cell's own folder absent; the closest such
     run): ``N of the M cells to do have a finished run with other inputs (data_fingerprint differs: the data folder
     changed); ...``, the differing key fields counted over those cells and explained (:data:`KEY_FIELD_CAUSES`).
-    Empty when there is none: then the cells were simply never run here."""
+    Empty when there is none: then the cells were simply never run here. ``finished``: :func:`finished_runs_by_cell`
+    of ``runs`` when the caller has read it (else read here)."""
     if not todo:
         return ""
-    finished = finished_runs_by_cell(runs)
+    finished = finished_runs_by_cell(runs) if finished is None else finished
     counts: dict[str, int] = {}
     n = 0
     for cell, key, mat in todo:
@@ -1301,6 +1305,11 @@ def _machine(device: Any = None) -> dict[str, Any]:
     return out
 
 
+def _model_device(lm) -> Any:
+    """The device the model computes on: its ``resolved_config['device']``, else its ``device`` attribute."""
+    return (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)
+
+
 def _model_threads(lm) -> int:
     """torch's intra-op thread count the model computes with: the one it recorded at load (``lm.machine``'s
     ``torch_num_threads``, :func:`tokrag_model.provenance.compute_environment`; the decoder's MKL probe holds for
@@ -1321,7 +1330,7 @@ def _journal_header(key: str, lm) -> dict[str, Any]:
     ``torch_num_threads`` (:func:`_model_threads`): on CPU a forward pass's bits depend on the thread count (0870fe6),
     so a cell killed at 1 thread and resumed at 2 recomputes its chunks rather than combining bits of both (a CUDA
     cell too: a needless recompute, never mixed bits). As JSON."""
-    device = (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)
+    device = _model_device(lm)
     return json.loads(canonical_json({
         "config_hash": key, "model_fingerprint": str(getattr(lm, "fingerprint", None)),
         "resolved_config": getattr(lm, "resolved_config", None), "versions": library_versions(),
@@ -1876,8 +1885,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "git_commit": attempt["git_commit"],
         "task_version": (results.get("versions") or {}).get(cell.task.task),
         # threads and hardware that computed it (at model load; not keyed): a forward pass's bits depend on them
-        "machine": getattr(lm, "machine", None) or compute_environment(
-            (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)),
+        "machine": getattr(lm, "machine", None) or compute_environment(_model_device(lm)),
         # every attempt at the cell, this one last: what code and libraries computed which requests
         "attempts": [*journal.attempts[:-1], {**journal.attempts[-1], "resumed_requests": journal.replayed}],
     }
@@ -1900,12 +1908,6 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
 
 # --------------------------------------------------------------------------- the spec
-
-def cell_task_metadata(spec: LeaderboardSpec, cell: Cell) -> dict[str, Any]:
-    """The task metadata lm-eval gets for ``cell``: :meth:`leaderboards.spec.Cell.lm_eval_metadata` (``spec`` is not
-    read; the signature is kept for :func:`leaderboards.keys.cell_key_material` and other callers)."""
-    return cell.lm_eval_metadata()
-
 
 def seed_notes(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     """What a run says once about the seed of ``cells``' random draws (:meth:`Cell.lm_eval_metadata`): the tasks whose
@@ -2317,12 +2319,13 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
         log.info("leaderboard %s: all %d cells done in %s", spec.label(), len(keyed), runs)
         return summary
 
-    check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo])
+    finished = finished_runs_by_cell(runs) if todo else {}  # read once for the two checks below
+    check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo], finished)
     check_cell_args(spec, [c for c, _, _ in todo])
     if cell_budget_dir is None:  # the main process says it once (not each helper of run --jobs)
         for note in seed_notes(spec, [c for c, _, _ in todo]):
             log.info("leaderboard %s: %s", spec.label(), note)
-        note = other_inputs_summary(spec, runs, todo)
+        note = other_inputs_summary(spec, runs, todo, finished)
         if note:
             log.warning("leaderboard %s: %s", spec.label(), note)
     helpers: list[subprocess.Popen] = []

@@ -9,7 +9,7 @@ import logging
 
 from leaderboard_helpers import FIX, REPO, TOY, pin_cell_keys, write_spec
 
-from leaderboards.runner import cell_task_metadata, run_spec, seed_notes
+from leaderboards.runner import run_spec, seed_notes
 from leaderboards.spec import load_spec
 
 NOISE = "nq_oracle_bm25_noise60"
@@ -43,7 +43,7 @@ def test_two_seeds_draw_two_noise_samples(tmp_path, monkeypatch, caplog):
                                 seeds=(1234, 5678), methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}],
                                 extra={"shared": {"model_args": {"pretrained": str(FIX / "toy_weights.bin"), "k": 5},
                                                   "gen_kwargs": {"max_gen_toks": 8}, "limit": 6}}))  # k 5: the task's hits
-    metas = {(c.task.task, c.seed): cell_task_metadata(spec, c) for c in spec.cells()}
+    metas = {(c.task.task, c.seed): c.lm_eval_metadata() for c in spec.cells()}
     assert metas[(NOISE, 1234)]["seed"] == 1234 and metas[(NOISE, 5678)]["seed"] == 5678
     with caplog.at_level(logging.INFO, logger="leaderboards.runner"):
         run_spec(spec, tmp_path / "runs", progress=False)
@@ -59,7 +59,7 @@ def test_model_args_seed_goes_to_the_model_only(tmp_path):
     spec = load_spec(write_spec(tmp_path, tasks=[NOISE], include=REPO / "tasks", limit=2, seeds=(7,),
                                 methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first", "seed": 99}}]))
     (cell,) = spec.cells()
-    assert cell_task_metadata(spec, cell)["seed"] == 7
+    assert cell.lm_eval_metadata()["seed"] == 7
     assert seed_notes(spec, [cell])[1].startswith("method standard: model_args seed=99 goes to the model only")
 
 
@@ -67,10 +67,10 @@ def test_committed_ci_spec_keeps_the_default_draw():
     """The committed specs use seeds [1234]: every noise cell's draw seed is the YAML's, so its passages are unchanged."""
     spec = load_spec(REPO / "leaderboards" / "specs" / "ci.yaml")
     noisy = [c for c in spec.cells() if c.task.task == NOISE]
-    assert noisy and {cell_task_metadata(spec, c)["seed"] for c in noisy} == {1234}
+    assert noisy and {c.lm_eval_metadata()["seed"] for c in noisy} == {1234}
     assert seed_notes(spec, spec.cells()) == []
     clean = [c for c in spec.cells() if c.task.task == "nq_oracle_bm25"]
-    assert clean and all("seed" not in cell_task_metadata(spec, c) for c in clean)  # no draw: metadata as before
+    assert clean and all("seed" not in c.lm_eval_metadata() for c in clean)  # no draw: metadata as before
 
 
 def test_the_draw_seed_is_in_the_run_key(tmp_path, monkeypatch):
