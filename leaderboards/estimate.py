@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError
-from retrieval.io import fingerprint
 
-from .keys import _HashMemo, adopt_legacy_key, cell_key_material, find_task_yaml, model_target
+from .keys import _HashMemo, cell_key, find_task_yaml, model_target
 from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
 from .spec import Cell, LeaderboardSpec
 
@@ -168,9 +167,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             unregistered[cell.method.model] = str(exc)
             key = None
         else:  # an unknown task (or another spec error) is an error, not an unregistered model
-            mat = cell_key_material(spec, cell, memo)
-            key = fingerprint(mat, length=20)
-            key, mat = adopt_legacy_key(spec, cell, key, mat, runs, memo)  # as cell_keys(spec, runs)
+            key, mat = cell_key(spec, cell, memo, runs)
         if key is not None and cell_is_done(runs / key, cell.cell_id):
             done += 1
             continue

@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.io import TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
-from retrieval.paths import cache_dir
 
 from .spec import Cell, LeaderboardSpec
 
@@ -799,15 +798,19 @@ def cell_keys(spec: LeaderboardSpec, runs: Path | None = None) -> list[tuple[Cel
     legacy key and material, so the runs finished before the data key was narrowed are not computed again. After
     any change in the data folder the legacy key differs and the cell is computed once under its own key."""
     memo = _HashMemo()
-    out = []
-    for cell in spec.cells():
-        mat = cell_key_material(spec, cell, memo)
-        key = fingerprint(mat, length=20)
-        if runs is not None:
-            key, mat = adopt_legacy_key(spec, cell, key, mat, Path(runs), memo)
-        out.append((cell, key, mat))
+    out = [(cell, *cell_key(spec, cell, memo, runs)) for cell in spec.cells()]
     memo.save()
     return out
+
+
+def cell_key(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo, runs: Path | None = None) -> tuple[str, dict[str, Any]]:
+    """``(config_hash, key_material)`` of one cell, as :func:`cell_keys` gives them (with ``runs``: the legacy key of
+    a run finished under it, :func:`adopt_legacy_key`), for callers that key cell by cell (``run --estimate``)."""
+    mat = cell_key_material(spec, cell, memo)
+    key = fingerprint(mat, length=20)
+    if runs is not None:
+        key, mat = adopt_legacy_key(spec, cell, key, mat, Path(runs), memo)
+    return key, mat
 
 
 def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str, Any], runs: Path,
