@@ -1149,25 +1149,13 @@ own, or none, is recorded instead: tasks/README.md, "Bring your own data"), ``ca
 the keys lm-eval itself adds (:data:`tasks.utils._LMEVAL_KEYS`)."""
 
 
-def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tuple[str, Any, Any]], Any]:
-    """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
-    merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
-    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (:func:`includes`:
-    relative to each file's resolved folder; a later include over an earlier one; the file's own keys last); an
-    include that is not there is skipped (:func:`missing_task_files` reports it).
-
-    Returns:
-        with ``intended_only``: ``{key: (value, the YAML that sets it)}``, the metadata the chain means to give (each
-        file's block over the ones it includes); else
-        ``([(key, value, the YAML that sets it)], the YAML whose own block replaced it)``, keys in the included
-        files' order; ``([], None)`` when nothing is dropped (no file of the chain has a ``metadata:`` block over an
-        included one) or ``path`` cannot be read.
-
-    Raises:
-        nothing: unreadable files and include cycles are skipped.
-    """
+def _metadata_chain(path: Any) -> tuple[dict[str, tuple[Any, Any]], Any, Any]:
+    """Task YAML ``path``'s metadata along its include chain, followed as lm-eval's ``load_yaml`` follows it
+    (:func:`includes`: relative to each file's resolved folder; a later include over an earlier one; the file's own
+    keys last; an include that is not there is skipped, :func:`missing_task_files` reports it): ``(what the chain
+    means to give {key: (value, the YAML that sets it)}, the metadata lm-eval keeps or None, the YAML whose block
+    that is)``. Unreadable files and include cycles are skipped."""
     def walk(file: Any, seen: frozenset) -> tuple[dict[str, tuple[Any, Any]], Any, Any]:
-        """(intended metadata {key: (value, source)}, lm-eval's metadata or None, the file that gave it)."""
         real = _resolved(file)
         if real in seen:
             return {}, None, None
@@ -1190,9 +1178,37 @@ def dropped_metadata(path: Any, *, intended_only: bool = False) -> tuple[list[tu
                 intended.update({k: (v, real) for k, v in own.items()})
         return intended, actual, giver
 
-    intended, actual, giver = walk(path, frozenset())
-    if intended_only:
-        return intended  # type: ignore[return-value]
+    return walk(path, frozenset())
+
+
+def intended_metadata(path: Any) -> dict[str, tuple[Any, Any]]:
+    """The metadata that task YAML ``path``'s include chain means to give, each file's ``metadata:`` block over the
+    ones it includes (the chain followed as :func:`dropped_metadata` follows it): ``{key: (value, the YAML that sets
+    it)}``; ``{}`` when ``path`` cannot be read.
+
+    Raises:
+        nothing: unreadable files and include cycles are skipped.
+    """
+    return _metadata_chain(path)[0]
+
+
+def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
+    """The metadata that task YAML ``path``'s includes give and lm-eval's ``load_yaml`` drops: an ``include:`` is
+    merged key by key at the top level only, so a ``metadata:`` block in the including YAML replaces the included
+    YAML's whole ``metadata:`` (no deep merge). Follows the include chain as ``load_yaml`` does (:func:`includes`:
+    relative to each file's resolved folder; a later include over an earlier one; the file's own keys last); an
+    include that is not there is skipped (:func:`missing_task_files` reports it). What the chain means to give is
+    :func:`intended_metadata`.
+
+    Returns:
+        ``([(key, value, the YAML that sets it)], the YAML whose own block replaced it)``, keys in the included
+        files' order; ``([], None)`` when nothing is dropped (no file of the chain has a ``metadata:`` block over an
+        included one) or ``path`` cannot be read.
+
+    Raises:
+        nothing: unreadable files and include cycles are skipped.
+    """
+    intended, actual, giver = _metadata_chain(path)
     if actual is None:
         return [], None
     dropped = [(k, v, src) for k, (v, src) in intended.items() if k not in actual]
@@ -1287,7 +1303,7 @@ def check_entry_metadata(selected: "_Selected", metadata: dict[str, Any] | None 
     the member with ``{**task config, **entry}`` (``_load_full_config``), so the entry's block replaces the task's
     whole metadata, and without ``retriever`` the dense task ran BM25 under its name. The same rules as
     :func:`check_include_metadata` (which checks a task without such an entry): what the task's YAML chain means to
-    give (:func:`dropped_metadata`) against the entry's block, keys in ``metadata`` (``--metadata``) and defaults
+    give (:func:`intended_metadata`) against the entry's block, keys in ``metadata`` (``--metadata``) and defaults
     not counted.
 
     Args:
@@ -1302,7 +1318,7 @@ def check_entry_metadata(selected: "_Selected", metadata: dict[str, Any] | None 
         check_include_metadata(selected.yaml_path, metadata)
         return
     if selected.yaml_path is not None:
-        intended = dropped_metadata(selected.yaml_path, intended_only=True)
+        intended = intended_metadata(selected.yaml_path)
     else:
         intended = {k: (v, f"task {selected.base}") for k, v in (selected.base_metadata or {}).items()}
     own = selected.entry_metadata if isinstance(selected.entry_metadata, dict) else {}
