@@ -1215,19 +1215,6 @@ def dropped_metadata(path: Any) -> tuple[list[tuple[str, Any, Any]], Any]:
     return dropped, (giver if dropped else None)
 
 
-def _qa_defaults() -> dict[str, Any]:
-    """What a QA task runs with when its metadata lacks a key: :func:`tasks.rag.build_qa_docs`'s defaults (``k`` as
-    the metadata's ``hits``) and the ``instruct`` prompt (:func:`tasks.utils.qa_arguments`)."""
-    import inspect
-
-    from .rag import build_qa_docs
-
-    out = {("hits" if n == "k" else n): p.default for n, p in inspect.signature(build_qa_docs).parameters.items()
-           if p.default is not inspect.Parameter.empty and n != "stats"}
-    out["prompt"] = "instruct"
-    return out
-
-
 def _same_value(value: Any, default: Any) -> bool:
     """Whether metadata ``value`` runs as ``default`` does (``5`` and ``"5"``, ``false`` and ``"False"``, an empty
     value and None)."""
@@ -1253,8 +1240,8 @@ def check_include_metadata(path: Any, metadata: dict[str, Any] | None = None) ->
     ``questions`` and ``corpus`` ran BM25 (the default) under the name of a dense task, without a word. Only keys
     that change what runs count: not ``version``, ``cache_dir`` or lm-eval's own keys (:data:`_DROP_IGNORED`), not
     a key given in ``metadata`` (``--metadata``, ``--model_args``, a leaderboard contract's ``prompt``/``hits``),
-    and not one whose included value is the task's default anyway (:func:`_qa_defaults`: ``prompt: instruct``,
-    ``hits: 5``).
+    and not one whose included value is the task's default anyway (:func:`tasks.utils.qa_defaults`:
+    ``prompt: instruct``, ``hits: 5``).
 
     Args:
         path: the task's YAML (lm-eval's index entry ``yaml_path``); None or an unreadable file: nothing checked.
@@ -1281,7 +1268,9 @@ def check_include_metadata(path: Any, metadata: dict[str, Any] | None = None) ->
 
 def _lost_metadata(dropped: list[tuple[str, Any, Any]], metadata: dict[str, Any] | None) -> list[tuple[str, Any, Any]]:
     """The ``(key, value, source)`` of ``dropped`` that change what runs (:func:`check_include_metadata`'s rules)."""
-    defaults, given = _qa_defaults(), set(metadata or {})
+    from .utils import qa_defaults
+
+    defaults, given = qa_defaults(), set(metadata or {})
     return [(k, v, src) for k, v, src in dropped
             if k not in _DROP_IGNORED and k not in given and not (k in defaults and _same_value(v, defaults[k]))]
 
@@ -1289,7 +1278,9 @@ def _lost_metadata(dropped: list[tuple[str, Any, Any]], metadata: dict[str, Any]
 def _drop_words(lost: list[tuple[str, Any, Any]]) -> tuple[str, str, str, str]:
     """``(the dropped 'key: value' pairs, their sources, what runs instead, 'it' or 'each')`` for the one-line
     errors of dropped metadata."""
-    defaults = _qa_defaults()
+    from .utils import qa_defaults
+
+    defaults = qa_defaults()
     pairs = ", ".join(f"{k}: {_shown(v)}" for k, v, _ in lost)
     sources = " and ".join(str(s) for s in dict.fromkeys(src for _, _, src in lost))
     instead = ", ".join(f"{k}: {_shown(defaults[k])}" if k in defaults and k != "instruction" else f"no {k}"

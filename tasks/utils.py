@@ -152,6 +152,21 @@ def _as_bool(value: Any, name: str) -> bool:
     raise ConfigError(f"task metadata {name}={value!r}: expected true or false")
 
 
+def qa_defaults() -> dict[str, Any]:
+    """What a QA task runs with when its metadata lacks a key, by metadata key: :func:`tasks.rag.build_qa_docs`'s
+    keyword defaults (its ``k`` as the metadata's ``hits``: 5; ``corpus`` nq-wiki-12k, ``retriever`` bm25, ...; not
+    ``stats``) and ``prompt`` ``instruct`` (:func:`qa_arguments`). The one reading of those defaults: a new default
+    of ``build_qa_docs`` is seen by :func:`qa_read_files` and by ``tasks.precheck``'s dropped-metadata checks alike."""
+    import inspect
+
+    from .rag import build_qa_docs
+
+    out = {("hits" if n == "k" else n): p.default for n, p in inspect.signature(build_qa_docs).parameters.items()
+           if p.default is not inspect.Parameter.empty and n != "stats"}
+    out["prompt"] = "instruct"
+    return out
+
+
 def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], str, str, str]:
     """The checks of :func:`load_qa` that read no data: ``metadata`` (the task's, ``--metadata`` merged in) as
     ``(kw, dataset, prompt, instruction)``, ``kw`` the keyword arguments of :func:`tasks.rag.build_qa_docs`
@@ -211,13 +226,10 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
         ConfigError: what :func:`qa_arguments` refuses, or a ``data_dir`` that is no folder. OSError: a folder that
         cannot be listed.
     """
-    import inspect
-
     from retrieval.corpus import NAMED_CORPORA, named_corpus_paths
 
     from .data import resolve_data_dir
     from .provenance import dataset_files
-    from .rag import build_qa_docs
     from .sources import FAMILIES, local_copy
 
     root = resolve_data_dir(metadata.get("data_dir"))
@@ -233,7 +245,7 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
         copy = local_copy(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
                           data_dir=data_dir, local_name=f["local"])
         files += copy[1] if copy is not None else []
-    corpus = kw.get("corpus", inspect.signature(build_qa_docs).parameters["corpus"].default)
+    corpus = kw.get("corpus", qa_defaults()["corpus"])
     if isinstance(corpus, str) and corpus in NAMED_CORPORA:
         files += named_corpus_paths(corpus, root)
     return list(dict.fromkeys(Path(f) for f in files))
