@@ -51,6 +51,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,12 +254,26 @@ def _without_addresses(v: Any) -> Any:
     return _ADDRESS.sub(r"\1>", v) if isinstance(v, str) else v
 
 
-def _differences(old: Any, new: Any, path: str) -> list[tuple[str, Any, Any]]:
-    """``(dotted path, old, new)`` of every leaf that differs, in key order (a missing key reads as None)."""
+def _canonical_equal(old: Any, new: Any) -> bool:
+    """Whether two JSON values are the same canonical JSON (``1`` and ``1.0`` differ, as do ``True`` and ``1``)."""
+    return json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True)
+
+
+def _differences(old: Any, new: Any, path: str, *, lists: bool = False) -> Iterator[tuple[str, Any, Any]]:
+    """``(path, old, new)`` of every leaf where two JSON values differ, in order (dict keys sorted, a missing key reads
+    as None; the path is dotted, ``ctxs[0].docid``). Lists are leaves compared with ``==``, or with ``lists`` walked
+    item by item (a list of another length differs at its first extra or missing item, read as None) and leaves
+    compared as canonical JSON. A generator: :func:`generation_difference` lists every difference,
+    :func:`doc_difference` takes the first."""
     if isinstance(old, dict) and isinstance(new, dict):
-        return [d for k in sorted(set(old) | set(new), key=str)
-                for d in _differences(old.get(k), new.get(k), f"{path}.{k}" if path else str(k))]
-    return [] if old == new else [(path, old, new)]
+        for k in sorted(set(old) | set(new), key=str):
+            yield from _differences(old.get(k), new.get(k), f"{path}.{k}" if path else str(k), lists=lists)
+    elif lists and isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            yield from _differences(old[i] if i < len(old) else None, new[i] if i < len(new) else None, f"{path}[{i}]",
+                                    lists=True)
+    elif not (_canonical_equal(old, new) if lists else old == new):
+        yield path, old, new
 
 
 def _run_overrides(cell: Any, output_type: str | None, generation_kwargs: dict | None,
@@ -306,7 +321,7 @@ def generation_difference(recorded: dict[str, Any] | None, current: dict[str, An
             out["metadata"] = {k: v for k, v in meta.items() if k not in _RESCORABLE_METADATA}
         return out
 
-    diffs = _differences(kept(_jsonable(recorded)), kept(current), "")
+    diffs = list(_differences(kept(_jsonable(recorded)), kept(current), ""))
     if not diffs:
         return None
     (path, old, new), more = diffs[0], [d[0] for d in diffs[1:]]
@@ -394,21 +409,8 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
 
 
 def _first_difference(old: Any, new: Any, path: str) -> tuple[str, Any, Any] | None:
-    """The first ``(path, old, new)`` where two JSON values differ (``ctxs[0].docid``; dict keys in sorted order, a
-    missing key reads as None, a list of another length differs at its first extra or missing item)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for k in sorted(set(old) | set(new), key=str):
-            d = _first_difference(old.get(k), new.get(k), f"{path}.{k}" if path else str(k))
-            if d:
-                return d
-        return None
-    if isinstance(old, list) and isinstance(new, list):
-        for i in range(max(len(old), len(new))):
-            d = _first_difference(old[i] if i < len(old) else None, new[i] if i < len(new) else None, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    return None if json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True) else (path, old, new)
+    """The first ``(path, old, new)`` where two JSON values differ, lists walked item by item (:func:`_differences`)."""
+    return next(_differences(old, new, path, lists=True), None)
 
 
 def _pair(old: Any, new: Any) -> tuple[str, str]:
