@@ -210,7 +210,8 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
     return kw, dataset, prompt, instruction
 
 
-def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
+def qa_read_files(metadata: dict[str, Any], task: str, *,
+                  checked: tuple[dict[str, Any], str] | None = None) -> list[Path] | None:
     """The files of the local data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``) that :func:`load_qa` reads for
     ``metadata`` (the task's, ``--metadata`` merged in), found by the loaders' own resolvers without reading any
     data, in a fixed order without duplicates: the question files of its data set
@@ -220,7 +221,9 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
     named by path is not listed (the leaderboard keys it by its argument: ``leaderboards.keys.task_data_files``).
     None when no data folder is set. The run keys of the leaderboards hash these files
     (``leaderboards.keys.task_read_files``), and :func:`load_qa` refuses to return docs built from a data-folder file
-    this does not list (:func:`check_read_files`), so a new file the loader reads must be added here.
+    this does not list (:func:`check_read_files`), so a new file the loader reads must be added here. ``checked``:
+    ``(kw, dataset)`` of :func:`qa_arguments` for these ``metadata`` when the caller has them (:func:`load_qa`), so
+    they are not checked twice; None: checked here.
 
     Raises:
         ConfigError: what :func:`qa_arguments` refuses, or a ``data_dir`` that is no folder. OSError: a folder that
@@ -235,7 +238,7 @@ def qa_read_files(metadata: dict[str, Any], task: str) -> list[Path] | None:
     root = resolve_data_dir(metadata.get("data_dir"))
     if root is None:
         return None
-    kw, dataset, _prompt, _instruction = qa_arguments(metadata, task)
+    kw, dataset = checked if checked is not None else qa_arguments(metadata, task)[:2]
     data_dir = kw.get("data_dir")
     files = list(dataset_files(dataset, data_dir).values())
     if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
@@ -352,7 +355,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     for d in docs:
         d["prompt"], d["instruction"] = prompt, instruction
     provenance = qa_provenance(dataset, kw, stats)
-    check_read_files(provenance, qa_read_files(metadata, task), "qa")
+    check_read_files(provenance, qa_read_files(metadata, task, checked=(kw, dataset)), "qa")
     shots = [{"qid": r["qid"], "question": r["question"], "answers": list(r["answers"])}
              for r in load_qa_split(dataset, "fewshot", kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"),
                                     hub_split=kw.get("hub_split"), questions=kw.get("questions"))]
