@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
@@ -302,9 +302,34 @@ def _json_kind(value: Any) -> str:
             if value is None else type(value).__name__)
 
 
+_VERIFIED: dict[str, tuple[str, tuple[tuple[int, ...], ...]]] = {}
+"""Per process: a cell folder's (``DONE`` text, :func:`retrieval.io.file_stamp` of ``DONE`` and of each file it
+lists) when its checksums last passed (:func:`verify_cell_dir`): the files are not hashed again while all is
+unchanged."""
+_SETTLED_NS = 2_000_000_000
+"""A passed verification is remembered only when every file's inode-change time is this much (2 s, ns) before it
+began: a same-size rewrite within the file system's timestamp tick (a few ms; 1-2 s on FAT or some NFS servers)
+could keep a just-written file's stamp, so such a file is hashed again next time."""
+
+
+def _files_stamps(cell_dir: Path, names: list[str]) -> tuple[tuple[int, ...], ...] | None:
+    """:func:`retrieval.io.file_stamp` of ``DONE`` and of each of ``names`` in ``cell_dir``; None when one cannot
+    be stat'ed (the checks then say what is wrong)."""
+    try:
+        return tuple(tuple(file_stamp(cell_dir / name)) for name in (DONE, *names))
+    except OSError:
+        return None
+
+
 def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any]:
     """Return the ``DONE`` manifest of a finished cell folder after checking every file's SHA-256 and that the
     manifest is this folder's (and, with ``cell_id``, this cell's; :func:`check_cell_identity`).
+
+    The checksums are computed once per process while nothing changes: a folder that passed is not hashed again
+    while its ``DONE`` text and the size, mtime, inode-change time and inode of ``DONE`` and of every listed file
+    are the ones it passed with (:data:`_VERIFIED`; any write changes the inode-change time, a replaced file its
+    inode), so the several checks of one command (key adoption, run, report) hash a finished cell once. The
+    identity check runs every time.
 
     Raises:
         IncompleteRunError: no folder (never run), no ``DONE`` (killed or still running), unreadable
@@ -346,12 +371,18 @@ def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any
     unlisted = [nm for nm in CELL_FILES if nm not in files]  # load_cell reads them: never unchecked
     if unlisted:
         raise IncompleteRunError(f"{done}: unreadable manifest (does not list {', '.join(unlisted)}); re-run the cell")
-    for name, digest in files.items():
-        p = cell_dir / name
-        if not p.is_file():
-            raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing; re-run the cell")
-        if sha256_file(p) != digest:
-            raise IncompleteRunError(f"{p}: checksum mismatch with {DONE} (file changed or truncated); re-run the cell")
+    began = time.time_ns()
+    stamps = _files_stamps(cell_dir, sorted(files))  # before hashing: a write while hashing changes them
+    memo_key = str(cell_dir.absolute())
+    if stamps is None or _VERIFIED.get(memo_key) != (text, stamps):
+        for name, digest in files.items():
+            p = cell_dir / name
+            if not p.is_file():
+                raise IncompleteRunError(f"{cell_dir}: {name} listed in {DONE} is missing; re-run the cell")
+            if sha256_file(p) != digest:
+                raise IncompleteRunError(f"{p}: checksum mismatch with {DONE} (file changed or truncated); re-run the cell")
+        if stamps is not None and all(st[2] < began - _SETTLED_NS for st in stamps):  # st[2]: ctime_ns
+            _VERIFIED[memo_key] = (text, stamps)
     check_cell_identity(cell_dir, manifest, cell_id)
     return manifest
 
