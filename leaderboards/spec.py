@@ -697,6 +697,27 @@ def _int(path: Path, where: str, value: Any, low: int, *, null: bool = False) ->
         raise _err(path, f"{where} must be an integer >= {low}{' or null' if null else ''}, got {value!r}")
 
 
+def _batch_size(path: Path, where: str, value: Any) -> int:
+    """A contract's ``batch_size`` as lm-eval's ``--batch_size`` takes it and tokrag's models read it
+    (:func:`tokrag_model.args.to_batch_size`): a whole number >= 1 (``4``, ``'4'``, ``4.0``) is that number, and
+    ``auto`` / ``auto:N`` are 1, the batch size tokrag's models run ``auto`` at (deterministic; the run key and the
+    request journal's chunks need a fixed number). So ``4``, ``'4'`` and ``4.0`` give one cell and one run folder.
+
+    Raises:
+        ConfigError: one line naming ``where``: a fraction, a number < 1, a bool, NaN/infinity, null, another text.
+    """
+    from tokrag_model.args import to_batch_size
+
+    try:
+        if value is None:
+            raise ValueError(value)
+        return to_batch_size(value)
+    except ValueError:
+        raise _err(path, f"{where} must be an integer >= 1, got {value!r}: give a whole number such as 4 (or '4', "
+                         "4.0), or 'auto' / 'auto:N', which run at batch size 1 as with lm-eval's --batch_size on "
+                         "tokrag's models") from None
+
+
 def _bool(path: Path, where: str, value: Any) -> None:
     """Raise ConfigError unless ``value`` is a YAML boolean (``'false'`` quoted is a string, and truthy)."""
     if not isinstance(value, bool):
@@ -777,7 +798,7 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
     _check_model_args(path, f"{where}.model_args", shared["model_args"])
     _check_gen_kwargs(path, f"{where}.gen_kwargs", shared["gen_kwargs"])
     if "batch_size" in shared:
-        _int(path, f"{where}.batch_size", shared["batch_size"], 1)
+        shared["batch_size"] = _batch_size(path, f"{where}.batch_size", shared["batch_size"])
     if "num_fewshot" in shared:
         _int(path, f"{where}.num_fewshot", shared["num_fewshot"], 0, null=True)
     for key in ("apply_chat_template", "fewshot_as_multiturn"):
