@@ -23,7 +23,7 @@ from typing import Any
 from retrieval.io import atomic_write_bytes
 
 from .report import (
-    LABELS, PAIRED, cells_lines, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
+    LABELS, PAIRED, _lower_better, cells_lines, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
 )
 from .spec import LeaderboardSpec
 from .traces import sample_trace, token_rows
@@ -237,22 +237,28 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
     shown = [m for m in PAIRED + ["answer_recall"] if m in data["metrics"]]
     label = next((m["label"] for m in data["models"] if m["name"] == model), "")
     title = f"{data['spec']}: {task}" + (f" ({label})" if model else "")
+    lower = _lower_better(data.get("higher_is_better") or {}, task, primary)  # the direction of the report's columns
     parts = _head(title) + [f"<h1>{e(title)}</h1>", '<p><a href="../index.html">back to the leaderboard</a></p>',
                             '<p class="note">Passages: <span class="gold">gold</span>, <span class="noise">noise</span>, '
                             '<span class="counterfactual">counterfactual</span>; <span class="tag">has answer</span> = the passage '
                             'contains a gold answer. Tok-RAG tokens: <span class="tok tok-R">RAG branch</span> '
                             '<span class="tok tok-L">pure LM branch</span> (faded: both branches agreed; dotted: function token); '
                             'hover a token for S_R, S_L and the layer.'
-                            + (f' &#9650;/&#9660; = helped/hurt against {e(str(cb))} ({e(LABELS.get(primary, primary))}).'
-                               if cb else '') + '</p>']
+                            + (f' &#9650;/&#9660; = helped/hurt against {e(str(cb))} ({e(LABELS.get(primary, primary))}'
+                               + (", lower is better" if lower else "") + ').' if cb else '') + '</p>']
     methods = list(samples)
     doc_ids = sorted(set().union(*[set(v) for v in samples.values()])) if samples else []
+
+    def is_right(v: Any) -> bool:  # as stats.noise_flips: 1 is right, or 0 for a lower-is-better metric such as cf_match
+        return isinstance(v, (int, float)) and (v <= 0.0 if lower else v >= 1.0)
+
     for d in doc_ids:
         first = next(samples[m][d] for m in methods if d in samples[m])
         doc = first.get("doc") or {}
-        right = [m for m in methods if d in samples[m] and (samples[m][d].get(primary) or 0) >= 1.0]
+        right = [m for m in methods if d in samples[m] and is_right(samples[m][d].get(primary))]
         summary = (f"#{d} {doc.get('qid', '')} &mdash; {e(str(doc.get('question', '')))} &mdash; "
-                   f"{e(LABELS.get(primary, primary))}: {len(right)}/{len(methods)} methods")
+                   f"{e(LABELS.get(primary, primary))}: {len(right)}/{len(methods)} methods"
+                   + (" right (lower is better: right = 0)" if lower else ""))
         parts.append(f'<details id="q{d}"><summary>{summary}</summary>')
         golds = ", ".join(str(a) for a in doc.get("answers") or [])
         parts.append(f"<p><b>Gold answers:</b> {e(golds)}</p>")
@@ -284,8 +290,10 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
                 v = s.get(primary)
                 mark = "-"
                 if m != cb and isinstance(v, (int, float)) and isinstance(cb_v, (int, float)):
-                    mark = ('<span class="ok">&#9650; helped</span>' if v > cb_v else
-                            '<span class="bad">&#9660; hurt</span>' if v < cb_v else "=")
+                    better = (v < cb_v) if lower else (v > cb_v)
+                    worse = (v > cb_v) if lower else (v < cb_v)
+                    mark = ('<span class="ok">&#9650; helped</span>' if better else
+                            '<span class="bad">&#9660; hurt</span>' if worse else "=")
                 cells.append(mark)
             rows.append(cells)
         parts.append(_table(head, rows, cls="answers", raw=True))

@@ -337,7 +337,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
     mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids,
                   per_seed=per_seed, per_seed_ratio=per_seed_ratio, seed_keys=seed_keys)
-    _diagnostics(spec, rows, per_seed, qids)
+    _diagnostics(spec, rows, per_seed, qids, hib)
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
     models = []
@@ -591,11 +591,14 @@ def _mean_count(values: list[int]) -> int | float:
     return int(mean) if float(mean).is_integer() else round(mean, 2)
 
 
-def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: dict) -> None:
+def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: dict,
+                 hib: dict[str, dict[str, bool]] | None = None) -> None:
     """Per-question helped/hurt/neutral against the closed-book row and noise sensitivity (primary metric), counted
     per seed (seed s of the method against seed s of the closed-book row, or of the method on the clean twin task)
     and averaged over the seeds both rows finished: for a 0/1 metric, helped - hurt = n x the difference of the two
-    rows' means, as with one seed. ``seeds`` (the number averaged) is recorded when it is more than one."""
+    rows' means, as with one seed. ``seeds`` (the number averaged) is recorded when it is more than one. Better and
+    right follow the metric's direction (:func:`_lower_better` of the row's task, from ``hib``: task -> metric ->
+    higher_is_better as results.json records it, else :data:`LOWER_IS_BETTER`)."""
     primary = spec.primary_metric
 
     def seeds_of(key: tuple) -> dict[int, dict[int, float]]:
@@ -605,12 +608,13 @@ def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: 
         mine = seeds_of((row["model"], row["method"], row["task"]))
         if not mine:
             continue
+        lower = _lower_better(hib or {}, row["task"], primary)
         cb = spec.closed_book
         if cb and row["method"] != cb:
             ref = seeds_of((row["model"], cb, row["task"]))
             common = sorted(set(mine) & set(ref))
             if common:
-                per = [helped_hurt(mine[s], ref[s]) for s in common]
+                per = [helped_hurt(mine[s], ref[s], lower_is_better=lower) for s in common]
                 row["closed_book"] = {k: _mean_count([x[k] for x in per]) for k in ("helped", "hurt", "neutral")}
                 if len(common) > 1:
                     row["closed_book"]["seeds"] = len(common)
@@ -623,7 +627,8 @@ def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: 
                 if common:
                     qc, qn = qids.get((row["model"], clean[0]["task"]), {}), qids.get((row["model"], row["task"]), {})
                     per = [noise_flips({qc.get(d, str(d)): v for d, v in cq[s].items()},
-                                       {qn.get(d, str(d)): v for d, v in mine[s].items()}) for s in common]
+                                       {qn.get(d, str(d)): v for d, v in mine[s].items()}, lower_is_better=lower)
+                           for s in common]
                     res = {k: _mean_count([x[k] for x in per]) for k in ("flips", "clean_correct")}
                     row["noise_sensitivity"] = {**res, "clean_task": clean[0]["task"]}
                     if len(common) > 1:
@@ -655,8 +660,9 @@ def _pivot(spec: LeaderboardSpec, data: dict) -> list[dict]:
             avg_cols = [c["task"] for c in columns if c["metric"] == spec.primary_metric]
             avg = (float(np.mean([vals[t]["mean"] for t in avg_cols])) if avg_cols and all(vals[t] for t in avg_cols) else None)
             body.append({"method": name, "values": vals, "average": avg})
+        avg_lower = _average_lower_better(spec, data["higher_is_better"], columns)
         best: dict[str, list[str]] = {}
-        for col in columns + [{"task": "average", "lower_is_better": False}]:
+        for col in columns + ([{"task": "average", "lower_is_better": avg_lower}] if avg_lower is not None else []):
             def value(b: dict, task: str = col["task"]) -> float | None:
                 v = b["average"] if task == "average" else (b["values"].get(task) or {}).get("mean")
                 return None if v is None else round(v, 3)  # ties at the printed precision share the bold
@@ -667,7 +673,19 @@ def _pivot(spec: LeaderboardSpec, data: dict) -> list[dict]:
         out.append({"model": mod["name"], "label": mod["label"], "columns": columns, "rows": body, "best": best,
                     "average_over": [c["task"] for c in columns if c["metric"] == spec.primary_metric],
                     "average_metric": spec.primary_metric})
+        if avg_lower:  # only then: the JSON of higher-is-better pivots stays as before
+            out[-1]["average_lower_is_better"] = True
     return out
+
+
+def _average_lower_better(spec: LeaderboardSpec, data_hib: dict[str, dict[str, bool]], columns: list[dict]) -> bool | None:
+    """Direction of the pivot's average column: that of the primary metric's task columns (:func:`_lower_better`, the
+    rule of every column); with no such column, the primary metric's default (:data:`LOWER_IS_BETTER`); ``None`` (no
+    best marked) when the columns disagree, as an average of a higher- and a lower-is-better column has no better."""
+    dirs = {c["lower_is_better"] for c in columns if c["metric"] == spec.primary_metric}
+    if len(dirs) > 1:
+        return None
+    return dirs.pop() if dirs else _lower_better(data_hib, "", spec.primary_metric)
 
 
 def _provenance(loaded: dict[str, Any]) -> list[dict]:
@@ -766,7 +784,8 @@ def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> 
                          if c["metric"] else f"{c['task']} (no results yet)" for c in piv["columns"]]
     avg_label = LABELS.get(piv["average_metric"], piv["average_metric"])
     n_avg = len(piv["average_over"])
-    head.append(f"average ({avg_label}, {n_avg} task{'' if n_avg == 1 else 's'})" if n_avg
+    lower = ", lower is better" if piv.get("average_lower_is_better") else ""
+    head.append(f"average ({avg_label}, {n_avg} task{'' if n_avg == 1 else 's'}{lower})" if n_avg
                 else f"average (no task with {avg_label} yet)")
     body = []
     partial = partial_rows(data)
@@ -885,6 +904,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     under = [f"Per question, by {pl}: helped = right where {cb} is wrong (better, for a graded metric), hurt = the reverse; "
              "noise flips = questions right on the clean twin task and wrong on this noisy one (of those right on the clean task)."
              if cb else f"Noise flips by {pl}: questions right on the clean twin task and wrong on this noisy one."]
+    if any(_lower_better(data.get("higher_is_better") or {}, r["task"], data["primary_metric"]) for r in data["rows"] if "metrics" in r):
+        under.append(f"{pl} is lower-is-better: better = lower, right = 0 and wrong = above 0.")
     if any(((r.get(k) or {}).get("seeds") or 1) > 1 for r in data["rows"] for k in ("closed_book", "noise_sensitivity")):
         under.append("With several seeds each count is per seed (seed s of the method against seed s of the closed-book "
                      "row, or of the method on the clean twin) and then averaged over the seeds both rows "

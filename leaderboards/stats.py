@@ -181,21 +181,28 @@ def min_detectable_difference(sd: float, n: int, alpha: float = 0.05, power: flo
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / math.sqrt(n))
 
 
-def helped_hurt(mine: Mapping[int, float], closed_book: Mapping[int, float]) -> dict[str, int]:
+def helped_hurt(mine: Mapping[int, float], closed_book: Mapping[int, float], *, lower_is_better: bool = False) -> dict[str, int]:
     """Per-question comparison with the closed-book row on the same questions (keys: doc ids):
     ``helped`` = better than closed book (for a 0/1 metric: right where closed book is wrong),
-    ``hurt`` = worse, ``neutral`` = equal. Questions missing from either side are ignored."""
+    ``hurt`` = worse, ``neutral`` = equal. Better is higher, or lower with ``lower_is_better`` (e.g. ``cf_match``:
+    helped = the closed book gave the planted answer and this method did not). Questions missing from either side
+    are ignored."""
     common = sorted(set(mine) & set(closed_book))
-    helped = sum(mine[q] > closed_book[q] for q in common)
-    hurt = sum(mine[q] < closed_book[q] for q in common)
+    sign = -1.0 if lower_is_better else 1.0
+    helped = sum(sign * (mine[q] - closed_book[q]) > 0 for q in common)
+    hurt = sum(sign * (mine[q] - closed_book[q]) < 0 for q in common)
     return {"helped": int(helped), "hurt": int(hurt), "neutral": int(len(common) - helped - hurt)}
 
 
-def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float]) -> dict[str, int]:
-    """Noise sensitivity of one method: ``flips`` = questions right on the clean task (value 1) and
-    wrong on the noisy twin (value < 1), ``clean_correct`` = questions right on the clean task (both over
-    the questions present in both; keys: question ids)."""
+def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float], *, lower_is_better: bool = False) -> dict[str, int]:
+    """Noise sensitivity of one method: ``flips`` = questions right on the clean task and wrong on the noisy twin,
+    ``clean_correct`` = questions right on the clean task (both over the questions present in both; keys: question
+    ids). Right = value 1 and wrong = value < 1; with ``lower_is_better`` (e.g. ``cf_match``) right = value 0 and
+    wrong = value > 0."""
     common = [q for q in clean if q in noisy]
+    if lower_is_better:
+        right = [q for q in common if clean[q] <= 0.0]
+        return {"flips": int(sum(noisy[q] > 0.0 for q in right)), "clean_correct": len(right)}
     right = [q for q in common if clean[q] >= 1.0]
     return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
 
