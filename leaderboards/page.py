@@ -23,7 +23,7 @@ from typing import Any
 from retrieval.io import atomic_write_bytes
 
 from .report import (
-    LABELS, PAIRED, _lower_better, cells_lines, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
+    LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
 )
 from .spec import LeaderboardSpec
 from .traces import sample_trace, token_rows
@@ -109,7 +109,7 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
     parts.append('<p class="note">Overview first; then <a href="#plots">plots</a>, <a href="#contract">fairness contract</a>, '
                  '<a href="#results">long tables</a> and <a href="#provenance">provenance</a>. Click a column header to sort.</p>')
     parts.append(f'<h2 id="overview">Overview: {e(pl)} per task (best per column in bold; methods are compared only within a model)</h2>')
-    conf = int(round(data["bootstrap"]["confidence"] * 100))
+    conf = confidence_label(data["bootstrap"]["confidence"])
     for i, piv in enumerate(data["pivot"]):
         if data["multi_model"]:
             parts.append(f"<h3>{e(piv['label'])}</h3>")
@@ -122,7 +122,7 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
                 task = piv["columns"][j - 1]["task"] if 0 < j <= len(piv["columns"]) else None
                 v = (r["values"].get(task) or {}) if task else {}
                 if v.get("lo") is not None:
-                    tip = f"{conf}% CI [{v['lo']:.3f}, {v['hi']:.3f}]"
+                    tip = f"{conf} CI [{v['lo']:.3f}, {v['hi']:.3f}]"
                     s = f'<span title="{e(tip)}">{s}</span>'
                 out_line.append(s)
             cells.append(out_line)

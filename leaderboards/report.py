@@ -835,11 +835,18 @@ WALL_TIME_NOTE = ("s / question: wall seconds per question, task build and retri
                   "method of a task in a runner process); some run folders predate the model-time measurement")
 
 
+def confidence_label(confidence: float) -> str:
+    """A CI's confidence level as printed: ``0.95`` -> ``"95%"``, ``0.975`` -> ``"97.5%"``, ``0.995`` -> ``"99.5%"``
+    (exact to 12 significant digits, so float noise such as 0.9 * 100 = 90.00000000000001 prints ``"90%"``; never
+    rounded to a whole percent, which would publish 0.995 as a 100% CI). Used by every table and page heading."""
+    return f"{confidence * 100:.12g}%"
+
+
 def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[str]]]:
     """(anchor, title, header, rows, lines under the table) of every long table, shared by Markdown and HTML."""
     out = []
     ms = [m for m in data["metrics"] if m not in HYGIENE]
-    conf = int(round(data["bootstrap"]["confidence"] * 100))
+    conf = confidence_label(data["bootstrap"]["confidence"])
     mcol = ["model"] if data["multi_model"] else []
     head = mcol + ["method", "task", "noise", "n"] + [LABELS.get(m, m) for m in ms]
     body = []
@@ -858,7 +865,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     ratio = " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)  # corpus ratios: paragraphs are the unit
     unit = "questions" + (f"; over paragraphs for {ratio}" if ratio else "")
     marked = [PARTIAL_NOTE] if partial else []
-    out.append(("results", f"Results: mean [{conf}% bootstrap CI over {unit}]", head, body, marked))
+    out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [label(r, (ref, r["task"])), r["task"]]
@@ -876,7 +883,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "Monte Carlo otherwise; p<0.001 = an exact p below 0.001")
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
-                        f"[{conf}% CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
+                        f"[{conf} CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
                         f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1), holm≤ = an upper bound raised "
                         "by such a p)",
                         mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under + marked))
