@@ -12,6 +12,12 @@ optional ``answers``/``gold_docids``), or a named set: ``nq-oracle`` (2,655 NQ-o
 passages), ``nq-open`` (NQ-open dev, 3,610), ``pyserini:<name>`` (a Pyserini QA topic set with answers, e.g.
 ``pyserini:dpr-wq-test``; downloaded by Anserini, needs the internet); append ``:N`` for the first N
 (``nq-oracle:200``).
+
+A question retrieved without passages has a row in ``run.ctxs.jsonl`` but no line in ``run.trec`` (TREC has no way to
+write one). ``retrieve eval`` of the TREC file reads the run's questions from the ctxs JSONL written beside it when
+that file holds the same rankings, so both files give the same figures: over all the run's questions, one without
+passages a miss (DPR's top-k accuracy, Karpukhin et al. 2020, section 5.1; trec_eval -c). Without it, the questions of
+the topics that have no line are left out, and a WARNING line says how many.
 """
 
 from __future__ import annotations
@@ -385,7 +391,7 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     """
     out = Path(a.output).expanduser()
     ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
-                else out.with_name(out.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl"))
+                else _ctxs_beside(out))
     if _same_file(out, ctxs_out):
         raise ConfigError(f"--output-ctxs {ctxs_out}: is the same file as --output (the ctxs would overwrite the run); give two different paths")
     inputs = [(opt, Path(v).expanduser()) for opt, v in (("--topics", getattr(a, "topics", None)), ("--corpus", getattr(a, "corpus", None)))
@@ -767,6 +773,55 @@ def _run_file(run: str) -> Path:
     return p
 
 
+def _ctxs_beside(trec: Path) -> Path:
+    """The ctxs JSONL that ``tokrag retrieve`` writes beside a TREC run ``trec`` by default (:func:`_output_paths`:
+    ``run.trec`` -> ``run.ctxs.jsonl``)."""
+    return trec.with_name(trec.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
+
+
+def _trec_questions(trec: Path, ctxs: dict[str, list[dict]]) -> tuple[dict[str, list[dict]], bool]:
+    """-> (ctxs, whether the run's question set is known). A TREC run has no line for a question without passages,
+    so its file alone does not say which questions the run was made for; DPR's top-k accuracy (Karpukhin et al.
+    2020, section 5.1) and trec_eval -c count such a question as a miss. ``tokrag retrieve`` writes a row for every
+    question, passages or not, in the ctxs JSONL beside the TREC file (:func:`_ctxs_beside`): when that file holds
+    the same rankings (the same questions with passages, the same passage ids in the same order), its questions are
+    the run's, and those without a TREC line are added with an empty ranking (misses at every cut-off; a stderr note
+    says how many). Otherwise (no such file, unreadable, or other rankings) the question set is unknown: ``ctxs``
+    unchanged and ``False`` (:func:`_trec_unknown_warning` then says which questions of the topics are left out)."""
+    from .cache import read_ctxs_jsonl
+
+    beside = _ctxs_beside(trec)
+    if not beside.is_file():
+        return ctxs, False
+    try:
+        rows, _ = read_ctxs_jsonl(beside)
+    except (DataError, OSError, UnicodeDecodeError):
+        return ctxs, False
+    same = set(ctxs) <= set(rows) and all(
+        [str(c.get("docid")) for c in hits] == [c["docid"] for c in ctxs.get(q, [])] for q, hits in rows.items())
+    if not same:
+        return ctxs, False
+    empty = [q for q in rows if q not in ctxs]
+    if empty:
+        print(f"note: the run's questions are those of {beside} (written beside {trec.name} by tokrag retrieve, the same "
+              f"rankings): {len(empty)} of them have no TREC line ({_some_qids(empty)}), as a question without passages "
+              "has none; DPR's top-k accuracy counts them as misses", file=sys.stderr)
+    return {q: ctxs.get(q, []) for q in rows}, True
+
+
+def _trec_unknown_warning(trec: Path, ctxs: dict, answers: dict, gold: dict, topics: str) -> None:
+    """One stderr line when a TREC run's question set is unknown (:func:`_trec_questions`) and some questions of
+    ``topics`` with answers or gold ids have no line in it: how many, and that the metrics leave them out (the
+    same run's ctxs JSONL would count a question retrieved without passages as a miss)."""
+    absent = [q for q in {**answers, **gold} if q not in ctxs]
+    if absent:
+        print(f"WARNING: {len(absent)} of the {len(set(answers) | set(gold))} questions of topics {topics!r} with answers "
+              f"or gold ids have no line in {trec} and are excluded from the metrics: a TREC run has no line for a "
+              f"question retrieved without passages, and no ctxs JSONL with the same rankings is beside it "
+              f"({_ctxs_beside(trec).name}) to tell those from questions the run was not made for; score the ctxs "
+              "JSONL that tokrag retrieve wrote with it, which counts them as misses", file=sys.stderr)
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import is_ctxs_file, read_ctxs_jsonl
     from .metrics import format_table
@@ -790,9 +845,10 @@ def _eval(a: argparse.Namespace) -> int:
             raise ConfigError(f"--corpus {a.corpus}: the passage texts of a TREC run over a prebuilt corpus are not "
                               "local; score the run's ctxs JSONL (written beside it by tokrag retrieve) instead")
         corpus: Any = resolve_corpus(a.corpus, a.data_dir)
-        ctxs = _read_trec(run_path, corpus)
+        ctxs, questions_known = _trec_questions(run_path, _read_trec(run_path, corpus))
         present: set[str] = set()
     else:
+        questions_known = True  # a ctxs JSONL has a row for every question, one without passages included
         ctxs, _ = read_ctxs_jsonl(run_path)
         # the run carries its passages: a gold id among them is a passage; the corpus is read only for the others
         corpus = (lambda: resolve_corpus(a.corpus, a.data_dir)) if a.corpus and not prebuilt else None
@@ -807,6 +863,8 @@ def _eval(a: argparse.Namespace) -> int:
                               "cannot be scored on them; give the topics as JSONL with 'answers' (and/or 'gold_docids')")
         raise DataError(f"--topics {a.topics}: no query has 'answers' or 'gold_docids', so a run cannot be scored on them; "
                         "give topics with answers (JSONL 'answers', or nq-oracle, nq-open, pyserini:NAME)")
+    if not questions_known:
+        _trec_unknown_warning(run_path, ctxs, answers, gold, a.topics)
     answers = {q: v for q, v in answers.items() if q in ctxs}
     gold = {q: v for q, v in gold.items() if q in ctxs}
     usable = _usable(ctxs, answers, gold, run_path, a.topics)  # without ids or texts: unavailable, not a false 0
