@@ -92,10 +92,10 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .report import LABELS
+    from .report import LABELS, confidence_label
 
     plt.rcParams.update({"svg.hashsalt": "tokrag", "font.size": 9})
-    conf = int(round(data["bootstrap"]["confidence"] * 100))
+    conf = confidence_label(data["bootstrap"]["confidence"])
     primary = data["primary_metric"]
     pl = LABELS.get(primary, primary)
     files: list[tuple[str, str]] = []
@@ -129,7 +129,7 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
             ax.set_ylabel(pl)
             ax.set_title(f"Robustness to retrieval noise\n{fam}{who}", fontsize=9)  # two lines: fits beside the legend
             files.append(_finish(plt, fig, ax, out_dir, f"robustness_{fam}{suffix}.png",
-                                 f"{pl} against noise ratio per method on {fam}{who}; bands: {conf}% CI"))
+                                 f"{pl} against noise ratio per method on {fam}{who}; bands: {conf} CI"))
         # cost vs accuracy
         piv = next(p for p in data["pivot"] if p["model"] == mod["name"])
         pts, left_out = cost_points(rows, piv)
@@ -183,9 +183,9 @@ def make_plots(data: dict, out_dir: Path) -> list[tuple[str, str]]:
             ax.set_xticks(range(len(tasks)))
             ax.set_xticklabels(tasks, rotation=15, ha="right")
             ml = LABELS.get(metric, metric)
-            ax.set_ylabel(f"{ml} ({conf}% CI)")
+            ax.set_ylabel(f"{ml} ({conf} CI)")
             ax.set_title(f"{ml} per task{who}")
-            caption = f"{ml} per task with {conf}% bootstrap CIs{who}"
+            caption = f"{ml} per task with {conf} bootstrap CIs{who}"
             no_task = [t for t in mod["tasks"] if t not in tasks]
             no_method = [m for m in methods if m not in shown]
             if no_task:

@@ -73,3 +73,12 @@ def test_robustness_caption_brackets_balance(tmp_path: Path) -> None:
             r["noise"] = 0.0
     caps = dict(make_plots(d, tmp_path))
     assert caps["robustness_qa_a_big.png"] == "answer match against noise ratio per method on qa_a (Big (chat)); bands: 95% CI"
+
+
+def test_plot_captions_print_the_confidence_exactly(tmp_path: Path) -> None:
+    # report.confidence_label, as the tables and the page: 0.975 was rounded to "98%" in captions and axes
+    data = _data()
+    data["bootstrap"]["confidence"] = 0.975
+    caps = dict(make_plots(data, tmp_path))
+    assert caps["em_per_task_small.png"] == "EM per task with 97.5% bootstrap CIs (Small)"
+    assert not any("98%" in c for c in caps.values())
