@@ -298,16 +298,19 @@ def _check_spec_name(spec: LeaderboardSpec, path: str | os.PathLike, b: dict[str
 def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
                            baseline: str | os.PathLike) -> list[CheckLine | Violation | NotInBaseline]:
     """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
-    see the module docstring."""
+    see the module docstring. For a selection (``check --methods/--tasks/--models``,
+    :meth:`leaderboards.spec.LeaderboardSpec.select`) only the selected cells are read and compared: a baseline cell
+    of the whole spec outside the selection gives no line (one the whole spec lacks is still ``not in spec``)."""
     b = load_baseline(baseline)
     _check_spec_name(spec, baseline, b)
     reasons: dict[str, str] = {}
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
+    unselected = ({c.cell_id for c in spec.whole.cells()} - set(loaded)) if spec.whole is not None else set()
     values = cell_values(spec, runs_dir, loaded)
     counts = cell_counts(loaded)
     runs = resolve_runs_dir(spec, runs_dir)
     lines: list[CheckLine | Violation | QuestionCount | MissingCell] = list(verify(loaded))
-    for cid in sorted(b["cells"]):
+    for cid in sorted(set(b["cells"]) - unselected):
         want = b.get("n", {}).get(cid)
         if want is not None and cid in counts and counts[cid] != want:
             lines.append(QuestionCount(cid, counts[cid], want))

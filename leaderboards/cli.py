@@ -6,6 +6,7 @@
     tokrag leaderboard report leaderboards/specs/ci.yaml [--out DIR] [--no-timings] [--no-questions] [--allow-missing] [--replace]
     tokrag leaderboard rescore leaderboards/specs/ci.yaml [--out DIR] [--allow-missing] [--replace]
     tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json [--write [--allow-partial]]
+    tokrag leaderboard check leaderboards/specs/ci.yaml --baseline leaderboards/baselines/ci.json --methods rag-none --tasks nq_oracle_bm25
 
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
 passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given; ``stopped_by_max_cells``
@@ -17,7 +18,8 @@ estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON
 every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
 ``rescore`` refuse (exit 2, nothing written) to overwrite a report whose results for some cell the new one
 would lack, unless ``--replace``. ``check``
-prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; a
+prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; with
+``--models/--methods/--tasks`` (read as ``run`` reads them) it checks the selected cells only; a
 report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
 of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
 cells and keeps the existing baseline's entries of the unfinished ones unchanged.
@@ -73,10 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
     r.add_argument("--fallback-s-per-question", type=float, default=None,
                    help="with --estimate: seconds per question for cells with no similar finished cell")
-    for option, what in (("models", "models (names under models:)"), ("methods", "methods"), ("tasks", "tasks")):
-        r.add_argument(f"--{option}", type=_names, action="extend", default=None, metavar="A,B",
-                       help=f"run (or estimate) only these {what}, comma-separated (repeats add up): a grid in parts, "
-                            "the cells that matter first; the cells and run folders are those of the whole spec")
+    _add_selection(r, "run (or estimate) only these {what}, comma-separated (repeats add up): a grid in parts, the "
+                      "cells that matter first; the cells and run folders are those of the whole spec")
     for name, helptext in (("report", "build Markdown/CSV/JSON/HTML from the run folders only"),
                            ("rescore", "re-score the logged samples with the current metric code (no model) and rebuild the report")):
         q = sub.add_parser(name, help=helptext)
@@ -99,7 +99,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--allow-partial", action="store_true",
                    help="with --write: write the finished cells and keep the existing baseline's entries of the "
                         "unfinished ones as they are (a cell neither finished nor in the baseline stays absent)")
+    _add_selection(c, "check only the cells of these {what}, comma-separated (repeats add up), as run selects them: "
+                      "a run made in parts is checked part by part; the baseline's other cells are not checked "
+                      "(not with --write)")
     return p
+
+
+def _add_selection(parser: argparse.ArgumentParser, helptext: str) -> None:
+    """``--models/--methods/--tasks A,B`` (:func:`_names`, extended when repeated) on ``parser`` (``run``, ``check``):
+    the selection :meth:`leaderboards.spec.LeaderboardSpec.select` makes; ``helptext`` names them by ``{what}``."""
+    for option, what in (("models", "models (names under models:)"), ("methods", "methods"), ("tasks", "tasks")):
+        parser.add_argument(f"--{option}", type=_names, action="extend", default=None, metavar="A,B",
+                            help=helptext.format(what=what))
 
 
 def _names(text: str) -> list[str]:
@@ -126,6 +137,10 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.cmd == "check":
         if args.allow_partial and not args.write:
             raise ConfigError("check --allow-partial is only used with --write")
+        chosen = [f"--{k}" for k in ("models", "methods", "tasks") if getattr(args, k, None) is not None]
+        if args.write and chosen:
+            raise ConfigError(f"check --write writes the whole spec's baseline: drop {'/'.join(chosen)} (they select "
+                              "the cells a check compares); --write --allow-partial writes the finished cells")
         if args.write:
             check_writable(args.baseline, "check --write --baseline", folder=False)
 
@@ -272,8 +287,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     _check_args(args)
     spec = whole = load_spec(args.spec)
-    if args.cmd == "run":
-        spec = whole.select(models=args.models, methods=args.methods, tasks=args.tasks)
+    if args.cmd in ("run", "check"):
+        spec = whole.select(models=args.models, methods=args.methods, tasks=args.tasks, verb=args.cmd)
     if args.cmd == "run" and args.estimate:
         from .estimate import estimate, render
         from .runner import check_cell_args, check_distinct_methods

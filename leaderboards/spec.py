@@ -265,13 +265,14 @@ class LeaderboardSpec:
     """The spec a selection was made of (:meth:`select`; None for a whole spec): the run checks its methods."""
 
     def select(self, *, models: list[str] | None = None, methods: list[str] | None = None,
-               tasks: list[str] | None = None) -> LeaderboardSpec:
+               tasks: list[str] | None = None, verb: str = "run") -> LeaderboardSpec:
         """This spec restricted to some models, methods and tasks (``leaderboard run --models/--methods/--tasks``),
         to run a grid in parts, the cells that matter first. A selected cell is the same cell as in the whole spec:
         same settings, same run folder (the key does not depend on the spec's lists), so the whole spec's run and
         report find it done. ``None`` keeps all; a name given twice counts once. The selection is kept in
         :attr:`selection` (names in spec order), the whole spec in :attr:`whole`. Models left without a cell (their
-        own ``tasks:``/``methods:`` lists exclude the selection) are logged at INFO.
+        own ``tasks:``/``methods:`` lists exclude the selection) are logged at INFO. ``verb``: the command whose
+        options these are (``run``, ``check``), as the messages name them.
 
         Raises:
             ConfigError: a name not in the spec (with a did-you-mean that ignores case), ``models`` for a spec
@@ -286,12 +287,12 @@ class LeaderboardSpec:
             for x in given:
                 if x not in known:
                     close = [lower[c] for c in closest(x.lower(), lower, n=1)]
-                    raise ConfigError(f"leaderboard run {option}: {x!r} is not in the spec {self.path}"
+                    raise ConfigError(f"leaderboard {verb} {option}: {x!r} is not in the spec {self.path}"
                                       + (f" (did you mean {close[0]!r}?)" if close else "") + f"; have {known}")
             return tuple(k for k in known if k in given)  # spec order, once each
 
         if models is not None and not self.models:
-            raise ConfigError(f"leaderboard run --models: the spec {self.path} has no models: list (one implicit model); "
+            raise ConfigError(f"leaderboard {verb} --models: the spec {self.path} has no models: list (one implicit model); "
                               "drop --models")
         chosen = {"models": pick("--models", models, [str(m.name) for m in self.models]),
                   "methods": pick("--methods", methods, [m.name for m in self.methods]),
@@ -306,7 +307,7 @@ class LeaderboardSpec:
         )
         cells = out.cells()
         if not cells:
-            raise ConfigError(f"leaderboard run {out.selection_args()}: selects no cell of the spec {self.path} (a "
+            raise ConfigError(f"leaderboard {verb} {out.selection_args()}: selects no cell of the spec {self.path} (a "
                               "model's own tasks/methods lists may exclude the others)")
         with_cells = {c.model_name for c in cells}
         idle = [str(m.name) for m in out.models if m.name not in with_cells]
