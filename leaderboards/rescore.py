@@ -28,10 +28,15 @@ builds the requests may have changed with it (the loader ``custom_dataset`` and 
 ``QA_PROMPTS``, passage picking and noise in ``tasks/rag.py``, the few-shot pool in ``tasks/data.py``, your task's
 ``utils.py``), so for such a cell only the docs and requests are rebuilt with the task's current loader, the cell's
 metadata and the run's overrides, as the run builds them (:func:`rebuilt_requests`: the data folder and the retrieval
-run cache are read), and each logged sample's ``doc`` and ``arguments`` (the prompt, few-shot examples included; the
-doc alone under ``apply_chat_template``) must equal the current ones (:func:`doc_difference`); otherwise the cell is
+run cache are read), and each logged sample's ``doc`` and ``arguments`` (the prompt, few-shot examples included; a
+tokrag model's appended trace left out) must equal the current ones (:func:`doc_difference`); otherwise the cell is
 refused (:class:`StaleGenerationsError`, one line naming the doc and the first differing field), also when its docs
-cannot be rebuilt (no data folder, a loader error). A cell read from its own folder (unchanged task code) is checked without any data.
+cannot be rebuilt (no data folder, a loader error). Under ``apply_chat_template`` the prompt is the chat rendered by
+the model's template: it is rendered again by the method's own ``apply_chat_template`` over the tokenizer ``pretrained``
+resolves to (:func:`chat_renderer`; no weights are loaded) and compared, and a run whose recorded template hash
+(``config.tokrag_prompt.chat_template_sha256``) is not the tokenizer's is refused too; for a model that is not a tokrag
+method only the docs are checked. A changed template file changes the run key (:mod:`leaderboards.keys`), so such a
+cell has no finished run. A cell read from its own folder (unchanged task code) is checked without any data.
 
 Only a change of what *scores* a generation can be re-scored. Before a cell is re-scored, the task configuration
 its run recorded (``results.json``'s ``configs.<task>``, lm-eval's dump after the run's overrides) is compared with
@@ -51,7 +56,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -339,11 +344,12 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
     ``gen_kwargs`` over ``generation_kwargs``, its ``num_fewshot`` unless the YAML says 0, 0 when neither says, the
     few-shot seed) and lm-eval's ``build_all_requests`` builds the first ``limit`` docs' requests (few-shot examples,
     description, system instruction): ``arguments`` as the samples file logs them. Under ``apply_chat_template``
-    ``arguments`` is None (the prompt needs the model's chat template; only the doc is checked). Reads the data
-    folder and the retrieval run cache (a retrieval not cached is computed). ``cache``: the tasks loaded so far
+    the prompt is rendered as the run rendered it, by the model's chat template (:func:`chat_renderer`: the
+    tokenizer only, no weights); for a model that is not a tokrag method (``arguments`` None) only the doc is checked.
+    Reads the data folder and the retrieval run cache (a retrieval not cached is computed). ``cache``: the tasks loaded so far
     (one load per task, metadata and seed) and the requests built so far (one build per load and the run settings
     that shape them: ``gen_kwargs``, ``num_fewshot``, ``limit``, ``system_instruction``, ``fewshot_as_multiturn``,
-    ``apply_chat_template``; the cached dict is returned again, not a copy).
+    ``apply_chat_template`` and then the model and ``pretrained``; the cached dict is returned again, not a copy).
 
     Raises:
         whatever the task's loader or lm-eval raises (no data folder, a loader error).
@@ -358,11 +364,14 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
     cache = {} if cache is None else cache
     meta = _jsonable(cell.lm_eval_metadata())
     at = json.dumps([cell.task.task, meta, cell.seed], sort_keys=True)
+    chat = [cell.method.model, cell.model_args.get("pretrained"), cell.model_args.get("revision")] \
+        if cell.apply_chat_template else []  # the rendered prompt is the model's tokenizer's
     built = "requests " + json.dumps([at, _jsonable(dict(cell.gen_kwargs)), cell.num_fewshot, cell.limit,
-                                      cell.system_instruction, cell.fewshot_as_multiturn, cell.apply_chat_template],
-                                     sort_keys=True, default=str)
+                                      cell.system_instruction, cell.fewshot_as_multiturn, cell.apply_chat_template,
+                                      *chat], sort_keys=True, default=str)
     if built in cache:
         return cache[built]
+    render = chat_renderer(cell, cache)[0] if cell.apply_chat_template else None
     loggers = [logging.getLogger(n) for n in ("lm_eval", "lm_eval.tasks", "lm_eval.api.task")]
     levels = [lg.level for lg in loggers]
     py_state, np_state = random.getstate(), np.random.get_state()
@@ -385,7 +394,7 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
         task.set_config(key="num_fewshot", value=num_fewshot)
         task.set_fewshot_seed(seed=cell.seed)
         out: dict[Any, dict] = {}
-        if cell.apply_chat_template:
+        if cell.apply_chat_template and render is None:  # not a tokrag method: its rendering is not known here
             for i, doc in enumerate(task.eval_docs):
                 if cell.limit is not None and i >= cell.limit:
                     break
@@ -394,7 +403,8 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
             return out
         lm_task.tqdm = lambda it, **_: it  # no progress bar over the docs
         task.build_all_requests(limit=cell.limit, system_instruction=cell.system_instruction,
-                                fewshot_as_multiturn=cell.fewshot_as_multiturn)
+                                fewshot_as_multiturn=cell.fewshot_as_multiturn,
+                                apply_chat_template=bool(cell.apply_chat_template), chat_template=render)
         for inst in task.instances:
             entry = out.setdefault(inst.doc_id, {"doc": _jsonable(inst.doc), "arguments": []})
             entry["arguments"].append(_jsonable(inst.args))
@@ -406,6 +416,63 @@ def rebuilt_requests(spec: LeaderboardSpec, cell: Any, cache: dict[str, Any] | N
         np.random.set_state(np_state)
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
+
+
+def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Callable | None, str | None]:
+    """``(render, sha256)``: how ``cell``'s model renders a chat now, without its weights. ``render(chat_history,
+    add_generation_prompt=True) -> str`` is the model class's own ``apply_chat_template`` (lm-eval's hook: the
+    passages slot in the first user turn) over the tokenizer that ``pretrained`` resolves to
+    (:func:`tokrag_model.loading.resolve_pretrained`, loaded as :meth:`tokrag_model.base.Backbone.load` loads it);
+    ``sha256``: SHA-256 of that tokenizer's chat template (what the run recorded as ``config.tokrag_prompt.
+    chat_template_sha256``), None without one. ``(None, None)`` for a model class that is not a tokrag method
+    (:class:`tokrag_model.base.RAGMethodLM`): how it renders is not known without loading it. ``cache``: one tokenizer
+    load per model and ``pretrained``.
+
+    Raises:
+        ConfigError, OfflineError: the model cannot be resolved or its tokenizer loaded (not here).
+    """
+    import hashlib
+
+    from tokrag_model.base import RAGMethodLM
+
+    from .runner import _model_class
+
+    cache = {} if cache is None else cache
+    args = cell.model_args
+    at = "chat " + json.dumps([cell.method.model, args.get("pretrained"), args.get("revision")], default=str)
+    if at in cache:
+        return cache[at]
+    cls = _model_class(cell.method.model)
+    if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)):
+        cache[at] = (None, None)
+        return cache[at]
+    from transformers import AutoTokenizer
+
+    from tokrag_model.loading import resolve_pretrained
+
+    res = resolve_pretrained(str(args["pretrained"]), revision=args.get("revision"))
+    try:
+        tok = AutoTokenizer.from_pretrained(res.path, revision=args.get("revision"),
+                                            trust_remote_code=bool(args.get("trust_remote_code", False)))
+    except (OSError, ValueError) as exc:
+        why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+        raise ConfigError(f"pretrained={args['pretrained']!r}: cannot load a tokenizer from {res.path}: {why}") from None
+    lm = cls.__new__(cls)  # no weights: apply_chat_template reads the tokenizer and the name alone
+    lm.tokenizer, lm.resolved_config, lm.chat_template_applied = tok, {"pretrained": args["pretrained"]}, False
+    template = getattr(tok, "chat_template", None)
+    cache[at] = (lm.apply_chat_template,
+                 hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None)
+    return cache[at]
+
+
+def recorded_chat_template_sha256(results: dict[str, Any] | None) -> str | None:
+    """The SHA-256 of the chat template a run rendered its prompts with, as its ``results.json`` records it
+    (``config.tokrag_prompt.chat_template_sha256``, else the model's ``config.tokrag_resolved_config``), or None."""
+    config = (results or {}).get("config") or {}
+    for where in (config.get("tokrag_prompt"), config.get("tokrag_resolved_config")):
+        if isinstance(where, dict) and where.get("chat_template_sha256"):
+            return where["chat_template_sha256"]
+    return None
 
 
 def _first_difference(old: Any, new: Any, path: str) -> tuple[str, Any, Any] | None:
@@ -424,12 +491,21 @@ def _pair(old: Any, new: Any) -> tuple[str, str]:
     return _short(old), _short(new)
 
 
+def _task_arguments(arguments: Any) -> Any:
+    """A sample's logged ``arguments`` without the ``{"tokrag_trace": ...}`` element a tokrag model appends to each
+    request (``tokrag_model.base``, ``trace=true``): what the task asked."""
+    if not isinstance(arguments, list):
+        return arguments
+    return [[a for a in req if not (isinstance(a, dict) and "tokrag_trace" in a)] if isinstance(req, list) else req
+            for req in arguments]
+
+
 def doc_difference(samples: list[dict], rebuilt: dict[Any, dict]) -> str | None:
     """``"doc ID: FIELD RUN in the run -> NOW now"`` for the first logged sample (in the log's order) whose ``doc``
     differs from the one the task builds now (``rebuilt``, :func:`rebuilt_requests`; compared as canonical JSON, field
     by field: the first differing field, e.g. ``ctxs[0].docid``, long values cut), else whose request ``arguments``
-    differ (``arguments[0][0]``: the prompt, cut around the first differing character; not compared where ``rebuilt``
-    has None); ``"doc ID: not built now (...)"`` for a logged doc id the task no longer builds; None when every logged
+    differ (``arguments[0][0]``: the prompt, cut around the first differing character; a tokrag model's appended trace
+    is not compared; not compared where ``rebuilt`` has None); ``"doc ID: not built now (...)"`` for a logged doc id the task no longer builds; None when every logged
     doc and request is the current one."""
     for s in samples:
         doc_id = s.get("doc_id")
@@ -438,7 +514,8 @@ def doc_difference(samples: list[dict], rebuilt: dict[Any, dict]) -> str | None:
             return f"doc {doc_id}: not built now (the task builds {len(rebuilt)} docs for the {n} logged doc ids)"
         d = _first_difference(_jsonable(s.get("doc")), rebuilt[doc_id]["doc"], "")
         if d is None and rebuilt[doc_id].get("arguments") is not None and "arguments" in s:
-            d = _first_difference(_jsonable(s.get("arguments")), rebuilt[doc_id]["arguments"], "arguments")
+            d = _first_difference(_task_arguments(_jsonable(s.get("arguments"))), rebuilt[doc_id]["arguments"],
+                                  "arguments")
         if d:
             path, old, new = d
             run, now = _pair(old, new)
@@ -487,6 +564,10 @@ def _stale_cells(spec: LeaderboardSpec, runs: Path, loaded: dict[str, Any], fold
                               f"rescore again, or {redo}")
                 continue
             why = doc_difference(samples, rebuilt)
+            if why is None and cell.apply_chat_template:  # rebuilt above: the renderer is cached
+                run_sha, now_sha = recorded_chat_template_sha256(data.get("results")), chat_renderer(cell, built)[1]
+                if run_sha and now_sha and run_sha != now_sha:
+                    why = f"chat template sha256 {run_sha[:12]} in the run -> {now_sha[:12]} now"
         if why is None:
             continue
         stale[cid] = (f"{cid}: the samples in {folder} were generated from other requests than task {tname!r} builds "
@@ -604,4 +685,5 @@ def rescore(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, ou
 
 
 __all__ = ["rescore", "rescore_loaded", "refiltered_samples", "collect_for_rescore", "task_for_docs",
-           "generation_difference", "current_task_config", "rebuilt_requests", "doc_difference", "StaleGenerationsError"]
+           "generation_difference", "current_task_config", "rebuilt_requests", "doc_difference", "chat_renderer",
+           "recorded_chat_template_sha256", "StaleGenerationsError"]

@@ -223,3 +223,19 @@ def test_refiltered_samples_keep_the_logged_order_with_several_filters():
                 "filtered_resps": ["red" if f == "first" else "RED"]} for i in range(3) for f in ("first", "upper")]
     assert refiltered_samples(task, samples) == samples
 
+
+
+def test_a_models_appended_trace_is_not_compared_with_the_rebuilt_requests(tmp_path, capsys):
+    """A tokrag model appends ``{"tokrag_trace": ...}`` to each request's logged arguments (``trace=true``, the
+    default); the task never built it, so the old check refused every traced cell of earlier task code
+    (``arguments[0][2] {"tokrag_trace": ...} in the run -> null now``)."""
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first", "trace": "tokens"}}]
+    finished = finished_toy_runs(tmp_path / "f", tasks=["toy_qa"], limit=2, methods=methods)
+    spec, runs = copy_toy_runs(finished, tmp_path / "c", tasks=["toy_qa"], limit=2, methods=methods)
+    sample = json.loads(next(runs.glob("*/samples_toy_qa.jsonl")).read_text().splitlines()[0])
+    assert "tokrag_trace" in sample["arguments"][0][-1]  # the logged request carries the trace
+    utils = tmp_path / "c" / "tasks" / "toy_qa" / "utils.py"
+    utils.write_text(utils.read_text() + "# edited\n")
+    capsys.readouterr()
+    assert rescore_cli(spec, runs, tmp_path / "r") == 0
+    assert "note: standard/toy_qa/seed1: task folder changed since the run" in capsys.readouterr().out
