@@ -6,6 +6,15 @@
 with ``s`` the retriever's scores of the k passages — a mixture of probabilities (log-sum-exp of
 log-probs), not logit pooling. The lm-eval class, its per-step rule and the two formulas live here.
 
+``replug_mode=answer_vote`` is the official code's QA path instead (``swj0419/REPLUG``,
+``downstream_eval/qa_final.py``; docs/baselines.md Appendix A), generation only: one greedy answer per passage
+(the same per-passage prompts as the mixture's branches, decoded as independent rows of one batch), each weighted
+
+    v_i = softmax(s / τ)_i · exp(mean log-prob of answer i's tokens)
+
+the weights of answers with the same first non-empty line summed, and the answer with the largest sum returned
+(:func:`answer_vote`, :func:`answer_mean_logprob`).
+
 Scores and temperature come from the doc (issue 11.1): the tasks give every attached passage — noise and
 counterfactual ones included — the score their retriever gives it for the question, and record the score
 scale in ``doc["scored_by"]`` (:func:`retrieval.score_label`); τ is :data:`REPLUG_TAU` of that scale unless
@@ -15,17 +24,24 @@ error naming the doc and the passage (never a silent 0, which gave inserted pass
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
+from lm_eval.models.utils import Collator, postprocess_generated_text
+from tqdm import tqdm
 
 from retrieval.errors import ConfigError, DataError
 
 from ..args import Arg, choice, to_opt_float
-from ..base import RAGMethodLM, ScorePlan, budget_check
-from ..decoder import Batch, Forced, MultiContextDecoder
+from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
+from ..decoder import Batch, Forced, MultiContextDecoder, generate
 from ..prompt import Encoded
+
+REPLUG_MODES = ("mixture", "uniform", "answer_vote")
+"""``replug_mode`` values: the score-weighted token mixture, the uniform one, the official QA path's answer vote."""
 
 # Default REPLUG temperature per score scale (doc["scored_by"]; scores live on different scales): BM25
 # scores differ by a few points between ranks (τ=1 keeps the top passage dominant but not one-hot), and so do
@@ -53,24 +69,26 @@ def positive_temperature(value: Any) -> float | None:
 
 
 def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixture") -> torch.Tensor:
-    """REPLUG passage weights: ``softmax(s/τ)`` (``mixture``) or ``1/k`` (``uniform``) -> (k,) float64.
+    """REPLUG passage weights: ``softmax(s/τ)`` (``mixture``, and the retriever factor of ``answer_vote``) or ``1/k``
+    (``uniform``) -> (k,) float64.
 
     Raises:
-        ValueError: ``tau <= 0`` in mixture mode, or an unknown mode.
+        ValueError: ``tau <= 0`` in mixture / answer_vote mode, or an unknown mode.
     """
     k = len(scores)
     if mode == "uniform":
         return torch.full((k,), 1.0 / k, dtype=torch.float64)
-    if mode != "mixture":
-        raise ValueError(f"replug_mode must be mixture or uniform, got {mode!r}")
+    if mode not in REPLUG_MODES:
+        raise ValueError(f"replug_mode must be one of {', '.join(REPLUG_MODES)}, got {mode!r}")
     if tau is None or tau <= 0:
         raise ValueError(f"replug temperature must be > 0, got {tau}")
     s = torch.tensor([float(x) for x in scores], dtype=torch.float64)
     return torch.softmax(s / tau, dim=0)
 
 
-def passage_scores(doc: Any, ctxs: Sequence[dict]) -> list[float]:
-    """The retriever scores of ``ctxs`` (``score`` of each passage).
+def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> list[float]:
+    """The retriever scores of ``ctxs`` (``score`` of each passage); ``mode`` (the ``replug_mode`` that needs them:
+    ``mixture`` or ``answer_vote``) is named in the error.
 
     Raises:
         DataError: a passage without a numeric score, naming the doc (``qid``) and the passage (docid, rank).
@@ -81,7 +99,7 @@ def passage_scores(doc: Any, ctxs: Sequence[dict]) -> list[float]:
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
             raise DataError(
-                f"--model rag-replug (replug_mode=mixture): doc {qid!r}, passage {c.get('docid', '?')!r} (rank "
+                f"--model rag-replug (replug_mode={mode}): doc {qid!r}, passage {c.get('docid', '?')!r} (rank "
                 f"{c.get('rank', i + 1)}) has no retriever score ({score!r}); the weights softmax(score/τ) need one "
                 "for every passage: rebuild the docs with a tokrag retrieval task (it scores every attached passage), "
                 "or use replug_mode=uniform"
@@ -130,7 +148,93 @@ def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
     return float(w.max()), max(0.0, ent)
 
 
+def answer_key(text: str) -> str:
+    """The string ``answer_vote`` compares answers by: the first non-empty line of a generation, stripped
+    (``"\n Paris\nMore"`` -> ``"Paris"``; ``""`` when there is none), the part every QA task of this project scores
+    (:func:`tasks.utils.answer_line`, the same rule, kept here so the model does not import the tasks). The official
+    code compares the raw ``.strip()``-ed strings, which its API's ``stop="\n"`` made one line; the tasks' stop
+    strings here (``"\n\n"``, ``"Question:"``) let a generation run past its first line, and two generations
+    with the same first line are the same prediction for every metric, so they vote together. Not the SQuAD
+    normalisation of EM: the model does not know the task's metric, and that would merge answers some metrics
+    tell apart (``"1.5"`` and ``"15"``)."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def answer_mean_logprob(tokenizer: Any, toks: Sequence[int], chosen: Sequence[float], text: str) -> tuple[float, int]:
+    """``(mean log-prob in nats, tokens averaged)`` of one greedy answer: the mean of ``chosen`` (the log-prob of
+    each token the decoder chose, in order, from the first of ``toks`` on) over the answer's tokens: the shortest
+    prefix of ``toks`` whose text (decoded without special tokens, leading whitespace removed) starts with
+    :func:`answer_key` of ``text`` (``text``: the generation cut at the stop strings) — the scored line, without the
+    newline, stop string or EOS after it (the official code averages the answer's tokens, leaving out newlines and
+    the end-of-text token).
+
+    An answer without a line (nothing but whitespace generated, an EOS first, ``max_gen_toks=0``) has no tokens to
+    average: ``(-inf, 0)``, so its vote weight ``exp(-inf) = 0`` never outvotes an answer (:func:`answer_vote`). The
+    official code's mean of no log-probs is NaN, which its ``max`` ranks by position (a NaN weight wins only as the
+    first answer seen), so it is not followed there.
+    """
+    key = answer_key(text)
+    if not key or not chosen:
+        return -math.inf, 0
+    n = len(toks)
+    for m in range(1, len(toks) + 1):
+        if tokenizer.decode(list(toks[:m]), skip_special_tokens=True).lstrip().startswith(key):
+            n = m
+            break
+    n = max(1, min(n, len(chosen)))
+    return math.fsum(float(x) for x in chosen[:n]) / n, n
+
+
+def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs: Sequence[float]
+                ) -> tuple[int, str, float, list[float]]:
+    """REPLUG's answer-level vote (official ``downstream_eval/qa_final.py``): answer ``i`` gets
+    ``v_i = weights[i] · exp(mean_logprobs[i])`` (retriever weight ``softmax(s/τ)_i`` times the answer's
+    per-token probability, geometric mean; 0 for an empty answer, whose mean is ``-inf``: :func:`answer_mean_logprob`),
+    the ``v`` of answers with the same :func:`answer_key` are summed, and the key with the largest sum wins (a tie,
+    e.g. every answer empty: the key first seen in passage order, as the official ``max`` over an insertion-ordered
+    dict).
+
+    Returns:
+        ``(i, key, total, v)``: the passage whose generation is returned (the winning key's largest ``v_i``, the
+        first on a tie), the winning key, its summed weight, and every ``v_i``.
+
+    Raises:
+        ValueError: empty inputs or inputs of different lengths.
+    """
+    if not answers or not (len(answers) == len(weights) == len(mean_logprobs)):
+        raise ValueError(f"answer_vote needs one weight and one mean log-prob per answer, got {len(answers)} answers, "
+                         f"{len(weights)} weights, {len(mean_logprobs)} mean log-probs")
+    v = [float(w) * math.exp(float(lp)) for w, lp in zip(weights, mean_logprobs)]
+    totals: dict[str, float] = {}
+    best: dict[str, int] = {}
+    for i, a in enumerate(answers):
+        key = answer_key(a)
+        totals[key] = totals.get(key, 0.0) + v[i]
+        if key not in best or v[i] > v[best[key]]:
+            best[key] = i
+    win = max(totals, key=lambda k: totals[k])  # the first maximal key in insertion order
+    return best[win], win, totals[win], v
+
+
 # ---------------------------------------------------------------------------------------- generation
+class ScoredBranch(SingleBranch):
+    """Greedy decoding of one passage's branch (``answer_vote``) that also records the log-prob (nats) of every
+    token it chooses, the EOS that ends it included (``chosen``): :func:`answer_mean_logprob` averages them."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
+        self.chosen: list[float] = []
+
+    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
+        lp = batch.logprobs[rows[0]]
+        tok = int(lp.argmax())
+        self.chosen.append(float(lp[tok]))
+        return tok
+
+
 class ReplugRule:
     """REPLUG: rows = one (passage + context) prompt per passage; greedy on ``log Σ_i w_i p_i``."""
 
@@ -156,14 +260,41 @@ class ReplugLM(RAGMethodLM):
     dense 0.05, hybrid-rrf 0.005). The passages are those every method shows (the block rule of
     :meth:`~tokrag_model.base.RAGMethodLM.encode_per_passage`), one branch each. Trace: ``passages``, ``dropped``
     (docids dropped for the budget), ``weights``, ``top1_weight``, ``weight_entropy``
-    (nats), ``tau``."""
+    (nats), ``tau``.
+
+    ``replug_mode=answer_vote`` (generation only; the official QA path): each branch is decoded greedily on its own
+    (independent rows of one batch, ``batch_size`` questions at a time), answers are voted by :func:`answer_vote`
+    with ``weights`` = ``softmax(score/τ)`` (τ as above) and the winning answer's generation returned.
+    Its trace adds ``mode``, ``votes`` (per passage: ``docid``, ``answer`` (the generation), ``mean_logprob``
+    (nats, :func:`answer_mean_logprob`; null for an empty answer), ``weight`` = ``v_i``) and ``chosen``
+    (``answer``: the key voted on, ``weight``: its summed ``v``, ``docid``: the passage whose generation is
+    returned). ``loglikelihood`` and ``loglikelihood_rolling`` are refused (:class:`ConfigError`: use mixture or
+    uniform for scoring tasks)."""
 
     METHOD = "rag-replug"
+    # replug_temperature acts with mixture and answer_vote: its "no effect with uniform" check is resolve_args'
+    # (Arg.only_with names one value)
     EXTRA_ARGS = {
-        "replug_temperature": Arg(None, positive_temperature, "τ in softmax(score/τ) (default: from the doc's scored_by)",
-                                  only_with=("replug_mode", "mixture")),
-        "replug_mode": Arg("mixture", choice("mixture", "uniform"), "mixture | uniform"),
+        "replug_temperature": Arg(None, positive_temperature, "τ in softmax(score/τ) (default: from the doc's "
+                                  "scored_by; replug_mode mixture or answer_vote)"),
+        "replug_mode": Arg("mixture", choice(*REPLUG_MODES), "mixture | uniform | answer_vote (generation only: one "
+                           "answer per passage, softmax(score/τ)·exp(mean log-prob) summed per answer)"),
     }
+
+    @classmethod
+    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
+        """``cfg`` unchanged, after the check that ``replug_temperature`` acts: it sets τ of ``mixture`` and
+        ``answer_vote``, so with ``uniform`` weights it is refused (it would have no effect).
+
+        Raises:
+            ConfigError: ``replug_temperature`` given with ``replug_mode=uniform`` (one line, the message of
+            :func:`tokrag_model.args.parse_args` for an argument without effect).
+        """
+        if cfg.get("replug_temperature") is not None and cfg.get("replug_mode") == "uniform":
+            raise ConfigError(f"--model {cls.METHOD}: model argument replug_temperature="
+                              f"{given.get('replug_temperature', cfg['replug_temperature'])!r} has no effect with "
+                              "replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature")
+        return super().resolve_args(cfg, given, preset)
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
         encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
@@ -176,10 +307,10 @@ class ReplugLM(RAGMethodLM):
         if c["replug_mode"] == "uniform":
             tau = None
             w = replug_weights([0.0] * len(ctxs), None, "uniform")
-        else:
+        else:  # mixture, answer_vote: softmax(s/τ)
             tau = doc_temperature(doc, c["replug_temperature"])
             self.__dict__.setdefault("_taus_used", set()).add(tau)  # recorded only (resolved_values)
-            w = replug_weights(passage_scores(doc, ctxs), tau, "mixture")
+            w = replug_weights(passage_scores(doc, ctxs, c["replug_mode"]), tau, c["replug_mode"])
         top1, ent = weight_summary(w)
         trace = {"passages": [e.kept[0] for e in encs], "dropped": dropped, "weights": [round(float(x), 4) for x in w],
                  "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4), "tau": tau}
@@ -194,10 +325,30 @@ class ReplugLM(RAGMethodLM):
         return {"replug_temperature_resolved": None if not taus else taus[0] if len(taus) == 1 else taus}
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
+        """The mixture's rule (``mixture``, ``uniform``).
+
+        Raises:
+            ConfigError: ``replug_mode=answer_vote``, whose branches are decoded each on its own
+            (:meth:`generate_until`), not by one rule.
+        """
+        if self.resolved_config["replug_mode"] == "answer_vote":
+            raise ConfigError(f"--model {self.METHOD}: replug_mode=answer_vote decodes one answer per passage in "
+                              "generate_until, not one mixture rule; use replug_mode=mixture or uniform for a rule")
         encs, w, trace = self._branches(doc, context, budget)
         return ReplugRule([e.ids for e in encs], w), trace
 
     def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+        """The mixture's teacher-forced plan: per continuation token ``log Σ_i w_i p_i``, summed.
+
+        Raises:
+            ConfigError: ``replug_mode=answer_vote`` (generation only), at the first ``loglikelihood`` /
+            ``loglikelihood_rolling`` request, before any forward pass.
+        """
+        if self.resolved_config["replug_mode"] == "answer_vote":
+            raise ConfigError(f"--model {self.METHOD}: replug_mode=answer_vote only generates (one answer per passage, "
+                              "then a vote) and cannot score loglikelihood / loglikelihood_rolling requests "
+                              "(multiple-choice, perplexity tasks): use replug_mode=mixture or replug_mode=uniform "
+                              "for scoring tasks")
         encs, w, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
@@ -207,3 +358,63 @@ class ReplugLM(RAGMethodLM):
             return ll, greedy, trace
 
         return ScorePlan([e.ids for e in encs], cont, finish)
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        """:meth:`RAGMethodLM.generate_until` (``mixture``, ``uniform``), or the answer vote (``answer_vote``).
+
+        ``answer_vote``: each request's branches (:meth:`_branches`: one prompt per shown passage, the closed-book
+        prompt when none fits) are decoded greedily as independent rows, ``batch_size`` requests per
+        :func:`tokrag_model.decoder.generate` call (grouped by generation kwargs and sorted by longest prompt as the
+        base does); each generation is cut at the stop strings as the base cuts it, and :func:`answer_vote`
+        picks the generation returned. Stats count every branch's prefill, steps and tokens. Outputs in the
+        original order; with ``batch_invariant`` the same at every batch size.
+        """
+        if self.resolved_config["replug_mode"] != "answer_vote":
+            return super().generate_until(requests, disable_tqdm)
+        if not requests:
+            return []
+        self.__dict__.pop("_cut_counts", None)  # counted per call, as the base
+        eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
+        keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
+        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
+        shown = tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts")
+        made = [self._branches(req.doc, req.args[0], settings[key][2]) for req, key in zip(shown, keys)]
+        longest = [max(len(e.ids) for e in encs) for encs, _, _ in made]
+        coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
+                        group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
+        results: list[str] = []
+        pbar = tqdm(total=len(requests), disable=disable_tqdm, desc=f"{self.METHOD} generate_until")
+        for chunk in coll.get_batched(n=self.batch_size):
+            idxs = [i for i, _ in chunk]
+            until, max_gen, _ = settings[chunk[0][1]]
+            branches = [[ScoredBranch(e.ids) for e in made[i][0]] for i in idxs]
+            rows = [b for bs in branches for b in bs]  # every branch an independent rule: its own greedy answer
+            outs = generate(self.decoder, self.tokenizer, rows, until, max_gen, self.eos_ids)
+            at = 0
+            for i, bs in zip(idxs, branches):
+                toks, at = outs[at:at + len(bs)], at + len(bs)
+                text, trace = self._vote(made[i], bs, toks, until)
+                results.append(text)
+                if self.resolved_config["trace_prompts"]:
+                    trace = {**trace, "prompts": [self.tokenizer.decode(e.ids, skip_special_tokens=False)
+                                                  for e in made[i][0]]}
+                self._attach_trace(requests[i], trace)
+                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
+            pbar.update(len(idxs))
+        pbar.close()
+        self._report_cuts()
+        return coll.get_original(results)
+
+    def _vote(self, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch], toks: list[list[int]],
+              until: list[str]) -> tuple[str, dict]:
+        """``(generation returned, trace)`` of one ``answer_vote`` request from its branches' tokens ``toks``."""
+        encs, w, trace = made
+        texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
+                 for t in toks]  # as the base cuts a generation
+        means = [answer_mean_logprob(self.tokenizer, t, b.chosen, text)[0] for t, b, text in zip(toks, branches, texts)]
+        best, key, total, v = answer_vote(texts, [float(x) for x in w], means)
+        docids = [e.kept[0] if e.kept else None for e in encs]
+        votes = [{"docid": d, "answer": a, "mean_logprob": round(m, 4) if math.isfinite(m) else None,
+                  "weight": round(x, 6)} for d, a, m, x in zip(docids, texts, means, v)]
+        return texts[best], {**trace, "mode": "answer_vote", "votes": votes,
+                             "chosen": {"answer": key, "weight": round(total, 6), "docid": docids[best]}}
