@@ -34,7 +34,7 @@ def test_selection_arguments_are_validated_before_any_model_is_loaded():
 
     with pytest.raises(ConfigError, match=r"top_m=0 is invalid: expected an integer >= 1"):
         SelfRAGFilterLM(top_m=0)
-    with pytest.raises(ConfigError, match=r"selection='top2' is invalid: expected one of \['threshold', 'top_m'\]"):
+    with pytest.raises(ConfigError, match=r"selection='top2' is invalid: expected one of \['threshold', 'top_m', 'rank'\]"):
         SelfRAGFilterLM(selection="top2")
 
 

@@ -7,6 +7,12 @@ passages with ``r ≥ relevance_threshold`` are kept (``selection=threshold``, t
 ``top_m`` passages with the largest ``r`` (``selection=top_m``, the labelled variant row
 ``rag-selfrag-filter-top2`` with ``top_m=2``), then one greedy generation (a single branch).
 
+``selection=rank`` (closer to Self-RAG's short-form inference, ``retrieval_lm/run_short_form.py``): one greedy
+answer per passage kept by the threshold, a support critic ``s = P(Yes)/(P(Yes)+P(No))`` for "is the answer
+supported by the passage?" (normalised over its own two answers, as Self-RAG normalises its support score over
+its three support tokens), and the answer of the passage with the largest
+``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`rank_score`, :func:`pick_ranked`); generation only.
+
 Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
 ``r`` ranks this question's gold passages above the others; null without gold passages or without both
 classes among the judged passages), for every request type: a ``loglikelihood_rolling`` text's trace carries
@@ -24,21 +30,32 @@ then closed book on those texts: 0 of 60 on the first 20 ``wiki_lm_bm25`` paragr
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
+from lm_eval.api.instance import Instance
+from lm_eval.models.utils import Collator, postprocess_generated_text
+from tqdm import tqdm
 
-from ..args import Arg, choice, int_at_least, number_in, to_bool
+from retrieval.errors import ConfigError
+
+from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
-from ..decoder import Forced
+from ..decoder import Batch, Forced, MultiContextDecoder, generate
 from ..prompt import Encoded, without_slot
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
                  "Does the passage below contain information that helps answer the question? Answer Yes or No.\n\n"
                  "Passage: {title}\n{text}")
+
+# selection=rank: the support critic's yes/no question (question and answer first, then the passage).
+SUPPORT_PROMPT = ("Question: {question}\nAnswer: {answer}\n"
+                  "Is the answer supported by the passage below? Answer Yes or No.\n\n"
+                  "Passage: {title}\n{text}")
 
 
 # ------------------------------------------------------------------------------------------ formulas
@@ -61,6 +78,51 @@ def top_m_by_relevance(ratios: Sequence[float], m: int) -> list[int]:
     index), returned in their original (rank) order; all of them when there are at most ``m``."""
     best = sorted(range(len(ratios)), key=lambda i: (-ratios[i], i))[:m]
     return sorted(best)
+
+
+def sequence_prob(logprobs: Sequence[float]) -> float:
+    """``exp(mean log-prob)`` of a generated answer's tokens (nats in, a probability out): Self-RAG's sequence score
+    (``cumulative_logprob / max(n_tokens, 1)``, exponentiated), over every token the decoder picked, the stop
+    string's and the final EOS included (vLLM's ``token_ids`` hold them); 1.0 for no token."""
+    return math.exp(math.fsum(logprobs) / max(len(logprobs), 1))
+
+
+def rank_score(seq_prob: float, relevance: float, support: float, w_rel: float = 1.0, w_sup: float = 1.0) -> float:
+    """Self-RAG's final score of one passage's answer without the utility term:
+    ``seq_prob + w_rel·relevance + w_sup·support`` (``seq_prob`` from :func:`sequence_prob`, the two critic ratios
+    in [0, 1]; unitless)."""
+    return seq_prob + w_rel * relevance + w_sup * support
+
+
+def pick_ranked(answers: Sequence[str], scores: Sequence[float],
+                vote: bool = False) -> tuple[int, dict[str, float] | None]:
+    """Index of the candidate answer to return, by score.
+
+    ``vote=False`` (open-set tasks, e.g. NQ, WebQ): the candidate with the largest score (Self-RAG's path argmax).
+    ``vote=True`` (closed-set tasks, Self-RAG's FEVER/ARC-Challenge rule): the scores summed per identical answer
+    after SQuAD normalisation (:func:`tasks.metrics.normalize_answer`), the best-scoring candidate of the answer with
+    the largest sum. Ties: the better-ranked passage (the lower index), as Self-RAG's stable sort.
+
+    Returns:
+        ``(index, sums)``: ``sums`` maps each normalised answer to its summed score (None when ``vote`` is False).
+
+    Raises:
+        ValueError: no candidates, or ``answers`` and ``scores`` of different lengths.
+    """
+    if not answers or len(answers) != len(scores):
+        raise ValueError(f"pick_ranked: {len(answers)} answers and {len(scores)} scores; need as many, at least one")
+    if not vote:
+        return max(range(len(scores)), key=lambda i: (scores[i], -i)), None
+    from tasks.metrics import normalize_answer
+
+    keys = [normalize_answer(a) for a in answers]
+    sums: dict[str, float] = {}
+    for key, sc in zip(keys, scores):
+        sums[key] = sums.get(key, 0.0) + sc
+    order = list(sums)
+    best = max(range(len(order)), key=lambda j: (sums[order[j]], -j))
+    members = [i for i, key in enumerate(keys) if key == order[best]]
+    return max(members, key=lambda i: (scores[i], -i)), sums
 
 
 def critic_auc(ratios: Sequence[float], is_gold: Sequence[bool]) -> float | None:
@@ -96,6 +158,18 @@ class SelfRAGFilterLM(RAGMethodLM):
     The critic's question is ``doc[query_field]``, else the task context. On a language-modelling task that field
     is the retrieval query, not a question: on ``wiki_lm_bm25`` the scored text's first words, so the critic judges
     each passage against the start of the text being scored (module docstring).
+
+    ``selection=rank`` (generation only; :meth:`generate_until`): one greedy answer per passage with
+    ``r ≥ relevance_threshold`` (each prompt that passage alone, :meth:`~tokrag_model.base.RAGMethodLM.encode_rag`),
+    a support critic ``s = P(Yes)/(P(Yes)+P(No))`` per answer (:data:`SUPPORT_PROMPT`, the same yes/no tokens and
+    chat rendering as the relevance critic), and the answer of the passage with the largest
+    :func:`rank_score` ``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`pick_ranked`; ``rank_aggregate=answer``
+    sums the scores per normalised answer, for closed-set tasks; QA tasks such as NQ and WebQ are open-set: the
+    default ``passage`` takes the argmax per passage, no summing). No passage kept: closed-book, as the filter.
+    Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer``,
+    ``seq_prob``, ``n_tokens``, ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
+    returned; null closed-book) and, with ``rank_aggregate=answer``, ``answer_scores``; ``passages`` is the chosen
+    passage. ``loglikelihood`` / ``loglikelihood_rolling`` raise :class:`ConfigError` (use the filter).
     """
 
     METHOD = "rag-selfrag-filter"
@@ -104,14 +178,41 @@ class SelfRAGFilterLM(RAGMethodLM):
     # never depend on which docs or cells the process judged before, and a journal replay gives the same cell
     EXTRA_ARGS = {
         "relevance_threshold": Arg(0.5, number_in(0.0, 1.0),
-                                   "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1]",
-                                   only_with=("selection", "threshold")),
+                                   "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1] "
+                                   "(selection=threshold or rank; resolve_args refuses it with top_m)"),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
         "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
-        "selection": Arg("threshold", choice("threshold", "top_m"),
-                         "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r"),
+        "selection": Arg("threshold", choice("threshold", "top_m", "rank"),
+                         "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r | rank: one "
+                         "answer per passage with r >= relevance_threshold, the best by exp(mean log-prob) + w_rel*r "
+                         "+ w_sup*s (generation only)"),
         "top_m": Arg(2, int_at_least(1), "passages kept with selection=top_m (>= 1)", only_with=("selection", "top_m")),
+        "w_rel": Arg(1.0, to_finite, "selection=rank: weight of the relevance ratio r in "
+                     "exp(mean log-prob) + w_rel*r + w_sup*s", only_with=("selection", "rank")),
+        "w_sup": Arg(1.0, to_finite, "selection=rank: weight of the support ratio s in "
+                     "exp(mean log-prob) + w_rel*r + w_sup*s", only_with=("selection", "rank")),
+        "rank_aggregate": Arg("passage", choice("passage", "answer"),
+                              "selection=rank: passage: the best passage's answer (open-set tasks: NQ, WebQ) | answer: "
+                              "scores summed per normalised answer (closed-set tasks)",
+                              only_with=("selection", "rank")),
     }
+
+    @classmethod
+    def resolve_args(cls, cfg: dict[str, Any], given: dict[str, Any], preset: dict | None = None) -> dict[str, Any]:
+        """``cfg`` unchanged, once ``relevance_threshold`` is checked: it acts with ``selection=threshold`` and
+        ``selection=rank`` (the passages answered), not with ``top_m`` (:attr:`tokrag_model.args.Arg.only_with` names
+        one value only, so the check is here; the same message). Called before the weights load and by the
+        leaderboard's pre-run check.
+
+        Raises:
+            ConfigError: ``relevance_threshold`` given explicitly with ``selection=top_m``.
+        """
+        if given.get("relevance_threshold") is not None and cfg["selection"] == "top_m":
+            raise ConfigError(
+                f"--model {cls.METHOD}: model argument relevance_threshold={given['relevance_threshold']!r} has no "
+                f"effect with selection={cfg['selection']!r}; add selection=threshold to use it, or drop "
+                "relevance_threshold")
+        return cfg
 
     def setup(self) -> None:
         tok = self.tokenizer
@@ -138,6 +239,11 @@ class SelfRAGFilterLM(RAGMethodLM):
         prefilled once and its KV cache reused for every passage.
         """
         texts = [CRITIC_PROMPT.format(title=c.get("title") or "", text=c["text"], question=question) for c in ctxs]
+        return self._yes_no_prompts(texts)
+
+    def _yes_no_prompts(self, texts: list[str]) -> tuple[list[int], list[list[int]]]:
+        """Token ids of yes/no critic prompts ``texts`` as (shared prefix, one suffix each): chat-rendered or
+        followed by ``"\nAnswer:"`` (:meth:`critic_prompts`), the common prefix cut off (≥ 1 suffix token each)."""
         if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
             texts = [self.render_chat([{"role": "user", "content": t}]) for t in texts]  # the model's one chat renderer
         else:
@@ -158,37 +264,63 @@ class SelfRAGFilterLM(RAGMethodLM):
         passages judged together first differ, which moves a ratio in its last bits (about 1e-6 on SmolLM2).
         """
         ctxs = self.ctxs(doc)
-        q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
-        question = q if isinstance(q, str) and q.strip() else without_slot(context)
+        question = self.question_of(doc, context)
         key = (question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
         if key not in self._critic_cache:
             ratios: list[float] = []
             if ctxs:
-                prefix, suffixes = self.critic_prompts(ctxs, question)
-                for lp in self.decoder.next_logprobs_shared_prefix(prefix, suffixes):
-                    ly = float(torch.logsumexp(lp[self.yes_ids], 0))
-                    ln = float(torch.logsumexp(lp[self.no_ids], 0))
-                    ratios.append(relevance_ratio(ly, ln))
+                ratios = self._yes_no_ratios(*self.critic_prompts(ctxs, question))
             self._critic_cache[key] = ratios
         return ctxs, list(self._critic_cache[key])
 
+    def _yes_no_ratios(self, prefix: list[int], suffixes: list[list[int]]) -> list[float]:
+        """``P(Yes)/(P(Yes)+P(No))`` (:func:`relevance_ratio`; the yes/no token variants summed) after each
+        ``prefix + suffix``, the prefix prefilled once (one forward pass per suffix, counted in ``stats``)."""
+        out = []
+        for lp in self.decoder.next_logprobs_shared_prefix(prefix, suffixes):
+            ly = float(torch.logsumexp(lp[self.yes_ids], 0))
+            ln = float(torch.logsumexp(lp[self.no_ids], 0))
+            out.append(relevance_ratio(ly, ln))
+        return out
+
+    def question_of(self, doc: Any, context: str) -> str:
+        """The critics' question: ``doc[query_field]`` when a non-blank string, else the task context."""
+        q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
+        return q if isinstance(q, str) and q.strip() else without_slot(context)
+
+    def support(self, question: str, passages: list[dict], answers: list[str]) -> list[float]:
+        """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of ``answers[i]`` given
+        ``passages[i]`` (:data:`SUPPORT_PROMPT`, rendered as the relevance critic's prompts), judged together
+        (the shared prefix prefilled once); [] for no passages. Self-RAG normalises its support score over its own
+        support tokens likewise (``run_short_form.py``: ``P(Fully)/Σ + 0.5·P(Partially)/Σ``)."""
+        if not passages:
+            return []
+        texts = [SUPPORT_PROMPT.format(question=question, answer=a.strip(), title=c.get("title") or "", text=c["text"])
+                 for c, a in zip(passages, answers)]
+        return self._yes_no_ratios(*self._yes_no_prompts(texts))
+
     def select(self, ratios: Sequence[float]) -> list[int]:
-        """Indices of the passages kept, by ``selection`` (threshold or top-m)."""
+        """Indices of the passages kept, by ``selection`` (top-m; else the threshold, also rank's passages)."""
         c = self.resolved_config
         if c["selection"] == "top_m":
             return top_m_by_relevance(ratios, c["top_m"])
         return filter_by_relevance(ratios, c["relevance_threshold"])
 
-    def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
+    def _judge(self, doc: Any, context: str) -> tuple[list[dict], list[float], list[int], dict]:
+        """``(passages, their ratios r, indices kept, trace)``: the relevance critic and :meth:`select`."""
         ctxs, ratios = self.relevance(doc, context)
         idx = self.select(ratios)
-        kept = [ctxs[i] for i in idx]
         gold = doc.get("gold_docids") if isinstance(doc, dict) else None
         auc = critic_auc(ratios, [str(c.get("docid")) in {str(g) for g in gold} for c in ctxs]) if gold else None
         trace = {"critic": {str(c.get("docid", i)): round(r, 4) for i, (c, r) in enumerate(zip(ctxs, ratios))},
                  "selection": self.resolved_config["selection"],
                  "kept_rate": round(len(idx) / len(ctxs), 4) if ctxs else None,
                  "critic_auc": None if auc is None else round(auc, 4)}
+        return ctxs, ratios, idx, trace
+
+    def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
+        ctxs, _, idx, trace = self._judge(doc, context)
+        kept = [ctxs[i] for i in idx]
         if kept:
             enc = self.encode_rag(doc, context, budget, ctxs=kept)
         else:
@@ -211,6 +343,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         return out
 
     def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+        self._refuse_rank_scoring("loglikelihood")  # also where a tool calls score() directly
         enc, trace = self._encode(doc, context, budget_check(cont, budget, self.METHOD))
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
@@ -218,3 +351,127 @@ class SelfRAGFilterLM(RAGMethodLM):
             return ll, greedy, trace
 
         return ScorePlan([enc.ids], cont, finish)
+
+    # ------------------------------------------------------------------ selection=rank
+    def _refuse_rank_scoring(self, kind: str) -> None:
+        if self.resolved_config["selection"] == "rank":
+            raise ConfigError(f"--model {self.METHOD}: selection=rank answers each passage by generation and cannot "
+                              f"score {kind} requests; use selection=threshold (the filter) or top_m for scoring tasks")
+
+    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """As :meth:`RAGMethodLM.loglikelihood`; refused with ``selection=rank`` (ConfigError, before any work)."""
+        self._refuse_rank_scoring("loglikelihood")
+        return super().loglikelihood(requests, disable_tqdm)
+
+    def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
+        """As :meth:`RAGMethodLM.loglikelihood_rolling`; refused with ``selection=rank`` (ConfigError)."""
+        self._refuse_rank_scoring("loglikelihood_rolling")
+        return super().loglikelihood_rolling(requests, disable_tqdm)
+
+    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
+        """As :meth:`RAGMethodLM.generate_until` (one branch: the kept passages); with ``selection=rank``, one greedy
+        answer per kept passage and the best by :func:`rank_score` (:meth:`_generate_ranked`)."""
+        if self.resolved_config["selection"] != "rank":
+            return super().generate_until(requests, disable_tqdm)
+        return self._generate_ranked(requests, disable_tqdm)
+
+    def _rank_branches(self, doc: Any, context: str,
+                       budget: int) -> tuple[list[Encoded], list[dict], list[float], dict]:
+        """The prompts answered for one request: one per passage kept by the threshold (that passage alone, within
+        ``budget`` tokens; one that does not fit is dropped, the trace's ``dropped``), or the closed-book prompt
+        alone when none is kept. Returns ``(prompts, their passages (empty closed-book), their ratios r, trace)``."""
+        ctxs, ratios, idx, trace = self._judge(doc, context)
+        encs, passages, rel, dropped = [], [], [], []
+        for i in idx:
+            enc = self.encode_rag(doc, context, budget, ctxs=[ctxs[i]])
+            if enc.kept:
+                encs.append(enc)
+                passages.append(ctxs[i])
+                rel.append(ratios[i])
+            else:
+                dropped.extend(enc.dropped)
+        if not encs:
+            encs = [self.encode_pure(context, budget)]
+        trace["dropped"] = dropped
+        return encs, passages, rel, trace
+
+    def _generate_ranked(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
+        """``selection=rank``: requests grouped by generation kwargs (lm-eval's ``Collator``, longest prompt first),
+        ``batch_size`` requests decoded together with every answer branch of each its own row (one greedy answer
+        per kept passage, :class:`ScoredBranch` keeping each picked token's log-prob), then per request the support
+        critic on its answers and :func:`pick_ranked` over :func:`rank_score`. Outputs in the original order; the
+        support critic's passes count in ``stats`` as the relevance critic's."""
+        if not requests:
+            return []
+        self.__dict__.pop("_cut_counts", None)
+        c = self.resolved_config
+        eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
+        keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
+        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
+        bar = tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts")
+        made = [self._rank_branches(req.doc, req.args[0], settings[key][2]) for req, key in zip(bar, keys)]
+        longest = [max(len(e.ids) for e in m[0]) for m in made]
+        coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
+                        group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
+        results: list[str] = []
+        pbar = tqdm(total=len(requests), disable=disable_tqdm, desc=f"{self.METHOD} generate_until")
+        for chunk in coll.get_batched(n=self.batch_size):
+            idxs = [i for i, _ in chunk]
+            until, max_gen, _ = settings[chunk[0][1]]
+            rules = [[ScoredBranch(e.ids) for e in made[i][0]] for i in idxs]
+            outs = generate(self.decoder, self.tokenizer, [r for rs in rules for r in rs], until, max_gen, self.eos_ids)
+            at = 0
+            for i, rs in zip(idxs, rules):
+                encs, passages, rel, trace = made[i]
+                texts = [postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
+                         for toks in outs[at:at + len(rs)]]
+                at += len(rs)
+                text = self._rank_choose(requests[i], passages, rel, texts, rs, trace)
+                if c["trace_prompts"]:
+                    trace["prompts"] = [self.tokenizer.decode(e.ids, skip_special_tokens=False) for e in encs]
+                results.append(text)
+                self._attach_trace(requests[i], trace)
+                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
+            pbar.update(len(idxs))
+        pbar.close()
+        self._report_cuts()
+        return coll.get_original(results)
+
+    def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
+                     rules: list["ScoredBranch"], trace: dict) -> str:
+        """The answer returned for one request from its branches' answers ``texts`` (the passages' order; one
+        closed-book text when ``passages`` is empty), with the support critic run here; fills ``trace``."""
+        c = self.resolved_config
+        if not passages:
+            trace.update({"passages": [], "closed_book": True, "support": {}, "candidates": [], "chosen": None})
+            return texts[0]
+        sup = self.support(self.question_of(req.doc, req.args[0]), passages, texts)
+        seq = [sequence_prob(r.logprobs) for r in rules]
+        scores = [rank_score(q, r, s, c["w_rel"], c["w_sup"]) for q, r, s in zip(seq, rel, sup)]
+        best, sums = pick_ranked(texts, scores, vote=c["rank_aggregate"] == "answer")
+        ids = [str(p.get("docid", j)) for j, p in enumerate(passages)]
+        trace.update({
+            "passages": [ids[best]], "closed_book": False,
+            "support": {d: round(s, 4) for d, s in zip(ids, sup)},
+            "candidates": [{"docid": d, "relevance": round(r, 6), "support": round(s, 6), "answer": t,
+                            "seq_prob": round(q, 6), "n_tokens": len(b.logprobs), "score": round(sc, 6)}
+                           for d, r, s, t, q, b, sc in zip(ids, rel, sup, texts, seq, rules, scores)],
+            "chosen": ids[best]})
+        if sums is not None:
+            trace["answer_scores"] = {k: round(v, 6) for k, v in sums.items()}
+        return texts[best]
+
+
+class ScoredBranch(SingleBranch):
+    """:class:`~tokrag_model.base.SingleBranch` greedy decoding that keeps the log-prob (nats) of every token it
+    picks, the final EOS included (``logprobs``; :func:`sequence_prob`)."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
+        self.logprobs: list[float] = []
+
+    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
+        lp = batch.logprobs[rows[0]]
+        tok = int(lp.argmax())
+        self.logprobs.append(float(lp[tok]))
+        return tok
