@@ -231,24 +231,27 @@ def _steps(dec, rows, tokens, reserve, hidden=True):
     return got
 
 
-@pytest.mark.parametrize("packed", [True, False], ids=["onednn-packed", "mkl-padded"])
+@pytest.mark.parametrize("packed, pad", [(True, 0), (True, 4), (False, None)],
+                         ids=["onednn-packed-unpadded", "onednn-packed-padded", "mkl-padded"])
 @pytest.mark.parametrize("reserve", [0, 3], ids=["dynamic-cache", "static-cache"])
-def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed):
+def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed, pad, monkeypatch):
     """A request's two rows decoded alone or inside 3- and 8-row batches give bitwise the same log-probs
-    and hidden states at every step (the Tok-RAG decision inputs). Small batches are padded: to MIN_GEMM_ROWS
-    with oneDNN-packed weights (for speed; the bits match the unpadded 8-row batch), to the row count the MKL probe
-    found on this machine without them (for invariance; an Intel Xeon needs 8 for the tiny 96-input down_proj,
-    where the old fixed 4 rows gave batch-dependent bits). A lone row keeps the one-row kernel."""
+    and hidden states at every step (the Tok-RAG decision inputs). Small batches are padded: with oneDNN-packed
+    weights to MIN_GEMM_ROWS where the timing probe finds that faster, else not at all (speed only; the bits match
+    the unpadded 8-row batch either way, both checked here), to the row count the MKL probe found on this machine
+    without them (for invariance; an Intel Xeon needs 8 for the tiny 96-input down_proj, where the old fixed 4 rows
+    gave batch-dependent bits). A lone row keeps the one-row kernel."""
+    import tokrag_model.decoder as dec_mod
     from retrieval.errors import ConfigError
-    from tokrag_model.decoder import MIN_GEMM_ROWS
 
+    monkeypatch.setattr(dec_mod, "packed_pad_rows", lambda model, kernels: pad)
     try:
         dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True, packed_weights=packed)
     except ConfigError:  # MKL without a row-invariant row count here (two threads on an Intel Xeon): refused
         assert not packed and dec_mkl_rows(tiny) is None
         return
     assert (dec.kernels is not None) == packed
-    assert dec.min_gemm_rows == (MIN_GEMM_ROWS if packed else dec.mkl_rows)
+    assert dec.min_gemm_rows == (pad if packed else dec.mkl_rows)
     assert dec.min_head_rows == (0 if packed else dec.mkl_rows)
     g = torch.Generator().manual_seed(3)
     rows = [torch.randint(3, 97, (n,), generator=g).tolist() for n in (30, 12, 25, 7, 18, 40, 9, 22)]
@@ -269,6 +272,48 @@ def test_batch_invariant_rows_do_not_depend_on_the_batch(tiny, reserve, packed):
     for (lp_a, _), (lp_p, _) in zip(alone, plain):
         assert torch.allclose(lp_a, lp_p, atol=1e-5)
     assert dec.stats["forward_passes"] == 2 + 3 + 8 + 1 + 2 + 3 + 1 + 5 + 3 * (2 + 3 + 8 + 1)  # added rows are not counted
+
+
+def test_packed_pad_rows_pads_only_where_the_padded_products_are_faster(tiny, monkeypatch):
+    """packed_pad_rows: MIN_GEMM_ROWS where the padded packed products take at most PAD_SPEEDUP of the 2-row time
+    (an AMD EPYC: 40-42 vs 64 ms), 0 where not (an Intel Xeon: about the same); remembered per model and thread
+    count; the packed products switched off again afterwards."""
+    import tokrag_model.decoder as dec_mod
+
+    kernels = dec_mod.pack_linear_weights(tiny)
+    assert kernels is not None
+    for speedup, want in ((1e9, dec_mod.MIN_GEMM_ROWS), (-1.0, 0)):
+        dec_mod._PACKED_PAD_ROWS.pop(tiny, None)
+        monkeypatch.setattr(dec_mod, "PAD_SPEEDUP", speedup)
+        assert dec_mod.packed_pad_rows(tiny, kernels) == want and not kernels.on
+        monkeypatch.setattr(dec_mod, "PAD_SPEEDUP", 1.0 - speedup)  # remembered: not probed again
+        assert dec_mod.packed_pad_rows(tiny, kernels) == want
+        assert MultiContextDecoder(tiny, _stats(), batch_invariant=True).min_gemm_rows == want
+    dec_mod._PACKED_PAD_ROWS.pop(tiny, None)
+
+
+@pytest.mark.parametrize("batch_invariant", [False, True], ids=["plain", "batch-invariant"])
+def test_static_cache_prefill_holds_the_dynamic_cache_keys(tiny, batch_invariant):
+    """prefill with ``reserve``: the StaticCache holds bitwise the left-padded, stacked keys and values of the
+    DynamicCache prefill (zeros on the padding and the reserved slots, added rows empty), its length is the longest
+    row, and decode steps give bitwise the same log-probs."""
+    dec = MultiContextDecoder(tiny, _stats(), batch_invariant=batch_invariant)
+    for rows in ([[5, 9, 11, 3, 7, 21, 40, 2]], [[5, 9, 11, 3, 7, 21, 40, 2], [8, 1, 30]],
+                 [[4, 5], [8, 1, 30, 2, 6], [7, 7, 7]]):
+        dyn, sta = dec.prefill(rows, hidden=True), dec.prefill(rows, hidden=True, reserve=3)
+        t = max(map(len, rows))
+        assert (dyn.pads, dyn.extra) == (sta.pads, sta.extra) and torch.equal(dyn.mask, sta.mask)
+        for a, b in zip(dyn.cache.layers, sta.cache.layers):
+            assert b.keys.shape[2] == t + 3 and int(b.get_seq_length()) == t
+            assert torch.equal(a.keys, b.keys[:, :, :t]) and torch.equal(a.values, b.values[:, :, :t])
+            assert not b.keys[:, :, t:].any() and not b.values[:, :, t:].any()
+            for i, p in enumerate(sta.pads):
+                assert not b.keys[i, :, :p].any()
+            assert not b.keys[len(rows):].any()
+        for toks in ([13] * len(rows), [15] * len(rows)):
+            dec.step(dyn, toks, hidden=True)
+            dec.step(sta, toks, hidden=True)
+            assert torch.equal(dyn.logprobs, sta.logprobs) and torch.equal(dyn.hidden, sta.hidden)
 
 
 def test_teacher_force_batched_equals_alone_and_full_forward(tiny):
@@ -449,7 +494,7 @@ def test_without_a_row_invariant_mkl_row_count_items_are_forced_alone_or_batch_i
     monkeypatch.setattr(dec_mod.MultiContextDecoder, "_force",
                         lambda self, items, width: passes.append((len(items), width)) or force(self, items, width))
     dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
-    assert dec.kernels is not None and dec.force_alone and dec.min_gemm_rows == dec_mod.MIN_GEMM_ROWS
+    assert dec.kernels is not None and dec.force_alone and dec.min_gemm_rows == dec_mod.packed_pad_rows(tiny, dec.kernels)
     dec.teacher_force([Forcing([5, 6, 7], [8]), Forcing([9, 10, 11], [12]), Forcing([1], [2])])
     assert passes == [(1, 4), (1, 4), (1, 4)]
     with pytest.raises(ConfigError, match="batch_invariant=false") as err:

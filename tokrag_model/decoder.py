@@ -57,13 +57,16 @@ from which a row's bits no longer depend on the number of rows (up to ``max_batc
 row count a teacher-forced pass has at least that many positions; with None (an Intel Xeon at two threads)
 every teacher-forced item gets a pass of its own, the pass it gets at batch 1. The verdict holds for the
 thread count at load: set the threads (``OMP_NUM_THREADS``) before, not after. Decode steps with 2 or 3 rows
-(Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` with packing, for
-speed; without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
+(Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` with packing where a
+timing probe at load finds the padded products clearly cheaper on this CPU (:func:`packed_pad_rows`), for speed;
+without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
 none, ``batch_invariant=true`` is refused with a one-line :class:`ConfigError`. oneDNN's 2- and 3-row products cost more
 than its 4-row one on the AMD EPYC measured: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at
 2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row steps instead of 1.32
-(``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``). The bits do not change, since the packed rows do
-not depend on the row count. Where packing is unavailable (no oneDNN, another dtype, or the probe fails),
+(``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``); on an Intel Xeon (AVX-512/AMX, one thread) they cost
+the same at 2 and 4 rows (53-55 and 54.5-57 ms) and padding only added the empty rows' own work (~3 ms a step), so
+there 2-row steps are not padded. The bits do not change either way, since the packed rows do not depend on the
+row count. Where packing is unavailable (no oneDNN, another dtype, or the probe fails),
 LM-head products are padded to MKL's probed row count as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
 lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a batch
@@ -88,7 +91,9 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-# Decode steps of 2 or 3 rows are padded to this many rows with packed weights (speed; module docstring). For
+# Decode steps of 2 or 3 rows are padded to this many rows with packed weights where the packed products of that many
+# rows cost clearly less than those of 2 rows on this CPU (speed only: the packed rows' bits do not depend on the row
+# count; packed_pad_rows, module docstring). For
 # MKL's dense products the row count from which each row's result is bitwise independent of the number of rows
 # and of the row's position is not assumed: _mkl_min_rows probes it at load (the model's shapes, weight layout
 # and thread count) among MKL_MIN_ROWS_CANDIDATES; an Intel Xeon (AVX-512, MKL 2024.2, one thread) needs 5 rows
@@ -116,6 +121,11 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 # products that take lone rows (LM head, queries), gives the same per-row bits (checked at load on the model's
 # own weight shapes by _onednn_linear_ok). Lone decode rows use MKL's dense one-row kernel (MultiContextDecoder.step).
 PACK_BATCH_HINT = 16
+# packed_pad_rows: 2-row decode steps are padded to MIN_GEMM_ROWS rows only where the packed products of the model's
+# decoder layers take at most this fraction of their 2-row time at MIN_GEMM_ROWS rows (padding also costs per-row work
+# outside the products: cache copies, norms, the LM head). Sweeps per row count (interleaved, the fastest kept).
+PAD_SPEEDUP = 0.9
+PAD_PROBE_SWEEPS = 2
 # Both probes (_onednn_linear_ok, _mkl_min_rows) check outputs up to this many columns per weight shape. The probe
 # of the packed products checks these (row count, first row) slices of a 24-row product, plus lone rows where asked.
 PROBE_MAX_OUT = 8192
@@ -375,6 +385,50 @@ def mkl_min_rows(model: Any, max_rows: int) -> int | None:
     return seen[key]
 
 
+_PACKED_PAD_ROWS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+""":func:`packed_pad_rows`' verdicts per model and thread count (kept beside the model, as :data:`_MKL_MIN_ROWS`)."""
+
+
+def packed_pad_rows(model: Any, kernels: LinearKernels) -> int:
+    """Timing probe: the row count 2- and 3-row decode steps are padded to with packed weights, :data:`MIN_GEMM_ROWS`
+    or 0 (no padding), remembered per model and thread count.
+
+    The model's packed ``nn.Linear`` products (the LM head excepted: the largest output) are timed at 2 and at
+    :data:`MIN_GEMM_ROWS` rows (process CPU time, :data:`PAD_PROBE_SWEEPS` interleaved sweeps, the fastest kept;
+    ~0.2 s for SmolLM2-135M at one thread);
+    padding is chosen where the padded products take at most :data:`PAD_SPEEDUP` of the 2-row time. Speed only:
+    the packed products give each row the same bits at any row count from 2 on (:func:`_onednn_linear_ok`), so
+    the choice never changes a number. Measured: on an AVX-512 AMD EPYC SmolLM2-135M's 211 linear layers took
+    64 ms at 2 rows and 40-42 ms at 4 (padding: Tok-RAG's step 1.32 -> 1.01 one-row steps); on an Intel Xeon
+    (AVX-512/AMX, one thread) 53-55 ms and 54.5-57 ms, and a padded Tok-RAG step cost ~3 ms more than an
+    unpadded one (the added rows' cache copies, norms and LM-head rows), its prefill ~35 ms more.
+    """
+    import time
+
+    seen = _PACKED_PAD_ROWS.setdefault(model, {})
+    key = torch.get_num_threads()
+    if key not in seen:
+        mods = list(_float32_linears(model))
+        widest = max((m.out_features for m in mods), default=0)
+        mods = [m for m in mods if m.out_features < widest] or mods
+        g = torch.Generator().manual_seed(0)
+        inputs = {n: [torch.randn(n, m.in_features, generator=g) for m in mods] for n in (2, MIN_GEMM_ROWS)}
+        best = {n: float("inf") for n in inputs}
+        was, kernels.on = kernels.on, True
+        try:
+            with torch.inference_mode():
+                for _ in range(PAD_PROBE_SWEEPS):
+                    for n, xs in inputs.items():
+                        t = time.process_time()
+                        for m, x in zip(mods, xs):
+                            m(x)
+                        best[n] = min(best[n], time.process_time() - t)
+        finally:
+            kernels.on = was
+        seen[key] = MIN_GEMM_ROWS if best[MIN_GEMM_ROWS] <= PAD_SPEEDUP * best[2] else 0
+    return seen[key]
+
+
 def pack_linear_weights(model: Any) -> LinearKernels | None:
     """Give every ``nn.Linear`` of a float32 CPU model a oneDNN-prepacked copy of its weight and a forward
     that uses it while the returned :class:`LinearKernels` is ``on``; idempotent (one per model).
@@ -514,7 +568,7 @@ class MultiContextDecoder:
         self.max_pad_fraction = CPU_MAX_PAD_FRACTION if cpu else float("inf")
         self.kernels: LinearKernels | None = None
         # min_gemm_rows: decode steps of fewer rows (2 or more) get empty rows up to this many (MKL: row invariance;
-        # packed: speed, module docstring). min_force_rows: a teacher-forced pass has at least this many positions
+        # packed: speed where the probe finds it, else 0, packed_pad_rows). min_force_rows: a teacher-forced pass has at least this many positions
         # (its body runs on MKL's dense weights, faster than oneDNN's for long sequences); force_alone: one item per
         # pass, where MKL's rows depend on the row count at every count (then an item's pass is the one it gets at
         # batch 1). min_head_rows: LM-head products are padded to this many rows only without packed weights.
@@ -530,7 +584,8 @@ class MultiContextDecoder:
                 raise ConfigError(f"batch_invariant=true: on this CPU at {threads} thread(s) neither oneDNN's packed "
                                   "products nor MKL's dense ones give a row the same bits at every batch size; pass "
                                   "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1" if threads > 1 else ""))
-            self.min_gemm_rows = MIN_GEMM_ROWS if self.kernels is not None else self.mkl_rows
+            packed = self.kernels is not None
+            self.min_gemm_rows = packed_pad_rows(model, self.kernels) if packed else self.mkl_rows
             self.min_force_rows = self.mkl_rows or MIN_GEMM_ROWS
             self.force_alone = self.mkl_rows is None
             self.min_head_rows = 0 if self.kernels is not None else self.mkl_rows
@@ -660,8 +715,8 @@ class MultiContextDecoder:
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
         Each row is prefilled alone, on the dense weights. With batch invariance, 2 or more rows get empty rows
-        up to ``min_gemm_rows`` (``Batch.extra``; :data:`MIN_GEMM_ROWS` with packed weights, MKL's probed row
-        count without; module docstring).
+        up to ``min_gemm_rows`` (``Batch.extra``; with packed weights :data:`MIN_GEMM_ROWS` where that is faster on
+        this CPU, else none, :func:`packed_pad_rows`; MKL's probed row count without; module docstring).
         Raises:
             ValueError: an empty row.
         """
@@ -686,9 +741,20 @@ class MultiContextDecoder:
         extra = self.min_gemm_rows - len(rows) if 1 < len(rows) < self.min_gemm_rows else 0
         if reserve <= 0 and len(rows) == 1:
             merged = caches[0]
+        elif reserve > 0:  # each row's keys written once, in place, into the zeroed static buffers
+            merged = StaticCache(config=self.cache_config, max_cache_len=tmax + reserve)
+            n = len(rows) + extra
+            for li in range(len(caches[0].layers)):
+                k0, v0 = caches[0].layers[li].keys, caches[0].layers[li].values
+                # an empty update allocates the layer's zeroed (n, kv_heads, tmax + reserve, head_dim) buffers
+                keys, values = merged.update(k0.new_zeros(n, k0.shape[1], 0, k0.shape[3]),
+                                             v0.new_zeros(n, v0.shape[1], 0, v0.shape[3]), li)
+                for i, (c, p) in enumerate(zip(caches, pads)):
+                    keys[i, :, p:tmax] = c.layers[li].keys[0]
+                    values[i, :, p:tmax] = c.layers[li].values[0]
+                merged.layers[li].cumulative_length.add_(tmax)  # what the update of the stacked keys sets
         else:
-            merged = (StaticCache(config=self.cache_config, max_cache_len=tmax + reserve) if reserve > 0
-                      else DynamicCache(config=self.cache_config))
+            merged = DynamicCache(config=self.cache_config)
             for li in range(len(caches[0].layers)):
                 ks = [_left_pad(c.layers[li].keys, p) for c, p in zip(caches, pads)]
                 vs = [_left_pad(c.layers[li].values, p) for c, p in zip(caches, pads)]
