@@ -123,8 +123,10 @@ DEFAULT_MAX_BATCH_TOKENS = 8192
 PACK_BATCH_HINT = 16
 # packed_pad_rows: 2-row decode steps are padded to MIN_GEMM_ROWS rows only where the packed products of the model's
 # decoder layers take at most this fraction of their 2-row time at MIN_GEMM_ROWS rows (padding also costs per-row work
-# outside the products: cache copies, norms, the LM head). Sweeps per row count (interleaved, the fastest kept).
-PAD_SPEEDUP = 0.9
+# outside the products: cache copies, norms, the LM head). The AMD EPYC measured: 0.63-0.66 (pad); the Intel Xeon:
+# 0.93-1.0 (under load; there padding cost ~5 ms a Tok-RAG step): 0.8 keeps load noise from flipping the choice.
+# Sweeps per row count (interleaved, the fastest kept).
+PAD_SPEEDUP = 0.8
 PAD_PROBE_SWEEPS = 2
 # Both probes (_onednn_linear_ok, _mkl_min_rows) check outputs up to this many columns per weight shape. The probe
 # of the packed products checks these (row count, first row) slices of a 24-row product, plus lone rows where asked.
@@ -396,7 +398,7 @@ def packed_pad_rows(model: Any, kernels: LinearKernels) -> int:
     The model's packed ``nn.Linear`` products (the LM head excepted: the largest output) are timed at 2 and at
     :data:`MIN_GEMM_ROWS` rows (process CPU time, :data:`PAD_PROBE_SWEEPS` interleaved sweeps, the fastest kept;
     ~0.2 s for SmolLM2-135M at one thread);
-    padding is chosen where the padded products take at most :data:`PAD_SPEEDUP` of the 2-row time. Speed only:
+    padding is chosen where the padded products take at most :data:`PAD_SPEEDUP` (0.8) of the 2-row time. Speed only:
     the packed products give each row the same bits at any row count from 2 on (:func:`_onednn_linear_ok`), so
     the choice never changes a number. Measured: on an AVX-512 AMD EPYC SmolLM2-135M's 211 linear layers took
     64 ms at 2 rows and 40-42 ms at 4 (padding: Tok-RAG's step 1.32 -> 1.01 one-row steps); on an Intel Xeon
