@@ -11,7 +11,8 @@ Each loader returns plain rows ``{"qid", "question", "answers", ...}`` in file o
   ``validation``, 3,610 questions): ``qid = "nq-dev-<line index>"``.
 * NQ-open oracle (``nq_open_oracle/nq-open-oracle.jsonl.gz``, from GitHub nelson-liu/lost-in-the-middle;
   not on the hub, so a local folder or ``oracle_file`` is required): rows add ``gold`` (``{title,
-  text}``) and ``gold_docids``; the qid is the question's NQ-open index when NQ-open is at hand.
+  text}``) and ``gold_docids``; the qid is the question's NQ-open index when NQ-open is at hand
+  (``nq-oracle-<row>`` otherwise; noise and counterfactual draws never depend on it: :mod:`tasks.rag`).
 * WebQuestions (``webquestions/test.json`` or hub ``stanfordnlp/web_questions``, split ``test``,
   2,032 questions): ``qid = qId`` locally, ``"wqs<index>"`` from the hub (the same numbering).
 
@@ -124,8 +125,13 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
 def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str | os.PathLike | None = None) -> list[dict]:
     """NQ-open questions with their gold passage: rows ``{qid, question, answers, gold, gold_docids}``.
 
-    ``gold`` is ``{"title", "text"}`` and ``gold_docids == [retrieval.nq_gold_docid(title, text)]``,
-    the id the passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora.
+    ``gold`` is ``{"title", "text"}``. ``gold_docids[0] == retrieval.nq_gold_docid(title, text)``, the id the
+    passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora, followed (file order) by the ids of the other
+    gold passages of the file with the same title and text up to whitespace (:func:`gold_key`): the corpora
+    keep each distinct raw text, so such a twin is the same passage under another id (12 pairs in the
+    2,655-question file, e.g. "Rio Bravo (film)" with "guard.  Inside" / "guard. Inside"). The qid is the
+    question's NQ-open index (``nq-dev-<i>``) when the data folder has ``nq_open/NQ-open.dev.jsonl``, else
+    ``nq-oracle-<row>``.
 
     Raises:
         ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
@@ -156,6 +162,7 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
         for row in load_nq_open(root):
             qid_of.setdefault(row["question"], row["qid"])
     rows: list[dict] = []
+    twins: dict[tuple[str, str], list[str]] = {}  # gold_key -> the file's gold ids with that key, in file order
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
@@ -175,7 +182,19 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
                 "gold": gold,
                 "gold_docids": [nq_gold_docid(gold["title"], gold["text"])],
             })
+            ids = twins.setdefault(gold_key(gold["title"], gold["text"]), [])
+            if rows[-1]["gold_docids"][0] not in ids:
+                ids.append(rows[-1]["gold_docids"][0])
+    for r in rows:
+        own = r["gold_docids"][0]
+        r["gold_docids"] += [d for d in twins[gold_key(r["gold"]["title"], r["gold"]["text"])] if d != own]
     return rows
+
+
+def gold_key(title: str, text: str) -> tuple[str, str]:
+    """``(title, text)`` with every whitespace run as one space and the ends stripped: two NQ-oracle gold passages
+    with the same key are one passage (:func:`load_nq_oracle` gives each row the ids of both)."""
+    return " ".join(title.split()), " ".join(text.split())
 
 
 def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:

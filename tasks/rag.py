@@ -24,9 +24,11 @@ They are replaced by passages drawn uniformly from the corpus, excluding the ret
 passages and any passage whose title or text contains a gold answer (DPR ``has_answer`` over each; the
 model is shown both, e.g. ``[Reference]: <title>\n<text>``, so a passage titled "Paris" for the answer
 "Paris" is not noise; and, since version 7.0, SQuAD-normalised containment over both, the rule of the QA
-metrics: "2.4 million" holds the gold "24"), so the added passages are pure noise. Positions and passages come from ``random.Random`` seeded by SHA-256 of ``(seed, qid)``:
-the result does not depend on Python's hash seed or the process, and the levels are nested (the
-passages replaced at 20% are also replaced at 40%).
+metrics: "2.4 million" holds the gold "24"), so the added passages are pure noise. Positions and passages come from ``random.Random`` seeded by SHA-256 of ``(seed, draw id)``
+(:func:`draw_id`: the qid; on NQ-oracle the question text, since its qid depends on whether the data folder holds
+NQ-open; from version 8.0 of the noise tasks, 9.0 of the counterfactual ones):
+the result does not depend on Python's hash seed, the process or where NQ-open comes from, and the levels are nested
+(the passages replaced at 20% are also replaced at 40%).
 
 Counterfactual: the gold passage with every occurrence of a gold answer (case-insensitive, whole
 words; then every remaining occurrence under SQuAD normalisation, the rule of the QA metrics:
@@ -35,11 +37,14 @@ words; then every remaining occurrence under SQuAD normalisation, the rule of th
 optional day and year, after an optional short prefix such as "in" or "mid"), else ``numeric`` if it
 is a number (digits or a number word, optionally with a scale word/unit), else ``other``). The
 substitute is drawn with the same seeded RNG among questions whose answers do not overlap this
-question's answers. Questions whose gold passage does not literally contain any gold answer cannot
+question's answers. Every gold passage in the list is swapped: the gold passage and, from version 9.0, its
+whitespace twins (another oracle question's gold passage with the same title and text up to whitespace, a
+separate passage of ``nq-wiki-12k``: :func:`tasks.data.load_nq_oracle`; 21 test questions had one left with
+the true answer, e.g. nq-dev-1608 "Rio Bravo (film)"). Questions whose gold passage does not literally contain any gold answer cannot
 be swapped and are left out of counterfactual tasks (logged with their count): the question set is the same as
 before the normalised swap (version 7.0). A question whose swapped passage still holds a normalised gold answer
 (the title's end and the text's start together, or a substitute that forms one) is kept as it is and logged
-with its count (none on NQ-oracle with the default seed).
+with its count (one on NQ-oracle with the default seed: nq-dev-3047, "album Ringo. Starr co-wrote").
 """
 
 from __future__ import annotations
@@ -126,8 +131,22 @@ def _ctx(p: Any, *, rank: int, source: str, score: float | None = None) -> dict:
             "rank": rank, "source": source}
 
 
+def draw_id(dataset: str, row: dict) -> str:
+    """The id that seeds a question's noise and counterfactual draws (:func:`add_noise`, :func:`pick_substitute`).
+
+    ``nq_oracle``: ``"nq-oracle-question:" + question.strip()``. The oracle row's qid is its NQ-open index only when
+    the data folder holds ``nq_open/NQ-open.dev.jsonl`` (else ``nq-oracle-<row>``, :func:`tasks.data.load_nq_oracle`),
+    and NQ-open may come from the hub; the question text is in the oracle file of every setup (its 2,655 questions are
+    distinct), and like the splits (:func:`tasks.data.qa_split_of`) it stays the same in a reordered or cut copy of the
+    file. Every other data set: the qid, which is the same with the local file and from the hub.
+    """
+    if dataset == "nq_oracle":
+        return "nq-oracle-question:" + str(row["question"]).strip()
+    return str(row["qid"])
+
+
 def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], gold_docids: Sequence[str],
-              fraction: float, seed: int) -> list[dict]:
+              fraction: float, seed: int, *, draw_id: str | None = None) -> list[dict]:
     """Replace ``n_noise(fraction, len(ctxs))`` passages of ``ctxs`` by random passages of ``corpus``: the count
     follows the passages the question has, not the task's ``hits`` (a one-passage question keeps its passage
     at any fraction below 1).
@@ -136,6 +155,8 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
         ctxs: the retrieved passages (list of ctx dicts, rank order); not modified.
         corpus: a :class:`retrieval.Corpus` (ordered; indexable via ``corpus.passages`` or iteration).
         qid, seed: seed the RNG (SHA-256 of ``(seed, "noise", qid)``); same inputs give the same output.
+        draw_id: seeds the RNG in place of ``qid`` when given (:func:`build_qa_docs` passes :func:`draw_id`);
+            ``qid`` still names the question in errors.
     Returns:
         a new list, same length; replaced entries have ``source="noise"`` and ``score=None`` (filled in
         by :func:`build_qa_docs` with the retriever's score).
@@ -147,7 +168,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     n = n_noise(fraction, len(ctxs))
     if n == 0:
         return [dict(c) for c in ctxs]
-    rng = _rng(seed, "noise", qid)
+    rng = _rng(seed, "noise", qid if draw_id is None else draw_id)
     order = list(range(len(ctxs)))
     rng.shuffle(order)
     passages = _passages(corpus)
@@ -170,6 +191,10 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     for j, pos in enumerate(order[:n]):
         out[pos] = _ctx(picked[j], rank=pos + 1, source="noise")
     return out
+
+
+def _cf_ctx(docid: str, title: str, text: str) -> dict:
+    return {"docid": docid + CF_SUFFIX, "title": title, "text": text, "score": None, "rank": 1, "source": "counterfactual"}
 
 
 def _passages(corpus: Any) -> list[Any]:
@@ -324,13 +349,15 @@ def substitute_pool(pool: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str
     return {kind: sorted(d.values()) for kind, d in out.items()}
 
 
-def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple[str, str, str]]], seed: int) -> str | None:
+def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple[str, str, str]]], seed: int, *,
+                    draw_id: str | None = None) -> str | None:
     """A counterfactual answer for ``qid``: the first gold answer of another question of the same kind.
 
     ``pool`` comes from :func:`substitute_pool` over the whole question set (so ``--limit``/``max_docs``
     do not change it). Candidates whose normalised form overlaps (equal, or one contains the other)
-    any of ``answers`` are skipped. The pick is seeded by SHA-256 of ``(seed, qid)``. Returns None when
-    no candidate exists.
+    any of ``answers`` are skipped, and so is this question's own answer (by ``qid``). The pick is seeded by SHA-256
+    of ``(seed, qid)``, or of ``(seed, draw_id)`` when given (:func:`build_qa_docs` passes :func:`draw_id`). Returns
+    None when no candidate exists.
     """
     golds = [g for g in (normalize_answer(a) for a in answers) if g]
     cands = [
@@ -339,7 +366,7 @@ def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple
     ]
     if not cands:
         return None
-    return cands[_rng(seed, "counterfactual", qid).randrange(len(cands))]
+    return cands[_rng(seed, "counterfactual", qid if draw_id is None else draw_id).randrange(len(cands))]
 
 
 QA_DATASETS = ("nq_open", "nq_oracle", "webq")  # plus the families of tasks.sources.FAMILIES and "byo"
@@ -591,8 +618,9 @@ def build_qa_docs(
         else:
             ctxs = list(ctxs_of.get(qid, []))
         cf_answer = None
+        key = draw_id(dataset, r)
         if counterfactual:
-            cf_answer = pick_substitute(qid, r["answers"], pool, seed)
+            cf_answer = pick_substitute(qid, r["answers"], pool, seed, draw_id=key)
             g = r["gold"]
             new_title, new_text, n = swap_answer(g["title"], g["text"], r["answers"], cf_answer or "")
             pat = _answer_pattern(r["answers"])
@@ -600,20 +628,23 @@ def build_qa_docs(
             if cf_answer is None or n == 0 or not literal:  # the question set: a literal answer in the gold passage
                 skipped += 1
                 continue
-            swapped = f"{new_title}\n{new_text}"
-            # kept, so every seed has the same questions; the metrics' wider rule also sees a gold across a sentence stop
-            if contains_normalised(swapped, r["answers"]) or holds_normalised_gold(swapped, r["answers"]):
-                cf_left.append(qid)
-            cf_ctx = {"docid": r["gold_docids"][0] + CF_SUFFIX, "title": new_title, "text": new_text, "score": None,
-                      "rank": 1, "source": "counterfactual"}
-            pos = next((i for i, c in enumerate(ctxs) if c["docid"] in r["gold_docids"]), None)
-            if pos is None:
+            cf_ctx = _cf_ctx(r["gold_docids"][0], new_title, new_text)
+            if not any(c["docid"] in r["gold_docids"] for c in ctxs):
                 ctxs = [cf_ctx] + ctxs[: max(0, k - 1)]
-            else:
-                ctxs[pos] = cf_ctx
+            else:  # every gold passage shown is swapped: the gold and its whitespace twins (tasks.data.load_nq_oracle)
+                for i, c in enumerate(ctxs):
+                    if c["docid"] == r["gold_docids"][0]:
+                        ctxs[i] = cf_ctx
+                    elif c["docid"] in r["gold_docids"]:
+                        ctxs[i] = _cf_ctx(c["docid"], *swap_answer(c["title"], c["text"], r["answers"], cf_answer)[:2])
+            # kept, so every seed has the same questions; the metrics' wider rule also sees a gold across a sentence stop
+            if any(contains_normalised(f"{c['title']}\n{c['text']}", r["answers"])
+                   or holds_normalised_gold(f"{c['title']}\n{c['text']}", r["answers"])
+                   for c in ctxs if c["source"] == "counterfactual"):
+                cf_left.append(qid)
             ctxs = [dict(c, rank=i + 1) for i, c in enumerate(ctxs)]
         if noise > 0:
-            ctxs = add_noise(ctxs, corpus_obj, qid, r["answers"], r.get("gold_docids", []), noise, seed)
+            ctxs = add_noise(ctxs, corpus_obj, qid, r["answers"], r.get("gold_docids", []), noise, seed, draw_id=key)
         docs.append({
             "qid": qid,
             "question": r["question"],
