@@ -11,7 +11,7 @@
   ignored, as throughput benchmarks fix the output length; ``--stop-at-eos`` honours EOS). Cost
   columns per method: forward passes per generated token, prefill tokens per question.
 * ``decode_step_ratio_tokrag`` / ``_replug``: one batched decode step of the method (2 rows / k rows;
-  2 or 3 rows are padded to 4 with batch invariance) ÷ rag-standard's one-row step
+  2 or 3 rows are padded to 4 with batch invariance where ``decoder.packed_pad_rows`` finds that faster) ÷ rag-standard's one-row step
   (``MultiContextDecoder.step`` only, no decisions).
 * ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
   itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
