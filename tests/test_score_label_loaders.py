@@ -54,7 +54,9 @@ def test_wiki_lm_records_the_scale(params, label, stub_retrieval, monkeypatch) -
 
     titles = [t for t in (f"Article {i}" for i in range(400)) if wiki_split_of(t) == "test"][:2]
     assert len(titles) == 2
-    passages = [Passage(f"d{i}", t, f"{t} is an article about something.") for i, t in enumerate(titles)]
+    # more than 32 words: a wiki_lm_bm25 doc needs words after its 32-word prefix (task version 3.0)
+    passages = [Passage(f"d{i}", t, f"{t} is an article about something. " + " ".join(f"w{j}" for j in range(40)))
+                for i, t in enumerate(titles)]
     monkeypatch.setattr(retrieval, "named_corpus", lambda name, data_dir=None: types.SimpleNamespace(passages=passages))
     docs = build_wiki_lm_docs(retriever="dense", retriever_params=params)
     assert len(docs) == 2 and {d["scored_by"] for d in docs} == {label}  # old code: "dense" for every setting
