@@ -88,6 +88,33 @@ def nq_gold_docid(title: str, text: str) -> str:
     return "nq-" + hashlib.sha256(f"{title}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
+def gold_key(title: str, text: str) -> tuple[str, str]:
+    """``(title, text)`` with every whitespace run as one space and the ends stripped: two NQ-oracle gold passages
+    with the same key are one passage under two ids (:func:`nq_gold_docids_with_twins`)."""
+    return " ".join(title.split()), " ".join(text.split())
+
+
+def nq_gold_docids_with_twins(golds: list[list[tuple[str, str]]]) -> list[list[str]]:
+    """Per NQ-oracle row (its gold passages' ``(title, text)``), the ids of its gold passages
+    (:func:`nq_gold_docid`) followed, in file order, by those of the other rows' gold passages with the same
+    :func:`gold_key`: the corpora keep each distinct raw text, so such a twin is the same passage under another id
+    (12 pairs in the 2,655-question file, e.g. "Rio Bravo (film)" with "guard.  Inside" / "guard. Inside")."""
+    twins: dict[tuple[str, str], list[str]] = {}  # gold_key -> the file's gold ids with that key, in file order
+    own = [[nq_gold_docid(title, text) for title, text in row] for row in golds]
+    for row, ids in zip(golds, own):
+        for (title, text), did in zip(row, ids):
+            seen = twins.setdefault(gold_key(title, text), [])
+            if did not in seen:
+                seen.append(did)
+    out = []
+    for row, ids in zip(golds, own):
+        full = list(ids)
+        for title, text in row:
+            full += [d for d in twins[gold_key(title, text)] if d not in full]
+        out.append(full)
+    return out
+
+
 def wiki_docid(title: str) -> str:
     """Stable id of a Wikipedia lead paragraph: ``wiki-`` + the title with whitespace as ``_``."""
     return "wiki-" + _WS.sub("_", title.strip())
@@ -574,7 +601,8 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
 def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | None = None) -> list[dict]:
     """The NQ-open oracle questions as ``{qid, question, answers, gold_docids, gold_title}``.
 
-    ``qid`` is ``nq-oracle-<line index>``; ``gold_docids`` holds :func:`nq_gold_docid` of the gold passage.
+    ``qid`` is ``nq-oracle-<line index>``; ``gold_docids`` holds :func:`nq_gold_docid` of the gold passages, then
+    their whitespace twins' ids (:func:`nq_gold_docids_with_twins`, as the QA tasks' ``tasks.data.load_nq_oracle``).
     """
     path = _data_dir(data_dir) / NQ_ORACLE
     if not path.is_file():
@@ -590,9 +618,11 @@ def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | 
             "qid": f"nq-oracle-{i}",
             "question": obj["question"],
             "answers": list(obj.get("answers", [])),
-            "gold_docids": [nq_gold_docid(c["title"], c["text"]) for c in ctx if c.get("isgold", True)],
+            "gold_docids": [(c["title"], c["text"]) for c in ctx if c.get("isgold", True)],
             "gold_title": ctx[0]["title"],
         })
+    for row, ids in zip(out, nq_gold_docids_with_twins([row["gold_docids"] for row in out])):
+        row["gold_docids"] = ids
     return out
 
 

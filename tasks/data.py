@@ -127,9 +127,8 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
 
     ``gold`` is ``{"title", "text"}``. ``gold_docids[0] == retrieval.nq_gold_docid(title, text)``, the id the
     passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora, followed (file order) by the ids of the other
-    gold passages of the file with the same title and text up to whitespace (:func:`gold_key`): the corpora
-    keep each distinct raw text, so such a twin is the same passage under another id (12 pairs in the
-    2,655-question file, e.g. "Rio Bravo (film)" with "guard.  Inside" / "guard. Inside"). The qid is the
+    gold passages of the file with the same title and text up to whitespace
+    (:func:`retrieval.corpus.nq_gold_docids_with_twins`, as ``tokrag retrieve eval``'s nq-oracle topics). The qid is the
     question's NQ-open index (``nq-dev-<i>``) when the data folder has ``nq_open/NQ-open.dev.jsonl``, else
     ``nq-oracle-<row>``.
 
@@ -137,7 +136,7 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
         ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
         DataError: a malformed line (file:line named).
     """
-    from retrieval import nq_gold_docid
+    from retrieval.corpus import nq_gold_docids_with_twins
 
     if oracle_file not in (None, ""):
         path = Path(oracle_file).expanduser().resolve()
@@ -162,7 +161,6 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
         for row in load_nq_open(root):
             qid_of.setdefault(row["question"], row["qid"])
     rows: list[dict] = []
-    twins: dict[tuple[str, str], list[str]] = {}  # gold_key -> the file's gold ids with that key, in file order
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
@@ -180,21 +178,10 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
                 "question": question,
                 "answers": _answers(obj.get("answers"), f"{path}:{lineno}"),
                 "gold": gold,
-                "gold_docids": [nq_gold_docid(gold["title"], gold["text"])],
             })
-            ids = twins.setdefault(gold_key(gold["title"], gold["text"]), [])
-            if rows[-1]["gold_docids"][0] not in ids:
-                ids.append(rows[-1]["gold_docids"][0])
-    for r in rows:
-        own = r["gold_docids"][0]
-        r["gold_docids"] += [d for d in twins[gold_key(r["gold"]["title"], r["gold"]["text"])] if d != own]
+    for r, ids in zip(rows, nq_gold_docids_with_twins([[(r["gold"]["title"], r["gold"]["text"])] for r in rows])):
+        r["gold_docids"] = ids
     return rows
-
-
-def gold_key(title: str, text: str) -> tuple[str, str]:
-    """``(title, text)`` with every whitespace run as one space and the ends stripped: two NQ-oracle gold passages
-    with the same key are one passage (:func:`load_nq_oracle` gives each row the ids of both)."""
-    return " ".join(title.split()), " ".join(text.split())
 
 
 def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
