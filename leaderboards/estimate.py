@@ -7,8 +7,8 @@ number of questions times the measured seconds per question of the most similar 
 this order (the first level that has a measurement wins, and is printed):
 
 1. ``method+task``: same method name, weights (``pretrained``), ``k`` and task;
-2. ``method+kind``: same method name, weights and ``k``, same kind of task (QA generation or
-   language modelling, from the task YAML's ``output_type``);
+2. ``method+kind``: same method name, weights and ``k``, same kind of task (:func:`task_kind`: generation,
+   ``output_type: generate_until``, or scoring, any other output type, from the task YAML);
 3. ``model+kind``: same lm-eval model (e.g. ``tokrag`` for a labelled Tok-RAG variant) and weights;
 4. ``model+kind, other weights``: same lm-eval model, any weights (a rough guess: printed as such);
 5. ``--fallback-s-per-question`` if given; else the cell stays unestimated and is listed.
@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +32,9 @@ from typing import Any
 
 from retrieval.errors import ConfigError
 
-from .keys import _HashMemo, cell_key, find_task_yaml, model_target
-from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
+from .keys import _HashMemo, cell_key, model_target
+from .runner import (cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command,
+                     task_output_type)
 from .spec import Cell, LeaderboardSpec
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
@@ -66,21 +66,16 @@ _KIND_CACHE: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
 def task_kind(task: str, include_path: list[Path]) -> str:
-    """``"lm"`` for a ``loglikelihood_rolling`` task, else ``"qa"`` (from the YAML and the files it includes)."""
+    """The kind of ``task`` for the per-question cost: ``"qa"`` when lm-eval generates its answers
+    (``output_type: generate_until``, lm-eval's default when no YAML of the chain names one, and a task of
+    lm-eval's own registry, whose YAML is not found here), ``"lm"`` for every other output type
+    (``loglikelihood``, ``loglikelihood_rolling``, ``multiple_choice``: scored by forward passes, no decoding,
+    so a question costs about a prompt's prefill instead of a generation). The output type is
+    :func:`leaderboards.runner.task_output_type`'s. Read once per process for each ``(task, include_path)``."""
     ck = (task, tuple(str(p) for p in include_path))
     if ck in _KIND_CACHE:
         return _KIND_CACHE[ck]
-    kind = "qa"
-    y = find_task_yaml(task, include_path)
-    seen = set()
-    while y is not None and y not in seen and y.is_file():
-        seen.add(y)
-        text = y.read_text(encoding="utf-8", errors="replace")
-        if re.search(r"^output_type:\s*loglikelihood_rolling", text, re.M):
-            kind = "lm"
-            break
-        inc = re.search(r"^include:\s*['\"]?([^'\"\s]+)", text, re.M)
-        y = (y.parent / inc.group(1)) if inc else None
+    kind = "qa" if task_output_type(task, include_path) == "generate_until" else "lm"
     _KIND_CACHE[ck] = kind
     return kind
 

@@ -64,7 +64,7 @@ from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
-from .spec import Cell, LeaderboardSpec, is_int
+from .spec import Cell, LeaderboardSpec, is_int, task_yaml_chain
 
 log = logging.getLogger(__name__)
 
@@ -942,6 +942,45 @@ def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                           "was run:\n  " + "\n  ".join(problems))
 
 
+def task_output_type(task: str, include_path: list[Path]) -> str:
+    """lm-eval's ``output_type`` of ``task``: the first one its YAML chain sets (:func:`leaderboards.spec.task_yaml_chain`,
+    lm-eval's precedence: the task's own file over what it includes), else ``generate_until`` (lm-eval's
+    ``TaskConfig`` default; also for a task whose YAML is not found here, a task of lm-eval's own registry).
+    Read afresh at each call; loads no task."""
+    for _, doc in task_yaml_chain(task, include_path):
+        if "output_type" in doc:
+            return str(doc["output_type"])
+    return "generate_until"
+
+
+def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any],
+                          output_types: dict[str, str]) -> None:
+    """Refuse ``cell`` when its method's resolved model arguments ``cfg`` only generate (the class's
+    ``generation_only``: :meth:`tokrag_model.base.RAGMethodLM.generation_only`, e.g. ``replug_mode=answer_vote``)
+    and its task does not (:func:`task_output_type` other than ``generate_until``, read once per task into
+    ``output_types``): such a cell failed only at its first request, after the weights loaded. A class without
+    ``generation_only`` is not checked.
+
+    Raises:
+        ConfigError: one line naming the spec, the cell, the argument, the task's output type and what to do.
+    """
+    ask = getattr(cls, "generation_only", None)
+    arg = ask(cfg) if callable(ask) else None
+    if not arg:
+        return
+    task = cell.task.task
+    if task not in output_types:
+        output_types[task] = task_output_type(task, spec.include_path)
+    if output_types[task] == "generate_until":
+        return
+    raise ConfigError(
+        f"leaderboard spec {spec.path}: cell {cell.cell_id}: model argument {arg} of method {cell.method.name} only "
+        f"generates (generate_until requests), but task {task} has output_type {output_types[task]} (it scores, it "
+        f"does not generate), so the cell would fail at its first request after the model load; drop {arg} for "
+        f"this task (the default {arg.partition('=')[0]} scores), or leave {task} out of this method's cells (a "
+        "models: entry with its own tasks: or methods: list)")
+
+
 def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Check every cell's model arguments against its method's declared schema before anything runs, so that
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
@@ -952,7 +991,9 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     ``config.json``; a hub id or an alias passes). A method with a ``check_shape`` (``tokrag``: its ``layer``,
     ``js_min_layer``, ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
-    not known without loading weights). First, the cells' task YAMLs must have the files they include beside them
+    not known without loading weights). A method whose arguments only generate (``generation_only``:
+    ``replug_mode=answer_vote``, ``selection=rank``) is refused on a task that does not generate
+    (:func:`check_generation_only`). First, the cells' task YAMLs must have the files they include beside them
     (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); last, their data must
     be readable (:func:`check_spec_data`, every task of ``cells``).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
@@ -977,17 +1018,19 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: method {cell.method.name}: model {cell.method.model!r} is "
                               f"{cls!r}, not an lm-eval model (a subclass of lm_eval.api.model.LM); give an lm-eval "
                               "registry name or 'package.module:Class' of an LM subclass")
-    seen = set()
+    resolved: dict[str, dict[str, Any] | None] = {}  # the resolved arguments of each distinct (method, model, args)
+    output_types: dict[str, str] = {}
     shapes: dict[tuple[str, str | None], ModelShape | None] = {}
     for cell in cells:
         extra = {"batch_size": cell.batch_size, "device": cell.device}  # merged as make_model's constructor call does
         given = merge_lm_eval_flags(cell.method.name, dict(cell.model_args), extra, warn=False)
         key = fingerprint([cell.method.name, cell.method.model, given])
-        if key in seen:
+        if key in resolved:  # checked with another task: only the task's output type is new
+            if resolved[key] is not None:
+                check_generation_only(spec, cell, classes[cell.method.model], resolved[key], output_types)
             continue
-        seen.add(key)
         try:
-            cfg = resolved_model_args(cell, given)
+            cfg = resolved[key] = resolved_model_args(cell, given)
             if cfg is not None:  # pretrained=/nonexistent failed only at its cell's load, after the other models' cells
                 check_pretrained(cfg.get("pretrained"))
             check_shape = getattr(classes[cell.method.model], "check_shape", None)
@@ -1000,6 +1043,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         except ConfigError as exc:
             where = f"{cell.model_name}/" if cell.model_name else ""
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
+        if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
+            check_generation_only(spec, cell, classes[cell.method.model], cfg, output_types)
     check_spec_data(spec, cells)
 
 

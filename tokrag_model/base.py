@@ -330,6 +330,16 @@ class RAGMethodLM(LM):
         return cfg
 
     @classmethod
+    def generation_only(cls, cfg: dict[str, Any]) -> str | None:
+        """The model argument, as ``key=value``, with which the resolved config ``cfg`` (:meth:`resolve_args`) answers
+        only ``generate_until`` requests (its ``loglikelihood`` / ``loglikelihood_rolling`` raise ConfigError at the
+        first request), or None when it scores as well. The base: None (every method scores); ``rag-replug`` with
+        ``replug_mode=answer_vote`` and ``rag-selfrag-filter`` with ``selection=rank`` declare themselves. Asked by the
+        leaderboard's pre-run check (:func:`leaderboards.runner.check_cell_args`) for every cell whose task does not
+        generate, before any model loads; loads nothing."""
+        return None
+
+    @classmethod
     def check_model_shape(cls, cfg: dict[str, Any], backbone: Backbone | None = None) -> None:
         """The method's ``check_shape`` (if it has one: ``tokrag``'s layer arguments, ``rag_top``/``pure_top``, its
         preset's depth) of the resolved config ``cfg`` (:meth:`resolve_args`) against the model's depth and vocabulary

@@ -269,7 +269,8 @@ class ReplugLM(RAGMethodLM):
     (nats, :func:`answer_mean_logprob`; null for an empty answer), ``weight`` = ``v_i``) and ``chosen``
     (``answer``: the key voted on, ``weight``: its summed ``v``, ``docid``: the passage whose generation is
     returned). ``loglikelihood`` and ``loglikelihood_rolling`` are refused (:class:`ConfigError`: use mixture or
-    uniform for scoring tasks)."""
+    uniform for scoring tasks); :meth:`generation_only` declares it, so ``tokrag leaderboard run`` refuses such a
+    cell before any model loads."""
 
     METHOD = "rag-replug"
     # replug_temperature acts with mixture and answer_vote: its "no effect with uniform" check is resolve_args'
@@ -295,6 +296,12 @@ class ReplugLM(RAGMethodLM):
                               f"{given.get('replug_temperature', cfg['replug_temperature'])!r} has no effect with "
                               "replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature")
         return super().resolve_args(cfg, given, preset)
+
+    @classmethod
+    def generation_only(cls, cfg: dict[str, Any]) -> str | None:
+        """``"replug_mode=answer_vote"`` when ``cfg`` votes answers (generation only: :meth:`score_plan` refuses
+        scoring requests), else None (:meth:`tokrag_model.base.RAGMethodLM.generation_only`)."""
+        return "replug_mode=answer_vote" if cfg.get("replug_mode") == "answer_vote" else None
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
         encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
@@ -344,7 +351,7 @@ class ReplugLM(RAGMethodLM):
             ConfigError: ``replug_mode=answer_vote`` (generation only), at the first ``loglikelihood`` /
             ``loglikelihood_rolling`` request, before any forward pass.
         """
-        if self.resolved_config["replug_mode"] == "answer_vote":
+        if self.generation_only(self.resolved_config):
             raise ConfigError(f"--model {self.METHOD}: replug_mode=answer_vote only generates (one answer per passage, "
                               "then a vote) and cannot score loglikelihood / loglikelihood_rolling requests "
                               "(multiple-choice, perplexity tasks): use replug_mode=mixture or replug_mode=uniform "

@@ -20,12 +20,13 @@ them at its top level too (:meth:`SelfRAGFilterLM.rolling_trace`), so the leader
 shown on language-modelling tasks as on QA tasks.
 
 On language-modelling tasks there is no question: the critic's ``question`` is the doc's ``query_field``
-(``question``), which these tasks set to their retrieval query: on ``wiki_lm_bm25`` (rolling texts) the scored
-paragraph's first 32 words, so the critic judges each passage against the start of the text being scored; on
-``wikitext103_bm25_wiki`` the last 32 words of the context before the scored chunk. baselines.md prescribes no
-other critic prompt for such tasks; with this one the default threshold can keep few or no passages (the row is
-then closed book on those texts: 0 of 60 on the first 20 ``wiki_lm_bm25`` paragraphs with SmolLM2-135M), which the
-``kept_rate`` column shows.
+(``question``), which these tasks set to their retrieval query: on ``wiki_lm_bm25`` (``loglikelihood`` of a
+paragraph's continuation) the paragraph's first 32 words, the prefix the continuation is scored after, so the
+critic judges each passage against the text just before the scored words; on ``wikitext103_bm25_wiki`` the last
+32 words of the context before the scored chunk. baselines.md prescribes no other critic prompt for such tasks;
+with this one the default threshold can keep few or no passages (the row is then closed book on those texts: 0 of
+60 passages on the first 20 paragraphs of ``wiki_lm_bm25`` 2.0, whose critic question was the same 32 words, with
+SmolLM2-135M), which the ``kept_rate`` column shows.
 """
 
 from __future__ import annotations
@@ -156,8 +157,9 @@ class SelfRAGFilterLM(RAGMethodLM):
     ``critic_auc`` at its top level (:meth:`rolling_trace`).
 
     The critic's question is ``doc[query_field]``, else the task context. On a language-modelling task that field
-    is the retrieval query, not a question: on ``wiki_lm_bm25`` the scored text's first words, so the critic judges
-    each passage against the start of the text being scored (module docstring).
+    is the retrieval query, not a question: on ``wiki_lm_bm25`` the paragraph's first 32 words, the prefix before
+    the scored continuation, so the critic judges each passage against the text just before the scored words
+    (module docstring).
 
     ``selection=rank`` (generation only; :meth:`generate_until`): one greedy answer per passage with
     ``r ≥ relevance_threshold`` (each prompt that passage alone, :meth:`~tokrag_model.base.RAGMethodLM.encode_rag`),
@@ -169,7 +171,8 @@ class SelfRAGFilterLM(RAGMethodLM):
     Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer``,
     ``seq_prob``, ``n_tokens``, ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
     returned; null closed-book) and, with ``rank_aggregate=answer``, ``answer_scores``; ``passages`` is the chosen
-    passage. ``loglikelihood`` / ``loglikelihood_rolling`` raise :class:`ConfigError` (use the filter).
+    passage. ``loglikelihood`` / ``loglikelihood_rolling`` raise :class:`ConfigError` (use the filter);
+    :meth:`generation_only` declares it, so ``tokrag leaderboard run`` refuses such a cell before any model loads.
     """
 
     METHOD = "rag-selfrag-filter"
@@ -213,6 +216,12 @@ class SelfRAGFilterLM(RAGMethodLM):
                 f"effect with selection={cfg['selection']!r}; add selection=threshold to use it, or drop "
                 "relevance_threshold")
         return cfg
+
+    @classmethod
+    def generation_only(cls, cfg: dict[str, Any]) -> str | None:
+        """``"selection=rank"`` when ``cfg`` ranks answers (generation only: ``loglikelihood`` and
+        ``loglikelihood_rolling`` are refused), else None (:meth:`tokrag_model.base.RAGMethodLM.generation_only`)."""
+        return "selection=rank" if cfg.get("selection") == "rank" else None
 
     def setup(self) -> None:
         tok = self.tokenizer
@@ -354,7 +363,7 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     # ------------------------------------------------------------------ selection=rank
     def _refuse_rank_scoring(self, kind: str) -> None:
-        if self.resolved_config["selection"] == "rank":
+        if self.generation_only(self.resolved_config):
             raise ConfigError(f"--model {self.METHOD}: selection=rank answers each passage by generation and cannot "
                               f"score {kind} requests; use selection=threshold (the filter) or top_m for scoring tasks")
 
