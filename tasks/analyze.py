@@ -569,8 +569,9 @@ def score_sample(lm: Any, doc: dict, context: str, continuation: str, sample_id:
 def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: str = "nq-wiki-12k",
                 data_dir: Any = None, prompt: str = "instruct", chat_template: Any = None) -> list[tuple[dict, str, str]]:
     """The samples of data set ``name`` (wiki | nq) and ``split`` (test | dev); ``prompt`` and
-    ``chat_template`` shape the ``nq`` prompts (:func:`nq_samples`; wiki continuations are plain text, as
-    the ``wiki_lm_bm25`` task's rolling log-likelihood). Raises ConfigError on bad names."""
+    ``chat_template`` shape the ``nq`` prompts (:func:`nq_samples`; wiki continuations are plain text after their
+    plain-text prefix, as the ``wiki_lm_bm25`` task scores them: ``loglikelihood`` of the continuation given the
+    prefix). Raises ConfigError on bad names."""
     if name not in DATA_SETS:
         raise ConfigError(f"--data {name!r}: use a comma list of {', '.join(DATA_SETS)}")
     if split not in SPLITS:

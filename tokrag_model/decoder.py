@@ -108,13 +108,15 @@ MKL_PROBE_ROWS = tuple(range(1, 41)) + (47, 48, 49, 63, 64, 65, 96, 100, 127, 12
                                         333, 384, 511, 512, 513, 700, 1000, 1024, 2048, 4096, 8192)
 # Teacher forcing on CPU: a pass ends before its padding exceeds this fraction of its real tokens (a long
 # CPU forward pass is compute-bound: batching saves nothing and padded positions cost as much as real ones;
-# 8 rolling wiki_lm_bm25 windows of 308-672 tokens in one pass took 1.39x their one-by-one time).
+# 8 loglikelihood_rolling windows of 308-672 tokens, whole wiki_lm_bm25 2.0 paragraphs, in one pass took 1.39x
+# their one-by-one time).
 CPU_MAX_PAD_FRACTION = 0.1
 # Teacher forcing on CPU: at most this many padded tokens per pass (one longer item still gets a pass of
 # its own). Merging short items saves the per-pass cost (about 90 ms for SmolLM2-135M, one thread: 4 items
 # of 32-64 tokens in one pass ran 1.7-1.8x faster than alone), but a long pass is slower per token than
-# its items alone (4 equal items of 512 tokens: 0.9x, no padding; 16 wiki_lm_bm25 windows of 308-672 tokens
-# at batch 8 ran 0.86x their batch-1 time with the padding rule alone). Other devices: DEFAULT_MAX_BATCH_TOKENS.
+# its items alone (4 equal items of 512 tokens: 0.9x, no padding; 16 loglikelihood_rolling windows of 308-672
+# tokens, wiki_lm_bm25 2.0 paragraphs, at batch 8 ran 0.86x their batch-1 time with the padding rule alone).
+# Other devices: DEFAULT_MAX_BATCH_TOKENS.
 CPU_MAX_BATCH_TOKENS = 512
 DEFAULT_MAX_BATCH_TOKENS = 8192
 # oneDNN's expected row count for the packed weights (a layout hint); every row count from 2 on, and 1 for the
