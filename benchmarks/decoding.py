@@ -27,8 +27,9 @@
   batch-1 ones, for every method of ``--batch-methods`` (``_by_method``: each). The batch line splits the
   time into prefills and decode steps, beside batch 1's: a CPU prefill is compute-bound, so batching can
   only shorten the decode steps.
-* ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` on ``wiki_lm_bm25`` at ``--batch`` (``--ll-n``
-  docs, always rag-standard and tokrag; the headline is the smaller, ``_by_method`` each); ``ll_match_batch1``:
+* ``ll_speedup_batch8``: the same for ``loglikelihood_rolling`` of the ``wiki_lm_bm25`` paragraphs' full text
+  (``doc["text"]``, as issue 13 defines it; the task itself, from version 3.0, scores only the continuation after
+  the 32-word prefix with ``loglikelihood``) at ``--batch`` (``--ll-n`` docs, always rag-standard and tokrag; the headline is the smaller, ``_by_method`` each); ``ll_match_batch1``:
   sums equal to 1e-5 relative.
 * ``peak_rss_mb``: peak resident memory before lm-eval's ``hf`` model is loaded (a second copy).
 
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                  "speedup": speedup[name], "outputs_match_batch1": match[name]}
         print(f"batch {args.batch} {name:20s} {json.dumps(parts)}", flush=True)
 
-    # ---- loglikelihood_rolling on wiki_lm_bm25, batch B vs batch 1 --------------------------------
+    # ---- loglikelihood_rolling of wiki_lm_bm25 paragraphs' full text, batch B vs batch 1 -----------------------------
     ll_speedup, ll_match = {}, {}
     if args.ll_n > 0:
         from tasks.utils import load_wiki_lm
