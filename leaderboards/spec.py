@@ -12,7 +12,9 @@ A spec is a YAML file::
       gen_kwargs: {max_gen_toks: 32, do_sample: false}
       limit: 50                        # first 50 documents of every task (a fixed subset)
       batch_size: 1
-      apply_chat_template: true        # lm-eval's --apply_chat_template (passages inside the first user turn)
+      apply_chat_template: true        # lm-eval's --apply_chat_template (passages inside the first user turn);
+                                       # a plain-text task (YAML metadata plain_text: true, wiki_lm_bm25) runs
+                                       # without it and without system_instruction, printed in the contract
       system_instruction: null         # lm-eval's --system_instruction
       fewshot_as_multiturn: true       # lm-eval's --fewshot_as_multiturn (with num_fewshot and a chat template)
       prompt: instruct                 # QA prompt format, task metadata `prompt`: instruct | base
@@ -70,7 +72,7 @@ from typing import Any
 import yaml
 
 from retrieval.errors import ConfigError
-from tasks.precheck import _SEED_RANGES
+from tasks.precheck import _SEED_RANGES, plain_text
 
 log = logging.getLogger(__name__)
 
@@ -337,7 +339,10 @@ class LeaderboardSpec:
         return [t for t in self.tasks if model.tasks is None or t.task in model.tasks]
 
     def cells(self) -> list[Cell]:
-        """All cells, ordered model-major then method-major (one model load serves all of a method's cells)."""
+        """All cells, ordered model-major then method-major (one model load serves all of a method's cells). A task
+        whose YAML declares it plain text (:func:`task_plain_text`: ``wiki_lm_bm25``) gets ``apply_chat_template``
+        False whatever the contract says, no ``system_instruction`` (lm-eval would prepend it to the text) and the
+        default ``fewshot_as_multiturn`` (no effect without a chat template): the keys of plain-prompt cells."""
         out = []
         for mod in self.model_list():
             sh = mod.shared
@@ -347,6 +352,7 @@ class LeaderboardSpec:
                 for t in self.tasks_of(mod):
                     hits = task_hits(t.task, self.include_path, margs.get("k"))
                     draws = task_draws(t.task, self.include_path)
+                    plain = task_plain_text(t.task, self.include_path)  # never chat-framed, whatever the contract
                     for s in self.seeds:
                         out.append(
                             Cell(
@@ -354,10 +360,10 @@ class LeaderboardSpec:
                                 limit=t.limit if t.limit is not None else sh.get("limit"),
                                 batch_size=int(sh.get("batch_size", 1)),
                                 device=sh.get("device", "cpu"), num_fewshot=sh.get("num_fewshot"),
-                                apply_chat_template=bool(sh.get("apply_chat_template", False)),
+                                apply_chat_template=bool(sh.get("apply_chat_template", False)) and not plain,
                                 model=mod if mod.name else None,
-                                system_instruction=sh.get("system_instruction"),
-                                fewshot_as_multiturn=bool(sh.get("fewshot_as_multiturn", True)),
+                                system_instruction=None if plain else sh.get("system_instruction"),
+                                fewshot_as_multiturn=True if plain else bool(sh.get("fewshot_as_multiturn", True)),
                                 prompt=sh.get("prompt"), hits=hits, draws=draws,
                             )
                         )
@@ -386,6 +392,13 @@ class LeaderboardSpec:
         for t in tasks:
             if t.limit is not None:
                 lines.append(f"limit.{t.task}: {t.limit}")
+        for t in tasks:  # a plain-text task runs without the contract's chat template and system instruction (cells)
+            if (sh.get("apply_chat_template") or sh.get("system_instruction") is not None) and \
+                    task_plain_text(t.task, self.include_path):
+                if sh.get("apply_chat_template"):
+                    lines.append(f"apply_chat_template.{t.task}: false (plain-text language-modelling task)")
+                if sh.get("system_instruction") is not None:
+                    lines.append(f"system_instruction.{t.task}: null (plain-text language-modelling task)")
         for t in tasks:  # a task told to retrieve the contract's k passages instead of its own number (task_hits)
             hits = task_hits(t.task, self.include_path, sh.get("model_args", {}).get("k"))
             if hits is not None:
@@ -428,6 +441,13 @@ def task_draws(task: str, include_path: list[Path]) -> bool:
     true :data:`DRAWS` key (``noise``, ``counterfactual``). False when no YAML of it is found."""
     meta = task_yaml_metadata(task, include_path)
     return "seed" in meta or any(meta.get(k) for k in DRAWS)
+
+
+def task_plain_text(task: str, include_path: list[Path]) -> bool:
+    """Whether ``task``'s YAML metadata (with the files it includes) declares that it scores plain text
+    (:data:`tasks.precheck.PLAIN_TEXT` ``plain_text: true``: ``wiki_lm_bm25``), so that its cells run without the
+    contract's chat template (:meth:`LeaderboardSpec.cells`). False when no YAML of it is found."""
+    return plain_text(task_yaml_metadata(task, include_path))
 
 
 def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:

@@ -21,6 +21,25 @@ log = logging.getLogger(__name__)
 INSTRUCT_STOP = ["\n\n", "Question:"]
 """The short-answer QA tasks' stop strings (``tasks/qa/_qa_template``), made for the instruct format."""
 
+PLAIN_TEXT = "plain_text"
+"""The task metadata key by which a task's YAML declares that it scores plain text (``plain_text: true``:
+``wiki_lm_bm25``, the continuation of a Wikipedia paragraph given its first 32 words, as In-Context RALM). lm-eval's
+``--apply_chat_template`` would put such a task's context in a chat user turn and score the continuation after the
+assistant header (and moves the context's trailing whitespace into the scored continuation), and lm-eval has no
+per-task opt-out: the leaderboard runs such a task without the chat template whatever the contract says
+(:func:`leaderboards.spec.task_plain_text`), and the start-up hook refuses ``--apply_chat_template`` with it
+(:func:`check_run_arguments`). Read from the task's YAML (and the files it includes), never from ``--metadata`` or
+``--model_args``; no task or model argument has this name (``tests/test_errors_names.py``)."""
+
+
+def plain_text(metadata: Any) -> bool:
+    """Whether a task's ``metadata`` (a dict; anything else is not) declares it plain text: :data:`PLAIN_TEXT` is
+    ``true`` (YAML's boolean, or the text ``true`` in any case)."""
+    if not isinstance(metadata, dict):
+        return False
+    value = metadata.get(PLAIN_TEXT)
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
 def _package_function(value: Any, name: str | None = None) -> bool:
     """Whether ``value`` is a function defined in this package's ``tasks`` modules (named ``name`` when given): what
     lm-eval's ``load_yaml(..., resolve_func=True)`` makes of a ``!function utils.<f>`` line in one of our YAMLs when
@@ -412,6 +431,21 @@ def _selects_ours(task_manager: Any, names: Iterable[Any], selected: list[_Selec
                for t in (_expand_selected(task_manager, names) if selected is None else selected))
 
 
+def plain_text_tasks(task_manager: Any, names: Iterable[Any], selected: list[_Selected] | None = None) -> list[str]:
+    """The names of the tasks that lm-eval builds for ``names`` (:func:`_expand_selected`: groups, their entries and
+    tags expanded; ``selected``: the caller's expansion, None: expanded here) whose YAML declares them plain text
+    (:func:`plain_text`): in the config lm-eval builds, in the task's own metadata before a group entry replaced it, or
+    anywhere along its YAML's include chain (:func:`intended_metadata`: an including file's ``metadata:`` block
+    replaces the included one's in lm-eval, yet the task still scores plain text). In lm-eval's order, each once."""
+    out: list[str] = []
+    for t in _expand_selected(task_manager, list(names or [])) if selected is None else selected:
+        declared = plain_text(t.cfg.get("metadata")) or plain_text(t.base_metadata) or (
+            t.yaml_path is not None and plain_text({k: v for k, (v, _) in intended_metadata(t.yaml_path).items()}))
+        if declared and t.name not in out:
+            out.append(t.name)
+    return out
+
+
 def _folder_problem(folder: str) -> str | None:
     """Why files cannot be written into ``folder`` (made with its parents if missing, as lm-eval does): it is an
     existing file, it lies under a file, or its nearest existing folder is not writable; None when it can be."""
@@ -475,7 +509,8 @@ def _check_seed(seed: Any) -> None:
 
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
                         use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
-                        seed: Any = None, selected: list[_Selected] | None = None) -> None:
+                        seed: Any = None, apply_chat_template: Any = None,
+                        selected: list[_Selected] | None = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -492,6 +527,10 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.
+    * ``--apply_chat_template`` (``apply_chat_template``: true or a template name; None, False or "" is off) with a
+      task that declares itself plain text (:data:`PLAIN_TEXT`, :func:`plain_text_tasks`: ``wiki_lm_bm25``, also
+      through a group or tag): lm-eval would chat-frame its context and score its continuation after the assistant
+      header, and has no per-task opt-out; run it in an ``lm_eval`` call of its own without the flag.
 
     ``selected``: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
     start-up hook expands ``--tasks`` once for all its checks); None: expanded here when needed.
@@ -510,6 +549,16 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     if not ours_model and not _selects_ours(task_manager, names, selected):
         return
     _check_seed(seed)
+    if apply_chat_template not in (None, False, ""):
+        plain = plain_text_tasks(task_manager, names, selected)
+        if plain:
+            many = len(plain) > 1
+            raise ConfigError(
+                f"--apply_chat_template: task{'s' if many else ''} {', '.join(plain)} score{'' if many else 's'} plain "
+                f"text (task metadata {PLAIN_TEXT}: true), but lm-eval would put {'their' if many else 'its'} "
+                "context in a chat user turn and score the continuation after the assistant header, and it has no "
+                f"per-task opt-out: run {'them' if many else 'it'} in a separate lm_eval call without "
+                "--apply_chat_template (the other tasks keep it)")
     if limit is not None and not (isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0):
         shown = f"{limit:g}" if isinstance(limit, float) else repr(limit)
         raise ConfigError(f"--limit {shown}: --limit must be > 0 (a number of documents per task, or a fraction "
