@@ -28,9 +28,10 @@ def test_unknown_and_mistyped_model_args_list_valid_keys_with_suggestion():
         ReplugLM(replug_temperature="hot")
     with pytest.raises(ConfigError, match="replug_mode"):
         ReplugLM(replug_mode="pooling")
-    # τ acts only on the score mixture; with uniform weights it used to be accepted and ignored
+    # τ acts only on the score mixture and the answer vote; with uniform weights it used to be accepted and ignored
     with pytest.raises(ConfigError, match=r"^--model rag-replug: model argument replug_temperature=0.5 has no effect with "
-                                          r"replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature$"):
+                                          r"replug_mode='uniform'; add replug_mode=mixture or replug_mode=answer_vote "
+                                          r"to use it, or drop replug_temperature$"):
         ReplugLM(replug_mode="uniform", replug_temperature=0.5)
     for unset in (None, "none", ""):  # YAML null, lm-eval's "none" and "" all mean "not set": nothing to refuse
         assert parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},

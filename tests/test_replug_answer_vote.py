@@ -82,8 +82,8 @@ def test_the_mode_is_in_the_schema_and_the_preflight_accepts_it() -> None:
     got = resolved_model_args(cell, {"replug_mode": "answer_vote", "replug_temperature": 2.0})
     assert (got["replug_mode"], got["replug_temperature"]) == ("answer_vote", 2.0)
     with pytest.raises(ConfigError, match=r"^--model rag-replug: model argument replug_temperature=0.5 has no effect with "
-                                          r"replug_mode='uniform'; add replug_mode=mixture to use it, or drop "
-                                          r"replug_temperature$"):
+                                          r"replug_mode='uniform'; add replug_mode=mixture or replug_mode=answer_vote to use it, "
+                                          r"or drop replug_temperature$"):
         resolved_model_args(cell, {"replug_mode": "uniform", "replug_temperature": 0.5})
     with pytest.raises(ConfigError, match=r"replug_mode.*expected one of \['mixture', 'uniform', 'answer_vote'\]"):
         parse_args("rag-replug", schema, {"replug_mode": "vote"})

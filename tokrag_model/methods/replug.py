@@ -294,7 +294,8 @@ class ReplugLM(RAGMethodLM):
         if cfg.get("replug_temperature") is not None and cfg.get("replug_mode") == "uniform":
             raise ConfigError(f"--model {cls.METHOD}: model argument replug_temperature="
                               f"{given.get('replug_temperature', cfg['replug_temperature'])!r} has no effect with "
-                              "replug_mode='uniform'; add replug_mode=mixture to use it, or drop replug_temperature")
+                              "replug_mode='uniform'; add replug_mode=mixture or "
+                              "replug_mode=answer_vote to use it, or drop replug_temperature")
         return super().resolve_args(cfg, given, preset)
 
     @classmethod
