@@ -33,9 +33,8 @@ from typing import Any
 from retrieval.errors import ConfigError
 
 from .keys import _HashMemo, cell_key, model_target
-from .runner import (cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command,
-                     task_output_type)
-from .spec import Cell, LeaderboardSpec
+from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
+from .spec import Cell, LeaderboardSpec, task_output_type
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
 FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one process per cell on CPU took 3.4 s per "
@@ -71,7 +70,7 @@ def task_kind(task: str, include_path: list[Path]) -> str:
     lm-eval's own registry, whose YAML is not found here), ``"lm"`` for every other output type
     (``loglikelihood``, ``loglikelihood_rolling``, ``multiple_choice``: scored by forward passes, no decoding,
     so a question costs about a prompt's prefill instead of a generation). The output type is
-    :func:`leaderboards.runner.task_output_type`'s. Read once per process for each ``(task, include_path)``."""
+    :func:`leaderboards.spec.task_output_type`'s. Read once per process for each ``(task, include_path)``."""
     ck = (task, tuple(str(p) for p in include_path))
     if ck in _KIND_CACHE:
         return _KIND_CACHE[ck]

@@ -64,7 +64,7 @@ from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
-from .spec import Cell, LeaderboardSpec, is_int, task_yaml_chain
+from .spec import Cell, LeaderboardSpec, is_int, task_output_type
 
 log = logging.getLogger(__name__)
 
@@ -942,22 +942,11 @@ def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                           "was run:\n  " + "\n  ".join(problems))
 
 
-def task_output_type(task: str, include_path: list[Path]) -> str:
-    """lm-eval's ``output_type`` of ``task``: the first one its YAML chain sets (:func:`leaderboards.spec.task_yaml_chain`,
-    lm-eval's precedence: the task's own file over what it includes), else ``generate_until`` (lm-eval's
-    ``TaskConfig`` default; also for a task whose YAML is not found here, a task of lm-eval's own registry).
-    Read afresh at each call; loads no task."""
-    for _, doc in task_yaml_chain(task, include_path):
-        if "output_type" in doc:
-            return str(doc["output_type"])
-    return "generate_until"
-
-
 def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any],
                           output_types: dict[str, str]) -> None:
     """Refuse ``cell`` when its method's resolved model arguments ``cfg`` only generate (the class's
     ``generation_only``: :meth:`tokrag_model.base.RAGMethodLM.generation_only`, e.g. ``replug_mode=answer_vote``)
-    and its task does not (:func:`task_output_type` other than ``generate_until``, read once per task into
+    and its task does not (:func:`leaderboards.spec.task_output_type` other than ``generate_until``, read once per task into
     ``output_types``): such a cell failed only at its first request, after the weights loaded. A class without
     ``generation_only`` is not checked.
 

@@ -571,13 +571,20 @@ def multi_filter_message(task: str, names: list[str], *, was_run: bool = False, 
             "compare")
 
 
-def task_generates(task: str, include_path: list[Path]) -> bool:
-    """Whether ``task``'s YAML (or the nearest file it includes that says) has ``output_type: generate_until``; False
-    when no YAML of it is found or none names an output type."""
+def task_output_type(task: str, include_path: list[Path]) -> str:
+    """lm-eval's ``output_type`` of ``task``: the first one its YAML chain sets (:func:`task_yaml_chain`, lm-eval's
+    precedence: the task's own file over what it includes), else ``generate_until`` (lm-eval's ``TaskConfig``
+    default; also for a task whose YAML is not found here, a task of lm-eval's own registry). Loads no task."""
     for doc in _task_yaml_docs(task, tuple(Path(p) for p in include_path)):
         if "output_type" in doc:
-            return doc["output_type"] == "generate_until"
-    return False
+            return str(doc["output_type"])
+    return "generate_until"
+
+
+def task_generates(task: str, include_path: list[Path]) -> bool:
+    """Whether lm-eval runs ``task`` as ``generate_until`` (:func:`task_output_type`; also when its YAML names no
+    output type, lm-eval's default: such a task was taken for a scoring one, and its prompt room went unchecked)."""
+    return task_output_type(task, include_path) == "generate_until"
 
 
 def _contract_where(mi: int, own: dict[str, Any], section: str, key: str) -> str:

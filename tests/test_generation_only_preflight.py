@@ -27,7 +27,7 @@ SMOL = {"pretrained": "smollm2-135m-instruct"}  # an alias: check_pretrained pas
 def test_the_wiki_lm_tasks_score_and_are_of_the_lm_kind():
     """wiki_lm_bm25 3.0 and wikitext103_bm25_wiki score a continuation (output_type: loglikelihood): the estimate
     classed them "qa" (it looked for loglikelihood_rolling only) and matched their cost to generation cells."""
-    from leaderboards.runner import task_output_type
+    from leaderboards.spec import task_output_type
 
     tasks = [Path(TASK_DIR)]
     assert task_output_type("wiki_lm_bm25", tasks) == "loglikelihood"
@@ -48,7 +48,7 @@ def _task(folder: Path, name: str, body: str) -> None:
 def test_every_output_type_but_generate_until_is_scoring_and_the_own_file_wins(tmp_path):
     """One rule: ``generate_until`` (also lm-eval's default when no file names one) is "qa", any other type "lm";
     the task's own output_type wins over the one of a file it includes, as lm-eval merges them."""
-    from leaderboards.runner import task_output_type
+    from leaderboards.spec import task_output_type
 
     d = tmp_path / "tasks"
     _task(d, "mc", "task: mc\noutput_type: multiple_choice\n")
@@ -61,6 +61,9 @@ def test_every_output_type_but_generate_until_is_scoring_and_the_own_file_wins(t
     assert kinds == {"mc": "lm", "ll": "lm", "unset": "qa", "gen_over_scoring": "qa", "scoring_inherited": "lm"}
     assert task_output_type("unset", [d]) == "generate_until"
     assert task_output_type("not_a_task", [d]) == "generate_until"
+    # spec.task_generates (the prompt-room check's) is the same rule: a task naming no output type generates (was False)
+    from leaderboards.spec import task_generates
+    assert [task_generates(t, [d]) for t in ("unset", "mc", "gen_over_scoring", "scoring_inherited")] == [True, False, True, False]
 
 
 # ------------------------------------------------------------------------------------------- declaration
