@@ -10,7 +10,8 @@ import math
 import pytest
 
 from retrieval.errors import ConfigError
-from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM, pick_ranked, rank_score, sequence_prob
+from tokrag_model.methods.selfrag_filter import (SUPPORT_PROMPT, SelfRAGFilterLM, pick_ranked, rank_score,
+                                                sequence_prob)
 
 
 # ------------------------------------------------------------------------------------------- by hand
@@ -43,6 +44,38 @@ def test_ranking_by_hand_on_toy_critic_and_logprob_values():
     assert pick_ranked(["x", "y", "x"], [1.0, 2.0, 1.0], vote=True)[0] == 0
     with pytest.raises(ValueError, match="pick_ranked: 0 answers and 0 scores"):
         pick_ranked([], [])
+
+
+def test_the_vote_key_is_the_scored_answer_line():
+    # the tasks score the first non-empty line (tasks.utils.answer_line): A and C both answer "yes" (0.6 + 0.6 = 1.2)
+    # and outvote B's "no" (0.9); keyed by the whole generation, A and C split and "no" won
+    gens = ["yes\nThe passage says so.", "no", "\n Yes.\nIt is stated."]
+    best, sums = pick_ranked(gens, [0.6, 0.9, 0.6], vote=True)
+    assert best == 0 and sums == pytest.approx({"yes": 1.2, "no": 0.9}, abs=1e-12)
+    assert pick_ranked(gens, [0.6, 0.9, 0.7], vote=True)[0] == 2  # the group's best-scoring generation
+
+
+def test_the_support_critic_is_shown_the_scored_answer_line():
+    from types import SimpleNamespace
+
+    shown = []
+    stub = SimpleNamespace(_yes_no_prompts=lambda texts: shown.extend(texts) or ([], [[0]] * len(texts)),
+                           _yes_no_ratios=lambda prefix, suffixes: [0.5] * len(suffixes))
+    passages = [{"title": "T", "text": "body"}, {"title": "", "text": "other"}]
+    assert SelfRAGFilterLM.support(stub, "who?", passages, [" Paris\nMore text", "\n\n Lyon "]) == [0.5, 0.5]
+    assert shown == [SUPPORT_PROMPT.format(question="who?", answer="Paris", title="T", text="body"),
+                     SUPPORT_PROMPT.format(question="who?", answer="Lyon", title="", text="other")]
+    assert SelfRAGFilterLM.support(stub, "who?", [], []) == []
+
+
+def test_the_sequence_probability_covers_the_answer_line_tokens(backbone):
+    lm = SelfRAGFilterLM.with_backbone(backbone, selection="rank", k=K)
+    tok = backbone.tokenizer
+    toks = tok.encode(" Paris\n\nQuestion", add_special_tokens=False)  # [' Paris', '\n', '\n', 'Question']
+    assert lm.answer_prob(toks, [-0.2, -1.0, -3.0, -4.0], " Paris\n\n") == (pytest.approx(math.exp(-0.2)), 1)
+    toks = tok.encode("\n\n Rome", add_special_tokens=False)  # a leading blank line counts, as answer_vote's
+    assert lm.answer_prob(toks, [-1.0, -0.5, -9.0], "\n\n Rome") == (pytest.approx(math.exp(-0.75)), 2)
+    assert lm.answer_prob(tok.encode(" \n", add_special_tokens=False), [-0.1, -0.1], " \n") == (0.0, 0)  # no line
 
 
 def test_rank_arguments_are_checked_before_any_model_is_loaded():
@@ -98,19 +131,22 @@ def nq_requests():
 
 
 # per question: relevance r of the k=3 passages (r >= 0.3 kept), then per answered passage (support s,
-# exp(mean log-prob), score = seq + r + s), the chosen passage and the answer returned (16 tokens each, none stopped)
+# exp(mean log-prob) over the answer line's tokens, score = seq + r + s, tokens averaged), the chosen passage and the
+# answer returned (16 tokens generated each, none stopped). The two answers ending in a space average 15 tokens, their
+# trailing ' ' left out (it is not in the scored line): Nobel_Prize seq .529940 -> .508205, score 1.470968 -> 1.449232;
+# nq-21d0672dde198b41 seq .488189 -> .465663, score 1.649865 -> 1.627339 (16 tokens before; same choices)
 GOLDEN_CRITIC = [{"nq-ad268f41306d486e": 0.345054, "wiki-Nobel_Prize": 0.437397, "wiki-Albert_A._Michelson": 0.338642},
                  {"nq-d784ab4f28a73ad6": 0.1694, "nq-b5d92f1e5c2941f6": 0.380871, "nq-21d0672dde198b41": 0.526702}]
 GOLDEN_CANDIDATES = [
-    [("nq-ad268f41306d486e", 0.493455, 0.545764, 1.384272,
+    [("nq-ad268f41306d486e", 0.493455, 0.545764, 1.384272, 16,
       " The first Nobel Prize in Physics was awarded to John Bardeen, John Bardeen"),
-     ("wiki-Nobel_Prize", 0.503630, 0.529940, 1.470968,
+     ("wiki-Nobel_Prize", 0.503630, 0.508205, 1.449232, 15,
       " The Nobel Prize in Physics was awarded to Alfred Nobel on 14 October "),
-     ("wiki-Albert_A._Michelson", 0.287834, 0.546858, 1.173335,
+     ("wiki-Albert_A._Michelson", 0.287834, 0.546858, 1.173335, 16,
       " Albert Abraham Michelson was a physicist who was awarded the Nobel Prize in Physics in")],
-    [("nq-b5d92f1e5c2941f6", 0.494244, 0.445424, 1.320538,
+    [("nq-b5d92f1e5c2941f6", 0.494244, 0.445424, 1.320538, 16,
       " The next deadpool movie is scheduled to be released in 2014"),
-     ("nq-21d0672dde198b41", 0.634974, 0.488189, 1.649865,
+     ("nq-21d0672dde198b41", 0.634974, 0.465663, 1.627339, 15,
       " The next Deadpool movie is scheduled to be released on August 1, ")],
 ]
 GOLDEN_CHOSEN = ["wiki-Nobel_Prize", "nq-21d0672dde198b41"]
@@ -135,14 +171,14 @@ def test_golden_rank_on_two_nq_questions_and_batch_two_equals_batch_one(backbone
     out = lm.generate_until(reqs, disable_tqdm=True)
     traces = [r.args[-1]["tokrag_trace"] for r in reqs]
     by_docid = [{c[0]: c for c in cands} for cands in GOLDEN_CANDIDATES]
-    assert out == [by_docid[q][GOLDEN_CHOSEN[q]][4] for q in range(N_Q)]
+    assert out == [by_docid[q][GOLDEN_CHOSEN[q]][5] for q in range(N_Q)]
     for q, t in enumerate(traces):
         assert t["selection"] == "rank" and t["chosen"] == GOLDEN_CHOSEN[q] and t["passages"] == [GOLDEN_CHOSEN[q]]
         assert not t["closed_book"] and t["dropped"] == []
         assert t["critic"] == pytest.approx(GOLDEN_CRITIC[q], abs=1e-4)
         assert [c["docid"] for c in t["candidates"]] == [c[0] for c in GOLDEN_CANDIDATES[q]]  # r >= 0.3, rank order
-        for c, (docid, s, seq, score, answer) in zip(t["candidates"], GOLDEN_CANDIDATES[q]):
-            assert c["answer"] == answer and c["n_tokens"] == MAX_TOKS
+        for c, (docid, s, seq, score, n, answer) in zip(t["candidates"], GOLDEN_CANDIDATES[q]):
+            assert c["answer"] == answer and c["n_tokens"] == n
             assert c["relevance"] == pytest.approx(GOLDEN_CRITIC[q][docid], abs=1e-4)
             assert (c["support"], c["seq_prob"], c["score"]) == pytest.approx((s, seq, score), abs=1e-4)
             assert t["support"][docid] == pytest.approx(s, abs=1e-4)

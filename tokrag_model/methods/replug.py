@@ -34,6 +34,7 @@ from lm_eval.models.utils import Collator, postprocess_generated_text
 from tqdm import tqdm
 
 from retrieval.errors import ConfigError, DataError
+from tasks.utils import answer_line
 
 from ..args import Arg, choice, to_opt_float
 from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
@@ -149,18 +150,15 @@ def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
 
 
 def answer_key(text: str) -> str:
-    """The string ``answer_vote`` compares answers by: the first non-empty line of a generation, stripped
-    (``"\n Paris\nMore"`` -> ``"Paris"``; ``""`` when there is none), the part every QA task of this project scores
-    (:func:`tasks.utils.answer_line`, the same rule, kept here so the model does not import the tasks). The official
-    code compares the raw ``.strip()``-ed strings, which its API's ``stop="\n"`` made one line; the tasks' stop
-    strings here (``"\n\n"``, ``"Question:"``) let a generation run past its first line, and two generations
-    with the same first line are the same prediction for every metric, so they vote together. Not the SQuAD
-    normalisation of EM: the model does not know the task's metric, and that would merge answers some metrics
-    tell apart (``"1.5"`` and ``"15"``)."""
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+    """The scored answer of a generation, the string ``answer_vote`` compares answers by: its first non-empty line,
+    stripped (``"\n Paris\nMore"`` -> ``"Paris"``; ``""`` when there is none): :func:`tasks.utils.answer_line`, the
+    extraction rule of every QA task of this project, called here (one rule; ``rag-selfrag-filter``'s
+    ``selection=rank`` uses it too). The official code compares the raw ``.strip()``-ed strings, which its API's
+    ``stop="\n"`` made one line; the tasks' stop strings here (``"\n\n"``, ``"Question:"``) let a generation run
+    past its first line, and two generations with the same first line are the same prediction for every metric, so
+    they vote together. Not the SQuAD normalisation of EM: the model does not know the task's metric, and that would
+    merge answers some metrics tell apart (``"1.5"`` and ``"15"``)."""
+    return answer_line(text)
 
 
 def answer_mean_logprob(tokenizer: Any, toks: Sequence[int], chosen: Sequence[float], text: str) -> tuple[float, int]:

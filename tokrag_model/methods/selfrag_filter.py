@@ -11,7 +11,10 @@ passages with ``r ≥ relevance_threshold`` are kept (``selection=threshold``, t
 answer per passage kept by the threshold, a support critic ``s = P(Yes)/(P(Yes)+P(No))`` for "is the answer
 supported by the passage?" (normalised over its own two answers, as Self-RAG normalises its support score over
 its three support tokens), and the answer of the passage with the largest
-``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`rank_score`, :func:`pick_ranked`); generation only.
+``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`rank_score`, :func:`pick_ranked`); generation only. The answer
+judged, voted on and averaged is the one the tasks score: the generation's first non-empty line
+(:func:`tokrag_model.methods.replug.answer_key`, i.e. :func:`tasks.utils.answer_line`; Self-RAG scores the whole
+output because its whole output is the prediction evaluated).
 
 Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
 ``r`` ranks this question's gold passages above the others; null without gold passages or without both
@@ -47,6 +50,7 @@ from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
 from ..decoder import Batch, Forced, MultiContextDecoder, generate
 from ..prompt import Encoded, without_slot
+from .replug import answer_key, answer_mean_logprob
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
@@ -83,8 +87,8 @@ def top_m_by_relevance(ratios: Sequence[float], m: int) -> list[int]:
 
 def sequence_prob(logprobs: Sequence[float]) -> float:
     """``exp(mean log-prob)`` of a generated answer's tokens (nats in, a probability out): Self-RAG's sequence score
-    (``cumulative_logprob / max(n_tokens, 1)``, exponentiated), over every token the decoder picked, the stop
-    string's and the final EOS included (vLLM's ``token_ids`` hold them); 1.0 for no token."""
+    (``cumulative_logprob / max(n_tokens, 1)``, exponentiated); 1.0 for no token. ``selection=rank`` passes the
+    log-probs of the scored answer line's tokens (:meth:`SelfRAGFilterLM.answer_prob`)."""
     return math.exp(math.fsum(logprobs) / max(len(logprobs), 1))
 
 
@@ -100,9 +104,10 @@ def pick_ranked(answers: Sequence[str], scores: Sequence[float],
     """Index of the candidate answer to return, by score.
 
     ``vote=False`` (open-set tasks, e.g. NQ, WebQ): the candidate with the largest score (Self-RAG's path argmax).
-    ``vote=True`` (closed-set tasks, Self-RAG's FEVER/ARC-Challenge rule): the scores summed per identical answer
-    after SQuAD normalisation (:func:`tasks.metrics.normalize_answer`), the best-scoring candidate of the answer with
-    the largest sum. Ties: the better-ranked passage (the lower index), as Self-RAG's stable sort.
+    ``vote=True`` (closed-set tasks, Self-RAG's FEVER/ARC-Challenge rule): the scores summed per identical answer,
+    an answer being the generation's scored line (:func:`~tokrag_model.methods.replug.answer_key`: the first
+    non-empty line, stripped, as every task extracts it) after SQuAD normalisation
+    (:func:`tasks.metrics.normalize_answer`), and the best-scoring candidate of the answer with the largest sum. Ties: the better-ranked passage (the lower index), as Self-RAG's stable sort.
 
     Returns:
         ``(index, sums)``: ``sums`` maps each normalised answer to its summed score (None when ``vote`` is False).
@@ -116,7 +121,7 @@ def pick_ranked(answers: Sequence[str], scores: Sequence[float],
         return max(range(len(scores)), key=lambda i: (scores[i], -i)), None
     from tasks.metrics import normalize_answer
 
-    keys = [normalize_answer(a) for a in answers]
+    keys = [normalize_answer(answer_key(a)) for a in answers]
     sums: dict[str, float] = {}
     for key, sc in zip(keys, scores):
         sums[key] = sums.get(key, 0.0) + sc
@@ -167,9 +172,12 @@ class SelfRAGFilterLM(RAGMethodLM):
     chat rendering as the relevance critic), and the answer of the passage with the largest
     :func:`rank_score` ``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`pick_ranked`; ``rank_aggregate=answer``
     sums the scores per normalised answer, for closed-set tasks; QA tasks such as NQ and WebQ are open-set: the
-    default ``passage`` takes the argmax per passage, no summing). No passage kept: closed-book, as the filter.
-    Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer``,
-    ``seq_prob``, ``n_tokens``, ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
+    default ``passage`` takes the argmax per passage, no summing). The support prompt's answer, the vote's key and
+    the log-probs averaged are those of the scored answer, the generation's first non-empty line
+    (:func:`~tokrag_model.methods.replug.answer_key`, :meth:`answer_prob`), as REPLUG's ``answer_vote``.
+    No passage kept: closed-book, as the filter.
+    Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer`` (the
+    generation), ``seq_prob``, ``n_tokens`` (the answer line's tokens averaged), ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
     returned; null closed-book) and, with ``rank_aggregate=answer``, ``answer_scores``; ``passages`` is the chosen
     passage. ``loglikelihood`` / ``loglikelihood_rolling`` raise :class:`ConfigError` (use the filter);
     :meth:`generation_only` declares it, so ``tokrag leaderboard run`` refuses such a cell before any model loads.
@@ -298,13 +306,14 @@ class SelfRAGFilterLM(RAGMethodLM):
         return q if isinstance(q, str) and q.strip() else without_slot(context)
 
     def support(self, question: str, passages: list[dict], answers: list[str]) -> list[float]:
-        """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of ``answers[i]`` given
-        ``passages[i]`` (:data:`SUPPORT_PROMPT`, rendered as the relevance critic's prompts), judged together
+        """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of the scored answer of
+        ``answers[i]`` (:func:`~tokrag_model.methods.replug.answer_key`: its first non-empty line, the part the tasks
+        score) given ``passages[i]`` (:data:`SUPPORT_PROMPT`, rendered as the relevance critic's prompts), judged together
         (the shared prefix prefilled once); [] for no passages. Self-RAG normalises its support score over its own
         support tokens likewise (``run_short_form.py``: ``P(Fully)/Σ + 0.5·P(Partially)/Σ``)."""
         if not passages:
             return []
-        texts = [SUPPORT_PROMPT.format(question=question, answer=a.strip(), title=c.get("title") or "", text=c["text"])
+        texts = [SUPPORT_PROMPT.format(question=question, answer=answer_key(a), title=c.get("title") or "", text=c["text"])
                  for c, a in zip(passages, answers)]
         return self._yes_no_ratios(*self._yes_no_prompts(texts))
 
@@ -432,10 +441,12 @@ class SelfRAGFilterLM(RAGMethodLM):
             at = 0
             for i, rs in zip(idxs, rules):
                 encs, passages, rel, trace = made[i]
-                texts = [postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
-                         for toks in outs[at:at + len(rs)]]
+                toks = outs[at:at + len(rs)]
+                texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
+                         for t in toks]
                 at += len(rs)
-                text = self._rank_choose(requests[i], passages, rel, texts, rs, trace)
+                probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rs, texts)]
+                text = self._rank_choose(requests[i], passages, rel, texts, probs, trace)
                 if c["trace_prompts"]:
                     trace["prompts"] = [self.tokenizer.decode(e.ids, skip_special_tokens=False) for e in encs]
                 results.append(text)
@@ -446,16 +457,28 @@ class SelfRAGFilterLM(RAGMethodLM):
         self._report_cuts()
         return coll.get_original(results)
 
+    def answer_prob(self, toks: Sequence[int], logprobs: Sequence[float], text: str) -> tuple[float, int]:
+        """``(exp(mean log-prob), tokens averaged)`` of one greedy answer's scored line: :func:`sequence_prob` over the
+        tokens of the first non-empty line of ``text`` (the generation cut at the stop strings), the tokens
+        :func:`~tokrag_model.methods.replug.answer_mean_logprob` averages for REPLUG's ``answer_vote`` (one rule: the
+        shortest prefix of ``toks`` whose text starts with that line; the newline, any later line, the stop string
+        and the EOS left out), ``logprobs`` the log-prob (nats) of each token of ``toks``. ``(0.0, 0)`` for a
+        generation without a line (nothing to average: it adds nothing to its score, where Self-RAG's
+        ``max(n, 1)`` gives an empty output 1.0)."""
+        mean, n = answer_mean_logprob(self.tokenizer, toks, logprobs, text)
+        return (sequence_prob(logprobs[:n]) if n else 0.0), n
+
     def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
-                     rules: list["ScoredBranch"], trace: dict) -> str:
+                     probs: list[tuple[float, int]], trace: dict) -> str:
         """The answer returned for one request from its branches' answers ``texts`` (the passages' order; one
-        closed-book text when ``passages`` is empty), with the support critic run here; fills ``trace``."""
+        closed-book text when ``passages`` is empty) and their :meth:`answer_prob` ``probs``, with the support critic
+        run here; fills ``trace``."""
         c = self.resolved_config
         if not passages:
             trace.update({"passages": [], "closed_book": True, "support": {}, "candidates": [], "chosen": None})
             return texts[0]
         sup = self.support(self.question_of(req.doc, req.args[0]), passages, texts)
-        seq = [sequence_prob(r.logprobs) for r in rules]
+        seq = [q for q, _ in probs]
         scores = [rank_score(q, r, s, c["w_rel"], c["w_sup"]) for q, r, s in zip(seq, rel, sup)]
         best, sums = pick_ranked(texts, scores, vote=c["rank_aggregate"] == "answer")
         ids = [str(p.get("docid", j)) for j, p in enumerate(passages)]
@@ -463,8 +486,8 @@ class SelfRAGFilterLM(RAGMethodLM):
             "passages": [ids[best]], "closed_book": False,
             "support": {d: round(s, 4) for d, s in zip(ids, sup)},
             "candidates": [{"docid": d, "relevance": round(r, 6), "support": round(s, 6), "answer": t,
-                            "seq_prob": round(q, 6), "n_tokens": len(b.logprobs), "score": round(sc, 6)}
-                           for d, r, s, t, q, b, sc in zip(ids, rel, sup, texts, seq, rules, scores)],
+                            "seq_prob": round(q, 6), "n_tokens": n, "score": round(sc, 6)}
+                           for d, r, s, t, q, (_, n), sc in zip(ids, rel, sup, texts, seq, probs, scores)],
             "chosen": ids[best]})
         if sums is not None:
             trace["answer_scores"] = {k: round(v, 6) for k, v in sums.items()}
