@@ -863,6 +863,28 @@ class SingleBranch:
         return int(batch.logprobs[rows[0]].argmax())
 
 
+class ScoredBranch(SingleBranch):
+    """:class:`SingleBranch` greedy decoding that also records the log-prob (nats) of every token it picks, the EOS
+    that ends it included (``logprobs``): REPLUG ``answer_vote``
+    (:func:`~tokrag_model.methods.replug.answer_mean_logprob`) and Self-RAG filter ``selection=rank`` (:meth:`~tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.answer_prob`)
+    average them."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(ids)
+        self.logprobs: list[float] = []
+
+    @property
+    def chosen(self) -> list[float]:
+        """:attr:`logprobs` under the name REPLUG's ``answer_vote`` first gave it (read by its tests)."""
+        return self.logprobs
+
+    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
+        lp = batch.logprobs[rows[0]]
+        tok = int(lp.argmax())
+        self.logprobs.append(float(lp[tok]))
+        return tok
+
+
 def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int], hidden: bool = False
                     ) -> tuple[torch.Tensor, torch.Tensor | None, list[torch.Tensor] | None]:
     """Teacher-forced outputs of one branch at the continuation positions (a one-item

@@ -37,7 +37,7 @@ from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
 
 from ..args import Arg, choice, to_opt_float
-from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
+from ..base import RAGMethodLM, ScoredBranch, ScorePlan, budget_check
 from ..decoder import Batch, Forced, MultiContextDecoder, generate
 from ..prompt import Encoded
 
@@ -218,21 +218,6 @@ def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs:
 
 
 # ---------------------------------------------------------------------------------------- generation
-class ScoredBranch(SingleBranch):
-    """Greedy decoding of one passage's branch (``answer_vote``) that also records the log-prob (nats) of every
-    token it chooses, the EOS that ends it included (``chosen``): :func:`answer_mean_logprob` averages them."""
-
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(ids)
-        self.chosen: list[float] = []
-
-    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
-        lp = batch.logprobs[rows[0]]
-        tok = int(lp.argmax())
-        self.chosen.append(float(lp[tok]))
-        return tok
-
-
 class ReplugRule:
     """REPLUG: rows = one (passage + context) prompt per passage; greedy on ``log Σ_i w_i p_i``."""
 
@@ -417,7 +402,8 @@ class ReplugLM(RAGMethodLM):
         encs, w, trace = made
         texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
                  for t in toks]  # as the base cuts a generation
-        means = [answer_mean_logprob(self.tokenizer, t, b.chosen, text)[0] for t, b, text in zip(toks, branches, texts)]
+        means = [answer_mean_logprob(self.tokenizer, t, b.logprobs, text)[0]
+                 for t, b, text in zip(toks, branches, texts)]
         best, key, total, v = answer_vote(texts, [float(x) for x in w], means)
         docids = [e.kept[0] if e.kept else None for e in encs]
         votes = [{"docid": d, "answer": a, "mean_logprob": round(m, 4) if math.isfinite(m) else None,

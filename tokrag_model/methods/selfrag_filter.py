@@ -47,8 +47,8 @@ from tqdm import tqdm
 from retrieval.errors import ConfigError
 
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
-from ..base import RAGMethodLM, ScorePlan, SingleBranch, budget_check
-from ..decoder import Batch, Forced, MultiContextDecoder, generate
+from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
+from ..decoder import Forced, generate
 from ..prompt import Encoded, without_slot
 from .replug import answer_key, answer_mean_logprob
 
@@ -492,18 +492,3 @@ class SelfRAGFilterLM(RAGMethodLM):
         if sums is not None:
             trace["answer_scores"] = {k: round(v, 6) for k, v in sums.items()}
         return texts[best]
-
-
-class ScoredBranch(SingleBranch):
-    """:class:`~tokrag_model.base.SingleBranch` greedy decoding that keeps the log-prob (nats) of every token it
-    picks, the final EOS included (``logprobs``; :func:`sequence_prob`)."""
-
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(ids)
-        self.logprobs: list[float] = []
-
-    def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
-        lp = batch.logprobs[rows[0]]
-        tok = int(lp.argmax())
-        self.logprobs.append(float(lp[tok]))
-        return tok
