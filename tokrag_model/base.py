@@ -622,10 +622,46 @@ class RAGMethodLM(LM):
 
     # ------------------------------------------------------------------ lm-eval API
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        """Greedy generation for each request (``until``, ``max_gen_toks``, EOS honoured).
+        """Greedy generation for each request (``until``, ``max_gen_toks``, EOS honoured): one :meth:`make_rule`
+        rule per request, decoded by :meth:`_generate_batched`.
 
         Requests are grouped by generation kwargs and sorted by their longest branch prompt (lm-eval's
         ``Collator``), ``batch_size`` requests decoded together; outputs in the original order.
+        """
+        def make(req: Instance, budget: int) -> tuple[list[Any], dict]:
+            rule, trace = self.make_rule(req.doc, req.args[0], budget)
+            return [rule], trace
+
+        def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], until: list[str]
+                   ) -> tuple[str, dict | None]:
+            text = postprocess_generated_text(self.tokenizer.decode(toks[0], skip_special_tokens=True), until, None)
+            return text, self.finish_trace(rules[0], trace)
+
+        return self._generate_batched(requests, disable_tqdm, make, finish)
+
+    def _generate_batched(self, requests: list[Instance], disable_tqdm: bool,
+                          make: Callable[[Instance, int], tuple[list[Any], Any]],
+                          finish: Callable[[Instance, Any, list[Any], list[list[int]], list[str]],
+                                           tuple[str, dict | None]]
+                          ) -> list[str]:
+        """The batched greedy generation loop of every ``generate_until`` (the base's one rule per request,
+        REPLUG ``answer_vote``'s and Self-RAG filter ``selection=rank``'s one answer per passage).
+
+        ``make(req, budget)`` returns one request's rules (each an independent rule of
+        :func:`tokrag_model.decoder.generate`, decoded as its own row(s)) and a state handed back to ``finish``;
+        ``budget`` is the request's prompt budget in tokens (:meth:`_gen_settings`). ``finish(req, state, rules, toks,
+        until)`` gets the rules after decoding, their generated token ids (one list per rule, EOS / stop string
+        included) and the stop strings, and returns ``(text returned, trace)`` (a None trace attaches none).
+
+        Requests are grouped by generation kwargs and sorted by their longest rule row (lm-eval's ``Collator``),
+        ``batch_size`` requests (all their rules) per :func:`~tokrag_model.decoder.generate` call. With
+        ``trace_prompts`` the trace gets ``prompts``: every rule's rows decoded before decoding. Each text goes to
+        the cache hook as it finishes; passages cut for the budget are reported once per call
+        (:meth:`_report_cuts`). Returns the texts in the original order.
+
+        Raises:
+            ConfigError: from :meth:`_gen_settings` (``max_gen_toks`` leaves no prompt room, or a ``max_gen_toks``
+            model argument the task overrides), or from ``make``.
         """
         if not requests:
             return []
@@ -633,11 +669,12 @@ class RAGMethodLM(LM):
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
         settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
-        made = [self.make_rule(req.doc, req.args[0], settings[key][2])
+        made = [make(req, settings[key][2])
                 for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
-        longest = [max(len(r) for r in rule.rows()) for rule, _ in made]
-        prompts = ([[self.tokenizer.decode(r, skip_special_tokens=False) for r in rule.rows()] for rule, _ in made]
-                   if self.resolved_config["trace_prompts"] else None)  # before decoding: rows() are the prompts
+        longest = [max(len(r) for rule in rules for r in rule.rows()) for rules, _ in made]
+        trace_prompts = self.resolved_config["trace_prompts"]
+        prompts = ([[self.tokenizer.decode(r, skip_special_tokens=False) for rule in rules for r in rule.rows()]
+                    for rules, _ in made] if trace_prompts else None)  # before decoding: rows() are the prompts
         coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
                         group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
         results: list[str] = []
@@ -645,13 +682,15 @@ class RAGMethodLM(LM):
         for chunk in coll.get_batched(n=self.batch_size):
             idxs = [i for i, _ in chunk]
             until, max_gen, _ = settings[chunk[0][1]]
-            rules = [made[i][0] for i in idxs]
-            outs = generate(self.decoder, self.tokenizer, rules, until, max_gen, self.eos_ids)
-            for i, rule, toks in zip(idxs, rules, outs):
-                text = postprocess_generated_text(self.tokenizer.decode(toks, skip_special_tokens=True), until, None)
+            outs = generate(self.decoder, self.tokenizer, [rule for i in idxs for rule in made[i][0]], until, max_gen,
+                            self.eos_ids)
+            at = 0
+            for i in idxs:
+                rules, state = made[i]
+                toks, at = outs[at:at + len(rules)], at + len(rules)
+                text, trace = finish(requests[i], state, rules, toks, until)
                 results.append(text)
-                trace = self.finish_trace(rule, made[i][1])
-                if self.resolved_config["trace_prompts"] and trace is not None:
+                if trace_prompts and trace is not None:
                     trace = {**trace, "prompts": prompts[i]}
                 self._attach_trace(requests[i], trace)
                 self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)

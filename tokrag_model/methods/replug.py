@@ -24,21 +24,19 @@ error naming the doc and the passage (never a silent 0, which gave inserted pass
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
-from lm_eval.models.utils import Collator, postprocess_generated_text
-from tqdm import tqdm
+from lm_eval.models.utils import postprocess_generated_text
 
 from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
 
 from ..args import Arg, choice, to_opt_float
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, budget_check
-from ..decoder import Batch, Forced, MultiContextDecoder, generate
+from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
 
 REPLUG_MODES = ("mixture", "uniform", "answer_vote")
@@ -356,45 +354,19 @@ class ReplugLM(RAGMethodLM):
         ``answer_vote``: each request's branches (:meth:`_branches`: one prompt per shown passage, the closed-book
         prompt when none fits) are decoded greedily as independent rows, ``batch_size`` requests per
         :func:`tokrag_model.decoder.generate` call (grouped by generation kwargs and sorted by longest prompt as the
-        base does); each generation is cut at the stop strings as the base cuts it, and :func:`answer_vote`
-        picks the generation returned. Stats count every branch's prefill, steps and tokens. Outputs in the
-        original order; with ``batch_invariant`` the same at every batch size.
+        base does: :meth:`RAGMethodLM._generate_batched`); each generation is cut at the stop strings as the base cuts
+        it, and :func:`answer_vote` picks the generation returned. Stats count every branch's prefill, steps and
+        tokens. Outputs in the original order; with ``batch_invariant`` the same at every batch size.
         """
         if self.resolved_config["replug_mode"] != "answer_vote":
             return super().generate_until(requests, disable_tqdm)
-        if not requests:
-            return []
-        self.__dict__.pop("_cut_counts", None)  # counted per call, as the base
-        eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
-        keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
-        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
-        shown = tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts")
-        made = [self._branches(req.doc, req.args[0], settings[key][2]) for req, key in zip(shown, keys)]
-        longest = [max(len(e.ids) for e in encs) for encs, _, _ in made]
-        coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
-                        group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
-        results: list[str] = []
-        pbar = tqdm(total=len(requests), disable=disable_tqdm, desc=f"{self.METHOD} generate_until")
-        for chunk in coll.get_batched(n=self.batch_size):
-            idxs = [i for i, _ in chunk]
-            until, max_gen, _ = settings[chunk[0][1]]
-            branches = [[ScoredBranch(e.ids) for e in made[i][0]] for i in idxs]
-            rows = [b for bs in branches for b in bs]  # every branch an independent rule: its own greedy answer
-            outs = generate(self.decoder, self.tokenizer, rows, until, max_gen, self.eos_ids)
-            at = 0
-            for i, bs in zip(idxs, branches):
-                toks, at = outs[at:at + len(bs)], at + len(bs)
-                text, trace = self._vote(made[i], bs, toks, until)
-                results.append(text)
-                if self.resolved_config["trace_prompts"]:
-                    trace = {**trace, "prompts": [self.tokenizer.decode(e.ids, skip_special_tokens=False)
-                                                  for e in made[i][0]]}
-                self._attach_trace(requests[i], trace)
-                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
-            pbar.update(len(idxs))
-        pbar.close()
-        self._report_cuts()
-        return coll.get_original(results)
+
+        def make(req: Any, budget: int) -> tuple[list[ScoredBranch], tuple[list[Encoded], torch.Tensor, dict]]:
+            made = self._branches(req.doc, req.args[0], budget)
+            return [ScoredBranch(e.ids) for e in made[0]], made  # every branch an independent rule: its own answer
+
+        return self._generate_batched(requests, disable_tqdm, make,
+                                      lambda req, made, branches, toks, until: self._vote(made, branches, toks, until))
 
     def _vote(self, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch], toks: list[list[int]],
               until: list[str]) -> tuple[str, dict]:

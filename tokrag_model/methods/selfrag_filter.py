@@ -34,21 +34,19 @@ SmolLM2-135M), which the ``kept_rate`` column shows.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 from lm_eval.api.instance import Instance
-from lm_eval.models.utils import Collator, postprocess_generated_text
-from tqdm import tqdm
+from lm_eval.models.utils import postprocess_generated_text
 
 from retrieval.errors import ConfigError
 
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
-from ..decoder import Forced, generate
+from ..decoder import Forced
 from ..prompt import Encoded, without_slot
 from .replug import answer_key, answer_mean_logprob
 
@@ -418,44 +416,22 @@ class SelfRAGFilterLM(RAGMethodLM):
         ``batch_size`` requests decoded together with every answer branch of each its own row (one greedy answer
         per kept passage, :class:`ScoredBranch` keeping each picked token's log-prob), then per request the support
         critic on its answers and :func:`pick_ranked` over :func:`rank_score`. Outputs in the original order; the
-        support critic's passes count in ``stats`` as the relevance critic's."""
-        if not requests:
-            return []
-        self.__dict__.pop("_cut_counts", None)
-        c = self.resolved_config
-        eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
-        keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
-        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
-        bar = tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts")
-        made = [self._rank_branches(req.doc, req.args[0], settings[key][2]) for req, key in zip(bar, keys)]
-        longest = [max(len(e.ids) for e in m[0]) for m in made]
-        coll = Collator([(i, keys[i]) for i in range(len(requests))], sort_fn=lambda x: (-longest[x[0]], x[0]),
-                        group_fn=lambda x: {"gen_kwargs": x[1]}, group_by="gen_kwargs")
-        results: list[str] = []
-        pbar = tqdm(total=len(requests), disable=disable_tqdm, desc=f"{self.METHOD} generate_until")
-        for chunk in coll.get_batched(n=self.batch_size):
-            idxs = [i for i, _ in chunk]
-            until, max_gen, _ = settings[chunk[0][1]]
-            rules = [[ScoredBranch(e.ids) for e in made[i][0]] for i in idxs]
-            outs = generate(self.decoder, self.tokenizer, [r for rs in rules for r in rs], until, max_gen, self.eos_ids)
-            at = 0
-            for i, rs in zip(idxs, rules):
-                encs, passages, rel, trace = made[i]
-                toks = outs[at:at + len(rs)]
-                texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
-                         for t in toks]
-                at += len(rs)
-                probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rs, texts)]
-                text = self._rank_choose(requests[i], passages, rel, texts, probs, trace)
-                if c["trace_prompts"]:
-                    trace["prompts"] = [self.tokenizer.decode(e.ids, skip_special_tokens=False) for e in encs]
-                results.append(text)
-                self._attach_trace(requests[i], trace)
-                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
-            pbar.update(len(idxs))
-        pbar.close()
-        self._report_cuts()
-        return coll.get_original(results)
+        support critic's passes count in ``stats`` as the relevance critic's. The loop is
+        :meth:`RAGMethodLM._generate_batched`'s."""
+        def make(req: Instance, budget: int
+                 ) -> tuple[list[ScoredBranch], tuple[list[Encoded], list[dict], list[float], dict]]:
+            made = self._rank_branches(req.doc, req.args[0], budget)
+            return [ScoredBranch(e.ids) for e in made[0]], made
+
+        def finish(req: Instance, made: tuple[list[Encoded], list[dict], list[float], dict], rules: list[ScoredBranch],
+                   toks: list[list[int]], until: list[str]) -> tuple[str, dict]:
+            _, passages, rel, trace = made
+            texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
+                     for t in toks]
+            probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rules, texts)]
+            return self._rank_choose(req, passages, rel, texts, probs, trace), trace
+
+        return self._generate_batched(requests, disable_tqdm, make, finish)
 
     def answer_prob(self, toks: Sequence[int], logprobs: Sequence[float], text: str) -> tuple[float, int]:
         """``(exp(mean log-prob), tokens averaged)`` of one greedy answer's scored line: :func:`sequence_prob` over the
