@@ -174,7 +174,7 @@ def test_each_answer_is_rag_standard_with_that_passage_and_its_logprobs_are_teac
     (enc, *_), _, _ = lm._branches(doc, ctx, lm.max_length - GEN["max_gen_toks"])
     rule = ScoredBranch(enc.ids)
     (toks,) = generate(lm.decoder, lm.tokenizer, [rule], GEN["until"], GEN["max_gen_toks"], lm.eos_ids)
-    mean, n = answer_mean_logprob(lm.tokenizer, toks, rule.chosen, voted["traces"][0]["votes"][0]["answer"])
+    mean, n = answer_mean_logprob(lm.tokenizer, toks, rule.logprobs, voted["traces"][0]["votes"][0]["answer"])
     lp, _, _ = branch_logprobs(lm.decoder, enc.ids, toks[:n])
     forced = sum(float(lp[i, t]) for i, t in enumerate(toks[:n])) / n
     assert n == len(toks) == 32 and mean == pytest.approx(forced, abs=1e-4)

@@ -912,11 +912,6 @@ class ScoredBranch(SingleBranch):
         super().__init__(ids)
         self.logprobs: list[float] = []
 
-    @property
-    def chosen(self) -> list[float]:
-        """:attr:`logprobs` under the name REPLUG's ``answer_vote`` first gave it (read by its tests)."""
-        return self.logprobs
-
     def choose(self, dec: MultiContextDecoder, batch: Batch, rows: list[int], step: int) -> int:
         lp = batch.logprobs[rows[0]]
         tok = int(lp.argmax())
