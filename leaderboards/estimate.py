@@ -34,7 +34,7 @@ from retrieval.errors import ConfigError
 
 from .keys import _HashMemo, cell_key, model_target
 from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
-from .spec import Cell, LeaderboardSpec, task_output_type
+from .spec import Cell, LeaderboardSpec, task_generates
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
 FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one process per cell on CPU took 3.4 s per "
@@ -61,22 +61,15 @@ class Measurement:
     wall_s: float
 
 
-_KIND_CACHE: dict[tuple[str, tuple[str, ...]], str] = {}
-
-
 def task_kind(task: str, include_path: list[Path]) -> str:
     """The kind of ``task`` for the per-question cost: ``"qa"`` when lm-eval generates its answers
     (``output_type: generate_until``, lm-eval's default when no YAML of the chain names one, and a task of
     lm-eval's own registry, whose YAML is not found here), ``"lm"`` for every other output type
     (``loglikelihood``, ``loglikelihood_rolling``, ``multiple_choice``: scored by forward passes, no decoding,
     so a question costs about a prompt's prefill instead of a generation). The output type is
-    :func:`leaderboards.spec.task_output_type`'s. Read once per process for each ``(task, include_path)``."""
-    ck = (task, tuple(str(p) for p in include_path))
-    if ck in _KIND_CACHE:
-        return _KIND_CACHE[ck]
-    kind = "qa" if task_output_type(task, include_path) == "generate_until" else "lm"
-    _KIND_CACHE[ck] = kind
-    return kind
+    :func:`leaderboards.spec.task_generates`'s (its YAML chain is read once per process for each
+    ``(task, include_path)``)."""
+    return "qa" if task_generates(task, include_path) else "lm"
 
 
 def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:

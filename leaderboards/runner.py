@@ -64,7 +64,7 @@ from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
 from .keys import cell_keys, model_target
-from .spec import Cell, LeaderboardSpec, is_int, task_output_type
+from .spec import Cell, LeaderboardSpec, is_int, task_generates, task_output_type
 
 log = logging.getLogger(__name__)
 
@@ -942,12 +942,11 @@ def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                           "was run:\n  " + "\n  ".join(problems))
 
 
-def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any],
-                          output_types: dict[str, str]) -> None:
+def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any]) -> None:
     """Refuse ``cell`` when its method's resolved model arguments ``cfg`` only generate (the class's
     ``generation_only``: :meth:`tokrag_model.base.RAGMethodLM.generation_only`, e.g. ``replug_mode=answer_vote``)
-    and its task does not (:func:`leaderboards.spec.task_output_type` other than ``generate_until``, read once per task into
-    ``output_types``): such a cell failed only at its first request, after the weights loaded. A class without
+    and its task does not (:func:`leaderboards.spec.task_generates` false: a ``task_output_type`` other than
+    ``generate_until``): such a cell failed only at its first request, after the weights loaded. A class without
     ``generation_only`` is not checked.
 
     Raises:
@@ -958,13 +957,12 @@ def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict
     if not arg:
         return
     task = cell.task.task
-    if task not in output_types:
-        output_types[task] = task_output_type(task, spec.include_path)
-    if output_types[task] == "generate_until":
+    if task_generates(task, spec.include_path):
         return
     raise ConfigError(
         f"leaderboard spec {spec.path}: cell {cell.cell_id}: model argument {arg} of method {cell.method.name} only "
-        f"generates (generate_until requests), but task {task} has output_type {output_types[task]} (it scores, it "
+        f"generates (generate_until requests), but task {task} has output_type "
+        f"{task_output_type(task, spec.include_path)} (it scores, it "
         f"does not generate), so the cell would fail at its first request after the model load; drop {arg} for "
         f"this task (the default {arg.partition('=')[0]} scores), or leave {task} out of this method's cells (a "
         "models: entry with its own tasks: or methods: list)")
@@ -1008,7 +1006,6 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                               f"{cls!r}, not an lm-eval model (a subclass of lm_eval.api.model.LM); give an lm-eval "
                               "registry name or 'package.module:Class' of an LM subclass")
     resolved: dict[str, dict[str, Any] | None] = {}  # the resolved arguments of each distinct (method, model, args)
-    output_types: dict[str, str] = {}
     shapes: dict[tuple[str, str | None], ModelShape | None] = {}
     for cell in cells:
         extra = {"batch_size": cell.batch_size, "device": cell.device}  # merged as make_model's constructor call does
@@ -1016,7 +1013,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         key = fingerprint([cell.method.name, cell.method.model, given])
         if key in resolved:  # checked with another task: only the task's output type is new
             if resolved[key] is not None:
-                check_generation_only(spec, cell, classes[cell.method.model], resolved[key], output_types)
+                check_generation_only(spec, cell, classes[cell.method.model], resolved[key])
             continue
         try:
             cfg = resolved[key] = resolved_model_args(cell, given)
@@ -1033,7 +1030,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             where = f"{cell.model_name}/" if cell.model_name else ""
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
         if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
-            check_generation_only(spec, cell, classes[cell.method.model], cfg, output_types)
+            check_generation_only(spec, cell, classes[cell.method.model], cfg)
     check_spec_data(spec, cells)
 
 
