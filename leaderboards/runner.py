@@ -1351,22 +1351,22 @@ def _valid_header(h: Any) -> bool:
 
 
 def _machine(device: Any = None) -> dict[str, Any]:
-    """The hardware a cell runs on, as far as it can move a number: ``arch`` and ``cpu_capability`` (torch's CPU kernel
-    capability, ``AVX512``, ``DEFAULT``, ...; left out where torch cannot tell) as
-    :func:`tokrag_model.provenance.compute_environment` gives them, and, when the model's own ``device`` is a CUDA
-    one, ``cuda``: each GPU's name (all of them, not just ``device``'s as ``compute_environment``'s ``cuda_device``,
-    so existing journal headers keep their keys and values). Decided from the model, not from whether the process has
-    initialised CUDA: a CPU cell after a GPU cell in one process must give the header of the same CPU cell run first
-    in a fresh one (else its journal never resumes)."""
-    env = compute_environment()  # no device: its CUDA query is not needed here
-    out: dict[str, Any] = {"arch": env["arch"]}
-    if env["cpu_capability"] is not None:
-        out["cpu_capability"] = env["cpu_capability"]
-    if str(device or "").startswith("cuda"):
-        import torch
+    """The hardware a cell runs on, as far as it can move a number: ``arch`` (``platform.machine()``), torch's CPU
+    kernel capability ``cpu_capability`` (``AVX512``, ``DEFAULT``, ...; left out where torch cannot tell; the values
+    :func:`tokrag_model.provenance.compute_environment` records, asked directly: its CPU model and thread counts are
+    not needed here) and, when the model's own ``device`` is a CUDA one, ``cuda``: each GPU's name (all of them, not
+    just ``device``'s as ``compute_environment``'s ``cuda_device``). Decided from the model, not from whether the
+    process has initialised CUDA: a CPU cell after a GPU cell in one process must give the header of the same CPU
+    cell run first in a fresh one (else its journal never resumes)."""
+    import platform
 
-        if torch.cuda.is_available():
-            out["cuda"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    import torch
+
+    out: dict[str, Any] = {"arch": platform.machine()}
+    with contextlib.suppress(Exception):
+        out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    if str(device or "").startswith("cuda") and torch.cuda.is_available():
+        out["cuda"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return out
 
 
