@@ -22,6 +22,7 @@ from typing import Any
 
 from retrieval.io import atomic_write_bytes
 
+from . import stats
 from .report import (
     LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
 )
@@ -249,8 +250,8 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
     methods = list(samples)
     doc_ids = sorted(set().union(*[set(v) for v in samples.values()])) if samples else []
 
-    def is_right(v: Any) -> bool:  # as stats.noise_flips: 1 is right, or 0 for a lower-is-better metric such as cf_match
-        return isinstance(v, (int, float)) and (v <= 0.0 if lower else v >= 1.0)
+    def is_right(v: Any) -> bool:  # stats.is_right: 1 is right, or 0 for a lower-is-better metric such as cf_match
+        return isinstance(v, (int, float)) and stats.is_right(v, lower)
 
     for d in doc_ids:
         first = next(samples[m][d] for m in methods if d in samples[m])
@@ -290,10 +291,9 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
                 v = s.get(primary)
                 mark = "-"
                 if m != cb and isinstance(v, (int, float)) and isinstance(cb_v, (int, float)):
-                    better = (v < cb_v) if lower else (v > cb_v)
-                    worse = (v > cb_v) if lower else (v < cb_v)
-                    mark = ('<span class="ok">&#9650; helped</span>' if better else
-                            '<span class="bad">&#9660; hurt</span>' if worse else "=")
+                    sign = stats.compare(v, cb_v, lower)
+                    mark = ('<span class="ok">&#9650; helped</span>' if sign > 0 else
+                            '<span class="bad">&#9660; hurt</span>' if sign < 0 else "=")
                 cells.append(mark)
             rows.append(cells)
         parts.append(_table(head, rows, cls="answers", raw=True))

@@ -181,31 +181,45 @@ def min_detectable_difference(sd: float, n: int, alpha: float = 0.05, power: flo
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / math.sqrt(n))
 
 
+def is_right(v: float, lower_is_better: bool = False) -> bool:
+    """Whether a per-question value of a 0/1 metric counts as right: value >= 1, or with ``lower_is_better``
+    (e.g. ``cf_match``: 1 = the planted answer was given) value <= 0. ``nan`` is never right."""
+    return v <= 0.0 if lower_is_better else v >= 1.0
+
+
+def compare(mine: float, ref: float, lower_is_better: bool = False) -> int:
+    """``1`` when ``mine`` is better than ``ref`` (higher, or lower with ``lower_is_better``), ``-1`` when worse,
+    ``0`` when equal (or either is ``nan``)."""
+    if mine > ref:
+        return -1 if lower_is_better else 1
+    if mine < ref:
+        return 1 if lower_is_better else -1
+    return 0
+
+
 def helped_hurt(mine: Mapping[int, float], closed_book: Mapping[int, float], *, lower_is_better: bool = False) -> dict[str, int]:
     """Per-question comparison with the closed-book row on the same questions (keys: doc ids):
     ``helped`` = better than closed book (for a 0/1 metric: right where closed book is wrong),
-    ``hurt`` = worse, ``neutral`` = equal. Better is higher, or lower with ``lower_is_better`` (e.g. ``cf_match``:
-    helped = the closed book gave the planted answer and this method did not). Questions missing from either side
-    are ignored."""
+    ``hurt`` = worse, ``neutral`` = equal (:func:`compare`). Better is higher, or lower with ``lower_is_better``
+    (e.g. ``cf_match``: helped = the closed book gave the planted answer and this method did not). Questions missing
+    from either side are ignored."""
     common = sorted(set(mine) & set(closed_book))
-    sign = -1.0 if lower_is_better else 1.0
-    helped = sum(sign * (mine[q] - closed_book[q]) > 0 for q in common)
-    hurt = sum(sign * (mine[q] - closed_book[q]) < 0 for q in common)
-    return {"helped": int(helped), "hurt": int(hurt), "neutral": int(len(common) - helped - hurt)}
+    signs = [compare(mine[q], closed_book[q], lower_is_better) for q in common]
+    helped, hurt = signs.count(1), signs.count(-1)
+    return {"helped": helped, "hurt": hurt, "neutral": len(common) - helped - hurt}
 
 
 def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float], *, lower_is_better: bool = False) -> dict[str, int]:
     """Noise sensitivity of one method: ``flips`` = questions right on the clean task and wrong on the noisy twin,
     ``clean_correct`` = questions right on the clean task (both over the questions present in both; keys: question
-    ids). Right = value 1 and wrong = value < 1; with ``lower_is_better`` (e.g. ``cf_match``) right = value 0 and
-    wrong = value > 0."""
+    ids). Right as :func:`is_right`: value 1, or value 0 with ``lower_is_better`` (e.g. ``cf_match``); wrong =
+    value < 1, or value > 0 with ``lower_is_better``."""
     common = [q for q in clean if q in noisy]
+    right = [q for q in common if is_right(clean[q], lower_is_better)]
     if lower_is_better:
-        right = [q for q in common if clean[q] <= 0.0]
         return {"flips": int(sum(noisy[q] > 0.0 for q in right)), "clean_correct": len(right)}
-    right = [q for q in common if clean[q] >= 1.0]
     return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
 
 
 __all__ = ["bootstrap_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference",
-           "helped_hurt", "noise_flips"]
+           "helped_hurt", "noise_flips", "is_right", "compare"]
