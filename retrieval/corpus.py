@@ -607,23 +607,17 @@ def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | 
     path = _data_dir(data_dir) / NQ_ORACLE
     if not path.is_file():
         raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
-    out = []
+    rows, golds = [], []  # golds: each question's gold (title, text) pairs, turned into docids together below
     for i, (lineno, obj) in enumerate(read_jsonl(path)):
         if limit is not None and i >= limit:
             break
         ctx = obj.get("ctxs") or []
         if not ctx or "question" not in obj:
             raise DataError(f"{path}:{lineno}: expected 'question' and a non-empty 'ctxs'")
-        out.append({
-            "qid": f"nq-oracle-{i}",
-            "question": obj["question"],
-            "answers": list(obj.get("answers", [])),
-            "gold_docids": [(c["title"], c["text"]) for c in ctx if c.get("isgold", True)],
-            "gold_title": ctx[0]["title"],
-        })
-    for row, ids in zip(out, nq_gold_docids_with_twins([row["gold_docids"] for row in out])):
-        row["gold_docids"] = ids
-    return out
+        rows.append((f"nq-oracle-{i}", obj["question"], list(obj.get("answers", [])), ctx[0]["title"]))
+        golds.append([(c["title"], c["text"]) for c in ctx if c.get("isgold", True)])
+    return [{"qid": qid, "question": question, "answers": answers, "gold_docids": ids, "gold_title": gold_title}
+            for (qid, question, answers, gold_title), ids in zip(rows, nq_gold_docids_with_twins(golds))]
 
 
 def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
