@@ -66,11 +66,13 @@ from typing import Any
 
 from retrieval.errors import ConfigError
 
+from .utils import LEAD_WORDS, split_prefix  # noqa: F401 (split_prefix: re-exported, tests import it here)
+
 log = logging.getLogger(__name__)
 
 DATA_SETS = ("wiki", "nq")
 SPLITS = ("test", "dev")
-PREFIX_WORDS = 32
+PREFIX_WORDS = LEAD_WORDS
 """Words of a wiki paragraph given as context (and used as the retrieval query); the rest is scored."""
 
 
@@ -452,38 +454,21 @@ NQ_TASK = "nq_oracle_bm25"
 """The QA task whose prompts the ``nq`` samples use (the v2 leaderboard's main task)."""
 
 
-def split_prefix(text: str, n_words: int = PREFIX_WORDS) -> tuple[str, str] | None:
-    """``(prefix, continuation)``: the text up to the end of its ``n_words``-th word, and the rest
-    (with its leading whitespace); None when the text has no word after the prefix."""
-    words = list(re.finditer(r"\S+", text))
-    if len(words) <= n_words:
-        return None
-    end = words[n_words - 1].end()
-    return text[:end], text[end:]
-
-
 def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None) -> list[tuple[dict, str, str]]:
     """``(doc, prefix, continuation)`` for the first ``n`` wiki paragraphs of ``split`` (``test``: the
     ``wiki_lm_bm25`` held-out paragraphs; ``dev``: a disjoint pool) that have text after the prefix.
     The passages were retrieved with the prefix (``query="lead"``: its first 32 words) and exclude the
     article itself.
 
-    Raises:
-        DataError: the doc's retrieval query is not the prefix.
+    Each doc's ``prefix`` / ``continuation`` are :func:`tasks.utils.split_prefix` of its paragraph (``LEAD_WORDS``
+    = :data:`PREFIX_WORDS` words), cut by :func:`tasks.utils.build_wiki_lm_docs`, which keeps only paragraphs with
+    a continuation and retrieves with the prefix.
     """
-    from retrieval.errors import DataError
+    from .utils import build_wiki_lm_docs
 
-    from .utils import LEAD_WORDS, build_wiki_lm_docs
-
-    assert LEAD_WORDS == PREFIX_WORDS
     out = []
     for d in build_wiki_lm_docs(k=k, data_dir=data_dir, split=split):
-        parts = split_prefix(d["text"])
-        if parts is None:
-            continue
-        if " ".join(parts[0].split()) != d["question"]:
-            raise DataError(f"wiki doc {d['qid']}: the retrieval query is not the scored text's prefix")
-        out.append((d, parts[0], parts[1]))
+        out.append((d, d["prefix"], d["continuation"]))
         if len(out) == n:
             break
     return out

