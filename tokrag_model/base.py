@@ -339,6 +339,19 @@ class RAGMethodLM(LM):
         generate, before any model loads; loads nothing."""
         return None
 
+    def refuse_if_generation_only(self, message: str) -> None:
+        """Refuse a scoring request of a generation-only config: raise ``ConfigError(message)`` when
+        :meth:`generation_only` of :attr:`resolved_config` is not None, else return. Called by the methods that
+        declare :meth:`generation_only` (``rag-replug``'s ``score_plan``; ``rag-selfrag-filter``'s ``score_plan``,
+        ``loglikelihood`` and ``loglikelihood_rolling``) before any forward pass; ``message``: the method's one-line
+        error.
+
+        Raises:
+            ConfigError: the resolved config only generates.
+        """
+        if self.generation_only(self.resolved_config):
+            raise ConfigError(message)
+
     @classmethod
     def check_model_shape(cls, cfg: dict[str, Any], backbone: Backbone | None = None) -> None:
         """The method's ``check_shape`` (if it has one: ``tokrag``'s layer arguments, ``rag_top``/``pure_top``, its

@@ -147,32 +147,23 @@ def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
     return float(w.max()), max(0.0, ent)
 
 
-def answer_key(text: str) -> str:
-    """The scored answer of a generation, the string ``answer_vote`` compares answers by: its first non-empty line,
-    stripped (``"\n Paris\nMore"`` -> ``"Paris"``; ``""`` when there is none): :func:`tasks.utils.answer_line`, the
-    extraction rule of every QA task of this project, called here (one rule; ``rag-selfrag-filter``'s
-    ``selection=rank`` uses it too). The official code compares the raw ``.strip()``-ed strings, which its API's
-    ``stop="\n"`` made one line; the tasks' stop strings here (``"\n\n"``, ``"Question:"``) let a generation run
-    past its first line, and two generations with the same first line are the same prediction for every metric, so
-    they vote together. Not the SQuAD normalisation of EM: the model does not know the task's metric, and that would
-    merge answers some metrics tell apart (``"1.5"`` and ``"15"``)."""
-    return answer_line(text)
+answer_key = answer_line  # the scored answer of a generation (tasks.utils.answer_line), the name tests import
 
 
 def answer_mean_logprob(tokenizer: Any, toks: Sequence[int], chosen: Sequence[float], text: str) -> tuple[float, int]:
     """``(mean log-prob in nats, tokens averaged)`` of one greedy answer: the mean of ``chosen`` (the log-prob of
     each token the decoder chose, in order, from the first of ``toks`` on) over the answer's tokens: the shortest
     prefix of ``toks`` whose text (decoded without special tokens, leading whitespace removed) starts with
-    :func:`answer_key` of ``text`` (``text``: the generation cut at the stop strings) — the scored line, without the
-    newline, stop string or EOS after it (the official code averages the answer's tokens, leaving out newlines and
-    the end-of-text token).
+    :func:`tasks.utils.answer_line` of ``text`` (``text``: the generation cut at the stop strings) — the scored line,
+    without the newline, stop string or EOS after it (the official code averages the answer's tokens, leaving out
+    newlines and the end-of-text token).
 
     An answer without a line (nothing but whitespace generated, an EOS first, ``max_gen_toks=0``) has no tokens to
     average: ``(-inf, 0)``, so its vote weight ``exp(-inf) = 0`` never outvotes an answer (:func:`answer_vote`). The
     official code's mean of no log-probs is NaN, which its ``max`` ranks by position (a NaN weight wins only as the
     first answer seen), so it is not followed there.
     """
-    key = answer_key(text)
+    key = answer_line(text)
     if not key or not chosen:
         return -math.inf, 0
     n = len(toks)
@@ -189,9 +180,9 @@ def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs:
     """REPLUG's answer-level vote (official ``downstream_eval/qa_final.py``): answer ``i`` gets
     ``v_i = weights[i] · exp(mean_logprobs[i])`` (retriever weight ``softmax(s/τ)_i`` times the answer's
     per-token probability, geometric mean; 0 for an empty answer, whose mean is ``-inf``: :func:`answer_mean_logprob`),
-    the ``v`` of answers with the same :func:`answer_key` are summed, and the key with the largest sum wins (a tie,
-    e.g. every answer empty: the key first seen in passage order, as the official ``max`` over an insertion-ordered
-    dict).
+    the ``v`` of answers with the same scored line (:func:`tasks.utils.answer_line`) are summed, and the key with
+    the largest sum wins (a tie, e.g. every answer empty: the key first seen in passage order, as the official
+    ``max`` over an insertion-ordered dict).
 
     Returns:
         ``(i, key, total, v)``: the passage whose generation is returned (the winning key's largest ``v_i``, the
@@ -206,8 +197,14 @@ def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs:
     v = [float(w) * math.exp(float(lp)) for w, lp in zip(weights, mean_logprobs)]
     totals: dict[str, float] = {}
     best: dict[str, int] = {}
+    # Answers vote by their scored line (tasks.utils.answer_line: the first non-empty line, stripped), the extraction
+    # rule of every QA task of this project (rag-selfrag-filter's selection=rank uses it too). The official code
+    # compares the raw .strip()-ed strings, which its API's stop="\n" made one line; the tasks' stop strings here
+    # ("\n\n", "Question:") let a generation run past its first line, and two generations with the same first line
+    # are the same prediction for every metric, so they vote together. Not the SQuAD normalisation of EM: the model
+    # does not know the task's metric, and that would merge answers some metrics tell apart ("1.5" and "15").
     for i, a in enumerate(answers):
-        key = answer_key(a)
+        key = answer_line(a)
         totals[key] = totals.get(key, 0.0) + v[i]
         if key not in best or v[i] > v[best[key]]:
             best[key] = i
@@ -333,11 +330,10 @@ class ReplugLM(RAGMethodLM):
             ConfigError: ``replug_mode=answer_vote`` (generation only), at the first ``loglikelihood`` /
             ``loglikelihood_rolling`` request, before any forward pass.
         """
-        if self.generation_only(self.resolved_config):
-            raise ConfigError(f"--model {self.METHOD}: replug_mode=answer_vote only generates (one answer per passage, "
-                              "then a vote) and cannot score loglikelihood / loglikelihood_rolling requests "
-                              "(multiple-choice, perplexity tasks): use replug_mode=mixture or replug_mode=uniform "
-                              "for scoring tasks")
+        self.refuse_if_generation_only(
+            f"--model {self.METHOD}: replug_mode=answer_vote only generates (one answer per passage, then a vote) and "
+            "cannot score loglikelihood / loglikelihood_rolling requests (multiple-choice, perplexity tasks): use "
+            "replug_mode=mixture or replug_mode=uniform for scoring tasks")
         encs, w, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:

@@ -13,8 +13,8 @@ supported by the passage?" (normalised over its own two answers, as Self-RAG nor
 its three support tokens), and the answer of the passage with the largest
 ``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`rank_score`, :func:`pick_ranked`); generation only. The answer
 judged, voted on and averaged is the one the tasks score: the generation's first non-empty line
-(:func:`tokrag_model.methods.replug.answer_key`, i.e. :func:`tasks.utils.answer_line`; Self-RAG scores the whole
-output because its whole output is the prediction evaluated).
+(:func:`tasks.utils.answer_line`; Self-RAG scores the whole output because its whole output is the prediction
+evaluated).
 
 Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
 ``r`` ranks this question's gold passages above the others; null without gold passages or without both
@@ -43,12 +43,13 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.utils import postprocess_generated_text
 
 from retrieval.errors import ConfigError
+from tasks.utils import answer_line
 
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, without_slot
-from .replug import answer_key, answer_mean_logprob
+from .replug import answer_mean_logprob
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
@@ -103,7 +104,7 @@ def pick_ranked(answers: Sequence[str], scores: Sequence[float],
 
     ``vote=False`` (open-set tasks, e.g. NQ, WebQ): the candidate with the largest score (Self-RAG's path argmax).
     ``vote=True`` (closed-set tasks, Self-RAG's FEVER/ARC-Challenge rule): the scores summed per identical answer,
-    an answer being the generation's scored line (:func:`~tokrag_model.methods.replug.answer_key`: the first
+    an answer being the generation's scored line (:func:`tasks.utils.answer_line`: the first
     non-empty line, stripped, as every task extracts it) after SQuAD normalisation
     (:func:`tasks.metrics.normalize_answer`), and the best-scoring candidate of the answer with the largest sum. Ties: the better-ranked passage (the lower index), as Self-RAG's stable sort.
 
@@ -119,7 +120,7 @@ def pick_ranked(answers: Sequence[str], scores: Sequence[float],
         return max(range(len(scores)), key=lambda i: (scores[i], -i)), None
     from tasks.metrics import normalize_answer
 
-    keys = [normalize_answer(answer_key(a)) for a in answers]
+    keys = [normalize_answer(answer_line(a)) for a in answers]
     sums: dict[str, float] = {}
     for key, sc in zip(keys, scores):
         sums[key] = sums.get(key, 0.0) + sc
@@ -172,7 +173,7 @@ class SelfRAGFilterLM(RAGMethodLM):
     sums the scores per normalised answer, for closed-set tasks; QA tasks such as NQ and WebQ are open-set: the
     default ``passage`` takes the argmax per passage, no summing). The support prompt's answer, the vote's key and
     the log-probs averaged are those of the scored answer, the generation's first non-empty line
-    (:func:`~tokrag_model.methods.replug.answer_key`, :meth:`answer_prob`), as REPLUG's ``answer_vote``.
+    (:func:`tasks.utils.answer_line`, :meth:`answer_prob`), as REPLUG's ``answer_vote``.
     No passage kept: closed-book, as the filter.
     Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer`` (the
     generation), ``seq_prob``, ``n_tokens`` (the answer line's tokens averaged), ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
@@ -305,13 +306,13 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     def support(self, question: str, passages: list[dict], answers: list[str]) -> list[float]:
         """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of the scored answer of
-        ``answers[i]`` (:func:`~tokrag_model.methods.replug.answer_key`: its first non-empty line, the part the tasks
+        ``answers[i]`` (:func:`tasks.utils.answer_line`: its first non-empty line, the part the tasks
         score) given ``passages[i]`` (:data:`SUPPORT_PROMPT`, rendered as the relevance critic's prompts), judged together
         (the shared prefix prefilled once); [] for no passages. Self-RAG normalises its support score over its own
         support tokens likewise (``run_short_form.py``: ``P(Fully)/Σ + 0.5·P(Partially)/Σ``)."""
         if not passages:
             return []
-        texts = [SUPPORT_PROMPT.format(question=question, answer=answer_key(a), title=c.get("title") or "", text=c["text"])
+        texts = [SUPPORT_PROMPT.format(question=question, answer=answer_line(a), title=c.get("title") or "", text=c["text"])
                  for c, a in zip(passages, answers)]
         return self._yes_no_ratios(*self._yes_no_prompts(texts))
 
@@ -370,9 +371,9 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     # ------------------------------------------------------------------ selection=rank
     def _refuse_rank_scoring(self, kind: str) -> None:
-        if self.generation_only(self.resolved_config):
-            raise ConfigError(f"--model {self.METHOD}: selection=rank answers each passage by generation and cannot "
-                              f"score {kind} requests; use selection=threshold (the filter) or top_m for scoring tasks")
+        self.refuse_if_generation_only(
+            f"--model {self.METHOD}: selection=rank answers each passage by generation and cannot score {kind} "
+            "requests; use selection=threshold (the filter) or top_m for scoring tasks")
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """As :meth:`RAGMethodLM.loglikelihood`; refused with ``selection=rank`` (ConfigError, before any work)."""
@@ -442,7 +443,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         generation without a line (nothing to average: it adds nothing to its score, where Self-RAG's
         ``max(n, 1)`` gives an empty output 1.0)."""
         mean, n = answer_mean_logprob(self.tokenizer, toks, logprobs, text)
-        return (sequence_prob(logprobs[:n]) if n else 0.0), n
+        return (math.exp(mean) if n else 0.0), n  # sequence_prob(logprobs[:n]): the same fsum / n, n >= 1
 
     def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
                      probs: list[tuple[float, int]], trace: dict) -> str:
