@@ -602,3 +602,23 @@ def test_rowwise_attention_honours_a_sliding_window_and_leaves_the_model_as_it_w
         assert torch.allclose(lp_i, lp_p, atol=1e-5)
     got = inv.teacher_force([Forcing(ids[0, :3].tolist(), ids[0, 3:].tolist())])[0].logprobs
     assert torch.allclose(got, torch.log_softmax(ref[0, 2:-1], -1), atol=1e-5)
+
+
+def test_the_mkl_verdict_is_trusted_at_one_thread_only(tiny, monkeypatch):
+    """At more than one thread MKL's row invariance is never taken from the probe: in the clean-clone CI, batch 8 at
+    two threads shared teacher-forced passes and gave other bits than batch 1, although the probe alone finds no
+    row count there (tests/test_model_batch_invariance_threads.py). Here the probe is made to say 4 rows."""
+    import tokrag_model.decoder as dec_mod
+
+    monkeypatch.setattr(dec_mod, "_mkl_min_rows", lambda layouts, max_rows: 4)
+    monkeypatch.setattr(dec_mod, "_MKL_MIN_ROWS", __import__("weakref").WeakKeyDictionary())
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert dec_mod.mkl_min_rows(tiny, 512) == 4
+        torch.set_num_threads(2)
+        assert dec_mod.mkl_min_rows(tiny, 512) is None
+        dec = MultiContextDecoder(tiny, _stats(), batch_invariant=True)
+        assert dec.force_alone and dec.mkl_rows is None
+    finally:
+        torch.set_num_threads(before)

@@ -380,7 +380,15 @@ leave it as loaded: tests/test_methods_leave_model_unchanged.py)."""
 def mkl_min_rows(model: Any, max_rows: int) -> int | None:
     """:func:`_mkl_min_rows` on the model's own linear layers (:func:`_linear_layouts`) at the current thread count,
     remembered per model (:data:`_MKL_MIN_ROWS`), thread count, ``max_rows`` and layouts (a later weight-layout
-    change is probed again). None where no candidate holds (module docstring)."""
+    change is probed again). None where no candidate holds (module docstring), and always None at more than one
+    thread: there the probe's verdict was seen not to hold. In the clean-clone CI (two pytest-xdist workers), batch 8
+    at two threads shared teacher-forced passes and gave other bits than batch 1 (-36.15979091823101 against
+    -36.159771755337715), although the probe, run alone, finds no row count at two threads on that Intel Xeon; how
+    MKL splits a product between threads is not something a probe at load can vouch for. Every teacher-forced item
+    then gets its own pass (the pass it gets at batch 1): long CPU passes are compute-bound, so batching them gained
+    little (benchmarks/decoding.py, ``ll_speedup_batch8``)."""
+    if torch.get_num_threads() > 1:
+        return None
     seen = _MKL_MIN_ROWS.setdefault(model, {})
     layouts = _linear_layouts(model)
     key = (torch.get_num_threads(), int(max_rows), tuple(layouts))
