@@ -13,7 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from retrieval.errors import ConfigError, DataError
-from tokrag_model.methods.replug import ReplugLM, answer_key, answer_mean_logprob, answer_vote
+from tasks.utils import answer_line as answer_key  # the scored answer of a generation, the vote's key
+from tokrag_model.methods.replug import ReplugLM, answer_mean_logprob, answer_vote
 
 REFUSED = (r"^--model rag-replug: replug_mode=answer_vote only generates \(one answer per passage, then a vote\) and "
            r"cannot score loglikelihood / loglikelihood_rolling requests \(multiple-choice, perplexity tasks\): use "

@@ -645,10 +645,9 @@ class RAGMethodLM(LM):
             rule, trace = self.make_rule(req.doc, req.args[0], budget)
             return [rule], trace
 
-        def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], until: list[str]
+        def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], texts: list[str]
                    ) -> tuple[str, dict | None]:
-            text = postprocess_generated_text(self.tokenizer.decode(toks[0], skip_special_tokens=True), until, None)
-            return text, self.finish_trace(rules[0], trace)
+            return texts[0], self.finish_trace(rules[0], trace)
 
         return self._generate_batched(requests, disable_tqdm, make, finish)
 
@@ -663,8 +662,9 @@ class RAGMethodLM(LM):
         ``make(req, budget)`` returns one request's rules (each an independent rule of
         :func:`tokrag_model.decoder.generate`, decoded as its own row(s)) and a state handed back to ``finish``;
         ``budget`` is the request's prompt budget in tokens (:meth:`_gen_settings`). ``finish(req, state, rules, toks,
-        until)`` gets the rules after decoding, their generated token ids (one list per rule, EOS / stop string
-        included) and the stop strings, and returns ``(text returned, trace)`` (a None trace attaches none).
+        texts)`` gets the rules after decoding, their generated token ids (one list per rule, EOS / stop string
+        included) and their texts (decoded without special tokens and cut at the stop strings, as lm-eval's ``hf``
+        cuts a generation), and returns ``(text returned, trace)`` (a None trace attaches none).
 
         Requests are grouped by generation kwargs and sorted by their longest rule row (lm-eval's ``Collator``),
         ``batch_size`` requests (all their rules) per :func:`~tokrag_model.decoder.generate` call. With
@@ -701,7 +701,9 @@ class RAGMethodLM(LM):
             for i in idxs:
                 rules, state = made[i]
                 toks, at = outs[at:at + len(rules)], at + len(rules)
-                text, trace = finish(requests[i], state, rules, toks, until)
+                texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
+                         for t in toks]
+                text, trace = finish(requests[i], state, rules, toks, texts)
                 results.append(text)
                 if trace_prompts and trace is not None:
                     trace = {**trace, "prompts": prompts[i]}

@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from lm_eval.models.utils import postprocess_generated_text
 
 from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
@@ -147,7 +146,6 @@ def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
     return float(w.max()), max(0.0, ent)
 
 
-answer_key = answer_line  # the scored answer of a generation (tasks.utils.answer_line), the name tests import
 
 
 def answer_mean_logprob(tokenizer: Any, toks: Sequence[int], chosen: Sequence[float], text: str) -> tuple[float, int]:
@@ -362,14 +360,13 @@ class ReplugLM(RAGMethodLM):
             return [ScoredBranch(e.ids) for e in made[0]], made  # every branch an independent rule: its own answer
 
         return self._generate_batched(requests, disable_tqdm, make,
-                                      lambda req, made, branches, toks, until: self._vote(made, branches, toks, until))
+                                      lambda req, made, branches, toks, texts: self._vote(made, branches, toks, texts))
 
     def _vote(self, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch], toks: list[list[int]],
-              until: list[str]) -> tuple[str, dict]:
-        """``(generation returned, trace)`` of one ``answer_vote`` request from its branches' tokens ``toks``."""
+              texts: list[str]) -> tuple[str, dict]:
+        """``(generation returned, trace)`` of one ``answer_vote`` request from its branches' tokens ``toks`` and
+        texts (cut at the stop strings: :meth:`~tokrag_model.base.RAGMethodLM._generate_batched`)."""
         encs, w, trace = made
-        texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
-                 for t in toks]  # as the base cuts a generation
         means = [answer_mean_logprob(self.tokenizer, t, b.logprobs, text)[0]
                  for t, b, text in zip(toks, branches, texts)]
         best, key, total, v = answer_vote(texts, [float(x) for x in w], means)

@@ -40,7 +40,6 @@ from typing import Any
 
 import torch
 from lm_eval.api.instance import Instance
-from lm_eval.models.utils import postprocess_generated_text
 
 from retrieval.errors import ConfigError
 from tasks.utils import answer_line
@@ -385,13 +384,6 @@ class SelfRAGFilterLM(RAGMethodLM):
         self._refuse_rank_scoring("loglikelihood_rolling")
         return super().loglikelihood_rolling(requests, disable_tqdm)
 
-    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        """As :meth:`RAGMethodLM.generate_until` (one branch: the kept passages); with ``selection=rank``, one greedy
-        answer per kept passage and the best by :func:`rank_score` (:meth:`_generate_ranked`)."""
-        if self.resolved_config["selection"] != "rank":
-            return super().generate_until(requests, disable_tqdm)
-        return self._generate_ranked(requests, disable_tqdm)
-
     def _rank_branches(self, doc: Any, context: str,
                        budget: int) -> tuple[list[Encoded], list[dict], list[float], dict]:
         """The prompts answered for one request: one per passage kept by the threshold (that passage alone, within
@@ -412,23 +404,26 @@ class SelfRAGFilterLM(RAGMethodLM):
         trace["dropped"] = dropped
         return encs, passages, rel, trace
 
-    def _generate_ranked(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        """``selection=rank``: requests grouped by generation kwargs (lm-eval's ``Collator``, longest prompt first),
+    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
+        """As :meth:`RAGMethodLM.generate_until` (one branch: the kept passages); with ``selection=rank``, one greedy
+        answer per kept passage and the best by :func:`rank_score`:
+        requests grouped by generation kwargs (lm-eval's ``Collator``, longest prompt first),
         ``batch_size`` requests decoded together with every answer branch of each its own row (one greedy answer
         per kept passage, :class:`ScoredBranch` keeping each picked token's log-prob), then per request the support
         critic on its answers and :func:`pick_ranked` over :func:`rank_score`. Outputs in the original order; the
         support critic's passes count in ``stats`` as the relevance critic's. The loop is
         :meth:`RAGMethodLM._generate_batched`'s."""
+        if self.resolved_config["selection"] != "rank":
+            return super().generate_until(requests, disable_tqdm)
+
         def make(req: Instance, budget: int
                  ) -> tuple[list[ScoredBranch], tuple[list[Encoded], list[dict], list[float], dict]]:
             made = self._rank_branches(req.doc, req.args[0], budget)
             return [ScoredBranch(e.ids) for e in made[0]], made
 
         def finish(req: Instance, made: tuple[list[Encoded], list[dict], list[float], dict], rules: list[ScoredBranch],
-                   toks: list[list[int]], until: list[str]) -> tuple[str, dict]:
+                   toks: list[list[int]], texts: list[str]) -> tuple[str, dict]:
             _, passages, rel, trace = made
-            texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
-                     for t in toks]
             probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rules, texts)]
             return self._rank_choose(req, passages, rel, texts, probs, trace), trace
 
@@ -442,8 +437,8 @@ class SelfRAGFilterLM(RAGMethodLM):
         and the EOS left out), ``logprobs`` the log-prob (nats) of each token of ``toks``. ``(0.0, 0)`` for a
         generation without a line (nothing to average: it adds nothing to its score, where Self-RAG's
         ``max(n, 1)`` gives an empty output 1.0)."""
-        mean, n = answer_mean_logprob(self.tokenizer, toks, logprobs, text)
-        return (math.exp(mean) if n else 0.0), n  # sequence_prob(logprobs[:n]): the same fsum / n, n >= 1
+        _, n = answer_mean_logprob(self.tokenizer, toks, logprobs, text)  # n: the answer line's tokens
+        return (sequence_prob(logprobs[:n]) if n else 0.0), n
 
     def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
                      probs: list[tuple[float, int]], trace: dict) -> str:
