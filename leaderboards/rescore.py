@@ -431,9 +431,7 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     Raises:
         ConfigError, OfflineError: the model cannot be resolved or its tokenizer loaded (not here).
     """
-    import hashlib
-
-    from tokrag_model.base import RAGMethodLM
+    from tokrag_model.base import RAGMethodLM, chat_template_sha256
 
     from .runner import _model_class
 
@@ -457,11 +455,7 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     except (OSError, ValueError) as exc:
         why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
         raise ConfigError(f"pretrained={args['pretrained']!r}: cannot load a tokenizer from {res.path}: {why}") from None
-    lm = cls.__new__(cls)  # no weights: apply_chat_template reads the tokenizer and the name alone
-    lm.tokenizer, lm.resolved_config, lm.chat_template_applied = tok, {"pretrained": args["pretrained"]}, False
-    template = getattr(tok, "chat_template", None)
-    cache[at] = (lm.apply_chat_template,
-                 hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None)
+    cache[at] = (cls.chat_renderer(tok, args["pretrained"]), chat_template_sha256(tok))
     return cache[at]
 
 

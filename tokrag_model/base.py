@@ -118,6 +118,13 @@ def model_files_fingerprint(folder: str | os.PathLike) -> str | None:
     return fingerprint(items)
 
 
+def chat_template_sha256(tokenizer: Any) -> str | None:
+    """SHA-256 (hex) of ``tokenizer``'s chat template as loaded, None without one: the ``chat_template_sha256`` a
+    method records in its resolved config (and ``tokrag leaderboard rescore`` compares)."""
+    template = getattr(tokenizer, "chat_template", None)
+    return hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
+
+
 def _backbone_files_fingerprint(backbone: Any) -> str | None:
     """:func:`model_files_fingerprint` of ``backbone.path``, computed once per backbone (its method instances share
     it: one walk of the folder and one read and save of the hash memo, not one per method)."""
@@ -285,8 +292,7 @@ class RAGMethodLM(LM):
         self.machine = compute_environment(backbone.device)
         self.decoder = MultiContextDecoder(self.model, self.stats, batch_invariant=cfg["batch_invariant"])
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
-        template = getattr(self.tokenizer, "chat_template", None)
-        cfg["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
+        cfg["chat_template_sha256"] = chat_template_sha256(self.tokenizer)
         self.chat_template_applied = False  # set when lm-eval renders a chat (--apply_chat_template)
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
@@ -436,6 +442,15 @@ class RAGMethodLM(LM):
                 "run without --apply_chat_template (plain prompt, e.g. task metadata prompt=base)")
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
                                                   continue_final_message=not add_generation_prompt)
+
+    @classmethod
+    def chat_renderer(cls, tokenizer: Any, pretrained: str) -> Callable[..., str]:
+        """This method's :meth:`apply_chat_template` over ``tokenizer`` without a model (no weights loaded): what
+        ``tokrag leaderboard rescore`` renders a run's prompts again with. The bare instance holds what
+        :meth:`apply_chat_template` and :meth:`render_chat` read: the tokenizer and ``pretrained`` (named in errors)."""
+        lm = cls.__new__(cls)
+        lm.tokenizer, lm.resolved_config, lm.chat_template_applied = tokenizer, {"pretrained": pretrained}, False
+        return lm.apply_chat_template
 
     def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         """lm-eval's hook for ``--apply_chat_template`` (with ``--system_instruction`` and
