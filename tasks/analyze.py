@@ -66,7 +66,7 @@ from typing import Any
 
 from retrieval.errors import ConfigError
 
-from .utils import LEAD_WORDS, split_prefix  # noqa: F401 (split_prefix: re-exported, tests import it here)
+from .utils import LEAD_WORDS
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from retrieval.errors import ConfigError
-from tasks.analyze import Policy, TokenRecord, auc, bootstrap_indices, split_prefix, summarize, summarize_records
+from tasks.analyze import Policy, TokenRecord, auc, bootstrap_indices, summarize, summarize_records
+from tasks.utils import split_prefix
 
 
 def rec(sample, gold, tr, tp, s_r=None, s_l=None, gaps=None, analysis=None, bypass=False, cr=-0.5, cp=-1.0, i=0):

@@ -44,8 +44,9 @@ def test_only_the_continuation_after_the_query_is_scored(wiki_task) -> None:
     """Version 2.0 scored the whole paragraph (loglikelihood_rolling) with passages retrieved by its first 32 words, so
     the passages were chosen knowing words the model had to predict. Now the request is (prefix, continuation): the
     retrieval query is the prefix, the context; only the continuation is scored; and it is the split of
-    ``tokrag analyze`` (tasks.analyze.split_prefix / wiki_samples) for the same paragraph."""
-    from tasks.analyze import split_prefix, wiki_samples
+    ``tokrag analyze`` (tasks.utils.split_prefix, tasks.analyze.wiki_samples) for the same paragraph."""
+    from tasks.analyze import wiki_samples
+    from tasks.utils import split_prefix
 
     docs = [dict(d) for d in wiki_task.test_docs()]
     for d in docs:
