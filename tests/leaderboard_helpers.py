@@ -159,3 +159,17 @@ def runs_without(runs: Path, dest: Path, *cells: str) -> Path:
         if json.loads(done.read_text())["cell_id"] in cells:
             done.unlink()
     return dest
+
+
+def reverse_fewshot_pool(monkeypatch) -> None:
+    """Task code whose few-shot pool changed (tasks.data.load_qa_split gives the ``fewshot`` split reversed) while the
+    docs did not: the rescore tests' "earlier task code built other prompts"."""
+    import tasks.data
+
+    load = tasks.data.load_qa_split
+
+    def other_pool(dataset, split, *a, **k):
+        rows = load(dataset, split, *a, **k)
+        return rows[::-1] if split == "fewshot" else rows
+
+    monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from leaderboard_helpers import REPO, pin_cell_keys, rescore_cli, write_spec
+from leaderboard_helpers import REPO, pin_cell_keys, rescore_cli, write_spec, reverse_fewshot_pool
 
 import leaderboards.rescore
 from leaderboards.rescore import StaleGenerationsError
@@ -101,16 +101,8 @@ def test_unchanged_chat_prompts_of_earlier_task_code_are_rescored(finished, tmp_
 
 def test_a_changed_few_shot_pool_is_refused_by_the_rendered_chat_prompt(finished, tmp_path, monkeypatch):
     """The docs are unchanged, the few-shot example inside the first user turn is not: the old code re-scored it."""
-    import tasks.data
-
     spec, runs = _copy(finished, tmp_path)
-    load = tasks.data.load_qa_split
-
-    def other_pool(dataset, split, *a, **k):
-        rows = load(dataset, split, *a, **k)
-        return rows[::-1] if split == "fewshot" else rows
-
-    monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)
+    reverse_fewshot_pool(monkeypatch)
     with pytest.raises(StaleGenerationsError) as exc:
         rescore_cli(spec, runs, tmp_path / "r")
     (line,) = str(exc.value).splitlines()

@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 from leaderboard_helpers import (FIX, REPO, TOY, copy_toy_runs, edit, finished_toy_runs, pin_cell_keys, rescore_cli,
-                                 write_spec)
+                                 reverse_fewshot_pool, write_spec)
 
 import leaderboards.rescore
 import tasks.utils
@@ -143,21 +143,13 @@ def test_a_built_in_task_whose_instruction_line_changed_is_refused(finished, tmp
 
 def test_a_changed_few_shot_pool_is_refused_by_the_prompt(finished, tmp_path, monkeypatch):
     """The test docs are unchanged, the few-shot examples (tasks/data.py's pool) are not: the logged prompt differs."""
-    import tasks.data
-
     shutil.copytree(finished / "qa", tmp_path / "qa")
     shutil.copytree(finished / "fruns", tmp_path / "runs")
     spec = write_spec(tmp_path / "f", include=tmp_path / "qa", tasks=["nq_oracle_gold"], limit=2, methods=_ONE,
                       extra={"shared": {**_SHARED, "num_fewshot": 1}})
     (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
     assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the requests are the current ones: re-scored
-    load = tasks.data.load_qa_split
-
-    def other_pool(dataset, split, *a, **k):
-        rows = load(dataset, split, *a, **k)
-        return rows[::-1] if split == "fewshot" else rows
-
-    monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)
+    reverse_fewshot_pool(monkeypatch)
     with pytest.raises(StaleGenerationsError) as exc:
         rescore_cli(spec, tmp_path / "runs", tmp_path / "r")
     (line,) = str(exc.value).splitlines()
