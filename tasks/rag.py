@@ -146,7 +146,7 @@ def draw_id(dataset: str, row: dict) -> str:
 
 
 def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], gold_docids: Sequence[str],
-              fraction: float, seed: int, *, draw_id: str | None = None) -> list[dict]:
+              fraction: float, seed: int, *, draw_key: str | None = None) -> list[dict]:
     """Replace ``n_noise(fraction, len(ctxs))`` passages of ``ctxs`` by random passages of ``corpus``: the count
     follows the passages the question has, not the task's ``hits`` (a one-passage question keeps its passage
     at any fraction below 1).
@@ -155,7 +155,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
         ctxs: the retrieved passages (list of ctx dicts, rank order); not modified.
         corpus: a :class:`retrieval.Corpus` (ordered; indexable via ``corpus.passages`` or iteration).
         qid, seed: seed the RNG (SHA-256 of ``(seed, "noise", qid)``); same inputs give the same output.
-        draw_id: seeds the RNG in place of ``qid`` when given (:func:`build_qa_docs` passes :func:`draw_id`);
+        draw_key: seeds the RNG in place of ``qid`` when given (:func:`build_qa_docs` passes :func:`draw_id`);
             ``qid`` still names the question in errors.
     Returns:
         a new list, same length; replaced entries have ``source="noise"`` and ``score=None`` (filled in
@@ -168,7 +168,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     n = n_noise(fraction, len(ctxs))
     if n == 0:
         return [dict(c) for c in ctxs]
-    rng = _rng(seed, "noise", qid if draw_id is None else draw_id)
+    rng = _rng(seed, "noise", qid if draw_key is None else draw_key)
     order = list(range(len(ctxs)))
     rng.shuffle(order)
     passages = _passages(corpus)
@@ -350,13 +350,13 @@ def substitute_pool(pool: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str
 
 
 def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple[str, str, str]]], seed: int, *,
-                    draw_id: str | None = None) -> str | None:
+                    draw_key: str | None = None) -> str | None:
     """A counterfactual answer for ``qid``: the first gold answer of another question of the same kind.
 
     ``pool`` comes from :func:`substitute_pool` over the whole question set (so ``--limit``/``max_docs``
     do not change it). Candidates whose normalised form overlaps (equal, or one contains the other)
     any of ``answers`` are skipped, and so is this question's own answer (by ``qid``). The pick is seeded by SHA-256
-    of ``(seed, qid)``, or of ``(seed, draw_id)`` when given (:func:`build_qa_docs` passes :func:`draw_id`). Returns
+    of ``(seed, qid)``, or of ``(seed, draw_key)`` when given (:func:`build_qa_docs` passes :func:`draw_id`). Returns
     None when no candidate exists.
     """
     golds = [g for g in (normalize_answer(a) for a in answers) if g]
@@ -366,7 +366,7 @@ def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple
     ]
     if not cands:
         return None
-    return cands[_rng(seed, "counterfactual", qid if draw_id is None else draw_id).randrange(len(cands))]
+    return cands[_rng(seed, "counterfactual", qid if draw_key is None else draw_key).randrange(len(cands))]
 
 
 QA_DATASETS = ("nq_open", "nq_oracle", "webq")  # plus the families of tasks.sources.FAMILIES and "byo"
@@ -620,7 +620,7 @@ def build_qa_docs(
         cf_answer = None
         key = draw_id(dataset, r)
         if counterfactual:
-            cf_answer = pick_substitute(qid, r["answers"], pool, seed, draw_id=key)
+            cf_answer = pick_substitute(qid, r["answers"], pool, seed, draw_key=key)
             g = r["gold"]
             new_title, new_text, n = swap_answer(g["title"], g["text"], r["answers"], cf_answer or "")
             pat = _answer_pattern(r["answers"])
@@ -644,7 +644,7 @@ def build_qa_docs(
                 cf_left.append(qid)
             ctxs = [dict(c, rank=i + 1) for i, c in enumerate(ctxs)]
         if noise > 0:
-            ctxs = add_noise(ctxs, corpus_obj, qid, r["answers"], r.get("gold_docids", []), noise, seed, draw_id=key)
+            ctxs = add_noise(ctxs, corpus_obj, qid, r["answers"], r.get("gold_docids", []), noise, seed, draw_key=key)
         docs.append({
             "qid": qid,
             "question": r["question"],
