@@ -422,7 +422,7 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     """``(render, sha256)``: how ``cell``'s model renders a chat now, without its weights. ``render(chat_history,
     add_generation_prompt=True) -> str`` is the model class's own ``apply_chat_template`` (lm-eval's hook: the
     passages slot in the first user turn) over the tokenizer that ``pretrained`` resolves to
-    (:func:`tokrag_model.loading.resolve_pretrained`, loaded as :meth:`tokrag_model.base.Backbone.load` loads it);
+    (:func:`tokrag_model.base.load_tokenizer`: as :meth:`tokrag_model.base.Backbone.load` loads it);
     ``sha256``: SHA-256 of that tokenizer's chat template (what the run recorded as ``config.tokrag_prompt.
     chat_template_sha256``), None without one. ``(None, None)`` for a model class that is not a tokrag method
     (:class:`tokrag_model.base.RAGMethodLM`): how it renders is not known without loading it. ``cache``: one tokenizer
@@ -431,7 +431,7 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     Raises:
         ConfigError, OfflineError: the model cannot be resolved or its tokenizer loaded (not here).
     """
-    from tokrag_model.base import RAGMethodLM, chat_template_sha256
+    from tokrag_model.base import RAGMethodLM, chat_template_sha256, load_tokenizer
 
     from .runner import _model_class
 
@@ -444,17 +444,7 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)):
         cache[at] = (None, None)
         return cache[at]
-    from transformers import AutoTokenizer
-
-    from tokrag_model.loading import resolve_pretrained
-
-    res = resolve_pretrained(str(args["pretrained"]), revision=args.get("revision"))
-    try:
-        tok = AutoTokenizer.from_pretrained(res.path, revision=args.get("revision"),
-                                            trust_remote_code=bool(args.get("trust_remote_code", False)))
-    except (OSError, ValueError) as exc:
-        why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
-        raise ConfigError(f"pretrained={args['pretrained']!r}: cannot load a tokenizer from {res.path}: {why}") from None
+    tok = load_tokenizer(args["pretrained"], args.get("revision"), bool(args.get("trust_remote_code", False)))
     cache[at] = (cls.chat_renderer(tok, args["pretrained"]), chat_template_sha256(tok))
     return cache[at]
 

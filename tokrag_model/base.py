@@ -141,6 +141,33 @@ def _backbone_files_fingerprint(backbone: Any) -> str | None:
 _UNSET = object()
 
 
+def _why(exc: BaseException) -> str:
+    """An exception's message on one line (its type's name when empty), for a one-line :class:`ConfigError`."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+
+
+def _auto_tokenizer(path: str, revision: str | None, trust_remote_code: bool) -> Any:
+    """``AutoTokenizer.from_pretrained`` as :meth:`Backbone.load` and :func:`load_tokenizer` call it (one place)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path, revision=revision, trust_remote_code=trust_remote_code)
+
+
+def load_tokenizer(pretrained: str, revision: str | None = None, trust_remote_code: bool = False) -> Any:
+    """The tokenizer :meth:`Backbone.load` would load for ``pretrained`` (an alias, hub id or local path, resolved by
+    :func:`tokrag_model.loading.resolve_pretrained`), without the weights (``tokrag leaderboard rescore``).
+
+    Raises:
+        ConfigError, OfflineError: ``pretrained`` cannot be resolved (:func:`tokrag_model.loading.resolve_pretrained`);
+            ConfigError naming ``pretrained`` and the folder when no tokenizer loads from it.
+    """
+    res = resolve_pretrained(str(pretrained), revision=revision)
+    try:
+        return _auto_tokenizer(res.path, revision, trust_remote_code)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"pretrained={pretrained!r}: cannot load a tokenizer from {res.path}: {_why(exc)}") from None
+
+
 @dataclass
 class Backbone:
     """A loaded causal LM shared by method instances: model, tokenizer, local folder, weights fingerprint."""
@@ -168,18 +195,17 @@ class Backbone:
             ``weight_layout``.
         """
         from huggingface_hub.errors import StrictDataclassError
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         res = resolve_pretrained(pretrained, revision=revision)  # the revision's snapshot (was always main)
         dev = resolve_device(device)
         td = torch_dtype(dtype)
         try:
-            tok = AutoTokenizer.from_pretrained(res.path, revision=revision, trust_remote_code=trust_remote_code)
+            tok = _auto_tokenizer(res.path, revision, trust_remote_code)
             model = AutoModelForCausalLM.from_pretrained(res.path, dtype=td, revision=revision,
                                                          trust_remote_code=trust_remote_code).to(dev).eval()
         except (OSError, ValueError, StrictDataclassError) as exc:  # the last: a config field of the wrong type
-            why = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
-            raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {why}") from None
+            raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {_why(exc)}") from None
         layout = set_linear_weight_layout(model, weight_layout, dev)
         return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""),
                    dev, layout, res.hub_commit)
