@@ -36,7 +36,7 @@ from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
-from .io import (INDEX_META, atomic_write_json, check_index_folder, file_lock, read_index_meta,
+from .io import (INDEX_META, atomic_write_json, check_index_folder, file_lock, invalid_unicode, read_index_meta,
                  remove_stale_scratch, scratch_dir)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
@@ -83,12 +83,10 @@ def validate_queries(queries: Mapping[str, str]) -> None:
             raise DataError(f"query {qid!r}: expected a string, got {type(text).__name__}")
         if not text.strip():
             raise DataError(f"query {qid!r} is empty or whitespace only; drop it or give it text")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
+        if invalid_unicode(text) is not None:
             raise DataError(
                 f"query {qid!r} is not valid Unicode (invalid UTF-8 was decoded into it); re-encode the topics as UTF-8"
-            ) from None
+            )
 
 
 # ----------------------------------------------------------------------------------------------- index

@@ -42,7 +42,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, gzip_errors, json_error, json_id, one_passage_id, read_jsonl
+from .io import BOM, gzip_errors, invalid_unicode, json_error, json_id, one_passage_id, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -136,8 +136,10 @@ class Corpus:
     from (None otherwise), so a command that rebuilds it can name it.
 
     Raises:
-        DataError: on an empty corpus, a duplicate docid, or a docid containing whitespace (TREC runs
-            are whitespace-separated); the message names ``source`` (or the ``where`` of the passages).
+        DataError: on an empty corpus, a duplicate docid, a docid containing whitespace (TREC runs
+            are whitespace-separated), or an id, title or text holding a lone surrogate (valid JSON ``"\\ud800"``,
+            which no index or run file can take: :func:`retrieval.io.invalid_unicode`); the message names ``source``
+            (or the ``where`` of the passages).
     """
 
     def __init__(self, passages: Iterable[Passage], name: str = "corpus", source: str | None = None,
@@ -155,6 +157,13 @@ class Corpus:
             if not p.docid or _WS.search(p.docid):
                 at = f"{where[i]}: passage" if where else f"{self.source}: passage #{i + 1}"
                 raise DataError(f"{at} has an empty id or one with whitespace: {p.docid!r}")
+            for field, value in (("id", p.docid), ("title", p.title), ("text", p.text)):
+                bad = invalid_unicode(value) if isinstance(value, str) else None
+                if bad is not None:  # valid JSON ("\\ud800"), but no index, run file or encoder can take it
+                    at = f"{where[i]}: passage" if where else f"{self.source}: passage #{i + 1}"
+                    raise DataError(f"{at} {p.docid!r} holds an invalid Unicode character in its {field} ({bad}: a lone "
+                                    "surrogate, half of a UTF-16 pair, as a JSON escape \\ud800 without its partner "
+                                    "writes it); remove the character or fix the text")
             if p.docid in self._pos:
                 first = self._pos[p.docid]
                 if where:

