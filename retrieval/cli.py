@@ -46,7 +46,8 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     """-> (queries, answers, gold docids) for a topics file or named set (module docstring).
 
     Args:
-        spec: a topics file or named set, optionally ``:N`` (the first N queries).
+        spec: a topics file or named set, optionally ``:N`` (the first N queries). An existing file is read as a file,
+            also when its path holds ':' (``run 10:00/q.jsonl``).
         data_dir: data folder of the named sets.
         corpus: a local :class:`retrieval.Corpus` the topics are retrieved from or scored against, or a function
             that loads it (called only when some gold id is left to check; it may return None: no check): the gold
@@ -76,6 +77,8 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         return queries, answers, gold
 
     name, has_n, n = spec.partition(":")
+    if has_n and Path(spec).expanduser().is_file():  # an existing file is read as a file ('run 10:00/q.jsonl')
+        name, has_n, n = spec, "", ""
     if name in ("nq-oracle", "nq-open") and has_n and not (n.isdigit() and int(n) >= 1):
         raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions >= 1 (e.g. {name}:200)")
     limit = int(n) if n.isdigit() else None
@@ -91,6 +94,9 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         items = list(topics.items())[: int(n) if n else None]
         return {q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {}
     if n and not n.isdigit():
+        if "/" in spec and name != "nq-open":  # a path that names no file ('run 10:00/q.jsonl'), not NAME:N
+            p = Path(spec).expanduser()
+            raise ConfigError(f"--topics {spec!r}: not a file{relative_note(p)} and not a named topic set (nq-oracle, nq-open)")
         raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions")
     if name == "nq-open":
         path = _data_dir(data_dir) / "nq_open" / "NQ-open.dev.jsonl"

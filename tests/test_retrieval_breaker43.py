@@ -52,3 +52,25 @@ def test_queries_keep_their_own_message():
 
     with pytest.raises(DataError, match=r"^query 'q1' is not valid Unicode \(invalid UTF-8 was decoded into it\)"):
         validate_queries({"q1": "a \ud800 b"})
+
+
+# ------------------------------------------------------------------------------------------- topics path with ':'
+def test_an_existing_topics_file_whose_path_holds_a_colon_is_read_as_a_file(tmp_path):
+    from retrieval.cli import load_topics
+
+    folder = tmp_path / "run 10:00"
+    folder.mkdir()
+    f = _jsonl(folder / "q.jsonl", [{"question": "who wrote hamlet", "answers": ["Shakespeare"]}])
+    assert load_topics(str(f)) == ({"q0": "who wrote hamlet"}, {"q0": ["Shakespeare"]}, {})
+
+
+def test_a_missing_path_with_a_colon_is_refused_as_no_file(tmp_path):
+    from retrieval.cli import load_topics
+
+    missing = tmp_path / "run 10:00" / "q.jsonl"
+    with pytest.raises(ConfigError, match=rf"^--topics '{missing}': not a file and not a named topic set"):
+        load_topics(str(missing))
+    with pytest.raises(ConfigError, match=r"^--topics 'mine:x': the part after ':' must be a number of questions$"):
+        load_topics("mine:x")
+    with pytest.raises(ConfigError, match=r"must be a number of questions >= 1 \(e\.g\. nq-oracle:200\)"):
+        load_topics("nq-oracle:x")
