@@ -52,9 +52,38 @@ def _bm25_searcher(index_dir: str, k1: float, b: float, corpus: Corpus) -> Bm25S
         lock=index_dir, usable=lambda ident, s: s.meta is None or ident[0] == corpus.fingerprint)
 
 
+WHOLE_PARAMS = {"rrf_k": "the RRF constant, default 60", "depth": "hits per retriever before fusion",
+                "max_length": "encoder tokens", "batch_size": "encoder batch size"}
+"""The retrieval parameters (and runtime options) that are whole numbers >= 1, with what each is, for messages."""
+
+
+def check_numbers(values: Mapping[str, Any], *, label=lambda name, value: f"{name}={value!r}", index: bool = False) -> None:
+    """The one range check of the numeric retrieval parameters, before any work: ``retrieve`` and the tasks'
+    ``retriever_params`` (:func:`_resolve_params`) and the CLI's options (``label`` names a value: ``rrf_k=-1`` here,
+    ``--rrf-k -1`` in the CLI). ``k1``, ``b`` and ``threads`` by :func:`retrieval.bm25.check_bm25_numbers` (``index``:
+    the threads index), the names of :data:`WHOLE_PARAMS` an integer >= 1 (``depth`` also a Java int). A value absent
+    or None is not checked.
+
+    Raises:
+        ConfigError: one line naming the parameter and its value: ``k1`` not a number >= 0, ``b`` not in [0, 1], an
+            ``rrf_k`` (a negative one divided by zero in the fusion), ``depth``, ``max_length``, ``batch_size`` or
+            ``threads`` that is not an integer >= 1 (a bool or a float neither).
+    """
+    from . import bm25  # looked up now: the library's own check, which the CLI's tests watch
+
+    bm25.check_bm25_numbers(values.get("k1"), values.get("b"), values.get("threads"), label=label, index=index)
+    for name, what in WHOLE_PARAMS.items():
+        v = values.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ConfigError(f"{label(name, v)}: must be a whole number >= 1 ({what})")
+    if values.get("depth") is not None:
+        check_java_int(values["depth"], label("depth", values["depth"]))
+
+
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
-    """-> (result-changing params with defaults filled in, runtime-only params). Unknown names, and a ``k1``, ``b``
-    or ``alpha`` that is nan, infinite or a bool -> ConfigError."""
+    """-> (result-changing params with defaults filled in, runtime-only params). Unknown names, a ``k1``, ``b``
+    or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list), and the ranges of
+    :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter."""
     params = dict(params or {})
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -80,17 +109,11 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
                           + f"{where}; valid: {', '.join(valid)}")
     for name in ("k1", "b", "alpha"):  # nan/inf scored every passage nan (a traceback writing the TREC run)
         v = params.get(name)
-        if isinstance(v, bool):  # True read as 1.0 (Bm25Searcher and a prebuilt hybrid refuse it)
+        # True read as 1.0 (Bm25Searcher and a prebuilt hybrid refuse it); "abc" and [1] were a ValueError and a
+        # TypeError from float() at search time; "0.9" is not taken either, as Bm25Searcher and the CLI do not
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
             raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
-        if isinstance(v, (int, float, str)):
-            try:
-                finite = math.isfinite(float(v))
-            except ValueError:
-                continue
-            if not finite:
-                raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
-    if isinstance(params.get("depth"), int):
-        check_java_int(params["depth"], f"depth={params['depth']!r}")
+    check_numbers({**params, **runtime})
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "

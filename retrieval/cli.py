@@ -271,18 +271,12 @@ def _check_numbers(a: argparse.Namespace) -> None:
 
     Raises:
         ConfigError: naming the option: --threads, --batch-size, --max-length, --depth or --rrf-k below 1,
-            --k1 below 0, --b outside [0, 1].
+            --k1 below 0, --b outside [0, 1] (:func:`retrieval.api.check_numbers`, the check of ``retrieve``'s params).
     """
-    from .bm25 import check_bm25_numbers  # the library's own check (build_bm25_index, Bm25Searcher), run before any work
+    from .api import WHOLE_PARAMS, check_numbers  # the library's own check (retrieve, tasks), run before any work
 
-    check_bm25_numbers(getattr(a, "k1", None), getattr(a, "b", None), getattr(a, "threads", None),
-                       label=lambda name, value: f"--{name} {value}", index=getattr(a, "action", None) == "build")
-    for opt in ("batch_size", "max_length", "depth", "rrf_k"):
-        v = getattr(a, opt, None)
-        if v is not None and v < 1:
-            raise ConfigError(f"--{opt.replace('_', '-')} {v}: must be >= 1")
-    if getattr(a, "depth", None) is not None:
-        check_java_int(a.depth, f"--depth {a.depth}")
+    check_numbers({name: getattr(a, name, None) for name in ("k1", "b", "threads", *WHOLE_PARAMS)},
+                  label=lambda name, value: f"--{name.replace('_', '-')} {value}", index=getattr(a, "action", None) == "build")
 
 
 def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int) -> None:

@@ -74,3 +74,51 @@ def test_a_missing_path_with_a_colon_is_refused_as_no_file(tmp_path):
         load_topics("mine:x")
     with pytest.raises(ConfigError, match=r"must be a number of questions >= 1 \(e\.g\. nq-oracle:200\)"):
         load_topics("nq-oracle:x")
+
+
+# ------------------------------------------------------------------------------------------- retriever params
+@pytest.mark.parametrize("retriever, params, message", [
+    ("hybrid", {"rrf_k": -1}, "rrf_k=-1: must be a whole number >= 1 (the RRF constant, default 60)"),
+    ("hybrid", {"rrf_k": 0}, "rrf_k=0: must be a whole number >= 1 (the RRF constant, default 60)"),
+    ("hybrid", {"rrf_k": 2.5}, "rrf_k=2.5: must be a whole number >= 1 (the RRF constant, default 60)"),
+    ("hybrid", {"depth": 0}, "depth=0: must be a whole number >= 1 (hits per retriever before fusion)"),
+    ("bm25", {"k1": "abc"}, "k1='abc' (--k1): k1 must be a finite number"),
+    ("bm25", {"k1": [1]}, "k1=[1] (--k1): k1 must be a finite number"),
+    ("bm25", {"b": "0.4"}, "b='0.4' (--b): b must be a finite number"),
+    ("bm25", {"k1": -1}, "k1=-1: BM25 k1 must be >= 0 (default 0.9)"),
+    ("bm25", {"b": 1.5}, "b=1.5: BM25 b must be between 0 and 1 (default 0.4)"),
+    ("bm25", {"threads": 0}, "threads=0: must be >= 1 (an integer number of threads)"),
+    ("dense", {"batch_size": 0}, "batch_size=0: must be a whole number >= 1 (encoder batch size)"),
+])
+def test_retriever_params_are_range_checked_as_the_cli_checks_its_options(retriever, params, message):
+    from retrieval.api import _resolve_params
+
+    with pytest.raises(ConfigError) as exc:
+        _resolve_params(retriever, params)
+    assert str(exc.value) == message
+
+
+def test_retrieve_refuses_a_negative_rrf_k_before_any_work(tmp_path, monkeypatch):
+    import retrieval.api as api
+    from retrieval.corpus import Corpus, Passage
+
+    monkeypatch.setattr(api, "hybrid_hits", lambda *a, **k: pytest.fail("searched"), raising=False)
+    corpus = Corpus([Passage("p1", "Paris", "Paris is the capital of France.")], name="one")
+    with pytest.raises(ConfigError, match=r"^rrf_k=-1: must be a whole number >= 1"):
+        api.retrieve(corpus, {"q": "capital"}, "hybrid", k=1, params={"rrf_k": -1}, cache_dir=tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_cli_uses_the_same_check(monkeypatch):
+    import argparse
+
+    import retrieval.api as api
+    from retrieval.cli import _check_numbers
+
+    seen = []
+    monkeypatch.setattr(api, "check_numbers", lambda values, **kw: seen.append(values))
+    _check_numbers(argparse.Namespace(k1=0.5, b=None, threads=None, rrf_k=3, depth=None, max_length=None, batch_size=None))
+    assert seen == [{"k1": 0.5, "b": None, "threads": None, "rrf_k": 3, "depth": None, "max_length": None, "batch_size": None}]
+    monkeypatch.undo()
+    with pytest.raises(ConfigError, match=r"^--rrf-k 0: must be a whole number >= 1 \(the RRF constant, default 60\)$"):
+        _check_numbers(argparse.Namespace(rrf_k=0))
