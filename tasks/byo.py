@@ -65,9 +65,21 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
 
     p = user_path(str(spec), "questions")[0]
     if p.is_file():
+        from retrieval.cache import _head
         from retrieval.io import read_jsonl
 
+        if _head(p).startswith(b"["):  # read_jsonl would call its first line "malformed JSON", as for a corpus or a run
+            import shlex
+
+            out = p.with_name(p.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".jsonl")
+            out = out if out != p else out.with_name(out.stem + ".lines.jsonl")
+            raise DataError(f"questions {p}: one JSON array, not JSON Lines; write one {{question, answers}} object per "
+                            f"line (jq -c '.[]' {shlex.quote(str(p))} > {shlex.quote(str(out))})")
         return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
+    if p.is_dir():
+        shown = sorted(f.name for f in p.iterdir() if f.name.endswith((".jsonl", ".jsonl.gz")))[:3]
+        raise ConfigError(f"questions {spec!r} is a folder, not a JSONL file; give the file itself"
+                          + (f" (it holds {', '.join(shown)})" if shown else " (one question per line)"))
     if not is_hub_id(spec):
         from retrieval.corpus import relative_note
 
@@ -115,13 +127,17 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         rows ``{qid, question, answers, gold_docids, where}`` in file order (``where`` = ``path:line``).
 
     Raises:
-        ConfigError: no ``questions`` given, or a path that does not exist. DataError: a missing or empty
-        field, answers that are not a non-empty list of strings, an id with whitespace, an empty, float or bool
+        ConfigError: no ``questions`` given, a path that does not exist, or a folder. DataError: a missing or empty
+        field, answers that are not a non-empty list of strings or only blank ones (no tokens,
+        :func:`retrieval.metrics.answer_tokens`, e.g. ``["", "\\u200b"]``), a ``.json`` file holding one JSON array
+        (not JSON Lines), an id with whitespace, an empty, float or bool
         id or gold id (:func:`retrieval.io.json_id`), a duplicate id (both lines named). OfflineError: a hub id
         that cannot be loaded.
     """
     if spec in (None, ""):
         raise ConfigError(f"the rag_qa_* tasks read your questions: {EXAMPLE}")
+    from retrieval.metrics import answer_tokens
+
     out: list[dict] = []
     first: dict[str, str] = {}
     for i, (where, r) in enumerate(_rows(str(spec), split or "test")):
@@ -135,7 +151,10 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         answers = r["answers"]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise DataError(f"{where}: 'answers' must be a list of strings, got {answers!r}")
-        answers = [a for a in answers if a.strip()]
+        given, answers = answers, [a for a in answers if a.strip() and answer_tokens(a)]  # metrics' blank test
+        if given and not answers:  # ["", "\u200b"]: no answer, which retrieval.metrics refuses
+            raise DataError(f"{where}: 'answers' {given!r} hold only blank strings (spaces or characters that do not "
+                            "print); give at least one gold answer")
         if not answers:
             raise DataError(f"{where}: 'answers' is empty; give at least one gold answer")
         if "gold_docids" not in r:  # a near miss would leave the questions without gold ids, silently

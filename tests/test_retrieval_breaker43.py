@@ -122,3 +122,47 @@ def test_the_cli_uses_the_same_check(monkeypatch):
     monkeypatch.undo()
     with pytest.raises(ConfigError, match=r"^--rrf-k 0: must be a whole number >= 1 \(the RRF constant, default 60\)$"):
         _check_numbers(argparse.Namespace(rrf_k=0))
+
+
+# ------------------------------------------------------------------------------------------- BYO questions
+def test_byo_questions_in_one_json_array_get_the_corpus_and_run_readers_words(tmp_path):
+    from tasks.byo import load_questions
+
+    f = tmp_path / "arr.json"
+    f.write_text(json.dumps([{"question": "a", "answers": ["x"]}], indent=2), encoding="utf-8")
+    with pytest.raises(DataError) as exc:
+        load_questions(str(f))
+    assert str(exc.value) == (f"questions {f}: one JSON array, not JSON Lines; write one {{question, answers}} object "
+                              f"per line (jq -c '.[]' {f} > {tmp_path / 'arr.jsonl'})")
+
+
+def test_byo_questions_that_name_a_folder_say_it_is_a_folder(tmp_path, monkeypatch):
+    from tasks.byo import load_questions
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "org" / "qs").mkdir(parents=True)
+    _jsonl(tmp_path / "org" / "qs" / "test.jsonl", [{"question": "a", "answers": ["x"]}])
+    with pytest.raises(ConfigError) as exc:
+        load_questions("org/qs")
+    assert str(exc.value) == "questions 'org/qs' is a folder, not a JSONL file; give the file itself (it holds test.jsonl)"
+
+
+@pytest.mark.parametrize("answers", [["", "\u200b"], ["\u200b"], [" \ufeff "]])
+def test_byo_answers_that_are_all_blank_are_refused_at_load_naming_the_line(tmp_path, answers):
+    from retrieval.metrics import answer_recall_at_k
+    from tasks.byo import load_questions
+
+    f = _jsonl(tmp_path / "zw.jsonl", [{"question": "a", "answers": ["x"]}, {"question": "b", "answers": answers}])
+    with pytest.raises(DataError) as exc:
+        load_questions(str(f))
+    assert str(exc.value) == (f"{f}:2: 'answers' {answers!r} hold only blank strings (spaces or characters that do not "
+                              "print); give at least one gold answer")
+    with pytest.raises(ConfigError, match="hold only blank strings"):  # the metrics' own refusal: the same test
+        answer_recall_at_k({"q0": [{"docid": "p", "text": "x"}]}, {"q0": answers}, 1)
+
+
+def test_byo_blank_answers_beside_a_real_one_are_dropped(tmp_path):
+    from tasks.byo import load_questions
+
+    f = _jsonl(tmp_path / "q.jsonl", [{"question": "a", "answers": ["\u200b", "Paris", " "]}])
+    assert load_questions(str(f))[0]["answers"] == ["Paris"]
