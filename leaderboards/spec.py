@@ -810,9 +810,44 @@ def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     family = entry.get("family") if isinstance(entry, dict) and entry.get("family") else (m.group("base") if m else name)
     if noise is None:
         noise = int(m.group("pct")) / 100.0 if m else None
-    if noise is not None and not (isinstance(noise, (int, float)) and 0.0 <= float(noise) <= 1.0):
+    if noise is not None and (isinstance(noise, bool) or not isinstance(noise, (int, float))
+                              or not 0.0 <= float(noise) <= 1.0):
         raise _err(path, f"tasks[{i}] ({name}): noise must be a ratio in [0, 1], got {noise!r}")
     return TaskSpec(task=name, noise=None if noise is None else float(noise), family=family, limit=limit)
+
+
+def task_noise(task: str, include_path: list[Path]) -> float | None:
+    """The share of passages ``task`` replaces by noise, as its YAML declares it: the metadata ``noise`` (with the files
+    it includes; what :func:`tasks.rag.add_noise` draws), else the ``_noiseNN`` of its name (a task that draws its
+    noise in its own loader, as the toy fixtures do), else 0.0. None when no YAML of the task is found (a task of
+    lm-eval's own registry: not known here) or its metadata ``noise`` is not a number (the task refuses it at load)."""
+    docs = _task_yaml_docs(task, tuple(Path(p) for p in include_path))
+    if not docs:
+        return None
+    meta = task_yaml_metadata(task, include_path)
+    if "noise" in meta:
+        try:
+            return float(meta["noise"])
+        except (TypeError, ValueError):
+            return None
+    m = _NOISE_RE.match(task)
+    return int(m.group("pct")) / 100.0 if m else 0.0
+
+
+def _check_task_noise(path: Path, i: int, entry: Any, t: TaskSpec, include_path: list[Path]) -> TaskSpec:
+    """``t`` with the noise its task draws (:func:`task_noise`): a spec entry's ``noise:`` labels the report's noise
+    column, its CSV/JSON and the robustness plot's x-axis, so a value other than the task's is refused (one line
+    naming the spec, the task and both values). Unchanged when the task's noise is not known here."""
+    declared = task_noise(t.task, include_path)
+    if declared is None:
+        return t
+    given = entry.get("noise") if isinstance(entry, dict) else None
+    if given is not None and abs(float(given) - declared) > 1e-9:
+        y = task_yaml_chain(t.task, include_path)[0][0]
+        raise _err(path, f"tasks[{i}] ({t.task}): noise {given!r} is not the noise the task draws, {declared:g} "
+                         f"(metadata noise of {y}, 0 when it sets none); drop noise: from the entry or give {declared:g}")
+    noise = declared if declared else (None if given is None else float(given))
+    return replace(t, noise=noise)
 
 
 def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
@@ -924,7 +959,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     Raises:
         ConfigError: unreadable YAML, unknown keys, a method setting a contract key (of any model)
             outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
-            (outside [0, 2**32 - 1]), limit or noise ratio, a ``max_length`` model argument at most ``max_gen_toks``
+            (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
+            (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
             greedily (:func:`_check_greedy`), a task with more than one lm-eval filter (:func:`_check_one_filter`),
             a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
@@ -999,8 +1035,6 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not isinstance(tasks_raw, list) or not tasks_raw:
         raise _err(path, "tasks: give a non-empty list of lm-eval task names")
     tasks = [_task_spec(path, i, t) for i, t in enumerate(tasks_raw)]
-    noisy_families = {t.family for t in tasks if t.noise}
-    tasks = [TaskSpec(t.task, 0.0, t.family, t.limit) if t.noise is None and t.family in noisy_families else t for t in tasks]
     tnames = [t.task for t in tasks]
     if len(set(tnames)) != len(tnames):
         raise _err(path, f"tasks: duplicate entries in {tnames}")
@@ -1033,6 +1067,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     for p in incs:
         if not p.is_dir():
             raise _err(path, f"include_path {p} is not a folder of lm-eval task YAMLs")
+    tasks = [_check_task_noise(path, i, e, t, incs) for i, (e, t) in enumerate(zip(tasks_raw, tasks))]
+    noisy_families = {t.family for t in tasks if t.noise}
+    tasks = [TaskSpec(t.task, 0.0, t.family, t.limit) if t.noise is None and t.family in noisy_families else t for t in tasks]
 
     # a primary metric the spec names must be one the tasks log (the pivot showed another metric under its heading);
     # the default (answer_match) falls back to word perplexity in a report of language-modelling tasks only
