@@ -29,7 +29,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------------------------- topics
 def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, only: Any = None,
-                present: Collection[str] = (), also: str = "",
+                present: Collection[str] = (), also: str = "", texts: Mapping[str, Any] | None = None, run: Any = None,
                 ) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
     """-> (queries, answers, gold docids) for a topics file or named set (module docstring).
 
@@ -55,18 +55,26 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             (:func:`retrieval.corpus.check_gold_ids`).
         present: ids known to be passages of the corpus (those of a run's ctxs): not checked.
         also: another way out, added to the message of a gold id the corpus lacks.
+        texts: the question texts a run stored (``{qid: text}``, a ctxs JSONL's ``query``/``question``), named
+            ``run`` in messages: each must be the topics' text under the same id (:func:`_same_questions`), or the
+            run would be scored against other questions' answers (automatic ids ``q<index>`` move when a line of the
+            topics is added or removed).
 
     Raises:
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
         malformed lines (file and line named), a gold id that is a float or holds whitespace
-        (:func:`retrieval.io.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named).
+        (:func:`retrieval.io.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named); with
+        ``texts``, a question whose text differs from the topics' under its id (:func:`_same_questions`).
     """
-    from .corpus import (check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field, relative_note,
-                         string_list, tsv_topics_file)
+    from .corpus import (QUESTION_FIELDS, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field,
+                         relative_note, string_list, tsv_topics_file)
     from .io import json_id, read_jsonl
     from .paths import data_dir as _data_dir
 
-    def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None) -> tuple[dict, dict, dict]:
+    def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None,
+                alts: dict | None = None) -> tuple[dict, dict, dict]:
+        if texts:
+            _same_questions(texts, queries, alts or {}, spec, run)
         if corpus is not None:
             todo = {q: [g for g in v if g not in present] for q, v in gold.items()
                     if q in queries and (only is None or q in only)}
@@ -92,7 +100,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         tname, n = _pyserini_topics_name(spec)
         topics = call_java("pyserini_topics", tname)
         items = list(topics.items())[: int(n) if n else None]
-        return {q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {}
+        return checked({q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {})
     if n and not n.isdigit():
         if "/" in spec and name != "nq-open":  # a path that names no file ('run 10:00/q.jsonl'), not NAME:N
             p = Path(spec).expanduser()
@@ -109,7 +117,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             qid = f"nq-open-{i}"
             queries[qid] = record_field(obj, ("question",), f"{path}:{lineno}")
             answers[qid] = string_list(obj, ("answer", "answers"), f"{path}:{lineno}")
-        return queries, answers, {}
+        return checked(queries, answers, {})
     p = Path(spec).expanduser()
     if not p.is_file():
         if "/" in spec or p.suffix:
@@ -120,10 +128,13 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     answers: dict[str, list[str]] = {}
     gold: dict[str, list[str]] = {}
     places: dict[str, str] = {}
+    alts: dict[str, list[str]] = {}  # every text field of a record: a run may have been retrieved with its 'query'
     if not tsv_topics_file(p):
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
+            if texts and qid in texts:
+                alts[qid] = [v for f in QUESTION_FIELDS if isinstance(v := obj.get(f), str)]
             if ans := string_list(obj, ("answers", "answer"), where):
                 answers[qid] = ans
             if string_list(obj, ("gold_docids",), where):  # its type checked; each id as a run's passage id is read
@@ -133,7 +144,49 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     if limit is not None:
         keep = list(queries)[:limit]
         queries = {q: queries[q] for q in keep}
-    return checked(queries, answers, gold, places)
+    return checked(queries, answers, gold, places, alts)
+
+
+def _question_key(text: str) -> str:
+    """A question's text as :func:`_same_questions` compares it: whitespace runs as one space, ends stripped, Unicode
+    NFC (the same words typed otherwise; no retriever reads them differently). Case and punctuation are kept."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", " ".join(text.split()))
+
+
+def _shown(text: str, width: int = 60) -> str:
+    """``text`` for a one-line message: whitespace runs as one space, cut to ``width`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def _same_questions(texts: Mapping[str, Any], queries: Mapping[str, str], alts: Mapping[str, list[str]], topics: str,
+                    run: Any) -> None:
+    """Refuse to score a run against topics whose question under one of the run's ids is another question.
+
+    ``tokrag retrieve`` stores each question's text, as the topics gave it, in the ctxs JSONL (``query``; FiD-style
+    files: ``question``), and ``retrieve eval`` matches the run to the topics by id. Topics without ids get
+    ``q<index>``, so one question inserted at the top of the file gave each old ranking another question's answers
+    and gold ids (the figures silently wrong). The texts are compared by :func:`_question_key`; a JSONL topics
+    record matches on any of its text fields (``alts``: ``question``, ``query``, ...), as the QA tasks retrieve
+    with a record's ``query`` when it has one. Ids of the run that the topics lack, and stored texts that are not
+    strings, are not compared.
+
+    Raises:
+        DataError: one line naming the run, the first differing id, both texts (shortened), how many of the shared
+            ids differ, and what to do.
+    """
+    shared = [q for q, t in texts.items() if q in queries and isinstance(t, str)]
+    differ = [q for q in shared if _question_key(texts[q]) not in
+              {_question_key(t) for t in (queries[q], *alts.get(q, ()))}]
+    if differ:
+        q = differ[0]
+        raise DataError(
+            f"run {run}: question {q!r} was retrieved for {_shown(texts[q])} but topics {topics!r} give "
+            f"{_shown(queries[q])} under that id ({len(differ)} of the {len(shared)} ids they share differ), so it would "
+            "be scored against another question's answers (ids q<index> move when a line is added or removed); score "
+            "the run with the topics it was retrieved with, or retrieve again with these topics")
 
 
 # ----------------------------------------------------------------------------------------------- parsers
@@ -641,9 +694,10 @@ def _expect(a: argparse.Namespace) -> int:
         if not is_ctxs_file(run_path):
             raise ConfigError(f"--run {run_path}: with --expect, give the run's ctxs JSONL (a TREC run holds no passage "
                               "texts; tokrag retrieve writes the ctxs JSONL beside it)")
-        ctxs, _ = read_ctxs_jsonl(run_path)
+        ctxs, texts = read_ctxs_jsonl(run_path)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
-        queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs))
+        queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs),
+                                             texts=texts, run=run_path)
         usable = _usable(ctxs, answers, gold, run_path, c["topics"])  # the rule of plain eval
         _coverage_note(ctxs, queries, c["topics"], run_path, _scored(ctxs, *usable))
         _ranking_notes(ctxs, *usable, run_path)
@@ -779,34 +833,35 @@ def _ctxs_beside(trec: Path) -> Path:
     return trec.with_name(trec.name.removesuffix(".trec").removesuffix(".txt") + ".ctxs.jsonl")
 
 
-def _trec_questions(trec: Path, ctxs: dict[str, list[dict]]) -> tuple[dict[str, list[dict]], bool]:
-    """-> (ctxs, whether the run's question set is known). A TREC run has no line for a question without passages,
+def _trec_questions(trec: Path, ctxs: dict[str, list[dict]]) -> tuple[dict[str, list[dict]], bool, dict[str, Any]]:
+    """-> (ctxs, whether the run's question set is known, the question texts the ctxs JSONL beside it stored). A TREC run has no line for a question without passages,
     so its file alone does not say which questions the run was made for; DPR's top-k accuracy (Karpukhin et al.
     2020, section 5.1) and trec_eval -c count such a question as a miss. ``tokrag retrieve`` writes a row for every
     question, passages or not, in the ctxs JSONL beside the TREC file (:func:`_ctxs_beside`): when that file holds
     the same rankings (the same questions with passages, the same passage ids in the same order), its questions are
     the run's, and those without a TREC line are added with an empty ranking (misses at every cut-off; a stderr note
     says how many). Otherwise (no such file, unreadable, or other rankings) the question set is unknown: ``ctxs``
-    unchanged and ``False`` (:func:`_trec_unknown_warning` then says which questions of the topics are left out)."""
+    unchanged and ``False`` (:func:`_trec_unknown_warning` then says which questions of the topics are left out), and no
+    texts (a TREC run holds none: the texts of a file with other rankings say nothing of this run)."""
     from .cache import read_ctxs_jsonl
 
     beside = _ctxs_beside(trec)
     if not beside.is_file():
-        return ctxs, False
+        return ctxs, False, {}
     try:
-        rows, _ = read_ctxs_jsonl(beside)
+        rows, texts = read_ctxs_jsonl(beside)
     except (DataError, OSError, UnicodeDecodeError):
-        return ctxs, False
+        return ctxs, False, {}
     same = set(ctxs) <= set(rows) and all(
         [str(c.get("docid")) for c in hits] == [c["docid"] for c in ctxs.get(q, [])] for q, hits in rows.items())
     if not same:
-        return ctxs, False
+        return ctxs, False, {}
     empty = [q for q in rows if q not in ctxs]
     if empty:
         print(f"note: the run's questions are those of {beside} (written beside {trec.name} by tokrag retrieve, the same "
               f"rankings): {len(empty)} of them have no TREC line ({_some_qids(empty)}), as a question without passages "
               "has none; DPR's top-k accuracy counts them as misses", file=sys.stderr)
-    return {q: ctxs.get(q, []) for q in rows}, True
+    return {q: ctxs.get(q, []) for q in rows}, True, texts
 
 
 def _trec_unknown_warning(trec: Path, ctxs: dict, answers: dict, gold: dict, topics: str) -> None:
@@ -845,18 +900,19 @@ def _eval(a: argparse.Namespace) -> int:
             raise ConfigError(f"--corpus {a.corpus}: the passage texts of a TREC run over a prebuilt corpus are not "
                               "local; score the run's ctxs JSONL (written beside it by tokrag retrieve) instead")
         corpus: Any = resolve_corpus(a.corpus, a.data_dir)
-        ctxs, questions_known = _trec_questions(run_path, _read_trec(run_path, corpus))
+        ctxs, questions_known, texts = _trec_questions(run_path, _read_trec(run_path, corpus))
         present: set[str] = set()
     else:
         questions_known = True  # a ctxs JSONL has a row for every question, one without passages included
-        ctxs, _ = read_ctxs_jsonl(run_path)
+        ctxs, texts = read_ctxs_jsonl(run_path)
         # the run carries its passages: a gold id among them is a passage; the corpus is read only for the others
         corpus = (lambda: resolve_corpus(a.corpus, a.data_dir)) if a.corpus and not prebuilt else None
         present = _run_docids(ctxs)
         if corpus is not None and a.corpus not in NAMED_CORPORA and not Path(a.corpus).expanduser().exists():
             corpus()  # a --corpus that names nothing is an error even when no gold id needs it (cheap: nothing is read)
     # with --corpus, the gold ids of the run's queries must be passages of it
-    queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs, present=present, also=NO_GOLD)
+    queries, answers, gold = load_topics(a.topics, a.data_dir, corpus=corpus, only=ctxs, present=present, also=NO_GOLD,
+                                         texts=texts, run=run_path)
     if not answers and not gold:
         if Path(a.topics).expanduser().is_file() and tsv_topics_file(a.topics):
             raise ConfigError(f"--topics {a.topics}: TSV topics (qid<TAB>query) carry no answers or gold ids, so a run "

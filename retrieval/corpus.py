@@ -727,6 +727,8 @@ def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLi
 # ----------------------------------------------------------------------------------------------- queries
 QID_FIELDS = ("qid", "id", "qId")
 """Where a JSONL topics record's query id is read from, the first present (not null) of them."""
+QUESTION_FIELDS = ("question", "query", "text", "qText")
+"""Where a JSONL topics record's question text is read from, the first present (not null) of them."""
 
 
 def jsonl_qid(obj: dict, index: int, where: str) -> str:
@@ -814,7 +816,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)
-            put(qid, record_field(obj, ("question", "query", "text", "qText"), where), where)
+            put(qid, record_field(obj, QUESTION_FIELDS, where), where)
     if not out:
         raise DataError(f"{p}: no queries in the file")
     return out

@@ -166,3 +166,68 @@ def test_byo_blank_answers_beside_a_real_one_are_dropped(tmp_path):
 
     f = _jsonl(tmp_path / "q.jsonl", [{"question": "a", "answers": ["\u200b", "Paris", " "]}])
     assert load_questions(str(f))[0]["answers"] == ["Paris"]
+
+
+# ------------------------------------------------------------------------------------------- eval: same questions
+QS = [{"question": "who wrote hamlet", "answers": ["Shakespeare"], "gold_docids": ["p1"]},
+      {"question": "what is the capital of france", "answers": ["Paris"], "gold_docids": ["p2"]}]
+PASSAGES = [{"id": "p1", "title": "Hamlet", "text": "Hamlet is a tragedy by William Shakespeare."},
+            {"id": "p2", "title": "Paris", "text": "Paris is the capital of France."}]
+
+
+def _run(path, texts, field="query"):
+    """A ctxs JSONL as tokrag retrieve writes it: q0 ranked p1, q1 ranked p2, each with the text it was retrieved for."""
+    rows = [{"qid": f"q{i}", field: t, "ctxs": [dict(PASSAGES[i], docid=PASSAGES[i]["id"], score=1.0, rank=1)]}
+            for i, t in enumerate(texts)]
+    return _jsonl(path, rows)
+
+
+def _eval(capsys, *args):
+    from retrieval.cli import main
+
+    main(["retrieve", "eval", *args, "--k", "1", "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_refuses_topics_whose_questions_moved_under_the_automatic_ids(tmp_path, capsys):
+    run = _run(tmp_path / "run.ctxs.jsonl", [q["question"] for q in QS])
+    topics = _jsonl(tmp_path / "q.jsonl", QS)
+    assert _eval(capsys, "--run", str(run), "--topics", str(topics))["gold@1"] == 1.0
+    moved = _jsonl(tmp_path / "q_v2.jsonl", [{"question": "who painted the last supper", "answers": ["Leonardo"]}, *QS])
+    with pytest.raises(DataError) as exc:
+        _eval(capsys, "--run", str(run), "--topics", str(moved))
+    assert str(exc.value) == (
+        f"run {run}: question 'q0' was retrieved for 'who wrote hamlet' but topics '{moved}' give 'who painted the "
+        "last supper' under that id (2 of the 2 ids they share differ), so it would be scored against another "
+        "question's answers (ids q<index> move when a line is added or removed); score the run with the topics it was "
+        "retrieved with, or retrieve again with these topics")
+
+
+def test_eval_compares_texts_up_to_whitespace_and_unicode_composition(tmp_path, capsys):
+    qs = [dict(QS[0], question="who wrote  hamle\u0301t "), QS[1]]  # NFD é, two spaces, a trailing space
+    run = _run(tmp_path / "run.ctxs.jsonl", ["who wrote haml\u00e9t", " what is the\tcapital of france"],
+               field="question")  # FiD-style field
+    topics = _jsonl(tmp_path / "q.jsonl", qs)
+    assert _eval(capsys, "--run", str(run), "--topics", str(topics))["gold@1"] == 1.0
+    capital = _jsonl(tmp_path / "cased.jsonl", [qs[0], dict(QS[1], question="What is the capital of France")])
+    with pytest.raises(DataError, match=r"question 'q1' was retrieved for 'what is the capital of france' but topics "
+                                        r".* give 'What is the capital of France' under that id \(1 of the 2 ids"):
+        _eval(capsys, "--run", str(run), "--topics", str(capital))
+
+
+def test_eval_accepts_the_query_field_a_task_retrieved_with(tmp_path, capsys):
+    run = _run(tmp_path / "run.ctxs.jsonl", ["hamlet author", QS[1]["question"]])
+    topics = _jsonl(tmp_path / "q.jsonl", [dict(QS[0], query="hamlet author"), QS[1]])
+    assert _eval(capsys, "--run", str(run), "--topics", str(topics))["gold@1"] == 1.0
+
+
+def test_eval_of_a_trec_run_checks_the_ctxs_jsonl_beside_it(tmp_path, capsys):
+    corpus = _jsonl(tmp_path / "passages.jsonl", PASSAGES)
+    trec = tmp_path / "run.trec"
+    trec.write_text("q0 Q0 p1 1 1.000000 bm25\nq1 Q0 p2 1 1.000000 bm25\n", encoding="utf-8")
+    _run(tmp_path / "run.ctxs.jsonl", [q["question"] for q in QS])
+    topics = _jsonl(tmp_path / "q.jsonl", QS)
+    assert _eval(capsys, "--run", str(trec), "--topics", str(topics), "--corpus", str(corpus))["gold@1"] == 1.0
+    moved = _jsonl(tmp_path / "q_v2.jsonl", [{"question": "who painted the last supper", "answers": ["Leonardo"]}, *QS])
+    with pytest.raises(DataError, match=rf"^run {trec}: question 'q0' was retrieved for 'who wrote hamlet' but topics"):
+        _eval(capsys, "--run", str(trec), "--topics", str(moved), "--corpus", str(corpus))

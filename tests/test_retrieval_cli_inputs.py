@@ -534,7 +534,8 @@ def test_eval_of_a_jsonl_run_reads_the_corpus_only_for_gold_ids_not_in_the_run(t
 
     # gold ids all among the run's passages (the run was retrieved from the corpus): the corpus is not read
     code, res = score([{"qid": "a", "question": "where is paris", "gold_docids": ["p2"]},
-                       {"qid": "b", "question": "who won", "answers": ["curie"], "gold_docids": ["p1"]}])
+                       {"qid": "b", "question": "who won the nobel prize in physics", "answers": ["curie"],
+                        "gold_docids": ["p1"]}])  # the text b was retrieved for: retrieve eval compares them
     assert code == 0 and loads == [] and json.loads(res.out)["gold@1"] == 1.0
     code, res = score([{"qid": "a", "question": "where is paris", "answers": ["paris"]}])  # answers only: nothing to check
     assert code == 0 and loads == [] and json.loads(res.out)["answer_recall@1"] == 1.0
