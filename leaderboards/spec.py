@@ -963,7 +963,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
             greedily (:func:`_check_greedy`), a task with more than one lm-eval filter (:func:`_check_one_filter`),
-            a folder given as the spec, a ``reference``/``closed_book`` that names no method, or a model's
+            a folder given as the spec, a ``reference``/``closed_book`` that names no method, a ``reference`` list
+            that is empty or names a method twice, a model whose ``methods`` hold no reference, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.
     """
     path = Path(path).resolve()
@@ -1053,9 +1054,15 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     references = [] if ref_raw is None else ([ref_raw] if isinstance(ref_raw, str) else ref_raw)
     if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
         raise _err(path, f"reference must be a method name or a list of them, got {ref_raw!r}")
+    if isinstance(ref_raw, list) and not references:  # a spec without paired tests leaves reference: out
+        raise _err(path, "reference: [] names no method; name the method(s) the paired tests compare with, or leave "
+                         "reference: out for a report without paired tests")
     for r in references:
         if r not in names:
             raise _err(path, f"reference {r!r} is not one of the methods {names}")
+    twice = sorted({r for r in references if references.count(r) > 1})
+    if twice:  # each paired section was printed once per mention
+        raise _err(path, f"reference: {twice} given more than once in {references}; give each method once")
     closed_book = raw.get("closed_book", "rag-none" if "rag-none" in names else None)
     if closed_book is not None and closed_book not in names:
         raise _err(path, f"closed_book {closed_book!r} is not one of the methods {names}")
@@ -1084,6 +1091,10 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
                              + (f" (did you mean {close[0]!r}?)" if close else "") + f"; they log {produced}")
     _check_one_filter(path, tnames, incs)
     models = _models(path, models_raw, shared, names, tnames)
+    for i, mod in enumerate(models):  # such a model got no paired section and no word about it
+        if references and mod.methods is not None and not set(references) & set(mod.methods):
+            raise _err(path, f"models[{i}] ({mod.name}).methods {list(mod.methods)} hold no reference method "
+                             f"{references}, so its methods would have no paired test; add a reference to its methods")
     if not models:
         shared = _prompt_contract(shared)
     _check_prompt_room(path, shared, models, models_raw, methods, tasks, incs)

@@ -64,3 +64,31 @@ def test_the_noise_comes_from_the_task(tmp_path):
     with pytest.raises(ConfigError, match=r"noise 0.5 is not the noise the task draws, 0.67 "):
         load_spec(write_spec(tmp_path / "toy2", tasks=["toy_qa", {"task": "toy_qa_noise67", "noise": 0.5}]))
 
+
+# --------------------------------------------------------------------------- 2. references that pair nothing
+
+@pytest.mark.parametrize("reference, match", [
+    ([], r"reference: \[\] names no method; .*or leave reference: out"),
+    (["standard", "standard"], r"reference: \['standard'\] given more than once in \['standard', 'standard'\]"),
+])
+def test_an_empty_or_repeated_reference_list_is_refused(tmp_path, reference, match):
+    """``reference: []`` gave a report without paired sections; a repeated reference printed its section twice."""
+    with pytest.raises(ConfigError, match=match) as exc:
+        load_spec(write_spec(tmp_path, tasks=["toy_qa"], extra={"reference": reference}))
+    assert "\n" not in str(exc.value) and "toy.yaml" in str(exc.value)
+
+
+def test_a_model_whose_methods_hold_no_reference_is_refused(tmp_path):
+    """Such a model got no paired section and no word about it."""
+    models = [{"name": "a"}, {"name": "b", "methods": ["none"]}]
+    with pytest.raises(ConfigError) as exc:
+        load_spec(write_spec(tmp_path, tasks=["toy_qa"], extra={"models": models}))
+    msg = str(exc.value)
+    assert "\n" not in msg and "toy.yaml" in msg
+    assert "models[1] (b).methods ['none'] hold no reference method ['standard'], so its methods would have no paired " \
+           "test; add a reference to its methods" in msg
+    # one of two references is enough, and a model with all the methods
+    spec = load_spec(write_spec(tmp_path / "ok", tasks=["toy_qa"],
+                                extra={"models": models, "reference": ["standard", "none"], "closed_book": "none"}))
+    assert [m.methods for m in spec.models] == [None, ("none",)]
+
