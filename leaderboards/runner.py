@@ -20,8 +20,8 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
 
 While a cell runs, its folder also holds ``journal.jsonl``, the request journal (a model that is :func:`replay_safe`
 only): a header line (:func:`_journal_header`), then one JSON line per chunk of ``progress_chunk * batch_size``
-requests, appended and fsynced as each chunk is computed (see :class:`_Journal`). It is deleted right after ``DONE``
-is written; one left by a kill in between is ignored (the folder is finished).
+requests with its SHA-256 (a line edited or damaged since is not replayed), appended and fsynced as each chunk is
+computed (see :class:`_Journal`). It is deleted right after ``DONE`` is written; one left by a kill in between is ignored (the folder is finished).
 
 A cell's inputs (task YAMLs, data files, dense encoders) are checked again before it starts and before its ``DONE``
 is written: an input edited during a run gives the later cells the key of the edited input, and a cell during whose
@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_bytes, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
@@ -1330,6 +1330,45 @@ def _valid_entry(e: Any) -> bool:
             and isinstance(e.get("wall_s"), (int, float)) and (e.get("rng") is None or isinstance(e["rng"], dict)))
 
 
+CHECKSUM = "sha256"
+"""The key of a journal chunk line that holds :func:`_entry_checksum` of the line (written by :meth:`_Journal.record`)."""
+
+
+def _entry_checksum(entry: dict) -> str:
+    """SHA-256 (hex) of a journal chunk line's canonical JSON (:func:`retrieval.io.canonical_json`), its own
+    :data:`CHECKSUM` key left out: the same for the line in memory and as read back from the file."""
+    return sha256_bytes(canonical_json({k: v for k, v in entry.items() if k != CHECKSUM}).encode("utf-8"))
+
+
+def _verified(entry: dict) -> bool:
+    """Whether a journal chunk line carries its own :func:`_entry_checksum` (False for one without: an older runner's,
+    which is not replayed: its responses cannot be told from a hand-edited line's)."""
+    return entry.get(CHECKSUM) == _entry_checksum(entry)
+
+
+def _unverified_message(entries: list[dict], index: int) -> str:
+    """The WARNING for cutting a journal at its chunk line ``index`` (0-based; line ``index + 2`` of the file) whose
+    checksum does not match or is missing: how many lines are dropped and computed again, and how many of those fail."""
+    e, rest = entries[index], entries[index:]
+    bad = sum(not _verified(x) for x in rest)
+    why = ("has no checksum (written by an older runner: not verified)" if CHECKSUM not in e
+           else "fails its checksum (edited or damaged after it was written)")
+    after = f" and the {len(rest) - 1} line(s) after it" if len(rest) > 1 else ""
+    return (f"the journal's line {index + 2} {why}: it{after} ({len(rest)} chunk(s), "
+            f"{sum(len(x['fingerprints']) for x in rest)} request(s); {bad} of them unverified) are dropped and "
+            "computed again")
+
+
+def _verified_requests(entries: list[dict]) -> int:
+    """The requests of the chunk lines before the first that fails its checksum (:func:`_verified`): what can replay."""
+    n = 0
+    for e in entries:
+        if not _verified(e):
+            break
+        n += len(e["fingerprints"])
+    return n
+
+
 def _chunk_difference(entry: dict, request_type: str, fps: list[str]) -> str:
     """What differs between a journal line and the chunk of requests in its place, for the log."""
     if entry["type"] != request_type:
@@ -1474,15 +1513,17 @@ class _Journal:
     (:func:`request_fingerprint`), their ``responses`` (:func:`_encode_response`), the arguments the model
     ``appended`` to each request (the ``tokrag_trace`` element), the chunk's ``stats`` (deltas of the model's
     ``forward_passes``, ``generated_tokens``, ``prompt_tokens``), its ``wall_s`` (seconds) and ``rng`` (the
-    random states after the chunk, :func:`_rng_state`, or null when the chunk drew nothing). Lines are
-    appended, flushed and fsynced one chunk at a time, so a kill loses at most the chunk in progress.
+    random states after the chunk, :func:`_rng_state`, or null when the chunk drew nothing) and ``sha256``
+    (:func:`_entry_checksum` of the rest). Lines are appended, flushed and fsynced one chunk at a time, so a kill loses at most the chunk in progress.
 
     The first line is the header: ``schema``, ``header`` (:func:`_journal_header`; a journal whose header differs
     from the new attempt's is discarded) and ``attempts`` (one dict per attempt at the cell, for provenance.json).
     A new attempt at the cell replays the lines in order while each chunk's fingerprints equal the line's:
     the stored responses are returned, the stored arguments re-appended as ``_attach_trace`` does, the random
     states restored, and nothing is computed. From the first chunk that differs on, the journal is cut there
-    and every chunk is computed. A torn line (killed mid-write) or one of another shape is cut off when loaded,
+    and every chunk is computed. A line is replayed only if its ``sha256`` (:data:`CHECKSUM`) is the
+    :func:`_entry_checksum` of the rest of it: from a line that fails it or has none (an older runner's) on, the
+    journal is cut, with one WARNING saying how many lines and requests are computed again. A torn line (killed mid-write) or one of another shape is cut off when loaded,
     with the lines after it.
     ``replayed``, ``stats`` and ``wall_s`` add up what was replayed.
     """
@@ -1536,7 +1577,7 @@ class _Journal:
                     torn = data.find(b"\n", pos) < 0
                     log.log(logging.INFO if torn else logging.WARNING, "%s: the journal's %s", label,
                             _dropped_lines(data, pos, len(j.entries) + 2))
-        j.attempts.append({**attempt, "journaled_requests": sum(len(e["fingerprints"]) for e in j.entries)})
+        j.attempts.append({**attempt, "journaled_requests": _verified_requests(j.entries)})
         head = (json.dumps({"schema": JOURNAL_SCHEMA, "header": header, "attempts": j.attempts}, sort_keys=True,
                            ensure_ascii=False) + "\n").encode("utf-8")
         atomic_write_bytes(path, head + b"".join(raws))
@@ -1557,12 +1598,17 @@ class _Journal:
 
     def plan(self, request_type: str, fingerprints: list[list[str]]) -> int:
         """How many of the chunks (``fingerprints``: one list per chunk, in order) replay from the cursor on;
-        the journal is cut at the first line that differs (request type or any fingerprint)."""
+        the journal is cut at the first line that differs (request type or any fingerprint) or that fails its checksum
+        (:func:`_verified`; a WARNING)."""
         n = 0
         while self.cursor + n < len(self.entries) and n < len(fingerprints):
             e = self.entries[self.cursor + n]
             if e["type"] != request_type or e["fingerprints"] != fingerprints[n]:
                 break
+            if not _verified(e):
+                log.warning("%s: %s", self.label, _unverified_message(self.entries, self.cursor + n))
+                self._cut(self.cursor + n)
+                return n
             n += 1
         if n < len(fingerprints) and self.cursor + n < len(self.entries):
             at = sum(len(e["fingerprints"]) for e in self.entries[: self.cursor + n])
@@ -1612,6 +1658,7 @@ class _Journal:
             line = {"schema": JOURNAL_SCHEMA, "type": request_type, "fingerprints": fingerprints,
                     "responses": [_encode_response(r) for r in responses], "appended": appended,
                     "stats": stats, "wall_s": round(wall_s, 6), "rng": rng}
+            line[CHECKSUM] = _entry_checksum(line)
             text = json.dumps(line, ensure_ascii=False, default=str, allow_nan=True) + "\n"
         except (_Unjournalable, TypeError, ValueError) as exc:
             log.warning("%s: %s cannot be journaled; the journal stops here for the rest of the cell (a kill from here on "
@@ -2033,13 +2080,16 @@ _JOBS_PREFIX = ".jobs-"
 
 def journaled_requests(path: Path) -> int:
     """The requests in the complete chunk lines of the journal ``path`` (its header line and a torn last line not
-    counted); read only, as :meth:`_Journal.load` would keep them if the header matches. 0 when unreadable."""
+    counted, nor the lines from the first that fails its checksum on: :func:`_verified`); read only, as
+    :meth:`_Journal.load` would keep them if the header matches. 0 when unreadable."""
     try:
         data = path.read_bytes()
     except OSError:
         return 0
     nl = data.find(b"\n")
-    return 0 if nl < 0 else sum(len(e["fingerprints"]) for e in _chunk_lines(data, nl + 1)[0])
+    if nl < 0:
+        return 0
+    return _verified_requests(_chunk_lines(data, nl + 1)[0])
 
 
 HELPER_GRACE_S = 3.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -91,4 +93,111 @@ def test_a_model_whose_methods_hold_no_reference_is_refused(tmp_path):
     spec = load_spec(write_spec(tmp_path / "ok", tasks=["toy_qa"],
                                 extra={"models": models, "reference": ["standard", "none"], "closed_book": "none"}))
     assert [m.methods for m in spec.models] == [None, ("none",)]
+
+
+# --------------------------------------------------------------------------- 3. the resume journal's checksums
+
+JOURNAL = "journal.jsonl"  # leaderboards.runner.JOURNAL, spelled out: the tests also run on the runner before checksums
+
+
+class _Killed(RuntimeError):
+    """Raised by the toy model's generate_until in place of a kill."""
+
+
+@pytest.fixture
+def killed_toy(tmp_path, monkeypatch):
+    """One ToyLM cell (toy_qa, 4 questions, one request per chunk) run uninterrupted into ``ref`` and killed on its
+    4th chunk into ``runs`` (3 journal lines); the run keys and commit pinned (others edit the hashed source meanwhile).
+    Returns ``(spec, calls, reference folder, killed folder)``; ``calls["n"]`` counts the computed chunks."""
+    import leaderboards.runner
+    from leaderboards.keys import cell_keys
+    from leaderboards.runner import _model_class, run_spec
+
+    from leaderboard_helpers import TOY
+
+    monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
+    frozen: dict = {}
+    monkeypatch.setattr(leaderboards.runner, "cell_keys",
+                        lambda spec, runs=None: frozen.setdefault(spec.path, cell_keys(spec)))
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=4, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first", "trace": "tokens"}}]))
+    cls = _model_class(TOY)
+    orig = cls.generate_until
+    calls = {"n": 0, "fail_at": None}
+
+    def generate_until(lm, requests, *args, **kw):
+        calls["n"] += 1
+        if calls["n"] == calls["fail_at"]:
+            calls["fail_at"] = None
+            raise _Killed("killed")
+        return orig(lm, requests, *args, **kw)
+
+    monkeypatch.setattr(cls, "generate_until", generate_until)
+    run_spec(spec, tmp_path / "ref", progress=False)
+    calls.update(n=0, fail_at=4)
+    with pytest.raises(_Killed):
+        run_spec(spec, tmp_path / "runs", progress=False)
+    calls["n"] = 0
+    ((_cell, key, _),) = leaderboards.runner.cell_keys(spec)
+    return spec, calls, tmp_path / "ref" / key, tmp_path / "runs" / key
+
+
+def _journal_lines(d: Path) -> tuple[str, list[dict]]:
+    header, *lines = (d / JOURNAL).read_text().splitlines()
+    return header, [json.loads(x) for x in lines]
+
+
+def _write_journal(d: Path, header: str, lines: list[dict]) -> None:
+    (d / JOURNAL).write_text("\n".join([header, *(json.dumps(x) for x in lines)]) + "\n")
+
+
+def _samples(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.glob("samples_*.jsonl"))}
+
+
+def test_a_tampered_journal_line_is_not_replayed(killed_toy, tmp_path, caplog):
+    """A hand-edited response (valid JSON, same fingerprints) was replayed into the finished cell."""
+    from leaderboards.runner import journaled_requests, run_spec
+
+    spec, calls, ref, got = killed_toy
+    header, lines = _journal_lines(got)
+    assert len(lines) == 3
+    lines[1]["responses"] = ["a tampered answer"]
+    _write_journal(got, header, lines)
+    assert journaled_requests(got / JOURNAL) == 1  # what can replay: the line before the tampered one
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls["n"] == 3 and json.loads((got / "cost.json").read_text())["resumed_requests"] == 1
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "checksum" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].endswith(
+        "the journal's line 3 fails its checksum (edited or damaged after it was written): it and the 1 line(s) after it "
+        "(2 chunk(s), 2 request(s); 1 of them unverified) are dropped and computed again")
+    assert _samples(ref) and _samples(got) == _samples(ref)
+    assert b"a tampered answer" not in b"".join(_samples(got).values())
+
+
+def test_a_journal_without_checksums_is_recomputed(killed_toy, tmp_path, caplog):
+    """A journal written before lines carried a checksum (an older runner's) is not verified: computed again."""
+    from leaderboards.runner import run_spec
+
+    spec, calls, ref, got = killed_toy
+    header, lines = _journal_lines(got)
+    _write_journal(got, header, [{k: v for k, v in x.items() if k != "sha256"} for x in lines])
+    caplog.set_level(logging.INFO, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls["n"] == 4 and json.loads((got / "cost.json").read_text())["resumed_requests"] == 0
+    assert "the journal's line 2 has no checksum (written by an older runner: not verified): it and the 2 line(s) " \
+           "after it (3 chunk(s), 3 request(s); 3 of them unverified) are dropped and computed again" in caplog.text
+    assert _samples(got) == _samples(ref)
+
+
+def test_an_intact_journal_still_replays(killed_toy, tmp_path):
+    """The checksums written with the lines verify: the 3 journaled chunks replay, one is computed."""
+    from leaderboards.runner import run_spec
+
+    spec, calls, ref, got = killed_toy
+    assert all(len(x["sha256"]) == 64 for x in _journal_lines(got)[1])
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls["n"] == 1 and json.loads((got / "cost.json").read_text())["resumed_requests"] == 3
+    assert _samples(got) == _samples(ref)
 
