@@ -89,9 +89,9 @@ PROMPTS = ("instruct", "base")
 """Prompt formats of the QA tasks (task metadata ``prompt``, tasks/README.md "Prompts"): a contract's ``prompt``."""
 _TOP_KEYS = {
     "name", "description", "include_path", "report_dir", "runs_dir", "reference", "shared", "tasks",
-    "seeds", "bootstrap", "methods", "notes", "subset", "metrics", "progress_chunk", "models", "closed_book",
+    "seeds", "bootstrap", "methods", "notes", "subset", "progress_chunk", "models", "closed_book",
     "primary_metric",
-}
+}  # no "metrics": nothing read it (metrics: [nope] passed); the tasks' metric lists and primary_metric say what is shown
 _MODEL_KEYS = {"name", "label", "shared", "tasks", "methods", "method_args", "notes"}
 _TASK_KEYS = {"task", "noise", "family", "limit"}
 _METHOD_KEYS = {"name", "model", "model_args", "gen_kwargs", "specific", "specific_gen_kwargs", "label", "notes"}

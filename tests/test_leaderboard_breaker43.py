@@ -201,3 +201,11 @@ def test_an_intact_journal_still_replays(killed_toy, tmp_path):
     assert calls["n"] == 1 and json.loads((got / "cost.json").read_text())["resumed_requests"] == 3
     assert _samples(got) == _samples(ref)
 
+
+# --------------------------------------------------------------------------- 4. metrics: read by nothing
+
+def test_a_top_level_metrics_key_is_refused(tmp_path):
+    """``metrics: [nope]`` passed: the key was allowed and nothing read it."""
+    with pytest.raises(ConfigError, match=r"top level: unknown key\(s\) 'metrics'"):
+        load_spec(write_spec(tmp_path, tasks=["toy_qa"], extra={"metrics": ["nope"]}))
+
