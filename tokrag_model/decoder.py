@@ -729,8 +729,11 @@ class MultiContextDecoder:
             self.mkl_rows = mkl_min_rows(model, self.max_batch_tokens) if cpu else MIN_GEMM_ROWS
             if self.mkl_rows is None and self.kernels is None:
                 threads = torch.get_num_threads()
+                dtype = next(model.parameters()).dtype
+                why = (f" (oneDNN packing needs float32 weights, these are {str(dtype).replace('torch.', '')}: "
+                       "dtype=float32, the default, packs)" if cpu and dtype != torch.float32 else "")
                 raise ConfigError(f"batch_invariant=true: on this CPU at {threads} thread(s) neither oneDNN's packed "
-                                  "products nor MKL's dense ones give a row the same bits at every batch size; pass "
+                                  f"products nor MKL's dense ones give a row the same bits at every batch size{why}; pass "
                                   "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1" if threads > 1 else ""))
             packed = self.kernels is not None
             self.min_gemm_rows = packed_pad_rows(model, self.kernels) if packed else self.mkl_rows
