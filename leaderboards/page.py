@@ -257,7 +257,7 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
         first = next(samples[m][d] for m in methods if d in samples[m])
         doc = first.get("doc") or {}
         right = [m for m in methods if d in samples[m] and is_right(samples[m][d].get(primary))]
-        summary = (f"#{d} {doc.get('qid', '')} &mdash; {e(str(doc.get('question', '')))} &mdash; "
+        summary = (f"#{d} {e(str(doc.get('qid', '')))} &mdash; {e(str(doc.get('question', '')))} &mdash; "
                    f"{e(LABELS.get(primary, primary))}: {len(right)}/{len(methods)} methods"
                    + (" right (lower is better: right = 0)" if lower else ""))
         parts.append(f'<details id="q{d}"><summary>{summary}</summary>')
