@@ -475,13 +475,69 @@ def _patch_harness(module):
     cls.execute = execute
 
 
+_CACHED_KINDS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
+
+
+def patch_caching_lm(module):
+    """lm-eval's ``--use_cache`` (``lm_eval.api.model.CachingLM``) keyed a response by ``hash_args(kind, req.args)``:
+    the request's arguments only (context, generation kwargs). A tokrag context holds the passages slot, never the
+    passages, so ``--tasks nq_oracle_bm25,nq_oracle_bm25_noise100 --use_cache C`` run twice gave nq_oracle_bm25
+    the noise100 task's answers (the same questions), and so for any tasks differing only in their passages (retriever,
+    noise, counterfactual, ``--metadata``) or a second model configuration given the same path. For a model with a
+    ``response_cache_args(kind, req)`` (:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`: the arguments plus
+    the model's identity and the doc's digest) the cache now looks up, and stores, each response under
+    ``hash_args(kind, response_cache_args(kind, req))``, the key the model's cache hook gives the responses it finishes
+    (a resumed run reads them); other models keep lm-eval's lookup. The loop is lm-eval 0.4.13's
+    (``CachingLM.__getattr__``): sampled generations (``do_sample``) are never read from the cache. Idempotent."""
+    cls = getattr(module, "CachingLM", None)
+    if cls is None or getattr(cls.__getattr__, "_tokrag", False):
+        return
+    original = cls.__getattr__
+
+    def __getattr__(self, attr):
+        fn = original(self, attr)
+        key_args = getattr(self.__dict__.get("lm"), "response_cache_args", None)
+        if attr not in _CACHED_KINDS or not callable(key_args):
+            return fn
+
+        def _fn(requests):
+            db, log = self.dbdict, module.eval_logger
+            log.info(f"Loading '{attr}' responses from cache '{self.cache_db}' where possible...")
+            keys = [module.hash_args(attr, key_args(attr, req)) for req in requests]
+            sampled = [attr == "generate_until" and bool(req.args[1].get("do_sample", False)) for req in requests]
+            if any(sampled):
+                log.warning(f"Arguments to lm.generate_until() '{requests[sampled.index(True)].args[1]}' include "
+                            "non-deterministic sampling. Caching will not be performed for such requests.")
+            res, todo = [], []
+            for i, (key, sample) in enumerate(zip(keys, sampled)):
+                hit = not sample and key in db
+                res.append(db[key] if hit else None)
+                if not hit:
+                    todo.append(i)
+            log.info(f"Cached requests: {len(requests) - len(todo)}, Requests remaining: {len(todo)}")
+            out = getattr(self.lm, attr)([requests[i] for i in todo]) if todo else []
+            for i, r in zip(todo, out, strict=True):
+                res[i] = r
+                db[keys[i]] = r
+            db.commit()
+            return res
+
+        return _fn
+
+    __getattr__._tokrag = True  # type: ignore[attr-defined]
+    __getattr__.__doc__ = original.__doc__
+    cls.__getattr__ = __getattr__
+
+
 def install():
     """Register the tokrag models (and tasks path) once lm-eval's registry is imported; patch lm-eval's CLI argument
     action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported), and its
-    ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error)."""
+    ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error); key ``--use_cache``
+    by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`)."""
     after_import(_TARGET, _after_registry)
     after_import("lm_eval._cli.utils", _patch_cli_utils)
     after_import("lm_eval._cli.harness", _patch_harness)
+    after_import("lm_eval.api.model", patch_caching_lm)
 
 
 install()

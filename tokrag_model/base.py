@@ -22,6 +22,12 @@ as one extra element ``{"tokrag_trace": {...}}``; lm-eval 0.4.13 writes the argu
 into the ``--log_samples`` JSONL (``arguments.gen_args_<i>.arg_<n>``), so the decisions travel with the
 sample. They are not attached when lm-eval's ``--use_cache`` is on (the response cache keys on the
 arguments).
+
+``--use_cache``: lm-eval's response cache (``CachingLM``) keyed a response by the request's arguments alone (context,
+generation kwargs), and a tokrag context holds only the passages slot, not the passages; its keys are now
+:meth:`RAGMethodLM.response_cache_args` (the arguments, the model's identity and the doc's digest:
+:func:`tokrag_model._lmeval_hook.patch_caching_lm`), so tasks that differ only in their passages, or two model
+configurations, never share a response, and the same command run again reads its own.
 """
 
 from __future__ import annotations
@@ -53,6 +59,9 @@ from .loading import (config_shape, model_shape, resolve_device, resolve_pretrai
                       torch_dtype, weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
 from .provenance import compute_environment  # noqa: E402
+from ._lmeval_hook import after_import, patch_caching_lm  # noqa: E402
+
+after_import("lm_eval.api.model", patch_caching_lm)  # --use_cache keys: response_cache_args (also without the .pth hook)
 
 log = logging.getLogger(__name__)
 
@@ -550,6 +559,30 @@ class RAGMethodLM(LM):
         args = tuple(a for a in req.args if not (isinstance(a, dict) and "tokrag_trace" in a))
         req.arguments = (*args, {"tokrag_trace": {"method": self.METHOD, **trace}})
 
+    def response_cache_args(self, attr: str, req: Instance) -> list:
+        """What lm-eval's ``--use_cache`` keys the response of ``req`` (an ``attr`` request: ``generate_until``,
+        ``loglikelihood``, ``loglikelihood_rolling``) by, hashed with lm-eval's ``hash_args(attr, ...)`` by the patched
+        ``CachingLM`` (:func:`tokrag_model._lmeval_hook.patch_caching_lm`) and by this model's cache hook: the request's
+        arguments (context and generation kwargs; the text of a rolling request), then ``{"tokrag_model": ...,
+        "tokrag_doc": ...}``, the SHA-256 of the method, weights and model-files fingerprints and resolved
+        configuration, and of the whole doc (question, passages with their ids and texts, run fingerprint). lm-eval
+        keyed by the arguments alone, whose context holds the passages slot, not the passages: a task that differs
+        only in its passages (noise, retriever, counterfactual, ``--metadata``) got another task's answers."""
+        n = 1 if attr == "loglikelihood_rolling" else 2
+        model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
+                            "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config},
+                           sort_keys=True, default=str)
+        doc = json.dumps(req.doc, sort_keys=True, default=str, ensure_ascii=False)
+        return [*req.args[:n], {"tokrag_model": hashlib.sha256(model.encode("utf-8")).hexdigest(),
+                                "tokrag_doc": hashlib.sha256(doc.encode("utf-8")).hexdigest()}]
+
+    def _to_cache(self, attr: str, req: Instance, response: Any) -> None:
+        """Give lm-eval's ``--use_cache`` one finished response under :meth:`response_cache_args` (nothing without
+        the cache)."""
+        hook = getattr(self, "cache_hook", None)
+        if getattr(hook, "dbdict", None) is not None:
+            hook.add_partial(attr, self.response_cache_args(attr, req), response)
+
     # ------------------------------------------------------------------ prompts
     def ctxs(self, doc: Any) -> list[dict]:
         k = self.resolved_config["k"]
@@ -749,7 +782,7 @@ class RAGMethodLM(LM):
                 if trace_prompts and trace is not None:
                     trace = {**trace, "prompts": prompts[i]}
                 self._attach_trace(requests[i], trace)
-                self.cache_hook.add_partial("generate_until", requests[i].args[:2], text)
+                self._to_cache("generate_until", requests[i], text)
             pbar.update(len(idxs))
         pbar.close()
         self._report_cuts()
@@ -813,8 +846,7 @@ class RAGMethodLM(LM):
             context, continuation = self.split_context(req.args[0], req.args[1])
             items.append((req.doc, context, self.cont_ids(context, continuation)))
         def done(i: int, result: tuple[float, bool, dict]) -> None:  # cached as it finishes (--use_cache resumes)
-            self.cache_hook.add_partial("loglikelihood", requests[i].args[:2],
-                                        (LogLikelihood(result[0], len(items[i][2])), result[1]))
+            self._to_cache("loglikelihood", requests[i], (LogLikelihood(result[0], len(items[i][2])), result[1]))
 
         out = []
         for req, (_, _, cont), (ll, greedy, trace) in zip(
@@ -880,7 +912,7 @@ class RAGMethodLM(LM):
             lls[i] = result[0]
             left[owner[i]] -= 1
             if not left[owner[i]]:
-                self.cache_hook.add_partial("loglikelihood_rolling", requests[owner[i]].args[:1], total(owner[i]))
+                self._to_cache("loglikelihood_rolling", requests[owner[i]], total(owner[i]))
 
         results = self.score_many(items, "loglikelihood_rolling", disable_tqdm, on_done=done)
         totals = [total(r) for r in range(len(requests))]

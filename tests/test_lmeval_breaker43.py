@@ -1,0 +1,107 @@
+"""Breaker 43's defects in ``lm_eval --model <tokrag model>`` use.
+
+1. ``--use_cache PATH`` handed one task's answers to another with the same questions: lm-eval's ``CachingLM`` keyed a
+   response by the request's arguments (context, generation kwargs), and a tokrag context holds the passages slot,
+   not the passages (``nq_oracle_bm25`` got ``nq_oracle_bm25_noise100``'s answers). The key now covers the doc and the
+   model configuration (:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`); the same requests again still
+   hit the cache (resume).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from lm_eval.api.instance import Instance
+from lm_eval.api.model import CacheHook, CachingLM
+
+from tokrag_model.methods import MODELS
+
+QUESTION = "who got the first nobel prize in physics"
+GOLD = [{"docid": "d1", "title": "Nobel Prize", "text": "The first Nobel Prize in Physics went to Wilhelm Roentgen.",
+         "rank": 1}]
+NOISE = [{"docid": "d9", "title": "Paris", "text": "Paris is the capital and most populous city of France.", "rank": 1}]
+
+
+def _doc(ctxs: list[dict]) -> dict:
+    return {"qid": "q0", "question": QUESTION, "answers": ["Wilhelm Roentgen"], "ctxs": ctxs}
+
+
+def _requests(kind: str, ctxs: list[dict]) -> list[Instance]:
+    doc = _doc(ctxs)
+    if kind == "generate_until":
+        args = (f"Question: {QUESTION}?\nAnswer:", {"until": ["\n"], "max_gen_toks": 4, "do_sample": False})
+    elif kind == "loglikelihood":
+        args = (f"Question: {QUESTION}?\nAnswer:", " Wilhelm Roentgen")
+    else:
+        args = ("The first Nobel Prize in Physics was awarded in 1901 to Wilhelm Conrad Roentgen.",)
+    return [Instance(kind, doc, args, 0)]
+
+
+class _Counting:
+    """Counts the requests that reach the model's ``kind`` (the rest came from the cache)."""
+
+    def __init__(self, lm, kind: str):
+        self.seen: list[Instance] = []
+        real = getattr(lm, kind)
+
+        def counted(requests, *a, **k):
+            self.seen.extend(requests)
+            return real(requests, *a, **k)
+
+        setattr(lm, kind, counted)
+
+
+def _through_cache(lm, path: str, kind: str, requests: list[Instance]) -> tuple[list, int]:
+    """``kind`` over ``requests`` through lm-eval's ``CachingLM`` at ``path``: (responses, requests the model ran)."""
+    counter = _Counting(lm, kind)
+    cached = CachingLM(lm, path)
+    try:
+        return getattr(cached, kind)(requests), len(counter.seen)
+    finally:
+        cached.dbdict.close()
+        lm.__dict__.pop(kind, None)
+        lm.set_cache_hook(CacheHook(None))
+
+
+@pytest.mark.parametrize("kind", ["generate_until", "loglikelihood", "loglikelihood_rolling"])
+def test_use_cache_never_hands_one_tasks_passages_answers_to_another(backbone, tmp_path, kind):
+    lm = MODELS["rag-standard"].with_backbone(backbone, batch_size=1)
+    path = str(tmp_path / "c_rank0.db")
+    gold, ran = _through_cache(lm, path, kind, _requests(kind, GOLD))
+    assert ran == 1
+    noisy, ran = _through_cache(lm, path, kind, _requests(kind, NOISE))  # same question, other passages
+    assert ran == 1  # it was 0: the gold task's response was returned
+    assert noisy == getattr(lm, kind)(_requests(kind, NOISE))
+    again, ran = _through_cache(lm, path, kind, _requests(kind, GOLD))  # the same command again: resumes
+    assert (again, ran) == (gold, 0)
+
+
+def test_use_cache_keys_the_model_configuration(backbone, tmp_path):
+    """Two model configurations given the same --use_cache path: the second computes its own answers."""
+    path, kind = str(tmp_path / "c_rank0.db"), "generate_until"
+    _through_cache(MODELS["rag-standard"].with_backbone(backbone, batch_size=1), path, kind, _requests(kind, GOLD))
+    other = MODELS["rag-standard"].with_backbone(backbone, batch_size=1, passage_template="Passage: {text}\n")
+    _, ran = _through_cache(other, path, kind, _requests(kind, GOLD))
+    assert ran == 1
+    _, ran = _through_cache(MODELS["rag-cad"].with_backbone(backbone, batch_size=1), path, kind, _requests(kind, GOLD))
+    assert ran == 1
+
+
+def test_a_finished_response_is_stored_under_the_key_the_cache_reads(backbone, tmp_path):
+    """The model's cache hook (what an interrupted run keeps) and the cache's lookup use one key: a run cut after the
+    model stored its response still finds it."""
+    lm = MODELS["rag-standard"].with_backbone(backbone, batch_size=1)
+    path, kind = str(tmp_path / "c_rank0.db"), "generate_until"
+    cached = CachingLM(lm, path)
+    first = lm.generate_until(_requests(kind, GOLD))  # the model alone, its hook set: as a run cut before the commit
+    cached.dbdict.close()
+    lm.set_cache_hook(CacheHook(None))
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("select count(*) from unnamed").fetchone()[0] == 1
+    finally:
+        con.close()
+    again, ran = _through_cache(lm, path, kind, _requests(kind, GOLD))
+    assert (again, ran) == (first, 0)
+
