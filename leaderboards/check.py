@@ -19,7 +19,10 @@ subtracting, so a baseline written from runs passes against those runs at any to
 over 3 questions, 0.6666..., is written as 0.666667 and compared as 0.666667). A baseline metric that a finished cell
 lacks is a FAIL line for that metric; a baseline cell without values (its run folder absent, unfinished or damaged, or
 the cell no longer in the spec) is one FAIL line for the cell (:class:`MissingCell`: why, and the command that runs it),
-counted as one check whatever the number of its metrics.
+counted as one check whatever the number of its metrics. A metric that the baseline checks (it has a tolerance) and
+that a finished cell's runs have, but that the baseline's entry of the cell lacks, is one ``NEW`` line
+(:class:`MetricNotInBaseline`: not compared, as a cell the baseline lacks is not). A tolerance's ``abs`` is a finite
+number >= 0.
 Metric values are the per-sample means that the report uses (same numbers, no CI needed). Every
 invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
 means equal results.json's, the same questions in every cell of a task) is checked too: each
@@ -29,6 +32,7 @@ violation is one more ``FAIL`` line naming the cell and the sample.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +120,23 @@ class NotInBaseline:
             return (f"NEW  {self.cell}  not in the baseline and not finished, so it has no values to check or accept "
                     f"({self.reason}); run it with {self.command}, then accept its values with --write")
         return f"NEW  {self.cell}  not in the baseline: not checked (accept its values with --write)"
+
+
+@dataclass(frozen=True)
+class MetricNotInBaseline:
+    """A metric that the baseline checks (it has a tolerance for it) and that a finished cell's runs have, but that
+    the baseline's entry of the cell lacks: reported, not compared (like :class:`NotInBaseline`); it was skipped
+    without a word."""
+
+    cell: str
+    metric: str
+    value: float
+    ok = True
+
+    def render(self) -> str:
+        """``NEW  <cell>  <metric> = v: not in the baseline's entry of the cell: not checked (...)``"""
+        return (f"NEW  {self.cell}  {self.metric} = {self.value:.4f}: not in the baseline's entry of the cell: not "
+                "checked (accept its value with --write)")
 
 
 @dataclass(frozen=True)
@@ -239,7 +260,7 @@ def json_kind(value: Any) -> str:
 
 def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a baseline file (JSON: ``{"spec": name, "cells": {cell id: {metric: number}}, "tolerances":
-    {metric: {"abs": number >= 0, "unit": text}}, "n": {cell id: questions}}``; ``spec`` and ``n`` optional).
+    {metric: {"abs": finite number >= 0, "unit": text}}, "n": {cell id: questions}}``; ``spec`` and ``n`` optional).
 
     Raises:
         ConfigError: one line naming the file, the field and what is wrong in JSON's words (a mapping, a list, a
@@ -263,6 +284,9 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         if not isinstance(b[key], dict):
             raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {json_kind(b[key])}; {BASELINE_FIX}")
     for m, t in b["tolerances"].items():  # unit optional: the check prints the metric's unit (report.UNITS) without one
+        if isinstance(t, dict) and is_number(t.get("abs"), 0) and not math.isfinite(t["abs"]):  # Infinity passed every value
+            raise ConfigError(f"baseline {path}: tolerances.{m}.abs must be a finite number >= 0, got {json_kind(t['abs'])} "
+                              f"(it would pass every value); {BASELINE_FIX}")
         if not isinstance(t, dict) or not is_number(t.get("abs"), 0) or not isinstance(t.get("unit", ""), str):
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0}} with an optional unit: text "
                               f"(e.g. {{\"abs\": 0.04, \"unit\": \"fraction of questions\"}}), got {json.dumps(t)}")
@@ -296,7 +320,7 @@ def _check_spec_name(spec: LeaderboardSpec, path: str | os.PathLike, b: dict[str
 
 
 def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
-                           baseline: str | os.PathLike) -> list[CheckLine | Violation | NotInBaseline]:
+                           baseline: str | os.PathLike) -> list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline]:
     """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
     see the module docstring. For a selection (``check --methods/--tasks/--models``,
     :meth:`leaderboards.spec.LeaderboardSpec.select`) only the selected cells are read and compared: a baseline cell
@@ -341,6 +365,8 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             why = "the cell's samples and results.json do not have this metric"
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
                                    why if v is None else ""))
+        have = values.get(cid, {})
+        lines += [MetricNotInBaseline(cid, m, have[m]) for m in sorted(set(have) & set(b["tolerances"]) - set(b["cells"][cid]))]
     lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
               NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs))
               for cid in loaded if cid not in b["cells"]]
@@ -425,15 +451,19 @@ def tolerance_line(b: dict[str, Any]) -> str:
             "'Regression check')")
 
 
-def summary_line(lines: list[CheckLine | Violation | NotInBaseline | QuestionCount | MissingCell]) -> str:
-    """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` when some were not compared). A check is one
-    (cell, metric) comparison, one cell whose question count differs or that has no values (:class:`MissingCell`:
-    one check however many metrics the baseline has for it), or one invariant violation."""
+def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline | QuestionCount | MissingCell]) -> str:
+    """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` and ``, W metric values not in the baseline`` when
+    some were not compared). A check is one (cell, metric) comparison, one cell whose question count differs or that
+    has no values (:class:`MissingCell`: one check however many metrics the baseline has for it), or one invariant
+    violation."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
-    checks = [x for x in lines if not isinstance(x, NotInBaseline)]
+    new_metrics = sum(isinstance(x, MetricNotInBaseline) for x in lines)
+    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline))]
     bad = sum(not x.ok for x in checks)
-    return f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL" + (f", {new} cells not in the baseline (not checked)" if new else "")
+    return (f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL"
+            + (f", {new} cells not in the baseline (not checked)" if new else "")
+            + (f", {new_metrics} metric values not in the baseline (not checked)" if new_metrics else ""))
 
 
-__all__ = ["CheckLine", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+__all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

@@ -209,3 +209,43 @@ def test_a_top_level_metrics_key_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"top level: unknown key\(s\) 'metrics'"):
         load_spec(write_spec(tmp_path, tasks=["toy_qa"], extra={"metrics": ["nope"]}))
 
+
+# --------------------------------------------------------------------------- 5. baseline tolerances, metrics, estimate
+
+@pytest.mark.parametrize("abs_text, match", [
+    ("Infinity", r"tolerances\.em\.abs must be a finite number >= 0, got the number inf \(it would pass every value\)"),
+    ("NaN", r"tolerances\.em must be \{abs: number >= 0\}"),  # these two were refused already
+    ("-0.5", r"tolerances\.em must be \{abs: number >= 0\}"),
+])
+def test_a_tolerance_that_is_not_a_finite_number_at_least_0_is_refused(tmp_path, abs_text, match):
+    """``abs: Infinity`` passed every value."""
+    from leaderboards.check import load_baseline
+
+    path = tmp_path / "b.json"
+    path.write_text('{"cells": {}, "tolerances": {"em": {"abs": %s}}}' % abs_text)
+    with pytest.raises(ConfigError, match=match):
+        load_baseline(path)
+
+
+def test_a_metric_missing_from_a_baseline_cell_gets_a_line(tmp_path):
+    """A baseline cell without one of the checked metrics skipped it without a word."""
+    from leaderboards.check import check_against_baseline, summary_line, write_baseline
+    from leaderboards.runner import run_spec
+
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=4))
+    run_spec(spec, tmp_path / "runs", progress=False)
+    path = tmp_path / "b.json"
+    written = write_baseline(spec, tmp_path / "runs", path)
+    value = written["cells"]["standard/toy_qa/seed1"]["f1"]
+    b = json.loads(path.read_text())
+    del b["cells"]["standard/toy_qa/seed1"]["f1"]
+    path.write_text(json.dumps(b))
+    lines = check_against_baseline(spec, tmp_path / "runs", path)
+    shown = [x.render() for x in lines]
+    assert f"NEW  standard/toy_qa/seed1  f1 = {value:.4f}: not in the baseline's entry of the cell: not checked " \
+           "(accept its value with --write)" in shown
+    assert all(x.ok for x in lines)
+    assert [s for s in shown if s.startswith(("OK", "FAIL")) and "standard/toy_qa/seed1  f1 " in s] == []
+    n = len(b["cells"]["standard/toy_qa/seed1"]) + len(b["cells"]["none/toy_qa/seed1"])
+    assert summary_line(lines) == f"{n} checks: {n} OK, 0 FAIL, 1 metric values not in the baseline (not checked)"
+
