@@ -129,8 +129,10 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
         js_min_layer: the dynamic rule's scan start (a layer or a fraction of the depth): the model's
             ``js_min_layer``, from which the records' gaps were recorded; None: the authors' 10/32.
     Raises:
-        ConfigError: no data set with strict tokens of both classes (:func:`check_both_classes`), no gap value, a bad ``policy``, or a ``js_min_layer`` outside
-            the model.
+        ConfigError: no data set with strict tokens of both classes (:func:`check_both_classes`), no gap value
+            (``auto`` / ``dynamic`` only: the fixed layer needs none; with ``fixed`` the ``dynamic`` summary then
+            has ``n_gaps`` 0 and None values, ``dev_auc_by_quantile`` is empty), a bad ``policy``, or a
+            ``js_min_layer`` outside the model.
     """
     import numpy as np
 
@@ -155,20 +157,24 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     except ValueError as exc:
         raise ConfigError(f"calibrate: {exc}; give --model-args js_min_layer= within the model") from None
     gaps = np.asarray(gap_values(records, min_layer))
-    if not len(gaps):
-        raise ConfigError("calibrate: no generation-relevant dev token (no gap values); raise --n")
+    if not len(gaps) and policy != "fixed":  # only the dynamic rule's threshold is a quantile of the gaps
+        raise ConfigError("calibrate: no generation-relevant dev token (no gap values) to choose the dynamic rule's "
+                          "threshold on; raise --n, or give --policy fixed (the fixed layer needs no gap)")
     by_q = []
-    for q in quantiles:
+    for q in quantiles if len(gaps) else ():
         thr = float(np.quantile(gaps, q))
         pol = Policy("dynamic", "dynamic", best_layer, thr, min_layer)
         # the share of strict tokens where the rule found no pair above the threshold (not the share at the fallback
         # layer, which also counts scan hits at ℓ = fallback + 1)
         by_q.append({"quantile": q, "threshold": thr, "auc": strict_auc(strict, pol),
                      "fallback_rate": sum(pol.fell_back(r) for r in strict) / len(strict)})
-    best_q = max(by_q, key=lambda v: (v["auc"], -v["quantile"]))
     fixed = {"layer": best_layer}
-    dynamic = {"layer": "dynamic", "js_threshold": best_q["threshold"], "js_min_layer": min_layer,
-               "layer_fallback": best_layer}
+    if by_q:
+        best_q = max(by_q, key=lambda v: (v["auc"], -v["quantile"]))
+        dynamic = {"layer": "dynamic", "js_threshold": best_q["threshold"], "js_min_layer": min_layer,
+                   "layer_fallback": best_layer}
+    else:  # --policy fixed without a gap value: no dynamic candidate (recorded as such)
+        best_q = {"quantile": None, "threshold": None, "auc": None, "fallback_rate": None}
     if policy == "auto":
         policy = "dynamic" if best_q["auc"] > by_layer[best_layer] else "fixed"
     return {
@@ -180,7 +186,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
                       "excluded_layers": [i for i in range(n_layers) if i not in eligible]},
             "dynamic": {**best_q, "min_layer": min_layer, "fallback": best_layer, "n_gaps": int(len(gaps)),
                         "uncalibrated_threshold": d.js_threshold,
-                        "uncalibrated_quantile": float((gaps <= d.js_threshold).mean())},
+                        "uncalibrated_quantile": float((gaps <= d.js_threshold).mean()) if len(gaps) else None},
             "dev_auc_by_layer": by_layer,
             "dev_auc_by_quantile": by_q,
             "dev_counts": token_counts(records),
@@ -297,16 +303,20 @@ def print_preset(preset: dict) -> None:
             mark += " (excluded: cannot see the whole span)"
         t.add_row(str(layer), ("n/a" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:.3f}") + mark)
     con.print(t)
-    con.print(f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
-              f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})", style="italic",
-              highlight=False)
-    t = Table()
-    for col in ("quantile", "threshold", "dev AUC", "fallback rate"):
-        t.add_column(col, justify="right")
-    for v in c["dev_auc_by_quantile"]:
-        t.add_row(f"{v['quantile']:.3f}", f"{v['threshold']:.3g}", "n/a" if v["auc"] is None else f"{v['auc']:.3f}",
-                  f"{v['fallback_rate']:.2f}")
-    con.print(t)
+    if not c["dev_auc_by_quantile"]:  # --policy fixed with no gap value: no dynamic candidate
+        con.print("dev dynamic rule: not calibrated (no generation-relevant dev token, so no gap value)",
+                  style="italic", highlight=False)
+    else:
+        con.print(f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
+                  f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})", style="italic",
+                  highlight=False)
+        t = Table()
+        for col in ("quantile", "threshold", "dev AUC", "fallback rate"):
+            t.add_column(col, justify="right")
+        for v in c["dev_auc_by_quantile"]:
+            t.add_row(f"{v['quantile']:.3f}", f"{v['threshold']:.3g}", "n/a" if v["auc"] is None else f"{v['auc']:.3f}",
+                      f"{v['fallback_rate']:.2f}")
+        con.print(t)
     con.print(f"preset params ({c['policy']}): {preset['params']}")
     note = small_sample_note(n["strict"], n.get("strict_benefit"))
     if note:
