@@ -14,7 +14,10 @@ this order (the first level that has a measurement wins, and is printed):
 5. ``--fallback-s-per-question`` if given; else the cell stays unestimated and is listed.
 
 The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
-number, else the ``n_samples`` of a finished cell of the same task and limit. Cell seconds add up to
+number, else the ``n_samples`` of a finished cell of the same task and limit. A limit is an upper bound of the count
+(a task may have fewer documents: ``limit: 10**9`` read as 3e9 questions): unless a finished cell of the task scored
+at least that many questions, the cell is marked ``questions_upper_bound`` and the total says how many cells' counts
+are their limit (:func:`count_is_upper_bound`). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
 free cores. The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
 unfinished cell could be estimated (unknown, not free).
@@ -120,6 +123,16 @@ def questions_of(cell: Cell, ms: list[Measurement]) -> int | None:
     return same[0] if same else None
 
 
+def count_is_upper_bound(cell: Cell, ms: list[Measurement]) -> bool:
+    """Whether :func:`questions_of` is only the cell's whole-number limit, its task's size unknown: no finished cell of
+    the task (``ms``) scored at least that many questions (a task with fewer documents scores fewer; its size is not
+    known before a cell of it finishes)."""
+    n = questions_of(cell, ms)
+    if n is None or n != cell.limit:
+        return False
+    return not any(m.task == cell.task.task and m.n >= n for m in ms)
+
+
 def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, jobs: int = 1,
              fallback: float | None = None) -> dict[str, Any]:
     """The estimate of every unfinished cell of ``spec`` (see the module docstring).
@@ -130,7 +143,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
-    ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
+    ``questions_upper_bound``: how many estimated cells count their limit as their questions, their task's size unknown
+    (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds). ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
     finished run under other inputs (a changed data folder, task, code: ``check`` names them), or "".
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
@@ -172,7 +186,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             continue
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
-                      "seconds": round(rate * n, 1)})
+                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, ms)})
     memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
     for c in cells:
@@ -193,6 +207,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
             "cells_todo": len(cells) + len(unest), "questions": None if unknown else sum(c["questions"] for c in cells),
+            "questions_upper_bound": sum(bool(c.get("questions_upper_bound")) for c in cells),
             "cell_hours": None if unknown else round(total / 3600, 2),
             "wall_hours": None if unknown else round(total / 3600 / jobs, 2), "jobs": jobs,
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
@@ -228,8 +243,11 @@ def render(est: dict[str, Any]) -> str:
                      f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})")
     else:
         partial = f" of the {_count(n_est, 'estimated cell')} (a lower bound: {_count(n_unest, 'cell')} not estimated)" if n_unest else ""
+        bound = est.get("questions_upper_bound") or 0
+        at_most = (f" (at most: the count of {_count(bound, 'cell')} is its limit, its task's size unknown until a cell "
+                   "of it finishes)" if bound else "")
         lines.append(f"total{partial}: "
-                     f"{est['questions']} questions, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
+                     f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                      f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")
     if est.get("other_inputs"):
         lines.append(est["other_inputs"])
@@ -243,4 +261,4 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "task_kind", "Measurement", "LEVELS"]
+__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "task_kind", "Measurement", "LEVELS"]

@@ -249,3 +249,19 @@ def test_a_metric_missing_from_a_baseline_cell_gets_a_line(tmp_path):
     n = len(b["cells"]["standard/toy_qa/seed1"]) + len(b["cells"]["none/toy_qa/seed1"])
     assert summary_line(lines) == f"{n} checks: {n} OK, 0 FAIL, 1 metric values not in the baseline (not checked)"
 
+
+def test_the_estimate_says_a_question_count_from_a_limit_is_an_upper_bound(tmp_path):
+    """``limit: 10**9`` was read as 10**9 questions per cell (the task has 24), without a word."""
+    from leaderboards.estimate import Measurement, count_is_upper_bound, estimate, render
+
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=10**9))
+    est = estimate(spec, tmp_path / "runs", fallback=1.0)
+    assert est["questions"] == 2 * 10**9 and est["questions_upper_bound"] == 2
+    assert all(c["questions_upper_bound"] for c in est["cells"])
+    assert "2000000000 questions (at most: the count of 2 cells is its limit, its task's size unknown until a cell of " \
+           "it finishes), " in render(est)
+    cell = spec.cells()[0]
+    done = Measurement(method="x", model="y", pretrained="p", k=3, task="toy_qa", kind="qa", limit=None, n=24, wall_s=1.0)
+    assert count_is_upper_bound(cell, []) and count_is_upper_bound(cell, [done])
+    small = load_spec(write_spec(tmp_path / "s", tasks=["toy_qa"], limit=12)).cells()[0]
+    assert not count_is_upper_bound(small, [done])  # a finished cell scored 24 >= 12 of the task's questions
