@@ -144,7 +144,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
     ``questions_upper_bound``: how many estimated cells count their limit as their questions, their task's size unknown
-    (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds). ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
+    (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds).
+    ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
     finished run under other inputs (a changed data folder, task, code: ``check`` names them), or "".
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of

@@ -21,7 +21,8 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
 While a cell runs, its folder also holds ``journal.jsonl``, the request journal (a model that is :func:`replay_safe`
 only): a header line (:func:`_journal_header`), then one JSON line per chunk of ``progress_chunk * batch_size``
 requests with its SHA-256 (a line edited or damaged since is not replayed), appended and fsynced as each chunk is
-computed (see :class:`_Journal`). It is deleted right after ``DONE`` is written; one left by a kill in between is ignored (the folder is finished).
+computed (see :class:`_Journal`). It is deleted right after ``DONE`` is written; one left by a kill in between is
+ignored (the folder is finished).
 
 A cell's inputs (task YAMLs, data files, dense encoders) are checked again before it starts and before its ``DONE``
 is written: an input edited during a run gives the later cells the key of the edited input, and a cell during whose
