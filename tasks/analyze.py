@@ -255,10 +255,15 @@ def preset_policy(preset: dict, n_layers: int, pretrained: str | None = None) ->
     Raises:
         ConfigError: ``--preset PATH (params.layer): layer=99 is outside the model's 30 layers (0..29); use a preset
             calibrated for this model (tokrag calibrate --model M --split dev)`` (the file and the fix, not only
-            the value).
+            the value); ``preset=PATH: params js_threshold, layer_fallback have no effect with the preset's
+            layer=14 ...``
+            (:func:`tokrag_model.methods.tokrag.preset_unused_dynamic`).
     """
-    from tokrag_model.methods.tokrag import calibrate_hint
+    from tokrag_model.methods.tokrag import calibrate_hint, preset_unused_dynamic
 
+    unused = preset_unused_dynamic(preset, lm_eval=False)
+    if unused:  # the dynamic rule's params beside a fixed layer: lm_eval refuses the preset alike
+        raise ConfigError(unused)
     try:
         return policy_from_params("calibrated", preset["params"], n_layers)
     except ConfigError as exc:

@@ -44,3 +44,70 @@ def test_policy_fixed_needs_no_gap_values(capsys) -> None:
         with pytest.raises(ConfigError, match=r"^calibrate: no generation-relevant dev token \(no gap values\) to choose "
                                               r"the dynamic rule's threshold on; raise --n, or give --policy fixed"):
             calibrate_records(recs, L, policy=policy, js_min_layer=1)
+
+
+# ------------------------------------------------------------------------------------------ 2. preset dynamic params
+def _preset(tmp_path: Path, params: dict, name: str = "p.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag",
+                                "model": {"pretrained": "smollm2-135m-instruct", "n_layers": 30}, "params": params}))
+    return path
+
+
+def _resolve(given: dict) -> dict:
+    from tokrag_model.args import COMMON_ARGS, parse_args
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    return TokRAGLM.resolve_args(parse_args("tokrag", {**COMMON_ARGS, **TokRAGLM.EXTRA_ARGS}, given), given)
+
+
+def test_a_preset_with_dynamic_params_beside_a_fixed_layer_is_refused_as_explicit_ones_are(tmp_path) -> None:
+    """``{"layer": 14, "js_threshold": 0.5, "layer_fallback": 3}`` loaded silently (the threshold and fallback did
+    nothing), while ``layer=14,js_threshold=0.5,layer_fallback=3`` is refused; now the preset is refused alike, in one
+    line naming the file and the params, by lm_eval's model and by ``tokrag analyze --preset``. Under an explicit
+    ``layer=dynamic`` the params apply (tests/test_model_lmeval.py), under an explicit fixed layer they are overridden."""
+    from tasks.analyze import preset_policy
+    from tokrag_model.methods.tokrag import TokRAGLM, read_preset
+
+    path = _preset(tmp_path, {"layer": 14, "js_threshold": 0.5, "layer_fallback": 3})
+    with pytest.raises(ConfigError) as exc:
+        _resolve({"preset": str(path)})
+    assert str(exc.value) == (
+        f"--model tokrag: preset={path}: params js_threshold, layer_fallback have no effect with the preset's layer=14 "
+        "(a fixed fusion layer); add layer=dynamic to the model arguments (or set params.layer to \"dynamic\" in the "
+        "preset) to use them, or drop them from the preset")
+    with pytest.raises(ConfigError, match=r"^--model tokrag: preset=.*: params js_threshold, layer_fallback have no "):
+        TokRAGLM(pretrained="no-such-model", preset=str(path))  # before the (missing) weights are looked up
+    with pytest.raises(ConfigError) as exc:
+        preset_policy(read_preset(path), 30)
+    assert str(exc.value) == (
+        f"preset={path}: params js_threshold, layer_fallback have no effect with the preset's layer=14 (a fixed fusion "
+        "layer); set params.layer to \"dynamic\" in the preset to use them, or drop them from the preset")
+    got = _resolve({"preset": str(path), "layer": "dynamic"})
+    assert (got["layer"], got["js_threshold"], got["layer_fallback"]) == ("dynamic", 0.5, 3)
+    assert _resolve({"preset": str(path), "layer": 12})["layer"] == 12
+    # no layer in the preset: the default fixed layer 0.625
+    bare = _preset(tmp_path, {"js_min_layer": 5}, "bare.json")
+    with pytest.raises(ConfigError, match=r"params js_min_layer has no effect with layer=0.625 \(the default: the "
+                                          r"preset sets none\) \(a fixed fusion layer\); .* to use it, or drop it"):
+        _resolve({"preset": str(bare)})
+    # a dynamic preset and a fixed one without dynamic params load as before
+    dyn = _preset(tmp_path, {"layer": "dynamic", "js_threshold": 0.5, "js_min_layer": 5, "layer_fallback": 3}, "d.json")
+    assert _resolve({"preset": str(dyn)})["js_min_layer"] == 5
+    assert preset_policy(read_preset(dyn), 30).min_layer == 5
+    assert _resolve({"preset": str(_preset(tmp_path, {"layer": 14}, "f.json"))})["layer"] == 14
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).parents[1] / "leaderboards" / "presets").glob("*.json")))
+def test_the_committed_presets_still_load(name) -> None:
+    """Each preset under leaderboards/presets/ resolves as lm_eval's model resolves it (the leaderboard's
+    ``tokrag-calibrated`` cells give ``preset=`` alone) and as ``tokrag analyze --preset`` reads it."""
+    from tasks.analyze import preset_policy
+    from tokrag_model.methods.tokrag import read_preset
+
+    path = Path(__file__).parents[1] / "leaderboards" / "presets" / name
+    raw = json.loads(path.read_text())
+    preset = read_preset(path, raw["model"]["fingerprint"], raw["model"]["n_layers"])
+    got = _resolve({"preset": str(path)})
+    assert got["layer"] == raw["params"]["layer"] and got.from_preset == frozenset(raw["params"])
+    assert preset_policy(preset, raw["model"]["n_layers"]).layer == raw["params"]["layer"]

@@ -733,6 +733,30 @@ DYNAMIC_ONLY = ("js_threshold", "js_min_layer", "layer_fallback")
 """Model arguments that act only with ``layer=dynamic`` (the JS-gap rule); given with a fixed layer they are an error."""
 
 
+def preset_unused_dynamic(preset: Mapping[str, Any], lm_eval: bool = True) -> str | None:
+    """The refusal (one line, from ``preset=PATH:``) of a preset whose ``params`` set :data:`DYNAMIC_ONLY`
+    arguments while its ``layer`` is a fixed one (absent: the default fixed layer), as the same arguments given
+    explicitly are refused; None when they have an effect (``layer: dynamic``) or there are none. Such a preset applies
+    under an explicit ``layer=dynamic`` model argument (or another explicit layer), which its caller checks first.
+
+    Args:
+        preset: the preset as :func:`read_preset` returns it (``path``: the file named).
+        lm_eval: the fix offers ``layer=dynamic`` in the model arguments (False: ``tokrag analyze --preset``, whose
+            calibrated row follows the preset's params alone, offers only the preset's own ``params.layer``).
+    """
+    params = preset.get("params") or {}
+    unused = [key for key in DYNAMIC_ONLY if params.get(key) is not None]
+    layer = params.get("layer", TokRAGParams().layer)
+    if not unused or layer == "dynamic":
+        return None
+    verb, them = ("has", "it") if len(unused) == 1 else ("have", "them")
+    which = f"the preset's layer={layer!r}" if "layer" in params else f"layer={layer!r} (the default: the preset sets none)"
+    add = "add layer=dynamic to the model arguments (or set params.layer to \"dynamic\" in the preset)" if lm_eval else \
+        "set params.layer to \"dynamic\" in the preset"
+    return (f"preset={preset.get('path')}: params {', '.join(unused)} {verb} no effect with {which} (a fixed fusion "
+            f"layer); {add} to use {them}, or drop {them} from the preset")
+
+
 def calibrate_hint(pretrained: str | None = None) -> str:
     """``use a preset calibrated for this model (tokrag calibrate --model M --split dev)``: the fix of a preset made
     for another model (``M``: ``pretrained`` when known)."""
@@ -996,7 +1020,8 @@ class TokRAGLM(RAGMethodLM):
                 ``cfg["preset"]`` without that check (the leaderboard's pre-run check, no model loaded).
         Raises:
             ConfigError: from :func:`read_preset`, or ``js_threshold``/``js_min_layer``/``layer_fallback`` given
-            while the resolved ``layer`` is not ``dynamic``.
+            while the resolved ``layer`` is not ``dynamic``, or set by the preset while its own (or the default)
+            fixed layer applies, no ``layer`` given explicitly (:func:`preset_unused_dynamic`).
         """
         out = dict(cfg)
         from_preset = []
@@ -1014,6 +1039,10 @@ class TokRAGLM(RAGMethodLM):
                 raise ConfigError(
                     f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} {verb} no effect with layer={out['layer']!r}"
                     f"{where} (a fixed fusion layer); add layer=dynamic to use {them}, or drop {them}")
+            if given.get("layer") is None:  # an explicit layer overrides the preset knowingly; else the same check
+                message = preset_unused_dynamic(preset) if out.get("preset") else None
+                if message:
+                    raise ConfigError(f"--model {cls.METHOD}: {message}")
         return ResolvedArgs(out, from_preset)
 
     @classmethod
