@@ -319,7 +319,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             a run of another model without it; ``--metadata '{"seed": 1234}'`` keeps the default draw).
         num_fewshot: ``--num_fewshot`` (None: not given). More than a QA task's few-shot pool (the ``fewshot``
             split, tasks/README.md "Splits") is refused, naming the pool's size (lm-eval's sampler would raise
-            ``Sample larger than population`` after the model load); so is a negative count.
+            ``Sample larger than population`` after the model load); so is a negative count, and any count for a task
+            of ours without a few-shot split (:func:`check_fewshot_source`: ``wiki_lm_bm25``).
         selected: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
             start-up hook expands ``--tasks`` once for all its checks); None: expanded here.
 
@@ -336,6 +337,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from retrieval.logs import follow_lm_eval_logging
 
     follow_lm_eval_logging()  # under lm_eval, the WARNINGs below in lm-eval's format
+    if selected is None:
+        selected = _expand_selected(task_manager, names)
+    check_fewshot_source(task_manager, names, num_fewshot, selected)  # any of our tasks: test docs as examples
     margs = _model_args(model_args)
     for one in _qa_selected(task_manager, names, selected):
         check_entry_metadata(one, metadata)  # first: what runs at all
@@ -366,6 +370,59 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             check_corpus_files(corpus)
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
+
+
+FEWSHOT_SOURCES = ("fewshot_split", "training_split", "validation_split")
+"""The config keys that give a task a few-shot pool apart from the documents it scores (lm-eval 0.4.13's
+``ConfigurableTask.fewshot_docs``: the ``fewshot_split``, else ``fewshot_config.samples``, else the training, else
+the validation split, else the test documents themselves)."""
+
+
+def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: Any,
+                         selected: list[_Selected] | None = None) -> None:
+    """Refuse ``--num_fewshot N`` (N > 0; without it, a task config's own ``num_fewshot``) for one of this package's
+    tasks that has no few-shot pool of its own (none of :data:`FEWSHOT_SOURCES`, no ``fewshot_config: samples``):
+    lm-eval then draws the examples from the test documents it scores (``wiki_lm_bm25 --num_fewshot 2`` put other
+    scored paragraphs in each prompt: word perplexity 33.2 -> 6.7), only logging a warning. Our tasks are those
+    :func:`_selects_ours` counts (our loader, or a YAML under the task folder), among ``selected`` (the tasks lm-eval
+    builds for ``names``, :func:`_expand_selected`; None: expanded here). The QA tasks have their ``fewshot`` split
+    (its size is checked by :func:`_check_fewshot_pool`).
+
+    Raises:
+        ConfigError: one line naming the task and why, before the model loads.
+    """
+    from pathlib import Path
+
+    from . import TASK_DIR
+
+    def count(value: Any) -> int:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return 0
+
+    if num_fewshot is not None and count(num_fewshot) <= 0:
+        return
+    root = Path(TASK_DIR).resolve()
+    for t in _expand_selected(task_manager, list(names or [])) if selected is None else selected:
+        cfg = t.cfg
+        n = count(num_fewshot if num_fewshot is not None else cfg.get("num_fewshot"))
+        if n <= 0:
+            continue
+        try:
+            ours = _our_loader(cfg.get("custom_dataset")) is not None or (
+                t.yaml_path is not None and Path(t.yaml_path).resolve().is_relative_to(root))
+        except (OSError, RuntimeError):
+            ours = False
+        fewshot = cfg.get("fewshot_config")
+        if not ours or any(cfg.get(key) for key in FEWSHOT_SOURCES) or (
+                isinstance(fewshot, dict) and fewshot.get("samples") is not None):
+            continue
+        flag = f"--num_fewshot {n}" if num_fewshot is not None else f"num_fewshot: {n} (task config)"
+        raise ConfigError(f"{flag}: task {t.name} has no few-shot split of its own (its YAML sets none of "
+                          f"{', '.join(FEWSHOT_SOURCES)}), so lm-eval would draw the examples from the "
+                          f"{cfg.get('test_split') or 'test'} documents it scores and put scored text into the "
+                          "prompts; drop --num_fewshot for this task")
 
 
 def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot: Any) -> None:

@@ -5,6 +5,8 @@
    not the passages (``nq_oracle_bm25`` got ``nq_oracle_bm25_noise100``'s answers). The key now covers the doc and the
    model configuration (:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`); the same requests again still
    hit the cache (resume).
+2. ``wiki_lm_bm25 --num_fewshot 2`` drew its examples from the scored test documents (the task has no few-shot split):
+   word perplexity 33.2 -> 6.7. Refused before the model loads for every task of ours without a few-shot pool.
 """
 
 from __future__ import annotations
@@ -105,3 +107,68 @@ def test_a_finished_response_is_stored_under_the_key_the_cache_reads(backbone, t
     again, ran = _through_cache(lm, path, kind, _requests(kind, GOLD))
     assert (again, ran) == (first, 0)
 
+
+# 2. wiki_lm_bm25 --num_fewshot 2: the task has only a test split, so lm-eval drew the examples from the scored documents
+@pytest.fixture(scope="module")
+def manager():
+    from lm_eval.tasks import TaskManager
+
+    from tasks import TASK_DIR
+
+    return TaskManager(include_path=str(TASK_DIR), include_defaults=False)
+
+
+@pytest.mark.parametrize("task", ["wiki_lm_bm25", "wikitext103_bm25_wiki"])
+def test_num_fewshot_is_refused_for_a_task_without_a_few_shot_split(manager, task):
+    from retrieval.errors import ConfigError
+    from tasks.precheck import check_selected_tasks
+
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(manager, ["nq_oracle_bm25", task], {}, num_fewshot=2)
+    assert str(exc.value) == (
+        f"--num_fewshot 2: task {task} has no few-shot split of its own (its YAML sets none of fewshot_split, "
+        "training_split, validation_split), so lm-eval would draw the examples from the test documents it scores and "
+        "put scored text into the prompts; drop --num_fewshot for this task")
+    check_selected_tasks(manager, [task], {}, num_fewshot=0)
+    check_selected_tasks(manager, [task], {})
+
+
+def test_a_yaml_that_includes_ours_with_its_own_num_fewshot_is_refused_too(manager, tmp_path):
+    from lm_eval.tasks import TaskManager
+
+    from retrieval.errors import ConfigError
+    from tasks import TASK_DIR
+    from tasks.precheck import check_selected_tasks
+
+    (tmp_path / "mine.yaml").write_text(f"include: {TASK_DIR}/wiki_lm/wiki_lm_bm25.yaml\ntask: my_wiki_lm\nnum_fewshot: 1\n")
+    tm = TaskManager(include_path=[str(TASK_DIR), str(tmp_path)], include_defaults=False)
+    with pytest.raises(ConfigError, match=r"^num_fewshot: 1 \(task config\): task my_wiki_lm has no few-shot split"):
+        check_selected_tasks(tm, ["my_wiki_lm"], {})
+    (tmp_path / "mine.yaml").write_text(f"include: {TASK_DIR}/wiki_lm/wiki_lm_bm25.yaml\ntask: my_wiki_lm\n"
+                                        "fewshot_config: {samples: [{prefix: a, continuation: ' b', ctxs: []}]}\n")
+    tm = TaskManager(include_path=[str(TASK_DIR), str(tmp_path)], include_defaults=False)
+    check_selected_tasks(tm, ["my_wiki_lm"], {}, num_fewshot=1)  # examples of its own: left to lm-eval
+
+
+# the two refusals through tokrag eval / lm_eval's CLI, before lm-eval builds the model
+@pytest.fixture
+def no_model(monkeypatch):
+    from tests.eval_helpers import stop_at_model_load
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("simple_evaluate was called: the model would have been built")
+
+    stop_at_model_load(monkeypatch, refuse)
+
+
+@pytest.mark.parametrize("args, start", [
+    (["--tasks", "wiki_lm_bm25", "--num_fewshot", "2"], "--num_fewshot 2: task wiki_lm_bm25 has no few-shot split"),
+ ])
+def test_refused_by_the_cli_before_the_model_loads(no_model, args, start):
+    from retrieval.errors import ConfigError
+    from tokrag_model.eval_cli import main
+
+    with pytest.raises(ConfigError) as exc:
+        main(["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
+              "--limit", "1", *args])
+    assert str(exc.value).startswith(start) and "\n" not in str(exc.value), str(exc.value)
