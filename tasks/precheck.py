@@ -576,6 +576,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
     * ``--gen_kwargs do_sample`` true, or ``temperature`` > 0 without ``do_sample=False``, with a tokrag method: the
       methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only).
+    * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
+      ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
+      (:func:`_check_model_max_gen_toks`).
     * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
@@ -633,6 +636,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
             given = ", ".join(f"{k}={gen[k]!r}" for k in ("do_sample", "temperature") if k in gen)
             raise ConfigError(f"--gen_kwargs {given}: --model {model} decodes greedily (every tokrag method does), so "
                               "the results would record sampling that did not happen; drop do_sample/temperature")
+        _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
     if output_path:
         path = Path(str(output_path))
         folder = path.parent if path.suffix == ".json" else path
@@ -647,6 +651,36 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         if problem:
             raise ConfigError(f"--use_cache {use_cache}: {problem}; lm-eval keeps its cache as {use_cache}_rank<N>.db "
                               "files: pass a path in a folder you can write")
+
+
+def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
+                              selected: list[_Selected] | None) -> None:
+    """``--model_args max_gen_toks=N`` with a tokrag method and a generation task whose generation kwargs (its YAML's
+    ``generation_kwargs`` with ``--gen_kwargs`` over them, as lm-eval merges them) set another ``max_gen_toks``: the
+    request's value wins (lm-eval's ``hf``), so the method refuses it in ``generate_until``
+    (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load (~25 s); refused here before it.
+    A value that is not an integer is left to the model's argument check."""
+    margs = _model_args(model_args)
+    if margs.get("max_gen_toks") is None:
+        return
+    try:
+        given = int(margs["max_gen_toks"])
+    except (TypeError, ValueError):
+        return
+    for t in _expand_selected(task_manager, names) if selected is None else selected:
+        if t.cfg.get("output_type") != "generate_until":
+            continue
+        task_gen = t.cfg.get("generation_kwargs")
+        merged = {**(task_gen if isinstance(task_gen, dict) else {}), **gen}
+        try:
+            wins = int(merged["max_gen_toks"]) if merged.get("max_gen_toks") is not None else given
+        except (TypeError, ValueError):
+            continue
+        if wins != given:
+            source = "--gen_kwargs" if "max_gen_toks" in gen else f"task {t.name}'s generation_kwargs"
+            raise ConfigError(f"--model {model}: max_gen_toks={given} (model argument) has no effect: {source} set "
+                              f"max_gen_toks={wins}, which win as in lm-eval's hf; pass --gen_kwargs max_gen_toks={given} "
+                              "instead")
 
 
 def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:

@@ -7,6 +7,8 @@
    hit the cache (resume).
 2. ``wiki_lm_bm25 --num_fewshot 2`` drew its examples from the scored test documents (the task has no few-shot split):
    word perplexity 33.2 -> 6.7. Refused before the model loads for every task of ours without a few-shot pool.
+3. ``--model_args max_gen_toks=64`` with a QA task (whose generation_kwargs set 32) was refused only after the model
+   load; now before it.
 """
 
 from __future__ import annotations
@@ -150,6 +152,31 @@ def test_a_yaml_that_includes_ours_with_its_own_num_fewshot_is_refused_too(manag
     check_selected_tasks(tm, ["my_wiki_lm"], {}, num_fewshot=1)  # examples of its own: left to lm-eval
 
 
+# 3. --model_args max_gen_toks=64 with a QA task: refused before the model load
+@pytest.mark.parametrize("model_args, gen_kwargs, refused", [
+    ("pretrained=m,max_gen_toks=64", None, "task nq_oracle_bm25's generation_kwargs set max_gen_toks=32"),
+    ("pretrained=m,max_gen_toks=64", {"max_gen_toks": 16}, "--gen_kwargs set max_gen_toks=16"),
+    ("pretrained=m,max_gen_toks=32", None, None),
+    ("pretrained=m,max_gen_toks=64", {"max_gen_toks": 64}, None),
+    ("pretrained=m", None, None)])
+def test_a_max_gen_toks_model_argument_the_task_overrides(manager, model_args, gen_kwargs, refused):
+    from retrieval.errors import ConfigError
+    from tasks.precheck import check_run_arguments
+
+    def check(tasks, model="rag-standard"):
+        check_run_arguments(manager, tasks, model=model, model_args=model_args, gen_kwargs=gen_kwargs or {})
+
+    check(["wiki_lm_bm25"])  # scoring only: max_gen_toks is never read
+    check(["nq_oracle_bm25"], model="hf")  # not a tokrag method: left to it
+    if refused is None:
+        check(["nq_oracle_bm25"])
+        return
+    with pytest.raises(ConfigError) as exc:
+        check(["wiki_lm_bm25", "nq_oracle_bm25"])
+    assert str(exc.value) == (f"--model rag-standard: max_gen_toks=64 (model argument) has no effect: {refused}, which "
+                              "win as in lm-eval's hf; pass --gen_kwargs max_gen_toks=64 instead")
+
+
 # the two refusals through tokrag eval / lm_eval's CLI, before lm-eval builds the model
 @pytest.fixture
 def no_model(monkeypatch):
@@ -163,7 +190,9 @@ def no_model(monkeypatch):
 
 @pytest.mark.parametrize("args, start", [
     (["--tasks", "wiki_lm_bm25", "--num_fewshot", "2"], "--num_fewshot 2: task wiki_lm_bm25 has no few-shot split"),
- ])
+    (["--tasks", "nq_oracle_bm25", "--model_args", "pretrained=smollm2-135m-instruct,max_gen_toks=64",
+      "--apply_chat_template"],
+     "--model rag-standard: max_gen_toks=64 (model argument) has no effect: task nq_oracle_bm25's generation_kwargs")])
 def test_refused_by_the_cli_before_the_model_loads(no_model, args, start):
     from retrieval.errors import ConfigError
     from tokrag_model.eval_cli import main
