@@ -21,7 +21,8 @@ scored on exactly the same tokens (:class:`Policy`):
 * ``default``: the authors' collaborative decoder, fixed layer ``round(0.625·depth)`` (20 of 32);
 * ``dynamic``: the JS-gap rule with the model's ``js_threshold`` / ``js_min_layer`` / ``layer_fallback``
   (``--model-args``; by default the authors' constants: threshold 5e-7, scan above 10/32 of the depth,
-  fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`);
+  fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`, or the ``--preset``'s
+  where it is lower, :func:`widen_records_scan`);
 * ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (with ``--split dev`` on
   the preset's own dev data, its in-sample fit: the row and a note say so, :func:`preset_in_sample`);
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
@@ -271,6 +272,35 @@ def preset_policy(preset: dict, n_layers: int, pretrained: str | None = None) ->
         key = msg.partition("=")[0]
         where = f"--preset {preset.get('path')}" + (f" (params.{key})" if key in preset["params"] else "")
         raise ConfigError(f"{where}: {msg}; {calibrate_hint(pretrained)}") from None
+
+
+def widen_records_scan(lm: Any, policies: Sequence[Policy]) -> int | None:
+    """Make ``lm``'s records (:func:`collect_records`) hold the dynamic rule's gaps from the lowest scan start of the
+    ``dynamic``-kind ``policies`` (``--preset``'s ``js_min_layer`` below the model's): the records' gaps start above
+    the model's ``js_min_layer`` (:meth:`tokrag_model.methods.tokrag.TeacherForced.records`), and a policy scanning
+    lower failed on them after all the scoring ("the records have no gap for layer pair 6"). Only the scan start
+    changes (``lm.params.js_min_layer`` and ``lm.scorer``, rebuilt with it), so the records' key
+    (:func:`records_config`) names the lower start and records scanned from another start are not reused; the
+    ``dynamic`` row keeps the model's arguments (:func:`dynamic_params`, read before). Nothing changes where no
+    policy scans below the model's start (the default analysis, a fixed-layer preset).
+
+    Args:
+        lm: a loaded ``TokRAGLM``; ``policies``: as :func:`standard_policies` returns them.
+    Returns:
+        the new scan start (a layer index), or None when it was left as it was.
+    """
+    from tokrag_model.methods.tokrag import TokRAGScorer, resolve_layer
+
+    starts = [p.min_layer for p in policies if p.kind == "dynamic" and p.min_layer is not None]
+    n_layers = lm.decoder.n_layers
+    if not starts or min(starts) >= resolve_layer(lm.params.js_min_layer, n_layers, "js_min_layer"):
+        return None
+    params = replace(lm.params, js_min_layer=min(starts))
+    lm.scorer = TokRAGScorer(lm.decoder, params, lm.scorer.is_function, lm.scorer.is_skip, warn_sliding=False)
+    lm.params = params
+    log.info("records: the dynamic rule's gaps are recorded from layer pair %d (a policy scans from js_min_layer=%d, "
+             "below the model's)", min(starts) + 1, min(starts))
+    return min(starts)
 
 
 def dynamic_params(lm: Any) -> dict[str, Any]:
@@ -1108,6 +1138,7 @@ def main(argv: list[str] | None = None) -> int:
         for message in preset_mismatches(preset, lm, args):
             log.warning("%s", message)
         policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
+        widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]

@@ -111,3 +111,67 @@ def test_the_committed_presets_still_load(name) -> None:
     got = _resolve({"preset": str(path)})
     assert got["layer"] == raw["params"]["layer"] and got.from_preset == frozenset(raw["params"])
     assert preset_policy(preset, raw["model"]["n_layers"]).layer == raw["params"]["layer"]
+
+
+# ------------------------------------------------------------------------------------------ 1. --preset scan start
+def _scanned_record(fake):
+    """Records as the decoder writes them (4 layers): gaps only at the pairs above the model's scan start
+    (``fake.lm.params.js_min_layer``, as it is when the sample is scored); even samples benefit, odd ones detriment."""
+    from tasks import analyze
+    from tokrag_model.methods.tokrag import resolve_layer
+
+    def record(i, sid):
+        start = resolve_layer(fake.lm.params.js_min_layer, 4, "js_min_layer")
+        tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
+        gaps = [1e-6 * (ell + i) if ell > start else None for ell in range(4)]
+        return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, False, 0.2,
+                                    [0.1 * (j + 1) + 0.05 * i for j in range(4)], gaps, (0.3, 0.2))]
+    return record
+
+
+def test_analyze_preset_scanning_below_the_models_start_records_its_gaps(monkeypatch, tmp_path) -> None:
+    """``tokrag analyze --preset P`` with P's dynamic rule scanning from js_min_layer=0 (below the model's default
+    start, round(10/32*4) = 1) failed after all the scoring: "policy calibrated: the records have no gap for layer
+    pair 1 (they scan from a later layer)". Now the records scan from the lower start (their key names it, so records
+    of the default start are not reused for it), the calibrated row is scored, the dynamic row keeps the model's
+    start; a run without such a preset keeps the default records (same file, reused)."""
+    from types import SimpleNamespace
+
+    from tasks import analyze
+    from tests.analyze_fakes import install_fake
+    from tokrag_model.methods.tokrag import TokRAGParams
+
+    holder = SimpleNamespace()
+    fake = install_fake(monkeypatch, lambda i, sid: _scanned_record(holder.fake)(i, sid))
+    holder.fake = fake
+    fake.lm.scorer = SimpleNamespace(is_function=lambda t: False, is_skip=lambda t: False)
+    fake.lm.decoder.windows = None
+    preset = tmp_path / "p.json"
+    preset.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag",
+                                  "model": {"pretrained": "fake-lm", "fingerprint": "fp0", "n_layers": 4},
+                                  "params": {"layer": "dynamic", "js_threshold": 1e-12, "js_min_layer": 0,
+                                             "layer_fallback": 2}}))
+    out = tmp_path / "an"
+    base = ["--data", "wiki", "--split", "test", "--out", str(out), "--n", "4", "--bootstrap", "5"]
+    assert analyze.main(base) == 0  # the default analysis: scan from layer 1
+    plain = json.loads((out / "results.json").read_text())
+    assert plain["configs"]["wiki"]["tokrag"]["js_min_layer"] == TokRAGParams().js_min_layer
+    assert len(fake.scored) == 4
+
+    fake.lm.params = TokRAGParams()
+    assert analyze.main(base + ["--preset", str(preset)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    cfg = res["configs"]["wiki"]
+    assert cfg["tokrag"]["js_min_layer"] == 0 and cfg["reused"] == 0 and len(fake.scored) == 8  # rescored from pair 1
+    assert cfg["records_file"] != plain["configs"]["wiki"]["records_file"]
+    pols = res["results"]["wiki"]["policies"]
+    # pair 1 holds a gap 1e-6*(1+i) > 1e-12 at every token: layer 0
+    assert pols["calibrated"]["describe"] == "JS-gap > 1e-12 above layer 0, else 2" and pols["calibrated"]["mean_layer"] == 0.0
+    assert pols["dynamic"]["describe"] == "JS-gap > 5e-07 above layer 1, else 2"  # the model's own start
+
+    for argv in (base + ["--preset", str(preset)], base):  # the same runs again: each records file reused
+        fake.lm.params = TokRAGParams()  # as a new process loads the model
+        assert analyze.main(argv) == 0
+        assert json.loads((out / "results.json").read_text())["configs"]["wiki"]["reused"] == 4
+    assert len(fake.scored) == 8  # nothing scored again
+    assert json.loads((out / "results.json").read_text())["results"] == plain["results"]
