@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                   "files: rerun the same command to resume from them", file=sys.stderr)
         else:
             print("tokrag eval: interrupted; lm-eval writes results only when a run ends, so this one saved nothing. "
-                  "To keep finished requests across a rerun, pass --use_cache PATH (one path per model configuration; "
-                  "the --log_samples traces are then not recorded), or run cells with 'tokrag leaderboard run', which "
+                  "To keep finished requests across a rerun, pass --use_cache PATH (the --log_samples traces are then "
+                  "not recorded), or run cells with 'tokrag leaderboard run', which "
                   "resumes", file=sys.stderr)
         return 130
     finally:
