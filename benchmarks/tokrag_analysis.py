@@ -138,9 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings = []  # calibrated here, on this run's prompt format and dtype
     calibrate.print_preset(preset)
 
-    # 2. the study on test tokens
+    # 2. the study on test tokens (a preset scanning below the model's js_min_layer: its gaps recorded too)
+    policies = analyze.standard_policies(n_layers, preset, dynamic=analyze.dynamic_params(lm))
+    analyze.widen_records_scan(lm, policies)
     test, test_cfgs = analyze.collect_all(lm, ns, "test")
-    results = analyze.analyze_records(test, analyze.standard_policies(n_layers, preset, dynamic=analyze.dynamic_params(lm)), args.bootstrap, 0)
+    results = analyze.analyze_records(test, policies, args.bootstrap, 0)
     analyze.report(results, Path(args.out), n_layers, args.layers,
                    {"split": "test", "configs": test_cfgs, "preset": preset, "bootstrap": args.bootstrap, "seed": 0})
 
