@@ -487,7 +487,9 @@ def patch_caching_lm(module):
     ``response_cache_args(kind, req)`` (:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`: the arguments plus
     the model's identity and the doc's digest) the cache now looks up, and stores, each response under
     ``hash_args(kind, response_cache_args(kind, req))``, the key the model's cache hook gives the responses it finishes
-    (a resumed run reads them); other models keep lm-eval's lookup. The loop is lm-eval 0.4.13's
+    (a resumed run reads them), and adds the number of responses read from the cache to the model's
+    ``cached_responses`` (recorded as ``tokrag_cached_responses`` in the results ``config``); other models keep
+    lm-eval's lookup. The loop is lm-eval 0.4.13's
     (``CachingLM.__getattr__``): sampled generations (``do_sample``) are never read from the cache. Idempotent."""
     cls = getattr(module, "CachingLM", None)
     if cls is None or getattr(cls.__getattr__, "_tokrag", False):
@@ -515,6 +517,7 @@ def patch_caching_lm(module):
                 if not hit:
                     todo.append(i)
             log.info(f"Cached requests: {len(requests) - len(todo)}, Requests remaining: {len(todo)}")
+            self.lm.cached_responses = (getattr(self.lm, "cached_responses", None) or 0) + len(requests) - len(todo)
             out = getattr(self.lm, attr)([requests[i] for i in todo]) if todo else []
             for i, r in zip(todo, out, strict=True):
                 res[i] = r

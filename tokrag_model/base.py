@@ -25,7 +25,7 @@ arguments).
 
 ``--use_cache``: lm-eval's response cache (``CachingLM``) keyed a response by the request's arguments alone (context,
 generation kwargs), and a tokrag context holds only the passages slot, not the passages; its keys are now
-:meth:`RAGMethodLM.response_cache_args` (the arguments, the model's identity and the doc's digest:
+:meth:`RAGMethodLM.response_cache_args` (the arguments, the model's identity, tokrag's answer code and the doc's digest:
 :func:`tokrag_model._lmeval_hook.patch_caching_lm`), so tasks that differ only in their passages, or two model
 configurations, never share a response, and the same command run again reads its own.
 """
@@ -33,6 +33,7 @@ configurations, never share a response, and the same command run again reads its
 from __future__ import annotations
 
 import hashlib
+import functools
 import json
 import logging
 import os
@@ -148,6 +149,32 @@ def _backbone_files_fingerprint(backbone: Any) -> str | None:
 
 
 _UNSET = object()
+
+
+ANSWER_CODE_PACKAGES: tuple[str, ...] = ("tokrag_model", "tasks")
+"""The packages whose code computes a tokrag model's answers (the methods, decoder and prompts; the answer-line
+helpers of ``tasks.utils`` and ``tasks.metrics`` that REPLUG and the Self-RAG filter call): their source fingerprint
+is part of the ``--use_cache`` key (:func:`answer_code_fingerprint`)."""
+
+
+@functools.lru_cache(maxsize=None)
+def answer_code_fingerprint() -> str:
+    """Fingerprint (16 hex) of the source of :data:`ANSWER_CODE_PACKAGES` as this process imported it: per package,
+    :func:`leaderboards.keys.code_fingerprint` (the leaderboard run keys' model-code hash: ``[relative path, SHA-256]``
+    of the ``.py``/``.yaml``/``.yml``/``.jinja`` files, file hashes memoised in :class:`retrieval.io.HashMemo`).
+    Computed once per process (~25 ms on a first run, a ``stat`` per file after); part of
+    :meth:`RAGMethodLM.response_cache_args`, so answers cached by other tokrag code (an edited method, another commit)
+    are recomputed, not read back under the new code's provenance."""
+    from leaderboards.keys import _HashMemo, code_fingerprint
+    from retrieval.io import fingerprint
+
+    memo = _HashMemo()
+    value = fingerprint([[package, code_fingerprint(package, memo)] for package in ANSWER_CODE_PACKAGES])
+    try:
+        memo.save()
+    except OSError:  # a read-only cache: the hashes are simply not kept
+        pass
+    return value
 
 
 def _why(exc: BaseException) -> str:
@@ -283,6 +310,7 @@ class RAGMethodLM(LM):
             code files (:func:`model_files_fingerprint`; None for a folder-less model).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
+        cached_responses: responses lm-eval's ``--use_cache`` read back for this model (None without the cache).
         JOURNAL_REPLAY_SAFE: (class) True: a response depends only on its request and the global random states
             (Python's, NumPy's, torch's), so ``tokrag leaderboard run`` may resume a killed cell by replaying its
             journaled requests, which the new instance never sees (``leaderboards.runner.replay_safe``). A method
@@ -321,6 +349,7 @@ class RAGMethodLM(LM):
         cfg["max_length"] = self.max_length
         self.batch_size = cfg["batch_size"]
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
+        self.cached_responses: int | None = None  # --use_cache: responses read back (_lmeval_hook.patch_caching_lm)
         if cfg["batch_invariant"] == "auto":
             cfg["batch_invariant"] = str(backbone.device).startswith("cpu")
         # threads and hardware at load (the decoder's MKL probe below holds for this thread count): results record it
@@ -520,7 +549,8 @@ class RAGMethodLM(LM):
         ``tokrag_machine``: torch's intra-/inter-op thread counts at model load, ``OMP_NUM_THREADS`` /
         ``MKL_NUM_THREADS`` as given, the CPU's kernel capability and model name, and the CUDA device's name
         (:func:`tokrag_model.provenance.compute_environment`; on CPU a forward pass's bits depend on the threads and
-        the CPU's kernels). Not part of any run key."""
+        the CPU's kernels), and ``tokrag_cached_responses``: how many of this process's responses lm-eval's
+        ``--use_cache`` read back instead of computing (None without ``--use_cache``). Not part of any run key."""
         import lm_eval
         import transformers
 
@@ -539,6 +569,7 @@ class RAGMethodLM(LM):
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values()},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_machine": getattr(self, "machine", None),
+            "tokrag_cached_responses": getattr(self, "cached_responses", None),
             "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                 "lm_eval": getattr(lm_eval, "__version__", "?"),
                                 "tokrag": source["version"], "tokrag_commit": source["commit"],
@@ -564,13 +595,16 @@ class RAGMethodLM(LM):
         ``loglikelihood``, ``loglikelihood_rolling``) by, hashed with lm-eval's ``hash_args(attr, ...)`` by the patched
         ``CachingLM`` (:func:`tokrag_model._lmeval_hook.patch_caching_lm`) and by this model's cache hook: the request's
         arguments (context and generation kwargs; the text of a rolling request), then ``{"tokrag_model": ...,
-        "tokrag_doc": ...}``, the SHA-256 of the method, weights and model-files fingerprints and resolved
-        configuration, and of the whole doc (question, passages with their ids and texts, run fingerprint). lm-eval
-        keyed by the arguments alone, whose context holds the passages slot, not the passages: a task that differs
-        only in its passages (noise, retriever, counterfactual, ``--metadata``) got another task's answers."""
+        "tokrag_doc": ...}``, the SHA-256 of the method, weights and model-files fingerprints, resolved
+        configuration and the source of the code that computes the answers (:func:`answer_code_fingerprint`), and of
+        the whole doc (question, passages with their ids and texts, run fingerprint). lm-eval keyed by the arguments
+        alone, whose context holds the passages slot, not the passages: a task that differs only in its passages
+        (noise, retriever, counterfactual, ``--metadata``) got another task's answers; without the code an edited
+        method read back the old code's answers."""
         n = 1 if attr == "loglikelihood_rolling" else 2
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
-                            "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config},
+                            "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
+                            "code": answer_code_fingerprint()},
                            sort_keys=True, default=str)
         doc = json.dumps(req.doc, sort_keys=True, default=str, ensure_ascii=False)
         return [*req.args[:n], {"tokrag_model": hashlib.sha256(model.encode("utf-8")).hexdigest(),
