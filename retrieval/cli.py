@@ -56,25 +56,26 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         present: ids known to be passages of the corpus (those of a run's ctxs): not checked.
         also: another way out, added to the message of a gold id the corpus lacks.
         texts: the question texts a run stored (``{qid: text}``, a ctxs JSONL's ``query``/``question``), named
-            ``run`` in messages: each must be the topics' text under the same id (:func:`_same_questions`), or the
-            run would be scored against other questions' answers (automatic ids ``q<index>`` move when a line of the
-            topics is added or removed).
+            ``run`` in messages: under an automatic id of the topics (``q<index>`` of a JSONL record without one, the
+            named sets' line indices) each must be the topics' text, or the run would be scored against other
+            questions' answers (such ids move when a line of the topics is added or removed); under the topics' own
+            ids a differing text is one WARNING (a run retrieved with rewritten queries) (:func:`_same_questions`).
 
     Raises:
         ConfigError: unknown name / missing file (a relative path names the working directory). DataError:
         malformed lines (file and line named), a gold id that is a float or holds whitespace
         (:func:`retrieval.io.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named); with
-        ``texts``, a question whose text differs from the topics' under its id (:func:`_same_questions`).
+        ``texts``, a question whose text differs from the topics' under an automatic id (:func:`_same_questions`).
     """
-    from .corpus import (QUESTION_FIELDS, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field,
+    from .corpus import (QID_FIELDS, QUESTION_FIELDS, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field,
                          relative_note, string_list, tsv_topics_file)
     from .io import json_id, read_jsonl
     from .paths import data_dir as _data_dir
 
     def checked(queries: dict, answers: dict, gold: dict, where: dict | None = None,
-                alts: dict | None = None) -> tuple[dict, dict, dict]:
+                alts: dict | None = None, auto: Collection[str] = ()) -> tuple[dict, dict, dict]:
         if texts:
-            _same_questions(texts, queries, alts or {}, spec, run)
+            _same_questions(texts, queries, alts or {}, spec, run, auto)
         if corpus is not None:
             todo = {q: [g for g in v if g not in present] for q, v in gold.items()
                     if q in queries and (only is None or q in only)}
@@ -93,7 +94,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     if name == "nq-oracle":
         qs = nq_oracle_questions(data_dir, limit=limit)
         return checked({q["qid"]: q["question"] for q in qs}, {q["qid"]: q["answers"] for q in qs},
-                       {q["qid"]: q["gold_docids"] for q in qs})
+                       {q["qid"]: q["gold_docids"] for q in qs}, auto={q["qid"] for q in qs})  # nq-oracle-<line index>
     if name == "pyserini":
         from .worker import call_java
 
@@ -117,7 +118,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             qid = f"nq-open-{i}"
             queries[qid] = record_field(obj, ("question",), f"{path}:{lineno}")
             answers[qid] = string_list(obj, ("answer", "answers"), f"{path}:{lineno}")
-        return checked(queries, answers, {})
+        return checked(queries, answers, {}, auto=set(queries))  # nq-open-<line index>
     p = Path(spec).expanduser()
     if not p.is_file():
         if "/" in spec or p.suffix:
@@ -129,12 +130,15 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     gold: dict[str, list[str]] = {}
     places: dict[str, str] = {}
     alts: dict[str, list[str]] = {}  # every text field of a record: a run may have been retrieved with its 'query'
+    auto: set[str] = set()  # ids q<index> of records without one (TSV topics always give theirs)
     if not tsv_topics_file(p):
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
             if texts and qid in texts:
                 alts[qid] = [v for f in QUESTION_FIELDS if isinstance(v := obj.get(f), str)]
+                if all(obj.get(f) is None for f in QID_FIELDS):
+                    auto.add(qid)
             if ans := string_list(obj, ("answers", "answer"), where):
                 answers[qid] = ans
             if string_list(obj, ("gold_docids",), where):  # its type checked; each id as a run's passage id is read
@@ -144,7 +148,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
     if limit is not None:
         keep = list(queries)[:limit]
         queries = {q: queries[q] for q in keep}
-    return checked(queries, answers, gold, places, alts)
+    return checked(queries, answers, gold, places, alts, auto)
 
 
 def _question_key(text: str) -> str:
@@ -162,31 +166,43 @@ def _shown(text: str, width: int = 60) -> str:
 
 
 def _same_questions(texts: Mapping[str, Any], queries: Mapping[str, str], alts: Mapping[str, list[str]], topics: str,
-                    run: Any) -> None:
-    """Refuse to score a run against topics whose question under one of the run's ids is another question.
+                    run: Any, auto: Collection[str] = ()) -> None:
+    """Refuse to score a run against topics whose question under one of the run's automatic ids is another question;
+    warn once when texts differ under the topics' own ids.
 
     ``tokrag retrieve`` stores each question's text, as the topics gave it, in the ctxs JSONL (``query``; FiD-style
     files: ``question``), and ``retrieve eval`` matches the run to the topics by id. Topics without ids get
     ``q<index>``, so one question inserted at the top of the file gave each old ranking another question's answers
-    and gold ids (the figures silently wrong). The texts are compared by :func:`_question_key`; a JSONL topics
-    record matches on any of its text fields (``alts``: ``question``, ``query``, ...), as the QA tasks retrieve
-    with a record's ``query`` when it has one. Ids of the run that the topics lack, and stored texts that are not
-    strings, are not compared.
+    and gold ids (the figures silently wrong): a differing text under such an id (``auto``: the JSONL records without
+    an id, the named sets' line indices) is refused. Under ids the topics give themselves (TSV topics, JSONL ``qid``)
+    the user matched the questions: a run retrieved with rewritten or expanded queries is scored against the original
+    questions, with one WARNING line (how many differ, the first). The texts are compared by :func:`_question_key`; a
+    JSONL topics record matches on any of its text fields (``alts``: ``question``, ``query``, ...), as the QA tasks
+    retrieve with a record's ``query`` when it has one. Ids of the run that the topics lack, and stored texts that
+    are not strings, are not compared.
 
     Raises:
-        DataError: one line naming the run, the first differing id, both texts (shortened), how many of the shared
-            ids differ, and what to do.
+        DataError: a differing text under an automatic id: one line naming the run, the first such id, both texts
+            (shortened), how many of the shared ids differ, and what to do.
     """
     shared = [q for q, t in texts.items() if q in queries and isinstance(t, str)]
     differ = [q for q in shared if _question_key(texts[q]) not in
               {_question_key(t) for t in (queries[q], *alts.get(q, ()))}]
-    if differ:
-        q = differ[0]
+    moved = [q for q in differ if q in auto]
+    if moved:
+        q = moved[0]
         raise DataError(
             f"run {run}: question {q!r} was retrieved for {_shown(texts[q])} but topics {topics!r} give "
             f"{_shown(queries[q])} under that id ({len(differ)} of the {len(shared)} ids they share differ), so it would "
             "be scored against another question's answers (ids q<index> move when a line is added or removed); score "
             "the run with the topics it was retrieved with, or retrieve again with these topics")
+    if differ:
+        q = differ[0]
+        logger.warning(
+            "run %s: %d of the %d questions it shares with topics %r were retrieved for other texts than the topics "
+            "give under the same ids (first: %r retrieved for %s, topics give %s); scored by id against the topics' "
+            "answers, as for rewritten queries: if these ids do not name the same questions, the figures are wrong",
+            run, len(differ), len(shared), topics, q, _shown(texts[q]), _shown(queries[q]))
 
 
 # ----------------------------------------------------------------------------------------------- parsers

@@ -1,0 +1,113 @@
+"""Follow-ups of a breaker's check of stop 43's commits: each test failed on the code before its fix.
+
+* ``retrieve eval`` refused a run retrieved with rewritten queries under the topics' own ids (f1110f7): scored now,
+  with one WARNING line; texts that differ under automatic ids ``q<index>`` are still refused.
+* a spec's ``noise:`` for a user task that draws noise in its own loader and declares none (ec35610) was refused with
+  advice to give 0 (the plot wrong); the committed clean tasks declare no ``noise: 0``, so it is still refused, naming
+  the declaration that fixes it (``metadata: {noise: 0.67}`` or an ``_noiseNN`` name), which is then accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from retrieval.errors import DataError
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------- eval: rewritten queries
+PASSAGES = [{"id": "p1", "title": "Hamlet", "text": "Hamlet is a tragedy by William Shakespeare."},
+            {"id": "p2", "title": "Paris", "text": "Paris is the capital of France."}]
+QS = [{"qid": "Q0", "question": "who wrote hamlet", "answers": ["Shakespeare"], "gold_docids": ["p1"]},
+      {"qid": "Q1", "question": "what is the capital of france", "answers": ["Paris"], "gold_docids": ["p2"]}]
+
+
+def _run(path, qids, texts):
+    """A ctxs JSONL as tokrag retrieve writes it: the i-th question ranked passage i, with the text it was retrieved for."""
+    return _jsonl(path, [{"qid": q, "query": t, "ctxs": [dict(PASSAGES[i], docid=PASSAGES[i]["id"], score=1.0, rank=1)]}
+                         for i, (q, t) in enumerate(zip(qids, texts))])
+
+
+def _eval(capsys, *args):
+    from retrieval.cli import main
+
+    main(["retrieve", "eval", *args, "--k", "1", "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_scores_a_run_of_rewritten_queries_under_the_topics_own_ids_with_one_warning(tmp_path, capsys, caplog):
+    run = _run(tmp_path / "rw.ctxs.jsonl", ["Q0", "Q1"], ["who wrote hamlet wikipedia", "capital city france"])
+    topics = _jsonl(tmp_path / "orig.jsonl", QS)
+    with caplog.at_level(logging.WARNING, logger="retrieval.cli"):
+        res = _eval(capsys, "--run", str(run), "--topics", str(topics))
+    assert res["gold@1"] == 1.0 and res["answer_recall@1"] == 1.0 and res["num_queries"] == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"run {run}: 2 of the 2 questions it shares with topics '{topics}' were retrieved for other texts than the "
+        "topics give under the same ids (first: 'Q0' retrieved for 'who wrote hamlet wikipedia', topics give 'who "
+        "wrote hamlet'); scored by id against the topics' answers, as for rewritten queries: if these ids do not name "
+        "the same questions, the figures are wrong"]
+
+
+def test_eval_still_refuses_differing_texts_under_automatic_ids(tmp_path, capsys, caplog):
+    no_ids = [{k: v for k, v in q.items() if k != "qid"} for q in QS]
+    run = _run(tmp_path / "rw.ctxs.jsonl", ["q0", "q1"], ["who wrote hamlet wikipedia", QS[1]["question"]])
+    topics = _jsonl(tmp_path / "orig.jsonl", no_ids)
+    with pytest.raises(DataError, match=r"^run .*: question 'q0' was retrieved for 'who wrote hamlet wikipedia' but "
+                                        r"topics .* give 'who wrote hamlet' under that id \(1 of the 2 ids they share"):
+        _eval(capsys, "--run", str(run), "--topics", str(topics))
+    # the same texts: scored, no warning
+    same = _run(tmp_path / "same.ctxs.jsonl", ["Q0", "Q1"], [q["question"] for q in QS])
+    with caplog.at_level(logging.WARNING, logger="retrieval.cli"):
+        assert _eval(capsys, "--run", str(same), "--topics", str(_jsonl(tmp_path / "t.jsonl", QS)))["gold@1"] == 1.0
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+# ------------------------------------------------------------------------------------------- spec: a user task's noise
+FIX = Path(__file__).resolve().parent / "leaderboard_fixtures" / "tasks"
+
+
+def _distract_task(tmp_path, metadata):
+    """The fixture's toy_qa_noise67 (its loader draws 2/3 noise) under a name without _noiseNN."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(FIX, tasks, ignore=shutil.ignore_patterns("__pycache__"))
+    src = tasks / "toy_qa" / "toy_qa_noise67.yaml"
+    text = src.read_text(encoding="utf-8").replace("task: toy_qa_noise67", "task: toy_qa_distract67")
+    (tasks / "toy_qa" / "toy_qa_distract67.yaml").write_text(
+        text.replace("metadata: {version: 1.0}", f"metadata: {metadata}"), encoding="utf-8")
+    src.unlink()
+    return tasks
+
+
+def test_a_user_task_drawing_its_own_noise_is_told_to_declare_it(tmp_path):
+    from leaderboard_helpers import write_spec
+    from leaderboards.spec import load_spec
+    from retrieval.errors import ConfigError
+
+    tasks = _distract_task(tmp_path, "{version: 1.0}")
+    entry = {"task": "toy_qa_distract67", "noise": 0.67}
+    with pytest.raises(ConfigError) as exc:
+        load_spec(write_spec(tmp_path / "a", tasks=["toy_qa", entry], include=tasks))
+    y = tasks / "toy_qa" / "toy_qa_distract67.yaml"
+    assert str(exc.value).endswith(
+        "tasks[1] (toy_qa_distract67): noise 0.67 is not the noise the task draws, 0 (" + str(y) + " declares none: no "
+        "metadata noise, no _noiseNN in its name); if its loader draws noise itself, declare it in the task YAML: "
+        "metadata: {noise: 0.67} (or an _noiseNN name), else drop noise: from the entry")
+    # the declaration it names is accepted, and labels the task
+    tasks = _distract_task(tmp_path / "b", "{version: 1.0, noise: 0.67}")
+    spec = load_spec(write_spec(tmp_path / "b", tasks=["toy_qa", entry], include=tasks))
+    assert [(t.task, t.noise) for t in spec.tasks if t.task == "toy_qa_distract67"] == [("toy_qa_distract67", 0.67)]
+    # a declared noise still refuses another value, with the old advice
+    with pytest.raises(ConfigError, match=r"noise 0.5 is not the noise the task draws, 0.67 \(metadata noise of .*\); "
+                                          r"drop noise: from the entry or give 0.67$"):
+        load_spec(write_spec(tmp_path / "c", tasks=[{"task": "toy_qa_distract67", "noise": 0.5}], include=tasks))
