@@ -77,3 +77,27 @@ def test_the_results_record_how_many_responses_came_from_the_cache(backbone, tmp
     assert lm.get_model_info()["tokrag_cached_responses"] == 0
     _ran(lm, path)
     assert lm.get_model_info()["tokrag_cached_responses"] == 1
+
+
+# 2. an alias name that is also a folder in the working directory: the alias loaded, the folder silently never read
+@pytest.mark.parametrize("alias", ["gemma-3-270m", "smollm2-135m-instruct", "SmolLM2-135M-Instruct"])
+def test_an_alias_that_is_also_a_folder_here_is_refused(tmp_path, monkeypatch, alias):
+    from retrieval.errors import ConfigError
+    from tokrag_model.loading import check_pretrained, resolve_pretrained
+
+    (tmp_path / alias).mkdir()
+    (tmp_path / alias / "config.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    for call in (check_pretrained, resolve_pretrained):
+        with pytest.raises(ConfigError) as exc:
+            call(alias)
+        assert str(exc.value) == (
+            f"pretrained={alias!r} names both the offline alias {alias.lower()} and the folder {tmp_path / alias} in "
+            f"the working directory: pass pretrained=./{alias} for the folder, or run from another directory (or "
+            "rename the folder) for the alias")
+    assert resolve_pretrained(f"./{alias}").source == "local"
+    check_pretrained(str(tmp_path / alias))
+    (tmp_path / alias / "config.json").unlink()
+    (tmp_path / alias).rmdir()
+    (tmp_path / alias).write_text("not a folder")  # a file of that name is no model: the alias, as before
+    check_pretrained(alias)
