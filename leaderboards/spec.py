@@ -837,15 +837,24 @@ def task_noise(task: str, include_path: list[Path]) -> float | None:
 def _check_task_noise(path: Path, i: int, entry: Any, t: TaskSpec, include_path: list[Path]) -> TaskSpec:
     """``t`` with the noise its task draws (:func:`task_noise`): a spec entry's ``noise:`` labels the report's noise
     column, its CSV/JSON and the robustness plot's x-axis, so a value other than the task's is refused (one line
-    naming the spec, the task and both values). Unchanged when the task's noise is not known here."""
+    naming the spec, the task and both values; for a task that declares no noise, neither metadata nor ``_noiseNN``,
+    as the committed clean tasks, whose own loader may draw some, it names the declaration that fixes it). Unchanged
+    when the task's noise is not known here."""
     declared = task_noise(t.task, include_path)
     if declared is None:
         return t
     given = entry.get("noise") if isinstance(entry, dict) else None
     if given is not None and abs(float(given) - declared) > 1e-9:
         y = task_yaml_chain(t.task, include_path)[0][0]
-        raise _err(path, f"tasks[{i}] ({t.task}): noise {given!r} is not the noise the task draws, {declared:g} "
-                         f"(metadata noise of {y}, 0 when it sets none); drop noise: from the entry or give {declared:g}")
+        if "noise" in task_yaml_metadata(t.task, include_path) or _NOISE_RE.match(t.task):
+            raise _err(path, f"tasks[{i}] ({t.task}): noise {given!r} is not the noise the task draws, {declared:g} "
+                             f"(metadata noise of {y}, 0 when it sets none); drop noise: from the entry or give "
+                             f"{declared:g}")
+        # nothing declared (the committed clean tasks set no noise): a loader of the user's may draw it
+        raise _err(path, f"tasks[{i}] ({t.task}): noise {given!r} is not the noise the task draws, 0 ({y} declares "
+                         "none: no metadata noise, no _noiseNN in its name); if its loader draws noise itself, declare "
+                         f"it in the task YAML: metadata: {{noise: {given}}} (or an _noiseNN name), else drop noise: "
+                         "from the entry")
     noise = declared if declared else (None if given is None else float(given))
     return replace(t, noise=noise)
 

@@ -15,9 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
-from retrieval.errors import DataError
+from retrieval.errors import ConfigError, DataError
 
 
 def _jsonl(path, rows):
@@ -92,7 +93,6 @@ def _distract_task(tmp_path, metadata):
 def test_a_user_task_drawing_its_own_noise_is_told_to_declare_it(tmp_path):
     from leaderboard_helpers import write_spec
     from leaderboards.spec import load_spec
-    from retrieval.errors import ConfigError
 
     tasks = _distract_task(tmp_path, "{version: 1.0}")
     entry = {"task": "toy_qa_distract67", "noise": 0.67}
