@@ -943,6 +943,54 @@ def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                           "was run:\n  " + "\n  ".join(problems))
 
 
+def check_model_max_gen_toks(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse a cell of a tokrag method (:data:`tokrag_model.methods.METHODS`) whose ``model_args`` set
+    ``max_gen_toks`` while its task's generation kwargs (the YAML's ``generation_kwargs`` with the spec's
+    ``gen_kwargs`` over them, as lm-eval merges them) set another: the request's value wins (lm-eval's ``hf``), so the
+    method refused it only at its first ``generate_until``, after the model load. The rule is the lm-eval CLI's
+    (:func:`tasks.precheck.check_run_arguments`, ``--model_args max_gen_toks``), told in the spec's words; a task
+    manager is loaded only for cells that set it. Nothing else of the cells is checked here.
+
+    Raises:
+        ConfigError: one line naming the spec, the method, the task, both values and the spec's ``gen_kwargs`` to
+            set instead.
+    """
+    from tasks.precheck import check_run_arguments
+
+    from .spec import _tokrag_methods
+
+    ours = _tokrag_methods()
+    managers: dict[str, Any] = {}
+    seen: set[str] = set()
+    for cell in cells:
+        given = cell.model_args.get("max_gen_toks")
+        if given is None or cell.method.model not in ours:
+            continue
+        meta = cell.task_metadata()
+        once = fingerprint([cell.method.model, cell.task.task, meta, cell.gen_kwargs, given])
+        if once in seen:
+            continue
+        seen.add(once)
+        mkey = fingerprint(meta)
+        if mkey not in managers:
+            managers[mkey] = _load_task_manager(spec, meta)
+        try:
+            check_run_arguments(managers[mkey], [cell.task.task], model=cell.method.model,
+                                model_args={"max_gen_toks": given}, gen_kwargs=dict(cell.gen_kwargs))
+        except ConfigError as exc:
+            m = re.search(r"set max_gen_toks=(\S+), which win", str(exc))
+            if m is None:  # another of the CLI's checks: its own words
+                raise ConfigError(f"leaderboard spec {spec.path}: method {cell.method.name}: {exc}") from None
+            where = f"{cell.model_name}/" if cell.model_name else ""  # another spec gen_kwargs: refused by load_spec
+            raise ConfigError(
+                f"leaderboard spec {spec.path}: method {where}{cell.method.name}: model_args max_gen_toks {given} has "
+                f"no effect on task {cell.task.task}: its generation_kwargs set max_gen_toks {m.group(1)}, which wins "
+                "as in lm-eval's hf (the model would refuse it at its first generate_until, after the load); set "
+                f"gen_kwargs: {{max_gen_toks: {given}}} in the spec (shared or the method's) instead of model_args "
+                "max_gen_toks"
+            ) from None
+
+
 def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any]) -> None:
     """Refuse ``cell`` when its method's resolved model arguments ``cfg`` only generate (the class's
     ``generation_only``: :meth:`tokrag_model.base.RAGMethodLM.generation_only`, e.g. ``replug_mode=answer_vote``)
@@ -981,9 +1029,10 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
     not known without loading weights). A method whose arguments only generate (``generation_only``:
     ``replug_mode=answer_vote``, ``selection=rank``) is refused on a task that does not generate
-    (:func:`check_generation_only`). First, the cells' task YAMLs must have the files they include beside them
-    (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); last, their data must
-    be readable (:func:`check_spec_data`, every task of ``cells``).
+    (:func:`check_generation_only`), and a model argument ``max_gen_toks`` that its task's generation kwargs
+    override is refused (:func:`check_model_max_gen_toks`). First, the cells' task YAMLs must have the files they
+    include beside them (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); last,
+    their data must be readable (:func:`check_spec_data`, every task of ``cells``).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
     metadata key and the missing path.
     """
@@ -1032,6 +1081,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
         if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
             check_generation_only(spec, cell, classes[cell.method.model], cfg)
+    check_model_max_gen_toks(spec, cells)
     check_spec_data(spec, cells)
 
 

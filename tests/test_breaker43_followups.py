@@ -5,6 +5,8 @@
 * a spec's ``noise:`` for a user task that draws noise in its own loader and declares none (ec35610) was refused with
   advice to give 0 (the plot wrong); the committed clean tasks declare no ``noise: 0``, so it is still refused, naming
   the declaration that fixes it (``metadata: {noise: 0.67}`` or an ``_noiseNN`` name), which is then accepted.
+* the leaderboard lacked the CLI's pre-load check of ``model_args.max_gen_toks`` against the task's generation
+  kwargs (19e647c): a spec passed load_spec and --estimate and failed at the first generate_until, after the load.
 """
 
 from __future__ import annotations
@@ -111,3 +113,38 @@ def test_a_user_task_drawing_its_own_noise_is_told_to_declare_it(tmp_path):
     with pytest.raises(ConfigError, match=r"noise 0.5 is not the noise the task draws, 0.67 \(metadata noise of .*\); "
                                           r"drop noise: from the entry or give 0.67$"):
         load_spec(write_spec(tmp_path / "c", tasks=[{"task": "toy_qa_distract67", "noise": 0.5}], include=tasks))
+
+
+# ------------------------------------------------------------------------------------------- spec: model_args max_gen_toks
+def _qa_spec(tmp_path, model_args, gen_kwargs=None):
+    """A spec over the repository's nq_oracle_bm25 (generation_kwargs max_gen_toks 32) and rag-standard."""
+    shared = {"model_args": {"pretrained": "smollm2-135m-instruct", "k": 5, **model_args}, "limit": 4}
+    if gen_kwargs:
+        shared["gen_kwargs"] = gen_kwargs
+    spec = {"name": "mg", "reference": "rag-standard", "shared": shared, "tasks": ["nq_oracle_bm25"], "seeds": [1234],
+            "methods": [{"name": "rag-standard", "model": "rag-standard"}]}
+    path = tmp_path / "mg.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_the_leaderboard_refuses_a_model_max_gen_toks_the_task_overrides_before_any_load(tmp_path, monkeypatch):
+    from leaderboards import runner
+    from leaderboards.spec import load_spec
+
+    path = _qa_spec(tmp_path, {"max_gen_toks": 64})
+    spec = load_spec(path)
+    loads = []
+    monkeypatch.setattr(runner, "make_model", lambda *a, **k: loads.append(a), raising=False)
+    with pytest.raises(ConfigError) as exc:
+        runner.check_cell_args(spec, spec.cells())  # what run and run --estimate check before the first cell
+    assert str(exc.value) == (
+        f"leaderboard spec {path}: method rag-standard: model_args max_gen_toks 64 has no effect on task "
+        "nq_oracle_bm25: its generation_kwargs set max_gen_toks 32, which wins as in lm-eval's hf (the model would "
+        "refuse it at its first generate_until, after the load); set gen_kwargs: {max_gen_toks: 64} in the spec "
+        "(shared or the method's) instead of model_args max_gen_toks")
+    assert loads == []
+    # the same value as the task's, or the spec's gen_kwargs: nothing to refuse
+    for model_args, gen in (({"max_gen_toks": 32}, None), ({"max_gen_toks": 64}, {"max_gen_toks": 64}), ({}, None)):
+        spec = load_spec(_qa_spec(tmp_path, model_args, gen))
+        runner.check_model_max_gen_toks(spec, spec.cells())
