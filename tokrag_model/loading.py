@@ -223,7 +223,8 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
 
     Raises:
         ConfigError: the package that ships the weights is not installed (the message gives the pip line).
-        DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package).
+        DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package); an
+            installed GGUF the conversion cannot read (truncated, damaged): one line naming the file and the pip line.
     """
     spec = ALIASES[name]
     pkg, out = _alias_folder(name, models_dir)
@@ -235,7 +236,14 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
                 if "assemble" in spec:
                     _convert_assembled(name, spec, root, out)
                 else:
-                    _convert_gguf(pkg, spec["gguf"], out)
+                    gguf = pkg / spec["gguf"]
+                    try:
+                        _convert_gguf(pkg, spec["gguf"], out)
+                    except (ValueError, EOFError, IndexError, KeyError) as exc:  # gguf-py's reader on a cut file
+                        why = " ".join(str(exc).split()) or type(exc).__name__
+                        raise DataError(f"pretrained={name!r}: cannot read {gguf} ({gguf.stat().st_size} bytes; "
+                                        f"{why}): the installed GGUF is damaged or truncated; reinstall it with "
+                                        f"`{spec['pip']} --force-reinstall`") from None
     return ResolvedModel(out, f"alias:{name}", name)
 
 
