@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import numbers
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -61,8 +63,8 @@ def check_numbers(values: Mapping[str, Any], *, label=lambda name, value: f"{nam
     """The one range check of the numeric retrieval parameters, before any work: ``retrieve`` and the tasks'
     ``retriever_params`` (:func:`_resolve_params`) and the CLI's options (``label`` names a value: ``rrf_k=-1`` here,
     ``--rrf-k -1`` in the CLI). ``k1``, ``b`` and ``threads`` by :func:`retrieval.bm25.check_bm25_numbers` (``index``:
-    the threads index), the names of :data:`WHOLE_PARAMS` an integer >= 1 (``depth`` also a Java int). A value absent
-    or None is not checked.
+    the threads index), the names of :data:`WHOLE_PARAMS` an integer >= 1 (``depth`` also a Java int): any
+    ``numbers.Integral`` but a bool (``np.int64(60)`` too). A value absent or None is not checked.
 
     Raises:
         ConfigError: one line naming the parameter and its value: ``k1`` not a number >= 0, ``b`` not in [0, 1], an
@@ -74,17 +76,46 @@ def check_numbers(values: Mapping[str, Any], *, label=lambda name, value: f"{nam
     bm25.check_bm25_numbers(values.get("k1"), values.get("b"), values.get("threads"), label=label, index=index)
     for name, what in WHOLE_PARAMS.items():
         v = values.get(name)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ConfigError(f"{label(name, v)}: must be a whole number >= 1 ({what})")
     if values.get("depth") is not None:
         check_java_int(values["depth"], label("depth", values["depth"]))
 
 
+def _plain_number(v: Any) -> Any:
+    """``v`` as a Python number when it is another type's (``np.int64(60)`` -> ``60``, ``np.float32(0.5)`` ->
+    ``0.5``: ``numbers.Integral`` -> int, another ``numbers.Real`` -> float), so a run's key and the checks read the
+    value ``60`` gives; a bool and anything else unchanged."""
+    if isinstance(v, bool) or type(v) in (int, float):
+        return v
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    return v
+
+
+_YAML_STRING_FLOAT = re.compile(r"([-+]?)(\d*)(?:\.(\d*))?[eE]([-+]?)(\d+)")
+"""A number in exponent notation that PyYAML (YAML 1.1) reads as a string: no '.' or no exponent sign (``1e-1``)."""
+
+
+def _yaml_float_hint(v: Any) -> str:
+    """For a string that is a number in exponent notation (``'1e-1'``, as PyYAML reads ``alpha: 1e-1`` of a task
+    YAML), ``; YAML reads 1e-1 as a string: write 1.0e-1``; else ``""``."""
+    m = _YAML_STRING_FLOAT.fullmatch(v.strip()) if isinstance(v, str) else None
+    if m is None or not (m.group(2) or m.group(3)):
+        return ""
+    sign, whole, frac, esign, exp = m.groups()
+    return f"; YAML reads {v} as a string: write {sign}{whole or '0'}.{frac or '0'}e{esign or '+'}{exp}"
+
+
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
-    """-> (result-changing params with defaults filled in, runtime-only params). Unknown names, a ``k1``, ``b``
-    or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list), and the ranges of
+    """-> (result-changing params with defaults filled in, runtime-only params). Numbers of other types
+    (``np.int64(60)``, ``np.float32(0.5)``) are taken as Python numbers (:func:`_plain_number`). Unknown names, a
+    ``k1``, ``b`` or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list; a string in
+    exponent notation, which PyYAML reads from ``alpha: 1e-1``, is named so), and the ranges of
     :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter."""
-    params = dict(params or {})
+    params = {k: _plain_number(v) for k, v in (params or {}).items()}
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
         from .prebuilt import known_params
@@ -112,7 +143,7 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
         # True read as 1.0 (Bm25Searcher and a prebuilt hybrid refuse it); "abc" and [1] were a ValueError and a
         # TypeError from float() at search time; "0.9" is not taken either, as Bm25Searcher and the CLI do not
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-            raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number")
+            raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number{_yaml_float_hint(v)}")
     check_numbers({**params, **runtime})
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(

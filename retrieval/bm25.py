@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import numbers
 import os
 import re
 import shutil
@@ -126,8 +127,8 @@ def check_bm25_numbers(k1=None, b=None, threads=None, *, label=lambda name, valu
         ConfigError: ``threads`` not an integer >= 1 or too large, ``k1`` not a number >= 0, ``b`` not a number
             in [0, 1].
     """
-    def number(v) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    def number(v) -> bool:  # np.float32(0.9), np.int64(1) too
+        return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ConfigError(f"{label('threads', threads)}: must be >= 1 (an integer number of threads)")

@@ -7,6 +7,8 @@
   the declaration that fixes it (``metadata: {noise: 0.67}`` or an ``_noiseNN`` name), which is then accepted.
 * the leaderboard lacked the CLI's pre-load check of ``model_args.max_gen_toks`` against the task's generation
   kwargs (19e647c): a spec passed load_spec and --estimate and failed at the first generate_until, after the load.
+* retriever params ``rrf_k=np.int64(60)``, ``depth=np.int64(200)`` were refused as not whole numbers (c09ccd9); a task
+  YAML's ``alpha: 1e-1`` (a string to PyYAML) was refused without saying why.
 """
 
 from __future__ import annotations
@@ -148,3 +150,37 @@ def test_the_leaderboard_refuses_a_model_max_gen_toks_the_task_overrides_before_
     for model_args, gen in (({"max_gen_toks": 32}, None), ({"max_gen_toks": 64}, {"max_gen_toks": 64}), ({}, None)):
         spec = load_spec(_qa_spec(tmp_path, model_args, gen))
         runner.check_model_max_gen_toks(spec, spec.cells())
+
+
+# ------------------------------------------------------------------------------------------- retriever params: numbers
+def test_numpy_numbers_are_taken_as_the_python_numbers_they_are():
+    import numpy as np
+
+    from retrieval.api import _resolve_params, check_numbers
+
+    check_numbers({"rrf_k": np.int64(60), "depth": np.int32(200), "max_length": np.int64(64), "k1": np.float32(0.9)})
+    plain, _ = _resolve_params("hybrid", {"rrf_k": 60, "depth": 200, "fusion": "weighted", "alpha": 0.5, "k1": 1})
+    got, _ = _resolve_params("hybrid", {"rrf_k": np.int64(60), "depth": np.int64(200), "fusion": "weighted",
+                                        "alpha": np.float32(0.5), "k1": np.int64(1)})
+    assert got == plain and [type(got[k]) for k in ("rrf_k", "depth", "alpha", "k1")] == [int, int, float, int]
+    for bad, message in (({"rrf_k": True}, r"^rrf_k=True: must be a whole number >= 1"),
+                         ({"depth": np.int64(0)}, r"^depth=0: must be a whole number >= 1"),
+                         ({"rrf_k": 60.0}, r"^rrf_k=60.0: must be a whole number >= 1"),
+                         ({"alpha": np.bool_(True), "fusion": "weighted"}, r"^alpha=np.True_ \(--alpha\): alpha must be")):
+        with pytest.raises(ConfigError, match=message):
+            _resolve_params("hybrid", bad)
+
+
+@pytest.mark.parametrize("text, write", [("1e-1", "1.0e-1"), ("5E-2", "5.0e-2"), ("1.5e2", "1.5e+2"), ("2e5", "2.0e+5")])
+def test_a_yaml_exponent_read_as_a_string_is_named(text, write):
+    from retrieval.api import _resolve_params
+
+    params = yaml.safe_load(f"{{fusion: weighted, alpha: {text}}}")  # as a task YAML's retriever_params
+    assert params["alpha"] == text
+    with pytest.raises(ConfigError) as exc:
+        _resolve_params("hybrid", params)
+    assert str(exc.value) == (f"alpha={text!r} (--alpha): alpha must be a finite number; YAML reads {text} as a "
+                              f"string: write {write}")
+    assert yaml.safe_load(f"alpha: {write}")["alpha"] == float(text)  # the advice reads as the number
+    with pytest.raises(ConfigError, match=r"^alpha='abc' \(--alpha\): alpha must be a finite number$"):
+        _resolve_params("hybrid", {"fusion": "weighted", "alpha": "abc"})
