@@ -9,6 +9,8 @@
   kwargs (19e647c): a spec passed load_spec and --estimate and failed at the first generate_until, after the load.
 * retriever params ``rrf_k=np.int64(60)``, ``depth=np.int64(200)`` were refused as not whole numbers (c09ccd9); a task
   YAML's ``alpha: 1e-1`` (a string to PyYAML) was refused without saying why.
+* a fused q/k/v group (29cfc68) kept a member's output by input identity only: ``q_proj(x); x.mul_(2); k_proj(x)``
+  gave k of the old x. It now keys on the tensor's version counter too.
 """
 
 from __future__ import annotations
@@ -184,3 +186,46 @@ def test_a_yaml_exponent_read_as_a_string_is_named(text, write):
     assert yaml.safe_load(f"alpha: {write}")["alpha"] == float(text)  # the advice reads as the number
     with pytest.raises(ConfigError, match=r"^alpha='abc' \(--alpha\): alpha must be a finite number$"):
         _resolve_params("hybrid", {"fusion": "weighted", "alpha": "abc"})
+
+
+# ------------------------------------------------------------------------------------------- fused products: in-place input
+def _own_products(mods):
+    import tokrag_model.decoder as dec_mod
+
+    alone = [torch.ops.mkldnn._reorder_linear_weight(m.weight.detach(), dec_mod.PACK_BATCH_HINT) for m in mods]
+    return lambda i, x: torch.ops.mkldnn._linear_pointwise(x, alone[i], None, "none", [], "")
+
+
+def test_a_fused_group_recomputes_for_an_input_changed_in_place():
+    import tokrag_model.decoder as dec_mod
+
+    if not dec_mod._onednn_linear_ok():
+        pytest.skip("no row-invariant oneDNN packed products here")
+    g = torch.Generator().manual_seed(0)
+    mods = [torch.nn.Linear(64, n, bias=False) for n in (64, 16, 16)]
+    for m in mods:
+        torch.nn.init.normal_(m.weight, generator=g)
+    group, own = dec_mod.FusedLinears(mods), _own_products(mods)
+    with torch.no_grad():
+        x = torch.randn(2, 64, generator=g)
+        assert torch.equal(group(0, x), own(0, x))
+        x.mul_(2.0)  # the same tensor object, other values
+        assert torch.equal(group(1, x), own(1, x))
+        x[:, :8].add_(1.0)  # through a view: the same version counter
+        assert torch.equal(group(2, x), own(2, x))
+        # unchanged between calls: the kept columns are taken (no new product), and released once all are taken
+        y = torch.randn(2, 64, generator=g)
+        outs = [group(0, y)]
+        kept = dict(group._kept)
+        outs += [group(1, y), group(2, y)]
+        assert outs[1] is kept[1] and outs[2] is kept[2] and group._input is None and not group._kept
+        assert all(torch.equal(o, own(i, y)) for i, o in enumerate(outs))
+        # changed in place after the first member: the others computed again, not the kept columns
+        outs = [group(0, y)]
+        kept = dict(group._kept)
+        y.sub_(1.0)
+        outs += [group(1, y)]
+        assert outs[1] is not kept[1] and torch.equal(outs[1], own(1, y)) and not torch.equal(kept[1], outs[1])
+    with torch.inference_mode():  # the decoder's steps: inference tensors have no version counter; identity as before
+        z = torch.randn(2, 64, generator=g)
+        assert [torch.equal(group(i, z), own(i, z)) for i in (0, 1, 2)] == [True] * 3 and not group._kept

@@ -271,9 +271,13 @@ class FusedLinears:
     Shapes: the packed weight is the members' weights stacked, (sum of out_features, in_features); a member's
     output is its columns of ``x @ W.T + b``, (..., out_features), made contiguous (the layout of its own
     product, so what follows runs the same kernels). The first member's call computes the product and keeps the
-    others' columns with its input; a later member called on that same tensor object (``is``) takes its columns,
-    called on any other input it computes the product again and takes its own. So a group is correct whatever the
-    call order; it saves calls only where the module calls its members in order on one tensor
+    others' columns with its input and the input's version counter (``x._version``, which every in-place op on it
+    or a view of it bumps); a later member called on that same tensor object (``is``) at that same version takes its
+    columns, called on any other input, or on that one changed in place (``x.mul_(2)`` between ``q_proj(x)`` and
+    ``k_proj(x)``), it computes the product again and takes its own. An inference-mode tensor (the decoder's own
+    steps) has no version counter: there the object alone is compared, so an in-place edit of it between two
+    members' calls is not seen (the modules of :data:`FUSED_MODEL_TYPES` make none). So a group is correct whatever
+    the call order; it saves calls only where the module calls its members in order on one tensor
     (:data:`FUSED_MODEL_TYPES`).
     """
 
@@ -284,11 +288,13 @@ class FusedLinears:
         ends = torch.tensor([m.out_features for m in mods]).cumsum(0).tolist()
         self.bounds = list(zip([0] + ends[:-1], ends))
         self._input: torch.Tensor | None = None  # the input of the last product while some of its columns are kept
+        self._version: int | None = None  # its version counter then (None: an inference tensor, which has none)
         self._kept: dict[int, torch.Tensor] = {}  # member index -> its output from that product
 
     def __call__(self, member: int, x: torch.Tensor) -> torch.Tensor:
         """Member ``member``'s output for input ``x`` (..., in_features) -> (..., its out_features)."""
-        if self._input is x and member in self._kept:
+        version = None if x.is_inference() else x._version
+        if self._input is x and self._version == version and member in self._kept:
             out = self._kept.pop(member)
             if not self._kept:
                 self._input = None
@@ -296,7 +302,7 @@ class FusedLinears:
         y = torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
         parts = {i: y[..., lo:hi].contiguous() for i, (lo, hi) in enumerate(self.bounds)}
         out = parts.pop(member)
-        self._input, self._kept = x, parts
+        self._input, self._version, self._kept = x, version, parts
         return out
 
 
