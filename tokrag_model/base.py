@@ -182,8 +182,8 @@ def _why(exc: BaseException) -> str:
     return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
-TOKENIZER_VOCAB_FILES: tuple[str, ...] = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
-                                          "sentencepiece.bpe.model", "*.tiktoken")
+TOKENIZER_VOCAB_FILES: tuple[str, ...] = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt",
+                                          "spiece.model", "sentencepiece.bpe.model", "*.tiktoken")
 """A model folder's tokenizer vocabulary files (glob patterns) that transformers' tokenizers load from; a folder with
 none of them has no tokenizer (:func:`_no_tokenizer_files`)."""
 
