@@ -55,7 +55,10 @@ def test_use_cache_recomputes_answers_of_other_tokrag_code(backbone, tmp_path, m
     assert _ran(lm, path) == 1
     assert _ran(lm, path) == 0  # the same code again: read back
     monkeypatch.setattr(base, "answer_code_fingerprint", lambda: "0123456789abcdef", raising=False)  # edited code
-    assert _ran(lm, path) == 1  # it was 0: the old code's answer, recorded as the new code's
+    assert _ran(lm, path) == 0  # the model built before the edit: the code it runs is the old one
+    edited = MODELS["rag-standard"].with_backbone(backbone, batch_size=1)  # the next run, with the edited code
+    assert _ran(edited, path) == 1  # it was 0: the old code's answer, recorded as the new code's
+    assert _ran(edited, path) == 0
 
 
 def test_the_code_fingerprint_is_the_leaderboards_model_code_hash():

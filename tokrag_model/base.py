@@ -162,7 +162,8 @@ def answer_code_fingerprint() -> str:
     """Fingerprint (16 hex) of the source of :data:`ANSWER_CODE_PACKAGES` as this process imported it: per package,
     :func:`leaderboards.keys.code_fingerprint` (the leaderboard run keys' model-code hash: ``[relative path, SHA-256]``
     of the ``.py``/``.yaml``/``.yml``/``.jinja`` files, file hashes memoised in :class:`retrieval.io.HashMemo`).
-    Computed once per process (~25 ms on a first run, a ``stat`` per file after); part of
+    Computed once per process (~25 ms on a first run, a ``stat`` per file after), when the first model is built (a
+    file edited during the run does not change it); part of
     :meth:`RAGMethodLM.response_cache_args`, so answers cached by other tokrag code (an edited method, another commit)
     are recomputed, not read back under the new code's provenance."""
     from leaderboards.keys import _HashMemo, code_fingerprint
@@ -348,6 +349,7 @@ class RAGMethodLM(LM):
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
         cached_responses: responses lm-eval's ``--use_cache`` read back for this model (None without the cache).
+        code_fingerprint: :func:`answer_code_fingerprint` when the model was built (part of the ``--use_cache`` key).
         JOURNAL_REPLAY_SAFE: (class) True: a response depends only on its request and the global random states
             (Python's, NumPy's, torch's), so ``tokrag leaderboard run`` may resume a killed cell by replaying its
             journaled requests, which the new instance never sees (``leaderboards.runner.replay_safe``). A method
@@ -378,6 +380,7 @@ class RAGMethodLM(LM):
         self.model, self.tokenizer = backbone.model, backbone.tokenizer
         self.fingerprint = backbone.fingerprint
         self.files_fingerprint = _backbone_files_fingerprint(backbone)  # before the run: config/tokenizer files
+        self.code_fingerprint = answer_code_fingerprint()  # the code as imported (not as edited during the run)
         cfg["device"] = backbone.device
         cfg["weight_layout"] = backbone.weight_layout
         mcfg = self.model.config
@@ -641,7 +644,7 @@ class RAGMethodLM(LM):
         n = 1 if attr == "loglikelihood_rolling" else 2
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
-                            "code": answer_code_fingerprint()},
+                            "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint()},
                            sort_keys=True, default=str)
         doc = json.dumps(req.doc, sort_keys=True, default=str, ensure_ascii=False)
         return [*req.args[:n], {"tokrag_model": hashlib.sha256(model.encode("utf-8")).hexdigest(),
