@@ -100,7 +100,10 @@ def test_an_alias_that_is_also_a_folder_here_is_refused(tmp_path, monkeypatch, a
             "rename the folder) for the alias")
     assert resolve_pretrained(f"./{alias}").source == "local"
     check_pretrained(str(tmp_path / alias))
-    (tmp_path / alias / "config.json").unlink()
+    (tmp_path / alias / "config.json").unlink()  # no model folder (lm-eval's --output_path . writes ./<alias>/): the alias
+    (tmp_path / alias / "results_2026-12-05.json").write_text("{}")
+    check_pretrained(alias)
+    (tmp_path / alias / "results_2026-12-05.json").unlink()
     (tmp_path / alias).rmdir()
     (tmp_path / alias).write_text("not a folder")  # a file of that name is no model: the alias, as before
     check_pretrained(alias)

@@ -297,8 +297,9 @@ def check_pretrained(pretrained: Any) -> None:
     """Refuse a ``pretrained`` that :func:`resolve_pretrained` and the load would certainly refuse, where that can
     be told without loading, converting or downloading anything: an empty value, a path (``/x``, ``./x``, ``~/x``,
     ``a/b/c``) that does not exist or is a file, a folder without ``config.json``, a ``config.json`` that is not
-    a JSON object, an alias name that is also a folder in the working directory (which one was meant cannot be
-    told; the alias won silently). An alias and a hub id (or any other name without a path shape) pass: whether it
+    a JSON object, an alias name that is also a model folder (with ``config.json``) in the working directory (which
+    one was meant cannot be told; the alias won silently; a folder without one, such as lm-eval's
+    ``--output_path .`` results folder named after the model, leaves the alias). An alias and a hub id (or any other name without a path shape) pass: whether it
     can be had (alias package installed, id in the cache or downloadable) is for the load to find out. The leaderboard's
     pre-run check (:func:`leaderboards.runner.check_cell_args`) calls it for every model before the first cell.
 
@@ -310,7 +311,7 @@ def check_pretrained(pretrained: Any) -> None:
     value = pretrained.strip()
     path = Path(value).expanduser()
     if value.lower() in ALIASES:
-        if path.is_dir():  # the alias loaded and the folder was silently never read
+        if (path / "config.json").is_file():  # a model folder: the alias loaded and it was silently never read
             raise ConfigError(f"pretrained={value!r} names both the offline alias {value.lower()} and the folder "
                               f"{path.resolve()} in the working directory: pass pretrained=./{value} for the folder, "
                               "or run from another directory (or rename the folder) for the alias")
@@ -335,7 +336,8 @@ def resolve_pretrained(pretrained: str, models_dir: Path | None = None, revision
 
     Order: alias (:data:`ALIASES`: ``smollm2-135m-instruct``, ``gemma-3-270m``), existing local folder, hub id
     (local HF cache or hub) at ``revision`` (a branch, tag or commit; None: ``main``), as lm-eval's ``hf`` loads
-    it. An alias name that is also a folder in the working directory is refused (pass ``./<name>`` for the folder). An alias or a local folder has no revisions: a ``revision`` given with one is logged as a WARNING.
+    it. An alias name that is also a model folder in the working directory is refused (pass ``./<name>`` for the
+    folder). An alias or a local folder has no revisions: a ``revision`` given with one is logged as a WARNING.
 
     Raises:
         ConfigError: what :func:`check_pretrained` refuses (an empty value, a path-like value whose folder does not
