@@ -139,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     calibrate.print_preset(preset)
 
     # 2. the study on test tokens (a preset scanning below the model's js_min_layer: its gaps recorded too)
-    policies = analyze.standard_policies(n_layers, preset, dynamic=analyze.dynamic_params(lm))
-    analyze.widen_records_scan(lm, policies)
+    policies = analyze.study_policies(lm, preset)
     test, test_cfgs = analyze.collect_all(lm, ns, "test")
     results = analyze.analyze_records(test, policies, args.bootstrap, 0)
     analyze.report(results, Path(args.out), n_layers, args.layers,

@@ -337,6 +337,21 @@ def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str
     return pols
 
 
+
+def study_policies(lm: Any, preset: dict | None = None) -> list[Policy]:
+    """The policies a study scores on ``lm`` (a loaded ``TokRAGLM``), :func:`standard_policies` with the model's
+    ``dynamic`` row (:func:`dynamic_params`) and ``preset``'s ``calibrated`` row; then :func:`widen_records_scan` so
+    the records hold the gaps of every scan start. The order matters: widening changes ``lm.params``, which the
+    ``dynamic`` row must not see. ``tokrag analyze`` and ``benchmarks/tokrag_analysis.py`` both call this.
+
+    Raises:
+        ConfigError: as :func:`standard_policies` (a preset that does not fit the model names
+            ``lm.resolved_config``'s ``pretrained`` in its fix, :func:`preset_policy`).
+    """
+    policies = standard_policies(lm.decoder.n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
+    widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too
+    return policies
+
 # ------------------------------------------------------------------------------------------ statistics
 def auc(labels: Sequence[int], scores: Sequence[float], strata: Sequence[str] | None = None) -> float:
     """ROC AUC of ``scores`` for ``labels`` (1 = benefit), ties counted 1/2 (the Mann–Whitney U
@@ -1137,8 +1152,7 @@ def main(argv: list[str] | None = None) -> int:
         preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
         for message in preset_mismatches(preset, lm, args):
             log.warning("%s", message)
-        policies = standard_policies(n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
-        widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too
+        policies = study_policies(lm, preset)
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
