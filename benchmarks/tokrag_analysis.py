@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     # bad options, before the model loads: --out under a file failed after the dev tables, --layers bogus after
     # the whole analysis (tokrag analyze's own checks, on the namespace given to it)
     analyze.check_common_args(ns)
-    if not args.preset:
+    if args.preset:  # unreadable, malformed or refused params (a fixed layer beside the dynamic rule's): said now
+        analyze.check_preset_before_load(args.preset, ns)
+    else:
         analyze.check_common_args(analyze.build_parser().parse_args(
             common + ["--n", str(args.n_dev or args.n), "--split", "dev"]))
     lm = analyze.load_lm(ns)

@@ -1126,6 +1126,24 @@ def check_layers(value: str) -> None:
         raise ConfigError(f"--layers {value!r}: expected all, none or every:N (N >= 1)")
 
 
+def check_preset_before_load(path: str, args: argparse.Namespace) -> None:
+    """Refuse the preset file ``path`` before any model loads: unreadable or malformed
+    (:func:`tokrag_model.methods.tokrag.read_preset`), or params that fit no model of the depth the preset records
+    (:func:`preset_policy`: a layer outside it, the dynamic rule's params beside a fixed layer). ``args``: this
+    module's namespace (:func:`build_parser`); its ``--model-args`` / ``--model`` name the model in the fix. The
+    fingerprint and the loaded model's depth are checked after the load (``read_preset`` with them).
+
+    Raises:
+        ConfigError: as ``read_preset`` and :func:`preset_policy` (one line naming the file).
+    """
+    from tokrag_model.methods.tokrag import read_preset
+
+    early = read_preset(path)
+    depth = early.get("model", {}).get("n_layers")
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
+        preset_policy(early, depth, (_given_model_args(args) or {}).get("pretrained") or args.model)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``tokrag analyze``: collect records (resumable), print one table per data set and pooled, write
     ``results.json`` and ``auc_by_layer.png`` into ``--out``; returns 0, or 130 after Ctrl-C (one line saying
@@ -1142,10 +1160,7 @@ def main(argv: list[str] | None = None) -> int:
         from tokrag_model.methods.tokrag import read_preset
 
         if args.preset:  # unreadable or malformed: said before the model loads
-            early = read_preset(args.preset)
-            depth = early.get("model", {}).get("n_layers")
-            if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
-                preset_policy(early, depth, (_given_model_args(args) or {}).get("pretrained") or args.model)
+            check_preset_before_load(args.preset, args)
         torch.set_num_threads(max(1, args.threads))
         lm = load_lm(args)
         n_layers = lm.decoder.n_layers

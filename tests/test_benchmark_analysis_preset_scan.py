@@ -32,3 +32,25 @@ def test_benchmark_preset_scanning_below_the_models_start(monkeypatch, tmp_path)
     pols = res["results"]["wiki"]["policies"]
     assert pols["calibrated"]["describe"] == "JS-gap > 1e-12 above layer 0, else 2"
     assert pols["dynamic"]["describe"] == "JS-gap > 5e-07 above layer 1, else 2"  # the model's own start
+
+
+def test_benchmark_refuses_a_preset_before_the_model_loads(monkeypatch, tmp_path) -> None:
+    """A preset ``tokrag analyze --preset`` refuses before its model load (the dynamic rule's params beside a fixed
+    layer, 075676f) was refused by the benchmark only after ``load_lm``: minutes of loading, then the same line. Now
+    both call :func:`tasks.analyze.check_preset_before_load` first."""
+    import pytest
+
+    from benchmarks import tokrag_analysis
+    from retrieval.errors import ConfigError
+    from tasks import analyze
+    from tests.test_analyze_breaker43 import _preset
+
+    def no_load(args):
+        raise AssertionError("load_lm called before the preset was checked")
+
+    monkeypatch.setattr(analyze, "load_lm", no_load)
+    path = _preset(tmp_path, {"layer": 14, "js_threshold": 0.5, "layer_fallback": 3})
+    with pytest.raises(ConfigError) as exc:
+        tokrag_analysis.main(["--data", "wiki", "--n", "4", "--preset", str(path), "--out", str(tmp_path / "bm")])
+    assert str(exc.value).startswith(f"preset={path}: params js_threshold, layer_fallback have no effect with the "
+                                     "preset's layer=14 (a fixed fusion layer)")
