@@ -850,7 +850,7 @@ def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any
             "$TOKRAG_DATA_DIR) or the task YAML's metadata hub_id: /path/to/folder, or run once online")
 
 
-def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
+def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict[str, Any] | None = None) -> list[str]:
     """``task T: <error>`` for each task of ``cells`` (once per task and contract metadata) whose data the task build
     would refuse, told before any model loads: the QA tasks' checks of ``tokrag eval``
     (:func:`tasks.precheck.check_selected_tasks`: the metadata, a bring-your-own questions file read line by line, a
@@ -864,17 +864,14 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
 
     problems: list[str] = []
     seen: set[str] = set()
-    managers: dict[str, Any] = {}
+    managers = {} if managers is None else managers
     for cell in cells:
         meta = cell.task_metadata()  # without the draw seed (Cell.lm_eval_metadata): the data checks do not depend on it
         once = fingerprint([cell.task.task, meta, cell.gen_kwargs, cell.num_fewshot])
         if once in seen:
             continue
         seen.add(once)
-        mkey = fingerprint(meta)
-        if mkey not in managers:
-            managers[mkey] = _load_task_manager(spec, meta)
-        tm, task = managers[mkey], cell.task.task
+        tm, task = _task_manager(spec, meta, managers), cell.task.task
         try:  # the hub data set first: the task build reads the questions before the corpus
             for _, yaml_meta, _ in _qa_tasks(tm, [task]):
                 kw, dataset, _, _ = qa_arguments({**yaml_meta, **meta}, task)
@@ -929,7 +926,7 @@ def check_task_files(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         raise ConfigError(f"leaderboard spec {spec.path}: {exc}") from None
 
 
-def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+def check_spec_data(spec: LeaderboardSpec, cells: list[Cell], managers: dict[str, Any] | None = None) -> None:
     """Refuse a run whose tasks cannot read their data, before its first cell (:func:`_task_data_problems`: what
     ``tokrag eval`` refuses before its model load, and a hub data set that cannot be read offline), so that a bad
     task at the end of a grid stops it at once, not hours in, and ``run --estimate`` stops on it too.
@@ -937,30 +934,31 @@ def check_spec_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     Raises:
         ConfigError: one line per task with a problem, naming the spec.
     """
-    problems = _task_data_problems(spec, cells)
+    problems = _task_data_problems(spec, cells, managers)
     if problems:
         raise ConfigError(f"leaderboard spec {spec.path}: {len(problems)} problem(s) with the data of its tasks; nothing "
                           "was run:\n  " + "\n  ".join(problems))
 
 
-def check_model_max_gen_toks(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+def check_model_max_gen_toks(spec: LeaderboardSpec, cells: list[Cell], managers: dict[str, Any] | None = None) -> None:
     """Refuse a cell of a tokrag method (:data:`tokrag_model.methods.METHODS`) whose ``model_args`` set
     ``max_gen_toks`` while its task's generation kwargs (the YAML's ``generation_kwargs`` with the spec's
     ``gen_kwargs`` over them, as lm-eval merges them) set another: the request's value wins (lm-eval's ``hf``), so the
     method refused it only at its first ``generate_until``, after the model load. The rule is the lm-eval CLI's
-    (:func:`tasks.precheck.check_run_arguments`, ``--model_args max_gen_toks``), told in the spec's words; a task
-    manager is loaded only for cells that set it. Nothing else of the cells is checked here.
+    (:func:`tasks.precheck.model_max_gen_toks_conflict`, as ``--model_args max_gen_toks``), told in the spec's words;
+    a task manager is loaded only for cells that set it (``managers``: :func:`_task_manager`'s, shared with
+    :func:`check_spec_data`). Nothing else of the cells is checked here.
 
     Raises:
         ConfigError: one line naming the spec, the method, the task, both values and the spec's ``gen_kwargs`` to
             set instead.
     """
-    from tasks.precheck import check_run_arguments
+    from tasks.precheck import model_max_gen_toks_conflict
 
     from .spec import _tokrag_methods
 
     ours = _tokrag_methods()
-    managers: dict[str, Any] = {}
+    managers = {} if managers is None else managers
     seen: set[str] = set()
     for cell in cells:
         given = cell.model_args.get("max_gen_toks")
@@ -971,24 +969,17 @@ def check_model_max_gen_toks(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         if once in seen:
             continue
         seen.add(once)
-        mkey = fingerprint(meta)
-        if mkey not in managers:
-            managers[mkey] = _load_task_manager(spec, meta)
-        try:
-            check_run_arguments(managers[mkey], [cell.task.task], model=cell.method.model,
-                                model_args={"max_gen_toks": given}, gen_kwargs=dict(cell.gen_kwargs))
-        except ConfigError as exc:
-            m = re.search(r"set max_gen_toks=(\S+), which win", str(exc))
-            if m is None:  # another of the CLI's checks: its own words
-                raise ConfigError(f"leaderboard spec {spec.path}: method {cell.method.name}: {exc}") from None
+        conflict = model_max_gen_toks_conflict(_task_manager(spec, meta, managers), [cell.task.task],
+                                               {"max_gen_toks": given}, dict(cell.gen_kwargs))
+        if conflict is not None:
             where = f"{cell.model_name}/" if cell.model_name else ""  # another spec gen_kwargs: refused by load_spec
             raise ConfigError(
                 f"leaderboard spec {spec.path}: method {where}{cell.method.name}: model_args max_gen_toks {given} has "
-                f"no effect on task {cell.task.task}: its generation_kwargs set max_gen_toks {m.group(1)}, which wins "
+                f"no effect on task {cell.task.task}: its generation_kwargs set max_gen_toks {conflict[2]}, which wins "
                 "as in lm-eval's hf (the model would refuse it at its first generate_until, after the load); set "
                 f"gen_kwargs: {{max_gen_toks: {given}}} in the spec (shared or the method's) instead of model_args "
                 "max_gen_toks"
-            ) from None
+            )
 
 
 def check_generation_only(spec: LeaderboardSpec, cell: Cell, cls: Any, cfg: dict[str, Any]) -> None:
@@ -1081,8 +1072,9 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
         if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
             check_generation_only(spec, cell, classes[cell.method.model], cfg)
-    check_model_max_gen_toks(spec, cells)
-    check_spec_data(spec, cells)
+    managers: dict[str, Any] = {}  # one task manager per contract metadata for both checks (:func:`_task_manager`)
+    check_model_max_gen_toks(spec, cells, managers)
+    check_spec_data(spec, cells, managers)
 
 
 def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
@@ -2095,6 +2087,15 @@ def seed_notes(spec: LeaderboardSpec, cells: list[Cell]) -> list[str]:
     notes += [f"method {name}: model_args seed={value} goes to the model only; the task's noise/counterfactual passages "
               "are drawn with each cell's seed, the same for every method" for name, value in sorted(margs.items())]
     return notes
+
+
+def _task_manager(spec: LeaderboardSpec, meta: dict[str, Any], managers: dict[str, Any]) -> Any:
+    """The task manager of ``meta`` (a cell's :meth:`Cell.task_metadata`) from ``managers`` (keyed by the metadata's
+    fingerprint), loaded there once (:func:`_load_task_manager`)."""
+    mkey = fingerprint(meta)
+    if mkey not in managers:
+        managers[mkey] = _load_task_manager(spec, meta)
+    return managers[mkey]
 
 
 def _load_task_manager(spec: LeaderboardSpec, metadata: dict[str, Any] | None = None):

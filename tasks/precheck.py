@@ -678,20 +678,28 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
                               "files: pass a path in a folder you can write")
 
 
-def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
-                              selected: list[_Selected] | None) -> None:
-    """``--model_args max_gen_toks=N`` with a tokrag method and a generation task whose generation kwargs (its YAML's
-    ``generation_kwargs`` with ``--gen_kwargs`` over them, as lm-eval merges them) set another ``max_gen_toks``: the
-    request's value wins (lm-eval's ``hf``), so the method refuses it in ``generate_until``
-    (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load (~25 s); refused here before it.
-    A value that is not an integer is left to the model's argument check."""
+def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_args: Any, gen: dict[str, Any],
+                                selected: list[_Selected] | None = None) -> tuple[str, int, int, str] | None:
+    """The first generation task of ``names`` (or of ``selected``, :func:`_expand_selected`'s tasks when the caller
+    has them) on which a ``max_gen_toks`` model argument in ``model_args`` (a dict or lm-eval's ``k=v,...`` string)
+    has no effect: its generation kwargs (the task YAML's ``generation_kwargs`` with ``gen``, the run's
+    ``gen_kwargs``, over them, as lm-eval merges them) set another ``max_gen_toks``, and the request's value wins
+    (lm-eval's ``hf``), so a tokrag method refuses it in ``generate_until``
+    (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load. Pure: nothing is raised.
+
+    Returns:
+        ``(task, given, wins, source)``: the task's name, the model argument and the generation kwargs' value (both
+        ints), and ``source``, ``"gen_kwargs"`` when ``gen`` set the winning value, ``"task"`` when the task YAML's
+        ``generation_kwargs`` did; None when no task conflicts, the model argument is not set, or a value is not an
+        integer (left to the model's argument check).
+    """
     margs = _model_args(model_args)
     if margs.get("max_gen_toks") is None:
-        return
+        return None
     try:
         given = int(margs["max_gen_toks"])
     except (TypeError, ValueError):
-        return
+        return None
     for t in _expand_selected(task_manager, names) if selected is None else selected:
         if t.cfg.get("output_type") != "generate_until":
             continue
@@ -702,10 +710,23 @@ def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, m
         except (TypeError, ValueError):
             continue
         if wins != given:
-            source = "--gen_kwargs" if "max_gen_toks" in gen else f"task {t.name}'s generation_kwargs"
-            raise ConfigError(f"--model {model}: max_gen_toks={given} (model argument) has no effect: {source} set "
-                              f"max_gen_toks={wins}, which win as in lm-eval's hf; pass --gen_kwargs max_gen_toks={given} "
-                              "instead")
+            return t.name, given, wins, "gen_kwargs" if "max_gen_toks" in gen else "task"
+    return None
+
+
+def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
+                              selected: list[_Selected] | None) -> None:
+    """``--model_args max_gen_toks=N`` with a tokrag method and a generation task whose generation kwargs override it
+    (:func:`model_max_gen_toks_conflict`): the method would refuse it after the model load (~25 s); refused here
+    before it. A value that is not an integer is left to the model's argument check."""
+    conflict = model_max_gen_toks_conflict(task_manager, names, model_args, gen, selected)
+    if conflict is None:
+        return
+    task, given, wins, where = conflict
+    source = "--gen_kwargs" if where == "gen_kwargs" else f"task {task}'s generation_kwargs"
+    raise ConfigError(f"--model {model}: max_gen_toks={given} (model argument) has no effect: {source} set "
+                      f"max_gen_toks={wins}, which win as in lm-eval's hf; pass --gen_kwargs max_gen_toks={given} "
+                      "instead")
 
 
 def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:
