@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_bytes, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
@@ -1378,9 +1378,9 @@ CHECKSUM = "sha256"
 
 
 def _entry_checksum(entry: dict) -> str:
-    """SHA-256 (hex) of a journal chunk line's canonical JSON (:func:`retrieval.io.canonical_json`), its own
+    """SHA-256 (hex, all 64 digits: :func:`retrieval.io.fingerprint`) of a journal chunk line's canonical JSON, its own
     :data:`CHECKSUM` key left out: the same for the line in memory and as read back from the file."""
-    return sha256_bytes(canonical_json({k: v for k, v in entry.items() if k != CHECKSUM}).encode("utf-8"))
+    return fingerprint({k: v for k, v in entry.items() if k != CHECKSUM}, length=64)
 
 
 def _verified(entry: dict) -> bool:
