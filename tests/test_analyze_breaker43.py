@@ -175,3 +175,20 @@ def test_analyze_preset_scanning_below_the_models_start_records_its_gaps(monkeyp
         assert json.loads((out / "results.json").read_text())["configs"]["wiki"]["reused"] == 4
     assert len(fake.scored) == 8  # nothing scored again
     assert json.loads((out / "results.json").read_text())["results"] == plain["results"]
+
+
+def test_a_preset_layer_spelled_Dynamic_is_read_as_lm_eval_reads_it(tmp_path) -> None:
+    """``{"layer": "Dynamic", ...}`` loaded under lm_eval (the layer argument's cast lowercases it) but
+    ``tokrag analyze --preset`` refused it: preset_unused_dynamic compared the raw "Dynamic" with "dynamic" ("params
+    js_threshold ... have no effect with the preset's layer='Dynamic'"). read_preset now casts params.layer."""
+    from tasks.analyze import preset_policy
+    from tokrag_model.methods.tokrag import preset_unused_dynamic, read_preset
+
+    path = _preset(tmp_path, {"layer": "Dynamic", "js_threshold": 0.5, "js_min_layer": 5, "layer_fallback": 3})
+    assert _resolve({"preset": str(path)})["layer"] == "dynamic"
+    preset = read_preset(path)
+    assert preset_unused_dynamic(preset, lm_eval=False) is None
+    pol = preset_policy(preset, 30)
+    assert (pol.kind, pol.min_layer, pol.layer) == ("dynamic", 5, 3)
+    fixed = read_preset(_preset(tmp_path, {"layer": "14"}, "f.json"))
+    assert preset_policy(fixed, 30).layer == 14

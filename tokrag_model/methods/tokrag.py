@@ -749,12 +749,19 @@ def preset_unused_dynamic(preset: Mapping[str, Any], lm_eval: bool = True) -> st
     layer = params.get("layer", TokRAGParams().layer)
     if not unused or layer == "dynamic":
         return None
-    verb, them = ("has", "it") if len(unused) == 1 else ("have", "them")
     which = f"the preset's layer={layer!r}" if "layer" in params else f"layer={layer!r} (the default: the preset sets none)"
     add = "add layer=dynamic to the model arguments (or set params.layer to \"dynamic\" in the preset)" if lm_eval else \
         "set params.layer to \"dynamic\" in the preset"
-    return (f"preset={preset.get('path')}: params {', '.join(unused)} {verb} no effect with {which} (a fixed fusion "
-            f"layer); {add} to use {them}, or drop {them} from the preset")
+    return f"preset={preset.get('path')}: " + no_effect_message("params", unused, which, add, " from the preset")
+
+
+def no_effect_message(what: str, keys: Sequence[str], layer: str, add: str, drop_from: str = "") -> str:
+    """``<what> js_threshold, layer_fallback have no effect with <layer> (a fixed fusion layer); <add> to use them, or
+    drop them<drop_from>`` (``has``/``it`` for one key): the refusal of :data:`DYNAMIC_ONLY` arguments beside a fixed
+    layer, given explicitly (:meth:`TokRAGLM.resolve_args`) or by a preset (:func:`preset_unused_dynamic`)."""
+    verb, them = ("has", "it") if len(keys) == 1 else ("have", "them")
+    return (f"{what} {', '.join(keys)} {verb} no effect with {layer} (a fixed fusion layer); {add} to use {them}, "
+            f"or drop {them}{drop_from}")
 
 
 def calibrate_hint(pretrained: str | None = None) -> str:
@@ -771,7 +778,8 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
 
     Returns:
         the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers, dtype}, ``params``,
-        ``calibration``) plus ``path`` and ``sha256`` of the file.
+        ``calibration``) plus ``path`` and ``sha256`` of the file; ``params.layer`` as the ``layer`` model argument
+        reads it (``"Dynamic"`` -> ``"dynamic"``, ``"14"`` -> 14).
     Raises:
         ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object), unknown params or
         values, or a preset made for other
@@ -802,9 +810,11 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         raise ConfigError(f"{where}: unknown params {unknown}; a preset may set {', '.join(PRESET_PARAMS)}")
     for key, value in preset["params"].items():
         try:
-            TokRAGLM.EXTRA_ARGS[key].cast(value)
+            cast = TokRAGLM.EXTRA_ARGS[key].cast(value)
         except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{where}: params.{key}={value!r} is invalid: {exc}") from None
+        if key == "layer":  # "Dynamic", "14": read as the model argument reads them (resolve_args casts alike)
+            preset["params"]["layer"] = cast
     if preset.get("method") not in (None, "tokrag"):  # absent or null: an older preset, read as tokrag's
         raise ConfigError(f"{where}: a preset for method {preset.get('method')!r}; tokrag presets are for --model tokrag "
                           "(method 'tokrag'); write one with 'tokrag calibrate --split dev'")
@@ -1035,10 +1045,8 @@ class TokRAGLM(RAGMethodLM):
             stray = [key for key in DYNAMIC_ONLY if given.get(key) is not None and out[key] is not None]
             if stray:
                 where = " (from the preset)" if out.get("preset") and given.get("layer") is None else ""
-                verb, them = ("has", "it") if len(stray) == 1 else ("have", "them")
-                raise ConfigError(
-                    f"--model {cls.METHOD}: model argument(s) {', '.join(stray)} {verb} no effect with layer={out['layer']!r}"
-                    f"{where} (a fixed fusion layer); add layer=dynamic to use {them}, or drop {them}")
+                raise ConfigError(f"--model {cls.METHOD}: " + no_effect_message(
+                    "model argument(s)", stray, f"layer={out['layer']!r}{where}", "add layer=dynamic"))
             if given.get("layer") is None:  # an explicit layer overrides the preset knowingly; else the same check
                 message = preset_unused_dynamic(preset) if out.get("preset") else None
                 if message:
