@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -283,6 +284,11 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     return write_preset(path, lm, nan_to_none(cal["params"]), nan_to_none(cal["calibration"]))
 
 
+def _short_float(x: float) -> str:
+    """``5e-7`` for 5e-07 (``:g`` without the exponent's leading zeros), ``0.001`` for 0.001."""
+    return re.sub(r"e([+-])0+(\d)", r"e\1\2", f"{x:g}")
+
+
 def print_preset(preset: dict) -> None:
     """Rich tables of a preset's dev AUCs per fixed layer and per threshold quantile, then its params."""
     from rich.console import Console
@@ -308,7 +314,8 @@ def print_preset(preset: dict) -> None:
                   style="italic", highlight=False)
     else:
         con.print(f"dev dynamic rule: threshold = quantile of {c['dynamic']['n_gaps']} gaps "
-                  f"(uncalibrated 5e-7 sits at quantile {c['dynamic']['uncalibrated_quantile']:.3f})", style="italic",
+                  f"(uncalibrated {_short_float(c['dynamic']['uncalibrated_threshold'])} sits at quantile "
+                  f"{c['dynamic']['uncalibrated_quantile']:.3f})", style="italic",
                   highlight=False)
         t = Table()
         for col in ("quantile", "threshold", "dev AUC", "fallback rate"):

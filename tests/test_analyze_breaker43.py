@@ -192,3 +192,19 @@ def test_a_preset_layer_spelled_Dynamic_is_read_as_lm_eval_reads_it(tmp_path) ->
     assert (pol.kind, pol.min_layer, pol.layer) == ("dynamic", 5, 3)
     fixed = read_preset(_preset(tmp_path, {"layer": "14"}, "f.json"))
     assert preset_policy(fixed, 30).layer == 14
+
+
+def test_print_preset_names_the_recorded_uncalibrated_threshold(capsys) -> None:
+    """print_preset said "uncalibrated 5e-7" whatever threshold the record's uncalibrated_quantile was measured at;
+    it now prints the recorded ``uncalibrated_threshold`` (5e-7, the default, reads as before)."""
+    from tasks.calibrate import calibrate_records, print_preset
+    from tests.test_analyze import rec
+
+    recs = [rec(f"q{j}", 1, *((1, 2) if j % 2 else (2, 1)), s_r=[0.9 if j % 2 else 0.1] * 8, s_l=0.5,
+                gaps=[None] * 3 + [float(j) * 1e-6] * 5, analysis=(0.0, 0.0)) for j in range(14)]
+    cal = calibrate_records(recs, 8, quantiles=(0.5,))
+    cal["calibration"]["dynamic"]["uncalibrated_threshold"] = 2.5e-05
+    print_preset({"calibration": cal["calibration"], "params": cal["params"]})
+    q = cal["calibration"]["dynamic"]["uncalibrated_quantile"]
+    assert f"dev dynamic rule: threshold = quantile of 70 gaps (uncalibrated 2.5e-5 sits at quantile {q:.3f})" in \
+        capsys.readouterr().out.splitlines()
