@@ -487,9 +487,14 @@ def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dic
 
 
 @lru_cache(maxsize=512)
+def _task_yaml_chain(task: str, include_path: tuple[Path, ...]) -> tuple[tuple[Path, dict[str, Any]], ...]:
+    """:func:`task_yaml_chain`, read once per (task, include_path)."""
+    return tuple(task_yaml_chain(task, list(include_path)))
+
+
 def _task_yaml_docs(task: str, include_path: tuple[Path, ...]) -> tuple[dict[str, Any], ...]:
     """``task``'s YAML document and those of the files it ``include``s, the task's own first (() if none is found)."""
-    return tuple(doc for _, doc in task_yaml_chain(task, list(include_path)))
+    return tuple(doc for _, doc in _task_yaml_chain(task, include_path))
 
 
 def _task_yaml_metadata(task: str, include_path: tuple[Path, ...]) -> dict[str, Any]:
@@ -809,29 +814,42 @@ def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     m = _NOISE_RE.match(name)
     family = entry.get("family") if isinstance(entry, dict) and entry.get("family") else (m.group("base") if m else name)
     if noise is None:
-        noise = int(m.group("pct")) / 100.0 if m else None
+        noise = _name_noise(name)
     if noise is not None and (isinstance(noise, bool) or not isinstance(noise, (int, float))
                               or not 0.0 <= float(noise) <= 1.0):
         raise _err(path, f"tasks[{i}] ({name}): noise must be a ratio in [0, 1], got {noise!r}")
     return TaskSpec(task=name, noise=None if noise is None else float(noise), family=family, limit=limit)
 
 
-def task_noise(task: str, include_path: list[Path]) -> float | None:
+def _name_noise(task: str) -> float | None:
+    """The noise ratio a task name's ``_noiseNN`` suffix declares (``nq_noise40`` -> 0.4); None without one."""
+    m = _NOISE_RE.match(task)
+    return int(m.group("pct")) / 100.0 if m else None
+
+
+def task_noise(task: str, include_path: list[Path]) -> tuple[float | None, str | None, Path | None]:
     """The share of passages ``task`` replaces by noise, as its YAML declares it: the metadata ``noise`` (with the files
     it includes; what :func:`tasks.rag.add_noise` draws), else the ``_noiseNN`` of its name (a task that draws its
-    noise in its own loader, as the toy fixtures do), else 0.0. None when no YAML of the task is found (a task of
-    lm-eval's own registry: not known here) or its metadata ``noise`` is not a number (the task refuses it at load)."""
-    docs = _task_yaml_docs(task, tuple(Path(p) for p in include_path))
-    if not docs:
-        return None
+    noise in its own loader, as the toy fixtures do), else 0.0.
+
+    Returns:
+        ``(value, source, yaml_path)``: ``source`` is ``"metadata"``, ``"name"`` (the ``_noiseNN``) or None (nothing
+        declared: value 0.0); ``yaml_path`` the task's own YAML. ``value`` None when its metadata ``noise`` is not a
+        number (the task refuses it at load); ``(None, None, None)`` when no YAML of the task is found (a task of
+        lm-eval's own registry: not known here).
+    """
+    chain = _task_yaml_chain(task, tuple(Path(p) for p in include_path))
+    if not chain:
+        return None, None, None
+    y = chain[0][0]
     meta = task_yaml_metadata(task, include_path)
     if "noise" in meta:
         try:
-            return float(meta["noise"])
+            return float(meta["noise"]), "metadata", y
         except (TypeError, ValueError):
-            return None
-    m = _NOISE_RE.match(task)
-    return int(m.group("pct")) / 100.0 if m else 0.0
+            return None, "metadata", y
+    named = _name_noise(task)
+    return (0.0, None, y) if named is None else (named, "name", y)
 
 
 def _check_task_noise(path: Path, i: int, entry: Any, t: TaskSpec, include_path: list[Path]) -> TaskSpec:
@@ -840,13 +858,12 @@ def _check_task_noise(path: Path, i: int, entry: Any, t: TaskSpec, include_path:
     naming the spec, the task and both values; for a task that declares no noise, neither metadata nor ``_noiseNN``,
     as the committed clean tasks, whose own loader may draw some, it names the declaration that fixes it). Unchanged
     when the task's noise is not known here."""
-    declared = task_noise(t.task, include_path)
+    declared, source, y = task_noise(t.task, include_path)
     if declared is None:
         return t
     given = entry.get("noise") if isinstance(entry, dict) else None
     if given is not None and abs(float(given) - declared) > 1e-9:
-        y = task_yaml_chain(t.task, include_path)[0][0]
-        if "noise" in task_yaml_metadata(t.task, include_path) or _NOISE_RE.match(t.task):
+        if source is not None:  # the metadata noise or the name's _noiseNN
             raise _err(path, f"tasks[{i}] ({t.task}): noise {given!r} is not the noise the task draws, {declared:g} "
                              f"(metadata noise of {y}, 0 when it sets none); drop noise: from the entry or give "
                              f"{declared:g}")
