@@ -815,8 +815,7 @@ def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
     family = entry.get("family") if isinstance(entry, dict) and entry.get("family") else (m.group("base") if m else name)
     if noise is None:
         noise = _name_noise(name)
-    if noise is not None and (isinstance(noise, bool) or not isinstance(noise, (int, float))
-                              or not 0.0 <= float(noise) <= 1.0):
+    if noise is not None and not (is_number(noise, 0.0) and noise <= 1.0):
         raise _err(path, f"tasks[{i}] ({name}): noise must be a ratio in [0, 1], got {noise!r}")
     return TaskSpec(task=name, noise=None if noise is None else float(noise), family=family, limit=limit)
 
