@@ -67,7 +67,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         (:func:`retrieval.io.json_id`); with ``corpus``, a gold id that is not in it (file, line and id named); with
         ``texts``, a question whose text differs from the topics' under an automatic id (:func:`_same_questions`).
     """
-    from .corpus import (QID_FIELDS, QUESTION_FIELDS, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, record_field,
+    from .corpus import (QUESTION_FIELDS, check_gold_ids, jsonl_qid, load_queries, nq_oracle_questions, qid_field, record_field,
                          relative_note, string_list, tsv_topics_file)
     from .io import json_id, read_jsonl
     from .paths import data_dir as _data_dir
@@ -102,10 +102,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
         topics = call_java("pyserini_topics", tname)
         items = list(topics.items())[: int(n) if n else None]
         return checked({q: t["question"] for q, t in items}, {q: t["answers"] for q, t in items}, {})
-    if n and not n.isdigit():
-        if "/" in spec and name != "nq-open":  # a path that names no file ('run 10:00/q.jsonl'), not NAME:N
-            p = Path(spec).expanduser()
-            raise ConfigError(f"--topics {spec!r}: not a file{relative_note(p)} and not a named topic set (nq-oracle, nq-open)")
+    if n and not n.isdigit() and "/" not in spec:  # with '/': a path that names no file ('run 10:00/q.jsonl'), below
         raise ConfigError(f"--topics {spec!r}: the part after ':' must be a number of questions")
     if name == "nq-open":
         path = _data_dir(data_dir) / "nq_open" / "NQ-open.dev.jsonl"
@@ -137,7 +134,7 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             qid = jsonl_qid(obj, i, where)  # the ids load_queries gave (a qid 0 is "0", not "q0")
             if texts and qid in texts:
                 alts[qid] = [v for f in QUESTION_FIELDS if isinstance(v := obj.get(f), str)]
-                if all(obj.get(f) is None for f in QID_FIELDS):
+                if qid_field(obj) is None:
                     auto.add(qid)
             if ans := string_list(obj, ("answers", "answer"), where):
                 answers[qid] = ans

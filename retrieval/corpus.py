@@ -742,8 +742,14 @@ def jsonl_qid(obj: dict, index: int, where: str) -> str:
             another type, empty (``""``: it read as ``q<index>`` while a ctxs run skipped it) or with whitespace
             (``where`` and the field named).
     """
-    name = next((n for n in QID_FIELDS if obj.get(n) is not None), None)
+    name = qid_field(obj)
     return f"q{index}" if name is None else json_id(obj[name], f"{where}: query id {name!r}")
+
+
+def qid_field(obj: dict) -> str | None:
+    """The field of :data:`QID_FIELDS` that holds a JSONL topics record's id: the first not null; None when the record
+    has none, so its id is ``q<index>`` (:func:`jsonl_qid`)."""
+    return next((n for n in QID_FIELDS if obj.get(n) is not None), None)
 
 
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
