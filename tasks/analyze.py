@@ -279,8 +279,8 @@ def widen_records_scan(lm: Any, policies: Sequence[Policy]) -> int | None:
     ``dynamic``-kind ``policies`` (``--preset``'s ``js_min_layer`` below the model's): the records' gaps start above
     the model's ``js_min_layer`` (:meth:`tokrag_model.methods.tokrag.TeacherForced.records`), and a policy scanning
     lower failed on them after all the scoring ("the records have no gap for layer pair 6"). Only the scan start
-    changes (``lm.params.js_min_layer`` and ``lm.scorer``, rebuilt with it), so the records' key
-    (:func:`records_config`) names the lower start and records scanned from another start are not reused; the
+    changes (``lm.params.js_min_layer`` and ``lm.scorer``, rebuilt with it: ``TokRAGLM.set_scan_start``), so the
+    records' key (:func:`records_config`) names the lower start and records scanned from another start are not reused; the
     ``dynamic`` row keeps the model's arguments (:func:`dynamic_params`, read before). Nothing changes where no
     policy scans below the model's start (the default analysis, a fixed-layer preset).
 
@@ -289,15 +289,13 @@ def widen_records_scan(lm: Any, policies: Sequence[Policy]) -> int | None:
     Returns:
         the new scan start (a layer index), or None when it was left as it was.
     """
-    from tokrag_model.methods.tokrag import TokRAGScorer, resolve_layer
+    from tokrag_model.methods.tokrag import resolve_layer
 
     starts = [p.min_layer for p in policies if p.kind == "dynamic" and p.min_layer is not None]
     n_layers = lm.decoder.n_layers
     if not starts or min(starts) >= resolve_layer(lm.params.js_min_layer, n_layers, "js_min_layer"):
         return None
-    params = replace(lm.params, js_min_layer=min(starts))
-    lm.scorer = TokRAGScorer(lm.decoder, params, lm.scorer.is_function, lm.scorer.is_skip, warn_sliding=False)
-    lm.params = params
+    lm.set_scan_start(min(starts))
     log.info("records: the dynamic rule's gaps are recorded from layer pair %d (a policy scans from js_min_layer=%d, "
              "below the model's)", min(starts) + 1, min(starts))
     return min(starts)

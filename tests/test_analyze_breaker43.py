@@ -54,6 +54,19 @@ def _preset(tmp_path: Path, params: dict, name: str = "p.json") -> Path:
     return path
 
 
+
+def bind_scorer(lm: object) -> None:
+    """Give a fake ``lm`` (tests/analyze_fakes.py) ``TokRAGLM``'s own ``use_params`` / ``set_scan_start`` and a scorer
+    built by them, on token classes with no function or skip token."""
+    from types import MethodType
+
+    from tokrag_model.methods.tokrag import TokRAGLM
+
+    lm.is_function = lm.is_skip = lambda t: False
+    for name in ("use_params", "set_scan_start"):
+        setattr(lm, name, MethodType(getattr(TokRAGLM, name), lm))
+    lm.use_params(lm.params, warn_sliding=False)
+
 def _resolve(given: dict) -> dict:
     from tokrag_model.args import COMMON_ARGS, parse_args
     from tokrag_model.methods.tokrag import TokRAGLM
@@ -144,7 +157,7 @@ def test_analyze_preset_scanning_below_the_models_start_records_its_gaps(monkeyp
     holder = SimpleNamespace()
     fake = install_fake(monkeypatch, lambda i, sid: _scanned_record(holder.fake)(i, sid))
     holder.fake = fake
-    fake.lm.scorer = SimpleNamespace(is_function=lambda t: False, is_skip=lambda t: False)
+    bind_scorer(fake.lm)
     fake.lm.decoder.windows = None
     preset = tmp_path / "p.json"
     preset.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag",

@@ -4,7 +4,7 @@ failed after all the test scoring ("policy calibrated: the records have no gap f
 import json
 from types import SimpleNamespace
 
-from tests.test_analyze_breaker43 import _scanned_record
+from tests.test_analyze_breaker43 import _scanned_record, bind_scorer
 
 
 def test_benchmark_preset_scanning_below_the_models_start(monkeypatch, tmp_path) -> None:
@@ -15,7 +15,7 @@ def test_benchmark_preset_scanning_below_the_models_start(monkeypatch, tmp_path)
     holder = SimpleNamespace()
     fake = install_fake(monkeypatch, lambda i, sid: _scanned_record(holder.fake)(i, sid))
     holder.fake = fake
-    fake.lm.scorer = SimpleNamespace(is_function=lambda t: False, is_skip=lambda t: False)
+    bind_scorer(fake.lm)
     fake.lm.decoder.windows = None
     monkeypatch.setattr(calibrate, "print_preset", lambda preset: None)  # its tables need a full calibration block
     preset = tmp_path / "p.json"

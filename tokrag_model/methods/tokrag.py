@@ -28,7 +28,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -1105,10 +1105,24 @@ class TokRAGLM(RAGMethodLM):
                               layer_fallback=c["layer_fallback"], bypass=c["bypass"], always_score=c["always_score"])
         try:
             self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
-            self.scorer = TokRAGScorer(self.decoder, params, self.is_function, self.is_skip)
+            self.use_params(params)
         except ValueError as exc:
             raise ConfigError(f"--model tokrag: {exc}{preset_note(str(exc), resolved, self.preset)}") from None
+
+    def use_params(self, params: TokRAGParams, warn_sliding: bool = True) -> None:
+        """Decode and score with ``params``: ``self.params`` and ``self.scorer`` (a :class:`TokRAGScorer` on this
+        model's token classes, built here only). ``warn_sliding``: as :class:`TokRAGScorer`'s.
+
+        Raises:
+            ValueError: from :class:`TokRAGScorer` (a layer outside the model); ``self`` is then unchanged.
+        """
+        self.scorer = TokRAGScorer(self.decoder, params, self.is_function, self.is_skip, warn_sliding=warn_sliding)
         self.params = params
+
+    def set_scan_start(self, min_layer: int) -> None:
+        """Record the dynamic rule's gaps from layer pair ``min_layer + 1``: ``params.js_min_layer = min_layer``, the
+        scorer rebuilt (:meth:`use_params`, no sliding-window warning); ``tasks.analyze.widen_records_scan``."""
+        self.use_params(replace(self.params, js_min_layer=min_layer), warn_sliding=False)
 
     def check_preset_prompt(self, requests: Sequence[Any]) -> None:
         """Log one WARNING per run (:func:`preset_prompt_mismatch`) when the QA requests' prompt format (chat template
