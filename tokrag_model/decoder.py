@@ -63,8 +63,9 @@ thread count at load: set the threads (``OMP_NUM_THREADS``) before, not after. D
 timing probe at load finds the padded products clearly cheaper on this CPU (:func:`packed_pad_rows`), for speed;
 without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
 none, ``batch_invariant=true`` is refused with a one-line :class:`ConfigError`. oneDNN's 2- and 3-row products cost more
-than its 4-row one on the AMD EPYC measured: SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at
-2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row steps instead of 1.32
+than its 4-row one on the AMD EPYC measured (unfused, before the fused q/k/v and gate/up products): SmolLM2-135M's
+211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row
+steps instead of 1.32
 (``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``); on an Intel Xeon (AVX-512/AMX, one thread) they cost
 the same at 2 and 4 rows (53-55 and 54.5-57 ms) and padding only added the empty rows' own work (~3 ms a step), so
 there 2-row steps are not padded. The bits do not change either way, since the packed rows do not depend on the
@@ -132,8 +133,9 @@ FUSED_GROUPS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 FUSED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma3", "gemma3_text"})
 # packed_pad_rows: 2-row decode steps are padded to MIN_GEMM_ROWS rows only where the packed products of the model's
 # decoder layers take at most this fraction of their 2-row time at MIN_GEMM_ROWS rows (padding also costs per-row work
-# outside the products: cache copies, norms, the LM head). The AMD EPYC measured: 0.63-0.66 (pad); the Intel Xeon:
-# 0.93-1.0 (under load; there padding cost ~5 ms a Tok-RAG step): 0.8 keeps load noise from flipping the choice.
+# outside the products: cache copies, norms, the LM head). Measured unfused (before the fused q/k/v and gate/up
+# products): the AMD EPYC 0.63-0.66 (pad); the Intel Xeon 0.93-1.0 (under load; there padding cost ~5 ms a Tok-RAG
+# step): 0.8 keeps load noise from flipping the choice.
 # Sweeps per row count (interleaved, the fastest kept).
 PAD_SPEEDUP = 0.8
 PAD_PROBE_SWEEPS = 2
@@ -242,8 +244,9 @@ class LinearKernels:
     linear layers to them (batch invariance, module docstring).
 
     ``on`` (bool): while True, every patched ``nn.Linear`` computes ``x @ W.T + b`` with
-    ``torch.ops.mkldnn._linear_pointwise`` on its packed weight, whose per-row results do not depend on the
-    number of rows; while False (the default) it is the model's own ``F.linear``. Use
+    ``torch.ops.mkldnn._linear_pointwise`` on its packed weight (a fused member takes its columns of its group's
+    one product, :class:`FusedLinears`), whose per-row results do not depend on the number of rows; while False
+    (the default) it is the model's own ``F.linear``. Use
     :meth:`MultiContextDecoder.invariant_products` rather than setting it. ``n_linear``: patched layers
     (the dense weights are kept, for prefill and for others sharing the model). ``n_fused``: groups of them
     that share one packed product (:class:`FusedLinears`; 0 where the probe or the model type rules it out).
@@ -529,7 +532,8 @@ def packed_pad_rows(model: Any, kernels: LinearKernels) -> int:
     ~0.2 s for SmolLM2-135M at one thread);
     padding is chosen where the padded products take at most :data:`PAD_SPEEDUP` (0.8) of the 2-row time. Speed only:
     the packed products give each row the same bits at any row count from 2 on (:func:`_onednn_linear_ok`), so
-    the choice never changes a number. Measured: on an AVX-512 AMD EPYC SmolLM2-135M's 211 linear layers took
+    the choice never changes a number. Measured unfused (before the fused q/k/v and gate/up products): on an AVX-512
+    AMD EPYC SmolLM2-135M's 211 linear layers took
     64 ms at 2 rows and 40-42 ms at 4 (padding: Tok-RAG's step 1.32 -> 1.01 one-row steps); on an Intel Xeon
     (AVX-512/AMX, one thread) 53-55 ms and 54.5-57 ms, and a padded Tok-RAG step cost ~3 ms more than an
     unpadded one (the added rows' cache copies, norms and LM-head rows), its prefill ~35 ms more.
