@@ -384,17 +384,13 @@ def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: A
     tasks that has no few-shot pool of its own (none of :data:`FEWSHOT_SOURCES`, no ``fewshot_config: samples``):
     lm-eval then draws the examples from the test documents it scores (``wiki_lm_bm25 --num_fewshot 2`` put other
     scored paragraphs in each prompt: word perplexity 33.2 -> 6.7), only logging a warning. Our tasks are those
-    :func:`_selects_ours` counts (our loader, or a YAML under the task folder), among ``selected`` (the tasks lm-eval
+    :func:`_is_ours` counts (our loader, or a YAML under the task folder), among ``selected`` (the tasks lm-eval
     builds for ``names``, :func:`_expand_selected`; None: expanded here). The QA tasks have their ``fewshot`` split
     (its size is checked by :func:`_check_fewshot_pool`).
 
     Raises:
         ConfigError: one line naming the task and why, before the model loads.
     """
-    from pathlib import Path
-
-    from . import TASK_DIR
-
     def count(value: Any) -> int:
         try:
             return int(value)
@@ -403,19 +399,13 @@ def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: A
 
     if num_fewshot is not None and count(num_fewshot) <= 0:
         return
-    root = Path(TASK_DIR).resolve()
     for t in _expand_selected(task_manager, list(names or [])) if selected is None else selected:
         cfg = t.cfg
         n = count(num_fewshot if num_fewshot is not None else cfg.get("num_fewshot"))
         if n <= 0:
             continue
-        try:
-            ours = _our_loader(cfg.get("custom_dataset")) is not None or (
-                t.yaml_path is not None and Path(t.yaml_path).resolve().is_relative_to(root))
-        except (OSError, RuntimeError):
-            ours = False
         fewshot = cfg.get("fewshot_config")
-        if not ours or any(cfg.get(key) for key in FEWSHOT_SOURCES) or (
+        if not _is_ours(t) or any(cfg.get(key) for key in FEWSHOT_SOURCES) or (
                 isinstance(fewshot, dict) and fewshot.get("samples") is not None):
             continue
         flag = f"--num_fewshot {n}" if num_fewshot is not None else f"num_fewshot: {n} (task config)"
@@ -462,30 +452,33 @@ def _selects_ours(task_manager: Any, names: Iterable[Any], selected: list[_Selec
     group listing ``rag_qa_bm25``); or a task or group defined under this package's task folder
     (:data:`tasks.TASK_DIR`); or a YAML file's config that uses this package's functions. ``selected``: the caller's
     :func:`_expand_selected` of ``names`` (None: expanded here, when the names alone do not tell)."""
+    names = list(names or [])
+    index = getattr(task_manager, "task_index", None) or {}
+    for name in names:
+        if isinstance(name, dict) and any(_package_function(v) for v in name.values()):
+            return True  # a YAML file given to --tasks whose functions are ours
+        if isinstance(name, str) and _under_task_dir(getattr(index.get(name), "yaml_path", None)):
+            return True
+    return any(_is_ours(t) for t in (_expand_selected(task_manager, names) if selected is None else selected))
+
+
+def _under_task_dir(path: Any) -> bool:
+    """Whether ``path`` (a YAML's) lies under this package's task folder (:data:`tasks.TASK_DIR`); False for None or a
+    path that cannot be resolved."""
     from pathlib import Path
 
     from . import TASK_DIR
 
-    names = list(names or [])
-    index = getattr(task_manager, "task_index", None) or {}
     try:
-        root = Path(TASK_DIR).resolve()
+        return path is not None and Path(path).resolve().is_relative_to(Path(TASK_DIR).resolve())
     except (OSError, RuntimeError):
         return False
 
-    def under_root(path: Any) -> bool:
-        try:
-            return path is not None and Path(path).resolve().is_relative_to(root)
-        except (OSError, RuntimeError):
-            return False
 
-    for name in names:
-        if isinstance(name, dict) and any(_package_function(v) for v in name.values()):
-            return True  # a YAML file given to --tasks whose functions are ours
-        if isinstance(name, str) and under_root(getattr(index.get(name), "yaml_path", None)):
-            return True
-    return any(_our_loader(t.cfg.get("custom_dataset")) is not None or under_root(t.yaml_path)
-               for t in (_expand_selected(task_manager, names) if selected is None else selected))
+def _is_ours(t: _Selected) -> bool:
+    """Whether the selected task ``t`` is one of this package's: its ``custom_dataset`` is one of our loaders
+    (:func:`_our_loader`) or its YAML lies under the task folder (:func:`_under_task_dir`)."""
+    return _our_loader(t.cfg.get("custom_dataset")) is not None or _under_task_dir(t.yaml_path)
 
 
 def plain_text_tasks(task_manager: Any, names: Iterable[Any], selected: list[_Selected] | None = None) -> list[str]:
