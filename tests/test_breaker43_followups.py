@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 from pathlib import Path
@@ -25,31 +24,14 @@ import torch
 import yaml
 
 from retrieval.errors import ConfigError, DataError
-
-
-def _jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+from tests.retrieval_helpers import ctxs_run as _run
+from tests.retrieval_helpers import eval_json as _eval
+from tests.retrieval_helpers import write_jsonl as _jsonl
 
 
 # ------------------------------------------------------------------------------------------- eval: rewritten queries
-PASSAGES = [{"id": "p1", "title": "Hamlet", "text": "Hamlet is a tragedy by William Shakespeare."},
-            {"id": "p2", "title": "Paris", "text": "Paris is the capital of France."}]
 QS = [{"qid": "Q0", "question": "who wrote hamlet", "answers": ["Shakespeare"], "gold_docids": ["p1"]},
       {"qid": "Q1", "question": "what is the capital of france", "answers": ["Paris"], "gold_docids": ["p2"]}]
-
-
-def _run(path, qids, texts):
-    """A ctxs JSONL as tokrag retrieve writes it: the i-th question ranked passage i, with the text it was retrieved for."""
-    return _jsonl(path, [{"qid": q, "query": t, "ctxs": [dict(PASSAGES[i], docid=PASSAGES[i]["id"], score=1.0, rank=1)]}
-                         for i, (q, t) in enumerate(zip(qids, texts))])
-
-
-def _eval(capsys, *args):
-    from retrieval.cli import main
-
-    main(["retrieve", "eval", *args, "--k", "1", "--json"])
-    return json.loads(capsys.readouterr().out)
 
 
 def test_eval_scores_a_run_of_rewritten_queries_under_the_topics_own_ids_with_one_warning(tmp_path, capsys, caplog):

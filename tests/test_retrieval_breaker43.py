@@ -16,11 +16,9 @@ import json
 import pytest
 
 from retrieval.errors import ConfigError, DataError
-
-
-def _jsonl(path, rows):
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    return path
+from tests.retrieval_helpers import PASSAGES, ctxs_run
+from tests.retrieval_helpers import eval_json as _eval
+from tests.retrieval_helpers import write_jsonl as _jsonl
 
 
 # ------------------------------------------------------------------------------------------- lone surrogates
@@ -171,22 +169,11 @@ def test_byo_blank_answers_beside_a_real_one_are_dropped(tmp_path):
 # ------------------------------------------------------------------------------------------- eval: same questions
 QS = [{"question": "who wrote hamlet", "answers": ["Shakespeare"], "gold_docids": ["p1"]},
       {"question": "what is the capital of france", "answers": ["Paris"], "gold_docids": ["p2"]}]
-PASSAGES = [{"id": "p1", "title": "Hamlet", "text": "Hamlet is a tragedy by William Shakespeare."},
-            {"id": "p2", "title": "Paris", "text": "Paris is the capital of France."}]
 
 
 def _run(path, texts, field="query"):
     """A ctxs JSONL as tokrag retrieve writes it: q0 ranked p1, q1 ranked p2, each with the text it was retrieved for."""
-    rows = [{"qid": f"q{i}", field: t, "ctxs": [dict(PASSAGES[i], docid=PASSAGES[i]["id"], score=1.0, rank=1)]}
-            for i, t in enumerate(texts)]
-    return _jsonl(path, rows)
-
-
-def _eval(capsys, *args):
-    from retrieval.cli import main
-
-    main(["retrieve", "eval", *args, "--k", "1", "--json"])
-    return json.loads(capsys.readouterr().out)
+    return ctxs_run(path, [f"q{i}" for i in range(len(texts))], texts, field)
 
 
 def test_eval_refuses_topics_whose_questions_moved_under_the_automatic_ids(tmp_path, capsys):
