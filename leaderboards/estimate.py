@@ -123,11 +123,12 @@ def questions_of(cell: Cell, ms: list[Measurement]) -> int | None:
     return same[0] if same else None
 
 
-def count_is_upper_bound(cell: Cell, ms: list[Measurement]) -> bool:
+def count_is_upper_bound(cell: Cell, ms: list[Measurement], n: int | None = None) -> bool:
     """Whether :func:`questions_of` is only the cell's whole-number limit, its task's size unknown: no finished cell of
     the task (``ms``) scored at least that many questions (a task with fewer documents scores fewer; its size is not
-    known before a cell of it finishes)."""
-    n = questions_of(cell, ms)
+    known before a cell of it finishes). ``n``: the caller's ``questions_of(cell, ms)`` (None: computed here)."""
+    if n is None:
+        n = questions_of(cell, ms)
     if n is None or n != cell.limit:
         return False
     return not any(m.task == cell.task.task and m.n >= n for m in ms)
@@ -187,7 +188,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             continue
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
-                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, ms)})
+                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, ms, n)})
     memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
     for c in cells:
