@@ -378,10 +378,7 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
     input size; outputs beyond :data:`PROBE_MAX_OUT` are probed at that size (a 262k-row LM head would take
     1 GB to probe). False where the op is missing or the property fails on this CPU for any shape.
     """
-    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
-        return False
-    try:
-        g = torch.Generator().manual_seed(0)
+    def check(g: torch.Generator) -> bool:
         for n_out, n_in, lone_rows in sorted({(min(n_out, PROBE_MAX_OUT), n_in, lone) for n_out, n_in, lone in shapes}):
             w = torch.randn(n_out, n_in, generator=g) * 0.1
             x = torch.randn(24, n_in, generator=g)
@@ -397,6 +394,18 @@ def _onednn_linear_ok(hint: int = PACK_BATCH_HINT, shapes: Any = ((200, 96, True
             if not torch.allclose(full, x @ w.T, atol=1e-5 * max(1.0, (n_in / 96) ** 0.5)):
                 return False
         return True
+
+    return _packed_probe(0, check)
+
+
+def _packed_probe(seed: int, check: Callable[[torch.Generator], bool]) -> bool:
+    """``check(g)`` with ``g`` a ``torch.Generator`` seeded ``seed`` (the probe's random weights and inputs), or False
+    where torch has no oneDNN packing op or ``check`` raises ``RuntimeError``/``NotImplementedError`` (the op
+    unsupported on this CPU): the setup :func:`_onednn_linear_ok` and :func:`_fused_linear_ok` share."""
+    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
+        return False
+    try:
+        return check(torch.Generator().manual_seed(seed))
     except (RuntimeError, NotImplementedError):
         return False
 
@@ -435,11 +444,8 @@ def _fused_linear_ok(shapes: Any, hint: int = PACK_BATCH_HINT) -> bool:
     count too. Measured true on an Intel Xeon (AVX-512/AMX, one thread) on SmolLM2-135M's real weights as well.
     False where the op is missing or any slice differs (then nothing is fused: one packed product per layer).
     """
-    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
-        return False
-    product = torch.ops.mkldnn._linear_pointwise
-    try:
-        g = torch.Generator().manual_seed(1)
+    def check(g: torch.Generator) -> bool:
+        product = torch.ops.mkldnn._linear_pointwise
         for n_in, outs, bias in shapes:
             ws = [torch.randn(min(n, PROBE_MAX_OUT), n_in, generator=g) * 0.1 for n in outs]
             bs = [torch.randn(w.shape[0], generator=g) if bias else None for w in ws]
@@ -456,8 +462,8 @@ def _fused_linear_ok(shapes: Any, hint: int = PACK_BATCH_HINT) -> bool:
                         return False
                     lo += w.shape[0]
         return True
-    except (RuntimeError, NotImplementedError):
-        return False
+
+    return _packed_probe(1, check)
 
 
 def _mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
