@@ -15,6 +15,11 @@ fields read here are the helpers' contract (see the README of ``leaderboards``):
   a trace has only ``weights``, both are computed from them (normalised to sum 1);
 * ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
 
+A question that was shown no passage (none retrieved, or all dropped for the length budget: the trace's
+``closed_book`` is true or its ``passages`` list is empty) has no passage weights and no RAG branch to choose: it adds
+nothing to ``top1_weight``, ``weight_entropy``, ``rag_token_share`` and ``rag_win_rate`` (REPLUG logged
+``weights: [1.0]`` for it, which counted as a certain top passage; Tok-RAG labelled its tokens ``R=``).
+
 Absent fields are simply absent columns: a method that does not log them shows ``-``.
 """
 
@@ -94,14 +99,17 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
         tr = sample_trace(s)
         if not tr:
             continue
-        derived = _from_weights(tr.get("weights"))
+        shown = not (tr.get("closed_book") is True or tr.get("passages") == [])  # no passage: no weights, no branch
+        derived = _from_weights(tr.get("weights")) if shown else {}
         for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc"):
+            if not shown and key in ("top1_weight", "weight_entropy"):
+                continue
             v = _num(tr.get(key))
             v = derived.get(key) if v is None else v
             if v is not None:
                 vals.setdefault(key, []).append(v)
         toks = tr.get("tokens")
-        if isinstance(toks, list) and toks:
+        if shown and isinstance(toks, list) and toks:
             branches = [t[0] for t in toks if isinstance(t, list) and t and isinstance(t[0], str)]
             if branches:
                 vals.setdefault("rag_token_share", []).append(sum(b.startswith("R") for b in branches) / len(branches))
