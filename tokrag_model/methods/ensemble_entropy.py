@@ -145,7 +145,9 @@ class EntropyEnsembleLM(RAGMethodLM):
     combines them at every position with that position's weights. The passages are those every method shows (the
     block rule of :meth:`~tokrag_model.base.RAGMethodLM.encode_per_passage`), one branch each. Trace: ``passages``,
     ``dropped`` (docids dropped for the budget), ``weights`` (per
-    passage, mean over tokens), ``top1_weight``, ``weight_entropy`` (nats; means over tokens), ``token_weights``.
+    passage, mean over tokens), ``top1_weight``, ``weight_entropy`` (nats; means over tokens), ``token_weights``;
+    closed-book (no passage weighted): ``weights`` and ``token_weights`` [], ``top1_weight`` / ``weight_entropy``
+    null, so the leaderboard's means leave the question out.
     """
 
     METHOD = "rag-ensemble-entropy"
@@ -164,7 +166,7 @@ class EntropyEnsembleLM(RAGMethodLM):
         return EntropyEnsembleRule([e.ids for e in encs], self.resolved_config["entropy_temperature"]), trace
 
     def finish_trace(self, rule: EntropyEnsembleRule, trace: dict) -> dict:
-        return {**trace, **weights_trace(rule.weights)}
+        return {**trace, **weights_trace([] if trace.get("closed_book") else rule.weights)}
 
     def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
         encs, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
@@ -179,6 +181,6 @@ class EntropyEnsembleLM(RAGMethodLM):
                 comb = product_of_experts_logprobs(lps[:, i], w)  # (V,) float64
                 ll += float(comb[tok])
                 greedy = greedy and int(comb.argmax()) == tok
-            return ll, greedy, {**trace, **weights_trace(ws)}
+            return ll, greedy, {**trace, **weights_trace([] if trace.get("closed_book") else ws)}
 
         return ScorePlan([e.ids for e in encs], cont, finish)

@@ -236,7 +236,8 @@ class ReplugLM(RAGMethodLM):
     dense 0.05, hybrid-rrf 0.005). The passages are those every method shows (the block rule of
     :meth:`~tokrag_model.base.RAGMethodLM.encode_per_passage`), one branch each. Trace: ``passages``, ``dropped``
     (docids dropped for the budget), ``weights``, ``top1_weight``, ``weight_entropy``
-    (nats), ``tau``.
+    (nats), ``tau``; no passage shown (none retrieved, or all dropped for the budget): the closed-book prompt alone,
+    ``closed_book`` true, ``weights`` [] and ``top1_weight`` / ``weight_entropy`` null (no passage was weighted).
 
     ``replug_mode=answer_vote`` (generation only; the official QA path): each branch is decoded greedily on its own
     (independent rows of one batch, ``batch_size`` questions at a time), answers are voted by :func:`answer_vote`
@@ -284,8 +285,10 @@ class ReplugLM(RAGMethodLM):
         encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
         if not encs:
             pure = self.encode_pure(context, budget)
-            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "dropped": dropped, "weights": [1.0],
-                                                                "top1_weight": 1.0, "weight_entropy": 0.0, "tau": None,
+            # closed-book: no passage weighted, so no weights and no top1_weight / weight_entropy (null, as the
+            # filter's kept_rate with no passage): the leaderboard's means leave the question out
+            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "dropped": dropped, "weights": [],
+                                                                "top1_weight": None, "weight_entropy": None, "tau": None,
                                                                 "closed_book": True}
         c = self.resolved_config
         if c["replug_mode"] == "uniform":

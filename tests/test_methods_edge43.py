@@ -1,0 +1,70 @@
+"""Edge cases of the decoding methods found at stop 43 (SmolLM2-135M-Instruct, CPU).
+
+1. A question shown no passage (none retrieved, or all dropped for ``max_length``): ``rag-replug`` and
+   ``rag-ensemble-entropy`` traced ``weights [1.0], top1_weight 1.0, weight_entropy 0.0``, and the leaderboard's
+   trace columns averaged it in (REPLUG's top1_weight 0.5 -> 0.75 with one such question). Now null, left out.
+2. ``loglikelihood`` of an empty continuation: probability 1 for tokrag and the ensemble (an empty multiple-choice
+   option always won), IndexError / RuntimeError for the others. Now one ConfigError for every method.
+3. ``rag-selfrag-filter`` applied the length budget after its critic and could show a passage ``rag-standard``
+   dropped for length. Now the critic judges the passages the budget keeps.
+4. The filter's ``critic`` trace was keyed by docid: two judged passages with one docid left one entry.
+"""
+
+from __future__ import annotations
+
+import pytest
+from lm_eval.api.instance import Instance
+
+from leaderboards.traces import trace_columns
+from tokrag_model.methods import load
+
+Q = "who wrote the play hamlet"
+P1 = {"docid": "a", "title": "Hamlet", "text": "Hamlet is a tragedy written by William Shakespeare around 1600.",
+      "score": 12.0, "rank": 1}
+P2 = {"docid": "b", "title": "Macbeth", "text": "Macbeth is a tragedy by William Shakespeare, first performed in 1606.",
+      "score": 12.0, "rank": 2}
+GEN = {"until": ["\n"], "max_gen_toks": 4}
+
+
+def _doc(ctxs: list[dict]) -> dict:
+    return {"question": Q, "answers": ["Shakespeare"], "ctxs": ctxs, "scored_by": "bm25"}
+
+
+def _ctx(tok) -> str:
+    return tok.apply_chat_template([{"role": "user", "content": f"Answer briefly. {Q}?"}], tokenize=False,
+                                   add_generation_prompt=True)
+
+
+# ------------------------------------------------------------------ 1. closed-book weights
+@pytest.mark.parametrize("name", ["rag-replug", "rag-ensemble-entropy"])
+def test_closed_book_question_has_no_weight_summary_and_is_left_out_of_the_columns(backbone, name):
+    lm = load(name).with_backbone(backbone, device="cpu")
+    ctx = _ctx(backbone.tokenizer)
+    docs = [_doc([P1, P2]), _doc([])]
+    reqs = [Instance("generate_until", d, (ctx, dict(GEN)), i) for i, d in enumerate(docs)]
+    lm.generate_until(reqs, disable_tqdm=True)
+    with_passages, closed = (r.args[-1]["tokrag_trace"] for r in reqs)
+    assert closed["closed_book"] is True and closed["passages"] == []
+    assert closed["top1_weight"] is None and closed["weight_entropy"] is None and closed["weights"] == []
+    assert isinstance(with_passages["top1_weight"], float) and len(with_passages["weights"]) == 2
+    samples = [{"arguments": [list(r.args)]} for r in reqs]
+    assert trace_columns(samples) == trace_columns(samples[:1])  # the closed-book question adds nothing
+    assert trace_columns(samples)["top1_weight"]["n"] == 1
+    # the same for a loglikelihood request of a question without passages
+    req = Instance("loglikelihood", docs[1], (ctx, " Shakespeare"), 0)
+    lm.loglikelihood([req], disable_tqdm=True)
+    tr = req.args[-1]["tokrag_trace"]
+    assert tr["closed_book"] is True and tr["top1_weight"] is None and tr["weight_entropy"] is None
+    assert trace_columns([{"arguments": [list(req.args)]}]) == {}
+
+
+def test_all_passages_dropped_for_the_budget_is_closed_book_without_weights(backbone):
+    long = dict(P2, text="Macbeth is long. " * 400)
+    for name in ("rag-replug", "rag-ensemble-entropy"):
+        lm = load(name).with_backbone(backbone, device="cpu", max_length=200)
+        req = Instance("generate_until", _doc([long]), (_ctx(backbone.tokenizer), dict(GEN)), 0)
+        lm.generate_until([req], disable_tqdm=True)
+        tr = req.args[-1]["tokrag_trace"]
+        assert (tr["passages"], tr["dropped"], tr["closed_book"]) == ([], ["b"], True), (name, tr)
+        assert tr["top1_weight"] is None and tr["weight_entropy"] is None, (name, tr)
+
