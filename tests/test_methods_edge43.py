@@ -16,7 +16,8 @@ import pytest
 from lm_eval.api.instance import Instance
 
 from leaderboards.traces import trace_columns
-from tokrag_model.methods import load
+from retrieval.errors import ConfigError
+from tokrag_model.methods import METHODS, load
 
 Q = "who wrote the play hamlet"
 P1 = {"docid": "a", "title": "Hamlet", "text": "Hamlet is a tragedy written by William Shakespeare around 1600.",
@@ -68,3 +69,18 @@ def test_all_passages_dropped_for_the_budget_is_closed_book_without_weights(back
         assert (tr["passages"], tr["dropped"], tr["closed_book"]) == ([], ["b"], True), (name, tr)
         assert tr["top1_weight"] is None and tr["weight_entropy"] is None, (name, tr)
 
+
+# ------------------------------------------------------------------ 2. empty continuation
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_an_empty_continuation_is_refused_by_every_method(backbone, name):
+    lm = load(name).with_backbone(backbone, device="cpu")
+    ctx = "Question: who wrote hamlet?\nAnswer:"
+    ok = Instance("loglikelihood", _doc([P1, P2]), (ctx, " Shakespeare"), 0, metadata=("nq_toy", 7, 1))
+    empty = Instance("loglikelihood", dict(_doc([P1, P2]), qid="q7"), (ctx, ""), 1, metadata=("nq_toy", 8, 1))
+    with pytest.raises(ConfigError) as err:
+        lm.loglikelihood([ok, empty], disable_tqdm=True)
+    msg = str(err.value)
+    assert "\n" not in msg and f"--model {name}" in msg and "empty continuation" in msg
+    assert "task 'nq_toy'" in msg and "doc_id 8" in msg and "qid 'q7'" in msg and "Answer:" in msg
+    (ll, _), = lm.loglikelihood([ok], disable_tqdm=True)  # a continuation with tokens is scored as before
+    assert ll < 0

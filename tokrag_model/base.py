@@ -911,14 +911,36 @@ class RAGMethodLM(LM):
             cont = cont[1:]
         return cont
 
+    def request_cont_ids(self, req: Instance) -> tuple[str, list[int]]:
+        """``(context, continuation token ids)`` of one ``loglikelihood`` request (:meth:`split_context`, then
+        :meth:`cont_ids`): the one place every method's requests are split.
+
+        Raises:
+            ConfigError: the continuation has no token (e.g. an empty multiple-choice option): its log-likelihood would
+                be 0 (probability 1, so it always wins), or the scoring crashed; lm-eval's ``hf`` refuses it too
+                (``assert len(continuation_enc) > 0``). One line naming the task, doc and the context's tail.
+        """
+        context, continuation = self.split_context(req.args[0], req.args[1])
+        cont = self.cont_ids(context, continuation)
+        if not cont:
+            doc = req.doc if isinstance(req.doc, dict) else {}
+            where = ", ".join(f"{k} {v!r}" for k, v in (("task", getattr(req, "task_name", None)),
+                                                         ("doc_id", getattr(req, "doc_id", None)),
+                                                         ("qid", doc.get("qid"))) if v is not None)
+            raise ConfigError(f"--model {self.METHOD}: a loglikelihood request{' (' + where + ')' if where else ''} has "
+                              f"an empty continuation {req.args[1]!r} after the context ...{req.args[0][-60:]!r}: it "
+                              "has no token to score (lm-eval's hf refuses it too); fix the task's choices / targets")
+        return context, cont
+
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """``(sum of log-probs in nats, is_greedy)`` of each continuation, teacher-forced per method, batched
-        (:meth:`score_many`)."""
+        (:meth:`score_many`).
+
+        Raises:
+            ConfigError: a request with an empty continuation (:meth:`request_cont_ids`), before any forward pass.
+        """
         self.__dict__.pop("_cut_counts", None)  # counted per call
-        items = []
-        for req in requests:
-            context, continuation = self.split_context(req.args[0], req.args[1])
-            items.append((req.doc, context, self.cont_ids(context, continuation)))
+        items = [(req.doc, *self.request_cont_ids(req)) for req in requests]
         def done(i: int, result: tuple[float, bool, dict]) -> None:  # cached as it finishes (--use_cache resumes)
             self._to_cache("loglikelihood", requests[i], (LogLikelihood(result[0], len(items[i][2])), result[1]))
 
