@@ -572,13 +572,31 @@ def packed_pad_rows(model: Any, kernels: LinearKernels) -> int:
     return seen[key]
 
 
+def packing_unavailable_reason(model: Any) -> str | None:
+    """Why :func:`pack_linear_weights` leaves ``model`` unpacked, as a phrase for an error message, or None where it
+    packs: weights not on the CPU, not float32 (``oneDNN packing needs float32 weights, these are bfloat16:
+    dtype=float32, the default, packs``), torch without oneDNN's packing op, or the row-invariance probe
+    (:func:`_onednn_linear_ok`, on the model's own weight shapes) failing on this CPU."""
+    p = next(model.parameters())
+    if p.device.type != "cpu":
+        return f"oneDNN packing is for CPU weights, these are on {p.device.type}"
+    if p.dtype != torch.float32:
+        return (f"oneDNN packing needs float32 weights, these are {str(p.dtype).replace('torch.', '')}: "
+                "dtype=float32, the default, packs")
+    if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
+        return "this torch has no oneDNN packing"
+    if not _onednn_linear_ok(shapes=_linear_shapes(model)):
+        return "oneDNN's packed products failed the row-invariance probe on this CPU"
+    return None
+
+
 def pack_linear_weights(model: Any) -> LinearKernels | None:
     """Give every ``nn.Linear`` of a float32 CPU model a oneDNN-prepacked copy of its weight and a forward
     that uses it while the returned :class:`LinearKernels` is ``on``; idempotent (one per model).
 
     Returns None (nothing changed) when the model is not float32 on CPU, torch has no oneDNN, or the
     probe (:func:`_onednn_linear_ok`, run on the model's own weight shapes) finds per-row results that
-    depend on the row count; the decoder then pads small products to MKL's probed row count
+    depend on the row count (:func:`packing_unavailable_reason` says which); the decoder then pads small products to MKL's probed row count
     (:func:`mkl_min_rows`) or refuses batch invariance where MKL has none. Memory: one
     more copy of the linear weights (SmolLM2-135M: +0.5 GB, the tied LM head included).
 
@@ -590,8 +608,7 @@ def pack_linear_weights(model: Any) -> LinearKernels | None:
     kernels = getattr(model, "_tokrag_linear_kernels", None)
     if kernels is not None:
         return kernels
-    p = next(model.parameters())
-    if p.device.type != "cpu" or p.dtype != torch.float32 or not _onednn_linear_ok(shapes=_linear_shapes(model)):
+    if packing_unavailable_reason(model) is not None:
         return None
     kernels = LinearKernels()
     linear_pointwise = torch.ops.mkldnn._linear_pointwise
@@ -745,9 +762,8 @@ class MultiContextDecoder:
             self.mkl_rows = mkl_min_rows(model, self.max_batch_tokens) if cpu else MIN_GEMM_ROWS
             if self.mkl_rows is None and self.kernels is None:
                 threads = torch.get_num_threads()
-                dtype = next(model.parameters()).dtype
-                why = (f" (oneDNN packing needs float32 weights, these are {str(dtype).replace('torch.', '')}: "
-                       "dtype=float32, the default, packs)" if cpu and dtype != torch.float32 else "")
+                reason = packing_unavailable_reason(model)
+                why = f" ({reason})" if reason else ""
                 raise ConfigError(f"batch_invariant=true: on this CPU at {threads} thread(s) neither oneDNN's packed "
                                   f"products nor MKL's dense ones give a row the same bits at every batch size{why}; pass "
                                   "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1" if threads > 1 else ""))
