@@ -84,3 +84,47 @@ def test_an_empty_continuation_is_refused_by_every_method(backbone, name):
     assert "task 'nq_toy'" in msg and "doc_id 8" in msg and "qid 'q7'" in msg and "Answer:" in msg
     (ll, _), = lm.loglikelihood([ok], disable_tqdm=True)  # a continuation with tokens is scored as before
     assert ll < 0
+
+
+# ------------------------------------------------------------------ 3. the filter's budget before its critic
+# with max_length=400 and 4 generated tokens, rag-standard's prompt shows 'a' and drops 'b' (84 repeats), while 'b'
+# alone fits; the critic gives 'a' r .17 and 'b' r .28, so with threshold .2 the old filter showed 'b' alone
+LONG_B = dict(P2, text="Macbeth is long. " * 84, score=10.0)
+
+
+def _gen_trace(lm, doc, ctx):
+    req = Instance("generate_until", doc, (ctx, dict(GEN)), 0)
+    lm.generate_until([req], disable_tqdm=True)
+    return req.args[-1]["tokrag_trace"]
+
+
+@pytest.mark.parametrize("selection", ["threshold", "rank"])
+def test_the_filter_judges_only_the_passages_the_budget_keeps(backbone, selection):
+    ctx = _ctx(backbone.tokenizer)
+    doc = _doc([P1, LONG_B])
+    std = _gen_trace(load("rag-standard").with_backbone(backbone, device="cpu", max_length=400), doc, ctx)
+    assert (std["passages"], std["dropped"]) == (["a"], ["b"])  # the premise: 'b' alone would fit
+    flt = load("rag-selfrag-filter").with_backbone(backbone, device="cpu", max_length=400, relevance_threshold=0.2,
+                                                   selection=selection)
+    assert flt.encode_rag(doc, ctx, 396, ctxs=[LONG_B]).kept == ["b"]
+    tr = _gen_trace(flt, doc, ctx)
+    assert tr["dropped"] == ["b"] and "b" not in tr["passages"], tr
+    assert list(tr["critic"]) == ["a"] and tr["kept_rate"] == 0.0  # 'a' (r .17) judged alone
+    assert tr["passages"] == [] and tr["closed_book"] is True
+
+
+def test_the_filters_loglikelihood_also_judges_within_the_budget(backbone):
+    ctx = _ctx(backbone.tokenizer)
+    flt = load("rag-selfrag-filter").with_backbone(backbone, device="cpu", max_length=400, relevance_threshold=0.2)
+    req = Instance("loglikelihood", _doc([P1, LONG_B]), (ctx, " Shakespeare"), 0)
+    flt.loglikelihood([req], disable_tqdm=True)
+    tr = req.args[-1]["tokrag_trace"]
+    assert (tr["passages"], tr["dropped"], list(tr["critic"])) == ([], ["b"], ["a"]), tr
+
+
+def test_the_filter_without_budget_drops_judges_every_passage(backbone):
+    # the default budget drops nothing here: both passages judged, as before
+    tr = _gen_trace(load("rag-selfrag-filter").with_backbone(backbone, device="cpu"), _doc([P1, P2]),
+                    _ctx(backbone.tokenizer))
+    assert list(tr["critic"]) == ["a", "b"] and tr["dropped"] == []
+

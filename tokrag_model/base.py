@@ -753,12 +753,23 @@ class RAGMethodLM(LM):
             empty when none fits: the caller then answers closed-book with :meth:`encode_pure`), and the docids
             dropped for the budget (the trace's ``dropped``, as :meth:`encode_rag`'s :attr:`Encoded.dropped`).
         """
-        ctxs = self.ctxs(doc)
-        whole = self.encode_rag(doc, context, budget, ctxs=ctxs)  # the block rule; counts the cut once (_report_cuts)
-        kept = ctxs[:len(whole.kept)]  # the rule drops from the end only: the kept passages are a prefix
+        kept, dropped = self.fitting_passages(doc, context, budget)
         encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in kept]
         keep = [i for i, e in enumerate(encs) if e.kept]  # one passage's prompt is never longer than the block's
-        return [encs[i] for i in keep], [kept[i] for i in keep], list(whole.dropped)
+        return [encs[i] for i in keep], [kept[i] for i in keep], dropped
+
+    def fitting_passages(self, doc: Any, context: str, budget: int | None) -> tuple[list[dict], list[str]]:
+        """``(passages, dropped docids)``: the doc's passages that ``rag-standard``'s prompt shows within ``budget``
+        tokens (:meth:`encode_rag`'s block rule: the whole block within ``budget`` and ``max_passage_tokens``,
+        lowest-ranked dropped first; best first, empty when none fits) and the docids it drops (the trace's
+        ``dropped``). The pool of the methods that pick among passages (per-passage branches:
+        :meth:`encode_per_passage`; the filter's critic), so none shows a passage another method dropped. A dropped
+        passage is counted once for the call's warning (:meth:`_report_cuts`)."""
+        ctxs = self.ctxs(doc)
+        if not ctxs:
+            return [], []
+        whole = self.encode_rag(doc, context, budget, ctxs=ctxs)
+        return ctxs[:len(whole.kept)], list(whole.dropped)  # the rule drops from the end only: a prefix is kept
 
     # ------------------------------------------------------------------ method hooks
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:

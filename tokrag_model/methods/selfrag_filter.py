@@ -153,8 +153,12 @@ class SelfRAGFilterLM(RAGMethodLM):
     (``selection=threshold``), or the ``top_m`` passages with the largest ``r`` (``selection=top_m``); if none
     is kept the model answers closed-book (pure context). Then one greedy generation.
 
-    Trace: ``critic`` {docid: r}, ``selection``, ``kept_rate`` (kept / judged passages; null when the doc
-    has none), ``critic_auc`` (:func:`critic_auc` against the doc's ``gold_docids``; null when the doc has
+    The critic judges the passages ``rag-standard``'s prompt would show within the budget (``max_length`` less the
+    generation or continuation tokens, ``max_passage_tokens``; lowest-ranked dropped first, the trace's ``dropped``),
+    never one the budget drops: every method picks among the same passages.
+
+    Trace: ``critic`` {docid: r}, ``selection``, ``kept_rate`` (kept / judged passages; null when none is judged:
+    the doc has none, or the budget drops them all), ``critic_auc`` (:func:`critic_auc` against the doc's ``gold_docids``; null when the doc has
     no gold ids or the judged passages are all gold or all non-gold), ``passages``, ``dropped``,
     ``closed_book``; a rolling text's trace has ``windows`` (one such trace each) and their ``kept_rate`` and
     ``critic_auc`` at its top level (:meth:`rolling_trace`).
@@ -270,15 +274,15 @@ class SelfRAGFilterLM(RAGMethodLM):
             common += 1
         return ids[0][:common], [x[common:] for x in ids]
 
-    def relevance(self, doc: Any, context: str) -> tuple[list[dict], list[float]]:
-        """Critic ratios ``r_i`` (unitless, in [0, 1]) for the doc's passages, judged together.
+    def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None) -> tuple[list[dict], list[float]]:
+        """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages), judged together.
 
         Cached per question and whole passage list (title, text, docid of each, in order): the several requests of
         one doc (a multiple-choice task's choices) judge once, and a doc's ratios are the same whatever the process
         judged before. A per-passage cache made them depend on it: the prompts' shared prefix is cut where the
         passages judged together first differ, which moves a ratio in its last bits (about 1e-6 on SmolLM2).
         """
-        ctxs = self.ctxs(doc)
+        ctxs = self.ctxs(doc) if ctxs is None else ctxs
         question = self.question_of(doc, context)
         key = (question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
         if key not in self._critic_cache:
@@ -322,9 +326,14 @@ class SelfRAGFilterLM(RAGMethodLM):
             return top_m_by_relevance(ratios, c["top_m"])
         return filter_by_relevance(ratios, c["relevance_threshold"])
 
-    def _judge(self, doc: Any, context: str) -> tuple[list[dict], list[float], list[int], dict]:
-        """``(passages, their ratios r, indices kept, trace)``: the relevance critic and :meth:`select`."""
-        ctxs, ratios = self.relevance(doc, context)
+    def _judge(self, doc: Any, context: str, budget: int) -> tuple[list[dict], list[float], list[int], list[str], dict]:
+        """``(passages judged, their ratios r, indices kept, docids dropped for the budget, trace)``: the budget first
+        (:meth:`~tokrag_model.base.RAGMethodLM.fitting_passages`: the passages ``rag-standard``'s prompt shows within
+        ``budget`` tokens), then the relevance critic on those and :meth:`select`: the filter never shows a passage
+        another method dropped for length (it judged every passage and applied the budget to the kept ones, so it
+        could show one ``rag-standard`` dropped)."""
+        pool, dropped = self.fitting_passages(doc, context, budget)
+        ctxs, ratios = self.relevance(doc, context, pool)
         idx = self.select(ratios)
         gold = doc.get("gold_docids") if isinstance(doc, dict) else None
         auc = critic_auc(ratios, [str(c.get("docid")) in {str(g) for g in gold} for c in ctxs]) if gold else None
@@ -332,16 +341,16 @@ class SelfRAGFilterLM(RAGMethodLM):
                  "selection": self.resolved_config["selection"],
                  "kept_rate": round(len(idx) / len(ctxs), 4) if ctxs else None,
                  "critic_auc": None if auc is None else round(auc, 4)}
-        return ctxs, ratios, idx, trace
+        return ctxs, ratios, idx, dropped, trace
 
     def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
-        ctxs, _, idx, trace = self._judge(doc, context)
+        ctxs, _, idx, dropped, trace = self._judge(doc, context, budget)
         kept = [ctxs[i] for i in idx]
         if kept:
-            enc = self.encode_rag(doc, context, budget, ctxs=kept)
+            enc = self.encode_rag(doc, context, budget, ctxs=kept)  # a subset of a block that fits: fits
         else:
             enc = self.encode_pure(context, budget)
-        trace.update({"passages": enc.kept, "dropped": enc.dropped, "closed_book": not enc.kept})
+        trace.update({"passages": enc.kept, "dropped": dropped + enc.dropped, "closed_book": not enc.kept})
         return enc, trace
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
@@ -388,9 +397,11 @@ class SelfRAGFilterLM(RAGMethodLM):
                        budget: int) -> tuple[list[Encoded], list[dict], list[float], dict]:
         """The prompts answered for one request: one per passage kept by the threshold (that passage alone, within
         ``budget`` tokens; one that does not fit is dropped, the trace's ``dropped``), or the closed-book prompt
-        alone when none is kept. Returns ``(prompts, their passages (empty closed-book), their ratios r, trace)``."""
-        ctxs, ratios, idx, trace = self._judge(doc, context)
-        encs, passages, rel, dropped = [], [], [], []
+        alone when none is kept; the passages judged are those the budget keeps (:meth:`_judge`), whose docids
+        dropped open the trace's ``dropped``. Returns ``(prompts, their passages (empty closed-book), their ratios r,
+        trace)``."""
+        ctxs, ratios, idx, dropped, trace = self._judge(doc, context, budget)
+        encs, passages, rel = [], [], []
         for i in idx:
             enc = self.encode_rag(doc, context, budget, ctxs=[ctxs[i]])
             if enc.kept:
