@@ -128,3 +128,22 @@ def test_the_filter_without_budget_drops_judges_every_passage(backbone):
                     _ctx(backbone.tokenizer))
     assert list(tr["critic"]) == ["a", "b"] and tr["dropped"] == []
 
+
+
+# ------------------------------------------------------------------ 4. one critic entry per judged passage
+def test_passage_keys_by_hand():
+    from tokrag_model.methods.selfrag_filter import passage_keys
+
+    assert passage_keys([{"docid": "a"}, {"docid": "b"}]) == ["a", "b"]  # distinct docids: the docids, as before
+    assert passage_keys([{"docid": "a"}, {"docid": "a"}, {"docid": "a"}]) == ["a", "a#2", "a#3"]
+    assert passage_keys([{"docid": "a#2"}, {"docid": "a"}, {"docid": "a"}]) == ["a#2", "a", "a#3"]  # never a clash
+    assert passage_keys([{}, {"docid": 0}]) == ["0", "0#2"]  # no docid: the index
+
+
+def test_duplicate_passages_keep_one_critic_entry_each(backbone):
+    flt = load("rag-selfrag-filter").with_backbone(backbone, device="cpu")
+    tr = _gen_trace(flt, _doc([P1, dict(P1, rank=2), P2]), _ctx(backbone.tokenizer))
+    assert list(tr["critic"]) == ["a", "a#2", "b"], tr["critic"]
+    assert all(0.0 < r < 1.0 for r in tr["critic"].values())
+    assert tr["critic"]["a"] == pytest.approx(tr["critic"]["a#2"], abs=1e-3)  # the same passage judged twice
+    assert tr["kept_rate"] == round(sum(r >= 0.5 for r in tr["critic"].values()) / 3, 4)

@@ -129,6 +129,24 @@ def pick_ranked(answers: Sequence[str], scores: Sequence[float],
     return max(members, key=lambda i: (scores[i], -i)), sums
 
 
+def passage_keys(ctxs: Sequence[dict]) -> list[str]:
+    """One distinct key per passage, in order, for the trace's per-passage dicts (``critic``, ``support``): the
+    passage's docid (its index when it has none), and ``docid#n`` for its n-th occurrence from the second on (a
+    retriever or a noise task can attach one passage twice; keyed by docid alone, the two entries collapsed into
+    one), skipping a key another passage already has."""
+    keys: list[str] = []
+    seen: set[str] = set()
+    for i, c in enumerate(ctxs):
+        base = str(c.get("docid", i))
+        key, n = base, 1
+        while key in seen:
+            n += 1
+            key = f"{base}#{n}"
+        keys.append(key)
+        seen.add(key)
+    return keys
+
+
 def critic_auc(ratios: Sequence[float], is_gold: Sequence[bool]) -> float | None:
     """ROC AUC of the critic ratios ``r`` against the gold labels of the same passages: the probability that
     a gold passage gets a larger ``r`` than a non-gold one, ties counting ½ (Mann–Whitney U / (n_gold·n_other);
@@ -157,7 +175,8 @@ class SelfRAGFilterLM(RAGMethodLM):
     generation or continuation tokens, ``max_passage_tokens``; lowest-ranked dropped first, the trace's ``dropped``),
     never one the budget drops: every method picks among the same passages.
 
-    Trace: ``critic`` {docid: r}, ``selection``, ``kept_rate`` (kept / judged passages; null when none is judged:
+    Trace: ``critic`` {docid: r} (one entry per judged passage, in passage order; a docid's second occurrence is
+    keyed ``docid#2``: :func:`passage_keys`), ``selection``, ``kept_rate`` (kept / judged passages; null when none is judged:
     the doc has none, or the budget drops them all), ``critic_auc`` (:func:`critic_auc` against the doc's ``gold_docids``; null when the doc has
     no gold ids or the judged passages are all gold or all non-gold), ``passages``, ``dropped``,
     ``closed_book``; a rolling text's trace has ``windows`` (one such trace each) and their ``kept_rate`` and
@@ -179,7 +198,7 @@ class SelfRAGFilterLM(RAGMethodLM):
     (:func:`tasks.utils.answer_line`, :meth:`answer_prob`), as REPLUG's ``answer_vote``.
     No passage kept: closed-book, as the filter.
     Its trace adds ``candidates`` (per answered passage: ``docid``, ``relevance``, ``support``, ``answer`` (the
-    generation), ``seq_prob``, ``n_tokens`` (the answer line's tokens averaged), ``score``), ``support`` {docid: s}, ``chosen`` (the docid whose answer is
+    generation), ``seq_prob``, ``n_tokens`` (the answer line's tokens averaged), ``score``), ``support`` {docid: s} (keyed as ``critic``), ``chosen`` (the docid whose answer is
     returned; null closed-book) and, with ``rank_aggregate=answer``, ``answer_scores``; ``passages`` is the chosen
     passage. ``loglikelihood`` / ``loglikelihood_rolling`` raise :class:`ConfigError` (use the filter);
     :meth:`generation_only` declares it, so ``tokrag leaderboard run`` refuses such a cell before any model loads.
@@ -337,7 +356,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         idx = self.select(ratios)
         gold = doc.get("gold_docids") if isinstance(doc, dict) else None
         auc = critic_auc(ratios, [str(c.get("docid")) in {str(g) for g in gold} for c in ctxs]) if gold else None
-        trace = {"critic": {str(c.get("docid", i)): round(r, 4) for i, (c, r) in enumerate(zip(ctxs, ratios))},
+        trace = {"critic": dict(zip(passage_keys(ctxs), (round(r, 4) for r in ratios))),
                  "selection": self.resolved_config["selection"],
                  "kept_rate": round(len(idx) / len(ctxs), 4) if ctxs else None,
                  "critic_auc": None if auc is None else round(auc, 4)}
@@ -467,7 +486,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         ids = [str(p.get("docid", j)) for j, p in enumerate(passages)]
         trace.update({
             "passages": [ids[best]], "closed_book": False,
-            "support": {d: round(s, 4) for d, s in zip(ids, sup)},
+            "support": dict(zip(passage_keys(passages), (round(s, 4) for s in sup))),
             "candidates": [{"docid": d, "relevance": round(r, 6), "support": round(s, 6), "answer": t,
                             "seq_prob": round(q, 6), "n_tokens": n, "score": round(sc, 6)}
                            for d, r, s, t, q, (_, n), sc in zip(ids, rel, sup, texts, seq, probs, scores)],
