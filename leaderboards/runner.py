@@ -1435,18 +1435,19 @@ def _valid_header(h: Any) -> bool:
 def _machine(device: Any = None) -> dict[str, Any]:
     """The hardware a cell runs on, as far as it can move a number: ``arch`` (``platform.machine()``), torch's CPU
     kernel capability ``cpu_capability`` (``AVX512``, ``DEFAULT``, ...; left out where torch cannot tell; the values
-    :func:`tokrag_model.provenance.compute_environment` records, asked directly: its CPU model and thread counts are
-    not needed here) and, when the model's own ``device`` is a CUDA one, ``cuda``: each GPU's name (all of them, not
+    :func:`tokrag_model.provenance.compute_environment` records, from its :func:`tokrag_model.provenance.cpu_kernels`:
+    its CPU model and thread counts are not needed here) and, when the model's own ``device`` is a CUDA one, ``cuda``: each GPU's name (all of them, not
     just ``device``'s as ``compute_environment``'s ``cuda_device``). Decided from the model, not from whether the
     process has initialised CUDA: a CPU cell after a GPU cell in one process must give the header of the same CPU
     cell run first in a fresh one (else its journal never resumes)."""
-    import platform
-
     import torch
 
-    out: dict[str, Any] = {"arch": platform.machine()}
-    with contextlib.suppress(Exception):
-        out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    from tokrag_model.provenance import cpu_kernels
+
+    kernels = cpu_kernels()
+    out: dict[str, Any] = {"arch": kernels["arch"]}
+    if kernels["cpu_capability"] is not None:
+        out["cpu_capability"] = kernels["cpu_capability"]
     if str(device or "").startswith("cuda") and torch.cuda.is_available():
         out["cuda"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return out

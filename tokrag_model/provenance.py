@@ -167,6 +167,23 @@ def cpu_model_name() -> str | None:
     return platform.processor().strip() or None
 
 
+def cpu_kernels() -> dict[str, Any]:
+    """``{"arch": platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability()}`` (``AVX2``,
+    ``AVX512``, ``DEFAULT``, ...; None where torch cannot tell): the part of :func:`compute_environment` that says which
+    CPU kernels computed a number, without its CPU-model probe (``/proc/cpuinfo``) and thread counts; a leaderboard
+    journal header's ``machine`` (:func:`leaderboards.runner._machine`). Raises nothing."""
+    import platform
+
+    import torch
+
+    cap = None
+    try:
+        cap = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001 (older torch, or a build without the query)
+        pass
+    return {"arch": platform.machine(), "cpu_capability": cap}
+
+
 def compute_environment(device: Any = None) -> dict[str, Any]:
     """What computed a result, beyond the library versions: on CPU a forward pass's bits depend on the thread
     count (even a batch-1 product differs at 1 vs 2 threads) and on the CPU's kernels (MKL's differ between an AVX2
@@ -180,15 +197,8 @@ def compute_environment(device: Any = None) -> dict[str, Any]:
     ``AVX2``, ``AVX512``, ``DEFAULT``, ...; None where torch cannot tell), ``cpu_model`` (:func:`cpu_model_name`) and
     ``cuda_device`` (``torch.cuda.get_device_name`` of ``device`` when it is a CUDA device, else None). Imports torch
     (lazily: this module stays cheap to import). Raises nothing."""
-    import platform
-
     import torch
 
-    cap = None
-    try:
-        cap = torch.backends.cpu.get_cpu_capability()
-    except Exception:  # noqa: BLE001 (older torch, or a build without the query)
-        pass
     cuda = None
     if str(device or "").startswith("cuda"):
         try:
@@ -199,8 +209,7 @@ def compute_environment(device: Any = None) -> dict[str, Any]:
         "torch_num_threads": torch.get_num_threads(),
         "torch_num_interop_threads": torch.get_num_interop_threads(),
         "env": {name: os.environ.get(name) for name in THREAD_ENV_VARS},
-        "arch": platform.machine(),
-        "cpu_capability": cap,
+        **cpu_kernels(),
         "cpu_model": cpu_model_name(),
         "cuda_device": cuda,
     }
