@@ -642,13 +642,20 @@ class RAGMethodLM(LM):
         (noise, retriever, counterfactual, ``--metadata``) got another task's answers; without the code an edited
         method read back the old code's answers."""
         n = 1 if attr == "loglikelihood_rolling" else 2
+        doc = json.dumps(req.doc, sort_keys=True, default=str, ensure_ascii=False)
+        return [*req.args[:n], {"tokrag_model": self._response_cache_model,
+                                "tokrag_doc": hashlib.sha256(doc.encode("utf-8")).hexdigest()}]
+
+    @functools.cached_property
+    def _response_cache_model(self) -> str:
+        """The model part of :meth:`response_cache_args` (SHA-256 hex), computed once per instance: its inputs are set
+        in ``__init__`` and never change after (it was dumped and hashed again for every request, twice for every
+        request run)."""
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
                             "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint()},
                            sort_keys=True, default=str)
-        doc = json.dumps(req.doc, sort_keys=True, default=str, ensure_ascii=False)
-        return [*req.args[:n], {"tokrag_model": hashlib.sha256(model.encode("utf-8")).hexdigest(),
-                                "tokrag_doc": hashlib.sha256(doc.encode("utf-8")).hexdigest()}]
+        return hashlib.sha256(model.encode("utf-8")).hexdigest()
 
     def _to_cache(self, attr: str, req: Instance, response: Any) -> None:
         """Give lm-eval's ``--use_cache`` one finished response under :meth:`response_cache_args` (nothing without
@@ -754,9 +761,30 @@ class RAGMethodLM(LM):
             dropped for the budget (the trace's ``dropped``, as :meth:`encode_rag`'s :attr:`Encoded.dropped`).
         """
         kept, dropped = self.fitting_passages(doc, context, budget)
-        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in kept]
+        encs, ctxs = self.encode_each(doc, context, budget, kept)
+        return encs, ctxs, dropped
+
+    def encode_each(self, doc: Any, context: str, budget: int | None, ctxs: list[dict]) -> tuple[list[Encoded], list[dict]]:
+        """``(prompts, passages)``: one RAG prompt per passage of ``ctxs`` (that passage + the task context within
+        ``budget`` tokens) and those passages, in order, leaving out a passage whose prompt shows none. ``ctxs`` from
+        :meth:`fitting_passages` (or a subset): one passage of a block that fits always fits, so none is left out."""
+        encs = [self.encode_rag(doc, context, budget, ctxs=[c]) for c in ctxs]
         keep = [i for i, e in enumerate(encs) if e.kept]  # one passage's prompt is never longer than the block's
-        return [encs[i] for i in keep], [kept[i] for i in keep], dropped
+        return [encs[i] for i in keep], [ctxs[i] for i in keep]
+
+    def per_passage_branches(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict], dict]:
+        """:meth:`encode_per_passage` with the closed-book fallback of the per-passage methods (REPLUG, the entropy
+        ensemble): ``(prompts, passages, trace)``, trace ``{"passages": docids shown, "dropped": docids dropped for
+        the budget}``; when no passage fits, the prompts are :meth:`encode_pure`'s alone, passages ``[]`` and the
+        trace ``{"passages": [], "dropped": ..., "closed_book": True}``.
+
+        Raises:
+            ConfigError: no passage fits and the context alone is longer than ``budget`` tokens (:meth:`encode_pure`).
+        """
+        encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
+        if not encs:
+            return [self.encode_pure(context, budget)], [], {"passages": [], "dropped": dropped, "closed_book": True}
+        return encs, ctxs, {"passages": [e.kept[0] for e in encs], "dropped": dropped}
 
     def fitting_passages(self, doc: Any, context: str, budget: int | None) -> tuple[list[dict], list[str]]:
         """``(passages, dropped docids)``: the doc's passages that ``rag-standard``'s prompt shows within ``budget``
