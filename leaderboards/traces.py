@@ -100,10 +100,8 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
         if not tr:
             continue
         shown = not (tr.get("closed_book") is True or tr.get("passages") == [])  # no passage: no weights, no branch
-        derived = _from_weights(tr.get("weights")) if shown else {}
-        for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc"):
-            if not shown and key in ("top1_weight", "weight_entropy"):
-                continue
+        derived = _from_weights(tr.get("weights"))
+        for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc") if shown else ("kept_rate", "critic_auc"):
             v = _num(tr.get(key))
             v = derived.get(key) if v is None else v
             if v is not None:
