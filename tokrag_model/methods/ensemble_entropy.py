@@ -156,10 +156,8 @@ class EntropyEnsembleLM(RAGMethodLM):
     }
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], dict]:
-        encs, _, dropped = self.encode_per_passage(doc, context, budget)
-        if not encs:
-            return [self.encode_pure(context, budget)], {"passages": [], "dropped": dropped, "closed_book": True}
-        return encs, {"passages": [e.kept[0] for e in encs], "dropped": dropped}
+        encs, _, trace = self.per_passage_branches(doc, context, budget)
+        return encs, trace
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
         encs, trace = self._branches(doc, context, budget)

@@ -282,14 +282,13 @@ class ReplugLM(RAGMethodLM):
         return "replug_mode=answer_vote" if cfg.get("replug_mode") == "answer_vote" else None
 
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
-        encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
-        if not encs:
-            pure = self.encode_pure(context, budget)
+        encs, ctxs, trace = self.per_passage_branches(doc, context, budget)
+        if not ctxs:
             # closed-book: no passage weighted, so no weights and no top1_weight / weight_entropy (null, as the
             # filter's kept_rate with no passage): the leaderboard's means leave the question out
-            return [pure], torch.ones(1, dtype=torch.float64), {"passages": [], "dropped": dropped, "weights": [],
-                                                                "top1_weight": None, "weight_entropy": None, "tau": None,
-                                                                "closed_book": True}
+            closed = trace.pop("closed_book")  # kept last, as before
+            return encs, torch.ones(1, dtype=torch.float64), {**trace, "weights": [], "top1_weight": None,
+                                                              "weight_entropy": None, "tau": None, "closed_book": closed}
         c = self.resolved_config
         if c["replug_mode"] == "uniform":
             tau = None
@@ -299,8 +298,8 @@ class ReplugLM(RAGMethodLM):
             self.__dict__.setdefault("_taus_used", set()).add(tau)  # recorded only (resolved_values)
             w = replug_weights(passage_scores(doc, ctxs, c["replug_mode"]), tau, c["replug_mode"])
         top1, ent = weight_summary(w)
-        trace = {"passages": [e.kept[0] for e in encs], "dropped": dropped, "weights": [round(float(x), 4) for x in w],
-                 "top1_weight": round(top1, 4), "weight_entropy": round(ent, 4), "tau": tau}
+        trace.update({"weights": [round(float(x), 4) for x in w], "top1_weight": round(top1, 4),
+                      "weight_entropy": round(ent, 4), "tau": tau})
         return encs, w, trace
 
     def resolved_values(self) -> dict[str, Any]:
