@@ -369,7 +369,7 @@ class SelfRAGFilterLM(RAGMethodLM):
             enc = self.encode_rag(doc, context, budget, ctxs=kept)  # a subset of a block that fits: fits
         else:
             enc = self.encode_pure(context, budget)
-        trace.update({"passages": enc.kept, "dropped": dropped + enc.dropped, "closed_book": not enc.kept})
+        trace.update({"passages": enc.kept, "dropped": dropped, "closed_book": not enc.kept})
         return enc, trace
 
     def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
@@ -415,20 +415,13 @@ class SelfRAGFilterLM(RAGMethodLM):
     def _rank_branches(self, doc: Any, context: str,
                        budget: int) -> tuple[list[Encoded], list[dict], list[float], dict]:
         """The prompts answered for one request: one per passage kept by the threshold (that passage alone, within
-        ``budget`` tokens; one that does not fit is dropped, the trace's ``dropped``), or the closed-book prompt
-        alone when none is kept; the passages judged are those the budget keeps (:meth:`_judge`), whose docids
-        dropped open the trace's ``dropped``. Returns ``(prompts, their passages (empty closed-book), their ratios r,
-        trace)``."""
+        ``budget`` tokens: :meth:`~tokrag_model.base.RAGMethodLM.encode_each`; a judged passage always fits alone),
+        or the closed-book prompt alone when none is kept; the passages judged are those the budget keeps
+        (:meth:`_judge`), whose docids dropped are the trace's ``dropped``. Returns ``(prompts, their passages
+        (empty closed-book), their ratios r, trace)``."""
         ctxs, ratios, idx, dropped, trace = self._judge(doc, context, budget)
-        encs, passages, rel = [], [], []
-        for i in idx:
-            enc = self.encode_rag(doc, context, budget, ctxs=[ctxs[i]])
-            if enc.kept:
-                encs.append(enc)
-                passages.append(ctxs[i])
-                rel.append(ratios[i])
-            else:
-                dropped.extend(enc.dropped)
+        encs, passages = self.encode_each(doc, context, budget, [ctxs[i] for i in idx])  # judged passages fit: all kept
+        rel = [ratios[i] for i in idx]
         if not encs:
             encs = [self.encode_pure(context, budget)]
         trace["dropped"] = dropped
