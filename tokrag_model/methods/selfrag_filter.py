@@ -378,8 +378,9 @@ class SelfRAGFilterLM(RAGMethodLM):
 
     def rolling_trace(self, windows: list[dict]) -> dict:
         """``{"windows": [...]}`` plus the text's ``kept_rate`` and ``critic_auc`` (means over its windows, rounded to
-        4 decimals; the critic judges a doc once, so every window has the same values; null when no window has
-        one): the fields the leaderboard's trace columns read (:func:`leaderboards.traces.trace_columns`)."""
+        4 decimals; each window's passages are judged within that window's budget, so the values can differ between
+        windows; null when no window has one): the fields the leaderboard's trace columns read
+        (:func:`leaderboards.traces.trace_columns`)."""
         out = super().rolling_trace(windows)
         for key in ("kept_rate", "critic_auc"):
             vals = [w[key] for w in windows if isinstance(w.get(key), (int, float))]
