@@ -221,12 +221,11 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     queries: dict[str, str] = {}
     first_line: dict[str, int] = {}
     if _head(Path(path)).startswith(b"["):  # read_jsonl would call its first line "malformed JSON"
-        import shlex
+        from .io import jsonl_conversion_command
 
-        out = Path(path).with_name(Path(path).name.removesuffix(".gz").removesuffix(".json") + ".jsonl")
         raise DataError(f"{path}: one JSON array (as DPR's retriever writes), not JSON Lines; convert it to one object "
                         "per line, each with its question's id from the topics ('qid' or 'id') and its 'ctxs' (when "
-                        f"its objects carry an 'id': jq -c '.[]' {shlex.quote(str(path))} > {shlex.quote(str(out))})")
+                        f"its objects carry an 'id': {jsonl_conversion_command(path)})")
     with_id, without_id = 0, ""  # passages with an id; where the first one without is
     with_text, without_text = 0, ""  # the same for texts
     p = Path(path)

@@ -513,6 +513,19 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
+def jsonl_conversion_command(path: str | os.PathLike) -> str:
+    """The shell command that turns a file holding one JSON array into JSON Lines (one element per line), for the
+    error that names such a file: ``jq -c '.[]' <path> > <path without .gz/.json/.jsonl>.jsonl`` (``.lines.jsonl``
+    where that would be ``path`` itself), both paths shell-quoted. Used by the run cache (DPR's retriever output)
+    and bring-your-own questions."""
+    import shlex
+
+    p = Path(path)
+    out = p.with_name(p.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".jsonl")
+    out = out if out != p else out.with_name(out.stem + ".lines.jsonl")
+    return f"jq -c '.[]' {shlex.quote(str(p))} > {shlex.quote(str(out))}"
+
+
 def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
     """Refuse, before any work, an output path that cannot be written: a file where a folder is wanted (or the
     reverse), or a path whose nearest existing parent is not a writable folder. Creates nothing.

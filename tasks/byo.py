@@ -69,12 +69,10 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
         from retrieval.io import read_jsonl
 
         if _head(p).startswith(b"["):  # read_jsonl would call its first line "malformed JSON", as for a corpus or a run
-            import shlex
+            from retrieval.io import jsonl_conversion_command
 
-            out = p.with_name(p.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".jsonl")
-            out = out if out != p else out.with_name(out.stem + ".lines.jsonl")
             raise DataError(f"questions {p}: one JSON array, not JSON Lines; write one {{question, answers}} object per "
-                            f"line (jq -c '.[]' {shlex.quote(str(p))} > {shlex.quote(str(out))})")
+                            f"line ({jsonl_conversion_command(p)})")
         return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
     if p.is_dir():
         shown = sorted(f.name for f in p.iterdir() if f.name.endswith((".jsonl", ".jsonl.gz")))[:3]
