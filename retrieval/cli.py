@@ -18,6 +18,13 @@ write one). ``retrieve eval`` of the TREC file reads the run's questions from th
 that file holds the same rankings, so both files give the same figures: over all the run's questions, one without
 passages a miss (DPR's top-k accuracy, Karpukhin et al. 2020, section 5.1; trec_eval -c). Without it, the questions of
 the topics that have no line are left out, and a WARNING line says how many.
+
+Beside ``--output run.trec`` goes ``run.trec.meta.json`` (:func:`_meta_beside`): how the run was made (the run
+cache's ``meta.json``: retriever, parameters with their defaults, corpus fingerprint, encoder, k, query set, the
+versions installed, the cache key) and the SHA-256 of the two files written. The TREC run tag (last column) is
+``tokrag-<retriever>-<8 hex>`` (:func:`_run_tag`): the hex is a fingerprint of the retriever's parameters (and
+encoder), so runs with other parameters (``--k1 0.9 --b 0.4`` vs ``--k1 1.5 --b 0.9``) carry other tags. The run
+cache's own ``run.trec`` keeps the tag ``tokrag-<retriever>``; trec_eval and ``retrieve eval`` ignore the tag.
 """
 
 from __future__ import annotations
@@ -26,7 +33,6 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from collections.abc import Collection, Mapping
@@ -292,7 +298,8 @@ def _retrieve_parser() -> argparse.ArgumentParser:
     ap.add_argument("--corpus", default=None, help="corpus file/folder or name (nq-wiki-12k, nq-dpr-1k, wiki-vital)")
     ap.add_argument("--index", default=None, help="BM25 index folder, or a Pyserini prebuilt index name when --corpus is not given")
     ap.add_argument("--topics", default=None, help="topics file (TSV/JSONL) or nq-oracle[:N], nq-open[:N], pyserini:NAME (required unless --dry-run)")
-    ap.add_argument("--output", default=None, help="TREC run file to write (required unless --dry-run); the ctxs JSONL goes to --output-ctxs")
+    ap.add_argument("--output", default=None, help="TREC run file to write (required unless --dry-run); the ctxs JSONL goes to --output-ctxs, "
+                    "how the run was made to OUTPUT.meta.json")
     ap.add_argument("--output-ctxs", default=None, help="ctxs JSONL path (default: OUTPUT with suffix .ctxs.jsonl)")
     ap.add_argument("--hits", type=int, default=100, help="passages per query (k, default 100)")
     ap.add_argument("--exclude-gold", action="store_true", help="never return the topics' gold passages (distractor-only runs)")
@@ -446,11 +453,27 @@ def _same_file(p: Path, q: Path) -> bool:
         return False
 
 
+def _meta_beside(trec: Path) -> Path:
+    """The metadata file ``tokrag retrieve`` writes beside its TREC run ``trec`` (``run.trec`` ->
+    ``run.trec.meta.json``): how the run was made (:func:`_write_outputs`)."""
+    return trec.with_name(trec.name + ".meta.json")
+
+
+def _run_tag(retriever: str, params: Mapping[str, Any] | None, encoder: Mapping[str, Any] | None = None) -> str:
+    """The TREC run tag of ``retrieve --output``: ``tokrag-<retriever>-<8 hex>``, the hex a fingerprint of the
+    retriever's parameters (defaults filled in, as the run cache keys them) and, for dense retrieval, the encoder's
+    identity (name and weights hash); ``--k1 0.9 --b 0.4`` and ``--k1 1.5 --b 0.9`` give other tags, the same
+    parameters the same tag whatever the corpus or topics (those are in the ``.meta.json`` beside the run)."""
+    from .io import fingerprint
+
+    return f"tokrag-{retriever}-{fingerprint({'params': dict(params or {}), 'encoder': encoder}, 8)}"
+
+
 def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path, Path]:
     """The TREC run and ctxs JSONL paths of ``retrieve``, checked before any search: each must be a file path
-    (not a folder), neither the input topics or corpus file nor the other output, in a folder that exists or
-    can be created, and that can be written. The check creates nothing (a failed search leaves no folder);
-    ``create`` makes the missing folders, when the outputs are written.
+    (not a folder), neither the input topics or corpus file nor the other output (nor the run's metadata file,
+    :func:`_meta_beside`), in a folder that exists or can be created, and that can be written. The check creates
+    nothing (a failed search leaves no folder); ``create`` makes the missing folders, when the outputs are written.
 
     Raises:
         ConfigError: naming the option and the path.
@@ -458,10 +481,18 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     out = Path(a.output).expanduser()
     ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
                 else _ctxs_beside(out))
+    meta = _meta_beside(out)
     if _same_file(out, ctxs_out):
         raise ConfigError(f"--output-ctxs {ctxs_out}: is the same file as --output (the ctxs would overwrite the run); give two different paths")
+    if _same_file(ctxs_out, meta):
+        raise ConfigError(f"--output-ctxs {ctxs_out}: is the file the run's metadata goes to (--output with suffix .meta.json); give another path")
+    if meta.is_dir():
+        raise ConfigError(f"--output {out}: {meta}, where the run's metadata goes, is a folder; remove it or give another --output")
     inputs = [(opt, Path(v).expanduser()) for opt, v in (("--topics", getattr(a, "topics", None)), ("--corpus", getattr(a, "corpus", None)))
               if v and Path(v).expanduser().is_file()]
+    for in_opt, q in inputs:
+        if _same_file(meta, q):
+            raise ConfigError(f"--output {out}: the run's metadata would go to {meta}, the {in_opt} file, which writing would destroy; give another --output")
     for opt, p in (("--output", out), ("--output-ctxs", ctxs_out)):
         if p.is_dir():
             example = p / ("run.trec" if opt == "--output" else "run.ctxs.jsonl")
@@ -479,10 +510,40 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     return out, ctxs_out
 
 
+def _output_record(out: Path, ctxs_out: Path, tag: str) -> dict[str, Any]:
+    """The ``output`` entry of a run's ``.meta.json``: the TREC run and ctxs JSONL written (paths relative to the
+    TREC run's folder, so the record holds when the folder is shared), the run tag, and their SHA-256."""
+    from .io import sha256_file
+
+    return {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
+            "sha256": {"run": sha256_file(out), "ctxs": sha256_file(ctxs_out)}}
+
+
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
+    """Write ``retrieve``'s outputs of the cached ``run`` (each atomically, the metadata last): the TREC run with
+    the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
+    beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
+    cache key), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
+    (:func:`_output_record`). -> (TREC path, ctxs path)."""
+    from .cache import trec_lines
+    from .io import atomic_write_bytes, atomic_write_json, atomic_write_text
+
     out, ctxs_out = _output_paths(a, create=True)
-    shutil.copyfile(run.trec_path, out)
-    shutil.copyfile(run.jsonl_path, ctxs_out)
+    try:
+        meta = json.loads((Path(run.trec_path).parent / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    if not isinstance(meta, dict):
+        meta = {}
+    config = meta.get("config") or run.config or {}
+    meta.setdefault("config", config)
+    meta.setdefault("key", run.fingerprint)
+    tag = _run_tag(config.get("retriever", a.retriever), config.get("params"), config.get("encoder"))
+    atomic_write_text(out, trec_lines(run.ctxs, tag))
+    atomic_write_bytes(ctxs_out, Path(run.jsonl_path).read_bytes())
+    meta["cache"] = {"folder": str(Path(run.trec_path).parent), "sha256": meta.pop("sha256", None)}
+    meta["output"] = _output_record(out, ctxs_out, tag)
+    atomic_write_json(_meta_beside(out), meta)
     return out, ctxs_out
 
 
@@ -574,10 +635,12 @@ def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics:
 
 
 def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
-    """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached)."""
+    """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached); the
+    ``.meta.json`` beside the run (:func:`_meta_beside`) records k1, b, the index (and its ``tokrag_index.json``), k,
+    the query set and the versions installed."""
     from .bm25 import Bm25Searcher
-    from .cache import jsonl_lines, trec_lines
-    from .io import atomic_write_text, fingerprint
+    from .cache import _versions, jsonl_lines, trec_lines
+    from .io import atomic_write_json, atomic_write_text, fingerprint, read_index_meta
 
     if a.retriever != "bm25":
         raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
@@ -595,8 +658,18 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
             rows.append({"docid": docid, "title": psg.title, "text": psg.text, "score": float(score), "rank": rank})
         ctxs[qid] = rows
     out, ctxs_out = _output_paths(a, create=True)
-    atomic_write_text(out, trec_lines(ctxs, "tokrag-bm25"))
+    tag = _run_tag("bm25", kw)
+    atomic_write_text(out, trec_lines(ctxs, tag))
     atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
+    index = {"path": str(s.index_dir), "given": a.index}
+    index_meta = read_index_meta(s.index_dir)  # what a tokrag-built index says it holds (a foreign one has none)
+    if isinstance(index_meta, dict):
+        index["meta"] = index_meta
+    config = {"retriever": "bm25", "params": kw, "index": index, "k": a.hits,
+              "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))}}
+    atomic_write_json(_meta_beside(out), {
+        "config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fingerprint(ctxs),
+        "output": _output_record(out, ctxs_out, tag)})
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)
     _short_note(ctxs, queries, a.hits, "bm25", f"index {a.index}")
     return 0
