@@ -582,21 +582,25 @@ class RAGMethodLM(LM):
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
         config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
-        for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder), and
-        ``tokrag_versions`` (torch, transformers, lm_eval, ``tokrag`` = its installed version and ``tokrag_commit`` =
-        the git commit of its source tree, None outside a git checkout; ``tokrag_changes`` = a fingerprint of a
-        modified checkout's changes against that commit, None for a clean one: :mod:`tokrag_model.provenance`), and
+        for a Hugging Face cache snapshot folder given as a path, None for an alias or any other local folder;
+        ``tokrag_model_alias``: for an alias (``smollm2-135m-instruct``, ``gemma-3-270m``) the GGUF's package, version,
+        sha256 and license, the converted folder and the converter key, :func:`tokrag_model.loading.alias_record`, None
+        for a hub id or folder), ``tokrag_versions`` (:attr:`_library_versions`: torch, transformers, lm_eval and
+        :func:`leaderboards.keys.library_versions`' tokenizers and retrieval engine (pyserini, the Anserini jar, FAISS);
+        ``tokrag`` = its installed version and ``tokrag_commit`` = the git commit of its source tree, None outside a git
+        checkout; ``tokrag_changes`` = a fingerprint of a modified checkout's changes against that commit, None for a
+        clean one: :mod:`tokrag_model.provenance`), and
         ``tokrag_machine``: torch's intra-/inter-op thread counts at model load, ``OMP_NUM_THREADS`` /
         ``MKL_NUM_THREADS`` as given, the CPU's kernel capability and model name, and the CUDA device's name
         (:func:`tokrag_model.provenance.compute_environment`; on CPU a forward pass's bits depend on the threads and
         the CPU's kernels), and ``tokrag_cached_responses``: how many of this process's responses lm-eval's
         ``--use_cache`` read back instead of computing (None without ``--use_cache``). Not part of any run key."""
-        import lm_eval
-        import transformers
-
+        from .loading import alias_record
         from .provenance import tokrag_changes, tokrag_source
 
         source = tokrag_source()
+        src = self.backbone.source
+        alias = src.removeprefix("alias:") if src.startswith("alias:") else None
 
         return {
             "model_num_parameters": sum(p.numel() for p in self.model.parameters()),
@@ -606,13 +610,12 @@ class RAGMethodLM(LM):
             "tokrag_model_files_fingerprint": getattr(self, "files_fingerprint", None),
             "tokrag_model_source": self.backbone.source,
             "tokrag_model_hub_commit": self.backbone.hub_commit,
+            "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values()},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_machine": getattr(self, "machine", None),
             "tokrag_cached_responses": getattr(self, "cached_responses", None),
-            "tokrag_versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                                "lm_eval": getattr(lm_eval, "__version__", "?"),
-                                "tokrag": source["version"], "tokrag_commit": source["commit"],
+            "tokrag_versions": {**self._library_versions, "tokrag": source["version"], "tokrag_commit": source["commit"],
                                 "tokrag_changes": tokrag_changes()},
         }
 
@@ -636,7 +639,8 @@ class RAGMethodLM(LM):
         ``CachingLM`` (:func:`tokrag_model._lmeval_hook.patch_caching_lm`) and by this model's cache hook: the request's
         arguments (context and generation kwargs; the text of a rolling request), then ``{"tokrag_model": ...,
         "tokrag_doc": ...}``, the SHA-256 of the method, weights and model-files fingerprints, resolved
-        configuration and the source of the code that computes the answers (:func:`answer_code_fingerprint`), and of
+        configuration, the source of the code that computes the answers (:func:`answer_code_fingerprint`) and the
+        library versions (:attr:`_library_versions`), and of
         the whole doc (question, passages with their ids and texts, run fingerprint). lm-eval keyed by the arguments
         alone, whose context holds the passages slot, not the passages: a task that differs only in its passages
         (noise, retriever, counterfactual, ``--metadata``) got another task's answers; without the code an edited
@@ -647,13 +651,32 @@ class RAGMethodLM(LM):
                                 "tokrag_doc": hashlib.sha256(doc.encode("utf-8")).hexdigest()}]
 
     @functools.cached_property
+    def _library_versions(self) -> dict[str, str | None]:
+        """The versions of the libraries that compute this model's answers, read once per instance: ``torch``,
+        ``transformers`` (their ``__version__``), ``lm_eval``, then the rest of
+        :func:`leaderboards.keys.library_versions` (``tokenizers`` and the retrieval engine: ``pyserini``, the
+        ``anserini`` jar, the FAISS distribution; the leaderboard run keys' list). Recorded in the results
+        (``tokrag_versions``, :meth:`get_model_info`) and part of the ``--use_cache`` key
+        (:attr:`_response_cache_model`), so the two name the same versions. None: not installed."""
+        import lm_eval
+        import transformers
+
+        from leaderboards.keys import library_versions
+
+        own = {"torch": torch.__version__, "transformers": transformers.__version__,
+               "lm_eval": getattr(lm_eval, "__version__", "?")}
+        return {**own, **{k: v for k, v in library_versions().items() if k not in own}}
+
+    @functools.cached_property
     def _response_cache_model(self) -> str:
         """The model part of :meth:`response_cache_args` (SHA-256 hex), computed once per instance: its inputs are set
         in ``__init__`` and never change after (it was dumped and hashed again for every request, twice for every
-        request run)."""
+        request run). Holds the library versions (:attr:`_library_versions`): after a torch, transformers or
+        tokenizers upgrade the answers are computed again, not read back under the new versions."""
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
-                            "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint()},
+                            "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint(),
+                            "libraries": self._library_versions},
                            sort_keys=True, default=str)
         return hashlib.sha256(model.encode("utf-8")).hexdigest()
 

