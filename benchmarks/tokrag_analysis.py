@@ -126,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.preset:
         from tokrag_model.methods.tokrag import read_preset
 
-        preset = read_preset(args.preset, lm.fingerprint, n_layers)
+        preset = read_preset(args.preset, lm.fingerprint, n_layers,
+                             files_fingerprint=getattr(lm, "files_fingerprint", None))
         if any(c.get("split") != "dev" for c in (preset.get("calibration") or {}).get("data", {}).values()):
             raise SystemExit(f"--preset {args.preset}: not calibrated on dev records only")
         # another QA prompt format or dtype than this run's: the WARNING lines tokrag analyze and lm_eval log

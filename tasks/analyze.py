@@ -669,20 +669,48 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     return done
 
 
+RECORDS_LIBRARIES: tuple[str, ...] = ("torch", "tokenizers", "transformers")
+"""The libraries whose versions key the records (:func:`records_config`): the model's kernels and its tokenizer's
+ids (a fast tokenizer's come from ``tokenizers``, upgradable without transformers)."""
+
+
+def records_library_versions() -> dict[str, str | None]:
+    """``{library: installed version or None}`` of :data:`RECORDS_LIBRARIES`, as
+    :func:`leaderboards.keys.library_versions` reads them (package metadata, no import). Raises nothing."""
+    from leaderboards.keys import library_versions
+
+    versions = library_versions()
+    return {name: versions.get(name) for name in RECORDS_LIBRARIES}
+
+
 def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int | None = None,
                    prompt: str = "instruct", apply_chat_template: bool = False) -> tuple[dict, str]:
     """``(config, key)`` of the records of data set ``name``/``split`` for ``lm``: the configuration the records
-    depend on (data selection, prompt format, weights, sliding windows, Tok-RAG constants) and its fingerprint,
-    which names the records file ``records_<name>_<split>_<key>.jsonl`` (:func:`collect_records`). Needs no sample."""
+    depend on (data selection, prompt format, weights, the model folder's other files, sliding windows, Tok-RAG
+    constants, the code that scores them and the libraries that run the model) and its fingerprint, which names the
+    records file ``records_<name>_<split>_<key>.jsonl`` (:func:`collect_records`). Needs no sample.
+
+    ``model_files_fingerprint``: ``lm.files_fingerprint`` (config, generation config, tokenizer, chat template, remote
+    code: :func:`tokrag_model.base.model_files_fingerprint`; an edited ``config.json`` with the same weights gave
+    other records under the same key); ``code_fingerprint``: the source of ``tokrag_model`` and ``tasks`` as the model
+    was built with it (:func:`tokrag_model.base.answer_code_fingerprint`, part of the ``--use_cache`` key too);
+    ``versions``: :data:`RECORDS_LIBRARIES` (:func:`records_library_versions`). Not in the key, so that records are
+    not recomputed for what cannot change them: the tokrag commit (a docs-only commit), lm-eval (records are scored
+    outside it) and the retrieval engine (each line's ``inputs`` fingerprint rescores a sample whose passages
+    changed)."""
     from dataclasses import asdict
 
     from retrieval.io import fingerprint
+    from tokrag_model.base import answer_code_fingerprint
 
     chat = bool(apply_chat_template) and name == "nq"
     consts = {k_: v for k_, v in asdict(lm.params).items()
               if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
-              "model_fingerprint": lm.fingerprint, "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2}
+              "model_fingerprint": lm.fingerprint, "model_files_fingerprint": getattr(lm, "files_fingerprint", None),
+              "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2,
+              "code_fingerprint": getattr(lm, "code_fingerprint", None) or answer_code_fingerprint(),
+              "versions": records_library_versions()}
     if name == "nq":
         config.update(prompt=prompt, apply_chat_template=chat,
                       chat_template_sha256=lm.resolved_config.get("chat_template_sha256") if chat else None)
@@ -735,12 +763,13 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     """Records of the first ``n`` samples of ``name``/``split``, written incrementally to
     ``out_dir/records_<name>_<split>_<key>.jsonl`` and resumed from it. ``key`` fingerprints the data
     selection, the prompt format (``nq``: ``prompt``, ``apply_chat_template`` and the template's hash),
-    the weights, their sliding windows (if any) and the Tok-RAG constants the records depend on
-    (:func:`records_config`); each line also holds the fingerprint of the sample's token ids
-    (:class:`EncodedSample`) and its scoring time in seconds (``seconds``), and a stored sample is reused only
-    when its prompts encode to the same ids (a changed prompt format or retrieval run rescored it). On a
-    resumed run the progress bar starts at the samples reused, so its rate and ETA are those of the samples
-    scored now, and one line after it (stderr, also on Ctrl-C) says how many were reused from which file.
+    the weights and the model folder's other files, their sliding windows (if any), the Tok-RAG constants, the
+    scoring code and the model's library versions the records depend on (:func:`records_config`); each line also
+    holds the fingerprint of the sample's token ids (:class:`EncodedSample`) and its scoring time in seconds
+    (``seconds``), and a stored sample is reused only when its prompts encode to the same ids (a changed prompt
+    format or retrieval run rescored it). On a resumed run the progress bar starts at the samples reused, so its
+    rate and ETA are those of the samples scored now, and one line after it (stderr, also on Ctrl-C) says how
+    many were reused from which file.
     The model's ``bypass`` argument is not in the key, since the file holds each token's function-token flag
     whatever it is: with ``bypass=false`` the records returned have ``bypass`` False (every differing token is
     generation-relevant, :attr:`TokenRecord.relevant`), and ``config["bypass"]`` records which.
@@ -1162,7 +1191,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(max(1, args.threads))
         lm = load_lm(args)
         n_layers = lm.decoder.n_layers
-        preset = read_preset(args.preset, lm.fingerprint, n_layers) if args.preset else None
+        preset = read_preset(args.preset, lm.fingerprint, n_layers,
+                             files_fingerprint=getattr(lm, "files_fingerprint", None)) if args.preset else None
         for message in preset_mismatches(preset, lm, args):
             log.warning("%s", message)
         policies = study_policies(lm, preset)
@@ -1178,6 +1208,7 @@ def main(argv: list[str] | None = None) -> int:
             preset = {**preset, "path": str(Path(preset["path"]).absolute())}
         report(results, Path(args.out), n_layers, args.layers, {
             "split": args.split, "configs": cfgs, "preset": preset, "preset_in_sample": in_sample,
+            "model_info": model_info(lm),
             "bootstrap": args.bootstrap, "seed": args.seed, **run_seconds(cfgs.values(), time.time() - t0)})
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
         print(interrupted_message("analyze", exc.kept if isinstance(exc, RecordsInterrupted) else kept), file=sys.stderr)
@@ -1259,8 +1290,17 @@ def _given_model_args(args: argparse.Namespace) -> dict[str, Any] | None:
     return model_args
 
 
+def model_info(lm: Any) -> dict | None:
+    """What ``lm_eval`` records of the model in its results JSON ``config``: ``lm.get_model_info()``
+    (:meth:`tokrag_model.base.RAGMethodLM.get_model_info`: weights and model-files fingerprints, source and hub commit,
+    resolved config, library and tokrag versions with its commit, machine); None for a model without it."""
+    get = getattr(lm, "get_model_info", None)
+    return get() if callable(get) else None
+
+
 def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:
-    """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``) and
+    """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``; ``tokrag analyze``
+    puts the model's provenance in ``meta["model_info"]``, :func:`model_info`) and
     ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (:func:`preset_in_sample`) a note says
     the calibrated row is the preset's in-sample dev fit."""
     from retrieval.io import atomic_write_json

@@ -62,4 +62,4 @@ def test_write_preset_records_the_dtype(tmp_path, backbone) -> None:
     lm = TokRAGLM.with_backbone(backbone)
     preset = write_preset(tmp_path / "p.json", lm, {"layer": 19}, {})
     assert preset["model"] == {"pretrained": lm.resolved_config["pretrained"], "fingerprint": backbone.fingerprint,
-                               "n_layers": 30, "dtype": "float32"}
+                               "files_fingerprint": lm.files_fingerprint, "n_layers": 30, "dtype": "float32"}

@@ -771,21 +771,28 @@ def calibrate_hint(pretrained: str | None = None) -> str:
 
 
 def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None,
-                pretrained: str | None = None) -> dict:
+                pretrained: str | None = None, files_fingerprint: str | None = None) -> dict:
     """Load and check a preset file written by ``tokrag calibrate`` (:func:`write_preset`).
 
-    ``pretrained`` (the model it is to be used with) only completes the fix the depth message gives.
+    ``pretrained`` (the model it is to be used with) only completes the fix the depth and model-files messages give.
+    ``files_fingerprint``: the model's :attr:`~tokrag_model.base.RAGMethodLM.files_fingerprint` (config, generation
+    config, tokenizer, chat template, remote code), checked against the preset's ``model.files_fingerprint`` when
+    both are given (presets written before it was recorded have none and are not refused for it).
 
     Returns:
-        the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, n_layers, dtype}, ``params``,
-        ``calibration``) plus ``path`` and ``sha256`` of the file; ``params.layer`` as the ``layer`` model argument
-        reads it (``"Dynamic"`` -> ``"dynamic"``, ``"14"`` -> 14).
+        the preset dict (``format``, ``method``, ``model`` {pretrained, fingerprint, files_fingerprint, n_layers,
+        dtype}, ``model_info`` (the model's :meth:`~tokrag_model.base.RAGMethodLM.get_model_info` at calibration:
+        versions, fingerprints, machine; absent from older presets), ``params``, ``calibration``) plus ``path`` and
+        ``sha256`` of the file; ``params.layer`` as the ``layer`` model argument reads it (``"Dynamic"`` ->
+        ``"dynamic"``, ``"14"`` -> 14).
     Raises:
         ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object), unknown params or
         values, or a preset made for other
-        weights (``fingerprint``) or another depth (``n_layers``: ``preset=PATH: made for 18 layers, this model
-        has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset that
-        does not record its depth as an integer says so).
+        weights (``fingerprint``), other model files (``files_fingerprint``: ``preset=PATH: calibrated with other
+        model files (config, tokenizer, chat template: model.files_fingerprint X), this model's are Y; use a preset
+        calibrated for this model (...)``) or another depth (``n_layers``: ``preset=PATH: made for 18 layers, this
+        model has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset
+        that does not record its depth as an integer says so).
     """
     from retrieval.corpus import user_path
 
@@ -826,6 +833,11 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
     if fingerprint is not None and model.get("fingerprint") != fingerprint:
         raise ConfigError(f"{where}: calibrated for other weights (pretrained={model.get('pretrained')!r}, fingerprint "
                           f"{model.get('fingerprint')}), this model's fingerprint is {fingerprint}: run tokrag calibrate for it")
+    made_files = model.get("files_fingerprint")
+    if files_fingerprint is not None and made_files is not None and made_files != files_fingerprint:
+        raise ConfigError(f"{where}: calibrated with other model files (config, generation config, tokenizer, chat "
+                          f"template or remote code: model.files_fingerprint {made_files}), this model's are "
+                          f"{files_fingerprint}; {calibrate_hint(pretrained or model.get('pretrained'))}")
     if n_layers is not None:
         made = model.get("n_layers")
         if made is None:
@@ -969,15 +981,22 @@ def preset_dtype_mismatch(preset: Mapping[str, Any], dtype: str, device: str, pr
 
 
 def write_preset(path: str | Path, lm: "TokRAGLM", params: dict, calibration: dict) -> dict:
-    """Write a preset for ``lm``'s weights (atomically, JSON) and return it as :func:`read_preset` reads it."""
+    """Write a preset for ``lm``'s weights (atomically, JSON) and return it as :func:`read_preset` reads it.
+    ``model`` records the weights' and the model files' fingerprints (``files_fingerprint``, checked by
+    :func:`read_preset`), depth and dtype; ``model_info`` the model's provenance as lm-eval records it
+    (:meth:`~tokrag_model.base.RAGMethodLM.get_model_info`: versions, tokrag commit, machine; None for a model
+    without it)."""
     from retrieval.io import atomic_write_json
 
+    files = getattr(lm, "files_fingerprint", None)
+    get_info = getattr(lm, "get_model_info", None)
     preset = {"format": PRESET_FORMAT, "method": "tokrag",
               "model": {"pretrained": lm.resolved_config["pretrained"], "fingerprint": lm.fingerprint,
-                        "n_layers": lm.decoder.n_layers, "dtype": lm.backbone.dtype},
+                        "files_fingerprint": files, "n_layers": lm.decoder.n_layers, "dtype": lm.backbone.dtype},
+              "model_info": get_info() if callable(get_info) else None,
               "params": params, "calibration": calibration}
     atomic_write_json(path, preset)
-    return read_preset(path, lm.fingerprint, lm.decoder.n_layers)
+    return read_preset(path, lm.fingerprint, lm.decoder.n_layers, files_fingerprint=files)
 
 
 class TokRAGLM(RAGMethodLM):
@@ -1092,7 +1111,8 @@ class TokRAGLM(RAGMethodLM):
         c = self.resolved_config
         self.preset = None
         if c["preset"]:
-            self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"])
+            self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"],
+                                      getattr(self, "files_fingerprint", None))
             message = preset_dtype_mismatch(self.preset, self.backbone.dtype, self.backbone.device, c["pretrained"])
             if message:
                 log.warning("%s", message)
