@@ -48,8 +48,8 @@ DISABLE_ENV = "TOKRAG_NO_TASK_PATH"
 
 
 def _patch_manager(module) -> None:
-    cls = module.TaskManager
-    if getattr(cls.__init__, "_tokrag_include", False):
+    cls = getattr(module, "TaskManager", None)  # None: the module is still being executed (register_task_path)
+    if cls is None or getattr(cls.__init__, "_tokrag_include", False):
         return
     original = cls.__init__
 
@@ -104,7 +104,9 @@ def register_task_path() -> None:
 
     lm-eval 0.4.13 has no plugin discovery for tasks: this wraps ``TaskManager.__init__`` to pass
     ``include_path=add_include_path(include_path)`` (our folder added once). If lm-eval's task manager is
-    not imported yet, the patch is applied right after it is (``tokrag_model._lmeval_hook.after_import``). Idempotent, never
+    not imported yet, the patch is applied right after it is (``tokrag_model._lmeval_hook.after_import``); called while
+    that module is still being executed (it imports lm-eval's registry half-way), it does nothing, and the start-up
+    hook calls it again once the module is done (``_lmeval_hook._after_task_manager``). Idempotent, never
     raises, imports nothing heavy; set ``TOKRAG_NO_TASK_PATH=1`` to turn it off. Called by the
     package's lm-eval start-up hook (``tokrag_model``'s ``.pth``).
     """

@@ -90,6 +90,19 @@ def _after_registry(module=None):
             pass
 
 
+def _after_task_manager(module=None):
+    """Add the task folder once ``lm_eval.tasks.manager`` has been executed. That module imports lm-eval's registry
+    half-way (``lm_eval.api.task``), so :func:`_after_registry`'s ``tasks.register_task_path`` found it in
+    ``sys.modules`` without its ``TaskManager`` yet and the patch was lost: ``import lm_eval.tasks`` (lm-eval's own
+    pattern, ``lm_eval.tasks.TaskManager()``) before the registry indexed none of tokrag's tasks. Never raises."""
+    try:
+        import tokrag_model
+
+        tokrag_model.register_tasks()
+    except Exception:  # pragma: no cover - defensive
+        pass
+
+
 def _patch_get_model(registry):
     """``--model rag-standrd``: lm-eval's ValueError lists all ~40 model names; ours is one line with the
     closest names (a :class:`ConfigError`, still a ValueError)."""
@@ -533,11 +546,13 @@ def patch_caching_lm(module):
 
 
 def install():
-    """Register the tokrag models (and tasks path) once lm-eval's registry is imported; patch lm-eval's CLI argument
+    """Register the tokrag models (and tasks path) once lm-eval's registry is imported, and the tasks path again
+    once its task manager is (:func:`_after_task_manager`); patch lm-eval's CLI argument
     action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported), and its
     ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error); key ``--use_cache``
     by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`)."""
     after_import(_TARGET, _after_registry)
+    after_import("lm_eval.tasks.manager", _after_task_manager)  # imports the registry half-way: see there
     after_import("lm_eval._cli.utils", _patch_cli_utils)
     after_import("lm_eval._cli.harness", _patch_harness)
     after_import("lm_eval.api.model", patch_caching_lm)
