@@ -409,13 +409,25 @@ def _install_excepthook():
     sys.excepthook = hook
 
 
-def json_argument_error(flag, value, detail):
+_JSON_EXAMPLES = {
+    "model_args": '{"pretrained": "smollm2-135m-instruct", "k": 3}',
+    "metadata": '{"hits": 3}',
+    "gen_kwargs": '{"max_gen_toks": 32}',
+}
+"""A valid JSON example per lm-eval flag (by its argparse ``dest``) for :func:`json_argument_error`: ``hits`` is task
+metadata, ``k`` a model argument, so one example for every flag sent users to an unknown-key error."""
+
+
+def json_argument_error(flag, value, detail, dest=None):
     """The one line for a ``--metadata`` / ``--model_args`` / ``--gen_kwargs`` value that lm-eval reads as JSON (it
-    holds a ``{``) and that is not valid JSON; ``detail`` is :mod:`json`'s message."""
+    holds a ``{``) and that is not valid JSON; ``detail`` is :mod:`json`'s message, ``dest`` the flag's argparse
+    destination (``-a`` is ``model_args``; None: ``flag`` without its dashes), which picks the example
+    (:data:`_JSON_EXAMPLES`; another flag: ``{"key": "value"}``)."""
     text = str(value)
     if text.lstrip().startswith("{"):
+        example = _JSON_EXAMPLES.get(dest or str(flag).lstrip("-"), '{"key": "value"}')
         return (f"{flag}: not valid JSON ({detail}): {text}; write a JSON object with double-quoted keys and strings, "
-                f"e.g. {flag} '{{\"hits\": 3}}', or key=value pairs without braces")
+                f"e.g. {flag} '{example}', or key=value pairs without braces")
     return (f"{flag}: {text!r} holds a '{{', so lm-eval reads it as JSON, and it is not valid JSON ({detail}); write "
             f"the whole argument as one JSON object, e.g. {flag} '{{\"key\": \"value with {{braces}}\"}}'")
 
@@ -443,7 +455,8 @@ def _patch_cli_utils(module):
                 detail = str(exc)
             except ValueError as err:
                 detail = str(err)
-            parser.exit(2, f"lm_eval: error: {json_argument_error(option_string or '--' + self.dest, value, detail)}\n")
+            line = json_argument_error(option_string or "--" + self.dest, value, detail, self.dest)
+            parser.exit(2, f"lm_eval: error: {line}\n")
 
     __call__._tokrag = True  # type: ignore[attr-defined]
     __call__.__doc__ = original.__doc__
