@@ -52,7 +52,8 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
     metadata), so a key the task does not know may be a model argument of any lm-eval model and is
     ignored; only keys within a typo of a task key (similarity >= 0.8, or for keys of 3 or more characters one
     edit away: a swapped adjacent pair, one character changed, added or dropped, e.g. ``hist`` and ``sede``, which
-    short keys miss by similarity) and not a tokrag model argument are errors. For the same reason no task key shares its name with a model argument (the number of
+    short keys miss by similarity) and not a tokrag model argument are errors (a model argument given in ``--metadata``
+    rather than ``--model_args`` is refused before the run by :func:`check_metadata_model_args`). For the same reason no task key shares its name with a model argument (the number of
     retrieved passages is ``hits``, not the model argument ``k``; ``tests/test_tasks_data.py`` checks it).
 
     Raises:
@@ -69,6 +70,58 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
         if near:
             raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
                               f"{', '.join(sorted(task_keys))}")
+
+
+def check_metadata_model_args(metadata: dict[str, Any] | None, model_args: dict[str, Any] | None, model: Any,
+                              task: str) -> None:
+    """Refuse a ``--metadata`` key that is a tokrag model argument (``k``, ``max_passage_tokens``, a method's
+    ``alpha``, ...) and no task key, before the model loads.
+
+    lm-eval builds the model from ``--model_args`` alone and merges ``--model_args`` | ``--metadata`` into every
+    task's metadata (``EvaluatorConfig``), where :func:`check_metadata_keys` lets model arguments pass; so
+    ``--metadata '{"k": 2}'`` reached neither the model nor the task, and the run scored every retrieved passage
+    (``hits``, default 5) with exit 0. A key of ``metadata`` whose value differs from ``model_args``'s (or that
+    ``model_args`` lacks) came from ``--metadata``; the same value in both reaches the model and passes.
+
+    Args:
+        metadata: lm-eval's merged task metadata (``--model_args`` | ``--metadata``; None: none).
+        model_args: ``--model_args`` as a dict (None: none).
+        model: ``--model``; a tokrag method's own arguments (``EXTRA_ARGS``) count too.
+        task: a selected tokrag task, named in the error.
+
+    Raises:
+        ConfigError: one line naming the key and what to pass instead (``hits`` for the passages each question
+            retrieves, ``--model_args k=N`` for the passages the model shows).
+    """
+    from tokrag_model.args import COMMON_ARGS
+    from tokrag_model.methods import METHODS
+
+    given = {key: value for key, value in (metadata or {}).items()
+             if key not in (model_args or {}) or str((model_args or {})[key]) != str(value)}
+    task_keys = QA_TASK_KEYS | _WIKI_LM_KEYS | _LMEVAL_KEYS
+    candidates = [key for key in sorted(given) if key not in task_keys]
+    if not candidates:
+        return
+    from .wikitext import WIKITEXT_KEYS
+
+    model_keys = set(COMMON_ARGS)
+    if str(model) in METHODS:
+        try:
+            from tokrag_model.methods import load
+
+            model_keys |= set(load(str(model)).EXTRA_ARGS)
+        except Exception:  # noqa: BLE001 - the model's own load reports a broken method
+            pass
+    for key in candidates:
+        if key in model_keys and key not in WIKITEXT_KEYS:
+            value = given[key]
+            if key == "k":
+                hint = (f"pass --metadata '{{\"hits\": {value}}}' for the passages each question retrieves, or "
+                        f"--model_args k={value} for the passages the model shows of them")
+            else:
+                hint = f"pass it as --model_args {key}={value}"
+            raise ConfigError(f"--metadata: {key!r} is a tokrag model argument, not task metadata: lm-eval does not "
+                              f"hand --metadata to the model and {task} does not read it; {hint}")
 
 
 BYO_TASKS = ("rag_qa_bm25", "rag_qa_dense", "rag_qa_hybrid")

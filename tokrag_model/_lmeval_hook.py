@@ -223,7 +223,8 @@ def _patch_process_tasks(module):
     a ``--config`` file's ``cache_requests: refresh`` (a string or bool) becomes lm-eval's dict first
     (:func:`cache_requests_dict`), which lm-eval's run otherwise read with ``.get`` and crashed.
     Then the run arguments
-    (``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25`` among them: refused)
+    (a ``--metadata`` key that is a tokrag model argument, ``k``: :func:`tasks.utils.check_metadata_model_args`;
+    ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25`` among them: refused)
     and the QA tasks' metadata, corpus and bring-your-own questions file are checked
     (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
     ``_tokrag_before_load`` (an argument error: exit 2 under ``lm_eval``, :func:`_patch_harness`)."""
@@ -303,6 +304,13 @@ def _patch_process_tasks(module):
                                 gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
                                 model_args=getattr(self, "model_args", None), seed=getattr(self, "seed", None),
                                 apply_chat_template=getattr(self, "apply_chat_template", None), selected=selected)
+            from tasks.precheck import _is_ours, _model_args
+            from tasks.utils import check_metadata_model_args
+
+            ours_selected = [t.name for t in selected if _is_ours(t)]
+            if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
+                check_metadata_model_args(self.metadata, _model_args(getattr(self, "model_args", None)),
+                                          getattr(self, "model", None), ours_selected[0])
             check_selected_tasks(manager, names, self.metadata,  # bad QA metadata: before the model loads
                                  getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
                                  num_fewshot=getattr(self, "num_fewshot", None), selected=selected)
