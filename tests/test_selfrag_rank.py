@@ -190,8 +190,9 @@ def test_golden_rank_on_two_nq_questions_and_batch_two_equals_batch_one(backbone
     # 4 + 3 = 7;
     # generation, one request a batch: 3 rows prefilled + 15 steps x 3 rows = 48, and 2 + 15 x 2 = 32
     assert sorted(support_passes) == [3, 4]  # in the Collator's order (longest prompt first)
-    assert dict(lm.stats) == {"forward_passes": 8 + 7 + 48 + 32, "generated_tokens": 5 * MAX_TOKS,
-                              "prompt_tokens": 3387}
+    # generated tokens: the 2 answers returned (every answer ends at max_gen_toks); branch tokens: all 5 answers
+    assert dict(lm.stats) == {"forward_passes": 8 + 7 + 48 + 32, "generated_tokens": 2 * MAX_TOKS,
+                              "prompt_tokens": 3387, "branch_tokens": 5 * MAX_TOKS}
 
     # batch_size=2: both questions' 5 answer rows decoded together, the same answers, critic values and choices
     lm2 = SelfRAGFilterLM.with_backbone(backbone, selection="rank", k=K, relevance_threshold=0.3, batch_size=2)

@@ -708,7 +708,9 @@ class MultiContextDecoder:
     Args:
         model: a ``*ForCausalLM`` in eval mode (any attention implementation; sdpa by default).
         stats: dict updated in place: ``forward_passes`` (+B per batched call over B rows),
-            ``prompt_tokens`` (prefilled/teacher-forced tokens).
+            ``prompt_tokens`` (prefilled/teacher-forced tokens); :func:`generate` adds ``generated_tokens`` (the
+            tokens of the answers requests return) and ``branch_tokens`` (every rule's tokens: a candidate rule's
+            too, :class:`Rule`), set to 0 here when absent.
         batch_invariant: a row's numbers independent of the other rows (module docstring); switches the
             model to :func:`rowwise_attention` (unchanged for callers that do not pass row spans).
         max_batch_tokens: teacher forcing runs at most this many (padded) tokens per forward pass; None:
@@ -725,6 +727,8 @@ class MultiContextDecoder:
                  max_batch_tokens: int | None = None, packed_weights: bool = True) -> None:
         self.model = model
         self.stats = stats
+        stats.setdefault("generated_tokens", 0)
+        stats.setdefault("branch_tokens", 0)
         self.device = next(model.parameters()).device
         cfg = model.config
         self.config = cfg
@@ -1125,7 +1129,12 @@ def _attention_layout(model: Any) -> tuple[list[str], list[int | None]]:
 
 
 class Rule(Protocol):
-    """A method's decision rule over the shared decoder (one instance per request)."""
+    """A method's decision rule over the shared decoder (one instance per request, or per candidate answer: below).
+
+    A rule may set ``candidate = True``: its generation is one of several candidate answers of its request, of which
+    the method returns one (REPLUG ``answer_vote``, Self-RAG filter ``selection=rank``). :func:`generate` counts a
+    candidate's tokens in ``branch_tokens`` only; the method adds the returned candidate's to ``generated_tokens``.
+    """
 
     needs_hidden: bool
 
@@ -1147,6 +1156,10 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     without them; the caller decodes the tokens without special tokens and cuts the text at the first stop
     string, as lm-eval's ``hf`` model does), or after ``max_gen_toks`` tokens. The emitted token extends every
     branch of its request.
+
+    Counts each emitted token (EOS not) in ``dec.stats["branch_tokens"]``, and in ``dec.stats["generated_tokens"]``
+    unless its rule is a ``candidate`` (:class:`Rule`: the method counts the candidate it returns), so that
+    ``generated_tokens`` counts the tokens of the answers returned, one per request.
     """
     rows: list[list[int]] = []
     owner: list[list[int]] = []
@@ -1158,6 +1171,9 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     batch = dec.prefill(rows, hidden=hidden, reserve=max(0, max_gen_toks))
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
+    returned = [not getattr(rule, "candidate", False) for rule in rules]  # counted in generated_tokens here
+    dec.stats.setdefault("generated_tokens", 0)
+    dec.stats.setdefault("branch_tokens", 0)
     stops = [s for s in until if s]
     special = set(tokenizer.all_special_ids) if stops else set()  # once per call, not per token (has_stop)
     step = 0
@@ -1175,7 +1191,9 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
                 done[i] = True
                 continue
             out[i].append(tok)
-            dec.stats["generated_tokens"] += 1
+            dec.stats["branch_tokens"] += 1
+            if returned[i]:
+                dec.stats["generated_tokens"] += 1
             if len(out[i]) >= max_gen_toks:
                 done[i] = True
             elif stops:

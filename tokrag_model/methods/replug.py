@@ -351,15 +351,20 @@ class ReplugLM(RAGMethodLM):
         prompt when none fits) are decoded greedily as independent rows, ``batch_size`` requests per
         :func:`tokrag_model.decoder.generate` call (grouped by generation kwargs and sorted by longest prompt as the
         base does: :meth:`RAGMethodLM._generate_batched`); each generation is cut at the stop strings as the base cuts
-        it, and :func:`answer_vote` picks the generation returned. Stats count every branch's prefill, steps and
-        tokens. Outputs in the original order; with ``batch_invariant`` the same at every batch size.
+        it, and :func:`answer_vote` picks the generation returned. Stats count every branch's prefill and steps, and
+        its tokens in ``branch_tokens``; ``generated_tokens`` counts the tokens of the generation returned only (each
+        branch is a ``candidate`` rule, :class:`tokrag_model.decoder.Rule`). Outputs in the original order; with
+        ``batch_invariant`` the same at every batch size.
         """
         if self.resolved_config["replug_mode"] != "answer_vote":
             return super().generate_until(requests, disable_tqdm)
 
         def make(req: Any, budget: int) -> tuple[list[ScoredBranch], tuple[list[Encoded], torch.Tensor, dict]]:
             made = self._branches(req.doc, req.args[0], budget)
-            return [ScoredBranch(e.ids) for e in made[0]], made  # every branch an independent rule: its own answer
+            branches = [ScoredBranch(e.ids) for e in made[0]]  # every branch an independent rule: its own answer
+            for b in branches:
+                b.candidate = True  # its tokens count in generated_tokens only if voted (_vote)
+            return branches, made
 
         return self._generate_batched(requests, disable_tqdm, make,
                                       lambda req, made, branches, toks, texts: self._vote(made, branches, toks, texts))
@@ -367,11 +372,13 @@ class ReplugLM(RAGMethodLM):
     def _vote(self, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch], toks: list[list[int]],
               texts: list[str]) -> tuple[str, dict]:
         """``(generation returned, trace)`` of one ``answer_vote`` request from its branches' tokens ``toks`` and
-        texts (cut at the stop strings: :meth:`~tokrag_model.base.RAGMethodLM._generate_batched`)."""
+        texts (cut at the stop strings: :meth:`~tokrag_model.base.RAGMethodLM._generate_batched`); the returned
+        branch's tokens are added to ``stats["generated_tokens"]``."""
         encs, w, trace = made
         means = [answer_mean_logprob(self.tokenizer, t, b.logprobs, text)[0]
                  for t, b, text in zip(toks, branches, texts)]
         best, key, total, v = answer_vote(texts, [float(x) for x in w], means)
+        self.stats["generated_tokens"] += len(toks[best])  # the answer returned (candidates: decoder.generate)
         docids = [e.kept[0] if e.kept else None for e in encs]
         votes = [{"docid": d, "answer": a, "mean_logprob": round(m, 4) if math.isfinite(m) else None,
                   "weight": round(x, 6)} for d, a, m, x in zip(docids, texts, means, v)]

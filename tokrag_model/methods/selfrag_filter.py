@@ -435,21 +435,27 @@ class SelfRAGFilterLM(RAGMethodLM):
         ``batch_size`` requests decoded together with every answer branch of each its own row (one greedy answer
         per kept passage, :class:`ScoredBranch` keeping each picked token's log-prob), then per request the support
         critic on its answers and :func:`pick_ranked` over :func:`rank_score`. Outputs in the original order; the
-        support critic's passes count in ``stats`` as the relevance critic's. The loop is
-        :meth:`RAGMethodLM._generate_batched`'s."""
+        support critic's passes count in ``stats`` as the relevance critic's; every answer's tokens count in
+        ``branch_tokens``, the returned answer's only in ``generated_tokens`` (each branch is a ``candidate`` rule,
+        :class:`tokrag_model.decoder.Rule`). The loop is :meth:`RAGMethodLM._generate_batched`'s."""
         if self.resolved_config["selection"] != "rank":
             return super().generate_until(requests, disable_tqdm)
 
         def make(req: Instance, budget: int
                  ) -> tuple[list[ScoredBranch], tuple[list[Encoded], list[dict], list[float], dict]]:
             made = self._rank_branches(req.doc, req.args[0], budget)
-            return [ScoredBranch(e.ids) for e in made[0]], made
+            branches = [ScoredBranch(e.ids) for e in made[0]]
+            for b in branches:
+                b.candidate = True  # its tokens count in generated_tokens only if chosen (finish)
+            return branches, made
 
         def finish(req: Instance, made: tuple[list[Encoded], list[dict], list[float], dict], rules: list[ScoredBranch],
                    toks: list[list[int]], texts: list[str]) -> tuple[str, dict]:
             _, passages, rel, trace = made
             probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rules, texts)]
-            return self._rank_choose(req, passages, rel, texts, probs, trace), trace
+            best = self._rank_choose(req, passages, rel, texts, probs, trace)
+            self.stats["generated_tokens"] += len(toks[best])  # the answer returned (candidates: decoder.generate)
+            return texts[best], trace
 
         return self._generate_batched(requests, disable_tqdm, make, finish)
 
@@ -465,14 +471,14 @@ class SelfRAGFilterLM(RAGMethodLM):
         return (sequence_prob(logprobs[:n]) if n else 0.0), n
 
     def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
-                     probs: list[tuple[float, int]], trace: dict) -> str:
-        """The answer returned for one request from its branches' answers ``texts`` (the passages' order; one
-        closed-book text when ``passages`` is empty) and their :meth:`answer_prob` ``probs``, with the support critic
-        run here; fills ``trace``."""
+                     probs: list[tuple[float, int]], trace: dict) -> int:
+        """The index in ``texts`` of the answer returned for one request from its branches' answers ``texts`` (the
+        passages' order; one closed-book text when ``passages`` is empty) and their :meth:`answer_prob` ``probs``,
+        with the support critic run here; fills ``trace``."""
         c = self.resolved_config
         if not passages:
             trace.update({"passages": [], "closed_book": True, "support": {}, "candidates": [], "chosen": None})
-            return texts[0]
+            return 0
         sup = self.support(self.question_of(req.doc, req.args[0]), passages, texts)
         seq = [q for q, _ in probs]
         scores = [rank_score(q, r, s, c["w_rel"], c["w_sup"]) for q, r, s in zip(seq, rel, sup)]
@@ -487,4 +493,4 @@ class SelfRAGFilterLM(RAGMethodLM):
             "chosen": ids[best]})
         if sums is not None:
             trace["answer_scores"] = {k: round(v, 6) for k, v in sums.items()}
-        return texts[best]
+        return best
