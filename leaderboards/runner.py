@@ -1244,7 +1244,7 @@ def model_over(cell: Cell, backbone):
     return cls(backbone=backbone, **merge_lm_eval_flags(cls.METHOD, dict(cell.model_args), _lm_eval_flags(cell)))
 
 
-_STAT_KEYS = ("forward_passes", "generated_tokens", "prompt_tokens")
+_STAT_KEYS = ("forward_passes", "generated_tokens", "prompt_tokens", "branch_tokens")
 _REQUEST_TYPES = ("generate_until", "loglikelihood", "loglikelihood_rolling")
 
 

@@ -110,7 +110,7 @@ def _assert_same_cell(a: Path, b: Path) -> None:
     assert _samples(a) and _samples(a) == _samples(b)
     assert _metrics(a) == _metrics(b)
     ca, cb = _cost(a), _cost(b)
-    for k in ("forward_passes", "generated_tokens", "prompt_tokens", "n_samples"):
+    for k in ("forward_passes", "generated_tokens", "prompt_tokens", "branch_tokens", "n_samples"):
         assert ca[k] == cb[k], k
     assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())  # no journal left, same files
     assert set(json.loads((a / "DONE").read_text())) == set(json.loads((b / "DONE").read_text()))

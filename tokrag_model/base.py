@@ -342,7 +342,9 @@ class RAGMethodLM(LM):
 
     Attributes:
         stats: ``forward_passes`` (sequence forwards; a batched call over B rows counts B),
-            ``generated_tokens``, ``prompt_tokens`` (prefilled/teacher-forced tokens).
+            ``generated_tokens`` (the tokens of the answers returned), ``prompt_tokens`` (prefilled/teacher-forced
+            tokens), ``branch_tokens`` (the tokens of every decoded branch: for ``replug_mode=answer_vote`` and
+            ``selection=rank`` the candidates not returned too; else equal to ``generated_tokens``).
         fingerprint: weights hash (SHA-256 prefix over the safetensors files).
         files_fingerprint: hash of the model folder's config, generation config, tokenizer, chat template and remote
             code files (:func:`model_files_fingerprint`; None for a folder-less model).
@@ -388,7 +390,8 @@ class RAGMethodLM(LM):
         self.max_length = int(cfg["max_length"] or min(int(native), 8192))
         cfg["max_length"] = self.max_length
         self.batch_size = cfg["batch_size"]
-        self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0}
+        self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0,
+                                        "branch_tokens": 0}
         self.cached_responses: int | None = None  # --use_cache: responses read back (_lmeval_hook.patch_caching_lm)
         if cfg["batch_invariant"] == "auto":
             cfg["batch_invariant"] = str(backbone.device).startswith("cpu")
