@@ -343,3 +343,24 @@ def test_loglikelihood_rolling(backbone, docs, outputs):
     # the passage being scored is the gold passage itself: retrieval makes it far more likely
     assert got["rag-standard"] > got["rag-none"] + 20
     assert got["tokrag"] > got["rag-none"]  # tokrag follows the RAG branch on most tokens here
+
+
+def test_passages_dropped_by_max_passage_tokens_name_it(backbone, docs, caplog):
+    """The drop WARNING said "to fit max_length=8192 ...: raise max_length" when max_passage_tokens had dropped the
+    passages (raising max_length changed nothing); with max_passage_tokens set it names both bounds."""
+    import logging
+
+    from lm_eval.api.instance import Instance
+
+    from tokrag_model.methods import MODELS
+
+    d = docs[0]
+    ctx = context_of(backbone.tokenizer, d)
+    lm = MODELS["rag-standard"].with_backbone(backbone, max_length=20000, max_passage_tokens=8)  # no passage fits
+    req = Instance("generate_until", d, (ctx, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False}), 0)
+    with caplog.at_level(logging.WARNING, logger="tokrag_model"):
+        lm.generate_until([req], disable_tqdm=True)
+    assert [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()] == [
+        f"rag-standard: {len(d['ctxs'])} passage(s) dropped from 1 prompt(s) to fit max_length=20000 and "
+        "max_passage_tokens=8 (lowest-ranked first; the trace's 'passages' lists those shown; answer_recall/gold_at_k "
+        "still count them): raise max_passage_tokens or max_length (passages are dropped whole)"]

@@ -746,7 +746,8 @@ class RAGMethodLM(LM):
         return enc
 
     def _report_cuts(self) -> None:
-        """One WARNING when prompts lost passages to the ``max_length`` budget in this call, and one when the
+        """One WARNING when prompts lost passages to the ``max_length`` budget (or ``max_passage_tokens``, named
+        beside it when set) in this call, and one when the
         ``k`` model argument cut the passages a task attached: the model then saw fewer passages than the task's
         ``answer_recall``/``gold_at_k`` count; the per-sample trace's ``passages`` lists those shown."""
         cuts = self.__dict__.pop("_cut_counts", Counter())
@@ -757,9 +758,13 @@ class RAGMethodLM(LM):
                         "'{\"hits\": %d}'", self.METHOD, self.resolved_config["k"], self.resolved_config["k"], attached,
                         self.resolved_config["k"])
         if prompts:
-            log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit max_length=%d (lowest-ranked first; the "
-                        "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise max_length "
-                        "(passages are dropped whole)", self.METHOD, passages, prompts, self.max_length)
+            limit = self.prompts.max_passage_tokens  # either bound drops passages: name both when both are set
+            fit, raise_ = ((f"max_length={self.max_length}", "max_length") if limit is None else
+                           (f"max_length={self.max_length} and max_passage_tokens={limit}",
+                            "max_passage_tokens or max_length"))
+            log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit %s (lowest-ranked first; the "
+                        "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise %s "
+                        "(passages are dropped whole)", self.METHOD, passages, prompts, fit, raise_)
 
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
         """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed; a later
