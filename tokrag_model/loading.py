@@ -7,7 +7,8 @@
   recorded for the installed file, so every virtual environment with the same wheel and converter shares it;
   the converter key (:func:`converter_key`) covers the converting code and the transformers, gguf and
   tokenizers versions, so a changed converter converts again instead of reusing an older conversion; written to
-  a temporary folder, then renamed; a file lock keeps concurrent processes from converting twice). Later loads
+  a temporary folder, then renamed; a file lock keeps concurrent processes from converting twice, and the temporary
+  folders of interrupted conversions are removed under it: :func:`remove_stale_conversions`). Later loads
   take about 2 s instead of about 40 s.
 * Alias ``gemma-3-270m``: Google's Gemma 3 270M **base** model (pretrained, no chat template; license:
   the Gemma Terms of Use, https://ai.google.dev/gemma/terms) shipped as a Q4_K_M GGUF split over the PyPI
@@ -35,13 +36,13 @@ import logging
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError, closest
-from retrieval.io import HashMemo, atomic_write_json, file_lock, file_stamp, scratch_dir, sha256_file
+from retrieval.io import (HashMemo, atomic_write_json, file_lock, file_stamp, remove_stale_scratch, scratch_dir,
+                          sha256_file)
 from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -263,7 +264,9 @@ def converted_folder(name: str, models_dir: Path | None = None) -> Path:
 
 
 def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
-    """Return the converted safetensors folder of alias ``name``, converting it on first use.
+    """Return the converted safetensors folder of alias ``name``, converting it on first use. Before converting (under
+    the converted folder's lock) the scratch folders that interrupted conversions of the same folder left are removed
+    (:func:`remove_stale_conversions`).
 
     Raises:
         ConfigError: the package that ships the weights is not installed (the message gives the pip line).
@@ -277,6 +280,8 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
     if not (out / "config.json").is_file():
         with file_lock(out):
             if not (out / "config.json").is_file():
+                for leftover in remove_stale_conversions(name, out):
+                    log.info("removed %s, left by an interrupted conversion of %s", leftover, name)
                 if "assemble" in spec:
                     _convert_assembled(name, spec, root, out)
                 else:
@@ -291,15 +296,61 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
     return ResolvedModel(out, f"alias:{name}", name)
 
 
+_GGUF_SCRATCH_SUFFIX = ".gguf"
+"""Suffix of the scratch folder in which :func:`_convert_assembled` assembles a chunked GGUF:
+``.<converted folder name>.<8 hex digits>.gguf``."""
+
+_CONVERTED_FILE = re.compile(r"[\w.-]+\.(json|safetensors|jinja|txt|model)|\.[\w.-]+\.[0-9a-f]{8}\.tmp"
+                             r"|\.tmp[A-Za-z0-9_]{6,12}")
+"""Names of what a conversion's scratch folder holds: what ``save_pretrained`` writes (configs, weights or their
+shards and index, tokenizer and chat template files, ``tokrag_source.json``), an :func:`retrieval.io.atomic_write_json`
+temporary file of them, and the temporary file safetensors writes the weights to before renaming it (``.tmphwJj9c``,
+538 MB when a conversion was killed in ``save_pretrained``)."""
+
+
+def remove_stale_conversions(name: str, out: Path) -> list[Path]:
+    """Remove the scratch folders that interrupted conversions of alias ``name`` into ``out`` (its converted folder)
+    left beside it (Ctrl-C, ``kill -9``; 341 MB for SmolLM2 killed during ``save_pretrained``, no later load removed
+    them): ``.<out name>.<8 hex digits>`` (:func:`_convert_gguf`'s, holding only model and tokenizer files
+    (:data:`_CONVERTED_FILE`)) and ``.<out name>.<8 hex digits>.gguf`` (:func:`_convert_assembled`'s, holding only
+    the assembled GGUF). Call it only while holding ``file_lock(out)``, as :func:`resolve_alias` does: every
+    conversion into ``out`` writes its scratch folders under that lock, so none of these belongs to a live one
+    (the contract of :func:`retrieval.io.remove_stale_scratch`). Other aliases', other converter keys' and anything
+    else are left alone; nothing is raised (a folder that cannot be removed is left).
+
+    Returns:
+        the folders removed.
+    """
+    removed = remove_stale_scratch(out, frozenset({ALIASES[name]["gguf"]}), suffix=_GGUF_SCRATCH_SUFFIX)
+    pattern = re.compile(re.escape(f".{out.name}.") + r"[a-z0-9_]{8}")
+    try:
+        candidates = [e for e in out.parent.iterdir() if pattern.fullmatch(e.name)]
+    except OSError:
+        return removed
+    for e in candidates:
+        try:
+            if e.is_symlink() or not e.is_dir() or not all(
+                    c.is_file() and not c.is_symlink() and _CONVERTED_FILE.fullmatch(c.name) for c in e.iterdir()):
+                continue
+            shutil.rmtree(e)
+        except OSError:
+            continue
+        removed.append(e)
+    return removed
+
+
 def _convert_assembled(name: str, spec: dict[str, str], root: Path, out: Path) -> None:
     """Assemble a chunked GGUF with its package's own function, check the pinned sha256, convert, delete the GGUF.
+    The GGUF is assembled in ``<root>/.<out name>.<8 hex digits>.gguf`` (:func:`remove_stale_conversions` removes it
+    after a ``kill -9``); call it only while holding ``file_lock(out)``, as :func:`resolve_alias` does.
 
     Raises:
         DataError: the assembled file's sha256 differs from ``spec["sha256"]``.
     """
     import importlib
 
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-gguf.", dir=root))
+    # named after the converted folder (its lock guards it): remove_stale_conversions finds it after a kill -9
+    tmp = scratch_dir(root, f".{out.name}.", _GGUF_SCRATCH_SUFFIX)
     try:
         gguf = Path(getattr(importlib.import_module(spec["package"]), spec["assemble"])(output_path=tmp / spec["gguf"]))
         digest = sha256_file(gguf)
