@@ -486,7 +486,10 @@ def _patch_harness(module):
     argument, a copied YAML without its template, bad task metadata) ended ``lm_eval`` with exit status 1 (Python's
     status for an uncaught exception; the excepthook only prints the line), while ``tokrag eval`` exits 2 as argparse
     does for a bad argument. Under lm-eval's CLI run as a program (:func:`_called_from_main`), ``HarnessCLI.execute``
-    now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1)."""
+    now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1). Ctrl-C of a run
+    of a tokrag model printed lm-eval's ~125-line KeyboardInterrupt traceback through torch; it now prints the one
+    line ``tokrag eval`` prints (:func:`_interrupted_line`) and exits 130; a run of another model, or with
+    ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback."""
     cls = getattr(module, "HarnessCLI", None)
     if cls is None or getattr(cls.execute, "_tokrag", False):
         return
@@ -495,6 +498,15 @@ def _patch_harness(module):
     def execute(self, args):
         try:
             return original(self, args)
+        except KeyboardInterrupt:
+            line = _interrupted_line(args)
+            if line is None or not _called_from_main():
+                raise
+            from tokrag_model.eval_cli import close_progress_bars
+
+            close_progress_bars()
+            sys.stderr.write(line + "\n")
+            raise SystemExit(130) from None
         except Exception as exc:
             import os
 
@@ -507,6 +519,29 @@ def _patch_harness(module):
     execute._tokrag = True  # type: ignore[attr-defined]
     execute.__doc__ = original.__doc__
     cls.execute = execute
+
+
+def _interrupted_line(args):
+    """The line for Ctrl-C of lm-eval's CLI with the parsed arguments ``args``
+    (:func:`tokrag_model.eval_cli.interrupted_line`, with the ``--use_cache`` resume hint and :func:`_program`'s
+    name), when the run's model (``--model``, else the ``--config`` file's ``model``, as lm-eval merges them) is a
+    tokrag method (:data:`tokrag_model.methods.METHODS`, as :func:`tasks.precheck.check_run_arguments` tells it);
+    None for another model, with ``TOKRAG_TRACEBACK=1`` set, or when it cannot be told (never raises)."""
+    import os
+
+    try:
+        if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
+            return None
+        from tokrag_model.eval_cli import config_value, interrupted_line
+        from tokrag_model.methods import METHODS
+
+        config = getattr(args, "config", None)
+        model = getattr(args, "model", None) or config_value(config, "model")
+        if not isinstance(model, str) or model not in METHODS:
+            return None
+        return interrupted_line(getattr(args, "use_cache", None) or config_value(config, "use_cache"), _program())
+    except Exception:  # never hide the interrupt behind a fault of ours
+        return None
 
 
 _CACHED_KINDS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
