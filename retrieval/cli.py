@@ -410,16 +410,75 @@ def _index_build(a: argparse.Namespace) -> int:
 
         if any(getattr(a, x) is not None for x in ("encoder", "query_encoder", "encoder_class", "pooling")):
             raise ConfigError("encoder options need --dense")
-        path = build_bm25_index(corpus, a.index, cache_dir=a.cache_dir, threads=a.threads, force=a.force)
+        try:
+            path = _in_helper_thread(build_bm25_index, corpus, a.index, cache_dir=a.cache_dir, threads=a.threads,
+                                     force=a.force)
+        except KeyboardInterrupt:
+            print("tokrag index build: interrupted; a BM25 index is kept only when complete, so nothing was kept: "
+                  "run the same command again", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(130)  # Lucene may still be indexing on the helper thread: no interpreter shutdown under it
     else:
-        from .dense import DENSE_PARAMS, build_dense_index
+        from .dense import DENSE_PARAMS, PART_SIZE, build_dense_index, dense_index_dir
 
         p = {**DENSE_PARAMS, **{k: v for k, v in _params(a).items() if k in DENSE_PARAMS}}
-        path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir, batch_size=a.batch_size or 32,
-                                 device=a.device, force=a.force)
+        try:
+            path = build_dense_index(corpus, p, index_dir=a.index, cache_dir=a.cache_dir,
+                                     batch_size=a.batch_size or 32, device=a.device, force=a.force)
+        except KeyboardInterrupt:
+            total = (len(corpus) + PART_SIZE - 1) // PART_SIZE
+            try:  # the folder build_dense_index encodes into (its name hashes the encoder weights: memoised)
+                target = Path(a.index).expanduser().resolve() if a.index else dense_index_dir(corpus, p, a.cache_dir)
+                parts = Path(str(target) + ".partial")
+                done = len(list(parts.glob("part-*.npy")))
+            except Exception:  # noqa: BLE001 - interrupted before the folder was known: nothing encoded
+                done = 0
+            kept = (f"{done} of {total} encoded {PART_SIZE:,}-passage parts are kept in {parts}; run the same command "
+                    "again to resume from them") if done else (f"no {PART_SIZE:,}-passage part was finished, so "
+                                                               "nothing was kept: run the same command again")
+            print(f"tokrag index build: interrupted; {kept}", file=sys.stderr)
+            return 130
     print(_index_summary(path, t0), file=sys.stderr)
     print(path)
     return 0
+
+
+def _in_helper_thread(fn, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` run on a helper thread while the main thread waits; returns its value or raises its
+    exception. For a long Java call (Lucene indexing): the JVM, started here in the main thread, runs with ``-Xrs``
+    (``java.py``), so Ctrl-C is Python's ``KeyboardInterrupt``, which only the main thread raises, and only between
+    Python steps; pyjnius releases the GIL during Java calls, so the waiting main thread raises it at once.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C while waiting; the helper thread may still be running then (exit the process).
+    """
+    import threading
+
+    from .java import start_jvm
+
+    start_jvm()
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            out["error"] = exc
+        finally:
+            try:
+                import jnius
+
+                jnius.detach()  # a thread that ends attached to the JVM is left dangling there
+            except Exception:  # noqa: BLE001 - never attached, or no pyjnius
+                pass
+
+    t = threading.Thread(target=run, name="tokrag-index-build", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.2)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _index_summary(path: str | Path, started: float) -> str:
@@ -1028,7 +1087,9 @@ def _eval(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point for ``tokrag index ...`` / ``tokrag retrieve ...``; ``argv[0]`` is ``index`` or ``retrieve``."""
+    """Entry point for ``tokrag index ...`` / ``tokrag retrieve ...``; ``argv[0]`` is ``index`` or ``retrieve``.
+    Ctrl-C is one line on stderr saying what was kept (finished dense-encoding parts; nothing else) and exit
+    status 130."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ("index", "retrieve"):
         print("usage: tokrag index build ... | tokrag retrieve ... | tokrag retrieve eval ...", file=sys.stderr)
@@ -1037,12 +1098,26 @@ def main(argv: list[str] | None = None) -> int:
     if cmd == "index":
         a = _index_parser().parse_args(rest)
         logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
-        return _index_build(a)
+        try:  # the build's own message for an interrupted BM25 / dense build is in _index_build
+            return _index_build(a)
+        except KeyboardInterrupt:
+            print("tokrag index build: interrupted before the index build began; nothing was kept: run the same "
+                  "command again", file=sys.stderr)
+            return 130
     if rest and rest[0] == "eval":
-        return _eval(_eval_parser().parse_args(rest[1:]))
+        try:
+            return _eval(_eval_parser().parse_args(rest[1:]))
+        except KeyboardInterrupt:
+            print("tokrag retrieve eval: interrupted; nothing was written: run the same command again", file=sys.stderr)
+            return 130
     a = _retrieve_parser().parse_args(rest)
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
-    return _retrieve(a)
+    try:
+        return _retrieve(a)
+    except KeyboardInterrupt:  # the retrieval worker process, if started, was killed (worker.JavaWorker.call)
+        print("tokrag retrieve: interrupted; a run is cached only when complete, so nothing was kept: run the same "
+              "command again", file=sys.stderr)
+        return 130
 
 
 def _module_main(argv: list[str]) -> int:

@@ -340,7 +340,8 @@ def build_dense_index(
     ``prefix_passage``, :func:`passage_strings`), a (title, text) pair for DPR, as Pyserini's document encoders do.
     An index encoded with the passage prefix after the title (before :data:`PREFIX_FIRST`) is re-encoded in
     place, with one warning. Embeddings (shape (N, dim) float32) are written in parts
-    of :data:`PART_SIZE` passages, so an interrupted encoding resumes where it stopped. The passages/s
+    of :data:`PART_SIZE` passages, so an interrupted encoding (Ctrl-C: ``KeyboardInterrupt`` propagates, the
+    finished parts stay in ``<index folder>.partial``) resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
     ``force``; the old index stays in place until the new one replaces it. One encoded by other versions of
     Pyserini, tokenizers, transformers or torch (:func:`encoding_versions`, recorded as ``encoding_versions``; an index
@@ -390,7 +391,9 @@ def build_dense_index(
                     f"{target} holds a dense index of another corpus or encoder (corpus {meta.get('corpus_fingerprint')}, "
                     f"encoder {meta.get('encoder')}); choose another --index folder or delete it (tokrag index build --force)"
                 )
-        start_jvm()  # pyserini.encode -> pyserini.search starts the JVM: configure it first
+        # pyserini.encode -> pyserini.search starts the JVM: configure it first (-Xrs: Ctrl-C while torch encodes is
+        # Python's KeyboardInterrupt, not the JVM's exit, which crashed inside libtorch; java.py)
+        start_jvm()
         import faiss
 
         parts.mkdir(parents=True, exist_ok=True)
@@ -411,35 +414,37 @@ def build_dense_index(
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(corpus), desc=f"encode {corpus.name}", unit="psg")
-        for j in range(n_parts):
-            f = parts / f"part-{j:05d}.npy"
-            chunk = corpus.passages[j * PART_SIZE : (j + 1) * PART_SIZE]
-            if f.is_file():
-                if bar is not None:
-                    bar.update(len(chunk))
-                continue
-            if enc is None:
-                enc = _doc_encoder(p, device)
-            # batches of similar length waste less compute on padding; the order is restored below
-            order = sorted(range(len(chunk)), key=lambda i: (len(chunk[i].title) + len(chunk[i].text), i))
-            embs = []
-            for i in range(0, len(order), batch_size):
-                b = [chunk[j] for j in order[i : i + batch_size]]
-                import torch
+        try:  # Ctrl-C (KeyboardInterrupt) keeps the finished parts; the bar is closed first (its line ends)
+            for j in range(n_parts):
+                f = parts / f"part-{j:05d}.npy"
+                chunk = corpus.passages[j * PART_SIZE : (j + 1) * PART_SIZE]
+                if f.is_file():
+                    if bar is not None:
+                        bar.update(len(chunk))
+                    continue
+                if enc is None:
+                    enc = _doc_encoder(p, device)
+                # batches of similar length waste less compute on padding; the order is restored below
+                order = sorted(range(len(chunk)), key=lambda i: (len(chunk[i].title) + len(chunk[i].text), i))
+                embs = []
+                for i in range(0, len(order), batch_size):
+                    b = [chunk[j] for j in order[i : i + batch_size]]
+                    import torch
 
-                with torch.inference_mode():
-                    e = _encode_passages(enc, p, [(x.title, x.text) for x in b])
-                embs.append(np.asarray(e, dtype="float32"))
-                encoded += len(b)
-                if bar is not None:
-                    bar.update(len(b))
-            arr = np.empty_like(np.concatenate(embs, axis=0))
-            arr[np.asarray(order)] = np.concatenate(embs, axis=0)
-            tmp = parts / f".part-{j:05d}.tmp.npy"
-            np.save(tmp, arr)
-            os.replace(tmp, f)
-        if bar is not None:
-            bar.close()
+                    with torch.inference_mode():
+                        e = _encode_passages(enc, p, [(x.title, x.text) for x in b])
+                    embs.append(np.asarray(e, dtype="float32"))
+                    encoded += len(b)
+                    if bar is not None:
+                        bar.update(len(b))
+                arr = np.empty_like(np.concatenate(embs, axis=0))
+                arr[np.asarray(order)] = np.concatenate(embs, axis=0)
+                tmp = parts / f".part-{j:05d}.tmp.npy"
+                np.save(tmp, arr)
+                os.replace(tmp, f)
+        finally:
+            if bar is not None:
+                bar.close()
         seconds = time.perf_counter() - t0
         vectors = np.concatenate([np.load(parts / f"part-{j:05d}.npy") for j in range(n_parts)], axis=0)
         index = faiss.IndexFlatIP(vectors.shape[1])

@@ -14,6 +14,12 @@ Environment (all optional):
   (:data:`retrieval.bm25.BATCH_CHUNK` queries at a time) so that 10k queries at k=100 stay far below it.
 * ``TOKRAG_JVM_GC_THREADS`` (default ``min(2, cpus)``): ``-XX:ParallelGCThreads``.
 
+Signals: the JVM runs with ``-Xrs``, so it leaves SIGINT, SIGTERM, SIGHUP and SIGQUIT to Python. Without it the JVM
+took Ctrl-C in the process that started it and ran its own exit there (exit status 130, no message; during a dense
+index build's torch encoding a JVM fatal-error report or an abort). With it Ctrl-C is Python's ``KeyboardInterrupt``
+(raised when a running Java call returns; pyjnius releases the GIL during Java calls), and Java shutdown hooks
+do not run on those signals (no thread dump on SIGQUIT either). The JVM's internal signals (SIGSEGV...) are unchanged.
+
 Java logging: right after :func:`start_jvm` starts the JVM it loads :data:`JUL_CONFIG` into
 ``java.util.logging``: the JDK's defaults (console on stderr, INFO) with ``org.apache.lucene`` at WARNING, so
 Lucene's INFO line ``Using MemorySegmentIndexInput with Java 21; ...`` (logged when an index is first opened
@@ -104,12 +110,13 @@ def _major(version: tuple[int, ...]) -> int:
 
 
 def jvm_options() -> list[str]:
-    """The JVM options tokrag adds: heap limit and GC threads (see the module docstring)."""
+    """The JVM options tokrag adds: heap limit, GC threads and ``-Xrs`` (signals left to Python; module docstring)."""
     heap = os.environ.get("TOKRAG_JVM_HEAP", DEFAULT_HEAP).strip() or DEFAULT_HEAP
     if not re.fullmatch(r"\d+[kKmMgG]?", heap):
         raise JavaSetupError(f"TOKRAG_JVM_HEAP={heap!r} is not a JVM heap size; use e.g. 4g or 2048m")
     gc = os.environ.get("TOKRAG_JVM_GC_THREADS") or str(max(1, min(2, os.cpu_count() or 1)))
-    return [f"-Xmx{heap}", f"-XX:ParallelGCThreads={int(gc)}", "-XX:CICompilerCount=2", "-Dslf4j.internal.verbosity=WARN"]
+    return [f"-Xmx{heap}", f"-XX:ParallelGCThreads={int(gc)}", "-XX:CICompilerCount=2", "-Dslf4j.internal.verbosity=WARN",
+            "-Xrs"]
 
 
 def configure_java() -> None:

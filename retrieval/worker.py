@@ -27,6 +27,7 @@ import atexit
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -63,7 +64,9 @@ class JavaWorker:
         env[LOG_LEVEL_ENV] = str(min(logging.WARNING, logging.getLogger("retrieval").getEffectiveLevel()))
         # this very `retrieval` package, first on sys.path (not a `retrieval/` folder in the working directory)
         root = str(Path(__file__).resolve().parent.parent)
-        boot = f"import sys; sys.path.insert(0, {root!r}); from retrieval.worker import main; main()"
+        # SIGINT ignored from the first line (main() says why): a Ctrl-C during its imports printed a traceback too
+        boot = (f"import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); sys.path.insert(0, {root!r}); "
+                "from retrieval.worker import main; main()")
         proc = subprocess.Popen([sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         logger.debug("started the retrieval Java worker, pid %d", proc.pid)
         return proc
@@ -102,7 +105,7 @@ class JavaWorker:
                 ) from exc
             except BaseException:  # e.g. KeyboardInterrupt mid-request: the reply stream is out of step
                 self._proc = None
-                proc.kill()
+                proc.kill()  # the worker ignores SIGINT: it never outlives an interrupted caller
                 proc.wait()
                 raise
         if reply[0] == "ok":
@@ -181,7 +184,10 @@ def call_java(function: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def main() -> None:
-    """Serve requests from stdin until it closes (see the module docstring)."""
+    """Serve requests from stdin until it closes (see the module docstring). SIGINT is ignored: a terminal's Ctrl-C
+    reaches the whole process group, and the parent, interrupted, kills this worker (:meth:`JavaWorker.call`); before,
+    an idle worker printed a ``KeyboardInterrupt`` traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # everything printed (Python or Java) goes to stderr, never into the reply stream
     sys.stdout = sys.stderr

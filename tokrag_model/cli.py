@@ -36,7 +36,8 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``tokrag <command> ...`` to the owning module's ``main(argv)``; returns the exit code."""
+    """Dispatch ``tokrag <command> ...`` to the owning module's ``main(argv)``; returns the exit code (2: a
+    :class:`TokragError`, one line; 130: Ctrl-C the command did not report itself, one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(_usage())
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     except TokragError as exc:
         print(f"tokrag {name}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # commands say what they kept themselves (exit 130); this is the fallback, not a traceback
+        print(f"tokrag {name}: interrupted; run the same command again", file=sys.stderr)
+        return 130
     return int(rc or 0)
 
 
