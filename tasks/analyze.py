@@ -53,6 +53,7 @@ data ``tokrag calibrate`` uses).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import math
@@ -669,9 +670,12 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     return done
 
 
-RECORDS_LIBRARIES: tuple[str, ...] = ("torch", "tokenizers", "transformers")
-"""The libraries whose versions key the records (:func:`records_config`): the model's kernels and its tokenizer's
-ids (a fast tokenizer's come from ``tokenizers``, upgradable without transformers)."""
+from leaderboards.keys import MODEL_LIBRARIES as RECORDS_LIBRARIES  # noqa: E402
+
+RECORDS_LIBRARIES: tuple[str, ...]
+"""The libraries whose versions key the records (:func:`records_config`): :data:`leaderboards.keys.MODEL_LIBRARIES`,
+the model's kernels and its tokenizer's ids (a fast tokenizer's come from ``tokenizers``, upgradable without
+transformers)."""
 
 
 def records_library_versions() -> dict[str, str | None]:
@@ -692,16 +696,15 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
 
     ``model_files_fingerprint``: ``lm.files_fingerprint`` (config, generation config, tokenizer, chat template, remote
     code: :func:`tokrag_model.base.model_files_fingerprint`; an edited ``config.json`` with the same weights gave
-    other records under the same key); ``code_fingerprint``: the source of ``tokrag_model`` and ``tasks`` as the model
-    was built with it (:func:`tokrag_model.base.answer_code_fingerprint`, part of the ``--use_cache`` key too);
-    ``versions``: :data:`RECORDS_LIBRARIES` (:func:`records_library_versions`). Not in the key, so that records are
-    not recomputed for what cannot change them: the tokrag commit (a docs-only commit), lm-eval (records are scored
-    outside it) and the retrieval engine (each line's ``inputs`` fingerprint rescores a sample whose passages
-    changed)."""
+    other records under the same key); ``code_fingerprint``: the code that turns a sample's input ids into its
+    records (:func:`records_code_fingerprint`: ``tokrag_model`` and this module); ``versions``:
+    :data:`RECORDS_LIBRARIES` (:func:`records_library_versions`). Not in the key, so that records are not recomputed
+    for what cannot change them: the tokrag commit (a docs-only commit), the other task files (a new task YAML;
+    the prompts and passages they give are in each line's ``inputs`` fingerprint, which rescores a sample whose
+    inputs changed), lm-eval (records are scored outside it) and the retrieval engine (the same ``inputs``)."""
     from dataclasses import asdict
 
     from retrieval.io import fingerprint
-    from tokrag_model.base import answer_code_fingerprint
 
     chat = bool(apply_chat_template) and name == "nq"
     consts = {k_: v for k_, v in asdict(lm.params).items()
@@ -709,7 +712,7 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
               "model_fingerprint": lm.fingerprint, "model_files_fingerprint": getattr(lm, "files_fingerprint", None),
               "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2,
-              "code_fingerprint": getattr(lm, "code_fingerprint", None) or answer_code_fingerprint(),
+              "code_fingerprint": records_code_fingerprint(),
               "versions": records_library_versions()}
     if name == "nq":
         config.update(prompt=prompt, apply_chat_template=chat,
@@ -718,6 +721,26 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
     if any(w is not None for w in windows):
         config["windows"] = windows  # records then carry ``blind`` layers
     return config, fingerprint(config)
+
+
+@functools.lru_cache(maxsize=1)
+def records_code_fingerprint() -> str:
+    """Fingerprint (16 hex) of the code that scores a sample into :class:`TokenRecord` lines, part of the records key
+    (:func:`records_config`): the source of ``tokrag_model`` (decoder, Tok-RAG's scores, prompts, loading:
+    :func:`leaderboards.keys.code_fingerprint`, as the leaderboard's run keys hash it) and of this module. The rest of
+    ``tasks`` (task YAMLs, loaders) is left out: what it changes reaches the records through the input ids, which
+    each records line fingerprints. Computed once per process."""
+    from leaderboards.keys import _HashMemo, code_fingerprint
+    from retrieval.io import fingerprint, sha256_file
+
+    memo = _HashMemo()
+    value = fingerprint([["tokrag_model", code_fingerprint("tokrag_model", memo)],
+                         ["tasks/analyze.py", sha256_file(Path(__file__))]])
+    try:
+        memo.save()
+    except OSError:  # a read-only cache: the hashes are simply not kept
+        pass
+    return value
 
 
 def records_path(out_dir: Path, name: str, split: str, key: str) -> Path:

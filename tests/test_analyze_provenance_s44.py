@@ -32,7 +32,8 @@ def fake(monkeypatch):
 
     state = install_fake(monkeypatch, record, device="cpu")
     state.lm.files_fingerprint = "files0"
-    state.lm.code_fingerprint = "code0"
+    monkeypatch.setattr("tasks.analyze.records_code_fingerprint", lambda: state.code)
+    state.code = "code0"
     state.info = {"tokrag_model_fingerprint": "fp0", "tokrag_model_files_fingerprint": "files0",
                   "tokrag_versions": {"torch": "9.9", "tokrag_commit": "abc"}, "tokrag_machine": {"cpu": "x"}}
     state.lm.get_model_info = lambda: state.info
@@ -56,10 +57,10 @@ def test_records_are_recomputed_after_the_model_files_code_or_libraries_change(f
     _, edited = analyze.collect_records(fake.lm, "wiki", "dev", 2, out)
     assert edited["reused"] == 0 and edited["key"] != first["key"]
     fake.lm.files_fingerprint = "files0"
-    fake.lm.code_fingerprint = "code1"  # other scoring code
+    fake.code = "code1"  # other scoring code
     _, code = analyze.collect_records(fake.lm, "wiki", "dev", 2, out)
     assert code["reused"] == 0 and code["key"] not in (first["key"], edited["key"])
-    fake.lm.code_fingerprint = "code0"
+    fake.code = "code0"
     monkeypatch.setattr(analyze, "records_library_versions",
                         lambda: {"torch": "0.1", "tokenizers": "0.1", "transformers": "0.1"})  # an upgrade
     _, libs = analyze.collect_records(fake.lm, "wiki", "dev", 2, out)
@@ -132,3 +133,25 @@ def test_the_model_refuses_a_preset_made_with_other_model_files(tmp_path, backbo
     with pytest.raises(ConfigError, match=r"calibrated with other model files .* this model's are "
                        + lm.files_fingerprint):
         TokRAGLM.with_backbone(backbone, preset=str(path))
+
+
+def test_the_records_code_fingerprint_is_the_scoring_code_only(monkeypatch) -> None:
+    """The records key took the fingerprint of all of ``tokrag_model`` and ``tasks``: a new task YAML or a docstring
+    in ``tasks/byo.py`` renamed the records file and rescored every sample. It holds ``tokrag_model`` (as the
+    leaderboard hashes it) and ``tasks/analyze.py`` only."""
+    from pathlib import Path
+
+    import leaderboards.keys as keys
+    from tasks import analyze
+    from retrieval.io import fingerprint, sha256_file
+
+    asked = []
+    monkeypatch.setattr(keys, "code_fingerprint", lambda module, memo: asked.append(module) or f"fp-{module}")
+    analyze.records_code_fingerprint.cache_clear()
+    try:
+        value = analyze.records_code_fingerprint()
+    finally:
+        analyze.records_code_fingerprint.cache_clear()
+    assert asked == ["tokrag_model"]
+    assert value == fingerprint([["tokrag_model", "fp-tokrag_model"],
+                                 ["tasks/analyze.py", sha256_file(Path(analyze.__file__))]])
