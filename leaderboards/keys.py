@@ -705,6 +705,14 @@ def _lm_eval_version() -> str:
     return version("lm_eval")
 
 
+MODEL_LIBRARIES: tuple[str, ...] = ("torch", "tokenizers", "transformers")
+"""The libraries whose versions can change a model's answers for the same request, passages and code: its kernels
+and its tokenizer's ids (a fast tokenizer's come from ``tokenizers``, upgradable without transformers). They key
+tokrag's ``--use_cache`` responses (:attr:`tokrag_model.base.RAGMethodLM._response_cache_model`) and the analyze
+records (:func:`tasks.analyze.records_config`); lm-eval and the retrieval engine do not (the request and the
+passages are keyed themselves). A leaderboard cell keys all of :func:`library_versions`."""
+
+
 def library_versions() -> dict[str, str | None]:
     """The installed versions of the libraries that compute a cell's numbers besides lm-eval (None: not installed),
     read from package metadata without importing them: ``torch``, ``transformers`` and ``tokenizers`` (the model's

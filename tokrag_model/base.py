@@ -643,7 +643,7 @@ class RAGMethodLM(LM):
         arguments (context and generation kwargs; the text of a rolling request), then ``{"tokrag_model": ...,
         "tokrag_doc": ...}``, the SHA-256 of the method, weights and model-files fingerprints, resolved
         configuration, the source of the code that computes the answers (:func:`answer_code_fingerprint`) and the
-        library versions (:attr:`_library_versions`), and of
+        versions of the libraries that compute them (:data:`leaderboards.keys.MODEL_LIBRARIES`), and of
         the whole doc (question, passages with their ids and texts, run fingerprint). lm-eval keyed by the arguments
         alone, whose context holds the passages slot, not the passages: a task that differs only in its passages
         (noise, retriever, counterfactual, ``--metadata``) got another task's answers; without the code an edited
@@ -674,12 +674,16 @@ class RAGMethodLM(LM):
     def _response_cache_model(self) -> str:
         """The model part of :meth:`response_cache_args` (SHA-256 hex), computed once per instance: its inputs are set
         in ``__init__`` and never change after (it was dumped and hashed again for every request, twice for every
-        request run). Holds the library versions (:attr:`_library_versions`): after a torch, transformers or
-        tokenizers upgrade the answers are computed again, not read back under the new versions."""
+        request run). Holds the versions of :data:`leaderboards.keys.MODEL_LIBRARIES` (torch, tokenizers,
+        transformers: :attr:`_library_versions`): after an upgrade of one the answers are computed again, not read back
+        under the new versions; lm-eval's and the retrieval engine's are recorded, not keyed (the request and the doc's
+        passages are keyed themselves)."""
+        from leaderboards.keys import MODEL_LIBRARIES
+
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
                             "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint(),
-                            "libraries": self._library_versions},
+                            "libraries": {name: self._library_versions.get(name) for name in MODEL_LIBRARIES}},
                            sort_keys=True, default=str)
         return hashlib.sha256(model.encode("utf-8")).hexdigest()
 
