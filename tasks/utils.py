@@ -112,15 +112,19 @@ def check_metadata_model_args(metadata: dict[str, Any] | None, model_args: dict[
             model_keys |= set(load(str(model)).EXTRA_ARGS)
         except Exception:  # noqa: BLE001 - the model's own load reports a broken method
             pass
+    tokrag = str(model) in METHODS
     for key in candidates:
         if key in model_keys and key not in WIKITEXT_KEYS:
             value = given[key]
             if key == "k":
-                hint = (f"pass --metadata '{{\"hits\": {value}}}' for the passages each question retrieves, or "
-                        f"--model_args k={value} for the passages the model shows of them")
+                hint = f"pass --metadata '{{\"hits\": {value}}}' for the passages each question retrieves" + (
+                    f", or --model_args k={value} for the passages the model shows of them" if tokrag else "")
+            elif key == "max_gen_toks":  # a task's generation_kwargs set its own budget; --gen_kwargs overrides it
+                hint = f"pass --gen_kwargs max_gen_toks={value} for the generation budget"
             else:
-                hint = f"pass it as --model_args {key}={value}"
-            raise ConfigError(f"--metadata: {key!r} is a tokrag model argument, not task metadata: lm-eval does not "
+                hint = f"pass it as --model_args {key}={value}" if tokrag else "remove it"
+            what = "a tokrag model argument, not task metadata" if tokrag else f"no task key of {task} (a tokrag model argument)"
+            raise ConfigError(f"--metadata: {key!r} is {what}: lm-eval does not "
                               f"hand --metadata to the model and {task} does not read it; {hint}")
 
 

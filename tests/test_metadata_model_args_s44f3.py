@@ -79,5 +79,15 @@ def test_check_metadata_model_args_unit() -> None:
 
     check_metadata_model_args({"hits": 2, "k": 3, "pretrained": "x"}, {"k": 3, "pretrained": "x"}, "rag-none", "t")
     check_metadata_model_args({"hits": 2, "my_own_key": 1, "version": 1}, None, "hf", "t")  # unknown: not refused here
-    with pytest.raises(ConfigError, match=r"^--metadata: 'max_passage_tokens' is a tokrag model argument"):
+    with pytest.raises(ConfigError) as exc:  # another model: no tokrag model argument to point to
         check_metadata_model_args({"max_passage_tokens": 64}, {}, "hf", "nq_open_bm25")
+    assert str(exc.value) == ("--metadata: 'max_passage_tokens' is no task key of nq_open_bm25 (a tokrag model "
+                              "argument): lm-eval does not hand --metadata to the model and nq_open_bm25 does not read "
+                              "it; remove it")
+    with pytest.raises(ConfigError) as exc:  # hf has no k: only the task's hits is pointed to
+        check_metadata_model_args({"k": 2}, {}, "hf", "nq_open_bm25")
+    assert str(exc.value).endswith("""does not read it; pass --metadata '{"hits": 2}' for the passages each question """
+                                   "retrieves")
+    with pytest.raises(ConfigError) as exc:  # a QA task sets max_gen_toks: the model refuses it as a model argument
+        check_metadata_model_args({"max_gen_toks": 64}, {}, "tokrag", "nq_open_bm25")
+    assert str(exc.value).endswith("does not read it; pass --gen_kwargs max_gen_toks=64 for the generation budget")
