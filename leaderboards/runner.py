@@ -1556,7 +1556,7 @@ class _Journal:
     A line holds ``schema``, the request ``type``, the ``fingerprints`` of its requests
     (:func:`request_fingerprint`), their ``responses`` (:func:`_encode_response`), the arguments the model
     ``appended`` to each request (the ``tokrag_trace`` element), the chunk's ``stats`` (deltas of the model's
-    ``forward_passes``, ``generated_tokens``, ``prompt_tokens``), its ``wall_s`` (seconds) and ``rng`` (the
+    ``forward_passes``, ``generated_tokens``, ``prompt_tokens``, ``branch_tokens``: :data:`_STAT_KEYS`), its ``wall_s`` (seconds) and ``rng`` (the
     random states after the chunk, :func:`_rng_state`, or null when the chunk drew nothing) and ``sha256``
     (:func:`_entry_checksum` of the rest). Lines are appended, flushed and fsynced one chunk at a time, so a kill loses at most the chunk in progress.
 
@@ -1904,7 +1904,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
              recheck=None) -> dict[str, Any]:
     """Evaluate one cell with ``lm_eval.simple_evaluate`` and write its run folder (``DONE`` last).
 
-    Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens``, ``prompt_tokens`` (the model's
+    Returns the cost dict (``cost.json``): ``forward_passes``, ``generated_tokens`` (the returned answers' tokens),
+    ``prompt_tokens``, ``branch_tokens`` (every decoded branch's tokens, candidates not returned included) (the model's
     counts of the chunks computed here + the journal's counts of the replayed ones), ``wall_s`` (seconds: this
     attempt's + what earlier attempts spent computing the replayed chunks; time a kill wasted is not counted),
     ``model_s`` (seconds inside the model's request methods only, :class:`_ModelClock`, + the replayed chunks' seconds
