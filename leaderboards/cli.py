@@ -36,7 +36,6 @@ import argparse
 import json
 import logging
 import math
-import os
 import signal
 import sys
 import threading
@@ -244,16 +243,6 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
     return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
 
 
-def _die_by(signum: int) -> None:
-    """End this process by ``signum`` with the signal's default action (after the one-line message), so that its
-    parent sees a death by SIGINT/SIGTERM and not an exit status: bash stops a ``for`` loop of commands only when
-    the child died of SIGINT. Returns only when the signal did not end the process (blocked): the caller exits."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
 def n_per_task(rows: list[dict]) -> str:
     """``n per task: t1 30, t2 30`` (documents scored per cell, over the methods; a range when they differ)."""
     ns: dict[str, set] = {}
@@ -272,7 +261,7 @@ def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
 
     An interrupted ``run`` (Ctrl-C or SIGTERM) prints its one line and returns 130 (SIGINT) or 143 (SIGTERM); with
     ``die_by_signal`` (the commands: :func:`command`, ``python -m leaderboards.cli``) it then ends the process by that
-    signal instead (:func:`_die_by`), except in a helper of ``run --jobs``, which exits quietly."""
+    signal instead (:func:`retrieval.errors.die_by`), except in a helper of ``run --jobs``, which exits quietly."""
     args = _parser().parse_args(argv)
     if args.cmd == "run" and args.no_progress and not args.estimate:
         from .runner import no_progress_bars
@@ -356,7 +345,9 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                     continue
             print(line, file=sys.stderr)
             if die_by_signal:
-                _die_by(signum)
+                from retrieval.errors import die_by
+
+                die_by(signum)
             return 128 + signum
         finally:
             restore()

@@ -32,7 +32,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .corpus import Corpus, Passage, _split_contents
@@ -195,6 +195,7 @@ def build_bm25_index(
     cache_dir: str | os.PathLike | None = None,
     threads: int | None = None,
     force: bool = False,
+    run_java: Callable[[Callable[[], object]], object] | None = None,
 ) -> Path:
     """Build (once) a Lucene index of ``corpus`` with raw documents stored, and return its folder.
 
@@ -214,6 +215,10 @@ def build_bm25_index(
         cache_dir: cache root for the default folder.
         threads: indexing threads (default :func:`default_threads`).
         force: rebuild even when a matching index exists.
+        run_java: how to run the Lucene indexing call (a no-argument callable): ``run_java(call)`` returns
+            ``call()``'s value (default: called here). ``tokrag index build`` runs it on a helper thread so that
+            Ctrl-C interrupts a long build at once (``retrieval.cli._in_helper_thread``); only the indexing step,
+            after the reuse and folder checks and the JVM start (a complete index is reused without starting Java).
 
     Raises:
         IndexNotFoundError: ``index_dir`` holds an index of another corpus (the message gives the
@@ -261,8 +266,9 @@ def build_bm25_index(
                 "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads or default_threads()),
                 "-storeRaw", "-quiet",
             ]
+            indexer = pyclass.autoclass("io.anserini.index.IndexCollection")
             try:
-                pyclass.autoclass("io.anserini.index.IndexCollection").main(args)
+                (run_java or (lambda call: call()))(lambda: indexer.main(args))
             except Exception as exc:  # jnius.JavaException
                 raise TokragError(f"Lucene indexing of corpus {corpus.name!r} into {target} failed: {exc}") from exc
             if not _index_complete(out):

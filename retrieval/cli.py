@@ -33,6 +33,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Collection, Mapping
@@ -410,14 +411,24 @@ def _index_build(a: argparse.Namespace) -> int:
 
         if any(getattr(a, x) is not None for x in ("encoder", "query_encoder", "encoder_class", "pooling")):
             raise ConfigError("encoder options need --dense")
+        running = []  # whether the Lucene indexing had begun on the helper thread when Ctrl-C came
+
+        def on_helper_thread(call):  # only the indexing step: reuse and folder checks come first, without Java
+            running.append(call)
+            return _in_helper_thread(call)
+
         try:
-            path = _in_helper_thread(build_bm25_index, corpus, a.index, cache_dir=a.cache_dir, threads=a.threads,
-                                     force=a.force)
+            path = build_bm25_index(corpus, a.index, cache_dir=a.cache_dir, threads=a.threads, force=a.force,
+                                    run_java=on_helper_thread)
         except KeyboardInterrupt:
             print("tokrag index build: interrupted; a BM25 index is kept only when complete, so nothing was kept: "
                   "run the same command again", file=sys.stderr, flush=True)
-            sys.stdout.flush()
-            os._exit(130)  # Lucene may still be indexing on the helper thread: no interpreter shutdown under it
+            if not running:
+                return 130
+            from .errors import die_by
+
+            die_by(signal.SIGINT)  # Lucene may still be indexing on the helper thread: no interpreter shutdown under it
+            os._exit(130)  # SIGINT blocked
     else:
         from .dense import DENSE_PARAMS, PART_SIZE, build_dense_index, dense_index_dir
 
@@ -445,18 +456,17 @@ def _index_build(a: argparse.Namespace) -> int:
 
 def _in_helper_thread(fn, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` run on a helper thread while the main thread waits; returns its value or raises its
-    exception. For a long Java call (Lucene indexing): the JVM, started here in the main thread, runs with ``-Xrs``
-    (``java.py``), so Ctrl-C is Python's ``KeyboardInterrupt``, which only the main thread raises, and only between
-    Python steps; pyjnius releases the GIL during Java calls, so the waiting main thread raises it at once.
+    exception. For a long Java call (Lucene indexing): the JVM, started before in the main thread
+    (:func:`retrieval.bm25.build_bm25_index`), runs with ``-Xrs`` (``java.py``), so Ctrl-C is Python's
+    ``KeyboardInterrupt``, which only the main thread raises, and only between Python steps; pyjnius releases the GIL
+    during Java calls, so the waiting main thread raises it at once.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C while waiting; the helper thread may still be running then (exit the process).
+        KeyboardInterrupt: Ctrl-C while waiting; the helper thread may still be running then (end the process:
+            :func:`retrieval.errors.die_by`).
     """
     import threading
 
-    from .java import start_jvm
-
-    start_jvm()
     out: dict[str, Any] = {}
 
     def run() -> None:
@@ -1088,8 +1098,10 @@ def _eval(a: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for ``tokrag index ...`` / ``tokrag retrieve ...``; ``argv[0]`` is ``index`` or ``retrieve``.
-    Ctrl-C is one line on stderr saying what was kept (finished dense-encoding parts; nothing else) and exit
-    status 130."""
+    Ctrl-C is one line on stderr saying what was kept (finished dense-encoding parts, a finished search; nothing
+    else) and exit status 130, which the commands (``tokrag``, ``python -m retrieval.cli``) turn into a death by
+    SIGINT (:func:`retrieval.errors.die_by`); Ctrl-C during the Lucene indexing of a BM25 build ends the process by
+    SIGINT at once (the indexing may still run on its helper thread), even for an in-process caller."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ("index", "retrieve"):
         print("usage: tokrag index build ... | tokrag retrieve ... | tokrag retrieve eval ...", file=sys.stderr)
@@ -1115,8 +1127,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _retrieve(a)
     except KeyboardInterrupt:  # the retrieval worker process, if started, was killed (worker.JavaWorker.call)
-        print("tokrag retrieve: interrupted; a run is cached only when complete, so nothing was kept: run the same "
-              "command again", file=sys.stderr)
+        print("tokrag retrieve: interrupted; a run is cached only when its search is complete (a finished search is "
+              "kept, and the same command writes the outputs from it): run the same command again", file=sys.stderr)
         return 130
 
 
@@ -1134,4 +1146,9 @@ def _module_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_module_main(sys.argv[1:]))
+    _rc = _module_main(sys.argv[1:])
+    if _rc == 130:  # Ctrl-C, its line printed: die by SIGINT, so that a shell loop or script stops too
+        from retrieval.errors import die_by
+
+        die_by(signal.SIGINT)
+    sys.exit(_rc)

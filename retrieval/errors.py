@@ -7,6 +7,9 @@ re-raises one of these with ``from exc`` so that the user never sees a bare stac
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from collections.abc import Iterable
 
 
@@ -32,6 +35,19 @@ class JavaSetupError(TokragError, RuntimeError):
 
 class OfflineError(TokragError, OSError):
     """A hub id was asked for but the hub cannot be reached; the message says how to use a local path."""
+
+
+def die_by(signum: int) -> None:
+    """End this process by ``signum`` with the signal's default action (after the one-line message), so that its
+    parent sees a death by SIGINT/SIGTERM and not an exit status: bash stops a ``for`` loop of commands only when
+    the child died of SIGINT (an exit status 130 lets the loop go on). For the commands (``tokrag ...``, ``lm_eval``,
+    ``python -m ...``), never for an in-process caller (a test, a script), which gets the exit code instead. No
+    interpreter shutdown runs (a Java call may still run on a helper thread). Returns only when the signal did not end
+    the process (blocked): the caller exits."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def closest(name: str, choices: Iterable[str], n: int = 4, cutoff: float = 0.6, spread: float = 0.1) -> list[str]:

@@ -488,7 +488,8 @@ def _patch_harness(module):
     does for a bad argument. Under lm-eval's CLI run as a program (:func:`_called_from_main`), ``HarnessCLI.execute``
     now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1). Ctrl-C of a run
     of a tokrag model printed lm-eval's ~125-line KeyboardInterrupt traceback through torch; it now prints the one
-    line ``tokrag eval`` prints (:func:`_interrupted_line`) and exits 130; a run of another model, or with
+    line ``tokrag eval`` prints (:func:`_interrupted_line`) and ends the process by SIGINT (not exit status 130, after
+    which bash goes on with a loop or script: :func:`retrieval.errors.die_by`); a run of another model, or with
     ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback."""
     cls = getattr(module, "HarnessCLI", None)
     if cls is None or getattr(cls.execute, "_tokrag", False):
@@ -506,7 +507,12 @@ def _patch_harness(module):
 
             close_progress_bars()
             sys.stderr.write(line + "\n")
-            raise SystemExit(130) from None
+            import signal
+
+            from retrieval.errors import die_by
+
+            die_by(signal.SIGINT)  # not exit status 130: bash stops a loop or script only when the child died of SIGINT
+            raise SystemExit(130) from None  # SIGINT blocked
         except Exception as exc:
             import os
 

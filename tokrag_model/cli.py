@@ -14,6 +14,7 @@ Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 
 _COMMANDS = {
@@ -37,8 +38,21 @@ def _usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Dispatch ``tokrag <command> ...`` to the owning module's ``main(argv)``; returns the exit code (2: a
-    :class:`TokragError`, one line; 130: Ctrl-C the command did not report itself, one line)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    :class:`TokragError`, one line; 130: Ctrl-C, one line, from the command or, when it did not report it, from here).
+
+    As the command (the console script: ``argv`` None), Ctrl-C ends the process by SIGINT after its line instead of
+    exit status 130 (:func:`retrieval.errors.die_by`): bash stops a loop or script only when the child died of
+    SIGINT. An in-process caller (an explicit ``argv``) gets 130."""
+    rc = _dispatch(list(sys.argv[1:] if argv is None else argv))
+    if argv is None and rc == 130:
+        from retrieval.errors import die_by
+
+        die_by(signal.SIGINT)
+    return rc
+
+
+def _dispatch(argv: list[str]) -> int:
+    """:func:`main` with the arguments given; returns the exit code."""
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(_usage())
         return 0
@@ -61,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     except TokragError as exc:
         print(f"tokrag {name}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # commands say what they kept themselves (exit 130); this is the fallback, not a traceback
+    except KeyboardInterrupt:  # commands say what they kept themselves (130); this is the fallback, not a traceback
         print(f"tokrag {name}: interrupted; run the same command again", file=sys.stderr)
         return 130
     return int(rc or 0)

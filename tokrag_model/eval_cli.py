@@ -65,7 +65,8 @@ def close_progress_bars() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code
-    (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback)."""
+    (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback; the commands ``tokrag eval`` and
+    ``python -m tokrag_model.eval_cli`` then die by SIGINT: :func:`retrieval.errors.die_by`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     old = sys.argv
     try:
@@ -90,4 +91,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _rc = main()
+    if _rc == 130:  # Ctrl-C, its line printed: die by SIGINT, so that a shell loop or script stops too
+        import signal
+
+        from retrieval.errors import die_by
+
+        die_by(signal.SIGINT)
+    sys.exit(_rc)
