@@ -353,11 +353,13 @@ class SearcherCache(Generic[S]):
         return s
 
 
-def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str], suffix: str = "") -> list[Path]:
+def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str] | Callable[[Path], bool],
+                         suffix: str = "") -> list[Path]:
     """Remove the scratch folders that earlier builds of ``target`` left beside it when they were interrupted
     (Ctrl-C, ``kill -9``, a crash): ``.<target name>.<8 random characters><suffix>``, as
     :func:`scratch_dir` (``prefix=f".{name}."``) and ``tempfile.mkdtemp`` before it name them, holding nothing but
-    ``entries`` (what a build writes there). Call it only while holding ``file_lock(target)``: every build of
+    ``entries`` (what a build writes there: the names, or a test of each entry's path, e.g. a model conversion's
+    files, :func:`tokrag_model.loading.remove_stale_conversions`). Call it only while holding ``file_lock(target)``: every build of
     ``target`` writes its scratch folder under that lock, so no live build is writing one of these. Scratch
     folders of other targets (another fingerprint, another index folder) and anything else are left alone.
 
@@ -376,7 +378,10 @@ def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str], suf
         return removed
     for e in candidates:
         try:
-            if e.is_symlink() or not e.is_dir() or not {c.name for c in e.iterdir()} <= entries:
+            if e.is_symlink() or not e.is_dir():
+                continue
+            if not (all(entries(c) for c in e.iterdir()) if callable(entries)
+                    else {c.name for c in e.iterdir()} <= entries):
                 continue
             shutil.rmtree(e)
         except OSError:

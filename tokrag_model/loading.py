@@ -322,21 +322,8 @@ def remove_stale_conversions(name: str, out: Path) -> list[Path]:
         the folders removed.
     """
     removed = remove_stale_scratch(out, frozenset({ALIASES[name]["gguf"]}), suffix=_GGUF_SCRATCH_SUFFIX)
-    pattern = re.compile(re.escape(f".{out.name}.") + r"[a-z0-9_]{8}")
-    try:
-        candidates = [e for e in out.parent.iterdir() if pattern.fullmatch(e.name)]
-    except OSError:
-        return removed
-    for e in candidates:
-        try:
-            if e.is_symlink() or not e.is_dir() or not all(
-                    c.is_file() and not c.is_symlink() and _CONVERTED_FILE.fullmatch(c.name) for c in e.iterdir()):
-                continue
-            shutil.rmtree(e)
-        except OSError:
-            continue
-        removed.append(e)
-    return removed
+    return removed + remove_stale_scratch(
+        out, lambda c: c.is_file() and not c.is_symlink() and bool(_CONVERTED_FILE.fullmatch(c.name)))
 
 
 def _convert_assembled(name: str, spec: dict[str, str], root: Path, out: Path) -> None:
