@@ -1146,9 +1146,6 @@ def _module_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    _rc = _module_main(sys.argv[1:])
-    if _rc == 130:  # Ctrl-C, its line printed: die by SIGINT, so that a shell loop or script stops too
-        from retrieval.errors import die_by
+    from retrieval.errors import command_status
 
-        die_by(signal.SIGINT)
-    sys.exit(_rc)
+    sys.exit(command_status(_module_main(sys.argv[1:])))

@@ -50,6 +50,15 @@ def die_by(signum: int) -> None:
     os.kill(os.getpid(), signum)
 
 
+def command_status(rc: int) -> int:
+    """The exit status of a command (a console script, ``python -m ...``) whose in-process ``main`` returned ``rc``:
+    130 (Ctrl-C, its one line printed) ends the process by SIGINT instead (:func:`die_by`), so that a shell loop or
+    script stops too; any other ``rc`` (and 130 when SIGINT is blocked) is returned."""
+    if rc == 130:
+        die_by(signal.SIGINT)
+    return rc
+
+
 def closest(name: str, choices: Iterable[str], n: int = 4, cutoff: float = 0.6, spread: float = 0.1) -> list[str]:
     """The valid names closest to a mistyped ``name``, best first (``difflib`` similarity ratio).
 

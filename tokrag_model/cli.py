@@ -14,7 +14,6 @@ Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
 
 _COMMANDS = {
@@ -44,10 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     exit status 130 (:func:`retrieval.errors.die_by`): bash stops a loop or script only when the child died of
     SIGINT. An in-process caller (an explicit ``argv``) gets 130."""
     rc = _dispatch(list(sys.argv[1:] if argv is None else argv))
-    if argv is None and rc == 130:
-        from retrieval.errors import die_by
+    if argv is None:
+        from retrieval.errors import command_status
 
-        die_by(signal.SIGINT)
+        return command_status(rc)
     return rc
 
 

@@ -91,11 +91,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    _rc = main()
-    if _rc == 130:  # Ctrl-C, its line printed: die by SIGINT, so that a shell loop or script stops too
-        import signal
+    from retrieval.errors import command_status
 
-        from retrieval.errors import die_by
-
-        die_by(signal.SIGINT)
-    sys.exit(_rc)
+    sys.exit(command_status(main()))
