@@ -1164,7 +1164,10 @@ class ScoredBranch(SingleBranch):
     """:class:`SingleBranch` greedy decoding that also records the log-prob (nats) of every token it picks, the EOS
     that ends it included (``logprobs``): REPLUG ``answer_vote``
     (:func:`~tokrag_model.methods.replug.answer_mean_logprob`) and Self-RAG filter ``selection=rank`` (:meth:`~tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.answer_prob`)
-    average them."""
+    average them. Each is one of its request's candidate answers (``candidate``, :class:`tokrag_model.decoder.Rule`):
+    its tokens count in ``branch_tokens``, and the method adds the returned one's to ``generated_tokens``."""
+
+    candidate = True
 
     def __init__(self, ids: list[int]) -> None:
         super().__init__(ids)

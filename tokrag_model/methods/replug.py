@@ -361,10 +361,8 @@ class ReplugLM(RAGMethodLM):
 
         def make(req: Any, budget: int) -> tuple[list[ScoredBranch], tuple[list[Encoded], torch.Tensor, dict]]:
             made = self._branches(req.doc, req.args[0], budget)
-            branches = [ScoredBranch(e.ids) for e in made[0]]  # every branch an independent rule: its own answer
-            for b in branches:
-                b.candidate = True  # its tokens count in generated_tokens only if voted (_vote)
-            return branches, made
+            # every branch an independent rule, its own candidate answer: generated_tokens counts the voted one (_vote)
+            return [ScoredBranch(e.ids) for e in made[0]], made
 
         return self._generate_batched(requests, disable_tqdm, make,
                                       lambda req, made, branches, toks, texts: self._vote(made, branches, toks, texts))

@@ -444,10 +444,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         def make(req: Instance, budget: int
                  ) -> tuple[list[ScoredBranch], tuple[list[Encoded], list[dict], list[float], dict]]:
             made = self._rank_branches(req.doc, req.args[0], budget)
-            branches = [ScoredBranch(e.ids) for e in made[0]]
-            for b in branches:
-                b.candidate = True  # its tokens count in generated_tokens only if chosen (finish)
-            return branches, made
+            return [ScoredBranch(e.ids) for e in made[0]], made  # candidates: generated_tokens counts the chosen (finish)
 
         def finish(req: Instance, made: tuple[list[Encoded], list[dict], list[float], dict], rules: list[ScoredBranch],
                    toks: list[list[int]], texts: list[str]) -> tuple[str, dict]:
