@@ -313,11 +313,11 @@ def test_smollm2_conversion_is_keyed_by_the_gguf_bytes_not_the_install():
     spec = loading.ALIASES["smollm2-135m-instruct"]
     gguf = Path(importlib.util.find_spec(spec["package"]).submodule_search_locations[0]) / spec["gguf"]
     digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
-    assert loading._installed_file_key(spec, gguf) == digest[:12]
+    assert loading._installed_file_sha256(spec, gguf)[:12] == digest[:12]
     assert resolve_pretrained("smollm2-135m-instruct").path.name == \
         f"smollm2-135m-instruct-{digest[:12]}-c{loading.converter_key()}"
     # without a RECORD entry: the same content digest (hashed, memoised), not size + mtime
-    assert loading._installed_file_key(dict(spec, dist="no-such-dist"), gguf) == digest[:12]
+    assert loading._installed_file_sha256(dict(spec, dist="no-such-dist"), gguf)[:12] == digest[:12]
 
 
 def test_missing_local_folder_is_a_config_error(tmp_path):

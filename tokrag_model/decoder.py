@@ -1172,8 +1172,6 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
     returned = [not getattr(rule, "candidate", False) for rule in rules]  # counted in generated_tokens here
-    dec.stats.setdefault("generated_tokens", 0)
-    dec.stats.setdefault("branch_tokens", 0)
     stops = [s for s in until if s]
     special = set(tokenizer.all_special_ids) if stops else set()  # once per call, not per token (has_stop)
     step = 0

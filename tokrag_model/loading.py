@@ -192,12 +192,6 @@ def _installed_file_sha256(spec: dict[str, str], path: Path) -> str:
     return digest
 
 
-def _installed_file_key(spec: dict[str, str], path: Path) -> str:
-    """Cache key of a file shipped in an installed wheel: the first 12 hex digits of
-    :func:`_installed_file_sha256`. Raises OSError when the file cannot be read."""
-    return _installed_file_sha256(spec, path)[:12]
-
-
 def _alias_parts(name: str, models_dir: Path | None = None) -> tuple[Path, str, Path]:
     """``(package folder, GGUF sha256, converted folder)`` of alias ``name``; the converted folder may not exist yet.
     The sha256 is the pinned one of an assembled GGUF, else pip's RECORD hash (:func:`_installed_file_sha256`).
