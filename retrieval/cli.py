@@ -579,13 +579,16 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     return out, ctxs_out
 
 
-def _output_record(out: Path, ctxs_out: Path, tag: str) -> dict[str, Any]:
-    """The ``output`` entry of a run's ``.meta.json``: the TREC run and ctxs JSONL written (paths relative to the
-    TREC run's folder, so the record holds when the folder is shared), the run tag, and their SHA-256."""
-    from .io import sha256_file
+def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs_bytes: bytes) -> dict[str, Any]:
+    """Write the TREC run ``run_bytes`` to ``out`` and the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` (each atomically);
+    returns the ``output`` entry of the run's ``.meta.json``: the files (paths relative to the TREC run's folder, so
+    the record holds when the folder is shared), the run tag, and their SHA-256 (of the bytes written, not read back)."""
+    from .io import atomic_write_bytes, sha256_bytes
 
+    atomic_write_bytes(out, run_bytes)
+    atomic_write_bytes(ctxs_out, ctxs_bytes)
     return {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
-            "sha256": {"run": sha256_file(out), "ctxs": sha256_file(ctxs_out)}}
+            "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)}}
 
 
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
@@ -593,9 +596,9 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
     beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
     cache key), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
-    (:func:`_output_record`). -> (TREC path, ctxs path)."""
+    (:func:`_write_run_files`). -> (TREC path, ctxs path)."""
     from .cache import trec_lines
-    from .io import atomic_write_bytes, atomic_write_json, atomic_write_text
+    from .io import atomic_write_json
 
     out, ctxs_out = _output_paths(a, create=True)
     try:
@@ -608,10 +611,10 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     meta.setdefault("config", config)
     meta.setdefault("key", run.fingerprint)
     tag = _run_tag(config.get("retriever", a.retriever), config.get("params"), config.get("encoder"))
-    atomic_write_text(out, trec_lines(run.ctxs, tag))
-    atomic_write_bytes(ctxs_out, Path(run.jsonl_path).read_bytes())
+    output = _write_run_files(out, ctxs_out, tag, trec_lines(run.ctxs, tag).encode("utf-8"),
+                              Path(run.jsonl_path).read_bytes())
     meta["cache"] = {"folder": str(Path(run.trec_path).parent), "sha256": meta.pop("sha256", None)}
-    meta["output"] = _output_record(out, ctxs_out, tag)
+    meta["output"] = output
     atomic_write_json(_meta_beside(out), meta)
     return out, ctxs_out
 
@@ -709,7 +712,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     the query set and the versions installed."""
     from .bm25 import Bm25Searcher
     from .cache import _versions, jsonl_lines, trec_lines
-    from .io import atomic_write_json, atomic_write_text, fingerprint, read_index_meta
+    from .io import atomic_write_json, fingerprint, read_index_meta
 
     if a.retriever != "bm25":
         raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
@@ -728,18 +731,18 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
         ctxs[qid] = rows
     out, ctxs_out = _output_paths(a, create=True)
     tag = _run_tag("bm25", kw)
-    atomic_write_text(out, trec_lines(ctxs, tag))
-    atomic_write_text(ctxs_out, jsonl_lines(ctxs, queries))
+    output = _write_run_files(out, ctxs_out, tag, trec_lines(ctxs, tag).encode("utf-8"),
+                              jsonl_lines(ctxs, queries).encode("utf-8"))
     index = {"path": str(s.index_dir), "given": a.index}
     index_meta = read_index_meta(s.index_dir)  # what a tokrag-built index says it holds (a foreign one has none)
     if isinstance(index_meta, dict):
         index["meta"] = index_meta
     config = {"retriever": "bm25", "params": kw, "index": index, "k": a.hits,
               "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))}}
+    fp = fingerprint(ctxs)
     atomic_write_json(_meta_beside(out), {
-        "config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fingerprint(ctxs),
-        "output": _output_record(out, ctxs_out, tag)})
-    print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fingerprint(ctxs)}", file=sys.stderr)
+        "config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fp, "output": output})
+    print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fp}", file=sys.stderr)
     _short_note(ctxs, queries, a.hits, "bm25", f"index {a.index}")
     return 0
 
