@@ -336,7 +336,6 @@ def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str
     return pols
 
 
-
 def study_policies(lm: Any, preset: dict | None = None) -> list[Policy]:
     """The policies a study scores on ``lm`` (a loaded ``TokRAGLM``), :func:`standard_policies` with the model's
     ``dynamic`` row (:func:`dynamic_params`) and ``preset``'s ``calibrated`` row; then :func:`widen_records_scan` so
@@ -350,6 +349,7 @@ def study_policies(lm: Any, preset: dict | None = None) -> list[Policy]:
     policies = standard_policies(lm.decoder.n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
     widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too
     return policies
+
 
 # ------------------------------------------------------------------------------------------ statistics
 def auc(labels: Sequence[int], scores: Sequence[float], strata: Sequence[str] | None = None) -> float:
@@ -670,21 +670,15 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     return done
 
 
-from leaderboards.keys import MODEL_LIBRARIES as RECORDS_LIBRARIES  # noqa: E402
-
-RECORDS_LIBRARIES: tuple[str, ...]
-"""The libraries whose versions key the records (:func:`records_config`): :data:`leaderboards.keys.MODEL_LIBRARIES`,
-the model's kernels and its tokenizer's ids (a fast tokenizer's come from ``tokenizers``, upgradable without
-transformers)."""
-
-
 def records_library_versions() -> dict[str, str | None]:
-    """``{library: installed version or None}`` of :data:`RECORDS_LIBRARIES`, as
-    :func:`leaderboards.keys.library_versions` reads them (package metadata, no import). Raises nothing."""
-    from leaderboards.keys import library_versions
+    """``{library: installed version or None}`` of :data:`leaderboards.keys.MODEL_LIBRARIES` (the model's kernels and
+    its tokenizer's ids: torch, tokenizers, transformers), the libraries whose versions key the records
+    (:func:`records_config`), as :func:`leaderboards.keys.library_versions` reads them (package metadata, no import).
+    Raises nothing."""
+    from leaderboards.keys import MODEL_LIBRARIES, library_versions
 
     versions = library_versions()
-    return {name: versions.get(name) for name in RECORDS_LIBRARIES}
+    return {name: versions.get(name) for name in MODEL_LIBRARIES}
 
 
 def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int | None = None,
@@ -698,7 +692,7 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
     code: :func:`tokrag_model.base.model_files_fingerprint`; an edited ``config.json`` with the same weights gave
     other records under the same key); ``code_fingerprint``: the code that turns a sample's input ids into its
     records (:func:`records_code_fingerprint`: ``tokrag_model`` and this module); ``versions``:
-    :data:`RECORDS_LIBRARIES` (:func:`records_library_versions`). Not in the key, so that records are not recomputed
+    :data:`leaderboards.keys.MODEL_LIBRARIES` (:func:`records_library_versions`). Not in the key, so that records are not recomputed
     for what cannot change them: the tokrag commit (a docs-only commit), the other task files (a new task YAML;
     the prompts and passages they give are in each line's ``inputs`` fingerprint, which rescores a sample whose
     inputs changed), lm-eval (records are scored outside it) and the retrieval engine (the same ``inputs``)."""

@@ -104,15 +104,15 @@ def check_metadata_model_args(metadata: dict[str, Any] | None, model_args: dict[
         return
     from .wikitext import WIKITEXT_KEYS
 
+    tokrag = str(model) in METHODS
     model_keys = set(COMMON_ARGS)
-    if str(model) in METHODS:
+    if tokrag:
         try:
             from tokrag_model.methods import load
 
             model_keys |= set(load(str(model)).EXTRA_ARGS)
         except Exception:  # noqa: BLE001 - the model's own load reports a broken method
             pass
-    tokrag = str(model) in METHODS
     for key in candidates:
         if key in model_keys and key not in WIKITEXT_KEYS:
             value = given[key]
