@@ -45,6 +45,10 @@ be swapped and are left out of counterfactual tasks (logged with their count): t
 before the normalised swap (version 7.0). A question whose swapped passage still holds a normalised gold answer
 (the title's end and the text's start together, or a substitute that forms one) is kept as it is and logged
 with its count (one on NQ-oracle with the default seed: nq-dev-3047, "album Ringo. Starr co-wrote").
+With ``counterfactual_scope="all"`` (``nq_oracle_bm25_counterfactual_all``) every other attached passage that holds a
+gold answer (:func:`holds_gold`: DPR ``has_answer`` over the title or the text, or the metrics' rule over both) is
+swapped too, with the same substitute, so no attached passage keeps the true answer (those that still hold one by that
+rule are counted in the same WARNING); such docs carry ``cf_swapped``, the number of their swapped passages.
 """
 
 from __future__ import annotations
@@ -163,8 +167,6 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
     Raises:
         ConfigError: fraction outside [0, 1], or a corpus too small to draw the noise passages from.
     """
-    from retrieval import has_answer
-
     n = n_noise(fraction, len(ctxs))
     if n == 0:
         return [dict(c) for c in ctxs]
@@ -182,8 +184,7 @@ def add_noise(ctxs: list[dict], corpus: Any, qid: str, answers: Sequence[str], g
                               f"({len(passages)}) to draw {len(ctxs)} noise passages for question {qid} (none retrieved for "
                               "it, none gold, none whose title or text contains a gold answer): use a larger corpus or a task without noise")
         p = passages[rng.randrange(len(passages))]
-        if (p.docid in banned or has_answer(p.text, list(answers)) or has_answer(p.title, list(answers))
-                or holds_normalised_gold(f"{p.title}\n{p.text}", answers)):
+        if p.docid in banned or holds_gold(p.title, p.text, answers):
             continue
         banned.add(p.docid)
         picked.append(p)
@@ -302,6 +303,18 @@ def holds_normalised_gold(text: str, answers: Sequence[str]) -> bool:
     return any(g and f" {g} " in words for g in (normalize_answer(a) for a in answers))
 
 
+def holds_gold(title: str, text: str, answers: Sequence[str]) -> bool:
+    """Whether a passage shown to the model as ``title`` and ``text`` holds a gold answer: DPR ``has_answer`` over the
+    title or over the text (:func:`retrieval.has_answer`), or the metrics' rule over both together
+    (:func:`holds_normalised_gold` of ``title + "\\n" + text``). Noise passages are drawn among passages without one
+    (:func:`add_noise`), and ``counterfactual_scope="all"`` swaps every attached passage with one
+    (:func:`build_qa_docs`); tasks/README.md, "Noise and counterfactual definitions"."""
+    from retrieval import has_answer
+
+    return (has_answer(text, list(answers)) or has_answer(title, list(answers))
+            or holds_normalised_gold(f"{title}\n{text}", answers))
+
+
 def contains_normalised(text: str, answers: Sequence[str]) -> bool:
     """Whether ``text`` holds a gold answer that :func:`swap_answer` replaces: as written (whole word, case ignored), or
     under SQuAD normalisation within a sentence (:func:`_normalised_spans`: ``"A vanishing point"`` in "Vanishing point
@@ -370,6 +383,8 @@ def pick_substitute(qid: str, answers: Sequence[str], pool: dict[str, list[tuple
 
 
 QA_DATASETS = ("nq_open", "nq_oracle", "webq")  # plus the families of tasks.sources.FAMILIES and "byo"
+CF_SCOPES = ("gold", "all")
+"""Values of ``counterfactual_scope`` (:func:`build_qa_docs`): which attached passages a counterfactual task swaps."""
 
 
 def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id: str | None = None,
@@ -449,7 +464,8 @@ def _integral(k: Any) -> bool:
 
 
 def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: Any = "nq-wiki-12k", k: Any = 5,
-                     noise: Any = 0.0, counterfactual: bool = False, gold_only: bool = False, questions: Any = None) -> int:
+                     noise: Any = 0.0, counterfactual: bool = False, gold_only: bool = False, questions: Any = None,
+                     counterfactual_scope: Any = "gold") -> int:
     """The checks of :func:`build_qa_docs` that read no data (also run before the model loads:
     :mod:`tasks.precheck`); returns ``k`` as an int.
 
@@ -457,7 +473,8 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
         ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
         integer >= 1, ``noise`` outside [0, 1], ``corpus`` (unless a :class:`retrieval.Corpus`) or ``questions`` not a
         string (a name or a path),
-        counterfactual / gold-only on a data set without gold passages, noise or gold-only over a ``prebuilt:`` corpus.
+        counterfactual / gold-only on a data set without gold passages, noise or gold-only over a ``prebuilt:`` corpus,
+        ``counterfactual_scope`` not one of :data:`CF_SCOPES`, or ``"all"`` without ``counterfactual``.
     """
     from retrieval.api import RETRIEVERS
     from retrieval.errors import unknown_name
@@ -484,6 +501,12 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
     except (TypeError, ValueError):
         raise ConfigError(f"noise={noise!r}: the noise fraction must be a number in [0, 1] (e.g. 0.2 for *_noise20)") from None
     n_noise(noise, k)
+    if counterfactual_scope not in CF_SCOPES:
+        raise ConfigError(f"task metadata counterfactual_scope={counterfactual_scope!r}: expected 'gold' (default: the gold "
+                          "passage and its whitespace twins are swapped) or 'all' (every attached passage that holds a gold answer)")
+    if counterfactual_scope != "gold" and not counterfactual:
+        raise ConfigError(f"task metadata counterfactual_scope={counterfactual_scope!r} needs counterfactual: true "
+                          "(e.g. the task nq_oracle_bm25_counterfactual_all)")
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
     if isinstance(corpus, str) and corpus.startswith("prebuilt:") and (noise > 0 or gold_only):
@@ -500,6 +523,7 @@ def build_qa_docs(
     noise: float = 0.0,
     counterfactual: bool = False,
     gold_only: bool = False,
+    counterfactual_scope: str = "gold",
     seed: int = 1234,
     data_dir: Any = None,
     oracle_file: Any = None,
@@ -527,6 +551,12 @@ def build_qa_docs(
             when it was not retrieved); needs gold passages (``nq_oracle``).
         gold_only: ctxs = the gold passage alone (``nq_oracle_gold``); with ``counterfactual`` the
             swapped gold passage alone.
+        counterfactual_scope: with ``counterfactual``, which passages are swapped: ``"gold"`` (default) the gold
+            passage and its whitespace twins; ``"all"`` also every other attached passage that holds a gold answer
+            (:func:`holds_gold`), with the same substitute (:func:`swap_answer`; ``source="counterfactual"``, docid +
+            ``#cf``, scored by the retriever like the other inserted passages), and each doc gets ``cf_swapped``: how
+            many of its passages are swapped ones (``source="counterfactual"``), the gold one included
+            (``nq_oracle_bm25_counterfactual_all``).
         seed: seeds noise and counterfactual draws.
         split: ``test`` (default) | ``dev`` | ``fewshot``: which part of the data set
             (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration).
@@ -545,7 +575,8 @@ def build_qa_docs(
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
     k = check_qa_options(dataset, retriever=retriever, corpus=corpus, k=k, noise=noise, counterfactual=counterfactual,
-                         gold_only=gold_only, questions=questions)
+                         gold_only=gold_only, questions=questions, counterfactual_scope=counterfactual_scope)
+    swap_all = counterfactual_scope == "all"
     retriever = retriever or "bm25"
     noise = float(noise)
     rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id, hub_split, questions)
@@ -637,10 +668,17 @@ def build_qa_docs(
                         ctxs[i] = cf_ctx
                     elif c["docid"] in r["gold_docids"]:
                         ctxs[i] = _cf_ctx(c["docid"], *swap_answer(c["title"], c["text"], r["answers"], cf_answer)[:2])
+            if swap_all:  # then every other passage holding a gold answer, with the same substitute
+                for i, c in enumerate(ctxs):
+                    if c["source"] != "counterfactual" and holds_gold(c["title"], c["text"], r["answers"]):
+                        new_title, new_text, n = swap_answer(c["title"], c["text"], r["answers"], cf_answer)
+                        if n:  # none replaced (a gold only across a sentence stop): kept, and counted below
+                            ctxs[i] = _cf_ctx(c["docid"], new_title, new_text)
             # kept, so every seed has the same questions; the metrics' wider rule also sees a gold across a sentence stop
             if any(contains_normalised(f"{c['title']}\n{c['text']}", r["answers"])
                    or holds_normalised_gold(f"{c['title']}\n{c['text']}", r["answers"])
-                   for c in ctxs if c["source"] == "counterfactual"):
+                   for c in ctxs if c["source"] == "counterfactual") or (
+                    swap_all and any(holds_gold(c["title"], c["text"], r["answers"]) for c in ctxs)):
                 cf_left.append(qid)
             ctxs = [dict(c, rank=i + 1) for i, c in enumerate(ctxs)]
         if noise > 0:
@@ -654,6 +692,8 @@ def build_qa_docs(
             "run_fingerprint": run_fp,
             "counterfactual_answer": cf_answer,
             "scored_by": score_label(retriever, retriever_params, corpus),
+            **({"cf_swapped": sum(c["source"] == "counterfactual" for c in ctxs)} if counterfactual and swap_all
+               else {}),
         })
     # every attached passage carries the retriever's score for its question (issue 11.1): the inserted
     # ones (gold, noise, counterfactual) are scored by the same retriever, index and parameters
@@ -671,8 +711,9 @@ def build_qa_docs(
         log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
                     "or no substitute of the same kind)", dataset, skipped, len(rows))
     if cf_left:
-        log.warning("%s counterfactual: %d of %d questions keep a gold answer (SQuAD-normalised) in the swapped passage, "
+        log.warning("%s counterfactual: %d of %d questions keep a gold answer (SQuAD-normalised) in %s, "
                     "e.g. where the title and text meet, across a sentence stop ('album Ringo. Starr co-wrote') or inside the "
                     "substitute; they are kept, not rebuilt, so every "
-                    "method sees the same passages: %s", dataset, len(cf_left), len(rows), ", ".join(cf_left[:10]))
+                    "method sees the same passages: %s", dataset, len(cf_left), len(rows),
+                    "an attached passage" if swap_all else "the swapped passage", ", ".join(cf_left[:10]))
     return docs

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 _QA_KEYS = {
     "dataset", "retriever", "corpus", "hits", "noise", "counterfactual", "gold_only", "seed", "data_dir",
     "oracle_file", "split", "max_docs", "retriever_params", "cache_dir", "hub_id", "hub_split", "questions",
+    "counterfactual_scope",
 }
 QA_TASK_KEYS = _QA_KEYS | {"prompt", "instruction"}  # every key a QA task reads from its metadata
 _WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
@@ -250,7 +251,7 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
     from .rag import check_qa_options
 
     check_qa_options(dataset, **{key: kw[key] for key in ("retriever", "corpus", "k", "noise", "counterfactual",
-                                                         "gold_only", "questions") if key in kw})
+                                                         "gold_only", "questions", "counterfactual_scope") if key in kw})
     if dataset != "byo":
         check_no_questions(metadata, task)
     prompt = str(metadata.get("prompt") or "instruct")
@@ -385,9 +386,10 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     ``dataset`` (nq_open | nq_oracle | webq | a ``tasks.sources.FAMILIES`` name | byo), ``retriever``
     (bm25 | dense | hybrid | dpr), ``corpus`` (a ``retrieval.named_corpus`` name, default nq-wiki-12k, a corpus
     file path, or ``prebuilt:wikipedia-dpr-100w``), ``hits`` (passages retrieved per question, 5), ``noise`` (0..1),
-    ``counterfactual`` / ``gold_only`` (bool), ``seed`` (1234), ``data_dir`` (local data folder, else
-    ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test | dev: the docs evaluated),
-    ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
+    ``counterfactual`` / ``gold_only`` (bool), ``counterfactual_scope`` (gold | all: with ``counterfactual``, swap
+    the gold passage and its twins only, or every attached passage holding a gold answer), ``seed`` (1234),
+    ``data_dir`` (local data folder, else ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test |
+    dev: the docs evaluated), ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
     ``instruction`` (the instruct format's line for a task that is not short-answer QA),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
     ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set, or a local
