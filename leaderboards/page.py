@@ -199,7 +199,12 @@ def _tokens_html(trace: dict | None) -> tuple[str, bool] | None:
 
 
 def _passages_html(doc: dict) -> str:
-    from tasks.metrics import answer_match
+    """The passages of one question as an HTML list, tagged by the rules of the metrics beside them
+    (tasks.utils.process_results_qa): "gold" as gold_at_k (the docid less the counterfactual suffix
+    tasks.rag.CF_SUFFIX is a gold id; bring-your-own ids may hold '#') or a passage of source "gold";
+    "has answer" as answer_recall (DPR has_answer over the passage text, retrieval.has_answer)."""
+    from retrieval import has_answer
+    from tasks.rag import CF_SUFFIX
 
     gold = {str(g) for g in doc.get("gold_docids") or []}
     answers = list(doc.get("answers") or [])
@@ -209,7 +214,7 @@ def _passages_html(doc: dict) -> str:
             continue
         docid = str(c.get("docid"))
         src = c.get("source") or ""
-        is_gold = src == "gold" or docid.split("#", 1)[0] in gold
+        is_gold = src == "gold" or docid.removesuffix(CF_SUFFIX) in gold
         tags = []
         cls = ""
         if src == "counterfactual":
@@ -221,7 +226,7 @@ def _passages_html(doc: dict) -> str:
         if src == "noise":
             tags.append("noise")
             cls = "noise"
-        if answers and answer_match(str(c.get("text", "")), answers) >= 1.0:
+        if answers and has_answer(str(c.get("text", "")), answers):
             tags.append("has answer")
         score = c.get("score")
         head = f"{docid}" + (f" ({score:.3f})" if isinstance(score, (int, float)) else "")
@@ -242,7 +247,7 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
     parts = _head(title) + [f"<h1>{e(title)}</h1>", '<p><a href="../index.html">back to the leaderboard</a></p>',
                             '<p class="note">Passages: <span class="gold">gold</span>, <span class="noise">noise</span>, '
                             '<span class="counterfactual">counterfactual</span>; <span class="tag">has answer</span> = the passage '
-                            'contains a gold answer. Tok-RAG tokens: <span class="tok tok-R">RAG branch</span> '
+                            'text contains a gold answer (DPR has_answer, the rule of answer_recall). Tok-RAG tokens: <span class="tok tok-R">RAG branch</span> '
                             '<span class="tok tok-L">pure LM branch</span> (faded: both branches agreed; dotted: function token); '
                             'hover a token for S_R, S_L and the layer.'
                             + (f' &#9650;/&#9660; = helped/hurt against {e(str(cb))} ({e(LABELS.get(primary, primary))}'
