@@ -67,7 +67,9 @@ def normalize_answer(text: str) -> str:
     """SQuAD v1.1 normalisation: lower-case, remove punctuation, articles and extra whitespace.
 
     Example: ``"The  U.S.!"`` -> ``"us"``; ``"1.5"`` -> ``"15"`` (punctuation inside numbers is
-    removed on both sides, so ``"1.5"`` still matches ``"1.5"``).
+    removed on both sides, so ``"1.5"`` still matches ``"1.5"``). Unlike the official script, which removes
+    only ASCII ``string.punctuation``, Unicode punctuation (category P*) is removed too, so ``"Destiny’s Child"``
+    and ``"Destiny's Child"`` both give ``"destinys child"``.
     """
     text = str(text).lower()
     text = "".join(ch for ch in text if not _is_punct(ch))
