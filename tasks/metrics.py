@@ -2,7 +2,9 @@
 
 Normalisation is SQuAD v1.1's ``normalize_answer`` (Rajpurkar et al. 2016, the official evaluation
 script): lower-case, drop ASCII/Unicode punctuation, drop the articles ``a``/``an``/``the``, collapse
-whitespace. With several gold answers each metric is the maximum over the golds (SQuAD script,
+whitespace. Both sides are first put in Unicode NFC (composed) form, which the SQuAD script does not do, so a
+gold typed decomposed (NFD, as macOS writes ``"São Paulo"``) matches the same text composed, as ``answer_recall``
+(DPR ``has_answer``, which normalises both sides too) already finds. With several gold answers each metric is the maximum over the golds (SQuAD script,
 ``metric_max_over_ground_truths``), computed per sample here because lm-eval's own multi-target
 path binarises F1.
 
@@ -69,9 +71,10 @@ def normalize_answer(text: str) -> str:
     Example: ``"The  U.S.!"`` -> ``"us"``; ``"1.5"`` -> ``"15"`` (punctuation inside numbers is
     removed on both sides, so ``"1.5"`` still matches ``"1.5"``). Unlike the official script, which removes
     only ASCII ``string.punctuation``, Unicode punctuation (category P*) is removed too, so ``"Destiny’s Child"``
-    and ``"Destiny's Child"`` both give ``"destinys child"``.
+    and ``"Destiny's Child"`` both give ``"destinys child"``. The text is first put in Unicode NFC form (also not in
+    the official script), so decomposed (NFD) and composed spellings of ``"São Paulo"`` both give ``"são paulo"``.
     """
-    text = str(text).lower()
+    text = unicodedata.normalize("NFC", str(text)).lower()
     text = "".join(ch for ch in text if not _is_punct(ch))
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
@@ -80,8 +83,8 @@ def normalize_answer(text: str) -> str:
 def light_tokens(text: str) -> list[str]:
     """The light normalisation of golds that SQuAD normalisation empties: lower-case word runs and single
     non-space symbols, articles kept. ``"A+"`` -> ``["a", "+"]``; ``"---"`` -> ``["-", "-", "-"]``;
-    ``"The The"`` -> ``["the", "the"]``."""
-    return _LIGHT_TOKEN.findall(str(text).lower())
+    ``"The The"`` -> ``["the", "the"]``. The text is first put in Unicode NFC form, as in :func:`normalize_answer`."""
+    return _LIGHT_TOKEN.findall(unicodedata.normalize("NFC", str(text)).lower())
 
 
 def _golds(answers: Sequence[str] | str) -> list[str]:
