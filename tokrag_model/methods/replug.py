@@ -148,29 +148,46 @@ def weight_summary(weights: torch.Tensor) -> tuple[float, float]:
 
 
 
+def answer_token_span(tokenizer: Any, toks: Sequence[int], text: str) -> tuple[int, int]:
+    """``(start, end)``: the slice of ``toks`` (one greedy answer's token ids) that holds its scored line,
+    :func:`tasks.utils.answer_line` of ``text`` (``text``: the generation cut at the stop strings). ``end`` is the
+    shortest prefix of ``toks`` whose text (decoded without special tokens, leading whitespace removed) starts with
+    that line, so the newline, any later line, the stop string and the EOS after it are left out; ``start`` is the
+    first token whose prefix text is not whitespace-only, so the newline / space tokens before the line are left out
+    too (the official ``qa_final.py`` ``call_api`` skips every ``"\n"`` token; its API's ``stop="\n"`` left none
+    after the answer). ``(0, 0)`` for a generation without a line; ``end = len(toks)`` if no prefix decodes to the
+    line."""
+    key = answer_line(text)
+    if not key:
+        return 0, 0
+    start = None
+    for m in range(1, len(toks) + 1):
+        head = tokenizer.decode(list(toks[:m]), skip_special_tokens=True)
+        if start is None and head.strip():
+            start = m - 1  # the first token that adds a non-whitespace character
+        if head.lstrip().startswith(key):
+            return start, m
+    return (start or 0), len(toks)
+
+
 def answer_mean_logprob(tokenizer: Any, toks: Sequence[int], chosen: Sequence[float], text: str) -> tuple[float, int]:
     """``(mean log-prob in nats, tokens averaged)`` of one greedy answer: the mean of ``chosen`` (the log-prob of
-    each token the decoder chose, in order, from the first of ``toks`` on) over the answer's tokens: the shortest
-    prefix of ``toks`` whose text (decoded without special tokens, leading whitespace removed) starts with
-    :func:`tasks.utils.answer_line` of ``text`` (``text``: the generation cut at the stop strings) — the scored line,
-    without the newline, stop string or EOS after it (the official code averages the answer's tokens, leaving out
-    newlines and the end-of-text token).
+    each token the decoder chose, in order, from the first of ``toks`` on) over the answer's tokens,
+    :func:`answer_token_span` of ``toks`` and ``text`` (``text``: the generation cut at the stop strings): the tokens
+    of the scored line (:func:`tasks.utils.answer_line`), without the whitespace-only tokens before it (a leading
+    ``"\n"``) or the newline, stop string or EOS after it (the official code averages the answer's tokens, leaving
+    out newlines and the end-of-text token).
 
     An answer without a line (nothing but whitespace generated, an EOS first, ``max_gen_toks=0``) has no tokens to
     average: ``(-inf, 0)``, so its vote weight ``exp(-inf) = 0`` never outvotes an answer (:func:`answer_vote`). The
     official code's mean of no log-probs is NaN, which its ``max`` ranks by position (a NaN weight wins only as the
     first answer seen), so it is not followed there.
     """
-    key = answer_line(text)
-    if not key or not chosen:
+    start, end = answer_token_span(tokenizer, toks, text)
+    end = min(end, len(chosen))
+    if end <= start:
         return -math.inf, 0
-    n = len(toks)
-    for m in range(1, len(toks) + 1):
-        if tokenizer.decode(list(toks[:m]), skip_special_tokens=True).lstrip().startswith(key):
-            n = m
-            break
-    n = max(1, min(n, len(chosen)))
-    return math.fsum(float(x) for x in chosen[:n]) / n, n
+    return math.fsum(float(x) for x in chosen[start:end]) / (end - start), end - start
 
 
 def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs: Sequence[float]

@@ -48,7 +48,7 @@ from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, without_slot
-from .replug import answer_mean_logprob
+from .replug import answer_token_span
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
@@ -459,13 +459,14 @@ class SelfRAGFilterLM(RAGMethodLM):
     def answer_prob(self, toks: Sequence[int], logprobs: Sequence[float], text: str) -> tuple[float, int]:
         """``(exp(mean log-prob), tokens averaged)`` of one greedy answer's scored line: :func:`sequence_prob` over the
         tokens of the first non-empty line of ``text`` (the generation cut at the stop strings), the tokens
-        :func:`~tokrag_model.methods.replug.answer_mean_logprob` averages for REPLUG's ``answer_vote`` (one rule: the
-        shortest prefix of ``toks`` whose text starts with that line; the newline, any later line, the stop string
-        and the EOS left out), ``logprobs`` the log-prob (nats) of each token of ``toks``. ``(0.0, 0)`` for a
-        generation without a line (nothing to average: it adds nothing to its score, where Self-RAG's
-        ``max(n, 1)`` gives an empty output 1.0)."""
-        _, n = answer_mean_logprob(self.tokenizer, toks, logprobs, text)  # n: the answer line's tokens
-        return (sequence_prob(logprobs[:n]) if n else 0.0), n
+        :func:`~tokrag_model.methods.replug.answer_mean_logprob` averages for REPLUG's ``answer_vote`` (one rule,
+        :func:`~tokrag_model.methods.replug.answer_token_span`: the whitespace-only tokens before that line (a leading
+        newline), the newline, any later line, the stop string and the EOS after it left out), ``logprobs`` the
+        log-prob (nats) of each token of ``toks``. ``(0.0, 0)`` for a generation without a line (nothing to average:
+        it adds nothing to its score, where Self-RAG's ``max(n, 1)`` gives an empty output 1.0)."""
+        start, end = answer_token_span(self.tokenizer, toks, text)  # the answer line's tokens
+        end = min(end, len(logprobs))
+        return (sequence_prob(logprobs[start:end]), end - start) if end > start else (0.0, 0)
 
     def _rank_choose(self, req: Instance, passages: list[dict], rel: list[float], texts: list[str],
                      probs: list[tuple[float, int]], trace: dict) -> int:
