@@ -226,7 +226,9 @@ def _patch_process_tasks(module):
     (a ``--metadata`` key that is a tokrag model argument, ``k``: :func:`tasks.utils.check_metadata_model_args`;
     ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25`` among them: refused)
     and the QA tasks' metadata, corpus and bring-your-own questions file are checked
-    (:func:`tasks.precheck.check_selected_tasks`), before lm-eval loads the model. A tokrag error raised here is marked
+    (:func:`tasks.precheck.check_selected_tasks`), and ``--apply_chat_template`` with a tokrag method whose tokenizer
+    has no chat template is refused where the model's files tell it
+    (:func:`tokrag_model.base.check_chat_template_before_load`), before lm-eval loads the model. A tokrag error raised here is marked
     ``_tokrag_before_load`` (an argument error: exit 2 under ``lm_eval``, :func:`_patch_harness`)."""
     cls = getattr(module, "EvaluatorConfig", None)
     if cls is None or getattr(cls.process_tasks, "_tokrag", False):
@@ -314,6 +316,10 @@ def _patch_process_tasks(module):
             check_selected_tasks(manager, names, self.metadata,  # bad QA metadata: before the model loads
                                  getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
                                  num_fewshot=getattr(self, "num_fewshot", None), selected=selected)
+        from tokrag_model.base import check_chat_template_before_load
+
+        check_chat_template_before_load(getattr(self, "model", None), getattr(self, "model_args", None),  # a base model
+                                        getattr(self, "apply_chat_template", None))
         return manager
 
     process_tasks._tokrag = True  # type: ignore[attr-defined]

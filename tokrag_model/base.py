@@ -56,7 +56,7 @@ from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
-from .loading import (config_shape, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
+from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
                       torch_dtype, weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
 from .provenance import compute_environment  # noqa: E402
@@ -133,6 +133,50 @@ def chat_template_sha256(tokenizer: Any) -> str | None:
     method records in its resolved config (and ``tokrag leaderboard rescore`` compares)."""
     template = getattr(tokenizer, "chat_template", None)
     return hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
+
+
+def no_chat_template_message(method: str, pretrained: Any) -> str:
+    """The one-line refusal of ``--apply_chat_template`` for ``--model method`` whose ``pretrained`` tokenizer has no
+    chat template (a base model such as ``gemma-3-270m``): :func:`check_chat_template_before_load` and
+    :meth:`RAGMethodLM.render_chat` say the same."""
+    return (f"--model {method}: --apply_chat_template was given but the tokenizer of pretrained={pretrained!r} has no "
+            "chat template (a base model?); run without --apply_chat_template (plain prompt, e.g. task metadata "
+            "prompt=base)")
+
+
+def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_template: Any) -> None:
+    """Refuse lm-eval's ``--apply_chat_template`` (true or a template name; None, False or "" is off) for ``--model``
+    ``model`` a tokrag method (:data:`tokrag_model.methods.METHODS`) whose tokenizer has no chat template, where the
+    model's files tell it without loading it (:func:`tokrag_model.loading.has_chat_template` of ``model_args``'
+    ``pretrained``, default :data:`tokrag_model.args.COMMON_ARGS`'s, and ``revision``; ``model_args``: a dict or
+    lm-eval's ``key=value,...`` string). The start-up hook runs it with its other pre-load checks: lm-eval tells the
+    model nothing of the flag before it calls :meth:`RAGMethodLM.apply_chat_template`, so :meth:`render_chat` refused
+    ``gemma-3-270m`` only after its weights had loaded (about a minute). Where the files do not tell it (an alias not
+    converted yet, a hub id not in the local cache) :meth:`render_chat` still refuses it after the load.
+
+    Raises:
+        ConfigError: :func:`no_chat_template_message`.
+    """
+    if apply_chat_template in (None, False, ""):
+        return
+    from .methods import METHODS
+
+    if not isinstance(model, str) or model not in METHODS:
+        return
+    args = model_args
+    if isinstance(args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        try:
+            args = simple_parse_args_string(args) if args.strip() else {}
+        except Exception:  # noqa: BLE001 - lm-eval reports a malformed string itself
+            return
+    if not isinstance(args, dict):
+        args = {}
+    pretrained = args.get("pretrained") or COMMON_ARGS["pretrained"].default
+    revision = args.get("revision")
+    if has_chat_template(str(pretrained), str(revision) if revision else None) is False:
+        raise ConfigError(no_chat_template_message(model, pretrained))
 
 
 def _backbone_files_fingerprint(backbone: Any) -> str | None:
@@ -540,13 +584,12 @@ class RAGMethodLM(LM):
         """``messages`` rendered by the tokenizer's chat template (text, not ids).
 
         Raises:
-            ConfigError: the tokenizer has no chat template (a base model: run without --apply_chat_template).
+            ConfigError: the tokenizer has no chat template (a base model: run without --apply_chat_template;
+                :func:`no_chat_template_message`). The start-up hook refuses it before the weights load where the
+                model's files tell it (:func:`check_chat_template_before_load`).
         """
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise ConfigError(
-                f"--model {self.METHOD}: --apply_chat_template was given but the tokenizer of "
-                f"pretrained={self.resolved_config['pretrained']!r} has no chat template (a base model?); "
-                "run without --apply_chat_template (plain prompt, e.g. task metadata prompt=base)")
+        if not getattr(self.tokenizer, "chat_template", None):  # usually refused before the load already
+            raise ConfigError(no_chat_template_message(self.METHOD, self.resolved_config["pretrained"]))
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
                                                   continue_final_message=not add_generation_prompt)
 
