@@ -38,6 +38,7 @@ provenance; the HTML page and the per-question pages are :mod:`leaderboards.page
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -46,12 +47,12 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from retrieval.errors import ConfigError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, fingerprint
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock, fingerprint
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
 from .keys import cell_keys, missing_task_data
@@ -153,10 +154,26 @@ def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[flo
     return out
 
 
+def _being_computed(cell_dir: Path) -> bool:
+    """True when a runner holds the cell folder's lock (``<cell_dir>.lock``, :func:`retrieval.io.file_lock`, as
+    :func:`leaderboards.runner.run_spec` takes it while it runs the cell) now. Creates no lock file; False when the
+    lock cannot be tried (a read-only runs folder)."""
+    if not Path(f"{cell_dir}.lock").is_file():
+        return False
+    try:
+        with file_lock(cell_dir, timeout=0):
+            return False
+    except TimeoutError:
+        return True
+    except OSError:
+        return False
+
+
 def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, allow_missing: bool = False,
             reasons: dict[str, str] | None = None) -> dict[str, Any]:
     """Load every cell of ``spec`` from its run folder: ``{cell_id: (cell, config_hash, loaded or None)}``;
-    ``reasons`` (if given) receives ``{cell_id: why it is not loaded}`` for each unfinished cell.
+    ``reasons`` (if given) receives ``{cell_id: why it is not loaded}`` for each unfinished cell (one a runner is
+    computing now, its lock held: "being computed by another process now").
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
@@ -177,7 +194,10 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             if cell.task.task not in gone:
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
             note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
-            why = f"{exc}; {note}" if note else str(exc)
+            why = str(exc)
+            if _being_computed(runs / key):
+                why = f"{runs / key}: being computed by another process now (it holds {runs / key}.lock); wait for it"
+            why = f"{why}; {note}" if note else why
             missing.append(f"{cell.cell_id} ({why})")
             if reasons is not None:
                 reasons[cell.cell_id] = why
@@ -1194,6 +1214,26 @@ def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: b
     return old
 
 
+REPORT_LOCK = ".tokrag-report.lock"
+"""The lock file :func:`build_report` holds in the report folder (:func:`report_lock`) while it checks and writes it."""
+
+
+@contextlib.contextmanager
+def report_lock(out: Path) -> Iterator[None]:
+    """Hold the report folder ``out``'s lock (:data:`REPORT_LOCK` in it, :func:`retrieval.io.file_lock`; created with
+    the folder when missing) while the block runs: two builds of one folder (two runners' ``run --report`` on one runs
+    folder, two ``report --out D``) check and write it one after the other, so the second sees the first's finished
+    report, never its half-written folder. Blocks while another process holds it, after one log line saying so."""
+    lock = out / REPORT_LOCK.removesuffix(".lock")
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(file_lock(lock, timeout=0))
+        except TimeoutError:
+            log.info("waiting for another report build of %s to finish (it holds %s)", out, out / REPORT_LOCK)
+            held.enter_context(file_lock(lock))
+        yield
+
+
 def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) -> list[str]:
     """Remove the generated files of an earlier report in ``out`` that this report did not write (plots and
     per-question pages of cells, tasks or models it no longer has, pages left out with ``--no-questions``).
@@ -1233,7 +1273,9 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     ``replace``, :func:`check_overwrite`); the earlier report's generated files that this one does not
     write (stale plots and per-question pages) are removed, any other file in the folder is kept. A folder
     without a report (no ``leaderboard.json`` marked as one, :func:`is_report_json`) that holds a file the report
-    would write is refused (unless ``replace``), and nothing in it is ever removed.
+    would write is refused (unless ``replace``), and nothing in it is ever removed. The folder is checked before the
+    slow work and again, then written, under its lock (:func:`report_lock`): a second build of the same folder at the
+    same time waits, then sees the first one's report as the existing one.
 
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
@@ -1250,28 +1292,36 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     check_writable(out, "report --out" if out_dir else "the report folder", folder=True)  # before any work
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
-    old = check_overwrite(out, loaded, runs, replace=replace)
+    check_overwrite(out, loaded, runs, replace=replace)  # before the slow work; again under the folder's lock below
     _check_filters(loaded)  # before verify, whose repeated doc ids would not name the filters
     bad = verify(loaded, compare_results=compare_results)
     if bad:
         raise InvariantError(f"{len(bad)} invariant violation(s) in the run folders of {spec.name}; no report written:\n"
                              + "\n".join(v.render() for v in bad))
     data = _compute(spec, loaded, timings=timings)  # its filters checked above
-    if old is None and not replace:  # not a report folder: none of its files is overwritten
-        from .page import question_files
-        from .plots import plot_files
+    from .page import question_files
+    from .plots import plot_files
 
-        check_not_a_report_folder(out, set(REPORT_FILES) | plot_files(data) | (question_files(data) if questions else set()))
-    out.mkdir(parents=True, exist_ok=True)
-    # leaderboard.json first: it marks the folder as a report (check_overwrite), so a report stopped while writing its
-    # plots or pages (Ctrl-C) is finished by the same command, not refused as a folder of foreign files
-    atomic_write_json(out / "leaderboard.json", data)
-    plots = make_plots(data, out)
-    pages = write_question_pages(spec, loaded, data, out) if questions else []
-    atomic_write_text(out / "leaderboard.md", render_markdown(data))
-    atomic_write_text(out / "leaderboard.csv", render_csv(data))
-    atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
-    _remove_stale(out, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages})
+    names = set(REPORT_FILES) | plot_files(data) | (question_files(data) if questions else set())
+
+    def check() -> dict | None:
+        old = check_overwrite(out, loaded, runs, replace=replace)
+        if old is None and not replace:  # not a report folder: none of its files is overwritten
+            check_not_a_report_folder(out, names)
+        return old
+
+    check()  # a refused folder is left as it is: the lock below would create its lock file in it
+    with report_lock(out):  # another build of this folder (a second runner's run --report) may have written it meanwhile
+        old = check()
+        # leaderboard.json first: it marks the folder as a report (check_overwrite), so a report stopped while writing its
+        # plots or pages (Ctrl-C) is finished by the same command, not refused as a folder of foreign files
+        atomic_write_json(out / "leaderboard.json", data)
+        plots = make_plots(data, out)
+        pages = write_question_pages(spec, loaded, data, out) if questions else []
+        atomic_write_text(out / "leaderboard.md", render_markdown(data))
+        atomic_write_text(out / "leaderboard.csv", render_csv(data))
+        atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
+        _remove_stale(out, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages})
     return out
 
 
