@@ -236,7 +236,7 @@ COMMON_ARGS: dict[str, Arg] = {
     "batch_size": Arg(1, to_batch_size, "requests decoded together in one forward pass ('auto' -> 1)"),
     "max_batch_size": Arg(None, int_at_least(1, optional=True), "accepted for lm-eval compatibility; unused"),
     "batch_invariant": Arg("auto", lambda v: "auto" if str(v).lower() == "auto" else to_bool(v),
-                           "same numbers, outputs and traces at every batch_size (auto: on CPU); tokrag_model.decoder"),
+                           "same numbers, outputs and traces at every batch_size (auto: on CPU in float32); tokrag_model.decoder"),
     "k": Arg(None, int_at_least(1, optional=True), "use the top-k passages of doc['ctxs'] (default: all attached)"),
     "max_passage_tokens": Arg(None, int_at_least(1, optional=True), "passage budget: at most this many tokens of passages "
                               "(lowest-ranked dropped first; default: whatever fits in max_length)"),

@@ -14,8 +14,8 @@ model does: requests are grouped (``generate_until``: by generation kwargs), sor
 ``batch_size`` requests, and the results are returned in the original order. A generation batch is one
 :func:`tokrag_model.decoder.generate` call over all branches of its requests; a scoring batch is one
 :meth:`tokrag_model.decoder.MultiContextDecoder.teacher_force` call over all branches of its plans.
-With ``batch_invariant`` (default on CPU) every number, output and trace is the same at every batch size
-(:mod:`tokrag_model.decoder`).
+With ``batch_invariant`` (default on CPU with float32 weights) every number, output and trace is the same at every
+batch size (:mod:`tokrag_model.decoder`).
 
 Traces (``trace=true``, the default): each request's decisions are appended to ``Instance.arguments``
 as one extra element ``{"tokrag_trace": {...}}``; lm-eval 0.4.13 writes the arguments of every request
@@ -54,7 +54,7 @@ from retrieval.errors import ConfigError  # noqa: E402
 from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
-from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate  # noqa: E402
+from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
                       torch_dtype, weights_fingerprint)
@@ -437,8 +437,13 @@ class RAGMethodLM(LM):
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0,
                                         "branch_tokens": 0}
         self.cached_responses: int | None = None  # --use_cache: responses read back (_lmeval_hook.patch_caching_lm)
-        if cfg["batch_invariant"] == "auto":
-            cfg["batch_invariant"] = str(backbone.device).startswith("cpu")
+        if cfg["batch_invariant"] == "auto":  # on CPU in float32 (decoder: other dtypes' products are not probed)
+            cpu = str(backbone.device).startswith("cpu")
+            other_dtype = non_float32_linear_dtype(self.model) if cpu else None
+            cfg["batch_invariant"] = cpu and other_dtype is None
+            if other_dtype is not None:
+                log.info("batch_invariant=auto resolves to false: %s weights on CPU give a row other bits at other "
+                         "batch sizes (dtype=float32, the default, is batch-invariant)", other_dtype)
         # threads and hardware at load (the decoder's MKL probe below holds for this thread count): results record it
         self.machine = compute_environment(backbone.device)
         self.decoder = MultiContextDecoder(self.model, self.stats, batch_invariant=cfg["batch_invariant"])

@@ -57,9 +57,13 @@ prefill (always alone) and the body of a teacher-forced pass. What that needs fr
 the model's own weight shapes and layout at the current thread count (:func:`mkl_min_rows`): the row count
 from which a row's bits no longer depend on the number of rows (up to ``max_batch_tokens``), or None. With a
 row count a teacher-forced pass has at least that many positions; with None (an Intel Xeon at two threads)
-every teacher-forced item gets a pass of its own, the pass it gets at batch 1. The verdict holds for the
-thread count at load: set the threads (``OMP_NUM_THREADS``) before, not after. Decode steps with 2 or 3 rows
-(Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` with packing where a
+every teacher-forced item gets a pass of its own, the pass it gets at batch 1. Both probes check float32 products
+only: a model whose linear weights are another dtype gets None (:func:`non_float32_linear_dtype`), since a
+bfloat16 product's rows on an Intel Xeon (one thread) had other bits at 2, 3, 4, 8, 16 and 32 rows than inside 515
+(teacher-forced SmolLM2-135M log-probs moved by up to 0.65 between batch 1 and 8), so ``batch_invariant=auto`` is
+false for such a CPU model and ``batch_invariant=true`` is refused (``dtype=float32``, the default, gives both).
+The verdict holds for the thread count at load: set the threads (``OMP_NUM_THREADS``) before, not after. Decode
+steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows added up to :data:`MIN_GEMM_ROWS` with packing where a
 timing probe at load finds the padded products clearly cheaper on this CPU (:func:`packed_pad_rows`), for speed;
 without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
 none, ``batch_invariant=true`` is refused with a one-line :class:`ConfigError`. oneDNN's 2- and 3-row products cost more
@@ -69,7 +73,7 @@ steps instead of 1.32
 (``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``); on an Intel Xeon (AVX-512/AMX, one thread) they cost
 the same at 2 and 4 rows (53-55 and 54.5-57 ms) and padding only added the empty rows' own work (~3 ms a step), so
 there 2-row steps are not padded. The bits do not change either way, since the packed rows do not depend on the
-row count. Where packing is unavailable (no oneDNN, another dtype, or the probe fails),
+row count. Where packing is unavailable (no oneDNN, or the probe fails),
 LM-head products are padded to MKL's probed row count as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
 lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a batch
@@ -329,6 +333,16 @@ def _float32_linears(model: Any) -> Iterator[torch.nn.Linear]:
             yield mod
 
 
+def non_float32_linear_dtype(model: Any) -> str | None:
+    """The dtype (``"bfloat16"``) of the first ``nn.Linear`` weight of ``model`` that is not float32, or None where all
+    are float32: a row's bits from such products are not probed (:func:`mkl_min_rows`, :func:`_onednn_linear_ok`), so
+    batch invariance is not claimed for them (module docstring)."""
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight.dtype != torch.float32:
+            return str(mod.weight.dtype).replace("torch.", "")
+    return None
+
+
 def _linear_specs(model: Any) -> list[LinearSpec]:
     """The distinct :class:`LinearSpec` of a model's float32 ``nn.Linear`` layers, sorted."""
     config = getattr(model, "config", None)
@@ -508,14 +522,17 @@ leave it as loaded: tests/test_methods_leave_model_unchanged.py)."""
 def mkl_min_rows(model: Any, max_rows: int) -> int | None:
     """:func:`_mkl_min_rows` on the model's own linear layers (:func:`_linear_layouts`) at the current thread count,
     remembered per model (:data:`_MKL_MIN_ROWS`), thread count, ``max_rows`` and layouts (a later weight-layout
-    change is probed again). None where no candidate holds (module docstring), and always None at more than one
-    thread: there the probe's verdict was seen not to hold. In the clean-clone CI (two pytest-xdist workers), batch 8
-    at two threads shared teacher-forced passes and gave other bits than batch 1 (-36.15979091823101 against
-    -36.159771755337715), although the probe, run alone, finds no row count at two threads on that Intel Xeon; how
+    change is probed again). None where no candidate holds (module docstring); always None where a linear weight is
+    not float32 (:func:`non_float32_linear_dtype`: the probe checks float32 products only, and bfloat16 ones were seen
+    to depend on the row count at every candidate; with none of the model's layers probed it returned 4 for a bfloat16
+    model, and teacher-forced log-probs then differed by up to 0.65 between batch 1 and 8); and always None at more
+    than one thread: there the probe's verdict was seen not to hold. In the clean-clone CI (two pytest-xdist
+    workers), batch 8 at two threads shared teacher-forced passes and gave other bits than batch 1
+    (-36.15979091823101 against -36.159771755337715), although the probe, run alone, finds no row count at two threads on that Intel Xeon; how
     MKL splits a product between threads is not something a probe at load can vouch for. Every teacher-forced item
     then gets its own pass (the pass it gets at batch 1): long CPU passes are compute-bound, so batching them gained
     little (benchmarks/decoding.py, ``ll_speedup_batch8``)."""
-    if torch.get_num_threads() > 1:
+    if torch.get_num_threads() > 1 or non_float32_linear_dtype(model) is not None:
         return None
     seen = _MKL_MIN_ROWS.setdefault(model, {})
     layouts = _linear_layouts(model)
@@ -720,7 +737,8 @@ class MultiContextDecoder:
     Raises:
         ConfigError: the model has layers other than full or sliding-window attention, or bidirectional
             attention (see the module docstring); ``batch_invariant`` on a CPU where neither the packed
-            products nor MKL's (:func:`mkl_min_rows`, at the current thread count) are row-invariant.
+            products nor MKL's (:func:`mkl_min_rows`, at the current thread count) are row-invariant, which
+            includes every CPU model whose linear weights are not float32 (:func:`non_float32_linear_dtype`).
     """
 
     def __init__(self, model: Any, stats: dict[str, int], batch_invariant: bool = False,
