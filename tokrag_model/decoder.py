@@ -788,7 +788,9 @@ class MultiContextDecoder:
                 why = f" ({reason})" if reason else ""
                 raise ConfigError(f"batch_invariant=true: on this CPU at {threads} thread(s) neither oneDNN's packed "
                                   f"products nor MKL's dense ones give a row the same bits at every batch size{why}; pass "
-                                  "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1" if threads > 1 else ""))
+                                  "batch_invariant=false" + (" or run with OMP_NUM_THREADS=1"
+                                                            if threads > 1 and not non_float32_linear_dtype(model)
+                                                            else ""))
             packed = self.kernels is not None
             self.min_gemm_rows = packed_pad_rows(model, self.kernels) if packed else self.mkl_rows
             self.min_force_rows = self.mkl_rows or MIN_GEMM_ROWS
