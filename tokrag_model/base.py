@@ -474,8 +474,10 @@ class RAGMethodLM(LM):
 
     @classmethod
     def with_backbone(cls, backbone: Backbone, **kwargs: Any) -> "RAGMethodLM":
-        """Build the method over an already loaded model (tests, benchmarks, sweeps: load once)."""
+        """Build the method over an already loaded model (tests, benchmarks, sweeps: load once). The resolved config
+        records the backbone's dtype unless ``dtype`` is given (it recorded the default float32 for a bfloat16 one)."""
         kwargs.pop("pretrained", None)
+        kwargs.setdefault("dtype", backbone.dtype)
         return cls(backbone=backbone, pretrained=str(backbone.path), **kwargs)
 
     @classmethod
