@@ -202,6 +202,8 @@ def _passages_html(doc: dict) -> str:
     """The passages of one question as an HTML list, tagged by the rules of the metrics beside them
     (tasks.utils.process_results_qa): "gold" as gold_at_k (the docid less the counterfactual suffix
     tasks.rag.CF_SUFFIX is a gold id; bring-your-own ids may hold '#') or a passage of source "gold";
+    "counterfactual" for a passage of that source (its background too), so a swapped gold passage carries both tags
+    and the other swapped passages (nq_oracle_bm25_counterfactual_all) "counterfactual" only;
     "has answer" as answer_recall (DPR has_answer over the passage text, retrieval.has_answer)."""
     from retrieval import has_answer
     from tasks.rag import CF_SUFFIX
@@ -215,14 +217,11 @@ def _passages_html(doc: dict) -> str:
         docid = str(c.get("docid"))
         src = c.get("source") or ""
         is_gold = src == "gold" or docid.removesuffix(CF_SUFFIX) in gold
-        tags = []
-        cls = ""
+        tags = ["gold"] if is_gold else []
+        cls = "gold" if is_gold else ""
         if src == "counterfactual":
             tags.append("counterfactual")
             cls = "counterfactual"
-        elif is_gold:
-            tags.append("gold")
-            cls = "gold"
         if src == "noise":
             tags.append("noise")
             cls = "noise"
@@ -246,7 +245,7 @@ def _question_page(spec: LeaderboardSpec, data: dict, model: str | None, task: s
     lower = _lower_better(data.get("higher_is_better") or {}, task, primary)  # the direction of the report's columns
     parts = _head(title) + [f"<h1>{e(title)}</h1>", '<p><a href="../index.html">back to the leaderboard</a></p>',
                             '<p class="note">Passages: <span class="gold">gold</span>, <span class="noise">noise</span>, '
-                            '<span class="counterfactual">counterfactual</span>; <span class="tag">has answer</span> = the passage '
+                            '<span class="counterfactual">counterfactual</span> (a swapped gold passage is tagged both); <span class="tag">has answer</span> = the passage '
                             'text contains a gold answer (DPR has_answer, the rule of answer_recall). Tok-RAG tokens: <span class="tok tok-R">RAG branch</span> '
                             '<span class="tok tok-L">pure LM branch</span> (faded: both branches agreed; dotted: function token); '
                             'hover a token for S_R, S_L and the layer.'

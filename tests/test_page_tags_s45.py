@@ -24,12 +24,30 @@ def test_gold_tag_follows_gold_at_k_for_ids_with_hash():
     assert process_results_qa(sib, ["Paris"])["gold_at_k"] == 0.0 and GOLD not in _passages_html(sib)
 
 
-def test_counterfactual_passage_keeps_its_tag():
+CF = '<span class="tag">counterfactual</span>'
+
+
+def test_counterfactual_gold_passage_is_tagged_gold_and_counterfactual():
     doc = {"answers": ["Lyon"], "gold_docids": ["d1"],
            "ctxs": [{"docid": "d1#cf", "title": "T", "text": "Lyon is the capital.", "source": "counterfactual"}]}
     assert process_results_qa(doc, ["x"])["gold_at_k"] == 1.0
     html = _passages_html(doc)
-    assert '<li class="counterfactual"><span class="tag">counterfactual</span>' in html and GOLD not in html
+    assert f'<li class="counterfactual">{GOLD}{CF}{HAS}<code>d1#cf</code>' in html
+
+
+def test_only_the_swapped_gold_passage_is_tagged_gold():
+    # nq_oracle_bm25_counterfactual_all swaps the gold passage and the other answer-bearing ones: all are
+    # "counterfactual", and only the gold one (docid less '#cf' in gold_docids, as gold_at_k) is "gold"
+    doc = {"answers": ["Lithium"], "gold_docids": ["g1"], "counterfactual_answer": "Boron",
+           "ctxs": [{"docid": "wiki-Lithium#cf", "title": "Boron", "text": "Boron metal.", "source": "counterfactual"},
+                    {"docid": "g1#cf", "title": "T", "text": "Boron is light.", "source": "counterfactual"},
+                    {"docid": "r7", "title": "U", "text": "Lithium is light.", "source": "retrieved"}]}
+    assert process_results_qa(doc, ["x"])["gold_at_k"] == 1.0
+    html = _passages_html(doc)
+    assert html.count(GOLD) == 1 and html.count(CF) == 2
+    assert f'<li class="counterfactual">{CF}<code>wiki-Lithium#cf</code>' in html
+    assert f'<li class="counterfactual">{GOLD}{CF}<code>g1#cf</code>' in html
+    assert f'<li class="">{HAS}<code>r7</code>' in html
 
 
 @pytest.mark.parametrize("text,answers,recall", [
