@@ -280,17 +280,11 @@ def _qa_tasks(task_manager: Any, names: Iterable[Any]) -> list[tuple[str, dict[s
 
 
 def _model_args(model_args: Any) -> dict[str, Any]:
-    """``--model_args`` as a dict (lm-eval keeps the ``key=value,...`` string or a dict); {} when unreadable."""
-    if isinstance(model_args, dict):
-        return model_args
-    if isinstance(model_args, str) and model_args.strip():
-        try:
-            from lm_eval.utils import simple_parse_args_string
+    """``--model_args`` as a dict (:func:`tokrag_model.args.model_args_dict`); {} when unreadable."""
+    from tokrag_model.args import model_args_dict
 
-            return simple_parse_args_string(model_args) or {}
-        except Exception:  # noqa: BLE001 - lm-eval reports a malformed string itself
-            return {}
-    return {}
+    parsed = model_args_dict(model_args)
+    return {} if parsed is None else parsed
 
 
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,

@@ -253,6 +253,23 @@ COMMON_ARGS: dict[str, Arg] = {
 }
 
 
+def model_args_dict(model_args: Any) -> dict[str, Any] | None:
+    """lm-eval's ``--model_args`` as a dict, before the model is built (lm-eval keeps the ``key=value,...`` string,
+    parsed here by its ``simple_parse_args_string``, or a dict, returned as is); {} for an empty string or any other
+    type; None for a string lm-eval cannot parse (lm-eval reports it itself). Used by the pre-load checks
+    (:func:`tasks.precheck.check_selected_tasks`, :func:`tokrag_model.base.check_chat_template_before_load`)."""
+    if isinstance(model_args, dict):
+        return model_args
+    if isinstance(model_args, str) and model_args.strip():
+        try:
+            from lm_eval.utils import simple_parse_args_string
+
+            return simple_parse_args_string(model_args) or {}
+        except Exception:  # noqa: BLE001 - lm-eval reports a malformed string itself
+            return None
+    return {}
+
+
 LM_EVAL_FLAG_DEFAULTS = {"batch_size": "1", "device": "cuda:0"}
 """lm-eval's own flags that it hands every model next to ``--model_args``, with the value each takes when the
 user did not give it (``EvaluatorConfig``), as a string: ``--batch_size 1`` arrives as ``'1'``, not given as ``1``."""

@@ -53,8 +53,8 @@ from tqdm import tqdm  # noqa: E402
 from retrieval.errors import ConfigError  # noqa: E402
 from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 
-from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, parse_args  # noqa: E402
-from .decoder import Batch, Forced, Forcing, MultiContextDecoder, generate, non_float32_linear_dtype  # noqa: E402
+from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args  # noqa: E402
+from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_invariant, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
                       torch_dtype, weights_fingerprint)
@@ -163,16 +163,9 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
 
     if not isinstance(model, str) or model not in METHODS:
         return
-    args = model_args
-    if isinstance(args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        try:
-            args = simple_parse_args_string(args) if args.strip() else {}
-        except Exception:  # noqa: BLE001 - lm-eval reports a malformed string itself
-            return
-    if not isinstance(args, dict):
-        args = {}
+    args = model_args_dict(model_args)
+    if args is None:  # a malformed string: lm-eval reports it itself
+        return
     pretrained = args.get("pretrained") or COMMON_ARGS["pretrained"].default
     revision = args.get("revision")
     if has_chat_template(str(pretrained), str(revision) if revision else None) is False:
@@ -440,7 +433,7 @@ class RAGMethodLM(LM):
         if cfg["batch_invariant"] == "auto":  # on CPU in float32 (decoder: other dtypes' products are not probed)
             cpu = str(backbone.device).startswith("cpu")
             other_dtype = non_float32_linear_dtype(self.model) if cpu else None
-            cfg["batch_invariant"] = cpu and other_dtype is None
+            cfg["batch_invariant"] = auto_batch_invariant(backbone.device, other_dtype)  # leaderboards' backbone_key too
             if other_dtype is not None:
                 log.info("batch_invariant=auto resolves to false: %s weights on CPU give a row other bits at other "
                          "batch sizes (dtype=float32, the default, is batch-invariant)", other_dtype)
