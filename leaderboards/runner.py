@@ -1178,6 +1178,11 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     :class:`tokrag_model.base.Backbone` instead (:func:`model_over`): the arguments ``RAGMethodLM.__init__`` passes
     to ``Backbone.load`` (:data:`_LOAD_ARGS`, as parsed; ``device`` resolved as the load resolves it, CUDA
     unavailable -> ``cpu``) plus the resolved ``batch_invariant``. Two cells with equal keys get equal backbones.
+    ``batch_invariant=auto`` resolves by the model's own rule (:func:`tokrag_model.decoder.auto_batch_invariant`:
+    true on CPU for ``dtype=float32`` only), so a bfloat16 CPU cell's key says false, as its model records (with
+    true here, :func:`_built_as_keyed` failed and every such cell of a grid loaded the weights again);
+    with ``dtype=auto`` the weights' dtype is the checkpoint's, not known before the load: the key's
+    ``batch_invariant`` is None, and :func:`_built_as_keyed` checks the loaded model against the rule instead.
 
     ``batch_invariant`` is in the key because it is the one thing a method changes on the model it is built over
     (``tokrag_model.decoder.MultiContextDecoder``): with it on, the model is switched to the row-wise attention
@@ -1204,8 +1209,9 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     """
     from tokrag_model.args import COMMON_ARGS, merge_lm_eval_flags, parse_args
     from tokrag_model.base import RAGMethodLM
+    from tokrag_model.decoder import auto_batch_invariant
     from tokrag_model.distributed import world_size_from_env
-    from tokrag_model.loading import resolve_device
+    from tokrag_model.loading import dtype_name, resolve_device
 
     cls = _model_class(cell.method.model)
     if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)) or not cls.__module__.startswith(_SHAREABLE_MODULE) \
@@ -1217,7 +1223,10 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
     cfg = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
     key = {k: cfg[k] for k in _LOAD_ARGS}
     key["device"] = resolve_device(cfg["device"])
-    key["batch_invariant"] = key["device"].startswith("cpu") if cfg["batch_invariant"] == "auto" else cfg["batch_invariant"]
+    key["batch_invariant"] = cfg["batch_invariant"]
+    if cfg["batch_invariant"] == "auto":  # None: the checkpoint's dtype (dtype=auto), known after the load only
+        dtype = dtype_name(cfg["dtype"])  # None: not a dtype (the load refuses it)
+        key["batch_invariant"] = None if dtype in (None, "auto") else auto_batch_invariant(key["device"], dtype)
     return key
 
 
@@ -1227,10 +1236,22 @@ _SHAREABLE_MODULE = "tokrag_model.methods."  # the audited methods: a model buil
 def _built_as_keyed(lm, key: dict[str, Any]) -> bool:
     """Whether ``lm`` (a fresh :func:`make_model` of a cell with :func:`backbone_key` ``key``) recorded the key's
     values: its backbone is kept for the next cells only then (a constructor that came to load otherwise is not
-    trusted with another's backbone)."""
+    trusted with another's backbone). A key's ``batch_invariant`` of None (``dtype=auto``) is compared with the rule
+    (:func:`tokrag_model.decoder.auto_batch_invariant`) applied to the loaded weights: every cell of that key then
+    resolves the same over them."""
+    from tokrag_model.decoder import auto_batch_invariant, non_float32_linear_dtype
+
     cfg = getattr(lm, "resolved_config", None) or {}
-    return (getattr(getattr(lm, "backbone", None), "device", None) == key["device"]
-            and all(cfg.get(k) == key[k] for k in (*_LOAD_ARGS, "batch_invariant") if k not in ("device", "weight_layout")))
+    device = getattr(getattr(lm, "backbone", None), "device", None)
+    if device != key["device"]:
+        return False
+    want = dict(key)
+    if want["batch_invariant"] is None:
+        model = getattr(lm, "model", None)
+        if model is None:
+            return False
+        want["batch_invariant"] = auto_batch_invariant(device, non_float32_linear_dtype(model))
+    return all(cfg.get(k) == want[k] for k in (*_LOAD_ARGS, "batch_invariant") if k not in ("device", "weight_layout"))
 
 
 def model_over(cell: Cell, backbone):

@@ -156,6 +156,25 @@ def test_a_model_with_other_load_arguments_or_batch_invariance_loads_after_the_p
     assert len(set(loads.calls)) == 1  # the same load arguments: batch_invariant alone tells the first two apart
 
 
+@pytest.mark.slow
+def test_two_bfloat16_cpu_methods_on_one_model_load_it_once(tmp_path, monkeypatch):
+    """batch_invariant=auto resolves to false for bfloat16 weights on CPU; the key said true (device alone), the
+    loaded model recorded false, so its backbone was never kept and each bfloat16 cell loaded the weights again."""
+    import leaderboards.runner
+    from leaderboards.runner import run_spec
+
+    methods = [{"name": "rag-standard", "model": "rag-standard", "model_args": {"dtype": "bfloat16"}},
+               {"name": "rag-replug", "model": "rag-replug", "model_args": {"dtype": "bfloat16", "replug_mode": "uniform"}}]
+    spec = _spec(tmp_path, methods, limit=1)
+    loads = _Loads(monkeypatch)
+    summary = run_spec(spec, tmp_path / "runs", progress=False)
+    assert len(summary.ran) == 2
+    assert len(loads.calls) == 1  # the old key: 2
+    for _, key, _ in leaderboards.runner.cell_keys(spec):
+        cfg = json.loads((tmp_path / "runs" / key / "results.json").read_text())["config"]["tokrag_resolved_config"]
+        assert cfg["dtype"] == "bfloat16" and cfg["batch_invariant"] is False
+
+
 def test_backbone_key_is_the_load_arguments_for_tokrag_methods_only(tmp_path):
     """Equal for two tokrag methods over one model, different for another ``dtype``/``batch_invariant``/``revision``;
     None for a model that is not a tokrag method (the toy LM here; lm-eval's ``hf`` likewise) or a user's subclass
@@ -176,7 +195,8 @@ def test_backbone_key_is_the_load_arguments_for_tokrag_methods_only(tmp_path):
                                 "revision": None, "trust_remote_code": False, "weight_layout": "auto",
                                 "batch_invariant": True}
     assert keys["tokrag"] == keys["standard"]
-    assert keys["bf16"] == {**keys["standard"], "dtype": "bfloat16"}
+    # batch_invariant=auto is false for bfloat16 weights on CPU (decoder.auto_batch_invariant), as the model records
+    assert keys["bf16"] == {**keys["standard"], "dtype": "bfloat16", "batch_invariant": False}
     assert keys["variant"] == {**keys["standard"], "batch_invariant": False}
     assert keys["rev"] == {**keys["standard"], "revision": "v1"}
     assert keys["toy"] is None

@@ -343,6 +343,15 @@ def non_float32_linear_dtype(model: Any) -> str | None:
     return None
 
 
+def auto_batch_invariant(device: Any, linear_dtype: str | None) -> bool:
+    """What ``batch_invariant=auto`` resolves to on ``device`` for a model whose ``nn.Linear`` weights are
+    ``linear_dtype`` (``"bfloat16"``; None or ``"float32"``: all float32, :func:`non_float32_linear_dtype`'s None):
+    True on CPU in float32 only (the products whose rows are probed, module docstring), False elsewhere. The one
+    rule for both ``RAGMethodLM`` (after the load, from the weights) and ``leaderboards.runner.backbone_key``
+    (before it, from the ``dtype`` argument)."""
+    return str(device).startswith("cpu") and linear_dtype in (None, "float32")
+
+
 def _linear_specs(model: Any) -> list[LinearSpec]:
     """The distinct :class:`LinearSpec` of a model's float32 ``nn.Linear`` layers, sorted."""
     config = getattr(model, "config", None)
@@ -593,13 +602,15 @@ def packing_unavailable_reason(model: Any) -> str | None:
     """Why :func:`pack_linear_weights` leaves ``model`` unpacked, as a phrase for an error message, or None where it
     packs: weights not on the CPU, not float32 (``oneDNN packing needs float32 weights, these are bfloat16:
     dtype=float32, the default, packs``), torch without oneDNN's packing op, or the row-invariance probe
-    (:func:`_onednn_linear_ok`, on the model's own weight shapes) failing on this CPU."""
+    (:func:`_onednn_linear_ok`, on the model's own weight shapes) failing on this CPU. The dtype is that of the
+    ``nn.Linear`` weights (:func:`non_float32_linear_dtype`), not of the first parameter: a float32 embedding before
+    bfloat16 linears packed nothing and was not refused."""
     p = next(model.parameters())
     if p.device.type != "cpu":
         return f"oneDNN packing is for CPU weights, these are on {p.device.type}"
-    if p.dtype != torch.float32:
-        return (f"oneDNN packing needs float32 weights, these are {str(p.dtype).replace('torch.', '')}: "
-                "dtype=float32, the default, packs")
+    other_dtype = non_float32_linear_dtype(model)
+    if other_dtype is not None:
+        return f"oneDNN packing needs float32 weights, these are {other_dtype}: dtype=float32, the default, packs"
     if not torch.backends.mkldnn.is_available() or not hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
         return "this torch has no oneDNN packing"
     if not _onednn_linear_ok(shapes=_linear_shapes(model)):
