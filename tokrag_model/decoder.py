@@ -77,7 +77,12 @@ row count. Where packing is unavailable (no oneDNN, or the probe fails),
 LM-head products are padded to MKL's probed row count as well. Either way a decode step of a single row
 (``rag-none``, ``rag-standard``, the filter's generation, at batch 1) keeps MKL's one-row kernel, as
 lm-eval's ``hf`` does (the packed one-row product is ~15% slower): its greedy tokens equal those of a batch
-unless two logits tie to within float32 rounding, and these methods' traces hold no decode-step numbers. On
+unless two logits tie to within float32 rounding, and these rules' traces hold no decode-step numbers. A rule
+that records its picked tokens' log-probs in the trace (``records_logprobs``, :class:`Rule`: REPLUG
+``answer_vote``'s and Self-RAG filter ``selection=rank``'s per-passage answers, whose mean log-prob also decides the
+answer) has a lone row decoded like a step of two or more rows: with empty rows added (at least one, up to
+``min_gemm_rows``, :meth:`MultiContextDecoder.prefill`) and on the row-invariant products, so its numbers are the
+same at every batch size. On
 CUDA, cuBLAS picks kernels by shape, so batch invariance is off by default there
 (``benchmarks/gpu_check.sh`` reports ``cuda_outputs_match_batch1``).
 
@@ -924,7 +929,7 @@ class MultiContextDecoder:
         return torch.tanh(z / cap) * cap if cap else z
 
     @torch.inference_mode()
-    def prefill(self, rows: list[list[int]], hidden: bool = False, reserve: int = 0) -> Batch:
+    def prefill(self, rows: list[list[int]], hidden: bool = False, reserve: int = 0, pad_lone: bool = False) -> Batch:
         """Prefill each row on its own, then stack the caches left-padded into one batch.
 
         Args:
@@ -932,6 +937,9 @@ class MultiContextDecoder:
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
                 ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
+            pad_lone: with batch invariance, a lone row also gets empty rows, up to ``max(min_gemm_rows, 2)``, so
+                that its decode steps run on the row-invariant products as a step of 2 or more rows does (a rule
+                that records its log-probs, :class:`Rule`); otherwise a lone row keeps MKL's one-row kernel.
         Each row is prefilled alone, on the dense weights. With batch invariance, 2 or more rows get empty rows
         up to ``min_gemm_rows`` (``Batch.extra``; with packed weights :data:`MIN_GEMM_ROWS` where that is faster on
         this CPU, else none, :func:`packed_pad_rows`; MKL's probed row count without; module docstring).
@@ -957,7 +965,9 @@ class MultiContextDecoder:
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
         extra = self.min_gemm_rows - len(rows) if 1 < len(rows) < self.min_gemm_rows else 0
-        if reserve <= 0 and len(rows) == 1:
+        if len(rows) == 1 and pad_lone and self.batch_invariant:
+            extra = max(self.min_gemm_rows, 2) - 1
+        if reserve <= 0 and len(rows) == 1 and not extra:
             merged = caches[0]
         elif reserve > 0:  # each row's keys written once, in place, into the zeroed static buffers
             merged = StaticCache(config=self.cache_config, max_cache_len=tmax + reserve)
@@ -1025,7 +1035,8 @@ class MultiContextDecoder:
         pos = torch.tensor(batch.lengths + [0] * batch.extra, device=self.device).view(n, 1)
         single = n == 1 and batch.pads[0] == 0
         kw = {ROWS_KWARG: batch.spans()} if batch.rowwise else {}
-        # a lone row keeps MKL's one-row kernel (as lm-eval's hf; ~15% faster than the packed one-row product)
+        # a lone row keeps MKL's one-row kernel (as lm-eval's hf; ~15% faster than the packed one-row product); one
+        # prefilled with pad_lone has empty rows (n > 1) and takes the row-invariant products
         with self.invariant_products() if n > 1 else nullcontext():
             out = self.model(input_ids=x, attention_mask=None if single or batch.rowwise else batch.mask, position_ids=pos,
                              cache=batch.cache, use_cache=True, output_hidden_states=hidden, **kw)
@@ -1165,6 +1176,10 @@ class Rule(Protocol):
     A rule may set ``candidate = True``: its generation is one of several candidate answers of its request, of which
     the method returns one (REPLUG ``answer_vote``, Self-RAG filter ``selection=rank``). :func:`generate` counts a
     candidate's tokens in ``branch_tokens`` only; the method adds the returned candidate's to ``generated_tokens``.
+    A rule may set ``records_logprobs = True``: it keeps decode-step log-probs (its trace and its method's choice
+    use them), so with batch invariance a lone row of it is decoded with empty rows added, on the row-invariant
+    products, rather than on MKL's one-row kernel (``pad_lone`` of :meth:`MultiContextDecoder.prefill`; module
+    docstring).
     """
 
     needs_hidden: bool
@@ -1199,7 +1214,8 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
         owner.append(list(range(len(rows), len(rows) + len(ids))))
         rows.extend(ids)
     hidden = any(r.needs_hidden for r in rules)
-    batch = dec.prefill(rows, hidden=hidden, reserve=max(0, max_gen_toks))
+    pad_lone = any(getattr(r, "records_logprobs", False) for r in rules)  # Rule: its log-probs are batch-invariant
+    batch = dec.prefill(rows, hidden=hidden, reserve=max(0, max_gen_toks), pad_lone=pad_lone)
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
     returned = [not getattr(rule, "candidate", False) for rule in rules]  # counted in generated_tokens here
