@@ -37,6 +37,18 @@ def backbone():
     return Backbone.load("smollm2-135m-instruct")
 
 
+@pytest.fixture
+def one_thread():
+    """torch at one thread for the test, the thread count put back after (MKL's row-count probe is trusted at one
+    thread only: ``tokrag_model.decoder.mkl_min_rows``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The folder laid out like ``../shared/data``."""

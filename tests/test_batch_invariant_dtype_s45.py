@@ -38,14 +38,6 @@ def _tiny_backbone(dtype: str):
     return Backbone(_tiny_llama(getattr(torch, dtype)), tok, folder, "local", "test", dtype, "cpu")
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_the_mkl_probe_vouches_for_no_row_count_on_non_float32_weights(dtype, one_thread):
     from tokrag_model.decoder import mkl_min_rows, non_float32_linear_dtype

@@ -33,14 +33,6 @@ def _tiny_llama(linear_dtype: torch.dtype):
     return model
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_auto_batch_invariant_is_cpu_and_float32_only():
     from tokrag_model.decoder import auto_batch_invariant
 
