@@ -471,7 +471,8 @@ class RAGMethodLM(LM):
         """Build the method over an already loaded model (tests, benchmarks, sweeps: load once). The resolved config
         records the backbone's dtype unless ``dtype`` is given (it recorded the default float32 for a bfloat16 one)."""
         kwargs.pop("pretrained", None)
-        kwargs.setdefault("dtype", backbone.dtype)
+        if getattr(backbone, "dtype", None):  # a stand-in without one (tests) keeps the default
+            kwargs.setdefault("dtype", backbone.dtype)
         return cls(backbone=backbone, pretrained=str(backbone.path), **kwargs)
 
     @classmethod
