@@ -200,13 +200,13 @@ def _tokens_html(trace: dict | None) -> tuple[str, bool] | None:
 
 def _passages_html(doc: dict) -> str:
     """The passages of one question as an HTML list, tagged by the rules of the metrics beside them
-    (tasks.utils.process_results_qa): "gold" as gold_at_k (the docid less the counterfactual suffix
-    tasks.rag.CF_SUFFIX is a gold id; bring-your-own ids may hold '#') or a passage of source "gold";
+    (tasks.utils.process_results_qa): "gold" as gold_at_k (tasks.rag.is_gold_docid: the docid less the
+    counterfactual suffix is a gold id; bring-your-own ids may hold '#') or a passage of source "gold";
     "counterfactual" for a passage of that source (its background too), so a swapped gold passage carries both tags
     and the other swapped passages (nq_oracle_bm25_counterfactual_all) "counterfactual" only;
     "has answer" as answer_recall (DPR has_answer over the passage text, retrieval.has_answer)."""
     from retrieval import has_answer
-    from tasks.rag import CF_SUFFIX
+    from tasks.rag import is_gold_docid
 
     gold = {str(g) for g in doc.get("gold_docids") or []}
     answers = list(doc.get("answers") or [])
@@ -216,7 +216,7 @@ def _passages_html(doc: dict) -> str:
             continue
         docid = str(c.get("docid"))
         src = c.get("source") or ""
-        is_gold = src == "gold" or docid.removesuffix(CF_SUFFIX) in gold
+        is_gold = src == "gold" or is_gold_docid(docid, gold)
         tags = ["gold"] if is_gold else []
         cls = "gold" if is_gold else ""
         if src == "counterfactual":

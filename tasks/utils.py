@@ -17,7 +17,7 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError
 
 from .metrics import answer_match, normalize_answer, qa_scores
-from .rag import CF_SUFFIX
+from .rag import is_gold_docid
 
 log = logging.getLogger(__name__)
 
@@ -468,7 +468,7 @@ def process_results_qa(doc: dict, results: list[str]) -> dict[str, float]:
     if gold:
         # the counterfactual passage is the gold one swapped (docid + "#cf", tasks.rag.build_qa_docs); other ids may
         # hold '#' themselves (bring-your-own corpora: "enwiki#Paris#p3"), so only that suffix is removed
-        out["gold_at_k"] = float(any(str(c["docid"]).removesuffix(CF_SUFFIX) in gold for c in ctxs))
+        out["gold_at_k"] = float(any(is_gold_docid(c["docid"], gold) for c in ctxs))
     cf = doc.get("counterfactual_answer")
     if cf:
         out["cf_match"] = answer_match(pred, [cf])
