@@ -11,7 +11,8 @@
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
 passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given; ``stopped_by_max_cells``
 and ``left``, the count of cells not started, when ``--max-cells N`` stopped it, which also prints one stderr line
-``stopped after N cells (--max-cells N); M cells remain: <the run command>``); with ``--jobs N`` it is
+``stopped after N cells (--max-cells N); M cells remain: <the run command>``), also when ``--report``'s report is
+refused (a folder that is not a tokrag report, unfinished cells), whose error then ends the command (exit 2); with ``--jobs N`` it is
 the whole run's (its helpers write theirs to a file the main process adds up, never to stdout); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
 estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
@@ -312,14 +313,21 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
             summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
                                resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
             stage = "done"
+            refused = None  # the report step's refusal: raised after the run's summary (the cells computed are kept)
             if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
+                from retrieval.errors import TokragError
+
                 from .report import build_report, cells_lines
 
                 stage = "report"
-                out = build_report(whole, args.runs_dir, replace=args.replace, allow_missing=bool(spec.selection))
-                print(f"report: {out}")
-                if spec.selection:
-                    print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+                try:
+                    out = build_report(whole, args.runs_dir, replace=args.replace, allow_missing=bool(spec.selection))
+                except TokragError as exc:
+                    refused = exc
+                else:
+                    print(f"report: {out}")
+                    if spec.selection:
+                        print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
                 stage = "done"
             if summary.left:  # run --max-cells N stopped with cells of the selection unrun: say so, and how to go on
                 from .runner import resolve_runs_dir, run_command
@@ -332,6 +340,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 atomic_write_text(args.summary_file, json.dumps(summary.as_dict(), sort_keys=True) + "\n")
             else:
                 print(json.dumps(summary.as_dict(), sort_keys=True))
+            if refused is not None:  # the command's exit status still says the report failed (exit 2)
+                raise refused
         except KeyboardInterrupt as exc:  # one line, not a traceback: what was kept and how to go on
             restore()
             signum = int(getattr(exc, "signum", signal.SIGINT))

@@ -281,3 +281,28 @@ def test_stale_removal_never_deletes_through_a_linked_questions_folder(tmp_path)
     assert _remove_stale(rep, old, {"rows": [], "models": [], "multi_model": False}, set()) == []
     assert (site / "nq_oracle_bm25.html").read_text() == "mine"
     assert (rep / "questions").is_symlink()
+
+
+def test_run_report_refused_still_prints_the_run_summary(tmp_path, capsys):
+    """``run --report`` whose report was refused (here: the report folder holds a user's index.html, not a tokrag
+    report) raised before the run's summary line: the cells it computed went unreported. The summary JSON is printed
+    (last stdout line), then the refusal ends the command as before (exit 2 from the command line)."""
+    path = write_spec(tmp_path, tasks=["toy_qa"], limit=4)
+    runs = tmp_path / "runs"
+    mine = runs / "reports" / "toy" / "index.html"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("mine")
+    capsys.readouterr()
+    with pytest.raises(ReportOverwriteError, match="holds no tokrag report but has 1 file"):
+        lb_main(["run", str(path), "--runs-dir", str(runs), "--no-progress", "--report"])
+    out = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads(out[-1])
+    assert sorted(summary["ran"]) == ["none/toy_qa/seed1", "standard/toy_qa/seed1"]
+    assert mine.read_text() == "mine" and not any(line.startswith("report: ") for line in out)
+    # the command line: the same summary line (the cells are now finished: skipped), the error, exit 2
+    proc = subprocess.run([sys.executable, "-m", "leaderboards.cli", "run", str(path), "--runs-dir", str(runs),
+                           "--no-progress", "--report"], capture_output=True, text=True, cwd=REPO,
+                          env=subprocess_env(tmp_path / "cache"))
+    assert proc.returncode == 2, proc.stderr
+    assert sorted(json.loads(proc.stdout.strip().splitlines()[-1])["skipped"]) == ["none/toy_qa/seed1", "standard/toy_qa/seed1"]
+    assert "holds no tokrag report but has 1 file(s) the report would overwrite" in proc.stderr.strip().splitlines()[-1]
