@@ -14,10 +14,11 @@ this order (the first level that has a measurement wins, and is printed):
 5. ``--fallback-s-per-question`` if given; else the cell stays unestimated and is listed.
 
 The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
-number, else the ``n_samples`` of a finished cell of the same task and limit. A limit is an upper bound of the count
-(a task may have fewer documents: ``limit: 10**9`` read as 3e9 questions): unless a finished cell of the task scored
-at least that many questions, the cell is marked ``questions_upper_bound`` and the total says how many cells' counts
-are their limit (:func:`count_is_upper_bound`). Cell seconds add up to
+number, capped at the task's size when a finished cell of the task shows it (one run without a limit, or one that
+scored fewer questions than its limit: :func:`task_size`), else the ``n_samples`` of a finished cell of the same task
+and limit. Otherwise a limit is an upper bound of the count (a task may have fewer documents: ``limit: 10**9`` read as
+3e9 questions): unless a finished cell of the task scored at least that many questions, the cell is marked
+``questions_upper_bound`` and the total says how many cells' counts are their limit (:func:`count_is_upper_bound`). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
 free cores. The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
 unfinished cell could be estimated (unknown, not free).
@@ -115,18 +116,30 @@ def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float 
     return None, None, 0
 
 
+def task_size(task: str, ms: list[Measurement]) -> int | None:
+    """The number of documents of ``task`` when a finished cell of it (``ms``) shows it: one that ran without a limit,
+    or scored fewer questions than its limit (lm-eval's limit takes the first N documents: fewer means the task ran
+    out); the largest such count, None when no finished cell shows it (its cells all scored their limit)."""
+    sizes = [m.n for m in ms if m.task == task and (m.limit is None or (isinstance(m.limit, (int, float)) and m.n < m.limit))]
+    return max(sizes) if sizes else None
+
+
 def questions_of(cell: Cell, ms: list[Measurement]) -> int | None:
-    """The cell's number of questions: a whole-number limit, else a finished cell's count for the same task and limit."""
+    """The cell's number of questions: a whole-number limit, capped at the task's size where a finished cell shows it
+    (:func:`task_size`: a 6-paragraph task at limit 24 has 6), else a finished cell's count for the same task and
+    limit."""
     if isinstance(cell.limit, int) or (isinstance(cell.limit, float) and cell.limit >= 1 and cell.limit.is_integer()):
-        return int(cell.limit)
+        size = task_size(cell.task.task, ms)
+        return int(cell.limit) if size is None else min(int(cell.limit), size)
     same = [m.n for m in ms if m.task == cell.task.task and m.limit == cell.limit]
     return same[0] if same else None
 
 
 def count_is_upper_bound(cell: Cell, ms: list[Measurement], n: int | None = None) -> bool:
     """Whether :func:`questions_of` is only the cell's whole-number limit, its task's size unknown: no finished cell of
-    the task (``ms``) scored at least that many questions (a task with fewer documents scores fewer; its size is not
-    known before a cell of it finishes). ``n``: the caller's ``questions_of(cell, ms)`` (None: computed here)."""
+    the task (``ms``) scored at least that many questions, and none showed the task's size (:func:`task_size`: then
+    the count is capped at it, exact; a task with fewer documents scores fewer; its size is not known before a cell
+    of it finishes). ``n``: the caller's ``questions_of(cell, ms)`` (None: computed here)."""
     if n is None:
         n = questions_of(cell, ms)
     if n is None or n != cell.limit:
@@ -263,4 +276,5 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "task_kind", "Measurement", "LEVELS"]
+__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "questions_of", "task_size", "task_kind", "Measurement",
+           "LEVELS"]

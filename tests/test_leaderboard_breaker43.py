@@ -252,7 +252,9 @@ def test_a_metric_missing_from_a_baseline_cell_gets_a_line(tmp_path):
 
 def test_the_estimate_says_a_question_count_from_a_limit_is_an_upper_bound(tmp_path):
     """``limit: 10**9`` was read as 10**9 questions per cell (the task has 24), without a word."""
-    from leaderboards.estimate import Measurement, count_is_upper_bound, estimate, render
+    from dataclasses import replace
+
+    from leaderboards.estimate import Measurement, count_is_upper_bound, estimate, questions_of, render
 
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=10**9))
     est = estimate(spec, tmp_path / "runs", fallback=1.0)
@@ -261,7 +263,12 @@ def test_the_estimate_says_a_question_count_from_a_limit_is_an_upper_bound(tmp_p
     assert "2000000000 questions (at most: the count of 2 cells is its limit, its task's size unknown until a cell of " \
            "it finishes), " in render(est)
     cell = spec.cells()[0]
-    done = Measurement(method="x", model="y", pretrained="p", k=3, task="toy_qa", kind="qa", limit=None, n=24, wall_s=1.0)
-    assert count_is_upper_bound(cell, []) and count_is_upper_bound(cell, [done])
+    done = Measurement(method="x", model="y", pretrained="p", k=3, task="toy_qa", kind="qa", limit=20, n=20, wall_s=1.0)
+    assert count_is_upper_bound(cell, []) and count_is_upper_bound(cell, [done])  # 20 of 20: the task's size unknown
+    # a finished cell that shows the task's size (run without a limit, or scoring fewer than its limit) caps the count:
+    # 24, exact (it counted 10**9, marked at most)
+    for m in (replace(done, limit=None, n=24), replace(done, limit=50, n=24)):
+        assert questions_of(cell, [m]) == 24 and not count_is_upper_bound(cell, [m])
+    done = replace(done, limit=None, n=24)
     small = load_spec(write_spec(tmp_path / "s", tasks=["toy_qa"], limit=12)).cells()[0]
     assert not count_is_upper_bound(small, [done])  # a finished cell scored 24 >= 12 of the task's questions
