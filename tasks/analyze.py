@@ -61,7 +61,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -640,9 +640,9 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
     only gets the line end) is truncated off the file, with one WARNING; any other damaged line (a file
     appended to by an older version after such a kill) is skipped with a WARNING naming ``file:line``, and
     the valid lines after it are kept. Either way that sample is recomputed. Call it under the records file's
-    lock (:func:`collect_records` holds it, and each append takes it): another process appending to the same
-    file (``calibrate`` and ``analyze --split dev`` with one ``--out``) never leaves a line half-written for it
-    to cut, nor appends between the read and the truncation.
+    lock (:func:`records_lock`; :func:`collect_records` holds it from this read to its last append): another
+    process collecting the same file (``calibrate`` and ``analyze --split dev`` with one ``--out``) never leaves a
+    line half-written for it to cut, nor appends between the read and the truncation.
     """
     done: dict[str, tuple[str | None, list[TokenRecord], float | None]] = {}
     if not path.is_file():
@@ -763,6 +763,26 @@ def scoring_seconds(times: Sequence[float | None]) -> dict[str, Any]:
 
 
 @contextmanager
+def records_lock(path: Path) -> Iterator[None]:
+    """Hold records file ``path``'s lock (``<path>.lock``, :func:`retrieval.io.file_lock`) while the block runs:
+    :func:`collect_records` holds it from reading the file to its last append, so two processes collecting the same
+    records (two ``tokrag analyze`` or ``calibrate`` runs with one ``--out`` and the same data and model) take turns:
+    the second reuses the samples the first wrote instead of scoring them again and appending each one a second
+    time. Blocks while another process holds it, after one WARNING saying so (released by the OS when a process
+    dies)."""
+    from retrieval.io import file_lock
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(file_lock(path, timeout=0))
+        except TimeoutError:
+            log.warning("%s: another process is collecting these records (it holds %s.lock); waiting for it to finish, "
+                        "then its samples are reused", path, path)
+            held.enter_context(file_lock(path))
+        yield
+
+
+@contextmanager
 def _reuse_note(line: str, show: bool) -> Iterator[None]:
     """Print ``line`` (stderr) when the block ends, also on Ctrl-C, if ``show``: after the progress bar has ended its
     line (a line printed before it left an empty one where the bar's carriage return followed it)."""
@@ -786,7 +806,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     (``seconds``), and a stored sample is reused only when its prompts encode to the same ids (a changed prompt
     format or retrieval run rescored it). On a resumed run the progress bar starts at the samples reused, so its
     rate and ETA are those of the samples scored now, and one line after it (stderr, also on Ctrl-C) says how
-    many were reused from which file.
+    many were reused from which file. The file's lock (:func:`records_lock`) is held from its read to the last
+    append: a second process collecting the same file (another ``analyze`` or ``calibrate`` into the same ``--out``)
+    waits, after one WARNING, and then reuses the first one's samples (it scored them again and appended each twice).
     The model's ``bypass`` argument is not in the key, since the file holds each token's function-token flag
     whatever it is: with ``bypass=false`` the records returned have ``bypass`` False (every differing token is
     generation-relevant, :attr:`TokenRecord.relevant`), and ``config["bypass"]`` records which.
@@ -799,10 +821,6 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
         ConfigError: ``apply_chat_template`` for a tokenizer without a chat template (:func:`no_chat_template_message`).
         RecordsInterrupted: Ctrl-C, with the samples the records file holds.
     """
-    from tqdm import tqdm
-
-    from retrieval.io import file_lock
-
     chat = bool(apply_chat_template) and name == "nq"
     if chat and not getattr(lm.tokenizer, "chat_template", None):
         raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
@@ -820,8 +838,16 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     config["model_config"] = lm.resolved_config
     out_dir.mkdir(parents=True, exist_ok=True)
     path = records_path(out_dir, name, split, key)
-    with file_lock(path):  # no other process is mid-append while the file is read and repaired
-        done = _repair_records(path)
+    with records_lock(path):  # held to the last append: another process collecting this file waits, then reuses
+        return _collect_locked(lm, name, split, samples, path, max_tokens, bypass, progress, config, key)
+
+
+def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, max_tokens: int, bypass: bool,
+                    progress: bool, config: dict, key: str) -> tuple[list[TokenRecord], dict]:
+    """:func:`collect_records`' read, scoring and appends of records file ``path``, under its :func:`records_lock`."""
+    from tqdm import tqdm
+
+    done = _repair_records(path)
     records: list[TokenRecord] = []
     times: list[float | None] = []
     kept = set(done)
@@ -846,10 +872,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
                     t0 = time.perf_counter()
                     recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
                     secs = round(time.perf_counter() - t0, 3)
-                    with file_lock(path):  # a whole line at a time, as another process's repair sees it
-                        f.write(json.dumps({"sample": sid, "inputs": inputs, "seconds": secs,
-                                            "records": [r.to_json() for r in recs]}) + "\n")
-                        f.flush()
+                    f.write(json.dumps({"sample": sid, "inputs": inputs, "seconds": secs,
+                                        "records": [r.to_json() for r in recs]}) + "\n")
+                    f.flush()  # a whole line at a time: a kill leaves at most the last one torn
                     kept.add(sid)
                     bar.update(1)
                 records += recs if bypass else [replace(r, bypass=False) for r in recs]

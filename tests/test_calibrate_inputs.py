@@ -182,8 +182,10 @@ def test_a_damaged_last_line_with_its_line_end_is_skipped_not_cut(fake, tmp_path
 def test_records_are_read_and_appended_under_the_files_lock(fake, tmp_path, monkeypatch) -> None:
     """calibrate and analyze --split dev with one --out append to one records file: the repair (read, then truncate
     a torn last line) ran with no lock, so records another process appended between the read and the truncation
-    were cut (a reviewer's probe lost two complete records). The repair and every append hold the file's lock."""
+    were cut (a reviewer's probe lost two complete records). The repair and every append hold the file's lock (one
+    hold from the read to the last append: test_two_processes_collecting_one_records_file_take_turns)."""
     import contextlib
+    from pathlib import Path
 
     import retrieval.io
     from tasks import analyze
@@ -195,14 +197,46 @@ def test_records_are_read_and_appended_under_the_files_lock(fake, tmp_path, monk
     def lock(path, timeout=-1):
         events.append(("lock", str(path)))
         yield
-        events.append(("unlock", str(path)))
+        events.append(("unlock", str(path), len(Path(path).read_text(encoding="utf-8").splitlines())))
 
     monkeypatch.setattr(retrieval.io, "file_lock", lock)
     monkeypatch.setattr(analyze, "_repair_records", lambda p: (events.append(("repair", str(p))), real_repair(p))[1])
     out = tmp_path / "out"
     _, cfg = _collect(fake, out, 2)
     path = cfg["records_file"]
-    assert events == [("lock", path), ("repair", path), ("unlock", path)] + [("lock", path), ("unlock", path)] * 2
+    assert events == [("lock", path), ("repair", path), ("unlock", path, 2)]  # both lines appended under the lock
+
+
+def test_two_processes_collecting_one_records_file_take_turns(fake, tmp_path, caplog) -> None:
+    """Two collections of one records file at once (two ``tokrag analyze`` into one --out, or a relaunch while one
+    runs) each read the file before the other had written, scored every sample and appended it: every line twice
+    (each run's own records were right, and a reader keeps one line per sample, but the model work was doubled). The
+    file's lock is now held from the read to the last append: the second waits, with one WARNING, then reuses."""
+    import threading
+    import time
+
+    from tasks.analyze import collect_records
+
+    out, fake.delay, got = tmp_path / "out", 0.2, {}
+
+    def run(who):
+        got[who] = collect_records(fake.lm, "wiki", "dev", 3, out, progress=False)
+
+    first = threading.Thread(target=run, args=("first",))
+    first.start()
+    while not fake.scored and first.is_alive():  # the first is scoring q0
+        time.sleep(0.01)
+    with caplog.at_level(logging.WARNING, logger="tasks.analyze"):
+        run("second")  # separate lock handles, as in two processes
+    first.join()
+    path = out / got["first"][1]["records_file"].rsplit("/", 1)[-1]
+    lines = [json.loads(x)["sample"] for x in path.read_text(encoding="utf-8").splitlines()]
+    assert lines == ["wiki:q0", "wiki:q1", "wiki:q2"]  # each sample once
+    assert fake.scored == ["wiki:q0", "wiki:q1", "wiki:q2"]  # scored once, by the first
+    assert got["second"][1]["reused"] == 3 and got["first"][1]["reused"] == 0
+    assert got["second"][0] == got["first"][0] and len(got["second"][0]) == 3
+    waits = [m for m in caplog.messages if "another process is collecting these records" in m]
+    assert len(waits) == 1 and str(path) in waits[0]
 
 
 def test_a_dangling_symlink_out_is_refused_before_the_model_loads(tmp_path) -> None:
