@@ -403,7 +403,8 @@ def score_passages(
       vectors; stored passage vectors, or freshly encoded ones for text not in the index).
     * ``hybrid``: both, fused against the same component top-``max(k, depth)`` lists with the same formula
       (:func:`retrieval.hybrid.fuse_passage`): a passage beyond a list's reach gets no RRF term from it
-      (the list's minimum for weighted fusion).
+      (the list's minimum for weighted fusion); a list's own rank for a docid is taken only for the corpus
+      passage itself (same title and text), an edited passage keeping that docid is placed by its own scores.
 
     Args:
         corpus, queries, retriever, k, params, cache_dir, data_dir: as for :func:`retrieve` (local corpora).
@@ -432,7 +433,9 @@ def score_passages(
     queries = dict(queries)
     plist = {q: [{"docid": str(c["docid"]), "title": str(c["title"]), "text": str(c["text"])} for c in v]
              for q, v in passages.items()}
-    config = {"kind": "passage-scores", "format": SCORES_FORMAT,
+    # hybrid 3: a component list's rank is used only for the corpus passage itself (an edited one keeping its docid
+    # got the original's rank before)
+    config = {"kind": "passage-scores", "format": SCORES_FORMAT if retriever != "hybrid" else 3,
               "run": _local_config(retriever, p, corpus, k, queries, {}),
               "passages": fingerprint(sorted(plist.items()))}
     key = fingerprint(config, 20)
@@ -468,7 +471,8 @@ def score_passages(
             sparse, dense, _ = component_hits(corpus, queries, k, p, runtime, cache_dir, _bm25_hits)
             s_scores = _bm25_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
             d_scores = dense_passage_scores(corpus, queries, plist, p, runtime, cache_dir)
-            scores = {q: [fuse_passage(p, c["docid"], sparse.get(q, []), dense.get(q, []), s, d)
+            scores = {q: [fuse_passage(p, c["docid"], sparse.get(q, []), dense.get(q, []), s, d,
+                                       _in_index(corpus, c) is not None)
                           for c, s, d in zip(plist[q], s_scores[q], d_scores[q])] for q in plist}
         atomic_write_json(path, {"key": key, "config": config, "scores": scores})
     return scores
@@ -477,13 +481,14 @@ def score_passages(
 def _bm25_passage_scores(corpus: Corpus, queries: Mapping[str, str], passages: Mapping[str, Sequence[Mapping[str, str]]],
                          p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> dict[str, list[float]]:
     s = _corpus_bm25(corpus, p, runtime, cache_dir)
-
-    def in_index(c: Mapping[str, str]) -> str | None:
-        psg = corpus.get(c["docid"]) if c["docid"] in corpus else None
-        return c["docid"] if psg is not None and psg.title == c["title"] and psg.text == c["text"] else None
-
-    return {q: s.score_passages(queries[q], [(c["title"], c["text"]) for c in v], [in_index(c) for c in v])
+    return {q: s.score_passages(queries[q], [(c["title"], c["text"]) for c in v], [_in_index(corpus, c) for c in v])
             for q, v in passages.items()}
+
+
+def _in_index(corpus: Corpus, c: Mapping[str, str]) -> str | None:
+    """``c``'s docid when it is that corpus passage (same title and text), else None (an edited or new passage)."""
+    psg = corpus.get(c["docid"]) if c["docid"] in corpus else None
+    return c["docid"] if psg is not None and psg.title == c["title"] and psg.text == c["text"] else None
 
 
 def short_hits(ctxs: Mapping[str, Sequence[Any]], qids: Sequence[str] | Mapping[str, Any], k: int, retriever: str,

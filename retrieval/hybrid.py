@@ -64,22 +64,26 @@ def weighted_fusion(dense: Hits, sparse: Hits, k: int, alpha: float = 0.1, norma
     return sorted(out, key=lambda x: (-x[1], x[0]))[:k]
 
 
-def _place(hits: Hits, docid: str, score: float) -> tuple[int | None, float | None]:
-    """(rank, score) of ``docid`` in a ranked list: its own when listed, else the rank its ``score`` would take
-    (score desc, docid asc) if that lies within the list; ``(None, None)`` when it would fall beyond it."""
-    for rank, (d, s) in enumerate(hits, start=1):
+def _place(hits: Hits, docid: str, score: float, listed: bool = True) -> tuple[int | None, float | None]:
+    """(rank, score) of ``docid`` in a ranked list: its own when listed (and ``listed``: the passage is the
+    corpus passage of that docid), else the rank its ``score`` would take (score desc, docid asc) if that lies
+    within the list; ``(None, None)`` when it would fall beyond it."""
+    for rank, (d, s) in enumerate(hits if listed else (), start=1):
         if d == docid:
             return rank, s
     rank = 1 + sum(1 for d, s in hits if s > score or (s == score and d < docid))
     return (rank, score) if rank <= len(hits) else (None, None)
 
 
-def fuse_passage(p: Mapping[str, Any], docid: str, sparse: Hits, dense: Hits, s: float, d: float) -> float:
+def fuse_passage(p: Mapping[str, Any], docid: str, sparse: Hits, dense: Hits, s: float, d: float,
+                 in_index: bool = True) -> float:
     """The fused score of passage ``docid`` with component scores ``s`` (BM25) and ``d`` (dense) against the
     component lists ``sparse`` and ``dense`` of its query: the score fusion gives it when it is listed,
     else the one it would get at the rank its scores take (missing from a list: no RRF term, that list's
-    minimum for weighted fusion)."""
-    (rs, s_at), (rd, d_at) = _place(sparse, docid, s), _place(dense, docid, d)
+    minimum for weighted fusion). ``in_index``: the passage is the corpus passage ``docid`` (same title and
+    text, the rule of BM25's and dense's passage scores); when False (an edited passage keeping a corpus
+    docid) a list's entry for ``docid`` is the original's, so the passage is placed by its own scores."""
+    (rs, s_at), (rd, d_at) = _place(sparse, docid, s, in_index), _place(dense, docid, d, in_index)
     if p["fusion"] == "rrf":
         return rrf_score([rs, rd], int(p["rrf_k"]))
     sh, dh = dict(sparse), dict(dense)
