@@ -58,6 +58,6 @@ def test_ctrl_c_reads_use_cache_from_the_config_file(monkeypatch, capsys, tmp_pa
         assert eval_cli.main(["--tasks", "nq_oracle_bm25", *argv]) == 130
         assert capsys.readouterr().err == (f"tokrag eval: interrupted; the requests finished so far are kept in the "
                                            f"--use_cache {where} files: rerun the same command to resume from them\n")
-    config.write_text("model: rag-standard\n", encoding="utf-8")
+    config.write_text("model: rag-standard\ntasks: nq_oracle_bm25\n", encoding="utf-8")
     assert eval_cli.main(["-C", str(config)]) == 130
     assert "this one saved nothing" in capsys.readouterr().err

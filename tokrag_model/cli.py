@@ -8,6 +8,8 @@
     tokrag calibrate ...          Tok-RAG preset chosen on dev questions          -> tasks.calibrate
     tokrag leaderboard run|report|rescore|check SPEC                              -> leaderboards.cli
 
+    tokrag --version              tokrag's version and the library versions a result records
+
 Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
 """
 
@@ -31,7 +33,8 @@ def _usage() -> str:
     for name, (_, _, help_) in _COMMANDS.items():
         lines.append(f"  {name:<12} {help_}")
     lines.append("")
-    lines.append("Run 'tokrag <command> --help' for the options of a command.")
+    lines.append("Run 'tokrag <command> --help' for the options of a command; 'tokrag --version' prints tokrag's version")
+    lines.append("and those of the libraries a result records (lm_eval, torch, transformers, pyserini, ...).")
     return "\n".join(lines)
 
 
@@ -51,9 +54,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str]) -> int:
-    """:func:`main` with the arguments given; returns the exit code."""
+    """:func:`main` with the arguments given; returns the exit code. No arguments, ``-h``, ``--help``, ``help``: the
+    commands, one line each (0); ``--version``: :func:`tokrag_model.eval_cli.version_text` (0)."""
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(_usage())
+        return 0
+    if argv[0] == "--version":
+        from tokrag_model.eval_cli import version_text  # package metadata only: no torch or lm-eval import
+
+        print(version_text())
         return 0
     name = argv[0]
     if name not in _COMMANDS:

@@ -1,6 +1,9 @@
 """``tokrag eval ...``: lm-eval's CLI with the tokrag models registered (same flags as ``lm_eval``).
 
-Useful when the ``.pth`` start-up hook is not installed (e.g. running from a source checkout).
+Useful when the ``.pth`` start-up hook is not installed (e.g. running from a source checkout). Besides lm-eval's CLI:
+``tokrag eval --help`` (or no arguments) leads lm-eval's ``run`` options with what tokrag adds (:func:`help_text`),
+``tokrag eval --version`` prints the versions a result records (:func:`version_text`), and a run without ``--tasks``
+is one error line (:func:`check_tasks_given`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,95 @@ def interrupted_line(use_cache: str | None, program: str = "tokrag eval") -> str
             "not recorded), or run cells with 'tokrag leaderboard run', which resumes")
 
 
+LMEVAL_COMMANDS: tuple[str, ...] = ("run", "ls", "validate")
+"""lm-eval 0.4.13's subcommands; arguments that start with none of them are ``run``'s (lm-eval inserts it)."""
+
+
+def help_text() -> str:
+    """The paragraph ``tokrag eval --help`` prints before lm-eval's ``run`` options: what ``tokrag eval`` adds to
+    ``lm_eval``, its model names (:data:`tokrag_model.methods.METHODS`), the offline ``pretrained`` aliases
+    (:data:`tokrag_model.loading.ALIASES`), where the task table, the checks and the results are described."""
+    import textwrap
+
+    from .loading import ALIASES
+    from .methods import METHODS
+
+    def item(text: str) -> str:  # the registry's lists grow: wrapped under their column
+        return textwrap.fill(text, width=115, initial_indent="  ", subsequent_indent=" " * 17,
+                             break_on_hyphens=False, break_long_words=False)
+
+    return "\n".join([
+        "tokrag eval: lm_eval with tokrag's models and tasks registered; it takes lm_eval run's options (below).",
+        item(f"--model        tokrag's methods: {', '.join(METHODS)} (lm-eval's own, e.g. hf, work too)"),
+        item(f"--model_args   pretrained=: an offline alias ({', '.join(ALIASES)}), a hub id or a local folder"),
+        "  --tasks        required: tokrag's tasks are tabled in tasks/README.md (e.g. wiki_lm_bm25, nq_oracle_bm25);",
+        "                 'tokrag eval ls tasks' lists every task lm-eval knows",
+        "  checks         a tokrag model's or task's arguments (--output_path, --use_cache, --limit, --num_fewshot,",
+        "                 --gen_kwargs, --apply_chat_template, the tasks' data) are checked before the model loads:",
+        "                 one 'error:' line, exit status 2",
+        "  results        --output_path DIR: lm-eval's results JSON (config.tokrag_versions: the versions of",
+        "                 'tokrag eval --version') and, with --log_samples, samples_<task>_<date>.jsonl, under",
+        "                 DIR/<pretrained>/; Ctrl-C with --use_cache PATH keeps the finished requests for a rerun",
+        "  more           README.md, 'Running evaluations'",
+        "",
+        "lm-eval's options ('tokrag eval' runs 'lm_eval run'; also 'tokrag eval ls ...', 'tokrag eval validate ...'):",
+        "",
+    ])
+
+
+def version_text() -> str:
+    """``tokrag --version`` / ``tokrag eval --version``: tokrag's installed version and source commit
+    (:func:`tokrag_model.provenance.tokrag_source`), then one ``name version`` line per library a result records in
+    ``config.tokrag_versions`` (lm_eval, then :func:`leaderboards.keys.library_versions`: torch, transformers,
+    tokenizers, pyserini, the Anserini jar, FAISS), read from package metadata without importing them; ``not
+    installed`` where one is not. Raises nothing."""
+    from leaderboards.keys import _lm_eval_version, library_versions
+
+    from .provenance import tokrag_source
+
+    source = tokrag_source()
+    try:
+        lm_eval_version: str | None = _lm_eval_version()
+    except Exception:  # noqa: BLE001 - PackageNotFoundError: not installed
+        lm_eval_version = None
+    libraries = library_versions()
+    order = ["torch", "transformers", "tokenizers", "pyserini", "anserini"]
+    versions = {"lm_eval": lm_eval_version, **{name: libraries.get(name) for name in order},
+                **{k: v for k, v in libraries.items() if k not in order}}
+    head = f"tokrag {source['version'] or 'not installed'}" + (f" (commit {source['commit']})" if source["commit"] else "")
+    return "\n".join([head, *(f"{name} {value or 'not installed'}" for name, value in versions.items())])
+
+
+def check_tasks_given(argv: list[str]) -> None:
+    """Refuse a ``run`` (``argv``: lm-eval's arguments after ``run``) that names no task: neither ``--tasks`` / ``-t``
+    (as lm-eval's parser reads it; empty names, e.g. ``--tasks ""``, count as none) nor ``tasks`` in the
+    ``--config`` / ``-C`` YAML file (:func:`config_value`). lm-eval ended it with a ``ValueError: No tasks
+    specified`` traceback, and a ``--config`` path that is not a file with a ``FileNotFoundError`` one.
+
+    Raises:
+        ConfigError: one line naming ``--tasks`` (where tokrag's tasks are listed and how to list lm-eval's), or the
+            ``--config`` path that is not a file.
+    """
+    import argparse
+    import os
+
+    from retrieval.errors import ConfigError
+
+    flag = argparse.ArgumentParser(add_help=False)
+    flag.add_argument("--tasks", "-t", nargs="*", action="extend")
+    flag.add_argument("--config", "-C")
+    known = flag.parse_known_args(argv)[0]
+    if known.config is not None and not os.path.isfile(known.config):
+        raise ConfigError(f"--config {known.config}: not a file; give the path of a YAML file of lm_eval run's options")
+    if any(name.strip() for value in known.tasks or () for name in value.split(",")):
+        return
+    if known.config and config_value(known.config, "tasks"):
+        return
+    where = f" (nor 'tasks:' in the --config file {known.config})" if known.config else ""
+    raise ConfigError(f"--tasks: no task given{where}; name one or more, e.g. --tasks wiki_lm_bm25 (tokrag's tasks: "
+                      "the table in tasks/README.md; 'tokrag eval ls tasks' lists every task lm-eval knows)")
+
+
 def close_progress_bars() -> None:
     """Close the tqdm progress bars still open (after Ctrl-C), each written out as a finished bar (its last state
     and a newline), so that the :func:`interrupted_line` printed next starts a line of its own instead of following
@@ -66,8 +158,24 @@ def close_progress_bars() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval`` with ``argv`` (e.g. ``--model tokrag --model_args ... --tasks ...``); returns the exit code
     (130 after Ctrl-C, with one line on stderr instead of lm-eval's traceback; the commands ``tokrag eval`` and
-    ``python -m tokrag_model.eval_cli`` then die by SIGINT: :func:`retrieval.errors.die_by`)."""
+    ``python -m tokrag_model.eval_cli`` then die by SIGINT: :func:`retrieval.errors.die_by`).
+
+    Arguments that do not start with an lm-eval subcommand (:data:`LMEVAL_COMMANDS`) are ``run``'s. No arguments,
+    ``-h`` / ``--help`` of ``run``: :func:`help_text`, then lm-eval's ``run`` options (0). ``--version``:
+    :func:`version_text` (0). Raises ConfigError (``tokrag eval`` prints it as one line, exit status 2) for a run
+    without tasks (:func:`check_tasks_given`), before lm-eval is imported, and for the run arguments that the start-up
+    hook checks before the model load."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--version"]:
+        print(version_text())
+        return 0
+    if not argv or argv[0] not in LMEVAL_COMMANDS:
+        argv = ["run", *argv]  # as lm-eval does for two arguments or more; one (--tasks=X) was an 'unrecognized' error
+    if argv[0] == "run" and (len(argv) == 1 or {"-h", "--help"} & set(argv[1:])):
+        print(help_text())  # then lm-eval's 'run' options: its own top-level help lists only its subcommands
+        argv = ["run", "--help"] if len(argv) == 1 else argv
+    elif argv[0] == "run":
+        check_tasks_given(argv[1:])
     old = sys.argv
     try:
         import tokrag_model
@@ -91,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from retrieval.errors import command_status
+    from retrieval.errors import TokragError, command_status
 
-    sys.exit(command_status(main()))
+    try:
+        status = main()
+    except TokragError as exc:  # raised before lm-eval runs (check_tasks_given): one line, as the hook's (exit 2)
+        print(f"python -m tokrag_model.eval_cli: error: {exc}", file=sys.stderr)
+        status = 2
+    sys.exit(command_status(status))
