@@ -10,8 +10,9 @@ and a *RAG* run (passages + the same context). At each gold token ``x_i``:
   *generation-relevant* strict tokens: where the two greedy tokens differ (always true of a strict
   token) and the RAG token is not a function token (the decoder's bypass would accept it untested; with
   ``--model-args bypass=false`` nothing is bypassed, so every strict token is generation-relevant);
-* **score** of a policy: ``S_R − S_L`` of Tok-RAG (benefit predicted iff ``S_R > S_L``), with ``S_R``
-  taken at the policy's layer; the ``confidence`` baseline scores top-1 log-prob RAG minus pure.
+* **score** of a policy: ``rate·S_R − S_L`` of Tok-RAG (benefit predicted iff ``rate·S_R > S_L``, as the decoder
+  decides; ``rate`` the model's, 1 by default, the ``calibrated`` row's the preset's), with ``S_R`` taken at the
+  policy's layer; the ``confidence`` baseline scores top-1 log-prob RAG minus pure.
 
 Every token whose two greedy tokens differ (a superset of the strict tokens) is scored once at
 *every* decoder layer (``S_R`` per layer, ``S_L``), with the per-layer gaps of the dynamic rule and
@@ -168,7 +169,8 @@ class Policy:
     ``kind``: ``fixed`` (``layer``), ``dynamic`` (JS-gap rule: first ℓ in ``min_layer+1 … L−1`` with
     gap > ``threshold`` whose layer ℓ−1 sees the whole retrieved span gives layer ℓ−1, else ``layer`` =
     the fallback; tokrag_method.md §3.4 (A), as the decoder runs it), ``analysis`` (the stored
-    analysis-constants scores) or ``confidence``.
+    analysis-constants scores) or ``confidence``. ``rate``: the decision multiplier of ``fixed`` and ``dynamic``
+    (the decoder emits the RAG token iff ``rate·S_R > S_L``, :func:`tokrag_model.methods.tokrag.tokrag_choose_rag`).
     """
 
     name: str
@@ -177,6 +179,7 @@ class Policy:
     threshold: float | None = None
     min_layer: int | None = None
     label: str = ""
+    rate: float = 1.0
 
     def layer_of(self, rec: TokenRecord) -> int | None:
         """The decoder layer this policy reads S_R from at ``rec`` (the analysis constants' layer for
@@ -214,14 +217,17 @@ class Policy:
                              rec.sees_span if rec.blind else None)
 
     def score(self, rec: TokenRecord) -> float | None:
-        """Benefit score of ``rec`` (> 0 predicts benefit); None where the record was not scored."""
+        """Benefit score of ``rec`` (> 0 predicts benefit, as the decoder picks the RAG token); None where the record
+        was not scored. ``fixed``/``dynamic``: ``rate·S_R − S_L`` at the policy's layer (before 2026-12-05 ``S_R − S_L``
+        whatever the rate: a ``rate=3`` run's accuracy and AUCs were the rate-1 decoder's); ``analysis``: the
+        authors' analysis constants' ``S_R − S_L`` (no rate); ``confidence``: top-1 log-prob RAG minus pure."""
         if self.kind == "confidence":
             return rec.conf_rag - rec.conf_pure
         if rec.s_r is None:
             return None
         if self.kind == "analysis":
             return None if rec.analysis is None else rec.analysis[0] - rec.analysis[1]
-        return rec.s_r[self.layer_of(rec)] - rec.s_l
+        return self.rate * rec.s_r[self.layer_of(rec)] - rec.s_l
 
     def describe(self) -> str:
         if self.label:
@@ -235,17 +241,18 @@ class Policy:
 
 def policy_from_params(name: str, params: dict, n_layers: int, label: str = "") -> Policy:
     """A :class:`Policy` from Tok-RAG model arguments (``layer``, ``js_threshold``, ``js_min_layer``,
-    ``layer_fallback``; missing keys take the model's defaults). Raises ConfigError on bad values."""
+    ``layer_fallback``, ``rate``; missing keys take the model's defaults). Raises ConfigError on bad values."""
     from tokrag_model.methods.tokrag import TokRAGParams, resolve_layer
 
     d = TokRAGParams()
     layer = params.get("layer", d.layer)
+    rate = float(params["rate"]) if params.get("rate") is not None else d.rate
     try:
         if layer == "dynamic":
             return Policy(name, "dynamic", resolve_layer(params.get("layer_fallback", d.layer_fallback), n_layers, "layer_fallback"),
                           float(params.get("js_threshold", d.js_threshold)),
-                          resolve_layer(params.get("js_min_layer", d.js_min_layer), n_layers, "js_min_layer"), label)
-        return Policy(name, "fixed", resolve_layer(layer, n_layers, "layer"), label=label)
+                          resolve_layer(params.get("js_min_layer", d.js_min_layer), n_layers, "js_min_layer"), label, rate)
+        return Policy(name, "fixed", resolve_layer(layer, n_layers, "layer"), label=label, rate=rate)
     except ValueError as exc:
         raise ConfigError(f"policy {name}: {exc}") from None
 
@@ -304,20 +311,22 @@ def widen_records_scan(lm: Any, policies: Sequence[Policy]) -> int | None:
 
 def dynamic_params(lm: Any) -> dict[str, Any]:
     """The dynamic rule's arguments of ``lm`` (a ``TokRAGLM``; its resolved ``params``: ``js_threshold``,
-    ``js_min_layer``, ``layer_fallback`` as given in ``--model-args`` or by its preset, else the defaults), as
-    :func:`policy_from_params` reads them: the ``dynamic`` row :func:`standard_policies` scores."""
+    ``js_min_layer``, ``layer_fallback`` and ``rate`` as given in ``--model-args`` or by its preset, else the defaults),
+    as :func:`policy_from_params` reads them: the ``dynamic`` row :func:`standard_policies` scores."""
     p = lm.params
     return {"layer": "dynamic", "js_threshold": p.js_threshold, "js_min_layer": p.js_min_layer,
-            "layer_fallback": p.layer_fallback}
+            "layer_fallback": p.layer_fallback, "rate": p.rate}
 
 
 def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str | None = None,
-                      dynamic: dict[str, Any] | None = None) -> list[Policy]:
+                      dynamic: dict[str, Any] | None = None, rate: float = 1.0) -> list[Policy]:
     """``default``, ``dynamic``, [``calibrated``], ``analysis``, ``confidence``, then ``layer0`` … ``layer{L−1}``
     (``pretrained``: the model, named in the fix of a preset whose params do not fit it, :func:`preset_policy`).
 
-    ``dynamic``: the ``dynamic`` row's arguments (``js_threshold``, ``js_min_layer``, ``layer_fallback``; the model's,
-    :func:`dynamic_params`); None or missing keys: the authors' constants (TokRAGParams defaults).
+    ``dynamic``: the ``dynamic`` row's arguments (``js_threshold``, ``js_min_layer``, ``layer_fallback``, ``rate``; the
+    model's, :func:`dynamic_params`); None or missing keys: the authors' constants (TokRAGParams defaults).
+    ``rate``: the decision multiplier of ``default`` and ``layerN`` (the model's); ``calibrated`` takes the preset's
+    (:func:`preset_policy`; a preset without one: 1).
 
     Raises:
         ConfigError: ``policy dynamic: js_min_layer=40 is outside the model's 30 layers (0..29)`` (a bad value).
@@ -325,14 +334,15 @@ def standard_policies(n_layers: int, preset: dict | None = None, pretrained: str
     from tokrag_model.methods.tokrag import ANALYSIS_LAYER_FRACTION, TokRAGParams, resolve_layer
 
     d = TokRAGParams()
-    pols = [policy_from_params("default", {}, n_layers, f"paper default: fixed layer {resolve_layer(d.layer, n_layers)}"),
+    pols = [policy_from_params("default", {"rate": rate}, n_layers,
+                               f"paper default: fixed layer {resolve_layer(d.layer, n_layers)}"),
             policy_from_params("dynamic", {**(dynamic or {}), "layer": "dynamic"}, n_layers)]
     if preset is not None:
         pols.append(preset_policy(preset, n_layers, pretrained))
     pols.append(Policy("analysis", "analysis", resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers),
                        label=f"authors' analysis constants, layer {resolve_layer(ANALYSIS_LAYER_FRACTION, n_layers)}"))
     pols.append(Policy("confidence", "confidence", label="top-1 log-prob RAG - pure"))
-    pols += [Policy(f"layer{i}", "fixed", i) for i in range(n_layers)]
+    pols += [Policy(f"layer{i}", "fixed", i, rate=rate) for i in range(n_layers)]
     return pols
 
 
@@ -344,9 +354,22 @@ def study_policies(lm: Any, preset: dict | None = None) -> list[Policy]:
 
     Raises:
         ConfigError: as :func:`standard_policies` (a preset that does not fit the model names
-            ``lm.resolved_config``'s ``pretrained`` in its fix, :func:`preset_policy`).
+            ``lm.resolved_config``'s ``pretrained`` in its fix, :func:`preset_policy`); ``--preset P was calibrated
+            with n_anchors=1 (this run: 3) ...``: the records are scored under ``lm``'s settings, and the preset's
+            layer was chosen under others (:func:`tokrag_model.methods.tokrag.preset_settings_conflict`; ``rate`` is
+            not compared: the calibrated row applies the preset's own).
     """
-    policies = standard_policies(lm.decoder.n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm))
+    from tokrag_model.methods.tokrag import PRESET_SETTINGS, preset_settings_conflict
+
+    if preset is not None:
+        keys = [k for k in PRESET_SETTINGS if k != "rate"]  # they change the records; the rate only the decisions
+        conflict = preset_settings_conflict(preset, {k: getattr(lm.params, k) for k in keys}, keys)
+        if conflict:
+            raise ConfigError(f"--preset {preset.get('path')} was calibrated with {conflict} (a setting its params lack: "
+                              "the default), and its layer was chosen under those settings: give them in --model-args "
+                              f"(or --model-args preset={preset.get('path')}), or calibrate a preset with this run's")
+    policies = standard_policies(lm.decoder.n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm),
+                                 lm.params.rate)
     widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too
     return policies
 

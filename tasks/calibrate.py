@@ -7,8 +7,8 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
 1. collects teacher-forced records on the **dev** pools of ``tokrag analyze`` (wiki paragraphs
    disjoint from the held-out test paragraphs; QA dev questions, ``tasks.data.qa_split_of``) —
    never test questions;
-2. picks the **best fixed layer**: the highest strict-label AUC of ``S_R − S_L``, pooled over the data
-   sets but comparing tokens within each data set only (:func:`strict_auc`; ties: the layer
+2. picks the **best fixed layer**: the highest strict-label AUC of ``rate·S_R − S_L`` (the model's ``rate``),
+   pooled over the data sets but comparing tokens within each data set only (:func:`strict_auc`; ties: the layer
    closest to the paper default ``round(0.625·depth)``) among the layers whose attention sees the whole
    retrieved span at every strict dev token (every layer of a full-attention model; on Gemma 3 with
    passage blocks longer than its 512-token window, the global layers only: a sliding-window layer
@@ -20,8 +20,9 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
    each candidate quantile gives a threshold, the rule (the model's scan start ``js_min_layer``, by default the
    authors' 10/32 of the depth; fallback = the best fixed layer) is scored by its strict AUC, and the best quantile is kept (ties: the lower quantile);
 4. writes a small JSON preset (``preset=PATH`` for ``--model tokrag``) whose ``params`` are the better of
-   the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, with both candidates,
-   their dev AUCs and the data recorded in ``calibration``.
+   the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, plus the Tok-RAG settings they
+   were chosen under (``rate``, ``n_anchors``, windows, tops, ``bypass``: a preset run applies them), with both
+   candidates, their dev AUCs and the data recorded in ``calibration``.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def check_both_classes(records: Sequence[TokenRecord]) -> list[str]:
 
 
 def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
-                      policy: str = "auto", js_min_layer: int | float | None = None) -> dict[str, Any]:
+                      policy: str = "auto", js_min_layer: int | float | None = None, rate: float = 1.0) -> dict[str, Any]:
     """The preset ``params`` and ``calibration`` summary from dev ``records`` (module docstring).
 
     Args:
@@ -129,6 +130,8 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
         policy: ``auto`` (the better on dev), ``fixed`` or ``dynamic``.
         js_min_layer: the dynamic rule's scan start (a layer or a fraction of the depth): the model's
             ``js_min_layer``, from which the records' gaps were recorded; None: the authors' 10/32.
+        rate: the model's decision multiplier: every candidate is scored by ``rate·S_R − S_L``, as the decoder decides
+            (:meth:`tasks.analyze.Policy.score`).
     Raises:
         ConfigError: no data set with strict tokens of both classes (:func:`check_both_classes`), no gap value
             (``auto`` / ``dynamic`` only: the fixed layer needs none; with ``fixed`` the ``dynamic`` summary then
@@ -148,7 +151,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
                                             "on the other data sets' tokens only (raise --n to include it)", line)
     d = TokRAGParams()
     default_layer = resolve_layer(d.layer, n_layers)
-    by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i)) for i in range(n_layers)}
+    by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i, rate=rate)) for i in range(n_layers)}
     eligible = [i for i in range(n_layers) if all(r.sees_span(i) for r in strict)]
     if not eligible:
         raise ConfigError("calibrate: no layer's attention sees the whole retrieved span at every strict dev token")
@@ -164,7 +167,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     by_q = []
     for q in quantiles if len(gaps) else ():
         thr = float(np.quantile(gaps, q))
-        pol = Policy("dynamic", "dynamic", best_layer, thr, min_layer)
+        pol = Policy("dynamic", "dynamic", best_layer, thr, min_layer, rate=rate)
         # the share of strict tokens where the rule found no pair above the threshold (not the share at the fallback
         # layer, which also counts scan hits at ℓ = fallback + 1)
         by_q.append({"quantile": q, "threshold": thr, "auc": strict_auc(strict, pol),
@@ -263,17 +266,21 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
                       seconds: float | dict | None = None) -> dict:
     """Calibrate on the dev records of every data set, pooled with within-data-set AUCs
     (:func:`calibrate_records`), and write the preset for ``lm`` (the data configurations recorded);
-    returns the preset as read back.
+    returns the preset as read back. Its ``params`` hold, beside the calibrated layer or threshold, every Tok-RAG
+    setting ``lm`` scored the records and chose them under (:data:`tokrag_model.methods.tokrag.PRESET_SETTINGS`:
+    ``rate``, ``n_anchors``, ``window_left``/``right``, ``rag_top``, ``pure_top``, ``bypass``), so a ``preset=`` run
+    applies them and refuses other values given explicitly (before 2026-12-05 only the layer or threshold was written,
+    and a preset run silently used the defaults: such a preset reads as calibrated with the defaults).
 
     ``seconds``: the time keys of ``calibration`` (:func:`tasks.analyze.run_seconds`: ``seconds`` = the total scoring
     time of the dev samples used, over every invocation that scored them, None where older records lack per-sample
     times; ``seconds_known``, ``samples_untimed``, ``wall_seconds`` = this invocation), or a plain number of seconds."""
-    from tokrag_model.methods.tokrag import write_preset
+    from tokrag_model.methods.tokrag import PRESET_SETTINGS, write_preset
 
     if any(c["split"] != "dev" for c in cfgs.values()):
         raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy,
-                            lm.params.js_min_layer)  # the scan start the records' gaps were recorded from
+                            lm.params.js_min_layer, lm.params.rate)  # the scan start the records' gaps were recorded from
     keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256",
             "bypass")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
@@ -281,7 +288,8 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
         cal["calibration"].update(seconds)
     elif seconds is not None:
         cal["calibration"]["seconds"] = round(seconds, 1)
-    return write_preset(path, lm, nan_to_none(cal["params"]), nan_to_none(cal["calibration"]))
+    params = {**cal["params"], **{key: getattr(lm.params, key) for key in PRESET_SETTINGS}}
+    return write_preset(path, lm, nan_to_none(params), nan_to_none(cal["calibration"]))
 
 
 def _short_float(x: float) -> str:

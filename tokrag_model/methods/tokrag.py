@@ -728,9 +728,64 @@ def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids:
 PRESET_FORMAT = "tokrag-preset/1"
 PRESET_PARAMS = ("layer", "js_threshold", "js_min_layer", "layer_fallback", "rate", "n_anchors", "window_left",
                  "window_right", "rag_top", "pure_top", "bypass")
-"""Model arguments a preset may set (explicit model arguments override them)."""
+"""Model arguments a preset may set (explicit model arguments override them; one of :data:`PRESET_SETTINGS` with a
+WARNING, :func:`preset_override_warning`)."""
 DYNAMIC_ONLY = ("js_threshold", "js_min_layer", "layer_fallback")
 """Model arguments that act only with ``layer=dynamic`` (the JS-gap rule); given with a fixed layer they are an error."""
+PRESET_SETTINGS = ("rate", "n_anchors", "window_left", "window_right", "rag_top", "pure_top", "bypass")
+"""The Tok-RAG settings a preset's layer or threshold was chosen under (they change ``S_R``, ``S_L``, the decisions or
+the tokens tested). ``tokrag calibrate`` writes every one into the preset's ``params``, so a ``preset=PATH`` run applies
+them; a model argument giving another value overrides it with a WARNING (:func:`preset_override_warning`).
+A preset without one (written before 2026-12-05, as the two under leaderboards/presets/) was calibrated with its
+default (:class:`TokRAGParams`)."""
+
+
+def preset_settings(preset: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`PRESET_SETTINGS` a preset (as :func:`read_preset` returns it) was calibrated under: each from its
+    ``params`` (cast as the model argument), else the default (:class:`TokRAGParams`: older presets record none)."""
+    params, d = preset.get("params") or {}, TokRAGParams()
+    return {key: TokRAGLM.EXTRA_ARGS[key].cast(params[key]) if params.get(key) is not None else getattr(d, key)
+            for key in PRESET_SETTINGS}
+
+
+def preset_settings_conflict(preset: Mapping[str, Any], values: Mapping[str, Any], keys: Iterable[str] = PRESET_SETTINGS
+                             ) -> str | None:
+    """``n_anchors=1 (this run: 3), bypass=False (this run: True)``: the ``keys`` (of :data:`PRESET_SETTINGS`) whose
+    value in ``values`` (the run's, key -> value; a key missing there is not compared) differs from the preset's
+    (:func:`preset_settings`); None when none does. Such a run is warned of (:func:`preset_override_warning`) or, in
+    ``tokrag analyze --preset`` (records scored under other settings), refused: the preset's layer or threshold
+    was chosen under its own settings (on SmolLM2 a preset calibrated with ``n_anchors=1,rag_top=5,bypass=false``
+    chose layer 2; the same dev samples under the defaults choose layer 26)."""
+    made = preset_settings(preset)
+    diff = [f"{key}={made[key]!r} (this run: {values[key]!r})" for key in keys if key in values and values[key] != made[key]]
+    return ", ".join(diff) or None
+
+
+def preset_override_warning(preset: Mapping[str, Any] | None, cfg: Mapping[str, Any], given: Mapping[str, Any]
+                            ) -> str | None:
+    """One WARNING line when model arguments given explicitly (``given``: key -> value as given) override
+    :data:`PRESET_SETTINGS` the preset was calibrated under with other values (``cfg``: the resolved config,
+    :meth:`TokRAGLM.resolve_args`); None without a preset or such an argument. :meth:`TokRAGLM.setup` logs it.
+
+    ``preset=P: calibrated with n_anchors=1 (this run: 3) (a setting its params lack: the default); its params
+    {'layer': 2} were chosen under those settings, so they may not suit this run's: drop n_anchors from the model
+    arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate --model M --split dev
+    --model-args n_anchors=3)``.
+    """
+    if preset is None:
+        return None
+    explicit = {k: cfg[k] for k in PRESET_SETTINGS if given.get(k) is not None and k in cfg}
+    conflict = preset_settings_conflict(preset, explicit)
+    if not conflict:
+        return None
+    made = preset_settings(preset)
+    keys = [k for k in explicit if explicit[k] != made[k]]
+    chosen = {k: v for k, v in (preset.get("params") or {}).items() if k not in PRESET_SETTINGS}
+    return (f"preset={preset.get('path')}: calibrated with {conflict} (a setting its params lack: the default); its "
+            f"params {chosen} were chosen under those settings, so they may not suit this run's: drop {', '.join(keys)} "
+            f"from the model arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate "
+            f"--model {cfg.get('pretrained') or 'MODEL'} --split dev --model-args "
+            f"{','.join(f'{k}={given[k]}' for k in keys)})")
 
 
 def preset_unused_dynamic(preset: Mapping[str, Any], lm_eval: bool = True) -> str | None:
@@ -1043,6 +1098,9 @@ class TokRAGLM(RAGMethodLM):
         """``cfg`` with the preset's params applied under the explicit arguments (``given``: key -> value as
         given), then checked: an explicit :data:`DYNAMIC_ONLY` argument with a fixed layer has no effect and
         is an error. The keys the preset set are recorded in the result's ``from_preset`` (:class:`ResolvedArgs`).
+        An explicit argument overrides the preset's; one of :data:`PRESET_SETTINGS` given with another value than
+        the preset's is warned of by :meth:`setup` (:func:`preset_override_warning`), not here (the leaderboard's
+        pre-run check resolves each cell too).
 
         Args:
             preset: the preset as :func:`read_preset` returned it (checked against the weights); None reads
@@ -1117,6 +1175,9 @@ class TokRAGLM(RAGMethodLM):
             if message:
                 log.warning("%s", message)
         resolved = self.resolve_args(c, self.given_args, self.preset)
+        message = preset_override_warning(self.preset, resolved, self.given_args)
+        if message:
+            log.warning("%s", message)
         c.update(resolved)  # resolved_config stays a plain dict of values
         self.token_classes = TokenClasses(self.tokenizer)
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
