@@ -324,7 +324,8 @@ def _eval_parser() -> argparse.ArgumentParser:
                     "(not with --expect, whose conditions name theirs)")
     ap.add_argument("--corpus", default=None, help="corpus of the run: needed for a TREC run (passage texts); the topics' "
                     "gold ids are checked against a local one (for a ctxs JSONL run, read only when a gold id is not "
-                    "among the run's passages; not with --expect, whose conditions name theirs)")
+                    "among the run's passages; not with --expect, whose conditions name theirs); a TREC run's "
+                    "RUN.meta.json, when tokrag retrieve wrote it with that file, must name the same corpus")
     ap.add_argument("--k", type=int, nargs="+", default=None, help=f"cut-offs (default {' '.join(map(str, EVAL_KS))}; not with --expect, "
                     "whose expected figures name theirs)")
     ap.add_argument("--expect", default=None, help="expectation file: corpus, topics, conditions with expected figures (YAML)")
@@ -1035,6 +1036,35 @@ def _trec_unknown_warning(trec: Path, ctxs: dict, answers: dict, gold: dict, top
               "JSONL that tokrag retrieve wrote with it, which counts them as misses", file=sys.stderr)
 
 
+def _check_run_corpus(trec: Path, corpus, corpus_arg: str) -> None:
+    """Refuse a ``--corpus`` other than the one the TREC run ``trec`` was retrieved from: its passage texts would
+    not be the run's, so answer recall would be scored on other texts. The run's corpus is known when ``tokrag
+    retrieve`` wrote ``trec``: its ``.meta.json`` (:func:`_meta_beside`) records the corpus fingerprint and the
+    SHA-256 of the TREC file it describes. Without that file, with another checksum (the file was changed since)
+    or without a corpus fingerprint (a run over a prebuilt index), nothing is checked.
+
+    Raises:
+        DataError: the recorded corpus fingerprint differs from ``corpus``'s (both files named).
+    """
+    from .io import sha256_file
+
+    meta_path = _meta_beside(trec)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        made_from = meta["config"]["corpus"]
+        if meta["output"]["sha256"]["run"] != sha256_file(trec):
+            return
+        fp = made_from["fingerprint"]
+        ctxs_name = meta["output"].get("ctxs") or _ctxs_beside(trec).name
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
+    if isinstance(fp, str) and fp != corpus.fingerprint:
+        raise DataError(f"--run {trec} was retrieved from corpus {made_from.get('name')!r} (fingerprint {fp}, recorded in "
+                        f"{meta_path.name}) but --corpus {corpus_arg} has fingerprint {corpus.fingerprint}, so its passage "
+                        "texts are not the run's; pass the corpus the run was made from, or score the ctxs JSONL written "
+                        f"with the run ({ctxs_name}) instead")
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import is_ctxs_file, read_ctxs_jsonl
     from .metrics import format_table
@@ -1058,6 +1088,7 @@ def _eval(a: argparse.Namespace) -> int:
             raise ConfigError(f"--corpus {a.corpus}: the passage texts of a TREC run over a prebuilt corpus are not "
                               "local; score the run's ctxs JSONL (written beside it by tokrag retrieve) instead")
         corpus: Any = resolve_corpus(a.corpus, a.data_dir)
+        _check_run_corpus(run_path, corpus, a.corpus)
         ctxs, questions_known, texts = _trec_questions(run_path, _read_trec(run_path, corpus))
         present: set[str] = set()
     else:
