@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_identity,
+from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_identity, query_rule,
                    validate_queries)
 from .cache import Run, RunCache, engine_versions
 from .corpus import Corpus, resolve_corpus
@@ -181,6 +181,8 @@ def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any],
     }
     if encoder is not None:
         config["encoder"] = dict(encoder)
+    if retriever in ("bm25", "hybrid") and query_rule(queries) is not None:  # only ':' queries changed (rule 2)
+        config["queries"]["rule"] = query_rule(queries)
     config["engine"] = engine_versions(retriever)
     return config
 
