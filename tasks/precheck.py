@@ -586,7 +586,10 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       (:func:`_check_limit_per_process`).
     * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
     * ``--gen_kwargs do_sample`` true, or ``temperature`` > 0 without ``do_sample=False``, with a tokrag method: the
-      methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only).
+      methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only). The
+      same for any other setting the methods do not honour (``num_beams`` above 1, ``repetition_penalty``,
+      ``no_repeat_ngram_size``, ...), in ``--gen_kwargs`` or a selected task's ``generation_kwargs``
+      (:func:`_check_unhonoured_gen_kwargs`).
     * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
@@ -648,6 +651,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
             given = ", ".join(f"{k}={gen[k]!r}" for k in ("do_sample", "temperature") if k in gen)
             raise ConfigError(f"--gen_kwargs {given}: --model {model} decodes greedily (every tokrag method does), so "
                               "the results would record sampling that did not happen; drop do_sample/temperature")
+        _check_unhonoured_gen_kwargs(task_manager, names, model, gen, selected)
         _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
     if output_path:
         path = Path(str(output_path))
@@ -670,7 +674,8 @@ def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_a
     """The first generation task of ``names`` (or of ``selected``, :func:`_expand_selected`'s tasks when the caller
     has them) on which a ``max_gen_toks`` model argument in ``model_args`` (a dict or lm-eval's ``k=v,...`` string)
     has no effect: its generation kwargs (the task YAML's ``generation_kwargs`` with ``gen``, the run's
-    ``gen_kwargs``, over them, as lm-eval merges them) set another ``max_gen_toks``, and the request's value wins
+    ``gen_kwargs``, over them, as lm-eval merges them) set another ``max_gen_toks`` (or an alias lm-eval's
+    ``normalize_gen_kwargs`` reads as it, ``max_new_tokens``, ...), and the request's value wins
     (lm-eval's ``hf``), so a tokrag method refuses it in ``generate_until``
     (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load. Pure: nothing is raised.
 
@@ -680,6 +685,8 @@ def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_a
         ``generation_kwargs`` did; None when no task conflicts, the model argument is not set, or a value is not an
         integer (left to the model's argument check).
     """
+    from lm_eval.models.utils import normalize_gen_kwargs
+
     margs = _model_args(model_args)
     if margs.get("max_gen_toks") is None:
         return None
@@ -692,13 +699,55 @@ def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_a
             continue
         task_gen = t.cfg.get("generation_kwargs")
         merged = {**(task_gen if isinstance(task_gen, dict) else {}), **gen}
-        try:
-            wins = int(merged["max_gen_toks"]) if merged.get("max_gen_toks") is not None else given
+        try:  # as lm-eval's hf reads the budget: max_gen_toks or an alias (max_new_tokens, ...), else the model's
+            wins = normalize_gen_kwargs(merged, given)["max_gen_toks"]
+            from_gen = normalize_gen_kwargs(gen, -1)["max_gen_toks"] == wins  # else the task's (its key outranks)
         except (TypeError, ValueError):
             continue
         if wins != given:
-            return t.name, given, wins, "gen_kwargs" if "max_gen_toks" in gen else "task"
+            return t.name, given, wins, "gen_kwargs" if from_gen else "task"
     return None
+
+
+def _check_unhonoured_gen_kwargs(task_manager: Any, names: list[Any], model: str, gen: dict,
+                                 selected: list[_Selected] | None) -> None:
+    """A generation setting that a tokrag method would not honour (:func:`tokrag_model.base.unhonoured_gen_kwargs`:
+    ``num_beams`` above 1, ``repetition_penalty``, ``no_repeat_ngram_size``, ..., or sampling), in ``--gen_kwargs``
+    (``gen``) or in a selected generation task's ``generation_kwargs`` (``--gen_kwargs`` over them, as lm-eval merges
+    them; a task without any gets lm-eval's greedy defaults): every method decodes greedily and reads only ``until``
+    and the budget, while lm-eval records the settings in the results. The model refuses it in its first
+    ``generate_until`` (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`); refused here before the model load.
+    A budget or temperature that is not a number is left to the model.
+
+    Raises:
+        ConfigError: one line naming the setting (and the task whose YAML set it) and what to do.
+    """
+    from tokrag_model.base import GEN_KWARGS_READ, unhonoured_gen_kwargs
+
+    def shown(kw: dict, keys: list[str]) -> str:
+        return ", ".join(f"{k}={kw[k]!r}" for k in keys)
+
+    why = (f"--model {model} decodes greedily (every tokrag method does) and reads only {GEN_KWARGS_READ}, so the "
+           "results would record settings that did not act")
+    try:
+        bad = unhonoured_gen_kwargs(gen)
+    except (TypeError, ValueError):
+        return
+    if bad:
+        raise ConfigError(f"--gen_kwargs {shown(gen, bad)}: {why}; drop {'/'.join(bad)}")
+    for t in _expand_selected(task_manager, names) if selected is None else selected:
+        if t.cfg.get("output_type") != "generate_until":
+            continue
+        task_gen = t.cfg.get("generation_kwargs")
+        merged = {**(task_gen if isinstance(task_gen, dict) else {}), **gen}
+        try:
+            bad = unhonoured_gen_kwargs(merged)
+        except (TypeError, ValueError):
+            continue
+        if bad:
+            raise ConfigError(f"--model {model}: task {t.name}'s generation_kwargs set {shown(merged, bad)}: {why}; "
+                              "run the task with a model that honours them (lm-eval's hf), or a copy of the task "
+                              f"without {'/'.join(bad)}")
 
 
 def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,

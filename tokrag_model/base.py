@@ -47,7 +47,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 from lm_eval.api.instance import Instance  # noqa: E402
 from lm_eval.api.model import LM  # noqa: E402
-from lm_eval.models.utils import Collator, handle_stop_sequences, postprocess_generated_text  # noqa: E402
+from lm_eval.models.utils import Collator, handle_stop_sequences, normalize_gen_kwargs, postprocess_generated_text  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from retrieval.errors import ConfigError  # noqa: E402
@@ -171,6 +171,49 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     revision = args.get("revision")
     if has_chat_template(str(pretrained), str(revision) if revision else None) is False:
         raise ConfigError(no_chat_template_message(model, pretrained))
+
+
+GREEDY_GEN_KWARGS: tuple[str, ...] = ("until", "max_gen_toks", "do_sample", "temperature")
+"""The generation kwargs a tokrag method reads, as lm-eval's ``normalize_gen_kwargs`` names them (its budget aliases
+``max_new_tokens``, ``max_tokens``, ``max_completion_tokens`` become ``max_gen_toks``); ``do_sample`` and
+``temperature`` only where they ask for greedy decoding (:func:`unhonoured_gen_kwargs`)."""
+
+NEUTRAL_GEN_KWARGS: dict[str, Any] = {"num_beams": 1}
+"""Other generation kwargs accepted at the value that changes nothing (HF ``generate``'s default: one beam is greedy;
+stock lm-eval tasks such as ``noreval``'s set it)."""
+
+SAMPLING_ONLY_GEN_KWARGS: frozenset[str] = frozenset({"top_k", "top_p", "min_p", "top_h", "typical_p", "epsilon_cutoff",
+                                                      "eta_cutoff"})
+"""Generation kwargs that HF ``generate`` reads only when it samples (its logits warpers, added only with
+``do_sample``; transformers ``GenerationConfig.validate`` warns of them under greedy decoding): inert when the kwargs
+ask for greedy decoding, as lm-eval's ``hf`` runs them (stock lm-eval's ``mimic_repsum`` sets ``top_p`` so)."""
+
+GEN_KWARGS_READ = ("until and max_gen_toks (or max_new_tokens, max_tokens, max_completion_tokens), with do_sample "
+                   "false or temperature 0")
+
+
+def unhonoured_gen_kwargs(gen_kwargs: dict) -> list[str]:
+    """The keys of ``gen_kwargs`` (one request's generation kwargs, the task YAML's with ``--gen_kwargs`` over them)
+    that a tokrag method would not honour: every method decodes greedily and reads only ``until`` and the budget. As
+    lm-eval's ``hf`` reads them (``lm_eval.models.utils.normalize_gen_kwargs``, lm-eval 0.4.13): ``do_sample`` (and
+    ``temperature``, if given) when it samples (``do_sample`` true, or ``temperature`` > 0 without ``do_sample``;
+    ``do_sample=False`` is greedy whatever the temperature), and any key other than :data:`GREEDY_GEN_KWARGS` and
+    the budget aliases, unless at its :data:`NEUTRAL_GEN_KWARGS` value (``num_beams=1``) or, when not sampling, one
+    of :data:`SAMPLING_ONLY_GEN_KWARGS` (``top_p``, ...: inert under greedy decoding in ``hf`` too). lm-eval would
+    record them in the results while the answers ignore them. Empty: all honoured.
+
+    Raises:
+        ValueError, TypeError: a budget or ``temperature`` that ``normalize_gen_kwargs`` cannot read as a number.
+    """
+    norm = normalize_gen_kwargs(gen_kwargs)
+    sampling = bool(norm["do_sample"])
+    bad = [k for k in ("do_sample", "temperature") if sampling and gen_kwargs.get(k) is not None]
+    for k, v in norm.items():
+        if k in GREEDY_GEN_KWARGS or (k in NEUTRAL_GEN_KWARGS and v == NEUTRAL_GEN_KWARGS[k]):
+            continue
+        if sampling or k not in SAMPLING_ONLY_GEN_KWARGS:
+            bad.append(k)
+    return bad
 
 
 def _backbone_files_fingerprint(backbone: Any) -> str | None:
@@ -940,15 +983,16 @@ class RAGMethodLM(LM):
         (:meth:`_report_cuts`). Returns the texts in the original order.
 
         Raises:
-            ConfigError: from :meth:`_gen_settings` (``max_gen_toks`` leaves no prompt room, or a ``max_gen_toks``
-            model argument the task overrides), or from ``make``.
+            ConfigError: from :meth:`_gen_settings` (a generation setting the method would not honour, ``max_gen_toks``
+            leaves no prompt room, or a ``max_gen_toks`` model argument the task overrides), or from ``make``.
         """
         if not requests:
             return []
         self.__dict__.pop("_cut_counts", None)  # counted per call (token_scores and failed calls never report)
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
-        settings = {key: self._gen_settings(json.loads(key), eos_text) for key in dict.fromkeys(keys)}
+        tasks = {key: getattr(req, "task_name", None) for key, req in reversed(list(zip(keys, requests)))}  # first's
+        settings = {key: self._gen_settings(json.loads(key), eos_text, tasks[key]) for key in dict.fromkeys(keys)}
         made = [make(req, settings[key][2])
                 for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
         longest = [max(len(r) for rule in rules for r in rule.rows()) for rules, _ in made]
@@ -981,18 +1025,33 @@ class RAGMethodLM(LM):
         self._report_cuts()
         return coll.get_original(results)
 
-    def _gen_settings(self, gen_kwargs: dict, eos_text: str) -> tuple[list[str], int, int]:
-        """``(stop strings, max_gen_toks, prompt budget in tokens)`` of one generation-kwargs group.
+    def _gen_settings(self, gen_kwargs: dict, eos_text: str, task: str | None = None) -> tuple[list[str], int, int]:
+        """``(stop strings, max_gen_toks, prompt budget in tokens)`` of one generation-kwargs group (of task ``task``,
+        named in errors), read as lm-eval's ``hf`` reads them (``normalize_gen_kwargs``: ``max_new_tokens``,
+        ``max_tokens`` and ``max_completion_tokens`` are ``max_gen_toks``; default the ``max_gen_toks`` model
+        argument).
 
         Raises:
-            ConfigError: ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument given
-            explicitly that the task's generation_kwargs override (as in lm-eval's ``hf``, the request's value wins:
-            the run would use another budget than the one given and recorded).
+            ConfigError: a setting the method would not honour (:func:`unhonoured_gen_kwargs`: sampling, beams,
+            ``repetition_penalty``, ...: the results would record it, the answers are greedy); a budget or temperature
+            that is not a number; ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument
+            given explicitly that the task's generation_kwargs override (as in lm-eval's ``hf``, the request's value
+            wins: the run would use another budget than the one given and recorded).
         """
-        if gen_kwargs.get("do_sample") or float(gen_kwargs.get("temperature", 0.0) or 0.0) > 0:
-            log.warning("%s decodes greedily; do_sample/temperature in the task's generation_kwargs are ignored", self.METHOD)
+        where = f"task {task}'s generation kwargs" if task else "the request's generation kwargs"
+        try:
+            bad = unhonoured_gen_kwargs(gen_kwargs)
+            norm = normalize_gen_kwargs(gen_kwargs, self.resolved_config["max_gen_toks"])
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"--model {self.METHOD}: {where} {gen_kwargs!r} cannot be read ({exc}); the budget "
+                              "(max_gen_toks) must be an integer and temperature a number") from None
+        if bad:
+            raise ConfigError(f"--model {self.METHOD}: {where} set {', '.join(f'{k}={gen_kwargs[k]!r}' for k in bad)}, "
+                              f"which it would not honour: every tokrag method decodes greedily and reads only "
+                              f"{GEN_KWARGS_READ}, so the results would record settings that did not act; drop "
+                              f"{'/'.join(bad)} (--gen_kwargs or the task's generation_kwargs)")
         until = handle_stop_sequences(gen_kwargs.get("until"), eos=eos_text)
-        max_gen = int(gen_kwargs.get("max_gen_toks", self.resolved_config["max_gen_toks"]))
+        max_gen = norm["max_gen_toks"]
         if self.given_args.get("max_gen_toks") is not None and max_gen != self.resolved_config["max_gen_toks"]:
             raise ConfigError(f"--model {self.METHOD}: max_gen_toks={self.resolved_config['max_gen_toks']} (model argument) has "
                               f"no effect: the task's generation_kwargs set max_gen_toks={max_gen}, which win as in lm-eval's hf; "
