@@ -1992,6 +1992,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
 
     if hasattr(lm, "reset_stats"):
         lm.reset_stats()
+    if hasattr(lm, "start_evaluation"):  # the model is reused across cells: its recorded chat flag, cache state
+        lm.start_evaluation(cell.apply_chat_template)  # (lm-eval's evaluate resets them too, through the start-up hook)
     before = _stats(lm)
     bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
     chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)

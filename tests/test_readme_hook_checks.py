@@ -31,5 +31,10 @@ def test_the_claims_hold_in_the_code():
 
     from tokrag_model import _lmeval_hook
 
-    assert "check_cache_requests(" in inspect.getsource(_lmeval_hook._patch_process_tasks)
-    assert "process_tasks" not in inspect.getsource(lm_eval.evaluator.simple_evaluate)
+    assert "check_cache_requests(" in inspect.getsource(_lmeval_hook.check_loaded_run)
+    assert "check_loaded_run(" in inspect.getsource(_lmeval_hook._patch_process_tasks)
+    # since s46 (f7) also for a direct simple_evaluate call: the start-up hook wraps it (the README's "CLI only"
+    # sentence is stale; tests/test_python_callers_s46f7.py checks the reach)
+    assert "process_tasks" not in inspect.getsource(inspect.unwrap(lm_eval.evaluator.simple_evaluate))
+    assert "check_loaded_run(" in inspect.getsource(_lmeval_hook._python_run_checks)
+    assert getattr(lm_eval.evaluator.simple_evaluate, "_tokrag", False)

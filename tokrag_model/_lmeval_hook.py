@@ -212,6 +212,39 @@ def _ours_loaded() -> bool:
         return False
 
 
+def check_loaded_run(task_manager: object, names: object, *, model: object = None, model_args: object = None,
+                     metadata: object = None, output_path: object = None, use_cache: object = None,
+                     cache_requests: object = None, gen_kwargs: object = None, limit: object = None, seed: object = None,
+                     num_fewshot: object = None, apply_chat_template: object = None) -> None:
+    """The pre-load checks of a run whose tasks ``task_manager`` (lm-eval's ``TaskManager``) resolved: ``names`` (task
+    and group names, or a ``--tasks`` YAML's config dicts), expanded once (:func:`tasks.precheck._expand_selected`) for
+    :func:`check_cache_requests` (stale prompts), :func:`tasks.precheck.check_run_arguments` (lost or wrong runs:
+    ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25``, sampling, ``--limit``, ...),
+    :func:`tasks.utils.check_metadata_model_args` (a ``--metadata`` key that is a tokrag model argument, ``k``) and
+    :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``).
+    ``metadata``: what the tasks get (lm-eval merges ``model_args`` | ``metadata``); ``model``: the model's name
+    (a tokrag method name is checked as such). Run by lm-eval's CLI (:func:`_patch_process_tasks`) and by
+    ``lm_eval.simple_evaluate`` called from Python (:func:`patch_evaluator`).
+
+    Raises:
+        ConfigError / DataError / OfflineError: the check's one line.
+    """
+    from tasks.precheck import _expand_selected, _is_ours, _model_args, check_run_arguments, check_selected_tasks
+    from tasks.utils import check_metadata_model_args
+
+    names = list(names or [])
+    selected = _expand_selected(task_manager, names)  # the tasks lm-eval builds: once, for the checks below
+    check_cache_requests(task_manager, names, cache_requests, selected)  # stale prompts
+    check_run_arguments(task_manager, names, model=model, output_path=output_path, use_cache=use_cache,  # lost/wrong runs
+                        gen_kwargs=gen_kwargs, limit=limit, model_args=model_args, seed=seed,
+                        apply_chat_template=apply_chat_template, selected=selected)
+    ours_selected = [t.name for t in selected if _is_ours(t)]
+    if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
+        check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
+    check_selected_tasks(task_manager, names, metadata, gen_kwargs, model_args,  # bad QA metadata: before the load
+                         num_fewshot=num_fewshot, selected=selected)
+
+
 def _patch_process_tasks(module):
     """``--tasks nq_oracle_bm25_noise30``: lm-eval raises ``ValueError: Tasks not found: ...`` after a
     14-line traceback; ours names each unknown task with the closest task names (one line). A copied task YAML that
@@ -287,7 +320,7 @@ def _patch_process_tasks(module):
             parts = [unknown_name("task", name, known, list_all=0) for name in names]
             raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all") from exc
         if ours:
-            from tasks.precheck import check_include_path_tasks, check_run_arguments, check_selected_tasks
+            from tasks.precheck import check_include_path_tasks
 
             try:
                 check_include_path_tasks(requested, getattr(self, "include_path", None))
@@ -295,27 +328,17 @@ def _patch_process_tasks(module):
                 raise
             except Exception:  # noqa: BLE001 - a fault of the check must not stop a run lm-eval resolved
                 pass
-            from tasks.precheck import _expand_selected, check_task_path_metadata
+            from tasks.precheck import check_task_path_metadata
 
             check_task_path_metadata(requested, self.metadata, manager)  # --tasks my.yaml whose metadata: drops the include's
-            names = self.tasks or []
-            selected = _expand_selected(manager, names)  # the tasks lm-eval builds: once, for the three checks below
-            check_cache_requests(manager, names, getattr(self, "cache_requests", None), selected)  # stale prompts
-            check_run_arguments(manager, names, model=getattr(self, "model", None),  # lost or wrong runs
-                                output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
-                                gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
-                                model_args=getattr(self, "model_args", None), seed=getattr(self, "seed", None),
-                                apply_chat_template=getattr(self, "apply_chat_template", None), selected=selected)
-            from tasks.precheck import _is_ours, _model_args
-            from tasks.utils import check_metadata_model_args
-
-            ours_selected = [t.name for t in selected if _is_ours(t)]
-            if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
-                check_metadata_model_args(self.metadata, _model_args(getattr(self, "model_args", None)),
-                                          getattr(self, "model", None), ours_selected[0])
-            check_selected_tasks(manager, names, self.metadata,  # bad QA metadata: before the model loads
-                                 getattr(self, "gen_kwargs", None), getattr(self, "model_args", None),
-                                 num_fewshot=getattr(self, "num_fewshot", None), selected=selected)
+            check_loaded_run(manager, self.tasks or [], model=getattr(self, "model", None),
+                             model_args=getattr(self, "model_args", None), metadata=self.metadata,
+                             output_path=getattr(self, "output_path", None), use_cache=getattr(self, "use_cache", None),
+                             cache_requests=getattr(self, "cache_requests", None),
+                             gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
+                             seed=getattr(self, "seed", None), num_fewshot=getattr(self, "num_fewshot", None),
+                             apply_chat_template=getattr(self, "apply_chat_template", None))
+            manager._tokrag_prechecked = True  # type: ignore[attr-defined]  (simple_evaluate then skips them: once)
         from tokrag_model.base import check_chat_template_before_load
 
         check_chat_template_before_load(getattr(self, "model", None), getattr(self, "model_args", None),  # a base model
@@ -613,17 +636,164 @@ def patch_caching_lm(module):
     cls.__getattr__ = __getattr__
 
 
+def _python_run_checks(arguments: dict) -> None:
+    """:func:`check_loaded_run` (and :func:`tokrag_model.base.check_chat_template_before_load` for a model named by a
+    string) for ``lm_eval.simple_evaluate`` called with ``arguments`` (its bound arguments), unless lm-eval's CLI ran
+    them already on its task manager (:func:`_patch_process_tasks` marks it; the mark is used once). Without a
+    ``task_manager`` one is built as ``simple_evaluate`` builds it (metadata ``model_args`` | ``metadata``) and put in
+    ``arguments``, so the tasks are indexed once. A model object is checked as its ``METHOD`` (a tokrag method's name).
+    Raises a tokrag error only; a fault of a check (a task name lm-eval will refuse itself) leaves lm-eval's error."""
+    manager = arguments.get("task_manager")
+    if manager is not None and getattr(manager, "_tokrag_prechecked", False):
+        manager._tokrag_prechecked = False  # checked by the CLI for this run; a reused manager is checked again
+        return
+    names = [t for t in arguments.get("tasks") or [] if isinstance(t, (str, dict))]
+    if not names or not _ours_loaded():
+        return
+    from lm_eval.utils import simple_parse_args_string
+
+    from retrieval.errors import TokragError
+
+    model, model_args = arguments.get("model"), arguments.get("model_args")
+    name = model if isinstance(model, str) else getattr(model, "METHOD", None)
+    try:
+        if manager is None:
+            from lm_eval.tasks import TaskManager
+
+            margs = simple_parse_args_string(model_args) if isinstance(model_args, str) else \
+                model_args if isinstance(model_args, dict) else {}
+            manager = arguments["task_manager"] = TaskManager(metadata=margs | (arguments.get("metadata") or {}))
+        gen = arguments.get("gen_kwargs")
+        seeds = [arguments.get(k, 0) for k in ("random_seed", "numpy_random_seed", "torch_random_seed",
+                                               "fewshot_random_seed")]
+        check_loaded_run(manager, names, model=name, model_args=model_args, metadata=getattr(manager, "metadata", None),
+                         use_cache=arguments.get("use_cache"),
+                         cache_requests={k: bool(arguments.get(k)) for k in ("cache_requests", "rewrite_requests_cache",
+                                                                            "delete_requests_cache")},
+                         gen_kwargs=simple_parse_args_string(gen) if isinstance(gen, str) else gen,
+                         limit=arguments.get("limit"), seed=seeds, num_fewshot=arguments.get("num_fewshot"),
+                         apply_chat_template=arguments.get("apply_chat_template"))
+        if isinstance(model, str):
+            from tokrag_model.base import check_chat_template_before_load
+
+            check_chat_template_before_load(model, model_args, arguments.get("apply_chat_template"))
+    except TokragError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a fault of a check must not stop a run lm-eval would run
+        import logging
+
+        logging.getLogger("tokrag_model").debug("tokrag pre-load checks of simple_evaluate skipped: %s", exc)
+
+
+def _evaluated_tasks(task_dict: object) -> list:
+    """``(name, task)`` of the tasks in lm-eval's ``evaluate`` ``task_dict`` (``{"tasks": {...}, "groups": ...}``, or
+    the older nested dict of tasks and groups)."""
+    found, stack = [], [task_dict]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        items = node["tasks"].items() if isinstance(node.get("tasks"), dict) else node.items()
+        for key, value in items:
+            if isinstance(value, dict):
+                stack.append(value)
+            elif hasattr(value, "config"):
+                found.append((str(getattr(key, "group_name", key)), value))
+    return found
+
+
+def check_evaluated_tasks(task_dict: object, apply_chat_template: object) -> None:
+    """Refuse, at the start of lm-eval's ``evaluate`` (also called without ``simple_evaluate``), a task that declares
+    itself plain text (task metadata ``plain_text: true``, ``wiki_lm_bm25``: :func:`tasks.precheck.plain_text`) run
+    with ``apply_chat_template`` (its context would be chat-framed) or with few-shot examples while its YAML has no
+    few-shot pool (:data:`tasks.precheck.FEWSHOT_SOURCES`: they would be drawn from the scored documents).
+
+    Raises:
+        ConfigError: one line naming the task and what to drop.
+    """
+    from retrieval.errors import ConfigError
+    from tasks.precheck import FEWSHOT_SOURCES, PLAIN_TEXT, plain_text
+
+    for name, task in _evaluated_tasks(task_dict):
+        cfg = task.config
+        if not plain_text(getattr(cfg, "metadata", None)):
+            continue
+        if apply_chat_template not in (None, False, ""):
+            raise ConfigError(f"apply_chat_template: task {name} scores plain text (task metadata {PLAIN_TEXT}: true), "
+                              "but its context would be put in a chat user turn and the continuation scored after the "
+                              "assistant header: evaluate it in a separate call without apply_chat_template")
+        fewshot = getattr(cfg, "fewshot_config", None)
+        try:
+            n = int(getattr(cfg, "num_fewshot", 0) or 0)
+        except (TypeError, ValueError):
+            n = 0
+        if n > 0 and not any(getattr(cfg, key, None) for key in FEWSHOT_SOURCES) and not (
+                isinstance(fewshot, dict) and fewshot.get("samples") is not None):
+            raise ConfigError(f"num_fewshot {n}: task {name} has no few-shot split of its own, so lm-eval would draw "
+                              "the examples from the documents it scores and put scored text into the prompts; "
+                              "evaluate it with num_fewshot 0")
+
+
+def patch_evaluator(module):
+    """``lm_eval.simple_evaluate`` called from Python (a notebook, a script) skipped the pre-load checks lm-eval's CLI
+    runs (:func:`_patch_process_tasks`): ``metadata={"k": 1}`` was ignored by the model while the results recorded it,
+    ``apply_chat_template=True`` chat-framed ``wiki_lm_bm25``, ``num_fewshot=1`` drew its examples from the scored
+    documents. ``simple_evaluate`` now runs them (:func:`_python_run_checks`; once under the CLI), before the model
+    loads. ``evaluate`` (also called directly) first resets a tokrag model's per-evaluation state
+    (:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`: the recorded chat-template flag, the ``use_cache`` counter
+    and a stale ``CachingLM``'s hook of a reused model object), then refuses a plain-text task chat-framed or with
+    few-shot examples from its scored documents (:func:`check_evaluated_tasks`). Idempotent."""
+    original_simple, original_evaluate = getattr(module, "simple_evaluate", None), getattr(module, "evaluate", None)
+    if original_simple is None or original_evaluate is None or getattr(original_simple, "_tokrag", False):
+        return
+    import inspect
+
+    simple_sig, evaluate_sig = inspect.signature(original_simple), inspect.signature(original_evaluate)
+
+    def simple_evaluate(*args, **kwargs):
+        try:
+            bound = simple_sig.bind(*args, **kwargs)
+        except TypeError:  # lm-eval's own error
+            return original_simple(*args, **kwargs)
+        _python_run_checks(bound.arguments)
+        return original_simple(**bound.arguments)  # with the task manager the checks built
+
+    def evaluate(*args, **kwargs):
+        try:
+            bound = evaluate_sig.bind(*args, **kwargs)
+        except TypeError:
+            return original_evaluate(*args, **kwargs)
+        lm, chat = bound.arguments.get("lm"), bound.arguments.get("apply_chat_template", False)
+        from lm_eval.api.model import CachingLM
+
+        inner = lm.__dict__.get("lm") if isinstance(lm, CachingLM) else lm
+        start = getattr(inner, "start_evaluation", None)
+        if callable(start):
+            start(apply_chat_template=chat, use_cache=inner is not lm)
+        if _ours_loaded():
+            check_evaluated_tasks(bound.arguments.get("task_dict"), chat)
+        return original_evaluate(*args, **kwargs)
+
+    for new, old in ((simple_evaluate, original_simple), (evaluate, original_evaluate)):
+        new._tokrag = True  # type: ignore[attr-defined]
+        new.__doc__, new.__wrapped__ = old.__doc__, old  # type: ignore[attr-defined]
+    module.simple_evaluate, module.evaluate = simple_evaluate, evaluate
+
+
 def install():
     """Register the tokrag models (and tasks path) once lm-eval's registry is imported, and the tasks path again
     once its task manager is (:func:`_after_task_manager`); patch lm-eval's CLI argument
     action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported), and its
     ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error); key ``--use_cache``
-    by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`)."""
+    by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`); run the pre-load checks
+    for Python callers of ``simple_evaluate`` and reset a model's per-evaluation state once ``lm_eval.evaluator`` is
+    (:func:`patch_evaluator`)."""
     after_import(_TARGET, _after_registry)
     after_import("lm_eval.tasks.manager", _after_task_manager)  # imports the registry half-way: see there
     after_import("lm_eval._cli.utils", _patch_cli_utils)
     after_import("lm_eval._cli.harness", _patch_harness)
     after_import("lm_eval.api.model", patch_caching_lm)
+    after_import("lm_eval.evaluator", patch_evaluator)  # Python callers: the CLI's pre-load checks, per-evaluation state
 
 
 install()

@@ -431,7 +431,8 @@ class RAGMethodLM(LM):
             code files (:func:`model_files_fingerprint`; None for a folder-less model).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
-        cached_responses: responses lm-eval's ``--use_cache`` read back for this model (None without the cache).
+        cached_responses: responses lm-eval's ``--use_cache`` read back for this model in the current evaluation (None
+            without the cache; reset by :meth:`start_evaluation`).
         code_fingerprint: :func:`answer_code_fingerprint` when the model was built (part of the ``--use_cache`` key).
         JOURNAL_REPLAY_SAFE: (class) True: a response depends only on its request and the global random states
             (Python's, NumPy's, torch's), so ``tokrag leaderboard run`` may resume a killed cell by replaying its
@@ -486,7 +487,7 @@ class RAGMethodLM(LM):
         self.decoder = MultiContextDecoder(self.model, self.stats, batch_invariant=cfg["batch_invariant"])
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         cfg["chat_template_sha256"] = chat_template_sha256(self.tokenizer)
-        self.chat_template_applied = False  # set when lm-eval renders a chat (--apply_chat_template)
+        self.chat_template_applied = False  # lm-eval renders a chat (--apply_chat_template): per evaluation, start_evaluation
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos |= set(gen_eos) if isinstance(gen_eos, (list, tuple)) else {gen_eos}
@@ -593,6 +594,25 @@ class RAGMethodLM(LM):
     def reset_stats(self) -> None:
         for key in self.stats:
             self.stats[key] = 0
+
+    def start_evaluation(self, apply_chat_template: Any = False, use_cache: bool = False) -> None:
+        """Reset what the results ``config`` records per evaluation, at the start of each of lm-eval's ``evaluate``
+        calls (the start-up hook, :func:`tokrag_model._lmeval_hook.patch_evaluator`): a model object reused for
+        several evaluations (a notebook, ``tokrag leaderboard run``'s cells) recorded ``tokrag_chat_template_applied``
+        true for a plain-prompt run after a chat one, and kept the cache hook and ``tokrag_cached_responses`` of an
+        earlier ``use_cache`` run (counts summed over runs; no ``tokrag_trace`` logged without the cache).
+
+        :attr:`chat_template_applied` becomes ``bool(apply_chat_template)`` (lm-eval renders every context with
+        :meth:`apply_chat_template` exactly when it is true, or reuses requests so rendered under ``cache_requests``);
+        :attr:`cached_responses` becomes 0 under ``use_cache`` (``evaluate`` got lm-eval's ``CachingLM`` over this
+        model, whose hook it holds) and None without, when a stale ``CachingLM``'s hook is replaced by an empty one.
+        """
+        self.chat_template_applied = bool(apply_chat_template)
+        self.cached_responses = 0 if use_cache else None
+        if not use_cache and getattr(getattr(self, "cache_hook", None), "dbdict", None) is not None:
+            from lm_eval.api.model import CacheHook
+
+            self.set_cache_hook(CacheHook(None))
 
     @property
     def device(self) -> str:
