@@ -22,8 +22,9 @@ def test_readme_names_the_cache_requests_check_and_its_reach():
     para = _hook_paragraph()
     assert "`--cache_requests true` is refused for our tasks: lm-eval keys its request cache by task name only" in para
     assert "`refresh` rebuilds them" in para
-    assert ("These checks cover the `lm_eval` CLI and `tokrag eval`, not a direct Python call such as "
-            "`lm_eval.simple_evaluate(cache_requests=True)`.") in para
+    # since s46 (d589294) the checks also reach a direct simple_evaluate call (test_the_claims_hold_in_the_code)
+    assert ("These checks also run for a direct Python call of `lm_eval.simple_evaluate` (once under the CLI), and "
+            "`lm_eval.evaluator.evaluate` refuses a plain-text task chat-framed") in para
 
 
 def test_the_claims_hold_in_the_code():
