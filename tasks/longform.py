@@ -1,18 +1,29 @@
-"""Long-form generation metrics of the KILT ELI5 and Wizard-of-Wikipedia tasks: ROUGE-L and token F1.
+"""Long-form generation metrics of the KILT ELI5 and Wizard-of-Wikipedia tasks: ROUGE-L (two definitions) and token F1.
 
-* ``rougeL``: ROUGE-L F-measure (longest common subsequence; Lin 2004) of the generation against the
-  references, the best over references, computed with Google's ``rouge_score`` package exactly as Hugging
-  Face ``evaluate``'s ``rouge`` metric does for several references per prediction (``RougeScorer(["rougeL"],
-  use_stemmer=False).score_multi``). ``evaluate.load("rouge")`` itself fetches its metric script from the
-  Hugging Face hub, so it does not work offline; ``rouge_score`` is the package it wraps.
-* ``f1``: SQuAD token F1 (:func:`tasks.metrics.f1_score`), the best over references (KILT's F1).
+* ``rougeL``: Hugging Face ``evaluate``'s ROUGE-L: the F-measure of the longest common subsequence (Lin 2004) of
+  the generation and the references, the best over references, computed with Google's ``rouge_score`` package
+  exactly as ``evaluate``'s ``rouge`` metric does for several references per prediction (``RougeScorer(["rougeL"],
+  use_stemmer=False).score_multi``): the texts are lower-cased and cut into tokens of letters and digits
+  (punctuation dropped), one LCS over the whole text. ``evaluate.load("rouge")`` itself fetches its metric script
+  from the Hugging Face hub, so it does not work offline; ``rouge_score`` is the package it wraps. Not KILT's figure.
+* ``kilt_rougeL``: KILT's ROUGE-L, as its official scorer computes it (``kilt/eval_downstream.py``,
+  ``_rougel_score``: the ``rouge`` package's ``Rouge().get_scores(prediction, reference, avg=True)["rouge-l"]["f"]``,
+  "no normalization", the best over the references): the same package (pltrdy ``rouge``, pinned at 1.0.0, the
+  release of KILT's time; its ROUGE-L is unchanged in 1.0.1) cuts each text into sentences at ".", keeps case and
+  all other punctuation (tokens split at spaces, ``"air,"`` is not ``"air"``), and scores the summary-level union LCS
+  (Lin 2004 §3.2). ``"Sunlight is scattered by air. Blue light scatters more."`` against ``"sunlight is scattered
+  by air, blue light scatters more"``: ``rougeL`` 1.0, ``kilt_rougeL`` 0.667. Where KILT's script stops with an
+  error (a prediction or reference with no sentence left, e.g. ``"..."``) the pair scores 0.0.
+* ``f1``: SQuAD token F1 (:func:`tasks.metrics.f1_score`), the best over references (KILT's F1 normalises as
+  SQuAD; :mod:`tasks.metrics` adds a rule for answers that normalisation empties).
 
-KILT (Petroni et al., NAACL 2021) reports both for ELI5 and WoW; the Tok-RAG paper lists ROUGE-L/F1 for these
-tasks (../shared/docs/tokrag_method.md §5.1; unverified which). All scores are floats in [0, 1].
+KILT (Petroni et al., NAACL 2021) reports ROUGE-L and F1 for ELI5 and WoW; the Tok-RAG paper lists ROUGE-L/F1 for
+these tasks (../shared/docs/tokrag_method.md §5.1; unverified which). All scores are floats in [0, 1].
 """
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import Any
 
@@ -34,13 +45,45 @@ def rouge_l(prediction: str, references: list[str]) -> float:
     return float(_scorer().score_multi(refs, prediction)["rougeL"].fmeasure)
 
 
+@lru_cache(maxsize=1)
+def _kilt_rouge():
+    from rouge import Rouge
+
+    return Rouge(metrics=["rouge-l"])  # KILT's Rouge() also computes rouge-1/2: same ROUGE-L, same errors
+
+
+def kilt_rouge_l(prediction: str, references: list[str]) -> float:
+    """KILT's ROUGE-L F of ``prediction``, best over ``references`` (module docstring, ``kilt_rougeL``).
+
+    The prediction and the references are stripped and empty ones dropped, as KILT's scorer does (it refuses an
+    empty prediction: 0.0 here). A pair the ``rouge`` package cannot score (no sentence after its split at ".")
+    scores 0.0. The package reconstructs each LCS recursively (one call per word of a sentence pair), so the
+    recursion limit is raised for the call to the words of the two texts.
+    """
+    pred = prediction.strip()
+    refs = [r.strip() for r in references if isinstance(r, str) and r.strip()]
+    if not refs or not pred:
+        return 0.0
+    best, old = 0.0, sys.getrecursionlimit()
+    try:
+        for ref in refs:
+            sys.setrecursionlimit(max(old, old + len(pred.split()) + len(ref.split())))
+            try:
+                best = max(best, float(_kilt_rouge().get_scores(pred, ref, avg=True)["rouge-l"]["f"]))
+            except ValueError:  # "Collections must contain at least 1 sentence." (KILT's script stops here)
+                pass
+    finally:
+        sys.setrecursionlimit(old)
+    return best
+
+
 def longform_text(generation: str | None) -> str:
     """The generation with surrounding whitespace removed (ELI5: every line is scored)."""
     return (generation or "").strip()
 
 
 def process_results_longform(doc: dict, results: list[str]) -> dict[str, float]:
-    """Per-sample ``rougeL`` and ``f1``, each the best over ``doc["answers"]`` (the references)."""
+    """Per-sample ``rougeL``, ``kilt_rougeL`` and ``f1``, each the best over ``doc["answers"]`` (the references)."""
     return _scores(doc, longform_text(results[0] if results else ""))
 
 
@@ -53,4 +96,4 @@ def process_results_dialogue(doc: dict, results: list[str]) -> dict[str, float]:
 
 def _scores(doc: dict[str, Any], pred: str) -> dict[str, float]:
     refs = list(doc["answers"])
-    return {"rougeL": rouge_l(pred, refs), "f1": f1_score(pred, refs)}
+    return {"rougeL": rouge_l(pred, refs), "kilt_rougeL": kilt_rouge_l(pred, refs), "f1": f1_score(pred, refs)}
