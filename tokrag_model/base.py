@@ -319,6 +319,15 @@ def load_tokenizer(pretrained: str, revision: str | None = None, trust_remote_co
         raise ConfigError(_load_error(pretrained, res.path, exc, "a tokenizer")) from None
 
 
+def _device_type(device: Any) -> Any:
+    """``device``'s type (``cpu:0`` -> ``cpu``, ``cuda:1`` -> ``cuda``; ``cpu``, ``mps`` unchanged); a value torch
+    does not parse (None, a test's stand-in) is returned as given."""
+    try:
+        return torch.device(str(device)).type if device is not None else None
+    except (RuntimeError, ValueError):
+        return device
+
+
 @dataclass
 class Backbone:
     """A loaded causal LM shared by method instances: model, tokenizer, local folder, weights fingerprint."""
@@ -785,11 +794,17 @@ class RAGMethodLM(LM):
         request run). Holds the versions of :data:`leaderboards.keys.MODEL_LIBRARIES` (torch, tokenizers,
         transformers: :attr:`_library_versions`): after an upgrade of one the answers are computed again, not read back
         under the new versions; lm-eval's and the retrieval engine's are recorded, not keyed (the request and the doc's
-        passages are keyed themselves)."""
+        passages are keyed themselves). The configuration's ``device`` is keyed by its type (``cpu``, ``cuda``,
+        ``mps``), not its ordinal: a process of a ``torchrun``/``accelerate`` run computes on ``cpu:0`` or
+        ``cuda:<rank>``, which keyed every cache of one process apart from a data-parallel run's (and each rank's
+        apart from another's) for the same answers; ``resolved_config`` still records the device itself."""
         from leaderboards.keys import MODEL_LIBRARIES
 
+        config = dict(self.resolved_config)
+        if "device" in config:
+            config["device"] = _device_type(config["device"])
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
-                            "files": getattr(self, "files_fingerprint", None), "config": self.resolved_config,
+                            "files": getattr(self, "files_fingerprint", None), "config": config,
                             "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint(),
                             "libraries": {name: self._library_versions.get(name) for name in MODEL_LIBRARIES}},
                            sort_keys=True, default=str)
