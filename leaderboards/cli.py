@@ -122,8 +122,17 @@ def _names(text: str) -> list[str]:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """Numeric arguments argparse cannot range-check, and output paths, before any work (one-line errors)."""
+    """Numeric arguments argparse cannot range-check, and output paths, before any work (one-line errors). ``run``
+    started by a launcher as several processes (``torchrun``/``accelerate launch``: ``WORLD_SIZE`` > 1) is refused:
+    one process held a cell's lock and waited in lm-eval's collectives for the other, which waited for the lock (a
+    silent deadlock)."""
     from retrieval.errors import ConfigError
+    from tokrag_model.distributed import world_size_from_env
+
+    if args.cmd == "run" and world_size_from_env() > 1:
+        raise ConfigError(f"leaderboard run was started as {world_size_from_env()} processes (WORLD_SIZE, by torchrun or "
+                          "accelerate launch): run the leaderboard in one process (--jobs N for parallel cells); "
+                          "data-parallel runs of one cell are `torchrun ... -m lm_eval` (leaderboards/README.md, Scale-out)")
 
     from .runner import check_run_args, check_writable
 
