@@ -18,7 +18,8 @@ A spec is a YAML file::
       system_instruction: null         # lm-eval's --system_instruction
       fewshot_as_multiturn: true       # lm-eval's --fewshot_as_multiturn (with num_fewshot and a chat template)
       prompt: instruct                 # QA prompt format, task metadata `prompt`: instruct | base
-                                       # (base also sets gen_kwargs.until: ["\n"] unless the contract sets until)
+                                       # (base also sets gen_kwargs.until: ["\n"] unless the contract sets until,
+                                       # on the tasks that stop at the short-answer stop: ELI5 keeps its own)
     tasks: [nq_oracle_bm25, {task: nq_oracle_bm25_noise60, noise: 0.6}]
     seeds: [1234]
     bootstrap: {iters: 1000, seed: 0, confidence: 0.95}
@@ -72,7 +73,7 @@ from typing import Any
 import yaml
 
 from retrieval.errors import ConfigError
-from tasks.precheck import _SEED_RANGES, plain_text
+from tasks.precheck import _SEED_RANGES, INSTRUCT_STOP, plain_text
 
 log = logging.getLogger(__name__)
 
@@ -348,8 +349,9 @@ class LeaderboardSpec:
             sh = mod.shared
             for m in self.methods_of(mod):
                 margs = {**sh.get("model_args", {}), **m.model_args, **mod.method_args.get(m.name, {}), **m.specific}
-                gk = {**sh.get("gen_kwargs", {}), **m.gen_kwargs, **m.specific_gen_kwargs}
                 for t in self.tasks_of(mod):
+                    stop = _prompt_contract(sh, task_until(t.task, self.include_path))  # base: short-answer tasks
+                    gk = {**sh.get("gen_kwargs", {}), **stop, **m.gen_kwargs, **m.specific_gen_kwargs}
                     hits = task_hits(t.task, self.include_path, margs.get("k"))
                     draws = task_draws(t.task, self.include_path)
                     plain = task_plain_text(t.task, self.include_path)  # never chat-framed, whatever the contract
@@ -383,12 +385,18 @@ class LeaderboardSpec:
         lines = []
         for k, v in sorted(sh.get("model_args", {}).items()):
             lines.append(f"model_args.{k}: {v}")
-        for k, v in sorted(sh.get("gen_kwargs", {}).items()):
+        tasks = self.tasks_of(model)
+        own_stop = {t.task: task_until(t.task, self.include_path) for t in tasks
+                    if not _prompt_contract(sh, task_until(t.task, self.include_path))}
+        base = {} if len(own_stop) == len(tasks) else _prompt_contract(sh, INSTRUCT_STOP)
+        for k, v in sorted({**sh.get("gen_kwargs", {}), **base}.items()):
             lines.append(f"gen_kwargs.{k}: {v}")
+        if base:  # the base prompt's newline: only the tasks with the short-answer stop (_prompt_contract)
+            for task, until in own_stop.items():
+                lines.append(f"gen_kwargs.until.{task}: {until} (the task's own stop, as with lm_eval's prompt=base)")
         for k in sorted(_SHARED_KEYS - {"model_args", "gen_kwargs"}):
             if k in sh:
                 lines.append(f"{k}: {sh[k]}")
-        tasks = self.tasks_of(model)
         for t in tasks:
             if t.limit is not None:
                 lines.append(f"limit.{t.task}: {t.limit}")
@@ -584,6 +592,18 @@ def task_output_type(task: str, include_path: list[Path]) -> str:
         if "output_type" in doc:
             return str(doc["output_type"])
     return "generate_until"
+
+
+def task_until(task: str, include_path: list[Path]) -> Any:
+    """The stop strings of ``task``'s YAML (``generation_kwargs.until`` of the first file of its chain that sets
+    ``generation_kwargs``, :func:`task_yaml_chain`: lm-eval merges the top-level keys, so a file's
+    ``generation_kwargs`` replaces the whole mapping it includes); None when no file sets them or no YAML is found.
+    Loads no task."""
+    for doc in _task_yaml_docs(task, tuple(Path(p) for p in include_path)):
+        if "generation_kwargs" in doc:
+            gen = doc["generation_kwargs"]
+            return gen.get("until") if isinstance(gen, dict) else None
+    return None
 
 
 def task_generates(task: str, include_path: list[Path]) -> bool:
@@ -900,12 +920,18 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
     return shared
 
 
-def _prompt_contract(shared: dict[str, Any]) -> dict[str, Any]:
-    r"""``shared`` with the prompt format's stop: ``prompt: base`` stops at a newline (tasks/README.md,
-    "Prompts"), so ``gen_kwargs.until: ["\n"]`` is added unless the contract sets ``until``."""
-    if shared.get("prompt") == "base" and "until" not in shared["gen_kwargs"]:
-        return {**shared, "gen_kwargs": {**shared["gen_kwargs"], "until": ["\n"]}}
-    return shared
+def _prompt_contract(shared: dict[str, Any], task_stop: Any) -> dict[str, Any]:
+    r"""The ``gen_kwargs`` the prompt format adds to the cells of a task whose YAML stops at ``task_stop``
+    (:func:`task_until`) under the contract ``shared``: ``prompt: base`` stops at a newline (tasks/README.md,
+    "Prompts"), so ``gen_kwargs.until: ["\n"]`` is added unless the contract sets ``until``, for a task whose stop
+    is the short-answer one (:data:`tasks.precheck.INSTRUCT_STOP`, the rule by which
+    :func:`tasks.precheck.check_selected_tasks` warns an ``lm_eval`` run with ``prompt=base`` that lacks it). A task
+    with another stop keeps it, as ``lm_eval --metadata '{"prompt": "base"}'`` does: ``eli5_bm25_wiki`` stops at a
+    new "Question:" and scores the whole generation (cut at its first newline, one run scored ROUGE-L 0.545 where
+    lm_eval gave 0.881). ``{}`` when nothing is added."""
+    if shared.get("prompt") == "base" and "until" not in shared.get("gen_kwargs", {}) and task_stop == INSTRUCT_STOP:
+        return {"until": ["\n"]}
+    return {}
 
 
 def _name_subset(path: Path, where: str, given: Any, known: list[str]) -> tuple[str, ...] | None:
@@ -942,7 +968,6 @@ def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], ta
         merged = {**shared, **{k: v for k, v in own.items() if k not in ("model_args", "gen_kwargs")}}
         merged["model_args"] = {**shared["model_args"], **own["model_args"]}
         merged["gen_kwargs"] = {**shared["gen_kwargs"], **own["gen_kwargs"]}
-        merged = _prompt_contract(merged)
         margs = _as_dict(path, f"models[{i}].method_args", e.get("method_args"))
         for mname, args in margs.items():
             _name_subset(path, f"models[{i}].method_args", [mname], methods)
@@ -1120,8 +1145,6 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         if references and mod.methods is not None and not set(references) & set(mod.methods):
             raise _err(path, f"models[{i}] ({mod.name}).methods {list(mod.methods)} hold no reference method "
                              f"{references}, so its methods would have no paired test; add a reference to its methods")
-    if not models:
-        shared = _prompt_contract(shared)
     _check_prompt_room(path, shared, models, models_raw, methods, tasks, incs)
     _check_greedy(path, shared, models, models_raw, methods)
 

@@ -77,8 +77,10 @@ def test_spec_prompt_settings_reach_the_cell_and_its_key(tmp_path):
     c2 = chat.cells()[0]
     assert (c2.apply_chat_template, c2.system_instruction, c2.fewshot_as_multiturn, c2.num_fewshot, c2.prompt) == \
         (True, "Be brief.", False, 2, "base")
-    assert c2.task_metadata() == {"prompt": "base"} and c2.gen_kwargs["until"] == ["\n"]  # base stops at a newline
-    assert "gen_kwargs.until: ['\\n']" in chat.contract_lines()
+    # base stops at a newline, added to tasks with the short-answer stop (tests/test_leaderboard_base_stop.py); toy_qa
+    # stops at its own ["\n"] already: nothing added, as lm_eval's prompt=base keeps it
+    assert c2.task_metadata() == {"prompt": "base"} and "until" not in c2.gen_kwargs
+    assert not [x for x in chat.contract_lines() if x.startswith("gen_kwargs.until")]
     assert {k: c2.config()[k] for k in ("system_instruction", "fewshot_as_multiturn", "prompt")} == \
         {"system_instruction": "Be brief.", "fewshot_as_multiturn": False, "prompt": "base"}
     assert "prompt: base" in chat.contract_lines() and "system_instruction: Be brief." in chat.contract_lines()
