@@ -1,9 +1,12 @@
-"""Data-parallel evaluation with lm-eval's own engine: ``accelerate launch -m lm_eval --model tokrag ...``.
+"""Data-parallel evaluation with lm-eval's own engine: on GPUs ``accelerate launch --num_processes N -m lm_eval
+--model <method> ...`` (one process per device), on CPUs ``torchrun --nproc_per_node N -m lm_eval ... --device cpu``
+(gloo backend; ``accelerate launch --num_processes N --cpu`` needs MPI for several CPU processes: without it, it
+starts one process and sets no ``WORLD_SIZE``, so nothing is sharded).
 
 lm-eval 0.4.13 shards the requests of a task by ``lm.rank`` / ``lm.world_size`` and gathers results and
 samples on rank 0 through ``lm.all_gather``, ``lm.gather_object`` and ``lm.barrier``. Its ``hf`` model only
-does this on several GPUs; the tokrag models do it whenever ``accelerate launch`` (or ``torchrun``)
-starts more than one process, on GPUs (one process per device) or on CPUs (gloo backend).
+does this on several GPUs; the tokrag models do it whenever the launcher announces more than one process
+(``WORLD_SIZE`` > 1). ``tokrag leaderboard run`` refuses to be so launched (``--jobs N`` runs cells in parallel).
 
 Greedy decoding of one request never depends on the other requests in the process (batch rows are
 independent and padded per branch), so N processes give the same per-question outputs and scores as
