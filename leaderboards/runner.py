@@ -823,31 +823,16 @@ def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any
     """Why a hub data set cannot be read offline, told without reading it: None when ``hub_id`` names a local copy
     or ``<data folder>/<local_name>`` holds one (:func:`tasks.sources.local_copy`, as :func:`tasks.sources.hub_rows`
     looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset) or when the hub cache or the ``datasets`` cache
-    holds the data set (its files are not read here); else the error the task build would end with."""
-    from retrieval.paths import hub_offline
-    from tasks.sources import local_copy
+    holds the data set (its files are not read here); else the error the task build would end with: the line of
+    :func:`tasks.sources.check_hub_source`, which ``tokrag eval`` gives before its model load (so the spec check's
+    :func:`tasks.precheck.check_selected_tasks` meets the same line, listed once)."""
+    from tasks.sources import check_hub_source
 
     try:
-        if local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name) is not None:
-            return None
-    except ConfigError as exc:
+        check_hub_source(hub_id, config, split, data_dir=data_dir, local_name=local_name)
+    except TokragError as exc:
         return str(exc)
-    if not hub_offline():
-        return None
-    import datasets.config
-    import huggingface_hub.constants
-
-    from datasets.naming import camelcase_to_snakecase
-
-    name = hub_id.rpartition("/")[2]  # the datasets cache folder: <owner>___<name in snake case> (datasets.load)
-    cached = [Path(huggingface_hub.constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}",
-              Path(datasets.config.HF_DATASETS_CACHE) / "___".join([*hub_id.split("/")[:-1], camelcase_to_snakecase(name)])]
-    if any(c.is_dir() for c in cached):
-        return None
-    return (f"HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} and the hub dataset {hub_id!r}{f' ({config})' if config else ''} is neither in the "
-            f"hub cache ({cached[0]}) nor in the datasets cache, and no local copy was found; give a local copy in the "
-            f"hub's layout: a {local_name!r} folder in the data folder (the task YAML's metadata data_dir, or "
-            "$TOKRAG_DATA_DIR) or the task YAML's metadata hub_id: /path/to/folder, or run once online")
+    return None
 
 
 def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict[str, Any] | None = None) -> list[str]:

@@ -295,9 +295,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
     exist and look like a corpus format (:func:`retrieval.corpus.check_corpus_files`: first lines only; named and
     ``prebuilt:`` corpora are not loaded); a ``prebuilt:`` corpus whose index is neither cached nor downloadable is
-    refused (:func:`check_prebuilt_download`). A hub id is left to the task build (it needs the network). First of
-    all, a task whose YAML's own ``metadata:`` block drops settings of the YAML it includes is refused
-    (:func:`check_include_metadata`).
+    refused (:func:`check_prebuilt_download`); the questions of a hub family (:data:`tasks.sources.FAMILIES`: TriviaQA,
+    SQuAD, PopQA, KILT) need a local copy with the split's files, or the hub, or offline (``HF_HUB_OFFLINE=1``) a copy
+    in the hub or ``datasets`` cache (:func:`tasks.sources.check_hub_source`: the loader's own line, before the
+    model loads; the hub's files are not read here). First of all, a task whose YAML's own ``metadata:`` block drops
+    settings of the YAML it includes is refused (:func:`check_include_metadata`).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -326,6 +328,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from .byo import is_hub_id, load_questions
     from .data import qa_split_of
     from .rag import _byo_empty
+    from .sources import FAMILIES, check_hub_source
     from .utils import qa_arguments
 
     from retrieval.logs import follow_lm_eval_logging
@@ -357,6 +360,10 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             rows = load_questions(questions, split=kw.get("hub_split"))
             if not any(qa_split_of(r["question"]) == split for r in rows):
                 raise DataError(_byo_empty(questions, rows, split))
+        if dataset in FAMILIES:  # a hub family's questions: a local copy, the hub, or its cache offline
+            f = FAMILIES[dataset]
+            check_hub_source(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
+                             data_dir=kw.get("data_dir"), local_name=f["local"])
         corpus = kw.get("corpus")
         if isinstance(corpus, str) and corpus.startswith("prebuilt:"):
             check_prebuilt_download(corpus, kw)

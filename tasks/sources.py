@@ -3,9 +3,11 @@
 Every family is read the same way (:func:`hub_rows`): task metadata ``hub_id`` may be a hub id (the default
 below) or a local folder/file; else a folder named like the hub dataset inside the data folder
 (``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub. A local
-folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json}`` or
-``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows), so a ``datasets`` export or a hand-written
-fixture of a few rows both work offline.
+folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json,tsv,csv}`` or
+``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows; ``.tsv``/``.csv`` as the hub reads them, e.g. PopQA's
+only file ``test.tsv``), so a ``datasets`` export or a hand-written fixture of a few rows both work offline. A data
+set with several configs (:data:`SEVERAL_CONFIGS`: TriviaQA, KILT, WikiText) needs the ``<config>/`` folder: a flat
+``<folder>/<split>*`` would be read as whichever config a task asks for.
 
 The families (:data:`FAMILIES`), their hub split and what becomes a QA row ``{qid, question, answers}``:
 
@@ -13,7 +15,7 @@ The families (:data:`FAMILIES`), their hub split and what becomes a QA row ``{qi
 family     hub id (config)                 split (size)   question / gold answers
 ========== =============================== ============== ===========================================================
 triviaqa   mandarjoshi/trivia_qa           validation     ``question``; ``answer.value`` + every ``answer.aliases``
-           (rc.nocontext)                  (17,944)
+           (unfiltered.nocontext)          (11,313)       (the open-domain TriviaQA test set of DPR and Pyserini)
 squad_open rajpurkar/squad (plain_text)    validation     ``question`` (no context: open-domain); distinct
                                            (10,570)       ``answers.text``
 popqa      akariasai/PopQA                 test (14,267)  ``question``; ``possible_answers`` (a JSON list)
@@ -30,11 +32,14 @@ kilt_wow   facebook/kilt_tasks (wow)       validation     ``input`` (the dialogu
 
 Rows keep the hub's id as ``qid`` (whitespace replaced by ``_``) and add ``gold_docids: []`` (none of these
 sets names passages of the DPR Wikipedia). Long-form rows (ELI5, WoW) carry ``answers`` = the references.
+TriviaQA's ``rc.nocontext`` validation split (17,944 rows) is not used: it joins the web and Wikipedia dev files, which
+share about 6.6k of their 11,313 questions, so a question_id repeats (refused as a duplicate id).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -46,20 +51,46 @@ _WS = re.compile(r"\s+")
 
 
 # ----------------------------------------------------------------------------------------------- reading
-def _local_files(root: Path, config: str | None, split: str) -> list[Path]:
-    """The files of ``split`` in a local copy of a hub dataset (module docstring), or [] when none."""
+SEVERAL_CONFIGS = {"mandarjoshi/trivia_qa": "trivia_qa", "facebook/kilt_tasks": "kilt_tasks",
+                   "EleutherAI/wikitext_document_level": "wikitext_document_level"}
+"""Hub data sets with several configs (hub id -> the local folder name): a local copy of one needs
+``<folder>/<config>/``; the flat ``<folder>/<split>*`` is refused (it would serve every config the same rows)."""
+
+_EXTENSIONS = r"(parquet|jsonl|json|tsv|csv)(\.gz)?"
+
+
+def _local_files(root: Path, config: str | None, split: str, *, config_folder: bool = False) -> list[Path]:
+    """The files of ``split`` in a local copy of a hub dataset (module docstring), or [] when none; with
+    ``config_folder`` (a data set of :data:`SEVERAL_CONFIGS`) only those under ``<root>/<config>/``."""
     if root.is_file():
         return [root]
-    pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?\.(parquet|jsonl|json)(\.gz)?$")
-    for folder in ([root / config] if config else []) + [root]:
+    pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?\.{_EXTENSIONS}$")
+    for folder in ([root / config] if config else []) + ([] if config_folder and config else [root]):
         if (folder / split).is_dir():
             folder = folder / split
-            files = sorted(f for f in folder.iterdir() if f.is_file() and re.search(r"\.(parquet|jsonl|json)(\.gz)?$", f.name))
+            files = sorted(f for f in folder.iterdir() if f.is_file() and re.search(rf"\.{_EXTENSIONS}$", f.name))
         else:
             files = sorted(f for f in folder.iterdir() if f.is_file() and pattern.match(f.name)) if folder.is_dir() else []
         if files:
             return files
     return []
+
+
+def _read_table(f: Path) -> list[dict]:
+    """The rows of a ``.tsv``/``.csv`` file as the hub's ``datasets`` csv builder reads it (pandas with that builder's
+    settings; a ``.tsv`` is tab-separated, as ``datasets`` infers from the name): columns typed by pandas, an empty
+    cell None."""
+    import pandas as pd
+    import pyarrow as pa
+    from datasets.packaged_modules.csv.csv import CsvConfig
+
+    tsv = f.name.removesuffix(".gz").endswith(".tsv")
+    try:
+        kwargs = {k: v for k, v in CsvConfig(sep="\t" if tsv else ",").pd_read_csv_kwargs.items() if k != "chunksize"}
+        df = pd.read_csv(f, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
+        raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
+    return pa.Table.from_pandas(df, preserve_index=False).to_pylist()
 
 
 def _read_local(files: list[Path]) -> list[dict]:
@@ -72,6 +103,8 @@ def _read_local(files: list[Path]) -> list[dict]:
             import pyarrow.parquet as pq
 
             rows.extend(pq.read_table(f).to_pylist())
+        elif name.endswith((".tsv", ".csv")):
+            rows.extend(_read_table(f))
         elif name.endswith(".json") and not _is_jsonl(f):
             try:
                 data = json.loads(f.read_text(encoding="utf-8"))
@@ -91,13 +124,20 @@ def _is_jsonl(path: Path) -> bool:
     return head == b"{"
 
 
+def _several_configs(hub_id: str, local_name: str | None) -> bool:
+    """Whether the data set (its hub id, else the folder name its family gives) has several configs."""
+    return str(hub_id) in SEVERAL_CONFIGS or (local_name is not None and local_name in SEVERAL_CONFIGS.values())
+
+
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                local_name: str | None = None) -> tuple[Path, list[Path]] | None:
     """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
-    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub.
+    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub. A folder copy of a
+    data set with several configs (:data:`SEVERAL_CONFIGS`) is read only from its ``<config>/`` folder.
 
     Raises:
-        ConfigError: the copy has no files for the split.
+        ConfigError: the copy has no files for the split (for a data set with several configs: none under
+        ``<config>/``, the flat layout named when it is what the folder holds).
     """
     from .data import resolve_data_dir
 
@@ -110,13 +150,63 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
             c = root / local_name
     if c is None:
         return None
-    files = _local_files(c, config, split)
+    several = bool(config) and _several_configs(hub_id, local_name)
+    files = _local_files(c, config, split, config_folder=several)
     if not files:
+        flat = several and bool(_local_files(c, None, split))
         raise ConfigError(
-            f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}; lay it out like the hub: "
-            f"{c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet)"
+            f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}"
+            + (f"; its {split!r} files lie directly in {c}, but this data set has several configs, each in its own "
+               f"folder: put this config's files in {c}/{config}/ (e.g. {c}/{config}/{split}.jsonl)" if flat else
+               f"; lay it out like the hub: {c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet, .tsv, .csv)")
         )
     return c, files
+
+
+def offline_message(hub_id: str, config: str | None, split: str, reason: str, local_name: str | None = None) -> str:
+    """The one line that says a hub split cannot be read (``reason``) and how to give a local copy instead: the
+    error of :func:`hub_rows` and of the pre-run check :func:`check_hub_source`."""
+    return (
+        f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: {reason}. "
+        "Offline, give a local copy in the hub's layout: "
+        + (f"a {local_name!r} folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or " if local_name else "")
+        + f"its path as hub_id: with lm_eval / tokrag eval, --metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}'; "
+        f"in a leaderboard (no --metadata), the task YAML's metadata: {{hub_id: /path/to/{local_name or 'folder'}}}"
+    )
+
+
+def hub_cache_folders(hub_id: str) -> list[Path]:
+    """Where a hub data set read before lies on this machine: the hub cache's ``datasets--<owner>--<name>`` and the
+    ``datasets`` cache's ``<owner>___<name in snake case>`` (as ``datasets.load`` names it)."""
+    import datasets.config
+    import huggingface_hub.constants
+    from datasets.naming import camelcase_to_snakecase
+
+    name = hub_id.rpartition("/")[2]
+    return [Path(huggingface_hub.constants.HF_HUB_CACHE) / f"datasets--{hub_id.replace('/', '--')}",
+            Path(datasets.config.HF_DATASETS_CACHE) / "___".join([*hub_id.split("/")[:-1], camelcase_to_snakecase(name)])]
+
+
+def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
+                     local_name: str | None = None) -> None:
+    """Before the model loads: refuse a split :func:`hub_rows` could not read, without reading it. Passes when a local
+    copy has the split's files (:func:`local_copy`), when the hub may be asked (``HF_HUB_OFFLINE`` unset,
+    :func:`retrieval.paths.hub_offline`) or when the hub cache or the ``datasets`` cache holds the data set
+    (:func:`hub_cache_folders`; its files are left to the loader).
+
+    Raises:
+        ConfigError: a local copy without the split's files (:func:`local_copy`'s line). OfflineError: offline and
+        neither a local copy nor a cached one: :func:`offline_message`, as :func:`hub_rows` says it.
+    """
+    from retrieval.paths import hub_offline
+
+    if local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name) is not None or not hub_offline():
+        return
+    cached = hub_cache_folders(hub_id)
+    if not any(c.is_dir() for c in cached):
+        raise OfflineError(offline_message(
+            hub_id, config, split, f"HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} and it is neither in the hub cache "
+            f"({cached[0]}) nor in the datasets cache ({cached[1]})", local_name))
 
 
 def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:
@@ -138,13 +228,8 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
     try:
         ds = datasets.load_dataset(hub_id, config, split=split)
     except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
-        raise OfflineError(
-            f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: "
-            f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}. Offline, give a local copy in the hub's layout: "
-            + (f"a {local_name!r} folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or " if local_name else "")
-            + f"its path as hub_id: with lm_eval / tokrag eval, --metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}'; "
-            f"in a leaderboard (no --metadata), the task YAML's metadata: {{hub_id: /path/to/{local_name or 'folder'}}}"
-        ) from exc
+        raise OfflineError(offline_message(hub_id, config, split, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
+                                           local_name)) from exc
     return [dict(r) for r in ds], f"{hub_id}{f' ({config})' if config else ''} {split}"
 
 
@@ -250,7 +335,7 @@ def kilt_dialogue_row(r: dict, where: str) -> dict:
 
 
 FAMILIES: dict[str, dict[str, Any]] = {
-    "triviaqa": {"hub_id": "mandarjoshi/trivia_qa", "config": "rc.nocontext", "split": "validation", "local": "trivia_qa",
+    "triviaqa": {"hub_id": "mandarjoshi/trivia_qa", "config": "unfiltered.nocontext", "split": "validation", "local": "trivia_qa",
                  "row": triviaqa_row},
     "squad_open": {"hub_id": "rajpurkar/squad", "config": "plain_text", "split": "validation", "local": "squad", "row": squad_row},
     "popqa": {"hub_id": "akariasai/PopQA", "config": None, "split": "test", "local": "PopQA", "row": popqa_row},
@@ -292,5 +377,6 @@ def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None,
     return out
 
 
-__all__ = ["FAMILIES", "hub_rows", "load_family", "local_copy", "slot_question"]
+__all__ = ["FAMILIES", "SEVERAL_CONFIGS", "check_hub_source", "hub_cache_folders", "hub_rows", "load_family", "local_copy",
+           "offline_message", "slot_question"]
 

@@ -62,10 +62,11 @@ def test_every_task_is_checked_before_the_first_cell(tmp_path, monkeypatch, offl
     lines = str(exc.value).splitlines()
     assert lines[0] == f"leaderboard spec {spec.path}: 3 problem(s) with the data of its tasks; nothing was run:"
     assert lines[1] == f"  task my_qa_bad: {q}:2: malformed JSON (Unterminated string starting at column 26); fix or remove the line"
-    assert lines[2].startswith("  task my_popqa: HF_HUB_OFFLINE=1 and the hub dataset 'akariasai/PopQA' is neither in the hub cache")
+    assert lines[2].startswith("  task my_popqa: cannot load the hub dataset 'akariasai/PopQA', split 'test': HF_HUB_OFFLINE=1 "
+                               "and it is neither in the hub cache")  # tasks.sources.check_hub_source: as tokrag eval says it
     assert "a 'PopQA' folder in the data folder" in lines[2]
-    assert lines[3].startswith("  task wikitext103_bm25_wiki: HF_HUB_OFFLINE=1 and the hub dataset "
-                               "'EleutherAI/wikitext_document_level' (wikitext-103-raw-v1) is neither")
+    assert lines[3].startswith("  task wikitext103_bm25_wiki: cannot load the hub dataset "
+                               "'EleutherAI/wikitext_document_level' (wikitext-103-raw-v1), split 'test': HF_HUB_OFFLINE=1 and it is neither")
     assert len(lines) == 4
     assert loads == [] and (not runs.exists() or list(runs.iterdir()) == [])  # no model, no cell folder (toy_qa's first)
     with pytest.raises(ConfigError) as est:  # --estimate: not "complete"
@@ -75,7 +76,7 @@ def test_every_task_is_checked_before_the_first_cell(tmp_path, monkeypatch, offl
 
 def test_a_local_copy_or_the_hub_cache_is_enough(tmp_path, offline):
     spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
-    with pytest.raises(ConfigError, match="task my_popqa: HF_HUB_OFFLINE=1"):
+    with pytest.raises(ConfigError, match="task my_popqa: cannot load the hub dataset .*: HF_HUB_OFFLINE=1"):
         leaderboards.runner.check_cell_args(spec, spec.cells())
     (tmp_path / "hub" / "datasets--akariasai--PopQA").mkdir(parents=True)  # in the hub cache: left to the task build
     leaderboards.runner.check_cell_args(spec, spec.cells())
@@ -133,7 +134,8 @@ def test_hf_hub_offline_is_read_as_huggingface_hub_reads_it(tmp_path, offline, m
     monkeypatch.setenv("HF_HUB_OFFLINE", value)
     assert hub_offline() is offline_
     if offline_:
-        with pytest.raises(ConfigError, match=f"task my_popqa: HF_HUB_OFFLINE={value} and the hub dataset"):
+        with pytest.raises(ConfigError, match=f"task my_popqa: cannot load the hub dataset 'akariasai/PopQA', split 'test': "
+                                             f"HF_HUB_OFFLINE={value} and it is neither in the hub cache"):
             leaderboards.runner.check_cell_args(spec, spec.cells())
     else:
         leaderboards.runner.check_cell_args(spec, spec.cells())

@@ -227,14 +227,14 @@ def test_hub_loads_record_hub_id_split_and_config(tmp_path, monkeypatch):
     assert files["nq_open"] == {"questions": {"hub_id": "google-research-datasets/nq_open", "split": "validation"}}
     assert files["webq"] == {"questions": {"hub_id": "stanfordnlp/web_questions", "split": "test"},
                              "questions_pool": {"hub_id": "stanfordnlp/web_questions", "split": "train"}}
-    assert files["triviaqa"] == {"questions": {"hub_id": "mandarjoshi/trivia_qa", "config": "rc.nocontext",
+    assert files["triviaqa"] == {"questions": {"hub_id": "mandarjoshi/trivia_qa", "config": "unfiltered.nocontext",
                                                "split": "validation"}}
     rec = wikitext_provenance({}, {"corpus": "prebuilt:wikipedia-dpr-100w", "run_fingerprint": "w"})
     assert rec["files"] == {"text": {"hub_id": "EleutherAI/wikitext_document_level", "config": "wikitext-103-raw-v1",
                                      "split": "test"}}
     # a local copy in the hub's layout named by hub_id is recorded as hub_id (its folder's fingerprint)
-    (tmp_path / "tqa" / "rc.nocontext").mkdir(parents=True)
-    (tmp_path / "tqa" / "rc.nocontext" / "validation.jsonl").write_text("{}\n")
+    (tmp_path / "tqa" / "unfiltered.nocontext").mkdir(parents=True)
+    (tmp_path / "tqa" / "unfiltered.nocontext" / "validation.jsonl").write_text("{}\n")
     rec = qa_provenance("triviaqa", {"hub_id": "tqa"}, {"corpus": None})
     assert set(rec["files"]) == {"hub_id"} and rec["files"]["hub_id"]["path"] == str((tmp_path / "tqa").resolve())
 

@@ -1,6 +1,6 @@
 """The paper's task families over the (stand-in) prebuilt DPR Wikipedia, and bring-your-own data.
 
-Data: a few rows per family written here in the hub's schemas and layout (``<data>/trivia_qa/rc.nocontext/
+Data: a few rows per family written here in the hub's schemas and layout (``<data>/trivia_qa/unfiltered.nocontext/
 validation.jsonl``, ``<data>/kilt_tasks/trex/validation.jsonl``, ...); passages: the tiny prebuilt stand-ins of
 ``prebuilt_helpers`` (nothing is downloaded)."""
 
@@ -19,7 +19,7 @@ from tasks import TASK_DIR
 from tasks.data import qa_split_of
 
 HUB_ROWS = {
-    "trivia_qa/rc.nocontext/validation.jsonl": [
+    "trivia_qa/unfiltered.nocontext/validation.jsonl": [
         {"question": "Which city is the capital of France?", "question_id": "tc_1", "question_source": "x", "entity_pages": {},
          "search_results": {}, "answer": {"value": "Paris", "aliases": ["Paris", "Paris, France", "City of Light"],
                                           "normalized_aliases": ["paris"], "type": "WikipediaEntity"}},
@@ -107,7 +107,7 @@ def test_family_rows_in_the_hub_schemas(hub_dir):
 def test_family_errors_name_the_row(hub_dir, tmp_path):
     from tasks.sources import load_family
 
-    bad = tmp_path / "trivia_qa" / "rc.nocontext"
+    bad = tmp_path / "trivia_qa" / "unfiltered.nocontext"
     bad.mkdir(parents=True)
     (bad / "validation.jsonl").write_text(json.dumps({"question": "q", "question_id": "a", "answer": {"value": "", "aliases": []}}) + "\n")
     with pytest.raises(DataError, match=r"trivia_qa row 0: no gold answer"):
@@ -124,12 +124,12 @@ def test_qa_wiki_tasks_over_the_prebuilt_index(prebuilt, hub_dir, tiny_dpr, tmp_
     tasks = _tasks(["triviaqa_bm25_wiki", "squad_open_bm25_wiki", "popqa_bm25_wiki", "trex_bm25_wiki", "zsre_bm25_wiki"], **meta)
     tqa = _docs(tasks["triviaqa_bm25_wiki"])
     # "Which city is the capital of France?" is in the dev pool (tasks/data.py): two test questions remain
-    assert qa_split_of(HUB_ROWS["trivia_qa/rc.nocontext/validation.jsonl"][0]["question"]) == "dev"
+    assert qa_split_of(HUB_ROWS["trivia_qa/unfiltered.nocontext/validation.jsonl"][0]["question"]) == "dev"
     assert [d["qid"] for d in tqa] == ["tc_2", "tc_3"]
     assert tqa[0]["ctxs"][0]["docid"] == "7" and tqa[0]["ctxs"][0]["title"] == "Wilhelm Rontgen"
     assert [c["rank"] for c in tqa[0]["ctxs"]] == list(range(1, len(tqa[0]["ctxs"]) + 1)) and len(tqa[0]["ctxs"]) <= 5
     assert tqa[1]["ctxs"][0]["title"] == "Berlin"
-    assert tasks["triviaqa_bm25_wiki"].VERSION == 3.0
+    assert tasks["triviaqa_bm25_wiki"].VERSION == 4.0
     out = tasks["triviaqa_bm25_wiki"].process_results(tqa[0], [" It was Röntgen.\n"])
     assert out["answer_match"] == 1.0 and out["answer_recall"] == 1.0 and "gold_at_k" not in out
     assert _docs(tasks["squad_open_bm25_wiki"])[0]["ctxs"][0]["title"] == "Mount Everest"
