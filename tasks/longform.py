@@ -82,6 +82,23 @@ def longform_text(generation: str | None) -> str:
     return (generation or "").strip()
 
 
+def scores_whole_generation(task: str | None) -> bool:
+    """Whether the lm-eval task named ``task`` scores the whole generation: its ``process_results`` is
+    :func:`process_results_longform` (``eli5_bm25_wiki``), as the index of the last lm-eval ``TaskManager`` built in
+    this process (the one that resolved ``--tasks``: :func:`tasks.indexed_task_names`'s) registers it. False when
+    that is not known: no manager, or a task its index lacks (a ``--tasks`` YAML file). Used by the methods that
+    vote on a generation's first line (``rag-replug replug_mode=answer_vote``, ``rag-selfrag-filter selection=rank``).
+    """
+    module = sys.modules.get("lm_eval.tasks.manager")
+    ref = getattr(getattr(module, "TaskManager", None), "_tokrag_last", None)
+    manager = ref() if ref is not None else None
+    entry = (getattr(manager, "task_index", None) or {}).get(task) if manager is not None and task else None
+    cfg = getattr(entry, "cfg", None)
+    fn = cfg.get("process_results") if isinstance(cfg, dict) else None
+    name = fn.rsplit(".", 1)[-1] if isinstance(fn, str) else getattr(fn, "__name__", None)  # "!function" path or resolved
+    return name == process_results_longform.__name__
+
+
 def process_results_longform(doc: dict, results: list[str]) -> dict[str, float]:
     """Per-sample ``rougeL``, ``kilt_rougeL`` and ``f1``, each the best over ``doc["answers"]`` (the references)."""
     return _scores(doc, longform_text(results[0] if results else ""))

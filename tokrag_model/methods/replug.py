@@ -13,7 +13,8 @@ log-probs), not logit pooling. The lm-eval class, its per-step rule and the two 
     v_i = softmax(s / τ)_i · exp(mean log-prob of answer i's tokens)
 
 the weights of answers with the same first non-empty line summed, and the answer with the largest sum returned
-(:func:`answer_vote`, :func:`answer_mean_logprob`).
+(:func:`answer_vote`, :func:`answer_mean_logprob`). Refused on a long-form task that scores the whole generation
+(ELI5: :func:`refuse_long_form`).
 
 Scores and temperature come from the doc (issue 11.1): the tasks give every attached passage — noise and
 counterfactual ones included — the score their retriever gives it for the question, and record the score
@@ -227,6 +228,24 @@ def answer_vote(answers: Sequence[str], weights: Sequence[float], mean_logprobs:
     return best[win], win, totals[win], v
 
 
+def refuse_long_form(method: str, setting: str, requests: Sequence[Any]) -> None:
+    """Refuse ``setting`` of ``method`` (it judges or votes on the generations' first non-empty line,
+    :func:`tasks.utils.answer_line`) on a request whose task scores the whole generation
+    (:func:`tasks.longform.scores_whole_generation`: ELI5), where different answers sharing a first line ("Good
+    question!") would count as one. Checked at the first ``generate_until``, before any decoding.
+
+    Raises:
+        ConfigError: one line naming the method, the setting, the task and what to use instead.
+    """
+    from tasks.longform import scores_whole_generation
+
+    for task in dict.fromkeys(getattr(r, "task_name", None) for r in requests):
+        if scores_whole_generation(task):
+            raise ConfigError(f"--model {method}: {setting} judges each generation by its first non-empty line, but "
+                              f"task {task!r} scores the whole generation (long-form, tasks/longform.py); run that task "
+                              f"without {setting}")
+
+
 # ---------------------------------------------------------------------------------------- generation
 class ReplugRule:
     """REPLUG: rows = one (passage + context) prompt per passage; greedy on ``log Σ_i w_i p_i``."""
@@ -368,13 +387,15 @@ class ReplugLM(RAGMethodLM):
         prompt when none fits) are decoded greedily as independent rows, ``batch_size`` requests per
         :func:`tokrag_model.decoder.generate` call (grouped by generation kwargs and sorted by longest prompt as the
         base does: :meth:`RAGMethodLM._generate_batched`); each generation is cut at the stop strings as the base cuts
-        it, and :func:`answer_vote` picks the generation returned. Stats count every branch's prefill and steps, and
+        it, and :func:`answer_vote` picks the generation returned; refused on a task that scores the whole
+        generation (:func:`refuse_long_form`: the vote is by first line). Stats count every branch's prefill and steps, and
         its tokens in ``branch_tokens``; ``generated_tokens`` counts the tokens of the generation returned only (each
         branch is a ``candidate`` rule, :class:`tokrag_model.decoder.Rule`). Outputs in the original order; with
         ``batch_invariant`` the same at every batch size.
         """
         if self.resolved_config["replug_mode"] != "answer_vote":
             return super().generate_until(requests, disable_tqdm)
+        refuse_long_form(self.METHOD, "replug_mode=answer_vote", requests)
 
         def make(req: Any, budget: int) -> tuple[list[ScoredBranch], tuple[list[Encoded], torch.Tensor, dict]]:
             made = self._branches(req.doc, req.args[0], budget)

@@ -14,7 +14,7 @@ its three support tokens), and the answer of the passage with the largest
 ``exp(mean log-prob) + w_rel·r + w_sup·s`` (:func:`rank_score`, :func:`pick_ranked`); generation only. The answer
 judged, voted on and averaged is the one the tasks score: the generation's first non-empty line
 (:func:`tasks.utils.answer_line`; Self-RAG scores the whole output because its whole output is the prediction
-evaluated).
+evaluated); refused on a long-form task that scores the whole generation (ELI5).
 
 Made readable in the trace: ``kept_rate`` (passages kept / passages judged) and ``critic_auc`` (how well
 ``r`` ranks this question's gold passages above the others; null without gold passages or without both
@@ -48,7 +48,7 @@ from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, without_slot
-from .replug import answer_token_span
+from .replug import answer_token_span, refuse_long_form
 
 # The critic's yes/no question (``question`` first, then the passage).
 CRITIC_PROMPT = ("Question: {question}\n"
@@ -437,9 +437,12 @@ class SelfRAGFilterLM(RAGMethodLM):
         critic on its answers and :func:`pick_ranked` over :func:`rank_score`. Outputs in the original order; the
         support critic's passes count in ``stats`` as the relevance critic's; every answer's tokens count in
         ``branch_tokens``, the returned answer's only in ``generated_tokens`` (each branch is a ``candidate`` rule,
-        :class:`tokrag_model.decoder.Rule`). The loop is :meth:`RAGMethodLM._generate_batched`'s."""
+        :class:`tokrag_model.decoder.Rule`). The loop is :meth:`RAGMethodLM._generate_batched`'s. ``selection=rank``
+        is refused on a task that scores the whole generation (:func:`~tokrag_model.methods.replug.refuse_long_form`:
+        the answers are judged by their first line)."""
         if self.resolved_config["selection"] != "rank":
             return super().generate_until(requests, disable_tqdm)
+        refuse_long_form(self.METHOD, "selection=rank", requests)
 
         def make(req: Instance, budget: int
                  ) -> tuple[list[ScoredBranch], tuple[list[Encoded], list[dict], list[float], dict]]:
