@@ -558,26 +558,52 @@ def _check_seed(seed: Any) -> None:
                               f"seeds all four) must be an integer in [{low}, {high}], got {v}; e.g. --seed 1234")
 
 
-def _check_limit_per_process(limit: Any) -> None:
-    """Refuse a document ``--limit`` (a number >= 1, read as lm-eval reads it: ``int(limit)``) below the number of
-    processes a launcher started (``WORLD_SIZE``: ``torchrun --nproc_per_node``, ``accelerate launch``). lm-eval gives
-    process ``r`` the documents ``r, r + N, ...`` below the limit, so a process with none failed after the model load
-    with ``task.build_requests() did not find any docs!`` and the others with a gloo/NCCL connection error. A fraction
-    (below 1) needs the task's size and is left to lm-eval.
+def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterable[Any] = ()) -> None:
+    """Refuse a document ``--limit`` that leaves a task fewer documents than the processes a launcher started
+    (``WORLD_SIZE``: ``torchrun --nproc_per_node``, ``accelerate launch``). lm-eval gives process ``r`` the documents
+    ``r, r + N, ...`` below the limit, so a process with none failed after the model load with
+    ``task.build_requests() did not find any docs!`` and the others with a gloo/NCCL connection error. A number >= 1
+    is read as lm-eval reads it (``int(limit)``); a fraction (below 1) is turned into each task's count as lm-eval
+    0.4.13 does (:func:`lm_eval.evaluator_utils.get_sample_size`: ``ceil(len(task.eval_docs) * limit)``), from the
+    tasks ``task_manager`` builds for ``names`` (only then: with several processes and a fraction; a task that fails
+    to build is left to the data checks and lm-eval).
 
     Raises:
-        ConfigError: one line naming the limit and the process count.
+        ConfigError: one line naming the limit, the process count (and for a fraction, the task and its size).
     """
     from tokrag_model.distributed import world_size_from_env
 
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit < 1:
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
         return
     world = world_size_from_env()
-    if int(limit) < world:
-        raise ConfigError(f"--limit {limit:g}: {world} processes (WORLD_SIZE={world}) need at least {world} documents "
-                          "per task (lm-eval deals the documents below the limit out one per process in turn, and a "
-                          f"process with none fails); pass --limit {world} or more, or start at most {int(limit)} "
-                          f"process{'es' if int(limit) > 1 else ''}")
+    if world <= 1:
+        return
+    if limit >= 1:
+        if int(limit) < world:
+            raise ConfigError(f"--limit {limit:g}: {world} processes (WORLD_SIZE={world}) need at least {world} documents "
+                              "per task (lm-eval deals the documents below the limit out one per process in turn, and a "
+                              f"process with none fails); pass --limit {world} or more, or start at most {int(limit)} "
+                              f"process{'es' if int(limit) > 1 else ''}")
+        return
+    if task_manager is None or not names:
+        return
+    from lm_eval.evaluator_utils import get_sample_size
+
+    try:
+        tasks = task_manager.load(list(names))["tasks"]
+    except Exception:  # noqa: BLE001 - a task that fails to build is the data checks' (one line) or lm-eval's error
+        return
+    for name, task in tasks.items():
+        try:
+            size = len(task.eval_docs)
+        except Exception:  # noqa: BLE001 - as above
+            continue
+        n = get_sample_size(task, limit)
+        if n < world:
+            raise ConfigError(f"--limit {limit:g}: task {name} has {size} documents, of which lm-eval takes {n} "
+                              f"(ceil({size} x {limit:g})), fewer than the {world} processes (WORLD_SIZE={world}), and a "
+                              f"process with none fails; pass --limit {world} or more, or start at most {max(n, 1)} "
+                              f"process{'es' if n > 1 else ''}")
 
 
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
@@ -589,8 +615,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     package's (other runs are left to lm-eval):
 
     * ``--limit`` <= 0: lm-eval raises ``task.build_requests() did not find any docs`` after the load; so does a
-      process without documents when ``--limit`` is below the launcher's process count
-      (:func:`_check_limit_per_process`).
+      process without documents when ``--limit`` (a fraction: the count lm-eval takes of a task) is below the
+      launcher's process count (:func:`_check_limit_per_process`).
     * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
     * ``--gen_kwargs do_sample`` true, or ``temperature`` > 0 without ``do_sample=False``, with a tokrag method: the
       methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only). The
@@ -644,7 +670,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         shown = f"{limit:g}" if isinstance(limit, float) else repr(limit)
         raise ConfigError(f"--limit {shown}: --limit must be > 0 (a number of documents per task, or a fraction "
                           "below 1 of them); drop it to evaluate every document")
-    _check_limit_per_process(limit)
+    _check_limit_per_process(limit, task_manager, names)
     gen = gen_kwargs if isinstance(gen_kwargs, dict) else {}
     if "max_gen_toks" in gen and not _is_integer_at_least_1(gen["max_gen_toks"]):
         raise ConfigError(f"--gen_kwargs max_gen_toks={gen['max_gen_toks']!r}: expected an integer >= 1 (the most "
