@@ -365,9 +365,9 @@ def study_policies(lm: Any, preset: dict | None = None) -> list[Policy]:
         keys = [k for k in PRESET_SETTINGS if k != "rate"]  # they change the records; the rate only the decisions
         conflict = preset_settings_conflict(preset, {k: getattr(lm.params, k) for k in keys}, keys)
         if conflict:
-            raise ConfigError(f"--preset {preset.get('path')} was calibrated with {conflict} (a setting its params lack: "
-                              "the default), and its layer was chosen under those settings: give them in --model-args "
-                              f"(or --model-args preset={preset.get('path')}), or calibrate a preset with this run's")
+            raise ConfigError(f"--preset {preset.get('path')} was calibrated with {conflict}, and its layer was chosen "
+                              "under those settings: give them in --model-args (or --model-args "
+                              f"preset={preset.get('path')}), or calibrate a preset with this run's")
     policies = standard_policies(lm.decoder.n_layers, preset, lm.resolved_config.get("pretrained"), dynamic_params(lm),
                                  lm.params.rate)
     widen_records_scan(lm, policies)  # a preset scanning below the model's js_min_layer: its gaps recorded too

@@ -70,7 +70,7 @@ def test_an_explicit_setting_over_the_presets_is_warned_in_one_line(tmp_path) ->
     got = TokRAGLM.resolve_args({**cfg, "n_anchors": 3, "rag_top": 5}, given, preset)
     assert (got["n_anchors"], got["rag_top"], got["bypass"]) == (3, 5, False)  # explicit over the preset's
     assert preset_override_warning(preset, got, given) == (
-        f"preset={path}: calibrated with n_anchors=1 (this run: 3) (a setting its params lack: the default); its params "
+        f"preset={path}: calibrated with n_anchors=1 (this run: 3); its params "
         "{'layer': 2} were chosen under those settings, so they may not suit this run's: drop n_anchors from the model "
         "arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate --model smol "
         "--split dev --model-args n_anchors=3)")
@@ -78,7 +78,9 @@ def test_an_explicit_setting_over_the_presets_is_warned_in_one_line(tmp_path) ->
     assert preset_override_warning(None, got, given) is None
     committed = read_preset(ROOT / "leaderboards/presets/tokrag-smollm2-135m-instruct.json")
     old = TokRAGLM.resolve_args(cfg | {"preset": committed["path"], "bypass": False}, {"bypass": "false"}, committed)
-    assert "bypass=True (this run: False)" in preset_override_warning(committed, old, {"bypass": "false"})
+    # the committed preset's params lack bypass: calibrated with the default, and the line says so for that key only
+    assert "bypass=True (this run: False; a setting its params lack: the default)" in preset_override_warning(
+        committed, old, {"bypass": "false"})
 
 
 def test_analyze_refuses_a_preset_calibrated_under_other_settings_than_the_runs(fake, tmp_path) -> None:
@@ -95,8 +97,8 @@ def test_analyze_refuses_a_preset_calibrated_under_other_settings_than_the_runs(
     with pytest.raises(ConfigError) as exc:
         analyze.main(argv)
     assert str(exc.value) == (
-        f"--preset {path} was calibrated with n_anchors=1 (this run: 3), rag_top=5 (this run: 2) (a setting its params "
-        "lack: the default), and its layer was chosen under those settings: give them in --model-args (or "
+        f"--preset {path} was calibrated with n_anchors=1 (this run: 3), rag_top=5 (this run: 2), and its layer was "
+        "chosen under those settings: give them in --model-args (or "
         f"--model-args preset={path}), or calibrate a preset with this run's")
     assert fake.scored == []
     path.write_text(json.dumps({"format": "tokrag-preset/1", "method": "tokrag", "model": {"n_layers": 4, "fingerprint": "fp0"},
@@ -163,7 +165,19 @@ def test_a_preset_run_decodes_with_the_presets_settings_and_warns_of_an_explicit
         lm = TokRAGLM.with_backbone(backbone, preset=str(path), n_anchors=3)
     assert lm.params.n_anchors == 3 and lm.params.rag_top == 5
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
-        f"preset={path}: calibrated with n_anchors=1 (this run: 3) (a setting its params lack: the default); its params "
+        f"preset={path}: calibrated with n_anchors=1 (this run: 3); its params "
         "{'layer': 2} were chosen under those settings, so they may not suit this run's: drop n_anchors from the model "
         f"arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate --model "
         f"{lm.resolved_config['pretrained']} --split dev --model-args n_anchors=3)"]
+
+
+def test_the_default_note_names_only_the_settings_a_presets_params_lack() -> None:
+    """Both the lm_eval WARNING line and ``analyze --preset``'s refusal (one helper, ``preset_settings_conflict``) said
+    "(a setting its params lack: the default)" after every conflict, also for a setting the preset's params hold; now
+    the note follows each key the params lack, and only it."""
+    from tokrag_model.methods.tokrag import preset_settings_conflict
+
+    preset = {"path": "p.json", "params": {"layer": 2, "n_anchors": 1}}
+    assert preset_settings_conflict(preset, {"n_anchors": 3, "bypass": False}) == (
+        "n_anchors=1 (this run: 3), bypass=True (this run: False; a setting its params lack: the default)")
+    assert preset_settings_conflict(preset, {"n_anchors": 1, "bypass": True}) is None

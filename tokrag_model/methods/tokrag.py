@@ -750,14 +750,17 @@ def preset_settings(preset: Mapping[str, Any]) -> dict[str, Any]:
 
 def preset_settings_conflict(preset: Mapping[str, Any], values: Mapping[str, Any], keys: Iterable[str] = PRESET_SETTINGS
                              ) -> str | None:
-    """``n_anchors=1 (this run: 3), bypass=False (this run: True)``: the ``keys`` (of :data:`PRESET_SETTINGS`) whose
-    value in ``values`` (the run's, key -> value; a key missing there is not compared) differs from the preset's
-    (:func:`preset_settings`); None when none does. Such a run is warned of (:func:`preset_override_warning`) or, in
+    """``n_anchors=1 (this run: 3), bypass=False (this run: True; a setting its params lack: the default)``: the
+    ``keys`` (of :data:`PRESET_SETTINGS`) whose value in ``values`` (the run's, key -> value; a key missing there is
+    not compared) differs from the preset's (:func:`preset_settings`), each a key its ``params`` lack (older presets)
+    marked as the default; None when none does. Such a run is warned of (:func:`preset_override_warning`) or, in
     ``tokrag analyze --preset`` (records scored under other settings), refused: the preset's layer or threshold
     was chosen under its own settings (on SmolLM2 a preset calibrated with ``n_anchors=1,rag_top=5,bypass=false``
     chose layer 2; the same dev samples under the defaults choose layer 26)."""
-    made = preset_settings(preset)
-    diff = [f"{key}={made[key]!r} (this run: {values[key]!r})" for key in keys if key in values and values[key] != made[key]]
+    made, params = preset_settings(preset), preset.get("params") or {}
+    diff = [f"{key}={made[key]!r} (this run: {values[key]!r}"
+            f"{'; a setting its params lack: the default' if params.get(key) is None else ''})"
+            for key in keys if key in values and values[key] != made[key]]
     return ", ".join(diff) or None
 
 
@@ -767,7 +770,7 @@ def preset_override_warning(preset: Mapping[str, Any] | None, cfg: Mapping[str, 
     :data:`PRESET_SETTINGS` the preset was calibrated under with other values (``cfg``: the resolved config,
     :meth:`TokRAGLM.resolve_args`); None without a preset or such an argument. :meth:`TokRAGLM.setup` logs it.
 
-    ``preset=P: calibrated with n_anchors=1 (this run: 3) (a setting its params lack: the default); its params
+    ``preset=P: calibrated with n_anchors=1 (this run: 3; a setting its params lack: the default); its params
     {'layer': 2} were chosen under those settings, so they may not suit this run's: drop n_anchors from the model
     arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate --model M --split dev
     --model-args n_anchors=3)``.
@@ -781,7 +784,7 @@ def preset_override_warning(preset: Mapping[str, Any] | None, cfg: Mapping[str, 
     made = preset_settings(preset)
     keys = [k for k in explicit if explicit[k] != made[k]]
     chosen = {k: v for k, v in (preset.get("params") or {}).items() if k not in PRESET_SETTINGS}
-    return (f"preset={preset.get('path')}: calibrated with {conflict} (a setting its params lack: the default); its "
+    return (f"preset={preset.get('path')}: calibrated with {conflict}; its "
             f"params {chosen} were chosen under those settings, so they may not suit this run's: drop {', '.join(keys)} "
             f"from the model arguments (the preset applies its own), or calibrate a preset with them (tokrag calibrate "
             f"--model {cfg.get('pretrained') or 'MODEL'} --split dev --model-args "
