@@ -6,14 +6,16 @@
   use_stemmer=False).score_multi``): the texts are lower-cased and cut into tokens of letters and digits
   (punctuation dropped), one LCS over the whole text. ``evaluate.load("rouge")`` itself fetches its metric script
   from the Hugging Face hub, so it does not work offline; ``rouge_score`` is the package it wraps. Not KILT's figure.
-* ``kilt_rougeL``: KILT's ROUGE-L, as its official scorer computes it (``kilt/eval_downstream.py``,
-  ``_rougel_score``: the ``rouge`` package's ``Rouge().get_scores(prediction, reference, avg=True)["rouge-l"]["f"]``,
-  "no normalization", the best over the references): the same package (pltrdy ``rouge``, pinned at 1.0.0, the
-  release of KILT's time; its ROUGE-L is unchanged in 1.0.1) cuts each text into sentences at ".", keeps case and
-  all other punctuation (tokens split at spaces, ``"air,"`` is not ``"air"``), and scores the summary-level union LCS
-  (Lin 2004 §3.2). ``"Sunlight is scattered by air. Blue light scatters more."`` against ``"sunlight is scattered
-  by air, blue light scatters more"``: ``rougeL`` 1.0, ``kilt_rougeL`` 0.667. Where KILT's script stops with an
-  error (a prediction or reference with no sentence left, e.g. ``"..."``) the pair scores 0.0.
+* ``rougeL_kilt_downstream``: KILT's downstream ROUGE-L (``eval_downstream``'s ``downstream.rougel``), not KILT-RL
+  (KILT's headline ``kilt.KILT-rl``, which counts a sample only when its provenance R-precision is 1), as the
+  official scorer computes it (``kilt/eval_downstream.py``, ``_rougel_score``: the ``rouge`` package's
+  ``Rouge().get_scores(prediction, reference, avg=True)["rouge-l"]["f"]``, "no normalization", the best over the
+  references): the same package (pltrdy ``rouge``, pinned at 1.0.0, the release of KILT's time; its ROUGE-L is
+  unchanged in 1.0.1) cuts each text into sentences at ".", keeps case and all other punctuation (tokens split at
+  spaces, ``"air,"`` is not ``"air"``), and scores the summary-level union LCS (Lin 2004 §3.2). ``"Sunlight is
+  scattered by air. Blue light scatters more."`` against ``"sunlight is scattered by air, blue light scatters
+  more"``: ``rougeL`` 1.0, ``rougeL_kilt_downstream`` 0.667. Where KILT's script stops with an error (a prediction
+  or reference with no sentence left, e.g. ``"..."``) the pair scores 0.0.
 * ``f1``: SQuAD token F1 (:func:`tasks.metrics.f1_score`), the best over references (KILT's F1 normalises as
   SQuAD; :mod:`tasks.metrics` adds a rule for answers that normalisation empties).
 
@@ -53,7 +55,7 @@ def _kilt_rouge():
 
 
 def kilt_rouge_l(prediction: str, references: list[str]) -> float:
-    """KILT's ROUGE-L F of ``prediction``, best over ``references`` (module docstring, ``kilt_rougeL``).
+    """KILT's ROUGE-L F of ``prediction``, best over ``references`` (module docstring, ``rougeL_kilt_downstream``).
 
     The prediction and the references are stripped and empty ones dropped, as KILT's scorer does (it refuses an
     empty prediction: 0.0 here). A pair the ``rouge`` package cannot score (no sentence after its split at ".")
@@ -100,7 +102,7 @@ def scores_whole_generation(task: str | None) -> bool:
 
 
 def process_results_longform(doc: dict, results: list[str]) -> dict[str, float]:
-    """Per-sample ``rougeL``, ``kilt_rougeL`` and ``f1``, each the best over ``doc["answers"]`` (the references)."""
+    """Per-sample ``rougeL``, ``rougeL_kilt_downstream`` and ``f1``, each the best over ``doc["answers"]`` (references)."""
     return _scores(doc, longform_text(results[0] if results else ""))
 
 
@@ -113,4 +115,8 @@ def process_results_dialogue(doc: dict, results: list[str]) -> dict[str, float]:
 
 def _scores(doc: dict[str, Any], pred: str) -> dict[str, float]:
     refs = list(doc["answers"])
-    return {"rougeL": rouge_l(pred, refs), "kilt_rougeL": kilt_rouge_l(pred, refs), "f1": f1_score(pred, refs)}
+    return {
+        "rougeL": rouge_l(pred, refs),
+        "rougeL_kilt_downstream": kilt_rouge_l(pred, refs),
+        "f1": f1_score(pred, refs),
+    }

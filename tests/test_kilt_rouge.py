@@ -1,4 +1,4 @@
-"""KILT's ROUGE-L (``kilt_rougeL``, :func:`tasks.longform.kilt_rouge_l`) beside evaluate's (``rougeL``).
+"""KILT's ROUGE-L (``rougeL_kilt_downstream``, :func:`tasks.longform.kilt_rouge_l`) beside evaluate's (``rougeL``).
 
 KILT's official scorer (``kilt/eval_downstream.py``, ``_rougel_score``) calls the ``rouge`` package on the raw
 texts; the ELI5 card claimed "KILT's metrics for ELI5" while only evaluate's ROUGE-L (lower-cased, punctuation
@@ -60,12 +60,14 @@ def test_kilt_rouge_l_edges():
 def test_long_form_tasks_log_both_rouge_definitions():
     doc = {"answers": ["sunlight is scattered by air, blue light scatters more"]}
     out = process_results_longform(doc, [" Sunlight is scattered by air. Blue light scatters more.\n"])
-    assert out["rougeL"] == pytest.approx(1.0) and out["kilt_rougeL"] == pytest.approx(0.6667, abs=1e-4)
+    assert out["rougeL"] == pytest.approx(1.0) and out["rougeL_kilt_downstream"] == pytest.approx(0.6667, abs=1e-4)
     wow = process_results_dialogue(doc, ["\nSunlight is scattered by air. Blue light scatters more.\nMore"])
-    assert set(wow) == {"rougeL", "kilt_rougeL", "f1"} and wow["kilt_rougeL"] == pytest.approx(0.6667, abs=1e-4)
+    assert set(wow) == {"rougeL", "rougeL_kilt_downstream", "f1"}
+    assert wow["rougeL_kilt_downstream"] == pytest.approx(0.6667, abs=1e-4)
     for card in ("eli5_bm25_wiki.yaml", "wow_bm25_wiki.yaml"):
         text = (Path(TASK_DIR) / "qa" / card).read_text(encoding="utf-8")
         metrics = re.findall(r"^  - \{metric: (\w+),", text, re.M)
-        assert sorted(metrics) == ["f1", "kilt_rougeL", "rougeL"], card
+        assert sorted(metrics) == ["f1", "rougeL", "rougeL_kilt_downstream"], card
         flat = text.replace("\n#   ", " ")
-        assert "kilt_rougeL (KILT's ROUGE-L F" in flat and "ROUGE-L F" in flat and "not comparable to KILT's" in flat, card
+        assert "rougeL_kilt_downstream (KILT's downstream ROUGE-L F (eval_downstream's `downstream.rougel`), not KILT-RL" in flat
+        assert "ROUGE-L F" in flat and "not comparable to KILT's" in flat, card
