@@ -154,10 +154,13 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
     files = _local_files(c, config, split, config_folder=several)
     if not files:
         flat = several and bool(_local_files(c, None, split))
+        old = config == "unfiltered.nocontext" and (c / "rc.nocontext").is_dir()  # a copy of triviaqa tasks < 4.0
         raise ConfigError(
             f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}"
             + (f"; its {split!r} files lie directly in {c}, but this data set has several configs, each in its own "
                f"folder: put this config's files in {c}/{config}/ (e.g. {c}/{config}/{split}.jsonl)" if flat else
+               f"; it holds rc.nocontext/: TriviaQA tasks 4.0 read unfiltered.nocontext (rc.nocontext repeats "
+               f"questions): download that config into {c}/{config}/" if old else
                f"; lay it out like the hub: {c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet, .tsv, .csv)")
         )
     return c, files
@@ -187,26 +190,46 @@ def hub_cache_folders(hub_id: str) -> list[Path]:
             Path(datasets.config.HF_DATASETS_CACHE) / "___".join([*hub_id.split("/")[:-1], camelcase_to_snakecase(name)])]
 
 
+def _cached_configs(folder: Path, *, snapshots: bool) -> set[str]:
+    """The config folders of a cached data set: ``<datasets cache>/<owner>___<name>/<config>/`` (``snapshots``
+    False), or the folders in the hub cache's ``snapshots/<revision>/`` (True)."""
+    parents = sorted((folder / "snapshots").glob("*")) if snapshots else [folder]
+    return {d.name for p in parents if p.is_dir() for d in p.iterdir() if d.is_dir()}
+
+
 def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                      local_name: str | None = None) -> None:
     """Before the model loads: refuse a split :func:`hub_rows` could not read, without reading it. Passes when a local
     copy has the split's files (:func:`local_copy`), when the hub may be asked (``HF_HUB_OFFLINE`` unset,
     :func:`retrieval.paths.hub_offline`) or when the hub cache or the ``datasets`` cache holds the data set
-    (:func:`hub_cache_folders`; its files are left to the loader).
+    (:func:`hub_cache_folders`; its files are left to the loader) and, for a ``config``, that config: the
+    ``datasets`` cache's ``<config>/`` folder, or the hub snapshot's ``<config>/`` where the snapshot of a data set
+    of :data:`SEVERAL_CONFIGS` holds config folders (a cached ``rc.nocontext`` does not serve
+    ``unfiltered.nocontext``).
 
     Raises:
         ConfigError: a local copy without the split's files (:func:`local_copy`'s line). OfflineError: offline and
-        neither a local copy nor a cached one: :func:`offline_message`, as :func:`hub_rows` says it.
+        neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it.
     """
     from retrieval.paths import hub_offline
 
     if local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name) is not None or not hub_offline():
         return
-    cached = hub_cache_folders(hub_id)
-    if not any(c.is_dir() for c in cached):
+    hub, ds = hub_cache_folders(hub_id)
+    offline = f"HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}"
+    if not hub.is_dir() and not ds.is_dir():
         raise OfflineError(offline_message(
-            hub_id, config, split, f"HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')} and it is neither in the hub cache "
-            f"({cached[0]}) nor in the datasets cache ({cached[1]})", local_name))
+            hub_id, config, split, f"{offline} and it is neither in the hub cache ({hub}) nor in the datasets cache "
+            f"({ds})", local_name))
+    if not config:
+        return
+    in_hub = _cached_configs(hub, snapshots=True) if hub.is_dir() else set()
+    if (hub.is_dir() and (config in in_hub or not (in_hub and str(hub_id) in SEVERAL_CONFIGS))) or (ds / config).is_dir():
+        return
+    cached = sorted(in_hub | (_cached_configs(ds, snapshots=False) if ds.is_dir() else set()))
+    raise OfflineError(offline_message(
+        hub_id, config, split, f"{offline} and neither the hub cache ({hub}) nor the datasets cache ({ds}) holds "
+        f"config {config!r}" + (f" (cached: {', '.join(cached)})" if cached else ""), local_name))
 
 
 def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:

@@ -174,3 +174,47 @@ def test_precheck_passes_a_local_or_cached_copy(tmp_path, offline):
         check_selected_tasks(tm, ["trex_bm25_wiki"], meta)
     _jsonl(offline / "kilt_tasks" / "trex" / "validation.jsonl", [TREX])
     check_selected_tasks(tm, ["trex_bm25_wiki"], meta)
+
+
+def test_a_cached_other_config_does_not_pass_the_offline_check(tmp_path, offline):
+    """The offline check passed when any config of the data set was cached: a datasets cache with only
+    ``mandarjoshi___trivia_qa/rc.nocontext/`` passed for ``unfiltered.nocontext``, which failed after the model load
+    (a reviewer, stop 46). The config's folder is needed, in the datasets cache or the hub snapshot."""
+    from tasks.sources import check_hub_source
+
+    args = ("mandarjoshi/trivia_qa", "unfiltered.nocontext", "validation")
+    ds = tmp_path / "datasets" / "mandarjoshi___trivia_qa"
+    (ds / "rc.nocontext" / "0.0.0" / "abc").mkdir(parents=True)
+    with pytest.raises(OfflineError) as exc:
+        check_hub_source(*args, local_name="trivia_qa")
+    assert str(exc.value).startswith(
+        "cannot load the hub dataset 'mandarjoshi/trivia_qa' (unfiltered.nocontext), split 'validation': HF_HUB_OFFLINE=1 "
+        f"and neither the hub cache ({tmp_path / 'hub' / 'datasets--mandarjoshi--trivia_qa'}) nor the datasets cache "
+        f"({ds}) holds config 'unfiltered.nocontext' (cached: rc.nocontext). Offline, give a local copy"), exc.value
+    (ds / "unfiltered.nocontext" / "0.0.0" / "abc").mkdir(parents=True)
+    check_hub_source(*args, local_name="trivia_qa")
+    # the hub cache: a snapshot whose folders name configs needs this one; an empty or flat one is left to the loader
+    (ds / "unfiltered.nocontext" / "0.0.0" / "abc").rmdir()
+    (ds / "unfiltered.nocontext" / "0.0.0").rmdir()
+    (ds / "unfiltered.nocontext").rmdir()
+    snap = tmp_path / "hub" / "datasets--mandarjoshi--trivia_qa" / "snapshots" / "rev1"
+    (snap / "rc.nocontext").mkdir(parents=True)
+    with pytest.raises(OfflineError, match=r"holds config 'unfiltered.nocontext' \(cached: rc.nocontext\)"):
+        check_hub_source(*args, local_name="trivia_qa")
+    (snap / "unfiltered.nocontext").mkdir()
+    check_hub_source(*args, local_name="trivia_qa")
+    (tmp_path / "datasets" / "akariasai___pop_qa").mkdir(parents=True)
+    check_hub_source("akariasai/PopQA", None, "test", local_name="PopQA")  # no config asked: its folder, as before
+
+
+def test_an_old_rc_nocontext_copy_names_the_config_triviaqa_reads(tmp_path):
+    """A local copy made for TriviaQA tasks < 4.0 holds rc.nocontext/ only: the generic layout line did not say why
+    it no longer serves (a reviewer, stop 46)."""
+    _jsonl(tmp_path / "trivia_qa" / "rc.nocontext" / "validation.jsonl", [TQA])
+    with pytest.raises(ConfigError) as exc:
+        load_family("triviaqa", data_dir=tmp_path)
+    folder = tmp_path / "trivia_qa"
+    assert str(exc.value) == (
+        f"{folder}: no files for split 'validation' (config 'unfiltered.nocontext'); it holds rc.nocontext/: TriviaQA "
+        "tasks 4.0 read unfiltered.nocontext (rc.nocontext repeats questions): download that config into "
+        f"{folder}/unfiltered.nocontext/")
