@@ -617,12 +617,14 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--limit`` <= 0: lm-eval raises ``task.build_requests() did not find any docs`` after the load; so does a
       process without documents when ``--limit`` (a fraction: the count lm-eval takes of a task) is below the
       launcher's process count (:func:`_check_limit_per_process`).
-    * ``--gen_kwargs max_gen_toks`` not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2.
-    * ``--gen_kwargs do_sample`` true, or ``temperature`` > 0 without ``do_sample=False``, with a tokrag method: the
-      methods decode greedily, but the results JSON would record the sampling settings (tokrag methods only). The
-      same for any other setting the methods do not honour (``num_beams`` above 1, ``repetition_penalty``,
-      ``no_repeat_ngram_size``, ...), in ``--gen_kwargs`` or a selected task's ``generation_kwargs``
-      (:func:`_check_unhonoured_gen_kwargs`).
+    * ``--gen_kwargs max_gen_toks`` (or an alias lm-eval reads as it, :data:`BUDGET_KEYS`: ``max_new_tokens``, ...)
+      not an integer >= 1: 0 or -1 gave empty answers (em 0), 2.5 was cut to 2. An alias that a selected task's own
+      budget key outranks (lm-eval's order: the YAML's ``max_gen_toks: 32`` over ``--gen_kwargs max_new_tokens=8``):
+      the run used 32 while the results recorded 8 (:func:`_check_outranked_budget`).
+    * With a tokrag method, any generation setting the methods do not honour, in ``--gen_kwargs`` or a selected task's
+      ``generation_kwargs``, every such key named (:func:`_check_unhonoured_gen_kwargs`): ``do_sample`` true, or
+      ``temperature`` > 0 without ``do_sample=False`` (the methods decode greedily, but the results JSON would record
+      the sampling settings), ``num_beams`` above 1, ``repetition_penalty``, ``no_repeat_ngram_size``, ...
     * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
@@ -672,20 +674,14 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
                           "below 1 of them); drop it to evaluate every document")
     _check_limit_per_process(limit, task_manager, names)
     gen = gen_kwargs if isinstance(gen_kwargs, dict) else {}
-    if "max_gen_toks" in gen and not _is_integer_at_least_1(gen["max_gen_toks"]):
-        raise ConfigError(f"--gen_kwargs max_gen_toks={gen['max_gen_toks']!r}: expected an integer >= 1 (the most "
-                          "tokens of each answer; 0 or less would give empty answers), e.g. max_gen_toks=32")
+    for key in BUDGET_KEYS:  # each budget key lm-eval reads (normalize_gen_kwargs), the one the user gave named
+        if gen.get(key) is not None and not _is_integer_at_least_1(gen[key]):
+            raise ConfigError(f"--gen_kwargs {key}={gen[key]!r}: expected an integer >= 1 (the most tokens of each "
+                              f"answer; 0 or less would give empty answers, a fraction is cut), e.g. {key}=32")
     if ours_model:
-        try:
-            temperature = float(gen.get("temperature", 0.0) or 0.0)
-        except (TypeError, ValueError):
-            temperature = 0.0
-        if gen.get("do_sample") or ("do_sample" not in gen and temperature > 0):  # do_sample=False: greedy, as recorded
-            given = ", ".join(f"{k}={gen[k]!r}" for k in ("do_sample", "temperature") if k in gen)
-            raise ConfigError(f"--gen_kwargs {given}: --model {model} decodes greedily (every tokrag method does), so "
-                              "the results would record sampling that did not happen; drop do_sample/temperature")
         _check_unhonoured_gen_kwargs(task_manager, names, model, gen, selected)
         _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
+    _check_outranked_budget(task_manager, names, gen, selected)
     if output_path:
         path = Path(str(output_path))
         folder = path.parent if path.suffix == ".json" else path
@@ -781,6 +777,38 @@ def _check_unhonoured_gen_kwargs(task_manager: Any, names: list[Any], model: str
             raise ConfigError(f"--model {model}: task {t.name}'s generation_kwargs set {shown(merged, bad)}: {why}; "
                               "run the task with a model that honours them (lm-eval's hf), or a copy of the task "
                               f"without {'/'.join(bad)}")
+
+
+BUDGET_KEYS = ("max_gen_toks", "max_new_tokens", "max_tokens", "max_completion_tokens")
+"""The generation kwargs lm-eval 0.4.13 reads as the answer budget (``lm_eval.models.utils.normalize_gen_kwargs``),
+in its order: the first one set wins, whatever its source (``--gen_kwargs`` only updates the task YAML's dict)."""
+
+
+def _check_outranked_budget(task_manager: Any, names: list[Any], gen: dict,
+                            selected: list[_Selected] | None) -> None:
+    """A budget alias in ``--gen_kwargs`` (``gen``: ``max_new_tokens=8``) that a selected generation task's own
+    ``generation_kwargs`` outrank with a key earlier in :data:`BUDGET_KEYS` (the shipped QA tasks' ``max_gen_toks:
+    32``): lm-eval merges ``--gen_kwargs`` over the YAML's dict and reads the first key, so the run used 32 while the
+    results recorded ``max_new_tokens=8``. ``--gen_kwargs max_gen_toks=N`` replaces the YAML's key (lm-eval
+    0.4.13's ``simple_evaluate``: ``set_config(..., update=True)``), so that is the fix named.
+
+    Raises:
+        ConfigError: one line naming the alias, the task, its key and value, and what to pass instead.
+    """
+    given = next((k for k in BUDGET_KEYS if gen.get(k) is not None), None)
+    if given is None or given == BUDGET_KEYS[0]:
+        return
+    for t in _expand_selected(task_manager, names) if selected is None else selected:
+        task_gen = t.cfg.get("generation_kwargs")
+        if t.cfg.get("output_type") != "generate_until" or not isinstance(task_gen, dict):
+            continue
+        wins = next((k for k in BUDGET_KEYS if ({**task_gen, **gen}).get(k) is not None), None)
+        if wins is not None and wins != given and wins not in gen:
+            raise ConfigError(f"--gen_kwargs {given}={gen[given]!r}: task {t.name}'s generation_kwargs set "
+                              f"{wins}={task_gen[wins]!r}, which lm-eval reads first ({' > '.join(BUDGET_KEYS)}), so "
+                              f"the run would use {task_gen[wins]!r} while the results record {given}="
+                              f"{gen[given]!r}; pass --gen_kwargs max_gen_toks={gen[given]!r} instead (it replaces "
+                              "the task's)")
 
 
 def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,

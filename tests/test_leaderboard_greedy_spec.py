@@ -30,8 +30,9 @@ def test_sampling_asked_of_a_tokrag_method_is_refused_like_the_cli(tmp_path):
         load_spec(path)
     assert str(exc.value) == (
         f"leaderboard spec {path.resolve()}: shared.gen_kwargs.do_sample True, shared.gen_kwargs.temperature 0.9 "
-        "(method none): rag-none decodes greedily (every tokrag method does), so the results would record sampling "
-        "that did not happen; drop do_sample/temperature")
+        "(method none): rag-none decodes greedily (every tokrag method does) and reads only until and max_gen_toks (or "
+        "max_new_tokens, max_tokens, max_completion_tokens), with do_sample false or temperature 0, so the results "
+        "would record settings that did not act; drop do_sample/temperature")
 
 
 def test_a_method_s_own_temperature_is_named_by_its_key(tmp_path):

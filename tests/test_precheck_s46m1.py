@@ -1,0 +1,69 @@
+"""Pre-run checks (``tasks.precheck.check_run_arguments``, run by the start-up hook before the model loads) that a
+review (s46 r1) found incomplete:
+
+* the answer budget was checked only under ``max_gen_toks``, while lm-eval (and the tokrag models since 0d24a09) read
+  ``max_new_tokens``/``max_tokens``/``max_completion_tokens`` as it: ``--gen_kwargs max_new_tokens=0`` passed (empty
+  answers), ``max_tokens=2.5`` passed (cut to 2); and on a shipped task the YAML's ``max_gen_toks: 32`` outranks a
+  ``--gen_kwargs`` alias (lm-eval's order), so the run used 32 while the results recorded ``max_new_tokens=8``;
+* an older do_sample/temperature refusal ran before the full one and named only those keys
+  (``do_sample=true,num_beams=4`` named only do_sample);
+* ``rag-replug replug_mode=answer_vote`` / ``rag-selfrag-filter selection=rank`` on a whole-generation task (ELI5)
+  was refused only at the first ``generate_until``, after the model load.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.errors import ConfigError
+from tasks import TASK_DIR
+
+
+@pytest.fixture(scope="module")
+def manager():
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASK_DIR), include_defaults=False)
+
+
+@pytest.mark.parametrize("model", ["rag-standard", "hf"])
+@pytest.mark.parametrize("gen,shown", [({"max_new_tokens": 0}, "max_new_tokens=0"), ({"max_tokens": 2.5}, "max_tokens=2.5"),
+                                       ({"max_completion_tokens": -1}, "max_completion_tokens=-1"),
+                                       ({"max_gen_toks": 0}, "max_gen_toks=0")])
+def test_every_budget_alias_must_be_an_integer_of_at_least_1(manager, model, gen, shown) -> None:
+    from tasks.precheck import check_run_arguments
+
+    with pytest.raises(ConfigError) as exc:
+        check_run_arguments(manager, ["nq_oracle_bm25"], model=model, gen_kwargs=gen)
+    assert str(exc.value).startswith(f"--gen_kwargs {shown}: expected an integer >= 1 (the most tokens of each "
+                                     "answer; "), exc.value
+
+
+def test_an_alias_the_tasks_max_gen_toks_outranks_is_refused(manager) -> None:
+    """lm-eval 0.4.13 merges ``--gen_kwargs`` over the YAML's ``generation_kwargs`` and reads ``max_gen_toks`` first
+    (verified: nq_oracle_bm25 with ``max_new_tokens=8`` -> budget 32; with ``max_gen_toks=8`` -> 8)."""
+    from tasks.precheck import check_run_arguments
+
+    for model in ("rag-standard", "hf"):
+        with pytest.raises(ConfigError) as exc:
+            check_run_arguments(manager, ["nq_oracle_bm25"], model=model, gen_kwargs={"max_new_tokens": 8})
+        assert str(exc.value) == (
+            "--gen_kwargs max_new_tokens=8: task nq_oracle_bm25's generation_kwargs set max_gen_toks=32, which lm-eval "
+            "reads first (max_gen_toks > max_new_tokens > max_tokens > max_completion_tokens), so the run would use 32 "
+            "while the results record max_new_tokens=8; pass --gen_kwargs max_gen_toks=8 instead (it replaces the "
+            "task's)")
+    check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard", gen_kwargs={"max_gen_toks": 8})
+    check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard", gen_kwargs={"max_gen_toks": 8,
+                                                                                       "max_new_tokens": 8})
+    check_run_arguments(manager, ["wiki_lm_bm25"], model="rag-standard", gen_kwargs={"max_new_tokens": 8})  # no generation
+
+
+def test_every_unhonoured_key_is_named_with_do_sample(manager) -> None:
+    from tasks.precheck import check_run_arguments
+
+    with pytest.raises(ConfigError) as exc:
+        check_run_arguments(manager, ["nq_oracle_bm25"], model="rag-standard",
+                            gen_kwargs={"do_sample": True, "num_beams": 4})
+    assert str(exc.value).startswith("--gen_kwargs do_sample=True, num_beams=4: --model rag-standard decodes greedily"
+                                     ), exc.value
+    assert str(exc.value).endswith("; drop do_sample/num_beams"), exc.value
