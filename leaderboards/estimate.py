@@ -16,7 +16,8 @@ this order (the first level that has a measurement wins, and is printed):
 The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
 number, capped at the task's size when a finished cell of the task shows it (one run without a limit, or one that
 scored fewer questions than its limit: :func:`task_size`), else the ``n_samples`` of a finished cell of the same task
-and limit. Otherwise a limit is an upper bound of the count (a task may have fewer documents: ``limit: 10**9`` read as
+and limit; only finished cells of the task's current version (its YAML's ``metadata.version`` against the one
+``results.json`` records: :func:`of_current_version`) tell a count, as an older version may have other documents. Otherwise a limit is an upper bound of the count (a task may have fewer documents: ``limit: 10**9`` read as
 3e9 questions): unless a finished cell of the task scored at least that many questions, the cell is marked
 ``questions_upper_bound`` and the total says how many cells' counts are their limit (:func:`count_is_upper_bound`). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
@@ -38,7 +39,7 @@ from retrieval.errors import ConfigError
 
 from .keys import _HashMemo, cell_key, model_target
 from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
-from .spec import Cell, LeaderboardSpec, task_generates
+from .spec import Cell, LeaderboardSpec, task_generates, task_yaml_metadata
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
 FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one process per cell on CPU took 3.4 s per "
@@ -63,6 +64,7 @@ class Measurement:
     limit: Any
     n: int
     wall_s: float
+    version: Any = None  # the task's version the cell ran (results.json ``versions``); None when not recorded
 
 
 def task_kind(task: str, include_path: list[Path]) -> str:
@@ -88,9 +90,38 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         if n <= 0 or wall <= 0:
             continue
         margs = cfg.get("model_args") or {}
+        try:
+            versions = json.loads((d / "results.json").read_text(encoding="utf-8")).get("versions")
+        except (OSError, ValueError, AttributeError):
+            versions = None
+        version = versions.get(str(cfg.get("task"))) if isinstance(versions, dict) else None
         out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
                                k=margs.get("k"), task=str(cfg.get("task")), kind=task_kind(str(cfg.get("task")), include_path),
-                               limit=cfg.get("limit"), n=n, wall_s=wall))
+                               limit=cfg.get("limit"), n=n, wall_s=wall, version=version))
+    return out
+
+
+def _version(v: Any) -> Any:
+    """A task version as comparable: ``3`` and ``3.0`` (YAML or JSON number, or its text) are one version."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def of_current_version(ms: list[Measurement], include_path: list[Path]) -> list[Measurement]:
+    """The finished cells of ``ms`` that ran their task's current version: the ``metadata.version`` of the task's YAML
+    chain now (:func:`leaderboards.spec.task_yaml_metadata`) equals the one their ``results.json`` records. A cell
+    without a recorded version, or of a task whose YAML names none (lm-eval's own registry), is kept (as before).
+    What :func:`questions_of` and :func:`count_is_upper_bound` read the task's size from: a leftover cell of an older
+    version (``wiki_lm_bm25`` 1.0: 253 documents, 3.0: 231) capped the count and marked it exact."""
+    now: dict[str, Any] = {}
+    out = []
+    for m in ms:
+        if m.task not in now:
+            now[m.task] = task_yaml_metadata(m.task, include_path).get("version")
+        if m.version is None or now[m.task] is None or _version(m.version) == _version(now[m.task]):
+            out.append(m)
     return out
 
 
@@ -171,6 +202,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     runs = resolve_runs_dir(spec, runs_dir)
     ms = measurements(runs, spec.include_path)
+    sized = of_current_version(ms, spec.include_path)  # what tells a task's size: its current version's cells
     cells, unest, unregistered = [], [], {}
     first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
     done = 0
@@ -191,7 +223,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             keyed_todo.append((cell, key, mat))
         kind = task_kind(cell.task.task, spec.include_path)
         rate, level, used = estimate_cell(cell, kind, ms, fallback)
-        n = questions_of(cell, ms)
+        n = questions_of(cell, sized)
         if rate is None or n is None:
             unest.append(cell.cell_id + ("" if n is not None else " (unknown number of questions)"))
             group = (cell.model_name, cell.method.name)
@@ -201,7 +233,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             continue
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
-                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, ms, n)})
+                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, sized, n)})
     memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
     for c in cells:
@@ -276,5 +308,5 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "questions_of", "task_size", "task_kind", "Measurement",
-           "LEVELS"]
+__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
+           "task_kind", "Measurement", "LEVELS"]

@@ -272,3 +272,29 @@ def test_the_estimate_says_a_question_count_from_a_limit_is_an_upper_bound(tmp_p
     done = replace(done, limit=None, n=24)
     small = load_spec(write_spec(tmp_path / "s", tasks=["toy_qa"], limit=12)).cells()[0]
     assert not count_is_upper_bound(small, [done])  # a finished cell scored 24 >= 12 of the task's questions
+
+
+def test_a_finished_cell_of_an_older_task_version_does_not_cap_the_estimate(tmp_path):
+    """The estimate capped a cell's count at the size a finished cell of the same task name showed, whatever version
+    of the task it ran: a leftover cell of wiki_lm_bm25 1.0 (253 documents; 3.0 has 231) capped and marked exact
+    (a reviewer, stop 46). Only a cell whose results.json records the task's current YAML version tells its size."""
+    from leaderboards import estimate as lb_estimate
+
+    estimate = lb_estimate.estimate
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=10**9))  # toy_qa's YAML: metadata version 1.0
+    runs = tmp_path / "runs"
+    old = runs / "leftover"  # a finished cell of toy_qa 0.5 (no key of this spec: only a measurement)
+    old.mkdir(parents=True)
+    (old / "config.json").write_text(json.dumps({"method": "none", "model": "rag-none", "model_args": {"pretrained": "p"},
+                                                 "task": "toy_qa", "limit": None}))
+    (old / "cost.json").write_text(json.dumps({"n_samples": 30, "wall_s": 3.0}))
+    (old / "results.json").write_text(json.dumps({"versions": {"toy_qa": 0.5}}))
+    (old / "DONE").write_text("{}")
+    est = estimate(spec, runs, fallback=1.0)
+    assert est["questions"] == 2 * 10**9 and est["questions_upper_bound"] == 2  # not 2 x 30, exact
+    ms = lb_estimate.measurements(runs, spec.include_path)
+    assert [(m.task, m.n, m.version) for m in ms] == [("toy_qa", 30, 0.5)]
+    assert lb_estimate.of_current_version(ms, spec.include_path) == []
+    (old / "results.json").write_text(json.dumps({"versions": {"toy_qa": 1}}))  # the current version (1 == 1.0)
+    est = estimate(spec, runs, fallback=1.0)
+    assert est["questions"] == 2 * 30 and est["questions_upper_bound"] == 0
