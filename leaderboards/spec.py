@@ -19,7 +19,7 @@ A spec is a YAML file::
       fewshot_as_multiturn: true       # lm-eval's --fewshot_as_multiturn (with num_fewshot and a chat template)
       prompt: instruct                 # QA prompt format, task metadata `prompt`: instruct | base
                                        # (base also sets gen_kwargs.until: ["\n"] unless the contract sets until,
-                                       # on the tasks that stop at the short-answer stop: ELI5 keeps its own)
+                                       # on the tasks that stop at the short-answer stop: ELI5 and WoW keep their own)
     tasks: [nq_oracle_bm25, {task: nq_oracle_bm25_noise60, noise: 0.6}]
     seeds: [1234]
     bootstrap: {iters: 1000, seed: 0, confidence: 0.95}
