@@ -379,14 +379,32 @@ FEWSHOT_SOURCES = ("fewshot_split", "training_split", "validation_split")
 the validation split, else the test documents themselves)."""
 
 
+def draws_fewshot_from_scored_docs(cfg: Any, yaml_path: Any = None) -> bool:
+    """Whether lm-eval 0.4.13 would draw a task's few-shot examples from the documents it scores: the task is one of
+    this package's (its ``custom_dataset`` is one of our loaders, :func:`_our_loader`; its YAML ``yaml_path`` lies
+    under the task folder; or its metadata declares it plain text, :func:`plain_text`) and its config has no few-shot
+    pool of its own (none of :data:`FEWSHOT_SOURCES`, no ``fewshot_config: samples``). ``cfg``: the config dict
+    lm-eval builds a task from, or a built task's ``TaskConfig`` (``lm_eval.evaluate``'s tasks: no YAML path, and
+    ``custom_dataset`` the resolved function). The one rule of :func:`check_fewshot_source` (the CLI) and
+    :func:`tokrag_model._lmeval_hook.check_evaluated_tasks` (``evaluate`` called from Python)."""
+    def get(key: str) -> Any:
+        return cfg.get(key) if isinstance(cfg, dict) else getattr(cfg, key, None)
+
+    if not (_our_loader(get("custom_dataset")) is not None or _under_task_dir(yaml_path) or plain_text(get("metadata"))):
+        return False
+    fewshot = get("fewshot_config")
+    return not any(get(key) for key in FEWSHOT_SOURCES) and not (
+        isinstance(fewshot, dict) and fewshot.get("samples") is not None)
+
+
 def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: Any,
                          selected: list[_Selected] | None = None) -> None:
     """Refuse ``--num_fewshot N`` (N > 0; without it, a task config's own ``num_fewshot``) for one of this package's
     tasks that has no few-shot pool of its own (none of :data:`FEWSHOT_SOURCES`, no ``fewshot_config: samples``):
     lm-eval then draws the examples from the test documents it scores (``wiki_lm_bm25 --num_fewshot 2`` put other
-    scored paragraphs in each prompt: word perplexity 33.2 -> 6.7), only logging a warning. Our tasks are those
-    :func:`_is_ours` counts (our loader, or a YAML under the task folder), among ``selected`` (the tasks lm-eval
-    builds for ``names``, :func:`_expand_selected`; None: expanded here). The QA tasks have their ``fewshot`` split
+    scored paragraphs in each prompt: word perplexity 33.2 -> 6.7), only logging a warning
+    (:func:`draws_fewshot_from_scored_docs`: our loader, a YAML under the task folder, or a plain-text task), among
+    ``selected`` (the tasks lm-eval builds for ``names``, :func:`_expand_selected`; None: expanded here). The QA tasks have their ``fewshot`` split
     (its size is checked by :func:`_check_fewshot_pool`).
 
     Raises:
@@ -405,9 +423,7 @@ def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: A
         n = count(num_fewshot if num_fewshot is not None else cfg.get("num_fewshot"))
         if n <= 0:
             continue
-        fewshot = cfg.get("fewshot_config")
-        if not _is_ours(t) or any(cfg.get(key) for key in FEWSHOT_SOURCES) or (
-                isinstance(fewshot, dict) and fewshot.get("samples") is not None):
+        if not draws_fewshot_from_scored_docs(cfg, t.yaml_path):
             continue
         flag = f"--num_fewshot {n}" if num_fewshot is not None else f"num_fewshot: {n} (task config)"
         raise ConfigError(f"{flag}: task {t.name} has no few-shot split of its own (its YAML sets none of "

@@ -67,3 +67,29 @@ def test_every_unhonoured_key_is_named_with_do_sample(manager) -> None:
     assert str(exc.value).startswith("--gen_kwargs do_sample=True, num_beams=4: --model rag-standard decodes greedily"
                                      ), exc.value
     assert str(exc.value).endswith("; drop do_sample/num_beams"), exc.value
+
+
+def _evaluated(cfg: dict) -> dict:
+    """An ``evaluate`` task_dict of one task built from ``cfg`` (lm-eval's ``TaskConfig`` fields it is read by)."""
+    from types import SimpleNamespace
+
+    fields = ("custom_dataset", "metadata", "num_fewshot", "fewshot_config", "fewshot_split", "training_split",
+              "validation_split")
+    return {"tasks": {cfg["task"]: SimpleNamespace(config=SimpleNamespace(**{k: cfg.get(k) for k in fields}))}}
+
+
+def test_evaluate_refuses_few_shot_from_the_scored_docs_of_every_task_of_ours_as_the_cli() -> None:
+    """``evaluate`` called from Python refused few-shot examples without a pool only for a plain-text task, the CLI
+    for every task of this package: a wikitext103-like task (our loader, no plain_text) passed ``evaluate``. Both
+    now apply ``draws_fewshot_from_scored_docs``."""
+    from tasks.precheck import draws_fewshot_from_scored_docs
+    from tasks.wikitext import load_wikitext103
+    from tokrag_model._lmeval_hook import check_evaluated_tasks
+
+    cfg = {"task": "wt", "custom_dataset": load_wikitext103, "metadata": {"version": 4.0}, "num_fewshot": 1}
+    assert draws_fewshot_from_scored_docs(cfg)
+    with pytest.raises(ConfigError, match=r"^num_fewshot 1: task wt has no few-shot split of its own"):
+        check_evaluated_tasks(_evaluated(cfg), False)
+    check_evaluated_tasks(_evaluated({**cfg, "num_fewshot": 0}), False)
+    check_evaluated_tasks(_evaluated({**cfg, "validation_split": "validation"}), False)  # a pool of its own
+    check_evaluated_tasks(_evaluated({**cfg, "custom_dataset": len}), False)  # not ours: left to lm-eval

@@ -705,30 +705,27 @@ def _evaluated_tasks(task_dict: object) -> list:
 def check_evaluated_tasks(task_dict: object, apply_chat_template: object) -> None:
     """Refuse, at the start of lm-eval's ``evaluate`` (also called without ``simple_evaluate``), a task that declares
     itself plain text (task metadata ``plain_text: true``, ``wiki_lm_bm25``: :func:`tasks.precheck.plain_text`) run
-    with ``apply_chat_template`` (its context would be chat-framed) or with few-shot examples while its YAML has no
-    few-shot pool (:data:`tasks.precheck.FEWSHOT_SOURCES`: they would be drawn from the scored documents).
+    with ``apply_chat_template`` (its context would be chat-framed), and one of this package's tasks run with few-shot
+    examples while it has no few-shot pool (:func:`tasks.precheck.draws_fewshot_from_scored_docs`, the CLI's rule:
+    they would be drawn from the scored documents).
 
     Raises:
         ConfigError: one line naming the task and what to drop.
     """
     from retrieval.errors import ConfigError
-    from tasks.precheck import FEWSHOT_SOURCES, PLAIN_TEXT, plain_text
+    from tasks.precheck import PLAIN_TEXT, draws_fewshot_from_scored_docs, plain_text
 
     for name, task in _evaluated_tasks(task_dict):
         cfg = task.config
-        if not plain_text(getattr(cfg, "metadata", None)):
-            continue
-        if apply_chat_template not in (None, False, ""):
+        if plain_text(getattr(cfg, "metadata", None)) and apply_chat_template not in (None, False, ""):
             raise ConfigError(f"apply_chat_template: task {name} scores plain text (task metadata {PLAIN_TEXT}: true), "
                               "but its context would be put in a chat user turn and the continuation scored after the "
                               "assistant header: evaluate it in a separate call without apply_chat_template")
-        fewshot = getattr(cfg, "fewshot_config", None)
         try:
             n = int(getattr(cfg, "num_fewshot", 0) or 0)
         except (TypeError, ValueError):
             n = 0
-        if n > 0 and not any(getattr(cfg, key, None) for key in FEWSHOT_SOURCES) and not (
-                isinstance(fewshot, dict) and fewshot.get("samples") is not None):
+        if n > 0 and draws_fewshot_from_scored_docs(cfg):
             raise ConfigError(f"num_fewshot {n}: task {name} has no few-shot split of its own, so lm-eval would draw "
                               "the examples from the documents it scores and put scored text into the prompts; "
                               "evaluate it with num_fewshot 0")
@@ -741,8 +738,8 @@ def patch_evaluator(module):
     documents. ``simple_evaluate`` now runs them (:func:`_python_run_checks`; once under the CLI), before the model
     loads. ``evaluate`` (also called directly) first resets a tokrag model's per-evaluation state
     (:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`: the recorded chat-template flag, the ``use_cache`` counter
-    and a stale ``CachingLM``'s hook of a reused model object), then refuses a plain-text task chat-framed or with
-    few-shot examples from its scored documents (:func:`check_evaluated_tasks`). Idempotent."""
+    and a stale ``CachingLM``'s hook of a reused model object), then refuses a plain-text task chat-framed, or one of
+    our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`). Idempotent."""
     original_simple, original_evaluate = getattr(module, "simple_evaluate", None), getattr(module, "evaluate", None)
     if original_simple is None or original_evaluate is None or getattr(original_simple, "_tokrag", False):
         return
