@@ -93,3 +93,33 @@ def test_evaluate_refuses_few_shot_from_the_scored_docs_of_every_task_of_ours_as
     check_evaluated_tasks(_evaluated({**cfg, "num_fewshot": 0}), False)
     check_evaluated_tasks(_evaluated({**cfg, "validation_split": "validation"}), False)  # a pool of its own
     check_evaluated_tasks(_evaluated({**cfg, "custom_dataset": len}), False)  # not ours: left to lm-eval
+
+
+def test_wikitext103_is_plain_text_so_never_chat_framed(manager, tmp_path) -> None:
+    """wikitext103_bm25_wiki scores raw text (a chunk's loglikelihood after the text before it) like wiki_lm_bm25 but
+    lacked ``plain_text: true``: ``--apply_chat_template`` chat-framed it unrefused, and a leaderboard contract's chat
+    template reached its cells. Now it declares it: refused by the CLI check, and its cells run without the chat
+    template (and system instruction), as the contract lines say."""
+    import json
+    from pathlib import Path
+
+    from leaderboards.spec import load_spec, task_plain_text
+    from tasks.precheck import check_run_arguments, plain_text_tasks
+
+    assert task_plain_text("wikitext103_bm25_wiki", [Path(TASK_DIR)]) is True
+    assert plain_text_tasks(manager, ["wikitext103_bm25_wiki"]) == ["wikitext103_bm25_wiki"]
+    with pytest.raises(ConfigError, match=r"^--apply_chat_template: task wikitext103_bm25_wiki scores plain text"):
+        check_run_arguments(manager, ["wikitext103_bm25_wiki"], model="rag-none", apply_chat_template=True)
+    path = tmp_path / "spec.yaml"
+    path.write_text(json.dumps({
+        "name": "plain", "description": "d", "reference": "rag-standard", "seeds": [1],
+        "shared": {"model_args": {"pretrained": "smollm2-135m-instruct", "k": 3}, "gen_kwargs": {"max_gen_toks": 8},
+                   "limit": 2, "apply_chat_template": True, "system_instruction": "Be brief."},
+        "tasks": ["nq_oracle_bm25", "wikitext103_bm25_wiki"],
+        "methods": [{"name": "rag-standard", "model": "rag-standard"}]}), encoding="utf-8")
+    spec = load_spec(path)
+    cells = {c.task.task: c for c in spec.cells()}
+    assert (cells["nq_oracle_bm25"].apply_chat_template, cells["nq_oracle_bm25"].system_instruction) == (True, "Be brief.")
+    assert (cells["wikitext103_bm25_wiki"].apply_chat_template, cells["wikitext103_bm25_wiki"].system_instruction) == (
+        False, None)
+    assert "apply_chat_template.wikitext103_bm25_wiki: false (plain-text language-modelling task)" in spec.contract_lines()
