@@ -73,7 +73,7 @@ from typing import Any
 import yaml
 
 from retrieval.errors import ConfigError
-from tasks.precheck import _SEED_RANGES, INSTRUCT_STOP, plain_text
+from tasks.precheck import _SEED_RANGES, INSTRUCT_STOP, base_prompt_needs_newline_stop, plain_text
 
 log = logging.getLogger(__name__)
 
@@ -386,8 +386,8 @@ class LeaderboardSpec:
         for k, v in sorted(sh.get("model_args", {}).items()):
             lines.append(f"model_args.{k}: {v}")
         tasks = self.tasks_of(model)
-        own_stop = {t.task: task_until(t.task, self.include_path) for t in tasks
-                    if not _prompt_contract(sh, task_until(t.task, self.include_path))}
+        stops = {t.task: task_until(t.task, self.include_path) for t in tasks}
+        own_stop = {task: until for task, until in stops.items() if not _prompt_contract(sh, until)}
         base = {} if len(own_stop) == len(tasks) else _prompt_contract(sh, INSTRUCT_STOP)
         for k, v in sorted({**sh.get("gen_kwargs", {}), **base}.items()):
             lines.append(f"gen_kwargs.{k}: {v}")
@@ -924,12 +924,13 @@ def _prompt_contract(shared: dict[str, Any], task_stop: Any) -> dict[str, Any]:
     r"""The ``gen_kwargs`` the prompt format adds to the cells of a task whose YAML stops at ``task_stop``
     (:func:`task_until`) under the contract ``shared``: ``prompt: base`` stops at a newline (tasks/README.md,
     "Prompts"), so ``gen_kwargs.until: ["\n"]`` is added unless the contract sets ``until``, for a task whose stop
-    is the short-answer one (:data:`tasks.precheck.INSTRUCT_STOP`, the rule by which
-    :func:`tasks.precheck.check_selected_tasks` warns an ``lm_eval`` run with ``prompt=base`` that lacks it). A task
+    is the short-answer one (:data:`tasks.precheck.INSTRUCT_STOP`;
+    :func:`tasks.precheck.base_prompt_needs_newline_stop`, the rule by which
+    :func:`tasks.precheck.check_selected_tasks` warns an ``lm_eval`` run that lacks it). A task
     with another stop keeps it, as ``lm_eval --metadata '{"prompt": "base"}'`` does: ``eli5_bm25_wiki`` stops at a
     new "Question:" and scores the whole generation (cut at its first newline, one run scored ROUGE-L 0.545 where
     lm_eval gave 0.881). ``{}`` when nothing is added."""
-    if shared.get("prompt") == "base" and "until" not in shared.get("gen_kwargs", {}) and task_stop == INSTRUCT_STOP:
+    if base_prompt_needs_newline_stop(shared.get("prompt"), "until" in shared.get("gen_kwargs", {}), task_stop):
         return {"until": ["\n"]}
     return {}
 

@@ -298,7 +298,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     refused (:func:`check_prebuilt_download`); the questions of a hub family (:data:`tasks.sources.FAMILIES`: TriviaQA,
     SQuAD, PopQA, KILT) need a local copy with the split's files, or the hub, or offline (``HF_HUB_OFFLINE=1``) a copy
     in the hub or ``datasets`` cache (:func:`tasks.sources.check_hub_source`: the loader's own line, before the
-    model loads; the hub's files are not read here). First of all, a task whose YAML's own ``metadata:`` block drops
+    model loads; the hub's files are not read here), and so does a WikiText-103 task's hub data set
+    (:func:`check_wikitext_hub_source`, after the QA tasks). First of all, a task whose YAML's own ``metadata:`` block drops
     settings of the YAML it includes is refused (:func:`check_include_metadata`).
 
     Args:
@@ -307,7 +308,10 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         metadata: what lm-eval merges into every task's metadata (``--model_args`` | ``--metadata``).
         gen_kwargs: ``--gen_kwargs`` (a dict or lm-eval's ``key=value`` string; None: not given). A task run with
             ``prompt=base`` whose stop strings stay the short-answer tasks' :data:`INSTRUCT_STOP` (no ``until``
-            here) gets one WARNING: the base format stops at a newline (tasks/README.md, "Prompts"; a leaderboard spec adds the stop itself).
+            here, :func:`base_prompt_needs_newline_stop`) gets one WARNING: the base format stops at a newline
+            (tasks/README.md, "Prompts"; a leaderboard spec adds the stop itself); with ``prompt=base`` an ``until``
+            here on a task with its own stop (ELI5, WoW) gets one too: lm-eval gives it to every ``generate_until``
+            task, replacing that stop (run such a task in its own call without it).
         model_args: ``--model_args`` (a dict or the ``key=value,...`` string; None: not given). lm-eval's ``vllm``,
             API (``local-completions``, ...) and TensorRT-LLM models take a ``seed`` argument, and lm-eval merges
             ``--model_args`` into every task's metadata, where ``seed`` draws the noise and counterfactual passages:
@@ -351,9 +355,14 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
                         "--model_args into task metadata), so they differ from a run without it (default seed %s); add "
                         "--metadata '{\"seed\": %s}' to keep the default draw", task, margs["seed"], default, default)
         stop_given = "until" in (gen_kwargs if isinstance(gen_kwargs, dict) else str(gen_kwargs or ""))
-        if prompt == "base" and not stop_given and until == INSTRUCT_STOP:
+        if base_prompt_needs_newline_stop(prompt, stop_given, until):
             log.warning("%s: prompt=base keeps the instruct format's stop strings %s; the base format stops at a newline: "
                         "add --gen_kwargs 'until=[\"\\n\"]' (tasks/README.md, \"Prompts\")", task, until)
+        elif prompt == "base" and stop_given and until != INSTRUCT_STOP:  # lm-eval: --gen_kwargs goes to every task
+            log.warning("%s: --gen_kwargs until replaces this task's own stop strings %s; lm-eval applies --gen_kwargs to "
+                        "every generate_until task, and prompt=base needs the newline stop only on the short-answer "
+                        "tasks: run this task in its own lm_eval call without until in --gen_kwargs (tasks/README.md, "
+                        "\"Prompts\")", task, until)
         questions = kw.get("questions")  # first, as the task build reads them first
         if dataset == "byo" and not is_hub_id(questions):
             split = str(kw.get("split", "test"))
@@ -371,6 +380,37 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             check_corpus_files(corpus)
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
+    for one in selected:  # WikiText-103's hub data set, as the leaderboard runner checks it
+        if _our_loader(one.cfg.get("custom_dataset")) == "tasks.wikitext.load_wikitext103":
+            check_wikitext_hub_source(one.cfg, metadata)
+
+
+def base_prompt_needs_newline_stop(prompt: Any, until_given: bool, task_stop: Any) -> bool:
+    """Whether a task run lacks the base prompt format's newline stop (tasks/README.md, "Prompts"): the prompt format
+    is ``base``, no ``until`` is given (``--gen_kwargs``, a leaderboard contract's ``gen_kwargs``) and the task's YAML
+    stops at the short-answer tasks' :data:`INSTRUCT_STOP` (a task with its own stop, ELI5's "Question:" or WoW's
+    blank line, keeps it). The one rule of :func:`check_selected_tasks`'s WARNING and of the stop a leaderboard adds
+    (:func:`leaderboards.spec._prompt_contract`)."""
+    return prompt == "base" and not until_given and task_stop == INSTRUCT_STOP
+
+
+def check_wikitext_hub_source(cfg: dict[str, Any], metadata: dict[str, Any] | None) -> None:
+    """Before the model loads: refuse a WikiText-103 task (``custom_dataset`` :func:`tasks.wikitext.load_wikitext103`)
+    whose hub data set could not be read (:func:`tasks.sources.check_hub_source` of :data:`tasks.wikitext.HUB_ID`,
+    or the ``hub_id`` of ``metadata`` over the task config ``cfg``'s ``metadata``, config
+    :data:`tasks.wikitext.HUB_CONFIG`, split :data:`tasks.wikitext.HUB_SPLIT`, local folder
+    :data:`tasks.wikitext.LOCAL_NAME`; ``data_dir`` from the same metadata). The check of :func:`check_selected_tasks`
+    (``lm_eval`` / ``tokrag eval``) for the hub data set the leaderboard runner checks for a spec.
+
+    Raises:
+        ConfigError / OfflineError: :func:`tasks.sources.check_hub_source`'s line.
+    """
+    from . import wikitext
+    from .sources import check_hub_source
+
+    meta = {**(cfg.get("metadata") or {}), **(metadata or {})}
+    check_hub_source(str(meta.get("hub_id") or wikitext.HUB_ID), wikitext.HUB_CONFIG, wikitext.HUB_SPLIT,
+                     data_dir=meta.get("data_dir"), local_name=wikitext.LOCAL_NAME)
 
 
 FEWSHOT_SOURCES = ("fewshot_split", "training_split", "validation_split")

@@ -121,10 +121,13 @@ def manager():
 
 
 @pytest.mark.parametrize("task", ["wiki_lm_bm25", "wikitext103_bm25_wiki"])
-def test_num_fewshot_is_refused_for_a_task_without_a_few_shot_split(manager, task):
+def test_num_fewshot_is_refused_for_a_task_without_a_few_shot_split(manager, task, monkeypatch):
+    import tasks.sources
     from retrieval.errors import ConfigError
     from tasks.precheck import check_selected_tasks
 
+    # wikitext103_bm25_wiki's hub data set (checked offline before the model load): tests/test_precheck_s46m2.py's
+    monkeypatch.setattr(tasks.sources, "check_hub_source", lambda *args, **kwargs: None)
     with pytest.raises(ConfigError) as exc:
         check_selected_tasks(manager, ["nq_oracle_bm25", task], {}, num_fewshot=2)
     assert str(exc.value) == (
