@@ -684,6 +684,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
+    * ``rag-replug replug_mode=answer_vote`` / ``rag-selfrag-filter selection=rank`` (they judge each generation by
+      its first non-empty line) with a task that scores the whole generation (ELI5): refused by the model only in its
+      first ``generate_until`` (:func:`_check_first_line_vote`).
     * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
@@ -737,6 +740,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     if ours_model:
         _check_unhonoured_gen_kwargs(task_manager, names, model, gen, selected)
         _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
+        _check_first_line_vote(task_manager, names, model, model_args, selected)
     _check_outranked_budget(task_manager, names, gen, selected)
     if output_path:
         path = Path(str(output_path))
@@ -865,6 +869,35 @@ def _check_outranked_budget(task_manager: Any, names: list[Any], gen: dict,
                               f"the run would use {task_gen[wins]!r} while the results record {given}="
                               f"{gen[given]!r}; pass --gen_kwargs max_gen_toks={gen[given]!r} instead (it replaces "
                               "the task's)")
+
+
+def _check_first_line_vote(task_manager: Any, names: list[Any], model: str, model_args: Any,
+                           selected: list[_Selected] | None) -> None:
+    """``--model_args`` of a tokrag method that judge or vote on each generation's first non-empty line (the setting
+    its ``generation_only`` names: ``rag-replug replug_mode=answer_vote``, ``rag-selfrag-filter selection=rank``) with
+    a selected generation task that scores the whole generation (its ``process_results`` is
+    :func:`tasks.longform.process_results_longform`: ``eli5_bm25_wiki``; read from the config lm-eval builds, so a
+    ``--tasks`` YAML file or a group entry counts too): the model refuses it at its first ``generate_until``
+    (:func:`tokrag_model.methods.replug.refuse_long_form`), after the load; refused here before it, in the same line
+    (:func:`tokrag_model.methods.replug.long_form_refusal`). A model argument that is not a string is left to the model.
+
+    Raises:
+        ConfigError: one line naming the method, the setting, the task and what to do.
+    """
+    from tasks.longform import process_results_longform
+    from tokrag_model.methods import MODELS
+    from tokrag_model.methods.replug import long_form_refusal
+
+    cls = MODELS.get(model)
+    cfg = {k: v.strip().lower() if isinstance(v, str) else v for k, v in _model_args(model_args).items()}
+    setting = cls.generation_only(cfg) if cls is not None else None  # as the model's choice() casts the value
+    if setting is None:
+        return
+    for t in _expand_selected(task_manager, names) if selected is None else selected:
+        fn = t.cfg.get("process_results")
+        name = fn.rsplit(".", 1)[-1] if isinstance(fn, str) else getattr(fn, "__name__", None)  # index text or resolved
+        if t.cfg.get("output_type") == "generate_until" and name == process_results_longform.__name__:
+            raise ConfigError(long_form_refusal(model, setting, t.name))
 
 
 def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,

@@ -123,3 +123,23 @@ def test_wikitext103_is_plain_text_so_never_chat_framed(manager, tmp_path) -> No
     assert (cells["wikitext103_bm25_wiki"].apply_chat_template, cells["wikitext103_bm25_wiki"].system_instruction) == (
         False, None)
     assert "apply_chat_template.wikitext103_bm25_wiki: false (plain-text language-modelling task)" in spec.contract_lines()
+
+
+@pytest.mark.parametrize("model, model_args, setting", [
+    ("rag-replug", "replug_mode=answer_vote", "replug_mode=answer_vote"),
+    ("rag-selfrag-filter", {"selection": "Rank"}, "selection=rank"),
+])
+def test_a_first_line_vote_on_a_long_form_task_is_refused_before_the_model_load(manager, model, model_args, setting):
+    """Refused before only at the first ``generate_until``, after the model load (``refuse_long_form``); now by the
+    pre-run check, in the model's own line. WoW (its first line scored) and the default modes pass."""
+    from tasks.precheck import check_run_arguments
+    from tokrag_model.methods.replug import long_form_refusal
+
+    with pytest.raises(ConfigError) as exc:
+        check_run_arguments(manager, ["nq_oracle_bm25", "eli5_bm25_wiki"], model=model, model_args=model_args)
+    assert str(exc.value) == long_form_refusal(model, setting, "eli5_bm25_wiki") == (
+        f"--model {model}: {setting} judges each generation by its first non-empty line, but task 'eli5_bm25_wiki' "
+        f"scores the whole generation (long-form, tasks/longform.py); run that task without {setting}")
+    check_run_arguments(manager, ["nq_oracle_bm25", "wow_bm25_wiki"], model=model, model_args=model_args)
+    check_run_arguments(manager, ["eli5_bm25_wiki"], model=model)
+    check_run_arguments(manager, ["eli5_bm25_wiki"], model="hf", model_args=model_args)  # not a tokrag method

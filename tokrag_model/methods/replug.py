@@ -241,9 +241,15 @@ def refuse_long_form(method: str, setting: str, requests: Sequence[Any]) -> None
 
     for task in dict.fromkeys(getattr(r, "task_name", None) for r in requests):
         if scores_whole_generation(task):
-            raise ConfigError(f"--model {method}: {setting} judges each generation by its first non-empty line, but "
-                              f"task {task!r} scores the whole generation (long-form, tasks/longform.py); run that task "
-                              f"without {setting}")
+            raise ConfigError(long_form_refusal(method, setting, task))
+
+
+def long_form_refusal(method: str, setting: str, task: str) -> str:
+    """The one-line refusal of ``setting`` of ``method`` on ``task``, a task that scores the whole generation: raised
+    by :func:`refuse_long_form` (first ``generate_until``) and, before the model loads, by
+    :func:`tasks.precheck.check_run_arguments`."""
+    return (f"--model {method}: {setting} judges each generation by its first non-empty line, but task {task!r} "
+            f"scores the whole generation (long-form, tasks/longform.py); run that task without {setting}")
 
 
 # ---------------------------------------------------------------------------------------- generation
