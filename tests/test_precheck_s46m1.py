@@ -143,3 +143,22 @@ def test_a_first_line_vote_on_a_long_form_task_is_refused_before_the_model_load(
     check_run_arguments(manager, ["nq_oracle_bm25", "wow_bm25_wiki"], model=model, model_args=model_args)
     check_run_arguments(manager, ["eli5_bm25_wiki"], model=model)
     check_run_arguments(manager, ["eli5_bm25_wiki"], model="hf", model_args=model_args)  # not a tokrag method
+
+
+def test_a_tokrag_model_class_brings_the_evaluate_patch_without_the_pth_hook() -> None:
+    """``tokrag leaderboard run`` relies on lm-eval's ``evaluate`` resetting a reused model's per-evaluation state
+    (``RAGMethodLM.start_evaluation``, :func:`tokrag_model._lmeval_hook.patch_evaluator`) and no longer calls it
+    itself: importing ``tokrag_model.base`` (where every tokrag model's class lives) installs the patch, also
+    without the start-up ``.pth`` (``python -S``) and after ``lm_eval.evaluator`` was imported."""
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    root, site = str(Path(TASK_DIR).parent), sysconfig.get_paths()["purelib"]
+    code = (f"import sys; sys.path[:0] = [{root!r}, {site!r}]; import lm_eval.evaluator as e; "
+            "print('tokrag_model._lmeval_hook' in sys.modules, getattr(e.evaluate, '_tokrag', False)); "
+            "import tokrag_model.base; print(getattr(e.evaluate, '_tokrag', False))")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "False", "True"], out.stdout
