@@ -406,7 +406,9 @@ def score_passages(
     * ``hybrid``: both, fused against the same component top-``max(k, depth)`` lists with the same formula
       (:func:`retrieval.hybrid.fuse_passage`): a passage beyond a list's reach gets no RRF term from it
       (the list's minimum for weighted fusion); a list's own rank for a docid is taken only for the corpus
-      passage itself (same title and text), an edited passage keeping that docid is placed by its own scores.
+      passage itself (same title and text); an edited passage keeping that docid, or a counterfactual one
+      (``X#cf``), is ranked in the place of the passage it replaces (that passage's entry left out of the lists),
+      by its own scores.
 
     Args:
         corpus, queries, retriever, k, params, cache_dir, data_dir: as for :func:`retrieve` (local corpora).
@@ -436,8 +438,9 @@ def score_passages(
     plist = {q: [{"docid": str(c["docid"]), "title": str(c["title"]), "text": str(c["text"])} for c in v]
              for q, v in passages.items()}
     # hybrid 3: a component list's rank is used only for the corpus passage itself (an edited one keeping its docid
-    # got the original's rank before)
-    config = {"kind": "passage-scores", "format": SCORES_FORMAT if retriever != "hybrid" else 3,
+    # got the original's rank before); 4: an edited or counterfactual passage takes the place of the passage it
+    # replaces in the component lists (it was ranked against it, one rank too low on a tie)
+    config = {"kind": "passage-scores", "format": SCORES_FORMAT if retriever != "hybrid" else 4,
               "run": _local_config(retriever, p, corpus, k, queries, {}),
               "passages": fingerprint(sorted(plist.items()))}
     key = fingerprint(config, 20)

@@ -64,15 +64,44 @@ def weighted_fusion(dense: Hits, sparse: Hits, k: int, alpha: float = 0.1, norma
     return sorted(out, key=lambda x: (-x[1], x[0]))[:k]
 
 
-def _place(hits: Hits, docid: str, score: float, listed: bool = True) -> tuple[int | None, float | None]:
-    """(rank, score) of ``docid`` in a ranked list: its own when listed (and ``listed``: the passage is the
-    corpus passage of that docid), else the rank its ``score`` would take (score desc, docid asc) if that lies
-    within the list; ``(None, None)`` when it would fall beyond it."""
-    for rank, (d, s) in enumerate(hits if listed else (), start=1):
+CF_SUFFIX = "#cf"
+"""The suffix of a counterfactual passage's docid: its gold passage's docid + ``"#cf"`` (``tasks.rag.CF_SUFFIX`` is
+this one; tasks import retrieval, not the reverse)."""
+
+
+def replaced_docid(docid: str) -> str:
+    """The docid of the corpus passage that a passage which is not that corpus passage stands in for: its own docid
+    less :data:`CF_SUFFIX` (a counterfactual ``X#cf`` replaces ``X``; an edited passage keeping ``X`` replaces ``X``)."""
+    return docid.removesuffix(CF_SUFFIX)
+
+
+def _key(docid: str, score: float) -> tuple[float, str]:
+    return -score, docid
+
+
+def _place(hits: Hits, docid: str, score: float) -> tuple[int | None, float | None]:
+    """(rank, score) of ``docid`` in a ranked list: its own when listed, else the rank its ``score`` would take
+    (score desc, docid asc) if that lies within the list; ``(None, None)`` when it would fall beyond it."""
+    for rank, (d, s) in enumerate(hits, start=1):
         if d == docid:
             return rank, s
-    rank = 1 + sum(1 for d, s in hits if s > score or (s == score and d < docid))
+    rank = 1 + sum(1 for d, s in hits if _key(d, s) < _key(docid, score))
     return (rank, score) if rank <= len(hits) else (None, None)
+
+
+def _stand_in(hits: Hits, original: str, score: float) -> Hits:
+    """``hits`` with the entry of ``original`` (when listed) replaced by a passage of score ``score`` that takes its
+    place and its docid, re-ranked (score desc, docid asc); the passage is left out (the list without
+    ``original``) when it falls below every other entry and below ``original``'s score: whether the corpus
+    passage after the list (not fetched) outranks it is not known, and a passage beyond a list's reach gets
+    no term from it. Unlisted ``original``: ``hits`` unchanged."""
+    was = next((s for d, s in hits if d == original), None)
+    if was is None:
+        return hits
+    others = [(d, s) for d, s in hits if d != original]
+    if score < was and all(_key(d, s) < _key(original, score) for d, s in others):
+        return others
+    return sorted([*others, (original, score)], key=lambda x: _key(*x))
 
 
 def fuse_passage(p: Mapping[str, Any], docid: str, sparse: Hits, dense: Hits, s: float, d: float,
@@ -81,9 +110,16 @@ def fuse_passage(p: Mapping[str, Any], docid: str, sparse: Hits, dense: Hits, s:
     component lists ``sparse`` and ``dense`` of its query: the score fusion gives it when it is listed,
     else the one it would get at the rank its scores take (missing from a list: no RRF term, that list's
     minimum for weighted fusion). ``in_index``: the passage is the corpus passage ``docid`` (same title and
-    text, the rule of BM25's and dense's passage scores); when False (an edited passage keeping a corpus
-    docid) a list's entry for ``docid`` is the original's, so the passage is placed by its own scores."""
-    (rs, s_at), (rd, d_at) = _place(sparse, docid, s, in_index), _place(dense, docid, d, in_index)
+    text, the rule of BM25's and dense's passage scores). When False (an edited passage keeping a corpus
+    docid, or a counterfactual ``X#cf``) it replaces the corpus passage :func:`replaced_docid` in what the
+    model is shown, so it is ranked as if it stood in that passage's place: that passage's entry in each list
+    is removed and the edited passage is placed by its own scores among the other entries, ties broken by
+    the replaced docid (:func:`_stand_in`). Text identical to the replaced passage's thus gets its fused
+    score; ranking it against the original it replaced would count the original's slot twice."""
+    if not in_index:
+        docid = replaced_docid(docid)
+        sparse, dense = _stand_in(sparse, docid, s), _stand_in(dense, docid, d)
+    (rs, s_at), (rd, d_at) = _place(sparse, docid, s), _place(dense, docid, d)
     if p["fusion"] == "rrf":
         return rrf_score([rs, rd], int(p["rrf_k"]))
     sh, dh = dict(sparse), dict(dense)

@@ -66,17 +66,21 @@ def test_bm25_scores_text_that_is_not_in_the_index(mini, cache) -> None:
 @pytest.mark.parametrize("params", [{"fusion": "rrf"}, {"fusion": "weighted", "alpha": 0.1}])
 def test_hybrid_scores_an_edited_passage_by_its_text_not_its_docid(mini, cache, params) -> None:
     """An edited passage keeping a corpus docid got the original's fused score (its rank in the component lists,
-    whatever its text); like bm25 and dense, a listed rank now counts only for the corpus passage itself."""
+    whatever its text); like bm25 and dense, a listed rank now counts only for the corpus passage itself. It replaces
+    the corpus passage in what the model sees, so it is ranked in its place (as the counterfactual ``X#cf`` of the
+    same text is), not below it as a new passage with a new docid may be (s46 b7)."""
     corpus, queries, _ = mini
     q = "nq-oracle-0"
     top = retrieve(corpus, queries, "hybrid", k=5, params=params, cache_dir=cache).ctxs[q][0]
     text = "Bananas are rich in potassium and grow in the tropics."
     edited = {"docid": top["docid"], "title": "Bananas", "text": text}
     fresh = dict(edited, docid="new-id")
-    got = score_passages(corpus, queries, {q: [{k: top[k] for k in ("docid", "title", "text")}, edited, fresh]},
+    cf = dict(edited, docid=top["docid"] + "#cf")
+    got = score_passages(corpus, queries, {q: [{k: top[k] for k in ("docid", "title", "text")}, edited, fresh, cf]},
                          "hybrid", k=5, params=params, cache_dir=cache)[q]
     assert got[0] == pytest.approx(top["score"], abs=1.01e-4)  # the corpus passage keeps its run score
-    assert got[1] == got[2] < got[0]  # the edited text scores as the same text under a new docid
+    # the edited text scores by its text in the original's place: as its counterfactual, at least as a new passage
+    assert got[2] <= got[1] == got[3] < got[0]
 
 
 def test_every_attached_passage_has_a_score_and_the_doc_its_scale(mini, data_dir, cache) -> None:
