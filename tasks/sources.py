@@ -2,7 +2,8 @@
 
 Every family is read the same way (:func:`hub_rows`): task metadata ``hub_id`` may be a hub id (the default
 below) or a local folder/file; else a folder named like the hub dataset inside the data folder
-(``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub. A local
+(``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub (offline
+(``HF_HUB_OFFLINE=1``): the ``datasets`` cache, else the split's files in the hub cache's snapshot). A local
 folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json,tsv,csv}`` or
 ``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows; ``.tsv``/``.csv`` as the hub reads them, e.g. PopQA's
 only file ``test.tsv``), so a ``datasets`` export or a hand-written fixture of a few rows both work offline. A data
@@ -197,15 +198,33 @@ def _cached_configs(folder: Path, *, snapshots: bool) -> set[str]:
     return {d.name for p in parents if p.is_dir() for d in p.iterdir() if d.is_dir()}
 
 
+def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
+                       local_name: str | None = None) -> tuple[Path, list[Path]] | None:
+    """The split's files in the hub cache's snapshot of the data set, ``(snapshot, files)``: the snapshot
+    ``huggingface_hub.snapshot_download(..., local_files_only=True)`` gives (``refs/main``), read in a local copy's
+    layout (:func:`_local_files`; a data set of :data:`SEVERAL_CONFIGS` only from ``<config>/``). None when there is
+    no snapshot or it holds no file of the split. Offline, ``datasets.load_dataset`` reads only the ``datasets``
+    cache, never these files (datasets 5.2), so :func:`hub_rows` reads them itself."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        snap = Path(snapshot_download(str(hub_id), repo_type="dataset", local_files_only=True))
+    except (LocalEntryNotFoundError, OSError, ValueError):  # no snapshot of refs/main, or not a hub id
+        return None
+    files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
+    return (snap, files) if files else None
+
+
 def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                      local_name: str | None = None) -> None:
     """Before the model loads: refuse a split :func:`hub_rows` could not read, without reading it. Passes when a local
     copy has the split's files (:func:`local_copy`), when the hub may be asked (``HF_HUB_OFFLINE`` unset,
-    :func:`retrieval.paths.hub_offline`) or when the hub cache or the ``datasets`` cache holds the data set
-    (:func:`hub_cache_folders`; its files are left to the loader) and, for a ``config``, that config: the
-    ``datasets`` cache's ``<config>/`` folder, or the hub snapshot's ``<config>/`` where the snapshot of a data set
-    of :data:`SEVERAL_CONFIGS` holds config folders (a cached ``rc.nocontext`` does not serve
-    ``unfiltered.nocontext``).
+    :func:`retrieval.paths.hub_offline`), when the hub cache's snapshot holds the split's files
+    (:func:`hub_snapshot_files`) or when the ``datasets`` cache holds the data set (:func:`hub_cache_folders`; its
+    files are left to ``datasets``) and, for a ``config``, its ``<config>/`` folder (a cached ``rc.nocontext`` does
+    not serve ``unfiltered.nocontext``). A hub cache folder without the split's files does not pass: offline,
+    ``datasets`` does not read the hub cache.
 
     Raises:
         ConfigError: a local copy without the split's files (:func:`local_copy`'s line). OfflineError: offline and
@@ -221,19 +240,21 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
         raise OfflineError(offline_message(
             hub_id, config, split, f"{offline} and it is neither in the hub cache ({hub}) nor in the datasets cache "
             f"({ds})", local_name))
-    if not config:
+    if (ds.is_dir() and (not config or (ds / config).is_dir())) or hub_snapshot_files(
+            hub_id, config, split, local_name=local_name) is not None:
         return
     in_hub = _cached_configs(hub, snapshots=True) if hub.is_dir() else set()
-    if (hub.is_dir() and (config in in_hub or not (in_hub and str(hub_id) in SEVERAL_CONFIGS))) or (ds / config).is_dir():
-        return
     cached = sorted(in_hub | (_cached_configs(ds, snapshots=False) if ds.is_dir() else set()))
     raise OfflineError(offline_message(
         hub_id, config, split, f"{offline} and neither the hub cache ({hub}) nor the datasets cache ({ds}) holds "
-        f"config {config!r}" + (f" (cached: {', '.join(cached)})" if cached else ""), local_name))
+        + (f"config {config!r}" + (f" (cached: {', '.join(cached)})" if cached else "") if config else f"split {split!r}"),
+        local_name))
 
 
 def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:
-    """The raw rows of a hub dataset split, from a local copy when there is one (module docstring).
+    """The raw rows of a hub dataset split, from a local copy when there is one (module docstring); else
+    ``datasets.load_dataset``, and offline, where that fails (it reads only the ``datasets`` cache), the split's files
+    of the hub cache's snapshot (:func:`hub_snapshot_files`, read like a local copy; ``source`` is the snapshot).
 
     Returns:
         ``(rows, source)``; ``source`` names the folder/files or the hub id (for error messages and task cards).
@@ -251,6 +272,11 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
     try:
         ds = datasets.load_dataset(hub_id, config, split=split)
     except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
+        from retrieval.paths import hub_offline
+
+        snapshot = hub_snapshot_files(hub_id, config, split, local_name=local_name) if hub_offline() else None
+        if snapshot is not None:  # offline, datasets reads only its own cache: the hub cache's files, read here
+            return _read_local(snapshot[1]), str(snapshot[0])
         raise OfflineError(offline_message(hub_id, config, split, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
                                            local_name)) from exc
     return [dict(r) for r in ds], f"{hub_id}{f' ({config})' if config else ''} {split}"

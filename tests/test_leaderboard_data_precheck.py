@@ -4,6 +4,7 @@ a hub data set that cannot be read under ``HF_HUB_OFFLINE=1`` stopped a grid onl
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from leaderboards.cli import main as lb_main
 from leaderboards.runner import run_spec
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
+from tests.hub_cache_helpers import hub_snapshot
 from tests.leaderboard_helpers import FIX, write_spec
 
 REPO_TASKS = Path(__file__).resolve().parents[1] / "tasks"
@@ -78,9 +80,13 @@ def test_a_local_copy_or_the_hub_cache_is_enough(tmp_path, offline):
     spec, _ = _spec(tmp_path, ["toy_qa", "my_popqa"])
     with pytest.raises(ConfigError, match="task my_popqa: cannot load the hub dataset .*: HF_HUB_OFFLINE=1"):
         leaderboards.runner.check_cell_args(spec, spec.cells())
-    (tmp_path / "hub" / "datasets--akariasai--PopQA").mkdir(parents=True)  # in the hub cache: left to the task build
-    leaderboards.runner.check_cell_args(spec, spec.cells())
-    (tmp_path / "hub" / "datasets--akariasai--PopQA").rmdir()
+    # an empty hub cache folder: offline, datasets reads only its own cache, so the task build could not read it
+    (tmp_path / "hub" / "datasets--akariasai--PopQA").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="task my_popqa: cannot load the hub dataset .*holds split 'test'"):
+        leaderboards.runner.check_cell_args(spec, spec.cells())
+    hub_snapshot(tmp_path / "hub", "akariasai/PopQA", {"test.tsv": 'id\tquestion\tpossible_answers\n1\tq\t["a"]\n'})
+    leaderboards.runner.check_cell_args(spec, spec.cells())  # the split's file in the hub snapshot: tasks.sources reads it
+    shutil.rmtree(tmp_path / "hub" / "datasets--akariasai--PopQA")
     (offline / "PopQA").mkdir()  # a local copy without the split's files: the task build's own error, now
     with pytest.raises(ConfigError, match=r"task my_popqa: .*PopQA: no files for split 'test'"):
         leaderboards.runner.check_cell_args(spec, spec.cells())
@@ -103,7 +109,7 @@ def test_wikitext_prebuilt_index_is_checked_at_the_depth_the_task_caches(tmp_pat
     import tasks.precheck
 
     spec, _ = _spec(tmp_path, ["toy_qa", "wikitext103_bm25_wiki"])
-    (tmp_path / "hub" / "datasets--EleutherAI--wikitext_document_level").mkdir(parents=True)
+    hub_snapshot(tmp_path / "hub", "EleutherAI/wikitext_document_level", {"wikitext-103-raw-v1/test.jsonl": '{"page": "x"}\n'})
     seen = []
     monkeypatch.setattr(tasks.precheck, "check_prebuilt_download", lambda corpus, kw: seen.append((corpus, kw["k"])))
     leaderboards.runner.check_cell_args(spec, spec.cells())

@@ -13,6 +13,7 @@ Rows are hand-written in the hub's schemas (nothing is downloaded)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from retrieval.errors import ConfigError, OfflineError
 from tasks.sources import FAMILIES, load_family
 from tests.eval_helpers import stop_at_model_load
+from tests.hub_cache_helpers import hub_snapshot
 
 TQA = {"question": "Which Lloyd Webber musical premiered in the US on 10th December 1993?", "question_id": "tc_33",
        "question_source": "http://www.triviacountry.com/", "entity_pages": {"doc_source": [], "filename": [], "title": [],
@@ -166,9 +168,9 @@ def test_precheck_passes_a_local_or_cached_copy(tmp_path, offline):
     meta = {"corpus": "nq-wiki-12k"}
     with pytest.raises(OfflineError, match=r"^cannot load the hub dataset 'facebook/kilt_tasks' \(trex\), split 'validation'"):
         check_selected_tasks(tm, ["trex_bm25_wiki"], meta)
-    (tmp_path / "hub" / "datasets--facebook--kilt_tasks").mkdir(parents=True)  # in the hub cache: left to the loader
-    check_selected_tasks(tm, ["trex_bm25_wiki"], meta)
-    (tmp_path / "hub" / "datasets--facebook--kilt_tasks").rmdir()
+    hub_snapshot(tmp_path / "hub", "facebook/kilt_tasks", {"trex/validation.jsonl": json.dumps(TREX) + "\n"})
+    check_selected_tasks(tm, ["trex_bm25_wiki"], meta)  # the split's file in the hub snapshot: the loader reads it
+    shutil.rmtree(tmp_path / "hub" / "datasets--facebook--kilt_tasks")
     (offline / "kilt_tasks").mkdir()  # a local copy without the split's files: the loader's own line, before the model
     with pytest.raises(ConfigError, match=r"kilt_tasks: no files for split 'validation' \(config 'trex'\)"):
         check_selected_tasks(tm, ["trex_bm25_wiki"], meta)
@@ -193,15 +195,17 @@ def test_a_cached_other_config_does_not_pass_the_offline_check(tmp_path, offline
         f"({ds}) holds config 'unfiltered.nocontext' (cached: rc.nocontext). Offline, give a local copy"), exc.value
     (ds / "unfiltered.nocontext" / "0.0.0" / "abc").mkdir(parents=True)
     check_hub_source(*args, local_name="trivia_qa")
-    # the hub cache: a snapshot whose folders name configs needs this one; an empty or flat one is left to the loader
+    # the hub cache: the loader reads the config's split files of the snapshot (offline, datasets does not read them)
     (ds / "unfiltered.nocontext" / "0.0.0" / "abc").rmdir()
     (ds / "unfiltered.nocontext" / "0.0.0").rmdir()
     (ds / "unfiltered.nocontext").rmdir()
-    snap = tmp_path / "hub" / "datasets--mandarjoshi--trivia_qa" / "snapshots" / "rev1"
-    (snap / "rc.nocontext").mkdir(parents=True)
+    snap = hub_snapshot(tmp_path / "hub", "mandarjoshi/trivia_qa", {"rc.nocontext/validation.jsonl": json.dumps(TQA) + "\n"})
     with pytest.raises(OfflineError, match=r"holds config 'unfiltered.nocontext' \(cached: rc.nocontext\)"):
         check_hub_source(*args, local_name="trivia_qa")
-    (snap / "unfiltered.nocontext").mkdir()
+    (snap / "unfiltered.nocontext").mkdir()  # the config's folder without the split's files: not readable either
+    with pytest.raises(OfflineError, match=r"holds config 'unfiltered.nocontext' \(cached: rc.nocontext, unfiltered"):
+        check_hub_source(*args, local_name="trivia_qa")
+    _jsonl(snap / "unfiltered.nocontext" / "validation.jsonl", [TQA])
     check_hub_source(*args, local_name="trivia_qa")
     (tmp_path / "datasets" / "akariasai___pop_qa").mkdir(parents=True)
     check_hub_source("akariasai/PopQA", None, "test", local_name="PopQA")  # no config asked: its folder, as before
