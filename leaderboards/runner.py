@@ -822,8 +822,8 @@ def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
 def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any, local_name: str) -> str | None:
     """Why a hub data set cannot be read offline, told without reading it: None when ``hub_id`` names a local copy
     or ``<data folder>/<local_name>`` holds one (:func:`tasks.sources.local_copy`, as :func:`tasks.sources.hub_rows`
-    looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset) or when the hub cache or the ``datasets`` cache
-    holds the data set (its files are not read here); else the error the task build would end with: the line of
+    looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset), when the hub cache's snapshot holds the split's
+    files or when the ``datasets`` cache holds the data set (its files are not read here); else the error the task build would end with: the line of
     :func:`tasks.sources.check_hub_source`, which ``tokrag eval`` gives before its model load (so the spec check's
     :func:`tasks.precheck.check_selected_tasks` meets the same line, listed once)."""
     from tasks.sources import check_hub_source
@@ -870,12 +870,10 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict
             folder, _, fn = str(cfg.get("custom_dataset") or "").rpartition("/")
             if fn == "utils.load_wikitext103" and folder and Path(folder).resolve() == (Path(TASK_DIR) / "wiki_lm").resolve():
                 from tasks import wikitext
+                from tasks.precheck import check_wikitext_hub_source
 
                 wmeta = {**(cfg.get("metadata") or {}), **meta}
-                problem = _hub_data_problem(str(wmeta.get("hub_id") or wikitext.HUB_ID), wikitext.HUB_CONFIG,
-                                            wikitext.HUB_SPLIT, wmeta.get("data_dir"), wikitext.LOCAL_NAME)
-                if problem:
-                    raise DataError(problem)
+                check_wikitext_hub_source(cfg, meta)  # tokrag eval's check: the same line, listed once below
                 corpus = str(wmeta.get("corpus") or "prebuilt:wikipedia-dpr-100w")
                 if corpus.startswith("prebuilt:"):
                     check_prebuilt_download(corpus, {"retriever": wmeta.get("retriever"),  # the depth it retrieves and caches
