@@ -37,7 +37,7 @@ from tasks.utils import answer_line
 from ..args import Arg, choice, to_opt_float
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, budget_check
 from ..decoder import Batch, Forced, MultiContextDecoder
-from ..prompt import Encoded
+from ..prompt import Encoded, get_ctxs
 
 REPLUG_MODES = ("mixture", "uniform", "answer_vote")
 """``replug_mode`` values: the score-weighted token mixture, the uniform one, the official QA path's answer vote."""
@@ -323,7 +323,26 @@ class ReplugLM(RAGMethodLM):
         scoring requests), else None (:meth:`tokrag_model.base.RAGMethodLM.generation_only`)."""
         return "replug_mode=answer_vote" if cfg.get("replug_mode") == "answer_vote" else None
 
+    def _note_tau(self, doc: Any) -> None:
+        """Record (for :meth:`resolved_values`) the τ that weights ``doc``'s passages: :func:`doc_temperature` of the
+        doc and ``replug_temperature``, for a doc with passages under ``mixture`` / ``answer_vote``.
+
+        Raises:
+            ConfigError, DataError: as :func:`doc_temperature` and :func:`tokrag_model.prompt.get_ctxs`.
+        """
+        c = self.resolved_config
+        if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"]):
+            self.__dict__.setdefault("_taus_used", set()).add(doc_temperature(doc, c["replug_temperature"]))
+
+    def response_cache_args(self, attr: str, req: Any) -> list:
+        """:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`, after recording ``req``'s τ
+        (:meth:`_note_tau`): lm-eval's ``--use_cache`` keys every request it reads by it, also those it answers
+        from the cache, which never reach :meth:`_branches` (their τ was left out of the results)."""
+        self._note_tau(req.doc)
+        return super().response_cache_args(attr, req)
+
     def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
+        self._note_tau(doc)  # also when no passage fits the budget: the rule of a request read from the cache
         encs, ctxs, trace = self.per_passage_branches(doc, context, budget)
         if not ctxs:
             # closed-book: no passage weighted, so no weights and no top1_weight / weight_entropy (null, as the
@@ -337,7 +356,6 @@ class ReplugLM(RAGMethodLM):
             w = replug_weights([0.0] * len(ctxs), None, "uniform")
         else:  # mixture, answer_vote: softmax(s/τ)
             tau = doc_temperature(doc, c["replug_temperature"])
-            self.__dict__.setdefault("_taus_used", set()).add(tau)  # recorded only (resolved_values)
             w = replug_weights(passage_scores(doc, ctxs, c["replug_mode"]), tau, c["replug_mode"])
         top1, ent = weight_summary(w)
         trace.update({"weights": [round(float(x), 4) for x in w], "top1_weight": round(top1, 4),
@@ -348,7 +366,9 @@ class ReplugLM(RAGMethodLM):
         """``replug_temperature_resolved``: the τ the mixture weights used (``replug_temperature`` when given, else the
         default of the docs' ``scored_by``: :func:`doc_temperature`, e.g. 1.0 for BM25), a sorted list when docs of
         several score scales used several, None when no doc was weighted (``replug_mode=uniform``, or no request
-        with passages yet). Under data parallelism, the τs this rank's docs used."""
+        with passages yet). Resolved as requests are read (:meth:`_note_tau`), whether answered or read back by
+        ``--use_cache``; a doc with passages answered closed-book because none fit the budget counts too. Under
+        data parallelism, the τs this rank's docs used."""
         taus = sorted(self.__dict__.get("_taus_used", ()))
         return {"replug_temperature_resolved": None if not taus else taus[0] if len(taus) == 1 else taus}
 
