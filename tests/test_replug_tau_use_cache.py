@@ -44,3 +44,18 @@ def test_a_doc_without_passages_records_no_temperature(backbone, tmp_path):
     doc = dict(_doc("bm25"), ctxs=[])
     lm.response_cache_args("generate_until", _request(doc))
     assert lm.resolved_values() == {"replug_temperature_resolved": None}
+
+
+def test_a_reused_model_records_the_temperature_of_each_evaluation_only(backbone):
+    """A model object reused for several evaluations (a notebook; ``tokrag leaderboard run``'s cells of one model)
+    summed the τs of every earlier evaluation: a dense-scored run after a BM25 one recorded [0.05, 1.0]. Each
+    evaluation (``start_evaluation``) now records its own."""
+    from tokrag_model.methods import MODELS
+
+    lm = MODELS["rag-replug"].with_backbone(backbone)
+    lm.start_evaluation()
+    lm.response_cache_args("generate_until", _request(_doc("bm25")))
+    assert lm.resolved_values() == {"replug_temperature_resolved": 1.0}
+    lm.start_evaluation()
+    lm.response_cache_args("generate_until", _request(_doc("dense")))
+    assert lm.resolved_values() == {"replug_temperature_resolved": 0.05}

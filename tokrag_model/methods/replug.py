@@ -334,6 +334,13 @@ class ReplugLM(RAGMethodLM):
         if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"]):
             self.__dict__.setdefault("_taus_used", set()).add(doc_temperature(doc, c["replug_temperature"]))
 
+    def start_evaluation(self, apply_chat_template: Any = False, use_cache: bool = False) -> None:
+        """:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`, and forget the τs of earlier evaluations: a model
+        object reused for several (a notebook, a leaderboard's cells) recorded them all in
+        ``replug_temperature_resolved`` (a dense run after a BM25 one: ``[0.05, 1.0]``)."""
+        super().start_evaluation(apply_chat_template, use_cache)
+        self.__dict__.pop("_taus_used", None)
+
     def response_cache_args(self, attr: str, req: Any) -> list:
         """:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`, after recording ``req``'s τ
         (:meth:`_note_tau`): lm-eval's ``--use_cache`` keys every request it reads by it, also those it answers
