@@ -12,22 +12,7 @@ import pytest
 
 from retrieval.errors import OfflineError
 from tasks.sources import check_hub_source, hub_rows, load_family
-from tests.hub_cache_helpers import hub_snapshot
-
-
-@pytest.fixture()
-def offline(tmp_path, monkeypatch):
-    """HF_HUB_OFFLINE=1, an empty data folder, and empty hub and datasets caches."""
-    import datasets.config
-    import huggingface_hub.constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    return data
+from tests.hub_cache_helpers import hub_snapshot, offline  # noqa: F401 (offline: a fixture)
 
 
 def test_offline_a_hub_snapshot_is_read_as_the_check_promised(tmp_path, offline):

@@ -14,7 +14,7 @@ from leaderboards.cli import main as lb_main
 from leaderboards.runner import run_spec
 from leaderboards.spec import load_spec
 from retrieval.errors import ConfigError
-from tests.hub_cache_helpers import hub_snapshot
+from tests.hub_cache_helpers import hub_snapshot, offline  # noqa: F401 (offline: a fixture)
 from tests.leaderboard_helpers import FIX, write_spec
 
 REPO_TASKS = Path(__file__).resolve().parents[1] / "tasks"
@@ -26,21 +26,6 @@ def _qa_task(folder: Path, name: str, **meta: str) -> None:
     lines = "".join(f"  {k}: {v!r}\n" for k, v in meta.items())
     (folder / f"{name}.yaml").write_text(f"include: {REPO_TASKS / 'qa' / 'rag_qa_bm25.yaml'}\ntask: {name}\n"
                                          f"metadata:\n  version: 3.0\n{lines}", encoding="utf-8")
-
-
-@pytest.fixture()
-def offline(tmp_path, monkeypatch):
-    """HF_HUB_OFFLINE=1, an empty data folder, and empty hub and datasets caches."""
-    import datasets.config
-    import huggingface_hub.constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    return data
 
 
 def _spec(tmp_path: Path, tasks: list[str]):

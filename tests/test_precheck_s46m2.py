@@ -17,6 +17,7 @@ import pytest
 from retrieval.errors import OfflineError
 from tasks import TASK_DIR
 from tasks.precheck import check_selected_tasks
+from tests.hub_cache_helpers import offline  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +25,6 @@ def manager():
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=str(TASK_DIR), include_defaults=False)
-
-
-@pytest.fixture()
-def offline(tmp_path, monkeypatch):
-    """HF_HUB_OFFLINE=1, an empty data folder, and empty hub and datasets caches."""
-    import datasets.config
-    import huggingface_hub.constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    return data
 
 
 def test_an_until_given_with_the_base_prompt_is_warned_on_the_tasks_with_their_own_stop(manager, monkeypatch, caplog):

@@ -21,7 +21,7 @@ import pytest
 from retrieval.errors import ConfigError, OfflineError
 from tasks.sources import FAMILIES, load_family
 from tests.eval_helpers import stop_at_model_load
-from tests.hub_cache_helpers import hub_snapshot
+from tests.hub_cache_helpers import hub_snapshot, offline  # noqa: F401 (offline: a fixture)
 
 TQA = {"question": "Which Lloyd Webber musical premiered in the US on 10th December 1993?", "question_id": "tc_33",
        "question_source": "http://www.triviacountry.com/", "entity_pages": {"doc_source": [], "filename": [], "title": [],
@@ -119,21 +119,6 @@ def test_popqa_reads_the_hubs_test_tsv(tmp_path):
         'id,question,possible_answers\n6322,"In what country is Tokyo, Japan\'s capital?","[""Japan"", ""Nippon""]"\n',
         encoding="utf-8")
     assert load_family("popqa", data_dir=tmp_path)[0]["answers"] == ["Japan", "Nippon"]
-
-
-@pytest.fixture()
-def offline(tmp_path, monkeypatch):
-    """HF_HUB_OFFLINE=1, an empty data folder, and empty hub and datasets caches."""
-    import datasets.config
-    import huggingface_hub.constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setenv("TOKRAG_DATA_DIR", str(data))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    return data
 
 
 @pytest.mark.parametrize("task, hub_id, config, split, local", [
