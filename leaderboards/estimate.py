@@ -115,12 +115,10 @@ def of_current_version(ms: list[Measurement], include_path: list[Path]) -> list[
     without a recorded version, or of a task whose YAML names none (lm-eval's own registry), is kept (as before).
     What :func:`questions_of` and :func:`count_is_upper_bound` read the task's size from: a leftover cell of an older
     version (``wiki_lm_bm25`` 1.0: 253 documents, 3.0: 231) capped the count and marked it exact."""
-    now: dict[str, Any] = {}
     out = []
     for m in ms:
-        if m.task not in now:
-            now[m.task] = task_yaml_metadata(m.task, include_path).get("version")
-        if m.version is None or now[m.task] is None or _version(m.version) == _version(now[m.task]):
+        now = task_yaml_metadata(m.task, include_path).get("version")  # cached (spec._task_yaml_metadata)
+        if m.version is None or now is None or _version(m.version) == _version(now):
             out.append(m)
     return out
 

@@ -65,8 +65,9 @@ def weighted_fusion(dense: Hits, sparse: Hits, k: int, alpha: float = 0.1, norma
 
 
 CF_SUFFIX = "#cf"
-"""The suffix of a counterfactual passage's docid: its gold passage's docid + ``"#cf"`` (``tasks.rag.CF_SUFFIX`` is
-this one; tasks import retrieval, not the reverse)."""
+"""The suffix of a counterfactual passage's docid: its gold passage's docid + ``"#cf"`` (the one definition: the
+counterfactual tasks, :mod:`tasks.rag`, build docids with it and ``gold_at_k`` removes it; tasks import retrieval,
+not the reverse)."""
 
 
 def replaced_docid(docid: str) -> str:

@@ -18,6 +18,7 @@ import logging
 import os
 import weakref
 from pathlib import Path
+from typing import Any
 
 TASK_DIR: Path = Path(__file__).resolve().parent
 """Absolute path of the folder that holds the task YAMLs (an lm-eval ``--include_path``)."""
@@ -66,14 +67,19 @@ def _patch_manager(module) -> None:
     cls.__init__ = __init__
 
 
-def indexed_task_names() -> list[str]:
-    """Task, group and tag names of the last lm-eval ``TaskManager`` built in this process (empty if none
-    was): what ``--tasks`` accepts, for did-you-mean messages without indexing every YAML again."""
+def last_task_manager() -> Any:
+    """The last lm-eval ``TaskManager`` built in this process (the one that resolved ``--tasks``), or None."""
     import sys
 
     module = sys.modules.get(_MANAGER)
     ref = getattr(getattr(module, "TaskManager", None), "_tokrag_last", None)
-    manager = ref() if ref is not None else None
+    return ref() if ref is not None else None
+
+
+def indexed_task_names() -> list[str]:
+    """Task, group and tag names of the last lm-eval ``TaskManager`` built in this process (empty if none
+    was): what ``--tasks`` accepts, for did-you-mean messages without indexing every YAML again."""
+    manager = last_task_manager()
     if manager is None:
         return []
     return sorted(set(manager.all_tasks))

@@ -91,13 +91,21 @@ def scores_whole_generation(task: str | None) -> bool:
     that is not known: no manager, or a task its index lacks (a ``--tasks`` YAML file). Used by the methods that
     vote on a generation's first line (``rag-replug replug_mode=answer_vote``, ``rag-selfrag-filter selection=rank``).
     """
-    module = sys.modules.get("lm_eval.tasks.manager")
-    ref = getattr(getattr(module, "TaskManager", None), "_tokrag_last", None)
-    manager = ref() if ref is not None else None
+    from . import last_task_manager
+
+    manager = last_task_manager()
     entry = (getattr(manager, "task_index", None) or {}).get(task) if manager is not None and task else None
     cfg = getattr(entry, "cfg", None)
-    fn = cfg.get("process_results") if isinstance(cfg, dict) else None
-    name = fn.rsplit(".", 1)[-1] if isinstance(fn, str) else getattr(fn, "__name__", None)  # "!function" path or resolved
+    return isinstance(cfg, dict) and cfg_scores_whole_generation(cfg)
+
+
+def cfg_scores_whole_generation(cfg: dict) -> bool:
+    """Whether a task config (its index entry's, or the one lm-eval builds) scores the whole generation: its
+    ``process_results`` is :func:`process_results_longform` (a ``!function`` path in the index text, or the resolved
+    function). The rule of :func:`scores_whole_generation` and of the pre-run check
+    (``tasks.precheck._check_first_line_vote``)."""
+    fn = cfg.get("process_results")
+    name = fn.rsplit(".", 1)[-1] if isinstance(fn, str) else getattr(fn, "__name__", None)
     return name == process_results_longform.__name__
 
 

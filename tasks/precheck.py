@@ -884,7 +884,7 @@ def _check_first_line_vote(task_manager: Any, names: list[Any], model: str, mode
     Raises:
         ConfigError: one line naming the method, the setting, the task and what to do.
     """
-    from tasks.longform import process_results_longform
+    from tasks.longform import cfg_scores_whole_generation
     from tokrag_model.methods import MODELS
     from tokrag_model.methods.replug import long_form_refusal
 
@@ -894,9 +894,7 @@ def _check_first_line_vote(task_manager: Any, names: list[Any], model: str, mode
     if setting is None:
         return
     for t in _expand_selected(task_manager, names) if selected is None else selected:
-        fn = t.cfg.get("process_results")
-        name = fn.rsplit(".", 1)[-1] if isinstance(fn, str) else getattr(fn, "__name__", None)  # index text or resolved
-        if t.cfg.get("output_type") == "generate_until" and name == process_results_longform.__name__:
+        if t.cfg.get("output_type") == "generate_until" and cfg_scores_whole_generation(t.cfg):
             raise ConfigError(long_form_refusal(model, setting, t.name))
 
 

@@ -62,20 +62,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError
+from retrieval.hybrid import CF_SUFFIX, replaced_docid
 
 from .metrics import normalize_answer
 
 log = logging.getLogger(__name__)
 
-CF_SUFFIX = "#cf"
-"""Appended to the gold passage's docid to make the counterfactual passage's (``gold_at_k`` removes it)."""
-
-
 def is_gold_docid(docid: Any, gold: Any) -> bool:
     """Whether a passage's ``docid`` is one of the ``gold`` ids once the counterfactual suffix :data:`CF_SUFFIX` is
     removed (only that suffix: bring-your-own ids may hold '#'): the rule of the ``gold_at_k`` metric
     (:func:`tasks.utils.process_results_qa`) and of the question pages' gold tag (:mod:`leaderboards.page`)."""
-    return str(docid).removesuffix(CF_SUFFIX) in gold
+    return replaced_docid(str(docid)) in gold
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december")
 _YEAR = r"(?:1[0-9]{3}|20[0-9]{2})s?"

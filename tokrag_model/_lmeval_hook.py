@@ -660,8 +660,11 @@ def _python_run_checks(arguments: dict) -> None:
         if manager is None:
             from lm_eval.tasks import TaskManager
 
-            margs = simple_parse_args_string(model_args) if isinstance(model_args, str) else \
-                model_args if isinstance(model_args, dict) else {}
+            from tokrag_model.args import model_args_dict
+
+            margs = model_args_dict(model_args)
+            if margs is None:  # a string lm-eval cannot parse: it reports that itself
+                return
             manager = arguments["task_manager"] = TaskManager(metadata=margs | (arguments.get("metadata") or {}))
         gen = arguments.get("gen_kwargs")
         seeds = [arguments.get(k, 0) for k in ("random_seed", "numpy_random_seed", "torch_random_seed",
