@@ -1209,9 +1209,10 @@ class TokRAGLM(RAGMethodLM):
         self.use_params(replace(self.params, js_min_layer=min_layer), warn_sliding=False)
 
     def check_preset_prompt(self, requests: Sequence[Any]) -> None:
-        """Log one WARNING per run (:func:`preset_prompt_mismatch`) when the QA requests' prompt format (chat template
-        applied or not, task metadata ``prompt``: the docs' ``prompt``) differs from the preset's; the first call with
-        a QA request decides. Called at the start of :meth:`generate_until` and :meth:`loglikelihood`."""
+        """Log one WARNING per evaluation (:func:`preset_prompt_mismatch`) when the QA requests' prompt format (chat
+        template applied or not, task metadata ``prompt``: the docs' ``prompt``) differs from the preset's; the first
+        call with a QA request after :meth:`start_evaluation` decides. Called at the start of :meth:`generate_until`
+        and :meth:`loglikelihood`."""
         if self.preset is None or getattr(self, "_preset_prompt_checked", False):
             return
         prompts = [d["prompt"] for d in (getattr(r, "doc", None) for r in requests)
@@ -1223,6 +1224,13 @@ class TokRAGLM(RAGMethodLM):
                                          self.resolved_config.get("pretrained"))
         if message:
             log.warning("%s", message)
+
+    def start_evaluation(self, apply_chat_template: Any = False, use_cache: bool = False) -> None:
+        """:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`, and check this evaluation's prompt format against
+        the preset again (:meth:`check_preset_prompt`): a model object reused for several evaluations (a notebook, a
+        leaderboard's cells of one model) warned on its first only, not on a later one in the other format."""
+        super().start_evaluation(apply_chat_template, use_cache)
+        self.__dict__.pop("_preset_prompt_checked", None)
 
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
         """:meth:`RAGMethodLM.generate_until` after :meth:`check_preset_prompt`."""
