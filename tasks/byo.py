@@ -11,8 +11,8 @@
   it; they give the ``gold_at_k`` metric) are optional. Ids are strings or integers (``7`` is ``"7"``), as
   everywhere in tokrag (:func:`retrieval.io.json_id`): a float ``7.0``, a bool or an empty ``""`` is refused.
   Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``qid``) is not read as the id
-  (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``) and checked the
-  same way.
+  (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
+  that fails, the split's files in the hub cache's snapshot: :func:`tasks.sources.hub_rows`) and checked the same way.
 * ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
   JSONL, DPR TSV, a folder of them), a named corpus (``nq-wiki-12k``), or ``prebuilt:wikipedia-dpr-100w``.
 
@@ -83,16 +83,16 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
 
         raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)} (give a JSONL file with question and answers "
                           "per line, or a hub id)")
-    import datasets
+    from .sources import hub_rows
 
-    try:
-        ds = datasets.load_dataset(str(spec), split=split)
-    except Exception as exc:  # noqa: BLE001 - offline, a typo, a private set
+    try:  # datasets.load_dataset; offline, where it fails, the split's files in the hub cache's snapshot
+        ds, _ = hub_rows(str(spec), None, split)
+    except OfflineError as exc:  # offline, a typo, a private set
         raise OfflineError(
-            f"questions {spec!r} is not a file and cannot be loaded from the hub (split {split!r}): {type(exc).__name__}; "
-            "give a local JSONL file instead"
+            f"questions {spec!r} is not a file and cannot be loaded from the hub (split {split!r}): "
+            f"{type(exc.__cause__ or exc).__name__}; give a local JSONL file instead"
         ) from exc
-    return [(f"{spec}[{split}][{i}]", dict(r)) for i, r in enumerate(ds)]
+    return [(f"{spec}[{split}][{i}]", r) for i, r in enumerate(ds)]
 
 
 def _missing(where: str, row: dict, field: str, hint: str) -> str:

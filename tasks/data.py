@@ -2,7 +2,8 @@
 
 Resolution order for every loader: an explicit ``data_dir`` argument (task metadata ``data_dir``,
 e.g. ``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then ``$TOKRAG_DATA_DIR``, then the hub
-id a user expects. Relative folders are resolved against the working directory at call time
+id a user expects (offline, ``HF_HUB_OFFLINE=1``: the ``datasets`` cache, else the split's files in the hub cache's
+snapshot, read by :func:`tasks.sources.hub_rows` as for the other families). Relative folders are resolved against the working directory at call time
 (:func:`retrieval.paths.data_dir`), never by lm-eval's ``data_files`` logic.
 
 Each loader returns plain rows ``{"qid", "question", "answers", ...}`` in file order:
@@ -52,6 +53,8 @@ from retrieval.paths import data_dir as _resolve_data_dir
 log = logging.getLogger(__name__)
 
 NQ_OPEN_HUB = "google-research-datasets/nq_open"
+NQ_OPEN_HUB_CONFIG = "nq_open"
+"""The only config of :data:`NQ_OPEN_HUB`; its files lie in the hub repository's ``nq_open/`` folder."""
 WEBQ_HUB = "stanfordnlp/web_questions"
 NQ_OPEN_FILE = "nq_open/NQ-open.dev.jsonl"
 NQ_ORACLE_FILE = "nq_open_oracle/nq-open-oracle.jsonl.gz"
@@ -76,14 +79,22 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return _resolve_data_dir(data_dir, required=False)
 
 
-def _hub_split(hub_id: str, split: str, name: str | None = None) -> Any:
-    import datasets
+def _hub_split(hub_id: str, split: str, name: str | None = None) -> list[dict]:
+    """The rows of a hub split (:func:`tasks.sources.hub_rows`: ``datasets.load_dataset``, and offline, where that
+    fails, the split's files in the hub cache's snapshot; ``name``, the config, also names the snapshot's folder of
+    the split's files, e.g. ``nq_open/``).
+
+    Raises:
+        OfflineError: neither the hub nor a cached copy can be read (how to use a local data folder instead).
+    """
+    from .sources import hub_rows
 
     try:
-        return datasets.load_dataset(hub_id, name, split=split)
-    except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
+        return hub_rows(hub_id, name, split)[0]
+    except OfflineError as exc:  # the loader's reason; the fix is a data folder laid out like ../shared/data
+        cause = exc.__cause__ or exc
         raise OfflineError(
-            f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(exc).__name__}: {exc}. "
+            f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(cause).__name__}: {cause}. "
             "Offline, point the task at a local folder laid out like ../shared/data: set "
             "TOKRAG_DATA_DIR=/path/to/data or pass --metadata '{\"data_dir\": \"/path/to/data\"}'"
         ) from exc
@@ -115,7 +126,7 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
             rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                          "answers": _answers(obj["answer"], f"{path}:{lineno}")})
         return rows
-    ds = _hub_split(hub_id, "validation")
+    ds = _hub_split(hub_id, "validation", NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB else None)
     for i, obj in enumerate(ds):
         rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                      "answers": _answers(obj["answer"], f"{hub_id}[{i}]")})

@@ -1,0 +1,57 @@
+"""Offline (``HF_HUB_OFFLINE=1``), a question set only in the hub cache (a ``huggingface_hub`` snapshot, e.g.
+``hf download --repo-type dataset``) is read by the NQ-open / WebQuestions loaders (tasks/data.py) and by a bring-your-own
+hub id (tasks/byo.py), as :func:`tasks.sources.hub_rows` reads it for the other families: both called
+``datasets.load_dataset``, which offline reads only the ``datasets`` cache, and failed (a review, stop 47)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from retrieval.errors import OfflineError
+from tasks import byo, data
+from tests.hub_cache_helpers import hub_snapshot, offline  # noqa: F401 (offline: a fixture)
+
+
+@pytest.fixture()
+def hub_only(offline, monkeypatch):
+    """Offline, empty caches, and no data folder: the loaders go to the hub (its cache)."""
+    monkeypatch.delenv("TOKRAG_DATA_DIR")
+    return offline.parent / "hub"
+
+
+def test_nq_open_from_a_hub_snapshot_offline(hub_only):
+    snap = hub_snapshot(hub_only, data.NQ_OPEN_HUB, {"README.md": "---\nlicense: cc-by-sa-3.0\n---\n"})
+    (snap / "nq_open").mkdir()  # the hub's layout: the config's folder of parquet files
+    pq.write_table(pa.Table.from_pylist([{"question": "who wrote hamlet", "answer": ["Shakespeare", "W. Shakespeare"]},
+                                         {"question": "capital of peru", "answer": ["Lima"]}]),
+                   snap / "nq_open" / "validation-00000-of-00001.parquet")
+    assert data.load_nq_open(None) == [
+        {"qid": "nq-dev-0000", "question": "who wrote hamlet", "answers": ["Shakespeare", "W. Shakespeare"]},
+        {"qid": "nq-dev-0001", "question": "capital of peru", "answers": ["Lima"]}]
+
+
+def test_webq_test_and_pool_from_a_hub_snapshot_offline(hub_only):
+    hub_snapshot(hub_only, data.WEBQ_HUB, {
+        "test.jsonl": '{"url": "u1", "question": "what is the capital of chile?", "answers": ["Santiago"]}\n',
+        "train.jsonl": "".join(f'{{"url": "u", "question": "train question {i}?", "answers": ["a{i}"]}}\n' for i in range(40))})
+    assert data.load_webq(None) == [{"qid": "wqs000000", "question": "what is the capital of chile?", "answers": ["Santiago"]}]
+    pool = data.load_qa_split("webq", "dev") + data.load_qa_split("webq", "fewshot")  # the hub's train split
+    assert len(pool) == 40 and all(r["qid"].startswith("wqtrain") for r in pool)
+
+
+def test_byo_hub_id_from_a_hub_snapshot_offline(hub_only):
+    hub_snapshot(hub_only, "me/my-questions", {"dev.jsonl": '{"id": "x1", "question": "q one", "answers": ["one"]}\n'})
+    assert byo.load_questions("me/my-questions", split="dev") == [
+        {"qid": "x1", "question": "q one", "answers": ["one"], "gold_docids": [], "where": "me/my-questions[dev][0]"}]
+
+
+def test_offline_without_any_copy_the_messages_are_unchanged(hub_only):
+    with pytest.raises(OfflineError, match=r"^cannot load the hub dataset 'google-research-datasets/nq_open' \(split "
+                                           r"'validation'\): ConnectionError: .*Offline, point the task at a local folder "
+                                           r"laid out like ../shared/data: set TOKRAG_DATA_DIR=/path/to/data"):
+        data.load_nq_open(None)
+    with pytest.raises(OfflineError, match=r"^questions 'me/none' is not a file and cannot be loaded from the hub \(split "
+                                           r"'test'\): ConnectionError; give a local JSONL file instead$"):
+        byo.load_questions("me/none")
