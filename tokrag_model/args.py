@@ -253,6 +253,28 @@ COMMON_ARGS: dict[str, Arg] = {
 }
 
 
+AUTO_ARGS = ("dtype", "weight_layout", "batch_size", "batch_invariant")
+"""The :data:`COMMON_ARGS` that accept ``auto`` (``batch_size`` also ``auto:N``), resolved when the model is built;
+:func:`requested_auto` records which a run asked so."""
+
+
+def requested_auto(schema: dict[str, Arg], given: dict[str, Any]) -> dict[str, str]:
+    """The arguments of :data:`AUTO_ARGS` in ``schema`` that ``given`` (the model arguments as given) asks to resolve:
+    given as ``auto`` / ``auto:N`` (any case), or not given (or None) with the default ``auto``; each mapped to the
+    value as given (the default ``'auto'`` where not given). The resolved config records the values they resolved to
+    (``batch_invariant: false``, ``batch_size: 1``), the same as an explicit ``false`` or ``1``; results record this
+    beside them (``tokrag_resolved_config.requested_auto``,
+    :meth:`tokrag_model.base.RAGMethodLM.get_model_info`). Raises nothing."""
+    out: dict[str, str] = {}
+    for key in AUTO_ARGS:
+        if key not in schema:
+            continue
+        value = schema[key].default if given.get(key) is None else given[key]
+        if isinstance(value, str) and re.fullmatch(r"auto(:.*)?", value.strip().lower()):
+            out[key] = value
+    return out
+
+
 def model_args_dict(model_args: Any) -> dict[str, Any] | None:
     """lm-eval's ``--model_args`` as a dict, before the model is built (lm-eval keeps the ``key=value,...`` string,
     parsed here by its ``simple_parse_args_string``, or a dict, returned as is); {} for an empty string or any other

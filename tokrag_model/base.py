@@ -53,7 +53,7 @@ from tqdm import tqdm  # noqa: E402
 from retrieval.errors import ConfigError  # noqa: E402
 from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 
-from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args  # noqa: E402
+from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args, requested_auto  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_invariant, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
@@ -440,6 +440,8 @@ class RAGMethodLM(LM):
             code files (:func:`model_files_fingerprint`; None for a folder-less model).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
             (SHA-256 of the tokenizer's chat template, None without one).
+        requested_auto: the arguments asked as ``auto`` (given so, or left at the default ``auto``), as given
+            (:func:`tokrag_model.args.requested_auto`; ``resolved_config`` holds what they resolved to).
         cached_responses: responses lm-eval's ``--use_cache`` read back for this model in the current evaluation (None
             without the cache; reset by :meth:`start_evaluation`).
         code_fingerprint: :func:`answer_code_fingerprint` when the model was built (part of the ``--use_cache`` key).
@@ -462,6 +464,7 @@ class RAGMethodLM(LM):
         # fail before the weights load (setup() applies the resolved arguments): layer=99 took the whole load
         self.check_model_shape(self.resolve_args(cfg, kwargs), backbone)
         self.given_args = dict(kwargs)  # the arguments as given: resolve_args in setup() tells them from defaults
+        self.requested_auto = requested_auto({**COMMON_ARGS, **self.EXTRA_ARGS}, kwargs)  # before they resolve
         self.resolved_config = cfg
         # Data parallel under `accelerate launch` / torchrun (lm-eval shards requests by rank).
         self.dp = DataParallel(resolve_device(cfg["device"]) if backbone is None else backbone.device)
@@ -698,7 +701,10 @@ class RAGMethodLM(LM):
 
     def get_model_info(self) -> dict:
         """Recorded by lm-eval in the results JSON ``config``: method, resolved config (with the values the method
-        resolved from it: :meth:`resolved_values`), weights fingerprint
+        resolved from it: :meth:`resolved_values`; and ``requested_auto``: :attr:`requested_auto`, e.g.
+        ``{"batch_invariant": "auto", "weight_layout": "auto"}``, which tells ``batch_invariant: false`` resolved from
+        ``auto`` from an explicit ``false``; not in :attr:`resolved_config`, so no ``--use_cache`` or journal key
+        changes), weights fingerprint
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
         config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
@@ -731,7 +737,8 @@ class RAGMethodLM(LM):
             "tokrag_model_source": self.backbone.source,
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
-            "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values()},
+            "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values(),
+                                       "requested_auto": dict(getattr(self, "requested_auto", {}))},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_machine": getattr(self, "machine", None),
             "tokrag_cached_responses": getattr(self, "cached_responses", None),
