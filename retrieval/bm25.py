@@ -42,7 +42,7 @@ from pathlib import Path
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import (INDEX_META, atomic_write_json, check_index_folder, file_lock, invalid_unicode, read_index_meta,
-                 remove_stale_scratch, scratch_dir)
+                 remove_stale_scratch, replace_folder, scratch_dir)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -222,7 +222,10 @@ def build_bm25_index(
     Anserini jar the installed Pyserini ships (recorded as ``anserini_jar``), is reused unless ``force``; one
     built by another Anserini (another Lucene) is rebuilt, with a warning. Temporary folders that interrupted
     builds of the same folder left (Ctrl-C, ``kill -9``) are removed once the lock is held
-    (:func:`retrieval.io.remove_stale_scratch`).
+    (:func:`retrieval.io.remove_stale_scratch`). A rebuild replaces the old index with
+    :func:`retrieval.io.replace_folder` (renamed aside into the scratch folder first, deleted last): interrupted, the
+    folder is the complete old or new index, never a half-deleted one (``kill -9`` between the two renames leaves
+    no folder: the next build builds it again).
 
     Args:
         corpus: the passages.
@@ -247,7 +250,7 @@ def build_bm25_index(
                                 user_given=index_dir is not None, kind="bm25")
     with file_lock(target):
         # no other build of this folder runs while we hold its lock: scratch folders of earlier ones are leftovers
-        for leftover in remove_stale_scratch(target, frozenset({"collection", "index"})):
+        for leftover in remove_stale_scratch(target, frozenset({"collection", "index", "old"})):
             logger.info("removed %s, left by an interrupted BM25 index build", leftover)
         if index_dir is not None:
             check_index_folder(target, kind="bm25")  # again under the lock: a folder filled meanwhile is still refused
@@ -299,9 +302,7 @@ def build_bm25_index(
                 "build_seconds": round(seconds, 3),
                 "threads": threads or default_threads(),
             })
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(out, target)
+            replace_folder(out, target, work / "old")  # target: the complete old index or the new one, never half
             logger.info("BM25 index of %s (%d passages) built in %.1f s at %s", corpus.name, len(corpus), seconds, target)
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -40,7 +40,7 @@ from typing import Any
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
 from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
-                 fingerprint, read_index_meta, remove_stale_scratch, scratch_dir)
+                 fingerprint, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -343,11 +343,13 @@ def build_dense_index(
     of :data:`PART_SIZE` passages, so an interrupted encoding (Ctrl-C: ``KeyboardInterrupt`` propagates, the
     finished parts stay in ``<index folder>.partial``) resumes where it stopped. The passages/s
     rate is recorded in ``tokrag_index.json`` (``passages_per_s``). A matching index is reused unless
-    ``force``; the old index stays in place until the new one replaces it. One encoded by other versions of
-    Pyserini, tokenizers, transformers or torch (:func:`encoding_versions`, recorded as ``encoding_versions``; an index
-    that records none predates them) is re-encoded in the same folder, with one warning; so are embedding
-    parts an interrupted build left with other versions. Scratch folders that interrupted
-    builds of the same folder left beside it are removed once its lock is held.
+    ``force``; the old index stays in place until the new one replaces it, and is deleted only after that
+    (:func:`retrieval.io.replace_folder`: an interrupted replacement never leaves a half-deleted index; ``kill -9``
+    between its two renames leaves no folder, which the next build makes again from the kept embedding parts).
+    One encoded by other versions of Pyserini, tokenizers, transformers or torch (:func:`encoding_versions`,
+    recorded as ``encoding_versions``; an index that records none predates them) is re-encoded in the same folder,
+    with one warning; so are embedding parts an interrupted build left with other versions. Scratch folders that
+    interrupted builds of the same folder left beside it are removed once its lock is held.
 
     Raises:
         ConfigError: bad parameters; ``index_dir`` (or its ``.partial`` parts folder) is a file, a non-empty
@@ -363,7 +365,7 @@ def build_dense_index(
                                 user_given=index_dir is not None, kind="dense")
     with file_lock(target):
         # no other build of this folder runs while we hold its lock: scratch folders of earlier ones are leftovers
-        for leftover in remove_stale_scratch(target, frozenset({"index"}), suffix=".tmp"):
+        for leftover in remove_stale_scratch(target, frozenset({"index", "old"}), suffix=".tmp"):
             logger.info("removed %s, left by an interrupted dense index build", leftover)
         meta = read_index_meta(target)
         # what the index was built from, in the JSON types it is stored with (meta file, parts key file)
@@ -461,9 +463,8 @@ def build_dense_index(
                 "encoder": identity["encoder"], "encoding_versions": versions, "encode_seconds": round(seconds, 3),
                 "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
             })
-            if target.exists():
-                shutil.rmtree(target)  # only tokrag's index files, or an empty folder (check_index_folder)
-            os.replace(work, target)
+            # only tokrag's index files, or an empty folder, are replaced (check_index_folder); never half deleted
+            replace_folder(work, target, scratch / "old")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(parts, ignore_errors=True)

@@ -267,6 +267,38 @@ def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Pat
     raise FileExistsError(f"no free folder name {prefix}*{suffix} after 100 tries in {parent}")
 
 
+def replace_folder(new: str | os.PathLike, target: str | os.PathLike, aside: str | os.PathLike) -> None:
+    """Put the folder ``new`` at ``target``, replacing the folder there, so that ``target`` is never a partly deleted
+    folder: the old folder is renamed to ``aside`` (one ``os.replace``), ``new`` renamed in, and only then ``aside``
+    deleted. An interruption (Ctrl-C, ``kill``) while the old copy is deleted leaves ``target`` complete and new;
+    Ctrl-C between the two renames puts the old folder back. Only ``kill -9`` between the two renames leaves no
+    ``target`` (both copies are then in ``aside``'s scratch folder, which the next build removes and builds again).
+
+    Args:
+        new: the complete new folder, on ``target``'s file system.
+        target: the folder to replace (absent: ``new`` is renamed in).
+        aside: a path that does not exist, inside a scratch folder beside ``target`` (:func:`scratch_dir`) that
+            :func:`remove_stale_scratch` recognises (its ``entries`` include ``aside``'s name).
+
+    Raises:
+        OSError: a rename fails (``target`` is then the old folder, as before the call).
+    """
+    import shutil
+
+    target = Path(target)
+    moved = target.exists()
+    try:
+        if moved:
+            os.replace(target, aside)
+        os.replace(new, target)
+    except BaseException:
+        if moved:  # the old folder back; fails harmlessly when it was never moved or the new one got in just before
+            with contextlib.suppress(OSError):
+                os.replace(aside, target)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """UTF-8 text version of :func:`atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode("utf-8"))
