@@ -819,33 +819,14 @@ def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: {g.describe()}; {g.fix()}")
 
 
-def _hub_data_problem(hub_id: str, config: str | None, split: str, data_dir: Any, local_name: str) -> str | None:
-    """Why a hub data set cannot be read offline, told without reading it: None when ``hub_id`` names a local copy
-    or ``<data folder>/<local_name>`` holds one (:func:`tasks.sources.local_copy`, as :func:`tasks.sources.hub_rows`
-    looks), when the hub may be asked (``HF_HUB_OFFLINE`` unset), when the hub cache's snapshot holds the split's
-    files or when the ``datasets`` cache holds the data set (its files are not read here); else the error the task build would end with: the line of
-    :func:`tasks.sources.check_hub_source`, which ``tokrag eval`` gives before its model load (so the spec check's
-    :func:`tasks.precheck.check_selected_tasks` meets the same line, listed once)."""
-    from tasks.sources import check_hub_source
-
-    try:
-        check_hub_source(hub_id, config, split, data_dir=data_dir, local_name=local_name)
-    except TokragError as exc:
-        return str(exc)
-    return None
-
-
 def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict[str, Any] | None = None) -> list[str]:
     """``task T: <error>`` for each task of ``cells`` (once per task and contract metadata) whose data the task build
-    would refuse, told before any model loads: the QA tasks' checks of ``tokrag eval``
+    would refuse, told before any model loads: the checks of ``tokrag eval``
     (:func:`tasks.precheck.check_selected_tasks`: the metadata, a bring-your-own questions file read line by line, a
-    corpus's first lines, a ``prebuilt:`` index not cached and not reachable), and, for a QA family of
-    :data:`tasks.sources.FAMILIES` or ``wikitext103_bm25_wiki``, a hub data set that cannot be read offline
-    (:func:`_hub_data_problem`; the prebuilt index of ``wikitext103_bm25_wiki`` too)."""
-    from tasks import TASK_DIR
-    from tasks.precheck import _qa_tasks, check_prebuilt_download, check_selected_tasks
-    from tasks.sources import FAMILIES
-    from tasks.utils import qa_arguments
+    corpus's first lines, a ``prebuilt:`` index not cached and not reachable, for a QA family of
+    :data:`tasks.sources.FAMILIES` or ``wikitext103_bm25_wiki`` a hub data set that cannot be read offline, and the
+    prebuilt index of ``wikitext103_bm25_wiki``), the first problem of each task."""
+    from tasks.precheck import check_selected_tasks
 
     problems: list[str] = []
     seen: set[str] = set()
@@ -857,37 +838,10 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict
             continue
         seen.add(once)
         tm, task = _task_manager(spec, meta, managers), cell.task.task
-        try:  # the hub data set first: the task build reads the questions before the corpus
-            for _, yaml_meta, _ in _qa_tasks(tm, [task]):
-                kw, dataset, _, _ = qa_arguments({**yaml_meta, **meta}, task)
-                if dataset in FAMILIES:
-                    f = FAMILIES[dataset]
-                    problem = _hub_data_problem(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
-                                                kw.get("data_dir"), f["local"])
-                    if problem:
-                        raise DataError(problem)
-            cfg = getattr((getattr(tm, "task_index", None) or {}).get(task), "cfg", None) or {}
-            folder, _, fn = str(cfg.get("custom_dataset") or "").rpartition("/")
-            if fn == "utils.load_wikitext103" and folder and Path(folder).resolve() == (Path(TASK_DIR) / "wiki_lm").resolve():
-                from tasks import wikitext
-                from tasks.precheck import check_wikitext_hub_source
-
-                wmeta = {**(cfg.get("metadata") or {}), **meta}
-                check_wikitext_hub_source(cfg, meta)  # tokrag eval's check: the same line, listed once below
-                corpus = str(wmeta.get("corpus") or "prebuilt:wikipedia-dpr-100w")
-                if corpus.startswith("prebuilt:"):
-                    check_prebuilt_download(corpus, {"retriever": wmeta.get("retriever"),  # the depth it retrieves and caches
-                                                     "k": int(wmeta.get("hits", 3)) + wikitext.OWN_TITLE_MARGIN,
-                                                     "retriever_params": wmeta.get("retriever_params"),
-                                                     "cache_dir": wmeta.get("cache_dir")})
-        except TokragError as exc:
-            problems.append(f"task {task}: " + " ".join(str(exc).split()))
         try:
             check_selected_tasks(tm, [task], meta, gen_kwargs=dict(cell.gen_kwargs), num_fewshot=cell.num_fewshot)
         except TokragError as exc:  # the spec's num_fewshot key, not lm-eval's flag, which a leaderboard does not take
-            line = f"task {task}: " + " ".join(str(exc).split()).replace("--num_fewshot", "the spec's num_fewshot")
-            if line not in problems:  # a metadata error both checks meet
-                problems.append(line)
+            problems.append(f"task {task}: " + " ".join(str(exc).split()).replace("--num_fewshot", "the spec's num_fewshot"))
     return list(dict.fromkeys(problems))  # one line per problem, also for a task of several contracts
 
 

@@ -299,7 +299,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     SQuAD, PopQA, KILT) need a local copy with the split's files, or the hub, or offline (``HF_HUB_OFFLINE=1``) a copy
     in the hub or ``datasets`` cache (:func:`tasks.sources.check_hub_source`: the loader's own line, before the
     model loads; the hub's files are not read here), and so does a WikiText-103 task's hub data set
-    (:func:`check_wikitext_hub_source`, after the QA tasks). First of all, a task whose YAML's own ``metadata:`` block drops
+    (:func:`check_wikitext_hub_source`, after the QA tasks), whose ``prebuilt:`` index is then checked as a QA task's
+    (:func:`check_wikitext_prebuilt`). First of all, a task whose YAML's own ``metadata:`` block drops
     settings of the YAML it includes is refused (:func:`check_include_metadata`).
 
     Args:
@@ -380,9 +381,10 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             check_corpus_files(corpus)
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
-    for one in selected:  # WikiText-103's hub data set, as the leaderboard runner checks it
+    for one in selected:  # WikiText-103's hub data set, then its prebuilt index (the leaderboard runner's check too)
         if _our_loader(one.cfg.get("custom_dataset")) == "tasks.wikitext.load_wikitext103":
             check_wikitext_hub_source(one.cfg, metadata)
+            check_wikitext_prebuilt(one.cfg, metadata)
 
 
 def base_prompt_needs_newline_stop(prompt: Any, until_given: bool, task_stop: Any) -> bool:
@@ -411,6 +413,31 @@ def check_wikitext_hub_source(cfg: dict[str, Any], metadata: dict[str, Any] | No
     meta = {**(cfg.get("metadata") or {}), **(metadata or {})}
     check_hub_source(str(meta.get("hub_id") or wikitext.HUB_ID), wikitext.HUB_CONFIG, wikitext.HUB_SPLIT,
                      data_dir=meta.get("data_dir"), local_name=wikitext.LOCAL_NAME)
+
+
+def check_wikitext_prebuilt(cfg: dict[str, Any], metadata: dict[str, Any] | None) -> None:
+    """Before the model loads: refuse a WikiText-103 task (``custom_dataset`` :func:`tasks.wikitext.load_wikitext103`)
+    whose ``prebuilt:`` corpus (``corpus`` of ``metadata`` over the task config ``cfg``'s ``metadata``; default
+    ``prebuilt:wikipedia-dpr-100w``) is neither cached nor downloadable (:func:`check_prebuilt_download`), at the depth
+    the task retrieves and caches its run: ``hits`` (3) + :data:`tasks.wikitext.OWN_TITLE_MARGIN` per chunk. A local
+    corpus is left to the task build. The check of :func:`check_selected_tasks` (``lm_eval`` / ``tokrag eval``) and so
+    of the leaderboard runner's spec check.
+
+    Raises:
+        ConfigError: a ``hits`` that is not a whole number (:func:`tasks.utils.check_metadata_numbers`, the task's
+        line); what :func:`check_prebuilt_download` raises.
+    """
+    from . import wikitext
+    from .utils import check_metadata_numbers
+
+    meta = check_metadata_numbers({**(cfg.get("metadata") or {}), **(metadata or {})}, "wikitext103_bm25_wiki")
+    corpus = str(meta.get("corpus") or "prebuilt:wikipedia-dpr-100w")
+    if corpus.startswith("prebuilt:"):
+        hits = meta.get("hits")
+        check_prebuilt_download(corpus, {"retriever": meta.get("retriever"),  # the depth it retrieves and caches
+                                         "k": (3 if hits in (None, "") else int(hits)) + wikitext.OWN_TITLE_MARGIN,
+                                         "retriever_params": meta.get("retriever_params"),
+                                         "cache_dir": meta.get("cache_dir")})
 
 
 FEWSHOT_SOURCES = ("fewshot_split", "training_split", "validation_split")

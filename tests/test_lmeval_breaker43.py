@@ -128,6 +128,9 @@ def test_num_fewshot_is_refused_for_a_task_without_a_few_shot_split(manager, tas
 
     # wikitext103_bm25_wiki's hub data set (checked offline before the model load): tests/test_precheck_s46m2.py's
     monkeypatch.setattr(tasks.sources, "check_hub_source", lambda *args, **kwargs: None)
+    import tasks.precheck  # and its prebuilt index: tests/test_fb_wikitext_prebuilt_precheck.py's
+
+    monkeypatch.setattr(tasks.precheck, "check_prebuilt_download", lambda *args, **kwargs: None)
     with pytest.raises(ConfigError) as exc:
         check_selected_tasks(manager, ["nq_oracle_bm25", task], {}, num_fewshot=2)
     assert str(exc.value) == (

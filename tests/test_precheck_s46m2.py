@@ -53,7 +53,11 @@ def test_an_until_given_with_the_base_prompt_is_warned_on_the_tasks_with_their_o
     assert warnings(["eli5_bm25_wiki", "wow_bm25_wiki"], {"prompt": "base"}) == []  # their own stop, kept
 
 
-def test_wikitext103_without_its_hub_data_is_refused_before_the_model_loads(manager, offline, tmp_path):
+def test_wikitext103_without_its_hub_data_is_refused_before_the_model_loads(manager, offline, tmp_path, monkeypatch):
+    import tasks.precheck
+
+    indexes = []  # the prebuilt index, checked once the data pass: tests/test_fb_wikitext_prebuilt_precheck.py
+    monkeypatch.setattr(tasks.precheck, "check_prebuilt_download", lambda corpus, kw: indexes.append(corpus))
     with pytest.raises(OfflineError) as exc:
         check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {})
     assert str(exc.value).startswith(
@@ -61,6 +65,8 @@ def test_wikitext103_without_its_hub_data_is_refused_before_the_model_loads(mana
         "HF_HUB_OFFLINE=1 and it is neither in the hub cache"), exc.value
     assert "a 'wikitext_document_level' folder in the data folder" in str(exc.value)
     (tmp_path / "datasets" / "EleutherAI___wikitext_document_level" / "wikitext-103-raw-v1").mkdir(parents=True)
+    assert indexes == []
     check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {})  # in the datasets cache: left to the task build
+    assert indexes == ["prebuilt:wikipedia-dpr-100w"]
     with pytest.raises(OfflineError, match=r"^cannot load the hub dataset '/no/such/copy'"):  # its metadata hub_id
         check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {"hub_id": "/no/such/copy"})
