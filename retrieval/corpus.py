@@ -5,8 +5,9 @@ each optionally ``.gz``, and by the first record; a file with another extension,
 read as JSONL when its first line is a JSON object; a UTF-8 byte order mark at the start of a file is skipped):
 
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
-  them). When ``contents`` has several lines, the first is the title (``Title\\n...`` or
-  ``"Title"\\n...``, the DPR/Pyserini ``wikipedia-dpr`` convention); single-line contents have no title.
+  them; a folder's hidden files, ``.x.jsonl``, are skipped with a WARNING). When ``contents`` has several
+  lines, the first is the title (``Title\\n...`` or ``"Title"\\n...``, the DPR/Pyserini ``wikipedia-dpr``
+  convention); single-line contents have no title.
 * ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``). A record holding
   both ``contents`` and ``text`` is refused (which one is the passage?).
 * ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting: a field may be
@@ -512,21 +513,36 @@ def check_corpus_path(path: str | os.PathLike) -> Path:
     return p
 
 
+def _hidden_corpus_files(p: Path) -> list[str]:
+    """The names of the hidden files (a leading ``.``) in folder ``p`` that :data:`CORPUS_FILE` would match, sorted;
+    ``[]`` for a file. :func:`_corpus_files` skips them."""
+    return sorted(f.name for f in p.iterdir() if f.name.startswith(".") and f.is_file()
+                  and CORPUS_FILE.search(f.name)) if p.is_dir() else []
+
+
 def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
     """The files :func:`load_corpus` reads of ``p`` (a file, or a folder's ``.jsonl``/``.json``/``.tsv`` files, sorted).
 
+    A folder's hidden files (a name with a leading ``.``: ``.extra.jsonl``) are skipped, as
+    :func:`retrieval.io.tree_fingerprint` skips them when a leaderboard keys a corpus folder
+    (:func:`leaderboards.keys.task_data_files`): the files read are among the files keyed, so editing any of them
+    gives a new run folder. :func:`load_corpus` warns of the hidden corpus files it skips.
+
     Raises:
         ConfigError: (``fmt="auto"``) a file whose extension is no corpus format and whose first line is not a JSON
-            object. DataError: a folder without corpus files.
+            object. DataError: a folder without corpus files (naming the hidden ones it skipped).
     """
     if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
         ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
         raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
                           + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS}; "
                           "a file with another extension is read as JSONL when its first line is a JSON object)")
-    files = sorted(f for f in p.iterdir() if f.is_file() and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
+    files = sorted(f for f in p.iterdir() if not f.name.startswith(".") and f.is_file()
+                   and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
     if not files:
-        raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files")
+        hidden = _hidden_corpus_files(p)
+        raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files" + (
+            f" (hidden files are skipped: {', '.join(hidden)}; rename them without the leading '.')" if hidden else ""))
     return files
 
 
@@ -579,7 +595,8 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     """Read a corpus file (or a folder of JsonCollection files) into a :class:`Corpus`.
 
     Args:
-        path: the file or folder.
+        path: the file or folder (its top-level ``.jsonl``/``.json``/``.tsv`` files, ``.gz`` too, in name order;
+            hidden ones, with a leading ``.``, are skipped with a WARNING naming them: :func:`_corpus_files`).
         fmt: ``auto``, ``jsonc``, ``jsonl``, ``dpr-tsv`` or ``wiki-summaries`` (module docstring).
         name: corpus name (default: the file name).
 
@@ -594,6 +611,11 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
     if fmt not in ("auto", "jsonc", "jsonl", "dpr-tsv", "wiki-summaries"):
         raise ConfigError(f"unknown corpus format {fmt!r}; use auto, jsonc, jsonl, dpr-tsv or wiki-summaries")
     files = _corpus_files(p, fmt)
+    hidden = _hidden_corpus_files(p)
+    if hidden:
+        logger.warning("corpus folder %s: skipping hidden file%s %s (a leading '.'; neither read nor keyed by a "
+                       "leaderboard); rename %s without the '.' to read %s", p, "s" * (len(hidden) > 1),
+                       ", ".join(hidden), "them" if len(hidden) > 1 else "it", "them" if len(hidden) > 1 else "it")
     located: list[tuple[str, Passage]] = []
     for f in files:
         kind = _sniff(f) if fmt == "auto" else fmt
