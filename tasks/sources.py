@@ -62,11 +62,13 @@ _EXTENSIONS = r"(parquet|jsonl|json|tsv|csv)(\.gz)?"
 
 def _local_files(root: Path, config: str | None, split: str, *, config_folder: bool = False) -> list[Path]:
     """The files of ``split`` in a local copy of a hub dataset (module docstring), or [] when none; with
-    ``config_folder`` (a data set of :data:`SEVERAL_CONFIGS`) only those under ``<root>/<config>/``."""
+    ``config_folder`` (a data set of :data:`SEVERAL_CONFIGS`) only those under ``<root>/<config>/``. Without it, the
+    hub's layout of a one-config data set, ``<root>/data/<split>-00000-of-00001.parquet`` (WebQuestions'
+    ``stanfordnlp/web_questions``), is read too, after ``<root>/<config>/`` and ``<root>/``."""
     if root.is_file():
         return [root]
     pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?\.{_EXTENSIONS}$")
-    for folder in ([root / config] if config else []) + ([] if config_folder and config else [root]):
+    for folder in ([root / config] if config else []) + ([] if config_folder and config else [root, root / "data"]):
         if (folder / split).is_dir():
             folder = folder / split
             files = sorted(f for f in folder.iterdir() if f.is_file() and re.search(rf"\.{_EXTENSIONS}$", f.name))

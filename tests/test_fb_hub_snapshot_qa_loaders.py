@@ -55,3 +55,17 @@ def test_offline_without_any_copy_the_messages_are_unchanged(hub_only):
     with pytest.raises(OfflineError, match=r"^questions 'me/none' is not a file and cannot be loaded from the hub \(split "
                                            r"'test'\): ConnectionError; give a local JSONL file instead$"):
         byo.load_questions("me/none")
+
+
+def test_webq_from_a_hub_snapshot_in_the_hubs_data_folder_layout(hub_only):
+    """stanfordnlp/web_questions keeps its parquet files under ``data/`` (``data/test-00000-of-00001.parquet``), the
+    hub's layout of a one-config data set; the reader looked only at the snapshot's top level and ``<config>/``."""
+    snap = hub_snapshot(hub_only, data.WEBQ_HUB, {"README.md": "---\nlicense: cc-by-4.0\n---\n"})
+    (snap / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist([{"url": "u1", "question": "what is the capital of chile?", "answers": ["Santiago"]}]),
+                   snap / "data" / "test-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist([{"url": "u", "question": f"train question {i}?", "answers": [f"a{i}"]}
+                                         for i in range(40)]), snap / "data" / "train-00000-of-00001.parquet")
+    assert data.load_webq(None) == [{"qid": "wqs000000", "question": "what is the capital of chile?", "answers": ["Santiago"]}]
+    pool = data.load_qa_split("webq", "dev") + data.load_qa_split("webq", "fewshot")
+    assert len(pool) == 40 and all(r["qid"].startswith("wqtrain") for r in pool)
