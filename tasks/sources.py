@@ -71,7 +71,8 @@ def _local_files(root: Path, config: str | None, split: str, *, config_folder: b
     for folder in ([root / config] if config else []) + ([] if config_folder and config else [root, root / "data"]):
         if (folder / split).is_dir():
             folder = folder / split
-            files = sorted(f for f in folder.iterdir() if f.is_file() and re.search(rf"\.{_EXTENSIONS}$", f.name))
+            files = sorted(f for f in folder.iterdir()  # not hidden files: a leaderboard's run key skips them
+                           if f.is_file() and not f.name.startswith(".") and re.search(rf"\.{_EXTENSIONS}$", f.name))
         else:
             files = sorted(f for f in folder.iterdir() if f.is_file() and pattern.match(f.name)) if folder.is_dir() else []
         if files:

@@ -69,3 +69,18 @@ def test_webq_from_a_hub_snapshot_in_the_hubs_data_folder_layout(hub_only):
     assert data.load_webq(None) == [{"qid": "wqs000000", "question": "what is the capital of chile?", "answers": ["Santiago"]}]
     pool = data.load_qa_split("webq", "dev") + data.load_qa_split("webq", "fewshot")
     assert len(pool) == 40 and all(r["qid"].startswith("wqtrain") for r in pool)
+
+
+def test_a_hidden_file_in_a_local_copys_split_folder_is_not_read(tmp_path):
+    """A local copy's ``<split>/`` folder was read whole, hidden files included, while a leaderboard's run key
+    (retrieval.io.tree_fingerprint) skips them: an added ``.extra.jsonl`` changed the questions, not the key."""
+    from retrieval.io import HashMemo, tree_fingerprint
+    from tasks.sources import _local_files
+
+    copy = tmp_path / "copy"
+    (copy / "test").mkdir(parents=True)
+    (copy / "test" / "a.jsonl").write_text('{"q": 1}\n')
+    key = tree_fingerprint(copy, HashMemo(tmp_path / "memo.json"), None, max_bytes=None)
+    (copy / "test" / ".extra.jsonl").write_text('{"q": 2}\n')
+    assert [f.name for f in _local_files(copy, None, "test")] == ["a.jsonl"]
+    assert tree_fingerprint(copy, HashMemo(tmp_path / "memo.json"), None, max_bytes=None) == key
