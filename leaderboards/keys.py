@@ -345,9 +345,11 @@ def _gguf_chat_template(path: Path) -> str | None:
 
 def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | None:
     """SHA-256 of the chat template that ``model_args['pretrained']`` ships, read from its files without
-    loading the model: ``chat_template.jinja``, else ``tokenizer_config.json``'s ``chat_template`` (as
-    transformers loads them), else the GGUF's ``tokenizer.chat_template`` (a packaged alias); equal to the
-    model's ``resolved_config['chat_template_sha256']``. A hub id: the files of the snapshot of the commit its
+    loading the model: ``chat_template.jinja`` (and ``additional_chat_templates/``), else ``tokenizer_config.json``'s
+    ``chat_template`` (as transformers loads them: :func:`_folder_chat_template`), else the GGUF's
+    ``tokenizer.chat_template`` (a packaged alias); of named templates (a ``tokenizer_config.json`` list), the
+    ``"default"`` one, which a cell's ``apply_chat_template: true`` applies (:func:`select_chat_template`), None
+    when there is none; equal to the model's ``resolved_config['chat_template_sha256']``. A hub id: the files of the snapshot of the commit its
     ``revision`` resolves to (:func:`hub_snapshot`) in the local Hugging Face cache. ``"unresolved"`` when the
     files are not here yet (a hub id not in the local cache, an alias not yet assembled: the run's
     ``results.json`` records the hash), None when the model has no chat template."""
@@ -373,15 +375,59 @@ def chat_template_sha256(model_args: dict[str, Any], memo: _HashMemo) -> str | N
         path = path / spec["gguf"]
     if path is None or not path.exists():
         return "unresolved"
-    text = None
     if path.suffix == ".gguf":
-        text = memo.derived(path, "gguf-chat-template", _gguf_chat_template)
-    elif (path / "chat_template.jinja").is_file():
-        text = (path / "chat_template.jinja").read_text(encoding="utf-8")
-    elif (path / "tokenizer_config.json").is_file():
-        value = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8")).get("chat_template")
-        text = value if isinstance(value, str) else None
+        template: str | dict[str, str] | None = memo.derived(path, "gguf-chat-template", _gguf_chat_template)
+    else:
+        template = _folder_chat_template(path)
+    try:
+        text = select_chat_template(template, True)  # a leaderboard cell's apply_chat_template is true/false
+    except ValueError:  # named templates without a "default": the run refuses them (lm-eval's message)
+        text = None
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _folder_chat_template(path: Path) -> str | dict[str, str] | None:
+    """The ``chat_template`` a tokenizer saved in folder ``path`` loads with, as transformers reads it: the template
+    files (``chat_template.jinja``, the ``"default"`` entry, and ``additional_chat_templates/<name>.jinja``) when
+    there are any, else ``tokenizer_config.json``'s ``chat_template``; named templates (several files, or a
+    ``tokenizer_config.json`` list of ``{"name", "template"}``) as a dict of name -> template. None without one."""
+    files = {}
+    if (path / "chat_template.jinja").is_file():
+        files["default"] = (path / "chat_template.jinja").read_text(encoding="utf-8")
+    if (path / "additional_chat_templates").is_dir():
+        for f in sorted((path / "additional_chat_templates").glob("*.jinja")):
+            files[f.name.removesuffix(".jinja")] = f.read_text(encoding="utf-8")
+    if files:
+        return files["default"] if list(files) == ["default"] else files
+    if not (path / "tokenizer_config.json").is_file():
+        return None
+    value = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8")).get("chat_template")
+    if isinstance(value, list):  # [{"name": ..., "template": ...}, ...] (Cohere Command-R, Hermes-2-Pro)
+        value = {t["name"]: t["template"] for t in value if isinstance(t, dict) and "name" in t and "template" in t}
+    return value if isinstance(value, (str, dict)) else None
+
+
+def select_chat_template(template: str | dict[str, str] | None, name: bool | str | None = True) -> str | None:
+    """The template string that lm-eval's ``TemplateLM.chat_template`` (what it hashes into a run's results) selects
+    from a tokenizer's ``chat_template`` ``template`` under ``--apply_chat_template`` ``name``: ``template`` itself
+    when it is one string (a ``name`` is then ignored, lm-eval warns); of named templates (a dict, as transformers
+    loads a ``tokenizer_config.json`` list), the entry ``name``, or ``"default"`` for ``name`` true. None when
+    ``template`` is empty or ``name`` is false/None. The model records the SHA-256 of this string
+    (:meth:`tokrag_model.base.RAGMethodLM.chat_template`) and renders with it; :func:`chat_template_sha256` keys it.
+
+    Raises:
+        ValueError: lm-eval's message naming the templates: ``name`` is not one of them, or ``name`` is true and
+            there is no ``"default"``.
+    """
+    from types import SimpleNamespace
+
+    from lm_eval.api.model import TemplateLM
+
+    if not name or not template:
+        return None
+    if name is True and isinstance(template, dict) and "default" in template:
+        name = "default"  # the same entry, without lm-eval's warning of a class-level fallback template
+    return TemplateLM.chat_template(SimpleNamespace(tokenizer=SimpleNamespace(chat_template=template)), name)
 
 
 def find_task_yaml(task: str, include_path: list[Path]) -> Path | None:
