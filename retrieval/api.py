@@ -109,12 +109,33 @@ def _yaml_float_hint(v: Any) -> str:
     return f"; YAML reads {v} as a string: write {sign}{whole or '0'}.{frac or '0'}e{esign or '+'}{exp}"
 
 
+def read_bool(value: Any, label: str) -> bool:
+    """``value`` as a bool, read strictly: a bool, the text ``true``/``false``/``1``/``0`` (any case, as JSON or YAML
+    text such as ``--metadata '{"retriever_params": {"l2_norm": "false"}}'`` gives it) or the integer 0 or 1. The one
+    reader of true/false settings: the retrievers' (:func:`_resolve_params`) and the tasks' flags
+    (``tasks.utils._as_bool``); ``bool("false")`` is True, so a text value is never passed on as given.
+
+    Raises:
+        ConfigError: ``{label}={value!r}: expected true or false`` for anything else (``"no"``, ``"flase"``, ``0.5``,
+            ``2``, None).
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
+        return value.lower() in {"true", "1"}
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ConfigError(f"{label}={value!r}: expected true or false")
+
+
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """-> (result-changing params with defaults filled in, runtime-only params). Numbers of other types
     (``np.int64(60)``, ``np.float32(0.5)``) are taken as Python numbers (:func:`_plain_number`). Unknown names, a
     ``k1``, ``b`` or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list; a string in
-    exponent notation, which PyYAML reads from ``alpha: 1e-1``, is named so), and the ranges of
-    :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter."""
+    exponent notation, which PyYAML reads from ``alpha: 1e-1``, is named so), a true/false parameter (one whose
+    default is a bool: ``l2_norm``, ``normalization``, ``weight_on_dense``) that :func:`read_bool` does not read, and
+    the ranges of :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are
+    returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool."""
     params = {k: _plain_number(v) for k, v in (params or {}).items()}
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -144,6 +165,9 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
         # TypeError from float() at search time; "0.9" is not taken either, as Bm25Searcher and the CLI do not
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
             raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number{_yaml_float_hint(v)}")
+    for name, default in known.items():  # bool("false") is True downstream: "false" encoded a cosine index
+        if isinstance(default, bool) and name in params:
+            params[name] = read_bool(params[name], f"retriever_params {name}")
     check_numbers({**params, **runtime})
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
@@ -281,7 +305,9 @@ def retrieve(
 
     Raises:
         ConfigError: unknown retriever or parameter, k < 1, bad qids, a hybrid over a prebuilt corpus without
-        ``alpha``. DataError: empty, whitespace-only or invalid-Unicode queries, bad corpus files.
+        ``alpha``, a true/false parameter (``l2_norm``, ``normalization``, ``weight_on_dense``) that is neither a
+        bool nor ``"true"``/``"false"`` (:func:`read_bool`; ``"false"`` runs as False). DataError: empty,
+        whitespace-only or invalid-Unicode queries, bad corpus files.
         IndexNotFoundError, JavaSetupError, OfflineError: see the searchers. TokragError: the worker process
         died (e.g. a JVM crash).
 
@@ -376,7 +402,7 @@ def score_label(retriever: str, params: Mapping[str, Any] | None = None, corpus:
     p = {**DENSE_PARAMS, **(params or {})}
     if p["encoder_class"] == "dpr":
         return "dpr" if (p["encoder"], p["query_encoder"]) == (DPR_CTX, DPR_QUESTION) else "dense-ip"
-    return "dense" if bool(p["l2_norm"]) else "dense-ip"  # bool(): as retrieval.dense reads it
+    return "dense" if read_bool(p["l2_norm"], "retriever_params l2_norm") else "dense-ip"  # as _resolve_params reads it
 
 
 SCORES_FORMAT = 2  # 2: passages of the index scored by Lucene (one-document query)

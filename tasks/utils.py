@@ -202,13 +202,14 @@ instruction line put before the examples and the question. Every format then ren
 
 
 def _as_bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
-        return value.lower() in {"true", "1"}
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise ConfigError(f"task metadata {name}={value!r}: expected true or false")
+    """Task metadata flag ``name`` as a bool, by :func:`retrieval.api.read_bool` (the one true/false reader).
+
+    Raises:
+        ConfigError: ``task metadata {name}={value!r}: expected true or false``.
+    """
+    from retrieval.api import read_bool
+
+    return read_bool(value, f"task metadata {name}")
 
 
 def qa_defaults() -> dict[str, Any]:
