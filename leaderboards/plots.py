@@ -4,7 +4,8 @@ Per model (file names get ``_<model>`` when the spec lists several models):
 
 * ``robustness_<family>.png``: the primary metric against the noise ratio (0 -> 1) per method, with the
   bootstrap CI as a band: a robust method stays flat, one that trusts the context falls towards (or
-  below) the closed-book line;
+  below) the closed-book line. The ratio is the report row's ``noise``, the share of passages actually replaced at
+  the contract's ``k`` (:func:`leaderboards.spec.task_noise_share`): levels that replace as many passages share an x;
 * ``cost_accuracy.png``: forward passes per generated token (x; log scale beyond a 4x range) against the average of the
   primary metric over the QA tasks (y), one point per method with results on all of them (:func:`cost_points`); the
   caption names the tasks and every method left out with the tasks it has no result on;

@@ -19,6 +19,9 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
   distinct method pairs compared there;
 * per task, the minimum detectable paired difference of the primary metric at the task's n (80%
   power, two-sided alpha = 0.05), from the pooled spread of the paired differences;
+* the noise of a row: the share of passages its task actually replaces at the cells' ``k``
+  (:meth:`~leaderboards.spec.LeaderboardSpec.noise_share`: 1 of 3 for ``_noise20`` at ``k: 3``), with the task's
+  nominal level as ``noise_nominal`` when the two differ (a line under the results table names them);
 * per question against the closed-book row (``rag-none``): helped / hurt / neutral counts; on a noisy
   task, noise sensitivity (questions right on the clean twin and wrong here); these are not taken from the
   seed-averaged values: with several seeds they are counted per seed (seed s against seed s) and averaged over the
@@ -269,9 +272,12 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
             for t in spec.tasks_of(mod):
                 cells = by_group.get((mod.name, m.name, t.task), [])
                 done = [c for c in cells if c[2] is not None]
-                row: dict[str, Any] = {"model": mod.name, "method": m.name, "task": t.task, "noise": t.noise,
+                share = spec.noise_share(mod, m, t)  # the share of passages replaced (a whole number of the k)
+                row: dict[str, Any] = {"model": mod.name, "method": m.name, "task": t.task, "noise": share,
                                        "family": t.family, "seeds": [c[0].seed for c in done],
                                        "missing": len(done) < len(cells)}
+                if share != t.noise:  # only then, so rows at k 5 or 10 (the nominal shares) keep their JSON
+                    row["noise_nominal"] = t.noise
                 rows.append(row)
                 if not done:
                     continue
@@ -638,9 +644,9 @@ def _diagnostics(spec: LeaderboardSpec, rows: list[dict], per_seed: dict, qids: 
                 row["closed_book"] = {k: _mean_count([x[k] for x in per]) for k in ("helped", "hurt", "neutral")}
                 if len(common) > 1:
                     row["closed_book"]["seeds"] = len(common)
-        if row.get("noise"):
+        if row.get("noise"):  # the clean twin: nominal noise 0 (a level that replaces no passage has share 0 too)
             clean = [r for r in rows if r["model"] == row["model"] and r["method"] == row["method"]
-                     and r["family"] == row["family"] and r.get("noise") == 0.0]
+                     and r["family"] == row["family"] and r.get("noise_nominal", r.get("noise")) == 0.0]
             if clean:
                 cq = seeds_of((row["model"], row["method"], clean[0]["task"]))
                 common = sorted(set(mine) & set(cq))
@@ -885,6 +891,11 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     ratio = " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)  # corpus ratios: paragraphs are the unit
     unit = "questions" + (f"; over paragraphs for {ratio}" if ratio else "")
     marked = [PARTIAL_NOTE] if partial else []
+    off = dict.fromkeys(" ".join(_model_cols(data, r) + [r["task"], f"{r['noise_nominal']:.2f} -> {r['noise']:.2f}"])
+                        for r in data["rows"] if "noise_nominal" in r)
+    if off:  # the contract's k: the noise replaces a whole number of passages (spec.task_noise_share)
+        marked.append("noise: the share of the passages actually replaced (a whole number of the contract's k), not the "
+                      "task's nominal level: " + ", ".join(off))
     out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:

@@ -348,7 +348,7 @@ class LeaderboardSpec:
         for mod in self.model_list():
             sh = mod.shared
             for m in self.methods_of(mod):
-                margs = {**sh.get("model_args", {}), **m.model_args, **mod.method_args.get(m.name, {}), **m.specific}
+                margs = self.cell_model_args(mod, m)
                 for t in self.tasks_of(mod):
                     stop = _prompt_contract(sh, task_until(t.task, self.include_path))  # base: short-answer tasks
                     gk = {**sh.get("gen_kwargs", {}), **stop, **m.gen_kwargs, **m.specific_gen_kwargs}
@@ -370,6 +370,17 @@ class LeaderboardSpec:
                             )
                         )
         return out
+
+    def cell_model_args(self, model: ModelSpec, method: MethodSpec) -> dict[str, Any]:
+        """The model arguments of ``method``'s cells with ``model``: the contract's, the method's own, the model's
+        ``method_args`` for it and the method's ``specific`` deviations, later over earlier (a new dict)."""
+        return {**model.shared.get("model_args", {}), **method.model_args, **model.method_args.get(method.name, {}),
+                **method.specific}
+
+    def noise_share(self, model: ModelSpec, method: MethodSpec, task: TaskSpec) -> float | None:
+        """The share of passages ``task`` replaces by noise in ``method``'s cells with ``model``: the report's noise
+        column and the robustness curve's x. :func:`task_noise_share` of the cells' model argument ``k``."""
+        return task_noise_share(task, self.include_path, self.cell_model_args(model, method).get("k"))
 
     def method(self, name: str) -> MethodSpec:
         """The method called ``name``. Raises ConfigError if there is none."""
@@ -542,6 +553,69 @@ def task_hits(task: str, include_path: list[Path], k: Any) -> int | None:
         return None
     want = k if "dataset" in meta else min(k, own)
     return None if want == own else want
+
+
+def task_noise_passages(task: TaskSpec, include_path: list[Path], k: Any) -> tuple[int, int] | None:
+    """``(replaced, passages)``: how many of the ``passages`` a question of ``task`` is given its noise replaces with a
+    contract ``k`` (:func:`tasks.rag.n_noise` of the task's noise and ``passages``: :func:`task_hits` of ``k``, else
+    the YAML's ``hits``). None when the task draws no noise of :func:`tasks.rag.add_noise` (no metadata ``noise``
+    above 0: a clean task, or one whose own loader draws it), its YAML sets no integer ``hits`` or it is gold-only.
+    A question BM25 finds fewer passages for has fewer (the task logs a WARNING); this counts the full ``hits``."""
+    from tasks.rag import n_noise
+
+    declared, source, _ = task_noise(task.task, include_path)
+    if source != "metadata" or not declared or task.noise is None:
+        return None
+    meta = task_yaml_metadata(task.task, include_path)
+    own = meta.get("hits")
+    if isinstance(own, bool) or not isinstance(own, int) or own < 1 or \
+            meta.get("gold_only") in (True, "true", "True", 1):
+        return None
+    passages = task_hits(task.task, include_path, k) or own
+    return n_noise(task.noise, passages), passages
+
+
+def task_noise_share(task: TaskSpec, include_path: list[Path], k: Any) -> float | None:
+    """The share of a question's passages ``task`` actually replaces by noise with a contract ``k``: ``replaced /
+    passages`` of :func:`task_noise_passages`, a whole number of passages, so not always the nominal ``task.noise``
+    (at ``k: 3`` ``_noise20`` and ``_noise40`` both replace 1 of 3: 1/3; at ``k: 2`` ``_noise20`` replaces none: 0.0,
+    the clean task). At ``hits`` 5 or 10 it equals the nominal 0.2/0.4/0.6/0.8. ``task.noise`` (None for a task
+    without noise) when :func:`task_noise_passages` is None."""
+    counted = task_noise_passages(task, include_path, k)
+    return task.noise if counted is None else counted[0] / counted[1]
+
+
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _warn_noise_shares(spec: LeaderboardSpec) -> None:
+    """One WARNING per contract (model and ``k``; a method's ``specific`` ``k`` is a contract of its own) whose noise
+    tasks replace another share of the passages than their nominal noise (:func:`task_noise_passages`): the task, the
+    nominal and the actual share, the levels that replace the same number of passages and those that replace none
+    (identical to the clean task)."""
+    for mod in spec.model_list():
+        ks = list(dict.fromkeys(spec.cell_model_args(mod, m).get("k") for m in spec.methods_of(mod)))
+        for k in ks:
+            counted = [(t, c) for t in spec.tasks_of(mod)
+                       if (c := task_noise_passages(t, spec.include_path, k)) is not None]
+            off = [(t, c) for t, c in counted if abs(c[0] / c[1] - t.noise) > 1e-9]  # type: ignore[operator]
+            if not off:
+                continue
+            parts = [f"{t.task} {t.noise:g} -> {c[0] / c[1]:.2f} ({c[0]} of {c[1]})" for t, c in off]
+            groups: dict[tuple, list[str]] = {}
+            for t, c in counted:
+                groups.setdefault((t.family, c), []).append(t.task)
+            same = [f"{_and(ts)} {'both' if len(ts) == 2 else 'all'} replace {c[0]} of {c[1]} passages"
+                    for (_, c), ts in groups.items() if len(ts) > 1 and c[0]]
+            zero = [f"{_and(ts)} replace{'s' if len(ts) == 1 else ''} 0 of {c[1]} passages: identical to the "
+                    "clean task" for (_, c), ts in groups.items() if c[0] == 0]
+            who = f" (model {mod.name})" if mod.name else ""
+            log.warning("leaderboard spec %s: with k=%s%s the noise tasks replace a whole number of passages "
+                        "(tasks.rag.n_noise), not their nominal share: %s%s; the report's noise column and robustness "
+                        "curve show the actual share (k: 5 or 10 gives the nominal 0.2/0.4/0.6/0.8)", spec.path, k,
+                        who, ", ".join(parts), "".join(f"; {x}" for x in same + zero))
 
 
 def task_filters(task: str, include_path: list[Path]) -> list[str] | None:
@@ -1017,6 +1091,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             a folder given as the spec, a ``reference``/``closed_book`` that names no method, a ``reference`` list
             that is empty or names a method twice, a model whose ``methods`` hold no reference, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.
+
+    Logs one WARNING per contract whose ``k`` makes a noise task replace another share of the passages than its
+    nominal noise (:func:`_warn_noise_shares`, e.g. ``k: 3``: ``_noise20`` and ``_noise40`` both replace 1 of 3).
     """
     path = Path(path).resolve()
     if path.is_dir():  # e.g. a report or runs folder given where the spec goes
@@ -1163,7 +1240,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         v = raw.get(key)
         return None if v is None else (base / str(v)).resolve()
 
-    return LeaderboardSpec(
+    spec = LeaderboardSpec(
         name=name, path=path, description=str(raw.get("description") or "").strip(), include_path=incs,
         shared=shared, methods=methods, tasks=tasks, seeds=list(seeds), reference=references[0] if references else None,
         references=references, closed_book=closed_book, primary_metric=primary, models=models,
@@ -1172,3 +1249,5 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         notes=str(raw.get("notes") or "").strip(), subset=str(raw.get("subset") or "").strip(),
         progress_chunk=int(raw.get("progress_chunk", 8)),
     )
+    _warn_noise_shares(spec)
+    return spec
