@@ -94,3 +94,56 @@ def test_the_key_reads_additional_chat_templates_as_transformers_does(folders, t
     assert keys.chat_template_sha256({"pretrained": str(folder)}, keys._HashMemo()) == _sha(folders["default"])
     (folder / "chat_template.jinja").unlink()  # named templates without a default: the run refuses them
     assert keys.chat_template_sha256({"pretrained": str(folder)}, keys._HashMemo()) is None
+
+
+def _bare(tok, pretrained):
+    """A tokrag method over ``tok`` without weights (what ``tokrag leaderboard rescore`` renders with)."""
+    from tokrag_model.methods.standard import RagStandardLM
+
+    return RagStandardLM.chat_renderer(tok, pretrained).__self__
+
+
+def test_the_model_hands_lm_eval_the_default_template_and_records_its_hash(folders, multi_tok):
+    from lm_eval.utils import hash_string
+
+    from tokrag_model.base import chat_template_sha256
+
+    lm = _bare(multi_tok, str(folders["multi"]))
+    selected = lm.chat_template(True)  # what lm-eval hashes into its results (old: the dict, AttributeError)
+    assert selected == folders["default"] and hash_string(selected) == _sha(folders["default"])
+    assert chat_template_sha256(multi_tok) == _sha(folders["default"])  # the model's record (old: None)
+    out = lm.apply_chat_template(CHAT)
+    assert SYSTEM in out and RAG_SYSTEM not in out
+    # the leaderboard key hashes the same string as the model records
+    assert keys.chat_template_sha256({"pretrained": str(folders["multi"])}, keys._HashMemo()) == chat_template_sha256(multi_tok)
+
+
+def test_a_named_template_is_the_one_rendered_and_hashed(folders, multi_tok):
+    from tokrag_model.base import chat_template_sha256
+
+    lm = _bare(multi_tok, str(folders["multi"]))
+    lm.start_evaluation(apply_chat_template="rag")  # lm-eval's evaluate(apply_chat_template="rag")
+    assert lm.chat_template("rag") == folders["rag"]  # old: the dict
+    out = lm.apply_chat_template(CHAT)
+    assert RAG_SYSTEM in out and SYSTEM not in out  # old: the default template rendered
+    assert chat_template_sha256(multi_tok, "rag") == _sha(folders["rag"])
+    lm.start_evaluation(apply_chat_template=True)  # the next evaluation of the same object: the default again
+    assert SYSTEM in lm.apply_chat_template(CHAT)
+    with pytest.raises(ConfigError, match=r"--apply_chat_template 'tools'.*Available template names are"):
+        lm.chat_template("tools")
+
+
+def test_a_single_template_renders_and_hashes_as_before(folders):
+    """SmolLM2 as shipped: the same prompt as the tokenizer's own apply_chat_template, the same hash."""
+    from transformers import AutoTokenizer
+
+    from tokrag_model.base import chat_template_sha256
+    from tokrag_model.prompt import PASSAGES_SLOT
+
+    tok = AutoTokenizer.from_pretrained(folders["single"])
+    lm = _bare(tok, str(folders["single"]))
+    assert lm.chat_template(True) == tok.chat_template == folders["default"]
+    want = tok.apply_chat_template([{"role": "user", "content": PASSAGES_SLOT + CHAT[0]["content"]}], tokenize=False,
+                                   add_generation_prompt=True, continue_final_message=False)
+    assert lm.apply_chat_template(CHAT) == want
+    assert chat_template_sha256(tok) == _sha(folders["default"]) == chat_template_sha256(tok, "rag")

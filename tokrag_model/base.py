@@ -128,10 +128,19 @@ def model_files_fingerprint(folder: str | os.PathLike) -> str | None:
     return fingerprint(items)
 
 
-def chat_template_sha256(tokenizer: Any) -> str | None:
-    """SHA-256 (hex) of ``tokenizer``'s chat template as loaded, None without one: the ``chat_template_sha256`` a
-    method records in its resolved config (and ``tokrag leaderboard rescore`` compares)."""
-    template = getattr(tokenizer, "chat_template", None)
+def chat_template_sha256(tokenizer: Any, name: bool | str = True) -> str | None:
+    """SHA-256 (hex) of the chat template of ``tokenizer`` that ``--apply_chat_template`` ``name`` applies (true: its
+    template, of named templates the ``"default"`` one; a template name: that one), selected as lm-eval's
+    ``TemplateLM.chat_template`` selects it (:func:`leaderboards.keys.select_chat_template`, which
+    :func:`leaderboards.keys.chat_template_sha256` keys); None without one (or when ``name`` is not among the named
+    templates): the ``chat_template_sha256`` a method records in its resolved config (and ``tokrag leaderboard
+    rescore`` compares)."""
+    from leaderboards.keys import select_chat_template
+
+    try:
+        template = select_chat_template(getattr(tokenizer, "chat_template", None), name)
+    except ValueError:  # no such name / no "default": RAGMethodLM.selected_chat_template refuses it in one line
+        return None
     return hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
 
 
@@ -439,7 +448,8 @@ class RAGMethodLM(LM):
         files_fingerprint: hash of the model folder's config, generation config, tokenizer, chat template and remote
             code files (:func:`model_files_fingerprint`; None for a folder-less model).
         resolved_config: every model argument after defaults and casting, plus ``chat_template_sha256``
-            (SHA-256 of the tokenizer's chat template, None without one).
+            (SHA-256 of the tokenizer's chat template, of named templates the ``"default"`` one; None without one;
+            the results record the one an evaluation applied: :func:`chat_template_sha256`).
         requested_auto: the arguments asked as ``auto`` (given so, or left at the default ``auto``), as given
             (:func:`tokrag_model.args.requested_auto`; ``resolved_config`` holds what they resolved to).
         cached_responses: responses lm-eval's ``--use_cache`` read back for this model in the current evaluation (None
@@ -454,6 +464,7 @@ class RAGMethodLM(LM):
 
     METHOD = "base"
     JOURNAL_REPLAY_SAFE = True
+    chat_template_name: bool | str = True  # lm-eval's --apply_chat_template of this evaluation (a name selects one)
     USES_PASSAGES = True
     EXTRA_ARGS: dict[str, Arg] = {}
 
@@ -615,11 +626,13 @@ class RAGMethodLM(LM):
         earlier ``use_cache`` run (counts summed over runs; no ``tokrag_trace`` logged without the cache).
 
         :attr:`chat_template_applied` becomes ``bool(apply_chat_template)`` (lm-eval renders every context with
-        :meth:`apply_chat_template` exactly when it is true, or reuses requests so rendered under ``cache_requests``);
+        :meth:`apply_chat_template` exactly when it is true, or reuses requests so rendered under ``cache_requests``)
+        and :attr:`chat_template_name` the value itself when true (a template name: :meth:`selected_chat_template`);
         :attr:`cached_responses` becomes 0 under ``use_cache`` (``evaluate`` got lm-eval's ``CachingLM`` over this
         model, whose hook it holds) and None without, when a stale ``CachingLM``'s hook is replaced by an empty one.
         """
         self.chat_template_applied = bool(apply_chat_template)
+        self.chat_template_name = apply_chat_template if apply_chat_template else True
         self.cached_responses = 0 if use_cache else None
         if not use_cache and getattr(getattr(self, "cache_hook", None), "dbdict", None) is not None:
             from lm_eval.api.model import CacheHook
@@ -649,25 +662,58 @@ class RAGMethodLM(LM):
         return str(self.backbone.path).replace("/", "__")
 
     def chat_template(self, chat_template: bool | str = False) -> str | None:
-        """lm-eval's hook: the tokenizer's chat template (hashed into lm-eval's results) when one is applied (called
-        with a true value only under ``--apply_chat_template``: it marks :attr:`chat_template_applied`, also where
-        ``--cache_requests`` reuses rendered requests without :meth:`apply_chat_template`)."""
+        """lm-eval's hook: the chat template string applied (hashed into lm-eval's results) when one is applied (called
+        with a true value, or a template name, only under ``--apply_chat_template``: it marks
+        :attr:`chat_template_applied`, also where ``--cache_requests`` reuses rendered requests without
+        :meth:`apply_chat_template`, and selects the template :meth:`render_chat` renders with:
+        :meth:`selected_chat_template`).
+
+        Raises:
+            ConfigError: a template name the tokenizer does not have (:meth:`selected_chat_template`).
+        """
         if not chat_template:
             return None
         self.chat_template_applied = True
-        return getattr(self.tokenizer, "chat_template", None)
+        self.chat_template_name = chat_template
+        return self.selected_chat_template()
+
+    def selected_chat_template(self) -> str | None:
+        """The chat template string of this evaluation: the tokenizer's template, or of named templates (a
+        ``tokenizer_config.json`` list, which transformers loads as a dict) the one :attr:`chat_template_name` names
+        (``--apply_chat_template rag``), else ``"default"``, as lm-eval's ``TemplateLM.chat_template`` selects it
+        (:func:`leaderboards.keys.select_chat_template`); None without a template.
+
+        Raises:
+            ConfigError: the name is not one of the named templates, or there is no ``"default"`` among them (the
+                names listed).
+        """
+        from leaderboards.keys import select_chat_template
+
+        name = self.chat_template_name
+        cached = self.__dict__.get("_selected_chat_template")
+        if cached is not None and cached[0] == name and type(cached[0]) is type(name):
+            return cached[1]
+        try:
+            text = select_chat_template(getattr(self.tokenizer, "chat_template", None), name)
+        except ValueError as exc:
+            raise ConfigError(f"--model {self.METHOD}: --apply_chat_template {name!r} with pretrained="
+                              f"{self.resolved_config['pretrained']!r}: {exc}") from None
+        self._selected_chat_template = (name, text)  # once per evaluation, not per request (lm-eval's warnings)
+        return text
 
     def render_chat(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """``messages`` rendered by the tokenizer's chat template (text, not ids).
+        """``messages`` rendered by the tokenizer's chat template (text, not ids): :meth:`selected_chat_template`.
 
         Raises:
             ConfigError: the tokenizer has no chat template (a base model: run without --apply_chat_template;
                 :func:`no_chat_template_message`). The start-up hook refuses it before the weights load where the
-                model's files tell it (:func:`check_chat_template_before_load`).
+                model's files tell it (:func:`check_chat_template_before_load`). A template name it does not have
+                (:meth:`selected_chat_template`).
         """
         if not getattr(self.tokenizer, "chat_template", None):  # usually refused before the load already
             raise ConfigError(no_chat_template_message(self.METHOD, self.resolved_config["pretrained"]))
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
+        return self.tokenizer.apply_chat_template(messages, chat_template=self.selected_chat_template(), tokenize=False,
+                                                  add_generation_prompt=add_generation_prompt,
                                                   continue_final_message=not add_generation_prompt)
 
     @classmethod
@@ -738,7 +784,10 @@ class RAGMethodLM(LM):
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values(),
-                                       "requested_auto": dict(getattr(self, "requested_auto", {}))},
+                                       "requested_auto": dict(getattr(self, "requested_auto", {})),
+                                       # the template this evaluation applied (a named one: --apply_chat_template rag)
+                                       **({"chat_template_sha256": chat_template_sha256(self.tokenizer, self.chat_template_name)}
+                                          if self.chat_template_applied else {})},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_machine": getattr(self, "machine", None),
             "tokrag_cached_responses": getattr(self, "cached_responses", None),
