@@ -300,8 +300,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     in the hub or ``datasets`` cache (:func:`tasks.sources.check_hub_source`: the loader's own line, before the
     model loads; the hub's files are not read here), and so does a WikiText-103 task's hub data set
     (:func:`check_wikitext_hub_source`, after the QA tasks), whose ``prebuilt:`` index is then checked as a QA task's
-    (:func:`check_wikitext_prebuilt`). First of all, a task whose YAML's own ``metadata:`` block drops
-    settings of the YAML it includes is refused (:func:`check_include_metadata`).
+    (:func:`check_wikitext_prebuilt`). The metadata of ``wiki_lm_bm25`` and WikiText-103 tasks gets their loaders'
+    data-free checks (:func:`tasks.utils.wiki_lm_arguments`, :func:`tasks.wikitext.wikitext_arguments`), as a QA
+    task's does: a key that only another tokrag task reads (``noise`` or ``corpus`` on ``wiki_lm_bm25``, ``split`` on
+    WikiText-103; :func:`tasks.utils.check_task_keys`) is refused. First of all, a task whose YAML's own ``metadata:``
+    block drops settings of the YAML it includes is refused (:func:`check_include_metadata`).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -334,7 +337,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from .data import qa_split_of
     from .rag import _byo_empty
     from .sources import FAMILIES, check_hub_source
-    from .utils import qa_arguments
+    from .utils import qa_arguments, wiki_lm_arguments
+    from .wikitext import wikitext_arguments
 
     from retrieval.logs import follow_lm_eval_logging
 
@@ -381,8 +385,13 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             check_corpus_files(corpus)
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
-    for one in selected:  # WikiText-103's hub data set, then its prebuilt index (the leaderboard runner's check too)
-        if _our_loader(one.cfg.get("custom_dataset")) == "tasks.wikitext.load_wikitext103":
+    for one in selected:  # the language-modelling tasks' keys (the loaders' own checks), WikiText-103's hub data set,
+        loader = _our_loader(one.cfg.get("custom_dataset"))  # then its prebuilt index (the leaderboard's check too)
+        if loader in ("tasks.utils.load_wiki_lm", "tasks.wikitext.load_wikitext103"):
+            yaml_meta = one.cfg.get("metadata")
+            meta = {**(yaml_meta if isinstance(yaml_meta, dict) else {}), **(metadata or {})}
+            (wiki_lm_arguments if loader == "tasks.utils.load_wiki_lm" else wikitext_arguments)(meta)
+        if loader == "tasks.wikitext.load_wikitext103":
             check_wikitext_hub_source(one.cfg, metadata)
             check_wikitext_prebuilt(one.cfg, metadata)
 

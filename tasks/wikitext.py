@@ -161,21 +161,37 @@ WIKITEXT_KEYS = {"hits", "retriever", "corpus", "chunk_words", "context_words", 
                  "max_docs", "cache_dir", "retriever_params"}
 
 
-def load_wikitext103(**metadata: Any) -> dict[str, Any]:
-    """``custom_dataset`` of ``wikitext103_bm25_wiki``. Metadata keys: ``hits`` (passages per chunk, 3), ``retriever`` (bm25),
-    ``corpus`` (prebuilt:wikipedia-dpr-100w), ``chunk_words`` (128), ``context_words`` (128), ``query_words``
-    (32), ``data_dir``, ``hub_id`` (a hub id or a local folder in the hub's layout), ``max_docs``, ``cache_dir``,
-    ``retriever_params``."""
-    import datasets
+def wikitext_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The checks of :func:`load_wikitext103` that read no data (also run by ``tasks.precheck.check_selected_tasks``
+    before the model load): ``metadata`` (the task's, ``--metadata`` merged in) as the keyword arguments of
+    :func:`build_wikitext_docs` (``hits`` renamed ``k``, numbers cast).
 
-    from .utils import check_metadata_keys, check_metadata_numbers, check_no_questions
+    Raises:
+        ConfigError: a near-miss key, ``questions``, a key that only other tokrag tasks read
+            (:func:`tasks.utils.check_task_keys`: ``split``, ``noise``, ...; ``seed`` excepted), or a bad number (one
+            line naming the task and key).
+    """
+    from .utils import check_metadata_keys, check_metadata_numbers, check_no_questions, check_task_keys
 
     check_metadata_keys(metadata, WIKITEXT_KEYS, "wikitext103_bm25_wiki")
     check_no_questions(metadata, "wikitext103_bm25_wiki")
+    check_task_keys(metadata, "tasks.wikitext.load_wikitext103", "wikitext103_bm25_wiki")
     metadata = check_metadata_numbers(metadata, "wikitext103_bm25_wiki")
     kw = {key: metadata[key] for key in WIKITEXT_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
+    return kw
+
+
+def load_wikitext103(**metadata: Any) -> dict[str, Any]:
+    """``custom_dataset`` of ``wikitext103_bm25_wiki``. Metadata keys: ``hits`` (passages per chunk, 3), ``retriever`` (bm25),
+    ``corpus`` (prebuilt:wikipedia-dpr-100w), ``chunk_words`` (128), ``context_words`` (128), ``query_words``
+    (32), ``data_dir``, ``hub_id`` (a hub id or a local folder in the hub's layout), ``max_docs``, ``cache_dir``,
+    ``retriever_params``. A key that only other tokrag tasks read (``split``: WikiText-103 has only its test split,
+    ``noise``, ...) is refused (:func:`wikitext_arguments`)."""
+    import datasets
+
+    kw = wikitext_arguments(metadata)
     from .provenance import TaskData, wikitext_provenance
 
     stats: dict[str, Any] = {}
