@@ -115,7 +115,8 @@ def test_the_model_hands_lm_eval_the_default_template_and_records_its_hash(folde
     out = lm.apply_chat_template(CHAT)
     assert SYSTEM in out and RAG_SYSTEM not in out
     # the leaderboard key hashes the same string as the model records
-    assert keys.chat_template_sha256({"pretrained": str(folders["multi"])}, keys._HashMemo()) == chat_template_sha256(multi_tok)
+    key_side = keys.chat_template_sha256({"pretrained": str(folders["multi"])}, keys._HashMemo())
+    assert key_side == chat_template_sha256(multi_tok)
 
 
 def test_a_named_template_is_the_one_rendered_and_hashed(folders, multi_tok):
@@ -147,3 +148,22 @@ def test_a_single_template_renders_and_hashes_as_before(folders):
                                    add_generation_prompt=True, continue_final_message=False)
     assert lm.apply_chat_template(CHAT) == want
     assert chat_template_sha256(tok) == _sha(folders["default"]) == chat_template_sha256(tok, "rag")
+
+
+def test_a_loaded_model_records_the_template_each_evaluation_applied(folders, multi_tok, backbone):
+    """SmolLM2's weights with the named-templates tokenizer: ``resolved_config`` holds the default's hash (old: None),
+    the results (``get_model_info``) the one applied, per evaluation."""
+    from dataclasses import replace
+
+    from tokrag_model.methods.standard import RagStandardLM
+
+    lm = RagStandardLM.with_backbone(replace(backbone, tokenizer=multi_tok))
+    assert lm.resolved_config["chat_template_sha256"] == _sha(folders["default"])
+    lm.start_evaluation(apply_chat_template="rag")
+    assert lm.chat_template("rag") == folders["rag"]
+    assert lm.get_model_info()["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["rag"])
+    lm.start_evaluation(apply_chat_template=True)
+    lm.chat_template(True)
+    assert lm.get_model_info()["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["default"])
+    lm.start_evaluation(apply_chat_template=False)  # a plain-prompt evaluation: the record as loaded
+    assert lm.get_model_info()["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["default"])

@@ -750,7 +750,8 @@ class RAGMethodLM(LM):
         resolved from it: :meth:`resolved_values`; and ``requested_auto``: :attr:`requested_auto`, e.g.
         ``{"batch_invariant": "auto", "weight_layout": "auto"}``, which tells ``batch_invariant: false`` resolved from
         ``auto`` from an explicit ``false``; not in :attr:`resolved_config`, so no ``--use_cache`` or journal key
-        changes), weights fingerprint
+        changes; under ``--apply_chat_template`` its ``chat_template_sha256`` is the template applied, a named one
+        included: :meth:`selected_chat_template`), weights fingerprint
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
         config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
@@ -773,6 +774,9 @@ class RAGMethodLM(LM):
         source = tokrag_source()
         src = self.backbone.source
         alias = src.removeprefix("alias:") if src.startswith("alias:") else None
+        # the chat template this evaluation applied (a named one: --apply_chat_template rag)
+        applied = ({"chat_template_sha256": chat_template_sha256(self.tokenizer, self.chat_template_name)}
+                   if self.chat_template_applied else {})
 
         return {
             "model_num_parameters": sum(p.numel() for p in self.model.parameters()),
@@ -784,10 +788,7 @@ class RAGMethodLM(LM):
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values(),
-                                       "requested_auto": dict(getattr(self, "requested_auto", {})),
-                                       # the template this evaluation applied (a named one: --apply_chat_template rag)
-                                       **({"chat_template_sha256": chat_template_sha256(self.tokenizer, self.chat_template_name)}
-                                          if self.chat_template_applied else {})},
+                                       "requested_auto": dict(getattr(self, "requested_auto", {})), **applied},
             "tokrag_chat_template_applied": self.chat_template_applied,
             "tokrag_machine": getattr(self, "machine", None),
             "tokrag_cached_responses": getattr(self, "cached_responses", None),
