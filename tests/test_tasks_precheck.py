@@ -48,8 +48,11 @@ def test_good_inputs_pass_and_other_tasks_are_not_read(manager, files, tmp_path)
     check_selected_tasks(manager, ["nq_oracle_bm25", "wiki_lm_bm25"], {"pretrained": "x", "k": 3})
     # a hub id is left to the task build (it needs the network): nothing is loaded here
     check_selected_tasks(manager, ["rag_qa_bm25"], {"questions": "my-org/my-questions", "corpus": str(corpus)})
-    # not a QA task: wiki_lm_bm25's own build refuses 'questions' (tests/test_tasks_wiki.py); no QA check runs here
-    check_selected_tasks(manager, ["wiki_lm_bm25"], {"corpus": str(tmp_path / "nope.jsonl")})
+    # not a QA task: no QA check runs here (its corpus file is not looked for), but wiki_lm_bm25 reads no corpus: its
+    # loader's check refuses the key (tasks.utils.check_task_keys; its build refuses 'questions', tests/test_tasks_wiki.py)
+    with pytest.raises(ConfigError, match=r"^wiki_lm_bm25: task metadata corpus='.*nope\.jsonl' is read by the QA tasks "
+                                          r"and wikitext103_bm25_wiki, not by wiki_lm_bm25"):
+        check_selected_tasks(manager, ["wiki_lm_bm25"], {"corpus": str(tmp_path / "nope.jsonl")})
 
 
 def test_each_bad_input_is_the_task_builds_one_line_error(manager, files, tmp_path):
