@@ -303,8 +303,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     (:func:`check_wikitext_prebuilt`). The metadata of ``wiki_lm_bm25`` and WikiText-103 tasks gets their loaders'
     data-free checks (:func:`tasks.utils.wiki_lm_arguments`, :func:`tasks.wikitext.wikitext_arguments`), as a QA
     task's does: a key that only another tokrag task reads (``noise`` or ``corpus`` on ``wiki_lm_bm25``, ``split`` on
-    WikiText-103; :func:`tasks.utils.check_task_keys`) is refused. First of all, a task whose YAML's own ``metadata:``
-    block drops settings of the YAML it includes is refused (:func:`check_include_metadata`).
+    WikiText-103; :func:`tasks.utils.check_task_keys`) is refused. Every task's ``retriever_params`` is checked as
+    :func:`retrieval.retrieve` checks it (:func:`tasks.utils.check_retriever_params`: unknown names, a ``k1`` that is
+    no number, ``l2_norm`` ``"flase"``, a ``progress`` other than true/false), over a local corpus as over a
+    ``prebuilt:`` one, so the retrieval's own line comes before the model load. First of all, a task whose YAML's own
+    ``metadata:`` block drops settings of the YAML it includes is refused (:func:`check_include_metadata`).
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -337,7 +340,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from .data import qa_split_of
     from .rag import _byo_empty
     from .sources import FAMILIES, check_hub_source
-    from .utils import qa_arguments, wiki_lm_arguments
+    from .utils import check_retriever_params, qa_arguments, wiki_lm_arguments
     from .wikitext import wikitext_arguments
 
     from retrieval.logs import follow_lm_eval_logging
@@ -390,7 +393,12 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         if loader in ("tasks.utils.load_wiki_lm", "tasks.wikitext.load_wikitext103"):
             yaml_meta = one.cfg.get("metadata")
             meta = {**(yaml_meta if isinstance(yaml_meta, dict) else {}), **(metadata or {})}
-            (wiki_lm_arguments if loader == "tasks.utils.load_wiki_lm" else wikitext_arguments)(meta)
+            if loader == "tasks.utils.load_wiki_lm":
+                wiki_lm_arguments(meta)  # retriever_params too, over wiki-vital
+            else:  # what retrieve refuses in retriever_params, over a local corpus too (prebuilt: also below)
+                kw = wikitext_arguments(meta)
+                check_retriever_params(kw.get("retriever_params"), kw.get("retriever"),
+                                       kw.get("corpus", "prebuilt:wikipedia-dpr-100w"))
         if loader == "tasks.wikitext.load_wikitext103":
             check_wikitext_hub_source(one.cfg, metadata)
             check_wikitext_prebuilt(one.cfg, metadata)

@@ -259,6 +259,41 @@ def _as_bool(value: Any, name: str) -> bool:
     return read_bool(value, f"task metadata {name}")
 
 
+def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "nq-wiki-12k") -> dict[str, Any] | None:
+    """Task metadata ``retriever_params`` checked as :func:`retrieval.retrieve` checks it, without reading data: by
+    :func:`retrieval.api._resolve_params` (the one validator: unknown names, a ``k1``/``b``/``alpha`` that is no
+    finite number, a true/false parameter such as ``l2_norm`` that :func:`retrieval.api.read_bool` does not read, the
+    ranges, a local weighted hybrid without ``alpha``), for ``retriever`` over ``corpus`` (a ``prebuilt:`` name or a
+    local corpus); the runtime-only ``progress`` is read by :func:`retrieval.api.read_bool` too. A ``retriever`` that
+    :func:`retrieval.retrieve` refuses (unknown, or ``dpr`` over a local corpus) is left to the task's own checks.
+
+    Returns:
+        ``params`` as given (None stays None), except ``progress`` as a bool (``"false"`` is False: the retrievers
+        read it with ``bool()``); a new dict, ``params`` itself is not changed (lm-eval records the metadata).
+
+    Raises:
+        ConfigError: ``params`` not a mapping (one line naming ``retriever_params``), or the line of
+            :func:`retrieval.api._resolve_params` (``retriever_params l2_norm='flase': expected true or false``).
+    """
+    from collections.abc import Mapping
+
+    from retrieval.api import PREBUILT, RETRIEVERS, _resolve_params, read_bool
+
+    if params is None:
+        return None
+    if not isinstance(params, Mapping):
+        raise ConfigError(f"task metadata retriever_params={params!r}: expected a mapping of retriever parameters, "
+                          "e.g. --metadata '{\"retriever_params\": {\"k1\": 0.9}}'")
+    prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
+    retriever = retriever or "bm25"
+    if retriever in RETRIEVERS and (prebuilt or retriever != "dpr"):
+        _resolve_params(str(retriever), params, prebuilt=prebuilt)
+    out = dict(params)
+    if "progress" in out:
+        out["progress"] = read_bool(out["progress"], "retriever_params progress")
+    return out
+
+
 def qa_defaults() -> dict[str, Any]:
     """What a QA task runs with when its metadata lacks a key, by metadata key: :func:`tasks.rag.build_qa_docs`'s
     keyword defaults (its ``k`` as the metadata's ``hits``: 5; ``corpus`` nq-wiki-12k, ``retriever`` bm25, ...; not
@@ -277,11 +312,13 @@ def qa_defaults() -> dict[str, Any]:
 def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], str, str, str]:
     """The checks of :func:`load_qa` that read no data: ``metadata`` (the task's, ``--metadata`` merged in) as
     ``(kw, dataset, prompt, instruction)``, ``kw`` the keyword arguments of :func:`tasks.rag.build_qa_docs`
-    without ``dataset`` (``hits`` renamed ``k``, numbers cast, flags as bools).
+    without ``dataset`` (``hits`` renamed ``k``, numbers cast, flags as bools, ``retriever_params`` checked by
+    :func:`check_retriever_params`: its ``progress`` as a bool).
 
     Raises:
         ConfigError: a near-miss key, a bad number, flag, prompt or split, what :func:`tasks.rag.check_qa_options`
-        refuses (dataset, retriever, corpus type, noise or gold-only combinations), ``questions`` on a task that
+        refuses (dataset, retriever, corpus type, noise or gold-only combinations), ``retriever_params`` that
+        :func:`retrieval.retrieve` refuses (:func:`check_retriever_params`), ``questions`` on a task that
         scores its own questions, a bring-your-own task without ``questions`` or ``corpus`` (one line naming the task
         or key).
     """
@@ -301,6 +338,9 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
 
     check_qa_options(dataset, **{key: kw[key] for key in ("retriever", "corpus", "k", "noise", "counterfactual",
                                                          "gold_only", "questions", "counterfactual_scope") if key in kw})
+    if "retriever_params" in kw:  # retrieve's own refusal, before the model load (tasks.precheck), local corpora too
+        kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"),
+                                                        kw.get("corpus", qa_defaults()["corpus"]))
     if dataset != "byo":
         check_no_questions(metadata, task)
     prompt = str(metadata.get("prompt") or "instruct")
@@ -661,12 +701,14 @@ def process_results_wiki_lm(doc: dict, results: list) -> dict[str, tuple[float, 
 def wiki_lm_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
     """The checks of :func:`load_wiki_lm` that read no data (also run by ``tasks.precheck.check_selected_tasks``
     before the model load): ``metadata`` (the task's, ``--metadata`` merged in) as the keyword arguments of
-    :func:`build_wiki_lm_docs` (``hits`` renamed ``k``, numbers cast).
+    :func:`build_wiki_lm_docs` (``hits`` renamed ``k``, numbers cast, ``retriever_params`` checked over the local
+    ``wiki-vital`` corpus by :func:`check_retriever_params`: its ``progress`` as a bool).
 
     Raises:
         ConfigError: a near-miss key (:func:`check_metadata_keys`), ``questions``, a key that only other tokrag tasks
             read (:func:`check_task_keys`: ``noise``, ``corpus``, ``seed`` excepted), a bad number, or a ``split``
-            other than ``test`` / ``dev`` (one line naming the task and key).
+            other than ``test`` / ``dev`` (one line naming the task and key); ``retriever_params`` that
+            :func:`retrieval.retrieve` refuses (:func:`check_retriever_params`'s line).
     """
     check_metadata_keys(metadata, _WIKI_LM_KEYS, "wiki_lm_bm25")
     check_no_questions(metadata, "wiki_lm_bm25")
@@ -678,6 +720,8 @@ def wiki_lm_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
     if "split" in kw and kw["split"] not in ("test", "dev"):
         raise ConfigError(f"wiki_lm_bm25: task metadata split={kw['split']!r}: expected 'test' (default: the held-out "
                           "paragraphs) or 'dev' (the disjoint tuning pool)")
+    if "retriever_params" in kw:  # over the local wiki-vital corpus
+        kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"), "wiki-vital")
     return kw
 
 
