@@ -135,7 +135,8 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     exponent notation, which PyYAML reads from ``alpha: 1e-1``, is named so), a true/false parameter (one whose
     default is a bool: ``l2_norm``, ``normalization``, ``weight_on_dense``) that :func:`read_bool` does not read, and
     the ranges of :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are
-    returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool."""
+    returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool; so is
+    the runtime option ``progress``."""
     params = {k: _plain_number(v) for k, v in (params or {}).items()}
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -168,6 +169,8 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     for name, default in known.items():  # bool("false") is True downstream: "false" encoded a cosine index
         if isinstance(default, bool) and name in params:
             params[name] = read_bool(params[name], f"retriever_params {name}")
+    if "progress" in runtime:  # a runtime option, read with bool() by the searchers: "false" showed the bar
+        runtime["progress"] = read_bool(runtime["progress"], "retriever_params progress")
     check_numbers({**params, **runtime})
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(

@@ -70,3 +70,16 @@ def test_tasks_flags_keep_their_message():
     assert _as_bool("False", "gold_only") is False and _as_bool(1, "gold_only") is True
     with pytest.raises(ConfigError, match=r"^task metadata gold_only='no': expected true or false$"):
         _as_bool("no", "gold_only")
+
+
+@pytest.mark.parametrize("given, want", [("false", False), ("True", True), (0, False), (True, True)])
+def test_runtime_progress_is_read_as_the_bool(given, want):
+    """``progress`` is a runtime option the searchers read with ``bool()``: "false" showed the progress bar and any
+    other word ("maybe") was taken (fixer fi, stop 47)."""
+    _, runtime = _resolve_params("bm25", {"progress": given})
+    assert runtime["progress"] is want
+
+
+def test_runtime_progress_other_values_are_refused():
+    with pytest.raises(ConfigError, match=r"^retriever_params progress='maybe': expected true or false$"):
+        _resolve_params("bm25", {"progress": "maybe"})
