@@ -271,8 +271,8 @@ class SelfRAGFilterLM(RAGMethodLM):
         """Token ids of the critic prompts as (shared prefix, one suffix per passage).
 
         The prompt is :data:`CRITIC_PROMPT` (question and instruction first, then the passage), wrapped in
-        the tokenizer's chat template when it has one (``critic_chat_template``; the same renderer as the
-        task's chat, :meth:`~tokrag_model.base.RAGMethodLM.render_chat`), else followed by
+        the tokenizer's chat template when it has one (``critic_chat_template``; the same renderer and template as the
+        task's chat, :meth:`~tokrag_model.base.RAGMethodLM.render_chat`, :meth:`critic_template`), else followed by
         ``"\nAnswer:"``. The common prefix of all prompts (chat header, question, instruction) is
         prefilled once and its KV cache reused for every passage.
         """
@@ -282,7 +282,7 @@ class SelfRAGFilterLM(RAGMethodLM):
     def _yes_no_prompts(self, texts: list[str]) -> tuple[list[int], list[list[int]]]:
         """Token ids of yes/no critic prompts ``texts`` as (shared prefix, one suffix each): chat-rendered or
         followed by ``"\nAnswer:"`` (:meth:`critic_prompts`), the common prefix cut off (≥ 1 suffix token each)."""
-        if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
+        if self.critic_template() is not None:
             texts = [self.render_chat([{"role": "user", "content": t}]) for t in texts]  # the model's one chat renderer
         else:
             texts = [t + "\nAnswer:" for t in texts]
@@ -293,17 +293,32 @@ class SelfRAGFilterLM(RAGMethodLM):
             common += 1
         return ids[0][:common], [x[common:] for x in ids]
 
+    def critic_template(self) -> str | None:
+        """The chat template the critic prompts are rendered with (:meth:`_yes_no_prompts`): this evaluation's
+        (:meth:`~tokrag_model.base.RAGMethodLM.selected_chat_template`: under ``--apply_chat_template rag`` the
+        tokenizer's ``rag`` template, as the answer prompts), None when the critic prompt is plain
+        (``critic_chat_template=false`` or no chat template).
+
+        Raises:
+            ConfigError: a template name the tokenizer does not have (:meth:`selected_chat_template`).
+        """
+        if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
+            return self.selected_chat_template()
+        return None
+
     def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None) -> tuple[list[dict], list[float]]:
         """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages), judged together.
 
-        Cached per question and whole passage list (title, text, docid of each, in order): the several requests of
-        one doc (a multiple-choice task's choices) judge once, and a doc's ratios are the same whatever the process
-        judged before. A per-passage cache made them depend on it: the prompts' shared prefix is cut where the
-        passages judged together first differ, which moves a ratio in its last bits (about 1e-6 on SmolLM2).
+        Cached per critic template (:meth:`critic_template`: a model object reused for an evaluation under another
+        ``--apply_chat_template`` name judges again), question and whole passage list (title, text, docid of each, in
+        order): the several requests of one doc (a multiple-choice task's choices) judge once, and a doc's ratios are
+        the same whatever the process judged before. A per-passage cache made them depend on it: the prompts' shared
+        prefix is cut where the passages judged together first differ, which moves a ratio in its last bits (about
+        1e-6 on SmolLM2).
         """
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
         question = self.question_of(doc, context)
-        key = (question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
+        key = (self.critic_template(), question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
         if key not in self._critic_cache:
             ratios: list[float] = []
             if ctxs:
