@@ -455,14 +455,18 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     ``!function`` targets import its loaders and metrics (``tasks/utils.py``, ``tasks/metrics.py``, ...).
     A YAML that ``include:``s one in another folder (your own task over ``tasks/qa/rag_qa_bm25.yaml``) adds
     that folder's (package's) fingerprint, so a change to tokrag's task code gives it a new run folder too.
-    Raises ConfigError when no YAML defines the task."""
+    Raises ConfigError when no YAML defines the task; when a YAML of ``include_path`` declares it but lm-eval's index
+    skips that file (its ``include:`` or ``!function`` module is not there, it is not valid YAML), the line names the
+    YAML and what it misses (:func:`tasks.precheck.check_include_path_tasks`, the CLI's check of ``--include_path``)."""
     chain = memo.task_chain(task, include_path)
     y = chain[0][0] if chain else find_task_yaml(task, include_path)
     if y is None:
         import re
 
         from retrieval.errors import ConfigError, unknown_name
+        from tasks.precheck import check_include_path_tasks
 
+        check_include_path_tasks([task], [str(p) for p in include_path], spec=True)  # a YAML of it that lm-eval skips
         names = [m for inc in include_path for p in Path(inc).rglob("*.y*ml")
                  for m in re.findall(r"^task:\s*['\"]?([^'\"\s]+)", p.read_text(encoding="utf-8", errors="replace"), re.M)]
         raise ConfigError(unknown_name("task", task, names, list_all=0, hint=(
