@@ -102,16 +102,76 @@ _BOOTSTRAP_KEYS = {"iters", "seed", "confidence"}
 
 
 def _check_keys(path: Path, where: str, given: dict, allowed: set[str]) -> None:
-    """Raise ConfigError naming unknown keys of ``given`` with a did-you-mean and the allowed keys."""
+    """Raise ConfigError naming unknown keys of ``given`` of section ``where`` (``top level``, ``shared``,
+    ``models[i].shared.gen_kwargs``, ``methods[i]``, ...), each with where it belongs when it is valid in another
+    section (:func:`_elsewhere`: ``shared: {k: 5}`` names ``shared.model_args``), else a did-you-mean, and the
+    allowed keys."""
     from retrieval.errors import closest
 
     unknown = sorted(set(given) - allowed)
     if unknown:
         hints = []
         for key in unknown:
+            place = _elsewhere(where, str(key))
             close = closest(key, allowed, n=1)
-            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            hints.append(f"{key!r}" + (f" ({place})" if place else f" (did you mean {close[0]!r}?)" if close else ""))
         raise _err(path, f"{where}: unknown key(s) {', '.join(hints)}; allowed: {sorted(allowed)}")
+
+
+def _model_arguments() -> tuple[set[str], dict[str, list[str]]]:
+    """``(the model arguments every tokrag method takes, {a method's own argument: the methods taking it})``
+    (:data:`tokrag_model.args.COMMON_ARGS`, each method's ``EXTRA_ARGS``); empty without the models."""
+    try:
+        from tokrag_model.args import COMMON_ARGS
+        from tokrag_model.methods import MODELS
+    except Exception:  # noqa: BLE001 - the spec module without the models
+        return set(), {}
+    own: dict[str, list[str]] = {}
+    for method in MODELS:
+        try:
+            extra = getattr(MODELS[method], "EXTRA_ARGS", {}) or {}
+        except Exception:  # noqa: BLE001 - a method that does not import here: no hint from it
+            continue
+        for name in extra:
+            if name not in COMMON_ARGS:
+                own.setdefault(name, []).append(method)
+    return set(COMMON_ARGS), own
+
+
+def _elsewhere(where: str, key: str) -> str | None:
+    """Where ``key``, unknown in spec section ``where`` (a :func:`_check_keys` section), belongs when it is valid one
+    level elsewhere, as a hint (``a model argument: put it under shared.model_args``); None when it is valid nowhere
+    else. In order: a generation setting (``gen_kwargs``), a contract key (``shared``; a model's own contract for a
+    ``models[i]`` section), a model argument (the contract's ``model_args``; in a method entry, its ``specific``
+    too; a method's own argument, its ``model_args``), a top-level, ``bootstrap``, task-, method- or model-entry key."""
+    head = where.split(".")[0]
+    method = head if head.startswith("methods[") else None
+    contract = f"{head}.shared" if head.startswith("models[") else "shared"
+    if key in _GEN_KEYS and not where.endswith("gen_kwargs"):
+        return f"a generation setting: put it under {method or contract}.gen_kwargs"
+    if key in _SHARED_KEYS and where != contract:
+        return f"a contract key: put it under {contract}"
+    common, own = _model_arguments()
+    if key in common:
+        if method:
+            return (f"a model argument: put it under {contract}.model_args, the contract, or {method}.specific for "
+                    "this method's own value")
+        return f"a model argument: put it under {contract}.model_args"
+    if key in own:
+        if method:
+            return f"a model argument: put it under {method}.model_args"
+        return f"a model argument of {', '.join(own[key])}: put it under that method's methods[].model_args"
+    if key in _TOP_KEYS and where != "top level":
+        return "a top-level key: move it to the spec's top level"
+    if key in _BOOTSTRAP_KEYS and where != "bootstrap":
+        return "a bootstrap setting: put it under bootstrap"
+    if key in _TASK_KEYS and not where.startswith("tasks["):
+        return "a key of a tasks entry: tasks: [{task: NAME, " + key + ": ...}]"
+    if key in _METHOD_KEYS and not method:
+        return "a key of a methods entry: methods: [{name: ..., model: ..., " + key + ": ...}]"
+    if key in _MODEL_KEYS and not head.startswith("models["):
+        return "a key of a models entry: models: [{name: ..., " + key + ": ...}]"
+    return None
 
 
 @dataclass(frozen=True)
