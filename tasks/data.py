@@ -111,7 +111,12 @@ def _answers(value: Any, where: str) -> list[str]:
 def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPEN_HUB) -> list[dict]:
     """NQ-open dev ("test" of DPR/RAG papers): rows ``{qid, question, answers}``.
 
+    ``hub_id`` is the hub data set (config ``nq_open``) or a local copy of it (:mod:`tasks.sources`' layout): the split's
+    files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``. Another
+    hub id (a mirror) is read with its default config.
+
     Raises:
+        ConfigError: a data folder without :data:`NQ_OPEN_FILE`, or a local copy without validation files.
         DataError: a malformed line (file:line named). OfflineError: no local folder and no hub.
     """
     root = resolve_data_dir(data_dir)
@@ -126,7 +131,8 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
             rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                          "answers": _answers(obj["answer"], f"{path}:{lineno}")})
         return rows
-    ds = _hub_split(hub_id, "validation", NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB else None)
+    local = Path(str(hub_id)).expanduser().exists()  # a local copy: its nq_open/ folder, else its flat split files
+    ds = _hub_split(hub_id, "validation", NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or local else None)
     for i, obj in enumerate(ds):
         rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                      "answers": _answers(obj["answer"], f"{hub_id}[{i}]")})

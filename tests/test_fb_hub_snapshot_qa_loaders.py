@@ -84,3 +84,46 @@ def test_a_hidden_file_in_a_local_copys_split_folder_is_not_read(tmp_path):
     (copy / "test" / ".extra.jsonl").write_text('{"q": 2}\n')
     assert [f.name for f in _local_files(copy, None, "test")] == ["a.jsonl"]
     assert tree_fingerprint(copy, HashMemo(tmp_path / "memo.json"), None, max_bytes=None) == key
+
+
+_NQ_ROWS = [{"question": "who wrote hamlet", "answer": ["Shakespeare"]}, {"question": "capital of peru", "answer": ["Lima"]}]
+_NQ_README = ("---\nconfigs:\n- config_name: nq_open\n  data_files:\n  - split: train\n    path: nq_open/train-*\n"
+              "  - split: validation\n    path: nq_open/validation-*\n  default: true\n---\n")
+
+
+@pytest.mark.parametrize("layout", ["hub", "flat", "data"])
+def test_nq_open_from_a_local_copy_given_as_hub_id(hub_only, tmp_path, layout):
+    """A local copy of NQ-open as hub_id (tasks/README: "a local copy in the hub's layout"): the hub's nq_open/ folder
+    (refused as "no files for split 'validation'" after ddc62e7, which named the config only for the hub id), or the
+    split's files directly in the copy or its data/ folder (as datasets.load_dataset read them before)."""
+    copy = tmp_path / "nq_open_copy"
+    if layout == "hub":
+        (copy / "nq_open").mkdir(parents=True)
+        (copy / "README.md").write_text(_NQ_README)
+        pq.write_table(pa.Table.from_pylist(_NQ_ROWS), copy / "nq_open" / "validation-00000-of-00001.parquet")
+        pq.write_table(pa.Table.from_pylist([{"question": "q", "answer": ["a"]}]), copy / "nq_open" / "train-00000-of-00001.parquet")
+    elif layout == "flat":
+        copy.mkdir()
+        (copy / "validation.jsonl").write_text("".join(f'{{"question": "{r["question"]}", "answer": ["{r["answer"][0]}"]}}\n'
+                                                       for r in _NQ_ROWS))
+    else:
+        (copy / "data").mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(_NQ_ROWS), copy / "data" / "validation-00000-of-00001.parquet")
+    expected = [{"qid": "nq-dev-0000", "question": "who wrote hamlet", "answers": ["Shakespeare"]},
+                {"qid": "nq-dev-0001", "question": "capital of peru", "answers": ["Lima"]}]
+    assert data.load_nq_open(None, hub_id=str(copy)) == expected
+    rows = [r for split in data.SPLITS for r in data.load_qa_split("nq_open", split, None, None, str(copy))]  # the tasks' way
+    assert sorted(r["qid"] for r in rows) == ["nq-dev-0000", "nq-dev-0001"]
+
+
+def test_nq_open_hub_mirror_keeps_its_default_config(monkeypatch):
+    """A hub id other than google-research-datasets/nq_open (a mirror, not a local path) is read with its default config,
+    as before ddc62e7: its config need not be named nq_open."""
+    from tasks import sources
+
+    asked = []
+    monkeypatch.delenv("TOKRAG_DATA_DIR")
+    monkeypatch.setattr(sources, "hub_rows", lambda hub_id, config, split, **kw: (asked.append((hub_id, config, split)) or [], hub_id))
+    data.load_nq_open(None, hub_id="me/nq_open_mirror")
+    data.load_nq_open(None)
+    assert asked == [("me/nq_open_mirror", None, "validation"), (data.NQ_OPEN_HUB, "nq_open", "validation")]
