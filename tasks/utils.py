@@ -605,6 +605,17 @@ def split_prefix(text: str, n_words: int = LEAD_WORDS) -> tuple[str, str] | None
     return text[:end], text[end:]
 
 
+def _check_wiki_lm_split(split: Any) -> None:
+    """The one check of ``wiki_lm_bm25``'s ``split`` (:func:`wiki_lm_arguments`, :func:`build_wiki_lm_docs`).
+
+    Raises:
+        ConfigError: ``split`` is not ``test`` or ``dev`` (one line naming the task and key).
+    """
+    if split not in ("test", "dev"):
+        raise ConfigError(f"wiki_lm_bm25: task metadata split={split!r}: expected 'test' (default: the held-out "
+                          "paragraphs) or 'dev' (the disjoint tuning pool)")
+
+
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
                        max_docs: int | None = None, cache_dir: Any = None,
                        retriever_params: dict | None = None, split: str = "test", stats: dict | None = None) -> list[dict]:
@@ -629,15 +640,14 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     (for :mod:`tasks.provenance`).
 
     Raises:
-        ConfigError: ``query`` is not ``lead``, or ``split`` unknown.
+        ConfigError: ``query`` is not ``lead``, or ``split`` unknown (:func:`_check_wiki_lm_split`'s line).
         DataError: the target leaked into its own ctxs, or degenerate retrieval.
     """
     from retrieval import check_run_sanity, named_corpus, retrieve, score_label
 
+    _check_wiki_lm_split(split)
     corpus = named_corpus("wiki-vital", data_dir=data_dir)
     passages = list(getattr(corpus, "passages", None) or corpus)
-    if split not in ("test", "dev"):
-        raise ConfigError(f"split={split!r}: expected 'test' (held-out paragraphs) or 'dev' (the tuning pool)")
     if query == "title":
         raise ConfigError("wiki_lm_bm25: task metadata query='title' is not supported: titles such as 'Asterix' share no "
                           "word with any other article (32 of the 253 held-out titles of the wheel), so BM25 gives them "
@@ -717,9 +727,8 @@ def wiki_lm_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
     kw = {key: metadata[key] for key in _WIKI_LM_KEYS if key in metadata and metadata[key] is not None}
     if "hits" in kw:
         kw["k"] = kw.pop("hits")
-    if "split" in kw and kw["split"] not in ("test", "dev"):
-        raise ConfigError(f"wiki_lm_bm25: task metadata split={kw['split']!r}: expected 'test' (default: the held-out "
-                          "paragraphs) or 'dev' (the disjoint tuning pool)")
+    if "split" in kw:
+        _check_wiki_lm_split(kw["split"])
     if "retriever_params" in kw:  # over the local wiki-vital corpus
         kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"), "wiki-vital")
     return kw

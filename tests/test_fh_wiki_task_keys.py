@@ -83,3 +83,16 @@ def test_the_cli_check_refuses_them_before_the_model_load(manager) -> None:
     # split dev is read by both; model arguments, seed and prompt pass
     check_selected_tasks(manager, ["nq_oracle_bm25", "wiki_lm_bm25"],
                          {"split": "dev", "seed": 5, "prompt": "base", "pretrained": "x", "k": 3})
+
+
+def test_wiki_lm_split_rule_is_one_check_with_one_line() -> None:
+    """The split rule of wiki_lm_bm25 is one check with one line, the task's: the metadata check (wiki_lm_arguments)
+    and the builder (build_wiki_lm_docs, also called by tokrag analyze) said it in two wordings (a review, stop 47)."""
+    from tasks.utils import build_wiki_lm_docs, wiki_lm_arguments
+
+    line = ("wiki_lm_bm25: task metadata split='valid': expected 'test' (default: the held-out paragraphs) or 'dev' "
+            "(the disjoint tuning pool)")
+    for call in (lambda: wiki_lm_arguments({"split": "valid"}), lambda: build_wiki_lm_docs(split="valid")):
+        with pytest.raises(ConfigError) as exc:
+            call()
+        assert str(exc.value) == line
