@@ -262,14 +262,14 @@ def _as_bool(value: Any, name: str) -> bool:
 def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "nq-wiki-12k") -> dict[str, Any] | None:
     """Task metadata ``retriever_params`` checked as :func:`retrieval.retrieve` checks it, without reading data: by
     :func:`retrieval.api._resolve_params` (the one validator: unknown names, a ``k1``/``b``/``alpha`` that is no
-    finite number, a true/false parameter such as ``l2_norm`` that :func:`retrieval.api.read_bool` does not read, the
-    ranges, a local weighted hybrid without ``alpha``), for ``retriever`` over ``corpus`` (a ``prebuilt:`` name or a
-    local corpus); the runtime-only ``progress`` is read by :func:`retrieval.api.read_bool` too. A ``retriever`` that
+    finite number, a true/false parameter such as ``l2_norm`` or the runtime-only ``progress`` that
+    :func:`retrieval.api.read_bool` does not read, the ranges, a local weighted hybrid without ``alpha``), for
+    ``retriever`` over ``corpus`` (a ``prebuilt:`` name or a local corpus). A ``retriever`` that
     :func:`retrieval.retrieve` refuses (unknown, or ``dpr`` over a local corpus) is left to the task's own checks.
 
     Returns:
-        ``params`` as given (None stays None), except ``progress`` as a bool (``"false"`` is False: the retrievers
-        read it with ``bool()``); a new dict, ``params`` itself is not changed (lm-eval records the metadata).
+        ``params`` as given (None stays None), except ``progress`` as the bool :func:`retrieval.api._resolve_params`
+        reads (``"false"`` is False); a new dict, ``params`` itself is not changed (lm-eval records the metadata).
 
     Raises:
         ConfigError: ``params`` not a mapping (one line naming ``retriever_params``), or the line of
@@ -277,7 +277,7 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
     """
     from collections.abc import Mapping
 
-    from retrieval.api import PREBUILT, RETRIEVERS, _resolve_params, read_bool
+    from retrieval.api import PREBUILT, RETRIEVERS, _resolve_params
 
     if params is None:
         return None
@@ -286,11 +286,11 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
                           "e.g. --metadata '{\"retriever_params\": {\"k1\": 0.9}}'")
     prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     retriever = retriever or "bm25"
-    if retriever in RETRIEVERS and (prebuilt or retriever != "dpr"):
-        _resolve_params(str(retriever), params, prebuilt=prebuilt)
     out = dict(params)
-    if "progress" in out:
-        out["progress"] = read_bool(out["progress"], "retriever_params progress")
+    if retriever in RETRIEVERS and (prebuilt or retriever != "dpr"):
+        runtime = _resolve_params(str(retriever), params, prebuilt=prebuilt)[1]
+        if "progress" in runtime:  # read by _resolve_params (retrieval.api.read_bool), as retrieve reads it
+            out["progress"] = runtime["progress"]
     return out
 
 
