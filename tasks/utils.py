@@ -259,7 +259,21 @@ def _as_bool(value: Any, name: str) -> bool:
     return read_bool(value, f"task metadata {name}")
 
 
-def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "nq-wiki-12k") -> dict[str, Any] | None:
+def _task_params_line(message: str, task: str | None) -> str:
+    """A line of :func:`retrieval.api._resolve_params` as a task's: ``<task>: task metadata retriever_params b='0.4': b
+    must be a finite number``, like :func:`check_task_keys`' lines, without the ``(--b)`` of ``tokrag retrieve``'s own
+    flags (lm_eval has none) and without a second ``retriever_params``; a line that names no value (an unknown name)
+    after ``retriever_params:``."""
+    for name in ("k1", "b", "alpha"):  # "b='0.4' (--b): ...": the CLI's flag, which lm_eval does not have
+        if message.startswith(f"{name}="):
+            message = message.replace(f" (--{name}): ", ": ", 1)
+    message = message.removeprefix("retriever_params ")  # read_bool's label: "retriever_params l2_norm='flase': ..."
+    return (f"{task}: " if task else "") + "task metadata retriever_params" + (
+        " " if re.match(r"[A-Za-z_]\w*=", message) else ": ") + message
+
+
+def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "nq-wiki-12k", *,
+                           task: str | None = None) -> dict[str, Any] | None:
     """Task metadata ``retriever_params`` checked as :func:`retrieval.retrieve` checks it, without reading data: by
     :func:`retrieval.api._resolve_params` (the one validator: unknown names, a ``k1``/``b``/``alpha`` that is no
     finite number, a true/false parameter such as ``l2_norm`` or the runtime-only ``progress`` that
@@ -272,8 +286,10 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
         reads (``"false"`` is False); a new dict, ``params`` itself is not changed (lm-eval records the metadata).
 
     Raises:
-        ConfigError: ``params`` not a mapping (one line naming ``retriever_params``), or the line of
-            :func:`retrieval.api._resolve_params` (``retriever_params l2_norm='flase': expected true or false``).
+        ConfigError: one line naming ``task`` (when given) and ``task metadata retriever_params``: ``params`` not a
+            mapping, or the reason of :func:`retrieval.api._resolve_params` (``nq_oracle_dense: task metadata
+            retriever_params l2_norm='flase': expected true or false``; ``b='0.4': b must be a finite number``
+            without the CLI's ``(--b)``: :func:`_task_params_line`).
     """
     from collections.abc import Mapping
 
@@ -282,13 +298,17 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
     if params is None:
         return None
     if not isinstance(params, Mapping):
-        raise ConfigError(f"task metadata retriever_params={params!r}: expected a mapping of retriever parameters, "
+        raise ConfigError(f"{task + ': ' if task else ''}task metadata retriever_params={params!r}: expected a mapping "
+                          "of retriever parameters, "
                           "e.g. --metadata '{\"retriever_params\": {\"k1\": 0.9}}'")
     prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     retriever = retriever or "bm25"
     out = dict(params)
     if retriever in RETRIEVERS and (prebuilt or retriever != "dpr"):
-        runtime = _resolve_params(str(retriever), params, prebuilt=prebuilt)[1]
+        try:
+            runtime = _resolve_params(str(retriever), params, prebuilt=prebuilt)[1]
+        except ConfigError as exc:  # the task's line; tokrag retrieve and retrieve() keep theirs
+            raise ConfigError(_task_params_line(str(exc), task)) from None
         if "progress" in runtime:  # read by _resolve_params (retrieval.api.read_bool), as retrieve reads it
             out["progress"] = runtime["progress"]
     return out
@@ -340,7 +360,7 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
                                                          "gold_only", "questions", "counterfactual_scope") if key in kw})
     if "retriever_params" in kw:  # retrieve's own refusal, before the model load (tasks.precheck), local corpora too
         kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"),
-                                                        kw.get("corpus", qa_defaults()["corpus"]))
+                                                        kw.get("corpus", qa_defaults()["corpus"]), task=task)
     if dataset != "byo":
         check_no_questions(metadata, task)
     prompt = str(metadata.get("prompt") or "instruct")
@@ -730,7 +750,8 @@ def wiki_lm_arguments(metadata: dict[str, Any]) -> dict[str, Any]:
     if "split" in kw:
         _check_wiki_lm_split(kw["split"])
     if "retriever_params" in kw:  # over the local wiki-vital corpus
-        kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"), "wiki-vital")
+        kw["retriever_params"] = check_retriever_params(kw["retriever_params"], kw.get("retriever"), "wiki-vital",
+                                                        task="wiki_lm_bm25")
     return kw
 
 

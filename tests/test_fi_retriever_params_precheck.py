@@ -20,12 +20,14 @@ def manager():
 
 
 @pytest.mark.parametrize("task, params, line", [
-    ("nq_oracle_bm25", {"k1": "x"}, r"^k1='x' \(--k1\): k1 must be a finite number$"),
-    ("nq_oracle_dense", {"l2_norm": "flase"}, r"^retriever_params l2_norm='flase': expected true or false$"),
-    ("nq_oracle_bm25", {"progress": "maybe"}, r"^retriever_params progress='maybe': expected true or false$"),
-    ("nq_oracle_bm25", {"k_1": 0.9}, r"^unknown bm25 parameter 'k_1'.*; valid: b, k1, "),
-    ("wiki_lm_bm25", {"b": "0.4"}, r"^b='0.4' \(--b\): b must be a finite number$"),
-    ("wikitext103_bm25_wiki", {"progress": "no"}, r"^retriever_params progress='no': expected true or false$"),
+    ("nq_oracle_bm25", {"k1": "x"}, r"^nq_oracle_bm25: task metadata retriever_params k1='x': k1 must be a finite number$"),
+    ("nq_oracle_dense", {"l2_norm": "flase"},
+     r"^nq_oracle_dense: task metadata retriever_params l2_norm='flase': expected true or false$"),
+    ("nq_oracle_bm25", {"progress": "maybe"},
+     r"^nq_oracle_bm25: task metadata retriever_params progress='maybe': expected true or false$"),
+    ("nq_oracle_bm25", {"k_1": 0.9}, r"^nq_oracle_bm25: task metadata retriever_params: unknown bm25 parameter 'k_1'.*; valid: b, k1, "),
+    ("wiki_lm_bm25", {"b": "0.4"}, r"^wiki_lm_bm25: task metadata retriever_params b='0.4': b must be a finite number$"),
+    ("wikitext103_bm25_wiki", {"progress": "no"}, r"^task metadata retriever_params progress='no': expected true or false$"),
 ])
 def test_bad_retriever_params_are_refused_before_the_model_load(manager, task, params, line) -> None:
     from tasks.precheck import check_selected_tasks
@@ -38,7 +40,7 @@ def test_bad_retriever_params_are_refused_before_the_model_load(manager, task, p
 def test_wikitext_over_a_local_corpus_is_checked(manager, tmp_path) -> None:
     from tasks.precheck import check_selected_tasks
 
-    with pytest.raises(ConfigError, match=r"^retriever_params l2_norm='flase': expected true or false$"):
+    with pytest.raises(ConfigError, match=r"^task metadata retriever_params l2_norm='flase': expected true or false$"):
         check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {
             "corpus": str(tmp_path / "corpus.jsonl"), "retriever": "dense", "hub_id": str(tmp_path / "no-copy"),
             "retriever_params": {"l2_norm": "flase"}})
@@ -47,10 +49,11 @@ def test_wikitext_over_a_local_corpus_is_checked(manager, tmp_path) -> None:
 def test_qa_arguments_refuses_a_local_corpus_bad_flag() -> None:
     from tasks.utils import qa_arguments
 
-    with pytest.raises(ConfigError, match=r"^retriever_params l2_norm='flase': expected true or false$"):
+    with pytest.raises(ConfigError, match=r"^nq_oracle_dense: task metadata retriever_params l2_norm='flase': expected true "
+                                          r"or false$"):
         qa_arguments({"dataset": "nq_oracle", "retriever": "dense", "retriever_params": {"l2_norm": "flase"}},
                      "nq_oracle_dense")
-    with pytest.raises(ConfigError, match=r"^task metadata retriever_params='k1=3': expected a mapping"):
+    with pytest.raises(ConfigError, match=r"^nq_oracle_bm25: task metadata retriever_params='k1=3': expected a mapping"):
         qa_arguments({"dataset": "nq_oracle", "retriever_params": "k1=3"}, "nq_oracle_bm25")
 
 
@@ -89,3 +92,27 @@ def test_progress_false_reaches_the_retrieval_as_false(monkeypatch) -> None:
     with pytest.raises(Stop):
         load_wiki_lm(max_docs=1, retriever_params={"progress": "false"})
     assert seen == {"progress": False}
+
+
+def test_the_task_line_names_the_task_and_no_cli_flag(manager) -> None:
+    """Before the load, a bad retriever_params named no task and cited tokrag retrieve's flag (--b), which lm_eval has
+    not: "['nq_oracle_bm25', 'wiki_lm_bm25'] -> b='0.4' (--b): b must be a finite number" (a review, stop 47). The
+    line names the task and the task metadata key, like check_task_keys' lines; retrieval's own line keeps its flag."""
+    from retrieval.api import _resolve_params
+    from tasks.precheck import check_selected_tasks
+    from tasks.utils import qa_arguments
+
+    with pytest.raises(ConfigError) as err:
+        check_selected_tasks(manager, ["nq_oracle_bm25", "wiki_lm_bm25"], {"retriever_params": {"b": "0.4"}})
+    assert str(err.value) == "nq_oracle_bm25: task metadata retriever_params b='0.4': b must be a finite number"
+    with pytest.raises(ConfigError) as err:
+        qa_arguments({"dataset": "nq_open", "retriever": "hybrid", "retriever_params": {"fusion": "weighted"}},
+                     "nq_open_hybrid")
+    assert str(err.value).startswith("nq_open_hybrid: task metadata retriever_params: weighted hybrid fusion needs an "
+                                     "explicit alpha")
+    with pytest.raises(ConfigError) as err:
+        qa_arguments({"dataset": "nq_oracle", "retriever_params": {"k1": -1}}, "nq_oracle_bm25")
+    assert str(err.value) == "nq_oracle_bm25: task metadata retriever_params k1=-1: BM25 k1 must be >= 0 (default 0.9)"
+    with pytest.raises(ConfigError) as err:
+        _resolve_params("bm25", {"b": "0.4"})
+    assert str(err.value) == "b='0.4' (--b): b must be a finite number"
