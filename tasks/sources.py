@@ -40,6 +40,7 @@ share about 6.6k of their 11,313 questions, so a question_id repeats (refused as
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -49,6 +50,9 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError, OfflineError
 
 _WS = re.compile(r"\s+")
+log = logging.getLogger(__name__)
+_WARNED_HIDDEN: set[tuple[str, tuple[str, ...]]] = set()  # (split folder, hidden names): once per process (the
+# pre-load check, the provenance record and the build each find a copy's files)
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -64,15 +68,25 @@ def _local_files(root: Path, config: str | None, split: str, *, config_folder: b
     """The files of ``split`` in a local copy of a hub dataset (module docstring), or [] when none; with
     ``config_folder`` (a data set of :data:`SEVERAL_CONFIGS`) only those under ``<root>/<config>/``. Without it, the
     hub's layout of a one-config data set, ``<root>/data/<split>-00000-of-00001.parquet`` (WebQuestions'
-    ``stanfordnlp/web_questions``), is read too, after ``<root>/<config>/`` and ``<root>/``."""
+    ``stanfordnlp/web_questions``), is read too, after ``<root>/<config>/`` and ``<root>/``. A ``<split>/`` folder's
+    hidden data files (a leading ``.``: ``.extra.jsonl``) are skipped, as a leaderboard's run key
+    (:func:`retrieval.io.tree_fingerprint`) skips them, with one WARNING naming them (once per process), worded as
+    :func:`retrieval.load_corpus`'s for a corpus folder."""
     if root.is_file():
         return [root]
     pattern = re.compile(rf"^{re.escape(split)}([-_.].*)?\.{_EXTENSIONS}$")
     for folder in ([root / config] if config else []) + ([] if config_folder and config else [root, root / "data"]):
         if (folder / split).is_dir():
             folder = folder / split
-            files = sorted(f for f in folder.iterdir()  # not hidden files: a leaderboard's run key skips them
-                           if f.is_file() and not f.name.startswith(".") and re.search(rf"\.{_EXTENSIONS}$", f.name))
+            data = sorted(f for f in folder.iterdir() if f.is_file() and re.search(rf"\.{_EXTENSIONS}$", f.name))
+            files = [f for f in data if not f.name.startswith(".")]  # not hidden files: a leaderboard's run key skips them
+            hidden = tuple(f.name for f in data if f.name.startswith("."))
+            if hidden and (str(folder), hidden) not in _WARNED_HIDDEN:
+                _WARNED_HIDDEN.add((str(folder), hidden))
+                them = "them" if len(hidden) > 1 else "it"
+                log.warning("split folder %s: skipping hidden file%s %s (a leading '.'; neither read nor keyed by a "
+                            "leaderboard); rename %s without the '.' to read %s", folder, "s" * (len(hidden) > 1),
+                            ", ".join(hidden), them, them)
         else:
             files = sorted(f for f in folder.iterdir() if f.is_file() and pattern.match(f.name)) if folder.is_dir() else []
         if files:

@@ -127,3 +127,24 @@ def test_nq_open_hub_mirror_keeps_its_default_config(monkeypatch):
     data.load_nq_open(None, hub_id="me/nq_open_mirror")
     data.load_nq_open(None)
     assert asked == [("me/nq_open_mirror", None, "validation"), (data.NQ_OPEN_HUB, "nq_open", "validation")]
+
+
+def test_a_hidden_file_in_a_split_folder_is_skipped_with_one_warning_naming_it(hub_only, tmp_path, caplog):
+    """A corpus folder's hidden files are skipped with a WARNING naming them (retrieval.corpus.load_corpus), a local
+    copy's <split>/ folder's silently (a review, stop 47): now one WARNING too, worded alike, once per process (the
+    pre-load check, the provenance record and the build each look for the copy's files)."""
+    import logging
+
+    from tasks.data import load_nq_open
+
+    copy = tmp_path / "copy"
+    (copy / "nq_open" / "validation").mkdir(parents=True)
+    (copy / "nq_open" / "validation" / "a.jsonl").write_text('{"question": "who wrote hamlet", "answer": ["Shakespeare"]}\n')
+    (copy / "nq_open" / "validation" / ".extra.jsonl").write_text('{"question": "q2", "answer": ["a2"]}\n')
+    (copy / "nq_open" / "validation" / ".notes.txt").write_text("not a data file\n")
+    with caplog.at_level(logging.WARNING, logger="tasks.sources"):
+        assert [r["question"] for r in load_nq_open(None, hub_id=str(copy))] == ["who wrote hamlet"]
+        assert [r["question"] for r in load_nq_open(None, hub_id=str(copy))] == ["who wrote hamlet"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"split folder {copy.resolve() / 'nq_open' / 'validation'}: skipping hidden file .extra.jsonl (a "
+                        "leading '.'; neither read nor keyed by a leaderboard); rename it without the '.' to read it"]
