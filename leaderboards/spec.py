@@ -101,18 +101,18 @@ _GEN_KEYS = {"max_gen_toks", "until", "do_sample", "temperature", "top_p", "top_
 _BOOTSTRAP_KEYS = {"iters", "seed", "confidence"}
 
 
-def _check_keys(path: Path, where: str, given: dict, allowed: set[str]) -> None:
+def _check_keys(path: Path, where: str, given: dict, allowed: set[str], model: Any = None) -> None:
     """Raise ConfigError naming unknown keys of ``given`` of section ``where`` (``top level``, ``shared``,
     ``models[i].shared.gen_kwargs``, ``methods[i]``, ...), each with where it belongs when it is valid in another
-    section (:func:`_elsewhere`: ``shared: {k: 5}`` names ``shared.model_args``), else a did-you-mean, and the
-    allowed keys."""
+    section (:func:`_elsewhere`: ``shared: {k: 5}`` names ``shared.model_args``; ``model``: a method entry's
+    ``model``, whose own arguments it tells from another method's), else a did-you-mean, and the allowed keys."""
     from retrieval.errors import closest
 
     unknown = sorted(set(given) - allowed)
     if unknown:
         hints = []
         for key in unknown:
-            place = _elsewhere(where, str(key))
+            place = _elsewhere(where, str(key), model)
             close = closest(key, allowed, n=1)
             hints.append(f"{key!r}" + (f" ({place})" if place else f" (did you mean {close[0]!r}?)" if close else ""))
         raise _err(path, f"{where}: unknown key(s) {', '.join(hints)}; allowed: {sorted(allowed)}")
@@ -138,12 +138,23 @@ def _model_arguments() -> tuple[set[str], dict[str, list[str]]]:
     return set(COMMON_ARGS), own
 
 
-def _elsewhere(where: str, key: str) -> str | None:
+def _tokrag_methods() -> set[str]:
+    """The registry names of the tokrag methods (:data:`tokrag_model.methods.MODELS`); empty without the models."""
+    try:
+        from tokrag_model.methods import MODELS
+    except Exception:  # noqa: BLE001 - the spec module without the models
+        return set()
+    return set(MODELS)
+
+
+def _elsewhere(where: str, key: str, model: Any = None) -> str | None:
     """Where ``key``, unknown in spec section ``where`` (a :func:`_check_keys` section), belongs when it is valid one
     level elsewhere, as a hint (``a model argument: put it under shared.model_args``); None when it is valid nowhere
     else. In order: a generation setting (``gen_kwargs``), a contract key (``shared``; a model's own contract for a
     ``models[i]`` section), a model argument (the contract's ``model_args``; in a method entry, its ``specific``
-    too; a method's own argument, its ``model_args``), a top-level, ``bootstrap``, task-, method- or model-entry key."""
+    too; a method's own argument, its ``model_args``, or where the entry's ``model`` is another tokrag method, the
+    methods that take it: ``alpha`` in a ``rag-standard`` entry is rag-cad's), a top-level, ``bootstrap``, task-,
+    method- or model-entry key."""
     head = where.split(".")[0]
     method = head if head.startswith("methods[") else None
     contract = f"{head}.shared" if head.startswith("models[") else "shared"
@@ -158,6 +169,9 @@ def _elsewhere(where: str, key: str) -> str | None:
                     "this method's own value")
         return f"a model argument: put it under {contract}.model_args"
     if key in own:
+        if method and isinstance(model, str) and model in _tokrag_methods() and model not in own[key]:
+            return (f"a model argument of {', '.join(own[key])}, not of {model}: put it under the model_args of a "
+                    f"methods entry with model: {' or '.join(own[key])}")
         if method:
             return f"a model argument: put it under {method}.model_args"
         return f"a model argument of {', '.join(own[key])}: put it under that method's methods[].model_args"
@@ -1188,7 +1202,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     for i, m in enumerate(methods_raw):
         if not isinstance(m, dict):
             raise _err(path, f"methods[{i}] must be a mapping with at least 'model'")
-        _check_keys(path, f"methods[{i}]", m, _METHOD_KEYS)
+        _check_keys(path, f"methods[{i}]", m, _METHOD_KEYS, m.get("model"))
         if "model" not in m:
             raise _err(path, f"methods[{i}] must be a mapping with at least 'model'")
         mname = m.get("name") or m["model"]

@@ -106,14 +106,35 @@ def test_k_in_shared_is_pointed_to_the_contract_model_args(tmp_path):
     ("method", "    limit: 4", "methods[0]: unknown key(s) 'limit' (a contract key: put it under shared)"),
     ("method", "    k: 3", "methods[0]: unknown key(s) 'k' (a model argument: put it under shared.model_args, the "
                            "contract, or methods[0].specific for this method's own value)"),
-    ("method", "    relevance_threshold: 0.3", "'relevance_threshold' (a model argument: put it under "
-                                               "methods[0].model_args)"),
+    ("method", "    relevance_threshold: 0.3", "'relevance_threshold' (a model argument of rag-selfrag-filter, "
+                                               "not of rag-standard: put it under the model_args of a methods "
+                                               "entry with model: rag-selfrag-filter)"),
     ("top", "method_args: {}", "'method_args' (a key of a models entry: models: [{name: ..., method_args: ...}])"),
     ("method", "    max_gen_toks: 8", "'max_gen_toks' (a generation setting: put it under methods[0].gen_kwargs)"),
 ])
 def test_a_key_valid_elsewhere_names_its_place(tmp_path, where, line, hint):
     msg = _refusal(tmp_path, **{where: line})
     assert hint in msg
+
+
+def test_another_methods_own_argument_in_a_method_entry_names_that_method(tmp_path):
+    """``{model: rag-standard, alpha: 0.5}``: alpha is rag-cad's argument only, so ``methods[0].model_args`` (the old
+    hint) would be refused next as an argument rag-standard does not take (reviewer r1, stop 47)."""
+    msg = _refusal(tmp_path, method="    alpha: 0.5")
+    assert ("methods[0]: unknown key(s) 'alpha' (a model argument of rag-cad, not of rag-standard: put it under the "
+            "model_args of a methods entry with model: rag-cad)") in msg  # old: put it under methods[0].model_args
+
+
+def test_a_methods_own_argument_in_its_own_entry_points_to_its_model_args(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(SPEC.format(top="", shared="", method="    alpha: 0.5").replace("model: rag-standard",
+                                                                                     "model: rag-cad"),
+                    encoding="utf-8")
+    from leaderboards.spec import load_spec
+
+    with pytest.raises(ConfigError) as err:
+        load_spec(path)
+    assert "methods[0]: unknown key(s) 'alpha' (a model argument: put it under methods[0].model_args)" in str(err.value)
 
 
 def test_gen_kwargs_keys_of_the_contract_are_pointed_back(tmp_path):
