@@ -138,15 +138,6 @@ def _model_arguments() -> tuple[set[str], dict[str, list[str]]]:
     return set(COMMON_ARGS), own
 
 
-def _tokrag_methods() -> set[str]:
-    """The registry names of the tokrag methods (:data:`tokrag_model.methods.MODELS`); empty without the models."""
-    try:
-        from tokrag_model.methods import MODELS
-    except Exception:  # noqa: BLE001 - the spec module without the models
-        return set()
-    return set(MODELS)
-
-
 def _elsewhere(where: str, key: str, model: Any = None) -> str | None:
     """Where ``key``, unknown in spec section ``where`` (a :func:`_check_keys` section), belongs when it is valid one
     level elsewhere, as a hint (``a model argument: put it under shared.model_args``); None when it is valid nowhere
