@@ -89,6 +89,22 @@ def task_keys_by_loader() -> dict[str, set[str]]:
             "tasks.wikitext.load_wikitext103": WIKITEXT_KEYS}
 
 
+QA_YAML_KEYS = {"dataset", "gold_only", "counterfactual"}
+"""QA task metadata keys that say what a task is, set by its YAML (the data set; the gold passage alone; the
+counterfactual swap), not by a user on the command line: read like the others, but left out of the keys
+:func:`check_task_keys`' line lists (a user's own YAML sets them: tasks/README.md, "Bring your own data")."""
+
+
+def user_task_keys(loader: str, metadata: dict[str, Any]) -> list[str]:
+    """The metadata keys a user may set on a task built by ``loader`` (a key of :func:`task_keys_by_loader`) with
+    ``metadata`` (its YAML's and ``--metadata``), sorted: the keys the loader reads without :data:`QA_YAML_KEYS`, and
+    without ``questions`` unless ``dataset`` is ``byo`` (:func:`check_no_questions` refuses it elsewhere)."""
+    keys = task_keys_by_loader()[loader]
+    if loader == "tasks.utils.load_qa":
+        keys = keys - QA_YAML_KEYS - (set() if metadata.get("dataset") == "byo" else {"questions"})
+    return sorted(keys)
+
+
 _READERS = {"tasks.utils.load_qa": "the QA tasks", "tasks.utils.load_wiki_lm": "wiki_lm_bm25",
             "tasks.wikitext.load_wikitext103": "wikitext103_bm25_wiki"}
 
@@ -104,8 +120,8 @@ def check_task_keys(metadata: dict[str, Any], loader: str, task: str) -> None:
     :func:`check_metadata_keys`).
 
     Raises:
-        ConfigError: one line naming the task, the key, the tasks that read it and ``task``'s keys, and saying to
-            run the tasks in separate calls.
+        ConfigError: one line naming the task, the key, the tasks that read it and the keys a user may set on
+            ``task`` (:func:`user_task_keys`), and saying to run the tasks in separate calls.
     """
     table = task_keys_by_loader()
     own = table[loader]
@@ -116,8 +132,9 @@ def check_task_keys(metadata: dict[str, Any], loader: str, task: str) -> None:
         if readers:
             raise ConfigError(
                 f"{task}: task metadata {key}={metadata[key]!r} is read by {' and '.join(readers)}, not by {task}, which "
-                f"would ignore it and record it in its results; {task} reads {', '.join(sorted(own))}: run {task} in "
-                f"its own lm_eval call without {key!r} (--metadata goes to every task of a call)")
+                f"would ignore it and record it in its results; {task} reads "
+                f"{', '.join(user_task_keys(loader, metadata))}: run {task} in its own lm_eval call without {key!r} "
+                "(--metadata goes to every task of a call)")
 
 
 def check_metadata_model_args(metadata: dict[str, Any] | None, model_args: dict[str, Any] | None, model: Any,
