@@ -167,3 +167,24 @@ def test_a_loaded_model_records_the_template_each_evaluation_applied(folders, mu
     assert lm.get_model_info()["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["default"])
     lm.start_evaluation(apply_chat_template=False)  # a plain-prompt evaluation: the record as loaded
     assert lm.get_model_info()["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["default"])
+
+
+def test_a_name_for_a_single_template_is_warned_of_once_per_evaluation(folders, backbone, caplog):
+    """``--apply_chat_template rag`` on a one-template tokenizer: lm-eval's warning (the name is ignored) was logged
+    twice, by the ``chat_template`` hook and again by ``get_model_info``, which selected the template anew; the record
+    now hashes the template selected once (reviewer r1, stop 47)."""
+    from dataclasses import replace
+
+    from transformers import AutoTokenizer
+
+    from tokrag_model.methods.standard import RagStandardLM
+
+    lm = RagStandardLM.with_backbone(replace(backbone, tokenizer=AutoTokenizer.from_pretrained(folders["single"])))
+    with caplog.at_level("WARNING", logger="lm_eval.api.model"):
+        lm.start_evaluation(apply_chat_template="rag")
+        assert lm.chat_template("rag") == folders["default"]
+        lm.apply_chat_template(CHAT)
+        info = lm.get_model_info()
+    assert info["tokrag_resolved_config"]["chat_template_sha256"] == _sha(folders["default"])
+    warned = [r for r in caplog.records if r.getMessage().startswith("Chat template name provided, but")]
+    assert len(warned) == 1  # old: 2

@@ -141,6 +141,11 @@ def chat_template_sha256(tokenizer: Any, name: bool | str = True) -> str | None:
         template = select_chat_template(getattr(tokenizer, "chat_template", None), name)
     except ValueError:  # no such name / no "default": RAGMethodLM.selected_chat_template refuses it in one line
         return None
+    return _template_sha256(template)
+
+
+def _template_sha256(template: Any) -> str | None:
+    """SHA-256 (hex) of a selected chat template string (UTF-8); None for anything else (no template)."""
     return hashlib.sha256(template.encode("utf-8")).hexdigest() if isinstance(template, str) else None
 
 
@@ -153,6 +158,37 @@ def no_chat_template_message(method: str, pretrained: Any) -> str:
             "prompt=base)")
 
 
+def unknown_chat_template_message(method: str, name: Any, pretrained: Any, why: Any) -> str:
+    """The one-line refusal of ``--apply_chat_template`` ``name`` for ``--model method`` whose ``pretrained`` tokenizer
+    has named templates without that one (or, ``name`` true, without a ``"default"``); ``why``: lm-eval's message
+    naming the templates (:func:`leaderboards.keys.select_chat_template`'s ValueError).
+    :func:`check_chat_template_before_load` and :meth:`RAGMethodLM.selected_chat_template` say the same."""
+    return f"--model {method}: --apply_chat_template {name!r} with pretrained={pretrained!r}: {why}"
+
+
+def chat_template_before_load(pretrained: Any) -> str | dict[str, str] | None:
+    """The chat template the tokenizer of ``pretrained`` loads with (a string, or named templates as a dict), read
+    from its files without loading anything, as the leaderboard key reads them
+    (:func:`leaderboards.keys._folder_chat_template`): a local folder (:func:`leaderboards.keys.resolve_weights`), or
+    an alias's converted folder once converted (:func:`tokrag_model.loading.converted_folder`). None where the files
+    are not read before the load: an alias not converted yet (its GGUF holds one template string), a hub id, a
+    missing alias package or an unreadable file (the load says it)."""
+    from leaderboards.keys import _folder_chat_template, resolve_weights
+
+    from .loading import ALIASES, converted_folder
+
+    try:
+        if str(pretrained).strip().lower() in ALIASES:
+            folder = converted_folder(str(pretrained).strip().lower())
+            return _folder_chat_template(folder) if (folder / "config.json").is_file() else None
+        path = resolve_weights(str(pretrained))
+        return _folder_chat_template(path) if path is not None and path.is_dir() else None
+    except Exception as exc:  # noqa: BLE001 - a missing alias package, unreadable JSON: the load says it
+        log.debug("pretrained=%r: chat templates not read before the load (%s: %s)", pretrained, type(exc).__name__,
+                  exc)
+        return None
+
+
 def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_template: Any) -> None:
     """Refuse lm-eval's ``--apply_chat_template`` (true or a template name; None, False or "" is off) for ``--model``
     ``model`` a tokrag method (:data:`tokrag_model.methods.METHODS`) whose tokenizer has no chat template, where the
@@ -162,10 +198,14 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     model nothing of the flag before it calls :meth:`RAGMethodLM.apply_chat_template`, so :meth:`render_chat` refused
     ``gemma-3-270m`` only after its weights had loaded (about a minute). An alias not converted yet is answered
     by its pinned GGUF (``ALIASES[...]["chat_template"]``); where the files do not tell it (a hub id not in the local
-    cache) :meth:`render_chat` still refuses it after the load.
+    cache) :meth:`render_chat` still refuses it after the load. A tokenizer with named templates
+    (:func:`chat_template_before_load`: a folder, a converted alias) is refused a name it does not have
+    (``--apply_chat_template tools`` where the names are ``default`` and ``rag``), or a true value without a
+    ``"default"``, in the line :meth:`RAGMethodLM.selected_chat_template` says after the load; a hub id's names are
+    left to the load.
 
     Raises:
-        ConfigError: :func:`no_chat_template_message`.
+        ConfigError: :func:`no_chat_template_message`; :func:`unknown_chat_template_message`.
     """
     if apply_chat_template in (None, False, ""):
         return
@@ -180,6 +220,14 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     revision = args.get("revision")
     if has_chat_template(str(pretrained), str(revision) if revision else None) is False:
         raise ConfigError(no_chat_template_message(model, pretrained))
+    template = chat_template_before_load(pretrained)
+    if isinstance(template, dict):  # named templates (one string: a name is ignored, lm-eval warns after the load)
+        from leaderboards.keys import select_chat_template
+
+        try:
+            select_chat_template(template, apply_chat_template)
+        except ValueError as exc:
+            raise ConfigError(unknown_chat_template_message(model, apply_chat_template, pretrained, exc)) from None
 
 
 GREEDY_GEN_KWARGS: tuple[str, ...] = ("until", "max_gen_toks", "do_sample", "temperature")
@@ -685,7 +733,8 @@ class RAGMethodLM(LM):
 
         Raises:
             ConfigError: the name is not one of the named templates, or there is no ``"default"`` among them (the
-                names listed).
+                names listed: :func:`unknown_chat_template_message`; refused before the load where the files tell it,
+                :func:`check_chat_template_before_load`).
         """
         from leaderboards.keys import select_chat_template
 
@@ -696,8 +745,8 @@ class RAGMethodLM(LM):
         try:
             text = select_chat_template(getattr(self.tokenizer, "chat_template", None), name)
         except ValueError as exc:
-            raise ConfigError(f"--model {self.METHOD}: --apply_chat_template {name!r} with pretrained="
-                              f"{self.resolved_config['pretrained']!r}: {exc}") from None
+            raise ConfigError(unknown_chat_template_message(self.METHOD, name, self.resolved_config["pretrained"],
+                                                            exc)) from None
         self._selected_chat_template = (name, text)  # once per evaluation, not per request (lm-eval's warnings)
         return text
 
@@ -774,9 +823,14 @@ class RAGMethodLM(LM):
         source = tokrag_source()
         src = self.backbone.source
         alias = src.removeprefix("alias:") if src.startswith("alias:") else None
-        # the chat template this evaluation applied (a named one: --apply_chat_template rag)
-        applied = ({"chat_template_sha256": chat_template_sha256(self.tokenizer, self.chat_template_name)}
-                   if self.chat_template_applied else {})
+        # the chat template this evaluation applied (a named one: --apply_chat_template rag), as selected once for it
+        # (a second selection repeated lm-eval's "Chat template name provided, but ..." warning)
+        applied = {}
+        if self.chat_template_applied:
+            try:
+                applied["chat_template_sha256"] = _template_sha256(self.selected_chat_template())
+            except ConfigError:  # a name it does not have: the evaluation was refused in one line (None, as before)
+                applied["chat_template_sha256"] = None
 
         return {
             "model_num_parameters": sum(p.numel() for p in self.model.parameters()),
