@@ -409,7 +409,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             else:  # what retrieve refuses in retriever_params, over a local corpus too (prebuilt: also below)
                 kw = wikitext_arguments(meta)
                 check_retriever_params(kw.get("retriever_params"), kw.get("retriever"),
-                                       kw.get("corpus", "prebuilt:wikipedia-dpr-100w"))
+                                       kw.get("corpus", "prebuilt:wikipedia-dpr-100w"), task=one.name)
         if loader == "tasks.wikitext.load_wikitext103":
             check_wikitext_hub_source(one.cfg, metadata)
             check_wikitext_prebuilt(one.cfg, metadata)

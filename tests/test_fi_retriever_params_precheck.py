@@ -27,7 +27,7 @@ def manager():
      r"^nq_oracle_bm25: task metadata retriever_params progress='maybe': expected true or false$"),
     ("nq_oracle_bm25", {"k_1": 0.9}, r"^nq_oracle_bm25: task metadata retriever_params: unknown bm25 parameter 'k_1'.*; valid: b, k1, "),
     ("wiki_lm_bm25", {"b": "0.4"}, r"^wiki_lm_bm25: task metadata retriever_params b='0.4': b must be a finite number$"),
-    ("wikitext103_bm25_wiki", {"progress": "no"}, r"^task metadata retriever_params progress='no': expected true or false$"),
+    ("wikitext103_bm25_wiki", {"progress": "no"}, r"^wikitext103_bm25_wiki: task metadata retriever_params progress='no': expected true or false$"),
 ])
 def test_bad_retriever_params_are_refused_before_the_model_load(manager, task, params, line) -> None:
     from tasks.precheck import check_selected_tasks
@@ -40,7 +40,8 @@ def test_bad_retriever_params_are_refused_before_the_model_load(manager, task, p
 def test_wikitext_over_a_local_corpus_is_checked(manager, tmp_path) -> None:
     from tasks.precheck import check_selected_tasks
 
-    with pytest.raises(ConfigError, match=r"^task metadata retriever_params l2_norm='flase': expected true or false$"):
+    with pytest.raises(ConfigError, match=r"^wikitext103_bm25_wiki: task metadata retriever_params l2_norm='flase': expected "
+                                          r"true or false$"):
         check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {
             "corpus": str(tmp_path / "corpus.jsonl"), "retriever": "dense", "hub_id": str(tmp_path / "no-copy"),
             "retriever_params": {"l2_norm": "flase"}})
