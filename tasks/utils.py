@@ -63,7 +63,8 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
     retrieved passages is ``hits``, not the model argument ``k``; ``tests/test_tasks_data.py`` checks it).
 
     Raises:
-        ConfigError: one line naming the key, the closest task key and the task's keys.
+        ConfigError: one line naming the key, the closest task key and the keys a user may set on the task (those
+        of :func:`user_task_keys`: not the YAML's :data:`QA_YAML_KEYS`, and ``questions`` only on a ``byo`` task).
     """
     from retrieval.errors import closest
     from tokrag_model.args import COMMON_ARGS
@@ -74,8 +75,9 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
         near = closest(key, task_keys, n=1, cutoff=0.8) or (
             sorted(k for k in task_keys if _one_edit(key, k)) if len(key) >= 3 else [])
         if near:
+            shown = task_keys - QA_YAML_KEYS - (set() if metadata.get("dataset") == "byo" else {"questions"})
             raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
-                              f"{', '.join(sorted(task_keys))}")
+                              f"{', '.join(sorted(shown))}")
 
 
 def task_keys_by_loader() -> dict[str, set[str]]:

@@ -39,3 +39,17 @@ def test_what_is_accepted_is_unchanged():
         check_task_keys({key: "x"}, "tasks.utils.load_qa", "nq_oracle_bm25")
     with pytest.raises(ConfigError, match=r"^nq_oracle_bm25: task metadata query='lead' is read by wiki_lm_bm25"):
         check_task_keys({"query": "lead"}, "tasks.utils.load_qa", "nq_oracle_bm25")
+
+
+def test_the_near_miss_line_lists_the_keys_a_user_sets():
+    """A typo's line ("did you mean 'noise'?") listed every key the loader reads, ``dataset`` and ``questions``
+    included, apart from the line above (fixer fk's note, stop 47)."""
+    from tasks.utils import load_qa
+
+    with pytest.raises(ConfigError) as exc:
+        load_qa(dataset="nq_oracle", noies=0.2, config_source="/x/nq_oracle_bm25.yaml")
+    assert str(exc.value) == ("nq_oracle_bm25: unknown task metadata key 'noies' (did you mean 'noise'?); the task's keys: "
+                              + USER_KEYS)
+    with pytest.raises(ConfigError) as exc:
+        load_qa(dataset="byo", noies=0.2, config_source="/x/rag_qa_bm25.yaml")
+    assert str(exc.value).endswith("prompt, questions, retriever, retriever_params, seed, split")
