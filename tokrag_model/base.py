@@ -58,7 +58,7 @@ from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_inv
 from .distributed import DataParallel  # noqa: E402
 from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
                       torch_dtype, weights_fingerprint)
-from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, get_ctxs, without_slot  # noqa: E402
+from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, check_slot, get_ctxs, without_slot  # noqa: E402
 from .provenance import compute_environment  # noqa: E402
 from ._lmeval_hook import after_import, patch_caching_lm  # noqa: E402
 
@@ -559,6 +559,9 @@ class RAGMethodLM(LM):
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         cfg["chat_template_sha256"] = chat_template_sha256(self.tokenizer)
         self.chat_template_applied = False  # lm-eval renders a chat (--apply_chat_template): per evaluation, start_evaluation
+        # this evaluation's contexts are plain (no passages slot but a rolling text's first window's): start_evaluation;
+        # None outside an evaluation (a context may be a chat rendered by another model object): _check_slot
+        self.plain_contexts: bool | None = None
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos |= set(gen_eos) if isinstance(gen_eos, (list, tuple)) else {gen_eos}
@@ -680,6 +683,7 @@ class RAGMethodLM(LM):
         model, whose hook it holds) and None without, when a stale ``CachingLM``'s hook is replaced by an empty one.
         """
         self.chat_template_applied = bool(apply_chat_template)
+        self.plain_contexts = not apply_chat_template
         self.chat_template_name = apply_chat_template if apply_chat_template else True
         self.cached_responses = 0 if use_cache else None
         if not use_cache and getattr(getattr(self, "cache_hook", None), "dbdict", None) is not None:
@@ -722,6 +726,7 @@ class RAGMethodLM(LM):
         if not chat_template:
             return None
         self.chat_template_applied = True
+        self.plain_contexts = False
         self.chat_template_name = chat_template
         return self.selected_chat_template()
 
@@ -783,15 +788,21 @@ class RAGMethodLM(LM):
         before the task's text (few-shot examples, question).
 
         Raises:
-            ConfigError: no user turn in the history, or no chat template (:meth:`render_chat`).
+            ConfigError: no user turn in the history, a turn's text holds the slot itself (the passages would go there:
+                :func:`tokrag_model.prompt.check_slot`), or no chat template (:meth:`render_chat`).
         """
         history = [dict(m) for m in chat_history]
         first_user = next((m for m in history if m.get("role") == "user"), None)
         if first_user is None:
             raise ConfigError(f"--model {self.METHOD}: the chat has no user turn to hold the passages "
                               f"(roles: {[m.get('role') for m in history]})")
+        for m in history:
+            role = m.get("role")
+            where = f"the chat's {role} turn" + (": --system_instruction or the task's description" if role == "system" else "")
+            check_slot(str(m.get("content", "")), True, self.METHOD, where)
         first_user["content"] = PASSAGES_SLOT + str(first_user.get("content", ""))
         self.chat_template_applied = True
+        self.plain_contexts = False
         return self.render_chat(history, add_generation_prompt)
 
     def get_model_info(self) -> dict:
@@ -949,6 +960,7 @@ class RAGMethodLM(LM):
         the prompt format puts them (in front of a plain context, inside the first user turn of a chat),
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
         ctxs = self.ctxs(doc) if ctxs is None else ctxs
+        self._check_slot(context, doc)
         if isinstance(context, WindowContext):
             enc = self._window_rag(ctxs, context, budget)
         else:
@@ -1004,13 +1016,30 @@ class RAGMethodLM(LM):
                         "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise %s "
                         "(passages are dropped whole)", self.METHOD, passages, prompts, fit, raise_)
 
+    def _check_slot(self, context: str, doc: Any = None) -> None:
+        """Refuse a context holding :data:`tokrag_model.prompt.PASSAGES_SLOT` where the model did not put it
+        (:func:`tokrag_model.prompt.check_slot`): more than once, or at all in a plain-prompt evaluation's context
+        (:attr:`plain_contexts`) other than a rolling text's first window (:meth:`first_window_context`). A later
+        rolling window (:class:`WindowContext`) is built from its ids, never from a slot: not checked.
+
+        Raises:
+            ConfigError: one line naming the method, the doc's ``qid`` (or ``id``) and the text around the marker.
+        """
+        if isinstance(context, WindowContext) or PASSAGES_SLOT not in context:
+            return
+        plain = getattr(self, "plain_contexts", None) is True and context != self.first_window_context()
+        qid = next((doc[k] for k in ("qid", "id") if k in doc), None) if isinstance(doc, dict) else None
+        check_slot(context, plain, self.METHOD, "" if qid is None else f"doc {qid!r}")
+
     def encode_pure(self, context: str, budget: int | None) -> Encoded:
         """The pure (closed-book) branch's prompt: the task context alone (a chat's passages slot removed; a later
         rolling window's :class:`WindowContext` ids as they are), within ``budget`` tokens.
 
         Raises:
-            ConfigError: the context alone is longer than ``budget`` tokens.
+            ConfigError: the context alone is longer than ``budget`` tokens, or holds the passages slot where the model
+                did not put it (:meth:`_check_slot`).
         """
+        self._check_slot(context)
         if isinstance(context, WindowContext):
             if budget is not None and len(context.ids) > budget:
                 raise ConfigError(f"--model {self.METHOD}: a rolling window's context is {len(context.ids)} tokens but only "
@@ -1129,11 +1158,15 @@ class RAGMethodLM(LM):
         (:meth:`_report_cuts`). Returns the texts in the original order.
 
         Raises:
-            ConfigError: from :meth:`_gen_settings` (a generation setting the method would not honour, ``max_gen_toks``
-            leaves no prompt room, or a ``max_gen_toks`` model argument the task overrides), or from ``make``.
+            ConfigError: a context holding the passages slot where the model did not put it (:meth:`_check_slot`,
+            every request's before any prompt is built), from :meth:`_gen_settings` (a generation setting the method
+            would not honour, ``max_gen_toks`` leaves no prompt room, or a ``max_gen_toks`` model argument the task
+            overrides), or from ``make``.
         """
         if not requests:
             return []
+        for req in requests:
+            self._check_slot(req.args[0], req.doc)
         self.__dict__.pop("_cut_counts", None)  # counted per call (token_scores and failed calls never report)
         eos_text = self.tokenizer.decode([self.eot_token_id], skip_special_tokens=False)
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
@@ -1245,6 +1278,7 @@ class RAGMethodLM(LM):
                 (``assert len(continuation_enc) > 0``). One line naming the task, doc and the context's tail.
         """
         context, continuation = self.split_context(req.args[0], req.args[1])
+        self._check_slot(context, req.doc)
         cont = self.cont_ids(context, continuation)
         if not cont:
             doc = req.doc if isinstance(req.doc, dict) else {}

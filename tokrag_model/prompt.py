@@ -70,7 +70,35 @@ def format_passage(ctx: dict, template: str, position: int) -> str:
 PASSAGES_SLOT = "\u27e6tokrag:passages\u27e7"
 """Where the passages block goes in a chat-rendered context (``⟦tokrag:passages⟧``): put at the start of
 the first user turn by :meth:`tokrag_model.base.RAGMethodLM.apply_chat_template`, replaced by
-:meth:`PromptBuilder.rag` (the block) and :meth:`PromptBuilder.pure` (nothing). Never tokenised."""
+:meth:`PromptBuilder.rag` (the block) and :meth:`PromptBuilder.pure` (nothing). Never tokenised. Only the model puts
+it in a prompt: a task text (question, few-shot example, description, ``--system_instruction``) holding it is refused
+(:func:`check_slot`)."""
+
+
+def _around_slot(text: str) -> str:
+    """The marker in ``text`` with up to 40 characters in front of it (for an error line)."""
+    at = text.find(PASSAGES_SLOT)
+    return ("..." if at > 40 else "") + text[max(0, at - 40):at + len(PASSAGES_SLOT)]
+
+
+def check_slot(context: str, plain: bool, method: str, where: str = "") -> None:
+    """Refuse a task context holding :data:`PASSAGES_SLOT` where the model did not put it: more than once (the model
+    puts one, at the start of a chat's first user turn or after a rolling text's prefix token), or at all when
+    ``plain`` (a plain-prompt context, in which the model puts none). :func:`fill_slot` and :func:`without_slot` take
+    the first marker for the model's: the passages would land inside the task's text (a question, a
+    ``--system_instruction``) and the pure prompt would lose that text. ``where`` names the doc in the error.
+
+    Raises:
+        ConfigError: one line naming the method, ``where`` and the text around the marker.
+    """
+    n = context.count(PASSAGES_SLOT)
+    if n > (0 if plain else 1):
+        raise ConfigError(
+            f"--model {method}: the task context{' (' + where + ')' if where else ''} holds the passages marker "
+            f"{PASSAGES_SLOT} in its own text ({_around_slot(context)!r}), which only the model puts in a prompt "
+            "(where the passages go): remove it from the task's questions, few-shot examples, description or "
+            "--system_instruction"
+        )
 
 
 @dataclass
@@ -98,7 +126,8 @@ class Encoded:
 
 def fill_slot(context: str, block: str) -> tuple[str, int]:
     """``(prompt text, character offset of the block)``: the block in place of :data:`PASSAGES_SLOT` when
-    ``context`` has it (chat prompts), else in front of ``context`` (plain prompts)."""
+    ``context`` has it (chat prompts), else in front of ``context`` (plain prompts). The first marker is taken for the
+    model's: a context holding another is refused before (:func:`check_slot`)."""
     at = context.find(PASSAGES_SLOT)
     if at < 0:
         return block + context, 0
@@ -106,7 +135,8 @@ def fill_slot(context: str, block: str) -> tuple[str, int]:
 
 
 def without_slot(context: str) -> str:
-    """The task context with the passages slot (if any) removed: the pure prompt's text."""
+    """The task context with the passages slot (if any) removed: the pure prompt's text (the first marker: as
+    :func:`fill_slot`, after :func:`check_slot`)."""
     return context.replace(PASSAGES_SLOT, "", 1)
 
 
