@@ -12,8 +12,7 @@ import json
 import pytest
 
 from retrieval.errors import ConfigError
-from tests.eval_helpers import stop_at_model_load
-from tests.test_chat_template_early_s45 import TEMPLATE, _tiny_folder
+from tests.test_chat_template_early_s45 import TEMPLATE, _Reached, _run, _tiny_folder, no_weights  # noqa: F401 (a fixture)
 from tokrag_model.base import check_chat_template_before_load
 
 RAG = TEMPLATE.replace("<assistant>", "<rag-assistant>")
@@ -27,32 +26,6 @@ def _named_folder(path, names=("default", "rag")):
     config["chat_template"] = [{"name": n, "template": TEMPLATE if n == "default" else RAG} for n in names]
     (path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     return path
-
-
-class _Reached(Exception):
-    pass
-
-
-@pytest.fixture
-def no_weights(monkeypatch):
-    """lm-eval's model build (``simple_evaluate``) raises ``_Reached``; a weights load raises AssertionError."""
-    def reached(*args, **kwargs):
-        raise _Reached()
-
-    stop_at_model_load(monkeypatch, reached)
-    from tokrag_model.base import Backbone
-
-    def load(*args, **kwargs):
-        raise AssertionError("the weights were loaded")
-
-    monkeypatch.setattr(Backbone, "load", load)
-
-
-def _run(folder, *flags):
-    from tokrag_model.eval_cli import main
-
-    main(["--model", "rag-standard", "--model_args", f"pretrained={folder}", "--device", "cpu", "--limit", "1",
-          "--tasks", "nq_oracle_bm25", *flags])
 
 
 def test_an_unknown_template_name_is_refused_before_the_weights_load(tmp_path, no_weights):
