@@ -110,3 +110,34 @@ def test_system_instruction_holding_the_marker_refused_through_lm_eval(backbone)
                         system_instruction=f"Use the passages ({PASSAGES_SLOT}) if they help.", bootstrap_iters=0,
                         gen_kwargs={"max_gen_toks": 4})
     assert lm.stats["generated_tokens"] == 0
+
+
+def test_plain_contexts_is_reset_when_evaluate_returns_or_raises():
+    """``plain_contexts`` (set by ``start_evaluation``) stayed True after a plain evaluation, so the model object then
+    refused a chat context rendered by another model object, which holds that model's marker (reviewer r3, stop 47).
+    The wrapped ``evaluate`` puts it back to None when it returns or raises."""
+    from types import SimpleNamespace
+
+    from tokrag_model._lmeval_hook import patch_evaluator
+
+    class LM:
+        plain_contexts = None
+
+        def start_evaluation(self, apply_chat_template=False, use_cache=False):
+            self.plain_contexts = not apply_chat_template
+
+    seen = []
+
+    def evaluate(lm, task_dict=None, apply_chat_template=False):
+        seen.append(lm.plain_contexts)
+        if task_dict == "boom":
+            raise RuntimeError("boom")
+        return "results"
+
+    module = SimpleNamespace(simple_evaluate=lambda model=None: None, evaluate=evaluate)
+    patch_evaluator(module)
+    lm = LM()
+    assert module.evaluate(lm, task_dict={}) == "results" and seen == [True] and lm.plain_contexts is None
+    with pytest.raises(RuntimeError):
+        module.evaluate(lm, task_dict="boom")
+    assert seen == [True, True] and lm.plain_contexts is None

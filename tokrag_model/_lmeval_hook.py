@@ -742,7 +742,8 @@ def patch_evaluator(module):
     loads. ``evaluate`` (also called directly) first resets a tokrag model's per-evaluation state
     (:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`: the recorded chat-template flag, the ``use_cache`` counter
     and a stale ``CachingLM``'s hook of a reused model object), then refuses a plain-text task chat-framed, or one of
-    our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`). Idempotent."""
+    our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`); when it returns or
+    raises, the model's ``plain_contexts`` is None again (outside an evaluation). Idempotent."""
     original_simple, original_evaluate = getattr(module, "simple_evaluate", None), getattr(module, "evaluate", None)
     if original_simple is None or original_evaluate is None or getattr(original_simple, "_tokrag", False):
         return
@@ -770,9 +771,13 @@ def patch_evaluator(module):
         start = getattr(inner, "start_evaluation", None)
         if callable(start):
             start(apply_chat_template=chat, use_cache=inner is not lm)
-        if _ours_loaded():
-            check_evaluated_tasks(bound.arguments.get("task_dict"), chat)
-        return original_evaluate(*args, **kwargs)
+        try:
+            if _ours_loaded():
+                check_evaluated_tasks(bound.arguments.get("task_dict"), chat)
+            return original_evaluate(*args, **kwargs)
+        finally:  # outside an evaluation a context may be a chat rendered by another model object (base.py)
+            if getattr(inner, "plain_contexts", None) is not None:
+                inner.plain_contexts = None
 
     for new, old in ((simple_evaluate, original_simple), (evaluate, original_evaluate)):
         new._tokrag = True  # type: ignore[attr-defined]
