@@ -69,14 +69,23 @@ def check_metadata_keys(metadata: dict[str, Any], task_keys: set[str], task: str
     from retrieval.errors import closest
     from tokrag_model.args import COMMON_ARGS
 
+    shown = _user_keys(task_keys, metadata)
     for key in sorted(metadata):
         if key in task_keys or key in _LMEVAL_KEYS or key in COMMON_ARGS:
             continue
-        near = closest(key, task_keys, n=1, cutoff=0.8) or (
-            sorted(k for k in task_keys if _one_edit(key, k)) if len(key) >= 3 else [])
-        if near:
-            shown = task_keys - QA_YAML_KEYS - (set() if metadata.get("dataset") == "byo" else {"questions"})
-            raise ConfigError(f"{task}: unknown task metadata key {key!r} (did you mean {near[0]!r}?); the task's keys: "
+
+        def near_of(keys: set[str]) -> list[str]:
+            return closest(key, keys, n=1, cutoff=0.8) or (
+                sorted(k for k in keys if _one_edit(key, k)) if len(key) >= 3 else [])
+
+        near, hidden = near_of(shown), []
+        if not near:  # a miss of a key the task's YAML sets (gold_only) or of questions on a built-in data set
+            hidden = near_of(task_keys - shown)
+        if near or hidden:
+            guess = (f"did you mean {near[0]!r}?" if near else
+                     f"close to {hidden[0]!r}, which " + ("only the bring-your-own tasks read" if hidden[0] == "questions"
+                                                         else "the task's YAML sets"))
+            raise ConfigError(f"{task}: unknown task metadata key {key!r} ({guess}); the task's keys: "
                               f"{', '.join(sorted(shown))}")
 
 
@@ -101,10 +110,14 @@ def user_task_keys(loader: str, metadata: dict[str, Any]) -> list[str]:
     """The metadata keys a user may set on a task built by ``loader`` (a key of :func:`task_keys_by_loader`) with
     ``metadata`` (its YAML's and ``--metadata``), sorted: the keys the loader reads without :data:`QA_YAML_KEYS`, and
     without ``questions`` unless ``dataset`` is ``byo`` (:func:`check_no_questions` refuses it elsewhere)."""
-    keys = task_keys_by_loader()[loader]
-    if loader == "tasks.utils.load_qa":
-        keys = keys - QA_YAML_KEYS - (set() if metadata.get("dataset") == "byo" else {"questions"})
-    return sorted(keys)
+    return sorted(_user_keys(task_keys_by_loader()[loader], metadata))
+
+
+def _user_keys(keys: set[str], metadata: dict[str, Any]) -> set[str]:
+    """``keys`` (a loader's) without :data:`QA_YAML_KEYS` and, unless ``metadata``'s ``dataset`` is ``byo``, without
+    ``questions``: the one rule of :func:`user_task_keys` and :func:`check_metadata_keys`' lists (the wiki loaders'
+    keys hold neither)."""
+    return set(keys) - QA_YAML_KEYS - (set() if metadata.get("dataset") == "byo" else {"questions"})
 
 
 _READERS = {"tasks.utils.load_qa": "the QA tasks", "tasks.utils.load_wiki_lm": "wiki_lm_bm25",
