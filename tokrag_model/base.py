@@ -56,8 +56,9 @@ from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args, requested_auto  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_invariant, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
-from .loading import (config_shape, has_chat_template, model_shape, resolve_device, resolve_pretrained, set_linear_weight_layout,  # noqa: E402
-                      torch_dtype, weights_fingerprint)
+from .loading import (chat_template_before_load, config_shape, has_chat_template, model_shape, resolve_device,  # noqa: E402
+                      resolve_pretrained, select_chat_template, set_linear_weight_layout, torch_dtype,
+                      weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, check_slot, get_ctxs, without_slot  # noqa: E402
 from .provenance import compute_environment  # noqa: E402
 from ._lmeval_hook import after_import, patch_caching_lm  # noqa: E402
@@ -131,12 +132,10 @@ def model_files_fingerprint(folder: str | os.PathLike) -> str | None:
 def chat_template_sha256(tokenizer: Any, name: bool | str = True) -> str | None:
     """SHA-256 (hex) of the chat template of ``tokenizer`` that ``--apply_chat_template`` ``name`` applies (true: its
     template, of named templates the ``"default"`` one; a template name: that one), selected as lm-eval's
-    ``TemplateLM.chat_template`` selects it (:func:`leaderboards.keys.select_chat_template`, which
+    ``TemplateLM.chat_template`` selects it (:func:`tokrag_model.loading.select_chat_template`, which
     :func:`leaderboards.keys.chat_template_sha256` keys); None without one (or when ``name`` is not among the named
     templates): the ``chat_template_sha256`` a method records in its resolved config (and ``tokrag leaderboard
     rescore`` compares)."""
-    from leaderboards.keys import select_chat_template
-
     try:
         template = select_chat_template(getattr(tokenizer, "chat_template", None), name)
     except ValueError:  # no such name / no "default": RAGMethodLM.selected_chat_template refuses it in one line
@@ -161,32 +160,9 @@ def no_chat_template_message(method: str, pretrained: Any) -> str:
 def unknown_chat_template_message(method: str, name: Any, pretrained: Any, why: Any) -> str:
     """The one-line refusal of ``--apply_chat_template`` ``name`` for ``--model method`` whose ``pretrained`` tokenizer
     has named templates without that one (or, ``name`` true, without a ``"default"``); ``why``: lm-eval's message
-    naming the templates (:func:`leaderboards.keys.select_chat_template`'s ValueError).
+    naming the templates (:func:`tokrag_model.loading.select_chat_template`'s ValueError).
     :func:`check_chat_template_before_load` and :meth:`RAGMethodLM.selected_chat_template` say the same."""
     return f"--model {method}: --apply_chat_template {name!r} with pretrained={pretrained!r}: {why}"
-
-
-def chat_template_before_load(pretrained: Any) -> str | dict[str, str] | None:
-    """The chat template the tokenizer of ``pretrained`` loads with (a string, or named templates as a dict), read
-    from its files without loading anything, as the leaderboard key reads them
-    (:func:`leaderboards.keys._folder_chat_template`): a local folder (:func:`leaderboards.keys.resolve_weights`), or
-    an alias's converted folder once converted (:func:`tokrag_model.loading.converted_folder`). None where the files
-    are not read before the load: an alias not converted yet (its GGUF holds one template string), a hub id, a
-    missing alias package or an unreadable file (the load says it)."""
-    from leaderboards.keys import _folder_chat_template, resolve_weights
-
-    from .loading import ALIASES, converted_folder
-
-    try:
-        if str(pretrained).strip().lower() in ALIASES:
-            folder = converted_folder(str(pretrained).strip().lower())
-            return _folder_chat_template(folder) if (folder / "config.json").is_file() else None
-        path = resolve_weights(str(pretrained))
-        return _folder_chat_template(path) if path is not None and path.is_dir() else None
-    except Exception as exc:  # noqa: BLE001 - a missing alias package, unreadable JSON: the load says it
-        log.debug("pretrained=%r: chat templates not read before the load (%s: %s)", pretrained, type(exc).__name__,
-                  exc)
-        return None
 
 
 def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_template: Any) -> None:
@@ -222,8 +198,6 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
         raise ConfigError(no_chat_template_message(model, pretrained))
     template = chat_template_before_load(pretrained)
     if isinstance(template, dict):  # named templates (one string: a name is ignored, lm-eval warns after the load)
-        from leaderboards.keys import select_chat_template
-
         try:
             select_chat_template(template, apply_chat_template)
         except ValueError as exc:
@@ -734,15 +708,13 @@ class RAGMethodLM(LM):
         """The chat template string of this evaluation: the tokenizer's template, or of named templates (a
         ``tokenizer_config.json`` list, which transformers loads as a dict) the one :attr:`chat_template_name` names
         (``--apply_chat_template rag``), else ``"default"``, as lm-eval's ``TemplateLM.chat_template`` selects it
-        (:func:`leaderboards.keys.select_chat_template`); None without a template.
+        (:func:`tokrag_model.loading.select_chat_template`); None without a template.
 
         Raises:
             ConfigError: the name is not one of the named templates, or there is no ``"default"`` among them (the
                 names listed: :func:`unknown_chat_template_message`; refused before the load where the files tell it,
                 :func:`check_chat_template_before_load`).
         """
-        from leaderboards.keys import select_chat_template
-
         name = self.chat_template_name
         cached = self.__dict__.get("_selected_chat_template")
         if cached is not None and cached[0] == name and type(cached[0]) is type(name):

@@ -528,6 +528,69 @@ def _folder_chat_template(folder: Path) -> bool | None:
     return bool(obj.get("chat_template")) if isinstance(obj, dict) else None
 
 
+def folder_chat_template(path: Path) -> str | dict[str, str] | None:
+    """The ``chat_template`` a tokenizer saved in folder ``path`` loads with, as transformers reads it: the template
+    files (``chat_template.jinja``, the ``"default"`` entry, and ``additional_chat_templates/<name>.jinja``) when
+    there are any, else ``tokenizer_config.json``'s ``chat_template``; named templates (several files, or a
+    ``tokenizer_config.json`` list of ``{"name", "template"}``) as a dict of name -> template. None without one."""
+    files = {}
+    if (path / "chat_template.jinja").is_file():
+        files["default"] = (path / "chat_template.jinja").read_text(encoding="utf-8")
+    if (path / "additional_chat_templates").is_dir():
+        for f in sorted((path / "additional_chat_templates").glob("*.jinja")):
+            files[f.name.removesuffix(".jinja")] = f.read_text(encoding="utf-8")
+    if files:
+        return files["default"] if list(files) == ["default"] else files
+    if not (path / "tokenizer_config.json").is_file():
+        return None
+    value = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8")).get("chat_template")
+    if isinstance(value, list):  # [{"name": ..., "template": ...}, ...] (Cohere Command-R, Hermes-2-Pro)
+        value = {t["name"]: t["template"] for t in value if isinstance(t, dict) and "name" in t and "template" in t}
+    return value if isinstance(value, (str, dict)) else None
+
+
+def select_chat_template(template: str | dict[str, str] | None, name: bool | str | None = True) -> str | None:
+    """The template string that lm-eval's ``TemplateLM.chat_template`` (what it hashes into a run's results) selects
+    from a tokenizer's ``chat_template`` ``template`` under ``--apply_chat_template`` ``name``: ``template`` itself
+    when it is one string (a ``name`` is then ignored, lm-eval warns); of named templates (a dict, as transformers
+    loads a ``tokenizer_config.json`` list), the entry ``name``, or ``"default"`` for ``name`` true. None when
+    ``template`` is empty or ``name`` is false/None. The model records the SHA-256 of this string
+    (:meth:`tokrag_model.base.RAGMethodLM.chat_template`) and renders with it; :func:`leaderboards.keys.chat_template_sha256` keys it.
+
+    Raises:
+        ValueError: lm-eval's message naming the templates: ``name`` is not one of them, or ``name`` is true and
+            there is no ``"default"``.
+    """
+    from types import SimpleNamespace
+
+    from lm_eval.api.model import TemplateLM
+
+    if not name or not template:
+        return None
+    if name is True and isinstance(template, dict) and "default" in template:
+        name = "default"  # the same entry, without lm-eval's warning of a class-level fallback template
+    return TemplateLM.chat_template(SimpleNamespace(tokenizer=SimpleNamespace(chat_template=template)), name)
+
+
+def chat_template_before_load(pretrained: Any, models_dir: Path | None = None) -> str | dict[str, str] | None:
+    """The chat template the tokenizer of ``pretrained`` loads with (a string, or named templates as a dict), read
+    from its files without loading anything (:func:`folder_chat_template`), from the places :func:`has_chat_template`
+    reads: an alias's converted folder once converted (:func:`converted_folder`), or a local folder. None where the
+    files are not read before the load: an alias not converted yet (its GGUF holds one template string), a hub id
+    (a cached snapshot may differ from what the load fetches), a missing alias package or an unreadable file (the
+    load says it). Nothing is raised (logged at DEBUG)."""
+    value = str(pretrained).strip()
+    try:
+        if value.lower() in ALIASES:
+            folder = converted_folder(value.lower(), models_dir)
+            return folder_chat_template(folder) if (folder / "config.json").is_file() else None
+        path = Path(value).expanduser()
+        return folder_chat_template(path) if path.is_dir() else None
+    except Exception as exc:  # noqa: BLE001 - a missing alias package, unreadable JSON: the load says it
+        log.debug("pretrained=%r: chat templates not read before the load (%s: %s)", value, type(exc).__name__, exc)
+        return None
+
+
 def has_chat_template(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> bool | None:
     """Whether the tokenizer of the model ``pretrained`` names has a chat template, read from its files without
     loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
