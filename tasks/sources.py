@@ -3,7 +3,8 @@
 Every family is read the same way (:func:`hub_rows`): task metadata ``hub_id`` may be a hub id (the default
 below) or a local folder/file; else a folder named like the hub dataset inside the data folder
 (``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub (offline
-(``HF_HUB_OFFLINE=1``): the ``datasets`` cache, else the split's files in the hub cache's snapshot). A local
+(``HF_HUB_OFFLINE=1``): the ``datasets`` cache, else the split's files in the hub cache's snapshot, where its
+README.md's ``configs:`` metadata puts them, else in a local folder's layout). A local
 folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json,tsv,csv}`` or
 ``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows; ``.tsv``/``.csv`` as the hub reads them, e.g. PopQA's
 only file ``test.tsv``), so a ``datasets`` export or a hand-written fixture of a few rows both work offline. A data
@@ -80,18 +81,81 @@ def _local_files(root: Path, config: str | None, split: str, *, config_folder: b
             folder = folder / split
             data = sorted(f for f in folder.iterdir() if f.is_file() and re.search(rf"\.{_EXTENSIONS}$", f.name))
             files = [f for f in data if not f.name.startswith(".")]  # not hidden files: a leaderboard's run key skips them
-            hidden = tuple(f.name for f in data if f.name.startswith("."))
-            if hidden and (str(folder), hidden) not in _WARNED_HIDDEN:
-                _WARNED_HIDDEN.add((str(folder), hidden))
-                them = "them" if len(hidden) > 1 else "it"
-                log.warning("split folder %s: skipping hidden file%s %s (a leading '.'; neither read nor keyed by a "
-                            "leaderboard); rename %s without the '.' to read %s", folder, "s" * (len(hidden) > 1),
-                            ", ".join(hidden), them, them)
+            _warn_hidden(f"split folder {folder}", tuple(f.name for f in data if f.name.startswith(".")))
         else:
             files = sorted(f for f in folder.iterdir() if f.is_file() and pattern.match(f.name)) if folder.is_dir() else []
         if files:
             return files
     return []
+
+
+def _warn_hidden(where: str, hidden: tuple[str, ...]) -> None:
+    """The one WARNING (once per process) that the hidden data files ``hidden`` of ``where`` are skipped."""
+    if hidden and (where, hidden) not in _WARNED_HIDDEN:
+        _WARNED_HIDDEN.add((where, hidden))
+        them = "them" if len(hidden) > 1 else "it"
+        log.warning("%s: skipping hidden file%s %s (a leading '.'; neither read nor keyed by a leaderboard); rename %s "
+                    "without the '.' to read %s", where, "s" * (len(hidden) > 1), ", ".join(hidden), them, them)
+
+
+def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None:
+    """The split's files as the hub cache snapshot's ``README.md`` declares them in its YAML ``configs:`` metadata
+    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set, with its own
+    parsers (``huggingface_hub.repocard.metadata_load``, ``datasets``' ``MetadataConfigs``): the config ``config``, or
+    without one the default config (named ``default``, marked ``default: true``, or the only one); its ``data_files``
+    patterns of ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the snapshot (or the config's
+    ``data_dir``; a config with only a ``data_dir`` has the splits ``datasets`` infers there). Only files this module
+    reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING naming them, as
+    in a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that config (no card, no
+    ``configs:``, no such or no default config, or one with neither ``data_files`` nor ``data_dir``): the snapshot
+    is read in a local copy's layout. [] when the config declares no file of the split that is there.
+
+    Raises:
+        ConfigError: the card's metadata cannot be parsed (not YAML, malformed ``configs:``, several default configs).
+    """
+    readme = snap / "README.md"
+    if not readme.is_file():
+        return None
+    import fsspec
+    import yaml
+    from datasets.data_files import EmptyDatasetError, get_data_patterns, resolve_pattern, sanitize_patterns
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub.repocard import metadata_load
+
+    try:
+        configs = MetadataConfigs.from_dataset_card_data(metadata_load(readme) or {})
+        name = config if config in configs else None if config else configs.get_default_config_name()
+        params = configs.get(name, {}) if name else {}
+        declared = params.get("data_files")
+        patterns = sanitize_patterns(declared) if declared is not None else None
+    except (ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{readme}: cannot read its configs metadata ({' '.join(str(exc).split())[:200]})") from None
+    if patterns is None and not params.get("data_dir"):
+        return None
+    base = snap / params["data_dir"] if params.get("data_dir") else snap
+    if patterns is None:
+        try:
+            patterns = {str(k): v for k, v in get_data_patterns(str(base)).items()}
+        except EmptyDatasetError:  # no data files in data_dir
+            return []
+    readable = re.compile(rf"\.{_EXTENSIONS}$")
+
+    def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
+        return any(part.startswith(".") and set(part) != {"."} for part in Path(os.path.relpath(f, base)).parts)
+
+    files: dict[Path, None] = {}
+    skipped: dict[str, None] = {}
+    for pattern in patterns.get(split, []):
+        try:
+            found = resolve_pattern(pattern, str(base))  # datasets' own match (it drops unrequested hidden files)
+        except FileNotFoundError:
+            found = []
+        files.update((Path(f), None) for f in found if not hidden(f) and readable.search(f))
+        every = fsspec.filesystem("file").glob(str(base / pattern))  # the same glob, hidden files kept: to name them
+        skipped.update((os.path.relpath(f, base), None) for f in every
+                       if hidden(f) and readable.search(f) and os.path.isfile(f))
+    _warn_hidden(f"split {split!r} of {readme}'s config {name!r}", tuple(skipped))
+    return list(files)
 
 
 def _read_table(f: Path) -> list[dict]:
@@ -218,10 +282,16 @@ def _cached_configs(folder: Path, *, snapshots: bool) -> set[str]:
 def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
                        local_name: str | None = None) -> tuple[Path, list[Path]] | None:
     """The split's files in the hub cache's snapshot of the data set, ``(snapshot, files)``: the snapshot
-    ``huggingface_hub.snapshot_download(..., local_files_only=True)`` gives (``refs/main``), read in a local copy's
-    layout (:func:`_local_files`; a data set of :data:`SEVERAL_CONFIGS` only from ``<config>/``). None when there is
-    no snapshot or it holds no file of the split. Offline, ``datasets.load_dataset`` reads only the ``datasets``
-    cache, never these files (datasets 5.2), so :func:`hub_rows` reads them itself."""
+    ``huggingface_hub.snapshot_download(..., local_files_only=True)`` gives (``refs/main``), read as its README.md's
+    ``configs:`` metadata declares the config's files (:func:`_card_files`; the config asked for, else the default
+    one), else in a local copy's layout (:func:`_local_files`; a data set of :data:`SEVERAL_CONFIGS` only from
+    ``<config>/``). None when there is no snapshot or it holds no file of the split. Offline,
+    ``datasets.load_dataset`` reads only the ``datasets`` cache, never these files (datasets 5.2), so
+    :func:`hub_rows` reads them itself.
+
+    Raises:
+        ConfigError: the snapshot's README.md metadata cannot be parsed (:func:`_card_files`).
+    """
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -229,7 +299,9 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
         snap = Path(snapshot_download(str(hub_id), repo_type="dataset", local_files_only=True))
     except (LocalEntryNotFoundError, OSError, ValueError):  # no snapshot of refs/main, or not a hub id
         return None
-    files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
+    files = _card_files(snap, config, split)
+    if files is None:  # the card declares no files for the config: the layout of a local copy
+        files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
     return (snap, files) if files else None
 
 
@@ -244,7 +316,8 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
     ``datasets`` does not read the hub cache.
 
     Raises:
-        ConfigError: a local copy without the split's files (:func:`local_copy`'s line). OfflineError: offline and
+        ConfigError: a local copy without the split's files (:func:`local_copy`'s line), a hub cache snapshot whose
+        README.md metadata cannot be parsed (:func:`hub_snapshot_files`). OfflineError: offline and
         neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it.
     """
     from retrieval.paths import hub_offline
@@ -277,7 +350,8 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
         ``(rows, source)``; ``source`` names the folder/files or the hub id (for error messages and task cards).
 
     Raises:
-        ConfigError: a local path without files for the split. DataError: a malformed local file.
+        ConfigError: a local path without files for the split; offline, a hub cache snapshot whose README.md
+        metadata cannot be parsed. DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """
     local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)
