@@ -265,6 +265,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     seed_keys: dict[tuple, dict[int, str]] = {}  # (model, method, task) -> seed -> config hash of its finished run
     run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs (bootstrap seeds)
     gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
+    as_run: dict[tuple, list[dict]] = {}  # (model, task) -> per finished cell, what it ran with (_cell_as_run)
     metric_names: set[str] = set()
     hib: dict[str, dict[str, bool]] = {}
     for mod in spec.model_list():
@@ -293,6 +294,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                     seed_keys.setdefault((mod.name, m.name, t.task), {})[seed_cell.seed] = seed_key
                     all_samples += samples
                     gen_seen.setdefault((mod.name, t.task), set()).update(_generation_kwargs(samples))
+                    as_run.setdefault((mod.name, t.task), []).append(_cell_as_run(seed_cell, data, samples))
                     qids.setdefault((mod.name, t.task), {int(s["doc_id"]): str((s.get("doc") or {}).get("qid", s["doc_id"]))
                                                           for s in samples})
                     for name in sorted({k for s in samples for k in (s.get("metrics") or [])}):
@@ -370,12 +372,14 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     for mod in spec.model_list():
         tasks = [t.task for t in spec.tasks_of(mod)]
         models.append({"name": mod.name, "label": mod.label,
-                       "contract": spec.contract_lines(mod) + _generation_lines(mod.name, tasks, gen_seen), "notes": mod.notes,
+                       "contract": _contract_as_run(spec, mod, as_run) + _generation_lines(mod.name, tasks, gen_seen),
+                       "notes": mod.notes,
                        "methods": [m.name for m in spec.methods_of(mod)], "tasks": tasks,
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
     data = {
-        "generator": GENERATOR, "spec": spec.name, "description": spec.description, "notes": spec.notes, "contract": spec.contract_lines(),
+        "generator": GENERATOR, "spec": spec.name, "description": spec.description, "notes": spec.notes,
+        "contract": _contract_as_run(spec, spec.model_list()[0], as_run),
         "models": models, "multi_model": bool(spec.models),
         "specific_settings": spec.specific_settings(), "reference": spec.reference, "references": spec.references,
         "closed_book": spec.closed_book, "primary_metric": primary,
@@ -609,6 +613,104 @@ def _generation_lines(model: str | None, tasks: list[str], gen_seen: dict[tuple,
             text = f"DIFFERS between methods: {text}"
         groups.setdefault(text, []).append(t)
     return [f"generation as run (from the samples) on {', '.join(ts)}: {text}" for text, ts in groups.items()]
+
+
+ROLLING = "loglikelihood_rolling"
+"""lm-eval's output type whose requests carry the document text alone (``ConfigurableTask.construct_requests``:
+``arguments = (doc_to_target(doc),)``): the context lm-eval builds, chat template and system instruction included,
+never reaches the model."""
+_PROMPT_KEYS = ("apply_chat_template", "system_instruction")
+"""Contract settings that shape the context lm-eval renders (:func:`_contract_as_run` says where they applied)."""
+
+
+def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[str, Any]:
+    """What one finished cell ran with, from its run folder: ``prompt`` (per :data:`_PROMPT_KEYS`, ``"applied"``,
+    ``"rolling"``: set but the task's requests carry no context, or ``"off"``: its cells ran without it; the
+    setting as ``results.json``'s ``config.tokrag_prompt`` records it, else the cell's own, which its run key holds),
+    ``n`` (documents evaluated), ``original`` (the task's documents before the limit, lm-eval's ``n-samples``; None if
+    not recorded) and ``passages`` (the fewest and most passages a document carried, ``doc.ctxs``; None without)."""
+    res = data.get("results") or {}
+    task = cell.task.task
+    prompt = ((res.get("config") or {}).get("tokrag_prompt") or {})
+    rolling = ((res.get("configs") or {}).get(task) or {}).get("output_type") == ROLLING
+    status = {}
+    for key in _PROMPT_KEYS:
+        on = prompt[key] if key in prompt else getattr(cell, key)
+        status[key] = "off" if not on else "rolling" if rolling else "applied"
+    counts = [len(s["doc"]["ctxs"]) for s in samples if isinstance(s.get("doc"), dict) and isinstance(s["doc"].get("ctxs"), list)]
+    original = ((res.get("n-samples") or {}).get(task) or {}).get("original")
+    return {"prompt": status, "n": len(samples), "original": original if isinstance(original, int) else None,
+            "passages": (min(counts), max(counts)) if counts else None}
+
+
+def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[dict]]) -> list[str]:
+    """The contract of ``mod`` (:meth:`LeaderboardSpec.contract_lines`) with the lines that a setting stated for the
+    whole model would over-generalise said as run, from the finished cells (``as_run``, :func:`_cell_as_run`):
+
+    * ``apply_chat_template`` / ``system_instruction``, when set: the tasks they were applied to, and those where
+      they were not (a ``loglikelihood_rolling`` task, whose requests carry the text alone, or a task whose cells ran
+      without them, a plain-text one); unchanged when every task with results applied them;
+    * ``subset`` (the spec's text, written for the spec's tasks): for a model that runs only some of them, the
+      documents its own tasks evaluated (lm-eval limit, in each task's order), as the results count them;
+    * a line naming the tasks whose documents carried fewer passages than the contract's ``k`` (a gold-only task's
+      one, a language-modelling task's own depth), from the samples.
+    Tasks without results are named as such."""
+    lines = spec.contract_lines(mod)
+    sh = mod.shared
+    tasks = [t.task for t in spec.tasks_of(mod)]
+    runs = {t: as_run.get((mod.name, t)) or [] for t in tasks}
+    waiting = [t for t in tasks if not runs[t]]
+    for key in _PROMPT_KEYS:
+        value = sh.get(key)
+        line = f"{key}: {value}"
+        if not value or line not in lines:
+            continue
+        groups: dict[str, list[str]] = {}
+        for t in tasks:
+            seen = {r["prompt"][key] for r in runs[t]}
+            if seen:
+                groups.setdefault(seen.pop() if len(seen) == 1 else "differs", []).append(t)
+        if set(groups) <= {"applied"}:
+            continue
+        why = {"applied": "on {}",
+               "rolling": f"not on {{}}: {ROLLING}, whose requests carry the text without the context lm-eval renders",
+               "off": "not on {}: its cells ran without it",
+               "differs": "DIFFERS between methods on {}"}
+        parts = [why[s].format(", ".join(groups[s])) for s in why if s in groups]
+        if waiting:
+            parts.append(f"no results yet on {', '.join(waiting)}")
+        lines[lines.index(line)] = f"{line} (as run, from the results: {'; '.join(parts)})"
+    whole = [t.task for t in (spec.whole or spec).tasks]
+    if spec.subset and tasks != whole:
+        groups = {}
+        for t in tasks:
+            seen = {(r["n"], r["original"]) for r in runs[t]}
+            if len(seen) == 1:
+                n, original = seen.pop()
+                groups.setdefault(f"the first {n}" + (f" of {original}" if original is not None else "")
+                                  + " documents of {}", []).append(t)
+            elif seen:
+                groups.setdefault("DIFFERING numbers of documents between methods on {}", []).append(t)
+            else:  # the limit its cells run with
+                own = next(x.limit for x in spec.tasks_of(mod) if x.task == t)
+                groups.setdefault(f"limit {sh.get('limit') if own is None else own} on {{}} (no results yet)", []).append(t)
+        parts = [text.format(", ".join(ts)) for text, ts in groups.items()]
+        lines[lines.index(f"subset: {spec.subset}")] = (
+            f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order), "
+            "identical for every method")
+    k = (sh.get("model_args") or {}).get("k")
+    if isinstance(k, int) and not isinstance(k, bool):
+        fewer: dict[str, list[str]] = {}
+        for t in tasks:
+            depths = {r["passages"] for r in runs[t] if r["passages"] is not None}
+            lo, hi = min(d[0] for d in depths) if depths else k, max(d[1] for d in depths) if depths else k
+            if hi < k:
+                fewer.setdefault(str(hi) if lo == hi else f"{lo} to {hi}", []).append(t)
+        if fewer:
+            at = max(i for i, x in enumerate(lines) if x.startswith("model_args."))  # under the model's arguments
+            lines.insert(at + 1, f"passages per question as attached (from the samples), fewer than k {k}: "
+                         + "; ".join(f"{d} on {', '.join(ts)}" for d, ts in fewer.items()))
+    return lines
 
 
 def _mean_count(values: list[int]) -> int | float:

@@ -1,0 +1,114 @@
+"""The fairness contract says where a setting stated for the whole model applied, as the run folders record it.
+
+The committed nq-wiki-12k-v2 report listed ``apply_chat_template: True`` for SmolLM2 although its wiki_lm_bm25 cells
+(then ``loglikelihood_rolling``) never saw a chat: lm-eval gives a rolling request the document text alone
+(``ConfigurableTask.construct_requests``: ``arguments = (doc_to_target(doc),)``), the rendered context is dropped. And
+the Gemma contract printed the spec's subset text, "... and the first 100 paragraphs of wiki_lm_bm25", for a model
+that ran only nq_oracle_bm25 and nq_oracle_bm25_noise60. Likewise ``model_args.k: 5`` stood for tasks whose questions
+carry fewer passages (wiki_lm_bm25 its own 3, a gold-only task 1).
+
+Synthetic finished cells shaped as the runner writes them (``results.json``: ``configs.<task>.output_type``,
+``n-samples``, ``config.tokrag_prompt``; samples with their ``doc``), fed to ``report.compute``: no model runs.
+"""
+
+from __future__ import annotations
+
+from leaderboards.report import compute, render_markdown
+from leaderboards.spec import load_spec
+from tests.leaderboard_helpers import FIX, TOY, write_spec
+
+ROLLING_NOTE = "not on toy_lm: loglikelihood_rolling, whose requests carry the text without the context lm-eval renders"
+OUTPUT_TYPE = {"toy_qa": "generate_until", "toy_lm": "loglikelihood_rolling", "wiki_lm_bm25": "loglikelihood"}
+PASSAGES = {"toy_qa": 5, "toy_lm": 3, "wiki_lm_bm25": 3}
+
+
+def _spec(tmp_path, chat_tasks=None):
+    """Model ``chat`` (chat template, a system instruction, k 5) on toy_qa (generates), toy_lm (loglikelihood_rolling)
+    and wiki_lm_bm25 (plain text), or ``chat_tasks``; model ``plain`` on toy_qa alone, under a subset text that names
+    the three tasks."""
+    chat = {"apply_chat_template": True, "system_instruction": "Be brief.", "model_args": {"k": 5}}
+    models = [{"name": "chat", "shared": chat, **({"tasks": chat_tasks} if chat_tasks else {})},
+              {"name": "plain", "shared": {"model_args": {"k": 5}}, "tasks": ["toy_qa"]}]
+    path = write_spec(tmp_path, limit=4, tasks=["toy_qa", {"task": "toy_lm", "limit": 2}, {"task": "wiki_lm_bm25", "limit": 2}],
+                      methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+                               {"name": "none", "model": TOY, "model_args": {"mode": "none"}}],
+                      extra={"models": models, "bootstrap": {"iters": 100, "seed": 7},
+                             "subset": "the first 4 questions of toy_qa and the first 2 texts of toy_lm and wiki_lm_bm25"})
+    return load_spec(path)
+
+
+def _loaded(spec, skip=()):
+    """A finished cell per cell of ``spec`` (None for the cell ids in ``skip``), as the runner's folders hold them."""
+    out = {}
+    for cell in spec.cells():
+        t, n = cell.task.task, cell.limit
+        doc = {"ctxs": [{"docid": f"d{i}", "text": "x"} for i in range(PASSAGES[t])]}
+        if t == "toy_qa":
+            samples = [{"doc_id": i, "doc": dict(doc, qid=f"q{i}"), "filter": "none", "em": 1.0, "answer_match": 1.0,
+                        "arguments": [["ctx", {"until": ["\n"], "max_gen_toks": 8, "do_sample": False}]]} for i in range(n)]
+            res = {"em,none": 1.0, "answer_match,none": 1.0}
+        else:
+            samples = [{"doc_id": i, "doc": doc, "filter": "none", "word_perplexity": [-6.0, 3], "arguments": [["a b c"]]}
+                       for i in range(n)]
+            res = {"word_perplexity,none": 7.389}
+        results = {"results": {t: res}, "configs": {t: {"output_type": OUTPUT_TYPE[t]}},
+                   "n-samples": {t: {"original": 12, "effective": n}},
+                   "config": {"limit": n, "tokrag_prompt": {"apply_chat_template": cell.apply_chat_template,
+                                                             "system_instruction": cell.system_instruction}}}
+        data = {"samples": {t: samples}, "results": results, "cost": {}, "provenance": {}, "config": {}}
+        out[cell.cell_id] = (cell, f"key-{cell.cell_id}", None if cell.cell_id in skip else data)
+    return out
+
+
+def test_the_contract_says_which_tasks_a_setting_reached(tmp_path):
+    spec = _spec(tmp_path)
+    cells = {c.cell_id: c for c in spec.cells()}
+    assert cells["chat/standard/toy_lm/seed1"].apply_chat_template is True  # not a plain-text task: set, yet dropped
+    assert cells["chat/standard/wiki_lm_bm25/seed1"].apply_chat_template is False  # plain text: run without it
+    data = compute(spec, _loaded(spec), timings=False)
+    chat, plain = (m["contract"] for m in data["models"])
+    where = f"(as run, from the results: on toy_qa; {ROLLING_NOTE}; not on wiki_lm_bm25: its cells ran without it)"
+    assert f"apply_chat_template: True {where}" in chat and "apply_chat_template: True" not in chat
+    assert f"system_instruction: Be brief. {where}" in chat
+    assert chat[:2] == ["model_args.k: 5", "model_args.pretrained: " + spec.shared["model_args"]["pretrained"]]
+    assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on toy_lm, wiki_lm_bm25"
+    assert "subset: the first 4 questions of toy_qa and the first 2 texts of toy_lm and wiki_lm_bm25" in chat  # all its tasks
+    assert ("subset, as run (from the results): the first 4 of 12 documents of toy_qa (lm-eval limit, in each task's "
+            "order), identical for every method") in plain
+    assert not [x for x in plain if "toy_lm" in x or "wiki_lm" in x]  # only the task its cells ran
+    assert not [x for x in plain if x.startswith(("apply_chat_template", "system_instruction", "passages"))]
+    assert data["contract"] == chat[:len(data["contract"])]  # the JSON's first contract, said as run too
+    md = render_markdown(data)
+    assert f"- apply_chat_template: True {where}\n" in md and "- subset, as run (from the results): the first 4 of 12" in md
+
+
+def test_a_task_without_results_is_named_and_a_setting_that_reached_every_task_is_left_as_it_was(tmp_path):
+    spec = _spec(tmp_path)
+    lm = {f"chat/{m}/toy_lm/seed1" for m in ("standard", "none")}
+    chat = compute(spec, _loaded(spec, skip=lm), timings=False)["models"][0]["contract"]
+    assert ("apply_chat_template: True (as run, from the results: on toy_qa; not on wiki_lm_bm25: its cells ran "
+            "without it; no results yet on toy_lm)") in chat
+    assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on wiki_lm_bm25"
+    only_qa = _spec(tmp_path / "qa", chat_tasks=["toy_qa"])
+    chat = compute(only_qa, _loaded(only_qa), timings=False)["models"][0]["contract"]
+    assert "apply_chat_template: True" in chat and "system_instruction: Be brief." in chat
+    assert not [x for x in chat if x.startswith("passages")]  # toy_qa's 5
+
+
+def test_lm_eval_gives_a_rolling_request_the_text_alone():
+    """What the contract relies on: under apply_chat_template lm-eval renders the chat of a loglikelihood_rolling
+    task's document (and the system instruction in it), then builds the request from the text alone."""
+    from lm_eval.tasks import TaskManager
+
+    rendered = []
+
+    def chat(history, add_generation_prompt=True):
+        rendered.append(history)
+        return "<chat>" + " ".join(m["content"] for m in history) + "</chat>"
+
+    task = TaskManager(include_path=str(FIX / "tasks")).load(["toy_lm"])["tasks"]["toy_lm"]
+    task.build_all_requests(limit=2, rank=0, world_size=1, apply_chat_template=True, system_instruction="Be brief.",
+                            chat_template=chat, tokenizer_name="toy")
+    assert rendered and rendered[0][0] == {"role": "system", "content": "Be brief."}
+    assert [i.args for i in task.instances] == [("The river runs to the sea.",),
+                                               ("Mountains rise above the clouds in the north.",)]
