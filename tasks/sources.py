@@ -98,38 +98,69 @@ def _warn_hidden(where: str, hidden: tuple[str, ...]) -> None:
                     "without the '.' to read %s", where, "s" * (len(hidden) > 1), ", ".join(hidden), them, them)
 
 
-def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None:
-    """The split's files as the hub cache snapshot's ``README.md`` declares them in its YAML ``configs:`` metadata
-    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set, with its own
-    parsers (``huggingface_hub.repocard.metadata_load``, ``datasets``' ``MetadataConfigs``): the config ``config``, or
-    without one the default config (named ``default``, marked ``default: true``, or the only one); its ``data_files``
-    patterns of ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the snapshot (or the config's
-    ``data_dir``; a config with only a ``data_dir`` has the splits ``datasets`` infers there). Only files this module
-    reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING naming them, as
-    in a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that config (no card, no
-    ``configs:``, no such or no default config, or one with neither ``data_files`` nor ``data_dir``): the snapshot
-    is read in a local copy's layout. [] when the config declares no file of the split that is there.
+def _configs_problem(configs: Any) -> str | None:
+    """What a card's ``configs:`` gets wrong that ``datasets`` takes for granted without checking (its
+    ``MetadataConfigs`` and ``data_files`` then fail with a bare TypeError or AttributeError): a config that is not a
+    mapping, a ``config_name`` that is a list or mapping, a ``split`` that is not a string, a ``path`` list with an item
+    that is not a string, a ``data_dir`` that is not a string. None when there is none of these (what ``datasets``
+    checks, e.g. ``configs:`` not a list, it refuses with its own message)."""
+    for c in configs if isinstance(configs, list) else []:
+        if not isinstance(c, dict):
+            return f"a config is {c!r}, not a mapping with a config_name"
+        where = f"config {c.get('config_name')!r}"
+        if isinstance(c.get("config_name"), (list, dict)):
+            return f"{where}: config_name is a {type(c['config_name']).__name__}, not a name"
+        if c.get("data_dir") is not None and not isinstance(c["data_dir"], str):
+            return f"{where}: data_dir is {c['data_dir']!r}, not a folder"
+        for item in c["data_files"] if isinstance(c.get("data_files"), list) else []:
+            if isinstance(item, dict) and "split" in item and not isinstance(item["split"], str):
+                return f"{where}: a data_files split is {item['split']!r}, not a name"
+            path = item.get("path") if isinstance(item, dict) else None
+            if isinstance(path, list) and not all(isinstance(q, str) for q in path):
+                return (f"{where}: the path of data_files split {item.get('split')!r} is {path!r}, not a list of "
+                        "patterns")
+    return None
+
+
+def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, list[str]]] | None:
+    """The config of the hub cache snapshot's ``README.md`` YAML ``configs:`` metadata that ``datasets.load_dataset``
+    reads a hub data set with, parsed by its own parsers (``huggingface_hub.repocard.metadata_load``, ``datasets``'
+    ``MetadataConfigs``, ``sanitize_patterns``): the config ``config`` when the card declares it; without a config, the
+    default one (named ``default``, marked ``default: true``, or the only one). ``(name, folder, patterns)``: the
+    folder its patterns are relative to (the snapshot, or the config's ``data_dir``) and its ``data_files`` patterns per
+    split (for a config with only a ``data_dir``, those ``datasets`` infers there; none when it holds no data file).
+    None when the card declares no files for that config (no card, no ``configs:``, a config it does not declare, no
+    default config, or one with neither ``data_files`` nor ``data_dir``).
 
     Raises:
-        ConfigError: the card's metadata cannot be parsed (not YAML, malformed ``configs:``, several default configs).
+        ConfigError: the card's metadata cannot be parsed or is malformed (not YAML, ``configs:`` not a list of
+        configs, a ``data_files`` of another form, several default configs, :func:`_configs_problem`): one line,
+        ``datasets``' or the YAML parser's own message without ``datasets``' examples, cut between words.
     """
     readme = snap / "README.md"
     if not readme.is_file():
         return None
-    import fsspec
     import yaml
-    from datasets.data_files import EmptyDatasetError, get_data_patterns, resolve_pattern, sanitize_patterns
+    from datasets.data_files import EmptyDatasetError, get_data_patterns, sanitize_patterns
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub.repocard import metadata_load
 
     try:
-        configs = MetadataConfigs.from_dataset_card_data(metadata_load(readme) or {})
+        card = metadata_load(readme) or {}
+        problem = _configs_problem(card.get("configs"))
+        if problem:
+            raise ValueError(problem)
+        configs = MetadataConfigs.from_dataset_card_data(card)
         name = config if config in configs else None if config else configs.get_default_config_name()
         params = configs.get(name, {}) if name else {}
         declared = params.get("data_files")
         patterns = sanitize_patterns(declared) if declared is not None else None
-    except (ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{readme}: cannot read its configs metadata ({' '.join(str(exc).split())[:200]})") from None
+    except (ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        # ValueError: datasets' and huggingface_hub's refusals; the others: a form they do not check (e.g. features:)
+        text = " ".join(str(exc).split()).partition(" Examples of data_files in YAML:")[0]  # not its many examples
+        text = text if isinstance(exc, (ValueError, yaml.YAMLError)) else f"{type(exc).__name__}: {text}"
+        text = text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
+        raise ConfigError(f"{readme}: cannot read its configs metadata ({text})") from None
     if patterns is None and not params.get("data_dir"):
         return None
     base = snap / params["data_dir"] if params.get("data_dir") else snap
@@ -137,7 +168,30 @@ def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None
         try:
             patterns = {str(k): v for k, v in get_data_patterns(str(base)).items()}
         except EmptyDatasetError:  # no data files in data_dir
-            return []
+            patterns = {}
+    return name, base, patterns
+
+
+def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None:
+    """The split's files as the hub cache snapshot's ``README.md`` declares them in its YAML ``configs:`` metadata
+    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set: the config of
+    :func:`_card_config` (``config`` when the card declares it; without one, the default config); its patterns of
+    ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the snapshot (or the config's ``data_dir``). Only
+    files this module reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING
+    naming them, as in a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that
+    config (:func:`_card_config`): the snapshot is read in a local copy's layout. [] when the config declares no
+    file of the split that is there (:func:`_card_refusal` says why).
+
+    Raises:
+        ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`).
+    """
+    card = _card_config(snap, config)
+    if card is None:
+        return None
+    import fsspec
+    from datasets.data_files import resolve_pattern
+
+    name, base, patterns = card
     readable = re.compile(rf"\.{_EXTENSIONS}$")
 
     def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
@@ -154,7 +208,7 @@ def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None
         every = fsspec.filesystem("file").glob(str(base / pattern))  # the same glob, hidden files kept: to name them
         skipped.update((os.path.relpath(f, base), None) for f in every
                        if hidden(f) and readable.search(f) and os.path.isfile(f))
-    _warn_hidden(f"split {split!r} of {readme}'s config {name!r}", tuple(skipped))
+    _warn_hidden(f"split {split!r} of {snap / 'README.md'}'s config {name!r}", tuple(skipped))
     return list(files)
 
 
@@ -279,30 +333,62 @@ def _cached_configs(folder: Path, *, snapshots: bool) -> set[str]:
     return {d.name for p in parents if p.is_dir() for d in p.iterdir() if d.is_dir()}
 
 
-def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
-                       local_name: str | None = None) -> tuple[Path, list[Path]] | None:
-    """The split's files in the hub cache's snapshot of the data set, ``(snapshot, files)``: the snapshot
-    ``huggingface_hub.snapshot_download(..., local_files_only=True)`` gives (``refs/main``), read as its README.md's
-    ``configs:`` metadata declares the config's files (:func:`_card_files`; the config asked for, else the default
-    one), else in a local copy's layout (:func:`_local_files`; a data set of :data:`SEVERAL_CONFIGS` only from
-    ``<config>/``). None when there is no snapshot or it holds no file of the split. Offline,
-    ``datasets.load_dataset`` reads only the ``datasets`` cache, never these files (datasets 5.2), so
-    :func:`hub_rows` reads them itself.
-
-    Raises:
-        ConfigError: the snapshot's README.md metadata cannot be parsed (:func:`_card_files`).
-    """
+def _hub_snapshot(hub_id: str) -> Path | None:
+    """The hub cache's snapshot of the data set ``huggingface_hub.snapshot_download(..., local_files_only=True)``
+    gives (``refs/main``); None when there is none or ``hub_id`` is not a hub id."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        snap = Path(snapshot_download(str(hub_id), repo_type="dataset", local_files_only=True))
+        return Path(snapshot_download(str(hub_id), repo_type="dataset", local_files_only=True))
     except (LocalEntryNotFoundError, OSError, ValueError):  # no snapshot of refs/main, or not a hub id
+        return None
+
+
+def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
+                       local_name: str | None = None) -> tuple[Path, list[Path]] | None:
+    """The split's files in the hub cache's snapshot of the data set (:func:`_hub_snapshot`), ``(snapshot, files)``.
+    When its README.md's ``configs:`` metadata declares the config (:func:`_card_files`: the config asked for when the
+    card declares it; without a config, the card's default one), only the files that config declares for the split;
+    else (no card, no ``configs:``, a config the card does not declare, no default config) in a local copy's layout
+    (:func:`_local_files`; a data set of :data:`SEVERAL_CONFIGS` only from ``<config>/``). None when there is no
+    snapshot or it holds no file of the split so read (:func:`_card_refusal` says why when the card is the reason).
+    Offline, ``datasets.load_dataset`` reads only the ``datasets`` cache, never these files (datasets 5.2), so
+    :func:`hub_rows` reads them itself.
+
+    Raises:
+        ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`).
+    """
+    snap = _hub_snapshot(hub_id)
+    if snap is None:
         return None
     files = _card_files(snap, config, split)
     if files is None:  # the card declares no files for the config: the layout of a local copy
         files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
     return (snap, files) if files else None
+
+
+def _card_refusal(hub_id: str, config: str | None, split: str) -> str | None:
+    """Why the hub cache snapshot's README.md gives no file of ``split`` (:func:`_card_files` is []), for the refusal's
+    line: the splits its ``configs:`` metadata declares for the config when ``split`` is not one of them, else the
+    split's patterns, which match no data file there. None when the card declares no files for the config (the
+    snapshot is read in a local copy's layout) or there is no snapshot."""
+    snap = _hub_snapshot(hub_id)
+    card = _card_config(snap, config) if snap is not None else None
+    if card is None:
+        return None
+    name, base, patterns = card
+    of = f"config {name!r}" + (f" (data_dir {os.path.relpath(base, snap)})" if base != snap else "")
+    if split in patterns:
+        shown = patterns[split][:3]
+        what = (f"declares split {split!r} of {of} as {', '.join(map(str, shown))}"
+                + (f" and {len(patterns[split]) - 3} more patterns" if len(patterns[split]) > 3 else "")
+                + ", which match no .parquet, .jsonl, .json, .tsv or .csv file there")
+    else:
+        what = (f"declares for {of} only the split{'s' * (len(patterns) > 1)} {', '.join(patterns)}" if patterns else
+                f"declares {of}, which holds no data file")
+    return (f"the snapshot's README.md configs: metadata {what}; as datasets reads a hub data set, files outside the "
+            "card's patterns are not read")
 
 
 def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
@@ -317,8 +403,10 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
 
     Raises:
         ConfigError: a local copy without the split's files (:func:`local_copy`'s line), a hub cache snapshot whose
-        README.md metadata cannot be parsed (:func:`hub_snapshot_files`). OfflineError: offline and
-        neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it.
+        README.md metadata cannot be parsed or is malformed (:func:`hub_snapshot_files`). OfflineError: offline and
+        neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it;
+        where the snapshot's README.md declares the config but no file of the split, with the splits it declares
+        (or the split's patterns that match no file; :func:`_card_refusal`).
     """
     from retrieval.paths import hub_offline
 
@@ -335,9 +423,12 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
         return
     in_hub = _cached_configs(hub, snapshots=True) if hub.is_dir() else set()
     cached = sorted(in_hub | (_cached_configs(ds, snapshots=False) if ds.is_dir() else set()))
+    card = _card_refusal(hub_id, config, split)  # the snapshot's card declares the config, not the split's files
+    holds = (f"split {split!r}{f' of config {config!r}' if config else ''} ({card})" if card
+             else f"config {config!r}" + (f" (cached: {', '.join(cached)})" if cached else "") if config
+             else f"split {split!r}")
     raise OfflineError(offline_message(
-        hub_id, config, split, f"{offline} and neither the hub cache ({hub}) nor the datasets cache ({ds}) holds "
-        + (f"config {config!r}" + (f" (cached: {', '.join(cached)})" if cached else "") if config else f"split {split!r}"),
+        hub_id, config, split, f"{offline} and neither the hub cache ({hub}) nor the datasets cache ({ds}) holds {holds}",
         local_name))
 
 
@@ -351,7 +442,7 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
 
     Raises:
         ConfigError: a local path without files for the split; offline, a hub cache snapshot whose README.md
-        metadata cannot be parsed. DataError: a malformed local file.
+        metadata cannot be parsed or is malformed. DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """
     local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)

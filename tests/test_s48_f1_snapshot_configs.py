@@ -2,8 +2,10 @@
 declares them (google-research-datasets/nq_open: ``nq_open/validation-*``) was read only in a local copy's layout
 (``<snapshot>/<split>*``, ``data/``, ``<config>/``), so a bring-your-own hub id and an NQ-open mirror (config None) were
 refused although the files were there ("neither the hub cache ... nor the datasets cache ... holds split 'test'").
-:func:`tasks.sources.hub_snapshot_files` now reads the card's declared files of the config asked for, else the default
-one, as ``datasets.load_dataset`` reads the hub data set."""
+:func:`tasks.sources.hub_snapshot_files` now reads the files the card declares for the config asked for (a task
+without a config: the card's default one), as ``datasets.load_dataset`` reads the hub data set; a config the card does not
+declare is read in a local copy's layout. A malformed card is one ConfigError line, and a split the card does not give
+any file is refused with the card's reason (s48 m1, review r1's findings 4 and 5)."""
 
 from __future__ import annotations
 
@@ -87,7 +89,10 @@ def test_a_declared_split_without_its_files_is_refused(hub_only):
     assert str(exc.value).startswith(
         "cannot load the hub dataset 'me/nq_like', split 'validation': HF_HUB_OFFLINE=1 and neither the hub cache "
         f"({hub_only / 'datasets--me--nq_like'}) nor the datasets cache "
-        f"({hub_only.parent / 'datasets' / 'me___nq_like'}) holds split 'validation'. Offline, give a local copy"), exc.value
+        f"({hub_only.parent / 'datasets' / 'me___nq_like'}) holds split 'validation' (the snapshot's README.md configs: "
+        "metadata declares split 'validation' of config 'nq_open' as nq_open/validation-*, which match no .parquet, "
+        ".jsonl, .json, .tsv or .csv file there; as datasets reads a hub data set, files outside the card's patterns are "
+        "not read). Offline, give a local copy"), exc.value
     with pytest.raises(OfflineError, match=r"^cannot load the hub dataset 'me/nq_like', split 'validation': ConnectionError"):
         hub_rows("me/nq_like", None, "validation")
     assert [r["question"] for r in hub_rows("me/nq_like", None, "train")[0]] == ["t a"]
@@ -112,3 +117,47 @@ def test_a_card_whose_metadata_cannot_be_parsed_is_refused_in_one_line(hub_only)
     assert str(exc.value).startswith(f"{snap / 'README.md'}: cannot read its configs metadata (while parsing a flow node "
                                      "expected the node content, but found '<stream end>'"), exc.value
     assert "\n" not in str(exc.value)
+
+
+def test_a_split_the_card_does_not_declare_is_refused_with_the_splits_it_declares(hub_only):
+    """The card declares only train: a flat test.jsonl in the snapshot is not read (datasets would say "Unknown split
+    'test'"), and the refusal says the card is why (it said the hub cache held no split 'test', the file there)."""
+    card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: train.jsonl\n---\n"
+    hub_snapshot(hub_only, "me/only_train", {"README.md": card, "train.jsonl": _jsonl("t a"), "test.jsonl": _jsonl("x a")})
+    caches = (f"neither the hub cache ({hub_only / 'datasets--me--only_train'}) nor the datasets cache "
+              f"({hub_only.parent / 'datasets' / 'me___only_train'})")
+    why = ("(the snapshot's README.md configs: metadata declares for config 'default' only the split train; as datasets "
+           "reads a hub data set, files outside the card's patterns are not read). Offline, give a local copy")
+    for config, holds in ((None, "split 'test'"), ("default", "split 'test' of config 'default'")):
+        with pytest.raises(OfflineError) as exc:
+            check_hub_source("me/only_train", config, "test")
+        assert str(exc.value).startswith(
+            f"cannot load the hub dataset 'me/only_train'{' (default)' if config else ''}, split 'test': "
+            f"HF_HUB_OFFLINE=1 and {caches} holds {holds} {why}"), exc.value
+    assert [r["question"] for r in hub_rows("me/only_train", None, "train")[0]] == ["t a"]
+
+
+@pytest.mark.parametrize(("card", "why"), [
+    ("- 1\n", "a config is 1, not a mapping with a config_name"),
+    ("- config_name: [a]\n  data_files: t.jsonl\n", "config ['a']: config_name is a list, not a name"),
+    ("- config_name: default\n  data_files:\n  - split: 1\n    path: t.jsonl\n",
+     "config 'default': a data_files split is 1, not a name"),
+    ("- config_name: default\n  data_files:\n  - split: test\n    path: [1]\n",
+     "config 'default': the path of data_files split 'test' is [1], not a list of patterns"),
+    ("- config_name: default\n  data_dir: 5\n", "config 'default': data_dir is 5, not a folder"),
+    ("- config_name: default\n  data_files: t.jsonl\n  features: 5\n",
+     "TypeError: Expected a dict or a list but got <class 'int'>: 5"),  # datasets' Features, which raised it bare
+    ("- config_name: default\n  data_files:\n    test: t.jsonl\n",  # datasets' own refusal, without its examples
+     "Expected data_files in YAML to be either a string or a list of strings or a list of dicts with two keys: 'split' "
+     "and 'path', but got {'test': 't.jsonl'}"),
+], ids=["config_int", "config_name_list", "split_int", "path_int", "data_dir_int", "features_int", "dict_form"])
+def test_every_malformed_card_is_one_config_error_line(hub_only, card, why):
+    """Forms datasets takes for granted unchecked raised a bare TypeError / AttributeError ("argument of type 'int' is
+    not iterable", "'int' object has no attribute 'decode'"), and datasets' refusal of the dict form was cut at 200
+    characters mid-word ("... Examples of data_files in YAML: data_files: dat")."""
+    snap = hub_snapshot(hub_only, "me/malformed", {"README.md": f"---\nconfigs:\n{card}---\n", "test.jsonl": _jsonl("q a"),
+                                                   "t.jsonl": _jsonl("t a")})
+    for call in (lambda: check_hub_source("me/malformed", None, "test"), lambda: hub_rows("me/malformed", None, "test")):
+        with pytest.raises(ConfigError) as exc:
+            call()
+        assert str(exc.value) == f"{snap / 'README.md'}: cannot read its configs metadata ({why})"
