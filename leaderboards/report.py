@@ -649,11 +649,13 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
 
     * ``apply_chat_template`` / ``system_instruction``, when set: the tasks they were applied to, and those where
       they were not (a ``loglikelihood_rolling`` task, whose requests carry the text alone, or a task whose cells ran
-      without them, a plain-text one); unchanged when every task with results applied them;
+      without them); unchanged when every task with results ran as the contract says: applied, or, on a task the
+      contract already lists without them (``apply_chat_template.<task>: false``, a plain-text one), not applied;
     * ``subset`` (the spec's text, written for the spec's tasks): for a model that runs only some of them, the
       documents its own tasks evaluated (lm-eval limit, in each task's order), as the results count them;
-    * a line naming the tasks whose documents carried fewer passages than the contract's ``k`` (a gold-only task's
-      one, a language-modelling task's own depth), from the samples.
+    * a line naming the tasks where a document carried fewer passages than the contract's ``k`` (a gold-only task's
+      one, a language-modelling task's own depth, a retrieval that returned fewer), with the fewest and most, from
+      the samples.
     Tasks without results are named as such."""
     lines = spec.contract_lines(mod)
     sh = mod.shared
@@ -668,11 +670,17 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
         groups: dict[str, list[str]] = {}
         for t in tasks:
             seen = {r["prompt"][key] for r in runs[t]}
-            if seen:
-                groups.setdefault(seen.pop() if len(seen) == 1 else "differs", []).append(t)
+            status = seen.pop() if len(seen) == 1 else "differs" if seen else None
+            if any(x.startswith(f"{key}.{t}: ") for x in lines):  # the contract lists the task without it
+                if status == "off":
+                    continue  # as the contract says
+                status = "unlisted" if status == "applied" else status
+            if status:
+                groups.setdefault(status, []).append(t)
         if set(groups) <= {"applied"}:
             continue
         why = {"applied": "on {}",
+               "unlisted": f"also on {{}}: its cells ran with it, unlike the contract's {key}.<task> line",
                "rolling": f"not on {{}}: {ROLLING}, whose requests carry the text without the context lm-eval renders",
                "off": "not on {}: its cells ran without it",
                "differs": "DIFFERS between methods on {}"}
@@ -695,16 +703,16 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
                 own = next(x.limit for x in spec.tasks_of(mod) if x.task == t)
                 groups.setdefault(f"limit {sh.get('limit') if own is None else own} on {{}} (no results yet)", []).append(t)
         parts = [text.format(", ".join(ts)) for text, ts in groups.items()]
+        same = "" if any(text.startswith("DIFFERING") for text in groups) else ", identical for every method"
         lines[lines.index(f"subset: {spec.subset}")] = (
-            f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order), "
-            "identical for every method")
+            f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order){same}")
     k = (sh.get("model_args") or {}).get("k")
     if isinstance(k, int) and not isinstance(k, bool):
         fewer: dict[str, list[str]] = {}
         for t in tasks:
             depths = {r["passages"] for r in runs[t] if r["passages"] is not None}
             lo, hi = min(d[0] for d in depths) if depths else k, max(d[1] for d in depths) if depths else k
-            if hi < k:
+            if lo < k:  # a document with fewer: the range over the task's documents
                 fewer.setdefault(str(hi) if lo == hi else f"{lo} to {hi}", []).append(t)
         if fewer:
             at = max(i for i, x in enumerate(lines) if x.startswith("model_args."))  # under the model's arguments

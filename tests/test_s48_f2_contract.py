@@ -67,9 +67,11 @@ def test_the_contract_says_which_tasks_a_setting_reached(tmp_path):
     assert cells["chat/standard/wiki_lm_bm25/seed1"].apply_chat_template is False  # plain text: run without it
     data = compute(spec, _loaded(spec), timings=False)
     chat, plain = (m["contract"] for m in data["models"])
-    where = f"(as run, from the results: on toy_qa; {ROLLING_NOTE}; not on wiki_lm_bm25: its cells ran without it)"
+    where = f"(as run, from the results: on toy_qa; {ROLLING_NOTE})"  # wiki_lm_bm25: its own line says so
     assert f"apply_chat_template: True {where}" in chat and "apply_chat_template: True" not in chat
     assert f"system_instruction: Be brief. {where}" in chat
+    assert "apply_chat_template.wiki_lm_bm25: false (plain-text language-modelling task)" in chat
+    assert "system_instruction.wiki_lm_bm25: null (plain-text language-modelling task)" in chat
     assert chat[:2] == ["model_args.k: 5", "model_args.pretrained: " + spec.shared["model_args"]["pretrained"]]
     assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on toy_lm, wiki_lm_bm25"
     assert "subset: the first 4 questions of toy_qa and the first 2 texts of toy_lm and wiki_lm_bm25" in chat  # all its tasks
@@ -84,15 +86,91 @@ def test_the_contract_says_which_tasks_a_setting_reached(tmp_path):
 
 def test_a_task_without_results_is_named_and_a_setting_that_reached_every_task_is_left_as_it_was(tmp_path):
     spec = _spec(tmp_path)
-    lm = {f"chat/{m}/toy_lm/seed1" for m in ("standard", "none")}
+    wiki = {f"chat/{m}/wiki_lm_bm25/seed1" for m in ("standard", "none")}
+    chat = compute(spec, _loaded(spec, skip=wiki), timings=False)["models"][0]["contract"]
+    assert f"apply_chat_template: True (as run, from the results: on toy_qa; {ROLLING_NOTE}; no results yet on wiki_lm_bm25)" in chat
+    assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on toy_lm"
+    lm = {f"chat/{m}/toy_lm/seed1" for m in ("standard", "none")}  # toy_qa applied, wiki_lm_bm25 as its line says
     chat = compute(spec, _loaded(spec, skip=lm), timings=False)["models"][0]["contract"]
-    assert ("apply_chat_template: True (as run, from the results: on toy_qa; not on wiki_lm_bm25: its cells ran "
-            "without it; no results yet on toy_lm)") in chat
+    assert "apply_chat_template: True" in chat and "system_instruction: Be brief." in chat
     assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on wiki_lm_bm25"
     only_qa = _spec(tmp_path / "qa", chat_tasks=["toy_qa"])
     chat = compute(only_qa, _loaded(only_qa), timings=False)["models"][0]["contract"]
     assert "apply_chat_template: True" in chat and "system_instruction: Be brief." in chat
     assert not [x for x in chat if x.startswith("passages")]  # toy_qa's 5
+
+
+def _one_model(tmp_path):
+    """One model (no ``models:``): chat template, a system instruction and k 3 on toy_qa (5 passages) and wiki_lm_bm25
+    (plain text, 3 passages), the contract that lists wiki_lm_bm25 without both."""
+    shared = {"model_args": {"pretrained": str(FIX / "toy_weights.bin"), "k": 3}, "gen_kwargs": {"max_gen_toks": 8},
+              "limit": 4, "apply_chat_template": True, "system_instruction": "Be brief."}
+    path = write_spec(tmp_path, limit=4, tasks=["toy_qa", {"task": "wiki_lm_bm25", "limit": 2}],
+                      extra={"shared": shared, "bootstrap": {"iters": 100, "seed": 7}})
+    return load_spec(path)
+
+
+def test_a_plain_text_task_the_contract_lists_without_the_setting_leaves_the_contract_as_it_was(tmp_path):
+    """r1 F1: every cell ran as the spec says, wiki_lm_bm25 without the chat template and system instruction, as its
+    per-task lines say: the contract is the spec's, byte for byte (it was rewritten to 'as run ...; not on
+    wiki_lm_bm25: its cells ran without it', saying the per-task lines' fact twice)."""
+    spec = _one_model(tmp_path)
+    before = spec.contract_lines()
+    assert "apply_chat_template: True" in before and "system_instruction: Be brief." in before
+    assert "apply_chat_template.wiki_lm_bm25: false (plain-text language-modelling task)" in before
+    data = compute(spec, _loaded(spec), timings=False)
+    assert data["contract"] == before
+    chat = data["models"][0]["contract"]
+    assert chat[:len(before)] == before and chat[len(before):] and \
+        all(x.startswith("generation as run (from the samples)") for x in chat[len(before):])
+
+
+def test_a_plain_text_task_that_ran_with_the_setting_or_a_task_that_ran_without_it_is_said(tmp_path):
+    """What differs from the contract's lines is still said: wiki_lm_bm25's cells recording the chat template although
+    its line says false, or toy_qa's cells recording none although the model-wide line says True."""
+    spec = _one_model(tmp_path)
+    loaded = _loaded(spec)
+    for cell, _, data in loaded.values():
+        if cell.task.task == "wiki_lm_bm25":
+            data["results"]["config"]["tokrag_prompt"]["apply_chat_template"] = True
+    chat = compute(spec, loaded, timings=False)["models"][0]["contract"]
+    assert ("apply_chat_template: True (as run, from the results: on toy_qa; also on wiki_lm_bm25: its cells ran with "
+            "it, unlike the contract's apply_chat_template.<task> line)") in chat
+    assert "system_instruction: Be brief." in chat  # wiki_lm_bm25 ran without it, as its line says
+    loaded = _loaded(spec)
+    for cell, _, data in loaded.values():
+        if cell.task.task == "toy_qa":
+            data["results"]["config"]["tokrag_prompt"]["system_instruction"] = None
+    chat = compute(spec, loaded, timings=False)["models"][0]["contract"]
+    assert "system_instruction: Be brief. (as run, from the results: not on toy_qa: its cells ran without it)" in chat
+    assert "apply_chat_template: True" in chat
+
+
+def test_the_subset_line_says_identical_for_every_method_only_when_it_is(tmp_path):
+    """r1 F2: one method's toy_qa cell with 3 of its 4 documents: the line said 'DIFFERING numbers of documents between
+    methods on toy_qa (...), identical for every method'."""
+    spec = _spec(tmp_path)
+    loaded = _loaded(spec)
+    data = loaded["plain/none/toy_qa/seed1"][2]
+    data["samples"]["toy_qa"] = data["samples"]["toy_qa"][:3]
+    plain = compute(spec, loaded, timings=False)["models"][1]["contract"]
+    assert [x for x in plain if x.startswith("subset")] == [
+        "subset, as run (from the results): DIFFERING numbers of documents between methods on toy_qa (lm-eval limit, "
+        "in each task's order)"]
+
+
+def test_the_passages_line_names_a_task_where_some_documents_carried_fewer_than_k(tmp_path):
+    """r1 F3: k 5, toy_qa's documents carry 5 passages but one, which carries 2 (a retrieval that returned fewer):
+    the line named only tasks where every document carried fewer."""
+    spec = _spec(tmp_path, chat_tasks=["toy_qa"])
+    loaded = _loaded(spec)
+    for cell, _, data in loaded.values():
+        if cell.model.name == "chat":
+            first = data["samples"]["toy_qa"][0]
+            first["doc"] = dict(first["doc"], ctxs=[{"docid": "a", "text": "x"}, {"docid": "b", "text": "y"}])
+    chat, plain = (m["contract"] for m in compute(spec, loaded, timings=False)["models"])
+    assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 2 to 5 on toy_qa"
+    assert not [x for x in plain if x.startswith("passages")]  # every document with its 5
 
 
 def test_lm_eval_gives_a_rolling_request_the_text_alone():
