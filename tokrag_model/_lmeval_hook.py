@@ -741,9 +741,11 @@ def patch_evaluator(module):
     documents. ``simple_evaluate`` now runs them (:func:`_python_run_checks`; once under the CLI), before the model
     loads. ``evaluate`` (also called directly) first resets a tokrag model's per-evaluation state
     (:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`: the recorded chat-template flag, the ``use_cache`` counter
-    and a stale ``CachingLM``'s hook of a reused model object), then refuses a plain-text task chat-framed, or one of
-    our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`); when it returns or
-    raises, the model's ``plain_contexts`` is None again (outside an evaluation). Idempotent."""
+    and a stale ``CachingLM``'s hook of a reused model object) and tells it the evaluation's tasks and their output
+    types (:meth:`~tokrag_model.base.RAGMethodLM.note_evaluation_tasks`: the chat template never reaches a
+    ``loglikelihood_rolling`` task, whose requests are the text alone), then refuses a plain-text task chat-framed, or
+    one of our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`); when it
+    returns or raises, the model's ``plain_contexts`` is None again (outside an evaluation). Idempotent."""
     original_simple, original_evaluate = getattr(module, "simple_evaluate", None), getattr(module, "evaluate", None)
     if original_simple is None or original_evaluate is None or getattr(original_simple, "_tokrag", False):
         return
@@ -771,6 +773,10 @@ def patch_evaluator(module):
         start = getattr(inner, "start_evaluation", None)
         if callable(start):
             start(apply_chat_template=chat, use_cache=inner is not lm)
+        note = getattr(inner, "note_evaluation_tasks", None)
+        if callable(note):  # which tasks the chat template reaches: not a loglikelihood_rolling one (the text alone)
+            note({name: getattr(task, "OUTPUT_TYPE", None)
+                  for name, task in _evaluated_tasks(bound.arguments.get("task_dict"))})
         try:
             if _ours_loaded():
                 check_evaluated_tasks(bound.arguments.get("task_dict"), chat)

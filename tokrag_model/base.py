@@ -533,6 +533,8 @@ class RAGMethodLM(LM):
         self.prompts = PromptBuilder(self.tokenizer, cfg["passage_template"], cfg["add_bos_token"], cfg["max_passage_tokens"])
         cfg["chat_template_sha256"] = chat_template_sha256(self.tokenizer)
         self.chat_template_applied = False  # lm-eval renders a chat (--apply_chat_template): per evaluation, start_evaluation
+        # this evaluation's tasks and lm-eval output types (note_evaluation_tasks); None outside lm-eval's evaluate
+        self.evaluation_tasks: dict[str, str | None] | None = None
         # this evaluation's contexts are plain (no passages slot but a rolling text's first window's): start_evaluation;
         # None outside an evaluation (a context may be a chat rendered by another model object): _check_slot
         self.plain_contexts: bool | None = None
@@ -655,8 +657,11 @@ class RAGMethodLM(LM):
         and :attr:`chat_template_name` the value itself when true (a template name: :meth:`selected_chat_template`);
         :attr:`cached_responses` becomes 0 under ``use_cache`` (``evaluate`` got lm-eval's ``CachingLM`` over this
         model, whose hook it holds) and None without, when a stale ``CachingLM``'s hook is replaced by an empty one.
+        :attr:`evaluation_tasks` becomes None until the hook names the evaluation's tasks
+        (:meth:`note_evaluation_tasks`).
         """
         self.chat_template_applied = bool(apply_chat_template)
+        self.evaluation_tasks = None
         self.plain_contexts = not apply_chat_template
         self.chat_template_name = apply_chat_template if apply_chat_template else True
         self.cached_responses = 0 if use_cache else None
@@ -664,6 +669,26 @@ class RAGMethodLM(LM):
             from lm_eval.api.model import CacheHook
 
             self.set_cache_hook(CacheHook(None))
+
+    def note_evaluation_tasks(self, output_types: dict[str, str | None]) -> None:
+        """Record this evaluation's tasks and their lm-eval output types (``{task name: OUTPUT_TYPE}``), told by the
+        start-up hook's ``evaluate`` after :meth:`start_evaluation` (:func:`tokrag_model._lmeval_hook.patch_evaluator`):
+        :meth:`get_model_info` records from them which tasks the chat template reached. A ``loglikelihood_rolling``
+        request is the document's text alone (lm-eval 0.4.13 ``ConfigurableTask.construct_requests``: ``arguments =
+        (doc_to_target(doc),)``): under ``--apply_chat_template`` lm-eval renders the task's chat (it calls
+        :meth:`apply_chat_template`) and drops it, so the chat never reaches the model. Known from the tasks, not from
+        the requests the model answers: ``--use_cache`` and a resumed leaderboard cell answer some without it."""
+        self.evaluation_tasks = {str(name): kind for name, kind in output_types.items()}
+
+    def chat_template_reached(self) -> dict[str, bool] | None:
+        """Per task of this evaluation (:attr:`evaluation_tasks`, sorted by name), whether its requests carry the chat
+        lm-eval rendered with the template (false for a ``loglikelihood_rolling`` task: :meth:`note_evaluation_tasks`);
+        None without ``--apply_chat_template`` or when the tasks are not known (a direct call outside lm-eval's
+        ``evaluate``). Recorded as ``tokrag_chat_template_tasks`` (:meth:`get_model_info`)."""
+        tasks = getattr(self, "evaluation_tasks", None)
+        if not self.chat_template_applied or tasks is None:
+            return None
+        return {t: tasks[t] != "loglikelihood_rolling" for t in sorted(tasks)}
 
     @property
     def device(self) -> str:
@@ -783,7 +808,12 @@ class RAGMethodLM(LM):
         ``{"batch_invariant": "auto", "weight_layout": "auto"}``, which tells ``batch_invariant: false`` resolved from
         ``auto`` from an explicit ``false``; not in :attr:`resolved_config`, so no ``--use_cache`` or journal key
         changes; under ``--apply_chat_template`` its ``chat_template_sha256`` is the template applied, a named one
-        included: :meth:`selected_chat_template`), weights fingerprint
+        included: :meth:`selected_chat_template`, where it reached a task), whether the chat template reached the
+        model (``tokrag_chat_template_applied``: true when lm-eval rendered the contexts of at least one task's requests
+        with it; false without ``--apply_chat_template``, and with it when every task is ``loglikelihood_rolling``,
+        whose requests are the text alone, the rendered chat dropped) and per task
+        (``tokrag_chat_template_tasks``, :meth:`chat_template_reached`: ``{task: true|false}``; None without
+        ``--apply_chat_template``), weights fingerprint
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
         config, generation config, tokenizer, chat template, remote code; :func:`model_files_fingerprint`), where the
         model came from (``tokrag_model_source``; ``tokrag_model_hub_commit``: the hub commit a hub id resolved to, also
@@ -808,8 +838,10 @@ class RAGMethodLM(LM):
         alias = src.removeprefix("alias:") if src.startswith("alias:") else None
         # the chat template this evaluation applied (a named one: --apply_chat_template rag), as selected once for it
         # (a second selection repeated lm-eval's "Chat template name provided, but ..." warning)
+        reached = self.chat_template_reached()
+        chat = self.chat_template_applied and (reached is None or any(reached.values()))  # rolling tasks only: none
         applied = {}
-        if self.chat_template_applied:
+        if chat:
             try:
                 applied["chat_template_sha256"] = _template_sha256(self.selected_chat_template())
             except ConfigError:  # a name it does not have: the evaluation was refused in one line (None, as before)
@@ -826,7 +858,8 @@ class RAGMethodLM(LM):
             "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
             "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values(),
                                        "requested_auto": dict(getattr(self, "requested_auto", {})), **applied},
-            "tokrag_chat_template_applied": self.chat_template_applied,
+            "tokrag_chat_template_applied": chat,
+            "tokrag_chat_template_tasks": reached,
             "tokrag_machine": getattr(self, "machine", None),
             "tokrag_cached_responses": getattr(self, "cached_responses", None),
             "tokrag_versions": {**self._library_versions, "tokrag": source["version"], "tokrag_commit": source["commit"],
@@ -992,7 +1025,11 @@ class RAGMethodLM(LM):
         """Refuse a context holding :data:`tokrag_model.prompt.PASSAGES_SLOT` where the model did not put it
         (:func:`tokrag_model.prompt.check_slot`): more than once, or at all in a plain-prompt evaluation's context
         (:attr:`plain_contexts`) other than a rolling text's first window (:meth:`first_window_context`). A later
-        rolling window (:class:`WindowContext`) is built from its ids, never from a slot: not checked.
+        rolling window (:class:`WindowContext`) is built from its ids, never from a slot: not checked. Outside an
+        evaluation (:attr:`plain_contexts` None: a method called directly in Python) one marker is where the passages
+        go, by design: the context may be a chat another model object rendered (:meth:`apply_chat_template`), which
+        holds that object's marker, and it cannot be told from a caller's own; call :meth:`start_evaluation` first
+        (``apply_chat_template=False``) to have a plain context's marker refused.
 
         Raises:
             ConfigError: one line naming the method, the doc's ``qid`` (or ``id``) and the text around the marker.

@@ -70,9 +70,12 @@ def format_passage(ctx: dict, template: str, position: int) -> str:
 PASSAGES_SLOT = "\u27e6tokrag:passages\u27e7"
 """Where the passages block goes in a chat-rendered context (``⟦tokrag:passages⟧``): put at the start of
 the first user turn by :meth:`tokrag_model.base.RAGMethodLM.apply_chat_template`, replaced by
-:meth:`PromptBuilder.rag` (the block) and :meth:`PromptBuilder.pure` (nothing). Never tokenised. Only the model puts
-it in a prompt: a task text (question, few-shot example, description, ``--system_instruction``) holding it is refused
-(:func:`check_slot`)."""
+:meth:`PromptBuilder.rag` (the block) and :meth:`PromptBuilder.pure` (nothing). Never tokenised. In lm-eval's
+``evaluate`` only the model puts it in a prompt: a task text (question, few-shot example, description,
+``--system_instruction``) holding it is refused (:func:`check_slot`). A context given to a method's
+``generate_until`` / ``loglikelihood`` directly in Python, outside an evaluation, may hold it once, where the passages
+then go (the chat of any model object's ``apply_chat_template``, or a caller placing them;
+:meth:`tokrag_model.base.RAGMethodLM._check_slot`); twice is refused."""
 
 
 def _around_slot(text: str) -> str:

@@ -45,7 +45,7 @@ from retrieval.errors import ConfigError
 from tasks.utils import answer_line
 
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
-from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, budget_check
+from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, WindowContext, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, without_slot
 from .replug import answer_token_span, refuse_long_form
@@ -337,9 +337,13 @@ class SelfRAGFilterLM(RAGMethodLM):
         return out
 
     def question_of(self, doc: Any, context: str) -> str:
-        """The critics' question: ``doc[query_field]`` when a non-blank string, else the task context."""
+        """The critics' question: ``doc[query_field]`` when a non-blank string, else the task context without the
+        passages slot; a later rolling window's context (:class:`~tokrag_model.base.WindowContext`) is the text's own
+        words and holds no slot, so its text is taken as it is (a marker in the scored text stays, as in its ids)."""
         q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
-        return q if isinstance(q, str) and q.strip() else without_slot(context)
+        if isinstance(q, str) and q.strip():
+            return q
+        return str(context) if isinstance(context, WindowContext) else without_slot(context)
 
     def support(self, question: str, passages: list[dict], answers: list[str]) -> list[float]:
         """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of the scored answer of

@@ -1,0 +1,140 @@
+"""What a tokrag model records about the chat template, and the Self-RAG critic's question of a rolling window.
+
+* A ``loglikelihood_rolling`` task run with ``apply_chat_template``: lm-eval renders the task's chat (it calls the
+  model's ``apply_chat_template``) and builds the request from the document text alone (lm-eval 0.4.13
+  ``ConfigurableTask.construct_requests``: ``arguments = (doc_to_target(doc),)``), so the chat never reaches the model.
+  The model recorded ``tokrag_chat_template_applied: true`` (and, for named templates, the selected template's hash as
+  the one applied) all the same. It now records what ran: false when every task is rolling, and per task
+  ``tokrag_chat_template_tasks``.
+* ``rag-selfrag-filter``'s critic question of a later rolling window (a doc without a question field: the critic
+  falls back to the context) lost the first passages marker of the window's own text (``without_slot``), while the
+  window's ids kept it.
+* Outside lm-eval's ``evaluate`` a context's one marker is where the passages go (documented, kept: the context may
+  be a chat another model object rendered).
+
+SmolLM2-135M-Instruct; the toy tasks of ``tests/leaderboard_fixtures/tasks`` (``toy_lm`` is rolling, ``toy_qa``
+generates).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+
+import pytest
+from lm_eval.api.instance import Instance
+
+from tests.leaderboard_helpers import FIX
+from tokrag_model.prompt import PASSAGES_SLOT
+
+pytestmark = pytest.mark.slow
+
+P1 = {"docid": "p1", "title": "Zorblat", "text": "Zorblat is the capital of Quenland.", "rank": 1, "score": 12.0}
+
+
+def _lm(backbone, method: str = "rag-standard", **kw):
+    from tokrag_model.methods import MODELS
+
+    return MODELS[method].with_backbone(backbone, **kw)
+
+
+def _evaluate(lm, tasks: list[str], chat) -> dict:
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    tm = TaskManager(include_path=str(FIX / "tasks"), include_defaults=False)
+    return simple_evaluate(model=lm, tasks=tasks, task_manager=tm, limit=1, apply_chat_template=chat,
+                           bootstrap_iters=0, log_samples=True)
+
+
+def test_a_rolling_task_under_the_chat_template_records_that_no_chat_reached_the_model(backbone) -> None:
+    lm = _lm(backbone)
+    rendered = []
+    hook = lm.apply_chat_template
+
+    def spy(history, add_generation_prompt=True):
+        rendered.append(history)
+        return hook(history, add_generation_prompt)
+
+    lm.apply_chat_template = spy
+    res = _evaluate(lm, ["toy_lm"], True)
+    (sample,) = res["samples"]["toy_lm"]
+    assert rendered and sample["arguments"][0][0] == "The river runs to the sea."  # rendered, then dropped
+    assert res["config"]["tokrag_chat_template_applied"] is False  # was True
+    assert res["config"]["tokrag_chat_template_tasks"] == {"toy_lm": False}
+
+    res = _evaluate(lm, ["toy_lm", "toy_qa"], True)  # one evaluation, both tasks
+    assert res["config"]["tokrag_chat_template_applied"] is True
+    assert res["config"]["tokrag_chat_template_tasks"] == {"toy_lm": False, "toy_qa": True}
+    (qa,) = res["samples"]["toy_qa"]
+    assert qa["arguments"][0][0].startswith("<|im_start|>system\n")  # the chat did reach toy_qa
+
+    res = _evaluate(lm, ["toy_lm"], False)
+    assert res["config"]["tokrag_chat_template_applied"] is False
+    assert res["config"]["tokrag_chat_template_tasks"] is None
+
+
+def test_the_named_template_hash_is_recorded_only_where_it_reached_a_task(backbone) -> None:
+    """``--apply_chat_template rag`` over a tokenizer with named templates: the resolved config's
+    ``chat_template_sha256`` was the ``rag`` template's for an evaluation of rolling tasks only, which applied none;
+    it is now the tokenizer's (its default template's, as without the flag), and the ``rag`` one's once a task got
+    the chat."""
+    lm = _lm(backbone)
+    default = backbone.tokenizer.chat_template
+    rag = default.replace("You are a helpful AI assistant named SmolLM", "RAG-TEMPLATE-SYSTEM")
+    lm.tokenizer = copy.copy(backbone.tokenizer)
+    lm.tokenizer.chat_template = {"default": default, "rag": rag}
+
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    res = _evaluate(lm, ["toy_lm"], "rag")
+    assert res["config"]["tokrag_chat_template_applied"] is False
+    assert res["config"]["tokrag_resolved_config"]["chat_template_sha256"] == sha(default)  # was sha(rag)
+    res = _evaluate(lm, ["toy_lm", "toy_qa"], "rag")
+    assert res["config"]["tokrag_chat_template_tasks"] == {"toy_lm": False, "toy_qa": True}
+    assert res["config"]["tokrag_resolved_config"]["chat_template_sha256"] == sha(rag)
+    assert "RAG-TEMPLATE-SYSTEM" in res["samples"]["toy_qa"][0]["arguments"][0][0]  # the rag template rendered it
+
+
+def test_selfrag_critic_question_of_a_later_window_keeps_the_texts_marker(backbone) -> None:
+    """A doc without a question field, whose scored text holds the marker inside its last window's context: the
+    critic's question is that context's text as it is (it lost the marker); the first window's question is still the
+    model's first-window context without the slot."""
+    from lm_eval import utils
+
+    lm = _lm(backbone, "rag-selfrag-filter", max_length=64)
+    text = "Zorblat is a city in Quenland. " * 12 + f"The marker {PASSAGES_SLOT} sits here. The end."
+    questions = []
+    critic = lm.critic_prompts
+
+    def spy(ctxs, question):
+        questions.append(question)
+        return critic(ctxs, question)
+
+    lm.critic_prompts = spy
+    lm.start_evaluation(apply_chat_template=False)
+    (ll,) = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", {"qid": "w1", "ctxs": [P1]}, (text,), 0)],
+                                     disable_tqdm=True)
+    windows = list(map(utils.make_disjoint_window, utils.get_rolling_token_windows(
+        token_list=lm.prompts.encode(text), prefix_token=lm.rolling_prefix_token_id, max_seq_len=32, context_len=1)))
+    last = lm.tokenizer.decode(windows[-1][0], skip_special_tokens=False)
+    assert PASSAGES_SLOT in last and ll < 0
+    assert last in questions and last.replace(PASSAGES_SLOT, "", 1) not in questions  # the old question lost it
+    assert questions[0] == lm.first_window_context().replace(PASSAGES_SLOT, "")
+
+
+def test_outside_an_evaluation_a_contexts_one_marker_is_where_the_passages_go(backbone) -> None:
+    """Documented behaviour, kept: a method called directly (no ``evaluate``) takes one marker as the slot (a chat
+    another model object rendered holds it); after ``start_evaluation(apply_chat_template=False)`` it is refused."""
+    from retrieval.errors import ConfigError
+
+    lm = _lm(backbone)
+    doc = {"qid": "q1", "ctxs": [P1]}
+    ctx = f"Question: where {PASSAGES_SLOT}\nAnswer:"
+    block = lm.prompts.block([P1])
+    assert lm.plain_contexts is None
+    assert lm.encode_rag(doc, ctx, 2000).text == f"Question: where {block}\nAnswer:"
+    lm.start_evaluation(apply_chat_template=False)
+    with pytest.raises(ConfigError, match="holds the passages marker"):
+        lm.encode_rag(doc, ctx, 2000)
