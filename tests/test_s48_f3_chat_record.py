@@ -97,6 +97,39 @@ def test_the_named_template_hash_is_recorded_only_where_it_reached_a_task(backbo
     assert "RAG-TEMPLATE-SYSTEM" in res["samples"]["toy_qa"][0]["arguments"][0][0]  # the rag template rendered it
 
 
+def test_the_named_template_the_selfrag_critic_rendered_is_recorded_on_rolling_tasks(backbone) -> None:
+    """``rag-selfrag-filter`` renders its critic prompts with the evaluation's template whatever the task, so under
+    ``--apply_chat_template rag`` the ``rag`` template reaches the model on a rolling task too (through the critic;
+    the task's own chat is dropped): the resolved config's ``chat_template_sha256`` is the ``rag`` one's (863a5a5
+    recorded the default's, as without the flag), while ``tokrag_chat_template_applied`` (the tasks' contexts) stays
+    false. With ``critic_chat_template=false`` no template reaches the model: the default's hash, as before."""
+    default = backbone.tokenizer.chat_template
+    rag = default.replace("You are a helpful AI assistant named SmolLM", "RAG-TEMPLATE-SYSTEM")
+
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    for critic_chat, want in ((True, sha(rag)), (False, sha(default))):
+        lm = _lm(backbone, "rag-selfrag-filter", critic_chat_template=critic_chat)
+        lm.tokenizer = copy.copy(backbone.tokenizer)
+        lm.tokenizer.chat_template = {"default": default, "rag": rag}
+        critic = []
+        prompts = lm._yes_no_prompts
+
+        def spy(texts):
+            prefix, suffixes = prompts(texts)
+            critic.append(lm.tokenizer.decode(prefix + suffixes[0]))
+            return prefix, suffixes
+
+        lm._yes_no_prompts = spy
+        res = _evaluate(lm, ["toy_lm"], "rag")
+        assert len(critic) == 1 and ("RAG-TEMPLATE-SYSTEM" in critic[0]) is critic_chat  # the critic's prompt
+        assert res["config"]["tokrag_chat_template_applied"] is False
+        assert res["config"]["tokrag_chat_template_tasks"] == {"toy_lm": False}
+        assert res["config"]["tokrag_resolved_config"]["chat_template_sha256"] == want  # was sha(default) for both
+        assert lm.renders_own_chat() is critic_chat
+
+
 def test_selfrag_critic_question_of_a_later_window_keeps_the_texts_marker(backbone) -> None:
     """A doc without a question field, whose scored text holds the marker inside its last window's context: the
     critic's question is that context's text as it is (it lost the marker); the first window's question is still the

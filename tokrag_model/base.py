@@ -690,6 +690,14 @@ class RAGMethodLM(LM):
             return None
         return {t: tasks[t] != "loglikelihood_rolling" for t in sorted(tasks)}
 
+    def renders_own_chat(self) -> bool:
+        """Whether this method renders prompts of its own (besides the task's contexts) with this evaluation's chat
+        template (:meth:`selected_chat_template`, via :meth:`render_chat`) whatever the tasks' output types, so the
+        template reaches the model even where no task's contexts got the chat (a ``loglikelihood_rolling`` task):
+        :meth:`get_model_info` then records that template's hash. The base renders none (False);
+        ``rag-selfrag-filter``'s critic does (``critic_chat_template``)."""
+        return False
+
     @property
     def device(self) -> str:
         return self.backbone.device
@@ -807,11 +815,14 @@ class RAGMethodLM(LM):
         resolved from it: :meth:`resolved_values`; and ``requested_auto``: :attr:`requested_auto`, e.g.
         ``{"batch_invariant": "auto", "weight_layout": "auto"}``, which tells ``batch_invariant: false`` resolved from
         ``auto`` from an explicit ``false``; not in :attr:`resolved_config`, so no ``--use_cache`` or journal key
-        changes; under ``--apply_chat_template`` its ``chat_template_sha256`` is the template applied, a named one
-        included: :meth:`selected_chat_template`, where it reached a task), whether the chat template reached the
-        model (``tokrag_chat_template_applied``: true when lm-eval rendered the contexts of at least one task's requests
+        changes; under ``--apply_chat_template`` its ``chat_template_sha256`` is the template that reached the model, a
+        named one included: :meth:`selected_chat_template`, where it reached a task's contexts or the method's own
+        prompts, :meth:`renders_own_chat`, e.g. ``rag-selfrag-filter``'s critic on rolling tasks only; else the
+        tokenizer's, as without the flag), whether the chat template reached the tasks' contexts
+        (``tokrag_chat_template_applied``: true when lm-eval rendered the contexts of at least one task's requests
         with it; false without ``--apply_chat_template``, and with it when every task is ``loglikelihood_rolling``,
-        whose requests are the text alone, the rendered chat dropped) and per task
+        whose requests are the text alone, the rendered chat dropped, also where the method's own prompts used it)
+        and per task
         (``tokrag_chat_template_tasks``, :meth:`chat_template_reached`: ``{task: true|false}``; None without
         ``--apply_chat_template``), weights fingerprint
         (``tokrag_model_fingerprint``), the fingerprint of the folder's other files (``tokrag_model_files_fingerprint``:
@@ -841,7 +852,7 @@ class RAGMethodLM(LM):
         reached = self.chat_template_reached()
         chat = self.chat_template_applied and (reached is None or any(reached.values()))  # rolling tasks only: none
         applied = {}
-        if chat:
+        if chat or (self.chat_template_applied and self.renders_own_chat()):  # the template that reached the model
             try:
                 applied["chat_template_sha256"] = _template_sha256(self.selected_chat_template())
             except ConfigError:  # a name it does not have: the evaluation was refused in one line (None, as before)

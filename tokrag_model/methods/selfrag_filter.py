@@ -302,9 +302,18 @@ class SelfRAGFilterLM(RAGMethodLM):
         Raises:
             ConfigError: a template name the tokenizer does not have (:meth:`selected_chat_template`).
         """
-        if self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None):
+        if self.renders_own_chat():
             return self.selected_chat_template()
         return None
+
+    def renders_own_chat(self) -> bool:
+        """True when the critic prompts are chat-rendered (:meth:`critic_template` not None: ``critic_chat_template``
+        and a chat template), with this evaluation's template whatever the task: under ``--apply_chat_template rag``
+        the ``rag`` template reaches the model through the critic on a ``loglikelihood_rolling`` task too, whose own
+        chat lm-eval drops, so the results' ``chat_template_sha256`` is the ``rag`` one's
+        (:meth:`~tokrag_model.base.RAGMethodLM.get_model_info`; ``tokrag_chat_template_applied`` stays false there: it
+        tells the tasks' contexts)."""
+        return bool(self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None))
 
     def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None) -> tuple[list[dict], list[float]]:
         """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages), judged together.
