@@ -7,7 +7,11 @@ prompt), then the caches are left-padded and stacked so that every decode step i
 forward pass over all rows, with an attention mask and explicit position ids. When the caller knows how
 many tokens will be appended (``reserve``, the generation budget), the stacked cache is a preallocated
 ``transformers.StaticCache``: a decode step writes one slot in place instead of re-concatenating every
-layer's keys and values (``DynamicCache`` grows by ``torch.cat``, O(T) copying per step and per row).
+layer's keys and values (``DynamicCache`` grows by ``torch.cat``, O(T) copying per step and per row). Its layers
+hand attention, and the mask builder, only the filled slots (:func:`filled_static_cache`), so a step runs the same
+attention calls on the same keys as on a ``DynamicCache`` (no SDPA mask for one unpadded row, as there) and the
+reserve changes no number on any CPU; a plain ``StaticCache`` hands over every slot, the reserved ones masked, and
+on an AMD EPYC (AVX2) the longer key axis moved log-probs by up to 9.5e-7.
 
 Per step the decoder exposes, for every row:
 * ``logprobs`` (B, V) float32: log-softmax of the last position's logits (nats);
@@ -92,6 +96,7 @@ EOS, and asks a *rule* (one per method, in its module of ``tokrag_model.methods`
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from contextlib import contextmanager, nullcontext
@@ -682,7 +687,8 @@ class Batch:
     """State of a batch of rows being decoded.
 
     ``cache``: a ``DynamicCache`` whose tensors are (B + extra, kv_heads, T, head_dim), or a ``StaticCache``
-    whose tensors are (B + extra, kv_heads, T + reserve, head_dim) with slots ≥ T still empty; rows
+    (:func:`filled_static_cache`) whose tensors are (B + extra, kv_heads, T + reserve, head_dim) with slots ≥ T still
+    empty, of which attention sees slots < T only; rows
     left-padded; ``mask``: (B + extra, T) long, 0 on padding; ``pads``: left padding per row; ``lengths``:
     real tokens per row; ``logprobs``: (B, V); ``hidden``: (L+1, B, d) or None; ``ids``: the real token ids
     per row; ``extra``: empty rows after the B real ones (batch invariance, ``MultiContextDecoder.min_gemm_rows``);
@@ -728,6 +734,79 @@ class Forced:
     logprobs: torch.Tensor
     hidden: torch.Tensor | None = None
     keys: list[torch.Tensor] | None = None
+
+
+@functools.cache
+def _filled_static_cache_class() -> type:
+    """The class of :func:`filled_static_cache`, defined on first use (transformers is imported lazily here)."""
+    from transformers import StaticCache
+    from transformers.cache_utils import StaticLayer
+
+    class FilledStaticLayer(StaticLayer):
+        """A ``StaticLayer`` that hands attention, and the mask builder, only its filled slots.
+
+        ``keys``/``values`` stay the preallocated (B, kv_heads, max_cache_len, head_dim) buffers (written in place);
+        :meth:`update` returns views of slots ``[0, filled)`` and :meth:`get_mask_sizes` gives ``(filled + queries,
+        0)``, what a ``DynamicCache`` layer holding the same keys returns. ``filled`` is a Python int (no device sync
+        per layer and step); ``is_compileable`` is False (this cache is not compiled), so transformers builds the
+        masks as for a ``DynamicCache``: it skips the SDPA mask of an unpadded one-row step as there."""
+
+        is_compileable = False
+
+        def __init__(self, max_cache_len: int, **kwargs: Any) -> None:
+            super().__init__(max_cache_len=max_cache_len, **kwargs)
+            self.filled = 0
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any,
+                   **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+            keys, values = super().update(key_states, value_states, *args, **kwargs)
+            self.filled += key_states.shape[-2]
+            return keys[:, :, :self.filled], values[:, :, :self.filled]
+
+        def advance(self, n: int) -> None:
+            """Count ``n`` slots after the filled ones as filled (the caller wrote them into ``keys``/``values``)."""
+            self.cumulative_length.add_(n)
+            self.filled += n
+
+        def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
+            return self.filled + query_length, 0
+
+        def get_seq_length(self) -> int:
+            return self.filled
+
+        def crop(self, tokens_to_remove: int) -> None:
+            super().crop(tokens_to_remove)
+            self.filled -= abs(tokens_to_remove)
+
+        def reset(self) -> None:
+            super().reset()
+            self.filled = 0
+
+    class FilledStaticCache(StaticCache):
+        """A ``transformers.StaticCache`` (preallocated buffers, one slot written in place per decode step) whose
+        layers hand attention only their filled key slots, as a ``DynamicCache`` holding the same keys does.
+
+        A plain ``StaticCache`` hands attention all ``max_cache_len`` slots (the unfilled ones masked) and the mask
+        builder ``max_cache_len`` as the key length (so a mask even for an unpadded one-row step, where a
+        ``DynamicCache`` step gets none under SDPA): the attention products run over a longer key axis, with other
+        kernels. On an AMD EPYC (AVX2) decode steps so gave log-probs up to 9.5e-7 away from the same steps on the
+        ``DynamicCache``, eager and SDPA alike, although both caches held bitwise the same keys. With the filled
+        slots only, the same attention calls run on the same keys, so the reserve changes no number
+        (``tests/test_model_decoder.py``, ``tests/test_s48_f4_static_trim.py``). Every layer is a full-attention
+        cache layer (the decoder's ``cache_config``); the model's masks still apply the sliding windows."""
+
+        def __init__(self, config: Any, max_cache_len: int) -> None:
+            super().__init__(config=config, max_cache_len=max_cache_len)
+            self.layers = [FilledStaticLayer(max_cache_len=max_cache_len) for _ in self.layers]
+
+    return FilledStaticCache
+
+
+def filled_static_cache(config: Any, max_cache_len: int) -> Any:
+    """A ``StaticCache`` of ``max_cache_len`` slots per layer for ``config`` (the decoder's ``cache_config``: every
+    layer a full-attention cache layer) whose layers hand attention only their filled key slots, as a ``DynamicCache``
+    holding the same keys does (``FilledStaticCache``, defined in :func:`_filled_static_cache_class`)."""
+    return _filled_static_cache_class()(config, max_cache_len)
 
 
 def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
@@ -936,7 +1015,9 @@ class MultiContextDecoder:
             rows: token ids per row (each ≥ 1 token).
             hidden: keep the last position's hidden states (``Batch.hidden``, (L+1, B, d)).
             reserve: decode steps the caller will run; > 0 preallocates a ``StaticCache`` of
-                ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``.
+                ``max(len(rows)) + reserve`` slots (no per-step concatenation); 0 keeps a ``DynamicCache``. The
+                reserve changes no number: attention sees the filled slots only (:func:`filled_static_cache`), so
+                decode steps give bitwise the log-probs and hidden states of the same steps on a ``DynamicCache``.
             pad_lone: with batch invariance, a lone row also gets empty rows, up to ``max(min_gemm_rows, 2)``, so
                 that its decode steps run on the row-invariant products as a step of 2 or more rows does (a rule
                 that records its log-probs, :class:`Rule`); otherwise a lone row keeps MKL's one-row kernel.
@@ -946,7 +1027,7 @@ class MultiContextDecoder:
         Raises:
             ValueError: an empty row.
         """
-        from transformers import DynamicCache, StaticCache
+        from transformers import DynamicCache
 
         caches, lps, hss = [], [], []
         for ids in rows:
@@ -970,17 +1051,18 @@ class MultiContextDecoder:
         if reserve <= 0 and len(rows) == 1 and not extra:
             merged = caches[0]
         elif reserve > 0:  # each row's keys written once, in place, into the zeroed static buffers
-            merged = StaticCache(config=self.cache_config, max_cache_len=tmax + reserve)
+            merged = filled_static_cache(self.cache_config, tmax + reserve)
             n = len(rows) + extra
             for li in range(len(caches[0].layers)):
                 k0, v0 = caches[0].layers[li].keys, caches[0].layers[li].values
                 # an empty update allocates the layer's zeroed (n, kv_heads, tmax + reserve, head_dim) buffers
-                keys, values = merged.update(k0.new_zeros(n, k0.shape[1], 0, k0.shape[3]),
-                                             v0.new_zeros(n, v0.shape[1], 0, v0.shape[3]), li)
+                merged.update(k0.new_zeros(n, k0.shape[1], 0, k0.shape[3]),
+                              v0.new_zeros(n, v0.shape[1], 0, v0.shape[3]), li)
+                layer = merged.layers[li]
                 for i, (c, p) in enumerate(zip(caches, pads)):
-                    keys[i, :, p:tmax] = c.layers[li].keys[0]
-                    values[i, :, p:tmax] = c.layers[li].values[0]
-                merged.layers[li].cumulative_length.add_(tmax)  # what the update of the stacked keys sets
+                    layer.keys[i, :, p:tmax] = c.layers[li].keys[0]
+                    layer.values[i, :, p:tmax] = c.layers[li].values[0]
+                layer.advance(tmax)  # what the update of the stacked keys sets
         else:
             merged = DynamicCache(config=self.cache_config)
             for li in range(len(caches[0].layers)):
