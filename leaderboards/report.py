@@ -369,17 +369,18 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     order = [n for n in PREFERRED if n in metric_names] + sorted(metric_names - set(PREFERRED) - set(HYGIENE))
     order += [n for n in HYGIENE if n in metric_names]
     models = []
+    contracts = {mod.name: _contract_as_run(spec, mod, as_run) for mod in spec.model_list()}
     for mod in spec.model_list():
         tasks = [t.task for t in spec.tasks_of(mod)]
         models.append({"name": mod.name, "label": mod.label,
-                       "contract": _contract_as_run(spec, mod, as_run) + _generation_lines(mod.name, tasks, gen_seen),
+                       "contract": contracts[mod.name] + _generation_lines(mod.name, tasks, gen_seen),
                        "notes": mod.notes,
                        "methods": [m.name for m in spec.methods_of(mod)], "tasks": tasks,
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
     data = {
         "generator": GENERATOR, "spec": spec.name, "description": spec.description, "notes": spec.notes,
-        "contract": _contract_as_run(spec, spec.model_list()[0], as_run),
+        "contract": contracts[spec.model_list()[0].name],  # the first model's, as spec.contract_lines() gives it
         "models": models, "multi_model": bool(spec.models),
         "specific_settings": spec.specific_settings(), "reference": spec.reference, "references": spec.references,
         "closed_book": spec.closed_book, "primary_metric": primary,
