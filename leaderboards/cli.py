@@ -188,15 +188,22 @@ def _helper_signals() -> Callable[[], None]:
     SIGTERM (sent at once when it is interrupted, :func:`~leaderboards.runner._stop_helpers`) after the Ctrl-C a
     terminal sent the whole process group does not cut the helper's way out. SIGINT is handled even when the helper
     inherited it ignored. Off the main thread nothing changes. Returns the function that restores the handlers,
-    a no-op once a signal came (the helper then ignores both until it exits)."""
+    a no-op once a signal came (the helper then ignores both until it exits).
+
+    "Ignored" is a Python handler that does nothing, not ``SIG_IGN``: the main's SIGTERM often arrives before the
+    interpreter has run the handler of the Ctrl-C, and CPython then found ``SIG_IGN`` installed for a signal already
+    caught and printed ``OSError: Signal 15 ignored due to race condition`` with a traceback in the run's log."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     fired: list[int] = []
 
+    def ignore(_signum, _frame):
+        pass
+
     def handler(signum, _frame):
         for s in saved:
-            signal.signal(s, signal.SIG_IGN)
+            signal.signal(s, ignore)
         fired.append(signum)
         raise _Signalled(signum)
 
