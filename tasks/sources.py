@@ -7,7 +7,9 @@ below) or a local folder/file; else a folder named like the hub dataset inside t
 README.md's ``configs:`` metadata puts them, else in a local folder's layout). A local
 folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json,tsv,csv}`` or
 ``<folder>/<split>*.…`` (JSONL rows exactly as the hub's rows; ``.tsv``/``.csv`` as the hub reads them, e.g. PopQA's
-only file ``test.tsv``), so a ``datasets`` export or a hand-written fixture of a few rows both work offline. A data
+only file ``test.tsv``), so a ``datasets`` export or a hand-written fixture of a few rows both work offline; a folder
+whose README.md ``configs:`` metadata declares the config (``hf download <repo> --repo-type dataset --local-dir``) is
+read where the card puts the split's files, as the hub cache's snapshot is. A data
 set with several configs (:data:`SEVERAL_CONFIGS`: TriviaQA, KILT, WikiText) needs the ``<config>/`` folder: a flat
 ``<folder>/<split>*`` would be read as whichever config a task asks for.
 
@@ -172,26 +174,33 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
     return name, base, patterns
 
 
-def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None:
-    """The split's files as the hub cache snapshot's ``README.md`` declares them in its YAML ``configs:`` metadata
-    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set: the config of
-    :func:`_card_config` (``config`` when the card declares it; without one, the default config); its patterns of
-    ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the snapshot (or the config's ``data_dir``). Only
-    files this module reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING
-    naming them, as in a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that
-    config (:func:`_card_config`): the snapshot is read in a local copy's layout. [] when the config declares no
-    file of the split that is there (:func:`_card_refusal` says why).
+def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False) -> list[Path] | None:
+    """The split's files as the ``README.md`` of a hub cache snapshot (``local``: of a local copy, e.g. a folder of
+    ``hf download <repo> --repo-type dataset --local-dir <folder>``) declares them in its YAML ``configs:`` metadata
+    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set or a data set
+    folder: the config of :func:`_card_config` (``config`` when the card declares it; without one, the default
+    config); its patterns of ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the folder (or the
+    config's ``data_dir``). Only files this module reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``)
+    are skipped with one WARNING naming them, as in a ``<split>/`` folder (:func:`_local_files`). None when the card
+    declares no files for that config (:func:`_card_config`): the folder is read in a local copy's layout. [] when the
+    config declares no file of the split that is there (:func:`_card_reason` says why).
 
     Raises:
-        ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`).
+        ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`); a pattern of the
+        split is a URL (``hf://datasets/...``, ``https://...``): offline, ``datasets`` would refuse it with a bare
+        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`).
     """
     card = _card_config(snap, config)
     if card is None:
         return None
     import fsspec
     from datasets.data_files import resolve_pattern
+    from fsspec.core import split_protocol
 
     name, base, patterns = card
+    remote = next((p for p in patterns.get(split, []) if split_protocol(p)[0] not in (None, "file", "local")), None)
+    if remote is not None:
+        raise ConfigError(_remote_pattern(snap, name, split, remote, local=local))
     readable = re.compile(rf"\.{_EXTENSIONS}$")
 
     def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
@@ -210,6 +219,18 @@ def _card_files(snap: Path, config: str | None, split: str) -> list[Path] | None
                        if hidden(f) and readable.search(f) and os.path.isfile(f))
     _warn_hidden(f"split {split!r} of {snap / 'README.md'}'s config {name!r}", tuple(skipped))
     return list(files)
+
+
+def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool) -> str:
+    """The one line refusing a ``configs:`` pattern of ``split`` that is a URL (:func:`_card_files`): the card, the
+    pattern and what to do instead, for a hub cache snapshot (read offline only) or a local copy (``local``)."""
+    head = f"{folder / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, a remote file, "
+    if local:
+        return (head + f"which a local copy is not read from; download it into {folder} and make the card's path "
+                "relative to the folder, or give the data set's hub id as hub_id")
+    return (head + f"which is not read offline (HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}); run once online "
+            "(HF_HUB_OFFLINE unset: datasets reads and caches the data set), or download the split's files into a "
+            "folder and give its path as hub_id")
 
 
 def _read_table(f: Path) -> list[dict]:
@@ -268,12 +289,17 @@ def _several_configs(hub_id: str, local_name: str | None) -> bool:
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                local_name: str | None = None) -> tuple[Path, list[Path]] | None:
     """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
-    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub. A folder copy of a
-    data set with several configs (:data:`SEVERAL_CONFIGS`) is read only from its ``<config>/`` folder.
+    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub. A folder whose
+    README.md's ``configs:`` metadata declares the config (a folder of ``hf download <repo> --repo-type dataset
+    --local-dir <folder>``; without a config, the card's default one) is read where the card puts the split's files,
+    as a hub cache snapshot is (:func:`_card_files`); any other folder in the hub's layout (:func:`_local_files`), a
+    folder copy of a data set with several configs (:data:`SEVERAL_CONFIGS`) only from its ``<config>/`` folder.
 
     Raises:
-        ConfigError: the copy has no files for the split (for a data set with several configs: none under
-        ``<config>/``, the flat layout named when it is what the folder holds).
+        ConfigError: the copy has no files for the split (for a card's config: the splits it declares, or the split's
+        patterns that match no file, :func:`_card_reason`; for a data set with several configs: none under
+        ``<config>/``, the flat layout named when it is what the folder holds); the folder's README.md metadata cannot
+        be parsed or is malformed (:func:`_card_config`), or declares the split as a URL (:func:`_card_files`).
     """
     from .data import resolve_data_dir
 
@@ -287,7 +313,11 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
     if c is None:
         return None
     several = bool(config) and _several_configs(hub_id, local_name)
-    files = _local_files(c, config, split, config_folder=several)
+    files = None if c.is_file() else _card_files(c, config, split, local=True)  # a card's configs: as datasets reads it
+    if files == []:  # the card declares the config, not the split's files
+        raise ConfigError(f"{c}: no files for split {split!r}{f' of config {config!r}' if config else ''} "
+                          f"({_card_reason(c, config, split, local=True)}); add the split's files to the card's configs:")
+    files = files or _local_files(c, config, split, config_folder=several)
     if not files:
         flat = several and bool(_local_files(c, None, split))
         old = config == "unfiltered.nocontext" and (c / "rc.nocontext").is_dir()  # a copy of triviaqa tasks < 4.0
@@ -357,7 +387,8 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
     :func:`hub_rows` reads them itself.
 
     Raises:
-        ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`).
+        ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`), or
+        declares the split as a URL (:func:`_card_files`).
     """
     snap = _hub_snapshot(hub_id)
     if snap is None:
@@ -370,11 +401,18 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
 
 def _card_refusal(hub_id: str, config: str | None, split: str) -> str | None:
     """Why the hub cache snapshot's README.md gives no file of ``split`` (:func:`_card_files` is []), for the refusal's
-    line: the splits its ``configs:`` metadata declares for the config when ``split`` is not one of them, else the
-    split's patterns, which match no data file there. None when the card declares no files for the config (the
-    snapshot is read in a local copy's layout) or there is no snapshot."""
+    line (:func:`_card_reason`). None when the card declares no files for the config (the snapshot is read in a local
+    copy's layout) or there is no snapshot."""
     snap = _hub_snapshot(hub_id)
-    card = _card_config(snap, config) if snap is not None else None
+    return _card_reason(snap, config, split) if snap is not None else None
+
+
+def _card_reason(snap: Path, config: str | None, split: str, *, local: bool = False) -> str | None:
+    """Why the README.md of the hub cache snapshot ``snap`` (``local``: of a local copy) gives no file of ``split``
+    (:func:`_card_files` is []): the splits its ``configs:`` metadata declares for the config when ``split`` is not one
+    of them, else the split's patterns, which match no data file there. None when the card declares no files for the
+    config."""
+    card = _card_config(snap, config)
     if card is None:
         return None
     name, base, patterns = card
@@ -387,8 +425,9 @@ def _card_refusal(hub_id: str, config: str | None, split: str) -> str | None:
     else:
         what = (f"declares for {of} only the split{'s' * (len(patterns) > 1)} {', '.join(patterns)}" if patterns else
                 f"declares {of}, which holds no data file")
-    return (f"the snapshot's README.md configs: metadata {what}; as datasets reads a hub data set, files outside the "
-            "card's patterns are not read")
+    whose, read = ("its", "a data set folder") if local else ("the snapshot's", "a hub data set")
+    return (f"{whose} README.md configs: metadata {what}; as datasets reads {read}, files outside the card's patterns "
+            "are not read")
 
 
 def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
@@ -402,8 +441,9 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
     ``datasets`` does not read the hub cache.
 
     Raises:
-        ConfigError: a local copy without the split's files (:func:`local_copy`'s line), a hub cache snapshot whose
-        README.md metadata cannot be parsed or is malformed (:func:`hub_snapshot_files`). OfflineError: offline and
+        ConfigError: a local copy without the split's files (:func:`local_copy`'s line), a local copy or hub cache
+        snapshot whose README.md metadata cannot be parsed, is malformed or declares the split as a URL
+        (:func:`_card_files`). OfflineError: offline and
         neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it;
         where the snapshot's README.md declares the config but no file of the split, with the splits it declares
         (or the split's patterns that match no file; :func:`_card_refusal`).
@@ -441,8 +481,9 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
         ``(rows, source)``; ``source`` names the folder/files or the hub id (for error messages and task cards).
 
     Raises:
-        ConfigError: a local path without files for the split; offline, a hub cache snapshot whose README.md
-        metadata cannot be parsed or is malformed. DataError: a malformed local file.
+        ConfigError: a local path without files for the split; a local copy's or, offline, a hub cache snapshot's
+        README.md whose metadata cannot be parsed, is malformed or declares the split as a URL (:func:`_card_files`).
+        DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """
     local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)
