@@ -625,11 +625,12 @@ _PROMPT_KEYS = ("apply_chat_template", "system_instruction")
 
 
 def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[str, Any]:
-    """What one finished cell ran with, from its run folder: ``prompt`` (per :data:`_PROMPT_KEYS`, ``"applied"``,
-    ``"rolling"``: set but the task's requests carry no context, or ``"off"``: its cells ran without it; the
-    setting as ``results.json``'s ``config.tokrag_prompt`` records it, else the cell's own, which its run key holds),
-    ``n`` (documents evaluated), ``original`` (the task's documents before the limit, lm-eval's ``n-samples``; None if
-    not recorded) and ``passages`` (the fewest and most passages a document carried, ``doc.ctxs``; None without)."""
+    """What one finished cell ran with, from its run folder: ``method`` (its name), ``prompt`` (per
+    :data:`_PROMPT_KEYS`, ``"applied"``, ``"rolling"``: set but the task's requests carry no context, or ``"off"``: its
+    cells ran without it; the setting as ``results.json``'s ``config.tokrag_prompt`` records it, else the cell's own,
+    which its run key holds), ``n`` (documents evaluated), ``original`` (the task's documents before the limit,
+    lm-eval's ``n-samples``; None if not recorded) and ``passages`` (the fewest and most passages a document carried,
+    ``doc.ctxs``; None without)."""
     res = data.get("results") or {}
     task = cell.task.task
     prompt = ((res.get("config") or {}).get("tokrag_prompt") or {})
@@ -640,7 +641,8 @@ def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[s
         status[key] = "off" if not on else "rolling" if rolling else "applied"
     counts = [len(s["doc"]["ctxs"]) for s in samples if isinstance(s.get("doc"), dict) and isinstance(s["doc"].get("ctxs"), list)]
     original = ((res.get("n-samples") or {}).get(task) or {}).get("original")
-    return {"prompt": status, "n": len(samples), "original": original if isinstance(original, int) else None,
+    return {"method": cell.method.name, "prompt": status, "n": len(samples),
+            "original": original if isinstance(original, int) else None,
             "passages": (min(counts), max(counts)) if counts else None}
 
 
@@ -653,7 +655,11 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
       without them); unchanged when every task with results ran as the contract says: applied, or, on a task the
       contract already lists without them (``apply_chat_template.<task>: false``, a plain-text one), not applied;
     * ``subset`` (the spec's text, written for the spec's tasks): for a model that runs only some of them, the
-      documents its own tasks evaluated (lm-eval limit, in each task's order), as the results count them;
+      documents its own tasks evaluated (lm-eval limit, in each task's order), as the results count them,
+      "identical for every method" only when no task's methods differ ("identical for every method with results"
+      when some method has none on a task others have results on, naming it); for a model that runs them all, the
+      spec's text, with the tasks and methods that have no results named after it (a partial run, ``report
+      --allow-missing``: the text speaks for every method). A method with some of its seeds finished has results;
     * a line naming the tasks where a document carried fewer passages than the contract's ``k`` (a gold-only task's
       one, a language-modelling task's own depth, a retrieval that returned fewer), with the fewest and most, from
       the samples.
@@ -663,6 +669,13 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
     tasks = [t.task for t in spec.tasks_of(mod)]
     runs = {t: as_run.get((mod.name, t)) or [] for t in tasks}
     waiting = [t for t in tasks if not runs[t]]
+    methods = [m.name for m in spec.methods_of(mod)]
+    lacking: dict[str, list[str]] = {}  # methods without results -> the tasks with results of other methods
+    for t in tasks:
+        have = {r["method"] for r in runs[t]}
+        if have and len(have) < len(methods):
+            lacking.setdefault(", ".join(m for m in methods if m not in have), []).append(t)
+    no_results = [f"no results yet for {ms} on {', '.join(ts)}" for ms, ts in lacking.items()]
     for key in _PROMPT_KEYS:
         value = sh.get(key)
         line = f"{key}: {value}"
@@ -704,9 +717,15 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
                 own = next(x.limit for x in spec.tasks_of(mod) if x.task == t)
                 groups.setdefault(f"limit {sh.get('limit') if own is None else own} on {{}} (no results yet)", []).append(t)
         parts = [text.format(", ".join(ts)) for text, ts in groups.items()]
-        same = "" if any(text.startswith("DIFFERING") for text in groups) else ", identical for every method"
+        same = "" if any(text.startswith("DIFFERING") for text in groups) else (
+            ", identical for every method" + (" with results" if lacking else ""))
         lines[lines.index(f"subset: {spec.subset}")] = (
-            f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order){same}")
+            f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order){same}"
+            + "".join(f"; {x}" for x in no_results))
+    elif spec.subset and (waiting or lacking):  # the spec's text, for every method: say which have no results
+        line = f"subset: {spec.subset}"
+        parts = ([f"no results yet on {', '.join(waiting)}"] if waiting else []) + no_results
+        lines[lines.index(line)] = f"{line} (as run, from the results: {'; '.join(parts)})"
     k = (sh.get("model_args") or {}).get("k")
     if isinstance(k, int) and not isinstance(k, bool):
         fewer: dict[str, list[str]] = {}

@@ -22,14 +22,15 @@ OUTPUT_TYPE = {"toy_qa": "generate_until", "toy_lm": "loglikelihood_rolling", "w
 PASSAGES = {"toy_qa": 5, "toy_lm": 3, "wiki_lm_bm25": 3}
 
 
-def _spec(tmp_path, chat_tasks=None):
+def _spec(tmp_path, chat_tasks=None, seeds=(1,)):
     """Model ``chat`` (chat template, a system instruction, k 5) on toy_qa (generates), toy_lm (loglikelihood_rolling)
     and wiki_lm_bm25 (plain text), or ``chat_tasks``; model ``plain`` on toy_qa alone, under a subset text that names
-    the three tasks."""
+    the three tasks; ``seeds``."""
     chat = {"apply_chat_template": True, "system_instruction": "Be brief.", "model_args": {"k": 5}}
     models = [{"name": "chat", "shared": chat, **({"tasks": chat_tasks} if chat_tasks else {})},
               {"name": "plain", "shared": {"model_args": {"k": 5}}, "tasks": ["toy_qa"]}]
-    path = write_spec(tmp_path, limit=4, tasks=["toy_qa", {"task": "toy_lm", "limit": 2}, {"task": "wiki_lm_bm25", "limit": 2}],
+    path = write_spec(tmp_path, limit=4, seeds=seeds,
+                      tasks=["toy_qa", {"task": "toy_lm", "limit": 2}, {"task": "wiki_lm_bm25", "limit": 2}],
                       methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
                                {"name": "none", "model": TOY, "model_args": {"mode": "none"}}],
                       extra={"models": models, "bootstrap": {"iters": 100, "seed": 7},
@@ -157,6 +158,61 @@ def test_the_subset_line_says_identical_for_every_method_only_when_it_is(tmp_pat
     assert [x for x in plain if x.startswith("subset")] == [
         "subset, as run (from the results): DIFFERING numbers of documents between methods on toy_qa (lm-eval limit, "
         "in each task's order)"]
+
+
+SUBSET = "the first 4 questions of toy_qa and the first 2 texts of toy_lm and wiki_lm_bm25"
+PLAIN_SUBSET = ("subset, as run (from the results): the first 4 of 12 documents of toy_qa (lm-eval limit, in each task's "
+                "order), identical for every method")
+
+
+def _subset_lines(data):
+    return [[x for x in m["contract"] if x.startswith("subset")] for m in data["models"]]
+
+
+def test_the_subset_line_names_the_methods_without_results(tmp_path):
+    """s49 f1 (reviewer m2): a partial run (``report --allow-missing``) where a method had no results on a task still
+    said the subset was 'identical for every method' (the spec's text, or the as-run line), though that method showed
+    no numbers there. A complete run's lines are as before, byte for byte."""
+    spec = _spec(tmp_path)
+    assert _subset_lines(compute(spec, _loaded(spec), timings=False)) == [[f"subset: {SUBSET}"], [PLAIN_SUBSET]]
+    skip = {"plain/none/toy_qa/seed1", "chat/none/toy_qa/seed1", "chat/standard/wiki_lm_bm25/seed1",
+            "chat/none/wiki_lm_bm25/seed1"}
+    data = compute(spec, _loaded(spec, skip=skip), timings=False)
+    assert _subset_lines(data) == [
+        [f"subset: {SUBSET} (as run, from the results: no results yet on wiki_lm_bm25; no results yet for none on toy_qa)"],
+        [PLAIN_SUBSET + " with results; no results yet for none on toy_qa"]]
+    md = render_markdown(data)
+    assert f"- {PLAIN_SUBSET} with results; no results yet for none on toy_qa\n" in md
+    # a task without any results is named as before (its limit), the tail is unchanged when every method of the
+    # tasks with results has results
+    only = _spec(tmp_path / "two", chat_tasks=["toy_qa", "toy_lm"])
+    chat = _subset_lines(compute(only, _loaded(only, skip={"chat/standard/toy_lm/seed1", "chat/none/toy_lm/seed1"}),
+                                 timings=False))[0]
+    assert chat == ["subset, as run (from the results): the first 4 of 12 documents of toy_qa; limit 2 on toy_lm (no "
+                    "results yet) (lm-eval limit, in each task's order), identical for every method"]
+    # methods that differ and a method without results: both said, no 'identical'
+    loaded = _loaded(only, skip={"chat/none/toy_lm/seed1"})
+    short = loaded["chat/none/toy_qa/seed1"][2]
+    short["samples"]["toy_qa"] = short["samples"]["toy_qa"][:3]
+    chat = _subset_lines(compute(only, loaded, timings=False))[0]
+    assert chat == ["subset, as run (from the results): DIFFERING numbers of documents between methods on toy_qa; the "
+                    "first 2 of 12 documents of toy_lm (lm-eval limit, in each task's order); no results yet for none "
+                    "on toy_lm"]
+
+
+def test_the_subset_line_counts_a_method_with_some_of_its_seeds_as_with_results(tmp_path):
+    """Seed 2 of one method missing: that method's row shows seed 1's numbers on the same documents (marked partial
+    elsewhere), so the subset is identical for every method and the lines are the complete run's; with both of its
+    seeds missing it is named."""
+    spec = _spec(tmp_path, seeds=(1, 2))
+    lines = _subset_lines(compute(spec, _loaded(spec, skip={"plain/none/toy_qa/seed2", "chat/none/toy_lm/seed2"}),
+                                  timings=False))
+    assert lines == [[f"subset: {SUBSET}"], [PLAIN_SUBSET]]
+    lines = _subset_lines(compute(spec, _loaded(spec, skip={"plain/none/toy_qa/seed1", "plain/none/toy_qa/seed2",
+                                                           "chat/none/toy_lm/seed1", "chat/none/toy_lm/seed2"}),
+                                  timings=False))
+    assert lines == [[f"subset: {SUBSET} (as run, from the results: no results yet for none on toy_lm)"],
+                     [PLAIN_SUBSET + " with results; no results yet for none on toy_qa"]]
 
 
 def test_the_passages_line_names_a_task_where_some_documents_carried_fewer_than_k(tmp_path):
