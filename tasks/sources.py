@@ -132,12 +132,14 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
     folder its patterns are relative to (the snapshot, or the config's ``data_dir``) and its ``data_files`` patterns per
     split (for a config with only a ``data_dir``, those ``datasets`` infers there; none when it holds no data file).
     None when the card declares no files for that config (no card, no ``configs:``, a config it does not declare, no
-    default config, or one with neither ``data_files`` nor ``data_dir``).
+    default config among several when ``config`` is given, or one with neither ``data_files`` nor ``data_dir``).
 
     Raises:
         ConfigError: the card's metadata cannot be parsed or is malformed (not YAML, ``configs:`` not a list of
         configs, a ``data_files`` of another form, several default configs, :func:`_configs_problem`): one line,
-        ``datasets``' or the YAML parser's own message without ``datasets``' examples, cut between words.
+        ``datasets``' or the YAML parser's own message without ``datasets``' examples, cut between words; without
+        ``config``, a card declaring several configs, none of them the default (``datasets``: "Config name is
+        missing").
     """
     readme = snap / "README.md"
     if not readme.is_file():
@@ -154,6 +156,7 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
             raise ValueError(problem)
         configs = MetadataConfigs.from_dataset_card_data(card)
         name = config if config in configs else None if config else configs.get_default_config_name()
+        several = not config and name is None and len(configs) > 1  # datasets: "Config name is missing"
         params = configs.get(name, {}) if name else {}
         declared = params.get("data_files")
         patterns = sanitize_patterns(declared) if declared is not None else None
@@ -163,6 +166,11 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
         text = text if isinstance(exc, (ValueError, yaml.YAMLError)) else f"{type(exc).__name__}: {text}"
         text = text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
         raise ConfigError(f"{readme}: cannot read its configs metadata ({text})") from None
+    if several:
+        raise ConfigError(f"{readme}: its configs metadata declares the configs {', '.join(map(repr, configs))} and none "
+                          "is the default (named default or marked default: true), and the task names no config; as "
+                          "datasets.load_dataset refuses such a data set without a config name, mark the config to read "
+                          "default: true")
     if patterns is None and not params.get("data_dir"):
         return None
     base = snap / params["data_dir"] if params.get("data_dir") else snap
@@ -188,7 +196,9 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
     Raises:
         ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`); a pattern of the
         split is a URL (``hf://datasets/...``, ``https://...``): offline, ``datasets`` would refuse it with a bare
-        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`).
+        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`); a file
+        of the split outside the folder (``../``, an absolute path, a ``data_dir`` outside it; not a symlink in it),
+        which a leaderboard's run key, fingerprinting the folder, would not cover.
     """
     card = _card_config(snap, config)
     if card is None:
@@ -213,12 +223,26 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
             found = resolve_pattern(pattern, str(base))  # datasets' own match (it drops unrequested hidden files)
         except FileNotFoundError:
             found = []
+        away = next((f for f in found if readable.search(f) and not _inside(f, snap)), None)
+        if away is not None:  # '../x' or an absolute path: read, but no run key covers it
+            raise ConfigError(f"{snap / 'README.md'}: config {name!r} declares split {split!r} as {pattern}"
+                              f"{'' if base == snap else f' in its data_dir {os.path.relpath(base, snap)}'}, which "
+                              f"reaches {os.path.normpath(away)}, outside {snap}; a {'local copy' if local else 'snapshot'} "
+                              "is read from its own files only (a leaderboard's run key fingerprints the folder, not "
+                              "that file): move the file into the folder (a symlink there will do) and make the card's "
+                              "path relative to it")
         files.update((Path(f), None) for f in found if not hidden(f) and readable.search(f))
         every = fsspec.filesystem("file").glob(str(base / pattern))  # the same glob, hidden files kept: to name them
         skipped.update((os.path.relpath(f, base), None) for f in every
                        if hidden(f) and readable.search(f) and os.path.isfile(f))
     _warn_hidden(f"split {split!r} of {snap / 'README.md'}'s config {name!r}", tuple(skipped))
     return list(files)
+
+
+def _inside(path: str, folder: Path) -> bool:
+    """Whether ``path``, as globbed (``..`` resolved, symlinks not), lies in ``folder``."""
+    top = os.path.abspath(folder)
+    return os.path.commonpath([top, os.path.abspath(os.path.join(top, path))]) == top
 
 
 def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool) -> str:
