@@ -26,7 +26,14 @@ On language-modelling tasks there is no question: the critic's ``question`` is t
 (``question``), which these tasks set to their retrieval query: on ``wiki_lm_bm25`` (``loglikelihood`` of a
 paragraph's continuation) the paragraph's first 32 words, the prefix the continuation is scored after, so the
 critic judges each passage against the text just before the scored words; on ``wikitext103_bm25_wiki`` the last
-32 words of the context before the scored chunk. baselines.md prescribes no other critic prompt for such tasks;
+32 words of the context before the scored chunk. A language-modelling doc without that field (a
+``loglikelihood_rolling`` task of one's own, or a ``loglikelihood`` request with an empty context) is refused
+(:class:`~retrieval.errors.ConfigError` naming ``query_field`` and the task, before any forward pass): the context
+there is no question (a rolling window's is lm-eval's prefix token, e.g. ``<|im_start|>``, or the token(s) before the
+window), a question cut from the text would be the scored words themselves on the first window (the bias
+``wiki_lm_bm25`` 3.0 removed) and on later windows a query the doc's passages were not retrieved with, and
+baselines.md takes the query from ``doc[query_field]``, never from the prompt (:meth:`SelfRAGFilterLM.question_of`).
+baselines.md prescribes no other critic prompt for such tasks;
 with this one the default threshold can keep few or no passages (the row is then closed book on those texts: 0 of
 60 passages on the first 20 paragraphs of ``wiki_lm_bm25`` 2.0, whose critic question was the same 32 words, with
 SmolLM2-135M), which the ``kept_rate`` column shows.
@@ -182,10 +189,11 @@ class SelfRAGFilterLM(RAGMethodLM):
     ``closed_book``; a rolling text's trace has ``windows`` (one such trace each) and their ``kept_rate`` and
     ``critic_auc`` at its top level (:meth:`rolling_trace`).
 
-    The critic's question is ``doc[query_field]``, else the task context. On a language-modelling task that field
-    is the retrieval query, not a question: on ``wiki_lm_bm25`` the paragraph's first 32 words, the prefix before
-    the scored continuation, so the critic judges each passage against the text just before the scored words
-    (module docstring).
+    The critic's question is ``doc[query_field]``, else the task context (:meth:`question_of`). On a
+    language-modelling task that field is the retrieval query, not a question: on ``wiki_lm_bm25`` the paragraph's
+    first 32 words, the prefix before the scored continuation, so the critic judges each passage against the text just
+    before the scored words (module docstring); a language-modelling doc without it (``loglikelihood_rolling``, or an
+    empty ``loglikelihood`` context) is refused, naming ``query_field`` and the task.
 
     ``selection=rank`` (generation only; :meth:`generate_until`): one greedy answer per passage with
     ``r ≥ relevance_threshold`` (each prompt that passage alone, :meth:`~tokrag_model.base.RAGMethodLM.encode_rag`),
@@ -213,7 +221,8 @@ class SelfRAGFilterLM(RAGMethodLM):
                                    "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1] "
                                    "(selection=threshold or rank; resolve_args refuses it with top_m)"),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
-        "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: task context)"),
+        "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: the task "
+                           "context; required on loglikelihood_rolling tasks)"),
         "selection": Arg("threshold", choice("threshold", "top_m", "rank"),
                          "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r | rank: one "
                          "answer per passage with r >= relevance_threshold, the best by exp(mean log-prob) + w_rel*r "
@@ -345,14 +354,56 @@ class SelfRAGFilterLM(RAGMethodLM):
             out.append(relevance_ratio(ly, ln))
         return out
 
-    def question_of(self, doc: Any, context: str) -> str:
+    def question_of(self, doc: Any, context: str, req: Instance | None = None) -> str:
         """The critics' question: ``doc[query_field]`` when a non-blank string, else the task context without the
-        passages slot; a later rolling window's context (:class:`~tokrag_model.base.WindowContext`) is the text's own
-        words and holds no slot, so its text is taken as it is (a marker in the scored text stays, as in its ids)."""
-        q = doc.get(self.resolved_config["query_field"]) if isinstance(doc, dict) else None
+        passages slot (a task whose prompt is the question).
+
+        A language-modelling request has no question in its context: a ``loglikelihood_rolling`` window's context is
+        the text's own tokens before the window (:class:`~tokrag_model.base.WindowContext`: one token in a full window)
+        or, on the first window, lm-eval's prefix token (:meth:`~tokrag_model.base.RAGMethodLM.first_window_context`,
+        ``<|im_start|>`` on SmolLM2), as is an empty ``loglikelihood`` context. Such a doc without ``query_field`` is
+        refused rather than judged against its context (the critic judged passages against ``<|im_start|>`` or ``.``),
+        and no question is cut from the text: on the first window nothing precedes the scored words, so it could only
+        be those words (the passages picked knowing what is scored: the bias ``wiki_lm_bm25`` 3.0 removed), and on
+        a later one it would judge the doc's passages, attached once per doc, against a query they were not retrieved
+        with (baselines.md: the query is ``doc[query_field]``, never the prompt). The tasks in tasks/ record theirs
+        in ``question``; a task of one's own records the query its passages were retrieved with and names its field.
+
+        Raises:
+            ConfigError: no non-blank ``doc[query_field]`` and the context is a rolling window's, the first window's
+                (an empty ``loglikelihood`` context) or blank; one line naming ``query_field``, the doc and, given
+                ``req``, its task.
+        """
+        field = self.resolved_config["query_field"]
+        q = doc.get(field) if isinstance(doc, dict) else None
         if isinstance(q, str) and q.strip():
             return q
-        return str(context) if isinstance(context, WindowContext) else without_slot(context)
+        text = without_slot(context)
+        if isinstance(context, WindowContext) or context == self.first_window_context() or not text.strip():
+            d = doc if isinstance(doc, dict) else {}
+            where = ", ".join(f"{k} {v!r}" for k, v in (("task", getattr(req, "task_name", None)),
+                                                         ("doc_id", getattr(req, "doc_id", None)),
+                                                         ("qid", d.get("qid"))) if v is not None)
+            keys = sorted(d) if isinstance(doc, dict) else type(doc).__name__
+            has = f"a blank {field!r} field" if field in d else f"no {field!r} field"
+            raise ConfigError(
+                f"--model {self.METHOD}: the critic needs a question, but a language-modelling doc"
+                f"{' (' + where + ')' if where else ''} has {has} (model argument query_field={field!r}; "
+                f"doc keys: {keys}) and its context {text[-40:]!r} is the scored text's prefix token or preceding "
+                "tokens, not a question; record in each doc the query its passages were retrieved with and pass "
+                "query_field=<that field>")
+        return text
+
+    def _check_questions(self, requests: list[Instance], kind: str) -> None:
+        """:meth:`question_of` for each request before any forward pass (a rolling text: its first window stands for
+        every window, all refused alike without ``query_field``), so a task without the field is refused naming it
+        and the task."""
+        for req in requests:
+            if kind == "loglikelihood_rolling":
+                ctx = self.first_window_context()
+            else:
+                ctx, _ = self.split_context(req.args[0], req.args[1])
+            self.question_of(req.doc, ctx, req)
 
     def support(self, question: str, passages: list[dict], answers: list[str]) -> list[float]:
         """Support ratios ``s_i = P(Yes)/(P(Yes)+P(No))`` (unitless, in [0, 1]) of the scored answer of
@@ -432,13 +483,17 @@ class SelfRAGFilterLM(RAGMethodLM):
             "requests; use selection=threshold (the filter) or top_m for scoring tasks")
 
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        """As :meth:`RAGMethodLM.loglikelihood`; refused with ``selection=rank`` (ConfigError, before any work)."""
+        """As :meth:`RAGMethodLM.loglikelihood`; refused with ``selection=rank`` and for an empty context whose doc has
+        no ``query_field`` (:meth:`question_of`; ConfigError, before any work)."""
         self._refuse_rank_scoring("loglikelihood")
+        self._check_questions(requests, "loglikelihood")
         return super().loglikelihood(requests, disable_tqdm)
 
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
-        """As :meth:`RAGMethodLM.loglikelihood_rolling`; refused with ``selection=rank`` (ConfigError)."""
+        """As :meth:`RAGMethodLM.loglikelihood_rolling`; refused with ``selection=rank`` and for a doc without
+        ``query_field`` (:meth:`question_of`; ConfigError, before any work)."""
         self._refuse_rank_scoring("loglikelihood_rolling")
+        self._check_questions(requests, "loglikelihood_rolling")
         return super().loglikelihood_rolling(requests, disable_tqdm)
 
     def _rank_branches(self, doc: Any, context: str,
