@@ -54,7 +54,7 @@ from tasks.utils import answer_line
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, WindowContext, budget_check
 from ..decoder import Forced
-from ..prompt import Encoded, without_slot
+from ..prompt import Encoded, get_ctxs, without_slot
 from .replug import answer_token_span, refuse_long_form
 
 # The critic's yes/no question (``question`` first, then the passage).
@@ -397,8 +397,11 @@ class SelfRAGFilterLM(RAGMethodLM):
     def _check_questions(self, requests: list[Instance], kind: str) -> None:
         """:meth:`question_of` for each request before any forward pass (a rolling text: its first window stands for
         every window, all refused alike without ``query_field``), so a task without the field is refused naming it
-        and the task."""
+        and the task. A doc without passages (lm-eval's ``wikitext``: no ``ctxs``) is refused for those first
+        (:func:`~tokrag_model.prompt.get_ctxs`'s DataError, as every request's scoring would), not told to record a
+        query its passages were retrieved with."""
         for req in requests:
+            get_ctxs(req.doc, self.METHOD, None)
             if kind == "loglikelihood_rolling":
                 ctx = self.first_window_context()
             else:
