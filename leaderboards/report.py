@@ -657,7 +657,8 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
     * ``subset`` (the spec's text, written for the spec's tasks): for a model that runs only some of them, the
       documents its own tasks evaluated (lm-eval limit, in each task's order), as the results count them,
       "identical for every method" only when no task's methods differ ("identical for every method with results"
-      when some method has none on a task others have results on, naming it); for a model that runs them all, the
+      when some method has none on a task others have results on, naming it; nothing when the model has no results
+      on any of its tasks, as the claim would compare nothing); for a model that runs them all, the
       spec's text, with the tasks and methods that have no results named after it (a partial run, ``report
       --allow-missing``: the text speaks for every method). A method with some of its seeds finished has results;
     * a line naming the tasks where a document carried fewer passages than the contract's ``k`` (a gold-only task's
@@ -717,8 +718,8 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
                 own = next(x.limit for x in spec.tasks_of(mod) if x.task == t)
                 groups.setdefault(f"limit {sh.get('limit') if own is None else own} on {{}} (no results yet)", []).append(t)
         parts = [text.format(", ".join(ts)) for text, ts in groups.items()]
-        same = "" if any(text.startswith("DIFFERING") for text in groups) else (
-            ", identical for every method" + (" with results" if lacking else ""))
+        same = "" if len(waiting) == len(tasks) or any(text.startswith("DIFFERING") for text in groups) else (
+            ", identical for every method" + (" with results" if lacking else ""))  # no results at all: says nothing
         lines[lines.index(f"subset: {spec.subset}")] = (
             f"subset, as run (from the results): {'; '.join(parts)} (lm-eval limit, in each task's order){same}"
             + "".join(f"; {x}" for x in no_results))

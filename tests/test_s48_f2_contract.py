@@ -246,3 +246,15 @@ def test_lm_eval_gives_a_rolling_request_the_text_alone():
     assert rendered and rendered[0][0] == {"role": "system", "content": "Be brief."}
     assert [i.args for i in task.instances] == [("The river runs to the sea.",),
                                                ("Mountains rise above the clouds in the north.",)]
+
+
+def test_the_subset_line_of_a_model_without_any_results_claims_nothing_identical(tmp_path):
+    """s49 f4: a model none of whose cells finished (``report --allow-missing``) was said to have run 'limit 4 on toy_qa
+    (no results yet) (lm-eval limit, in each task's order), identical for every method': with no numbers there is
+    nothing identical. The other model's lines are unchanged."""
+    spec = _spec(tmp_path)
+    lines = _subset_lines(compute(spec, _loaded(spec, skip={"plain/standard/toy_qa/seed1", "plain/none/toy_qa/seed1"}),
+                                  timings=False))
+    assert lines == [[f"subset: {SUBSET}"],
+                     ["subset, as run (from the results): limit 4 on toy_qa (no results yet) (lm-eval limit, in each "
+                      "task's order)"]]
