@@ -12,7 +12,9 @@
   columns per method: forward passes per generated token, prefill tokens per question.
 * ``decode_step_ratio_tokrag`` / ``_replug``: one batched decode step of the method (2 rows / k rows;
   2 or 3 rows are padded to 4 with batch invariance where ``decoder.packed_pad_rows`` finds that faster) ÷ rag-standard's one-row step
-  (``MultiContextDecoder.step`` only, no decisions).
+  (``MultiContextDecoder.step`` only, no decisions). ``min_gemm_rows`` records the probe's verdict for this run (4:
+  padded, 0: not; on the AVX2 AMD EPYC of stop 49 it is 0, rightly: an unpadded 2-row step took 71.9 ms, a padded
+  one 81.9, a one-row step 56.1), ``mkl_rows`` MKL's probed row-invariant row count (None: none).
 * ``ratio_standard_vs_hf``: rag-standard ÷ lm-eval's own ``hf`` model (``HFLM``, loaded as it loads
   itself) on the same prompt strings (passages block + question), same greedy budget, batch 1; ``hf``
   generates ``max_gen_toks`` tokens too (``min_new_tokens``); on the first ``--hf-n`` questions (default all:
@@ -272,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
                 best[name], outputs1[name] = row, outs[name]
         del lms
     base = best["rag-standard"]
-    invariant = build("rag-standard").resolved_config["batch_invariant"]
+    std = build("rag-standard")
+    invariant = std.resolved_config["batch_invariant"]
+    # the load-time verdicts that set a 2-row step's cost (tokrag_model.decoder): rows 2-3 padded to this many (0: no
+    # padding; packed_pad_rows' timing probe), and MKL's probed row-invariant row count (None: none)
+    gemm_rows = {"min_gemm_rows": std.decoder.min_gemm_rows, "mkl_rows": std.decoder.mkl_rows}
+    del std
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
     # ---- batch B vs batch 1 ----------------------------------------------------------------------
@@ -404,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mb_with_hf": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
         "load": {"cpus": os.cpu_count(), "start": loads[0], "mean": round(sum(loads) / len(loads), 2), "max": max(loads)},
         "clock": "wall" if clock.cuda else "process_cpu",
-        "device": args.device, "dtype": args.dtype, "batch_invariant": invariant,
+        "device": args.device, "dtype": args.dtype, "batch_invariant": invariant, **gemm_rows,
         "n_questions": len(docs), "k": args.k, "gold_at_k": gold_at_k, "max_gen_toks": args.max_gen_toks,
         "batch": args.batch, "ll_docs": args.ll_n, "stop_at_eos": args.stop_at_eos,
         "hf_questions": hf_n,

@@ -72,10 +72,12 @@ steps with 2 or 3 rows (Tok-RAG, CAD and AdaCAD at batch 1) run with empty rows 
 timing probe at load finds the padded products clearly cheaper on this CPU (:func:`packed_pad_rows`), for speed;
 without packing, steps of fewer rows than MKL's probed row count are padded to it, and where MKL has
 none, ``batch_invariant=true`` is refused with a one-line :class:`ConfigError`. oneDNN's 2- and 3-row products cost more
-than its 4-row one on the AMD EPYC measured (unfused, before the fused q/k/v and gate/up products): SmolLM2-135M's
-211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01 one-row
-steps instead of 1.32
-(``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``); on an Intel Xeon (AVX-512/AMX, one thread) they cost
+than its 4-row one on the AVX-512 AMD EPYC measured (unfused, before the fused q/k/v and gate/up products):
+SmolLM2-135M's 211 linear layers took 64, 47-51 and 40-42 ms at 2, 3 and 4 rows, and a padded Tok-RAG step costs 1.01
+one-row steps instead of 1.32
+(``benchmarks/decoding.py``, ``decode_step_ratio_tokrag``); on an AVX2 AMD EPYC (fused products, one thread) 2 rows
+cost less than 4 (the step's products without the LM head: 35.9 against 45.0 ms; one row on MKL: 29.9), so the probe
+pads nothing there (a 2-row step 71.9 ms unpadded, 81.9 padded; a one-row step 56.1); on an Intel Xeon (AVX-512/AMX, one thread) they cost
 the same at 2 and 4 rows (53-55 and 54.5-57 ms) and padding only added the empty rows' own work (~3 ms a step), so
 there 2-row steps are not padded. The bits do not change either way, since the packed rows do not depend on the
 row count. Where packing is unavailable (no oneDNN, or the probe fails),
