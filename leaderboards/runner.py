@@ -959,8 +959,9 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     ``replug_mode=answer_vote``, ``selection=rank``) is refused on a task that does not generate
     (:func:`check_generation_only`), and a model argument ``max_gen_toks`` that its task's generation kwargs
     override is refused (:func:`check_model_max_gen_toks`). First, the cells' task YAMLs must have the files they
-    include beside them (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); last,
-    their data must be readable (:func:`check_spec_data`, every task of ``cells``).
+    include beside them (:func:`check_task_files`) and name only existing data files (:func:`check_task_data`); then
+    their data must be readable (:func:`check_spec_data`, every task of ``cells``); last, ``rag-selfrag-filter`` is
+    refused a rolling task whose docs lack its ``query_field`` (:func:`check_lm_questions`).
     Raises ConfigError naming the spec, the method and the argument (with a did-you-mean), or the task, the
     metadata key and the missing path.
     """
@@ -985,6 +986,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                               "registry name or 'package.module:Class' of an LM subclass")
     resolved: dict[str, dict[str, Any] | None] = {}  # the resolved arguments of each distinct (method, model, args)
     shapes: dict[tuple[str, str | None], ModelShape | None] = {}
+    with_args: list[tuple[Cell, dict[str, Any]]] = []  # each cell of a method with a schema, its resolved arguments
     for cell in cells:
         extra = {"batch_size": cell.batch_size, "device": cell.device}  # merged as make_model's constructor call does
         given = merge_lm_eval_flags(cell.method.name, dict(cell.model_args), extra, warn=False)
@@ -992,6 +994,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         if key in resolved:  # checked with another task: only the task's output type is new
             if resolved[key] is not None:
                 check_generation_only(spec, cell, classes[cell.method.model], resolved[key])
+                with_args.append((cell, resolved[key]))
             continue
         try:
             cfg = resolved[key] = resolved_model_args(cell, given)
@@ -1009,9 +1012,43 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
         if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
             check_generation_only(spec, cell, classes[cell.method.model], cfg)
-    managers: dict[str, Any] = {}  # one task manager per contract metadata for both checks (:func:`_task_manager`)
+            with_args.append((cell, cfg))
+    managers: dict[str, Any] = {}  # one task manager per contract metadata for the checks (:func:`_task_manager`)
     check_model_max_gen_toks(spec, cells, managers)
     check_spec_data(spec, cells, managers)
+    check_lm_questions(spec, with_args, classes, managers)
+
+
+def check_lm_questions(spec: LeaderboardSpec, with_args: list[tuple[Cell, dict[str, Any]]], classes: dict[str, Any],
+                       managers: dict[str, Any] | None = None) -> None:
+    """Refuse a cell of ``rag-selfrag-filter`` (its class or a subclass, ``classes[cell.method.model]``) on a
+    ``loglikelihood_rolling`` task whose docs carry passages but no ``query_field`` (the cell's resolved model
+    arguments, ``with_args``): the model refused it at its first request, after the load and the cells before it. The
+    rule and the line are the lm-eval CLI's (:func:`tasks.precheck.selfrag_lm_question_refusal`: the task's first
+    docs, up to the cell's ``limit``, built by the cell's task manager, ``managers``), told after the spec and method.
+
+    Raises:
+        ConfigError: one line naming the spec, the method, then the model's refusal (task, doc, query_field).
+    """
+    from tasks.precheck import _expand_selected, _is_selfrag_filter, selfrag_lm_question_refusal
+
+    managers = {} if managers is None else managers
+    seen: set[str] = set()
+    for cell, cfg in with_args:
+        cls = classes.get(cell.method.model)
+        if not _is_selfrag_filter(cls) or task_output_type(cell.task.task, spec.include_path) != "loglikelihood_rolling":
+            continue
+        meta = cell.task_metadata()
+        args = {k: cfg.get(k) for k in ("query_field", "pretrained", "revision", "trust_remote_code")}
+        once = fingerprint([cls.METHOD, cell.task.task, meta, args, cell.limit])
+        if once in seen:
+            continue
+        seen.add(once)
+        tm = _task_manager(spec, meta, managers)
+        why = selfrag_lm_question_refusal(tm, _expand_selected(tm, [cell.task.task]), cls.METHOD, args, cell.limit)
+        if why:
+            where = f"{cell.model_name}/" if cell.model_name else ""
+            raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {why}")
 
 
 def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:

@@ -969,6 +969,117 @@ def _check_first_line_vote(task_manager: Any, names: list[Any], model: str, mode
             raise ConfigError(long_form_refusal(model, setting, t.name))
 
 
+LM_DOCS_CHECKED = 1000
+"""How many documents of a ``loglikelihood_rolling`` task :func:`selfrag_lm_question_refusal` reads, its first (with a
+``--limit``, at most those evaluated): a task's docs share their fields, so a query field missing from its schema shows
+on the first; a blank one later is still refused by the model, after the load."""
+
+
+def _is_selfrag_filter(cls: Any) -> bool:
+    """Whether ``cls`` is ``rag-selfrag-filter``'s class or a subclass of it."""
+    from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM
+
+    return isinstance(cls, type) and issubclass(cls, SelfRAGFilterLM)
+
+
+_UNSET = object()
+
+
+def _built_task(task_manager: Any, t: _Selected) -> Any:
+    """The task lm-eval builds for ``t`` (``task_manager.load``: its YAML, or a ``--tasks`` YAML's config), or None
+    where it cannot be built so here: a task a group defines inline or whose group entry changes its config (left to
+    the model after the load), or one whose build fails (the data checks' and lm-eval's error)."""
+    from lm_eval.tasks._index import Kind
+
+    if t.yaml_path is None:
+        spec = t.cfg if t.group is None else None  # a --tasks YAML's config, functions resolved
+    else:
+        entry = (getattr(task_manager, "task_index", None) or {}).get(t.base)
+        same = entry is not None and entry.kind in (Kind.TASK, Kind.PY_TASK) and isinstance(entry.cfg, dict) and all(
+            entry.cfg.get(k, _UNSET) == v for k, v in t.cfg.items())
+        spec = t.base if same else None
+    if spec is None:
+        return None
+    try:
+        return next(iter(task_manager.load([spec])["tasks"].values()), None)
+    except Exception:  # noqa: BLE001 - a task that fails to build is the data checks' (one line) or lm-eval's error
+        return None
+
+
+def selfrag_lm_question_refusal(task_manager: Any, selected: list[_Selected], method: str, cfg: dict[str, Any],
+                                limit: Any = None) -> str | None:
+    """What ``rag-selfrag-filter`` (``method``, its ``METHOD``; ``cfg``: its model arguments, ``query_field``,
+    ``pretrained``, ``revision``, ``trust_remote_code``) would refuse after the load on a ``loglikelihood_rolling`` task
+    of ``selected`` (:func:`_expand_selected`'s): a document with passages and no non-blank ``doc[query_field]``, the
+    first of the docs lm-eval evaluates (those under ``limit``, at most :data:`LM_DOCS_CHECKED`;
+    :func:`tokrag_model.methods.selfrag_filter.first_doc_without_query`), in the model's line
+    (:func:`tokrag_model.methods.selfrag_filter.no_question_message`, its context the first window's prefix token, read
+    from the tokenizer, loaded without the weights only for this line). The task is built as lm-eval builds it
+    (:func:`_built_task`: its documents); only rolling tasks are read (a ``loglikelihood`` task's context is empty only
+    where its prompt renders nothing, which its docs alone do not tell). None: nothing to refuse, or not known here
+    (a task or tokenizer that does not load: its own error comes with the load)."""
+    import itertools
+
+    from lm_eval.evaluator_utils import get_sample_size
+
+    from tokrag_model.base import load_tokenizer, rolling_prefix_token_id
+    from tokrag_model.methods.selfrag_filter import first_doc_without_query, no_question_message
+
+    field = str(cfg.get("query_field", "question"))
+    for t in selected:
+        if t.cfg.get("output_type") != "loglikelihood_rolling":
+            continue
+        task = _built_task(task_manager, t)
+        if task is None:
+            continue
+        try:
+            n = get_sample_size(task, limit)
+            found = first_doc_without_query(itertools.islice(task.eval_docs, min(n or LM_DOCS_CHECKED, LM_DOCS_CHECKED)),
+                                            field, method)
+        except Exception:  # noqa: BLE001 - docs that do not read: lm-eval's error, after the load
+            continue
+        if found is None:
+            continue
+        try:
+            tok = load_tokenizer(str(cfg.get("pretrained")), cfg.get("revision"), bool(cfg.get("trust_remote_code")))
+            context = tok.decode([rolling_prefix_token_id(tok)], skip_special_tokens=False)
+        except Exception:  # noqa: BLE001 - the model's load says why
+            return None
+        return no_question_message(method, field, found[1], context, t.name, found[0])
+    return None
+
+
+def check_selfrag_lm_questions(task_manager: Any, names: list[Any], model: Any, model_args: Any, limit: Any = None,
+                               samples: Any = None, selected: list[_Selected] | None = None) -> None:
+    """``--model rag-selfrag-filter`` (or a subclass's name) with a ``loglikelihood_rolling`` task whose docs carry
+    passages but no ``query_field`` (``--model_args``'; default ``question``): the model refuses it at its first
+    request, after the load (:meth:`tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.question_of`); refused here
+    before it, in the same line (:func:`selfrag_lm_question_refusal`). Not with ``--samples`` (the docs lm-eval picks
+    are left to the model).
+
+    Raises:
+        ConfigError: the model's line.
+    """
+    from tokrag_model.args import COMMON_ARGS, to_bool
+    from tokrag_model.methods import MODELS
+
+    cls = MODELS.get(model) if isinstance(model, str) else None
+    if not _is_selfrag_filter(cls) or samples:
+        return
+    margs = _model_args(model_args)
+    try:
+        trust = to_bool(margs.get("trust_remote_code", False))
+    except Exception:  # noqa: BLE001 - the model's argument check says it
+        return
+    cfg = {"query_field": margs.get("query_field", cls.EXTRA_ARGS["query_field"].default),
+           "pretrained": margs.get("pretrained") or COMMON_ARGS["pretrained"].default,
+           "revision": margs.get("revision") or None, "trust_remote_code": trust}
+    why = selfrag_lm_question_refusal(task_manager, _expand_selected(task_manager, names) if selected is None
+                                      else selected, cls.METHOD, cfg, limit)
+    if why:
+        raise ConfigError(why)
+
+
 def _check_model_max_gen_toks(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
                               selected: list[_Selected] | None) -> None:
     """``--model_args max_gen_toks=N`` with a tokrag method and a generation task whose generation kwargs override it

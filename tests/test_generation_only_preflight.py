@@ -120,5 +120,7 @@ def test_generating_tasks_and_scoring_modes_pass(tmp_path):
     ok = _spec(tmp_path, "gen", [VOTE, RANK], ["toy_qa"])
     check_cell_args(ok, ok.cells())
     scoring = _spec(tmp_path, "lm", [{**VOTE, "name": "rag-replug", "model_args": {"replug_mode": "mixture"}},
-                                     {**RANK, "name": "rag-selfrag-filter", "model_args": {}}], ["toy_qa", "toy_lm"])
+                                     # toy_lm records no query: its text is the critic's (s49 f4 refuses the default)
+                                     {**RANK, "name": "rag-selfrag-filter", "model_args": {"query_field": "text"}}],
+                     ["toy_qa", "toy_lm"])
     check_cell_args(scoring, scoring.cells())

@@ -215,13 +215,15 @@ def _ours_loaded() -> bool:
 def check_loaded_run(task_manager: object, names: object, *, model: object = None, model_args: object = None,
                      metadata: object = None, output_path: object = None, use_cache: object = None,
                      cache_requests: object = None, gen_kwargs: object = None, limit: object = None, seed: object = None,
-                     num_fewshot: object = None, apply_chat_template: object = None) -> None:
+                     num_fewshot: object = None, apply_chat_template: object = None, samples: object = None) -> None:
     """The pre-load checks of a run whose tasks ``task_manager`` (lm-eval's ``TaskManager``) resolved: ``names`` (task
     and group names, or a ``--tasks`` YAML's config dicts), expanded once (:func:`tasks.precheck._expand_selected`) for
     :func:`check_cache_requests` (stale prompts), :func:`tasks.precheck.check_run_arguments` (lost or wrong runs:
     ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25``, sampling, ``--limit``, ...),
     :func:`tasks.utils.check_metadata_model_args` (a ``--metadata`` key that is a tokrag model argument, ``k``) and
-    :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``).
+    :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``), then
+    :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a rolling task whose docs lack its
+    ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it).
     ``metadata``: what the tasks get (lm-eval merges ``model_args`` | ``metadata``); ``model``: the model's name
     (a tokrag method name is checked as such). Run by lm-eval's CLI (:func:`_patch_process_tasks`) and by
     ``lm_eval.simple_evaluate`` called from Python (:func:`patch_evaluator`).
@@ -229,7 +231,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     Raises:
         ConfigError / DataError / OfflineError: the check's one line.
     """
-    from tasks.precheck import _expand_selected, _is_ours, _model_args, check_run_arguments, check_selected_tasks
+    from tasks.precheck import (_expand_selected, _is_ours, _model_args, check_run_arguments, check_selected_tasks,
+                                check_selfrag_lm_questions)
     from tasks.utils import check_metadata_model_args
 
     names = list(names or [])
@@ -243,6 +246,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
     check_selected_tasks(task_manager, names, metadata, gen_kwargs, model_args,  # bad QA metadata: before the load
                          num_fewshot=num_fewshot, selected=selected)
+    check_selfrag_lm_questions(task_manager, names, model, model_args, limit, samples, selected)  # a doc without a query
 
 
 def _patch_process_tasks(module):
@@ -337,7 +341,8 @@ def _patch_process_tasks(module):
                              cache_requests=getattr(self, "cache_requests", None),
                              gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
                              seed=getattr(self, "seed", None), num_fewshot=getattr(self, "num_fewshot", None),
-                             apply_chat_template=getattr(self, "apply_chat_template", None))
+                             apply_chat_template=getattr(self, "apply_chat_template", None),
+                             samples=getattr(self, "samples", None))
             manager._tokrag_prechecked = True  # type: ignore[attr-defined]  (simple_evaluate then skips them: once)
         from tokrag_model.base import check_chat_template_before_load
 
@@ -675,7 +680,7 @@ def _python_run_checks(arguments: dict) -> None:
                                                                             "delete_requests_cache")},
                          gen_kwargs=simple_parse_args_string(gen) if isinstance(gen, str) else gen,
                          limit=arguments.get("limit"), seed=seeds, num_fewshot=arguments.get("num_fewshot"),
-                         apply_chat_template=arguments.get("apply_chat_template"))
+                         apply_chat_template=arguments.get("apply_chat_template"), samples=arguments.get("samples"))
         if isinstance(model, str):
             from tokrag_model.base import check_chat_template_before_load
 

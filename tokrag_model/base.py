@@ -350,6 +350,14 @@ def load_tokenizer(pretrained: str, revision: str | None = None, trust_remote_co
         raise ConfigError(_load_error(pretrained, res.path, exc, "a tokenizer")) from None
 
 
+def rolling_prefix_token_id(tokenizer: Any) -> int:
+    """The token in front of a rolling text's first window: ``tokenizer``'s BOS, else its EOS (lm-eval's ``hf``
+    ``prefix_token_id``; :attr:`RAGMethodLM.rolling_prefix_token_id`), also for a tokenizer loaded without the model
+    (:func:`tasks.precheck.selfrag_lm_question_refusal`)."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    return int(tokenizer.eos_token_id) if bos is None else bos
+
+
 def _device_type(device: Any) -> Any:
     """``device``'s type (``cpu:0`` -> ``cpu``, ``cuda:1`` -> ``cuda``; ``cpu``, ``mps`` unchanged); a value torch
     does not parse (None, a test's stand-in) is returned as given."""
@@ -1334,8 +1342,7 @@ class RAGMethodLM(LM):
     def rolling_prefix_token_id(self) -> int:
         """The token in front of a rolling text's first window: the tokenizer's BOS, else the EOT token
         (lm-eval's ``hf`` ``prefix_token_id``)."""
-        bos = getattr(self.tokenizer, "bos_token_id", None)
-        return self.eot_token_id if bos is None else bos
+        return rolling_prefix_token_id(self.tokenizer)
 
     def first_window_context(self) -> str:
         """The context text of a rolling text's first window: the prefix token's text (:attr:`rolling_prefix_token_id`)

@@ -42,13 +42,13 @@ SmolLM2-135M), which the ``kept_rate`` column shows.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
 from lm_eval.api.instance import Instance
 
-from retrieval.errors import ConfigError
+from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
 
 from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
@@ -164,6 +164,43 @@ def critic_auc(ratios: Sequence[float], is_gold: Sequence[bool]) -> float | None
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(labels, list(ratios)))
+
+
+def doc_query(doc: Any, field: str) -> str | None:
+    """``doc[field]`` when it is a non-blank string (the critic's question), else None."""
+    q = doc.get(field) if isinstance(doc, dict) else None
+    return q if isinstance(q, str) and q.strip() else None
+
+
+def no_question_message(method: str, field: str, doc: Any, context: str, task: Any = None, doc_id: Any = None) -> str:
+    """The one-line refusal of a language-modelling doc without a non-blank ``doc[field]`` whose context (``context``,
+    without the passages slot) is no question: :meth:`SelfRAGFilterLM.question_of` raises it after the load, and
+    :func:`tasks.precheck.selfrag_lm_question_refusal` before it (a ``loglikelihood_rolling`` task's first such doc)."""
+    d = doc if isinstance(doc, dict) else {}
+    where = ", ".join(f"{k} {v!r}" for k, v in (("task", task), ("doc_id", doc_id), ("qid", d.get("qid")))
+                      if v is not None)
+    keys = sorted(d) if isinstance(doc, dict) else type(doc).__name__
+    has = f"a blank {field!r} field" if field in d else f"no {field!r} field"
+    return (f"--model {method}: the critic needs a question, but a language-modelling doc"
+            f"{' (' + where + ')' if where else ''} has {has} (model argument query_field={field!r}; "
+            f"doc keys: {keys}) and its context {context[-40:]!r} is the scored text's prefix token or preceding "
+            "tokens, not a question; record in each doc the query its passages were retrieved with and pass "
+            "query_field=<that field>")
+
+
+def first_doc_without_query(docs: Iterable[Any], field: str, method: str) -> tuple[int, Any] | None:
+    """``(doc_id, doc)`` of the first of a ``loglikelihood_rolling`` task's ``docs`` (in lm-eval's order) that
+    :meth:`SelfRAGFilterLM.loglikelihood_rolling` refuses for want of a question (:func:`doc_query` of ``field``
+    None); None when there is none, or when a doc without passages comes first (the method refuses that one for its
+    passages: :func:`~tokrag_model.prompt.get_ctxs`)."""
+    for i, doc in enumerate(docs):
+        try:
+            get_ctxs(doc, method, None)
+        except DataError:
+            return None
+        if doc_query(doc, field) is None:
+            return i, doc
+    return None
 
 
 # ---------------------------------------------------------------------------------------- lm-eval model
@@ -368,6 +405,9 @@ class SelfRAGFilterLM(RAGMethodLM):
         a later one it would judge the doc's passages, attached once per doc, against a query they were not retrieved
         with (baselines.md: the query is ``doc[query_field]``, never the prompt). The tasks in tasks/ record theirs
         in ``question``; a task of one's own records the query its passages were retrieved with and names its field.
+        A ``loglikelihood_rolling`` task's first such doc is refused before the load too, in this line
+        (:func:`no_question_message`; :func:`tasks.precheck.check_selfrag_lm_questions`, the leaderboard's
+        :func:`leaderboards.runner.check_lm_questions`).
 
         Raises:
             ConfigError: no non-blank ``doc[query_field]`` and the context is a rolling window's, the first window's
@@ -375,23 +415,13 @@ class SelfRAGFilterLM(RAGMethodLM):
                 ``req``, its task.
         """
         field = self.resolved_config["query_field"]
-        q = doc.get(field) if isinstance(doc, dict) else None
-        if isinstance(q, str) and q.strip():
+        q = doc_query(doc, field)
+        if q is not None:
             return q
         text = without_slot(context)
         if isinstance(context, WindowContext) or context == self.first_window_context() or not text.strip():
-            d = doc if isinstance(doc, dict) else {}
-            where = ", ".join(f"{k} {v!r}" for k, v in (("task", getattr(req, "task_name", None)),
-                                                         ("doc_id", getattr(req, "doc_id", None)),
-                                                         ("qid", d.get("qid"))) if v is not None)
-            keys = sorted(d) if isinstance(doc, dict) else type(doc).__name__
-            has = f"a blank {field!r} field" if field in d else f"no {field!r} field"
-            raise ConfigError(
-                f"--model {self.METHOD}: the critic needs a question, but a language-modelling doc"
-                f"{' (' + where + ')' if where else ''} has {has} (model argument query_field={field!r}; "
-                f"doc keys: {keys}) and its context {text[-40:]!r} is the scored text's prefix token or preceding "
-                "tokens, not a question; record in each doc the query its passages were retrieved with and pass "
-                "query_field=<that field>")
+            raise ConfigError(no_question_message(self.METHOD, field, doc, text, getattr(req, "task_name", None),
+                                                  getattr(req, "doc_id", None)))
         return text
 
     def _check_questions(self, requests: list[Instance], kind: str) -> None:

@@ -1,0 +1,95 @@
+"""rag-selfrag-filter on a ``loglikelihood_rolling`` task whose docs carry passages but no ``query_field`` is refused
+before the model loads (s49 f4, after a80a23c and 010a860).
+
+Since a80a23c the filter refuses such a doc (the critic would judge its passages against lm-eval's prefix token), but
+only when the requests reach the model: ``lm_eval --model rag-selfrag-filter --include_path ... --tasks toy_lm`` loaded
+SmolLM2 first, and a leaderboard spec running the filter on toy_lm loaded it after the cells before that one. The
+start-up hook (``tasks.precheck.check_selfrag_lm_questions``) and the leaderboard's pre-run checks
+(``leaderboards.runner.check_lm_questions``) now build the task's first docs and refuse it in the model's own line.
+toy_lm (``tests/leaderboard_fixtures/tasks/toy_lm``): rolling, docs ``{qid, text, ctxs}``, no ``question``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from lm_eval.api.instance import Instance
+
+from leaderboards.runner import check_cell_args, run_spec
+from leaderboards.spec import load_spec
+from retrieval.errors import ConfigError
+from tests.eval_helpers import stop_at_model_load
+from tests.leaderboard_helpers import FIX, write_spec
+from tokrag_model.methods.selfrag_filter import SelfRAGFilterLM
+
+SMOL = "smollm2-135m-instruct"
+# what the model says at toy_lm's first request (SmolLM2's prefix token is <|im_start|>)
+REFUSAL = ("--model rag-selfrag-filter: the critic needs a question, but a language-modelling doc (task 'toy_lm', "
+           "doc_id 0, qid 'p0') has no 'question' field (model argument query_field='question'; doc keys: ['ctxs', "
+           "'qid', 'text']) and its context '<|im_start|>' is the scored text's prefix token or preceding tokens, not a "
+           "question; record in each doc the query its passages were retrieved with and pass query_field=<that field>")
+
+
+class _Reached(Exception):
+    """The run got past every pre-load check to lm-eval's ``simple_evaluate`` (where the model loads)."""
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    def reached(*args, **kwargs):
+        raise _Reached(kwargs.get("model_args"))
+
+    stop_at_model_load(monkeypatch, reached)
+
+
+def _eval(model_args: str) -> None:
+    from tokrag_model.eval_cli import main
+
+    main(["--model", "rag-selfrag-filter", "--model_args", model_args, "--device", "cpu", "--limit", "2",
+          "--include_path", str(FIX / "tasks"), "--tasks", "toy_lm"])
+
+
+def test_the_cli_refuses_toy_lm_before_the_model_loads_in_the_models_line(no_model):
+    with pytest.raises(ConfigError, match=f"^{re.escape(REFUSAL)}$"):  # the old code reached the load
+        _eval(f"pretrained={SMOL}")
+    with pytest.raises(ConfigError, match=r"has no 'query' field \(model argument query_field='query'; doc keys"):
+        _eval(f"pretrained={SMOL},query_field=query")
+    with pytest.raises(_Reached):  # the doc's own text as the critic's question: it runs
+        _eval(f"pretrained={SMOL},query_field=text")
+
+
+def test_the_precheck_line_is_the_models_own(backbone):
+    """The same first doc given to the model (as lm-eval gives it: task toy_lm, doc_id 0) is refused in that line."""
+    from lm_eval.tasks import TaskManager
+
+    task = TaskManager(include_path=str(FIX / "tasks"), include_defaults=False).load(["toy_lm"])["tasks"]["toy_lm"]
+    doc = task.eval_docs[0]
+    lm = SelfRAGFilterLM.with_backbone(backbone, device="cpu")
+    req = Instance("loglikelihood_rolling", doc, (doc["text"],), 0, metadata=("toy_lm", 0, 1))
+    with pytest.raises(ConfigError, match=f"^{re.escape(REFUSAL)}$"):
+        lm.loglikelihood_rolling([req], disable_tqdm=True)
+    assert lm.stats["forward_passes"] == 0
+
+
+def _spec(tmp_path, filter_args: dict):
+    methods = [{"name": "standard", "model": "rag-standard"},
+               {"name": "filter", "model": "rag-selfrag-filter", "model_args": filter_args}]
+    shared = {"model_args": {"pretrained": SMOL, "k": 1}, "limit": 2}
+    return load_spec(write_spec(tmp_path, methods=methods, tasks=["toy_lm"], extra={"shared": shared}))
+
+
+def test_a_leaderboard_spec_running_the_filter_on_toy_lm_stops_before_any_cell(tmp_path, monkeypatch):
+    import leaderboards.runner as runner
+
+    loads = []
+    monkeypatch.setattr(runner, "make_model", lambda cell: loads.append(cell.cell_id))
+    spec = _spec(tmp_path, {})
+    want = f"^leaderboard spec {re.escape(str(spec.path))}: method filter: {re.escape(REFUSAL)}$"
+    with pytest.raises(ConfigError, match=want):
+        check_cell_args(spec, spec.cells())
+    with pytest.raises(ConfigError, match=want):  # the old code ran rag-standard's cell, then loaded the filter
+        run_spec(spec, tmp_path / "runs", progress=False)
+    assert loads == [] and not any((tmp_path / "runs").rglob("*.json"))
+    ok = _spec(tmp_path / "text", {"query_field": "text"})
+    check_cell_args(ok, ok.cells())  # runs with the doc's own text as the question
