@@ -215,7 +215,8 @@ def _ours_loaded() -> bool:
 def check_loaded_run(task_manager: object, names: object, *, model: object = None, model_args: object = None,
                      metadata: object = None, output_path: object = None, use_cache: object = None,
                      cache_requests: object = None, gen_kwargs: object = None, limit: object = None, seed: object = None,
-                     num_fewshot: object = None, apply_chat_template: object = None, samples: object = None) -> None:
+                     num_fewshot: object = None, apply_chat_template: object = None, samples: object = None,
+                     loaded: bool = False) -> None:
     """The pre-load checks of a run whose tasks ``task_manager`` (lm-eval's ``TaskManager``) resolved: ``names`` (task
     and group names, or a ``--tasks`` YAML's config dicts), expanded once (:func:`tasks.precheck._expand_selected`) for
     :func:`check_cache_requests` (stale prompts), :func:`tasks.precheck.check_run_arguments` (lost or wrong runs:
@@ -223,7 +224,9 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     :func:`tasks.utils.check_metadata_model_args` (a ``--metadata`` key that is a tokrag model argument, ``k``) and
     :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``), then
     :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a rolling task whose docs lack its
-    ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it).
+    ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it; so does
+    ``loaded``: a model object, ``simple_evaluate(model=lm)``, whose ``query_field`` and tokenizer are its own, not
+    ``model_args``', and which refuses such a doc itself before any forward pass).
     ``metadata``: what the tasks get (lm-eval merges ``model_args`` | ``metadata``); ``model``: the model's name
     (a tokrag method name is checked as such). Run by lm-eval's CLI (:func:`_patch_process_tasks`) and by
     ``lm_eval.simple_evaluate`` called from Python (:func:`patch_evaluator`).
@@ -246,7 +249,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
     check_selected_tasks(task_manager, names, metadata, gen_kwargs, model_args,  # bad QA metadata: before the load
                          num_fewshot=num_fewshot, selected=selected)
-    check_selfrag_lm_questions(task_manager, names, model, model_args, limit, samples, selected)  # a doc without a query
+    if not loaded:  # a doc without a query (a model object is already loaded and checks its own query_field)
+        check_selfrag_lm_questions(task_manager, names, model, model_args, limit, samples, selected)
 
 
 def _patch_process_tasks(module):
@@ -680,7 +684,8 @@ def _python_run_checks(arguments: dict) -> None:
                                                                             "delete_requests_cache")},
                          gen_kwargs=simple_parse_args_string(gen) if isinstance(gen, str) else gen,
                          limit=arguments.get("limit"), seed=seeds, num_fewshot=arguments.get("num_fewshot"),
-                         apply_chat_template=arguments.get("apply_chat_template"), samples=arguments.get("samples"))
+                         apply_chat_template=arguments.get("apply_chat_template"), samples=arguments.get("samples"),
+                         loaded=not isinstance(model, str))
         if isinstance(model, str):
             from tokrag_model.base import check_chat_template_before_load
 
