@@ -162,3 +162,43 @@ def test_readme_trace_paths_match_both_sample_layouts(tmp_path):
         assert _follow(logged, paths["dict"][i]) == trace
         assert _follow(listed, paths["list"][i]) == trace
         assert sample_trace(logged) == trace
+
+
+def _rolling_example() -> str:
+    """The one bash block of tasks/README.md that runs a rolling task of one's own (``--tasks my_lm_rolling``)."""
+    blocks = [b for b in _bash_blocks((REPO / "tasks/README.md").read_text(encoding="utf-8"))
+              if "--tasks my_lm_rolling" in b]
+    assert len(blocks) == 1, f"tasks/README.md: expected one bash block running my_lm_rolling, found {len(blocks)}"
+    return blocks[0]
+
+
+def test_the_rolling_task_example_runs_as_written_and_is_refused_without_query_field(tmp_path):
+    """tasks/README.md's example of a language-modelling task of one's own with passages (a new user had to find the
+    ``ctxs`` format elsewhere): its files and command run as written (``lm_eval`` as ``python -m lm_eval``), scoring
+    the one document with the filter's critic asked the doc's ``query``; without ``query_field=query`` the same command
+    is refused in the filter's one line, before the model loads (exit 2, no traceback)."""
+    import os
+    import subprocess
+    import sys
+
+    block = _rolling_example()
+    assert block.count("lm_eval ") == 1 and ",query_field=query " in block
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    env.pop("TOKRAG_TRACEBACK", None)
+
+    def run(script: str) -> subprocess.CompletedProcess:
+        script = script.replace("\nlm_eval ", f"\n{shlex.quote(sys.executable)} -m lm_eval ")
+        return subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=900)
+
+    ok = run(block)
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert "|my_lm_rolling|  1|" in ok.stdout, ok.stdout[-3000:]
+    row = [ln for ln in ok.stdout.splitlines() if "|word_perplexity|" in ln]
+    assert len(row) == 1, ok.stdout[-3000:]
+    # SmolLM2-135M-Instruct, float32, one thread (AMD EPYC, AVX2): 186.7073; the 4th decimal differs across CPUs
+    assert float(row[0].split("|")[-4]) == pytest.approx(186.7073, rel=1e-3)
+    refused = run(block.replace(",query_field=query ", " "))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    last = [ln for ln in refused.stderr.splitlines() if "error:" in ln][-1]
+    assert "the critic needs a question" in last and "task 'my_lm_rolling'" in last and "query_field=" in last, last
