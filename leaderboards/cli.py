@@ -273,6 +273,18 @@ def n_per_task(rows: list[dict]) -> str:
     return "n per task: " + ", ".join(parts)
 
 
+def print_cells(data: dict) -> None:
+    """Print (stdout) the report's cells summary as its top shows it (:func:`leaderboards.report.cells_lines`): the
+    ``Cells with results: N of M`` line, then each further line indented by two spaces (the missing cells, one line
+    per model or per model and task; the partly finished rows; the rows whose seeds repeat one run). Printing the
+    first line alone left ``... their values show as -):`` with nothing after the colon."""
+    from .report import cells_lines
+
+    lines = cells_lines(data)
+    for i, line in enumerate(lines):
+        print(line if i == 0 else f"  {line}")
+
+
 def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
     """``tokrag leaderboard`` for an in-process caller (a test, a script); returns the exit code (1 = a check failed).
 
@@ -333,7 +345,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
             if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing
                 from retrieval.errors import TokragError
 
-                from .report import build_report, cells_lines
+                from .report import build_report
 
                 stage = "report"
                 try:
@@ -343,7 +355,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 else:
                     print(f"report: {out}")
                     if spec.selection:
-                        print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+                        print_cells(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))
                 stage = "done"
             if summary.left:  # run --max-cells N stopped with cells of the selection unrun: say so, and how to go on
                 from .runner import resolve_runs_dir, run_command
@@ -379,14 +391,14 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
             restore()
         return 0
     if args.cmd == "report":
-        from .report import build_report, cells_lines
+        from .report import build_report
 
         out = build_report(spec, args.runs_dir, args.out, timings=not args.no_timings, allow_missing=args.allow_missing,
                            questions=not args.no_questions, replace=args.replace)
         print(f"report written to {out} (leaderboard.md, leaderboard.csv, leaderboard.json, index.html)")
         data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
         print(n_per_task(data["rows"]))
-        print(cells_lines(data)[0])
+        print_cells(data)
         return 0
     if args.cmd == "rescore":
         from .rescore import rescore
@@ -401,9 +413,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
             for metric, (old, new) in sorted(moved.items()):
                 print(f"changed {cid}  {metric}: {old} -> {new}")
         print(f"re-scored report written to {out}")
-        from .report import cells_lines
-
-        print(cells_lines(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))[0])
+        print_cells(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))
         print(json.dumps({k: v for k, v in changes.items() if k not in ("changed", "notes", "missing")}
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))
