@@ -21,10 +21,10 @@ TEXT = "The river runs to the sea. Mountains rise above the clouds in the north.
 P0 = {"docid": "d0", "title": "River", "text": "The river runs to the sea.", "rank": 1}
 
 
-def no_passages(keys: str) -> str:
+def no_passages(keys: str) -> str:  # a language-modelling request: a language-modelling task's example (s49 f6)
     return (f"--model rag-selfrag-filter needs retrieved passages in doc['ctxs'], but this task's docs have none (doc "
-            f"keys: {keys}); use a retrieval task (for instance nq_open_bm25 from tasks/), or --model rag-none for "
-            "closed-book")
+            f"keys: {keys}); use a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki "
+            "for WikiText-103, from tasks/), or --model rag-none for closed-book")
 
 
 @pytest.mark.parametrize("kind, doc, args, keys", [

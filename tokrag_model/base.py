@@ -965,11 +965,20 @@ class RAGMethodLM(LM):
 
     # ------------------------------------------------------------------ prompts
     def ctxs(self, doc: Any) -> list[dict]:
+        """The doc's passages (:func:`tokrag_model.prompt.get_ctxs`, the top ``k``); a doc without any is refused with
+        an example task for the request type being served (:attr:`request_kind`)."""
         k = self.resolved_config["k"]
         if k is not None and isinstance(doc, dict) and isinstance(doc.get("ctxs"), list) and len(doc["ctxs"]) > k:
             cuts = self._cuts
             cuts["attached"] = max(cuts["attached"], len(doc["ctxs"]))  # reported by _report_cuts
-        return get_ctxs(doc, self.METHOD, k)
+        return get_ctxs(doc, self.METHOD, k, self.request_kind)
+
+    @property
+    def request_kind(self) -> str | None:
+        """The request type of the current (or last) ``generate_until`` / ``loglikelihood`` /
+        ``loglikelihood_rolling`` call (None before any): the refusal of a doc without passages names a retrieval
+        task of that type (:func:`tokrag_model.prompt.no_passages_message`)."""
+        return self.__dict__.get("_request_kind")
 
     @property
     def _cuts(self) -> Counter:
@@ -1193,6 +1202,7 @@ class RAGMethodLM(LM):
         """
         if not requests:
             return []
+        self.__dict__["_request_kind"] = "generate_until"
         for req in requests:
             self._check_slot(req.args[0], req.doc)
         self.__dict__.pop("_cut_counts", None)  # counted per call (token_scores and failed calls never report)
@@ -1326,6 +1336,7 @@ class RAGMethodLM(LM):
             ConfigError: a request with an empty continuation (:meth:`request_cont_ids`), before any forward pass.
         """
         self.__dict__.pop("_cut_counts", None)  # counted per call
+        self.__dict__["_request_kind"] = "loglikelihood"
         items = [(req.doc, *self.request_cont_ids(req)) for req in requests]
         def done(i: int, result: tuple[float, bool, dict]) -> None:  # cached as it finishes (--use_cache resumes)
             self._to_cache("loglikelihood", requests[i], (LogLikelihood(result[0], len(items[i][2])), result[1]))
@@ -1365,6 +1376,7 @@ class RAGMethodLM(LM):
         from lm_eval import utils
 
         self.__dict__.pop("_cut_counts", None)  # counted per call
+        self.__dict__["_request_kind"] = "loglikelihood_rolling"
         items, owner = [], []
         prefix = self.rolling_prefix_token_id
         first = self.first_window_context()

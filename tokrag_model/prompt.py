@@ -33,19 +33,33 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError
 
 
-def get_ctxs(doc: Any, method: str, k: int | None) -> list[dict]:
-    """The passages attached to ``doc`` by a retrieval task, best first (by ``rank``, then list order).
+LM_REQUESTS = ("loglikelihood", "loglikelihood_rolling")
+"""The request types of a language-modelling task (``wiki_lm_bm25``, lm-eval's ``wikitext``): :func:`no_passages_message`
+suggests a language-modelling retrieval task for them, a QA one for ``generate_until``."""
+
+
+def no_passages_message(method: str, doc: Any, kind: str | None = None) -> str:
+    """The refusal of a ``doc`` without passages (no ``ctxs`` list) for ``--model method``, whose example task fits the
+    request type ``kind``: a language-modelling retrieval task for :data:`LM_REQUESTS` (lm-eval's ``wikitext`` was
+    told to use the QA task ``nq_open_bm25``), a QA one for ``generate_until`` or an unknown kind."""
+    keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
+    use = ("a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki for WikiText-103, "
+           "from tasks/)" if kind in LM_REQUESTS else "a retrieval task (for instance nq_open_bm25 from tasks/)")
+    return (f"--model {method} needs retrieved passages in doc['ctxs'], but this task's docs have none (doc keys: {keys}); "
+            f"use {use}, or --model rag-none for closed-book")
+
+
+def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> list[dict]:
+    """The passages attached to ``doc`` by a retrieval task, best first (by ``rank``, then list order). ``kind``: the
+    request type being served (``generate_until``, ``loglikelihood``, ``loglikelihood_rolling``), which sets the
+    example task of the refusal (:func:`no_passages_message`).
 
     Raises:
         DataError: ``doc`` has no ``ctxs`` list, or a passage has no ``text``.
     """
     ctxs = doc.get("ctxs") if isinstance(doc, dict) else None
     if not isinstance(ctxs, list):
-        keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
-        raise DataError(
-            f"--model {method} needs retrieved passages in doc['ctxs'], but this task's docs have none (doc keys: {keys}); "
-            "use a retrieval task (for instance nq_open_bm25 from tasks/), or --model rag-none for closed-book"
-        )
+        raise DataError(no_passages_message(method, doc, kind))
     out = []
     for i, c in enumerate(ctxs):
         if not isinstance(c, dict) or not isinstance(c.get("text"), str):

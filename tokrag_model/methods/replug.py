@@ -331,7 +331,7 @@ class ReplugLM(RAGMethodLM):
             ConfigError, DataError: as :func:`doc_temperature` and :func:`tokrag_model.prompt.get_ctxs`.
         """
         c = self.resolved_config
-        if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"]):
+        if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"], self.request_kind):
             self.__dict__.setdefault("_taus_used", set()).add(doc_temperature(doc, c["replug_temperature"]))
 
     def start_evaluation(self, apply_chat_template: Any = False, use_cache: bool = False) -> None:

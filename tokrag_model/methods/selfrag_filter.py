@@ -431,7 +431,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         (:func:`~tokrag_model.prompt.get_ctxs`'s DataError, as every request's scoring would), not told to record a
         query its passages were retrieved with."""
         for req in requests:
-            get_ctxs(req.doc, self.METHOD, None)
+            get_ctxs(req.doc, self.METHOD, None, kind)
             if kind == "loglikelihood_rolling":
                 ctx = self.first_window_context()
             else:
