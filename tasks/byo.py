@@ -42,6 +42,11 @@ ID_FIELDS = ("qid", "_id", "question_id", "query_id", "example_id", "qa_id")
 """Fields other data sets keep a question's id in; they are not read as the id (a WARNING says so)."""
 _WARNED: set[tuple[str, str]] = set()  # (questions spec, field): the id WARNING once per process (the precheck and the build read the file)
 EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
+OFFLINE_FIX = ("write the split's rows to a JSONL file, one {question, answers} object per line, and give that file as "
+               "questions (--metadata '{\"questions\": \"/path/to/questions.jsonl\"}'; in a leaderboard, the task YAML's "
+               "metadata: {questions: /path/to/questions.jsonl})")
+"""How a hub id's questions are given without the hub, in :func:`tasks.sources.hub_rows`' line refusing a hub cache
+snapshot whose card declares the split as a URL (the rag_qa_* tasks read ``questions`` only; ``hub_id`` is not theirs)."""
 
 
 def is_hub_id(spec: Any) -> bool:
@@ -86,7 +91,7 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     from .sources import hub_rows
 
     try:  # datasets.load_dataset; offline, where it fails, the split's files in the hub cache's snapshot
-        ds, _ = hub_rows(str(spec), None, split)
+        ds, _ = hub_rows(str(spec), None, split, offline_fix=OFFLINE_FIX)
     except OfflineError as exc:  # offline, a typo, a private set
         raise OfflineError(
             f"questions {spec!r} is not a file and cannot be loaded from the hub (split {split!r}): "

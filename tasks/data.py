@@ -125,18 +125,24 @@ def _nq_open_path(root: Path) -> Path:
 
 def _nq_open_config(hub_id: str) -> str | None:
     """The config :func:`load_nq_open` reads NQ-open's hub data set ``hub_id`` with: :data:`NQ_OPEN_HUB_CONFIG` for
-    :data:`NQ_OPEN_HUB` and for a local copy (its ``nq_open/`` folder, else its flat split files), None (the default
-    config) for a mirror."""
-    local = Path(str(hub_id)).expanduser().exists()
-    return NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or local else None
+    :data:`NQ_OPEN_HUB` and for a local copy without a README.md ``configs:`` card (its ``nq_open/`` folder, else its
+    flat split files); None (the default config) for a mirror and for a local copy whose card declares configs, read as
+    ``datasets.load_dataset(<folder>)`` reads it (the card's default config: NQ-open's own card declares only
+    ``nq_open``; a card declaring only ``default`` is read, where ``load_dataset(<folder>, "nq_open")`` would refuse)."""
+    from .sources import card_configs
+
+    path = Path(str(hub_id)).expanduser()
+    local = path.exists()
+    return NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or (local and not card_configs(path)) else None
 
 
 def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPEN_HUB) -> list[dict]:
     """NQ-open dev ("test" of DPR/RAG papers): rows ``{qid, question, answers}``.
 
     ``hub_id`` is the hub data set (config ``nq_open``) or a local copy of it (:mod:`tasks.sources`' layout): the split's
-    files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``. Another
-    hub id (a mirror) is read with its default config.
+    files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``; a
+    copy with a README.md ``configs:`` card is read as a mirror is. Another hub id (a mirror) is read with its default
+    config (:func:`_nq_open_config`).
 
     Raises:
         ConfigError: a data folder without :data:`NQ_OPEN_FILE`, or a local copy without validation files.

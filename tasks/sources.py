@@ -182,7 +182,26 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
     return name, base, patterns
 
 
-def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False) -> list[Path] | None:
+def card_configs(folder: Path) -> list[str]:
+    """The configs ``folder``'s README.md YAML ``configs:`` metadata declares, as ``datasets``' ``MetadataConfigs``
+    names them (a config without ``config_name`` is ``default``); [] without a card, without ``configs:``, or when the
+    metadata cannot be read (reading the folder refuses that in its own line, :func:`_card_config`)."""
+    readme = Path(folder) / "README.md"
+    if not readme.is_file():
+        return []
+    import yaml
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub.repocard import metadata_load
+
+    try:
+        card = metadata_load(readme) or {}
+        return [] if _configs_problem(card.get("configs")) else [str(n) for n in MetadataConfigs.from_dataset_card_data(card)]
+    except (ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError, UnicodeDecodeError):  # as _card_config
+        return []  # reading the folder refuses the card in _card_config's line
+
+
+def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False,
+                offline_fix: str | None = None) -> list[Path] | None:
     """The split's files as the ``README.md`` of a hub cache snapshot (``local``: of a local copy, e.g. a folder of
     ``hf download <repo> --repo-type dataset --local-dir <folder>``) declares them in its YAML ``configs:`` metadata
     (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set or a data set
@@ -196,7 +215,8 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
     Raises:
         ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`); a pattern of the
         split is a URL (``hf://datasets/...``, ``https://...``): offline, ``datasets`` would refuse it with a bare
-        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`); a file
+        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`, its
+        advice for a snapshot ``offline_fix`` when the caller reads a local copy otherwise than as hub_id); a file
         of the split outside the folder (``../``, an absolute path, a ``data_dir`` outside it; not a symlink in it),
         which a leaderboard's run key, fingerprinting the folder, would not cover.
     """
@@ -210,7 +230,7 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
     name, base, patterns = card
     remote = next((p for p in patterns.get(split, []) if split_protocol(p)[0] not in (None, "file", "local")), None)
     if remote is not None:
-        raise ConfigError(_remote_pattern(snap, name, split, remote, local=local))
+        raise ConfigError(_remote_pattern(snap, name, split, remote, local=local, offline_fix=offline_fix))
     readable = re.compile(rf"\.{_EXTENSIONS}$")
 
     def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
@@ -245,16 +265,23 @@ def _inside(path: str, folder: Path) -> bool:
     return os.path.commonpath([top, os.path.abspath(os.path.join(top, path))]) == top
 
 
-def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool) -> str:
+SNAPSHOT_FIX = "download the split's files into a folder and give its path as hub_id"
+"""How a hub data set's split is given without the hub, for a task that reads a local copy as ``hub_id`` (the end of
+:func:`_remote_pattern`'s line for a snapshot); a caller that reads its data otherwise passes its own
+(``offline_fix``), e.g. :mod:`tasks.byo`'s ``questions`` file."""
+
+
+def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool,
+                    offline_fix: str | None = None) -> str:
     """The one line refusing a ``configs:`` pattern of ``split`` that is a URL (:func:`_card_files`): the card, the
-    pattern and what to do instead, for a hub cache snapshot (read offline only) or a local copy (``local``)."""
+    pattern and what to do instead, for a hub cache snapshot (read offline only: run once online, or ``offline_fix``,
+    default :data:`SNAPSHOT_FIX`) or a local copy (``local``)."""
     head = f"{folder / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, a remote file, "
     if local:
         return (head + f"which a local copy is not read from; download it into {folder} and make the card's path "
                 "relative to the folder, or give the data set's hub id as hub_id")
     return (head + f"which is not read offline (HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}); run once online "
-            "(HF_HUB_OFFLINE unset: datasets reads and caches the data set), or download the split's files into a "
-            "folder and give its path as hub_id")
+            f"(HF_HUB_OFFLINE unset: datasets reads and caches the data set), or {offline_fix or SNAPSHOT_FIX}")
 
 
 def _read_table(f: Path) -> list[dict]:
@@ -322,7 +349,8 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
     Raises:
         ConfigError: the copy has no files for the split (for a card's config: the splits it declares, or the split's
         patterns that match no file, :func:`_card_reason`; for a data set with several configs: none under
-        ``<config>/``, the flat layout named when it is what the folder holds); the folder's README.md metadata cannot
+        ``<config>/``, the flat layout named when it is what the folder holds; for a config a README.md card does not
+        declare, the configs it declares, :func:`card_configs`); the folder's README.md metadata cannot
         be parsed or is malformed (:func:`_card_config`), or declares the split as a URL (:func:`_card_files`).
     """
     from .data import resolve_data_dir
@@ -345,13 +373,18 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
     if not files:
         flat = several and bool(_local_files(c, None, split))
         old = config == "unfiltered.nocontext" and (c / "rc.nocontext").is_dir()  # a copy of triviaqa tasks < 4.0
+        declared = [] if c.is_file() or not config else card_configs(c)  # a card without the task's config
+        card = (f"; its README.md configs: metadata declares only the config{'s' * (len(declared) > 1)} "
+                f"{', '.join(map(repr, declared))}, so it is read in the hub's layout (datasets.load_dataset would "
+                f"refuse config {config!r})" if declared and config not in declared else "")
         raise ConfigError(
-            f"{c}: no files for split {split!r}{f' (config {config!r})' if config else ''}"
+            f"{c}: no files for split {split!r}{f' (config {config!r}{card})' if config else ''}"
             + (f"; its {split!r} files lie directly in {c}, but this data set has several configs, each in its own "
                f"folder: put this config's files in {c}/{config}/ (e.g. {c}/{config}/{split}.jsonl)" if flat else
                f"; it holds rc.nocontext/: TriviaQA tasks 4.0 read unfiltered.nocontext (rc.nocontext repeats "
                f"questions): download that config into {c}/{config}/" if old else
-               f"; lay it out like the hub: {c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet, .tsv, .csv)")
+               f"; {f'declare config {config!r} in the card, or ' if card else ''}lay it out like the hub: "
+               f"{c}/{config + '/' if config else ''}{split}.jsonl (or -*.parquet, .tsv, .csv)")
         )
     return c, files
 
@@ -399,8 +432,8 @@ def _hub_snapshot(hub_id: str) -> Path | None:
         return None
 
 
-def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
-                       local_name: str | None = None) -> tuple[Path, list[Path]] | None:
+def hub_snapshot_files(hub_id: str, config: str | None, split: str, *, local_name: str | None = None,
+                       offline_fix: str | None = None) -> tuple[Path, list[Path]] | None:
     """The split's files in the hub cache's snapshot of the data set (:func:`_hub_snapshot`), ``(snapshot, files)``.
     When its README.md's ``configs:`` metadata declares the config (:func:`_card_files`: the config asked for when the
     card declares it; without a config, the card's default one), only the files that config declares for the split;
@@ -412,12 +445,13 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *,
 
     Raises:
         ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`), or
-        declares the split as a URL (:func:`_card_files`).
+        declares the split as a URL (:func:`_card_files`; ``offline_fix``: what its line advises besides running
+        online, default :data:`SNAPSHOT_FIX`).
     """
     snap = _hub_snapshot(hub_id)
     if snap is None:
         return None
-    files = _card_files(snap, config, split)
+    files = _card_files(snap, config, split, offline_fix=offline_fix)
     if files is None:  # the card declares no files for the config: the layout of a local copy
         files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
     return (snap, files) if files else None
@@ -445,7 +479,8 @@ def _card_reason(snap: Path, config: str | None, split: str, *, local: bool = Fa
         shown = patterns[split][:3]
         what = (f"declares split {split!r} of {of} as {', '.join(map(str, shown))}"
                 + (f" and {len(patterns[split]) - 3} more patterns" if len(patterns[split]) > 3 else "")
-                + ", which match no .parquet, .jsonl, .json, .tsv or .csv file there")
+                + f", which match{'es' * (len(patterns[split]) == 1)} no .parquet, .jsonl, .json, .tsv or .csv file "
+                "there")
     else:
         what = (f"declares for {of} only the split{'s' * (len(patterns) > 1)} {', '.join(patterns)}" if patterns else
                 f"declares {of}, which holds no data file")
@@ -496,7 +531,8 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
         local_name))
 
 
-def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None) -> tuple[list[dict], str]:
+def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = None, local_name: str | None = None,
+             offline_fix: str | None = None) -> tuple[list[dict], str]:
     """The raw rows of a hub dataset split, from a local copy when there is one (module docstring); else
     ``datasets.load_dataset``, and offline, where that fails (it reads only the ``datasets`` cache), the split's files
     of the hub cache's snapshot (:func:`hub_snapshot_files`, read like a local copy; ``source`` is the snapshot).
@@ -506,7 +542,9 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
 
     Raises:
         ConfigError: a local path without files for the split; a local copy's or, offline, a hub cache snapshot's
-        README.md whose metadata cannot be parsed, is malformed or declares the split as a URL (:func:`_card_files`).
+        README.md whose metadata cannot be parsed, is malformed or declares the split as a URL (:func:`_card_files`;
+        for a snapshot, the line advises running online or ``offline_fix``, default :data:`SNAPSHOT_FIX`: a caller
+        that reads no folder as hub_id, e.g. :mod:`tasks.byo`, names its own way).
         DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """
@@ -521,7 +559,8 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
     except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
         from retrieval.paths import hub_offline
 
-        snapshot = hub_snapshot_files(hub_id, config, split, local_name=local_name) if hub_offline() else None
+        snapshot = (hub_snapshot_files(hub_id, config, split, local_name=local_name, offline_fix=offline_fix)
+                    if hub_offline() else None)
         if snapshot is not None:  # offline, datasets reads only its own cache: the hub cache's files, read here
             return _read_local(snapshot[1]), str(snapshot[0])
         raise OfflineError(offline_message(hub_id, config, split, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
@@ -673,6 +712,6 @@ def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None,
     return out
 
 
-__all__ = ["FAMILIES", "SEVERAL_CONFIGS", "check_hub_source", "hub_cache_folders", "hub_rows", "load_family", "local_copy",
-           "offline_message", "slot_question"]
+__all__ = ["FAMILIES", "SEVERAL_CONFIGS", "card_configs", "check_hub_source", "hub_cache_folders", "hub_rows", "load_family",
+           "local_copy", "offline_message", "slot_question"]
 

@@ -90,7 +90,7 @@ def test_a_declared_split_without_its_files_is_refused(hub_only):
         "cannot load the hub dataset 'me/nq_like', split 'validation': HF_HUB_OFFLINE=1 and neither the hub cache "
         f"({hub_only / 'datasets--me--nq_like'}) nor the datasets cache "
         f"({hub_only.parent / 'datasets' / 'me___nq_like'}) holds split 'validation' (the snapshot's README.md configs: "
-        "metadata declares split 'validation' of config 'nq_open' as nq_open/validation-*, which match no .parquet, "
+        "metadata declares split 'validation' of config 'nq_open' as nq_open/validation-*, which matches no .parquet, "
         ".jsonl, .json, .tsv or .csv file there; as datasets reads a hub data set, files outside the card's patterns are "
         "not read). Offline, give a local copy"), exc.value
     with pytest.raises(OfflineError, match=r"^cannot load the hub dataset 'me/nq_like', split 'validation': ConnectionError"):

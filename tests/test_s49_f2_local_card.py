@@ -85,7 +85,7 @@ def test_a_split_the_local_card_does_not_declare_is_refused_with_the_splits_it_d
         hub_rows(str(local), "small", "test")
     assert str(exc.value) == (
         f"{local}: no files for split 'test' of config 'small' (its README.md configs: metadata declares split 'test' of "
-        "config 'small' as parts/small-test.jsonl, which match no .parquet, .jsonl, .json, .tsv or .csv file there; as "
+        "config 'small' as parts/small-test.jsonl, which matches no .parquet, .jsonl, .json, .tsv or .csv file there; as "
         "datasets reads a data set folder, files outside the card's patterns are not read); add the split's files to the "
         "card's configs:")
 
