@@ -125,15 +125,28 @@ def _nq_open_path(root: Path) -> Path:
 
 def _nq_open_config(hub_id: str) -> str | None:
     """The config :func:`load_nq_open` reads NQ-open's hub data set ``hub_id`` with: :data:`NQ_OPEN_HUB_CONFIG` for
-    :data:`NQ_OPEN_HUB` and for a local copy without a README.md ``configs:`` card (its ``nq_open/`` folder, else its
-    flat split files); None (the default config) for a mirror and for a local copy whose card declares configs, read as
-    ``datasets.load_dataset(<folder>)`` reads it (the card's default config: NQ-open's own card declares only
-    ``nq_open``; a card declaring only ``default`` is read, where ``load_dataset(<folder>, "nq_open")`` would refuse)."""
-    from .sources import card_configs
+    :data:`NQ_OPEN_HUB`, for a local copy without a README.md ``configs:`` card (its ``nq_open/`` folder, else its
+    flat split files), for one whose card declares ``nq_open`` (NQ-open's own card; beside other configs too) and
+    for one whose card declares no files for its default config (read in the layout, ``nq_open/`` first); None (the
+    default config) for a mirror and for a local copy whose card declares other configs, read as
+    ``datasets.load_dataset(<folder>)`` reads it (the card's default config: a card declaring only ``default`` is
+    read, where ``load_dataset(<folder>, "nq_open")`` would refuse; several, none the default, are refused naming
+    them)."""
+    from .sources import _card_config, card_configs
 
     path = Path(str(hub_id)).expanduser()
-    local = path.exists()
-    return NQ_OPEN_HUB_CONFIG if hub_id == NQ_OPEN_HUB or (local and not card_configs(path)) else None
+    if hub_id == NQ_OPEN_HUB:
+        return NQ_OPEN_HUB_CONFIG
+    if not path.exists():
+        return None  # a mirror: its default config
+    configs = card_configs(path)
+    if not configs or NQ_OPEN_HUB_CONFIG in configs:
+        return NQ_OPEN_HUB_CONFIG
+    try:
+        files = _card_config(path, None, local=True) is not None  # the default config declares files
+    except ConfigError:  # several configs, none the default (or a malformed card): refused when read, in its line
+        return None
+    return None if files else NQ_OPEN_HUB_CONFIG
 
 
 def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPEN_HUB) -> list[dict]:

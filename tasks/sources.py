@@ -124,28 +124,36 @@ def _configs_problem(configs: Any) -> str | None:
     return None
 
 
-def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, list[str]]] | None:
-    """The config of the hub cache snapshot's ``README.md`` YAML ``configs:`` metadata that ``datasets.load_dataset``
-    reads a hub data set with, parsed by its own parsers (``huggingface_hub.repocard.metadata_load``, ``datasets``'
-    ``MetadataConfigs``, ``sanitize_patterns``): the config ``config`` when the card declares it; without a config, the
-    default one (named ``default``, marked ``default: true``, or the only one). ``(name, folder, patterns)``: the
-    folder its patterns are relative to (the snapshot, or the config's ``data_dir``) and its ``data_files`` patterns per
-    split (for a config with only a ``data_dir``, those ``datasets`` infers there; none when it holds no data file).
-    None when the card declares no files for that config (no card, no ``configs:``, a config it does not declare, no
-    default config among several when ``config`` is given, or one with neither ``data_files`` nor ``data_dir``).
+_CARD_ERRORS = (ValueError, TypeError, AttributeError, KeyError, UnicodeDecodeError)
+"""What ``datasets``' and ``huggingface_hub``'s card parsers raise on a malformed card (ValueError: their refusals; the
+others: a form they do not check, e.g. ``features:``); with the YAML parser's own error, :func:`_card_error`."""
+
+
+def _card_error(readme: Path, exc: Exception) -> ConfigError:
+    """The one line refusing ``readme``'s metadata for ``exc``: its message without ``datasets``' examples, cut
+    between words."""
+    import yaml
+
+    text = " ".join(str(exc).split()).partition(" Examples of data_files in YAML:")[0]  # not its many examples
+    text = text if isinstance(exc, (ValueError, yaml.YAMLError)) else f"{type(exc).__name__}: {text}"
+    text = text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
+    return ConfigError(f"{readme}: cannot read its configs metadata ({text})")
+
+
+def _card_metadata(folder: Path) -> Any:
+    """The ``configs:`` metadata of ``folder``'s README.md (a hub cache snapshot or a local copy) as ``datasets``
+    reads it (``huggingface_hub.repocard.metadata_load``, ``datasets``' ``MetadataConfigs``: config name -> its
+    parameters); None without a README.md, an empty one without ``configs:``. The one reader of a card's configs
+    (:func:`_card_config`, :func:`card_configs`).
 
     Raises:
-        ConfigError: the card's metadata cannot be parsed or is malformed (not YAML, ``configs:`` not a list of
-        configs, a ``data_files`` of another form, several default configs, :func:`_configs_problem`): one line,
-        ``datasets``' or the YAML parser's own message without ``datasets``' examples, cut between words; without
-        ``config``, a card declaring several configs, none of them the default (``datasets``: "Config name is
-        missing").
+        ConfigError: the metadata cannot be parsed or is malformed (not YAML, ``configs:`` not a list of configs,
+        :func:`_configs_problem`): :func:`_card_error`'s line.
     """
-    readme = snap / "README.md"
+    readme = folder / "README.md"
     if not readme.is_file():
         return None
     import yaml
-    from datasets.data_files import EmptyDatasetError, get_data_patterns, sanitize_patterns
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub.repocard import metadata_load
 
@@ -154,23 +162,51 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
         problem = _configs_problem(card.get("configs"))
         if problem:
             raise ValueError(problem)
-        configs = MetadataConfigs.from_dataset_card_data(card)
+        return MetadataConfigs.from_dataset_card_data(card)
+    except (*_CARD_ERRORS, yaml.YAMLError) as exc:
+        raise _card_error(readme, exc) from None
+
+
+def _card_config(snap: Path, config: str | None, *, local: bool = False,
+                 offline_fix: str | None = None) -> tuple[str, Path, dict[str, list[str]]] | None:
+    """The config of the hub cache snapshot's (``local``: a local copy's) ``README.md`` YAML ``configs:`` metadata
+    (:func:`_card_metadata`) that ``datasets.load_dataset`` reads the data set with, parsed by its own parsers
+    (``datasets``' ``MetadataConfigs``, ``sanitize_patterns``): the config ``config`` when the card declares it;
+    without a config, the default one (named ``default``, marked ``default: true``, or the only one).
+    ``(name, folder, patterns)``: the folder its patterns are relative to (the snapshot, or the config's ``data_dir``)
+    and its ``data_files`` patterns per split (for a config with only a ``data_dir``, those ``datasets`` infers there;
+    none when it holds no data file). None when the card declares no files for that config (no card, no ``configs:``,
+    a config it does not declare, no default config among several when ``config`` is given, or one with neither
+    ``data_files`` nor ``data_dir``).
+
+    Raises:
+        ConfigError: the card's metadata cannot be parsed or is malformed (not YAML, ``configs:`` not a list of
+        configs, a ``data_files`` of another form, several default configs, :func:`_configs_problem`): one line,
+        ``datasets``' or the YAML parser's own message without ``datasets``' examples, cut between words; without
+        ``config``, a card declaring several configs, none of them the default (``datasets``: "Config name is
+        missing"): a local copy is told to mark the config to read ``default: true``, a snapshot (a file of the hub
+        cache, not to be edited) to choose one and ``offline_fix`` (default :data:`SNAPSHOT_FIX`).
+    """
+    configs = _card_metadata(snap)
+    if configs is None:
+        return None
+    from datasets.data_files import EmptyDatasetError, get_data_patterns, sanitize_patterns
+
+    readme = snap / "README.md"
+    try:
         name = config if config in configs else None if config else configs.get_default_config_name()
         several = not config and name is None and len(configs) > 1  # datasets: "Config name is missing"
         params = configs.get(name, {}) if name else {}
         declared = params.get("data_files")
         patterns = sanitize_patterns(declared) if declared is not None else None
-    except (ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        # ValueError: datasets' and huggingface_hub's refusals; the others: a form they do not check (e.g. features:)
-        text = " ".join(str(exc).split()).partition(" Examples of data_files in YAML:")[0]  # not its many examples
-        text = text if isinstance(exc, (ValueError, yaml.YAMLError)) else f"{type(exc).__name__}: {text}"
-        text = text if len(text) <= 300 else text[:300].rsplit(" ", 1)[0] + " ..."
-        raise ConfigError(f"{readme}: cannot read its configs metadata ({text})") from None
+    except _CARD_ERRORS as exc:
+        raise _card_error(readme, exc) from None
     if several:
+        fix = ("mark the config to read default: true" if local else  # a snapshot's card is the hub cache's: not edited
+               f"choose the config to read, then {offline_fix or SNAPSHOT_FIX}")
         raise ConfigError(f"{readme}: its configs metadata declares the configs {', '.join(map(repr, configs))} and none "
                           "is the default (named default or marked default: true), and the task names no config; as "
-                          "datasets.load_dataset refuses such a data set without a config name, mark the config to read "
-                          "default: true")
+                          f"datasets.load_dataset refuses such a data set without a config name, {fix}")
     if patterns is None and not params.get("data_dir"):
         return None
     base = snap / params["data_dir"] if params.get("data_dir") else snap
@@ -183,44 +219,40 @@ def _card_config(snap: Path, config: str | None) -> tuple[str, Path, dict[str, l
 
 
 def card_configs(folder: Path) -> list[str]:
-    """The configs ``folder``'s README.md YAML ``configs:`` metadata declares, as ``datasets``' ``MetadataConfigs``
-    names them (a config without ``config_name`` is ``default``); [] without a card, without ``configs:``, or when the
-    metadata cannot be read (reading the folder refuses that in its own line, :func:`_card_config`)."""
-    readme = Path(folder) / "README.md"
-    if not readme.is_file():
-        return []
-    import yaml
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub.repocard import metadata_load
-
+    """The configs ``folder``'s README.md YAML ``configs:`` metadata declares (:func:`_card_metadata`); [] without a
+    card, without ``configs:``, or when the metadata cannot be read (reading the folder refuses that in its own line,
+    :func:`_card_config`)."""
     try:
-        card = metadata_load(readme) or {}
-        return [] if _configs_problem(card.get("configs")) else [str(n) for n in MetadataConfigs.from_dataset_card_data(card)]
-    except (ValueError, TypeError, AttributeError, KeyError, yaml.YAMLError, UnicodeDecodeError):  # as _card_config
-        return []  # reading the folder refuses the card in _card_config's line
+        configs = _card_metadata(Path(folder))
+    except ConfigError:
+        return []
+    return [str(n) for n in configs or []]
 
 
-def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False,
+def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False, data_folder: bool = False,
                 offline_fix: str | None = None) -> list[Path] | None:
     """The split's files as the ``README.md`` of a hub cache snapshot (``local``: of a local copy, e.g. a folder of
-    ``hf download <repo> --repo-type dataset --local-dir <folder>``) declares them in its YAML ``configs:`` metadata
-    (e.g. NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set or a data set
-    folder: the config of :func:`_card_config` (``config`` when the card declares it; without one, the default
-    config); its patterns of ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the folder (or the
-    config's ``data_dir``). Only files this module reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``)
-    are skipped with one WARNING naming them, as in a ``<split>/`` folder (:func:`_local_files`). None when the card
-    declares no files for that config (:func:`_card_config`): the folder is read in a local copy's layout. [] when the
-    config declares no file of the split that is there (:func:`_card_reason` says why).
+    ``hf download <repo> --repo-type dataset --local-dir <folder>``; ``data_folder``: one found in the data folder)
+    declares them in its YAML ``configs:`` metadata (e.g. NQ-open's ``nq_open/validation-*``), read as
+    ``datasets.load_dataset`` reads a hub data set or a data set folder: the config of :func:`_card_config`
+    (``config`` when the card declares it; without one, the default config); its patterns of ``split``, resolved by
+    ``datasets.data_files.resolve_pattern`` in the folder (or the config's ``data_dir``). Only files this module
+    reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING naming them, as in
+    a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that config
+    (:func:`_card_config`): the folder is read in a local copy's layout. [] when the config declares no file of the
+    split that is there (:func:`_card_reason` says why).
 
     Raises:
-        ConfigError: the card's metadata cannot be parsed or is malformed (:func:`_card_config`); a pattern of the
-        split is a URL (``hf://datasets/...``, ``https://...``): offline, ``datasets`` would refuse it with a bare
-        ``OfflineModeIsEnabled``, and a local copy is read from its own files only (:func:`_remote_pattern`, its
-        advice for a snapshot ``offline_fix`` when the caller reads a local copy otherwise than as hub_id); a file
-        of the split outside the folder (``../``, an absolute path, a ``data_dir`` outside it; not a symlink in it),
-        which a leaderboard's run key, fingerprinting the folder, would not cover.
+        ConfigError: the card's metadata cannot be parsed or is malformed, or declares several configs, none the
+        default, and no ``config`` is asked for (:func:`_card_config`; for a snapshot the line advises
+        ``offline_fix``); a pattern of the split is a URL (``hf://datasets/...``, ``https://...``): offline,
+        ``datasets`` would refuse it with a bare ``OfflineModeIsEnabled``, and a local copy is read from its own files
+        only (:func:`_remote_pattern`, its advice for a snapshot ``offline_fix`` when the caller reads a local copy
+        otherwise than as hub_id); a file of the split outside the folder (``../``, an absolute path, a ``data_dir``
+        outside it; not a symlink in it), which a leaderboard's run key, fingerprinting a local copy's folder, would
+        not cover, and which is none of a snapshot's files.
     """
-    card = _card_config(snap, config)
+    card = _card_config(snap, config, local=local, offline_fix=offline_fix)
     if card is None:
         return None
     import fsspec
@@ -230,7 +262,8 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
     name, base, patterns = card
     remote = next((p for p in patterns.get(split, []) if split_protocol(p)[0] not in (None, "file", "local")), None)
     if remote is not None:
-        raise ConfigError(_remote_pattern(snap, name, split, remote, local=local, offline_fix=offline_fix))
+        raise ConfigError(_remote_pattern(snap, name, split, remote, local=local, data_folder=data_folder,
+                                          offline_fix=offline_fix))
     readable = re.compile(rf"\.{_EXTENSIONS}$")
 
     def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
@@ -245,12 +278,13 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
             found = []
         away = next((f for f in found if readable.search(f) and not _inside(f, snap)), None)
         if away is not None:  # '../x' or an absolute path: read, but no run key covers it
+            why = ("a local copy is read from its own files only (a leaderboard's run key fingerprints the folder, not "
+                   "that file)" if local else "a snapshot is read from its own files only (that file is none of the "
+                   "data set's files at the snapshot's commit)")
             raise ConfigError(f"{snap / 'README.md'}: config {name!r} declares split {split!r} as {pattern}"
                               f"{'' if base == snap else f' in its data_dir {os.path.relpath(base, snap)}'}, which "
-                              f"reaches {os.path.normpath(away)}, outside {snap}; a {'local copy' if local else 'snapshot'} "
-                              "is read from its own files only (a leaderboard's run key fingerprints the folder, not "
-                              "that file): move the file into the folder (a symlink there will do) and make the card's "
-                              "path relative to it")
+                              f"reaches {os.path.normpath(away)}, outside {snap}; {why}: move the file into the folder "
+                              "(a symlink there will do) and make the card's path relative to it")
         files.update((Path(f), None) for f in found if not hidden(f) and readable.search(f))
         every = fsspec.filesystem("file").glob(str(base / pattern))  # the same glob, hidden files kept: to name them
         skipped.update((os.path.relpath(f, base), None) for f in every
@@ -271,15 +305,19 @@ SNAPSHOT_FIX = "download the split's files into a folder and give its path as hu
 (``offline_fix``), e.g. :mod:`tasks.byo`'s ``questions`` file."""
 
 
-def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool,
+def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool, data_folder: bool = False,
                     offline_fix: str | None = None) -> str:
     """The one line refusing a ``configs:`` pattern of ``split`` that is a URL (:func:`_card_files`): the card, the
     pattern and what to do instead, for a hub cache snapshot (read offline only: run once online, or ``offline_fix``,
-    default :data:`SNAPSHOT_FIX`) or a local copy (``local``)."""
+    default :data:`SNAPSHOT_FIX`) or a local copy (``local``: download the file into it, or read the hub instead: a
+    copy given as hub_id by giving the hub id, a copy found in the data folder (``data_folder``), which the hub id
+    finds again, by moving it out of the data folder)."""
     head = f"{folder / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, a remote file, "
     if local:
+        other = ("move the folder out of the data folder, or rename it, to read the hub (offline: its cache) instead"
+                 if data_folder else "give the data set's hub id as hub_id")
         return (head + f"which a local copy is not read from; download it into {folder} and make the card's path "
-                "relative to the folder, or give the data set's hub id as hub_id")
+                f"relative to the folder, or {other}")
     return (head + f"which is not read offline (HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}); run once online "
             f"(HF_HUB_OFFLINE unset: datasets reads and caches the data set), or {offline_fix or SNAPSHOT_FIX}")
 
@@ -356,16 +394,18 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
     from .data import resolve_data_dir
 
     c: Path | None = None
+    in_data = False  # found in the data folder, where the hub id finds it again
     if Path(str(hub_id)).expanduser().exists():
         c = Path(str(hub_id)).expanduser().resolve()
     else:
         root = resolve_data_dir(data_dir)
         if root is not None and local_name and (root / local_name).exists():
-            c = root / local_name
+            c, in_data = root / local_name, True
     if c is None:
         return None
     several = bool(config) and _several_configs(hub_id, local_name)
-    files = None if c.is_file() else _card_files(c, config, split, local=True)  # a card's configs: as datasets reads it
+    files = (None if c.is_file() else  # a card's configs: as datasets reads it
+             _card_files(c, config, split, local=True, data_folder=in_data))
     if files == []:  # the card declares the config, not the split's files
         raise ConfigError(f"{c}: no files for split {split!r}{f' of config {config!r}' if config else ''} "
                           f"({_card_reason(c, config, split, local=True)}); add the split's files to the card's configs:")
@@ -444,7 +484,8 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *, local_nam
     :func:`hub_rows` reads them itself.
 
     Raises:
-        ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`), or
+        ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`),
+        declares several configs, none the default, without a ``config`` (its line advises ``offline_fix``), or
         declares the split as a URL (:func:`_card_files`; ``offline_fix``: what its line advises besides running
         online, default :data:`SNAPSHOT_FIX`).
     """
@@ -470,7 +511,7 @@ def _card_reason(snap: Path, config: str | None, split: str, *, local: bool = Fa
     (:func:`_card_files` is []): the splits its ``configs:`` metadata declares for the config when ``split`` is not one
     of them, else the split's patterns, which match no data file there. None when the card declares no files for the
     config."""
-    card = _card_config(snap, config)
+    card = _card_config(snap, config, local=local)
     if card is None:
         return None
     name, base, patterns = card
@@ -542,9 +583,10 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
 
     Raises:
         ConfigError: a local path without files for the split; a local copy's or, offline, a hub cache snapshot's
-        README.md whose metadata cannot be parsed, is malformed or declares the split as a URL (:func:`_card_files`;
-        for a snapshot, the line advises running online or ``offline_fix``, default :data:`SNAPSHOT_FIX`: a caller
-        that reads no folder as hub_id, e.g. :mod:`tasks.byo`, names its own way).
+        README.md whose metadata cannot be parsed, is malformed, declares several configs, none the default, without a
+        ``config``, or declares the split as a URL (:func:`_card_files`; for a snapshot, the line advises
+        ``offline_fix`` (for a URL, running online too), default :data:`SNAPSHOT_FIX`: a caller that reads no folder
+        as hub_id, e.g. :mod:`tasks.byo`, names its own way).
         DataError: a malformed local file.
         OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
     """

@@ -61,18 +61,22 @@ def test_a_local_nq_copy_with_a_default_only_card_is_read_as_its_mirror_is(offli
 
 def test_a_local_nq_copy_whose_card_has_no_default_is_refused_naming_its_configs(offline, tmp_path, monkeypatch):
     """datasets.load_dataset(folder): Config name is missing ... ['a', 'b']; the old code said only 'lay it out like the
-    hub: <folder>/nq_open/validation.jsonl', the card ignored. The mirror of the same files says the same."""
+    hub: <folder>/nq_open/validation.jsonl', the card ignored. The mirror of the same files is refused alike, but told
+    to give a folder as hub_id: its card is a file of the hub cache (s49 m1; b7ddc27 told it to edit the card)."""
     _no_data_folder(monkeypatch)
     files = {"README.md": TWO_NONE_DEFAULT, "exports/dev.jsonl": _nq("x"), "exports/b.jsonl": _nq("y")}
     snap = hub_snapshot(offline.parent / "hub", "me/nq-two", files)
     local = _write(tmp_path / "nq_copy", files)
+    fixes = {"me/nq-two": "choose the config to read, then download the split's files into a folder and give its "
+                          "path as hub_id",  # the hub cache's card is not to be edited (s49 m1)
+             str(local): "mark the config to read default: true"}
     for source, card in (("me/nq-two", snap / "README.md"), (str(local), local / "README.md")):
         with pytest.raises(ConfigError) as exc:
             load_nq_open(None, hub_id=source)
         assert str(exc.value) == (
             f"{card}: its configs metadata declares the configs 'a', 'b' and none is the default (named default or "
             "marked default: true), and the task names no config; as datasets.load_dataset refuses such a data set "
-            "without a config name, mark the config to read default: true")
+            f"without a config name, {fixes[source]}")
 
 
 @pytest.mark.parametrize("layout", ["hub_card", "nq_open_folder", "flat", "data_folder"])

@@ -34,11 +34,14 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def _outside_line(card: Path, split: str, pattern: str, reached: Path, what: str = "local copy") -> str:
+def _outside_line(card: Path, split: str, pattern: str, reached: Path, snapshot: bool = False) -> str:
+    why = ("a snapshot is read from its own files only (that file is none of the data set's files at the snapshot's "
+           "commit)" if snapshot else  # a leaderboard keys a hub data set by its id, not a folder (s49 m1)
+           "a local copy is read from its own files only (a leaderboard's run key fingerprints the folder, not that "
+           "file)")
     return (f"{card}: config 'default' declares split {split!r} as {pattern}, which reaches {reached}, outside "
-            f"{card.parent}; a {what} is read from its own files only (a leaderboard's run key fingerprints the folder, "
-            "not that file): move the file into the folder (a symlink there will do) and make the card's path relative "
-            "to it")
+            f"{card.parent}; {why}: move the file into the folder (a symlink there will do) and make the card's path "
+            "relative to it")
 
 
 @pytest.mark.parametrize("how", ["dotdot", "absolute", "data_dir"])
@@ -69,7 +72,7 @@ def test_a_snapshots_pattern_into_another_revision_is_refused(offline):
     with pytest.raises(ConfigError) as exc:
         hub_rows("me/away", None, "test")
     assert str(exc.value) == _outside_line(snap / "README.md", "test", "../" + "d" * 40 + "/test.jsonl",
-                                           snap.parent / ("d" * 40) / "test.jsonl", "snapshot")
+                                           snap.parent / ("d" * 40) / "test.jsonl", snapshot=True)
 
 
 @pytest.mark.parametrize("flat", [True, False], ids=["flat_file", "no_flat_file"])
