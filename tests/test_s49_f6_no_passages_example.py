@@ -1,8 +1,10 @@
 """A doc without passages is refused with an example task that fits the request type (s49 f6). On a
-language-modelling request (lm-eval's own ``wikitext``: ``loglikelihood_rolling``, docs ``{page}``; a
-``loglikelihood`` continuation) every method said "use a retrieval task (for instance nq_open_bm25 from tasks/)", a
-QA task; it names wiki_lm_bm25 (and wikitext103_bm25_wiki) there now, nq_open_bm25 still for ``generate_until``.
-One message (:func:`tokrag_model.prompt.no_passages_message`) for every caller. SmolLM2-135M-Instruct."""
+language-modelling request (lm-eval's own ``wikitext``: ``loglikelihood_rolling``, docs ``{page}``) every method said
+"use a retrieval task (for instance nq_open_bm25 from tasks/)", a QA task; it names wiki_lm_bm25 (and
+wikitext103_bm25_wiki) there now, nq_open_bm25 still for ``generate_until``. A ``loglikelihood`` request comes from a
+multiple-choice QA task (lm-eval's ``arc_easy``, ``mmlu``: one per choice) as often as from a language-modelling one
+(``wiki_lm_bm25``), so its line names both (s49 m2: it named only the language-modelling task). One message
+(:func:`tokrag_model.prompt.no_passages_message`) for every caller. SmolLM2-135M-Instruct."""
 
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ TEXT = "The river runs to the sea. Mountains rise above the clouds in the north.
 LM = ("use a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki for WikiText-103, "
       "from tasks/), or --model rag-none for closed-book")
 QA = "use a retrieval task (for instance nq_open_bm25 from tasks/), or --model rag-none for closed-book"
+BOTH = ("use a retrieval task from tasks/ (a QA one such as nq_open_bm25, or a language-modelling one such as "
+        "wiki_lm_bm25), or --model rag-none for closed-book")
 PAGE = "['page']"
 CASES = [("loglikelihood_rolling", {"page": TEXT}, (TEXT,), PAGE, LM),  # lm-eval's wikitext
-         ("loglikelihood", {"qid": "p0"}, ("The river", " runs to the sea."), "['qid']", LM),
+         ("loglikelihood", {"qid": "p0"}, ("The river", " runs to the sea."), "['qid']", BOTH),
          ("generate_until", {"question": "who?"}, ("Q: who?\nA:", {"until": ["\n"], "max_gen_toks": 4}), "['question']", QA)]
 
 
@@ -49,8 +53,17 @@ def test_replug_answer_vote_and_get_ctxs_outside_a_call(backbone):
     kind, doc, args, keys, use = CASES[2]
     with pytest.raises(DataError, match=f"^{re.escape(refusal('rag-replug', keys, use))}$"):
         lm.generate_until([Instance(kind, doc, args, 0, metadata=("nq", 0, 1))], disable_tqdm=True)
-    # get_ctxs called directly: the QA example without a kind (as before), the LM one for a scoring kind
+    # get_ctxs called directly: the QA example without a kind (as before), the LM one for a rolling request
     with pytest.raises(DataError, match=f"^{re.escape(refusal('x', PAGE, QA))}$"):
         get_ctxs({"page": TEXT}, "x", None)
     with pytest.raises(DataError, match=f"^{re.escape(refusal('x', PAGE, LM))}$"):
         get_ctxs({"page": TEXT}, "x", None, "loglikelihood_rolling")
+
+
+def test_a_multiple_choice_doc_without_passages_is_not_sent_to_a_language_modelling_task():
+    """lm-eval's arc_easy (a ``loglikelihood`` request per choice) without passages: the line named only wiki_lm_bm25
+    (reviewer r4); it names a QA retrieval task as well."""
+    doc = {"question": "Which gas do plants absorb?", "choices": {"text": ["O2", "CO2"]}, "answerKey": "B"}
+    keys = "['answerKey', 'choices', 'question']"
+    with pytest.raises(DataError, match=f"^{re.escape(refusal('rag-standard', keys, BOTH))}$"):
+        get_ctxs(doc, "rag-standard", None, "loglikelihood")

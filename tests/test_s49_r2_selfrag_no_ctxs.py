@@ -21,20 +21,26 @@ TEXT = "The river runs to the sea. Mountains rise above the clouds in the north.
 P0 = {"docid": "d0", "title": "River", "text": "The river runs to the sea.", "rank": 1}
 
 
-def no_passages(keys: str) -> str:  # a language-modelling request: a language-modelling task's example (s49 f6)
+# the example task fits the request type (s49 f6): a language-modelling one for a rolling request, both kinds for a
+# loglikelihood one (a multiple-choice QA task sends those too; s49 m2)
+LM = ("a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki for WikiText-103, from "
+      "tasks/)")
+BOTH = "a retrieval task from tasks/ (a QA one such as nq_open_bm25, or a language-modelling one such as wiki_lm_bm25)"
+
+
+def no_passages(keys: str, use: str) -> str:
     return (f"--model rag-selfrag-filter needs retrieved passages in doc['ctxs'], but this task's docs have none (doc "
-            f"keys: {keys}); use a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki "
-            "for WikiText-103, from tasks/), or --model rag-none for closed-book")
+            f"keys: {keys}); use {use}, or --model rag-none for closed-book")
 
 
-@pytest.mark.parametrize("kind, doc, args, keys", [
-    ("loglikelihood_rolling", {"page": TEXT}, (TEXT,), "['page']"),  # lm-eval's wikitext
-    ("loglikelihood", {"qid": "p0"}, ("", TEXT), "['qid']"),  # an empty context
+@pytest.mark.parametrize("kind, doc, args, keys, use", [
+    ("loglikelihood_rolling", {"page": TEXT}, (TEXT,), "['page']", LM),  # lm-eval's wikitext
+    ("loglikelihood", {"qid": "p0"}, ("", TEXT), "['qid']", BOTH),  # an empty context
 ])
-def test_a_doc_without_passages_is_refused_for_its_passages_not_its_question(backbone, kind, doc, args, keys):
+def test_a_doc_without_passages_is_refused_for_its_passages_not_its_question(backbone, kind, doc, args, keys, use):
     lm = SelfRAGFilterLM.with_backbone(backbone, device="cpu")
     req = Instance(kind, doc, args, 0, metadata=("wikitext", 0, 1))
-    with pytest.raises(DataError, match=f"^{re.escape(no_passages(keys))}$"):
+    with pytest.raises(DataError, match=f"^{re.escape(no_passages(keys, use))}$"):
         getattr(lm, kind)([req], disable_tqdm=True)
     assert lm.stats["forward_passes"] == 0
     # with passages and no question: still a80a23c's refusal, naming query_field

@@ -33,18 +33,21 @@ from typing import Any
 from retrieval.errors import ConfigError, DataError
 
 
-LM_REQUESTS = ("loglikelihood", "loglikelihood_rolling")
-"""The request types of a language-modelling task (``wiki_lm_bm25``, lm-eval's ``wikitext``): :func:`no_passages_message`
-suggests a language-modelling retrieval task for them, a QA one for ``generate_until``."""
-
-
 def no_passages_message(method: str, doc: Any, kind: str | None = None) -> str:
     """The refusal of a ``doc`` without passages (no ``ctxs`` list) for ``--model method``, whose example task fits the
-    request type ``kind``: a language-modelling retrieval task for :data:`LM_REQUESTS` (lm-eval's ``wikitext`` was
-    told to use the QA task ``nq_open_bm25``), a QA one for ``generate_until`` or an unknown kind."""
+    request type ``kind``: a language-modelling retrieval task for ``loglikelihood_rolling`` (lm-eval's ``wikitext``
+    was told to use the QA task ``nq_open_bm25``); both kinds for ``loglikelihood``, which a multiple-choice QA task
+    (lm-eval's ``arc_easy``, ``mmlu``, ``hellaswag``: one request per choice) sends as well as a language-modelling one
+    (``wiki_lm_bm25``); a QA one for ``generate_until`` or an unknown kind."""
     keys = sorted(doc) if isinstance(doc, dict) else type(doc).__name__
-    use = ("a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki for WikiText-103, "
-           "from tasks/)" if kind in LM_REQUESTS else "a retrieval task (for instance nq_open_bm25 from tasks/)")
+    if kind == "loglikelihood_rolling":
+        use = ("a language-modelling retrieval task (for instance wiki_lm_bm25, or wikitext103_bm25_wiki for "
+               "WikiText-103, from tasks/)")
+    elif kind == "loglikelihood":
+        use = ("a retrieval task from tasks/ (a QA one such as nq_open_bm25, or a language-modelling one such as "
+               "wiki_lm_bm25)")
+    else:
+        use = "a retrieval task (for instance nq_open_bm25 from tasks/)"
     return (f"--model {method} needs retrieved passages in doc['ctxs'], but this task's docs have none (doc keys: {keys}); "
             f"use {use}, or --model rag-none for closed-book")
 
