@@ -772,20 +772,16 @@ def _model_class(model: str):
 def resolved_model_args(cell: Cell, given: dict[str, Any]) -> dict[str, Any] | None:
     """``given`` parsed by the cell's method schema (defaults filled in) and resolved by the method's
     ``resolve_args`` (a Tok-RAG preset's params applied), or None for a model class that declares no schema
-    (only the tokrag models do: ``METHOD`` and ``EXTRA_ARGS``). Loads no model.
+    (only the tokrag models do: ``METHOD`` and ``EXTRA_ARGS``): :func:`tokrag_model.args.resolved_args`, which the
+    ``lm_eval`` CLI's pre-load check uses too. Loads no model.
 
     Raises:
         ConfigError: from :func:`tokrag_model.args.parse_args` (unknown key, bad value, argument without effect)
         or the method's ``resolve_args`` (an unreadable preset, a dynamic-layer argument with a fixed layer).
     """
-    from tokrag_model.args import COMMON_ARGS, parse_args
+    from tokrag_model.args import resolved_args
 
-    cls = _model_class(cell.method.model)
-    if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict)):
-        return None
-    parsed = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
-    resolve = getattr(cls, "resolve_args", None)
-    return resolve(parsed, given) if callable(resolve) else parsed
+    return resolved_args(_model_class(cell.method.model), given)
 
 
 def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:

@@ -1011,7 +1011,7 @@ def selfrag_lm_question_refusal(task_manager: Any, selected: list[_Selected], me
     """What ``rag-selfrag-filter`` (``method``, its ``METHOD``; ``cfg``: its model arguments, ``query_field``,
     ``pretrained``, ``revision``, ``trust_remote_code``) would refuse after the load on a ``loglikelihood_rolling`` task
     of ``selected`` (:func:`_expand_selected`'s): a document with passages and no non-blank ``doc[query_field]``, the
-    first of the docs lm-eval evaluates (those under ``limit``, at most :data:`LM_DOCS_CHECKED`;
+    first of the docs lm-eval evaluates (those under ``limit``, none for a ``limit`` <= 0, at most :data:`LM_DOCS_CHECKED`;
     :func:`tokrag_model.methods.selfrag_filter.first_doc_without_query`), in the model's line
     (:func:`tokrag_model.methods.selfrag_filter.no_question_message`, its context the first window's prefix token, read
     from the tokenizer, loaded without the weights only for this line). The task is built as lm-eval builds it
@@ -1022,10 +1022,12 @@ def selfrag_lm_question_refusal(task_manager: Any, selected: list[_Selected], me
 
     from lm_eval.evaluator_utils import get_sample_size
 
-    from tokrag_model.base import load_tokenizer, rolling_prefix_token_id
+    from tokrag_model.base import first_window_text, load_tokenizer
     from tokrag_model.methods.selfrag_filter import first_doc_without_query, no_question_message
 
     field = str(cfg.get("query_field", "question"))
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit <= 0:
+        return None  # lm-eval evaluates no document (its "did not find any docs"): none is read
     for t in selected:
         if t.cfg.get("output_type") != "loglikelihood_rolling":
             continue
@@ -1034,15 +1036,15 @@ def selfrag_lm_question_refusal(task_manager: Any, selected: list[_Selected], me
             continue
         try:
             n = get_sample_size(task, limit)
-            found = first_doc_without_query(itertools.islice(task.eval_docs, min(n or LM_DOCS_CHECKED, LM_DOCS_CHECKED)),
-                                            field, method)
+            found = first_doc_without_query(itertools.islice(task.eval_docs, LM_DOCS_CHECKED if n is None
+                                                             else min(n, LM_DOCS_CHECKED)), field, method)
         except Exception:  # noqa: BLE001 - docs that do not read: lm-eval's error, after the load
             continue
         if found is None:
             continue
         try:
             tok = load_tokenizer(str(cfg.get("pretrained")), cfg.get("revision"), bool(cfg.get("trust_remote_code")))
-            context = tok.decode([rolling_prefix_token_id(tok)], skip_special_tokens=False)
+            context = first_window_text(tok)
         except Exception:  # noqa: BLE001 - the model's load says why
             return None
         return no_question_message(method, field, found[1], context, t.name, found[0])
@@ -1051,29 +1053,28 @@ def selfrag_lm_question_refusal(task_manager: Any, selected: list[_Selected], me
 
 def check_selfrag_lm_questions(task_manager: Any, names: list[Any], model: Any, model_args: Any, limit: Any = None,
                                samples: Any = None, selected: list[_Selected] | None = None) -> None:
-    """``--model rag-selfrag-filter`` (or a subclass's name) with a ``loglikelihood_rolling`` task whose docs carry
-    passages but no ``query_field`` (``--model_args``'; default ``question``): the model refuses it at its first
-    request, after the load (:meth:`tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.question_of`); refused here
-    before it, in the same line (:func:`selfrag_lm_question_refusal`). Not with ``--samples`` (the docs lm-eval picks
-    are left to the model).
+    """``--model rag-selfrag-filter`` (a name of :data:`tokrag_model.methods.METHODS` whose class is
+    ``SelfRAGFilterLM`` or a subclass; a subclass of one's own registered with lm-eval under another name is not looked
+    up, and refuses such a doc itself after the load) with a ``loglikelihood_rolling`` task whose docs carry passages
+    but no ``query_field`` (``--model_args`` resolved as the model resolves them before the load:
+    :func:`tokrag_model.args.resolved_args`; default ``question``): the model refuses it at its first request, after
+    the load (:meth:`tokrag_model.methods.selfrag_filter.SelfRAGFilterLM.question_of`); refused here before it, in the
+    same line (:func:`selfrag_lm_question_refusal`). Not with ``--samples`` (the docs lm-eval picks are left to the
+    model), nor with model arguments the model refuses (its own line, before the load).
 
     Raises:
         ConfigError: the model's line.
     """
-    from tokrag_model.args import COMMON_ARGS, to_bool
+    from tokrag_model.args import resolved_args
     from tokrag_model.methods import MODELS
 
     cls = MODELS.get(model) if isinstance(model, str) else None
     if not _is_selfrag_filter(cls) or samples:
         return
-    margs = _model_args(model_args)
     try:
-        trust = to_bool(margs.get("trust_remote_code", False))
-    except Exception:  # noqa: BLE001 - the model's argument check says it
+        cfg = resolved_args(cls, _model_args(model_args))
+    except Exception:  # noqa: BLE001 - the model's argument check says it, before the load
         return
-    cfg = {"query_field": margs.get("query_field", cls.EXTRA_ARGS["query_field"].default),
-           "pretrained": margs.get("pretrained") or COMMON_ARGS["pretrained"].default,
-           "revision": margs.get("revision") or None, "trust_remote_code": trust}
     why = selfrag_lm_question_refusal(task_manager, _expand_selected(task_manager, names) if selected is None
                                       else selected, cls.METHOD, cfg, limit)
     if why:

@@ -72,6 +72,37 @@ def test_the_precheck_line_is_the_models_own(backbone):
     assert lm.stats["forward_passes"] == 0
 
 
+def test_a_misspelt_model_argument_is_left_to_the_models_own_refusal(no_model):
+    """``--model_args query_feild=text``: the model refuses the unknown key before its weights load (did you mean
+    'query_field'?). The pre-load check read query_field from the raw model arguments (so 'question') and refused the
+    run for a doc without 'question', telling the user to pass query_field=<that field>, which they had; it resolves
+    the arguments as the model does now (tokrag_model.args.resolved_args, the leaderboard's too) and leaves a refused
+    argument to the model (s49 m2)."""
+    with pytest.raises(ConfigError, match=r"^--model rag-selfrag-filter: unknown model argument\(s\) 'query_feild' "
+                                          r"\(did you mean 'query_field'\?\)"):
+        SelfRAGFilterLM(pretrained=SMOL, query_feild="text")  # the model's own line, before its weights load
+    with pytest.raises(_Reached):  # the old code: REFUSAL
+        _eval(f"pretrained={SMOL},query_feild=text")
+
+
+def test_a_limit_of_zero_reads_no_doc(monkeypatch):
+    """lm-eval evaluates no document at ``limit`` 0 (``task.build_requests() did not find any docs!``): the check reads
+    none (it read the first LM_DOCS_CHECKED and refused doc 0; s49 m2). At limit 1 doc 0 is refused."""
+    from lm_eval.tasks import TaskManager
+
+    import tasks.precheck as precheck
+
+    tm = TaskManager(include_path=str(FIX / "tasks"), include_defaults=False)
+    selected = precheck._expand_selected(tm, ["toy_lm"])
+    cfg = {"query_field": "question", "pretrained": SMOL, "revision": None, "trust_remote_code": False}
+    assert precheck.selfrag_lm_question_refusal(tm, selected, "rag-selfrag-filter", cfg, 1) == REFUSAL
+    built = []
+    monkeypatch.setattr(precheck, "_built_task", lambda *a: built.append(a))
+    for limit in (0, 0.0):
+        assert precheck.selfrag_lm_question_refusal(tm, selected, "rag-selfrag-filter", cfg, limit) is None
+    assert built == []  # no task built, no doc read
+
+
 def _spec(tmp_path, filter_args: dict):
     methods = [{"name": "standard", "model": "rag-standard"},
                {"name": "filter", "model": "rag-selfrag-filter", "model_args": filter_args}]

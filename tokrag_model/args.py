@@ -320,6 +320,25 @@ def merge_lm_eval_flags(method: str, model_args: dict[str, Any], flags: dict[str
     return out
 
 
+def resolved_args(cls: Any, given: dict[str, Any]) -> dict[str, Any] | None:
+    """``given`` (the model arguments as given) parsed by model class ``cls``'s schema (:func:`parse_args`, defaults
+    filled in) and resolved by its ``resolve_args`` (a Tok-RAG preset's params applied), as its constructor checks
+    them before the weights load; None for a class that declares no schema (only the tokrag models do: ``METHOD`` and
+    ``EXTRA_ARGS``). Loads no model. Used by the leaderboard's pre-run checks
+    (:func:`leaderboards.runner.resolved_model_args`) and ``lm_eval``'s
+    (:func:`tasks.precheck.check_selfrag_lm_questions`).
+
+    Raises:
+        ConfigError: from :func:`parse_args` (unknown key, bad value, argument without effect) or the class's
+        ``resolve_args`` (an unreadable preset, a dynamic-layer argument with a fixed layer).
+    """
+    if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(getattr(cls, "EXTRA_ARGS", None), dict)):
+        return None
+    parsed = parse_args(cls.METHOD, {**COMMON_ARGS, **cls.EXTRA_ARGS}, given)
+    resolve = getattr(cls, "resolve_args", None)
+    return resolve(parsed, given) if callable(resolve) else parsed
+
+
 def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> dict[str, Any]:
     """Cast ``given`` against ``schema`` (defaults filled in).
 

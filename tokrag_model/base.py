@@ -353,9 +353,16 @@ def load_tokenizer(pretrained: str, revision: str | None = None, trust_remote_co
 def rolling_prefix_token_id(tokenizer: Any) -> int:
     """The token in front of a rolling text's first window: ``tokenizer``'s BOS, else its EOS (lm-eval's ``hf``
     ``prefix_token_id``; :attr:`RAGMethodLM.rolling_prefix_token_id`), also for a tokenizer loaded without the model
-    (:func:`tasks.precheck.selfrag_lm_question_refusal`)."""
+    (:func:`first_window_text`)."""
     bos = getattr(tokenizer, "bos_token_id", None)
     return int(tokenizer.eos_token_id) if bos is None else bos
+
+
+def first_window_text(tokenizer: Any) -> str:
+    """The text of the token in front of a rolling text's first window (:func:`rolling_prefix_token_id`, decoded with
+    the special tokens kept): :meth:`RAGMethodLM.first_window_context` without the passages slot, also for a tokenizer
+    loaded without the model (:func:`tasks.precheck.selfrag_lm_question_refusal`)."""
+    return tokenizer.decode([rolling_prefix_token_id(tokenizer)], skip_special_tokens=False)
 
 
 def _device_type(device: Any) -> Any:
@@ -1359,7 +1366,7 @@ class RAGMethodLM(LM):
         """The context text of a rolling text's first window: the prefix token's text (:attr:`rolling_prefix_token_id`)
         followed by the passages slot, so a RAG prompt is ``prefix token, passages block, text`` (one BOS, at the
         start) and the pure prompt is the prefix token alone, as lm-eval's ``hf`` scores the first window."""
-        return self.tokenizer.decode([self.rolling_prefix_token_id], skip_special_tokens=False) + PASSAGES_SLOT
+        return first_window_text(self.tokenizer) + PASSAGES_SLOT
 
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
         """Sum of log-probs (nats) of a whole string, scored in disjoint windows (lm-eval's rolling scheme).
