@@ -1075,6 +1075,8 @@ def check_selfrag_lm_questions(task_manager: Any, names: list[Any], model: Any, 
         cfg = resolved_args(cls, _model_args(model_args))
     except Exception:  # noqa: BLE001 - the model's argument check says it, before the load
         return
+    if cls.generation_only(cfg):  # selection=rank: the model refuses scoring at all, in its own line, first
+        return
     why = selfrag_lm_question_refusal(task_manager, _expand_selected(task_manager, names) if selected is None
                                       else selected, cls.METHOD, cfg, limit)
     if why:

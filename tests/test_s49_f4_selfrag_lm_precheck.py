@@ -85,6 +85,14 @@ def test_a_misspelt_model_argument_is_left_to_the_models_own_refusal(no_model):
         _eval(f"pretrained={SMOL},query_feild=text")
 
 
+def test_selection_rank_is_left_to_the_models_own_refusal_of_scoring(no_model):
+    """``selection=rank`` generates only: the model refuses a ``loglikelihood_rolling`` request for that, at its first
+    request, before it would ask any question. The pre-load check gave the question refusal instead (s49, m2's
+    finding), so fixing the field would only have led to the other refusal; it now leaves such a config alone."""
+    with pytest.raises(_Reached):  # the old code: REFUSAL
+        _eval(f"pretrained={SMOL},selection=rank")
+
+
 def test_a_limit_of_zero_reads_no_doc(monkeypatch):
     """lm-eval evaluates no document at ``limit`` 0 (``task.build_requests() did not find any docs!``): the check reads
     none (it read the first LM_DOCS_CHECKED and refused doc 0; s49 m2). At limit 1 doc 0 is refused."""
