@@ -37,6 +37,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import signal
 import sys
 import threading
@@ -165,12 +166,24 @@ class _Signalled(KeyboardInterrupt):
 def _sigterm_as_interrupt() -> Callable[[], None]:
     """While ``run`` runs, SIGTERM (``kill``) raises :class:`_Signalled` (a KeyboardInterrupt) in the main thread, so it
     ends with the one-line message of Ctrl-C instead of silently; a second SIGTERM kills as before. Left alone when
-    SIGTERM already has a handler of the caller's, or off the main thread. Returns the function that restores it."""
+    SIGTERM already has a handler of the caller's, or off the main thread. Returns the function that restores it.
+
+    The handler stays installed after the first SIGTERM and kills on the next (``SIG_DFL`` and ``os.kill``) instead
+    of setting ``SIG_DFL`` for it in the first one's handler: a second SIGTERM caught at the moment that change was
+    made (inside ``signal.signal``) was ignored, with CPython's ``OSError: Signal 15 ignored due to race condition``
+    and a traceback (the race of :func:`_helper_signals`), and one caught in the handler before it (a nested call of
+    the handler, from ``signal.signal``'s check of pending signals) was lost: the run went on to its message."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return lambda: None
+    fired = False
 
     def handler(signum, _frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        nonlocal fired
+        if fired:  # the second SIGTERM: its default action, at once (no flush: this may run inside a write)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return  # SIGTERM blocked in this thread: it ends the process once unblocked
+        fired = True  # first, before any call (where a nested SIGTERM would be handled)
         raise _Signalled(signum)
 
     signal.signal(signal.SIGTERM, handler)
