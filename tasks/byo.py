@@ -13,6 +13,14 @@
   Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``qid``) is not read as the id
   (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
   that fails, the split's files in the hub cache's snapshot: :func:`tasks.sources.hub_rows`) and checked the same way.
+  A folder (``hf download <repo> --repo-type dataset --local-dir myqa``) is read as
+  ``datasets.load_dataset(folder, split=hub_split)`` reads it, same rows in the same order (:func:`_folder_files`):
+  the files its README.md ``configs:`` card declares for the split, else those ``datasets`` infers from the file
+  names (``test.jsonl``, ``data/test-00000-of-00001.parquet``, ``test/*.jsonl``, ``nq-test.jsonl``); ``.parquet``,
+  ``.jsonl``, ``.json``, ``.csv`` and ``.tsv`` files (gzipped too), each row checked as a file's line and named by its
+  file (``file:line`` for ``.jsonl``, ``file row i`` for the others). A folder without the split is refused, naming
+  the splits it has. A leaderboard's run key and the results' provenance fingerprint the whole folder by its files'
+  content (:func:`retrieval.io.tree_fingerprint`; hidden files such as ``.cache/`` skipped, as ``datasets`` skips them).
 * ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
   JSONL, DPR TSV, a folder of them), a named corpus (``nq-wiki-12k``), or ``prebuilt:wikipedia-dpr-100w``.
 
@@ -24,7 +32,9 @@ prebuilt corpora, whose ids cannot be listed cheaply).
 from __future__ import annotations
 
 import logging
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError
@@ -65,7 +75,8 @@ def is_hub_id(spec: Any) -> bool:
 
 
 def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
-    """``[(where, row)]`` of a JSONL file (``path:line``) or a hub data set (``id[split][i]``)."""
+    """``[(where, row)]`` of a JSONL file (``path:line``), a folder (:func:`_folder_rows`) or a hub data set
+    (``id[split][i]``)."""
     from retrieval.corpus import user_path
 
     p = user_path(str(spec), "questions")[0]
@@ -80,9 +91,7 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
                             f"line ({jsonl_conversion_command(p)})")
         return [(f"{p}:{lineno}", obj) for lineno, obj in read_jsonl(p)]
     if p.is_dir():
-        shown = sorted(f.name for f in p.iterdir() if f.name.endswith((".jsonl", ".jsonl.gz")))[:3]
-        raise ConfigError(f"questions {spec!r} is a folder, not a JSONL file; give the file itself"
-                          + (f" (it holds {', '.join(shown)})" if shown else " (one question per line)"))
+        return _folder_rows(p, split)
     if not is_hub_id(spec):
         from retrieval.corpus import relative_note
 
@@ -98,6 +107,84 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
             f"{type(exc.__cause__ or exc).__name__}; give a local JSONL file instead"
         ) from exc
     return [(f"{spec}[{split}][{i}]", r) for i, r in enumerate(ds)]
+
+
+READABLE = (".parquet", ".jsonl", ".json", ".tsv", ".csv")
+"""The data files of a questions folder that are read (each also gzipped): :func:`tasks.sources.hub_rows`' formats."""
+_FORMATS = {".parquet": "Parquet", ".jsonl": "JSON", ".json": "JSON", ".tsv": "TSV", ".csv": "CSV"}
+"""A data file's format as ``datasets`` reads it (one builder and its settings per data set: ``.json`` and ``.jsonl``
+are one; a ``.tsv`` is csv with a tab separator, so not one format with ``.csv``)."""
+
+
+def _folder_files(folder: Path, split: str) -> list[Path]:
+    """The files of ``split`` in a questions folder, as ``datasets.load_dataset(folder, split=split)`` finds them: where
+    its README.md ``configs:`` card declares them, by :func:`tasks.sources.local_copy` (the card logic that reads a
+    ``hf download --local-dir`` copy of a hub data set); without such a card, by ``datasets``' own inference of the
+    splits from the file names (``get_data_patterns``: ``test.jsonl``, ``data/test-00000-of-00001.parquet``,
+    ``test/``, ``nq-test.jsonl``; ``dev*`` and ``valid*`` are split ``validation``; no split name at all is ``train``),
+    hidden files skipped as ``datasets`` and a leaderboard's run key skip them.
+
+    Raises:
+        ConfigError: the card cannot be read, or declares no file of the split (:func:`tasks.sources.local_copy`'s
+        line, which names the splits it declares); a folder without data files; a split the file names do not give
+        (naming the splits they give); a split of several formats (:data:`_FORMATS`; ``datasets`` would read them all
+        as the most common one).
+    """
+    from datasets.data_files import DataFilesDict, EmptyDatasetError, get_data_patterns
+
+    from .sources import _card_config, local_copy
+
+    if _card_config(folder, None, local=True) is not None:  # the card declares the files (or refuses in one line)
+        return local_copy(str(folder), None, split)[1]
+    try:
+        patterns = get_data_patterns(str(folder))
+    except EmptyDatasetError:
+        raise ConfigError(f"questions folder {folder}: no data file (give a folder with "
+                          f"{split}.jsonl or data/{split}-00000-of-00001.parquet, as `hf download <repo> --repo-type "
+                          "dataset --local-dir` leaves it, or a JSONL file)") from None
+    found = {s: [Path(f) for f in fs if _suffix(f) in READABLE]
+             for s, fs in DataFilesDict.from_patterns(patterns, base_path=str(folder)).items()}
+    if not found.get(split):
+        have = {s: fs for s, fs in found.items() if fs}
+        splits = "; ".join(f"{s}: {', '.join(os.path.relpath(f, folder) for f in fs[:2])}{' ...' * (len(fs) > 2)}"
+                           for s, fs in have.items())
+        choose = next(iter(have), None)
+        raise ConfigError(
+            f"questions folder {folder}: no split {split!r}; "
+            + (f"its file names give {'only the split' if len(have) == 1 else 'the splits'} ({splits})" if have else
+               f"it holds no {', '.join(READABLE)} file of a split")
+            + ", as datasets.load_dataset reads a folder without a README.md configs: card; "
+            + (f"choose one with --metadata '{{\"hub_split\": \"{choose}\"}}' (in a leaderboard, the task YAML's "
+               f"metadata: {{hub_split: {choose}}}), or " if choose else "")
+            + f"name the question files {split}.jsonl or data/{split}-00000-of-00001.parquet")
+    files = found[split]
+    formats = sorted({_FORMATS[_suffix(f)] for f in files})
+    if len(formats) > 1:
+        raise ConfigError(f"questions folder {folder}: split {split!r} mixes {' and '.join(formats)} files "
+                          f"({', '.join(os.path.relpath(f, folder) for f in files[:4])}), which datasets.load_dataset "
+                          "reads as one format (the most common): keep the split in one format")
+    return files
+
+
+def _suffix(path: str | os.PathLike) -> str:
+    """A data file's format suffix (``.jsonl`` of ``test.jsonl.gz``), lower case."""
+    name = os.fspath(path).lower().removesuffix(".gz")
+    return os.path.splitext(name)[1]
+
+
+def _folder_rows(folder: Path, split: str) -> list[tuple[str, dict]]:
+    """``[(where, row)]`` of a questions folder's split (:func:`_folder_files`), file after file, each row as
+    ``datasets`` reads it: a ``.jsonl`` file as a questions file (``where`` = ``file:line``), any other by
+    :func:`tasks.sources.hub_rows` (``where`` = ``file row i``, from 0)."""
+    from .sources import hub_rows
+
+    out: list[tuple[str, dict]] = []
+    for f in _folder_files(folder, split):
+        if _suffix(f) == ".jsonl":
+            out.extend(_rows(str(f), split))
+        else:
+            out.extend((f"{f} row {i}", r) for i, r in enumerate(hub_rows(str(f), None, split)[0]))
+    return out
 
 
 def _missing(where: str, row: dict, field: str, hint: str) -> str:
@@ -127,10 +214,12 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
     """Read and check bring-your-own questions (module docstring).
 
     Returns:
-        rows ``{qid, question, answers, gold_docids, where}`` in file order (``where`` = ``path:line``).
+        rows ``{qid, question, answers, gold_docids, where}`` in file order (``where`` = ``path:line``; a folder's
+        ``file:line`` or ``file row i``; a hub id's ``id[split][i]``).
 
     Raises:
-        ConfigError: no ``questions`` given, a path that does not exist, or a folder. DataError: a missing or empty
+        ConfigError: no ``questions`` given, a path that does not exist, a folder without the split or whose card
+        cannot be read (:func:`_folder_files`). DataError: a missing or empty
         field, answers that are not a non-empty list of strings or only blank ones (no tokens,
         :func:`retrieval.metrics.answer_tokens`, e.g. ``["", "\\u200b"]``), a ``.json`` file holding one JSON array
         (not JSON Lines), an id with whitespace, an empty, float or bool

@@ -6,7 +6,7 @@
   refused at load, naming the file, line and passage.
 * ``retrieve(params=...)`` / the tasks' ``retriever_params`` were range-checked only by the CLI.
 * an existing topics file whose path holds ':' was read as ``NAME:N``.
-* BYO questions: a ``.json`` array file, a folder, and answers that are all blank.
+* BYO questions: a ``.json`` array file, a folder (read since s50), and answers that are all blank.
 """
 
 from __future__ import annotations
@@ -134,15 +134,15 @@ def test_byo_questions_in_one_json_array_get_the_corpus_and_run_readers_words(tm
                               f"per line (jq -c '.[]' {f} > {tmp_path / 'arr.jsonl'})")
 
 
-def test_byo_questions_that_name_a_folder_say_it_is_a_folder(tmp_path, monkeypatch):
+def test_byo_questions_that_name_a_folder_read_its_split(tmp_path, monkeypatch):
+    """Since s50 (f3) a folder is read as datasets.load_dataset reads it (tests/test_s50_f3_byo_folder.py); it was
+    refused ("... is a folder, not a JSONL file; give the file itself")."""
     from tasks.byo import load_questions
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "org" / "qs").mkdir(parents=True)
     _jsonl(tmp_path / "org" / "qs" / "test.jsonl", [{"question": "a", "answers": ["x"]}])
-    with pytest.raises(ConfigError) as exc:
-        load_questions("org/qs")
-    assert str(exc.value) == "questions 'org/qs' is a folder, not a JSONL file; give the file itself (it holds test.jsonl)"
+    assert [(r["qid"], r["question"]) for r in load_questions("org/qs")] == [("q0", "a")]
 
 
 @pytest.mark.parametrize("answers", [["", "\u200b"], ["\u200b"], [" \ufeff "]])
