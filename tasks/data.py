@@ -127,18 +127,20 @@ def _nq_open_config(hub_id: str) -> str | None:
     """The config :func:`load_nq_open` reads NQ-open's hub data set ``hub_id`` with: :data:`NQ_OPEN_HUB_CONFIG` for
     :data:`NQ_OPEN_HUB`, for a local copy without a README.md ``configs:`` card (its ``nq_open/`` folder, else its
     flat split files), for one whose card declares ``nq_open`` (NQ-open's own card; beside other configs too) and
-    for one whose card declares no files for its default config (read in the layout, ``nq_open/`` first); None (the
-    default config) for a mirror and for a local copy whose card declares other configs, read as
-    ``datasets.load_dataset(<folder>)`` reads it (the card's default config: a card declaring only ``default`` is
-    read, where ``load_dataset(<folder>, "nq_open")`` would refuse; several, none the default, are refused naming
-    them)."""
-    from .sources import _card_config, card_configs
+    for one whose card declares no files for its default config (read in the layout, ``nq_open/`` first); for a mirror
+    (another hub id) whose hub cache snapshot's card declares ``nq_open`` (beside others, or another marked default:
+    the config a local copy of the same files is read with); None (the default config) for any other mirror and for a
+    local copy whose card declares other configs, read as ``datasets.load_dataset(<folder>)`` reads it (the card's
+    default config: a card declaring only ``default`` is read, where ``load_dataset(<folder>, "nq_open")`` would refuse;
+    several, none the default, are refused naming them)."""
+    from .sources import _card_config, _hub_snapshot, card_configs
 
     path = Path(str(hub_id)).expanduser()
     if hub_id == NQ_OPEN_HUB:
         return NQ_OPEN_HUB_CONFIG
-    if not path.exists():
-        return None  # a mirror: its default config
+    if not path.exists():  # a mirror: nq_open where its card declares it, else its default config
+        snap = _hub_snapshot(str(hub_id))
+        return NQ_OPEN_HUB_CONFIG if snap is not None and NQ_OPEN_HUB_CONFIG in card_configs(snap) else None
     configs = card_configs(path)
     if not configs or NQ_OPEN_HUB_CONFIG in configs:
         return NQ_OPEN_HUB_CONFIG
@@ -154,8 +156,8 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
 
     ``hub_id`` is the hub data set (config ``nq_open``) or a local copy of it (:mod:`tasks.sources`' layout): the split's
     files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``; a
-    copy with a README.md ``configs:`` card is read as a mirror is. Another hub id (a mirror) is read with its default
-    config (:func:`_nq_open_config`).
+    copy with a README.md ``configs:`` card is read as a mirror is. Another hub id (a mirror) is read with config
+    ``nq_open`` where its cached card declares it, else with its default config (:func:`_nq_open_config`).
 
     Raises:
         ConfigError: a data folder without :data:`NQ_OPEN_FILE`, or a local copy without validation files.

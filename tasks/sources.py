@@ -42,6 +42,8 @@ share about 6.6k of their 11,313 questions, so a question_id repeats (refused as
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import logging
 import os
@@ -155,16 +157,26 @@ def _card_metadata(folder: Path) -> Any:
         return None
     import yaml
     from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub.repocard import metadata_load
 
     try:
-        card = metadata_load(readme) or {}
+        card = _card_yaml(str(readme), hashlib.sha256(readme.read_bytes()).hexdigest())
         problem = _configs_problem(card.get("configs"))
         if problem:
             raise ValueError(problem)
         return MetadataConfigs.from_dataset_card_data(card)
     except (*_CARD_ERRORS, yaml.YAMLError) as exc:
         raise _card_error(readme, exc) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _card_yaml(readme: str, digest: str) -> dict:
+    """The YAML metadata of the card ``readme`` (``huggingface_hub.repocard.metadata_load``; {} without any), parsed
+    once per content (``digest``: the SHA-256 of its bytes) however often one read asks (:func:`card_configs`,
+    :func:`_card_config`, :func:`_card_reason`); not to be changed by callers (``datasets``' ``MetadataConfigs``
+    copies each config)."""
+    from huggingface_hub.repocard import metadata_load
+
+    return metadata_load(readme) or {}
 
 
 def _card_config(snap: Path, config: str | None, *, local: bool = False,
@@ -229,18 +241,20 @@ def card_configs(folder: Path) -> list[str]:
     return [str(n) for n in configs or []]
 
 
-def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False, data_folder: bool = False,
+def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False, data_folder: str = "",
                 offline_fix: str | None = None) -> list[Path] | None:
     """The split's files as the ``README.md`` of a hub cache snapshot (``local``: of a local copy, e.g. a folder of
-    ``hf download <repo> --repo-type dataset --local-dir <folder>``; ``data_folder``: one found in the data folder)
-    declares them in its YAML ``configs:`` metadata (e.g. NQ-open's ``nq_open/validation-*``), read as
-    ``datasets.load_dataset`` reads a hub data set or a data set folder: the config of :func:`_card_config`
-    (``config`` when the card declares it; without one, the default config); its patterns of ``split``, resolved by
-    ``datasets.data_files.resolve_pattern`` in the folder (or the config's ``data_dir``). Only files this module
-    reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``) are skipped with one WARNING naming them, as in
-    a ``<split>/`` folder (:func:`_local_files`). None when the card declares no files for that config
-    (:func:`_card_config`): the folder is read in a local copy's layout. [] when the config declares no file of the
-    split that is there (:func:`_card_reason` says why).
+    ``hf download <repo> --repo-type dataset --local-dir <folder>``; ``data_folder``: the data folder's copy, ``found``
+    there or ``named`` by its path, :func:`_remote_pattern`) declares them in its YAML ``configs:`` metadata (e.g.
+    NQ-open's ``nq_open/validation-*``), read as ``datasets.load_dataset`` reads a hub data set or a data set folder:
+    the config of :func:`_card_config` (``config`` when the card declares it; without one, the default config); its
+    patterns of ``split``, resolved by ``datasets.data_files.resolve_pattern`` in the folder (or the config's
+    ``data_dir``). Only files this module reads (``.parquet``, ``.jsonl``, ...); hidden ones (a leading ``.``, or in a
+    hidden folder) that a pattern matches without naming them (``*.jsonl``) are skipped, as ``datasets`` skips them,
+    with one WARNING naming them, as in a ``<split>/`` folder (:func:`_local_files`); one a pattern names
+    (``.hidden/test.jsonl``, ``_x/.*.jsonl``) is read from a snapshot, as ``datasets`` reads it, and refused in a local
+    copy. None when the card declares no files for that config (:func:`_card_config`): the folder is read in a local
+    copy's layout. [] when the config declares no file of the split that is there (:func:`_card_reason` says why).
 
     Raises:
         ConfigError: the card's metadata cannot be parsed or is malformed, or declares several configs, none the
@@ -250,7 +264,9 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
         only (:func:`_remote_pattern`, its advice for a snapshot ``offline_fix`` when the caller reads a local copy
         otherwise than as hub_id); a file of the split outside the folder (``../``, an absolute path, a ``data_dir``
         outside it; not a symlink in it), which a leaderboard's run key, fingerprinting a local copy's folder, would
-        not cover, and which is none of a snapshot's files.
+        not cover, and which is none of a snapshot's files; in a local copy, a hidden file a pattern of the split names
+        (``datasets`` reads it, but a leaderboard's run key of the folder, :func:`retrieval.io.tree_fingerprint`,
+        skips hidden files, so an edit of it would not give a new run).
     """
     card = _card_config(snap, config, local=local, offline_fix=offline_fix)
     if card is None:
@@ -285,12 +301,44 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
                               f"{'' if base == snap else f' in its data_dir {os.path.relpath(base, snap)}'}, which "
                               f"reaches {os.path.normpath(away)}, outside {snap}; {why}: move the file into the folder "
                               "(a symlink there will do) and make the card's path relative to it")
-        files.update((Path(f), None) for f in found if not hidden(f) and readable.search(f))
+        named = next((f for f in found if hidden(f) and readable.search(f)), None)  # the pattern asks for it
+        if named is not None and local:  # datasets reads it; a leaderboard's run key of a copy skips it
+            raise ConfigError(f"{snap / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, which "
+                              f"names the hidden file {os.path.relpath(named, base)} (a leading '.'); datasets reads "
+                              "it, but a leaderboard's run key, fingerprinting the folder, skips hidden files: rename "
+                              "it without the '.', and the card's path with it")
+        files.update((Path(f), None) for f in found if readable.search(f))
         every = fsspec.filesystem("file").glob(str(base / pattern))  # the same glob, hidden files kept: to name them
         skipped.update((os.path.relpath(f, base), None) for f in every
-                       if hidden(f) and readable.search(f) and os.path.isfile(f))
+                       if hidden(f) and readable.search(f) and os.path.isfile(f) and f not in found)
     _warn_hidden(f"split {split!r} of {snap / 'README.md'}'s config {name!r}", tuple(skipped))
     return list(files)
+
+
+_FORMATS = {"parquet": "Parquet", "jsonl": "JSON", "json": "JSON", "csv": "CSV", "tsv": "TSV"}
+"""The builder ``datasets`` reads a data file with, by extension (``datasets.packaged_modules``' table: ``.json`` and
+``.jsonl`` are one, ``.tsv`` is csv with another separator)."""
+
+
+def _one_format(folder: Path, split: str, files: list[Path]) -> None:
+    """Refuse a split whose files are of several formats (:data:`_FORMATS`), e.g. ``test.csv`` beside
+    ``test-1.jsonl``: ``datasets`` reads a data set's files with one builder and its settings, so it fails on such a
+    split (a README.md card's files) or reads only its most common format (a folder's layout; a ``.tsv`` beside as many
+    ``.csv`` files is read as CSV), where this module would read every file in its own format.
+
+    Raises:
+        ConfigError: one line naming the folder, the split, two of its formats and a file of each.
+    """
+    first: dict[str, Path] = {}
+    for f in files:
+        ext = re.search(rf"\.{_EXTENSIONS}$", f.name)
+        first.setdefault(_FORMATS[ext.group(1)] if ext else f.suffix, f)
+    if len(first) > 1:
+        (a, fa), (b, fb) = list(first.items())[:2]
+        raise ConfigError(f"{folder}: split {split!r} mixes {a} and {b} files ({os.path.relpath(fa, folder)}, "
+                          f"{os.path.relpath(fb, folder)}); datasets.load_dataset reads all of a data set's files as "
+                          "one format, so it fails on such a split or reads it otherwise (only its most common format, "
+                          "or a .tsv as a .csv): keep the split in one format")
 
 
 def _inside(path: str, folder: Path) -> bool:
@@ -305,17 +353,18 @@ SNAPSHOT_FIX = "download the split's files into a folder and give its path as hu
 (``offline_fix``), e.g. :mod:`tasks.byo`'s ``questions`` file."""
 
 
-def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool, data_folder: bool = False,
+def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool, data_folder: str = "",
                     offline_fix: str | None = None) -> str:
     """The one line refusing a ``configs:`` pattern of ``split`` that is a URL (:func:`_card_files`): the card, the
     pattern and what to do instead, for a hub cache snapshot (read offline only: run once online, or ``offline_fix``,
     default :data:`SNAPSHOT_FIX`) or a local copy (``local``: download the file into it, or read the hub instead: a
-    copy given as hub_id by giving the hub id, a copy found in the data folder (``data_folder``), which the hub id
-    finds again, by moving it out of the data folder)."""
+    copy given as hub_id by giving the hub id; the data folder's copy (``data_folder``: ``found`` there, or ``named``
+    by its path as hub_id), which the hub id finds again, by moving it out of the data folder)."""
     head = f"{folder / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, a remote file, "
     if local:
-        other = ("move the folder out of the data folder, or rename it, to read the hub (offline: its cache) instead"
-                 if data_folder else "give the data set's hub id as hub_id")
+        other = ("give the data set's hub id as hub_id" if not data_folder else
+                 "move the folder out of the data folder, or rename it, to read the hub (offline: its cache) instead"
+                 + (", with the data set's hub id as hub_id" if data_folder == "named" else ""))
         return (head + f"which a local copy is not read from; download it into {folder} and make the card's path "
                 f"relative to the folder, or {other}")
     return (head + f"which is not read offline (HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE')}); run once online "
@@ -389,18 +438,26 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
         patterns that match no file, :func:`_card_reason`; for a data set with several configs: none under
         ``<config>/``, the flat layout named when it is what the folder holds; for a config a README.md card does not
         declare, the configs it declares, :func:`card_configs`); the folder's README.md metadata cannot
-        be parsed or is malformed (:func:`_card_config`), or declares the split as a URL (:func:`_card_files`).
+        be parsed or is malformed (:func:`_card_config`), or declares the split as a URL or names a hidden file
+        (:func:`_card_files`); the split's files are of several formats (:func:`_one_format`).
     """
     from .data import resolve_data_dir
 
+    def own() -> Path | None:  # the data folder's copy
+        root = resolve_data_dir(data_dir)
+        return root / local_name if root is not None and local_name and (root / local_name).exists() else None
+
     c: Path | None = None
-    in_data = False  # found in the data folder, where the hub id finds it again
+    in_data = ""  # the data folder's copy (found there, or named by its path), which the hub id finds again
     if Path(str(hub_id)).expanduser().exists():
         c = Path(str(hub_id)).expanduser().resolve()
+        try:
+            in_data = "named" if (own() or Path()).resolve() == c else ""  # the hub id finds it too (advice)
+        except ConfigError:  # a data_dir that is no folder: not read for a copy named by its path
+            in_data = ""
     else:
-        root = resolve_data_dir(data_dir)
-        if root is not None and local_name and (root / local_name).exists():
-            c, in_data = root / local_name, True
+        c = own()
+        in_data = "found" if c is not None else ""
     if c is None:
         return None
     several = bool(config) and _several_configs(hub_id, local_name)
@@ -410,6 +467,7 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
         raise ConfigError(f"{c}: no files for split {split!r}{f' of config {config!r}' if config else ''} "
                           f"({_card_reason(c, config, split, local=True)}); add the split's files to the card's configs:")
     files = files or _local_files(c, config, split, config_folder=several)
+    _one_format(c, split, files)
     if not files:
         flat = several and bool(_local_files(c, None, split))
         old = config == "unfiltered.nocontext" and (c / "rc.nocontext").is_dir()  # a copy of triviaqa tasks < 4.0
@@ -487,7 +545,7 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *, local_nam
         ConfigError: the snapshot's README.md metadata cannot be parsed or is malformed (:func:`_card_config`),
         declares several configs, none the default, without a ``config`` (its line advises ``offline_fix``), or
         declares the split as a URL (:func:`_card_files`; ``offline_fix``: what its line advises besides running
-        online, default :data:`SNAPSHOT_FIX`).
+        online, default :data:`SNAPSHOT_FIX`); the split's files are of several formats (:func:`_one_format`).
     """
     snap = _hub_snapshot(hub_id)
     if snap is None:
@@ -495,15 +553,23 @@ def hub_snapshot_files(hub_id: str, config: str | None, split: str, *, local_nam
     files = _card_files(snap, config, split, offline_fix=offline_fix)
     if files is None:  # the card declares no files for the config: the layout of a local copy
         files = _local_files(snap, config, split, config_folder=bool(config) and _several_configs(hub_id, local_name))
+    _one_format(snap, split, files or [])
     return (snap, files) if files else None
 
 
 def _card_refusal(hub_id: str, config: str | None, split: str) -> str | None:
     """Why the hub cache snapshot's README.md gives no file of ``split`` (:func:`_card_files` is []), for the refusal's
-    line (:func:`_card_reason`). None when the card declares no files for the config (the snapshot is read in a local
-    copy's layout) or there is no snapshot."""
+    line: a ``config`` the card does not declare (nor the snapshot's layout holds), with the configs it declares, as
+    ``datasets`` refuses it ("BuilderConfig ... not found. Available: ..."), else :func:`_card_reason`. None when the
+    card declares no files for the config (the snapshot is read in a local copy's layout) or there is no snapshot."""
     snap = _hub_snapshot(hub_id)
-    return _card_reason(snap, config, split) if snap is not None else None
+    if snap is None:
+        return None
+    declared = card_configs(snap)
+    if config and declared and config not in declared:
+        return (f"the snapshot's README.md configs: metadata declares only the config{'s' * (len(declared) > 1)} "
+                f"{', '.join(map(repr, declared))}; datasets.load_dataset refuses config {config!r}")
+    return _card_reason(snap, config, split)
 
 
 def _card_reason(snap: Path, config: str | None, split: str, *, local: bool = False) -> str | None:
@@ -546,7 +612,7 @@ def check_hub_source(hub_id: str, config: str | None, split: str, *, data_dir: A
         (:func:`_card_files`). OfflineError: offline and
         neither a local copy nor a cached one of the config: :func:`offline_message`, as :func:`hub_rows` says it;
         where the snapshot's README.md declares the config but no file of the split, with the splits it declares
-        (or the split's patterns that match no file; :func:`_card_refusal`).
+        (or the split's patterns that match no file), or declares other configs only, with them (:func:`_card_refusal`).
     """
     from retrieval.paths import hub_offline
 
@@ -588,7 +654,8 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
         ``offline_fix`` (for a URL, running online too), default :data:`SNAPSHOT_FIX`: a caller that reads no folder
         as hub_id, e.g. :mod:`tasks.byo`, names its own way).
         DataError: a malformed local file.
-        OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder).
+        OfflineError: no local copy and the hub cannot be reached (the message says how to use a folder; offline,
+        why the hub cache snapshot's card gives no file, :func:`_card_refusal`).
     """
     local = local_copy(hub_id, config, split, data_dir=data_dir, local_name=local_name)
     if local is not None:
@@ -601,12 +668,14 @@ def hub_rows(hub_id: str, config: str | None, split: str, *, data_dir: Any = Non
     except Exception as exc:  # datasets raises many types offline (ConnectionError, FileNotFoundError, ...)
         from retrieval.paths import hub_offline
 
+        offline = hub_offline()
         snapshot = (hub_snapshot_files(hub_id, config, split, local_name=local_name, offline_fix=offline_fix)
-                    if hub_offline() else None)
+                    if offline else None)
         if snapshot is not None:  # offline, datasets reads only its own cache: the hub cache's files, read here
             return _read_local(snapshot[1]), str(snapshot[0])
-        raise OfflineError(offline_message(hub_id, config, split, f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
-                                           local_name)) from exc
+        card = _card_refusal(hub_id, config, split) if offline else None  # why the snapshot's card gives no file
+        reason = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}" + (f"; {card}" if card else "")
+        raise OfflineError(offline_message(hub_id, config, split, reason, local_name)) from exc
     return [dict(r) for r in ds], f"{hub_id}{f' ({config})' if config else ''} {split}"
 
 
