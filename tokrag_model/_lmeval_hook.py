@@ -589,6 +589,7 @@ def _interrupted_line(args):
 
 
 _CACHED_KINDS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
+_MISSING = object()
 
 
 def patch_caching_lm(module):
@@ -603,7 +604,9 @@ def patch_caching_lm(module):
     (a resumed run reads them), and adds the number of responses read from the cache to the model's
     ``cached_responses`` (recorded as ``tokrag_cached_responses`` in the results ``config``); other models keep
     lm-eval's lookup. The loop is lm-eval 0.4.13's
-    (``CachingLM.__getattr__``): sampled generations (``do_sample``) are never read from the cache. Idempotent."""
+    (``CachingLM.__getattr__``): sampled generations (``do_sample``) are never read from the cache. After the call a
+    response is stored only when the cache does not hold it already (the hook stored each as it finished: lm-eval's
+    loop wrote every response a second time, one more sqlite write and commit each). Idempotent."""
     cls = getattr(module, "CachingLM", None)
     if cls is None or getattr(cls.__getattr__, "_tokrag", False):
         return
@@ -634,7 +637,8 @@ def patch_caching_lm(module):
             out = getattr(self.lm, attr)([requests[i] for i in todo]) if todo else []
             for i, r in zip(todo, out, strict=True):
                 res[i] = r
-                db[keys[i]] = r
+                if db.get(keys[i], _MISSING) != r:  # the model's cache hook stored it already as it finished
+                    db[keys[i]] = r
             db.commit()
             return res
 
