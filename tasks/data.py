@@ -111,6 +111,22 @@ def _answers(value: Any, where: str) -> list[str]:
     return list(value)
 
 
+def _hub_fields(row: dict, keys: tuple[str, ...], where: str, local: str | None = None) -> None:
+    """Refuse a hub row (or a local copy's, given as ``hub_id``) without the hub's fields ``keys``; ``local``: the
+    data folder file that holds the data set's original format, named in the line.
+
+    Raises:
+        DataError: one line naming the row, the missing fields and the fields it has.
+    """
+    missing = [k for k in keys if k not in row]
+    if missing:
+        raise DataError(f"{where}: missing the hub's field{'s' * (len(missing) > 1)} {', '.join(map(repr, missing))} "
+                        f"(row has {sorted(row)}); a copy given as hub_id holds the hub's rows"
+                        + (f"; the data set's original files ({local}) are read from a data folder: set "
+                           f"TOKRAG_DATA_DIR (or --metadata data_dir) to the folder holding {local.split('/')[0]}/ "
+                           "instead" if local else ""))
+
+
 def _nq_open_path(root: Path) -> Path:
     """:data:`NQ_OPEN_FILE` of data folder ``root``, as :func:`load_nq_open` reads it.
 
@@ -175,6 +191,7 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
         return rows
     ds = _hub_split(hub_id, "validation", _nq_open_config(hub_id))
     for i, obj in enumerate(ds):
+        _hub_fields(obj, ("question", "answer"), f"{hub_id}[{i}]")
         rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                      "answers": _answers(obj["answer"], f"{hub_id}[{i}]")})
     return rows
@@ -308,6 +325,7 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     ds = _hub_split(hub_id, split)
     prefix = "wqs" if split == "test" else f"wq{split}"  # distinct ids for the train split (the dev pool)
     for i, obj in enumerate(ds):
+        _hub_fields(obj, ("question", "answers"), f"{hub_id}[{i}]", local=WEBQ_FILE.format(split=split))
         rows.append({"qid": f"{prefix}{i:06d}", "question": obj["question"],
                      "answers": _answers(obj["answers"], f"{hub_id}[{i}]")})
     return rows
