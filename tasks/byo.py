@@ -109,40 +109,35 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     return [(f"{spec}[{split}][{i}]", r) for i, r in enumerate(ds)]
 
 
-READABLE = (".parquet", ".jsonl", ".json", ".tsv", ".csv")
-"""The data files of a questions folder that are read (each also gzipped): :func:`tasks.sources.hub_rows`' formats."""
-_FORMATS = {".parquet": "Parquet", ".jsonl": "JSON", ".json": "JSON", ".tsv": "TSV", ".csv": "CSV"}
-"""A data file's format as ``datasets`` reads it (one builder and its settings per data set: ``.json`` and ``.jsonl``
-are one; a ``.tsv`` is csv with a tab separator, so not one format with ``.csv``)."""
-
-
 def _folder_files(folder: Path, split: str) -> list[Path]:
     """The files of ``split`` in a questions folder, as ``datasets.load_dataset(folder, split=split)`` finds them: where
     its README.md ``configs:`` card declares them, by :func:`tasks.sources.local_copy` (the card logic that reads a
     ``hf download --local-dir`` copy of a hub data set); without such a card, by ``datasets``' own inference of the
     splits from the file names (``get_data_patterns``: ``test.jsonl``, ``data/test-00000-of-00001.parquet``,
     ``test/``, ``nq-test.jsonl``; ``dev*`` and ``valid*`` are split ``validation``; no split name at all is ``train``),
-    hidden files skipped as ``datasets`` and a leaderboard's run key skip them.
+    hidden files skipped as ``datasets`` and a leaderboard's run key skip them. Its data files are those
+    :mod:`tasks.sources` reads in a local copy (``.parquet``, ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, gzipped too;
+    lower-case extensions, as ``datasets`` reads them), in one format (:func:`tasks.sources._one_format`).
 
     Raises:
         ConfigError: the card cannot be read, or declares no file of the split (:func:`tasks.sources.local_copy`'s
-        line, which names the splits it declares); a folder without data files; a split the file names do not give
-        (naming the splits they give); a split of several formats (:data:`_FORMATS`; ``datasets`` would read them all
-        as the most common one).
+        line, which names the splits it declares; a URL pattern, told to give the hub id as ``questions``); a folder
+        without data files; a split the file names do not give (naming the splits they give); a split of several
+        formats (:func:`tasks.sources._one_format`'s line: ``datasets`` would read them all as the most common one).
     """
     from datasets.data_files import DataFilesDict, EmptyDatasetError, get_data_patterns
 
-    from .sources import _card_config, local_copy
+    from .sources import _EXTENSIONS, _FORMATS, _card_config, _one_format, local_copy
 
     if _card_config(folder, None, local=True) is not None:  # the card declares the files (or refuses in one line)
-        return local_copy(str(folder), None, split)[1]
+        return local_copy(str(folder), None, split, hub_key="questions")[1]
     try:
         patterns = get_data_patterns(str(folder))
     except EmptyDatasetError:
         raise ConfigError(f"questions folder {folder}: no data file (give a folder with "
                           f"{split}.jsonl or data/{split}-00000-of-00001.parquet, as `hf download <repo> --repo-type "
                           "dataset --local-dir` leaves it, or a JSONL file)") from None
-    found = {s: [Path(f) for f in fs if _suffix(f) in READABLE]
+    found = {s: [Path(f) for f in fs if re.search(rf"\.{_EXTENSIONS}$", os.path.basename(f))]  # sources' files
              for s, fs in DataFilesDict.from_patterns(patterns, base_path=str(folder)).items()}
     if not found.get(split):
         have = {s: fs for s, fs in found.items() if fs}
@@ -152,24 +147,13 @@ def _folder_files(folder: Path, split: str) -> list[Path]:
         raise ConfigError(
             f"questions folder {folder}: no split {split!r}; "
             + (f"its file names give {'only the split' if len(have) == 1 else 'the splits'} ({splits})" if have else
-               f"it holds no {', '.join(READABLE)} file of a split")
+               f"it holds no {', '.join('.' + e for e in _FORMATS)} file of a split")
             + ", as datasets.load_dataset reads a folder without a README.md configs: card; "
             + (f"choose one with --metadata '{{\"hub_split\": \"{choose}\"}}' (in a leaderboard, the task YAML's "
                f"metadata: {{hub_split: {choose}}}), or " if choose else "")
             + f"name the question files {split}.jsonl or data/{split}-00000-of-00001.parquet")
-    files = found[split]
-    formats = sorted({_FORMATS[_suffix(f)] for f in files})
-    if len(formats) > 1:
-        raise ConfigError(f"questions folder {folder}: split {split!r} mixes {' and '.join(formats)} files "
-                          f"({', '.join(os.path.relpath(f, folder) for f in files[:4])}), which datasets.load_dataset "
-                          "reads as one format (the most common): keep the split in one format")
-    return files
-
-
-def _suffix(path: str | os.PathLike) -> str:
-    """A data file's format suffix (``.jsonl`` of ``test.jsonl.gz``), lower case."""
-    name = os.fspath(path).lower().removesuffix(".gz")
-    return os.path.splitext(name)[1]
+    _one_format(folder, split, found[split])
+    return found[split]
 
 
 def _folder_rows(folder: Path, split: str) -> list[tuple[str, dict]]:
@@ -180,7 +164,7 @@ def _folder_rows(folder: Path, split: str) -> list[tuple[str, dict]]:
 
     out: list[tuple[str, dict]] = []
     for f in _folder_files(folder, split):
-        if _suffix(f) == ".jsonl":
+        if f.name.removesuffix(".gz").endswith(".jsonl"):
             out.extend(_rows(str(f), split))
         else:
             out.extend((f"{f} row {i}", r) for i, r in enumerate(hub_rows(str(f), None, split)[0]))

@@ -242,7 +242,7 @@ def card_configs(folder: Path) -> list[str]:
 
 
 def _card_files(snap: Path, config: str | None, split: str, *, local: bool = False, data_folder: str = "",
-                offline_fix: str | None = None) -> list[Path] | None:
+                offline_fix: str | None = None, hub_key: str = "hub_id") -> list[Path] | None:
     """The split's files as the ``README.md`` of a hub cache snapshot (``local``: of a local copy, e.g. a folder of
     ``hf download <repo> --repo-type dataset --local-dir <folder>``; ``data_folder``: the data folder's copy, ``found``
     there or ``named`` by its path, :func:`_remote_pattern`) declares them in its YAML ``configs:`` metadata (e.g.
@@ -279,7 +279,7 @@ def _card_files(snap: Path, config: str | None, split: str, *, local: bool = Fal
     remote = next((p for p in patterns.get(split, []) if split_protocol(p)[0] not in (None, "file", "local")), None)
     if remote is not None:
         raise ConfigError(_remote_pattern(snap, name, split, remote, local=local, data_folder=data_folder,
-                                          offline_fix=offline_fix))
+                                          offline_fix=offline_fix, hub_key=hub_key))
     readable = re.compile(rf"\.{_EXTENSIONS}$")
 
     def hidden(f: str) -> bool:  # a hidden file, or one in a hidden folder (datasets' rule)
@@ -354,15 +354,16 @@ SNAPSHOT_FIX = "download the split's files into a folder and give its path as hu
 
 
 def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local: bool, data_folder: str = "",
-                    offline_fix: str | None = None) -> str:
+                    offline_fix: str | None = None, hub_key: str = "hub_id") -> str:
     """The one line refusing a ``configs:`` pattern of ``split`` that is a URL (:func:`_card_files`): the card, the
     pattern and what to do instead, for a hub cache snapshot (read offline only: run once online, or ``offline_fix``,
     default :data:`SNAPSHOT_FIX`) or a local copy (``local``: download the file into it, or read the hub instead: a
-    copy given as hub_id by giving the hub id; the data folder's copy (``data_folder``: ``found`` there, or ``named``
-    by its path as hub_id), which the hub id finds again, by moving it out of the data folder)."""
+    copy given as hub_id by giving the hub id (as ``hub_key``: ``questions`` for :mod:`tasks.byo`'s folder); the data
+    folder's copy (``data_folder``: ``found`` there, or ``named`` by its path as hub_id), which the hub id finds again,
+    by moving it out of the data folder)."""
     head = f"{folder / 'README.md'}: config {name!r} declares split {split!r} as {pattern}, a remote file, "
     if local:
-        other = ("give the data set's hub id as hub_id" if not data_folder else
+        other = (f"give the data set's hub id as {hub_key}" if not data_folder else
                  "move the folder out of the data folder, or rename it, to read the hub (offline: its cache) instead"
                  + (", with the data set's hub id as hub_id" if data_folder == "named" else ""))
         return (head + f"which a local copy is not read from; download it into {folder} and make the card's path "
@@ -425,13 +426,15 @@ def _several_configs(hub_id: str, local_name: str | None) -> bool:
 
 
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
-               local_name: str | None = None) -> tuple[Path, list[Path]] | None:
+               local_name: str | None = None, hub_key: str = "hub_id") -> tuple[Path, list[Path]] | None:
     """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
     path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub. A folder whose
     README.md's ``configs:`` metadata declares the config (a folder of ``hf download <repo> --repo-type dataset
     --local-dir <folder>``; without a config, the card's default one) is read where the card puts the split's files,
     as a hub cache snapshot is (:func:`_card_files`); any other folder in the hub's layout (:func:`_local_files`), a
     folder copy of a data set with several configs (:data:`SEVERAL_CONFIGS`) only from its ``<config>/`` folder.
+    ``hub_key``: the task argument its line tells to give the hub id as instead of the copy (a URL pattern,
+    :func:`_remote_pattern`; ``questions`` for :mod:`tasks.byo`'s folder).
 
     Raises:
         ConfigError: the copy has no files for the split (for a card's config: the splits it declares, or the split's
@@ -462,7 +465,7 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
         return None
     several = bool(config) and _several_configs(hub_id, local_name)
     files = (None if c.is_file() else  # a card's configs: as datasets reads it
-             _card_files(c, config, split, local=True, data_folder=in_data))
+             _card_files(c, config, split, local=True, data_folder=in_data, hub_key=hub_key))
     if files == []:  # the card declares the config, not the split's files
         raise ConfigError(f"{c}: no files for split {split!r}{f' of config {config!r}' if config else ''} "
                           f"({_card_reason(c, config, split, local=True)}); add the split's files to the card's configs:")

@@ -146,9 +146,10 @@ def test_a_split_of_several_formats_is_refused(tmp_path):
     (folder / "test-1.csv").write_text("question,answers\nb,y\n")
     with pytest.raises(ConfigError) as exc:
         load_questions(str(folder))
-    assert str(exc.value) == (f"questions folder {folder}: split 'test' mixes CSV and TSV files (test-1.csv, "
-                              "test.tsv), which datasets.load_dataset reads as one format (the most common): keep the "
-                              "split in one format")
+    assert str(exc.value) == (f"{folder}: split 'test' mixes CSV and TSV files (test-1.csv, test.tsv); "
+                              "datasets.load_dataset reads all of a data set's files as one format, so it fails on such "
+                              "a split or reads it otherwise (only its most common format, or a .tsv as a .csv): keep "
+                              "the split in one format")  # tasks.sources._one_format's line (s50 r1: one rule)
 
 
 def test_a_folders_rows_get_a_files_checks_naming_the_file(tmp_path):
