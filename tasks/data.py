@@ -139,24 +139,44 @@ def _nq_open_path(root: Path) -> Path:
     return path
 
 
+def _mirror_configs(hub_id: str) -> list[str]:
+    """The configs a mirror hub id's card declares, from where its rows are read: online (``HF_HUB_OFFLINE`` unset)
+    the hub's current card (``datasets.get_dataset_config_names``, as ``load_dataset`` reads the hub then), offline
+    the hub cache snapshot's card (:func:`tasks.sources.card_configs`), as also where the hub cannot be asked (its
+    rows then come from the cache); [] where neither answers (the read itself then says why). So the config does not depend on whether an
+    ``hf download`` left a snapshot in the cache: online, the hub decides, as it decides the rows."""
+    from retrieval.paths import hub_offline
+
+    from .sources import _hub_snapshot, card_configs
+
+    if not hub_offline():
+        import datasets
+
+        try:
+            return list(datasets.get_dataset_config_names(hub_id))
+        except Exception:  # noqa: BLE001 - the hub unreachable (then the rows come from the cache too), private, a typo
+            pass
+    snap = _hub_snapshot(hub_id)
+    return card_configs(snap) if snap is not None else []
+
+
 def _nq_open_config(hub_id: str) -> str | None:
     """The config :func:`load_nq_open` reads NQ-open's hub data set ``hub_id`` with: :data:`NQ_OPEN_HUB_CONFIG` for
     :data:`NQ_OPEN_HUB`, for a local copy without a README.md ``configs:`` card (its ``nq_open/`` folder, else its
     flat split files), for one whose card declares ``nq_open`` (NQ-open's own card; beside other configs too) and
     for one whose card declares no files for its default config (read in the layout, ``nq_open/`` first); for a mirror
-    (another hub id) whose hub cache snapshot's card declares ``nq_open`` (beside others, or another marked default:
-    the config a local copy of the same files is read with); None (the default config) for any other mirror and for a
+    (another hub id) whose card declares ``nq_open`` (beside others, or another marked default: the config a local copy
+    of the same files is read with; online the hub's card, offline the hub cache snapshot's: :func:`_mirror_configs`); None (the default config) for any other mirror and for a
     local copy whose card declares other configs, read as ``datasets.load_dataset(<folder>)`` reads it (the card's
     default config: a card declaring only ``default`` is read, where ``load_dataset(<folder>, "nq_open")`` would refuse;
     several, none the default, are refused naming them)."""
-    from .sources import _card_config, _hub_snapshot, card_configs
+    from .sources import _card_config, card_configs
 
     path = Path(str(hub_id)).expanduser()
     if hub_id == NQ_OPEN_HUB:
         return NQ_OPEN_HUB_CONFIG
     if not path.exists():  # a mirror: nq_open where its card declares it, else its default config
-        snap = _hub_snapshot(str(hub_id))
-        return NQ_OPEN_HUB_CONFIG if snap is not None and NQ_OPEN_HUB_CONFIG in card_configs(snap) else None
+        return NQ_OPEN_HUB_CONFIG if NQ_OPEN_HUB_CONFIG in _mirror_configs(str(hub_id)) else None
     configs = card_configs(path)
     if not configs or NQ_OPEN_HUB_CONFIG in configs:
         return NQ_OPEN_HUB_CONFIG
