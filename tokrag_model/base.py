@@ -971,21 +971,18 @@ class RAGMethodLM(LM):
             hook.add_partial(attr, self.response_cache_args(attr, req), response)
 
     # ------------------------------------------------------------------ prompts
-    def ctxs(self, doc: Any) -> list[dict]:
+    def ctxs(self, doc: Any, kind: str | None = None) -> list[dict]:
         """The doc's passages (:func:`tokrag_model.prompt.get_ctxs`, the top ``k``); a doc without any is refused with
-        an example task for the request type being served (:attr:`request_kind`)."""
+        an example task for the request type ``kind`` being served (``generate_until``, ``loglikelihood``,
+        ``loglikelihood_rolling``: :func:`tokrag_model.prompt.no_passages_message`; None outside a request, a
+        method called directly). Each request entry point passes its type down (:meth:`make_rule`,
+        :meth:`score_plan`), never through the model's state: a call inside another (lm-eval's ``--use_cache`` keying
+        a request before the model's call, :meth:`response_cache_args`) names its own."""
         k = self.resolved_config["k"]
         if k is not None and isinstance(doc, dict) and isinstance(doc.get("ctxs"), list) and len(doc["ctxs"]) > k:
             cuts = self._cuts
             cuts["attached"] = max(cuts["attached"], len(doc["ctxs"]))  # reported by _report_cuts
-        return get_ctxs(doc, self.METHOD, k, self.request_kind)
-
-    @property
-    def request_kind(self) -> str | None:
-        """The request type of the current (or last) ``generate_until`` / ``loglikelihood`` /
-        ``loglikelihood_rolling`` call (None before any): the refusal of a doc without passages names a retrieval
-        task of that type (:func:`tokrag_model.prompt.no_passages_message`)."""
-        return self.__dict__.get("_request_kind")
+        return get_ctxs(doc, self.METHOD, k, kind)
 
     @property
     def _cuts(self) -> Counter:
@@ -993,13 +990,15 @@ class RAGMethodLM(LM):
         and ``passages`` dropped for the budget, ``attached`` the most passages a doc had above ``k``."""
         return self.__dict__.setdefault("_cut_counts", Counter())
 
-    def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None) -> Encoded:
-        """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch) and the task
-        context, within ``budget`` tokens (:meth:`tokrag_model.prompt.PromptBuilder.rag`). Every method takes
+    def encode_rag(self, doc: Any, context: str, budget: int | None, ctxs: list[dict] | None = None,
+                   kind: str | None = None) -> Encoded:
+        """The RAG branch's prompt: the doc's passages (or ``ctxs``, e.g. one passage per branch; ``kind``: the
+        request type, for :meth:`ctxs`'s refusal) and the task context, within ``budget`` tokens
+        (:meth:`tokrag_model.prompt.PromptBuilder.rag`). Every method takes
         its prompts from here and :meth:`encode_pure`, never builds them itself: the passages then go where
         the prompt format puts them (in front of a plain context, inside the first user turn of a chat),
         and the retrieved token span is :attr:`Encoded.span` ``(start, end)``, not a prefix length."""
-        ctxs = self.ctxs(doc) if ctxs is None else ctxs
+        ctxs = self.ctxs(doc, kind) if ctxs is None else ctxs
         self._check_slot(context, doc)
         if isinstance(context, WindowContext):
             enc = self._window_rag(ctxs, context, budget)
@@ -1091,7 +1090,8 @@ class RAGMethodLM(LM):
             return Encoded(list(context.ids), (0, 0), text=str(context))
         return self.prompts.pure(context, budget, self.METHOD)
 
-    def encode_per_passage(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict], list[str]]:
+    def encode_per_passage(self, doc: Any, context: str, budget: int | None, kind: str | None = None
+                           ) -> tuple[list[Encoded], list[dict], list[str]]:
         """One RAG prompt per passage (passage + task context; REPLUG-style branches) over the passages every other
         method shows: the kept set is chosen once per request by :meth:`encode_rag`'s block rule (the whole
         passages block within ``budget`` tokens and ``max_passage_tokens``, lowest-ranked dropped first), so a
@@ -1102,7 +1102,7 @@ class RAGMethodLM(LM):
             empty when none fits: the caller then answers closed-book with :meth:`encode_pure`), and the docids
             dropped for the budget (the trace's ``dropped``, as :meth:`encode_rag`'s :attr:`Encoded.dropped`).
         """
-        kept, dropped = self.fitting_passages(doc, context, budget)
+        kept, dropped = self.fitting_passages(doc, context, budget, kind)
         encs, ctxs = self.encode_each(doc, context, budget, kept)
         return encs, ctxs, dropped
 
@@ -1114,7 +1114,8 @@ class RAGMethodLM(LM):
         keep = [i for i, e in enumerate(encs) if e.kept]  # one passage's prompt is never longer than the block's
         return [encs[i] for i in keep], [ctxs[i] for i in keep]
 
-    def per_passage_branches(self, doc: Any, context: str, budget: int | None) -> tuple[list[Encoded], list[dict], dict]:
+    def per_passage_branches(self, doc: Any, context: str, budget: int | None, kind: str | None = None
+                             ) -> tuple[list[Encoded], list[dict], dict]:
         """:meth:`encode_per_passage` with the closed-book fallback of the per-passage methods (REPLUG, the entropy
         ensemble): ``(prompts, passages, trace)``, trace ``{"passages": docids shown, "dropped": docids dropped for
         the budget}``; when no passage fits, the prompts are :meth:`encode_pure`'s alone, passages ``[]`` and the
@@ -1123,43 +1124,47 @@ class RAGMethodLM(LM):
         Raises:
             ConfigError: no passage fits and the context alone is longer than ``budget`` tokens (:meth:`encode_pure`).
         """
-        encs, ctxs, dropped = self.encode_per_passage(doc, context, budget)
+        encs, ctxs, dropped = self.encode_per_passage(doc, context, budget, kind)
         if not encs:
             return [self.encode_pure(context, budget)], [], {"passages": [], "dropped": dropped, "closed_book": True}
         return encs, ctxs, {"passages": [e.kept[0] for e in encs], "dropped": dropped}
 
-    def fitting_passages(self, doc: Any, context: str, budget: int | None) -> tuple[list[dict], list[str]]:
+    def fitting_passages(self, doc: Any, context: str, budget: int | None, kind: str | None = None
+                         ) -> tuple[list[dict], list[str]]:
         """``(passages, dropped docids)``: the doc's passages that ``rag-standard``'s prompt shows within ``budget``
         tokens (:meth:`encode_rag`'s block rule: the whole block within ``budget`` and ``max_passage_tokens``,
         lowest-ranked dropped first; best first, empty when none fits) and the docids it drops (the trace's
         ``dropped``). The pool of the methods that pick among passages (per-passage branches:
         :meth:`encode_per_passage`; the filter's critic), so none shows a passage another method dropped. A dropped
-        passage is counted once for the call's warning (:meth:`_report_cuts`)."""
-        ctxs = self.ctxs(doc)
+        passage is counted once for the call's warning (:meth:`_report_cuts`). ``kind``: the request type
+        (:meth:`ctxs`)."""
+        ctxs = self.ctxs(doc, kind)
         if not ctxs:
             return [], []
         whole = self.encode_rag(doc, context, budget, ctxs=ctxs)
         return ctxs[:len(whole.kept)], list(whole.dropped)  # the rule drops from the end only: a prefix is kept
 
     # ------------------------------------------------------------------ method hooks
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        """Return ``(rule, trace)`` for one generation request."""
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        """Return ``(rule, trace)`` for one generation request (``kind``, passed on to :meth:`ctxs`: always
+        ``generate_until``)."""
         raise NotImplementedError
 
     def finish_trace(self, rule: Any, trace: dict) -> dict:
         return trace
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
         """The :class:`ScorePlan` of continuation token ids ``cont`` after ``context`` (prompt budget ``budget``
-        tokens, continuation included; :func:`budget_check`)."""
+        tokens, continuation included; :func:`budget_check`) for a ``kind`` request (``loglikelihood`` or
+        ``loglikelihood_rolling``, passed on to :meth:`ctxs`; None: a method called directly)."""
         raise NotImplementedError
 
-    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None
-              ) -> tuple[float, bool, dict]:
+    def score(self, doc: Any, context: str, cont_text: str, budget: int, cont_override: list[int] | None = None,
+              kind: str | None = None) -> tuple[float, bool, dict]:
         """Teacher-forced ``(log-likelihood in nats, is_greedy, trace)`` of ``cont_text`` (or of the token ids
-        ``cont_override``) after ``context``: one request through :meth:`score_plan`."""
+        ``cont_override``) after ``context``: one request (of type ``kind``) through :meth:`score_plan`."""
         cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        plan = self.score_plan(doc, context, cont, budget)
+        plan = self.score_plan(doc, context, cont, budget, kind)
         return plan.finish(self.decoder.teacher_force(plan.forcings()))
 
     # ------------------------------------------------------------------ lm-eval API
@@ -1171,7 +1176,7 @@ class RAGMethodLM(LM):
         ``Collator``), ``batch_size`` requests decoded together; outputs in the original order.
         """
         def make(req: Instance, budget: int) -> tuple[list[Any], dict]:
-            rule, trace = self.make_rule(req.doc, req.args[0], budget)
+            rule, trace = self.make_rule(req.doc, req.args[0], budget)  # kind: make_rule's, generate_until
             return [rule], trace
 
         def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], texts: list[str]
@@ -1209,7 +1214,6 @@ class RAGMethodLM(LM):
         """
         if not requests:
             return []
-        self.__dict__["_request_kind"] = "generate_until"
         for req in requests:
             self._check_slot(req.args[0], req.doc)
         self.__dict__.pop("_cut_counts", None)  # counted per call (token_scores and failed calls never report)
@@ -1343,7 +1347,6 @@ class RAGMethodLM(LM):
             ConfigError: a request with an empty continuation (:meth:`request_cont_ids`), before any forward pass.
         """
         self.__dict__.pop("_cut_counts", None)  # counted per call
-        self.__dict__["_request_kind"] = "loglikelihood"
         items = [(req.doc, *self.request_cont_ids(req)) for req in requests]
         def done(i: int, result: tuple[float, bool, dict]) -> None:  # cached as it finishes (--use_cache resumes)
             self._to_cache("loglikelihood", requests[i], (LogLikelihood(result[0], len(items[i][2])), result[1]))
@@ -1383,7 +1386,6 @@ class RAGMethodLM(LM):
         from lm_eval import utils
 
         self.__dict__.pop("_cut_counts", None)  # counted per call
-        self.__dict__["_request_kind"] = "loglikelihood_rolling"
         items, owner = [], []
         prefix = self.rolling_prefix_token_id
         first = self.first_window_context()
@@ -1426,19 +1428,21 @@ class RAGMethodLM(LM):
         A method adds per-text fields the leaderboard reads at the trace's top level (:mod:`leaderboards.traces`)."""
         return {"windows": windows}
 
-    def score_many(self, items: list[tuple[Any, str, list[int]]], desc: str = "score", disable_tqdm: bool = False,
+    def score_many(self, items: list[tuple[Any, str, list[int]]], kind: str | None = None, disable_tqdm: bool = False,
                    on_done: Callable[[int, tuple[float, bool, dict]], None] | None = None) -> list[tuple[float, bool, dict]]:
-        """Score ``(doc, context, continuation token ids)`` items: one :meth:`score_plan` each, sorted by
+        """Score ``(doc, context, continuation token ids)`` items of ``kind`` requests (``loglikelihood`` or
+        ``loglikelihood_rolling``: named in the progress bar and passed to each :meth:`score_plan`; None: ``score``
+        in the bar): one :meth:`score_plan` each, sorted by
         the tokens they teacher-force (lm-eval's ``Collator``, longest first), at most ``batch_size`` plans
         per teacher-forced pass (fewer where :meth:`MultiContextDecoder.teacher_force` splits them);
         ``(log-likelihood in nats, is_greedy, trace)`` in the original order. ``on_done(index, result)`` is called
         for each item as soon as its pass is done (the callers give lm-eval's ``--use_cache`` each finished request
         then, so an interrupted run keeps them, as ``hf`` does)."""
-        plans = [self.score_plan(doc, context, cont, self.max_length)
+        plans = [self.score_plan(doc, context, cont, self.max_length, kind)
                  for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
         coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))
         out = []
-        pbar = tqdm(total=len(plans), disable=disable_tqdm, desc=f"{self.METHOD} {desc}")
+        pbar = tqdm(total=len(plans), disable=disable_tqdm, desc=f"{self.METHOD} {kind or 'score'}")
         for chunk in coll.get_batched(n=self.batch_size):
             forced = self.decoder.teacher_force([f for i in chunk for f in plans[i].forcings()])
             at = 0
@@ -1531,18 +1535,18 @@ def branch_logprobs(dec: MultiContextDecoder, prompt: list[int], cont: list[int]
 class SingleBranchLM(RAGMethodLM):
     """Shared code of ``rag-none`` and ``rag-standard``: one branch, plain greedy decoding / scoring."""
 
-    def branch(self, doc: Any, context: str, budget: int) -> Encoded:
+    def branch(self, doc: Any, context: str, budget: int, kind: str | None = None) -> Encoded:
         raise NotImplementedError
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        enc = self.branch(doc, context, budget)
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        enc = self.branch(doc, context, budget, kind)
         return SingleBranch(enc.ids), self._enc_trace(enc)
 
     def _enc_trace(self, enc: Encoded) -> dict:
         return {"passages": enc.kept, "dropped": enc.dropped} if self.USES_PASSAGES else {}
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
-        enc = self.branch(doc, context, budget_check(cont, budget, self.METHOD))
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
+        enc = self.branch(doc, context, budget_check(cont, budget, self.METHOD), kind)
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             ll, greedy = self._sum_ll(forced[0].logprobs, cont)

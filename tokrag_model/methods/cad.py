@@ -93,13 +93,13 @@ class CADLM(RAGMethodLM):
         """α for next-token log-probs (..., V) of both branches -> a float or a (...,) tensor (CAD: constant)."""
         return self.resolved_config["alpha"]
 
-    def _branches(self, doc: Any, context: str, budget: int) -> tuple[Encoded, Encoded, dict]:
-        rag = self.encode_rag(doc, context, budget)
+    def _branches(self, doc: Any, context: str, budget: int, kind: str | None = None) -> tuple[Encoded, Encoded, dict]:
+        rag = self.encode_rag(doc, context, budget, kind=kind)
         pure = self.encode_pure(context, budget)
         return rag, pure, {"passages": rag.kept, "dropped": rag.dropped}
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        rag, pure, trace = self._branches(doc, context, budget)
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        rag, pure, trace = self._branches(doc, context, budget, kind)
         return CADRule(rag.ids, pure.ids, self.alpha_at), trace
 
     def alpha_trace(self, alphas: list[float]) -> dict:
@@ -109,8 +109,8 @@ class CADLM(RAGMethodLM):
     def finish_trace(self, rule: CADRule, trace: dict) -> dict:
         return {**trace, **self.alpha_trace(rule.alphas)}
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
-        rag, pure, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
+        rag, pure, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD), kind)
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             lp_rag, lp_pure = forced[0].logprobs, forced[1].logprobs  # (C, V) each

@@ -155,19 +155,19 @@ class EntropyEnsembleLM(RAGMethodLM):
         "entropy_temperature": Arg(ENTROPY_TAU, number_at_least(0.0, strict=True), "τ in softmax(−H_j/τ), nats (larger: closer to uniform)"),
     }
 
-    def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], dict]:
-        encs, _, trace = self.per_passage_branches(doc, context, budget)
+    def _branches(self, doc: Any, context: str, budget: int, kind: str | None = None) -> tuple[list[Encoded], dict]:
+        encs, _, trace = self.per_passage_branches(doc, context, budget, kind)
         return encs, trace
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        encs, trace = self._branches(doc, context, budget)
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        encs, trace = self._branches(doc, context, budget, kind)
         return EntropyEnsembleRule([e.ids for e in encs], self.resolved_config["entropy_temperature"]), trace
 
     def finish_trace(self, rule: EntropyEnsembleRule, trace: dict) -> dict:
         return {**trace, **weights_trace([] if trace.get("closed_book") else rule.weights)}
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
-        encs, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
+        encs, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD), kind)
         tau = self.resolved_config["entropy_temperature"]
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:

@@ -18,5 +18,5 @@ class RagNoneLM(SingleBranchLM):
     METHOD = "rag-none"
     USES_PASSAGES = False
 
-    def branch(self, doc: Any, context: str, budget: int) -> Encoded:
+    def branch(self, doc: Any, context: str, budget: int, kind: str | None = None) -> Encoded:
         return self.encode_pure(context, budget)

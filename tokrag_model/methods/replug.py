@@ -323,15 +323,16 @@ class ReplugLM(RAGMethodLM):
         scoring requests), else None (:meth:`tokrag_model.base.RAGMethodLM.generation_only`)."""
         return "replug_mode=answer_vote" if cfg.get("replug_mode") == "answer_vote" else None
 
-    def _note_tau(self, doc: Any) -> None:
+    def _note_tau(self, doc: Any, kind: str | None) -> None:
         """Record (for :meth:`resolved_values`) the τ that weights ``doc``'s passages: :func:`doc_temperature` of the
-        doc and ``replug_temperature``, for a doc with passages under ``mixture`` / ``answer_vote``.
+        doc and ``replug_temperature``, for a doc with passages under ``mixture`` / ``answer_vote``; ``kind``: the
+        request type, whose example task a doc without passages is refused with.
 
         Raises:
             ConfigError, DataError: as :func:`doc_temperature` and :func:`tokrag_model.prompt.get_ctxs`.
         """
         c = self.resolved_config
-        if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"], self.request_kind):
+        if c["replug_mode"] != "uniform" and get_ctxs(doc, self.METHOD, c["k"], kind):
             self.__dict__.setdefault("_taus_used", set()).add(doc_temperature(doc, c["replug_temperature"]))
 
     def start_evaluation(self, apply_chat_template: Any = False, use_cache: bool = False) -> None:
@@ -344,13 +345,16 @@ class ReplugLM(RAGMethodLM):
     def response_cache_args(self, attr: str, req: Any) -> list:
         """:meth:`tokrag_model.base.RAGMethodLM.response_cache_args`, after recording ``req``'s τ
         (:meth:`_note_tau`): lm-eval's ``--use_cache`` keys every request it reads by it, also those it answers
-        from the cache, which never reach :meth:`_branches` (their τ was left out of the results)."""
-        self._note_tau(req.doc)
+        from the cache, which never reach :meth:`_branches` (their τ was left out of the results). ``attr`` is the
+        request type: lm-eval keys a request before it calls the model, so a doc without passages is refused here
+        first, with the example task of ``attr``."""
+        self._note_tau(req.doc, attr)
         return super().response_cache_args(attr, req)
 
-    def _branches(self, doc: Any, context: str, budget: int) -> tuple[list[Encoded], torch.Tensor, dict]:
-        self._note_tau(doc)  # also when no passage fits the budget: the rule of a request read from the cache
-        encs, ctxs, trace = self.per_passage_branches(doc, context, budget)
+    def _branches(self, doc: Any, context: str, budget: int, kind: str | None = None
+                  ) -> tuple[list[Encoded], torch.Tensor, dict]:
+        self._note_tau(doc, kind)  # also when no passage fits the budget: the rule of a request read from the cache
+        encs, ctxs, trace = self.per_passage_branches(doc, context, budget, kind)
         if not ctxs:
             # closed-book: no passage weighted, so no weights and no top1_weight / weight_entropy (null, as the
             # filter's kept_rate with no passage): the leaderboard's means leave the question out
@@ -379,7 +383,7 @@ class ReplugLM(RAGMethodLM):
         taus = sorted(self.__dict__.get("_taus_used", ()))
         return {"replug_temperature_resolved": None if not taus else taus[0] if len(taus) == 1 else taus}
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
         """The mixture's rule (``mixture``, ``uniform``).
 
         Raises:
@@ -389,10 +393,10 @@ class ReplugLM(RAGMethodLM):
         if self.resolved_config["replug_mode"] == "answer_vote":
             raise ConfigError(f"--model {self.METHOD}: replug_mode=answer_vote decodes one answer per passage in "
                               "generate_until, not one mixture rule; use replug_mode=mixture or uniform for a rule")
-        encs, w, trace = self._branches(doc, context, budget)
+        encs, w, trace = self._branches(doc, context, budget, kind)
         return ReplugRule([e.ids for e in encs], w), trace
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
         """The mixture's teacher-forced plan: per continuation token ``log Σ_i w_i p_i``, summed.
 
         Raises:
@@ -403,7 +407,7 @@ class ReplugLM(RAGMethodLM):
             f"--model {self.METHOD}: replug_mode=answer_vote only generates (one answer per passage, then a vote) and "
             "cannot score loglikelihood / loglikelihood_rolling requests (multiple-choice, perplexity tasks): use "
             "replug_mode=mixture or replug_mode=uniform for scoring tasks")
-        encs, w, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD))
+        encs, w, trace = self._branches(doc, context, budget_check(cont, budget, self.METHOD), kind)
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             lps = torch.stack([f.logprobs for f in forced])  # (k, C, V)
@@ -431,7 +435,7 @@ class ReplugLM(RAGMethodLM):
         refuse_long_form(self.METHOD, "replug_mode=answer_vote", requests)
 
         def make(req: Any, budget: int) -> tuple[list[ScoredBranch], tuple[list[Encoded], torch.Tensor, dict]]:
-            made = self._branches(req.doc, req.args[0], budget)
+            made = self._branches(req.doc, req.args[0], budget, "generate_until")
             # every branch an independent rule, its own candidate answer: generated_tokens counts the voted one (_vote)
             return [ScoredBranch(e.ids) for e in made[0]], made
 

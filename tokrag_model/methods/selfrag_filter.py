@@ -361,8 +361,10 @@ class SelfRAGFilterLM(RAGMethodLM):
         tells the tasks' contexts)."""
         return bool(self.resolved_config["critic_chat_template"] and getattr(self.tokenizer, "chat_template", None))
 
-    def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None) -> tuple[list[dict], list[float]]:
-        """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages), judged together.
+    def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None, kind: str | None = None
+                  ) -> tuple[list[dict], list[float]]:
+        """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages; ``kind``: the request
+        type, :meth:`~tokrag_model.base.RAGMethodLM.ctxs`), judged together.
 
         Cached per critic template (:meth:`critic_template`: a model object reused for an evaluation under another
         ``--apply_chat_template`` name judges again), question and whole passage list (title, text, docid of each, in
@@ -371,7 +373,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         prefix is cut where the passages judged together first differ, which moves a ratio in its last bits (about
         1e-6 on SmolLM2).
         """
-        ctxs = self.ctxs(doc) if ctxs is None else ctxs
+        ctxs = self.ctxs(doc, kind) if ctxs is None else ctxs
         question = self.question_of(doc, context)
         key = (self.critic_template(), question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
         if key not in self._critic_cache:
@@ -457,13 +459,15 @@ class SelfRAGFilterLM(RAGMethodLM):
             return top_m_by_relevance(ratios, c["top_m"])
         return filter_by_relevance(ratios, c["relevance_threshold"])
 
-    def _judge(self, doc: Any, context: str, budget: int) -> tuple[list[dict], list[float], list[int], list[str], dict]:
+    def _judge(self, doc: Any, context: str, budget: int, kind: str | None
+               ) -> tuple[list[dict], list[float], list[int], list[str], dict]:
         """``(passages judged, their ratios r, indices kept, docids dropped for the budget, trace)``: the budget first
         (:meth:`~tokrag_model.base.RAGMethodLM.fitting_passages`: the passages ``rag-standard``'s prompt shows within
         ``budget`` tokens), then the relevance critic on those and :meth:`select`: the filter never shows a passage
         another method dropped for length (it judged every passage and applied the budget to the kept ones, so it
-        could show one ``rag-standard`` dropped)."""
-        pool, dropped = self.fitting_passages(doc, context, budget)
+        could show one ``rag-standard`` dropped). ``kind``: the request type (a doc without passages is refused with
+        its example task: :meth:`~tokrag_model.base.RAGMethodLM.ctxs`)."""
+        pool, dropped = self.fitting_passages(doc, context, budget, kind)
         ctxs, ratios = self.relevance(doc, context, pool)
         idx = self.select(ratios)
         gold = doc.get("gold_docids") if isinstance(doc, dict) else None
@@ -474,8 +478,8 @@ class SelfRAGFilterLM(RAGMethodLM):
                  "critic_auc": None if auc is None else round(auc, 4)}
         return ctxs, ratios, idx, dropped, trace
 
-    def _encode(self, doc: Any, context: str, budget: int) -> tuple[Encoded, dict]:
-        ctxs, _, idx, dropped, trace = self._judge(doc, context, budget)
+    def _encode(self, doc: Any, context: str, budget: int, kind: str | None) -> tuple[Encoded, dict]:
+        ctxs, _, idx, dropped, trace = self._judge(doc, context, budget, kind)
         kept = [ctxs[i] for i in idx]
         if kept:
             enc = self.encode_rag(doc, context, budget, ctxs=kept)  # a subset of a block that fits: fits
@@ -484,8 +488,8 @@ class SelfRAGFilterLM(RAGMethodLM):
         trace.update({"passages": enc.kept, "dropped": dropped, "closed_book": not enc.kept})
         return enc, trace
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        enc, trace = self._encode(doc, context, budget)
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        enc, trace = self._encode(doc, context, budget, kind)
         return SingleBranch(enc.ids), trace
 
     def rolling_trace(self, windows: list[dict]) -> dict:
@@ -499,9 +503,9 @@ class SelfRAGFilterLM(RAGMethodLM):
             out[key] = round(sum(vals) / len(vals), 4) if vals else None
         return out
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
         self._refuse_rank_scoring("loglikelihood")  # also where a tool calls score() directly
-        enc, trace = self._encode(doc, context, budget_check(cont, budget, self.METHOD))
+        enc, trace = self._encode(doc, context, budget_check(cont, budget, self.METHOD), kind)
 
         def finish(forced: list[Forced]) -> tuple[float, bool, dict]:
             ll, greedy = self._sum_ll(forced[0].logprobs, cont)
@@ -536,7 +540,7 @@ class SelfRAGFilterLM(RAGMethodLM):
         or the closed-book prompt alone when none is kept; the passages judged are those the budget keeps
         (:meth:`_judge`), whose docids dropped are the trace's ``dropped``. Returns ``(prompts, their passages
         (empty closed-book), their ratios r, trace)``."""
-        ctxs, ratios, idx, dropped, trace = self._judge(doc, context, budget)
+        ctxs, ratios, idx, dropped, trace = self._judge(doc, context, budget, "generate_until")
         encs, passages = self.encode_each(doc, context, budget, [ctxs[i] for i in idx])  # judged passages fit: all kept
         rel = [ratios[i] for i in idx]
         if not encs:

@@ -17,5 +17,5 @@ class RagStandardLM(SingleBranchLM):
 
     METHOD = "rag-standard"
 
-    def branch(self, doc: Any, context: str, budget: int) -> Encoded:
-        return self.encode_rag(doc, context, budget)
+    def branch(self, doc: Any, context: str, budget: int, kind: str | None = None) -> Encoded:
+        return self.encode_rag(doc, context, budget, kind=kind)

@@ -1275,8 +1275,8 @@ class TokRAGLM(RAGMethodLM):
     def _trace_tokens(self, decisions: Sequence[TokenDecision]) -> list[list]:
         return [d.compact(self.token_text(d.token)[0]) for d in decisions]
 
-    def make_rule(self, doc: Any, context: str, budget: int) -> tuple[Any, dict]:
-        rag = self.encode_rag(doc, context, budget)
+    def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
+        rag = self.encode_rag(doc, context, budget, kind=kind)
         pure = self.encode_pure(context, budget)
         return TokRAGRule(self.scorer, rag.ids, rag.span, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
 
@@ -1296,9 +1296,9 @@ class TokRAGLM(RAGMethodLM):
         pure = self.encode_pure(context, b)
         return tokrag_token_scores(self.decoder, self.scorer, rag.ids, rag.span, pure.ids, cont, score_all=True)
 
-    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int) -> ScorePlan:
+    def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
         b = budget_check(cont, budget, self.METHOD)
-        rag = self.encode_rag(doc, context, b)
+        rag = self.encode_rag(doc, context, b, kind=kind)
         pure = self.encode_pure(context, b)
         dyn = self.scorer.fixed_layer is None
 
