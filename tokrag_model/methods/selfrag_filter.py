@@ -26,13 +26,15 @@ On language-modelling tasks there is no question: the critic's ``question`` is t
 (``question``), which these tasks set to their retrieval query: on ``wiki_lm_bm25`` (``loglikelihood`` of a
 paragraph's continuation) the paragraph's first 32 words, the prefix the continuation is scored after, so the
 critic judges each passage against the text just before the scored words; on ``wikitext103_bm25_wiki`` the last
-32 words of the context before the scored chunk. A language-modelling doc without that field (a
+32 words of the context before the scored chunk. A language-modelling doc with passages but without that field (a
 ``loglikelihood_rolling`` task of one's own, or a ``loglikelihood`` request with an empty context) is refused
 (:class:`~retrieval.errors.ConfigError` naming ``query_field`` and the task, before any forward pass): the context
 there is no question (a rolling window's is lm-eval's prefix token, e.g. ``<|im_start|>``, or the token(s) before the
 window), a question cut from the text would be the scored words themselves on the first window (the bias
 ``wiki_lm_bm25`` 3.0 removed) and on later windows a query the doc's passages were not retrieved with, and
 baselines.md takes the query from ``doc[query_field]``, never from the prompt (:meth:`SelfRAGFilterLM.question_of`).
+A doc whose passage list is empty (``ctxs: []``) has nothing to judge: the critic is not asked, no question is needed,
+and it is scored closed book, as ``rag-standard`` and every other method score it.
 baselines.md prescribes no other critic prompt for such tasks;
 with this one the default threshold can keep few or no passages (the row is then closed book on those texts: 0 of
 60 passages on the first 20 paragraphs of ``wiki_lm_bm25`` 2.0, whose critic question was the same 32 words, with
@@ -190,15 +192,16 @@ def no_question_message(method: str, field: str, doc: Any, context: str, task: A
 
 def first_doc_without_query(docs: Iterable[Any], field: str, method: str) -> tuple[int, Any] | None:
     """``(doc_id, doc)`` of the first of a ``loglikelihood_rolling`` task's ``docs`` (in lm-eval's order) that
-    :meth:`SelfRAGFilterLM.loglikelihood_rolling` refuses for want of a question (:func:`doc_query` of ``field``
-    None); None when there is none, or when a doc without passages comes first (the method refuses that one for its
-    passages: :func:`~tokrag_model.prompt.get_ctxs`)."""
+    :meth:`SelfRAGFilterLM.loglikelihood_rolling` refuses for want of a question: one with passages and
+    :func:`doc_query` of ``field`` None (a doc with an empty passage list needs none: it is scored closed book); None
+    when there is none, or when a doc without passages comes first (the method refuses that one for its passages:
+    :func:`~tokrag_model.prompt.get_ctxs`)."""
     for i, doc in enumerate(docs):
         try:
-            get_ctxs(doc, method, None)
+            ctxs = get_ctxs(doc, method, None)
         except DataError:
             return None
-        if doc_query(doc, field) is None:
+        if ctxs and doc_query(doc, field) is None:
             return i, doc
     return None
 
@@ -229,8 +232,9 @@ class SelfRAGFilterLM(RAGMethodLM):
     The critic's question is ``doc[query_field]``, else the task context (:meth:`question_of`). On a
     language-modelling task that field is the retrieval query, not a question: on ``wiki_lm_bm25`` the paragraph's
     first 32 words, the prefix before the scored continuation, so the critic judges each passage against the text just
-    before the scored words (module docstring); a language-modelling doc without it (``loglikelihood_rolling``, or an
-    empty ``loglikelihood`` context) is refused, naming ``query_field`` and the task.
+    before the scored words (module docstring); a language-modelling doc with passages without it
+    (``loglikelihood_rolling``, or an empty ``loglikelihood`` context) is refused, naming ``query_field`` and the task
+    (one with an empty passage list, ``ctxs: []``, is scored closed book, as ``rag-standard`` scores it).
 
     ``selection=rank`` (generation only; :meth:`generate_until`): one greedy answer per passage with
     ``r ≥ relevance_threshold`` (each prompt that passage alone, :meth:`~tokrag_model.base.RAGMethodLM.encode_rag`),
@@ -364,7 +368,8 @@ class SelfRAGFilterLM(RAGMethodLM):
     def relevance(self, doc: Any, context: str, ctxs: list[dict] | None = None, kind: str | None = None
                   ) -> tuple[list[dict], list[float]]:
         """Critic ratios ``r_i`` (unitless, in [0, 1]) for ``ctxs`` (default: the doc's passages; ``kind``: the request
-        type, :meth:`~tokrag_model.base.RAGMethodLM.ctxs`), judged together.
+        type, :meth:`~tokrag_model.base.RAGMethodLM.ctxs`), judged together; ``([], [])`` for no passage, without asking
+        for a question (:meth:`question_of`): the critic judges nothing.
 
         Cached per critic template (:meth:`critic_template`: a model object reused for an evaluation under another
         ``--apply_chat_template`` name judges again), question and whole passage list (title, text, docid of each, in
@@ -374,13 +379,12 @@ class SelfRAGFilterLM(RAGMethodLM):
         1e-6 on SmolLM2).
         """
         ctxs = self.ctxs(doc, kind) if ctxs is None else ctxs
+        if not ctxs:
+            return [], []
         question = self.question_of(doc, context)
         key = (self.critic_template(), question, tuple((c.get("docid"), c.get("title") or "", c["text"]) for c in ctxs))
         if key not in self._critic_cache:
-            ratios: list[float] = []
-            if ctxs:
-                ratios = self._yes_no_ratios(*self.critic_prompts(ctxs, question))
-            self._critic_cache[key] = ratios
+            self._critic_cache[key] = self._yes_no_ratios(*self.critic_prompts(ctxs, question))
         return ctxs, list(self._critic_cache[key])
 
     def _yes_no_ratios(self, prefix: list[int], suffixes: list[list[int]]) -> list[float]:
@@ -401,7 +405,8 @@ class SelfRAGFilterLM(RAGMethodLM):
         the text's own tokens before the window (:class:`~tokrag_model.base.WindowContext`: one token in a full window)
         or, on the first window, lm-eval's prefix token (:meth:`~tokrag_model.base.RAGMethodLM.first_window_context`,
         ``<|im_start|>`` on SmolLM2), as is an empty ``loglikelihood`` context. Such a doc without ``query_field`` is
-        refused rather than judged against its context (the critic judged passages against ``<|im_start|>`` or ``.``),
+        refused rather than judged against its context (the critic judged passages against ``<|im_start|>`` or ``.``;
+        the question is asked only for a doc with passages: :meth:`relevance`, :meth:`_check_questions`),
         and no question is cut from the text: on the first window nothing precedes the scored words, so it could only
         be those words (the passages picked knowing what is scored: the bias ``wiki_lm_bm25`` 3.0 removed), and on
         a later one it would judge the doc's passages, attached once per doc, against a query they were not retrieved
@@ -430,10 +435,13 @@ class SelfRAGFilterLM(RAGMethodLM):
         """:meth:`question_of` for each request before any forward pass (a rolling text: its first window stands for
         every window, all refused alike without ``query_field``), so a task without the field is refused naming it
         and the task. A doc without passages (lm-eval's ``wikitext``: no ``ctxs``) is refused for those first
-        (:func:`~tokrag_model.prompt.get_ctxs`'s DataError, as every request's scoring would), not told to record a
-        query its passages were retrieved with."""
+        (:func:`~tokrag_model.prompt.get_ctxs`'s DataError, with the example task of ``kind``, as every request's
+        scoring would), not told to record a query its passages were retrieved with; a doc with an empty passage list
+        (``ctxs: []``) needs no question (the critic judges nothing: :meth:`relevance`) and is scored closed book, as
+        ``rag-standard`` scores it."""
         for req in requests:
-            get_ctxs(req.doc, self.METHOD, None, kind)
+            if not get_ctxs(req.doc, self.METHOD, None, kind):
+                continue
             if kind == "loglikelihood_rolling":
                 ctx = self.first_window_context()
             else:
