@@ -406,7 +406,8 @@ class LeaderboardSpec:
 
     def cells(self) -> list[Cell]:
         """All cells, ordered model-major then method-major (one model load serves all of a method's cells). A task
-        whose YAML declares it plain text (:func:`task_plain_text`: ``wiki_lm_bm25``) gets ``apply_chat_template``
+        whose YAML declares it plain text (:func:`task_plain_text`: ``wiki_lm_bm25``) or a ``loglikelihood_rolling``
+        task (:func:`task_unchatted`: lm-eval drops the chat of a rolling request) gets ``apply_chat_template``
         False whatever the contract says, no ``system_instruction`` (lm-eval would prepend it to the text) and the
         default ``fewshot_as_multiturn`` (no effect without a chat template): the keys of plain-prompt cells."""
         out = []
@@ -419,7 +420,7 @@ class LeaderboardSpec:
                     gk = {**sh.get("gen_kwargs", {}), **stop, **m.gen_kwargs, **m.specific_gen_kwargs}
                     hits = task_hits(t.task, self.include_path, margs.get("k"))
                     draws = task_draws(t.task, self.include_path)
-                    plain = task_plain_text(t.task, self.include_path)  # never chat-framed, whatever the contract
+                    plain = task_unchatted(t.task, self.include_path) is not None  # never chat-framed, whatever the contract
                     for s in self.seeds:
                         out.append(
                             Cell(
@@ -476,13 +477,14 @@ class LeaderboardSpec:
         for t in tasks:
             if t.limit is not None:
                 lines.append(f"limit.{t.task}: {t.limit}")
-        for t in tasks:  # a plain-text task runs without the contract's chat template and system instruction (cells)
-            if (sh.get("apply_chat_template") or sh.get("system_instruction") is not None) and \
-                    task_plain_text(t.task, self.include_path):
+        for t in tasks:  # a plain-text or rolling task runs without the contract's chat template and system instruction (cells)
+            why = task_unchatted(t.task, self.include_path) \
+                if sh.get("apply_chat_template") or sh.get("system_instruction") is not None else None
+            if why is not None:
                 if sh.get("apply_chat_template"):
-                    lines.append(f"apply_chat_template.{t.task}: false (plain-text language-modelling task)")
+                    lines.append(f"apply_chat_template.{t.task}: false ({why})")
                 if sh.get("system_instruction") is not None:
-                    lines.append(f"system_instruction.{t.task}: null (plain-text language-modelling task)")
+                    lines.append(f"system_instruction.{t.task}: null ({why})")
         for t in tasks:  # a task told to retrieve the contract's k passages instead of its own number (task_hits)
             hits = task_hits(t.task, self.include_path, sh.get("model_args", {}).get("k"))
             if hits is not None:
@@ -532,6 +534,21 @@ def task_plain_text(task: str, include_path: list[Path]) -> bool:
     (:data:`tasks.precheck.PLAIN_TEXT` ``plain_text: true``: ``wiki_lm_bm25``), so that its cells run without the
     contract's chat template (:meth:`LeaderboardSpec.cells`). False when no YAML of it is found."""
     return plain_text(task_yaml_metadata(task, include_path))
+
+
+def task_unchatted(task: str, include_path: list[Path]) -> str | None:
+    """Why ``task``'s cells run without the contract's chat template, system instruction and ``fewshot_as_multiturn``
+    (:meth:`LeaderboardSpec.cells`, :meth:`LeaderboardSpec.contract_lines`), or None when they keep them:
+    ``"plain-text language-modelling task"`` (:func:`task_plain_text`); ``"loglikelihood_rolling: lm-eval scores the
+    text alone"`` (:func:`task_output_type`): a rolling request is ``(doc_to_target(doc),)`` (lm-eval 0.4.13
+    ``ConfigurableTask.construct_requests``), the chat lm-eval renders for it is dropped, so the flags change no number
+    (every tokrag method, ``rag-selfrag-filter``'s critic included: it renders the tokenizer's default template
+    with or without them) and only split the cell's key from the same run's without them."""
+    if task_plain_text(task, include_path):
+        return "plain-text language-modelling task"
+    if task_output_type(task, include_path) == "loglikelihood_rolling":
+        return "loglikelihood_rolling: lm-eval scores the text alone"
+    return None
 
 
 def task_yaml_chain(task: str, include_path: list[Path]) -> list[tuple[Path, dict[str, Any]]]:

@@ -64,13 +64,14 @@ def _loaded(spec, skip=()):
 def test_the_contract_says_which_tasks_a_setting_reached(tmp_path):
     spec = _spec(tmp_path)
     cells = {c.cell_id: c for c in spec.cells()}
-    assert cells["chat/standard/toy_lm/seed1"].apply_chat_template is True  # not a plain-text task: set, yet dropped
+    # loglikelihood_rolling: run without it (s50 f4: lm-eval drops a rolling request's chat; it only split the key)
+    assert cells["chat/standard/toy_lm/seed1"].apply_chat_template is False
     assert cells["chat/standard/wiki_lm_bm25/seed1"].apply_chat_template is False  # plain text: run without it
     data = compute(spec, _loaded(spec), timings=False)
     chat, plain = (m["contract"] for m in data["models"])
-    where = f"(as run, from the results: on toy_qa; {ROLLING_NOTE})"  # wiki_lm_bm25: its own line says so
-    assert f"apply_chat_template: True {where}" in chat and "apply_chat_template: True" not in chat
-    assert f"system_instruction: Be brief. {where}" in chat
+    assert "apply_chat_template: True" in chat and "system_instruction: Be brief." in chat  # as the contract says
+    assert "apply_chat_template.toy_lm: false (loglikelihood_rolling: lm-eval scores the text alone)" in chat
+    assert "system_instruction.toy_lm: null (loglikelihood_rolling: lm-eval scores the text alone)" in chat
     assert "apply_chat_template.wiki_lm_bm25: false (plain-text language-modelling task)" in chat
     assert "system_instruction.wiki_lm_bm25: null (plain-text language-modelling task)" in chat
     assert chat[:2] == ["model_args.k: 5", "model_args.pretrained: " + spec.shared["model_args"]["pretrained"]]
@@ -82,14 +83,25 @@ def test_the_contract_says_which_tasks_a_setting_reached(tmp_path):
     assert not [x for x in plain if x.startswith(("apply_chat_template", "system_instruction", "passages"))]
     assert data["contract"] == chat[:len(data["contract"])]  # the JSON's first contract, said as run too
     md = render_markdown(data)
-    assert f"- apply_chat_template: True {where}\n" in md and "- subset, as run (from the results): the first 4 of 12" in md
+    assert "- apply_chat_template: True\n" in md and "- subset, as run (from the results): the first 4 of 12" in md
+    # a rolling task's cells that ran with them (a folder of a runner before s50 f4) are said as run
+    loaded = _loaded(spec)
+    for cell, _, cell_data in loaded.values():
+        if cell.task.task == "toy_lm":
+            cell_data["results"]["config"]["tokrag_prompt"].update(apply_chat_template=True, system_instruction="Be brief.")
+    data = compute(spec, loaded, timings=False)
+    chat = data["models"][0]["contract"]
+    where = f"(as run, from the results: on toy_qa; {ROLLING_NOTE})"  # wiki_lm_bm25: its own line says so
+    assert f"apply_chat_template: True {where}" in chat and "apply_chat_template: True" not in chat
+    assert f"system_instruction: Be brief. {where}" in chat
+    assert f"- apply_chat_template: True {where}\n" in render_markdown(data)
 
 
 def test_a_task_without_results_is_named_and_a_setting_that_reached_every_task_is_left_as_it_was(tmp_path):
     spec = _spec(tmp_path)
     wiki = {f"chat/{m}/wiki_lm_bm25/seed1" for m in ("standard", "none")}
     chat = compute(spec, _loaded(spec, skip=wiki), timings=False)["models"][0]["contract"]
-    assert f"apply_chat_template: True (as run, from the results: on toy_qa; {ROLLING_NOTE}; no results yet on wiki_lm_bm25)" in chat
+    assert "apply_chat_template: True" in chat  # toy_qa with it, toy_lm without it as its own line says (s50 f4)
     assert chat[2] == "passages per question as attached (from the samples), fewer than k 5: 3 on toy_lm"
     lm = {f"chat/{m}/toy_lm/seed1" for m in ("standard", "none")}  # toy_qa applied, wiki_lm_bm25 as its line says
     chat = compute(spec, _loaded(spec, skip=lm), timings=False)["models"][0]["contract"]
