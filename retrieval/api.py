@@ -136,7 +136,9 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     default is a bool: ``l2_norm``, ``normalization``, ``weight_on_dense``) that :func:`read_bool` does not read, and
     the ranges of :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are
     returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool; so is
-    the runtime option ``progress``."""
+    the runtime option ``progress``. ``k1``, ``b`` and ``alpha`` are returned as floats (``k1: 1`` as ``1.0``, the
+    value the searchers compute with), so the run's key, recorded ``params`` and the docs' ``run_fingerprint`` are
+    those of the float."""
     params = {k: _plain_number(v) for k, v in (params or {}).items()}
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -172,6 +174,9 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     if "progress" in runtime:  # a runtime option, read with bool() by the searchers: "false" showed the bar
         runtime["progress"] = read_bool(runtime["progress"], "retriever_params progress")
     check_numbers({**params, **runtime})
+    for name in ("k1", "b", "alpha"):  # k1: 1 and k1: 1.0 are one setting, one run key (the searchers use float(k1))
+        if params.get(name) is not None:
+            params[name] = float(params[name])
     if retriever == "hybrid" and not prebuilt and params.get("fusion") == "weighted" and "alpha" not in params:
         raise ConfigError(
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "

@@ -146,7 +146,8 @@ def test_numpy_numbers_are_taken_as_the_python_numbers_they_are():
     plain, _ = _resolve_params("hybrid", {"rrf_k": 60, "depth": 200, "fusion": "weighted", "alpha": 0.5, "k1": 1})
     got, _ = _resolve_params("hybrid", {"rrf_k": np.int64(60), "depth": np.int64(200), "fusion": "weighted",
                                         "alpha": np.float32(0.5), "k1": np.int64(1)})
-    assert got == plain and [type(got[k]) for k in ("rrf_k", "depth", "alpha", "k1")] == [int, int, float, int]
+    # k1 1 is the float setting 1.0 (s50 f4: one run key for 1 and 1.0)
+    assert got == plain and [type(got[k]) for k in ("rrf_k", "depth", "alpha", "k1")] == [int, int, float, float]
     for bad, message in (({"rrf_k": True}, r"^rrf_k=True: must be a whole number >= 1"),
                          ({"depth": np.int64(0)}, r"^depth=0: must be a whole number >= 1"),
                          ({"rrf_k": 60.0}, r"^rrf_k=60.0: must be a whole number >= 1"),
