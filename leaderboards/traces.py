@@ -43,16 +43,19 @@ TRACE_COLUMNS = {
 
 
 def request_arguments(sample: dict) -> list[list[Any]]:
-    """The positional arguments of each request of a logged sample, in order, from either layout lm-eval logs
-    (``[[arg_0, arg_1, ...], ...]`` or ``{"gen_args_0": {"arg_0": ..., "arg_1": ...}, ...}``); [] when absent."""
+    """The positional arguments of each request of a logged sample, in order, from any layout lm-eval gives
+    (``[[arg_0, arg_1, ...], ...]`` in a samples file, ``[(arg_0, arg_1, ...), ...]`` in the samples of
+    ``simple_evaluate(..., log_samples=True)`` in memory, or ``{"gen_args_0": {"arg_0": ..., "arg_1": ...}, ...}``);
+    [] when absent."""
     args = sample.get("arguments")
     if isinstance(args, dict):
         groups = [args[k] for k in sorted(args)]
-    elif isinstance(args, list):
+    elif isinstance(args, (list, tuple)):
         groups = args
     else:
         return []
-    return [[g[k] for k in sorted(g)] if isinstance(g, dict) else (g if isinstance(g, list) else []) for g in groups]
+    return [[g[k] for k in sorted(g)] if isinstance(g, dict) else (list(g) if isinstance(g, (list, tuple)) else [])
+            for g in groups]
 
 
 def sample_trace(sample: dict) -> dict[str, Any] | None:
