@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import functools
+import inspect
 import json
 import logging
 import os
@@ -1164,8 +1165,17 @@ class RAGMethodLM(LM):
         """Teacher-forced ``(log-likelihood in nats, is_greedy, trace)`` of ``cont_text`` (or of the token ids
         ``cont_override``) after ``context``: one request (of type ``kind``) through :meth:`score_plan`."""
         cont = cont_override if cont_override is not None else self.cont_ids(context, cont_text)
-        plan = self.score_plan(doc, context, cont, budget, kind)
+        plan = self.score_plan(doc, context, cont, budget, **self._plan_kind(kind))
         return plan.finish(self.decoder.teacher_force(plan.forcings()))
+
+    def _plan_kind(self, kind: str | None) -> dict[str, str | None]:
+        """``{"kind": kind}`` for :meth:`score_plan`, or ``{}`` for a method's ``score_plan(doc, context, cont, budget)``
+        written to the contract before it took the request type (as :meth:`make_rule` keeps its three-argument form):
+        that method still scores, and a doc without passages it gives :meth:`encode_rag` is refused with the generation
+        example, as in a direct call."""
+        params = inspect.signature(self.score_plan).parameters
+        takes = "kind" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        return {"kind": kind} if takes else {}
 
     # ------------------------------------------------------------------ lm-eval API
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
@@ -1438,7 +1448,8 @@ class RAGMethodLM(LM):
         ``(log-likelihood in nats, is_greedy, trace)`` in the original order. ``on_done(index, result)`` is called
         for each item as soon as its pass is done (the callers give lm-eval's ``--use_cache`` each finished request
         then, so an interrupted run keeps them, as ``hf`` does)."""
-        plans = [self.score_plan(doc, context, cont, self.max_length, kind)
+        how = self._plan_kind(kind)
+        plans = [self.score_plan(doc, context, cont, self.max_length, **how)
                  for doc, context, cont in tqdm(items, disable=disable_tqdm or len(items) < 2, desc=f"{self.METHOD} prompts")]
         coll = Collator(list(range(len(plans))), sort_fn=lambda i: (-plans[i].n_tokens, i))
         out = []
