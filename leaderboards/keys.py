@@ -23,7 +23,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   the questions, oracle, few-shot pool and named-corpus files those loaders resolve (:func:`task_read_files`), so an
   edit elsewhere in the folder (a README, another corpus, a file of your own) keeps every finished run; for any
   other loader the whole folder, every file whatever its size. A run finished under the whole-folder key (before
-  this narrowing) is found while the folder is unchanged (:func:`legacy_key_material`, :func:`cell_keys` ``runs``);
+  this narrowing) is found while the folder is unchanged (:func:`legacy_key_material`, :func:`cell_keys` ``runs``),
+  and so is a ``loglikelihood_rolling`` cell's run keyed with its contract's chat flags before such cells ran
+  without them (:func:`rolling_chat_legacy_cell`);
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
   a local hub copy (:func:`task_data_files`);
@@ -824,6 +826,26 @@ def legacy_key_material(spec: LeaderboardSpec, cell: Cell, mat: dict[str, Any], 
     return {**mat, "data_fingerprint": whole}
 
 
+def rolling_chat_legacy_cell(spec: LeaderboardSpec, cell: Cell) -> Cell | None:
+    """``cell`` as it was keyed before a ``loglikelihood_rolling`` cell ran without the contract's chat template,
+    system instruction and ``fewshot_as_multiturn`` (s50 bd0f879, :func:`leaderboards.spec.task_unchatted`): with the
+    flags its model's contract sets, as a task that is not plain text had them. None when that is ``cell`` itself (a
+    task that is not rolling or is plain text, a contract that sets none of them). lm-eval gives a rolling request the
+    document text alone, so a run finished under that key holds this cell's numbers (:func:`adopt_legacy_key`)."""
+    from dataclasses import replace
+
+    from .spec import task_output_type, task_plain_text
+
+    task = cell.task.task
+    if task_plain_text(task, spec.include_path) or task_output_type(task, spec.include_path) != "loglikelihood_rolling":
+        return None
+    sh = (cell.model or spec.model_list()[0]).shared
+    old = replace(cell, apply_chat_template=bool(sh.get("apply_chat_template", False)),
+                  system_instruction=sh.get("system_instruction"),
+                  fewshot_as_multiturn=bool(sh.get("fewshot_as_multiturn", True)))
+    return None if old == cell else old
+
+
 def cell_keys(spec: LeaderboardSpec, runs: Path | None = None) -> list[tuple[Cell, str, dict[str, Any]]]:
     """``(cell, config_hash, key_material)`` for every cell of ``spec``, in spec order.
 
@@ -849,9 +871,10 @@ def cell_key(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo, runs: Path | No
 
 def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str, Any], runs: Path,
                   memo: _HashMemo) -> tuple[str, dict[str, Any]]:
-    """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`)
-    when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`), for the callers that
-    compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
+    """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`;
+    for a rolling cell also those of :func:`rolling_chat_legacy_cell`, with and without the data legacy: the first
+    finished in that order) when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`),
+    for the callers that compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
     (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it).
 
     Raises:
@@ -865,12 +888,19 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
             return key, mat
     except MisplacedRunError:  # the runner's own check names it
         return key, mat
-    legacy = legacy_key_material(spec, cell, mat, memo)
-    if legacy is None:
-        return key, mat
-    old = fingerprint(legacy, length=20)
-    try:
-        done = cell_is_done(runs / old, cell.cell_id)
-    except MisplacedRunError:  # another cell's run there: not this cell's numbers
-        done = False
-    return (old, legacy) if done else (key, mat)
+    candidates = [legacy_key_material(spec, cell, mat, memo)]
+    chat_cell = rolling_chat_legacy_cell(spec, cell)
+    if chat_cell is not None:  # a rolling cell keyed with the contract's chat flags (before s50), and its data legacy
+        chat_mat = cell_key_material(spec, chat_cell, memo)
+        candidates += [chat_mat, legacy_key_material(spec, chat_cell, chat_mat, memo)]
+    for legacy in candidates:
+        if legacy is None:
+            continue
+        old = fingerprint(legacy, length=20)
+        try:
+            done = cell_is_done(runs / old, cell.cell_id)
+        except MisplacedRunError:  # another cell's run there: not this cell's numbers
+            done = False
+        if done:
+            return old, legacy
+    return key, mat
