@@ -264,13 +264,16 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
 
     Raises:
         ConfigError: one line naming the file, the field and what is wrong in JSON's words (a mapping, a list, a
-            number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`).
+            number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`); a missing file; a folder.
     """
     path = Path(path)
     try:
         b = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"baseline {path} does not exist; create it with --write after a good run") from None
+    except IsADirectoryError:  # gave a traceback
+        raise ConfigError(f"baseline {path} is a folder; give the baseline's JSON file "
+                          "(e.g. leaderboards/baselines/ci.json)") from None
     except ValueError as exc:
         raise ConfigError(f"baseline {path}: invalid JSON ({exc}); {BASELINE_FIX}") from None
     if not isinstance(b, dict):

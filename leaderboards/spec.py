@@ -1160,12 +1160,40 @@ def _yaml_error(path: Path, exc: yaml.YAMLError) -> str:
     return f"{where}: not valid YAML ({problem}); fix the leaderboard spec"
 
 
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a mapping key given twice (``{model: tokrag, model: rag-cad}``: the
+    safe loader kept the last silently, so a row named ``tokrag`` ran CAD). YAML requires unique keys. Anchors and
+    merge keys work as in the safe loader: a key a ``<<:`` merge brings in may be overridden by the mapping's own."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        # the safe loader calls this before it builds a mapping (and on each merged one); check the keys as written,
+        # once per node, before the merge rewrites node.value
+        checked = self.__dict__.setdefault("_checked_nodes", set())
+        if id(node) not in checked:
+            checked.add(id(node))
+            first: dict[Any, yaml.Mark] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    seen = first.get(key)
+                except TypeError:  # an unhashable key: the safe loader's own error follows
+                    continue
+                if seen is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r}, first at line {seen.line + 1}, column {seen.column + 1}",
+                        key_node.start_mark)
+                first[key] = key_node.start_mark
+        super().flatten_mapping(node)
+
+
 def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
     Raises:
-        ConfigError: unreadable YAML, unknown keys, a method setting a contract key (of any model)
-            outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
+        ConfigError: unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), unknown keys, a method
+            setting a contract key (of any model) outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
@@ -1184,7 +1212,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not path.is_file():
         raise ConfigError(f"leaderboard spec {path} does not exist (specs live in leaderboards/specs/*.yaml)")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_SpecLoader)  # a repeated key refused
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(path, exc)) from None
     if not isinstance(raw, dict):
