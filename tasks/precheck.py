@@ -741,6 +741,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
 
+    * ``--limit`` 1.5 (a fraction above 1): lm-eval evaluated ``int(limit)`` documents while the results recorded 1.5.
     * ``--limit`` <= 0: lm-eval raises ``task.build_requests() did not find any docs`` after the load; so does a
       process without documents when ``--limit`` (a fraction: the count lm-eval takes of a task) is below the
       launcher's process count (:func:`_check_limit_per_process`).
@@ -803,6 +804,10 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         raise ConfigError(f"--limit {shown}: --limit must be > 0 (a number of documents per task, or a fraction "
                           "below 1 of them); drop it to evaluate every document")
     _check_limit_per_process(limit, task_manager, names)
+    if isinstance(limit, float) and limit >= 1 and not limit.is_integer():  # lm-eval: int(limit) docs, records limit
+        raise ConfigError(f"--limit {limit:g}: a number of documents must be whole (lm-eval would evaluate "
+                          f"{int(limit)} per task and record --limit {limit:g}); pass --limit {int(limit)}, or a "
+                          "fraction below 1 of each task's documents")
     gen = gen_kwargs if isinstance(gen_kwargs, dict) else {}
     for key in BUDGET_KEYS:  # each budget key lm-eval reads (normalize_gen_kwargs), the one the user gave named
         if gen.get(key) is not None and not _is_integer_at_least_1(gen[key]):

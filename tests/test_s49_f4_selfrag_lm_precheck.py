@@ -81,8 +81,8 @@ def test_a_misspelt_model_argument_is_left_to_the_models_own_refusal(no_model):
     with pytest.raises(ConfigError, match=r"^--model rag-selfrag-filter: unknown model argument\(s\) 'query_feild' "
                                           r"\(did you mean 'query_field'\?\)"):
         SelfRAGFilterLM(pretrained=SMOL, query_feild="text")  # the model's own line, before its weights load
-    with pytest.raises(_Reached):  # the old code: REFUSAL
-        _eval(f"pretrained={SMOL},query_feild=text")
+    with pytest.raises(ConfigError, match=r"^--model rag-selfrag-filter: unknown model argument\(s\) 'query_feild' "):
+        _eval(f"pretrained={SMOL},query_feild=text")  # the model's own line, before lm-eval's set-up (s50 f6)
 
 
 def test_selection_rank_is_left_to_the_models_own_refusal_of_scoring(no_model):

@@ -314,6 +314,13 @@ def _patch_process_tasks(module):
             from tasks import indexed_task_names
 
             names = [t.strip() for t in text[len(_TASKS_NOT_FOUND):].split(",") if t.strip()]
+            if not names:  # --tasks ' ': no name at all (a tokrag method's run is refused earlier: check_run_command)
+                from tokrag_model.eval_cli import check_tasks_given
+
+                try:
+                    check_tasks_given([])
+                except ConfigError as problem:
+                    raise problem from exc
             if ours:  # --tasks path/that/is/not/there.yaml; --include_path /copies --tasks NAME whose YAML was skipped
                 from tasks.precheck import check_include_path_tasks, check_task_files_exist
 
@@ -478,6 +485,152 @@ def json_argument_error(flag, value, detail, dest=None):
             f"the whole argument as one JSON object, e.g. {flag} '{{\"key\": \"value with {{braces}}\"}}'")
 
 
+_KEYED_FLAGS = ("model_args", "metadata", "gen_kwargs")
+"""lm-eval's ``MergeDictAction`` flags (by argparse ``dest``) whose keys a tokrag run reads."""
+_TYPED_DICT_ARGS: dict[int, tuple[object, list]] = {}
+"""``id(namespace)`` -> (the namespace, [(dest, option, values)]): the ``--model_args`` / ``--metadata`` /
+``--gen_kwargs`` values as typed, noted while lm-eval's parser fills ``namespace`` (its dict keeps the last of a
+repeated key), read by :func:`check_run_command` and dropped there."""
+
+
+def _note_dict_argument(namespace, dest, option, values):
+    entry = _TYPED_DICT_ARGS.get(id(namespace))
+    if entry is None or entry[0] is not namespace:
+        entry = _TYPED_DICT_ARGS[id(namespace)] = (namespace, [])
+    entry[1].append((dest, option, [str(v) for v in (values if isinstance(values, (list, tuple)) else [values])]))
+
+
+def typed_pairs(values):
+    """The ``(key, value as typed)`` pairs of one occurrence of an lm-eval ``MergeDictAction`` flag (its ``values``,
+    read as lm-eval reads them: the first value as a JSON object when it is one, its other values then ignored; else
+    every value as ``key=value,...`` split by lm-eval's ``split_top_level``), in order, a repeated key kept each
+    time; in a JSON object a key repeated in a nested object is listed too (``"outer.inner"``). An item without
+    ``=`` is skipped (lm-eval refuses it itself)."""
+    import json
+
+    from lm_eval._cli.utils import split_top_level
+
+    values = [str(v) for v in values]
+    if not values:
+        return []
+    try:
+        parsed = json.loads(values[0], object_pairs_hook=_Pairs)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, _Pairs):
+        out = []
+
+        def walk(obj, prefix=""):
+            for key, value in obj.pairs:
+                if isinstance(value, _Pairs):
+                    walk(value, f"{prefix}{key}.")
+                    out.append((f"{prefix}{key}", json.dumps(value.plain())))
+                else:
+                    out.append((f"{prefix}{key}", json.dumps(_plain(value))))
+
+        walk(parsed)
+        return out
+    out = []
+    for value in values:
+        for item in split_top_level(value):
+            if "=" in item:
+                key, text = item.split("=", 1)
+                out.append((key, text))
+    return out
+
+
+class _Pairs:
+    """A JSON object as its list of pairs (:func:`typed_pairs`: :mod:`json` would keep the last of a repeated key)."""
+
+    def __init__(self, pairs):
+        self.pairs = list(pairs)
+
+    def plain(self):
+        return {k: _plain(v) for k, v in self.pairs}
+
+
+def _plain(value):
+    if isinstance(value, _Pairs):
+        return value.plain()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def check_repeated_keys(typed):
+    """Refuse a key given twice with two values in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (``typed``:
+    ``[(dest, option, values)]`` per occurrence of a flag, in order): lm-eval keeps the last silently
+    (``layer=5,layer=20`` ran layer 20 and the results recorded only that; ``'{"hits": 2, "hits": 5}'`` gave hits 5),
+    whether within one value, across a flag's values or across repeated flags; the same value (as typed) twice loses
+    nothing and passes. Only called for a tokrag method's run (:func:`check_run_command`).
+
+    Raises:
+        ConfigError: one line naming the flag, the key and both values.
+    """
+    from retrieval.errors import ConfigError
+
+    for dest in _KEYED_FLAGS:
+        seen = {}
+        for flag_dest, option, values in typed:
+            if flag_dest != dest:
+                continue
+            for key, text in typed_pairs(values):
+                if key in seen and seen[key][1] != text:  # the same value twice loses nothing
+                    first_option, first = seen[key]
+                    where = "" if first_option == option else f" ({first_option}, then {option})"
+                    raise ConfigError(f"{option}: key {key!r} is given twice{where}: {key}={first}, then {key}={text}; "
+                                      "lm-eval would keep the last one silently: give it once")
+                seen[key] = (option, text)
+
+
+def _typed_dict_arguments(args):
+    """The ``[(dest, option, values)]`` noted while lm-eval's parser filled ``args`` (dropped from
+    :data:`_TYPED_DICT_ARGS`): a subcommand's parser fills a namespace of its own and copies its values to ``args``,
+    so the entry is the one whose dicts are ``args``' own objects."""
+    for key, (namespace, typed) in list(_TYPED_DICT_ARGS.items()):
+        if namespace is args or all(getattr(namespace, dest, None) is getattr(args, dest, None)
+                                    for dest in {d for d, _, _ in typed}):
+            del _TYPED_DICT_ARGS[key]
+            return typed
+    return []
+
+
+def check_run_command(args):
+    """The checks of an ``lm_eval run`` command line (``args``: lm-eval's parsed arguments) whose model (``--model``,
+    else the ``--config`` file's ``model``) is a tokrag method, before lm-eval builds anything: a run without a task
+    (no ``--tasks``, ``--tasks ''`` or ``' '``, and no ``tasks`` in the ``--config`` file) is refused with ``tokrag
+    eval``'s line (:func:`tokrag_model.eval_cli.check_tasks_given`; lm-eval printed its ``ValueError: No tasks
+    specified`` traceback, or our unknown-task line with no name in it), a key given twice in ``--model_args``,
+    ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the model would refuse when
+    it is built (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``; the model
+    refused them only after lm-eval's task set-up, ~30 s). Other models, and other commands (``ls``), are left to
+    lm-eval.
+
+    Raises:
+        ConfigError: the check's one line.
+    """
+    typed = _typed_dict_arguments(args)
+    if getattr(args, "command", None) != "run":
+        return
+    from tokrag_model.eval_cli import check_tasks_given, config_value
+    from tokrag_model.methods import METHODS
+
+    config = getattr(args, "config", None)
+    model = getattr(args, "model", None) or config_value(config, "model")
+    if not isinstance(model, str) or model not in METHODS:
+        return
+    tasks = getattr(args, "tasks", None)
+    tasks = [tasks] if isinstance(tasks, str) else list(tasks or [])
+    check_tasks_given([f"--tasks={t}" for t in tasks] + ([f"--config={config}"] if config else []))
+    check_repeated_keys(typed)
+    model_args = getattr(args, "model_args", None)
+    if isinstance(model_args, dict):  # the model's own argument check (dtype=float64, preset=, layr=3), ~30 s earlier
+        from tokrag_model.args import resolved_args
+        from tokrag_model.methods import MODELS
+
+        resolved_args(MODELS[model], model_args)
+
+
 def _patch_cli_utils(module):
     """``--metadata '{hits: 3'`` (or a ``--model_args`` key=value list with a ``{`` in a value): lm-eval's argument
     action raised ``ValueError: Invalid JSON`` out of argparse, a ~40-line traceback before anything loads; ours is
@@ -488,6 +641,11 @@ def _patch_cli_utils(module):
     original = cls.__call__
 
     def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            if self.dest in _KEYED_FLAGS and values:  # what the user typed, for check_repeated_keys (execute)
+                _note_dict_argument(namespace, self.dest, option_string or "--" + self.dest, values)
+        except Exception:  # noqa: BLE001 - never break lm-eval's parsing
+            pass
         try:
             return original(self, parser, namespace, values, option_string)
         except ValueError as exc:
@@ -523,8 +681,9 @@ def _patch_harness(module):
     """A tokrag error raised before the model load (marked by :func:`_patch_process_tasks`: an unknown task, a bad run
     argument, a copied YAML without its template, bad task metadata) ended ``lm_eval`` with exit status 1 (Python's
     status for an uncaught exception; the excepthook only prints the line), while ``tokrag eval`` exits 2 as argparse
-    does for a bad argument. Under lm-eval's CLI run as a program (:func:`_called_from_main`), ``HarnessCLI.execute``
-    now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1). Ctrl-C of a run
+    does for a bad argument. A tokrag method's command line is checked first (:func:`check_run_command`: no task, a
+    key given twice in ``--model_args``, a model argument the model refuses). Under lm-eval's CLI run as a program
+    (:func:`_called_from_main`), ``HarnessCLI.execute`` now prints the same one line and exits 2; ``TOKRAG_TRACEBACK=1`` keeps the traceback (exit 1). Ctrl-C of a run
     of a tokrag model printed lm-eval's ~125-line KeyboardInterrupt traceback through torch; it now prints the one
     line ``tokrag eval`` prints (:func:`_interrupted_line`) and ends the process by SIGINT (not exit status 130, after
     which bash goes on with a loop or script: :func:`retrieval.errors.die_by`); a run of another model, or with
@@ -536,6 +695,15 @@ def _patch_harness(module):
 
     def execute(self, args):
         try:
+            from retrieval.errors import TokragError
+
+            try:
+                check_run_command(args)  # no task, a repeated model argument: before lm-eval builds anything
+            except TokragError as exc:
+                exc._tokrag_before_load = True  # type: ignore[attr-defined]  (one line, exit 2: below)
+                raise
+            except Exception:  # noqa: BLE001 - a fault of the check: lm-eval runs as it would
+                pass
             return original(self, args)
         except KeyboardInterrupt:
             line = _interrupted_line(args)

@@ -77,8 +77,31 @@ def to_opt_float(value: Any) -> float | None:
     return to_finite(value)
 
 
+def nonempty_str(value: Any) -> str:
+    """A caster to a string that refuses an empty or blank one (``query_field=``, ``preset=``: lm-eval reads
+    ``key=`` as ``''``, e.g. from an unset shell variable, which otherwise silently meant the field ``''`` or no
+    preset)."""
+    text = str(value)
+    if not text.strip():
+        raise ValueError("it is empty; give a value, or drop the argument for its default")
+    return text
+
+
 def to_opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+    """:func:`nonempty_str`, with ``None`` kept as ``None`` (the default applies)."""
+    return None if value is None else nonempty_str(value)
+
+
+def to_dtype(value: Any) -> str:
+    """A ``dtype`` that the model load reads (:func:`tokrag_model.loading.dtype_name`: ``float32``, ``bf16``,
+    ``torch.float16``, ``auto``, ...), kept as given; an unknown name (``float64``, ``bogus``) was refused only when
+    the weights loaded (~40 s into an ``lm_eval`` run, and never by a leaderboard's ``run --estimate``)."""
+    from .loading import _DTYPES, dtype_name
+
+    text = nonempty_str(value)
+    if dtype_name(text) is None:
+        raise ValueError(f"expected one of {sorted(set(_DTYPES))}, got {value!r}")
+    return text
 
 
 def to_batch_size(value: Any) -> int:
@@ -227,7 +250,7 @@ def layer_spec(value: Any) -> str | int | float:
 # Arguments every method accepts.
 COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
-    "dtype": Arg("float32", str, "float32 | bfloat16 | float16 | auto"),
+    "dtype": Arg("float32", to_dtype, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, int_at_least(1, optional=True), "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", to_device, "cpu | cuda | cuda:N | mps (lm-eval's default cuda:0 falls back to cpu without CUDA; "
                    "another device this machine lacks is an error)"),

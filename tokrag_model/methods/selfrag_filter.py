@@ -53,7 +53,7 @@ from lm_eval.api.instance import Instance
 from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
 
-from ..args import Arg, choice, int_at_least, number_in, to_bool, to_finite
+from ..args import Arg, choice, int_at_least, nonempty_str, number_in, to_bool, to_finite
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, WindowContext, budget_check
 from ..decoder import Forced
 from ..prompt import Encoded, get_ctxs, without_slot
@@ -262,8 +262,8 @@ class SelfRAGFilterLM(RAGMethodLM):
                                    "keep passages with P(Yes)/(P(Yes)+P(No)) >= threshold; the ratio lies in [0, 1] "
                                    "(selection=threshold or rank; resolve_args refuses it with top_m)"),
         "critic_chat_template": Arg(True, to_bool, "wrap the critic prompt in the tokenizer's chat template"),
-        "query_field": Arg("question", str, "doc field holding the question for the critic (fallback: the task "
-                           "context; required on loglikelihood_rolling tasks)"),
+        "query_field": Arg("question", nonempty_str, "doc field holding the question for the critic (fallback: "
+                           "the task context; required on loglikelihood_rolling tasks)"),
         "selection": Arg("threshold", choice("threshold", "top_m", "rank"),
                          "threshold: keep r >= relevance_threshold | top_m: keep the top_m passages by r | rank: one "
                          "answer per passage with r >= relevance_threshold, the best by exp(mean log-prob) + w_rel*r "
