@@ -660,11 +660,29 @@ def _patch_cli_utils(module):
             except ValueError as err:
                 detail = str(err)
             line = json_argument_error(option_string or "--" + self.dest, value, detail, self.dest)
+            if _under_tokrag_eval():  # tokrag eval prints its own 'tokrag eval: error:' line for a ConfigError
+                from retrieval.errors import ConfigError
+
+                raise ConfigError(line) from None
             parser.exit(2, f"lm_eval: error: {line}\n")
 
     __call__._tokrag = True  # type: ignore[attr-defined]
     __call__.__doc__ = original.__doc__
     cls.__call__ = __call__
+
+
+def _under_tokrag_eval() -> bool:
+    """Whether lm-eval's CLI runs inside ``tokrag eval`` (``tokrag_model.eval_cli.main`` on the stack, also as
+    ``python -m tokrag_model.eval_cli``), whose refusals are ``tokrag eval: error: ...`` lines of a ConfigError."""
+    from pathlib import Path
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "main" and Path(code.co_filename).parts[-2:] == ("tokrag_model", "eval_cli.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _called_from_main() -> bool:
