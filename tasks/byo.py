@@ -7,7 +7,8 @@
       {"id": "q1", "question": "who wrote hamlet", "answers": ["William Shakespeare", "Shakespeare"], "gold_docids": ["p7"]}
 
   ``question`` (non-empty text) and ``answers`` (a non-empty list of gold answer strings) are required; ``id``
-  (a single token; default ``q<line index>``) and ``gold_docids`` (ids of passages of the corpus that answer
+  (a single token; default ``q<index of the question, from 0>``: the first question is ``q0``, while errors name
+  lines from 1, ``q.jsonl:1``) and ``gold_docids`` (ids of passages of the corpus that answer
   it; they give the ``gold_at_k`` metric) are optional. Ids are strings or integers (``7`` is ``"7"``), as
   everywhere in tokrag (:func:`retrieval.io.json_id`): a float ``7.0``, a bool or an empty ``""`` is refused.
   Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``qid``) is not read as the id
@@ -246,7 +247,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
             if alias is not None and (str(spec), alias) not in _WARNED:
                 _WARNED.add((str(spec), alias))
                 log.warning("%s: questions without 'id' have a %r field, which is not read as the id, so they get the "
-                            "automatic ids q<index>: rename the field to 'id' to keep yours", spec, alias)
+                            "automatic ids q<index of the question, from 0> (the first question is q0, whatever its "
+                            "line): rename the field to 'id' to keep yours", spec, alias)
         if raw_id == "":  # json_id's refusal, with how to get the automatic id instead
             raise DataError(f'{where}: \'id\' is "": an id must not be empty; give the id, or write "id": null or leave '
                             f"the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")

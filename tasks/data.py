@@ -1,8 +1,9 @@
 """Question sets of the QA tasks, read from a local data folder or from the hub.
 
-Resolution order for every loader: an explicit ``data_dir`` argument (task metadata ``data_dir``,
-e.g. ``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then ``$TOKRAG_DATA_DIR``, then the hub
-id a user expects (offline, ``HF_HUB_OFFLINE=1``: the ``datasets`` cache, else the split's files in the hub cache's
+Resolution order for every loader: a local copy in the hub's layout given as ``hub_id`` (NQ-open, WebQuestions:
+:func:`given_copy`, as :func:`tasks.sources.local_copy` for the other families), then an explicit ``data_dir``
+argument (task metadata ``data_dir``, e.g. ``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then
+``$TOKRAG_DATA_DIR``, then the hub id a user expects (offline, ``HF_HUB_OFFLINE=1``: the ``datasets`` cache, else the split's files in the hub cache's
 snapshot, read by :func:`tasks.sources.hub_rows` as for the other families). Relative folders are resolved against the working directory at call time
 (:func:`retrieval.paths.data_dir`), never by lm-eval's ``data_files`` logic.
 
@@ -77,6 +78,21 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
         ConfigError: a folder is named but does not exist.
     """
     return _resolve_data_dir(data_dir, required=False)
+
+
+def given_copy(hub_id: Any, default: str) -> Path | None:
+    """The local copy an explicitly given ``hub_id`` names (another value than the data set's ``default`` hub id, naming
+    an existing file or folder: :func:`retrieval.io.task_data_path`, relative to the working directory, ``~``
+    expanded), else None. Such a copy is read before the data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``), as
+    :func:`tasks.sources.local_copy` reads a family's; a hub id (the default or a mirror) leaves the data folder first.
+    One rule for :func:`load_nq_open`, :func:`load_webq`, :func:`check_qa_source` and the files the task declares
+    and records (:func:`tasks.provenance.dataset_files`)."""
+    from retrieval.io import task_data_path
+
+    if hub_id in (None, "", default):
+        return None
+    path = task_data_path(str(hub_id))
+    return path if path is not None and path.exists() else None
 
 
 def _hub_split(hub_id: str, split: str, name: str | None = None) -> list[dict]:
@@ -193,13 +209,14 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
     ``hub_id`` is the hub data set (config ``nq_open``) or a local copy of it (:mod:`tasks.sources`' layout): the split's
     files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``; a
     copy with a README.md ``configs:`` card is read as a mirror is. Another hub id (a mirror) is read with config
-    ``nq_open`` where its cached card declares it, else with its default config (:func:`_nq_open_config`).
+    ``nq_open`` where its cached card declares it, else with its default config (:func:`_nq_open_config`). A local
+    copy given as ``hub_id`` is read before the data folder (:func:`given_copy`); a hub id only without one.
 
     Raises:
         ConfigError: a data folder without :data:`NQ_OPEN_FILE`, or a local copy without validation files.
         DataError: a malformed line (file:line named). OfflineError: no local folder and no hub.
     """
-    root = resolve_data_dir(data_dir)
+    root = None if given_copy(hub_id, NQ_OPEN_HUB) else resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
         path = _nq_open_path(root)
@@ -262,13 +279,18 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
         ConfigError: no local folder / ``oracle_file`` (the file is not on the hub).
         DataError: a malformed line (file:line named).
     """
-    from retrieval.corpus import nq_gold_docids_with_twins
-
     path, root = nq_oracle_path(data_dir, oracle_file)
     qid_of: dict[str, str] = {}
     if root is not None and (root / NQ_OPEN_FILE).is_file():
         for row in load_nq_open(root):
             qid_of.setdefault(row["question"], row["qid"])
+    return _oracle_rows(path, qid_of)
+
+
+def _oracle_rows(path: Path, qid_of: dict[str, str]) -> list[dict]:
+    """:func:`load_nq_oracle`'s rows of the oracle file ``path``, ``qid_of`` giving a question its NQ-open qid."""
+    from retrieval.corpus import nq_gold_docids_with_twins
+
     rows: list[dict] = []
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -294,12 +316,13 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
 
 
 def nq_gold_ids_by_question(data_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
-    """Question text -> gold passage ids, from the oracle file when a local folder has it, else ``{}``."""
+    """Question text -> gold passage ids, from the oracle file when a local folder has it, else ``{}`` (the oracle
+    file alone: the NQ-open qids :func:`load_nq_oracle` gives its rows are not needed here)."""
     root = resolve_data_dir(data_dir)
     if root is None or not (root / NQ_ORACLE_FILE).is_file():
         return {}
     out: dict[str, list[str]] = {}
-    for row in load_nq_oracle(root):
+    for row in _oracle_rows(root / NQ_ORACLE_FILE, {}):
         out.setdefault(row["question"], [])
         for d in row["gold_docids"]:
             if d not in out[row["question"]]:
@@ -323,12 +346,12 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     """WebQuestions: rows ``{qid, question, answers}`` (answers are Freebase entity names).
 
     ``split`` names the file ``webquestions/<split>.json`` (hub: the split; ids ``wq<split><index>``
-    for splits other than test).
+    for splits other than test). A local copy given as ``hub_id`` is read before the data folder (:func:`given_copy`).
 
     Raises:
         DataError: a malformed file. OfflineError: no local folder and no hub.
     """
-    root = resolve_data_dir(data_dir)
+    root = None if given_copy(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
         path = _webq_path(root, split)
@@ -360,8 +383,8 @@ def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
     """Before the model loads: refuse a built-in QA data set (:data:`BUILTIN_DATASETS`) whose questions
     :func:`load_qa_split` could not find, reading none of them, with its loader's line. With a data folder
     (``data_dir``, else ``$TOKRAG_DATA_DIR``) its file must be there (NQ-open: :data:`NQ_OPEN_FILE`; WebQuestions:
-    ``webquestions/test.json``); the NQ-open oracle file is never on the hub (:func:`nq_oracle_path`); without a
-    folder NQ-open (split ``validation``) and WebQuestions (``test``, and ``train``, its dev pool) come from
+    ``webquestions/test.json``; a local copy given as ``hub_id`` is checked instead, :func:`given_copy`); the NQ-open
+    oracle file is never on the hub (:func:`nq_oracle_path`); without a folder NQ-open (split ``validation``) and WebQuestions (``test``, and ``train``, its dev pool) come from
     ``hub_id`` (default :data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`), checked by :func:`tasks.sources.check_hub_source`:
     offline (``HF_HUB_OFFLINE=1``) a copy in the hub or ``datasets`` cache, or a local copy given as ``hub_id``;
     online the hub is left to the task build. Any other ``dataset``: nothing checked.
@@ -378,11 +401,11 @@ def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
         return
     if dataset not in ("nq_open", "webq"):
         return
-    root = resolve_data_dir(data_dir)
+    hub = hub_id or (NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB)
+    root = None if given_copy(hub, NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB) else resolve_data_dir(data_dir)
     if root is not None:
         _nq_open_path(root) if dataset == "nq_open" else _webq_path(root, "test")
         return
-    hub = hub_id or (NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB)
     for split, config in ([("validation", _nq_open_config(hub))] if dataset == "nq_open"
                           else [("test", None), ("train", None)]):  # WebQuestions' dev pool: the train split
         try:
@@ -413,8 +436,9 @@ def qa_split_of(question: str, in_pool: bool | None = None) -> str:
 
 def _webq_pool(data_dir: str | os.PathLike | None, hub_id: str) -> list[dict] | None:
     """WebQuestions rows from the training data (first present of :data:`WEBQ_POOL_FILES`; the hub's
-    ``train`` split when no local folder is set), or None when the local folder has none of them."""
-    root = resolve_data_dir(data_dir)
+    ``train`` split when no local folder is set or a local copy is given as ``hub_id``: :func:`given_copy`), or None
+    when the local folder has none of them."""
+    root = None if given_copy(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
     if root is None:
         return load_webq(None, split="train", hub_id=hub_id)
     for name in WEBQ_POOL_FILES:

@@ -382,6 +382,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             rows = load_questions(questions, split=kw.get("hub_split"))
             if not any(qa_split_of(r["question"]) == split for r in rows):
                 raise DataError(_byo_empty(questions, rows, split))
+        if dataset in FAMILIES or dataset in ("nq_open", "webq"):  # a local hub_id path that is not there
+            check_hub_id_path(task, kw.get("hub_id"), "--metadata" if "hub_id" in (metadata or {}) else one.yaml_path)
         if dataset in FAMILIES:  # a hub family's questions: a local copy, the hub, or its cache offline
             f = FAMILIES[dataset]
             check_hub_source(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
@@ -440,6 +442,36 @@ def base_prompt_needs_newline_stop(prompt: Any, until_given: bool, task_stop: An
     return prompt == "base" and not until_given and task_stop == INSTRUCT_STOP
 
 
+def check_hub_id_path(task: str, value: Any, where: Any) -> None:
+    """Before the model loads: refuse a ``hub_id`` that names a local path (absolute, ``~``, ``.``, two ``/`` or more:
+    the leaderboard's rule, ``leaderboards.keys._names_local_path``) that does not exist, with the line of the
+    leaderboard's pre-run check (``leaderboards.keys.MissingTaskData``): ``task T: metadata hub_id 'V' (in W) names P,
+    which does not exist (relative to the working directory C); run from the directory that holds 'V', or give an
+    absolute path as hub_id in W``. Otherwise it would be looked up as a hub id, whose offline line advises giving a
+    local path. ``where``: ``--metadata`` or the YAML that sets it (None: the task's YAML).
+
+    Raises:
+        ConfigError: that line.
+    """
+    from pathlib import Path
+
+    from leaderboards.keys import MissingTaskData, _names_local_path
+    from retrieval.io import task_data_path
+
+    if not isinstance(value, str):
+        return
+    path = task_data_path(value)
+    if path is None or not _names_local_path("hub_id", value):
+        return
+    try:
+        if path.exists():
+            return
+    except OSError:  # its existence cannot be told: the loader says why
+        return
+    missing = MissingTaskData(task, "hub_id", value, path, where or "the task's YAML", Path.cwd())
+    raise ConfigError(f"{missing.describe()}; {missing.fix()}")
+
+
 def check_wikitext_hub_source(cfg: dict[str, Any], metadata: dict[str, Any] | None) -> None:
     """Before the model loads: refuse a WikiText-103 task (``custom_dataset`` :func:`tasks.wikitext.load_wikitext103`)
     whose hub data set could not be read (:func:`tasks.sources.check_hub_source` of :data:`tasks.wikitext.HUB_ID`,
@@ -455,6 +487,8 @@ def check_wikitext_hub_source(cfg: dict[str, Any], metadata: dict[str, Any] | No
     from .sources import check_hub_source
 
     meta = {**(cfg.get("metadata") or {}), **(metadata or {})}
+    check_hub_id_path(str(cfg.get("task") or "wikitext103_bm25_wiki"), meta.get("hub_id"),
+                      "--metadata" if "hub_id" in (metadata or {}) else None)
     check_hub_source(str(meta.get("hub_id") or wikitext.HUB_ID), wikitext.HUB_CONFIG, wikitext.HUB_SPLIT,
                      data_dir=meta.get("data_dir"), local_name=wikitext.LOCAL_NAME)
 
@@ -1409,7 +1443,9 @@ def _missing_files_error(flag: str, value: Any, path: Any, missing: list[tuple[s
     name = cfg.get("task") if isinstance(cfg.get("task"), str) else None
     real = _resolved(path)
     where = "" if Path(source) == real else f" (in {Path(source).name}, which it includes)"
-    beside = "next to the YAML" if real == Path(path).absolute() else f"next to {real}, the file the YAML links to"
+    shown = Path(path).expanduser().absolute()  # the YAML as named, its folder resolved (``..``, a linked folder)
+    beside = ("next to the YAML" if real == _resolved(shown.parent) / shown.name  # the file itself is no link
+              else f"next to {real}, the file the YAML links to")
     via = f" (a task of {member_of})" if member_of else ""
     if Path(target).is_file():  # a module there without the function (a copy of another folder's utils.py)
         function = line.rpartition(".")[2]

@@ -150,14 +150,20 @@ def _hub_split_files(files: dict[str, Any], memo: HashMemo, role: str, hub_id: s
             files[name] = path_record(f, memo)
 
 
-def dataset_files(dataset: str, data_dir: Any = None) -> dict[str, Path]:
+def dataset_files(dataset: str, data_dir: Any = None, hub_id: Any = None) -> dict[str, Path]:
     """The files of the local data folder (``data_dir`` or ``$TOKRAG_DATA_DIR``) that a built-in QA data set reads
-    (:mod:`tasks.data`), by their path inside it; ``{}`` without a folder or for other data sets."""
+    (:mod:`tasks.data`), by their path inside it; ``{}`` without a folder or for other data sets. With a local copy
+    given as ``hub_id`` (:func:`tasks.data.given_copy`: read instead of the data folder's questions, and recorded as
+    ``hub_id``), NQ-open reads only the oracle file (its gold ids) and WebQuestions nothing of the folder."""
     from . import data
 
     root = data.resolve_data_dir(data_dir)
     if root is None:
         return {}
+    if dataset in ("nq_open", "webq") and data.given_copy(hub_id, data.NQ_OPEN_HUB if dataset == "nq_open"
+                                                          else data.WEBQ_HUB):
+        oracle = root / data.NQ_ORACLE_FILE
+        return {data.NQ_ORACLE_FILE: oracle} if dataset == "nq_open" and oracle.is_file() else {}
     pool = next((data.WEBQ_FILE.format(split=s) for s in data.WEBQ_POOL_FILES
                  if (root / data.WEBQ_FILE.format(split=s)).is_file()), None)  # the first present, as _webq_pool
     names = {"nq_open": [data.NQ_OPEN_FILE, data.NQ_ORACLE_FILE],  # the oracle file gives NQ-open's gold ids
@@ -223,7 +229,7 @@ def qa_provenance(dataset: str, metadata: dict[str, Any], stats: dict[str, Any])
     if dataset == "byo" and questions not in (None, "") and "questions" not in files:
         files["questions"] = hub_record(str(questions), str(metadata.get("hub_split") or "test"))
     if dataset != "byo" and metadata.get("oracle_file") in (None, ""):
-        for name, path in dataset_files(dataset, metadata.get("data_dir")).items():
+        for name, path in dataset_files(dataset, metadata.get("data_dir"), metadata.get("hub_id")).items():
             files[name] = path_record(path, memo)
         _hub_files(files, dataset, metadata, memo)
     _corpus_files(files, stats.get("corpus"), memo)

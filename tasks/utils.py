@@ -440,7 +440,7 @@ def qa_read_files(metadata: dict[str, Any], task: str, *,
         return None
     kw, dataset = checked if checked is not None else qa_arguments(metadata, task)[:2]
     data_dir = kw.get("data_dir")
-    files = list(dataset_files(dataset, data_dir).values())
+    files = list(dataset_files(dataset, data_dir, kw.get("hub_id")).values())
     if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
         files += dataset_files("nq_oracle", data_dir).values()
     if dataset in FAMILIES:

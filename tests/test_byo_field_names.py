@@ -52,7 +52,8 @@ def test_an_id_in_another_field_is_not_read_and_warned_once(tmp_path, caplog):
     assert [r["qid"] for r in first] == [r["qid"] for r in again] == ["q0", "q1"]
     warnings = [r.getMessage() for r in caplog.records if r.name == "tasks.byo"]
     assert warnings == [f"{path}: questions without 'id' have a 'qid' field, which is not read as the id, so they get "
-                        "the automatic ids q<index>: rename the field to 'id' to keep yours"]
+                        "the automatic ids q<index of the question, from 0> (the first question is q0, whatever its "
+                        "line): rename the field to 'id' to keep yours"]
 
 
 def test_an_id_field_beside_id_gives_no_warning(tmp_path, caplog):
