@@ -506,9 +506,15 @@ def typed_pairs(values):
     every value as ``key=value,...`` split by lm-eval's ``split_top_level``), in order, a repeated key kept each
     time; in a JSON object a key repeated in a nested object is listed too (``"outer.inner"``). An item without
     ``=`` is skipped (lm-eval refuses it itself)."""
+    return [(key, text) for key, text, _ in _typed_items(values)]
+
+
+def _typed_items(values):
+    """:func:`typed_pairs` as ``(key, value as typed, value as lm-eval reads it)``: the JSON value, or
+    ``handle_cli_value_string`` of a ``key=value`` item's text (``True`` and ``true`` are both ``True``)."""
     import json
 
-    from lm_eval._cli.utils import split_top_level
+    from lm_eval._cli.utils import handle_cli_value_string, split_top_level
 
     values = [str(v) for v in values]
     if not values:
@@ -524,9 +530,8 @@ def typed_pairs(values):
             for key, value in obj.pairs:
                 if isinstance(value, _Pairs):
                     walk(value, f"{prefix}{key}.")
-                    out.append((f"{prefix}{key}", json.dumps(value.plain())))
-                else:
-                    out.append((f"{prefix}{key}", json.dumps(_plain(value))))
+                plain = _plain(value)
+                out.append((f"{prefix}{key}", json.dumps(plain), plain))
 
         walk(parsed)
         return out
@@ -535,8 +540,22 @@ def typed_pairs(values):
         for item in split_top_level(value):
             if "=" in item:
                 key, text = item.split("=", 1)
-                out.append((key, text))
+                out.append((key, text, handle_cli_value_string(text)))
     return out
+
+
+def _same_value(a, b) -> bool:
+    """Whether lm-eval's dict holds the same value whichever of ``a`` and ``b`` it keeps: equal and of the same
+    JSON form (``True`` and ``true``, a JSON ``"x"`` and ``x``, an object's keys in another order pass; ``3`` and
+    ``3.0``, ``1`` and ``True`` do not)."""
+    import json
+
+    if a != b:
+        return False
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (a tuple key, a set from ast.literal_eval): as Python writes it
+        return repr(a) == repr(b)
 
 
 class _Pairs:
@@ -561,8 +580,8 @@ def check_repeated_keys(typed):
     """Refuse a key given twice with two values in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (``typed``:
     ``[(dest, option, values)]`` per occurrence of a flag, in order): lm-eval keeps the last silently
     (``layer=5,layer=20`` ran layer 20 and the results recorded only that; ``'{"hits": 2, "hits": 5}'`` gave hits 5),
-    whether within one value, across a flag's values or across repeated flags; the same value (as typed) twice loses
-    nothing and passes. Only called for a tokrag method's run (:func:`check_run_command`).
+    whether within one value, across a flag's values or across repeated flags; the same value twice (as lm-eval reads
+    it: :func:`_same_value`) loses nothing and passes. Only called for a tokrag method's run (:func:`check_run_command`).
 
     Raises:
         ConfigError: one line naming the flag, the key and both values.
@@ -574,13 +593,13 @@ def check_repeated_keys(typed):
         for flag_dest, option, values in typed:
             if flag_dest != dest:
                 continue
-            for key, text in typed_pairs(values):
-                if key in seen and seen[key][1] != text:  # the same value twice loses nothing
-                    first_option, first = seen[key]
+            for key, text, value in _typed_items(values):
+                if key in seen and not _same_value(seen[key][2], value):  # the same value twice loses nothing
+                    first_option, first, _ = seen[key]
                     where = "" if first_option == option else f" ({first_option}, then {option})"
                     raise ConfigError(f"{option}: key {key!r} is given twice{where}: {key}={first}, then {key}={text}; "
                                       "lm-eval would keep the last one silently: give it once")
-                seen[key] = (option, text)
+                seen[key] = (option, text, value)
 
 
 def _typed_dict_arguments(args):
