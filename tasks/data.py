@@ -1,10 +1,12 @@
 """Question sets of the QA tasks, read from a local data folder or from the hub.
 
-Resolution order for every loader: a local copy in the hub's layout given as ``hub_id`` (NQ-open, WebQuestions:
-:func:`given_copy`, as :func:`tasks.sources.local_copy` for the other families), then an explicit ``data_dir``
-argument (task metadata ``data_dir``, e.g. ``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then
-``$TOKRAG_DATA_DIR``, then the hub id a user expects (offline, ``HF_HUB_OFFLINE=1``: the ``datasets`` cache, else the split's files in the hub cache's
-snapshot, read by :func:`tasks.sources.hub_rows` as for the other families). Relative folders are resolved against the working directory at call time
+Resolution order for every loader: a ``hub_id`` other than the data set's own (:data:`NQ_OPEN_HUB`,
+:data:`WEBQ_HUB`) is the user's explicit choice and is read as given, never replaced by the data folder's copy
+(:func:`explicit_hub_id`, as :func:`tasks.sources.local_copy` for the other families): a local copy in the hub's layout
+it names, else that hub id (a mirror); otherwise an explicit ``data_dir`` argument (task metadata ``data_dir``, e.g.
+``lm_eval --metadata '{"data_dir": "../shared/data"}'``), then ``$TOKRAG_DATA_DIR``, then the data set's own hub id.
+A hub id is read from the hub (offline, ``HF_HUB_OFFLINE=1``: the ``datasets`` cache, else the split's files in the hub
+cache's snapshot, read by :func:`tasks.sources.hub_rows` as for the other families). Relative folders are resolved against the working directory at call time
 (:func:`retrieval.paths.data_dir`), never by lm-eval's ``data_files`` logic.
 
 Each loader returns plain rows ``{"qid", "question", "answers", ...}`` in file order:
@@ -80,28 +82,37 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return _resolve_data_dir(data_dir, required=False)
 
 
-def given_copy(hub_id: Any, default: str) -> Path | None:
-    """The local copy an explicitly given ``hub_id`` names (another value than the data set's ``default`` hub id, naming
-    an existing file or folder: :func:`retrieval.io.task_data_path`, relative to the working directory, ``~``
-    expanded), else None. Such a copy is read before the data folder (``data_dir`` / ``$TOKRAG_DATA_DIR``), as
-    :func:`tasks.sources.local_copy` reads a family's; a hub id (the default or a mirror) leaves the data folder first.
-    One rule for :func:`load_nq_open`, :func:`load_webq`, :func:`check_qa_source` and the files the task declares
-    and records (:func:`tasks.provenance.dataset_files`)."""
-    from retrieval.io import task_data_path
-
-    if hub_id in (None, "", default):
-        return None
-    path = task_data_path(str(hub_id))
-    return path if path is not None and path.exists() else None
+def explicit_hub_id(hub_id: Any, default: str) -> bool:
+    """Whether ``hub_id`` is the user's explicit choice of data set: given, and another value than the data set's
+    ``default`` hub id (:data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`). Such a hub id is read as given, a local copy it names
+    (in the hub's layout, relative to the working directory) or else that hub id (a mirror: the hub, offline its
+    caches), never the data folder's copy (``data_dir`` / ``$TOKRAG_DATA_DIR``), as :func:`tasks.sources.local_copy`
+    reads a family's; the default hub id (or none) leaves the data folder first. One rule for :func:`load_nq_open`,
+    :func:`load_webq`, :func:`check_qa_source` and the files the task declares and records
+    (:func:`tasks.provenance.dataset_files`)."""
+    return hub_id not in (None, "") and str(hub_id) != default
 
 
-def _hub_split(hub_id: str, split: str, name: str | None = None) -> list[dict]:
+def _offline_fix(hub_id: str, default: str) -> str:
+    """How to read a built-in QA data set without the hub, the last sentence of :func:`_hub_split`'s and
+    :func:`check_qa_source`'s offline lines: a data folder for the data set's own hub id (:data:`_OFFLINE_FIX`), a
+    local copy given as hub_id for another (:func:`explicit_hub_id`: the data folder is not read for it)."""
+    if not explicit_hub_id(hub_id, default):
+        return _OFFLINE_FIX
+    return (f"Offline, give a local copy of {hub_id} in the hub's layout as hub_id: with lm_eval / tokrag eval, "
+            "--metadata '{\"hub_id\": \"/path/to/copy\"}'; in a leaderboard (no --metadata), the task YAML's "
+            f"metadata: {{hub_id: /path/to/copy}} (the data folder, $TOKRAG_DATA_DIR or metadata data_dir, is read "
+            f"only for the hub id {default})")
+
+
+def _hub_split(hub_id: str, split: str, name: str | None = None, *, default: str = NQ_OPEN_HUB) -> list[dict]:
     """The rows of a hub split (:func:`tasks.sources.hub_rows`: ``datasets.load_dataset``, and offline, where that
     fails, the split's files in the hub cache's snapshot; ``name``, the config, also names the snapshot's folder of
-    the split's files, e.g. ``nq_open/``).
+    the split's files, e.g. ``nq_open/``; ``default``: the data set's own hub id, :func:`_offline_fix`).
 
     Raises:
-        OfflineError: neither the hub nor a cached copy can be read (how to use a local data folder instead).
+        OfflineError: neither the hub nor a cached copy can be read (how to use a local data folder, or for an
+            explicit hub id a local copy given as hub_id, instead).
     """
     from .sources import hub_rows
 
@@ -110,7 +121,7 @@ def _hub_split(hub_id: str, split: str, name: str | None = None) -> list[dict]:
     except OfflineError as exc:  # the loader's reason; the fix is a data folder laid out like ../shared/data
         cause = exc.__cause__ or exc
         raise OfflineError(f"cannot load the hub dataset {hub_id!r} (split {split!r}): {type(cause).__name__}: "
-                           f"{cause}. {_OFFLINE_FIX}") from exc
+                           f"{cause}. {_offline_fix(hub_id, default)}") from exc
 
 
 _OFFLINE_FIX = ("Offline, point the task at a local folder laid out like ../shared/data: set "
@@ -209,14 +220,15 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
     ``hub_id`` is the hub data set (config ``nq_open``) or a local copy of it (:mod:`tasks.sources`' layout): the split's
     files under ``<copy>/nq_open/`` (the hub's layout), else ``<copy>/validation*`` or ``<copy>/data/validation*``; a
     copy with a README.md ``configs:`` card is read as a mirror is. Another hub id (a mirror) is read with config
-    ``nq_open`` where its cached card declares it, else with its default config (:func:`_nq_open_config`). A local
-    copy given as ``hub_id`` is read before the data folder (:func:`given_copy`); a hub id only without one.
+    ``nq_open`` where its card declares it, else with its default config (:func:`_nq_open_config`). A ``hub_id``
+    other than :data:`NQ_OPEN_HUB` (a local copy or a mirror) is read instead of the data folder
+    (:func:`explicit_hub_id`); the data folder's file is read for the default.
 
     Raises:
         ConfigError: a data folder without :data:`NQ_OPEN_FILE`, or a local copy without validation files.
         DataError: a malformed line (file:line named). OfflineError: no local folder and no hub.
     """
-    root = None if given_copy(hub_id, NQ_OPEN_HUB) else resolve_data_dir(data_dir)
+    root = None if explicit_hub_id(hub_id, NQ_OPEN_HUB) else resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
         path = _nq_open_path(root)
@@ -346,12 +358,13 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     """WebQuestions: rows ``{qid, question, answers}`` (answers are Freebase entity names).
 
     ``split`` names the file ``webquestions/<split>.json`` (hub: the split; ids ``wq<split><index>``
-    for splits other than test). A local copy given as ``hub_id`` is read before the data folder (:func:`given_copy`).
+    for splits other than test). A ``hub_id`` other than :data:`WEBQ_HUB` (a local copy or a mirror) is read instead
+    of the data folder (:func:`explicit_hub_id`).
 
     Raises:
         DataError: a malformed file. OfflineError: no local folder and no hub.
     """
-    root = None if given_copy(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
+    root = None if explicit_hub_id(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
         path = _webq_path(root, split)
@@ -365,7 +378,7 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
             rows.append({"qid": str(obj.get("qId", f"wqs{i:06d}")), "question": obj["qText"],
                          "answers": _answers(obj.get("answers"), f"{path} item {i}")})
         return rows
-    ds = _hub_split(hub_id, split)
+    ds = _hub_split(hub_id, split, default=WEBQ_HUB)
     prefix = "wqs" if split == "test" else f"wq{split}"  # distinct ids for the train split (the dev pool)
     for i, obj in enumerate(ds):
         _hub_fields(obj, ("question", "answers"), f"{hub_id}[{i}]", local=WEBQ_FILE.format(split=split))
@@ -383,16 +396,17 @@ def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
     """Before the model loads: refuse a built-in QA data set (:data:`BUILTIN_DATASETS`) whose questions
     :func:`load_qa_split` could not find, reading none of them, with its loader's line. With a data folder
     (``data_dir``, else ``$TOKRAG_DATA_DIR``) its file must be there (NQ-open: :data:`NQ_OPEN_FILE`; WebQuestions:
-    ``webquestions/test.json``; a local copy given as ``hub_id`` is checked instead, :func:`given_copy`); the NQ-open
-    oracle file is never on the hub (:func:`nq_oracle_path`); without a folder NQ-open (split ``validation``) and WebQuestions (``test``, and ``train``, its dev pool) come from
-    ``hub_id`` (default :data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`), checked by :func:`tasks.sources.check_hub_source`:
-    offline (``HF_HUB_OFFLINE=1``) a copy in the hub or ``datasets`` cache, or a local copy given as ``hub_id``;
-    online the hub is left to the task build. Any other ``dataset``: nothing checked.
+    ``webquestions/test.json``; not for a ``hub_id`` other than the data set's own, :func:`explicit_hub_id`); the
+    NQ-open oracle file is never on the hub (:func:`nq_oracle_path`); without a folder, or with such a ``hub_id``,
+    NQ-open (split ``validation``) and WebQuestions (``test``, and ``train``, its dev pool) come from ``hub_id``
+    (default :data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`), checked by :func:`tasks.sources.check_hub_source`: a local copy
+    given as ``hub_id``, offline (``HF_HUB_OFFLINE=1``) a copy in the hub or ``datasets`` cache; online the hub is
+    left to the task build. Any other ``dataset``: nothing checked.
 
     Raises:
         ConfigError: a data folder (or a local copy given as ``hub_id``) without the data set's file, no oracle file.
         OfflineError: offline and no cached copy: :func:`tasks.sources.check_hub_source`'s line, then
-            :func:`_hub_split`'s fix (a data folder).
+            :func:`_hub_split`'s fix (:func:`_offline_fix`: a data folder, or a local copy given as hub_id).
     """
     from .sources import check_hub_source
 
@@ -401,8 +415,9 @@ def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
         return
     if dataset not in ("nq_open", "webq"):
         return
-    hub = hub_id or (NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB)
-    root = None if given_copy(hub, NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB) else resolve_data_dir(data_dir)
+    default = NQ_OPEN_HUB if dataset == "nq_open" else WEBQ_HUB
+    hub = hub_id or default
+    root = None if explicit_hub_id(hub, default) else resolve_data_dir(data_dir)
     if root is not None:
         _nq_open_path(root) if dataset == "nq_open" else _webq_path(root, "test")
         return
@@ -411,7 +426,7 @@ def check_qa_source(dataset: str, data_dir: str | os.PathLike | None = None,
         try:
             check_hub_source(hub, config, split)
         except OfflineError as exc:  # the hub check's line, then the loader's fix
-            raise OfflineError(f"{str(exc).rstrip('.')}. {_OFFLINE_FIX}") from None
+            raise OfflineError(f"{str(exc).rstrip('.')}. {_offline_fix(hub, default)}") from None
 
 
 def _split_hash(question: str) -> int:
@@ -436,9 +451,9 @@ def qa_split_of(question: str, in_pool: bool | None = None) -> str:
 
 def _webq_pool(data_dir: str | os.PathLike | None, hub_id: str) -> list[dict] | None:
     """WebQuestions rows from the training data (first present of :data:`WEBQ_POOL_FILES`; the hub's
-    ``train`` split when no local folder is set or a local copy is given as ``hub_id``: :func:`given_copy`), or None
-    when the local folder has none of them."""
-    root = None if given_copy(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
+    ``train`` split when no local folder is set or ``hub_id`` is another than :data:`WEBQ_HUB`:
+    :func:`explicit_hub_id`), or None when the local folder has none of them."""
+    root = None if explicit_hub_id(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
     if root is None:
         return load_webq(None, split="train", hub_id=hub_id)
     for name in WEBQ_POOL_FILES:

@@ -152,16 +152,17 @@ def _hub_split_files(files: dict[str, Any], memo: HashMemo, role: str, hub_id: s
 
 def dataset_files(dataset: str, data_dir: Any = None, hub_id: Any = None) -> dict[str, Path]:
     """The files of the local data folder (``data_dir`` or ``$TOKRAG_DATA_DIR``) that a built-in QA data set reads
-    (:mod:`tasks.data`), by their path inside it; ``{}`` without a folder or for other data sets. With a local copy
-    given as ``hub_id`` (:func:`tasks.data.given_copy`: read instead of the data folder's questions, and recorded as
-    ``hub_id``), NQ-open reads only the oracle file (its gold ids) and WebQuestions nothing of the folder."""
+    (:mod:`tasks.data`), by their path inside it; ``{}`` without a folder or for other data sets. With a ``hub_id``
+    other than the data set's own (:func:`tasks.data.explicit_hub_id`: a local copy, recorded as ``hub_id``, or a
+    mirror, recorded as its hub split; read instead of the data folder's questions), NQ-open reads only the oracle
+    file (its gold ids) and WebQuestions nothing of the folder."""
     from . import data
 
     root = data.resolve_data_dir(data_dir)
     if root is None:
         return {}
-    if dataset in ("nq_open", "webq") and data.given_copy(hub_id, data.NQ_OPEN_HUB if dataset == "nq_open"
-                                                          else data.WEBQ_HUB):
+    if dataset in ("nq_open", "webq") and data.explicit_hub_id(hub_id, data.NQ_OPEN_HUB if dataset == "nq_open"
+                                                               else data.WEBQ_HUB):
         oracle = root / data.NQ_ORACLE_FILE
         return {data.NQ_ORACLE_FILE: oracle} if dataset == "nq_open" and oracle.is_file() else {}
     pool = next((data.WEBQ_FILE.format(split=s) for s in data.WEBQ_POOL_FILES
@@ -179,8 +180,9 @@ def _hub_files(files: dict[str, Any], dataset: str, metadata: dict[str, Any], me
     hub_id = metadata.get("hub_id") or None
     data_dir = metadata.get("data_dir")
     if dataset in ("nq_open", "webq"):
-        if data.resolve_data_dir(data_dir) is not None or _existing(hub_id) is not None:
-            return  # the data folder's files (dataset_files), or the local copy recorded as hub_id
+        explicit = data.explicit_hub_id(hub_id, data.NQ_OPEN_HUB if dataset == "nq_open" else data.WEBQ_HUB)
+        if _existing(hub_id) is not None or (not explicit and data.resolve_data_dir(data_dir) is not None):
+            return  # the local copy recorded as hub_id, or the data folder's files (dataset_files)
         if dataset == "nq_open":
             files["questions"] = hub_record(hub_id or data.NQ_OPEN_HUB, "validation")
         else:  # test, and the train split as the dev/fewshot pool

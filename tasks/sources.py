@@ -1,8 +1,10 @@
 """Question sets of the Tok-RAG paper's task families, from the hub or a local folder with the hub's schema.
 
 Every family is read the same way (:func:`hub_rows`): task metadata ``hub_id`` may be a hub id (the default
-below) or a local folder/file; else a folder named like the hub dataset inside the data folder
-(``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``); else the hub (offline
+below, or another: a mirror) or a local folder/file. A ``hub_id`` other than the family's default is the user's
+explicit choice and is read as given (:func:`local_copy`). The default reads a folder named like the hub dataset inside
+the data folder (``--metadata '{"data_dir": ...}'`` or ``$TOKRAG_DATA_DIR``, e.g. ``<data>/trivia_qa``) when
+there. A hub id with no such copy comes from the hub (offline
 (``HF_HUB_OFFLINE=1``): the ``datasets`` cache, else the split's files in the hub cache's snapshot, where its
 README.md's ``configs:`` metadata puts them, else in a local folder's layout). A local
 folder holds the hub's files in the hub's layout, ``<folder>/<config>/<split>*.{parquet,jsonl,json,tsv,csv}`` or
@@ -425,10 +427,22 @@ def _several_configs(hub_id: str, local_name: str | None) -> bool:
     return str(hub_id) in SEVERAL_CONFIGS or (local_name is not None and local_name in SEVERAL_CONFIGS.values())
 
 
+def own_hub_id(local_name: str | None) -> str | None:
+    """The hub id whose copy the data folder holds as ``<data folder>/<local_name>``: the default hub id of the tasks
+    that read it (a family's of :data:`FAMILIES`, WikiText-103's :data:`tasks.wikitext.HUB_ID`); None for another
+    name."""
+    from .wikitext import HUB_ID, LOCAL_NAME
+
+    return {**{f["local"]: f["hub_id"] for f in FAMILIES.values()}, LOCAL_NAME: HUB_ID}.get(str(local_name))
+
+
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                local_name: str | None = None, hub_key: str = "hub_id") -> tuple[Path, list[Path]] | None:
     """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
-    path, else ``<data folder>/<local_name>`` when there; None when the split comes from the hub. A folder whose
+    path, else, when ``hub_id`` is the data set's own (:func:`own_hub_id` of ``local_name``: the task's default),
+    ``<data folder>/<local_name>`` when there; None when the split comes from the hub. Another hub id (a mirror) is
+    the user's explicit choice: read from the hub (offline its caches), never replaced by the data folder's copy of the
+    default one. A folder whose
     README.md's ``configs:`` metadata declares the config (a folder of ``hf download <repo> --repo-type dataset
     --local-dir <folder>``; without a config, the card's default one) is read where the card puts the split's files,
     as a hub cache snapshot is (:func:`_card_files`); any other folder in the hub's layout (:func:`_local_files`), a
@@ -458,7 +472,7 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
             in_data = "named" if (own() or Path()).resolve() == c else ""  # the hub id finds it too (advice)
         except ConfigError:  # a data_dir that is no folder: not read for a copy named by its path
             in_data = ""
-    else:
+    elif str(hub_id) == own_hub_id(local_name):  # the default hub id: the data folder's copy first
         c = own()
         in_data = "found" if c is not None else ""
     if c is None:
@@ -492,13 +506,19 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
 
 def offline_message(hub_id: str, config: str | None, split: str, reason: str, local_name: str | None = None) -> str:
     """The one line that says a hub split cannot be read (``reason``) and how to give a local copy instead: the
-    error of :func:`hub_rows` and of the pre-run check :func:`check_hub_source`."""
+    error of :func:`hub_rows` and of the pre-run check :func:`check_hub_source`. The data folder's ``local_name``
+    folder is offered for the data set's own hub id only (:func:`own_hub_id`); for another (a mirror, which
+    :func:`local_copy` never replaces by it) the line says the folder is read only for the default hub id."""
+    own = own_hub_id(local_name) if local_name else None
+    mirror = own is not None and str(hub_id) != own
     return (
         f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: {reason}. "
         "Offline, give a local copy in the hub's layout: "
-        + (f"a {local_name!r} folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or " if local_name else "")
+        + (f"a {local_name!r} folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or "
+           if local_name and not mirror else "")
         + f"its path as hub_id: with lm_eval / tokrag eval, --metadata '{{\"hub_id\": \"/path/to/{local_name or 'folder'}\"}}'; "
         f"in a leaderboard (no --metadata), the task YAML's metadata: {{hub_id: /path/to/{local_name or 'folder'}}}"
+        + (f" (the data folder's {local_name!r} folder is read only for the hub id {own})" if mirror else "")
     )
 
 
@@ -827,5 +847,5 @@ def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None,
 
 
 __all__ = ["FAMILIES", "SEVERAL_CONFIGS", "card_configs", "check_hub_source", "hub_cache_folders", "hub_rows", "load_family",
-           "local_copy", "offline_message", "slot_question"]
+           "local_copy", "offline_message", "own_hub_id", "slot_question"]
 

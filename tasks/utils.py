@@ -418,7 +418,9 @@ def qa_read_files(metadata: dict[str, Any], task: str, *,
     (:func:`tasks.provenance.dataset_files`; with ``counterfactual`` also the NQ-oracle ones its substitutes come
     from, :func:`tasks.rag.build_qa_docs`), a family's local copy (:func:`tasks.sources.local_copy`) and a named
     corpus's files (:func:`retrieval.corpus.named_corpus_files`). A questions file, corpus, oracle file or hub copy
-    named by path is not listed (the leaderboard keys it by its argument: ``leaderboards.keys.task_data_files``).
+    named by path is not listed (the leaderboard keys it by its argument: ``leaderboards.keys.task_data_files``), nor
+    the data folder's copy of a data set whose ``hub_id`` is another than its default (a mirror, read from the hub:
+    :func:`tasks.data.explicit_hub_id`, :func:`tasks.sources.local_copy`; keyed by the ``hub_id`` value).
     None when no data folder is set. The run keys of the leaderboards hash these files
     (``leaderboards.keys.task_read_files``), and :func:`load_qa` refuses to return docs built from a data-folder file
     this does not list (:func:`check_read_files`), so a new file the loader reads must be added here. ``checked``:
@@ -533,8 +535,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     dev: the docs evaluated), ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
     ``instruction`` (the instruct format's line for a task that is not short-answer QA),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
-    ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the hub data set used when no local folder is set, or a local
-    folder in the hub's layout), ``hub_split`` (a family's hub split), ``questions`` (byo: your questions,
+    ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the data set: a local folder in the hub's layout or a hub id; one other than
+    the data set's default is read instead of the data folder's copy, :func:`tasks.data.explicit_hub_id`), ``hub_split`` (a family's hub split), ``questions`` (byo: your questions,
     ``tasks.byo``). Other keys (``version``, ``config_source``, the model arguments lm-eval merges in) are
     ignored, except near misses of these (:func:`check_metadata_keys`).
 
