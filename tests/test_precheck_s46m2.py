@@ -14,7 +14,7 @@ import logging
 
 import pytest
 
-from retrieval.errors import OfflineError
+from retrieval.errors import ConfigError, OfflineError
 from tasks import TASK_DIR
 from tasks.precheck import check_selected_tasks
 from tests.hub_cache_helpers import offline  # noqa: F401 (a fixture)
@@ -68,5 +68,8 @@ def test_wikitext103_without_its_hub_data_is_refused_before_the_model_loads(mana
     assert indexes == []
     check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {})  # in the datasets cache: left to the task build
     assert indexes == ["prebuilt:wikipedia-dpr-100w"]
-    with pytest.raises(OfflineError, match=r"^cannot load the hub dataset '/no/such/copy'"):  # its metadata hub_id
+    with pytest.raises(ConfigError) as exc:  # its metadata hub_id: a path, not looked up on the hub (f8357bf)
         check_selected_tasks(manager, ["wikitext103_bm25_wiki"], {"hub_id": "/no/such/copy"})
+    assert str(exc.value) == ("task wikitext103_bm25_wiki: metadata hub_id '/no/such/copy' (in --metadata) names "
+                              "/no/such/copy, which does not exist; create it or give an existing path as hub_id in "
+                              "--metadata"), exc.value
