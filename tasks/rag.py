@@ -566,9 +566,10 @@ def build_qa_docs(
         split: ``test`` (default) | ``dev`` | ``fewshot``: which part of the data set
             (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration).
         max_docs: keep only the first N questions of the split (file order) before retrieval.
-        hub_id: hub dataset id used when no local data folder is set (default
-            ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions`` / the family's), or a
-            local folder in the hub's layout (families).
+        hub_id: the data set to read: a local folder in the hub's layout, or a hub dataset id (default
+            ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions`` / the family's). The data folder's
+            copy is read only for the default id (or none); another id (a mirror) or a local folder is read as given
+            (:func:`tasks.data.explicit_hub_id`, :func:`tasks.sources.own_hub_id`).
         hub_split: the hub split of a family / of ``byo`` questions from the hub (default: the family's).
         questions: ``byo`` only: the questions JSONL file or hub id.
         stats: a dict to fill with what the docs were built from, for the results' provenance (``retrieval``: the
