@@ -679,6 +679,60 @@ def _folder_problem(folder: str) -> str | None:
     return None
 
 
+def use_cache_file(use_cache: Any) -> str:
+    """The SQLite file that lm-eval's ``--use_cache`` opens in this process: ``{use_cache}_rank{rank}.db``, rank being
+    the model's ``lm.rank`` or else ``LOCAL_RANK`` (``lm_eval.evaluator.simple_evaluate``); ``lm.rank`` is the
+    launcher's ``RANK`` when it started several processes (``WORLD_SIZE`` > 1: the tokrag models' ``DataParallel``,
+    ``hf``'s accelerator), 0 with one."""
+    from tokrag_model.distributed import world_size_from_env
+
+    def env_int(name: str) -> int:
+        try:
+            return int(os.environ.get(name, "0"))
+        except ValueError:
+            return 0
+
+    rank = env_int("RANK") if world_size_from_env() > 1 else 0
+    return f"{use_cache}_rank{rank or env_int('LOCAL_RANK')}.db"
+
+
+def _check_cache_file(use_cache: Any) -> None:
+    """Refuse a damaged ``--use_cache`` file (a truncated copy, a disk error: not a kill, which SQLite's journal
+    undoes): lm-eval opened it only after the model load and died with two tracebacks ending ``sqlite3.DatabaseError:
+    database disk image is malformed``, naming no file. The file this process would open (:func:`use_cache_file`) is
+    opened read-only and SQLite's ``PRAGMA quick_check`` run on it (cheap: no index is compared with its table). A
+    missing file is fine (lm-eval creates it); one SQLite cannot open read-only for another reason (a hot journal of
+    an interrupted run, which lm-eval's read-write open rolls back; a lock held by another run) is left to lm-eval.
+
+    Raises:
+        ConfigError: one line naming the file, what is wrong with it and what to do.
+    """
+    import sqlite3
+    from pathlib import Path
+
+    path = use_cache_file(use_cache)
+    if not os.path.lexists(path):
+        return
+    if os.path.isdir(path):
+        problem = "is a folder, not an SQLite file"
+    else:
+        try:
+            con = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+            try:
+                found = [str(row[0]) for row in con.execute("PRAGMA quick_check")]
+            finally:
+                con.close()
+        except sqlite3.OperationalError:  # not damage: a hot journal to roll back, a lock, ...: lm-eval's open decides
+            return
+        except sqlite3.DatabaseError as exc:  # SQLITE_CORRUPT, SQLITE_NOTADB
+            found = [str(exc)]
+        if found == ["ok"]:
+            return
+        problem = f"is damaged (SQLite: {found[0].splitlines()[0] if found[0] else 'quick_check failed'})"
+    raise ConfigError(f"--use_cache {use_cache}: the cache file {path} {problem}, and lm-eval would fail on it after "
+                      "the model load: delete it (its answers are computed again) or pass another --use_cache path")
+
+
 def _results_subfolder(model_args: Any) -> str | None:
     """The subfolder of ``--output_path`` that lm-eval writes the results into: the model name it reads from
     ``--model_args`` (``pretrained``, ``model``, ...), sanitized as lm-eval does (``EvaluationTracker``); None when
@@ -797,7 +851,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
       the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too.
-    * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load).
+    * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
+      SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load).
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.
@@ -866,6 +921,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         if problem:
             raise ConfigError(f"--use_cache {use_cache}: {problem}; lm-eval keeps its cache as {use_cache}_rank<N>.db "
                               "files: pass a path in a folder you can write")
+        _check_cache_file(use_cache)
 
 
 def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_args: Any, gen: dict[str, Any],
