@@ -43,12 +43,15 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import logging
 import math
 import os
 import re
+import shutil
+import stat
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -1376,18 +1379,19 @@ def report_lock(out: Path) -> Iterator[None]:
         yield
 
 
-def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) -> list[str]:
+def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str], also: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Remove the generated files of an earlier report in ``out`` that this report did not write (plots and
     per-question pages of cells, tasks or models it no longer has, pages left out with ``--no-questions``).
     Only names the generator itself produces for the earlier or the new report are touched, and only in a
-    folder that holds a report (``old``); any other file stays. Returns the removed paths (relative)."""
+    folder that holds a report (``old``); any other file stays. ``also``: more such names (those an interrupted
+    build's swap, :func:`_leftover_staging`, was moving in or removing). Returns the removed paths (relative)."""
     from .page import question_files
     from .plots import plot_files
 
     if old is None:  # not a report folder (no readable leaderboard.json): nothing in it is ours to remove
         return []
     q = out / "questions"
-    names = plot_files(data) | question_files(data) | plot_files(old) | question_files(old)
+    names = plot_files(data) | question_files(data) | plot_files(old) | question_files(old) | set(also)
     if q.is_symlink():  # a linked questions/ folder is someone else's: nothing through it is removed
         names = {rel for rel in names if Path(rel).parts[:1] != ("questions",)}
     ours = {out.resolve(), out.resolve() / "questions"}
@@ -1402,6 +1406,81 @@ def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str]) ->
     return removed
 
 
+STAGING = ".tokrag-report-staging"
+"""The folder inside the report folder into which :func:`build_report` writes the whole new report before it moves
+the files into place (:func:`_swap_in`): a build stopped while it computes and writes (the slow part: plots, pages)
+leaves the earlier report as it was, byte for byte. Removed at the end of the build (and by the next build)."""
+SWAP_MANIFEST = "SWAPPING.json"
+"""The file in :data:`STAGING` written when every new file is in it, just before they are moved into the report
+folder: its presence means that a build was stopped while it moved its files in (the folder may then mix two
+builds, for the milliseconds the moves take); it lists the names the build was moving in or removing."""
+
+
+def _leftover_staging(out: Path) -> set[str]:
+    """Remove the :data:`STAGING` folder an interrupted build left in ``out``; return the names (relative to
+    ``out``) its :data:`SWAP_MANIFEST` lists when it was stopped while moving its files in (a WARNING says so: the
+    folder mixes two builds until this build replaces it), else none (it was stopped before: the folder holds the
+    earlier report unchanged)."""
+    stage = out / STAGING
+    if not (stage.exists() or stage.is_symlink()):
+        return set()
+    names: set[str] = set()
+    try:
+        listed = json.loads((stage / SWAP_MANIFEST).read_text(encoding="utf-8"))
+        names = {str(n) for n in listed.get("names", [])}
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, AttributeError) as exc:
+        log.warning("report folder %s: unreadable %s (%s); its earlier build's files are replaced as usual", out,
+                    stage / SWAP_MANIFEST, exc)
+    if names:
+        log.warning("report folder %s: an earlier report build was stopped while it moved its files in (%s was "
+                    "left): the folder mixed two builds; this build replaces it", out, stage)
+    if stage.is_symlink() or not stage.is_dir():
+        stage.unlink()
+    else:
+        shutil.rmtree(stage)
+    return names
+
+
+def _move_in(src: Path, dst: Path) -> None:
+    """Move the staged file ``src`` over ``dst`` in one rename (the file mode of a replaced ``dst`` is kept, as
+    :func:`retrieval.io.atomic_write_bytes` keeps it); through a linked ``questions/`` folder on another file
+    system, an atomic copy."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        st = os.stat(dst)
+        if stat.S_ISREG(st.st_mode):
+            os.chmod(src, stat.S_IMODE(st.st_mode))
+    except FileNotFoundError:
+        pass
+    try:
+        os.replace(src, dst)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        atomic_write_bytes(dst, src.read_bytes())
+
+
+def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[str], also: set[str]) -> None:
+    """Move the new report's files (``written``, relative paths, every one in ``stage``) into ``out`` and remove the
+    earlier report's generated files it does not write (:func:`_remove_stale`), then ``stage``. Only renames: a
+    kill can cut it only in these milliseconds, and :data:`SWAP_MANIFEST` (written first) lets the next build say so
+    and clean up what this one would have. ``leaderboard.json`` goes first: it marks the folder as a report, so a
+    swap stopped in a folder that held none is finished by the same command, not refused as foreign files."""
+    from .page import question_files
+    from .plots import plot_files
+
+    names = set(written) | set(also) | plot_files(data) | question_files(data)
+    if old is not None:
+        names |= plot_files(old) | question_files(old)
+    atomic_write_json(stage / SWAP_MANIFEST, {"names": sorted(names)})
+    for rel in ["leaderboard.json", *sorted(set(written) - {"leaderboard.json"})]:
+        _move_in(stage / rel, out / rel)
+    _remove_stale(out, old, data, set(written), also)
+    shutil.rmtree(stage)
+
+
 def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
                  *, timings: bool = True, allow_missing: bool = False, questions: bool = True,
                  loaded: dict[str, Any] | None = None, compare_results: bool = True, replace: bool = False) -> Path:
@@ -1413,7 +1492,10 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
     Over an existing report: refused when it has results for a cell this one would not have (unless
     ``replace``, :func:`check_overwrite`); the earlier report's generated files that this one does not
-    write (stale plots and per-question pages) are removed, any other file in the folder is kept. A folder
+    write (stale plots and per-question pages) are removed, any other file in the folder is kept. Every file is
+    written into :data:`STAGING` first and then moved in by renames (:func:`_swap_in`): a build stopped or failed
+    before its end leaves the earlier report byte for byte (a kill in the milliseconds of the renames is said and
+    cleaned up by the next build, :func:`_leftover_staging`). A folder
     without a report (no ``leaderboard.json`` marked as one, :func:`is_report_json`) that holds a file the report
     would write is refused (unless ``replace``), and nothing in it is ever removed. The folder is checked before the
     slow work and again, then written, under its lock (:func:`report_lock`): a second build of the same folder at the
@@ -1455,15 +1537,24 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     check()  # a refused folder is left as it is: the lock below would create its lock file in it
     with report_lock(out):  # another build of this folder (a second runner's run --report) may have written it meanwhile
         old = check()
-        # leaderboard.json first: it marks the folder as a report (check_overwrite), so a report stopped while writing its
-        # plots or pages (Ctrl-C) is finished by the same command, not refused as a folder of foreign files
-        atomic_write_json(out / "leaderboard.json", data)
-        plots = make_plots(data, out)
-        pages = write_question_pages(spec, loaded, data, out) if questions else []
-        atomic_write_text(out / "leaderboard.md", render_markdown(data))
-        atomic_write_text(out / "leaderboard.csv", render_csv(data))
-        atomic_write_bytes(out / "index.html", render_html(data, plots, pages).encode("utf-8"))
-        _remove_stale(out, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages})
+        also = _leftover_staging(out)  # an earlier build stopped (killed) before its end
+        # every file is written into the staging folder first, then moved in (_swap_in): a build stopped while it
+        # writes (Ctrl-C, a kill, an error in a plot) leaves the earlier report as it was, never a folder that mixes
+        # the new leaderboard.json with the earlier leaderboard.md and index.html
+        stage = out / STAGING
+        stage.mkdir()
+        try:
+            plots = make_plots(data, stage)
+            pages = write_question_pages(spec, loaded, data, stage) if questions else []
+            atomic_write_text(stage / "leaderboard.md", render_markdown(data))
+            atomic_write_text(stage / "leaderboard.csv", render_csv(data))
+            atomic_write_bytes(stage / "index.html", render_html(data, plots, pages).encode("utf-8"))
+            atomic_write_json(stage / "leaderboard.json", data)
+        except BaseException:  # nothing moved in yet: the folder holds the earlier report, untouched
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        _swap_in(out, stage, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages},
+                 also)
     return out
 
 

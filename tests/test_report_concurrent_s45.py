@@ -79,8 +79,8 @@ def test_a_build_that_finds_the_folder_written_meanwhile_takes_it_as_the_report(
 
 
 def test_a_second_build_waits_for_the_first_ones_writes(toy, tmp_path, monkeypatch, caplog):
-    """A is stopped after its leaderboard.json, in its plots; B must not write until A is done (before, it wrote
-    into the half-written folder at once)."""
+    """A is stopped in its plots (once after its leaderboard.json; since s50 f9 in its staging folder, before it
+    moves any file in); B must not write until A is done (before, it wrote into the half-written folder at once)."""
     spec, runs, alone = toy
     out = tmp_path / "report"
     in_plots, go_on = threading.Event(), threading.Event()
@@ -94,7 +94,7 @@ def test_a_second_build_waits_for_the_first_ones_writes(toy, tmp_path, monkeypat
 
     monkeypatch.setattr(plots, "make_plots", paused)
     a, got_a = _in_thread(lambda: build_report(spec, runs, out, timings=False))
-    assert in_plots.wait(60) and (out / "leaderboard.json").is_file()
+    assert in_plots.wait(60) and (out / report.STAGING).is_dir()  # A writes into its staging folder (s50 f9)
     with caplog.at_level("INFO", logger="leaderboards.report"):
         b, got_b = _in_thread(lambda: build_report(spec, runs, out, timings=False))
         deadline = time.monotonic() + 60
