@@ -34,6 +34,7 @@ import logging
 import numbers
 import os
 import re
+import shlex
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -175,6 +176,48 @@ def rebuild_command(corpus: Corpus, index_dir: str | os.PathLike) -> str:
     return f"tokrag index build --corpus {arg} --index {shlex.quote(str(index_dir))} --force"
 
 
+def java_error_line(exc: BaseException) -> str:
+    """One line for a Java exception raised through pyjnius: its message's first line, and the innermost
+    ``Caused by:`` exception when it has one (often the one that names the damaged file), without the Java stack that
+    ``str(exc)`` holds (:class:`Bm25Searcher` keeps it with ``TOKRAG_TRACEBACK=1``)."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines()]
+    first = lines[0] if lines and lines[0] else type(exc).__name__
+    causes = [lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln == "Caused by:" and lines[i + 1]]
+    return f"{first} (caused by {causes[-1]})" if causes else first
+
+
+LUCENE_HEADER = bytes.fromhex("3fd76c17")
+"""The first 4 bytes of every Lucene index file (``CodecUtil.CODEC_MAGIC``, big-endian)."""
+LUCENE_FOOTER = bytes.fromhex("c02893e800000000")
+"""The start of the 16-byte footer that ends every Lucene index file (``CodecUtil.FOOTER_MAGIC`` and the checksum
+algorithm id 0, then the CRC32 as a long): a truncated file ends otherwise."""
+
+
+def lucene_damage(index_dir: str | os.PathLike) -> str | None:
+    """Why the Lucene files of tokrag's BM25 index in ``index_dir`` are damaged (a truncated copy, a disk error), told
+    cheaply and without Java: each file but ``tokrag_index.json`` and ``write.lock`` must start with Lucene's codec
+    header magic and end with its codec footer (what Lucene's ``CodecUtil.retrieveChecksum`` checks when it opens a
+    file; the checksums themselves are not read). None when every file has both."""
+    folder = Path(index_dir)
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.name not in (META, "write.lock"))
+    except OSError as exc:
+        return f"cannot list {folder}: {exc.strerror or exc}"
+    for name in names:
+        path = folder / name
+        try:
+            size = path.stat().st_size
+            with open(path, "rb") as fh:
+                head = fh.read(len(LUCENE_HEADER))
+                fh.seek(max(0, size - 16))
+                foot = fh.read(len(LUCENE_FOOTER))
+        except OSError as exc:
+            return f"{path} cannot be read ({exc.strerror or exc})"
+        if size < len(LUCENE_HEADER) + 16 or head != LUCENE_HEADER or foot != LUCENE_FOOTER:
+            return f"{path} ({size} bytes) lacks Lucene's codec {'header' if head != LUCENE_HEADER else 'footer'}"
+    return None
+
+
 def _index_complete(index_dir: Path) -> bool:
     return index_dir.is_dir() and any(index_dir.glob("segments_*"))
 
@@ -220,7 +263,8 @@ def build_bm25_index(
     temporary folder (``.<folder name>.<random>`` beside the index folder) that is renamed into place, under a
     cross-process lock (``<folder>.lock``); a complete index with the same corpus fingerprint, built by the
     Anserini jar the installed Pyserini ships (recorded as ``anserini_jar``), is reused unless ``force``; one
-    built by another Anserini (another Lucene) is rebuilt, with a warning. Temporary folders that interrupted
+    built by another Anserini (another Lucene), or one with a damaged file (:func:`lucene_damage`: a truncated copy, a
+    disk error; Lucene refused to open it), is rebuilt, with a warning. Temporary folders that interrupted
     builds of the same folder left (Ctrl-C, ``kill -9``) are removed once the lock is held
     (:func:`retrieval.io.remove_stale_scratch`). A rebuild replaces the old index with
     :func:`retrieval.io.replace_folder` (renamed aside into the scratch folder first, deleted last): interrupted, the
@@ -258,10 +302,15 @@ def build_bm25_index(
         if not force and meta and _index_complete(target):
             jar = anserini_jar()
             if meta.get("corpus_fingerprint") == corpus.fingerprint:
-                if meta.get("anserini_jar") == (jar.name if jar else None):
-                    return target
-                logger.warning("BM25 index %s was built by %s, the installed Pyserini ships %s (another Lucene): "
-                               "rebuilding it", target, meta.get("anserini_jar"), jar.name if jar else None)
+                if meta.get("anserini_jar") != (jar.name if jar else None):
+                    logger.warning("BM25 index %s was built by %s, the installed Pyserini ships %s (another Lucene): "
+                                   "rebuilding it", target, meta.get("anserini_jar"), jar.name if jar else None)
+                else:
+                    damage = lucene_damage(target)
+                    if damage is None:
+                        return target
+                    logger.warning("BM25 index %s is damaged: %s (a truncated copy or a disk error?); rebuilding it",
+                                   target, damage)
             elif index_dir is not None:
                 raise IndexNotFoundError(
                     f"{target} holds a BM25 index of another corpus (fingerprint {meta.get('corpus_fingerprint')}, "
@@ -356,7 +405,15 @@ class Bm25Searcher:
             if searcher_class.getMaxClauseCount() < MAX_CLAUSES:  # a query of > 1024 terms (module docstring)
                 searcher_class.setMaxClauseCount(MAX_CLAUSES)
         except Exception as exc:  # jnius.JavaException: corrupt or incompatible index
-            raise IndexNotFoundError(f"cannot open the Lucene index {self.index_dir}: {exc}; rebuild it") from exc
+            from .corpus import NAMED_CORPORA
+
+            recorded = (self.meta or {}).get("corpus_name")  # without a corpus: the one its tokrag_index.json names
+            how = (rebuild_command(corpus, self.index_dir) if corpus is not None else
+                   f"tokrag index build --corpus {recorded if recorded in NAMED_CORPORA else '<its corpus>'} "
+                   f"--index {shlex.quote(str(self.index_dir))} --force")
+            full = os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0")  # then with the Java stack, as before
+            raise IndexNotFoundError(f"cannot open the Lucene index {self.index_dir}: "
+                                     f"{exc if full else java_error_line(exc)}; rebuild it: {how}") from exc
 
     @classmethod
     def from_prebuilt(cls, name: str, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> "Bm25Searcher":

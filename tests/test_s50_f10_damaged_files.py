@@ -151,3 +151,106 @@ def test_lm_eval_refuses_a_truncated_cache_in_one_line_with_exit_2(tmp_path):
     assert len(lines) == 1 and lines[0].endswith(
         f"--use_cache ct/db: the cache file ct/db_rank0.db is damaged (SQLite: database disk image is malformed)"
         f"{TAIL}"), proc.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------------------- D4
+def _bm25_corpus(tmp_path: Path, n: int = 10) -> Path:
+    import json
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"passage {i} about topic {i % 3}"})
+                            + "\n" for i in range(n)), encoding="utf-8")
+    return path
+
+
+def _cut_to_half(path: Path) -> int:
+    os.truncate(path, path.stat().st_size // 2)
+    return path.stat().st_size
+
+
+@pytest.fixture
+def damaged_index(tmp_path):
+    """A small BM25 index built by ``tokrag index build`` whose postings file (``*.doc``) is cut to half its size (a
+    truncated copy; b2 cut nq-wiki-12k's the same way); -> (corpus file, index folder, the .doc file's original size)."""
+    from tokrag_model.cli import main
+
+    corpus, idx = _bm25_corpus(tmp_path), tmp_path / "idx"
+    assert main(["index", "build", "--corpus", str(corpus), "--index", str(idx), "--threads", "1"]) == 0
+    doc = next(idx.glob("*.doc"))
+    size = doc.stat().st_size
+    _cut_to_half(doc)
+    return corpus, idx.resolve(), size
+
+
+def test_a_damaged_bm25_index_is_refused_in_one_line_with_the_rebuild_command(damaged_index, monkeypatch):
+    """Lucene's error came with its 16-line Java stack inside the message, ending '; rebuild it' without saying how;
+    now its first line (and the innermost cause, which names the file) and the exact command."""
+    from retrieval.bm25 import Bm25Searcher
+    from retrieval.corpus import load_corpus
+    from retrieval.errors import IndexNotFoundError
+
+    corpus_file, idx, _ = damaged_index
+    with pytest.raises(IndexNotFoundError) as exc:
+        Bm25Searcher(idx, corpus=load_corpus(str(corpus_file)))
+    msg = str(exc.value)
+    assert "\n" not in msg and "\tat " not in msg and ".java:" not in msg, msg
+    assert msg.startswith(f"cannot open the Lucene index {idx}: JVM exception occurred: "
+                          "org.apache.lucene.index.CorruptIndexException: "), msg
+    assert f'MemorySegmentIndexInput(path="{next(idx.glob("*.doc"))}")' in msg, msg  # the damaged file is named
+    assert msg.endswith(f"; rebuild it: tokrag index build --corpus {corpus_file} --index {idx} --force"), msg
+    with pytest.raises(IndexNotFoundError) as exc:  # `tokrag retrieve --index DIR` (no corpus): the folder at least
+        Bm25Searcher(idx)
+    assert str(exc.value).endswith(f"; rebuild it: tokrag index build --corpus <its corpus> --index {idx} --force")
+    monkeypatch.setenv("TOKRAG_TRACEBACK", "1")  # the Java stack, for a bug report
+    with pytest.raises(IndexNotFoundError) as exc:
+        Bm25Searcher(idx)
+    assert "Lucene99PostingsReader.java:" in str(exc.value) and str(exc.value).count("\n") > 5, exc.value
+
+
+def test_index_build_rebuilds_a_damaged_index_instead_of_reusing_it(damaged_index, capsys, caplog):
+    """``tokrag index build`` said 'already built, reused (--force rebuilds it)' and exit 0 over the damaged index;
+    now a reused index whose Lucene files lack their codec header or footer is rebuilt, with a warning that names
+    the file, and searches again."""
+    import logging
+
+    from retrieval.bm25 import Bm25Searcher, lucene_damage
+    from tokrag_model.cli import main
+
+    corpus_file, idx, size = damaged_index
+    doc = next(idx.glob("*.doc"))
+    assert lucene_damage(idx) == f"{doc} ({size // 2} bytes) lacks Lucene's codec footer"
+    capsys.readouterr()
+    with caplog.at_level(logging.WARNING, logger="retrieval.bm25"):
+        assert main(["index", "build", "--corpus", str(corpus_file), "--index", str(idx), "--threads", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "already built, reused" not in err and "10 passages; built in" in err, err
+    assert [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()] == [
+        f"BM25 index {idx} is damaged: {doc} ({size // 2} bytes) lacks Lucene's codec footer (a truncated copy or a "
+        "disk error?); rebuilding it"]
+    assert doc.stat().st_size == size and lucene_damage(idx) is None
+    s = Bm25Searcher(idx)
+    try:
+        assert s.num_docs == 10 and s.search("passage 3", k=1)[0][0] == "d3"
+    finally:
+        s.close()
+    fnm = next(idx.glob("*.fnm"))  # a file whose start is damaged: its codec header
+    fnm.write_bytes(b"\0\0\0\0" + fnm.read_bytes()[4:])
+    assert lucene_damage(idx) == f"{fnm} ({fnm.stat().st_size} bytes) lacks Lucene's codec header"
+
+
+def test_java_error_line_keeps_the_first_line_and_the_innermost_cause():
+    """The layout of pyjnius' JavaException text (a .doc cut inside its header: Lucene's first line names only the
+    folder, the cause names the file; /work/scratch/s50/f10/d4_old.txt)."""
+    from retrieval.bm25 import java_error_line
+
+    text = ("JVM exception occurred: org.apache.lucene.index.CorruptIndexException: Problem reading index from D\n"
+            "org.apache.lucene.index.CorruptIndexException: Problem reading index from D\n"
+            "\torg.apache.lucene.index.SegmentCoreReaders.<init>(SegmentCoreReaders.java:165)\n"
+            "\tCaused by:\n\tjava.io.EOFException: read past EOF: MemorySegmentIndexInput(path=\"D/_0.doc\")\n"
+            "\torg.apache.lucene.store.MemorySegmentIndexInput.readBytes(MemorySegmentIndexInput.java:154)\n")
+    assert java_error_line(Exception(text)) == (
+        "JVM exception occurred: org.apache.lucene.index.CorruptIndexException: Problem reading index from D "
+        "(caused by java.io.EOFException: read past EOF: MemorySegmentIndexInput(path=\"D/_0.doc\"))")
+    assert java_error_line(Exception("JVM exception occurred: x.Y: z\nx.Y: z\n\tx.Y.f(Y.java:1)")) == \
+        "JVM exception occurred: x.Y: z"
+    assert java_error_line(ValueError("")) == "ValueError"
