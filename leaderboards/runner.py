@@ -2274,6 +2274,50 @@ def _add_helper_summaries(summary: RunSummary, parts: list[dict[str, Any] | None
     summary.replayed_requests += sum(int(p["replayed_requests"]) for p in parts)
 
 
+def _helper_end(h: subprocess.Popen) -> str:
+    """How a helper ended: ``killed by SIGKILL`` (a negative return code), else ``exited with status N``."""
+    if h.returncode is not None and h.returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-h.returncode).name}"
+        except ValueError:
+            return f"killed by signal {-h.returncode}"
+    return f"exited with status {h.returncode}"
+
+
+def _helpers_failed(spec: LeaderboardSpec, runs: Path, keyed: list, failed: list[subprocess.Popen], summary: RunSummary,
+                    jobs: int, *, started_only: bool) -> None:
+    """After ``run --jobs N`` whose helpers in ``failed`` ended badly (killed by a signal, or a non-zero exit): when
+    every cell is finished (this process took over and resumed from its journal any cell a helper left, once its
+    lock was freed), one WARNING, and the run goes on to its summary; else the error naming the unfinished cells
+    and the resume command. Cells left unfinished on purpose (``summary.changed``) are not counted; with
+    ``started_only`` (``--max-cells``) only the cells some process started (their folder exists).
+
+    Raises:
+        TokragError: a cell is unfinished.
+    """
+    how = "; ".join(f"helper process {h.pid} {_helper_end(h)}" for h in failed)
+    if any(h.returncode == -signal.SIGKILL for h in failed):
+        how += " (out of memory?)"
+    unfinished = []
+    for cell, key, _ in keyed:
+        if cell.cell_id in summary.changed or (started_only and not (runs / key).is_dir()):
+            continue
+        try:
+            done = cell_is_done(runs / key, cell.cell_id)
+        except TokragError:
+            done = False
+        if not done:
+            unfinished.append(cell.cell_id)
+    if unfinished:
+        first = ", ".join(unfinished[:5]) + (f" and {len(unfinished) - 5} more" if len(unfinished) > 5 else "")
+        raise TokragError(f"a helper runner process of --jobs {jobs} failed ({how}); {len(unfinished)} of {len(keyed)} "
+                          f"cells are unfinished ({first}), their journals kept; resume with: "
+                          + run_command(spec, runs, "--jobs", str(jobs)))
+    log.warning("leaderboard %s: a helper runner process of --jobs %d failed (%s); every cell is finished: this process "
+                "resumed from its journal any cell it left; its own summary is lost (the cells it finished count as "
+                "by_other, its forward passes are not counted)", spec.label(), jobs, how)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -2645,10 +2689,12 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                 raise late  # a Ctrl-C while the helpers were stopped after another error: the run was interrupted
     except KeyboardInterrupt as exc:  # say what was kept; no cell's file is written here
         raise _interrupted(spec, runs, keyed, exc) from None
-    if helpers and any(h.returncode for h in helpers):
-        raise TokragError(f"a helper runner process failed (exit codes {[h.returncode for h in helpers]})")
+    failed = [h for h in helpers if h.returncode]
+    if failed:  # killed (the OOM killer's SIGKILL) or failed: this process took over any cell it held (its lock freed)
+        _helpers_failed(spec, runs, keyed, failed, summary, jobs, started_only=max_cells is not None)
     if helpers:
-        _add_helper_summaries(summary, parts, [cell.cell_id for cell, _, _ in keyed])
+        _add_helper_summaries(summary, [p for p, h in zip(parts, helpers) if not h.returncode],
+                              [cell.cell_id for cell, _, _ in keyed])
     if max_cells is not None and cell_budget_dir is None:  # the main process: what --max-cells left unstarted
         started = {*summary.ran, *summary.skipped, *summary.by_other, *summary.changed}
         summary.left = [cell.cell_id for cell, _, _ in keyed if cell.cell_id not in started]
