@@ -1867,14 +1867,21 @@ def _no_cli_gen_kwargs_warning():
 
 # --------------------------------------------------------------------------- one cell
 
-def _resumable(cell_dir: Path, key: str, material: dict[str, Any]) -> bool:
+def _resumable(cell_dir: Path, key: str, material: dict[str, Any], label: str = "") -> bool:
     """True when ``cell_dir`` holds a request journal and a ``config.json`` with config hash ``key`` and the
-    same ``material`` (compared as JSON, as it was written): an interrupted attempt at this very cell."""
+    same ``material`` (compared as JSON, as it was written): an interrupted attempt at this very cell. A journal
+    beside a ``config.json`` that cannot be read as a JSON object (damaged after it was written: it is written
+    atomically) is not replayed, said in one WARNING (``label``: the cell's)."""
     if not (cell_dir / JOURNAL).is_file() or (cell_dir / DONE).exists():
         return False
     try:
         cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if not isinstance(cfg, dict):
+            raise ValueError(f"not a JSON object but {type(cfg).__name__}")
+    except (OSError, ValueError) as exc:
+        why = "missing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
+        log.warning("%s: %s is %s; the request journal %s is not replayed (discarded), the cell is computed from the "
+                    "start", label or cell_dir, cell_dir / "config.json", why, cell_dir / JOURNAL)
         return False
     want = json.loads(canonical_json(material))
     return isinstance(cfg, dict) and cfg.get("config_hash") == key and all(k in cfg and cfg[k] == v for k, v in want.items())
@@ -1936,7 +1943,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         except IncompleteRunError as exc:
             log.warning("%s: the finished run folder %s is damaged (%s); it is recomputed (its files are replaced)",
                         cell.label, cell_dir, str(exc).removesuffix("; re-run the cell"))
-    if resume and safe and _resumable(cell_dir, key, material):
+    if resume and safe and _resumable(cell_dir, key, material, cell.label):
         for p in cell_dir.iterdir():  # an earlier attempt's files go, all rewritten below; its journal and config stay
             if p.name in (JOURNAL, "config.json"):  # config.json: a kill here must leave the folder resumable
                 continue

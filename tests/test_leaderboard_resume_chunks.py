@@ -288,6 +288,26 @@ def test_a_folder_of_another_configuration_is_redone_not_resumed(tmp_path, monke
     _assert_same_cell(ref, got)
 
 
+@pytest.mark.parametrize("damage", ["cut", "empty"])
+def test_an_unreadable_config_json_discards_the_journal_with_a_warning(tmp_path, monkeypatch, caplog, damage):
+    """s50 b2 D5: a config.json cut in half or emptied beside a journal of 3 requests: the cell was recomputed from
+    the start without a word (a torn journal header gets a WARNING). Now one WARNING names the file and says the
+    journal is not replayed; the cell is still recomputed, equal to the uninterrupted one."""
+    spec, calls, ref, got = _killed_toy(tmp_path, monkeypatch, 4)
+    text = (got / "config.json").read_text()
+    (got / "config.json").write_text(text[:len(text) // 2] if damage == "cut" else "")
+    caplog.set_level(logging.WARNING, logger="leaderboards.runner")
+    run_spec(spec, tmp_path / "runs", progress=False)
+    assert calls.n == 4 and _cost(got)["resumed_requests"] == 0
+    (cell,) = spec.cells()
+    warned = [r.getMessage() for r in caplog.records if "config.json" in r.getMessage()]
+    assert len(warned) == 1, caplog.text
+    assert warned[0].startswith(f"{cell.label}: {got / 'config.json'} is unreadable (")
+    assert warned[0].endswith(f"); the request journal {got / JOURNAL} is not replayed (discarded), the cell is computed "
+                              "from the start")
+    _assert_same_cell(ref, got)
+
+
 def test_cost_adds_the_replayed_chunks_to_the_live_ones(tmp_path, monkeypatch):
     """forward passes and tokens: the journal's deltas of the replayed chunks + the live ones; wall_s: this
     attempt's seconds + the replayed chunks' seconds (at least what the journal recorded for them); model_s too."""
