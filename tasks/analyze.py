@@ -962,9 +962,11 @@ def print_table(title: str, res: dict, layers: str = "all") -> None:
     Console(width=170).print(t)
 
 
-def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> None:
-    """Strict AUC with its bootstrap CI per fixed layer, one line per data set, reference lines for the
-    named policies of the pooled results."""
+def auc_by_layer_png(results: dict[str, dict], n_layers: int) -> bytes:
+    """The PNG of the strict AUC with its bootstrap CI per fixed layer, one line per data set, reference lines for
+    the named policies of the pooled results."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -991,8 +993,10 @@ def plot_auc_by_layer(results: dict[str, dict], path: Path, n_layers: int) -> No
     ax.set_title("Token-level benefit vs detriment (teacher forcing, 95% bootstrap CI)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
+    return buf.getvalue()
 
 
 def nan_to_none(obj: Any) -> Any:
@@ -1368,7 +1372,7 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
     puts the model's provenance in ``meta["model_info"]``, :func:`model_info`) and
     ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (:func:`preset_in_sample`) a note says
     the calibrated row is the preset's in-sample dev fit."""
-    from retrieval.io import atomic_write_json
+    from retrieval.io import atomic_write_bytes, atomic_write_json
 
     split = meta.get("split", "")
     for name, res in results.items():
@@ -1387,6 +1391,9 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
               "AUC is its dev fit, not a held-out estimate; run --split test for that")
     print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
           "the gold token; AUC ranks the score against that label")
+    # the plot is drawn before either file is written, then both are renamed in back to back: a run stopped while it
+    # draws (or failing there) leaves the earlier results.json with its own plot, not a new results.json beside it
+    png = auc_by_layer_png(results, n_layers)
     atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))
-    plot_auc_by_layer(results, out_dir / "auc_by_layer.png", n_layers)
+    atomic_write_bytes(out_dir / "auc_by_layer.png", png)
     print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")
