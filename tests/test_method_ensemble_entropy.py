@@ -146,7 +146,7 @@ def test_score_plan_on_a_two_position_toy(tau, ll_hand, greedy):
     position's own weights (by hand: τ=1 ln .606244 + ln .641383; τ=0.1 ln .315886 + ln .796654)."""
     lm = object.__new__(EntropyEnsembleLM)  # no model: only the combination is exercised
     lm.resolved_config = {"entropy_temperature": tau}
-    lm._branches = lambda doc, context, budget: ([], {"passages": ["a", "b"]})
+    lm._branches = lambda doc, context, budget, kind=None: ([], {"passages": ["a", "b"]})
     plan = lm.score_plan(None, "", [1, 2], 100)
     forced = [Forced(torch.stack([TOY[j], TOY2[j]]).log().float()) for j in range(2)]
     ll, is_greedy, trace = plan.finish(forced)
