@@ -696,6 +696,11 @@ def use_cache_file(use_cache: Any) -> str:
     return f"{use_cache}_rank{rank or env_int('LOCAL_RANK')}.db"
 
 
+CACHE_CHECK_SECONDS = 2.0
+"""How long :func:`_check_cache_file` may run SQLite's quick_check on a ``--use_cache`` file (a 600 MB cache takes
+about 0.5 s read warm): well under the 5 s that another lm_eval run writing the same cache waits for its read lock."""
+
+
 def _check_cache_file(use_cache: Any) -> None:
     """Refuse a damaged ``--use_cache`` file (a truncated copy, a disk error: not a kill, which SQLite's journal
     undoes): lm-eval opened it only after the model load and died with two tracebacks ending ``sqlite3.DatabaseError:
@@ -703,11 +708,15 @@ def _check_cache_file(use_cache: Any) -> None:
     opened read-only and SQLite's ``PRAGMA quick_check`` run on it (cheap: no index is compared with its table). A
     missing file is fine (lm-eval creates it); one SQLite cannot open read-only for another reason (a hot journal of
     an interrupted run, which lm-eval's read-write open rolls back; a lock held by another run) is left to lm-eval.
+    The check stops unfinished (the file passes) after :data:`CACHE_CHECK_SECONDS`: it holds SQLite's read lock while it
+    runs, and another lm_eval run writing the same cache waits for it only 5 s (sqlitedict's timeout) before it fails
+    with ``database is locked``.
 
     Raises:
         ConfigError: one line naming the file, what is wrong with it and what to do.
     """
     import sqlite3
+    import time
     from pathlib import Path
 
     path = use_cache_file(use_cache)
@@ -718,11 +727,14 @@ def _check_cache_file(use_cache: Any) -> None:
     else:
         try:
             con = sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+            deadline = time.monotonic() + CACHE_CHECK_SECONDS
+            con.set_progress_handler(lambda: time.monotonic() > deadline, 1000)  # true: SQLite interrupts the check
             try:
                 found = [str(row[0]) for row in con.execute("PRAGMA quick_check")]
             finally:
                 con.close()
-        except sqlite3.OperationalError:  # not damage: a hot journal to roll back, a lock, ...: lm-eval's open decides
+        except sqlite3.OperationalError:  # not damage: a hot journal to roll back, a lock, the check interrupted at
+            # its deadline (a cache of GBs, read cold), ...: lm-eval's open decides
             return
         except sqlite3.DatabaseError as exc:  # SQLITE_CORRUPT, SQLITE_NOTADB
             found = [str(exc)]
