@@ -182,4 +182,10 @@ def test_the_offline_hub_error_names_both_routes(monkeypatch):
     assert "\n" not in msg
     assert "with lm_eval / tokrag eval, --metadata '{\"hub_id\": \"/path/to/PopQA\"}'" in msg
     assert "in a leaderboard (no --metadata), the task YAML's metadata: {hub_id: /path/to/PopQA}" in msg
-    assert "a 'PopQA' folder in the data folder" in msg
+    # x/y is not PopQA's own hub id: the data folder's copy is not read for it (eb18764), so it is not offered
+    assert "a 'PopQA' folder in the data folder" not in msg
+    assert msg.endswith("(the data folder's 'PopQA' folder is read only for the hub id akariasai/PopQA)"), msg
+    with pytest.raises(OfflineError) as err:  # the data set's own hub id: the data folder is one of the routes
+        hub_rows("akariasai/PopQA", None, "test", local_name="PopQA")
+    assert "a 'PopQA' folder in the data folder ($TOKRAG_DATA_DIR or metadata data_dir), or its path as hub_id" in \
+        str(err.value)
