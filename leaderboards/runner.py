@@ -948,8 +948,8 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
     nothing is loaded. Their ``pretrained`` must pass :func:`check_pretrained` (what the load would certainly
     refuse, told without a download: an empty value, a path that does not exist, a folder without a valid
-    ``config.json``; a hub id or an alias passes), and their ``dtype`` the load's :func:`torch_dtype` (``float64``
-    failed only at its cell's load). A method with a ``check_shape`` (``tokrag``: its ``layer``, ``js_min_layer``,
+    ``config.json``; a hub id or an alias passes); their ``dtype`` is checked by the schema's caster
+    (:func:`tokrag_model.args.to_dtype`, the load's own rule: ``float64`` failed only at its cell's load). A method with a ``check_shape`` (``tokrag``: its ``layer``, ``js_min_layer``,
     ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
     not known without loading weights). A method whose arguments only generate (``generation_only``:
@@ -965,7 +965,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     from lm_eval.api.model import LM
 
     from tokrag_model.args import merge_lm_eval_flags
-    from tokrag_model.loading import ModelShape, check_pretrained, model_shape, torch_dtype
+    from tokrag_model.loading import ModelShape, check_pretrained, model_shape
 
     check_task_files(spec, cells)
     check_task_data(spec, cells)
@@ -997,7 +997,6 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             cfg = resolved[key] = resolved_model_args(cell, given)
             if cfg is not None:  # pretrained=/nonexistent failed only at its cell's load, after the other models' cells
                 check_pretrained(cfg.get("pretrained"))
-                torch_dtype(cfg.get("dtype"))  # the load's own dtype rule: dtype=float64 failed at its cell's load
             check_shape = getattr(classes[cell.method.model], "check_shape", None)
             if cfg is not None and callable(check_shape):  # layer=99, rag_top=60000 failed only at their cell's load
                 model = (str(cfg["pretrained"]), cfg.get("revision"))
