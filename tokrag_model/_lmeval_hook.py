@@ -621,9 +621,10 @@ def check_run_command(args):
     eval``'s line (:func:`tokrag_model.eval_cli.check_tasks_given`; lm-eval printed its ``ValueError: No tasks
     specified`` traceback, or our unknown-task line with no name in it), a key given twice in ``--model_args``,
     ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the model would refuse when
-    it is built (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``; the model
-    refused them only after lm-eval's task set-up, ~30 s). Other models, and other commands (``ls``), are left to
-    lm-eval.
+    it is built (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``; and an empty or
+    blank ``pretrained=``, in :func:`tokrag_model.loading.check_pretrained`'s line; the model refused them only after
+    lm-eval's task set-up, ~30 s; a folder that does not exist is still the load's to report). Other models, and other
+    commands (``ls``), are left to lm-eval.
 
     Raises:
         ConfigError: the check's one line.
@@ -645,9 +646,13 @@ def check_run_command(args):
     model_args = getattr(args, "model_args", None)
     if isinstance(model_args, dict):  # the model's own argument check (dtype=float64, preset=, layr=3), ~30 s earlier
         from tokrag_model.args import resolved_args
+        from tokrag_model.loading import check_pretrained
         from tokrag_model.methods import MODELS
 
-        resolved_args(MODELS[model], model_args)
+        cfg = resolved_args(MODELS[model], model_args)
+        pretrained = None if cfg is None else cfg.get("pretrained")
+        if cfg is not None and not (isinstance(pretrained, str) and pretrained.strip()):
+            check_pretrained(pretrained)  # pretrained= (empty or blank): the load's own line (a path is the load's)
 
 
 def _patch_cli_utils(module):
