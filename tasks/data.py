@@ -82,15 +82,27 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path | None:
     return _resolve_data_dir(data_dir, required=False)
 
 
-def explicit_hub_id(hub_id: Any, default: str) -> bool:
-    """Whether ``hub_id`` is the user's explicit choice of data set: given, and another value than the data set's
-    ``default`` hub id (:data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`). Such a hub id is read as given, a local copy it names
-    (in the hub's layout, relative to the working directory) or else that hub id (a mirror: the hub, offline its
-    caches), never the data folder's copy (``data_dir`` / ``$TOKRAG_DATA_DIR``), as :func:`tasks.sources.local_copy`
-    reads a family's; the default hub id (or none) leaves the data folder first. One rule for :func:`load_nq_open`,
-    :func:`load_webq`, :func:`check_qa_source` and the files the task declares and records
-    (:func:`tasks.provenance.dataset_files`)."""
-    return hub_id not in (None, "") and str(hub_id) != default
+def explicit_hub_id(hub_id: Any, default: str | None) -> bool:
+    """Whether ``hub_id`` is the user's explicit choice of data set: given, and another data set than the one of
+    ``default``, the data set's own hub id (:data:`NQ_OPEN_HUB`, :data:`WEBQ_HUB`, a family's or WikiText-103's,
+    :func:`tasks.sources.own_hub_id`; None: no default, so any given hub id is explicit). Hub ids are compared as the
+    Hub resolves them, ignoring case (``Mandarjoshi/trivia_qa`` is ``mandarjoshi/trivia_qa``); a ``hub_id`` naming an
+    existing path is a local copy, compared as written (never case-folded). Such a hub id is read as given, a local
+    copy it names (in the hub's layout, relative to the working directory) or else that hub id (a mirror: the hub,
+    offline its caches), never the data folder's copy (``data_dir`` / ``$TOKRAG_DATA_DIR``); the default hub id (or
+    none) leaves the data folder first. The one rule for :func:`load_nq_open`, :func:`load_webq`,
+    :func:`check_qa_source`, :func:`tasks.sources.local_copy` (the families, WikiText-103), the offline lines and the
+    files the task declares and records (:func:`tasks.provenance.dataset_files`)."""
+    if hub_id in (None, ""):
+        return False
+    if default is None:
+        return True
+    given = str(hub_id)
+    if given == default:
+        return False
+    if Path(given).expanduser().exists():  # a local copy: a path is not case-folded
+        return True
+    return given.lower() != default.lower()
 
 
 def _offline_fix(hub_id: str, default: str) -> str:
@@ -200,7 +212,7 @@ def _nq_open_config(hub_id: str) -> str | None:
     from .sources import _card_config, card_configs
 
     path = Path(str(hub_id)).expanduser()
-    if hub_id == NQ_OPEN_HUB:
+    if not explicit_hub_id(hub_id, NQ_OPEN_HUB):  # the data set's own hub id, in any case
         return NQ_OPEN_HUB_CONFIG
     if not path.exists():  # a mirror: nq_open where its card declares it, else its default config
         return NQ_OPEN_HUB_CONFIG if NQ_OPEN_HUB_CONFIG in _mirror_configs(str(hub_id)) else None

@@ -436,7 +436,7 @@ def _byo_empty(questions: Any, rows: list[dict], split: str) -> str:
            "dev/few-shot pool; tasks/README.md, 'Splits')")
     if split == "test":
         return (f"{why}, so every one went to the pool; add questions (about nine in ten are scored)"
-                + (f" or evaluate the dev ones with --metadata '{{\"split\": \"dev\"}}'" if n_dev else ""))
+                + (" or evaluate the dev ones with --metadata '{\"split\": \"dev\"}'" if n_dev else ""))
     return f"{why}; add questions, or evaluate the test ones (drop 'split')"
 
 

@@ -430,7 +430,7 @@ def _several_configs(hub_id: str, local_name: str | None) -> bool:
 def own_hub_id(local_name: str | None) -> str | None:
     """The hub id whose copy the data folder holds as ``<data folder>/<local_name>``: the default hub id of the tasks
     that read it (a family's of :data:`FAMILIES`, WikiText-103's :data:`tasks.wikitext.HUB_ID`); None for another
-    name."""
+    name. Whether a given hub id is that one is :func:`tasks.data.explicit_hub_id`'s rule."""
     from .wikitext import HUB_ID, LOCAL_NAME
 
     return {**{f["local"]: f["hub_id"] for f in FAMILIES.values()}, LOCAL_NAME: HUB_ID}.get(str(local_name))
@@ -439,16 +439,16 @@ def own_hub_id(local_name: str | None) -> str | None:
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                local_name: str | None = None, hub_key: str = "hub_id") -> tuple[Path, list[Path]] | None:
     """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
-    path, else, when ``hub_id`` is the data set's own (:func:`own_hub_id` of ``local_name``: the task's default),
-    ``<data folder>/<local_name>`` when there; None when the split comes from the hub. Another hub id (a mirror) is
-    the user's explicit choice: read from the hub (offline its caches), never replaced by the data folder's copy of the
-    default one. A folder whose
+    path, else, when ``hub_id`` is the data set's own (:func:`own_hub_id` of ``local_name``: the task's default, in any
+    case, as the Hub resolves it), ``<data folder>/<local_name>`` when there; None when the split comes from the hub.
+    Another hub id (a mirror) is the user's explicit choice: read from the hub (offline its caches), never replaced by
+    the data folder's copy of the default one (the one rule: :func:`tasks.data.explicit_hub_id`). A folder whose
     README.md's ``configs:`` metadata declares the config (a folder of ``hf download <repo> --repo-type dataset
-    --local-dir <folder>``; without a config, the card's default one) is read where the card puts the split's files,
-    as a hub cache snapshot is (:func:`_card_files`); any other folder in the hub's layout (:func:`_local_files`), a
-    folder copy of a data set with several configs (:data:`SEVERAL_CONFIGS`) only from its ``<config>/`` folder.
-    ``hub_key``: the task argument its line tells to give the hub id as instead of the copy (a URL pattern,
-    :func:`_remote_pattern`; ``questions`` for :mod:`tasks.byo`'s folder).
+    --local-dir <folder>``; without a config, the card's default one) is read where the card puts the split's files, as
+    a hub cache snapshot is (:func:`_card_files`); any other folder in the hub's layout (:func:`_local_files`), a folder
+    copy of a data set with several configs (:data:`SEVERAL_CONFIGS`) only from its ``<config>/`` folder. ``hub_key``:
+    the task argument its line tells to give the hub id as instead of the copy (a URL pattern, :func:`_remote_pattern`;
+    ``questions`` for :mod:`tasks.byo`'s folder).
 
     Raises:
         ConfigError: the copy has no files for the split (for a card's config: the splits it declares, or the split's
@@ -458,7 +458,7 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
         be parsed or is malformed (:func:`_card_config`), or declares the split as a URL or names a hidden file
         (:func:`_card_files`); the split's files are of several formats (:func:`_one_format`).
     """
-    from .data import resolve_data_dir
+    from .data import explicit_hub_id, resolve_data_dir
 
     def own() -> Path | None:  # the data folder's copy
         root = resolve_data_dir(data_dir)
@@ -472,8 +472,8 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
             in_data = "named" if (own() or Path()).resolve() == c else ""  # the hub id finds it too (advice)
         except ConfigError:  # a data_dir that is no folder: not read for a copy named by its path
             in_data = ""
-    elif str(hub_id) == own_hub_id(local_name):  # the default hub id: the data folder's copy first
-        c = own()
+    elif (default := own_hub_id(local_name)) is not None and not explicit_hub_id(hub_id, default):
+        c = own()  # the default hub id (in any case): the data folder's copy first
         in_data = "found" if c is not None else ""
     if c is None:
         return None
@@ -508,9 +508,12 @@ def offline_message(hub_id: str, config: str | None, split: str, reason: str, lo
     """The one line that says a hub split cannot be read (``reason``) and how to give a local copy instead: the
     error of :func:`hub_rows` and of the pre-run check :func:`check_hub_source`. The data folder's ``local_name``
     folder is offered for the data set's own hub id only (:func:`own_hub_id`); for another (a mirror, which
-    :func:`local_copy` never replaces by it) the line says the folder is read only for the default hub id."""
+    :func:`local_copy` never replaces by it; :func:`tasks.data.explicit_hub_id`) the line says the folder is read only
+    for the default hub id."""
+    from .data import explicit_hub_id
+
     own = own_hub_id(local_name) if local_name else None
-    mirror = own is not None and str(hub_id) != own
+    mirror = own is not None and explicit_hub_id(hub_id, own)
     return (
         f"cannot load the hub dataset {hub_id!r}{f' ({config})' if config else ''}, split {split!r}: {reason}. "
         "Offline, give a local copy in the hub's layout: "
