@@ -1383,15 +1383,18 @@ def _verified(entry: dict) -> bool:
 
 def _unverified_message(entries: list[dict], index: int) -> str:
     """The WARNING for cutting a journal at its chunk line ``index`` (0-based; line ``index + 2`` of the file) whose
-    checksum does not match or is missing: how many lines are dropped and computed again, and how many of those fail."""
+    checksum does not match or is missing: how many lines (chunks) and requests are dropped and computed again, and,
+    when lines after it are dropped too, on how many of the dropped lines the checksum is wrong or missing (a count of
+    lines, not of requests: a line holds a chunk of one or more requests)."""
     e, rest = entries[index], entries[index:]
-    bad = sum(not _verified(x) for x in rest)
     why = ("has no checksum (written by an older runner: not verified)" if CHECKSUM not in e
            else "fails its checksum (edited or damaged after it was written)")
     after = f" and the {len(rest) - 1} line(s) after it" if len(rest) > 1 else ""
+    bad = (f"; checksum wrong or missing on {sum(not _verified(x) for x in rest)} of these {len(rest)} lines"
+           if len(rest) > 1 else "")
     return (f"the journal's line {index + 2} {why}: it{after} ({len(rest)} chunk(s), "
-            f"{sum(len(x['fingerprints']) for x in rest)} request(s); {bad} of them unverified) are dropped and "
-            "computed again")
+            f"{sum(len(x['fingerprints']) for x in rest)} request(s){bad}) "
+            f"{'are' if len(rest) > 1 else 'is'} dropped and computed again")
 
 
 def _verified_requests(entries: list[dict]) -> int:

@@ -171,7 +171,7 @@ def test_a_tampered_journal_line_is_not_replayed(killed_toy, tmp_path, caplog):
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "checksum" in r.getMessage()]
     assert len(warned) == 1 and warned[0].endswith(
         "the journal's line 3 fails its checksum (edited or damaged after it was written): it and the 1 line(s) after it "
-        "(2 chunk(s), 2 request(s); 1 of them unverified) are dropped and computed again")
+        "(2 chunk(s), 2 request(s); checksum wrong or missing on 1 of these 2 lines) are dropped and computed again")
     assert _samples(ref) and _samples(got) == _samples(ref)
     assert b"a tampered answer" not in b"".join(_samples(got).values())
 
@@ -187,7 +187,8 @@ def test_a_journal_without_checksums_is_recomputed(killed_toy, tmp_path, caplog)
     run_spec(spec, tmp_path / "runs", progress=False)
     assert calls["n"] == 4 and json.loads((got / "cost.json").read_text())["resumed_requests"] == 0
     assert "the journal's line 2 has no checksum (written by an older runner: not verified): it and the 2 line(s) " \
-           "after it (3 chunk(s), 3 request(s); 3 of them unverified) are dropped and computed again" in caplog.text
+           "after it (3 chunk(s), 3 request(s); checksum wrong or missing on 3 of these 3 lines) are dropped and " \
+           "computed again" in caplog.text
     assert _samples(got) == _samples(ref)
 
 
