@@ -197,13 +197,14 @@ class MissingCell:
         return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared}; run the cell with {self.command}"
 
 
-def _cell_command(spec: LeaderboardSpec, runs: Path, cell: Any) -> str:
+def _cell_command(spec: LeaderboardSpec, runs: Path, cell: Any, cwd: Path | None = None) -> str:
     """The command that runs just ``cell``'s method and task (its seeds, and its model in a spec with several) into
-    ``runs`` (:func:`leaderboards.runner.run_command`: with the check's ``--runs-dir``)."""
+    ``runs`` (:func:`leaderboards.runner.run_command`: with the check's ``--runs-dir``; from ``cwd``, where the
+    spec's task data are found, when given)."""
     if spec.selection:
-        return run_command(spec, runs)
+        return run_command(spec, runs, cwd=cwd)
     extra = ["--models", cell.model_name] if cell.model_name else []
-    return run_command(spec, runs, *extra, "--methods", cell.method.name, "--tasks", cell.task.task)
+    return run_command(spec, runs, *extra, "--methods", cell.method.name, "--tasks", cell.task.task, cwd=cwd)
 
 
 def cell_counts(loaded: dict[str, Any]) -> dict[str, int]:
@@ -331,7 +332,9 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     b = load_baseline(baseline)
     _check_spec_name(spec, baseline, b)
     reasons: dict[str, str] = {}
-    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
+    run_from: list[Path] = []  # where the suggested commands must run (the task data named by relative paths)
+    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons, run_from=run_from)
+    cwd = run_from[0] if run_from else None
     unselected = ({c.cell_id for c in spec.whole.cells()} - set(loaded)) if spec.whole is not None else set()
     values = cell_values(spec, runs_dir, loaded)
     counts = cell_counts(loaded)
@@ -355,7 +358,7 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             done = folder / DONE  # a DONE that is there but no marker file (a folder) is damage, not an unfinished run
             state = ("absent" if not folder.is_dir() else "damaged" if done.exists() or done.is_symlink() else "unfinished")
             lines.append(MissingCell(cid, metrics, state, reasons.get(cid, "not finished"),
-                                     _cell_command(spec, runs, cell), str(folder)))
+                                     _cell_command(spec, runs, cell, cwd), str(folder)))
             continue
         for metric, base in sorted(b["cells"][cid].items()):
             tol = b["tolerances"].get(metric)
@@ -371,7 +374,7 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
         have = values.get(cid, {})
         lines += [MetricNotInBaseline(cid, m, have[m]) for m in sorted(set(have) & set(b["tolerances"]) - set(b["cells"][cid]))]
     lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
-              NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs))
+              NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs, cwd=cwd))
               for cid in loaded if cid not in b["cells"]]
     return lines
 
@@ -407,14 +410,16 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         from_file = set(old["tolerances"])
         old_cells, old_n = old["cells"], old.get("n", {})
     reasons: dict[str, str] = {}
-    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons)
+    run_from: list[Path] = []
+    loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons, run_from=run_from)
+    cwd = run_from[0] if run_from else None
     unfinished = [cid for cid, (_c, _k, data) in loaded.items() if data is None]
     runs = resolve_runs_dir(spec, runs_dir)
     if unfinished and not allow_partial:
         first = unfinished[0]
         raise ConfigError(f"baseline {path} not written: {len(unfinished)} of {len(loaded)} cells of spec {spec.name!r} "
                           f"are unfinished (first: {first}: {reasons.get(first, 'not finished')}); finish them with "
-                          f"{run_command(spec, runs)}, or pass --allow-partial to write the finished cells and "
+                          f"{run_command(spec, runs, cwd=cwd)}, or pass --allow-partial to write the finished cells and "
                           "keep the baseline's entries of the unfinished ones")
     bad = verify(loaded)
     if bad:
@@ -430,7 +435,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     n = {cid: counts[cid] if cid in counts else old_n[cid] for cid in cells if cid in counts or cid in old_n}
     if not cells:
         raise ConfigError(f"baseline {path} not written: no cell of spec {spec.name!r} is finished (0 cells to write); "
-                          f"run them first with {run_command(spec, runs)}")
+                          f"run them first with {run_command(spec, runs, cwd=cwd)}")
     used = {m for vals in cells.values() for m in vals}
     b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells,
          "n": n}

@@ -55,10 +55,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from retrieval.io import TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
 
@@ -486,7 +487,8 @@ def _names_local_path(name: str, value: str) -> bool:
 class MissingTaskData:
     """A task metadata value (``questions``, ``corpus``, ``oracle_file``, a local ``hub_id``) that names a file or
     folder that does not exist: the task, the key, the value as written, the path it resolves to, the YAML that
-    sets it and the working directory a relative value was resolved against."""
+    sets it, the working directory a relative value was resolved against and ``found``, a directory from which the
+    value (and every other one missing with it) does exist (:func:`data_directory`), or None."""
 
     task: str
     key: str
@@ -494,6 +496,7 @@ class MissingTaskData:
     path: Path
     yaml: Path
     cwd: Path
+    found: Path | None = None
 
     def _absolute(self) -> bool:
         return expand_user(self.value).is_absolute()
@@ -505,17 +508,59 @@ class MissingTaskData:
                 f"which does not exist{rel}")
 
     def fix(self) -> str:
-        """What to do: run from the folder a relative value is relative to, or give an existing absolute path."""
+        """What to do: run from the folder a relative value is relative to (named when it is ``found``), or give an
+        existing absolute path."""
         if self._absolute():
             return f"create it or give an existing path as {self.key} in {self.yaml}"
-        return f"run from the directory that holds {self.value!r}, or give an absolute path as {self.key} in {self.yaml}"
+        where = (f"{self.found}, which holds {self.value!r}" if self.found is not None
+                 else f"the directory that holds {self.value!r}")
+        return f"run from {where}, or give an absolute path as {self.key} in {self.yaml}"
 
 
-def missing_task_data(task: str, include_path: list[Path]) -> list[MissingTaskData]:
+def recorded_directories(missing: list[MissingTaskData], recorded: Iterable[str]) -> list[Path]:
+    """The working directories that finished runs read ``missing``'s relative values from: for each ``recorded``
+    path (a run's ``task_data_files`` key, resolved) that ends in a value's parts, the path before them. A value
+    with ``..`` is left out (its resolved path no longer shows it)."""
+    out: list[Path] = []
+    for m in missing:
+        parts = Path(os.path.normpath(m.value)).parts
+        if m._absolute() or ".." in parts:
+            continue
+        for r in recorded:
+            have = Path(r).parts
+            if len(have) > len(parts) and have[-len(parts):] == parts:
+                out.append(Path(*have[: -len(parts)]))
+    return list(dict.fromkeys(out))
+
+
+def data_directory(missing: list[MissingTaskData], candidates: Iterable[Path] = ()) -> Path | None:
+    """A directory from which every one of ``missing`` exists, so that a command run there finds them all: the first
+    of ``candidates`` (the folders finished runs read them from, :func:`recorded_directories`; the spec's folder),
+    else of the values' YAML folders, that holds every value (the working directory itself does not). None when a
+    value is absolute (no directory helps), or none of these holds them all (no wider search: a folder that merely
+    happens to hold a file of that name is not suggested)."""
+    if not missing or any(m._absolute() for m in missing):
+        return None
+    dirs = [Path(c) for c in candidates] + [m.yaml.parent for m in missing if isinstance(m.yaml, Path)]
+    for d in dict.fromkeys(dirs):
+        try:
+            if all((d / expand_user(m.value)).exists() for m in missing):
+                return d
+        except OSError:
+            continue
+    return None
+
+
+def missing_task_data(task: str, include_path: list[Path], candidates: Iterable[Path] = (),
+                      recorded: Iterable[str] = ()) -> list[MissingTaskData]:
     """The values of ``task``'s metadata (:func:`task_data_paths`, its YAML chain read afresh) that name a local
     file or folder that does not exist, in :data:`TASK_DATA_ARGS` order ([] when all exist, or the task names none:
     the built-in tasks, a named corpus, a hub id). A path whose existence cannot be told (a permission error) is
-    not listed: the loader reports it."""
+    not listed: the loader reports it. Each carries as ``found`` the :func:`data_directory` from which they all
+    exist, if one does, tried first where finished runs read them (``recorded``: their ``task_data_files`` paths,
+    :func:`recorded_task_data`), then ``candidates`` (the spec's folder)."""
+    from dataclasses import replace
+
     from .spec import task_yaml_chain
 
     out = []
@@ -526,7 +571,39 @@ def missing_task_data(task: str, include_path: list[Path]) -> list[MissingTaskDa
         except OSError:
             continue
         out.append(MissingTaskData(task, name, value, path, y, Path.cwd()))
-    return out
+    found = data_directory(out, [*recorded_directories(out, recorded), *candidates])
+    return [replace(m, found=found) for m in out] if found is not None else out
+
+
+def recorded_task_data(finished: dict[str, list[tuple[str, dict[str, Any]]]]) -> list[str]:
+    """The data files and folders (resolved paths) that the finished runs ``finished``
+    (:func:`leaderboards.runner.finished_runs_by_cell`) read: their configs' ``task_data_files`` keys."""
+    out = [p for runs in finished.values() for _name, cfg in runs
+           if isinstance(cfg.get("task_data_files"), dict) for p in cfg["task_data_files"]]
+    return list(dict.fromkeys(p for p in out if isinstance(p, str)))
+
+
+def command_directory(spec: LeaderboardSpec, missing: Iterable[MissingTaskData]) -> Path | None:
+    """The directory that the commands suggested after ``missing`` (the spec's task data not found from here, of
+    one or several tasks) must run from (:func:`leaderboards.runner.run_command`'s ``cwd``): their one ``found``
+    directory, if every relative data path of the spec's other tasks that exists from here exists from there too.
+    None when none is missing, one has no such directory, they have different ones, or another task would then
+    miss its data."""
+    found = {m.found for m in missing}
+    d = found.pop() if len(found) == 1 else None
+    if d is None:
+        return None
+    from .spec import task_yaml_chain
+
+    for task in dict.fromkeys(t.task for t in (spec.whole or spec).tasks):
+        for name, (value, path, _y) in task_data_paths(task_yaml_chain(task, spec.include_path)).items():
+            try:
+                if (_names_local_path(name, value) and not expand_user(value).is_absolute() and path.exists()
+                        and not (d / expand_user(value)).exists()):
+                    return None
+            except OSError:
+                continue
+    return d
 
 
 def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dict[str, str]:

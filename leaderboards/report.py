@@ -61,7 +61,7 @@ from retrieval.errors import ConfigError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock, fingerprint
 
 from .invariants import InvariantError, Violation, cell_violations, sibling_violations
-from .keys import cell_keys, missing_task_data
+from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
@@ -176,10 +176,12 @@ def _being_computed(cell_dir: Path) -> bool:
 
 
 def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, allow_missing: bool = False,
-            reasons: dict[str, str] | None = None) -> dict[str, Any]:
+            reasons: dict[str, str] | None = None, run_from: list[Path] | None = None) -> dict[str, Any]:
     """Load every cell of ``spec`` from its run folder: ``{cell_id: (cell, config_hash, loaded or None)}``;
     ``reasons`` (if given) receives ``{cell_id: why it is not loaded}`` for each unfinished cell (one a runner is
-    computing now, its lock held: "being computed by another process now").
+    computing now, its lock held: "being computed by another process now"). ``run_from`` (if given) receives the
+    directory that commands for the unfinished cells must run from (:func:`leaderboards.keys.command_directory`:
+    their tasks' data, named by relative paths, are not found from here but are there), if there is one.
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
@@ -198,7 +200,8 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
         except IncompleteRunError as exc:
             finished = finished_runs_by_cell(runs) if finished is None else finished
             if cell.task.task not in gone:
-                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
+                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent],
+                                                         recorded_task_data(finished))
             note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             why = str(exc)
             if _being_computed(runs / key):
@@ -208,11 +211,15 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             if reasons is not None:
                 reasons[cell.cell_id] = why
             loaded[cell.cell_id] = (cell, key, None)
+    cwd = command_directory(spec, [m for ms in gone.values() for m in ms]) if missing else None
+    if run_from is not None and cwd is not None:
+        run_from.append(cwd)
     if missing and not allow_missing:
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
-            + "\nrun: " + run_command(spec, runs)
-            + "\nor report the finished ones: " + run_command(spec.whole or spec, runs, "--allow-missing", verb="report")
+            + "\nrun: " + run_command(spec, runs, cwd=cwd)
+            + "\nor report the finished ones: "
+            + run_command(spec.whole or spec, runs, "--allow-missing", verb="report", cwd=cwd)
         )
     return loaded
 

@@ -64,7 +64,7 @@ from retrieval.errors import ConfigError
 from retrieval.io import fingerprint
 from tasks import quiet_lm_eval
 
-from .keys import cell_keys, find_task_yaml, missing_task_data
+from .keys import cell_keys, command_directory, find_task_yaml, missing_task_data, recorded_task_data
 from .report import build_report
 from .runner import (DONE, IncompleteRunError, MisplacedRunError, finished_folders, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
@@ -617,7 +617,8 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
                            f"{', '.join(h.name for h in hits)}; remove the stale ones)")
         else:
             if cell.task.task not in gone:  # not "inputs changed" for a file not found
-                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path)
+                gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent],
+                                                         recorded_task_data(finished))
             note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
@@ -625,10 +626,11 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     if missing_out is not None:
         missing_out.extend(" ".join(m.split()) for m in missing)
     if missing and not allow_missing:
+        cwd = command_directory(spec, [m for ms in gone.values() for m in ms])  # where the task data are found
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
-                                 + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs)
+                                 + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs, cwd=cwd)
                                  + "\nor re-score the finished ones: "
-                                 + run_command(spec.whole or spec, runs, "--allow-missing", verb="rescore"))
+                                 + run_command(spec.whole or spec, runs, "--allow-missing", verb="rescore", cwd=cwd))
     stale = _stale_cells(spec, runs, loaded, read_from, tasks)
     if stale and not allow_missing:
         raise StaleGenerationsError("\n".join(stale[cid] for cid in loaded if cid in stale))

@@ -212,17 +212,21 @@ def move_command(src: str | os.PathLike, dst: str | os.PathLike) -> str:
     return f"mv {shell_path(src)} {shell_path(dst)}"
 
 
-def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, verb: str = "run") -> str:
+def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, verb: str = "run",
+                cwd: str | os.PathLike | None = None) -> str:
     """The ``tokrag leaderboard run SPEC --runs-dir RUNS`` command line that a message suggests (shell-quoted), with
     ``spec``'s selection (``--models/--methods/--tasks``, :meth:`LeaderboardSpec.select`) and ``options`` after
     it: following it runs into the folder the message is about, never the default ``./runs``. ``verb``: another
-    subcommand (``report``) of the same spec and folder (give it a spec without a selection: only ``run`` has one)."""
+    subcommand (``report``) of the same spec and folder (give it a spec without a selection: only ``run`` has one).
+    ``cwd``: the directory it must run from (``cd CWD && tokrag ...``), where the task data that the spec's tasks name
+    by relative paths exist (:func:`leaderboards.keys.command_directory`): from elsewhere it would fail again."""
     import shlex
 
     words = ["tokrag", "leaderboard", verb, str(spec.path), "--runs-dir", str(runs)]
     for option, names in spec.selection.items():
         words += [f"--{option}", ",".join(names)]
-    return " ".join(shlex.quote(w) for w in [*words, *options])
+    cd = f"cd {shlex.quote(str(cwd))} && " if cwd is not None else ""
+    return cd + " ".join(shlex.quote(w) for w in [*words, *options])
 
 
 # --------------------------------------------------------------------------- manifests
@@ -802,7 +806,7 @@ def check_task_data(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         if cell.task.task in seen:
             continue
         seen.add(cell.task.task)
-        gone = missing_task_data(cell.task.task, spec.include_path)
+        gone = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent])
         if gone:
             g = gone[0]
             if g.key == "corpus" and "/" not in g.value and not Path(g.value).suffix:  # meant as a named corpus

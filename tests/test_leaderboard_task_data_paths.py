@@ -106,8 +106,8 @@ def test_check_and_report_say_the_data_file_is_missing_not_that_inputs_changed(t
 
     monkeypatch.chdir(tmp_path)  # the same spec and runs, checked from the folder above
     gone = (f"task toy_qa: metadata questions 'data/q.jsonl' (in {yml}) names {tmp_path / 'data' / 'q.jsonl'}, "
-            f"which does not exist (relative to the working directory {tmp_path}); run from the directory that holds "
-            f"'data/q.jsonl', or give an absolute path as questions in {yml}")
+            f"which does not exist (relative to the working directory {tmp_path}); run from {work.resolve()}, which "
+            f"holds 'data/q.jsonl', or give an absolute path as questions in {yml}")
     fails = [x.render() for x in check_against_baseline(spec, runs, base) if not x.ok]
     assert fails and all("inputs changed" not in f and "config differs" not in f for f in fails)
     line = next(f for f in fails if "standard/toy_qa/seed1" in f)

@@ -12,7 +12,108 @@
 
 from __future__ import annotations
 
-from leaderboards.runner import _entry_checksum, _unverified_message
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from leaderboard_helpers import FIX, write_spec
+
+from leaderboards.check import check_against_baseline, write_baseline
+from leaderboards.cli import main as lb_main
+from leaderboards.report import build_report, collect
+from leaderboards.rescore import collect_for_rescore
+from leaderboards.runner import IncompleteRunError, _entry_checksum, _unverified_message, run_spec
+from leaderboards.spec import load_spec
+from retrieval.errors import ConfigError
+
+
+def _byo_toy(tmp_path: Path, data_dir: Path):
+    """The toy task with ``questions: data/q.jsonl`` (relative), ``data_dir/data/q.jsonl`` holding it; the spec in
+    ``tmp_path/spec``."""
+    tasks = tmp_path / "mytasks"
+    shutil.copytree(FIX / "tasks" / "toy_qa", tasks / "toy_qa")
+    yml = tasks / "toy_qa" / "toy_qa.yaml"
+    yml.write_text(yml.read_text().replace("metadata: {version: 1.0}",
+                                           "metadata: {version: 1.0, questions: data/q.jsonl}"))
+    (data_dir / "data").mkdir(parents=True, exist_ok=True)
+    (data_dir / "data" / "q.jsonl").write_text(
+        '{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n')
+    return load_spec(write_spec(tmp_path / "spec", include=tasks, tasks=["toy_qa"], limit=3))
+
+
+def _follow(command: str, monkeypatch) -> int:
+    """Do what a pasted ``[cd DIR && ]tokrag leaderboard ...`` line does, in this process: cd, then the CLI."""
+    if command.startswith("cd "):
+        cd, command = command.split(" && ", 1)
+        monkeypatch.chdir(shlex.split(cd)[1])
+    words = shlex.split(command)
+    assert words[:2] == ["tokrag", "leaderboard"]
+    return lb_main(words[2:])
+
+
+def test_report_check_and_rescore_suggest_commands_that_work_from_the_wrong_directory(tmp_path, monkeypatch):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    spec = _byo_toy(tmp_path, work)
+    runs, base = tmp_path / "runs", tmp_path / "base.json"
+    monkeypatch.chdir(work)
+    run_spec(spec, runs, progress=False)
+    write_baseline(spec, runs, base)
+
+    monkeypatch.chdir(elsewhere)  # data/q.jsonl does not resolve from here: every cell is missing it
+    cd = f"cd {work} && "
+    with pytest.raises(IncompleteRunError) as exc:
+        collect(spec, runs)
+    lines = str(exc.value).splitlines()
+    assert lines[-2] == f"run: {cd}tokrag leaderboard run {spec.path} --runs-dir {runs}"
+    assert lines[-1] == (f"or report the finished ones: {cd}tokrag leaderboard report {spec.path} --runs-dir {runs} "
+                         "--allow-missing")
+    assert f"run from {work}, which holds 'data/q.jsonl', or give an absolute path" in lines[1]
+    with pytest.raises(IncompleteRunError) as exc:
+        collect_for_rescore(spec, runs)
+    assert str(exc.value).splitlines()[-1] == (f"or re-score the finished ones: {cd}tokrag leaderboard rescore "
+                                                f"{spec.path} --runs-dir {runs} --allow-missing")
+    fails = [x.render() for x in check_against_baseline(spec, runs, base) if not x.ok]
+    assert len(fails) == 2 and all(f.split("; run the cell with ")[1].startswith(cd) for f in fails)
+    with pytest.raises(ConfigError, match=rf"; finish them with {cd}tokrag leaderboard run "):
+        write_baseline(spec, runs, tmp_path / "new_base.json")
+
+    # the suggested report, pasted here, reports both finished cells (from here, without the cd: 0 of 2)
+    assert [data for _c, _k, data in collect(spec, runs, allow_missing=True).values()] == [None, None]
+    assert _follow(lines[-1].split(": ", 1)[1] + f" --out {tmp_path / 'rep'}", monkeypatch) == 0
+    assert Path.cwd() == work
+    assert all(data is not None for _c, _k, data in collect(spec, runs, allow_missing=True).values())
+    # the suggested check line of a cell, pasted from elsewhere: it runs (nothing left to compute) from work/
+    monkeypatch.chdir(elsewhere)
+    assert _follow(fails[0].split("; run the cell with ")[1], monkeypatch) == 0
+
+
+def test_without_a_finished_run_the_specs_folder_that_holds_the_data_is_suggested(tmp_path, monkeypatch):
+    """The s50 u1 layout: the data beside the spec (``spec/data/q.jsonl``), no run yet, report from elsewhere."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    spec = _byo_toy(tmp_path, tmp_path / "spec")
+    runs = tmp_path / "runs"
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(IncompleteRunError) as exc:
+        collect(spec, runs)
+    run = str(exc.value).splitlines()[-2]
+    assert run == f"run: cd {spec.path.parent} && tokrag leaderboard run {spec.path} --runs-dir {runs}"
+    with pytest.raises(ConfigError, match=rf"; run from {spec.path.parent}, which holds 'data/q.jsonl', or give "):
+        run_spec(spec, runs, progress=False)  # run's own refusal names the folder too
+    assert _follow(run.removeprefix("run: "), monkeypatch) == 0  # the suggestion runs both cells
+    assert len(list(runs.glob("*/DONE"))) == 2
+    build_report(spec, runs, tmp_path / "rep")  # and from there the report finds them (no IncompleteRunError)
+
+    # no folder holds the data any more: no cd is suggested (the generic advice stays)
+    (spec.path.parent / "data" / "q.jsonl").unlink()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(IncompleteRunError) as exc:
+        collect(spec, runs)
+    text = str(exc.value)
+    assert "cd " not in text and "run from the directory that holds 'data/q.jsonl', or give" in text
+    assert text.splitlines()[-2] == f"run: tokrag leaderboard run {spec.path} --runs-dir {runs}"
 
 
 def _lines(sizes: list[int], bad: set[int]) -> list[dict]:
