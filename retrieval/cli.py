@@ -583,9 +583,16 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
 def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs_bytes: bytes) -> dict[str, Any]:
     """Write the TREC run ``run_bytes`` to ``out`` and the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` (each atomically);
     returns the ``output`` entry of the run's ``.meta.json``: the files (paths relative to the TREC run's folder, so
-    the record holds when the folder is shared), the run tag, and their SHA-256 (of the bytes written, not read back)."""
+    the record holds when the folder is shared), the run tag, and their SHA-256 (of the bytes written, not read back).
+
+    The three files cannot be replaced together, so an earlier output's ``.meta.json`` and ctxs JSONL are removed
+    first: a run stopped between the writes leaves the files of one run only (the earlier run's TREC file, or the new
+    files written so far, without the rest), never the new TREC file beside the earlier ctxs or a ``.meta.json`` that
+    describes another run (s50 b2 N3; the caller writes the ``.meta.json`` last)."""
     from .io import atomic_write_bytes, sha256_bytes
 
+    for old in (_meta_beside(out), ctxs_out):
+        old.unlink(missing_ok=True)
     atomic_write_bytes(out, run_bytes)
     atomic_write_bytes(ctxs_out, ctxs_bytes)
     return {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
@@ -593,7 +600,8 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
 
 
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
-    """Write ``retrieve``'s outputs of the cached ``run`` (each atomically, the metadata last): the TREC run with
+    """Write ``retrieve``'s outputs of the cached ``run`` (each atomically, the metadata last, an earlier output's
+    metadata and ctxs removed first: :func:`_write_run_files`): the TREC run with
     the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
     beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
     cache key), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
