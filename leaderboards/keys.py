@@ -557,8 +557,8 @@ def missing_task_data(task: str, include_path: list[Path], candidates: Iterable[
     file or folder that does not exist, in :data:`TASK_DATA_ARGS` order ([] when all exist, or the task names none:
     the built-in tasks, a named corpus, a hub id). A path whose existence cannot be told (a permission error) is
     not listed: the loader reports it. Each carries as ``found`` the :func:`data_directory` from which they all
-    exist, if one does, tried first where finished runs read them (``recorded``: their ``task_data_files`` paths,
-    :func:`recorded_task_data`), then ``candidates`` (the spec's folder)."""
+    exist, if one does, tried first where finished runs of ``task`` read them (``recorded``: their
+    ``task_data_files`` paths, :func:`recorded_task_data`), then ``candidates`` (the spec's folder)."""
     from dataclasses import replace
 
     from .spec import task_yaml_chain
@@ -575,11 +575,12 @@ def missing_task_data(task: str, include_path: list[Path], candidates: Iterable[
     return [replace(m, found=found) for m in out] if found is not None else out
 
 
-def recorded_task_data(finished: dict[str, list[tuple[str, dict[str, Any]]]]) -> list[str]:
+def recorded_task_data(finished: dict[str, list[tuple[str, dict[str, Any]]]], task: str) -> list[str]:
     """The data files and folders (resolved paths) that the finished runs ``finished``
-    (:func:`leaderboards.runner.finished_runs_by_cell`) read: their configs' ``task_data_files`` keys."""
+    (:func:`leaderboards.runner.finished_runs_by_cell`) of ``task`` read: their configs' ``task_data_files`` keys.
+    Only ``task``'s own: another task's file of the same name (``/other/data/q.jsonl``) is other data."""
     out = [p for runs in finished.values() for _name, cfg in runs
-           if isinstance(cfg.get("task_data_files"), dict) for p in cfg["task_data_files"]]
+           if cfg.get("task") == task and isinstance(cfg.get("task_data_files"), dict) for p in cfg["task_data_files"]]
     return list(dict.fromkeys(p for p in out if isinstance(p, str)))
 
 

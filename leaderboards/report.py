@@ -201,7 +201,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             finished = finished_runs_by_cell(runs) if finished is None else finished
             if cell.task.task not in gone:
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent],
-                                                         recorded_task_data(finished))
+                                                         recorded_task_data(finished, cell.task.task))
             note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             why = str(exc)
             if _being_computed(runs / key):

@@ -618,7 +618,7 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         else:
             if cell.task.task not in gone:  # not "inputs changed" for a file not found
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent],
-                                                         recorded_task_data(finished))
+                                                         recorded_task_data(finished, cell.task.task))
             note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
             missing.append(f"{cell.cell_id} ({first_error}{'; ' + note if note else ''})")
         if cell.cell_id not in loaded:
