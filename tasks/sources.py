@@ -438,9 +438,11 @@ def own_hub_id(local_name: str | None) -> str | None:
 
 def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = None,
                local_name: str | None = None, hub_key: str = "hub_id") -> tuple[Path, list[Path]] | None:
-    """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: ``hub_id`` when it names an existing
-    path, else, when ``hub_id`` is the data set's own (:func:`own_hub_id` of ``local_name``: the task's default, in any
-    case, as the Hub resolves it), ``<data folder>/<local_name>`` when there; None when the split comes from the hub.
+    """The local copy :func:`hub_rows` reads a split from, ``(folder, files)``: when ``hub_id`` is the data set's own
+    (:func:`own_hub_id` of ``local_name``: the task's default, in any case, as the Hub resolves it),
+    ``<data folder>/<local_name>`` when there (also over a folder of the default's name in the working directory, as
+    :func:`tasks.data.load_nq_open` reads its data folder first); else ``hub_id`` when it names an existing path; None
+    when the split comes from the hub.
     Another hub id (a mirror) is the user's explicit choice: read from the hub (offline its caches), never replaced by
     the data folder's copy of the default one (the one rule: :func:`tasks.data.explicit_hub_id`). A folder whose
     README.md's ``configs:`` metadata declares the config (a folder of ``hf download <repo> --repo-type dataset
@@ -466,15 +468,15 @@ def local_copy(hub_id: str, config: str | None, split: str, *, data_dir: Any = N
 
     c: Path | None = None
     in_data = ""  # the data folder's copy (found there, or named by its path), which the hub id finds again
-    if Path(str(hub_id)).expanduser().exists():
+    default = own_hub_id(local_name)
+    if default is not None and not explicit_hub_id(hub_id, default) and (c := own()) is not None:
+        in_data = "found"  # the default hub id (in any case): the data folder's copy first, over a folder of its name
+    elif Path(str(hub_id)).expanduser().exists():
         c = Path(str(hub_id)).expanduser().resolve()
         try:
             in_data = "named" if (own() or Path()).resolve() == c else ""  # the hub id finds it too (advice)
         except ConfigError:  # a data_dir that is no folder: not read for a copy named by its path
             in_data = ""
-    elif (default := own_hub_id(local_name)) is not None and not explicit_hub_id(hub_id, default):
-        c = own()  # the default hub id (in any case): the data folder's copy first
-        in_data = "found" if c is not None else ""
     if c is None:
         return None
     several = bool(config) and _several_configs(hub_id, local_name)
