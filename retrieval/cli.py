@@ -580,34 +580,46 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     return out, ctxs_out
 
 
-def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs_bytes: bytes) -> dict[str, Any]:
-    """Write the TREC run ``run_bytes`` to ``out`` and the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` (each atomically);
-    returns the ``output`` entry of the run's ``.meta.json``: the files (paths relative to the TREC run's folder, so
-    the record holds when the folder is shared), the run tag, and their SHA-256 (of the bytes written, not read back).
+def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs_bytes: bytes,
+                     meta: dict[str, Any]) -> None:
+    """Write the TREC run ``run_bytes`` to ``out``, the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` and ``meta`` (its
+    ``output`` entry set here: the files, paths relative to the TREC run's folder, so the record holds when the folder
+    is shared, the run tag, and their SHA-256 of the bytes written, not read back) to the ``.meta.json`` beside
+    ``out`` (:func:`_meta_beside`).
 
-    The three files cannot be replaced together, so an earlier output's ``.meta.json`` and ctxs JSONL are removed
-    first: a run stopped between the writes leaves the files of one run only (the earlier run's TREC file, or the new
-    files written so far, without the rest), never the new TREC file beside the earlier ctxs or a ``.meta.json`` that
-    describes another run (s50 b2 N3; the caller writes the ``.meta.json`` last)."""
-    from .io import atomic_write_bytes, sha256_bytes
+    The three files cannot be replaced together in one step: all three are first written to temporary files beside
+    them (:func:`retrieval.io.write_beside`), so a run stopped or failing while it writes (Ctrl-C, a kill, a full
+    disk) leaves the earlier output complete; then an earlier ``.meta.json`` and ctxs JSONL are removed and the three
+    renamed in, the metadata last, so a stop between those renames leaves the files of one run only, never the new
+    TREC file beside the earlier ctxs or a ``.meta.json`` that describes other files (s50 b2 N3)."""
+    from .io import sha256_bytes, write_beside
 
-    for old in (_meta_beside(out), ctxs_out):
-        old.unlink(missing_ok=True)
-    atomic_write_bytes(out, run_bytes)
-    atomic_write_bytes(ctxs_out, ctxs_bytes)
-    return {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
-            "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)}}
+    meta["output"] = {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
+                      "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)}}
+    meta_bytes = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in ((out, run_bytes), (ctxs_out, ctxs_bytes), (_meta_beside(out), meta_bytes)):
+            staged.append((write_beside(path, data), path))
+        for old in (_meta_beside(out), ctxs_out):
+            old.unlink(missing_ok=True)
+        while staged:
+            tmp, path = staged[0]
+            os.replace(tmp, path)
+            staged.pop(0)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
 
 
 def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
-    """Write ``retrieve``'s outputs of the cached ``run`` (each atomically, the metadata last, an earlier output's
-    metadata and ctxs removed first: :func:`_write_run_files`): the TREC run with
+    """Write ``retrieve``'s outputs of the cached ``run`` (all three written before any replaces an earlier one, the
+    metadata renamed in last: :func:`_write_run_files`): the TREC run with
     the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
     beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
     cache key), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
     (:func:`_write_run_files`). -> (TREC path, ctxs path)."""
     from .cache import trec_lines
-    from .io import atomic_write_json
 
     out, ctxs_out = _output_paths(a, create=True)
     try:
@@ -620,11 +632,9 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     meta.setdefault("config", config)
     meta.setdefault("key", run.fingerprint)
     tag = _run_tag(config.get("retriever", a.retriever), config.get("params"), config.get("encoder"))
-    output = _write_run_files(out, ctxs_out, tag, trec_lines(run.ctxs, tag).encode("utf-8"),
-                              Path(run.jsonl_path).read_bytes())
     meta["cache"] = {"folder": str(Path(run.trec_path).parent), "sha256": meta.pop("sha256", None)}
-    meta["output"] = output
-    atomic_write_json(_meta_beside(out), meta)
+    _write_run_files(out, ctxs_out, tag, trec_lines(run.ctxs, tag).encode("utf-8"), Path(run.jsonl_path).read_bytes(),
+                     meta)
     return out, ctxs_out
 
 
@@ -721,7 +731,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     the query set and the versions installed."""
     from .bm25 import Bm25Searcher
     from .cache import _versions, jsonl_lines, trec_lines
-    from .io import atomic_write_json, fingerprint, read_index_meta
+    from .io import fingerprint, read_index_meta
 
     if a.retriever != "bm25":
         raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
@@ -740,8 +750,6 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
         ctxs[qid] = rows
     out, ctxs_out = _output_paths(a, create=True)
     tag = _run_tag("bm25", kw)
-    output = _write_run_files(out, ctxs_out, tag, trec_lines(ctxs, tag).encode("utf-8"),
-                              jsonl_lines(ctxs, queries).encode("utf-8"))
     index = {"path": str(s.index_dir), "given": a.index}
     index_meta = read_index_meta(s.index_dir)  # what a tokrag-built index says it holds (a foreign one has none)
     if isinstance(index_meta, dict):
@@ -749,8 +757,8 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     config = {"retriever": "bm25", "params": kw, "index": index, "k": a.hits,
               "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))}}
     fp = fingerprint(ctxs)
-    atomic_write_json(_meta_beside(out), {
-        "config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fp, "output": output})
+    _write_run_files(out, ctxs_out, tag, trec_lines(ctxs, tag).encode("utf-8"), jsonl_lines(ctxs, queries).encode("utf-8"),
+                     {"config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fp})
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fp}", file=sys.stderr)
     _short_note(ctxs, queries, a.hits, "bm25", f"index {a.index}")
     return 0

@@ -208,10 +208,28 @@ def expand_user(value: str | os.PathLike) -> Path:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see either the old file or the whole new one.
 
-    The bytes go to a temporary file ``.<name>.<8 hex digits>.tmp`` in the same folder, are fsynced, then renamed
-    over ``path``. The file gets the permission bits a plain ``open(path, "w")`` gives: ``0o666`` less the
-    process umask for a new file (``0o644`` under umask ``0o022``; ``tempfile.mkstemp`` gave ``0o600``), the
-    existing file's bits when one is replaced. Missing parent folders are created.
+    The bytes go to a temporary file ``.<name>.<8 hex digits>.tmp`` in the same folder, are fsynced
+    (:func:`write_beside`), then renamed over ``path``. The file gets the permission bits a plain ``open(path, "w")``
+    gives: ``0o666`` less the process umask for a new file (``0o644`` under umask ``0o022``; ``tempfile.mkstemp``
+    gave ``0o600``), the existing file's bits when one is replaced. Missing parent folders are created.
+
+    Raises:
+        OSError: the folder cannot be created or written (the temporary file is removed).
+    """
+    tmp = write_beside(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_beside(path: str | os.PathLike, data: bytes) -> Path:
+    """The first half of :func:`atomic_write_bytes`: ``data`` written and fsynced to a new temporary file
+    ``.<name>.<8 hex digits>.tmp`` beside ``path`` (with ``path``'s permission bits when that is a file), not yet
+    renamed over ``path``: ``os.replace(tmp, path)`` does that, so several files can be written before any is
+    replaced. Missing parent folders are created. -> the temporary file.
 
     Raises:
         OSError: the folder cannot be created or written (the temporary file is removed).
@@ -240,11 +258,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return tmp
 
 
 def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Path:

@@ -2,8 +2,9 @@
 not together (s50 b2 N3). Over an earlier output of other settings, a run stopped between the writes left a mixed set:
 stopped before the ctxs write, the new run.trec (3 hits) beside the earlier run.ctxs.jsonl (1 hit) and a .meta.json
 saying ``k: 1``; stopped before the metadata write, both new files beside a .meta.json of the earlier run (k 1, other
-checksums). The earlier output's metadata and ctxs are now removed before the first write, so what is left is the
-files of one run (/work/scratch/s51/f3/mixed_repro.py, mixed_old.txt / mixed_new.txt).
+checksums). Now the three are written to temporary files before any is renamed in (tests/test_s51_r3_retrieve_output_staged.py),
+so a run stopped while it writes leaves the earlier output as it was (/work/scratch/s51/f3/mixed_repro.py,
+mixed_old.txt; /work/scratch/s51/r3/staged_repro.py).
 """
 
 from __future__ import annotations
@@ -54,30 +55,26 @@ def _sha(p: Path) -> str:
 
 
 @pytest.mark.parametrize("stopped_before", ["run.ctxs.jsonl", "run.trec.meta.json"])
-def test_a_retrieve_stopped_between_its_writes_leaves_no_mixed_set(data, monkeypatch, stopped_before):
+def test_a_retrieve_stopped_while_writing_leaves_the_earlier_set(data, monkeypatch, stopped_before):
     out = data / stopped_before.replace(".", "_") / "run.trec"
     ctxs, meta = out.with_name("run.ctxs.jsonl"), out.with_name("run.trec.meta.json")
     _retrieve(data, out, 1)  # the earlier output, of other settings
     assert _depth(out) == 1 and json.loads(meta.read_text())["config"]["k"] == 1
-    written = {"bytes": rio.atomic_write_bytes, "json": rio.atomic_write_json}
+    write = rio.write_beside  # each file's temporary copy, before any is renamed in
 
-    def stop(kind):
-        def write(path, *args, **kwargs):
-            if Path(path).name == stopped_before:
-                raise Killed(path)
-            return written[kind](path, *args, **kwargs)
-        return write
+    def stop(path, data_):
+        if Path(path).name == stopped_before:
+            raise Killed(path)
+        return write(path, data_)
 
-    monkeypatch.setattr(rio, "atomic_write_bytes", stop("bytes"))
-    monkeypatch.setattr(rio, "atomic_write_json", stop("json"))
+    monkeypatch.setattr(rio, "write_beside", stop)
     with pytest.raises(Killed):
         _retrieve(data, out, 3)
-    assert _depth(out) == 2  # the new run.trec (2 of the 5 passages share a term with each question)
-    assert not meta.exists()  # was: the earlier run's (k 1, another run's checksums)
-    if stopped_before == "run.ctxs.jsonl":
-        assert not ctxs.exists()  # was: the earlier run's, 1 passage per question
-    else:
-        assert [len(json.loads(line)["ctxs"]) for line in ctxs.read_text().splitlines()] == [2, 2]
+    assert _depth(out) == 1  # the earlier run.trec (was: the new one, 2 passages per question)
+    assert json.loads(meta.read_text())["config"]["k"] == 1  # the earlier run's metadata, of these files:
+    assert json.loads(meta.read_text())["output"]["sha256"] == {"run": _sha(out), "ctxs": _sha(ctxs)}
+    assert [len(json.loads(line)["ctxs"]) for line in ctxs.read_text().splitlines()] == [1, 1]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["run.ctxs.jsonl", "run.trec", "run.trec.meta.json"]
     monkeypatch.undo()
     _retrieve(data, out, 3)  # the same command again: the complete set, the metadata of these files
     record = json.loads(meta.read_text())
