@@ -1,6 +1,7 @@
 """Invariants checked on every report and every ``check`` (issue 12.2).
 
-Per sample (each logged ``samples_<task>.jsonl`` line): EM=1 implies F1=1 and EM=1 implies answer
+Per sample (each logged ``samples_<task>.jsonl`` line): every metric value is a finite number (NaN or inf, which
+a bring-your-own metric could return, is named with its doc id); EM=1 implies F1=1 and EM=1 implies answer
 match=1 (so, per cell, EM <= F1 and EM <= answer match). Per cell: the mean of every per-sample metric
 that lm-eval aggregates by ``mean`` equals the value in ``results.json`` (metric values written only
 into results.json are never trusted on their own). Per task (and model): every cell (method x seed)
@@ -15,6 +16,7 @@ that the report refuses with (:class:`InvariantError`).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -49,13 +51,33 @@ class Violation:
 
 
 def _num(v: Any) -> float | None:
+    """A metric value as a float; None when it is not a number (a bool, a list, None). NaN and inf are numbers here:
+    :func:`nonfinite` finds them."""
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def nonfinite(v: Any) -> bool:
+    """``v`` (a number, or a list of numbers such as a corpus metric's ``[loglik, length]``) holds a NaN or an
+    infinity."""
+    xs = v if isinstance(v, (list, tuple)) else [v]
+    return any((x := _num(y)) is not None and not math.isfinite(x) for y in xs)
+
+
+def nonfinite_message(name: str, v: Any) -> str:
+    """The invariant's text for a per-sample metric value that is NaN or infinite."""
+    return (f"{name} = {v!r} is not a finite number (a per-question metric must be one: its mean, CI and paired tests "
+            "cannot be computed; the task's metric function returned it)")
+
+
 def sample_violations(cell_id: str, samples: list[dict]) -> list[Violation]:
-    """EM=1 implies F1=1 and answer match=1, for every sample that carries both metrics."""
+    """Every metric a sample carries (its ``metrics`` list) is a finite number, or a list of them (NaN or inf would
+    turn the cell's mean, CI and tests into NaN, and a NaN mean never differs from results.json's); EM=1 implies
+    F1=1 and answer match=1, for every sample that carries both metrics."""
     out = []
     for s in samples:
+        for name in s.get("metrics") or []:
+            if name in s and nonfinite(s[name]):
+                out.append(Violation(cell_id, s.get("doc_id"), nonfinite_message(name, s[name])))
         for a, b in IMPLICATIONS:
             va, vb = _num(s.get(a)), _num(s.get(b))
             if va is not None and vb is not None and va >= 1.0 and vb < 1.0:
@@ -78,23 +100,28 @@ def cell_violations(cell_id: str, task: str, samples: list[dict], results: dict,
     the samples' means against results.json for every mean-aggregated metric."""
     out = sample_violations(cell_id, samples)
     means: dict[str, float] = {}
+    broken: set[str] = set()  # a sample's value is NaN or inf: named per sample above, no mean to compare
     for name in {k for s in samples for k in (s.get("metrics") or [])}:
         # lm-eval averages a metric over the samples that return it (e.g. gold_at_k only where gold is known)
         present = [s[name] for s in samples if name in s]
         vals = [_num(v) for v in present]
-        if vals and all(v is not None for v in vals):
+        if any(nonfinite(v) for v in present):
+            broken.add(name)
+        elif vals and all(v is not None for v in vals):
             means[name] = float(np.mean(vals))
     for a, b in IMPLICATIONS:
         if a in means and b in means and means[a] > means[b] + MEAN_TOL:
             out.append(Violation(cell_id, None, f"mean {a} {means[a]:.4f} > mean {b} {means[b]:.4f}"))
     if compare_results:
         res = (results.get("results") or {}).get(task) or {}
-        for name in sorted(_mean_metrics(results, task)):
+        for name in sorted(_mean_metrics(results, task) - broken):
             logged = [(k, _num(v)) for k, v in res.items() if k.split(",")[0] == name and "_stderr" not in k]
             for key, v in logged:
                 if v is None:
                     continue
-                if name not in means:
+                if not math.isfinite(v):
+                    out.append(Violation(cell_id, None, f"results.json {key} = {v!r} is not a finite number"))
+                elif name not in means:
                     out.append(Violation(cell_id, None, f"results.json has {key} = {v:.6f} but the samples carry no {name}"))
                 elif abs(means[name] - v) > MEAN_TOL:
                     out.append(Violation(cell_id, None, f"results.json {key} = {v:.6f} but the samples' mean is "
@@ -189,5 +216,5 @@ def sibling_violations(group: str, cells: dict[str, list[dict]], folders: dict[s
     return out + retrieval_violations(group, cells, folders)
 
 
-__all__ = ["Violation", "InvariantError", "sample_violations", "cell_violations", "sibling_violations",
+__all__ = ["Violation", "InvariantError", "nonfinite", "nonfinite_message", "sample_violations", "cell_violations", "sibling_violations",
            "retrieval_violations", "IMPLICATIONS"]

@@ -60,7 +60,7 @@ import numpy as np
 from retrieval.errors import ConfigError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock, fingerprint
 
-from .invariants import InvariantError, Violation, cell_violations, sibling_violations
+from .invariants import InvariantError, Violation, cell_violations, nonfinite, nonfinite_message, sibling_violations
 from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
@@ -132,21 +132,35 @@ def _check_filters(loaded: dict[str, Any]) -> None:
                                       d.get("dir") or key)
 
 
-def _per_question(samples: list[dict], metric: str) -> dict[int, float] | None:
+def _refuse_nonfinite(cell_id: str, sample: dict, metric: str) -> None:
+    """Raise the invariant's FAIL line (:func:`leaderboards.invariants.sample_violations`) when ``sample``'s
+    ``metric`` is NaN or infinite: :func:`build_report` and ``check`` refuse such a cell in :func:`verify`; this
+    keeps :func:`compute`, called without it, from turning it into a NaN mean, CI and test."""
+    if nonfinite(sample.get(metric)):
+        raise InvariantError(Violation(cell_id, sample.get("doc_id"), nonfinite_message(metric, sample[metric])).render())
+
+
+def _per_question(samples: list[dict], metric: str, cell_id: str = "?") -> dict[int, float] | None:
+    """``{doc_id: value}`` of a per-question metric of the cell ``cell_id``; None when a sample lacks it or its value
+    is not a number.
+
+    Raises:
+        InvariantError: a value is NaN or infinite (naming the cell and the doc id)."""
     out = {}
     for s in samples:
         v = s.get(metric)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
+        _refuse_nonfinite(cell_id, s, metric)
         out[int(s["doc_id"])] = float(v)
     return out
 
 
-def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[float, float]] | None:
+def _per_document_ratio(samples: list[dict], metric: str, cell_id: str = "?") -> dict[int, tuple[float, float]] | None:
     """``{doc_id: (loglik, length)}`` of a corpus metric (:data:`stats.RATIO_METRICS`) as lm-eval logs it per
     sample (``[loglik, words]`` for ``word_perplexity``); None when the metric is not one or a sample lacks it.
     Documents of length 0 (an empty target: 0 bytes) are left out: they add nothing to either sum, and a
-    resample made of them alone would be 0/0."""
+    resample made of them alone would be 0/0. Raises InvariantError for a NaN or infinite one (:func:`_per_question`)."""
     if metric not in RATIO_METRICS:
         return None
     out = {}
@@ -155,6 +169,7 @@ def _per_document_ratio(samples: list[dict], metric: str) -> dict[int, tuple[flo
         if not (isinstance(v, (list, tuple)) and len(v) == 2
                 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
             return None
+        _refuse_nonfinite(cell_id, s, metric)
         if float(v[1]) > 0:
             out[int(s["doc_id"])] = (float(v[0]), float(v[1]))
     return out
@@ -308,11 +323,11 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                     qids.setdefault((mod.name, t.task), {int(s["doc_id"]): str((s.get("doc") or {}).get("qid", s["doc_id"]))
                                                           for s in samples})
                     for name in sorted({k for s in samples for k in (s.get("metrics") or [])}):
-                        pq = _per_question(samples, name)
+                        pq = _per_question(samples, name, seed_cell.cell_id)
                         if pq is not None:
                             seed_vals.setdefault(name, []).append(pq)
                             per_seed.setdefault((mod.name, m.name, t.task), {}).setdefault(seed_cell.seed, {})[name] = pq
-                        pr = _per_document_ratio(samples, name)
+                        pr = _per_document_ratio(samples, name, seed_cell.cell_id)
                         if pr is not None:
                             seed_ratio.setdefault(name, []).append(pr)
                             per_seed_ratio.setdefault((mod.name, m.name, t.task), {}).setdefault(seed_cell.seed, {})[name] = pr

@@ -34,12 +34,22 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 
+def _refuse_nonfinite(what: str, values: np.ndarray, kind: str = "per-question values") -> None:
+    """Raise ValueError when ``values`` holds a NaN or an infinity: a NaN mean is no estimate, and a NaN p sorts
+    anywhere (a NaN difference gave p 0.0 or the Monte Carlo floor, a NaN p in Holm's family capped every p at 1)."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"{what}: {len(bad)} of {len(values)} {kind} are not finite numbers (first: index {bad[0]}, "
+                         f"{float(values[bad[0]])})")
+
+
 def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean of ``values`` (shape (n,)); ``(v, v)`` when all values are equal,
-    ``(nan, nan)`` when there are none."""
+    ``(nan, nan)`` when there are none. Raises ValueError for a NaN or infinite value."""
     from scipy import stats
 
     values = np.asarray(values, dtype=float)
+    _refuse_nonfinite("bootstrap_ci", values)
     if len(values) == 0:
         return (math.nan, math.nan)
     if np.all(values == values[0]):
@@ -66,10 +76,11 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
     however one-sided the questions are: the exact count avoids both where the metric allows.
 
     Returns ``{"diff", "lo", "hi", "p", "n", "sd"}`` (``sd``: sample standard deviation of ``diff``,
-    ddof=1, 0 for fewer than two questions)."""
+    ddof=1, 0 for fewer than two questions). Raises ValueError for a NaN or infinite difference."""
     from scipy import stats
 
     diff = np.asarray(diff, dtype=float)
+    _refuse_nonfinite("paired_test", diff, "per-question differences")
     lo, hi = bootstrap_ci(diff, iters, confidence, seed)
     nz = diff[diff != 0]  # zero differences are unchanged by a sign flip: the test runs on the others
     if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
@@ -158,7 +169,10 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
     >>> holm([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
+
+    Raises ValueError for a NaN or infinite p (NaN breaks the sort: ``[nan, 0.01, 0.04]`` gave ``[1.0, 1.0, 1.0]``).
     """
+    _refuse_nonfinite("holm", np.asarray(pvalues, dtype=float), "p-values")
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: (pvalues[i], i))
     out = [1.0] * m
