@@ -645,14 +645,27 @@ def check_run_command(args):
     check_repeated_keys(typed)
     model_args = getattr(args, "model_args", None)
     if isinstance(model_args, dict):  # the model's own argument check (dtype=float64, preset=, layr=3), ~30 s earlier
-        from tokrag_model.args import resolved_args
-        from tokrag_model.loading import check_pretrained
-        from tokrag_model.methods import MODELS
+        check_model_arguments(model, model_args)
 
-        cfg = resolved_args(MODELS[model], model_args)
-        pretrained = None if cfg is None else cfg.get("pretrained")
-        if cfg is not None and not (isinstance(pretrained, str) and pretrained.strip()):
-            check_pretrained(pretrained)  # pretrained= (empty or blank): the load's own line (a path is the load's)
+
+def check_model_arguments(model: str, model_args: dict) -> None:
+    """What the tokrag method ``model`` (its name) refuses when it is built with ``model_args`` (a dict), told without
+    building it: its argument check (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``,
+    ``layr=3``) and an empty or blank ``pretrained`` (:func:`tokrag_model.loading.check_pretrained`'s line; a path is
+    the load's to report). Run by :func:`check_run_command` and, for ``lm_eval.simple_evaluate`` called from Python,
+    by :func:`_python_run_checks`, before the tasks are set up.
+
+    Raises:
+        ConfigError: the model's one line.
+    """
+    from tokrag_model.args import resolved_args
+    from tokrag_model.loading import check_pretrained
+    from tokrag_model.methods import MODELS
+
+    cfg = resolved_args(MODELS[model], model_args)
+    pretrained = None if cfg is None else cfg.get("pretrained")
+    if cfg is not None and not (isinstance(pretrained, str) and pretrained.strip()):
+        check_pretrained(pretrained)  # pretrained= (empty or blank): the load's own line (a path is the load's)
 
 
 def _patch_cli_utils(module):
@@ -880,12 +893,15 @@ def _python_run_checks(arguments: dict) -> None:
     model, model_args = arguments.get("model"), arguments.get("model_args")
     name = model if isinstance(model, str) else getattr(model, "METHOD", None)
     try:
+        from tokrag_model.args import model_args_dict
+        from tokrag_model.methods import METHODS
+
+        margs = model_args_dict(model_args)
+        if isinstance(model, str) and model in METHODS and margs is not None:  # the model's own argument check first,
+            check_model_arguments(model, margs)  # as under the CLI (lm-eval would build the model before the tasks)
         if manager is None:
             from lm_eval.tasks import TaskManager
 
-            from tokrag_model.args import model_args_dict
-
-            margs = model_args_dict(model_args)
             if margs is None:  # a string lm-eval cannot parse: it reports that itself
                 return
             manager = arguments["task_manager"] = TaskManager(metadata=margs | (arguments.get("metadata") or {}))
