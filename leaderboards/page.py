@@ -24,7 +24,7 @@ from retrieval.io import atomic_write_bytes
 
 from . import stats
 from .report import (
-    LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
+    EXACT_CI, LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
 )
 from .spec import LeaderboardSpec
 from .traces import sample_trace, token_rows
@@ -123,7 +123,8 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
                 task = piv["columns"][j - 1]["task"] if 0 < j <= len(piv["columns"]) else None
                 v = (r["values"].get(task) or {}) if task else {}
                 if v.get("lo") is not None:
-                    tip = f"{conf} CI [{v['lo']:.3f}, {v['hi']:.3f}]"
+                    tip = f"{conf} CI [{v['lo']:.3f}, {v['hi']:.3f}]" + (
+                        " (exact Clopper-Pearson: every question scored the same)" if v.get("ci") == EXACT_CI else "")
                     s = f'<span title="{e(tip)}">{s}</span>'
                 out_line.append(s)
             cells.append(out_line)

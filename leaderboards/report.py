@@ -65,8 +65,8 @@ from .keys import cell_keys, command_directory, missing_task_data, recorded_task
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
-from .stats import (RATIO_METRICS, bootstrap_ci, helped_hurt, holm, min_detectable_difference, monte_carlo_p_floor, noise_flips,
-                    paired_ratio_test, paired_test, ratio_ci)
+from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, helped_hurt, holm, min_detectable_difference,
+                    monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
 from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns
 
 log = logging.getLogger(__name__)
@@ -387,6 +387,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                         cost["model_s_per_question"] = round(model / n_all, 3) if n_all else None
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
                 row["cost"] = cost
+    _degenerate_cis(rows, per_seed, conf)
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
     mde = _paired(spec, rows, byrow, per_q, per_q_ratio, iters, conf, bseed, run_ids,
                   per_seed=per_seed, per_seed_ratio=per_seed_ratio, seed_keys=seed_keys)
@@ -419,6 +420,46 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     data["provenance"] = _provenance(loaded)
     data["cells"] = _cell_counts(loaded)
     return data
+
+
+def binary_metrics(per_seed: dict) -> set[str]:
+    """The 0/1 metrics of a report: those whose every per-question value, in every row and seed (``per_seed``:
+    (model, method, task) -> seed -> metric -> doc -> value), is 0 or 1 (EM, answer match, answer recall@k; F1 is one
+    only where no answer anywhere in the report got partial credit)."""
+    seen: set[str] = set()
+    graded: set[str] = set()
+    for seeds in per_seed.values():
+        for metrics in seeds.values():
+            for name, vals in metrics.items():
+                seen.add(name)
+                if any(v not in (0.0, 1.0) for v in vals.values()):
+                    graded.add(name)
+    return seen - graded
+
+
+EXACT_CI = "clopper-pearson"
+"""``metrics[name]["ci"]`` of a row whose CI is the exact binomial one (:func:`_degenerate_cis`); absent otherwise."""
+
+
+def _degenerate_cis(rows: list[dict], per_seed: dict, conf: float) -> None:
+    """Replace the two CIs a percentile bootstrap cannot give (it returns ``[v, v]``), in place:
+
+    * a 0/1 metric (:func:`binary_metrics`) whose questions all score the same (mean 0 or 1: k = 0 or n of n, the
+      seed means of a row whose every seed agrees): the exact Clopper-Pearson interval of k of n
+      (:func:`stats.exact_binomial_ci`; 0 of 30 is [0, 0.116], not [0, 0]), marked ``"ci": "clopper-pearson"``;
+    * any other metric over one question (or paragraph): no CI (``lo``/``hi`` None): one value has no spread.
+
+    Every other row keeps its bootstrap CI."""
+    binary = binary_metrics(per_seed)
+    for r in rows:
+        for name, m in (r.get("metrics") or {}).items():
+            if m["lo"] is None or not m["n"]:
+                continue  # a results.json aggregate without per-question values: no CI anyway
+            if name in binary and m["mean"] in (0.0, 1.0):
+                m["lo"], m["hi"] = exact_binomial_ci(round(m["mean"] * m["n"]), m["n"], conf)
+                m["ci"] = EXACT_CI
+            elif name not in binary and m["n"] == 1:
+                m["lo"] = m["hi"] = None
 
 
 def _cell_counts(loaded: dict[str, Any]) -> dict[str, Any]:
@@ -838,7 +879,8 @@ def _pivot(spec: LeaderboardSpec, data: dict) -> list[dict]:
             for col in columns:
                 r = next((x for x in mrows if x["method"] == name and x["task"] == col["task"]), None)
                 v = ((r or {}).get("metrics") or {}).get(col["metric"]) if col["metric"] else None
-                vals[col["task"]] = None if v is None else {"mean": v["mean"], "lo": v["lo"], "hi": v["hi"]}
+                vals[col["task"]] = None if v is None else {"mean": v["mean"], "lo": v["lo"], "hi": v["hi"],
+                                                            **({"ci": v["ci"]} if "ci" in v else {})}
             avg_cols = [c["task"] for c in columns if c["metric"] == spec.primary_metric]
             avg = (float(np.mean([vals[t]["mean"] for t in avg_cols])) if avg_cols and all(vals[t] for t in avg_cols) else None)
             body.append({"method": name, "values": vals, "average": avg})
@@ -897,13 +939,21 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return f"{v:.{digits}f}"
 
 
+EXACT = "‡"
+"""Marks a row's CI that is the exact Clopper-Pearson interval, not the bootstrap's (:func:`_degenerate_cis`)."""
+
+EXACT_NOTE = (f"{EXACT} = every question of the row scored the same on this 0/1 metric (0 of n or n of n): the CI is the "
+              "exact Clopper-Pearson interval of a proportion (the percentile bootstrap of equal values has zero width)")
+
+
 def _cell_metric(row: dict, name: str) -> str:
+    """``mean [lo, hi]``, with :data:`EXACT` after an exact binomial CI; ``mean`` alone without a CI."""
     m = (row.get("metrics") or {}).get(name)
     if not m:
         return "-"
     if m["lo"] is None:
         return _fmt(m["mean"])
-    return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]"
+    return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]" + (f" {EXACT}" if m.get("ci") == EXACT_CI else "")
 
 
 def _at_floor(p: float, floor: float) -> bool:
@@ -1052,7 +1102,11 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     if off:  # the contract's k: the noise replaces a whole number of passages (spec.task_noise_share)
         marked.append("noise: the share of the passages actually replaced (a whole number of the contract's k), not the "
                       "task's nominal level: " + ", ".join(off))
-    out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, marked))
+    shown = [(r.get("metrics") or {}).get(m) or {} for r in data["rows"] for m in ms]
+    exact = [EXACT_NOTE] if any(x.get("ci") == EXACT_CI for x in shown) else []
+    if any(x.get("n") == 1 and x.get("lo") is None for x in shown):
+        exact.append("a mean without a CI over n = 1 question: one value has no spread to estimate")
+    out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, exact + marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [label(r, (ref, r["task"])), r["task"]]

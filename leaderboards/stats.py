@@ -7,6 +7,8 @@ call) and are deterministic for a given seed. They pass ``rng=`` to ``scipy.stat
 
 * :func:`bootstrap_ci`: percentile bootstrap CI of a mean (``scipy.stats.bootstrap``; Efron &
   Tibshirani 1993, ch. 13).
+* :func:`exact_binomial_ci`: exact (Clopper-Pearson) CI of a proportion, for a 0/1 metric whose questions all
+  score the same, where the percentile bootstrap has zero width.
 * :func:`paired_test`: mean paired difference, its bootstrap CI, and the two-sided p-value of a
   sign-flip permutation test (``scipy.stats.permutation_test``, ``permutation_type="samples"``); for
   0/1 metrics (every non-zero difference of one size) this is the exact McNemar test on the discordant
@@ -57,6 +59,17 @@ def bootstrap_ci(values: np.ndarray, iters: int, confidence: float, seed: int) -
     res = stats.bootstrap((values,), np.mean, n_resamples=iters, confidence_level=confidence, method="percentile",
                           vectorized=True, rng=np.random.default_rng(seed))
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
+
+
+def exact_binomial_ci(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) CI of a proportion, ``k`` successes of ``n`` (``scipy.stats.binomtest(k, n)
+    .proportion_ci(method="exact")``; Clopper & Pearson 1934, Biometrika 26:404-413). The report uses it for a 0/1
+    metric whose questions all score the same (k = 0 or n), where :func:`bootstrap_ci` has zero width: 0 of 30 gives
+    (0, 0.116), not (0, 0)."""
+    from scipy import stats
+
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
+    return (float(ci.low), float(ci.high))
 
 
 def monte_carlo_p_floor(iters: int) -> float:
@@ -235,5 +248,5 @@ def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float], *, lower
     return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
 
 
-__all__ = ["bootstrap_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference",
+__all__ = ["bootstrap_ci", "exact_binomial_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference",
            "helped_hurt", "noise_flips", "is_right", "compare"]
