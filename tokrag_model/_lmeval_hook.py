@@ -623,8 +623,9 @@ def check_run_command(args):
     ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the model would refuse when
     it is built (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``; and an empty or
     blank ``pretrained=``, in :func:`tokrag_model.loading.check_pretrained`'s line; the model refused them only after
-    lm-eval's task set-up, ~30 s; a folder that does not exist is still the load's to report). Other models, and other
-    commands (``ls``), are left to lm-eval.
+    lm-eval's task set-up, ~30 s; a folder that does not exist is still the load's to report; without ``--model_args``
+    the ``--config`` file's ``model_args``, as lm-eval takes them). Other models, and other commands (``ls``), are left
+    to lm-eval.
 
     Raises:
         ConfigError: the check's one line.
@@ -644,6 +645,12 @@ def check_run_command(args):
     check_tasks_given([f"--tasks={t}" for t in tasks] + ([f"--config={config}"] if config else []))
     check_repeated_keys(typed)
     model_args = getattr(args, "model_args", None)
+    if not model_args and config:  # lm-eval takes the --config file's model_args unless the command line gives some
+        from lm_eval.config.evaluate_config import EvaluatorConfig
+
+        from tokrag_model.args import model_args_dict
+
+        model_args = model_args_dict(EvaluatorConfig.load_yaml_config(config).get("model_args"))
     if isinstance(model_args, dict):  # the model's own argument check (dtype=float64, preset=, layr=3), ~30 s earlier
         check_model_arguments(model, model_args)
 
