@@ -625,6 +625,8 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                         res = dict(tests[(a, b, metric)])
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
                             res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
+                            if "n_plus" in res:
+                                res.update(n_plus=res["n_minus"], n_minus=res["n_plus"])
                         byrow[(mod.name, name, t.task)].setdefault("paired", {}).setdefault(ref, {})[metric] = res
             floor = monte_carlo_p_floor(iters)
             for metric in PAIRED + RATIO_PAIRED:
@@ -973,11 +975,13 @@ def _cell_paired(p: dict | None, iters: int) -> str:
     """``diff [lo, hi] p=... holm=...``; a p at the Monte Carlo floor 2/(iters+1) of the permutation test is an
     upper bound and reads ``p≤0.001 holm≤...``, and so does a Holm value that another pair's floor p raised
     (``p_holm_bound``: ``p=0.002 holm≤0.004``); any other p (or Holm's) under 0.001 reads ``p<0.001``
-    (``holm<0.001``)."""
+    (``holm<0.001``). Where the test counted discordant questions (a 0/1 metric: ``n_plus`` / ``n_minus`` of
+    :func:`stats.paired_test`) they follow p: ``p=0.062 (5+/0−)``."""
     if not p:
         return "-"
     at_floor = _at_floor(p["p"], monte_carlo_p_floor(iters))
-    tail = f"{_fmt_p('p', p['p'], at_floor)} {_fmt_p('holm', p['p_holm'], at_floor or bool(p.get('p_holm_bound')))}"
+    counts = f" ({p['n_plus']}+/{p['n_minus']}−)" if "n_plus" in p else ""  # the discordant questions of McNemar's p
+    tail = f"{_fmt_p('p', p['p'], at_floor)}{counts} {_fmt_p('holm', p['p_holm'], at_floor or bool(p.get('p_holm_bound')))}"
     return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] {tail}"
 
 
@@ -1121,7 +1125,9 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
             # stats.paired_test: exact, not Monte Carlo, for a 0/1 metric or few differing questions
             test += ("; exact where every differing question differs by the same amount (a 0/1 metric such as EM or "
                      "answer match: McNemar's test on the discordant questions) or at most 16 questions differ, "
-                     "Monte Carlo otherwise; p<0.001 = an exact p below 0.001")
+                     "Monte Carlo otherwise; p<0.001 = an exact p below 0.001; (k+/k−) after p = the questions where "
+                     "method - reference is positive / negative (McNemar's discordant questions; with few of them the "
+                     "bootstrap CI is too narrow and can exclude 0 while p >= 0.05: read p)")
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
                         f"[{conf} CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
@@ -1290,7 +1296,9 @@ def render_csv(data: dict) -> str:
 
     Each ``delta_<metric>_vs_<ref>_p_holm`` column is followed by ``..._p_holm_bound``: ``true`` when that Holm value
     is an upper bound (a Monte Carlo p at its floor in the family, ``p_holm_bound`` of the JSON; the Markdown's
-    ``holm≤``), ``false`` when it is exact, empty when the pair has no test."""
+    ``holm≤``), ``false`` when it is exact, empty when the pair has no test; then ``..._n_plus`` / ``..._n_minus``:
+    the discordant questions (method - reference positive / negative) where the p counts them (a 0/1 metric), else
+    empty."""
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
@@ -1300,7 +1308,8 @@ def render_csv(data: dict) -> str:
     for ref in data["references"]:
         for m in pm:
             head += [f"delta_{m}_vs_{ref}", f"delta_{m}_vs_{ref}_ci_low", f"delta_{m}_vs_{ref}_ci_high",
-                     f"delta_{m}_vs_{ref}_p", f"delta_{m}_vs_{ref}_p_holm", f"delta_{m}_vs_{ref}_p_holm_bound"]
+                     f"delta_{m}_vs_{ref}_p", f"delta_{m}_vs_{ref}_p_holm", f"delta_{m}_vs_{ref}_p_holm_bound",
+                     f"delta_{m}_vs_{ref}_n_plus", f"delta_{m}_vs_{ref}_n_minus"]
     if data["closed_book"]:
         head += ["helped", "hurt", "neutral"]
     head += ["noise_flips", "noise_clean_correct"] + data["trace_columns"] + ck
@@ -1319,7 +1328,8 @@ def render_csv(data: dict) -> str:
             for m in pm:
                 p = ((r.get("paired") or {}).get(ref) or {}).get(m)
                 line += ([_fmt(p[k], 6) for k in ("diff", "lo", "hi", "p", "p_holm")]
-                         + ["true" if p.get("p_holm_bound") else "false"]) if p else [""] * 6
+                         + ["true" if p.get("p_holm_bound") else "false"]
+                         + [p.get("n_plus", ""), p.get("n_minus", "")]) if p else [""] * 8
         if data["closed_book"]:
             c = r.get("closed_book")
             line += [c["helped"], c["hurt"], c["neutral"]] if c else ["", "", ""]

@@ -89,7 +89,11 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
     however one-sided the questions are: the exact count avoids both where the metric allows.
 
     Returns ``{"diff", "lo", "hi", "p", "n", "sd"}`` (``sd``: sample standard deviation of ``diff``,
-    ddof=1, 0 for fewer than two questions). Raises ValueError for a NaN or infinite difference."""
+    ddof=1, 0 for fewer than two questions), and where every non-zero difference has one size (the binomial test's
+    case, or none or one differs) ``n_plus`` / ``n_minus``: the discordant questions with a positive / negative
+    difference, the counts the exact p is computed from (with few of them the percentile CI is too narrow: 5 of 5
+    one way of 300 gives a CI that excludes 0 and p = 2/2^5 = 0.0625). Raises ValueError for a NaN or infinite
+    difference."""
     from scipy import stats
 
     diff = np.asarray(diff, dtype=float)
@@ -108,7 +112,10 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
                                      rng=np.random.default_rng(seed + 1))
         p = float(min(1.0, res.pvalue))
     sd = float(np.std(diff, ddof=1)) if len(diff) > 1 else 0.0
-    return {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff)), "sd": sd}
+    out = {"diff": float(diff.mean()), "lo": lo, "hi": hi, "p": p, "n": int(len(diff)), "sd": sd}
+    if len(nz) == 0 or np.all(np.abs(nz) == abs(nz[0])):
+        out["n_plus"], out["n_minus"] = int((nz > 0).sum()), int((nz < 0).sum())
+    return out
 
 
 RATIO_METRICS = {

@@ -874,7 +874,8 @@ def test_paired_test_is_exact_for_few_discordant_questions():
     assert r["diff"] == -0.75 and r["p"] == pytest.approx(2 / 512) and r["hi"] < 0
     # a single discordant question can never be significant
     assert paired_test(np.array([1.0] + [0.0] * 19), 500, 0.95, 3)["p"] == 1.0
-    assert paired_test(np.zeros(10), 500, 0.95, 3) == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "p": 1.0, "n": 10, "sd": 0.0}
+    assert paired_test(np.zeros(10), 500, 0.95, 3) == {"diff": 0.0, "lo": 0.0, "hi": 0.0, "p": 1.0, "n": 10, "sd": 0.0,
+                                                       "n_plus": 0, "n_minus": 0}
 
 
 def test_paired_test_of_a_0_1_metric_is_exact_mcnemar_at_any_count():

@@ -72,7 +72,7 @@ def test_paired_tests_use_the_seeds_both_rows_finished(two_seeds, tmp_path):
     assert mde["n"] == 12 and mde["sd"] == pytest.approx(round(sd, 4))
 
     md = render_markdown(data)
-    assert "| sample † | toy_qa | +0.000 [+0.000, +0.000] p=1.000 holm=1.000 |" in md  # against standard
+    assert "| sample † | toy_qa | +0.000 [+0.000, +0.000] p=1.000 (0+/0−) holm=1.000 |" in md  # against standard
 
 
 def test_pair_values_average_ratio_metrics_over_the_common_seeds():
