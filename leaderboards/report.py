@@ -87,7 +87,8 @@ LABELS = {
 UNITS = {
     "em": "fraction of questions", "f1": "mean token F1 (0-1)", "answer_match": "fraction of questions",
     "answer_recall": "fraction of questions with a gold answer in the top-k passages",
-    "gold_at_k": "fraction of questions with the gold passage in the top k",
+    "gold_at_k": "fraction of the questions with a known gold passage that have it in the top k (its own n where "
+                 "only some questions have one)",
     "word_perplexity": "perplexity per word", "bits_per_byte": "bits per UTF-8 byte",
     "cf_match": "fraction of questions answered with the planted (counterfactual) answer",
     "empty_pred": "fraction of questions with an empty extracted answer",
@@ -361,8 +362,9 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                         # CI and the paired differences are one estimate
                         mean = float(RATIO_METRICS[name](ll.sum(), ln.sum()))
                         metrics[name] = {"mean": mean, "lo": lo, "hi": hi, "n": int(len(ll))}
-                    else:
-                        metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None, "n": None}
+                    else:  # results.json's aggregate: lm-eval's mean over the samples that carry the metric
+                        metrics[name] = {"mean": float(np.mean(aggregates[name])), "lo": None, "hi": None,
+                                         "n": _carried(done, t.task, name)}
                 row["metrics"] = metrics
                 row["n"] = len(done[0][2]["samples"].get(t.task, []))
                 tr = trace_columns(all_samples)
@@ -537,6 +539,27 @@ def partial_rows(data: dict) -> dict[tuple, tuple[list[int], list[int]]]:
     """``{(model, method, task): (finished seeds, the spec's seeds)}`` of the rows with some but not all seeds finished."""
     return {(r["model"], r["method"], r["task"]): (r["seeds"], r["seeds_expected"])
             for r in data.get("rows") or [] if r.get("seeds_expected") and r.get("seeds")}
+
+
+def _carried(done: list, task: str, metric: str) -> int | float | None:
+    """How many samples of the finished cells ``done`` ((cell, key, data) of one row, one per seed) carry ``metric`` as
+    a number: the denominator of lm-eval's mean of a metric some questions lack (``gold_at_k`` averages over the
+    questions whose gold passage is known), per seed (:func:`_mean_count` over the seeds); None when none does."""
+    counts = [sum(1 for s in d["samples"].get(task, []) if isinstance(s.get(metric), (int, float))
+                  and not isinstance(s.get(metric), bool)) for _c, _k, d in done]
+    return _mean_count(counts) if any(counts) else None
+
+
+def subset_metrics(data: dict) -> list[str]:
+    """The metrics of :func:`_cell_metric`'s ``(n=N)``: some row's value of them is a mean over another number of
+    questions than the row's ``n`` (a metric some questions lack: :func:`_carried`)."""
+    return [m for m in data["metrics"] if any(_own_n(r, m) is not None for r in data["rows"])]
+
+
+def _own_n(row: dict, name: str) -> int | float | None:
+    """The number of questions ``row``'s value of ``name`` is a mean over, when it is not the row's ``n``; else None."""
+    m = (row.get("metrics") or {}).get(name) or {}
+    return m["n"] if m.get("lo") is None and m.get("n") is not None and m["n"] != row.get("n") else None
 
 
 def _seed_mean(lst: list[dict[int, float]]) -> dict[int, float]:
@@ -949,12 +972,14 @@ EXACT_NOTE = (f"{EXACT} = every question of the row scored the same on this 0/1 
 
 
 def _cell_metric(row: dict, name: str) -> str:
-    """``mean [lo, hi]``, with :data:`EXACT` after an exact binomial CI; ``mean`` alone without a CI."""
+    """``mean [lo, hi]``, with :data:`EXACT` after an exact binomial CI; ``mean`` alone without a CI, followed by
+    ``(n=N)`` when it is a mean over N questions, not the row's ``n`` (:func:`_own_n`: ``0.810 (n=21)``)."""
     m = (row.get("metrics") or {}).get(name)
     if not m:
         return "-"
     if m["lo"] is None:
-        return _fmt(m["mean"])
+        own = _own_n(row, name)
+        return _fmt(m["mean"]) + (f" (n={own})" if own is not None else "")
     return f"{_fmt(m['mean'])} [{_fmt(m['lo'])}, {_fmt(m['hi'])}]" + (f" {EXACT}" if m.get("ci") == EXACT_CI else "")
 
 
@@ -1106,10 +1131,14 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     if off:  # the contract's k: the noise replaces a whole number of passages (spec.task_noise_share)
         marked.append("noise: the share of the passages actually replaced (a whole number of the contract's k), not the "
                       "task's nominal level: " + ", ".join(off))
-    shown = [(r.get("metrics") or {}).get(m) or {} for r in data["rows"] for m in ms]
-    exact = [EXACT_NOTE] if any(x.get("ci") == EXACT_CI for x in shown) else []
-    if any(x.get("n") == 1 and x.get("lo") is None for x in shown):
+    shown = [(r, (r.get("metrics") or {}).get(m) or {}) for r in data["rows"] for m in ms]
+    exact = [EXACT_NOTE] if any(x.get("ci") == EXACT_CI for _r, x in shown) else []
+    if any(r.get("n") == 1 and x.get("n") == 1 and x.get("lo") is None for r, x in shown):
         exact.append("a mean without a CI over n = 1 question: one value has no spread to estimate")
+    own = [LABELS.get(m, m) for m in subset_metrics(data) if m in ms]
+    if own:
+        exact.append(f"(n=N) after a value of {', '.join(own)}: lm-eval's mean over the N questions that carry the metric "
+                     "(gold@k: those whose gold passage is known), not over the row's n; no CI")
     out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, exact + marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
@@ -1302,8 +1331,9 @@ def render_csv(data: dict) -> str:
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
+    own = subset_metrics(data)
     for m in ms:
-        head += [m, f"{m}_ci_low", f"{m}_ci_high"]
+        head += [m, f"{m}_ci_low", f"{m}_ci_high"] + ([f"{m}_n"] if m in own else [])
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         for m in pm:
@@ -1324,6 +1354,8 @@ def render_csv(data: dict) -> str:
             v = (r.get("metrics") or {}).get(m) or {}
             line += [_fmt(v.get("mean"), 6) if v else "", _fmt(v.get("lo"), 6) if v.get("lo") is not None else "",
                      _fmt(v.get("hi"), 6) if v.get("hi") is not None else ""]
+            if m in own:  # the questions its mean is over, where that is not the row's n
+                line.append(_own_n(r, m) if _own_n(r, m) is not None else "")
         for ref in data["references"]:
             for m in pm:
                 p = ((r.get("paired") or {}).get(ref) or {}).get(m)
