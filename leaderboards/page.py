@@ -1,6 +1,6 @@
 """The HTML views of a leaderboard report: ``index.html`` and the per-question pages.
 
-``index.html`` opens on the pivot (methods x tasks per model, primary metric, best per column in bold,
+``index.html`` opens on the pivot (methods x tasks per model, primary metric, best value per column in bold,
 an average column; click a header to sort), then the plots (robustness over noise, cost vs accuracy,
 per-task bars), the fairness contracts, the long tables (also sortable) and the provenance. It is
 static and self-contained: inline CSS and a few lines of inline JavaScript for sorting, PNG plots
@@ -24,7 +24,7 @@ from retrieval.io import atomic_write_bytes
 
 from . import stats
 from .report import (
-    EXACT_CI, LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
+    BOLD_NOTE, EXACT_CI, LABELS, PAIRED, _lower_better, cells_lines, confidence_label, method_label, mde_lines, pivot_table, provenance_notes, provenance_table, tables, versions,
 )
 from .spec import LeaderboardSpec
 from .traces import sample_trace, token_rows
@@ -109,7 +109,7 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
             parts.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in cl[1:]) + "</ul>")
     parts.append('<p class="note">Overview first; then <a href="#plots">plots</a>, <a href="#contract">fairness contract</a>, '
                  '<a href="#results">long tables</a> and <a href="#provenance">provenance</a>. Click a column header to sort.</p>')
-    parts.append(f'<h2 id="overview">Overview: {e(pl)} per task (best per column in bold; methods are compared only within a model)</h2>')
+    parts.append(f'<h2 id="overview">Overview: {e(pl)} per task ({e(BOLD_NOTE)}; methods are compared only within a model)</h2>')
     conf = confidence_label(data["bootstrap"]["confidence"])
     for i, piv in enumerate(data["pivot"]):
         if data["multi_model"]:

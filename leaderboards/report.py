@@ -34,7 +34,7 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
   recompute the ratio (:func:`stats.ratio_ci`, :func:`stats.paired_ratio_test`); other metrics that are not
   per-sample means are shown without a CI.
 
-Views: the pivot (methods x tasks per model, primary metric, best per column in bold, an average
+Views: the pivot (methods x tasks per model, primary metric, best value per column in bold, an average
 column) comes first in every format, then plots (:mod:`leaderboards.plots`), the long tables and the
 provenance; the HTML page and the per-question pages are :mod:`leaderboards.page`.
 """
@@ -1026,6 +1026,10 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
         if x["model"] != model:
             continue
         label = LABELS.get(x["metric"], x["metric"])
+        if x["mde"] is None and x["n"] < 2:  # the spread of the differences is not estimable from one question
+            out.append(f"{x['task']}: n = {x['n']} question{'' if x['n'] == 1 else 's'}; the spread of the paired differences "
+                       f"in {label} cannot be estimated from fewer than 2 questions: no minimum detectable difference")
+            continue
         if x["mde"] is None:
             out.append(f"{x['task']}: n = {x['n']} questions; no method differs from another on any question in {label}: "
                        "the minimum detectable difference cannot be estimated from these runs")
@@ -1039,8 +1043,12 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
     return out
 
 
+BOLD_NOTE = "best value per column in bold (highest, or lowest where lower is better: a point estimate, not a test)"
+"""What the pivot's bold means, in its heading (Markdown and HTML): the paired tests are only against the references."""
+
+
 def pivot_table(data: dict, piv: dict, bold: tuple[str, str] = ("**", "**")) -> tuple[list[str], list[list[str]]]:
-    """Header and body of one model's pivot (best per column wrapped in ``bold``)."""
+    """Header and body of one model's pivot (best per column wrapped in ``bold``: :data:`BOLD_NOTE`)."""
     head = ["method"] + [f"{c['task']} ({LABELS.get(c['metric'], c['metric'])}{', lower is better' if c['lower_is_better'] else ''})"
                          if c["metric"] else f"{c['task']} (no results yet)" for c in piv["columns"]]
     avg_label = LABELS.get(piv["average_metric"], piv["average_metric"])
@@ -1089,6 +1097,20 @@ COST_LABELS = {"forward_passes": "forward passes", "generated_tokens": "generate
                "fp_per_token": "forward passes / generated token", "fp_per_question": "forward passes / question",
                "wall_s": "wall time (s)", "s_per_question": "s / question", "peak_rss_mib": "peak RSS (MiB)",
                "model_s": "model time (s)", "model_s_per_question": "model s / question"}
+
+COST_DIGITS = {"fp_per_token": 3, "fp_per_question": 2, "wall_s": 1, "model_s": 1, "s_per_question": 3,
+               "model_s_per_question": 3, "peak_rss_mib": 0}
+"""Decimals of each cost column in the tables (as :func:`_compute` rounds them; counts are whole numbers), so a column
+reads ``1.750`` above ``1.777`` and ``1843`` MiB, not ``1.75`` and ``1843.0``. The JSON and CSV keep the values."""
+
+
+def _cost_cell(row: dict, key: str) -> str:
+    """A cost table cell: ``-`` when absent, else the value to :data:`COST_DIGITS` decimals (a count as an integer)."""
+    v = (row.get("cost") or {}).get(key)
+    if v is None:
+        return "-"
+    return f"{v:.{COST_DIGITS[key]}f}" if key in COST_DIGITS else str(v)
+
 
 MODEL_TIME_NOTE = ("model s / question: time inside the model's requests, task build and retrieval excluded (wall time "
                    "also counts them, charged to the first method of a task in a runner process)")
@@ -1197,8 +1219,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + marked
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
-    body = [_model_cols(data, r) + [label(r), r["task"]]
-            + ["-" if (r.get("cost") or {}).get(k) is None else str(r["cost"][k]) for k in ck] for r in data["rows"]]
+    body = [_model_cols(data, r) + [label(r), r["task"]] + [_cost_cell(r, k) for k in ck] for r in data["rows"]]
     title = "Cost (totals over seeds; peak memory = max)" if data["timings"] else "Cost (totals over seeds)"
     note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
             "folders in --runs-dir (their wall seconds per question, any spec), not this report")
@@ -1278,7 +1299,7 @@ def render_markdown(data: dict) -> str:
     if cl:
         out += [cl[0], ""] + ([f"- {x}" for x in cl[1:]] + [""] if cl[1:] else [])
     pl = LABELS.get(data["primary_metric"], data["primary_metric"])
-    out += [f"## Overview: {pl} per task (best per column in bold; methods are compared only within a model)", ""]
+    out += [f"## Overview: {pl} per task ({BOLD_NOTE}; methods are compared only within a model)", ""]
     for piv in data["pivot"]:
         if data["multi_model"]:
             out += [f"### {piv['label']}", ""]
