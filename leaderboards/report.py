@@ -62,7 +62,7 @@ from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_tex
 
 from .invariants import InvariantError, Violation, cell_violations, nonfinite, nonfinite_message, sibling_violations
 from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
-from .runner import (IncompleteRunError, MisplacedRunError, check_writable, finished_runs_by_cell, load_cell, other_inputs_note,
+from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
 from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, helped_hurt, holm, min_detectable_difference,
@@ -233,6 +233,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     if missing and not allow_missing:
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
+            + (f"\nfirst set the data folder the finished runs read: {fix}" if (fix := data_folder_fix(missing)) else "")
             + "\nrun: " + run_command(spec, runs, cwd=cwd)
             + "\nor report the finished ones: "
             + run_command(spec.whole or spec, runs, "--allow-missing", verb="report", cwd=cwd)

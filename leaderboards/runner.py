@@ -57,14 +57,14 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from retrieval.errors import ConfigError, DataError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
-from .keys import cell_keys, model_target
+from .keys import cell_keys, data_folder_change, model_target
 from .spec import Cell, LeaderboardSpec, is_int, task_generates, task_output_type
 
 log = logging.getLogger(__name__)
@@ -536,7 +536,9 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     ``missing`` (:func:`leaderboards.keys.missing_task_data` of the cell's task): data files the task's metadata names
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
     instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
-    named."""
+    named. Likewise when the closest run's ``data_fingerprint`` differs because no data folder is set now, or
+    ``$TOKRAG_DATA_DIR`` names another folder than the one that run read (:func:`leaderboards.keys.data_folder_change`):
+    the note says so and names that folder to set (ending in :data:`NOTHING_TO_RERUN` when nothing else differs)."""
     mine, moved, others = _other_runs(cell_id, key, material, finished, spec)
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
         runs = getattr(finished, "runs", None)
@@ -565,6 +567,13 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     if not others:
         return ""
     name, diff = others[0]
+    runs = getattr(finished, "runs", None)
+    folder = data_folder_change(material, dict(mine).get(name, {}), Path(runs) / name) if runs is not None else ""
+    if folder:  # no data folder, or another one, rather than changed inputs: say so, and what to set
+        rest = [d for d in diff if not d.startswith("data_fingerprint ")]
+        what = "; ".join(rest[:4]) + (f"; ... ({len(rest) - 4} more)" if len(rest) > 4 else "")
+        return (f"{folder}; its config also differs in {what} (set it before running the cell)" if rest
+                else f"{folder}; {NOTHING_TO_RERUN}")
     more = f" ({len(others)} such folders; the closest named)" if len(others) > 1 else ""
     what = "; ".join(diff[:4]) + (f"; ... ({len(diff) - 4} more)" if len(diff) > 4 else "") if diff else "nothing recorded"
     why = ("the run key's definition changed (schema), or the spec's inputs, since then"
@@ -572,6 +581,17 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
            else "the spec's inputs (or a file or code the run key hashes) changed since then")
     return (f"a finished run of this cell with other inputs exists (key {name}){more}: its config differs in {what}; "
             f"if that is the run you expected here, {why}; it may also be an unrelated earlier experiment")
+
+
+def data_folder_fix(notes: Iterable[str]) -> str:
+    """``export TOKRAG_DATA_DIR=F`` when one or more of ``notes`` (:func:`other_inputs_note`) say to set the data folder
+    (:func:`leaderboards.keys.data_folder_change`), the folder of the first; "" otherwise. For the line that
+    ``report`` prints before its run command, which would fail without it."""
+    for note in notes:
+        m = re.search(r": set TOKRAG_DATA_DIR=('[^']*'|[^\s;)]+)", note)
+        if m:
+            return f"export TOKRAG_DATA_DIR={m.group(1)}"
+    return ""
 
 
 KEY_FIELD_CAUSES = {
