@@ -143,10 +143,14 @@ def render_html(data: dict, plots: list[tuple[str, str]], pages: list[tuple[str 
     for mod in data["models"]:
         if data["multi_model"]:
             parts.append(f"<h3>{e(mod['label'])}</h3>")
-        parts.append("<ul>" + "".join(f"<li><code>{e(x)}</code></li>" for x in mod["contract"]) + "</ul>")
+        parts.append("<ul>" + "".join(f"<li><code>{e(x)}</code></li>" for x in mod["contract"] + mod.get("as_run", []))
+                     + "</ul>")
         if mod["method_args"]:
             parts.append("<p>Method arguments for this model:</p><ul>"
                          + "".join(f"<li><code>{e(x)}</code></li>" for x in mod["method_args"]) + "</ul>")
+        if mod.get("method_resolved"):
+            parts.append("<p>Resolved method settings, as run:</p><ul>"
+                         + "".join(f"<li><code>{e(x)}</code></li>" for x in mod["method_resolved"]) + "</ul>")
         if mod["notes"]:
             parts.append(f'<p class="note">{e(mod["notes"])}</p>')
     parts.append("<p>Methods and their own hyper-parameters:</p><ul>")

@@ -62,6 +62,7 @@ from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_tex
 
 from .invariants import InvariantError, Violation, cell_violations, nonfinite, nonfinite_message, sibling_violations
 from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
+from . import provenance_view as pv
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
@@ -421,6 +422,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     }
     data["pivot"] = _pivot(spec, data)
     data["provenance"] = _provenance(loaded)
+    pv.annotate(data, loaded)  # compute settings, resolved settings, chat template hash, passage-marker rates
     data["cells"] = _cell_counts(loaded)
     return data
 
@@ -1193,6 +1195,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         diag_head += [f"helped vs {cb}", f"hurt vs {cb}", f"neutral vs {cb}"]
     diag_head += ["noise flips (right on clean, wrong here)"]
     diag_head += data["trace_columns"] + [LABELS[h] for h in HYGIENE if h in data["metrics"]]
+    diag_head += [pv.MARKER_LABEL] if pv.marker_shown(data) else []
     body = []
     for r in data["rows"]:
         if "metrics" not in r:
@@ -1206,6 +1209,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         line.append(f"{ns['flips']}/{ns['clean_correct']}" if ns else "-")
         line += [_fmt(((r.get("trace") or {}).get(k) or {}).get("mean")) for k in data["trace_columns"]]
         line += [_fmt(((r.get("metrics") or {}).get(h) or {}).get("mean")) for h in HYGIENE if h in data["metrics"]]
+        line += [pv.marker_cell(r)] if pv.marker_shown(data) else []
         body.append(line)
     under = [f"Per question, by {pl}: helped = right where {cb} is wrong (better, for a graded metric), hurt = the reverse; "
              "noise flips = questions right on the clean twin task and wrong on this noisy one (of those right on the clean task)."
@@ -1217,7 +1221,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "row, or of the method on the clean twin) and then averaged over the seeds both rows "
                      "finished, so it can be fractional; for a 0/1 metric helped - hurt = n x the difference of the two "
                      "rows' means.")
-    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + marked
+    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + pv.marker_notes(data) + marked
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
     body = [_model_cols(data, r) + [label(r), r["task"]] + [_cost_cell(r, k) for k in ck] for r in data["rows"]]
@@ -1245,9 +1249,10 @@ def provenance_table(data: dict) -> tuple[list[str], list[list[str]]]:
         task_files = task_files or bool(files)
         body.append([p["cell"], p["config_hash"], str(p.get("model_fingerprint")), str(p.get("task_fingerprint")),
                      str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), data_fp,
-                     str(p.get("git_commit"))])
+                     str(p.get("git_commit"))] + ([p.get("compute") or "-"] if pv.mixed(data) else []))
     return (["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
-             "data fingerprint; task data files: file SHA-256" if task_files else "data fingerprint", "git commit"], body)
+             "data fingerprint; task data files: file SHA-256" if task_files else "data fingerprint", "git commit"]
+            + (["computed on"] if pv.mixed(data) else []), body)
 
 
 _CORPUS_RE = re.compile(r"^(?P<name>.+)@(?P<fp>[0-9a-f]{8,})(?: \((?P<n>\d+) passages\))?$")
@@ -1308,10 +1313,14 @@ def render_markdown(data: dict) -> str:
         out += [_md_table(head, body), ""]
         out += [f"- {x}" for x in mde_lines(data, piv["model"])] + [""]
     for mod in data["models"]:
-        title = f"## Fairness contract of {mod['label']}" if data["multi_model"] else "## Fairness contract (identical for every row)"
-        out += [title, ""] + [f"- {x}" for x in mod["contract"]] + [""]
+        title = f"## Fairness contract of {mod['label']}" if data["multi_model"] else (
+            "## Fairness contract (identical for every row except the compute setting: see its line)" if pv.mixed(data)
+            else "## Fairness contract (identical for every row)")
+        out += [title, ""] + [f"- {x}" for x in mod["contract"] + mod.get("as_run", [])] + [""]
         if mod["method_args"]:
             out += ["Method arguments for this model:", ""] + [f"- {x}" for x in mod["method_args"]] + [""]
+        if mod.get("method_resolved"):
+            out += ["Resolved method settings, as run:", ""] + [f"- {x}" for x in mod["method_resolved"]] + [""]
         if mod["notes"]:
             out += [mod["notes"], ""]
     out += ["Methods and their own hyper-parameters:", ""]
@@ -1365,6 +1374,8 @@ def render_csv(data: dict) -> str:
     if data["closed_book"]:
         head += ["helped", "hurt", "neutral"]
     head += ["noise_flips", "noise_clean_correct"] + data["trace_columns"] + ck
+    head += ["passage_marker_rate"] if pv.marker_shown(data) else []
+    head += ["compute"] if pv.mixed(data) else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(head)
@@ -1392,6 +1403,8 @@ def render_csv(data: dict) -> str:
         line += [_fmt(((r.get("trace") or {}).get(k) or {}).get("mean"), 6) if (r.get("trace") or {}).get(k) else ""
                  for k in data["trace_columns"]]
         line += ["" if (r.get("cost") or {}).get(k) is None else r["cost"][k] for k in ck]
+        line += [_fmt(r["passage_marker"]["rate"], 6) if r.get("passage_marker") else ""] if pv.marker_shown(data) else []
+        line += [pv.row_settings(data, r)] if pv.mixed(data) else []
         w.writerow(line)
     return buf.getvalue()
 

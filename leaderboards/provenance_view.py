@@ -1,0 +1,261 @@
+"""What a report says about how its cells ran, read from their run folders (not part of any run key):
+
+* the compute setting of each cell (:func:`compute_setting`: device, CPU model and kernels, torch's thread count,
+  torch version, from ``provenance.json``'s ``machine`` and ``versions``): one line per model beside its fairness
+  contract, naming the cells of each setting when they were computed under more than one (on CPU a forward pass's
+  bits depend on the CPU's kernels and the thread count, so a greedy answer may differ between them), a column of the
+  provenance table and of the CSV when the report mixes settings;
+* the chat template's SHA-256 as run, and the methods' resolved settings (``results.json``
+  ``config.tokrag_resolved_config``: ``layer_resolved``, ``rate``, ...), which the spec's ``model_args`` only name
+  as written;
+* the library versions the run key holds but ``provenance.json``'s ``versions`` lacks (``tokenizers``, the Anserini
+  jar: ``config.json``'s ``library_versions``);
+* per row, the share of answers that contain the passage template's marker (:func:`passage_marker`: ``[Reference]:``
+  of the default ``passage_template``), an answer-hygiene diagnostic computed from the samples' predictions.
+
+:func:`annotate` adds them to a report's data (:func:`leaderboards.report.compute`); the other functions render them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SHOW = 12
+"""Cell ids named per compute setting at most (then ``… (N more)``)."""
+
+_BOOKKEEPING = {"requested_auto", "unused_args", "trace", "trace_prompts", "chat_template_sha256", "max_gen_toks"}
+"""Resolved-config keys not shown as settings: how an argument was requested, trace switches, the chat template's hash
+(its own contract line) and the model's default ``max_gen_toks`` (the task's ``gen_kwargs`` override it: the contract's
+``generation as run`` line gives what ran)."""
+
+MIXED_NOTE = ("greedy answers may differ between them: on CPU a forward pass's bits depend on the CPU's kernels and "
+              "the thread count, and hardware is not part of the run key")
+
+MARKER_LABEL = "passage marker in answer"
+
+MARKER_NOTE = ("passage marker in answer = fraction of the answers (the scored text) that contain the passage "
+               "template's marker, its text before the first placeholder ({markers}), which the prompt puts before every "
+               "passage: such an answer copies the prompt's format (counted by the report from the samples; not a task "
+               "metric)")
+
+
+def _resolved(d: dict) -> dict:
+    """A finished cell's resolved model settings: ``results.json`` ``config.tokrag_resolved_config`` (with
+    ``layer_resolved``), else ``provenance.json`` ``model_resolved_config``; empty for a model that records none."""
+    rc = ((d.get("results") or {}).get("config") or {}).get("tokrag_resolved_config")
+    if not isinstance(rc, dict):
+        rc = (d.get("provenance") or {}).get("model_resolved_config")
+    return rc if isinstance(rc, dict) else {}
+
+
+def compute_setting(d: dict) -> dict | None:
+    """What computed a finished cell ``d`` (:func:`leaderboards.runner.load_cell`): ``device``, ``cpu_model``,
+    ``cpu_capability``, ``torch_num_threads``, ``cuda_device`` (``provenance.json`` ``machine``, else ``results.json``
+    ``config.tokrag_machine``) and ``torch`` (its version); None when the run folder records no machine."""
+    m = (d.get("provenance") or {}).get("machine")
+    if not isinstance(m, dict):
+        m = ((d.get("results") or {}).get("config") or {}).get("tokrag_machine")
+    if not isinstance(m, dict):
+        return None
+    device = _resolved(d).get("device") or ((d.get("results") or {}).get("config") or {}).get("device")
+    cuda = m.get("cuda_device") or (m.get("cuda") or [None])[0]
+    return {"device": str(device) if device else ("cuda" if cuda else "cpu"), "cpu_model": m.get("cpu_model"),
+            "cpu_capability": m.get("cpu_capability"), "torch_num_threads": m.get("torch_num_threads"),
+            "cuda_device": cuda, "torch": ((d.get("provenance") or {}).get("versions") or {}).get("torch")}
+
+
+def setting_label(s: dict | None) -> str:
+    """``cpu AMD EPYC (AVX2), 2 threads, torch 2.13.0+cpu`` (``cuda:0 NVIDIA H100 ..., torch ...`` on a GPU: the CPU's
+    threads do not compute it); ``not recorded`` for a run folder without a machine record."""
+    if s is None:
+        return "not recorded (the run folder has no machine record)"
+    torch = f", torch {s['torch']}" if s.get("torch") else ""
+    if str(s["device"]).startswith("cuda"):
+        return f"{s['device']} {s.get('cuda_device') or 'GPU not recorded'}{torch}"
+    n = s.get("torch_num_threads")
+    threads = "threads not recorded" if n is None else f"{n} thread{'' if n == 1 else 's'}"
+    cap = f" ({s['cpu_capability']})" if s.get("cpu_capability") else ""
+    return f"{s['device']} {s.get('cpu_model') or 'CPU model not recorded'}{cap}, {threads}{torch}"
+
+
+def _names(cells: list[str]) -> str:
+    return ", ".join(cells[:SHOW]) + (f", … ({len(cells) - SHOW} more)" if len(cells) > SHOW else "")
+
+
+def compute_line(groups: dict[str, list[str]], whole_report: bool = False) -> str:
+    """The one line of :func:`annotate` for ``groups`` (setting label -> the cell ids computed under it, in order)."""
+    if len(groups) == 1:
+        (label, cells), = groups.items()
+        where = "every cell of the report" if whole_report else "every cell with results"
+        return f"computed on: {label} ({where}, from provenance.json machine)"
+    order = sorted(groups, key=lambda k: -len(groups[k]))  # stable: the first setting of the most cells is 'the others'
+    parts = [f"{order[0]} ({len(groups[order[0]])} cells: the others)"]
+    parts += [f"{lab} ({len(groups[lab])} cell{'' if len(groups[lab]) == 1 else 's'}: {_names(groups[lab])})"
+              for lab in order[1:]]
+    return f"computed under {len(groups)} settings (from provenance.json machine): {'; '.join(parts)}; {MIXED_NOTE}"
+
+
+def passage_marker(template: Any) -> str | None:
+    """The literal text of a ``passage_template`` before its first placeholder, stripped (``[Reference]:`` of
+    ``"[Reference]: {title}\\n{text}\\n"``); None when there is none (``"{title}\\n{text}"``) or no template."""
+    if not isinstance(template, str):
+        return None
+    head = template.split("{", 1)[0].strip()
+    return head or None
+
+
+def _prediction(s: dict) -> str | None:
+    """A sample's scored answer (its first filtered response), when it is text (a generation task); else None."""
+    resp = s.get("filtered_resps") or s.get("resps")
+    while isinstance(resp, list) and resp:
+        resp = resp[0]
+    return resp if isinstance(resp, str) else None
+
+
+def _marker_counts(done: list, task: str) -> dict | None:
+    """``{"marker", "answers", "n", "rate"}`` over the finished cells ``done`` ((cell, key, data) of one row, every
+    seed): how many text answers contain their cell's passage marker; None without a marker or a text answer."""
+    hits = total = 0
+    markers = []
+    for _cell, _key, d in done:
+        marker = passage_marker(_resolved(d).get("passage_template"))
+        if marker is None:
+            continue
+        preds = [p for p in map(_prediction, d["samples"].get(task, [])) if p is not None]
+        if not preds:
+            continue
+        markers.append(marker)
+        hits += sum(marker in p for p in preds)
+        total += len(preds)
+    if not total:
+        return None
+    return {"marker": " | ".join(dict.fromkeys(markers)), "answers": hits, "n": total, "rate": hits / total}
+
+
+def _fmt_value(v: Any) -> str:
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _resolved_lines(model_cells: list[tuple[str, dict]]) -> tuple[list[str], list[str]]:
+    """(shared line(s), per-method lines) of the resolved settings of one model's finished cells ``model_cells``
+    ((method, resolved config)): a key every method has with one value is shared; the rest are the method's own
+    (a method's unused arguments left out; a value that differs between a method's cells is given as ``a | b``)."""
+    if not any(rc for _m, rc in model_cells):
+        return [], []
+    methods = list(dict.fromkeys(m for m, _rc in model_cells))
+    values: dict[str, dict[str, list]] = {}  # key -> method -> values (distinct, in order)
+    unused: dict[str, set[str]] = {}
+    for m, rc in model_cells:
+        unused.setdefault(m, set()).update(rc.get("unused_args") or [])
+        for k, v in rc.items():
+            if k in _BOOKKEEPING:
+                continue
+            lst = values.setdefault(k, {}).setdefault(m, [])
+            if v not in lst:
+                lst.append(v)
+    shared = {k for k, per in values.items()
+              if set(per) == set(methods) and all(len(v) == 1 for v in per.values())
+              and len({_fmt_value(v[0]) for v in per.values()}) == 1}
+    out_shared = []
+    if shared:
+        out_shared.append("resolved settings shared by every method (from the results): "
+                          + ", ".join(f"{k}={_fmt_value(values[k][methods[0]][0])}" for k in sorted(shared)))
+    lines = []
+    for m in methods:
+        own = [(k, per[m]) for k, per in sorted(values.items()) if k not in shared and m in per and k not in unused[m]]
+        if own:
+            lines.append(f"{m}: " + ", ".join(f"{k}={' | '.join(_fmt_value(x) for x in v)}" for k, v in own))
+    return out_shared, lines
+
+
+def _template_line(cells: list[tuple[str, dict]]) -> list[str]:
+    """The chat template's SHA-256 as the model's cells ran with it (``results.json`` ``config.tokrag_prompt``, else
+    the resolved config); none when no cell records one (no chat template applied)."""
+    seen: dict[str, list[str]] = {}
+    for cid, d in cells:
+        cfg = (d.get("results") or {}).get("config") or {}
+        h = (cfg.get("tokrag_prompt") or {}).get("chat_template_sha256") or _resolved(d).get("chat_template_sha256")
+        if h and ((cfg.get("tokrag_prompt") or {}).get("apply_chat_template", True)):
+            seen.setdefault(str(h), []).append(cid)
+    if not seen:
+        return []
+    if len(seen) == 1:
+        return [f"chat template SHA-256 (as run, from the results): {next(iter(seen))}"]
+    return ["chat template SHA-256 (as run, from the results) DIFFERS between cells: "
+            + "; ".join(f"{h} ({_names(c)})" for h, c in seen.items())]
+
+
+def annotate(data: dict, loaded: dict[str, Any]) -> None:
+    """Add to a report's ``data`` (in place), from the finished cells ``loaded`` (:func:`leaderboards.report.collect`):
+
+    * ``provenance[i]["machine"]`` (the cell's record) and ``["compute"]`` (:func:`setting_label`); ``versions``
+      completed with ``config.json``'s ``library_versions`` that it lacks (tokenizers, anserini);
+    * ``compute_settings``: ``[{"setting": label, "cells": [...]}]`` over the report;
+    * ``models[i]["as_run"]``: lines shown under the model's fairness contract: the compute line
+      (:func:`compute_line`; for a report whose cells all share one setting, once, under the first model) and the chat
+      template's hash; ``models[i]["method_resolved"]``: the resolved settings (:func:`_resolved_lines`);
+    * ``rows[j]["passage_marker"]`` (:func:`_marker_counts`)."""
+    by_cell = {cid: (cell, key, d) for cid, (cell, key, d) in loaded.items()}
+    labels: dict[str, str] = {}
+    for p in data["provenance"]:
+        got = by_cell.get(p["cell"])
+        if p.get("missing") or got is None or got[2] is None:
+            continue
+        d = got[2]
+        s = compute_setting(d)
+        p["machine"] = (d.get("provenance") or {}).get("machine")
+        p["compute"] = labels[p["cell"]] = setting_label(s)
+        lib = (d.get("config") or {}).get("library_versions") or {}
+        extra = {k: v for k, v in lib.items() if k not in (p.get("versions") or {})}
+        if extra:
+            p["versions"] = {**(p.get("versions") or {}), **extra}
+    everywhere: dict[str, list[str]] = {}
+    for cid, lab in labels.items():
+        everywhere.setdefault(lab, []).append(cid)
+    data["compute_settings"] = [{"setting": lab, "cells": cells} for lab, cells in everywhere.items()]
+    for i, mod in enumerate(data["models"]):
+        mine = [(cid, d) for cid, (cell, _k, d) in loaded.items() if d is not None and cell.model_name == mod["name"]]
+        groups: dict[str, list[str]] = {}
+        for cid, _d in mine:
+            groups.setdefault(labels[cid], []).append(cid)
+        lines = []
+        if len(everywhere) == 1 and data.get("multi_model"):
+            if i == 0:
+                lines.append(compute_line(everywhere, whole_report=True))
+        elif groups:
+            lines.append(compute_line(groups))
+        mod["as_run"] = lines + _template_line(mine)
+        shared, own = _resolved_lines([(loaded[cid][0].method.name, _resolved(d)) for cid, d in mine])
+        mod["method_resolved"] = shared + own
+    for r in data["rows"]:
+        done = [c for c in loaded.values() if c[2] is not None and c[0].model_name == r["model"]
+                and c[0].method.name == r["method"] and c[0].task.task == r["task"]]
+        got = _marker_counts(done, r["task"])
+        if got is not None:
+            r["passage_marker"] = got
+
+
+def mixed(data: dict) -> bool:
+    """True when the report's cells were computed under more than one setting."""
+    return len(data.get("compute_settings") or []) > 1
+
+
+def row_settings(data: dict, row: dict) -> str:
+    """The compute settings of ``row``'s cells (its seeds), `` | ``-joined (the CSV's ``compute`` column)."""
+    pre = f"{row['model']}/" if row.get("model") else ""
+    want = {f"{pre}{row['method']}/{row['task']}/seed{s}" for s in row.get("seeds") or []}
+    return " | ".join(dict.fromkeys(p["compute"] for p in data["provenance"] if p["cell"] in want and p.get("compute")))
+
+
+def marker_shown(data: dict) -> bool:
+    return any(r.get("passage_marker") for r in data["rows"])
+
+
+def marker_cell(row: dict) -> str:
+    pm = row.get("passage_marker")
+    return "-" if not pm else f"{pm['rate']:.3f}"
+
+
+def marker_notes(data: dict) -> list[str]:
+    markers = dict.fromkeys(r["passage_marker"]["marker"] for r in data["rows"] if r.get("passage_marker"))
+    return [MARKER_NOTE.format(markers=", ".join(repr(m) for m in markers))] if markers else []
