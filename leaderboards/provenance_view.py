@@ -89,7 +89,8 @@ def compute_line(groups: dict[str, list[str]], whole_report: bool = False) -> st
         where = "every cell of the report" if whole_report else "every cell with results"
         return f"computed on: {label} ({where}, from provenance.json machine)"
     order = sorted(groups, key=lambda k: -len(groups[k]))  # stable: the first setting of the most cells is 'the others'
-    parts = [f"{order[0]} ({len(groups[order[0]])} cells: the others)"]
+    n = len(groups[order[0]])
+    parts = [f"{order[0]} ({n} cell{'' if n == 1 else 's'}: the other{'' if n == 1 else 's'})"]
     parts += [f"{lab} ({len(groups[lab])} cell{'' if len(groups[lab]) == 1 else 's'}: {_names(groups[lab])})"
               for lab in order[1:]]
     return f"computed under {len(groups)} settings (from provenance.json machine): {'; '.join(parts)}; {MIXED_NOTE}"

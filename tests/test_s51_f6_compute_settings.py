@@ -128,3 +128,22 @@ def test_the_share_of_answers_that_copy_the_passage_marker_is_a_diagnostic_colum
     assert "its text before the first placeholder ('[Reference]:')" in diag
     rows = {r["method"]: r["passage_marker_rate"] for r in csv.DictReader(io.StringIO(render_csv(data)))}
     assert rows == {"standard": "", "none": "0.250000", "other": "0.500000"}
+
+
+def test_a_multi_model_report_on_one_setting_says_it_once_and_names_a_model_whose_cells_differ(tmp_path):
+    from tests.test_s48_f2_contract import _loaded, _spec
+
+    spec = _spec(tmp_path)
+    loaded = _loaded(spec)
+    for cell, _key, d in loaded.values():
+        d["provenance"] = {"machine": copy.deepcopy(MACHINE), "versions": dict(PROV_VERSIONS)}
+    data = compute(spec, loaded, timings=False)
+    chat, plain = (m["as_run"] for m in data["models"])
+    assert chat == [f"computed on: {ONE} (every cell of the report, from provenance.json machine)"] and plain == []
+    assert render_markdown(data).count(ONE) == 1
+    loaded["plain/none/toy_qa/seed1"][2]["provenance"]["machine"]["torch_num_threads"] = 2
+    data = compute(spec, loaded, timings=False)
+    chat, plain = (m["as_run"] for m in data["models"])
+    assert chat == [f"computed on: {ONE} (every cell with results, from provenance.json machine)"]
+    assert plain[0].startswith(f"computed under 2 settings (from provenance.json machine): {ONE} (1 cell: the other); "
+                               f"{TWO} (1 cell: plain/none/toy_qa/seed1); greedy answers may differ")
