@@ -171,12 +171,12 @@ def _resolved_lines(model_cells: list[tuple[str, dict]]) -> tuple[list[str], lis
 
 def _template_line(cells: list[tuple[str, dict]]) -> list[str]:
     """The chat template's SHA-256 as the model's cells ran with it (``results.json`` ``config.tokrag_prompt``, else
-    the resolved config); none when no cell records one (no chat template applied)."""
+    the resolved config) where ``tokrag_prompt`` says it was applied; none when no cell ran with one."""
     seen: dict[str, list[str]] = {}
     for cid, d in cells:
         cfg = (d.get("results") or {}).get("config") or {}
         h = (cfg.get("tokrag_prompt") or {}).get("chat_template_sha256") or _resolved(d).get("chat_template_sha256")
-        if h and ((cfg.get("tokrag_prompt") or {}).get("apply_chat_template", True)):
+        if h and (cfg.get("tokrag_prompt") or {}).get("apply_chat_template"):  # the model's template, applied
             seen.setdefault(str(h), []).append(cid)
     if not seen:
         return []
@@ -196,10 +196,9 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
       (:func:`compute_line`; for a report whose cells all share one setting, once, under the first model) and the chat
       template's hash; ``models[i]["method_resolved"]``: the resolved settings (:func:`_resolved_lines`);
     * ``rows[j]["passage_marker"]`` (:func:`_marker_counts`)."""
-    by_cell = {cid: (cell, key, d) for cid, (cell, key, d) in loaded.items()}
     labels: dict[str, str] = {}
     for p in data["provenance"]:
-        got = by_cell.get(p["cell"])
+        got = loaded.get(p["cell"])
         if p.get("missing") or got is None or got[2] is None:
             continue
         d = got[2]

@@ -38,10 +38,10 @@ PROV_VERSIONS = {"datasets": "5.2.0", "lm_eval": "0.4.13", "torch": "2.13.0+cpu"
 LIB = {"anserini": "anserini-1.7.1-fatjar.jar", "tokenizers": "0.23.3", "torch": "2.13.0+cpu", "transformers": "5.24.0"}
 
 
-def _report(tmp_path, threads: dict[str, int], templates: dict[str, str] | None = None):
+def _report(tmp_path, threads: dict[str, int], templates: dict[str, str] | None = None, chat: bool = True):
     """The toy spec's three methods on toy_qa (one seed) as finished cells computed at ``threads`` (method -> torch's
     thread count), with the answers of :data:`ANSWERS`; ``other`` resolved as Tok-RAG; ``templates``: a method's own
-    passage_template."""
+    passage_template; ``chat``: the chat template applied (as results.json's tokrag_prompt says)."""
     spec, loaded = synthetic(tmp_path, {m: {"answer_match": [1.0, 0.0, 1.0, 0.0]} for m in ANSWERS})
     for cell, _key, d in loaded.values():
         m = cell.method.name
@@ -54,7 +54,7 @@ def _report(tmp_path, threads: dict[str, int], templates: dict[str, str] | None 
         d["provenance"] = {"machine": machine, "versions": dict(PROV_VERSIONS), "model_resolved_config": rc}
         d["config"] = {"library_versions": dict(LIB)}
         d["results"]["config"] = {"tokrag_resolved_config": rc, "tokrag_machine": machine,
-                                  "tokrag_prompt": {"apply_chat_template": True, "chat_template_sha256": HASH}}
+                                  "tokrag_prompt": {"apply_chat_template": chat, "chat_template_sha256": HASH if chat else None}}
         for s, a in zip(d["samples"]["toy_qa"], ANSWERS[m]):
             s["resps"], s["filtered_resps"] = [[a]], [a]
     return compute(spec, loaded, timings=False)
@@ -109,6 +109,8 @@ def test_versions_chat_template_hash_and_resolved_method_settings(tmp_path):
     md = render_markdown(data)
     assert f"- {own}\n" in md and HASH in md and "tokenizers 0.23.3" in md
     assert "other: layer=0.625, layer_resolved=19, rate=1.0" in render_html(data, [], [])
+    plain = _report(tmp_path / "plain", {"standard": 1, "none": 1, "other": 1}, chat=False)
+    assert len(plain["models"][0]["as_run"]) == 1  # the compute line; no template hash (the resolved config has one)
 
 
 def test_the_share_of_answers_that_copy_the_passage_marker_is_a_diagnostic_column(tmp_path):
