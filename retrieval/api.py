@@ -257,7 +257,7 @@ def _prebuilt_run(name: str, queries: dict[str, str], retriever: str, k: int, p:
     if retriever != "bm25":
         if not all(it["cached"] for it in plan["items"] if it["md5"] is None):  # the encoder is fetched for its hash
             printed = pb.print_plan_if_downloading(plan)
-        encoder = pb.encoder_identity(p)
+        encoder = pb.encoder_identity(p, plan)
     config = _run_config(retriever, p, pb.corpus_config(name, retriever, p), k, queries, exclude, encoder)
     depth = min(k + max((len(v) for v in exclude.values()), default=0), JAVA_INT_MAX)  # Lucene caps it anyway
 

@@ -270,6 +270,66 @@ def print_plan_if_downloading(plan: Mapping[str, Any]) -> bool:
     return False
 
 
+# ----------------------------------------------------------------------------------------------- question encoder
+def dry_run_command(corpus: str, retriever: str, p: Mapping[str, Any]) -> str:
+    """The ``tokrag retrieve --corpus prebuilt:NAME --dpr|--hybrid ... --dry-run`` line that prints what a request
+    needs (:func:`format_plan`): with ``--alpha`` (which a prebuilt hybrid requires), ``--dense-index`` and
+    ``--query-encoder`` where ``p`` sets them otherwise than the defaults."""
+    import shlex
+
+    words = ["tokrag", "retrieve", "--corpus", PREBUILT + corpus, f"--{retriever}"]
+    if retriever == "hybrid" and p.get("alpha") is not None:
+        words += ["--alpha", str(p["alpha"])]
+    if p.get("dense_index") not in (None, DPR_PARAMS["dense_index"]):
+        words += ["--dense-index", str(p["dense_index"])]
+    if p.get("query_encoder"):
+        words += ["--query-encoder", str(p["query_encoder"])]
+    return " ".join(shlex.quote(w) for w in [*words, "--dry-run"])
+
+
+def query_encoder_missing_error(corpus: str, retriever: str, p: Mapping[str, Any],
+                                plan: Mapping[str, Any] | None = None, cause: BaseException | None = None) -> OfflineError:
+    """One line for a dpr/hybrid request over ``prebuilt:<corpus>`` whose DPR question encoder is neither a local
+    folder nor in the local Hugging Face cache, and cannot be downloaded (``HF_HUB_OFFLINE=1``, or the hub did not
+    answer: ``cause``): what is missing (the encoder, and the indexes of ``plan``, :func:`download_plan`, that are not
+    cached; None: the encoder alone, e.g. when the run is cached and needs only the encoder's hash) with its size, and
+    the :func:`dry_run_command` that lists them and where each goes. No other encoder is suggested: the FAISS index
+    holds 768-d DPR passage vectors, which only a matching DPR question encoder can query."""
+    from .paths import hub_offline
+
+    enc = query_encoder_name(p)
+    names = {"lucene": "the Lucene index", "faiss": "the FAISS index"}
+    why = ("HF_HUB_OFFLINE=1 forbids its download" if hub_offline()
+           else f"the hub did not answer: {type(cause).__name__}" if cause is not None else "no internet?")
+    missing = [f"the DPR question encoder {enc!r} (about {_gb(_BERT_BASE_BYTES)}; {why})"]
+    for it in (plan or {}).get("items", []):
+        if it["md5"] is not None and not it["cached"]:
+            kind = "lucene" if it["what"].startswith("Lucene") else "faiss"
+            missing.append(f"{names[kind]} {it['name']!r} ({_gb(it['bytes'])})")
+    what = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+    n = f"{len(missing)} downloads that are" if len(missing) > 1 else "a download that is"
+    return OfflineError(
+        f"{retriever} retrieval over {PREBUILT}{corpus} needs {n} not here: {what}; "
+        f"`{dry_run_command(corpus, retriever, p)}` lists what it needs and where each goes (a copy of the question "
+        "encoder in a local folder can be named as the task's retriever_params query_encoder)")
+
+
+def resolve_query_encoder(corpus: str, retriever: str, p: Mapping[str, Any],
+                          plan: Mapping[str, Any] | None = None) -> Path:
+    """The local folder of the DPR question encoder of a dpr/hybrid request (:func:`retrieval.dense.resolve_encoder`
+    of :func:`query_encoder_name`; a hub id not cached is downloaded unless offline).
+
+    Raises:
+        OfflineError: :func:`query_encoder_missing_error` (with ``plan``'s missing indexes) when it is not here and
+        cannot be downloaded."""
+    from .dense import resolve_encoder
+
+    try:
+        return resolve_encoder(query_encoder_name(p))
+    except OfflineError as exc:
+        raise query_encoder_missing_error(corpus, retriever, p, plan, exc.__cause__ or exc) from exc
+
+
 # ----------------------------------------------------------------------------------------------- offline check
 def url_reachable(url: str, timeout: float = 10.0) -> bool:
     """Whether a download from ``url`` can start: a HEAD request made as Pyserini's ``download_url`` makes its GET
@@ -439,9 +499,8 @@ class PrebuiltSearcher:
         if retriever in ("dpr", "hybrid"):
             from pyserini.encode import DprQueryEncoder
 
-            from .dense import resolve_encoder
-
-            self.query_encoder = DprQueryEncoder(encoder_dir=str(resolve_encoder(query_encoder_name(self.p))), device=device)
+            self.query_encoder = DprQueryEncoder(encoder_dir=str(resolve_query_encoder(corpus, retriever, self.p)),
+                                                 device=device)
             self.faiss = open_faiss(dense_index_name(corpus, str(self.p["dense_index"])), self.query_encoder)
             lucene_dir = self.faiss.ssearcher.index_dir
         else:
@@ -510,13 +569,16 @@ def searcher(corpus: str, retriever: str, params: Mapping[str, Any], device: str
                           lambda: PrebuiltSearcher(corpus, retriever, json.loads(params_json), device=device), reread=True)
 
 
-def encoder_identity(p: Mapping[str, Any]) -> dict[str, str]:
+def encoder_identity(p: Mapping[str, Any], plan: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The question encoder's name and weights hash (run-cache key of dpr/hybrid; the passage encoder is
-    identified by the FAISS index's md5). Resolving a hub id downloads it when it is not cached."""
-    from .dense import resolve_encoder, weights_hash
+    identified by the FAISS index's md5). Resolving a hub id downloads it when it is not cached. ``plan``
+    (:func:`download_plan` of the request): its corpus and retriever, and the indexes it lacks, are named when the
+    encoder cannot be had (:func:`resolve_query_encoder`)."""
+    from .dense import weights_hash
 
     name = query_encoder_name(p)
-    return {"query_encoder": name, "query_encoder_sha256": weights_hash(resolve_encoder(name))}
+    corpus, retriever = (plan["corpus"], plan["retriever"]) if plan else (DEFAULT_CORPUS, "dpr")
+    return {"query_encoder": name, "query_encoder_sha256": weights_hash(resolve_query_encoder(corpus, retriever, p, plan))}
 
 
 # ----------------------------------------------------------------------------------------------- topics

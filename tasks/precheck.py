@@ -1241,9 +1241,10 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     Raises:
         ConfigError: what :func:`retrieval.retrieve` refuses in the parameters (unknown names, a hybrid without alpha).
         OfflineError: the one-line error of :func:`retrieval.prebuilt.open_lucene` / ``open_faiss`` (where to copy the
-        unpacked index folder, or to use a local corpus); for ``dpr``/``hybrid`` under ``HF_HUB_OFFLINE=1``, that of
-        :func:`retrieval.dense.resolve_encoder` for a question encoder not in the local hub cache (the task build
-        hashes its weights for the run key before it looks in the run cache, so a cached run needs it too).
+        unpacked index folder, or to use a local corpus); for ``dpr``/``hybrid`` under ``HF_HUB_OFFLINE=1``, a question
+        encoder not in the local hub cache (the task build hashes its weights for the run key before it looks in the
+        run cache, so a cached run needs it too): :func:`retrieval.prebuilt.query_encoder_missing_error`, naming it and
+        the prebuilt indexes not cached (none when the run is cached) and the ``tokrag retrieve ... --dry-run`` line.
     """
     from retrieval import prebuilt as pb
     from retrieval.api import _resolve_params
@@ -1252,12 +1253,21 @@ def check_prebuilt_download(corpus: str, kw: dict[str, Any]) -> None:
     name, retriever = corpus[len("prebuilt:"):], str(kw.get("retriever") or "bm25")
     p, _ = _resolve_params(retriever, kw.get("retriever_params"), prebuilt=True)
     pb.check_params(name, retriever, p)
+    cached = _run_cached(kw.get("cache_dir"), corpus, retriever, int(float(kw.get("k", 5))))
     if retriever != "bm25":
         from retrieval.dense import hub_offline, resolve_encoder
+        from retrieval.errors import OfflineError
 
         if hub_offline():
-            resolve_encoder(pb.query_encoder_name(p))  # the run key hashes its weights: needed even for a cached run
-    if _run_cached(kw.get("cache_dir"), corpus, retriever, int(float(kw.get("k", 5)))):
+            try:  # the run key hashes its weights: needed even for a cached run
+                resolve_encoder(pb.query_encoder_name(p))
+            except OfflineError as exc:  # one line: all that is missing (a cached run needs the encoder alone)
+                try:
+                    plan = None if cached else call_java("prebuilt_plan", name, retriever, p)
+                except Exception:  # noqa: BLE001 - no Java here: the encoder alone is named, the dry run lists the rest
+                    plan = None
+                raise pb.query_encoder_missing_error(name, retriever, p, plan, exc.__cause__) from exc
+    if cached:
         return
     error = pb.unreachable_index_error(call_java("prebuilt_plan", name, retriever, p))
     if error is not None:

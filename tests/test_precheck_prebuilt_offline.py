@@ -157,15 +157,18 @@ def test_url_reachable_on_loopback():
 def test_dpr_under_hf_hub_offline_needs_its_question_encoder_even_for_a_cached_run(manager, offline, monkeypatch, tmp_path):
     """The task build hashes the question encoder's weights for the run key before it looks in the run cache: under
     HF_HUB_OFFLINE=1 an encoder missing from the local hub cache failed there, after the model load, even with the
-    run cached. The precheck now raises resolve_encoder's error first (no index check, no network)."""
+    run cached. The precheck now raises the encoder's error first (no index check, no network): one line naming it and
+    the prebuilt indexes not cached (s51 u2 M2: no longer resolve_encoder's generic line, whose MiniLM advice cannot
+    query a DPR index)."""
     meta, calls, _, _ = offline
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     _seed_run(meta["cache_dir"], 5)  # a bm25 run: the dpr task's own would be keyed by the encoder's hash
-    with pytest.raises(OfflineError, match=r"^encoder 'facebook/dpr-question_encoder-multiset-base' is neither a local "
-                                           r"folder nor reachable on the Hugging Face hub"):
+    with pytest.raises(OfflineError, match=r"^dpr retrieval over prebuilt:wikipedia-dpr-100w needs 3 downloads that are "
+                                           r"not here: the DPR question encoder 'facebook/dpr-question_encoder-multiset-"
+                                           r"base' \(about 0\.44 GB; HF_HUB_OFFLINE=1 forbids its download\)"):
         check_selected_tasks(manager, ["nq_open_dpr_wiki"], meta)
     assert calls == []
     check_selected_tasks(manager, ["nq_open_bm25_wiki"], meta)  # bm25 needs no encoder: served from the cached run
