@@ -427,19 +427,20 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     return data
 
 
-def binary_metrics(per_seed: dict) -> set[str]:
-    """The 0/1 metrics of a report: those whose every per-question value, in every row and seed (``per_seed``:
-    (model, method, task) -> seed -> metric -> doc -> value), is 0 or 1 (EM, answer match, answer recall@k; F1 is one
-    only where no answer anywhere in the report got partial credit)."""
+def unit_interval_metrics(per_seed: dict) -> set[str]:
+    """The metrics of a report whose every per-question value, in every row and seed (``per_seed``: (model, method,
+    task) -> seed -> metric -> doc -> value), lies in [0, 1]: every tokrag metric (EM, F1, answer match, answer
+    recall@k, gold@k, the hygiene rates), so a row's exact interval (:func:`_degenerate_cis`) depends on that row
+    alone; a bring-your-own metric only where no value of it in the report is outside [0, 1]."""
     seen: set[str] = set()
-    graded: set[str] = set()
+    outside: set[str] = set()
     for seeds in per_seed.values():
         for metrics in seeds.values():
             for name, vals in metrics.items():
                 seen.add(name)
-                if any(v not in (0.0, 1.0) for v in vals.values()):
-                    graded.add(name)
-    return seen - graded
+                if any(not 0.0 <= v <= 1.0 for v in vals.values()):
+                    outside.add(name)
+    return seen - outside
 
 
 EXACT_CI = "clopper-pearson"
@@ -449,21 +450,25 @@ EXACT_CI = "clopper-pearson"
 def _degenerate_cis(rows: list[dict], per_seed: dict, conf: float) -> None:
     """Replace the two CIs a percentile bootstrap cannot give (it returns ``[v, v]``), in place:
 
-    * a 0/1 metric (:func:`binary_metrics`) whose questions all score the same (mean 0 or 1: k = 0 or n of n, the
-      seed means of a row whose every seed agrees): the exact Clopper-Pearson interval of k of n
-      (:func:`stats.exact_binomial_ci`; 0 of 30 is [0, 0.116], not [0, 0]), marked ``"ci": "clopper-pearson"``;
-    * any other metric over one question (or paragraph): no CI (``lo``/``hi`` None): one value has no spread.
+    * a metric in [0, 1] (:func:`unit_interval_metrics`) whose questions all score 0, or all 1 (mean 0 or 1: every
+      seed of the row agrees): the exact Clopper-Pearson interval of 0 or n of n (:func:`stats.exact_binomial_ci`;
+      0 of 30 is [0, 0.116], not [0, 0]), marked ``"ci": "clopper-pearson"``. For a graded metric such as F1 it is
+      the interval of the share of questions that score above 0 (below 1), which bounds the mean: a mean of values
+      in [0, 1] is at most the share above 0 (at least the share at 1). Taking F1 too keeps a row's interval the same
+      in any report that holds its runs (a rule on "every value is 0 or 1" made it depend on the other rows);
+    * any other metric, or such a one not at 0 or 1 (seeds that disagree), over one question (or paragraph): no CI
+      (``lo``/``hi`` None): one value has no spread.
 
     Every other row keeps its bootstrap CI."""
-    binary = binary_metrics(per_seed)
+    bounded = unit_interval_metrics(per_seed)
     for r in rows:
         for name, m in (r.get("metrics") or {}).items():
             if m["lo"] is None or not m["n"]:
                 continue  # a results.json aggregate without per-question values: no CI anyway
-            if name in binary and m["mean"] in (0.0, 1.0):
+            if name in bounded and m["mean"] in (0.0, 1.0):
                 m["lo"], m["hi"] = exact_binomial_ci(round(m["mean"] * m["n"]), m["n"], conf)
                 m["ci"] = EXACT_CI
-            elif name not in binary and m["n"] == 1:
+            elif m["n"] == 1:
                 m["lo"] = m["hi"] = None
 
 
@@ -970,8 +975,10 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 EXACT = "‡"
 """Marks a row's CI that is the exact Clopper-Pearson interval, not the bootstrap's (:func:`_degenerate_cis`)."""
 
-EXACT_NOTE = (f"{EXACT} = every question of the row scored the same on this 0/1 metric (0 of n or n of n): the CI is the "
-              "exact Clopper-Pearson interval of a proportion (the percentile bootstrap of equal values has zero width)")
+EXACT_NOTE = (f"{EXACT} = every question of the row scored 0 on this metric, or every one 1 (0 of n or n of n): the CI is "
+              "the exact Clopper-Pearson interval of a proportion (the percentile bootstrap of equal values has zero "
+              "width; for a graded metric such as F1, the interval of the share of questions above 0, or below 1, which "
+              "bounds the mean)")
 
 
 def _cell_metric(row: dict, name: str) -> str:

@@ -19,8 +19,9 @@ from leaderboards.stats import bootstrap_ci
 from s51_f4_synthetic import synthetic
 
 F1 = [0.5, 0.25, 1.0] + [0.0] * 27
-NOTE = ("‡ = every question of the row scored the same on this 0/1 metric (0 of n or n of n): the CI is the exact "
-        "Clopper-Pearson interval of a proportion (the percentile bootstrap of equal values has zero width)")
+NOTE = ("‡ = every question of the row scored 0 on this metric, or every one 1 (0 of n or n of n): the CI is the exact "
+        "Clopper-Pearson interval of a proportion (the percentile bootstrap of equal values has zero width; for a graded "
+        "metric such as F1, the interval of the share of questions above 0, or below 1, which bounds the mean)")
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +51,9 @@ def test_0_of_n_and_n_of_n_get_the_exact_interval(data):
     assert em["hi"] == 1.0 and math.isclose(em["lo"], 0.025 ** (1 / 30), rel_tol=1e-9)  # 0.884
     md = render_markdown(data)
     rows = _md_rows(md)
-    assert rows["none"] == "| none | toy_qa | - | 30 | 0.000 [0.000, 0.116] ‡ | 0.000 [0.000, 0.000] |"
-    assert rows["standard"] == "| standard | toy_qa | - | 30 | 1.000 [0.884, 1.000] ‡ | 1.000 [1.000, 1.000] |"
+    # F1 too (s51 r4): a mean of values in [0, 1] is bounded by the share above 0 (below 1)
+    assert rows["none"] == "| none | toy_qa | - | 30 | 0.000 [0.000, 0.116] ‡ | 0.000 [0.000, 0.116] ‡ |"
+    assert rows["standard"] == "| standard | toy_qa | - | 30 | 1.000 [0.884, 1.000] ‡ | 1.000 [0.884, 1.000] ‡ |"
     assert f"- {NOTE}" in md
     html = render_html(data, [])
     assert NOTE in html and "(exact Clopper-Pearson: every question scored the same)" in html
@@ -72,8 +74,8 @@ def test_every_other_row_keeps_its_bootstrap_ci_byte_for_byte(data):
         m = _row(data, "other")["metrics"][name]
         assert (m["lo"], m["hi"]) == bootstrap_ci(np.array(values), 500, 0.95, _seed_for(7, "key-other", "toy_qa", name))
         assert "ci" not in m
-    # F1 is graded in this report (partial credit in 'other'): its all-0 / all-1 rows are not 0/1 rows
-    assert "ci" not in _row(data, "none")["metrics"]["f1"]
+    # F1 has partial credit in 'other', but its all-0 / all-1 rows get the exact interval as in any report (s51 r4)
+    assert _row(data, "none")["metrics"]["f1"]["ci"] == "clopper-pearson"
 
 
 def test_no_note_without_such_a_row(tmp_path):
