@@ -25,7 +25,7 @@ scored on exactly the same tokens (:class:`Policy`):
   fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`, or the ``--preset``'s
   where it is lower, :func:`widen_records_scan`);
 * ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (with ``--split dev`` on
-  the preset's own dev data, its in-sample fit: the row and a note say so, :func:`preset_in_sample`);
+  the preset's own dev data, its in-sample fit: the row, a note and the figure's legend say so, :func:`preset_in_sample`);
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
   anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
   the top-3 RAG tokens, ``S_R`` not floored at 0;
@@ -962,17 +962,23 @@ def print_table(title: str, res: dict, layers: str = "all") -> None:
     Console(width=170).print(t)
 
 
-def auc_by_layer_png(results: dict[str, dict], n_layers: int) -> bytes:
-    """The PNG of the strict AUC with its bootstrap CI per fixed layer, one line per data set, reference lines for
-    the named policies of the pooled results."""
-    import io
+def auc_by_layer_figure(results: dict[str, dict], n_layers: int, split: str | None = None,
+                        in_sample: dict[str, int] | None = None) -> Any:
+    """The matplotlib figure of :func:`auc_by_layer_png` (the caller closes it).
 
+    The title names ``split`` (``dev``/``test``); with ``in_sample`` (:func:`preset_in_sample`: the samples the preset
+    was calibrated on) the ``calibrated`` reference line's legend entry reads ``calibrated (in-sample): AUC``, as its
+    table row says IN-SAMPLE: a fit to its own dev data, not a held-out AUC. A line with exactly the values of
+    a line drawn before it (the pooled ``all`` line when the other data set has no AUC, e.g. one class) is drawn
+    dashed over it and its label names the other line, so that neither hides the other."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    drawn: list[tuple[str, Any]] = []  # (legend name, AUCs) of the lines drawn so far
     for name, res in results.items():
         pols = res["policies"]
         xs = list(range(n_layers))
@@ -980,19 +986,42 @@ def auc_by_layer_png(results: dict[str, dict], n_layers: int) -> bytes:
         lo = [pols[f"layer{i}"]["strict"]["ci_low"] for i in xs]
         hi = [pols[f"layer{i}"]["strict"]["ci_high"] for i in xs]
         what = "all, within each data set" if name == "all" else name
-        line, = ax.plot(xs, ys, marker="o", markersize=3, label=f"{what} (n={res['counts']['strict']})")
+        values = np.asarray(ys, dtype=float)
+        under = None if np.isnan(values).all() else next(
+            (other for other, prev in drawn if np.array_equal(prev, values, equal_nan=True)), None)
+        label = f"{what} (n={res['counts']['strict']})"
+        if under:
+            label += f", the same values as '{under}': drawn dashed over it"
+        line, = ax.plot(xs, ys, marker="" if under else "o", markersize=3, label=label,
+                        linestyle=(0, (4, 4)) if under else "-")  # the line under it shows in the gaps
+        drawn.append((name, values))
         ax.fill_between(xs, lo, hi, alpha=0.15, color=line.get_color())
         if name == "all":
             for pol, style in (("default", "--"), ("dynamic", ":"), ("calibrated", "-."), ("analysis", (0, (5, 1, 1, 1, 1, 1)))):
                 if pol in pols:
+                    mark = " (in-sample)" if pol == "calibrated" and in_sample else ""
                     ax.axhline(pols[pol]["strict"]["auc"], linestyle=style, color="black", linewidth=0.8,
-                               label=f"{pol}: {pols[pol]['strict']['auc']:.3f}")
+                               label=f"{pol}{mark}: {pols[pol]['strict']['auc']:.3f}")
     ax.axhline(0.5, color="grey", linewidth=0.8)
     ax.set_xlabel(f"fusion layer (of {n_layers})")
     ax.set_ylabel("strict-label ROC AUC of S_R - S_L")
-    ax.set_title("Token-level benefit vs detriment (teacher forcing, 95% bootstrap CI)")
+    ax.set_title("Token-level benefit vs detriment" + (f", {split} split" if split else "")
+                 + " (teacher forcing, 95% bootstrap CI)")
     ax.legend(fontsize=7)
     fig.tight_layout()
+    return fig
+
+
+def auc_by_layer_png(results: dict[str, dict], n_layers: int, split: str | None = None,
+                     in_sample: dict[str, int] | None = None) -> bytes:
+    """The PNG of the strict AUC with its bootstrap CI per fixed layer, one line per data set, reference lines for
+    the named policies of the pooled results; the title names ``split``, the calibrated line is marked in-sample
+    with ``in_sample`` (:func:`auc_by_layer_figure`)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    fig = auc_by_layer_figure(results, n_layers, split, in_sample)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
@@ -1393,7 +1422,7 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
           "the gold token; AUC ranks the score against that label")
     # the plot is drawn before either file is written, then both are renamed in back to back: a run stopped while it
     # draws (or failing there) leaves the earlier results.json with its own plot, not a new results.json beside it
-    png = auc_by_layer_png(results, n_layers)
+    png = auc_by_layer_png(results, n_layers, split or None, meta.get("preset_in_sample"))
     atomic_write_json(out_dir / "results.json", nan_to_none({**meta, "results": results}))
     atomic_write_bytes(out_dir / "auc_by_layer.png", png)
     print(f"wrote {out_dir / 'results.json'} and {out_dir / 'auc_by_layer.png'}")
