@@ -1354,8 +1354,9 @@ def run_seconds(cfgs: Any, wall: float) -> dict[str, Any]:
 
 def preset_mismatches(preset: dict | None, lm: Any, args: argparse.Namespace) -> list[str]:
     """The WARNING lines ``lm_eval`` logs for a preset used on another QA prompt format
-    (:func:`tokrag_model.methods.tokrag.preset_prompt_mismatch`: ``--apply-chat-template``, ``--prompt``; only with
-    ``nq`` in ``--data``, wiki continuations are plain text either way) or in another dtype
+    (:func:`tokrag_model.methods.tokrag.preset_prompt_mismatch`: ``--apply-chat-template``, ``--prompt``, named with
+    this command's flags, not lm_eval's ``--apply_chat_template``; only with ``nq`` in ``--data``, wiki continuations
+    are plain text either way) or in another dtype
     (:func:`tokrag_model.methods.tokrag.preset_dtype_mismatch`; not again when the model loaded this preset itself,
     ``--model-args preset=``, and logged it) than this ``tokrag analyze`` run's."""
     from tokrag_model.methods.tokrag import preset_dtype_mismatch, preset_prompt_mismatch
@@ -1364,7 +1365,7 @@ def preset_mismatches(preset: dict | None, lm: Any, args: argparse.Namespace) ->
         return []
     pretrained = lm.resolved_config.get("pretrained")
     prompts = [args.prompt] if "nq" in parse_data(args.data, args.n) else []
-    out = [preset_prompt_mismatch(preset, args.apply_chat_template, prompts, pretrained)]
+    out = [preset_prompt_mismatch(preset, args.apply_chat_template, prompts, pretrained, cli="analyze")]  # its own flags
     own = getattr(lm, "preset", None)
     if not (isinstance(own, dict) and own.get("sha256") == preset.get("sha256")):
         backbone = getattr(lm, "backbone", None)

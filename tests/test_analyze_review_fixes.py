@@ -54,7 +54,7 @@ def test_benchmark_preset_of_another_prompt_format_is_warned_and_recorded(fake, 
     with caplog.at_level(logging.WARNING):
         assert tokrag_analysis.main(["--n", "2", "--bootstrap", "5", "--preset", str(path),
                                      "--out", str(tmp_path / "bm")]) == 0
-    want = preset_prompt_mismatch(read_preset(path), False, ["instruct"], "fake-lm")
+    want = preset_prompt_mismatch(read_preset(path), False, ["instruct"], "fake-lm", cli="analyze")  # its flags (s51 f8)
     assert want and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [want]
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["preset_warnings"] == [want]

@@ -105,7 +105,7 @@ def test_ctrl_c_names_every_records_file_of_the_run_with_its_count(fake, tmp_pat
 
 def test_analyze_warns_of_a_preset_of_another_prompt_format_or_dtype_as_lm_eval_does(fake, tmp_path, caplog) -> None:
     """A preset calibrated with --apply-chat-template used by analyze on plain prompts (or in another dtype) gave no
-    warning, while lm_eval with it warns; now analyze logs lm_eval's own message."""
+    warning, while lm_eval with it warns; now analyze logs lm_eval's message, in its own flags (--apply-chat-template)."""
     from tasks import analyze
     from tokrag_model.methods.tokrag import preset_dtype_mismatch, preset_prompt_mismatch, read_preset, write_preset
 
@@ -116,8 +116,8 @@ def test_analyze_warns_of_a_preset_of_another_prompt_format_or_dtype_as_lm_eval_
     argv = ["--split", "dev", "--out", str(tmp_path / "o"), "--n", "2", "--bootstrap", "5", "--preset", str(path)]
     with caplog.at_level(logging.WARNING):
         assert analyze.main(argv + ["--data", "nq"]) == 0
-    want = preset_prompt_mismatch(preset, False, ["instruct"], "fake-lm")
-    assert want and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [want]
+    want = preset_prompt_mismatch(preset, False, ["instruct"], "fake-lm", cli="analyze")  # analyze's flags (s51 f8)
+    assert want and "--apply-chat-template" in want and "--apply_chat_template" not in want and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [want]
     caplog.clear()
     with caplog.at_level(logging.WARNING):  # wiki continuations are plain text either way: nothing to say
         assert analyze.main(argv + ["--data", "wiki"]) == 0

@@ -976,7 +976,7 @@ def _calibration_nq(preset: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool, prompts: Iterable[str],
-                           pretrained: str | None = None) -> str | None:
+                           pretrained: str | None = None, cli: str = "lm_eval") -> str | None:
     """How this run's QA prompt format differs from the one the preset was calibrated with, as one WARNING line;
     None when it does not (or the preset does not record it). The preset records its QA data's format in
     ``calibration.data.nq``: ``apply_chat_template`` (``tokrag calibrate --apply-chat-template``) and ``prompt``
@@ -984,28 +984,38 @@ def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool,
 
     Args:
         preset: the preset as :func:`read_preset` returns it.
-        chat_applied: lm-eval renders this run's prompts with the chat template (``--apply_chat_template``).
-        prompts: the task metadata ``prompt`` formats of this run's QA requests (empty: no QA request, nothing
-            to compare the chat template with either: wiki continuations are calibrated as plain text).
+        chat_applied: this run renders its QA prompts with the chat template (lm-eval's ``--apply_chat_template``,
+            ``tokrag analyze --apply-chat-template``).
+        prompts: the QA prompt formats of this run's QA requests (lm-eval: the task metadata ``prompt``; empty: no
+            QA request, nothing to compare the chat template with either: wiki continuations are calibrated as plain
+            text).
+        cli: whose flags the line names: ``lm_eval`` (``--apply_chat_template``, task metadata ``prompt``) or
+            ``analyze`` (``tokrag analyze``'s and ``benchmarks/tokrag_analysis.py``'s ``--apply-chat-template``,
+            ``--prompt``).
     """
     nq = _calibration_nq(preset)
     prompts = sorted(set(prompts))
     if not isinstance(nq, dict) or not prompts:
         return None
+    if cli not in ("lm_eval", "analyze"):
+        raise ValueError(f"cli={cli!r}: expected 'lm_eval' or 'analyze'")
+    chat_flag = "--apply_chat_template" if cli == "lm_eval" else "--apply-chat-template"
+    run = "lm_eval " if cli == "lm_eval" else ""
     diffs, fix = [], []
     cal_chat = nq.get("apply_chat_template")
     if isinstance(cal_chat, bool) and cal_chat != bool(chat_applied):
         diffs.append("it was calibrated with the chat template (tokrag calibrate --apply-chat-template), this run's "
-                     "prompts are plain (lm_eval without --apply_chat_template)" if cal_chat else
+                     f"prompts are plain ({run}without {chat_flag})" if cal_chat else
                      "it was calibrated on plain prompts (tokrag calibrate without --apply-chat-template), this run "
-                     "renders them with the chat template (lm_eval --apply_chat_template)")
-        fix.append("--apply_chat_template" if cal_chat else "no --apply_chat_template")
+                     f"renders them with the chat template ({run}{chat_flag})")
+        fix.append(chat_flag if cal_chat else f"no {chat_flag}")
     cal_prompt = nq.get("prompt")
     other = [p for p in prompts if p != cal_prompt]
     if isinstance(cal_prompt, str) and other:
+        source = "task metadata prompt" if cli == "lm_eval" else f"--prompt {other[0]}" if len(other) == 1 else "--prompt"
         diffs.append(f"its QA prompt format is {cal_prompt!r} (tokrag calibrate --prompt {cal_prompt}), this run's is "
-                     f"{', '.join(map(repr, other))} (task metadata prompt)")
-        fix.append(f"task metadata prompt={cal_prompt}")
+                     f"{', '.join(map(repr, other))} ({source})")
+        fix.append(f"task metadata prompt={cal_prompt}" if cli == "lm_eval" else f"--prompt {cal_prompt}")
     if not diffs:
         return None
     flags = (" --apply-chat-template" if chat_applied else "") + (f" --prompt {other[0]}" if len(other) == 1 else "")
