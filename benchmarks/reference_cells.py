@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     out = figures(data)
     for r in data["rows"]:
         m = r["metrics"]["answer_match"]
-        print(f"{r['method']:>13} {r['task']:<15} answer match {m['mean']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}] n={r['n']}"
+        ci = "" if m.get("lo") is None else f" [{m['lo']:.3f}, {m['hi']:.3f}]"  # no CI over one question (report)
+        print(f"{r['method']:>13} {r['task']:<15} answer match {m['mean']:.3f}{ci} n={r['n']}"
               f"  empty {r['metrics']['empty_pred']['mean']:.3f}  overlong {r['metrics']['overlong_pred']['mean']:.3f}"
               f"  wall {r['cost'].get('wall_s', 0):.0f} s")
     ops = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b}
