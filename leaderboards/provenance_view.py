@@ -31,12 +31,16 @@ _BOOKKEEPING = {"requested_auto", "unused_args", "trace", "trace_prompts", "chat
 MIXED_NOTE = ("greedy answers may differ between them: on CPU a forward pass's bits depend on the CPU's kernels and "
               "the thread count, and hardware is not part of the run key")
 
+UNKNOWN_NOTE = ("these differ only in what a run folder did not record: a cell run before the runner recorded its "
+                "machine, or a field it could not read; they may be one setting")
+
 MARKER_LABEL = "passage marker in answer"
 
 MARKER_NOTE = ("passage marker in answer = fraction of the answers (the scored text) that contain the passage "
                "template's marker, its text before the first placeholder ({markers}), which the prompt puts before every "
-               "passage: such an answer copies the prompt's format (counted by the report from the samples; not a task "
-               "metric)")
+               "passage: such an answer copies the prompt's format; a method whose prompts show no passages "
+               "(rag-none) cannot copy it, so its rate counts the answers that contain that text anyway, a control for "
+               "the others' (counted by the report from the samples; not a task metric)")
 
 
 def _resolved(d: dict) -> dict:
@@ -78,12 +82,30 @@ def setting_label(s: dict | None) -> str:
     return f"{s['device']} {s.get('cpu_model') or 'CPU model not recorded'}{cap}, {threads}{torch}"
 
 
+def _known(s: dict | None) -> dict:
+    """The fields of a compute setting ``s`` that its label shows and its run folder recorded (None left out): a
+    GPU cell's device, GPU and torch; a CPU cell's device, CPU model, kernels, thread count and torch."""
+    if s is None:
+        return {}
+    keys = (("device", "cuda_device", "torch") if str(s["device"]).startswith("cuda")
+            else ("device", "cpu_model", "cpu_capability", "torch_num_threads", "torch"))
+    return {k: s.get(k) for k in keys if s.get(k) is not None}
+
+
+def settings_differ(settings: list[dict | None]) -> bool:
+    """True when two of ``settings`` (:func:`compute_setting` of cells) differ in a field both recorded; a field one
+    of them did not record (or a run folder without a machine record) is unknown, not a difference."""
+    known = [_known(s) for s in settings]
+    return any(a[k] != b[k] for i, a in enumerate(known) for b in known[i + 1:] for k in a.keys() & b.keys())
+
+
 def _names(cells: list[str]) -> str:
     return ", ".join(cells[:SHOW]) + (f", … ({len(cells) - SHOW} more)" if len(cells) > SHOW else "")
 
 
-def compute_line(groups: dict[str, list[str]], whole_report: bool = False) -> str:
-    """The one line of :func:`annotate` for ``groups`` (setting label -> the cell ids computed under it, in order)."""
+def compute_line(groups: dict[str, list[str]], whole_report: bool = False, differ: bool = True) -> str:
+    """The one line of :func:`annotate` for ``groups`` (setting label -> the cell ids computed under it, in order);
+    ``differ`` False (:func:`settings_differ`): the labels differ only in what a run folder did not record."""
     if len(groups) == 1:
         (label, cells), = groups.items()
         where = "every cell of the report" if whole_report else "every cell with results"
@@ -93,16 +115,31 @@ def compute_line(groups: dict[str, list[str]], whole_report: bool = False) -> st
     parts = [f"{order[0]} ({n} cell{'' if n == 1 else 's'}: the other{'' if n == 1 else 's'})"]
     parts += [f"{lab} ({len(groups[lab])} cell{'' if len(groups[lab]) == 1 else 's'}: {_names(groups[lab])})"
               for lab in order[1:]]
+    if not differ:
+        return f"computed on: {'; '.join(parts)} (from provenance.json machine; {UNKNOWN_NOTE})"
     return f"computed under {len(groups)} settings (from provenance.json machine): {'; '.join(parts)}; {MIXED_NOTE}"
 
 
 def passage_marker(template: Any) -> str | None:
     """The literal text of a ``passage_template`` before its first placeholder, stripped (``[Reference]:`` of
-    ``"[Reference]: {title}\\n{text}\\n"``); None when there is none (``"{title}\\n{text}"``) or no template."""
+    ``"[Reference]: {title}\\n{text}\\n"``; ``{Doc}:`` of ``"{{Doc}}: {text}"``); None when there is none
+    (``"{title}\\n{text}"``), when it has no letter or digit (``-`` of ``"- {title}: {text}"``), or no template."""
     if not isinstance(template, str):
         return None
-    head = template.split("{", 1)[0].strip()
-    return head or None
+    import string
+
+    head = ""
+    try:
+        for literal, field, _spec, _conv in string.Formatter().parse(template):  # '{{' is a literal '{'
+            head += literal
+            if field is not None:
+                break
+    except ValueError:  # not a template format_passage can use
+        return None
+    head = head.strip()
+    # punctuation alone ('-' of '- {title}: {text}', '[' of '[{rank}] {text}') is in ordinary answers ('1914-1918'):
+    # counting it would not tell a copied passage format from an answer
+    return head if any(c.isalnum() for c in head) else None
 
 
 def _prediction(s: dict) -> str | None:
@@ -191,18 +228,20 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
 
     * ``provenance[i]["machine"]`` (the cell's record) and ``["compute"]`` (:func:`setting_label`); ``versions``
       completed with ``config.json``'s ``library_versions`` that it lacks (tokenizers, anserini);
-    * ``compute_settings``: ``[{"setting": label, "cells": [...]}]`` over the report;
+    * ``compute_settings``: ``[{"setting": label, "cells": [...]}]`` over the report; ``compute_settings_differ``:
+      whether two of them differ in a field both recorded (:func:`settings_differ`);
     * ``models[i]["as_run"]``: lines shown under the model's fairness contract: the compute line
       (:func:`compute_line`; for a report whose cells all share one setting, once, under the first model) and the chat
       template's hash; ``models[i]["method_resolved"]``: the resolved settings (:func:`_resolved_lines`);
     * ``rows[j]["passage_marker"]`` (:func:`_marker_counts`)."""
     labels: dict[str, str] = {}
+    settings: dict[str, dict | None] = {}
     for p in data["provenance"]:
         got = loaded.get(p["cell"])
         if p.get("missing") or got is None or got[2] is None:
             continue
         d = got[2]
-        s = compute_setting(d)
+        s = settings[p["cell"]] = compute_setting(d)
         p["machine"] = (d.get("provenance") or {}).get("machine")
         p["compute"] = labels[p["cell"]] = setting_label(s)
         lib = (d.get("config") or {}).get("library_versions") or {}
@@ -213,6 +252,7 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
     for cid, lab in labels.items():
         everywhere.setdefault(lab, []).append(cid)
     data["compute_settings"] = [{"setting": lab, "cells": cells} for lab, cells in everywhere.items()]
+    data["compute_settings_differ"] = settings_differ(list(settings.values()))
     for i, mod in enumerate(data["models"]):
         mine = [(cid, d) for cid, (cell, _k, d) in loaded.items() if d is not None and cell.model_name == mod["name"]]
         groups: dict[str, list[str]] = {}
@@ -223,7 +263,7 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
             if i == 0:
                 lines.append(compute_line(everywhere, whole_report=True))
         elif groups:
-            lines.append(compute_line(groups))
+            lines.append(compute_line(groups, differ=settings_differ([settings[cid] for cid, _d in mine])))
         mod["as_run"] = lines + _template_line(mine)
         shared, own = _resolved_lines([(loaded[cid][0].method.name, _resolved(d)) for cid, d in mine])
         mod["method_resolved"] = shared + own
@@ -236,8 +276,14 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
 
 
 def mixed(data: dict) -> bool:
-    """True when the report's cells were computed under more than one setting."""
+    """True when the report's cells have more than one compute-setting label (the provenance table and the CSV then
+    give each cell's); :func:`differ` tells whether they really differ."""
     return len(data.get("compute_settings") or []) > 1
+
+
+def differ(data: dict) -> bool:
+    """True when two of the report's cells were computed under settings that differ in a field both recorded."""
+    return bool(data.get("compute_settings_differ", mixed(data)))
 
 
 def row_settings(data: dict, row: dict) -> str:

@@ -1321,7 +1321,7 @@ def render_markdown(data: dict) -> str:
         out += [f"- {x}" for x in mde_lines(data, piv["model"])] + [""]
     for mod in data["models"]:
         title = f"## Fairness contract of {mod['label']}" if data["multi_model"] else (
-            "## Fairness contract (identical for every row except the compute setting: see its line)" if pv.mixed(data)
+            "## Fairness contract (identical for every row except the compute setting: see its line)" if pv.differ(data)
             else "## Fairness contract (identical for every row)")
         out += [title, ""] + [f"- {x}" for x in mod["contract"] + mod.get("as_run", [])] + [""]
         if mod["method_args"]:
