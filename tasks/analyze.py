@@ -1357,9 +1357,10 @@ def preset_mismatches(preset: dict | None, lm: Any, args: argparse.Namespace) ->
     (:func:`tokrag_model.methods.tokrag.preset_prompt_mismatch`: ``--apply-chat-template``, ``--prompt``, named with
     this command's flags, not lm_eval's ``--apply_chat_template``; only with ``nq`` in ``--data``, wiki continuations
     are plain text either way) or in another dtype
-    (:func:`tokrag_model.methods.tokrag.preset_dtype_mismatch`; not again when the model loaded this preset itself,
-    ``--model-args preset=``, and logged it) than this ``tokrag analyze`` run's."""
-    from tokrag_model.methods.tokrag import preset_dtype_mismatch, preset_prompt_mismatch
+    (:func:`tokrag_model.methods.tokrag.preset_dtype_mismatch`) than this ``tokrag analyze`` run's, and for a preset
+    calibrated on few strict tokens (:func:`tokrag_model.methods.tokrag.preset_small_sample_warning`); these two not
+    again when the model loaded this preset itself, ``--model-args preset=``, and logged them."""
+    from tokrag_model.methods.tokrag import preset_dtype_mismatch, preset_prompt_mismatch, preset_small_sample_warning
 
     if preset is None:
         return []
@@ -1368,6 +1369,7 @@ def preset_mismatches(preset: dict | None, lm: Any, args: argparse.Namespace) ->
     out = [preset_prompt_mismatch(preset, args.apply_chat_template, prompts, pretrained, cli="analyze")]  # its own flags
     own = getattr(lm, "preset", None)
     if not (isinstance(own, dict) and own.get("sha256") == preset.get("sha256")):
+        out.append(preset_small_sample_warning(preset))
         backbone = getattr(lm, "backbone", None)
         dtype = getattr(backbone, "dtype", None) or lm.resolved_config.get("dtype")
         if isinstance(dtype, str):

@@ -40,6 +40,7 @@ from typing import Any
 from retrieval.errors import ConfigError
 
 from .analyze import (
+    MIN_STRICT_TOKENS,
     Policy,
     RecordsInterrupted,
     TokenRecord,
@@ -274,7 +275,13 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
 
     ``seconds``: the time keys of ``calibration`` (:func:`tasks.analyze.run_seconds`: ``seconds`` = the total scoring
     time of the dev samples used, over every invocation that scored them, None where older records lack per-sample
-    times; ``seconds_known``, ``samples_untimed``, ``wall_seconds`` = this invocation), or a plain number of seconds."""
+    times; ``seconds_known``, ``samples_untimed``, ``wall_seconds`` = this invocation), or a plain number of seconds.
+
+    Calibrated on few strict tokens (:func:`tasks.analyze.small_sample_note`: below
+    :data:`~tasks.analyze.MIN_STRICT_TOKENS`, or without both classes), ``calibration.small_sample`` holds that note
+    with the counts it is based on (``note``, ``samples``, ``strict``, ``strict_benefit``, ``min_strict_tokens``); a
+    run that loads the preset logs it (:func:`tokrag_model.methods.tokrag.preset_small_sample_warning`). Before
+    2026-12-06 only ``tokrag calibrate`` printed it, and the preset did not carry it."""
     from tokrag_model.methods.tokrag import PRESET_SETTINGS, write_preset
 
     if any(c["split"] != "dev" for c in cfgs.values()):
@@ -288,6 +295,12 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
         cal["calibration"].update(seconds)
     elif seconds is not None:
         cal["calibration"]["seconds"] = round(seconds, 1)
+    counts = cal["calibration"]["dev_counts"]
+    note = small_sample_note(counts["strict"], counts.get("strict_benefit"))
+    if note:  # carried by the preset: a run that loads it logs it (tokrag.preset_small_sample_warning)
+        cal["calibration"]["small_sample"] = {"note": note, "samples": counts["samples"], "strict": counts["strict"],
+                                              "strict_benefit": counts.get("strict_benefit"),
+                                              "min_strict_tokens": MIN_STRICT_TOKENS}
     params = {**cal["params"], **{key: getattr(lm.params, key) for key in PRESET_SETTINGS}}
     return write_preset(path, lm, nan_to_none(params), nan_to_none(cal["calibration"]))
 

@@ -47,17 +47,19 @@ def test_benchmark_preset_of_another_prompt_format_is_warned_and_recorded(fake, 
     prompts printed no warning, while ``tokrag analyze --preset P`` logs one; now it logs the same line and the
     JSON records it and the preset's prompt format."""
     from benchmarks import tokrag_analysis
-    from tokrag_model.methods.tokrag import preset_prompt_mismatch, read_preset
+    from tokrag_model.methods.tokrag import preset_prompt_mismatch, preset_small_sample_warning, read_preset
 
     path = _chat_preset(fake, tmp_path)
     capsys.readouterr()
     with caplog.at_level(logging.WARNING):
         assert tokrag_analysis.main(["--n", "2", "--bootstrap", "5", "--preset", str(path),
                                      "--out", str(tmp_path / "bm")]) == 0
-    want = preset_prompt_mismatch(read_preset(path), False, ["instruct"], "fake-lm", cli="analyze")  # its flags (s51 f8)
-    assert want and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [want]
+    # in the benchmark's own flags (--apply-chat-template), and the 4-sample preset's small-sample note (s51 f8)
+    want = [preset_prompt_mismatch(read_preset(path), False, ["instruct"], "fake-lm", cli="analyze"),
+            preset_small_sample_warning(read_preset(path))]
+    assert all(want) and [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == want
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["preset_warnings"] == [want]
+    assert out["preset_warnings"] == want
     assert out["preset_prompt"] == {"prompt": "instruct", "apply_chat_template": True}
     assert out["prompt"] == "instruct" and out["apply_chat_template"] is False
 

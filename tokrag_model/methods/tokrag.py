@@ -1024,6 +1024,25 @@ def preset_prompt_mismatch(preset: Mapping[str, Any] | None, chat_applied: bool,
             f"(tokrag calibrate --model {pretrained or 'MODEL'} --split dev{flags})")
 
 
+def preset_small_sample_warning(preset: Mapping[str, Any] | None) -> str | None:
+    """One WARNING line for a preset calibrated on few strict tokens: the note ``tokrag calibrate`` printed
+    (:func:`tasks.analyze.small_sample_note`), which it stores in ``calibration.small_sample`` with the counts it is
+    based on (:func:`tasks.calibrate.write_calibration`), after the preset's file and size; None for a preset without
+    that record (calibrated on enough tokens, or written before 2026-12-06: those are not judged here).
+
+    ``preset=cal/tokrag_preset.json: a small-sample preset, calibrated on 6 dev samples with 26 strict tokens (15
+    benefit); its params {...} were chosen on them; tokrag calibrate's note: only 26 strict tokens (15 benefit): below
+    200 an AUC's 95% CI is about ±0.08 or wider ...; raise --n``
+    """
+    small = ((preset or {}).get("calibration") or {}).get("small_sample")
+    if not isinstance(small, dict) or not isinstance(small.get("note"), str):
+        return None
+    benefit = small.get("strict_benefit")
+    return (f"preset={preset.get('path')}: a small-sample preset, calibrated on {small.get('samples')} dev samples with "
+            f"{small.get('strict')} strict tokens" + ("" if benefit is None else f" ({benefit} benefit)")
+            + f"; its params {preset.get('params')} were chosen on them; tokrag calibrate's {small['note']}")
+
+
 def preset_dtype_mismatch(preset: Mapping[str, Any], dtype: str, device: str, pretrained: str | None = None) -> str | None:
     """One WARNING line when the preset was calibrated in another dtype than ``dtype`` (the loaded model's, e.g.
     ``bfloat16``), with the ``tokrag calibrate`` command for this dtype and device in the preset's QA prompt format;
@@ -1184,9 +1203,10 @@ class TokRAGLM(RAGMethodLM):
         if c["preset"]:
             self.preset = read_preset(c["preset"], self.fingerprint, self.decoder.n_layers, c["pretrained"],
                                       getattr(self, "files_fingerprint", None))
-            message = preset_dtype_mismatch(self.preset, self.backbone.dtype, self.backbone.device, c["pretrained"])
-            if message:
-                log.warning("%s", message)
+            for message in (preset_small_sample_warning(self.preset),
+                            preset_dtype_mismatch(self.preset, self.backbone.dtype, self.backbone.device, c["pretrained"])):
+                if message:
+                    log.warning("%s", message)
         resolved = self.resolve_args(c, self.given_args, self.preset)
         message = preset_override_warning(self.preset, resolved, self.given_args)
         if message:
