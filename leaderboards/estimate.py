@@ -188,6 +188,9 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
     ``questions_upper_bound``: how many estimated cells count their limit as their questions, their task's size unknown
     (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds).
+    ``index_builds``: the dense indexes the unfinished cells need and the cache lacks (:func:`index_builds`), whose
+    one-time encoding (``index_hours``, at :data:`DENSE_PASSAGES_PER_S`) is included in ``cell_hours`` and, once,
+    in ``wall_hours`` (one process builds an index, before its cells; the other jobs wait for it).
     ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
     finished run under other inputs (a changed data folder, task, code: ``check`` names them), or "".
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
@@ -205,6 +208,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
     done = 0
     keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
+    todo: list[Cell] = []  # every unfinished cell: the dense indexes they need (index_builds)
     memo = _HashMemo()
     for cell in spec.cells():
         try:
@@ -219,6 +223,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             continue
         if key is not None:
             keyed_todo.append((cell, key, mat))
+        todo.append(cell)
         kind = task_kind(cell.task.task, spec.include_path)
         rate, level, used = estimate_cell(cell, kind, ms, fallback)
         n = questions_of(cell, sized)
@@ -232,6 +237,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
                       "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, sized, n)})
+    builds = index_builds(spec, todo, memo)
     memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
     for c in cells:
@@ -250,16 +256,100 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                           f"number of hours); give a realistic number of seconds per question ({FALLBACK_HINT})")
     jobs = max(1, int(jobs))
     unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
+    build_s = sum(b["seconds"] or 0 for b in builds)  # one process builds each index once, before its cells: not / jobs
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
             "cells_todo": len(cells) + len(unest), "questions": None if unknown else sum(c["questions"] for c in cells),
             "questions_upper_bound": sum(bool(c.get("questions_upper_bound")) for c in cells),
-            "cell_hours": None if unknown else round(total / 3600, 2),
-            "wall_hours": None if unknown else round(total / 3600 / jobs, 2), "jobs": jobs,
+            "cell_hours": None if unknown else round((total + build_s) / 3600, 2),
+            "wall_hours": None if unknown else round((total / jobs + build_s) / 3600, 2), "jobs": jobs,
+            "index_builds": builds, "index_hours": round(build_s / 3600, 2),
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
             "by_method": by_method, "cells": cells, "first_runs": list(first.values()),
             "other_inputs": other_inputs_summary(spec, runs, keyed_todo),
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
+
+
+DENSE_PASSAGES_PER_S = 20.0
+"""Passages that ``all-MiniLM-L6-v2`` (the default dense encoder, ``DENSE_PARAMS``: mean pooling, max_length 256)
+encodes per second of one CPU core, as :func:`retrieval.dense.build_dense_index` encodes them (batches of 32 sorted
+by length, ``torch.inference_mode``): measured on the project's machine (AMD EPYC, 2 cores) with torch on one
+thread (``OMP_NUM_THREADS=1``), 384 seeded-random passages of nq-wiki-12k in 19.2 CPU-seconds (``process_time``;
+the encoder load apart): 20.0 passages a CPU-second, so the 12,633 passages of nq-wiki-12k take about 10.5 min on
+one free core (the README's "~10-20 min on 2 CPU cores" is the same build with other work on the cores). Used by
+:func:`index_builds` for the one-time encoding a dense cell does when the index is not cached; another encoder's
+rate is not known (a BERT-base one is several times slower)."""
+
+
+def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> list[dict[str, Any]]:
+    """The dense indexes that the unfinished ``cells`` need and the cache lacks: their tasks retrieve with a
+    ``dense`` or ``hybrid`` retriever over a local corpus, and the folder :func:`retrieval.dense.dense_index_dir`
+    keys for that corpus and encoder holds no index built by the installed encoding libraries
+    (:func:`retrieval.dense.encoding_versions`). The first cell over it encodes the whole corpus once, before its
+    questions. One entry per index: ``{"corpus", "passages", "encoder", "folder", "tasks", "seconds", "command"}``;
+    ``seconds`` is ``passages / DENSE_PASSAGES_PER_S`` for ``all-MiniLM-L6-v2``, None for another encoder (not
+    measured); ``command``: the ``tokrag index build`` line that builds it beforehand (None when a setting it needs
+    has no option there). A task whose corpus, encoder or parameters cannot be read here gets nothing: the run's own
+    checks name the problem."""
+    from retrieval.api import _resolve_params
+    from retrieval.corpus import resolve_corpus
+    from retrieval.dense import DENSE_PARAMS, MINILM_ALIASES, dense_index_dir, encoding_versions
+    from retrieval.errors import TokragError
+    from retrieval.io import read_index_meta
+
+    from .keys import DENSE_RETRIEVERS, _task_metadata
+
+    out: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for cell in cells:
+        meta = _task_metadata(cell.task.task, spec.include_path, memo, cell.task_metadata())
+        retriever, name = str(meta.get("retriever") or "bm25").lower(), meta.get("corpus")
+        if retriever not in DENSE_RETRIEVERS or not isinstance(name, str) or name.startswith("prebuilt:"):
+            continue
+        params = meta.get("retriever_params")
+        if isinstance(params, str):  # --metadata given as JSON text
+            try:
+                params = json.loads(params)
+            except ValueError:
+                continue
+        try:
+            p, _ = _resolve_params(retriever, params if isinstance(params, dict) else None)
+            corpus = resolve_corpus(name, meta.get("data_dir"))
+            folder = dense_index_dir(corpus, p, meta.get("cache_dir"))
+        except (TokragError, OSError):
+            continue
+        if str(folder) in out:
+            out[str(folder)]["tasks"] = list(dict.fromkeys([*out[str(folder)]["tasks"], cell.task.task]))
+            continue
+        if str(folder) in seen:
+            continue
+        seen.add(str(folder))
+        have = read_index_meta(folder) if (folder / "index").is_file() else None
+        if have and have.get("encoding_versions") == encoding_versions():
+            continue
+        flags = [f"--{k.replace('_', '-')} {p[k]}" for k in ("encoder", "encoder_class", "pooling", "max_length")
+                 if p.get(k) != DENSE_PARAMS.get(k)] + (["--no-l2-norm"] if p.get("l2_norm") is False else [])
+        flags += [f"--data-dir {meta['data_dir']}"] if meta.get("data_dir") else []
+        flags += [f"--cache-dir {meta['cache_dir']}"] if meta.get("cache_dir") else []
+        # a passage prefix has no option in tokrag index build: the first cell builds that index
+        command = None if p.get("prefix_passage") else " ".join(["tokrag index build --corpus", name, "--dense", *flags])
+        minilm = str(p["encoder"]).strip().lower() in MINILM_ALIASES
+        out[str(folder)] = {"corpus": name, "passages": len(corpus), "encoder": str(p["encoder"]), "folder": str(folder),
+                            "tasks": [cell.task.task], "command": command,
+                            "seconds": round(len(corpus) / DENSE_PASSAGES_PER_S, 1) if minilm else None}
+    return list(out.values())
+
+
+def index_build_line(b: dict[str, Any]) -> str:
+    """One line of ``run --estimate`` about a dense index to build (:func:`index_builds`)."""
+    cost = (f"about {b['seconds'] / 3600:.2f} h ({b['seconds'] / 60:.0f} min at {DENSE_PASSAGES_PER_S:g} passages/s on "
+            "one free core, measured; included in the total)" if b["seconds"] is not None
+            else f"time not estimated (no measured rate for this encoder; all-MiniLM-L6-v2 encodes {DENSE_PASSAGES_PER_S:g} "
+                 "passages/s on one free core)")
+    first = f"; or build it first: {b['command']}" if b["command"] else ""
+    return (f"one-time index build (not in the cache): the dense index of {b['corpus']} ({b['passages']} passages, "
+            f"encoder {b['encoder']}) for {', '.join(b['tasks'])}, {cost}; the first cell over it encodes the corpus "
+            f"before its questions{first}")
 
 
 def _count(n: int, noun: str) -> str:
@@ -294,6 +384,7 @@ def render(est: dict[str, Any]) -> str:
         lines.append(f"total{partial}: "
                      f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                      f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")
+    lines += [index_build_line(b) for b in est.get("index_builds") or []]
     if est.get("other_inputs"):
         lines.append(est["other_inputs"])
     if est["unregistered_models"]:
@@ -306,5 +397,5 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
+__all__ = ["estimate", "render", "measurements", "index_builds", "DENSE_PASSAGES_PER_S", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
            "task_kind", "Measurement", "LEVELS"]
