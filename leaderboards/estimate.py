@@ -301,11 +301,16 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
 
     out: dict[str, dict[str, Any]] = {}
     seen: set[str] = set()
+    asked: set[tuple[str, str]] = set()  # (task, its metadata): a corpus is loaded once, not once per cell
     for cell in cells:
         meta = _task_metadata(cell.task.task, spec.include_path, memo, cell.task_metadata())
         retriever, name = str(meta.get("retriever") or "bm25").lower(), meta.get("corpus")
         if retriever not in DENSE_RETRIEVERS or not isinstance(name, str) or name.startswith("prebuilt:"):
             continue
+        ask = (cell.task.task, json.dumps(meta, sort_keys=True, default=str))
+        if ask in asked:
+            continue
+        asked.add(ask)
         params = meta.get("retriever_params")
         if isinstance(params, str):  # --metadata given as JSON text
             try:
