@@ -970,7 +970,9 @@ def auc_by_layer_figure(results: dict[str, dict], n_layers: int, split: str | No
     was calibrated on) the ``calibrated`` reference line's legend entry reads ``calibrated (in-sample): AUC``, as its
     table row says IN-SAMPLE: a fit to its own dev data, not a held-out AUC. A line with exactly the values of
     a line drawn before it (the pooled ``all`` line when the other data set has no AUC, e.g. one class) is drawn
-    dashed over it and its label names the other line, so that neither hides the other."""
+    dashed over it and its label names the other line, so that neither hides the other. The named policies' reference
+    lines are the pooled ``all`` results', or the one data set's in a run of one (before 2026-12-06 such a run drew
+    none)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -996,7 +998,7 @@ def auc_by_layer_figure(results: dict[str, dict], n_layers: int, split: str | No
                         linestyle=(0, (4, 4)) if under else "-")  # the line under it shows in the gaps
         drawn.append((name, values))
         ax.fill_between(xs, lo, hi, alpha=0.15, color=line.get_color())
-        if name == "all":
+        if name == "all" or len(results) == 1:  # one data set has no pooled 'all': its own results stand for it
             for pol, style in (("default", "--"), ("dynamic", ":"), ("calibrated", "-."), ("analysis", (0, (5, 1, 1, 1, 1, 1)))):
                 if pol in pols:
                     mark = " (in-sample)" if pol == "calibrated" and in_sample else ""
