@@ -734,12 +734,13 @@ def data_fingerprint(memo: _HashMemo, data_dir: Any = None, files: list[Path] | 
     return fingerprint(["data-files", dict(sorted(record.items()))])
 
 
-def recorded_data_folder(run_dir: Path, task: str) -> Path | None:
+def recorded_data_folder(run_dir: Path, task: str, names: list[str] | None = None) -> Path | None:
     """The data folder (``$TOKRAG_DATA_DIR``) that the finished run in ``run_dir`` read ``task``'s data from, as its
     ``results.json`` records it (``configs.<task>.metadata.tokrag_data``, :mod:`tasks.provenance`): a file listed by
     its path in the data folder (``nq_open/NQ-open.dev.jsonl``) has the absolute path ``<folder>/<that path>``; else
     the named corpus's ``source``. None when it cannot be told (no such record, a run that set ``data_dir`` in its
-    task metadata, or read nothing from a data folder)."""
+    task metadata, or read nothing from a data folder). ``names``, when given, gets the paths in that folder of the
+    files the run read from it."""
     try:
         cfg = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))["configs"][task]["metadata"]
         rec = cfg.get("tokrag_data")
@@ -747,10 +748,16 @@ def recorded_data_folder(run_dir: Path, task: str) -> Path | None:
         return None
     if not isinstance(rec, dict) or cfg.get("data_dir") not in (None, ""):
         return None
+    folder = None
     for name, f in (rec.get("files") or {}).items():
         path = f.get("path") if isinstance(f, dict) else None
         if isinstance(path, str) and "/" in name and not name.startswith("outside:") and path.endswith("/" + name):
-            return Path(path[: -len(name) - 1])
+            if folder is None:
+                folder = Path(path[: -len(name) - 1])
+            if names is not None and Path(path[: -len(name) - 1]) == folder:
+                names.append(name)
+    if folder is not None:
+        return folder
     source = (rec.get("corpus") or {}).get("source") if isinstance(rec.get("corpus"), dict) else None
     return Path(source) if isinstance(source, str) and Path(source).is_absolute() else None
 
@@ -759,21 +766,26 @@ def data_folder_change(material: dict[str, Any], old: dict[str, Any], run_dir: P
     """Why a cell's ``data_fingerprint`` (``material``, :func:`cell_key_material`) differs from the finished run's in
     ``run_dir`` (``old``, its ``config.json``) when the cause is the data folder itself rather than its files: none is
     set now (``"hub"``: ``$TOKRAG_DATA_DIR`` unset or naming no folder) while the run read one, or ``$TOKRAG_DATA_DIR``
-    names another folder than the one the run read (:func:`recorded_data_folder`), e.g. ``the data folder is not set
-    ($TOKRAG_DATA_DIR is unset), while the finished run of this cell (key K) read /data: set TOKRAG_DATA_DIR=/data``.
-    "" otherwise (the same folder, whose files changed; a task whose metadata sets ``data_dir``)."""
+    names another folder than the one the run read (:func:`recorded_data_folder`) and that folder lacks a file the run
+    read from its own, e.g. ``the data folder is not set ($TOKRAG_DATA_DIR is unset), while the finished run of this
+    cell (key K) read /data: set TOKRAG_DATA_DIR=/data``. "" otherwise (the same folder, whose files changed; another
+    folder holding every file the run read, a copy whose contents differ; a task whose metadata sets ``data_dir``)."""
     import shlex
 
     now, had = material.get("data_fingerprint"), old.get("data_fingerprint")
     if now == had or had in (None, "hub") or not isinstance(old.get("task"), str):
         return ""
-    folder = recorded_data_folder(run_dir, old["task"])
+    names: list[str] = []
+    folder = recorded_data_folder(run_dir, old["task"], names)
     env = os.environ.get("TOKRAG_DATA_DIR")
     if now == "hub":
         what = ("the data folder is not set ($TOKRAG_DATA_DIR is unset)" if env in (None, "")
                 else f"$TOKRAG_DATA_DIR = {env!r} names no folder")
-    elif folder is not None and env not in (None, "") and Path(env).expanduser().resolve() != folder:
-        what = f"the data folder is {Path(env).expanduser().resolve()} ($TOKRAG_DATA_DIR)"
+    elif (folder is not None and env not in (None, "") and (here := Path(env).expanduser().resolve()) != folder
+          and not (names and all((here / n).is_file() for n in names))):
+        # another folder that lacks a file the run read; one holding them all (another copy whose files differ,
+        # as the fingerprint says) is a change of the inputs: the note says so
+        what = f"the data folder is {here} ($TOKRAG_DATA_DIR)"
     else:
         return ""
     if folder is None:

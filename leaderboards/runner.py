@@ -585,13 +585,19 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
 
 def data_folder_fix(notes: Iterable[str]) -> str:
     """``export TOKRAG_DATA_DIR=F`` when one or more of ``notes`` (:func:`other_inputs_note`) say to set the data folder
-    (:func:`leaderboards.keys.data_folder_change`), the folder of the first; "" otherwise. For the line that
-    ``report`` prints before its run command, which would fail without it."""
+    (:func:`leaderboards.keys.data_folder_change`) and all name the same folder F; when they name several (finished runs
+    that read different folders), ``TOKRAG_DATA_DIR=A (2 cells) or B (1 cell), as each cell's line says: no one
+    folder finds them all``; "" otherwise. For the line that ``report`` prints before its run command, which would
+    fail without it."""
+    folders: dict[str, int] = {}
     for note in notes:
         m = re.search(r": set TOKRAG_DATA_DIR=('[^']*'|[^\s;)]+)", note)
         if m:
-            return f"export TOKRAG_DATA_DIR={m.group(1)}"
-    return ""
+            folders[m.group(1)] = folders.get(m.group(1), 0) + 1
+    if len(folders) > 1:
+        each = " or ".join(f"{f} ({n} cell{'' if n == 1 else 's'})" for f, n in folders.items())
+        return f"TOKRAG_DATA_DIR={each}, as each cell's line says: no one folder finds them all"
+    return f"export TOKRAG_DATA_DIR={next(iter(folders))}" if folders else ""
 
 
 KEY_FIELD_CAUSES = {
