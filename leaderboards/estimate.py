@@ -289,13 +289,17 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
     questions. One entry per index: ``{"corpus", "passages", "encoder", "folder", "tasks", "seconds", "command"}``;
     ``seconds`` is ``passages / DENSE_PASSAGES_PER_S`` for ``all-MiniLM-L6-v2``, None for another encoder (not
     measured); ``command``: the ``tokrag index build`` line that builds it beforehand (None when a setting it needs
-    has no option there). A task whose corpus, encoder or parameters cannot be read here gets nothing: the run's own
+    has no option there). An encoder given by hub id that is not in the local Hugging Face cache is not resolved (that
+    would download it): online, its index is counted as to build (``folder`` None: keyed by the weights, it is not
+    known before the first cell downloads them). A task whose corpus, encoder or parameters cannot be read here gets nothing: the run's own
     checks name the problem."""
     from retrieval.api import _resolve_params
     from retrieval.corpus import resolve_corpus
     from retrieval.dense import DENSE_PARAMS, MINILM_ALIASES, dense_index_dir, encoding_versions
     from retrieval.errors import TokragError
     from retrieval.io import read_index_meta
+    from retrieval.paths import hub_offline
+    from retrieval.prebuilt import _encoder_cached
 
     from .keys import DENSE_RETRIEVERS, _task_metadata
 
@@ -320,16 +324,21 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
         try:
             p, _ = _resolve_params(retriever, params if isinstance(params, dict) else None)
             corpus = resolve_corpus(name, meta.get("data_dir"))
-            folder = dense_index_dir(corpus, p, meta.get("cache_dir"))
+            enc = str(p["encoder"]).strip()
+            if enc.lower() in MINILM_ALIASES or hub_offline() or _encoder_cached(enc):
+                folder = dense_index_dir(corpus, p, meta.get("cache_dir"))
+            else:  # a hub encoder not downloaded yet (resolving it would download it): the first cell downloads it,
+                folder = None  # then encodes the corpus; its index folder, keyed by its weights, is not known here
         except (TokragError, OSError):
             continue
-        if str(folder) in out:
-            out[str(folder)]["tasks"] = list(dict.fromkeys([*out[str(folder)]["tasks"], cell.task.task]))
+        where = str(folder) if folder is not None else f"{corpus.fingerprint} {enc} {meta.get('cache_dir')}"
+        if where in out:
+            out[where]["tasks"] = list(dict.fromkeys([*out[where]["tasks"], cell.task.task]))
             continue
-        if str(folder) in seen:
+        if where in seen:
             continue
-        seen.add(str(folder))
-        have = read_index_meta(folder) if (folder / "index").is_file() else None
+        seen.add(where)
+        have = read_index_meta(folder) if folder is not None and (folder / "index").is_file() else None
         if have and have.get("encoding_versions") == encoding_versions():
             continue
         flags = [f"--{k.replace('_', '-')} {p[k]}" for k in ("encoder", "encoder_class", "pooling", "max_length")
@@ -339,22 +348,26 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
         # a passage prefix has no option in tokrag index build: the first cell builds that index
         command = None if p.get("prefix_passage") else " ".join(["tokrag index build --corpus", name, "--dense", *flags])
         minilm = str(p["encoder"]).strip().lower() in MINILM_ALIASES
-        out[str(folder)] = {"corpus": name, "passages": len(corpus), "encoder": str(p["encoder"]), "folder": str(folder),
-                            "tasks": [cell.task.task], "command": command,
-                            "seconds": round(len(corpus) / DENSE_PASSAGES_PER_S, 1) if minilm else None}
+        out[where] = {"corpus": name, "passages": len(corpus), "encoder": str(p["encoder"]),
+                      "folder": None if folder is None else str(folder), "tasks": [cell.task.task], "command": command,
+                      "seconds": round(len(corpus) / DENSE_PASSAGES_PER_S, 1) if minilm else None}
     return list(out.values())
 
 
 def index_build_line(b: dict[str, Any]) -> str:
     """One line of ``run --estimate`` about a dense index to build (:func:`index_builds`)."""
+    from retrieval.dense import MINILM_ALIASES
+
     cost = (f"about {b['seconds'] / 3600:.2f} h ({b['seconds'] / 60:.0f} min at {DENSE_PASSAGES_PER_S:g} passages/s on "
             "one free core, measured; included in the total)" if b["seconds"] is not None
             else f"time not estimated (no measured rate for this encoder; all-MiniLM-L6-v2 encodes {DENSE_PASSAGES_PER_S:g} "
                  "passages/s on one free core)")
     first = f"; or build it first: {b['command']}" if b["command"] else ""
+    fetch = ("" if b.get("folder") or str(b["encoder"]).strip().lower() in MINILM_ALIASES
+             else " (the encoder is not downloaded yet: that cell downloads it first)")
     return (f"one-time index build (not in the cache): the dense index of {b['corpus']} ({b['passages']} passages, "
             f"encoder {b['encoder']}) for {', '.join(b['tasks'])}, {cost}; the first cell over it encodes the corpus "
-            f"before its questions{first}")
+            f"before its questions{fetch}{first}")
 
 
 def _count(n: int, noun: str) -> str:
