@@ -301,15 +301,21 @@ def query_encoder_missing_error(corpus: str, retriever: str, p: Mapping[str, Any
     names = {"lucene": "the Lucene index", "faiss": "the FAISS index"}
     why = ("HF_HUB_OFFLINE=1 forbids its download" if hub_offline()
            else f"the hub did not answer: {type(cause).__name__}" if cause is not None else "no internet?")
-    missing = [f"the DPR question encoder {enc!r} (about {_gb(_BERT_BASE_BYTES)}; {why})"]
+    folder = enc.startswith(("/", "~", "./", "../"))  # a local folder's path (resolve_encoder: not there), no hub id
+    missing = [] if folder else [f"the DPR question encoder {enc!r} (about {_gb(_BERT_BASE_BYTES)}; {why})"]
     for it in (plan or {}).get("items", []):
         if it["md5"] is not None and not it["cached"]:
             kind = "lucene" if it["what"].startswith("Lucene") else "faiss"
             missing.append(f"{names[kind]} {it['name']!r} ({_gb(it['bytes'])})")
-    what = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+    what = ", ".join(missing[:-1]) + " and " + missing[-1] if len(missing) > 1 else "".join(missing)
     n = f"{len(missing)} downloads that are" if len(missing) > 1 else "a download that is"
+    if folder:
+        need = (f": its DPR question encoder folder {enc!r} (the query_encoder given) does not exist"
+                + (f"; it also needs {n} not here: {what}" if missing else ""))
+    else:
+        need = f" needs {n} not here: {what}"
     return OfflineError(
-        f"{retriever} retrieval over {PREBUILT}{corpus} needs {n} not here: {what}; "
+        f"{retriever} retrieval over {PREBUILT}{corpus}{need}; "
         f"`{dry_run_command(corpus, retriever, p)}` lists what it needs and where each goes (a copy of the question "
         "encoder in a local folder can be named as the task's retriever_params query_encoder)")
 
