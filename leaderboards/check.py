@@ -4,9 +4,10 @@ Baseline JSON (written by ``tokrag leaderboard check SPEC --baseline FILE --writ
 optional, the metric's own unit being printed without one)::
 
     {"spec": "ci",
-     "tolerances": {"em": {"abs": 0.04, "unit": "fraction of questions"}, ...},
+     "tolerances": {"em": {"abs": 0.04, "unit": "fraction of questions", "flips": 1}, ...},
      "cells": {"rag-standard/nq_oracle_bm25/seed1234": {"em": 0.34, "f1": 0.41, ...}, ...},
-     "n": {"rag-standard/nq_oracle_bm25/seed1234": 20, ...}}
+     "n": {"rag-standard/nq_oracle_bm25/seed1234": 20, ...},
+     "questions": {"rag-standard/nq_oracle_bm25/seed1234": {"em": [3, 11], "f1": {"0": 0.0, "1": 0.4, ...}, ...}, ...}}
 
 ``n`` (optional; ``--write`` records it): the questions each cell scored. A cell whose runs scored another number
 (the spec run with another ``limit``, another question set) is one ``FAIL`` line saying so and its metrics are not
@@ -27,6 +28,18 @@ Metric values are the per-sample means that the report uses (same numbers, no CI
 invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
 means equal results.json's, the same questions in every cell of a task) is checked too: each
 violation is one more ``FAIL`` line naming the cell and the sample.
+
+``questions`` (optional; ``--write`` records it): each cell's per-question values of each metric its samples log as
+numbers, so that answers that changed in both directions are seen although the mean stays (4 questions right ->
+wrong and 4 wrong -> right passed every mean check). A metric whose values in the cell are all 0 or 1 is stored as
+the list of the doc ids that scored 1 (every other question of the cell scored 0); any other as ``{doc id: value}``
+(rounded to :data:`BASELINE_DIGITS` decimals). For every (cell, metric) that has them, ``check`` counts the questions
+whose value differs from the baseline's (at :data:`BASELINE_DIGITS` decimals; a question scored on one side only
+counts too): none prints no line of its own; up to ``tolerances.<metric>.flips`` (an integer >= 0, default
+:data:`DEFAULT_FLIPS`) is an ``OK`` line, more a ``FAIL`` line, naming how many went down and up and their first doc
+ids (:class:`QuestionFlips`; one check each). A baseline without ``questions`` (written before they were recorded),
+or without them for some of the cells compared, is checked by the means alone and says so in one ``NOTE`` line
+(:class:`QuestionsNotChecked`, not a check).
 """
 
 from __future__ import annotations
@@ -69,6 +82,15 @@ DEFAULT_TOLERANCES = {
 or BLAS build may flip a near-tie); 0 for retrieval (BM25 is exact). Absolute, whatever a cell's number of questions
 (with n = 5 one question is 0.2, so one flipped answer fails): ``--write`` prints them (:func:`tolerance_line`); a
 baseline file's own ``tolerances`` override them and ``--write`` keeps them."""
+
+DEFAULT_FLIPS = 1
+"""Questions per (cell, metric) whose value may differ from the baseline's (either way, together) before ``check``
+fails, when the baseline's tolerance of the metric has no ``flips``: greedy decoding is deterministic on one CPU, but
+another CPU's float sums (AVX2 against AVX-512, the README's 37.2771 against 37.2775) may flip one near-tie answer.
+``--write`` writes it into each tolerance that has per-question values and lacks it; it does not scale with n."""
+
+FIRST_DOC_IDS = 5
+"""Doc ids a :class:`QuestionFlips` line names per direction (then ``...``)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +178,70 @@ class QuestionCount:
                 "baseline was written (its limit), or write a baseline for these runs with --write")
 
 
+def _doc_order(doc: str) -> tuple[int, int | str]:
+    """Sort key of a doc id kept as text: numbers in numeric order, before any other text."""
+    return (0, int(doc)) if doc.lstrip("-").isdigit() else (1, doc)
+
+
+@dataclass(frozen=True)
+class QuestionFlips:
+    """A (cell, metric) some of whose questions score otherwise than in the baseline's per-question values:
+    ``OK`` while they are at most ``tol`` (``tolerances.<metric>.flips``), else ``FAIL``. ``down``/``up``: the doc
+    ids that scored lower / higher; ``unmatched``: those scored on one side only; ``binary``: every value 0 or 1."""
+
+    cell: str
+    metric: str
+    n: int
+    down: tuple[str, ...]
+    up: tuple[str, ...]
+    unmatched: tuple[str, ...]
+    tol: int
+    binary: bool
+
+    @property
+    def changed(self) -> int:
+        """How many questions differ from the baseline."""
+        return len(self.down) + len(self.up) + len(self.unmatched)
+
+    @property
+    def ok(self) -> bool:
+        """At most ``tol`` questions differ."""
+        return self.changed <= self.tol
+
+    def render(self) -> str:
+        """``FAIL <cell>  <metric>: 8 of 20 questions differ from the baseline (> 1 allowed): 4 from 1 to 0 (doc_id 0, 1,
+        2, 3), 4 from 0 to 1 (doc_id 4, 5, 6, 7)`` (``lower``/``higher`` for a graded metric)."""
+        def ids(docs: tuple[str, ...]) -> str:
+            return ", ".join(docs[:FIRST_DOC_IDS]) + (", ..." if len(docs) > FIRST_DOC_IDS else "")
+
+        words = ("from 1 to 0", "from 0 to 1") if self.binary else ("lower", "higher")
+        parts = [f"{len(docs)} {word} (doc_id {ids(docs)})" for docs, word in
+                 ((self.down, words[0]), (self.up, words[1]), (self.unmatched, "scored on one side only")) if docs]
+        verb = "differs" if self.changed == 1 else "differ"
+        return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric}: {self.changed} of {self.n} questions {verb} "
+                f"from the baseline ({'<=' if self.ok else '>'} {self.tol} allowed): {', '.join(parts)}")
+
+
+@dataclass(frozen=True)
+class QuestionsNotChecked:
+    """A baseline without per-question values (``questions``) for some or all of the cells compared: those cells'
+    means are compared, not which questions changed. One ``NOTE`` line; not a check."""
+
+    baseline: str
+    cells: tuple[str, ...]
+    compared: int
+    ok = True
+    cell = ""
+
+    def render(self) -> str:
+        """``NOTE baseline F has no per-question values ...: ... add them with check --write ...``"""
+        which = ("" if len(self.cells) == self.compared else
+                 f" for {len(self.cells)} of the {self.compared} cells compared (first: {self.cells[0]})")
+        return (f"NOTE baseline {self.baseline} has no per-question values{which}: only the means were compared, not "
+                "which questions changed (answers that changed both ways leave the mean as it was); add them with "
+                "check --write from runs you accept (it rewrites the means from them too)")
+
+
 @dataclass(frozen=True)
 class MissingCell:
     """A baseline cell without values in the runs: one ``FAIL`` line (one check) for the cell, whatever the number of
@@ -239,6 +325,53 @@ def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None
     return out
 
 
+def cell_questions(loaded: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """``{cell_id: {metric: {doc id (text): value}}}`` of the finished cells: the per-sample values that
+    :func:`cell_values` averages (a metric in a sample's ``metrics`` logged as a number, not a bool)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for cid, (cell, _key, data) in loaded.items():
+        if data is None:
+            continue
+        vals: dict[str, dict[str, float]] = {}
+        for s in data["samples"].get(cell.task.task, []):
+            for m in s.get("metrics") or []:
+                v = s.get(m)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    vals.setdefault(m, {})[str(s.get("doc_id"))] = float(v)
+        out[cid] = vals
+    return out
+
+
+def stored_questions(values: dict[str, float]) -> list[Any] | dict[str, float]:
+    """The baseline's form of one (cell, metric)'s per-question ``values``: the doc ids that scored 1 (numbers as
+    numbers, in order) when every value is 0 or 1, else ``{doc id: value}`` rounded to :data:`BASELINE_DIGITS`."""
+    if all(v in (0.0, 1.0) for v in values.values()):
+        return [int(d) if d.lstrip("-").isdigit() else d for d in sorted((d for d, v in values.items() if v == 1.0),
+                                                                           key=_doc_order)]
+    return {d: round(v, BASELINE_DIGITS) for d, v in sorted(values.items(), key=lambda x: _doc_order(x[0]))}
+
+
+def question_flips(cell: str, metric: str, runs: dict[str, float], stored: list[Any] | dict[str, Any],
+                   tol: int) -> QuestionFlips:
+    """Compare a (cell, metric)'s per-question values in the runs with the baseline's (:func:`stored_questions`'s
+    form), each rounded to :data:`BASELINE_DIGITS` decimals."""
+    if isinstance(stored, list):
+        ones = {str(d) for d in stored}
+        base = {d: 1.0 for d in ones} | {d: 0.0 for d in runs if d not in ones}
+    else:
+        base = {str(d): float(v) for d, v in stored.items()}
+    down, up, unmatched = [], [], []
+    for d in sorted(set(base) | set(runs), key=_doc_order):
+        if d not in base or d not in runs:
+            unmatched.append(d)
+        elif round(runs[d], BASELINE_DIGITS) < round(base[d], BASELINE_DIGITS):
+            down.append(d)
+        elif round(runs[d], BASELINE_DIGITS) > round(base[d], BASELINE_DIGITS):
+            up.append(d)
+    binary = isinstance(stored, list) and all(v in (0.0, 1.0) for v in runs.values())
+    return QuestionFlips(cell, metric, len(set(base) | set(runs)), tuple(down), tuple(up), tuple(unmatched), tol, binary)
+
+
 BASELINE_FIX = "edit the file, or move it aside and write a new baseline with check --write"
 """What a malformed baseline's message (:func:`load_baseline`) tells the user to do."""
 
@@ -294,6 +427,11 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         if not isinstance(t, dict) or not is_number(t.get("abs"), 0) or not isinstance(t.get("unit", ""), str):
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0}} with an optional unit: text "
                               f"(e.g. {{\"abs\": 0.04, \"unit\": \"fraction of questions\"}}), got {json.dumps(t)}")
+    for m, t in b["tolerances"].items():
+        f = t.get("flips", 0)
+        if not (isinstance(f, int) and not isinstance(f, bool) and f >= 0):
+            raise ConfigError(f"baseline {path}: tolerances.{m}.flips must be a whole number of questions >= 0 (how many "
+                              f"may score otherwise than in the baseline), got {json_kind(f)}; {BASELINE_FIX}")
     for cid, vals in b["cells"].items():
         if not isinstance(vals, dict):
             raise ConfigError(f"baseline {path}: cells.{cid} must be a mapping {{metric: number}}, got {json_kind(vals)}; "
@@ -309,6 +447,29 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
             raise ConfigError(f"baseline {path}: n.{cid} must be a number of questions >= 1, got {json_kind(v)}; "
                               f"{BASELINE_FIX}")
+    questions = b.get("questions", {})
+    if not isinstance(questions, dict):
+        raise ConfigError(f"baseline {path}: 'questions' must be a mapping {{cell id: {{metric: doc ids that scored 1, or "
+                          f"{{doc id: number}}}}}}, got {json_kind(questions)}; {BASELINE_FIX}")
+    for cid, per in questions.items():
+        if not isinstance(per, dict):
+            raise ConfigError(f"baseline {path}: questions.{cid} must be a mapping {{metric: doc ids that scored 1, or "
+                              f"{{doc id: number}}}}, got {json_kind(per)}; {BASELINE_FIX}")
+        for m, q in per.items():
+            if isinstance(q, list):
+                bad = next((d for d in q if isinstance(d, bool) or not isinstance(d, (int, str))), None)
+                if bad is not None or len({str(d) for d in q}) != len(q):
+                    what = f"got {json_kind(bad)} in it" if bad is not None else "got a doc id twice"
+                    raise ConfigError(f"baseline {path}: questions.{cid}.{m} must list distinct doc ids (numbers or text), "
+                                      f"{what}; {BASELINE_FIX}")
+            elif isinstance(q, dict):
+                bad_doc = next((d for d, v in q.items() if not is_number(v) or not math.isfinite(v)), None)
+                if bad_doc is not None:
+                    raise ConfigError(f"baseline {path}: questions.{cid}.{m}.{bad_doc} must be a number, got "
+                                      f"{json_kind(q[bad_doc])}; {BASELINE_FIX}")
+            else:
+                raise ConfigError(f"baseline {path}: questions.{cid}.{m} must be the list of doc ids that scored 1 or a "
+                                  f"mapping {{doc id: number}}, got {json_kind(q)}; {BASELINE_FIX}")
     if "spec" in b and not isinstance(b["spec"], str):
         raise ConfigError(f"baseline {path}: 'spec' must be the spec's name (text), got {json_kind(b['spec'])}; "
                           f"{BASELINE_FIX}")
@@ -337,9 +498,13 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     cwd = run_from[0] if run_from else None
     unselected = ({c.cell_id for c in spec.whole.cells()} - set(loaded)) if spec.whole is not None else set()
     values = cell_values(spec, runs_dir, loaded)
+    per_question = cell_questions(loaded)
+    stored = b.get("questions", {})
     counts = cell_counts(loaded)
     runs = resolve_runs_dir(spec, runs_dir)
-    lines: list[CheckLine | Violation | QuestionCount | MissingCell] = list(verify(loaded))
+    lines: list[Any] = list(verify(loaded))
+    unchecked: list[str] = []  # cells compared by their means without per-question values in the baseline
+    compared = 0
     for cid in sorted(set(b["cells"]) - unselected):
         want = b.get("n", {}).get(cid)
         if want is not None and cid in counts and counts[cid] != want:
@@ -371,11 +536,21 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             why = "the cell's samples and results.json do not have this metric"
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
                                    why if v is None else ""))
+            if metric in stored.get(cid, {}) and metric in per_question.get(cid, {}):  # the runs' values, per question
+                flips = question_flips(cid, metric, per_question[cid][metric], stored[cid][metric],
+                                       int(tol.get("flips", DEFAULT_FLIPS)))
+                if flips.changed:
+                    lines.append(flips)
+        compared += 1
+        if cid not in stored:
+            unchecked.append(cid)
         have = values.get(cid, {})
         lines += [MetricNotInBaseline(cid, m, have[m]) for m in sorted(set(have) & set(b["tolerances"]) - set(b["cells"][cid]))]
     lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
               NotInBaseline(cid, reasons.get(cid, "not finished"), run_command(spec, runs, cwd=cwd))
               for cid in loaded if cid not in b["cells"]]
+    if unchecked:
+        lines.append(QuestionsNotChecked(str(baseline), tuple(unchecked), compared))
     return lines
 
 
@@ -400,6 +575,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     from_file: set[str] = set()
     old_cells: dict[str, Any] = {}
     old_n: dict[str, int] = {}
+    old_questions: dict[str, Any] = {}
     if path.exists():
         try:
             old = load_baseline(path)
@@ -408,7 +584,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         _check_spec_name(spec, path, old)
         tolerances.update(old["tolerances"])
         from_file = set(old["tolerances"])
-        old_cells, old_n = old["cells"], old.get("n", {})
+        old_cells, old_n, old_questions = old["cells"], old.get("n", {}), old.get("questions", {})
     reasons: dict[str, str] = {}
     run_from: list[Path] = []
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons, run_from=run_from)
@@ -427,18 +603,25 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     values = cell_values(spec, runs_dir, loaded)
     keep = set(metrics) if metrics else set(tolerances)
     cells = {cid: {m: round(v, BASELINE_DIGITS) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
+    per_question = cell_questions(loaded)
+    questions = {cid: {m: stored_questions(v) for m, v in sorted(per_question.get(cid, {}).items()) if m in cells[cid]}
+                 for cid in cells}
     for cid in unfinished:  # allow_partial: the existing entry stays as it was
         if cid in old_cells:
             cells[cid] = old_cells[cid]
+            questions[cid] = old_questions.get(cid, {})
     cells = dict(sorted(cells.items()))
+    questions = {cid: q for cid, q in sorted(questions.items()) if q}
     counts = cell_counts(loaded)
     n = {cid: counts[cid] if cid in counts else old_n[cid] for cid in cells if cid in counts or cid in old_n}
     if not cells:
         raise ConfigError(f"baseline {path} not written: no cell of spec {spec.name!r} is finished (0 cells to write); "
                           f"run them first with {run_command(spec, runs, cwd=cwd)}")
     used = {m for vals in cells.values() for m in vals}
-    b = {"spec": spec.name, "tolerances": {m: tolerances[m] for m in sorted(used) if m in tolerances}, "cells": cells,
-         "n": n}
+    flipped = {m for q in questions.values() for m in q}  # the metrics with per-question values: their flips shown
+    b = {"spec": spec.name, "tolerances": {m: ({"flips": DEFAULT_FLIPS} | tolerances[m]) if m in flipped else tolerances[m]
+                                           for m in sorted(used) if m in tolerances}, "cells": cells,
+         "n": n, "questions": questions}
     atomic_write_json(path, b)
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
             "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file)}
@@ -454,6 +637,9 @@ def tolerance_line(b: dict[str, Any]) -> str:
     n = min(b.get("n", {}).values(), default=None)
     one = (f"; one question of the smallest cell (n = {n}) moves a fraction-of-questions metric by {1 / n:g}"
            if n else "")
+    flips = sorted((m, t["flips"]) for m, t in b["tolerances"].items() if "flips" in t)
+    one += (f"; questions per cell that may score otherwise than in the baseline (flips): "
+            f"{', '.join(f'{m} {f}' for m, f in flips)}" if flips else "")
     return (f"tolerances (|value - baseline| allowed): {', '.join(parts)}{one}; the defaults do not scale with n: "
             "edit the baseline file's tolerances to change them (--write keeps them; leaderboards/README.md, "
             "'Regression check')")
@@ -466,12 +652,13 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
     violation."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
     new_metrics = sum(isinstance(x, MetricNotInBaseline) for x in lines)
-    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline))]
+    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked))]
     bad = sum(not x.ok for x in checks)
     return (f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL"
             + (f", {new} cells not in the baseline (not checked)" if new else "")
             + (f", {new_metrics} metric values not in the baseline (not checked)" if new_metrics else ""))
 
 
-__all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "cell_counts", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+__all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
+           "QuestionsNotChecked", "cell_counts", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]
