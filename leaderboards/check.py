@@ -178,9 +178,20 @@ class QuestionCount:
                 "baseline was written (its limit), or write a baseline for these runs with --write")
 
 
+def _int_id(doc: str) -> int | None:
+    """The doc id kept as text as a number, where the text is exactly that number's (``7``, ``-1``; not ``007``,
+    ``--1``, ``²``, which stay text: stored as a number they would read back as another id or not at all)."""
+    try:
+        i = int(doc)
+    except ValueError:
+        return None
+    return i if str(i) == doc else None
+
+
 def _doc_order(doc: str) -> tuple[int, int | str]:
     """Sort key of a doc id kept as text: numbers in numeric order, before any other text."""
-    return (0, int(doc)) if doc.lstrip("-").isdigit() else (1, doc)
+    i = _int_id(doc)
+    return (0, i) if i is not None else (1, doc)
 
 
 @dataclass(frozen=True)
@@ -346,8 +357,8 @@ def stored_questions(values: dict[str, float]) -> list[Any] | dict[str, float]:
     """The baseline's form of one (cell, metric)'s per-question ``values``: the doc ids that scored 1 (numbers as
     numbers, in order) when every value is 0 or 1, else ``{doc id: value}`` rounded to :data:`BASELINE_DIGITS`."""
     if all(v in (0.0, 1.0) for v in values.values()):
-        return [int(d) if d.lstrip("-").isdigit() else d for d in sorted((d for d, v in values.items() if v == 1.0),
-                                                                           key=_doc_order)]
+        return [d if _int_id(d) is None else _int_id(d) for d in sorted((d for d, v in values.items() if v == 1.0),
+                                                                         key=_doc_order)]
     return {d: round(v, BASELINE_DIGITS) for d, v in sorted(values.items(), key=lambda x: _doc_order(x[0]))}
 
 
