@@ -111,7 +111,7 @@ def test_check_and_report_say_the_data_file_is_missing_not_that_inputs_changed(t
     fails = [x.render() for x in check_against_baseline(spec, runs, base) if not x.ok]
     assert fails and all("inputs changed" not in f and "config differs" not in f for f in fails)
     line = next(f for f in fails if "standard/toy_qa/seed1" in f)
-    assert f"a finished run of this cell exists (key " in line
+    assert "a finished run of this cell exists (key " in line
     assert f", which read {read}, but {gone}" in line
     reasons: dict[str, str] = {}
     collect(spec, runs, allow_missing=True, reasons=reasons)
