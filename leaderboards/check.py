@@ -553,8 +553,8 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
                 if flips.changed:
                     lines.append(flips)
         compared += 1
-        if cid not in stored:
-            unchecked.append(cid)
+        if cid not in stored and set(per_question.get(cid, {})) & set(b["cells"][cid]):  # --write would record them
+            unchecked.append(cid)  # (a rolling cell's corpus metrics are [loglik, length] lists: nothing to record)
         have = values.get(cid, {})
         lines += [MetricNotInBaseline(cid, m, have[m]) for m in sorted(set(have) & set(b["tolerances"]) - set(b["cells"][cid]))]
     lines += [NotInBaseline(cid) if loaded[cid][2] is not None else
