@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -310,6 +311,17 @@ def cell_counts(loaded: dict[str, Any]) -> dict[str, int]:
             if data is not None}
 
 
+def _sample_numbers(cell: Any, data: dict[str, Any]) -> Iterator[tuple[str, str, float]]:
+    """``(metric, doc id as text, value)`` of every per-sample metric of a finished cell logged as a number (in a
+    sample's ``metrics``; a bool or a corpus metric's list is not one): what :func:`cell_values` averages and
+    :func:`cell_questions` keeps per question."""
+    for s in data["samples"].get(cell.task.task, []):
+        for m in s.get("metrics") or []:
+            v = s.get(m)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                yield m, str(s.get("doc_id")), float(v)
+
+
 def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None,
                 loaded: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
     """``{cell_id: {metric: mean}}`` from the run folders (or the already ``loaded`` cells), one entry per
@@ -322,11 +334,8 @@ def cell_values(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None
         if data is None:
             continue
         vals: dict[str, float] = {}
-        for s in data["samples"].get(cell.task.task, []):
-            for m in s.get("metrics") or []:
-                v = s.get(m)
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    vals.setdefault(m, []).append(float(v))  # type: ignore[union-attr]
+        for m, _doc, v in _sample_numbers(cell, data):
+            vals.setdefault(m, []).append(v)  # type: ignore[union-attr]
         res = (data["results"].get("results") or {}).get(cell.task.task, {})
         for k, v in res.items():
             name = k.split(",")[0]
@@ -344,11 +353,8 @@ def cell_questions(loaded: dict[str, Any]) -> dict[str, dict[str, dict[str, floa
         if data is None:
             continue
         vals: dict[str, dict[str, float]] = {}
-        for s in data["samples"].get(cell.task.task, []):
-            for m in s.get("metrics") or []:
-                v = s.get(m)
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    vals.setdefault(m, {})[str(s.get("doc_id"))] = float(v)
+        for m, doc, v in _sample_numbers(cell, data):
+            vals.setdefault(m, {})[doc] = v
         out[cid] = vals
     return out
 

@@ -95,8 +95,11 @@ def _known(s: dict | None) -> dict:
 def settings_differ(settings: list[dict | None]) -> bool:
     """True when two of ``settings`` (:func:`compute_setting` of cells) differ in a field both recorded; a field one
     of them did not record (or a run folder without a machine record) is unknown, not a difference."""
-    known = [_known(s) for s in settings]
-    return any(a[k] != b[k] for i, a in enumerate(known) for b in known[i + 1:] for k in a.keys() & b.keys())
+    values: dict[str, set] = {}  # two cells differ in a field both recorded <=> that field has two recorded values
+    for s in settings:
+        for k, v in _known(s).items():
+            values.setdefault(k, set()).add(v)
+    return any(len(vs) > 1 for vs in values.values())
 
 
 def _names(cells: list[str]) -> str:
@@ -267,10 +270,12 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
         mod["as_run"] = lines + _template_line(mine)
         shared, own = _resolved_lines([(loaded[cid][0].method.name, _resolved(d)) for cid, d in mine])
         mod["method_resolved"] = shared + own
+    by_row: dict[tuple, list] = {}  # the finished cells of each (model, method, task): a row's seeds
+    for c in loaded.values():
+        if c[2] is not None:
+            by_row.setdefault((c[0].model_name, c[0].method.name, c[0].task.task), []).append(c)
     for r in data["rows"]:
-        done = [c for c in loaded.values() if c[2] is not None and c[0].model_name == r["model"]
-                and c[0].method.name == r["method"] and c[0].task.task == r["task"]]
-        got = _marker_counts(done, r["task"])
+        got = _marker_counts(by_row.get((r["model"], r["method"], r["task"]), []), r["task"])
         if got is not None:
             r["passage_marker"] = got
 
