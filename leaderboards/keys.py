@@ -762,14 +762,17 @@ def recorded_data_folder(run_dir: Path, task: str, names: list[str] | None = Non
     return Path(source) if isinstance(source, str) and Path(source).is_absolute() else None
 
 
-def data_folder_change(material: dict[str, Any], old: dict[str, Any], run_dir: Path) -> str:
+def data_folder_change(material: dict[str, Any], old: dict[str, Any], run_dir: Path,
+                       to_set: list[Path] | None = None) -> str:
     """Why a cell's ``data_fingerprint`` (``material``, :func:`cell_key_material`) differs from the finished run's in
     ``run_dir`` (``old``, its ``config.json``) when the cause is the data folder itself rather than its files: none is
     set now (``"hub"``: ``$TOKRAG_DATA_DIR`` unset or naming no folder) while the run read one, or ``$TOKRAG_DATA_DIR``
     names another folder than the one the run read (:func:`recorded_data_folder`) and that folder lacks a file the run
     read from its own, e.g. ``the data folder is not set ($TOKRAG_DATA_DIR is unset), while the finished run of this
     cell (key K) read /data: set TOKRAG_DATA_DIR=/data``. "" otherwise (the same folder, whose files changed; another
-    folder holding every file the run read, a copy whose contents differ; a task whose metadata sets ``data_dir``)."""
+    folder holding every file the run read, a copy whose contents differ; a task whose metadata sets ``data_dir``).
+    ``to_set``, when given, gets the folder the note says to set (only when it names one), for
+    :func:`leaderboards.runner.data_folder_fix`."""
     import shlex
 
     now, had = material.get("data_fingerprint"), old.get("data_fingerprint")
@@ -792,6 +795,8 @@ def data_folder_change(material: dict[str, Any], old: dict[str, Any], run_dir: P
         return (f"{what}, while the finished run of this cell (key {run_dir.name}) read a data folder: set "
                 "TOKRAG_DATA_DIR to it")
     gone = "" if folder.is_dir() else " (no longer a folder here)"
+    if to_set is not None:
+        to_set.append(folder)
     return (f"{what}, while the finished run of this cell (key {run_dir.name}) read {folder}{gone}: set "
             f"TOKRAG_DATA_DIR={shlex.quote(str(folder))}")
 

@@ -209,6 +209,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     loaded, missing = {}, []
     finished = None  # the finished folders by cell id, read once when a cell is missing
     gone: dict[str, list] = {}  # task -> its metadata's data files that do not exist from here (missing_task_data)
+    to_set: list[Path] = []  # the data folders the notes say to set, one per note (data_folder_fix)
     for cell, key, mat in cell_keys(spec, runs):
         try:  # MisplacedRunError (another cell's run in the folder) is raised, even with allow_missing
             loaded[cell.cell_id] = (cell, key, load_cell(runs / key, cell.cell_id))
@@ -219,7 +220,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
             if cell.task.task not in gone:
                 gone[cell.task.task] = missing_task_data(cell.task.task, spec.include_path, [spec.path.parent],
                                                          recorded_task_data(finished, cell.task.task))
-            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name)
+            note = other_inputs_note(cell.cell_id, key, mat, finished, gone[cell.task.task], spec.name, to_set)
             why = str(exc)
             if _being_computed(runs / key):
                 why = f"{runs / key}: being computed by another process now (it holds {runs / key}.lock); wait for it"
@@ -234,7 +235,7 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     if missing and not allow_missing:
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
-            + (f"\nfirst set the data folder the finished runs read: {fix}" if (fix := data_folder_fix(missing)) else "")
+            + (f"\nfirst set the data folder the finished runs read: {fix}" if (fix := data_folder_fix(to_set)) else "")
             + "\nrun: " + run_command(spec, runs, cwd=cwd)
             + "\nor report the finished ones: "
             + run_command(spec.whole or spec, runs, "--allow-missing", verb="report", cwd=cwd)

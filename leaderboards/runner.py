@@ -518,7 +518,7 @@ def _other_runs(cell_id: str, key: str, material: dict[str, Any], finished: dict
 
 def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
                       finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None,
-                      spec: str | None = None) -> str:
+                      spec: str | None = None, to_set: list[Path] | None = None) -> str:
     """For a cell that is not finished under its own key: ``a run of this cell with other inputs exists (key X): its
     config differs in ...; re-run it`` when ``finished`` (:func:`finished_runs_by_cell`) holds a folder of the same
     cell id under another key (an edited questions file, task YAML, model code, ...), the one with the fewest
@@ -537,8 +537,10 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
     that do not exist from this working directory. Then the note says so (and which files the finished run read)
     instead of blaming changed inputs for the ``task_data_files`` the key now lacks; other differences are still
     named. Likewise when the closest run's ``data_fingerprint`` differs because no data folder is set now, or
-    ``$TOKRAG_DATA_DIR`` names another folder than the one that run read (:func:`leaderboards.keys.data_folder_change`):
-    the note says so and names that folder to set (ending in :data:`NOTHING_TO_RERUN` when nothing else differs)."""
+    ``$TOKRAG_DATA_DIR`` names another folder than the one that run read and that folder lacks a file the run read
+    from its own (:func:`leaderboards.keys.data_folder_change`): the note says so and names that folder to set (ending
+    in :data:`NOTHING_TO_RERUN` when nothing else differs); ``to_set``, when given, gets that folder (for
+    :func:`data_folder_fix`)."""
     mine, moved, others = _other_runs(cell_id, key, material, finished, spec)
     if moved:  # this very run under another folder name (mv, a copy): nothing changed, nothing to re-run
         runs = getattr(finished, "runs", None)
@@ -568,7 +570,8 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
         return ""
     name, diff = others[0]
     runs = getattr(finished, "runs", None)
-    folder = data_folder_change(material, dict(mine).get(name, {}), Path(runs) / name) if runs is not None else ""
+    folder = (data_folder_change(material, dict(mine).get(name, {}), Path(runs) / name, to_set) if runs is not None
+              else "")
     if folder:  # no data folder, or another one, rather than changed inputs: say so, and what to set
         rest = [d for d in diff if not d.startswith("data_fingerprint ")]
         what = "; ".join(rest[:4]) + (f"; ... ({len(rest) - 4} more)" if len(rest) > 4 else "")
@@ -583,21 +586,23 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
             f"if that is the run you expected here, {why}; it may also be an unrelated earlier experiment")
 
 
-def data_folder_fix(notes: Iterable[str]) -> str:
-    """``export TOKRAG_DATA_DIR=F`` when one or more of ``notes`` (:func:`other_inputs_note`) say to set the data folder
+def data_folder_fix(folders: Iterable[Path]) -> str:
+    """``export TOKRAG_DATA_DIR=F`` when one or more notes (:func:`other_inputs_note`) say to set the data folder
     (:func:`leaderboards.keys.data_folder_change`) and all name the same folder F; when they name several (finished runs
     that read different folders), ``TOKRAG_DATA_DIR=A (2 cells) or B (1 cell), as each cell's line says: no one
-    folder finds them all``; "" otherwise. For the line that ``report`` prints before its run command, which would
-    fail without it."""
-    folders: dict[str, int] = {}
-    for note in notes:
-        m = re.search(r": set TOKRAG_DATA_DIR=('[^']*'|[^\s;)]+)", note)
-        if m:
-            folders[m.group(1)] = folders.get(m.group(1), 0) + 1
-    if len(folders) > 1:
-        each = " or ".join(f"{f} ({n} cell{'' if n == 1 else 's'})" for f, n in folders.items())
+    folder finds them all``; "" otherwise. ``folders``: the folders those notes name, one per note, as
+    :func:`other_inputs_note` gives them in its ``to_set`` (each written as the note writes it, quoted for a shell).
+    For the line that ``report`` prints before its run command, which would fail without it."""
+    import shlex
+
+    counts: dict[str, int] = {}
+    for f in folders:
+        q = shlex.quote(str(f))
+        counts[q] = counts.get(q, 0) + 1
+    if len(counts) > 1:
+        each = " or ".join(f"{f} ({n} cell{'' if n == 1 else 's'})" for f, n in counts.items())
         return f"TOKRAG_DATA_DIR={each}, as each cell's line says: no one folder finds them all"
-    return f"export TOKRAG_DATA_DIR={next(iter(folders))}" if folders else ""
+    return f"export TOKRAG_DATA_DIR={next(iter(counts))}" if counts else ""
 
 
 KEY_FIELD_CAUSES = {
