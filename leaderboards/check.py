@@ -199,7 +199,9 @@ def _doc_order(doc: str) -> tuple[int, int | str]:
 class QuestionFlips:
     """A (cell, metric) some of whose questions score otherwise than in the baseline's per-question values:
     ``OK`` while they are at most ``tol`` (``tolerances.<metric>.flips``), else ``FAIL``. ``down``/``up``: the doc
-    ids that scored lower / higher; ``unmatched``: those scored on one side only; ``binary``: every value 0 or 1."""
+    ids that scored lower / higher; ``unmatched``: those scored on one side only; ``binary``: every value 0 or 1;
+    ``unsure``: those that score otherwise than 0 here and are not in the baseline's list of doc ids that scored 1,
+    which has no ``n`` for the cell (a hand-edited file): 0 there or not scored there, it cannot tell."""
 
     cell: str
     metric: str
@@ -209,11 +211,12 @@ class QuestionFlips:
     unmatched: tuple[str, ...]
     tol: int
     binary: bool
+    unsure: tuple[str, ...] = ()
 
     @property
     def changed(self) -> int:
         """How many questions differ from the baseline."""
-        return len(self.down) + len(self.up) + len(self.unmatched)
+        return len(self.down) + len(self.up) + len(self.unmatched) + len(self.unsure)
 
     @property
     def ok(self) -> bool:
@@ -222,16 +225,21 @@ class QuestionFlips:
 
     def render(self) -> str:
         """``FAIL <cell>  <metric>: 8 of 20 questions differ from the baseline (> 1 allowed): 4 from 1 to 0 (doc_id 0, 1,
-        2, 3), 4 from 0 to 1 (doc_id 4, 5, 6, 7)`` (``lower``/``higher`` for a graded metric)."""
+        2, 3), 4 from 0 to 1 (doc_id 4, 5, 6, 7)`` (``lower``/``higher`` for a graded metric); ``unsure`` ones are
+        ``2 from 0 or not scored to 1 (doc_id 4, 5)``, and the line ends in why it cannot tell."""
         def ids(docs: tuple[str, ...]) -> str:
             return ", ".join(docs[:FIRST_DOC_IDS]) + (", ..." if len(docs) > FIRST_DOC_IDS else "")
 
         words = ("from 1 to 0", "from 0 to 1") if self.binary else ("lower", "higher")
         parts = [f"{len(docs)} {word} (doc_id {ids(docs)})" for docs, word in
-                 ((self.down, words[0]), (self.up, words[1]), (self.unmatched, "scored on one side only")) if docs]
+                 ((self.down, words[0]), (self.up, words[1]),
+                  (self.unsure, "from 0 or not scored to " + ("1" if self.binary else "another value")),
+                  (self.unmatched, "scored on one side only")) if docs]
         verb = "differs" if self.changed == 1 else "differ"
+        why = ("; the baseline has no n for this cell, so its list of the doc ids that scored 1 cannot tell 0 from not "
+               "scored" if self.unsure else "")
         return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric}: {self.changed} of {self.n} questions {verb} "
-                f"from the baseline ({'<=' if self.ok else '>'} {self.tol} allowed): {', '.join(parts)}")
+                f"from the baseline ({'<=' if self.ok else '>'} {self.tol} allowed): {', '.join(parts)}{why}")
 
 
 @dataclass(frozen=True)
@@ -369,24 +377,29 @@ def stored_questions(values: dict[str, float]) -> list[Any] | dict[str, float]:
 
 
 def question_flips(cell: str, metric: str, runs: dict[str, float], stored: list[Any] | dict[str, Any],
-                   tol: int) -> QuestionFlips:
+                   tol: int, scored_known: bool = True) -> QuestionFlips:
     """Compare a (cell, metric)'s per-question values in the runs with the baseline's (:func:`stored_questions`'s
-    form), each rounded to :data:`BASELINE_DIGITS` decimals."""
+    form), each rounded to :data:`BASELINE_DIGITS` decimals. A list (the doc ids that scored 1) says the runs' other
+    questions scored 0 when ``scored_known`` (the baseline's ``n`` for the cell equals the runs' count, as --write
+    records it); without, one that scores otherwise here is ``unsure`` (0 there, or not scored there)."""
+    ones: set[str] = set()
     if isinstance(stored, list):
         ones = {str(d) for d in stored}
         base = {d: 1.0 for d in ones} | {d: 0.0 for d in runs if d not in ones}
     else:
         base = {str(d): float(v) for d, v in stored.items()}
-    down, up, unmatched = [], [], []
+    down, up, unmatched, unsure = [], [], [], []
     for d in sorted(set(base) | set(runs), key=_doc_order):
         if d not in base or d not in runs:
             unmatched.append(d)
-        elif round(runs[d], BASELINE_DIGITS) < round(base[d], BASELINE_DIGITS):
-            down.append(d)
-        elif round(runs[d], BASELINE_DIGITS) > round(base[d], BASELINE_DIGITS):
-            up.append(d)
+            continue
+        r, was = round(runs[d], BASELINE_DIGITS), round(base[d], BASELINE_DIGITS)
+        if r < was or r > was:  # a list without n: 0 there or not scored there, it cannot tell
+            side = unsure if isinstance(stored, list) and not scored_known and d not in ones else down if r < was else up
+            side.append(d)
     binary = isinstance(stored, list) and all(v in (0.0, 1.0) for v in runs.values())
-    return QuestionFlips(cell, metric, len(set(base) | set(runs)), tuple(down), tuple(up), tuple(unmatched), tol, binary)
+    return QuestionFlips(cell, metric, len(set(base) | set(runs)), tuple(down), tuple(up), tuple(unmatched), tol, binary,
+                         tuple(unsure))
 
 
 BASELINE_FIX = "edit the file, or move it aside and write a new baseline with check --write"
@@ -555,7 +568,7 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
                                    why if v is None else ""))
             if metric in stored.get(cid, {}) and metric in per_question.get(cid, {}):  # the runs' values, per question
                 flips = question_flips(cid, metric, per_question[cid][metric], stored[cid][metric],
-                                       int(tol.get("flips", DEFAULT_FLIPS)))
+                                       int(tol.get("flips", DEFAULT_FLIPS)), scored_known=want is not None)
                 if flips.changed:
                     lines.append(flips)
         compared += 1
