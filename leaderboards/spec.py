@@ -888,6 +888,14 @@ def _limit(path: Path, where: str, limit: Any) -> None:
                          f"a float as a fraction of the task or truncate it), got {limit!r}")
 
 
+def _folder_text(value: Any) -> bool:
+    """``value`` can name a folder in a spec: non-blank text, or a number YAML read from an unquoted name
+    (``runs_dir: 2024``); not a bool, null, list or mapping."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def is_int(value: Any, low: int) -> bool:
     """``value`` is an integer >= ``low`` (a bool or a float is not): the one test of integer settings and arguments."""
     return not isinstance(value, bool) and isinstance(value, int) and value >= low
@@ -1308,7 +1316,12 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not isinstance(primary, str) or not primary:
         raise _err(path, f"primary_metric must be a per-sample metric name (e.g. answer_match), got {primary!r}")
     inc = raw.get("include_path")
-    incs = [DEFAULT_INCLUDE] if inc is None else [(base / p).resolve() for p in ([inc] if isinstance(inc, str) else inc)]
+    given_incs = [inc] if isinstance(inc, str) else inc
+    if inc is not None and (not isinstance(given_incs, list) or not given_incs
+                            or not all(_folder_text(p) for p in given_incs)):  # 5, [null], '', []: a TypeError or no folder
+        raise _err(path, f"include_path must be a folder of lm-eval task YAMLs or a non-empty list of them (relative "
+                         f"to the spec's folder), got {inc!r}; leave it out for the package's tasks/")
+    incs = [DEFAULT_INCLUDE] if inc is None else [(base / str(p)).resolve() for p in given_incs]
     for p in incs:
         if not p.is_dir():
             raise _err(path, f"include_path {p} is not a folder of lm-eval task YAMLs")
@@ -1348,6 +1361,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
 
     def _opt_dir(key: str) -> Path | None:
         v = raw.get(key)
+        if v is not None and not _folder_text(v):  # [a] was the folder "['a']", true "True", '' the spec's own folder
+            raise _err(path, f"{key} must be a folder (text, relative to the spec's folder), got {v!r}; leave it out for "
+                             "the default")
         return None if v is None else (base / str(v)).resolve()
 
     spec = LeaderboardSpec(
