@@ -74,6 +74,7 @@ def test_loading_a_small_preset_logs_one_warning(tmp_path, backbone, caplog) -> 
     old.write_text(json.dumps(raw))
     raw["calibration"]["small_sample"] = {"note": NOTE8, "samples": 8, "strict": 8, "strict_benefit": 4,
                                           "min_strict_tokens": 200}
+    raw["calibration"]["dev_counts"].update(samples=8, strict=8, strict_benefit=4)  # the counts the record copies
     small.write_text(json.dumps(raw))
     with caplog.at_level(logging.WARNING, logger="tokrag_model"):
         TokRAGLM.with_backbone(backbone, preset=str(old))

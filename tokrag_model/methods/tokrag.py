@@ -1028,11 +1028,12 @@ def preset_small_sample_warning(preset: Mapping[str, Any] | None) -> str | None:
     """One WARNING line for a preset calibrated on few strict tokens: the note ``tokrag calibrate`` printed
     (:func:`tasks.analyze.small_sample_note`), which it stores in ``calibration.small_sample`` with the counts it is
     based on (:func:`tasks.calibrate.write_calibration`), after the preset's file and size; None for a preset
-    calibrated on enough tokens of both classes. A preset without that record (written before 2026-12-06, as the
-    committed ones, or hand-edited: not an object with a ``note``) is judged by the same rule from its
-    ``calibration.dev_counts`` (``strict``, ``strict_benefit``, ``samples``), which the note is computed from; where
-    those are not counts either, None. Computed at load, so a committed preset warns without an edit that would
-    change its SHA-256 and so the run key of every leaderboard cell that uses it.
+    calibrated on enough tokens of both classes. The line is computed at load by that rule from the preset's
+    ``calibration.dev_counts`` (``strict``, ``strict_benefit``, ``samples``), which the record is a copy of: a preset
+    without the record (written before 2026-12-06, as the committed ones) warns without an edit that would change its
+    SHA-256 and so the run key of every leaderboard cell that uses it, and a record that says otherwise than the
+    counts (hand-edited, or copied from another preset) decides nothing. Only where ``dev_counts`` has no
+    ``strict`` count is the record's note used (an object with a ``note``; else None).
 
     ``preset=cal/tokrag_preset.json: a small-sample preset, calibrated on 6 dev samples with 26 strict tokens (15
     benefit); its params {...} were chosen on them; tokrag calibrate's note: only 26 strict tokens (15 benefit): below
@@ -1042,16 +1043,19 @@ def preset_small_sample_warning(preset: Mapping[str, Any] | None) -> str | None:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     cal = (preset or {}).get("calibration") or {}
-    small = cal.get("small_sample")
-    if not isinstance(small, dict) or not isinstance(small.get("note"), str):
+    counts = cal.get("dev_counts") if isinstance(cal.get("dev_counts"), dict) else {}
+    strict, benefit = count(counts.get("strict")), count(counts.get("strict_benefit"))
+    if strict is not None:  # the counts the note is computed from decide, not a copy of it that may be stale
         from tasks.analyze import small_sample_note
 
-        counts = cal.get("dev_counts") if isinstance(cal.get("dev_counts"), dict) else {}
-        strict, benefit = count(counts.get("strict")), count(counts.get("strict_benefit"))
-        note = None if strict is None else small_sample_note(strict, benefit)
+        note = small_sample_note(strict, benefit)
         if note is None:
             return None
         small = {"note": note, "samples": count(counts.get("samples")), "strict": strict, "strict_benefit": benefit}
+    else:
+        small = cal.get("small_sample")
+        if not isinstance(small, dict) or not isinstance(small.get("note"), str):
+            return None
     samples, strict, benefit = small.get("samples"), small.get("strict"), small.get("strict_benefit")
     size = ("" if samples is None else f" on {samples} dev samples") + ("" if strict is None else (
         f" with {strict} strict tokens" + ("" if benefit is None else f" ({benefit} benefit)")))
