@@ -292,7 +292,8 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
     has no option there). An encoder given by hub id that is not in the local Hugging Face cache is not resolved (that
     would download it): online, its index is counted as to build (``folder`` None: keyed by the weights, it is not
     known before the first cell downloads them). A task whose corpus, encoder or parameters cannot be read here gets nothing: the run's own
-    checks name the problem."""
+    checks name the problem. A task whose cells need no index although it is not cached is left out
+    (:func:`_served_from_run_cache`: its retrieval run is in the run cache and it attaches no passage to score)."""
     from retrieval.api import _resolve_params
     from retrieval.corpus import resolve_corpus
     from retrieval.dense import DENSE_PARAMS, MINILM_ALIASES, dense_index_dir, encoding_versions
@@ -304,7 +305,7 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
     from .keys import DENSE_RETRIEVERS, _task_metadata
 
     out: dict[str, dict[str, Any]] = {}
-    seen: set[str] = set()
+    missing: dict[str, bool] = {}  # index folder (or key) -> whether the cache lacks it
     asked: set[tuple[str, str]] = set()  # (task, its metadata): a corpus is loaded once, not once per cell
     for cell in cells:
         meta = _task_metadata(cell.task.task, spec.include_path, memo, cell.task_metadata())
@@ -332,14 +333,15 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
         except (TokragError, OSError):
             continue
         where = str(folder) if folder is not None else f"{corpus.fingerprint} {enc} {meta.get('cache_dir')}"
+        if where not in missing:
+            have = read_index_meta(folder) if folder is not None and (folder / "index").is_file() else None
+            missing[where] = not (have and have.get("encoding_versions") == encoding_versions())
+        if not missing[where]:
+            continue
+        if folder is not None and _served_from_run_cache(spec, cell.task.task, meta, corpus, memo):
+            continue  # its cells read their passages from the run cache and score no other: they need no index
         if where in out:
             out[where]["tasks"] = list(dict.fromkeys([*out[where]["tasks"], cell.task.task]))
-            continue
-        if where in seen:
-            continue
-        seen.add(where)
-        have = read_index_meta(folder) if folder is not None and (folder / "index").is_file() else None
-        if have and have.get("encoding_versions") == encoding_versions():
             continue
         flags = [f"--{k.replace('_', '-')} {p[k]}" for k in ("encoder", "encoder_class", "pooling", "max_length")
                  if p.get(k) != DENSE_PARAMS.get(k)] + (["--no-l2-norm"] if p.get("l2_norm") is False else [])
@@ -352,6 +354,58 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
                       "folder": None if folder is None else str(folder), "tasks": [cell.task.task], "command": command,
                       "seconds": round(len(corpus) / DENSE_PASSAGES_PER_S, 1) if minilm else None}
     return list(out.values())
+
+
+def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any], corpus: Any, memo: _HashMemo) -> bool:
+    """Whether the docs of ``task`` (its metadata ``meta``, the cell's ``--metadata`` merged in; ``corpus``, the
+    :class:`retrieval.Corpus` it names) are built without a
+    dense index: its retrieval run is in the run cache, as :func:`retrieval.retrieve` would find it (the same config:
+    :func:`retrieval.api._local_config` of the questions it retrieves for; a complete entry of the installed engine,
+    :meth:`retrieval.cache.RunCache.load`'s test, read here without discarding anything), and it attaches no passage
+    that the retriever must score (noise, counterfactual or gold passages: :func:`retrieval.score_passages` reads the
+    index). Decided only for tokrag's QA loader (``utils.load_qa`` of ``tasks/qa``) over NQ-open, the NQ oracle or
+    WebQuestions read from the data folder, and encoders that are here (the question set is read, never downloaded);
+    False otherwise, and whenever something cannot be read: the index is then counted, as the cell may need it."""
+    from retrieval.api import _local_config, _resolve_params
+    from retrieval.cache import RunCache
+    from retrieval.dense import MINILM_ALIASES
+    from retrieval.errors import TokragError
+    from retrieval.io import sha256_file
+    from retrieval.paths import hub_offline
+    from retrieval.prebuilt import _encoder_cached
+    from tasks.data import NQ_OPEN_HUB, WEBQ_HUB, explicit_hub_id, load_qa_split
+    from tasks.rag import check_qa_options
+    from tasks.utils import qa_arguments, read_files
+
+    from .keys import _custom_dataset
+
+    found = _custom_dataset(memo.task_chain(task, spec.include_path))
+    try:
+        if found is None or read_files(found[0].parent, found[1], dict(meta), task) is None:
+            return False  # another loader, or no data folder (the questions would come from the hub)
+        kw, dataset = qa_arguments(dict(meta), task)[:2]
+        if (dataset not in ("nq_open", "nq_oracle", "webq") or kw.get("noise") or kw.get("counterfactual")
+                or kw.get("gold_only") or explicit_hub_id(kw.get("hub_id"), WEBQ_HUB if dataset == "webq" else NQ_OPEN_HUB)):
+            return False
+        retriever = kw.get("retriever") or "bm25"
+        p, _ = _resolve_params(retriever, kw.get("retriever_params"))
+        if not hub_offline() and not all(str(e).strip().lower() in MINILM_ALIASES or _encoder_cached(str(e).strip())
+                                         for e in (p["encoder"], p.get("query_encoder") or p["encoder"])):
+            return False  # the run key hashes the encoders' weights: not resolved when that would download them
+        k = check_qa_options(dataset, retriever=retriever, corpus=kw.get("corpus", "nq-wiki-12k"), k=kw.get("k", 5))
+        rows = load_qa_split(dataset, str(kw.get("split", "test")), kw.get("data_dir"), kw.get("oracle_file"),
+                             kw.get("hub_id"))
+        if kw.get("max_docs") not in (None, "", 0):
+            rows = rows[: int(kw["max_docs"])]
+        queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # as tasks.rag.build_qa_docs asks
+        config = _local_config(retriever, p, corpus, k, queries, {})
+        d = RunCache(kw.get("cache_dir")).folder(config)
+        saved = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+        complete = all(sha256_file(d / name) == saved["sha256"][name] for name in ("run.trec", "ctxs.jsonl"))
+    except (TokragError, OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    made, keyed = saved.get("versions") or {}, (saved.get("config") or {}).get("engine") or {}
+    return complete and all(made.get(lib) == v and keyed.get(lib) == v for lib, v in (config.get("engine") or {}).items())
 
 
 def index_build_line(b: dict[str, Any]) -> str:
