@@ -174,12 +174,13 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     lm-eval's ``key=value,...`` string). The start-up hook runs it with its other pre-load checks: lm-eval tells the
     model nothing of the flag before it calls :meth:`RAGMethodLM.apply_chat_template`, so :meth:`render_chat` refused
     ``gemma-3-270m`` only after its weights had loaded (about a minute). An alias not converted yet is answered
-    by its pinned GGUF (``ALIASES[...]["chat_template"]``); where the files do not tell it (a hub id not in the local
-    cache) :meth:`render_chat` still refuses it after the load. A tokenizer with named templates
-    (:func:`chat_template_before_load`: a folder, a converted alias) is refused a name it does not have
+    by its pinned GGUF (``ALIASES[...]["chat_template"]``), an offline hub id by its cached snapshot; where the files
+    do not tell it (a hub id not in the local cache, or online) :meth:`render_chat` still refuses it after the load.
+    A tokenizer with named templates (:func:`chat_template_before_load`: a folder, a converted alias, offline a
+    cached hub snapshot) is refused a name it does not have
     (``--apply_chat_template tools`` where the names are ``default`` and ``rag``), or a true value without a
-    ``"default"``, in the line :meth:`RAGMethodLM.selected_chat_template` says after the load; a hub id's names are
-    left to the load.
+    ``"default"``, in the line :meth:`RAGMethodLM.selected_chat_template` says after the load; an online hub id's
+    names are left to the load.
 
     Raises:
         ConfigError: :func:`no_chat_template_message`; :func:`unknown_chat_template_message`.
@@ -195,9 +196,10 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
         return
     pretrained = args.get("pretrained") or COMMON_ARGS["pretrained"].default
     revision = args.get("revision")
-    if has_chat_template(str(pretrained), str(revision) if revision else None) is False:
+    revision = str(revision) if revision else None
+    if has_chat_template(str(pretrained), revision) is False:
         raise ConfigError(no_chat_template_message(model, pretrained))
-    template = chat_template_before_load(pretrained)
+    template = chat_template_before_load(pretrained, revision=revision)
     if isinstance(template, dict):  # named templates (one string: a name is ignored, lm-eval warns after the load)
         try:
             select_chat_template(template, apply_chat_template)

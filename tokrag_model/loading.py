@@ -515,17 +515,42 @@ def _hub_offline() -> bool:
     return hub_offline()
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt", "spiece.model",
+                   "sentencepiece.bpe.model", "*.tiktoken")
+"""The vocabulary files a tokenizer loads from without a ``tokenizer_config.json`` (the fast tokenizer's
+``tokenizer.json``, SentencePiece, BPE/WordPiece vocabularies, tiktoken): a model folder holding one of them but no
+``tokenizer_config.json`` and no template file loads a tokenizer without a chat template (:func:`_folder_chat_template`)."""
+
+
 def _folder_chat_template(folder: Path) -> bool | None:
     """Whether the tokenizer saved in ``folder`` has a chat template, as transformers' tokenizer load finds one:
     ``chat_template.jinja``, ``additional_chat_templates/*.jinja`` or a non-empty ``chat_template`` in
-    ``tokenizer_config.json``; None without a readable ``tokenizer_config.json`` (not a tokenizer folder)."""
+    ``tokenizer_config.json``. A model folder (``config.json``) without ``tokenizer_config.json`` whose tokenizer
+    loads from its vocabulary file alone (:data:`TOKENIZER_FILES`) has none (False), unless ``config.json`` names
+    remote tokenizer code (``auto_map`` ``AutoTokenizer``: its class may set one). None where it cannot be told: an
+    unreadable ``tokenizer_config.json``, or a folder without one and without a vocabulary file (the load says why)."""
     if (folder / "chat_template.jinja").is_file() or any((folder / "additional_chat_templates").glob("*.jinja")):
         return True
+    config = folder / "tokenizer_config.json"
+    if not config.exists():
+        return False if _plain_vocabulary_folder(folder) else None
     try:
-        obj = json.loads((folder / "tokenizer_config.json").read_bytes())
+        obj = json.loads(config.read_bytes())
     except (OSError, ValueError):
         return None
     return bool(obj.get("chat_template")) if isinstance(obj, dict) else None
+
+
+def _plain_vocabulary_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a model folder whose tokenizer loads from a vocabulary file (:data:`TOKENIZER_FILES`)
+    with neither ``tokenizer_config.json`` nor remote tokenizer code named in ``config.json``'s ``auto_map``."""
+    try:
+        config = json.loads((folder / "config.json").read_bytes())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(config, dict) or "AutoTokenizer" in (config.get("auto_map") or {}):
+        return False
+    return any(next(folder.glob(name), None) is not None for name in TOKENIZER_FILES)
 
 
 def folder_chat_template(path: Path) -> str | dict[str, str] | None:
@@ -572,22 +597,42 @@ def select_chat_template(template: str | dict[str, str] | None, name: bool | str
     return TemplateLM.chat_template(SimpleNamespace(tokenizer=SimpleNamespace(chat_template=template)), name)
 
 
-def chat_template_before_load(pretrained: Any, models_dir: Path | None = None) -> str | dict[str, str] | None:
+def chat_template_before_load(pretrained: Any, models_dir: Path | None = None,
+                              revision: str | None = None) -> str | dict[str, str] | None:
     """The chat template the tokenizer of ``pretrained`` loads with (a string, or named templates as a dict), read
     from its files without loading anything (:func:`folder_chat_template`), from the places :func:`has_chat_template`
-    reads: an alias's converted folder once converted (:func:`converted_folder`), or a local folder. None where the
-    files are not read before the load: an alias not converted yet (its GGUF holds one template string), a hub id
-    (a cached snapshot may differ from what the load fetches), a missing alias package or an unreadable file (the
-    load says it). Nothing is raised (logged at DEBUG)."""
+    reads: an alias's converted folder once converted (:func:`converted_folder`), a local folder, or offline a hub
+    id's cached snapshot (the folder the load reads). None where the files are not read before the load: an alias
+    not converted yet (its GGUF holds one template string), a hub id online (a cached snapshot may differ from what
+    the load fetches), a missing alias package or an unreadable file (the load says it). Nothing is raised (logged
+    at DEBUG)."""
     value = str(pretrained).strip()
     try:
         if value.lower() in ALIASES:
             folder = converted_folder(value.lower(), models_dir)
             return folder_chat_template(folder) if (folder / "config.json").is_file() else None
         path = Path(value).expanduser()
-        return folder_chat_template(path) if path.is_dir() else None
+        if path.is_dir():
+            return folder_chat_template(path)
+        if path.exists() or _looks_like_path(value) or not _hub_offline():
+            return None
+        snapshot = _cached_hub_snapshot(value, revision)
+        return folder_chat_template(snapshot) if snapshot is not None else None
     except Exception as exc:  # noqa: BLE001 - a missing alias package, unreadable JSON: the load says it
         log.debug("pretrained=%r: chat templates not read before the load (%s: %s)", value, type(exc).__name__, exc)
+        return None
+
+
+def _cached_hub_snapshot(repo_id: str, revision: str | None = None) -> Path | None:
+    """The snapshot folder of hub model ``repo_id`` at ``revision`` in the local Hugging Face cache, the folder that
+    :func:`_hub_snapshot` loads from offline (the same ``snapshot_download(local_files_only=True)``), or None where
+    there is none (nothing is downloaded; errors are logged at DEBUG)."""
+    import huggingface_hub
+
+    try:
+        return Path(huggingface_hub.snapshot_download(repo_id, revision=revision, local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 - not cached, a bad id: the load says it
+        log.debug("pretrained=%r: no cached snapshot (%s: %s)", repo_id, type(exc).__name__, exc)
         return None
 
 
@@ -596,13 +641,15 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
     loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
     folder (before its first conversion: the alias's ``chat_template``, known for the GGUF of its ``sha256`` or
     ``chat_template_sha256``; another installed GGUF: None), a local folder, or
-    a hub id's snapshot in the local Hugging Face cache. ``gemma-3-270m`` (a base model) has none;
-    ``smollm2-135m-instruct`` has one.
+    a hub id's snapshot in the local Hugging Face cache (offline, the snapshot the load reads, as a folder; online,
+    only a template found there is an answer). ``gemma-3-270m`` (a base model) has none;
+    ``smollm2-135m-instruct`` has one; a model folder without ``tokenizer_config.json`` and template files whose
+    tokenizer loads from its vocabulary file has none (:func:`_folder_chat_template`).
 
     Returns:
         True or False; None when it cannot be told cheaply (a missing alias package,
-        a hub id not in the local cache, or cached without a template while online, a folder without
-        ``tokenizer_config.json``): the load finds out.
+        a hub id not in the local cache, or cached without a template while online, a folder with neither
+        ``tokenizer_config.json`` nor a vocabulary file): the load finds out.
         Nothing is raised (any error is logged at DEBUG).
     """
     value = str(pretrained).strip()
@@ -620,13 +667,15 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
             return _folder_chat_template(path)
         if path.exists() or _looks_like_path(value):
             return None
+        if _hub_offline():  # the load reads the cached snapshot as it is: read it as a folder
+            snapshot = _cached_hub_snapshot(value, revision)
+            return _folder_chat_template(snapshot) if snapshot is not None else None
         from huggingface_hub import try_to_load_from_cache
 
         cached = try_to_load_from_cache(value, "tokenizer_config.json", revision=revision)
-        found = _folder_chat_template(Path(cached).parent) if isinstance(cached, str) else None
         # online, a cached snapshot may lack a template the load would fetch (one cached before chat_template.jinja
-        # was downloaded, or main moved on): only a template found, or offline, is an answer
-        return found if found or _hub_offline() else None
+        # was downloaded, or main moved on): only a template found is an answer
+        return True if isinstance(cached, str) and _folder_chat_template(Path(cached).parent) else None
     except Exception as exc:  # a bad hub id, an unreadable folder: the load says it
         log.debug("pretrained=%r: chat template not known before the load (%s: %s)", value, type(exc).__name__, exc)
         return None
