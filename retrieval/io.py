@@ -581,6 +581,18 @@ def jsonl_conversion_command(path: str | os.PathLike) -> str:
     return f"jq -c '.[]' {shlex.quote(str(p))} > {shlex.quote(str(out))}"
 
 
+def _file_kind(path: Path) -> str:
+    """What a path that exists but is neither a folder nor a regular file is, in a user's words."""
+    import stat
+
+    mode = path.stat().st_mode
+    for test, words in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "a special file"
+
+
 def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
     """Refuse, before any work, an output path that cannot be written: a file where a folder is wanted (or the
     reverse), or a path whose nearest existing parent is not a writable folder. Creates nothing.
@@ -607,6 +619,9 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
             raise ConfigError(f"{what} {path} is a file, not a folder; give a folder (it is created if missing)")
         if not folder and path.is_dir():
             raise ConfigError(f"{what} {path} is a folder; give a file path")
+        if not folder and not path.is_file():  # /dev/null: the atomic write's rename replaced the device (as root)
+            raise ConfigError(f"{what} {given}: is {_file_kind(path)}, not a regular file; the output is written to a "
+                              "temporary file and renamed over the path, which would replace it: give a file path")
         if not os.access(path, os.W_OK):
             raise ConfigError(f"{what} {path} is not writable")
         where = path if path.is_dir() else path.parent
