@@ -548,6 +548,10 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     Raises:
         ConfigError: naming the option and the path.
     """
+    for opt, given in (("--output", a.output), ("--output-ctxs", a.output_ctxs)):
+        if given and str(given).endswith(("/", os.sep)) and not Path(given).expanduser().is_dir():
+            example = "run.trec" if opt == "--output" else "run.ctxs.jsonl"  # Path() drops the '/': 'out/' was the file out
+            raise ConfigError(f"{opt} {given}: ends with '/', so it names a folder; give a file path (e.g. {given}{example})")
     out = Path(a.output).expanduser()
     ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
                 else _ctxs_beside(out))
