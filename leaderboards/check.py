@@ -422,6 +422,42 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+BASELINE_KEYS = ("cells", "n", "questions", "spec", "tolerances")
+"""The keys of a baseline file (``--write`` writes them all; ``n``, ``questions`` and ``spec`` are optional)."""
+
+TOLERANCE_KEYS = ("abs", "flips", "unit")
+"""The keys of a baseline's ``tolerances.<metric>``."""
+
+
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeated_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook``: the object, refusing a key given twice (:class:`_RepeatedKey`)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
+def _unknown_keys(path: Path, where: str, given: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    """Refuse a key of ``given`` (the baseline's top level, ``where`` empty, or ``tolerances.<metric>``) not in
+    ``allowed``, with the closest allowed key: an unknown key was ignored, so a misspelt one silently had no effect."""
+    from retrieval.errors import closest
+
+    unknown = [k for k in given if k not in allowed]
+    if unknown:
+        close = closest(unknown[0], allowed, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"baseline {path}: unknown key {(where + '.' if where else '') + unknown[0]!r}{hint}; the keys "
+                          f"{'of ' + where if where else 'at the top'} are {', '.join(allowed)}; {BASELINE_FIX}")
+
+
 def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a baseline file (JSON: ``{"spec": name, "cells": {cell id: {metric: number}}, "tolerances":
     {metric: {"abs": finite number >= 0, "unit": text}}, "n": {cell id: questions}}``; ``spec`` and ``n`` optional).
@@ -432,7 +468,10 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        b = json.loads(path.read_text(encoding="utf-8"))
+        b = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_key)
+    except _RepeatedKey as exc:  # json keeps the last one silently: a cell pasted twice lost its first entry
+        raise ConfigError(f"baseline {path}: key {exc.key!r} is given twice in one object (JSON keeps the last one "
+                          f"silently); {BASELINE_FIX}") from None
     except FileNotFoundError:
         raise ConfigError(f"baseline {path} does not exist; create it with --write after a good run") from None
     except IsADirectoryError:  # gave a traceback
@@ -447,9 +486,13 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     if missing:
         raise ConfigError(f"baseline {path}: expected keys 'cells' and 'tolerances' (missing {', '.join(map(repr, missing))}); "
                           f"{BASELINE_FIX}")
+    _unknown_keys(path, "", b, BASELINE_KEYS)
     for key, shape in (("cells", "{cell id: {metric: number}}"), ("tolerances", "{metric: {abs: number >= 0, unit: text (optional)}}")):
         if not isinstance(b[key], dict):
             raise ConfigError(f"baseline {path}: '{key}' must be a mapping {shape}, got {json_kind(b[key])}; {BASELINE_FIX}")
+    for m, t in b["tolerances"].items():  # 'flip': 3 left the check at the default 1 flip, without a word
+        if isinstance(t, dict):
+            _unknown_keys(path, f"tolerances.{m}", t, TOLERANCE_KEYS)
     for m, t in b["tolerances"].items():  # unit optional: the check prints the metric's unit (report.UNITS) without one
         if isinstance(t, dict) and is_number(t.get("abs"), 0) and not math.isfinite(t["abs"]):  # Infinity passed every value
             raise ConfigError(f"baseline {path}: tolerances.{m}.abs must be a finite number >= 0, got {json_kind(t['abs'])} "
@@ -469,6 +512,9 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         for m, v in vals.items():
             if not is_number(v):
                 raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a number, got {json_kind(v)}; {BASELINE_FIX}")
+            if not math.isfinite(v):  # Infinity failed every check as 'baseline inf'
+                raise ConfigError(f"baseline {path}: cells.{cid}.{m} must be a finite number, got {json_kind(v)}; "
+                                  f"{BASELINE_FIX}")
     n = b.get("n", {})
     if not isinstance(n, dict):
         raise ConfigError(f"baseline {path}: 'n' must be a mapping {{cell id: number of questions >= 1}}, got "
