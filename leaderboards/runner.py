@@ -856,7 +856,8 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict
     (:func:`tasks.precheck.check_selected_tasks`: the metadata, a bring-your-own questions file read line by line, a
     corpus's first lines, a ``prebuilt:`` index not cached and not reachable, for a QA family of
     :data:`tasks.sources.FAMILIES` or ``wikitext103_bm25_wiki`` a hub data set that cannot be read offline, and the
-    prebuilt index of ``wikitext103_bm25_wiki``), the first problem of each task."""
+    prebuilt index of ``wikitext103_bm25_wiki``), the first problem of each of a task's inputs (its questions, its
+    corpus or index: :func:`tasks.precheck.every_problem`), one line each."""
     from tasks.precheck import check_selected_tasks
 
     problems: list[str] = []
@@ -872,7 +873,8 @@ def _task_data_problems(spec: LeaderboardSpec, cells: list[Cell], managers: dict
         try:
             check_selected_tasks(tm, [task], meta, gen_kwargs=dict(cell.gen_kwargs), num_fewshot=cell.num_fewshot)
         except TokragError as exc:  # the spec's num_fewshot key, not lm-eval's flag, which a leaderboard does not take
-            problems.append(f"task {task}: " + " ".join(str(exc).split()).replace("--num_fewshot", "the spec's num_fewshot"))
+            for line in getattr(exc, "problems", None) or [str(exc)]:  # several inputs' problems: one line each
+                problems.append(f"task {task}: " + " ".join(line.split()).replace("--num_fewshot", "the spec's num_fewshot"))
     return list(dict.fromkeys(problems))  # one line per problem, also for a task of several contracts
 
 

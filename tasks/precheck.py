@@ -312,7 +312,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     :func:`retrieval.retrieve` checks it (:func:`tasks.utils.check_retriever_params`: unknown names, a ``k1`` that is
     no number, ``l2_norm`` ``"flase"``, a ``progress`` other than true/false), over a local corpus as over a
     ``prebuilt:`` one, so the retrieval's own line comes before the model load. First of all, a task whose YAML's own
-    ``metadata:`` block drops settings of the YAML it includes is refused (:func:`check_include_metadata`).
+    ``metadata:`` block drops settings of the YAML it includes is refused (:func:`check_include_metadata`). A task's
+    data (questions, a named corpus's files) and its index or corpus path are checked each to its first problem and
+    refused together (:func:`every_problem`): a missing hub data set and a missing ``prebuilt:`` index are both named.
 
     Args:
         task_manager: lm-eval's ``TaskManager`` that resolved ``--tasks``.
@@ -337,7 +339,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             start-up hook expands ``--tasks`` once for all its checks); None: expanded here.
 
     Raises:
-        ConfigError / DataError / OfflineError: the task build's own one-line error for that input.
+        ConfigError / DataError / OfflineError: the task build's own one-line error for that input (for a task's
+        data and its index both: :func:`every_problem`'s, the lines joined, ``problems`` listing them).
     """
     from retrieval.corpus import NAMED_CORPORA, check_corpus_files
 
@@ -376,28 +379,34 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
                         "every generate_until task, and prompt=base needs the newline stop only on the short-answer "
                         "tasks: run this task in its own lm_eval call without until in --gen_kwargs (tasks/README.md, "
                         "\"Prompts\")", task, until)
-        questions = kw.get("questions")  # first, as the task build reads them first
-        if dataset == "byo" and not is_hub_id(questions):
-            split = str(kw.get("split", "test"))
-            rows = load_questions(questions, split=kw.get("hub_split"))
-            if not any(qa_split_of(r["question"]) == split for r in rows):
-                raise DataError(_byo_empty(questions, rows, split))
-        if dataset in FAMILIES or dataset in ("nq_open", "webq"):  # a local hub_id path that is not there
-            check_hub_id_path(task, kw.get("hub_id"), "--metadata" if "hub_id" in (metadata or {}) else one.yaml_path)
-        if dataset in FAMILIES:  # a hub family's questions: a local copy, the hub, or its cache offline
-            f = FAMILIES[dataset]
-            check_hub_source(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
-                             data_dir=kw.get("data_dir"), local_name=f["local"])
-        # NQ-open, its oracle subset, WebQuestions: the data folder's file, else the hub (offline: a cached copy)
-        check_qa_source(dataset, kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))
-        if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
-            check_qa_source("nq_oracle", kw.get("data_dir"), kw.get("oracle_file"))
-        _check_named_corpus(kw.get("corpus", qa_defaults()["corpus"]), kw.get("data_dir"))
-        corpus = kw.get("corpus")
-        if isinstance(corpus, str) and corpus.startswith("prebuilt:"):
-            check_prebuilt_download(corpus, kw)
-        elif isinstance(corpus, str) and corpus not in NAMED_CORPORA:
-            check_corpus_files(corpus)
+        def questions_source(one=one, task=task, kw=kw, dataset=dataset) -> None:
+            questions = kw.get("questions")  # first, as the task build reads them first
+            if dataset == "byo" and not is_hub_id(questions):
+                split = str(kw.get("split", "test"))
+                rows = load_questions(questions, split=kw.get("hub_split"))
+                if not any(qa_split_of(r["question"]) == split for r in rows):
+                    raise DataError(_byo_empty(questions, rows, split))
+            if dataset in FAMILIES or dataset in ("nq_open", "webq"):  # a local hub_id path that is not there
+                check_hub_id_path(task, kw.get("hub_id"), "--metadata" if "hub_id" in (metadata or {}) else one.yaml_path)
+            if dataset in FAMILIES:  # a hub family's questions: a local copy, the hub, or its cache offline
+                f = FAMILIES[dataset]
+                check_hub_source(kw.get("hub_id") or f["hub_id"], f["config"], kw.get("hub_split") or f["split"],
+                                 data_dir=kw.get("data_dir"), local_name=f["local"])
+            # NQ-open, its oracle subset, WebQuestions: the data folder's file, else the hub (offline: a cached copy)
+            check_qa_source(dataset, kw.get("data_dir"), kw.get("oracle_file"), kw.get("hub_id"))
+            if kw.get("counterfactual"):  # the substitutes: every NQ-oracle question (tasks.rag.build_qa_docs)
+                check_qa_source("nq_oracle", kw.get("data_dir"), kw.get("oracle_file"))
+            # a named corpus's data: the same data folder (one problem for both, not the folder twice)
+            _check_named_corpus(kw.get("corpus", qa_defaults()["corpus"]), kw.get("data_dir"))
+
+        def corpus_source(kw=kw) -> None:  # a prebuilt index or a corpus path: another download or file
+            corpus = kw.get("corpus")
+            if isinstance(corpus, str) and corpus.startswith("prebuilt:"):
+                check_prebuilt_download(corpus, kw)
+            elif isinstance(corpus, str) and corpus not in NAMED_CORPORA:
+                check_corpus_files(corpus)
+
+        every_problem(questions_source, corpus_source)  # the data's and the index's problems, not the first only
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
     for one in selected:  # the language-modelling tasks' keys (the loaders' own checks), WikiText-103's hub data set,
@@ -412,9 +421,39 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
                 kw = wikitext_arguments(meta)
                 check_retriever_params(kw.get("retriever_params"), kw.get("retriever"),
                                        kw.get("corpus", "prebuilt:wikipedia-dpr-100w"), task=one.name)
-        if loader == "tasks.wikitext.load_wikitext103":
-            check_wikitext_hub_source(one.cfg, metadata)
-            check_wikitext_prebuilt(one.cfg, metadata)
+        if loader == "tasks.wikitext.load_wikitext103":  # the hub data set's and the index's problems, both
+            every_problem(lambda cfg=one.cfg: check_wikitext_hub_source(cfg, metadata),
+                          lambda cfg=one.cfg: check_wikitext_prebuilt(cfg, metadata))
+
+
+ALSO = "; also: "
+"""What joins the problems of one task's independent inputs in one line (:func:`every_problem`)."""
+
+
+def every_problem(*checks: Any) -> None:
+    """Run ``checks`` (callables without arguments, each checking another input of one task: its questions, its
+    corpus or index) and refuse what each refuses, not only the first's problem: a task whose hub data set and
+    ``prebuilt:`` index are both missing named only the data set, and the index only on the next try (s51 u2 L5).
+
+    Raises:
+        TokragError: one check's own error as it is; for several, an error of the first's class whose one line joins
+            their lines with :data:`ALSO` (``problems``: the lines, one per check).
+    """
+    from retrieval.errors import TokragError
+
+    problems: list[TokragError] = []
+    for check in checks:
+        try:
+            check()
+        except TokragError as exc:
+            problems.append(exc)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        lines = list(dict.fromkeys(" ".join(str(p).split()) for p in problems))
+        error = type(problems[0])(ALSO.join(lines))
+        error.problems = lines  # type: ignore[attr-defined]
+        raise error from problems[0]
 
 
 def _check_named_corpus(corpus: Any, data_dir: Any) -> None:

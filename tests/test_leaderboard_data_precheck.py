@@ -42,6 +42,10 @@ def _spec(tmp_path: Path, tasks: list[str]):
 
 
 def test_every_task_is_checked_before_the_first_cell(tmp_path, monkeypatch, offline):
+    from retrieval import prebuilt
+
+    monkeypatch.setenv("PYSERINI_CACHE", str(tmp_path / "pyserini"))  # no index cached, and no download URL answers
+    monkeypatch.setattr(prebuilt, "url_reachable", lambda url, timeout=10.0: False)
     spec, q = _spec(tmp_path, ["toy_qa", "my_qa_bad", "my_popqa", "wikitext103_bm25_wiki"])
     loads = []
     monkeypatch.setattr(leaderboards.runner, "make_model", lambda cell: loads.append(cell) or 1 / 0)
@@ -49,14 +53,17 @@ def test_every_task_is_checked_before_the_first_cell(tmp_path, monkeypatch, offl
     with pytest.raises(ConfigError) as exc:
         run_spec(spec, runs, progress=False)
     lines = str(exc.value).splitlines()
-    assert lines[0] == f"leaderboard spec {spec.path}: 3 problem(s) with the data of its tasks; nothing was run:"
+    assert lines[0] == f"leaderboard spec {spec.path}: 4 problem(s) with the data of its tasks; nothing was run:"
     assert lines[1] == f"  task my_qa_bad: {q}:2: malformed JSON (Unterminated string starting at column 26); fix or remove the line"
     assert lines[2].startswith("  task my_popqa: cannot load the hub dataset 'akariasai/PopQA', split 'test': HF_HUB_OFFLINE=1 "
                                "and it is neither in the hub cache")  # tasks.sources.check_hub_source: as tokrag eval says it
     assert "a 'PopQA' folder in the data folder" in lines[2]
     assert lines[3].startswith("  task wikitext103_bm25_wiki: cannot load the hub dataset "
                                "'EleutherAI/wikitext_document_level' (wikitext-103-raw-v1), split 'test': HF_HUB_OFFLINE=1 and it is neither")
-    assert len(lines) == 4
+    # and its index, not cached here either: the old check named only the data set, the index on the next try (s52 f3)
+    assert lines[4].startswith("  task wikitext103_bm25_wiki: prebuilt index 'wikipedia-dpr-100w' is not cached and "
+                               "cannot be downloaded")
+    assert len(lines) == 5
     assert loads == [] and (not runs.exists() or list(runs.iterdir()) == [])  # no model, no cell folder (toy_qa's first)
     with pytest.raises(ConfigError) as est:  # --estimate: not "complete"
         lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"])
