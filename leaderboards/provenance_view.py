@@ -62,10 +62,18 @@ def compute_setting(d: dict) -> dict | None:
     if not isinstance(m, dict):
         return None
     device = _resolved(d).get("device") or ((d.get("results") or {}).get("config") or {}).get("device")
-    cuda = m.get("cuda_device") or (m.get("cuda") or [None])[0]
-    return {"device": str(device) if device else ("cuda" if cuda else "cpu"), "cpu_model": m.get("cpu_model"),
-            "cpu_capability": m.get("cpu_capability"), "torch_num_threads": m.get("torch_num_threads"),
-            "cuda_device": cuda, "torch": ((d.get("provenance") or {}).get("versions") or {}).get("torch")}
+    cudas = m.get("cuda")
+    cuda = _field(m.get("cuda_device")) or (_field(cudas[0]) if isinstance(cudas, list) and cudas else None)
+    versions = (d.get("provenance") or {}).get("versions")
+    return {"device": str(device) if device else ("cuda" if cuda else "cpu"), "cpu_model": _field(m.get("cpu_model")),
+            "cpu_capability": _field(m.get("cpu_capability")), "torch_num_threads": _field(m.get("torch_num_threads")),
+            "cuda_device": cuda, "torch": _field(versions.get("torch")) if isinstance(versions, dict) else None}
+
+
+def _field(value: Any) -> str | int | float | None:
+    """A machine record's field as the report shows and compares it: text or a number; any other value (a list, a
+    mapping: not what the runner writes) counts as not recorded (it made the report a TypeError traceback)."""
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
 def setting_label(s: dict | None) -> str:
