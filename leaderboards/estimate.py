@@ -366,6 +366,8 @@ def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any
     index). Decided only for tokrag's QA loader (``utils.load_qa`` of ``tasks/qa``) over NQ-open, the NQ oracle or
     WebQuestions read from the data folder, and encoders that are here (the question set is read, never downloaded);
     False otherwise, and whenever something cannot be read: the index is then counted, as the cell may need it."""
+    import zlib
+
     from retrieval.api import _local_config, _resolve_params
     from retrieval.cache import RunCache
     from retrieval.dense import MINILM_ALIASES
@@ -402,8 +404,8 @@ def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any
         d = RunCache(kw.get("cache_dir")).folder(config)
         saved = json.loads((d / "meta.json").read_text(encoding="utf-8"))
         complete = all(sha256_file(d / name) == saved["sha256"][name] for name in ("run.trec", "ctxs.jsonl"))
-    except (TokragError, OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
+    except (TokragError, OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, zlib.error):
+        return False  # EOFError, zlib.error: a truncated or corrupt .gz question file (tasks.data reads it as is)
     made, keyed = saved.get("versions") or {}, (saved.get("config") or {}).get("engine") or {}
     return complete and all(made.get(lib) == v and keyed.get(lib) == v for lib, v in (config.get("engine") or {}).items())
 
