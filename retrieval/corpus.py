@@ -50,6 +50,10 @@ from .paths import data_dir as _data_dir
 logger = logging.getLogger(__name__)
 
 NQ_ORACLE = "nq_open_oracle/nq-open-oracle.jsonl.gz"
+EMPTY_ORACLE = (f"holds no questions (an empty file: a download or copy that did not finish?); copy {NQ_ORACLE} of "
+                "the data folder (../shared/data) again")
+"""What an NQ oracle file without a question is told (the corpora built from it, the QA tasks'
+``tasks.data.load_nq_oracle``): a 0-byte ``.gz`` reads as an empty file, without error."""
 WIKI_SUMMARIES = "wiki_vital_summaries/summaries_en-us.json"
 DPR_SAMPLE = "dpr_wiki_sample1k/sample_data.jsonl"
 NAMED_CORPORA = ("nq-wiki-12k", "nq-dpr-1k", "wiki-vital")
@@ -672,6 +676,8 @@ def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
                 raise DataError(f"{path}:{lineno}: a ctx without 'title'/'text'") from None
             did = nq_gold_docid(title, text)
             seen.setdefault(did, Passage(did, title, text))
+    if not seen:  # a 0-byte .gz reads as empty: nq-wiki-12k was built of the Wikipedia paragraphs alone
+        raise DataError(f"{path}: {EMPTY_ORACLE}")
     return list(seen.values())
 
 

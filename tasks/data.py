@@ -315,9 +315,12 @@ def _oracle_rows(path: Path, qid_of: dict[str, str]) -> list[dict]:
     """:func:`load_nq_oracle`'s rows of the oracle file ``path``, ``qid_of`` giving a question its NQ-open qid."""
     from retrieval.corpus import nq_gold_docids_with_twins
 
+    from retrieval.corpus import EMPTY_ORACLE
+    from retrieval.io import gzip_errors
+
     rows: list[dict] = []
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with opener(path, "rt", encoding="utf-8") as f, gzip_errors(path):  # a truncated .gz was an EOFError traceback
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -334,6 +337,8 @@ def _oracle_rows(path: Path, qid_of: dict[str, str]) -> list[dict]:
                 "answers": _answers(obj.get("answers"), f"{path}:{lineno}"),
                 "gold": gold,
             })
+    if not rows:  # a 0-byte .gz reads as empty: the task had no questions and the corpus no gold passages
+        raise DataError(f"{path}: {EMPTY_ORACLE}")
     for r, ids in zip(rows, nq_gold_docids_with_twins([[(r["gold"]["title"], r["gold"]["text"])] for r in rows])):
         r["gold_docids"] = ids
     return rows
