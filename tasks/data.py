@@ -249,6 +249,9 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
                 raise DataError(f"{path}:{lineno}: expected keys 'question' and 'answer'")
             rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                          "answers": _answers(obj["answer"], f"{path}:{lineno}")})
+        if not rows:  # an empty file (a copy that did not finish) gave 0 questions, and the oracle questions' qids
+            raise DataError(f"{path}: holds no questions (an empty file: a download or copy that did not finish?); "
+                            f"copy {NQ_OPEN_FILE} of the data folder (../shared/data) again")
         return rows
     ds = _hub_split(hub_id, "validation", _nq_open_config(hub_id))
     for i, obj in enumerate(ds):

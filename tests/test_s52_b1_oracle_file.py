@@ -53,3 +53,17 @@ def test_an_empty_oracle_file_is_refused_not_read_as_no_questions(folder, load):
 def test_the_whole_file_still_loads(folder):
     rows = load_nq_oracle(folder)
     assert len(rows) == 2655 and rows[0]["question"] == "who got the first nobel prize in physics"
+
+
+def test_an_empty_nq_open_file_is_refused_not_read_as_no_questions(tmp_path):
+    """The same for nq_open/NQ-open.dev.jsonl (the nq_open_* tasks, and the oracle questions' qids): an empty file
+    gave 0 questions without a word."""
+    from tasks.data import NQ_OPEN_FILE, load_nq_open
+
+    path = tmp_path / NQ_OPEN_FILE
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    with pytest.raises(DataError) as exc:
+        load_nq_open(tmp_path)
+    assert str(exc.value) == (f"{path}: holds no questions (an empty file: a download or copy that did not finish?); "
+                              f"copy {NQ_OPEN_FILE} of the data folder (../shared/data) again")
