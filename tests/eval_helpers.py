@@ -1,5 +1,5 @@
 """Shared helpers of the tests that run ``tokrag eval`` / lm-eval's CLI in-process up to the model load, write
-bring-your-own data, or need a git clone of this checkout."""
+bring-your-own data, give a fresh cache folder the converted model, or need a git clone of this checkout."""
 
 from __future__ import annotations
 
@@ -38,6 +38,23 @@ def byo_data(folder: Path) -> tuple[Path, Path]:
     c.write_text("".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "text": f"book {i} was written by A{i}"}) + "\n"
                          for i in range(3)), encoding="utf-8")
     return q, c
+
+
+def copy_converted_model(cache: Path, name: str = "smollm2-135m-instruct") -> Path:
+    """Copy alias ``name``'s converted folder from the default cache (converted there on first use) into the cache folder
+    ``cache`` (a test's ``TOKRAG_CACHE_DIR``), where a load of ``name`` finds it; returns the copy.
+
+    For a test whose point is not the conversion but that runs a process with a fresh cache folder: the GGUF's
+    conversion costs ~20 s of CPU per run and writes the same bytes (the folder is named by the GGUF's sha256 and the
+    converter's key). A copy, not a hard link: what the test's process writes into its cache stays there."""
+    import shutil
+
+    from tokrag_model.loading import converted_folder, resolve_pretrained
+
+    dst = converted_folder(name, Path(cache) / "models")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(resolve_pretrained(name).path, dst)
+    return dst
 
 
 def clone_checkout(tmp_path: Path) -> Path:

@@ -48,7 +48,10 @@ def test_plain_lm_eval_on_byo_data_records_paths_hashes_fingerprints_and_tokrag(
     """Run from the data folder with relative paths, as a user does: the results hold the absolute paths."""
     from importlib.metadata import version
 
+    from eval_helpers import copy_converted_model
+
     q, c = _write(tmp_path)
+    copy_converted_model(tmp_path / "cache")  # the index is built in the fresh cache; the model is not converted again
     lm_eval = Path(sys.executable).parent / "lm_eval"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKRAG_CACHE_DIR": str(tmp_path / "cache"), "TOKRAG_GIT_COMMIT": "0123abc+test"}
