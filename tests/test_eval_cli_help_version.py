@@ -27,6 +27,8 @@ def test_tokrag_eval_help_leads_with_what_tokrag_adds(capsys):
             assert name in head, (argv, name)
         assert "tasks/README.md" in head and "'tokrag eval ls tasks'" in head and "README.md, 'Running evaluations'" in head
         assert "--output_path DIR" in head and "config.tokrag_versions" in head
+        # a bring-your-own user reading only --help finds the task and the README section that takes their files
+        assert "--tasks rag_qa_bm25" in head and "'Your own questions and corpus'" in head, head
         for flag in ("--model_args", "--tasks", "--output_path", "--log_samples", "--use_cache"):  # lm-eval run's
             assert flag in options, (argv, flag)
 
@@ -107,3 +109,13 @@ def test_tokrag_eval_without_tasks_is_one_line_and_status_2():
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.startswith("tokrag eval: error: --tasks: no task given; ") and \
         len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
+
+
+def test_the_readme_sections_the_help_points_to_exist():
+    """The help sends a bring-your-own user to README.md, 'Your own questions and corpus': the heading must exist."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").splitlines()
+    for section in ("Running evaluations", "Your own questions and corpus"):
+        assert f"'{section}'" in eval_cli.help_text(), section
+        assert any(line.lstrip("#").strip() == section for line in readme if line.startswith("#")), section

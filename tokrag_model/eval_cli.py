@@ -77,6 +77,8 @@ def help_text() -> str:
         item(f"--model_args   pretrained=: an offline alias ({', '.join(ALIASES)}), a hub id or a local folder"),
         "  --tasks        required: tokrag's tasks are tabled in tasks/README.md (e.g. wiki_lm_bm25, nq_oracle_bm25);",
         "                 'tokrag eval ls tasks' lists every task lm-eval knows",
+        "  your own data  --tasks rag_qa_bm25 (or rag_qa_dense, rag_qa_hybrid) --metadata '{\"questions\": \"q.jsonl\",",
+        "                 \"corpus\": \"passages.jsonl\"}' (README.md, 'Your own questions and corpus')",
         "  checks         a tokrag model's or task's arguments (--output_path, --use_cache, --limit, --num_fewshot,",
         "                 --gen_kwargs, --apply_chat_template, the tasks' data) are checked before the model loads:",
         "                 one 'error:' line, exit status 2",
