@@ -10,7 +10,8 @@
   as written;
 * the library versions the run key holds but ``provenance.json``'s ``versions`` lacks (``tokenizers``, the Anserini
   jar: ``config.json``'s ``library_versions``);
-* per row, the share of answers that contain the passage template's marker (:func:`passage_marker`: ``[Reference]:``
+* per row, the share of answers whose scored text (:func:`_scored_text`) contains the passage template's marker
+  (:func:`passage_marker`: ``[Reference]:``
   of the default ``passage_template``), an answer-hygiene diagnostic computed from the samples' predictions.
 
 :func:`annotate` adds them to a report's data (:func:`leaderboards.report.compute`); the other functions render them.
@@ -36,7 +37,9 @@ UNKNOWN_NOTE = ("these differ only in what a run folder did not record: a cell r
 
 MARKER_LABEL = "passage marker in answer"
 
-MARKER_NOTE = ("passage marker in answer = fraction of the answers (the scored text) that contain the passage "
+MARKER_NOTE = ("passage marker in answer = fraction of the answers whose scored text (the first non-empty line of "
+               "the generation for the QA tasks, tasks.utils.answer_line; the whole generation for long-form ones; "
+               "text after the scored line is not counted) contains the passage "
                "template's marker, its text before the first placeholder ({markers}), which the prompt puts before every "
                "passage: such an answer copies the prompt's format; a method whose prompts show no passages "
                "(rag-none) cannot copy it, so its rate counts the answers that contain that text anyway, a control for "
@@ -154,23 +157,44 @@ def passage_marker(template: Any) -> str | None:
 
 
 def _prediction(s: dict) -> str | None:
-    """A sample's scored answer (its first filtered response), when it is text (a generation task); else None."""
+    """A sample's generation (its first filtered response: no tokrag task has a ``filter_list``, so this is the whole
+    generation, cut only at the task's ``until``), when it is text (a generation task); else None."""
     resp = s.get("filtered_resps") or s.get("resps")
     while isinstance(resp, list) and resp:
         resp = resp[0]
     return resp if isinstance(resp, str) else None
 
 
+def _scored_text(d: dict, task: str):
+    """The function that gives the text ``task``'s ``process_results`` scores of a generation, by the name of that
+    function as the cell's ``results.json`` records it (``configs.<task>.process_results``, lm-eval's dump of its
+    source): :func:`tasks.utils.answer_line` (the first non-empty line) for ``process_results_qa`` and
+    ``process_results_dialogue``, :func:`tasks.longform.longform_text` (the whole generation) for
+    ``process_results_longform``; None for any other or none recorded (what such a task scores is not known here)."""
+    import re
+
+    from tasks.longform import longform_text
+    from tasks.utils import answer_line
+
+    src = (((d.get("results") or {}).get("configs") or {}).get(task) or {}).get("process_results")
+    m = re.match(r"\s*def\s+(\w+)\s*\(", src) if isinstance(src, str) else None
+    return {"process_results_qa": answer_line, "process_results_dialogue": answer_line,
+            "process_results_longform": longform_text}.get(m.group(1) if m else None)
+
+
 def _marker_counts(done: list, task: str) -> dict | None:
     """``{"marker", "answers", "n", "rate"}`` over the finished cells ``done`` ((cell, key, data) of one row, every
-    seed): how many text answers contain their cell's passage marker; None without a marker or a text answer."""
+    seed): how many text answers contain their cell's passage marker in the text the task scores (:func:`_scored_text`:
+    the first non-empty line of a QA task's generation, not what follows it); None without a marker, a text answer or a
+    known scoring rule."""
     hits = total = 0
     markers = []
     for _cell, _key, d in done:
         marker = passage_marker(_resolved(d).get("passage_template"))
-        if marker is None:
+        scored = _scored_text(d, task)
+        if marker is None or scored is None:
             continue
-        preds = [p for p in map(_prediction, d["samples"].get(task, [])) if p is not None]
+        preds = [scored(p) for p in map(_prediction, d["samples"].get(task, [])) if p is not None]
         if not preds:
             continue
         markers.append(marker)

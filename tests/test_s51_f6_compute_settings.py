@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import copy
 import csv
+import inspect
 import io
 
 from leaderboards.page import render_html
 from leaderboards.provenance_view import passage_marker
 from leaderboards.report import compute, render_csv, render_markdown, versions
+from tasks.utils import process_results_qa
 from tests.s51_f4_synthetic import synthetic
 
 HASH = "872be49dbb638044ad01b60388f48d469ff2980e5f0dccdc22ec907db54d0788"
@@ -53,6 +55,8 @@ def _report(tmp_path, threads: dict[str, int], templates: dict[str, str] | None 
             rc["passage_template"] = templates[m]
         d["provenance"] = {"machine": machine, "versions": dict(PROV_VERSIONS), "model_resolved_config": rc}
         d["config"] = {"library_versions": dict(LIB)}
+        # lm-eval records process_results as its source text (the QA tasks': the first non-empty line is scored)
+        d["results"]["configs"]["toy_qa"]["process_results"] = inspect.getsource(process_results_qa)
         d["results"]["config"] = {"tokrag_resolved_config": rc, "tokrag_machine": machine,
                                   "tokrag_prompt": {"apply_chat_template": chat, "chat_template_sha256": HASH if chat else None}}
         for s, a in zip(d["samples"]["toy_qa"], ANSWERS[m]):

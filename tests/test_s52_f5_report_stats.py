@@ -1,0 +1,57 @@
+"""The report's statistics and diagnostics (s52 u1 findings P2, P4, P3; /work/scratch/s52/u1/findings.md).
+
+P2: ``passage marker in answer`` counted the marker anywhere in ``filtered_resps[0]``, which for the tokrag tasks is the
+whole generation (no task has a ``filter_list``), while the QA tasks score only its first non-empty line
+(``tasks.utils.answer_line``): u1's rag-standard and tokrag showed 0.125 from one answer whose marker is on the unscored
+second line ('South Korea has held the Winter Olympics twice:\\n[Reference]: Skiing').
+
+Synthetic finished cells (tests/s51_f4_synthetic.py): no model runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from leaderboards.provenance_view import marker_notes
+from leaderboards.report import compute
+from tasks.longform import process_results_longform
+from tasks.utils import process_results_qa
+from tests.s51_f4_synthetic import synthetic
+
+TEMPLATE = "[Reference]: {title}\n{text}\n"
+
+
+def _marker_rows(tmp_path, answers: dict[str, list[str]], process_results=process_results_qa):
+    spec, loaded = synthetic(tmp_path, {m: {"answer_match": [0.0] * len(a)} for m, a in answers.items()})
+    for cell, _key, d in loaded.values():
+        d["results"]["config"] = {"tokrag_resolved_config": {"passage_template": TEMPLATE}}
+        if process_results is not None:
+            d["results"]["configs"]["toy_qa"]["process_results"] = inspect.getsource(process_results)
+        for s, a in zip(d["samples"]["toy_qa"], answers[cell.method.name]):
+            s["resps"], s["filtered_resps"] = [[a]], [a]
+    data = compute(spec, loaded, timings=False)
+    return data, {r["method"]: r.get("passage_marker") for r in data["rows"]}
+
+
+ANSWERS = {"standard": ["South Korea has held the Winter Olympics twice:\n[Reference]: Skiing", "Paris", "1912", "no"],
+           "other": ["\n[Reference]: Marie Curie\nMarie Curie", "Paris", "The [Reference]: x", "y\n[Reference]: y"]}
+
+
+def test_the_passage_marker_is_counted_in_the_scored_first_line_only(tmp_path):
+    data, pm = _marker_rows(tmp_path, ANSWERS)
+    # standard's one marker is on the unscored second line (the old code counted it: 1 of 4)
+    assert pm["standard"] == {"marker": "[Reference]:", "answers": 0, "n": 4, "rate": 0.0}
+    # other: the first non-empty line of answer 0 and answer 2 hold it; answer 3's is on its second line (old: 3 of 4)
+    assert pm["other"] == {"marker": "[Reference]:", "answers": 2, "n": 4, "rate": 0.5}
+    note = marker_notes(data)[0]
+    assert note.startswith("passage marker in answer = fraction of the answers whose scored text (the first non-empty "
+                           "line of the generation for the QA tasks, tasks.utils.answer_line; the whole generation for "
+                           "long-form ones; text after the scored line is not counted) contains the passage template's "
+                           "marker")
+
+
+def test_a_long_form_task_counts_the_whole_generation_and_an_unknown_scoring_rule_none(tmp_path):
+    _data, pm = _marker_rows(tmp_path / "long", ANSWERS, process_results_longform)
+    assert pm["standard"]["answers"] == 1 and pm["other"]["answers"] == 3
+    _data, pm = _marker_rows(tmp_path / "unknown", ANSWERS, None)  # no process_results recorded: not known what is scored
+    assert pm == {"standard": None, "other": None}
