@@ -651,8 +651,15 @@ def check_run_command(args):
         from tokrag_model.args import model_args_dict
 
         model_args = model_args_dict(EvaluatorConfig.load_yaml_config(config).get("model_args"))
+    if model_args is None:  # no --model_args: the model's defaults, with lm-eval's flags below
+        model_args = {}
     if isinstance(model_args, dict):  # the model's own argument check (dtype=float64, preset=, layr=3), ~30 s earlier
-        check_model_arguments(model, model_args)
+        from tokrag_model.args import merge_lm_eval_flags
+
+        # with lm-eval's own --batch_size/--max_batch_size/--device, merged as the model merges them: --batch_size 0
+        # or --device gpu was refused by the model only after lm-eval's task set-up
+        flags = {k: getattr(args, k, None) for k in ("batch_size", "max_batch_size", "device")}
+        check_model_arguments(model, merge_lm_eval_flags(model, model_args, flags, warn=False))
 
 
 def check_model_arguments(model: str, model_args: dict) -> None:
