@@ -102,25 +102,26 @@ def test_gemma_first_window_has_one_bos_with_add_bos_token(gemma, add_bos_token)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("limit,kept", [(13, []), (14, ["d1"])])
-def test_gemma_max_passage_tokens_counts_the_bos_in_every_window(gemma, limit, kept):
-    """The 13-token block counts 14 tokens (BOS + block) as in a QA prompt, in the first window and later ones."""
+@pytest.mark.parametrize("limit,cut", [(13, {"d1": [6, 7]}), (14, {})])
+def test_gemma_max_passage_tokens_counts_the_bos_in_every_window(gemma, limit, cut):
+    """The 13-token block counts 14 tokens (BOS + block) as in a QA prompt, in the first window and later ones: at 13
+    the passage (7 tokens) does not fit whole and is cut to its first 6 (its final '.'), alike in every prompt."""
     lm = load("rag-standard").with_backbone(gemma, device="cpu", max_length=64, max_passage_tokens=limit)
     qa = lm.encode_rag(DOC, "Question: where?\nAnswer:", None)
-    assert qa.kept == kept
     first = lm.encode_rag(DOC, lm.first_window_context(), None)
     later = lm.encode_rag(DOC, WindowContext("the window", [1437, 3606]), None)
-    assert (first.kept, later.kept) == (kept, kept)
-    assert first.ids == ([2] + BLOCK_GEMMA if kept else [2])
+    assert [(e.kept, e.cut) for e in (qa, first, later)] == [(["d1"], cut)] * 3
+    assert first.ids == ([2] + BLOCK_GEMMA[:-2] + BLOCK_GEMMA[-1:] if cut else [2] + BLOCK_GEMMA)
 
 
 def test_smollm2_max_passage_tokens_counts_the_block_alone(backbone):
-    """SmolLM2 adds no BOS to a plain prompt: its 13-token block counts 13 everywhere (the prefix token not counted)."""
-    for limit, kept in ((12, []), (13, ["d1"])):
+    """SmolLM2 adds no BOS to a plain prompt: its 13-token block counts 13 everywhere (the prefix token not counted): at
+    12 the passage is cut by its last token ('.'), alike in every prompt; at 6 not one token of it fits (closed-book)."""
+    for limit, kept, cut in ((6, [], {}), (12, ["d1"], {"d1": [6, 7]}), (13, ["d1"], {})):
         lm = load("rag-standard").with_backbone(backbone, device="cpu", max_length=64, max_passage_tokens=limit)
         encs = [lm.encode_rag(DOC, c, None) for c in ("Question: where?\nAnswer:", lm.first_window_context(),
                                                        WindowContext("the window", [1437, 3606]))]
-        assert [e.kept for e in encs] == [kept] * 3
+        assert [(e.kept, e.cut) for e in encs] == [(kept, cut)] * 3
 
 
 @pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, lambda w: pickle.loads(pickle.dumps(w)),

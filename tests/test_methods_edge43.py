@@ -60,14 +60,21 @@ def test_closed_book_question_has_no_weight_summary_and_is_left_out_of_the_colum
 
 
 def test_all_passages_dropped_for_the_budget_is_closed_book_without_weights(backbone):
+    # no token of the passage fits 5 passage tokens (its '[Reference]: Macbeth' line is more); max_length=200 alone used
+    # to drop it too, now it is cut to fit (s52 f1: tests/test_s52_f1_long_top_passage.py), one weighted branch
     long = dict(P2, text="Macbeth is long. " * 400)
     for name in ("rag-replug", "rag-ensemble-entropy"):
-        lm = load(name).with_backbone(backbone, device="cpu", max_length=200)
+        lm = load(name).with_backbone(backbone, device="cpu", max_length=200, max_passage_tokens=5)
         req = Instance("generate_until", _doc([long]), (_ctx(backbone.tokenizer), dict(GEN)), 0)
         lm.generate_until([req], disable_tqdm=True)
         tr = req.args[-1]["tokrag_trace"]
         assert (tr["passages"], tr["dropped"], tr["closed_book"]) == ([], ["b"], True), (name, tr)
         assert tr["top1_weight"] is None and tr["weight_entropy"] is None, (name, tr)
+        lm = load(name).with_backbone(backbone, device="cpu", max_length=200)
+        req = Instance("generate_until", _doc([long]), (_ctx(backbone.tokenizer), dict(GEN)), 0)
+        lm.generate_until([req], disable_tqdm=True)
+        tr = req.args[-1]["tokrag_trace"]
+        assert (tr["passages"], tr["dropped"], tr["weights"], tr["cut"]["b"][1]) == (["b"], [], [1.0], 1602), (name, tr)
 
 
 # ------------------------------------------------------------------ 2. empty continuation

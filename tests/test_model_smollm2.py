@@ -280,8 +280,9 @@ def test_passages_dropped_for_the_budget_are_logged_once_per_call(backbone, docs
         lm.generate_until([req, req], disable_tqdm=True)
     msgs = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
     assert msgs == [f"rag-standard: 2 passage(s) dropped from 2 prompt(s) to fit max_length={len(one.ids) + 1} "
-                    "(lowest-ranked first; the trace's 'passages' lists those shown; answer_recall/gold_at_k still count "
-                    "them): raise max_length (passages are dropped whole)"]
+                    "(dropped whole, lowest-ranked first, where the passages ranked above left no room; ranks dropped "
+                    "(prompts): 2 (2); the trace's 'passages' lists those shown; answer_recall/gold_at_k still count "
+                    "them): raise max_length"]
     assert req.args[-1]["tokrag_trace"]["dropped"] == ["dpr-0"]
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="tokrag_model"):
@@ -362,5 +363,7 @@ def test_passages_dropped_by_max_passage_tokens_name_it(backbone, docs, caplog):
         lm.generate_until([req], disable_tqdm=True)
     assert [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()] == [
         f"rag-standard: {len(d['ctxs'])} passage(s) dropped from 1 prompt(s) to fit max_length=20000 and "
-        "max_passage_tokens=8 (lowest-ranked first; the trace's 'passages' lists those shown; answer_recall/gold_at_k "
-        "still count them): raise max_passage_tokens or max_length (passages are dropped whole)"]
+        "max_passage_tokens=8 (dropped whole, lowest-ranked first, where the passages ranked above left no room, and "
+        "every passage of 1 prompt(s) with no room for even the first token of the top passage (answered closed-book); "
+        "ranks dropped (prompts): 1 (1), 2 (1); the trace's 'passages' lists those shown; answer_recall/gold_at_k "
+        "still count them): raise max_passage_tokens or max_length"]

@@ -68,8 +68,14 @@ def test_loglikelihood_traces_record_the_dropped_passages(backbone, doc):
 
 
 def test_nothing_fits_is_closed_book_with_every_passage_dropped(backbone, doc):
-    lm = load("rag-ensemble-entropy").with_backbone(backbone, device="cpu", max_passage_tokens=100)
+    # no token of the top passage fits (5 tokens: not even its '[Reference]: <title>' line); 100 tokens used to be
+    # closed-book too (gold-0 alone is 199): now gold-0 is cut to fit (tests/test_s52_f1_long_top_passage.py)
+    lm = load("rag-ensemble-entropy").with_backbone(backbone, device="cpu", max_passage_tokens=5)
     rule, trace = _trace(lm, doc)
     assert trace["passages"] == [] and trace["closed_book"] is True
     assert trace["dropped"] == [c["docid"] for c in doc["ctxs"]]
     assert len(rule.rows()) == 1
+    lm = load("rag-ensemble-entropy").with_backbone(backbone, device="cpu", max_passage_tokens=100)
+    rule, trace = _trace(lm, doc)
+    assert (trace["passages"], trace["dropped"], len(rule.rows())) == (["gold-0"], [c["docid"] for c in doc["ctxs"][1:]], 1)
+    assert trace["cut"]["gold-0"][1] == 199 and 80 < trace["cut"]["gold-0"][0] < 100

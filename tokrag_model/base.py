@@ -60,7 +60,7 @@ from .distributed import DataParallel  # noqa: E402
 from .loading import (chat_template_before_load, config_shape, has_chat_template, model_shape, resolve_device,  # noqa: E402
                       resolve_pretrained, select_chat_template, set_linear_weight_layout, torch_dtype,
                       weights_fingerprint)
-from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, check_slot, get_ctxs, without_slot  # noqa: E402
+from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, check_slot, cuts_of, get_ctxs, without_slot  # noqa: E402
 from .provenance import compute_environment  # noqa: E402
 from ._lmeval_hook import after_import, patch_caching_lm  # noqa: E402
 
@@ -1011,30 +1011,38 @@ class RAGMethodLM(LM):
             # a rolling text's first window: the prefix token then the block, whose span includes that token as a
             # plain prompt's includes its BOS ([0, n_R))
             enc.span = (0, enc.span[1])
-        if enc.dropped:  # reported once per call of generate_until / loglikelihood(_rolling): _report_cuts
-            self._cuts.update(prompts=1, passages=len(enc.dropped))
+        if enc.dropped or enc.cut_here:  # reported once per call of generate_until / loglikelihood(_rolling): _report_cuts
+            cuts = self._cuts
+            cuts.update(prompts=1, passages=len(enc.dropped))
+            cuts.update(("dropped", r) for r in enc.dropped_ranks)
+            if enc.cut_here:
+                cuts.update([("cut",) + tuple(kept_of) for kept_of in enc.cut.values()])
+            elif not enc.kept:
+                cuts["closed_book"] += 1
         return enc
 
     def _window_rag(self, ctxs: list[dict], context: WindowContext, budget: int | None) -> Encoded:
         """The RAG prompt of a later rolling window: the passages block's ids (encoded alone with no BOS, as the pure
         prompt, the window's context ids, has none: lm-eval's ``hf`` convention for later windows) then the window's
         context ids as they are, so the two prompts differ by the block alone; the same budget rule as
-        :meth:`tokrag_model.prompt.PromptBuilder.rag` (lowest-ranked passages dropped first until the prompt fits
-        ``budget`` tokens and the block ``max_passage_tokens``, counted as a plain prompt's block:
+        :meth:`tokrag_model.prompt.PromptBuilder.rag` (:meth:`tokrag_model.prompt.PromptBuilder.fit`: within ``budget``
+        tokens and the block within ``max_passage_tokens``, counted as a plain prompt's block:
         :meth:`tokrag_model.prompt.PromptBuilder.passage_tokens`; none left: the pure prompt). Span ``(0, n_R)``."""
-        kept, dropped = list(ctxs), []
         limit = self.prompts.max_passage_tokens
-        while kept:
+
+        def attempt(kept: list[dict]) -> Encoded | None:
             block = self.prompts.block(kept)
             block_ids = self.prompts.encode_bare(block)
             ids = block_ids + list(context.ids)
             if (budget is None or len(ids) <= budget) and (limit is None or self.prompts.passage_tokens(len(block_ids)) <= limit):
-                return Encoded(ids, (0, len(block_ids)), [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped,
-                               block + context)
-            dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))
-            kept = kept[:-1]
-        enc = self.encode_pure(context, budget)
-        enc.dropped = dropped
+                return Encoded(ids, (0, len(block_ids)), text=block + context)
+            return None
+
+        enc = self.prompts.fit(ctxs, attempt)
+        if enc is None:
+            enc = self.encode_pure(context, budget)
+            enc.dropped = [str(c.get("docid", i)) for i, c in enumerate(ctxs)]
+            enc.dropped_ranks = list(range(1, len(ctxs) + 1))
         return enc
 
     def _report_cuts(self) -> None:
@@ -1054,9 +1062,24 @@ class RAGMethodLM(LM):
             fit, raise_ = ((f"max_length={self.max_length}", "max_length") if limit is None else
                            (f"max_length={self.max_length} and max_passage_tokens={limit}",
                             "max_passage_tokens or max_length"))
-            log.warning("%s: %d passage(s) dropped from %d prompt(s) to fit %s (lowest-ranked first; the "
-                        "trace's 'passages' lists those shown; answer_recall/gold_at_k still count them): raise %s "
-                        "(passages are dropped whole)", self.METHOD, passages, prompts, fit, raise_)
+            ranks = sorted((k[1], n) for k, n in cuts.items() if isinstance(k, tuple) and k[0] == "dropped")
+            cut = [(k[1], k[2], n) for k, n in cuts.items() if isinstance(k, tuple) and k[0] == "cut"]
+            n_cut, closed = sum(n for *_, n in cut), cuts["closed_book"]
+            why = []
+            if passages:
+                why.append("dropped whole, lowest-ranked first, where the passages ranked above left no room" +
+                           (f", and every passage of {closed} prompt(s) with no room for even the first token of the top "
+                            "passage (answered closed-book)" if closed else "") +
+                           "; ranks dropped (prompts): " + ", ".join(f"{r} ({n})" for r, n in ranks))
+            if cut:
+                kept, total = {k for k, _, _ in cut}, {t for _, t, _ in cut}
+                span = (lambda v: str(min(v)) if len(v) == 1 else f"{min(v)}-{max(v)}")
+                why.append(f"cut token-wise from its end where the top passage alone was longer than the room the question "
+                           f"left: rank 1 ({n_cut}), {span(kept)} of its {span(total)} tokens kept")
+            log.warning("%s: %d passage(s) dropped %sfrom %d prompt(s) to fit %s (%s; the trace's 'passages' lists those "
+                        "shown%s; answer_recall/gold_at_k still count them): raise %s", self.METHOD, passages,
+                        f"and {n_cut} cut " if n_cut else "", prompts, fit, "; ".join(why),
+                        " and 'cut' [tokens kept, tokens] of a cut one" if n_cut else "", raise_)
 
     def _check_slot(self, context: str, doc: Any = None) -> None:
         """Refuse a context holding :data:`tokrag_model.prompt.PASSAGES_SLOT` where the model did not put it
@@ -1097,8 +1120,9 @@ class RAGMethodLM(LM):
                            ) -> tuple[list[Encoded], list[dict], list[str]]:
         """One RAG prompt per passage (passage + task context; REPLUG-style branches) over the passages every other
         method shows: the kept set is chosen once per request by :meth:`encode_rag`'s block rule (the whole
-        passages block within ``budget`` tokens and ``max_passage_tokens``, lowest-ranked dropped first), so a
-        per-passage method never sees a passage that ``rag-standard``, ``tokrag`` or CAD dropped.
+        passages block within ``budget`` tokens and ``max_passage_tokens``, lowest-ranked dropped first, the top
+        passage cut when it alone does not fit: :meth:`tokrag_model.prompt.PromptBuilder.fit`), so a per-passage
+        method never sees a passage that ``rag-standard``, ``tokrag`` or CAD dropped, and sees a cut one as they do.
 
         Returns:
             ``(prompts, passages, dropped)``: one prompt per kept passage and those passages, best first (both
@@ -1130,13 +1154,16 @@ class RAGMethodLM(LM):
         encs, ctxs, dropped = self.encode_per_passage(doc, context, budget, kind)
         if not encs:
             return [self.encode_pure(context, budget)], [], {"passages": [], "dropped": dropped, "closed_book": True}
-        return encs, ctxs, {"passages": [e.kept[0] for e in encs], "dropped": dropped}
+        trace = {"passages": [e.kept[0] for e in encs], "dropped": dropped}
+        cut = cuts_of(ctxs, trace["passages"])
+        return encs, ctxs, {**trace, "cut": cut} if cut else trace
 
     def fitting_passages(self, doc: Any, context: str, budget: int | None, kind: str | None = None
                          ) -> tuple[list[dict], list[str]]:
         """``(passages, dropped docids)``: the doc's passages that ``rag-standard``'s prompt shows within ``budget``
         tokens (:meth:`encode_rag`'s block rule: the whole block within ``budget`` and ``max_passage_tokens``,
-        lowest-ranked dropped first; best first, empty when none fits) and the docids it drops (the trace's
+        lowest-ranked dropped first, the top passage cut token-wise when it alone does not fit, as its cut copy:
+        :meth:`tokrag_model.prompt.PromptBuilder.fit`; best first, empty when none fits) and the docids it drops (the trace's
         ``dropped``). The pool of the methods that pick among passages (per-passage branches:
         :meth:`encode_per_passage`; the filter's critic), so none shows a passage another method dropped. A dropped
         passage is counted once for the call's warning (:meth:`_report_cuts`). ``kind``: the request type
@@ -1145,7 +1172,7 @@ class RAGMethodLM(LM):
         if not ctxs:
             return [], []
         whole = self.encode_rag(doc, context, budget, ctxs=ctxs)
-        return ctxs[:len(whole.kept)], list(whole.dropped)  # the rule drops from the end only: a prefix is kept
+        return list(whole.shown), list(whole.dropped)  # a head of the ranked passages, or the top one cut
 
     # ------------------------------------------------------------------ method hooks
     def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
@@ -1477,6 +1504,14 @@ class RAGMethodLM(LM):
         return ll, greedy
 
 
+def passages_trace(enc: Encoded, dropped: list[str] | None = None) -> dict:
+    """The trace's record of the passages a RAG prompt ``enc`` shows: ``passages`` (its docids, best first), ``dropped``
+    (``dropped``, default the docids ``enc`` dropped for the budget) and, only where one was cut token-wise to the budget
+    (:meth:`tokrag_model.prompt.PromptBuilder.fit`), ``cut``: ``{docid: [tokens kept, tokens]}``."""
+    trace = {"passages": enc.kept, "dropped": enc.dropped if dropped is None else dropped}
+    return {**trace, "cut": enc.cut} if enc.cut else trace
+
+
 def budget_check(cont: list[int], budget: int, method: str) -> int:
     """Prompt budget (tokens) left once the continuation ``cont`` is reserved from ``budget``.
 
@@ -1556,7 +1591,7 @@ class SingleBranchLM(RAGMethodLM):
         return SingleBranch(enc.ids), self._enc_trace(enc)
 
     def _enc_trace(self, enc: Encoded) -> dict:
-        return {"passages": enc.kept, "dropped": enc.dropped} if self.USES_PASSAGES else {}
+        return passages_trace(enc) if self.USES_PASSAGES else {}
 
     def score_plan(self, doc: Any, context: str, cont: list[int], budget: int, kind: str | None = None) -> ScorePlan:
         enc = self.branch(doc, context, budget_check(cont, budget, self.METHOD), kind)

@@ -21,14 +21,17 @@ tokenizer's character offsets, not by re-tokenising pieces: the tokens lying who
 Budget: when the RAG prompt is longer than the budget (``max_length`` minus the generation budget), or
 the passages take more than ``max_passage_tokens`` tokens (counted as a plain prompt's span: with the BOS the
 tokenizer puts in front of a plain prompt, also for a rolling text's windows; :meth:`PromptBuilder.passage_tokens`),
-the lowest-ranked passages are dropped first, one at a time; the task context (the question) is never
-cut. A task context that alone exceeds the budget is an error.
+the lowest-ranked passages are dropped first, one at a time, whole; when not even the top passage fits alone, it is
+cut token-wise from its end to the longest head that fits (as the Tok-RAG authors' WikiText script cuts the passages
+from their end, and BERGEN crops each passage) and the later passages are dropped, so the prompt answers closed-book
+only when no token of a passage fits (:meth:`PromptBuilder.fit`: one rule for every method and branch). The task
+context (the question) is never cut. A task context that alone exceeds the budget is an error.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from retrieval.errors import ConfigError, DataError
 
@@ -76,6 +79,19 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
 PASSAGE_FIELDS = ("title", "text", "rank", "docid")
 """The fields :func:`format_passage` gives a ``passage_template`` (checked by :func:`tokrag_model.args.passage_template`
 when the model arguments are read, before the weights load)."""
+
+
+CUT_KEY = "tokrag_cut"
+"""The key of a passage copy cut token-wise to the budget (:meth:`PromptBuilder.cut_top`): ``[tokens kept, tokens]`` of
+its text tokenised alone. The copy is what the methods that pick among passages get (:meth:`tokrag_model.base.RAGMethodLM.
+fitting_passages`), so their prompts and traces show the cut passage as the block does."""
+
+
+def cuts_of(ctxs: list[dict], docids: list[str] | None = None) -> dict[str, list[int]]:
+    """``{docid: [tokens kept, tokens]}`` of the passages of ``ctxs`` cut to the budget (:data:`CUT_KEY`); ``docids``:
+    their docids (default: ``docid``, else the position)."""
+    ids = docids or [str(c.get("docid", i)) for i, c in enumerate(ctxs)]
+    return {ids[i]: list(c[CUT_KEY]) for i, c in enumerate(ctxs) if CUT_KEY in c}
 
 
 def format_passage(ctx: dict, template: str, position: int) -> str:
@@ -129,7 +145,11 @@ class Encoded:
     ``[start, end)`` of ``ids``, the passages block's tokens wherever the block sits (``(0, n_R)`` for a
     plain prompt, after the chat header for a chat prompt; empty, ``(0, 0)``, for a pure prompt);
     ``kept``/``dropped``: docids of the passages in the block and of those dropped for the budget;
-    ``text``: the prompt string that was tokenised.
+    ``text``: the prompt string that was tokenised; ``dropped_ranks``: the 1-based positions, in the ranked passages
+    given, of those dropped by this prompt's budget rule (:meth:`PromptBuilder.fit`); ``cut``: ``{docid: [tokens kept,
+    tokens]}`` of a passage in the block cut token-wise to the budget (its text's tokens alone), whether cut here
+    (``cut_here``) or given already cut (the one-passage prompts of a cut kept set); ``shown``: the passages in the
+    block, best first (a cut one as its cut copy).
     """
 
     ids: list[int]
@@ -137,6 +157,10 @@ class Encoded:
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     text: str = ""
+    dropped_ranks: list[int] = field(default_factory=list)
+    cut: dict[str, list[int]] = field(default_factory=dict)
+    cut_here: bool = False
+    shown: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def n_passage_tokens(self) -> int:
@@ -236,15 +260,10 @@ class PromptBuilder:
         return Encoded(ids, (0, 0), text=text)
 
     def rag(self, ctxs: list[dict], context: str, budget: int | None, method: str = "") -> Encoded:
-        """RAG prompt: the passages block in the context (:func:`fill_slot`); drops the lowest-ranked
-        passages until it fits ``budget``. With no passage left it is the pure prompt."""
-        kept = list(ctxs)
-        dropped: list[str] = []
-        while True:
-            if not kept:
-                enc = self.pure(context, budget, method)  # raises when even the question does not fit
-                enc.dropped = dropped
-                return enc
+        """RAG prompt: the passages block in the context (:func:`fill_slot`), within ``budget`` tokens and
+        ``max_passage_tokens`` by :meth:`fit`'s rule. With no passage left it is the pure prompt."""
+
+        def attempt(kept: list[dict]) -> Encoded | None:
             block = self.block(kept)
             text, at = fill_slot(context, block)
             ids, span = self._span(text, at, at + len(block))
@@ -257,7 +276,59 @@ class PromptBuilder:
                 if span[0] == 1 and bos and text[:at] == bos:
                     n = self.passage_tokens(n)  # the block after a leading BOS (a rolling first window): as a QA prompt
                 fits = fits and n <= self.max_passage_tokens
-            if fits:
-                return Encoded(ids, span, [str(c.get("docid", i)) for i, c in enumerate(kept)], dropped, text)
-            dropped.insert(0, str(kept[-1].get("docid", len(kept) - 1)))
-            kept = kept[:-1]
+            return Encoded(ids, span, text=text) if fits else None
+
+        enc = self.fit(ctxs, attempt)
+        if enc is None:
+            enc = self.pure(context, budget, method)  # raises when even the question does not fit
+            enc.dropped = [str(c.get("docid", i)) for i, c in enumerate(ctxs)]
+            enc.dropped_ranks = list(range(1, len(ctxs) + 1))
+        return enc
+
+    def fit(self, ctxs: list[dict], attempt: Callable[[list[dict]], Encoded | None]) -> Encoded | None:
+        """The budget rule of every method's RAG prompt (:meth:`rag`; a rolling text's later windows:
+        :meth:`tokrag_model.base.RAGMethodLM.encode_rag`): the longest head of the ranked passages ``ctxs`` whose prompt
+        fits (``attempt(passages)``: the prompt, or None when it does not fit), the lowest-ranked dropped first, whole;
+        when not even the top passage fits alone, the longest token-wise head of the top passage that fits
+        (:meth:`cut_top`), the others dropped. None when no token of a passage fits (the caller answers closed-book).
+        The returned prompt has ``kept``, ``dropped``, ``dropped_ranks``, ``cut``, ``cut_here`` and ``shown`` set."""
+        docids = [str(c.get("docid", i)) for i, c in enumerate(ctxs)]
+        for n in range(len(ctxs), 0, -1):
+            enc = attempt(ctxs[:n])
+            if enc is not None:
+                return self._chosen(enc, ctxs[:n], docids, n)
+        if ctxs:
+            got = self.cut_top(ctxs[0], attempt)
+            if got is not None:
+                enc = self._chosen(got[0], [got[1]], docids, 1)
+                enc.cut_here = True
+                return enc
+        return None
+
+    @staticmethod
+    def _chosen(enc: Encoded, shown: list[dict], docids: list[str], n: int) -> Encoded:
+        """``enc`` with the passages it shows (the first ``n`` of the ranked passages, docids ``docids``) recorded."""
+        enc.kept, enc.dropped = docids[:n], docids[n:]
+        enc.dropped_ranks = list(range(n + 1, len(docids) + 1))
+        enc.shown = list(shown)
+        enc.cut = cuts_of(shown, docids)
+        return enc
+
+    def cut_top(self, ctx: dict, attempt: Callable[[list[dict]], Encoded | None]) -> tuple[Encoded, dict] | None:
+        """``(prompt, cut passage)``: the passage ``ctx`` with its text cut after the most of its tokens (its text
+        tokenised alone, no special token) whose one-passage prompt fits (``attempt``: binary search over the token
+        count; the cut falls on a token's end), the copy marked with :data:`CUT_KEY` ``[tokens kept, tokens]``; None
+        when not even its first token fits."""
+        text = ctx["text"]
+        ends = [e for _, e in self.tok(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]]
+        best = None
+        lo, hi = 1, len(ends) - 1  # all of its tokens did not fit
+        while lo <= hi:
+            m = (lo + hi) // 2
+            cut = dict(ctx, text=text[:ends[m - 1]], **{CUT_KEY: [m, len(ends)]})
+            enc = attempt([cut])
+            if enc is None:
+                hi = m - 1
+            else:
+                best, lo = (enc, cut), m + 1
+        return best

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from ..args import Arg, number_at_least
-from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..base import RAGMethodLM, ScorePlan, budget_check, passages_trace
 from ..decoder import Batch, Forced, MultiContextDecoder
 from ..prompt import Encoded
 
@@ -96,7 +96,7 @@ class CADLM(RAGMethodLM):
     def _branches(self, doc: Any, context: str, budget: int, kind: str | None = None) -> tuple[Encoded, Encoded, dict]:
         rag = self.encode_rag(doc, context, budget, kind=kind)
         pure = self.encode_pure(context, budget)
-        return rag, pure, {"passages": rag.kept, "dropped": rag.dropped}
+        return rag, pure, passages_trace(rag)
 
     def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
         rag, pure, trace = self._branches(doc, context, budget, kind)

@@ -54,9 +54,9 @@ from retrieval.errors import ConfigError, DataError
 from tasks.utils import answer_line
 
 from ..args import Arg, choice, int_at_least, nonempty_str, number_in, to_bool, to_finite
-from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, WindowContext, budget_check
+from ..base import RAGMethodLM, ScoredBranch, ScorePlan, SingleBranch, WindowContext, budget_check, passages_trace
 from ..decoder import Forced
-from ..prompt import Encoded, get_ctxs, without_slot
+from ..prompt import Encoded, cuts_of, get_ctxs, without_slot
 from .replug import answer_token_span, refuse_long_form
 
 # The critic's yes/no question (``question`` first, then the passage).
@@ -493,7 +493,7 @@ class SelfRAGFilterLM(RAGMethodLM):
             enc = self.encode_rag(doc, context, budget, ctxs=kept)  # a subset of a block that fits: fits
         else:
             enc = self.encode_pure(context, budget)
-        trace.update({"passages": enc.kept, "dropped": dropped, "closed_book": not enc.kept})
+        trace.update({**passages_trace(enc, dropped), "closed_book": not enc.kept})
         return enc, trace
 
     def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
@@ -620,6 +620,9 @@ class SelfRAGFilterLM(RAGMethodLM):
                             "seq_prob": round(q, 6), "n_tokens": n, "score": round(sc, 6)}
                            for d, r, s, t, q, (_, n), sc in zip(ids, rel, sup, texts, seq, probs, scores)],
             "chosen": ids[best]})
+        cut = cuts_of([passages[best]], [ids[best]])  # the top passage cut to the budget: as every method's trace
+        if cut:
+            trace["cut"] = cut
         if sums is not None:
             trace["answer_scores"] = {k: round(v, 6) for k, v in sums.items()}
         return best

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from retrieval.errors import ConfigError
 
 from ..args import Arg, int_at_least, layer_spec, number_at_least, to_bool, to_finite, to_opt_str
-from ..base import RAGMethodLM, ScorePlan, budget_check
+from ..base import RAGMethodLM, ScorePlan, budget_check, passages_trace
 from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
 
 log = logging.getLogger(__name__)
@@ -1328,7 +1328,7 @@ class TokRAGLM(RAGMethodLM):
     def make_rule(self, doc: Any, context: str, budget: int, kind: str = "generate_until") -> tuple[Any, dict]:
         rag = self.encode_rag(doc, context, budget, kind=kind)
         pure = self.encode_pure(context, budget)
-        return TokRAGRule(self.scorer, rag.ids, rag.span, pure.ids), {"passages": rag.kept, "dropped": rag.dropped}
+        return TokRAGRule(self.scorer, rag.ids, rag.span, pure.ids), passages_trace(rag)
 
     def finish_trace(self, rule: TokRAGRule, trace: dict) -> dict:
         trace["tokens"] = self._trace_tokens(rule.decisions)
@@ -1359,6 +1359,6 @@ class TokRAGLM(RAGMethodLM):
             decs = [tf.decide(self.scorer, i, rag.span, force_score=True) for i in range(len(cont))]
             ll = sum(d.logp_rag if d.branch == "rag" else d.logp_pure for d in decs)
             greedy = all(d.token == g for d, g in zip(decs, cont))
-            return float(ll), greedy, {"passages": rag.kept, "dropped": rag.dropped, "tokens": self._trace_tokens(decs)}
+            return float(ll), greedy, {**passages_trace(rag), "tokens": self._trace_tokens(decs)}
 
         return ScorePlan([rag.ids, pure.ids], cont, finish, hidden=[True, dyn], keys=[True, False])
