@@ -25,6 +25,8 @@ from filelock import FileLock
 from .errors import ConfigError, DataError
 
 INDEX_META = "tokrag_index.json"  # written into every index folder tokrag builds (BM25 and dense)
+LUCENE_CHECKSUMS = ".tokrag_checksums.json"  # a BM25 index folder's record of its verified Lucene checksums
+# (retrieval.bm25.lucene_checksum_damage); hidden: tree_fingerprint skips it, and no Lucene file is so named
 BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors (Notepad, Excel) put at the start of a file
 
 
@@ -642,14 +644,14 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
 
 def _index_entry_known(name: str, is_file: bool, kind: str) -> bool:
     """Whether ``name`` is a file a tokrag index build of ``kind`` writes into its folder: BM25 (Lucene)
-    ``segments_*``, ``_*`` segment files, ``write.lock``; dense (Pyserini layout) ``index`` and ``docid``;
-    both :data:`INDEX_META`. Folders are never index entries."""
+    ``segments_*``, ``_*`` segment files, ``write.lock``, :data:`LUCENE_CHECKSUMS`; dense (Pyserini layout) ``index``
+    and ``docid``; both :data:`INDEX_META`. Folders are never index entries."""
     if not is_file:
         return False
     if name == INDEX_META:
         return True
     if kind == "bm25":
-        return name.startswith(("segments_", "_")) or name in ("segments.gen", "write.lock")
+        return name.startswith(("segments_", "_")) or name in ("segments.gen", "write.lock", LUCENE_CHECKSUMS)
     if kind == "dense":
         return name in ("index", "docid")
     raise ValueError(f"unknown index kind {kind!r}")

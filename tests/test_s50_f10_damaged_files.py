@@ -189,7 +189,14 @@ def test_a_damaged_bm25_index_is_refused_in_one_line_with_the_rebuild_command(da
     from retrieval.corpus import load_corpus
     from retrieval.errors import IndexNotFoundError
 
-    corpus_file, idx, _ = damaged_index
+    corpus_file, idx, size = damaged_index
+    doc = next(idx.glob("*.doc"))
+    with pytest.raises(IndexNotFoundError) as exc:  # s52 f4: refused before Java opens it, by the checksum check
+        Bm25Searcher(idx, corpus=load_corpus(str(corpus_file)))
+    assert str(exc.value) == (f"damaged Lucene index {idx}: {doc} ({size // 2} bytes) lacks Lucene's codec footer (a "
+                              f"disk error or a bad copy); rebuild it: tokrag index build --corpus {corpus_file} "
+                              f"--index {idx} --force")
+    monkeypatch.setattr("retrieval.bm25.lucene_checksum_damage", lambda folder: None)  # damage only Lucene finds
     with pytest.raises(IndexNotFoundError) as exc:
         Bm25Searcher(idx, corpus=load_corpus(str(corpus_file)))
     msg = str(exc.value)
