@@ -704,9 +704,10 @@ def data_fingerprint(memo: _HashMemo, data_dir: Any = None, files: list[Path] | 
     ``$TOKRAG_DATA_DIR``, resolved as the loaders resolve it (:func:`retrieval.paths.data_dir`: ``~`` expanded,
     relative to the working directory). ``files`` (:func:`task_read_files`): only those files, by their path inside
     the folder (``outside:<name>`` when outside it), each hashed whole, a missing one as ``absent``; None: the whole folder,
-    every file whatever its size (a task whose loaders :func:`task_read_files` does not know). ``"hub"`` when no folder
-    is set; ``["missing-data-dir", path]``'s fingerprint when the ``data_dir`` named is no folder (the loaders refuse
-    it)."""
+    every file whatever its size (a task whose loaders :func:`task_read_files` does not know); ``[]`` (a task that
+    reads no data-folder file, e.g. one with its own questions and corpus) gives the same fingerprint whether a folder
+    is set or not. ``"hub"`` when no folder is set (``files`` not ``[]``); ``["missing-data-dir", path]``'s
+    fingerprint when the ``data_dir`` named is no folder (the loaders refuse it)."""
     from retrieval.errors import ConfigError
     from retrieval.paths import data_dir as resolve
 
@@ -716,7 +717,7 @@ def data_fingerprint(memo: _HashMemo, data_dir: Any = None, files: list[Path] | 
         if data_dir in (None, ""):  # $TOKRAG_DATA_DIR: as before
             return "hub"
         return fingerprint(["missing-data-dir", str(expand_user(str(data_dir)).resolve())])
-    if d is None:
+    if d is None and files != []:
         return "hub"
     if files is None:
         return memo.tree(d, None, None)

@@ -421,7 +421,8 @@ def qa_read_files(metadata: dict[str, Any], task: str, *,
     named by path is not listed (the leaderboard keys it by its argument: ``leaderboards.keys.task_data_files``), nor
     the data folder's copy of a data set whose ``hub_id`` is another than its default (a mirror, read from the hub:
     :func:`tasks.data.explicit_hub_id`, :func:`tasks.sources.local_copy`; keyed by the ``hub_id`` value).
-    None when no data folder is set. The run keys of the leaderboards hash these files
+    None when no data folder is set, except ``[]`` for a ``byo`` task whose corpus is no named corpus (it reads no
+    data-folder file whether one is set or not). The run keys of the leaderboards hash these files
     (``leaderboards.keys.task_read_files``), and :func:`load_qa` refuses to return docs built from a data-folder file
     this does not list (:func:`check_read_files`), so a new file the loader reads must be added here. ``checked``:
     ``(kw, dataset)`` of :func:`qa_arguments` for these ``metadata`` when the caller has them (:func:`load_qa`), so
@@ -439,6 +440,11 @@ def qa_read_files(metadata: dict[str, Any], task: str, *,
 
     root = resolve_data_dir(metadata.get("data_dir"))
     if root is None:
+        kw, dataset = checked if checked is not None else qa_arguments(metadata, task)[:2]
+        corpus = kw.get("corpus", qa_defaults()["corpus"])
+        if dataset == "byo" and not kw.get("counterfactual") and not (isinstance(corpus, str)
+                                                                      and corpus in NAMED_CORPORA):
+            return []  # its own questions and corpus: no data folder file, set or not (the same run key either way)
         return None
     kw, dataset = checked if checked is not None else qa_arguments(metadata, task)[:2]
     data_dir = kw.get("data_dir")
