@@ -382,30 +382,50 @@ def _read_table(f: Path) -> list[dict]:
     import pyarrow as pa
     from datasets.packaged_modules.csv.csv import CsvConfig
 
+    from retrieval.io import gzip_errors
+
     tsv = f.name.removesuffix(".gz").endswith(".tsv")
-    try:
-        kwargs = {k: v for k, v in CsvConfig(sep="\t" if tsv else ",").pd_read_csv_kwargs.items() if k != "chunksize"}
-        df = pd.read_csv(f, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
-    except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
-        raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
+    with gzip_errors(f):  # pandas decompresses a .gz itself: a truncated one was a bare EOFError / zlib.error
+        try:
+            kwargs = {k: v for k, v in CsvConfig(sep="\t" if tsv else ",").pd_read_csv_kwargs.items() if k != "chunksize"}
+            df = pd.read_csv(f, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
+        except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
+            raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
     return pa.Table.from_pandas(df, preserve_index=False).to_pylist()
 
 
 def _read_local(files: list[Path]) -> list[dict]:
-    from retrieval.io import read_jsonl
+    """The rows of a local copy's files, each read as ``datasets`` reads it; a ``.gz`` file is decompressed (``.json.gz``
+    too: it was read undecompressed, so a sound one was refused as "not valid JSON"), and a truncated or corrupt one is
+    one :class:`DataError` line naming it (:func:`retrieval.io.gzip_errors`), as a Parquet file that cannot be read is
+    (``datasets`` does not decompress a ``.parquet.gz`` either).
+
+    Raises:
+        DataError: a file that cannot be read as its format (the file named)."""
+    from retrieval.io import gzip_errors, read_jsonl
 
     rows: list[dict] = []
     for f in files:
         name = f.name.removesuffix(".gz")
         if name.endswith(".parquet"):
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            rows.extend(pq.read_table(f).to_pylist())
+            try:
+                rows.extend(pq.read_table(f).to_pylist())
+            except (pa.ArrowException, OSError) as exc:
+                fix = ("datasets does not read a gzipped Parquet file either: decompress it (gunzip)" if name != f.name
+                       else "download or write it again")
+                raise DataError(f"{f}: not a readable Parquet file ({' '.join(str(exc).split())}); {fix}") from None
         elif name.endswith((".tsv", ".csv")):
             rows.extend(_read_table(f))
         elif name.endswith(".json") and not _is_jsonl(f):
+            import gzip
+
             try:
-                data = json.loads(f.read_text(encoding="utf-8"))
+                with (gzip.open(f, "rb") if name != f.name else open(f, "rb")) as fh, gzip_errors(f):
+                    text = fh.read()
+                data = json.loads(text.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise DataError(f"{f}: not valid JSON ({exc})") from None
             if not isinstance(data, list):
@@ -417,7 +437,12 @@ def _read_local(files: list[Path]) -> list[dict]:
 
 
 def _is_jsonl(path: Path) -> bool:
-    with open(path, "rb") as fh:
+    """Whether a ``.json`` (``.json.gz``: decompressed) file's first byte starts an object: JSON Lines."""
+    import gzip
+
+    from retrieval.io import gzip_errors
+
+    with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as fh, gzip_errors(path):
         head = fh.read(1).strip()
     return head == b"{"
 
