@@ -122,6 +122,9 @@ def load_topics(spec: str, data_dir: str | None = None, *, corpus: Any = None, o
             qid = f"nq-open-{i}"
             queries[qid] = record_field(obj, ("question",), f"{path}:{lineno}")
             answers[qid] = string_list(obj, ("answer", "answers"), f"{path}:{lineno}")
+        if not queries:  # an empty file said only 'no queries given: the query set is empty'
+            raise DataError(f"{path}: holds no questions (an empty file: a download or copy that did not finish?); "
+                            "copy nq_open/NQ-open.dev.jsonl of the data folder (../shared/data) again")
         return checked(queries, answers, {}, auto=set(queries))  # nq-open-<line index>
     p = Path(spec).expanduser()
     if not p.is_file():

@@ -651,6 +651,8 @@ def nq_oracle_questions(data_dir: str | os.PathLike | None = None, limit: int | 
             raise DataError(f"{path}:{lineno}: expected 'question' and a non-empty 'ctxs'")
         rows.append((f"nq-oracle-{i}", obj["question"], list(obj.get("answers", [])), ctx[0]["title"]))
         golds.append([(c["title"], c["text"]) for c in ctx if c.get("isgold", True)])
+    if not rows and (limit is None or limit > 0):  # a 0-byte .gz: 'tokrag retrieve --topics nq-oracle' said only 'the query set is empty'
+        raise DataError(f"{path}: {EMPTY_ORACLE}")
     return [{"qid": qid, "question": question, "answers": answers, "gold_docids": ids, "gold_title": gold_title}
             for (qid, question, answers, gold_title), ids in zip(rows, nq_gold_docids_with_twins(golds))]
 

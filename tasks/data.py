@@ -311,11 +311,12 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
     if root is not None and (root / NQ_OPEN_FILE).is_file():
         for row in load_nq_open(root):
             qid_of.setdefault(row["question"], row["qid"])
-    return _oracle_rows(path, qid_of)
+    return _oracle_rows(path, qid_of, given=oracle_file not in (None, ""))
 
 
-def _oracle_rows(path: Path, qid_of: dict[str, str]) -> list[dict]:
-    """:func:`load_nq_oracle`'s rows of the oracle file ``path``, ``qid_of`` giving a question its NQ-open qid."""
+def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> list[dict]:
+    """:func:`load_nq_oracle`'s rows of the oracle file ``path``, ``qid_of`` giving a question its NQ-open qid;
+    ``given``: ``path`` is the user's ``oracle_file``, not the data folder's (what an empty file is told to do)."""
     from retrieval.corpus import nq_gold_docids_with_twins
 
     from retrieval.corpus import EMPTY_ORACLE
@@ -341,6 +342,9 @@ def _oracle_rows(path: Path, qid_of: dict[str, str]) -> list[dict]:
                 "gold": gold,
             })
     if not rows:  # a 0-byte .gz reads as empty: the task had no questions and the corpus no gold passages
+        if given:  # the user's own file: copying the data folder's one again is not the fix
+            raise DataError(f"{path}: holds no questions (an empty file?); point oracle_file at a file of one "
+                            f"{{question, answers, ctxs}} per line, or leave it out for the data folder's {NQ_ORACLE_FILE}")
         raise DataError(f"{path}: {EMPTY_ORACLE}")
     for r, ids in zip(rows, nq_gold_docids_with_twins([[(r["gold"]["title"], r["gold"]["text"])] for r in rows])):
         r["gold_docids"] = ids
