@@ -92,6 +92,17 @@ def to_opt_str(value: Any) -> str | None:
     return None if value is None else nonempty_str(value)
 
 
+def to_pretrained(value: Any) -> str:
+    """``pretrained`` as text: a hub id, a folder or an alias; a number (``pretrained=2024``, which lm-eval and YAML
+    read as one) is its text. A list, a mapping or a bool is refused: ``str()`` made ``['x']`` of a YAML list, which
+    passed every pre-run check as a hub id and failed only at the load, as the hub id ``"['x']"``."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        got = "true/false" if isinstance(value, bool) else "a mapping" if isinstance(value, dict) else "a list" \
+            if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
+        raise ValueError(f"expected text (a hub id, a local folder or an alias), got {got}")
+    return str(value)
+
+
 def to_dtype(value: Any) -> str:
     """A ``dtype`` that the model load reads (:func:`tokrag_model.loading.dtype_name`: ``float32``, ``bf16``,
     ``torch.float16``, ``auto``, ...), kept as given; an unknown name (``float64``, ``bogus``) was refused only when
@@ -249,7 +260,7 @@ def layer_spec(value: Any) -> str | int | float:
 
 # Arguments every method accepts.
 COMMON_ARGS: dict[str, Arg] = {
-    "pretrained": Arg("smollm2-135m-instruct", str, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
+    "pretrained": Arg("smollm2-135m-instruct", to_pretrained, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", to_dtype, "float32 | bfloat16 | float16 | auto"),
     "max_length": Arg(None, int_at_least(1, optional=True), "context window in tokens (default: the model's, capped at 8192)"),
     "device": Arg("cpu", to_device, "cpu | cuda | cuda:N | mps (lm-eval's default cuda:0 falls back to cpu without CUDA; "
