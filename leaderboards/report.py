@@ -66,7 +66,7 @@ from . import provenance_view as pv
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, load_cell, other_inputs_note,
                      resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
-from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, helped_hurt, holm, min_detectable_difference,
+from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, exact_min_one_way, helped_hurt, holm, min_detectable_difference,
                     monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
 from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns
 
@@ -680,9 +680,63 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                     value = round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4) if sd > 0 else None
                     # at the level Holm's step-down tests its smallest p against (alpha / family size)
                     strict = round(min_detectable_difference(sd, n, MDE_ALPHA / len(fam), MDE_POWER), 4) if sd > 0 else None
-                    mde.append({"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
-                                "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)})
+                    entry = {"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
+                             "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)}
+                    if value is not None:
+                        entry.update(_exact_minimum(n, value, len(fam), _is_binary(per_q, mod.name, fam, t.task, metric)))
+                    mde.append(entry)
     return mde
+
+
+SMALL_N = 30
+"""Below this many questions the normal approximation of the minimum detectable difference understates what an exact
+test needs (leaderboards/README.md); a metric that is not 0/1 then gets the exact test's caveat (a 0/1 metric gets it
+wherever its exact minimum exceeds the normal figure: :func:`_exact_minimum`)."""
+
+
+def _is_binary(per_q: dict, model: str, fam: list, task: str, metric: str) -> bool:
+    """Whether every per-question value of ``metric`` in the rows of the family ``fam`` ((a, b, metric) pairs) is 0 or 1
+    (EM, answer match with one seed): a difference of k discordant questions is then k / n."""
+    methods = {m for a, b, _ in fam for m in (a, b)}
+    return all(v in (0.0, 1.0) for m in methods for v in ((per_q.get((model, m, task)) or {}).get(metric) or {}).values())
+
+
+def _exact_minimum(n: int, mde: float, comparisons: int, binary: bool) -> dict:
+    """What the exact paired test needs at ``n`` questions, beside the normal figure ``mde``: ``exact_min_questions``
+    (:func:`stats.exact_min_one_way` at alpha 0.05, and ``exact_min_questions_holm`` at 0.05/``comparisons``), for a
+    0/1 metric (``binary``) ``exact_min_diff`` (that many of n, all one way: the smallest difference it can detect,
+    None when n is fewer), and ``normal_understates``: true when n is fewer than the exact minimum, for a 0/1 metric
+    when its exact minimum difference exceeds ``mde``, otherwise when n < :data:`SMALL_N`."""
+    need = exact_min_one_way(MDE_ALPHA)
+    out: dict = {"exact_min_questions": need}
+    if comparisons > 1:
+        out["exact_min_questions_holm"] = exact_min_one_way(MDE_ALPHA / comparisons)
+    if binary:
+        out["exact_min_diff"] = round(need / n, 4) if n >= need else None
+    out["normal_understates"] = bool(n < need or (need / n > mde if binary else n < SMALL_N))
+    return out
+
+
+def _exact_caveat(x: dict) -> str:
+    """The minimum-detectable-difference line's caveat where the normal figure understates what the exact test needs
+    (:func:`_exact_minimum`); empty elsewhere and for a report written before it."""
+    if not x.get("normal_understates"):
+        return ""
+    n, need, holm = x["n"], x["exact_min_questions"], x.get("exact_min_questions_holm")
+    if n < need:
+        return (f"; a normal approximation: with {n} questions the exact test cannot reach p < 0.05 at all (it needs at "
+                f"least {need} questions differing, all one way)")
+    at_holm = ""
+    if holm is not None:
+        level = f"alpha 0.05/{x['comparisons']}"
+        at_holm = ((f" ({holm}, {100 * holm / n:.1f} points, at {level})" if "exact_min_diff" in x else f" ({holm} at {level})")
+                   if holm <= n else f" (at {level} {holm}, more than the {n} questions)")
+    if "exact_min_diff" in x:
+        return (f"; a normal approximation, which understates what the exact test needs here: the exact McNemar test "
+                f"reaches p < 0.05 only with at least {need} of the {n} questions discordant, all one way, a difference "
+                f"of at least {100 * x['exact_min_diff']:.1f} points{at_holm}")
+    return (f"; a normal approximation, which understates what the exact test needs below {SMALL_N} questions: the exact "
+            f"sign-flip test reaches p < 0.05 only with at least {need} of the {n} questions differing, all one way{at_holm}")
 
 
 def holm_with_bounds(pvalues: list[float], floor: float) -> list[tuple[float, bool]]:
@@ -1050,7 +1104,8 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
                    "the smallest p against" if holm is not None and x["comparisons"] > 1 else "")
         out.append(f"{x['task']}: n = {x['n']} questions; a true difference in {label} under "
                    f"{100 * x['mde']:.1f} points is detected less than 80% of the time (two-sided alpha 0.05{at_holm}; "
-                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparison{'' if x['comparisons'] == 1 else 's'})")
+                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparison{'' if x['comparisons'] == 1 else 's'})"
+                   + _exact_caveat(x))
     return out
 
 

@@ -215,6 +215,20 @@ def min_detectable_difference(sd: float, n: int, alpha: float = 0.05, power: flo
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * sd / math.sqrt(n))
 
 
+def exact_min_one_way(alpha: float = 0.05) -> int:
+    """The fewest differing questions, all differing one way, with which the exact two-sided test of
+    :func:`paired_test` (sign-flip; for equal-sized differences the binomial McNemar test) reaches ``p < alpha``:
+    with m of them p = 2 / 2^m, so 6 at alpha 0.05 (2/64 = 0.031; 5 give 0.0625) and 9 at 0.05/7. Fewer questions
+    than that, or any differing the other way, cannot reach it, whatever the normal approximation of
+    :func:`min_detectable_difference` gives."""
+    from scipy.stats import binomtest
+
+    m = 1
+    while binomtest(m, m, 0.5).pvalue >= alpha:
+        m += 1
+    return m
+
+
 def is_right(v: float, lower_is_better: bool = False) -> bool:
     """Whether a per-question value of a 0/1 metric counts as right: value >= 1, or with ``lower_is_better``
     (e.g. ``cf_match``: 1 = the planted answer was given) value <= 0. ``nan`` is never right."""
@@ -255,5 +269,5 @@ def noise_flips(clean: Mapping[str, float], noisy: Mapping[str, float], *, lower
     return {"flips": int(sum(noisy[q] < 1.0 for q in right)), "clean_correct": len(right)}
 
 
-__all__ = ["bootstrap_ci", "exact_binomial_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference",
+__all__ = ["bootstrap_ci", "exact_binomial_ci", "paired_test", "ratio_ci", "paired_ratio_test", "RATIO_METRICS", "holm", "min_detectable_difference", "exact_min_one_way",
            "helped_hurt", "noise_flips", "is_right", "compare"]

@@ -55,3 +55,51 @@ def test_a_long_form_task_counts_the_whole_generation_and_an_unknown_scoring_rul
     assert pm["standard"]["answers"] == 1 and pm["other"]["answers"] == 3
     _data, pm = _marker_rows(tmp_path / "unknown", ANSWERS, None)  # no process_results recorded: not known what is scored
     assert pm == {"standard": None, "other": None}
+
+
+# --------------------------------------------------------------------------- P4: the minimum detectable difference at small n
+# u1: "my_qa_bm25: n = 8 questions; a true difference in answer match under 20.2 points is detected less than 80% of
+# the time" with no word that the exact McNemar test needs at least 6 of the 8 questions discordant, all one way (75
+# points): the normal approximation understates it (leaderboards/README).
+
+def _mde(tmp_path, values: dict[str, list]):
+    from leaderboards.report import mde_lines
+
+    spec, loaded = synthetic(tmp_path, {m: {"answer_match": v} for m, v in values.items()})
+    data = compute(spec, loaded, timings=False)
+    (x,) = data["mde"]
+    return x, mde_lines(data, x["model"])[0]
+
+
+def test_exact_minimum_of_one_way_differing_questions():
+    from leaderboards.stats import exact_min_one_way
+
+    assert exact_min_one_way(0.05) == 6  # 2/2^6 = 0.031 < 0.05 <= 2/2^5
+    assert exact_min_one_way(0.05 / 2) == 7 and exact_min_one_way(0.05 / 7) == 9  # 2/2^8 = 0.0078 >= 0.00714
+
+
+def test_the_line_at_n_8_says_what_the_exact_test_needs(tmp_path):
+    x, line = _mde(tmp_path, {"standard": [1, 1, 0, 0, 0, 0, 0, 0], "none": [0] * 8, "other": [1, 0, 0, 0, 0, 0, 0, 1]})
+    assert (x["n"], x["mde"], x["comparisons"]) == (8, 0.4953, 2)  # 2.8016 * 0.5 / sqrt(8)
+    assert (x["exact_min_questions"], x["exact_min_questions_holm"], x["exact_min_diff"], x["normal_understates"]) == (6, 7, 0.75, True)
+    assert line.endswith("over 2 comparisons); a normal approximation, which understates what the exact test needs here: "
+                         "the exact McNemar test reaches p < 0.05 only with at least 6 of the 8 questions discordant, all "
+                         "one way, a difference of at least 75.0 points (7, 87.5 points, at alpha 0.05/2)")
+
+
+def test_fewer_questions_than_the_exact_minimum_and_a_graded_metric(tmp_path):
+    _x, line = _mde(tmp_path / "four", {"standard": [1, 1, 0, 0], "none": [0] * 4, "other": [1, 0, 0, 1]})
+    assert line.endswith("; a normal approximation: with 4 questions the exact test cannot reach p < 0.05 at all (it "
+                         "needs at least 6 questions differing, all one way)")
+    x, line = _mde(tmp_path / "graded", {"standard": [1, 0.5, 0, 0, 0, 0, 0, 0], "none": [0] * 8, "other": [1, 0, 0, 0, 0, 0, 0, 1]})
+    assert "exact_min_diff" not in x and x["normal_understates"] is True  # not 0/1: below 30 questions
+    assert line.endswith("; a normal approximation, which understates what the exact test needs below 30 questions: "
+                         "the exact sign-flip test reaches p < 0.05 only with at least 6 of the 8 questions differing, "
+                         "all one way (7 at alpha 0.05/2)")
+
+
+def test_no_caveat_where_the_normal_figure_exceeds_the_exact_minimum(tmp_path):
+    x, line = _mde(tmp_path, {"standard": [1] * 20 + [0] * 280, "none": [0] * 300, "other": [1] * 10 + [0] * 290})
+    assert (x["mde"], x["exact_min_diff"], x["normal_understates"]) == (0.0352, 0.02, False)
+    assert line.endswith("over 2 comparisons)")
+
