@@ -47,4 +47,5 @@ def test_mde_line_says_one_comparison(two_specs):
     """"over 1 comparisons": the toy spec's one pair per task reads "over 1 comparison" now."""
     a, _b, runs = two_specs
     lines = mde_lines(compute(a, collect(a, runs), timings=False), None)
-    assert lines and all(line.endswith(" over 1 comparison)") for line in lines), lines
+    # at n = 12 each line ends with the exact test's caveat (8030c53); the count is before it
+    assert lines and all(" over 1 comparison); a normal approximation" in line for line in lines), lines
