@@ -36,3 +36,17 @@ def test_a_spec_with_a_list_as_pretrained_is_refused_by_the_estimate(tmp_path, c
 @pytest.mark.parametrize("value, text", [("smollm2-135m-instruct", "smollm2-135m-instruct"), (2024, "2024")])
 def test_text_and_numbers_still_pass(value, text):
     assert resolved_args(MODELS["rag-none"], {"pretrained": value})["pretrained"] == text
+
+
+@pytest.mark.parametrize("model, key, value, got", [
+    ("rag-standard", "passage_template", ["[Ref]: {text}"], "text with {text}, got a list"),
+    ("rag-selfrag-filter", "query_field", ["question"], "text, got a list"),
+    ("tokrag", "preset", {"path": "p.json"}, "text, got a mapping"),
+    ("rag-none", "revision", True, "text, got true/false"),
+])
+def test_other_text_arguments_that_are_not_text_are_refused(model, key, value, got):
+    """passage_template: [x] became the template "['[Ref]: {text}']", which has a {text}, so every passage was put
+    in brackets and quotes, silently; query_field, preset and revision became "['question']" etc."""
+    with pytest.raises(ConfigError) as exc:
+        resolved_args(MODELS[model], {key: value})
+    assert f"model argument {key}={value!r} is invalid: expected {got} (" in str(exc.value)

@@ -81,7 +81,7 @@ def nonempty_str(value: Any) -> str:
     """A caster to a string that refuses an empty or blank one (``query_field=``, ``preset=``: lm-eval reads
     ``key=`` as ``''``, e.g. from an unset shell variable, which otherwise silently meant the field ``''`` or no
     preset)."""
-    text = str(value)
+    text = text_of(value)
     if not text.strip():
         raise ValueError("it is empty; give a value, or drop the argument for its default")
     return text
@@ -92,15 +92,21 @@ def to_opt_str(value: Any) -> str | None:
     return None if value is None else nonempty_str(value)
 
 
-def to_pretrained(value: Any) -> str:
-    """``pretrained`` as text: a hub id, a folder or an alias; a number (``pretrained=2024``, which lm-eval and YAML
-    read as one) is its text. A list, a mapping or a bool is refused: ``str()`` made ``['x']`` of a YAML list, which
-    passed every pre-run check as a hub id and failed only at the load, as the hub id ``"['x']"``."""
+def text_of(value: Any, what: str = "text") -> str:
+    """``value`` as text, a number (``pretrained=2024``, which lm-eval and YAML read as one) as its text. A list, a
+    mapping or a bool is refused (``what``: the text expected, for the message): ``str()`` made ``['x']`` of a YAML
+    list, which passed every pre-run check (a ``pretrained`` hub id ``"['x']"`` failed only at the load; a
+    ``passage_template`` ``"['{text}']"`` put the brackets around every passage)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         got = "true/false" if isinstance(value, bool) else "a mapping" if isinstance(value, dict) else "a list" \
             if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
-        raise ValueError(f"expected text (a hub id, a local folder or an alias), got {got}")
+        raise ValueError(f"expected {what}, got {got}")
     return str(value)
+
+
+def to_pretrained(value: Any) -> str:
+    """``pretrained`` as text (:func:`text_of`): a hub id, a folder or an alias."""
+    return text_of(value, "text (a hub id, a local folder or an alias)")
 
 
 def to_dtype(value: Any) -> str:
@@ -212,7 +218,7 @@ def passage_template(value: Any) -> str:
     weights load) and format without error (e.g. an unmatched brace)."""
     import string
 
-    text = str(value)
+    text = text_of(value, "text with {text}")
     allowed = ", ".join("{" + f + "}" for f in PASSAGE_FIELDS)
     try:
         parsed = list(string.Formatter().parse(text))
