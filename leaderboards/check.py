@@ -90,6 +90,11 @@ fails, when the baseline's tolerance of the metric has no ``flips``: greedy deco
 another CPU's float sums (AVX2 against AVX-512, the README's 37.2771 against 37.2775) may flip one near-tie answer.
 ``--write`` writes it into each tolerance that has per-question values and lacks it; it does not scale with n."""
 
+FRACTION_METRICS = ("em", "f1", "answer_match", "answer_recall", "gold_at_k")
+"""Metrics whose per-question value lies in [0, 1]: one question of a cell of n moves the cell's value by up to 1/n.
+``--write`` raises a default ``abs`` of these to ``flips / n`` of the smallest cell (:func:`write_baseline`), so
+that the mean check allows the flip the per-question check allows."""
+
 FIRST_DOC_IDS = 5
 """Doc ids a :class:`QuestionFlips` line names per direction (then ``...``)."""
 
@@ -633,7 +638,11 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
 def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
                    metrics: list[str] | None = None, *, allow_partial: bool = False) -> dict[str, Any]:
     """Write the current runs' values as a baseline (keeping an existing file's tolerances), each rounded to
-    :data:`BASELINE_DIGITS` decimals (as the check rounds them).
+    :data:`BASELINE_DIGITS` decimals (as the check rounds them). A default tolerance of a :data:`FRACTION_METRICS`
+    metric gets ``abs`` at least ``flips / n`` of the smallest cell (rounded up; under the result's ``"_raised"``:
+    ``{metric: the default abs}``), so that the mean check does not FAIL on the flips the per-question check allows
+    (at n < 25 one question moves the mean by more than the default 0.04); a larger default stays, and a tolerance
+    of the existing file is never changed.
 
     Every cell of the spec must be finished: a baseline written while one is not would silently lose that cell
     (later checks said NEW instead of FAIL). With ``allow_partial`` the finished cells are written and an
@@ -695,28 +704,43 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
                           f"run them first with {run_command(spec, runs, cwd=cwd)}")
     used = {m for vals in cells.values() for m in vals}
     flipped = {m for q in questions.values() for m in q}  # the metrics with per-question values: their flips shown
-    b = {"spec": spec.name, "tolerances": {m: ({"flips": DEFAULT_FLIPS} | tolerances[m]) if m in flipped else tolerances[m]
-                                           for m in sorted(used) if m in tolerances}, "cells": cells,
-         "n": n, "questions": questions}
+    tols = {m: ({"flips": DEFAULT_FLIPS} | tolerances[m]) if m in flipped else tolerances[m]
+            for m in sorted(used) if m in tolerances}
+    raised: dict[str, float] = {}  # metric -> the default abs it had
+    smallest = min(n.values(), default=0)
+    for m, t in tols.items():  # a default abs under the flips allowed would FAIL the mean check on an allowed flip
+        if m in FRACTION_METRICS and m not in from_file and smallest > 0 and t.get("flips"):
+            need = math.ceil(int(t["flips"]) / smallest * 10 ** BASELINE_DIGITS) / 10 ** BASELINE_DIGITS
+            if need > float(t["abs"]):
+                raised[m] = float(t["abs"])
+                tols[m] = {**t, "abs": need}
+    b = {"spec": spec.name, "tolerances": tols, "cells": cells, "n": n, "questions": questions}
     atomic_write_json(path, b)
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
-            "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file)}
+            "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file), "_raised": raised}
 
 
 def tolerance_line(b: dict[str, Any]) -> str:
     """One line naming the tolerance each metric of a baseline just written (:func:`write_baseline`'s result) is
     checked at, and whether it is the default (:data:`DEFAULT_TOLERANCES`, the same whatever a cell's number of
-    questions) or the file's own; with the smallest ``n``, what one question is worth in a fraction metric."""
+    questions), the default raised to ``flips / n`` (:data:`FRACTION_METRICS`) or the file's own; with the smallest
+    ``n``, what one question is worth in a fraction metric."""
     mine = set(b.get("_tolerance_from_file", []))
-    parts = [f"{m} abs {t['abs']:g} ({'from the file' if m in mine else 'default'})"
-             for m, t in sorted(b["tolerances"].items())]
+    raised = b.get("_raised", {})
     n = min(b.get("n", {}).values(), default=None)
+    parts = [f"{m} abs {t['abs']:g} ("
+             + ("from the file" if m in mine
+                else f"the default {raised[m]:g} raised to flips/n = {t['flips']}/{n}, so that the {t['flips']} "
+                     f"flipped question{'s' if t['flips'] != 1 else ''} allowed per cell pass the mean check too"
+                if m in raised else "default") + ")"
+             for m, t in sorted(b["tolerances"].items())]
     one = (f"; one question of the smallest cell (n = {n}) moves a fraction-of-questions metric by {1 / n:g}"
            if n else "")
     flips = sorted((m, t["flips"]) for m, t in b["tolerances"].items() if "flips" in t)
     one += (f"; questions per cell that may score otherwise than in the baseline (flips): "
             f"{', '.join(f'{m} {f}' for m, f in flips)}" if flips else "")
-    return (f"tolerances (|value - baseline| allowed): {', '.join(parts)}{one}; the defaults do not scale with n: "
+    return (f"tolerances (|value - baseline| allowed): {', '.join(parts)}{one}; "
+            f"{'apart from that raise, ' if raised else ''}the defaults do not scale with n: "
             "edit the baseline file's tolerances to change them (--write keeps them; leaderboards/README.md, "
             "'Regression check')")
 
@@ -736,5 +760,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
 
 
 __all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
-           "QuestionsNotChecked", "cell_counts", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]
