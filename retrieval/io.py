@@ -644,14 +644,17 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
 
 def _index_entry_known(name: str, is_file: bool, kind: str) -> bool:
     """Whether ``name`` is a file a tokrag index build of ``kind`` writes into its folder: BM25 (Lucene)
-    ``segments_*``, ``_*`` segment files, ``write.lock``, :data:`LUCENE_CHECKSUMS`; dense (Pyserini layout) ``index``
-    and ``docid``; both :data:`INDEX_META`. Folders are never index entries."""
+    ``segments_*``, ``_*`` segment files, ``write.lock``, :data:`LUCENE_CHECKSUMS` and the temporary file its
+    :func:`atomic_write_json` leaves when killed before the rename (``.<LUCENE_CHECKSUMS>.<8 hex>.tmp``, written at a
+    folder's first use); dense (Pyserini layout) ``index`` and ``docid``; both :data:`INDEX_META`. Folders are never
+    index entries."""
     if not is_file:
         return False
     if name == INDEX_META:
         return True
     if kind == "bm25":
-        return name.startswith(("segments_", "_")) or name in ("segments.gen", "write.lock", LUCENE_CHECKSUMS)
+        return (name.startswith(("segments_", "_")) or name in ("segments.gen", "write.lock", LUCENE_CHECKSUMS)
+                or re.fullmatch(re.escape(f".{LUCENE_CHECKSUMS}.") + r"[0-9a-f]{8}\.tmp", name) is not None)
     if kind == "dense":
         return name in ("index", "docid")
     raise ValueError(f"unknown index kind {kind!r}")
