@@ -565,16 +565,18 @@ def _check_spec_name(spec: LeaderboardSpec, path: str | os.PathLike, b: dict[str
                           "give this spec's baseline (or write a new file with --write)")
 
 
-def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None,
-                           baseline: str | os.PathLike) -> list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline]:
+def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike,
+                           run_from: list[Path] | None = None) -> list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline]:
     """Compare every baseline (cell, metric) with the runs, after one FAIL line per invariant violation;
     see the module docstring. For a selection (``check --methods/--tasks/--models``,
     :meth:`leaderboards.spec.LeaderboardSpec.select`) only the selected cells are read and compared: a baseline cell
-    of the whole spec outside the selection gives no line (one the whole spec lacks is still ``not in spec``)."""
+    of the whole spec outside the selection gives no line (one the whole spec lacks is still ``not in spec``).
+    ``run_from``, when given, gets the directory the suggested commands must run from (task data named by relative
+    paths), if any (for :func:`next_steps`)."""
     b = load_baseline(baseline)
     _check_spec_name(spec, baseline, b)
     reasons: dict[str, str] = {}
-    run_from: list[Path] = []  # where the suggested commands must run (the task data named by relative paths)
+    run_from = [] if run_from is None else run_from  # where the suggested commands must run (relative task data)
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons, run_from=run_from)
     cwd = run_from[0] if run_from else None
     unselected = ({c.cell_id for c in spec.whole.cells()} - set(loaded)) if spec.whole is not None else set()
@@ -745,6 +747,33 @@ def tolerance_line(b: dict[str, Any]) -> str:
             "'Regression check')")
 
 
+def next_steps(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike,
+               lines: list[Any], cwd: Path | None = None) -> list[str]:
+    """The lines ``check`` ends with (after :func:`summary_line`) when a value moved beyond its tolerance (a FAIL
+    :class:`CheckLine` with a value, or a FAIL :class:`QuestionFlips`): where to look (the report's per-question
+    pages of those cells, :func:`leaderboards.page.page_name`, with the ``report`` command that writes them) and the
+    ``check --write`` command that accepts the change as the new baseline; [] otherwise (a missing or unfinished cell
+    names its own fix). ``cwd``: the directory the commands must run from (:func:`check_against_baseline`'s
+    ``run_from``)."""
+    from .page import page_name
+
+    moved = sorted({x.cell for x in lines if (isinstance(x, CheckLine) and not x.ok and x.value is not None)
+                    or (isinstance(x, QuestionFlips) and not x.ok)})
+    if not moved:
+        return []
+    whole = spec.whole if spec.whole is not None else spec
+    runs = resolve_runs_dir(spec, runs_dir)
+    out = whole.report_dir or runs / "reports" / whole.name
+    cells = {c.cell_id: c for c in whole.cells()}
+    pages = sorted({str(out / page_name(cells[c].model_name, cells[c].task.task)) for c in moved if c in cells})
+    report = run_command(whole, runs, verb="report", cwd=cwd)
+    write = run_command(whole, runs, "--baseline", os.path.abspath(baseline), "--write", verb="check", cwd=cwd)
+    return [f"next: to see which questions changed, write the report ({report}) and open its per-question "
+            f"page{'s' if len(pages) != 1 else ''} {', '.join(pages)}",
+            f"next: if the change is intended, accept it as the new baseline (it rewrites every cell's values and "
+            f"per-question values from these runs, keeping the file's tolerances): {write}"]
+
+
 def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline | QuestionCount | MissingCell]) -> str:
     """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` and ``, W metric values not in the baseline`` when
     some were not compared). A check is one (cell, metric) comparison, one cell whose question count differs or that
@@ -760,5 +789,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
 
 
 __all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
-           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

@@ -431,7 +431,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))
         return 0
-    from .check import check_against_baseline, summary_line, tolerance_line, write_baseline
+    from .check import check_against_baseline, next_steps, summary_line, tolerance_line, write_baseline
 
     if args.write:
         b = write_baseline(spec, args.runs_dir, args.baseline, allow_partial=args.allow_partial)
@@ -444,10 +444,13 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         print(f"baseline written to {args.baseline}: {len(b['cells'])} cells, metrics {sorted(b['tolerances'])}")
         print(tolerance_line(b))
         return 0
-    lines = check_against_baseline(spec, args.runs_dir, args.baseline)
+    run_from: list = []
+    lines = check_against_baseline(spec, args.runs_dir, args.baseline, run_from)
     for line in lines:
         print(line.render())
     print(summary_line(lines))
+    for line in next_steps(spec, args.runs_dir, args.baseline, lines, run_from[0] if run_from else None):
+        print(line)
     return 0 if all(x.ok for x in lines) else 1
 
 
