@@ -137,6 +137,13 @@ def _check_args(args: argparse.Namespace) -> None:
 
     from .runner import check_run_args, check_writable
 
+    for option in ("runs_dir", "out", "baseline", "spec"):  # '' (an unset shell variable) silently meant the default
+        value = getattr(args, option, None)
+        if value is not None and not value.strip():
+            flag = "the spec argument" if option == "spec" else f"--{option.replace('_', '-')}"
+            raise ConfigError(f"{args.cmd} {flag} is empty (an unset shell variable?); give "
+                              f"{'a file' if option in ('baseline', 'spec') else 'a folder'}"
+                              f"{'' if option in ('baseline', 'spec') else ', or leave the option out for the default'}")
     check_run_args(getattr(args, "jobs", 1), getattr(args, "max_cells", None))
     fb = getattr(args, "fallback_s_per_question", None)
     if fb is not None and not (fb > 0 and math.isfinite(fb)):  # also NaN, inf
