@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -96,7 +97,10 @@ def text_of(value: Any, what: str = "text") -> str:
     """``value`` as text, a number (``pretrained=2024``, which lm-eval and YAML read as one) as its text. A list, a
     mapping or a bool is refused (``what``: the text expected, for the message): ``str()`` made ``['x']`` of a YAML
     list, which passed every pre-run check (a ``pretrained`` hub id ``"['x']"`` failed only at the load; a
-    ``passage_template`` ``"['{text}']"`` put the brackets around every passage)."""
+    ``passage_template`` ``"['{text}']"`` put the brackets around every passage). A path object (``pathlib.Path``, a
+    Python caller's ``pretrained=`` or ``preset=``) is its path, as ``str()`` made it before."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         got = "true/false" if isinstance(value, bool) else "a mapping" if isinstance(value, dict) else "a list" \
             if isinstance(value, (list, tuple)) else f"a {type(value).__name__}"
