@@ -65,6 +65,20 @@ def _is_punct(ch: str) -> bool:
     return ch in _PUNCT or unicodedata.category(ch).startswith("P")
 
 
+class _DropPunct(dict):
+    """``str.translate`` table that deletes the characters :func:`_is_punct` calls punctuation, filled per code point on
+    first sight: the same text as joining the non-punctuation characters, without a Python call per character
+    (drawing a noise task's passages normalises ~12k passages: 2.2 s of its 5.5 s load went to that join)."""
+
+    def __missing__(self, code: int) -> int | None:
+        value = None if _is_punct(chr(code)) else code
+        self[code] = value
+        return value
+
+
+_DROP_PUNCT = _DropPunct()
+
+
 def normalize_answer(text: str) -> str:
     """SQuAD v1.1 normalisation: lower-case, remove punctuation, articles and extra whitespace.
 
@@ -75,7 +89,7 @@ def normalize_answer(text: str) -> str:
     the official script), so decomposed (NFD) and composed spellings of ``"São Paulo"`` both give ``"são paulo"``.
     """
     text = unicodedata.normalize("NFC", str(text)).lower()
-    text = "".join(ch for ch in text if not _is_punct(ch))
+    text = text.translate(_DROP_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
