@@ -11,8 +11,9 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
 ``doc_id``; several seeds are averaged per question first):
 
 * mean of each per-sample metric (EM, F1, answer match, retrieval answer recall, ...) with a
-  percentile bootstrap CI over questions, ``bootstrap.iters`` resamples, seeded per (spec seed,
-  config hashes of the row's runs, task, metric), so the same runs give the same CI in any report;
+  percentile bootstrap CI over questions, ``bootstrap.iters`` resamples, seeded per (spec seed, metric, the row's
+  per-question values in question order), so the same runs give the same CI in any report, and identical values the
+  same CI;
 * for every method against each ``reference`` (rag-standard and rag-none in the v2 spec): the mean
   per-question difference, its paired bootstrap CI, the two-sided p-value of a paired sign-flip
   permutation test, and that p-value Holm-adjusted within the (model, task, metric) family of all
@@ -97,16 +98,33 @@ UNITS = {
 }
 
 
-def _seed_for(base: int, *parts: str) -> int:
-    """The bootstrap seed of one statistic: the spec's ``bootstrap.seed`` (``base``) plus a hash of ``parts``, which
-    name the runs the statistic is computed from (their config hashes, :func:`_runs_id`), the task and the metric,
-    never the spec's model or method labels: the same run folders give the same CI in every report."""
+def _seed_for(base: int, *parts: Any) -> int:
+    """The bootstrap seed of one statistic: the spec's ``bootstrap.seed`` (``base``) plus a hash of ``parts``: the
+    metric and the values the statistic is computed from (:func:`_values_id`, :func:`_paired_id`), never the spec's
+    model or method labels nor the runs' config hashes: the same values (so the same run folders) give the same CI in
+    every report, and two rows with identical per-question values the same CI."""
     return (base + int(fingerprint(list(parts), length=8), 16)) % (2**32)
 
 
+def _values_id(values: Any) -> str:
+    """A hash of a row's per-question values in question (doc id) order, for its bootstrap seed: floats, or (loglik,
+    length) pairs of a corpus ratio."""
+    return fingerprint([[float(x) for x in v] if isinstance(v, (tuple, list)) else float(v) for v in values])
+
+
+def _paired_id(*rows: list) -> str:
+    """A hash of a paired comparison's values in question order, for its seed, the same whichever of the two rows is
+    subtracted from the other: ``rows`` is the per-question differences (one list: it or its negation, whichever sorts
+    first) or the two rows' (loglik, length) pairs (two lists, in sorted order)."""
+    if len(rows) == 1:
+        d = [float(x) for x in rows[0]]
+        return fingerprint(min(d, [0.0 - x for x in d]))  # 0.0 - x: no -0.0
+    return fingerprint(sorted([[[float(x) for x in v] for v in r] for r in rows]))
+
+
 def _runs_id(keys: list[str]) -> str:
-    """What identifies the runs a row is computed from, for its bootstrap seed: their config hashes (run folder
-    names, one per seed), sorted and joined."""
+    """What identifies the runs a row is computed from: their config hashes (run folder names, one per seed), sorted
+    and joined (no longer part of a bootstrap seed: :func:`_seed_for`)."""
     return "+".join(sorted(keys))
 
 
@@ -292,7 +310,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
     per_seed: dict[tuple, dict[int, dict[str, dict[int, float]]]] = {}  # (model, method, task) -> seed -> metric -> doc -> v
     per_seed_ratio: dict[tuple, dict[int, dict[str, dict[int, tuple[float, float]]]]] = {}  # the same, (loglik, length)
     seed_keys: dict[tuple, dict[int, str]] = {}  # (model, method, task) -> seed -> config hash of its finished run
-    run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs (bootstrap seeds)
+    run_ids: dict[tuple, str] = {}  # (model, method, task) -> the config hashes of its finished runs
     gen_seen: dict[tuple, set[str]] = {}  # (model, task) -> generation kwargs lm-eval passed, as logged in the samples
     as_run: dict[tuple, list[dict]] = {}  # (model, task) -> per finished cell, what it ran with (_cell_as_run)
     metric_names: set[str] = set()
@@ -354,12 +372,12 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                     metric_names.add(name)
                     if name in qvals and qvals[name]:
                         arr = np.array(list(qvals[name].values()))
-                        parts = [run_ids[(mod.name, m.name, t.task)], t.task, name]
+                        parts = [name, _values_id(arr)]
                         lo, hi = bootstrap_ci(arr, iters, conf, _seed_for(bseed, *parts))
                         metrics[name] = {"mean": float(arr.mean()), "lo": lo, "hi": hi, "n": int(len(arr))}
                     elif name in rvals and rvals[name] and name in aggregates:  # a corpus ratio: documents resampled
                         ll, ln = (np.array(x) for x in zip(*rvals[name].values()))
-                        parts = [run_ids[(mod.name, m.name, t.task)], t.task, name]
+                        parts = [name, _values_id(rvals[name].values())]
                         lo, hi = ratio_ci(name, ll, ln, iters, conf, _seed_for(bseed, *parts))
                         # the ratio of the seed-averaged sums (lm-eval's aggregate for one seed), so that the mean, its
                         # CI and the paired differences are one estimate
@@ -610,7 +628,7 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
             bseed: int, run_ids: dict[tuple, str], *, per_seed: dict | None = None, per_seed_ratio: dict | None = None,
             seed_keys: dict | None = None) -> list[dict]:
     """Paired tests of every method against each reference, Holm-adjusted per (model, task, metric), each seeded by
-    the config hashes of the two rows' runs (``run_ids``), the task and the metric;
+    the metric and the compared values (:func:`_paired_id`);
     fills ``row["paired"][ref][metric]`` and returns the minimum detectable differences per (model, task).
     Per-question means (``per_q``) use :func:`stats.paired_test`; corpus ratios of language-modelling tasks
     (``per_q_ratio``: per document (loglik, length)) use :func:`stats.paired_ratio_test`.
@@ -640,17 +658,18 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                                                per_seed_ratio if metric in RATIO_METRICS else per_seed, seed_keys, run_ids)
                             if got is None:
                                 continue
-                            qa, qb, id_a, id_b, seeds = got
+                            qa, qb, _id_a, _id_b, seeds = got
                             common = sorted(set(qa) & set(qb))
                             if not common:
                                 continue
-                            parts = ["paired", id_a, id_b, t.task, metric]
                             if metric in RATIO_METRICS:
+                                parts = ["paired", metric, _paired_id([qa[q] for q in common], [qb[q] for q in common])]
                                 tests[(a, b, metric)] = paired_ratio_test(
                                     metric, [qa[q][0] for q in common], [qa[q][1] for q in common], [qb[q][0] for q in common],
                                     [qb[q][1] for q in common], iters, conf, _seed_for(bseed, *parts))
                             else:
                                 diff = np.array([qa[q] - qb[q] for q in common])
+                                parts = ["paired", metric, _paired_id(diff)]
                                 tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
                             if seeds is not None:  # only then: the JSON of a report whose rows share their seeds is unchanged
                                 tests[(a, b, metric)]["seeds"] = seeds

@@ -103,3 +103,30 @@ def test_no_caveat_where_the_normal_figure_exceeds_the_exact_minimum(tmp_path):
     assert (x["mde"], x["exact_min_diff"], x["normal_understates"]) == (0.0352, 0.02, False)
     assert line.endswith("over 2 comparisons)")
 
+
+# --------------------------------------------------------------------------- P3: identical values, identical intervals
+# u1: tokrag and tokrag-l14 had the same per-question F1 on 8 questions ([0.4286, 0.1667, 0, 0, 0, 0, 0, 0.2]) and the
+# report printed 0.099 [0.021, 0.214] and 0.099 [0.000, 0.223]: each row's resamples were seeded by its runs' config
+# hashes. They are now seeded by the spec's seed, the metric and the values in question order.
+
+U1_F1 = [0.4286, 0.1667, 0, 0, 0, 0, 0, 0.2]
+
+
+def test_rows_with_identical_values_get_identical_intervals(tmp_path):
+    spec, loaded = synthetic(tmp_path, {"standard": {"f1": U1_F1}, "none": {"f1": [0.0] * 8}, "other": {"f1": list(U1_F1)}},
+                             extra={"bootstrap": {"iters": 1000, "seed": 1234}})
+    data = compute(spec, loaded, timings=False)
+    rows = {r["method"]: r for r in data["rows"]}
+    std, other = rows["standard"]["metrics"]["f1"], rows["other"]["metrics"]["f1"]
+    # the old code gave [0.021, 0.207] and [0.020, 0.214] here (seeds from 'key-standard' and 'key-other')
+    assert (round(std["lo"], 3), round(std["hi"], 3)) == (0.0, 0.224)
+    assert (std["lo"], std["hi"]) == (other["lo"], other["hi"])
+    # the paired differences against rag-none-like 'none' are identical too (the old code: other run ids, other seeds)
+    p_std = rows["none"]["paired"]["standard"]["f1"]
+    p_other = rows["other"]["paired"]["standard"]["f1"]
+    assert p_other["diff"] == 0.0
+    spec2, loaded2 = synthetic(tmp_path / "b", {"standard": {"f1": [0.0] * 8}, "none": {"f1": list(U1_F1)}},
+                               extra={"bootstrap": {"iters": 1000, "seed": 1234}})
+    # the same difference with the rows the other way round: the interval mirrored, the same p
+    q = {r["method"]: r for r in compute(spec2, loaded2, timings=False)["rows"]}["none"]["paired"]["standard"]["f1"]
+    assert (q["diff"], q["lo"], q["hi"], q["p"]) == (-p_std["diff"] + 0.0, -p_std["hi"] + 0.0, -p_std["lo"] + 0.0, p_std["p"])
