@@ -88,8 +88,10 @@ LABELS = {
 }
 UNITS = {
     "em": "fraction of questions", "f1": "mean token F1 (0-1)", "answer_match": "fraction of questions",
-    "answer_recall": "fraction of questions with a gold answer in the top-k passages",
-    "gold_at_k": "fraction of the questions with a known gold passage that have it in the top k (its own n where "
+    "answer_recall": "fraction of questions with a gold answer in the top-k passages of the task's retrieval (the same "
+                     "for every method of a task, including methods shown no passages, such as rag-none)",
+    "gold_at_k": "fraction of the questions with a known gold passage that have it in the task's top k retrieved "
+                 "passages (the same for every method of a task, including methods shown no passages; its own n where "
                  "only some questions have one)",
     "word_perplexity": "perplexity per word", "bits_per_byte": "bits per UTF-8 byte",
     "cf_match": "fraction of questions answered with the planted (counterfactual) answer",

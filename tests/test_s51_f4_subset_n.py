@@ -32,7 +32,8 @@ def test_the_value_shows_its_own_n(data):
     note = ("(n=N) after a value of gold@k: lm-eval's mean over the N questions that carry the metric (gold@k: those "
             "whose gold passage is known), not over the row's n; no CI")
     assert f"- {note}" in md
-    assert ("gold@k = fraction of the questions with a known gold passage that have it in the top k (its own n where only "
+    assert ("gold@k = fraction of the questions with a known gold passage that have it in the task's top k retrieved "
+            "passages (the same for every method of a task, including methods shown no passages; its own n where only "
             "some questions have one)") in md
     assert "0.810 (n=21)" in render_html(data, [])
 

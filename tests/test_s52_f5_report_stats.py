@@ -130,3 +130,22 @@ def test_rows_with_identical_values_get_identical_intervals(tmp_path):
     # the same difference with the rows the other way round: the interval mirrored, the same p
     q = {r["method"]: r for r in compute(spec2, loaded2, timings=False)["rows"]}["none"]["paired"]["standard"]["f1"]
     assert (q["diff"], q["lo"], q["hi"], q["p"]) == (-p_std["diff"] + 0.0, -p_std["hi"] + 0.0, -p_std["lo"] + 0.0, p_std["p"])
+
+
+# --------------------------------------------------------------------------- P5: what answer recall@k / gold@k count
+# u1: closed book (rag-none, shown no passages) showed answer recall@k 1.000 and gold@k 1.000, while the Units line said
+# "answer recall@k = fraction of questions with a gold answer in the top-k passages", read as the passages given to the
+# model. It is the task's retrieval, the same for every method, rag-none included.
+
+def test_the_units_line_says_recall_and_gold_at_k_are_the_tasks_retrieval(tmp_path):
+    from leaderboards.report import render_markdown
+
+    spec, loaded = synthetic(tmp_path, {m: {"answer_match": [1.0, 0.0], "answer_recall": [1.0, 1.0], "gold_at_k": [1.0, 1.0]}
+                                        for m in ("standard", "none")})
+    md = render_markdown(compute(spec, loaded, timings=False))
+    units = next(line for line in md.splitlines() if line.startswith("Units: "))
+    assert ("answer recall@k = fraction of questions with a gold answer in the top-k passages of the task's retrieval "
+            "(the same for every method of a task, including methods shown no passages, such as rag-none)") in units
+    assert ("gold@k = fraction of the questions with a known gold passage that have it in the task's top k retrieved "
+            "passages (the same for every method of a task, including methods shown no passages; its own n where only "
+            "some questions have one)") in units
