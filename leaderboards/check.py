@@ -282,6 +282,7 @@ class MissingCell:
     reason: str
     command: str = ""  # the run command for the cell (with the check's --runs-dir)
     folder: str = ""
+    check: str = ""  # after a reason ending in NOTHING_TO_RERUN: this check, from the directory the task data need
     ok = False
     value = None
 
@@ -304,7 +305,8 @@ class MissingCell:
         if self.state == "unfinished":
             return (f"FAIL {self.cell}  not finished: {reason}; {not_compared}; finish it with {self.command}")
         if reason.endswith(NOTHING_TO_RERUN):  # its finished run sits under another name: the fix is the move it names
-            return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared} until then"
+            return (f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared} until then"
+                    + (f"; check from there: {self.check}" if self.check else ""))
         return f"FAIL {self.cell}  missing from the runs: {reason}; {not_compared}; run the cell with {self.command}"
 
 
@@ -605,8 +607,10 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             folder = runs / key
             done = folder / DONE  # a DONE that is there but no marker file (a folder) is damage, not an unfinished run
             state = ("absent" if not folder.is_dir() else "damaged" if done.exists() or done.is_symlink() else "unfinished")
-            lines.append(MissingCell(cid, metrics, state, reasons.get(cid, "not finished"),
-                                     _cell_command(spec, runs, cell, cwd), str(folder)))
+            why = reasons.get(cid, "not finished")
+            again = (run_command(spec, runs, "--baseline", os.path.abspath(baseline), verb="check", cwd=cwd)
+                     if cwd is not None and why.endswith(NOTHING_TO_RERUN) else "")  # run from elsewhere: finished
+            lines.append(MissingCell(cid, metrics, state, why, _cell_command(spec, runs, cell, cwd), str(folder), again))
             continue
         for metric, base in sorted(b["cells"][cid].items()):
             tol = b["tolerances"].get(metric)

@@ -516,6 +516,30 @@ def _other_runs(cell_id: str, key: str, material: dict[str, Any], finished: dict
     return mine, _moved_here(mine, key), sorted(others, key=lambda o: (len(o[1]), o[0]))
 
 
+def _same_files_from(missing: list[Any], had: Any, lost: list[str]) -> bool:
+    """Whether every one of ``missing`` (:class:`leaderboards.keys.MissingTaskData`, relative values not found from
+    here) has a ``found`` directory from which it names one of ``lost`` (the paths a finished run read, its config's
+    ``task_data_files`` keys ``had``), whose content is still what that run recorded, and every one of ``lost`` is so
+    named: run from there, the cell's key is that run's (as far as these files go)."""
+    from .keys import _HashMemo, expand_user, tree_fingerprint
+
+    if not isinstance(had, dict) or any(m.found is None or m.found != missing[0].found for m in missing):
+        return False
+    memo, named = _HashMemo(), set()
+    for m in missing:
+        path = Path(m.found) / expand_user(m.value)
+        try:
+            p = str(path.resolve())
+            now = (memo.sha(path) if path.is_file() else tree_fingerprint(path, memo, None, max_bytes=None)
+                   if path.is_dir() else None)
+        except OSError:
+            return False
+        if p not in lost or now is None or had.get(p) != now:
+            return False
+        named.add(p)
+    return named == set(lost)
+
+
 def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
                       finished: dict[str, list[tuple[str, dict[str, Any]]]], missing: list[Any] | None = None,
                       spec: str | None = None, to_set: list[Path] | None = None) -> str:
@@ -561,6 +585,12 @@ def other_inputs_note(cell_id: str, key: str, material: dict[str, Any],
         read = f", which read {', '.join(lost)}" if lost else ""
         rest = [d for d in diff if not (d.startswith("task_data_files ") and not now)  # the key lacks them all
                 and not any(d.startswith(f"task_data_files[{p}] ") for p in lost)]
+        if not rest and lost and _same_files_from(missing, cfgs.get(name, {}).get("task_data_files"), lost):
+            # only the working directory is wrong: from missing[0].found the paths name the files the run read
+            return (f"a finished run of this cell exists (key {name}){read}, but {gone}; from {missing[0].found} "
+                    f"{'these paths name the files' if len(missing) > 1 else 'this path names the file'} that run "
+                    f"read, unchanged: run this command from {missing[0].found} (or give an absolute path as "
+                    f"{missing[0].key} in {missing[0].yaml}); {NOTHING_TO_RERUN}")
         note = f"a finished run of this cell exists (key {name}){read}, but {gone}; {fix}"
         if rest:
             what = "; ".join(rest[:4]) + (f"; ... ({len(rest) - 4} more)" if len(rest) > 4 else "")

@@ -105,23 +105,26 @@ def test_check_and_report_say_the_data_file_is_missing_not_that_inputs_changed(t
     read = str((work / "data" / "q.jsonl").resolve())
 
     monkeypatch.chdir(tmp_path)  # the same spec and runs, checked from the folder above
-    gone = (f"task toy_qa: metadata questions 'data/q.jsonl' (in {yml}) names {tmp_path / 'data' / 'q.jsonl'}, "
-            f"which does not exist (relative to the working directory {tmp_path}); run from {work.resolve()}, which "
-            f"holds 'data/q.jsonl', or give an absolute path as questions in {yml}")
+    what = (f"task toy_qa: metadata questions 'data/q.jsonl' (in {yml}) names {tmp_path / 'data' / 'q.jsonl'}, "
+            f"which does not exist (relative to the working directory {tmp_path})")
+    gone = f"{what}; run from {work.resolve()}, which holds 'data/q.jsonl', or give an absolute path as questions in {yml}"
+    # from work/ the path names the very file the run read, unchanged: nothing to re-run (s52 f6, u1 P16)
+    same = (f"{what}; from {work.resolve()} this path names the file that run read, unchanged: run this command from "
+            f"{work.resolve()} (or give an absolute path as questions in {yml}); nothing needs re-running")
     fails = [x.render() for x in check_against_baseline(spec, runs, base) if not x.ok]
     assert fails and all("inputs changed" not in f and "config differs" not in f for f in fails)
     line = next(f for f in fails if "standard/toy_qa/seed1" in f)
     assert "a finished run of this cell exists (key " in line
-    assert f", which read {read}, but {gone}" in line
+    assert f", which read {read}, but {same}" in line
     reasons: dict[str, str] = {}
     collect(spec, runs, allow_missing=True, reasons=reasons)
     assert set(reasons) == {"standard/toy_qa/seed1", "none/toy_qa/seed1"}
-    assert all(r.endswith(gone) and f"which read {read}, but" in r for r in reasons.values())
+    assert all(r.endswith(same) and f"which read {read}, but" in r for r in reasons.values())
     from leaderboards.rescore import collect_for_rescore  # rescore's own lookup says the same
 
     missing: list[str] = []
     collect_for_rescore(spec, runs, allow_missing=True, missing_out=missing)
-    assert len(missing) == 2 and all(f"which read {read}, but {gone}" in m and "inputs changed" not in m for m in missing)
+    assert len(missing) == 2 and all(f"which read {read}, but {same}" in m and "inputs changed" not in m for m in missing)
 
     # another difference besides the missing file is still named
     edited = load_spec(write_spec(tmp_path / "edited", include=spec.include_path[0], tasks=["toy_qa"], limit=2))

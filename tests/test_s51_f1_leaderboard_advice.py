@@ -69,13 +69,14 @@ def test_report_check_and_rescore_suggest_commands_that_work_from_the_wrong_dire
     assert lines[-2] == f"run: {cd}tokrag leaderboard run {spec.path} --runs-dir {runs}"
     assert lines[-1] == (f"or report the finished ones: {cd}tokrag leaderboard report {spec.path} --runs-dir {runs} "
                          "--allow-missing")
-    assert f"run from {work}, which holds 'data/q.jsonl', or give an absolute path" in lines[1]
+    assert (f"from {work} this path names the file that run read, unchanged: run this command from {work} (or give an "
+            "absolute path") in lines[1]  # and nothing needs re-running (s52 f6, u1 P16)
     with pytest.raises(IncompleteRunError) as exc:
         collect_for_rescore(spec, runs)
     assert str(exc.value).splitlines()[-1] == (f"or re-score the finished ones: {cd}tokrag leaderboard rescore "
                                                 f"{spec.path} --runs-dir {runs} --allow-missing")
     fails = [x.render() for x in check_against_baseline(spec, runs, base) if not x.ok]
-    assert len(fails) == 2 and all(f.split("; run the cell with ")[1].startswith(cd) for f in fails)
+    assert len(fails) == 2 and all(f.split("; check from there: ")[1].startswith(cd) for f in fails)  # not a run
     with pytest.raises(ConfigError, match=rf"; finish them with {cd}tokrag leaderboard run "):
         write_baseline(spec, runs, tmp_path / "new_base.json")
 
@@ -84,9 +85,9 @@ def test_report_check_and_rescore_suggest_commands_that_work_from_the_wrong_dire
     assert _follow(lines[-1].split(": ", 1)[1] + f" --out {tmp_path / 'rep'}", monkeypatch) == 0
     assert Path.cwd() == work
     assert all(data is not None for _c, _k, data in collect(spec, runs, allow_missing=True).values())
-    # the suggested check line of a cell, pasted from elsewhere: it runs (nothing left to compute) from work/
+    # the suggested check of a cell's line, pasted from elsewhere: it passes from work/
     monkeypatch.chdir(elsewhere)
-    assert _follow(fails[0].split("; run the cell with ")[1], monkeypatch) == 0
+    assert _follow(fails[0].split("; check from there: ")[1], monkeypatch) == 0
 
 
 def test_without_a_finished_run_the_specs_folder_that_holds_the_data_is_suggested(tmp_path, monkeypatch):

@@ -72,5 +72,5 @@ def test_the_folder_a_run_of_the_same_task_read_is_suggested_not_another_tasks(t
 
     monkeypatch.chdir(elsewhere)
     text = _advice(spec, runs)
-    assert f"run from {work}, which holds 'data/q.jsonl'" in text and str(other) not in text
+    assert f"from {work} this path names the file that run read, unchanged" in text and str(other) not in text
     assert text.splitlines()[-2] == f"run: cd {work} && tokrag leaderboard run {spec.path} --runs-dir {runs}"
