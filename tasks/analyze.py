@@ -1137,6 +1137,9 @@ def check_common_args(args: argparse.Namespace) -> None:
     from retrieval.io import check_writable
 
     parse_data(args.data, args.n)
+    if not str(args.out).strip():  # --out "$DIR" with DIR unset: the records and the preset went to the working directory
+        raise ConfigError("--out is empty (an unset shell variable?); give a folder, or leave the option out for the "
+                          "default")
     check_writable(args.out, "--out", folder=True)  # /proc/x failed at the first record, after the model loaded
     check_data_paths(args)
     for opt, low in (("max_tokens", 0), ("wiki_k", 1), ("nq_k", 1), ("bootstrap", 0), ("seed", 0), ("threads", 1)):

@@ -237,8 +237,14 @@ def main(argv: list[str] | None = None) -> int:
                           "test questions are never used for tuning")
     quantiles = _quantiles(args.quantiles)
     check_common_args(args)
+    if args.preset_out is not None and not args.preset_out.strip():  # '' silently meant --out's tokrag_preset.json
+        raise ConfigError("--preset-out is empty (an unset shell variable?); give the path of a preset file, or leave "
+                          "the option out for <--out>/tokrag_preset.json")
     path = Path(args.preset_out or Path(args.out) / "tokrag_preset.json")
     opt = "--preset-out" if args.preset_out else "--out"
+    if args.preset_out and args.preset_out.endswith("/") and not path.is_dir():  # Path() drops the '/': the file
+        raise ConfigError(f"--preset-out {args.preset_out}: ends with '/', so it names a folder; give the path of a "
+                          f"preset file (e.g. {args.preset_out}tokrag_preset.json)")  # 'dir' was written, after the scoring
     if path.is_dir() or any(p.exists() and not p.is_dir() for p in path.parents):
         raise ConfigError(f"{opt} {args.preset_out or args.out}: the preset file {path} would be a folder, or under a "
                           "file; give the path of a preset file to write")
