@@ -48,3 +48,14 @@ def test_good_flags_and_a_model_args_value_that_overrides_them_pass():
         cli, args, ran = _execute([*BASE, *flags])
         cli.execute(args)
         assert len(ran) == 1, flags
+
+
+@pytest.mark.parametrize("value", ["", " "])
+def test_an_empty_output_path_is_refused(value):
+    """``--output_path "$OUT"`` with OUT unset: lm-eval saves results only for a non-empty path, so the run's results
+    were printed and lost (its own refusal comes only with --log_samples)."""
+    cli, args, ran = _execute([*BASE, "--output_path", value])
+    with pytest.raises(ConfigError) as err:
+        cli.execute(args)
+    assert str(err.value) == ("--output_path is empty (an unset shell variable?): lm-eval would save no results; give a "
+                              "folder, or leave the option out to print them only") and not ran

@@ -633,6 +633,7 @@ def check_run_command(args):
     typed = _typed_dict_arguments(args)
     if getattr(args, "command", None) != "run":
         return
+    from retrieval.errors import ConfigError
     from tokrag_model.eval_cli import check_tasks_given, config_value
     from tokrag_model.methods import METHODS
 
@@ -643,6 +644,10 @@ def check_run_command(args):
     tasks = getattr(args, "tasks", None)
     tasks = [tasks] if isinstance(tasks, str) else list(tasks or [])
     check_tasks_given([f"--tasks={t}" for t in tasks] + ([f"--config={config}"] if config else []))
+    out = getattr(args, "output_path", None)
+    if isinstance(out, str) and not out.strip():  # lm-eval saves results only for a non-empty path: the run's were lost
+        raise ConfigError("--output_path is empty (an unset shell variable?): lm-eval would save no results; give a "
+                          "folder, or leave the option out to print them only")
     check_repeated_keys(typed)
     model_args = getattr(args, "model_args", None)
     if not model_args and config:  # lm-eval takes the --config file's model_args unless the command line gives some
