@@ -1074,12 +1074,14 @@ class RAGMethodLM(LM):
             if cut:
                 kept, total = {k for k, _, _ in cut}, {t for _, t, _ in cut}
                 span = (lambda v: str(min(v)) if len(v) == 1 else f"{min(v)}-{max(v)}")
-                why.append(f"cut token-wise from its end where the top passage alone was longer than the room the question "
-                           f"left: rank 1 ({n_cut}), {span(kept)} of its {span(total)} tokens kept")
-            log.warning("%s: %d passage(s) dropped %sfrom %d prompt(s) to fit %s (%s; the trace's 'passages' lists those "
-                        "shown%s; answer_recall/gold_at_k still count them): raise %s", self.METHOD, passages,
-                        f"and {n_cut} cut " if n_cut else "", prompts, fit, "; ".join(why),
-                        " and 'cut' [tokens kept, tokens] of a cut one" if n_cut else "", raise_)
+                room = "the room the question left" if limit is None else "max_passage_tokens or the room the question left"
+                why.append(f"cut token-wise from its end where the top passage alone was longer than {room}: rank 1 "
+                           f"({n_cut}), {span(kept)} of its {span(total)} tokens kept")
+            lost = (f"{passages} passage(s) dropped " + (f"and {n_cut} cut " if n_cut else "")) if passages else \
+                f"{n_cut} passage(s) cut "
+            log.warning("%s: %sfrom %d prompt(s) to fit %s (%s; the trace's 'passages' lists those shown%s; "
+                        "answer_recall/gold_at_k still count them): raise %s", self.METHOD, lost, prompts, fit,
+                        "; ".join(why), " and 'cut' [tokens kept, tokens] of a cut one" if n_cut else "", raise_)
 
     def _check_slot(self, context: str, doc: Any = None) -> None:
         """Refuse a context holding :data:`tokrag_model.prompt.PASSAGES_SLOT` where the model did not put it
