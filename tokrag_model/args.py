@@ -283,7 +283,7 @@ COMMON_ARGS: dict[str, Arg] = {
                            "same numbers, outputs and traces at every batch_size (auto: on CPU in float32); tokrag_model.decoder"),
     "k": Arg(None, int_at_least(1, optional=True), "use the top-k passages of doc['ctxs'] (default: all attached)"),
     "max_passage_tokens": Arg(None, int_at_least(1, optional=True), "passage budget: at most this many tokens of passages "
-                              "(lowest-ranked dropped first; default: whatever fits in max_length)"),
+                              "(lowest-ranked dropped first, a top passage longer alone cut token-wise; default: whatever fits in max_length)"),
     "passage_template": Arg("[Reference]: {title}\n{text}\n", passage_template,
                             "format of one passage in the passages block ({title}, {text}, {rank}, {docid})"),
     "add_bos_token": Arg(None, lambda v: None if v is None else to_bool(v),
