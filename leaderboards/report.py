@@ -593,16 +593,18 @@ def _own_n(row: dict, name: str) -> int | float | None:
 
 def _seed_mean(lst: list[dict[int, float]]) -> dict[int, float]:
     """``{doc_id: mean over the seeds}`` of per-seed per-question values ``lst`` (one dict per seed), over the
-    questions every seed has."""
+    questions every seed has. The mean is math.fsum's correctly rounded sum over the count, the same float in any
+    order of the seeds: a row's values seed its bootstrap (:func:`_values_id`), so one ulp from the spec listing its
+    seeds in another order would draw other resamples."""
     common = sorted(set.intersection(*(set(d) for d in lst)))
-    return {q: float(np.mean([d[q] for d in lst])) for q in common}
+    return {q: math.fsum(d[q] for d in lst) / len(lst) for q in common}
 
 
 def _seed_mean_ratio(lst: list[dict[int, tuple[float, float]]]) -> dict[int, tuple[float, float]]:
     """``{doc_id: (mean loglik, mean length) over the seeds}`` of per-seed per-document pairs ``lst`` (one dict per
-    seed), over the documents every seed has."""
+    seed), over the documents every seed has (in any order of the seeds the same floats: :func:`_seed_mean`)."""
     common = sorted(set.intersection(*(set(d) for d in lst)))
-    return {q: (float(np.mean([d[q][0] for d in lst])), float(np.mean([d[q][1] for d in lst]))) for q in common}
+    return {q: (math.fsum(d[q][0] for d in lst) / len(lst), math.fsum(d[q][1] for d in lst) / len(lst)) for q in common}
 
 
 def _pair_values(key_a: tuple, key_b: tuple, metric: str, src: dict, per_seed: dict | None, seed_keys: dict | None,
