@@ -774,8 +774,10 @@ def next_steps(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseli
     pages = sorted({str(out / page_name(cells[c].model_name, cells[c].task.task)) for c in moved if c in cells})
     report = run_command(whole, runs, verb="report", cwd=cwd)
     write = run_command(whole, runs, "--baseline", os.path.abspath(baseline), "--write", verb="check", cwd=cwd)
-    return [f"next: to see which questions changed, write the report ({report}) and open its per-question "
-            f"page{'s' if len(pages) != 1 else ''} {', '.join(pages)}",
+    return [f"next: to read these runs' answers question by question, write the report ({report}) and open its "
+            f"per-question page{'s' if len(pages) != 1 else ''} {', '.join(pages)} (the page shows no baseline: the "
+            "questions that changed are named above, in the per-question lines, where the baseline has per-question "
+            "values)",
             f"next: if the change is intended, accept it as the new baseline (it rewrites every cell's values and "
             f"per-question values from these runs, keeping the file's tolerances): {write}"]
 

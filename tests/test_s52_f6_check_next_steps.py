@@ -43,8 +43,10 @@ def test_a_moved_value_ends_with_the_page_to_look_at_and_the_write_command(toy, 
     summary = next(i for i, x in enumerate(out) if " checks: " in x)
     assert [x.split(":")[0] for x in out[summary + 1:]] == ["next", "next"]  # once, after the summary
     page = runs / "reports" / "toy" / "questions" / "toy_qa.html"
-    assert out[summary + 1] == (f"next: to see which questions changed, write the report (tokrag leaderboard report "
-                                f"{spec.path} --runs-dir {runs}) and open its per-question page {page}")
+    assert out[summary + 1] == (f"next: to read these runs' answers question by question, write the report (tokrag "
+                                f"leaderboard report {spec.path} --runs-dir {runs}) and open its per-question page "
+                                f"{page} (the page shows no baseline: the questions that changed are named above, in "
+                                "the per-question lines, where the baseline has per-question values)")
     assert out[summary + 2].endswith(f": tokrag leaderboard check {spec.path} --runs-dir {runs} --baseline {base} --write")
     # following it accepts the change: the check passes and says nothing more
     assert lb_main(["check", str(spec.path), "--runs-dir", str(runs), "--baseline", str(base), "--write"]) == 0
