@@ -434,8 +434,9 @@ def json_kind(value: Any) -> str:
 BASELINE_KEYS = ("cells", "n", "questions", "spec", "tolerances")
 """The keys of a baseline file (``--write`` writes them all; ``n``, ``questions`` and ``spec`` are optional)."""
 
-TOLERANCE_KEYS = ("abs", "flips", "unit")
-"""The keys of a baseline's ``tolerances.<metric>``."""
+TOLERANCE_KEYS = ("abs", "flips", "unit", "raised_from")
+"""The keys of a baseline's ``tolerances.<metric>`` (``raised_from``: the default ``abs`` that ``--write`` raised to
+``flips / n``, :func:`write_baseline`)."""
 
 
 class _RepeatedKey(ValueError):
@@ -509,6 +510,10 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
         if not isinstance(t, dict) or not is_number(t.get("abs"), 0) or not isinstance(t.get("unit", ""), str):
             raise ConfigError(f"baseline {path}: tolerances.{m} must be {{abs: number >= 0}} with an optional unit: text "
                               f"(e.g. {{\"abs\": 0.04, \"unit\": \"fraction of questions\"}}), got {json.dumps(t)}")
+    for m, t in b["tolerances"].items():
+        if "raised_from" in t and not (is_number(t["raised_from"], 0) and math.isfinite(t["raised_from"])):
+            raise ConfigError(f"baseline {path}: tolerances.{m}.raised_from must be a finite number >= 0 (the default abs "
+                              f"check --write raised), got {json_kind(t['raised_from'])}; {BASELINE_FIX}")
     for m, t in b["tolerances"].items():
         f = t.get("flips", 0)
         if not (isinstance(f, int) and not isinstance(f, bool) and f >= 0):
@@ -643,6 +648,12 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     return lines
 
 
+def _flips_abs(flips: int, n: int) -> float:
+    """``flips / n`` rounded up to :data:`BASELINE_DIGITS` decimals: the mean tolerance that lets ``flips`` questions
+    of a cell of ``n`` move a [0, 1] metric."""
+    return math.ceil(flips / n * 10 ** BASELINE_DIGITS) / 10 ** BASELINE_DIGITS
+
+
 def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, path: str | os.PathLike,
                    metrics: list[str] | None = None, *, allow_partial: bool = False) -> dict[str, Any]:
     """Write the current runs' values as a baseline (keeping an existing file's tolerances), each rounded to
@@ -650,7 +661,10 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     metric gets ``abs`` at least ``flips / n`` of the smallest cell (rounded up; under the result's ``"_raised"``:
     ``{metric: the default abs}``), so that the mean check does not FAIL on the flips the per-question check allows
     (at n < 25 one question moves the mean by more than the default 0.04); a larger default stays, and a tolerance
-    of the existing file is never changed.
+    of the existing file is never changed, except one this raise wrote (it records ``raised_from``, the default, and
+    its ``abs`` is still ``flips / n`` of the file's smallest cell): that one is derived again from the default and
+    the new n, so a spec that grows gets its tolerance back down (s52 r7). A raised ``abs`` edited by hand is the
+    file's own.
 
     Every cell of the spec must be finished: a baseline written while one is not would silently lose that cell
     (later checks said NEW instead of FAIL). With ``allow_partial`` the finished cells are written and an
@@ -678,6 +692,13 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         tolerances.update(old["tolerances"])
         from_file = set(old["tolerances"])
         old_cells, old_n, old_questions = old["cells"], old.get("n", {}), old.get("questions", {})
+        old_smallest = min(old_n.values(), default=0)
+        for m, t in old["tolerances"].items():  # a raise of ours, not edited since: derived again from its default
+            rf = t.get("raised_from")
+            if (is_number(rf, 0) and old_smallest and t.get("flips")
+                    and float(t["abs"]) == _flips_abs(int(t["flips"]), old_smallest)):
+                tolerances[m] = {k: v for k, v in t.items() if k not in ("abs", "raised_from")} | {"abs": float(rf)}
+                from_file.discard(m)
     reasons: dict[str, str] = {}
     run_from: list[Path] = []
     loaded = collect(spec, runs_dir, allow_missing=True, reasons=reasons, run_from=run_from)
@@ -718,10 +739,10 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     smallest = min(n.values(), default=0)
     for m, t in tols.items():  # a default abs under the flips allowed would FAIL the mean check on an allowed flip
         if m in FRACTION_METRICS and m not in from_file and smallest > 0 and t.get("flips"):
-            need = math.ceil(int(t["flips"]) / smallest * 10 ** BASELINE_DIGITS) / 10 ** BASELINE_DIGITS
+            need = _flips_abs(int(t["flips"]), smallest)
             if need > float(t["abs"]):
                 raised[m] = float(t["abs"])
-                tols[m] = {**t, "abs": need}
+                tols[m] = {**t, "abs": need, "raised_from": float(t["abs"])}
     b = {"spec": spec.name, "tolerances": tols, "cells": cells, "n": n, "questions": questions}
     atomic_write_json(path, b)
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,

@@ -33,7 +33,7 @@ def refused(tmp_path, text):
 def test_a_misspelt_tolerance_key_is_refused(tmp_path):
     b = baseline(tolerances={"em": {"abs": 0.04, "flip": 3}})
     assert refused(tmp_path, b) == ("baseline B: unknown key 'tolerances.em.flip' (did you mean 'flips'?); the keys of "
-                                    f"tolerances.em are abs, flips, unit; {FIX}")
+                                    f"tolerances.em are abs, flips, unit, raised_from; {FIX}")
 
 
 @pytest.mark.parametrize("key, hint", [("question", " (did you mean 'questions'?)"), ("comment", "")])

@@ -75,3 +75,43 @@ def test_the_committed_ci_baseline_is_written_as_it_is(monkeypatch, tmp_path):
     monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({c: [0] for c in b["cells"]}, n=20))
     written = C.write_baseline(spec, tmp_path, base)
     assert json.loads(base.read_text())["tolerances"] == b["tolerances"] and written["_raised"] == {}
+
+
+def test_a_raised_tolerance_comes_down_when_the_spec_grows_and_a_hand_edit_stays(monkeypatch, tmp_path):
+    """s52 r7: a tolerance --write raised (0.125 at n = 8) was saved like the file's own, so a later --write after the
+    spec grew to 50 questions kept it, and the mean check stayed at one question in 8. The raise records the default it
+    raised (``raised_from``); while its abs is still flips/n of the file's n, it is derived again."""
+    base = tmp_path / "baseline.json"
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({"tokrag/my_qa/seed1": [0, 1]}, n=8))
+    C.write_baseline(SPEC, tmp_path, base)
+    tol = json.loads(base.read_text())["tolerances"]
+    assert tol["answer_match"] == {"abs": 0.125, "flips": 1, "unit": "fraction of questions", "raised_from": 0.04}
+    assert "raised_from" not in tol["gold_at_k"]  # retrieval is exact: never raised
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({"tokrag/my_qa/seed1": [0, 1]}, n=20))
+    written = C.write_baseline(SPEC, tmp_path, base)  # 20 questions: 1/20, raised from the default again
+    assert json.loads(base.read_text())["tolerances"]["answer_match"]["abs"] == 0.05 and written["_raised"]["answer_match"] == 0.04
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({"tokrag/my_qa/seed1": [0, 1]}, n=50))
+    written = C.write_baseline(SPEC, tmp_path, base)  # 50 questions: the default 0.04 is enough, written as the default
+    tol = json.loads(base.read_text())["tolerances"]
+    assert tol["answer_match"] == {"abs": 0.04, "flips": 1, "unit": "fraction of questions"}
+    assert "answer_match abs 0.04 (default)" in C.tolerance_line(written)
+    # a raised abs edited by hand (raised_from left in place) is the user's: kept
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({"tokrag/my_qa/seed1": [0, 1]}, n=8))
+    base.unlink()
+    C.write_baseline(SPEC, tmp_path, base)
+    b = json.loads(base.read_text())
+    b["tolerances"]["answer_match"]["abs"] = 0.2
+    base.write_text(json.dumps(b))
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({"tokrag/my_qa/seed1": [0, 1]}, n=50))
+    written = C.write_baseline(SPEC, tmp_path, base)
+    assert json.loads(base.read_text())["tolerances"]["answer_match"]["abs"] == 0.2
+    assert "answer_match abs 0.2 (from the file)" in C.tolerance_line(written)
+    # the check reads the new key; a bad value of it is one line
+    assert C.load_baseline(base)["tolerances"]["answer_match"]["raised_from"] == 0.04
+    b = json.loads(base.read_text())
+    b["tolerances"]["answer_match"]["raised_from"] = "0.04"
+    base.write_text(json.dumps(b))
+    import pytest
+    from retrieval.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"tolerances\.answer_match\.raised_from must be a finite number >= 0"):
+        C.load_baseline(base)
