@@ -57,6 +57,7 @@ from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args, requested_auto  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_invariant, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
+from .loading import TOKENIZER_FILES as _LOADING_TOKENIZER_FILES  # noqa: E402
 from .loading import (chat_template_before_load, config_shape, has_chat_template, model_shape, resolve_device,  # noqa: E402
                       resolve_pretrained, select_chat_template, set_linear_weight_layout, torch_dtype,
                       weights_fingerprint)
@@ -298,10 +299,10 @@ def _why(exc: BaseException) -> str:
     return " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
 
 
-TOKENIZER_VOCAB_FILES: tuple[str, ...] = ("tokenizer.json", "tokenizer.model", "vocab.json", "vocab.txt",
-                                          "spiece.model", "sentencepiece.bpe.model", "*.tiktoken")
-"""A model folder's tokenizer vocabulary files (glob patterns) that transformers' tokenizers load from; a folder with
-none of them has no tokenizer (:func:`_no_tokenizer_files`)."""
+TOKENIZER_VOCAB_FILES: tuple[str, ...] = _LOADING_TOKENIZER_FILES
+"""A model folder's tokenizer vocabulary files (glob patterns) that transformers' tokenizers load from
+(:data:`tokrag_model.loading.TOKENIZER_FILES`, one list for both checks); a folder with none of them has no tokenizer
+(:func:`_no_tokenizer_files`)."""
 
 
 def _no_tokenizer_files(pretrained: str, path: Path) -> str | None:
