@@ -1023,6 +1023,13 @@ def _average_lower_better(spec: LeaderboardSpec, data_hib: dict[str, dict[str, b
     return dirs.pop() if dirs else _lower_better(data_hib, "", spec.primary_metric)
 
 
+def loaded_weights_fingerprint(prov: dict) -> Any:
+    """``provenance.json``'s fingerprint of the weights as the model loaded them (``loaded_weights_fingerprint``; a
+    folder written before s53 names it ``model_fingerprint``, the name ``config.json`` gives the run key's fingerprint
+    of what ``pretrained`` names, a different value, reported as ``weights_fingerprint``)."""
+    return prov.get("loaded_weights_fingerprint", prov.get("model_fingerprint"))
+
+
 def _provenance(loaded: dict[str, Any]) -> list[dict]:
     prov = []
     for cid, (_cell, key, data) in loaded.items():
@@ -1032,7 +1039,7 @@ def _provenance(loaded: dict[str, Any]) -> list[dict]:
         p = data["provenance"]
         c = data["config"]
         prov.append({
-            "cell": cid, "config_hash": key, "model_fingerprint": p.get("model_fingerprint"),
+            "cell": cid, "config_hash": key, "loaded_weights_fingerprint": loaded_weights_fingerprint(p),
             "weights_fingerprint": c.get("model_fingerprint"), "task_fingerprint": c.get("task_fingerprint"),
             "data_fingerprint": c.get("data_fingerprint"), "retrieval": p.get("retrieval"),
             "task_version": p.get("task_version"), "git_commit": p.get("git_commit"), "versions": p.get("versions"),
@@ -1333,10 +1340,11 @@ def provenance_table(data: dict) -> tuple[list[str], list[list[str]]]:
         files = p.get("task_data_files") or {}  # a task's own data files (bring-your-own questions, corpus)
         data_fp = "; ".join([str(p.get("data_fingerprint"))] + [f"{Path(f).name} {h[:12]}" for f, h in sorted(files.items())])
         task_files = task_files or bool(files)
-        body.append([p["cell"], p["config_hash"], str(p.get("model_fingerprint")), str(p.get("task_fingerprint")),
+        body.append([p["cell"], p["config_hash"], str(p.get("loaded_weights_fingerprint", p.get("model_fingerprint"))),
+                     str(p.get("task_fingerprint")),
                      str(retr.get("ctxs")) + (f" ({extra})" if extra else ""), data_fp,
                      str(p.get("git_commit"))] + ([p.get("compute") or "-"] if pv.mixed(data) else []))
-    return (["cell", "config hash", "model fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
+    return (["cell", "config hash", "loaded weights fingerprint", "task fingerprint", "retrieval fingerprint (passages)",
              "data fingerprint; task data files: file SHA-256" if task_files else "data fingerprint", "git commit"]
             + (["computed on"] if pv.mixed(data) else []), body)
 
@@ -1353,14 +1361,24 @@ def _corpus_label(value: Any) -> str:
     return f"{m['name']} (passages fingerprint {m['fp']}" + (f", {m['n']} passages)" if m["n"] else ")")
 
 
+WEIGHTS_NOTE = ("loaded weights fingerprint = provenance.json's loaded_weights_fingerprint (model_fingerprint in a "
+                "folder written before s53): the weights as the model loaded them, results' config.tokrag_model_fingerprint; "
+                "config.json's model_fingerprint is another hash, the run key's fingerprint of the files `pretrained` names "
+                "(the report JSON's weights_fingerprint)")
+"""The provenance table's note on its weights column: the two hashes of a run folder that both were named
+``model_fingerprint`` (config.json keeps the name, the run key hashes it)."""
+
+
 def provenance_notes(data: dict) -> list[str]:
-    """What the provenance table's two kinds of corpus hash are, when it shows either (one line; none otherwise)."""
+    """What the provenance table's weights column is (:data:`WEIGHTS_NOTE`), when it shows a cell, and what its two
+    kinds of corpus hash are, when it shows either."""
     shown = [p for p in data["provenance"] if not p.get("missing")]
     corpus = any(_CORPUS_RE.match(str((p.get("retrieval") or {}).get("corpus", ""))) for p in shown)
     files = any(p.get("task_data_files") for p in shown)
+    weights = [WEIGHTS_NOTE] if shown else []
     if not (corpus or files):
-        return []
-    return ["Hashes: a corpus's \"passages fingerprint\" (retrieval column) is retrieval's corpus fingerprint, SHA-256 "
+        return weights
+    return weights + ["Hashes: a corpus's \"passages fingerprint\" (retrieval column) is retrieval's corpus fingerprint, SHA-256 "
             "over its passages' ids, titles and texts, which names its index and cached runs; the hash after a task data "
             "file's name (data column) is the SHA-256 of the file's bytes (first 12 hex digits; a folder's: its tree "
             "fingerprint), which enters the run key. The same corpus file has both, and they differ."]

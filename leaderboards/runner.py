@@ -11,7 +11,12 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
   ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
   counts add the journal's counts of the replayed chunks, its ``wall_s`` and ``model_s`` their seconds (:func:`run_cell`);
   ``loadavg_start`` / ``loadavg_end``: the machine's 1/5/15-minute load averages around this attempt;
-* ``provenance.json``: model fingerprint/config reported by the model instance (and ``model_hub_commit``, the hub
+* ``provenance.json``: ``loaded_weights_fingerprint`` (the model instance's ``fingerprint``: the weights as loaded,
+  a converted folder's files for an alias; results' ``config.tokrag_model_fingerprint``; folders written before
+  s53 name it ``model_fingerprint``, which :mod:`leaderboards.report` still reads; ``config.json``'s
+  ``model_fingerprint`` is another hash, the run key's :func:`leaderboards.keys.weights_fingerprint` of what
+  ``pretrained`` names, and keeps its name: renaming it would change every run key), the resolved config
+  reported by the model instance (and ``model_hub_commit``, the hub
   commit a hub id resolved to; null for an alias or a local folder), retrieval fingerprint
   (hash of every question's ranked passage ids), library versions, git commit, ``machine`` (torch's thread counts
   at model load, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS``, CPU capability and model, CUDA device:
@@ -2103,7 +2108,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     retr = retrieval_fingerprint([s for v in samples_all.values() for s in v])
     prov = {
         "config_hash": key,
-        "model_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
+        # not "model_fingerprint": config.json's (the run key's hash of what pretrained names) is another value
+        "loaded_weights_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
         "model_resolved_config": getattr(lm, "resolved_config", None),
         "model_hub_commit": getattr(getattr(lm, "backbone", None), "hub_commit", None),  # a hub id's resolved commit
         "retrieval": retr,
