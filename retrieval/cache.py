@@ -170,12 +170,11 @@ def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str, *, ski
 
 
 def _head(path: Path) -> bytes:
-    """The first non-blank bytes of a file (``.gz`` decompressed, a UTF-8 byte order mark skipped)."""
-    import gzip
+    """The first non-blank bytes of a file (gzip decompressed: :func:`retrieval.io.open_data`; a UTF-8 byte order
+    mark skipped)."""
+    from .io import BOM, open_data
 
-    from .io import BOM, gzip_errors
-
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
+    with open_data(path) as f:
         return f.read(4096).removeprefix(BOM).lstrip()
 
 
@@ -204,7 +203,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     (then gold@k and MRR cannot be computed from it: ``tokrag retrieve eval`` prints them unavailable); the same
     holds for a passage's ``text`` (answer recall).
 
-    A ``.gz`` file is decompressed on the fly.
+    A gzip file is decompressed on the fly, also under a plain name (:func:`retrieval.io.open_data`).
 
     Raises:
         DataError: one JSON array instead of JSON Lines (DPR's retriever output: how to convert it said),

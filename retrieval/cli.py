@@ -788,13 +788,11 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     """
     import math
 
-    import gzip
-
-    from .io import BOM, gzip_errors
+    from .io import BOM, open_data
 
     ctxs: dict[str, list[dict]] = {}
     fractional = None  # (line, rank) of the first rank that is not a whole number
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
+    with open_data(path) as f:
         for lineno, raw in enumerate(f, start=1):
             if lineno == 1:
                 raw = raw.removeprefix(BOM)

@@ -2,7 +2,8 @@
 
 Formats read by :func:`load_corpus` (``fmt="auto"`` picks by extension, ``.jsonl``, ``.json`` or ``.tsv``,
 each optionally ``.gz``, and by the first record; a file with another extension, e.g. ``.ndjson`` or ``.txt``, is
-read as JSONL when its first line is a JSON object; a UTF-8 byte order mark at the start of a file is skipped):
+read as JSONL when its first line is a JSON object; a UTF-8 byte order mark at the start of a file is skipped;
+a gzip file is decompressed whatever its name, :func:`retrieval.io.open_data`):
 
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
   them; a folder's hidden files, ``.x.jsonl``, are skipped with a WARNING). When ``contents`` has several
@@ -27,9 +28,7 @@ Named corpora (:func:`named_corpus`), built from a data folder laid out like ``.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import gzip
 import hashlib
 import io
 import itertools
@@ -43,7 +42,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, gzip_errors, invalid_unicode, json_error, json_id, one_passage_id, read_jsonl
+from .io import BOM, invalid_unicode, json_error, json_id, one_passage_id, open_data, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -206,13 +205,6 @@ class Corpus:
 
 
 # ----------------------------------------------------------------------------------------------- readers
-@contextlib.contextmanager
-def _open_text(path: Path) -> Iterator[io.BufferedIOBase]:
-    """The file's bytes (``.gz`` decompressed); a truncated or corrupt ``.gz`` is a DataError naming the file."""
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as raw, gzip_errors(path):
-        yield raw
-
-
 def record_field(obj: dict, names: tuple[str, ...], where: str, required: bool = True) -> str:
     """The first of ``names`` that ``obj`` holds (not null) as a string: a number becomes its text (``12`` ->
     ``"12"``); none -> ``""`` when not ``required``. The field reader of corpus, topics and ctxs JSONL records.
@@ -326,7 +318,7 @@ def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
     quote that opens a field and is not closed on the same line would make the following rows part of that text,
     and is an error naming the line where it opened (worded for a line break inside a field that does close).
     """
-    with _open_text(path) as raw:
+    with open_data(path) as raw:
         try:
             data = raw.read().removeprefix(BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -384,7 +376,7 @@ def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
 def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
     """``(file: entry 'key', passage)`` for each article of a Wikipedia summaries file."""
     try:
-        with _open_text(path) as f:
+        with open_data(path) as f:
             data = json.loads(f.read().removeprefix(BOM).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8") from None
@@ -407,7 +399,7 @@ def _starts_with_json_object(path: Path) -> bool:
     """Whether the first non-blank line of ``path`` (``.gz`` decompressed, a byte order mark skipped) is a JSON
     object: a JSONL corpus under another extension (``.ndjson``, ``.txt``). Reads that one line only."""
     try:
-        with _open_text(path) as f:
+        with open_data(path) as f:
             for i, raw in enumerate(f):
                 line = (raw.removeprefix(BOM) if i == 0 else raw).strip()
                 if line:
@@ -448,7 +440,7 @@ def _sniff(path: Path, head_only: bool = False) -> str | None:
         return "dpr-tsv"
     if name.endswith(".json") and head_only:
         try:
-            with _open_text(path) as f:
+            with open_data(path) as f:
                 head = f.read(4096).removeprefix(BOM).lstrip()
         except (DataError, OSError):
             return None  # the reader reports it, with its line
@@ -458,7 +450,7 @@ def _sniff(path: Path, head_only: bool = False) -> str | None:
         if first is None or _keyed_records(first):  # a whole-file JSON object, or unreadable as a line
             return None
     elif name.endswith(".json"):
-        with _open_text(path) as f:
+        with open_data(path) as f:
             raw = f.read().removeprefix(BOM)
         try:
             whole = json.loads(raw.decode("utf-8"))
@@ -559,7 +551,7 @@ def _first_object(path: Path, limit: int = 1 << 20) -> dict | None:
     JSON file, bad bytes, an empty file, a first line over ``limit`` bytes: a one-line Wikipedia summaries file is
     not read whole here). Reads that one line only."""
     try:
-        with _open_text(path) as f:
+        with open_data(path) as f:
             first = True
             while raw := f.readline(limit):
                 if len(raw) == limit and not raw.endswith(b"\n"):
@@ -863,7 +855,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
         out[qid] = text
 
     if tsv_topics_file(p):
-        with _open_text(p) as f:
+        with open_data(p) as f:
             for lineno, raw in enumerate(f, start=1):
                 if lineno == 1:
                     raw = raw.removeprefix(BOM)

@@ -18,7 +18,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from filelock import FileLock
 
@@ -463,6 +463,34 @@ def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
         ) from None
 
 
+GZIP_MAGIC = b"\x1f\x8b"  # the first two bytes of every gzip file; never the start of UTF-8 text (0x8b is no lead byte)
+
+
+@contextlib.contextmanager
+def open_data(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """The bytes of a data file a user gives (questions, corpus, topics, a run, a local copy of a data set),
+    decompressed when the file is gzip: told by its content (:data:`GZIP_MAGIC`), not only by a ``.gz`` name, as
+    ``datasets`` tells it. A gzipped file named ``.jsonl`` (``gzip -k`` then a rename, a download saved under the plain
+    name) was read as text: "invalid UTF-8 at byte 1 of the line; re-encode the file as UTF-8", or a bare
+    UnicodeDecodeError traceback. A ``.gz`` name whose bytes are not gzip is still read as gzip, so that a damaged
+    download is named as such. The one opener of tokrag's readers of user data files.
+
+    Raises:
+        DataError: a truncated or corrupt gzip file, named (:func:`gzip_errors`), also when raised by the caller's
+            reading inside the ``with`` block.
+        OSError: the file cannot be opened.
+    """
+    import gzip
+
+    path = Path(path)
+    with open(path, "rb") as raw, gzip_errors(path):
+        if raw.peek(2)[:2] == GZIP_MAGIC or path.suffix == ".gz":
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield unzipped
+        else:
+            yield raw
+
+
 _WS = re.compile(r"\s")
 
 
@@ -538,17 +566,16 @@ def one_passage_id(obj: Mapping[str, Any], names: Sequence[str], where: str) -> 
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines); a ``.gz``
-    file is decompressed on the fly and a UTF-8 byte order mark at the start of the file is skipped.
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL file (1-based lines); a gzip file (``.gz``,
+    or gzip under another name: :func:`open_data`) is decompressed on the fly and a UTF-8 byte order mark at the start
+    of the file is skipped.
 
     Raises:
         DataError: naming the file and line for invalid UTF-8, invalid JSON or a non-object line; naming
             the file for a truncated or corrupt ``.gz``.
     """
-    import gzip
-
     path = Path(path)
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f, gzip_errors(path):
+    with open_data(path) as f:
         for lineno, raw in enumerate(f, start=1):
             if lineno == 1:
                 raw = raw.removeprefix(BOM)

@@ -41,7 +41,6 @@ dev``, task metadata ``split: dev``) and ``fewshot`` (the task's ``fewshot_split
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import logging
@@ -320,12 +319,16 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
     from retrieval.corpus import nq_gold_docids_with_twins
 
     from retrieval.corpus import EMPTY_ORACLE
-    from retrieval.io import gzip_errors
+    from retrieval.io import open_data
 
     rows: list[dict] = []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f, gzip_errors(path):  # a truncated .gz was an EOFError traceback
-        for lineno, line in enumerate(f, start=1):
+    with open_data(path) as f:  # a truncated .gz was an EOFError traceback; a gzipped .jsonl a UnicodeDecodeError one
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: invalid UTF-8 at byte {exc.start} of the line; re-encode the file "
+                                "as UTF-8") from None
             if not line.strip():
                 continue
             try:
@@ -392,8 +395,12 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     rows: list[dict] = []
     if root is not None:
         path = _webq_path(root, split)
+        from retrieval.io import open_data
+
+        with open_data(path) as f:  # a gzip file decompressed, whatever its name
+            raw = f.read()
         try:
-            items = json.loads(path.read_text(encoding="utf-8"))
+            items = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DataError(f"{path}: not a JSON array of {{qId, qText, answers}} ({exc})") from None
         for i, obj in enumerate(items):

@@ -382,27 +382,28 @@ def _read_table(f: Path) -> list[dict]:
     import pyarrow as pa
     from datasets.packaged_modules.csv.csv import CsvConfig
 
-    from retrieval.io import gzip_errors
+    from retrieval.io import open_data
 
     tsv = f.name.removesuffix(".gz").endswith(".tsv")
-    with gzip_errors(f):  # pandas decompresses a .gz itself: a truncated one was a bare EOFError / zlib.error
+    with open_data(f) as fh:  # a gzip file decompressed, whatever its name; a truncated one is one DataError line
         try:
             kwargs = {k: v for k, v in CsvConfig(sep="\t" if tsv else ",").pd_read_csv_kwargs.items() if k != "chunksize"}
-            df = pd.read_csv(f, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
+            df = pd.read_csv(fh, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
         except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
             raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
     return pa.Table.from_pandas(df, preserve_index=False).to_pylist()
 
 
 def _read_local(files: list[Path]) -> list[dict]:
-    """The rows of a local copy's files, each read as ``datasets`` reads it; a ``.gz`` file is decompressed (``.json.gz``
-    too: it was read undecompressed, so a sound one was refused as "not valid JSON"), and a truncated or corrupt one is
-    one :class:`DataError` line naming it (:func:`retrieval.io.gzip_errors`), as a Parquet file that cannot be read is
+    """The rows of a local copy's files, each read as ``datasets`` reads it; a gzip file is decompressed (``.json.gz``
+    too: it was read undecompressed, so a sound one was refused as "not valid JSON"; also under a plain name, told by its
+    content, as ``datasets`` tells it: :func:`retrieval.io.open_data`), and a truncated or corrupt one is one
+    :class:`DataError` line naming it (:func:`retrieval.io.gzip_errors`), as a Parquet file that cannot be read is
     (``datasets`` does not decompress a ``.parquet.gz`` either).
 
     Raises:
         DataError: a file that cannot be read as its format (the file named)."""
-    from retrieval.io import gzip_errors, read_jsonl
+    from retrieval.io import open_data, read_jsonl
 
     rows: list[dict] = []
     for f in files:
@@ -420,10 +421,8 @@ def _read_local(files: list[Path]) -> list[dict]:
         elif name.endswith((".tsv", ".csv")):
             rows.extend(_read_table(f))
         elif name.endswith(".json") and not _is_jsonl(f):
-            import gzip
-
             try:
-                with (gzip.open(f, "rb") if name != f.name else open(f, "rb")) as fh, gzip_errors(f):
+                with open_data(f) as fh:
                     text = fh.read()
                 data = json.loads(text.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -437,12 +436,11 @@ def _read_local(files: list[Path]) -> list[dict]:
 
 
 def _is_jsonl(path: Path) -> bool:
-    """Whether a ``.json`` (``.json.gz``: decompressed) file's first byte starts an object: JSON Lines."""
-    import gzip
+    """Whether a ``.json`` (gzip: decompressed, :func:`retrieval.io.open_data`) file's first byte starts an object:
+    JSON Lines."""
+    from retrieval.io import open_data
 
-    from retrieval.io import gzip_errors
-
-    with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as fh, gzip_errors(path):
+    with open_data(path) as fh:
         head = fh.read(1).strip()
     return head == b"{"
 
