@@ -849,7 +849,10 @@ class MultiContextDecoder:
         cfg = model.config
         self.config = cfg
         self.n_layers = int(cfg.num_hidden_layers)
-        self.embed = model.get_input_embeddings().weight  # (V, d)
+        # (V, d), read as data: detached (the same storage), so that the Tok-RAG scores taken from it outside
+        # inference mode (TokRAGScorer.decide/scores_at called directly) build no autograd graph and turn into
+        # floats without torch's requires_grad warning
+        self.embed = model.get_input_embeddings().weight.detach()
         self.lm_head = model.get_output_embeddings()
         base = getattr(model, "model", None)
         self.base = base if base is not None else model.get_decoder()
