@@ -563,6 +563,9 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
         raise ConfigError(f"--output-ctxs {ctxs_out}: is the same file as --output (the ctxs would overwrite the run); give two different paths")
     if _same_file(ctxs_out, meta):
         raise ConfigError(f"--output-ctxs {ctxs_out}: is the file the run's metadata goes to (--output with suffix .meta.json); give another path")
+    if _same_file(out, meta):  # a link: the outputs are written through links (retrieval.io.write_target)
+        raise ConfigError(f"--output {out}: {meta}, where the run's metadata goes, is a link to the --output file (the "
+                          "metadata would overwrite the run); remove the link or give another --output")
     if meta.is_dir():
         raise ConfigError(f"--output {out}: {meta}, where the run's metadata goes, is a folder; remove it or give another --output")
     inputs = [(opt, Path(v).expanduser()) for opt, v in (("--topics", getattr(a, "topics", None)), ("--corpus", getattr(a, "corpus", None)))
@@ -598,8 +601,10 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     them (:func:`retrieval.io.write_beside`), so a run stopped or failing while it writes (Ctrl-C, a kill, a full
     disk) leaves the earlier output complete; then an earlier ``.meta.json`` and ctxs JSONL are removed and the three
     renamed in, the metadata last, so a stop between those renames leaves the files of one run only, never the new
-    TREC file beside the earlier ctxs or a ``.meta.json`` that describes other files (s50 b2 N3)."""
-    from .io import sha256_bytes, write_beside
+    TREC file beside the earlier ctxs or a ``.meta.json`` that describes other files (s50 b2 N3). An output path that
+    is a symbolic link is written through, the link kept (:func:`retrieval.io.write_target`); the records name the
+    paths as given."""
+    from .io import sha256_bytes, write_beside, write_target
 
     meta["output"] = {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
                       "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)}}
@@ -607,9 +612,9 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     staged: list[tuple[Path, Path]] = []
     try:
         for path, data in ((out, run_bytes), (ctxs_out, ctxs_bytes), (_meta_beside(out), meta_bytes)):
-            staged.append((write_beside(path, data), path))
+            staged.append((write_beside(path, data), write_target(path)))
         for old in (_meta_beside(out), ctxs_out):
-            old.unlink(missing_ok=True)
+            write_target(old).unlink(missing_ok=True)  # a link's target: the link stays, valid again once renamed in
         while staged:
             tmp, path = staged[0]
             os.replace(tmp, path)

@@ -1,7 +1,7 @@
 """Small I/O helpers shared by the run cache and the leaderboard runner.
 
 Atomic writes (write a temporary file in the same folder, fsync, ``os.replace``; the file gets the mode a
-plain ``open(path, "w")`` gives, or keeps the replaced file's), cross-process
+plain ``open(path, "w")`` gives, or keeps the replaced file's; a symbolic link is written through), cross-process
 locks (``filelock``), content hashing, a JSONL reader whose errors name the file and line, and the bounded
 in-process cache of open index searchers (:class:`SearcherCache`) that BM25, dense and prebuilt retrieval share.
 """
@@ -213,30 +213,44 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     The bytes go to a temporary file ``.<name>.<8 hex digits>.tmp`` in the same folder, are fsynced
     (:func:`write_beside`), then renamed over ``path``. The file gets the permission bits a plain ``open(path, "w")``
     gives: ``0o666`` less the process umask for a new file (``0o644`` under umask ``0o022``; ``tempfile.mkstemp``
-    gave ``0o600``), the existing file's bits when one is replaced. Missing parent folders are created.
+    gave ``0o600``), the existing file's bits when one is replaced. Missing parent folders are created. A ``path``
+    that is a symbolic link is written through: its target is replaced, beside it, and the link kept
+    (:func:`write_target`).
 
     Raises:
         OSError: the folder cannot be created or written (the temporary file is removed).
     """
-    tmp = write_beside(path, data)
+    target = write_target(path)
+    tmp = write_beside(target, data)
     try:
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
 
 
+def write_target(path: str | os.PathLike) -> Path:
+    """The file an atomic write of ``path`` renames its temporary file over: ``path`` itself, or, when ``path`` is a
+    symbolic link, the file it points to (every link followed; it need not exist yet), so that the write goes
+    through the link, as ``open(path, "w")``, a shell's ``>`` and most tools write, and the link stays. Renaming over
+    the link itself replaced it with a regular file and left its target's old content (``retrieve --output
+    link.trec``, ``check --write --baseline link.json``: s52 r1)."""
+    p = Path(path)
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
 def write_beside(path: str | os.PathLike, data: bytes) -> Path:
     """The first half of :func:`atomic_write_bytes`: ``data`` written and fsynced to a new temporary file
-    ``.<name>.<8 hex digits>.tmp`` beside ``path`` (with ``path``'s permission bits when that is a file), not yet
-    renamed over ``path``: ``os.replace(tmp, path)`` does that, so several files can be written before any is
-    replaced. Missing parent folders are created. -> the temporary file.
+    ``.<name>.<8 hex digits>.tmp`` beside ``write_target(path)`` (``path``, or the file a symbolic link ``path``
+    points to; with that file's permission bits when it is one), not yet renamed: ``os.replace(tmp,
+    write_target(path))`` does that, so several files can be written before any is replaced. Missing parent folders
+    are created. -> the temporary file.
 
     Raises:
         OSError: the folder cannot be created or written (the temporary file is removed).
     """
-    path = Path(path)
+    path = write_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         st = os.stat(path)
