@@ -266,6 +266,33 @@ def lucene_crc(path: str | os.PathLike, bar=None) -> tuple[int, int | None]:
     return crc, recorded
 
 
+CHECKSUMS_ELSEWHERE = "lucene-checksums"
+"""The folder under tokrag's cache folder (``$TOKRAG_CACHE_DIR``) that holds the checksum records of index folders that
+cannot be written (a read-only shared copy of a prebuilt index): :func:`checksum_record_elsewhere`."""
+
+
+def checksum_record_elsewhere(folder: Path) -> Path:
+    """Where :func:`lucene_checksum_damage` records the verified checksums of an index folder it cannot write into:
+    ``<cache>/lucene-checksums/<16 hex of the SHA-256 of the folder's absolute path>.json``. The record names the
+    folder, and each file's entry holds its stamp, so a file changed, replaced or copied anew is verified again."""
+    import hashlib
+
+    return _cache_dir() / CHECKSUMS_ELSEWHERE / (hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:16] + ".json")
+
+
+def _checksum_entries(path: Path, folder: Path | None = None) -> dict:
+    """The file entries of a checksum record (version 1; ``folder``: it must name that folder); {} when it is missing,
+    unreadable, torn or another's."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(old, dict) or old.get("version") != 1 or (folder is not None and old.get("folder") != str(folder)):
+        return {}
+    known = old.get("files")
+    return known if isinstance(known, dict) else {}
+
+
 def lucene_checksum_damage(index_dir: str | os.PathLike) -> str | None:
     """Why a Lucene file in ``index_dir`` is damaged, from the CRC-32 that Lucene records in each file's footer
     (:func:`lucene_crc`), read without Java; None when every file matches its recorded checksum.
@@ -278,17 +305,15 @@ def lucene_checksum_damage(index_dir: str | os.PathLike) -> str | None:
     stamp is unchanged and verifies again only a file whose stamp changed (rewritten, replaced, copied: a copy has
     new inodes; an edit whose mtime was put back changes the ctime). A mismatch is recorded too, so the damage is
     told again without a read. A verification that reads more than :data:`CHECKSUM_PROGRESS_BYTES` shows a
-    progress bar. A folder the process cannot write to is verified again at its next use (logged). The record is
-    hidden and no Lucene file: run keys, corpus and index fingerprints and :func:`index_identity` read nothing of it.
+    progress bar. A folder the process cannot write to (a read-only shared copy of a prebuilt index) gets its record
+    in tokrag's cache folder instead (:func:`checksum_record_elsewhere`, read only when the folder's own record does
+    not cover every file), so it too is verified once, not in every process (20-35 s for the 9 GB prebuilt index);
+    where neither can be written it is verified again at its next use (logged). The record is hidden and no Lucene
+    file: run keys, corpus and index fingerprints and :func:`index_identity` read nothing of it.
     """
     folder = Path(index_dir)
     record_path = folder / LUCENE_CHECKSUMS
-    try:
-        old = json.loads(record_path.read_text(encoding="utf-8"))
-        known = old.get("files") if isinstance(old, dict) and old.get("version") == 1 else None
-        known = known if isinstance(known, dict) else {}
-    except (OSError, UnicodeDecodeError, ValueError):
-        known = {}
+    known = _checksum_entries(record_path)
     try:
         names = sorted(p.name for p in folder.iterdir() if _lucene_file(p.name))
     except OSError as exc:
@@ -296,14 +321,26 @@ def lucene_checksum_damage(index_dir: str | os.PathLike) -> str | None:
     files: dict[str, dict] = {}  # the record: every file's entry whose stamp it holds
     checked: dict[str, dict] = {}  # the files of this folder now: their entry, recorded or read now
     todo: list[tuple[str, list[int]]] = []
+    elsewhere: dict | None = None  # the record in the cache folder, read when the folder's own does not cover a file
+
+    def recorded(entry, stamp) -> bool:
+        return (isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("ok"), bool)
+                and isinstance(entry.get("crc"), str))
+
     for name in names:
         try:
             stamp = file_stamp(folder / name)
         except OSError as exc:
             return f"{folder / name} cannot be read ({exc.strerror or exc})"
         entry = known.get(name)
-        if (isinstance(entry, dict) and entry.get("stamp") == stamp and isinstance(entry.get("ok"), bool)
-                and isinstance(entry.get("crc"), str)):
+        if not recorded(entry, stamp):
+            if elsewhere is None:
+                try:
+                    elsewhere = _checksum_entries(checksum_record_elsewhere(folder.resolve()), folder.resolve())
+                except OSError:  # no cache folder can be made: nothing recorded there
+                    elsewhere = {}
+            entry = elsewhere.get(name)
+        if recorded(entry, stamp):
             files[name] = checked[name] = entry
         else:
             todo.append((name, stamp))
@@ -319,26 +356,34 @@ def lucene_checksum_damage(index_dir: str | os.PathLike) -> str | None:
         try:
             for name, stamp in todo:
                 try:
-                    computed, recorded = lucene_crc(folder / name, bar)
+                    computed, recorded_crc = lucene_crc(folder / name, bar)
                     after = file_stamp(folder / name)
                 except OSError as exc:
                     return f"{folder / name} cannot be read ({exc.strerror or exc})"
-                entry = {"stamp": stamp, "ok": computed == recorded,
-                         "crc": f"{computed:08x}", "recorded": None if recorded is None else f"{recorded:08x}"}
+                entry = {"stamp": stamp, "ok": computed == recorded_crc,
+                         "crc": f"{computed:08x}", "recorded": None if recorded_crc is None else f"{recorded_crc:08x}"}
                 checked[name] = entry
                 if after == stamp:  # not changed while being read: the result holds for this stamp (else not recorded)
                     files[name] = entry
         finally:
             if bar is not None:
                 bar.close()
+        what = ("CRC-32 of each Lucene file checked against its codec footer (retrieval.bm25.lucene_checksum_damage); "
+                "stamp: size, mtime_ns, ctime_ns, inode")
         try:
-            atomic_write_json(record_path, {
-                "version": 1, "files": files,
-                "what": "CRC-32 of each Lucene file checked against its codec footer (retrieval.bm25."
-                        "lucene_checksum_damage); stamp: size, mtime_ns, ctime_ns, inode"})
+            atomic_write_json(record_path, {"version": 1, "files": files, "what": what})
         except OSError as exc:
-            logger.warning("cannot record the verified Lucene checksums in %s (%s): they are verified again at the "
-                           "next use", record_path, exc.strerror or exc)
+            side = None
+            try:  # a read-only folder: the record goes to the cache folder, keyed by the folder's absolute path
+                side = checksum_record_elsewhere(folder.resolve())
+                atomic_write_json(side, {"version": 1, "folder": str(folder.resolve()), "files": files, "what": what})
+                logger.info("cannot write the Lucene checksum record into %s (%s): recorded in %s instead", folder,
+                            exc.strerror or exc, side)
+            except OSError as exc2:
+                logger.warning("cannot record the verified Lucene checksums in %s (%s) nor in %s (%s): they are "
+                               "verified again at the next use", record_path, exc.strerror or exc,
+                               side if side is not None else f"the cache folder's {CHECKSUMS_ELSEWHERE}",
+                               exc2.strerror or exc2)
     for name, entry in sorted(checked.items()):
         if not entry["ok"]:
             if entry.get("recorded") is None:

@@ -82,9 +82,10 @@ def test_a_folder_that_cannot_be_written_is_verified_at_each_use_never_refused(f
         assert bm25.lucene_checksum_damage(folder) is None
     assert sorted(read) == ["_0.si", "_0.si", "segments_1", "segments_1"]  # each use reads again
     assert not (folder / LUCENE_CHECKSUMS).exists()
+    side = bm25.checksum_record_elsewhere(folder.resolve())  # the cache folder's record (s53 f4): here not writable either
     assert [r.getMessage() for r in caplog.records] == [
-        f"cannot record the verified Lucene checksums in {folder / LUCENE_CHECKSUMS} (Read-only file system): they "
-        "are verified again at the next use"] * 2
+        f"cannot record the verified Lucene checksums in {folder / LUCENE_CHECKSUMS} (Read-only file system) nor in "
+        f"{side} (Read-only file system): they are verified again at the next use"] * 2
     data = bytearray((folder / "_0.si").read_bytes())
     data[10] ^= 0x01
     (folder / "_0.si").write_bytes(bytes(data))
