@@ -411,6 +411,7 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                         cost["model_s"] = round(model, 1)
                         cost["model_s_per_question"] = round(model / n_all, 3) if n_all else None
                     cost["peak_rss_mib"] = round(float(max(c.get("peak_rss_mib", 0.0) for c in costs)), 0)
+                    cost.update(_load_fields([(c[2]["cost"], c[2].get("provenance") or {}) for c in done]))
                 row["cost"] = cost
     _degenerate_cis(rows, per_seed, conf)
     byrow = {(r["model"], r["method"], r["task"]): r for r in rows}
@@ -919,6 +920,56 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
     return lines
 
 
+def _cell_load(cost: dict, prov: dict) -> tuple[float, int] | None:
+    """``(load, cpus)`` of one finished cell: the higher 1-minute load average of cost.json's ``loadavg_start`` /
+    ``loadavg_end`` and the CPUs it compares to, cost.json's ``cpu_count`` (recorded since s53), else, for an older
+    folder, provenance.json's ``machine.torch_num_threads`` where no ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` set it
+    (torch's default: the machine's cores). None without a recorded load or CPU count: nothing is claimed."""
+    loads = [x[0] for x in (cost.get("loadavg_start"), cost.get("loadavg_end"))
+             if isinstance(x, list) and x and isinstance(x[0], (int, float)) and not isinstance(x[0], bool)]
+    cpus = cost.get("cpu_count")
+    if not (isinstance(cpus, int) and not isinstance(cpus, bool) and cpus > 0):
+        machine = prov.get("machine") or {}
+        env = machine.get("env") or {}
+        threads = machine.get("torch_num_threads")
+        cpus = threads if (isinstance(threads, int) and not isinstance(threads, bool) and threads > 0
+                           and not env.get("OMP_NUM_THREADS") and not env.get("MKL_NUM_THREADS")) else None
+    return (float(max(loads)), cpus) if loads and cpus else None
+
+
+def _load_fields(cells: list[tuple[dict, dict]]) -> dict[str, Any]:
+    """A row's load fields (its cells' ``(cost, provenance)``, :func:`_cell_load`): ``loadavg_max`` (the highest 1-minute
+    load average recorded at a cell's start or end), ``cpu_count`` (the fewest CPUs of its cells) and ``cells_overloaded``
+    (how many of its cells ran at a load above their CPU count: their seconds also measure other work); nothing when
+    no cell recorded both."""
+    seen = [x for x in (_cell_load(c, p) for c, p in cells) if x is not None]
+    if not seen:
+        return {}
+    return {"loadavg_max": max(x[0] for x in seen), "cpu_count": min(x[1] for x in seen),
+            "cells_overloaded": sum(load > cpus for load, cpus in seen)}
+
+
+LOAD_FIELDS = ("loadavg_max", "cpu_count", "cells_overloaded")
+"""A cost row's load fields (:func:`_load_fields`): in the JSON's ``cost`` and as CSV columns, not in the tables."""
+
+
+def load_note(data: dict) -> list[str]:
+    """The Cost table's note when some cell's timings were taken at a load average above its CPU count (none otherwise)."""
+    rows = [r for r in data["rows"] if (r.get("cost") or {}).get("cells_overloaded")]
+    if not rows:
+        return []
+    n = sum(r["cost"]["cells_overloaded"] for r in rows)
+    loads = sorted({r["cost"]["loadavg_max"] for r in rows})
+    cpus = sorted({r["cost"]["cpu_count"] for r in rows})
+    at = f"{loads[0]:g}" if len(loads) == 1 else f"{loads[0]:g} to {loads[-1]:g}"
+    on = f"{cpus[0]} CPUs" if len(cpus) == 1 else f"{cpus[0]} to {cpus[-1]} CPUs"
+    names = ", ".join(f"{method_label(data, r['method'])}/{r['task']}" + (f" ({r['model']})" if data["multi_model"] else "")
+                      for r in rows)
+    return [f"timings of {n} cell{'s' if n != 1 else ''} taken at load {at} on {on} (the highest 1-minute load average "
+            f"at a cell's start or end, cost.json loadavg_start / loadavg_end, above the CPUs it ran on): their seconds "
+            f"also measure the machine's other work; compare forward passes / tokens, not seconds ({names})"]
+
+
 def _mean_count(values: list[int]) -> int | float:
     """The mean of per-seed counts: an int when it is one (always for one seed), else rounded to 2 decimals."""
     mean = sum(values) / len(values)
@@ -1322,7 +1373,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     note = ("To estimate a grid's CPU time before running it: tokrag leaderboard run SPEC --estimate reads the finished run "
             "folders in --runs-dir (their wall seconds per question, any spec), not this report")
     basis = data.get("time_basis") if data["timings"] else None
-    notes = ([MODEL_TIME_NOTE] if basis == "model" else [WALL_TIME_NOTE] if basis == "wall" else []) + [note] + marked
+    notes = ([MODEL_TIME_NOTE] if basis == "model" else [WALL_TIME_NOTE] if basis == "wall" else []) + load_note(data)
+    notes += [note] + marked
     out.append(("cost", title, mcol + ["method", "task"] + [COST_LABELS[k] for k in ck], body, notes))
     return out
 
@@ -1480,6 +1532,8 @@ def render_csv(data: dict) -> str:
     head += ["noise_flips", "noise_clean_correct"] + data["trace_columns"] + ck
     head += ["passage_marker_rate"] if pv.marker_shown(data) else []
     head += ["compute"] if pv.mixed(data) else []
+    loads = [k for k in LOAD_FIELDS if any(k in (r.get("cost") or {}) for r in data["rows"])]  # cells with a load
+    head += loads
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(head)
@@ -1509,6 +1563,7 @@ def render_csv(data: dict) -> str:
         line += ["" if (r.get("cost") or {}).get(k) is None else r["cost"][k] for k in ck]
         line += [_fmt(r["passage_marker"]["rate"], 6) if r.get("passage_marker") else ""] if pv.marker_shown(data) else []
         line += [pv.row_settings(data, r)] if pv.mixed(data) else []
+        line += ["" if (r.get("cost") or {}).get(k) is None else r["cost"][k] for k in loads]
         w.writerow(line)
     return buf.getvalue()
 

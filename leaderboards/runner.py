@@ -10,7 +10,8 @@ Layout of ``<runs_dir>/<config-hash>/`` (one folder per cell; the hash is :mod:`
   peak resident memory (MiB, sampled every 20 ms during the cell), the process' max RSS and
   ``resumed_requests`` (requests replayed from the journal, 0 for a cell run in one go); a resumed cell's
   counts add the journal's counts of the replayed chunks, its ``wall_s`` and ``model_s`` their seconds (:func:`run_cell`);
-  ``loadavg_start`` / ``loadavg_end``: the machine's 1/5/15-minute load averages around this attempt;
+  ``loadavg_start`` / ``loadavg_end``: the machine's 1/5/15-minute load averages around this attempt, and
+  ``cpu_count``, the CPUs the process could run on (:func:`_cpu_count`), which they compare to;
 * ``provenance.json``: ``loaded_weights_fingerprint`` (the model instance's ``fingerprint``: the weights as loaded,
   a converted folder's files for an alias; results' ``config.tokrag_model_fingerprint``; folders written before
   s53 name it ``model_fingerprint``, which :mod:`leaderboards.report` still reads; ``config.json``'s
@@ -1965,6 +1966,15 @@ class InputsChangedError(TokragError):
     """A cell's inputs changed while it ran (:func:`run_cell`'s ``recheck``): its folder was left without ``DONE``."""
 
 
+def _cpu_count() -> int | None:
+    """The CPUs this process may run on (``os.sched_getaffinity``, else ``os.cpu_count()``): what cost.json's load
+    averages compare to (a load above it means runnable work waited for a CPU); None where neither says."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
 def _loadavg() -> list[float] | None:
     """``os.getloadavg()`` (the 1, 5 and 15 minute load averages, rounded to 2 places), None where the OS has none."""
     try:
@@ -1987,7 +1997,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
     cell of a task in a process; ``model_s <= wall_s``),
     ``resumed_requests`` (replayed requests, 0 for a cell run in one go), ``n_samples``, ``peak_rss_mib`` and
     ``process_max_rss_mib`` (MiB, this attempt), ``stats_available``, ``loadavg_start`` / ``loadavg_end``
-    (:func:`os.getloadavg` right before and after this attempt's evaluation, None where the OS has none).
+    (:func:`os.getloadavg` right before and after this attempt's evaluation, None where the OS has none) and
+    ``cpu_count`` (:func:`_cpu_count`).
 
     The returned dict also has ``live_forward_passes`` (this attempt's own, not written to ``cost.json``).
 
@@ -2103,6 +2114,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         # the machine's load (1, 5, 15 min) around this attempt's evaluation: timings taken under load
         "loadavg_start": load_start,
         "loadavg_end": load_end,
+        "cpu_count": _cpu_count(),  # what the load averages compare to (the report's Cost note)
     }
     atomic_write_json(cell_dir / "cost.json", cost)
     retr = retrieval_fingerprint([s for v in samples_all.values() for s in v])

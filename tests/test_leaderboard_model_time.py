@@ -94,7 +94,9 @@ def test_report_uses_model_seconds_per_question_only_when_every_row_has_them(fas
     assert head[-4:] == ["wall time (s)", "model time (s)", "model s / question", "peak RSS (MiB)"]
     assert "s / question" not in head
     assert under[0].startswith("model s / question: time inside the model's requests, task build and retrieval excluded")
-    assert csv_head[-4:] == ["wall_s", "model_s", "model_s_per_question", "peak_rss_mib"]
+    # then the load fields (s53 f1: the runner records the load averages and cpu_count)
+    assert csv_head[-7:] == ["wall_s", "model_s", "model_s_per_question", "peak_rss_mib",
+                             "loadavg_max", "cpu_count", "cells_overloaded"]
 
     # one run folder from before model_s: the whole table falls back to wall seconds, labelled as before
     key = dict((c.cell_id, k) for c, k, _ in cell_keys(spec))["none/toy_qa/seed1"]
@@ -112,7 +114,7 @@ def test_report_uses_model_seconds_per_question_only_when_every_row_has_them(fas
     assert head[-3:] == ["wall time (s)", "s / question", "peak RSS (MiB)"]
     assert not any("model" in h for h in head)
     assert under[0].startswith("s / question: wall seconds per question, task build and retrieval included")
-    assert csv_head[-3:] == ["wall_s", "s_per_question", "peak_rss_mib"]
+    assert csv_head[-6:] == ["wall_s", "s_per_question", "peak_rss_mib", "loadavg_max", "cpu_count", "cells_overloaded"]
     rows = {r["method"]: r["cost"] for r in data["rows"]}
     assert rows["none"]["s_per_question"] == round(cost["wall_s"] / 12, 3)
     assert "model_s" not in rows["none"] and "model_s" in rows["standard"]
