@@ -819,9 +819,56 @@ def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[s
         status[key] = "off" if not on else "rolling" if rolling else "applied"
     counts = [len(s["doc"]["ctxs"]) for s in samples if isinstance(s.get("doc"), dict) and isinstance(s["doc"].get("ctxs"), list)]
     original = ((res.get("n-samples") or {}).get(task) or {}).get("original")
+    meta = (((res.get("configs") or {}).get(task) or {}).get("metadata")) or {}
     return {"method": cell.method.name, "prompt": status, "n": len(samples),
             "original": original if isinstance(original, int) else None,
-            "passages": (min(counts), max(counts)) if counts else None}
+            "passages": (min(counts), max(counts)) if counts else None,
+            "retrieval": retrieval_text(meta, data.get("provenance") or {})}
+
+
+_K_RE = re.compile(r" k=(\d+)$")
+
+
+def retrieval_text(meta: dict, prov: dict) -> str | None:
+    """What retrieved a cell's passages, from its results (``configs.<task>.metadata``: ``tokrag_data.retrieval``, the
+    retriever and its resolved parameters, a dense encoder's name and weights hash; ``hits``) or, for a folder whose
+    results lack that record, provenance.json's ``retrieval.retriever`` (the cached run's ``bm25(b=0.4,k1=0.9) k=5``).
+    ``bm25 k1=0.9 b=0.4, k=5``; ``dense encoder all-MiniLM-L6-v2 (weights sha256 852d031e81868b3f), ..., k=5``;
+    a hybrid names both. None when the cell records neither (a task without retrieval, a gold-only task)."""
+    rec = (meta.get("tokrag_data") or {}).get("retrieval") if isinstance(meta.get("tokrag_data"), dict) else None
+    shown = str((prov.get("retrieval") or {}).get("retriever") or "") if isinstance(prov.get("retrieval"), dict) else ""
+    k = meta.get("hits")
+    if k is None and _K_RE.search(shown):
+        k = int(_K_RE.search(shown).group(1))
+    if not isinstance(rec, dict) or not rec.get("retriever"):
+        return shown or None
+    params = dict(rec.get("params") or {})
+    enc = rec.get("encoder") if isinstance(rec.get("encoder"), dict) else {}
+    bm25 = [f"{x}={params[x]}" for x in ("k1", "b") if params.get(x) is not None]  # BM25's, in the usual order
+    rest = [f"{x}={v}" for x, v in sorted(params.items())
+            if x not in ("k1", "b", "encoder", "query_encoder") and v is not None]
+    text = str(rec["retriever"]) + (" " + " ".join(bm25) if bm25 else "")
+    if enc.get("encoder") or params.get("encoder"):
+        name = enc.get("encoder") or params.get("encoder")
+        text += f", encoder {name}" + (f" (weights sha256 {enc['encoder_sha256']})" if enc.get("encoder_sha256") else "")
+        query = enc.get("query_encoder") or params.get("query_encoder")
+        if query and (query != name or enc.get("query_encoder_sha256") != enc.get("encoder_sha256")):
+            text += f", query encoder {query}" + (f" (weights sha256 {enc['query_encoder_sha256']})"
+                                                  if enc.get("query_encoder_sha256") else "")
+    text += "".join(f", {p}" for p in rest)
+    return text + (f", k={k}" if k is not None else "")
+
+
+def _retrieval_lines(tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
+    """``retrieval.<task> (as run, from the results): ...`` per task whose cells record their retrieval
+    (:func:`retrieval_text`); ``DIFFERS between methods`` where they disagree; nothing for a task without a record."""
+    lines = []
+    for t in tasks:
+        seen = sorted({r["retrieval"] for r in runs[t] if r.get("retrieval")})
+        if seen:
+            lines.append(f"retrieval.{t} (as run, from the results): "
+                         + (seen[0] if len(seen) == 1 else "DIFFERS between methods: " + " | ".join(seen)))
+    return lines
 
 
 def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[dict]]) -> list[str]:
@@ -917,7 +964,7 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
             at = max(i for i, x in enumerate(lines) if x.startswith("model_args."))  # under the model's arguments
             lines.insert(at + 1, f"passages per question as attached (from the samples), fewer than k {k}: "
                          + "; ".join(f"{d} on {', '.join(ts)}" for d, ts in fewer.items()))
-    return lines
+    return lines + _retrieval_lines(tasks, runs)
 
 
 def _cell_load(cost: dict, prov: dict) -> tuple[float, int] | None:
