@@ -823,7 +823,57 @@ def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[s
     return {"method": cell.method.name, "prompt": status, "n": len(samples),
             "original": original if isinstance(original, int) else None,
             "passages": (min(counts), max(counts)) if counts else None,
-            "retrieval": retrieval_text(meta, data.get("provenance") or {})}
+            "retrieval": retrieval_text(meta, data.get("provenance") or {}),
+            "questions": questions_text(meta, len(samples), original if isinstance(original, int) else None)}
+
+
+def questions_text(meta: dict, n: int, original: int | None) -> str | None:
+    """Which questions a QA cell scored, from its results: the questions file (bring-your-own; the path the run read) or
+    the data set, the evaluated split's size and, for a file, how many of its questions the 1-in-10 rule held out
+    (``tokrag_data.questions``, :func:`tasks.rag.split_record`; "not recorded" for a run from before s53), and which
+    of them were scored (``n`` of lm-eval's ``original``: its limit takes the first n). ``<file>, 21 of 24 in split
+    test (3 held out by hash: 2 dev, 1 few-shot), first 8 of 21 scored``. None for a task that is not a QA task (its
+    metadata names neither ``questions`` nor ``dataset``)."""
+    td = meta.get("tokrag_data") if isinstance(meta.get("tokrag_data"), dict) else {}
+    rec = td.get("questions") if isinstance(td.get("questions"), dict) else None
+    path = ((td.get("files") or {}).get("questions") or {}).get("path") if isinstance(td.get("files"), dict) else None
+    if meta.get("questions") not in (None, ""):
+        source = f"questions {path or meta['questions']}"
+    elif meta.get("dataset") not in (None, ""):
+        source = f"dataset {meta['dataset']}"
+    else:
+        return None
+    split = (rec or {}).get("split") or meta.get("split") or "test"
+    cap = None
+    if rec is None:
+        held = f"split {split} (its size and the questions held out by hash: not recorded, a run from before s53)"
+    else:
+        size = cap = rec.get("in_split")
+        if rec.get("total") is not None:
+            held = (f"{size} of {rec['total']} in split {split} ({rec['total'] - size} held out by hash: "
+                    f"{rec.get('dev')} dev, {rec.get('fewshot')} few-shot)")
+        else:
+            held = f"{size} in split {split} (dev / few-shot held out by hash: tasks/README.md, \"Splits\")"
+        if rec.get("max_docs") is not None and rec["max_docs"] < size:
+            cap = rec["max_docs"]
+            held += f", max_docs keeps the first {cap}"
+    built = original if original is not None else cap  # the docs lm-eval's limit took the first n of
+    scored = f"{n} scored" if built is None else f"all {n} scored" if n == built else f"first {n} of {built} scored"
+    if cap is not None and original is not None and original != cap:  # questions the task left out (counterfactual)
+        scored += f" (the task built {original} docs of the {cap})"
+    return f"{source}, {held}, {scored}"
+
+
+def _questions_lines(tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
+    """``questions.<task> (as run, from the results): ...`` per QA task with results (:func:`questions_text`);
+    ``DIFFERS between methods`` where its methods scored different questions."""
+    lines = []
+    for t in tasks:
+        seen = sorted({r["questions"] for r in runs[t] if r.get("questions")})
+        if seen:
+            lines.append(f"questions.{t} (as run, from the results): "
+                         + (seen[0] if len(seen) == 1 else "DIFFERS between methods: " + " | ".join(seen)))
+    return lines
 
 
 _K_RE = re.compile(r" k=(\d+)$")
@@ -964,7 +1014,7 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
             at = max(i for i, x in enumerate(lines) if x.startswith("model_args."))  # under the model's arguments
             lines.insert(at + 1, f"passages per question as attached (from the samples), fewer than k {k}: "
                          + "; ".join(f"{d} on {', '.join(ts)}" for d, ts in fewer.items()))
-    return lines + _retrieval_lines(tasks, runs)
+    return lines + _questions_lines(tasks, runs) + _retrieval_lines(tasks, runs)
 
 
 def _cell_load(cost: dict, prov: dict) -> tuple[float, int] | None:

@@ -12,7 +12,8 @@ that into the task config's ``metadata`` as ``tokrag_data`` (a new dict: nothing
       "corpus": {"name": "passages.jsonl", "passages": 12, "fingerprint": "<16 hex>"},
       "run_fingerprint": "<16 hex>" | "gold",
       "retrieval": {"retriever": "dense", "params": {"encoder": "all-MiniLM-L6-v2", ...},
-                    "encoder": {"encoder": "...", "encoder_sha256": "<64 hex>", ...}} | null   (QA tasks)
+                    "encoder": {"encoder": "...", "encoder_sha256": "<64 hex>", ...}} | null   (QA tasks),
+      "questions": {"split": "test", "in_split": 21, "total": 24, "dev": 2, "fewshot": 1}   (QA tasks)
     }
 
 ``files``: every file or folder the task read its questions, text and passages from, by role or by its path in the
@@ -35,7 +36,10 @@ in order; ``prebuilt:...`` corpora, and the corpus of ``wikitext103_bm25_wiki``,
 ``run_fingerprint``: the cached TREC run's fingerprint (as every doc's ``run_fingerprint``; ``gold`` for
 gold-passage-only tasks). ``retrieval`` (QA tasks): what retrieved the passages, from the run's own config: the
 retriever, its resolved params (defaults included: the dense encoder is named even when the task metadata only says
-``retriever: dense``) and a dense encoder's weights hashes; null for gold passages. Paths and hashes only: deterministic for the same files at the same place; the
+``retriever: dense``) and a dense encoder's weights hashes; null for gold passages. ``questions`` (QA tasks, since
+s53): the split evaluated and how many questions it has (``in_split``, before ``max_docs``; ``max_docs`` when set)
+and, for bring-your-own questions, the file's ``total`` and the ``dev`` / ``fewshot`` questions held out by hash
+(:func:`tasks.rag.split_record`); the report's contract line ``questions.<task>`` says it with lm-eval's limit. Paths and hashes only: deterministic for the same files at the same place; the
 leaderboards' run keys never read it. File hashes are memoised with the run keys' (:class:`retrieval.io.HashMemo`,
 persisted in ``$TOKRAG_CACHE_DIR`` by path, size, mtime, ctime and inode: :func:`retrieval.io.file_stamp`, so a
 same-size edit whose mtime was put back is hashed again), so a large corpus is hashed once, not at every run.
@@ -237,7 +241,8 @@ def qa_provenance(dataset: str, metadata: dict[str, Any], stats: dict[str, Any])
     _corpus_files(files, stats.get("corpus"), memo)
     _save(memo)
     return {"tokrag": tokrag_source(), "files": files, "corpus": corpus_record(stats.get("corpus"), metadata.get("corpus")),
-            "run_fingerprint": stats.get("run_fingerprint"), "retrieval": stats.get("retrieval")}
+            "run_fingerprint": stats.get("run_fingerprint"), "retrieval": stats.get("retrieval"),
+            **({"questions": stats["questions"]} if stats.get("questions") else {})}
 
 
 def corpus_record(corpus_obj: Any, spec: Any) -> dict[str, Any]:

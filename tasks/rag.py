@@ -410,18 +410,38 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
     return rows
 
 
-def _byo_note(questions: Any, hub_split: str | None, split: str) -> list[dict]:
-    """Every bring-your-own question (all splits), after one INFO line saying how many went to the dev/few-shot pool."""
+def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int | None = None) -> list[dict]:
+    """Every bring-your-own question (all splits), after one INFO line saying how many went to the dev/few-shot pool
+    and how many are in the evaluated split (of which ``max_docs`` keeps the first N; lm-eval's limit, which the task
+    does not see, scores the first N of the docs)."""
     from .byo import load_questions
     from .data import qa_split_of
 
     rows = load_questions(questions, split=hub_split)
     parts = [qa_split_of(r["question"]) for r in rows]
-    n_dev, n_shot = parts.count("dev"), parts.count("fewshot")
+    n_dev, n_shot, n_split = parts.count("dev"), parts.count("fewshot"), parts.count(split)
+    kept = (f", of which max_docs keeps the first {min(int(max_docs), n_split)}" if max_docs not in (None, "", 0)
+            else "")
     log.info("questions %s: %d of %d held out as the dev/few-shot pool (%d dev, %d few-shot): one question in ten, by "
-             "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); %d in split %r are evaluated",
-             questions, n_dev + n_shot, len(rows), n_dev, n_shot, parts.count(split), split)
+             "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); %d are in split %r%s (a limit "
+             "scores the first N of them)", questions, n_dev + n_shot, len(rows), n_dev, n_shot, n_split, split, kept)
     return rows
+
+
+def split_record(split: str, in_split: int, max_docs: Any, byo_rows: list[dict] | None) -> dict[str, Any]:
+    """The results' record of which questions a QA task evaluated (``tokrag_data.questions``, :mod:`tasks.provenance`):
+    ``split``, ``in_split`` (its questions, before ``max_docs``), ``max_docs`` (when set) and, for bring-your-own
+    questions (``byo_rows``: the file's every question), ``total``, ``dev`` and ``fewshot`` (held out by hash,
+    :func:`tasks.data.qa_split_of`). The report's contract says it (``questions.<task>``)."""
+    from .data import qa_split_of
+
+    out: dict[str, Any] = {"split": split, "in_split": in_split}
+    if max_docs not in (None, "", 0):
+        out["max_docs"] = int(max_docs)
+    if byo_rows is not None:
+        parts = [qa_split_of(r["question"]) for r in byo_rows]
+        out.update(total=len(byo_rows), dev=parts.count("dev"), fewshot=parts.count("fewshot"))
+    return out
 
 
 def _byo_empty(questions: Any, rows: list[dict], split: str) -> str:
@@ -576,7 +596,8 @@ def build_qa_docs(
             run's ``retriever``, resolved ``params`` and, for dense retrieval, ``encoder`` names and weights hashes;
             None for gold passages)
             (:mod:`tasks.provenance`): ``corpus`` (the :class:`retrieval.Corpus`; None for ``prebuilt:`` corpora) and
-            ``run_fingerprint`` (as every doc's).
+            ``run_fingerprint`` (as every doc's), ``questions`` (:func:`split_record`: the split, its size, the
+            held-out counts of bring-your-own questions).
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
@@ -586,7 +607,8 @@ def build_qa_docs(
     retriever = retriever or "bm25"
     noise = float(noise)
     rows = _load_rows(dataset, data_dir, oracle_file, split, hub_id, hub_split, questions)
-    byo_rows = _byo_note(questions, hub_split, split) if dataset == "byo" else None
+    byo_rows = _byo_note(questions, hub_split, split, max_docs) if dataset == "byo" else None
+    questions_rec = split_record(split, len(rows), max_docs, byo_rows)
     pool: dict = {}
     if counterfactual:  # substitutes come from every question of the data set, whatever the split
         from .data import load_nq_oracle
@@ -712,7 +734,7 @@ def build_qa_docs(
             for c, score in zip(ctxs, scores[qid]):
                 c["score"] = float(score)
     if stats is not None:
-        stats.update(corpus=corpus_obj, run_fingerprint=run_fp, retrieval=retrieval_cfg)
+        stats.update(corpus=corpus_obj, run_fingerprint=run_fp, retrieval=retrieval_cfg, questions=questions_rec)
     if skipped:
         log.warning("%s counterfactual: %d of %d questions left out (no literal gold answer in the gold passage "
                     "or no substitute of the same kind)", dataset, skipped, len(rows))
