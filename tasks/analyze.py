@@ -1154,21 +1154,29 @@ def check_data_paths(args: argparse.Namespace) -> None:
     SmolLM2-135M, minutes for a 7B model), with the loaders' own one-line errors: ``--data-dir`` (or
     ``$TOKRAG_DATA_DIR``) that is not a folder (:func:`tasks.data.resolve_data_dir`; checked whichever ``--data``:
     the ``wiki`` samples read ``$TOKRAG_DATA_DIR``, not ``--data-dir``, but a folder that does not exist is a typo
-    either way); with ``nq`` in ``--data``, an ``--nq-corpus`` path that does not exist, an
-    unknown corpus name, or a file in no corpus format (:func:`retrieval.corpus.check_corpus_files`, first lines
-    only, as ``tasks.precheck`` checks a task's ``corpus``). Named corpora and ``prebuilt:`` ones are left to the
-    task build.
+    either way); with ``nq`` in ``--data``, a data folder without the NQ oracle file (the ``nq`` samples are
+    ``nq_oracle_bm25``'s questions: :func:`tasks.data.check_qa_source`), an ``--nq-corpus`` path that does not exist,
+    an unknown corpus name, or a file in no corpus format (:func:`retrieval.corpus.check_corpus_files`, first lines
+    only, as ``tasks.precheck`` checks a task's ``corpus``), a named corpus whose data the folder lacks
+    (:func:`retrieval.corpus.check_named_corpus_files`: ``nq-dpr-1k`` without ``dpr_wiki_sample1k/``); the last
+    two were refused only after the model loaded (35-45 s for SmolLM2-135M on a shared 2-core machine).
+    ``prebuilt:`` corpora are left to the task build.
 
     Raises:
         ConfigError / DataError: the loader's one-line error.
     """
-    from retrieval.corpus import NAMED_CORPORA, check_corpus_files
+    from retrieval.corpus import NAMED_CORPORA, check_corpus_files, check_named_corpus_files
 
-    from .data import resolve_data_dir
+    from .data import check_qa_source, resolve_data_dir
 
     resolve_data_dir(args.data_dir)
+    if "nq" not in parse_data(args.data, args.n):
+        return
+    check_qa_source("nq_oracle", args.data_dir)
     corpus = args.nq_corpus
-    if "nq" in parse_data(args.data, args.n) and not (corpus in NAMED_CORPORA or str(corpus).startswith("prebuilt:")):
+    if corpus in NAMED_CORPORA:
+        check_named_corpus_files(corpus, args.data_dir)
+    elif not str(corpus).startswith("prebuilt:"):
         check_corpus_files(corpus)
 
 

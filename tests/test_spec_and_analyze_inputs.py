@@ -106,6 +106,9 @@ def test_named_corpus_and_existing_data_dir_pass_the_check(tmp_path):
 
     from tasks.analyze import check_data_paths
 
+    for name in ("nq_open_oracle/nq-open-oracle.jsonl.gz", "dpr_wiki_sample1k/sample_data.jsonl"):  # what nq-dpr-1k
+        (tmp_path / name).parent.mkdir()  # and the nq samples need (an empty folder is refused: test_s53_b2_analyze_data)
+        (tmp_path / name).touch()
     check_data_paths(argparse.Namespace(data="wiki,nq", n=1, nq_corpus="nq-dpr-1k", data_dir=str(tmp_path)))
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "1", "title": "t", "text": "x"}\n', encoding="utf-8")
