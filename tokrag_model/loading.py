@@ -601,11 +601,12 @@ def chat_template_before_load(pretrained: Any, models_dir: Path | None = None,
                               revision: str | None = None) -> str | dict[str, str] | None:
     """The chat template the tokenizer of ``pretrained`` loads with (a string, or named templates as a dict), read
     from its files without loading anything (:func:`folder_chat_template`), from the places :func:`has_chat_template`
-    reads: an alias's converted folder once converted (:func:`converted_folder`), a local folder, or offline a hub
-    id's cached snapshot (the folder the load reads). None where the files are not read before the load: an alias
-    not converted yet (its GGUF holds one template string), a hub id online (a cached snapshot may differ from what
-    the load fetches), a missing alias package or an unreadable file (the load says it). Nothing is raised (logged
-    at DEBUG)."""
+    reads: an alias's converted folder once converted (:func:`converted_folder`), a local folder, offline a hub
+    id's cached snapshot (the folder the load reads), online the hub id's files besides the weights, fetched now
+    (:func:`hub_files_before_weights`: the load fetches them anyway). None where the files are not read before the
+    load: an alias not converted yet (its GGUF holds one template string), a hub id online whose hub does not answer
+    (the load says why), a missing alias package or an unreadable file (the load says it). Nothing is raised
+    (logged at DEBUG)."""
     value = str(pretrained).strip()
     try:
         if value.lower() in ALIASES:
@@ -614,9 +615,9 @@ def chat_template_before_load(pretrained: Any, models_dir: Path | None = None,
         path = Path(value).expanduser()
         if path.is_dir():
             return folder_chat_template(path)
-        if path.exists() or _looks_like_path(value) or not _hub_offline():
+        if path.exists() or _looks_like_path(value):
             return None
-        snapshot = _cached_hub_snapshot(value, revision)
+        snapshot = _cached_hub_snapshot(value, revision) if _hub_offline() else hub_files_before_weights(value, revision)
         return folder_chat_template(snapshot) if snapshot is not None else None
     except Exception as exc:  # noqa: BLE001 - a missing alias package, unreadable JSON: the load says it
         log.debug("pretrained=%r: chat templates not read before the load (%s: %s)", value, type(exc).__name__, exc)
@@ -636,19 +637,52 @@ def _cached_hub_snapshot(repo_id: str, revision: str | None = None) -> Path | No
         return None
 
 
+HUB_INFO_TIMEOUT = 10.0
+"""Seconds :func:`hub_files_before_weights` waits for the hub's answer to its one listing request (no retries: an
+unreachable hub fails the load anyway, which says why)."""
+
+
+def hub_files_before_weights(repo_id: str, revision: str | None = None) -> Path | None:
+    """Online: the snapshot folder of hub model ``repo_id`` at ``revision`` (None: ``main``) holding the files besides
+    the weights that the load fetches (:func:`hub_files`: configs, tokenizer files, chat templates, remote code),
+    downloaded now, so that the tokenizer's chat template can be read before the weights download (for a 7B model,
+    about 15 GB first). The repo is listed once (``model_info``, one request, :data:`HUB_INFO_TIMEOUT`) and those
+    files are fetched at the commit it names, into the Hugging Face cache, where the load then finds them and fetches
+    only the weights. None where the hub does not answer (unreachable, a gated or missing repo, a bad id: the load says
+    why) or lists no such file; nothing is raised (logged at DEBUG)."""
+    from fnmatch import fnmatch
+
+    import huggingface_hub
+
+    try:
+        info = huggingface_hub.HfApi().model_info(repo_id, revision=revision, timeout=HUB_INFO_TIMEOUT)
+        weights = [pat for patterns in HUB_WEIGHTS for pat in patterns]
+        small = [n for n in hub_files(s.rfilename for s in info.siblings or [])
+                 if not any(fnmatch(n, pat) for pat in weights)]
+        if not small or not info.sha:  # an empty allow_patterns would not limit the download to nothing
+            return None
+        return Path(huggingface_hub.snapshot_download(repo_id, revision=info.sha, allow_patterns=small))
+    except Exception as exc:  # noqa: BLE001 - unreachable, gated, missing: the load says it
+        log.debug("pretrained=%r: its files besides the weights not fetched before the load (%s: %s)", repo_id,
+                  type(exc).__name__, exc)
+        return None
+
+
 def has_chat_template(pretrained: str, revision: str | None = None, models_dir: Path | None = None) -> bool | None:
     """Whether the tokenizer of the model ``pretrained`` names has a chat template, read from its files without
-    loading, converting or downloading anything (as :func:`model_shape` reads its config): an alias's converted
+    loading, converting or downloading its weights (as :func:`model_shape` reads its config): an alias's converted
     folder (before its first conversion: the alias's ``chat_template``, known for the GGUF of its ``sha256`` or
-    ``chat_template_sha256``; another installed GGUF: None), a local folder, or
-    a hub id's snapshot in the local Hugging Face cache (offline, the snapshot the load reads, as a folder; online,
-    only a template found there is an answer). ``gemma-3-270m`` (a base model) has none;
+    ``chat_template_sha256``; another installed GGUF: None), a local folder, or a hub id's files: offline its
+    snapshot in the local Hugging Face cache (the snapshot the load reads, as a folder); online its files besides the
+    weights, fetched now at the commit the hub names (:func:`hub_files_before_weights`: the load fetches them anyway,
+    and found no template only after the weights had downloaded), and where the hub does not answer, a cached
+    ``tokenizer_config.json`` with a template. ``gemma-3-270m`` (a base model) has none;
     ``smollm2-135m-instruct`` has one; a model folder without ``tokenizer_config.json`` and template files whose
     tokenizer loads from its vocabulary file has none (:func:`_folder_chat_template`).
 
     Returns:
-        True or False; None when it cannot be told cheaply (a missing alias package,
-        a hub id not in the local cache, or cached without a template while online, a folder with neither
+        True or False; None when it cannot be told cheaply (a missing alias package, a hub id not in the local cache
+        offline, or online one whose hub does not answer and whose cache holds no template, a folder with neither
         ``tokenizer_config.json`` nor a vocabulary file): the load finds out.
         Nothing is raised (any error is logged at DEBUG).
     """
@@ -670,11 +704,14 @@ def has_chat_template(pretrained: str, revision: str | None = None, models_dir: 
         if _hub_offline():  # the load reads the cached snapshot as it is: read it as a folder
             snapshot = _cached_hub_snapshot(value, revision)
             return _folder_chat_template(snapshot) if snapshot is not None else None
+        fetched = hub_files_before_weights(value, revision)  # the files the load fetches first, at the hub's commit
+        if fetched is not None:
+            return _folder_chat_template(fetched)
         from huggingface_hub import try_to_load_from_cache
 
         cached = try_to_load_from_cache(value, "tokenizer_config.json", revision=revision)
-        # online, a cached snapshot may lack a template the load would fetch (one cached before chat_template.jinja
-        # was downloaded, or main moved on): only a template found is an answer
+        # the hub did not answer (the load will say why); a cached snapshot may lack a template the load would fetch
+        # (one cached before chat_template.jinja was downloaded, or main moved on): only a template found is an answer
         return True if isinstance(cached, str) and _folder_chat_template(Path(cached).parent) else None
     except Exception as exc:  # a bad hub id, an unreadable folder: the load says it
         log.debug("pretrained=%r: chat template not known before the load (%s: %s)", value, type(exc).__name__, exc)
