@@ -850,8 +850,10 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     else:
         size = cap = rec.get("in_split")
         if rec.get("total") is not None:
-            held = (f"{size} of {rec['total']} in split {split} ({rec['total'] - size} held out by hash: "
-                    f"{rec.get('dev')} dev, {rec.get('fewshot')} few-shot)")
+            dev, shot = rec.get("dev") or 0, rec.get("fewshot") or 0
+            held = f"{size} of {rec['total']} in split {split} " + (
+                f"({dev + shot} held out by hash: {dev} dev, {shot} few-shot)" if split == "test"
+                else f"(by hash: {rec['total'] - dev - shot} test, {dev} dev, {shot} few-shot)")
         else:
             held = f"{size} in split {split} (dev / few-shot held out by hash: tasks/README.md, \"Splits\")"
         if rec.get("max_docs") is not None and rec["max_docs"] < size:

@@ -137,3 +137,9 @@ def test_a_built_in_data_set_max_docs_and_a_task_without_questions(tmp_path):
         "questions.toy_qa (as run, from the results): dataset nq_oracle, 188 in split dev (dev / few-shot held out by "
         "hash: tasks/README.md, \"Splits\"), max_docs keeps the first 8, all 8 scored"]
     assert _questions_lines(tmp_path / "c", {"version": 1.0}) == []  # not a QA task: no claim
+    # the dev split of a file: the other splits' counts, not "held out"
+    rec = {"split": "dev", "in_split": 2, "total": 24, "dev": 2, "fewshot": 1}
+    assert _questions_lines(tmp_path / "d", {"dataset": "byo", "questions": U1_FILE, "tokrag_data": {"questions": rec}},
+                            n=2, original=2) == [
+        f"questions.toy_qa (as run, from the results): questions {U1_FILE}, 2 of 24 in split dev (by hash: 21 test, "
+        "2 dev, 1 few-shot), all 2 scored"]
