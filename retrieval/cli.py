@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, DataError, check_java_int, unknown_name
-from .io import check_writable
+from .io import _file_kind, check_writable
 
 logger = logging.getLogger(__name__)
 
@@ -568,6 +568,10 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
                           "metadata would overwrite the run); remove the link or give another --output")
     if meta.is_dir():
         raise ConfigError(f"--output {out}: {meta}, where the run's metadata goes, is a folder; remove it or give another --output")
+    if meta.exists() and not meta.is_file():  # a link to /dev/null: the rename would replace the device (write_beside)
+        raise ConfigError(f"--output {out}: {meta}, where the run's metadata goes, is {_file_kind(meta)}"
+                          f"{' (through a link)' if meta.is_symlink() else ''}, not a regular file; it is written to a "
+                          "temporary file renamed over it, which would replace it: remove it or give another --output")
     inputs = [(opt, Path(v).expanduser()) for opt, v in (("--topics", getattr(a, "topics", None)), ("--corpus", getattr(a, "corpus", None)))
               if v and Path(v).expanduser().is_file()]
     for in_opt, q in inputs:

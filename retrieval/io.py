@@ -9,6 +9,7 @@ in-process cache of open index searchers (:class:`SearcherCache`) that BM25, den
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -218,7 +219,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     (:func:`write_target`).
 
     Raises:
-        OSError: the folder cannot be created or written (the temporary file is removed).
+        OSError: the folder cannot be created or written (the temporary file is removed); the path (or a link's
+            target) is a device, a named pipe or a socket (:func:`write_beside`).
     """
     target = write_target(path)
     tmp = write_beside(target, data)
@@ -248,15 +250,20 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
     are created. -> the temporary file.
 
     Raises:
-        OSError: the folder cannot be created or written (the temporary file is removed).
+        OSError: the folder cannot be created or written (the temporary file is removed); ``write_target(path)`` is
+            a device, a named pipe or a socket (``out.json`` linked to ``/dev/null`` to discard it: the rename
+            replaced ``/dev/null`` itself with a regular file, as root; nothing is written).
     """
     path = write_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         st = os.stat(path)
-        keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
     except OSError:
-        keep = None
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):  # a folder: os.replace refuses
+        raise OSError(errno.EINVAL, f"is {_file_kind(path)}, not a regular file; an atomic write renames a new file over "
+                                    "the path, which would replace it", str(path))
+    keep = stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else None
+    path.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
         tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
