@@ -103,6 +103,23 @@ def _after_task_manager(module=None):
         pass
 
 
+def _patch_task_index(module):
+    """Keep lm-eval's index of its own task folder on disk once ``lm_eval.tasks._index`` is imported
+    (:func:`tokrag_model._task_index_cache.patch_task_index`: ~7 s CPU of every ``TaskManager()`` after the first
+    process). Never raises."""
+    try:
+        from tokrag_model._task_index_cache import patch_task_index
+
+        patch_task_index(module)
+    except Exception as exc:  # pragma: no cover - defensive: lm-eval's own build stays
+        try:
+            import logging
+
+            logging.getLogger("tokrag_model").debug("lm-eval task index cache not installed: %s", exc)
+        except Exception:
+            pass
+
+
 def _patch_get_model(registry):
     """``--model rag-standrd``: lm-eval's ValueError lists all ~40 model names; ours is one line with the
     closest names (a :class:`ConfigError`, still a ValueError)."""
@@ -1055,11 +1072,13 @@ def install():
     once its task manager is (:func:`_after_task_manager`); patch lm-eval's CLI argument
     action once ``lm_eval._cli.utils`` is (it parses the command line before the registry is imported), and its
     ``HarnessCLI.execute`` once ``lm_eval._cli.harness`` is (exit 2 for a pre-load argument error); key ``--use_cache``
-    by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`); run the pre-load checks
+    by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`); keep lm-eval's index of its
+    own task folder on disk once ``lm_eval.tasks._index`` is (:func:`_patch_task_index`); run the pre-load checks
     for Python callers of ``simple_evaluate`` and reset a model's per-evaluation state once ``lm_eval.evaluator`` is
     (:func:`patch_evaluator`)."""
     after_import(_TARGET, _after_registry)
     after_import("lm_eval.tasks.manager", _after_task_manager)  # imports the registry half-way: see there
+    after_import("lm_eval.tasks._index", _patch_task_index)  # lm-eval's own task folder indexed once, kept on disk
     after_import("lm_eval._cli.utils", _patch_cli_utils)
     after_import("lm_eval._cli.harness", _patch_harness)
     after_import("lm_eval.api.model", patch_caching_lm)
