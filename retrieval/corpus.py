@@ -42,7 +42,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, invalid_unicode, json_error, json_id, one_passage_id, open_data, read_jsonl
+from .io import BOM, check_unicode, invalid_unicode, json_error, json_id, one_passage_id, open_data, read_jsonl
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -663,11 +663,12 @@ def _nq_gold_passages(data_dir: Path, limit: int | None) -> list[Passage]:
     for i, (lineno, obj) in enumerate(read_jsonl(path)):
         if limit is not None and i >= limit:
             break
-        for c in obj.get("ctxs") or []:
+        for j, c in enumerate(obj.get("ctxs") or []):
             try:
                 title, text = c["title"], c["text"]
             except (KeyError, TypeError):
                 raise DataError(f"{path}:{lineno}: a ctx without 'title'/'text'") from None
+            check_unicode({"title": title, "text": text}, f"{path}:{lineno}", f"'ctxs'[{j}]")  # the id hashes its UTF-8
             did = nq_gold_docid(title, text)
             seen.setdefault(did, Passage(did, title, text))
     if not seen:  # a 0-byte .gz reads as empty: nq-wiki-12k was built of the Wikipedia paragraphs alone

@@ -527,6 +527,52 @@ def invalid_unicode(text: str) -> str | None:
     return None
 
 
+def check_unicode(value: Any, where: str, field: str = "") -> None:
+    """Refuse a record read from JSON whose strings cannot be written as UTF-8 (:func:`invalid_unicode`: a JSON
+    escape ``"\\udfff"`` without its pair is valid JSON): ``value`` a string, or a list or dict, checked through
+    (keys too); ``field`` names ``value`` in the line, and a dict's top-level keys name its fields
+    (``'answers'[0]``). The QA readers' check (bring-your-own questions, NQ-open, WebQuestions, a local copy's
+    JSON rows) before the rows reach ``datasets.Dataset.from_list`` (pyarrow), where such a string was an
+    ``UnicodeEncodeError`` traceback after the model load; a corpus passage is checked by :class:`retrieval.Corpus`.
+
+    Raises:
+        DataError: ``<where>: <field> holds an invalid Unicode character (U+DFFF at character 6: a lone surrogate,
+            ...); remove the character or fix the text``.
+    """
+    try:  # the common case at C speed; only a record that fails is walked, to name the field
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return
+    except (UnicodeEncodeError, TypeError, ValueError):
+        pass
+    found = _invalid_unicode_in(value, field)
+    if found is not None:
+        name, bad = found
+        raise DataError(f"{where}: {name} holds an invalid Unicode character ({bad}: a lone surrogate, half of a "
+                        "UTF-16 pair, as a JSON escape such as \\udfff without its partner writes it); remove the character "
+                        "or fix the text")
+
+
+def _invalid_unicode_in(value: Any, field: str) -> tuple[str, str] | None:
+    """:func:`check_unicode`'s walk: ``(the field, invalid_unicode's place)`` of the first bad string, else None."""
+    if isinstance(value, str):
+        bad = invalid_unicode(value)
+        return None if bad is None else (field or "the value", bad)
+    if isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    elif isinstance(value, dict):
+        for k in value:
+            if isinstance(k, str) and invalid_unicode(k) is not None:
+                return (f"a field name{' in ' + field if field else ''}", invalid_unicode(k))
+        items = value.items()
+    else:
+        return None
+    for k, v in items:
+        found = _invalid_unicode_in(v, f"{field}[{k!r}]" if field else repr(k))
+        if found is not None:
+            return found
+    return None
+
+
 def json_id(value: Any, where: str) -> str:
     """An id read from JSON as a string: a string as is, an integer as its digits (``12`` -> ``"12"``). The one
     rule of every id tokrag reads from a JSON record: corpus passage ids, topics query ids and gold ids, a ctxs

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError
-from retrieval.io import json_id
+from retrieval.io import check_unicode, json_id
 
 log = logging.getLogger(__name__)
 _WS = re.compile(r"\s")
@@ -208,8 +208,9 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         field, answers that are not a non-empty list of strings or only blank ones (no tokens,
         :func:`retrieval.metrics.answer_tokens`, e.g. ``["", "\\u200b"]``), a ``.json`` file holding one JSON array
         (not JSON Lines), an id with whitespace, an empty, float or bool
-        id or gold id (:func:`retrieval.io.json_id`), a duplicate id (both lines named). OfflineError: a hub id
-        that cannot be loaded.
+        id or gold id (:func:`retrieval.io.json_id`), a duplicate id (both lines named), a question, answer, id or
+        gold id holding a lone surrogate (a JSON escape ``\\udfff`` without its pair:
+        :func:`retrieval.io.check_unicode`). OfflineError: a hub id that cannot be loaded.
     """
     if spec in (None, ""):
         raise ConfigError(f"the rag_qa_* tasks read your questions: {EXAMPLE}")
@@ -218,6 +219,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
     out: list[dict] = []
     first: dict[str, str] = {}
     for i, (where, r) in enumerate(_rows(str(spec), split or "test")):
+        # a JSON "\udfff" escape without its pair: pyarrow refused it after the model load (an UnicodeEncodeError)
+        check_unicode({k: r[k] for k in FIELDS if k in r}, where)
         q = r.get("question")
         if q is None:
             raise DataError(_missing(where, r, "question", 'each line needs "question" and "answers": [...]'))

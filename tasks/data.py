@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError
-from retrieval.io import read_jsonl
+from retrieval.io import check_unicode, read_jsonl
 from retrieval.paths import data_dir as _resolve_data_dir
 
 log = logging.getLogger(__name__)
@@ -246,6 +246,7 @@ def load_nq_open(data_dir: str | os.PathLike | None = None, hub_id: str = NQ_OPE
         for i, (lineno, obj) in enumerate(read_jsonl(path)):
             if "question" not in obj or "answer" not in obj:
                 raise DataError(f"{path}:{lineno}: expected keys 'question' and 'answer'")
+            check_unicode({"question": obj["question"], "answer": obj["answer"]}, f"{path}:{lineno}")
             rows.append({"qid": f"nq-dev-{i:04d}", "question": obj["question"],
                          "answers": _answers(obj["answer"], f"{path}:{lineno}")})
         if not rows:  # an empty file (a copy that did not finish) gave 0 questions, and the oracle questions' qids
@@ -338,6 +339,7 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
                 question = obj["question"]
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
                 raise DataError(f"{path}:{lineno}: expected {{question, answers, ctxs:[{{title, text}}]}} ({exc})") from None
+            check_unicode({"question": question, "answers": obj.get("answers"), "ctxs": [gold]}, f"{path}:{lineno}")
             rows.append({
                 "qid": qid_of.get(question, f"nq-oracle-{len(rows):04d}"),
                 "question": question,
@@ -406,6 +408,7 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
         for i, obj in enumerate(items):
             if not isinstance(obj, dict) or "qText" not in obj:
                 raise DataError(f"{path}: item {i} lacks 'qText'")
+            check_unicode({k: obj.get(k) for k in ("qId", "qText", "answers")}, f"{path} item {i}")
             rows.append({"qid": str(obj.get("qId", f"wqs{i:06d}")), "question": obj["qText"],
                          "answers": _answers(obj.get("answers"), f"{path} item {i}")})
         return rows

@@ -402,8 +402,10 @@ def _read_local(files: list[Path]) -> list[dict]:
     (``datasets`` does not decompress a ``.parquet.gz`` either).
 
     Raises:
-        DataError: a file that cannot be read as its format (the file named)."""
-    from retrieval.io import open_data, read_jsonl
+        DataError: a file that cannot be read as its format (the file named); a JSON or JSONL row holding a lone
+        surrogate (a JSON escape ``\\udfff`` without its pair, which ``datasets`` cannot store either:
+        :func:`retrieval.io.check_unicode`; ``file:line`` / ``file row i`` named)."""
+    from retrieval.io import check_unicode, open_data, read_jsonl
 
     rows: list[dict] = []
     for f in files:
@@ -429,9 +431,13 @@ def _read_local(files: list[Path]) -> list[dict]:
                 raise DataError(f"{f}: not valid JSON ({exc})") from None
             if not isinstance(data, list):
                 raise DataError(f"{f}: expected a JSON array of rows (or JSON lines)")
+            for i, row in enumerate(data):  # a JSON "\udfff" escape without its pair: pyarrow refused it later
+                check_unicode(row, f"{f} row {i}")
             rows.extend(data)
         else:
-            rows.extend(obj for _, obj in read_jsonl(f))
+            for lineno, obj in read_jsonl(f):
+                check_unicode(obj, f"{f}:{lineno}")
+                rows.append(obj)
     return rows
 
 
