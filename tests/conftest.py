@@ -37,6 +37,16 @@ def backbone():
     return Backbone.load("smollm2-135m-instruct")
 
 
+@pytest.fixture(scope="session")
+def gemma():
+    """Gemma 3 270M (the ``gemma-3-270m`` alias), loaded once per process for the modules in :data:`GEMMA_MODULES`
+    (8.7 s of CPU a load: its 262k-token tokenizer and the weights). Those modules run on one xdist worker
+    (``ModuleScheduling``), so the suite loads it once."""
+    from tokrag_model.base import Backbone
+
+    return Backbone.load("gemma-3-270m")
+
+
 @pytest.fixture
 def one_thread():
     """torch at one thread for the test, the thread count put back after (MKL's row-count probe is trusted at one
@@ -64,13 +74,17 @@ def data_dir() -> Path:
 # at most a cheap model load: those are spread test by test. (xdist's own `--dist loadgroup` marks are ignored
 # from pytest 9.2 on, which renamed the node id attribute it rewrites; a scheduler hook does not depend on it.)
 SPREAD_MODULES = {"test_model_batching.py", "test_leaderboard_reliability.py"}
+# The modules that use the session's ``gemma`` fixture: one scheduling unit (named by the first), so one worker loads
+# Gemma once for all of them.
+GEMMA_MODULES = ("test_model_gemma.py", "test_bos_consistency.py", "test_rolling_prefix.py")
 
 # Longest first: a worker takes its next module while it runs the last tests of the current one, and xdist's own
 # order (most tests first) left the heavy few-test modules for the end, where one worker ran them while the other
 # idled. Rough seconds per module (per test for the spread modules; a parametrized test counts per case) from
 # `pytest -n 2 --durations` with both cores busy; only the order matters. Others: 0.3 s per test.
 EXPECTED_S = {
-    "test_model_smollm2.py": 250, "test_model_gemma.py": 165, "test_method_ensemble_entropy.py": 130,
+    "test_model_smollm2.py": 250, "test_method_ensemble_entropy.py": 130,
+    "test_model_gemma.py": 180,  # with test_bos_consistency.py and test_rolling_prefix.py: GEMMA_MODULES
     "test_model_data_parallel.py": 125, "test_method_selfrag_filter.py": 120, "test_analyze.py": 100,
     "test_leaderboard_resume_chunks.py": 85, "test_methods_leave_model_unchanged.py": 85,
     "test_leaderboard_backbone_reuse.py": 75,
@@ -109,7 +123,10 @@ def pytest_xdist_make_scheduler(config, log):
 
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return nodeid if module.rsplit("/", 1)[-1] in SPREAD_MODULES else module
+            folder, _, name = module.rpartition("/")
+            if name in GEMMA_MODULES:
+                return f"{folder}/{GEMMA_MODULES[0]}" if folder else GEMMA_MODULES[0]
+            return nodeid if name in SPREAD_MODULES else module
 
         def _assign_work_unit(self, node) -> None:
             if not self._longest_first:  # the queue is complete before the first unit is handed out

@@ -31,13 +31,6 @@ BLOCK_SMOLLM2 = [75, 23682, 7036, 7042, 198, 38634, 314, 260, 3575, 282, 4649, 3
 BLOCK_GEMMA = [236840, 9313, 9414, 9079, 107, 50429, 563, 506, 5279, 529, 7001, 236761, 107]
 
 
-@pytest.fixture(scope="module")
-def gemma():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("gemma-3-270m")
-
-
 def plans_of(lm, text=TEXT, doc=DOC, context=None, cont=None):
     """``[(context, plan)]`` of the windows of ``text`` (or of one loglikelihood request) as ``lm`` scores them."""
     return window_plans(lm, text, doc, context, cont)

@@ -59,13 +59,6 @@ def test_alias_needs_its_package(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ real model
 @pytest.fixture(scope="module")
-def gemma():
-    from tokrag_model.base import Backbone
-
-    return Backbone.load("gemma-3-270m")
-
-
-@pytest.fixture(scope="module")
 def docs(data_dir):
     return make_docs(data_dir, n=N_Q, n_distractors=3)
 

@@ -115,10 +115,7 @@ GOLDEN_GEMMA_CONT = [2, 818, 94648, 25822, 563, 528, 9079, 236761]
 
 
 @pytest.mark.slow
-def test_gemma_first_window_golden_ids():
-    from tokrag_model.base import Backbone
-
-    gemma = Backbone.load("gemma-3-270m")
+def test_gemma_first_window_golden_ids(gemma):
     prompts, cont = first_window_prompts(load("rag-standard").with_backbone(gemma, device="cpu"))
     assert (prompts, cont) == ([GOLDEN_GEMMA_RAG], GOLDEN_GEMMA_CONT)
     assert first_window_prompts(load("rag-none").with_backbone(gemma, device="cpu")) == ([[2]], GOLDEN_GEMMA_CONT)
