@@ -361,18 +361,18 @@ def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any
     :class:`retrieval.Corpus` it names) are built without a
     dense index: its retrieval run is in the run cache, as :func:`retrieval.retrieve` would find it (the same config:
     :func:`retrieval.api._local_config` of the questions it retrieves for; a complete entry of the installed engine,
-    :meth:`retrieval.cache.RunCache.load`'s test, read here without discarding anything), and it attaches no passage
-    that the retriever must score (noise, counterfactual or gold passages: :func:`retrieval.score_passages` reads the
-    index). Decided only for tokrag's QA loader (``utils.load_qa`` of ``tasks/qa``) over NQ-open, the NQ oracle or
-    WebQuestions read from the data folder, and encoders that are here (the question set is read, never downloaded);
-    False otherwise, and whenever something cannot be read: the index is then counted, as the cell may need it."""
+    :meth:`retrieval.cache.RunCache.check_run`, the test :meth:`~retrieval.cache.RunCache.load` applies, which
+    discards nothing), and it attaches no passage that the retriever must score (noise, counterfactual or gold
+    passages: :func:`retrieval.score_passages` reads the index). Decided only for tokrag's QA loader
+    (``utils.load_qa`` of ``tasks/qa``) over NQ-open, the NQ oracle or WebQuestions read from the data folder, and
+    encoders that are here (the question set is read, never downloaded); False otherwise, and whenever something
+    cannot be read: the index is then counted, as the cell may need it."""
     import zlib
 
     from retrieval.api import _local_config, _resolve_params
     from retrieval.cache import RunCache
     from retrieval.dense import MINILM_ALIASES
     from retrieval.errors import TokragError
-    from retrieval.io import sha256_file
     from retrieval.paths import hub_offline
     from retrieval.prebuilt import _encoder_cached
     from tasks.data import NQ_OPEN_HUB, WEBQ_HUB, explicit_hub_id, load_qa_split
@@ -401,13 +401,10 @@ def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any
             rows = rows[: int(kw["max_docs"])]
         queries = {r["qid"]: r.get("query") or r["question"] for r in rows}  # as tasks.rag.build_qa_docs asks
         config = _local_config(retriever, p, corpus, k, queries, {})
-        d = RunCache(kw.get("cache_dir")).folder(config)
-        saved = json.loads((d / "meta.json").read_text(encoding="utf-8"))
-        complete = all(sha256_file(d / name) == saved["sha256"][name] for name in ("run.trec", "ctxs.jsonl"))
+        cache = RunCache(kw.get("cache_dir"))
+        return cache.check_run(cache.folder(config), config.get("engine")).state == "complete"
     except (TokragError, OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, zlib.error):
         return False  # EOFError, zlib.error: a truncated or corrupt .gz question file (tasks.data reads it as is)
-    made, keyed = saved.get("versions") or {}, (saved.get("config") or {}).get("engine") or {}
-    return complete and all(made.get(lib) == v and keyed.get(lib) == v for lib, v in (config.get("engine") or {}).items())
 
 
 def index_build_line(b: dict[str, Any]) -> str:

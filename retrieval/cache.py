@@ -32,7 +32,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import DataError
 from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, json_id, one_passage_id, sha256_file
@@ -286,6 +286,16 @@ def load_run(path: str | os.PathLike) -> Run:
     return Run(ctxs, fingerprint(ctxs), 0, trec if trec.is_file() else None, p, {}, queries or None)
 
 
+class RunCheck(NamedTuple):
+    """What :meth:`RunCache.check_run` found in a run folder: ``state`` (``"complete"``, ``"absent"``, ``"corrupt"`` or
+    ``"other engine"``), ``meta`` (the parsed ``meta.json`` when complete or of another engine) and ``why`` (for
+    another engine: which versions differ)."""
+
+    state: str
+    meta: dict[str, Any] | None = None
+    why: str = ""
+
+
 class RunCache:
     """Fingerprint-keyed store of runs under ``<cache_dir>/runs`` (module docstring)."""
 
@@ -298,31 +308,61 @@ class RunCache:
     def folder(self, config: Mapping[str, Any]) -> Path:
         return self.root / f"{config.get('retriever', 'run')}-{self.key(config)}"
 
-    def _load_dir(self, d: Path, engine: Mapping[str, Any] | None = None) -> Run | None:
-        """The run saved in ``d``, or None: absent, corrupt (deleted), or computed by other versions than ``engine``
-        (the ``engine`` of the requested config; ``meta.json`` records the versions its run was made with)."""
+    def check_run(self, d: str | os.PathLike, engine: Mapping[str, Any] | None = None) -> RunCheck:
+        """Whether the folder ``d`` holds a complete run that serves a config asking for ``engine`` (its
+        ``config["engine"]``, :func:`engine_versions`; None or empty: any engine), read only: nothing is discarded
+        or logged (:meth:`load` does that). The test :meth:`load` applies and ``run --estimate`` asks
+        (:func:`leaderboards.estimate._served_from_run_cache`), so the two never disagree.
+
+        ``state`` is ``"complete"`` when ``meta.json`` (written last by :meth:`save`) is a JSON object with the run's
+        ``key`` (a string) and the SHA-256 of ``run.trec`` and ``ctxs.jsonl``, both files have those checksums, and
+        each library of ``engine`` has that version both in ``meta.json``'s ``versions`` (what was installed when the
+        run was made) and in its config's ``engine`` (what its key says); ``"absent"``: no ``meta.json`` (never
+        saved, or still being written); ``"corrupt"``: ``meta.json`` unreadable or not such an object (no ``key``, no
+        checksums, ``versions`` or ``engine`` not an object), or a file missing or with another checksum;
+        ``"other engine"``: complete, but made by other versions (``why`` names them: ``lib was (installed: now)``).
+        ``meta`` is the parsed ``meta.json`` when complete or of another engine, else None. Raises nothing: whatever
+        cannot be read is ``"corrupt"``."""
+        d = Path(d)
         meta_p, trec, jsonl = d / "meta.json", d / "run.trec", d / "ctxs.jsonl"
         if not meta_p.is_file():
-            return None
+            return RunCheck("absent")
         try:
             meta = json.loads(meta_p.read_text(encoding="utf-8"))
             sums = meta["sha256"]
-            ok = sha256_file(trec) == sums["run.trec"] and sha256_file(jsonl) == sums["ctxs.jsonl"]
-        except (OSError, ValueError, KeyError, TypeError):
+            ok = (isinstance(meta["key"], str) and sha256_file(trec) == sums["run.trec"]
+                  and sha256_file(jsonl) == sums["ctxs.jsonl"])
+            if ok and engine:
+                installed = meta.get("versions") or {}  # what was installed when the run was saved
+                keyed = (meta.get("config") or {}).get("engine") or {}  # what its key says
+                ok = isinstance(installed, Mapping) and isinstance(keyed, Mapping)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             ok = False
         if not ok:
-            logger.warning("run cache %s is corrupt (checksum mismatch or unreadable meta.json): discarding and recomputing", d)
-            self._discard(d)
-            return None
+            return RunCheck("corrupt")
         if engine:
-            installed = meta.get("versions") or {}  # what was installed when the run was saved
-            keyed = (meta.get("config") or {}).get("engine") or {}  # what its key says
             other = {k: (installed.get(k) if installed.get(k) != v else keyed.get(k), v)
                      for k, v in engine.items() if installed.get(k) != v or keyed.get(k) != v}
             if other:
-                logger.warning("run cache %s was computed by %s: recomputing", d, ", ".join(
+                return RunCheck("other engine", meta, ", ".join(
                     f"{k} {was} (installed: {now})" for k, (was, now) in sorted(other.items())))
-                return None
+        return RunCheck("complete", meta)
+
+    def _load_dir(self, d: Path, engine: Mapping[str, Any] | None = None) -> Run | None:
+        """The run saved in ``d``, or None: absent, corrupt (deleted), or computed by other versions than ``engine``
+        (the ``engine`` of the requested config; ``meta.json`` records the versions its run was made with):
+        :meth:`check_run`."""
+        found = self.check_run(d, engine)
+        if found.state == "corrupt":
+            logger.warning("run cache %s is corrupt (checksum mismatch or unreadable meta.json): discarding and recomputing", d)
+            self._discard(d)
+            return None
+        if found.state == "other engine":
+            logger.warning("run cache %s was computed by %s: recomputing", d, found.why)
+            return None
+        if found.state != "complete":
+            return None
+        meta, trec, jsonl = found.meta, d / "run.trec", d / "ctxs.jsonl"
         ctxs, queries = read_ctxs_jsonl(jsonl)
         return Run(ctxs, meta["key"], 0, trec, jsonl, meta.get("config", {}), queries or None)
 
