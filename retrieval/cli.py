@@ -591,6 +591,8 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
                 raise ConfigError(f"{opt} {p}: cannot create its folder {p.parent} ({exc.strerror or exc}); give a path you can write to") from None
         else:
             check_writable(p, opt, folder=False)
+    if not create:  # written through a link (retrieval.io.write_target): its target's folder, probed before the search
+        check_writable(meta, f"--output {out}: the run's metadata file", folder=False)
     return out, ctxs_out
 
 

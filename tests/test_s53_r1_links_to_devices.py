@@ -114,3 +114,35 @@ def test_a_checksum_record_linked_to_a_socket_goes_to_the_cache_folder(tmp_path,
     sock.close()
     side = json.loads(bm25.checksum_record_elsewhere(d.resolve()).read_text(encoding="utf-8"))
     assert (side["folder"], sorted(side["files"])) == (str(d.resolve()), ["_0.si", "segments_1"])
+
+
+def test_retrieve_probes_the_folder_a_metadata_link_points_into_before_the_search(tmp_path):
+    """The ``.meta.json`` is written through its link, beside the link's target: a target in a folder that cannot be
+    written (``/proc``; root ignores permission bits) was a FileNotFoundError traceback after the search, the search
+    lost (before dfda533 the link was replaced); a dangling link is refused as for ``--output``."""
+    import retrieval.cli as cli
+
+    corpus, topics = tmp_path / "passages.jsonl", tmp_path / "topics.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"p{i}", "title": f"T{i}", "text": f"text {i} hamlet"}) + "\n"
+                              for i in range(4)), encoding="utf-8")
+    topics.write_text(json.dumps({"id": "q1", "question": "hamlet", "answers": ["x"]}) + "\n", encoding="utf-8")
+    args = ["retrieve", "--corpus", str(corpus), "--bm25", "--topics", str(topics), "--hits", "2",
+            "--cache-dir", str(tmp_path / "cache")]
+    out = tmp_path / "run.trec"
+    meta = Path(f"{out}.meta.json")
+    meta.symlink_to("/proc/version")
+    with pytest.raises(ConfigError) as exc:
+        cli.main([*args, "--output", str(out)])
+    assert str(exc.value).startswith(f"--output {out}: the run's metadata file /proc/version: cannot create it (/proc "
+                                     "is not writable")
+    meta.unlink()
+    meta.symlink_to(tmp_path / "gone" / "meta.json")
+    with pytest.raises(ConfigError) as exc:
+        cli.main([*args, "--output", str(out)])
+    assert str(exc.value) == (f"--output {out}: the run's metadata file {meta}: {meta} is a symbolic link to "
+                              f"{tmp_path / 'gone' / 'meta.json'}, which does not exist; create its target or give "
+                              "another path")
+    assert not out.exists() and not (tmp_path / "cache").exists()  # refused before the search
+    meta.unlink()
+    assert cli.main([*args, "--output", str(out)]) == 0  # no link: as before
+    assert json.loads(meta.read_text(encoding="utf-8"))["output"]["run"] == "run.trec"
