@@ -886,7 +886,9 @@ def retrieval_text(meta: dict, prov: dict) -> str | None:
     retriever and its resolved parameters, a dense encoder's name and weights hash; ``hits``) or, for a folder whose
     results lack that record, provenance.json's ``retrieval.retriever`` (the cached run's ``bm25(b=0.4,k1=0.9) k=5``).
     ``bm25 k1=0.9 b=0.4, k=5``; ``dense encoder all-MiniLM-L6-v2 (weights sha256 852d031e81868b3f), ..., k=5``;
-    a hybrid names both. None when the cell records neither (a task without retrieval, a gold-only task)."""
+    a hybrid names both; a prebuilt dpr / hybrid (``prebuilt:wikipedia-dpr-100w``) names its question encoder
+    (``query encoder facebook/dpr-question_encoder-multiset-base (weights sha256 ...)``), the only one it loads.
+    None when the cell records neither (a task without retrieval, a gold-only task)."""
     rec = (meta.get("tokrag_data") or {}).get("retrieval") if isinstance(meta.get("tokrag_data"), dict) else None
     shown = str((prov.get("retrieval") or {}).get("retriever") or "") if isinstance(prov.get("retrieval"), dict) else ""
     k = meta.get("hits")
@@ -900,13 +902,14 @@ def retrieval_text(meta: dict, prov: dict) -> str | None:
     rest = [f"{x}={v}" for x, v in sorted(params.items())
             if x not in ("k1", "b", "encoder", "query_encoder") and v is not None]
     text = str(rec["retriever"]) + (" " + " ".join(bm25) if bm25 else "")
-    if enc.get("encoder") or params.get("encoder"):
-        name = enc.get("encoder") or params.get("encoder")
+    name = enc.get("encoder") or params.get("encoder")
+    if name:
         text += f", encoder {name}" + (f" (weights sha256 {enc['encoder_sha256']})" if enc.get("encoder_sha256") else "")
-        query = enc.get("query_encoder") or params.get("query_encoder")
-        if query and (query != name or enc.get("query_encoder_sha256") != enc.get("encoder_sha256")):
-            text += f", query encoder {query}" + (f" (weights sha256 {enc['query_encoder_sha256']})"
-                                                  if enc.get("query_encoder_sha256") else "")
+    query = enc.get("query_encoder") or params.get("query_encoder")
+    # a prebuilt dpr / hybrid has only a question encoder (its passages are in Pyserini's FAISS index, dense_index)
+    if query and (not name or query != name or enc.get("query_encoder_sha256") != enc.get("encoder_sha256")):
+        text += f", query encoder {query}" + (f" (weights sha256 {enc['query_encoder_sha256']})"
+                                              if enc.get("query_encoder_sha256") else "")
     text += "".join(f", {p}" for p in rest)
     return text + (f", k={k}" if k is not None else "")
 
