@@ -1094,7 +1094,8 @@ def check_chat_template(args: argparse.Namespace) -> None:
     """Refuse ``--apply-chat-template`` with an ``nq`` data set for a model whose tokenizer has no chat template,
     where its files tell it without loading it (:func:`tokrag_model.loading.has_chat_template`; e.g. the
     ``gemma-3-270m`` base model, which took ~35 s to load before the refusal; an alias not converted yet is
-    answered for its pinned GGUF). Where they do not tell it (a hub id not in the cache, an alias's other GGUF),
+    answered for its pinned GGUF). Where they do not tell it (offline a hub id not in the cache, online one whose hub does not answer, an alias's
+    other GGUF),
     :func:`collect_records` refuses it after the load, with the same message.
 
     Raises:

@@ -176,12 +176,13 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
     model nothing of the flag before it calls :meth:`RAGMethodLM.apply_chat_template`, so :meth:`render_chat` refused
     ``gemma-3-270m`` only after its weights had loaded (about a minute). An alias not converted yet is answered
     by its pinned GGUF (``ALIASES[...]["chat_template"]``), an offline hub id by its cached snapshot; where the files
-    do not tell it (a hub id not in the local cache, or online) :meth:`render_chat` still refuses it after the load.
+    do not tell it (offline a hub id not in the local cache, online one whose hub does not answer) :meth:`render_chat`
+    still refuses it after the load.
     A tokenizer with named templates (:func:`chat_template_before_load`: a folder, a converted alias, offline a
     cached hub snapshot) is refused a name it does not have
     (``--apply_chat_template tools`` where the names are ``default`` and ``rag``), or a true value without a
-    ``"default"``, in the line :meth:`RAGMethodLM.selected_chat_template` says after the load; an online hub id's
-    names are left to the load.
+    ``"default"``, in the line :meth:`RAGMethodLM.selected_chat_template` says after the load; online, a hub id's
+    fetched files (:func:`tokrag_model.loading.hub_files_before_weights`) tell it too.
 
     Raises:
         ConfigError: :func:`no_chat_template_message`; :func:`unknown_chat_template_message`.
