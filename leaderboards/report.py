@@ -854,6 +854,9 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
             held = f"{size} of {rec['total']} in split {split} " + (
                 f"({dev + shot} held out by hash: {dev} dev, {shot} few-shot)" if split == "test"
                 else f"(by hash: {rec['total'] - dev - shot} test, {dev} dev, {shot} few-shot)")
+        elif meta.get("dataset") == "webq":  # test is all of test.json when there is training data (tasks.data)
+            held = (f"{size} in split {split} (the dev / few-shot pool is WebQuestions' training data, a 10% hash slice "
+                    f"of test.json where the data folder has none: tasks/README.md, \"Splits\")")
         else:
             held = f"{size} in split {split} (dev / few-shot held out by hash: tasks/README.md, \"Splits\")"
         if rec.get("max_docs") is not None and rec["max_docs"] < size:

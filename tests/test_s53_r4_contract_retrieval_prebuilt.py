@@ -55,3 +55,20 @@ def test_the_dpr_line_reaches_the_contract_and_a_local_dense_line_is_unchanged(t
         "retrieval.toy_qa_noise67 (as run, from the results): dense, encoder all-MiniLM-L6-v2 (weights sha256 "
         "852d031e81868b3f), encoder_class=auto, l2_norm=True, max_length=256, pooling=mean, k=5"]
     assert f"- {lines[0]}\n" in render_markdown(data)
+
+
+def test_webq_questions_are_not_said_to_be_held_out_of_its_test_split():
+    """WebQuestions' dev / few-shot pool is its training data (the data folder's devtest.json here: test is all 2,032
+    of test.json, tasks.data.load_qa_split); only without training data is a hash slice of test.json held out. The
+    questions line said '2032 in split test (dev / few-shot held out by hash: ...)' for it, as for NQ."""
+    from leaderboards.report import questions_text
+
+    meta = {"dataset": "webq", "tokrag_data": {"questions": {"split": "test", "in_split": 2032}}}
+    assert questions_text(meta, 8, 2032) == (
+        "dataset webq, 2032 in split test (the dev / few-shot pool is WebQuestions' training data, a 10% hash slice of "
+        "test.json where the data folder has none: tasks/README.md, \"Splits\"), first 8 of 2032 scored")
+    # NQ's test split does lose its pool: unchanged
+    meta = {"dataset": "nq_oracle", "tokrag_data": {"questions": {"split": "test", "in_split": 2383}}}
+    assert questions_text(meta, 300, 2383) == (
+        "dataset nq_oracle, 2383 in split test (dev / few-shot held out by hash: tasks/README.md, \"Splits\"), "
+        "first 300 of 2383 scored")
