@@ -468,11 +468,17 @@ def command(argv: list[str] | None = None) -> int:
     return main(argv, die_by_signal=True)
 
 
-if __name__ == "__main__":
-    from retrieval.errors import TokragError
+if __name__ == "__main__":  # also the helper runners of run --jobs N (runner.py starts them so)
+    from retrieval.errors import TokragError, no_room_line
 
     try:
         sys.exit(command())
     except TokragError as exc:
         print(f"tokrag leaderboard: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:  # a full disk, a quota, a file-size limit: the line tokrag prints (not a traceback)
+        line = no_room_line(exc)
+        if line is None:
+            raise
+        print(f"tokrag leaderboard: error: {line}", file=sys.stderr)
         sys.exit(2)

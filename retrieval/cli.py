@@ -1200,14 +1200,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _module_main(argv: list[str]) -> int:
     """``python -m retrieval.cli [index|retrieve] ...`` (``retrieve`` when neither is named), as the console entry
-    point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError` is one line on stderr, exit status 2."""
-    from .errors import TokragError
+    point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError`, or a write stopped by a full disk, a
+    quota or a file-size limit (:func:`retrieval.errors.no_room_line`), is one line on stderr, exit status 2."""
+    from .errors import TokragError, no_room_line
 
     cmd = argv[0] if argv and argv[0] in ("index", "retrieve") else "retrieve"
     try:
         return int(main(argv if argv and argv[0] == cmd else [cmd, *argv]) or 0)
     except TokragError as exc:
         print(f"tokrag {cmd}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a full disk, a quota, a file-size limit: the line tokrag prints (not a traceback)
+        line = no_room_line(exc)
+        if line is None:
+            raise
+        print(f"tokrag {cmd}: error: {line}", file=sys.stderr)
         return 2
 
 

@@ -7,6 +7,7 @@ re-raises one of these with ``from exc`` so that the user never sees a bare stac
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -48,6 +49,26 @@ def die_by(signum: int) -> None:
     sys.stderr.flush()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""A full disk, a disk quota, a file-size limit (``ulimit -f``, or a file system's largest file): :func:`no_room_line`."""
+
+
+def no_room_line(exc: BaseException) -> str | None:
+    """The one line for a write that a full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit
+    (``EFBIG``) stopped, or None for any other exception (and with ``TOKRAG_TRACEBACK=1``: the caller re-raises).
+    Any command can meet one while it writes a TREC run, a cell's journal or a report, and it was a traceback of
+    60-80 lines ending ``OSError: [Errno 28] No space left on device``; the writes are atomic or journaled, so the
+    command only needs room and the same command again. The line of every command entry point: ``tokrag ...``
+    (:mod:`tokrag_model.cli`), ``python -m retrieval.cli`` and ``python -m leaderboards.cli`` (which ``leaderboard
+    run --jobs N`` starts as its helper runners)."""
+    if not isinstance(exc, OSError) or exc.errno not in NO_ROOM_ERRNOS:
+        return None
+    if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
+        return None
+    return (f"{exc} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
+            "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
 
 
 def command_status(rc: int) -> int:

@@ -15,9 +15,7 @@ Subcommand modules are imported only when used, so ``tokrag --help`` is instant.
 
 from __future__ import annotations
 
-import errno
 import importlib
-import os
 import sys
 
 _COMMANDS = {
@@ -78,7 +76,7 @@ def _dispatch(argv: list[str]) -> int:
         return 130
     # 'index' and 'retrieve' share one module: it receives its own command name first.
     sub_argv = argv if module_name == "retrieval.cli" else argv[1:]
-    from retrieval.errors import TokragError
+    from retrieval.errors import TokragError, no_room_line
 
     try:
         rc = getattr(module, func_name)(sub_argv)
@@ -88,25 +86,13 @@ def _dispatch(argv: list[str]) -> int:
     except KeyboardInterrupt:  # commands say what they kept themselves (130); this is the fallback, not a traceback
         print(f"tokrag {name}: interrupted; run the same command again", file=sys.stderr)
         return 130
-    except OSError as exc:
-        if exc.errno not in _NO_ROOM or os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
+    except OSError as exc:  # a full disk, a quota, a file-size limit: one line (retrieval.errors.no_room_line)
+        line = no_room_line(exc)
+        if line is None:
             raise
-        print(f"tokrag {name}: error: {no_room_line(exc)}", file=sys.stderr)
+        print(f"tokrag {name}: error: {line}", file=sys.stderr)
         return 2
     return int(rc or 0)
-
-
-_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-def no_room_line(exc: OSError) -> str:
-    """The one line for a write that a full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit
-    (``EFBIG``: ``ulimit -f``, or a file system's largest file) stopped; any command can meet one while it writes a
-    TREC run, a cell's journal or a report, and it was a traceback of 60-80 lines ending ``OSError: [Errno 28] No
-    space left on device``. The writes are atomic or journaled, so the command only needs room and the same
-    command again; ``TOKRAG_TRACEBACK=1`` keeps the traceback."""
-    return (f"{exc} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
-            "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
 
 
 if __name__ == "__main__":
