@@ -1042,16 +1042,24 @@ def _cell_load(cost: dict, prov: dict) -> tuple[float, int] | None:
     return (float(max(loads)), cpus) if loads and cpus else None
 
 
+OVERLOAD_FACTOR = 1.5
+"""A cell is flagged as timed under load when its 1-minute load average exceeded ``OVERLOAD_FACTOR`` times its CPUs. Not
+1.0: a cell's own torch threads count in the load (a cell alone with one thread per core sits at about the CPU count,
+2.0-2.3 on 2 cores with the usual background), so a strict ``load > cpus`` flagged runs that had the machine to
+themselves. Above 1.5x each runnable thread gets at most two thirds of a core: seconds are then inflated by a half or
+more (s53 r4's review of 66a4728)."""
+
+
 def _load_fields(cells: list[tuple[dict, dict]]) -> dict[str, Any]:
     """A row's load fields (its cells' ``(cost, provenance)``, :func:`_cell_load`): ``loadavg_max`` (the highest 1-minute
     load average recorded at a cell's start or end), ``cpu_count`` (the fewest CPUs of its cells) and ``cells_overloaded``
-    (how many of its cells ran at a load above their CPU count: their seconds also measure other work); nothing when
-    no cell recorded both."""
+    (how many of its cells ran at a load above :data:`OVERLOAD_FACTOR` times their CPU count: their seconds also measure
+    other work); nothing when no cell recorded both."""
     seen = [x for x in (_cell_load(c, p) for c, p in cells) if x is not None]
     if not seen:
         return {}
     return {"loadavg_max": max(x[0] for x in seen), "cpu_count": min(x[1] for x in seen),
-            "cells_overloaded": sum(load > cpus for load, cpus in seen)}
+            "cells_overloaded": sum(load > OVERLOAD_FACTOR * cpus for load, cpus in seen)}
 
 
 LOAD_FIELDS = ("loadavg_max", "cpu_count", "cells_overloaded")
@@ -1059,7 +1067,8 @@ LOAD_FIELDS = ("loadavg_max", "cpu_count", "cells_overloaded")
 
 
 def load_note(data: dict) -> list[str]:
-    """The Cost table's note when some cell's timings were taken at a load average above its CPU count (none otherwise)."""
+    """The Cost table's note when some cell's timings were taken at a load average above :data:`OVERLOAD_FACTOR` times its
+    CPU count (none otherwise)."""
     rows = [r for r in data["rows"] if (r.get("cost") or {}).get("cells_overloaded")]
     if not rows:
         return []
@@ -1071,7 +1080,7 @@ def load_note(data: dict) -> list[str]:
     names = ", ".join(f"{method_label(data, r['method'])}/{r['task']}" + (f" ({r['model']})" if data["multi_model"] else "")
                       for r in rows)
     return [f"timings of {n} cell{'s' if n != 1 else ''} taken at load {at} on {on} (the highest 1-minute load average "
-            f"at a cell's start or end, cost.json loadavg_start / loadavg_end, above the CPUs it ran on): their seconds "
+            f"at a cell's start or end, cost.json loadavg_start / loadavg_end, above 1.5 times the CPUs it ran on): their seconds "
             f"also measure the machine's other work; compare forward passes / tokens, not seconds ({names})"]
 
 

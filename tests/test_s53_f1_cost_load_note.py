@@ -26,7 +26,7 @@ from leaderboards.report import collect, compute, render_csv, render_markdown
 from tests.leaderboard_helpers import pin_cell_keys, run_toy_spec
 
 NOTE = ("timings of 2 cells taken at load 7.79 on 2 CPUs (the highest 1-minute load average at a cell's start or end, "
-        "cost.json loadavg_start / loadavg_end, above the CPUs it ran on): their seconds also measure the machine's "
+        "cost.json loadavg_start / loadavg_end, above 1.5 times the CPUs it ran on): their seconds also measure the machine's "
         "other work; compare forward passes / tokens, not seconds (standard/toy_qa, none/toy_qa)")
 
 
@@ -80,12 +80,14 @@ def test_cells_above_their_cpus_get_a_note_and_fields(toy):
 def test_no_claim_below_the_cpus_without_a_load_or_with_threads_set(toy):
     spec, _, loaded = toy
     loaded = copy.deepcopy(loaded)
-    _with_load(loaded, "standard/toy_qa/seed1", [1.5, 1.2, 1.0], [1.9, 1.3, 1.0], cpus=2)  # below 2 CPUs
+    # 2.9 on 2 CPUs: above the CPU count, as a cell alone on the machine with a torch thread per core gives (its own
+    # threads count in the load), but not above 1.5x: no claim (s53 r4: a strict load > CPUs flagged such runs)
+    _with_load(loaded, "standard/toy_qa/seed1", [1.5, 1.2, 1.0], [2.9, 1.3, 1.0], cpus=2)
     # an older folder whose thread count OMP_NUM_THREADS set: not the core count, so no comparison
     _with_load(loaded, "none/toy_qa/seed1", [7.79, 7.12, 6.44], [7.51, 7.23, 6.54], threads=1, omp="1")
     data = compute(spec, loaded)
     rows = {r["method"]: r["cost"] for r in data["rows"]}
-    assert rows["standard"]["cells_overloaded"] == 0 and rows["standard"]["loadavg_max"] == 1.9
+    assert rows["standard"]["cells_overloaded"] == 0 and rows["standard"]["loadavg_max"] == 2.9
     assert "loadavg_max" not in rows["none"]
     md = render_markdown(data)
     assert "timings of" not in md and "loadavg" not in md
