@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -38,6 +39,10 @@ from typing import Any, Callable
 DISABLE_ENV = "TOKRAG_NO_TASK_INDEX_CACHE"
 CACHE_SUBDIR = "lmeval-task-index"
 FORMAT = 1
+MAX_BYTES = 1 << 28
+"""The largest cache file read or written (256 MiB; lm-eval 0.4.13's index is 17.5 MB): a bigger one is left to
+lm-eval's build, as a file that is not a regular one is (a named pipe, on whose open a read waits for a writer forever;
+a link to ``/dev/zero``, whose read never ends)."""
 _INDEX_LOGGER = "lm_eval.tasks._index"
 _log = logging.getLogger("tokrag_model")
 
@@ -90,6 +95,26 @@ def _outside_stamps(paths: list[str]) -> list:
         except OSError:
             out.append([p, None])
     return out
+
+
+def _read(path: Path) -> Any:
+    """The JSON in the cache file ``path``, read only when it is a regular file of at most :data:`MAX_BYTES` (links
+    followed); raises OSError otherwise (FileNotFoundError when there is none), ValueError when it is no JSON."""
+
+    def check(st: os.stat_result) -> None:
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"not a regular file (mode {stat.filemode(st.st_mode)})")
+        if st.st_size > MAX_BYTES:
+            raise OSError(f"{st.st_size} bytes, more than {MAX_BYTES}")
+
+    check(os.stat(path))  # before the open: a named pipe's open waits for a writer, a device's may act
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # replaced by a named pipe meanwhile: no wait
+    with os.fdopen(fd, "rb") as fh:
+        check(os.fstat(fh.fileno()))
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise OSError(f"more than {MAX_BYTES} bytes")
+    return json.loads(data.decode("utf-8"))
 
 
 def cache_file(root: Path, cache_dir: str | os.PathLike | None = None) -> Path:
@@ -195,8 +220,7 @@ def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLik
         keyed = path = None
     if keyed is not None and path is not None:
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = _read(path)
             if (data.get("key") == keyed[0] and data.get("outside") == _outside_stamps([p for p, _ in data["outside"]])):
                 index = _decode(data["entries"])
                 _replay(data["log"])
@@ -216,13 +240,32 @@ def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLik
             return index
         if _key(root) != keyed:  # a file changed while it was indexed: the index may be of neither listing
             return index
-        from retrieval.io import atomic_write_text
+        from retrieval.io import atomic_write_bytes
 
-        atomic_write_text(path, json.dumps({"key": keyed[0], "outside": _outside_stamps(outside), "log": records,
-                                            "entries": rows}, ensure_ascii=False, separators=(",", ":")))
+        data = json.dumps({"key": keyed[0], "outside": _outside_stamps(outside), "log": records, "entries": rows},
+                          ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        if len(data) > MAX_BYTES:  # it would not be read back
+            _log.debug("lm-eval task index of %s not cached: %d bytes, more than %d", root, len(data), MAX_BYTES)
+            return index
+        atomic_write_bytes(path, data)
     except Exception as exc:  # noqa: BLE001 - a read-only cache folder, a full disk: the index is still right
         _log.debug("lm-eval task index cache %s not written: %s", path, exc)
     return index
+
+
+def _merge_warning_site(build: Callable) -> tuple[str, int, str] | None:
+    """Where lm-eval's ``build`` writes its warning that a later folder's task overrides an earlier one's: (its file,
+    the line of the ``log.warning(`` call, the function's name), so that the same warning written by the merge below
+    reads as lm-eval's own (``[tasks._index:70]`` in lm-eval's log format); None when not found."""
+    import inspect
+
+    try:
+        lines, start = inspect.getsourcelines(build)
+        at = next(i for i, line in enumerate(lines) if "overrides existing task from" in line)
+        call = next(i for i in range(at, -1, -1) if ".warning(" in lines[i])
+        return inspect.getsourcefile(build) or "", start + call, build.__name__
+    except Exception:  # noqa: BLE001 - no source (a zipped or compiled lm-eval): this file's line
+        return None
 
 
 def patch_task_index(module) -> None:
@@ -237,6 +280,18 @@ def patch_task_index(module) -> None:
     original = cls.build
     default = Path(module.__file__).parent
     logger = logging.getLogger(_INDEX_LOGGER)
+    site: list = []
+
+    def warn_override(name: str, new, old) -> None:
+        """lm-eval's override warning, with its file, line and function (:func:`_merge_warning_site`)."""
+        message = "Task '%s' from %s overrides existing task from %s"
+        if not site:
+            site.append(_merge_warning_site(original))
+        if site[0] is None:
+            logger.warning(message, name, new, old)
+        elif logger.isEnabledFor(logging.WARNING):
+            logger.handle(logger.makeRecord(logger.name, logging.WARNING, site[0][0], site[0][1], message,
+                                            (name, new, old), None, site[0][2]))
 
     def build(paths, *, resolve_includes=True):
         paths = list(paths)
@@ -250,8 +305,7 @@ def patch_task_index(module) -> None:
                 part = original([root])
             for name, entry in part.items():
                 if name in index:  # lm-eval's merge of a later folder (lm_eval/tasks/_index.py, TaskIndex.build)
-                    logger.warning("Task '%s' from %s overrides existing task from %s", name, entry.yaml_path,
-                                   index[name].yaml_path)
+                    warn_override(name, entry.yaml_path, index[name].yaml_path)
                 index[name] = entry
         return index
 
