@@ -39,7 +39,17 @@ counts too): none prints no line of its own; up to ``tolerances.<metric>.flips``
 :data:`DEFAULT_FLIPS`) is an ``OK`` line, more a ``FAIL`` line, naming how many went down and up and their first doc
 ids (:class:`QuestionFlips`; one check each). A baseline without ``questions`` (written before they were recorded),
 or without them for some of the cells compared, is checked by the means alone and says so in one ``NOTE`` line
-(:class:`QuestionsNotChecked`, not a check).
+(:class:`QuestionsNotChecked`, not a check). A tolerance whose ``abs`` is 0 (an exact mean: the retrieval metrics'
+default) allows no changed question whatever its ``flips`` (:func:`allowed_flips`; ``--write`` writes ``flips: 0``
+there): one changed question moves such a mean, and the per-question line said ``OK`` under the mean's ``FAIL``.
+
+``machines`` and ``configs`` (optional; ``--write`` records them from the runs' folders): each cell's compute setting
+(:data:`MACHINE_FIELDS`, from ``provenance.json``: CPU model, torch's CPU kernels, thread count, GPU, torch version)
+and its run's ``config.json`` (the run key's material and ``config_hash``). ``check`` says in one ``NOTE`` line
+(:class:`MachineNote`, not a check, the verdict unchanged) when the runs were computed on another setting than the
+baseline's, or the baseline records none (``baseline machine not recorded``): float32 sums, and so a near-tie greedy
+answer, differ between CPU kinds and thread counts; and after a cell's ``FAIL`` line, when its runs have another run
+key than the baseline's, the settings that differ (:class:`KeyChanged`: a spec change such as a method's ``alpha``).
 """
 
 from __future__ import annotations
@@ -88,7 +98,8 @@ DEFAULT_FLIPS = 1
 """Questions per (cell, metric) whose value may differ from the baseline's (either way, together) before ``check``
 fails, when the baseline's tolerance of the metric has no ``flips``: greedy decoding is deterministic on one CPU, but
 another CPU's float sums (AVX2 against AVX-512, the README's 37.2771 against 37.2775) may flip one near-tie answer.
-``--write`` writes it into each tolerance that has per-question values and lacks it; it does not scale with n."""
+``--write`` writes it into each tolerance that has per-question values and lacks it (0 where its ``abs`` is 0:
+:func:`allowed_flips`); it does not scale with n."""
 
 FRACTION_METRICS = ("em", "f1", "answer_match")
 """Answer metrics whose per-question value lies in [0, 1]: one question of a cell of n moves the cell's value by up to
@@ -219,6 +230,8 @@ class QuestionFlips:
     tol: int
     binary: bool
     unsure: tuple[str, ...] = ()
+    exact: bool = False  # the metric's abs is 0: no question may differ (tol 0), whatever its flips say
+
 
     @property
     def changed(self) -> int:
@@ -245,8 +258,153 @@ class QuestionFlips:
         verb = "differs" if self.changed == 1 else "differ"
         why = ("; the baseline has no n for this cell, so its list of the doc ids that scored 1 cannot tell 0 from not "
                "scored" if self.unsure else "")
+        exact = ", as its tolerance is exact: abs 0" if self.exact else ""
         return (f"{'OK  ' if self.ok else 'FAIL'} {self.cell}  {self.metric}: {self.changed} of {self.n} questions {verb} "
-                f"from the baseline ({'<=' if self.ok else '>'} {self.tol} allowed): {', '.join(parts)}{why}")
+                f"from the baseline ({'<=' if self.ok else '>'} {self.tol} allowed{exact}): {', '.join(parts)}{why}")
+
+
+MACHINE_FIELDS = ("device", "cpu_model", "cpu_capability", "torch_num_threads", "cuda_device", "torch")
+"""The fields of a cell's compute setting (:func:`leaderboards.provenance_view.compute_setting`, from its
+``provenance.json`` ``machine`` and ``versions``) that ``--write`` records under the baseline's ``machines``."""
+
+KEY_SHOWN = 4
+"""Differences of a cell's run key a :class:`KeyChanged` line names (then ``... (N more)``)."""
+
+
+def _setting(m: Any) -> dict[str, Any] | None:
+    """A recorded compute setting (a baseline's ``machines.<cell>``, or :func:`compute_setting`'s) with only
+    :data:`MACHINE_FIELDS` of text or number (anything else: not recorded); None for no mapping."""
+    if not isinstance(m, dict):
+        return None
+    out = {k: m.get(k) if isinstance(m.get(k), (str, int, float)) and not isinstance(m.get(k), bool) else None
+           for k in MACHINE_FIELDS}
+    out["device"] = out["device"] or ("cuda" if out["cuda_device"] else "cpu")
+    return out
+
+
+def cell_machines(loaded: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{cell_id: compute setting}`` of the finished cells whose run folder records its machine
+    (:func:`leaderboards.provenance_view.compute_setting`: device, CPU model, torch's CPU kernels, thread count, GPU,
+    torch version): what ``--write`` records as the baseline's ``machines``."""
+    from .provenance_view import compute_setting
+
+    out = {}
+    for cid, (_cell, _key, data) in loaded.items():
+        s = _setting(compute_setting(data)) if data is not None else None
+        if s is not None:
+            out[cid] = s
+    return out
+
+
+def cell_configs(loaded: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{cell_id: the run's config.json}`` (its run key's material and ``config_hash``, without ``cell_id`` and
+    ``spec``, which the baseline's entry names) of the finished cells: what ``--write`` records as the baseline's
+    ``configs``, so that ``check`` can name the settings a cell's later run key changed (:class:`KeyChanged`)."""
+    out = {}
+    for cid, (_cell, _key, data) in loaded.items():
+        cfg = data.get("config") if data is not None else None
+        if isinstance(cfg, dict) and isinstance(cfg.get("config_hash"), str):
+            out[cid] = {k: v for k, v in sorted(cfg.items()) if k not in ("cell_id", "spec")}
+    return out
+
+
+@dataclass(frozen=True)
+class KeyChanged:
+    """A cell with a FAIL line whose runs were made under another run key than the run the baseline was written from
+    (the baseline's ``configs.<cell>.config_hash``): ``NOTE`` naming the settings that differ (a spec change such as
+    a method's ``alpha``), which ``check`` named before the run (the cell then missing) and no longer after it. Not
+    a check."""
+
+    cell: str
+    key: str
+    baseline_key: str
+    differences: tuple[str, ...]
+    ok = True
+
+    def render(self) -> str:
+        """``NOTE <cell>  its runs have another run key (K) than the run the baseline was written from (B): ...``"""
+        from .runner import KEY_FIELD_CAUSES
+
+        def why(d: str) -> str:
+            name = d.split(" ", 1)[0].split("[", 1)[0]
+            return f"{d} ({KEY_FIELD_CAUSES.get(name, 'a setting of the spec')})"
+
+        shown = [why(d) for d in self.differences[:KEY_SHOWN]]
+        more = f"; ... ({len(self.differences) - KEY_SHOWN} more)" if len(self.differences) > KEY_SHOWN else ""
+        what = (f"its config differs in {'; '.join(shown)}{more}" if shown else
+                "their configs differ in nothing recorded (the run key's definition changed)")
+        return (f"NOTE {self.cell}  its runs have another run key ({self.key}) than the run the baseline was written "
+                f"from ({self.baseline_key}): {what}; this change may be the cause of the FAIL above")
+
+
+def _groups(settings: list[dict[str, Any]]) -> str:
+    """``label`` of one compute setting, or ``label A (3 cells), label B (1 cell)`` of several (most cells first)."""
+    from .provenance_view import setting_label
+
+    counts: dict[str, int] = {}
+    for s in settings:
+        counts[setting_label(s)] = counts.get(setting_label(s), 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{lab} ({n} cell{'' if n == 1 else 's'})" for lab, n in sorted(counts.items(), key=lambda x: -x[1]))
+
+
+MACHINE_WHY = ("float32 results, and so a near-tie greedy answer, can differ between CPU kinds (AVX2, AVX-512), thread "
+               "counts and torch builds")
+
+
+@dataclass(frozen=True)
+class MachineNote:
+    """The runs' compute settings against the ones the baseline was written under (its ``machines``, recorded by
+    ``--write``): ``NOTE`` when they differ for some compared cell (``differ``: those cells), or when the baseline
+    records none for cells whose runs record theirs (``unrecorded``: written before ``--write`` recorded them).
+    ``failed``: a value moved beyond its tolerance in this check, which the machine may explain. Not a check: the
+    verdict stays."""
+
+    runs: str  # :func:`_groups` of the runs' settings of the cells named
+    baseline: str  # :func:`_groups` of the baseline's settings of the differing cells ("" when none differ)
+    differ: tuple[str, ...]
+    unrecorded: tuple[str, ...]
+    compared: int
+    failed: bool
+    ok = True
+    cell = ""
+
+    def render(self) -> str:
+        """``NOTE machine: ...`` or ``NOTE baseline machine not recorded ...``."""
+        may = ("a FAIL above may come from the machine rather than from a change of code or data; " if self.failed
+               else "")
+        if self.differ:
+            n = len(self.differ)
+            also = (f" ({len(self.unrecorded)} other cell{'s' if len(self.unrecorded) != 1 else ''} with no machine in "
+                    "the baseline)" if self.unrecorded else "")
+            return (f"NOTE machine: {n} of the {self.compared} cells compared ran on another machine than the baseline "
+                    f"was written from (first: {self.differ[0]}): these runs on {self.runs}, the baseline on "
+                    f"{self.baseline}{also}; {MACHINE_WHY}, so {may}check on the baseline's CPU kind and thread count, "
+                    "or write the baseline on this machine with check --write (the verdict is not changed by this)")
+        which = ("" if len(self.unrecorded) == self.compared else
+                 f" for {len(self.unrecorded)} of the {self.compared} cells compared (first: {self.unrecorded[0]})")
+        return (f"NOTE baseline machine not recorded{which} (written before check --write recorded it): these runs "
+                f"were computed on {self.runs}; {MACHINE_WHY}, so {may}write the baseline on the CPU kind and thread "
+                "count that check runs on with check --write (it records them; the verdict is not changed by this)")
+
+
+def machine_note(b: dict[str, Any], loaded: dict[str, Any], cells: list[str], failed: bool) -> MachineNote | None:
+    """:class:`MachineNote` for the compared ``cells`` (finished, in the baseline): None when the runs record no
+    machine, or every one equals the baseline's in what both recorded
+    (:func:`leaderboards.provenance_view.settings_differ`)."""
+    from .provenance_view import settings_differ
+
+    runs = cell_machines({c: loaded[c] for c in cells if c in loaded})
+    recorded = b.get("machines", {})
+    differ = [c for c in runs if c in recorded and settings_differ([runs[c], _setting(recorded[c])])]
+    unrecorded = [c for c in runs if c not in recorded]
+    if not differ and not unrecorded:
+        return None
+    named = differ or unrecorded
+    return MachineNote(_groups([runs[c] for c in named]),
+                       _groups([_setting(recorded[c]) for c in differ]) if differ else "",  # type: ignore[misc]
+                       tuple(differ), tuple(unrecorded), len(runs), failed)
 
 
 @dataclass(frozen=True)
@@ -385,8 +543,16 @@ def stored_questions(values: dict[str, float]) -> list[Any] | dict[str, float]:
     return {d: round(v, BASELINE_DIGITS) for d, v in sorted(values.items(), key=lambda x: _doc_order(x[0]))}
 
 
+def allowed_flips(tol: dict[str, Any]) -> int:
+    """The questions a (cell, metric) may have changed (:class:`QuestionFlips`) under the baseline's tolerance ``tol``
+    of the metric: its ``flips`` (default :data:`DEFAULT_FLIPS`), but 0 where its ``abs`` is 0: an exact mean (the
+    retrieval metrics' default) fails on any one changed question, so a per-question line allowing one said ``OK``
+    right under the mean line's ``FAIL`` for that same question (s53 u2 F6)."""
+    return 0 if float(tol["abs"]) == 0 else int(tol.get("flips", DEFAULT_FLIPS))
+
+
 def question_flips(cell: str, metric: str, runs: dict[str, float], stored: list[Any] | dict[str, Any],
-                   tol: int, scored_known: bool = True) -> QuestionFlips:
+                   tol: int, scored_known: bool = True, exact: bool = False) -> QuestionFlips:
     """Compare a (cell, metric)'s per-question values in the runs with the baseline's (:func:`stored_questions`'s
     form), each rounded to :data:`BASELINE_DIGITS` decimals. A list (the doc ids that scored 1) says the runs' other
     questions scored 0 when ``scored_known`` (the baseline's ``n`` for the cell equals the runs' count, as --write
@@ -408,7 +574,7 @@ def question_flips(cell: str, metric: str, runs: dict[str, float], stored: list[
             side.append(d)
     binary = isinstance(stored, list) and all(v in (0.0, 1.0) for v in runs.values())
     return QuestionFlips(cell, metric, len(set(base) | set(runs)), tuple(down), tuple(up), tuple(unmatched), tol, binary,
-                         tuple(unsure))
+                         tuple(unsure), exact)
 
 
 BASELINE_FIX = "edit the file, or move it aside and write a new baseline with check --write"
@@ -431,8 +597,9 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-BASELINE_KEYS = ("cells", "n", "questions", "spec", "tolerances")
-"""The keys of a baseline file (``--write`` writes them all; ``n``, ``questions`` and ``spec`` are optional)."""
+BASELINE_KEYS = ("cells", "configs", "machines", "n", "questions", "spec", "tolerances")
+"""The keys of a baseline file (``--write`` writes them all, ``configs`` and ``machines`` where the runs record them;
+``configs``, ``machines``, ``n``, ``questions`` and ``spec`` are optional)."""
 
 TOLERANCE_KEYS = ("abs", "flips", "unit", "raised_from")
 """The keys of a baseline's ``tolerances.<metric>`` (``raised_from``: the default ``abs`` that ``--write`` raised to
@@ -560,6 +727,20 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
             else:
                 raise ConfigError(f"baseline {path}: questions.{cid}.{m} must be the list of doc ids that scored 1 or a "
                                   f"mapping {{doc id: number}}, got {json_kind(q)}; {BASELINE_FIX}")
+    for key, what in (("machines", "its compute setting {device, cpu_model, cpu_capability, torch_num_threads, "
+                                   "cuda_device, torch}"),
+                      ("configs", "the config.json of the run it was written from, with its config_hash")):
+        per = b.get(key, {})
+        if not isinstance(per, dict):
+            raise ConfigError(f"baseline {path}: '{key}' must be a mapping {{cell id: {what}}}, got {json_kind(per)}; "
+                              f"{BASELINE_FIX}")
+        for cid, v in per.items():
+            if not isinstance(v, dict):
+                raise ConfigError(f"baseline {path}: {key}.{cid} must be {what} (a mapping), got {json_kind(v)}; "
+                                  f"{BASELINE_FIX}")
+            if key == "configs" and not isinstance(v.get("config_hash"), str):
+                raise ConfigError(f"baseline {path}: configs.{cid}.config_hash must be the run's key (text), got "
+                                  f"{json_kind(v.get('config_hash'))}; {BASELINE_FIX}")
     if "spec" in b and not isinstance(b["spec"], str):
         raise ConfigError(f"baseline {path}: 'spec' must be the spec's name (text), got {json_kind(b['spec'])}; "
                           f"{BASELINE_FIX}")
@@ -597,10 +778,25 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     lines: list[Any] = list(verify(loaded))
     unchecked: list[str] = []  # cells compared by their means without per-question values in the baseline
     compared = 0
+    configs = b.get("configs", {})
+    compared_cells: list[str] = []  # finished cells compared with the baseline (for the machine note)
+
+    def key_note(cid: str, start: int) -> None:
+        """A :class:`KeyChanged` after the cell's lines (from ``start``) when one FAILs and its key is another."""
+        _cell, key, data = loaded[cid]
+        was = configs.get(cid, {}).get("config_hash")
+        if (isinstance(was, str) and was != key and any(not x.ok for x in lines[start:])
+                and isinstance(data.get("config"), dict)):
+            from .runner import config_differences
+
+            lines.append(KeyChanged(cid, key, was, tuple(config_differences(configs[cid], data["config"]))))
+
     for cid in sorted(set(b["cells"]) - unselected):
+        start = len(lines)
         want = b.get("n", {}).get(cid)
         if want is not None and cid in counts and counts[cid] != want:
             lines.append(QuestionCount(cid, counts[cid], want))
+            key_note(cid, start)
             continue
         for metric in b["cells"][cid]:
             if metric not in b["tolerances"]:
@@ -631,11 +827,14 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
             lines.append(CheckLine(cid, metric, v, float(base), float(tol["abs"]), str(tol.get("unit", UNITS.get(metric, ""))), ok,
                                    why if v is None else ""))
             if metric in stored.get(cid, {}) and metric in per_question.get(cid, {}):  # the runs' values, per question
-                flips = question_flips(cid, metric, per_question[cid][metric], stored[cid][metric],
-                                       int(tol.get("flips", DEFAULT_FLIPS)), scored_known=want is not None)
+                flips = question_flips(cid, metric, per_question[cid][metric], stored[cid][metric], allowed_flips(tol),
+                                       scored_known=want is not None,
+                                       exact=float(tol["abs"]) == 0)
                 if flips.changed:
                     lines.append(flips)
         compared += 1
+        compared_cells.append(cid)
+        key_note(cid, start)
         if cid not in stored and set(per_question.get(cid, {})) & set(b["cells"][cid]):  # --write would record them
             unchecked.append(cid)  # (a rolling cell's corpus metrics are [loglik, length] lists: nothing to record)
         have = values.get(cid, {})
@@ -645,6 +844,11 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
               for cid in loaded if cid not in b["cells"]]
     if unchecked:
         lines.append(QuestionsNotChecked(str(baseline), tuple(unchecked), compared))
+    moved = any((isinstance(x, CheckLine) and not x.ok and x.value is not None) or (isinstance(x, QuestionFlips) and not x.ok)
+                for x in lines)
+    note = machine_note(b, loaded, compared_cells, moved)
+    if note is not None:
+        lines.append(note)
     return lines
 
 
@@ -683,6 +887,8 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     old_cells: dict[str, Any] = {}
     old_n: dict[str, int] = {}
     old_questions: dict[str, Any] = {}
+    old_machines: dict[str, Any] = {}
+    old_configs: dict[str, Any] = {}
     if path.exists():
         try:
             old = load_baseline(path)
@@ -692,6 +898,7 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         tolerances.update(old["tolerances"])
         from_file = set(old["tolerances"])
         old_cells, old_n, old_questions = old["cells"], old.get("n", {}), old.get("questions", {})
+        old_machines, old_configs = old.get("machines", {}), old.get("configs", {})
         old_smallest = min(old_n.values(), default=0)
         for m, t in old["tolerances"].items():  # a raise of ours, not edited since: derived again from its default
             rf = t.get("raised_from")
@@ -720,10 +927,14 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     per_question = cell_questions(loaded)
     questions = {cid: {m: stored_questions(v) for m, v in sorted(per_question.get(cid, {}).items()) if m in cells[cid]}
                  for cid in cells}
+    machines, configs = cell_machines(loaded), cell_configs(loaded)
     for cid in unfinished:  # allow_partial: the existing entry stays as it was
         if cid in old_cells:
             cells[cid] = old_cells[cid]
             questions[cid] = old_questions.get(cid, {})
+            for new, was in ((machines, old_machines), (configs, old_configs)):
+                if cid in was:
+                    new[cid] = was[cid]
     cells = dict(sorted(cells.items()))
     questions = {cid: q for cid, q in sorted(questions.items()) if q}
     counts = cell_counts(loaded)
@@ -733,8 +944,8 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
                           f"run them first with {run_command(spec, runs, cwd=cwd)}")
     used = {m for vals in cells.values() for m in vals}
     flipped = {m for q in questions.values() for m in q}  # the metrics with per-question values: their flips shown
-    tols = {m: ({"flips": DEFAULT_FLIPS} | tolerances[m]) if m in flipped else tolerances[m]
-            for m in sorted(used) if m in tolerances}
+    tols = {m: ({"flips": DEFAULT_FLIPS if float(tolerances[m]["abs"]) else 0} | tolerances[m]) if m in flipped
+            else tolerances[m] for m in sorted(used) if m in tolerances}  # abs 0 (exact): no flip (allowed_flips)
     raised: dict[str, float] = {}  # metric -> the default abs it had
     smallest = min(n.values(), default=0)
     for m, t in tols.items():  # a default abs under the flips allowed would FAIL the mean check on an allowed flip
@@ -744,6 +955,9 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
                 raised[m] = float(t["abs"])
                 tols[m] = {**t, "abs": need, "raised_from": float(t["abs"])}
     b = {"spec": spec.name, "tolerances": tols, "cells": cells, "n": n, "questions": questions}
+    for name, per_cell in (("machines", machines), ("configs", configs)):  # runs that record them (all tokrag's)
+        if any(cid in per_cell for cid in cells):
+            b[name] = {cid: per_cell[cid] for cid in cells if cid in per_cell}
     atomic_write_json(path, b)
     return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
             "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file), "_raised": raised}
@@ -810,13 +1024,15 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
     violation."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
     new_metrics = sum(isinstance(x, MetricNotInBaseline) for x in lines)
-    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked))]
+    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked, KeyChanged,
+                                                     MachineNote))]
     bad = sum(not x.ok for x in checks)
     return (f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL"
             + (f", {new} cells not in the baseline (not checked)" if new else "")
             + (f", {new_metrics} metric values not in the baseline (not checked)" if new_metrics else ""))
 
 
-__all__ = ["CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
+__all__ = ["KeyChanged", "MachineNote", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
+           "machine_note", "CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
            "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "BASELINE_DIGITS", "rounded_delta"]

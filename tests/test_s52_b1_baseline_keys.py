@@ -39,7 +39,7 @@ def test_a_misspelt_tolerance_key_is_refused(tmp_path):
 @pytest.mark.parametrize("key, hint", [("question", " (did you mean 'questions'?)"), ("comment", "")])
 def test_an_unknown_top_level_key_is_refused(tmp_path, key, hint):
     assert refused(tmp_path, baseline(**{key: {}})) == (
-        f"baseline B: unknown key {key!r}{hint}; the keys at the top are cells, n, questions, spec, tolerances; {FIX}")
+        f"baseline B: unknown key {key!r}{hint}; the keys at the top are cells, configs, machines, n, questions, spec, tolerances; {FIX}")
 
 
 def test_a_cell_given_twice_is_refused(tmp_path):
