@@ -38,6 +38,21 @@ def backbone():
 
 
 @pytest.fixture(scope="session")
+def smollm2_standard(backbone, data_dir):
+    """rag-standard's generations on test_model_smollm2's questions (``make_docs``, ``gen_requests``, its GEN), made
+    once per process: ``{"out", "traces", "stats", "lm"}``. test_model_smollm2's ``outputs``, test_method_cad and
+    test_method_selfrag_filter compare with them; each made them again (~10 CPU-s a time)."""
+    from test_model_smollm2 import gen_requests, make_docs
+
+    from tokrag_model.methods import MODELS
+
+    lm = MODELS["rag-standard"].with_backbone(backbone)
+    reqs = gen_requests(backbone.tokenizer, make_docs(data_dir))
+    out = lm.generate_until(reqs, disable_tqdm=True)
+    return {"out": out, "traces": [r.args[-1]["tokrag_trace"] for r in reqs], "stats": dict(lm.stats), "lm": lm}
+
+
+@pytest.fixture(scope="session")
 def gemma():
     """Gemma 3 270M (the ``gemma-3-270m`` alias), loaded once per process for the modules in :data:`GEMMA_MODULES`
     (8.7 s of CPU a load: its 262k-token tokenizer and the weights). Those modules run on one xdist worker

@@ -74,12 +74,16 @@ METHOD_ARGS = {"tokrag": {"always_score": True}}
 
 
 @pytest.fixture(scope="session")
-def outputs(backbone, docs):
-    """Generations + traces + stats of every method on the same requests (computed once)."""
+def outputs(backbone, docs, smollm2_standard):
+    """Generations + traces + stats of every method on the same requests (computed once; rag-standard's are the
+    session's, tests/conftest.py, which other modules compare with too)."""
     from tokrag_model.methods import MODELS
 
     res = {}
     for name in GOLDEN_OUT:  # the methods with golden values (a new method's tests live in its own file)
+        if name == "rag-standard":
+            res[name] = smollm2_standard
+            continue
         lm = MODELS[name].with_backbone(backbone, **METHOD_ARGS.get(name, {}))
         reqs = gen_requests(backbone.tokenizer, docs)
         out = lm.generate_until(reqs, disable_tqdm=True)
