@@ -336,8 +336,8 @@ class RunCache:
                 installed = meta.get("versions") or {}  # what was installed when the run was saved
                 keyed = (meta.get("config") or {}).get("engine") or {}  # what its key says
                 ok = isinstance(installed, Mapping) and isinstance(keyed, Mapping)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            ok = False
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: JSON nested
+            ok = False  # deeper than Python's recursion limit ('[' * 100000)
         if not ok:
             return RunCheck("corrupt")
         if engine:
