@@ -40,8 +40,9 @@ counts too): none prints no line of its own; up to ``tolerances.<metric>.flips``
 ids (:class:`QuestionFlips`; one check each). A baseline without ``questions`` (written before they were recorded),
 or without them for some of the cells compared, is checked by the means alone and says so in one ``NOTE`` line
 (:class:`QuestionsNotChecked`, not a check). A tolerance whose ``abs`` is 0 (an exact mean: the retrieval metrics'
-default) allows no changed question whatever its ``flips`` (:func:`allowed_flips`; ``--write`` writes ``flips: 0``
-there): one changed question moves such a mean, and the per-question line said ``OK`` under the mean's ``FAIL``.
+default) allows no changed question whatever its ``flips`` (:func:`allowed_flips`; ``--write`` writes no ``flips``
+there, so that one edited up to a nonzero ``abs`` gets the default): one changed question moves such a mean, and the
+per-question line said ``OK`` under the mean's ``FAIL``.
 
 ``machines`` and ``configs`` (optional; ``--write`` records them from the runs' folders): each cell's compute setting
 (:data:`MACHINE_FIELDS`, from ``provenance.json``: CPU model, torch's CPU kernels, thread count, GPU, torch version)
@@ -98,8 +99,8 @@ DEFAULT_FLIPS = 1
 """Questions per (cell, metric) whose value may differ from the baseline's (either way, together) before ``check``
 fails, when the baseline's tolerance of the metric has no ``flips``: greedy decoding is deterministic on one CPU, but
 another CPU's float sums (AVX2 against AVX-512, the README's 37.2771 against 37.2775) may flip one near-tie answer.
-``--write`` writes it into each tolerance that has per-question values and lacks it (0 where its ``abs`` is 0:
-:func:`allowed_flips`); it does not scale with n."""
+``--write`` writes it into each tolerance that has per-question values and lacks it (not where its ``abs`` is 0: none
+is allowed there, :func:`allowed_flips`); it does not scale with n."""
 
 FRACTION_METRICS = ("em", "f1", "answer_match")
 """Answer metrics whose per-question value lies in [0, 1]: one question of a cell of n moves the cell's value by up to
@@ -944,8 +945,9 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
                           f"run them first with {run_command(spec, runs, cwd=cwd)}")
     used = {m for vals in cells.values() for m in vals}
     flipped = {m for q in questions.values() for m in q}  # the metrics with per-question values: their flips shown
-    tols = {m: ({"flips": DEFAULT_FLIPS if float(tolerances[m]["abs"]) else 0} | tolerances[m]) if m in flipped
-            else tolerances[m] for m in sorted(used) if m in tolerances}  # abs 0 (exact): no flip (allowed_flips)
+    # abs 0 (exact): no flips written; allowed_flips reads none while abs is 0, the default once abs is edited up
+    tols = {m: ({"flips": DEFAULT_FLIPS} | tolerances[m]) if m in flipped and float(tolerances[m]["abs"])
+            else tolerances[m] for m in sorted(used) if m in tolerances}
     raised: dict[str, float] = {}  # metric -> the default abs it had
     smallest = min(n.values(), default=0)
     for m, t in tols.items():  # a default abs under the flips allowed would FAIL the mean check on an allowed flip
@@ -979,9 +981,12 @@ def tolerance_line(b: dict[str, Any]) -> str:
              for m, t in sorted(b["tolerances"].items())]
     one = (f"; one question of the smallest cell (n = {n}) moves a fraction-of-questions metric by {1 / n:g}"
            if n else "")
-    flips = sorted((m, t["flips"]) for m, t in b["tolerances"].items() if "flips" in t)
-    one += (f"; questions per cell that may score otherwise than in the baseline (flips): "
-            f"{', '.join(f'{m} {f}' for m, f in flips)}" if flips else "")
+    flipped = {m for q in b.get("questions", {}).values() for m in q}  # the metrics checked per question
+    flips = [f"{m} {allowed_flips(t)}" + (f" (its flips {t['flips']} does not apply while abs is 0)"
+                                          if "flips" in t and int(t["flips"]) != allowed_flips(t) else "")
+             for m, t in sorted(b["tolerances"].items()) if "flips" in t or m in flipped]
+    one += (f"; questions per cell that may score otherwise than in the baseline (flips): {', '.join(flips)}"
+            if flips else "")
     return (f"tolerances (|value - baseline| allowed): {', '.join(parts)}{one}; "
             f"{'apart from that raise, ' if raised else ''}the defaults do not scale with n: "
             "edit the baseline file's tolerances to change them (--write keeps them; leaderboards/README.md, "
