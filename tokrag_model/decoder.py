@@ -849,10 +849,7 @@ class MultiContextDecoder:
         cfg = model.config
         self.config = cfg
         self.n_layers = int(cfg.num_hidden_layers)
-        # (V, d), read as data: detached (the same storage), so that the Tok-RAG scores taken from it outside
-        # inference mode (TokRAGScorer.decide/scores_at called directly) build no autograd graph and turn into
-        # floats without torch's requires_grad warning
-        self.embed = model.get_input_embeddings().weight.detach()
+        self.input_embeddings = model.get_input_embeddings()  # the module: :attr:`embed` reads its weight
         self.lm_head = model.get_output_embeddings()
         base = getattr(model, "model", None)
         self.base = base if base is not None else model.get_decoder()
@@ -897,6 +894,16 @@ class MultiContextDecoder:
             self.min_force_rows = self.mkl_rows or MIN_GEMM_ROWS
             self.force_alone = self.mkl_rows is None
             self.min_head_rows = 0 if self.kernels is not None else self.mkl_rows
+
+    @property
+    def embed(self) -> torch.Tensor:
+        """(V, d) the model's input embedding table, read as data: detached (the same storage, no copy), so that the
+        Tok-RAG scores taken from it outside inference mode (TokRAGScorer.decide/scores_at called directly) build no
+        autograd graph and turn into floats without torch's requires_grad warning. Taken from the module's weight on
+        every read, so that it is the model's current table: a view kept from the build went stale when the model was
+        converted after it (``model.to(torch.bfloat16)`` replaces the Parameter's data; the view stayed float32, with
+        the old values) or given new Parameters (``load_state_dict(..., assign=True)``)."""
+        return self.input_embeddings.weight.detach()
 
     @contextmanager
     def invariant_products(self) -> Iterator[None]:
