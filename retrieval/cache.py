@@ -319,14 +319,18 @@ class RunCache:
         each library of ``engine`` has that version both in ``meta.json``'s ``versions`` (what was installed when the
         run was made) and in its config's ``engine`` (what its key says); ``"absent"``: no ``meta.json`` (never
         saved, or still being written); ``"corrupt"``: ``meta.json`` unreadable or not such an object (no ``key``, no
-        checksums, ``versions`` or ``engine`` not an object), or a file missing or with another checksum;
+        checksums, ``versions`` or ``engine`` not an object), or a file missing or with another checksum, or something
+        else where a file or the folder goes (a folder named ``run.trec``, a file where the entry's folder goes);
         ``"other engine"``: complete, but made by other versions (``why`` names them: ``lib was (installed: now)``).
         ``meta`` is the parsed ``meta.json`` when complete or of another engine, else None. Raises nothing: whatever
         cannot be read is ``"corrupt"``."""
         d = Path(d)
         meta_p, trec, jsonl = d / "meta.json", d / "run.trec", d / "ctxs.jsonl"
         if not meta_p.is_file():
-            return RunCheck("absent")
+            # corrupt, not absent: a file where the entry's folder goes, or a meta.json that is a folder or a named
+            # pipe (save cannot write over either, so load discards it)
+            odd = (d.exists() and not d.is_dir()) or (meta_p.exists() and not meta_p.is_file())
+            return RunCheck("corrupt" if odd else "absent")
         try:
             meta = json.loads(meta_p.read_text(encoding="utf-8"))
             sums = meta["sha256"]
@@ -368,11 +372,16 @@ class RunCache:
 
     @staticmethod
     def _discard(d: Path) -> None:
+        if d.exists() and not d.is_dir():  # a file where the entry's folder goes
+            d.unlink()
+            return
         for name in ("meta.json", "run.trec", "ctxs.jsonl"):
             try:
                 (d / name).unlink()
             except FileNotFoundError:
                 pass
+            except IsADirectoryError:  # a folder where the file goes
+                shutil.rmtree(d / name)
 
     def load(self, config: Mapping[str, Any]) -> Run | None:
         """The cached run for ``config``, or None (absent, corrupt: deleted, or computed by other versions than
