@@ -359,8 +359,8 @@ class MachineNote:
     """The runs' compute settings against the ones the baseline was written under (its ``machines``, recorded by
     ``--write``): ``NOTE`` when they differ for some compared cell (``differ``: those cells), or when the baseline
     records none for cells whose runs record theirs (``unrecorded``: written before ``--write`` recorded them).
-    ``failed``: a value moved beyond its tolerance in this check, which the machine may explain. Not a check: the
-    verdict stays."""
+    ``failed``: a value of one of those cells (``differ`` or ``unrecorded``) moved beyond its tolerance in this
+    check, which the machine may explain. Not a check: the verdict stays."""
 
     runs: str  # :func:`_groups` of the runs' settings of the cells named
     baseline: str  # :func:`_groups` of the baseline's settings of the differing cells ("" when none differ)
@@ -390,10 +390,11 @@ class MachineNote:
                 "count that check runs on with check --write (it records them; the verdict is not changed by this)")
 
 
-def machine_note(b: dict[str, Any], loaded: dict[str, Any], cells: list[str], failed: bool) -> MachineNote | None:
+def machine_note(b: dict[str, Any], loaded: dict[str, Any], cells: list[str], moved: set[str]) -> MachineNote | None:
     """:class:`MachineNote` for the compared ``cells`` (finished, in the baseline): None when the runs record no
     machine, or every one equals the baseline's in what both recorded
-    (:func:`leaderboards.provenance_view.settings_differ`)."""
+    (:func:`leaderboards.provenance_view.settings_differ`). ``moved``: the cells with a value beyond its tolerance;
+    only theirs can come from the machine (a cell run on its baseline's machine is not named as that cause)."""
     from .provenance_view import settings_differ
 
     runs = cell_machines({c: loaded[c] for c in cells if c in loaded})
@@ -405,7 +406,7 @@ def machine_note(b: dict[str, Any], loaded: dict[str, Any], cells: list[str], fa
     named = differ or unrecorded
     return MachineNote(_groups([runs[c] for c in named]),
                        _groups([_setting(recorded[c]) for c in differ]) if differ else "",  # type: ignore[misc]
-                       tuple(differ), tuple(unrecorded), len(runs), failed)
+                       tuple(differ), tuple(unrecorded), len(runs), bool(moved & (set(differ) | set(unrecorded))))
 
 
 @dataclass(frozen=True)
@@ -845,8 +846,8 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
               for cid in loaded if cid not in b["cells"]]
     if unchecked:
         lines.append(QuestionsNotChecked(str(baseline), tuple(unchecked), compared))
-    moved = any((isinstance(x, CheckLine) and not x.ok and x.value is not None) or (isinstance(x, QuestionFlips) and not x.ok)
-                for x in lines)
+    moved = {x.cell for x in lines if (isinstance(x, CheckLine) and not x.ok and x.value is not None)
+             or (isinstance(x, QuestionFlips) and not x.ok)}
     note = machine_note(b, loaded, compared_cells, moved)
     if note is not None:
         lines.append(note)

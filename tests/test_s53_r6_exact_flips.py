@@ -12,6 +12,11 @@ c48c47f made an ``abs`` of 0 allow no changed question whatever its ``flips`` (c
 * ``--write`` over a baseline whose own ``flips: 1`` sits on an ``abs`` of 0 (``baselines/ci.json``'s retrieval
   tolerances) printed ``(flips): answer_recall 1, em 1``, although check allows 0 there. The tolerance line now
   gives the flips check allows, and says when the file's differs.
+
+And c48c47f's machine NOTE said ``a FAIL above may come from the machine`` whenever any cell FAILed and any cell's
+machine differed from its baseline's, also when the FAILing cell ran on exactly its baseline's machine
+(/work/scratch/s53/r6/probe3.py, probe3.old.txt / probe3.fix.txt). It now says so only when a FAILing cell is one
+whose machine differs (or is not recorded in the baseline).
 """
 
 from __future__ import annotations
@@ -69,3 +74,46 @@ def test_the_tolerance_line_gives_the_flips_check_allows(monkeypatch, tmp_path):
         "abs": 0.0, "flips": 1, "unit": "fraction of questions"}
     assert ("(flips): answer_recall 0 (its flips 1 does not apply while abs is 0), em 1;"
             in C.tolerance_line(written))  # c48c47f: 'answer_recall 1, em 1'
+
+
+MACHINE = {"torch_num_threads": 1, "cpu_model": "AMD EPYC 7B13", "cpu_capability": "AVX2", "cuda_device": None}
+
+
+def two_cells(a: list[int], b: list[int]) -> dict:
+    """Cells a and b of 8 questions (em 1 on the doc ids given), each recording MACHINE in its provenance."""
+    out = {}
+    for method, right in (("a", a), ("b", b)):
+        cid = f"{method}/{TASK}/seed1"
+        cell = SimpleNamespace(task=SimpleNamespace(task=TASK), model_name=None, method=SimpleNamespace(name=method))
+        samples = [{"doc_id": i, "metrics": ["em"], "em": float(i in right)} for i in range(8)]
+        out[cid] = (cell, f"k{method}", {"samples": {TASK: samples}, "results": {"results": {TASK: {}}},
+                                         "config": {"config_hash": f"k{method}", "cell_id": cid, "spec": "mine"},
+                                         "provenance": {"machine": MACHINE, "versions": {"torch": "2.13.0+cpu"}}})
+    return out
+
+
+def test_the_machine_is_named_as_a_cause_only_for_a_cell_whose_machine_differs(monkeypatch, tmp_path):
+    state = {"loaded": two_cells([0, 1, 2], [0, 1])}
+    monkeypatch.setattr(C, "collect", lambda *a, **k: state["loaded"])
+    base = tmp_path / "b.json"
+    C.write_baseline(SPEC, tmp_path, base)
+    b = json.loads(base.read_text())
+    b["machines"]["b/my_qa/seed1"]["torch_num_threads"] = 2  # b's baseline written at 2 threads, a's as the runs
+    base.write_text(json.dumps(b))
+    head = ("NOTE machine: 1 of the 2 cells compared ran on another machine than the baseline was written from (first: "
+            "b/my_qa/seed1): these runs on cpu AMD EPYC 7B13 (AVX2), 1 thread, torch 2.13.0+cpu, the baseline on cpu "
+            "AMD EPYC 7B13 (AVX2), 2 threads, torch 2.13.0+cpu; float32 results, and so a near-tie greedy answer, can "
+            "differ between CPU kinds (AVX2, AVX-512), thread counts and torch builds, so ")
+    tail = ("check on the baseline's CPU kind and thread count, or write the baseline on this machine with check --write "
+            "(the verdict is not changed by this)")
+    state["loaded"] = two_cells([3, 4, 5], [0, 1])  # a, on its baseline's machine, changes 6 answers
+    lines = C.check_against_baseline(SPEC, tmp_path, base)
+    assert [x.render() for x in lines if not x.ok] == [
+        "FAIL a/my_qa/seed1  em: 6 of 8 questions differ from the baseline (> 1 allowed): 3 from 1 to 0 (doc_id 0, 1, "
+        "2), 3 from 0 to 1 (doc_id 3, 4, 5)"]
+    assert lines[-1].render() == head + tail  # c48c47f: '... so a FAIL above may come from the machine ...'
+    state["loaded"] = two_cells([0, 1, 2], [3, 4, 5])  # b, on another machine than its baseline's, changes 5
+    lines = C.check_against_baseline(SPEC, tmp_path, base)
+    assert [x.cell for x in lines if not x.ok] == ["b/my_qa/seed1"]
+    assert lines[-1].render() == (head + "a FAIL above may come from the machine rather than from a change of code or "
+                                  "data; " + tail)
