@@ -207,14 +207,35 @@ def _replay(records: list) -> None:
             logger.handle(logger.makeRecord(logger.name, level, pathname, lineno, message, (), None, func))
 
 
+def _can_write(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (or in the nearest folder above it that exists, where the missing
+    ones would be made), told by ``access(2)`` with the effective ids, without building or writing anything: False on
+    a read-only file system, a folder without write permission, a file in the way."""
+    p = folder
+    while not os.path.lexists(p):
+        if p.parent == p:
+            return False
+        p = p.parent
+    if not os.path.isdir(p):
+        return False
+    effective = os.access in os.supports_effective_ids
+    return os.access(p, os.W_OK | os.X_OK, effective_ids=effective)
+
+
 def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLike | None = None) -> dict:
     """lm-eval's index of the one folder ``root`` (``build([root])``: ``TaskIndex.build``), read from its cache file
     (:func:`cache_file`) when the key matches, else built and written there atomically. Any fault of the cache (a
-    missing, corrupt or other-key file, an unwritable folder, a type JSON cannot hold) leaves ``build([root])``'s
-    result, with a DEBUG line; never raises for the cache."""
+    missing, corrupt or other-key file, a type JSON cannot hold) leaves ``build([root])``'s result, with a DEBUG
+    line; never raises for the cache. A cache folder that cannot be made or written (:func:`_can_write`) with no
+    cache of this key to read gives ``build([root])`` at once, unrecorded: the recording, encoding and failed write of
+    an index that could not be kept cost more than lm-eval's build alone (14.6 s against about 10 s CPU)."""
     try:
-        keyed = _key(root)
-        path = cache_file(root, cache_dir) if keyed is not None else None
+        path = cache_file(root, cache_dir)
+        if not os.path.lexists(path) and not _can_write(path.parent):  # nothing to read, nothing to write
+            _log.debug("lm-eval task index cache not used for %s: %s cannot be written", root, path.parent)
+            keyed = path = None
+        else:
+            keyed = _key(root)
     except Exception as exc:  # noqa: BLE001 - no cache: lm-eval's build
         _log.debug("lm-eval task index cache not used for %s: %s", root, exc)
         keyed = path = None
@@ -231,6 +252,9 @@ def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLik
         except Exception as exc:  # noqa: BLE001 - a truncated or corrupt file, another format: lm-eval's build
             _log.debug("lm-eval task index cache %s not read (%s): building the index again", path, exc)
     if keyed is None or path is None:
+        return build([root])
+    if not _can_write(path.parent):  # a read-only cache of another key: it cannot be replaced
+        _log.debug("lm-eval task index cache %s cannot be written: lm-eval's build", path)
         return build([root])
     index, records, outside = _recorded_build(root, build)
     try:
