@@ -687,21 +687,24 @@ def check_run_command(args):
 def check_model_arguments(model: str, model_args: dict) -> None:
     """What the tokrag method ``model`` (its name) refuses when it is built with ``model_args`` (a dict), told without
     building it: its argument check (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``,
-    ``layr=3``) and an empty or blank ``pretrained`` (:func:`tokrag_model.loading.check_pretrained`'s line; a path is
-    the load's to report). Run by :func:`check_run_command` and, for ``lm_eval.simple_evaluate`` called from Python,
-    by :func:`_python_run_checks`, before the tasks are set up.
+    ``layr=3``), an empty or blank ``pretrained`` (:func:`tokrag_model.loading.check_pretrained`'s line; a path is
+    the load's to report) and a ``revision`` given with an offline alias (:func:`tokrag_model.loading.check_revision`:
+    the load refused it only after lm-eval's task set-up, ~30 s). Run by :func:`check_run_command` and, for
+    ``lm_eval.simple_evaluate`` called from Python, by :func:`_python_run_checks`, before the tasks are set up.
 
     Raises:
         ConfigError: the model's one line.
     """
     from tokrag_model.args import resolved_args
-    from tokrag_model.loading import check_pretrained
+    from tokrag_model.loading import check_pretrained, check_revision
     from tokrag_model.methods import MODELS
 
     cfg = resolved_args(MODELS[model], model_args)
     pretrained = None if cfg is None else cfg.get("pretrained")
     if cfg is not None and not (isinstance(pretrained, str) and pretrained.strip()):
         check_pretrained(pretrained)  # pretrained= (empty or blank): the load's own line (a path is the load's)
+    if cfg is not None:  # revision= with an offline alias: the load's own line (resolve_pretrained), before the tasks
+        check_revision(pretrained, cfg.get("revision"))
 
 
 def _patch_cli_utils(module):
