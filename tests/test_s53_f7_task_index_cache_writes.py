@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -117,3 +118,42 @@ def test_a_read_only_cache_folder_goes_straight_to_lm_evals_build(folder, tmp_pa
     assert got == [build_at_once, build_at_once, build_at_once,  # was: recorded and encoded, then not written
                    {"build": 0, "_recorded_build": 0, "_encode": 0, "same": True}]  # a warm read-only cache is read
     assert sorted(p.name for p in (ro / "empty").iterdir()) == []
+
+
+KILLED = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from lm_eval.tasks import _index
+    from tokrag_model import _task_index_cache as tic
+    original = getattr(_index.TaskIndex.build, "__wrapped__", _index.TaskIndex.build)
+    os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # kill -9 after the bytes, before the rename
+    tic.cached_folder_index(Path(sys.argv[1]), original, cache_dir=sys.argv[2])
+""")
+
+
+def test_a_temporary_file_a_killed_write_left_is_removed_at_the_next_write(folder, tmp_path):
+    """s53 r3: kill -9 during the first cache write left the 17.5 MB ``.<hex>.json.<8 hex>.tmp``; nothing removed it."""
+    cache = tmp_path / "cache"
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+               PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, str(script), str(folder), str(cache)], env=env, capture_output=True,
+                          timeout=600)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    sub = cache / tic.CACHE_SUBDIR
+    (left,) = [p for p in sub.iterdir()]  # the killed write's temporary file, whole, never renamed
+    assert re.fullmatch(r"\.[0-9a-f]{16}\.json\.[0-9a-f]{8}\.tmp", left.name) and left.stat().st_size > 1000
+    old = left.stat().st_mtime - 2 * 3600
+    os.utime(left, (old, old))  # as if the kill was two hours ago
+    fresh = sub / (left.name[:-12] + "0123abcd.tmp")  # a write going on now in another process
+    fresh.write_bytes(b"{")
+    other = sub / ".notes.json.0123abcd.tmp"  # not a name of the cache's temporary files
+    other.write_bytes(b"x")
+    os.utime(other, (old, old))
+    link = sub / (left.name[:-12] + "89abcdef.tmp")  # a link is never removed
+    link.symlink_to(other)
+    os.utime(link, (old, old), follow_symlinks=False)
+    tic.cached_folder_index(folder, ORIGINAL, cache_dir=cache)
+    assert sorted(p.name for p in sub.iterdir()) == sorted([fresh.name, other.name, link.name,  # was: left kept too
+                                                           left.name[1:].split(".json")[0] + ".json"])

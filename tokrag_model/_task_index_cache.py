@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -207,6 +208,37 @@ def _replay(records: list) -> None:
             logger.handle(logger.makeRecord(logger.name, level, pathname, lineno, message, (), None, func))
 
 
+STALE_SECONDS = 3600
+"""A temporary file of the cache (``.<cache file name>.<8 hex>.tmp``: :func:`retrieval.io.atomic_write_bytes`) not
+written to for this long is what a process killed while it wrote the cache left (``kill -9``: 17.5 MB that nothing
+else removed); the next write of the cache folder removes it. A live write takes seconds."""
+_TMP_NAME = re.compile(r"\.[0-9a-f]{16}\.json\.[0-9a-f]{8}\.tmp")
+
+
+def remove_stale_tmp(folder: Path, now: float | None = None) -> list[Path]:
+    """Remove the temporary files of the cache in ``folder`` (only the names the cache's atomic write gives them,
+    :data:`_TMP_NAME`) that are regular files not modified for :data:`STALE_SECONDS` (``now``: the time to compare
+    with, ``time.time()`` by default). Never raises. -> the files removed."""
+    import time
+
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        names = [n for n in os.listdir(folder) if _TMP_NAME.fullmatch(n)]
+    except OSError:
+        return removed
+    for name in names:
+        p = Path(folder) / name
+        try:
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_SECONDS:
+                os.unlink(p)
+                removed.append(p)
+        except OSError:
+            continue
+    return removed
+
+
 def _can_write(folder: Path) -> bool:
     """Whether a file can be created in ``folder`` (or in the nearest folder above it that exists, where the missing
     ones would be made), told by ``access(2)`` with the effective ids, without building or writing anything: False on
@@ -224,7 +256,8 @@ def _can_write(folder: Path) -> bool:
 
 def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLike | None = None) -> dict:
     """lm-eval's index of the one folder ``root`` (``build([root])``: ``TaskIndex.build``), read from its cache file
-    (:func:`cache_file`) when the key matches, else built and written there atomically. Any fault of the cache (a
+    (:func:`cache_file`) when the key matches, else built and written there atomically (the temporary files killed
+    writes left removed first: :func:`remove_stale_tmp`). Any fault of the cache (a
     missing, corrupt or other-key file, a type JSON cannot hold) leaves ``build([root])``'s result, with a DEBUG
     line; never raises for the cache. A cache folder that cannot be made or written (:func:`_can_write`) with no
     cache of this key to read gives ``build([root])`` at once, unrecorded: the recording, encoding and failed write of
@@ -271,6 +304,7 @@ def cached_folder_index(root: Path, build: Callable, cache_dir: str | os.PathLik
         if len(data) > MAX_BYTES:  # it would not be read back
             _log.debug("lm-eval task index of %s not cached: %d bytes, more than %d", root, len(data), MAX_BYTES)
             return index
+        remove_stale_tmp(path.parent)
         atomic_write_bytes(path, data)
     except Exception as exc:  # noqa: BLE001 - a read-only cache folder, a full disk: the index is still right
         _log.debug("lm-eval task index cache %s not written: %s", path, exc)
