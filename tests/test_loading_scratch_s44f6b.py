@@ -21,7 +21,8 @@ NAME = "smollm2-135m-instruct"
 @pytest.fixture
 def fake_alias(tmp_path, monkeypatch):
     """The alias's package replaced by a folder with a small stand-in GGUF; ``_convert_gguf`` by a stand-in that
-    records which scratch folders existed when it ran, then writes a config.json."""
+    records which scratch folders existed when it ran, then writes a config.json. ``converter_key``'s memo (it hashes
+    ``_convert_gguf``'s source) is cleared after the test, so the stand-in's key does not outlive it."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / loading.ALIASES[NAME]["gguf"]).write_bytes(b"GGUF" + b"\x05" * 60)
@@ -36,7 +37,8 @@ def fake_alias(tmp_path, monkeypatch):
         (out_dir / "config.json").write_text(json.dumps({"converted": True}), encoding="utf-8")
 
     monkeypatch.setattr(loading, "_convert_gguf", convert)
-    return seen
+    yield seen
+    loading.converter_key.cache_clear()
 
 
 def _folder(path: Path, *files: str) -> Path:

@@ -40,7 +40,9 @@ GEMMA = dict(loading.ALIASES["gemma-3-270m"])
 @pytest.fixture(autouse=True)
 def _offline_empty_caches(tmp_path, monkeypatch):
     """An empty tokrag cache (no alias converted), offline, an empty Hugging Face hub cache; a model load fails the
-    test (every refusal here comes before any)."""
+    test (every refusal here comes before any). ``converter_key`` is memoised for the process and hashes the source of
+    ``_convert_gguf``: its memo is cleared after the test, so a key computed here from the stand-in is not what the
+    worker's later tests name the converted SmolLM2 / Gemma folders by (they would convert them again)."""
     monkeypatch.setenv("TOKRAG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     (tmp_path / "hub").mkdir()
@@ -54,6 +56,8 @@ def _offline_empty_caches(tmp_path, monkeypatch):
 
     monkeypatch.setattr(leaderboards.runner, "make_model", no_load)
     monkeypatch.setattr(loading, "_convert_gguf", no_conversion)
+    yield
+    loading.converter_key.cache_clear()
 
 
 def _spec(folder: Path, pretrained: str, *, chat: bool = False, revision: str | None = None,
