@@ -781,7 +781,9 @@ def _patch_harness(module):
     of a tokrag model printed lm-eval's ~125-line KeyboardInterrupt traceback through torch; it now prints the one
     line ``tokrag eval`` prints (:func:`_interrupted_line`) and ends the process by SIGINT (not exit status 130, after
     which bash goes on with a loop or script: :func:`retrieval.errors.die_by`); a run of another model, or with
-    ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback."""
+    ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback. A write of such a run stopped by a full disk, a disk quota or a
+    file-size limit (``ENOSPC``, ``EDQUOT``, ``EFBIG``: a traceback, exit 1) is ``tokrag``'s one line
+    (:func:`_no_room_line`), exit 2, likewise."""
     cls = getattr(module, "HarnessCLI", None)
     if cls is None or getattr(cls.execute, "_tokrag", False):
         return
@@ -816,6 +818,13 @@ def _patch_harness(module):
         except Exception as exc:
             import os
 
+            line = _no_room_line(exc, args)
+            if line is not None and _called_from_main():  # a full disk: tokrag's one line (retrieval.errors)
+                from tokrag_model.eval_cli import close_progress_bars
+
+                close_progress_bars()
+                sys.stderr.write(f"{_program()}: error: {line}\n")
+                raise SystemExit(2) from None
             if not getattr(exc, "_tokrag_before_load", False) or os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0") \
                     or not _called_from_main():
                 raise
@@ -825,6 +834,29 @@ def _patch_harness(module):
     execute._tokrag = True  # type: ignore[attr-defined]
     execute.__doc__ = original.__doc__
     cls.execute = execute
+
+
+def _tokrag_method_run(args) -> bool:
+    """Whether the run's model (``--model``, else the ``--config`` file's ``model``, as lm-eval merges them) is a tokrag
+    method (:data:`tokrag_model.methods.METHODS`, as :func:`tasks.precheck.check_run_arguments` tells it)."""
+    from tokrag_model.eval_cli import config_value
+    from tokrag_model.methods import METHODS
+
+    model = getattr(args, "model", None) or config_value(getattr(args, "config", None), "model")
+    return isinstance(model, str) and model in METHODS
+
+
+def _no_room_line(exc, args):
+    """:func:`retrieval.errors.no_room_line` of ``exc`` (a write a full disk, a quota or a file-size limit stopped:
+    ``tokrag``'s one line) for a run of a tokrag method (:func:`_tokrag_method_run`); None for another exception or
+    model, with ``TOKRAG_TRACEBACK=1`` set, or when it cannot be told (never raises)."""
+    try:
+        from retrieval.errors import no_room_line
+
+        line = no_room_line(exc)
+        return line if line is not None and _tokrag_method_run(args) else None
+    except Exception:  # never hide the error behind a fault of ours
+        return None
 
 
 def _interrupted_line(args):
