@@ -869,14 +869,15 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     return f"{source}, {held}, {scored}"
 
 
-def _questions_lines(tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
-    """``questions.<task> (as run, from the results): ...`` per QA task with results (:func:`questions_text`);
-    ``DIFFERS between methods`` where its methods scored different questions."""
+def _as_run_lines(field: str, tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
+    """``<field>.<task> (as run, from the results): ...`` per task whose cells recorded ``field`` (``questions``:
+    :func:`questions_text`, QA tasks; ``retrieval``: :func:`retrieval_text`); ``DIFFERS between methods: a | b`` where
+    a task's methods recorded different values; nothing for a task without a record."""
     lines = []
     for t in tasks:
-        seen = sorted({r["questions"] for r in runs[t] if r.get("questions")})
+        seen = sorted({r[field] for r in runs[t] if r.get(field)})
         if seen:
-            lines.append(f"questions.{t} (as run, from the results): "
+            lines.append(f"{field}.{t} (as run, from the results): "
                          + (seen[0] if len(seen) == 1 else "DIFFERS between methods: " + " | ".join(seen)))
     return lines
 
@@ -915,18 +916,6 @@ def retrieval_text(meta: dict, prov: dict) -> str | None:
                                               if enc.get("query_encoder_sha256") else "")
     text += "".join(f", {p}" for p in rest)
     return text + (f", k={k}" if k is not None else "")
-
-
-def _retrieval_lines(tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
-    """``retrieval.<task> (as run, from the results): ...`` per task whose cells record their retrieval
-    (:func:`retrieval_text`); ``DIFFERS between methods`` where they disagree; nothing for a task without a record."""
-    lines = []
-    for t in tasks:
-        seen = sorted({r["retrieval"] for r in runs[t] if r.get("retrieval")})
-        if seen:
-            lines.append(f"retrieval.{t} (as run, from the results): "
-                         + (seen[0] if len(seen) == 1 else "DIFFERS between methods: " + " | ".join(seen)))
-    return lines
 
 
 def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[dict]]) -> list[str]:
@@ -1022,7 +1011,7 @@ def _contract_as_run(spec: LeaderboardSpec, mod: Any, as_run: dict[tuple, list[d
             at = max(i for i, x in enumerate(lines) if x.startswith("model_args."))  # under the model's arguments
             lines.insert(at + 1, f"passages per question as attached (from the samples), fewer than k {k}: "
                          + "; ".join(f"{d} on {', '.join(ts)}" for d, ts in fewer.items()))
-    return lines + _questions_lines(tasks, runs) + _retrieval_lines(tasks, runs)
+    return lines + _as_run_lines("questions", tasks, runs) + _as_run_lines("retrieval", tasks, runs)
 
 
 def _cell_load(cost: dict, prov: dict) -> tuple[float, int] | None:
