@@ -408,15 +408,21 @@ def test_a_pretrained_the_load_would_refuse_is_refused_before_the_first_cell(tmp
 
 
 def test_a_hub_id_or_a_name_without_a_path_shape_passes_the_pre_run_check(tmp_path, monkeypatch):
-    """Hub ids (downloaded at run time when online) and other names without a path shape are left to the load."""
+    """Online, hub ids (downloaded at run time) and other names without a path shape are left to the load; offline,
+    one not in the local Hugging Face cache is refused before any cell (870d2ba, s53 u2 F1: the load refuses it)."""
     from leaderboards.runner import check_cell_args
+    from retrieval.errors import OfflineError
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for pretrained in ("tokrag-test/not-cached-anywhere", "not-cached-anywhere"):
         spec = load_spec(write_spec(tmp_path / pretrained.replace("/", "_"), methods=[
             {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
             {"name": "tokrag", "model": "tokrag", "specific": {"pretrained": pretrained}}]))
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
         check_cell_args(spec, spec.cells())
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        with pytest.raises(OfflineError, match=rf"pretrained='{pretrained}' is a hub id, but HF_HUB_OFFLINE=1 is set "
+                                               r"and the model is not in the local Hugging Face cache"):
+            check_cell_args(spec, spec.cells())
 
 
 @pytest.mark.parametrize("model_args, message", [
