@@ -871,11 +871,9 @@ def _interrupted_line(args):
         if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
             return None
         from tokrag_model.eval_cli import config_value, interrupted_line
-        from tokrag_model.methods import METHODS
 
         config = getattr(args, "config", None)
-        model = getattr(args, "model", None) or config_value(config, "model")
-        if not isinstance(model, str) or model not in METHODS:
+        if not _tokrag_method_run(args):
             return None
         return interrupted_line(getattr(args, "use_cache", None) or config_value(config, "use_cache"), _program())
     except Exception:  # never hide the interrupt behind a fault of ours
