@@ -12,13 +12,17 @@ noise levels and seeds give different (but exactly reproducible) numbers:
 It counts ``stats`` like the real models (``forward_passes`` = prompt pass + one per generated word,
 ``generated_tokens`` = words, ``prompt_tokens`` = words of the prompt), exposes ``reset_stats()``,
 ``fingerprint`` (SHA-256 of the ``pretrained`` file) and ``resolved_config``; ``delay`` (seconds per
-request) makes it slow enough for kill-and-resume tests; ``fail_on`` (a qid) raises inside the cell.
+request) makes it slow enough for kill-and-resume tests; ``fail_on`` (a qid) raises inside the cell. The environment
+variable ``TOYLM_HOLD`` (a file path; not a model argument, so no run key changes when the file appears) makes every
+request after the process's first wait (up to 120 s) until that file exists: a test holds two runner processes inside
+their cells whatever the machine's load.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import re
 import time
@@ -43,6 +47,8 @@ class ToyLM(LM):
             raise ValueError(f"ToyLM: unknown trace {trace!r}")
         self.trace = trace
         self.mode, self.k, self.delay, self.fail_on = mode, int(k), float(delay), fail_on
+        hold = os.environ.get("TOYLM_HOLD")
+        self.hold, self._answered = Path(hold) if hold else None, 0
         self.fingerprint = hashlib.sha256(Path(pretrained).read_bytes()).hexdigest()[:16] if pretrained else "none"
         self.resolved_config = {"pretrained": pretrained, "mode": mode, "k": int(k), "batch_size": int(batch_size)}
         self.reset_stats()
@@ -69,6 +75,11 @@ class ToyLM(LM):
             context, gen_kwargs = req.args
             if self.delay:
                 time.sleep(self.delay)
+            if self.hold is not None and self._answered:
+                deadline = time.monotonic() + 120
+                while not self.hold.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            self._answered += 1
             ans = self._answer(req.doc)
             words = ans.split()[: int(gen_kwargs.get("max_gen_toks", 256))]
             if self.trace:
