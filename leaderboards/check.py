@@ -272,13 +272,28 @@ KEY_SHOWN = 4
 """Differences of a cell's run key a :class:`KeyChanged` line names (then ``... (N more)``)."""
 
 
+def _machine_value(field: str, v: Any) -> str | int | float | None:
+    """A field of a compute setting as it is compared and shown: the thread count as a number (``"1"`` or ``1.0``
+    written by hand into a baseline is 1, as the runner records it), the other fields as text (a torch version written
+    as the number 2.1 is ``"2.1"``); None (not recorded) for anything but text or a number."""
+    if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+        return None
+    if field != "torch_num_threads":
+        return v if isinstance(v, str) else str(v)
+    try:
+        n = float(v)
+    except (ValueError, OverflowError):  # text that is no number: kept as written (it differs from any count)
+        return v
+    return int(n) if n.is_integer() else n
+
+
 def _setting(m: Any) -> dict[str, Any] | None:
     """A recorded compute setting (a baseline's ``machines.<cell>``, or :func:`compute_setting`'s) with only
-    :data:`MACHINE_FIELDS` of text or number (anything else: not recorded); None for no mapping."""
+    :data:`MACHINE_FIELDS` of text or number (anything else: not recorded), each by value (:func:`_machine_value`);
+    None for no mapping."""
     if not isinstance(m, dict):
         return None
-    out = {k: m.get(k) if isinstance(m.get(k), (str, int, float)) and not isinstance(m.get(k), bool) else None
-           for k in MACHINE_FIELDS}
+    out = {k: _machine_value(k, m.get(k)) for k in MACHINE_FIELDS}
     out["device"] = out["device"] or ("cuda" if out["cuda_device"] else "cpu")
     return out
 
@@ -379,8 +394,10 @@ class MachineNote:
             n = len(self.differ)
             also = (f" ({len(self.unrecorded)} other cell{'s' if len(self.unrecorded) != 1 else ''} with no machine in "
                     "the baseline)" if self.unrecorded else "")
-            return (f"NOTE machine: {n} of the {self.compared} cells compared ran on another machine than the baseline "
-                    f"was written from (first: {self.differ[0]}): these runs on {self.runs}, the baseline on "
+            which = "the one cell compared" if self.compared == 1 else f"{n} of the {self.compared} cells compared"
+            first = "" if self.compared == 1 else "first: "
+            return (f"NOTE machine: {which} ran on another machine than the baseline was written from ({first}"
+                    f"{self.differ[0]}): these runs on {self.runs}, the baseline on "
                     f"{self.baseline}{also}; {MACHINE_WHY}, so {may}check on the baseline's CPU kind and thread count, "
                     "or write the baseline on this machine with check --write (the verdict is not changed by this)")
         which = ("" if len(self.unrecorded) == self.compared else

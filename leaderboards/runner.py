@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import gc
 import importlib
 import json
@@ -487,10 +488,53 @@ def _short(v: Any) -> str:
     return text if len(text) <= 20 else text[:16] + "..."
 
 
+@functools.lru_cache(maxsize=64)
+def _model_arg_defaults(model: Any, model_args: str) -> dict[str, Any] | None:
+    """The value of each model argument of method ``model`` given ``model_args`` (canonical JSON), those not given
+    included: a tokrag method's resolved arguments (:func:`tokrag_model.args.resolved_args`: its schema's defaults, a
+    Tok-RAG preset's params applied), else the keyword defaults of the model class's constructor (lm-eval passes
+    ``model_args`` as keywords); None when that cannot be told (a model that does not import, arguments its method
+    refuses now). Loads no model."""
+    import inspect
+
+    from tokrag_model.args import resolved_args
+
+    try:
+        cls = _model_class(model)
+        out = resolved_args(cls, json.loads(model_args))
+        if out is None:
+            kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            out = {name: p.default for name, p in inspect.signature(cls).parameters.items()
+                   if p.kind in kinds and p.default is not inspect.Parameter.empty}
+        return out
+    except Exception:  # noqa: BLE001 - only the wording of a difference depends on it
+        log.debug("the model arguments of %r could not be resolved", model, exc_info=True)
+        return None
+
+
+def _absent_model_arg(config: dict[str, Any], name: str) -> str:
+    """What model argument ``name``, absent from ``config`` (a run's ``config.json`` or a cell's key material), stood
+    for: ``(absent: default 1.0)``, the value its method gives it when it is not given (:func:`_model_arg_defaults`),
+    else ``(absent: not recorded)``."""
+    args = config.get("model_args")
+    model = config.get("model")
+    defaults = (_model_arg_defaults(model, canonical_json(args)) if isinstance(args, dict) and isinstance(model, str)
+                else None)
+    return f"(absent: default {_short(defaults[name])})" if defaults and name in defaults else "(absent: not recorded)"
+
+
 def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[str]:
     """``key old -> new`` for each key of a run folder's ``config.json`` (``old``) that differs from a cell's key
-    ``material`` (one level down in a mapping such as ``task_data_files``: its keys; long values cut)."""
+    ``material`` (one level down in a mapping such as ``task_data_files``: its keys; long values cut). A model
+    argument one side does not give is named with the value its method gave it, ``model_args[alpha] (absent: default
+    1.0) -> 2.0`` (:func:`_absent_model_arg`; ``(absent: not recorded)`` when that cannot be told)."""
     new = json.loads(canonical_json(material))
+
+    def side(config: dict[str, Any], k: str, d: dict[str, Any], sub: str) -> str:
+        if sub in d:
+            return _short(d[sub])
+        return _absent_model_arg(config, sub) if k == "model_args" else "(absent)"
+
     out = []
     for k in sorted(set(old) | set(new)):
         if k in ("cell_id", "config_hash", "spec"):
@@ -499,7 +543,7 @@ def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[st
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            out += [f"{k}[{sub}] {_short(a.get(sub, '(absent)'))} -> {_short(b.get(sub, '(absent)'))}"
+            out += [f"{k}[{sub}] {side(old, k, a, sub)} -> {side(new, k, b, sub)}"
                     for sub in sorted(set(a) | set(b)) if a.get(sub, "(absent)") != b.get(sub, "(absent)")]
         else:
             out.append(f"{k} {_short(a)} -> {_short(b)}")

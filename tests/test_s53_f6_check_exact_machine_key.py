@@ -126,7 +126,7 @@ def test_write_records_the_machine_and_check_says_when_the_runs_ran_on_another(t
     rc, out = _check(spec, runs, base, capsys)
     why = ("float32 results, and so a near-tie greedy answer, can differ between CPU kinds (AVX2, AVX-512), thread "
            "counts and torch builds, so ")
-    note = (f"NOTE machine: 1 of the 1 cells compared ran on another machine than the baseline was written from (first: "
+    note = (f"NOTE machine: the one cell compared ran on another machine than the baseline was written from ("
             f"{CID}): these runs on {here}, the baseline on {setting_label(other)}; {why}")
     tail = ("check on the baseline's CPU kind and thread count, or write the baseline on this machine with check --write "
             "(the verdict is not changed by this)")
