@@ -636,13 +636,16 @@ def check_run_command(args):
     else the ``--config`` file's ``model``) is a tokrag method, before lm-eval builds anything: a run without a task
     (no ``--tasks``, ``--tasks ''`` or ``' '``, and no ``tasks`` in the ``--config`` file) is refused with ``tokrag
     eval``'s line (:func:`tokrag_model.eval_cli.check_tasks_given`; lm-eval printed its ``ValueError: No tasks
-    specified`` traceback, or our unknown-task line with no name in it), a key given twice in ``--model_args``,
-    ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the model would refuse when
-    it is built (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``; and an empty or
-    blank ``pretrained=``, in :func:`tokrag_model.loading.check_pretrained`'s line; the model refused them only after
-    lm-eval's task set-up, ~30 s; a folder that does not exist is still the load's to report; without ``--model_args``
-    the ``--config`` file's ``model_args``, as lm-eval takes them). Other models, and other commands (``ls``), are left
-    to lm-eval.
+    specified`` traceback, or our unknown-task line with no name in it), an empty ``--output_path``, a key given twice
+    in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the
+    model would refuse when it is built (:func:`check_model_arguments`, with lm-eval's ``--batch_size``,
+    ``--max_batch_size`` and ``--device`` merged as the model merges them: its argument check,
+    :func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``, ``--batch_size 0``; an empty
+    or blank ``pretrained=``, in :func:`tokrag_model.loading.check_pretrained`'s line; a ``revision=`` given with an
+    offline alias, in :func:`tokrag_model.loading.check_revision`'s line; the model refused them only after lm-eval's
+    task set-up, ~30 s; a folder that does not exist is still the load's to report; without ``--model_args`` the
+    ``--config`` file's ``model_args``, as lm-eval takes them). Other models, and other commands (``ls``), are left to
+    lm-eval.
 
     Raises:
         ConfigError: the check's one line.
