@@ -824,6 +824,47 @@ def _check_seed(seed: Any) -> None:
                               f"seeds all four) must be an integer in [{low}, {high}], got {v}; e.g. --seed 1234")
 
 
+def _check_samples(samples: Any, selected: list[_Selected]) -> None:
+    """Refuse lm-eval's ``--samples`` (``samples``: the value lm-eval parsed, a dict of task name -> document indices,
+    or the text it could read neither as JSON nor as a file) where lm-eval 0.4.13 would evaluate other documents than
+    the ones asked for, or fail only after the model load (``Task.doc_iterator``, ``evaluate``):
+
+    * not a JSON object (the text left as it was given): ``AttributeError: 'str' object has no attribute 'keys'``;
+    * a key that is no task of the run (``selected``: a misspelt or other task, a group's name; lm-eval picks
+      documents only of the tasks it names, ``samples.get(task_name)``): every document of the run's task evaluated
+      (``nq_oracle_gold``: 2,383 questions, hours on a CPU, where 2 were meant);
+    * an empty list (``if samples:`` is false): every document of the task evaluated;
+    * not a list of whole numbers >= 0: a negative or fractional index selects no document (``task.build_requests()
+      did not find any docs``), text a ``TypeError``; an index past the task's documents is lm-eval's own
+      ``AssertionError`` after the load (not checked here: counting them builds the task).
+
+    Raises:
+        ConfigError: one line naming the key or value and what to pass.
+    """
+    from retrieval.errors import closest
+
+    tasks = [t.name for t in selected]
+    shown = ", ".join(tasks) or "none"
+    if not isinstance(samples, dict):
+        first = tasks[0] if tasks else "TASK"
+        raise ConfigError(f"--samples {samples!r}: neither a JSON object of task names to document indices nor a file "
+                          f"holding one (lm-eval would fail after the model load); e.g. --samples '{{\"{first}\": [0, 1]}}'")
+    for key, value in samples.items():
+        if key not in tasks:
+            near = closest(str(key), tasks, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ConfigError(f"--samples: {key!r} is not a task of this run ({hint}its tasks: {shown}); lm-eval picks "
+                              "documents only of the tasks --samples names and would evaluate every document of the "
+                              "others: name the task as --tasks selects it")
+        if isinstance(value, list) and not value:
+            raise ConfigError(f"--samples: task {key} has an empty list, and lm-eval would evaluate every document of it; "
+                              "list the document indices to evaluate (e.g. [0, 1]), or leave the task out of --samples")
+        if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
+                                                  for i in value):
+            raise ConfigError(f"--samples: task {key}: {value!r} is not a list of document indices (whole numbers >= 0, "
+                              "e.g. [0, 1]); lm-eval would select no document or fail after the model load")
+
+
 def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterable[Any] = ()) -> None:
     """Refuse a document ``--limit`` that leaves a task fewer documents than the processes a launcher started
     (``WORLD_SIZE``: ``torchrun --nproc_per_node``, ``accelerate launch``). lm-eval gives process ``r`` the documents
@@ -874,7 +915,7 @@ def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterab
 
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
                         use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
-                        seed: Any = None, apply_chat_template: Any = None,
+                        seed: Any = None, apply_chat_template: Any = None, samples: Any = None,
                         selected: list[_Selected] | None = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
@@ -911,6 +952,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       task that declares itself plain text (:data:`PLAIN_TEXT`, :func:`plain_text_tasks`: ``wiki_lm_bm25``, also
       through a group or tag): lm-eval would chat-frame its context and score its continuation after the assistant
       header, and has no per-task opt-out; run it in an ``lm_eval`` call of its own without the flag.
+    * ``--samples`` (``samples``: lm-eval's parsed value) that names no task of the run, or gives a task an empty or
+      malformed list of document indices (:func:`_check_samples`): lm-eval evaluated every document of the task (hours
+      where a few were meant) or failed after the model load.
 
     ``selected``: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
     start-up hook expands ``--tasks`` once for all its checks); None: expanded here when needed.
@@ -929,6 +973,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     if not ours_model and not _selects_ours(task_manager, names, selected):
         return
     _check_seed(seed)
+    if samples is not None:
+        _check_samples(samples, selected if selected is not None else _expand_selected(task_manager, names))
     if apply_chat_template not in (None, False, ""):
         plain = plain_text_tasks(task_manager, names, selected)
         if plain:

@@ -260,7 +260,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     check_cache_requests(task_manager, names, cache_requests, selected)  # stale prompts
     check_run_arguments(task_manager, names, model=model, output_path=output_path, use_cache=use_cache,  # lost/wrong runs
                         gen_kwargs=gen_kwargs, limit=limit, model_args=model_args, seed=seed,
-                        apply_chat_template=apply_chat_template, selected=selected)
+                        apply_chat_template=apply_chat_template, samples=samples, selected=selected)
     ours_selected = [t.name for t in selected if _is_ours(t)]
     if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
