@@ -469,16 +469,14 @@ def command(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # also the helper runners of run --jobs N (runner.py starts them so)
-    from retrieval.errors import TokragError, no_room_line
+    from retrieval.errors import TokragError, print_no_room
 
     try:
         sys.exit(command())
     except TokragError as exc:
         print(f"tokrag leaderboard: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except OSError as exc:  # a full disk, a quota, a file-size limit: the line tokrag prints (not a traceback)
-        line = no_room_line(exc)
-        if line is None:
+    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): the line tokrag prints
+        if not print_no_room(exc, "tokrag leaderboard"):
             raise
-        print(f"tokrag leaderboard: error: {line}", file=sys.stderr)
         sys.exit(2)

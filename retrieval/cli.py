@@ -1202,7 +1202,7 @@ def _module_main(argv: list[str]) -> int:
     """``python -m retrieval.cli [index|retrieve] ...`` (``retrieve`` when neither is named), as the console entry
     point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError`, or a write stopped by a full disk, a
     quota or a file-size limit (:func:`retrieval.errors.no_room_line`), is one line on stderr, exit status 2."""
-    from .errors import TokragError, no_room_line
+    from .errors import TokragError, print_no_room
 
     cmd = argv[0] if argv and argv[0] in ("index", "retrieve") else "retrieve"
     try:
@@ -1210,11 +1210,9 @@ def _module_main(argv: list[str]) -> int:
     except TokragError as exc:
         print(f"tokrag {cmd}: error: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a full disk, a quota, a file-size limit: the line tokrag prints (not a traceback)
-        line = no_room_line(exc)
-        if line is None:
+    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): the line tokrag prints
+        if not print_no_room(exc, f"tokrag {cmd}"):
             raise
-        print(f"tokrag {cmd}: error: {line}", file=sys.stderr)
         return 2
 
 

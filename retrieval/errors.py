@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterable
@@ -55,20 +56,73 @@ NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 """A full disk, a disk quota, a file-size limit (``ulimit -f``, or a file system's largest file): :func:`no_room_line`."""
 
 
+_RUST_IO_ERRNO = re.compile(r"\(os error (\d+)\)")
+"""How Rust's ``std::io::Error`` ends its text (``I/O error: File too large (os error 27)``): what a library written in
+Rust raises as its own exception type, not an OSError (safetensors' ``SafetensorError`` when it writes the weights of a
+model conversion; tokenizers' ``Exception`` when it writes ``tokenizer.json``)."""
+
+_CHAIN_LIMIT = 32
+"""How many exceptions of a cause/context chain :func:`no_room_error` looks at (a chain may be a cycle)."""
+
+
+def no_room_error(exc: BaseException) -> tuple[BaseException, int] | None:
+    """The exception of ``exc``'s chain that a full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit
+    (``EFBIG``) raised, with that errno, or None. The chain is ``exc``, then what it was raised ``from``
+    (``__cause__``) or while handling (``__context__``, unless ``from None`` hid it), and so on (at most
+    :data:`_CHAIN_LIMIT`, each once): a library that wraps the write's OSError in its own type (``datasets``'
+    ``DatasetGenerationError(...) from e``, a ``RuntimeError`` raised in an ``except OSError``) is found by the
+    OSError it wraps. An exception that is not an OSError counts by its text when it ends as Rust's I/O errors do,
+    ``(os error 28)`` (:data:`_RUST_IO_ERRNO`: safetensors' ``SafetensorError``, which has no errno)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo and len(seen) < _CHAIN_LIMIT:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError):
+            if e.errno in NO_ROOM_ERRNOS:
+                return e, e.errno
+        else:
+            try:
+                m = _RUST_IO_ERRNO.search(str(e))
+            except Exception:  # noqa: BLE001 - a __str__ that fails: not ours to tell
+                m = None
+            if m is not None and int(m.group(1)) in NO_ROOM_ERRNOS:
+                return e, int(m.group(1))
+        todo += [c for c in (e.__cause__, None if e.__suppress_context__ else e.__context__) if c is not None]
+    return None
+
+
 def no_room_line(exc: BaseException) -> str | None:
     """The one line for a write that a full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit
-    (``EFBIG``) stopped, or None for any other exception (and with ``TOKRAG_TRACEBACK=1``: the caller re-raises).
-    Any command can meet one while it writes a TREC run, a cell's journal or a report, and it was a traceback of
-    60-80 lines ending ``OSError: [Errno 28] No space left on device``; the writes are atomic or journaled, so the
-    command only needs room and the same command again. The line of every command entry point: ``tokrag ...``
+    (``EFBIG``) stopped, found in ``exc``'s cause/context chain (:func:`no_room_error`), or None for any other
+    exception (and with ``TOKRAG_TRACEBACK=1``: the caller re-raises). Any command can meet one while it writes a TREC
+    run, a cell's journal, a report or a model conversion, and it was a traceback of 60-80 lines ending ``OSError:
+    [Errno 28] No space left on device``; the writes are atomic or journaled, so the command only needs room and the
+    same command again. The line of every command entry point (:func:`print_no_room`): ``tokrag ...``
     (:mod:`tokrag_model.cli`), ``python -m retrieval.cli`` and ``python -m leaderboards.cli`` (which ``leaderboard
-    run --jobs N`` starts as its helper runners)."""
-    if not isinstance(exc, OSError) or exc.errno not in NO_ROOM_ERRNOS:
+    run --jobs N`` starts as its helper runners), and ``lm_eval`` with a tokrag method
+    (:mod:`tokrag_model._lmeval_hook`)."""
+    found = no_room_error(exc)
+    if found is None or os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
         return None
-    if os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
-        return None
-    return (f"{exc} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
+    err, code = found
+    text = str(err) if isinstance(err, OSError) else f"[Errno {code}] {os.strerror(code)} ({type(err).__name__}: {err})"
+    return (f"{text} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
             "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
+
+
+def print_no_room(exc: BaseException, program: str) -> bool:
+    """Print ``<program>: error: <line>`` on stderr when ``exc`` is a write stopped by a full disk, a quota or a
+    file-size limit (:func:`no_room_line`) and return True (the command then exits 2); False (nothing printed, the
+    caller re-raises) for any other exception or with ``TOKRAG_TRACEBACK=1``. The ``except`` of every command entry
+    point (``tokrag ...``, ``python -m retrieval.cli``, ``python -m leaderboards.cli``)."""
+    line = no_room_line(exc)
+    if line is None:
+        return False
+    print(f"{program}: error: {line}", file=sys.stderr)
+    return True
 
 
 def command_status(rc: int) -> int:

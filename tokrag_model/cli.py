@@ -76,7 +76,7 @@ def _dispatch(argv: list[str]) -> int:
         return 130
     # 'index' and 'retrieve' share one module: it receives its own command name first.
     sub_argv = argv if module_name == "retrieval.cli" else argv[1:]
-    from retrieval.errors import TokragError, no_room_line
+    from retrieval.errors import TokragError, print_no_room
 
     try:
         rc = getattr(module, func_name)(sub_argv)
@@ -86,11 +86,9 @@ def _dispatch(argv: list[str]) -> int:
     except KeyboardInterrupt:  # commands say what they kept themselves (130); this is the fallback, not a traceback
         print(f"tokrag {name}: interrupted; run the same command again", file=sys.stderr)
         return 130
-    except OSError as exc:  # a full disk, a quota, a file-size limit: one line (retrieval.errors.no_room_line)
-        line = no_room_line(exc)
-        if line is None:
+    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): one line (retrieval.errors)
+        if not print_no_room(exc, f"tokrag {name}"):
             raise
-        print(f"tokrag {name}: error: {line}", file=sys.stderr)
         return 2
     return int(rc or 0)
 

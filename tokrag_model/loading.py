@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError, DataError, OfflineError, closest
+from retrieval.errors import ConfigError, DataError, OfflineError, closest, no_room_error
 from retrieval.io import (HashMemo, atomic_write_json, file_lock, file_stamp, remove_stale_scratch, scratch_dir,
                           sha256_file)
 from retrieval.paths import cache_dir
@@ -323,6 +323,10 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
         DataError: the assembled GGUF does not have the pinned sha256 (a different or damaged package); an
             installed GGUF the conversion cannot read (truncated, damaged): one line naming the file and the pip line;
             the package's ``assemble()`` cannot find a chunk (module or file) its metadata does not tell missing.
+        OSError: a full disk, a quota or a file-size limit stopped the conversion (``ENOSPC``, ``EDQUOT``, ``EFBIG``;
+            safetensors raises its own ``SafetensorError``, no OSError: :func:`retrieval.errors.no_room_error`), naming
+            the converted folder (the commands' one line, :func:`retrieval.errors.no_room_line`); the scratch folders
+            are removed, so the next run converts again.
     """
     spec = ALIASES[name]
     pkg, out = _alias_folder(name, models_dir)
@@ -335,17 +339,24 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
             if not (out / "config.json").is_file():
                 for leftover in remove_stale_conversions(name, out):
                     log.info("removed %s, left by an interrupted conversion of %s", leftover, name)
-                if "assemble" in spec:
-                    _convert_assembled(name, spec, root, out)
-                else:
-                    gguf = pkg / spec["gguf"]
-                    try:
-                        _convert_gguf(pkg, spec["gguf"], out)
-                    except (ValueError, EOFError, IndexError, KeyError) as exc:  # gguf-py's reader on a cut file
-                        why = " ".join(str(exc).split()) or type(exc).__name__
-                        raise DataError(f"pretrained={name!r}: cannot read {gguf} ({gguf.stat().st_size} bytes; "
-                                        f"{why}): the installed GGUF is damaged or truncated; reinstall it with "
-                                        f"`{spec['pip']} --force-reinstall`") from None
+                try:
+                    if "assemble" in spec:
+                        _convert_assembled(name, spec, root, out)
+                    else:
+                        gguf = pkg / spec["gguf"]
+                        try:
+                            _convert_gguf(pkg, spec["gguf"], out)
+                        except (ValueError, EOFError, IndexError, KeyError) as exc:  # gguf-py's reader on a cut file
+                            why = " ".join(str(exc).split()) or type(exc).__name__
+                            raise DataError(f"pretrained={name!r}: cannot read {gguf} ({gguf.stat().st_size} bytes; "
+                                            f"{why}): the installed GGUF is damaged or truncated; reinstall it with "
+                                            f"`{spec['pip']} --force-reinstall`") from None
+                except Exception as exc:  # no room: safetensors' SafetensorError is no OSError; name the folder
+                    found = no_room_error(exc)
+                    if found is None:
+                        raise
+                    raise OSError(found[1], f"{os.strerror(found[1])} while converting pretrained={name!r} to "
+                                            "safetensors (nothing of it is kept)", str(out)) from exc
     return ResolvedModel(out, f"alias:{name}", name)
 
 
