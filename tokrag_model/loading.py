@@ -509,13 +509,15 @@ def check_model_available(pretrained: Any, revision: Any = None) -> None:
     not installed (:func:`_alias_parts`) or, not converted yet, lacks the chunk packages its GGUF is assembled from
     (:func:`check_alias_chunks`); a hub id that is not a valid one; offline (``HF_HUB_OFFLINE``) a hub id not in the
     local Hugging Face cache at ``revision``, looked up as the load looks it up (``snapshot_download`` with
-    ``local_files_only``). Online, a hub id is left to the load (it downloads it). The leaderboard's pre-run check
+    ``local_files_only``), and a cached snapshot without the weights or the tokenizer files the load needs
+    (:func:`missing_model_files`). Online, a hub id is left to the load (it downloads it). The leaderboard's pre-run check
     (:func:`leaderboards.runner.check_cell_args`, run by ``run`` and ``run --estimate``) calls it for every model of
     the cells to run.
 
     Raises:
         ConfigError: the load's own line (and :func:`check_revision`'s, :func:`check_alias_chunks`'s).
-        OfflineError: offline, a hub id that is not in the local Hugging Face cache (the load's line).
+        OfflineError: offline, a hub id that is not in the local Hugging Face cache (the load's line), or whose
+            cached snapshot lacks weights or tokenizer files (one line naming them and the snapshot folder).
     """
     check_pretrained(pretrained)
     value = pretrained.strip()
@@ -528,7 +530,14 @@ def check_model_available(pretrained: Any, revision: Any = None) -> None:
     if Path(value).expanduser().is_dir():
         return
     if _hub_offline():
-        _hub_snapshot(value, None if revision is None else str(revision))  # local files only: nothing is downloaded
+        snapshot = _hub_snapshot(value, None if revision is None else str(revision))  # local files only: no download
+        missing = missing_model_files(snapshot)
+        if missing:
+            at = f" at revision={revision!r}" if revision is not None else ""
+            raise OfflineError(f"pretrained={value!r}: the local Hugging Face cache holds the hub id{at} without "
+                               f"{' and without '.join(missing)} ({snapshot}), and HF_HUB_OFFLINE=1 is set, so the "
+                               "load cannot download them: unset HF_HUB_OFFLINE to download them, or "
+                               f"{pretrained_hint(value)}")
         return
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
@@ -538,6 +547,52 @@ def check_model_available(pretrained: Any, revision: Any = None) -> None:
     except HFValidationError as exc:
         raise ConfigError(f"pretrained={value!r} is neither an existing folder nor a valid hub id ({exc}); "
                           f"{pretrained_hint(value)}") from None
+
+
+_WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+"""The index files of sharded weights (``weight_map``: tensor name -> shard file), as ``from_pretrained`` reads them."""
+
+
+def missing_model_files(folder: Path) -> list[str]:
+    """What a model load (``from_pretrained`` of the weights and of the tokenizer, :class:`tokrag_model.base.Backbone`)
+    needs that model folder ``folder`` lacks, as words for a message (empty: nothing missing that can be told
+    without loading): weights (a file :data:`HUB_WEIGHTS` names, or every shard a weights index names) and tokenizer
+    files (one of :data:`TOKENIZER_FILES`; not told when ``config.json`` or ``tokenizer_config.json`` names remote
+    tokenizer code, whose class may load from other files). A hub snapshot in the local cache may hold only some
+    files (``config.json`` alone, from ``hf_hub_download`` or an interrupted download): offline, such a snapshot passed
+    the leaderboard's pre-run check (:func:`check_model_available`), then the cell failed after its set-up."""
+    from fnmatch import fnmatch
+
+    def regular(name: str) -> bool:
+        return (folder / name).is_file()  # a cache snapshot's files are links to blobs: a dangling one is missing
+
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except OSError:
+        return ["its files (the folder cannot be read)"]
+    missing = []
+    index = next((n for n in _WEIGHT_INDEXES if regular(n)), None)
+    if index is not None:
+        try:
+            shards = sorted(set(json.loads((folder / index).read_bytes()).get("weight_map", {}).values()))
+        except (OSError, ValueError, AttributeError, TypeError):
+            shards = []
+        absent = [s for s in shards if not isinstance(s, str) or not regular(s)]
+        if not shards or absent:
+            missing.append(f"the weight shards its {index} names ({', '.join(map(str, absent[:3])) or 'none named'}"
+                           f"{', ...' if len(absent) > 3 else ''})")
+    elif not any(regular(n) and any(fnmatch(n, pat) for pats in HUB_WEIGHTS for pat in pats) for n in names):
+        missing.append("weights (model.safetensors, its shards and index, or pytorch_model.bin)")
+    remote = False
+    for cfg in ("config.json", "tokenizer_config.json"):
+        try:
+            obj = json.loads((folder / cfg).read_bytes())
+        except (OSError, ValueError):
+            continue
+        remote = remote or (isinstance(obj, dict) and "AutoTokenizer" in str(obj.get("auto_map") or ""))
+    if not remote and not any(regular(n) and any(fnmatch(n, pat) for pat in TOKENIZER_FILES) for n in names):
+        missing.append("tokenizer files (tokenizer.json, or a vocabulary such as tokenizer.model or vocab.json)")
+    return missing
 
 
 def resolve_pretrained(pretrained: str, models_dir: Path | None = None, revision: str | None = None) -> ResolvedModel:
