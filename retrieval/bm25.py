@@ -43,7 +43,7 @@ from pathlib import Path
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import (INDEX_META, LUCENE_CHECKSUMS, atomic_write_json, check_index_folder, file_lock, file_stamp,
-                 invalid_unicode, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir)
+                 invalid_unicode, read_index_meta, read_regular_file, remove_stale_scratch, replace_folder, scratch_dir)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -280,11 +280,17 @@ def checksum_record_elsewhere(folder: Path) -> Path:
     return _cache_dir() / CHECKSUMS_ELSEWHERE / (hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:16] + ".json")
 
 
+CHECKSUM_RECORD_MAX_BYTES = 1 << 26
+"""The largest checksum record read (64 MiB; an entry per Lucene file, ~150 bytes each): a larger file there is not
+one tokrag wrote, and is read as no record (:func:`retrieval.io.read_regular_file`)."""
+
+
 def _checksum_entries(path: Path, folder: Path | None = None) -> dict:
     """The file entries of a checksum record (version 1; ``folder``: it must name that folder); {} when it is missing,
-    unreadable, torn or another's."""
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+    unreadable, torn, another's, not a regular file (a named pipe, a link to a device) or over
+    :data:`CHECKSUM_RECORD_MAX_BYTES`."""
+    try:  # a regular file only: a named pipe there blocked the search's start for ever (s53 r1)
+        old = json.loads(read_regular_file(path, CHECKSUM_RECORD_MAX_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     if not isinstance(old, dict) or old.get("version") != 1 or (folder is not None and old.get("folder") != str(folder)):

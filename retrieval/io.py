@@ -288,6 +288,33 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
     return tmp
 
 
+def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """The bytes of ``path`` (links followed), read only when it is a regular file of at most ``max_bytes``: a named
+    pipe there blocked its reader in ``open`` until a writer came (for ever), a link to ``/dev/zero`` read until memory
+    ran out. For the records tokrag writes for itself and reads back (:data:`LUCENE_CHECKSUMS`), which such a file
+    cannot be: the caller treats the OSError as no record. Checked before the open and again on the open file (opened
+    with ``O_NONBLOCK``, so a named pipe put there in between does not wait either), as the lm-eval task-index cache
+    reads its file (:mod:`tokrag_model._task_index_cache`).
+
+    Raises:
+        OSError: no such file, not a regular file (``not a regular file (mode prw-r--r--)``), more than ``max_bytes``.
+    """
+    def check(st: os.stat_result) -> None:
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file (mode {stat.filemode(st.st_mode)})", str(path))
+        if st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{st.st_size} bytes, more than {max_bytes}", str(path))
+
+    check(os.stat(path))  # before the open: a named pipe's open waits for a writer, a device's may act
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        check(os.fstat(fh.fileno()))
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew while read
+        raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", str(path))
+    return data
+
+
 def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Path:
     """A new empty folder ``<parent>/<prefix><8 hex digits><suffix>`` to build something in before renaming it into
     place, with the permission bits a plain ``os.mkdir`` gives (``0o777`` less the process umask: ``0o755`` under
