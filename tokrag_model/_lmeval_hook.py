@@ -381,6 +381,37 @@ def _patch_process_tasks(module):
     process_tasks._tokrag = True  # type: ignore[attr-defined]
     process_tasks.__doc__ = original.__doc__
     cls.process_tasks = process_tasks
+    _patch_validate_arguments(cls)
+
+
+def _patch_validate_arguments(cls):
+    """lm-eval's own cross-checks of its run flags (``EvaluatorConfig._validate_arguments``: ``--fewshot_as_multiturn``
+    without ``--apply_chat_template``, ``--samples`` with ``--limit``, ``--log_samples`` or ``--predict_only`` without
+    ``--output_path``) raise a ValueError that ended a tokrag method's ``lm_eval`` / ``tokrag eval`` run with a
+    20-line traceback, where tokrag's own refusals of its flags are one line. For a run whose model (``--model``, else
+    the ``--config`` file's) is a tokrag method the ValueError becomes a ConfigError with lm-eval's message, marked
+    ``_tokrag_before_load`` (one line, exit 2: :func:`_patch_harness`); other models keep lm-eval's traceback."""
+    original = getattr(cls, "_validate_arguments", None)
+    if original is None or getattr(original, "_tokrag", False):
+        return
+
+    def _validate_arguments(self):
+        try:
+            return original(self)
+        except ValueError as exc:
+            from retrieval.errors import ConfigError, TokragError
+            from tokrag_model.methods import METHODS
+
+            model = getattr(self, "model", None)
+            if isinstance(exc, TokragError) or not (isinstance(model, str) and model in METHODS):
+                raise
+            problem = ConfigError(str(exc))
+            problem._tokrag_before_load = True  # type: ignore[attr-defined]
+            raise problem from exc
+
+    _validate_arguments._tokrag = True  # type: ignore[attr-defined]
+    _validate_arguments.__doc__ = original.__doc__
+    cls._validate_arguments = _validate_arguments
 
 
 def add_n_column(table, result_dict):
