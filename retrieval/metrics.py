@@ -19,6 +19,9 @@ is refused (:func:`_scorable`), since its letters would be taken for the ids or 
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -40,20 +43,64 @@ _SEP = "\0"
 character outside Unicode's separators and control characters (``SimpleTokenizer``), and NUL is a control character
 that lower-casing never makes."""
 
-WORDS_MEMO = 1 << 15
-"""How many texts (passages, titles, answers) :func:`has_answer` keeps tokenised, the most recently used: 32,768. A
-noise-task load (nq_oracle_bm25_noise60: 2,383 questions over nq-wiki-12k) tokenises 18,702 texts, held in 7 MiB."""
+WORDS_MEMO_BYTES = 64 << 20
+"""How much :func:`has_answer` keeps tokenised, the most recently used texts (passages, titles, answers) first: 64 MiB,
+counting each text and its tokens (``sys.getsizeof``), so the bound holds whatever the texts' length (a bound of
+32,768 texts kept ~190 KiB per 100 kB passage: ~6 GiB at the bound). A text whose own entry is larger than
+:data:`WORDS_MEMO_MAX_ENTRY` is tokenised on each call instead. A noise-task load (nq_oracle_bm25_noise60: 2,383
+questions over nq-wiki-12k) tokenises 18,702 texts; the 31,248 texts of 13 NQ tasks' loads take 21 MiB as the memo
+counts them, so it keeps them all."""
+
+WORDS_MEMO_MAX_ENTRY = 1 << 20
+"""The largest entry (a text and its tokens, in bytes) the memo of :func:`has_answer` keeps: 1 MiB, about a 500 kB
+English text. A larger one would push out many passages, for a text that few questions share."""
+
+_memo: OrderedDict[str, str] = OrderedDict()  # text -> its tokens (:func:`_tokens`), least recently used first
+_memo_bytes = 0
+_memo_lock = threading.Lock()
 
 
-@lru_cache(maxsize=WORDS_MEMO)
-def _words(text: str) -> str:
+def _tokens(text: str) -> str:
     """The tokens of ``text`` as DPR's match sees them (NFD, ``SimpleTokenizer``, lower-cased), each preceded and the
     last also followed by :data:`_SEP` (``"\\0a\\0b\\0"``; ``"\\0"`` for none), so that an answer's token sequence
-    occurs contiguously in a passage's exactly when its string occurs in the passage's. Memoised: a passage is
-    tokenised once, not once per question that sees it (a noise draw tests each candidate against each question)."""
+    occurs contiguously in a passage's exactly when its string occurs in the passage's."""
     from pyserini.eval.evaluate_dpr_retrieval import _normalize
 
     return _SEP + "".join(w + _SEP for w in _tokenizer().tokenize(_normalize(text)).words(uncased=True))
+
+
+def _words(text: str) -> str:
+    """:func:`_tokens` of ``text``, memoised: a passage is tokenised once, not once per question that sees it (a noise
+    draw tests each candidate against each question). The memo holds at most :data:`WORDS_MEMO_BYTES`, the least
+    recently used texts leaving first; a text of a larger entry than :data:`WORDS_MEMO_MAX_ENTRY` is not kept."""
+    global _memo_bytes
+    words = _memo.get(text)  # without the lock: one dict operation (the GIL's); a text then evicted is not an error
+    if words is not None:
+        try:
+            _memo.move_to_end(text)
+        except KeyError:
+            pass
+        return words
+    words = _tokens(text)  # TypeError for a text that is not a string, as before (nothing is kept)
+    size = sys.getsizeof(text) + sys.getsizeof(words)
+    if size > min(WORDS_MEMO_MAX_ENTRY, WORDS_MEMO_BYTES):
+        return words
+    with _memo_lock:
+        if text not in _memo:
+            _memo[text] = words
+            _memo_bytes += size
+            while _memo_bytes > WORDS_MEMO_BYTES:
+                gone, gone_words = _memo.popitem(last=False)
+                _memo_bytes -= sys.getsizeof(gone) + sys.getsizeof(gone_words)
+    return words
+
+
+def _clear_words() -> None:
+    """Empty the memo of :func:`_words` (tests, a caller done with a corpus)."""
+    global _memo_bytes
+    with _memo_lock:
+        _memo.clear()
+        _memo_bytes = 0
 
 
 def has_answer(text: str, answers: Iterable[str]) -> bool:
