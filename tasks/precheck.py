@@ -1002,6 +1002,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     if ours_model:
         _check_unhonoured_gen_kwargs(task_manager, names, model, gen, selected)
         _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
+        _check_budget_fits(task_manager, names, model, model_args, gen, selected)
         _check_first_line_vote(task_manager, names, model, model_args, selected)
     _check_outranked_budget(task_manager, names, gen, selected)
     if output_path:
@@ -1019,6 +1020,50 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
             raise ConfigError(f"--use_cache {use_cache}: {problem}; lm-eval keeps its cache as {use_cache}_rank<N>.db "
                               "files: pass a path in a folder you can write")
         _check_cache_file(use_cache)
+
+
+MAX_LENGTH_CAP = 8192
+"""The most a tokrag method's ``max_length`` is without the model argument (:class:`tokrag_model.base.RAGMethodLM`: the
+model's own, capped at this)."""
+
+
+def _check_budget_fits(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
+                       selected: list[_Selected] | None) -> None:
+    """A generation task's answer budget (``max_gen_toks``: ``--gen_kwargs`` over the task YAML's ``generation_kwargs``,
+    else the ``max_gen_toks`` model argument, read as lm-eval's ``normalize_gen_kwargs`` reads them) that leaves the
+    prompt no room in the method's ``max_length`` (the model argument, else the model's own context, at most
+    :data:`MAX_LENGTH_CAP`): ``--gen_kwargs max_gen_toks=100000000`` was refused by the method only in its first
+    ``generate_until`` (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load (35 s for
+    SmolLM2-135M, exit 1). Without ``max_length=`` only a budget of :data:`MAX_LENGTH_CAP` or more is refused here
+    (a smaller one may not fit a shorter model context: the method says so). A value that is not an integer is left
+    to the other checks."""
+    from lm_eval.models.utils import normalize_gen_kwargs
+
+    from tokrag_model.args import COMMON_ARGS
+
+    margs = _model_args(model_args)
+    try:
+        default = int(margs["max_gen_toks"]) if margs.get("max_gen_toks") is not None else COMMON_ARGS["max_gen_toks"].default
+        max_length = int(margs["max_length"]) if margs.get("max_length") is not None else None
+    except (TypeError, ValueError):
+        return
+    room = max_length if max_length is not None else MAX_LENGTH_CAP
+    for t in _expand_selected(task_manager, names) if selected is None else selected:
+        if t.cfg.get("output_type") != "generate_until":
+            continue
+        task_gen = t.cfg.get("generation_kwargs")
+        try:
+            budget = int(normalize_gen_kwargs({**(task_gen if isinstance(task_gen, dict) else {}), **gen},
+                                              default)["max_gen_toks"])
+        except (TypeError, ValueError):
+            continue
+        if budget >= room:
+            where = f"max_length={max_length}" if max_length is not None else \
+                f"max_length (the model's context, at most {MAX_LENGTH_CAP} tokens)"
+            larger = " or a larger max_length= in --model_args" if max_length is not None else ""
+            raise ConfigError(f"--model {model}: max_gen_toks={budget} (task {t.name}) leaves the prompt no room in "
+                              f"{where}; pass --gen_kwargs max_gen_toks below {room} (the most tokens of each answer"
+                              f"{', e.g. 32' if room > 64 else ''}){larger}")
 
 
 def model_max_gen_toks_conflict(task_manager: Any, names: Iterable[Any], model_args: Any, gen: dict[str, Any],
