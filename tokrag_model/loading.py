@@ -549,14 +549,18 @@ def check_model_available(pretrained: Any, revision: Any = None) -> None:
                           f"{pretrained_hint(value)}") from None
 
 
-_WEIGHT_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
-"""The index files of sharded weights (``weight_map``: tensor name -> shard file), as ``from_pretrained`` reads them."""
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                 "pytorch_model.bin.index.json")
+"""The weights ``from_pretrained`` loads from a model folder, in its order: the first of them that is a file is read
+(an index: ``weight_map``, tensor name -> shard file), whatever lies beside it (a snapshot of a repo with one
+``model.safetensors`` and sharded ``.bin`` files holds ``pytorch_model.bin.index.json`` too: :data:`HUB_FILES`)."""
 
 
 def missing_model_files(folder: Path) -> list[str]:
     """What a model load (``from_pretrained`` of the weights and of the tokenizer, :class:`tokrag_model.base.Backbone`)
     needs that model folder ``folder`` lacks, as words for a message (empty: nothing missing that can be told
-    without loading): weights (a file :data:`HUB_WEIGHTS` names, or every shard a weights index names) and tokenizer
+    without loading): weights (the first of :data:`_WEIGHT_FILES` there, and when it is an index, every shard it
+    names; without any of them, a file :data:`HUB_WEIGHTS` names) and tokenizer
     files (one of :data:`TOKENIZER_FILES`; not told when ``config.json`` or ``tokenizer_config.json`` names remote
     tokenizer code, whose class may load from other files). A hub snapshot in the local cache may hold only some
     files (``config.json`` alone, from ``hf_hub_download`` or an interrupted download): offline, such a snapshot passed
@@ -571,7 +575,8 @@ def missing_model_files(folder: Path) -> list[str]:
     except OSError:
         return ["its files (the folder cannot be read)"]
     missing = []
-    index = next((n for n in _WEIGHT_INDEXES if regular(n)), None)
+    first = next((n for n in _WEIGHT_FILES if regular(n)), None)  # what from_pretrained reads
+    index = first if first is not None and first.endswith(".index.json") else None
     if index is not None:
         try:
             shards = sorted(set(json.loads((folder / index).read_bytes()).get("weight_map", {}).values()))
@@ -581,7 +586,8 @@ def missing_model_files(folder: Path) -> list[str]:
         if not shards or absent:
             missing.append(f"the weight shards its {index} names ({', '.join(map(str, absent[:3])) or 'none named'}"
                            f"{', ...' if len(absent) > 3 else ''})")
-    elif not any(regular(n) and any(fnmatch(n, pat) for pats in HUB_WEIGHTS for pat in pats) for n in names):
+    elif first is None and not any(regular(n) and any(fnmatch(n, pat) for pats in HUB_WEIGHTS for pat in pats)
+                                   for n in names):
         missing.append("weights (model.safetensors, its shards and index, or pytorch_model.bin)")
     remote = False
     for cfg in ("config.json", "tokenizer_config.json"):
