@@ -426,12 +426,16 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     ``sha256``: SHA-256 of that tokenizer's chat template (what the run recorded as ``config.tokrag_prompt.
     chat_template_sha256``), None without one. ``(None, None)`` for a model class that is not a tokrag method
     (:class:`tokrag_model.base.RAGMethodLM`): how it renders is not known without loading it. ``cache``: one tokenizer
-    load per model and ``pretrained``.
+    load per model and ``pretrained``. A ``revision`` given with an offline alias, which a run made before such a
+    spec was refused (s53) took with only a WARNING, did not act in that run (the alias's package pins its weights):
+    the alias's tokenizer is read without it, and a one-line WARNING says so (a new cell of it is refused:
+    :func:`tokrag_model.loading.check_revision`).
 
     Raises:
         ConfigError, OfflineError: the model cannot be resolved or its tokenizer loaded (not here).
     """
     from tokrag_model.base import RAGMethodLM, chat_template_sha256, load_tokenizer
+    from tokrag_model.loading import check_revision
 
     from .runner import _model_class
 
@@ -444,7 +448,16 @@ def chat_renderer(cell: Any, cache: dict[str, Any] | None = None) -> tuple[Calla
     if not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)):
         cache[at] = (None, None)
         return cache[at]
-    tok = load_tokenizer(args["pretrained"], args.get("revision"), bool(args.get("trust_remote_code", False)))
+    revision = args.get("revision")
+    try:
+        check_revision(args["pretrained"], revision)
+    except ConfigError:  # the run loaded the alias's own weights: read its tokenizer as the run did
+        log.warning("rescore: %s: revision=%r did not act in its run (pretrained=%r is an offline alias, whose package "
+                    "pins its weights), so its prompts are rendered with the alias's own tokenizer; a new cell with this "
+                    "revision is refused: drop it from the spec (that changes the run key)", cell.cell_id, revision,
+                    args["pretrained"])
+        revision = None
+    tok = load_tokenizer(args["pretrained"], revision, bool(args.get("trust_remote_code", False)))
     cache[at] = (cls.chat_renderer(tok, args["pretrained"]), chat_template_sha256(tok))
     return cache[at]
 
