@@ -15,7 +15,7 @@ It counts ``stats`` like the real models (``forward_passes`` = prompt pass + one
 request) makes it slow enough for kill-and-resume tests; ``fail_on`` (a qid) raises inside the cell. The environment
 variable ``TOYLM_HOLD`` (a file path; not a model argument, so no run key changes when the file appears) makes every
 request after the process's first wait (up to 120 s) until that file exists: a test holds two runner processes inside
-their cells whatever the machine's load.
+their cells whatever the machine's load. A process that starts to wait creates ``<TOYLM_HOLD>.waiting-<pid>`` first.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ class ToyLM(LM):
             if self.delay:
                 time.sleep(self.delay)
             if self.hold is not None and self._answered:
+                if not self.hold.exists():  # says it waits: a test can tell which processes are held
+                    self.hold.with_name(f"{self.hold.name}.waiting-{os.getpid()}").touch()
                 deadline = time.monotonic() + 120
                 while not self.hold.exists() and time.monotonic() < deadline:
                     time.sleep(0.05)
