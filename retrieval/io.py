@@ -297,13 +297,15 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
     reads its file (:mod:`tokrag_model._task_index_cache`).
 
     Raises:
-        OSError: no such file, not a regular file (``not a regular file (mode prw-r--r--)``), more than ``max_bytes``.
+        OSError: no such file, not a regular file (``not a regular file (mode prw-r--r--)``), more than ``max_bytes``
+            (both ``EINVAL``, not ``EFBIG``: a file too large to read is no full disk, which
+            :func:`retrieval.errors.no_room_line` would tell the commands to make room for).
     """
     def check(st: os.stat_result) -> None:
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, f"not a regular file (mode {stat.filemode(st.st_mode)})", str(path))
         if st.st_size > max_bytes:
-            raise OSError(errno.EFBIG, f"{st.st_size} bytes, more than {max_bytes}", str(path))
+            raise OSError(errno.EINVAL, f"{st.st_size} bytes, more than {max_bytes}", str(path))
 
     check(os.stat(path))  # before the open: a named pipe's open waits for a writer, a device's may act
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -311,7 +313,7 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
         check(os.fstat(fh.fileno()))
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew while read
-        raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", str(path))
+        raise OSError(errno.EINVAL, f"more than {max_bytes} bytes", str(path))
     return data
 
 
