@@ -13,13 +13,16 @@ Statistics (:mod:`leaderboards.stats`; per model x method x task row; questions 
 * mean of each per-sample metric (EM, F1, answer match, retrieval answer recall, ...) with a
   percentile bootstrap CI over questions, ``bootstrap.iters`` resamples, seeded per (spec seed, metric, the row's
   per-question values in question order), so the same runs give the same CI in any report, and identical values the
-  same CI;
+  same CI (the recipe, :data:`SEED_DERIVATION`, is in the JSON's ``bootstrap`` and the report's footer, beside the
+  code that generated the report, :func:`generator_source`);
 * for every method against each ``reference`` (rag-standard and rag-none in the v2 spec): the mean
   per-question difference, its paired bootstrap CI, the two-sided p-value of a paired sign-flip
   permutation test, and that p-value Holm-adjusted within the (model, task, metric) family of all
   distinct method pairs compared there;
 * per task, the minimum detectable paired difference of the primary metric at the task's n (80%
-  power, two-sided alpha = 0.05), from the pooled spread of the paired differences;
+  power, two-sided alpha = 0.05), from the root mean square of the pairs' sds, leaving out a pair without spread
+  (identical answers); a paired comparison whose differences are all equal (no question differs) has no CI, not the
+  bootstrap's zero-width one;
 * the noise of a row: the share of passages its task actually replaces at the cells' ``k``
   (:meth:`~leaderboards.spec.LeaderboardSpec.noise_share`: 1 of 3 for ``_noise20`` at ``k: 3``), with the task's
   nominal level as ``noise_nominal`` when the two differ (a line under the results table names them);
@@ -45,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import functools
 import io
 import json
 import logging
@@ -108,6 +112,25 @@ def _seed_for(base: int, *parts: Any) -> int:
     return (base + int(fingerprint(list(parts), length=8), 16)) % (2**32)
 
 
+SEED_DERIVATION = (
+    "a row's CI of metric m over its per-question values v (floats in doc-id order, the mean over the seeds with "
+    "several; a corpus ratio: [loglik, length] per document) uses numpy.random.default_rng((seed + int(H([m, "
+    "H(v)[:16]])[:8], 16)) % 2**32), where H(x) = the SHA-256 hex digest of Python's json.dumps(x, sort_keys=True, "
+    "separators=(',', ':'), ensure_ascii=False) in UTF-8; a paired test of metric m over the per-question differences "
+    "d uses H(['paired', m, H(min(d, [0.0 - x for x in d]))[:16]]) instead (a corpus ratio: "
+    "H(sorted([pairs of one row, pairs of the other]))[:16]), and that seed + 1 for a Monte Carlo sign-flip p; then "
+    "scipy.stats.bootstrap((v,), numpy.mean, n_resamples=iters, confidence_level=confidence, method='percentile', "
+    "vectorized=True, rng=that generator) (leaderboards/stats.py; leaderboards/README.md, \"Reading a leaderboard\", "
+    "item 2)")
+"""How each bootstrap (and Monte Carlo permutation) stream is seeded (:func:`_seed_for`, :func:`_values_id`,
+:func:`_paired_id`), exactly enough to recompute a printed bound without tokrag: the report JSON's
+``bootstrap.seed_derivation`` and the Markdown / HTML footer (:func:`generated_lines`)."""
+BOOTSTRAP_METHOD = "percentile"
+RESAMPLED = "questions (paired: the same resample for both methods)"
+"""The report JSON's ``bootstrap.method`` / ``bootstrap.resampled`` (``; documents for <ratio metrics>`` added when a
+corpus ratio is shown: its bootstrap resamples whole documents)."""
+
+
 def _values_id(values: Any) -> str:
     """A hash of a row's per-question values in question (doc id) order, for its bootstrap seed: floats, or (loglik,
     length) pairs of a corpus ratio."""
@@ -128,6 +151,56 @@ def _runs_id(keys: list[str]) -> str:
     """What identifies the runs a row is computed from: their config hashes (run folder names, one per seed), sorted
     and joined (no longer part of a bootstrap seed: :func:`_seed_for`)."""
     return "+".join(sorted(keys))
+
+
+def _bootstrap_record(iters: int, conf: float, seed: int, ratios: list[str]) -> dict[str, Any]:
+    """The report JSON's ``bootstrap``: the spec's ``iters`` / ``confidence`` / ``seed``, and what a reviewer needs to
+    recompute a bound: ``method`` (:data:`BOOTSTRAP_METHOD`), ``resampled`` (:data:`RESAMPLED`, naming the corpus
+    ratios ``ratios`` whose documents are resampled) and ``seed_derivation`` (:data:`SEED_DERIVATION`)."""
+    resampled = RESAMPLED + (f"; documents (paragraphs) for {', '.join(ratios)}" if ratios else "")
+    return {"iters": iters, "confidence": conf, "seed": seed, "method": BOOTSTRAP_METHOD, "resampled": resampled,
+            "seed_derivation": SEED_DERIVATION}
+
+
+@functools.lru_cache(maxsize=None)
+def _source(override: str | None) -> dict[str, str | None]:
+    from tokrag_model.provenance import tokrag_changes, tokrag_commit, tokrag_version
+
+    return {"tokrag": tokrag_version(), "tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
+
+
+def generator_source() -> dict[str, str | None]:
+    """The code that generates this report, as the runs' provenance records theirs (``config.tokrag_versions``,
+    :mod:`tokrag_model.provenance`): ``tokrag`` (the installed version), ``tokrag_commit`` (the git commit of the
+    source tree, ``+dirty`` when tracked files differ; None outside a checkout) and ``tokrag_changes`` (a fingerprint
+    of a modified checkout's changes; None for a clean one). Asked of git once per process (and per
+    ``$TOKRAG_GIT_COMMIT``, which overrides the commit): the code that runs is the code imported."""
+    return dict(_source(os.environ.get("TOKRAG_GIT_COMMIT")))
+
+
+def generator_text(data: dict) -> str:
+    """``tokrag 0.1.0, commit <40 hex>`` (``+dirty, changes <fingerprint>`` for a modified checkout) of a report's
+    ``generated_by`` (:func:`generator_source`); ``code not recorded`` for a report written before it."""
+    g = data.get("generated_by")
+    if not isinstance(g, dict):
+        return "code not recorded"
+    commit = g.get("tokrag_commit") or "unknown (not a git checkout)"
+    return (f"tokrag {g.get('tokrag') or 'not installed'}, commit {commit}"
+            + (f", changes {g['tokrag_changes']}" if g.get("tokrag_changes") else ""))
+
+
+def generated_lines(data: dict) -> list[str]:
+    """The report's closing lines (Markdown and HTML): the command and the code that generated it
+    (:func:`generator_text`), and how its bootstrap was run and seeded, so that a bound can be recomputed from the
+    report's text and its run folders (:data:`SEED_DERIVATION`)."""
+    b = data["bootstrap"]
+    how = (f"{b.get('method', BOOTSTRAP_METHOD)} bootstrap, {b['iters']} resamples of "
+           f"{b.get('resampled', RESAMPLED)}, seed {b['seed']}")
+    seeding = ("; each row's and each paired test's resampling stream is seeded by the seed plus a SHA-256 of the "
+               "metric and the row's per-question values (the differences, for a paired test), not by the seed alone: "
+               + b["seed_derivation"]) if b.get("seed_derivation") else ""
+    return [f"Generated by `tokrag leaderboard report` ({generator_text(data)}) from run folders only.",
+            f"Bootstrap: {how}{seeding}."]
 
 
 def _check_samples_one_filter(samples: list[dict], task: str, cell_id: str, run_dir: Any) -> None:
@@ -431,13 +504,13 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
     data = {
-        "generator": GENERATOR, "spec": spec.name, "description": spec.description, "notes": spec.notes,
+        "generator": GENERATOR, "generated_by": generator_source(), "spec": spec.name, "description": spec.description, "notes": spec.notes,
         "contract": contracts[spec.model_list()[0].name],  # the first model's, as spec.contract_lines() gives it
         "models": models, "multi_model": bool(spec.models),
         "specific_settings": spec.specific_settings(), "reference": spec.reference, "references": spec.references,
         "closed_book": spec.closed_book, "primary_metric": primary,
         "method_args": {m.name: {"model": m.model, **({"model_args": m.model_args} if m.model_args else {})} for m in spec.methods},
-        "bootstrap": {"iters": iters, "confidence": conf, "seed": bseed}, "metrics": order,
+        "bootstrap": _bootstrap_record(iters, conf, bseed, [n for n in order if n in RATIO_METRICS]), "metrics": order,
         "units": {k: UNITS.get(k, "") for k in order}, "higher_is_better": hib,
         "trace_columns": [k for k in TRACE_COLUMNS if any(k in (r.get("trace") or {}) for r in rows)],
         "rows": rows, "mde": mde, "timings": timings, "time_basis": time_basis(rows) if timings else None,
@@ -672,15 +745,21 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                                 tests[(a, b, metric)] = paired_ratio_test(
                                     metric, [qa[q][0] for q in common], [qa[q][1] for q in common], [qb[q][0] for q in common],
                                     [qb[q][1] for q in common], iters, conf, _seed_for(bseed, *parts))
+                                why = _no_paired_ci([qa[q] for q in common], [qb[q] for q in common], "paragraph")
                             else:
                                 diff = np.array([qa[q] - qb[q] for q in common])
                                 parts = ["paired", metric, _paired_id(diff)]
                                 tests[(a, b, metric)] = paired_test(diff, iters, conf, _seed_for(bseed, *parts))
+                                why = _no_paired_ci([qa[q] for q in common], [qb[q] for q in common], "question")
+                            if why:  # the percentile bootstrap's [d, d]: no interval (only then: other JSON unchanged)
+                                tests[(a, b, metric)].update(lo=None, hi=None, no_ci=why)
                             if seeds is not None:  # only then: the JSON of a report whose rows share their seeds is unchanged
                                 tests[(a, b, metric)]["seeds"] = seeds
                         res = dict(tests[(a, b, metric)])
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
-                            res.update(diff=-res["diff"] + 0.0, lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
+                            res.update(diff=-res["diff"] + 0.0)
+                            if res["lo"] is not None:
+                                res.update(lo=-res["hi"] + 0.0, hi=-res["lo"] + 0.0)
                             if "n_plus" in res:
                                 res.update(n_plus=res["n_minus"], n_minus=res["n_plus"])
                         byrow[(mod.name, name, t.task)].setdefault("paired", {}).setdefault(ref, {})[metric] = res
@@ -699,17 +778,42 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                                 res["p_holm_bound"] = True
                 if metric == spec.primary_metric and fam and metric not in RATIO_METRICS:
                     n = min(tests[k]["n"] for k in fam)
-                    sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in fam])))
+                    # the RMS of the pairs' sds, leaving out a pair without spread (identical answers: sd 0), which
+                    # would pull it towards 0 and so understate the difference the others' tests can detect
+                    spread = [k for k in fam if tests[k]["sd"] > 0]
+                    sd = math.sqrt(float(np.mean([tests[k]["sd"] ** 2 for k in spread]))) if spread else 0.0
                     # no question differs between any two methods: the spread, so the MDE, is not estimable
                     value = round(min_detectable_difference(sd, n, MDE_ALPHA, MDE_POWER), 4) if sd > 0 else None
                     # at the level Holm's step-down tests its smallest p against (alpha / family size)
                     strict = round(min_detectable_difference(sd, n, MDE_ALPHA / len(fam), MDE_POWER), 4) if sd > 0 else None
                     entry = {"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
-                             "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam)}
+                             "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam),
+                             "sd_comparisons": len(spread)}
+                    if spread and len(spread) < len(fam):  # only then: the JSON of a report pooling every pair is unchanged
+                        entry["sd_left_out"] = [f"{a} vs {b}: {tests[(a, b, m)].get('no_ci') or 'no spread'}"
+                                                for a, b, m in fam if (a, b, m) not in spread]
                     if value is not None:
                         entry.update(_exact_minimum(n, value, len(fam), _is_binary(per_q, mod.name, fam, t.task, metric)))
                     mde.append(entry)
     return mde
+
+
+def _no_paired_ci(a: list, b: list, unit: str) -> str | None:
+    """Why a paired comparison of the per-question (``unit``: per-paragraph) values ``a`` and ``b`` (same order) has no
+    CI, or None when it has one: the percentile bootstrap of differences that are all equal is ``[d, d]``, a zero-width
+    "95% CI" that claims certainty from any number of questions (``[+0.000, +0.000]`` for 16 identical answers). ``one
+    question`` (a single one, ``one paragraph``), ``no question differs`` (every pair equal; p is then 1), or ``every
+    question differs by the same amount`` (per-question values only). A corpus ratio's pairs are
+    (loglik, length): only identical pairs, or a single one, make its bootstrap degenerate."""
+    if len(a) == 1:
+        return f"one {unit}"
+    if all(x == y for x, y in zip(a, b)):
+        return f"no {unit} differs"
+    if unit == "question":
+        d = [x - y for x, y in zip(a, b)]
+        if all(x == d[0] for x in d):  # unsigned: the same reason serves both directions of the pair
+            return "every question differs by the same amount"
+    return None
 
 
 SMALL_N = 30
@@ -1250,12 +1354,15 @@ def _cell_paired(p: dict | None, iters: int) -> str:
     upper bound and reads ``p≤0.001 holm≤...``, and so does a Holm value that another pair's floor p raised
     (``p_holm_bound``: ``p=0.002 holm≤0.004``); any other p (or Holm's) under 0.001 reads ``p<0.001``
     (``holm<0.001``). Where the test counted discordant questions (a 0/1 metric: ``n_plus`` / ``n_minus`` of
-    :func:`stats.paired_test`) they follow p: ``p=0.062 (5+/0−)``."""
+    :func:`stats.paired_test`) they follow p: ``p=0.062 (5+/0−)``. A comparison without a CI (``no_ci``,
+    :func:`_no_paired_ci`) prints its reason in place of the interval: ``+0.000 (no question differs) p=1.000 ...``."""
     if not p:
         return "-"
     at_floor = _at_floor(p["p"], monte_carlo_p_floor(iters))
     counts = f" ({p['n_plus']}+/{p['n_minus']}−)" if "n_plus" in p else ""  # the discordant questions of McNemar's p
     tail = f"{_fmt_p('p', p['p'], at_floor)}{counts} {_fmt_p('holm', p['p_holm'], at_floor or bool(p.get('p_holm_bound')))}"
+    if p.get("lo") is None:  # no interval (_no_paired_ci): its reason instead of a zero-width one
+        return f"{p['diff']:+.3f} ({p.get('no_ci') or 'no CI'}) {tail}"
     return f"{p['diff']:+.3f} [{p['lo']:+.3f}, {p['hi']:+.3f}] {tail}"
 
 
@@ -1288,9 +1395,23 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
                    "the smallest p against" if holm is not None and x["comparisons"] > 1 else "")
         out.append(f"{x['task']}: n = {x['n']} questions; a true difference in {label} under "
                    f"{100 * x['mde']:.1f} points is detected less than 80% of the time (two-sided alpha 0.05{at_holm}; "
-                   f"sd of paired differences {x['sd']:.3f} over {x['comparisons']} comparison{'' if x['comparisons'] == 1 else 's'})"
-                   + _exact_caveat(x))
+                   f"{_mde_sd_text(x)})" + _exact_caveat(x))
     return out
+
+
+def _mde_sd_text(x: dict) -> str:
+    """What the minimum-detectable-difference line's sd is: one comparison's, or the root mean square of the sds of
+    the comparisons with any spread (``sd_comparisons`` of ``comparisons``), naming those left out (``sd_left_out``:
+    identical answers, whose sd 0 would have pulled the pooled sd down)."""
+    total = x["comparisons"]
+    used = x.get("sd_comparisons", total)
+    if used == 1 and total == 1:
+        return f"sd of paired differences {x['sd']:.3f}, of the 1 comparison"
+    if used == total:
+        return f"sd of paired differences {x['sd']:.3f}, the root mean square of the sds of the {total} comparisons"
+    left = x.get("sd_left_out") or []
+    return (f"sd of paired differences {x['sd']:.3f}, the root mean square of the sds of {used} of the {total} comparisons; "
+            f"left out, without spread: {'; '.join(left)}")
 
 
 BOLD_NOTE = "best value per column in bold (highest, or lowest where lower is better: a point estimate, not a test)"
@@ -1396,7 +1517,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
         body.append(_model_cols(data, r) + [label(r), r["task"], noise, str(r.get("n", "-"))]
                     + [_cell_metric(r, m) for m in ms])
     ratio = " and ".join(LABELS.get(m, m) for m in ms if m in RATIO_METRICS)  # corpus ratios: paragraphs are the unit
-    unit = "questions" + (f"; over paragraphs for {ratio}" if ratio else "")
+    unit = "questions" + (f" (paragraphs for {ratio})" if ratio else "")
+    iters = data["bootstrap"]["iters"]
     marked = [PARTIAL_NOTE] if partial else []
     off = dict.fromkeys(" ".join(_model_cols(data, r) + [r["task"], f"{r['noise_nominal']:.2f} -> {r['noise']:.2f}"])
                         for r in data["rows"] if "noise_nominal" in r)
@@ -1411,7 +1533,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     if own:
         exact.append(f"(n=N) after a value of {', '.join(own)}: lm-eval's mean over the N questions that carry the metric "
                      "(gold@k: those whose gold passage is known), not over the row's n; no CI")
-    out.append(("results", f"Results: mean [{conf} bootstrap CI over {unit}]", head, body, exact + marked))
+    out.append(("results", f"Results: mean [{conf} percentile bootstrap CI over {unit}, {iters} resamples]", head, body,
+                exact + marked))
     pm = [m for m in PAIRED + RATIO_PAIRED if m in ms]
     for ref in data["references"]:
         body = [_model_cols(data, r) + [label(r, (ref, r["task"])), r["task"]]
@@ -1431,7 +1554,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "bootstrap CI is too narrow and can exclude 0 while p >= 0.05: read p)")
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
-                        f"[{conf} CI], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
+                        f"[{conf} paired percentile bootstrap CI, {iters} resamples, the same resample "
+                        f"for both methods; none where no question differs], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
                         f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1), holm≤ = an upper bound raised "
                         "by such a p)",
                         mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under + marked))
@@ -1604,9 +1728,18 @@ def render_markdown(data: dict) -> str:
     out += ["Library versions: " + "; ".join(versions(data)), ""]
     if data["notes"]:
         out += ["## Notes", "", data["notes"], ""]
-    b = data["bootstrap"]
-    out += [f"Generated by `tokrag leaderboard report` from run folders only (bootstrap: {b['iters']} resamples, seed {b['seed']}).", ""]
+    for line in generated_lines(data):
+        out += [line, ""]
     return "\n".join(out)
+
+
+def csv_p(v: float) -> str:
+    """A p-value as the CSV writes it: 6 decimals from 0.001 up (``0.093750``), 3 significant digits in scientific
+    notation below (``3.01e-36``, which 6 decimals wrote as ``0.000000``), ``<1e-300`` for a p that underflowed to 0.0
+    (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the smallest float)."""
+    if v == 0:
+        return "<1e-300"
+    return f"{v:.6f}" if v >= 0.001 else f"{v:.2e}"
 
 
 def render_csv(data: dict) -> str:
@@ -1617,7 +1750,8 @@ def render_csv(data: dict) -> str:
     is an upper bound (a Monte Carlo p at its floor in the family, ``p_holm_bound`` of the JSON; the Markdown's
     ``holm≤``), ``false`` when it is exact, empty when the pair has no test; then ``..._n_plus`` / ``..._n_minus``:
     the discordant questions (method - reference positive / negative) where the p counts them (a 0/1 metric), else
-    empty."""
+    empty. A p-value is never written as 0: under 0.001 it has 3 significant digits (:func:`csv_p`: ``3.01e-36``); the
+    CI cells of a comparison without a CI (JSON ``no_ci``: no question differs) are empty."""
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
@@ -1653,7 +1787,8 @@ def render_csv(data: dict) -> str:
         for ref in data["references"]:
             for m in pm:
                 p = ((r.get("paired") or {}).get(ref) or {}).get(m)
-                line += ([_fmt(p[k], 6) for k in ("diff", "lo", "hi", "p", "p_holm")]
+                line += ([_fmt(p["diff"], 6)] + ["" if p[k] is None else _fmt(p[k], 6) for k in ("lo", "hi")]
+                         + [csv_p(p[k]) for k in ("p", "p_holm")]
                          + ["true" if p.get("p_holm_bound") else "false"]
                          + [p.get("n_plus", ""), p.get("n_minus", "")]) if p else [""] * 8
         if data["closed_book"]:

@@ -842,7 +842,7 @@ def test_language_modelling_rows_use_lm_eval_aggregates(tmp_path):
     assert b["lo"] < b["diff"] < b["hi"]  # words per byte differ between documents: resamples differ
     md = (tmp_path / "r" / "leaderboard.md").read_text()
     assert "Δ word ppl" in md and "Δ bits/byte" in md
-    assert "## Results: mean [95% bootstrap CI over questions; over paragraphs for word ppl and bits/byte]" in md
+    assert "## Results: mean [95% percentile bootstrap CI over questions (paragraphs for word ppl and bits/byte), " in md
     assert "against standard on the same questions (paragraphs for word ppl and bits/byte)" in md
     assert "None" not in md  # e.g. forward passes per generated token of an LM task (no generated tokens) reads "-"
 

@@ -44,8 +44,8 @@ def test_the_same_runs_get_the_same_cis_in_two_reports(two_specs):
 
 
 def test_mde_line_says_one_comparison(two_specs):
-    """"over 1 comparisons": the toy spec's one pair per task reads "over 1 comparison" now."""
+    """"over 1 comparisons": the toy spec's one pair per task reads "of the 1 comparison" now."""
     a, _b, runs = two_specs
     lines = mde_lines(compute(a, collect(a, runs), timings=False), None)
     # at n = 12 each line ends with the exact test's caveat (8030c53); the count is before it
-    assert lines and all(" over 1 comparison); a normal approximation" in line for line in lines), lines
+    assert lines and all(", of the 1 comparison); a normal approximation" in line for line in lines), lines

@@ -85,9 +85,11 @@ def test_paired_tests_against_both_references_are_holm_corrected_within_a_task(v
     assert (q["diff"], q["lo"], q["hi"], q["p"], q["p_holm"]) == (0.75, -p["hi"], -p["lo"], p["p"], p["p_holm"])
     assert rows[("vote", "toy_qa")]["paired"]["standard"]["answer_match"]["p_holm"] == 1.0
     assert "standard" not in (rows[("standard", "toy_qa")].get("paired") or {})  # no test against itself
-    # minimum detectable difference: pooled sd over the 7 pairs (4 with sd^2 = 2.25/11, 3 with 0)
+    # minimum detectable difference: pooled sd over the 4 of the 7 pairs with spread (sd^2 = 2.25/11); the 3 with
+    # identical answers (sd 0) are left out since s54 f3 (they pulled it down to sqrt(4 * (2.25 / 11) / 7))
     mde = {(x["task"], x["metric"]): x for x in data["mde"]}[("toy_qa", "answer_match")]
-    sd = math.sqrt(4 * (2.25 / 11) / 7)
+    sd = math.sqrt(2.25 / 11)
+    assert (mde["sd_comparisons"], len(mde["sd_left_out"])) == (4, 3)
     assert mde["n"] == 12 and mde["sd"] == pytest.approx(sd, abs=1e-4)
     assert mde["mde"] == pytest.approx(2.801585 * sd / math.sqrt(12), abs=1e-4)
     md = (v2_run[2] / "leaderboard.md").read_text()

@@ -25,7 +25,7 @@ def _table_data(conf: float) -> dict:
 
 @pytest.mark.parametrize("conf,label", [(0.95, "95%"), (0.975, "97.5%"), (0.995, "99.5%")])
 def test_tables_and_page_print_the_confidence_exactly(conf, label):
-    assert tables(_table_data(conf))[0][1] == f"Results: mean [{label} bootstrap CI over questions]"
+    assert tables(_table_data(conf))[0][1] == f"Results: mean [{label} percentile bootstrap CI over questions, 1000 resamples]"
     data = _table_data(conf)
     piv = {"model": None, "label": "", "columns": [{"task": "t", "metric": "em", "lower_is_better": False}],
            "rows": [{"method": "m", "values": {"t": {"mean": 0.5, "lo": 0.1, "hi": 0.9}}, "average": 0.5}],

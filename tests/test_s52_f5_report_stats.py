@@ -82,7 +82,7 @@ def test_the_line_at_n_8_says_what_the_exact_test_needs(tmp_path):
     x, line = _mde(tmp_path, {"standard": [1, 1, 0, 0, 0, 0, 0, 0], "none": [0] * 8, "other": [1, 0, 0, 0, 0, 0, 0, 1]})
     assert (x["n"], x["mde"], x["comparisons"]) == (8, 0.4953, 2)  # 2.8016 * 0.5 / sqrt(8)
     assert (x["exact_min_questions"], x["exact_min_questions_holm"], x["exact_min_diff"], x["normal_understates"]) == (6, 7, 0.75, True)
-    assert line.endswith("over 2 comparisons); a normal approximation, which understates what the exact test needs here: "
+    assert line.endswith("the root mean square of the sds of the 2 comparisons); a normal approximation, which understates what the exact test needs here: "
                          "the exact McNemar test reaches p < 0.05 only with at least 6 of the 8 questions discordant, all "
                          "one way, a difference of at least 75.0 points (7, 87.5 points, at alpha 0.05/2)")
 
@@ -101,7 +101,7 @@ def test_fewer_questions_than_the_exact_minimum_and_a_graded_metric(tmp_path):
 def test_no_caveat_where_the_normal_figure_exceeds_the_exact_minimum(tmp_path):
     x, line = _mde(tmp_path, {"standard": [1] * 20 + [0] * 280, "none": [0] * 300, "other": [1] * 10 + [0] * 290})
     assert (x["mde"], x["exact_min_diff"], x["normal_understates"]) == (0.0352, 0.02, False)
-    assert line.endswith("over 2 comparisons)")
+    assert line.endswith("the root mean square of the sds of the 2 comparisons)")
 
 
 # --------------------------------------------------------------------------- P3: identical values, identical intervals
