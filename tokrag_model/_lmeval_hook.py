@@ -723,14 +723,16 @@ def check_model_arguments(model: str, model_args: dict) -> None:
     building it: its argument check (:func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``,
     ``layr=3``), an empty or blank ``pretrained`` (:func:`tokrag_model.loading.check_pretrained`'s line; a path is
     the load's to report) and a ``revision`` given with an offline alias (:func:`tokrag_model.loading.check_revision`:
-    the load refused it only after lm-eval's task set-up, ~30 s). Run by :func:`check_run_command` and, for
+    the load refused it only after lm-eval's task set-up, ~30 s) and a CUDA or MPS device this machine lacks
+    (:func:`tokrag_model.loading.resolve_device`, lm-eval's default ``cuda:0`` falling back to CPU: the model refused
+    ``--device cuda`` at its build, exit 1). Run by :func:`check_run_command` and, for
     ``lm_eval.simple_evaluate`` called from Python, by :func:`_python_run_checks`, before the tasks are set up.
 
     Raises:
         ConfigError: the model's one line.
     """
     from tokrag_model.args import resolved_args
-    from tokrag_model.loading import check_pretrained, check_revision
+    from tokrag_model.loading import check_pretrained, check_revision, resolve_device
     from tokrag_model.methods import MODELS
 
     cfg = resolved_args(MODELS[model], model_args)
@@ -739,6 +741,7 @@ def check_model_arguments(model: str, model_args: dict) -> None:
         check_pretrained(pretrained)  # pretrained= (empty or blank): the load's own line (a path is the load's)
     if cfg is not None:  # revision= with an offline alias: the load's own line (resolve_pretrained), before the tasks
         check_revision(pretrained, cfg.get("revision"))
+        resolve_device(cfg.get("device"))  # --device cuda without CUDA: the model's own line, refused at its build (exit 1)
 
 
 def _patch_cli_utils(module):
