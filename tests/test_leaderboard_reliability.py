@@ -11,6 +11,7 @@ import os
 import random
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -115,10 +116,27 @@ def test_two_runners_on_one_folder_share_the_work_without_corruption(tmp_path):
     spec_path = _spec(tmp_path)
     spec = load_spec(spec_path)
     runs = tmp_path / "runs"
-    env = subprocess_env(tmp_path / "cache")
+    # each runner answers one request, then waits for the gate (ToyLM's TOYLM_HOLD): both are inside a cell before
+    # either goes on, so neither can run every cell before the other is up (a runner's imports may end ~10 s after
+    # the other's on a loaded machine, and the 12 cells take a few seconds)
+    gate = tmp_path / "gate"
+    env = subprocess_env(tmp_path / "cache") | {"TOYLM_HOLD": str(gate)}
     procs = [subprocess.Popen(runner_cmd(spec_path, runs), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
-    outs = [p.communicate(timeout=600) for p in procs]
+    try:
+        deadline = time.monotonic() + 300
+        while (len(list(tmp_path.glob("gate.waiting-*"))) < 2 and all(p.poll() is None for p in procs)
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        assert len(list(tmp_path.glob("gate.waiting-*"))) == 2, [p.poll() for p in procs]
+        gate.touch()
+        outs = [p.communicate(timeout=600) for p in procs]
+    finally:
+        gate.touch()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
     summaries = [json.loads(o.strip().splitlines()[-1]) for o, _ in outs]
