@@ -55,7 +55,9 @@ WORDS_MEMO_MAX_ENTRY = 1 << 20
 """The largest entry (a text and its tokens, in bytes) the memo of :func:`has_answer` keeps: 1 MiB, about a 500 kB
 English text. A larger one would push out many passages, for a text that few questions share."""
 
-_memo: OrderedDict[str, str] = OrderedDict()  # text -> its tokens (:func:`_tokens`), least recently used first
+_memo: OrderedDict[str, tuple[str, int]] = OrderedDict()  # text -> (its tokens (:func:`_tokens`), the bytes
+# counted for it when it came in), least recently used first: a text's sys.getsizeof grows once some C or Rust
+# code reads it as UTF-8 (a tokenizer: its cached UTF-8 copy), so it is not measured again when it leaves
 _memo_bytes = 0
 _memo_lock = threading.Lock()
 
@@ -74,24 +76,23 @@ def _words(text: str) -> str:
     draw tests each candidate against each question). The memo holds at most :data:`WORDS_MEMO_BYTES`, the least
     recently used texts leaving first; a text of a larger entry than :data:`WORDS_MEMO_MAX_ENTRY` is not kept."""
     global _memo_bytes
-    words = _memo.get(text)  # without the lock: one dict operation (the GIL's); a text then evicted is not an error
-    if words is not None:
+    entry = _memo.get(text)  # without the lock: one dict operation (the GIL's); a text then evicted is not an error
+    if entry is not None:
         try:
             _memo.move_to_end(text)
         except KeyError:
             pass
-        return words
+        return entry[0]
     words = _tokens(text)  # TypeError for a text that is not a string, as before (nothing is kept)
     size = sys.getsizeof(text) + sys.getsizeof(words)
     if size > min(WORDS_MEMO_MAX_ENTRY, WORDS_MEMO_BYTES):
         return words
     with _memo_lock:
         if text not in _memo:
-            _memo[text] = words
+            _memo[text] = (words, size)
             _memo_bytes += size
             while _memo_bytes > WORDS_MEMO_BYTES:
-                gone, gone_words = _memo.popitem(last=False)
-                _memo_bytes -= sys.getsizeof(gone) + sys.getsizeof(gone_words)
+                _memo_bytes -= _memo.popitem(last=False)[1][1]
     return words
 
 
