@@ -515,7 +515,11 @@ def _model_arg_defaults(model: Any, model_args: str) -> dict[str, Any] | None:
 def _absent_model_arg(config: dict[str, Any], name: str) -> str:
     """What model argument ``name``, absent from ``config`` (a run's ``config.json`` or a cell's key material), stood
     for: ``(absent: default 1.0)``, the value its method gives it when it is not given (:func:`_model_arg_defaults`),
-    else ``(absent: not recorded)``."""
+    else ``(absent: not recorded)``. ``batch_size`` and ``device`` not given took the config's own ``batch_size`` /
+    ``device`` (the spec's shared ones), which the run hands the model as lm-eval's ``--batch_size`` / ``--device``
+    (:func:`_lm_eval_flags`), not the method's default."""
+    if name in ("batch_size", "device") and config.get(name) is not None:
+        return f"(absent: default {_short(config[name])})"
     args = config.get("model_args")
     model = config.get("model")
     defaults = (_model_arg_defaults(model, canonical_json(args)) if isinstance(args, dict) and isinstance(model, str)
