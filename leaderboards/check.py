@@ -275,8 +275,9 @@ KEY_SHOWN = 4
 def _machine_value(field: str, v: Any) -> str | int | float | None:
     """A field of a compute setting as it is compared and shown: the thread count as a number (``"1"`` or ``1.0``
     written by hand into a baseline is 1, as the runner records it), the other fields as text (a torch version written
-    as the number 2.1 is ``"2.1"``); None (not recorded) for anything but text or a number."""
-    if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+    as the number 2.1 is ``"2.1"``); None (not recorded) for anything but text or a number, and for blank text (the
+    label says "not recorded" for it too)."""
+    if not isinstance(v, (str, int, float)) or isinstance(v, bool) or (isinstance(v, str) and not v.strip()):
         return None
     if field != "torch_num_threads":
         return v if isinstance(v, str) else str(v)
