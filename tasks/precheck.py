@@ -824,6 +824,17 @@ def _check_seed(seed: Any) -> None:
                               f"seeds all four) must be an integer in [{low}, {high}], got {v}; e.g. --seed 1234")
 
 
+def _document_index(value: Any) -> bool:
+    """Whether ``value`` selects a document as an index of lm-eval's ``--samples`` (``Task.doc_iterator`` keeps
+    document ``i`` when ``i in samples``): a whole number >= 0, also as a float (``1.0 == 1``: a JSON file written from
+    floats selects the same documents); not a bool, a fraction, NaN or text."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer() and value >= 0
+    return isinstance(value, int) and value >= 0
+
+
 def _check_samples(samples: Any, selected: list[_Selected]) -> None:
     """Refuse lm-eval's ``--samples`` (``samples``: the value lm-eval parsed, a dict of task name -> document indices,
     or the text it could read neither as JSON nor as a file) where lm-eval 0.4.13 would evaluate other documents than
@@ -833,10 +844,12 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
     * a key that is no task of the run (``selected``: a misspelt or other task, a group's name; lm-eval picks
       documents only of the tasks it names, ``samples.get(task_name)``): every document of the run's task evaluated
       (``nq_oracle_gold``: 2,383 questions, hours on a CPU, where 2 were meant);
-    * an empty list (``if samples:`` is false): every document of the task evaluated;
-    * not a list of whole numbers >= 0: a negative or fractional index selects no document (``task.build_requests()
-      did not find any docs``), text a ``TypeError``; an index past the task's documents is lm-eval's own
-      ``AssertionError`` after the load (not checked here: counting them builds the task).
+    * an empty object (``--samples '{}'``: no task named) or an empty list (``if samples:`` is false): every
+      document of the run's tasks (of the task) evaluated;
+    * not a list of whole numbers >= 0 (:func:`_document_index`: ``1.0`` is one, as ``i in samples`` compares it): a
+      negative or fractional index selects no document (``task.build_requests() did not find any docs``), text a
+      ``TypeError``; an index past the task's documents is lm-eval's own ``AssertionError`` after the load (not
+      checked here: counting them builds the task).
 
     Raises:
         ConfigError: one line naming the key or value and what to pass.
@@ -845,10 +858,14 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
 
     tasks = [t.name for t in selected]
     shown = ", ".join(tasks) or "none"
+    first = tasks[0] if tasks else "TASK"
     if not isinstance(samples, dict):
-        first = tasks[0] if tasks else "TASK"
         raise ConfigError(f"--samples {samples!r}: neither a JSON object of task names to document indices nor a file "
                           f"holding one (lm-eval would fail after the model load); e.g. --samples '{{\"{first}\": [0, 1]}}'")
+    if not samples:  # lm-eval: samples.get(task) is None for every task, so every document is evaluated
+        raise ConfigError(f"--samples {{}}: names no task, and lm-eval would evaluate every document of the run's tasks "
+                          f"({shown}); name each task with its document indices, e.g. --samples '{{\"{first}\": [0, 1]}}', "
+                          "or drop --samples")
     for key, value in samples.items():
         if key not in tasks:
             near = closest(str(key), tasks, n=1)
@@ -859,8 +876,7 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
         if isinstance(value, list) and not value:
             raise ConfigError(f"--samples: task {key} has an empty list, and lm-eval would evaluate every document of it; "
                               "list the document indices to evaluate (e.g. [0, 1]), or leave the task out of --samples")
-        if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0
-                                                  for i in value):
+        if not isinstance(value, list) or not all(_document_index(i) for i in value):
             raise ConfigError(f"--samples: task {key}: {value!r} is not a list of document indices (whole numbers >= 0, "
                               "e.g. [0, 1]); lm-eval would select no document or fail after the model load")
 
@@ -916,7 +932,7 @@ def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterab
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
                         use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
                         seed: Any = None, apply_chat_template: Any = None, samples: Any = None,
-                        selected: list[_Selected] | None = None) -> None:
+                        selected: list[_Selected] | None = None, loaded: bool = False) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -936,6 +952,12 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
+    * With a tokrag method named by ``--model``, a generation task's budget that leaves the prompt no room in the
+      method's ``max_length`` (``max_length=`` or more, or :data:`MAX_LENGTH_CAP` or more without it,
+      :func:`_check_budget_fits`). Not for a model object (``loaded``: ``simple_evaluate(model=lm)``, as the
+      leaderboard runner calls it, checked as its ``METHOD`` without ``model_args``): its ``max_length`` is its own
+      (built with ``max_length=16384`` it runs ``max_gen_toks=9000``), and it refuses a budget that does not fit
+      itself, at its first ``generate_until``, with nothing left to load.
     * ``rag-replug replug_mode=answer_vote`` / ``rag-selfrag-filter selection=rank`` (they judge each generation by
       its first non-empty line) with a task that scores the whole generation (ELI5): refused by the model only in its
       first ``generate_until`` (:func:`_check_first_line_vote`).
@@ -957,7 +979,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       where a few were meant) or failed after the model load.
 
     ``selected``: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
-    start-up hook expands ``--tasks`` once for all its checks); None: expanded here when needed.
+    start-up hook expands ``--tasks`` once for all its checks); None: expanded here when needed. ``loaded``: ``model``
+    is the ``METHOD`` of a model object (already loaded), not a name the run builds the model from.
 
     Raises:
         ConfigError: one line naming the argument and what to pass instead.
@@ -1002,7 +1025,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     if ours_model:
         _check_unhonoured_gen_kwargs(task_manager, names, model, gen, selected)
         _check_model_max_gen_toks(task_manager, names, model, model_args, gen, selected)
-        _check_budget_fits(task_manager, names, model, model_args, gen, selected)
+        if not loaded:  # a model object's max_length is its own (not model_args'): it refuses a budget that does not fit
+            _check_budget_fits(task_manager, names, model, model_args, gen, selected)
         _check_first_line_vote(task_manager, names, model, model_args, selected)
     _check_outranked_budget(task_manager, names, gen, selected)
     if output_path:

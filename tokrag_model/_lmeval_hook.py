@@ -243,7 +243,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a rolling task whose docs lack its
     ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it; so does
     ``loaded``: a model object, ``simple_evaluate(model=lm)``, whose ``query_field`` and tokenizer are its own, not
-    ``model_args``', and which refuses such a doc itself before any forward pass).
+    ``model_args``', and which refuses such a doc itself before any forward pass; nor is a ``loaded`` object's
+    generation budget checked against ``max_length``, its own: :func:`tasks.precheck.check_run_arguments`).
     ``metadata``: what the tasks get (lm-eval merges ``model_args`` | ``metadata``); ``model``: the model's name
     (a tokrag method name is checked as such). Run by lm-eval's CLI (:func:`_patch_process_tasks`) and by
     ``lm_eval.simple_evaluate`` called from Python (:func:`patch_evaluator`).
@@ -260,7 +261,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     check_cache_requests(task_manager, names, cache_requests, selected)  # stale prompts
     check_run_arguments(task_manager, names, model=model, output_path=output_path, use_cache=use_cache,  # lost/wrong runs
                         gen_kwargs=gen_kwargs, limit=limit, model_args=model_args, seed=seed,
-                        apply_chat_template=apply_chat_template, samples=samples, selected=selected)
+                        apply_chat_template=apply_chat_template, samples=samples, selected=selected, loaded=loaded)
     ours_selected = [t.name for t in selected if _is_ours(t)]
     if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
