@@ -671,7 +671,8 @@ def check_run_command(args):
     specified`` traceback, or our unknown-task line with no name in it), an empty ``--output_path``, a key given twice
     in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the
     model would refuse when it is built (:func:`check_model_arguments`, with lm-eval's ``--batch_size``,
-    ``--max_batch_size`` and ``--device`` merged as the model merges them: its argument check,
+    ``--max_batch_size`` and ``--device``, else the ``--config`` file's, merged as the model merges them: its
+    argument check,
     :func:`tokrag_model.args.resolved_args`: ``dtype=float64``, ``preset=``, ``layr=3``, ``--batch_size 0``; an empty
     or blank ``pretrained=``, in :func:`tokrag_model.loading.check_pretrained`'s line; a ``revision=`` given with an
     offline alias, in :func:`tokrag_model.loading.check_revision`'s line; the model refused them only after lm-eval's
@@ -714,9 +715,24 @@ def check_run_command(args):
         from tokrag_model.args import merge_lm_eval_flags
 
         # with lm-eval's own --batch_size/--max_batch_size/--device, merged as the model merges them: --batch_size 0
-        # or --device gpu was refused by the model only after lm-eval's task set-up
+        # or --device gpu was refused by the model only after lm-eval's task set-up; a flag the command line does not
+        # give is the --config file's, as EvaluatorConfig.from_cli takes it (a command-line value that is truthy or 0)
         flags = {k: getattr(args, k, None) for k in ("batch_size", "max_batch_size", "device")}
+        yaml_flags = _config_file_values(config) if config else {}
+        flags = {k: v if (v or v == 0) else yaml_flags.get(k) for k, v in flags.items()}
         check_model_arguments(model, merge_lm_eval_flags(model, model_args, flags, warn=False))
+
+
+def _config_file_values(config: str) -> dict:
+    """lm-eval's ``--config`` YAML file as lm-eval reads it (``EvaluatorConfig.load_yaml_config``), with values as
+    written (``batch_size: 0`` stays 0); {} when it cannot be read or is no mapping (lm-eval reports that itself)."""
+    from lm_eval.config.evaluate_config import EvaluatorConfig
+
+    try:
+        values = EvaluatorConfig.load_yaml_config(config)
+    except Exception:  # noqa: BLE001 - lm-eval's own error for the file stands
+        return {}
+    return values if isinstance(values, dict) else {}
 
 
 def check_model_arguments(model: str, model_args: dict) -> None:
