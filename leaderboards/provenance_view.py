@@ -24,10 +24,12 @@ from typing import Any
 SHOW = 12
 """Cell ids named per compute setting at most (then ``… (N more)``)."""
 
-_BOOKKEEPING = {"requested_auto", "unused_args", "trace", "trace_prompts", "chat_template_sha256", "max_gen_toks"}
+_BOOKKEEPING = {"requested_auto", "unused_args", "trace", "trace_prompts", "chat_template_sha256", "max_gen_toks",
+                "max_gen_toks_default"}
 """Resolved-config keys not shown as settings: how an argument was requested, trace switches, the chat template's hash
-(its own contract line) and the model's default ``max_gen_toks`` (the task's ``gen_kwargs`` override it: the contract's
-``generation as run`` line gives what ran)."""
+(its own contract line) and the model's default ``max_gen_toks`` (``max_gen_toks_default``; ``max_gen_toks`` in a run
+folder written before: the task's ``gen_kwargs`` override it: the contract's ``generation as run`` line gives what
+ran)."""
 
 MIXED_NOTE = ("greedy answers may differ between them: on CPU a forward pass's bits depend on the CPU's kernels and "
               "the thread count, and hardware is not part of the run key")

@@ -1647,6 +1647,17 @@ def _model_threads(lm) -> int:
     return torch.get_num_threads()
 
 
+def _model_args_text(model_args: dict[str, Any]) -> str:
+    """A cell's model arguments as lm-eval's ``--model_args`` text (``k=v,k=v``, keys sorted; lists and dicts as
+    compact JSON), for the results' ``config.model_args`` (lm-eval leaves it null for a model object passed to
+    ``simple_evaluate``)."""
+    def text(v: Any) -> str:
+        if isinstance(v, bool):
+            return str(v).lower()
+        return json.dumps(v, separators=(",", ":")) if isinstance(v, (list, dict)) or v is None else str(v)
+    return ",".join(f"{k}={text(v)}" for k, v in sorted(model_args.items()))
+
+
 def _journal_header(key: str, lm) -> dict[str, Any]:
     """What a journal's responses depend on beyond the cell key: the config hash, the model instance's
     ``fingerprint`` (its weights: an unpinned hub id's may move) and ``resolved_config`` (the device and dtype it
@@ -2208,6 +2219,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "system_instruction": cell.system_instruction, "fewshot_as_multiturn": cell.fewshot_as_multiturn,
         "num_fewshot": cell.num_fewshot,
     }
+    if results["config"].get("model_args") is None:  # lm-eval records the model_args string it built a model from:
+        # none for the built model passed here; the arguments the cell built it with (config.json's, as lm-eval's text)
+        results["config"]["model_args"] = _model_args_text(cell.model_args)
     atomic_write_json(cell_dir / "results.json", results)
     n = sum(len(v) for v in samples_all.values())
     cost = {  # a resumed cell: what this attempt computed + what the journal's replayed chunks cost when computed
@@ -2230,7 +2244,9 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         "config_hash": key,
         # not "model_fingerprint": config.json's (the run key's hash of what pretrained names) is another value
         "loaded_weights_fingerprint": str(getattr(lm, "fingerprint", material.get("model_fingerprint"))),
-        "model_resolved_config": getattr(lm, "resolved_config", None),
+        # as the results' tokrag_resolved_config (max_gen_toks_default: the budget only where a task gives none)
+        "model_resolved_config": (lm.recorded_config() if hasattr(lm, "recorded_config")
+                                  else getattr(lm, "resolved_config", None)),
         "model_hub_commit": getattr(getattr(lm, "backbone", None), "hub_commit", None),  # a hub id's resolved commit
         "retrieval": retr,
         "versions": versions,

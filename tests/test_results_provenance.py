@@ -76,9 +76,11 @@ def test_plain_lm_eval_on_byo_data_records_paths_hashes_fingerprints_and_tokrag(
     assert data["corpus"] == {"name": "passages.jsonl", "passages": 3, "fingerprint": _corpus_fingerprint(PASSAGES)}
     doc = json.loads(samples.read_text().splitlines()[0])["doc"]
     assert data["run_fingerprint"] == doc["run_fingerprint"] and len(data["run_fingerprint"]) >= 16
-    # issue 2: the budget used is the task config's; the model's resolved default stays as it was
+    # issue 2: the budget used is the task config's; the model's resolved default stays as it was, named as the
+    # default (s54 f4: it read as the budget used), and the budget that acted is recorded beside it
     assert res["configs"]["rag_qa_bm25"]["generation_kwargs"]["max_gen_toks"] == 3
-    assert res["config"]["tokrag_resolved_config"]["max_gen_toks"] == 256
+    assert res["config"]["tokrag_resolved_config"]["max_gen_toks_default"] == 256
+    assert [g["max_gen_toks"] for g in res["config"]["tokrag_generation"]] == [3]
     assert res["config"]["tokrag_resolved_config"]["k"] is None and meta["hits"] == 5
 
 

@@ -558,6 +558,8 @@ class RAGMethodLM(LM):
         # this evaluation's contexts are plain (no passages slot but a rolling text's first window's): start_evaluation;
         # None outside an evaluation (a context may be a chat rendered by another model object): _check_slot
         self.plain_contexts: bool | None = None
+        # the generation settings that acted, per generation-kwargs group decoded in this evaluation (_gen_settings)
+        self.generation_used: list[dict[str, Any]] = []
         eos = {self.tokenizer.eos_token_id}
         gen_eos = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
         eos |= set(gen_eos) if isinstance(gen_eos, (list, tuple)) else {gen_eos}
@@ -678,9 +680,10 @@ class RAGMethodLM(LM):
         :attr:`cached_responses` becomes 0 under ``use_cache`` (``evaluate`` got lm-eval's ``CachingLM`` over this
         model, whose hook it holds) and None without, when a stale ``CachingLM``'s hook is replaced by an empty one.
         :attr:`evaluation_tasks` becomes None until the hook names the evaluation's tasks
-        (:meth:`note_evaluation_tasks`).
+        (:meth:`note_evaluation_tasks`); :attr:`generation_used` (the results' ``tokrag_generation``) becomes empty.
         """
         self.chat_template_applied = bool(apply_chat_template)
+        self.generation_used = []
         self.evaluation_tasks = None
         self.plain_contexts = not apply_chat_template
         self.chat_template_name = apply_chat_template if apply_chat_template else True
@@ -830,6 +833,18 @@ class RAGMethodLM(LM):
         self.plain_contexts = False
         return self.render_chat(history, add_generation_prompt)
 
+    def recorded_config(self) -> dict[str, Any]:
+        """:attr:`resolved_config` as the results (``tokrag_resolved_config``) and a leaderboard cell's
+        ``provenance.json`` (``model_resolved_config``) record it: the ``max_gen_toks`` model argument under
+        ``max_gen_toks_default``, the budget used only where the task's generation kwargs give none (a task's
+        ``max_gen_toks: 16`` wins; every cell recorded ``max_gen_toks: 256`` beside it, read as the budget used; the
+        budget used is in ``tokrag_generation``). :attr:`resolved_config` itself, which keys ``--use_cache`` and
+        the leaderboard's journals, is unchanged."""
+        cfg = dict(self.resolved_config)
+        if "max_gen_toks" in cfg:
+            cfg = {("max_gen_toks_default" if k == "max_gen_toks" else k): v for k, v in cfg.items()}
+        return cfg
+
     def get_model_info(self) -> dict:
         """Recorded by lm-eval in the results JSON ``config``: method, resolved config (with the values the method
         resolved from it: :meth:`resolved_values`; and ``requested_auto``: :attr:`requested_auto`, e.g.
@@ -859,7 +874,12 @@ class RAGMethodLM(LM):
         ``tokrag_machine``: torch's intra-/inter-op thread counts at model load, ``OMP_NUM_THREADS`` /
         ``MKL_NUM_THREADS`` as given, the CPU's kernel capability and model name, and the CUDA device's name
         (:func:`tokrag_model.provenance.compute_environment`; on CPU a forward pass's bits depend on the threads and
-        the CPU's kernels), and ``tokrag_cached_responses``: how many of this process's responses lm-eval's
+        the CPU's kernels), ``tokrag_generation``: the generation settings that acted, one entry per task and
+        generation-kwargs group this evaluation decoded (:attr:`generation_used`: ``task``, ``gen_kwargs`` as requested,
+        then ``until``, ``max_gen_toks``, ``do_sample`` as decoded; the resolved config's ``max_gen_toks_default``,
+        :meth:`recorded_config`, acts only where a task gives no budget; a group whose every response lm-eval's
+        ``--use_cache`` read back is not decoded, so not listed), and ``tokrag_cached_responses``: how many of this
+        process's responses lm-eval's
         ``--use_cache`` read back instead of computing (None without ``--use_cache``). Not part of any run key."""
         from .loading import alias_record
         from .provenance import tokrag_changes, tokrag_source
@@ -887,8 +907,9 @@ class RAGMethodLM(LM):
             "tokrag_model_source": self.backbone.source,
             "tokrag_model_hub_commit": self.backbone.hub_commit,
             "tokrag_model_alias": alias_record(alias, self.backbone.path) if alias else None,
-            "tokrag_resolved_config": {**self.resolved_config, **self.resolved_values(),
+            "tokrag_resolved_config": {**self.recorded_config(), **self.resolved_values(),
                                        "requested_auto": dict(getattr(self, "requested_auto", {})), **applied},
+            "tokrag_generation": [dict(g) for g in getattr(self, "generation_used", [])],
             "tokrag_chat_template_applied": chat,
             "tokrag_chat_template_tasks": reached,
             "tokrag_machine": getattr(self, "machine", None),
@@ -1222,15 +1243,15 @@ class RAGMethodLM(LM):
             rule, trace = self.make_rule(req.doc, req.args[0], budget)  # kind: make_rule's, generate_until
             return [rule], trace
 
-        def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], texts: list[str]
-                   ) -> tuple[str, dict | None]:
+        def finish(req: Instance, trace: dict, rules: list[Any], toks: list[list[int]], texts: list[str],
+                   reasons: list[str]) -> tuple[str, dict | None]:
             return texts[0], self.finish_trace(rules[0], trace)
 
         return self._generate_batched(requests, disable_tqdm, make, finish)
 
     def _generate_batched(self, requests: list[Instance], disable_tqdm: bool,
                           make: Callable[[Instance, int], tuple[list[Any], Any]],
-                          finish: Callable[[Instance, Any, list[Any], list[list[int]], list[str]],
+                          finish: Callable[[Instance, Any, list[Any], list[list[int]], list[str], list[str]],
                                            tuple[str, dict | None]]
                           ) -> list[str]:
         """The batched greedy generation loop of every ``generate_until`` (the base's one rule per request,
@@ -1241,7 +1262,10 @@ class RAGMethodLM(LM):
         ``budget`` is the request's prompt budget in tokens (:meth:`_gen_settings`). ``finish(req, state, rules, toks,
         texts)`` gets the rules after decoding, their generated token ids (one list per rule, EOS / stop string
         included) and their texts (decoded without special tokens and cut at the stop strings, as lm-eval's ``hf``
-        cuts a generation), and returns ``(text returned, trace)`` (a None trace attaches none).
+        cuts a generation) and ``reasons``, why each rule's generation stopped
+        (:data:`~tokrag_model.decoder.STOP_REASONS`: ``stop``, ``eos``, ``budget``), and returns ``(text returned,
+        trace)`` (a None trace attaches none). The trace of a one-rule request gets its rule's ``stop_reason``; a
+        ``finish`` that picks one of several rules records the returned one's ``stop_reason`` itself.
 
         Requests are grouped by generation kwargs and sorted by their longest rule row (lm-eval's ``Collator``),
         ``batch_size`` requests (all their rules) per :func:`~tokrag_model.decoder.generate` call. With
@@ -1264,6 +1288,7 @@ class RAGMethodLM(LM):
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
         tasks = {key: getattr(req, "task_name", None) for key, req in reversed(list(zip(keys, requests)))}  # first's
         settings = {key: self._gen_settings(json.loads(key), eos_text, tasks[key]) for key in dict.fromkeys(keys)}
+        self._note_generation(settings, tasks)
         made = [make(req, settings[key][2])
                 for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
         longest = [max(len(r) for rule in rules for r in rule.rows()) for rules, _ in made]
@@ -1277,15 +1302,18 @@ class RAGMethodLM(LM):
         for chunk in coll.get_batched(n=self.batch_size):
             idxs = [i for i, _ in chunk]
             until, max_gen, _ = settings[chunk[0][1]]
+            reasons: list[str] = []
             outs = generate(self.decoder, self.tokenizer, [rule for i in idxs for rule in made[i][0]], until, max_gen,
-                            self.eos_ids)
+                            self.eos_ids, reasons=reasons)
             at = 0
             for i in idxs:
                 rules, state = made[i]
-                toks, at = outs[at:at + len(rules)], at + len(rules)
+                toks, why, at = outs[at:at + len(rules)], reasons[at:at + len(rules)], at + len(rules)
                 texts = [postprocess_generated_text(self.tokenizer.decode(t, skip_special_tokens=True), until, None)
                          for t in toks]
-                text, trace = finish(requests[i], state, rules, toks, texts)
+                text, trace = finish(requests[i], state, rules, toks, texts, why)
+                if trace is not None and len(rules) == 1 and "stop_reason" not in trace:
+                    trace = {**trace, "stop_reason": why[0]}
                 results.append(text)
                 if trace_prompts and trace is not None:
                     trace = {**trace, "prompts": prompts[i]}
@@ -1295,6 +1323,20 @@ class RAGMethodLM(LM):
         pbar.close()
         self._report_cuts()
         return coll.get_original(results)
+
+    def _note_generation(self, settings: dict[str, tuple[list[str], int, int]], tasks: dict[str, str | None]) -> None:
+        """Add to :attr:`generation_used` (the results' ``tokrag_generation``) each generation-kwargs group of one
+        ``generate_until`` call not yet listed: ``task``, ``gen_kwargs`` (as requested), and as decoded ``until`` (the
+        stop strings, lm-eval's EOS text added), ``max_gen_toks`` and ``do_sample`` (false: every method is greedy;
+        :meth:`_gen_settings` refuses sampling)."""
+        used = getattr(self, "generation_used", None)
+        if used is None:
+            used = self.generation_used = []
+        for key, (until, max_gen, _) in settings.items():
+            entry = {"task": tasks[key], "gen_kwargs": json.loads(key), "until": list(until), "max_gen_toks": max_gen,
+                     "do_sample": False}
+            if entry not in used:
+                used.append(entry)
 
     def _gen_settings(self, gen_kwargs: dict, eos_text: str, task: str | None = None) -> tuple[list[str], int, int]:
         """``(stop strings, max_gen_toks, prompt budget in tokens)`` of one generation-kwargs group (of task ``task``,

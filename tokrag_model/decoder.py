@@ -1287,9 +1287,15 @@ class Rule(Protocol):
         """Return the next token id given the branches' rows ``rows`` in ``batch``."""
 
 
+STOP_REASONS = ("stop", "eos", "budget")
+"""Why a generation ended (:func:`generate`'s ``reasons``, each trace's ``stop_reason``): a stop string of ``until``
+is in its text (it is cut there), the model's EOS token, or ``max_gen_toks`` tokens reached without either (the
+answer may be cut by the budget)."""
+
+
 @torch.inference_mode()
 def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: list[str], max_gen_toks: int,
-             eos_ids: set[int]) -> list[list[int]]:
+             eos_ids: set[int], reasons: list[str] | None = None) -> list[list[int]]:
     """Greedy lock-step decoding of several requests; returns the generated token ids per request.
 
     Each request's branches are rows of one batch. A request stops at an EOS token (not included), when
@@ -1302,6 +1308,11 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     Counts each emitted token (EOS not) in ``dec.stats["branch_tokens"]``, and in ``dec.stats["generated_tokens"]``
     unless its rule is a ``candidate`` (:class:`Rule`: the method counts the candidate it returns), so that
     ``generated_tokens`` counts the tokens of the answers returned, one per request.
+
+    ``reasons``, when given (a list, emptied first), gets per request why it stopped (:data:`STOP_REASONS`):
+    ``"eos"``, ``"stop"`` (a stop string, also one that the ``max_gen_toks``-th token completes) or ``"budget"``
+    (``max_gen_toks`` tokens, no stop string among them; a ``max_gen_toks`` of 0 or less too). What is decoded does
+    not depend on it.
     """
     rows: list[list[int]] = []
     owner: list[list[int]] = []
@@ -1314,6 +1325,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
     batch = dec.prefill(rows, hidden=hidden, reserve=max(0, max_gen_toks), pad_lone=pad_lone)
     out: list[list[int]] = [[] for _ in rules]
     done = [max_gen_toks <= 0 for _ in rules]
+    why = ["budget" if d else "" for d in done]
     returned = [not getattr(rule, "candidate", False) for rule in rules]  # counted in generated_tokens here
     stops = [s for s in until if s]
     special = set(tokenizer.all_special_ids) if stops else set()  # once per call, not per token (has_stop)
@@ -1329,7 +1341,7 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
             for r in owner[i]:
                 feed[r] = tok
             if tok in eos_ids:
-                done[i] = True
+                done[i], why[i] = True, "eos"
                 continue
             out[i].append(tok)
             dec.stats["branch_tokens"] += 1
@@ -1337,12 +1349,17 @@ def generate(dec: MultiContextDecoder, tokenizer: Any, rules: list[Any], until: 
                 dec.stats["generated_tokens"] += 1
             if len(out[i]) >= max_gen_toks:
                 done[i] = True
+                if reasons is not None:  # the last token may complete a stop string: then not cut by the budget
+                    why[i] = "stop" if stops and has_stop(tokenizer, out[i], stops, special) else "budget"
             elif stops:
                 done[i] = has_stop(tokenizer, out[i], stops, special)
+                why[i] = "stop" if done[i] else why[i]
         if all(done):
             break
         dec.step(batch, feed, hidden=hidden)
         step += 1
+    if reasons is not None:
+        reasons[:] = why
     return out
 
 

@@ -439,14 +439,18 @@ class ReplugLM(RAGMethodLM):
             # every branch an independent rule, its own candidate answer: generated_tokens counts the voted one (_vote)
             return [ScoredBranch(e.ids) for e in made[0]], made
 
-        return self._generate_batched(requests, disable_tqdm, make,
-                                      lambda req, made, branches, toks, texts: self._vote(made, branches, toks, texts))
+        def finish(req: Any, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch],
+                   toks: list[list[int]], texts: list[str], reasons: list[str]) -> tuple[str, dict]:
+            return self._vote(made, branches, toks, texts, reasons)
+
+        return self._generate_batched(requests, disable_tqdm, make, finish)
 
     def _vote(self, made: tuple[list[Encoded], torch.Tensor, dict], branches: list[ScoredBranch], toks: list[list[int]],
-              texts: list[str]) -> tuple[str, dict]:
+              texts: list[str], reasons: list[str] | None = None) -> tuple[str, dict]:
         """``(generation returned, trace)`` of one ``answer_vote`` request from its branches' tokens ``toks`` and
         texts (cut at the stop strings: :meth:`~tokrag_model.base.RAGMethodLM._generate_batched`); the returned
-        branch's tokens are added to ``stats["generated_tokens"]``."""
+        branch's tokens are added to ``stats["generated_tokens"]``. With ``reasons`` (why each branch stopped:
+        ``stop``, ``eos``, ``budget``) each vote and the trace (the returned branch's) get ``stop_reason``."""
         encs, w, trace = made
         means = [answer_mean_logprob(self.tokenizer, t, b.logprobs, text)[0]
                  for t, b, text in zip(toks, branches, texts)]
@@ -455,5 +459,9 @@ class ReplugLM(RAGMethodLM):
         docids = [e.kept[0] if e.kept else None for e in encs]
         votes = [{"docid": d, "answer": a, "mean_logprob": round(m, 4) if math.isfinite(m) else None,
                   "weight": round(x, 6)} for d, a, m, x in zip(docids, texts, means, v)]
+        stopped = {}
+        if reasons is not None:
+            votes = [{**vote, "stop_reason": r} for vote, r in zip(votes, reasons)]
+            stopped = {"stop_reason": reasons[best]}
         return texts[best], {**trace, "mode": "answer_vote", "votes": votes,
-                             "chosen": {"answer": key, "weight": round(total, 6), "docid": docids[best]}}
+                             "chosen": {"answer": key, "weight": round(total, 6), "docid": docids[best]}, **stopped}

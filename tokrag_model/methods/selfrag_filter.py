@@ -578,11 +578,14 @@ class SelfRAGFilterLM(RAGMethodLM):
             return [ScoredBranch(e.ids) for e in made[0]], made  # candidates: generated_tokens counts the chosen (finish)
 
         def finish(req: Instance, made: tuple[list[Encoded], list[dict], list[float], dict], rules: list[ScoredBranch],
-                   toks: list[list[int]], texts: list[str]) -> tuple[str, dict]:
+                   toks: list[list[int]], texts: list[str], reasons: list[str]) -> tuple[str, dict]:
             _, passages, rel, trace = made
             probs = [self.answer_prob(t, r.logprobs, text) for t, r, text in zip(toks, rules, texts)]
             best = self._rank_choose(req, passages, rel, texts, probs, trace)
             self.stats["generated_tokens"] += len(toks[best])  # the answer returned (candidates: decoder.generate)
+            for cand, why in zip(trace.get("candidates") or [], reasons):  # why each answer stopped (stop/eos/budget)
+                cand["stop_reason"] = why
+            trace["stop_reason"] = reasons[best]  # the returned answer's
             return texts[best], trace
 
         return self._generate_batched(requests, disable_tqdm, make, finish)
