@@ -789,7 +789,9 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                     entry = {"model": mod.name, "task": t.task, "metric": metric, "n": n, "sd": round(sd, 4), "mde": value,
                              "mde_holm_first_step": strict, "alpha": MDE_ALPHA, "power": MDE_POWER, "comparisons": len(fam),
                              "sd_comparisons": len(spread)}
-                    if spread and len(spread) < len(fam):  # only then: the JSON of a report pooling every pair is unchanged
+                    # only where a pair is left out beside others, or every pair is and some pair's answers differ (each
+                    # question by the same amount: sd 0 but not identical): the JSON of another report is unchanged
+                    if (spread and len(spread) < len(fam)) or (not spread and n >= 2 and any(tests[k]["diff"] != 0 for k in fam)):
                         entry["sd_left_out"] = [f"{a} vs {b}: {tests[(a, b, m)].get('no_ci') or 'no spread'}"
                                                 for a, b, m in fam if (a, b, m) not in spread]
                     if value is not None:
@@ -1385,6 +1387,11 @@ def mde_lines(data: dict, model: str | None) -> list[str]:
         if x["mde"] is None and x["n"] < 2:  # the spread of the differences is not estimable from one question
             out.append(f"{x['task']}: n = {x['n']} question{'' if x['n'] == 1 else 's'}; the spread of the paired differences "
                        f"in {label} cannot be estimated from fewer than 2 questions: no minimum detectable difference")
+            continue
+        if x["mde"] is None and x.get("sd_left_out"):  # sd 0 everywhere, but not identical answers everywhere
+            out.append(f"{x['task']}: n = {x['n']} questions; the paired differences in {label} have no spread in any "
+                       f"comparison ({'; '.join(x['sd_left_out'])}): the minimum detectable difference cannot be "
+                       "estimated from these runs")
             continue
         if x["mde"] is None:
             out.append(f"{x['task']}: n = {x['n']} questions; no method differs from another on any question in {label}: "
