@@ -120,7 +120,10 @@ SEED_DERIVATION = (
     "d uses H(['paired', m, H(min(d, [0.0 - x for x in d]))[:16]]) instead (a corpus ratio: "
     "H(sorted([pairs of one row, pairs of the other]))[:16]), and that seed + 1 for a Monte Carlo sign-flip p; then "
     "scipy.stats.bootstrap((v,), numpy.mean, n_resamples=iters, confidence_level=confidence, method='percentile', "
-    "vectorized=True, rng=that generator) (leaderboards/stats.py; leaderboards/README.md, \"Reading a leaderboard\", "
+    "vectorized=True, rng=that generator), with d in place of v for a paired test; a corpus ratio's bootstrap resamples "
+    "the document indices i instead, its statistic the ratio of the resampled documents' sums (word or byte perplexity "
+    "exp(-sum(loglik[i]) / sum(length[i])), bits per byte -sum(loglik[i]) / sum(length[i]) / ln 2; paired: one row's "
+    "ratio minus the other's on the same i) (leaderboards/stats.py; leaderboards/README.md, \"Reading a leaderboard\", "
     "item 2)")
 """How each bootstrap (and Monte Carlo permutation) stream is seeded (:func:`_seed_for`, :func:`_values_id`,
 :func:`_paired_id`), exactly enough to recompute a printed bound without tokrag: the report JSON's
