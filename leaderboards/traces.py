@@ -13,7 +13,10 @@ fields read here are the helpers' contract (see the README of ``leaderboards``):
   twenty);
 * ``rag-replug`` / ``rag-ensemble-entropy``: ``top1_weight`` (float), ``weight_entropy`` (nats); when
   a trace has only ``weights``, both are computed from them (normalised to sum 1);
-* ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined).
+* ``rag-selfrag-filter``: ``kept_rate`` (kept / shown passages), ``critic_auc`` (null when undefined);
+* every method: ``stop_reason`` (why the returned answer's generation stopped: ``stop``, ``eos`` or ``budget``,
+  :data:`tokrag_model.decoder.STOP_REASONS`) gives ``budget_hit``, the share of questions whose generation ran into
+  ``max_gen_toks`` (answers the budget may have cut; the hygiene column ``overlong answer`` counts words instead).
 
 A question that was shown no passage (none retrieved, or all dropped for the length budget: the trace's
 ``closed_book`` is true or its ``passages`` list is empty) has no passage weights and no RAG branch to choose: it adds
@@ -39,6 +42,8 @@ TRACE_COLUMNS = {
                        "questions)",
     "rag_win_rate": "share of tested tokens (branches disagreed, no bypass) where the test chose the RAG token "
                     "(Tok-RAG; pooled over every tested token of the cell)",
+    "budget_hit": "share of questions whose generation stopped at the max_gen_toks budget, no stop string or EOS "
+                  "before it (the answer may be cut; every tokrag method; questions whose trace says why it stopped)",
 }
 
 
@@ -102,6 +107,9 @@ def trace_columns(samples: list[dict]) -> dict[str, dict[str, float]]:
         tr = sample_trace(s)
         if not tr:
             continue
+        why = tr.get("stop_reason")
+        if why in ("stop", "eos", "budget"):  # a trace written before stop_reason: no budget_hit for it
+            vals.setdefault("budget_hit", []).append(float(why == "budget"))
         shown = not (tr.get("closed_book") is True or tr.get("passages") == [])  # no passage: no weights, no branch
         derived = _from_weights(tr.get("weights"))
         for key in ("top1_weight", "weight_entropy", "kept_rate", "critic_auc") if shown else ("kept_rate", "critic_auc"):
