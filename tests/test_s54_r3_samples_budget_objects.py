@@ -84,3 +84,41 @@ def test_simple_evaluate_runs_an_object_with_a_long_context_and_float_sample_ind
     assert out["n-samples"]["toy_qa"] == {"original": 24, "effective": 2}
     assert [s["doc"]["question"] for s in samples] == ["What is the colour of thing 0?", "What is the colour of thing 1?"]
     assert [s["resps"][0][0] for s in samples] == [" red", " red"]
+
+
+@pytest.mark.parametrize("value, shown", [("{}", "{}"), ("[]", "[]"), ("", '""')])
+def test_an_empty_samples_flag_is_refused_before_lm_eval_drops_it(value, shown):
+    """lm-eval's CLI parses ``--samples '{}'`` to ``{}`` and ``EvaluatorConfig.from_cli`` drops a falsy value, so the
+    run had no --samples: ``lm_eval --model rag-standard --tasks nq_oracle_gold --samples '{}'`` ran all 2,383
+    questions (killed after 200, 11 min: /work/scratch/s54/r3/cli_samples_empty.log)."""
+    import importlib
+
+    importlib.import_module("tokrag_model._lmeval_hook")
+    from lm_eval._cli import HarnessCLI
+
+    cli = HarnessCLI()
+    args = cli._parser.parse_args(["run", "--model", "rag-standard", "--tasks", "nq_oracle_gold", "--samples", value])
+    ran = []
+    args.func = ran.append  # the evaluation itself is not run
+    with pytest.raises(ConfigError) as err:
+        cli.execute(args)
+    assert str(err.value) == (f"--samples {shown} is empty, and lm-eval drops it and evaluates every document of the "
+                              "run's tasks; name each task with its document indices, e.g. --samples "
+                              "'{\"nq_oracle_gold\": [0, 1]}', or drop --samples") and not ran
+    assert getattr(err.value, "_tokrag_before_load", False)  # one line, exit 2 under lm_eval
+
+
+def test_an_empty_samples_flag_with_a_limit_still_runs_the_limit():
+    """lm-eval drops the empty value and evaluates --limit documents (2 here: cli_samples_empty_limit.log): left as is."""
+    import importlib
+
+    importlib.import_module("tokrag_model._lmeval_hook")
+    from lm_eval._cli import HarnessCLI
+
+    cli = HarnessCLI()
+    args = cli._parser.parse_args(["run", "--model", "rag-standard", "--tasks", "nq_oracle_gold", "--samples", "{}",
+                                   "--limit", "2"])
+    ran = []
+    args.func = ran.append
+    cli.execute(args)
+    assert len(ran) == 1

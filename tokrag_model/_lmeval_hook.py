@@ -668,8 +668,10 @@ def check_run_command(args):
     else the ``--config`` file's ``model``) is a tokrag method, before lm-eval builds anything: a run without a task
     (no ``--tasks``, ``--tasks ''`` or ``' '``, and no ``tasks`` in the ``--config`` file) is refused with ``tokrag
     eval``'s line (:func:`tokrag_model.eval_cli.check_tasks_given`; lm-eval printed its ``ValueError: No tasks
-    specified`` traceback, or our unknown-task line with no name in it), an empty ``--output_path``, a key given twice
-    in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and ``--model_args`` the
+    specified`` traceback, or our unknown-task line with no name in it), an empty ``--output_path``, an empty
+    ``--samples`` without ``--limit`` (``'{}'``, ``'[]'``, ``''``: lm-eval drops it and evaluated every document), a key
+    given twice in ``--model_args``, ``--metadata`` or ``--gen_kwargs`` (:func:`check_repeated_keys`), and
+    ``--model_args`` the
     model would refuse when it is built (:func:`check_model_arguments`, with lm-eval's ``--batch_size``,
     ``--max_batch_size`` and ``--device``, else the ``--config`` file's, merged as the model merges them: its
     argument check,
@@ -702,6 +704,15 @@ def check_run_command(args):
         raise ConfigError("--output_path is empty (an unset shell variable?): lm-eval would save no results; give a "
                           "folder, or leave the option out to print them only")
     check_repeated_keys(typed)
+    samples = getattr(args, "samples", None)  # lm-eval's try_parse_json made '{}' a dict, '[]' a list
+    limit = getattr(args, "limit", None) or config_value(config, "limit")  # with a --limit, that many documents run
+    if isinstance(samples, (dict, list, str)) and not samples and not limit:  # EvaluatorConfig.from_cli drops it
+        import json
+
+        first = tasks[0] if len(tasks) == 1 and "," not in tasks[0] else "TASK"
+        raise ConfigError(f"--samples {json.dumps(samples)} is empty, and lm-eval drops it and evaluates every "
+                          f"document of the run's tasks; name each task with its document indices, e.g. --samples "
+                          f"'{{\"{first}\": [0, 1]}}', or drop --samples")
     model_args = getattr(args, "model_args", None)
     if not model_args and config:  # lm-eval takes the --config file's model_args unless the command line gives some
         from lm_eval.config.evaluate_config import EvaluatorConfig
