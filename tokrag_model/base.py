@@ -41,7 +41,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -1288,7 +1288,9 @@ class RAGMethodLM(LM):
         keys = [json.dumps(req.args[1], sort_keys=True, default=str) for req in requests]
         tasks = {key: getattr(req, "task_name", None) for key, req in reversed(list(zip(keys, requests)))}  # first's
         settings = {key: self._gen_settings(json.loads(key), eos_text, tasks[key]) for key in dict.fromkeys(keys)}
-        self._note_generation(settings, tasks)
+        # every task of each group: lm-eval sends all tasks' requests in one call; two tasks may share gen kwargs
+        self._note_generation(settings, dict.fromkeys((getattr(req, "task_name", None), key)
+                                                      for key, req in zip(keys, requests)))
         made = [make(req, settings[key][2])
                 for req, key in zip(tqdm(requests, disable=disable_tqdm or len(requests) < 2, desc=f"{self.METHOD} prompts"), keys)]
         longest = [max(len(r) for rule in rules for r in rule.rows()) for rules, _ in made]
@@ -1324,16 +1326,20 @@ class RAGMethodLM(LM):
         self._report_cuts()
         return coll.get_original(results)
 
-    def _note_generation(self, settings: dict[str, tuple[list[str], int, int]], tasks: dict[str, str | None]) -> None:
-        """Add to :attr:`generation_used` (the results' ``tokrag_generation``) each generation-kwargs group of one
-        ``generate_until`` call not yet listed: ``task``, ``gen_kwargs`` (as requested), and as decoded ``until`` (the
+    def _note_generation(self, settings: dict[str, tuple[list[str], int, int]],
+                         groups: Iterable[tuple[str | None, str]]) -> None:
+        """Add to :attr:`generation_used` (the results' ``tokrag_generation``) each task's generation-kwargs group
+        (``groups``: ``(task, gen-kwargs key of settings)``, in request order) of one ``generate_until`` call not yet
+        listed, one entry per task even where tasks share their kwargs (lm-eval sends every task's requests in one
+        call): ``task``, ``gen_kwargs`` (as requested), and as decoded ``until`` (the
         stop strings, lm-eval's EOS text added), ``max_gen_toks`` and ``do_sample`` (false: every method is greedy;
         :meth:`_gen_settings` refuses sampling)."""
         used = getattr(self, "generation_used", None)
         if used is None:
             used = self.generation_used = []
-        for key, (until, max_gen, _) in settings.items():
-            entry = {"task": tasks[key], "gen_kwargs": json.loads(key), "until": list(until), "max_gen_toks": max_gen,
+        for task, key in groups:
+            until, max_gen, _ = settings[key]
+            entry = {"task": task, "gen_kwargs": json.loads(key), "until": list(until), "max_gen_toks": max_gen,
                      "do_sample": False}
             if entry not in used:
                 used.append(entry)
