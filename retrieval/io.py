@@ -293,8 +293,8 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:
     pipe there blocked its reader in ``open`` until a writer came (for ever), a link to ``/dev/zero`` read until memory
     ran out. For the records tokrag writes for itself and reads back (:data:`LUCENE_CHECKSUMS`), which such a file
     cannot be: the caller treats the OSError as no record. Checked before the open and again on the open file (opened
-    with ``O_NONBLOCK``, so a named pipe put there in between does not wait either), as the lm-eval task-index cache
-    reads its file (:mod:`tokrag_model._task_index_cache`).
+    with ``O_NONBLOCK``, so a named pipe put there in between does not wait either); also the lm-eval task-index
+    cache's file (:mod:`tokrag_model._task_index_cache`).
 
     Raises:
         OSError: no such file, not a regular file (``not a regular file (mode prw-r--r--)``), more than ``max_bytes``

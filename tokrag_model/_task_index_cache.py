@@ -100,22 +100,11 @@ def _outside_stamps(paths: list[str]) -> list:
 
 def _read(path: Path) -> Any:
     """The JSON in the cache file ``path``, read only when it is a regular file of at most :data:`MAX_BYTES` (links
-    followed); raises OSError otherwise (FileNotFoundError when there is none), ValueError when it is no JSON."""
+    followed: :func:`retrieval.io.read_regular_file`, which a named pipe or a link to a device there does not block);
+    raises OSError otherwise (FileNotFoundError when there is none), ValueError when it is no JSON."""
+    from retrieval.io import read_regular_file
 
-    def check(st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"not a regular file (mode {stat.filemode(st.st_mode)})")
-        if st.st_size > MAX_BYTES:
-            raise OSError(f"{st.st_size} bytes, more than {MAX_BYTES}")
-
-    check(os.stat(path))  # before the open: a named pipe's open waits for a writer, a device's may act
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # replaced by a named pipe meanwhile: no wait
-    with os.fdopen(fd, "rb") as fh:
-        check(os.fstat(fh.fileno()))
-        data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise OSError(f"more than {MAX_BYTES} bytes")
-    return json.loads(data.decode("utf-8"))
+    return json.loads(read_regular_file(path, MAX_BYTES).decode("utf-8"))
 
 
 def cache_file(root: Path, cache_dir: str | os.PathLike | None = None) -> Path:
