@@ -27,6 +27,7 @@ logger), never an error. ``TOKRAG_NO_TASK_INDEX_CACHE=1`` turns the cache off (l
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -104,7 +105,13 @@ def _read(path: Path) -> Any:
     raises OSError otherwise (FileNotFoundError when there is none), ValueError when it is no JSON."""
     from retrieval.io import read_regular_file
 
-    return json.loads(read_regular_file(path, MAX_BYTES).decode("utf-8"))
+    try:
+        data = read_regular_file(path, MAX_BYTES)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        raise OSError(exc.strerror) from None  # its reason alone: the debug line names the path already
+    return json.loads(data.decode("utf-8"))
 
 
 def cache_file(root: Path, cache_dir: str | os.PathLike | None = None) -> Path:
