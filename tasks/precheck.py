@@ -953,7 +953,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
     * With a tokrag method named by ``--model``, a generation task's budget that leaves the prompt no room in the
-      method's ``max_length`` (``max_length=`` or more, or :data:`MAX_LENGTH_CAP` or more without it,
+      method's ``max_length`` (``max_length=`` or more, or :data:`tokrag_model.args.MAX_LENGTH_CAP` or more without it,
       :func:`_check_budget_fits`). Not for a model object (``loaded``: ``simple_evaluate(model=lm)``, as the
       leaderboard runner calls it, checked as its ``METHOD`` without ``model_args``): its ``max_length`` is its own
       (built with ``max_length=16384`` it runs ``max_gen_toks=9000``), and it refuses a budget that does not fit
@@ -1046,24 +1046,19 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         _check_cache_file(use_cache)
 
 
-MAX_LENGTH_CAP = 8192
-"""The most a tokrag method's ``max_length`` is without the model argument (:class:`tokrag_model.base.RAGMethodLM`: the
-model's own, capped at this)."""
-
-
 def _check_budget_fits(task_manager: Any, names: list[Any], model: str, model_args: Any, gen: dict,
                        selected: list[_Selected] | None) -> None:
     """A generation task's answer budget (``max_gen_toks``: ``--gen_kwargs`` over the task YAML's ``generation_kwargs``,
     else the ``max_gen_toks`` model argument, read as lm-eval's ``normalize_gen_kwargs`` reads them) that leaves the
     prompt no room in the method's ``max_length`` (the model argument, else the model's own context, at most
-    :data:`MAX_LENGTH_CAP`): ``--gen_kwargs max_gen_toks=100000000`` was refused by the method only in its first
+    :data:`tokrag_model.args.MAX_LENGTH_CAP`): ``--gen_kwargs max_gen_toks=100000000`` was refused by the method only in its first
     ``generate_until`` (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`), after the model load (35 s for
-    SmolLM2-135M, exit 1). Without ``max_length=`` only a budget of :data:`MAX_LENGTH_CAP` or more is refused here
+    SmolLM2-135M, exit 1). Without ``max_length=`` only a budget of :data:`tokrag_model.args.MAX_LENGTH_CAP` or more is refused here
     (a smaller one may not fit a shorter model context: the method says so). A value that is not an integer is left
     to the other checks."""
     from lm_eval.models.utils import normalize_gen_kwargs
 
-    from tokrag_model.args import COMMON_ARGS
+    from tokrag_model.args import COMMON_ARGS, MAX_LENGTH_CAP
 
     margs = _model_args(model_args)
     try:

@@ -268,11 +268,15 @@ def layer_spec(value: Any) -> str | int | float:
     raise ValueError(f"a fractional layer must lie in (0, 1), got {value!r}")
 
 
+MAX_LENGTH_CAP = 8192
+"""The most a method's ``max_length`` is without the model argument: the model's own context, capped at this
+(:class:`tokrag_model.base.RAGMethodLM`; the pre-load budget check, :func:`tasks.precheck._check_budget_fits`)."""
+
 # Arguments every method accepts.
 COMMON_ARGS: dict[str, Arg] = {
     "pretrained": Arg("smollm2-135m-instruct", to_pretrained, f"hub id, local folder, or an offline alias ({', '.join(ALIASES)})"),
     "dtype": Arg("float32", to_dtype, "float32 | bfloat16 | float16 | auto"),
-    "max_length": Arg(None, int_at_least(1, optional=True), "context window in tokens (default: the model's, capped at 8192)"),
+    "max_length": Arg(None, int_at_least(1, optional=True), f"context window in tokens (default: the model's, capped at {MAX_LENGTH_CAP})"),
     "device": Arg("cpu", to_device, "cpu | cuda | cuda:N | mps (lm-eval's default cuda:0 falls back to cpu without CUDA; "
                    "another device this machine lacks is an error)"),
     "weight_layout": Arg("auto", choice(*WEIGHT_LAYOUTS),

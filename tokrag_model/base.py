@@ -54,7 +54,7 @@ from tqdm import tqdm  # noqa: E402
 from retrieval.errors import ConfigError  # noqa: E402
 from retrieval.logs import follow_lm_eval_logging  # noqa: E402
 
-from .args import COMMON_ARGS, Arg, merge_lm_eval_flags, model_args_dict, parse_args, requested_auto  # noqa: E402
+from .args import COMMON_ARGS, MAX_LENGTH_CAP, Arg, merge_lm_eval_flags, model_args_dict, parse_args, requested_auto  # noqa: E402
 from .decoder import Batch, Forced, Forcing, MultiContextDecoder, auto_batch_invariant, generate, non_float32_linear_dtype  # noqa: E402
 from .distributed import DataParallel  # noqa: E402
 from .loading import TOKENIZER_FILES as _LOADING_TOKENIZER_FILES  # noqa: E402
@@ -534,7 +534,7 @@ class RAGMethodLM(LM):
         cfg["weight_layout"] = backbone.weight_layout
         mcfg = self.model.config
         native = getattr(mcfg, "max_position_embeddings", None) or 2048
-        self.max_length = int(cfg["max_length"] or min(int(native), 8192))
+        self.max_length = int(cfg["max_length"] or min(int(native), MAX_LENGTH_CAP))
         cfg["max_length"] = self.max_length
         self.batch_size = cfg["batch_size"]
         self.stats: dict[str, int] = {"forward_passes": 0, "generated_tokens": 0, "prompt_tokens": 0,
