@@ -73,7 +73,7 @@ from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data
 from .spec import LeaderboardSpec, multi_filter_message
 from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, exact_min_one_way, helped_hurt, holm, min_detectable_difference,
                     monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
-from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns
+from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns, trace_label
 
 log = logging.getLogger(__name__)
 
@@ -1575,7 +1575,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     if cb:
         diag_head += [f"helped vs {cb}", f"hurt vs {cb}", f"neutral vs {cb}"]
     diag_head += ["noise flips (right on clean, wrong here)"]
-    diag_head += data["trace_columns"] + [LABELS[h] for h in HYGIENE if h in data["metrics"]]
+    diag_head += [trace_label(k) for k in data["trace_columns"]] + [LABELS[h] for h in HYGIENE if h in data["metrics"]]
     diag_head += [pv.MARKER_LABEL] if pv.marker_shown(data) else []
     body = []
     for r in data["rows"]:
@@ -1602,7 +1602,7 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "row, or of the method on the clean twin) and then averaged over the seeds both rows "
                      "finished, so it can be fractional; for a 0/1 metric helped - hurt = n x the difference of the two "
                      "rows' means.")
-    under += [f"{k}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + pv.marker_notes(data) + marked
+    under += [f"{trace_label(k)}: {TRACE_COLUMNS[k]}" for k in data["trace_columns"]] + pv.marker_notes(data) + marked
     out.append(("diagnostics", "Per-question diagnostics, method traces and answer hygiene", diag_head, body, under))
     ck = cost_keys(data)
     body = [_model_cols(data, r) + [label(r), r["task"]] + [_cost_cell(r, k) for k in ck] for r in data["rows"]]
@@ -1743,12 +1743,20 @@ def render_markdown(data: dict) -> str:
     return "\n".join(out)
 
 
+P_UNDERFLOW_CSV = "1e-300"
+"""What the CSV writes for a p (or Holm's p) that underflowed to 0.0: an upper bound, as a number (:func:`csv_p`)."""
+
+
 def csv_p(v: float) -> str:
     """A p-value as the CSV writes it: 6 decimals from 0.001 up (``0.093750``), 3 significant digits in scientific
-    notation below (``3.01e-36``, which 6 decimals wrote as ``0.000000``), ``<1e-300`` for a p that underflowed to 0.0
-    (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the smallest float)."""
+    notation below (``3.01e-36``, which 6 decimals wrote as ``0.000000``), ``1e-300`` for a p that underflowed to 0.0
+    (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the smallest float):
+    an upper bound of the true p, written as a number so that the column stays numeric for a CSV reader
+    (``pandas.read_csv`` reads it as float64; text such as ``<1e-300`` made the whole column text). 1e-300, not the
+    smallest positive double 5e-324: a normal double, which every reader keeps (Excel reads numbers under 2.2e-308
+    as 0, the value this column must never hold). The Markdown and HTML keep ``p<0.001``."""
     if v == 0:
-        return "<1e-300"
+        return P_UNDERFLOW_CSV
     return f"{v:.6f}" if v >= 0.001 else f"{v:.2e}"
 
 
@@ -1760,8 +1768,10 @@ def render_csv(data: dict) -> str:
     is an upper bound (a Monte Carlo p at its floor in the family, ``p_holm_bound`` of the JSON; the Markdown's
     ``holm≤``), ``false`` when it is exact, empty when the pair has no test; then ``..._n_plus`` / ``..._n_minus``:
     the discordant questions (method - reference positive / negative) where the p counts them (a 0/1 metric), else
-    empty. A p-value is never written as 0: under 0.001 it has 3 significant digits (:func:`csv_p`: ``3.01e-36``); the
-    CI cells of a comparison without a CI (JSON ``no_ci``: no question differs) are empty."""
+    empty. A p-value is never written as 0: under 0.001 it has 3 significant digits (:func:`csv_p`: ``3.01e-36``), and
+    one that underflowed to 0.0 is written ``1e-300``, an upper bound (every p and Holm cell is a number or empty, so
+    the columns read as numbers); the CI cells of a comparison without a CI (JSON ``no_ci``: no question differs) are
+    empty."""
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]

@@ -45,6 +45,18 @@ TRACE_COLUMNS = {
     "budget_hit": "share of questions whose generation stopped at the max_gen_toks budget, no stop string or EOS "
                   "before it (the answer may be cut; every tokrag method; questions whose trace says why it stopped)",
 }
+"""Each trace column's machine key (the CSV's column, the JSON's ``rows[].trace`` key) and what it is."""
+
+TRACE_LABELS = {"budget_hit": "stopped at budget"}
+"""The heading of a trace column in the report's Markdown and HTML tables where it is not the key itself: the
+method-specific columns keep their keys (``top1_weight``, ``kept_rate``, ...; the README names them so), while
+``budget_hit``, every method's column, sits between ``noise flips`` and the hygiene rates ``empty answer`` /
+``overlong answer`` and is headed in their words. The CSV and JSON keep the key."""
+
+
+def trace_label(key: str) -> str:
+    """The Markdown / HTML heading of trace column ``key`` (:data:`TRACE_LABELS`, else the key)."""
+    return TRACE_LABELS.get(key, key)
 
 
 def request_arguments(sample: dict) -> list[list[Any]]:
@@ -144,4 +156,4 @@ def token_rows(trace: dict | None) -> list[dict[str, Any]] | None:
     return out
 
 
-__all__ = ["TRACE_COLUMNS", "request_arguments", "sample_gen_kwargs", "sample_trace", "trace_columns", "token_rows"]
+__all__ = ["TRACE_COLUMNS", "TRACE_LABELS", "request_arguments", "sample_gen_kwargs", "sample_trace", "trace_columns", "token_rows", "trace_label"]
