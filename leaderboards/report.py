@@ -1563,9 +1563,13 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                      "method - reference is positive / negative (McNemar's discordant questions; with few of them the "
                      "bootstrap CI is too narrow and can exclude 0 while p >= 0.05: read p)")
             floor = monte_carlo_p_floor(data["bootstrap"]["iters"])
+            # _no_paired_ci's reasons, which a cell prints in parentheses in place of its CI
+            no_ci = ("no question differs, every question differs by the same amount, or there is only one question"
+                     + (f" (for {ratio}: no paragraph differs, or there is only one paragraph)" if ratio else ""))
             out.append((f"paired-{ref}", f"Paired difference against {ref} on {unit} (method - {ref}: mean "
                         f"[{conf} paired percentile bootstrap CI, {iters} resamples, the same resample "
-                        f"for both methods; none where no question differs], p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
+                        f"for both methods]; where {no_ci}, the cell shows that reason in parentheses instead of a CI; "
+                        f"p = {test}, holm = p Holm-adjusted over the method pairs of the model, task and "
                         f"metric; p≤{floor:.3f} = at the Monte Carlo floor 2/(resamples+1), holm≤ = an upper bound raised "
                         "by such a p)",
                         mcol + ["method", "task"] + [f"Δ {LABELS.get(m, m)}" for m in pm], body, under + marked))

@@ -99,7 +99,9 @@ def test_the_headings_name_the_ci_method(tmp_path):
     assert titles["results"] == "Results: mean [95% percentile bootstrap CI over questions, 500 resamples]"
     assert titles["paired-standard"].startswith(
         "Paired difference against standard on the same questions (method - standard: mean [95% paired percentile "
-        "bootstrap CI, 500 resamples, the same resample for both methods; none where no question differs], p = ")
+        "bootstrap CI, 500 resamples, the same resample for both methods]; where no question differs, every question "
+        "differs by the same amount, or there is only one question, the cell shows that reason in parentheses instead "
+        "of a CI; p = ")  # s55 f2: the reasons a cell has no CI, in plain words
 
 
 def test_no_zero_width_ci_where_no_question_differs(tmp_path):
