@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import Corpus
-from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k
+from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k, no_room_error
 from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
                  fingerprint, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir)
 from .java import _package_dir, start_jvm
@@ -356,6 +356,11 @@ def build_dense_index(
             folder that tokrag did not build or that holds files besides the index's own (never deleted, even with ``force``), or cannot be created.
         IndexNotFoundError: ``index_dir`` holds an index of another corpus or encoder (without ``force``).
         OfflineError: an encoder hub id that cannot be fetched.
+        OSError: a full disk, a disk quota or a file-size limit (``ENOSPC``, ``EDQUOT``, ``EFBIG``) stopped the write
+            of an encoded part (the path: the ``.partial`` folder; the finished parts are kept and resumed) or of the
+            index (the path: the index folder; the scratch folder is removed, no index is left that a later build
+            could take as complete); its text says what was written, for the commands' one line
+            (:func:`retrieval.errors.no_room_line`).
     """
     import numpy as np
 
@@ -442,8 +447,15 @@ def build_dense_index(
                 arr = np.empty_like(np.concatenate(embs, axis=0))
                 arr[np.asarray(order)] = np.concatenate(embs, axis=0)
                 tmp = parts / f".part-{j:05d}.tmp.npy"
-                np.save(tmp, arr)
-                os.replace(tmp, f)
+                try:
+                    np.save(tmp, arr)
+                    os.replace(tmp, f)
+                except BaseException as exc:
+                    tmp.unlink(missing_ok=True)  # no half-written part (and its room back)
+                    _raise_no_room(exc, f"while writing encoded part {j + 1} of {n_parts} of the dense index of "
+                                        f"{corpus.name!r} (the finished parts are kept in this folder; the same "
+                                        "command resumes from them)", parts)
+                    raise
         finally:
             if bar is not None:
                 bar.close()
@@ -454,21 +466,70 @@ def build_dense_index(
         scratch = scratch_dir(target.parent, f".{target.name}.", ".tmp")  # never a user's folder
         try:
             work = scratch / "index"
-            work.mkdir()
-            faiss.write_index(index, str(work / "index"))
-            atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
-            atomic_write_json(work / "tokrag_index.json", {
-                "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
-                "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
-                "encoder": identity["encoder"], "encoding_versions": versions, "encode_seconds": round(seconds, 3),
-                "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
-            })
+            try:
+                work.mkdir()
+                write_faiss_index(index, work / "index")
+                atomic_write_text(work / "docid", "".join(f"{x.docid}\n" for x in corpus))
+                atomic_write_json(work / "tokrag_index.json", {
+                    "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
+                    "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
+                    "encoder": identity["encoder"], "encoding_versions": versions, "encode_seconds": round(seconds, 3),
+                    "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
+                })
+            except Exception as exc:  # the scratch folder goes (finally): nothing half-written is taken as an index
+                _raise_no_room(exc, f"while writing the dense index of {corpus.name!r} ({len(corpus):,} passages, "
+                                    f"{_size_text(vectors.nbytes)} of vectors; nothing of it is kept, the encoded "
+                                    f"parts are, in {parts})", target)
+                raise
             # only tokrag's index files, or an empty folder, are replaced (check_index_folder); never half deleted
             replace_folder(work, target, scratch / "old")
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(parts, ignore_errors=True)
     return target
+
+
+def write_faiss_index(index: Any, path: str | os.PathLike) -> None:
+    """Write the FAISS ``index`` to the file ``path`` (created or truncated), flushed and fsynced, through Python's
+    file object (``faiss.PyCallbackIOWriter``), so that a failed write raises Python's OSError with its errno.
+
+    ``faiss.write_index(index, path)`` writes with C stdio: a write that fails is a RuntimeError whose text holds the
+    C error (``... write error in <path>: 4051 != 16000 (No space left on device)``), and a write that fails only
+    when stdio's last buffer is flushed at ``fclose`` is printed on stderr (``file <path> close error: ...``) and
+    not raised at all: the call returns with a truncated index file (seen under ``ulimit -f``).
+
+    Raises:
+        OSError: the file cannot be opened or written (``ENOSPC`` for a full disk, ``EDQUOT``, ``EFBIG``); the file
+            may then hold part of the index (the caller writes it in a scratch folder that it removes).
+    """
+    import faiss
+
+    with open(path, "wb") as f:
+        writer = faiss.PyCallbackIOWriter(f.write)
+        try:
+            faiss.write_index(index, writer)
+        finally:
+            del writer
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _size_text(n: int) -> str:
+    """``n`` bytes as the user reads a size: ``320 bytes``, ``15.6 KiB``, ``3.1 MiB``, ``60.1 GiB``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _raise_no_room(exc: BaseException, what: str, path: str | os.PathLike) -> None:
+    """Raise ``OSError(errno, '<strerror> <what>', path) from exc`` when ``exc``'s chain holds a write stopped by a
+    full disk, a quota or a file-size limit (:func:`retrieval.errors.no_room_error`), so that the commands' one line
+    (:func:`retrieval.errors.no_room_line`) says what was written where; return (the caller re-raises ``exc``)
+    otherwise."""
+    found = no_room_error(exc)
+    if found is not None:
+        raise OSError(found[1], f"{os.strerror(found[1])} {what}", str(path)) from exc
 
 
 def passage_identity(identity: Mapping[str, Any]) -> dict[str, Any]:
