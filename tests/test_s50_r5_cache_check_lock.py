@@ -67,7 +67,10 @@ def test_a_slow_cache_check_stops_before_a_concurrent_writer_times_out(tmp_path,
     writer.join(30)
     assert out.get(timeout=5) == "ok"
     assert precheck.CACHE_CHECK_SECONDS == 2.0
-    assert 1.9 < took < 3.5
+    # the check ran to its deadline, not further: ``took < 3.5`` bounded the wall time, which a loaded machine can
+    # exceed though the check stopped where it should; where it stops is checked on a virtual clock in
+    # test_s55_t1_cache_check_deadline (s55 t1)
+    assert took > precheck.CACHE_CHECK_SECONDS
 
 
 def test_a_damaged_cache_is_still_refused_within_the_deadline(tmp_path):
