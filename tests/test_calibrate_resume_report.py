@@ -72,10 +72,10 @@ def test_seconds_are_the_scoring_time_of_every_sample_used_over_invocations(fake
     total = round(sum(x["seconds"] for x in lines), 1)
     cal = json.loads((out / "tokrag_preset.json").read_text())["calibration"]
     assert cal["seconds"] == total >= 0.9 and cal["samples_untimed"] == 0
-    assert cal["wall_seconds"] < cal["seconds"]  # the second invocation scored only half of them
+    # wall_seconds against the fake's real sleeps: on a virtual clock in test_s55_t1_calibrate_seconds_clock (s55 t1)
     assert analyze.main(argv + ["--n", "6"]) == 0  # every sample reused
     res = json.loads((out / "results.json").read_text())
-    assert res["seconds"] == total and res["wall_seconds"] < 0.45 and res["configs"]["wiki"]["reused"] == 6
+    assert res["seconds"] == total and res["configs"]["wiki"]["reused"] == 6 and len(fake.scored) == 6
     # a records line written before the per-sample times: the total is not known, and says so
     del lines[0]["seconds"]
     records.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
