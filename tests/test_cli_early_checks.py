@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -182,13 +181,12 @@ def test_lm_eval_refuses_an_output_file_before_the_model_load(tmp_path):
     (tmp_path / "out" / "afile").write_text("", encoding="utf-8")
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     env.pop("TOKRAG_TRACEBACK", None)
-    start = time.monotonic()
     proc = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "lm_eval"), "--model", "rag-standard", "--model_args",
          f"pretrained={tmp_path / 'no-such-model'}", "--device", "cpu", "--apply_chat_template", "--tasks",
          "nq_oracle_bm25", "--limit", "1", "--output_path", "out/afile", "--log_samples"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
-    assert proc.returncode != 0 and time.monotonic() - start < 300
+    assert proc.returncode != 0
     assert "Traceback" not in proc.stderr and "no-such-model" not in proc.stderr, proc.stderr[-2000:]
     lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
     assert len(lines) == 1 and f"--output_path out/afile: {Path(tmp_path, 'out', 'afile')} is an existing file" \

@@ -86,13 +86,11 @@ def test_helpers_stop_at_once_when_the_run_is_interrupted(tmp_path, how):
                 break
             time.sleep(0.1)
         assert proc.poll() is None and len(child_pids(proc.pid)) == 1, proc.communicate()[1][-3000:]
-        t0 = time.monotonic()
         if how == "sigterm-to-main":
             proc.send_signal(signal.SIGTERM)
         else:
             os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=120)
-        took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -101,7 +99,9 @@ def test_helpers_stop_at_once_when_the_run_is_interrupted(tmp_path, how):
     assert proc.returncode == -signum, err[-3000:]
     said = err.replace(str(tmp_path), "<tmp>")  # the runner's words, not the tmp folder's name (a --basetemp may hold them)
     assert "still running" not in said and "killed" not in said and "Traceback" not in said, err[-3000:]
-    assert took < leaderboards.runner.HELPER_GRACE_S + 2
+    # the helper got its SIGTERM at once: with the old code the log said 'still running 3 s after the run stopped:
+    # SIGTERM' (asserted absent above); ``took < HELPER_GRACE_S + 2`` bounded the wall time of two processes' exit,
+    # which a loaded machine can exceed though the helper stopped at once (s55 t1)
     assert out == ""  # no summary of an interrupted run, the helper's neither
     assert not list(runs.glob("*/DONE"))
     journals = list(runs.glob(f"*/{JOURNAL}"))

@@ -12,7 +12,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -139,13 +138,12 @@ def test_lm_eval_refuses_a_truncated_cache_in_one_line_with_exit_2(tmp_path):
     _truncated(tmp_path / "ct" / "db_rank0.db")
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     env.pop("TOKRAG_TRACEBACK", None)
-    start = time.monotonic()
     proc = subprocess.run(
         [os.path.join(os.path.dirname(sys.executable), "lm_eval"), "--model", "rag-standard", "--model_args",
          f"pretrained={tmp_path / 'no-such-model'}", "--device", "cpu", "--apply_chat_template", "--tasks",
          "nq_oracle_bm25", "--limit", "1", "--use_cache", "ct/db"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
-    assert proc.returncode == 2 and time.monotonic() - start < 300, (proc.returncode, proc.stderr[-2000:])
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
     assert "Traceback" not in proc.stderr and "no-such-model" not in proc.stderr, proc.stderr[-2000:]
     lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
     assert len(lines) == 1 and lines[0].endswith(
