@@ -807,9 +807,13 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
         was = configs.get(cid, {}).get("config_hash")
         if (isinstance(was, str) and was != key and any(not x.ok for x in lines[start:])
                 and isinstance(data.get("config"), dict)):
-            from .runner import config_differences
+            from .runner import config_differences, recorded_model_settings
 
-            lines.append(KeyChanged(cid, key, was, tuple(config_differences(configs[cid], data["config"]))))
+            # each side's recorded model settings (the baseline's run folder where it is still there): the value a
+            # default the method sets at its run took (max_length from the model)
+            resolved = (recorded_model_settings(runs / was) if Path(was).name == was and was not in (".", "..") else None,
+                        recorded_model_settings(runs / key))
+            lines.append(KeyChanged(cid, key, was, tuple(config_differences(configs[cid], data["config"], resolved))))
 
     for cid in sorted(set(b["cells"]) - unselected):
         start = len(lines)

@@ -512,32 +512,85 @@ def _model_arg_defaults(model: Any, model_args: str) -> dict[str, Any] | None:
         return None
 
 
-def _absent_model_arg(config: dict[str, Any], name: str) -> str:
+def _default_phrase(model: Any, name: str) -> str | None:
+    """What a tokrag method's argument ``name`` defaults to where its schema's default is None, as its help text says
+    it (``max_length``: ``the model's, capped at 8192``; ``k``: ``all attached``); None for a model class without a
+    schema, or an argument whose help says no ``default: ...``."""
+    from tokrag_model.args import COMMON_ARGS
+
+    try:
+        cls = _model_class(model)
+    except Exception:  # noqa: BLE001 - only the wording of a difference depends on it
+        return None
+    extra = getattr(cls, "EXTRA_ARGS", None)
+    if not (isinstance(getattr(cls, "METHOD", None), str) and isinstance(extra, dict)):
+        return None
+    arg = {**COMMON_ARGS, **extra}.get(name)
+    m = re.search(r"\bdefault: ([^;)]+)", getattr(arg, "help", "") or "")
+    return m.group(1).strip() if m else None
+
+
+def recorded_model_settings(folder: Path) -> dict[str, Any] | None:
+    """The model settings a finished run folder recorded as resolved at its run: ``results.json``
+    ``config.tokrag_resolved_config`` (a tokrag method's, with its ``<argument>_resolved`` values), else
+    ``provenance.json`` ``model_resolved_config`` (any model's ``resolved_config``); None when the folder records none
+    or cannot be read (only the wording of a difference depends on it)."""
+    for name, path in (("results.json", ("config", "tokrag_resolved_config")), ("provenance.json", ("model_resolved_config",))):
+        try:
+            d: Any = json.loads((Path(folder) / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for k in path:
+            d = d.get(k) if isinstance(d, dict) else None
+        if isinstance(d, dict):
+            return d
+    return None
+
+
+def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any] | None = None) -> str:
     """What model argument ``name``, absent from ``config`` (a run's ``config.json`` or a cell's key material), stood
     for: ``(absent: default 1.0)``, the value its method gives it when it is not given (:func:`_model_arg_defaults`),
     else ``(absent: not recorded)``. ``batch_size`` and ``device`` not given took the config's own ``batch_size`` /
     ``device`` (the spec's shared ones), which the run hands the model as lm-eval's ``--batch_size`` / ``--device``
-    (:func:`_lm_eval_flags`), not the method's default."""
+    (:func:`_lm_eval_flags`), not the method's default.
+
+    A default of None is no value: the method sets it at its run, often from the model (``max_length``: the model's
+    context, capped). It reads ``(absent: default the model's, capped at 8192)``, the schema's help text
+    (:func:`_default_phrase`; ``(absent: default left to the method)`` where the help says nothing), and where the run's
+    records (``resolved``: :func:`recorded_model_settings` of that side's run folder) hold the value the run used, the
+    argument's own or its ``<argument>_resolved`` key, that too: ``(absent: default the model's, capped at 8192; 8192
+    in this run)``. ``null`` read as the value used."""
     if name in ("batch_size", "device") and config.get(name) is not None:
         return f"(absent: default {_short(config[name])})"
     args = config.get("model_args")
     model = config.get("model")
     defaults = (_model_arg_defaults(model, canonical_json(args)) if isinstance(args, dict) and isinstance(model, str)
                 else None)
-    return f"(absent: default {_short(defaults[name])})" if defaults and name in defaults else "(absent: not recorded)"
+    if not defaults or name not in defaults:
+        return "(absent: not recorded)"
+    if defaults[name] is not None:
+        return f"(absent: default {_short(defaults[name])})"
+    how = _default_phrase(model, name) or "left to the method"
+    rec = resolved if isinstance(resolved, dict) else {}
+    ran = rec.get(name) if rec.get(name) is not None else rec.get(f"{name}_resolved")
+    return f"(absent: default {how}" + (f"; {_short(ran)} in this run)" if ran is not None else ")")
 
 
-def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[str]:
+def config_differences(old: dict[str, Any], material: dict[str, Any],
+                       resolved: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)) -> list[str]:
     """``key old -> new`` for each key of a run folder's ``config.json`` (``old``) that differs from a cell's key
     ``material`` (one level down in a mapping such as ``task_data_files``: its keys; long values cut). A model
     argument one side does not give is named with the value its method gave it, ``model_args[alpha] (absent: default
-    1.0) -> 2.0`` (:func:`_absent_model_arg`; ``(absent: not recorded)`` when that cannot be told)."""
+    1.0) -> 2.0`` (:func:`_absent_model_arg`; ``(absent: not recorded)`` when that cannot be told; a default the method
+    sets at its run, ``(absent: default the model's, capped at 8192; 8192 in this run)``, the run's value from
+    ``resolved``: the two sides' recorded settings, :func:`recorded_model_settings`, None where not run or not
+    recorded)."""
     new = json.loads(canonical_json(material))
 
-    def side(config: dict[str, Any], k: str, d: dict[str, Any], sub: str) -> str:
+    def side(config: dict[str, Any], k: str, d: dict[str, Any], sub: str, rec: dict[str, Any] | None) -> str:
         if sub in d:
             return _short(d[sub])
-        return _absent_model_arg(config, sub) if k == "model_args" else "(absent)"
+        return _absent_model_arg(config, sub, rec) if k == "model_args" else "(absent)"
 
     out = []
     for k in sorted(set(old) | set(new)):
@@ -547,7 +600,7 @@ def config_differences(old: dict[str, Any], material: dict[str, Any]) -> list[st
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            out += [f"{k}[{sub}] {side(old, k, a, sub)} -> {side(new, k, b, sub)}"
+            out += [f"{k}[{sub}] {side(old, k, a, sub, resolved[0])} -> {side(new, k, b, sub, resolved[1])}"
                     for sub in sorted(set(a) | set(b)) if a.get(sub, "(absent)") != b.get(sub, "(absent)")]
         else:
             out.append(f"{k} {_short(a)} -> {_short(b)}")
