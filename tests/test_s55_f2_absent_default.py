@@ -17,7 +17,6 @@ import pytest
 
 from leaderboard_helpers import REPO, write_spec
 
-import leaderboards.check as C
 from leaderboards.cli import main as lb_main
 from leaderboards.runner import config_differences
 
