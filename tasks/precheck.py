@@ -289,7 +289,7 @@ def _model_args(model_args: Any) -> dict[str, Any]:
 
 def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict[str, Any] | None,
                          gen_kwargs: Any = None, model_args: Any = None, num_fewshot: Any = None, *,
-                         selected: list[_Selected] | None = None) -> None:
+                         selected: list[_Selected] | None = None, samples: Any = None) -> None:
     """Run the data-free checks of every selected QA task (:func:`tasks.utils.qa_arguments`), then, reading only
     small local files: a bring-your-own ``questions`` file is read and checked line by line
     (:func:`tasks.byo.load_questions`) and must leave questions in the evaluated split; a ``corpus`` path or name must
@@ -337,6 +337,11 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             of ours without a few-shot split (:func:`check_fewshot_source`: ``wiki_lm_bm25``).
         selected: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
             start-up hook expands ``--tasks`` once for all its checks); None: expanded here.
+        samples: lm-eval's ``--samples`` (a dict of task name -> document indices, already checked by
+            :func:`_check_samples`; None: not given). A QA task's index past its documents is refused, naming the
+            task, the index and the number of documents (:func:`_check_samples_in_range`: the questions of the split
+            are counted as the task build reads them, without building the task); lm-eval failed with an
+            ``AssertionError`` only after the model load.
 
     Raises:
         ConfigError / DataError / OfflineError: the task build's own one-line error for that input (for a task's
@@ -409,6 +414,8 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         every_problem(questions_source, corpus_source)  # the data's and the index's problems, not the first only
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
+        if isinstance(samples, dict) and task in samples:
+            _check_samples_in_range(task, dataset, kw, samples[task])
     for one in selected:  # the language-modelling tasks' keys (the loaders' own checks), WikiText-103's hub data set,
         loader = _our_loader(one.cfg.get("custom_dataset"))  # then its prebuilt index (the leaderboard's check too)
         if loader in ("tasks.utils.load_wiki_lm", "tasks.wikitext.load_wikitext103"):
@@ -645,6 +652,51 @@ def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot
                           f"tasks/README.md \"Splits\"); pass --num_fewshot {len(pool)} or fewer")
 
 
+def _check_samples_in_range(task: str, dataset: str, kw: dict[str, Any], indices: Any) -> None:
+    """``--samples`` indices of a QA task (``kw``: :func:`tasks.utils.qa_arguments`' keyword arguments of
+    :func:`tasks.rag.build_qa_docs`) below its number of documents: the questions of its split
+    (:func:`tasks.data.load_qa_split`, as the task build reads them; 0.3 s for NQ-open's oracle file, where building
+    the task, which lm-eval does only after the model load, took 19 s here), the first ``max_docs`` of them. A
+    counterfactual task leaves out questions (no literal gold answer in the gold passage), known only when its docs are
+    built: it has at most that many, and only an index past them is refused here. lm-eval 0.4.13 failed with
+    ``AssertionError: Elements of --samples should be in the interval [0,k-1] ...`` after the model load
+    (``Task.doc_iterator``). Questions that cannot be read here are left to the task build, which reports them.
+
+    Raises:
+        ConfigError: ``--samples: task <task> has <n> documents (...), so index <i> is past its last, <n - 1>; ...``.
+    """
+    from retrieval.errors import ConfigError
+
+    from .data import load_qa_split
+
+    if not isinstance(indices, list):
+        return
+    wanted = sorted({int(i) for i in indices if _document_index(i)})
+    if not wanted:
+        return
+    try:
+        rows = load_qa_split(dataset, str(kw.get("split", "test")), kw.get("data_dir"), kw.get("oracle_file"),
+                             kw.get("hub_id"), hub_split=kw.get("hub_split"), questions=kw.get("questions"))
+    except Exception as exc:  # noqa: BLE001 - the task build reports it (its data checks ran above)
+        log.debug("%s: questions not counted before the model load: %s", task, exc)
+        return
+    n = len(rows)
+    if not n:  # the task build refuses a split without questions in its own line
+        return
+    how = f"the questions of its '{kw.get('split', 'test')}' split"
+    max_docs = kw.get("max_docs")
+    if max_docs not in (None, "", 0) and int(max_docs) < n:
+        n, how = int(max_docs), f"max_docs {int(max_docs)} of the {n} questions of its '{kw.get('split', 'test')}' split"
+    past = [i for i in wanted if i >= n]
+    if not past:
+        return
+    most = "at most " if kw.get("counterfactual") else ""
+    also = f" (and {len(past) - 1} more)" if len(past) > 1 else ""
+    raise ConfigError(f"--samples: task {task} has {most}{n} documents ({how}), so index {past[0]}{also} is past "
+                      f"its last, {n - 1}; lm-eval would fail with an AssertionError after the model load: list "
+                      f"indices from 0 to {n - 1}")
+
+
 def _selects_ours(task_manager: Any, names: Iterable[Any], selected: list[_Selected] | None = None) -> bool:
     """Whether lm-eval would build one of this package's tasks for ``names`` (resolved task/group/tag names, or a
     YAML file's config: ``--tasks path/to/task.yaml``): a task whose ``custom_dataset`` is one of this package's
@@ -849,7 +901,8 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
     * not a list of whole numbers >= 0 (:func:`_document_index`: ``1.0`` is one, as ``i in samples`` compares it): a
       negative or fractional index selects no document (``task.build_requests() did not find any docs``), text a
       ``TypeError``; an index past the task's documents is lm-eval's own ``AssertionError`` after the load (not
-      checked here: counting them builds the task).
+      checked here: a QA task's documents are counted by :func:`check_selected_tasks`, :func:`_check_samples_in_range`;
+      other tasks' are left to lm-eval, which knows them only once it builds the task, after the load).
 
     Raises:
         ConfigError: one line naming the key or value and what to pass.

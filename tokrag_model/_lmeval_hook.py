@@ -239,7 +239,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     :func:`check_cache_requests` (stale prompts), :func:`tasks.precheck.check_run_arguments` (lost or wrong runs:
     ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25``, sampling, ``--limit``, ...),
     :func:`tasks.utils.check_metadata_model_args` (a ``--metadata`` key that is a tokrag model argument, ``k``) and
-    :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``), then
+    :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``, a ``--samples``
+    index past a QA task's documents), then
     :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a rolling task whose docs lack its
     ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it; so does
     ``loaded``: a model object, ``simple_evaluate(model=lm)``, whose ``query_field`` and tokenizer are its own, not
@@ -266,7 +267,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
     check_selected_tasks(task_manager, names, metadata, gen_kwargs, model_args,  # bad QA metadata: before the load
-                         num_fewshot=num_fewshot, selected=selected)
+                         num_fewshot=num_fewshot, selected=selected, samples=samples)  # --samples past a task's docs
     if not loaded:  # a doc without a query (a model object is already loaded and checks its own query_field)
         check_selfrag_lm_questions(task_manager, names, model, model_args, limit, samples, selected)
 
