@@ -61,9 +61,11 @@ def test_model_s_excludes_a_slow_task_build_that_wall_s_counts(fast_run, tmp_pat
         for c in (fast[cid], slow[cid]):
             assert 12 * DELAY <= c["model_s"] <= c["wall_s"]
             assert c["n_samples"] == 12
-        assert slow[cid]["wall_s"] - fast[cid]["wall_s"] >= BUILD_S - 0.3  # the build is in wall time
-        assert slow[cid]["wall_s"] - slow[cid]["model_s"] >= BUILD_S  # ... and not in model time
-        assert abs(slow[cid]["model_s"] - fast[cid]["model_s"]) < 0.5
+        # the build is in wall time and not in model time, read on one run's two clocks. The old ``slow - fast wall_s
+        # >= BUILD_S - 0.3`` and ``abs(slow - fast model_s) < 0.5`` compared the timings of two runs, which a load
+        # burst during one of them breaks though every figure is right (s55 t1); a build counted as model time
+        # fails this line alone
+        assert slow[cid]["wall_s"] - slow[cid]["model_s"] >= BUILD_S
 
 
 def _report(spec, runs: Path, out: Path) -> tuple[dict, str, list[str]]:
