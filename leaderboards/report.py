@@ -1748,18 +1748,23 @@ def render_markdown(data: dict) -> str:
 
 
 P_UNDERFLOW_CSV = "1e-300"
-"""What the CSV writes for a p (or Holm's p) that underflowed to 0.0: an upper bound, as a number (:func:`csv_p`)."""
+"""What the CSV writes for a p (or Holm's p) under 1e-300, one that underflowed to 0.0 included: an upper bound, as a
+number (:func:`csv_p`)."""
+P_CSV_FLOOR = float(P_UNDERFLOW_CSV)
 
 
 def csv_p(v: float) -> str:
     """A p-value as the CSV writes it: 6 decimals from 0.001 up (``0.093750``), 3 significant digits in scientific
-    notation below (``3.01e-36``, which 6 decimals wrote as ``0.000000``), ``1e-300`` for a p that underflowed to 0.0
-    (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the smallest float):
-    an upper bound of the true p, written as a number so that the column stays numeric for a CSV reader
-    (``pandas.read_csv`` reads it as float64; text such as ``<1e-300`` made the whole column text). 1e-300, not the
-    smallest positive double 5e-324: a normal double, which every reader keeps (Excel reads numbers under 2.2e-308
-    as 0, the value this column must never hold). The Markdown and HTML keep ``p<0.001``."""
-    if v == 0:
+    notation below (``3.01e-36``, which 6 decimals wrote as ``0.000000``), ``1e-300`` for a p under 1e-300: one that
+    underflowed to 0.0 (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the
+    smallest float) and one between 0 and 1e-300 alike (2/2^1070 = 1.58e-322 of 1070 such questions, a subnormal
+    double). That is an upper bound of the true p, written as a number so that the column stays numeric for a CSV
+    reader (``pandas.read_csv`` reads it as float64; text such as ``<1e-300`` made the whole column text), and the same
+    one for every p under it, so a smaller p is never written as a larger number than a larger p (sorting the column
+    keeps their order). 1e-300, not the smallest positive double 5e-324: a normal double, which every reader keeps
+    (Excel reads numbers under 2.2e-308 as 0, the value this column must never hold). The Markdown and HTML keep
+    ``p<0.001``."""
+    if v < P_CSV_FLOOR:
         return P_UNDERFLOW_CSV
     return f"{v:.6f}" if v >= 0.001 else f"{v:.2e}"
 
@@ -1770,12 +1775,13 @@ def render_csv(data: dict) -> str:
 
     Each ``delta_<metric>_vs_<ref>_p_holm`` column is followed by ``..._p_holm_bound``: ``true`` when that Holm value
     is an upper bound (a Monte Carlo p at its floor in the family, ``p_holm_bound`` of the JSON; the Markdown's
-    ``holm≤``), ``false`` when it is exact, empty when the pair has no test; then ``..._n_plus`` / ``..._n_minus``:
-    the discordant questions (method - reference positive / negative) where the p counts them (a 0/1 metric), else
-    empty. A p-value is never written as 0: under 0.001 it has 3 significant digits (:func:`csv_p`: ``3.01e-36``), and
-    one that underflowed to 0.0 is written ``1e-300``, an upper bound (every p and Holm cell is a number or empty, so
-    the columns read as numbers); the CI cells of a comparison without a CI (JSON ``no_ci``: no question differs) are
-    empty."""
+    ``holm≤``; or a Holm value under 1e-300, written ``1e-300``), ``false`` when it is exact, empty when the pair has no
+    test; then ``..._n_plus`` / ``..._n_minus``: the discordant questions (method - reference positive / negative)
+    where the p counts them (a 0/1 metric), else empty. A p-value is never written as 0: under 0.001 it has 3
+    significant digits (:func:`csv_p`: ``3.01e-36``), and one under 1e-300 (one that underflowed to 0.0 included) is
+    written ``1e-300``, an upper bound (every p and Holm cell is a number or empty, so the columns read as numbers);
+    the CI cells of a comparison without a CI (JSON ``no_ci``: no question differs, every question differs by the same
+    amount, or one question) are empty."""
     ms = data["metrics"]
     ck = cost_keys(data)
     head = (["model"] if data["multi_model"] else []) + ["method", "task", "noise", "n", "specific_settings"]
@@ -1813,7 +1819,7 @@ def render_csv(data: dict) -> str:
                 p = ((r.get("paired") or {}).get(ref) or {}).get(m)
                 line += ([_fmt(p["diff"], 6)] + ["" if p[k] is None else _fmt(p[k], 6) for k in ("lo", "hi")]
                          + [csv_p(p[k]) for k in ("p", "p_holm")]
-                         + ["true" if p.get("p_holm_bound") else "false"]
+                         + ["true" if p.get("p_holm_bound") or p["p_holm"] < P_CSV_FLOOR else "false"]
                          + [p.get("n_plus", ""), p.get("n_minus", "")]) if p else [""] * 8
         if data["closed_book"]:
             c = r.get("closed_book")
