@@ -190,12 +190,24 @@ def test_an_interrupted_run_does_not_log_a_second_sigterm_its_helpers_ignore(mon
             "signal.signal(signal.SIGTERM, got)\n"
             "print('ready', flush=True)\n"
             "time.sleep(60)\n")
-    helper = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+    class Helper(subprocess.Popen):
+        """The first wait with a timeout (right after the interrupt's SIGTERM) returns only once the helper's handler
+        has printed: the 0.3 s + 0.3 s before its SIGKILL were the helper's whole time to run the handler, which a
+        loaded machine need not give it (s55 t1)."""
+        heard = None
+
+        def wait(self, timeout=None):
+            if self.heard is None and timeout is not None:
+                self.heard = self.stdout.readline()  # "" if it ends without a word: the assertion below says so
+            return super().wait(timeout)
+
+    helper = Helper([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert helper.stdout.readline() == "ready\n"
         with caplog.at_level(logging.INFO, logger="leaderboards.runner"):
             assert leaderboards.runner._stop_helpers([helper], interrupted=True) is None
-        out = helper.stdout.read()
+        out = (helper.heard or "") + helper.stdout.read()
     finally:
         if helper.poll() is None:
             helper.kill()
