@@ -236,6 +236,79 @@ def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, v
     return cd + " ".join(shlex.quote(w) for w in [*words, *options])
 
 
+def runs_dir_source(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> str:
+    """Where :func:`resolve_runs_dir` took the runs folder from, for a message: ``--runs-dir``, ``runs_dir of spec
+    <path>``, ``$TOKRAG_RUNS_DIR`` or ``the default, ./runs of the working directory``."""
+    if runs_dir:
+        return "--runs-dir"
+    if spec.runs_dir:
+        return f"runs_dir of spec {spec.path}"
+    if os.environ.get("TOKRAG_RUNS_DIR"):
+        return "$TOKRAG_RUNS_DIR"
+    return "the default, ./runs of the working directory"
+
+
+def likely_runs_dirs(spec: LeaderboardSpec, runs: Path) -> list[Path]:
+    """The few folders other than ``runs`` where a spec's runs likely are (:func:`runs_elsewhere_note`), those that
+    exist, in this order: ``runs/`` beside the spec file and beside its folder (a run started in the spec's folder,
+    ``cd lb && tokrag leaderboard run velmora.yaml``), ``./runs`` of the working directory, ``$TOKRAG_RUNS_DIR`` and
+    the spec's ``runs_dir`` (when not the folder in use). No run writes down its runs folder elsewhere, so these are
+    guesses; none is read beyond its cells' ``DONE`` markers."""
+    here = Path(spec.path).resolve().parent
+    found = [here / "runs", here.parent / "runs", Path.cwd() / "runs"]
+    if os.environ.get("TOKRAG_RUNS_DIR"):
+        found.append(Path(os.environ["TOKRAG_RUNS_DIR"]))
+    if spec.runs_dir:
+        found.append(Path(spec.runs_dir))
+    out: list[Path] = []
+    skip = {Path(runs).resolve()}
+    for folder in found:
+        folder = folder.resolve()
+        if folder not in skip and folder.is_dir():
+            skip.add(folder)
+            out.append(folder)
+    return out
+
+
+def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
+                        verb: str = "report") -> str | None:
+    """One line when the runs folder in use holds none of ``spec``'s cells finished but a likely other one
+    (:func:`likely_runs_dirs`) holds some: ``none of the 3 cells of spec 'velmora' is finished in /w/runs (the
+    default, ./runs of the working directory); /w/lb/runs holds 3 of 3 finished: add --runs-dir /w/lb/runs`` and,
+    per ``verb``, what else: ``report`` (also ``rescore``, ``check``) the command that computes them anew in the
+    folder in use; ``run`` that this run computes them anew (it is not refused); ``estimate`` that they are
+    counted as to do. None otherwise (also when the keys cannot be computed: the command says why itself).
+
+    Cheap: the keys are :func:`leaderboards.keys.cell_keys` (memoised hashes), and only each cell's ``DONE`` marker is
+    looked at (no checksum), in at most five folders. The folder with the most finished cells is named (the first
+    of :func:`likely_runs_dirs` on a tie)."""
+    runs = resolve_runs_dir(spec, runs_dir)
+    others = likely_runs_dirs(spec, runs)
+    if not others:
+        return None
+    from .keys import cell_keys
+
+    try:
+        keys = [key for _cell, key, _mat in cell_keys(spec, runs)]  # runs: a legacy key finished there counts
+    except (TokragError, OSError):
+        return None
+    if not keys or any((runs / key / DONE).is_file() for key in keys):
+        return None
+    counts = [(sum((folder / key / DONE).is_file() for key in keys), folder) for folder in others]
+    best, folder = max(counts, key=lambda c: c[0])  # max keeps the first of equal counts
+    if not best:
+        return None
+    n = len(keys)
+    head = (f"none of the {n} cell{'s' if n != 1 else ''} of spec {spec.name!r} is finished in {runs} "
+            f"({runs_dir_source(spec, runs_dir)}); {folder} holds {best} of {n} finished: add --runs-dir "
+            f"{shell_path(folder)}")
+    if verb == "run":
+        return f"{head} to use them (stop this run: Ctrl-C); this run computes {'them' if n != 1 else 'it'} anew in {runs}"
+    if verb == "estimate":
+        return f"{head} to use them; this estimate counts {'them' if n != 1 else 'it'} as to do in {runs}"
+    return f"{head}; or, to compute {'them' if n != 1 else 'it'} anew in {runs}: {run_command(spec, runs)}"
+
+
 # --------------------------------------------------------------------------- manifests
 
 CELL_FILES = ("config.json", "results.json", "cost.json", "provenance.json")
@@ -559,7 +632,7 @@ def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any
     (:func:`_default_phrase`; ``(absent: default left to the method)`` where the help says nothing), and where the run's
     records (``resolved``: :func:`recorded_model_settings` of that side's run folder) hold the value the run used, the
     argument's own or its ``<argument>_resolved`` key, that too: ``(absent: default the model's, capped at 8192; 8192
-    in this run)``. ``null`` read as the value used."""
+    in this run)``; before s55 it read ``(absent: default null)``, which looked like the value used."""
     if name in ("batch_size", "device") and config.get(name) is not None:
         return f"(absent: default {_short(config[name])})"
     args = config.get("model_args")
