@@ -357,7 +357,8 @@ def build_dense_index(
         IndexNotFoundError: ``index_dir`` holds an index of another corpus or encoder (without ``force``).
         OfflineError: an encoder hub id that cannot be fetched.
         OSError: a full disk, a disk quota or a file-size limit (``ENOSPC``, ``EDQUOT``, ``EFBIG``) stopped the write
-            of an encoded part (the path: the ``.partial`` folder; the finished parts are kept and resumed) or of the
+            of the ``.partial`` folder's record (``identity.json``, before any encoding; the path: that folder), of
+            an encoded part (the path: the ``.partial`` folder; the finished parts are kept and resumed) or of the
             index (the path: the index folder; the scratch folder is removed, no index is left that a later build
             could take as complete); its text says what was written, for the commands' one line
             (:func:`retrieval.errors.no_room_line`).
@@ -403,16 +404,21 @@ def build_dense_index(
         start_jvm()
         import faiss
 
-        parts.mkdir(parents=True, exist_ok=True)
         # parts of other passage settings or versions are not resumed (query-side settings do not matter)
         parts_key = {"passage_identity": passage_identity(identity), "encoding_versions": versions}
         try:
-            if json.loads(key_file.read_text(encoding="utf-8")) != parts_key:
-                raise ValueError("parts of another corpus/encoder/versions")
-        except (OSError, ValueError):  # missing or foreign: start from scratch
-            shutil.rmtree(parts, ignore_errors=True)
-            parts.mkdir(parents=True)
-            atomic_write_json(key_file, parts_key)
+            parts.mkdir(parents=True, exist_ok=True)
+            try:
+                if json.loads(key_file.read_text(encoding="utf-8")) != parts_key:
+                    raise ValueError("parts of another corpus/encoder/versions")
+            except (OSError, ValueError):  # missing or foreign: start from scratch
+                shutil.rmtree(parts, ignore_errors=True)
+                parts.mkdir(parents=True)
+                atomic_write_json(key_file, parts_key)  # a failed write raises no path (OSError(28) of its flush)
+        except Exception as exc:
+            _raise_no_room(exc, f"while starting the encoded parts of the dense index of {corpus.name!r} (nothing "
+                                "was encoded yet)", parts)
+            raise
         enc = None
         n_parts = (len(corpus) + PART_SIZE - 1) // PART_SIZE
         t0, encoded = time.perf_counter(), 0
