@@ -195,6 +195,21 @@ def _missing(where: str, row: dict, field: str, hint: str) -> str:
     return msg + did_you_mean
 
 
+def _answers_fix(answers: Any) -> str:
+    """The fix an ``'answers' must be a list of strings`` error shows, JSON-quoted as the file needs it: ``; write
+    ["Idrena Solvathe"]`` for the text ``"Idrena Solvathe"``, ``; write ["1788"]`` for the number 1788, ``; write
+    ["a", "2"]`` for ``["a", 2]``; "" when there is nothing to quote (null, a mapping, only blanks/nulls)."""
+    import json
+
+    if isinstance(answers, bool) or answers is None or isinstance(answers, dict):
+        return ""
+    items = answers if isinstance(answers, list) else [answers]
+    if not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in items):
+        return ""
+    fixed = [a if isinstance(a, str) else json.dumps(a) for a in items]
+    return f"; write {json.dumps(fixed, ensure_ascii=False)}" if fixed and any(a.strip() for a in fixed) else ""
+
+
 def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
     """Read and check bring-your-own questions (module docstring).
 
@@ -230,7 +245,7 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
             raise DataError(_missing(where, r, "answers", 'a list of gold answer strings, e.g. ["Paris"]'))
         answers = r["answers"]
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-            raise DataError(f"{where}: 'answers' must be a list of strings, got {answers!r}")
+            raise DataError(f"{where}: 'answers' must be a list of strings, got {answers!r}{_answers_fix(answers)}")
         given, answers = answers, [a for a in answers if a.strip() and answer_tokens(a)]  # metrics' blank test
         if given and not answers:  # ["", "\u200b"]: no answer, which retrieval.metrics refuses
             raise DataError(f"{where}: 'answers' {given!r} hold only blank strings (spaces or characters that do not "

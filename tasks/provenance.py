@@ -13,7 +13,8 @@ that into the task config's ``metadata`` as ``tokrag_data`` (a new dict: nothing
       "run_fingerprint": "<16 hex>" | "gold",
       "retrieval": {"retriever": "dense", "params": {"encoder": "all-MiniLM-L6-v2", ...},
                     "encoder": {"encoder": "...", "encoder_sha256": "<64 hex>", ...}} | null   (QA tasks),
-      "questions": {"split": "test", "in_split": 21, "total": 24, "dev": 2, "fewshot": 1}   (QA tasks)
+      "questions": {"split": "test", "in_split": 21, "total": 24, "dev": 2, "fewshot": 1,
+                    "held_out": {"dev": ["q06", "q17"], "fewshot": ["q03"]}}   (QA tasks)
     }
 
 ``files``: every file or folder the task read its questions, text and passages from, by role or by its path in the
@@ -38,8 +39,8 @@ gold-passage-only tasks). ``retrieval`` (QA tasks): what retrieved the passages,
 retriever, its resolved params (defaults included: the dense encoder is named even when the task metadata only says
 ``retriever: dense``) and a dense encoder's weights hashes; null for gold passages. ``questions`` (QA tasks, since
 s53): the split evaluated and how many questions it has (``in_split``, before ``max_docs``; ``max_docs`` when set)
-and, for bring-your-own questions, the file's ``total`` and the ``dev`` / ``fewshot`` questions held out by hash
-(:func:`tasks.rag.split_record`); the report's contract line ``questions.<task>`` says it with lm-eval's limit. Paths and hashes only: deterministic for the same files at the same place; the
+and, for bring-your-own questions, the file's ``total``, the ``dev`` / ``fewshot`` questions held out by hash (counts)
+and their ids (``held_out``, since s55) (:func:`tasks.rag.split_record`); the report's contract line ``questions.<task>`` says it with lm-eval's limit. Paths and hashes only: deterministic for the same files at the same place; the
 leaderboards' run keys never read it. File hashes are memoised with the run keys' (:class:`retrieval.io.HashMemo`,
 persisted in ``$TOKRAG_CACHE_DIR`` by path, size, mtime, ctime and inode: :func:`retrieval.io.file_stamp`, so a
 same-size edit whose mtime was put back is hashed again), so a large corpus is hashed once, not at every run.

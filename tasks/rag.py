@@ -422,17 +422,50 @@ def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int |
     n_dev, n_shot, n_split = parts.count("dev"), parts.count("fewshot"), parts.count(split)
     kept = (f", of which max_docs keeps the first {min(int(max_docs), n_split)}" if max_docs not in (None, "", 0)
             else "")
-    log.info("questions %s: %d of %d held out as the dev/few-shot pool (%d dev, %d few-shot): one question in ten, by "
-             "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); %d are in split %r%s (a limit "
-             "scores the first N of them)", questions, n_dev + n_shot, len(rows), n_dev, n_shot, n_split, split, kept)
+    held = held_out_ids(rows)
+    log.info("questions %s: %d of %d held out as the dev/few-shot pool (%s): one question in ten, by hash of its "
+             "text, as for every QA task (tasks/README.md, \"Splits\"; the results record their ids: "
+             "tokrag_data.questions.held_out); %d are in split %r%s (a limit scores the first N of them)", questions,
+             n_dev + n_shot, len(rows), _name_ids(held), n_split, split, kept)
     return rows
+
+
+HELD_OUT_NAMED = 5
+"""How many held-out question ids the INFO line of :func:`_byo_note` names per part (dev, few-shot); more are
+counted (``and 3 more``). The results record them all (:func:`split_record`)."""
+
+
+def held_out_ids(rows: list[dict]) -> dict[str, list[str]]:
+    """``{"dev": [...], "fewshot": [...]}``: the ids (``qid``) of the bring-your-own questions that
+    :func:`tasks.data.qa_split_of` holds out of the test split (by hash of the question text), in file order."""
+    from .data import qa_split_of
+
+    out: dict[str, list[str]] = {"dev": [], "fewshot": []}
+    for r in rows:
+        part = qa_split_of(r["question"])
+        if part in out:
+            out[part].append(str(r["qid"]))
+    return out
+
+
+def _name_ids(held: dict[str, list[str]]) -> str:
+    """``1 dev: q06; 2 few-shot: q03, q10`` for the INFO line of :func:`_byo_note`: each part's count and its ids (at
+    most :data:`HELD_OUT_NAMED`, then ``and N more``); ``0 few-shot`` when a part has none."""
+    parts = []
+    for part, label in (("dev", "dev"), ("fewshot", "few-shot")):
+        ids = held.get(part) or []
+        more = len(ids) - HELD_OUT_NAMED
+        parts.append(f"{len(ids)} {label}" + (f": {', '.join(ids[:HELD_OUT_NAMED])}" if ids else "")
+                     + (f" and {more} more" if more > 0 else ""))
+    return "; ".join(parts)
 
 
 def split_record(split: str, in_split: int, max_docs: Any, byo_rows: list[dict] | None) -> dict[str, Any]:
     """The results' record of which questions a QA task evaluated (``tokrag_data.questions``, :mod:`tasks.provenance`):
     ``split``, ``in_split`` (its questions, before ``max_docs``), ``max_docs`` (when set) and, for bring-your-own
     questions (``byo_rows``: the file's every question), ``total``, ``dev`` and ``fewshot`` (held out by hash,
-    :func:`tasks.data.qa_split_of`). The report's contract says it (``questions.<task>``)."""
+    :func:`tasks.data.qa_split_of`) and ``held_out``, their ids (:func:`held_out_ids`: ``{"dev": ["q06"],
+    "fewshot": []}``). The report's contract says it (``questions.<task>``)."""
     from .data import qa_split_of
 
     out: dict[str, Any] = {"split": split, "in_split": in_split}
@@ -440,7 +473,8 @@ def split_record(split: str, in_split: int, max_docs: Any, byo_rows: list[dict] 
         out["max_docs"] = int(max_docs)
     if byo_rows is not None:
         parts = [qa_split_of(r["question"]) for r in byo_rows]
-        out.update(total=len(byo_rows), dev=parts.count("dev"), fewshot=parts.count("fewshot"))
+        out.update(total=len(byo_rows), dev=parts.count("dev"), fewshot=parts.count("fewshot"),
+                   held_out=held_out_ids(byo_rows))
     return out
 
 

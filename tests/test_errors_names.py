@@ -39,7 +39,8 @@ def test_unknown_task_is_one_line_with_the_closest_tasks(cmd: list[str]) -> None
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     want = ("error: unknown task 'nq_oracle_bm25_noise30' (closest: nq_oracle_bm25_noise20, nq_oracle_bm25_noise40, "
-            "nq_oracle_bm25_noise60, nq_oracle_bm25_noise80); 'lm_eval ls tasks' lists them all")
+            "nq_oracle_bm25_noise60, nq_oracle_bm25_noise80); 'lm_eval ls tasks' lists them all; a task YAML of your "
+            "own needs --include_path <the folder that holds it>")  # no --include_path given: the hint (s55 f3)
     lines = [ln for ln in proc.stderr.splitlines() if "error:" in ln]
     assert len(lines) == 1 and lines[0].endswith(want), proc.stderr[-2000:]
 

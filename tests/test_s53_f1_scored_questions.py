@@ -64,11 +64,13 @@ def test_the_run_records_the_split_and_the_held_out_questions(tmp_path, byo, rag
     docs = build_qa_docs("byo", questions=str(q), corpus=str(c), cache_dir=tmp_path / "cache", stats=stats)
     assert len(docs) == 22 and "q10" not in {d["qid"] for d in docs} and "q21" not in {d["qid"] for d in docs}
     rec = qa_provenance("byo", {"questions": str(q), "corpus": str(c)}, stats)
-    assert rec["questions"] == {"split": "test", "in_split": 22, "total": 24, "dev": 1, "fewshot": 1}
+    assert rec["questions"] == {"split": "test", "in_split": 22, "total": 24, "dev": 1, "fewshot": 1,
+                                "held_out": {"dev": ["q21"], "fewshot": ["q10"]}}  # their ids (s55 f3)
     info = [r.getMessage() for r in rag_info if r.levelno == logging.INFO and r.getMessage().startswith("questions ")]
-    assert info == [f"questions {q}: 2 of 24 held out as the dev/few-shot pool (1 dev, 1 few-shot): one question in ten, "
-                    "by hash of its text, as for every QA task (tasks/README.md, \"Splits\"); 22 are in split 'test' (a "
-                    "limit scores the first N of them)"]
+    assert info == [f"questions {q}: 2 of 24 held out as the dev/few-shot pool (1 dev: q21; 1 few-shot: q10): one "
+                    "question in ten, by hash of its text, as for every QA task (tasks/README.md, \"Splits\"; the "
+                    "results record their ids: tokrag_data.questions.held_out); 22 are in split 'test' (a limit scores "
+                    "the first N of them)"]  # the held-out ids named (s55 f3)
     assert not any("are evaluated" in m for m in info)
 
     rag_info.clear()
@@ -76,7 +78,8 @@ def test_the_run_records_the_split_and_the_held_out_questions(tmp_path, byo, rag
     docs = build_qa_docs("byo", questions=str(q), corpus=str(c), cache_dir=tmp_path / "cache", stats=stats, max_docs=5)
     assert len(docs) == 5
     assert qa_provenance("byo", {"questions": str(q), "corpus": str(c)}, stats)["questions"] == {
-        "split": "test", "in_split": 22, "max_docs": 5, "total": 24, "dev": 1, "fewshot": 1}
+        "split": "test", "in_split": 22, "max_docs": 5, "total": 24, "dev": 1, "fewshot": 1,
+        "held_out": {"dev": ["q21"], "fewshot": ["q10"]}}
     info = [r.getMessage() for r in rag_info if r.levelno == logging.INFO and r.getMessage().startswith("questions ")]
     assert info[0].endswith("; 22 are in split 'test', of which max_docs keeps the first 5 (a limit scores the first N "
                             "of them)")

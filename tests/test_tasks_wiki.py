@@ -418,9 +418,10 @@ def test_byo_pool_is_logged_and_short_retrievals_warned(tmp_path, byo_corpus, ra
     docs = build_qa_docs("byo", questions=str(qs), corpus=str(byo_corpus), cache_dir=tmp_path / "cache")
     assert [(d["qid"], len(d["ctxs"])) for d in docs] == [("b", 1), ("t", 3)]
     info = [r.getMessage() for r in rag_log if r.levelno == logging.INFO]
-    assert info == [f"questions {qs}: 2 of 4 held out as the dev/few-shot pool (1 dev, 1 few-shot): one question in ten, by "
-                    "hash of its text, as for every QA task (tasks/README.md, \"Splits\"); 2 are in split 'test' (a limit "
-                    "scores the first N of them)"]
+    assert info == [f"questions {qs}: 2 of 4 held out as the dev/few-shot pool (1 dev: fr; 1 few-shot: mx): one "
+                    "question in ten, by hash of its text, as for every QA task (tasks/README.md, \"Splits\"; the "
+                    "results record their ids: tokrag_data.questions.held_out); 2 are in split 'test' (a limit scores "
+                    "the first N of them)"]  # the held-out ids named (s55 f3)
     warn = [r.getMessage() for r in rag_log if r.levelno == logging.WARNING]
     assert len(warn) == 1 and warn[0].startswith(
         f"questions {qs}: 2 of 2 questions got fewer than hits=5 passages from bm25 over corpus {byo_corpus} (fewest: 1; "

@@ -352,7 +352,9 @@ def _patch_process_tasks(module):
                     pass
             known = indexed_task_names()
             parts = [unknown_name("task", name, known, list_all=0) for name in names]
-            raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all") from exc
+            own = ("" if getattr(self, "include_path", None) else  # a name you made up: most likely your own YAML
+                   "; a task YAML of your own needs --include_path <the folder that holds it>")
+            raise ConfigError("; ".join(parts) + "; 'lm_eval ls tasks' lists them all" + own) from exc
         if ours:
             from tasks.precheck import check_include_path_tasks
 
