@@ -28,6 +28,12 @@ cells and keeps the existing baseline's entries of the unfinished ones unchanged
 the journals of unfinished cells kept, and the command that resumes (:func:`interrupted_message`); the command then
 dies by that signal, as a shell loop expects (:func:`main` returns 130/143 to an in-process caller instead). A
 suggested command carries the ``--runs-dir`` it was given.
+When the runs folder holds none of the spec's cells finished but a likely other one does (``runs/`` beside the spec,
+as after ``cd lb && tokrag leaderboard run velmora.yaml``; :func:`leaderboards.runner.likely_runs_dirs`), one line
+says which and how many, and to add ``--runs-dir`` (:func:`leaderboards.runner.runs_elsewhere_note`): ``report``,
+``rescore`` and ``check --write`` are refused with it instead of the list of cells "not run yet" (with
+``--allow-missing`` / ``--allow-partial`` it is a ``note:`` on stderr), ``check`` prints it first, and ``run`` and
+``run --estimate`` print it (stderr) and go on.
 Also runnable as ``python -m leaderboards.cli``.
 """
 
@@ -305,6 +311,42 @@ def print_cells(data: dict) -> None:
         print(line if i == 0 else f"  {line}")
 
 
+def _runs_elsewhere(spec: LeaderboardSpec, runs_dir: str | None, verb: str) -> str | None:
+    """:func:`leaderboards.runner.runs_elsewhere_note` (``verb``: ``run``, ``estimate``, ``report``; ``check`` and
+    ``rescore`` read as ``report``): the line saying that another likely runs folder holds the cells that the one in
+    use lacks; None when it does not apply."""
+    from .runner import runs_elsewhere_note
+
+    return runs_elsewhere_note(spec, runs_dir, verb=verb if verb in ("run", "estimate") else "report")
+
+
+def _note_runs_elsewhere(spec: LeaderboardSpec, runs_dir: str | None, verb: str) -> None:
+    """``run`` / ``run --estimate``: print :func:`_runs_elsewhere`'s line (``note: ...``, stderr) when it applies; the
+    command goes on (a new runs folder may be what is wanted)."""
+    line = _runs_elsewhere(spec, runs_dir, verb)
+    if line is not None:
+        print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+def _refuse_runs_elsewhere(spec: LeaderboardSpec, runs_dir: str | None, allow_missing: bool) -> None:
+    """``report``/``rescore``/``check --write`` with none of the spec's cells finished in the runs folder but some in
+    another likely one: refused with :func:`_runs_elsewhere`'s one line (it would be refused anyway, with one
+    "not run yet" line per cell and the command that computes them all again); with ``allow_missing`` (their
+    ``--allow-missing``, ``--allow-partial``) the line is printed (stderr) and the command goes on.
+
+    Raises:
+        IncompleteRunError: that line, unless ``allow_missing``."""
+    from .runner import IncompleteRunError
+
+    line = _runs_elsewhere(spec, runs_dir, "report")
+    if line is None:
+        return
+    if allow_missing:
+        print(f"note: {line}", file=sys.stderr, flush=True)
+        return
+    raise IncompleteRunError(line)
+
+
 def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
     """``tokrag leaderboard`` for an in-process caller (a test, a script); returns the exit code (1 = a check failed).
 
@@ -343,6 +385,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         check_moved_runs(spec, runs, todo)
         check_cell_args(spec, [c for c, _ in todo])
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)
+        _note_runs_elsewhere(spec, args.runs_dir, "estimate")
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",
                                                                  "first_runs", "other_inputs")}
@@ -358,6 +401,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 from .runner import follow_leader
 
                 follow_leader()
+            else:  # the cells finished in another likely runs folder: say so before computing them anew
+                _note_runs_elsewhere(spec, args.runs_dir, "run")
             summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
                                resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
             stage = "done"
@@ -410,6 +455,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         finally:
             restore()
         return 0
+    if args.cmd in ("report", "rescore"):
+        _refuse_runs_elsewhere(spec, args.runs_dir, args.allow_missing)
     if args.cmd == "report":
         from .report import build_report
 
@@ -441,6 +488,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
     from .check import check_against_baseline, next_steps, summary_line, tolerance_line, write_baseline
 
     if args.write:
+        _refuse_runs_elsewhere(spec, args.runs_dir, args.allow_partial)
         b = write_baseline(spec, args.runs_dir, args.baseline, allow_partial=args.allow_partial)
         for cid in b["_dropped"]:
             print(f"note: dropped {cid} from the baseline: not a cell of spec {spec.name!r}")
@@ -453,6 +501,9 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         return 0
     run_from: list = []
     lines = check_against_baseline(spec, args.runs_dir, args.baseline, run_from)
+    elsewhere = _runs_elsewhere(spec, args.runs_dir, "check")
+    if elsewhere is not None:  # before the cells' FAIL lines, which say to run them again
+        print(f"note: {elsewhere}")
     for line in lines:
         print(line.render())
     print(summary_line(lines))

@@ -286,27 +286,29 @@ def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | Non
     others = likely_runs_dirs(spec, runs)
     if not others:
         return None
-    from .keys import cell_keys
-
     try:
-        keys = [key for _cell, key, _mat in cell_keys(spec, runs)]  # runs: a legacy key finished there counts
+        keys = [key for _cell, key, _mat in cell_keys(spec)]  # no checksum read: the markers alone
+        if not keys or any((runs / key / DONE).is_file() for key in keys):
+            return None
+        legacy = [key for _cell, key, _mat in cell_keys(spec, runs)]  # a cell finished there under its legacy key
     except (TokragError, OSError):
         return None
-    if not keys or any((runs / key / DONE).is_file() for key in keys):
+    if any((runs / key / DONE).is_file() for key in legacy):
         return None
     counts = [(sum((folder / key / DONE).is_file() for key in keys), folder) for folder in others]
     best, folder = max(counts, key=lambda c: c[0])  # max keeps the first of equal counts
     if not best:
         return None
     n = len(keys)
-    head = (f"none of the {n} cell{'s' if n != 1 else ''} of spec {spec.name!r} is finished in {runs} "
-            f"({runs_dir_source(spec, runs_dir)}); {folder} holds {best} of {n} finished: add --runs-dir "
-            f"{shell_path(folder)}")
+    them = "them" if n != 1 else "it"
+    none = f"none of the {n} cells of spec {spec.name!r} is" if n != 1 else f"the 1 cell of spec {spec.name!r} is not"
+    head = (f"{none} finished in {runs} ({runs_dir_source(spec, runs_dir)}); {folder} holds {best} of {n} finished: "
+            f"add --runs-dir {shell_path(folder)}")
     if verb == "run":
-        return f"{head} to use them (stop this run: Ctrl-C); this run computes {'them' if n != 1 else 'it'} anew in {runs}"
+        return f"{head} to use {them} (stop this run: Ctrl-C); this run computes {them} anew in {runs}"
     if verb == "estimate":
-        return f"{head} to use them; this estimate counts {'them' if n != 1 else 'it'} as to do in {runs}"
-    return f"{head}; or, to compute {'them' if n != 1 else 'it'} anew in {runs}: {run_command(spec, runs)}"
+        return f"{head} to use {them}; this estimate counts {them} as to do in {runs}"
+    return f"{head}; or, to compute {them} anew in {runs}: {run_command(spec, runs)}"
 
 
 # --------------------------------------------------------------------------- manifests
