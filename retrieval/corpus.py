@@ -526,7 +526,8 @@ def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
 
     Raises:
         ConfigError: (``fmt="auto"``) a file whose extension is no corpus format and whose first line is not a JSON
-            object. DataError: a folder without corpus files (naming the hidden ones it skipped).
+            object. DataError: a folder without corpus files (naming the hidden ones it skipped), or with an entry
+            named as a corpus file that is no regular file (:func:`_refuse_unreadable_entries`).
     """
     if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
         ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
@@ -535,11 +536,65 @@ def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
                           "a file with another extension is read as JSONL when its first line is a JSON object)")
     files = sorted(f for f in p.iterdir() if not f.name.startswith(".") and f.is_file()
                    and CORPUS_FILE.search(f.name)) if p.is_dir() else [p]
+    if p.is_dir():
+        _refuse_unreadable_entries(p)
     if not files:
         hidden = _hidden_corpus_files(p)
         raise DataError(f"{p}: folder holds no .jsonl/.json/.tsv files" + (
             f" (hidden files are skipped: {', '.join(hidden)}; rename them without the leading '.')" if hidden else ""))
     return files
+
+
+def _refuse_unreadable_entries(p: Path) -> None:
+    """Refuse a corpus folder ``p`` holding a top-level entry named as a corpus file (:data:`CORPUS_FILE`, not hidden)
+    that is no regular file to read: a symbolic link to a missing file or a loop of links, a named pipe, a socket.
+    ``Path.is_file`` is false for each, so :func:`_corpus_files` left it out without a word and the corpus lost that
+    file's passages (a dangling ``part2.jsonl`` link after a move: the runs silently came from the other parts).
+
+    Raises:
+        DataError: one line naming the folder, the entry and what it is, and what to do.
+    """
+    for f in sorted(p.iterdir()):
+        if f.name.startswith(".") or not CORPUS_FILE.search(f.name) or f.is_file() or f.is_dir():
+            continue
+        if f.is_symlink():
+            try:
+                target = os.readlink(f)
+            except OSError:
+                target = "?"
+            what = f"a symbolic link to {target}, " + ("which is no regular file" if f.exists() else
+                                                       "which does not exist (or a loop of links)")
+        else:
+            what = "no regular file (a named pipe, a socket or a device)"
+        raise DataError(f"corpus folder {p}: {f.name} is {what}, so its passages cannot be read; fix the link or move "
+                        "the file in its place, or remove the entry (or rename it with a leading '.' to skip it)")
+
+
+_COMPRESSED = re.compile(r"\.(jsonl|json|tsv|ndjson)\.(bz2|xz|zst|zip|lz4|7z)$", re.I)  # compressions tokrag does not read
+
+
+def _skipped_data_entries(p: Path) -> list[str]:
+    """The top-level entries of corpus folder ``p`` that hold corpus data :func:`_corpus_files` does not read (hidden
+    entries aside, :func:`_hidden_corpus_files`): a file under another extension whose first line is a JSON object
+    (``part2.ndjson``, ``part2.txt``: read as JSONL when given as the corpus file, not in a folder), a corpus file under
+    a compression tokrag does not read (``part2.jsonl.bz2``), a subfolder holding corpus files (``part2/x.jsonl``: a
+    folder's files are its top-level files). Sorted names, a subfolder's with a trailing ``/``; ``[]`` for a file."""
+    if not p.is_dir():
+        return []
+    out = []
+    for f in sorted(p.iterdir()):
+        if f.name.startswith("."):
+            continue
+        if f.is_dir():
+            try:
+                if any(not g.name.startswith(".") and CORPUS_FILE.search(g.name) for g in f.iterdir()):
+                    out.append(f.name + "/")
+            except OSError:  # a folder that cannot be listed holds nothing tokrag reads either way
+                pass
+        elif f.is_file() and not CORPUS_FILE.search(f.name) and (_COMPRESSED.search(f.name)
+                                                                  or _first_object(f) is not None):
+            out.append(f.name)
+    return out
 
 
 CHECK_RECORDS = 5
@@ -592,13 +647,16 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
 
     Args:
         path: the file or folder (its top-level ``.jsonl``/``.json``/``.tsv`` files, ``.gz`` too, in name order;
-            hidden ones, with a leading ``.``, are skipped with a WARNING naming them: :func:`_corpus_files`).
+            hidden ones, with a leading ``.``, are skipped with a WARNING naming them: :func:`_corpus_files`; so are,
+            with one WARNING, files of other extensions holding JSON lines, ``.bz2``/``.xz``/``.zst`` corpus files and
+            subfolders holding corpus files: :func:`_skipped_data_entries`).
         fmt: ``auto``, ``jsonc``, ``jsonl``, ``dpr-tsv`` or ``wiki-summaries`` (module docstring).
         name: corpus name (default: the file name).
 
     Raises:
         DataError: malformed JSON or TSV, invalid UTF-8 (file and line named), missing fields, empty
-            text, duplicate ids, an empty corpus.
+            text, duplicate ids, an empty corpus; a folder entry named as a corpus file that is a dangling or looping
+            symbolic link, a named pipe or a socket (:func:`_refuse_unreadable_entries`).
         ConfigError: a path that does not exist (a relative one names the working directory), an unknown
             ``fmt``, or (``fmt="auto"``) a file whose extension is none of ``.jsonl``, ``.json``, ``.tsv`` (each
             optionally ``.gz``) and whose first line is not a JSON object (such a file, e.g. ``.ndjson``, is JSONL).
@@ -612,6 +670,11 @@ def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = N
         logger.warning("corpus folder %s: skipping hidden file%s %s (a leading '.'; neither read nor keyed by a "
                        "leaderboard); rename %s without the '.' to read %s", p, "s" * (len(hidden) > 1),
                        ", ".join(hidden), "them" if len(hidden) > 1 else "it", "them" if len(hidden) > 1 else "it")
+    skipped = _skipped_data_entries(p)
+    if skipped:
+        logger.warning("corpus folder %s: not reading %s (a corpus folder is its top-level .jsonl/.json/.tsv files, each "
+                       "also .gz; other files and subfolders are not read); rename a file "
+                       "to .jsonl (recompress as .gz) or move it to the folder's top level to read it", p, ", ".join(skipped))
     located: list[tuple[str, Passage]] = []
     for f in files:
         kind = _sniff(f) if fmt == "auto" else fmt
@@ -777,14 +840,18 @@ def resolve_corpus(corpus: Corpus | str | os.PathLike, data_dir: str | os.PathLi
 
 
 # ----------------------------------------------------------------------------------------------- queries
-QID_FIELDS = ("qid", "id", "qId")
-"""Where a JSONL topics record's query id is read from, the first present (not null) of them."""
+QID_FIELDS = ("qid", "id", "qId", "_id")
+"""Where a JSONL topics record's query id is read from, the first present (not null) of them. ``_id`` is BEIR's
+``queries.jsonl`` (``{"_id", "text", "metadata"}``), as a corpus record's ``_id`` is read (:data:`PASSAGE_ID_FIELDS`);
+before, such a file's questions got ``q<row>`` ids, so the run's ids matched none of the qrels'."""
+OTHER_QID_FIELDS = ("query_id", "question_id", "example_id", "qa_id", "queryId", "questionId")
+"""Id fields a topics record may hold that are not read as its id (:func:`jsonl_qid` warns of them)."""
 QUESTION_FIELDS = ("question", "query", "text", "qText")
 """Where a JSONL topics record's question text is read from, the first present (not null) of them."""
 
 
 def jsonl_qid(obj: dict, index: int, where: str) -> str:
-    """The query id of a JSONL topics record: the first of its ``qid``/``id``/``qId`` that is not null, as
+    """The query id of a JSONL topics record: the first of its ``qid``/``id``/``qId``/``_id`` that is not null, as
     :func:`retrieval.io.json_id` reads every id (an integer 0 is ``"0"``), or ``q<index>`` when it has none
     (absent or null). Every reader of topic files uses this, so the queries and their answers always get the same
     ids; a ctxs run's question ids follow the same rule (:func:`retrieval.cache.read_ctxs_jsonl`).
@@ -833,7 +900,9 @@ def tsv_topics_file(path: str | os.PathLike) -> bool:
 
 def load_queries(path: str | os.PathLike) -> dict[str, str]:
     """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
-    ``qid``/``id`` and ``question``/``query``/``text``; NQ-style JSONL without ids gets ``q<line index>``.
+    ``qid``/``id``/``qId``/``_id`` (:data:`QID_FIELDS`) and ``question``/``query``/``text``; NQ-style JSONL without
+    ids gets ``q<line index>`` (one WARNING when such a record has an id field that is not read, ``query_id``:
+    :data:`OTHER_QID_FIELDS`).
     A UTF-8 byte order mark at the start of the file is skipped.
 
     Raises:
@@ -871,10 +940,17 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
                     raise DataError(f"{p}:{lineno}: expected 'qid<TAB>query text'")
                 put(qid.strip(), text, f"{p}:{lineno}")
     else:
+        other = ""  # where a record without a read id field first holds another id field
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)
+            if not other and qid_field(obj) is None:
+                name = next((n for n in OTHER_QID_FIELDS if obj.get(n) is not None), None)
+                other = name and f"{where}: {name!r}"
             put(qid, record_field(obj, QUESTION_FIELDS, where), where)
+        if other:
+            logger.warning("%s is not read as the query id (ids are read from %s), so questions without those get the "
+                           "id q<row>; rename the field to 'qid' to keep your ids", other, "/".join(QID_FIELDS))
     if not out:
         raise DataError(f"{p}: no queries in the file")
     return out
