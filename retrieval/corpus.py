@@ -892,6 +892,11 @@ def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
     return []
 
 
+_TSV_ID_HEADERS = frozenset({"qid", "id", "_id", "query_id", "question_id", "topic_id", "qa_id"})
+_TSV_TEXT_HEADERS = frozenset({"query", "question", "text", "title", "query_text", "question_text", "topic"})
+"""A first line of TSV topics holding one of each (any case) is a header line, refused by :func:`load_queries`."""
+
+
 def tsv_topics_file(path: str | os.PathLike) -> bool:
     """Whether :func:`load_queries` reads ``path`` as TSV topics (``qid<TAB>query``): its name ends in ``.tsv`` or
     ``.txt``, optionally ``.gz`` (any other name is read as JSONL). Such topics carry no answers or gold ids."""
@@ -907,7 +912,9 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
 
     Raises:
         DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty, hold whitespace or are
-            a float in JSONL (:func:`jsonl_qid`), empty queries, missing fields (file and line named).
+            a float in JSONL (:func:`jsonl_qid`), empty queries, missing fields (file and line named); a TSV line of
+            more than two fields (trailing empty ones aside: an answers column was searched as query words) or a TSV
+            header line (``qid<TAB>query``: it was read as a question).
         ConfigError: the file does not exist (a relative path names the working directory).
     """
     p = Path(path).expanduser()
@@ -935,9 +942,20 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
                     raise DataError(f"{p}:{lineno}: invalid UTF-8; re-encode the file as UTF-8") from None
                 if not line.strip():
                     continue
-                qid, sep, text = line.partition("\t")
-                if not sep:
+                fields = line.split("\t")
+                while len(fields) > 2 and not fields[-1].strip():
+                    fields.pop()  # a trailing tab (an empty extra field), as the corpus reader drops it
+                if len(fields) < 2:
                     raise DataError(f"{p}:{lineno}: expected 'qid<TAB>query text'")
+                if len(fields) > 2:  # an answers column (DPR's qas files), a title: it was searched as query words
+                    raise DataError(f"{p}:{lineno}: expected 2 tab-separated fields (qid, query text), got "
+                                    f"{len(fields)}; TSV topics hold no answers or other columns: keep the first two, "
+                                    "or write JSONL topics ({\"qid\", \"question\", \"answers\"}), or replace the "
+                                    "tab inside the query with a space")
+                qid, text = fields
+                if not out and qid.strip().lower() in _TSV_ID_HEADERS and text.strip().lower() in _TSV_TEXT_HEADERS:
+                    raise DataError(f"{p}:{lineno}: {line.strip()!r} is a header line; TSV topics (Pyserini's "
+                                    "qid<TAB>query) have none: remove the line (it was read as a question)")
                 put(qid.strip(), text, f"{p}:{lineno}")
     else:
         other = ""  # where a record without a read id field first holds another id field
