@@ -66,8 +66,16 @@ CORPUS_FORMATS = (".jsonl/.json (a record per line: {id, title, text} or {id, co
 
 def relative_note(path: str | os.PathLike) -> str:
     """`` (relative to the working directory /x)`` for a relative path (what a missing file was looked up
-    against), else ``""``."""
-    return "" if Path(path).expanduser().is_absolute() else f" (relative to the working directory {Path.cwd()})"
+    against), else ``""``; for a symbolic link whose target does not exist (or a loop of links, which the operating
+    system reports as missing too) also where it points, `` (a symbolic link to T, which does not exist ...)``."""
+    p = Path(path).expanduser()
+    note = "" if p.is_absolute() else f" (relative to the working directory {Path.cwd()})"
+    try:
+        if p.is_symlink() and not p.exists():
+            note += f" (a symbolic link to {os.readlink(p)}, which does not exist, or a loop of links; fix or remove the link)"
+    except OSError:  # a parent folder that cannot be read: the plain message
+        pass
+    return note
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,21 @@ def test_retrieve_eval_scores_a_run_under_beir_ids(tmp_path, capsys) -> None:
     assert m["num_queries"] == 2
     assert m["gold@1"] == 0.5 and m["gold@2"] == 1.0
     assert m["answer_recall@1"] == 0.5 and m["answer_recall@2"] == 1.0
+
+
+def test_a_corpus_or_topics_path_that_is_a_broken_link_says_so(tmp_path) -> None:
+    """``--corpus corpus.jsonl`` where the link loops (or its target moved) said only 'does not exist', beside a
+    file ``ls`` lists; the line now names the link's target."""
+    from retrieval.errors import ConfigError
+    loop = tmp_path / "corpus.jsonl"
+    loop.symlink_to(tmp_path / "corpus.jsonl")
+    with pytest.raises(ConfigError) as exc:
+        load_corpus(loop)
+    assert str(exc.value) == (f"corpus path {loop} does not exist (a symbolic link to {loop}, which does not exist, or "
+                              "a loop of links; fix or remove the link)")
+    topics = tmp_path / "topics.jsonl"
+    topics.symlink_to("moved/topics.jsonl")
+    with pytest.raises(ConfigError) as exc:
+        load_queries(topics)
+    assert str(exc.value) == (f"topics file {topics} does not exist (a symbolic link to moved/topics.jsonl, which does "
+                              "not exist, or a loop of links; fix or remove the link)")
