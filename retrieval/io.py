@@ -219,8 +219,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     (:func:`write_target`).
 
     Raises:
-        OSError: the folder cannot be created or written (the temporary file is removed); the path (or a link's
-            target) is a device, a named pipe or a socket (:func:`write_beside`).
+        OSError: the folder cannot be created or written (the temporary file is removed, a file already at ``path``
+            is left as it was); a full disk (``ENOSPC``), a quota (``EDQUOT``) or ``ulimit -f`` (``EFBIG``) while
+            the temporary file is created or written is an OSError naming the file written (``path``, or a link's
+            target: ``[Errno 28] No space left on device: '<path>'``); the path (or a link's target) is a device, a
+            named pipe or a socket (:func:`write_beside`).
     """
     target = write_target(path)
     tmp = write_beside(target, data)
@@ -250,9 +253,13 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
     are created. -> the temporary file.
 
     Raises:
-        OSError: the folder cannot be created or written (the temporary file is removed); ``write_target(path)`` is
-            a device, a named pipe or a socket (``out.json`` linked to ``/dev/null`` to discard it: the rename
-            replaced ``/dev/null`` itself with a regular file, as root; nothing is written).
+        OSError: the folder cannot be created or written (the temporary file is removed; a file already at the path
+            is left as it was); ``write_target(path)`` is a device, a named pipe or a socket (``out.json`` linked to
+            ``/dev/null`` to discard it: the rename replaced ``/dev/null`` itself with a regular file, as root;
+            nothing is written). An error of the temporary file's creation or of its write, flush, fsync or close
+            (a full disk's ``ENOSPC``, ``EDQUOT``, ``ulimit -f``'s ``EFBIG``, ``EIO``) names ``write_target(path)``,
+            the file being written (:func:`_naming`): a buffered write's flush raises it without a path, so the
+            commands' one line (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 f4).
     """
     path = write_target(path)
     try:
@@ -272,6 +279,11 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
             break
         except FileExistsError:
             continue
+        except OSError as exc:  # no inode or directory block left (ENOSPC), a quota: named by the file written
+            named = _naming(exc, path, tmp)
+            if named is None:
+                raise
+            raise named from exc
     else:
         raise FileExistsError(f"no free temporary name for {path} after 100 tries in {path.parent}")
     try:
@@ -281,11 +293,25 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        raise
+        named = _naming(exc, path, tmp) if isinstance(exc, OSError) else None
+        if named is None:
+            raise
+        raise named from exc
     return tmp
+
+
+def _naming(exc: OSError, path: Path, tmp: Path) -> OSError | None:
+    """``exc``, an error of the temporary file ``tmp`` of an atomic write of ``path`` (:func:`write_beside`), as a new
+    OSError of the same errno and text naming ``path`` (the caller raises it ``from exc``), when it names no file (a
+    buffered write's flush, ``fsync``, ``close``: ``[Errno 28] No space left on device``) or ``tmp`` (its ``os.open``,
+    ``os.chmod``), so that the line a command prints (:func:`retrieval.errors.no_room_line`) says which file, and so
+    which disk, had no room; None (``exc`` is raised as it is) when it names another file or has no errno."""
+    if exc.errno is None or (exc.filename is not None and os.fspath(exc.filename) != os.fspath(tmp)):
+        return None
+    return OSError(exc.errno, exc.strerror, str(path))
 
 
 def read_regular_file(path: str | os.PathLike, max_bytes: int) -> bytes:

@@ -54,9 +54,10 @@ def test_a_file_size_limit_is_one_line(data, capsys):
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
-    assert err == ["tokrag retrieve: error: [Errno 27] File too large (a full disk, a disk quota or a file-size limit "
-                   "stopped a write); make room (or raise the limit: ulimit -f) and run the same command again (set "
-                   "TOKRAG_TRACEBACK=1 for the stack trace)"]
+    # the file that met the limit is named (s55 f4: the atomic write's flush raised EFBIG without a path)
+    assert err == [f"tokrag retrieve: error: [Errno 27] File too large: '{data / 'out' / 'run.ctxs.jsonl'}' (a full "
+                   "disk, a disk quota or a file-size limit stopped a write); make room (or raise the limit: ulimit -f) "
+                   "and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)"]
     assert not (data / "out").exists() or not any((data / "out").iterdir())  # nothing half-written
     assert main(_args(data, data / "out" / "run.trec")) == 0  # the same command again, with room, completes
     assert sorted(p.name for p in (data / "out").iterdir()) == ["run.ctxs.jsonl", "run.trec", "run.trec.meta.json"]

@@ -20,6 +20,22 @@ LINE = ("error: [Errno 27] File too large (a full disk, a disk quota or a file-s
         "(or raise the limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
 
 
+def _line(path: Path) -> str:
+    """:data:`LINE` naming the file that met the limit, as the atomic writes name it (s55 f4)."""
+    head, tail = LINE.split(" (a full disk", 1)
+    return f"{head}: '{path}' (a full disk{tail}"
+
+
+def _named_file(errors: list[str], program: str, root: Path) -> Path | None:
+    """The file the one line ``errors`` names (``program`` + :func:`_line`), when it is under ``root``; else None."""
+    head, tail = LINE.split(" (a full disk", 1)
+    prefix, suffix = f"{program}{head}: '", f"' (a full disk{tail}"
+    if len(errors) != 1 or not errors[0].startswith(prefix) or not errors[0].endswith(suffix):
+        return None
+    path = Path(errors[0][len(prefix):-len(suffix)])
+    return path if path.is_relative_to(root) else None
+
+
 def _limited(size: int):
     def preexec():  # in the child only: RLIMIT_FSIZE below what the command writes (EFBIG, as a full disk's ENOSPC)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
@@ -41,7 +57,9 @@ def test_the_leaderboard_module_a_jobs_helper_runs_is_one_line(tmp_path):
     proc = subprocess.run(runner_cmd(spec, runs), env=_env(tmp_path, limited=True), capture_output=True, text=True, timeout=600,
                           preexec_fn=_limited(4096))  # the cell's journal is larger
     errors = [line for line in proc.stderr.splitlines() if "rror" in line]
-    assert (proc.returncode, errors) == (2, ["tokrag leaderboard: " + LINE]), proc.stderr[-3000:]  # was: rc 1, a traceback
+    assert proc.returncode == 2, proc.stderr[-3000:]  # was: rc 1, a traceback
+    # the line names the file that met the limit (s55 f4; the first write over 4096 bytes: the cache's file-hash record)
+    assert _named_file(errors, "tokrag leaderboard: ", tmp_path) is not None, proc.stderr[-3000:]
     again = subprocess.run(runner_cmd(spec, runs), env=_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]  # the same command, with room, completes the cell
     assert json.loads(again.stdout)["ran"] == ["standard/toy_qa/seed1"]
@@ -69,5 +87,6 @@ def test_python_m_retrieval_cli_is_one_line(tmp_path):
     proc = subprocess.run(cmd(tmp_path / "out" / "run.trec"), env=_env(tmp_path, limited=True), capture_output=True, text=True,
                           timeout=600, preexec_fn=_limited(600))  # run.trec (~200 bytes) fits, its ctxs (~3 KB) not
     errors = [line for line in proc.stderr.splitlines() if "rror" in line]
-    assert (proc.returncode, errors) == (2, ["tokrag retrieve: " + LINE]), proc.stderr[-3000:]  # was: rc 1, a traceback
+    assert (proc.returncode, errors) == (2, ["tokrag retrieve: " + _line(tmp_path / "out" / "run.ctxs.jsonl")]), \
+        proc.stderr[-3000:]  # was: rc 1, a traceback; the file named since s55 f4
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # nothing half-written
