@@ -42,7 +42,8 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import BOM, check_unicode, invalid_unicode, json_error, json_id, one_passage_id, open_data, read_jsonl
+from .io import (BOM, check_unicode, invalid_unicode, json_error, json_id, jsonl_conversion_command, one_passage_id,
+                 open_data, read_jsonl)
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -417,6 +418,31 @@ def _starts_with_json_object(path: Path) -> bool:
     return False
 
 
+def _pretty_printed_error(path: Path, what: str) -> DataError | None:
+    """The one line for a JSON Lines file (a corpus or topics file read line by line) whose first non-blank line is a
+    lone ``{`` or ``[``: JSON written over several lines (``jq .``, ``json.dump(indent=2)``), which the line reader
+    reported as ``file:1: malformed JSON (Expecting property name enclosed in double quotes at column 2)`` of a file
+    that is valid JSON. None for any other file (or one that cannot be read: the reader reports it). ``what`` names
+    the file's role (``corpus``, ``topics``)."""
+    try:
+        with open_data(path) as f:
+            for lineno, raw in enumerate(f, start=1):
+                line = (raw.removeprefix(BOM) if lineno == 1 else raw).strip()
+                if line:
+                    break
+            else:
+                return None
+    except (DataError, OSError):
+        return None
+    if line not in (b"{", b"["):
+        return None
+    cmd = jsonl_conversion_command(path)
+    if line == b"{":
+        cmd = cmd.replace("jq -c '.[]'", "jq -c .", 1)
+    return DataError(f"{path}:{lineno}: JSON written over several lines (pretty-printed) is not JSON Lines; a {what} "
+                     f"file holds one JSON object per line: convert it ({cmd})")
+
+
 def _json_array_error(path: Path) -> DataError:
     """The one line for a ``.json`` corpus file that holds one JSON array (:func:`_sniff`)."""
     return DataError(f"{path}: one JSON array is no corpus format tokrag reads; write one {{id, title, text}} record "
@@ -477,6 +503,8 @@ def _sniff(path: Path, head_only: bool = False) -> str | None:
                 f"{path}: one JSON object of records without 'extract' (e.g. entry {lacking[0]!r}) is no corpus format "
                 f"tokrag reads; write one {{id, title, text}} record per line (supported corpus files: {CORPUS_FORMATS})"
             )
+    if (pretty := _pretty_printed_error(path, "corpus")) is not None:
+        raise pretty
     for _, obj in read_jsonl(path):
         return "jsonc" if "contents" in obj else "jsonl"
     return "jsonl"
@@ -966,6 +994,8 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
                                     "qid<TAB>query) have none: remove the line (it was read as a question)")
                 put(qid.strip(), text, f"{p}:{lineno}")
     else:
+        if (pretty := _pretty_printed_error(p, "topics")) is not None:
+            raise pretty
         other = ""  # where a record without a read id field first holds another id field
         for i, (lineno, obj) in enumerate(read_jsonl(p)):
             where = f"{p}:{lineno}"
