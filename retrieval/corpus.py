@@ -282,6 +282,12 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
                             "('contents' as Pyserini's JsonCollection, or 'title' and 'text')")
         if fmt == "jsonc":
             title, text = _split_contents(record_field(obj, ("contents",), where))
+            given = record_field(obj, ("title",), where, required=False)
+            if given.strip() and given.strip() != title.strip():  # it was dropped, or replaced by contents' first line
+                raise DataError(f"{where}: passage {pid!r} has a 'title' field ({given[:60]!r}) that would be dropped: "
+                                "with 'contents' the title is its first line (Pyserini's JsonCollection), here "
+                                + (f"{title[:60]!r}" if title else "none ('contents' is one line)")
+                                + "; rename 'contents' to 'text' to keep the 'title' field, or remove 'title'")
         else:
             title = record_field(obj, ("title",), where, required=False)
             text = record_field(obj, ("text",), where)
