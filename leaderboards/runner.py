@@ -253,9 +253,14 @@ def likely_runs_dirs(spec: LeaderboardSpec, runs: Path) -> list[Path]:
     exist, in this order: ``runs/`` beside the spec file and beside its folder (a run started in the spec's folder,
     ``cd lb && tokrag leaderboard run velmora.yaml``), ``./runs`` of the working directory, ``$TOKRAG_RUNS_DIR`` and
     the spec's ``runs_dir`` (when not the folder in use). No run writes down its runs folder elsewhere, so these are
-    guesses; none is read beyond its cells' ``DONE`` markers."""
+    guesses; none is read beyond its cells' ``DONE`` markers. A candidate that cannot be looked at (a symbolic-link
+    loop, a folder one may not search, a working directory since removed) is left out: this never stops a command."""
     here = Path(spec.path).resolve().parent
-    found = [here / "runs", here.parent / "runs", Path.cwd() / "runs"]
+    found = [here / "runs", here.parent / "runs"]
+    try:
+        found.append(Path.cwd() / "runs")
+    except OSError:  # the working directory was removed
+        pass
     if os.environ.get("TOKRAG_RUNS_DIR"):
         found.append(Path(os.environ["TOKRAG_RUNS_DIR"]))
     if spec.runs_dir:
@@ -263,11 +268,24 @@ def likely_runs_dirs(spec: LeaderboardSpec, runs: Path) -> list[Path]:
     out: list[Path] = []
     skip = {Path(runs).resolve()}
     for folder in found:
-        folder = folder.resolve()
-        if folder not in skip and folder.is_dir():
+        try:  # Python 3.11's resolve raises RuntimeError on a link loop (3.13: OSError); is_dir raises EACCES
+            folder = folder.resolve()
+            usable = folder not in skip and folder.is_dir()
+        except (OSError, RuntimeError):
+            continue
+        if usable:
             skip.add(folder)
             out.append(folder)
     return out
+
+
+def _marker_is_file(path: Path) -> bool:
+    """``path.is_file()``, False where it cannot be told (Python 3.11 raises PermissionError for a ``DONE`` marker
+    in a folder one may not search): :func:`runs_elsewhere_note` only guesses."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
@@ -277,7 +295,8 @@ def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | Non
     default, ./runs of the working directory); /w/lb/runs holds 3 of 3 finished: add --runs-dir /w/lb/runs`` and,
     per ``verb``, what else: ``report`` (also ``rescore``, ``check``) the command that computes them anew in the
     folder in use; ``run`` that this run computes them anew (it is not refused); ``estimate`` that they are
-    counted as to do. None otherwise (also when the keys cannot be computed: the command says why itself).
+    counted as to do. None otherwise (also when the keys cannot be computed: the command says why itself; a folder
+    or marker that cannot be looked at counts as holding nothing).
 
     Cheap: the keys are :func:`leaderboards.keys.cell_keys` (memoised hashes), and only each cell's ``DONE`` marker is
     looked at (no checksum), in at most five folders. The folder with the most finished cells is named (the first
@@ -293,9 +312,9 @@ def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | Non
         legacy = [key for _cell, key, _mat in cell_keys(spec, runs)]  # a cell finished there under its legacy key
     except (TokragError, OSError):
         return None
-    if any((runs / key / DONE).is_file() for key in legacy):
+    if any(_marker_is_file(runs / key / DONE) for key in legacy):
         return None
-    counts = [(sum((folder / key / DONE).is_file() for key in keys), folder) for folder in others]
+    counts = [(sum(_marker_is_file(folder / key / DONE) for key in keys), folder) for folder in others]
     best, folder = max(counts, key=lambda c: c[0])  # max keeps the first of equal counts
     if not best:
         return None
