@@ -412,8 +412,8 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
 
 def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int | None = None) -> list[dict]:
     """Every bring-your-own question (all splits), after one INFO line saying how many went to the dev/few-shot pool
-    and how many are in the evaluated split (of which ``max_docs`` keeps the first N; lm-eval's limit, which the task
-    does not see, scores the first N of the docs)."""
+    (and their ids: :func:`_name_ids`) and how many are in the evaluated split (of which ``max_docs`` keeps the first
+    N; lm-eval's limit, which the task does not see, scores the first N of the docs)."""
     from .byo import load_questions
     from .data import qa_split_of
 
@@ -631,7 +631,7 @@ def build_qa_docs(
             None for gold passages)
             (:mod:`tasks.provenance`): ``corpus`` (the :class:`retrieval.Corpus`; None for ``prebuilt:`` corpora) and
             ``run_fingerprint`` (as every doc's), ``questions`` (:func:`split_record`: the split, its size, the
-            held-out counts of bring-your-own questions).
+            held-out counts and ids of bring-your-own questions).
     Raises:
         ConfigError: bad arguments; DataError: degenerate retrieval (``retrieval.check_run_sanity``).
     """
