@@ -8,7 +8,9 @@ a gzip file is decompressed whatever its name, :func:`retrieval.io.open_data`):
 * ``jsonc``: Pyserini JsonCollection, ``{"id", "contents"}`` per line (a file, ``.gz`` or a folder of
   them; a folder's hidden files, ``.x.jsonl``, are skipped with a WARNING). When ``contents`` has several
   lines, the first is the title (``Title\\n...`` or ``"Title"\\n...``, the DPR/Pyserini ``wikipedia-dpr``
-  convention); single-line contents have no title.
+  convention); single-line contents have no title. A record that also has a non-empty ``title`` field other
+  than that first line (``{"id", "title", "contents"}``, as Anserini's JsonCollection keeps extra fields) is read
+  with that title and the whole ``contents`` as its text.
 * ``jsonl``: ``{"id", "title", "text"}`` per line (``docid``/``_id`` accepted for ``id``). A record holding
   both ``contents`` and ``text`` is refused (which one is the passage?).
 * ``dpr-tsv``: DPR's ``psgs_w100.tsv``: a header, then ``id<TAB>text<TAB>title`` (CSV quoting: a field may be
@@ -281,13 +283,14 @@ def _passages_jsonl(path: Path, fmt: str) -> Iterator[tuple[str, Passage]]:
             raise DataError(f"{where}: passage {pid!r} has both 'contents' and 'text'; keep one of them "
                             "('contents' as Pyserini's JsonCollection, or 'title' and 'text')")
         if fmt == "jsonc":
-            title, text = _split_contents(record_field(obj, ("contents",), where))
+            contents = record_field(obj, ("contents",), where)
+            title, text = _split_contents(contents)
             given = record_field(obj, ("title",), where, required=False)
-            if given.strip() and given.strip() != title.strip():  # it was dropped, or replaced by contents' first line
-                raise DataError(f"{where}: passage {pid!r} has a 'title' field ({given[:60]!r}) that would be dropped: "
-                                "with 'contents' the title is its first line (Pyserini's JsonCollection), here "
-                                + (f"{title[:60]!r}" if title else "none ('contents' is one line)")
-                                + "; rename 'contents' to 'text' to keep the 'title' field, or remove 'title'")
+            if given.strip() and given.strip() != title.strip():
+                # A 'title' field of its own (Anserini's JsonCollection keeps it as a field beside the indexed
+                # 'contents'): it is the title and the whole 'contents' the text, nothing dropped. A title equal to
+                # the first line, empty or null reads as before (that line is the title, the rest the text).
+                title, text = given, contents
         else:
             title = record_field(obj, ("title",), where, required=False)
             text = record_field(obj, ("text",), where)
