@@ -296,7 +296,10 @@ def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | Non
     per ``verb``, what else: ``report`` (also ``rescore``, ``check``) the command that computes them anew in the
     folder in use; ``run`` that this run computes them anew (it is not refused); ``estimate`` that they are
     counted as to do. None otherwise (also when the keys cannot be computed: the command says why itself; a folder
-    or marker that cannot be looked at counts as holding nothing).
+    or marker that cannot be looked at counts as holding nothing). Where the spec's task data are named by relative
+    paths that exist only from another directory (``questions: q.jsonl`` in ``lb/``'s task YAML, read from ``lb``'s
+    parent), every key from here differs: the keys are then also compared as computed from there
+    (:func:`_keys_as_from_data_directory`), and the line says to run from there with that ``--runs-dir``.
 
     Cheap: the keys are :func:`leaderboards.keys.cell_keys` (memoised hashes), and only each cell's ``DONE`` marker is
     looked at (no checksum), in at most five folders. The folder with the most finished cells is named (the first
@@ -316,18 +319,53 @@ def runs_elsewhere_note(spec: LeaderboardSpec, runs_dir: str | os.PathLike | Non
         return None
     counts = [(sum(_marker_is_file(folder / key / DONE) for key in keys), folder) for folder in others]
     best, folder = max(counts, key=lambda c: c[0])  # max keeps the first of equal counts
+    there = None  # the directory the keys were computed from when not this one (task data named by relative paths)
     if not best:
-        return None
+        keyed = _keys_as_from_data_directory(spec)
+        if keyed is None or any(_marker_is_file(runs / key / DONE) for key in keyed[1]):
+            return None  # the folder in use holds them as keyed from there: the command's own advice says to cd there
+        there, keys = keyed
+        counts = [(sum(_marker_is_file(folder / key / DONE) for key in keys), folder) for folder in others]
+        best, folder = max(counts, key=lambda c: c[0])
+        if not best:
+            return None
     n = len(keys)
     them = "them" if n != 1 else "it"
     none = f"none of the {n} cells of spec {spec.name!r} is" if n != 1 else f"the 1 cell of spec {spec.name!r} is not"
-    head = (f"{none} finished in {runs} ({runs_dir_source(spec, runs_dir)}); {folder} holds {best} of {n} finished: "
-            f"add --runs-dir {shell_path(folder)}")
+    fix = (f"add --runs-dir {shell_path(folder)}" if there is None else
+           f"run from {shell_path(there)} (the task data that the task YAML names by relative paths are there, and "
+           f"the cells are keyed by them) and add --runs-dir {shell_path(folder)}")
+    head = f"{none} finished in {runs} ({runs_dir_source(spec, runs_dir)}); {folder} holds {best} of {n} finished: {fix}"
     if verb == "run":
         return f"{head} to use {them} (stop this run: Ctrl-C); this run computes {them} anew in {runs}"
     if verb == "estimate":
         return f"{head} to use {them}; this estimate counts {them} as to do in {runs}"
-    return f"{head}; or, to compute {them} anew in {runs}: {run_command(spec, runs)}"
+    return f"{head}; or, to compute {them} anew in {runs}: {run_command(spec, runs, cwd=there)}"
+
+
+def _keys_as_from_data_directory(spec: LeaderboardSpec) -> tuple[Path, list[str]] | None:
+    """``(directory, keys)``: the run keys of ``spec``'s cells (:func:`leaderboards.keys.cell_keys`) as computed from
+    the directory where its task data named by relative paths exist, when they do not from here
+    (:func:`leaderboards.keys.command_directory`; the spec's folder is tried), as after ``cd lb && tokrag leaderboard
+    run velmora.yaml`` with ``questions: q.jsonl`` in the task YAML: from ``lb``'s parent that file is absent and every
+    key differs. None when no such directory exists, when ``$TOKRAG_CACHE_DIR`` / ``$TOKRAG_DATA_DIR`` is a relative
+    path (it would name another folder from there), or when the keys cannot be computed. The working directory is
+    changed for the computation and put back (``contextlib.chdir``)."""
+    from .keys import command_directory, missing_task_data
+
+    if any(os.environ.get(v) and not os.path.isabs(os.path.expanduser(os.environ[v]))
+           for v in ("TOKRAG_CACHE_DIR", "TOKRAG_DATA_DIR")):
+        return None
+    try:
+        missing = [m for task in dict.fromkeys(c.task.task for c in spec.cells())
+                   for m in missing_task_data(task, spec.include_path, [Path(spec.path).parent])]
+        there = command_directory(spec, missing) if missing else None
+        if there is None:
+            return None
+        with contextlib.chdir(there):
+            return Path(there), [key for _cell, key, _mat in cell_keys(spec)]
+    except (TokragError, OSError):
+        return None
 
 
 # --------------------------------------------------------------------------- manifests
