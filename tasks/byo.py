@@ -11,8 +11,11 @@
   lines from 1, ``q.jsonl:1``) and ``gold_docids`` (ids of passages of the corpus that answer
   it; they give the ``gold_at_k`` metric) are optional. Ids are strings or integers (``7`` is ``"7"``), as
   everywhere in tokrag (:func:`retrieval.io.json_id`): a float ``7.0``, a bool or an empty ``""`` is refused.
-  Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``qid``) is not read as the id
-  (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
+  The id is read as ``tokrag retrieve --topics`` reads a topics record's (:func:`retrieval.corpus.qid_field`): the
+  first not null of ``qid``, ``id``, ``qId``, ``_id`` (:data:`retrieval.corpus.QID_FIELDS`), so the same file gets
+  the same ids in both tools (one WARNING when a line's ``id`` is not the one read: ``qid`` before it, different).
+  Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``query_id``) is not read as the
+  id (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
   that fails, the split's files in the hub cache's snapshot: :func:`tasks.sources.hub_rows`) and checked the same way.
   A folder (``hf download <repo> --repo-type dataset --local-dir myqa``) is read as
   ``datasets.load_dataset(folder, split=hub_split)`` reads it, same rows in the same order (:func:`_folder_files`):
@@ -38,6 +41,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from retrieval.corpus import OTHER_QID_FIELDS, QID_FIELDS, qid_field
 from retrieval.errors import ConfigError, DataError, OfflineError
 from retrieval.io import check_unicode, json_id
 
@@ -49,8 +53,9 @@ FIELDS = ("id", "question", "answers", "gold_docids")
 SHOWN_FIELDS = 20
 """The most fields of a line that :func:`_missing` names."""
 
-ID_FIELDS = ("qid", "_id", "question_id", "query_id", "example_id", "qa_id")
-"""Fields other data sets keep a question's id in; they are not read as the id (a WARNING says so)."""
+ID_FIELDS = OTHER_QID_FIELDS
+"""Fields other data sets keep a question's id in that are not read as the id (a WARNING says so): the topics
+reader's (:data:`retrieval.corpus.OTHER_QID_FIELDS`); the id is read from :data:`retrieval.corpus.QID_FIELDS`."""
 _WARNED: set[tuple[str, str]] = set()  # (questions spec, field): the id WARNING once per process (the precheck and the build read the file)
 EXAMPLE = '--metadata \'{"questions": "my_questions.jsonl", "corpus": "my_passages.jsonl"}\''
 OFFLINE_FIX = ("write the split's rows to a JSONL file, one {question, answers} object per line, and give that file as "
@@ -259,20 +264,31 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
             if near is not None:
                 raise DataError(f"{where}: unknown field {near!r} (did you mean 'gold_docids'?); the fields read: "
                                 f"{', '.join(FIELDS)}")
-        raw_id = r.get("id")
-        if raw_id is None:
+        name = qid_field(r)  # the first not null of qid/id/qId/_id, as `tokrag retrieve --topics` reads it
+        raw_id = None if name is None else r[name]
+        if name is None:
             alias = next((k for k in ID_FIELDS if r.get(k) is not None), None)
             if alias is not None and (str(spec), alias) not in _WARNED:
                 _WARNED.add((str(spec), alias))
-                log.warning("%s: questions without 'id' have a %r field, which is not read as the id, so they get the "
-                            "automatic ids q<index of the question, from 0> (the first question is q0, whatever its "
-                            "line): rename the field to 'id' to keep yours", spec, alias)
+                log.warning("%s: questions without an id field (%s) have a %r field, which is not read as the id, so "
+                            "they get the automatic ids q<index of the question, from 0> (the first question is q0, "
+                            "whatever its line): rename the field to 'id' to keep yours", spec, "/".join(QID_FIELDS),
+                            alias)
+        else:
+            check_unicode({name: raw_id}, where)
+            # 'id' was the only field read before s55 f5: say so where a line's id is now another field's value
+            other = "id" if name != "id" and r.get("id") is not None and r["id"] != raw_id else None
+            if other is not None and (str(spec), f"{name}/{other}") not in _WARNED:
+                _WARNED.add((str(spec), f"{name}/{other}"))
+                log.warning("%s: %r is read as the id, not %r (%r vs %r; ids are read from the first not null of %s, "
+                            "as tokrag retrieve --topics reads them): keep one of the two fields", where, name, other,
+                            raw_id, r[other], "/".join(QID_FIELDS))
         if raw_id == "":  # json_id's refusal, with how to get the automatic id instead
-            raise DataError(f'{where}: \'id\' is "": an id must not be empty; give the id, or write "id": null or leave '
-                            f"the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")
+            raise DataError(f'{where}: {name!r} is "": an id must not be empty; give the id, or write "{name}": null or '
+                            f"leave the field out for the automatic id 'q{i}' (q<index of the question, from 0>)")
         if isinstance(raw_id, str) and _WS.search(raw_id):
             raise DataError(f"{where}: id {raw_id!r} contains whitespace; ids must be single tokens (TREC runs)")
-        qid = f"q{i}" if raw_id is None else json_id(raw_id, f"{where}: 'id'")  # the ids' rule (topics, runs, corpora)
+        qid = f"q{i}" if raw_id is None else json_id(raw_id, f"{where}: {name!r}")  # the ids' rule (topics, runs, corpora)
         if qid in first:
             raise DataError(f"{where}: duplicate id {qid!r} (first at {first[qid]}); ids must be unique")
         first[qid] = where

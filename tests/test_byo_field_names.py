@@ -43,17 +43,18 @@ def test_a_near_miss_beside_gold_docids_and_other_fields_are_ignored(tmp_path):
 def test_an_id_in_another_field_is_not_read_and_warned_once(tmp_path, caplog):
     import tasks.byo as byo
 
-    path = _jsonl(tmp_path / "q.jsonl", [{"qid": "a1", "question": "q", "answers": ["x"]},
-                                         {"qid": "a2", "question": "r", "answers": ["y"]}])
-    byo._WARNED.discard((path, "qid"))
+    # s55 f5: 'qid' is now read as the id (as tokrag retrieve --topics reads it); 'query_id' is still not read
+    path = _jsonl(tmp_path / "q.jsonl", [{"query_id": "a1", "question": "q", "answers": ["x"]},
+                                         {"query_id": "a2", "question": "r", "answers": ["y"]}])
+    byo._WARNED.discard((path, "query_id"))
     with caplog.at_level(logging.WARNING, logger="tasks.byo"):
         first = byo.load_questions(path)
         again = byo.load_questions(path)  # the precheck and the task build both read the file
     assert [r["qid"] for r in first] == [r["qid"] for r in again] == ["q0", "q1"]
     warnings = [r.getMessage() for r in caplog.records if r.name == "tasks.byo"]
-    assert warnings == [f"{path}: questions without 'id' have a 'qid' field, which is not read as the id, so they get "
-                        "the automatic ids q<index of the question, from 0> (the first question is q0, whatever its "
-                        "line): rename the field to 'id' to keep yours"]
+    assert warnings == [f"{path}: questions without an id field (qid/id/qId/_id) have a 'query_id' field, which is "
+                        "not read as the id, so they get the automatic ids q<index of the question, from 0> (the "
+                        "first question is q0, whatever its line): rename the field to 'id' to keep yours"]
 
 
 def test_an_id_field_beside_id_gives_no_warning(tmp_path, caplog):
