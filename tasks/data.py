@@ -66,6 +66,10 @@ WEBQ_POOL_FILES = ("train", "val", "devtest")
 
 SPLITS = ("test", "dev", "fewshot")
 """The three disjoint parts of every QA data set (see the module docstring)."""
+ALL_SPLIT = "all"
+"""Task metadata ``split: all``: every question of a bring-your-own questions file (``dataset`` ``byo``), in file
+order, the dev/few-shot pool included (:func:`load_qa_split`); refused for the other data sets, with
+``--num_fewshot`` > 0 (the examples would be scored questions) and by ``tokrag calibrate`` (dev records only)."""
 POOL_MOD = 10
 """One question in ``POOL_MOD`` (by hash) goes to the dev pool."""
 FEWSHOT_MOD = 4
@@ -499,7 +503,8 @@ def _webq_pool(data_dir: str | os.PathLike | None, hub_id: str) -> list[dict] | 
 def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike | None = None,
                   oracle_file: str | os.PathLike | None = None, hub_id: str | None = None, *,
                   hub_split: str | None = None, questions: Any = None) -> list[dict]:
-    """The rows of one split (``test`` | ``dev`` | ``fewshot``) of a QA data set, in file order.
+    """The rows of one split (``test`` | ``dev`` | ``fewshot``; ``all`` for ``byo``: :data:`ALL_SPLIT`) of a QA data
+    set, in file order.
 
     ``dataset``: ``nq_open`` | ``nq_oracle`` | ``webq``, a family of :data:`tasks.sources.FAMILIES`
     (``hub_split`` names its hub split) or ``byo`` (``questions``: :mod:`tasks.byo`). Rows are those of
@@ -509,10 +514,14 @@ def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike
     The three splits of a data set are disjoint by qid and by question text.
 
     Raises:
-        ConfigError: an unknown dataset or split; the loaders' errors (missing folder, offline hub).
+        ConfigError: an unknown dataset or split, ``all`` for a data set other than ``byo``; the loaders' errors
+            (missing folder, offline hub).
     """
-    if split not in SPLITS:
-        raise ConfigError(f"split={split!r}: expected one of {', '.join(SPLITS)} (task metadata 'split')")
+    if split == ALL_SPLIT and dataset != "byo":
+        raise ConfigError(f"split='all': only a bring-your-own questions file (dataset 'byo') is scored whole; dataset "
+                          f"{dataset!r} keeps its dev/few-shot pool out of the scored questions: use split 'test'")
+    if split not in SPLITS + (ALL_SPLIT,):
+        raise ConfigError(f"split={split!r}: expected one of {', '.join(SPLITS + (ALL_SPLIT,))} (task metadata 'split')")
     if dataset == "nq_open":
         rows = load_nq_open(data_dir, hub_id or NQ_OPEN_HUB)
     elif dataset == "nq_oracle":
@@ -540,6 +549,8 @@ def load_qa_split(dataset: str, split: str = "test", data_dir: str | os.PathLike
         from .byo import load_questions
 
         rows = load_questions(questions, split=hub_split)
+        if split == ALL_SPLIT:  # every question, in file order (the pool's too)
+            return rows
     else:
         from .sources import FAMILIES, load_family
 

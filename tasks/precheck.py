@@ -334,7 +334,9 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
         num_fewshot: ``--num_fewshot`` (None: not given). More than a QA task's few-shot pool (the ``fewshot``
             split, tasks/README.md "Splits") is refused, naming the pool's size (lm-eval's sampler would raise
             ``Sample larger than population`` after the model load); so is a negative count, and any count for a task
-            of ours without a few-shot split (:func:`check_fewshot_source`: ``wiki_lm_bm25``).
+            of ours without a few-shot split (:func:`check_fewshot_source`: ``wiki_lm_bm25``), and a count > 0 (the
+            flag's, else the task config's) for a bring-your-own task with ``split: all`` (its examples would be
+            scored questions).
         selected: the tasks lm-eval builds for ``names`` (:func:`_expand_selected`) when the caller has them (the
             start-up hook expands ``--tasks`` once for all its checks); None: expanded here.
         samples: lm-eval's ``--samples`` (a dict of task name -> document indices, already checked by
@@ -350,7 +352,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
     from retrieval.corpus import NAMED_CORPORA, check_corpus_files
 
     from .byo import is_hub_id, load_questions
-    from .data import check_qa_source, qa_split_of
+    from .data import ALL_SPLIT, check_qa_source, qa_split_of
     from .rag import _byo_empty
     from .sources import FAMILIES, check_hub_source
     from .utils import check_retriever_params, qa_arguments, qa_defaults, wiki_lm_arguments
@@ -389,7 +391,7 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
             if dataset == "byo" and not is_hub_id(questions):
                 split = str(kw.get("split", "test"))
                 rows = load_questions(questions, split=kw.get("hub_split"))
-                if not any(qa_split_of(r["question"]) == split for r in rows):
+                if split != ALL_SPLIT and not any(qa_split_of(r["question"]) == split for r in rows):
                     raise DataError(_byo_empty(questions, rows, split))
             if dataset in FAMILIES or dataset in ("nq_open", "webq"):  # a local hub_id path that is not there
                 check_hub_id_path(task, kw.get("hub_id"), "--metadata" if "hub_id" in (metadata or {}) else one.yaml_path)
@@ -412,6 +414,12 @@ def check_selected_tasks(task_manager: Any, names: Iterable[Any], metadata: dict
                 check_corpus_files(corpus)
 
         every_problem(questions_source, corpus_source)  # the data's and the index's problems, not the first only
+        shots = num_fewshot if num_fewshot is not None else one.cfg.get("num_fewshot")  # the flag, else the YAML's
+        if kw.get("split") == ALL_SPLIT and _count(shots) > 0:  # the examples would be scored questions
+            flag = f"--num_fewshot {shots}" if num_fewshot is not None else f"num_fewshot: {shots} (task config)"
+            raise ConfigError(f"{flag}: task {task} scores every question of {kw.get('questions')} (task metadata "
+                              "split='all'), so its few-shot examples would be scored questions; drop --num_fewshot, "
+                              "or drop split='all' (one question in ten is then held out as the dev/few-shot pool)")
         if num_fewshot is not None:
             _check_fewshot_pool(task, dataset, kw, num_fewshot)
         if isinstance(samples, dict) and task in samples:
@@ -621,6 +629,14 @@ def check_fewshot_source(task_manager: Any, names: Iterable[Any], num_fewshot: A
                           f"{', '.join(FEWSHOT_SOURCES)}), so lm-eval would draw the examples from the "
                           f"{cfg.get('test_split') or 'test'} documents it scores and put scored text into the "
                           "prompts; drop --num_fewshot for this task")
+
+
+def _count(value: Any) -> int:
+    """``value`` (``--num_fewshot`` or a task config's ``num_fewshot``) as an integer; 0 when absent or not one."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _check_fewshot_pool(task: str, dataset: str, kw: dict[str, Any], num_fewshot: Any) -> None:

@@ -413,16 +413,23 @@ def _load_rows(dataset: str, data_dir: Any, oracle_file: Any, split: str, hub_id
 def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int | None = None) -> list[dict]:
     """Every bring-your-own question (all splits), after one INFO line saying how many went to the dev/few-shot pool
     (and their ids: :func:`_name_ids`) and how many are in the evaluated split (of which ``max_docs`` keeps the first
-    N; lm-eval's limit, which the task does not see, scores the first N of the docs)."""
+    N; lm-eval's limit, which the task does not see, scores the first N of the docs). With ``split`` ``all``
+    (:data:`tasks.data.ALL_SPLIT`) the line says every question is scored, the pool's too."""
     from .byo import load_questions
-    from .data import qa_split_of
+    from .data import ALL_SPLIT, qa_split_of
 
     rows = load_questions(questions, split=hub_split)
     parts = [qa_split_of(r["question"]) for r in rows]
-    n_dev, n_shot, n_split = parts.count("dev"), parts.count("fewshot"), parts.count(split)
+    n_dev, n_shot = parts.count("dev"), parts.count("fewshot")
+    n_split = len(rows) if split == ALL_SPLIT else parts.count(split)
     kept = (f", of which max_docs keeps the first {min(int(max_docs), n_split)}" if max_docs not in (None, "", 0)
             else "")
     held = held_out_ids(rows)
+    if split == ALL_SPLIT:
+        log.info("questions %s: all %d are in split 'all' and scored in file order%s (a limit scores the first N of "
+                 "them), the %d of the dev/few-shot pool (%s) too: none is held out (tasks/README.md, \"Splits\")",
+                 questions, n_split, kept, n_dev + n_shot, _name_ids(held))
+        return rows
     log.info("questions %s: %d of %d held out as the dev/few-shot pool (%s): one question in ten, by hash of its "
              "text, as for every QA task (tasks/README.md, \"Splits\"; the results record their ids: "
              "tokrag_data.questions.held_out); %d are in split %r%s (a limit scores the first N of them)", questions,
@@ -465,7 +472,8 @@ def split_record(split: str, in_split: int, max_docs: Any, byo_rows: list[dict] 
     ``split``, ``in_split`` (its questions, before ``max_docs``), ``max_docs`` (when set) and, for bring-your-own
     questions (``byo_rows``: the file's every question), ``total``, ``dev`` and ``fewshot`` (held out by hash,
     :func:`tasks.data.qa_split_of`) and ``held_out``, their ids (:func:`held_out_ids`: ``{"dev": ["q06"],
-    "fewshot": []}``). The report's contract says it (``questions.<task>``)."""
+    "fewshot": []}``). With ``split`` ``all`` ``in_split`` is ``total``, and ``dev``, ``fewshot`` and ``held_out``
+    name the hash pool, scored too. The report's contract says it (``questions.<task>``)."""
     from .data import qa_split_of
 
     out: dict[str, Any] = {"split": split, "in_split": in_split}
@@ -618,7 +626,8 @@ def build_qa_docs(
             (``nq_oracle_bm25_counterfactual_all``).
         seed: seeds noise and counterfactual draws.
         split: ``test`` (default) | ``dev`` | ``fewshot``: which part of the data set
-            (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration).
+            (:func:`tasks.data.qa_split_of`; ``dev`` is for tuning and calibration); ``all`` (``byo`` only): every
+            question of the file, in file order (:data:`tasks.data.ALL_SPLIT`).
         max_docs: keep only the first N questions of the split (file order) before retrieval.
         hub_id: the data set to read: a local folder in the hub's layout, or a hub dataset id (default
             ``google-research-datasets/nq_open`` / ``stanfordnlp/web_questions`` / the family's). The data folder's

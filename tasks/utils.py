@@ -16,6 +16,7 @@ from typing import Any
 
 from retrieval.errors import ConfigError, DataError
 
+from .data import ALL_SPLIT
 from .metrics import answer_match, normalize_answer, qa_scores
 from .rag import is_gold_docid
 
@@ -401,8 +402,13 @@ def qa_arguments(metadata: dict[str, Any], task: str) -> tuple[dict[str, Any], s
     # a task whose instruct format asks for something else than a short answer (ELI5, WoW) names its own line
     instruction = str(metadata["instruction"]) if prompt == "instruct" and metadata.get("instruction") else QA_PROMPTS[prompt]
     split = str(kw.get("split", "test"))
-    if split not in ("test", "dev"):
-        raise ConfigError(f"task metadata split={split!r}: expected 'test' (default) or 'dev' (the tuning pool)")
+    if split not in ("test", "dev", ALL_SPLIT):
+        raise ConfigError(f"task metadata split={split!r}: expected 'test' (default), 'dev' (the tuning pool) or 'all' "
+                          "(every question of a bring-your-own questions file)")
+    if split == ALL_SPLIT and dataset != "byo":
+        raise ConfigError(f"{task}: task metadata split='all' scores every question of a bring-your-own questions file "
+                          f"(rag_qa_bm25, rag_qa_dense, rag_qa_hybrid); dataset {dataset!r} keeps its dev/few-shot pool "
+                          "out of the scored questions: drop 'split' (or write 'dev' to evaluate the pool)")
     if dataset == "byo" and ("questions" not in kw or "corpus" not in kw):
         from .byo import EXAMPLE
 
@@ -538,7 +544,7 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
     ``counterfactual`` / ``gold_only`` (bool), ``counterfactual_scope`` (gold | all: with ``counterfactual``, swap
     the gold passage and its twins only, or every attached passage holding a gold answer), ``seed`` (1234),
     ``data_dir`` (local data folder, else ``$TOKRAG_DATA_DIR``, else the hub), ``oracle_file``, ``split`` (test |
-    dev: the docs evaluated), ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
+    dev: the docs evaluated; ``all``: every question of a ``byo`` file, in file order, :data:`ALL_SPLIT`), ``max_docs`` (first N questions, for quick checks), ``prompt`` (:data:`QA_PROMPTS`: instruct | base),
     ``instruction`` (the instruct format's line for a task that is not short-answer QA),
     ``retriever_params`` (dict passed to ``retrieval.retrieve``), ``cache_dir`` (run cache; default
     ``$TOKRAG_CACHE_DIR``), ``hub_id`` (the data set: a local folder in the hub's layout or a hub id; one other than
