@@ -1769,6 +1769,41 @@ def csv_p(v: float) -> str:
     return f"{v:.6f}" if v >= 0.001 else f"{v:.2e}"
 
 
+P_UNDERFLOW_JSON = math.ulp(0.0)
+"""What ``leaderboard.json`` holds for a p that underflowed to 0.0, with ``p_bound: true`` (:func:`json_report`): the
+smallest positive double, 5e-324, an upper bound of a p below what a double can hold that no representable p is
+below (a JSON reader sorting the p's keeps their order)."""
+
+
+def json_report(data: dict) -> dict:
+    """``data`` as ``leaderboard.json`` holds it: every value as computed, except a paired entry's p that underflowed
+    to 0.0 (the exact binomial p of more than 1074 discordant questions all one way, 2/2^m, is below the smallest
+    double), which read as p = 0, a certainty no test gives. It is written :data:`P_UNDERFLOW_JSON` (5e-324) with
+    ``"p_bound": true`` (the key is absent, p exact, everywhere else), and a Holm value of 0.0 (Holm's adjustment of
+    such p's) ``family`` x 5e-324 with ``"p_holm_bound": true``: upper bounds, as the CSV writes ``1e-300`` with
+    ``_p_holm_bound`` true (:func:`csv_p`; ``csv_p`` of either bound is ``1e-300``, so the CSV is unchanged). Every
+    representable p, a subnormal one included (2/2^1070 = 1.58e-322), is written exactly, as before. ``data`` is not
+    changed (the Markdown, HTML and CSV read it). The bounds hold for a p that underflowed; scipy 1.17's
+    ``binomtest`` also returns 0.0 for some p a double holds (``binomtest(38, 1075)``: 0.0, the true p 7.9e-254, its
+    ``binom.cdf`` 0.0), for which neither this bound nor the CSV's 1e-300 holds (s55 f4's report)."""
+    def entry(e: dict) -> dict:
+        if not isinstance(e, dict) or (e.get("p") != 0.0 and e.get("p_holm") != 0.0):
+            return e
+        e = dict(e)
+        if e.get("p") == 0.0:
+            e.update(p=P_UNDERFLOW_JSON, p_bound=True)
+        if e.get("p_holm") == 0.0:  # Holm's value for the i-th smallest p: at most family x the largest of p(1)..p(i)
+            e.update(p_holm=int(e.get("family") or 1) * P_UNDERFLOW_JSON, p_holm_bound=True)
+        return e
+
+    if not isinstance(data.get("rows"), list):
+        return data
+    rows = [{**r, "paired": {ref: {m: entry(e) for m, e in by.items()} if isinstance(by, dict) else by
+                             for ref, by in r["paired"].items()}}
+            if isinstance(r, dict) and isinstance(r.get("paired"), dict) else r for r in data["rows"]]
+    return {**data, "rows": rows}
+
+
 def render_csv(data: dict) -> str:
     """One CSV row per (model,) method x task: metric means and CI bounds, paired differences against
     each reference (with Holm-adjusted p), diagnostics, trace columns, cost.
@@ -2129,7 +2164,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
             atomic_write_text(stage / "leaderboard.md", render_markdown(data))
             atomic_write_text(stage / "leaderboard.csv", render_csv(data))
             atomic_write_bytes(stage / "index.html", render_html(data, plots, pages).encode("utf-8"))
-            atomic_write_json(stage / "leaderboard.json", data)
+            atomic_write_json(stage / "leaderboard.json", json_report(data))  # no p written as 0
         except BaseException:  # nothing moved in yet: the folder holds the earlier report, untouched
             shutil.rmtree(stage, ignore_errors=True)
             raise
