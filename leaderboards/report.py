@@ -1783,9 +1783,9 @@ def json_report(data: dict) -> dict:
     such p's) ``family`` x 5e-324 with ``"p_holm_bound": true``: upper bounds, as the CSV writes ``1e-300`` with
     ``_p_holm_bound`` true (:func:`csv_p`; ``csv_p`` of either bound is ``1e-300``, so the CSV is unchanged). Every
     representable p, a subnormal one included (2/2^1070 = 1.58e-322), is written exactly, as before. ``data`` is not
-    changed (the Markdown, HTML and CSV read it). The bounds hold for a p that underflowed; scipy 1.17's
-    ``binomtest`` also returns 0.0 for some p a double holds (``binomtest(38, 1075)``: 0.0, the true p 7.9e-254, its
-    ``binom.cdf`` 0.0), for which neither this bound nor the CSV's 1e-300 holds (s55 f4's report)."""
+    changed (the Markdown, HTML and CSV read it). The bounds hold: a p of 0.0 here is one that underflowed (scipy 1.17's
+    ``binomtest`` also returns 0.0 for some p a double holds, ``binomtest(38, 1075)``: 0.0 for a true 7.9e-254;
+    :func:`leaderboards.stats.paired_test` then computes it exactly, :func:`leaderboards.stats.exact_sign_p`)."""
     def entry(e: dict) -> dict:
         if not isinstance(e, dict) or (e.get("p") != 0.0 and e.get("p_holm") != 0.0):
             return e

@@ -78,6 +78,26 @@ def monte_carlo_p_floor(iters: int) -> float:
     return 2.0 / (iters + 1)
 
 
+def exact_sign_p(k: int, m: int) -> float:
+    """The exact two-sided sign-test (McNemar) p of ``k`` of ``m`` discordant questions one way, H0 p = 1/2:
+    ``min(1, 2 * sum_{i <= min(k, m-k)} C(m, i) / 2^m)``, the value ``scipy.stats.binomtest(k, m, 0.5).pvalue`` is
+    (for p = 1/2 the two-sided test sums the tails as extreme as ``k``; McNemar 1947). Computed with Python integers
+    and one correctly rounded int/int division, so it is 0.0 only where the true p is below half the smallest double
+    (``k`` = 0 and ``m`` > 1075: 2/2^m); :func:`paired_test` calls it where scipy 1.17's ``binomtest`` returns 0.0 for
+    a p a double holds (``binomtest(38, 1075)``: 0.0, the true p 7.9e-254, its ``binom.cdf`` underflowing too; s55 f4).
+    O(min(k, m-k)) big-integer steps. Raises ValueError for ``m`` < 0 or ``k`` outside [0, m]."""
+    if m < 0 or not 0 <= k <= m:
+        raise ValueError(f"exact_sign_p: k={k} of m={m} discordant questions; need 0 <= k <= m")
+    j = min(k, m - k)
+    if 2 * j == m:
+        return 1.0
+    c = total = 1
+    for i in range(j):
+        c = c * (m - i) // (i + 1)
+        total += c
+    return min(1.0, (2 * total) / (1 << m))
+
+
 def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> dict[str, float]:
     """Mean of per-question differences ``diff`` (shape (n,)), its bootstrap CI, and the two-sided p-value
     of a sign-flip permutation test (H0: the two methods are exchangeable on every question). Exact when every
@@ -103,7 +123,10 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
     if len(nz) < 2:  # none or one non-zero difference: both signs are as extreme, p = 1
         p = 1.0
     elif np.all(np.abs(nz) == abs(nz[0])):  # |mean| = c·|2k - m| / m: the sign count k is the statistic
-        p = float(min(1.0, stats.binomtest(int((nz > 0).sum()), len(nz), 0.5).pvalue))
+        k, m = int((nz > 0).sum()), len(nz)
+        p = float(min(1.0, stats.binomtest(k, m, 0.5).pvalue))
+        if p == 0.0:  # scipy 1.17 returns 0.0 for some p a double holds (binomtest(38, 1075): true p 7.9e-254)
+            p = exact_sign_p(k, m)
     else:
         # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
         n_res = np.inf if len(nz) <= 16 else iters
