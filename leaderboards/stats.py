@@ -82,8 +82,8 @@ def exact_sign_p(k: int, m: int) -> float:
     """The exact two-sided sign-test (McNemar) p of ``k`` of ``m`` discordant questions one way, H0 p = 1/2:
     ``min(1, 2 * sum_{i <= min(k, m-k)} C(m, i) / 2^m)``, the value ``scipy.stats.binomtest(k, m, 0.5).pvalue`` is
     (for p = 1/2 the two-sided test sums the tails as extreme as ``k``; McNemar 1947). Computed with Python integers
-    and one correctly rounded int/int division, so it is 0.0 only where the true p is below half the smallest double
-    (``k`` = 0 and ``m`` > 1075: 2/2^m); :func:`paired_test` calls it where scipy 1.17's ``binomtest`` returns 0.0 for
+    and one correctly rounded int/int division, so it is 0.0 only where the true p is at most half the smallest double,
+    2^-1075 (``k`` = 0 of ``m`` >= 1076: 2/2^m; ``k`` = 1 of ``m`` >= 1087: 2(m+1)/2^m; and so on); :func:`paired_test` calls it where scipy 1.17's ``binomtest`` returns 0.0 for
     a p a double holds (``binomtest(38, 1075)``: 0.0, the true p 7.9e-254, its ``binom.cdf`` underflowing too; s55 f4).
     O(min(k, m-k)) big-integer steps. Raises ValueError for ``m`` < 0 or ``k`` outside [0, m]."""
     if m < 0 or not 0 <= k <= m:
