@@ -263,7 +263,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
             near = next((k for k in r if isinstance(k, str) and _one_edit(k, "gold_docids")), None)
             if near is not None:
                 raise DataError(f"{where}: unknown field {near!r} (did you mean 'gold_docids'?); the fields read: "
-                                f"{', '.join(FIELDS)}")
+                                f"{'/'.join(QID_FIELDS)} (the id: the first not null), "
+                                f"{', '.join(f for f in FIELDS if f != 'id')}")
         name = qid_field(r)  # the first not null of qid/id/qId/_id, as `tokrag retrieve --topics` reads it
         raw_id = None if name is None else r[name]
         if name is None:
@@ -277,7 +278,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         else:
             check_unicode({name: raw_id}, where)
             # 'id' was the only field read before s55 f5: say so where a line's id is now another field's value
-            other = "id" if name != "id" and r.get("id") is not None and r["id"] != raw_id else None
+            # compared as ids (json_id: the integer 7 is "7"), so {"qid": 7, "id": "7"} keeps its id and is not warned
+            other = "id" if name != "id" and r.get("id") is not None and str(r["id"]) != str(raw_id) else None
             if other is not None and (str(spec), f"{name}/{other}") not in _WARNED:
                 _WARNED.add((str(spec), f"{name}/{other}"))
                 log.warning("%s: %r is read as the id, not %r (%r vs %r; ids are read from the first not null of %s, "

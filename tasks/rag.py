@@ -497,8 +497,9 @@ def _byo_empty(questions: Any, rows: list[dict], split: str) -> str:
            f"{n_test} are test, {n_dev} dev and {n_shot} few-shot (one question in ten, by hash of its text, goes to the "
            "dev/few-shot pool; tasks/README.md, 'Splits')")
     if split == "test":
-        return (f"{why}, so every one went to the pool; add questions (about nine in ten are scored)"
-                + (" or evaluate the dev ones with --metadata '{\"split\": \"dev\"}'" if n_dev else ""))
+        return (f"{why}, so every one went to the pool; score every question of the file with --metadata "
+                "'{\"split\": \"all\"}', or add questions (about nine in ten are scored)"
+                + (", or evaluate the dev ones with --metadata '{\"split\": \"dev\"}'" if n_dev else ""))
     return f"{why}; add questions, or evaluate the test ones (drop 'split')"
 
 

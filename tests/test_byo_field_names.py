@@ -29,7 +29,7 @@ def test_a_near_miss_of_gold_docids_is_refused(tmp_path, field):
     with pytest.raises(DataError) as exc:
         load_questions(path)
     assert str(exc.value) == (f"{path}:2: unknown field {field!r} (did you mean 'gold_docids'?); the fields read: "
-                              "id, question, answers, gold_docids")
+                              "qid/id/qId/_id (the id: the first not null), question, answers, gold_docids")
 
 
 def test_a_near_miss_beside_gold_docids_and_other_fields_are_ignored(tmp_path):

@@ -437,7 +437,8 @@ def test_byo_all_questions_in_the_pool_says_where_they_went(tmp_path, byo_corpus
     assert str(e.value) == (
         f"dataset 'byo', split 'test': no questions: of the 2 questions in {qs}, 0 are test, 1 dev and 1 few-shot (one "
         "question in ten, by hash of its text, goes to the dev/few-shot pool; tasks/README.md, 'Splits'), so every one "
-        "went to the pool; add questions (about nine in ten are scored) or evaluate the dev ones with "
+        "went to the pool; score every question of the file with --metadata '{\"split\": \"all\"}', or add "
+        "questions (about nine in ten are scored), or evaluate the dev ones with "
         "--metadata '{\"split\": \"dev\"}'")
 
 
