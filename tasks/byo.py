@@ -48,7 +48,8 @@ from retrieval.io import check_unicode, json_id
 log = logging.getLogger(__name__)
 _WS = re.compile(r"\s")
 FIELDS = ("id", "question", "answers", "gold_docids")
-"""The fields of a question that are read; any other field is ignored."""
+"""The fields of a question that are read, with the id's other names (``qid``, ``qId``, ``_id``:
+:data:`retrieval.corpus.QID_FIELDS`, the first not null is the id); any other field is ignored."""
 
 SHOWN_FIELDS = 20
 """The most fields of a line that :func:`_missing` names."""
