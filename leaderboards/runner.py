@@ -2055,7 +2055,16 @@ class _Journal:
         call and their JSON text, :func:`retrieval.io.canonical_json`, taken before the call: a model that edits an argument in place,
         ``gen_kwargs.pop("until")``, edits the objects themselves), flushed and fsynced. A chunk that would not come back from JSON exactly (a response type outside
         :func:`_encode_response`, arguments the model changed other than by appending, appended arguments
-        whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay."""
+        whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay.
+
+        Raises:
+            OSError: the append failed (a full disk's ``ENOSPC``, a quota's ``EDQUOT``, ``ulimit -f``'s ``EFBIG``):
+                the same errno naming the journal (``[Errno 28] No space left on device: '<cell>/journal.jsonl'``;
+                the buffered write's flush raised it without a path, so the command's one line,
+                :func:`retrieval.errors.no_room_line`, named no file), any part of the line written cut off again (the
+                journal ends with its last whole chunk, which a resumed run replays). An error that names a file
+                is raised as it is.
+        """
         if not self.writable:
             return
         try:
@@ -2082,10 +2091,17 @@ class _Journal:
             self.writable = False
             return
         data = text.encode("utf-8")
-        with open(self.path, "ab") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self.path, "ab") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:  # a full disk, a quota, ulimit -f: the buffered flush names no file
+            with contextlib.suppress(OSError):  # the part of the line written: cut back to the last whole chunk
+                os.truncate(self.path, self.end)
+            if exc.errno is None or exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
         self.entries.append(line)
         self.starts.append(self.end)
         self.end += len(data)
