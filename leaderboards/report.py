@@ -941,7 +941,9 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     the data set, the evaluated split's size and, for a file, how many of its questions the 1-in-10 rule held out
     (``tokrag_data.questions``, :func:`tasks.rag.split_record`; "not recorded" for a run from before s53), and which
     of them were scored (``n`` of lm-eval's ``original``: its limit takes the first n). ``<file>, 21 of 24 in split
-    test (3 held out by hash: 2 dev, 1 few-shot), first 8 of 21 scored``. None for a task that is not a QA task (its
+    test (3 held out by hash: 2 dev, 1 few-shot), first 8 of 21 scored``; for task metadata ``split: all`` (every
+    question of the file, s55) ``<file>, 24 of 24 in split all (none held out: the 3 of the dev / few-shot pool are
+    scored too), all 24 scored``. None for a task that is not a QA task (its
     metadata names neither ``questions`` nor ``dataset``)."""
     td = meta.get("tokrag_data") if isinstance(meta.get("tokrag_data"), dict) else {}
     rec = td.get("questions") if isinstance(td.get("questions"), dict) else None
@@ -962,6 +964,7 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
             dev, shot = rec.get("dev") or 0, rec.get("fewshot") or 0
             held = f"{size} of {rec['total']} in split {split} " + (
                 f"({dev + shot} held out by hash: {dev} dev, {shot} few-shot)" if split == "test"
+                else f"(none held out: the {dev + shot} of the dev / few-shot pool are scored too)" if split == "all"
                 else f"(by hash: {rec['total'] - dev - shot} test, {dev} dev, {shot} few-shot)")
         elif meta.get("dataset") == "webq":  # test is all of test.json when there is training data (tasks.data)
             held = (f"{size} in split {split} (the dev / few-shot pool is WebQuestions' training data, a 10% hash slice "
