@@ -44,7 +44,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import (BOM, GZIP_MAGIC, check_unicode, invalid_unicode, json_error, json_id, one_passage_id, open_data,
+from .io import (BOM, check_unicode, invalid_unicode, json_error, json_id, jsonl_conversion_command, one_passage_id, open_data,
                  read_jsonl)
 from .java import _package_dir
 from .paths import data_dir as _data_dir
@@ -451,24 +451,9 @@ def _pretty_printed_error(path: Path, what: str) -> DataError | None:
 
 def _jq_command(path: Path, array: bool) -> str:
     """The shell command that writes the pretty-printed JSON file ``path`` as JSON Lines (for
-    :func:`_pretty_printed_error`): ``jq -c . FILE > OUT`` (``jq -c '.[]'`` for an ``array``), both shell-quoted. A
-    gzip file (told by its content, as :func:`retrieval.io.open_data` reads it) is piped through ``gunzip -c``, since jq
-    reads no gzip; ``OUT`` is the name without ``.gz``/``.json``/``.jsonl`` plus ``.jsonl``, or ``.lines.jsonl`` where
-    that is ``path`` itself or an existing file (the shell would empty it before jq runs)."""
-    import shlex
-
-    try:
-        with open(path, "rb") as f:
-            gz = f.read(2) == GZIP_MAGIC
-    except OSError:  # read a moment ago (open_data); name it by its name then
-        gz = path.name.endswith(".gz")
-    stem = path.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl")
-    out = path.with_name(stem + ".jsonl")
-    if out == path or os.path.lexists(out):
-        out = path.with_name(stem + ".lines.jsonl")
-    jq = "jq -c " + ("'.[]'" if array else ".")
-    src = shlex.quote(str(path))
-    return (f"gunzip -c {src} | {jq}" if gz else f"{jq} {src}") + f" > {shlex.quote(str(out))}"
+    :func:`_pretty_printed_error`): :func:`retrieval.io.jsonl_conversion_command` (gzip piped through ``gunzip -c``;
+    never an output that exists)."""
+    return jsonl_conversion_command(path, array)
 
 
 def _json_array_error(path: Path) -> DataError:

@@ -719,17 +719,30 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
-def jsonl_conversion_command(path: str | os.PathLike) -> str:
-    """The shell command that turns a file holding one JSON array into JSON Lines (one element per line), for the
-    error that names such a file: ``jq -c '.[]' <path> > <path without .gz/.json/.jsonl>.jsonl`` (``.lines.jsonl``
-    where that would be ``path`` itself), both paths shell-quoted. Used by the run cache (DPR's retriever output)
-    and bring-your-own questions."""
+def jsonl_conversion_command(path: str | os.PathLike, array: bool = True) -> str:
+    """The shell command that writes the JSON file ``path`` as JSON Lines, for the error that names such a file:
+    ``jq -c '.[]' FILE > OUT`` for one JSON array (``array``: one element per line), ``jq -c . FILE > OUT`` for
+    pretty-printed objects, both paths shell-quoted. A gzip file (told by its content, as :func:`open_data` reads it;
+    by its ``.gz`` name when it cannot be read) is piped through ``gunzip -c FILE | jq ...``, since jq reads no gzip.
+    ``OUT`` is the name without ``.gz``/``.json``/``.jsonl`` plus ``.jsonl``, or ``.lines.jsonl`` where that is
+    ``path`` itself or a path that exists (the shell empties ``OUT`` before jq runs: ``x.json.gz`` beside the
+    ``x.jsonl`` it was made from). Used by the run cache (DPR's retriever output), bring-your-own questions and the
+    corpus and topics readers (:mod:`retrieval.corpus`)."""
     import shlex
 
     p = Path(path)
-    out = p.with_name(p.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl") + ".jsonl")
-    out = out if out != p else out.with_name(out.stem + ".lines.jsonl")
-    return f"jq -c '.[]' {shlex.quote(str(p))} > {shlex.quote(str(out))}"
+    try:
+        with open(p, "rb") as f:
+            gz = f.read(2) == GZIP_MAGIC
+    except OSError:  # read a moment ago by the caller; name it by its name then
+        gz = p.name.endswith(".gz")
+    stem = p.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl")
+    out = p.with_name(stem + ".jsonl")
+    if out == p or os.path.lexists(out):
+        out = p.with_name(stem + ".lines.jsonl")
+    jq = "jq -c " + ("'.[]'" if array else ".")
+    src = shlex.quote(str(p))
+    return (f"gunzip -c {src} | {jq}" if gz else f"{jq} {src}") + f" > {shlex.quote(str(out))}"
 
 
 def _file_kind(path: Path) -> str:
