@@ -43,7 +43,8 @@ from pathlib import Path
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import (INDEX_META, LUCENE_CHECKSUMS, atomic_write_json, check_index_folder, file_lock, file_stamp,
-                 invalid_unicode, read_index_meta, read_regular_file, remove_stale_scratch, replace_folder, scratch_dir)
+                 invalid_unicode, no_room_naming, read_index_meta, read_regular_file, remove_stale_scratch, replace_folder,
+                 scratch_dir)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -507,7 +508,7 @@ def build_bm25_index(
         try:
             coll = work / "collection"
             coll.mkdir()
-            with open(coll / "docs.jsonl", "w", encoding="utf-8") as f:
+            with no_room_naming(coll / "docs.jsonl"), open(coll / "docs.jsonl", "w", encoding="utf-8") as f:
                 for p in corpus:
                     f.write(json.dumps({"id": p.docid, "contents": index_contents(p.title, p.text)}, ensure_ascii=False) + "\n")
             out = work / "index"

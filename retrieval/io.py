@@ -303,6 +303,28 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
     return tmp
 
 
+@contextlib.contextmanager
+def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
+    """Re-raise a write's no-room OSError (``ENOSPC``, ``EDQUOT``, ``EFBIG``: :data:`retrieval.errors.NO_ROOM_ERRNOS`)
+    that names no file as the same error naming ``path``, for a file written in place with ``open``
+    (a BM25 build's collection file, analyze's records appends): a buffered write's flush or close raises
+    ``[Errno 28] No space left on device`` without a path, so the commands' one line
+    (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 r6's finding). Any other exception, or one
+    that names a file, passes unchanged.
+
+    Raises:
+        OSError: ``OSError(errno, strerror, str(path))`` raised ``from`` the original, for a pathless no-room error.
+    """
+    from .errors import NO_ROOM_ERRNOS
+
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in NO_ROOM_ERRNOS or exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
 def _naming(exc: OSError, path: Path, tmp: Path) -> OSError | None:
     """``exc``, an error of the temporary file ``tmp`` of an atomic write of ``path`` (:func:`write_beside`), as a new
     OSError of the same errno and text naming ``path`` (the caller raises it ``from exc``), when it names no file (a

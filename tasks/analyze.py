@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError
+from retrieval.io import no_room_naming
 
 from .utils import LEAD_WORDS
 
@@ -679,7 +680,7 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
         if parsed is not None:
             done[parsed[0]] = parsed[1:]
             if last and not line.endswith(b"\n"):
-                with open(path, "ab") as f:
+                with no_room_naming(path), open(path, "ab") as f:
                     f.write(b"\n")
         elif last and line.strip() and not line.endswith(b"\n"):  # a torn write: nothing can follow it
             with open(path, "r+b") as f:
@@ -895,9 +896,10 @@ def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, m
                     t0 = time.perf_counter()
                     recs = score_sample(lm, doc, context, cont, sid, max_tokens or None, enc)
                     secs = round(time.perf_counter() - t0, 3)
-                    f.write(json.dumps({"sample": sid, "inputs": inputs, "seconds": secs,
-                                        "records": [r.to_json() for r in recs]}) + "\n")
-                    f.flush()  # a whole line at a time: a kill leaves at most the last one torn
+                    with no_room_naming(path):
+                        f.write(json.dumps({"sample": sid, "inputs": inputs, "seconds": secs,
+                                            "records": [r.to_json() for r in recs]}) + "\n")
+                        f.flush()  # a whole line at a time: a kill leaves at most the last one torn
                     kept.add(sid)
                     bar.update(1)
                 records += recs if bypass else [replace(r, bypass=False) for r in recs]
