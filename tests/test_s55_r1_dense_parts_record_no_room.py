@@ -48,7 +48,14 @@ def encoded(monkeypatch) -> list[int]:
         return np.asarray([[float(text.split()[-1]) + k for k in range(DIM)] for _t, text in passages], dtype="float32")
 
     monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
-    monkeypatch.setenv("TQDM_DISABLE", "1")
+    # no progress bar on stderr: tqdm reads TQDM_DISABLE when it is first imported, so the variable does nothing
+    # where an earlier test of the same worker imported it (the bar then came first in stderr); the class is
+    # replaced with a disabled one instead (build_dense_index imports it at its call)
+    import functools
+
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", functools.partial(tqdm.auto.tqdm, disable=True))
     monkeypatch.setattr(D, "_doc_encoder", lambda p, device: object())
     monkeypatch.setattr(D, "_encode_passages", encode)
     monkeypatch.setattr(D, "start_jvm", lambda *a, **k: None)
