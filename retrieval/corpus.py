@@ -446,14 +446,7 @@ def _pretty_printed_error(path: Path, what: str) -> DataError | None:
     if line not in (b"{", b"["):
         return None
     return DataError(f"{path}:{lineno}: JSON written over several lines (pretty-printed) is not JSON Lines; a {what} "
-                     f"file holds one JSON object per line: convert it ({_jq_command(path, line == b'[')})")
-
-
-def _jq_command(path: Path, array: bool) -> str:
-    """The shell command that writes the pretty-printed JSON file ``path`` as JSON Lines (for
-    :func:`_pretty_printed_error`): :func:`retrieval.io.jsonl_conversion_command` (gzip piped through ``gunzip -c``;
-    never an output that exists)."""
-    return jsonl_conversion_command(path, array)
+                     f"file holds one JSON object per line: convert it ({jsonl_conversion_command(path, line == b'[')})")
 
 
 def _json_array_error(path: Path) -> DataError:
