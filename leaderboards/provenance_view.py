@@ -51,9 +51,12 @@ MARKER_NOTE = ("passage marker in answer = fraction of the answers whose scored 
 def _resolved(d: dict) -> dict:
     """A finished cell's resolved model settings: ``results.json`` ``config.tokrag_resolved_config`` (with
     ``layer_resolved``), else ``provenance.json`` ``model_resolved_config``; empty for a model that records none."""
-    rc = ((d.get("results") or {}).get("config") or {}).get("tokrag_resolved_config")
+    def get(obj: Any, key: str) -> Any:  # a record that is no object (a damaged file read by check) holds nothing
+        return obj.get(key) if isinstance(obj, dict) else None
+
+    rc = get(get(d.get("results"), "config"), "tokrag_resolved_config")
     if not isinstance(rc, dict):
-        rc = (d.get("provenance") or {}).get("model_resolved_config")
+        rc = get(d.get("provenance"), "model_resolved_config")
     return rc if isinstance(rc, dict) else {}
 
 

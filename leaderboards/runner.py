@@ -190,12 +190,7 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     Raises:
         ConfigError: the folder exists as something else than a folder (a file), naming where it came from.
     """
-    if runs_dir:
-        runs, where = Path(runs_dir).resolve(), "--runs-dir"
-    elif spec.runs_dir:
-        runs, where = spec.runs_dir, f"runs_dir of leaderboard spec {spec.path}"
-    else:
-        runs, where = Path(os.environ.get("TOKRAG_RUNS_DIR") or "runs").resolve(), "$TOKRAG_RUNS_DIR (default ./runs)"
+    runs, where = _runs_dir_choice(spec, runs_dir)
     if runs.exists() and not runs.is_dir():
         raise ConfigError(f"the runs dir {runs} ({where}) is a file, not a folder; give a folder of run folders")
     return runs
@@ -236,16 +231,23 @@ def run_command(spec: LeaderboardSpec, runs: str | os.PathLike, *options: str, v
     return cd + " ".join(shlex.quote(w) for w in [*words, *options])
 
 
+def _runs_dir_choice(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None) -> tuple[Path, str]:
+    """``(runs folder, where it came from)`` (:func:`resolve_runs_dir`, :func:`runs_dir_source`): the ``runs_dir``
+    argument (``--runs-dir``), else the spec's ``runs_dir`` (``runs_dir of spec <path>``), else ``$TOKRAG_RUNS_DIR``,
+    else ``./runs`` (``the default, ./runs of the working directory``)."""
+    if runs_dir:
+        return Path(runs_dir).resolve(), "--runs-dir"
+    if spec.runs_dir:
+        return spec.runs_dir, f"runs_dir of spec {spec.path}"
+    if os.environ.get("TOKRAG_RUNS_DIR"):
+        return Path(os.environ["TOKRAG_RUNS_DIR"]).resolve(), "$TOKRAG_RUNS_DIR"
+    return Path("runs").resolve(), "the default, ./runs of the working directory"
+
+
 def runs_dir_source(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None) -> str:
     """Where :func:`resolve_runs_dir` took the runs folder from, for a message: ``--runs-dir``, ``runs_dir of spec
-    <path>``, ``$TOKRAG_RUNS_DIR`` or ``the default, ./runs of the working directory``."""
-    if runs_dir:
-        return "--runs-dir"
-    if spec.runs_dir:
-        return f"runs_dir of spec {spec.path}"
-    if os.environ.get("TOKRAG_RUNS_DIR"):
-        return "$TOKRAG_RUNS_DIR"
-    return "the default, ./runs of the working directory"
+    <path>``, ``$TOKRAG_RUNS_DIR`` or ``the default, ./runs of the working directory`` (:func:`_runs_dir_choice`)."""
+    return _runs_dir_choice(spec, runs_dir)[1]
 
 
 def likely_runs_dirs(spec: LeaderboardSpec, runs: Path) -> list[Path]:
@@ -666,17 +668,19 @@ def recorded_model_settings(folder: Path) -> dict[str, Any] | None:
     """The model settings a finished run folder recorded as resolved at its run: ``results.json``
     ``config.tokrag_resolved_config`` (a tokrag method's, with its ``<argument>_resolved`` values), else
     ``provenance.json`` ``model_resolved_config`` (any model's ``resolved_config``); None when the folder records none
-    or cannot be read (only the wording of a difference depends on it)."""
-    for name, path in (("results.json", ("config", "tokrag_resolved_config")), ("provenance.json", ("model_resolved_config",))):
+    or cannot be read (only the wording of a difference depends on it). The lookup is the report's
+    (:func:`leaderboards.provenance_view._resolved`), on those two files alone (no checksum, no samples)."""
+    from .provenance_view import _resolved
+
+    d: dict[str, Any] = {}
+    for name in ("results", "provenance"):
         try:
-            d: Any = json.loads((Path(folder) / name).read_text(encoding="utf-8"))
+            record = json.loads((Path(folder) / f"{name}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        for k in path:
-            d = d.get(k) if isinstance(d, dict) else None
-        if isinstance(d, dict):
-            return d
-    return None
+        if isinstance(record, dict):
+            d[name] = record
+    return _resolved(d) or None
 
 
 def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any] | None = None) -> str:
