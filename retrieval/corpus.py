@@ -415,16 +415,9 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
 
 def _starts_with_json_object(path: Path) -> bool:
     """Whether the first non-blank line of ``path`` (``.gz`` decompressed, a byte order mark skipped) is a JSON
-    object: a JSONL corpus under another extension (``.ndjson``, ``.txt``). Reads that one line only."""
-    try:
-        with open_data(path) as f:
-            for i, raw in enumerate(f):
-                line = (raw.removeprefix(BOM) if i == 0 else raw).strip()
-                if line:
-                    return isinstance(json.loads(line.decode("utf-8")), dict)
-    except (DataError, OSError, UnicodeDecodeError, json.JSONDecodeError):  # not gzip, not UTF-8, not JSON
-        return False
-    return False
+    object: a JSONL corpus under another extension (``.ndjson``, ``.txt``). Reads that one line only
+    (:func:`_first_object`, without its length limit)."""
+    return _first_object(path, limit=-1) is not None
 
 
 def _pretty_printed_error(path: Path, what: str) -> DataError | None:
@@ -434,17 +427,12 @@ def _pretty_printed_error(path: Path, what: str) -> DataError | None:
     that is valid JSON. None for any other file (or one that cannot be read: the reader reports it). ``what`` names
     the file's role (``corpus``, ``topics``)."""
     try:
-        with open_data(path) as f:
-            for lineno, raw in enumerate(f, start=1):
-                line = (raw.removeprefix(BOM) if lineno == 1 else raw).strip()
-                if line:
-                    break
-            else:
-                return None
+        first = _first_line(path)
     except (DataError, OSError):
         return None
-    if line not in (b"{", b"["):
+    if first is None or first[1] not in (b"{", b"["):
         return None
+    lineno, line = first
     return DataError(f"{path}:{lineno}: JSON written over several lines (pretty-printed) is not JSON Lines; a {what} "
                      f"file holds one JSON object per line: convert it ({jsonl_conversion_command(path, line == b'[')})")
 
@@ -643,24 +631,37 @@ CHECK_RECORDS = 5
 """How many records of each JSONL corpus file :func:`check_corpus_files` reads (non-blank lines)."""
 
 
+def _first_line(path: Path, limit: int = -1) -> tuple[int, bytes] | None:
+    """``(line number from 1, the line stripped)`` of the first non-blank line of ``path`` (``.gz`` decompressed, a
+    byte order mark skipped), or None for a file without one or whose first non-blank line runs past ``limit`` bytes
+    (-1: no limit). Reads up to that line only. The one reader of a file's first line for :func:`_first_object`,
+    :func:`_starts_with_json_object` and :func:`_pretty_printed_error`.
+
+    Raises:
+        DataError: a damaged gzip file (:func:`retrieval.io.open_data`). OSError: the file cannot be read.
+    """
+    with open_data(path) as f:
+        lineno = 0
+        while raw := f.readline(limit):
+            lineno += 1
+            if limit > 0 and len(raw) == limit and not raw.endswith(b"\n"):
+                return None
+            line = (raw.removeprefix(BOM) if lineno == 1 else raw).strip()
+            if line:
+                return lineno, line
+    return None
+
+
 def _first_object(path: Path, limit: int = 1 << 20) -> dict | None:
     """The first non-blank line of ``path`` parsed alone, when it is a JSON object; None otherwise (a pretty-printed
     JSON file, bad bytes, an empty file, a first line over ``limit`` bytes: a one-line Wikipedia summaries file is
-    not read whole here). Reads that one line only."""
+    not read whole here; -1: no limit). Reads that one line only (:func:`_first_line`)."""
     try:
-        with open_data(path) as f:
-            first = True
-            while raw := f.readline(limit):
-                if len(raw) == limit and not raw.endswith(b"\n"):
-                    return None
-                line = (raw.removeprefix(BOM) if first else raw).strip()
-                first = False
-                if line:
-                    obj = json.loads(line.decode("utf-8"))
-                    return obj if isinstance(obj, dict) else None
+        first = _first_line(path, limit)
+        obj = None if first is None else json.loads(first[1].decode("utf-8"))
     except (DataError, OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    return None
+    return obj if isinstance(obj, dict) else None
 
 
 def check_corpus_files(path: str | os.PathLike, records: int = CHECK_RECORDS) -> None:
