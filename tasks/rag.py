@@ -424,7 +424,7 @@ def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int |
     n_split = len(rows) if split == ALL_SPLIT else parts.count(split)
     kept = (f", of which max_docs keeps the first {min(int(max_docs), n_split)}" if max_docs not in (None, "", 0)
             else "")
-    held = held_out_ids(rows)
+    held = held_out_ids(rows, parts)
     if split == ALL_SPLIT:
         log.info("questions %s: all %d are in split 'all' and scored in file order%s (a limit scores the first N of "
                  "them), the %d of the dev/few-shot pool (%s) too: none is held out (tasks/README.md, \"Splits\")",
@@ -442,14 +442,12 @@ HELD_OUT_NAMED = 5
 counted (``and 3 more``). The results record them all (:func:`split_record`)."""
 
 
-def held_out_ids(rows: list[dict]) -> dict[str, list[str]]:
+def held_out_ids(rows: list[dict], parts: list[str]) -> dict[str, list[str]]:
     """``{"dev": [...], "fewshot": [...]}``: the ids (``qid``) of the bring-your-own questions that
-    :func:`tasks.data.qa_split_of` holds out of the test split (by hash of the question text), in file order."""
-    from .data import qa_split_of
-
+    :func:`tasks.data.qa_split_of` holds out of the test split (by hash of the question text), in file order.
+    ``parts``: each row's :func:`tasks.data.qa_split_of`, which both callers have already computed."""
     out: dict[str, list[str]] = {"dev": [], "fewshot": []}
-    for r in rows:
-        part = qa_split_of(r["question"])
+    for r, part in zip(rows, parts, strict=True):
         if part in out:
             out[part].append(str(r["qid"]))
     return out
@@ -482,7 +480,7 @@ def split_record(split: str, in_split: int, max_docs: Any, byo_rows: list[dict] 
     if byo_rows is not None:
         parts = [qa_split_of(r["question"]) for r in byo_rows]
         out.update(total=len(byo_rows), dev=parts.count("dev"), fewshot=parts.count("fewshot"),
-                   held_out=held_out_ids(byo_rows))
+                   held_out=held_out_ids(byo_rows, parts))
     return out
 
 
