@@ -506,6 +506,9 @@ def _compute(spec: LeaderboardSpec, loaded: dict[str, Any], *, timings: bool = T
                        "methods": [m.name for m in spec.methods_of(mod)], "tasks": tasks,
                        "method_args": [f"{m}: " + ", ".join(f"{k}={v}" for k, v in sorted(a.items()))
                                        for m, a in mod.method_args.items()]})
+        held = _held_out_json(tasks, {t: as_run.get((mod.name, t)) or [] for t in tasks})
+        if held:  # only then, so the JSON of a report without bring-your-own questions is as before
+            models[-1]["held_out"] = held
     data = {
         "generator": GENERATOR, "generated_by": generator_source(), "spec": spec.name, "description": spec.description, "notes": spec.notes,
         "contract": contracts[spec.model_list()[0].name],  # the first model's, as spec.contract_lines() gives it
@@ -916,8 +919,9 @@ def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[s
     :data:`_PROMPT_KEYS`, ``"applied"``, ``"rolling"``: set but the task's requests carry no context, or ``"off"``: its
     cells ran without it; the setting as ``results.json``'s ``config.tokrag_prompt`` records it, else the cell's own,
     which its run key holds), ``n`` (documents evaluated), ``original`` (the task's documents before the limit,
-    lm-eval's ``n-samples``; None if not recorded) and ``passages`` (the fewest and most passages a document carried,
-    ``doc.ctxs``; None without)."""
+    lm-eval's ``n-samples``; None if not recorded), ``passages`` (the fewest and most passages a document carried,
+    ``doc.ctxs``; None without), ``retrieval`` (:func:`retrieval_text`), ``questions`` (:func:`questions_text`) and
+    ``held_out`` (:func:`held_out_record`)."""
     res = data.get("results") or {}
     task = cell.task.task
     prompt = ((res.get("config") or {}).get("tokrag_prompt") or {})
@@ -933,7 +937,8 @@ def _cell_as_run(cell: Any, data: dict[str, Any], samples: list[dict]) -> dict[s
             "original": original if isinstance(original, int) else None,
             "passages": (min(counts), max(counts)) if counts else None,
             "retrieval": retrieval_text(meta, data.get("provenance") or {}),
-            "questions": questions_text(meta, len(samples), original if isinstance(original, int) else None)}
+            "questions": questions_text(meta, len(samples), original if isinstance(original, int) else None),
+            "held_out": held_out_record(meta)}
 
 
 def questions_text(meta: dict, n: int, original: int | None) -> str | None:
@@ -941,7 +946,10 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     the data set, the evaluated split's size and, for a file, how many of its questions the 1-in-10 rule held out
     (``tokrag_data.questions``, :func:`tasks.rag.split_record`; "not recorded" for a run from before s53), and which
     of them were scored (``n`` of lm-eval's ``original``: its limit takes the first n). ``<file>, 21 of 24 in split
-    test (3 held out by hash: 2 dev, 1 few-shot), first 8 of 21 scored``; for task metadata ``split: all`` (every
+    test (3 held out by hash: 2 dev: q05, q21; 1 few-shot: q10), first 8 of 21 scored`` (the held-out ids, since
+    s55's ``held_out`` record: at most :data:`HELD_OUT_SHOWN` per part, then ``and N more``; the report's JSON has
+    them all, :func:`held_out_record`; a run from before names the counts only, ``2 dev, 1 few-shot``); for task
+    metadata ``split: all`` (every
     question of the file, s55) ``<file>, 24 of 24 in split all (none held out: the 3 of the dev / few-shot pool are
     scored too), all 24 scored``. None for a task that is not a QA task (its
     metadata names neither ``questions`` nor ``dataset``)."""
@@ -962,8 +970,10 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
         size = cap = rec.get("in_split")
         if rec.get("total") is not None:
             dev, shot = rec.get("dev") or 0, rec.get("fewshot") or 0
+            ids = rec.get("held_out") if isinstance(rec.get("held_out"), dict) else None
+            named = f"{dev} dev, {shot} few-shot" if ids is None else _held_out_names(ids, dev, shot)
             held = f"{size} of {rec['total']} in split {split} " + (
-                f"({dev + shot} held out by hash: {dev} dev, {shot} few-shot)" if split == "test"
+                f"({dev + shot} held out by hash: {named})" if split == "test"
                 else f"(none held out: the {dev + shot} of the dev / few-shot pool are scored too)" if split == "all"
                 else f"(by hash: {rec['total'] - dev - shot} test, {dev} dev, {shot} few-shot)")
         elif meta.get("dataset") == "webq":  # test is all of test.json when there is training data (tasks.data)
@@ -979,6 +989,58 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     if cap is not None and original is not None and original != cap:  # questions the task left out (counterfactual)
         scored += f" (the task built {original} docs of the {cap})"
     return f"{source}, {held}, {scored}"
+
+
+HELD_OUT_SHOWN = 10
+"""How many held-out question ids the contract's ``questions.<task>`` line names per part (dev, few-shot), in file
+order; more are counted (``and 31 more``). The report's JSON lists them all (``models[i].held_out``)."""
+
+
+def _held_out_names(ids: dict, dev: int, shot: int) -> str:
+    """``2 dev: q05, q21; 1 few-shot: q10`` (``ids``: the results' ``tokrag_data.questions.held_out``, ``dev`` and
+    ``shot``: its counts): each part's count and its first :data:`HELD_OUT_SHOWN` ids, then ``and N more``; ``0
+    few-shot`` for a part without any."""
+    out = []
+    for part, label, count in (("dev", "dev", dev), ("fewshot", "few-shot", shot)):
+        names = [str(x) for x in ids.get(part) or []]
+        more = len(names) - HELD_OUT_SHOWN
+        out.append(f"{count} {label}" + (f": {', '.join(names[:HELD_OUT_SHOWN])}" if names else "")
+                   + (f" and {more} more" if more > 0 else ""))
+    return "; ".join(out)
+
+
+def held_out_record(meta: dict) -> dict[str, Any] | None:
+    """The questions a bring-your-own QA cell held out of its scored split, from its results' task metadata
+    (``tokrag_data.questions``, :func:`tasks.rag.split_record`): ``{"questions": <file, the path the run read>,
+    "dev": [ids], "fewshot": [ids]}``, every id in file order; None when the cell scored split ``all`` or ``dev`` (the
+    contract's line says which), its task reads no questions file, or its run recorded no ids (before s55)."""
+    td = meta.get("tokrag_data") if isinstance(meta.get("tokrag_data"), dict) else {}
+    rec = td.get("questions") if isinstance(td.get("questions"), dict) else {}
+    ids = rec.get("held_out")
+    if meta.get("questions") in (None, "") or not isinstance(ids, dict) or (rec.get("split") or "test") != "test":
+        return None
+    path = ((td.get("files") or {}).get("questions") or {}).get("path") if isinstance(td.get("files"), dict) else None
+    return {"questions": str(path or meta["questions"]), "dev": [str(x) for x in ids.get("dev") or []],
+            "fewshot": [str(x) for x in ids.get("fewshot") or []]}
+
+
+def _held_out_json(tasks: list[str], runs: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """``models[i].held_out`` of the report's JSON: per task whose cells recorded held-out ids
+    (:func:`held_out_record`), each distinct record with the methods whose cells ran with it (``methods``, in the
+    spec's order; one record unless the task's methods read different questions files, when the contract's line says
+    ``DIFFERS between methods``); tasks without a record are left out."""
+    out: dict[str, list[dict]] = {}
+    for t in tasks:
+        for r in runs.get(t) or []:
+            rec = r.get("held_out")
+            if rec is None:
+                continue
+            same = next((x for x in out.setdefault(t, []) if {k: x[k] for k in rec} == rec), None)
+            if same is None:
+                out[t].append({**rec, "methods": [r["method"]]})
+            elif r["method"] not in same["methods"]:
+                same["methods"].append(r["method"])
+    return out
 
 
 def _as_run_lines(field: str, tasks: list[str], runs: dict[str, list[dict]]) -> list[str]:
