@@ -19,7 +19,9 @@ scored fewer questions than its limit: :func:`task_size`), else the ``n_samples`
 and limit; only finished cells of the task's current version (its YAML's ``metadata.version`` against the one
 ``results.json`` records: :func:`of_current_version`) tell a count, as an older version may have other documents. Otherwise a limit is an upper bound of the count (a task may have fewer documents: ``limit: 10**9`` read as
 3e9 questions): unless a finished cell of the task scored at least that many questions, the cell is marked
-``questions_upper_bound`` and the total says how many cells' counts are their limit (:func:`count_is_upper_bound`). Cell seconds add up to
+``questions_upper_bound: true`` and the total says how many cells' counts are their limit (:func:`count_is_upper_bound`;
+at the JSON's top level ``cells_with_questions_upper_bound``, also under its older name ``questions_upper_bound``: a
+number of cells, not of questions). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
 free cores. The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
 unfinished cell could be estimated (unknown, not free).
@@ -186,8 +188,9 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that / ``jobs``.
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
-    ``questions_upper_bound``: how many estimated cells count their limit as their questions, their task's size unknown
-    (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds).
+    ``cells_with_questions_upper_bound``: how many estimated cells count their limit as their questions, their task's
+    size unknown (:func:`count_is_upper_bound`: then ``questions`` and the hours are upper bounds); ``questions_upper_bound``
+    is the same count under its older name (kept for its readers; in ``cells`` the same key is each cell's bool).
     ``index_builds``: the dense indexes the unfinished cells need and the cache lacks (:func:`index_builds`), whose
     one-time encoding (``index_hours``, at :data:`DENSE_PASSAGES_PER_S`) is included in ``cell_hours`` and, once,
     in ``wall_hours`` (one process builds an index, before its cells; the other jobs wait for it).
@@ -257,9 +260,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     jobs = max(1, int(jobs))
     unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
     build_s = sum(b["seconds"] or 0 for b in builds)  # one process builds each index once, before its cells: not / jobs
+    bound = sum(bool(c.get("questions_upper_bound")) for c in cells)  # cells, not questions: the per-cell key's count
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
             "cells_todo": len(cells) + len(unest), "questions": None if unknown else sum(c["questions"] for c in cells),
-            "questions_upper_bound": sum(bool(c.get("questions_upper_bound")) for c in cells),
+            "questions_upper_bound": bound, "cells_with_questions_upper_bound": bound,
             "cell_hours": None if unknown else round((total + build_s) / 3600, 2),
             "wall_hours": None if unknown else round((total / jobs + build_s) / 3600, 2), "jobs": jobs,
             "index_builds": builds, "index_hours": round(build_s / 3600, 2),
