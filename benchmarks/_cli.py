@@ -1,4 +1,5 @@
-"""Shared by the benchmark scripts: one-line errors for bad options (``<script>: error: <message>``, exit 2).
+"""Shared by the benchmark scripts: one-line errors for bad options (``<script>: error: <message>``, exit 2), and
+the ``provenance`` object every script adds to its last JSON line (:func:`provenance`).
 
 A script raises :class:`retrieval.errors.ConfigError` (or any :class:`~retrieval.errors.TokragError`) for a bad
 option before any expensive work (model load, sweeps); :func:`run` prints it as one line on stderr, as the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 
 def run(main: Callable[[], int | None]) -> int:
@@ -61,3 +63,59 @@ def writable_dir(option: str, path: str) -> None:
     from retrieval.io import check_writable
 
     check_writable(path, option, folder=True)
+
+
+def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What produced a benchmark's figures, for its last JSON line's ``provenance`` object (every script in
+    ``benchmarks/`` adds it; its other keys are unchanged). Read when called (the scripts call it as they print the
+    line), from what the process already holds: nothing is loaded for it (no model, no corpus; torch is not imported
+    when the benchmark did not import it). Costs well under a second (three ``git`` calls and package metadata).
+
+    Keys:
+
+    * ``tokrag_commit``: the tokrag checkout's commit, ``+dirty`` when tracked files differ, None outside a git
+      checkout (:func:`tokrag_model.provenance.tokrag_commit`, what results JSON and a leaderboard cell's
+      ``provenance.json`` record; ``$TOKRAG_GIT_COMMIT`` overrides it); ``tokrag_changes``: the fingerprint of a
+      modified checkout's changes, None for a clean one (:func:`tokrag_model.provenance.tokrag_changes`).
+    * ``versions``: ``{package: version}`` of the libraries that can move a number, as a leaderboard cell's
+      ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval, torch,
+      transformers, datasets, pyserini, faiss-cpu, numpy, scipy) and the leaderboard run keys
+      (:func:`leaderboards.keys.library_versions`: tokenizers and the Anserini jar too) record them; a package that is
+      not installed is left out, the Anserini jar is None when absent.
+    * ``machine``: :func:`tokrag_model.provenance.compute_environment` of ``device`` (torch's intra-/inter-op threads
+      now, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` as given, ``arch``, ``cpu_capability``, ``cpu_model``,
+      ``cuda_device``), plus ``cpu_count`` (``os.cpu_count()``) and ``cpus_usable`` (the CPUs this process may run
+      on, ``os.sched_getaffinity``; ``cpu_count`` where the system cannot tell). When torch was never imported in
+      this process (the figures come from child processes, or from no model), the torch fields
+      (``torch_num_threads``, ``torch_num_interop_threads``, ``cpu_capability``, ``cuda_device``) are None: importing
+      torch only to ask them would take seconds.
+    * ``device``: the torch device the process computed its figures on (``cpu``, ``cuda:0``, ...), None when it ran
+      no model itself (a leaderboard's cells record their own in ``provenance.json``).
+    * ``fingerprints``: ``{name: fingerprint}`` of what the benchmark loaded (model weights and files, corpus,
+      retrieval runs, leaderboard cell keys): only what it already had; ``{}`` when none is given.
+
+    Raises nothing of its own (each part answers None where it cannot tell)."""
+    import platform
+
+    from leaderboards.keys import library_versions as key_versions
+    from leaderboards.runner import library_versions
+    from tokrag_model.provenance import THREAD_ENV_VARS, compute_environment, cpu_model_name, tokrag_changes, tokrag_commit
+
+    if "torch" in sys.modules:
+        machine = compute_environment(device)
+    else:
+        machine = {"torch_num_threads": None, "torch_num_interop_threads": None,
+                   "env": {name: os.environ.get(name) for name in THREAD_ENV_VARS}, "arch": platform.machine(),
+                   "cpu_capability": None, "cpu_model": cpu_model_name(), "cuda_device": None}
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        usable = os.cpu_count()
+    return {
+        "tokrag_commit": tokrag_commit(),
+        "tokrag_changes": tokrag_changes(),
+        "versions": dict(sorted({**key_versions(), **library_versions()}.items())),
+        "machine": {**machine, "cpu_count": os.cpu_count(), "cpus_usable": usable},
+        "device": None if device is None else str(device),
+        "fingerprints": dict(fingerprints or {}),
+    }

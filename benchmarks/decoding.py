@@ -121,11 +121,17 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def _nq_docs(n: int, k: int) -> tuple[list[dict], float]:
+def _nq_docs(n: int, k: int, fingerprints: dict | None = None) -> tuple[list[dict], float]:
+    """The first ``n`` NQ-oracle questions with their BM25 top-``k`` passages of nq-dpr-1k as docs, and their gold@k
+    (share of questions with a gold passage among them). ``fingerprints`` (when given) receives the corpus's
+    (``corpus``) and the BM25 run's (``bm25_run``, its run-cache key) for the JSON line's provenance."""
     from retrieval import named_corpus, nq_oracle_questions, retrieve, score_label
 
     qs = nq_oracle_questions(limit=n)
-    run = retrieve(named_corpus("nq-dpr-1k"), {q["qid"]: q["question"] for q in qs}, "bm25", k=k)
+    corpus = named_corpus("nq-dpr-1k")
+    run = retrieve(corpus, {q["qid"]: q["question"] for q in qs}, "bm25", k=k)
+    if fingerprints is not None:
+        fingerprints.update({"corpus": corpus.fingerprint, "bm25_run": run.fingerprint})
     docs = [{"qid": q["qid"], "question": q["question"], "answers": q["answers"], "ctxs": run.ctxs[q["qid"]],
              "scored_by": score_label("bm25")} for q in qs]  # rag-replug takes its temperature from scored_by
     gold = sum(any(c["docid"] in q["gold_docids"] for c in run.ctxs[q["qid"]]) for q in qs) / len(qs)
@@ -209,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     clock = Clock(args.device)
     loads = [_load()]
-    docs, gold_at_k = _nq_docs(args.n, args.k)
+    fingerprints: dict = {}
+    docs, gold_at_k = _nq_docs(args.n, args.k, fingerprints)
     print(f"passages: BM25 top-{args.k} from retrieval.retrieve over nq-dpr-1k; gold@{args.k} = {gold_at_k:.2f}; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()}", flush=True)
     bb = Backbone.load(args.pretrained, dtype=args.dtype, device=args.device)
@@ -417,6 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         "hf_questions": hf_n,
         "targets": TARGETS,
     }
+    from benchmarks._cli import provenance
+    from tokrag_model.base import _backbone_files_fingerprint  # computed once per backbone, when its methods were built
+
+    result["provenance"] = provenance(args.device, {"model": bb.fingerprint, "model_files": _backbone_files_fingerprint(bb),
+                                                    **fingerprints})
     print(json.dumps(result))
     return 0
 

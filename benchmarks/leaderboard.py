@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = None
     runs = Path(args.runs_dir) if args.runs_dir else Path(tmp := tempfile.mkdtemp(prefix="tokrag-lb-bench-"))
     try:
-        first_keys = [key for _cell, key, _ in cell_keys(spec)]
+        keyed = [(cell.label, key) for cell, key, _ in cell_keys(spec)]
+        first_keys = [key for _label, key in keyed]
         t0 = time.perf_counter()
         first = run_spec(spec, runs, progress=False, jobs=args.jobs)
         t_first = time.perf_counter() - t0
@@ -121,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         if not res["rerun_fast"]:
             print(f"second run: {res['second_run_wall_s']} s, expected < {RERUN_MAX_S:g} s (rerun_fast false; not an error)",
                   file=sys.stderr)
+        from benchmarks._cli import provenance
+
+        # each cell's key (its folder's name) fingerprints its model, data, code and libraries; the cells record
+        # their device and machine in their own provenance.json
+        res["provenance"] = provenance(None, {"cells": dict(keyed)})
         print(json.dumps(res, sort_keys=True))
         return 0 if res["rerun_ok"] else 1
     finally:

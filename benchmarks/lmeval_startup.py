@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
             report["main_job_warm"] = _main_job(base, os.path.join(tmp, "warm"))
             report["main_job_same_metrics"] = all(report["main_job_off"][k] == report["main_job_warm"][k]
                                                   for k in ("bits_per_byte", "word_perplexity"))
+    from benchmarks._cli import provenance
+
+    # the figures are child processes' (lm_eval on --device cpu): nothing was loaded in this one
+    report["provenance"] = provenance("cpu" if not args.no_main_job else None)
     print(json.dumps(report))
     return 0
 

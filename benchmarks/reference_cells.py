@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_run:
         summary = run_spec(spec, runs, progress=sys.stderr.isatty())
         print(f"cells run now: {len(summary.ran)}, already done: {len(summary.skipped)} ({time.perf_counter() - t0:.0f} s)")
-    data = compute(spec, collect(spec, runs), timings=True)
+    collected = collect(spec, runs)
+    data = compute(spec, collected, timings=True)
     out = figures(data)
     for r in data["rows"]:
         m = r["metrics"]["answer_match"]
@@ -102,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     ops = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b}
     # a bound the report does not give (None: no CI for that comparison) does not meet its expectation
     out["met"] = {k: out[k] is not None and bool(ops[op](out[k], v)) for k, (op, v) in EXPECTED.items()}
+    from benchmarks._cli import provenance
+
+    # each cell's key (its run folder's name) fingerprints its model, data, code and libraries
+    cells = {cid: entry[1] for cid, entry in collected.items()} if isinstance(collected, dict) else {}
+    out["provenance"] = provenance(None, {"cells": cells})
     print(json.dumps(out))
     return 0
 

@@ -115,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         "mean_top1_weight": round(statistics.fmean(top1), 4),
         "median_weight_entropy": round(statistics.median(entropy), 4),
     }
+    from benchmarks._cli import provenance
+
+    # the retrieval runs the task's docs were built from (no model: device None)
+    out["provenance"] = provenance(None, {"run": noisy[0].get("run_fingerprint"),
+                                          "run_clean": next(iter(clean.values())).get("run_fingerprint")})
     print(json.dumps(out))
     return 0
 

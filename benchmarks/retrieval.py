@@ -134,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         out["dense_encode_s"] = meta.get("encode_seconds")
         print(f"dense (MiniLM) retrieval incl. any encoding: {dense_s:.1f} s (searches this run: {dense.searches})", flush=True)
     print(format_table(metrics, title=f"nq-wiki-12k, {len(queries)} NQ-oracle questions"))
+    from benchmarks._cli import provenance
+
+    fingerprints = {"corpus": corpus.fingerprint, "bm25_run": bm25.fingerprint}
+    if not args.no_dense:
+        fingerprints["dense_run"] = dense.fingerprint  # its key covers the encoder's weights and the index
+    out["provenance"] = provenance("cpu" if not args.no_dense else None, fingerprints)
     print(json.dumps(out, sort_keys=True))
     return 0
 

@@ -183,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
                          and pol["calibrated"]["strict"]["ci_low"] > 0.5 and pooled["counts"]["strict"] >= GOAL_MIN_STRICT),
         "seconds": round(time.time() - t0, 1),
     }
+    from benchmarks._cli import provenance
+
+    device = (getattr(lm, "resolved_config", None) or {}).get("device") or getattr(lm, "device", None)
+    out["provenance"] = provenance(device, {"model": getattr(lm, "fingerprint", None),
+                                            "model_files": getattr(lm, "files_fingerprint", None),
+                                            # the retrieval runs of each data set's test samples
+                                            "runs": {name: cfg.get("runs") for name, cfg in test_cfgs.items()}})
     print(json.dumps(out))
     return 0
 
