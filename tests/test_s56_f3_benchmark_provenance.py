@@ -253,3 +253,48 @@ def test_decoding_passages_name_their_corpus_and_run(monkeypatch) -> None:
     assert fps == {"corpus": "corpus1", "bm25_run": "run1"}
     assert gold == 1.0 and docs[0]["ctxs"] == ctxs["q1"] and docs[0]["qid"] == "q1"
     assert decoding._nq_docs(1, 1)[1] == 1.0  # without the dict, as gpu_bundle.sh calls it
+
+
+def test_leaderboard_line(monkeypatch, capsys, tmp_path, heads) -> None:
+    """The runner, its second process and the report stubbed: each cell's key by its label (the cells record their
+    own device and machine in provenance.json: device None here); the figures as before."""
+    import leaderboards.keys as keys
+    import leaderboards.report as report
+    import leaderboards.runner as runner
+    import leaderboards.spec as spec_mod
+
+    import benchmarks.leaderboard as bl
+
+    spec_file = tmp_path / "toy.yaml"
+    spec_file.write_text("name: toy\n")
+    spec = SimpleNamespace(name="toy", path=spec_file)
+    cells = [(SimpleNamespace(label="standard | toy_qa | seed 0"), "key-a", {}),
+             (SimpleNamespace(label="none | toy_qa | seed 0"), "key-b", {})]
+    runs = tmp_path / "runs"
+    for i, (_cell, key, _mat) in enumerate(cells):
+        (runs / key).mkdir(parents=True)
+        (runs / key / "cost.json").write_text(json.dumps({"peak_rss_mib": 100.0 + i, "wall_s": 2.0, "forward_passes": 3,
+                                                          "generated_tokens": 4}))
+    real_run = subprocess.run
+
+    def fake_run(cmd, *a, **k):
+        if cmd[:3] == [sys.executable, "-m", "leaderboards.cli"]:
+            return SimpleNamespace(returncode=0, stdout=json.dumps({"forward_passes": 0, "ran": []}) + "\n", stderr="")
+        return real_run(cmd, *a, **k)
+
+    monkeypatch.setattr(spec_mod, "load_spec", lambda path: spec)
+    monkeypatch.setattr(keys, "cell_keys", lambda s: cells)
+    monkeypatch.setattr(runner, "run_spec", lambda s, r, progress, jobs: SimpleNamespace(ran=["key-a", "key-b"]))
+    monkeypatch.setattr(report, "build_report", lambda s, r, out: out)
+    monkeypatch.setattr(bl.subprocess, "run", fake_run)
+    for name, default in (("OMP_NUM_THREADS", "1"), ("OMP_WAIT_POLICY", "PASSIVE")):  # the script sets them when unset
+        monkeypatch.setenv(name, os.environ.get(name, default))
+    assert bl.main(["--spec", str(spec_file), "--runs-dir", str(runs)]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert {k: out[k] for k in ("cells", "cells_run", "forward_passes", "generated_tokens", "peak_rss_mib_max_cell",
+                                "second_run_forward_passes", "second_run_cells_run", "rerun_ok")} == {
+        "cells": 2, "cells_run": 2, "forward_passes": 6, "generated_tokens": 8, "peak_rss_mib_max_cell": 101.0,
+        "second_run_forward_passes": 0, "second_run_cells_run": 0, "rerun_ok": True}
+    _check(out["provenance"], heads, device=None)
+    assert out["provenance"]["fingerprints"] == {"cells": {"standard | toy_qa | seed 0": "key-a",
+                                                           "none | toy_qa | seed 0": "key-b"}}
