@@ -67,6 +67,7 @@ class Measurement:
     n: int
     wall_s: float
     version: Any = None  # the task's version the cell ran (results.json ``versions``); None when not recorded
+    size: int | None = None  # the task's number of documents (results.json ``n-samples.<task>.original``); None when not recorded
 
 
 def task_kind(task: str, include_path: list[Path]) -> str:
@@ -93,13 +94,19 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
             continue
         margs = cfg.get("model_args") or {}
         try:
-            versions = json.loads((d / "results.json").read_text(encoding="utf-8")).get("versions")
-        except (OSError, ValueError, AttributeError):
-            versions = None
-        version = versions.get(str(cfg.get("task"))) if isinstance(versions, dict) else None
+            results = json.loads((d / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            results = None
+        task = str(cfg.get("task"))
+        versions = results.get("versions") if isinstance(results, dict) else None
+        version = versions.get(task) if isinstance(versions, dict) else None
+        counts = results.get("n-samples") if isinstance(results, dict) else None
+        counts = counts.get(task) if isinstance(counts, dict) else None
+        size = counts.get("original") if isinstance(counts, dict) else None  # lm-eval's count of the task's documents
+        size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
         out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
-                               k=margs.get("k"), task=str(cfg.get("task")), kind=task_kind(str(cfg.get("task")), include_path),
-                               limit=cfg.get("limit"), n=n, wall_s=wall, version=version))
+                               k=margs.get("k"), task=task, kind=task_kind(task, include_path),
+                               limit=cfg.get("limit"), n=n, wall_s=wall, version=version, size=size))
     return out
 
 
@@ -148,10 +155,13 @@ def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float 
 
 
 def task_size(task: str, ms: list[Measurement]) -> int | None:
-    """The number of documents of ``task`` when a finished cell of it (``ms``) shows it: one that ran without a limit,
-    or scored fewer questions than its limit (lm-eval's limit takes the first N documents: fewer means the task ran
-    out); the largest such count, None when no finished cell shows it (its cells all scored their limit)."""
-    sizes = [m.n for m in ms if m.task == task and (m.limit is None or (isinstance(m.limit, (int, float)) and m.n < m.limit))]
+    """The number of documents of ``task`` when a finished cell of it (``ms``) shows it: the count lm-eval recorded
+    (``results.json`` ``n-samples.<task>.original``, :attr:`Measurement.size`: also for a cell that scored only its
+    limit), else one that ran without a limit, or scored fewer questions than its limit (lm-eval's limit takes the
+    first N documents: fewer means the task ran out); the largest such count, None when no finished cell shows it
+    (cells from before lm-eval recorded ``n-samples`` that all scored their limit)."""
+    sizes = [m.size if m.size is not None else m.n for m in ms if m.task == task and (
+        m.size is not None or m.limit is None or (isinstance(m.limit, (int, float)) and m.n < m.limit))]
     return max(sizes) if sizes else None
 
 
@@ -173,7 +183,7 @@ def count_is_upper_bound(cell: Cell, ms: list[Measurement], n: int | None = None
     of it finishes). ``n``: the caller's ``questions_of(cell, ms)`` (None: computed here)."""
     if n is None:
         n = questions_of(cell, ms)
-    if n is None or n != cell.limit:
+    if n is None or n != cell.limit or task_size(cell.task.task, ms) is not None:  # a known size makes it exact
         return False
     return not any(m.task == cell.task.task and m.n >= n for m in ms)
 

@@ -359,8 +359,9 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     est = json.loads(out.strip().splitlines()[-1])
     assert est["cells_total"] == 6 and est["cells_done"] == 0 and est["cells_todo"] == 6 and est["unestimated_cells"] == 0
     # toy_lm has 6 paragraphs, shown by its finished cells (6 scored at limit 12): its cells count 6, not the limit 24
-    # (it estimated 6 * 24); toy_qa's 24 is still only its limit (its cells scored their limit 12): an upper bound
-    assert est["questions"] == 3 * 24 + 3 * 6 and est["measurements"] == 15 and est["questions_upper_bound"] == 3
+    # (it estimated 6 * 24); toy_qa's 24 is exact: its cells scored their limit 12, but lm-eval recorded the task's 24
+    # documents (results.json n-samples.toy_qa.original; s56: before, its 24 was only the limit, an upper bound)
+    assert est["questions"] == 3 * 24 + 3 * 6 and est["measurements"] == 15 and est["questions_upper_bound"] == 0
     # standard/toy_qa: its own measurement (method + task); fresh/toy_qa: every ToyLM QA cell (model + kind)
     w, n = cost["standard/toy_qa/seed1"]
     qa = [v for k, v in cost.items() if "toy_lm" not in k]
@@ -373,7 +374,9 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     assert got["standard/toy_qa/seed1"]["seconds"] + got["fresh/toy_qa/seed1"]["seconds"] == pytest.approx(expected, abs=0.2)
     assert {c["cell"]: (c["questions"], c["questions_upper_bound"]) for c in e2["cells"] if c["task"] == "toy_lm"} == {
         f"{m}/toy_lm/seed1": (6, False) for m in ("standard", "none", "fresh")}
-    assert "144 questions" not in out and "90 questions (at most: the count of 3 cells is its limit" in out
+    assert {c["cell"]: (c["questions"], c["questions_upper_bound"]) for c in e2["cells"] if c["task"] == "toy_qa"} == {
+        f"{m}/toy_qa/seed1": (24, False) for m in ("standard", "none", "fresh")}
+    assert "144 questions" not in out and "90 questions, " in out and "at most" not in out
     assert est["wall_hours"] == pytest.approx(est["cell_hours"] / 2, abs=0.01)
     assert "standard" in out and "method+task" in out and "cell-hours" in out
 
