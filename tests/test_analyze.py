@@ -233,16 +233,21 @@ def test_calibrate_table_titles_are_not_wrapped_when_piped(capsys) -> None:
 
 # ----------------------------------------------------------------------------- with the real small model
 @pytest.mark.slow
-def test_records_match_the_scorer_and_cli_resumes(tmp_path, monkeypatch) -> None:
+def test_records_match_the_scorer_and_cli_resumes(backbone, tmp_path, monkeypatch) -> None:
     """SmolLM2-135M on wiki paragraphs: the stored per-layer S_R/S_L, dynamic layer and analysis
-    scores equal Tok-RAG's own scorer; analyze and calibrate write their files and resume."""
+    scores equal Tok-RAG's own scorer; analyze and calibrate write their files and resume.
+
+    Over the session's SmolLM2 (``backbone``, tests/conftest.py), not a load of its own: ``Backbone.load`` of the same
+    alias with the same defaults (float32, cpu, batch invariant): the analyze records of 3 wiki samples were identical
+    either way, and the resolved config differs only in ``pretrained`` (the converted folder instead of the alias),
+    which nothing here reads."""
     import json
     from dataclasses import replace
 
     from tasks import analyze, calibrate
     from tokrag_model.methods.tokrag import ANALYSIS_PARAMS, TeacherForced, TokRAGLM, TokRAGScorer
 
-    lm = TokRAGLM(pretrained="smollm2-135m-instruct")
+    lm = TokRAGLM.with_backbone(backbone)
     n = lm.decoder.n_layers
     doc, prefix, cont = analyze.wiki_samples(1)[0]
     assert doc["question"] == " ".join(prefix.split()) and not cont.strip().startswith(prefix.split()[-1] + " ")
