@@ -169,9 +169,16 @@ def test_a_sigkilled_jobs_run_leaves_nothing_in_tmp_and_the_next_run_cleans_up(t
     assert len(left) == 1 and left[0].name.split("-")[-2] == str(proc.pid)
 
     small = write_spec(tmp_path / "small", tasks=["toy_qa"], limit=2)  # any next run of this runs folder
-    again = subprocess.run([*runner_cmd(small, runs), "--max-cells", "1"], env=env, capture_output=True, text=True,
-                           timeout=600)
-    assert again.returncode == 0, again.stderr[-3000:]
+    # not held: with TOYLM_HOLD still set, its ToyLM waited out the hold's 120 s before its second request (s56 t2)
+    again = subprocess.Popen([*runner_cmd(small, runs), "--max-cells", "1"],
+                             env={k: v for k, v in env.items() if k != "TOYLM_HOLD"}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        err = again.communicate(timeout=600)[1]
+    finally:  # as subprocess.run(timeout=600): never left running
+        again.kill()
+    assert again.returncode == 0, err[-3000:]
+    assert not (tmp_path / f"gate.waiting-{again.pid}").exists()  # it never waited for the gate
     assert not list(runs.glob(".jobs-*")) and [p.name for p in tmp.iterdir()] == []
 
 
