@@ -4,13 +4,18 @@
   its cost can be left for the end, beside an idle worker. The figures follow measurements (one module per process,
   ``pytest -n 0 --durations``), and the reliability group's tests have their own.
 * test_analyze's real-model test runs over the session's SmolLM2 (the ``backbone`` fixture), not a load of its own.
+* .ci/run runs the README's tests and the reliability group in one pytest session.
 """
 
 from __future__ import annotations
 
 import inspect
+import shlex
+from pathlib import Path
 
 import conftest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _s(scope: str, n_tests: int = 1) -> float:
@@ -56,3 +61,12 @@ def test_the_analyze_model_test_runs_over_the_sessions_smollm2():
     assert "backbone" in params
     assert 'TokRAGLM(pretrained="smollm2-135m-instruct")' not in inspect.getsource(
         test_analyze.test_records_match_the_scorer_and_cli_resumes)
+
+
+def test_ci_runs_both_groups_in_one_pytest_session():
+    runs = [shlex.split(line) for line in (REPO / ".ci" / "run").read_text().splitlines()
+            if "pytest" in line.split("#", 1)[0] and not line.lstrip().startswith("#")]
+    assert len(runs) == 1, runs
+    cmd = runs[0]
+    assert cmd[:4] == ["TOKRAG_DATA_DIR=../shared/data", "pytest", "-n", "2"]
+    assert cmd[cmd.index("-m") + 1] == "reliability or not reliability"
