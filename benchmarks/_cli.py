@@ -1,5 +1,6 @@
 """Shared by the benchmark scripts: one-line errors for bad options (``<script>: error: <message>``, exit 2), and
-the ``provenance`` object every script adds to its last JSON line (:func:`provenance`).
+the ``provenance`` object every script adds to its last JSON line (:func:`provenance`, with the :func:`checkout` it
+took as it started).
 
 A script raises :class:`retrieval.errors.ConfigError` (or any :class:`~retrieval.errors.TokragError`) for a bad
 option before any expensive work (model load, sweeps); :func:`run` prints it as one line on stderr, as the
@@ -65,18 +66,36 @@ def writable_dir(option: str, path: str) -> None:
     check_writable(path, option, folder=True)
 
 
-def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = None) -> dict[str, Any]:
+def checkout() -> dict[str, str | None]:
+    """The tokrag checkout as it is now: ``{"tokrag_commit": ..., "tokrag_changes": ...}``
+    (:func:`tokrag_model.provenance.tokrag_commit` and :func:`~tokrag_model.provenance.tokrag_changes`; None outside a
+    git checkout). A script takes it as it starts, before any expensive work, and gives it to :func:`provenance` as
+    ``started``: the code that computed its figures was read then, not when its last line is printed (a checkout
+    edited or committed during an hour-long run). Costs a few ``git`` calls (well under a second). Raises nothing."""
+    from tokrag_model.provenance import tokrag_changes, tokrag_commit
+
+    return {"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
+
+
+def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = None,
+               started: dict[str, str | None] | None = None) -> dict[str, Any]:
     """What produced a benchmark's figures, for its last JSON line's ``provenance`` object (every script in
-    ``benchmarks/`` adds it; its other keys are unchanged). Read when called (the scripts call it as they print the
-    line), from what the process already holds: nothing is loaded for it (no model, no corpus; torch is not imported
-    when the benchmark did not import it). Costs well under a second (three ``git`` calls and package metadata).
+    ``benchmarks/`` adds it; its other keys are unchanged). The checkout is the one of ``started`` (:func:`checkout`,
+    taken as the script started; read now when not given); the rest is read when called (the scripts call it as they
+    print the line), from what the process already holds: nothing is loaded for it (no model, no corpus; torch is not
+    imported when the benchmark did not import it). Costs well under a second (a few ``git`` calls and package
+    metadata).
 
     Keys:
 
     * ``tokrag_commit``: the tokrag checkout's commit, ``+dirty`` when tracked files differ, None outside a git
       checkout (:func:`tokrag_model.provenance.tokrag_commit`, what results JSON and a leaderboard cell's
       ``provenance.json`` record; ``$TOKRAG_GIT_COMMIT`` overrides it); ``tokrag_changes``: the fingerprint of a
-      modified checkout's changes, None for a clean one (:func:`tokrag_model.provenance.tokrag_changes`).
+      modified checkout's changes, None for a clean one (:func:`tokrag_model.provenance.tokrag_changes`). Both as
+      the script started (``started``).
+    * ``tokrag_commit_at_end`` / ``tokrag_changes_at_end``: only when the checkout is no longer the one of
+      ``started`` (a commit, checkout or edit during the run): the two now, and one warning line on stderr
+      (``<script>: warning: ...``): the figures may come from code of either (modules imported late).
     * ``versions``: ``{package: version}`` of the libraries that can move a number, as a leaderboard cell's
       ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval, torch,
       transformers, datasets, pyserini, faiss-cpu, numpy, scipy) and the leaderboard run keys
@@ -99,7 +118,7 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
 
     from leaderboards.keys import library_versions as key_versions
     from leaderboards.runner import library_versions
-    from tokrag_model.provenance import THREAD_ENV_VARS, compute_environment, cpu_model_name, tokrag_changes, tokrag_commit
+    from tokrag_model.provenance import THREAD_ENV_VARS, compute_environment, cpu_model_name
 
     if "torch" in sys.modules:
         machine = compute_environment(device)
@@ -111,9 +130,21 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         usable = os.cpu_count()
+    now = checkout()
+    source = dict(now if started is None else started)
+    if source != now:
+        source.update({f"{k}_at_end": v for k, v in now.items()})
+        from tokrag_model._lmeval_hook import _program
+
+        def said(state: dict[str, str | None]) -> str:
+            changes = state["tokrag_changes"]
+            return f"{state['tokrag_commit']}" + (f" (changes {changes})" if changes else "")
+
+        print(f"{_program()}: warning: the tokrag checkout changed during the run ({said(source)} at the start, "
+              f"{said(now)} now): its figures may come from code of either; the JSON line's provenance records both",
+              file=sys.stderr)
     return {
-        "tokrag_commit": tokrag_commit(),
-        "tokrag_changes": tokrag_changes(),
+        **source,
         "versions": dict(sorted({**key_versions(), **library_versions()}.items())),
         "machine": {**machine, "cpu_count": os.cpu_count(), "cpus_usable": usable},
         "device": None if device is None else str(device),

@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     batch_methods = check_args(args)
     if args.hf_n == 0:
         args.no_hf = True
+    from benchmarks._cli import checkout
+
+    started = checkout()  # the code this run reads (the provenance's commit), before the model loads
 
     import torch
     from lm_eval.api.instance import Instance
@@ -428,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     from tokrag_model.base import _backbone_files_fingerprint  # computed once per backbone, when its methods were built
 
     result["provenance"] = provenance(args.device, {"model": bb.fingerprint, "model_files": _backbone_files_fingerprint(bb),
-                                                    **fingerprints})
+                                                    **fingerprints}, started)
     print(json.dumps(result))
     return 0
 

@@ -44,13 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="runner processes (peak memory is then per process)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    from benchmarks._cli import existing_file, writable_dir
+    from benchmarks._cli import checkout, existing_file, writable_dir
     from leaderboards.runner import check_run_args
 
     existing_file("--spec", args.spec, "specs live in leaderboards/specs/*.yaml")
     if args.runs_dir is not None:
         writable_dir("--runs-dir", args.runs_dir)
     check_run_args(args.jobs)  # the runner's own --jobs check
+    started = checkout()  # the code this run reads (the provenance's commit), before any cell runs
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # each cell's key (its folder's name) fingerprints its model, data, code and libraries; the cells record
         # their device and machine in their own provenance.json
-        res["provenance"] = provenance(None, {"cells": dict(keyed)})
+        res["provenance"] = provenance(None, {"cells": dict(keyed)}, started)
         print(json.dumps(res, sort_keys=True))
         return 0 if res["rerun_ok"] else 1
     finally:

@@ -22,6 +22,12 @@ import subprocess
 import sys
 import tempfile
 
+# `python benchmarks/lmeval_startup.py` puts benchmarks/ first on sys.path, where benchmarks/retrieval.py would shadow
+# the retrieval package (imported by the provenance, benchmarks._cli): use the repository root instead.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
+
 _BUILD = ("import time; from lm_eval.tasks import TaskManager; t = time.process_time(); m = TaskManager(); "
           "print('BUILD', time.process_time() - t, len(m.task_index))")
 MAIN_JOB = ["--model", "tokrag", "--model_args", "pretrained=smollm2-135m-instruct", "--tasks", "wiki_lm_bm25",
@@ -59,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-main-job", action="store_true", help="time TaskManager() only, not the README's main job")
     args = ap.parse_args(argv)
+    from benchmarks._cli import checkout, provenance
+
+    started = checkout()  # the code the child processes read (the provenance's commit), before the first one
     base = {k: v for k, v in os.environ.items() if k != "TOKRAG_NO_TASK_INDEX_CACHE"}
     off = {**base, "TOKRAG_NO_TASK_INDEX_CACHE": "1"}
     report: dict = {}
@@ -74,10 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             report["main_job_warm"] = _main_job(base, os.path.join(tmp, "warm"))
             report["main_job_same_metrics"] = all(report["main_job_off"][k] == report["main_job_warm"][k]
                                                   for k in ("bits_per_byte", "word_perplexity"))
-    from benchmarks._cli import provenance
-
     # the figures are child processes' (lm_eval on --device cpu): nothing was loaded in this one
-    report["provenance"] = provenance("cpu" if not args.no_main_job else None)
+    report["provenance"] = provenance("cpu" if not args.no_main_job else None, started=started)
     print(json.dumps(report))
     return 0
 

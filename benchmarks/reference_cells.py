@@ -75,11 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     sys.path.insert(0, str(REPO))
-    from benchmarks._cli import existing_dir, existing_file, writable_dir
+    from benchmarks._cli import checkout, existing_dir, existing_file, writable_dir
 
     existing_file("--spec", args.spec, "specs live in leaderboards/specs/*.yaml")  # bad options: one line before any run
     if args.runs_dir is not None:
         (existing_dir if args.no_run else writable_dir)("--runs-dir", args.runs_dir)
+    started = checkout()  # the code this run reads (the provenance's commit), before any cell runs
 
     from leaderboards.report import collect, compute
     from leaderboards.runner import resolve_runs_dir, run_spec
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # each cell's key (its run folder's name) fingerprints its model, data, code and libraries
     cells = {cid: entry[1] for cid, entry in collected.items()} if isinstance(collected, dict) else {}
-    out["provenance"] = provenance(None, {"cells": cells})
+    out["provenance"] = provenance(None, {"cells": cells}, started)
     print(json.dumps(out))
     return 0
 

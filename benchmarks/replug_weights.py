@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--legacy", action="store_true", help="the rule before issue 11.1: noise passages score 0")
     a = ap.parse_args(argv)
     check_args(a)
+    from benchmarks._cli import checkout
+
+    started = checkout()  # the code this run reads (the provenance's commit)
     from tokrag_model.methods.replug import weight_summary
 
     import torch
@@ -119,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the retrieval runs the task's docs were built from (no model: device None)
     out["provenance"] = provenance(None, {"run": noisy[0].get("run_fingerprint"),
-                                          "run_clean": next(iter(clean.values())).get("run_fingerprint")})
+                                          "run_clean": next(iter(clean.values())).get("run_fingerprint")}, started)
     print(json.dumps(out))
     return 0
 

@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"BM25 index and search threads (default {default_threads()})")
     args = ap.parse_args(argv)
     check_args(args)
+    from benchmarks._cli import checkout
+
+    started = checkout()  # the code this run reads (the provenance's commit), before the index build
     signal.signal(signal.SIGTERM, _sigterm)
 
     corpus = named_corpus("nq-wiki-12k", args.data_dir)
@@ -139,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     fingerprints = {"corpus": corpus.fingerprint, "bm25_run": bm25.fingerprint}
     if not args.no_dense:
         fingerprints["dense_run"] = dense.fingerprint  # its key covers the encoder's weights and the index
-    out["provenance"] = provenance("cpu" if not args.no_dense else None, fingerprints)
+    out["provenance"] = provenance("cpu" if not args.no_dense else None, fingerprints, started)
     print(json.dumps(out, sort_keys=True))
     return 0
 

@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preset", default=None, help="use this tokrag calibrate preset instead of calibrating on dev")
     args = p.parse_args(argv)
     check_args(args)
+    from benchmarks._cli import checkout
+
+    started = checkout()  # the code this run reads (the provenance's commit), before the model loads
 
     import torch
 
@@ -189,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     out["provenance"] = provenance(device, {"model": getattr(lm, "fingerprint", None),
                                             "model_files": getattr(lm, "files_fingerprint", None),
                                             # the retrieval runs of each data set's test samples
-                                            "runs": {name: cfg.get("runs") for name, cfg in test_cfgs.items()}})
+                                            "runs": {name: cfg.get("runs") for name, cfg in test_cfgs.items()}},
+                                started)
     print(json.dumps(out))
     return 0
 

@@ -57,7 +57,10 @@ def _check(prov: dict, heads: set[str], *, device: str | None, threads: int | No
 
     from tokrag_model.provenance import cpu_model_name
 
-    assert set(prov) == {"tokrag_commit", "tokrag_changes", "versions", "machine", "device", "fingerprints"}
+    # tokrag_commit_at_end / tokrag_changes_at_end (s56 r3): only when the checkout changed between the script's
+    # start and its line (here: other work committing to or editing this shared checkout meanwhile)
+    assert set(prov) - {"tokrag_commit_at_end", "tokrag_changes_at_end"} == {
+        "tokrag_commit", "tokrag_changes", "versions", "machine", "device", "fingerprints"}
     commit = prov["tokrag_commit"]
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", commit), commit
     assert commit.removesuffix("+dirty") in heads
