@@ -172,12 +172,37 @@ def test_same_spec_and_seed_give_byte_identical_results_across_runs(tmp_path):
 
 
 def test_jobs_2_gives_the_numbers_of_one_process(tmp_path, monkeypatch):
-    """Scale-out across cells: ``run --jobs 2`` (this process + one helper) = a single process."""
+    """Scale-out across cells: ``run --jobs 2`` (this process + one helper) = a single process.
+
+    Both processes are held inside a cell (``TOYLM_HOLD``: a ToyLM waits before its second request of a cell until the
+    gate file exists) until the helper is inside one of its own: on a loaded machine this process finished all 12 toy
+    cells before the helper had started (s56 t2 saw ``0 < 0`` under load 6-10), so "the helper took some cells" hung
+    on the machine's load, not on the runner."""
+    import threading
+
     spec = load_spec(_spec(tmp_path))
+    gate = tmp_path / "gate"
     monkeypatch.setenv("PYTHONPATH", subprocess_env(tmp_path / "cache")["PYTHONPATH"])
+    monkeypatch.setenv("TOYLM_HOLD", str(gate))
     merge, parts = leaderboards.runner._add_helper_summaries, []
     monkeypatch.setattr(leaderboards.runner, "_add_helper_summaries", lambda s, p, o: (parts.extend(p), merge(s, p, o)))
-    summary = run_spec(spec, tmp_path / "runs", progress=False, jobs=2)
+    stop = threading.Event()
+
+    def open_gate_once_the_helper_waits() -> None:  # a waiting-<pid> file of another process: the helper is in a cell
+        mine = f"{gate.name}.waiting-{os.getpid()}"
+        while not stop.is_set() and not any(f.name != mine for f in tmp_path.glob(f"{gate.name}.waiting-*")):
+            stop.wait(0.05)
+        gate.touch()
+
+    watcher = threading.Thread(target=open_gate_once_the_helper_waits, daemon=True)
+    watcher.start()
+    try:
+        summary = run_spec(spec, tmp_path / "runs", progress=False, jobs=2)
+    finally:
+        stop.set()
+        watcher.join(60)
+        monkeypatch.delenv("TOYLM_HOLD")  # the reference run below holds nothing
+    assert [f.name for f in tmp_path.glob("gate.waiting-*") if f.name != f"gate.waiting-{os.getpid()}"]  # it was held
     assert summary.ran == [c.cell_id for c in spec.cells()]  # the run's summary: both processes' cells
     assert 0 < len(parts[0]["ran"]) < len(spec.cells())  # the helper took some cells
     _, _, ref_report = _reference(tmp_path / "ref")
