@@ -195,7 +195,9 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
 
     Besides the files :func:`jsonl_lines` writes, reads the FiD-style JSONL of other tools (one object per line):
-    the question id under ``id``, its text under ``question`` and each passage's id under ``id`` or ``_id``
+    the question id under ``id`` (a row's id is read as a topics record's: the first not null of ``qid``, ``id``,
+    ``qId``, ``_id``, :func:`retrieval.corpus.qid_field`, so a run keyed as its topics file is matched to it), its
+    text under ``question`` and each passage's id under ``id`` or ``_id``
     (:data:`PASSAGE_ID_FIELDS`). DPR's retriever writes one JSON array whose objects carry no question id: it is
     refused, with how to convert it. A passage's id is set as ``docid``, a string (an integer id ``12`` is ``"12"``,
     as the topics' gold ids are read: :func:`json_id`), so that gold ids compare equal; a passage without one keeps
@@ -207,13 +209,15 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
 
     Raises:
         DataError: one JSON array instead of JSON Lines (DPR's retriever output: how to convert it said),
-            malformed lines, missing fields, a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
+            malformed lines, missing fields (a row without a question id names the fields read, and a field of
+            :data:`retrieval.corpus.OTHER_QID_FIELDS` it holds: ``question_id``), a question id on two rows (``{"qid": "1"}`` and ``{"id": 1}``
             too; file and both lines named), an id that is a float, a bool or holds whitespace, or a question id
             that is empty (:func:`json_id`; file, line, question and passage named), a passage without an id in a file whose other passages have one (the
             first such passage named: file, line, question, position), the same for a passage without a text, a
             text or title that is not a string (file, line, question and passage named), a passage whose id fields
             hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields).
     """
+    from .corpus import OTHER_QID_FIELDS, QID_FIELDS, qid_field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
@@ -230,9 +234,12 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     p = Path(path)
     for lineno, obj in read_jsonl(p):
         where = f"{p}:{lineno}"
-        qid = _first_id(obj, ("qid", "id"), f"{where}: question", skip_empty=False)
+        name = qid_field(obj)  # the topics' rule (retrieval.corpus.jsonl_qid): the same row, the same id
+        qid = json_id(obj[name], f"{where}: question {name!r}") if name else ""
         if not qid or not isinstance(obj.get("ctxs"), list):
-            raise DataError(f"{where}: expected {{'qid' (or 'id'), 'ctxs': [...]}}")
+            other = next((n for n in OTHER_QID_FIELDS if obj.get(n) is not None), None) if not qid else None
+            raise DataError(f"{where}: expected {{'qid' (or {', '.join(map(repr, QID_FIELDS[1:]))}), 'ctxs': [...]}}"
+                            + (f"; its {other!r} is not read as the question's id: rename it to 'qid'" if other else ""))
         if qid in first_line:  # a second row would replace the first one's ranking
             raise DataError(f"{where}: duplicate qid {qid!r} (also on line {first_line[qid]}); keep one row per question")
         first_line[qid] = lineno
