@@ -96,3 +96,19 @@ def test_the_counted_documents_are_the_built_ones(unscored):
     docs = build_qa_docs("nq_oracle", counterfactual=True, gold_only=True, max_docs=1330)[1320:]
     assert len(docs) == 9 and [d["qid"] for d in docs] == kept  # docs 1320.. are questions 1320.. without 1325
     assert all(d["counterfactual_answer"] for d in docs)
+
+
+def test_a_task_that_keeps_no_question_is_named(monkeypatch):
+    """Every question left out (here by a stand-in rule): no index can be listed; the line says so, not 'index 0 is
+    past its last, -1'."""
+    import tasks.rag as rag
+    from tasks.precheck import _check_samples_in_range
+
+    monkeypatch.setattr(rag, "counterfactual_kept", lambda row, pool: False)
+    with pytest.raises(ConfigError) as err:
+        _check_samples_in_range("nq_oracle_gold_counterfactual", "nq_oracle",
+                                {"counterfactual": True, "gold_only": True, "max_docs": 2}, [0, 1])
+    assert str(err.value) == ("--samples: task nq_oracle_gold_counterfactual has no documents (max_docs 2 of the 2383 "
+                              "questions of its 'test' split, 2 left out: no literal gold answer in the gold passage or "
+                              "no substitute of the same kind), so index 0 is past them; lm-eval would fail after the "
+                              "model load: drop the task from --samples, or raise its max_docs")
