@@ -682,7 +682,9 @@ def _check_samples_in_range(task: str, dataset: str, kw: dict[str, Any], indices
     (``Task.doc_iterator``). Questions that cannot be read here are left to the task build, which reports them.
 
     Raises:
-        ConfigError: ``--samples: task <task> has <n> documents (...), so index <i> is past its last, <n - 1>; ...``.
+        ConfigError: ``--samples: task <task> has <n> documents (...), so index <i> is past its last, <n - 1>; ...``;
+            a counterfactual task that keeps none of its questions: ``... has no documents (...), so index <i> is past
+            them; ...`` (raise its ``max_docs`` when that limited them, else drop the task or give it other questions).
     """
     from retrieval.errors import ConfigError
 
@@ -706,7 +708,8 @@ def _check_samples_in_range(task: str, dataset: str, kw: dict[str, Any], indices
         return
     how = f"the questions of its '{kw.get('split', 'test')}' split"
     max_docs = kw.get("max_docs")
-    if max_docs not in (None, "", 0) and int(max_docs) < n:
+    limited = max_docs not in (None, "", 0) and int(max_docs) < n
+    if limited:
         n, how = int(max_docs), f"max_docs {int(max_docs)} of the {n} questions of its '{kw.get('split', 'test')}' split"
     if pool is not None:  # the documents the task build keeps (tasks.rag.build_qa_docs), up to the largest index
         kept = 0
@@ -718,10 +721,11 @@ def _check_samples_in_range(task: str, dataset: str, kw: dict[str, Any], indices
             how += (f", {n - kept} left out: no literal gold answer in the gold passage or no substitute of the same "
                     "kind")
         n = kept
-        if not n:
+        if not n:  # a larger max_docs may keep one; without it the task has nothing to evaluate, --samples or not
+            fix = ("drop the task from --samples, or raise its max_docs" if limited else
+                   "drop the task, or give it questions whose gold passage holds a gold answer as written")
             raise ConfigError(f"--samples: task {task} has no documents ({how}), so index {wanted[0]} is past them; "
-                              "lm-eval would fail after the model load: drop the task from --samples, or raise its "
-                              "max_docs")
+                              f"lm-eval would fail after the model load: {fix}")
     past = [i for i in wanted if i >= n]
     if not past:
         return
