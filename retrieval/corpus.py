@@ -897,7 +897,8 @@ def jsonl_qid(obj: dict, index: int, where: str) -> str:
     """The query id of a JSONL topics record: the first of its ``qid``/``id``/``qId``/``_id`` that is not null, as
     :func:`retrieval.io.json_id` reads every id (an integer 0 is ``"0"``), or ``q<index>`` when it has none
     (absent or null). Every reader of topic files uses this, so the queries and their answers always get the same
-    ids; a ctxs run's question ids follow the same rule (:func:`retrieval.cache.read_ctxs_jsonl`).
+    ids; a ctxs run's question ids follow the same rule (:func:`retrieval.cache.read_ctxs_jsonl`), but a run's row
+    without one is refused there, not named ``q<index>`` (a ranking must name the question it ranks for).
 
     Raises:
         DataError: an id that is a float (``{where}: query id 'qid' is 3.0: ...; write it as 3 or "3"``), a bool,
