@@ -586,7 +586,8 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
         ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
         integer >= 1, ``noise`` outside [0, 1], ``corpus`` (unless a :class:`retrieval.Corpus`) or ``questions`` not a
         string (a name or a path),
-        counterfactual / gold-only on a data set without gold passages, noise or gold-only over a ``prebuilt:`` corpus,
+        counterfactual / gold-only on a data set without gold passages, noise, counterfactual or gold-only over a
+        ``prebuilt:`` corpus (the gold passage's id is one of the local corpora's, not of Pyserini's index),
         ``counterfactual_scope`` not one of :data:`CF_SCOPES`, or ``"all"`` without ``counterfactual``.
     """
     from retrieval.api import RETRIEVERS
@@ -622,8 +623,9 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
                           "(e.g. the task nq_oracle_bm25_counterfactual_all)")
     if (counterfactual or gold_only) and dataset != "nq_oracle":
         raise ConfigError(f"dataset={dataset!r}: counterfactual/gold-only tasks need gold passages (dataset nq_oracle)")
-    if isinstance(corpus, str) and corpus.startswith("prebuilt:") and (noise > 0 or gold_only):
-        raise ConfigError(f"corpus={corpus!r}: noise and gold-only variants draw passages from a local corpus; use one")
+    if isinstance(corpus, str) and corpus.startswith("prebuilt:") and (noise > 0 or gold_only or counterfactual):
+        raise ConfigError(f"corpus={corpus!r}: noise, counterfactual and gold-only variants draw passages from a local "
+                          "corpus (the gold passage is one of its passages); use one")
     return k
 
 

@@ -89,8 +89,8 @@ def test_data_free_checks_of_the_build_run_too(manager, files, tmp_path):
     cases = [
         (["rag_qa_bm25"], {**byo, "retriever": "bm26"}, r"^unknown retriever 'bm26' \(did you mean 'bm25'\?\)"),
         (["rag_qa_bm25"], {**byo, "counterfactual": True}, r"^dataset='byo': counterfactual/gold-only tasks need gold passages"),
-        (["nq_open_bm25_wiki"], {"noise": 0.2}, r"^corpus='prebuilt:wikipedia-dpr-100w': noise and gold-only variants draw "
-                                                r"passages from a local corpus"),
+        (["nq_open_bm25_wiki"], {"noise": 0.2}, r"^corpus='prebuilt:wikipedia-dpr-100w': noise, counterfactual and gold-only "
+                                                r"variants draw passages from a local corpus"),
         (["rag_qa_bm25"], {**byo, "dataset": "nq"}, r"^dataset='nq': expected one of nq_open, nq_oracle, webq, "),
         (["rag_qa_bm25"], {**byo, "corpus": [str(corpus)]}, r"^task metadata corpus=\[.*\]: expected one corpus name or path \(a string\)$"),
         (["rag_qa_bm25"], {**byo, "questions": 7}, r"^task metadata questions=7: expected one file path or hub id \(a string\)$"),
