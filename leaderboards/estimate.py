@@ -299,7 +299,7 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
     """The dense indexes that the unfinished ``cells`` need and the cache lacks: their tasks retrieve with a
     ``dense`` or ``hybrid`` retriever over a local corpus, and the folder :func:`retrieval.dense.dense_index_dir`
     keys for that corpus and encoder holds no index built by the installed encoding libraries
-    (:func:`retrieval.dense.encoding_versions`). The first cell over it encodes the whole corpus once, before its
+    (:func:`retrieval.dense.encoding_versions`) and this index code (:func:`retrieval.dense.index_code`). The first cell over it encodes the whole corpus once, before its
     questions. One entry per index: ``{"corpus", "passages", "encoder", "folder", "tasks", "seconds", "command"}``;
     ``seconds`` is ``passages / DENSE_PASSAGES_PER_S`` for ``all-MiniLM-L6-v2``, None for another encoder (not
     measured); ``command``: the ``tokrag index build`` line that builds it beforehand (None when a setting it needs
@@ -310,7 +310,7 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
     (:func:`_served_from_run_cache`: its retrieval run is in the run cache and it attaches no passage to score)."""
     from retrieval.api import _resolve_params
     from retrieval.corpus import resolve_corpus
-    from retrieval.dense import DENSE_PARAMS, MINILM_ALIASES, dense_index_dir, encoding_versions
+    from retrieval.dense import DENSE_PARAMS, MINILM_ALIASES, dense_index_dir, encoding_versions, index_code
     from retrieval.errors import TokragError
     from retrieval.io import read_index_meta
     from retrieval.paths import hub_offline
@@ -349,7 +349,8 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
         where = str(folder) if folder is not None else f"{corpus.fingerprint} {enc} {meta.get('cache_dir')}"
         if where not in missing:
             have = read_index_meta(folder) if folder is not None and (folder / "index").is_file() else None
-            missing[where] = not (have and have.get("encoding_versions") == encoding_versions())
+            missing[where] = not (have and have.get("encoding_versions") == encoding_versions()
+                                  and have.get("code") == index_code())
         if not missing[where]:
             continue
         if folder is not None and _served_from_run_cache(spec, cell.task.task, meta, corpus, memo):

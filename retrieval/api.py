@@ -14,7 +14,7 @@ from typing import Any
 
 from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_identity, query_rule,
                    validate_queries)
-from .cache import Run, RunCache, engine_versions
+from .cache import Run, RunCache, engine_versions, run_code
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
 from .io import SearcherCache, atomic_write_json, file_lock, fingerprint
@@ -200,9 +200,11 @@ def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mappin
 
 
 def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any], k: int, queries: Mapping[str, str],
-                exclude: Mapping[str, Sequence[str]], encoder: Mapping[str, Any] | None) -> dict[str, Any]:
+                exclude: Mapping[str, Sequence[str]], encoder: Mapping[str, Any] | None,
+                prebuilt: bool = False) -> dict[str, Any]:
     """The run-cache config of a request: everything that changes the result (the cache key), the versions of
-    Pyserini, Anserini (Lucene) and FAISS that compute it included (:func:`retrieval.cache.engine_versions`)."""
+    Pyserini, Anserini (Lucene) and FAISS that compute it (:func:`retrieval.cache.engine_versions`) and the
+    fingerprint of the retrieval code that computes it (``code``: :func:`retrieval.cache.run_code`) included."""
     config: dict[str, Any] = {
         "retriever": retriever,
         "params": p,
@@ -216,6 +218,7 @@ def _run_config(retriever: str, p: Mapping[str, Any], corpus: Mapping[str, Any],
     if retriever in ("bm25", "hybrid") and query_rule(queries) is not None:  # only ':' queries changed (rule 2)
         config["queries"]["rule"] = query_rule(queries)
     config["engine"] = engine_versions(retriever)
+    config["code"] = run_code(retriever, prebuilt=prebuilt)
     return config
 
 
@@ -258,7 +261,8 @@ def _prebuilt_run(name: str, queries: dict[str, str], retriever: str, k: int, p:
         if not all(it["cached"] for it in plan["items"] if it["md5"] is None):  # the encoder is fetched for its hash
             printed = pb.print_plan_if_downloading(plan)
         encoder = pb.encoder_identity(p, plan)
-    config = _run_config(retriever, p, pb.corpus_config(name, retriever, p), k, queries, exclude, encoder)
+    config = _run_config(retriever, p, pb.corpus_config(name, retriever, p), k, queries, exclude, encoder,
+                         prebuilt=True)
     depth = min(k + max((len(v) for v in exclude.values()), default=0), JAVA_INT_MAX)  # Lucene caps it anyway
 
     def compute() -> tuple[dict, int]:

@@ -44,7 +44,7 @@ from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import (INDEX_META, LUCENE_CHECKSUMS, atomic_write_json, check_index_folder, file_lock, file_stamp,
                  invalid_unicode, no_room_naming, read_index_meta, read_regular_file, remove_stale_scratch, replace_folder,
-                 scratch_dir)
+                 scratch_dir, source_fingerprint)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -112,6 +112,18 @@ def index_contents(title: str, text: str) -> str:
     """The ``contents`` field of a passage in tokrag's Lucene indexes: ``'"title"\ntext'`` (Pyserini's
     ``wikipedia-dpr`` convention), or the text alone when there is no title."""
     return f'"{title}"\n{text}' if title else text
+
+
+INDEX_CODE = ("retrieval.bm25",)
+"""The modules whose code builds a BM25 index (the indexed text, :func:`index_contents`, and the build): their
+fingerprint, :func:`index_code`, is recorded in the index's ``tokrag_index.json`` as ``code``."""
+
+
+def index_code() -> str:
+    """Fingerprint (16 hex) of :data:`INDEX_CODE` as this process imported it (:func:`retrieval.io.source_fingerprint`:
+    docstring- and comment-only edits keep it). :func:`build_bm25_index` rebuilds an index recorded with another one
+    (or none: built before it was recorded). Raises OSError or SyntaxError when the source cannot be read."""
+    return source_fingerprint(INDEX_CODE)
 
 
 def anserini_round(score: float) -> float:
@@ -444,8 +456,9 @@ def build_bm25_index(
     ``IndexCollection`` with ``DefaultLuceneDocumentGenerator`` and ``-storeRaw``. The build happens in a
     temporary folder (``.<folder name>.<random>`` beside the index folder) that is renamed into place, under a
     cross-process lock (``<folder>.lock``); a complete index with the same corpus fingerprint, built by the
-    Anserini jar the installed Pyserini ships (recorded as ``anserini_jar``), is reused unless ``force``; one
-    built by another Anserini (another Lucene), or one with a damaged file (:func:`lucene_damage`: a truncated copy, a
+    Anserini jar the installed Pyserini ships (recorded as ``anserini_jar``) and by this index code (recorded as
+    ``code``, :func:`index_code`), is reused unless ``force``; one built by another Anserini (another Lucene), or by
+    other index code (or recording none), or one with a damaged file (:func:`lucene_damage`: a truncated copy, a
     disk error; Lucene refused to open it; :func:`lucene_checksum_damage`: a file whose CRC-32 is not the one its footer
     records, verified once per file and recorded), is rebuilt, with a warning. A new index's checksums are verified
     and recorded before it is renamed into place. Temporary folders that interrupted
@@ -489,6 +502,9 @@ def build_bm25_index(
                 if meta.get("anserini_jar") != (jar.name if jar else None):
                     logger.warning("BM25 index %s was built by %s, the installed Pyserini ships %s (another Lucene): "
                                    "rebuilding it", target, meta.get("anserini_jar"), jar.name if jar else None)
+                elif meta.get("code") != index_code():
+                    logger.warning("BM25 index %s was built by other index code (code %s, this code %s: %s edited): "
+                                   "rebuilding it", target, meta.get("code"), index_code(), ", ".join(INDEX_CODE))
                 else:
                     damage = lucene_damage(target) or lucene_checksum_damage(target)  # the CRCs: read once, recorded
                     if damage is None:
@@ -532,6 +548,7 @@ def build_bm25_index(
                 "num_docs": len(corpus),
                 "contents": '"title"\\ntext (JsonCollection, raw stored)',
                 "anserini_jar": anserini_jar().name if anserini_jar() else None,
+                "code": index_code(),
                 "build_seconds": round(seconds, 3),
                 "threads": threads or default_threads(),
             })

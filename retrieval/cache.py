@@ -11,13 +11,16 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
 fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
 what computes the run, :func:`engine_versions`: Pyserini, and the Anserini jar (which pins Lucene) for
-BM25, FAISS, torch and transformers for dense retrieval). So after an upgrade of Pyserini, Anserini or FAISS
+BM25, FAISS, torch and transformers for dense retrieval; and ``code``, :func:`run_code`: a fingerprint of the
+retrieval modules that compute the run, docstrings and comments left out). So after an upgrade of Pyserini, Anserini or FAISS
 (dense: torch or transformers too) every run is
 recomputed once, never served from another engine (BM25 scores differ by a ``(k1+1)`` factor between
 Lucene 8 and 9, which would move REPLUG's score softmax and put freshly scored noise passages on another
 scale than cached retrieved ones); a cached run whose ``meta.json`` records other versions of the
-engine than its config asks for is recomputed too (logged). BM25 indexes are rebuilt likewise when
-built by another Anserini (:func:`retrieval.bm25.build_bm25_index`). Writes are atomic and happen
+engine than its config asks for is recomputed too (logged); after an edit of that code every run of the family
+is recomputed once (a run cached under an older key, also one from before the code was keyed, is simply not found).
+BM25 indexes are rebuilt likewise when built by another Anserini or by other index code
+(:func:`retrieval.bm25.build_bm25_index`; dense ones: :func:`retrieval.dense.build_dense_index`). Writes are atomic and happen
 under a cross-process lock, so two processes filling the same entry never corrupt it (the second waits
 and then reads the first one's result). A file whose checksum no longer matches ``meta.json`` is
 treated as corrupt: it is never used, it is deleted, and the run is recomputed.
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import DataError
+from .errors import ConfigError, DataError
 from .io import atomic_write_json, atomic_write_text, file_lock, fingerprint, json_id, one_passage_id, sha256_file
 from .paths import cache_dir as _cache_dir
 
@@ -120,6 +123,37 @@ def engine_versions(retriever: str) -> dict[str, str | None]:
         out["tokenizers"] = _dist_version("tokenizers")
         out["transformers"] = _dist_version("transformers")
     return out
+
+
+RUN_CODE: dict[str, tuple[str, ...]] = {
+    "bm25": ("retrieval.api", "retrieval.bm25", "retrieval.cache"),
+    "dense": ("retrieval.api", "retrieval.cache", "retrieval.dense"),
+    "hybrid": ("retrieval.api", "retrieval.bm25", "retrieval.cache", "retrieval.dense", "retrieval.hybrid"),
+    "dpr": ("retrieval.api", "retrieval.cache", "retrieval.dense"),
+}
+"""The modules whose code computes a run of each retriever: the request's config and the ctxs rows
+(``retrieval.api``), the run files and their reading back (``retrieval.cache``), and the family's own: the indexed
+text, the query and the ranking (``retrieval.bm25``), the encoding and search (``retrieval.dense``), the fusion
+(``retrieval.hybrid``); a run over a Pyserini prebuilt corpus adds ``retrieval.prebuilt``. A corpus's parsing needs
+none: the corpus fingerprint hashes the parsed passages."""
+
+
+def run_code(retriever: str, prebuilt: bool = False) -> str:
+    """Fingerprint (16 hex) of the code that computes a run of ``retriever`` (:data:`RUN_CODE`, plus
+    ``retrieval.prebuilt`` when ``prebuilt``) as this process imported it (:func:`retrieval.io.source_fingerprint`:
+    docstring- and comment-only edits keep it). Part of a run's cache key (``config["code"]``), so a run cached by
+    other retrieval code is recomputed, never served; another retriever family's edit keeps it.
+
+    Raises:
+        ConfigError: an unknown ``retriever``.
+    """
+    from .io import source_fingerprint
+
+    if retriever not in RUN_CODE:
+        from .errors import unknown_name
+
+        raise ConfigError(unknown_name("retriever", retriever, RUN_CODE))
+    return source_fingerprint(RUN_CODE[retriever] + (("retrieval.prebuilt",) if prebuilt else ()))
 
 
 def trec_lines(ctxs: Ctxs, tag: str) -> str:

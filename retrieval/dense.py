@@ -40,7 +40,7 @@ from typing import Any
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k, no_room_error
 from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
-                 fingerprint, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir)
+                 fingerprint, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir, source_fingerprint)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -313,6 +313,19 @@ def encoding_versions() -> dict[str, str | None]:
     return out
 
 
+INDEX_CODE = ("retrieval.dense",)
+"""The modules whose code builds a dense index (the passage strings, their encoding, the FAISS index): their
+fingerprint, :func:`index_code`, is recorded in the index's ``tokrag_index.json`` as ``code``. BM25 code is not
+among them, so a BM25 edit never re-encodes a dense index."""
+
+
+def index_code() -> str:
+    """Fingerprint (16 hex) of :data:`INDEX_CODE` as this process imported it (:func:`retrieval.io.source_fingerprint`:
+    docstring- and comment-only edits keep it). :func:`build_dense_index` re-encodes an index (and does not resume
+    embedding parts) recorded with another one, or none. Raises OSError or SyntaxError when the source cannot be read."""
+    return source_fingerprint(INDEX_CODE)
+
+
 def dense_index_dir(corpus: Corpus, p: Mapping[str, Any], cache_dir: str | os.PathLike | None = None) -> Path:
     """``<cache>/dense/<corpus fingerprint>-<fingerprint of passage encoder + settings>``."""
     key = fingerprint({
@@ -348,7 +361,8 @@ def build_dense_index(
     between its two renames leaves no folder, which the next build makes again from the kept embedding parts).
     One encoded by other versions of Pyserini, tokenizers, transformers or torch (:func:`encoding_versions`,
     recorded as ``encoding_versions``; an index that records none predates them) is re-encoded in the same folder,
-    with one warning; so are embedding parts an interrupted build left with other versions. Scratch folders that
+    with one warning; so is one encoded by other index code (:func:`index_code`, recorded as ``code``; an index that
+    records none predates it); so are embedding parts an interrupted build left with other versions or code. Scratch folders that
     interrupted builds of the same folder left beside it are removed once its lock is held.
 
     Raises:
@@ -378,6 +392,7 @@ def build_dense_index(
         identity = json.loads(json.dumps({"corpus_fingerprint": corpus.fingerprint, "encoder": encoder_identity(p),
                                           "params": {k: p[k] for k in DENSE_PARAMS}}, sort_keys=True))
         versions = encoding_versions()
+        code = index_code()
         parts = Path(str(target) + ".partial")
         key_file = parts / "identity.json"
         if index_dir is not None:
@@ -387,10 +402,14 @@ def build_dense_index(
                                   "(no identity.json); nothing was changed: move it away or give another index folder")
         if meta and (target / "index").is_file() and not force:
             if passage_identity(meta) == passage_identity(identity):  # query-side settings do not matter
-                if meta.get("encoding_versions") == versions:
+                if meta.get("encoding_versions") != versions:
+                    logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
+                                   target, _versions_text(meta.get("encoding_versions")), _versions_text(versions))
+                elif meta.get("code") != code:
+                    logger.warning("dense index %s was encoded by other index code (code %s, this code %s: %s "
+                                   "edited): re-encoding it", target, meta.get("code"), code, ", ".join(INDEX_CODE))
+                else:
                     return target
-                logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
-                               target, _versions_text(meta.get("encoding_versions")), _versions_text(versions))
             elif _prefix_after_title(meta, identity):
                 logger.warning("dense index %s encoded its passages as 'title %s text' (the passage prefix after the "
                                "title): re-encoding it with the prefix first", target, identity["params"]["prefix_passage"])
@@ -405,7 +424,7 @@ def build_dense_index(
         import faiss
 
         # parts of other passage settings or versions are not resumed (query-side settings do not matter)
-        parts_key = {"passage_identity": passage_identity(identity), "encoding_versions": versions}
+        parts_key = {"passage_identity": passage_identity(identity), "encoding_versions": versions, "code": code}
         try:
             parts.mkdir(parents=True, exist_ok=True)
             try:
@@ -479,7 +498,7 @@ def build_dense_index(
                 atomic_write_json(work / "tokrag_index.json", {
                     "kind": "dense", "corpus_name": corpus.name, "corpus_fingerprint": corpus.fingerprint,
                     "num_docs": len(corpus), "dimension": int(vectors.shape[1]), "params": identity["params"],
-                    "encoder": identity["encoder"], "encoding_versions": versions, "encode_seconds": round(seconds, 3),
+                    "encoder": identity["encoder"], "encoding_versions": versions, "code": code, "encode_seconds": round(seconds, 3),
                     "passages_per_s": round(encoded / seconds, 2) if encoded and seconds > 0 else None,
                 })
             except Exception as exc:  # the scratch folder goes (finally): nothing half-written is taken as an index

@@ -53,20 +53,27 @@ def test_an_uncached_dense_index_is_named_and_counted_once(tmp_path, monkeypatch
 
 
 def test_a_cached_dense_index_adds_nothing(tmp_path, monkeypatch):
-    from retrieval.dense import encoding_versions
+    from retrieval.dense import encoding_versions, index_code
 
     spec, _ = _dense_spec(tmp_path, monkeypatch, retriever="hybrid")
     folder = Path(estimate(spec, tmp_path / "runs", fallback=100.0)["index_builds"][0]["folder"])
     folder.mkdir(parents=True)
     (folder / "index").write_bytes(b"faiss")
-    (folder / "tokrag_index.json").write_text(json.dumps({"kind": "dense", "encoding_versions": encoding_versions()}))
+    (folder / "tokrag_index.json").write_text(json.dumps({"kind": "dense", "encoding_versions": encoding_versions(),
+                                                          "code": index_code()}))  # s56 f4: the code that built it
     est = estimate(spec, tmp_path / "runs", fallback=100.0)
     assert est["index_builds"] == [] and est["index_hours"] == 0
     assert (est["cell_hours"], est["wall_hours"]) == (0.33, 0.33)
     assert "index build" not in render(est)
     # an index encoded by other library versions is encoded again: counted again
-    (folder / "tokrag_index.json").write_text(json.dumps({"kind": "dense", "encoding_versions": {"torch": "0.1"}}))
+    (folder / "tokrag_index.json").write_text(json.dumps({"kind": "dense", "encoding_versions": {"torch": "0.1"},
+                                                          "code": index_code()}))
     assert len(estimate(spec, tmp_path / "runs", fallback=100.0)["index_builds"]) == 1
+    # one encoded by other dense code (or recording none: built before s56 f4) is encoded again: counted again
+    for code in ({"code": "0" * 16}, {}):
+        (folder / "tokrag_index.json").write_text(json.dumps({"kind": "dense", "encoding_versions": encoding_versions(),
+                                                              **code}))
+        assert len(estimate(spec, tmp_path / "runs", fallback=100.0)["index_builds"]) == 1
 
 
 def test_a_bm25_task_needs_no_dense_index(tmp_path, monkeypatch):
