@@ -81,6 +81,9 @@ def _after_registry(module=None):
         after_import("lm_eval.config.evaluate_config", _patch_process_tasks)
         after_import("lm_eval.utils", _patch_make_table)
         _install_excepthook()
+        from .provenance import imported_tree
+
+        imported_tree()  # the commit this process imported, read once now: every record of the run names it
     except Exception as exc:  # pragma: no cover - defensive
         try:
             import logging

@@ -62,10 +62,11 @@ from .loading import (chat_template_before_load, config_shape, has_chat_template
                       resolve_pretrained, select_chat_template, set_linear_weight_layout, torch_dtype,
                       weights_fingerprint)
 from .prompt import PASSAGES_SLOT, Encoded, PromptBuilder, check_slot, cuts_of, get_ctxs, without_slot  # noqa: E402
-from .provenance import compute_environment  # noqa: E402
+from .provenance import compute_environment, imported_tree  # noqa: E402
 from ._lmeval_hook import after_import, patch_caching_lm  # noqa: E402
 
 after_import("lm_eval.api.model", patch_caching_lm)  # --use_cache keys: response_cache_args (also without the .pth hook)
+imported_tree()  # the tokrag commit this process imported, read once now (also without the .pth hook)
 
 log = logging.getLogger(__name__)
 

@@ -32,16 +32,53 @@ def tokrag_version() -> str | None:
         return None
 
 
+_IMPORTED_TREE: dict[str, tuple[str, str | None]] = {}
+"""Per source root (:data:`SOURCE_ROOT`): its git commit (:func:`git_commit`'s form) and changes fingerprint
+(:func:`git_changes_fingerprint`) as first read in this process (:func:`imported_tree`), never read again."""
+
+
+def imported_tree() -> tuple[str, str | None]:
+    """``(commit, changes)`` of the tokrag source tree this process imported: :data:`SOURCE_ROOT`'s git commit
+    (``<40 hex>``, ``+dirty`` when tracked files differ, ``unknown`` when git cannot tell) and the fingerprint of its
+    changes (None for a clean checkout), read from git once per process, at the first call, and kept: every record
+    of a process (the results' ``tokrag_versions`` and ``tokrag_data.tokrag``, a leaderboard cell's
+    ``provenance.json``) names the same tree, also when the checkout moves (a pull, a commit, an edit) while it
+    runs. Called early: when lm-eval's model registry is imported (the start-up hook) and when
+    :mod:`tokrag_model.base` is. ``$TOKRAG_GIT_COMMIT`` is not read here (:func:`git_commit` applies it). Raises
+    nothing."""
+    root = str(SOURCE_ROOT)
+    if root not in _IMPORTED_TREE:
+        _IMPORTED_TREE[root] = (_git_head(SOURCE_ROOT), _git_changes(SOURCE_ROOT))
+    return _IMPORTED_TREE[root]
+
+
+def _is_source_root(repo: Path | None) -> bool:
+    if repo is None:
+        return True
+    try:
+        return Path(repo).resolve() == Path(SOURCE_ROOT).resolve()
+    except OSError:
+        return False
+
+
 def git_commit(repo: Path | None = None) -> str:
     """``git rev-parse HEAD`` of the repository ``repo`` (default :data:`SOURCE_ROOT`), with ``+dirty`` when tracked
-    files differ, or ``unknown`` (no git, not a checkout, git timed out after 10 s).
+    files differ, or ``unknown`` (no git, not a checkout, git timed out after 10 s). For :data:`SOURCE_ROOT` the
+    commit this process imported (:func:`imported_tree`: read once), so a run's records agree; another ``repo`` is
+    read now.
 
     ``$TOKRAG_GIT_COMMIT`` overrides it (for CI systems that check out without ``.git``, and for tests that compare
     provenance across runs while the repository moves). What a leaderboard cell's ``provenance.json`` records
     (re-exported as ``leaderboards.runner.git_commit``)."""
     if os.environ.get("TOKRAG_GIT_COMMIT"):
         return os.environ["TOKRAG_GIT_COMMIT"]
-    repo = repo or SOURCE_ROOT
+    if _is_source_root(repo):
+        return imported_tree()[0]
+    return _git_head(Path(repo))
+
+
+def _git_head(repo: Path) -> str:
+    """:func:`git_commit` of ``repo`` read from git now (no override)."""
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
@@ -56,9 +93,10 @@ def tokrag_commit() -> str | None:
     """The git commit of the tokrag source tree (``<40 hex>``, ``+dirty`` when tracked files differ), or None
     when the tree is not a git checkout (an installed wheel) or git cannot tell.
 
-    :func:`git_commit` of :data:`SOURCE_ROOT`, the string a leaderboard's ``provenance.json`` records;
-    ``$TOKRAG_GIT_COMMIT`` overrides it as there. Only a tree with its own ``.git`` is asked: a wheel installed in a
-    virtual environment that lives inside some other checkout is not given that checkout's commit.
+    :func:`git_commit` of :data:`SOURCE_ROOT` (the tree this process imported, :func:`imported_tree`), the string a
+    leaderboard's ``provenance.json`` records; ``$TOKRAG_GIT_COMMIT`` overrides it as there. Only a tree with its own
+    ``.git`` is asked: a wheel installed in a virtual environment that lives inside some other checkout is not given
+    that checkout's commit.
     """
     if not os.environ.get("TOKRAG_GIT_COMMIT") and not (SOURCE_ROOT / ".git").exists():
         return None
@@ -92,10 +130,17 @@ def git_changes_fingerprint(repo: Path | None = None) -> str | None:
 
     ``tokrag_commit`` only says ``<HEAD>+dirty``: two different edits of ``methods/cad.py`` recorded the same
     string. This value tells them apart (the same edit of the same commit gives the same value on any machine,
-    whatever its git configuration)."""
+    whatever its git configuration). For :data:`SOURCE_ROOT`, the changes this process imported
+    (:func:`imported_tree`: read once); another ``repo`` is read now."""
     if os.environ.get("TOKRAG_GIT_COMMIT"):
         return None
-    repo = repo or SOURCE_ROOT
+    if _is_source_root(repo):
+        return imported_tree()[1]
+    return _git_changes(Path(repo))
+
+
+def _git_changes(repo: Path) -> str | None:
+    """:func:`git_changes_fingerprint` of ``repo`` read from git now (no override). Raises nothing."""
     git = ["git", *_PINNED_GIT_CONFIG, "-C", str(repo)]
     try:
         changed = subprocess.run([*git, "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff",
@@ -135,9 +180,9 @@ def _content_digest(path: Path) -> str:
 
 
 def tokrag_changes() -> str | None:
-    """:func:`git_changes_fingerprint` of the tokrag source tree (recorded beside :func:`tokrag_commit` as
-    ``tokrag_versions.tokrag_changes``), None for a clean checkout, outside a git checkout, or when
-    ``$TOKRAG_GIT_COMMIT`` is set."""
+    """:func:`git_changes_fingerprint` of the tokrag source tree as this process imported it (:func:`imported_tree`;
+    recorded beside :func:`tokrag_commit` as ``tokrag_versions.tokrag_changes``), None for a clean checkout, outside a
+    git checkout, or when ``$TOKRAG_GIT_COMMIT`` is set."""
     if not (SOURCE_ROOT / ".git").exists():
         return None
     return git_changes_fingerprint(SOURCE_ROOT)
