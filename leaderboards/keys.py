@@ -303,11 +303,41 @@ def weights_fingerprint(model_args: dict[str, Any], memo: _HashMemo) -> str:
     a new key. A hub id whose commit cannot be told (not cached and offline, the hub unreachable) is fingerprinted
     by name (flagged ``unresolved``); the model instance's own ``fingerprint`` is recorded in the run folder's
     provenance after the run. Nothing is raised for a hub id. With ``trust_remote_code`` true, a local folder's
-    ``*.py`` files (its own modeling and tokenizer code, which the load then runs) are hashed too.
+    ``*.py`` files (its own modeling and tokenizer code, which the load then runs) are hashed too. A packaged alias
+    (``smollm2-135m-instruct``, ``gemma-3-270m``) adds :func:`tokrag_model.loading.converter_key`: a ``gguf``,
+    ``transformers`` or ``tokenizers`` upgrade, or a converter change, re-converts the alias (other float32 weights
+    may come out), so its cells get new keys; a local folder's key is its files'.
     """
     pre = model_args.get("pretrained")
     if pre is None:
         return "no-pretrained"
+    value = _weights_fingerprint(pre, model_args, memo)
+    if _names_alias(pre):  # the alias loads the folder its converter writes: another converter, other weights
+        from tokrag_model import loading
+
+        return fingerprint([value, "converter", loading.converter_key()])
+    return value
+
+
+def _names_alias(pretrained: Any) -> bool:
+    """Whether ``pretrained`` loads a packaged alias (:data:`tokrag_model.loading.ALIASES`; converted from its GGUF
+    by :func:`tokrag_model.loading.converter_key`'s converter), not a local folder: a local path's weights are
+    fingerprinted by their files. An alias name that is also a model folder here is the folder's (the loader refuses
+    it: :func:`tokrag_model.loading.check_pretrained`)."""
+    from retrieval.errors import ConfigError
+    from tokrag_model.loading import ALIASES, check_pretrained
+
+    if str(pretrained).strip().lower() not in ALIASES:
+        return False
+    try:
+        check_pretrained(str(pretrained))
+    except ConfigError:
+        return False
+    return True
+
+
+def _weights_fingerprint(pre: Any, model_args: dict[str, Any], memo: _HashMemo) -> str:
+    """:func:`weights_fingerprint` without an alias's converter."""
     from tokrag_model.loading import ALIASES
 
     pinned = ALIASES.get(str(pre).strip().lower(), {}).get("sha256")
