@@ -1449,20 +1449,22 @@ def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:
     """Whether the run cache (``cache_dir``, the task's; default ``$TOKRAG_CACHE_DIR`` or ``~/.cache/tokrag``) holds a
     complete run of ``retriever`` over ``corpus`` with ``k`` passages, for any question set: the exact run key also
     fingerprints the questions, known only once the task's data set is loaded, so any such run counts (a run that the
-    task build would serve from the cache, without the index, is never refused; an unreadable entry, or one made by
-    another Pyserini/Anserini version (:func:`retrieval.cache.engine_versions`), is no hit there either)."""
+    task build would serve from the cache, without the index, is never refused; an unreadable entry, one made by
+    another Pyserini/Anserini version (:func:`retrieval.cache.engine_versions`) or one made by other retrieval code
+    (``config.code``, :func:`retrieval.cache.run_code`) is no hit there either: the task build recomputes it)."""
     import json
 
-    from retrieval.cache import RunCache, engine_versions
+    from retrieval.cache import RunCache, engine_versions, run_code
 
     engine = engine_versions(retriever)  # a run of another Pyserini/Lucene is recomputed (RunCache.load), so no hit
+    code = run_code(retriever, prebuilt=corpus.startswith("prebuilt:"))  # nor one of other retrieval code (its key)
     for meta in RunCache(cache_dir).root.glob(f"{retriever}-*/meta.json"):
         try:
             config = json.loads(meta.read_text(encoding="utf-8")).get("config") or {}
         except (OSError, ValueError, AttributeError):
             continue
         if config.get("retriever") == retriever and (config.get("corpus") or {}).get("name") == corpus and \
-                config.get("k") == k and config.get("engine") == engine:
+                config.get("k") == k and config.get("engine") == engine and config.get("code") == code:
             return True
     return False
 

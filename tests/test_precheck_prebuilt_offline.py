@@ -85,7 +85,7 @@ def _seed_run(cache_dir: str, k: int) -> None:
     corpus = {"name": CORPUS, "indexes": [{"name": "wikipedia-dpr-100w", "md5": "7b58c08da992b2ea7e96667f0b176651"}],
               "size": 21015324}
     queries = {"q1": "who wrote hamlet"}
-    config = _run_config("bm25", p, corpus, k, queries, {}, None)
+    config = _run_config("bm25", p, corpus, k, queries, {}, None, prebuilt=True)  # as api._prebuilt_run (its code)
     ctxs = {"q1": [{"docid": str(i), "title": "Hamlet", "text": "Hamlet is a play.", "score": 10.0 - i, "rank": i}
                    for i in range(1, k + 1)]}
     run = RunCache(cache_dir).save(config, ctxs, queries, 1)
