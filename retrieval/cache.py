@@ -134,13 +134,19 @@ RUN_CODE: dict[str, tuple[str, ...]] = {
 """The modules whose code computes a run of each retriever: the request's config and the ctxs rows
 (``retrieval.api``), the run files and their reading back (``retrieval.cache``), and the family's own: the indexed
 text, the query and the ranking (``retrieval.bm25``), the encoding and search (``retrieval.dense``), the fusion
-(``retrieval.hybrid``); a run over a Pyserini prebuilt corpus adds ``retrieval.prebuilt``. A corpus's parsing needs
-none: the corpus fingerprint hashes the parsed passages."""
+(``retrieval.hybrid``); a run over a Pyserini prebuilt corpus adds :data:`PREBUILT_CODE`. A local corpus's parsing
+needs none: the corpus fingerprint hashes the parsed passages."""
+
+PREBUILT_CODE: tuple[str, ...] = ("retrieval.corpus", "retrieval.prebuilt")
+"""What a run over a Pyserini prebuilt corpus adds to :data:`RUN_CODE`: the searcher over Pyserini's indexes
+(``retrieval.prebuilt``) and the split of a stored raw document into the title and text its ctxs rows record
+(``retrieval.corpus._split_contents``, read through :meth:`retrieval.bm25.Bm25Searcher.passage`): the corpus key of
+such a run is the index's name and checksum, not the parsed passages."""
 
 
 def run_code(retriever: str, prebuilt: bool = False) -> str:
     """Fingerprint (16 hex) of the code that computes a run of ``retriever`` (:data:`RUN_CODE`, plus
-    ``retrieval.prebuilt`` when ``prebuilt``) as this process imported it (:func:`retrieval.io.source_fingerprint`:
+    :data:`PREBUILT_CODE` when ``prebuilt``) as this process imported it (:func:`retrieval.io.source_fingerprint`:
     docstring- and comment-only edits keep it). Part of a run's cache key (``config["code"]``), so a run cached by
     other retrieval code is recomputed, never served; another retriever family's edit keeps it.
 
@@ -153,7 +159,7 @@ def run_code(retriever: str, prebuilt: bool = False) -> str:
         from .errors import unknown_name
 
         raise ConfigError(unknown_name("retriever", retriever, RUN_CODE))
-    return source_fingerprint(RUN_CODE[retriever] + (("retrieval.prebuilt",) if prebuilt else ()))
+    return source_fingerprint(RUN_CODE[retriever] + (PREBUILT_CODE if prebuilt else ()))
 
 
 def trec_lines(ctxs: Ctxs, tag: str) -> str:

@@ -183,11 +183,12 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     return fingerprint(items)
 
 
-def normalised_source(source: str, filename: str = "<source>") -> str:
+def normalised_source(source: str | bytes, filename: str = "<source>") -> str:
     """The code of a Python module's ``source`` without what cannot change what it computes: ``ast.dump`` of its
     parse tree (no line or column numbers, so comments, blank lines and formatting are gone) with every bare string
     statement removed (the module's, classes' and functions' docstrings, and attribute docstrings under constants).
-    Raises SyntaxError (naming ``filename``) when ``source`` does not parse."""
+    ``source`` as text, or as the file's bytes (decoded as Python decodes a source file). Raises SyntaxError (naming
+    ``filename``) when ``source`` does not parse."""
     import ast
 
     tree = ast.parse(source, filename=filename)
@@ -201,7 +202,11 @@ def normalised_source(source: str, filename: str = "<source>") -> str:
 
 
 def _module_file(module: str) -> Path:
-    """The source file of ``module`` as this process imported it (``__file__``), else as it would import it."""
+    """The source file of ``module`` as this process imported it (``__file__``), else as it would import it.
+
+    Raises:
+        ConfigError: no ``.py`` file for it (not found, built in, or installed as bytecode only), in one line.
+    """
     import importlib.util
     import sys
 
@@ -210,8 +215,10 @@ def _module_file(module: str) -> Path:
     if origin is None:
         spec = importlib.util.find_spec(module)
         origin = spec.origin if spec is not None else None
-    if origin is None:
-        raise ConfigError(f"code fingerprint: module {module!r} has no source file; install tokrag from its sources")
+    if origin is None or not str(origin).endswith(".py") or not Path(origin).is_file():
+        raise ConfigError(f"code fingerprint: module {module!r} has no Python source file ({origin or 'not found'}); "
+                          "the run cache and indexes are keyed by the retrieval code's source: install tokrag with its "
+                          ".py files (pip install -e . from a checkout, or its wheel)")
     return Path(origin)
 
 
@@ -225,7 +232,7 @@ def source_fingerprint(modules: tuple[str, ...]) -> str:
     (:func:`retrieval.cache.run_code`, :func:`retrieval.bm25.index_code`, :func:`retrieval.dense.index_code`).
 
     Raises:
-        ConfigError: a module without a source file.
+        ConfigError: a module without a ``.py`` source file (:func:`_module_file`).
         OSError, SyntaxError: a source file that cannot be read or parsed.
     """
     return fingerprint([[module, _module_code(module)] for module in modules])
@@ -235,7 +242,8 @@ def source_fingerprint(modules: tuple[str, ...]) -> str:
 def _module_code(module: str) -> str:
     """SHA-256 of :func:`normalised_source` of ``module``'s file (:func:`_module_file`), once per process."""
     path = _module_file(module)
-    return sha256_bytes(normalised_source(path.read_text(encoding="utf-8"), str(path)).encode("utf-8"))
+    # bytes: ast.parse decodes them as the import did (a PEP 263 coding line included)
+    return sha256_bytes(normalised_source(path.read_bytes(), str(path)).encode("utf-8"))
 
 
 TASK_DATA_ARGS = ("questions", "corpus", "oracle_file", "hub_id")
