@@ -230,7 +230,8 @@ def source_fingerprint(modules: tuple[str, ...]) -> str:
     asked for; ~50 ms for a 1,000-line module, parsed once per process), so every key of a process names the same
     code. Each file is read at that first call, not at the module's import: an edit saved between the two (a
     checkout moved under a running process) is keyed but does not run. What keys the run cache and the indexes by
-    the retrieval code that computes them (:func:`retrieval.cache.run_code`, :func:`retrieval.bm25.index_code`, :func:`retrieval.dense.index_code`).
+    the retrieval code that computes them (:func:`retrieval.cache.run_code`, :func:`retrieval.bm25.index_code`,
+    :func:`retrieval.dense.index_code`).
 
     Raises:
         ConfigError: a module without a ``.py`` source file (:func:`_module_file`).
