@@ -91,3 +91,37 @@ def test_a_module_without_source_is_one_clear_line(monkeypatch, tmp_path):
     finally:
         for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[mod]
+
+
+def test_a_docstring_edit_keeps_the_bm25_index_on_a_cache_miss(monkeypatch, tmp_path):
+    """tests/test_s56_f4_retrieval_code_key.py's docstring test asks the cached query again: the run is served and the
+    index is never opened, so its 'not rebuilt' held whatever the index check did. Here a new query misses the run
+    cache, so build_bm25_index decides: a docstring edit of bm25.py reuses the index, a code edit rebuilds it."""
+    import retrieval.bm25
+    from retrieval import Corpus, Passage, retrieve
+
+    monkeypatch.setenv("TOKRAG_JVM_IN_PROCESS", "1")  # the build runs here, where the counter is
+    builds: list[str] = []
+    real_scratch = retrieval.bm25.scratch_dir
+    monkeypatch.setattr(retrieval.bm25, "scratch_dir", lambda *a, **k: builds.append("build") or real_scratch(*a, **k))
+    toy = Corpus([Passage("t1", "Zebra", "a striped animal"), Passage("t2", "Horse", "the capital city")],
+                 name="toy-r4-docstring")
+    cache = tmp_path / "cache"
+    assert retrieve(toy, {"q1": "zebra"}, k=1, cache_dir=cache).searches == 1 and builds == ["build"]
+    real = retrieval.io._module_file
+    source = real("retrieval.bm25").read_text(encoding="utf-8")
+    doc = "The ``contents`` field of a passage in tokrag's Lucene indexes"
+    assert source.count(doc) == 1
+    copy = tmp_path / "bm25.py"
+    copy.write_text(source.replace(doc, "What Lucene indexes of a passage\n    # a comment\n   "), encoding="utf-8")
+    monkeypatch.setattr(retrieval.io, "_module_file", lambda m: copy if m == "retrieval.bm25" else real(m))
+    retrieval.io.source_fingerprint.cache_clear()
+    retrieval.io._module_code.cache_clear()
+    second = retrieve(toy, {"q2": "capital"}, k=1, cache_dir=cache)
+    assert second.searches == 1 and second.docids("q2") == ["t2"]  # a miss: the index was opened
+    assert builds == ["build"]  # and reused
+    copy.write_text(source + "\n_R4_CODE_EDIT = 1\n", encoding="utf-8")  # a code edit: the index code changes
+    retrieval.io.source_fingerprint.cache_clear()
+    retrieval.io._module_code.cache_clear()
+    assert retrieve(toy, {"q3": "striped"}, k=1, cache_dir=cache).searches == 1
+    assert builds == ["build", "build"]  # rebuilt under the new index code
