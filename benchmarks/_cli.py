@@ -66,15 +66,18 @@ def writable_dir(option: str, path: str) -> None:
     check_writable(path, option, folder=True)
 
 
-def checkout() -> dict[str, str | None]:
-    """The tokrag checkout as it is now: ``{"tokrag_commit": ..., "tokrag_changes": ...}``
+def checkout(now: bool = False) -> dict[str, str | None]:
+    """The tokrag checkout: ``{"tokrag_commit": ..., "tokrag_changes": ...}``
     (:func:`tokrag_model.provenance.tokrag_commit` and :func:`~tokrag_model.provenance.tokrag_changes`; None outside a
-    git checkout). A script takes it as it starts, before any expensive work, and gives it to :func:`provenance` as
-    ``started``: the code that computed its figures was read then, not when its last line is printed (a checkout
-    edited or committed during an hour-long run). Costs a few ``git`` calls (well under a second). Raises nothing."""
-    from tokrag_model.provenance import tokrag_changes, tokrag_commit
+    git checkout): the tree this process imported (read from git once per process, at its first reading), or with
+    ``now`` the tree on disk now (:func:`tokrag_model.provenance.tokrag_tree_now`). A script takes it as it starts,
+    before any expensive work, and gives it to :func:`provenance` as ``started``: the code that computed its figures
+    was read then, not when its last line is printed (a checkout edited or committed during an hour-long run); the
+    end's reading is ``now``. Costs a few ``git`` calls (well under a second). Raises nothing."""
+    from tokrag_model.provenance import tokrag_changes, tokrag_commit, tokrag_tree_now
 
-    return {"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
+    commit, changes = tokrag_tree_now() if now else (tokrag_commit(), tokrag_changes())
+    return {"tokrag_commit": commit, "tokrag_changes": changes}
 
 
 def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = None,
@@ -130,8 +133,8 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         usable = os.cpu_count()
-    now = checkout()
-    source = dict(now if started is None else started)
+    source = dict(checkout() if started is None else started)
+    now = checkout(now=True)
     if source != now:
         source.update({f"{k}_at_end": v for k, v in now.items()})
         from tokrag_model._lmeval_hook import _program

@@ -188,6 +188,19 @@ def tokrag_changes() -> str | None:
     return git_changes_fingerprint(SOURCE_ROOT)
 
 
+def tokrag_tree_now() -> tuple[str | None, str | None]:
+    """``(tokrag_commit(), tokrag_changes())`` of the tokrag source tree as it is on disk now, read from git again
+    instead of :func:`imported_tree`'s reading of this process: what a long run compares with the tree it imported to
+    tell that the checkout moved under it (``benchmarks._cli.provenance``). The same None rules and
+    ``$TOKRAG_GIT_COMMIT`` override as those two functions. Raises nothing."""
+    if os.environ.get("TOKRAG_GIT_COMMIT"):
+        return tokrag_commit(), None
+    if not (SOURCE_ROOT / ".git").exists():
+        return None, None
+    commit = _git_head(SOURCE_ROOT)
+    return (None if commit in ("", "unknown") else commit), _git_changes(SOURCE_ROOT)
+
+
 def tokrag_source() -> dict[str, str | None]:
     """``{"version": tokrag_version(), "commit": tokrag_commit()}``."""
     return {"version": tokrag_version(), "commit": tokrag_commit()}
