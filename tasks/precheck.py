@@ -1463,7 +1463,9 @@ def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:
             config = json.loads(meta.read_text(encoding="utf-8")).get("config") or {}
         except (OSError, ValueError, AttributeError):
             continue
-        if config.get("retriever") == retriever and (config.get("corpus") or {}).get("name") == corpus and \
+        if not isinstance(config, dict) or not isinstance(config.get("corpus"), dict):  # damaged: no hit, as unreadable
+            continue
+        if config.get("retriever") == retriever and config["corpus"].get("name") == corpus and \
                 config.get("k") == k and config.get("engine") == engine and config.get("code") == code:
             return True
     return False
