@@ -371,33 +371,39 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
 
 @contextlib.contextmanager
 def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
-    """Re-raise a write's no-room OSError (``ENOSPC``, ``EDQUOT``, ``EFBIG``: :data:`retrieval.errors.NO_ROOM_ERRNOS`)
-    that names no file as the same error naming ``path``, for a file written in place with ``open``
-    (a BM25 build's collection file, analyze's records appends): a buffered write's flush or close raises
-    ``[Errno 28] No space left on device`` without a path, so the commands' one line
-    (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 r6's finding). Any other exception, or one
-    that names a file, passes unchanged.
+    """Re-raise an OSError that names no file, raised while ``path`` is written in place with ``open`` (a BM25 build's
+    collection file, analyze's records appends, a leaderboard cell's journal), as the same errno naming ``path``
+    (``[Errno 28] No space left on device: '<path>'``, ``[Errno 5] Input/output error: '<path>'``): a buffered write's
+    flush or close, an ``fsync``, raise it without a path, so the commands' one line
+    (:func:`retrieval.errors.no_room_line`) or the traceback's last line named no file and no disk (s55 r6's finding).
+    Every errno is named (``ENOSPC``, ``EDQUOT``, ``EFBIG``, ``EIO``, ``EROFS``, ...): the one rule of every tokrag
+    write, the atomic ones' too (:func:`write_beside`, :func:`_naming`). An error that names a file, an OSError
+    without an errno, and any other exception pass unchanged. (The name is from its first rule, the no-room errnos
+    only, s55; it stays, as a rename would edit :mod:`retrieval.bm25`, whose code keys every BM25 index and run.)
 
     Raises:
-        OSError: ``OSError(errno, strerror, str(path))`` raised ``from`` the original, for a pathless no-room error.
+        OSError: ``OSError(errno, strerror, str(path))`` (the errno's own subclass, ``PermissionError`` for
+            ``EACCES``) raised ``from`` the original, for a pathless OSError of the block.
     """
-    from .errors import NO_ROOM_ERRNOS
-
     try:
         yield
     except OSError as exc:
-        if exc.errno not in NO_ROOM_ERRNOS or exc.filename is not None:
+        named = _naming(exc, path)
+        if named is None:
             raise
-        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise named from exc
 
 
-def _naming(exc: OSError, path: Path, tmp: Path) -> OSError | None:
-    """``exc``, an error of the temporary file ``tmp`` of an atomic write of ``path`` (:func:`write_beside`), as a new
-    OSError of the same errno and text naming ``path`` (the caller raises it ``from exc``), when it names no file (a
-    buffered write's flush, ``fsync``, ``close``: ``[Errno 28] No space left on device``) or ``tmp`` (its ``os.open``,
-    ``os.chmod``), so that the line a command prints (:func:`retrieval.errors.no_room_line`) says which file, and so
-    which disk, had no room; None (``exc`` is raised as it is) when it names another file or has no errno."""
-    if exc.errno is None or (exc.filename is not None and os.fspath(exc.filename) != os.fspath(tmp)):
+def _naming(exc: OSError, path: str | os.PathLike, tmp: str | os.PathLike | None = None) -> OSError | None:
+    """``exc``, an error met while writing ``path``, as a new OSError of the same errno and text naming ``path`` (the
+    caller raises it ``from exc``), when it names no file (a buffered write's flush, ``fsync``, ``close``: ``[Errno
+    28] No space left on device``) or names ``tmp``, the temporary file of an atomic write of ``path``
+    (:func:`write_beside`: its ``os.open``, ``os.chmod``), so that the line a command prints
+    (:func:`retrieval.errors.no_room_line`) says which file, and so which disk, failed; None (``exc`` is raised as it
+    is) when it names another file or has no errno. The one rule of :func:`no_room_naming` and :func:`write_beside`."""
+    if exc.errno is None:
+        return None
+    if exc.filename is not None and (tmp is None or os.fspath(exc.filename) != os.fspath(tmp)):
         return None
     return OSError(exc.errno, exc.strerror, str(path))
 

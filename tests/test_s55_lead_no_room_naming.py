@@ -38,7 +38,8 @@ def test_no_room_naming_names_a_pathless_no_room_error(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("err", [OSError(errno.ENOSPC, "No space left on device", "/other/file"),
-                                 OSError(errno.EIO, "Input/output error"), ValueError("not an OSError")])
+                                 OSError(errno.EIO, "Input/output error", "/other/file"),  # s56 f5: a pathless EIO is named
+                                 ValueError("not an OSError")])
 def test_no_room_naming_passes_other_errors_unchanged(tmp_path, err) -> None:
     with pytest.raises(type(err)) as exc, no_room_naming(tmp_path / "x"):
         raise err
