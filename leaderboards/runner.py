@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from retrieval.errors import ConfigError, DataError, OfflineError, TokragError
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, no_room_naming, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
@@ -2062,12 +2062,13 @@ class _Journal:
         whose JSON is not stable) stops the journal for the cell, with a WARNING: the lines before it still replay.
 
         Raises:
-            OSError: the append failed (a full disk's ``ENOSPC``, a quota's ``EDQUOT``, ``ulimit -f``'s ``EFBIG``):
-                the same errno naming the journal (``[Errno 28] No space left on device: '<cell>/journal.jsonl'``;
-                the buffered write's flush raised it without a path, so the command's one line,
-                :func:`retrieval.errors.no_room_line`, named no file), any part of the line written cut off again (the
-                journal ends with its last whole chunk, which a resumed run replays). An error that names a file
-                is raised as it is.
+            OSError: the append failed (a full disk's ``ENOSPC``, a quota's ``EDQUOT``, ``ulimit -f``'s ``EFBIG``,
+                a disk's ``EIO``, any errno): an error without a path is raised as the same errno naming the journal
+                (``[Errno 28] No space left on device: '<cell>/journal.jsonl'``; :func:`retrieval.io.no_room_naming`,
+                the rule of every tokrag write: the buffered write's flush raised it without a path, so the command's
+                one line, :func:`retrieval.errors.no_room_line`, named no file), any part of the line written cut off
+                again (the journal ends with its last whole chunk, which a resumed run replays). An error that names
+                a file is raised as it is.
         """
         if not self.writable:
             return
@@ -2095,17 +2096,15 @@ class _Journal:
             self.writable = False
             return
         data = text.encode("utf-8")
-        try:
-            with open(self.path, "ab") as f:
+        try:  # a full disk, a quota, ulimit -f, EIO: the buffered flush names no file (no_room_naming names the journal)
+            with no_room_naming(self.path), open(self.path, "ab") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-        except OSError as exc:  # a full disk, a quota, ulimit -f: the buffered flush names no file
+        except OSError:
             with contextlib.suppress(OSError):  # the part of the line written: cut back to the last whole chunk
                 os.truncate(self.path, self.end)
-            if exc.errno is None or exc.filename is not None:
-                raise
-            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+            raise
         self.entries.append(line)
         self.starts.append(self.end)
         self.end += len(data)
