@@ -6,7 +6,8 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
   decreasing within a query: see :func:`trec_lines`),
 * ``ctxs.jsonl``: one line per query, ``{"qid", "query", "ctxs": [{docid, title, text, score, rank}]}``
   with the retriever's scores exactly as it returned them,
-* ``meta.json`` (written last): the full config, library versions, and the SHA-256 of both files.
+* ``meta.json`` (written last): the full config, library versions, the tokrag commit and changes fingerprint of
+  the process that computed the run (:func:`tokrag_tree`, not keyed), and the SHA-256 of both files.
 
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
 fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
@@ -96,6 +97,18 @@ def _versions() -> dict[str, str]:
             out[pkg] = v
     out.update({k: v for k, v in engine_versions("hybrid").items() if v is not None})
     return out
+
+
+def tokrag_tree() -> dict[str, str | None]:
+    """``{"tokrag_commit", "tokrag_changes"}``: the git commit (``<40 hex>``, ``+dirty`` when tracked files differ)
+    and changes fingerprint (16 hex, None for a clean checkout) of the tokrag source tree this process imported
+    (:func:`tokrag_model.provenance.tokrag_commit` / :func:`~tokrag_model.provenance.tokrag_changes`: read from git
+    once per process; ``$TOKRAG_GIT_COMMIT`` overrides the commit; both None outside a git checkout). Recorded in a
+    run's ``meta.json`` beside ``versions``, never in its key: the key holds the retrieval code itself (``code``,
+    :func:`run_code`), so a commit that leaves that code as it was keeps every cached run. Raises nothing."""
+    from tokrag_model.provenance import tokrag_changes, tokrag_commit  # the one once-per-process reading of the tree
+
+    return {"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
 
 
 def engine_versions(retriever: str) -> dict[str, str | None]:
@@ -436,7 +449,9 @@ class RunCache:
         return self._load_dir(self.folder(config), config.get("engine"))
 
     def save(self, config: Mapping[str, Any], ctxs: Ctxs, queries: Mapping[str, str] | None, searches: int) -> Run:
-        """Write a run atomically (files first, ``meta.json`` with their checksums last)."""
+        """Write a run atomically (files first, ``meta.json`` with their checksums last). ``meta.json`` holds the
+        key, the config, the library versions, the tokrag tree of this process (:func:`tokrag_tree`:
+        ``tokrag_commit``, ``tokrag_changes``; not keyed), the number of queries and the two files' SHA-256."""
         d = self.folder(config)
         key = self.key(config)
         d.mkdir(parents=True, exist_ok=True)
@@ -448,6 +463,7 @@ class RunCache:
             "format": FORMAT_VERSION,
             "config": dict(config),
             "versions": _versions(),
+            **tokrag_tree(),
             "num_queries": len(ctxs),
             "sha256": {"run.trec": sha256_file(d / "run.trec"), "ctxs.jsonl": sha256_file(d / "ctxs.jsonl")},
         })
@@ -468,6 +484,7 @@ class RunCache:
             run = self.load(config)  # another process may have filled it while we waited
             if run is not None:
                 return run
+            tokrag_tree()  # read before the search (once per process): meta.json names the tree that computed it
             ctxs, searches = compute()
             return self.save(config, ctxs, queries, searches)
 

@@ -600,7 +600,8 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
                      meta: dict[str, Any]) -> None:
     """Write the TREC run ``run_bytes`` to ``out``, the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` and ``meta`` (its
     ``output`` entry set here: the files, paths relative to the TREC run's folder, so the record holds when the folder
-    is shared, the run tag, and their SHA-256 of the bytes written, not read back) to the ``.meta.json`` beside
+    is shared, the run tag, their SHA-256 of the bytes written, not read back, and the tokrag commit and changes
+    fingerprint of this process, :func:`retrieval.cache.tokrag_tree`, which wrote them) to the ``.meta.json`` beside
     ``out`` (:func:`_meta_beside`).
 
     The three files cannot be replaced together in one step: all three are first written to temporary files beside
@@ -610,10 +611,12 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     TREC file beside the earlier ctxs or a ``.meta.json`` that describes other files (s50 b2 N3). An output path that
     is a symbolic link is written through, the link kept (:func:`retrieval.io.write_target`); the records name the
     paths as given."""
+    from .cache import tokrag_tree
     from .io import sha256_bytes, write_beside, write_target
 
     meta["output"] = {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
-                      "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)}}
+                      "sha256": {"run": sha256_bytes(run_bytes), "ctxs": sha256_bytes(ctxs_bytes)},
+                      **tokrag_tree()}
     meta_bytes = (json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     staged: list[tuple[Path, Path]] = []
     try:
@@ -635,7 +638,8 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     metadata renamed in last: :func:`_write_run_files`): the TREC run with
     the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
     beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
-    cache key), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
+    cache key, the ``tokrag_commit`` / ``tokrag_changes`` of the process that computed the run: absent in a run
+    cached before they were recorded), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
     (:func:`_write_run_files`). -> (TREC path, ctxs path)."""
     from .cache import trec_lines
 
@@ -746,9 +750,9 @@ def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics:
 def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached); the
     ``.meta.json`` beside the run (:func:`_meta_beside`) records k1, b, the index (and its ``tokrag_index.json``), k,
-    the query set and the versions installed."""
+    the query set, the versions installed and the tokrag tree that computed it (:func:`retrieval.cache.tokrag_tree`)."""
     from .bm25 import Bm25Searcher
-    from .cache import _versions, jsonl_lines, trec_lines
+    from .cache import _versions, jsonl_lines, tokrag_tree, trec_lines
     from .io import fingerprint, read_index_meta
 
     if a.retriever != "bm25":
@@ -776,7 +780,8 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
               "queries": {"n": len(queries), "fingerprint": fingerprint(list(queries.items()))}}
     fp = fingerprint(ctxs)
     _write_run_files(out, ctxs_out, tag, trec_lines(ctxs, tag).encode("utf-8"), jsonl_lines(ctxs, queries).encode("utf-8"),
-                     {"config": config, "versions": _versions(), "num_queries": len(ctxs), "fingerprint": fp})
+                     {"config": config, "versions": _versions(), **tokrag_tree(), "num_queries": len(ctxs),
+                      "fingerprint": fp})
     print(f"{len(queries)} queries, k={a.hits}, bm25 over {s.index_dir}; run {out}, ctxs {ctxs_out}; fingerprint {fp}", file=sys.stderr)
     _short_note(ctxs, queries, a.hits, "bm25", f"index {a.index}")
     return 0
