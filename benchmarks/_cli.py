@@ -101,8 +101,8 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
       (``<script>: warning: ...``): the figures may come from code of either (modules imported late).
     * ``versions``: ``{package: version}`` of the libraries that can move a number, as a leaderboard cell's
       ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval, torch,
-      transformers, datasets, pyserini, faiss-cpu, numpy, scipy) and the leaderboard run keys
-      (:func:`leaderboards.keys.library_versions`: tokenizers and the Anserini jar too) record them; a package that is
+      transformers, datasets, pyserini, faiss-cpu, numpy, scipy, jinja2) and the leaderboard run keys
+      (:func:`leaderboards.keys.library_versions`: tokenizers, the Anserini jar and jinja2 too) record them; a package that is
       not installed is left out, the Anserini jar is None when absent.
     * ``machine``: :func:`tokrag_model.provenance.compute_environment` of ``device`` (torch's intra-/inter-op threads
       now, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` as given, ``arch``, ``cpu_capability``, ``cpu_model``,

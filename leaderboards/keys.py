@@ -917,6 +917,13 @@ records (:func:`tasks.analyze.records_config`); lm-eval and the retrieval engine
 passages are keyed themselves). A leaderboard cell keys all of :func:`library_versions`."""
 
 
+PROMPT_LIBRARIES: tuple[str, ...] = ("jinja2",)
+"""The libraries that render a prompt's text (lm-eval's task templates, the model's chat template): in
+:func:`library_versions`, so the run keys, the results' ``config.tokrag_versions`` and ``tokrag --version`` name
+them. Not in :data:`MODEL_LIBRARIES`: the ``--use_cache`` responses and the analyze records key the rendered
+prompt's text or ids themselves."""
+
+
 def library_versions() -> dict[str, str | None]:
     """The installed versions of the libraries that compute a cell's numbers besides lm-eval (None: not installed),
     read from package metadata without importing them: ``torch``, ``transformers`` and ``tokenizers`` (the model's
@@ -925,11 +932,22 @@ def library_versions() -> dict[str, str | None]:
     the run cache keys it (:func:`retrieval.cache.engine_versions` of ``hybrid``: ``pyserini``, the Anserini jar it
     ships, the FAISS distribution). The engine is keyed for every cell, not only for those that retrieve: the run
     cache recomputes a retrieval run after an upgrade, but a finished cell would be served without asking it, and
-    a closed-book cell merely re-runs once after an upgrade. Key computations read it once
-    (:meth:`_HashMemo.library_versions`). Raises nothing (a package that is not installed gives None)."""
+    a closed-book cell merely re-runs once after an upgrade. And ``jinja2`` (:data:`PROMPT_LIBRARIES`), which renders
+    every prompt: lm-eval's ``doc_to_text`` / ``doc_to_target`` templates and transformers' chat templates (another
+    version may render other whitespace, so other input ids; keyed since s56 f7, which re-keyed every cell once).
+    Key computations read it once (:meth:`_HashMemo.library_versions`). Raises nothing (a package that is not
+    installed gives None)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     from retrieval.cache import engine_versions
 
-    return dict(sorted(engine_versions("hybrid").items()))  # hybrid: the engine, torch, tokenizers, transformers
+    out = engine_versions("hybrid")  # hybrid: the engine, torch, tokenizers, transformers
+    for name in PROMPT_LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return dict(sorted(out.items()))
 
 
 def cell_input_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:

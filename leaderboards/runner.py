@@ -78,7 +78,8 @@ log = logging.getLogger(__name__)
 
 DONE = "DONE"
 MANIFEST_SCHEMA = 1
-_VERSIONED = ("tokrag", "lm_eval", "torch", "transformers", "datasets", "pyserini", "faiss-cpu", "numpy", "scipy")
+_VERSIONED = ("tokrag", "lm_eval", "torch", "transformers", "datasets", "pyserini", "faiss-cpu", "numpy", "scipy",
+              "jinja2")
 
 
 class IncompleteRunError(TokragError, RuntimeError):
@@ -972,7 +973,9 @@ def inputs_changed_line(diffs: list[str]) -> str:
 # --------------------------------------------------------------------------- provenance helpers
 
 def library_versions() -> dict[str, str]:
-    """Installed versions of the libraries that can move a number."""
+    """Installed versions of the libraries that can move a number (``python`` and :data:`_VERSIONED`: ``jinja2``
+    renders every prompt and chat template); a package that is not installed is left out. ``provenance.json``'s
+    ``versions``."""
     out = {"python": sys.version.split()[0]}
     for name in _VERSIONED:
         try:
