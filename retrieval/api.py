@@ -12,12 +12,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .bm25 import INDEX_CODE as BM25_INDEX_CODE
 from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_code, index_identity,
                    query_rule, validate_queries)
 from .cache import Run, RunCache, engine_versions, run_code
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
-from .io import SearcherCache, atomic_write_json, file_lock, fingerprint
+from .io import INDEX_OPEN_TRIES, SearcherCache, atomic_write_json, file_lock, fingerprint, open_of_this_code
 from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
@@ -186,36 +187,30 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     return known, runtime
 
 
-BM25_OPEN_TRIES = 3
+BM25_OPEN_TRIES = INDEX_OPEN_TRIES
 """How many times :func:`_corpus_bm25` builds and opens an index that another process's index code keeps rebuilding
-before it gives up (one ConfigError line)."""
+before it gives up (one ConfigError line): :data:`retrieval.io.INDEX_OPEN_TRIES`."""
 
 
 def _corpus_bm25(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> Bm25Searcher:
     """The BM25 index of ``corpus`` (``runtime['index']`` or the cache's), built once (:func:`build_bm25_index`), open.
 
     The searcher is opened only over an index recorded with this process's index code
-    (:func:`retrieval.bm25.index_code`, read under the folder's lock as it is opened): a checkout with other
-    ``retrieval/bm25.py`` sharing the cache folder may rebuild it between the build's check and the open, and its
-    ranking would then be cached under this code's run key. Such an index is rebuilt (a warning), at most
+    (:func:`retrieval.bm25.index_code`, read under the folder's lock as it is opened;
+    :func:`retrieval.io.open_of_this_code`, as the dense path's :func:`retrieval.dense._corpus_searcher`): a checkout
+    with other ``retrieval/bm25.py`` sharing the cache folder may rebuild it between the build's check and the open,
+    and its ranking would then be cached under this code's run key. Such an index is rebuilt (a warning), at most
     :data:`BM25_OPEN_TRIES` times. A foreign index (no ``tokrag_index.json``) is opened as before.
 
     Raises:
         ConfigError: the index was rebuilt by other index code before every one of those opens: one line naming the
             folder and both codes, and what to do (one cache folder per checkout: ``$TOKRAG_CACHE_DIR``).
     """
-    for _ in range(BM25_OPEN_TRIES):
+    def open_searcher() -> Bm25Searcher:
         index_dir = build_bm25_index(corpus, runtime.get("index"), cache_dir=cache_dir)
-        searcher = _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
-        recorded = searcher.meta.get("code") if isinstance(searcher.meta, dict) else index_code()
-        if recorded == index_code():
-            return searcher
-        logger.warning("BM25 index %s was rebuilt by other index code (code %s, this code %s: another checkout "
-                       "shares the cache folder) before it was opened: rebuilding it", index_dir, recorded, index_code())
-    raise ConfigError(f"BM25 index {index_dir} was rebuilt by other index code (code {recorded}, this code "
-                      f"{index_code()}) each of the {BM25_OPEN_TRIES} times it was built and opened: another checkout "
-                      "with another retrieval/bm25.py is using the same cache folder; give each checkout its own "
-                      "TOKRAG_CACHE_DIR (or the task's cache_dir)")
+        return _bm25_searcher(str(index_dir), float(p["k1"]), float(p["b"]), corpus)
+
+    return open_of_this_code("BM25", open_searcher, index_code(), BM25_INDEX_CODE, logger)
 
 
 def _bm25_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:

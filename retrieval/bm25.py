@@ -43,8 +43,8 @@ from pathlib import Path
 from .corpus import Corpus, Passage, _split_contents
 from .errors import ConfigError, DataError, IndexNotFoundError, TokragError, check_java_int, check_k
 from .io import (INDEX_META, LUCENE_CHECKSUMS, atomic_write_json, check_index_folder, file_lock, file_stamp,
-                 invalid_unicode, no_room_naming, read_index_meta, read_regular_file, remove_stale_scratch, replace_folder,
-                 scratch_dir, source_fingerprint)
+                 index_code_change, invalid_unicode, no_room_naming, read_index_meta, read_regular_file,
+                 remove_stale_scratch, replace_folder, scratch_dir, source_fingerprint)
 from .java import anserini_jar, start_jvm
 from .paths import cache_dir as _cache_dir
 
@@ -503,8 +503,8 @@ def build_bm25_index(
                     logger.warning("BM25 index %s was built by %s, the installed Pyserini ships %s (another Lucene): "
                                    "rebuilding it", target, meta.get("anserini_jar"), jar.name if jar else None)
                 elif meta.get("code") != index_code():
-                    logger.warning("BM25 index %s was built by other index code (code %s, this code %s: %s edited): "
-                                   "rebuilding it", target, meta.get("code"), index_code(), ", ".join(INDEX_CODE))
+                    logger.warning("BM25 index %s was built %s: rebuilding it", target,
+                                   index_code_change(meta.get("code"), index_code(), INDEX_CODE))
                 else:
                     damage = lucene_damage(target) or lucene_checksum_damage(target)  # the CRCs: read once, recorded
                     if damage is None:

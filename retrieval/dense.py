@@ -40,7 +40,8 @@ from typing import Any
 from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k, no_room_error
 from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
-                 fingerprint, read_index_meta, remove_stale_scratch, replace_folder, scratch_dir, source_fingerprint)
+                 fingerprint, index_code_change, open_of_this_code, read_index_meta, remove_stale_scratch,
+                 replace_folder, scratch_dir, source_fingerprint)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -406,8 +407,8 @@ def build_dense_index(
                     logger.warning("dense index %s was encoded by %s, installed: %s (other vectors): re-encoding it",
                                    target, _versions_text(meta.get("encoding_versions")), _versions_text(versions))
                 elif meta.get("code") != code:
-                    logger.warning("dense index %s was encoded by other index code (code %s, this code %s: %s "
-                                   "edited): re-encoding it", target, meta.get("code"), code, ", ".join(INDEX_CODE))
+                    logger.warning("dense index %s was encoded %s: re-encoding it", target,
+                                   index_code_change(meta.get("code"), code, INDEX_CODE))
                 else:
                     return target
             elif _prefix_after_title(meta, identity):
@@ -607,7 +608,7 @@ class DenseSearcher:
                 f"dense index folder {self.index_dir} is missing or incomplete (needs 'index' and 'docid'); "
                 "build it with 'tokrag index build --dense ...'"
             )
-        meta = read_index_meta(self.index_dir)
+        meta = self.meta = read_index_meta(self.index_dir)  # its code: checked by _corpus_searcher
         if corpus is not None and meta is not None and meta.get("corpus_fingerprint") != corpus.fingerprint:
             raise IndexNotFoundError(
                 f"stale dense index {self.index_dir}: built for corpus fingerprint {meta.get('corpus_fingerprint')}, "
@@ -723,12 +724,25 @@ def _dense_searcher(index_dir: str, params_json: str, device: str, corpus: Corpu
 
 
 def _corpus_searcher(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> DenseSearcher:
-    """The dense index of ``corpus`` with ``p``'s :data:`DENSE_PARAMS`, built once (:func:`build_dense_index`), open."""
+    """The dense index of ``corpus`` with ``p``'s :data:`DENSE_PARAMS`, built once (:func:`build_dense_index`), open.
+
+    Opened only over an index recorded with this process's :func:`index_code` (:func:`retrieval.io.open_of_this_code`,
+    as :func:`retrieval.api._corpus_bm25`): another checkout's dense code sharing the cache folder may re-encode it
+    between the build's check and the open; such an index is re-encoded (a warning), at most
+    :data:`retrieval.io.INDEX_OPEN_TRIES` times.
+
+    Raises:
+        ConfigError: re-encoded by other index code before every open: one line naming the folder and both codes.
+    """
     dp = {k: p[k] for k in DENSE_PARAMS}
     device = runtime.get("device") or "cpu"
-    idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
-                            device=device, progress=bool(runtime.get("progress", False)))
-    return _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
+
+    def open_searcher() -> DenseSearcher:
+        idx = build_dense_index(corpus, dp, cache_dir=cache_dir, batch_size=int(runtime.get("batch_size") or 32),
+                                device=device, progress=bool(runtime.get("progress", False)))
+        return _dense_searcher(str(idx), json.dumps(dp, sort_keys=True), device, corpus)
+
+    return open_of_this_code("dense", open_searcher, index_code(), INDEX_CODE, logger)
 
 
 def dense_hits(corpus: Corpus, queries: Mapping[str, str], depth: int, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> tuple[dict, int]:

@@ -575,6 +575,56 @@ class SearcherCache(Generic[S]):
         return s
 
 
+def index_code_change(recorded: Any, code: str, modules: Sequence[str]) -> str:
+    """How an index's recorded index code (``code`` in its ``tokrag_index.json``) differs from this process's
+    ``code``, for the build's rebuild warning: ``"before tokrag recorded the index code (...)"`` when it records
+    none (``recorded`` None: built before the code was recorded, rebuilt once), else ``"by other index code (code
+    <recorded>, this code <code>: <modules> edited)"``. Kept out of the modules whose code keys an index
+    (:func:`retrieval.bm25.index_code`, :func:`retrieval.dense.index_code`), so its wording never re-keys one."""
+    if recorded is None:
+        return f"before tokrag recorded the index code (a one-time rebuild; this code {code})"
+    return f"by other index code (code {recorded}, this code {code}: {', '.join(modules)} edited)"
+
+
+INDEX_OPEN_TRIES = 3
+"""How many times :func:`open_of_this_code` builds and opens an index that another process's index code keeps
+rebuilding before it gives up (one ConfigError line)."""
+
+
+def open_of_this_code(kind: str, open_searcher: Callable[[], S], code: str, modules: Sequence[str],
+                      log: Any) -> S:
+    """``open_searcher()`` (build the index if needed, then open it), opened over an index recorded with this
+    process's index ``code`` (the searcher's ``meta``, ``tokrag_index.json`` read under the folder's lock as it was
+    opened). The index folders are keyed by the corpus (and encoder), not by the code, so a checkout with other
+    ``modules`` sharing the cache folder may rebuild one between the build's code check and the open, and its
+    ranking would then be cached under this code's run key. Such an index is rebuilt (a warning on ``log``), at most
+    :data:`INDEX_OPEN_TRIES` times. A foreign index (``meta`` None: no ``tokrag_index.json``) is opened as before.
+
+    Args:
+        kind: ``"BM25"`` or ``"dense"``, for messages.
+        open_searcher: builds (reuses) the index and opens a searcher with ``meta`` and ``index_dir`` attributes.
+        code: this process's index code (16 hex); ``modules``: the dotted modules it fingerprints.
+        log: the caller's ``logging.Logger``.
+
+    Raises:
+        ConfigError: the index was rebuilt by other index code before every one of those opens: one line naming the
+            folder and both codes, and what to do (one cache folder per checkout: ``$TOKRAG_CACHE_DIR``).
+    """
+    for _ in range(INDEX_OPEN_TRIES):
+        searcher = open_searcher()
+        meta = getattr(searcher, "meta", None)
+        recorded = meta.get("code") if isinstance(meta, dict) else code
+        if recorded == code:
+            return searcher
+        log.warning("%s index %s was rebuilt by other index code (code %s, this code %s: another checkout shares the "
+                    "cache folder) before it was opened: rebuilding it", kind, searcher.index_dir, recorded, code)
+    files = ", ".join(m.replace(".", "/") + ".py" for m in modules)
+    raise ConfigError(f"{kind} index {searcher.index_dir} was rebuilt by other index code (code {recorded}, this code "
+                      f"{code}) each of the {INDEX_OPEN_TRIES} times it was built and opened: another checkout with "
+                      f"another {files} is using the same cache folder; give each checkout its own TOKRAG_CACHE_DIR "
+                      "(or the task's cache_dir)")
+
+
 def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str] | Callable[[Path], bool],
                          suffix: str = "") -> list[Path]:
     """Remove the scratch folders that earlier builds of ``target`` left beside it when they were interrupted
