@@ -148,3 +148,14 @@ def test_a_dense_index_without_code_is_reencoded_with_a_warning_that_says_it_pre
     assert msgs == [f"dense index {index} was encoded before tokrag recorded the index code (a one-time rebuild; "
                     f"this code {D.index_code()}): re-encoding it"]
     assert json.loads((index / "tokrag_index.json").read_text(encoding="utf-8"))["code"] == D.index_code()
+
+
+@needs_minilm
+def test_the_hybrid_runs_dense_component_is_this_codes_too(tmp_path, monkeypatch):
+    corpus = Corpus(PASSAGES, name="toy-f6-dense-race")
+    cache = tmp_path / "cache"
+    calls = other_checkout_reencodes(monkeypatch, corpus, cache, times=1)
+    run = retrieve(corpus, QUERIES, retriever="hybrid", k=4, cache_dir=cache)
+    fresh = retrieve(corpus, QUERIES, retriever="hybrid", k=4, cache_dir=tmp_path / "fresh")
+    assert [(c["docid"], c["score"]) for c in run.ctxs["q1"]] == [(c["docid"], c["score"]) for c in fresh.ctxs["q1"]]
+    assert calls == ["build", "other", "build", "build"]  # re-encoded once more; the fresh cache's build
