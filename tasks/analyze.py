@@ -527,7 +527,8 @@ NQ_TASK = "nq_oracle_bm25"
 """The QA task whose prompts the ``nq`` samples use (the v2 leaderboard's main task)."""
 
 
-def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None) -> list[tuple[dict, str, str]]:
+def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None,
+                 provenance: dict | None = None) -> list[tuple[dict, str, str]]:
     """``(doc, prefix, continuation)`` for the first ``n`` wiki paragraphs of ``split`` (``test``: the
     ``wiki_lm_bm25`` held-out paragraphs; ``dev``: a disjoint pool) that have text after the prefix.
     The passages were retrieved with the prefix (``query="lead"``: its first 32 words) and exclude the
@@ -536,19 +537,32 @@ def wiki_samples(n: int, k: int = 3, split: str = "test", data_dir: Any = None) 
     Each doc's ``prefix`` / ``continuation`` are :func:`tasks.utils.split_prefix` of its paragraph (``LEAD_WORDS``
     = :data:`PREFIX_WORDS` words), cut by :func:`tasks.utils.build_wiki_lm_docs`, which keeps only paragraphs with
     a continuation and retrieves with the prefix.
+
+    ``provenance``: a dict to fill with the data's record, as the ``wiki_lm_bm25`` task records it in lm-eval's
+    results (:func:`tasks.provenance.wiki_lm_provenance`: the summaries file's path and SHA-256, the corpus
+    fingerprint, the run fingerprint, tokrag's version and commit).
+
+    Raises:
+        OSError: the summaries file cannot be read to hash it (only with ``provenance``).
     """
     from .utils import build_wiki_lm_docs
 
+    stats: dict[str, Any] = {}
     out = []
-    for d in build_wiki_lm_docs(k=k, data_dir=data_dir, split=split):
+    for d in build_wiki_lm_docs(k=k, data_dir=data_dir, split=split, stats=stats):
         out.append((d, d["prefix"], d["continuation"]))
         if len(out) == n:
             break
+    if provenance is not None:
+        from .provenance import wiki_lm_provenance
+
+        provenance.update(wiki_lm_provenance(stats))
     return out
 
 
 def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-12k", data_dir: Any = None,
-               prompt: str = "instruct", chat_template: Any = None) -> list[tuple[dict, str, str]]:
+               prompt: str = "instruct", chat_template: Any = None,
+               provenance: dict | None = None) -> list[tuple[dict, str, str]]:
     """``(doc, context, continuation)`` for the first ``n`` NQ-oracle questions of ``split`` with BM25 top-``k``
     passages, prompted exactly as lm-eval prompts the task :data:`NQ_TASK` zero-shot: the docs come from
     the task (metadata ``split``, ``max_docs``, ``hits``, ``corpus``, ``prompt`` format, ``data_dir``) and the
@@ -557,6 +571,9 @@ def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-1
     ``--apply_chat_template`` path: the instruction is the system turn, the question the user turn, the
     passages slot at the start of the user turn). The gold text is ``" " + answers[0]`` after a plain
     prompt and ``answers[0]`` after a chat prompt (the assistant turn starts with the answer).
+    ``provenance``: a dict to fill with the task's data record (:func:`tasks.provenance.qa_provenance`, what lm-eval's
+    results hold as ``configs.nq_oracle_bm25.metadata.tokrag_data``: each data file's path and SHA-256, the corpus
+    fingerprint, the run fingerprint and retrieval parameters, the questions' split counts).
 
     Raises:
         ConfigError / DataError: bad task metadata or missing data (from the task's loader).
@@ -569,6 +586,8 @@ def nq_samples(n: int, k: int = 5, split: str = "test", corpus: str = "nq-wiki-1
     if data_dir is not None:
         meta["data_dir"] = str(data_dir)
     task = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=meta).load([NQ_TASK])["tasks"][NQ_TASK]
+    if provenance is not None:  # the task's TaskData (tasks.provenance), hashed by its build
+        provenance.update(getattr(task.dataset, "provenance", None) or {})
     chat = chat_template is not None
     out = []
     for d in task.test_docs():
@@ -625,19 +644,21 @@ def score_sample(lm: Any, doc: dict, context: str, continuation: str, sample_id:
 
 
 def samples_for(name: str, split: str, n: int, k: int | None = None, nq_corpus: str = "nq-wiki-12k",
-                data_dir: Any = None, prompt: str = "instruct", chat_template: Any = None) -> list[tuple[dict, str, str]]:
+                data_dir: Any = None, prompt: str = "instruct", chat_template: Any = None,
+                provenance: dict | None = None) -> list[tuple[dict, str, str]]:
     """The samples of data set ``name`` (wiki | nq) and ``split`` (test | dev); ``prompt`` and
     ``chat_template`` shape the ``nq`` prompts (:func:`nq_samples`; wiki continuations are plain text after their
     plain-text prefix, as the ``wiki_lm_bm25`` task scores them: ``loglikelihood`` of the continuation given the
-    prefix). Raises ConfigError on bad names."""
+    prefix). ``provenance``: a dict to fill with the data's record (files with their SHA-256, corpus and run
+    fingerprints: :func:`wiki_samples`, :func:`nq_samples`). Raises ConfigError on bad names."""
     if name not in DATA_SETS:
         raise ConfigError(f"--data {name!r}: use a comma list of {', '.join(DATA_SETS)}")
     if split not in SPLITS:
         raise ConfigError(f"--split {split!r}: expected test or dev")
     if name == "wiki":
-        return wiki_samples(n, k=k or 3, split=split)
+        return wiki_samples(n, k=k or 3, split=split, provenance=provenance)
     return nq_samples(n, k=k or 5, split=split, corpus=nq_corpus, data_dir=data_dir, prompt=prompt,
-                      chat_template=chat_template)
+                      chat_template=chat_template, provenance=provenance)
 
 
 def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord], float | None] | None:
@@ -838,7 +859,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     generation-relevant, :attr:`TokenRecord.relevant`), and ``config["bypass"]`` records which.
 
     Returns:
-        (records, config) — ``config`` is the keyed configuration (recorded in results), with the scoring time of
+        (records, config) — ``config`` is the keyed configuration (recorded in results), with ``tokrag_data`` (the
+        data's record, :func:`samples_for`'s ``provenance``: the files read with their SHA-256, the corpus and run
+        fingerprints; not keyed: each line's ``inputs`` fingerprint rescores a sample whose prompt changed), the scoring time of
         the samples used, resumed or not (:func:`scoring_seconds`: ``seconds``, ``seconds_known``,
         ``samples_untimed``) and ``reused`` (samples read from the file, not scored in this call).
     Raises:
@@ -848,7 +871,9 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     chat = bool(apply_chat_template) and name == "nq"
     if chat and not getattr(lm.tokenizer, "chat_template", None):
         raise ConfigError(no_chat_template_message(lm.resolved_config["pretrained"]))
-    samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None)
+    data: dict[str, Any] = {}
+    samples = samples_for(name, split, n, k, nq_corpus, data_dir, prompt, lm.apply_chat_template if chat else None,
+                          provenance=data)
     if len(samples) < n:  # was silent: the progress bar showed the pool size, the preset recorded the --n asked
         log.warning("--n %d: the %s %s pool holds only %d samples; using those %d", n, name, split, len(samples),
                     len(samples))
@@ -860,6 +885,7 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     config["n"] = len(samples)  # the samples used (fewer than --n when the pool is smaller)
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
     config["model_config"] = lm.resolved_config
+    config["tokrag_data"] = data or None  # the data files' SHA-256, corpus and run fingerprints: recorded, not keyed
     out_dir.mkdir(parents=True, exist_ok=True)
     path = records_path(out_dir, name, split, key)
     with records_lock(path):  # held to the last append: another process collecting this file waits, then reuses
