@@ -1002,7 +1002,7 @@ def _held_out_names(ids: dict, dev: int, shot: int) -> str:
     few-shot`` for a part without any."""
     out = []
     for part, label, count in (("dev", "dev", dev), ("fewshot", "few-shot", shot)):
-        names = [str(x) for x in ids.get(part) or []]
+        names = _id_list(ids.get(part))
         more = len(names) - HELD_OUT_SHOWN
         out.append(f"{count} {label}" + (f": {', '.join(names[:HELD_OUT_SHOWN])}" if names else "")
                    + (f" and {more} more" if more > 0 else ""))
@@ -1019,9 +1019,17 @@ def held_out_record(meta: dict) -> dict[str, Any] | None:
     ids = rec.get("held_out")
     if meta.get("questions") in (None, "") or not isinstance(ids, dict) or (rec.get("split") or "test") != "test":
         return None
-    path = ((td.get("files") or {}).get("questions") or {}).get("path") if isinstance(td.get("files"), dict) else None
-    return {"questions": str(path or meta["questions"]), "dev": [str(x) for x in ids.get("dev") or []],
-            "fewshot": [str(x) for x in ids.get("fewshot") or []]}
+    files = td.get("files") if isinstance(td.get("files"), dict) else {}
+    record = files.get("questions") if isinstance(files.get("questions"), dict) else {}
+    path = record.get("path")
+    return {"questions": str(path or meta["questions"]), "dev": _id_list(ids.get("dev")),
+            "fewshot": _id_list(ids.get("fewshot"))}
+
+
+def _id_list(ids: Any) -> list[str]:
+    """A recorded list of question ids as text (``[5, "q7"]`` -> ``["5", "q7"]``); anything else (a damaged or
+    hand-edited ``results.json``: a string, a number, null) is no list of ids: ``[]``, not its characters."""
+    return [str(x) for x in ids] if isinstance(ids, list) else []
 
 
 def _held_out_json(tasks: list[str], runs: dict[str, list[dict]]) -> dict[str, list[dict]]:
