@@ -18,7 +18,7 @@ from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, defaul
 from .cache import Run, RunCache, engine_versions, run_code
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
-from .io import INDEX_OPEN_TRIES, SearcherCache, atomic_write_json, file_lock, fingerprint, open_of_this_code
+from .io import SearcherCache, atomic_write_json, file_lock, fingerprint, open_of_this_code
 from .logs import follow_lm_eval_logging
 from .paths import cache_dir as _cache_root
 from .worker import java_in_process, java_worker
@@ -187,11 +187,6 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     return known, runtime
 
 
-BM25_OPEN_TRIES = INDEX_OPEN_TRIES
-"""How many times :func:`_corpus_bm25` builds and opens an index that another process's index code keeps rebuilding
-before it gives up (one ConfigError line): :data:`retrieval.io.INDEX_OPEN_TRIES`."""
-
-
 def _corpus_bm25(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any], cache_dir) -> Bm25Searcher:
     """The BM25 index of ``corpus`` (``runtime['index']`` or the cache's), built once (:func:`build_bm25_index`), open.
 
@@ -200,7 +195,7 @@ def _corpus_bm25(corpus: Corpus, p: Mapping[str, Any], runtime: Mapping[str, Any
     :func:`retrieval.io.open_of_this_code`, as the dense path's :func:`retrieval.dense._corpus_searcher`): a checkout
     with other ``retrieval/bm25.py`` sharing the cache folder may rebuild it between the build's check and the open,
     and its ranking would then be cached under this code's run key. Such an index is rebuilt (a warning), at most
-    :data:`BM25_OPEN_TRIES` times. A foreign index (no ``tokrag_index.json``) is opened as before.
+    :data:`retrieval.io.INDEX_OPEN_TRIES` times. A foreign index (no ``tokrag_index.json``) is opened as before.
 
     Raises:
         ConfigError: the index was rebuilt by other index code before every one of those opens: one line naming the
