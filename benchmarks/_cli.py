@@ -70,14 +70,13 @@ def checkout(now: bool = False) -> dict[str, str | None]:
     """The tokrag checkout: ``{"tokrag_commit": ..., "tokrag_changes": ...}``
     (:func:`tokrag_model.provenance.tokrag_commit` and :func:`~tokrag_model.provenance.tokrag_changes`; None outside a
     git checkout): the tree this process imported (read from git once per process, at its first reading), or with
-    ``now`` the tree on disk now (:func:`tokrag_model.provenance.tokrag_tree_now`). A script takes it as it starts,
+    ``now`` the tree on disk now (:func:`tokrag_model.provenance.tokrag_tree`). A script takes it as it starts,
     before any expensive work, and gives it to :func:`provenance` as ``started``: the code that computed its figures
     was read then, not when its last line is printed (a checkout edited or committed during an hour-long run); the
     end's reading is ``now``. Costs a few ``git`` calls (well under a second). Raises nothing."""
-    from tokrag_model.provenance import tokrag_changes, tokrag_commit, tokrag_tree_now
+    from tokrag_model.provenance import tokrag_tree
 
-    commit, changes = tokrag_tree_now() if now else (tokrag_commit(), tokrag_changes())
-    return {"tokrag_commit": commit, "tokrag_changes": changes}
+    return tokrag_tree(now)
 
 
 def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = None,

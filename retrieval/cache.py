@@ -7,7 +7,7 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 * ``ctxs.jsonl``: one line per query, ``{"qid", "query", "ctxs": [{docid, title, text, score, rank}]}``
   with the retriever's scores exactly as it returned them,
 * ``meta.json`` (written last): the full config, library versions, the tokrag commit and changes fingerprint of
-  the process that computed the run (:func:`tokrag_tree`, not keyed), and the SHA-256 of both files.
+  the process that computed the run (:func:`tokrag_model.provenance.tokrag_tree`, not keyed), and the SHA-256 of both files.
 
 ``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
 fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
@@ -97,18 +97,6 @@ def _versions() -> dict[str, str]:
             out[pkg] = v
     out.update({k: v for k, v in engine_versions("hybrid").items() if v is not None})
     return out
-
-
-def tokrag_tree() -> dict[str, str | None]:
-    """``{"tokrag_commit", "tokrag_changes"}``: the git commit (``<40 hex>``, ``+dirty`` when tracked files differ)
-    and changes fingerprint (16 hex, None for a clean checkout) of the tokrag source tree this process imported
-    (:func:`tokrag_model.provenance.tokrag_commit` / :func:`~tokrag_model.provenance.tokrag_changes`: read from git
-    once per process; ``$TOKRAG_GIT_COMMIT`` overrides the commit; both None outside a git checkout). Recorded in a
-    run's ``meta.json`` beside ``versions``, never in its key: the key holds the retrieval code itself (``code``,
-    :func:`run_code`), so a commit that leaves that code as it was keeps every cached run. Raises nothing."""
-    from tokrag_model.provenance import tokrag_changes, tokrag_commit  # the one once-per-process reading of the tree
-
-    return {"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
 
 
 def engine_versions(retriever: str) -> dict[str, str | None]:
@@ -211,13 +199,12 @@ PASSAGE_ID_FIELDS = ("docid", "id", "_id")
 PASSAGE_ID_NAMES = ", ".join(repr(n) for n in PASSAGE_ID_FIELDS[:-1]) + f" or {PASSAGE_ID_FIELDS[-1]!r}"
 """The same fields in words, for messages: ``'docid', 'id' or '_id'``."""
 
-def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str, *, skip_empty: bool) -> str:
-    """The first of ``names`` that ``obj`` holds, as :func:`retrieval.io.json_id`; ``""`` when none. A null field
-    is skipped, as absent (``{"qid": null, "id": 7}`` is ``"7"``), as topics' ``jsonl_qid`` reads a qid; an
-    empty ``""`` one is skipped too when ``skip_empty`` (passages: ``{"docid": "", "id": 7}`` is ``"7"``), else
-    refused (questions: a qid ``""`` is refused in topics as well)."""
+def _first_id(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> str:
+    """A passage's id: the first of ``names`` that ``obj`` holds, as :func:`retrieval.io.json_id`; ``""`` when none.
+    A null or empty ``""`` field is skipped, as absent (``{"docid": "", "id": 7}`` is ``"7"``). (A row's question id
+    is :func:`retrieval.corpus.qid_field`'s, as topics read it.)"""
     for n in names:
-        if obj.get(n) is not None and not (skip_empty and obj[n] == ""):
+        if obj.get(n) is not None and obj[n] != "":
             return json_id(obj[n], f"{where} {n!r}")
     return ""
 
@@ -270,7 +257,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             text or title that is not a string (file, line, question and passage named), a passage whose id fields
             hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields).
     """
-    from .corpus import OTHER_QID_FIELDS, QID_FIELDS, qid_field
+    from .corpus import QID_FIELDS, other_qid_field, qid_field
     from .io import read_jsonl
 
     ctxs: Ctxs = {}
@@ -290,7 +277,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
         name = qid_field(obj)  # the topics' rule (retrieval.corpus.jsonl_qid): the same row, the same id
         qid = json_id(obj[name], f"{where}: question {name!r}") if name else ""
         if not qid or not isinstance(obj.get("ctxs"), list):
-            other = next((n for n in OTHER_QID_FIELDS if obj.get(n) is not None), None) if not qid else None
+            other = other_qid_field(obj) if not qid else None
             raise DataError(f"{where}: expected {{'qid' (or {', '.join(map(repr, QID_FIELDS[1:]))}), 'ctxs': [...]}}"
                             + (f"; its {other!r} is not read as the question's id: rename it to 'qid'" if other else ""))
         if qid in first_line:  # a second row would replace the first one's ranking
@@ -300,7 +287,7 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
             at = f"{where}: question {qid!r}, ctxs[{j}]"
-            pid = _first_id(c, PASSAGE_ID_FIELDS, at, skip_empty=True)
+            pid = _first_id(c, PASSAGE_ID_FIELDS, at)
             one_passage_id(c, PASSAGE_ID_FIELDS, at)  # the corpus reader takes 'id' first
             if pid:
                 c["docid"] = pid
@@ -450,8 +437,10 @@ class RunCache:
 
     def save(self, config: Mapping[str, Any], ctxs: Ctxs, queries: Mapping[str, str] | None, searches: int) -> Run:
         """Write a run atomically (files first, ``meta.json`` with their checksums last). ``meta.json`` holds the
-        key, the config, the library versions, the tokrag tree of this process (:func:`tokrag_tree`:
+        key, the config, the library versions, the tokrag tree of this process (:func:`tokrag_model.provenance.tokrag_tree`:
         ``tokrag_commit``, ``tokrag_changes``; not keyed), the number of queries and the two files' SHA-256."""
+        from tokrag_model.provenance import tokrag_tree  # the tree this process imported, read once
+
         d = self.folder(config)
         key = self.key(config)
         d.mkdir(parents=True, exist_ok=True)
@@ -484,6 +473,8 @@ class RunCache:
             run = self.load(config)  # another process may have filled it while we waited
             if run is not None:
                 return run
+            from tokrag_model.provenance import tokrag_tree
+
             tokrag_tree()  # read before the search (once per process): meta.json names the tree that computed it
             ctxs, searches = compute()
             return self.save(config, ctxs, queries, searches)

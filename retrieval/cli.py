@@ -601,7 +601,7 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     """Write the TREC run ``run_bytes`` to ``out``, the ctxs JSONL ``ctxs_bytes`` to ``ctxs_out`` and ``meta`` (its
     ``output`` entry set here: the files, paths relative to the TREC run's folder, so the record holds when the folder
     is shared, the run tag, their SHA-256 of the bytes written, not read back, and the tokrag commit and changes
-    fingerprint of this process, :func:`retrieval.cache.tokrag_tree`, which wrote them) to the ``.meta.json`` beside
+    fingerprint of this process, :func:`tokrag_model.provenance.tokrag_tree`, which wrote them) to the ``.meta.json`` beside
     ``out`` (:func:`_meta_beside`).
 
     The three files cannot be replaced together in one step: all three are first written to temporary files beside
@@ -611,7 +611,8 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     TREC file beside the earlier ctxs or a ``.meta.json`` that describes other files (s50 b2 N3). An output path that
     is a symbolic link is written through, the link kept (:func:`retrieval.io.write_target`); the records name the
     paths as given."""
-    from .cache import tokrag_tree
+    from tokrag_model.provenance import tokrag_tree  # the tree this process imported, read once
+
     from .io import sha256_bytes, write_beside, write_target
 
     meta["output"] = {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
@@ -750,9 +751,11 @@ def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics:
 def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     """BM25 over an index folder or a Pyserini prebuilt index, passages read from the stored raw JSON (not cached); the
     ``.meta.json`` beside the run (:func:`_meta_beside`) records k1, b, the index (and its ``tokrag_index.json``), k,
-    the query set, the versions installed and the tokrag tree that computed it (:func:`retrieval.cache.tokrag_tree`)."""
+    the query set, the versions installed and the tokrag tree that computed it (:func:`tokrag_model.provenance.tokrag_tree`)."""
     from .bm25 import Bm25Searcher
-    from .cache import _versions, jsonl_lines, tokrag_tree, trec_lines
+    from tokrag_model.provenance import tokrag_tree  # the tree this process imported, read once
+
+    from .cache import _versions, jsonl_lines, trec_lines
     from .io import fingerprint, read_index_meta
 
     if a.retriever != "bm25":

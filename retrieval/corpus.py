@@ -915,6 +915,13 @@ def qid_field(obj: dict) -> str | None:
     return next((n for n in QID_FIELDS if obj.get(n) is not None), None)
 
 
+def other_qid_field(obj: dict) -> str | None:
+    """The first field of :data:`OTHER_QID_FIELDS` (``query_id``, ``question_id``, ...) that ``obj`` holds not null:
+    an id the readers do not read (they read :func:`qid_field`'s), which their messages name (rename it to
+    ``qid``); None when it has none."""
+    return next((n for n in OTHER_QID_FIELDS if obj.get(n) is not None), None)
+
+
 def string_list(obj: dict, names: tuple[str, ...], where: str) -> list[str]:
     """The first non-empty field of ``names`` as a list of strings: a string is one item (``"Marie 4"`` is one
     answer, never its characters), a list must hold strings or numbers (numbers become strings: ``1969`` ->
@@ -1009,7 +1016,7 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
             where = f"{p}:{lineno}"
             qid = jsonl_qid(obj, i, where)
             if not other and qid_field(obj) is None:
-                name = next((n for n in OTHER_QID_FIELDS if obj.get(n) is not None), None)
+                name = other_qid_field(obj)
                 other = name and f"{where}: {name!r}"
             put(qid, record_field(obj, QUESTION_FIELDS, where), where)
         if other:

@@ -41,7 +41,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from retrieval.corpus import OTHER_QID_FIELDS, QID_FIELDS, qid_field
+from retrieval.corpus import OTHER_QID_FIELDS, QID_FIELDS, other_qid_field, qid_field
 from retrieval.errors import ConfigError, DataError, OfflineError
 from retrieval.io import check_unicode, json_id
 
@@ -269,7 +269,7 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         name = qid_field(r)  # the first not null of qid/id/qId/_id, as `tokrag retrieve --topics` reads it
         raw_id = None if name is None else r[name]
         if name is None:
-            alias = next((k for k in ID_FIELDS if r.get(k) is not None), None)
+            alias = other_qid_field(r)  # a field of ID_FIELDS
             if alias is not None and (str(spec), alias) not in _WARNED:
                 _WARNED.add((str(spec), alias))
                 log.warning("%s: questions without an id field (%s) have a %r field, which is not read as the id, so "

@@ -188,17 +188,21 @@ def tokrag_changes() -> str | None:
     return git_changes_fingerprint(SOURCE_ROOT)
 
 
-def tokrag_tree_now() -> tuple[str | None, str | None]:
-    """``(tokrag_commit(), tokrag_changes())`` of the tokrag source tree as it is on disk now, read from git again
-    instead of :func:`imported_tree`'s reading of this process: what a long run compares with the tree it imported to
-    tell that the checkout moved under it (``benchmarks._cli.provenance``). The same None rules and
-    ``$TOKRAG_GIT_COMMIT`` override as those two functions. Raises nothing."""
+def tokrag_tree(now: bool = False) -> dict[str, str | None]:
+    """``{"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}``: the tokrag source tree this process
+    imported (read from git once per process, :func:`imported_tree`), what a record names as the code that computed it
+    (a retrieval run's ``meta.json``, a benchmark's ``provenance``). With ``now``, the tree as it is on disk now, read
+    from git again: what a long run compares with the imported one to tell that the checkout moved under it
+    (``benchmarks._cli.provenance``). The same None rules and ``$TOKRAG_GIT_COMMIT`` override as those two functions.
+    Raises nothing."""
+    if not now:
+        return {"tokrag_commit": tokrag_commit(), "tokrag_changes": tokrag_changes()}
     if os.environ.get("TOKRAG_GIT_COMMIT"):
-        return tokrag_commit(), None
+        return {"tokrag_commit": tokrag_commit(), "tokrag_changes": None}
     if not (SOURCE_ROOT / ".git").exists():
-        return None, None
+        return {"tokrag_commit": None, "tokrag_changes": None}
     commit = _git_head(SOURCE_ROOT)
-    return (None if commit in ("", "unknown") else commit), _git_changes(SOURCE_ROOT)
+    return {"tokrag_commit": None if commit in ("", "unknown") else commit, "tokrag_changes": _git_changes(SOURCE_ROOT)}
 
 
 def tokrag_source() -> dict[str, str | None]:
