@@ -34,8 +34,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   (:func:`dense_encoders`), so that re-saved encoder weights give a new folder as they give a new retrieval run;
 * generation settings (``gen_kwargs``), ``limit``, seed, batch size, fewshot and chat-template flags,
   the system instruction, ``fewshot_as_multiturn`` and the QA prompt format (the last three only when set);
-* the lm-eval version, the versions of torch, transformers, tokenizers and the retrieval engine (Pyserini, its
-  Anserini jar, FAISS: :func:`library_versions`) and a schema version of this module.
+* the lm-eval version, the versions of torch, transformers, tokenizers, the retrieval engine (Pyserini, its
+  Anserini jar, FAISS), jinja2 (the prompts), the metric libraries (numpy, scipy, scikit-learn, rouge-score, rouge) and
+  datasets (:func:`library_versions`) and a schema version of this module.
 
 So two methods on the same prompts never share a folder, and changing weights, code, data, prompt
 or any setting gives a new folder; nothing stale is ever reused (lm-eval's own ``--use_cache`` keys
@@ -924,6 +925,25 @@ them. Not in :data:`MODEL_LIBRARIES`: the ``--use_cache`` responses and the anal
 prompt's text or ids themselves."""
 
 
+METRIC_LIBRARIES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "rouge-score", "rouge")
+"""The libraries that compute a cell's metrics and statistics from its answers (distribution names): ``numpy`` (every
+metric's mean over the questions, the leaderboards' bootstrap CIs, ``tokrag calibrate``'s quantile thresholds),
+``scipy`` (the paired tests of :mod:`leaderboards.stats`, the ranks of ``tokrag analyze``'s AUCs), ``scikit-learn``
+(``rag-selfrag-filter``'s ``critic_auc``, a column of the report's trace table), ``rouge-score`` (the long-form tasks'
+``rougeL``) and ``rouge`` (their ``rougeL_kilt_downstream``, KILT's scorer). In :func:`library_versions` (since s57
+f3, which re-keyed every cell once); not in :data:`MODEL_LIBRARIES`: they do not change an answer."""
+
+
+DATA_LIBRARIES: tuple[str, ...] = ("datasets",)
+"""The library that loads a task's questions and text (``datasets``: hub splits, local JSONL / CSV / Parquet copies
+read through its builders, lm-eval's task data): in :func:`library_versions` (since s57 f3). The files it reads are
+keyed by content (:func:`data_fingerprint`); the hub's data sets are not pinned (:mod:`tasks.provenance`)."""
+
+
+VERSIONED_LIBRARIES: tuple[str, ...] = (*PROMPT_LIBRARIES, *METRIC_LIBRARIES, *DATA_LIBRARIES)
+"""What :func:`library_versions` adds to the retrieval engine's versions (:func:`retrieval.cache.engine_versions`)."""
+
+
 def library_versions() -> dict[str, str | None]:
     """The installed versions of the libraries that compute a cell's numbers besides lm-eval (None: not installed),
     read from package metadata without importing them: ``torch``, ``transformers`` and ``tokenizers`` (the model's
@@ -934,15 +954,22 @@ def library_versions() -> dict[str, str | None]:
     cache recomputes a retrieval run after an upgrade, but a finished cell would be served without asking it, and
     a closed-book cell merely re-runs once after an upgrade. And ``jinja2`` (:data:`PROMPT_LIBRARIES`), which renders
     every prompt: lm-eval's ``doc_to_text`` / ``doc_to_target`` templates and transformers' chat templates (another
-    version may render other whitespace, so other input ids; keyed since s56 f7, which re-keyed every cell once).
-    Key computations read it once (:meth:`_HashMemo.library_versions`). Raises nothing (a package that is not
-    installed gives None)."""
+    version may render other whitespace, so other input ids; keyed since s56 f7, which re-keyed every cell once). And
+    the libraries that turn answers into numbers (:data:`METRIC_LIBRARIES`: ``numpy``, ``scipy``, ``scikit-learn``,
+    ``rouge-score``, ``rouge``) and load the data (:data:`DATA_LIBRARIES`: ``datasets``), keyed since s57 f3 (which
+    re-keyed every cell once). Not here: ``safetensors`` (it reads the weights' bytes as stored, and they are keyed by
+    content), ``gguf`` (it dequantises an alias's GGUF: its version is in the alias's converter key,
+    :func:`tokrag_model.loading.converter_key`, which the model fingerprint holds), ``evaluate`` (no tokrag metric
+    calls it: ``rougeL`` calls ``rouge-score`` as evaluate's ``rouge`` wraps it) and ``pyarrow`` (``datasets``'
+    storage: it reads the values the files hold). Key computations read it once (:meth:`_HashMemo.library_versions`).
+    Read from package metadata, no import: ``tokrag --version`` imports none of them. Raises nothing (a package
+    that is not installed gives None)."""
     from importlib.metadata import PackageNotFoundError, version
 
     from retrieval.cache import engine_versions
 
     out = engine_versions("hybrid")  # hybrid: the engine, torch, tokenizers, transformers
-    for name in PROMPT_LIBRARIES:
+    for name in VERSIONED_LIBRARIES:
         try:
             out[name] = version(name)
         except PackageNotFoundError:

@@ -868,7 +868,8 @@ class RAGMethodLM(LM):
         ``tokrag_model_alias``: for an alias (``smollm2-135m-instruct``, ``gemma-3-270m``) the GGUF's package, version,
         sha256 and license, the converted folder and the converter key, :func:`tokrag_model.loading.alias_record`, None
         for a hub id or folder), ``tokrag_versions`` (:attr:`_library_versions`: torch, transformers, lm_eval and
-        :func:`leaderboards.keys.library_versions`' tokenizers and retrieval engine (pyserini, the Anserini jar, FAISS);
+        :func:`leaderboards.keys.library_versions`' tokenizers, retrieval engine (pyserini, the Anserini jar, FAISS),
+        jinja2, metric libraries (numpy, scipy, scikit-learn, rouge-score, rouge) and datasets;
         ``tokrag`` = its installed version and ``tokrag_commit`` = the git commit of its source tree, None outside a git
         checkout; ``tokrag_changes`` = a fingerprint of a modified checkout's changes against that commit, None for a
         clean one: :mod:`tokrag_model.provenance`), and
@@ -954,8 +955,9 @@ class RAGMethodLM(LM):
     def _library_versions(self) -> dict[str, str | None]:
         """The versions of the libraries that compute this model's answers, read once per instance: ``torch``,
         ``transformers`` (their ``__version__``), ``lm_eval``, then the rest of
-        :func:`leaderboards.keys.library_versions` (``tokenizers`` and the retrieval engine: ``pyserini``, the
-        ``anserini`` jar, the FAISS distribution; the leaderboard run keys' list). Recorded in the results
+        :func:`leaderboards.keys.library_versions` (``tokenizers``, the retrieval engine: ``pyserini``, the
+        ``anserini`` jar, the FAISS distribution; ``jinja2``; the metric libraries ``numpy``, ``scipy``,
+        ``scikit-learn``, ``rouge-score``, ``rouge``; ``datasets``: the leaderboard run keys' list). Recorded in the results
         (``tokrag_versions``, :meth:`get_model_info`) and part of the ``--use_cache`` key
         (:attr:`_response_cache_model`), so the two name the same versions. None: not installed."""
         import lm_eval
