@@ -71,8 +71,14 @@ def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixt
     """REPLUG passage weights: ``softmax(s/τ)`` (``mixture``, and the retriever factor of ``answer_vote``) or ``1/k``
     (``uniform``) -> (k,) float64.
 
+    Computed as ``softmax((s − max s)/τ)`` (the same weights: softmax is shift-invariant), so they are finite for every
+    finite τ > 0: the top score's logit is exactly 0, and a τ so small that ``s/τ`` overflows (scores ~10 with
+    ``τ=1e-308``) gives the other passages weight 0 instead of ``inf − inf`` = NaN weights, which made the mixture NaN
+    and its argmax token 0 at every step (as :func:`~tokrag_model.methods.ensemble_entropy.entropy_weights`).
+
     Raises:
-        ValueError: ``tau <= 0`` in mixture / answer_vote mode, or an unknown mode.
+        ValueError: ``tau <= 0`` in mixture / answer_vote mode, a score that is NaN or infinite (its weight would be
+            NaN: :func:`passage_scores` refuses such a doc first, naming it), or an unknown mode.
     """
     k = len(scores)
     if mode == "uniform":
@@ -82,7 +88,17 @@ def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixt
     if tau is None or tau <= 0:
         raise ValueError(f"replug temperature must be > 0, got {tau}")
     s = torch.tensor([float(x) for x in scores], dtype=torch.float64)
-    return torch.softmax(s / tau, dim=0)
+    if not bool(torch.isfinite(s).all()):
+        raise ValueError(f"replug scores must be finite numbers, got {[float(x) for x in scores]}")
+    return torch.softmax((s - s.max()) / tau, dim=0)
+
+
+def _finite(x: float) -> bool:
+    """``x`` is a finite float (an int too large for a float, ``10**400``, is not)."""
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
 
 
 def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> list[float]:
@@ -90,16 +106,20 @@ def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> lis
     ``mixture`` or ``answer_vote``) is named in the error.
 
     Raises:
-        DataError: a passage without a numeric score, naming the doc (``qid``) and the passage (docid, rank).
+        DataError: a passage without a numeric score, or with a NaN or infinite one (JSON docs may hold ``NaN`` and
+            ``Infinity``, which Python's json reads as floats; its weight would be NaN, and every mixture token with
+            it: the argmax then emitted token 0 at every step), naming the doc (``qid``) and the passage (docid, rank).
     """
     out = []
     for i, c in enumerate(ctxs):
         score = c.get("score")
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
+        number = not isinstance(score, bool) and isinstance(score, (int, float))
+        if not number or not _finite(score):
             qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
+            what = f"a score that is not a finite number ({score!r})" if number else f"no retriever score ({score!r})"
             raise DataError(
                 f"--model rag-replug (replug_mode={mode}): doc {qid!r}, passage {c.get('docid', '?')!r} (rank "
-                f"{c.get('rank', i + 1)}) has no retriever score ({score!r}); the weights softmax(score/τ) need one "
+                f"{c.get('rank', i + 1)}) has {what}; the weights softmax(score/τ) need a finite one "
                 "for every passage: rebuild the docs with a tokrag retrieval task (it scores every attached passage), "
                 "or use replug_mode=uniform"
             )
