@@ -22,7 +22,9 @@ lands on its first eligible layer (tokrag_method.md §3.4). This command
 4. writes a small JSON preset (``preset=PATH`` for ``--model tokrag``) whose ``params`` are the better of
    the two on dev (``--policy auto``; ties: the fixed layer) or the one asked for, plus the Tok-RAG settings they
    were chosen under (``rate``, ``n_anchors``, windows, tops, ``bypass``: a preset run applies them), with both
-   candidates, their dev AUCs and the data recorded in ``calibration``.
+   candidates, their dev AUCs and the data recorded in ``calibration`` (per data set, ``tokrag_data``: the files read
+   with their SHA-256, the corpus and run fingerprints and the split, as the results record theirs;
+   :func:`data_lines` says them).
 """
 
 from __future__ import annotations
@@ -287,7 +289,17 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     :data:`~tasks.analyze.MIN_STRICT_TOKENS`, or without both classes), ``calibration.small_sample`` holds that note
     with the counts it is based on (``note``, ``samples``, ``strict``, ``strict_benefit``, ``min_strict_tokens``); a
     run that loads the preset logs it (:func:`tokrag_model.methods.tokrag.preset_small_sample_warning`). Before
-    2026-12-06 only ``tokrag calibrate`` printed it, and the preset did not carry it."""
+    2026-12-06 only ``tokrag calibrate`` printed it, and the preset did not carry it.
+
+    ``calibration.data.<data set>`` holds each data set's configuration (``data``, ``split``, ``n``, ``k``,
+    ``max_tokens``, ``runs``, ``key``, the QA prompt format, ``bypass``) and ``tokrag_data``: what the samples were
+    read from, the record :func:`tasks.analyze.collect_records` builds (:func:`tasks.provenance.qa_provenance` for
+    ``nq``, :func:`tasks.provenance.wiki_lm_provenance` for ``wiki``; null where it built none), the shape of the
+    results' ``configs.<task>.metadata.tokrag_data`` and of ``tokrag analyze``'s ``configs.<data set>.tokrag_data``:
+    ``tokrag`` (version, commit), ``files`` (each file's absolute path and SHA-256), ``corpus`` (name, passages,
+    fingerprint), ``run_fingerprint``, for ``nq`` ``retrieval`` and ``questions`` (the split and its size). Recorded,
+    not used: the calibrated params and AUCs are the same with it. Presets written before 2026-12-07 lack it and load
+    as before (:func:`data_lines` says so)."""
     from tokrag_model.methods.tokrag import PRESET_SETTINGS, write_preset
 
     if any(c["split"] != "dev" for c in cfgs.values()):
@@ -295,7 +307,7 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy,
                             lm.params.js_min_layer, lm.params.rate)  # the scan start the records' gaps were recorded from
     keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256",
-            "bypass")
+            "bypass", "tokrag_data")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
     if isinstance(seconds, dict):
         cal["calibration"].update(seconds)
@@ -311,13 +323,77 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     return write_preset(path, lm, nan_to_none(params), nan_to_none(cal["calibration"]))
 
 
+DATA_NOT_RECORDED = "its data files are not recorded (a preset written before 2026-12-07)"
+"""What :func:`data_lines` says of a data set whose ``calibration.data`` entry has no ``tokrag_data``."""
+
+
+def data_lines(calibration: Any) -> list[str]:
+    """One line per data set of a preset's ``calibration.data`` (:func:`write_calibration`): what it was calibrated on,
+    from its ``tokrag_data``: ``calibrated on nq dev (120 samples): nq_open/NQ-open.dev.jsonl (sha256 f15567f38099),
+    ... in /data; corpus nq-wiki-12k (12633 passages, fingerprint 527e6ad92a74116b); run 6efb46ccdd1fd1d789fd; split
+    dev (188 questions in it)`` (a SHA-256 as its first 12 hex; data-folder files by their path in the folder, then
+    the folder; a file the task's metadata names by its role and absolute path; a hub split as ``ROLE hub ID split
+    S``; the corpus record only where it adds to the corpus file's). A data set without ``tokrag_data`` (a preset
+    written before it was recorded) gets ``calibrated on wiki dev (120 samples): ``:data:`DATA_NOT_RECORDED`, one whose
+    loader built none (``tokrag_data`` null) ``...: its loader recorded no data files``. Empty
+    when ``calibration`` records no data (a summary straight from :func:`calibrate_records`). Raises nothing: a
+    damaged record shows what it holds."""
+    from retrieval.io import TASK_DATA_ARGS
+
+    data = calibration.get("data") if isinstance(calibration, dict) else None
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for name, cfg in data.items():
+        if not isinstance(cfg, dict):
+            continue
+        n = cfg.get("n")
+        head = f"calibrated on {name} {cfg.get('split', '?')}" + (f" ({n} samples)" if isinstance(n, int) else "")
+        td = cfg.get("tokrag_data")
+        if not isinstance(td, dict):
+            out.append(f"{head}: {DATA_NOT_RECORDED if 'tokrag_data' not in cfg else 'its loader recorded no data files'}")
+            continue
+        parts: list[str] = []
+        in_folder: dict[str, list[str]] = {}  # data folder -> its files, by their path in it
+        files = td.get("files") if isinstance(td.get("files"), dict) else {}
+        for role, rec in files.items():
+            if not isinstance(rec, dict):
+                continue
+            if rec.get("hub_id"):
+                parts.append(f"{role} hub {rec['hub_id']}" + (f" ({rec['config']})" if rec.get("config") else "")
+                             + f" split {rec.get('split')}")
+                continue
+            path = str(rec.get("path"))
+            digest = (f"sha256 {rec['sha256'][:12]}" if isinstance(rec.get("sha256"), str)
+                      else f"folder fingerprint {rec.get('fingerprint')}")
+            if role not in TASK_DATA_ARGS and path.endswith("/" + role):  # a data-folder file, by its path in it
+                in_folder.setdefault(path[:-len(role) - 1], []).append(f"{role} ({digest})")
+            else:
+                parts.append(f"{role} {path} ({digest})")
+        parts[:0] = [f"{', '.join(names)} in {folder}" for folder, names in in_folder.items()]
+        corpus = td.get("corpus") if isinstance(td.get("corpus"), dict) else {}
+        if corpus.get("name") and (corpus.keys() - {"name"} or "corpus" not in files):  # not the corpus file again
+            size = [f"{corpus['passages']} passages"] if isinstance(corpus.get("passages"), int) else []
+            size += [f"fingerprint {corpus['fingerprint']}"] if corpus.get("fingerprint") else []
+            parts.append(f"corpus {corpus['name']}" + (f" ({', '.join(size)})" if size else ""))
+        if td.get("run_fingerprint"):
+            parts.append(f"run {td['run_fingerprint']}")
+        q = td.get("questions") if isinstance(td.get("questions"), dict) else {}
+        if q.get("split"):
+            parts.append(f"split {q['split']}" + (f" ({q['in_split']} questions in it)"
+                                                   if isinstance(q.get("in_split"), int) else ""))
+        out.append(f"{head}: " + ("; ".join(parts) if parts else "no files recorded"))
+    return out
+
+
 def _short_float(x: float) -> str:
     """``5e-7`` for 5e-07 (``:g`` without the exponent's leading zeros), ``0.001`` for 0.001."""
     return re.sub(r"e([+-])0+(\d)", r"e\1\2", f"{x:g}")
 
 
 def print_preset(preset: dict) -> None:
-    """Rich tables of a preset's dev AUCs per fixed layer and per threshold quantile, then its params."""
+    """Rich tables of a preset's dev AUCs per fixed layer and per threshold quantile, then its params and, per data set,
+    what it was calibrated on (:func:`data_lines`)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -352,6 +428,8 @@ def print_preset(preset: dict) -> None:
                       f"{v['fallback_rate']:.2f}")
         con.print(t)
     con.print(f"preset params ({c['policy']}): {preset['params']}")
+    for line in data_lines(c):  # what it was calibrated on: the files and their SHA-256, as the preset records them
+        con.print(line, highlight=False, soft_wrap=True, markup=False)  # a path's [brackets] as typed
     note = small_sample_note(n["strict"], n.get("strict_benefit"))
     if note:
         con.print(f"{note}: this preset was chosen on them")
