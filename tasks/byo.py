@@ -14,15 +14,19 @@
   The id is read as ``tokrag retrieve --topics`` reads a topics record's (:func:`retrieval.corpus.qid_field`): the
   first not null of ``qid``, ``id``, ``qId``, ``_id`` (:data:`retrieval.corpus.QID_FIELDS`), so the same file gets
   the same ids in both tools (one WARNING when a line's ``id`` is not the one read: ``qid`` before it, different).
-  Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``query_id``) is not read as the
-  id (one WARNING says so), and a field one edit from ``gold_docids`` is refused. A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
+  Other fields are ignored; an id kept in another field (:data:`ID_FIELDS`, e.g. ``query_id``, or an id field in other
+  case, ``ID``, ``QID``) is not read as the id (one WARNING says so), and a field one edit from ``gold_docids`` is
+  refused. A ``.csv``, ``.tsv`` or ``.parquet`` file (gzipped too, but ``.parquet``) is read as a folder's file of that
+  format (below), each row named ``file row i`` (from 0). A hub id is read with ``datasets.load_dataset(id, split=hub_split)`` (default split ``test``; offline, where
   that fails, the split's files in the hub cache's snapshot: :func:`tasks.sources.hub_rows`) and checked the same way.
   A folder (``hf download <repo> --repo-type dataset --local-dir myqa``) is read as
   ``datasets.load_dataset(folder, split=hub_split)`` reads it, same rows in the same order (:func:`_folder_files`):
   the files its README.md ``configs:`` card declares for the split, else those ``datasets`` infers from the file
   names (``test.jsonl``, ``data/test-00000-of-00001.parquet``, ``test/*.jsonl``, ``nq-test.jsonl``); ``.parquet``,
   ``.jsonl``, ``.json``, ``.csv`` and ``.tsv`` files (gzipped too), each row checked as a file's line and named by its
-  file (``file:line`` for ``.jsonl``, ``file row i`` for the others). A folder without the split is refused, naming
+  file (``file:line`` for ``.jsonl``, ``file row i`` for the others). A CSV or TSV cell holds text, so there
+  ``answers`` and ``gold_docids`` are JSON lists written in their cells (``["Paris"]``; in a CSV file
+  ``"[""Paris""]"``: :func:`_cell_lists`). A folder without the split is refused, naming
   the splits it has. A leaderboard's run key and the results' provenance fingerprint the whole folder by its files'
   content (:func:`retrieval.io.tree_fingerprint`; hidden files such as ``.cache/`` skipped, as ``datasets`` skips them).
 * ``corpus``: anything :func:`retrieval.load_corpus` reads (Pyserini JsonCollection, ``{id, title, text}``
@@ -64,11 +68,19 @@ OFFLINE_FIX = ("write the split's rows to a JSONL file, one {question, answers} 
                "metadata: {questions: /path/to/questions.jsonl})")
 """How a hub id's questions are given without the hub, in :func:`tasks.sources.hub_rows`' line refusing a hub cache
 snapshot whose card declares the split as a URL (the rag_qa_* tasks read ``questions`` only; ``hub_id`` is not theirs)."""
+DATA_FILE_ENDING = re.compile(r"\.(jsonl|json|csv|tsv|parquet)(\.gz)?$")
+"""The endings of a questions file (a folder's data files, :data:`tasks.sources._EXTENSIONS`): a ``questions`` value
+ending so is a path, never a hub id (:func:`is_hub_id`)."""
+TABLE_ENDING = re.compile(r"\.(csv|tsv)(\.gz)?$")
+"""The endings of a CSV or TSV questions file, whose cells hold text: ``answers`` and ``gold_docids`` are read from a
+cell holding a JSON list (:func:`_cell_lists`)."""
 
 
 def is_hub_id(spec: Any) -> bool:
-    """Whether ``questions`` names a hub data set: nothing path-like (no ``.jsonl``, ``.jsonl.gz`` or ``.json``
-    ending, no leading ``.``, ``/`` or ``~``) and not an existing path.
+    """Whether ``questions`` names a hub data set: nothing path-like (no data file ending, :data:`DATA_FILE_ENDING`:
+    ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.parquet``, gzipped too; no leading ``.``, ``/`` or ``~``) and not an
+    existing path. A missing ``q.csv`` was read as a hub id, so the pre-load check skipped it and the task build said
+    it could not be loaded from the hub.
 
     Raises:
         ConfigError: a path the operating system refuses (:func:`retrieval.corpus.user_path`).
@@ -76,18 +88,20 @@ def is_hub_id(spec: Any) -> bool:
     from retrieval.corpus import user_path
 
     text = str(spec)
-    if text.endswith((".jsonl", ".jsonl.gz", ".json")) or text.startswith((".", "/", "~")):
+    if DATA_FILE_ENDING.search(text) or text.startswith((".", "/", "~")):
         return False
     return not user_path(text, "questions")[1]
 
 
 def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
-    """``[(where, row)]`` of a JSONL file (``path:line``), a folder (:func:`_folder_rows`) or a hub data set
-    (``id[split][i]``)."""
+    """``[(where, row)]`` of a JSONL file (``path:line``), a CSV, TSV or Parquet file (``path row i``:
+    :func:`_table_rows`), a folder (:func:`_folder_rows`) or a hub data set (``id[split][i]``)."""
     from retrieval.corpus import user_path
 
     p = user_path(str(spec), "questions")[0]
     if p.is_file():
+        if re.search(r"\.(csv|tsv|parquet)(\.gz)?$", p.name):  # as a folder's file; read as JSONL: "malformed JSON"
+            return _table_rows(p)
         from retrieval.cache import _head
         from retrieval.io import read_jsonl
 
@@ -173,8 +187,60 @@ def _folder_rows(folder: Path, split: str) -> list[tuple[str, dict]]:
     for f in _folder_files(folder, split):
         if f.name.removesuffix(".gz").endswith(".jsonl"):
             out.extend(_rows(str(f), split))
+        elif TABLE_ENDING.search(f.name):
+            out.extend(_table_rows(f))
         else:
             out.extend((f"{f} row {i}", r) for i, r in enumerate(hub_rows(str(f), None, split)[0]))
+    return out
+
+
+def _table_rows(f: Path) -> list[tuple[str, dict]]:
+    """``[(where, row)]`` of one ``.csv``, ``.tsv`` or ``.parquet`` file (gzipped too, but ``.parquet``), as a folder's
+    file of that format is read (:func:`tasks.sources._read_local`, as ``datasets`` reads it; ``where`` = ``file row
+    i``, from 0), a CSV or TSV row's list fields read from their cells (:func:`_cell_lists`). A questions file of these
+    formats given as ``questions`` itself was read as JSON Lines: its first line was "malformed JSON".
+
+    Raises:
+        DataError: a file that cannot be read as its format (:func:`tasks.sources._read_local`), a CSV/TSV cell of
+        ``answers`` or ``gold_docids`` that holds no JSON list (:func:`_cell_lists`).
+    """
+    from .sources import _read_local
+
+    rows = [(f"{f} row {i}", r) for i, r in enumerate(_read_local([f]))]
+    return [(where, _cell_lists(where, r, f)) for where, r in rows] if TABLE_ENDING.search(f.name) else rows
+
+
+def _cell_lists(where: str, row: dict, f: Path) -> dict:
+    """``row`` of a CSV or TSV file ``f`` with its ``answers`` and ``gold_docids`` cells read as the JSON lists they
+    hold (a cell ``["Paris", "City of Light"]``; in a CSV file written ``"[""Paris"", ""City of Light""]""``): a CSV or
+    TSV cell holds text or a number, never a list, so such a file's questions were all refused, and the fix shown,
+    ``write ["Paris"]``, gave a cell that was again text. An empty cell (None) is left to :func:`load_questions`.
+
+    Raises:
+        DataError: a cell that holds no JSON list (``Paris``, ``1788``): ``where``, the field, the cell and the cell to
+        write, quoted as the format needs it.
+    """
+    import json
+
+    csv = not f.name.removesuffix(".gz").endswith(".tsv")
+    out = dict(row)
+    for field in ("answers", "gold_docids"):
+        cell = row.get(field)
+        if cell is None or isinstance(cell, list):
+            continue
+        try:
+            value = json.loads(cell) if isinstance(cell, str) else None
+        except ValueError:
+            value = None
+        if not isinstance(value, list):
+            text = cell.strip() if isinstance(cell, str) else json.dumps(cell)
+            fixed = json.dumps([text] if text else ["..."], ensure_ascii=False)
+            write = '"' + fixed.replace('"', '""') + '"' if csv else fixed
+            raise DataError(f"{where}: {field!r} is {cell!r}, not a list: a {'CSV' if csv else 'TSV'} cell holds text, "
+                            f"so write the list as JSON in the cell, {write}"
+                            + (" (as CSV quotes a cell with quotes)" if csv else "") + ", or give the questions as a "
+                            "JSONL file")
+        out[field] = value
     return out
 
 
@@ -201,6 +267,16 @@ def _missing(where: str, row: dict, field: str, hint: str) -> str:
     return msg + did_you_mean
 
 
+def _case_id_field(row: dict) -> str | None:
+    """The first field of ``row``, not null, whose name is one of :data:`retrieval.corpus.QID_FIELDS` in other case or
+    with spaces around it (``ID``, ``Id``, ``QID``, ``" id"``: a spreadsheet's or a CSV file's header): such a field is
+    not read as the id (field names are read as written), so the questions got the automatic ids without a word;
+    None when there is none."""
+    names = {f.lower() for f in QID_FIELDS}
+    return next((k for k, v in row.items() if isinstance(k, str) and k not in QID_FIELDS and v is not None
+                 and k.strip().lower() in names), None)
+
+
 def _answers_fix(answers: Any) -> str:
     """The fix an ``'answers' must be a list of strings`` error shows, JSON-quoted as the file needs it: ``; write
     ["Idrena Solvathe"]`` for the text ``"Idrena Solvathe"``, ``; write ["1788"]`` for the number 1788, ``; write
@@ -225,7 +301,8 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
 
     Raises:
         ConfigError: no ``questions`` given, a path that does not exist, a folder without the split or whose card
-        cannot be read (:func:`_folder_files`). DataError: a missing or empty
+        cannot be read (:func:`_folder_files`). DataError: a CSV or TSV cell of ``answers`` or ``gold_docids`` that
+        holds no JSON list (:func:`_cell_lists`), a missing or empty
         field, answers that are not a non-empty list of strings or only blank ones (no tokens,
         :func:`retrieval.metrics.answer_tokens`, e.g. ``["", "\\u200b"]``), a ``.json`` file holding one JSON array
         (not JSON Lines), an id with whitespace, an empty, float or bool
@@ -269,7 +346,7 @@ def load_questions(spec: Any, *, split: str | None = None) -> list[dict]:
         name = qid_field(r)  # the first not null of qid/id/qId/_id, as `tokrag retrieve --topics` reads it
         raw_id = None if name is None else r[name]
         if name is None:
-            alias = other_qid_field(r)  # a field of ID_FIELDS
+            alias = other_qid_field(r) or _case_id_field(r)  # a field of ID_FIELDS, or "ID", "QID", "Id"
             if alias is not None and (str(spec), alias) not in _WARNED:
                 _WARNED.add((str(spec), alias))
                 log.warning("%s: questions without an id field (%s) have a %r field, which is not read as the id, so "
