@@ -102,8 +102,8 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
       ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval, torch,
       transformers, datasets, pyserini, faiss-cpu, numpy, scipy, jinja2) and the leaderboard run keys
       (:func:`leaderboards.keys.library_versions`: tokenizers, the Anserini jar, jinja2, and the metric libraries
-      scikit-learn, rouge-score and rouge too) record them; a package of the first list that is not installed is left
-      out, one only the run keys name (the Anserini jar, rouge, ...) is None.
+      scikit-learn, rouge-score and rouge too) record them; a package that is not installed is None (the Anserini jar
+      when absent), except tokrag and lm_eval, which only the first list names: left out.
     * ``machine``: :func:`tokrag_model.provenance.compute_environment` of ``device`` (torch's intra-/inter-op threads
       now, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` as given, ``arch``, ``cpu_capability``, ``cpu_model``,
       ``cuda_device``), plus ``cpu_count`` (``os.cpu_count()``) and ``cpus_usable`` (the CPUs this process may run
