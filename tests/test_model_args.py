@@ -33,9 +33,12 @@ def test_unknown_and_mistyped_model_args_list_valid_keys_with_suggestion():
                                           r"replug_mode='uniform'; add replug_mode=mixture or replug_mode=answer_vote "
                                           r"to use it, or drop replug_temperature$"):
         ReplugLM(replug_mode="uniform", replug_temperature=0.5)
-    for unset in (None, "none", ""):  # YAML null, lm-eval's "none" and "" all mean "not set": nothing to refuse
+    for unset in (None, "none"):  # YAML null and lm-eval's "none" mean "not set": nothing to refuse
         assert parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},
                           {"replug_mode": "uniform", "replug_temperature": unset})["replug_temperature"] is None
+    with pytest.raises(ConfigError, match=r"replug_temperature='' is invalid: it is empty"):  # s57 b1: `key=` (an unset
+        parse_args("rag-replug", {**COMMON_ARGS, **ReplugLM.EXTRA_ARGS},  # shell variable) silently meant the default
+                   {"replug_mode": "uniform", "replug_temperature": ""})
     with pytest.raises(ConfigError, match="unknown model argument.*'foo'"):
         ReplugLM(foo=1)
 

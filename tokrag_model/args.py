@@ -50,9 +50,22 @@ def to_bool(value: Any) -> bool:
     raise ValueError(f"expected true/false, got {value!r}")
 
 
+EMPTY_NUMBER = ("it is empty (lm-eval reads key= as empty text, e.g. from an unset shell variable); give a number, "
+                "or none or drop the argument for its default")
+"""Why an optional number given as empty text is refused (:func:`to_opt_int`, :func:`to_opt_float`): ``k=`` silently
+meant the default (every attached passage), as ``query_field=`` once meant the field ``''`` (:func:`nonempty_str`)."""
+
+
 def to_opt_int(value: Any) -> int | None:
-    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+    """A caster to an int, or None for ``None``, ``none`` or ``null`` (the default applies).
+
+    Raises:
+        ValueError: empty or blank text (:data:`EMPTY_NUMBER`), a bool, a float with a fraction, text that is no integer.
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"none", "null"}):
         return None
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(EMPTY_NUMBER)
     if isinstance(value, bool):
         raise ValueError("expected an integer")
     if isinstance(value, float) and not value.is_integer():
@@ -72,9 +85,12 @@ def to_finite(value: Any) -> float:
 
 
 def to_opt_float(value: Any) -> float | None:
-    """:func:`to_finite`, with ``None`` (or ``none``/``null``/empty) kept as ``None`` (the default applies)."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+    """:func:`to_finite`, with ``None`` (or ``none``/``null``) kept as ``None`` (the default applies); empty text is
+    refused (:data:`EMPTY_NUMBER`), not read as the default."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"none", "null"}):
         return None
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(EMPTY_NUMBER)
     return to_finite(value)
 
 
@@ -191,7 +207,7 @@ def number_in(low: float, high: float) -> Callable[[Any], float]:
 
 def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None]:
     """A caster to int (whole numbers only) that rejects values below ``low``; with ``optional``, ``None``
-    (or ``none``/``null``/empty) stays ``None`` (the default applies)."""
+    (or ``none``/``null``) stays ``None`` (the default applies); empty text is refused (:data:`EMPTY_NUMBER`)."""
     def cast(value: Any) -> int | None:
         num = to_opt_int(value)
         if num is None and optional:
@@ -248,7 +264,13 @@ def passage_template(value: Any) -> str:
 
 
 def layer_spec(value: Any) -> str | int | float:
-    """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1)."""
+    """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1).
+
+    Raises:
+        ValueError: a bool, text that is none of these, a fraction outside (0, 1), and ``1.0`` (a float, or text with
+        a point): it read as layer index 1, near the bottom, where a fraction 1.0 means the top of the model; ``1``
+        is layer 1, ``-1`` the top layer.
+    """
     if isinstance(value, bool):
         raise ValueError("expected 'dynamic', an integer or a fraction in (0, 1)")
     if isinstance(value, (int, float)):
@@ -261,6 +283,11 @@ def layer_spec(value: Any) -> str | int | float:
             num = float(text)
         except ValueError:
             raise ValueError(f"expected 'dynamic', an integer or a fraction in (0, 1), got {value!r}") from None
+        if num == 1.0 and not re.fullmatch(r"[+]?1", text):  # "1.0", "1e0": as the float 1.0 below
+            value = num
+    if isinstance(value, float) and value == 1.0:
+        raise ValueError(f"{value!r} is no fraction of the depth (those lie in (0, 1)) and was read as layer index 1, "
+                         "near the bottom; write 1 for layer index 1, -1 for the top layer, or a fraction below 1")
     if float(num).is_integer() and not (isinstance(value, float) and 0 < num < 1):
         return int(num)
     if 0.0 < num < 1.0:
