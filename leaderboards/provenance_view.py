@@ -7,7 +7,8 @@
   provenance table and of the CSV when the report mixes settings;
 * the chat template's SHA-256 as run, and the methods' resolved settings (``results.json``
   ``config.tokrag_resolved_config``: ``layer_resolved``, ``rate``, ...), which the spec's ``model_args`` only name
-  as written;
+  as written, and what a Tok-RAG preset was calibrated on (``config.tokrag_preset``'s ``calibration.data``: the dev
+  files with their SHA-256, the corpus and run fingerprints);
 * the library versions the run key holds but ``provenance.json``'s ``versions`` lacks (``tokenizers``, the Anserini
   jar, ``scikit-learn``, ``rouge-score``, ``rouge``: ``config.json``'s ``library_versions``);
 * per row, the share of answers whose scored text (:func:`_scored_text`) contains the passage template's marker
@@ -214,6 +215,31 @@ def _fmt_value(v: Any) -> str:
     return repr(v) if isinstance(v, str) else str(v)
 
 
+def _preset_lines(model_cells: list[tuple[str, dict]]) -> list[str]:
+    """What the presets of one model's finished cells ``model_cells`` ((method, cell data as
+    :func:`leaderboards.report.collect` loads it)) were calibrated on: for each method and each distinct preset its cells
+    ran with (``results.json`` ``config.tokrag_preset``, the preset as the model read it, with its ``sha256``), one line
+    per data set of the preset's ``calibration.data`` (:func:`tasks.calibrate.data_lines`): ``tokrag-calibrated:
+    preset 'leaderboards/presets/x.json' (sha256 1a2b3c4d5e6f) calibrated on nq dev (120 samples): nq_open/... (sha256
+    ...) in /data; corpus ...; run ...``. The preset is named as the cell's resolved ``preset`` gives it (as the spec
+    wrote it), else by its recorded path. A preset written before its data files were recorded says ``its data files
+    are not recorded ...``; a preset without ``calibration.data``, and a cell without a preset, add nothing."""
+    from tasks.calibrate import data_lines
+
+    out: list[str] = []
+    seen: set[tuple[str, Any]] = set()
+    for m, d in model_cells:
+        config = (d.get("results") or {}).get("config") if isinstance(d.get("results"), dict) else None
+        preset = config.get("tokrag_preset") if isinstance(config, dict) else None
+        if not isinstance(preset, dict) or (m, preset.get("sha256")) in seen:
+            continue
+        seen.add((m, preset.get("sha256")))
+        name = _resolved(d).get("preset") or preset.get("path")
+        sha = f" (sha256 {preset['sha256'][:12]})" if isinstance(preset.get("sha256"), str) else ""
+        out += [f"{m}: preset {_fmt_value(name)}{sha} {line}" for line in data_lines(preset.get("calibration"))]
+    return out
+
+
 def _resolved_lines(model_cells: list[tuple[str, dict]]) -> tuple[list[str], list[str]]:
     """(shared line(s), per-method lines) of the resolved settings of one model's finished cells ``model_cells``
     ((method, resolved config)): a key every method has with one value is shared; the rest are the method's own
@@ -273,7 +299,8 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
       whether two of them differ in a field both recorded (:func:`settings_differ`);
     * ``models[i]["as_run"]``: lines shown under the model's fairness contract: the compute line
       (:func:`compute_line`; for a report whose cells all share one setting, once, under the first model) and the chat
-      template's hash; ``models[i]["method_resolved"]``: the resolved settings (:func:`_resolved_lines`);
+      template's hash; ``models[i]["method_resolved"]``: the resolved settings (:func:`_resolved_lines`), then what
+      each method's preset was calibrated on (:func:`_preset_lines`);
     * ``rows[j]["passage_marker"]`` (:func:`_marker_counts`)."""
     labels: dict[str, str] = {}
     settings: dict[str, dict | None] = {}
@@ -307,7 +334,7 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
             lines.append(compute_line(groups, differ=settings_differ([settings[cid] for cid, _d in mine])))
         mod["as_run"] = lines + _template_line(mine)
         shared, own = _resolved_lines([(loaded[cid][0].method.name, _resolved(d)) for cid, d in mine])
-        mod["method_resolved"] = shared + own
+        mod["method_resolved"] = shared + own + _preset_lines([(loaded[cid][0].method.name, d) for cid, d in mine])
     by_row: dict[tuple, list] = {}  # the finished cells of each (model, method, task): a row's seeds
     for c in loaded.values():
         if c[2] is not None:

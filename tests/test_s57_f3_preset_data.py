@@ -157,3 +157,38 @@ def test_a_preset_written_before_loads_and_says_it_records_no_files(capsys) -> N
     assert [line for line in lines if line.startswith("calibrated on ")] == [
         "calibrated on nq dev (120 samples): its data files are not recorded (a preset written before 2026-12-07)",
         "calibrated on wiki dev (120 samples): its data files are not recorded (a preset written before 2026-12-07)"]
+
+
+def test_the_report_says_what_each_methods_preset_was_calibrated_on(tmp_path) -> None:
+    """The report's resolved method settings (markdown, JSON, HTML) name each preset a method ran with and what it was
+    calibrated on, from the results' ``config.tokrag_preset`` (synthetic finished cells, tests/s51_f4_synthetic.py):
+    ``other`` ran with a preset that records its NQ data, ``none`` with one written before it was recorded (each named
+    once, though each ran in two cells: seeds 1 and 2), ``standard`` with none."""
+    from leaderboards.page import render_html
+    from leaderboards.report import compute, render_markdown
+
+    from tests.s51_f4_synthetic import synthetic
+
+    spec, loaded = synthetic(tmp_path, {m: {"answer_match": [1.0, 0.0]} for m in ("standard", "none", "other")},
+                             extra={"seeds": [1, 2]})
+    assert len(loaded) == 6
+    new = {"path": "/abs/cal/new.json", "sha256": "ab" * 32,
+           "calibration": {"data": {"nq": {"data": "nq", "split": "dev", "n": 2, "tokrag_data": NQ_DEV}}}}
+    old = {"path": "/abs/leaderboards/presets/old.json", "sha256": "cd" * 32,
+           "calibration": {"data": {"wiki": {"data": "wiki", "split": "dev", "n": 120}}}}
+    for cell, _key, d in loaded.values():
+        preset = {"other": new, "none": old}.get(cell.method.name)
+        rc = {"pretrained": "toy", **({"preset": "cal/new.json"} if preset is new else {})}
+        d["results"]["config"] = {"tokrag_resolved_config": rc, "tokrag_preset": preset}
+    data = compute(spec, loaded, timings=False)
+    lines = [x for x in data["models"][0]["method_resolved"] if " preset " in x]
+    assert lines == [
+        "none: preset '/abs/leaderboards/presets/old.json' (sha256 cdcdcdcdcdcd) calibrated on wiki dev (120 samples): its "
+        "data files are not recorded (a preset written before 2026-12-07)",
+        "other: preset 'cal/new.json' (sha256 abababababab) calibrated on nq dev (2 samples): "
+        "nq_open_oracle/nq-open-oracle.jsonl.gz (sha256 6a7f72b846f6), nq_open/NQ-open.dev.jsonl (sha256 f15567f38099), "
+        "wiki_vital_summaries/summaries_en-us.json (sha256 05ed445d555b) in /data; corpus nq-wiki-12k (12633 passages, "
+        "fingerprint 527e6ad92a74116b); run 6efb46ccdd1fd1d789fd; split dev (188 questions in it)"]
+    md = render_markdown(data)
+    assert "Resolved method settings, as run:" in md and all(line in md for line in lines)
+    assert "calibrated on nq dev (2 samples)" in render_html(data, [], [])
