@@ -3,8 +3,9 @@ data (``tokrag_data``: the files read with their SHA-256, the corpus and run fin
 analyze``'s results.json each data set's, but the preset copied only the data configuration (data set, split, n,
 k, runs, ...), so a user holding only a preset could not tell which files it was calibrated on. Now each
 ``calibration.data.<data set>`` holds the ``tokrag_data`` :func:`tasks.analyze.collect_records` built for those
-samples (the same record, the same shape), ``tokrag calibrate`` (and the benchmark that prints a preset) shows it,
-one line per data set, and a preset written before loads and says that it does not record them. The calibrated
+samples (the same record, the same shape), ``tokrag calibrate`` (and the benchmark that prints a preset) and the
+leaderboard report's resolved method settings (from the results' ``config.tokrag_preset``) show it, one line per
+data set, and a preset written before loads and says that it does not record them. The calibrated
 params and AUCs are the same with it. On a fake 4-layer model (:mod:`tests.analyze_fakes`) whose samples come with
 a record built by the real :func:`tasks.provenance.qa_provenance` over small files."""
 
