@@ -527,7 +527,7 @@ if __name__ == "__main__":  # also the helper runners of run --jobs N (runner.py
     except TokragError as exc:
         print(f"tokrag leaderboard: error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): the line tokrag prints
+    except Exception as exc:  # a failed write (a full disk, read-only, EIO, ...; wrapped or not): the line tokrag prints
         if not print_no_room(exc, "tokrag leaderboard"):
             raise
         sys.exit(2)

@@ -613,6 +613,7 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
     paths as given."""
     from tokrag_model.provenance import tokrag_tree  # the tree this process imported, read once
 
+    from .errors import mark_write
     from .io import sha256_bytes, write_beside, write_target
 
     meta["output"] = {"run": out.name, "ctxs": os.path.relpath(ctxs_out, out.parent), "tag": tag,
@@ -624,10 +625,16 @@ def _write_run_files(out: Path, ctxs_out: Path, tag: str, run_bytes: bytes, ctxs
         for path, data in ((out, run_bytes), (ctxs_out, ctxs_bytes), (_meta_beside(out), meta_bytes)):
             staged.append((write_beside(path, data), write_target(path)))
         for old in (_meta_beside(out), ctxs_out):
-            write_target(old).unlink(missing_ok=True)  # a link's target: the link stays, valid again once renamed in
+            try:
+                write_target(old).unlink(missing_ok=True)  # a link's target: the link stays, valid again once renamed in
+            except OSError as exc:  # a read-only or failing disk, no permission: the commands' one line (s57 f2)
+                raise mark_write(exc, old)
         while staged:
             tmp, path = staged[0]
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise mark_write(exc, path)
             staged.pop(0)
     finally:
         for tmp, _ in staged:
@@ -1208,8 +1215,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _module_main(argv: list[str]) -> int:
     """``python -m retrieval.cli [index|retrieve] ...`` (``retrieve`` when neither is named), as the console entry
-    point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError`, or a write stopped by a full disk, a
-    quota or a file-size limit (:func:`retrieval.errors.no_room_line`), is one line on stderr, exit status 2."""
+    point ``tokrag`` runs it (``tokrag_model.cli:main``): a :class:`TokragError`, or a failed write (a full disk, a
+    quota, a file-size limit, a read-only or failing disk, no permission: :func:`retrieval.errors.no_room_line`), is
+    one line on stderr, exit status 2."""
     from .errors import TokragError, print_no_room
 
     cmd = argv[0] if argv and argv[0] in ("index", "retrieve") else "retrieve"
@@ -1218,7 +1226,7 @@ def _module_main(argv: list[str]) -> int:
     except TokragError as exc:
         print(f"tokrag {cmd}: error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): the line tokrag prints
+    except Exception as exc:  # a failed write (a full disk, read-only, EIO, ...; wrapped or not): the line tokrag prints
         if not print_no_room(exc, f"tokrag {cmd}"):
             raise
         return 2

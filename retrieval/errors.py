@@ -94,31 +94,115 @@ def no_room_error(exc: BaseException) -> tuple[BaseException, int] | None:
     return None
 
 
-def no_room_line(exc: BaseException) -> str | None:
-    """The one line for a write that a full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit
-    (``EFBIG``) stopped, found in ``exc``'s cause/context chain (:func:`no_room_error`), or None for any other
-    exception (and with ``TOKRAG_TRACEBACK=1``: the caller re-raises). Any command can meet one while it writes a TREC
-    run, a cell's journal, a report or a model conversion, and it was a traceback of 60-80 lines ending ``OSError:
-    [Errno 28] No space left on device``; the writes are atomic or journaled, so the command only needs room and the
-    same command again. The line of every command entry point (:func:`print_no_room`): ``tokrag ...``
-    (:mod:`tokrag_model.cli`), ``python -m retrieval.cli`` and ``python -m leaderboards.cli`` (which ``leaderboard
-    run --jobs N`` starts as its helper runners), and ``lm_eval`` with a tokrag method
-    (:mod:`tokrag_model._lmeval_hook`)."""
+WRITE_MARK = "tokrag_write"
+"""The attribute :func:`mark_write` sets on an OSError that a tokrag write raised: the file being written."""
+
+_WRITE_REASONS = {
+    errno.EROFS: ("", "choose another {where} on a writable disk"),
+    errno.EACCES: ("", "make the folder writable for this user or choose another {where}"),
+    errno.EPERM: ("", "make the folder writable for this user or choose another {where}"),
+    errno.EIO: ("the disk or its connection failed", "check the disk (dmesg; a network or removable disk: its "
+                "connection) or choose another {where} on another disk"),
+    errno.ENAMETOOLONG: ("", "choose another, shorter {where}"),
+    errno.EISDIR: ("a folder is where the file is written", "move the folder away or choose another {where}"),
+    errno.ENOTDIR: ("a file is where a folder of the path should be", "move the file away or choose another {where}"),
+}
+"""Per errno of a failed write (not the no-room ones, :data:`NO_ROOM_ERRNOS`): what it means, where the errno's own
+text does not say it, and what to do; ``{where}`` is the command's output options (:func:`no_room_line`). Any other
+errno: :data:`_OTHER_WRITE_REASON`."""
+
+_OTHER_WRITE_REASON = ("", "check the folder and the disk or choose another {where}")
+
+WHERE = "output path (lm_eval: --output_path) or TOKRAG_CACHE_DIR (tokrag's caches)"
+"""The output options a write error's line names when its command gives none (:func:`no_room_line`; ``lm_eval`` with a
+tokrag method): ``choose another output path (lm_eval: --output_path) or TOKRAG_CACHE_DIR (tokrag's caches) on a
+writable disk``."""
+
+
+def mark_write(exc: OSError, path: str | os.PathLike) -> OSError:
+    """Mark ``exc`` as raised by a tokrag write of ``path`` (a file or folder being created, written, renamed or
+    locked: :mod:`retrieval.io`'s atomic writes, :func:`retrieval.io.no_room_naming`'s blocks, the folder locks), so
+    that the commands print it as one line whatever its errno (:func:`write_error`); an OSError raised elsewhere (a
+    read, a library's own call) is not marked and keeps its message or traceback. -> ``exc`` itself (raise it)."""
+    setattr(exc, WRITE_MARK, os.fspath(path))
+    return exc
+
+
+def write_error(exc: BaseException) -> tuple[BaseException, int] | None:
+    """The exception of ``exc``'s chain that stopped a write, with its errno, or None: a full disk, a quota or a
+    file-size limit anywhere in the chain (:func:`no_room_error`, which also follows ``__context__`` and reads Rust's
+    I/O errors); else ``exc`` or an exception it was raised ``from`` (``__cause__`` only: an OSError handled and
+    followed by another error is no cause of it, and the other error, maybe a bug, keeps its traceback) that is an
+    OSError with an errno and either ``EROFS`` (a read-only file system: only a write meets it) or marked by a tokrag
+    write (:func:`mark_write`: ``EIO``, ``EACCES``, ``EPERM``, ``ENAMETOOLONG``, ``EISDIR``, any errno)."""
     found = no_room_error(exc)
+    if found is not None:
+        return found
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen and len(seen) < _CHAIN_LIMIT:
+        seen.add(id(e))
+        if isinstance(e, OSError) and isinstance(e.errno, int) and (e.errno == errno.EROFS or hasattr(e, WRITE_MARK)):
+            return e, e.errno
+        e = e.__cause__
+    return None
+
+
+def no_room_line(exc: BaseException, where: str = WHERE) -> str | None:
+    """The one line for a write that failed (:func:`write_error`), or None for any other exception (and with
+    ``TOKRAG_TRACEBACK=1``: the caller re-raises). Any command can meet one while it writes a TREC run, a cell's
+    journal, a report or a model conversion, and it was a traceback of 60-80 lines ending ``OSError: [Errno 28] No
+    space left on device`` (or ``[Errno 30] Read-only file system``, ``[Errno 13] Permission denied``, ``[Errno 5]
+    Input/output error``); the writes are atomic or journaled, so the command only needs a disk it can write and the
+    same command again.
+
+    * A full disk (``ENOSPC``), a disk quota (``EDQUOT``) or a file-size limit (``EFBIG``): ``<error> (a full disk, a
+      disk quota or a file-size limit stopped a write); make room (or raise the limit: ulimit -f) and run the same
+      command again (...)``.
+    * Any other errno (s57 f2): the error's own text (errno, reason, the file: ``[Errno 30] Read-only file system:
+      '<file>'``), what it means where that text does not say it, and what to do (:data:`_WRITE_REASONS`; ``where``:
+      the command's output options, e.g. ``--output / --output-ctxs / --cache-dir (TOKRAG_CACHE_DIR)``, named as
+      ``choose another <where> on a writable disk``).
+
+    The line of every command entry point (:func:`print_no_room`): ``tokrag ...`` (:mod:`tokrag_model.cli`), ``python
+    -m retrieval.cli`` and ``python -m leaderboards.cli`` (which ``leaderboard run --jobs N`` starts as its helper
+    runners), and ``lm_eval`` with a tokrag method (:mod:`tokrag_model._lmeval_hook`, with the default ``where``).
+    (The name is from its first rule, the no-room errnos only, s53; it stays, as renaming it would edit
+    :mod:`tokrag_model._lmeval_hook`, whose code keys every ``tokrag analyze`` records file.)"""
+    found = write_error(exc)
     if found is None or os.environ.get("TOKRAG_TRACEBACK", "") not in ("", "0"):
         return None
     err, code = found
-    text = str(err) if isinstance(err, OSError) else f"[Errno {code}] {os.strerror(code)} ({type(err).__name__}: {err})"
-    return (f"{text} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
-            "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
+    if code in NO_ROOM_ERRNOS:
+        text = str(err) if isinstance(err, OSError) else f"[Errno {code}] {os.strerror(code)} ({type(err).__name__}: {err})"
+        return (f"{text} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
+                "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
+    meaning, todo = _WRITE_REASONS.get(code, _OTHER_WRITE_REASON)
+    return (f"{err} (a write failed{': ' + meaning if meaning else ''}); {todo.format(where=where)} and run the same "
+            "command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
 
 
-def print_no_room(exc: BaseException, program: str) -> bool:
-    """Print ``<program>: error: <line>`` on stderr when ``exc`` is a write stopped by a full disk, a quota or a
-    file-size limit (:func:`no_room_line`) and return True (the command then exits 2); False (nothing printed, the
-    caller re-raises) for any other exception or with ``TOKRAG_TRACEBACK=1``. The ``except`` of every command entry
-    point (``tokrag ...``, ``python -m retrieval.cli``, ``python -m leaderboards.cli``)."""
-    line = no_room_line(exc)
+WRITE_OPTIONS = {
+    "tokrag index": "--index / --cache-dir (TOKRAG_CACHE_DIR)",
+    "tokrag retrieve": "--output / --output-ctxs / --cache-dir (TOKRAG_CACHE_DIR)",
+    "tokrag eval": "--output_path / TOKRAG_CACHE_DIR",
+    "tokrag analyze": "--out / TOKRAG_CACHE_DIR",
+    "tokrag calibrate": "--out / --preset-out / TOKRAG_CACHE_DIR",
+    "tokrag leaderboard": "--runs-dir / --out / --baseline / TOKRAG_CACHE_DIR",
+}
+"""The options naming what each command writes, for its failed write's line (:func:`print_no_room`); another program:
+:data:`WHERE`."""
+
+
+def print_no_room(exc: BaseException, program: str, where: str | None = None) -> bool:
+    """Print ``<program>: error: <line>`` on stderr when ``exc`` is a failed write (:func:`no_room_line`: a full
+    disk, a quota or a file-size limit anywhere; a read-only file system; any errno of a tokrag write, e.g. ``EIO``,
+    ``EACCES``, ``ENAMETOOLONG``, ``EISDIR``) and return True (the command then exits 2); False (nothing printed, the
+    caller re-raises) for any other exception or with ``TOKRAG_TRACEBACK=1``. ``where``: the command's output options,
+    named in the line's advice (default: ``program``'s in :data:`WRITE_OPTIONS`, else :data:`WHERE`). The ``except``
+    of every command entry point (``tokrag ...``, ``python -m retrieval.cli``, ``python -m leaderboards.cli``). (The
+    name is from its first rule, the no-room errnos only.)"""
+    line = no_room_line(exc, WRITE_OPTIONS.get(program, WHERE) if where is None else where)
     if line is None:
         return False
     print(f"{program}: error: {line}", file=sys.stderr)

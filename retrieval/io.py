@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Generic, TypeVar
 
 from filelock import FileLock
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, mark_write
 
 INDEX_META = "tokrag_index.json"  # written into every index folder tokrag builds (BM25 and dense)
 LUCENE_CHECKSUMS = ".tokrag_checksums.json"  # a BM25 index folder's record of its verified Lucene checksums
@@ -291,13 +291,19 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             target: ``[Errno 28] No space left on device: '<path>'``); the path (or a link's target) is a device, a
             named pipe or a socket (:func:`write_beside`).
     """
-    target = write_target(path)
+    try:
+        target = write_target(path)
+    except OSError as exc:  # a path too long to look up (ENAMETOOLONG), a failing disk (EIO): a write's error
+        mark_write(exc, path)
+        raise
     tmp = write_beside(target, data)
     try:
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # EISDIR (a folder at the path), EACCES, EIO: a write's error (mark_write)
+            mark_write(exc, target)
         raise
 
 
@@ -325,8 +331,19 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
             nothing is written). An error of the temporary file's creation or of its write, flush, fsync or close
             (a full disk's ``ENOSPC``, ``EDQUOT``, ``ulimit -f``'s ``EFBIG``, ``EIO``) names ``write_target(path)``,
             the file being written (:func:`_naming`): a buffered write's flush raises it without a path, so the
-            commands' one line (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 f4).
+            commands' one line (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 f4). Every
+            OSError raised is marked as a write's (:func:`retrieval.errors.mark_write`: the commands' one line
+            for any errno, s57 f2).
     """
+    try:
+        return _write_beside(path, data)
+    except OSError as exc:
+        mark_write(exc, path)
+        raise
+
+
+def _write_beside(path: str | os.PathLike, data: bytes) -> Path:
+    """:func:`write_beside`, its errors not yet marked as a write's."""
     path = write_target(path)
     try:
         st = os.stat(path)
@@ -380,6 +397,9 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
     write, the atomic ones' too (:func:`write_beside`, :func:`_naming`). An error that names a file, an OSError
     without an errno, and any other exception pass unchanged. (The name is from its first rule, the no-room errnos
     only, s55; it stays, as a rename would edit :mod:`retrieval.bm25`, whose code keys every BM25 index and run.)
+    The error naming ``path`` (this one, or ``open(path)``'s own) is marked as a write's
+    (:func:`retrieval.errors.mark_write`: the commands' one line for any errno, s57 f2); one naming another file (a
+    read inside the block) is not.
 
     Raises:
         OSError: ``OSError(errno, strerror, str(path))`` (the errno's own subclass, ``PermissionError`` for
@@ -390,8 +410,10 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
     except OSError as exc:
         named = _naming(exc, path)
         if named is None:
+            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(path):  # the open of path itself
+                mark_write(exc, path)
             raise
-        raise named from exc
+        raise mark_write(named, path) from exc
 
 
 def _naming(exc: OSError, path: str | os.PathLike, tmp: str | os.PathLike | None = None) -> OSError | None:
@@ -454,6 +476,9 @@ def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Pat
             return path
         except FileExistsError:
             continue
+        except OSError as exc:  # a read-only or failing disk, no permission: a write's error (mark_write)
+            mark_write(exc, path)
+            raise
     raise FileExistsError(f"no free folder name {prefix}*{suffix} after 100 tries in {parent}")
 
 
@@ -481,7 +506,9 @@ def replace_folder(new: str | os.PathLike, target: str | os.PathLike, aside: str
         if moved:
             os.replace(target, aside)
         os.replace(new, target)
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, OSError):
+            mark_write(exc, target)  # a write's error (the commands' one line, s57 f2)
         if moved:  # the old folder back; fails harmlessly when it was never moved or the new one got in just before
             with contextlib.suppress(OSError):
                 os.replace(aside, target)
@@ -501,11 +528,26 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2)
 
 @contextlib.contextmanager
 def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
-    """Hold an exclusive cross-process lock on ``<path>.lock`` (``filelock``); blocks by default."""
+    """Hold an exclusive cross-process lock on ``<path>.lock`` (``filelock``); blocks by default.
+
+    Raises:
+        filelock.Timeout: the lock is held elsewhere for ``timeout`` seconds (``0``: at once).
+        OSError: the folder or the lock file cannot be created (a read-only or failing disk, no permission), marked
+            as a write's (:func:`retrieval.errors.mark_write`: the commands' one line, s57 f2).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock", timeout=timeout):
+    lock = FileLock(str(path) + ".lock", timeout=timeout)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except OSError as exc:
+        if exc.errno is not None:  # not filelock.Timeout (a TimeoutError without errno): the caller's to handle
+            mark_write(exc, lock.lock_file)
+        raise
+    try:
         yield
+    finally:
+        lock.release()
 
 
 S = TypeVar("S")

@@ -228,9 +228,10 @@ def test_the_journal_names_itself_and_cuts_the_part_written(tmp_path, monkeypatc
     assert left == HEADER  # the 10 bytes of the line the flush wrote are cut off again
 
 
-def test_the_journals_no_room_line_names_it_and_eio_is_left_to_the_traceback(tmp_path, monkeypatch, capsys) -> None:
-    """What a command prints: ENOSPC is the one no-room line naming the journal; EIO is no no-room error
-    (:func:`retrieval.errors.print_no_room` prints nothing, the command's traceback ends naming the journal)."""
+def test_the_journals_no_room_line_names_it_and_eio_is_a_write_errors_line(tmp_path, monkeypatch, capsys) -> None:
+    """What a command prints: ENOSPC is the one no-room line naming the journal; EIO is no no-room error, but a
+    write's (s57 f2: :func:`retrieval.errors.print_no_room` prints the one line naming the journal; it was a
+    traceback ending naming the journal)."""
     exc, _, path = _journal_append(tmp_path, monkeypatch, errno.ENOSPC)
     monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
     assert no_room_line(exc) == (
@@ -239,6 +240,10 @@ def test_the_journals_no_room_line_names_it_and_eio_is_left_to_the_traceback(tmp
         "for the stack trace)")
     exc, _, path = _journal_append(tmp_path, monkeypatch, errno.EIO)
     capsys.readouterr()
-    assert print_no_room(exc, "tokrag leaderboard") is False
-    assert capsys.readouterr().err == ""
+    assert print_no_room(exc, "tokrag leaderboard") is True  # s57 f2 (was False: a traceback)
+    assert capsys.readouterr().err == (
+        f"tokrag leaderboard: error: [Errno 5] Input/output error: '{path}' (a write failed: the disk or its connection "
+        "failed); check the disk (dmesg; a network or removable disk: its connection) or choose another --runs-dir / "
+        "--out / --baseline / TOKRAG_CACHE_DIR on another disk and run the same command again (set TOKRAG_TRACEBACK=1 "
+        "for the stack trace)\n")
     assert str(exc) == f"[Errno 5] Input/output error: '{path}'"

@@ -852,8 +852,9 @@ def _patch_harness(module):
     of a tokrag model printed lm-eval's ~125-line KeyboardInterrupt traceback through torch; it now prints the one
     line ``tokrag eval`` prints (:func:`_interrupted_line`) and ends the process by SIGINT (not exit status 130, after
     which bash goes on with a loop or script: :func:`retrieval.errors.die_by`); a run of another model, or with
-    ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback. A write of such a run stopped by a full disk, a disk quota or a
-    file-size limit (``ENOSPC``, ``EDQUOT``, ``EFBIG``: a traceback, exit 1) is ``tokrag``'s one line
+    ``TOKRAG_TRACEBACK=1``, keeps lm-eval's traceback. A failed write of such a run (a full disk, a disk quota or a
+    file-size limit: ``ENOSPC``, ``EDQUOT``, ``EFBIG``; since s57 f2 also a read-only file system anywhere and any
+    errno of a tokrag write: ``EIO``, ``EACCES``, ...; a traceback, exit 1) is ``tokrag``'s one line
     (:func:`_no_room_line`), exit 2, likewise."""
     cls = getattr(module, "HarnessCLI", None)
     if cls is None or getattr(cls.execute, "_tokrag", False):
@@ -918,8 +919,8 @@ def _tokrag_method_run(args) -> bool:
 
 
 def _no_room_line(exc, args):
-    """:func:`retrieval.errors.no_room_line` of ``exc`` (a write a full disk, a quota or a file-size limit stopped:
-    ``tokrag``'s one line) for a run of a tokrag method (:func:`_tokrag_method_run`); None for another exception or
+    """:func:`retrieval.errors.no_room_line` of ``exc`` (a failed write: a full disk, a quota, a file-size limit, a
+    read-only file system, any errno of a tokrag write; ``tokrag``'s one line) for a run of a tokrag method (:func:`_tokrag_method_run`); None for another exception or
     model, with ``TOKRAG_TRACEBACK=1`` set, or when it cannot be told (never raises)."""
     try:
         from retrieval.errors import no_room_line

@@ -86,7 +86,7 @@ def _dispatch(argv: list[str]) -> int:
     except KeyboardInterrupt:  # commands say what they kept themselves (130); this is the fallback, not a traceback
         print(f"tokrag {name}: interrupted; run the same command again", file=sys.stderr)
         return 130
-    except Exception as exc:  # a full disk, a quota, a file-size limit (wrapped or not): one line (retrieval.errors)
+    except Exception as exc:  # a failed write (a full disk, read-only, EIO, ...; wrapped or not): one line (retrieval.errors)
         if not print_no_room(exc, f"tokrag {name}"):
             raise
         return 2
