@@ -1195,12 +1195,48 @@ class _SpecLoader(yaml.SafeLoader):
                 first[key] = key_node.start_mark
         super().flatten_mapping(node)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """A YAML integer, refusing the two YAML 1.1 forms that PyYAML reads and YAML 1.2 (and a reader of the spec) do
+        not: a leading zero is octal (``k: 010`` ran k=8, ``seeds: [0042]`` seed 34) and colons are base 60
+        (``limit: 1:30`` was 90), each silently. ``0``, ``0x1f``, ``0b101`` and ``1_000`` are read as before.
+
+        Raises:
+            _LegacyNumber: one of those forms (its line and column), with the plain number to write instead.
+        """
+        value = super().construct_yaml_int(node)
+        body = str(node.value).replace("_", "").lstrip("+-")
+        if ":" in body or (len(body) > 1 and body[0] == "0" and body[1] not in "bxBX"):
+            decimal = str(node.value).replace("_", "").split(":")[0].lstrip("+-").lstrip("0") or "0"
+            how = ("base 60 (each ':' part a sexagesimal digit)" if ":" in body else "octal (a leading zero)")
+            raise _LegacyNumber(None, None, f"{node.value} is read by YAML 1.1 as {how}, the number {value}: write "
+                                f"{value} for that number" + (f", {decimal} for the decimal one" if ":" not in body else "")
+                                + ", or quote it as text", node.start_mark)
+        return value
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """A YAML float, refusing base 60 (``1:30.5`` read as 90.5), as :meth:`construct_yaml_int` does."""
+        value = super().construct_yaml_float(node)
+        if ":" in str(node.value):
+            raise _LegacyNumber(None, None, f"{node.value} is read by YAML 1.1 as base 60 (each ':' part a sexagesimal "
+                                f"digit), the number {value}: write {value} for that number, or quote it as text",
+                                node.start_mark)
+        return value
+
+
+class _LegacyNumber(yaml.constructor.ConstructorError):
+    """A number in a YAML 1.1 form read silently as another value (:meth:`_SpecLoader.construct_yaml_int`)."""
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:int", _SpecLoader.construct_yaml_int)
+_SpecLoader.add_constructor("tag:yaml.org,2002:float", _SpecLoader.construct_yaml_float)
+
 
 def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
     Raises:
-        ConfigError: unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), unknown keys, a method
+        ConfigError: unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), an octal (``010``) or base-60
+            (``1:30``) number (:meth:`_SpecLoader.construct_yaml_int`), unknown keys, a method
             setting a contract key (of any model) outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
@@ -1221,6 +1257,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         raise ConfigError(f"leaderboard spec {path} does not exist (specs live in leaderboards/specs/*.yaml)")
     try:
         raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_SpecLoader)  # a repeated key refused
+    except _LegacyNumber as exc:  # valid YAML 1.1, read as another number than written
+        mark = exc.problem_mark
+        raise ConfigError(f"{path}:{mark.line + 1}:{mark.column + 1}: {exc.problem}; fix the leaderboard spec") from None
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(path, exc)) from None
     if not isinstance(raw, dict):
