@@ -57,6 +57,7 @@ import os
 import re
 import shutil
 import stat
+import string
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -1759,62 +1760,135 @@ def versions(data: dict) -> list[str]:
     return [f"{k} {', '.join(sorted(v))}" for k, v in sorted(seen.items())]
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+_MD_PUNCT = frozenset(string.punctuation)
+"""The ASCII punctuation characters, the only ones a backslash escapes in Markdown (CommonMark 0.31, section 2.4)."""
+_MD_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_MD_ORDERED = re.compile(r"[0-9]{1,9}[.)](?=\s|$)")
+
+
+def md_text(text: Any, *, line: bool = False) -> str:
+    """``text`` escaped for ``leaderboard.md``, so that it renders as the characters it holds: the one escape of the
+    report's user strings (task, model, method, preset and spec names, question ids, paths, settings) and of the table
+    cells and list lines that carry them. ``text`` is a whole table cell or a whole line (``line``: a list item's or
+    paragraph's text, whose start can open a block), not a piece of one: its ends count as whitespace.
+
+    A backslash escape (``\\*``) goes before each character that Markdown (CommonMark, GitHub's tables,
+    strikethrough and math) could read as syntax there, and only there, so ordinary text is unchanged byte for byte
+    (``q05``, ``nq_oracle_gold``, ``0.310 [0.258, 0.365]``, ``until=['\\n\\n']``, ``rag-cad *``):
+
+    * always: `` ` ``, ``|`` (a table's column), ``$`` (math);
+    * ``*`` and ``~`` unless whitespace is on both sides (they open or close emphasis / strikethrough, within a
+      word too: ``q*1, q*2``); ``_`` unless whitespace, or a letter or digit, is on both sides (``q_1_``, ``_q``;
+      ``nq_oracle_gold`` stays);
+    * ``\\`` before ASCII punctuation or at the end (``\\n`` stays); ``<`` before a letter, ``/``, ``!`` or ``?``
+      (an HTML tag or an autolink: ``<b>``; ``p<0.001`` stays); ``&`` that starts an entity (``&amp;``); ``]``
+      before ``(`` or ``[`` (a link); a run of ``#`` after a space at the end (a heading's closing sequence);
+    * with ``line``, at the start: ``#``, ``>``, ``[``, ``=``, a ``-`` / ``+`` / ``*`` list marker, the ``.`` or
+      ``)`` of an ordered list's number.
+
+    A line break (``\\r``, ``\\n``) becomes a space: it would end the table row or the list item. Raises nothing:
+    ``text`` is made a string (``str``)."""
+    s = re.sub(r"\r\n|\r|\n", " ", str(text))
+    n = len(s)
+    ordered = _MD_ORDERED.match(s) if line else None
+    out = []
+    for i, ch in enumerate(s):
+        prev = s[i - 1] if i else " "
+        nxt = s[i + 1] if i + 1 < n else " "
+        if ch in "`|$":
+            esc = True
+        elif ch in "*~":
+            esc = not (prev.isspace() and nxt.isspace()) or (line and i == 0 and ch == "*")
+        elif ch == "_":
+            esc = not ((prev.isspace() and nxt.isspace()) or (prev.isalnum() and nxt.isalnum()))
+        elif ch == "\\":
+            esc = nxt in _MD_PUNCT or i + 1 == n
+        elif ch == "<":
+            esc = nxt.isalpha() or nxt in "/!?"
+        elif ch == "&":
+            esc = _MD_ENTITY.match(s, i) is not None
+        elif ch == "]":
+            esc = nxt in "(["
+        elif ch == "#":
+            esc = (line and i == 0) or (prev.isspace() and not s[i:].rstrip().strip("#"))
+        elif line and i == 0:
+            esc = ch in ">[=" or (ch in "-+" and nxt.isspace())
+        else:
+            esc = ordered is not None and i == ordered.end() - 1
+        out.append("\\" + ch if esc else ch)
+    return "".join(out)
+
+
+def _md_table(header: list[str], rows: list[list[str]], keep: int | None = None) -> str:
+    """A Markdown table of ``header`` and ``rows``, every cell escaped (:func:`md_text`) except the cells of the columns
+    from ``keep`` on, which the caller formatted (the pivot's bold values; they hold no user string)."""
+    def cells(r: list[str], head: bool = False) -> str:
+        return " | ".join(md_text(c) if head or keep is None or j < keep else str(c) for j, c in enumerate(r))
+
+    lines = ["| " + cells(header, True) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + cells(r) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def render_markdown(data: dict) -> str:
-    """The report as Markdown (for a README or a paper): pivot first, then contracts, long tables, provenance."""
-    out = [f"# Leaderboard: {data['spec']}", ""]
+    """The report as Markdown (for a README or a paper): pivot first, then contracts, long tables, provenance. Every
+    table cell and list line that can hold a user string (task, model, method, preset and spec names, question ids,
+    paths, settings, the spec's description and notes) is escaped by :func:`md_text`, so it renders as written; the
+    report's own formatting (the pivot's bold, the methods' code spans, the provenance notes and the closing lines) is
+    not."""
+    def items(lines: list[str]) -> list[str]:
+        return [f"- {md_text(x, line=True)}" for x in lines]
+
+    out = [f"# Leaderboard: {md_text(data['spec'])}", ""]
     if data["description"]:
-        out += [data["description"], ""]
+        out += [md_text(data["description"], line=True), ""]
     cl = cells_lines(data)
     if cl:
-        out += [cl[0], ""] + ([f"- {x}" for x in cl[1:]] + [""] if cl[1:] else [])
+        out += [md_text(cl[0], line=True), ""] + (items(cl[1:]) + [""] if cl[1:] else [])
     pl = LABELS.get(data["primary_metric"], data["primary_metric"])
-    out += [f"## Overview: {pl} per task ({BOLD_NOTE}; methods are compared only within a model)", ""]
+    out += [f"## Overview: {md_text(pl)} per task ({BOLD_NOTE}; methods are compared only within a model)", ""]
     for piv in data["pivot"]:
         if data["multi_model"]:
-            out += [f"### {piv['label']}", ""]
+            out += [f"### {md_text(piv['label'])}", ""]
         head, body = pivot_table(data, piv)
-        out += [_md_table(head, body), ""]
-        out += [f"- {x}" for x in mde_lines(data, piv["model"])] + [""]
+        out += [_md_table(head, body, keep=1), ""]
+        out += items(mde_lines(data, piv["model"])) + [""]
     for mod in data["models"]:
-        title = f"## Fairness contract of {mod['label']}" if data["multi_model"] else (
+        title = f"## Fairness contract of {md_text(mod['label'])}" if data["multi_model"] else (
             "## Fairness contract (identical for every row except the compute setting: see its line)" if pv.differ(data)
             else "## Fairness contract (identical for every row)")
-        out += [title, ""] + [f"- {x}" for x in mod["contract"] + mod.get("as_run", [])] + [""]
+        out += [title, ""] + items(mod["contract"] + mod.get("as_run", [])) + [""]
         if mod["method_args"]:
-            out += ["Method arguments for this model:", ""] + [f"- {x}" for x in mod["method_args"]] + [""]
+            out += ["Method arguments for this model:", ""] + items(mod["method_args"]) + [""]
         if mod.get("method_resolved"):
-            out += ["Resolved method settings, as run:", ""] + [f"- {x}" for x in mod["method_resolved"]] + [""]
+            out += ["Resolved method settings, as run:", ""] + items(mod["method_resolved"]) + [""]
         if mod["notes"]:
-            out += [mod["notes"], ""]
+            out += [md_text(mod["notes"], line=True), ""]
     out += ["Methods and their own hyper-parameters:", ""]
     for name, d in data["method_args"].items():
         args = ", ".join(f"{k}={v}" for k, v in sorted(d.get("model_args", {}).items()))
-        out.append(f"- {name}: model `{d['model']}`" + (f", {args}" if args else ""))
+        fence = "`" * (max(map(len, re.findall("`+", str(d["model"]))), default=0) + 1)  # a code span holding its text
+        pad = " " if "`" in str(d["model"]) else ""
+        out.append(f"- {md_text(name, line=True)}: model {fence}{pad}{d['model']}{pad}{fence}"
+                   + (f", {md_text(args)}" if args else ""))
     out.append("")
     if data["specific_settings"]:
         out += ["## Specific settings (explicit deviations from the contract, rows marked *)", ""]
-        for name, dev in data["specific_settings"].items():
-            out.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(dev.items())))
+        out += items([f"{name}: " + ", ".join(f"{k}={v}" for k, v in sorted(dev.items()))
+                      for name, dev in data["specific_settings"].items()])
         out.append("")
     for _, title, head, rows, under in tables(data):
-        out += [f"## {title}", "", _md_table(head, rows), ""]
+        out += [f"## {md_text(title)}", "", _md_table(head, rows), ""]
         if under:
-            out += [f"- {x}" for x in under] + [""]
+            out += items(under) + [""]
     head, rows = provenance_table(data)
     out += ["## Provenance (one row per cell)", "", _md_table(head, rows), ""]
-    notes = provenance_notes(data)
+    notes = provenance_notes(data)  # the report's own text (a code span), no user string
     out += [f"- {x}" for x in notes] + ([""] if notes else [])
-    out += ["Units: " + "; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u), ""]
-    out += ["Library versions: " + "; ".join(versions(data)), ""]
+    out += [md_text("Units: " + "; ".join(f"{LABELS.get(k, k)} = {u}" for k, u in data["units"].items() if u), line=True), ""]
+    out += [md_text("Library versions: " + "; ".join(versions(data)), line=True), ""]
     if data["notes"]:
-        out += ["## Notes", "", data["notes"], ""]
+        out += ["## Notes", "", md_text(data["notes"], line=True), ""]
     for line in generated_lines(data):
         out += [line, ""]
     return "\n".join(out)
@@ -2247,4 +2321,4 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
 
 __all__ = ["build_report", "cells_lines", "check_overwrite", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
-           "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED"]
+           "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED", "md_text"]
