@@ -65,6 +65,7 @@ import numpy as np
 
 from retrieval.errors import ConfigError, TokragError
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock, fingerprint
+from tasks import rag as task_rag
 
 from .invariants import InvariantError, Violation, cell_violations, nonfinite, nonfinite_message, sibling_violations
 from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
@@ -948,11 +949,13 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     (``tokrag_data.questions``, :func:`tasks.rag.split_record`; "not recorded" for a run from before s53), and which
     of them were scored (``n`` of lm-eval's ``original``: its limit takes the first n). ``<file>, 21 of 24 in split
     test (3 held out by hash: 2 dev: q05, q21; 1 few-shot: q10), first 8 of 21 scored`` (the held-out ids, since
-    s55's ``held_out`` record: at most :data:`HELD_OUT_SHOWN` per part, then ``and N more``; the report's JSON has
-    them all, :func:`held_out_record`; a run from before names the counts only, ``2 dev, 1 few-shot``); for task
-    metadata ``split: all`` (every
-    question of the file, s55) ``<file>, 24 of 24 in split all (none held out: the 3 of the dev / few-shot pool are
-    scored too), all 24 scored``. None for a task that is not a QA task (its
+    s55's ``held_out`` record: at most :data:`tasks.rag.HELD_OUT_NAMED` per part, as lm-eval's INFO line names them,
+    then ``and N more``; the report's JSON has them all, :func:`held_out_record`; a run from before names the counts
+    only, ``2 dev, 1 few-shot``); for task metadata ``split: dev`` the dev / few-shot pool's ids by the same rule,
+    ``<file>, 2 of 24 in split dev (by hash: 21 test; 2 dev: q05, q21; 1 few-shot: q10), all 2 scored`` (the test
+    questions' ids are not recorded; a run from before: ``(by hash: 21 test, 2 dev, 1 few-shot)``); for ``split:
+    all`` (every question of the file, s55) ``<file>, 24 of 24 in split all (none held out: the 3 of the dev /
+    few-shot pool are scored too), all 24 scored``. None for a task that is not a QA task (its
     metadata names neither ``questions`` nor ``dataset``)."""
     td = meta.get("tokrag_data") if isinstance(meta.get("tokrag_data"), dict) else {}
     rec = td.get("questions") if isinstance(td.get("questions"), dict) else None
@@ -976,7 +979,8 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
             held = f"{size} of {rec['total']} in split {split} " + (
                 f"({dev + shot} held out by hash: {named})" if split == "test"
                 else f"(none held out: the {dev + shot} of the dev / few-shot pool are scored too)" if split == "all"
-                else f"(by hash: {rec['total'] - dev - shot} test, {dev} dev, {shot} few-shot)")
+                else f"(by hash: {rec['total'] - dev - shot} test, {named})" if ids is None
+                else f"(by hash: {rec['total'] - dev - shot} test; {named})")
         elif meta.get("dataset") == "webq":  # test is all of test.json when there is training data (tasks.data)
             held = (f"{size} in split {split} (the dev / few-shot pool is WebQuestions' training data, a 10% hash slice "
                     f"of test.json where the data folder has none: tasks/README.md, \"Splits\")")
@@ -992,20 +996,16 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     return f"{source}, {held}, {scored}"
 
 
-HELD_OUT_SHOWN = 10
-"""How many held-out question ids the contract's ``questions.<task>`` line names per part (dev, few-shot), in file
-order; more are counted (``and 31 more``). The report's JSON lists them all (``models[i].held_out``)."""
-
-
 def _held_out_names(ids: dict, dev: int, shot: int) -> str:
     """``2 dev: q05, q21; 1 few-shot: q10`` (``ids``: the results' ``tokrag_data.questions.held_out``, ``dev`` and
-    ``shot``: its counts): each part's count and its first :data:`HELD_OUT_SHOWN` ids, then ``and N more``; ``0
-    few-shot`` for a part without any."""
+    ``shot``: its counts): each part's count and its first :data:`tasks.rag.HELD_OUT_NAMED` ids (those the run's INFO
+    line names), then ``and N more``; ``0 few-shot`` for a part without any."""
     out = []
     for part, label, count in (("dev", "dev", dev), ("fewshot", "few-shot", shot)):
         names = _id_list(ids.get(part))
-        more = len(names) - HELD_OUT_SHOWN
-        out.append(f"{count} {label}" + (f": {', '.join(names[:HELD_OUT_SHOWN])}" if names else "")
+        shown = task_rag.HELD_OUT_NAMED  # tasks.rag's, read at each call as its INFO line reads it
+        more = len(names) - shown
+        out.append(f"{count} {label}" + (f": {', '.join(names[:shown])}" if names else "")
                    + (f" and {more} more" if more > 0 else ""))
     return "; ".join(out)
 

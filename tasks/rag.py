@@ -484,9 +484,11 @@ def _byo_note(questions: Any, hub_split: str | None, split: str, max_docs: int |
     return rows
 
 
-HELD_OUT_NAMED = 5
-"""How many held-out question ids the INFO line of :func:`_byo_note` names per part (dev, few-shot); more are
-counted (``and 3 more``). The results record them all (:func:`split_record`)."""
+HELD_OUT_NAMED = 10
+"""How many held-out question ids are named per part (dev, few-shot), in file order, by the INFO line of
+:func:`_byo_note` and by a leaderboard report's ``questions.<task>`` contract line
+(:func:`leaderboards.report.questions_text`, which imports it: the two name the same ids); more are counted (``and 3
+more``). The results record them all (:func:`split_record`), and the report's JSON lists them all."""
 
 
 def held_out_ids(rows: list[dict], parts: list[str]) -> dict[str, list[str]]:

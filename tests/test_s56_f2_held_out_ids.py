@@ -60,8 +60,11 @@ def test_runs_without_ids_and_other_splits_read_as_before():
     assert questions_text(_meta("all"), 24, 24) == (
         f"questions {FILE}, 24 of 24 in split all (none held out: the 3 of the dev / few-shot pool are scored too), "
         "all 24 scored")
-    assert questions_text(_meta("dev"), 2, 2) == (
+    assert questions_text(_meta("dev", ids=False), 2, 2) == (
         f"questions {FILE}, 2 of 24 in split dev (by hash: 21 test, 2 dev, 1 few-shot), all 2 scored")
+    # with the ids recorded, the dev line names them as the test line does (s57 f1; before: the counts only)
+    assert questions_text(_meta("dev"), 2, 2) == (
+        f"questions {FILE}, 2 of 24 in split dev (by hash: 21 test; 2 dev: q05, q21; 1 few-shot: q10), all 2 scored")
 
 
 def _loaded(spec, metas: dict[str, dict], n: int = 8, original: int = 21) -> dict:
