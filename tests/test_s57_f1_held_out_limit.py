@@ -99,3 +99,43 @@ def test_the_split_dev_line_names_the_ids_as_the_test_line_does():
     # a run that recorded no ids (before s55): the counts, as before
     assert questions_text(_meta("dev", ids=False), 27, 27) == (
         "questions /data/q.jsonl, 27 of 260 in split dev (by hash: 231 test, 27 dev, 2 few-shot), all 27 scored")
+
+
+def test_a_dev_split_cell_end_to_end(tmp_path, monkeypatch, questions):
+    """A real ToyLM cell of the bring-your-own task with ``split: dev``: its results record the pool's ids and the
+    report's Markdown, HTML and JSON contract line name the first ten, as for a test cell."""
+    import html
+    from pathlib import Path
+
+    from leaderboard_helpers import TOY, write_spec
+
+    from leaderboards.cli import main as lb_main
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
+
+    monkeypatch.delenv("TOKRAG_RUNS_DIR", raising=False)
+    rag_qa = Path(__file__).resolve().parents[1] / "tasks" / "qa" / "rag_qa_bm25.yaml"
+    (tmp_path / "passages.jsonl").write_text("".join(
+        json.dumps({"id": f"p{i}", "title": f"Town {i}", "text": f"Town {i} was founded by Founder{i}."}) + "\n"
+        for i in range(N)), encoding="utf-8")
+    (tmp_path / "mytasks").mkdir()
+    (tmp_path / "mytasks" / "towns.yaml").write_text(
+        f"include: {rag_qa}\ntask: towns\nmetadata:\n  version: 1.0\n  dataset: byo\n  split: dev\n"
+        f"  questions: {json.dumps(str(questions))}\n  corpus: {json.dumps(str(tmp_path / 'passages.jsonl'))}\n",
+        encoding="utf-8")
+    write_spec(tmp_path, tasks=["towns"], include=tmp_path / "mytasks", limit=3,
+               methods=[{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}])
+    assert run_spec(load_spec(tmp_path / "toy.yaml"), tmp_path / "runs", progress=False).ran == ["standard/towns/seed1"]
+    (results,) = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/results.json")]
+    rec = results["configs"]["towns"]["metadata"]["tokrag_data"]["questions"]
+    assert (rec["split"], rec["in_split"], rec["held_out"]) == ("dev", 27, {"dev": DEV, "fewshot": SHOT})
+    out = tmp_path / "report"
+    assert lb_main(["report", str(tmp_path / "toy.yaml"), "--runs-dir", str(tmp_path / "runs"), "--out", str(out),
+                    "--no-timings", "--no-questions"]) == 0
+    line = (f"questions.towns (as run, from the results): questions {questions}, 27 of 260 in split dev (by hash: "
+            f"231 test; 27 dev: {', '.join(DEV[:10])} and 17 more; 2 few-shot: {', '.join(SHOT)}), first 3 of 27 scored")
+    data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [x for x in data["models"][0]["contract"] if x.startswith("questions.")] == [line]
+    assert f"\n- {line}\n" in (out / "leaderboard.md").read_text(encoding="utf-8")
+    assert f"<li><code>{html.escape(line)}</code></li>" in (out / "index.html").read_text(encoding="utf-8")
+    assert "held_out" not in data["models"][0]  # the JSON's held_out lists split-test cells only (held_out_record)
