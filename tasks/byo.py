@@ -78,9 +78,10 @@ cell holding a JSON list (:func:`_cell_lists`)."""
 
 def is_hub_id(spec: Any) -> bool:
     """Whether ``questions`` names a hub data set: nothing path-like (no data file ending, :data:`DATA_FILE_ENDING`:
-    ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.parquet``, gzipped too; no leading ``.``, ``/`` or ``~``) and not an
-    existing path. A missing ``q.csv`` was read as a hub id, so the pre-load check skipped it and the task build said
-    it could not be loaded from the hub.
+    ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.parquet``, gzipped too; no leading ``.``, ``/`` or ``~``; no
+    whitespace, which no hub id holds) and not an existing path. A missing ``q.csv``, or ``q.jsonl `` with a space
+    copied after it, was read as a hub id, so the pre-load check skipped it and the task build said it could not be
+    loaded from the hub.
 
     Raises:
         ConfigError: a path the operating system refuses (:func:`retrieval.corpus.user_path`).
@@ -88,8 +89,8 @@ def is_hub_id(spec: Any) -> bool:
     from retrieval.corpus import user_path
 
     text = str(spec)
-    if DATA_FILE_ENDING.search(text) or text.startswith((".", "/", "~")):
-        return False
+    if DATA_FILE_ENDING.search(text.strip()) or text.startswith((".", "/", "~")) or _WS.search(text):
+        return False  # a hub id holds no whitespace: "q.jsonl " (a space copied with it) is a file name
     return not user_path(text, "questions")[1]
 
 
@@ -116,8 +117,11 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
     if not is_hub_id(spec):
         from retrieval.corpus import relative_note
 
-        raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)} (give a JSONL file with question and answers "
-                          "per line, or a hub id)")
+        bare = str(spec).strip()
+        spaces = (f"; without the spaces around it, {bare!r} exists: remove them" if bare != str(spec) and bare
+                  and user_path(bare, "questions")[0].exists() else "")
+        raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)}{spaces} (give a JSONL file with question "
+                          "and answers per line, or a hub id)")
     from .sources import hub_rows
 
     try:  # datasets.load_dataset; offline, where it fails, the split's files in the hub cache's snapshot
