@@ -156,6 +156,44 @@ def passage_keys(ctxs: Sequence[dict]) -> list[str]:
     return keys
 
 
+YES_WORDS = ("Yes", " Yes", "yes", " yes")
+NO_WORDS = ("No", " No", "no", " no")
+
+
+def answer_token_ids(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """``(yes_ids, no_ids)``: the token ids whose next-token probabilities the critics sum for Yes and for No in
+    ``r = P(Yes)/(P(Yes)+P(No))`` (:func:`relevance_ratio`), sorted.
+
+    Each word of :data:`YES_WORDS` / :data:`NO_WORDS` gives the first token of its encoding that holds a character of
+    the word (decoded text not blank): a SentencePiece tokenizer can encode " Yes" as a bare space piece ``▁`` then
+    ``Yes``, and the bare piece, the first token of " Yes" and of " No" alike, counted in both sums pulled every ratio
+    towards 0.5 (with P(▁) = .5, P(Yes) = .3, P(No) = .1: r = .8/1.4 = .571 instead of .75). A token in both lists
+    is left out of both, for the same reason.
+
+    Raises:
+        ConfigError: the Yes or the No list is empty (then every ratio would be 0.5 or 0/1 whatever the critic
+            answers), naming the tokenizer.
+    """
+    def first_ids(words: Sequence[str]) -> set[int]:
+        ids = set()
+        for w in words:
+            for t in tokenizer.encode(w, add_special_tokens=False):
+                if tokenizer.decode([t]).strip():
+                    ids.add(int(t))
+                    break
+        return ids
+
+    yes, no = first_ids(YES_WORDS), first_ids(NO_WORDS)
+    both = yes & no
+    yes, no = sorted(yes - both), sorted(no - both)
+    if not yes or not no:
+        raise ConfigError(f"--model rag-selfrag-filter: tokenizer {getattr(tokenizer, 'name_or_path', '?')!r} leaves the "
+                          f"critic no {'Yes' if not yes else 'No'} token (the first tokens of "
+                          f"{', '.join(map(repr, YES_WORDS + NO_WORDS))} are blank or shared by Yes and No), so "
+                          "P(Yes)/(P(Yes)+P(No)) cannot be read; use a model whose tokenizer encodes Yes and No apart")
+    return yes, no
+
+
 def critic_auc(ratios: Sequence[float], is_gold: Sequence[bool]) -> float | None:
     """ROC AUC of the critic ratios ``r`` against the gold labels of the same passages: the probability that
     a gold passage gets a larger ``r`` than a non-gold one, ties counting ½ (Mann–Whitney U / (n_gold·n_other);
@@ -213,8 +251,8 @@ class SelfRAGFilterLM(RAGMethodLM):
     This is explicitly **not** the fine-tuned Self-RAG model (Asai et al. 2024) and uses no reflection
     tokens: the same base LLM as every other method judges each passage with a fixed yes/no prompt
     (:data:`CRITIC_PROMPT`, in the tokenizer's chat template when it has one), ``r = P(Yes)/(P(Yes)+P(No))``
-    from the next-token probabilities (summed over the variants "Yes"/" Yes"/"yes"/" yes" and likewise
-    for No). Passages with ``r ≥ relevance_threshold`` (default 0.5) are kept in their original order
+    from the next-token probabilities (summed over the first non-blank token of each variant "Yes"/" Yes"/"yes"/" yes"
+    and likewise for No, a token of both left out: :func:`answer_token_ids`). Passages with ``r ≥ relevance_threshold`` (default 0.5) are kept in their original order
     (``selection=threshold``), or the ``top_m`` passages with the largest ``r`` (``selection=top_m``); if none
     is kept the model answers closed-book (pure context). Then one greedy generation.
 
@@ -303,18 +341,13 @@ class SelfRAGFilterLM(RAGMethodLM):
         return "selection=rank" if cfg.get("selection") == "rank" else None
 
     def setup(self) -> None:
-        tok = self.tokenizer
+        """The critics' answer tokens: ``yes_ids`` / ``no_ids``, the first token of each of "Yes", " Yes", "yes",
+        " yes" (likewise No) that holds a character of the word (:func:`answer_token_ids`), and an empty critic cache.
 
-        def first_ids(words: list[str]) -> list[int]:
-            ids = set()
-            for w in words:
-                enc = tok.encode(w, add_special_tokens=False)
-                if enc:
-                    ids.add(enc[0])
-            return sorted(ids)
-
-        self.yes_ids = first_ids(["Yes", " Yes", "yes", " yes"])
-        self.no_ids = first_ids(["No", " No", "no", " no"])
+        Raises:
+            ConfigError: no token of the tokenizer tells Yes from No (:func:`answer_token_ids`).
+        """
+        self.yes_ids, self.no_ids = answer_token_ids(self.tokenizer)
         self._critic_cache: dict[tuple, list[float]] = {}
 
     def critic_prompts(self, ctxs: list[dict], question: str) -> tuple[list[int], list[list[int]]]:
