@@ -542,6 +542,52 @@ def _run_tag(retriever: str, params: Mapping[str, Any] | None, encoder: Mapping[
     return f"tokrag-{retriever}-{fingerprint({'params': dict(params or {}), 'encoder': encoder}, 8)}"
 
 
+def _check_lookup(opt: str, given: Path, path: Path) -> None:
+    """Refuse an output ``path`` (``given`` by ``opt``, or a file written beside it) that cannot be created for its
+    name: a file or folder name longer than the file system allows (``ENAMETOOLONG``: ``--output`` of 250 characters
+    gives a ctxs and a metadata file name over 255; a file name over 241 bytes, a temporary file name
+    ``.<name>.<8 hex>.tmp`` over 255, :func:`retrieval.io.write_beside`), also in folders not yet created (their names are checked against
+    the nearest existing folder's file system), or a path the system cannot look up for another reason than its
+    absence (a folder of it that cannot be searched: ``EACCES``). The checks that follow (``Path.is_dir``) and the
+    writes raised them as a traceback, a name too long in a new folder only after the search.
+
+    Raises:
+        ConfigError: ``{opt} {given}: a name of 257 bytes, more than the 255 its file system allows ([Errno 36] File
+            name too long); give a shorter path`` (naming ``path`` too when it is a file written beside ``given``).
+    """
+    import errno
+
+    beside = "" if path == given else f" ({path.name}, written beside it)"
+    names, folder = [path.name], path.parent
+    while folder != folder.parent:
+        try:
+            if folder.is_dir():
+                break
+        except OSError:  # a name too long itself, say: checked below
+            pass
+        names.append(folder.name)
+        folder = folder.parent
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    sizes = [len(os.fsencode(n)) for n in names]
+    tmp = sizes[0] + len(".") + len(".01234567.tmp")  # retrieval.io.write_beside's temporary file, renamed over it
+    if max(sizes) > name_max or tmp > name_max:
+        what = (f"a name of {max(sizes)} bytes" if max(sizes) > name_max else
+                f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
+                f"has {tmp},")
+        raise ConfigError(f"{opt} {given}{beside}: {what} more than the {name_max} its file system allows ([Errno "
+                          f"{errno.ENAMETOOLONG}] {os.strerror(errno.ENAMETOOLONG)}); give a shorter path")
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # absent (created by the write), or below a file (checked later)
+        pass
+    except OSError as exc:
+        raise ConfigError(f"{opt} {given}{beside}: cannot be written ([Errno {exc.errno}] {exc.strerror}); give "
+                          "another path") from None
+
+
 def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path, Path]:
     """The TREC run and ctxs JSONL paths of ``retrieve``, checked before any search: each must be a file path
     (not a folder), neither the input topics or corpus file nor the other output (nor the run's metadata file,
@@ -559,6 +605,9 @@ def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path,
     ctxs_out = (Path(a.output_ctxs).expanduser() if a.output_ctxs
                 else _ctxs_beside(out))
     meta = _meta_beside(out)
+    for opt, given, path in (("--output", out, out), ("--output-ctxs", ctxs_out, ctxs_out) if a.output_ctxs
+                             else ("--output", out, ctxs_out), ("--output", out, meta)):
+        _check_lookup(opt, given, path)
     if _same_file(out, ctxs_out):
         raise ConfigError(f"--output-ctxs {ctxs_out}: is the same file as --output (the ctxs would overwrite the run); give two different paths")
     if _same_file(ctxs_out, meta):

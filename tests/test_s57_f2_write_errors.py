@@ -153,6 +153,32 @@ def test_python_m_retrieval_cli_whose_rename_fails_is_one_line(retrieved, monkey
     assert not [p.name for p in out.parent.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
 
 
+TMP = "whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) has"
+
+
+@pytest.mark.parametrize("stem_len,beside,size", [
+    (252, "", "257 bytes"),
+    (240, "", f"245 bytes, {TMP} 259,"),
+    (235, " ({stem}.ctxs.jsonl, written beside it)", f"246 bytes, {TMP} 260,")], ids=["output", "output-tmp", "ctxs-tmp"])
+def test_tokrag_retrieve_output_name_too_long_is_one_line_before_the_search(tmp_path, capsys, stem_len, beside, size):
+    """A name the kernel refuses (ENAMETOOLONG; nothing is created): ``--output`` itself over 255 bytes, the ctxs file
+    named beside it (``<stem>.ctxs.jsonl``), or the temporary file of its atomic write (``.<name>.<8 hex>.tmp``), in a
+    folder not yet created. Was: a traceback from the output checks (``retrieval.cli._output_paths``:
+    ``Path.is_dir``) or from the write, after the search, exit 1."""
+    from tokrag_model.cli import main
+
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PASSAGES), encoding="utf-8")
+    (tmp_path / "topics.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TOPICS), encoding="utf-8")
+    stem = "r" * stem_len
+    out = tmp_path / "out" / f"{stem}.trec"
+    capsys.readouterr()
+    assert main(_retrieve_args(tmp_path, out, 2)) == 2
+    assert capsys.readouterr().err == (f"tokrag retrieve: error: --output {out}{beside.format(stem=stem)}: a name of "
+                                       f"{size} more than the 255 its file system allows ([Errno 36] File name "
+                                       "too long); give a shorter path\n")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()  # refused before the search
+
+
 # --- tokrag leaderboard run / report / check ----------------------------------------------------------------------
 
 LEADERBOARD = "--runs-dir / --out / --baseline / TOKRAG_CACHE_DIR"
