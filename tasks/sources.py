@@ -744,12 +744,37 @@ def _qid(value: Any, where: str) -> str:
     return qid
 
 
-def _distinct(values: list[Any]) -> list[str]:
+def _distinct(values: list[Any], where: str = "", field: str = "answer") -> list[str]:
+    """The distinct non-blank answers of ``values`` in order; a null or blank one is skipped (a KILT output without an
+    answer, an empty alias).
+
+    Raises:
+        DataError: an answer that is not text (a number, a bool, a list: ``where``, ``field`` and the value named);
+        it was dropped without a word, so the question was scored against fewer answers than its data set gives.
+    """
     out: list[str] = []
     for v in values:
+        if v is not None and not isinstance(v, str):
+            fix = f"; write it as text, {json.dumps(json.dumps(v))}" if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+            raise DataError(f"{where}: {field} {v!r} is not text{fix}")
         if isinstance(v, str) and v.strip() and v not in out:
             out.append(v)
     return out
+
+
+def _question(row: dict, key: str, where: str) -> str:
+    """``row[key]``, the question, as text (a number is its text, as before).
+
+    Raises:
+        DataError: missing or null (:func:`_need`), blank (a question of no words was asked of the model), or a
+        list, a mapping or a bool (``str()`` made ``['who']`` of a list).
+    """
+    value = _need(row, key, where)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise DataError(f"{where}: {key!r} must be text, got {value!r}")
+    if not str(value).strip():
+        raise DataError(f"{where}: {key!r} is empty; every row needs a question")
+    return str(value)
 
 
 def _need(row: dict, key: str, where: str) -> Any:
@@ -768,8 +793,12 @@ def triviaqa_row(r: dict, where: str) -> dict:
     ans = _need(r, "answer", where)
     if not isinstance(ans, dict):
         raise DataError(f"{where}: 'answer' must be an object with 'value' and 'aliases'")
-    golds = _distinct([ans.get("value")] + list(ans.get("aliases") or []))
-    return {"qid": _qid(_need(r, "question_id", where), where), "question": str(_need(r, "question", where)),
+    aliases = ans.get("aliases")
+    if aliases is not None and not isinstance(aliases, list):  # list("Paris") made the answers P, a, r, i, s
+        raise DataError(f"{where}: 'answer.aliases' must be a list of answers, got {aliases!r}"
+                        + (f"; write [{json.dumps(aliases)}]" if isinstance(aliases, str) else ""))
+    golds = _distinct([ans.get("value")] + list(aliases or []), where, "'answer' value or alias")
+    return {"qid": _qid(_need(r, "question_id", where), where), "question": _question(r, "question", where),
             "answers": _answers_or_error(golds, where)}
 
 
@@ -778,8 +807,8 @@ def squad_row(r: dict, where: str) -> dict:
     texts = ans.get("text") if isinstance(ans, dict) else None
     if not isinstance(texts, list):
         raise DataError(f"{where}: 'answers' must be an object with a 'text' list")
-    return {"qid": _qid(_need(r, "id", where), where), "question": str(_need(r, "question", where)).strip(),
-            "answers": _answers_or_error(_distinct(texts), where)}
+    return {"qid": _qid(_need(r, "id", where), where), "question": _question(r, "question", where).strip(),
+            "answers": _answers_or_error(_distinct(texts, where, "'answers.text' entry"), where)}
 
 
 def popqa_row(r: dict, where: str) -> dict:
@@ -790,8 +819,8 @@ def popqa_row(r: dict, where: str) -> dict:
         raise DataError(f"{where}: 'possible_answers' is not a JSON list: {raw!r}") from None
     if not isinstance(answers, list):
         raise DataError(f"{where}: 'possible_answers' must be a list")
-    return {"qid": "popqa-" + _qid(_need(r, "id", where), where), "question": str(_need(r, "question", where)),
-            "answers": _answers_or_error(_distinct(answers), where)}
+    return {"qid": "popqa-" + _qid(_need(r, "id", where), where), "question": _question(r, "question", where),
+            "answers": _answers_or_error(_distinct(answers, where, "'possible_answers' entry"), where)}
 
 
 def slot_question(kilt_input: str) -> str:
@@ -806,11 +835,11 @@ def _kilt_outputs(r: dict, where: str) -> list[str]:
     out = _need(r, "output", where)
     if not isinstance(out, list):
         raise DataError(f"{where}: 'output' must be a list of {{answer, provenance}}")
-    return _distinct([o.get("answer") for o in out if isinstance(o, dict)])
+    return _distinct([o.get("answer") for o in out if isinstance(o, dict)], where, "'output' answer")
 
 
 def kilt_slot_row(r: dict, where: str, *, templates: bool = False) -> dict:
-    question = slot_question(str(_need(r, "input", where)))
+    question = slot_question(_question(r, "input", where))
     if templates:
         tq = ((r.get("meta") or {}).get("template_questions")) or []
         if tq and isinstance(tq[0], str) and tq[0].strip():
@@ -820,7 +849,7 @@ def kilt_slot_row(r: dict, where: str, *, templates: bool = False) -> dict:
 
 
 def kilt_gen_row(r: dict, where: str) -> dict:
-    return {"qid": _qid(_need(r, "id", where), where), "question": str(_need(r, "input", where)).strip(),
+    return {"qid": _qid(_need(r, "id", where), where), "question": _question(r, "input", where).strip(),
             "answers": _answers_or_error(_kilt_outputs(r, where), where)}
 
 
@@ -857,8 +886,9 @@ def load_family(family: str, *, data_dir: Any = None, hub_id: str | None = None,
     """QA rows ``{qid, question, answers, gold_docids: []}`` of a family (:data:`FAMILIES`), in the hub's order.
 
     Raises:
-        ConfigError: an unknown family. DataError: a row without the family's fields or gold answers, or
-        duplicate ids (row named). OfflineError: see :func:`hub_rows`.
+        ConfigError: an unknown family. DataError: a row without the family's fields or gold answers, a blank
+        question or one that is not text (:func:`_question`), an answer that is not text (:func:`_distinct`), TriviaQA
+        ``answer.aliases`` that are not a list, or duplicate ids (row named). OfflineError: see :func:`hub_rows`.
     """
     if family not in FAMILIES:
         raise ConfigError(f"unknown dataset {family!r}; families: {', '.join(FAMILIES)}")
