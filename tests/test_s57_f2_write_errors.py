@@ -412,6 +412,32 @@ def test_lm_eval_with_a_tokrag_method_whose_write_is_refused_is_one_line(tmp_pat
     assert list(out.iterdir()) == []
 
 
+def test_tokrag_eval_whose_write_fails_is_one_line(tmp_path, monkeypatch, capsys):
+    """``tokrag eval`` (lm-eval's CLI in-process: the hook leaves the error to ``tokrag_model.cli``), its run replaced
+    by one tokrag write into ``--output_path`` on a disk whose fsync fails (EIO). Was: the OSError raised out of
+    ``main`` (a traceback, exit 1)."""
+    pytest.importorskip("lm_eval")
+    from lm_eval._cli import run
+
+    from tokrag_model.cli import main
+
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def execute(args):
+        monkeypatch.setattr(rio, "os", _FailingFsyncOs(errno.EIO))
+        rio.atomic_write_bytes(out / "results.json", b"{}")
+
+    monkeypatch.setattr(run.Run, "_execute", staticmethod(execute))
+    capsys.readouterr()
+    rc = main(["eval", "--model", "tokrag", "--tasks", "wiki_lm_bm25", "--limit", "1", "--output_path", str(out)])
+    assert (rc, capsys.readouterr().err.splitlines()[-1:]) == (2, [
+        f"tokrag eval: error: [Errno 5] Input/output error: '{out / 'results.json'}' (a write failed: the disk or its "
+        "connection failed); check the disk (dmesg; a network or removable disk: its connection) or choose another "
+        f"--output_path / TOKRAG_CACHE_DIR on another disk {TAIL}"])
+    assert list(out.iterdir()) == []
+
+
 # --- the io helpers mark their own errors only; other OSErrors keep their traceback ---------------------------------
 
 def test_folder_locks_and_scratch_folders_mark_their_errors(tmp_path, monkeypatch, capsys):
