@@ -179,6 +179,41 @@ def test_tokrag_retrieve_output_name_too_long_is_one_line_before_the_search(tmp_
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()  # refused before the search
 
 
+def test_tokrag_index_build_whose_scratch_folder_cannot_be_made_is_one_line(tmp_path, monkeypatch, capsys):
+    """``tokrag index build``: the build's scratch folder beside the index (``retrieval.io.scratch_dir``) meets a
+    failing disk (EIO from ``mkdir``); nothing is built or left, and the same command builds the index on a disk that
+    writes. Was: a traceback ending ``OSError: [Errno 5] Input/output error: '<folder>/.idx.<8 hex>'``, exit 1."""
+    from tokrag_model.cli import main
+
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PASSAGES), encoding="utf-8")
+    folder = tmp_path / "indexes"
+    folder.mkdir()
+    argv = ["index", "build", "--corpus", str(tmp_path / "passages.jsonl"), "--index", str(folder / "idx"),
+            "--cache-dir", str(tmp_path / "cache")]
+
+    class FailingMkdirOs(_FailingFsyncOs):
+        def fsync(self, fd: int) -> None:
+            os.fsync(fd)
+
+        def mkdir(self, path, mode=0o777):
+            if Path(path).name.startswith(".idx."):
+                raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
+            return os.mkdir(path, mode)
+
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        m.setattr(rio, "os", FailingMkdirOs(errno.EIO))
+        rc = main(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert err[0].startswith(f"tokrag index: error: [Errno 5] Input/output error: '{folder / '.idx.'}"), err
+    assert err[0].endswith("' (a write failed: the disk or its connection failed); check the disk (dmesg; a network or "
+                           "removable disk: its connection) or choose another --index / --cache-dir (TOKRAG_CACHE_DIR) "
+                           f"on another disk {TAIL}"), err
+    assert [p.name for p in folder.iterdir() if not p.name.endswith(".lock")] == []
+    assert main(argv) == 0 and (folder / "idx").is_dir()
+
+
 # --- tokrag leaderboard run / report / check ----------------------------------------------------------------------
 
 LEADERBOARD = "--runs-dir / --out / --baseline / TOKRAG_CACHE_DIR"
