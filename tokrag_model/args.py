@@ -430,8 +430,8 @@ def parse_args(method: str, schema: dict[str, Arg], given: dict[str, Any]) -> di
     unknown = [k for k in given if k not in schema]
     if unknown:
         parts = []
-        for key in unknown:
-            close = closest(key, schema, n=1)
+        for key in unknown:  # a case variant first: difflib found no 'k' for 'K', no 'alpha' for 'ALPHA'
+            close = [k for k in schema if k.lower() == str(key).strip().lower()] or closest(key, schema, n=1)
             parts.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
         raise ConfigError(
             f"--model {method}: unknown model argument(s) {', '.join(parts)}; valid keys: {', '.join(sorted(schema))}"
