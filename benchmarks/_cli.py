@@ -99,11 +99,11 @@ def provenance(device: str | None = None, fingerprints: dict[str, Any] | None = 
       ``started`` (a commit, checkout or edit during the run): the two now, and one warning line on stderr
       (``<script>: warning: ...``): the figures may come from code of either (modules imported late).
     * ``versions``: ``{package: version}`` of the libraries that can move a number, as a leaderboard cell's
-      ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval, torch,
-      transformers, datasets, pyserini, faiss-cpu, numpy, scipy, jinja2) and the leaderboard run keys
-      (:func:`leaderboards.keys.library_versions`: tokenizers, the Anserini jar, jinja2, and the metric libraries
-      scikit-learn, rouge-score and rouge too) record them; a package that is not installed is None (the Anserini jar
-      when absent), except tokrag and lm_eval, which only the first list names: left out.
+      ``provenance.json`` (:func:`leaderboards.runner.library_versions`: python, tokrag, lm_eval and the run key's
+      libraries that are installed) and the leaderboard run keys (:func:`leaderboards.keys.library_versions`: torch,
+      transformers, tokenizers, pyserini, the Anserini jar, the FAISS distribution, jinja2, numpy, scipy,
+      scikit-learn, rouge-score, rouge, datasets) record them; a library of the run key that is not installed is None
+      (the Anserini jar when absent); tokrag and lm_eval, which the run key's list does not name, are left out then.
     * ``machine``: :func:`tokrag_model.provenance.compute_environment` of ``device`` (torch's intra-/inter-op threads
       now, ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` as given, ``arch``, ``cpu_capability``, ``cpu_model``,
       ``cuda_device``), plus ``cpu_count`` (``os.cpu_count()``) and ``cpus_usable`` (the CPUs this process may run

@@ -9,8 +9,10 @@
   ``config.tokrag_resolved_config``: ``layer_resolved``, ``rate``, ...), which the spec's ``model_args`` only name
   as written, and what a Tok-RAG preset was calibrated on (``config.tokrag_preset``'s ``calibration.data``: the dev
   files with their SHA-256, the corpus and run fingerprints);
-* the library versions the run key holds but ``provenance.json``'s ``versions`` lacks (``tokenizers``, the Anserini
-  jar, ``scikit-learn``, ``rouge-score``, ``rouge``: ``config.json``'s ``library_versions``);
+* the library versions the run key holds but ``provenance.json``'s ``versions`` lacks (``config.json``'s
+  ``library_versions``: for a cell run before s57 r3, ``tokenizers``, the Anserini jar, ``scikit-learn``,
+  ``rouge-score``, ``rouge``; since then ``provenance.json`` names every library of the key that is installed, and
+  this adds only those that were not, as None);
 * per row, the share of answers whose scored text (:func:`_scored_text`) contains the passage template's marker
   (:func:`passage_marker`: ``[Reference]:``
   of the default ``passage_template``), an answer-hygiene diagnostic computed from the samples' predictions.
@@ -293,8 +295,8 @@ def annotate(data: dict, loaded: dict[str, Any]) -> None:
     """Add to a report's ``data`` (in place), from the finished cells ``loaded`` (:func:`leaderboards.report.collect`):
 
     * ``provenance[i]["machine"]`` (the cell's record) and ``["compute"]`` (:func:`setting_label`); ``versions``
-      completed with ``config.json``'s ``library_versions`` that it lacks (tokenizers, anserini, scikit-learn,
-      rouge-score, rouge);
+      completed with ``config.json``'s ``library_versions`` that it lacks (before s57 r3: tokenizers, anserini,
+      scikit-learn, rouge-score, rouge; since: the libraries not installed, None);
     * ``compute_settings``: ``[{"setting": label, "cells": [...]}]`` over the report; ``compute_settings_differ``:
       whether two of them differ in a field both recorded (:func:`settings_differ`);
     * ``models[i]["as_run"]``: lines shown under the model's fairness contract: the compute line

@@ -78,8 +78,9 @@ log = logging.getLogger(__name__)
 
 DONE = "DONE"
 MANIFEST_SCHEMA = 1
-_VERSIONED = ("tokrag", "lm_eval", "torch", "transformers", "datasets", "pyserini", "faiss-cpu", "numpy", "scipy",
-              "jinja2")
+_VERSIONED = ("tokrag", "lm_eval")
+"""The packages :func:`library_versions` (``provenance.json``'s ``versions``) names besides ``python`` and the run key's
+libraries (:func:`leaderboards.keys.library_versions`, one list for both since s57 r3)."""
 
 
 class IncompleteRunError(TokragError, RuntimeError):
@@ -973,15 +974,23 @@ def inputs_changed_line(diffs: list[str]) -> str:
 # --------------------------------------------------------------------------- provenance helpers
 
 def library_versions() -> dict[str, str]:
-    """Installed versions of the libraries that can move a number (``python`` and :data:`_VERSIONED`: ``jinja2``
-    renders every prompt and chat template); a package that is not installed is left out. ``provenance.json``'s
-    ``versions``."""
+    """Installed versions of the libraries that can move a number: ``python``, :data:`_VERSIONED` (``tokrag``,
+    ``lm_eval``), then every library of the run key's :func:`leaderboards.keys.library_versions` (torch,
+    transformers, tokenizers, the retrieval engine: pyserini, the Anserini jar's name, the installed FAISS
+    distribution; jinja2; numpy, scipy, scikit-learn, rouge-score, rouge; datasets), so that ``provenance.json`` names
+    what the key holds. A package that is not installed is left out. ``provenance.json``'s ``versions`` and the
+    journal header's (:func:`_journal_header`). Before s57 r3 a list of its own, which lacked tokenizers, the Anserini
+    jar, scikit-learn, rouge-score and rouge, and named ``faiss-cpu`` only (a ``faiss-gpu`` install was left out).
+    Read from package metadata, no import. Raises nothing."""
+    from .keys import library_versions as keyed
+
     out = {"python": sys.version.split()[0]}
     for name in _VERSIONED:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             continue
+    out.update((name, v) for name, v in keyed().items() if v is not None and name not in out)
     return out
 
 
