@@ -1784,11 +1784,15 @@ def md_text(text: Any, *, line: bool = False) -> str:
       (an HTML tag or an autolink: ``<b>``; ``p<0.001`` stays); ``&`` that starts an entity (``&amp;``); ``]``
       before ``(`` or ``[`` (a link); a run of ``#`` after a space at the end (a heading's closing sequence);
     * with ``line``, at the start: ``#``, ``>``, ``[``, ``=``, a ``-`` / ``+`` / ``*`` list marker, the ``.`` or
-      ``)`` of an ordered list's number.
+      ``)`` of an ordered list's number, the first ``-`` of a text of dashes only (``--``: a rule after a list's
+      ``- ``); the spaces and tabs before the start are dropped (Markdown shows none of them, and four make a code
+      block).
 
     A line break (``\\r``, ``\\n``) becomes a space: it would end the table row or the list item. Raises nothing:
     ``text`` is made a string (``str``)."""
     s = re.sub(r"\r\n|\r|\n", " ", str(text))
+    if line:
+        s = s.lstrip(" \t")
     n = len(s)
     ordered = _MD_ORDERED.match(s) if line else None
     out = []
@@ -1812,7 +1816,7 @@ def md_text(text: Any, *, line: bool = False) -> str:
         elif ch == "#":
             esc = (line and i == 0) or (prev.isspace() and not s[i:].rstrip().strip("#"))
         elif line and i == 0:
-            esc = ch in ">[=" or (ch in "-+" and nxt.isspace())
+            esc = ch in ">[=" or (ch in "-+" and nxt.isspace()) or (ch == "-" and not s.strip(" \t-"))
         else:
             esc = ordered is not None and i == ordered.end() - 1
         out.append("\\" + ch if esc else ch)
