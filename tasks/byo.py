@@ -238,10 +238,13 @@ def _cell_lists(where: str, row: dict, f: Path) -> dict:
             value = None
         if not isinstance(value, list):
             text = cell.strip() if isinstance(cell, str) else json.dumps(cell)
-            fixed = json.dumps([text] if text else ["..."], ensure_ascii=False)
+            meant_list = text.startswith("[")  # a JSON list that does not parse: not to be wrapped as one answer
+            fixed = json.dumps(["Paris", "City of Light"] if meant_list or not text else [text], ensure_ascii=False)
             write = '"' + fixed.replace('"', '""') + '"' if csv else fixed
-            raise DataError(f"{where}: {field!r} is {cell!r}, not a list: a {'CSV' if csv else 'TSV'} cell holds text, "
-                            f"so write the list as JSON in the cell, {write}"
+            raise DataError(f"{where}: {field!r} is {cell!r}, " + ("which is not valid JSON" if meant_list else
+                                                                   "not a list")
+                            + f": a {'CSV' if csv else 'TSV'} cell holds text, so write the list as JSON in the cell, "
+                            + ("e.g. " if meant_list else "") + write
                             + (" (as CSV quotes a cell with quotes)" if csv else "") + ", or give the questions as a "
                             "JSONL file")
         out[field] = value

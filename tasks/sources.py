@@ -377,7 +377,13 @@ def _remote_pattern(folder: Path, name: str, split: str, pattern: str, *, local:
 def _read_table(f: Path) -> list[dict]:
     """The rows of a ``.tsv``/``.csv`` file as the hub's ``datasets`` csv builder reads it (pandas with that builder's
     settings; a ``.tsv`` is tab-separated, as ``datasets`` infers from the name): columns typed by pandas, an empty
-    cell None."""
+    cell None.
+
+    Raises:
+        DataError: a file pandas cannot read (the file named); a first row with more fields than the header, which
+        pandas reads as a row index, so that every column was read one place off (``q1,who,["a"],["b"]`` under
+        ``id,question,answers`` gave the id ``who`` and the question ``["a"]``) and the index was dropped.
+    """
     import pandas as pd
     import pyarrow as pa
     from datasets.packaged_modules.csv.csv import CsvConfig
@@ -391,6 +397,11 @@ def _read_table(f: Path) -> list[dict]:
             df = pd.read_csv(fh, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
         except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
             raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
+    if not isinstance(df.index, pd.RangeIndex):  # pandas took the first column(s) as the rows' index
+        raise DataError(f"{f}: its first row has more fields than its header ({len(df.columns)}: "
+                        f"{', '.join(map(str, df.columns))}), so every column would be read one place off (the first "
+                        f"field as no column, the second as {df.columns[0]!r}); give the header a name for each field, or "
+                        f"remove the extra field{' (a tab inside a field?)' if tsv else ' (a comma in an unquoted field?)'}")
     return pa.Table.from_pandas(df, preserve_index=False).to_pylist()
 
 
