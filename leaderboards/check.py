@@ -340,11 +340,10 @@ class KeyChanged:
 
     def render(self) -> str:
         """``NOTE <cell>  its runs have another run key (K) than the run the baseline was written from (B): ...``"""
-        from .runner import KEY_FIELD_CAUSES
+        from .runner import key_field_cause
 
-        def why(d: str) -> str:
-            name = d.split(" ", 1)[0].split("[", 1)[0]
-            return f"{d} ({KEY_FIELD_CAUSES.get(name, 'a setting of the spec')})"
+        def why(d: str) -> str:  # a library's line: which one, and how (added to the key, another version, ...)
+            return f"{d} ({key_field_cause(d, old='the run of the baseline', new='these runs')})"
 
         shown = [why(d) for d in self.differences[:KEY_SHOWN]]
         more = f"; ... ({len(self.differences) - KEY_SHOWN} more)" if len(self.differences) > KEY_SHOWN else ""

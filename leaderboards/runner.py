@@ -890,12 +890,70 @@ KEY_FIELD_CAUSES = {
     "model_arg_files": "a file a model argument names changed",
     "chat_template_sha256": "the chat template changed",
     "dense_encoders": "a dense encoder changed",
-    "library_versions": "a library was upgraded",
+    "library_versions": "the libraries the run key records, or their versions, differ",
     "lm_eval_version": "lm-eval was upgraded",
     "schema": "the run key's definition changed",
 }
 """Why a field of a cell's key material (:func:`leaderboards.keys.cell_key_material`) differs from a finished run's,
 in the words of :func:`other_inputs_summary`; another field is a setting of the spec."""
+
+_LIBRARY_DIFF = re.compile(r"library_versions\[(?P<name>[^\]]+)\] (?P<old>.+?) -> (?P<new>.+)")
+"""One library's line of :func:`config_differences`: ``library_versions[numpy] (absent) -> 2.4.6``."""
+
+
+def _library_change(a: str, b: str, old: str, new: str) -> tuple[str, str]:
+    """``(kind, words)`` of one library whose recorded value went from ``a`` to ``b`` (:func:`config_differences`'
+    text: ``(absent)``: not in that side's run key; ``null``: not installed there); ``old``/``new`` name the sides."""
+    if a == "(absent)":
+        return "added", f"keyed for {new} but not for {old}, whose tokrag keyed other libraries"
+    if b == "(absent)":
+        return "removed", f"not keyed for {new}, whose tokrag keys other libraries, but for {old}"
+    if a == "null":
+        return "installed", f"installed for {new}, not for {old}"
+    if b == "null":
+        return "uninstalled", f"installed for {old}, not for {new}"
+    return "changed", "another version installed"
+
+
+def library_changes(diffs: Iterable[str], old: str = "the finished run", new: str = "this cell now") -> str:
+    """What the ``library_versions[NAME] A -> B`` lines among ``diffs`` (:func:`config_differences` of ``old``'s
+    config against ``new``'s key material; ``old``/``new`` name the two sides in the text) say changed, in words:
+    ``torch 2.4.0 -> 2.5.1 (another version installed)``; ``numpy, scipy keyed for this cell now but not for the
+    finished run, whose tokrag keyed other libraries`` (A ``(absent)``: that run's key did not record them, as the
+    run keys before s57 f3 did not record numpy: not an upgrade); the converse ``not keyed for ..., whose tokrag keys
+    other libraries, but for ...``; ``rouge installed for ..., not for ...`` (a ``null`` side: not installed). Each
+    library once (its versions joined by ``or`` when the lines give several); "" when no line is a library's (then
+    :data:`KEY_FIELD_CAUSES`' words apply). Raises nothing."""
+    changed: dict[str, tuple[set[str], set[str]]] = {}
+    groups: dict[str, tuple[str, set[str]]] = {}
+    for d in diffs:
+        m = _LIBRARY_DIFF.fullmatch(d)
+        if m is None:
+            continue
+        kind, words = _library_change(m["old"], m["new"], old, new)
+        if kind == "changed":
+            olds, news = changed.setdefault(m["name"], (set(), set()))
+            olds.add(m["old"])
+            news.add(m["new"])
+        else:
+            groups.setdefault(kind, (words, set()))[1].add(m["name"])
+    parts = [", ".join(f"{n} {' or '.join(sorted(a))} -> {' or '.join(sorted(b))}" for n, (a, b) in sorted(changed.items()))
+             + " (another version installed)"] if changed else []
+    parts += [f"{', '.join(sorted(groups[kind][1]))} {groups[kind][0]}"
+              for kind in ("installed", "uninstalled", "added", "removed") if kind in groups]
+    return "; ".join(parts)
+
+
+def key_field_cause(diff: str, old: str = "the finished run", new: str = "this cell now") -> str:
+    """Why one :func:`config_differences` line ``diff`` (``field[sub] A -> B``, ``field A -> B``) differs, in the
+    words of :data:`KEY_FIELD_CAUSES` (``a setting of the spec`` for another field); for one library's line, how it
+    differs (:func:`library_changes`' words without the name: ``another version installed``, ``keyed for these runs
+    but not for ..., whose tokrag keyed other libraries``, ...; ``old``/``new`` name the two sides). For ``check``'s
+    NOTE (:class:`leaderboards.check.KeyChanged`)."""
+    m = _LIBRARY_DIFF.fullmatch(diff)
+    if m is not None:
+        return _library_change(m["old"], m["new"], old, new)[1]
+    return KEY_FIELD_CAUSES.get(re.split(r"[ \[]", diff, maxsplit=1)[0], "a setting of the spec")
 
 
 def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cell, str, dict[str, Any]]],
@@ -904,13 +962,16 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
     the unfinished cells) that have a finished run under other inputs, as :func:`other_inputs_note` finds it for
     ``check`` and ``report`` (the same cell id and spec, another key, the cell's own folder absent; the closest such
     run): ``N of the M cells to do have a finished run with other inputs (data_fingerprint differs: the data folder
-    changed); ...``, the differing key fields counted over those cells and explained (:data:`KEY_FIELD_CAUSES`).
+    changed); ...``, the differing key fields counted over those cells and explained (:data:`KEY_FIELD_CAUSES`; for
+    ``library_versions`` which libraries, :func:`library_changes`: ``numpy, scipy keyed for the cells now but not for
+    their finished runs (...)``, not "a library was upgraded" when this tokrag keys libraries the runs' did not).
     Empty when there is none: then the cells were simply never run here. ``finished``: :func:`finished_runs_by_cell`
     of ``runs`` when the caller has read it (else read here)."""
     if not todo:
         return ""
     finished = finished_runs_by_cell(runs) if finished is None else finished
     counts: dict[str, int] = {}
+    libraries: list[str] = []  # the library_versions lines of those runs: which libraries differ, and how
     n = 0
     for cell, key, mat in todo:
         _, moved, others = _other_runs(cell.cell_id, key, mat, finished, spec.name)
@@ -920,10 +981,18 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
         n += 1
         for field_name in dict.fromkeys(re.split(r"[ \[]", d, maxsplit=1)[0] for d in diffs):
             counts[field_name] = counts.get(field_name, 0) + 1
+        libraries += [d for d in diffs if d.startswith("library_versions[")]
     if not n:
         return ""
-    what = "; ".join(f"{f} differs{'' if c == n else f' in {c}'}"
-                     f"{': ' + KEY_FIELD_CAUSES[f] if f in KEY_FIELD_CAUSES else ' (a setting of the spec)'}"
+    said = library_changes(libraries, "their finished runs" if n > 1 else "its finished run",
+                           "the cells now" if n > 1 else "the cell now")
+
+    def cause(f: str) -> str:
+        if f == "library_versions" and said:
+            return f": {said}"
+        return f": {KEY_FIELD_CAUSES[f]}" if f in KEY_FIELD_CAUSES else " (a setting of the spec)"
+
+    what = "; ".join(f"{f} differs{'' if c == n else f' in {c}'}{cause(f)}"
                      for f, c in sorted(counts.items(), key=lambda fc: (-fc[1], fc[0]))) or "nothing recorded differs"
     return (f"{n} of the {len(todo)} cells to do {'has' if n == 1 else 'have'} a finished run with other inputs in {runs} "
             f"({what}); run computes {'it' if n == 1 else 'them'} anew; `tokrag leaderboard check` or "
