@@ -201,17 +201,25 @@ def _folder_rows(folder: Path, split: str) -> list[tuple[str, dict]]:
 def _table_rows(f: Path) -> list[tuple[str, dict]]:
     """``[(where, row)]`` of one ``.csv``, ``.tsv`` or ``.parquet`` file (gzipped too, but ``.parquet``), as a folder's
     file of that format is read (:func:`tasks.sources._read_local`, as ``datasets`` reads it; ``where`` = ``file row
-    i``, from 0), a CSV or TSV row's list fields read from their cells (:func:`_cell_lists`). A questions file of these
-    formats given as ``questions`` itself was read as JSON Lines: its first line was "malformed JSON".
+    i``, from 0), a CSV or TSV row's list fields read from their cells (:func:`_cell_lists`) and its id, question,
+    answers and gold id cells read as written, not typed by pandas (:func:`tasks.sources._read_table`'s
+    ``text_columns``: an id ``007`` was the id ``7``; ``datasets`` types them, but the rows are the same). A
+    questions file of these formats given as ``questions`` itself was read as JSON Lines: its first line was
+    "malformed JSON".
 
     Raises:
         DataError: a file that cannot be read as its format (:func:`tasks.sources._read_local`), a CSV/TSV cell of
         ``answers`` or ``gold_docids`` that holds no JSON list (:func:`_cell_lists`).
     """
-    from .sources import _read_local
+    from .sources import _read_local, _read_table
 
-    rows = [(f"{f} row {i}", r) for i, r in enumerate(_read_local([f]))]
-    return [(where, _cell_lists(where, r, f)) for where, r in rows] if TABLE_ENDING.search(f.name) else rows
+    if not TABLE_ENDING.search(f.name):
+        return [(f"{f} row {i}", r) for i, r in enumerate(_read_local([f]))]
+    # the fields read as written: pandas made an id 007 the integer 7 (silently another id) or, in a column with an
+    # empty cell, the float 7.0 (refused as a float the file does not hold)
+    text = (*QID_FIELDS, *OTHER_QID_FIELDS, "question", "answers", "gold_docids")
+    rows = [(f"{f} row {i}", r) for i, r in enumerate(_read_table(f, text))]
+    return [(where, _cell_lists(where, r, f)) for where, r in rows]
 
 
 def _cell_lists(where: str, row: dict, f: Path) -> dict:

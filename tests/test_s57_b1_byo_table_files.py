@@ -48,7 +48,7 @@ def test_tsv_folder_reads_json_list_cells(tmp_path):
      "'answers' is 'Paris', not a list: a TSV cell holds text, so write the list as JSON in the cell, [\"Paris\"], "
      "or give the questions as a JSONL file"),
     ("test.csv", "question,answers\nwhen was it ratified,1788\n", "answers",
-     "'answers' is 1788, not a list: a CSV cell holds text, so write the list as JSON in the cell, "
+     "'answers' is '1788', not a list: a CSV cell holds text, so write the list as JSON in the cell, "
      '"[""1788""]" (as CSV quotes a cell with quotes), or give the questions as a JSONL file'),
     ("test.csv", 'question,answers,gold_docids\nq,"[""a""]",p7\n', "gold_docids",
      "'gold_docids' is 'p7', not a list: a CSV cell holds text, so write the list as JSON in the cell, "

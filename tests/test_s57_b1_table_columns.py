@@ -59,3 +59,22 @@ def test_family_tsv_read_one_column_off_is_refused(tmp_path):
     with pytest.raises(DataError, match=r"test\.tsv: its first row has more fields than its header \(3: id, question, "
                                         r"possible_answers\)"):
         _read_table(tmp_path / "test.tsv")
+
+
+def test_ids_and_questions_read_as_written(tmp_path):
+    """pandas typed the id column: ``007`` became the id ``7`` (silently another id), and in a column with an empty
+    cell ``7.0``, refused as a float id the file does not hold; ``1e3`` became 1000.0; a question ``3.50`` the float
+    3.5. Bring-your-own CSV/TSV cells of the id, question, answers and gold id fields are now read as written."""
+    (tmp_path / "q.csv").write_text('id,question,answers\n007,who,"[""a""]"\n,what,"[""b""]"\n1e3,3.50,"[""c""]"\n')
+    rows = load_questions(str(tmp_path / "q.csv"))
+    assert [(r["qid"], r["question"], r["answers"]) for r in rows] == [
+        ("007", "who", ["a"]), ("q1", "what", ["b"]), ("1e3", "3.50", ["c"])]
+    (tmp_path / "t.tsv").write_text('qid\tquestion\tanswers\n0042\twho\t["a"]\n')
+    assert [r["qid"] for r in load_questions(str(tmp_path / "t.tsv"))] == ["0042"]
+
+
+def test_family_tables_keep_pandas_types(tmp_path):
+    """Only the bring-your-own reader asks for text columns; a family's TSV (PopQA) is typed as datasets types it."""
+    (tmp_path / "t.tsv").write_text('id\tquestion\tpossible_answers\n007\twho\t["a"]\n')
+    assert _read_table(tmp_path / "t.tsv")[0]["id"] == 7
+    assert _read_table(tmp_path / "t.tsv", ("id", "nope"))[0]["id"] == "007"
