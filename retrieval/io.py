@@ -399,7 +399,8 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
     only, s55; it stays, as a rename would edit :mod:`retrieval.bm25`, whose code keys every BM25 index and run.)
     The error naming ``path`` (this one, or ``open(path)``'s own) is marked as a write's
     (:func:`retrieval.errors.mark_write`: the commands' one line for any errno, s57 f2); one naming another file (a
-    read inside the block) is not.
+    read inside the block) or a file descriptor's number is not. A pathless error is taken as ``path``'s, a read's
+    too (a file object's ``read`` or iteration raises ``EIO`` without a path): keep reads out of the block.
 
     Raises:
         OSError: ``OSError(errno, strerror, str(path))`` (the errno's own subclass, ``PermissionError`` for
@@ -410,7 +411,8 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
     except OSError as exc:
         named = _naming(exc, path)
         if named is None:
-            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(path):  # the open of path itself
+            # the open of path itself; a file descriptor's error names the number (os.stat(fd)): another file
+            if isinstance(exc.filename, (str, bytes, os.PathLike)) and os.fsdecode(exc.filename) == os.fsdecode(path):
                 mark_write(exc, path)
             raise
         raise mark_write(named, path) from exc
