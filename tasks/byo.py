@@ -208,8 +208,9 @@ def _table_rows(f: Path) -> list[tuple[str, dict]]:
     "malformed JSON".
 
     Raises:
-        DataError: a file that cannot be read as its format (:func:`tasks.sources._read_local`), a CSV/TSV cell of
-        ``answers`` or ``gold_docids`` that holds no JSON list (:func:`_cell_lists`).
+        DataError: a file that cannot be read as its format (:func:`tasks.sources._read_local`), a CSV/TSV file whose
+        first row has more fields than its header (:func:`tasks.sources._read_table`), a CSV/TSV cell of ``answers``
+        or ``gold_docids`` that holds no JSON list (:func:`_cell_lists`).
     """
     from .sources import _read_local, _read_table
 
@@ -224,7 +225,7 @@ def _table_rows(f: Path) -> list[tuple[str, dict]]:
 
 def _cell_lists(where: str, row: dict, f: Path) -> dict:
     """``row`` of a CSV or TSV file ``f`` with its ``answers`` and ``gold_docids`` cells read as the JSON lists they
-    hold (a cell ``["Paris", "City of Light"]``; in a CSV file written ``"[""Paris"", ""City of Light""]""``): a CSV or
+    hold (a cell ``["Paris", "City of Light"]``; in a CSV file written ``"[""Paris"", ""City of Light""]"``): a CSV or
     TSV cell holds text or a number, never a list, so such a file's questions were all refused, and the fix shown,
     ``write ["Paris"]``, gave a cell that was again text. An empty cell (None) is left to :func:`load_questions`.
 
