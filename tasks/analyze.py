@@ -67,7 +67,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError
+from retrieval.errors import ConfigError, mark_write
 from retrieval.io import no_room_naming
 
 from .utils import LEAD_WORDS
@@ -704,7 +704,7 @@ def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord]
                 with no_room_naming(path), open(path, "ab") as f:
                     f.write(b"\n")
         elif last and line.strip() and not line.endswith(b"\n"):  # a torn write: nothing can follow it
-            with open(path, "r+b") as f:
+            with no_room_naming(path), open(path, "r+b") as f:  # a write's error: the commands' one line (s57 r2)
                 f.truncate(offset)
             log.warning("%s:%d: the last line is not a complete record (a write cut by a kill?); removed it from the "
                         "file (%d bytes), that sample is recomputed", path, lineno, len(line))
@@ -886,10 +886,21 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     config["runs"] = sorted({d["run_fingerprint"] for d, _, _ in samples})
     config["model_config"] = lm.resolved_config
     config["tokrag_data"] = data or None  # the data files' SHA-256, corpus and run fingerprints: recorded, not keyed
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only or failing disk, no permission: a write's error, the commands' one line
+        raise mark_write(exc, out_dir)
     path = records_path(out_dir, name, split, key)
     with records_lock(path):  # held to the last append: another process collecting this file waits, then reuses
         return _collect_locked(lm, name, split, samples, path, max_tokens, bypass, progress, config, key)
+
+
+def _open_append(path: Path) -> Any:
+    """``open(path, "a")`` of a records file (text, UTF-8), its OSError a write's (``EIO``, ``EACCES``, ``EISDIR``:
+    :func:`retrieval.io.no_room_naming`, so the commands print the one line naming the file, s57 r2); the scoring
+    between the appends stays outside, its errors as they are."""
+    with no_room_naming(path):
+        return open(path, "a", encoding="utf-8")
 
 
 def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, max_tokens: int, bypass: bool,
@@ -910,7 +921,7 @@ def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, m
             inputs = enc.fingerprint()
             todo.append((doc, context, cont, sid, enc, inputs, sid in done and done[sid][0] == inputs))
         reused = sum(t[-1] for t in todo)
-        with open(path, "a", encoding="utf-8") as f, \
+        with _open_append(path) as f, \
                 _reuse_note(f"{name} {split}: {reused} of {len(samples)} samples reused from {path}",
                             bool(reused and progress)), \
                 tqdm(total=len(samples), initial=reused, desc=f"{name} {split}", disable=not progress) as bar:
