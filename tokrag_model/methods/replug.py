@@ -101,6 +101,33 @@ def _finite(x: float) -> bool:
         return False
 
 
+def _shown(score: Any) -> str:
+    """``score`` as the messages show it: its ``repr``, except an int too large for a float, shown by its size (its
+    digits could fill the line, and Python 3.11+ refuses to write one of over 4300 digits: ValueError)."""
+    if isinstance(score, int) and not isinstance(score, bool) and not _finite(score):
+        return f"an integer of {score.bit_length()} bits, too large for a float"
+    return repr(score)
+
+
+def doc_name(doc: Any) -> str:
+    """How the REPLUG messages name ``doc``: its id quoted (the first not-null field of
+    :data:`retrieval.corpus.QID_FIELDS`: ``qid``, as the tasks' docs hold it, then ``id``, ``qId``, ``_id``, as a task's
+    own docs file may: tasks/README.md's example), else ``(question '...')`` with its ``question`` or ``query``
+    (first 60 characters), else ``'?'``. A doc keyed by ``id`` was named ``'?'``."""
+    from retrieval.corpus import QID_FIELDS
+
+    if not isinstance(doc, dict):
+        return "'?'"
+    field = next((n for n in QID_FIELDS if doc.get(n) is not None), None)
+    if field is not None:
+        return repr(doc[field] if isinstance(doc[field], str) else str(doc[field]))
+    question = next((doc[n] for n in ("question", "query") if isinstance(doc.get(n), str) and doc[n].strip()), None)
+    if question is not None:
+        q = " ".join(question.split())
+        return f"(question {(q[:60] + '...' if len(q) > 60 else q)!r})"
+    return "'?'"
+
+
 def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> list[float]:
     """The retriever scores of ``ctxs`` (``score`` of each passage); ``mode`` (the ``replug_mode`` that needs them:
     ``mixture`` or ``answer_vote``) is named in the error.
@@ -108,20 +135,21 @@ def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> lis
     Raises:
         DataError: a passage without a numeric score, or with a NaN or infinite one (JSON docs may hold ``NaN`` and
             ``Infinity``, which Python's json reads as floats; its weight would be NaN, and every mixture token with
-            it: the argmax then emitted token 0 at every step), naming the doc (``qid``) and the passage (docid, rank).
+            it: the argmax then emitted token 0 at every step), naming the doc (:func:`doc_name`: its ``qid`` or ``id``)
+            and the passage (docid, rank).
     """
     out = []
     for i, c in enumerate(ctxs):
         score = c.get("score")
         number = not isinstance(score, bool) and isinstance(score, (int, float))
         if not number or not _finite(score):
-            qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
-            what = f"a score that is not a finite number ({score!r})" if number else f"no retriever score ({score!r})"
+            what = (f"a score that is not a finite number ({_shown(score)})" if number
+                    else f"no retriever score ({score!r})")
             raise DataError(
-                f"--model rag-replug (replug_mode={mode}): doc {qid!r}, passage {c.get('docid', '?')!r} (rank "
-                f"{c.get('rank', i + 1)}) has {what}; the weights softmax(score/τ) need a finite one "
-                "for every passage: rebuild the docs with a tokrag retrieval task (it scores every attached passage), "
-                "or use replug_mode=uniform"
+                f"--model rag-replug (replug_mode={mode}): doc {doc_name(doc)}, passage {c.get('docid', '?')!r} (rank "
+                f"{c.get('rank', i + 1)}) has {what}; the weights softmax(score/τ) need a finite one for every "
+                "passage: give it its retriever's score in the docs, rebuild them with a tokrag retrieval task (it "
+                "scores every attached passage), or use replug_mode=uniform"
             )
         out.append(float(score))
     return out
@@ -138,16 +166,16 @@ def doc_temperature(doc: Any, override: float | None) -> float:
     if override is not None:
         return float(override)
     scale = doc.get("scored_by") if isinstance(doc, dict) else None
-    qid = doc.get("qid", "?") if isinstance(doc, dict) else "?"
+    name = doc_name(doc)
     if scale is None:
-        raise ConfigError(f"--model rag-replug: doc {qid!r} does not record which retriever scored its passages "
+        raise ConfigError(f"--model rag-replug: doc {name} does not record which retriever scored its passages "
                           "(doc['scored_by']); pass replug_temperature=τ explicitly")
     if scale in NO_DEFAULT_TAU:
-        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {qid!r}; "
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {name}; "
                           f"{NO_DEFAULT_TAU[scale]}: their scale depends on the settings); pass replug_temperature=τ "
                           "chosen for these scores, or replug_mode=uniform")
     if scale not in REPLUG_TAU:
-        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {qid!r}; "
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {name}; "
                           f"defaults: {', '.join(f'{k}={v}' for k, v in REPLUG_TAU.items())}); pass replug_temperature=τ")
     return REPLUG_TAU[scale]
 
