@@ -162,7 +162,8 @@ def no_room_line(exc: BaseException, where: str = WHERE) -> str | None:
     * Any other errno (s57 f2): the error's own text (errno, reason, the file: ``[Errno 30] Read-only file system:
       '<file>'``), what it means where that text does not say it, and what to do (:data:`_WRITE_REASONS`; ``where``:
       the command's output options, e.g. ``--output / --output-ctxs / --cache-dir (TOKRAG_CACHE_DIR)``, named as
-      ``choose another <where> on a writable disk``).
+      ``choose another <where> on a writable disk``). An ``EROFS`` that no tokrag write marked may be a library's
+      write: the advice adds pointing that library elsewhere (:data:`_OTHER_WRITER`).
 
     The line of every command entry point (:func:`print_no_room`): ``tokrag ...`` (:mod:`tokrag_model.cli`), ``python
     -m retrieval.cli`` and ``python -m leaderboards.cli`` (which ``leaderboard run --jobs N`` starts as its helper
@@ -178,8 +179,18 @@ def no_room_line(exc: BaseException, where: str = WHERE) -> str | None:
         return (f"{text} (a full disk, a disk quota or a file-size limit stopped a write); make room (or raise the "
                 "limit: ulimit -f) and run the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
     meaning, todo = _WRITE_REASONS.get(code, _OTHER_WRITE_REASON)
-    return (f"{err} (a write failed{': ' + meaning if meaning else ''}); {todo.format(where=where)} and run the same "
-            "command again (set TOKRAG_TRACEBACK=1 for the stack trace)")
+    todo = todo.format(where=where)
+    if not hasattr(err, WRITE_MARK):  # EROFS from a write tokrag did not mark: maybe a library's cache (s57 r2)
+        todo += _OTHER_WRITER
+    return (f"{err} (a write failed{': ' + meaning if meaning else ''}); {todo} and run the same command again (set "
+            "TOKRAG_TRACEBACK=1 for the stack trace)")
+
+
+_OTHER_WRITER = (", or, if that file is none of tokrag's outputs (a library's cache, such as Hugging Face's: HF_HOME), "
+                 "point that library to a writable folder")
+"""Added to the advice for a read-only file system (``EROFS``) met by a write no tokrag write marked
+(:func:`mark_write`): it may be a library's own (``datasets`` writing its cache, a lock file in the hub cache), which
+no tokrag option moves."""
 
 
 WRITE_OPTIONS = {

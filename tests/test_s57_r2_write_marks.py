@@ -4,7 +4,7 @@ f2 (b908462) marks the OSError of an in-place write block that names the block's
 ``os.fspath(exc.filename)`` with the path. An OSError of a file-descriptor call names the descriptor's number
 (``os.stat(fd)``: ``[Errno 9] Bad file descriptor: 1048576``), and ``os.fspath`` of an int raised TypeError inside
 the handler: the real error was replaced by a TypeError traceback. It is another file's error: passed unchanged,
-unmarked, as before b908462.
+unmarked, as before b908462. Also: the advice of a read-only file system met by a write tokrag did not mark.
 """
 
 from __future__ import annotations
@@ -48,3 +48,35 @@ def test_the_open_of_the_blocks_own_file_is_still_marked(tmp_path, monkeypatch, 
         f"tokrag analyze: error: [Errno 21] Is a directory: {os.fsencode(path)!r} (a write failed: a folder is where the "
         "file is written); move the folder away or choose another --out / TOKRAG_CACHE_DIR and run the same command "
         "again (set TOKRAG_TRACEBACK=1 for the stack trace)\n")
+
+
+def test_a_read_only_file_system_met_by_a_librarys_write_says_to_move_that_library(tmp_path, monkeypatch, capsys):
+    """f2's line is given for EROFS anywhere, marked or not, and its advice named only the command's options: a
+    ``datasets`` cache (or a hub cache's lock file) on a read-only disk was told to choose another ``--output_path``,
+    which changes nothing. An unmarked EROFS's advice now also says to point that library to a writable folder; a
+    tokrag write's (marked) is as f2 wrote it."""
+    monkeypatch.delenv("TOKRAG_TRACEBACK", raising=False)
+    lib = "/root/.cache/huggingface/datasets/_root_.cache_x.lock"
+    unmarked = OSError(errno.EROFS, os.strerror(errno.EROFS), lib)
+    assert print_no_room(unmarked, "tokrag eval") is True
+    assert capsys.readouterr().err == (
+        f"tokrag eval: error: [Errno 30] Read-only file system: '{lib}' (a write failed); choose another --output_path "
+        "/ TOKRAG_CACHE_DIR on a writable disk, or, if that file is none of tokrag's outputs (a library's cache, such "
+        "as Hugging Face's: HF_HOME), point that library to a writable folder and run the same command again (set "
+        "TOKRAG_TRACEBACK=1 for the stack trace)\n")
+
+    class ReadOnlyFsync:  # retrieval.io's os, on a read-only disk: a tokrag write (marked)
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def fsync(self, fd):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(rio, "os", ReadOnlyFsync())
+    with pytest.raises(OSError) as caught:
+        rio.atomic_write_bytes(tmp_path / "results.json", b"{}")
+    assert print_no_room(caught.value, "tokrag eval") is True
+    assert capsys.readouterr().err == (
+        f"tokrag eval: error: [Errno 30] Read-only file system: '{tmp_path / 'results.json'}' (a write failed); choose "
+        "another --output_path / TOKRAG_CACHE_DIR on a writable disk and run the same command again (set "
+        "TOKRAG_TRACEBACK=1 for the stack trace)\n")
