@@ -574,7 +574,7 @@ def _check_lookup(opt: str, given: Path, path: Path) -> None:
     sizes = [len(os.fsencode(n)) for n in names]
     tmp = sizes[0] + len(".") + len(".01234567.tmp")  # retrieval.io.write_beside's temporary file, renamed over it
     if max(sizes) > name_max or tmp > name_max:
-        what = (f"a name of {max(sizes)} bytes" if max(sizes) > name_max else
+        what = (f"a name of {max(sizes)} bytes," if max(sizes) > name_max else
                 f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
                 f"has {tmp},")
         raise ConfigError(f"{opt} {given}{beside}: {what} more than the {name_max} its file system allows ([Errno "

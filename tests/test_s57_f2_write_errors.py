@@ -157,7 +157,7 @@ TMP = "whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) 
 
 
 @pytest.mark.parametrize("stem_len,beside,size", [
-    (252, "", "257 bytes"),
+    (252, "", "257 bytes,"),
     (240, "", f"245 bytes, {TMP} 259,"),
     (235, " ({stem}.ctxs.jsonl, written beside it)", f"246 bytes, {TMP} 260,")], ids=["output", "output-tmp", "ctxs-tmp"])
 def test_tokrag_retrieve_output_name_too_long_is_one_line_before_the_search(tmp_path, capsys, stem_len, beside, size):
