@@ -92,6 +92,73 @@ def is_skip_token(text: str, special: bool = False) -> bool:
     return all(c.isdigit() or _is_punct_or_symbol(c) for c in s)
 
 
+TOKEN_LISTS = ("generalised", "authors")
+"""The bypass and anchor-skip lists a Tok-RAG model can decode with (model argument ``token_lists``,
+:class:`TokenClasses`): ``generalised`` (the default, every committed row: :func:`is_function_token` /
+:func:`is_skip_token`, tokrag_method.md §3.6 and §3.8 row 6 "keep, but make tokenizer-agnostic") or ``authors`` (the
+authors' own strings, :data:`AUTHORS_BYPASS` / :data:`AUTHORS_SKIP`: :func:`is_authors_bypass_token` /
+:func:`is_authors_skip_token`)."""
+
+AUTHORS_BYPASS = frozenset({" ", "", "\u2581", ")", "-", "]:", "]", "}:", ":", "\u2581[", "\u2581the", "the", "a", "an",
+                            "The", ".", "[", "'", "Query", "\u2581\"", "<s>", "for", "in", "on", "at"})
+"""The authors' bypass strings (their ``filter_words``, its 25 distinct entries; xsc1234/Tok-RAG f78f1b30
+``my_transformers/generation/utils.py``, ``dola_greedy_decode_multi_ids``, l. 2960-2964; tokrag_method.md §3.3 step 2).
+They compare ``tokenizer.decode`` of the RAG branch's greedy token with them, case-sensitive: ``The`` is on it, ``A``,
+``For``, ``,``, ``?``, ``!``, ``(``, ``;`` and ``"`` are not (:func:`is_authors_bypass_token`)."""
+
+AUTHORS_SKIP = frozenset({"1", "2", "3", "4", "5", "6", "7", "8", "9", "0", ".", "<s>", "'", " ", ")", "-", "]:", "]", "}:",
+                          ":", "", "\u2581", "\u2581["})
+"""The authors' anchor-skip strings (their ``skip_words``, its 23 distinct entries; xsc1234/Tok-RAG f78f1b30
+``my_transformers/generation/utils.py``, ``get_predict_emb_contrastive``, l. 2824-2825; tokrag_method.md §3.3 step 3),
+compared with ``tokenizer.convert_ids_to_tokens`` of a passage token, i.e. its SentencePiece piece: single digits, not
+``12``; ``\u2581[`` (a bracket after a space), not ``[`` (:func:`is_authors_skip_token`)."""
+
+
+def sentencepiece_forms(text: str) -> tuple[str, str]:
+    """A token's own text as the authors' LLaMA tokenizer wrote it: ``(piece, decoded)``.
+
+    ``piece``: every space as SentencePiece's ``\u2581`` (``convert_ids_to_tokens``: ``' the'`` -> ``'\u2581the'``);
+    ``decoded``: the text without one leading space (``decode`` of a lone piece drops its leading ``\u2581``:
+    ``' the'`` -> ``'the'``, ``'  '`` -> ``' '``). Only the space marker is normalised (tokrag_method.md §3.6): no case
+    folding, no other whitespace (a newline stays a newline). ``text`` is the token's own text with spaces as spaces
+    (:meth:`TokenClasses.text`: byte-level BPE's ``\u0120`` and SentencePiece's ``\u2581`` both read as ``' '``).
+    """
+    return text.replace(" ", "\u2581"), text[1:] if text.startswith(" ") else text
+
+
+def is_authors_bypass_token(text: str) -> bool:
+    """The token of own text ``text`` is on the authors' bypass list (:data:`AUTHORS_BYPASS`; §3.3 step 2): its
+    piece or its decoded form (:func:`sentencepiece_forms`) is one of their strings, case-sensitive. ``' the'``,
+    ``'The'``, ``']:'``, ``' ['``, ``' "'`` are; ``','``, ``'?'``, ``'A'``, ``'0'`` and a newline are not (they are
+    tested).
+    Special tokens are the caller's (:meth:`TokenClasses.is_function`: BOS is their ``<s>``)."""
+    return any(form in AUTHORS_BYPASS for form in sentencepiece_forms(text))
+
+
+def is_authors_skip_token(text: str) -> bool:
+    """The token of own text ``text`` is on the authors' anchor-skip list (:data:`AUTHORS_SKIP`; §3.3 step 3): its
+    piece (:func:`sentencepiece_forms`) is one of their strings, case-sensitive. ``'0'``, ``'.'``, ``']:'``, ``' ['``,
+    ``' '`` are; ``'12'``, ``','``, ``'?'``, ``'['``, ``' .'`` are not (they can be anchors)."""
+    return sentencepiece_forms(text)[0] in AUTHORS_SKIP
+
+
+def token_lists_choice(value: Any) -> str:
+    """Model argument ``token_lists``: one of :data:`TOKEN_LISTS` (case and surrounding spaces ignored).
+
+    Raises:
+        ValueError: another value, naming the valid ones and the closest (``'generalized'`` -> did you mean
+        ``'generalised'``?; ``'author'`` -> ``'authors'``).
+    """
+    from retrieval.errors import closest
+
+    text = str(value).strip().lower()
+    if text in TOKEN_LISTS:
+        return text
+    near = closest(text, TOKEN_LISTS, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise ValueError(f"expected one of {list(TOKEN_LISTS)}, got {value!r}{hint}")
+
+
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
@@ -115,10 +182,24 @@ class TokenClasses:
     SmolLM2's 49,152 tokens) is part of a content character: neither a function nor a skip token
     (decoding it alone gives U+FFFD, which the Unicode categories would call a symbol). Special tokens are
     both, except that tokens ending a generation are tested, not bypassed (:meth:`is_function`).
+
+    ``lists`` (model argument ``token_lists``, :data:`TOKEN_LISTS`): ``generalised`` (default) classes the own text by
+    :func:`is_function_token` / :func:`is_skip_token`; ``authors`` by the authors' strings
+    (:func:`is_authors_bypass_token` / :func:`is_authors_skip_token`), where of the special tokens only the tokenizer's
+    BOS (their ``<s>``) is bypassed and skipped: others are tested and can be anchors, as their decoded text is on
+    neither list. On SmolLM2's 49,152 tokens ``generalised`` bypasses 1,296 and skips 1,268, ``authors`` 38 and 21, all
+    inside the former (a newline, ``,``, ``?`` and ``A`` are bypassed, ``12`` skipped only by ``generalised``).
+
+    Raises:
+        ValueError: ``lists`` is not one of :data:`TOKEN_LISTS`.
     """
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, lists: str = "generalised") -> None:
+        if lists not in TOKEN_LISTS:
+            raise ValueError(f"token lists {lists!r}: expected one of {list(TOKEN_LISTS)}")
+        self.lists = lists
         self.tok = tokenizer
+        self.bos = getattr(tokenizer, "bos_token_id", None)
         self.special = set(tokenizer.all_special_ids)
         self.end = {getattr(tokenizer, "eos_token_id", None)} | {tid for tid in self.special
                                               if tokenizer.convert_ids_to_tokens(int(tid)) in END_TOKENS}
@@ -158,18 +239,26 @@ class TokenClasses:
         """On the bypass list (:func:`is_function_token` of the own text; fragments: False). Special tokens are,
         except those that end a generation (the tokenizer's EOS and :data:`END_TOKENS`): the authors' list holds
         ``<s>`` but not ``</s>`` (tokrag_method.md §3.3 step 2), so the test decides whether the answer ends where
-        the RAG branch would stop and the pure branch would not."""
+        the RAG branch would stop and the pure branch would not. With ``lists="authors"``: the tokenizer's BOS or an own
+        text on :data:`AUTHORS_BYPASS` (:func:`is_authors_bypass_token`), again not a token ending a generation."""
         if tid not in self._function:
             text = self.text(tid)
-            self._function[tid] = tid not in self.end and (
-                tid in self.special or (text is not None and is_function_token(text)))
+            if self.lists == "authors":
+                listed = tid == self.bos or (text is not None and is_authors_bypass_token(text))
+            else:
+                listed = tid in self.special or (text is not None and is_function_token(text))
+            self._function[tid] = tid not in self.end and listed
         return self._function[tid]
 
     def is_skip(self, tid: int) -> bool:
-        """On the anchor skip list (:func:`is_skip_token` of the own text; fragments: False)."""
+        """On the anchor skip list (:func:`is_skip_token` of the own text; fragments: False; special tokens: True). With
+        ``lists="authors"``: the tokenizer's BOS or an own text on :data:`AUTHORS_SKIP` (:func:`is_authors_skip_token`)."""
         if tid not in self._skip:
             text = self.text(tid)
-            self._skip[tid] = tid in self.special or (text is not None and is_skip_token(text))
+            if self.lists == "authors":
+                self._skip[tid] = tid == self.bos or (text is not None and is_authors_skip_token(text))
+            else:
+                self._skip[tid] = tid in self.special or (text is not None and is_skip_token(text))
         return self._skip[tid]
 
 
@@ -1117,7 +1206,8 @@ class TokRAGLM(RAGMethodLM):
     (tokrag_method.md §3.3 has no agree shortcut; before 2026-12-04 agreeing positions always summed the RAG
     branch's, which favoured the RAG distribution: a review measured 2-6 nats per NQ passage on SmolLM2-135M). See :class:`TokRAGParams` for every constant. The default fusion layer is the authors'
     decoder's fixed ``round(0.625·depth)``; ``layer=dynamic`` is the JS-gap variant (leaderboard row
-    ``tokrag-dynamic``); ``preset=PATH`` applies a ``tokrag calibrate`` preset (row ``tokrag-calibrated``,
+    ``tokrag-dynamic``); ``token_lists=authors`` bypasses and skips the authors' own LLaMA strings instead of the
+    default's tokenizer-agnostic classes (:class:`TokenClasses`); ``preset=PATH`` applies a ``tokrag calibrate`` preset (row ``tokrag-calibrated``,
     explicit model arguments override it; the preset is recorded in the results' model info).
     """
 
@@ -1141,6 +1231,9 @@ class TokRAGLM(RAGMethodLM):
         "layer_fallback": Arg(20 / 32, layer_or_fraction, "layer=dynamic: layer when the rule finds none "
                                                           "(an integer >= 1 is a layer, a value in (0, 1) a fraction of depth)"),
         "bypass": Arg(True, to_bool, "accept function tokens from the RAG branch without a test"),
+        "token_lists": Arg("generalised", token_lists_choice,
+                           "bypass and anchor-skip lists: generalised (default, tokenizer-agnostic) | authors (the "
+                           "authors' LLaMA strings, case-sensitive: tokrag_method.md §3.3 steps 2-3)"),
         "always_score": Arg(False, to_bool, "compute S_R/S_L also when both branches agree (trace only)"),
         "preset": Arg(None, to_opt_str, "preset file from 'tokrag calibrate' (explicit arguments override it)"),
     }
@@ -1232,7 +1325,7 @@ class TokRAGLM(RAGMethodLM):
         if message:
             log.warning("%s", message)
         c.update(resolved)  # resolved_config stays a plain dict of values
-        self.token_classes = TokenClasses(self.tokenizer)
+        self.token_classes = TokenClasses(self.tokenizer, c["token_lists"])
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
                               js_threshold=c["js_threshold"], js_min_layer=c["js_min_layer"],
