@@ -166,16 +166,15 @@ def doc_temperature(doc: Any, override: float | None) -> float:
     if override is not None:
         return float(override)
     scale = doc.get("scored_by") if isinstance(doc, dict) else None
-    name = doc_name(doc)
     if scale is None:
-        raise ConfigError(f"--model rag-replug: doc {name} does not record which retriever scored its passages "
-                          "(doc['scored_by']); pass replug_temperature=τ explicitly")
+        raise ConfigError(f"--model rag-replug: doc {doc_name(doc)} does not record which retriever scored its "
+                          "passages (doc['scored_by']); pass replug_temperature=τ explicitly")
     if scale in NO_DEFAULT_TAU:
-        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {name}; "
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {doc_name(doc)}; "
                           f"{NO_DEFAULT_TAU[scale]}: their scale depends on the settings); pass replug_temperature=τ "
                           "chosen for these scores, or replug_mode=uniform")
     if scale not in REPLUG_TAU:
-        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {name}; "
+        raise ConfigError(f"--model rag-replug: no default temperature for scores from {scale!r} (doc {doc_name(doc)}; "
                           f"defaults: {', '.join(f'{k}={v}' for k, v in REPLUG_TAU.items())}); pass replug_temperature=τ")
     return REPLUG_TAU[scale]
 
