@@ -1198,15 +1198,19 @@ class _SpecLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         """A YAML integer, refusing the two YAML 1.1 forms that PyYAML reads and YAML 1.2 (and a reader of the spec) do
         not: a leading zero is octal (``k: 010`` ran k=8, ``seeds: [0042]`` seed 34) and colons are base 60
-        (``limit: 1:30`` was 90), each silently. ``0``, ``0x1f``, ``0b101`` and ``1_000`` are read as before.
+        (``limit: 1:30`` was 90), each silently. ``0``, ``0x1f``, ``0b101`` and ``1_000`` are read as before, and so
+        are leading zeros before one digit (``07``, ``-007``, ``00``: the same number in octal and in decimal, so
+        ``seeds: [01, 02]`` is seeds 1 and 2 in either reading).
 
         Raises:
-            _LegacyNumber: one of those forms (its line and column), with the plain number to write instead.
+            _LegacyNumber: one of those forms (its line and column), with the plain number to write instead (and the
+            decimal one, sign kept: ``-010`` is -8 in YAML 1.1, -10 in decimal).
         """
         value = super().construct_yaml_int(node)
-        body = str(node.value).replace("_", "").lstrip("+-")
-        if ":" in body or (len(body) > 1 and body[0] == "0" and body[1] not in "bxBX"):
-            decimal = str(node.value).replace("_", "").split(":")[0].lstrip("+-").lstrip("0") or "0"
+        text = str(node.value).replace("_", "")
+        body = text.lstrip("+-")
+        if ":" in body or (len(body) > 1 and body[0] == "0" and body[1] not in "bxBX" and len(body.lstrip("0")) > 1):
+            decimal = ("-" if text.startswith("-") else "") + body.lstrip("0")  # octal: 2+ digits after the zeros
             how = ("base 60 (each ':' part a sexagesimal digit)" if ":" in body else "octal (a leading zero)")
             raise _LegacyNumber(None, None, f"{node.value} is read by YAML 1.1 as {how}, the number {value}: write "
                                 f"{value} for that number" + (f", {decimal} for the decimal one" if ":" not in body else "")
