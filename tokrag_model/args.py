@@ -267,9 +267,9 @@ def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1).
 
     Raises:
-        ValueError: a bool, text that is none of these, a fraction outside (0, 1), and ``1.0`` (a float, or text with
-        a point): it read as layer index 1, near the bottom, where a fraction 1.0 means the top of the model; ``1``
-        is layer 1, ``-1`` the top layer.
+        ValueError: a bool, text that is none of these, a fraction outside (0, 1), and ``1.0`` (a float, or text of a
+        float: ``1.0``, ``1e0``): it read as layer index 1, near the bottom, where a fraction 1.0 means the top of the
+        model; ``1`` (``01`` too) is layer 1, ``-1`` the top layer.
     """
     if isinstance(value, bool):
         raise ValueError("expected 'dynamic', an integer or a fraction in (0, 1)")
@@ -283,7 +283,7 @@ def layer_spec(value: Any) -> str | int | float:
             num = float(text)
         except ValueError:
             raise ValueError(f"expected 'dynamic', an integer or a fraction in (0, 1), got {value!r}") from None
-        if num == 1.0 and not re.fullmatch(r"[+]?1", text):  # "1.0", "1e0": as the float 1.0 below
+        if num == 1.0 and not re.fullmatch(r"[+]?0*1", text):  # "1.0", "1e0": as the float 1.0 below; "01" is 1
             value = num
     if isinstance(value, float) and value == 1.0:
         raise ValueError(f"{value!r} is no fraction of the depth (those lie in (0, 1)) and was read as layer index 1, "
