@@ -872,7 +872,7 @@ def _patch_harness(module):
                 raise
             except Exception:  # noqa: BLE001 - a fault of the check: lm-eval runs as it would
                 pass
-            return original(self, args)
+            return _run_raising_results_write_errors(original, self, args)
         except KeyboardInterrupt:
             line = _interrupted_line(args)
             if line is None or not _called_from_main():
@@ -906,6 +906,54 @@ def _patch_harness(module):
     execute._tokrag = True  # type: ignore[attr-defined]
     execute.__doc__ = original.__doc__
     cls.execute = execute
+
+
+def _run_raising_results_write_errors(original, cli, args):
+    """``original(cli, args)`` (lm-eval's ``HarnessCLI.execute``), where, for a run of a tokrag method, an OSError of
+    lm-eval's own write of the results (``EvaluationTracker.save_results_aggregated`` / ``save_results_samples``:
+    the ``--output_path`` folder's ``mkdir``, the results or samples file's ``write_text``) is raised once the run
+    ends, marked as a write's (:func:`retrieval.errors.mark_write`): lm-eval catches it, logs ``Could not save results
+    aggregated`` and the run exited 0 without its results file (a disk turned full, read-only or failing during a
+    run of hours; the pre-run check refuses a path unwritable from the start). So the command ends with tokrag's one
+    line of a failed write, exit 2 (s57 r2); the results table lm-eval prints is printed first. Another model's run,
+    and an error that is no OSError (a push to the hub), are left to lm-eval: a WARNING, as before."""
+    try:
+        import lm_eval.loggers.evaluation_tracker as tracker
+
+        ours = _tokrag_method_run(args)
+    except Exception:  # noqa: BLE001 - another lm-eval layout, or a fault of ours: lm-eval runs as it would
+        ours = False
+    if not ours:
+        return original(cli, args)
+    real = tracker.eval_logger
+    caught: list[OSError] = []
+
+    class _Capture:
+        """lm-eval's tracker logger, keeping the OSError being handled when it says it could not save."""
+
+        def warning(self, msg, *a, **k):
+            exc = sys.exc_info()[1]
+            if str(msg).startswith("Could not save") and isinstance(exc, OSError) and isinstance(exc.errno, int):
+                caught.append(exc)
+            return real.warning(msg, *a, **k)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    tracker.eval_logger = _Capture()
+    try:
+        result = original(cli, args)
+    finally:
+        tracker.eval_logger = real
+    if caught:
+        from retrieval.errors import mark_write
+
+        exc = caught[0]
+        if isinstance(exc.filename, (str, bytes)):
+            raise mark_write(exc, exc.filename)
+        where = str(getattr(args, "output_path", None) or "--output_path")  # a flush or close: no file named
+        raise mark_write(OSError(exc.errno, exc.strerror, where), where) from exc
+    return result
 
 
 def _tokrag_method_run(args) -> bool:
