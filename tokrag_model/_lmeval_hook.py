@@ -935,6 +935,7 @@ def _run_raising_results_write_errors(original, cli, args):
             exc = sys.exc_info()[1]
             if str(msg).startswith("Could not save") and isinstance(exc, OSError) and isinstance(exc.errno, int):
                 caught.append(exc)
+            k.setdefault("stacklevel", 2)  # the log line names lm-eval's call, as without the capture
             return real.warning(msg, *a, **k)
 
         def __getattr__(self, name):
