@@ -378,7 +378,9 @@ def _read_table(f: Path, text_columns: tuple[str, ...] = ()) -> list[dict]:
     """The rows of a ``.tsv``/``.csv`` file as the hub's ``datasets`` csv builder reads it (pandas with that builder's
     settings; a ``.tsv`` is tab-separated, as ``datasets`` infers from the name): columns typed by pandas, but
     ``text_columns`` (those the file has) read as written (an id ``007`` stays ``"007"``, where pandas made it the
-    integer 7, or the float 7.0 in a column with an empty cell), an empty cell None.
+    integer 7, or the float 7.0 in a column with an empty cell), an empty cell None. With ``text_columns`` only an
+    empty cell is None, in every column: pandas also reads ``NA``, ``N/A``, ``null``, ``None``, ``nan`` (and more) as
+    missing, so an id ``NA`` silently got the automatic id and a question ``None`` was "null".
 
     Raises:
         DataError: a file pandas cannot read (the file named); a first row with more fields than the header, which
@@ -395,8 +397,8 @@ def _read_table(f: Path, text_columns: tuple[str, ...] = ()) -> list[dict]:
     with open_data(f) as fh:  # a gzip file decompressed, whatever its name; a truncated one is one DataError line
         try:
             kwargs = {k: v for k, v in CsvConfig(sep="\t" if tsv else ",").pd_read_csv_kwargs.items() if k != "chunksize"}
-            if text_columns:  # pandas ignores the names the file lacks
-                kwargs["dtype"] = {c: str for c in text_columns}
+            if text_columns:  # pandas ignores the names the file lacks; only an empty cell is missing, not "NA"
+                kwargs.update(dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""])
             df = pd.read_csv(fh, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
         except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
             raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
