@@ -324,7 +324,10 @@ def write_question_pages(spec: LeaderboardSpec, loaded: dict[str, Any], data: di
             continue
         g[cell.method.name] = {int(s["doc_id"]): s for s in d["samples"].get(cell.task.task, [])}
     pages = []
-    (out / "questions").mkdir(parents=True, exist_ok=True)
+    from .runner import leaderboard_write
+
+    with leaderboard_write(out / "questions"):  # EACCES, EIO: the command's one line (s57 g2)
+        (out / "questions").mkdir(parents=True, exist_ok=True)
     for (model, task), samples in groups.items():
         rel = page_name(model, task)
         atomic_write_bytes(out / rel, _question_page(spec, data, model, task, samples).encode("utf-8"))

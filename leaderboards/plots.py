@@ -55,8 +55,13 @@ def _finish(plt, fig, ax, out_dir: Path, name: str, caption: str, ylim: bool = T
         ax.set_ylim(0.0, 1.05)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    from .runner import leaderboard_write
+
+    try:
+        with leaderboard_write(out_dir / name):  # EACCES, EIO: the command's one line, not a traceback (s57 g2)
+            fig.savefig(out_dir / name, dpi=100, metadata={"Software": None})
+    finally:
+        plt.close(fig)
     return name, caption
 
 

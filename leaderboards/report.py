@@ -70,8 +70,8 @@ from tasks import rag as task_rag
 from .invariants import InvariantError, Violation, cell_violations, nonfinite, nonfinite_message, sibling_violations
 from .keys import cell_keys, command_directory, missing_task_data, recorded_task_data
 from . import provenance_view as pv
-from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, load_cell, other_inputs_note,
-                     resolve_runs_dir, run_command)
+from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, leaderboard_write, load_cell,
+                     other_inputs_note, resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
 from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, exact_min_one_way, helped_hurt, holm, min_detectable_difference,
                     monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
@@ -2165,10 +2165,12 @@ def _remove_stale(out: Path, old: dict | None, data: dict, written: set[str], al
     for rel in sorted(names - written):
         p = out / rel
         if p.is_file() and not p.is_symlink() and p.resolve().parent in ours:
-            p.unlink()
+            with leaderboard_write(p):
+                p.unlink()
             removed.append(rel)
     if q.is_dir() and not q.is_symlink() and not any(q.iterdir()):
-        q.rmdir()
+        with leaderboard_write(q):
+            q.rmdir()
     return removed
 
 
@@ -2202,10 +2204,11 @@ def _leftover_staging(out: Path) -> set[str]:
     if names:
         log.warning("report folder %s: an earlier report build was stopped while it moved its files in (%s was "
                     "left): the folder mixed two builds; this build replaces it", out, stage)
-    if stage.is_symlink() or not stage.is_dir():
-        stage.unlink()
-    else:
-        shutil.rmtree(stage)
+    with leaderboard_write(stage):
+        if stage.is_symlink() or not stage.is_dir():
+            stage.unlink()
+        else:
+            shutil.rmtree(stage)
     return names
 
 
@@ -2213,15 +2216,18 @@ def _move_in(src: Path, dst: Path) -> None:
     """Move the staged file ``src`` over ``dst`` in one rename (the file mode of a replaced ``dst`` is kept, as
     :func:`retrieval.io.atomic_write_bytes` keeps it); through a linked ``questions/`` folder on another file
     system, an atomic copy."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    with leaderboard_write(dst.parent):  # EACCES, EIO: one line, as every write's (s57 g2)
+        dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         st = os.stat(dst)
         if stat.S_ISREG(st.st_mode):
-            os.chmod(src, stat.S_IMODE(st.st_mode))
+            with leaderboard_write(src):
+                os.chmod(src, stat.S_IMODE(st.st_mode))
     except FileNotFoundError:
         pass
     try:
-        os.replace(src, dst)
+        with leaderboard_write(dst):
+            os.replace(src, dst)
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
@@ -2233,18 +2239,56 @@ def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[
     earlier report's generated files it does not write (:func:`_remove_stale`), then ``stage``. Only renames: a
     kill can cut it only in these milliseconds, and :data:`SWAP_MANIFEST` (written first) lets the next build say so
     and clean up what this one would have. ``leaderboard.json`` goes first: it marks the folder as a report, so a
-    swap stopped in a folder that held none is finished by the same command, not refused as foreign files."""
+    swap stopped in a folder that held none is finished by the same command, not refused as foreign files.
+
+    A write that fails here (``EACCES`` on a ``questions/`` folder of another user, ``EIO``) is raised with its text
+    saying what the report folder holds then (:func:`_swap_state`): the earlier report unchanged (nothing moved in
+    yet: the staging folder is removed), a folder mixing the two reports (how many of the new files are in, the first
+    one not), or the new report with stale files or the staging folder left; the same command then finishes it.
+
+    Raises:
+        OSError: a move, removal or the staging folder's removal failed (marked as a write's,
+            :func:`leaderboards.runner.leaderboard_write`), its ``strerror`` ending with :func:`_swap_state`'s note.
+    """
     from .page import question_files
     from .plots import plot_files
 
     names = set(written) | set(also) | plot_files(data) | question_files(data)
     if old is not None:
         names |= plot_files(old) | question_files(old)
-    atomic_write_json(stage / SWAP_MANIFEST, {"names": sorted(names)})
-    for rel in ["leaderboard.json", *sorted(set(written) - {"leaderboard.json"})]:
-        _move_in(stage / rel, out / rel)
-    _remove_stale(out, old, data, set(written), also)
-    shutil.rmtree(stage)
+    order = ["leaderboard.json", *sorted(set(written) - {"leaderboard.json"})]
+    moved, removed = 0, False
+    try:
+        atomic_write_json(stage / SWAP_MANIFEST, {"names": sorted(names)})
+        for rel in order:
+            _move_in(stage / rel, out / rel)
+            moved += 1
+        _remove_stale(out, old, data, set(written), also)
+        removed = True
+        with leaderboard_write(stage):
+            shutil.rmtree(stage)
+    except OSError as exc:
+        if not moved:  # the folder holds the earlier report, untouched: no SWAPPING.json may say otherwise next time
+            shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc.strerror, str):
+            exc.strerror += f" ({_swap_state(out, order, moved, removed)})"
+        raise
+
+
+def _swap_state(out: Path, order: list[str], moved: int, removed: bool) -> str:
+    """What the report folder ``out`` holds after :func:`_swap_in` failed having moved in ``moved`` of the files
+    ``order`` (``leaderboard.json`` first), ``removed`` the earlier report's stale files or not: the note its error
+    carries, so the command's one line says what is incomplete."""
+    if not moved:
+        return f"nothing of the new report was moved in: {out} holds the earlier report, unchanged"
+    if moved < len(order):
+        return (f"the report folder {out} is incomplete: {moved} of the new report's {len(order)} files are in "
+                f"(leaderboard.json first), {len(order) - moved} still the earlier report's or missing (first: "
+                f"{order[moved]}) until the same command finishes it")
+    if not removed:
+        return (f"the new report is in {out}, but files of the earlier report it no longer has are not all removed "
+                "until the same command removes them")
+    return f"the new report is complete in {out}; its staging folder {STAGING} is left there until the next build"
 
 
 def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, out_dir: str | os.PathLike | None = None,
@@ -2308,7 +2352,8 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
         # writes (Ctrl-C, a kill, an error in a plot) leaves the earlier report as it was, never a folder that mixes
         # the new leaderboard.json with the earlier leaderboard.md and index.html
         stage = out / STAGING
-        stage.mkdir()
+        with leaderboard_write(stage):  # EACCES, EIO: one line; nothing was written, the earlier report is as it was
+            stage.mkdir()
         try:
             plots = make_plots(data, stage)
             pages = write_question_pages(spec, loaded, data, stage) if questions else []

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import functools
 import gc
 import importlib
@@ -64,9 +65,9 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from retrieval.errors import ConfigError, DataError, OfflineError, TokragError
+from retrieval.errors import WRITE_MARK, ConfigError, DataError, OfflineError, TokragError, mark_write
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, no_room_naming, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
@@ -81,6 +82,31 @@ MANIFEST_SCHEMA = 1
 _VERSIONED = ("tokrag", "lm_eval")
 """The packages :func:`library_versions` (``provenance.json``'s ``versions``) names besides ``python`` and the run key's
 libraries (:func:`leaderboards.keys.library_versions`, one list for both since s57 r3)."""
+
+
+@contextlib.contextmanager
+def leaderboard_write(path: str | os.PathLike) -> Iterator[None]:
+    """Mark an OSError of the block, one of the leaderboard programs' own writes of ``path`` that
+    :mod:`retrieval.io` does not make (a folder created with its parents, files or folders removed, a file renamed
+    into the report folder, truncated, or saved by matplotlib), as a write's (:func:`retrieval.errors.mark_write`), so
+    that ``tokrag leaderboard run/report/rescore/check`` print it as their one line (program, file, reason, what to
+    do: ``--runs-dir / --out / ...``), exit 2, whatever its errno (``EACCES``, ``EIO``, ``ENAMETOOLONG``, ...); before
+    s57 g2 only ``EROFS`` and a full disk were. An error naming a file keeps that name (a parent folder that
+    ``mkdir(parents=True)`` could not create, one file of a folder being removed); one naming none (a buffered
+    write's flush, ``fsync``) is raised naming ``path`` (:func:`retrieval.io.no_room_naming`). Only writes go in the
+    block: a read's error in it would be told as a write's.
+
+    Raises:
+        OSError: the block's, marked (the same exception, or for a pathless one the same errno naming ``path``,
+            raised ``from`` it); an OSError without an errno and any other exception pass unchanged.
+    """
+    try:
+        with no_room_naming(path):
+            yield
+    except OSError as exc:
+        if isinstance(exc.errno, int) and not hasattr(exc, WRITE_MARK):
+            mark_write(exc, exc.filename if isinstance(exc.filename, (str, bytes, os.PathLike)) else path)
+        raise
 
 
 class IncompleteRunError(TokragError, RuntimeError):
@@ -190,10 +216,18 @@ def resolve_runs_dir(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None =
     """``runs_dir`` argument, else the spec's ``runs_dir``, else ``$TOKRAG_RUNS_DIR``, else ``./runs``.
 
     Raises:
-        ConfigError: the folder exists as something else than a folder (a file), naming where it came from.
+        ConfigError: the folder exists as something else than a folder (a file), or cannot be looked up (a name
+            longer than the file system allows, ``ENAMETOOLONG``; a folder above it this user may not search,
+            ``EACCES``), naming where it came from; before s57 g2 the lookup's OSError was a traceback.
     """
     runs, where = _runs_dir_choice(spec, runs_dir)
-    if runs.exists() and not runs.is_dir():
+    try:
+        is_file = runs.exists() and not runs.is_dir()
+    except OSError as exc:  # Path.exists raises ENAMETOOLONG and EACCES (it ignores only ENOENT, ENOTDIR, ...)
+        todo = "give a shorter path" if exc.errno == errno.ENAMETOOLONG else "give a folder this user can reach"
+        raise ConfigError(f"the runs dir {runs} ({where}) cannot be looked up ([Errno {exc.errno}] {exc.strerror}); "
+                          f"{todo}") from None
+    if is_file:
         raise ConfigError(f"the runs dir {runs} ({where}) is a file, not a folder; give a folder of run folders")
     return runs
 
@@ -2092,7 +2126,7 @@ class _Journal:
         """Drop the entries from ``index`` on, in memory and in the file."""
         self.end = self.starts[index] if index < len(self.entries) else self.end
         del self.entries[index:], self.starts[index:]
-        with open(self.path, "r+b") as f:
+        with leaderboard_write(self.path), open(self.path, "r+b") as f:
             f.truncate(self.end)
             f.flush()
             os.fsync(f.fileno())
@@ -2436,10 +2470,11 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         for p in cell_dir.iterdir():  # an earlier attempt's files go, all rewritten below; its journal and config stay
             if p.name in (JOURNAL, "config.json"):  # config.json: a kill here must leave the folder resumable
                 continue
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            else:
-                p.unlink()
+            with leaderboard_write(p):  # EACCES, EIO: one line; the journal stays, the same command resumes
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
     else:
         if cell_dir.exists():
             why = ("run --no-resume" if not resume else
@@ -2449,8 +2484,10 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
             if why and not (cell_dir / DONE).exists():
                 log.info("%s: the interrupted attempt's folder is deleted and the cell redone from the start: %s",
                          cell.label, why)
-            shutil.rmtree(cell_dir)
-        cell_dir.mkdir(parents=True)
+            with leaderboard_write(cell_dir):
+                shutil.rmtree(cell_dir)
+        with leaderboard_write(cell_dir):  # the runs folder's parents too: EACCES, EIO, ENAMETOOLONG are one line
+            cell_dir.mkdir(parents=True)
     atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
     versions = library_versions()
     attempt = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": git_commit(),
@@ -2556,7 +2593,8 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
                                  f"marked done under key {key} (the folder {cell_dir} stays unfinished); run the "
                                  "spec again to compute it from the current inputs")
     atomic_write_json(cell_dir / DONE, manifest)  # written last: the cell is complete from here on
-    journal_path.unlink(missing_ok=True)  # after DONE: a kill between the two leaves a finished folder (the journal is ignored)
+    with leaderboard_write(journal_path):
+        journal_path.unlink(missing_ok=True)  # after DONE: a kill between the two leaves a finished folder (the journal is ignored)
     return {**cost, "live_forward_passes": after["forward_passes"] - before["forward_passes"]}
 
 
@@ -2888,7 +2926,8 @@ class _CellBudget:
             return True
         for i in range(self.limit):
             try:
-                os.close(os.open(self.folder / f"claim-{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                with leaderboard_write(self.folder / f"claim-{i}"):
+                    os.close(os.open(self.folder / f"claim-{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
                 return True
             except FileExistsError:
                 continue
@@ -3008,7 +3047,8 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     t_start = time.perf_counter()
     quiet_lm_eval()
     runs = resolve_runs_dir(spec, runs_dir)
-    runs.mkdir(parents=True, exist_ok=True)
+    with leaderboard_write(runs):  # EACCES, EIO, ENAMETOOLONG: one line naming the folder (and --runs-dir)
+        runs.mkdir(parents=True, exist_ok=True)
     if cell_budget_dir is None:  # the main process: clean up after runs killed before their own clean-up
         _remove_stale_budgets(runs)
     keyed = cell_keys(spec, runs)  # runs: a run finished under the legacy data key is served (keys.cell_keys)
@@ -3140,8 +3180,10 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
         if jobs > 1:
             if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
                 budget_dir = runs / _budget_name()
-                budget_dir.mkdir()
-                (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
+                with leaderboard_write(budget_dir):
+                    budget_dir.mkdir()
+                with leaderboard_write(budget_dir / "limit"):
+                    (budget_dir / "limit").write_text(str(max_cells), encoding="ascii")
                 budget = _CellBudget.shared(budget_dir)
             cmd = [sys.executable, "-m", "leaderboards.cli", "run", str(spec.path), "--runs-dir", str(runs), "--no-progress"]
             for option, names in spec.selection.items():  # helpers run the same selected cells
@@ -3152,7 +3194,8 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                 cmd += [BUDGET_OPTION, str(budget_dir)]
             cmd.append(JOBS_HELPER_OPTION)
             summaries_dir = runs / _budget_name(_JOBS_PREFIX)  # each helper's summary (not its stdout); in the runs
-            summaries_dir.mkdir()  # folder, so that a main process killed before its clean-up leaves nothing in /tmp
+            with leaderboard_write(summaries_dir):
+                summaries_dir.mkdir()  # folder, so that a main process killed before its clean-up leaves nothing in /tmp
             for i in range(jobs - 1):
                 with _interrupts_deferred():
                     helpers.append(subprocess.Popen([*cmd, SUMMARY_OPTION, str(summaries_dir / f"helper-{i}.json")],
