@@ -77,6 +77,12 @@ def test_lm_eval_with_a_tokrag_method_whose_results_write_fails_is_one_line(tmp_
                     f"another disk {TAIL}"), proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert list(folder.iterdir()) == []
+    import lm_eval.loggers.evaluation_tracker as tracker
+
+    source = Path(tracker.__file__).read_text(encoding="utf-8").splitlines()
+    (lineno,) = [i for i, x in enumerate(source, 1) if 'eval_logger.warning("Could not save results aggregated")' in x]
+    warned = [x for x in proc.stderr.splitlines() if "Could not save results aggregated" in x]
+    assert len(warned) == 1 and f"[loggers.evaluation_tracker:{lineno}]" in warned[0], warned  # lm-eval's line
 
 
 def test_another_models_run_keeps_lm_evals_warning(tmp_path):
