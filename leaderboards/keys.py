@@ -13,12 +13,14 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   its cached snapshot);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
-* the model code: SHA-256 of the source files of the package that defines the model class;
+* the model code: SHA-256 of the source files of the package that defines the model class (:func:`code_fingerprint`;
+  a ``.py`` file's of its code, :func:`retrieval.io.normalised_source`, so a docstring or comment edit keeps every key);
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
   settings, metrics; ``utils.py``; extensionless includes such as ``_qa_template``), or of the whole
-  Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import);
-* the retrieval fingerprint known before running: the ``retrieval`` package's code and the files of the data
-  folder the task reads (its metadata's ``data_dir`` when set, resolved as the loaders resolve it
+  Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import); a ``.py``
+  file's of its code as for the model code, every other file's of its bytes;
+* the retrieval fingerprint known before running: the ``retrieval`` package's code (hashed as the model code) and
+  the files of the data folder the task reads (its metadata's ``data_dir`` when set, resolved as the loaders resolve it
   (:func:`tasks.data.resolve_data_dir`), else ``$TOKRAG_DATA_DIR``): for tokrag's QA and ``wiki_lm`` loaders only
   the questions, oracle, few-shot pool and named-corpus files those loaders resolve (:func:`task_read_files`), so an
   edit elsewhere in the folder (a README, another corpus, a file of your own) keeps every finished run; for any
@@ -95,10 +97,13 @@ class _HashMemo(HashMemo):
     def tree(self, root: Path, suffixes: set[str] | None, max_bytes: int | None = None, *, source: bool = False) -> str:
         """:func:`retrieval.io.tree_fingerprint` of ``root``, walked once per key computation (every cell fingerprints
         the same ``tokrag_model/``, ``retrieval/``, ``tasks/`` and data folder: 473 walks for the 99 cells of
-        ``nq-wiki-12k-v2`` before). ``source``: the default size limit of source files (``MAX_SOURCE_BYTES``)."""
+        ``nq-wiki-12k-v2`` before). ``source``: a folder of code (:func:`code_fingerprint`, :func:`task_fingerprint`):
+        the default size limit of source files (``MAX_SOURCE_BYTES``), and each ``.py`` file hashed by its code
+        (``tree_fingerprint``'s ``code``: a docstring or comment edit keeps it), every other file by its bytes.
+        Without it, every file by its bytes (data folders, model folders)."""
         key = (str(root), None if suffixes is None else tuple(sorted(suffixes)), max_bytes, source)
         if key not in self.trees:
-            self.trees[key] = (tree_fingerprint(root, self, suffixes) if source
+            self.trees[key] = (tree_fingerprint(root, self, suffixes, code=True) if source
                                else tree_fingerprint(root, self, suffixes, max_bytes=max_bytes))
         return self.trees[key]
 
@@ -155,9 +160,23 @@ def _package_dir(module: str) -> Path | None:
 
 
 def code_fingerprint(module: str, memo: _HashMemo) -> str:
-    """Fingerprint of the source files of the outermost regular package that holds ``module`` (e.g. all
+    """Fingerprint (16 hex) of the source files of the outermost regular package that holds ``module`` (e.g. all
     of ``tokrag_model/`` for ``tokrag_model.methods.tokrag``: a method's run also depends on the shared
-    base class, decoder and prompts)."""
+    base class, decoder and prompts): ``[relative path, SHA-256]`` of its ``.py``, ``.yaml``, ``.yml`` and ``.jinja``
+    files (:func:`retrieval.io.tree_fingerprint` with ``code``, through :meth:`_HashMemo.tree` ``source``).
+
+    A ``.py`` file's SHA-256 is that of its code, :func:`retrieval.io.normalised_source` (``ast.dump`` without
+    docstrings: :func:`retrieval.io.python_code_sha`), so an edit of a docstring, a comment or the layout keeps the
+    fingerprint, hence every leaderboard cell and every ``--use_cache`` response
+    (:func:`tokrag_model.base.answer_code_fingerprint`); any other edit, a string used as a value included, changes it.
+    A ``.py`` file that does not parse is hashed by its bytes (a SyntaxError does not stop a key computation; the run
+    that imports the file fails on it). ``.yaml``/``.yml``/``.jinja`` files are data (prompts, settings), hashed by
+    their bytes: a comment edit there changes the fingerprint (rare). Per-file hashes are memoised by path and stamp in
+    the memo file (:meth:`retrieval.io.HashMemo.code_sha`, kind :data:`retrieval.io.PYTHON_CODE_KIND`): a first run
+    parses each file (~1 s for ``tokrag_model``, ``tasks`` and ``retrieval`` on a busy 2-core machine), a later one
+    costs a ``stat`` per file. Before s57 g1 every file was hashed by its bytes, so this re-keyed every cell once. A
+    module that cannot be found gives ``fingerprint(["unresolved-module", module])``. Raises OSError when a file cannot
+    be read."""
     d = _package_dir(module)
     if d is None:
         return fingerprint(["unresolved-module", module])
@@ -450,6 +469,8 @@ def task_fingerprint(task: str, include_path: list[Path], memo: _HashMemo) -> st
     ``!function`` targets import its loaders and metrics (``tasks/utils.py``, ``tasks/metrics.py``, ...).
     A YAML that ``include:``s one in another folder (your own task over ``tasks/qa/rag_qa_bm25.yaml``) adds
     that folder's (package's) fingerprint, so a change to tokrag's task code gives it a new run folder too.
+    Each folder by :meth:`_HashMemo.tree` ``source``: a ``.py`` file by its code (a docstring or comment edit keeps
+    the key; one that does not parse by its bytes), the YAMLs, templates and extensionless includes by their bytes.
     Raises ConfigError when no YAML defines the task; when a YAML of ``include_path`` declares it but lm-eval's index
     skips that file (its ``include:`` or ``!function`` module is not there, it is not valid YAML), the line names the
     YAML and what it misses (:func:`tasks.precheck.check_include_path_tasks`, the CLI's check of ``--include_path``)."""

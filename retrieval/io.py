@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -106,6 +107,13 @@ class HashMemo:
         """Hex SHA-256 of the file ``p`` (:func:`sha256_file`), memoised. Raises OSError when it cannot be read."""
         return self.derived(p, "", sha256_file)
 
+    def code_sha(self, p: Path) -> str:
+        """Hex SHA-256 of the Python file ``p``'s code (:func:`python_code_sha`: its docstrings, comments and layout
+        left out; its bytes' SHA-256 when it does not parse), memoised under :data:`PYTHON_CODE_KIND` (never served
+        from a raw-bytes entry of :meth:`sha`, nor from one another Python or an older normalisation wrote). Raises
+        OSError when it cannot be read."""
+        return self.derived(p, PYTHON_CODE_KIND, _code_sha_here)
+
     def save(self) -> None:
         """Merge the new entries into the memo file (atomically, under :func:`file_lock`); nothing when none."""
         if not self.dirty:
@@ -147,11 +155,13 @@ def file_stamp(p: str | os.PathLike) -> list[int]:
 
 
 def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,
-                     max_bytes: int | None = MAX_SOURCE_BYTES) -> str:
+                     max_bytes: int | None = MAX_SOURCE_BYTES, *, code: bool = False) -> str:
     """Fingerprint (16 hex) of the files under ``root``: ``[relative path, SHA-256]`` of each, in sorted order,
     skipping hidden files and folders and ``__pycache__``; only files whose suffix is in ``suffixes`` (None: all)
     and of at most ``max_bytes`` (None: any size). A file ``root`` gives ``fingerprint([name, SHA-256])``.
-    File hashes go through ``memo``. Raises OSError when a file cannot be read.
+    File hashes go through ``memo``. ``code``: a ``.py`` file's hash is that of its code (:meth:`HashMemo.code_sha`:
+    a docstring, comment or layout edit keeps it; a file that does not parse by its bytes), every other file's of
+    its bytes; without it (the default) every file's of its bytes. Raises OSError when a file cannot be read.
 
     Symlinked files and folders are followed, with paths as seen through the link (``nq_open/NQ-open.dev.jsonl``
     for a link ``nq_open -> /elsewhere/nq_open``), so a data folder made of links is fingerprinted by what they
@@ -159,8 +169,12 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     entered: a folder is skipped when its real path is that of one of the folders above it. A folder without
     symlinked folders gets the same fingerprint as before links were followed."""
     root = Path(root)
+
+    def sha(p: Path) -> str:
+        return memo.code_sha(p) if code and p.suffix == ".py" else memo.sha(p)
+
     if root.is_file():
-        return fingerprint([root.name, memo.sha(root)])
+        return fingerprint([root.name, sha(root)])
     items = []
     # real paths of each walked folder and the folders above it: a link back into them would loop
     chain: dict[str, frozenset[str]] = {str(root): frozenset({os.path.realpath(root)})}
@@ -179,7 +193,7 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
                 continue
             if max_bytes is not None and p.stat().st_size > max_bytes:
                 continue
-            items.append([p.relative_to(root).as_posix(), memo.sha(p)])
+            items.append([p.relative_to(root).as_posix(), sha(p)])
     return fingerprint(items)
 
 
@@ -199,6 +213,42 @@ def normalised_source(source: str | bytes, filename: str = "<source>") -> str:
                 body[:] = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
                                                    and isinstance(s.value.value, str))]
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+PYTHON_CODE_KIND = f"py-code-v1-{sys.version_info[0]}.{sys.version_info[1]}"
+"""The :meth:`HashMemo.derived` kind of :meth:`HashMemo.code_sha`'s entries in the memo file. Versioned: ``v1`` is
+:func:`python_code_sha` as it is (bump it when :func:`normalised_source` changes what it keeps), and the Python version
+is in it because ``ast.dump`` of the same file differs between Python versions (another Python's entry is computed
+again, not served). A raw-bytes entry (:meth:`HashMemo.sha`: the bare path, the form an older tokrag wrote for every
+source file) has no kind, so it is never read as a code hash."""
+
+
+def python_code_sha(p: str | os.PathLike) -> str:
+    """Hex SHA-256 of the code of the Python file ``p``: of :func:`normalised_source` of its bytes (UTF-8), so an edit
+    of a docstring, a comment, a blank line or the layout keeps it, and any other edit (a string used as a value
+    included) changes it. A file that does not parse (a SyntaxError, a null byte, a bad coding line, nesting too deep
+    for the parser) is hashed by its bytes (:func:`sha256_bytes`) rather than stopping a key computation: any edit of
+    it changes the hash, and the run that imports it fails on it. Depends on the Python version (``ast.dump``).
+    Raises OSError when ``p`` cannot be read."""
+    data = Path(p).read_bytes()
+    try:
+        code = normalised_source(data, str(p))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a bad encoding (older Pythons);
+        # RecursionError, MemoryError: nesting too deep (10,000 unary minuses: the parser's MemoryError in 3.11)
+        return sha256_bytes(data)
+    return sha256_bytes(code.encode("utf-8"))
+
+
+def _code_sha_here(p: Path) -> str:
+    """:func:`python_code_sha` of ``p``, memoised in this process too by (resolved path, :func:`file_stamp`), so that
+    key computations whose memo file is not kept (a read-only cache folder; each test's own cache folder) parse each
+    file once per process, not once per computation."""
+    return _code_sha_at(str(Path(p).resolve()), tuple(file_stamp(p)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _code_sha_at(path: str, stamp: tuple[int, ...]) -> str:
+    return python_code_sha(path)
 
 
 def _module_file(module: str) -> Path:

@@ -332,7 +332,7 @@ def test_rescore_allow_missing_says_why_a_cell_is_missing(tmp_path, capsys):
     key = {c.cell_id: k for c, k, _ in cell_keys(spec)}["standard/toy_qa/seed1"]
     shutil.copytree(runs / key, runs / "copy-of-standard")
     utils = inc / "toy_qa" / "utils.py"
-    utils.write_text(utils.read_text() + "\n# task code changed\n")
+    utils.write_text(utils.read_text() + "\nTASK_CODE_CHANGED = 1\n")
     capsys.readouterr()
     assert lb_main(["rescore", str(spec.path), "--runs-dir", str(runs), "--out", str(tmp_path / "r"), "--allow-missing"]) == 0
     cap = capsys.readouterr()

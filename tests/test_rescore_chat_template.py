@@ -79,7 +79,7 @@ def _copy(finished, tmp_path):
     shutil.copytree(finished / "qa", tmp_path / "qa")
     shutil.copytree(finished / "runs", tmp_path / "runs")
     spec = _spec(tmp_path / "s", tmp_path / "qa", str(finished / "model"))  # the model's path is in the run key
-    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
+    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "EDITED = 1\n")
     return spec, tmp_path / "runs"
 
 

@@ -115,7 +115,7 @@ def test_a_loader_failure_logs_its_traceback_and_a_compare_bug_is_not_called_a_d
     (record,) = [r for r in caplog.records if "could not be rebuilt" in r.getMessage()]
     assert record.getMessage() == "rescore: the docs of standard/toy_qa/seed1 could not be rebuilt"
     assert record.levelno == logging.DEBUG and record.exc_info[0] is FileNotFoundError
-    utils.write_text(text + "# edited\n")  # the docs rebuild; an error comparing them is rescore's own, raised as is
+    utils.write_text(text + "EDITED = 1\n")  # the docs rebuild; an error comparing them is rescore's own, raised as is
 
     def broken(*_):
         raise KeyError("internal")
@@ -130,7 +130,7 @@ def test_a_built_in_task_whose_instruction_line_changed_is_refused(finished, tmp
     shutil.copytree(finished / "bruns", tmp_path / "runs")
     methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
     spec = write_spec(tmp_path / "b", include=tmp_path / "qa", tasks=["nq_oracle_gold"], limit=2, methods=methods)
-    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
+    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "EDITED = 1\n")
     assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the docs are the current ones: re-scored
     old = tasks.utils.QA_PROMPTS["instruct"]
     monkeypatch.setitem(tasks.utils.QA_PROMPTS, "instruct", "Answer in one word.\n")  # the breaker's QA_PROMPTS edit
@@ -147,7 +147,7 @@ def test_a_changed_few_shot_pool_is_refused_by_the_prompt(finished, tmp_path, mo
     shutil.copytree(finished / "fruns", tmp_path / "runs")
     spec = write_spec(tmp_path / "f", include=tmp_path / "qa", tasks=["nq_oracle_gold"], limit=2, methods=_ONE,
                       extra={"shared": {**_SHARED, "num_fewshot": 1}})
-    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
+    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "EDITED = 1\n")
     assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r0") == 0  # the requests are the current ones: re-scored
     reverse_fewshot_pool(monkeypatch)
     with pytest.raises(StaleGenerationsError) as exc:
@@ -227,7 +227,7 @@ def test_a_models_appended_trace_is_not_compared_with_the_rebuilt_requests(tmp_p
     sample = json.loads(next(runs.glob("*/samples_toy_qa.jsonl")).read_text().splitlines()[0])
     assert "tokrag_trace" in sample["arguments"][0][-1]  # the logged request carries the trace
     utils = tmp_path / "c" / "tasks" / "toy_qa" / "utils.py"
-    utils.write_text(utils.read_text() + "# edited\n")
+    utils.write_text(utils.read_text() + "EDITED = 1\n")
     capsys.readouterr()
     assert rescore_cli(spec, runs, tmp_path / "r") == 0
     assert "note: standard/toy_qa/seed1: task folder changed since the run" in capsys.readouterr().out

@@ -128,7 +128,7 @@ def test_requests_are_rebuilt_once_per_task_and_seed_not_per_method(finished, tm
 
     spec, runs, yaml = _copy(finished, tmp_path)
     utils = yaml.parent / "utils.py"
-    utils.write_text(utils.read_text() + "# edited: a new task fingerprint, the same requests\n")
+    utils.write_text(utils.read_text() + "EDITED = 1  # a new task fingerprint, the same requests\n")
     calls = []
     build = ConfigurableTask.build_all_requests
 

@@ -94,7 +94,7 @@ def test_rescore_of_earlier_task_code_renders_with_the_aliass_tokenizer(pinned, 
     shutil.copytree(root / "qa", tmp_path / "qa")
     shutil.copytree(root / "runs", tmp_path / "runs")
     spec = _spec(tmp_path / "s", tmp_path / "qa")
-    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "# edited\n")
+    (tmp_path / "qa" / "utils.py").write_text((tmp_path / "qa" / "utils.py").read_text() + "EDITED = 1\n")
     with caplog.at_level(logging.WARNING, logger="leaderboards.rescore"):
         assert rescore_cli(spec, tmp_path / "runs", tmp_path / "r") == 0
     assert f"note: {CID}: task folder changed since the run" in capsys.readouterr().out

@@ -279,9 +279,11 @@ is part of the ``--use_cache`` key (:func:`answer_code_fingerprint`)."""
 def answer_code_fingerprint() -> str:
     """Fingerprint (16 hex) of the source of :data:`ANSWER_CODE_PACKAGES` as this process imported it: per package,
     :func:`leaderboards.keys.code_fingerprint` (the leaderboard run keys' model-code hash: ``[relative path, SHA-256]``
-    of the ``.py``/``.yaml``/``.yml``/``.jinja`` files, file hashes memoised in :class:`retrieval.io.HashMemo`).
-    Computed once per process (~25 ms on a first run, a ``stat`` per file after), when the first model is built (a
-    file edited during the run does not change it); part of
+    of the ``.py``/``.yaml``/``.yml``/``.jinja`` files, a ``.py`` file's SHA-256 that of its code without docstrings,
+    comments or layout (:func:`retrieval.io.normalised_source`; its bytes' when it does not parse), the others' that
+    of their bytes; file hashes memoised in :class:`retrieval.io.HashMemo`), so a docstring or comment edit keeps the
+    cached responses. Computed once per process (~1 s on a first run, which parses each file, a ``stat`` per file
+    after), when the first model is built (a file edited during the run does not change it); part of
     :meth:`RAGMethodLM.response_cache_args`, so answers cached by other tokrag code (an edited method, another commit)
     are recomputed, not read back under the new code's provenance."""
     from leaderboards.keys import _HashMemo, code_fingerprint
