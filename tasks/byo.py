@@ -253,7 +253,7 @@ def _cell_lists(where: str, row: dict, f: Path) -> dict:
             raise DataError(f"{where}: {field!r} is {cell!r}, " + ("which is not valid JSON" if meant_list else
                                                                    "not a list")
                             + f": a {'CSV' if csv else 'TSV'} cell holds text, so write the list as JSON in the cell, "
-                            + ("e.g. " if meant_list else "") + write
+                            + ("e.g. " if meant_list or not text else "") + write  # a blank cell: an example
                             + (" (as CSV quotes a cell with quotes)" if csv else "") + ", or give the questions as a "
                             "JSONL file")
         out[field] = value
