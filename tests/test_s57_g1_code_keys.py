@@ -94,46 +94,82 @@ def _raw(pkg: Path) -> str:
     return rio.tree_fingerprint(pkg, rio.HashMemo(), {".py", ".yaml", ".yml", ".jinja"})
 
 
+def _docstring_lines(path: Path) -> list[tuple[int, int]]:
+    """``(line index, column)`` where each docstring of ``path`` (module, classes, functions) opens."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(
+                node, clean=False) is not None:
+            out.append((node.body[0].lineno - 1, node.body[0].col_offset))
+    return out
+
+
+def _edit_docstrings(path: Path) -> int:
+    """Every docstring of ``path`` gets words in front of its text, and the module's one more line; the count."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    places = _docstring_lines(path)
+    for i, col in sorted(places, reverse=True):
+        line = lines[i]
+        at = col + next(k for k, c in enumerate(line[col:]) if c in "\"'")  # past a prefix (r, u)
+        at += 3 if line[at:at + 3] in ('"""', "'''") else 1  # a plain "..." docstring too
+        lines[i] = line[:at] + "Edited (s57 g1). " + line[at:]
+    _rewrite(path, "".join(lines))
+    compile(path.read_bytes(), str(path), "exec")  # still Python
+    return len(places)
+
+
+def _edit_comments_and_layout(path: Path) -> None:
+    """Comment lines and blank lines added before every top-level definition, a comment after the first import."""
+    text = path.read_text(encoding="utf-8")
+    assert "\ndef " in text and "\nimport " in text
+    text = text.replace("\ndef ", "\n# a comment added by s57 g1\n\n\ndef ")
+    text = text.replace("\nimport ", "\n# a comment line\nimport ", 1)
+    _rewrite(path, text + "\n# a last comment\n")
+
+
 def test_a_docstring_only_edit_keeps_the_code_fingerprint(copy):
     before, raw = _fp(), _raw(copy)
-    _edit(copy / "io.py", '"""Small I/O helpers shared by the run cache', '"""Small input/output helpers, shared by the run cache')
-    _edit(copy / "io.py", '    """Hex SHA-256 of ``data``."""\n', '    """Hex SHA-256 of ``data`` (bytes, any length).\n\n    Pure."""\n')
-    _edit(copy / "io.py", '"""The default ``suffixes`` of :func:`tree_fingerprint`', '"""The ``suffixes`` :func:`tree_fingerprint` defaults to')
+    assert _edit_docstrings(copy / "io.py") > 10 and _edit_docstrings(copy / "cache.py") > 10
     assert _raw(copy) != raw  # the files' bytes did change
     assert _fp() == before  # was another fingerprint: every cell and cached response re-keyed
 
 
 def test_a_comment_and_layout_only_edit_keeps_the_code_fingerprint(copy):
     before, raw = _fp(), _raw(copy)
-    _edit(copy / "io.py", "# written into every index folder tokrag builds", "# written into each index folder that tokrag builds")
-    _edit(copy / "io.py", "def sha256_bytes(data: bytes) -> str:\n",
-          "# a new comment line\n\n\ndef sha256_bytes(data: bytes) -> str:  # and one at a line's end\n")
-    _edit(copy / "io.py", 'def fingerprint(obj: Any, length: int = 16) -> str:',
-          'def fingerprint(obj: Any,\n                length: int = 16) -> str:')
+    _edit_comments_and_layout(copy / "io.py")
+    _edit_comments_and_layout(copy / "bm25.py")
     assert _raw(copy) != raw
     assert _fp() == before
 
 
+def _append(path: Path, text: str) -> None:
+    _rewrite(path, path.read_text(encoding="utf-8") + text)
+
+
 def test_a_code_edit_changes_the_code_fingerprint(copy):
     before = _fp()
-    _edit(copy / "io.py", "def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20)",
-          "def sha256_file(path: str | os.PathLike, chunk: int = 1 << 21)")
+    _append(copy / "io.py", "\nS57G1 = 1\n")
     after = _fp()
     assert after != before
-    _rewrite(copy / "bm25.py", (copy / "bm25.py").read_text(encoding="utf-8") + "\nS57G1 = 1\n")  # another file
+    _append(copy / "bm25.py", "\nS57G1 = 2\n")  # another file
     assert _fp() not in (before, after)
 
 
 def test_a_string_used_as_a_value_changes_the_code_fingerprint(copy):
+    _append(copy / "io.py", '\nS57G1_NAME = "leaderboard-file-hashes.json"\n\n\ndef s57g1():\n    """Doc."""\n    return "x"\n')
     before = _fp()
-    _edit(copy / "io.py", 'HASH_MEMO_FILE = "leaderboard-file-hashes.json"', 'HASH_MEMO_FILE = "leaderboard-file-hashes-2.json"')
+    _append(copy / "io.py", 'S57G1_NAME = "leaderboard-file-hashes-2.json"\n')  # a string assigned: a value
     after = _fp()
     assert after != before
-    # a string a function returns, written where a docstring would stand after the first statement: a value too
-    _edit(copy / "io.py", '    return hashlib.sha256(data).hexdigest()\n',
-          '    return hashlib.sha256(data).hexdigest()\n    "unreachable, but a statement: a docstring only if first"\n')
-    assert _fp() == after  # a bare string statement anywhere is left out (normalised_source), as in the retrieval keys
-    _edit(copy / "io.py", '    return hashlib.sha256(data).hexdigest()\n', '    return hashlib.sha256(data).hexdigest() or "x"\n')
+    # a bare string statement (not first in its body) is left out as a docstring is (normalised_source, as in the
+    # retrieval keys); a string returned is a value
+    _append(copy / "io.py", '"""an attribute docstring under S57G1_NAME"""\n')
+    assert _fp() == after
+    text = (copy / "io.py").read_text(encoding="utf-8")
+    assert text.count('    return "x"\n') == 1
+    _rewrite(copy / "io.py", text.replace('    return "x"\n', '    return "y"\n'))
     assert _fp() != after
 
 
