@@ -55,15 +55,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     """:func:`main` with the arguments given; returns the exit code. No arguments, ``-h``, ``--help``, ``help``: the
-    commands, one line each (0); ``--version``: :func:`tokrag_model.eval_cli.version_text` (0)."""
+    commands, one line each (0); ``--version``: :func:`tokrag_model.eval_cli.version_text` (0); either into a pipe
+    whose reader has closed it (``tokrag --version | head -1``): nothing more, no traceback, 1
+    (:func:`tokrag_model.eval_cli.print_out`)."""
+    from tokrag_model.eval_cli import print_out  # 1 when stdout's pipe is closed (tokrag --help | head -1)
+
     if not argv or argv[0] in {"-h", "--help", "help"}:
-        print(_usage())
-        return 0
+        return print_out(_usage())
     if argv[0] == "--version":
         from tokrag_model.eval_cli import version_text  # package metadata only: no torch or lm-eval import
 
-        print(version_text())
-        return 0
+        return print_out(version_text())
     name = argv[0]
     if name not in _COMMANDS:
         print(f"tokrag: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)

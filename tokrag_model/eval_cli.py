@@ -116,6 +116,46 @@ def version_text() -> str:
     return "\n".join([head, *(f"{name} {value or 'not installed'}" for name, value in versions.items())])
 
 
+def print_out(text: str) -> int:
+    """Print ``text`` and a newline on stdout, flushed: the help and version printing of ``tokrag --help``,
+    ``tokrag --version``, ``tokrag eval --help`` / ``--version`` and ``python -m tokrag_model.eval_cli``. Returns 0,
+    or 1 when stdout is a pipe whose reader has closed it (``tokrag --version | head -1``), which ended in a
+    ``BrokenPipeError`` traceback: nothing is printed then, stdout is pointed at the null device
+    (:func:`_discard_stdout`), so that the interpreter's flush at exit raises nothing, and the exit status is 1, as
+    Python's note on SIGPIPE recommends (the ``signal`` module's documentation: SIGPIPE keeps Python's handling; it
+    is not set to ``SIG_DFL``, which would kill any command whose socket or pipe closes)."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _discard_stdout()
+        return 1
+    return 0
+
+
+def _discard_stdout() -> None:
+    """After a ``BrokenPipeError`` on stdout: point file descriptor 1 at ``os.devnull`` (opened for writing, as a
+    shell's ``> /dev/null`` does), so that what stays in stdout's buffer is dropped when Python flushes it at exit
+    instead of raising the error again (``Exception ignored ... BrokenPipeError``, exit status 120)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _flush_stdout() -> bool:
+    """Flush stdout after lm-eval printed its help (argparse ignores an OSError of the write); True, with stdout
+    discarded (:func:`_discard_stdout`), when its pipe's reader has closed it."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return True
+    return False
+
+
 def check_tasks_given(argv: list[str]) -> None:
     """Refuse a ``run`` (``argv``: lm-eval's arguments after ``run``) that names no task: neither ``--tasks`` / ``-t``
     (as lm-eval's parser reads it; empty names, e.g. ``--tasks ""``, count as none) nor ``tasks`` in the
@@ -170,12 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     hook checks before the model load."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--version"]:
-        print(version_text())
-        return 0
+        return print_out(version_text())
     if not argv or argv[0] not in LMEVAL_COMMANDS:
         argv = ["run", *argv]  # as lm-eval does for two arguments or more; one (--tasks=X) was an 'unrecognized' error
-    if argv[0] == "run" and (len(argv) == 1 or {"-h", "--help"} & set(argv[1:])):
-        print(help_text())  # then lm-eval's 'run' options: its own top-level help lists only its subcommands
+    helping = argv[0] == "run" and (len(argv) == 1 or bool({"-h", "--help"} & set(argv[1:])))
+    if helping:
+        if print_out(help_text()):  # then lm-eval's 'run' options: its own top-level help lists only its subcommands
+            return 1  # stdout's reader is gone (tokrag eval --help | head -1): nothing more to print
         argv = ["run", "--help"] if len(argv) == 1 else argv
     elif argv[0] == "run":
         check_tasks_given(argv[1:])
@@ -191,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = ["lm_eval", *argv]
         cli_evaluate()
     except SystemExit as exc:
+        if helping and _flush_stdout():  # argparse drops a failed write of the help: it would fail again at exit
+            return 1
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     except KeyboardInterrupt:  # lm-eval's own: a 100-line traceback through torch
         close_progress_bars()
