@@ -54,6 +54,10 @@ EMPTY_NUMBER = ("it is empty (lm-eval reads key= as empty text, e.g. from an uns
                 "or none or drop the argument for its default")
 """Why an optional number given as empty text is refused (:func:`to_opt_int`, :func:`to_opt_float`): ``k=`` silently
 meant the default (every attached passage), as ``query_field=`` once meant the field ``''`` (:func:`nonempty_str`)."""
+EMPTY_REQUIRED_NUMBER = ("it is empty (lm-eval reads key= as empty text, e.g. from an unset shell variable); give a "
+                         "number, or drop the argument for its default")
+""":data:`EMPTY_NUMBER` for a number that is not optional (:func:`int_at_least` without ``optional``: ``n_anchors=``,
+``max_gen_toks=``), where ``none`` is refused too, so the line does not offer it."""
 
 
 def to_opt_int(value: Any) -> int | None:
@@ -207,8 +211,11 @@ def number_in(low: float, high: float) -> Callable[[Any], float]:
 
 def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None]:
     """A caster to int (whole numbers only) that rejects values below ``low``; with ``optional``, ``None``
-    (or ``none``/``null``) stays ``None`` (the default applies); empty text is refused (:data:`EMPTY_NUMBER`)."""
+    (or ``none``/``null``) stays ``None`` (the default applies); empty text is refused (:data:`EMPTY_NUMBER`;
+    without ``optional``, :data:`EMPTY_REQUIRED_NUMBER`, as ``none`` is refused there too)."""
     def cast(value: Any) -> int | None:
+        if not optional and isinstance(value, str) and not value.strip():
+            raise ValueError(EMPTY_REQUIRED_NUMBER)
         num = to_opt_int(value)
         if num is None and optional:
             return None
