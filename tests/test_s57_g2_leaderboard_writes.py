@@ -162,6 +162,93 @@ def test_run_whose_journal_cannot_be_removed_after_done_is_one_line_and_the_cell
     assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(tmp_path / "rep")) == 0
 
 
+def _interrupted(tmp_path, monkeypatch, appends: int) -> tuple[list[str], Path]:
+    """The toy cell stopped by a read-only disk (EROFS, already one line) at its journal's append ``appends + 1``:
+    its folder keeps config.json and the journal's header and first ``appends`` chunks. -> (the run's arguments, the
+    cell folder)."""
+    import builtins
+
+    spec_path = _toy_spec(tmp_path)
+    runs = tmp_path / "runs"
+    argv = ["run", str(spec_path), "--runs-dir", str(runs), "--no-progress"]
+    seen = {"n": 0}
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if Path(file).name == "journal.jsonl" and mode == "ab":
+            seen["n"] += 1
+            if seen["n"] > appends:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(file))
+        return builtins.open(file, mode, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(runner, "open", fake_open, raising=False)
+        assert tokrag(*argv) == 2
+    cell = runs / _key(spec_path)
+    assert len((cell / "journal.jsonl").read_bytes().splitlines()) == 1 + appends
+    return argv, cell
+
+
+def test_resumed_run_whose_earlier_files_cannot_be_removed_is_one_line_and_resumes(tmp_path, monkeypatch, capsys):
+    """A resumed cell first removes the files of the attempt before (a kill after its samples, before DONE); that
+    removal met EACCES: was a traceback, exit 1. The journal stays, and the same command resumes from it."""
+    argv, cell = _interrupted(tmp_path, monkeypatch, 1)
+    stray = cell / "samples_toy_qa.jsonl"
+    stray.write_text("{}\n")
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        fail_path(m, Path, "unlink", lambda p: p == stray, errno.EACCES)
+        rc = tokrag(*argv)
+    assert (rc, errors(capsys)) == (2, [EACCES.format(note="", f=stray)])
+    assert len((cell / "journal.jsonl").read_bytes().splitlines()) == 2
+    assert tokrag(*argv) == 0
+    assert json.loads((cell / "cost.json").read_text())["resumed_requests"] == 1 and (cell / "DONE").is_file()
+    assert stray.read_text() != "{}\n"
+
+
+def test_resumed_run_whose_journal_cannot_be_cut_is_one_line_and_resumes(tmp_path, monkeypatch, capsys):
+    """A journal line that fails its checksum is cut off (``_Journal._cut``: the journal opened ``r+b``, truncated,
+    fsynced); an EIO of its flush (no path, as a failing disk's buffered write) was a traceback naming no file,
+    exit 1. Now the line names the journal,
+    and the same command resumes from the chunks before the cut."""
+    import builtins
+
+    argv, cell = _interrupted(tmp_path, monkeypatch, 3)
+    journal = cell / "journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    damaged = json.loads(lines[2])
+    damaged[runner.CHECKSUM] = "0" * len(str(damaged[runner.CHECKSUM]))
+    journal.write_bytes(b"".join([*lines[:2], (json.dumps(damaged) + "\n").encode(), *lines[3:]]))
+
+    class FailingFsync:
+        def __init__(self, f):
+            self.f = f
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def flush(self):
+            self.f.flush()
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        f = builtins.open(file, mode, *args, **kwargs)
+        return FailingFsync(f) if Path(file) == journal and mode == "r+b" else f
+
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        m.setattr(runner, "open", fake_open, raising=False)
+        rc = tokrag(*argv)
+    assert (rc, errors(capsys)) == (2, [EIO.format(note="", f=journal)])
+    assert tokrag(*argv) == 0
+    assert json.loads((cell / "cost.json").read_text())["resumed_requests"] == 1 and (cell / "DONE").is_file()
+
+
 @pytest.mark.parametrize("prefix,extra", [(".max-cells-", ["--max-cells", "1"]), (".jobs-", [])])
 def test_run_jobs_whose_shared_folder_cannot_be_created_is_one_line(tmp_path, monkeypatch, capsys, prefix, extra):
     """``run --jobs 2``: the ``--max-cells`` count folder and the helpers' summaries folder, both made in the runs
