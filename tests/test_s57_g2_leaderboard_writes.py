@@ -462,3 +462,26 @@ def test_leaderboard_write_marks_only_its_block(tmp_path):
     with pytest.raises(ValueError):
         with runner.leaderboard_write(target):
             raise ValueError("x")
+
+
+def test_a_helpers_cell_claim_that_cannot_be_written_is_a_write_error(tmp_path, monkeypatch, capsys):
+    """``run --jobs N --max-cells M``: each process counts a cell by creating ``claim-<i>`` in the shared folder; an
+    EIO there (not the claim another process won, not the folder removed) was unmarked, so a helper's traceback;
+    now the one line naming the claim file."""
+    from retrieval.errors import print_no_room
+
+    class Os:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def open(path, *a, **kw):
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
+
+    budget = runner._CellBudget(2, tmp_path)
+    monkeypatch.setattr(runner, "os", Os())
+    with pytest.raises(OSError) as failed:
+        budget.take()
+    monkeypatch.undo()
+    assert print_no_room(failed.value, "tokrag leaderboard")
+    assert errors(capsys) == [EIO.format(note="", f=tmp_path / "claim-0")]
