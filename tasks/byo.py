@@ -118,8 +118,12 @@ def _rows(spec: str, split: str) -> list[tuple[str, dict]]:
         from retrieval.corpus import relative_note
 
         bare = str(spec).strip()
-        spaces = (f"; without the spaces around it, {bare!r} exists: remove them" if bare != str(spec) and bare
-                  and user_path(bare, "questions")[0].exists() else "")
+        spaces = ""
+        if bare != str(spec) and bare:  # a space copied with a file name or a hub id: name what the bare value is
+            spaces = (f"; without the spaces around it, {bare!r} exists: remove them"
+                      if user_path(bare, "questions")[0].exists() else
+                      f"; without the spaces around it, {bare!r} is read as a hub id: remove them" if is_hub_id(bare)
+                      else "")
         raise ConfigError(f"questions {spec!r}: no such file{relative_note(p)}{spaces} (give a JSONL file with question "
                           "and answers per line, or a hub id)")
     from .sources import hub_rows
