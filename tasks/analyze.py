@@ -766,15 +766,17 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
 def records_code_fingerprint() -> str:
     """Fingerprint (16 hex) of the code that scores a sample into :class:`TokenRecord` lines, part of the records key
     (:func:`records_config`): the source of ``tokrag_model`` (decoder, Tok-RAG's scores, prompts, loading:
-    :func:`leaderboards.keys.code_fingerprint`, as the leaderboard's run keys hash it) and of this module. The rest of
-    ``tasks`` (task YAMLs, loaders) is left out: what it changes reaches the records through the input ids, which
-    each records line fingerprints. Computed once per process."""
+    :func:`leaderboards.keys.code_fingerprint`, as the leaderboard's run keys hash it) and of this module, hashed
+    the same way (:meth:`retrieval.io.HashMemo.code_sha`: the SHA-256 of its code without docstrings, comments or
+    layout, :func:`retrieval.io.normalised_source`), so a docstring or comment edit keeps every records file. The rest
+    of ``tasks`` (task YAMLs, loaders) is left out: what it changes reaches the records through the input ids, which
+    each records line fingerprints. Computed once per process. Raises OSError when a source file cannot be read."""
     from leaderboards.keys import _HashMemo, code_fingerprint
-    from retrieval.io import fingerprint, sha256_file
+    from retrieval.io import fingerprint
 
     memo = _HashMemo()
     value = fingerprint([["tokrag_model", code_fingerprint("tokrag_model", memo)],
-                         ["tasks/analyze.py", sha256_file(Path(__file__))]])
+                         ["tasks/analyze.py", memo.code_sha(Path(__file__))]])
     try:
         memo.save()
     except OSError:  # a read-only cache: the hashes are simply not kept

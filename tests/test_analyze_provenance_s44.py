@@ -143,7 +143,7 @@ def test_the_records_code_fingerprint_is_the_scoring_code_only(monkeypatch) -> N
 
     import leaderboards.keys as keys
     from tasks import analyze
-    from retrieval.io import fingerprint, sha256_file
+    from retrieval.io import fingerprint, python_code_sha
 
     asked = []
     monkeypatch.setattr(keys, "code_fingerprint", lambda module, memo: asked.append(module) or f"fp-{module}")
@@ -154,4 +154,4 @@ def test_the_records_code_fingerprint_is_the_scoring_code_only(monkeypatch) -> N
         analyze.records_code_fingerprint.cache_clear()
     assert asked == ["tokrag_model"]
     assert value == fingerprint([["tokrag_model", "fp-tokrag_model"],
-                                 ["tasks/analyze.py", sha256_file(Path(analyze.__file__))]])
+                                 ["tasks/analyze.py", python_code_sha(Path(analyze.__file__))]])  # its code (s57 r6)
