@@ -229,6 +229,54 @@ GEN_KWARGS_READ = ("until and max_gen_toks (or max_new_tokens, max_tokens, max_c
                    "false or temperature 0")
 
 
+BUDGET_ALIASES: tuple[str, ...] = ("max_gen_toks", "max_new_tokens", "max_tokens", "max_completion_tokens")
+"""lm-eval 0.4.13's names of the answer budget (tokens), in ``normalize_gen_kwargs``'s order: the first one set wins."""
+
+
+class GenKwargsValueError(ValueError):
+    """A generation kwarg whose value lm-eval would run with another meaning than the one written (its message names
+    the key and value and what to give instead: one line)."""
+
+
+def check_gen_kwarg_values(gen_kwargs: dict) -> None:
+    """Refuse values of ``gen_kwargs`` (one request's generation kwargs) that lm-eval 0.4.13 reads without a word but
+    with another meaning than written: a NaN or infinite number in any key (``temperature=nan`` reads as greedy in
+    ``normalize_gen_kwargs``, as ``nan > 0`` is false; ``top_p=inf``, ``top_k=nan``); a ``do_sample`` that is not
+    true or false (``do_sample=maybe`` would sample in ``hf``); an empty stop string in ``until`` (``until=``: lm-eval's
+    ``hf`` stops after the first token on it, its ``MultiTokenEOSCriteria`` finding ``""`` in any text, while a tokrag
+    method ignores it); a budget (the first of :data:`BUDGET_ALIASES` set, in tokens) that is not a whole number
+    (``normalize_gen_kwargs`` truncates ``1.5`` to 1) or is below 1 (``0``, ``-1``: no answer tokens).
+
+    Raises:
+        GenKwargsValueError: one line naming the key and value and what to give instead.
+    """
+    import math
+
+    for k, v in gen_kwargs.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise GenKwargsValueError(f"{k}={v!r} is not a finite number; give a number or drop {k}")
+    do_sample = gen_kwargs.get("do_sample")
+    if do_sample is not None and not isinstance(do_sample, bool) and do_sample not in (0, 1):
+        raise GenKwargsValueError(f"do_sample={do_sample!r} is not true or false; give do_sample=false (every tokrag "
+                                  "method decodes greedily) or drop it")
+    until = gen_kwargs.get("until")
+    if until == "" or (isinstance(until, list) and "" in until):
+        raise GenKwargsValueError(f"until={until!r} holds an empty stop string, which lm-eval's hf reads as a stop "
+                                  "after the first token and a tokrag method would ignore; give a stop string, or "
+                                  "drop until to stop only at the end-of-text token")
+    key = next((a for a in BUDGET_ALIASES if gen_kwargs.get(a) is not None), None)
+    if key is not None:
+        v = gen_kwargs[key]
+        if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
+            raise GenKwargsValueError(f"{key}={v!r} is not a whole number of tokens; give an integer of 1 or more")
+        try:
+            n = int(v)
+        except (TypeError, ValueError):
+            return  # normalize_gen_kwargs raises it: "cannot be read"
+        if n < 1:
+            raise GenKwargsValueError(f"{key}={v!r} leaves no answer tokens; give an integer of 1 or more")
+
+
 def unhonoured_gen_kwargs(gen_kwargs: dict) -> list[str]:
     """The keys of ``gen_kwargs`` (one request's generation kwargs, the task YAML's with ``--gen_kwargs`` over them)
     that a tokrag method would not honour: every method decodes greedily and reads only ``until`` and the budget. As
@@ -240,8 +288,11 @@ def unhonoured_gen_kwargs(gen_kwargs: dict) -> list[str]:
     record them in the results while the answers ignore them. Empty: all honoured.
 
     Raises:
+        GenKwargsValueError: a value lm-eval would run with another meaning (:func:`check_gen_kwarg_values`:
+            ``temperature=nan``, ``until=``, ``max_gen_toks=0``, ...).
         ValueError, TypeError: a budget or ``temperature`` that ``normalize_gen_kwargs`` cannot read as a number.
     """
+    check_gen_kwarg_values(gen_kwargs)
     norm = normalize_gen_kwargs(gen_kwargs)
     sampling = bool(norm["do_sample"])
     bad = [k for k in ("do_sample", "temperature") if sampling and gen_kwargs.get(k) is not None]
@@ -1358,7 +1409,8 @@ class RAGMethodLM(LM):
         Raises:
             ConfigError: a setting the method would not honour (:func:`unhonoured_gen_kwargs`: sampling, beams,
             ``repetition_penalty``, ...: the results would record it, the answers are greedy); a budget or temperature
-            that is not a number; ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument
+            that is not a number; a value lm-eval would read with another meaning (:func:`check_gen_kwarg_values`:
+            ``temperature=nan``, an empty ``until``, ``max_gen_toks=0``); ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument
             given explicitly that the task's generation_kwargs override (as in lm-eval's ``hf``, the request's value
             wins: the run would use another budget than the one given and recorded).
         """
@@ -1366,6 +1418,9 @@ class RAGMethodLM(LM):
         try:
             bad = unhonoured_gen_kwargs(gen_kwargs)
             norm = normalize_gen_kwargs(gen_kwargs, self.resolved_config["max_gen_toks"])
+        except GenKwargsValueError as exc:
+            raise ConfigError(f"--model {self.METHOD}: {where}: {exc} (--gen_kwargs or the task's "
+                              "generation_kwargs)") from None
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"--model {self.METHOD}: {where} {gen_kwargs!r} cannot be read ({exc}); the budget "
                               "(max_gen_toks) must be an integer and temperature a number") from None
