@@ -44,8 +44,8 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import (BOM, check_unicode, invalid_unicode, json_error, json_id, jsonl_conversion_command, one_passage_id, open_data,
-                 read_jsonl)
+from .io import (BOM, UNIQUE_KEYS_DECODER, DuplicateKeyError, check_unicode, duplicate_key_message, invalid_unicode, json_error,
+                 json_id, jsonl_conversion_command, one_passage_id, open_data, read_jsonl)
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -392,14 +392,20 @@ def _passages_tsv(path: Path) -> Iterator[tuple[str, Passage]]:
 
 
 def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
-    """``(file: entry 'key', passage)`` for each article of a Wikipedia summaries file."""
+    """``(file: entry 'key', passage)`` for each article of a Wikipedia summaries file.
+
+    Raises:
+        DataError: invalid UTF-8, malformed JSON, a key given twice in one object (a title twice: JSON would keep
+            only the last article; file and key named), not an object keyed by title, an entry without its text."""
     try:
         with open_data(path) as f:
-            data = json.loads(f.read().removeprefix(BOM).decode("utf-8"))
+            data = UNIQUE_KEYS_DECODER.decode(f.read().removeprefix(BOM).decode("utf-8"))  # a title twice: one lost
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: malformed JSON ({json_error(exc)})") from None
+    except DuplicateKeyError as exc:
+        raise DataError(duplicate_key_message(str(path), exc.key)) from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object keyed by title (Wikipedia summaries), got {type(data).__name__}")
     for key, rec in data.items():
