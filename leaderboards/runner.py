@@ -94,17 +94,23 @@ def leaderboard_write(path: str | os.PathLike) -> Iterator[None]:
     s57 g2 only ``EROFS`` and a full disk were. An error naming a file keeps that name (a parent folder that
     ``mkdir(parents=True)`` could not create, one file of a folder being removed); one naming none (a buffered
     write's flush, ``fsync``) is raised naming ``path`` (:func:`retrieval.io.no_room_naming`). Only writes go in the
-    block: a read's error in it would be told as a write's.
+    block: a read's error in it would be told as a write's. ``ENOENT`` (``FileNotFoundError``) is never marked, not
+    even by ``no_room_naming``: no disk refuses a write that way here; a file or folder this command made itself (a
+    staged report file, the staging folder, a cell's journal) is gone, a bug or a removal by hand meanwhile, and its
+    traceback shows where (s57 r7), where the line would tell to check the disk and run again.
 
     Raises:
         OSError: the block's, marked (the same exception, or for a pathless one the same errno naming ``path``,
-            raised ``from`` it); an OSError without an errno and any other exception pass unchanged.
+            raised ``from`` it); an ``ENOENT``, an OSError without an errno and any other exception pass unmarked.
     """
     try:
         with no_room_naming(path):
             yield
     except OSError as exc:
-        if isinstance(exc.errno, int) and not hasattr(exc, WRITE_MARK):
+        if exc.errno == errno.ENOENT:
+            with contextlib.suppress(AttributeError):
+                delattr(exc, WRITE_MARK)  # no_room_naming marks an error naming path, whatever its errno
+        elif isinstance(exc.errno, int) and not hasattr(exc, WRITE_MARK):
             mark_write(exc, exc.filename if isinstance(exc.filename, (str, bytes, os.PathLike)) else path)
         raise
 
