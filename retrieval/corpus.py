@@ -532,9 +532,14 @@ def check_corpus_path(path: str | os.PathLike) -> Path:
     """``path`` expanded (``~``), after checking that it exists; reads nothing (:func:`load_corpus` calls it first).
 
     Raises:
-        ConfigError: one line: a path-like value (a ``/`` or an extension) that does not exist (a relative one names
-        the working directory), else an unknown corpus name with the closest named corpora.
+        ConfigError: one line: an empty or blank ``corpus`` (``""`` is ``Path(".")``: every corpus file of the working
+        directory would be read as the corpus), a path-like value (a ``/`` or an extension) that does not exist (a
+        relative one names the working directory), else an unknown corpus name with the closest named corpora.
     """
+    if isinstance(path, str) and not path.strip():
+        raise ConfigError(f"corpus {path!r} is empty (it would read every file of the working directory as the corpus); "
+                          f"give a corpus name ({', '.join(NAMED_CORPORA)}), a corpus file or folder path, or "
+                          "prebuilt:<index>, or leave corpus out for the task's default")
     p, exists = user_path(path, "corpus path")
     if not exists:
         if "/" in str(path) or p.suffix:
