@@ -248,9 +248,23 @@ def closest(name: str, choices: Iterable[str], n: int = 4, cutoff: float = 0.6, 
 
 def unknown_name(what: str, name: str, choices: Iterable[str], *, hint: str = "", list_all: int = 12) -> str:
     """One-line message for an unknown name: ``unknown <what> 'x' (did you mean 'y'?)``, then the valid
-    names when there are at most ``list_all`` of them, then ``hint`` (what else may be given)."""
+    names when there are at most ``list_all`` of them, then ``hint`` (what else may be given).
+
+    The suggestion ignores case (the name is still refused: lm-eval's registries are case-sensitive): a name that
+    differs from valid ones only in case (``RAG-CAD``) gets them, with "names are case-sensitive"; otherwise the
+    :func:`closest` names by their case-folded spelling (``NQ_ORACLE_BM25_NOISE30`` gets the noise levels)."""
     pool = sorted({str(c) for c in choices})
-    near = closest(name, pool)
+    folded: dict[str, list[str]] = {}
+    for c in pool:
+        folded.setdefault(c.casefold(), []).append(c)
+    same = folded.get(str(name).casefold(), [])
+    if same:
+        names = " or ".join(repr(c) for c in same)
+        msg = f"unknown {what} {name!r} (did you mean {names}? names are case-sensitive)"
+        if len(pool) <= list_all:
+            msg += f"; valid: {', '.join(pool)}"
+        return msg + (f"; {hint}" if hint else "")
+    near = [c for f in closest(str(name).casefold(), folded) for c in folded[f]][:4]
     msg = f"unknown {what} {name!r}"
     if len(near) == 1:
         msg += f" (did you mean {near[0]!r}?)"
