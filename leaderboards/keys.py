@@ -70,7 +70,13 @@ from .spec import Cell, LeaderboardSpec
 
 log = logging.getLogger(__name__)
 
-KEY_SCHEMA = 2  # 2: files of any size hashed; a task's metadata data_dir keyed (1: files over 64 MiB skipped)
+KEY_SCHEMA = 3
+"""The definition of a cell's key (:func:`cell_key_material`'s ``schema``), bumped when the same inputs would give
+another key, so that ``run --estimate``, ``check`` and ``report`` name a finished run of the older definition as one
+whose ``schema`` differs (the run key's definition changed) rather than only as edited code or data. 3: a ``.py`` file
+of the model's package, the task folder and ``retrieval`` is hashed by its code (:func:`code_fingerprint`, s57 g1:
+``model_code``, ``retrieval_code`` and ``task_fingerprint`` moved with no edit); 2: files of any size hashed, a task's
+metadata ``data_dir`` keyed (1: files over 64 MiB skipped)."""
 
 
 class _HashMemo(HashMemo):
@@ -174,9 +180,9 @@ def code_fingerprint(module: str, memo: _HashMemo) -> str:
     their bytes: a comment edit there changes the fingerprint (rare). Per-file hashes are memoised by path and stamp in
     the memo file (:meth:`retrieval.io.HashMemo.code_sha`, kind :data:`retrieval.io.PYTHON_CODE_KIND`): a first run
     parses each file (~1 s for ``tokrag_model``, ``tasks`` and ``retrieval`` on a busy 2-core machine), a later one
-    costs a ``stat`` per file. Before s57 g1 every file was hashed by its bytes, so this re-keyed every cell once. A
-    module that cannot be found gives ``fingerprint(["unresolved-module", module])``. Raises OSError when a file cannot
-    be read."""
+    costs a ``stat`` per file. Before s57 g1 every file was hashed by its bytes, so this re-keyed every cell once
+    (:data:`KEY_SCHEMA` 3). A module that cannot be found gives ``fingerprint(["unresolved-module", module])``. Raises
+    OSError when a file cannot be read."""
     d = _package_dir(module)
     if d is None:
         return fingerprint(["unresolved-module", module])
