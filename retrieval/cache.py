@@ -231,6 +231,32 @@ def is_ctxs_file(path: str | os.PathLike) -> bool:
     return _head(p)[:1] in (b"{", b"[")
 
 
+def _check_rank(c: Mapping[str, Any], j: int, ranked: tuple[int, float] | None, at: str) -> tuple[int, float] | None:
+    """Check the ``rank`` of passage ``c``, at position ``j`` of its ranking, against ``ranked``, the position and rank
+    of the last passage before it with a rank (None: none); returns the new ``(position, rank)`` (``ranked`` when
+    ``c`` has no rank). A ctxs list is scored in its order (best first: DPR's, FiD's and Pyserini's files carry no
+    rank, tokrag's ``rank`` is the position), so a rank that puts a passage above one listed before it contradicts
+    the list and one of the two orders would be scored silently. Equal ranks (``0`` as a placeholder) do not.
+
+    Raises:
+        DataError: ``at`` (file, line, question, position, passage) and the rank: a rank that is not a finite
+            number, or one smaller than an earlier passage's (that position and rank named).
+    """
+    import math
+
+    rank = c.get("rank")
+    if rank is None:
+        return ranked
+    if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
+        raise DataError(f"{at} 'rank' is {json.dumps(rank)}: a rank must be a number (its position, 1 for the best "
+                        "passage) or absent")
+    if ranked is not None and rank < ranked[1]:
+        raise DataError(f"{at} has rank {rank} but is listed after ctxs[{ranked[0]}] of rank {ranked[1]}: the ranks "
+                        "contradict the list order, which is the ranking scored (best first); sort the list by rank, "
+                        "or drop the 'rank' fields to score the list order")
+    return j, rank
+
+
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
     """Read a ``ctxs.jsonl`` file -> (ctxs, queries).
 
@@ -255,7 +281,12 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             that is empty (:func:`json_id`; file, line, question and passage named), a passage without an id in a file whose other passages have one (the
             first such passage named: file, line, question, position), the same for a passage without a text, a
             text or title that is not a string (file, line, question and passage named), a passage whose id fields
-            hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields).
+            hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields),
+            a passage id listed twice in one question's ranking (file, line, question, both positions and the id:
+            each copy would count as a rank, as DPR's evaluation counts it; trec_eval refuses such a run), a
+            ``rank`` that is not a number or that contradicts the list order (a passage ranked above one listed
+            before it: :func:`_check_rank`; the list is scored in its order, so the file's ranks would be ignored),
+            a key given twice in one JSON object (:func:`retrieval.io.read_jsonl`).
     """
     from .corpus import QID_FIELDS, other_qid_field, qid_field
     from .io import read_jsonl
@@ -283,6 +314,8 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
         if qid in first_line:  # a second row would replace the first one's ranking
             raise DataError(f"{where}: duplicate qid {qid!r} (also on line {first_line[qid]}); keep one row per question")
         first_line[qid] = lineno
+        listed: dict[str, int] = {}  # this ranking's passage ids -> position
+        ranked: tuple[int, float] | None = None  # (position, rank) of the last passage with a rank
         for j, c in enumerate(obj["ctxs"]):
             if not isinstance(c, dict):
                 raise DataError(f"{where}: ctxs[{j}] must be an object {{docid, title, text}}, got {type(c).__name__}")
@@ -290,10 +323,16 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             pid = _first_id(c, PASSAGE_ID_FIELDS, at)
             one_passage_id(c, PASSAGE_ID_FIELDS, at)  # the corpus reader takes 'id' first
             if pid:
+                if pid in listed:  # each copy would count as a rank (in a prompt: the passage twice)
+                    raise DataError(f"{at}: passage {pid!r} is listed twice in the question's ranking (also ctxs[{listed[pid]}]); "
+                                    "each copy would count as a rank (trec_eval refuses such a run): keep one copy, the "
+                                    "better-ranked")
+                listed[pid] = j
                 c["docid"] = pid
                 with_id += 1
             elif not without_id:
                 without_id = at
+            ranked = _check_rank(c, j, ranked, f"{at}{f' (passage {pid!r})' if pid else ''}")
             for name in ("title", "text"):  # what answer recall and the prompts read
                 if c.get(name) is not None and not isinstance(c[name], str):
                     raise DataError(f"{at}{f' (passage {pid!r})' if pid else ''} {name!r} is {json.dumps(c[name])}: "
