@@ -923,7 +923,7 @@ def data_folder_fix(folders: Iterable[Path]) -> str:
 KEY_FIELD_CAUSES = {
     "data_fingerprint": "the data folder changed",
     "task_data_files": "a data file the task names changed",
-    "task_fingerprint": "a task YAML changed",
+    "task_fingerprint": "a task's YAML or code changed",
     "model_code": "the model code changed",
     "retrieval_code": "the retrieval code changed",
     "model_fingerprint": "the model weights changed",
@@ -935,7 +935,46 @@ KEY_FIELD_CAUSES = {
     "schema": "the run key's definition changed",
 }
 """Why a field of a cell's key material (:func:`leaderboards.keys.cell_key_material`) differs from a finished run's,
-in the words of :func:`other_inputs_summary`; another field is a setting of the spec."""
+in the words of :func:`other_inputs_summary`; another field is a setting of the spec. The :data:`CODE_KEY_FIELDS`
+get :data:`KEYED_ANOTHER_WAY` added where the two keys may hash the code differently (:func:`code_keyed_another_way`)."""
+
+CODE_KEY_FIELDS = ("model_code", "retrieval_code", "task_fingerprint")
+"""The key fields that hash source files (:func:`leaderboards.keys.code_fingerprint`, ``task_fingerprint``): since s57
+g1 a ``.py`` file by its code (``retrieval.io.normalised_source``), before by its bytes, so every run finished before
+moved with no file edited."""
+
+CODE_HASH_SCHEMA = 3
+"""The first ``KEY_SCHEMA`` (:data:`leaderboards.keys.KEY_SCHEMA`, a key's ``schema`` field) whose keys hash a ``.py``
+file by its code; a key of an older schema hashed it by its bytes (or, made between s57 g1 and the bump, by its code:
+the record cannot tell, so its code fields are told with :data:`KEYED_ANOTHER_WAY`)."""
+
+KEYED_ANOTHER_WAY = " (or is keyed another way by this tokrag)"
+"""Added to a :data:`CODE_KEY_FIELDS` cause when the finished run's key may hash the code another way than this
+tokrag's (:func:`code_keyed_another_way`): the fingerprint then moves with no file edited."""
+
+_SCHEMA_DIFF = re.compile(r"schema (?P<old>\S+) -> (?P<new>\S+)")
+
+
+def code_keyed_another_way(diffs: Iterable[str] | None) -> bool:
+    """Whether two run keys whose :func:`config_differences` are ``diffs`` may hash the source files differently
+    (:data:`CODE_HASH_SCHEMA`): either side's ``schema`` (from a ``schema A -> B`` line, else this tokrag's
+    ``KEY_SCHEMA`` for both) older than it, or not a number; ``diffs`` None (not known): True. Raises nothing."""
+    from . import keys
+
+    if diffs is None:
+        return True
+    for d in diffs:
+        m = _SCHEMA_DIFF.fullmatch(d)
+        if m is not None:
+            sides = (m["old"], m["new"])
+            return not all(s.isdigit() and int(s) >= CODE_HASH_SCHEMA for s in sides)
+    return not (isinstance(keys.KEY_SCHEMA, int) and keys.KEY_SCHEMA >= CODE_HASH_SCHEMA)
+
+
+def _cause(field_name: str, keyed_another_way: bool) -> str:
+    """:data:`KEY_FIELD_CAUSES`' words for ``field_name`` (it must be a key), with :data:`KEYED_ANOTHER_WAY` for a
+    :data:`CODE_KEY_FIELDS` field when ``keyed_another_way``."""
+    return KEY_FIELD_CAUSES[field_name] + (KEYED_ANOTHER_WAY if keyed_another_way and field_name in CODE_KEY_FIELDS else "")
 
 _LIBRARY_DIFF = re.compile(r"library_versions\[(?P<name>[^\]]+)\] (?P<old>.+?) -> (?P<new>.+)")
 """One library's line of :func:`config_differences`: ``library_versions[numpy] (absent) -> 2.4.6``."""
@@ -984,16 +1023,20 @@ def library_changes(diffs: Iterable[str], old: str = "the finished run", new: st
     return "; ".join(parts)
 
 
-def key_field_cause(diff: str, old: str = "the finished run", new: str = "this cell now") -> str:
+def key_field_cause(diff: str, old: str = "the finished run", new: str = "this cell now",
+                    diffs: Iterable[str] | None = None) -> str:
     """Why one :func:`config_differences` line ``diff`` (``field[sub] A -> B``, ``field A -> B``) differs, in the
     words of :data:`KEY_FIELD_CAUSES` (``a setting of the spec`` for another field); for one library's line, how it
     differs (:func:`library_changes`' words without the name: ``another version installed``, ``keyed for these runs
-    but not for ..., whose tokrag keyed other libraries``, ...; ``old``/``new`` name the two sides). For ``check``'s
-    NOTE (:class:`leaderboards.check.KeyChanged`)."""
+    but not for ..., whose tokrag keyed other libraries``, ...; ``old``/``new`` name the two sides). A code field's
+    cause adds :data:`KEYED_ANOTHER_WAY` when the two keys may hash the code differently (:func:`code_keyed_another_way`
+    of ``diffs``, all the differences of the comparison; None, not known: added). For ``check``'s NOTE
+    (:class:`leaderboards.check.KeyChanged`)."""
     m = _LIBRARY_DIFF.fullmatch(diff)
     if m is not None:
         return _library_change(m["old"], m["new"], old, new)[1]
-    return KEY_FIELD_CAUSES.get(re.split(r"[ \[]", diff, maxsplit=1)[0], "a setting of the spec")
+    f = re.split(r"[ \[]", diff, maxsplit=1)[0]
+    return _cause(f, code_keyed_another_way(diffs)) if f in KEY_FIELD_CAUSES else "a setting of the spec"
 
 
 def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cell, str, dict[str, Any]]],
@@ -1012,6 +1055,7 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
     finished = finished_runs_by_cell(runs) if finished is None else finished
     counts: dict[str, int] = {}
     libraries: list[str] = []  # the library_versions lines of those runs: which libraries differ, and how
+    rehashed = False  # a run's key may hash the code another way (code_keyed_another_way)
     n = 0
     for cell, key, mat in todo:
         _, moved, others = _other_runs(cell.cell_id, key, mat, finished, spec.name)
@@ -1022,6 +1066,7 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
         for field_name in dict.fromkeys(re.split(r"[ \[]", d, maxsplit=1)[0] for d in diffs):
             counts[field_name] = counts.get(field_name, 0) + 1
         libraries += [d for d in diffs if d.startswith("library_versions[")]
+        rehashed = rehashed or code_keyed_another_way(diffs)
     if not n:
         return ""
     said = library_changes(libraries, "their finished runs" if n > 1 else "its finished run",
@@ -1030,7 +1075,7 @@ def other_inputs_summary(spec: LeaderboardSpec, runs: Path, todo: list[tuple[Cel
     def cause(f: str) -> str:
         if f == "library_versions" and said:
             return f": {said}"
-        return f": {KEY_FIELD_CAUSES[f]}" if f in KEY_FIELD_CAUSES else " (a setting of the spec)"
+        return f": {_cause(f, rehashed)}" if f in KEY_FIELD_CAUSES else " (a setting of the spec)"
 
     what = "; ".join(f"{f} differs{'' if c == n else f' in {c}'}{cause(f)}"
                      for f, c in sorted(counts.items(), key=lambda fc: (-fc[1], fc[0]))) or "nothing recorded differs"
@@ -1074,7 +1119,8 @@ def inputs_now(spec: LeaderboardSpec, cell: Cell, mat: dict[str, Any]) -> tuple[
 
 def inputs_changed_line(diffs: list[str]) -> str:
     """``data_fingerprint a -> b: the data folder changed; ...`` for :func:`inputs_now`'s differences (the first
-    four, each with its cause from :data:`KEY_FIELD_CAUSES`)."""
+    four, each with its cause from :data:`KEY_FIELD_CAUSES`; both keys are this process's, hashed one way, so no
+    :data:`KEYED_ANOTHER_WAY`)."""
     said = [f"{d}: {KEY_FIELD_CAUSES[f]}" if (f := re.split(r"[ \[]", d, maxsplit=1)[0]) in KEY_FIELD_CAUSES else d
             for d in diffs[:4]]
     return "; ".join(said) + (f"; ... ({len(diffs) - 4} more)" if len(diffs) > 4 else "")
