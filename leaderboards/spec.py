@@ -1234,13 +1234,73 @@ class _LegacyNumber(yaml.constructor.ConstructorError):
 _SpecLoader.add_constructor("tag:yaml.org,2002:int", _SpecLoader.construct_yaml_int)
 _SpecLoader.add_constructor("tag:yaml.org,2002:float", _SpecLoader.construct_yaml_float)
 
+_TEXT_KEYS = {"top level": ("name", "description", "notes", "subset"), "models": ("name", "label", "notes"),
+              "methods": ("name", "label", "notes")}
+"""The spec's text fields (names, labels, descriptions, notes), by where they sit: the top-level mapping and each
+entry of ``models``/``methods``."""
+
+_TEXT_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+
+
+def _text_as_written(path: Path, root: yaml.Node | None) -> None:
+    """Make each text field of the spec's node tree (:data:`_TEXT_KEYS`) read as the text written: a plain scalar
+    that YAML 1.1 resolves to a boolean or number (``label: yes`` was True and printed "True", ``label: no`` was False
+    and printed the method's name, ``label: 1e3`` "1000.0", ``notes: 010`` refused as octal) is retagged as a string
+    before it is built. A text field has no other meaning to give them, so they are read, not refused (as the
+    numbers of the spec's numeric fields are, where ``010`` could mean 8 or 10). ``null``, ``~`` and an empty value
+    stay "not given".
+
+    Raises:
+        ConfigError: ``<path>:<line>: <where>.<key> is a list/mapping; write it as text`` for a text field that is one.
+    """
+    def fix(mapping: yaml.Node, where: str, keys: tuple[str, ...]) -> None:
+        if not isinstance(mapping, yaml.MappingNode):
+            return
+        for key_node, value_node in mapping.value:
+            if not (isinstance(key_node, yaml.ScalarNode) and key_node.value in keys):
+                continue
+            if isinstance(value_node, yaml.ScalarNode):
+                if value_node.style is None and value_node.tag in _TEXT_TAGS:
+                    value_node.tag = "tag:yaml.org,2002:str"
+            else:
+                kind = "list" if isinstance(value_node, yaml.SequenceNode) else "mapping"
+                raise ConfigError(f"{path}:{value_node.start_mark.line + 1}: {where}.{key_node.value} is a {kind}; "
+                                  "write it as text (quote it if it holds ':' or starts with '[' or '{')")
+
+    if not isinstance(root, yaml.MappingNode):
+        return
+    fix(root, "top level", _TEXT_KEYS["top level"])
+    for key_node, value_node in root.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value in ("models", "methods") \
+                and isinstance(value_node, yaml.SequenceNode):
+            for i, entry in enumerate(value_node.value):
+                fix(entry, f"{key_node.value}[{i}]", _TEXT_KEYS[key_node.value])
+
+
+def _load_spec_yaml(path: Path) -> Any:
+    """The spec file's YAML through :class:`_SpecLoader`, its text fields read as written (:func:`_text_as_written`).
+
+    Raises:
+        yaml.YAMLError, _LegacyNumber: as :class:`_SpecLoader` raises them; ConfigError: a text field that is a list
+        or mapping.
+    """
+    loader = _SpecLoader(path.read_text(encoding="utf-8"))
+    try:
+        root = loader.get_single_node()
+        _text_as_written(path, root)
+        return loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+
 
 def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
     Raises:
         ConfigError: unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), an octal (``010``) or base-60
-            (``1:30``) number (:meth:`_SpecLoader.construct_yaml_int`), unknown keys, a method
+            (``1:30``) number (:meth:`_SpecLoader.construct_yaml_int`; a text field's plain scalar is read as the
+            text written instead, ``label: yes`` is "yes": :func:`_text_as_written`, which refuses a list or mapping
+            there), unknown keys, a method
             setting a contract key (of any model) outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
@@ -1260,7 +1320,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     if not path.is_file():
         raise ConfigError(f"leaderboard spec {path} does not exist (specs live in leaderboards/specs/*.yaml)")
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_SpecLoader)  # a repeated key refused
+        raw = _load_spec_yaml(path)  # a repeated key refused, text fields read as written
     except _LegacyNumber as exc:  # valid YAML 1.1, read as another number than written
         mark = exc.problem_mark
         raise ConfigError(f"{path}:{mark.line + 1}:{mark.column + 1}: {exc.problem}; fix the leaderboard spec") from None
