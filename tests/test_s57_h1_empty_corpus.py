@@ -60,3 +60,19 @@ def test_a_folder_named_by_a_path_is_still_read(cwd_of_passages):
     # an explicit '.' is a path the user typed: the working directory's corpus files, as before
     (cwd_of_passages / "q.jsonl").unlink()
     assert [p.docid for p in load_corpus(".").passages] == ["p1"]
+
+
+def test_a_task_yaml_with_corpus_empty_is_refused_before_the_model_loads(cwd_of_passages):
+    from lm_eval.tasks import TaskManager
+
+    from tasks import TASK_DIR
+    from tasks.precheck import check_selected_tasks
+
+    (cwd_of_passages / "yaml").mkdir()
+    (cwd_of_passages / "yaml" / "my_qa.yaml").write_text(
+        f"include: {TASK_DIR / 'qa' / 'rag_qa_bm25.yaml'}\ntask: my_qa_empty_corpus\nmetadata:\n  version: 1\n"
+        f"  dataset: byo\n  questions: {cwd_of_passages / 'q.jsonl'}\n  corpus: \"\"\n")
+    manager = TaskManager(include_path=[str(TASK_DIR), str(cwd_of_passages / "yaml")], include_defaults=False)
+    with pytest.raises(ConfigError) as exc:
+        check_selected_tasks(manager, ["my_qa_empty_corpus"], {})
+    assert str(exc.value) == EXPECTED.format("")
