@@ -206,6 +206,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     in ``wall_hours`` (one process builds an index, before its cells; the other jobs wait for it).
     ``other_inputs``: the line of :func:`leaderboards.runner.other_inputs_summary` about unfinished cells that have a
     finished run under other inputs (a changed data folder, task, code: ``check`` names them), or "".
+    ``by_method`` and ``cells`` give each group's/cell's ``pretrained`` model argument (None where not given), which
+    names the model where the spec has no ``models:`` (``model`` None).
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
     that kind of task are estimated.
@@ -247,19 +249,24 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                 first[group] = run_command(spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
                                            "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
             continue
+        pretrained = cell.model_args.get("pretrained")
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
+                      "pretrained": None if pretrained is None else str(pretrained),
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
                       "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, sized, n)})
     builds = index_builds(spec, todo, memo)
     memo.save()
-    by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set()})
+    by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set(),
+                                                           "pretrained": set()})
     for c in cells:
         b = by[(c["model"], c["method"])]
+        b["pretrained"].add(c["pretrained"])
         b["cells"] += 1
         b["questions"] += c["questions"]
         b["seconds"] += c["seconds"]
         b["levels"].add(c["level"])
-    by_method = [{"model": mo, "method": me, "cells": b["cells"], "questions": b["questions"],
+    by_method = [{"model": mo, "method": me, "pretrained": ", ".join(sorted(p for p in b["pretrained"] if p)) or None,
+                  "cells": b["cells"], "questions": b["questions"],
                   "s_per_question": round(b["seconds"] / b["questions"], 3) if b["questions"] else None,
                   "hours": round(b["seconds"] / 3600, 2), "levels": sorted(b["levels"], key=LEVELS.index)}
                  for (mo, me), b in by.items()]
@@ -444,7 +451,9 @@ def _count(n: int, noun: str) -> str:
 
 
 def render(est: dict[str, Any]) -> str:
-    """A human-readable table of :func:`estimate` (per model and method), then the totals."""
+    """A human-readable table of :func:`estimate` (per model and method: the model column names the spec's
+    ``models:`` entry, or without one the cells' ``pretrained`` model argument; ``-`` where neither is given), then
+    the totals."""
     picked = " ".join(f"--{k} {','.join(v)}" for k, v in (est.get("selection") or {}).items())
     lines = [f"leaderboard {est['spec']}{f' (selection: {picked})' if picked else ''}: "
              f"{est['cells_done']} of {est['cells_total']} cells done; "
@@ -453,7 +462,7 @@ def render(est: dict[str, Any]) -> str:
     if est["by_method"]:  # no header over an empty table
         lines += [head, "-" * len(head)]
     for b in est["by_method"]:
-        lines.append(f"{str(b['model'] or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
+        lines.append(f"{str(b['model'] or b.get('pretrained') or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
                      f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
     runs = est.get("first_runs") or []
@@ -465,8 +474,9 @@ def render(est: dict[str, Any]) -> str:
     else:
         partial = f" of the {_count(n_est, 'estimated cell')} (a lower bound: {_count(n_unest, 'cell')} not estimated)" if n_unest else ""
         bound = est.get("questions_upper_bound") or 0
-        at_most = (f" (at most: the count of {_count(bound, 'cell')} is its limit, its task's size unknown until a cell "
-                   "of it finishes)" if bound else "")
+        counts = "counts its limit as its" if bound == 1 else "count their limit as their"
+        at_most = (f" (at most: {_count(bound, 'cell')} {counts} number of questions; a task's size is known once a "
+                   "cell of that task finishes)" if bound else "")
         lines.append(f"total{partial}: "
                      f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                      f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")

@@ -261,8 +261,8 @@ def test_the_estimate_says_a_question_count_from_a_limit_is_an_upper_bound(tmp_p
     est = estimate(spec, tmp_path / "runs", fallback=1.0)
     assert est["questions"] == 2 * 10**9 and est["questions_upper_bound"] == 2
     assert all(c["questions_upper_bound"] for c in est["cells"])
-    assert "2000000000 questions (at most: the count of 2 cells is its limit, its task's size unknown until a cell of " \
-           "it finishes), " in render(est)
+    assert "2000000000 questions (at most: 2 cells count their limit as their number of questions; a task's size is " \
+           "known once a cell of that task finishes), " in render(est)
     cell = spec.cells()[0]
     done = Measurement(method="x", model="y", pretrained="p", k=3, task="toy_qa", kind="qa", limit=20, n=20, wall_s=1.0)
     assert count_is_upper_bound(cell, []) and count_is_upper_bound(cell, [done])  # 20 of 20: the task's size unknown

@@ -31,7 +31,8 @@ def test_the_total_names_a_count_of_cells(tmp_path, capsys):
     out = capsys.readouterr().out
     line = json.loads(out.strip().splitlines()[-1])  # the JSON the command prints (without the per-cell list)
     assert (line["cells_with_questions_upper_bound"], line["questions_upper_bound"], line["questions"]) == (4, 4, 4 * 10**9)
-    assert "(at most: the count of 4 cells is its limit, its task's size unknown until a cell of it finishes)" in out
+    assert ("(at most: 4 cells count their limit as their number of questions; a task's size is known once a cell of "
+            "that task finishes)") in out
 
 
 def test_nothing_estimated_counts_no_cells(tmp_path):
