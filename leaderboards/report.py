@@ -2243,7 +2243,8 @@ def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[
 
     A write that fails here (``EACCES`` on a ``questions/`` folder of another user, ``EIO``) is raised with its text
     saying what the report folder holds then (:func:`_swap_state`): the earlier report unchanged (nothing moved in
-    yet: the staging folder is removed), a folder mixing the two reports (how many of the new files are in, the first
+    yet: the staging folder is removed; but when an earlier build's swap had been stopped, ``also`` not empty, the
+    folder still mixes those two builds and the staging folder stays, its manifest listing ``also``), a folder mixing the two reports (how many of the new files are in, the first
     one not), or the new report with stale files or the staging folder left; the same command then finishes it.
 
     Raises:
@@ -2268,17 +2269,23 @@ def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[
         with leaderboard_write(stage):
             shutil.rmtree(stage)
     except OSError as exc:
-        if not moved:  # the folder holds the earlier report, untouched: no SWAPPING.json may say otherwise next time
-            shutil.rmtree(stage, ignore_errors=True)
+        if not moved and not also:  # the folder holds the earlier report, untouched: no SWAPPING.json may say
+            shutil.rmtree(stage, ignore_errors=True)  # otherwise next time
+        # (with ``also`` the folder still mixes two builds, an earlier build's stopped swap: the manifest, which lists
+        # ``also``, stays for the next build to warn and remove those names, as before s57 g2)
         if isinstance(exc.strerror, str):
-            exc.strerror += f" ({_swap_state(out, order, moved, removed)})"
+            exc.strerror += f" ({_swap_state(out, order, moved, removed, mixed=bool(also))})"
         raise
 
 
-def _swap_state(out: Path, order: list[str], moved: int, removed: bool) -> str:
+def _swap_state(out: Path, order: list[str], moved: int, removed: bool, mixed: bool = False) -> str:
     """What the report folder ``out`` holds after :func:`_swap_in` failed having moved in ``moved`` of the files
-    ``order`` (``leaderboard.json`` first), ``removed`` the earlier report's stale files or not: the note its error
-    carries, so the command's one line says what is incomplete."""
+    ``order`` (``leaderboard.json`` first), ``removed`` the earlier report's stale files or not, ``mixed``: an earlier
+    build had been stopped while it moved its files in (:func:`_leftover_staging`), so the folder mixed two builds
+    before this one began: the note its error carries, so the command's one line says what is incomplete."""
+    if not moved and mixed:
+        return (f"nothing of the new report was moved in: {out} still mixes two earlier builds (one was stopped while "
+                "it moved its files in) until the same command finishes it")
     if not moved:
         return f"nothing of the new report was moved in: {out} holds the earlier report, unchanged"
     if moved < len(order):

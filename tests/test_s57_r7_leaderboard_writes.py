@@ -12,6 +12,7 @@ Every failure is a monkeypatched fake: no device, mount or permission is touched
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 
@@ -100,3 +101,54 @@ def test_report_build_whose_staged_file_went_missing_keeps_its_traceback(tmp_pat
     assert caught.value.filename == str(out / report.STAGING / "leaderboard.md")
     assert "(the report folder " in caught.value.strerror and "(first: leaderboard.md)" in caught.value.strerror
     assert "a write failed" not in capsys.readouterr().err
+
+
+class _FailingOs:
+    """``report.os`` whose ``os.replace`` into ``dst`` meets EIO (a pathless-free fake naming ``dst``)."""
+
+    def __init__(self, dst: Path) -> None:
+        self.dst = dst
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def replace(self, src, dst):
+        if Path(dst) == self.dst:
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(dst))
+        return os.replace(src, dst)
+
+
+def test_first_move_failing_after_a_stopped_swap_keeps_its_manifest_and_says_the_folder_is_mixed(tmp_path,
+                                                                                                 monkeypatch, capsys,
+                                                                                                 caplog):
+    """An earlier build was stopped while it moved its files in (its staging folder's SWAPPING.json lists the names
+    it was moving in or removing: here ``stale.png``, a plot of a report before it); this build's first rename fails
+    (EIO). g2's note said '<out> holds the earlier report, unchanged' and removed the staging folder, so the next
+    build neither warned of the mixed folder nor removed ``stale.png`` (kept for good). Now the note says the folder
+    still mixes two builds, the manifest stays listing ``stale.png``, and the same command warns and removes it."""
+    spec_path = write_spec(tmp_path, tasks=["toy_qa"], limit=4, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}}])
+    runs, out = tmp_path / "runs", tmp_path / "report"
+    assert tokrag("run", str(spec_path), "--runs-dir", str(runs), "--no-progress") == 0
+    assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out)) == 0
+    (out / "stale.png").write_bytes(b"a plot of the report before the stopped build")
+    stage = out / report.STAGING
+    stage.mkdir()
+    (stage / report.SWAP_MANIFEST).write_text(json.dumps({"names": ["leaderboard.json", "stale.png"]}))
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        m.setattr(report, "os", _FailingOs(out / "leaderboard.json"))
+        rc = tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out))
+    err = capsys.readouterr().err
+    note = (f" (nothing of the new report was moved in: {out} still mixes two earlier builds (one was stopped while "
+            "it moved its files in) until the same command finishes it)")
+    line = next(x for x in err.splitlines() if x.startswith("tokrag leaderboard: error:"))
+    assert rc == 2 and line.startswith(f"tokrag leaderboard: error: [Errno 5] Input/output error{note}: "
+                                       f"'{out / 'leaderboard.json'}' (a write failed")
+    assert "stale.png" in json.loads((stage / report.SWAP_MANIFEST).read_text())["names"]
+    assert (out / "stale.png").is_file()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="leaderboards.report"):
+        assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out)) == 0
+    assert "the folder mixed two builds; this build replaces it" in caplog.text
+    assert not (out / "stale.png").exists() and not stage.exists()
