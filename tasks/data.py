@@ -320,11 +320,15 @@ def load_nq_oracle(data_dir: str | os.PathLike | None = None, oracle_file: str |
 
 def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> list[dict]:
     """:func:`load_nq_oracle`'s rows of the oracle file ``path``, ``qid_of`` giving a question its NQ-open qid;
-    ``given``: ``path`` is the user's ``oracle_file``, not the data folder's (what an empty file is told to do)."""
+    ``given``: ``path`` is the user's ``oracle_file``, not the data folder's (what an empty file is told to do).
+
+    Raises:
+        DataError: one line naming ``file:line``: invalid UTF-8, malformed JSON or a row without its question or first
+        passage, a key given twice in one JSON object (JSON would keep its last value, silently), an empty file."""
     from retrieval.corpus import nq_gold_docids_with_twins
 
     from retrieval.corpus import EMPTY_ORACLE
-    from retrieval.io import open_data
+    from retrieval.io import UNIQUE_KEYS_DECODER, DuplicateKeyError, duplicate_key_message, open_data
 
     rows: list[dict] = []
     with open_data(path) as f:  # a truncated .gz was an EOFError traceback; a gzipped .jsonl a UnicodeDecodeError one
@@ -337,10 +341,13 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                # a key twice: JSON keeps its last value, silently (json.loads: its 'Unexpected UTF-8 BOM' refusal)
+                obj = json.loads(line) if line.startswith("\ufeff") else UNIQUE_KEYS_DECODER.decode(line)
                 ctx = obj["ctxs"][0]
                 gold = {"title": str(ctx["title"]), "text": str(ctx["text"])}
                 question = obj["question"]
+            except DuplicateKeyError as exc:
+                raise DataError(duplicate_key_message(f"{path}:{lineno}", exc.key)) from None
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
                 raise DataError(f"{path}:{lineno}: expected {{question, answers, ctxs:[{{title, text}}]}} ({exc})") from None
             check_unicode({"question": question, "answers": obj.get("answers"), "ctxs": [gold]}, f"{path}:{lineno}")
@@ -395,18 +402,19 @@ def load_webq(data_dir: str | os.PathLike | None = None, split: str = "test", hu
     of the data folder (:func:`explicit_hub_id`).
 
     Raises:
-        DataError: a malformed file. OfflineError: no local folder and no hub.
+        DataError: a malformed file, or a key given twice in one JSON object (``file:line`` and the key: JSON would
+        keep its last value, silently). OfflineError: no local folder and no hub.
     """
     root = None if explicit_hub_id(hub_id, WEBQ_HUB) else resolve_data_dir(data_dir)
     rows: list[dict] = []
     if root is not None:
         path = _webq_path(root, split)
-        from retrieval.io import open_data
+        from retrieval.io import loads_unique, open_data
 
         with open_data(path) as f:  # a gzip file decompressed, whatever its name
             raw = f.read()
         try:
-            items = json.loads(raw.decode("utf-8"))
+            items = loads_unique(raw.decode("utf-8"), str(path))  # a key twice (qText): one line naming it
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DataError(f"{path}: not a JSON array of {{qId, qText, answers}} ({exc})") from None
         for i, obj in enumerate(items):

@@ -420,8 +420,9 @@ def _read_local(files: list[Path]) -> list[dict]:
     Raises:
         DataError: a file that cannot be read as its format (the file named); a JSON or JSONL row holding a lone
         surrogate (a JSON escape ``\\udfff`` without its pair, which ``datasets`` cannot store either:
-        :func:`retrieval.io.check_unicode`; ``file:line`` / ``file row i`` named)."""
-    from retrieval.io import check_unicode, open_data, read_jsonl
+        :func:`retrieval.io.check_unicode`; ``file:line`` / ``file row i`` named); a key given twice in one JSON
+        object (``file:line`` and the key: JSON would keep its last value, silently)."""
+    from retrieval.io import check_unicode, loads_unique, open_data, read_jsonl
 
     rows: list[dict] = []
     for f in files:
@@ -442,7 +443,7 @@ def _read_local(files: list[Path]) -> list[dict]:
             try:
                 with open_data(f) as fh:
                     text = fh.read()
-                data = json.loads(text.decode("utf-8"))
+                data = loads_unique(text.decode("utf-8"), str(f))  # a key twice: one line, not its last value
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise DataError(f"{f}: not valid JSON ({exc})") from None
             if not isinstance(data, list):
