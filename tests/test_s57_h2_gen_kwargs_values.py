@@ -45,7 +45,8 @@ def test_temperature_nan_would_have_run_greedily_in_lm_eval():
 @pytest.mark.parametrize("until", ["", ["\n\n", ""]])
 def test_an_empty_stop_string_is_refused(until):
     msg = _refusal({"until": until})
-    assert f"until={until!r} holds an empty stop string, which lm-eval's hf reads as a stop after the first token" in msg
+    assert (f"until={until!r} holds an empty stop string, which lm-eval's hf reads as a stop after the first "
+            "token") in msg
 
 
 @pytest.mark.parametrize("key, value, why", [

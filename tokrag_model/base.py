@@ -1410,7 +1410,8 @@ class RAGMethodLM(LM):
             ConfigError: a setting the method would not honour (:func:`unhonoured_gen_kwargs`: sampling, beams,
             ``repetition_penalty``, ...: the results would record it, the answers are greedy); a budget or temperature
             that is not a number; a value lm-eval would read with another meaning (:func:`check_gen_kwarg_values`:
-            ``temperature=nan``, an empty ``until``, ``max_gen_toks=0``); ``max_gen_toks`` leaves no room in ``max_length``; a ``max_gen_toks`` model argument
+            ``temperature=nan``, an empty ``until``, ``max_gen_toks=0``); ``max_gen_toks`` leaves no room in
+            ``max_length``; a ``max_gen_toks`` model argument
             given explicitly that the task's generation_kwargs override (as in lm-eval's ``hf``, the request's value
             wins: the run would use another budget than the one given and recorded).
         """
