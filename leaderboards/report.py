@@ -63,7 +63,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from retrieval.errors import ConfigError, TokragError
+from retrieval.errors import ConfigError, TokragError, mark_write
 from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, file_lock, fingerprint
 from tasks import rag as task_rag
 
@@ -2260,6 +2260,7 @@ def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[
     order = ["leaderboard.json", *sorted(set(written) - {"leaderboard.json"})]
     moved, removed = 0, False
     try:
+        _check_subfolders(out, order)  # before the first move: a file named questions would stop the swap half way
         atomic_write_json(stage / SWAP_MANIFEST, {"names": sorted(names)})
         for rel in order:
             _move_in(stage / rel, out / rel)
@@ -2276,6 +2277,19 @@ def _swap_in(out: Path, stage: Path, old: dict | None, data: dict, written: set[
         if isinstance(exc.strerror, str):
             exc.strerror += f" ({_swap_state(out, order, moved, removed, mixed=bool(also))})"
         raise
+
+
+def _check_subfolders(out: Path, order: list[str]) -> None:
+    """Refuse, before :func:`_swap_in` moves anything, a report whose sub-folder (``questions/``) is a file (or a
+    dangling link) in ``out``: its ``mkdir`` failed only at the first page's move, the other files already in, with
+    ``[Errno 17] File exists`` and 'run the same command again', which failed the same way.
+
+    Raises:
+        NotADirectoryError: naming the sub-folder, marked as a write's (:func:`retrieval.errors.mark_write`: 'a file
+            is where a folder of the path should be; move the file away or choose another --out ...')."""
+    for parent in sorted({(out / rel).parent for rel in order} - {out}):
+        if (parent.is_symlink() or parent.exists()) and not parent.is_dir():
+            raise mark_write(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(parent)), parent)
 
 
 def _swap_state(out: Path, order: list[str], moved: int, removed: bool, mixed: bool = False) -> str:

@@ -152,3 +152,35 @@ def test_first_move_failing_after_a_stopped_swap_keeps_its_manifest_and_says_the
         assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out)) == 0
     assert "the folder mixed two builds; this build replaces it" in caplog.text
     assert not (out / "stale.png").exists() and not stage.exists()
+
+
+def test_a_file_named_questions_in_the_report_folder_is_refused_before_anything_moves_in(tmp_path, capsys):
+    """A file (not a folder) named ``questions`` in the report folder: the swap met it only at the first question
+    page, its ``mkdir`` raising EEXIST, with every other new file already in ('[Errno 17] File exists ... the report
+    folder is incomplete: 9 of the new report's 10 files are in ...; check the folder and the disk ... and run the
+    same command again', which failed the same way). Now refused before the first move: the earlier report stays as
+    it was, and the line says a file is where the folder goes; with the file moved away the same command writes it."""
+    spec_path = write_spec(tmp_path, tasks=["toy_qa"], limit=4, extra={"progress_chunk": 1}, methods=[
+        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}}])
+    runs, out = tmp_path / "runs", tmp_path / "report"
+    assert tokrag("run", str(spec_path), "--runs-dir", str(runs), "--no-progress") == 0
+    assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out)) == 0
+    for page in (out / "questions").iterdir():
+        page.unlink()
+    (out / "questions").rmdir()
+    (out / "questions").write_text("a file of the user's\n")
+    (out / "leaderboard.md").write_text("earlier\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+    rc = tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out))
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("tokrag leaderboard: error:")]
+    assert (rc, lines) == (2, [
+        f"tokrag leaderboard: error: [Errno 20] Not a directory (nothing of the new report was moved in: {out} holds "
+        f"the earlier report, unchanged): '{out / 'questions'}' (a write failed: a file is where a folder of the path "
+        "should be); move the file away or choose another --runs-dir / --out / --baseline / TOKRAG_CACHE_DIR and run "
+        "the same command again (set TOKRAG_TRACEBACK=1 for the stack trace)"])
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not (out / report.STAGING).exists()
+    (out / "questions").unlink()
+    assert tokrag("report", str(spec_path), "--runs-dir", str(runs), "--out", str(out)) == 0
+    assert (out / "questions").is_dir() and (out / "leaderboard.md").read_text() != "earlier\n"
