@@ -45,7 +45,7 @@ CLASSES = {
     "\n":     ((True, True),   (False, False)),  # their decode of a newline is '\n', on neither list
     " [":     ((True, True),   (True, True)),    # '▁[' on both of theirs
     "[":      ((True, True),   (True, False)),   # '[' on their bypass list, only '▁[' on their skip list
-    " \"":    ((True, True),   (True, False)),   # '▁"' on their bypass list
+    " \"":    ((True, True),   (False, False)),  # '▁"' decodes alone to '"', not on their bypass list (s57 r8)
     "\"":     ((True, True),   (False, False)),
     "For":    ((True, False),  (False, False)),
     " for":   ((True, False),  (True, False)),
@@ -120,7 +120,7 @@ def test_token_classes_of_smollm2(smollm2_tokenizer):
 
 def test_the_default_classes_of_smollm2s_vocabulary_are_unchanged_and_theirs_lie_inside(smollm2_tokenizer):
     """The default's classes of all 49,152 ids, by count and by a hash of the id lists (computed on the code before
-    the argument, 8074950: the same), and the authors' 38 bypassed and 21 skipped ids, all inside ours."""
+    the argument, 8074950: the same), and the authors' 37 bypassed and 21 skipped ids, all inside ours."""
     import hashlib
 
     tok = smollm2_tokenizer
@@ -132,7 +132,7 @@ def test_the_default_classes_of_smollm2s_vocabulary_are_unchanged_and_theirs_lie
                                                                           "5ec259b73ba565df")
     auth = TokenClasses(tok, "authors")
     a_bypass, a_skip = {t for t in ids if auth.is_function(t)}, {t for t in ids if auth.is_skip(t)}
-    assert (len(a_bypass), len(a_skip)) == (38, 21)
+    assert (len(a_bypass), len(a_skip)) == (37, 21)  # 38 before s57 r8: ' "' (their '▁"' never matches a decode)
     assert a_bypass <= set(bypass) and a_skip <= set(skip)
     assert sorted(auth.text(t) for t in a_skip) == sorted(
         list("0123456789") + [".", "'", " ", ")", "-", "]", ":", "]:", "}:", " [", "<|im_start|>"])

@@ -104,7 +104,10 @@ AUTHORS_BYPASS = frozenset({" ", "", "\u2581", ")", "-", "]:", "]", "}:", ":", "
 """The authors' bypass strings (their ``filter_words``, its 25 distinct entries; xsc1234/Tok-RAG f78f1b30
 ``my_transformers/generation/utils.py``, ``dola_greedy_decode_multi_ids``, l. 2960-2964; tokrag_method.md §3.3 step 2).
 They compare ``tokenizer.decode`` of the RAG branch's greedy token with them, case-sensitive: ``The`` is on it, ``A``,
-``For``, ``,``, ``?``, ``!``, ``(``, ``;`` and ``"`` are not (:func:`is_authors_bypass_token`)."""
+``For``, ``,``, ``?``, ``!``, ``(``, ``;`` and ``"`` are not (:func:`is_authors_bypass_token`). A LLaMA ``decode`` of
+one token writes no ``\u2581`` (it drops the piece's leading one, a further one reads as a space), so their entries
+``\u2581``, ``\u2581[``, ``\u2581the`` act through ``''``, ``[``, ``the``, and ``\u2581"`` never matches: ``\u2581"`` decodes to
+``"``, which is not on the list, so their decoder tests it."""
 
 AUTHORS_SKIP = frozenset({"1", "2", "3", "4", "5", "6", "7", "8", "9", "0", ".", "<s>", "'", " ", ")", "-", "]:", "]", "}:",
                           ":", "", "\u2581", "\u2581["})
@@ -128,11 +131,12 @@ def sentencepiece_forms(text: str) -> tuple[str, str]:
 
 def is_authors_bypass_token(text: str) -> bool:
     """The token of own text ``text`` is on the authors' bypass list (:data:`AUTHORS_BYPASS`; §3.3 step 2): its
-    piece or its decoded form (:func:`sentencepiece_forms`) is one of their strings, case-sensitive. ``' the'``,
-    ``'The'``, ``']:'``, ``' ['``, ``' "'`` are; ``','``, ``'?'``, ``'A'``, ``'0'`` and a newline are not (they are
-    tested).
+    decoded form (:func:`sentencepiece_forms`: what their ``tokenizer.decode`` of the lone token gives) is one of their
+    strings, case-sensitive. ``' the'``, ``'The'``, ``']:'``, ``' ['``, ``'  '`` are; ``','``, ``'?'``, ``'A'``,
+    ``'0'``, a newline and ``' "'`` (decoded ``'"'``: their ``'\u2581"'`` entry never matches a decode) are not (they
+    are tested). Before 2026-12-07 the piece was compared too, which bypassed ``' "'``.
     Special tokens are the caller's (:meth:`TokenClasses.is_function`: BOS is their ``<s>``)."""
-    return any(form in AUTHORS_BYPASS for form in sentencepiece_forms(text))
+    return sentencepiece_forms(text)[1] in AUTHORS_BYPASS
 
 
 def is_authors_skip_token(text: str) -> bool:
@@ -187,7 +191,7 @@ class TokenClasses:
     :func:`is_function_token` / :func:`is_skip_token`; ``authors`` by the authors' strings
     (:func:`is_authors_bypass_token` / :func:`is_authors_skip_token`), where of the special tokens only the tokenizer's
     BOS (their ``<s>``) is bypassed and skipped: others are tested and can be anchors, as their decoded text is on
-    neither list. On SmolLM2's 49,152 tokens ``generalised`` bypasses 1,296 and skips 1,268, ``authors`` 38 and 21, all
+    neither list. On SmolLM2's 49,152 tokens ``generalised`` bypasses 1,296 and skips 1,268, ``authors`` 37 and 21, all
     inside the former (a newline, ``,``, ``?`` and ``A`` are bypassed, ``12`` skipped only by ``generalised``).
 
     Raises:
