@@ -197,12 +197,14 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     return fingerprint(items)
 
 
-def normalised_source(source: str | bytes, filename: str = "<source>") -> str:
+def normalised_source(source: str | bytes, filename: str = "<source>", max_depth: int | None = None) -> str:
     """The code of a Python module's ``source`` without what cannot change what it computes: ``ast.dump`` of its
     parse tree (no line or column numbers, so comments, blank lines and formatting are gone) with every bare string
     statement removed (the module's, classes' and functions' docstrings, and attribute docstrings under constants).
     ``source`` as text, or as the file's bytes (decoded as Python decodes a source file). Raises SyntaxError (naming
-    ``filename``) when ``source`` does not parse."""
+    ``filename``) when ``source`` does not parse; RecursionError when its tree is more than ``max_depth`` levels deep
+    (None: no bound; ``ast.dump`` recurses per level, so without a bound whether a deep tree raises RecursionError
+    depends on the caller's stack depth)."""
     import ast
 
     tree = ast.parse(source, filename=filename)
@@ -212,12 +214,35 @@ def normalised_source(source: str | bytes, filename: str = "<source>") -> str:
             if isinstance(body, list):
                 body[:] = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
                                                    and isinstance(s.value.value, str))]
+    if max_depth is not None and _tree_depth(tree) > max_depth:
+        raise RecursionError(f"{filename}: a parse tree more than {max_depth} levels deep")
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 
-PYTHON_CODE_KIND = f"py-code-v1-{sys.version_info[0]}.{sys.version_info[1]}"
-"""The :meth:`HashMemo.derived` kind of :meth:`HashMemo.code_sha`'s entries in the memo file. Versioned: ``v1`` is
-:func:`python_code_sha` as it is (bump it when :func:`normalised_source` changes what it keeps), and the Python version
+def _tree_depth(tree: Any) -> int:
+    """Levels of the ``ast`` node ``tree`` (1 for a node without children), counted without recursion."""
+    import ast
+
+    best, todo = 0, [(tree, 1)]
+    while todo:
+        node, depth = todo.pop()
+        best = max(best, depth)
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return best
+
+
+MAX_CODE_DEPTH = 200
+"""The deepest parse tree (levels from the module down) :func:`python_code_sha` hashes by its code; a deeper one by its
+bytes. ``ast.dump`` recurses once or twice per level, so without this bound whether it raised RecursionError (and
+the file fell back to its bytes) depended on how deep the caller's stack was: a generated 700-term ``1 + 1 + ...``
+got its code hash from a shallow caller and its bytes hash from one 400 frames deeper (another key for the same
+file). tokrag's own files are at most 23 levels deep, lm-eval's 20."""
+
+
+PYTHON_CODE_KIND = f"py-code-v2-{sys.version_info[0]}.{sys.version_info[1]}"
+"""The :meth:`HashMemo.derived` kind of :meth:`HashMemo.code_sha`'s entries in the memo file. Versioned: ``v2`` is
+:func:`python_code_sha` as it is (bump it when it or :func:`normalised_source` changes what it gives; v1: a tree
+deeper than :data:`MAX_CODE_DEPTH` got its code or its bytes hash by the caller's stack depth), and the Python version
 is in it because ``ast.dump`` of the same file differs between Python versions (another Python's entry is computed
 again, not served). A raw-bytes entry (:meth:`HashMemo.sha`: the bare path, the form an older tokrag wrote for every
 source file) has no kind, so it is never read as a code hash."""
@@ -228,13 +253,14 @@ def python_code_sha(p: str | os.PathLike) -> str:
     of a docstring, a comment, a blank line or the layout keeps it, and any other edit (a string used as a value
     included) changes it. A file that does not parse (a SyntaxError, a null byte, a bad coding line, nesting too deep
     for the parser) is hashed by its bytes (:func:`sha256_bytes`) rather than stopping a key computation: any edit of
-    it changes the hash, and the run that imports it fails on it. Depends on the Python version (``ast.dump``).
-    Raises OSError when ``p`` cannot be read."""
+    it changes the hash, and the run that imports it fails on it. So is one whose tree is deeper than
+    :data:`MAX_CODE_DEPTH` (generated code), whatever the caller's stack depth. Depends on the Python version
+    (``ast.dump``). Raises OSError when ``p`` cannot be read."""
     data = Path(p).read_bytes()
     try:
-        code = normalised_source(data, str(p))
+        code = normalised_source(data, str(p), max_depth=MAX_CODE_DEPTH)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a bad encoding (older Pythons);
-        # RecursionError, MemoryError: nesting too deep (10,000 unary minuses: the parser's MemoryError in 3.11)
+        # RecursionError: deeper than MAX_CODE_DEPTH; MemoryError: too deep for the parser (10,000 unary minuses)
         return sha256_bytes(data)
     return sha256_bytes(code.encode("utf-8"))
 

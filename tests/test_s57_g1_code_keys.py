@@ -225,7 +225,7 @@ def test_an_old_format_memo_entry_is_not_served_as_a_code_hash(tmp_path, monkeyp
     for name, p in files.items():
         assert saved[f"{rio.PYTHON_CODE_KIND}:{p}"] == [*rio.file_stamp(p), code[name]]
         assert saved[str(p)] == stale[str(p)]  # the raw entries stay for the readers of bytes (HashMemo.sha)
-    assert rio.PYTHON_CODE_KIND.startswith("py-code-v1-")
+    assert rio.PYTHON_CODE_KIND.startswith("py-code-v2-")  # v2: s57 r6, MAX_CODE_DEPTH
 
 
 def test_a_second_key_computation_reads_the_memo_file_and_parses_nothing(tmp_path, monkeypatch):
