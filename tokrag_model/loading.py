@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.errors import ConfigError, DataError, OfflineError, closest, mark_write, no_room_error
-from retrieval.io import (HashMemo, atomic_write_json, file_lock, file_stamp, remove_stale_scratch, scratch_dir,
-                          sha256_file)
+from retrieval.io import (HashMemo, atomic_write_json, file_lock, file_stamp, normalised_source, remove_stale_scratch,
+                          scratch_dir, sha256_file)
 from retrieval.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -134,8 +134,8 @@ def _convert_gguf(gguf_dir: Path, gguf_name: str, out_dir: Path, source: dict | 
 
 
 CONVERTER_VERSION = 1
-"""Bumped when :func:`_convert_gguf` changes what it writes in a way its source does not show (it is also keyed
-by its source: :func:`converter_key`)."""
+"""Bumped when :func:`_convert_gguf` changes what it writes in a way its code does not show (it is also keyed
+by its code: :func:`converter_key`)."""
 CONVERTER_LIBRARIES = ("transformers", "gguf", "tokenizers")
 """The distributions the conversion runs: transformers (GGUF parsing, tensor mapping, tokenizer conversion), gguf
 (gguf-py's dequantisation) and tokenizers (the saved ``tokenizer.json``)."""
@@ -157,14 +157,17 @@ def _converter_libraries() -> dict[str, str | None]:
 @functools.lru_cache(maxsize=1)
 def converter_key() -> str:
     """8 hex digits naming the converter that writes an alias's converted folder: SHA-256 over
-    :data:`CONVERTER_VERSION`, the source of :func:`_convert_gguf` and the installed versions of
-    :data:`CONVERTER_LIBRARIES`. Part of the converted folder's name (:func:`_alias_folder`), so a changed
-    converter or library writes a new folder instead of the old conversion being loaded under a new run key;
-    older folders are left as they are and no longer read. Memoised for the process."""
+    :data:`CONVERTER_VERSION`, the code of :func:`_convert_gguf` (:func:`retrieval.io.normalised_source` of its
+    dedented source: a docstring, comment or layout edit keeps the key, any other edit changes it, as the run keys
+    hash a ``.py`` file) and the installed versions of :data:`CONVERTER_LIBRARIES`. Part of the converted folder's
+    name (:func:`_alias_folder`), so a changed converter or library writes a new folder instead of the old conversion
+    being loaded under a new run key; older folders are left as they are and no longer read. Memoised for the
+    process. Raises OSError when the source of :func:`_convert_gguf` cannot be read."""
     import inspect
+    import textwrap
 
-    material = {"version": CONVERTER_VERSION, "source": inspect.getsource(_convert_gguf),
-                "libraries": _converter_libraries()}
+    code = normalised_source(textwrap.dedent(inspect.getsource(_convert_gguf)), "tokrag_model.loading._convert_gguf")
+    material = {"version": CONVERTER_VERSION, "code": code, "libraries": _converter_libraries()}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()[:8]
 
 
