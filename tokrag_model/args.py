@@ -270,16 +270,48 @@ def passage_template(value: Any) -> str:
     return text
 
 
+def refuse_float_one(value: Any, top: str = "-1 for the top layer") -> None:
+    """Refuse a layer argument that is 1 written as a float: the float ``1.0``, or text reading as 1 that is no
+    integer's (``1.0``, ``1e0``, ``01.0``). A layer caster would read it as layer index 1, near the bottom, where a
+    fraction 1.0 means the top of the model. The int 1 and the text ``1``, ``+1``, ``01`` (layer index 1) pass, as
+    does anything else (the caster judges it). Used by :func:`layer_spec` (``layer``) and
+    :func:`tokrag_model.methods.tokrag.layer_or_fraction` (``js_min_layer``, ``layer_fallback``).
+
+    Args:
+        value: the argument as given (a number or text).
+        top: how the message tells the user to write the top layer (``layer`` takes ``-1``).
+    Raises:
+        ValueError: ``1.0 is no fraction of the depth (those lie in (0, 1)) and was read as layer index 1, near the
+        bottom; write 1 for layer index 1, <top>, or a fraction below 1``.
+    """
+    if isinstance(value, bool):
+        return
+    if isinstance(value, float):
+        one = value == 1.0
+    elif isinstance(value, int):
+        one = False
+    else:
+        text = str(value).strip().lower()
+        try:
+            one = float(text) == 1.0 and not re.fullmatch(r"[+]?0*1", text)  # "1.0", "1e0"; "01" is the integer 1
+        except ValueError:
+            one = False
+    if one:
+        raise ValueError("1.0 is no fraction of the depth (those lie in (0, 1)) and was read as layer index 1, near the "
+                         f"bottom; write 1 for layer index 1, {top}, or a fraction below 1")
+
+
 def layer_spec(value: Any) -> str | int | float:
     """``dynamic`` | an integer layer index (negative counts from the top) | a fraction of the depth in (0, 1).
 
     Raises:
         ValueError: a bool, text that is none of these, a fraction outside (0, 1), and ``1.0`` (a float, or text of a
         float: ``1.0``, ``1e0``): it read as layer index 1, near the bottom, where a fraction 1.0 means the top of the
-        model; ``1`` (``01`` too) is layer 1, ``-1`` the top layer.
+        model; ``1`` (``01`` too) is layer 1, ``-1`` the top layer (:func:`refuse_float_one`).
     """
     if isinstance(value, bool):
         raise ValueError("expected 'dynamic', an integer or a fraction in (0, 1)")
+    refuse_float_one(value)
     if isinstance(value, (int, float)):
         num = value
     else:
@@ -290,11 +322,6 @@ def layer_spec(value: Any) -> str | int | float:
             num = float(text)
         except ValueError:
             raise ValueError(f"expected 'dynamic', an integer or a fraction in (0, 1), got {value!r}") from None
-        if num == 1.0 and not re.fullmatch(r"[+]?0*1", text):  # "1.0", "1e0": as the float 1.0 below; "01" is 1
-            value = num
-    if isinstance(value, float) and value == 1.0:
-        raise ValueError(f"{value!r} is no fraction of the depth (those lie in (0, 1)) and was read as layer index 1, "
-                         "near the bottom; write 1 for layer index 1, -1 for the top layer, or a fraction below 1")
     if float(num).is_integer() and not (isinstance(value, float) and 0 < num < 1):
         return int(num)
     if 0.0 < num < 1.0:

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from retrieval.errors import ConfigError
 
-from ..args import Arg, int_at_least, layer_spec, number_at_least, to_bool, to_finite, to_opt_str
+from ..args import Arg, int_at_least, layer_spec, number_at_least, refuse_float_one, to_bool, to_finite, to_opt_str
 from ..base import RAGMethodLM, ScorePlan, budget_check, passages_trace
 from ..decoder import Batch, Forced, Forcing, MultiContextDecoder
 
@@ -407,9 +407,12 @@ def span_visible(window: int | None, query_pos: int, span: tuple[int, int]) -> b
 
 def layer_or_fraction(value: Any) -> int | float:
     """Caster of ``js_min_layer`` / ``layer_fallback``: a value ≥ 1 (integral) or 0 is a layer index, a value
-    in (0, 1) a fraction of the depth; anything else raises ValueError with a one-line reason."""
+    in (0, 1) a fraction of the depth; anything else raises ValueError with a one-line reason. ``1.0`` (the float,
+    or text ``1.0``, ``1e0``) is refused as for ``layer`` (:func:`tokrag_model.args.refuse_float_one`): before
+    2026-12-07 it ran as layer index 1, near the bottom, where a fraction 1.0 means the top; ``1`` is layer 1."""
     if isinstance(value, bool):
         raise ValueError("expected an integer layer (>= 1) or a fraction of the depth in (0, 1)")
+    refuse_float_one(value, "the top layer's index (the model's number of layers less 1)")
     try:
         num = float(value)
     except (TypeError, ValueError):
