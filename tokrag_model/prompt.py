@@ -56,24 +56,59 @@ def no_passages_message(method: str, doc: Any, kind: str | None = None) -> str:
 
 
 def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> list[dict]:
-    """The passages attached to ``doc`` by a retrieval task, best first (by ``rank``, then list order). ``kind``: the
-    request type being served (``generate_until``, ``loglikelihood``, ``loglikelihood_rolling``), which sets the
-    example task of the refusal (:func:`no_passages_message`).
+    """The passages attached to ``doc`` by a retrieval task, best first: in their list order (the top ``k``; all when
+    ``k`` is None). ``kind``: the request type being served (``generate_until``, ``loglikelihood``,
+    ``loglikelihood_rolling``), which sets the example task of the refusal (:func:`no_passages_message`).
+
+    The list order is the ranking, as ``tokrag retrieve eval`` scores a ctxs run
+    (:func:`retrieval.cache.read_ctxs_jsonl`): the tasks write ``rank`` = position (noise and counterfactual passages
+    included), and a ``rank`` field only has to agree with it. Equal ranks (a ``0`` placeholder), gaps and passages
+    without a rank agree with any order; a rank below an earlier passage's contradicts the list, and either order could
+    be the one meant, so it is refused rather than sorted (the passages were sorted by rank here before s57 r9).
 
     Raises:
-        DataError: ``doc`` has no ``ctxs`` list, or a passage has no ``text``.
+        DataError: one line each: ``doc`` has no ``ctxs`` list; a passage has no ``text``; a passage's ``rank`` is
+            not a finite number; a rank smaller than that of a passage listed before it (the doc, both positions and
+            ranks named).
     """
+    import math
+
     ctxs = doc.get("ctxs") if isinstance(doc, dict) else None
     if not isinstance(ctxs, list):
         raise DataError(no_passages_message(method, doc, kind))
-    out = []
+    ranked: tuple[int, float] | None = None  # (position, rank) of the last passage with a rank
     for i, c in enumerate(ctxs):
         if not isinstance(c, dict) or not isinstance(c.get("text"), str):
             raise DataError(f"--model {method}: doc['ctxs'][{i}] must be a dict with a 'text' string, got {str(c)[:80]!r}")
-        out.append(c)
-    order = sorted(range(len(out)), key=lambda i: (out[i].get("rank") if isinstance(out[i].get("rank"), (int, float)) else i + 1, i))
-    out = [out[i] for i in order]
-    return out[:k] if k is not None else out
+        rank = c.get("rank")
+        if rank is None:
+            continue
+        if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
+            raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] 'rank' is {_shown(rank)}: a "
+                            "rank must be a number (1 for the best passage) or absent")
+        if ranked is not None and rank < ranked[1]:
+            raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] (passage {c.get('docid', '?')!r}) "
+                            f"has rank {rank} but is listed after doc['ctxs'][{ranked[0]}] of rank {ranked[1]}: the ranks "
+                            "contradict the list order, which is the order the passages are given in (best first); "
+                            "sort the list by rank, or drop the 'rank' fields")
+        ranked = (i, rank)
+    return ctxs[:k] if k is not None else list(ctxs)
+
+
+def _shown(value: Any) -> str:
+    """``value`` as JSON (``"2"``, ``true``, ``NaN``), its first 40 characters, for a refusal naming a field."""
+    import json
+
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _doc_name(doc: Any) -> str:
+    """``doc`` named as the REPLUG messages name it (:func:`tokrag_model.methods.replug.doc_name`: its id, else its
+    question); imported only when a refusal is worded."""
+    from .methods.replug import doc_name
+
+    return doc_name(doc)
 
 
 PASSAGE_FIELDS = ("title", "text", "rank", "docid")
