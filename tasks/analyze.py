@@ -730,7 +730,8 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
                    prompt: str = "instruct", apply_chat_template: bool = False) -> tuple[dict, str]:
     """``(config, key)`` of the records of data set ``name``/``split`` for ``lm``: the configuration the records
     depend on (data selection, prompt format, weights, the model folder's other files, sliding windows, Tok-RAG
-    constants, the code that scores them and the libraries that run the model) and its fingerprint, which names the
+    constants (``token_lists`` too: the bypass flags and anchors follow its lists), the code that scores them and the
+    libraries that run the model) and its fingerprint, which names the
     records file ``records_<name>_<split>_<key>.jsonl`` (:func:`collect_records`). Needs no sample.
 
     ``model_files_fingerprint``: ``lm.files_fingerprint`` (config, generation config, tokenizer, chat template, remote
@@ -747,7 +748,7 @@ def records_config(lm: Any, name: str, split: str, max_tokens: int = 0, k: int |
 
     chat = bool(apply_chat_template) and name == "nq"
     consts = {k_: v for k_, v in asdict(lm.params).items()
-              if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer")}
+              if k_ in ("n_anchors", "window_left", "window_right", "rag_top", "pure_top", "js_min_layer", "token_lists")}
     config = {"data": name, "split": split, "max_tokens": max_tokens, "k": k, "model": lm.resolved_config["pretrained"],
               "model_fingerprint": lm.fingerprint, "model_files_fingerprint": getattr(lm, "files_fingerprint", None),
               "dtype": lm.resolved_config["dtype"], "tokrag": consts, "record_format": 2,

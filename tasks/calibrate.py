@@ -277,9 +277,10 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     (:func:`calibrate_records`), and write the preset for ``lm`` (the data configurations recorded);
     returns the preset as read back. Its ``params`` hold, beside the calibrated layer or threshold, every Tok-RAG
     setting ``lm`` scored the records and chose them under (:data:`tokrag_model.methods.tokrag.PRESET_SETTINGS`:
-    ``rate``, ``n_anchors``, ``window_left``/``right``, ``rag_top``, ``pure_top``, ``bypass``), so a ``preset=`` run
-    applies them and refuses other values given explicitly (before 2026-12-05 only the layer or threshold was written,
-    and a preset run silently used the defaults: such a preset reads as calibrated with the defaults).
+    ``rate``, ``n_anchors``, ``window_left``/``right``, ``rag_top``, ``pure_top``, ``bypass``, ``token_lists``), so a
+    ``preset=`` run applies them and warns of other values given explicitly (before 2026-12-05 only the layer or
+    threshold was written, and a preset run silently used the defaults: such a preset reads as calibrated with the
+    defaults; ``token_lists`` is written since 2026-12-07, an older preset reads as ``generalised``).
 
     ``seconds``: the time keys of ``calibration`` (:func:`tasks.analyze.run_seconds`: ``seconds`` = the total scoring
     time of the dev samples used, over every invocation that scored them, None where older records lack per-sample

@@ -35,7 +35,7 @@ def fake(monkeypatch):
 
 
 SETTINGS = {"rate": 1.0, "n_anchors": 1, "window_left": 2, "window_right": 1, "rag_top": 5, "pure_top": 3,
-            "bypass": False}
+            "bypass": False, "token_lists": "generalised"}  # token_lists: a preset setting since s57 r8
 
 
 def test_calibrate_writes_the_settings_it_chose_under_and_a_preset_run_applies_them(fake, tmp_path) -> None:

@@ -460,7 +460,8 @@ class TokRAGParams:
     list, the decoder) or ``(a, b)``: the anchors are ranks a … b−1 of the ranking, no skip list (the
     analysis script's ``[2:7]``); ``floor_s_r``: S_R starts at 0 (decoder) or is the plain max.
     ``always_score``: also compute S_R/S_L when both branches agree on the greedy token (the emitted
-    token is the same either way; only the trace differs).
+    token is the same either way; only the trace differs). ``token_lists``: the bypass and anchor-skip lists
+    (:data:`TOKEN_LISTS`, :class:`TokenClasses`: the model's token classes are built with it).
     """
 
     layer: str | int | float = 0.625
@@ -474,6 +475,7 @@ class TokRAGParams:
     js_min_layer: int | float = 10 / 32
     layer_fallback: int | float = 20 / 32
     bypass: bool = True
+    token_lists: str = "generalised"
     always_score: bool = False
     anchor_ranks: tuple[int, int] | None = None
     floor_s_r: bool = True
@@ -823,17 +825,17 @@ def tokrag_token_scores(dec: MultiContextDecoder, scorer: TokRAGScorer, rag_ids:
 # ---------------------------------------------------------------------------------------- lm-eval model
 PRESET_FORMAT = "tokrag-preset/1"
 PRESET_PARAMS = ("layer", "js_threshold", "js_min_layer", "layer_fallback", "rate", "n_anchors", "window_left",
-                 "window_right", "rag_top", "pure_top", "bypass")
+                 "window_right", "rag_top", "pure_top", "bypass", "token_lists")
 """Model arguments a preset may set (explicit model arguments override them; one of :data:`PRESET_SETTINGS` with a
 WARNING, :func:`preset_override_warning`)."""
 DYNAMIC_ONLY = ("js_threshold", "js_min_layer", "layer_fallback")
 """Model arguments that act only with ``layer=dynamic`` (the JS-gap rule); given with a fixed layer they are an error."""
-PRESET_SETTINGS = ("rate", "n_anchors", "window_left", "window_right", "rag_top", "pure_top", "bypass")
+PRESET_SETTINGS = ("rate", "n_anchors", "window_left", "window_right", "rag_top", "pure_top", "bypass", "token_lists")
 """The Tok-RAG settings a preset's layer or threshold was chosen under (they change ``S_R``, ``S_L``, the decisions or
 the tokens tested). ``tokrag calibrate`` writes every one into the preset's ``params``, so a ``preset=PATH`` run applies
 them; a model argument giving another value overrides it with a WARNING (:func:`preset_override_warning`).
-A preset without one (written before 2026-12-05, as the two under leaderboards/presets/) was calibrated with its
-default (:class:`TokRAGParams`)."""
+A preset without one (written before 2026-12-05, as the two under leaderboards/presets/; ``token_lists`` before
+2026-12-07) was calibrated with its default (:class:`TokRAGParams`: ``token_lists`` ``generalised``)."""
 
 
 def preset_settings(preset: Mapping[str, Any]) -> dict[str, Any]:
@@ -1332,11 +1334,12 @@ class TokRAGLM(RAGMethodLM):
         if message:
             log.warning("%s", message)
         c.update(resolved)  # resolved_config stays a plain dict of values
-        self.token_classes = TokenClasses(self.tokenizer, c["token_lists"])
         params = TokRAGParams(layer=c["layer"], rate=c["rate"], n_anchors=c["n_anchors"], window_left=c["window_left"],
                               window_right=c["window_right"], rag_top=c["rag_top"], pure_top=c["pure_top"],
                               js_threshold=c["js_threshold"], js_min_layer=c["js_min_layer"],
-                              layer_fallback=c["layer_fallback"], bypass=c["bypass"], always_score=c["always_score"])
+                              layer_fallback=c["layer_fallback"], bypass=c["bypass"], token_lists=c["token_lists"],
+                              always_score=c["always_score"])
+        self.token_classes = TokenClasses(self.tokenizer, params.token_lists)
         try:
             self.decoder.check_attention_rows()  # a model whose attention rows cannot be recomputed fails here
             self.use_params(params)
