@@ -859,13 +859,16 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
     Raises:
         DataError: a short line, a rank that is not a number, a score that is not a number (or holds ``_``,
             which Python's float skips but trec_eval's atof stops at: ``1_0`` would be 10 here, 1 there), a
-            docid not in the corpus, or invalid UTF-8 (file and line named).
+            docid listed twice for one question (both lines named: each copy would count as a rank; trec_eval
+            refuses such a run, "duplicate docs", as :func:`retrieval.cache.read_ctxs_jsonl` refuses a ctxs run
+            listing a passage twice), a docid not in the corpus, or invalid UTF-8 (file and line named).
     """
     import math
 
     from .io import BOM, open_data
 
     ctxs: dict[str, list[dict]] = {}
+    listed: dict[tuple[str, str], int] = {}  # (qid, docid) -> its line
     fractional = None  # (line, rank) of the first rank that is not a whole number
     with open_data(path) as f:
         for lineno, raw in enumerate(f, start=1):
@@ -897,6 +900,11 @@ def _read_trec(path: Path, corpus) -> dict[str, list[dict]]:
                 score = math.nan
             if math.isnan(score):
                 raise DataError(f"{path}:{lineno}: score {score_s!r} is not a number (expected 'qid Q0 docid rank score tag')")
+            if (qid, docid) in listed:  # each copy would count as a rank, as in a ctxs run listing it twice
+                raise DataError(f"{path}:{lineno}: question {qid!r} lists docid {docid!r} twice (also line "
+                                f"{listed[qid, docid]}); each copy would count as a rank (trec_eval refuses such a run: "
+                                "duplicate docs): keep one line, the better-scored")
+            listed[qid, docid] = lineno
             if docid not in corpus:
                 raise DataError(f"{path}:{lineno}: docid {docid!r} is not in corpus {corpus.name!r}")
             psg = corpus.get(docid)
@@ -1023,11 +1031,11 @@ def _metrics(ctxs: dict, answers: dict, gold: dict, usable: tuple[dict, dict], k
 
 
 def _ranking_notes(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: Any) -> None:
-    """One stderr note each for the scored questions of the run (those in ``answers`` or ``gold``) with an empty
-    ranking (they count as misses at every cut-off) and for those whose ranking lists a passage id more than once.
-    Duplicates are left as they are, each copy a rank, as DPR's evaluation (``dpr/data/qa_validation.py``, and
-    Pyserini's ``evaluate_dpr_retrieval``) counts them; trec_eval neither dedupes nor counts them: it refuses the run
-    (``trec_eval.form_res_rels: duplicate docs``).
+    """One stderr note for the scored questions of the run (those in ``answers`` or ``gold``) with an empty ranking
+    (they count as misses at every cut-off). A ranking listing a passage id twice never reaches here: both readers
+    refuse it, as trec_eval does (``trec_eval.form_res_rels: duplicate docs``): :func:`_read_trec` and
+    :func:`retrieval.cache.read_ctxs_jsonl` (s57; it was a note here, each copy counted as a rank as DPR's
+    ``qa_validation`` counts it).
 
     Raises:
         DataError: every scored question has an empty ranking: nothing to score (the run and the questions named).
@@ -1041,19 +1049,6 @@ def _ranking_notes(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: 
                             "give the questions their passages")
         print(f"note: {len(empty)} of the {len(qids)} questions of {run} have no passages ({named}); they count as "
               "misses at every cut-off", file=sys.stderr)
-    dups = []
-    for q in qids:
-        seen: set[str] = set()
-        for c in ctxs[q]:
-            d = c.get("docid")
-            if d is not None and str(d) in seen:
-                dups.append((q, str(d)))
-                break
-            seen.add(str(d))
-    if dups:
-        print(f"note: {len(dups)} of the {len(qids)} questions of {run} list a passage id more than once (first: "
-              f"question {dups[0][0]!r}, id {dups[0][1]!r}); each copy counts as a rank, as in DPR's evaluation "
-              "(trec_eval refuses such a run)", file=sys.stderr)
 
 
 def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
