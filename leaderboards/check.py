@@ -343,7 +343,8 @@ class KeyChanged:
         from .runner import key_field_cause
 
         def why(d: str) -> str:  # a library's line: which one, and how (added to the key, another version, ...)
-            return f"{d} ({key_field_cause(d, old='the run of the baseline', new='these runs')})"
+            cause = key_field_cause(d, old="the run of the baseline", new="these runs", diffs=self.differences)
+            return f"{d} ({cause})"
 
         shown = [why(d) for d in self.differences[:KEY_SHOWN]]
         more = f"; ... ({len(self.differences) - KEY_SHOWN} more)" if len(self.differences) > KEY_SHOWN else ""
