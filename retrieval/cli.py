@@ -957,6 +957,7 @@ def _expect(a: argparse.Namespace) -> int:
         if not is_ctxs_file(run_path):
             raise ConfigError(f"--run {run_path}: with --expect, give the run's ctxs JSONL (a TREC run holds no passage "
                               "texts; tokrag retrieve writes the ctxs JSONL beside it)")
+        _check_ctxs_lines(run_path)
         ctxs, texts = read_ctxs_jsonl(run_path)
         local = None if c["corpus"].startswith("prebuilt:") else (lambda: resolve_corpus(c["corpus"], a.data_dir))
         queries, answers, gold = load_topics(c["topics"], a.data_dir, corpus=local, only=ctxs, present=_run_docids(ctxs),
@@ -1028,6 +1029,35 @@ def _metrics(ctxs: dict, answers: dict, gold: dict, usable: tuple[dict, dict], k
     if gold:
         out["mrr"] = m.get("mrr")
     return out
+
+
+PYSERINI_DPR_JQ = "to_entries[] | {qid: .key, question: .value.question, ctxs: .value.contexts}"
+"""The jq program that turns Pyserini's DPR-style run (``convert_trec_run_to_dpr_retrieval_run``: one JSON object
+keyed by question id, each ``{question, answers, contexts: [{docid, score, text, has_answer}]}``, pretty-printed) into
+the ctxs JSON Lines :func:`retrieval.cache.read_ctxs_jsonl` reads (the list order kept: the ranking)."""
+
+
+def _check_ctxs_lines(run: Path) -> None:
+    """Refuse a ctxs run that is one pretty-printed JSON object (its first non-blank line a lone ``{``), which
+    :func:`retrieval.cache.read_ctxs_jsonl` would call "malformed JSON" at line 1 ("fix or remove the line"): Pyserini's
+    DPR-style run (its first bytes hold ``"contexts"``) with the jq command that converts it (:data:`PYSERINI_DPR_JQ`),
+    any other with ``jq -c .``. Reads the first 4 KiB only.
+
+    Raises:
+        DataError: one line naming the file and the command that converts it.
+    """
+    from .cache import _head
+    from .io import jsonl_conversion_command
+
+    head = _head(run)
+    if head.split(b"\n", 1)[0].strip() != b"{":
+        return
+    if b'"contexts"' in head:
+        raise DataError(f"{run}: one JSON object keyed by question id (Pyserini's DPR-style run, 'contexts' per "
+                        "question), not JSON Lines; convert it to one {qid, question, ctxs} per line: "
+                        f"{jsonl_conversion_command(run, program=PYSERINI_DPR_JQ)}")
+    raise DataError(f"{run}: a pretty-printed JSON object, not JSON Lines; write one {{qid, ctxs}} object per line "
+                    f"(for instance: {jsonl_conversion_command(run, array=False)})")
 
 
 def _ranking_notes(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: Any) -> None:
@@ -1184,6 +1214,7 @@ def _eval(a: argparse.Namespace) -> int:
         present: set[str] = set()
     else:
         questions_known = True  # a ctxs JSONL has a row for every question, one without passages included
+        _check_ctxs_lines(run_path)
         ctxs, texts = read_ctxs_jsonl(run_path)
         # the run carries its passages: a gold id among them is a passage; the corpus is read only for the others
         corpus = (lambda: resolve_corpus(a.corpus, a.data_dir)) if a.corpus and not prebuilt else None

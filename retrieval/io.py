@@ -1076,15 +1076,16 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
-def jsonl_conversion_command(path: str | os.PathLike, array: bool = True) -> str:
+def jsonl_conversion_command(path: str | os.PathLike, array: bool = True, program: str | None = None) -> str:
     """The shell command that writes the JSON file ``path`` as JSON Lines, for the error that names such a file:
     ``jq -c '.[]' FILE > OUT`` for one JSON array (``array``: one element per line), ``jq -c . FILE > OUT`` for
     pretty-printed objects, both paths shell-quoted. A gzip file (told by its content, as :func:`open_data` reads it;
     by its ``.gz`` name when it cannot be read) is piped through ``gunzip -c FILE | jq ...``, since jq reads no gzip.
     ``OUT`` is the name without ``.gz``/``.json``/``.jsonl`` plus ``.jsonl``, or ``.lines.jsonl`` where that is
     ``path`` itself or a path that exists (the shell empties ``OUT`` before jq runs: ``x.json.gz`` beside the
-    ``x.jsonl`` it was made from). Used by the run cache (DPR's retriever output), bring-your-own questions and the
-    corpus and topics readers (:mod:`retrieval.corpus`)."""
+    ``x.jsonl`` it was made from). ``program``: another jq program, given in place of ``'.[]'`` / ``.`` (shell-quoted).
+    Used by the run cache (DPR's retriever output), ``retrieve eval`` (Pyserini's DPR-style run), bring-your-own
+    questions and the corpus and topics readers (:mod:`retrieval.corpus`)."""
     import shlex
 
     p = Path(path)
@@ -1097,7 +1098,7 @@ def jsonl_conversion_command(path: str | os.PathLike, array: bool = True) -> str
     out = p.with_name(stem + ".jsonl")
     if out == p or os.path.lexists(out):
         out = p.with_name(stem + ".lines.jsonl")
-    jq = "jq -c " + ("'.[]'" if array else ".")
+    jq = "jq -c " + (shlex.quote(program) if program is not None else "'.[]'" if array else ".")
     src = shlex.quote(str(p))
     return (f"gunzip -c {src} | {jq}" if gz else f"{jq} {src}") + f" > {shlex.quote(str(out))}"
 
