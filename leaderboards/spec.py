@@ -953,9 +953,41 @@ def _check_model_args(path: Path, where: str, args: dict[str, Any]) -> None:
         _int(path, f"{where}.k", args["k"], 1)
 
 
+def _yaml_line(path: Path, where: str) -> int | None:
+    """The 1-based line in the spec file ``path`` of the entry at ``where`` (``models[0].shared.gen_kwargs.until``:
+    mapping keys and ``[i]`` list positions; a key's own line, where a block list's value starts on the next); None
+    where the file cannot be read again or the path is not found there (a YAML merge key, ``<<:``)."""
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    mark = None
+    for part in re.findall(r"\[\d+\]|[^.\[\]]+", where):
+        if part.startswith("["):
+            i = int(part[1:-1])
+            node = node.value[i] if isinstance(node, yaml.SequenceNode) and i < len(node.value) else None
+            mark = node.start_mark if node is not None else None
+        elif isinstance(node, yaml.MappingNode):
+            key = next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+            node = next((v for k, v in node.value if k is key), None) if key is not None else None
+            mark = key.start_mark if key is not None else None
+        else:
+            node = None
+        if node is None:
+            return None
+    return mark.line + 1 if mark is not None else None
+
+
 def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
     """Generation settings of the right type (``max_gen_toks: -3`` gave empty answers, ``'abc'`` failed after
-    the model had loaded)."""
+    the model had loaded), and no value lm-eval would run with another meaning
+    (:func:`tokrag_model.base.check_gen_kwarg_values`: ``until: ""``, ``top_p: .inf``, ``temperature: .nan``, which
+    passed here and were refused only inside a cell, after its model load).
+
+    Raises:
+        ConfigError: one line naming ``where`` and the key (``<path>:<line>: <where>.<key>...`` where its line is
+            found) and what to give instead.
+    """
     if "max_gen_toks" in gk:
         _int(path, f"{where}.max_gen_toks", gk["max_gen_toks"], 1)
     if "do_sample" in gk:
@@ -968,6 +1000,17 @@ def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
     until = gk.get("until")
     if until is not None and not (isinstance(until, str) or (isinstance(until, list) and all(isinstance(u, str) for u in until))):
         raise _err(path, f"{where}.until must be a string or a list of strings, got {until!r}")
+    try:
+        from tokrag_model.base import GenKwargsValueError, check_gen_kwarg_values
+    except ImportError:  # the leaderboard without the models: the cell's model refuses them
+        return
+    try:
+        check_gen_kwarg_values(gk)
+    except GenKwargsValueError as exc:
+        line = _yaml_line(path, f"{where}.{exc.key}")
+        if line is None:
+            raise _err(path, f"{where}: {exc}") from None
+        raise ConfigError(f"{path}:{line}: {where}: {exc}") from None
 
 
 def _check_device(path: Path, where: str, device: Any) -> None:
@@ -1305,7 +1348,9 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
-            greedily (:func:`_check_greedy`), a task with more than one lm-eval filter (:func:`_check_one_filter`),
+            greedily (:func:`_check_greedy`), a generation kwarg lm-eval would run with another meaning
+            (``until: ""``, ``top_p: .inf``: :func:`_check_gen_kwargs`, at its line), a task with more than one
+            lm-eval filter (:func:`_check_one_filter`),
             a folder given as the spec, a ``reference``/``closed_book`` that names no method, a ``reference`` list
             that is empty or names a method twice, a model whose ``methods`` hold no reference, or a model's
             ``tasks``/``methods`` subset naming something the spec lacks.

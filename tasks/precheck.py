@@ -1224,18 +1224,25 @@ def _check_unhonoured_gen_kwargs(task_manager: Any, names: list[Any], model: str
     them; a task without any gets lm-eval's greedy defaults): every method decodes greedily and reads only ``until``
     and the budget, while lm-eval records the settings in the results. The model refuses it in its first
     ``generate_until`` (:meth:`tokrag_model.base.RAGMethodLM._gen_settings`); refused here before the model load.
-    A budget or temperature that is not a number is left to the model.
+    So is a value lm-eval would run with another meaning (:func:`tokrag_model.base.check_gen_kwarg_values`:
+    ``temperature=nan``, ``until=``, ``do_sample=maybe``, a task YAML's ``max_gen_toks: 0``), which the model refused
+    only after its load. A budget or temperature that is not a number at all (``max_gen_toks=abc``) is left to the
+    model.
 
     Raises:
         ConfigError: one line naming the setting (and the task whose YAML set it) and what to do.
     """
-    from tokrag_model.base import GEN_KWARGS_READ, unhonoured_gen_kwargs
+    from tokrag_model.base import GEN_KWARGS_READ, GenKwargsValueError, check_gen_kwarg_values, unhonoured_gen_kwargs
 
     def shown(kw: dict, keys: list[str]) -> str:
         return ", ".join(f"{k}={kw[k]!r}" for k in keys)
 
     why = (f"--model {model} decodes greedily (every tokrag method does) and reads only {GEN_KWARGS_READ}, so the "
            "results would record settings that did not act")
+    try:
+        check_gen_kwarg_values(gen)
+    except GenKwargsValueError as exc:
+        raise ConfigError(f"--gen_kwargs {exc}") from None
     try:
         bad = unhonoured_gen_kwargs(gen)
     except (TypeError, ValueError):
@@ -1247,6 +1254,11 @@ def _check_unhonoured_gen_kwargs(task_manager: Any, names: list[Any], model: str
             continue
         task_gen = t.cfg.get("generation_kwargs")
         merged = {**(task_gen if isinstance(task_gen, dict) else {}), **gen}
+        try:  # --gen_kwargs alone passed it: the value is the task YAML's
+            check_gen_kwarg_values(merged)
+        except GenKwargsValueError as exc:
+            raise ConfigError(f"--model {model}: task {t.name}'s generation_kwargs: {exc} (fix the task's YAML, or "
+                              "a copy of the task)") from None
         try:
             bad = unhonoured_gen_kwargs(merged)
         except (TypeError, ValueError):

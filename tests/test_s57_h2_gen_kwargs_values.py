@@ -75,9 +75,9 @@ def test_values_meant_as_written_still_run(extra, budget):
     assert until[-1] == "<|im_end|>"
 
 
-def test_the_pre_run_check_leaves_them_to_the_model():
-    """``tasks.precheck`` catches the ValueError of :func:`unhonoured_gen_kwargs` and leaves the value to the model
-    (which refuses it at its first ``generate_until``, before any answer); the function itself raises."""
+def test_unhonoured_gen_kwargs_raises_the_value_error():
+    """:func:`unhonoured_gen_kwargs` raises the :class:`GenKwargsValueError` (a ValueError) itself; ``tasks.precheck``
+    turns it into its one line before the model load (s57 r10: tests/test_s57_r10_gen_kwargs_before_load.py)."""
     from tokrag_model.base import GenKwargsValueError, unhonoured_gen_kwargs
 
     with pytest.raises(GenKwargsValueError, match=r"^temperature=nan is not a finite number"):

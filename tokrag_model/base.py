@@ -235,7 +235,12 @@ BUDGET_ALIASES: tuple[str, ...] = ("max_gen_toks", "max_new_tokens", "max_tokens
 
 class GenKwargsValueError(ValueError):
     """A generation kwarg whose value lm-eval would run with another meaning than the one written (its message names
-    the key and value and what to give instead: one line)."""
+    the key and value and what to give instead: one line; ``key``: that generation kwarg's name, for a caller that
+    names where it was written, as the leaderboard spec's check does with its file and line)."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def check_gen_kwarg_values(gen_kwargs: dict) -> None:
@@ -254,27 +259,28 @@ def check_gen_kwarg_values(gen_kwargs: dict) -> None:
 
     for k, v in gen_kwargs.items():
         if isinstance(v, float) and not math.isfinite(v):
-            raise GenKwargsValueError(f"{k}={v!r} is not a finite number; give a number or drop {k}")
+            raise GenKwargsValueError(f"{k}={v!r} is not a finite number; give a number or drop {k}", k)
     do_sample = gen_kwargs.get("do_sample")
     if do_sample is not None and not isinstance(do_sample, bool) and do_sample not in (0, 1):
         raise GenKwargsValueError(f"do_sample={do_sample!r} is not true or false; give do_sample=false (every tokrag "
-                                  "method decodes greedily) or drop it")
+                                  "method decodes greedily) or drop it", "do_sample")
     until = gen_kwargs.get("until")
     if until == "" or (isinstance(until, list) and "" in until):
         raise GenKwargsValueError(f"until={until!r} holds an empty stop string, which lm-eval's hf reads as a stop "
                                   "after the first token and a tokrag method would ignore; give a stop string, or "
-                                  "drop until to stop only at the end-of-text token")
+                                  "drop until to keep the task's own stop strings (a task YAML's until: [] stops only "
+                                  "at the end-of-text token)", "until")
     key = next((a for a in BUDGET_ALIASES if gen_kwargs.get(a) is not None), None)
     if key is not None:
         v = gen_kwargs[key]
         if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
-            raise GenKwargsValueError(f"{key}={v!r} is not a whole number of tokens; give an integer of 1 or more")
+            raise GenKwargsValueError(f"{key}={v!r} is not a whole number of tokens; give an integer of 1 or more", key)
         try:
             n = int(v)
         except (TypeError, ValueError):
             return  # normalize_gen_kwargs raises it: "cannot be read"
         if n < 1:
-            raise GenKwargsValueError(f"{key}={v!r} leaves no answer tokens; give an integer of 1 or more")
+            raise GenKwargsValueError(f"{key}={v!r} leaves no answer tokens; give an integer of 1 or more", key)
 
 
 def unhonoured_gen_kwargs(gen_kwargs: dict) -> list[str]:
