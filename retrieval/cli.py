@@ -357,6 +357,25 @@ def _check_numbers(a: argparse.Namespace) -> None:
                   label=lambda name, value: f"--{name.replace('_', '-')} {value}", index=getattr(a, "action", None) == "build")
 
 
+def _check_corpus_arg(a: argparse.Namespace, leave_out: str | None, prebuilt: bool = True) -> None:
+    """Refuse an empty or blank ``--corpus`` (``--corpus ''``, an unset shell variable) before any work, naming the
+    option: the library's refusal (:func:`retrieval.corpus.check_corpus_path`) names the task key ``corpus`` and a
+    task's default, and ``retrieve eval`` read ``''`` as no corpus given. ``leave_out``: what leaving the option out
+    does for this command (None: the option is required); ``prebuilt``: whether ``prebuilt:<index>`` is a
+    value to offer (not for ``index build``).
+
+    Raises:
+        ConfigError: one line naming ``--corpus`` and what to give.
+    """
+    from .corpus import NAMED_CORPORA
+
+    corpus = getattr(a, "corpus", None)
+    if corpus is not None and not corpus.strip():
+        raise ConfigError(f"--corpus {corpus!r} is empty; give a corpus name ({', '.join(NAMED_CORPORA)}), a corpus "
+                          f"file or folder path{', or prebuilt:<index>' if prebuilt else ''}"
+                          f"{f', or leave --corpus out {leave_out}' if leave_out else ''}")
+
+
 def _coverage_note(ctxs: dict, queries: dict, topics: str, run: Any, scored: int) -> None:
     """Print a one-line note on stderr when the run and the topics do not hold the same queries: both counts and
     ``scored``, the number of queries the metrics are over (the run's queries with answers or gold ids, the
@@ -408,6 +427,7 @@ def _index_build(a: argparse.Namespace) -> int:
     from .corpus import NAMED_CORPORA, load_corpus, named_corpus
 
     _check_numbers(a)
+    _check_corpus_arg(a, None, prebuilt=False)
     corpus = named_corpus(a.corpus, a.data_dir) if a.corpus in NAMED_CORPORA else load_corpus(a.corpus, a.format)
     t0 = time.time()
     if a.retriever == "bm25":
@@ -722,6 +742,7 @@ def _retrieve(a: argparse.Namespace) -> int:
         raise ConfigError(f"--hits {a.hits}: must be >= 1")
     check_java_int(a.hits, f"--hits {a.hits}")
     _check_numbers(a)
+    _check_corpus_arg(a, "and give --index (a BM25 index folder or a Pyserini prebuilt name)")
     params = _params(a)
     prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")
     if a.dry_run:
@@ -1191,6 +1212,7 @@ def _eval(a: argparse.Namespace) -> int:
     from .metrics import format_table
 
     _check_numbers(a)
+    _check_corpus_arg(a, "for a ctxs run (it carries its passages)")
     if a.expect:
         return _expect(a)
     if a.condition or a.dry_run:
