@@ -1299,12 +1299,13 @@ def _text_as_written(path: Path, root: yaml.Node | None) -> None:
     def fix(mapping: yaml.Node, where: str, keys: tuple[str, ...]) -> None:
         if not isinstance(mapping, yaml.MappingNode):
             return
-        for key_node, value_node in mapping.value:
+        for j, (key_node, value_node) in enumerate(mapping.value):
             if not (isinstance(key_node, yaml.ScalarNode) and key_node.value in keys):
                 continue
             if isinstance(value_node, yaml.ScalarNode):
-                if value_node.style is None and value_node.tag in _TEXT_TAGS:
-                    value_node.tag = "tag:yaml.org,2002:str"
+                if value_node.style is None and value_node.tag in _TEXT_TAGS:  # a copy: the node may be an anchor's,
+                    mapping.value[j] = (key_node, yaml.ScalarNode(  # whose aliases elsewhere (limit: *n) stay numbers
+                        "tag:yaml.org,2002:str", value_node.value, value_node.start_mark, value_node.end_mark))
             else:
                 kind = "list" if isinstance(value_node, yaml.SequenceNode) else "mapping"
                 raise ConfigError(f"{path}:{value_node.start_mark.line + 1}: {where}.{key_node.value} is a {kind}; "
