@@ -1039,7 +1039,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * With a tokrag method, any generation setting the methods do not honour, in ``--gen_kwargs`` or a selected task's
       ``generation_kwargs``, every such key named (:func:`_check_unhonoured_gen_kwargs`): ``do_sample`` true, or
       ``temperature`` > 0 without ``do_sample=False`` (the methods decode greedily, but the results JSON would record
-      the sampling settings), ``num_beams`` above 1, ``repetition_penalty``, ``no_repeat_ngram_size``, ...
+      the sampling settings), ``num_beams`` above 1, ``repetition_penalty``, ``no_repeat_ngram_size``, ...; and a
+      value lm-eval would run with another meaning (:func:`tokrag_model.base.check_gen_kwarg_values`:
+      ``temperature=nan``, ``top_p=inf``, ``until=``, ``do_sample=maybe``, a task YAML's ``max_gen_toks: 0``).
     * ``--model_args max_gen_toks=N`` with a tokrag method and a task whose generation kwargs set another
       ``max_gen_toks`` (which wins): refused by the model only in its first ``generate_until``
       (:func:`_check_model_max_gen_toks`).
