@@ -105,3 +105,17 @@ def test_the_shipped_specs_and_greedy_values_still_load(tmp_path):
     spec = write_spec(tmp_path, extra={"shared": {"model_args": {"pretrained": "x", "k": 3}, "limit": 4, "gen_kwargs": {
         "max_gen_toks": 8, "until": ["\n\n", "Question:"], "do_sample": False, "temperature": 0.0, "top_p": 1.0}}})
     assert load_spec(spec).shared["gen_kwargs"]["until"] == ["\n\n", "Question:"]
+
+
+def test_a_methods_specific_gen_kwargs_value_is_named_with_its_place_and_line(tmp_path):
+    from leaderboards.spec import load_spec
+    from tests.leaderboard_helpers import TOY
+
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+               {"name": "none", "model": TOY, "model_args": {"mode": "none"},
+                "specific_gen_kwargs": {"until": ["\n", ""]}}]
+    spec = write_spec(tmp_path, methods=methods)
+    with pytest.raises(ConfigError) as exc:
+        load_spec(spec)
+    assert str(exc.value).startswith(f"{spec.resolve()}:{_line_of(spec, 'until:')}: methods[1].specific_gen_kwargs: "
+                                     "until=['\\n', ''] holds an empty stop string"), exc.value
