@@ -238,7 +238,7 @@ class GenKwargsValueError(ValueError):
     the key and value and what to give instead: one line; ``key``: that generation kwarg's name, for a caller that
     names where it was written, as the leaderboard spec's check does with its file and line)."""
 
-    def __init__(self, message: str, key: str) -> None:
+    def __init__(self, message: str, key: str = "") -> None:  # key optional: a pickled copy is rebuilt from message
         super().__init__(message)
         self.key = key
 
