@@ -125,7 +125,9 @@ def _patch_task_index(module):
 
 def _patch_get_model(registry):
     """``--model rag-standrd``: lm-eval's ValueError lists all ~40 model names; ours is one line with the
-    closest names (a :class:`ConfigError`, still a ValueError)."""
+    closest names (a :class:`ConfigError`, still a ValueError), marked ``_tokrag_before_load``: no model is built
+    yet, so ``lm_eval`` exits 2 as for every other pre-load refusal (:func:`_patch_harness`; it exited 1 before
+    s57 h4)."""
     original = registry.get_model
     if getattr(original, "_tokrag", False):
         return
@@ -139,9 +141,11 @@ def _patch_get_model(registry):
 
             if str(model_name) in registry.model_registry.keys():
                 raise
-            raise ConfigError(unknown_name("--model", str(model_name), registry.model_registry.keys(), list_all=0,
-                                           hint=f"the tokrag methods are {', '.join(MODEL_CLASSES)}; a method of your "
-                                                "own: add its line to METHODS in tokrag_model/methods/__init__.py")) from exc
+            problem = ConfigError(unknown_name("--model", str(model_name), registry.model_registry.keys(), list_all=0,
+                                               hint=f"the tokrag methods are {', '.join(MODEL_CLASSES)}; a method of "
+                                                    "your own: add its line to METHODS in tokrag_model/methods/__init__.py"))
+            problem._tokrag_before_load = True  # type: ignore[attr-defined]  (one line, exit 2 under lm_eval: _patch_harness)
+            raise problem from exc
 
     get_model._tokrag = True  # type: ignore[attr-defined]
     get_model.__doc__ = original.__doc__
