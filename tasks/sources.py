@@ -385,7 +385,8 @@ def _read_table(f: Path, text_columns: tuple[str, ...] = ()) -> list[dict]:
     Raises:
         DataError: a file pandas cannot read (the file named); a first row with more fields than the header, which
         pandas reads as a row index, so that every column was read one place off (``q1,who,["a"],["b"]`` under
-        ``id,question,answers`` gave the id ``who`` and the question ``["a"]``) and the index was dropped.
+        ``id,question,answers`` gave the id ``who`` and the question ``["a"]``) and the index was dropped; a header
+        naming a column twice (:func:`_check_header_names`).
     """
     import pandas as pd
     import pyarrow as pa
@@ -402,12 +403,43 @@ def _read_table(f: Path, text_columns: tuple[str, ...] = ()) -> list[dict]:
             df = pd.read_csv(fh, **kwargs)  # the builder reads chunks of this size with these settings: one frame here
         except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
             raise DataError(f"{f}: not a readable {'TSV' if tsv else 'CSV'} file ({' '.join(str(exc).split())})") from None
+    _check_header_names(f, df.columns, kwargs)
     if not isinstance(df.index, pd.RangeIndex):  # pandas took the first column(s) as the rows' index
         raise DataError(f"{f}: its first row has more fields than its header ({len(df.columns)}: "
                         f"{', '.join(map(str, df.columns))}), so every column would be read one place off (the first "
                         f"field as no column, the second as {df.columns[0]!r}); give the header a name for each field, or "
                         f"remove the extra field{' (a tab inside a field?)' if tsv else ' (a comma in an unquoted field?)'}")
     return pa.Table.from_pandas(df, preserve_index=False).to_pylist()
+
+
+def _check_header_names(f: Path, columns: Any, kwargs: dict) -> None:
+    """Refuse a ``.csv``/``.tsv`` file ``f`` whose header names a column twice: pandas (and so ``datasets``) reads the
+    second as ``name.1``, a column no reader asks for, so ``id,question,answers,answers`` silently kept the first
+    ``answers`` cell only, where a JSON row giving a key twice is refused (:func:`retrieval.io.unique_keys`). ``columns``:
+    the names pandas gave (``df.columns``); the header is read again, as written, only when one of them looks renamed
+    (``name.N`` beside ``name``), so the check costs nothing otherwise. ``kwargs``: the ``read_csv`` settings used.
+
+    Raises:
+        DataError: one line naming the file, the column and its two positions (1-based).
+    """
+    names = {str(c) for c in columns}
+    if not any(m and m.group(1) in names for m in (re.fullmatch(r"(.*)\.\d+", n) for n in names)):
+        return
+    import pandas as pd
+
+    from retrieval.io import open_data
+
+    with open_data(f) as fh:  # the header row as written (no renaming: it is read as a row, not as the header)
+        head = pd.read_csv(fh, **{**kwargs, "header": None, "nrows": 1, "dtype": str, "keep_default_na": False,
+                                  "na_values": [""]})
+    written = ["" if v is None or v != v else str(v) for v in head.iloc[0].tolist()] if len(head) else []
+    first: dict[str, int] = {}
+    for i, n in enumerate(written, start=1):
+        if n in first:
+            raise DataError(f"{f}: column {n!r} is given twice in its header (columns {first[n]} and {i}; pandas and "
+                            f"datasets read the second as {n + '.1'!r}, which no reader asks for, so its cells would be "
+                            "ignored, silently); keep the one you mean and remove the other")
+        first[n] = i
 
 
 def _read_local(files: list[Path]) -> list[dict]:
