@@ -1124,13 +1124,58 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
     ``/proc`` or a read-only mount. An existing folder is probed itself; a missing path, its nearest
     existing parent; an existing file, its folder (it is replaced atomically, a temporary file beside it).
 
+    A name longer than the file system allows (``ENAMETOOLONG``), in the path or in folders of it not yet created, or
+    a file name whose temporary file ``.<name>.<8 hex>.tmp`` would be (:func:`write_beside`), is refused as
+    ``tokrag retrieve`` refuses one (:func:`retrieval.cli._check_lookup`'s line); a path that cannot be looked up for
+    another reason (a folder above it this user may not search: ``EACCES``) is one line too. Both were a traceback
+    (``Path.exists`` raises them) before s57 h4.
+
     Returns:
         the resolved path.
 
     Raises:
-        ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason.
+        ConfigError: naming ``what`` (e.g. ``report --out``), the path and the reason: ``{what} {path}: a name of 300
+            bytes, more than the 255 its file system allows ([Errno 36] File name too long); give a shorter path``;
+            ``{what} {path}: cannot be looked up ([Errno 13] Permission denied); give a path this user can reach``.
     """
     given = Path(path).expanduser()
+    _check_name_lengths(given, what, folder=folder)
+    try:
+        return _check_writable(given, what, folder=folder)
+    except OSError as exc:  # a lookup's (Path.exists, is_symlink raise all but ENOENT, ENOTDIR, ...); the probe's are lines
+        todo = "give a shorter path" if exc.errno == errno.ENAMETOOLONG else "give a path this user can reach"
+        raise ConfigError(f"{what} {given}: cannot be looked up ([Errno {exc.errno}] {exc.strerror}); {todo}") from None
+
+
+def _check_name_lengths(given: Path, what: str, *, folder: bool) -> None:
+    """Refuse ``given`` for a name longer than its file system allows: its own name (for a file, also its temporary
+    file's, :func:`write_beside`) and those of the folders of it not yet created, measured against the nearest
+    existing folder's ``PC_NAME_MAX`` (255 when it cannot be read). Raises ConfigError (:func:`check_writable`)."""
+    names, parent = [given.name], given.parent
+    while parent != parent.parent:
+        try:
+            if parent.is_dir():
+                break
+        except OSError:  # a name too long itself, say: measured below
+            pass
+        names.append(parent.name)
+        parent = parent.parent
+    try:
+        name_max = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    sizes = [len(os.fsencode(n)) for n in names]
+    tmp = 0 if folder else sizes[0] + len(".") + len(".01234567.tmp")  # the file is renamed over from its temporary file
+    if max(sizes) > name_max or tmp > name_max:
+        told = (f"a name of {max(sizes)} bytes," if max(sizes) > name_max else
+                f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
+                f"has {tmp},")
+        raise ConfigError(f"{what} {given}: {told} more than the {name_max} its file system allows ([Errno "
+                          f"{errno.ENAMETOOLONG}] {os.strerror(errno.ENAMETOOLONG)}); give a shorter path")
+
+
+def _check_writable(given: Path, what: str, *, folder: bool) -> Path:
+    """:func:`check_writable` after its name lengths: a lookup's OSError is raised as it is (the caller words it)."""
     for link in (given, *given.parents):  # resolve() follows a dangling link, so the probe passed and mkdir failed
         if link.is_symlink() and not link.exists():
             raise ConfigError(f"{what} {given}: {link} is a symbolic link to {os.readlink(link)}, which does not exist; "
