@@ -213,7 +213,8 @@ def _table_rows(f: Path) -> list[tuple[str, dict]]:
 
     Raises:
         DataError: a file that cannot be read as its format (:func:`tasks.sources._read_local`), a CSV/TSV file whose
-        first row has more fields than its header (:func:`tasks.sources._read_table`), a CSV/TSV cell of ``answers``
+        first row has more fields than its header or whose header names a column twice
+        (:func:`tasks.sources._read_table`), a CSV/TSV cell of ``answers``
         or ``gold_docids`` that holds no JSON list (:func:`_cell_lists`).
     """
     from .sources import _read_local, _read_table
