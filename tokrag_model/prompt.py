@@ -65,11 +65,17 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
     included), and a ``rank`` field only has to agree with it. Equal ranks (a ``0`` placeholder), gaps and passages
     without a rank agree with any order; a rank below an earlier passage's contradicts the list, and either order could
     be the one meant, so it is refused rather than sorted (the passages were sorted by rank here before s57 r9).
+    A passage (by its ``docid``) listed twice in one doc is refused too, as in a ctxs run (:func:`retrieval.cache.
+    read_ctxs_jsonl`): each copy would be given to the method (REPLUG weighed it twice, Tok-RAG's passages block
+    repeated it; s57 h4). Passages without a ``docid`` (or with ``""``) are not compared; the shipped tasks never list
+    a docid twice (noise passages are drawn from the others: checked on 300 docs of every nq_oracle / nq_open noise
+    and counterfactual task).
 
     Raises:
         DataError: one line each: ``doc`` has no ``ctxs`` list; a passage has no ``text``; a passage's ``rank`` is
             not a finite number; a rank smaller than that of a passage listed before it (the doc, both positions and
-            ranks named).
+            ranks named); a ``docid`` listed twice (the doc, both positions and the docid named), in the whole list,
+            not only its top ``k``.
     """
     import math
 
@@ -77,9 +83,17 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
     if not isinstance(ctxs, list):
         raise DataError(no_passages_message(method, doc, kind))
     ranked: tuple[int, float] | None = None  # (position, rank) of the last passage with a rank
+    listed: dict[str, int] = {}  # docid -> its first position
     for i, c in enumerate(ctxs):
         if not isinstance(c, dict) or not isinstance(c.get("text"), str):
             raise DataError(f"--model {method}: doc['ctxs'][{i}] must be a dict with a 'text' string, got {str(c)[:80]!r}")
+        docid = c.get("docid")
+        if docid is not None and str(docid) != "":
+            if str(docid) in listed:  # each copy would be a passage of its own (REPLUG's weights, the passages block)
+                raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] (passage {docid!r}) is listed "
+                                f"twice (also doc['ctxs'][{listed[str(docid)]}]); each copy would be given to the method "
+                                "as a passage of its own: keep one copy, the better-ranked")
+            listed[str(docid)] = i
         rank = c.get("rank")
         if rank is None:
             continue
