@@ -67,3 +67,23 @@ def test_the_leaderboard_commands_print_the_line(tmp_path, capsys, argv):
     what = "report --out" if argv[0] == "report" else "check --write --baseline"
     assert capsys.readouterr().err == (f"tokrag leaderboard: error: {what} {long}: a name of {n + 45} bytes, more than "
                                        f"the {n} its file system allows {TOO_LONG}\n")
+
+
+def test_a_lookup_refused_by_the_system_is_one_line(tmp_path, monkeypatch):
+    """A folder above the path this user may not search (EACCES; simulated: the tests may run as root, whom the
+    kernel lets search anything): Path.exists raises it, and it was a traceback."""
+    from pathlib import Path as P
+
+    path = tmp_path.resolve() / "locked" / "out"  # resolved: check_writable looks the resolved path up
+    real = P.exists
+
+    def exists(self, *a, **k):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(P, "exists", exists)
+    with pytest.raises(ConfigError) as exc:
+        check_writable(path, "report --out", folder=True)
+    assert str(exc.value) == (f"report --out {path}: cannot be looked up ([Errno 13] Permission denied); give a path "
+                              "this user can reach")
