@@ -394,8 +394,12 @@ def test_model_shape_never_runs_a_folders_code_and_never_raises(tmp_path, monkey
 def test_doc_without_ctxs_says_to_use_a_retrieval_task():
     with pytest.raises(DataError, match="use a retrieval task"):
         get_ctxs({"question": "q"}, "tokrag", None)
-    ctxs = get_ctxs({"ctxs": [{"text": "b", "rank": 2}, {"text": "a", "rank": 1}, {"text": "c", "rank": 3}]}, "x", 2)
+    # the list order is the ranking (s57 r9, c427cef: no longer sorted by rank); the top k of it reach the method
+    ctxs = get_ctxs({"ctxs": [{"text": "a", "rank": 1}, {"text": "b", "rank": 2}, {"text": "c", "rank": 3}]}, "x", 2)
     assert [c["text"] for c in ctxs] == ["a", "b"]
+    # ranks that contradict the list order are refused, naming both positions, not silently sorted
+    with pytest.raises(DataError, match=r"doc\['ctxs'\]\[1\].*has rank 1 but is listed after doc\['ctxs'\]\[0\] of rank 2"):
+        get_ctxs({"ctxs": [{"text": "b", "rank": 2}, {"text": "a", "rank": 1}, {"text": "c", "rank": 3}]}, "x", 2)
 
 
 def test_pth_hook_registers_models_and_keeps_hf():
