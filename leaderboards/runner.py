@@ -67,8 +67,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from retrieval.errors import WRITE_MARK, ConfigError, DataError, OfflineError, TokragError, mark_write
-from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, no_room_naming, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
+from retrieval.errors import WRITE_MARK, ConfigError, DataError, OfflineError, TokragError
+from retrieval.io import atomic_write_bytes, atomic_write_json, atomic_write_text, canonical_json, check_writable, file_lock, file_stamp, fingerprint, mark_own_write, no_room_naming, sha256_file  # noqa: F401 (check_writable: re-exported for leaderboards.cli/report)
 from tasks import quiet_lm_eval
 from tokrag_model.provenance import compute_environment, git_commit  # noqa: F401 (provenance.json's commit; leaderboards.runner.git_commit kept for callers)
 
@@ -97,21 +97,19 @@ def leaderboard_write(path: str | os.PathLike) -> Iterator[None]:
     block: a read's error in it would be told as a write's. ``ENOENT`` (``FileNotFoundError``) is never marked, not
     even by ``no_room_naming``: no disk refuses a write that way here; a file or folder this command made itself (a
     staged report file, the staging folder, a cell's journal) is gone, a bug or a removal by hand meanwhile, and its
-    traceback shows where (s57 r7), where the line would tell to check the disk and run again.
+    traceback shows where (s57 r7), where the line would tell to check the disk and run again: the one rule of
+    :func:`retrieval.io.mark_own_write` (s57 r11).
 
     Raises:
         OSError: the block's, marked (the same exception, or for a pathless one the same errno naming ``path``,
             raised ``from`` it); an ``ENOENT``, an OSError without an errno and any other exception pass unmarked.
     """
     try:
-        with no_room_naming(path):
+        with no_room_naming(path):  # marks an error naming path, but an ENOENT (mark_own_write)
             yield
     except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            with contextlib.suppress(AttributeError):
-                delattr(exc, WRITE_MARK)  # no_room_naming marks an error naming path, whatever its errno
-        elif isinstance(exc.errno, int) and not hasattr(exc, WRITE_MARK):
-            mark_write(exc, exc.filename if isinstance(exc.filename, (str, bytes, os.PathLike)) else path)
+        if isinstance(exc.errno, int) and not hasattr(exc, WRITE_MARK):  # one naming another file; the same rule
+            mark_own_write(exc, exc.filename if isinstance(exc.filename, (str, bytes, os.PathLike)) else path)
         raise
 
 

@@ -350,13 +350,13 @@ def expand_user(value: str | os.PathLike) -> Path:
         return Path(value)
 
 
-def _mark(exc: OSError, path: str | os.PathLike) -> OSError:
-    """:func:`retrieval.errors.mark_write` for this module's writes, except an ``ENOENT`` (``FileNotFoundError``):
-    every write here creates the folders it writes into first (:func:`write_beside`, :func:`file_lock`), so no disk
-    and no path a user named refuses a write that way; a folder or temporary file the write made itself is gone (a
-    bug, or a removal by hand meanwhile), and the commands' one line would tell to check the disk and run the same
-    command again, where the traceback shows where (s57 h4, as r7's ``leaderboards.runner.leaderboard_write``).
-    -> ``exc`` itself (raise it)."""
+def mark_own_write(exc: OSError, path: str | os.PathLike) -> OSError:
+    """:func:`retrieval.errors.mark_write` for a write that creates the folders it writes into first, except an
+    ``ENOENT`` (``FileNotFoundError``): no disk and no path a user named refuses such a write that way; a folder or
+    temporary file the write made itself is gone (a bug, or a removal by hand meanwhile), and the commands' one line
+    would tell to check the disk and run the same command again, where the traceback shows where. The one rule for
+    this module's writes (:func:`write_beside`, :func:`file_lock`, ..., s57 h4) and the leaderboard programs' own
+    (``leaderboards.runner.leaderboard_write``, r7's rule; merged s57 r11). -> ``exc`` itself (raise it)."""
     if exc.errno != errno.ENOENT:
         mark_write(exc, path)
     return exc
@@ -382,7 +382,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     try:
         target = write_target(path)
     except OSError as exc:  # a path too long to look up (ENAMETOOLONG), a failing disk (EIO): a write's error
-        _mark(exc, path)
+        mark_own_write(exc, path)
         raise
     tmp = write_beside(target, data)
     try:
@@ -391,7 +391,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         if isinstance(exc, OSError):  # EISDIR (a folder at the path), EACCES, EIO: a write's error (mark_write)
-            _mark(exc, target)
+            mark_own_write(exc, target)
         raise
 
 
@@ -421,12 +421,12 @@ def write_beside(path: str | os.PathLike, data: bytes) -> Path:
             the file being written (:func:`_naming`): a buffered write's flush raises it without a path, so the
             commands' one line (:func:`retrieval.errors.no_room_line`) named no file and no disk (s55 f4). Every
             OSError raised is marked as a write's (:func:`retrieval.errors.mark_write`: the commands' one line
-            for any errno, s57 f2) but ``ENOENT``, a folder or temporary file gone mid-write (:func:`_mark`).
+            for any errno, s57 f2) but ``ENOENT``, a folder or temporary file gone mid-write (:func:`mark_own_write`).
     """
     try:
         return _write_beside(path, data)
     except OSError as exc:
-        _mark(exc, path)
+        mark_own_write(exc, path)
         raise
 
 
@@ -486,7 +486,7 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
     without an errno, and any other exception pass unchanged. (The name is from its first rule, the no-room errnos
     only, s55; it stays, as a rename would edit :mod:`retrieval.bm25`, whose code keys every BM25 index and run.)
     The error naming ``path`` (this one, or ``open(path)``'s own) is marked as a write's
-    (:func:`retrieval.errors.mark_write`: the commands' one line for any errno but ``ENOENT``, :func:`_mark`, s57 f2
+    (:func:`retrieval.errors.mark_write`: the commands' one line for any errno but ``ENOENT``, :func:`mark_own_write`, s57 f2
     and h4); one naming another file (a
     read inside the block) or a file descriptor's number is not. A pathless error is taken as ``path``'s, a read's
     too (a file object's ``read`` or iteration raises ``EIO`` without a path): keep reads out of the block.
@@ -502,9 +502,9 @@ def no_room_naming(path: str | os.PathLike) -> Iterator[None]:
         if named is None:
             # the open of path itself; a file descriptor's error names the number (os.stat(fd)): another file
             if isinstance(exc.filename, (str, bytes, os.PathLike)) and os.fsdecode(exc.filename) == os.fsdecode(path):
-                _mark(exc, path)
+                mark_own_write(exc, path)
             raise
-        raise _mark(named, path) from exc
+        raise mark_own_write(named, path) from exc
 
 
 def _naming(exc: OSError, path: str | os.PathLike, tmp: str | os.PathLike | None = None) -> OSError | None:
@@ -568,7 +568,7 @@ def scratch_dir(parent: str | os.PathLike, prefix: str, suffix: str = "") -> Pat
         except FileExistsError:
             continue
         except OSError as exc:  # a read-only or failing disk, no permission: a write's error (mark_write)
-            _mark(exc, path)
+            mark_own_write(exc, path)
             raise
     raise FileExistsError(f"no free folder name {prefix}*{suffix} after 100 tries in {parent}")
 
@@ -599,7 +599,7 @@ def replace_folder(new: str | os.PathLike, target: str | os.PathLike, aside: str
         os.replace(new, target)
     except BaseException as exc:
         if isinstance(exc, OSError):
-            _mark(exc, target)  # a write's error (the commands' one line, s57 f2)
+            mark_own_write(exc, target)  # a write's error (the commands' one line, s57 f2)
         if moved:  # the old folder back; fails harmlessly when it was never moved or the new one got in just before
             with contextlib.suppress(OSError):
                 os.replace(aside, target)
@@ -633,7 +633,7 @@ def file_lock(path: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
         lock.acquire()
     except OSError as exc:
         if exc.errno is not None:  # not filelock.Timeout (a TimeoutError without errno): the caller's to handle
-            _mark(exc, lock.lock_file)
+            mark_own_write(exc, lock.lock_file)
         raise
     try:
         yield
