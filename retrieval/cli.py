@@ -575,30 +575,12 @@ def _check_lookup(opt: str, given: Path, path: Path) -> None:
         ConfigError: ``{opt} {given}: a name of 257 bytes, more than the 255 its file system allows ([Errno 36] File
             name too long); give a shorter path`` (naming ``path`` too when it is a file written beside ``given``).
     """
-    import errno
+    from .io import name_too_long
 
     beside = "" if path == given else f" ({path.name}, written beside it)"
-    names, folder = [path.name], path.parent
-    while folder != folder.parent:
-        try:
-            if folder.is_dir():
-                break
-        except OSError:  # a name too long itself, say: checked below
-            pass
-        names.append(folder.name)
-        folder = folder.parent
-    try:
-        name_max = os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
-    sizes = [len(os.fsencode(n)) for n in names]
-    tmp = sizes[0] + len(".") + len(".01234567.tmp")  # retrieval.io.write_beside's temporary file, renamed over it
-    if max(sizes) > name_max or tmp > name_max:
-        what = (f"a name of {max(sizes)} bytes," if max(sizes) > name_max else
-                f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
-                f"has {tmp},")
-        raise ConfigError(f"{opt} {given}{beside}: {what} more than the {name_max} its file system allows ([Errno "
-                          f"{errno.ENAMETOOLONG}] {os.strerror(errno.ENAMETOOLONG)}); give a shorter path")
+    told = name_too_long(path)
+    if told is not None:
+        raise ConfigError(f"{opt} {given}{beside}: {told}; give a shorter path")
     try:
         os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):  # absent (created by the write), or below a file (checked later)

@@ -1160,11 +1160,14 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
         raise ConfigError(f"{what} {given}: cannot be looked up ([Errno {exc.errno}] {exc.strerror}); {todo}") from None
 
 
-def _check_name_lengths(given: Path, what: str, *, folder: bool) -> None:
-    """Refuse ``given`` for a name longer than its file system allows: its own name (for a file, also its temporary
-    file's, :func:`write_beside`) and those of the folders of it not yet created, measured against the nearest
-    existing folder's ``PC_NAME_MAX`` (255 when it cannot be read). Raises ConfigError (:func:`check_writable`)."""
-    names, parent = [given.name], given.parent
+def name_too_long(path: Path, *, folder: bool = False) -> str | None:
+    """Why ``path`` cannot be created for its name, or None: ``a name of 300 bytes, more than the 255 its file system
+    allows ([Errno 36] File name too long)`` when its own name or that of a folder of it not yet created is longer than
+    the nearest existing folder's file system allows (``PC_NAME_MAX``, 255 when it cannot be read), or, for a file
+    (``folder`` False), when its temporary file ``.<name>.<8 hex>.tmp`` (:func:`write_beside`, renamed over it once
+    written; 14 bytes longer) would be. The one rule of :func:`check_writable` and ``tokrag retrieve``'s output checks
+    (:func:`retrieval.cli._check_lookup`). Raises nothing."""
+    names, parent = [path.name], path.parent
     while parent != parent.parent:
         try:
             if parent.is_dir():
@@ -1178,13 +1181,22 @@ def _check_name_lengths(given: Path, what: str, *, folder: bool) -> None:
     except (OSError, ValueError):
         name_max = 255
     sizes = [len(os.fsencode(n)) for n in names]
-    tmp = 0 if folder else sizes[0] + len(".") + len(".01234567.tmp")  # the file is renamed over from its temporary file
-    if max(sizes) > name_max or tmp > name_max:
-        told = (f"a name of {max(sizes)} bytes," if max(sizes) > name_max else
-                f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
-                f"has {tmp},")
-        raise ConfigError(f"{what} {given}: {told} more than the {name_max} its file system allows ([Errno "
-                          f"{errno.ENAMETOOLONG}] {os.strerror(errno.ENAMETOOLONG)}); give a shorter path")
+    tmp = 0 if folder else sizes[0] + len(".") + len(".01234567.tmp")
+    if max(sizes) <= name_max and tmp <= name_max:
+        return None
+    told = (f"a name of {max(sizes)} bytes," if max(sizes) > name_max else
+            f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
+            f"has {tmp},")
+    return (f"{told} more than the {name_max} its file system allows ([Errno {errno.ENAMETOOLONG}] "
+            f"{os.strerror(errno.ENAMETOOLONG)})")
+
+
+def _check_name_lengths(given: Path, what: str, *, folder: bool) -> None:
+    """Refuse ``given`` for a name longer than its file system allows (:func:`name_too_long`). Raises ConfigError
+    (:func:`check_writable`)."""
+    told = name_too_long(given, folder=folder)
+    if told is not None:
+        raise ConfigError(f"{what} {given}: {told}; give a shorter path")
 
 
 def _check_writable(given: Path, what: str, *, folder: bool) -> Path:
