@@ -1269,6 +1269,21 @@ class _SpecLoader(yaml.SafeLoader):
                                 node.start_mark)
         return value
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A YAML 1.1 date or timestamp (``2026-12-07``), refusing one that is no date (``2026-02-30``), whose
+        ``ValueError`` was a traceback from ``tokrag leaderboard`` (the text fields read any as the text written:
+        :func:`_text_as_written`).
+
+        Raises:
+            yaml.constructor.ConstructorError: its line and column, and to write a real date or quote the text.
+        """
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value} is read by YAML 1.1 as a date, and it is none ({exc}): write a real date "
+                "or quote it as text", node.start_mark) from None
+
 
 class _LegacyNumber(yaml.constructor.ConstructorError):
     """A number in a YAML 1.1 form read silently as another value (:meth:`_SpecLoader.construct_yaml_int`)."""
@@ -1276,19 +1291,24 @@ class _LegacyNumber(yaml.constructor.ConstructorError):
 
 _SpecLoader.add_constructor("tag:yaml.org,2002:int", _SpecLoader.construct_yaml_int)
 _SpecLoader.add_constructor("tag:yaml.org,2002:float", _SpecLoader.construct_yaml_float)
+_SpecLoader.add_constructor("tag:yaml.org,2002:timestamp", _SpecLoader.construct_yaml_timestamp)
 
 _TEXT_KEYS = {"top level": ("name", "description", "notes", "subset"), "models": ("name", "label", "notes"),
               "methods": ("name", "label", "notes")}
 """The spec's text fields (names, labels, descriptions, notes), by where they sit: the top-level mapping and each
 entry of ``models``/``methods``."""
 
-_TEXT_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+_TEXT_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+              "tag:yaml.org,2002:timestamp"}
+"""The tags YAML 1.1 resolves a plain scalar to that are not text (``yes``, ``010``, ``1e3``, ``2026-12-07``): a
+text field's value of one of them is read as the text written (:func:`_text_as_written`)."""
 
 
 def _text_as_written(path: Path, root: yaml.Node | None) -> None:
     """Make each text field of the spec's node tree (:data:`_TEXT_KEYS`) read as the text written: a plain scalar
-    that YAML 1.1 resolves to a boolean or number (``label: yes`` was True and printed "True", ``label: no`` was False
-    and printed the method's name, ``label: 1e3`` "1000.0", ``notes: 010`` refused as octal) is retagged as a string
+    that YAML 1.1 resolves to a boolean, number or date (``label: yes`` was True and printed "True", ``label: no`` was
+    False and printed the method's name, ``label: 1e3`` "1000.0", ``notes: 010`` refused as octal, ``label:
+    2026-12-7 9:30:00`` "2026-12-07 09:30:00", ``notes: 2026-02-30`` a ValueError traceback) is retagged as a string
     before it is built. A text field has no other meaning to give them, so they are read, not refused (as the
     numbers of the spec's numeric fields are, where ``010`` could mean 8 or 10). ``null``, ``~`` and an empty value
     stay "not given".
