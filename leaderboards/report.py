@@ -953,7 +953,9 @@ def questions_text(meta: dict, n: int, original: int | None) -> str | None:
     then ``and N more``; the report's JSON has them all, :func:`held_out_record`; a run from before names the counts
     only, ``2 dev, 1 few-shot``); for task metadata ``split: dev`` the dev / few-shot pool's ids by the same rule,
     ``<file>, 2 of 24 in split dev (by hash: 21 test; 2 dev: q05, q21; 1 few-shot: q10), all 2 scored`` (the test
-    questions' ids are not recorded; a run from before: ``(by hash: 21 test, 2 dev, 1 few-shot)``); for ``split:
+    questions' ids are not recorded, and :func:`held_out_record` gives None for such a cell, so the report's JSON lists
+    no pool ids beyond the line's first :data:`tasks.rag.HELD_OUT_NAMED` per part: the scored ones are in its samples;
+    a run from before: ``(by hash: 21 test, 2 dev, 1 few-shot)``); for ``split:
     all`` (every question of the file, s55) ``<file>, 24 of 24 in split all (none held out: the 3 of the dev /
     few-shot pool are scored too), all 24 scored``. None for a task that is not a QA task (its
     metadata names neither ``questions`` nor ``dataset``)."""
