@@ -123,8 +123,13 @@ def mark_write(exc: OSError, path: str | os.PathLike) -> OSError:
     """Mark ``exc`` as raised by a tokrag write of ``path`` (a file or folder being created, written, renamed or
     locked: :mod:`retrieval.io`'s atomic writes, :func:`retrieval.io.no_room_naming`'s blocks, the folder locks), so
     that the commands print it as one line whatever its errno (:func:`write_error`); an OSError raised elsewhere (a
-    read, a library's own call) is not marked and keeps its message or traceback. -> ``exc`` itself (raise it)."""
-    setattr(exc, WRITE_MARK, os.fspath(path))
+    read, a library's own call) is not marked and keeps its message or traceback. An ``ENOENT``
+    (``FileNotFoundError``) is not marked either: every tokrag write creates the folders it writes into first, so no
+    disk and no path a user named refuses it that way; a folder or temporary file the write made itself is gone (a
+    bug, or a removal by hand meanwhile), and its traceback shows where (s57 r7, h4, r11; one rule for every
+    caller). -> ``exc`` itself (raise it)."""
+    if exc.errno != errno.ENOENT:
+        setattr(exc, WRITE_MARK, os.fspath(path))
     return exc
 
 

@@ -350,16 +350,10 @@ def expand_user(value: str | os.PathLike) -> Path:
         return Path(value)
 
 
-def mark_own_write(exc: OSError, path: str | os.PathLike) -> OSError:
-    """:func:`retrieval.errors.mark_write` for a write that creates the folders it writes into first, except an
-    ``ENOENT`` (``FileNotFoundError``): no disk and no path a user named refuses such a write that way; a folder or
-    temporary file the write made itself is gone (a bug, or a removal by hand meanwhile), and the commands' one line
-    would tell to check the disk and run the same command again, where the traceback shows where. The one rule for
-    this module's writes (:func:`write_beside`, :func:`file_lock`, ..., s57 h4) and the leaderboard programs' own
-    (``leaderboards.runner.leaderboard_write``, r7's rule; merged s57 r11). -> ``exc`` itself (raise it)."""
-    if exc.errno != errno.ENOENT:
-        mark_write(exc, path)
-    return exc
+mark_own_write = mark_write
+"""The name this module's writes (:func:`write_beside`, :func:`file_lock`, ...) and the leaderboard programs' own
+(``leaderboards.runner.leaderboard_write``) mark their failed writes by: :func:`retrieval.errors.mark_write`, whose
+one rule leaves an ``ENOENT`` unmarked (s57 h4, r11; the rule moved into ``mark_write`` itself)."""
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
