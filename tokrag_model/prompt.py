@@ -90,7 +90,7 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
         docid = c.get("docid")
         if docid is not None and str(docid) != "":
             if str(docid) in listed:  # each copy would be a passage of its own (REPLUG's weights, the passages block)
-                raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] (passage {docid!r}) is listed "
+                raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] (passage {docid!r}) is listed "
                                 f"twice (also doc['ctxs'][{listed[str(docid)]}]); each copy would be given to the method "
                                 "as a passage of its own: keep one copy, the better-ranked")
             listed[str(docid)] = i
@@ -98,10 +98,10 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
         if rank is None:
             continue
         if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
-            raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] 'rank' is {_shown(rank)}: a "
+            raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] 'rank' is {_shown(rank)}: a "
                             "rank must be a number (1 for the best passage) or absent")
         if ranked is not None and rank < ranked[1]:
-            raise DataError(f"--model {method}: doc {_doc_name(doc)}, doc['ctxs'][{i}] (passage {c.get('docid', '?')!r}) "
+            raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] (passage {c.get('docid', '?')!r}) "
                             f"has rank {rank} but is listed after doc['ctxs'][{ranked[0]}] of rank {ranked[1]}: the ranks "
                             "contradict the list order, which is the order the passages are given in (best first); "
                             "sort the list by rank, or drop the 'rank' fields")
@@ -117,12 +117,24 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-def _doc_name(doc: Any) -> str:
-    """``doc`` named as the REPLUG messages name it (:func:`tokrag_model.methods.replug.doc_name`: its id, else its
-    question); imported only when a refusal is worded."""
-    from .methods.replug import doc_name
+def doc_name(doc: Any) -> str:
+    """How the refusals of a doc name it (:func:`get_ctxs`; REPLUG's ``passage_scores``, ``doc_temperature``): its
+    id quoted (the first not-null field of :data:`retrieval.corpus.QID_FIELDS`: ``qid``, as the tasks' docs hold it,
+    then ``id``, ``qId``, ``_id``, as a task's own docs file may: tasks/README.md's example), else ``(question
+    '...')`` with its ``question`` or ``query`` (first 60 characters), else ``'?'``. A doc keyed by ``id`` was named
+    ``'?'``. (Moved here from ``methods/replug.py``, which get_ctxs had imported it from, s57 read-through.)"""
+    from retrieval.corpus import QID_FIELDS
 
-    return doc_name(doc)
+    if not isinstance(doc, dict):
+        return "'?'"
+    field = next((n for n in QID_FIELDS if doc.get(n) is not None), None)
+    if field is not None:
+        return repr(doc[field] if isinstance(doc[field], str) else str(doc[field]))
+    question = next((doc[n] for n in ("question", "query") if isinstance(doc.get(n), str) and doc[n].strip()), None)
+    if question is not None:
+        q = " ".join(question.split())
+        return f"(question {(q[:60] + '...' if len(q) > 60 else q)!r})"
+    return "'?'"
 
 
 PASSAGE_FIELDS = ("title", "text", "rank", "docid")

@@ -37,7 +37,7 @@ from tasks.utils import answer_line
 from ..args import Arg, choice, to_opt_float
 from ..base import RAGMethodLM, ScoredBranch, ScorePlan, budget_check
 from ..decoder import Batch, Forced, MultiContextDecoder
-from ..prompt import Encoded, get_ctxs
+from ..prompt import Encoded, doc_name, get_ctxs
 
 REPLUG_MODES = ("mixture", "uniform", "answer_vote")
 """``replug_mode`` values: the score-weighted token mixture, the uniform one, the official QA path's answer vote."""
@@ -107,25 +107,6 @@ def _shown(score: Any) -> str:
     if isinstance(score, int) and not isinstance(score, bool) and not _finite(score):
         return f"an integer of {score.bit_length()} bits, too large for a float"
     return repr(score)
-
-
-def doc_name(doc: Any) -> str:
-    """How the REPLUG messages name ``doc``: its id quoted (the first not-null field of
-    :data:`retrieval.corpus.QID_FIELDS`: ``qid``, as the tasks' docs hold it, then ``id``, ``qId``, ``_id``, as a task's
-    own docs file may: tasks/README.md's example), else ``(question '...')`` with its ``question`` or ``query``
-    (first 60 characters), else ``'?'``. A doc keyed by ``id`` was named ``'?'``."""
-    from retrieval.corpus import QID_FIELDS
-
-    if not isinstance(doc, dict):
-        return "'?'"
-    field = next((n for n in QID_FIELDS if doc.get(n) is not None), None)
-    if field is not None:
-        return repr(doc[field] if isinstance(doc[field], str) else str(doc[field]))
-    question = next((doc[n] for n in ("question", "query") if isinstance(doc.get(n), str) and doc[n].strip()), None)
-    if question is not None:
-        q = " ".join(question.split())
-        return f"(question {(q[:60] + '...' if len(q) > 60 else q)!r})"
-    return "'?'"
 
 
 def passage_scores(doc: Any, ctxs: Sequence[dict], mode: str = "mixture") -> list[float]:
