@@ -102,6 +102,7 @@ class HashMemo:
         if not isinstance(self.table, dict):  # a memo file someone overwrote: start afresh
             self.table = {}
         self.dirty = False
+        self.fresh: dict[str, Path] = {}  # key -> file of the entries this memo computed since its last save
 
     def sha(self, p: Path) -> str:
         """Hex SHA-256 of the file ``p`` (:func:`sha256_file`), memoised. Raises OSError when it cannot be read."""
@@ -115,7 +116,15 @@ class HashMemo:
         return self.derived(p, PYTHON_CODE_KIND, _code_sha_here)
 
     def save(self) -> None:
-        """Merge the new entries into the memo file (atomically, under :func:`file_lock`); nothing when none."""
+        """Merge the new entries into the memo file (atomically, under :func:`file_lock`); nothing when none.
+
+        Where the file holds another entry for a key than this memo, written by another process since this memo read
+        it (two runners on one cache folder, ``leaderboard run --jobs 2``), the fresher one stays
+        (:meth:`_merged_entry`): an entry this memo only read is not written back over it, and of an entry this memo
+        computed and the file's, the one whose stamp is the file's current :func:`file_stamp` wins. Before s58, every
+        entry of this memo replaced the file's, so an older process's hash of a file seen before an edit replaced a
+        newer process's hash seen after it (a re-hash in the next process, never a stale value: an entry is served
+        only when its stamp is the file's current one). Raises OSError when the memo file cannot be written."""
         if not self.dirty:
             return
         with file_lock(self.path):
@@ -125,21 +134,44 @@ class HashMemo:
                 current = {}
             if not isinstance(current, dict):
                 current = {}
-            current.update(self.table)
+            for key, entry in self.table.items():
+                current[key] = self._merged_entry(key, entry, current.get(key))
             atomic_write_json(self.path, current, indent=None)
         self.dirty = False
+        self.fresh = {}
+
+    def _merged_entry(self, key: str, mine: list, theirs: Any) -> Any:
+        """Which of this memo's entry ``mine`` and the memo file's ``theirs`` (None: the file has none) :meth:`save`
+        keeps for ``key``: ``mine`` when the file has none or the same; the file's when ``mine`` was only read
+        (from the file, when this memo was made: the file's differing entry is later); of an entry this memo computed
+        (:attr:`fresh`) and a differing one of the file, the file's when its stamp is the file's current
+        :func:`file_stamp` and ``mine``'s is not, else ``mine`` (also when the file cannot be stat'ed). Raises
+        nothing."""
+        if theirs is None or theirs == mine:
+            return mine
+        if key not in self.fresh:
+            return theirs
+        try:
+            stamp = file_stamp(self.fresh[key])
+        except OSError:  # gone or unreadable: neither entry will be served
+            return mine
+        if isinstance(theirs, list) and theirs[:-1] == stamp and mine[:-1] != stamp:
+            return theirs
+        return mine
 
     def derived(self, p: Path, kind: str, fn) -> Any:
         """``fn(p)`` (a JSON value) memoised by (resolved path, :func:`file_stamp`), under ``kind`` (``""``: the
         file's SHA-256, :meth:`sha`). Entries of the older (size, mtime_ns) form are computed again. Raises
         OSError when ``p`` cannot be stat'ed (or ``fn`` raises it)."""
         stamp = file_stamp(p)
-        key = f"{kind}:{p.resolve()}" if kind else str(p.resolve())
+        resolved = p.resolve()
+        key = f"{kind}:{resolved}" if kind else str(resolved)
         hit = self.table.get(key)
         if isinstance(hit, list) and len(hit) == len(stamp) + 1 and hit[:-1] == stamp:
             return hit[-1]
         value = fn(p)
         self.table[key] = [*stamp, value]
+        self.fresh[key] = resolved
         self.dirty = True
         return value
 
