@@ -24,8 +24,10 @@ scored on exactly the same tokens (:class:`Policy`):
   (``--model-args``; by default the authors' constants: threshold 5e-7, scan above 10/32 of the depth,
   fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`, or the ``--preset``'s
   where it is lower, :func:`widen_records_scan`);
-* ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (with ``--split dev`` on
-  the preset's own dev data, its in-sample fit: the row, a note and the figure's legend say so, :func:`preset_in_sample`);
+* ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (the command prints what the
+  preset was calibrated on, :func:`preset_data_lines`; with ``--split dev`` on the preset's own dev data, the same
+  files by SHA-256 where both record them, its in-sample fit: the row, a note and the figure's legend say so,
+  :func:`preset_in_sample_checks`);
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
   anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
   the top-3 RAG tokens, ``S_R`` not floored at 0;
@@ -1349,11 +1351,14 @@ def main(argv: list[str] | None = None) -> int:
                              files_fingerprint=getattr(lm, "files_fingerprint", None)) if args.preset else None
         for message in preset_mismatches(preset, lm, args):
             log.warning("%s", message)
+        for line in preset_data_lines(preset):  # what the preset was calibrated on, as results.json's preset holds it
+            print(line)
         policies = study_policies(lm, preset)
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, args.split)
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
-        in_sample = preset_in_sample(preset, cfgs)
+        checks = preset_in_sample_checks(preset, cfgs)
+        in_sample = {name: c["shared"] for name, c in checks.items() if c["shared"]}
         if in_sample:  # the calibrated row is the preset's own dev fit, not a held-out estimate: said in its row
             policies = [replace(p, label=f"{p.describe()} (IN-SAMPLE: calibrated on these dev samples)")
                         if p.name == "calibrated" else p for p in policies]
@@ -1362,6 +1367,7 @@ def main(argv: list[str] | None = None) -> int:
             preset = {**preset, "path": str(Path(preset["path"]).absolute())}
         report(results, Path(args.out), n_layers, args.layers, {
             "split": args.split, "configs": cfgs, "preset": preset, "preset_in_sample": in_sample,
+            "preset_in_sample_checks": checks,
             "model_info": model_info(lm),
             "bootstrap": args.bootstrap, "seed": args.seed, **run_seconds(cfgs.values(), time.time() - t0)})
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
@@ -1370,15 +1376,73 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, int]:
-    """The samples of this run that ``preset`` was calibrated on, per data set: ``{name: count}`` for each data set
-    of this run on the dev split that the preset's ``calibration.data`` records on the dev split too (both take the
-    first n samples of the same dev pool, so they share ``min(n_preset, n_run)``); empty when none (a test run, a
-    preset without that record, or no preset). There the calibrated row reports the preset's in-sample dev AUC.
+def preset_data_lines(preset: dict | None) -> list[str]:
+    """What ``tokrag analyze --preset`` prints of the preset's data record: one line per data set of its
+    ``calibration.data`` (:func:`tasks.calibrate.data_lines`, the lines ``tokrag calibrate`` prints), headed by the
+    preset's path (as given to ``--preset``) and the first 12 hex of its SHA-256: ``preset cal/tokrag_preset.json
+    (sha256 0123456789ab):
+    calibrated on nq dev (120 samples): nq_open/NQ-open.dev.jsonl (sha256 f15567f38099), ... in /data; ...``; a preset
+    written before the files were recorded says so (``...: its data files are not recorded (a preset written before
+    2026-12-07)``), one that records no calibration data at all ``preset P (sha256 S): it records no calibration
+    data``. Empty without a preset. Raises nothing: a damaged record shows what it holds."""
+    from .calibrate import data_lines
+
+    if not isinstance(preset, dict):
+        return []
+    sha = preset.get("sha256")
+    head = f"preset {preset.get('path')}" + (f" (sha256 {sha[:12]})" if isinstance(sha, str) else "")
+    lines = data_lines(preset.get("calibration"))
+    return [f"{head}: {line}" for line in lines] or [f"{head}: it records no calibration data"]
+
+
+def data_digests(tokrag_data: Any) -> list[str] | None:
+    """What identifies the data of a ``tokrag_data`` record (:func:`collect_records`' ``config["tokrag_data"]``, a
+    preset's ``calibration.data.<data set>.tokrag_data``) for :func:`preset_in_sample_checks`: the sorted set of its
+    ``files``' contents, ``sha256:<hex>`` of a file, ``folder:<fingerprint>`` of a folder, ``hub:<id>:<config>:<split>``
+    of a hub split. Paths and role names are left out, so a copy moved to another data folder or renamed is the same
+    data and an edited file at the same path is not. None when the record holds no file SHA-256 or folder fingerprint
+    (no record: a preset written before 2026-12-07; a loader that built none; hub splits only)."""
+    files = tokrag_data.get("files") if isinstance(tokrag_data, dict) else None
+    if not isinstance(files, dict):
+        return None
+    out, hashed = set(), False
+    for rec in files.values():
+        if not isinstance(rec, dict):
+            continue
+        if isinstance(rec.get("sha256"), str):
+            out.add(f"sha256:{rec['sha256']}")
+            hashed = True
+        elif isinstance(rec.get("fingerprint"), str):
+            out.add(f"folder:{rec['fingerprint']}")
+            hashed = True
+        elif rec.get("hub_id"):
+            out.add(f"hub:{rec['hub_id']}:{rec.get('config')}:{rec.get('split')}")
+    return sorted(out) if hashed else None
+
+
+IN_SAMPLE_BY_SHA = "sha256"
+IN_SAMPLE_BY_SPLIT = "split and n"
+
+
+def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, dict]:
+    """Whether this run scores samples ``preset`` was calibrated on, per data set of this run on the dev split that
+    the preset's ``calibration.data`` records on the dev split too (both take the first n samples of their dev pool,
+    so the same data shares ``min(n_preset, n_run)`` samples): ``{name: {"shared": count (0: none), "by": how it was
+    judged, "why": the reason for the old rule or None}}``; no entry for a test run, a data set the preset does not
+    record on dev, or no preset.
+
+    ``by`` is :data:`IN_SAMPLE_BY_SHA` where both the preset's record and this run's hold the data files' SHA-256
+    (``tokrag_data``, :func:`data_digests`): in-sample iff the files' contents are the same, wherever they lie and
+    whatever their names (a different file with the same split and n is not in-sample; the calibration files moved or
+    renamed are). Presets calibrate on the first n of the pool and record no sample ids (the ``held_out`` ids of
+    ``tokrag_data.questions`` are bring-your-own questions', which analyze never reads), so there are none to compare.
+    Otherwise :data:`IN_SAMPLE_BY_SPLIT`, the rule before 2026-12-07: the dev split alone makes them in-sample, and
+    ``why`` says whose record lacks the SHA-256 (``the preset records no SHA-256 of its data (written before
+    2026-12-07)`` / ``its loader recorded no data files``, or ``this run's data records no SHA-256``).
 
     Args:
         preset: the preset as :func:`tokrag_model.methods.tokrag.read_preset` returns it, or None.
-        cfgs: this run's data configs (:func:`collect_all`: ``split``, ``n`` per data set).
+        cfgs: this run's data configs (:func:`collect_all`: ``split``, ``n``, ``tokrag_data`` per data set).
     """
     data = ((preset or {}).get("calibration") or {}).get("data")
     if not isinstance(data, dict):
@@ -1390,8 +1454,48 @@ def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, in
             continue
         n_cal, n_run = cal.get("n"), cfg.get("n")
         shared = min(n_cal, n_run) if isinstance(n_cal, int) and isinstance(n_run, int) else n_run
-        if shared:
-            out[name] = shared
+        theirs, ours = data_digests(cal.get("tokrag_data")), data_digests(cfg.get("tokrag_data"))
+        if theirs is not None and ours is not None:
+            out[name] = {"shared": (shared or 0) if theirs == ours else 0, "by": IN_SAMPLE_BY_SHA, "why": None}
+            continue
+        if theirs is None:
+            why = ("the preset records no SHA-256 of its data ("
+                   + ("written before 2026-12-07)" if "tokrag_data" not in cal else "its loader recorded no data files)"))
+        else:
+            why = "this run's data records no SHA-256 (its loader recorded no data files)"
+        out[name] = {"shared": shared or 0, "by": IN_SAMPLE_BY_SPLIT, "why": why}
+    return out
+
+
+def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, int]:
+    """The samples of this run that ``preset`` was calibrated on, per data set: ``{name: count}`` of
+    :func:`preset_in_sample_checks` where the count is not 0 (the same data files by SHA-256, or where a record lacks
+    them, the same dev split); empty when none (a test run, other data files, a preset without that record, or no
+    preset). There the calibrated row reports the preset's in-sample dev AUC.
+
+    Args:
+        preset: the preset as :func:`tokrag_model.methods.tokrag.read_preset` returns it, or None.
+        cfgs: this run's data configs (:func:`collect_all`: ``split``, ``n``, ``tokrag_data`` per data set).
+    """
+    return {name: c["shared"] for name, c in preset_in_sample_checks(preset, cfgs).items() if c["shared"]}
+
+
+def in_sample_basis_lines(checks: dict[str, dict], shared: dict[str, int]) -> list[str]:
+    """The notes ``tokrag analyze`` prints under the in-sample note (:func:`report`), one per data set of ``checks``
+    (:func:`preset_in_sample_checks`; ``shared``: its non-zero counts): how in-sample was judged. Same files:
+    ``note: wiki: the same data files as the preset's (by SHA-256)``; other files: ``note: wiki: not in-sample: the
+    preset was calibrated on other wiki dev data files (their SHA-256 differ from this run's)``; the old rule: ``note:
+    wiki: in-sample judged by split and n only, as before 2026-12-07: the preset records no SHA-256 of its data
+    (written before 2026-12-07), so another file with the same split and n would count too``."""
+    out = []
+    for name, c in checks.items():
+        if c.get("by") == IN_SAMPLE_BY_SHA:
+            out.append(f"note: {name}: the same data files as the preset's (by SHA-256)" if shared.get(name) else
+                       f"note: {name}: not in-sample: the preset was calibrated on other {name} dev data files (their "
+                       "SHA-256 differ from this run's)")
+        elif shared.get(name):
+            out.append(f"note: {name}: in-sample judged by split and n only, as before 2026-12-07: {c.get('why')}, so "
+                       "another file with the same split and n would count too")
     return out
 
 
@@ -1459,7 +1563,8 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
     """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``; ``tokrag analyze``
     puts the model's provenance in ``meta["model_info"]``, :func:`model_info`) and
     ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (:func:`preset_in_sample`) a note says
-    the calibrated row is the preset's in-sample dev fit."""
+    the calibrated row is the preset's in-sample dev fit; with ``meta["preset_in_sample_checks"]``
+    (:func:`preset_in_sample_checks`) one note per data set says how that was judged (:func:`in_sample_basis_lines`)."""
     from retrieval.io import atomic_write_bytes, atomic_write_json
 
     split = meta.get("split", "")
@@ -1477,6 +1582,8 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
         counts = ", ".join(f"{name} {n} of {cfgs.get(name, {}).get('n', n)}" for name, n in shared.items())
         print(f"note: the calibrated row is in-sample: the preset was calibrated on these dev samples ({counts}), so its "
               "AUC is its dev fit, not a held-out estimate; run --split test for that")
+    for line in in_sample_basis_lines(meta.get("preset_in_sample_checks") or {}, shared or {}):
+        print(line)
     print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "
           "the gold token; AUC ranks the score against that label")
     # the plot is drawn before either file is written, then both are renamed in back to back: a run stopped while it
