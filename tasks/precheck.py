@@ -888,6 +888,45 @@ def _results_subfolder(model_args: Any) -> str | None:
     return sanitize_model_name(name) if name else None
 
 
+LMEVAL_DATE_ID = "0000-00-00T00-00-00.000000"
+"""The longest date lm-eval puts in its results file names (``datetime.now().isoformat()``, ``:`` made ``-``):
+``results_<date>.json`` in the model's subfolder of ``--output_path``, ``<stem>_<date>.json`` beside a ``.json`` one
+(``lm_eval.loggers.EvaluationTracker.save_results_aggregated``). 26 bytes; 19 in the microsecond a run ends on 0."""
+
+
+def _check_output_names(output_path: Any, sub: str | None) -> None:
+    """Refuse an ``--output_path`` that lm-eval could not create for a name longer than its file system allows
+    (:func:`retrieval.io.name_too_long`, the rule of ``tokrag retrieve`` and :func:`retrieval.io.check_writable`): a
+    name of it, its own or a folder's not yet created, or of what lm-eval writes there once the run ends (the model's
+    subfolder ``sub`` and ``results_<date>.json`` in it; ``<stem>_<date>.json`` for a path ending in ``.json``,
+    :data:`LMEVAL_DATE_ID`). :func:`_folder_problem` took such a name for a folder to create, the model loaded and
+    generated, and only the final write failed (s58 p1). ``sub``: :func:`_results_subfolder` (None: none, or a
+    ``.json`` path).
+
+    Raises:
+        ConfigError: ``--output_path <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno
+            36] File name too long); give a shorter path``; naming the file lm-eval writes (``(<stem>_<date>.json,
+            which lm-eval writes)``) when only its name is too long.
+    """
+    from pathlib import Path
+
+    from retrieval.io import name_too_long
+
+    given = Path(str(output_path)).expanduser()
+    told = name_too_long(given, folder=True)
+    if told is not None:
+        raise ConfigError(f"--output_path {output_path}: {told}; give a shorter path")
+    if given.suffix == ".json":
+        written, shown = given.with_name(f"{given.stem}_{LMEVAL_DATE_ID}.json"), f"{given.stem}_<date>.json"
+    else:
+        folder = given / sub if sub else given
+        written = folder / f"results_{LMEVAL_DATE_ID}.json"
+        shown = f"{sub}/results_<date>.json" if sub else "results_<date>.json"
+    told = name_too_long(written, folder=True)
+    if told is not None:
+        raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes): {told}; give a shorter path")
+
+
 def _is_integer_at_least_1(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -1057,7 +1096,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--output_path`` that is a file, lies under one or is in a folder that cannot be written: lm-eval ran the whole
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
-      the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too.
+      the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too. So is a name
+      of it (or of the model's subfolder, or of the results file lm-eval writes) longer than the file system allows
+      (:func:`_check_output_names`; was taken for a folder to create, and the final write failed after the run).
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
       SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load).
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
@@ -1126,6 +1167,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         path = Path(str(output_path))
         folder = path.parent if path.suffix == ".json" else path
         sub = _results_subfolder(model_args) if path.suffix != ".json" else None
+        _check_output_names(output_path, sub)
         problem = _folder_problem(str(folder / sub if sub else folder))
         if problem:
             raise ConfigError(f"--output_path {output_path}: {problem}; lm-eval writes the results (and "
