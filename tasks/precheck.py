@@ -912,7 +912,7 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
 
     from retrieval.io import name_too_long
 
-    given = Path(str(output_path)).expanduser()
+    given = Path(str(output_path))  # as lm-eval takes it (no ~ expanded), as _folder_problem
     told = name_too_long(given, folder=True)
     if told is not None:
         raise ConfigError(f"--output_path {output_path}: {told}; give a shorter path")
@@ -925,6 +925,38 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
     told = name_too_long(written, folder=True)
     if told is not None:
         raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes): {told}; give a shorter path")
+
+
+SQLITE_JOURNAL = "-journal"
+"""What SQLite appends to a database file's name for its rollback journal, which it creates beside the file on the first
+write (``sqlitedict``'s default ``journal_mode="DELETE"``, as lm-eval's ``CachingLM`` opens ``--use_cache``'s file)."""
+
+
+def _check_cache_names(use_cache: Any) -> None:
+    """Refuse a ``--use_cache`` path that lm-eval could not create for a name longer than its file system allows
+    (:func:`retrieval.io.name_too_long`): a folder of it not yet created, or this process's SQLite file
+    ``<use_cache>_rank<N>.db`` (:func:`use_cache_file`) or its journal ``<that>-journal`` (:data:`SQLITE_JOURNAL`).
+    Was taken for a folder to create: lm-eval opened the file after the model load and failed with a traceback
+    (``sqlite3.OperationalError: unable to open database file``; a file name of 248 to 255 bytes was created, empty,
+    before its journal failed) (s58 p1).
+
+    Raises:
+        ConfigError: ``--use_cache <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno 36]
+            File name too long); give a shorter path``; naming the journal (``(<name>_rank0.db-journal, SQLite's
+            journal of lm-eval's cache file)``) when only the file's or its journal's name is too long.
+    """
+    from pathlib import Path
+
+    from retrieval.io import name_too_long
+
+    told = name_too_long(Path(str(use_cache)), folder=True)  # as lm-eval takes it (no ~ expanded)
+    if told is not None:
+        raise ConfigError(f"--use_cache {use_cache}: {told}; give a shorter path")
+    journal = Path(use_cache_file(use_cache) + SQLITE_JOURNAL)
+    told = name_too_long(journal, folder=True)
+    if told is not None:
+        raise ConfigError(f"--use_cache {use_cache} ({journal.name}, SQLite's journal of lm-eval's cache file): {told}; "
+                          "give a shorter path")
 
 
 def _is_integer_at_least_1(value: Any) -> bool:
@@ -1100,7 +1132,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       of it (or of the model's subfolder, or of the results file lm-eval writes) longer than the file system allows
       (:func:`_check_output_names`; was taken for a folder to create, and the final write failed after the run).
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
-      SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load).
+      SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load), or with a
+      name (of a folder, the SQLite file or its journal) longer than the file system allows (:func:`_check_cache_names`).
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.
@@ -1174,6 +1207,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
                               "--log_samples) only after the whole run, into that folder (for a path ending in .json, "
                               "into its folder): pass a folder you can write")
     if use_cache:
+        _check_cache_names(use_cache)
         problem = _folder_problem(os.path.dirname(str(use_cache) + "_rank0.db"))
         if problem:
             raise ConfigError(f"--use_cache {use_cache}: {problem}; lm-eval keeps its cache as {use_cache}_rank<N>.db "
