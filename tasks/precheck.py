@@ -905,8 +905,9 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
 
     Raises:
         ConfigError: ``--output_path <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno
-            36] File name too long); give a shorter path``; naming the file lm-eval writes (``(<stem>_<date>.json,
-            which lm-eval writes)``) when only its name is too long.
+            36] File name too long); give a shorter path``; naming the model's subfolder when its name is too long
+            (and how to shorten it: the model's path, or a ``.json`` path), or the file lm-eval writes
+            (``(<stem>_<date>.json, which lm-eval writes)``) when only its name is.
     """
     from pathlib import Path
 
@@ -916,6 +917,12 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
     told = name_too_long(given, folder=True)
     if told is not None:
         raise ConfigError(f"--output_path {output_path}: {told}; give a shorter path")
+    if sub and given.suffix != ".json":
+        told = name_too_long(given / sub, folder=True)
+        if told is not None:  # a model path of 256 bytes: its "/" made "__" (lm-eval's sanitize_model_name)
+            raise ConfigError(f"--output_path {output_path} ({sub}, the folder lm-eval names after the model in "
+                              f"--model_args): {told}; give the model by a shorter path (a link to its folder), or an "
+                              "--output_path ending in .json (lm-eval writes beside it, without that folder)")
     if given.suffix == ".json":
         written, shown = given.with_name(f"{given.stem}_{LMEVAL_DATE_ID}.json"), f"{given.stem}_<date>.json"
     else:

@@ -147,3 +147,20 @@ def test_lm_eval_refuses_an_over_long_name_before_the_model_load(tmp_path):
 
     legal = _lm_eval(tmp_path, tmp_path / ("a" * n))  # the same run with the longest legal name reaches the load
     assert legal.returncode == 97 and "TOKRAG MODEL LOAD" in legal.stdout, legal.stderr[-2000:]
+
+
+def test_a_model_subfolder_name_over_long_is_refused_with_its_way_out(tmp_path):
+    """lm-eval writes into ``<output_path>/<the model's path, "/" made "__">``: a model path of more than the file
+    system's most bytes gives a folder name lm-eval cannot create. A ``.json`` path is written without that folder."""
+    n = _name_max(tmp_path)
+    model = "/models/" + "m" * (n - 5)  # sanitized: "__models__" + n - 5 bytes
+    sub = "__models__" + "m" * (n - 5)
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as exc:
+        check_run_arguments(None, [], model="rag-standard", output_path=str(out), model_args=f"pretrained={model}")
+    assert str(exc.value) == (f"--output_path {out} ({sub}, the folder lm-eval names after the model in --model_args): "
+                              f"a name of {n + 5} bytes, more than the {n} its file system allows ([Errno 36] File name "
+                              "too long); give the model by a shorter path (a link to its folder), or an --output_path "
+                              "ending in .json (lm-eval writes beside it, without that folder)")
+    check_run_arguments(None, [], model="rag-standard", output_path=str(tmp_path / "out.json"),
+                        model_args=f"pretrained={model}")
