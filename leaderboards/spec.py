@@ -1341,14 +1341,33 @@ def _text_as_written(path: Path, root: yaml.Node | None) -> None:
                 fix(entry, f"{key_node.value}[{i}]", _TEXT_KEYS[key_node.value])
 
 
+def _spec_text(path: Path) -> str:
+    """The spec file's text, read as UTF-8 (a leading UTF-8 byte-order mark is kept: YAML skips it).
+
+    Raises:
+        ConfigError: bytes that are not UTF-8 (a Latin-1 ``é``, a UTF-16 file): one line
+            ``<path>:<line>: not valid UTF-8 (byte 0xe9 at byte 13 of the line); re-encode the leaderboard spec as
+            UTF-8`` (line and byte 1-based), where the read raised a UnicodeDecodeError traceback.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        bom = " (it starts with a UTF-16 byte-order mark)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ConfigError(f"{path}:{line}: not valid UTF-8{bom} (byte 0x{data[exc.start]:02x} at byte "
+                          f"{exc.start - start + 1} of the line); re-encode the leaderboard spec as UTF-8") from None
+
+
 def _load_spec_yaml(path: Path) -> Any:
     """The spec file's YAML through :class:`_SpecLoader`, its text fields read as written (:func:`_text_as_written`).
 
     Raises:
         yaml.YAMLError, _LegacyNumber: as :class:`_SpecLoader` raises them; ConfigError: a text field that is a list
-        or mapping.
+        or mapping, or a file that is not UTF-8 (:func:`_spec_text`).
     """
-    loader = _SpecLoader(path.read_text(encoding="utf-8"))
+    loader = _SpecLoader(_spec_text(path))
     try:
         root = loader.get_single_node()
         _text_as_written(path, root)
@@ -1361,7 +1380,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
     """Parse and validate a leaderboard spec YAML.
 
     Raises:
-        ConfigError: unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), an octal (``010``) or base-60
+        ConfigError: a spec file that is not UTF-8 (:func:`_spec_text`), unreadable YAML, a mapping key given twice (:class:`_SpecLoader`), an octal (``010``) or base-60
             (``1:30``) number (:meth:`_SpecLoader.construct_yaml_int`; a text field's plain scalar is read as the
             text written instead, ``label: yes`` is "yes": :func:`_text_as_written`, which refuses a list or mapping
             there), unknown keys, a method
