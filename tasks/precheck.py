@@ -962,8 +962,8 @@ def _check_cache_names(use_cache: Any) -> None:
     journal = Path(use_cache_file(use_cache) + SQLITE_JOURNAL)
     told = name_too_long(journal, folder=True)
     if told is not None:
-        raise ConfigError(f"--use_cache {use_cache} ({journal.name}, SQLite's journal of lm-eval's cache file): {told}; "
-                          "give a shorter path")
+        raise ConfigError(f"--use_cache {use_cache} ({journal.name}, SQLite's journal of lm-eval's cache file): "
+                          f"{told}; give a shorter path")
 
 
 def _is_integer_at_least_1(value: Any) -> bool:
@@ -1140,7 +1140,8 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       (:func:`_check_output_names`; was taken for a folder to create, and the final write failed after the run).
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
       SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load), or with a
-      name (of a folder, the SQLite file or its journal) longer than the file system allows (:func:`_check_cache_names`).
+      name (of a folder, the SQLite file or its journal) longer than the file system allows
+      (:func:`_check_cache_names`).
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.

@@ -25,6 +25,11 @@ from tests.eval_helpers import stop_at_model_load
 
 REPO = Path(__file__).resolve().parents[1]
 TOO_LONG = "([Errno 36] File name too long); give a shorter path"
+
+
+def _over(n: int, name_max: int) -> str:
+    """check_writable's words for a name of ``n`` bytes on a file system of at most ``name_max``."""
+    return f"a name of {n} bytes, more than the {name_max} its file system allows {TOO_LONG}"
 MODEL_ARGS = "pretrained=smollm2-135m-instruct"
 
 
@@ -47,26 +52,26 @@ def _refused(output_path: Path) -> str:
 def test_an_over_long_last_name_is_refused(tmp_path):
     n = _name_max(tmp_path)
     out = tmp_path / ("a" * (n + 45))
-    assert _refused(out) == f"--output_path {out}: a name of {n + 45} bytes, more than the {n} its file system allows {TOO_LONG}"
+    assert _refused(out) == f"--output_path {out}: {_over(n + 45, n)}"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_an_over_long_folder_name_is_refused(tmp_path):
     n = _name_max(tmp_path)
     out = tmp_path / "new" / ("a" * (n + 1)) / "x"
-    assert _refused(out) == f"--output_path {out}: a name of {n + 1} bytes, more than the {n} its file system allows {TOO_LONG}"
+    assert _refused(out) == f"--output_path {out}: {_over(n + 1, n)}"
     out = tmp_path / ("a" * (n + 45)) / "results.json"
-    assert _refused(out) == f"--output_path {out}: a name of {n + 45} bytes, more than the {n} its file system allows {TOO_LONG}"
+    assert _refused(out) == f"--output_path {out}: {_over(n + 45, n)}"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_json_path_whose_results_file_would_be_over_long_is_refused(tmp_path):
-    """lm-eval writes ``<stem>_<date>.json`` beside a ``.json`` path (the date: 26 bytes, ``2026-12-07T13-05-00.123456``)."""
+    """lm-eval writes ``<stem>_<date>.json`` beside a ``.json`` path (the date: 26 bytes,
+    ``2026-12-07T13-05-00.123456``)."""
     n = _name_max(tmp_path)
     stem = "b" * (n - 5 - 10)  # the path's own name fits, with 10 bytes to spare; the results file's (+27) does not
     out = tmp_path / f"{stem}.json"
-    assert _refused(out) == (f"--output_path {out} ({stem}_<date>.json, which lm-eval writes): a name of {n - 5 - 10 + 32} "
-                             f"bytes, more than the {n} its file system allows {TOO_LONG}")
+    assert _refused(out) == f"--output_path {out} ({stem}_<date>.json, which lm-eval writes): {_over(n - 15 + 32, n)}"
     _check(tmp_path / f"{'b' * (n - 32)}.json")  # the longest stem whose results file fits
 
 
@@ -96,7 +101,7 @@ def test_tokrag_eval_with_a_legal_255_byte_name_reaches_the_model_load(tmp_path,
         main([*base, str(tmp_path / ("a" * n))])
     with pytest.raises(ConfigError) as exc:
         main([*base, str(tmp_path / ("a" * (n + 1)))])
-    assert str(exc.value).endswith(f"a name of {n + 1} bytes, more than the {n} its file system allows {TOO_LONG}")
+    assert str(exc.value).endswith(_over(n + 1, n))
     assert getattr(exc.value, "_tokrag_before_load", False)  # lm_eval: one line, exit 2
 
 
@@ -141,8 +146,8 @@ def test_lm_eval_refuses_an_over_long_name_before_the_model_load(tmp_path):
     assert "TOKRAG MODEL LOAD" not in proc.stdout, proc.stderr[-2000:]
     assert proc.returncode == 2, proc.stderr[-2000:]
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and " WARNING " not in ln and " INFO " not in ln]
-    assert lines == [f"python -m lm_eval: error: --output_path {out}: a name of {n + 45} bytes, more than the {n} its "
-                     f"file system allows {TOO_LONG}", "(set TOKRAG_TRACEBACK=1 for the stack trace)"]
+    assert lines == [f"python -m lm_eval: error: --output_path {out}: {_over(n + 45, n)}",
+                     "(set TOKRAG_TRACEBACK=1 for the stack trace)"]
     assert not any(p.name.startswith("aaa") for p in tmp_path.iterdir())
 
     legal = _lm_eval(tmp_path, tmp_path / ("a" * n))  # the same run with the longest legal name reaches the load
@@ -159,8 +164,8 @@ def test_a_model_subfolder_name_over_long_is_refused_with_its_way_out(tmp_path):
     with pytest.raises(ConfigError) as exc:
         check_run_arguments(None, [], model="rag-standard", output_path=str(out), model_args=f"pretrained={model}")
     assert str(exc.value) == (f"--output_path {out} ({sub}, the folder lm-eval names after the model in --model_args): "
-                              f"a name of {n + 5} bytes, more than the {n} its file system allows ([Errno 36] File name "
-                              "too long); give the model by a shorter path (a link to its folder), or an --output_path "
-                              "ending in .json (lm-eval writes beside it, without that folder)")
+                              f"{_over(n + 5, n).removesuffix('; give a shorter path')}; give the model by a shorter "
+                              "path (a link to its folder), or an --output_path ending in .json (lm-eval writes beside "
+                              "it, without that folder)")
     check_run_arguments(None, [], model="rag-standard", output_path=str(tmp_path / "out.json"),
                         model_args=f"pretrained={model}")

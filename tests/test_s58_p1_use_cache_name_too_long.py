@@ -40,7 +40,8 @@ def _refused(use_cache) -> str:
 def test_an_over_long_folder_name_is_refused(tmp_path):
     n = os.pathconf(tmp_path, "PC_NAME_MAX")
     cache = tmp_path / ("a" * (n + 45)) / "cache"
-    assert _refused(cache) == f"--use_cache {cache}: a name of {n + 45} bytes, more than the {n} its file system allows {TOO_LONG}"
+    assert _refused(cache) == (f"--use_cache {cache}: a name of {n + 45} bytes, more than the {n} its file system "
+                               f"allows {TOO_LONG}")
     assert list(tmp_path.iterdir()) == []
 
 
