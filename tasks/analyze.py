@@ -25,9 +25,9 @@ scored on exactly the same tokens (:class:`Policy`):
   fallback 20/32; ``js_min_layer`` also sets the first gap recorded, :func:`records_config`, or the ``--preset``'s
   where it is lower, :func:`widen_records_scan`);
 * ``calibrated``: the policy of a preset written by ``tokrag calibrate`` on dev questions (the command prints what the
-  preset was calibrated on, :func:`preset_data_lines`; with ``--split dev`` on the preset's own dev data, the same
-  files by SHA-256 where both record them, its in-sample fit: the row, a note and the figure's legend say so,
-  :func:`preset_in_sample_checks`);
+  preset was calibrated on, :func:`preset_data_lines`; with ``--split dev`` on the preset's own dev questions, the
+  same question files by SHA-256 where both record them, its in-sample fit: the row, a note and the figure's legend
+  say so, :func:`preset_in_sample_checks`);
 * ``analysis``: the authors' WikiText analysis constants — layer ``round(0.5·depth)`` (16 of 32),
   anchors = ranks 3–7 of the 10 most attended passage tokens (no skip list, no window), ``e_R`` from
   the top-3 RAG tokens, ``S_R`` not floored at 0;
@@ -1420,22 +1420,43 @@ def data_digests(tokrag_data: Any) -> list[str] | None:
     return sorted(out) if hashed else None
 
 
+def question_digests(name: str, tokrag_data: Any) -> list[str] | None:
+    """:func:`data_digests` of the files data set ``name``'s questions come from, for :func:`preset_in_sample_checks`:
+    ``nq``'s record less the files only its retrieval corpus contributed (``corpus``: an ``--nq-corpus`` file or folder
+    of one's own, or a named corpus's file outside the data folder; the Wikipedia summaries of ``nq-wiki-12k`` /
+    ``wiki-vital``; the DPR sample of ``nq-dpr-1k``), so the same questions retrieved from another corpus are the same
+    questions; the NQ oracle file stays (the ``nq`` questions are its, NQ-open gives them their ids). ``wiki``'s record
+    as it is: the summaries are its text and its corpus at once (analyze offers it no other corpus). None as
+    :func:`data_digests`."""
+    from retrieval.corpus import DPR_SAMPLE, WIKI_SUMMARIES
+
+    files = tokrag_data.get("files") if isinstance(tokrag_data, dict) else None
+    if name == "nq" and isinstance(files, dict):
+        tokrag_data = {**tokrag_data, "files": {k: v for k, v in files.items()
+                                                if k not in ("corpus", WIKI_SUMMARIES, DPR_SAMPLE)}}
+    return data_digests(tokrag_data)
+
+
 IN_SAMPLE_BY_SHA = "sha256"
 IN_SAMPLE_BY_SPLIT = "split and n"
+IN_SAMPLE_OTHER_CORPUS = "the same question files, another corpus (its files' SHA-256 differ)"
+"""``why`` of an in-sample check by SHA-256 whose question files are the preset's and whose corpus files are not."""
 
 
 def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, dict]:
     """Whether this run scores samples ``preset`` was calibrated on, per data set of this run on the dev split that
     the preset's ``calibration.data`` records on the dev split too (both take the first n samples of their dev pool,
     so the same data shares ``min(n_preset, n_run)`` samples): ``{name: {"shared": count (0: none), "by": how it was
-    judged, "why": the reason for the old rule or None}}``; no entry for a test run, a data set the preset does not
-    record on dev, or no preset.
+    judged, "why": the reason for the old rule, :data:`IN_SAMPLE_OTHER_CORPUS`, or None}}``; no entry for a test run,
+    a data set the preset does not record on dev, or no preset.
 
-    ``by`` is :data:`IN_SAMPLE_BY_SHA` where both the preset's record and this run's hold the data files' SHA-256
-    (``tokrag_data``, :func:`data_digests`): in-sample iff the files' contents are the same, wherever they lie and
-    whatever their names (a different file with the same split and n is not in-sample; the calibration files moved or
-    renamed are). Presets calibrate on the first n of the pool and record no sample ids (the ``held_out`` ids of
-    ``tokrag_data.questions`` are bring-your-own questions', which analyze never reads), so there are none to compare.
+    ``by`` is :data:`IN_SAMPLE_BY_SHA` where both the preset's record and this run's hold the SHA-256 of the files the
+    questions come from (``tokrag_data``, :func:`question_digests`: ``nq``'s corpus files left out): in-sample iff
+    those files' contents are the same, wherever they lie and whatever their names (a different file with the same
+    split and n is not in-sample; the calibration files moved or renamed are; the preset's ``nq`` questions retrieved
+    from another ``--nq-corpus`` are, ``why`` :data:`IN_SAMPLE_OTHER_CORPUS`). Presets calibrate on the first n of the
+    pool and record no sample ids (the ``held_out`` ids of ``tokrag_data.questions`` are bring-your-own questions',
+    which analyze never reads), so there are none to compare.
     Otherwise :data:`IN_SAMPLE_BY_SPLIT`, the rule before 2026-12-07: the dev split alone makes them in-sample, and
     ``why`` says whose record lacks the SHA-256 (``the preset records no SHA-256 of its data (written before
     2026-12-07)`` / ``its loader recorded no data files``, or ``this run's data records no SHA-256``).
@@ -1454,9 +1475,11 @@ def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[
             continue
         n_cal, n_run = cal.get("n"), cfg.get("n")
         shared = min(n_cal, n_run) if isinstance(n_cal, int) and isinstance(n_run, int) else n_run
-        theirs, ours = data_digests(cal.get("tokrag_data")), data_digests(cfg.get("tokrag_data"))
+        theirs, ours = question_digests(name, cal.get("tokrag_data")), question_digests(name, cfg.get("tokrag_data"))
         if theirs is not None and ours is not None:
-            out[name] = {"shared": (shared or 0) if theirs == ours else 0, "by": IN_SAMPLE_BY_SHA, "why": None}
+            other_corpus = theirs == ours and data_digests(cal.get("tokrag_data")) != data_digests(cfg.get("tokrag_data"))
+            out[name] = {"shared": (shared or 0) if theirs == ours else 0, "by": IN_SAMPLE_BY_SHA,
+                         "why": IN_SAMPLE_OTHER_CORPUS if other_corpus else None}
             continue
         if theirs is None:
             why = ("the preset records no SHA-256 of its data ("
@@ -1483,13 +1506,18 @@ def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, in
 def in_sample_basis_lines(checks: dict[str, dict], shared: dict[str, int]) -> list[str]:
     """The notes ``tokrag analyze`` prints under the in-sample note (:func:`report`), one per data set of ``checks``
     (:func:`preset_in_sample_checks`; ``shared``: its non-zero counts): how in-sample was judged. Same files:
-    ``note: wiki: the same data files as the preset's (by SHA-256)``; other files: ``note: wiki: not in-sample: the
-    preset was calibrated on other wiki dev data files (their SHA-256 differ from this run's)``; the old rule: ``note:
+    ``note: wiki: the same data files as the preset's (by SHA-256)``; the same question files, another corpus: ``note:
+    nq: the same question files as the preset's (by SHA-256), another corpus: the preset was calibrated on these
+    questions, with other passages``; other files: ``note: wiki: not in-sample: the preset was calibrated on other wiki
+    dev data files (their SHA-256 differ from this run's)``; the old rule: ``note:
     wiki: in-sample judged by split and n only, as before 2026-12-07: the preset records no SHA-256 of its data
     (written before 2026-12-07), so another file with the same split and n would count too``."""
     out = []
     for name, c in checks.items():
-        if c.get("by") == IN_SAMPLE_BY_SHA:
+        if c.get("by") == IN_SAMPLE_BY_SHA and shared.get(name) and c.get("why") == IN_SAMPLE_OTHER_CORPUS:
+            out.append(f"note: {name}: the same question files as the preset's (by SHA-256), another corpus: the preset "
+                       "was calibrated on these questions, with other passages")
+        elif c.get("by") == IN_SAMPLE_BY_SHA:
             out.append(f"note: {name}: the same data files as the preset's (by SHA-256)" if shared.get(name) else
                        f"note: {name}: not in-sample: the preset was calibrated on other {name} dev data files (their "
                        "SHA-256 differ from this run's)")
