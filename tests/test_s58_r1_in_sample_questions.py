@@ -70,6 +70,7 @@ def fake(monkeypatch, tmp_path):
         return out
 
     monkeypatch.setattr(analyze, "samples_for", samples_for)
+    monkeypatch.setattr(analyze, "check_data_paths", lambda args: None)  # the fake reads no data folder
     return state
 
 
