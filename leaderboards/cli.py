@@ -371,7 +371,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         spec = whole.select(models=args.models, methods=args.methods, tasks=args.tasks, verb=args.cmd)
     if args.cmd == "run" and args.estimate:
         from .estimate import estimate, render
-        from .runner import check_cell_args, check_distinct_methods
+        from .runner import check_cell_args, check_distinct_methods, check_distinct_models
 
         from .runner import resolve_runs_dir
 
@@ -381,7 +381,9 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         runs = resolve_runs_dir(spec, args.runs_dir)  # a file given as the runs dir: the error run would stop on
         check_distinct_methods(whole, whole.cells())  # the errors a run would stop on (the whole spec's), before its estimate
         # run checks the cells it has to run (finished ones are skipped, their data not needed): the same here
-        todo = [(c, key) for c, key, _ in cell_keys(spec, runs) if not cell_is_done(runs / key, c.cell_id)]
+        keyed = cell_keys(spec, runs)
+        check_distinct_models(whole, keyed if not spec.selection else cell_keys(whole, runs))
+        todo = [(c, key) for c, key, _ in keyed if not cell_is_done(runs / key, c.cell_id)]
         check_moved_runs(spec, runs, todo)
         check_cell_args(spec, [c for c, _ in todo])
         est = estimate(spec, args.runs_dir, jobs=args.jobs, fallback=args.fallback_s_per_question)

@@ -1625,6 +1625,31 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             )
 
 
+
+def check_distinct_models(spec: LeaderboardSpec, keyed: list[tuple[Cell, str, Any]]) -> None:
+    """Refuse two models of the spec whose cells would run in one run folder.
+
+    ``keyed``: ``(cell, run key, ...)`` of every cell (:func:`leaderboards.keys.cell_keys`). A cell's run key holds
+    its configuration but not its model's name, so two ``models:`` entries with the same weights and contract (an
+    entry copied and renamed, its ``pretrained`` left as it was) shared their run folders: the second model's cells
+    were served the first one's runs (``by_other``) and the report printed a second model section with the first
+    model's numbers under the other name. Checked by ``run`` and ``run --estimate`` before any cell starts; nothing
+    is loaded.
+
+    Raises:
+        ConfigError: one line naming the spec, both models, a pair of their cells and the shared run key.
+    """
+    seen: dict[str, Cell] = {}
+    for cell, key, *_ in keyed:
+        other = seen.setdefault(key, cell)
+        if other.model_name != cell.model_name:
+            raise ConfigError(
+                f"leaderboard spec {spec.path}: models {other.model_name!r} and {cell.model_name!r} run the same "
+                f"configuration (cells {other.cell_id} and {cell.cell_id} have one run key, {key}: the same weights, "
+                f"contract and method arguments), so {cell.model_name!r}'s section would be {other.model_name!r}'s "
+                f"numbers under another name; give {cell.model_name!r} its own shared.model_args.pretrained (or "
+                "another contract), or drop one of the two models")
+
 _LAYER_ARGS = ("layer", "js_min_layer", "layer_fallback")
 """The layer arguments (a fraction of the depth in (0, 1) or a layer index) of a method with a ``check_shape``."""
 
@@ -3070,7 +3095,8 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``.max-cells-*`` folder is removed.
 
     Raises:
-        ConfigError: unknown model/task names, two methods of the (whole) spec that run the same configuration;
+        ConfigError: unknown model/task names, two methods of the (whole) spec that run the same configuration,
+            two models whose cells would share run folders (:func:`check_distinct_models`);
         TokragError from the models and tasks, or a helper that failed.
         RunInterrupted: a KeyboardInterrupt (Ctrl-C; SIGTERM under the CLI) at any moment after the helpers' start
         and the cells' loop began (in a cell, while waiting for the helpers, while stopping them); one before that
@@ -3104,6 +3130,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     keyed = cell_keys(spec, runs)  # runs: a run finished under the legacy data key is served (keys.cell_keys)
     whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
     check_distinct_methods(whole, whole.cells())
+    check_distinct_models(whole, keyed if not spec.selection else cell_keys(whole, runs))
     summary = RunSummary(selection=dict(spec.selection))
     # run --no-progress: a line per cell start and finish (in a helper of run --jobs N: as its main process says)
     cell_lines = not progress and os.environ.get(CELL_LINES_ENV) != "0"
