@@ -1084,6 +1084,24 @@ def _ranking_notes(ctxs: dict[str, list[dict]], answers: dict, gold: dict, run: 
               "misses at every cut-off", file=sys.stderr)
 
 
+def _unseen_gold_note(ctxs: dict[str, list[dict]], gold: dict[str, list[str]], run: Any, topics: str) -> None:
+    """One stderr note when a ctxs run scored without ``--corpus`` has none of its questions' gold ids among its
+    passages (two or more questions with gold ids and a non-empty ranking): gold@k and MRR then print 0 for every
+    question, which ids of another corpus or namespace (``wiki:123`` against ``123``) give as well as a bad
+    retrieval, and without ``--corpus`` the ids are not checked (:func:`load_topics` checks only ids missing from the
+    run, against a corpus given). The figures are printed as computed; the note says how to tell the two apart."""
+    scored = [q for q, ids in gold.items() if ids and ctxs.get(q)]
+    if len(scored) < 2:
+        return
+    if any(str(c.get("docid")) in set(map(str, gold[q])) for q in scored for c in ctxs[q] if isinstance(c, dict)):
+        return
+    first = scored[0]
+    print(f"note: none of the gold ids of the {len(scored)} questions of topics {topics!r} with passages is among "
+          f"{run}'s passages (first: question {first!r}, gold {gold[first][:3]}, run's top passage "
+          f"{ctxs[first][0].get('docid')!r}), so gold@k and MRR are 0; without --corpus the ids are not checked: pass "
+          "--corpus (the run's corpus) to check that they name its passages", file=sys.stderr)
+
+
 def _scored(ctxs: dict, answers: dict, gold: dict) -> int:
     """How many queries of the run the metrics are over: those with answers or gold ids (``num_queries``)."""
     return sum(1 for q in ctxs if q in answers or q in gold)
@@ -1246,6 +1264,8 @@ def _eval(a: argparse.Namespace) -> int:
     if any(k < 1 for k in a.k):
         raise ConfigError(f"--k {a.k}: cut-offs must be >= 1")
     _ranking_notes(ctxs, *usable, run_path)
+    if corpus is None and not prebuilt:
+        _unseen_gold_note(ctxs, usable[1], run_path, a.topics)
     depth = max((len(v) for v in ctxs.values()), default=0)
     ks = sorted({k for k in a.k if k <= depth} | ({depth} if any(k > depth for k in a.k) and depth else set()))
     if ks != sorted(set(a.k)):
