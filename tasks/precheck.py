@@ -900,14 +900,15 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
     name of it, its own or a folder's not yet created, or of what lm-eval writes there once the run ends (the model's
     subfolder ``sub`` and ``results_<date>.json`` in it; ``<stem>_<date>.json`` for a path ending in ``.json``,
     :data:`LMEVAL_DATE_ID`). :func:`_folder_problem` took such a name for a folder to create, the model loaded and
-    generated, and only the final write failed (s58 p1). ``sub``: :func:`_results_subfolder` (None: none, or a
-    ``.json`` path).
+    generated, and only the final write failed (s58 p1). So is a results file whose whole path is too long
+    (:func:`_path_too_long`, s58 r2). ``sub``: :func:`_results_subfolder` (None: none, or a ``.json`` path).
 
     Raises:
         ConfigError: ``--output_path <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno
             36] File name too long); give a shorter path``; naming the model's subfolder when its name is too long
             (and how to shorten it: the model's path, or a ``.json`` path), or the file lm-eval writes
-            (``(<stem>_<date>.json, which lm-eval writes)``) when only its name is.
+            (``(<stem>_<date>.json, which lm-eval writes)``) when only its name is, or its whole path (``a path of
+            4109 bytes, more than the 4095 its file system allows``).
     """
     from pathlib import Path
 
@@ -930,8 +931,37 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
         written = folder / f"results_{LMEVAL_DATE_ID}.json"
         shown = f"{sub}/results_<date>.json" if sub else "results_<date>.json"
     told = name_too_long(written, folder=True)
+    if told is None:
+        told = _path_too_long(written)
     if told is not None:
         raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes): {told}; give a shorter path")
+
+
+def _path_too_long(path: Path) -> str | None:
+    """Why ``path`` cannot be created for its length, or None: ``a path of 4109 bytes, more than the 4095 its file
+    system allows ([Errno 36] File name too long)`` when the path as given (relative ones as they are: the system
+    measures the text it is handed) has ``PATH_MAX`` bytes or more (``PC_PATH_MAX`` of the nearest existing folder,
+    4096 when it cannot be read; the limit counts the text's closing NUL). lm-eval made the folders that fit, ran the
+    whole evaluation, and only its final write failed (s58 r2). Raises nothing."""
+    import errno
+
+    size = len(os.fsencode(str(path)))
+    parent = path.parent
+    while parent != parent.parent:
+        try:
+            if parent.is_dir():
+                break
+        except OSError:  # too long itself, say: one folder up
+            pass
+        parent = parent.parent
+    try:
+        most = os.pathconf(parent, "PC_PATH_MAX") - 1
+    except (OSError, ValueError):
+        most = 4095
+    if size <= most:
+        return None
+    return (f"a path of {size} bytes, more than the {most} its file system allows ([Errno {errno.ENAMETOOLONG}] "
+            f"{os.strerror(errno.ENAMETOOLONG)})")
 
 
 SQLITE_JOURNAL = "-journal"
@@ -1154,8 +1184,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
       the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too. So is a name
-      of it (or of the model's subfolder, or of the results file lm-eval writes) longer than the file system allows
-      (:func:`_check_output_names`; was taken for a folder to create, and the final write failed after the run).
+      of it (or of the model's subfolder, or of the results file lm-eval writes), or the results file's whole path,
+      longer than the file system allows (:func:`_check_output_names`; was taken for a folder to create, and the final
+      write failed after the run).
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
       SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load), or with a
       name (of a folder, the SQLite file or its journal) longer than the file system allows, or a SQLite file whose

@@ -59,7 +59,7 @@ def _refused(use_cache: Path) -> str:
 
 
 def _sqlite_opens(db: str) -> bool:
-    """Whether SQLite creates and writes ``db`` (its parent made first), as lm-eval's cache does on its first request."""
+    """Whether SQLite creates and writes ``db`` (its parent made first), as lm-eval's cache does on its first write."""
     os.makedirs(os.path.dirname(db), exist_ok=True)
     try:
         con = sqlite3.connect(db)
