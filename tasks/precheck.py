@@ -970,9 +970,10 @@ write (``sqlitedict``'s default ``journal_mode="DELETE"``, as lm-eval's ``Cachin
 
 SQLITE_MAX_PATHNAME = 512
 """The most bytes of a full path that SQLite's unix file layer opens (``MAX_PATHNAME`` in its ``os_unix.c``). SQLite
-refuses a database whose full path (absolute, symbolic links resolved) leaves no room for its journal's, that path and
-:data:`SQLITE_JOURNAL`: 504 bytes (``sqlite3PagerOpen``; measured with Python 3.11's sqlite3, SQLite 3.40.1: 504 opens,
-505 is ``unable to open database file``, nothing created; a 508-byte path through a link to a short folder opens)."""
+refuses a database whose full path (absolute; 3.40.1 resolves its symbolic links) leaves no room for its journal's, that
+path and :data:`SQLITE_JOURNAL`: 504 bytes (``sqlite3PagerOpen``; measured with Python 3.11's sqlite3, SQLite 3.40.1:
+504 opens, 505 is ``unable to open database file``, nothing created; a 508-byte path through a link to a short folder
+opens, and a 103-byte link to a folder whose path makes 505 bytes does not)."""
 
 
 def _check_cache_names(use_cache: Any) -> None:
@@ -981,16 +982,18 @@ def _check_cache_names(use_cache: Any) -> None:
     ``<use_cache>_rank<N>.db`` (:func:`use_cache_file`) or its journal ``<that>-journal`` (:data:`SQLITE_JOURNAL`).
     Was taken for a folder to create: lm-eval opened the file after the model load and failed with a traceback
     (``sqlite3.OperationalError: unable to open database file``; a file name of 248 to 255 bytes was created, empty,
-    before its journal failed) (s58 p1). So is a SQLite file whose full path (from the working folder, links resolved,
-    as SQLite opens it) is longer than SQLite opens (:data:`SQLITE_MAX_PATHNAME`: 504 bytes), whatever its names'
-    lengths: the same traceback after the load (s58 r2).
+    before its journal failed) (s58 p1). So is a SQLite file whose full path is longer than SQLite opens
+    (:data:`SQLITE_MAX_PATHNAME`: 504 bytes), whatever its names' lengths: the same traceback after the load (s58 r2).
+    The full path is from the working folder; SQLite 3.40.1 (measured) resolves its symbolic links, an older SQLite may
+    count the absolute path as given (not measured), so it is refused only when both forms are too long: a short link
+    to a deep folder still passes here and fails after the load with SQLite 3.40.1.
 
     Raises:
         ConfigError: ``--use_cache <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno 36]
             File name too long); give a shorter path``; naming the journal (``(<name>_rank0.db-journal, SQLite's
             journal of lm-eval's cache file)``) when only the file's or its journal's name is too long; ``--use_cache
             <path> (<name>_rank0.db, lm-eval's cache file): a full path of 545 bytes, more than the 504 SQLite opens
-            (512 with its -journal); give a shorter path`` (the resolved path named when a link made it longer).
+            (512 with its -journal); give a shorter path`` (the resolved path named when it differs).
     """
     from pathlib import Path
 
@@ -1005,10 +1008,12 @@ def _check_cache_names(use_cache: Any) -> None:
         raise ConfigError(f"--use_cache {use_cache} ({journal.name}, SQLite's journal of lm-eval's cache file): "
                           f"{told}; give a shorter path")
     db = use_cache_file(use_cache)
-    full = os.path.realpath(db)  # as SQLite opens it: from the working folder, symbolic links resolved
+    # SQLite 3.40.1 (measured) counts the path with its symbolic links resolved; an older SQLite may count the absolute
+    # path as given: refused only when both are too long, so that no SQLite that could open it is refused
+    full, given = os.path.realpath(db), os.path.abspath(db)
     size, most = len(os.fsencode(full)), SQLITE_MAX_PATHNAME - len(SQLITE_JOURNAL)
-    if size > most:
-        where = f" ({full})" if full != os.path.abspath(db) else ""
+    if size > most and len(os.fsencode(given)) > most:
+        where = f" ({full})" if full != given else ""
         raise ConfigError(f"--use_cache {use_cache} ({Path(db).name}, lm-eval's cache file): a full path of {size} "
                           f"bytes{where}, more than the {most} SQLite opens ({SQLITE_MAX_PATHNAME} with its "
                           f"{SQLITE_JOURNAL}); give a shorter path")
@@ -1190,7 +1195,7 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
       SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load), or with a
       name (of a folder, the SQLite file or its journal) longer than the file system allows, or a SQLite file whose
-      full path is longer than SQLite opens (:func:`_check_cache_names`: 504 bytes, links resolved).
+      full path is longer than SQLite opens (:func:`_check_cache_names`: 504 bytes, as given and links resolved).
     * ``--seed`` (``seed``: lm-eval's resolved ``[random, numpy, torch, fewshot]``, or one integer for all four) whose
       NumPy seed is outside [0, 2**32 - 1], or torch seed outside [-2**63, 2**64 - 1]: ``--seed -5`` died in
       ``np.random.seed`` with a 20-line traceback.

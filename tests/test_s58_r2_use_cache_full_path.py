@@ -2,9 +2,9 @@
 review of p1's e770986, which refuses names over the file system's 255 bytes).
 
 SQLite's unix file layer opens no full path over 512 bytes (``MAX_PATHNAME``), and refuses a database whose journal's
-path (``-journal`` appended) would be longer: a ``<use_cache>_rank0.db`` of more than 504 bytes, absolute and with
-its links resolved, fails with ``sqlite3.OperationalError: unable to open database file`` even when every name in it is
-short. ``tasks.precheck.check_run_arguments`` let it through: a real ``lm_eval --model rag-standard ... --use_cache
+path (``-journal`` appended) would be longer: a ``<use_cache>_rank0.db`` of more than 504 bytes, absolute (SQLite
+3.40.1 also resolves its links), fails with ``sqlite3.OperationalError: unable to open database file`` even when every
+name in it is short. ``tasks.precheck.check_run_arguments`` let it through: a real ``lm_eval --model rag-standard ... --use_cache
 <a 534-byte path>/c`` loaded SmolLM2, then died in lm-eval's ``CachingLM`` with three tracebacks, exit 1. The
 boundary is SQLite's own: each test opens the longest path the check passes, and one byte more, with sqlite3 (as
 sqlitedict does for lm-eval)."""
@@ -95,26 +95,28 @@ def test_a_relative_path_counts_from_the_working_folder(tmp_path, monkeypatch):
     _check(_cache_of(base, 504).relative_to(base))
 
 
-def test_links_are_resolved_as_sqlite_resolves_them(tmp_path):
-    """A short link to a deep folder is refused (the resolved path is named); a long path through a link to a short
-    folder passes and opens."""
+def test_a_path_with_links_is_refused_only_when_both_forms_are_too_long(tmp_path):
+    """SQLite 3.40.1 (measured here) counts the path with its links resolved; an older SQLite may count it as given.
+    A path too long both ways is refused, naming the resolved path; a path too long one way only passes, so that no
+    SQLite that could open it is refused (a short link to a deep folder then still fails after the load here)."""
     base = Path(os.path.realpath(tmp_path))
     deep = _cache_of(base / "deep", 505).parent
-    deep.mkdir(parents=True)
-    (base / "L").symlink_to(deep)
     name = _cache_of(base / "deep", 505).name
-    short = base / "L" / name
-    assert len(os.fsencode(str(short) + DB)) < 504
-    assert _refused(short) == (f"--use_cache {short} ({name}{DB}, lm-eval's cache file): a full path of 505 bytes "
-                               f"({deep / name}{DB}), more than the 504 SQLite opens (512 with its -journal); give a "
-                               "shorter path")
-    assert not _sqlite_opens(f"{short}{DB}")
-
+    deep.mkdir(parents=True)
     (deep / "back").symlink_to(base)
+    both = deep / "back" / deep.relative_to(base) / name  # given: far over 504 bytes; resolved: deep/name, 505
+    assert len(os.fsencode(str(both) + DB)) > 504
+    assert _refused(both) == (f"--use_cache {both} ({name}{DB}, lm-eval's cache file): a full path of 505 bytes "
+                              f"({deep / name}{DB}), more than the 504 SQLite opens (512 with its -journal); give a "
+                              "shorter path")
+
     through = deep / "back" / ("c" * 140)  # given: over 504 bytes; resolved: base/ccc..._rank0.db, far below
     assert len(os.fsencode(str(through) + DB)) > 504
     _check(through)
-    assert _sqlite_opens(f"{through}{DB}")
+    (base / "L").symlink_to(deep)
+    short = base / "L" / name  # given: far below 504 bytes; resolved: deep/name, 505
+    assert len(os.fsencode(str(short) + DB)) < 504
+    _check(short)
 
 
 def test_tokrag_eval_refuses_it_before_the_model_load(tmp_path, monkeypatch):
