@@ -590,6 +590,41 @@ def _check_lookup(opt: str, given: Path, path: Path) -> None:
                           "another path") from None
 
 
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+"""Name endings of compressed files: ``retrieve`` writes plain text, and ``retrieve eval`` reads a ``.gz`` name as gzip."""
+
+
+def _check_output_kinds(out: Path, ctxs_out: Path, ctxs_given: bool) -> None:
+    """Refuse output names that ``retrieve eval`` (:func:`retrieval.cache.is_ctxs_file`, :func:`retrieval.io.open_data`)
+    would read as another kind of file than ``retrieve`` writes there: a compressed name (``run.trec.gz``: the plain
+    text written was then refused as "the gzip file is truncated or corrupt"), a TREC run named ``.jsonl``/``.json``
+    (read as a ctxs run: "malformed JSON") and a ctxs JSONL named ``.trec``/``.txt`` (read as a TREC run: "rank ... is not
+    an integer"). Without ``--output-ctxs`` the ctxs name is derived from ``--output``, so only ``--output`` is named.
+
+    Raises:
+        ConfigError: one line naming the option, the path and a name to give instead.
+    """
+    for opt, path, kind, wrong, example in (
+            ("--output", out, "the TREC run", (".jsonl", ".json"), ".trec"),
+            ("--output-ctxs", ctxs_out, "the ctxs JSON Lines", (".trec", ".txt"), ".ctxs.jsonl")):
+        if opt == "--output-ctxs" and not ctxs_given:
+            continue
+        name = path.name.lower()
+        packed = next((z for z in _COMPRESSED if name.endswith(z)), None)
+        if packed:
+            raise ConfigError(f"{opt} {path}: a {packed} name, but tokrag retrieve writes {kind} as plain text (retrieve "
+                              f"eval would read it as compressed and refuse it); give a name without {packed} (e.g. "
+                              f"{path.with_name(path.name[:-len(packed)])}) and compress the file afterwards if needed")
+        if name.endswith(wrong):
+            stem = path.name[:path.name.rindex(".")]
+            stem = stem[:-len(".ctxs")] if stem.lower().endswith(".ctxs") else stem
+            instead = path.with_name(stem + example)
+            raise ConfigError(f"{opt} {path}: names {kind}, but retrieve eval reads a name ending in "
+                              f"{name[name.rindex('.'):]} as {'a ctxs JSON run' if opt == '--output' else 'a TREC run'}; "
+                              f"give it a name such as {instead}"
+                              + (f" (the ctxs JSONL goes beside it, {_ctxs_beside(instead)})" if opt == "--output" else ""))
+
+
 def _output_paths(a: argparse.Namespace, *, create: bool = False) -> tuple[Path, Path]:
     """The TREC run and ctxs JSONL paths of ``retrieve``, checked before any search: each must be a file path
     (not a folder), neither the input topics or corpus file nor the other output (nor the run's metadata file,
@@ -731,13 +766,14 @@ def _retrieve(a: argparse.Namespace) -> int:
         return _dry_run(a.corpus, a.retriever, params, a.topics)
     if not a.topics or not a.output:
         raise ConfigError("--topics and --output are required (only --dry-run works without them)")
-    _output_paths(a)  # a bad --output fails now, not after the search
+    out, ctxs_out = _output_paths(a)  # a bad --output fails now, not after the search
     from .corpus import resolve_corpus
 
     local = resolve_corpus(a.corpus, a.data_dir) if a.corpus is not None and not prebuilt else None
     # the gold ids only say what --exclude-gold leaves out: checked against a local corpus then only (topics of
     # another corpus, nq-oracle over wiki-vital, are retrieved as any question set)
     queries, _, gold = load_topics(a.topics, a.data_dir, corpus=local if a.exclude_gold else None)
+    _check_output_kinds(out, ctxs_out, bool(a.output_ctxs))  # still before the search; after the inputs' own lines
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
     from .api import retrieve
