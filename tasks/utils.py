@@ -528,6 +528,25 @@ def check_read_files(provenance: dict[str, Any], declared: list[Path] | None, lo
                            "add it there, or the leaderboard run keys miss edits of it")
 
 
+def warn_k_above_hits(metadata: dict[str, Any], hits: int, task: str) -> None:
+    """Log one WARNING when the model argument ``k`` (passages the model shows) that lm-eval merged into the task's
+    metadata from ``--model_args`` is above ``hits``, the passages the task retrieves per question: the model then
+    shows at most ``hits`` while the results record ``k`` (``lm_eval --model_args k=10`` on ``nq_oracle_bm25``, hits 5,
+    scored the 5 passages, as ``k=5`` does, without a word). A leaderboard cell sets ``hits`` to its ``k`` and merges
+    no model argument, so it never warns. A ``k`` that is not a whole number is left to the model's own check."""
+    k = metadata.get("k")
+    if isinstance(k, bool) or not isinstance(k, (int, str)):
+        return
+    try:
+        k = int(k)
+    except ValueError:
+        return
+    if k > hits:
+        log.warning("task %s: the model argument k=%d is above the %d passages the task retrieves per question "
+                    "(metadata hits), so the model shows at most %d of them while the results record k=%d; pass "
+                    "--metadata '{\"hits\": %d}' to retrieve %d", task, k, hits, hits, k, k, k)
+
+
 def load_qa(**metadata: Any) -> dict[str, Any]:
     """``custom_dataset`` of the QA tasks: ``{"test": docs with ctxs, "fewshot": example rows}`` (a
     :class:`tasks.provenance.TaskData`: the files, corpus and run the docs came from go into the results' task config).
@@ -563,6 +582,8 @@ def load_qa(**metadata: Any) -> dict[str, Any]:
 
     task = Path(str(metadata.get("config_source", "qa task"))).stem
     kw, dataset, prompt, instruction = qa_arguments(metadata, task)
+    if not kw.get("gold_only"):  # a gold-only task attaches the gold passages, whatever hits says
+        warn_k_above_hits(metadata, int(kw.get("k", qa_defaults()["hits"])), task)
     stats: dict[str, Any] = {}
     docs = build_qa_docs(dataset, **kw, stats=stats)
     if not docs:
