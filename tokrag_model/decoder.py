@@ -812,6 +812,50 @@ def filled_static_cache(config: Any, max_cache_len: int) -> Any:
     return _filled_static_cache_class()(config, max_cache_len)
 
 
+def layer_hidden_states(states: Any, n_layers: int) -> Any:
+    """The ``n_layers + 1`` hidden states of one forward pass from transformers' ``output.hidden_states`` (index 0 =
+    embeddings, index l = input of decoder layer l, index ``n_layers`` = the final normed output), whatever number of
+    times transformers' recording hooks were installed on the model's layers.
+
+    transformers records hidden states with forward hooks that it installs on the decoder layers once per model, the
+    first time they are asked for (``transformers.utils.output_capturing``, 5.24): each hook call appends its layer's
+    output, and the last entry is then replaced by the final normed output. Installed twice, every layer's output is
+    appended twice, so ``states[l]`` was the input of layer ``l // 2`` (61 entries for SmolLM2's 30 layers): the
+    output, the logits and S_L stay the same, but Tok-RAG's attention query at the fusion layer came from the wrong
+    layer. ``maybe_install_capturing_hooks`` called on the ``*ForCausalLM`` after its inner model had its hooks does
+    that (its recursive install does not check the inner model's flag): tests/test_methods_leave_model_unchanged did it
+    on the session's shared SmolLM2, and Tok-RAG's S_R later in that process differed from the golden at 18 of 25
+    tokens (0.9972 for 0.4644), the strings, branches, layers and S_L equal; its teacher-forced scores, whose branch
+    per position follows S_R, moved too (test_model_smollm2's first answer: -20.94 nats for -17.03), and so did
+    ``layer=dynamic``'s gaps, read from the same states. Each copy of a hook appends the same
+    tensor object, so consecutive copies are dropped by identity (a layer's output is a new tensor, never its input),
+    and the last layer's output, which then survives beside the final normed output that replaced its last copy, too.
+
+    Args:
+        states: ``output.hidden_states`` (a tuple of tensors) of a forward pass with ``output_hidden_states=True``.
+        n_layers: the model's decoder layers.
+    Returns:
+        ``states`` itself when it has at most ``n_layers + 1`` entries (one hook per layer: nothing changes), else the
+        list of ``n_layers + 1`` tensors without the copies.
+    Raises:
+        RuntimeError: more than ``n_layers + 1`` entries that are not copies of that kind (a recording this decoder
+            does not know): the hidden states cannot be told apart.
+    """
+    if len(states) <= n_layers + 1:
+        return states
+    out = [states[0]]
+    for h in states[1:]:
+        if h is not out[-1]:
+            out.append(h)
+    if len(out) == n_layers + 2:  # [emb, out_0, ..., out_{L-1}, normed]: the last layer's own output goes
+        del out[n_layers]
+    if len(out) != n_layers + 1:
+        raise RuntimeError(f"the model returned {len(states)} hidden states for its {n_layers} layers ({len(out)} "
+                           f"after dropping repeated entries), not {n_layers + 1}: its hidden-state recording hooks "
+                           "are not transformers' own, once per layer; load the model again")
+    return out
+
+
 def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
     """Zero-pad ``n`` positions on the left of the sequence axis of (B, heads, T, head_dim) ``t`` (no copy for 0)."""
     return F.pad(t, (0, 0, n, 0)) if n else t
@@ -939,7 +983,7 @@ class MultiContextDecoder:
         self.stats["forward_passes"] += 1
         self.stats["prompt_tokens"] += len(ids)
         lp = torch.log_softmax(out.logits[0].float(), dim=-1)
-        hs = torch.stack([h[0] for h in out.hidden_states]) if hidden else None
+        hs = torch.stack([h[0] for h in layer_hidden_states(out.hidden_states, self.n_layers)]) if hidden else None
         return lp, hs, cache
 
     @torch.inference_mode()
@@ -997,9 +1041,10 @@ class MultiContextDecoder:
         where = [(i, len(it.prompt) - 1, len(it.cont)) for i, it in enumerate(items)]
         h = torch.cat([last[i, p:p + c] for i, p, c in where])  # (ΣC, d)
         lp = torch.log_softmax(self.logits(h), dim=-1).split([c for _, _, c in where])
+        states = layer_hidden_states(res.hidden_states, self.n_layers) if hidden else ()
         out = []
         for (i, p, c), it, s, row_lp in zip(where, items, seqs, lp):
-            hs = torch.stack([x[i, p:p + c] for x in res.hidden_states]) if it.hidden else None
+            hs = torch.stack([x[i, p:p + c] for x in states]) if it.hidden else None
             ks = [layer.keys[i, :, :len(s)] for layer in cache.layers] if it.keys else None
             out.append(Forced(row_lp, hs, ks))
         return out
@@ -1054,7 +1099,7 @@ class MultiContextDecoder:
             caches.append(cache)
             lps.append(torch.log_softmax(out.logits[0, -1].float(), dim=-1))
             if hidden:
-                hss.append(torch.stack([h[0, -1] for h in out.hidden_states]))
+                hss.append(torch.stack([h[0, -1] for h in layer_hidden_states(out.hidden_states, self.n_layers)]))
         lengths = [len(r) for r in rows]
         tmax = max(lengths)
         pads = [tmax - n for n in lengths]
@@ -1141,7 +1186,8 @@ class MultiContextDecoder:
             r.append(int(t))
         batch.logprobs = torch.log_softmax(out.logits[:b, -1].float(), dim=-1)
         # one stack of the (n, 1, d) states, then the real rows: 31 slices cost ~0.12 ms a step more (SmolLM2)
-        batch.hidden = torch.stack(out.hidden_states)[:, :b, -1].contiguous() if hidden else None
+        batch.hidden = (torch.stack(layer_hidden_states(out.hidden_states, self.n_layers))[:, :b, -1].contiguous()
+                        if hidden else None)
 
     # ------------------------------------------------------------------ internals on request
     def check_attention_rows(self) -> None:
