@@ -4,7 +4,7 @@ transformers (5.24) records ``output_hidden_states`` with forward hooks it insta
 model (``transformers.utils.output_capturing``). ``maybe_install_capturing_hooks`` called on a ``*ForCausalLM`` after
 its inner model already had its hooks installs them a second time (the recursive install does not check the inner
 model's flag): every layer's output is then recorded twice, 61 hidden states for SmolLM2's 30 layers, and the decoder
-took ``hidden_states[l]`` as the input of layer l where it was that of layer l // 2. That call is made by
+took ``hidden_states[l]`` as the input of layer l where it was that of layer (l + 1) // 2. That call is made by
 tests/test_methods_leave_model_unchanged on the session's shared SmolLM2; after a hidden-state forward had installed
 the hooks in the same process, Tok-RAG's S_R later differed from the golden at 18 of 25 tokens (the clean-clone CI at
 cd4abcc: tests/test_s57_a2_token_lists in the same xdist worker), its strings, branches, layers and S_L equal, and

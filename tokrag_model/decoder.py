@@ -820,7 +820,7 @@ def layer_hidden_states(states: Any, n_layers: int) -> Any:
     transformers records hidden states with forward hooks that it installs on the decoder layers once per model, the
     first time they are asked for (``transformers.utils.output_capturing``, 5.24): each hook call appends its layer's
     output, and the last entry is then replaced by the final normed output. Installed twice, every layer's output is
-    appended twice, so ``states[l]`` was the input of layer ``l // 2`` (61 entries for SmolLM2's 30 layers): the
+    appended twice, so ``states[l]`` was the input of layer ``(l + 1) // 2`` (61 entries for SmolLM2's 30 layers): the
     output, the logits and S_L stay the same, but Tok-RAG's attention query at the fusion layer came from the wrong
     layer. ``maybe_install_capturing_hooks`` called on the ``*ForCausalLM`` after its inner model had its hooks does
     that (its recursive install does not check the inner model's flag): tests/test_methods_leave_model_unchanged did it
