@@ -1627,28 +1627,40 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
 
 
 def check_distinct_models(spec: LeaderboardSpec, keyed: list[tuple[Cell, str, Any]]) -> None:
-    """Refuse two models of the spec whose cells would run in one run folder.
+    """Refuse a model of the spec every cell of which would run in the run folder of another model's cell.
 
     ``keyed``: ``(cell, run key, ...)`` of every cell (:func:`leaderboards.keys.cell_keys`). A cell's run key holds
     its configuration but not its model's name, so two ``models:`` entries with the same weights and contract (an
     entry copied and renamed, its ``pretrained`` left as it was) shared their run folders: the second model's cells
     were served the first one's runs (``by_other``) and the report printed a second model section with the first
-    model's numbers under the other name. Checked by ``run`` and ``run --estimate`` before any cell starts; nothing
-    is loaded.
+    model's numbers under the other name. Some shared folders are right and stay allowed: a chat and a plain contract
+    over one model's weights share the cells of a plain-text or ``loglikelihood_rolling`` task, which run without the
+    chat template (:func:`leaderboards.spec.task_unchatted`), while their QA cells differ. Checked by ``run`` and
+    ``run --estimate`` before any cell starts; nothing is loaded.
 
     Raises:
         ConfigError: one line naming the spec, both models, a pair of their cells and the shared run key.
     """
-    seen: dict[str, Cell] = {}
+    by_model: dict[Any, dict[str, Cell]] = {}
     for cell, key, *_ in keyed:
-        other = seen.setdefault(key, cell)
-        if other.model_name != cell.model_name:
+        by_model.setdefault(cell.model_name, {}).setdefault(key, cell)
+    names = list(by_model)
+    for j, later in enumerate(names):
+        for earlier in names[:j]:
+            if set(by_model[later]) <= set(by_model[earlier]):
+                orig, dup = earlier, later
+            elif set(by_model[earlier]) <= set(by_model[later]):  # a copy limited to some of the tasks or methods
+                orig, dup = later, earlier
+            else:
+                continue
+            key, cell = next(iter(by_model[dup].items()))
+            other = by_model[orig][key]
             raise ConfigError(
-                f"leaderboard spec {spec.path}: models {other.model_name!r} and {cell.model_name!r} run the same "
-                f"configuration (cells {other.cell_id} and {cell.cell_id} have one run key, {key}: the same weights, "
-                f"contract and method arguments), so {cell.model_name!r}'s section would be {other.model_name!r}'s "
-                f"numbers under another name; give {cell.model_name!r} its own shared.model_args.pretrained (or "
-                "another contract), or drop one of the two models")
+                f"leaderboard spec {spec.path}: models {orig!r} and {dup!r} run the same configuration (every "
+                f"cell of {dup!r} has the run key of a cell of {orig!r}: {other.cell_id} and {cell.cell_id} "
+                f"have {key}; the same weights, contract and method arguments), so {dup!r}'s section would be "
+                f"{orig!r}'s numbers under another name; give {dup!r} its own shared.model_args.pretrained "
+                "(or another contract), or drop one of the two models")
 
 _LAYER_ARGS = ("layer", "js_min_layer", "layer_fallback")
 """The layer arguments (a fraction of the depth in (0, 1) or a layer index) of a method with a ``check_shape``."""

@@ -2,7 +2,9 @@
 it was) shared their run folders: ``run`` served the second model's cells from the first one's runs (``by_other``) and
 the report printed a second model section with the first model's numbers under the other name. ``run`` and
 ``run --estimate`` now refuse the spec before any cell starts, naming both models, a pair of cells and the run key, as
-two methods running the same configuration are refused (s58 b2). No model is loaded (ToyLM)."""
+two methods running the same configuration are refused (s58 b2). Models that share only some cells (a chat and a plain
+contract over one model's weights share the cells of a ``loglikelihood_rolling`` task, which runs without the chat
+template) still run. No model is loaded (ToyLM)."""
 
 from __future__ import annotations
 
@@ -26,10 +28,11 @@ def _spec(tmp_path, second_weights=None):
 
 def _expected(spec):
     key = {c.cell_id: k for c, k, _ in cell_keys(spec)}["toy-a/standard/toy_qa/seed1"]
-    return (f"leaderboard spec {spec.path}: models 'toy-a' and 'toy-b' run the same configuration (cells "
-            f"toy-a/standard/toy_qa/seed1 and toy-b/standard/toy_qa/seed1 have one run key, {key}: the same weights, "
-            "contract and method arguments), so 'toy-b''s section would be 'toy-a''s numbers under another name; give "
-            "'toy-b' its own shared.model_args.pretrained (or another contract), or drop one of the two models")
+    return (f"leaderboard spec {spec.path}: models 'toy-a' and 'toy-b' run the same configuration (every cell of "
+            "'toy-b' has the run key of a cell of 'toy-a': toy-a/standard/toy_qa/seed1 and toy-b/standard/toy_qa/seed1 "
+            f"have {key}; the same weights, contract and method arguments), so 'toy-b''s section would be 'toy-a''s "
+            "numbers under another name; give 'toy-b' its own shared.model_args.pretrained (or another contract), or "
+            "drop one of the two models")
 
 
 def test_run_refuses_two_models_with_one_configuration(tmp_path):
@@ -60,3 +63,27 @@ def test_two_models_with_other_weights_still_run(tmp_path):
     summary = run_spec(spec, tmp_path / "runs", progress=False)
     assert sorted(summary.ran) == sorted(c.cell_id for c in spec.cells()) and len(summary.ran) == 4
     assert summary.by_other == []
+
+
+def test_models_sharing_only_their_rolling_cells_still_run(tmp_path):
+    """A chat and a plain contract over the same weights: their toy_qa cells differ, their toy_lm cells (rolling,
+    run without the chat template) share a run folder, which is right: both sections show that cell's numbers."""
+    path = write_spec(tmp_path, tasks=["toy_qa", "toy_lm"], limit=2,
+                      extra={"models": [{"name": "chat", "shared": {"apply_chat_template": True}}, {"name": "plain"}]})
+    spec = load_spec(path)
+    keys = {c.cell_id: k for c, k, _ in cell_keys(spec)}
+    assert keys["chat/standard/toy_lm/seed1"] == keys["plain/standard/toy_lm/seed1"]
+    assert keys["chat/standard/toy_qa/seed1"] != keys["plain/standard/toy_qa/seed1"]
+    from leaderboards.runner import check_distinct_models
+
+    check_distinct_models(spec, cell_keys(spec))  # no refusal
+
+
+def test_a_copy_limited_to_some_tasks_is_refused_too(tmp_path):
+    """The first model, the same weights, runs toy_qa only: all its cells are the second model's."""
+    path = write_spec(tmp_path, tasks=["toy_qa", "toy_qa_noise67"], limit=2,
+                      extra={"models": [{"name": "toy-a", "tasks": ["toy_qa"]}, {"name": "toy-b"}]})
+    spec = load_spec(path)
+    with pytest.raises(ConfigError, match=r"models 'toy-b' and 'toy-a' run the same configuration \(every cell of "
+                                          r"'toy-a' has the run key of a cell of 'toy-b'"):
+        run_spec(spec, tmp_path / "runs", progress=False)
