@@ -1072,6 +1072,8 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
       ``TypeError``; an index past the task's documents is lm-eval's own ``AssertionError`` after the load (not
       checked here: a QA task's documents are counted by :func:`check_selected_tasks`, :func:`_check_samples_in_range`;
       other tasks' are left to lm-eval, which knows them only once it builds the task, after the load).
+    * an index given twice or a list not in increasing order (:func:`_check_samples_order`): lm-eval evaluates the
+      right documents but files their records in the samples file under other doc ids.
 
     Raises:
         ConfigError: one line naming the key or value and what to pass.
@@ -1101,6 +1103,39 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
         if not isinstance(value, list) or not all(_document_index(i) for i in value):
             raise ConfigError(f"--samples: task {key}: {value!r} is not a list of document indices (whole numbers >= 0, "
                               "e.g. [0, 1]); lm-eval would select no document or fail after the model load")
+        _check_samples_order(key, value)
+
+
+def _check_samples_order(task: str, indices: list[Any]) -> None:
+    """Refuse a ``--samples`` list (``indices``: document indices of ``task``, already whole numbers >= 0) that repeats
+    an index or is not in increasing order. lm-eval 0.4.13 evaluates each selected document once, in the task's order
+    (``Task.doc_iterator`` keeps document ``i`` when ``i in samples``), but ``evaluate`` labels the ``n``-th of them
+    ``doc_id = samples[n]`` in the samples file (``--log_samples``): ``[0, 0, 1]`` evaluated documents 0 and 1 and
+    labelled both ``doc_id 0`` (document 1's answer read as document 0's); ``[1, 0]`` swapped the two labels. Both
+    ran, exit 0, without a word. A repeat that misfiles nothing (``[0, 1, 1]``: its log still says 3 examples for the 2
+    it evaluates) is refused the same way: a repeated index is a mistake in the list either way.
+
+    Raises:
+        ConfigError: ``--samples: task <task> lists index <i> twice (items <a> and <b> of its list) ...`` or ``... lists
+            index <i> before <j> (items <a> and <b>) ...``, with the list to give (sorted, each index once).
+    """
+    from retrieval.errors import ConfigError
+
+    fix = sorted({int(i) for i in indices})
+    shown = "[" + ", ".join(map(str, fix)) + "]"
+    why = ("lm-eval evaluates each document once, in the task's order, but files the n-th under the list's n-th item "
+           "as its doc_id (--log_samples), so such a list can file documents under other documents' ids")
+    first: dict[int, int] = {}
+    for pos, i in enumerate(indices, 1):
+        i = int(i)
+        if i in first:
+            raise ConfigError(f"--samples: task {task} lists index {i} twice (items {first[i]} and {pos} of its list); "
+                              f"{why}: give {shown}")
+        first[i] = pos
+    for pos, (a, b) in enumerate(zip(indices, indices[1:]), 1):
+        if int(b) < int(a):
+            raise ConfigError(f"--samples: task {task} lists index {int(a)} before {int(b)} (items {pos} and {pos + 1} "
+                              f"of its list); {why}: give {shown}")
 
 
 def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterable[Any] = ()) -> None:
