@@ -827,9 +827,13 @@ def layer_hidden_states(states: Any, n_layers: int) -> Any:
     on the session's shared SmolLM2, and Tok-RAG's S_R later in that process differed from the golden at 18 of 25
     tokens (0.9972 for 0.4644), the strings, branches, layers and S_L equal; its teacher-forced scores, whose branch
     per position follows S_R, moved too (test_model_smollm2's first answer: -20.94 nats for -17.03), and so did
-    ``layer=dynamic``'s gaps, read from the same states. Each copy of a hook appends the same
-    tensor object, so consecutive copies are dropped by identity (a layer's output is a new tensor, never its input),
-    and the last layer's output, which then survives beside the final normed output that replaced its last copy, too.
+    ``layer=dynamic``'s gaps, read from the same states. With the hooks installed k times there are ``1 + k *
+    n_layers`` entries: the embeddings, then k copies of each layer's output (each copy of a hook appends the same
+    tensor object), the last layer's last copy replaced by the final normed output. The first copy of each layer's
+    output is kept, by position, after checking that the others are that same object; the last layer's un-normed copies
+    are dropped. By position, not by dropping consecutive repeats: a layer that returns its input tensor itself (a
+    pass-through layer) records the same object as the layer before it, and dropping it as a repeat shifted every
+    later layer by one (s58 r3).
 
     Args:
         states: ``output.hidden_states`` (a tuple of tensors) of a forward pass with ``output_hidden_states=True``.
@@ -838,22 +842,21 @@ def layer_hidden_states(states: Any, n_layers: int) -> Any:
         ``states`` itself when it has at most ``n_layers + 1`` entries (one hook per layer: nothing changes), else the
         list of ``n_layers + 1`` tensors without the copies.
     Raises:
-        RuntimeError: more than ``n_layers + 1`` entries that are not copies of that kind (a recording this decoder
+        RuntimeError: more than ``n_layers + 1`` entries that are not k copies of that kind (a recording this decoder
             does not know): the hidden states cannot be told apart.
     """
-    if len(states) <= n_layers + 1:
+    n = len(states)
+    if n <= n_layers + 1:
         return states
-    out = [states[0]]
-    for h in states[1:]:
-        if h is not out[-1]:
-            out.append(h)
-    if len(out) == n_layers + 2:  # [emb, out_0, ..., out_{L-1}, normed]: the last layer's own output goes
-        del out[n_layers]
-    if len(out) != n_layers + 1:
-        raise RuntimeError(f"the model returned {len(states)} hidden states for its {n_layers} layers ({len(out)} "
-                           f"after dropping repeated entries), not {n_layers + 1}: its hidden-state recording hooks "
-                           "are not transformers' own, once per layer; load the model again")
-    return out
+    k, rest = divmod(n - 1, n_layers)
+    # layer j's copies are states[1 + j * k : 1 + (j + 1) * k]; the last one of the last layer is the normed output
+    if not rest and all(states[1 + j * k + c] is states[1 + j * k]
+                        for j in range(n_layers) for c in range(1, k - (j == n_layers - 1))):
+        return [states[0], *(states[1 + j * k] for j in range(n_layers - 1)), states[-1]]
+    distinct = 1 + sum(states[i] is not states[i - 1] for i in range(1, n))
+    raise RuntimeError(f"the model returned {n} hidden states for its {n_layers} layers ({distinct} after dropping "
+                       f"repeated entries), not {n_layers + 1}: its hidden-state recording hooks are not transformers' "
+                       "own, once per layer; load the model again")
 
 
 def _left_pad(t: torch.Tensor, n: int) -> torch.Tensor:
