@@ -1626,6 +1626,16 @@ def check_distinct_methods(spec: LeaderboardSpec, cells: list[Cell]) -> None:
 
 
 
+def _declared_chat(spec: LeaderboardSpec, cell: Cell) -> str:
+    """The chat settings ``cell``'s model's contract declares, as :meth:`leaderboards.spec.LeaderboardSpec.cells`
+    resolves them (``apply_chat_template``, ``system_instruction``, ``fewshot_as_multiturn``; JSON text), whether or
+    not the cell uses them: a plain-text or ``loglikelihood_rolling`` cell runs without them
+    (:func:`leaderboards.spec.task_unchatted`), so its run key does not tell a chat contract from a plain one."""
+    sh = cell.model.shared if cell.model is not None else spec.shared
+    return json.dumps([bool(sh.get("apply_chat_template", False)), sh.get("system_instruction"),
+                       bool(sh.get("fewshot_as_multiturn", True))], default=str)
+
+
 def check_distinct_models(spec: LeaderboardSpec, keyed: list[tuple[Cell, str, Any]]) -> None:
     """Refuse a model of the spec every cell of which would run in the run folder of another model's cell.
 
@@ -1634,16 +1644,19 @@ def check_distinct_models(spec: LeaderboardSpec, keyed: list[tuple[Cell, str, An
     entry copied and renamed, its ``pretrained`` left as it was) shared their run folders: the second model's cells
     were served the first one's runs (``by_other``) and the report printed a second model section with the first
     model's numbers under the other name. Some shared folders are right and stay allowed: a chat and a plain contract
-    over one model's weights share the cells of a plain-text or ``loglikelihood_rolling`` task, which run without the
-    chat template (:func:`leaderboards.spec.task_unchatted`), while their QA cells differ. Checked by ``run`` and
-    ``run --estimate`` before any cell starts; nothing is loaded.
+    over one model's weights (or two contracts that differ only in ``system_instruction`` or ``fewshot_as_multiturn``)
+    share the cells of a plain-text or ``loglikelihood_rolling`` task, which run without the chat template
+    (:func:`leaderboards.spec.task_unchatted`), so two models are compared by each cell's run key together with the
+    chat settings its model's contract declares (:func:`_declared_chat`): such models are never refused, even when
+    every task of the spec (or of one of them) is such a task and both sections hold the same, right, numbers. Checked
+    by ``run`` and ``run --estimate`` before any cell starts; nothing is loaded.
 
     Raises:
         ConfigError: one line naming the spec, both models, a pair of their cells and the shared run key.
     """
-    by_model: dict[Any, dict[str, Cell]] = {}
+    by_model: dict[Any, dict[tuple[str, str], Cell]] = {}
     for cell, key, *_ in keyed:
-        by_model.setdefault(cell.model_name, {}).setdefault(key, cell)
+        by_model.setdefault(cell.model_name, {}).setdefault((key, _declared_chat(spec, cell)), cell)
     names = list(by_model)
     for j, later in enumerate(names):
         for earlier in names[:j]:
@@ -1653,8 +1666,8 @@ def check_distinct_models(spec: LeaderboardSpec, keyed: list[tuple[Cell, str, An
                 orig, dup = later, earlier
             else:
                 continue
-            key, cell = next(iter(by_model[dup].items()))
-            other = by_model[orig][key]
+            (key, chat), cell = next(iter(by_model[dup].items()))
+            other = by_model[orig][(key, chat)]
             raise ConfigError(
                 f"leaderboard spec {spec.path}: models {orig!r} and {dup!r} run the same configuration (every "
                 f"cell of {dup!r} has the run key of a cell of {orig!r}: {other.cell_id} and {cell.cell_id} "
