@@ -591,15 +591,18 @@ def _check_lookup(opt: str, given: Path, path: Path) -> None:
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
-"""Name endings of compressed files: ``retrieve`` writes plain text, and ``retrieve eval`` reads a ``.gz`` name as gzip."""
+"""Name endings of compressed files: ``retrieve`` writes plain text; ``retrieve eval`` reads a ``.gz`` name as gzip
+and decompresses no other of them."""
 
 
 def _check_output_kinds(out: Path, ctxs_out: Path, ctxs_given: bool) -> None:
     """Refuse output names that ``retrieve eval`` (:func:`retrieval.cache.is_ctxs_file`, :func:`retrieval.io.open_data`)
     would read as another kind of file than ``retrieve`` writes there: a compressed name (``run.trec.gz``: the plain
-    text written was then refused as "the gzip file is truncated or corrupt"), a TREC run named ``.jsonl``/``.json``
-    (read as a ctxs run: "malformed JSON") and a ctxs JSONL named ``.trec``/``.txt`` (read as a TREC run: "rank ... is not
-    an integer"). Without ``--output-ctxs`` the ctxs name is derived from ``--output``, so only ``--output`` is named.
+    text written was then refused as "the gzip file is truncated or corrupt"; ``.bz2``/``.xz``/``.zst``/``.zip``,
+    which eval reads as plain text but tokrag decompresses nowhere, so the name only misleads), a TREC run named
+    ``.jsonl``/``.json`` (read as a ctxs run: "malformed JSON") and a ctxs JSONL named ``.trec``/``.txt`` (read as a
+    TREC run: "rank ... is not an integer"). Without ``--output-ctxs`` the ctxs name is derived from ``--output``, so
+    only ``--output`` is named.
 
     Raises:
         ConfigError: one line naming the option, the path and a name to give instead.
@@ -612,9 +615,14 @@ def _check_output_kinds(out: Path, ctxs_out: Path, ctxs_given: bool) -> None:
         name = path.name.lower()
         packed = next((z for z in _COMPRESSED if name.endswith(z)), None)
         if packed:
-            raise ConfigError(f"{opt} {path}: a {packed} name, but tokrag retrieve writes {kind} as plain text (retrieve "
-                              f"eval would read it as compressed and refuse it); give a name without {packed} (e.g. "
-                              f"{path.with_name(path.name[:-len(packed)])}) and compress the file afterwards if needed")
+            plain = path.with_name(path.name[:-len(packed)] or "run" + example)
+            if packed == ".gz":
+                raise ConfigError(f"{opt} {path}: a .gz name, but tokrag retrieve writes {kind} as plain text "
+                                  f"(retrieve eval would read it as compressed and refuse it); give a name without "
+                                  f".gz (e.g. {plain}) and compress the file afterwards if needed")
+            raise ConfigError(f"{opt} {path}: a {packed} name, but tokrag retrieve writes {kind} as plain text, and "
+                              f"retrieve eval reads gzip (.gz) but no {packed} compression; give a name without "
+                              f"{packed} (e.g. {plain}) and gzip the file afterwards if needed")
         if name.endswith(wrong):
             stem = path.name[:path.name.rindex(".")]
             stem = stem[:-len(".ctxs")] if stem.lower().endswith(".ctxs") else stem
