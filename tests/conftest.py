@@ -8,6 +8,7 @@ so sharing them between test runs is safe and keeps the suite fast.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -16,6 +17,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# The Ctrl-C tests (test_cli_interrupt_s44f6a, test_lmeval_interrupt_s44f6b, ...) send SIGINT to a child and expect
+# it to die of it. A shell starts a background job (`pytest ... &`, `nohup`, a CI runner's job) with SIGINT ignored,
+# every child inherits an ignored signal through exec, and a Python child started so installs no KeyboardInterrupt
+# handler: those tests then failed (plain lm_eval ran to the end, exit 0; a BM25 build slept out the wait), as they
+# did for a helper's backgrounded `pytest` (s58). A handler set here is reset to the default in every child by exec,
+# so the children start as from a terminal. The suite's own behaviour does not change: a Ctrl-C stops pytest.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = (REPO.parent / "shared" / "data").resolve()
