@@ -121,11 +121,15 @@ def test_method_leaves_the_shared_model_and_tokenizer_unchanged(backbone, docs, 
     from tokrag_model.methods import MODELS
 
     # transformers installs inert output-capturing forward hooks on the decoder layers and attention modules the
-    # first time anything asks the model for hidden states (transformers.utils.output_capturing, once per model, active
-    # only inside such a call): installed here first, so that a method's own hooks are what the counts compare
+    # first time anything asks the model for hidden states (transformers.utils.output_capturing, active only inside
+    # such a call): installed here first, so that a method's own hooks are what the counts compare. They are installed
+    # as that first call does, on the inner LlamaModel, whose forward asks for them and which keeps the installed flag;
+    # on the outer *ForCausalLM, after a hidden-state forward earlier in the process, they were installed a second
+    # time (its recursive install does not check the inner flag): every layer recorded twice, 61 hidden states, on
+    # the session's shared backbone (s58 o1, 7a6360e)
     from transformers.utils.output_capturing import maybe_install_capturing_hooks
 
-    maybe_install_capturing_hooks(backbone.model)
+    maybe_install_capturing_hooks(backbone.model.model)
     before = snapshot(backbone)
     lm = MODELS[name].with_backbone(backbone)
     RESULTS[name] = run_once(lm, backbone.tokenizer, docs[0])
