@@ -23,7 +23,8 @@ the cell no longer in the spec) is one FAIL line for the cell (:class:`MissingCe
 counted as one check whatever the number of its metrics. A metric that the baseline checks (it has a tolerance) and
 that a finished cell's runs have, but that the baseline's entry of the cell lacks, is one ``NEW`` line
 (:class:`MetricNotInBaseline`: not compared, as a cell the baseline lacks is not). A tolerance's ``abs`` is a finite
-number >= 0.
+number >= 0. A check that would compare nothing (no value of the checked cells in the baseline, no broken invariant)
+is refused (:func:`refuse_no_checks`, exit 2 from the command): a CI gate with a hand-made empty baseline passed.
 Metric values are the per-sample means that the report uses (same numbers, no CI needed). Every
 invariant of :mod:`leaderboards.invariants` (EM=1 implies F1=1 and match=1 per sample, the samples'
 means equal results.json's, the same questions in every cell of a task) is checked too: each
@@ -1045,6 +1046,43 @@ def next_steps(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseli
             f"per-question values from these runs, keeping the file's tolerances): {write}"]
 
 
+def _checks(lines: list[Any]) -> list[Any]:
+    """The lines of ``lines`` that are checks (:func:`summary_line`): not a cell or metric value the baseline lacks,
+    and not a note."""
+    return [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked, KeyChanged,
+                                                   MachineNote))]
+
+
+def refuse_no_checks(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike,
+                     lines: list[Any], run_from: Path | None = None) -> None:
+    """Refuse a ``check`` that compared nothing (``lines``: :func:`check_against_baseline`'s, none of them a check):
+    the baseline holds no value of the selected cells, ``"cells": {}`` or cells without metrics (``check --write``
+    never writes such a file: a hand-made or truncated one), or a ``--models/--methods/--tasks`` selection of cells it
+    does not cover, and no invariant failed. It printed ``0 checks: 0 OK, 0 FAIL, N cells not in the baseline`` and
+    exited 0, so a CI gate meant to catch regressions passed having checked nothing. A baseline that covers some of
+    the selected cells is unchanged: those are compared, the others are ``NEW`` lines that do not fail the check.
+    ``run_from``: where the suggested command must run (:func:`check_against_baseline`'s ``run_from``).
+
+    Raises:
+        ConfigError: ``baseline <path> holds no value of the <n> cell(s) ... so check would compare nothing (0 checks)
+            and pass; ...`` naming ``check --write`` with this spec and baseline (for a selection: to check without it).
+    """
+    if _checks(lines):
+        return
+    whole = spec.whole if spec.whole is not None else spec
+    n = len(spec.cells())
+    cells = f"{n} cell{'s' if n != 1 else ''}"
+    path = os.path.abspath(baseline) if run_from is not None else str(baseline)  # the command runs from run_from
+    write = run_command(whole, resolve_runs_dir(whole, runs_dir), "--baseline", path, "--write", verb="check",
+                        cwd=run_from)
+    if spec.selection:
+        raise ConfigError(f"baseline {baseline} holds no value of the {cells} that {spec.selection_args()} selects of "
+                          f"spec {spec.name!r} ({spec.path}), so check would compare nothing (0 checks) and pass; select "
+                          f"cells the baseline has, or write it from good runs of the whole spec with: {write}")
+    raise ConfigError(f"baseline {baseline} holds no value of the {cells} of spec {spec.name!r} ({spec.path}), so check "
+                      f"would compare nothing (0 checks) and pass; write it from good runs with: {write}")
+
+
 def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline | QuestionCount | MissingCell]) -> str:
     """``N checks: X OK, Y FAIL`` (``, Z cells not in the baseline`` and ``, W metric values not in the baseline`` when
     some were not compared). A check is one (cell, metric) comparison, one cell whose question count differs or that
@@ -1052,8 +1090,7 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
     violation."""
     new = sum(isinstance(x, NotInBaseline) for x in lines)
     new_metrics = sum(isinstance(x, MetricNotInBaseline) for x in lines)
-    checks = [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked, KeyChanged,
-                                                     MachineNote))]
+    checks = _checks(lines)
     bad = sum(not x.ok for x in checks)
     return (f"{len(checks)} checks: {len(checks) - bad} OK, {bad} FAIL"
             + (f", {new} cells not in the baseline (not checked)" if new else "")
@@ -1062,5 +1099,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
 
 __all__ = ["KeyChanged", "MachineNote", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
            "machine_note", "CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
-           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES", "refuse_no_checks",
            "BASELINE_DIGITS", "rounded_delta"]

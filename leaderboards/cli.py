@@ -21,7 +21,8 @@ every logged sample with the tasks' current metric code and rebuilds the report 
 would lack, unless ``--replace``. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; with
 ``--models/--methods/--tasks`` (read as ``run`` reads them) it checks the selected cells only; a
-report of run folders that break an invariant is refused (exit 2). ``check --write`` is refused while a cell
+report of run folders that break an invariant is refused (exit 2), and so is a check that would compare nothing (a
+baseline holding no value of the checked cells: ``"cells": {}``, never written by ``--write``). ``check --write`` is refused while a cell
 of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
 cells and keeps the existing baseline's entries of the unfinished ones unchanged.
 ``run`` interrupted by Ctrl-C or SIGTERM prints one line instead of a traceback: the cells finished, the requests
@@ -95,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("--allow-missing", action="store_true",
                        help="report unfinished cells as missing (counted and listed at the top) instead of failing")
         q.add_argument("--replace", action="store_true", help=REPLACE_HELP)
-    c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL")
+    c = sub.add_parser("check", help="compare the runs with a baseline: OK/FAIL per cell and metric, exit 1 on FAIL "
+                       "(exit 2 if the baseline holds none of the checked cells)")
     c.add_argument("spec", help=SPEC_HELP)
     c.add_argument("--baseline", required=True,
                    help="the baseline JSON file (e.g. leaderboards/baselines/ci.json): values and tolerances per cell and metric")
@@ -487,7 +489,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                          | {"cells_changed": len(changes["changed"]), "cells_from_earlier_task_code": len(changes["notes"])},
                          sort_keys=True))
         return 0
-    from .check import check_against_baseline, next_steps, summary_line, tolerance_line, write_baseline
+    from .check import (check_against_baseline, next_steps, refuse_no_checks, summary_line, tolerance_line,
+                        write_baseline)
 
     if args.write:
         _refuse_runs_elsewhere(spec, args.runs_dir, args.allow_partial)
@@ -503,6 +506,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         return 0
     run_from: list = []
     lines = check_against_baseline(spec, args.runs_dir, args.baseline, run_from)
+    refuse_no_checks(spec, args.runs_dir, args.baseline, lines, run_from[0] if run_from else None)
     elsewhere = _runs_elsewhere(spec, args.runs_dir, "check")
     if elsewhere is not None:  # before the cells' FAIL lines, which say to run them again
         print(f"note: {elsewhere}")
