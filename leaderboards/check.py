@@ -1076,11 +1076,11 @@ def refuse_no_checks(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, 
     write = run_command(whole, resolve_runs_dir(whole, runs_dir), "--baseline", path, "--write", verb="check",
                         cwd=run_from)
     if spec.selection:
-        raise ConfigError(f"baseline {baseline} holds no value of the {cells} that {spec.selection_args()} selects of "
-                          f"spec {spec.name!r} ({spec.path}), so check would compare nothing (0 checks) and pass; select "
-                          f"cells the baseline has, or write it from good runs of the whole spec with: {write}")
-    raise ConfigError(f"baseline {baseline} holds no value of the {cells} of spec {spec.name!r} ({spec.path}), so check "
-                      f"would compare nothing (0 checks) and pass; write it from good runs with: {write}")
+        raise ConfigError(f"baseline {baseline} holds no value of the {cells} that {spec.selection_args()} selects "
+                          f"of spec {spec.name!r} ({spec.path}), so check would compare nothing (0 checks) and pass; "
+                          f"select cells the baseline has, or write it from good runs of the whole spec with: {write}")
+    raise ConfigError(f"baseline {baseline} holds no value of the {cells} of spec {spec.name!r} ({spec.path}), so "
+                      f"check would compare nothing (0 checks) and pass; write it from good runs with: {write}")
 
 
 def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotInBaseline | QuestionCount | MissingCell]) -> str:
@@ -1099,5 +1099,6 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
 
 __all__ = ["KeyChanged", "MachineNote", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
            "machine_note", "CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
-           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES", "refuse_no_checks",
+           "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
+           "refuse_no_checks",
            "BASELINE_DIGITS", "rounded_delta"]

@@ -22,9 +22,9 @@ would lack, unless ``--replace``. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; with
 ``--models/--methods/--tasks`` (read as ``run`` reads them) it checks the selected cells only; a
 report of run folders that break an invariant is refused (exit 2), and so is a check that would compare nothing (a
-baseline holding no value of the checked cells: ``"cells": {}``, never written by ``--write``). ``check --write`` is refused while a cell
-of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial`` writes the finished
-cells and keeps the existing baseline's entries of the unfinished ones unchanged.
+baseline holding no value of the checked cells: ``"cells": {}``, never written by ``--write``). ``check --write``
+is refused while a cell of the spec is unfinished (so a baseline never silently loses a cell); ``--allow-partial``
+writes the finished cells and keeps the existing baseline's entries of the unfinished ones unchanged.
 ``run`` interrupted by Ctrl-C or SIGTERM prints one line instead of a traceback: the cells finished, the requests
 the journals of unfinished cells kept, and the command that resumes (:func:`interrupted_message`); the command then
 dies by that signal, as a shell loop expects (:func:`main` returns 130/143 to an in-process caller instead). A

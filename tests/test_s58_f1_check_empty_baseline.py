@@ -88,7 +88,7 @@ def test_a_baseline_covering_some_cells_checks_them_and_notes_the_others(finishe
 
 
 def test_the_written_baseline_and_a_foreign_cell_keep_their_exit_codes(finished, tmp_path, capsys):
-    """The baseline --write made passes (exit 0); one holding only a cell the spec lacks FAILs it (exit 1), as before."""
+    """The baseline --write made passes (exit 0); one holding only a cell the spec lacks FAILs (exit 1), as before."""
     spec, runs, written = finished
     assert lb_main(["check", str(spec), "--runs-dir", str(runs), "--baseline", str(_write(tmp_path, written))]) == 0
     other = _write(tmp_path, {"cells": {"other/toy_qa/seed1": {"em": 0.5}}, "tolerances": written["tolerances"]})
@@ -110,3 +110,32 @@ def test_the_command_exits_2_with_one_line(finished, tmp_path):
     assert [ln for ln in proc.stderr.splitlines() if " INFO " not in ln and " WARNING " not in ln] == [
         f"tokrag leaderboard: error: baseline {path} holds no value of the 2 cells of spec 'toy' ({spec}), so check "
         f"would compare nothing (0 checks) and pass; write it from good runs with: {_write_command(spec, runs, path)}"]
+
+
+def test_from_another_directory_the_write_command_runs_where_the_task_data_are(tmp_path, monkeypatch):
+    """A spec whose task reads its questions by a relative path, checked from the folder above (as in
+    test_s52_f6_check_other_directory) with an empty baseline given by a relative path: the suggested ``--write``
+    runs from the data's folder, so it names the baseline by its absolute path."""
+    import shutil
+
+    from leaderboards.runner import run_spec
+    from leaderboards.spec import load_spec
+    from tests.leaderboard_helpers import FIX, write_spec
+
+    tasks = tmp_path / "mytasks"
+    shutil.copytree(FIX / "tasks" / "toy_qa", tasks / "toy_qa")
+    yml = tasks / "toy_qa" / "toy_qa.yaml"
+    yml.write_text(yml.read_text().replace("metadata: {version: 1.0}", "metadata: {version: 1.0, questions: data/q.jsonl}"))
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    (work / "data" / "q.jsonl").write_text('{"id": "q1", "question": "capital of australia", "answers": ["Canberra"]}\n')
+    spec = load_spec(write_spec(tmp_path / "spec", include=tasks, tasks=["toy_qa"], limit=3))
+    runs = tmp_path / "runs"
+    monkeypatch.chdir(work)
+    run_spec(spec, runs, progress=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.json").write_text(json.dumps({"cells": {}, "tolerances": {"em": {"abs": 0.0}}}), encoding="utf-8")
+    assert _refusal(spec.path, runs, "b.json") == (
+        f"baseline b.json holds no value of the 2 cells of spec 'toy' ({spec.path}), so check would compare nothing "
+        f"(0 checks) and pass; write it from good runs with: cd {work.resolve()} && "
+        f"{_write_command(spec.path, runs, tmp_path / 'b.json')}")
