@@ -63,7 +63,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -1157,11 +1157,45 @@ def check_chat_template(args: argparse.Namespace) -> None:
         raise ConfigError(no_chat_template_message(pretrained))
 
 
+def comma_list(option: str, spec: str, parse: Callable[[str], Any], give: str) -> list[Any]:
+    """The items of the comma list ``spec`` given to ``option`` (``--quantiles``, ``--data``), each stripped of spaces
+    and passed through ``parse``, in the order given. ``give``: what to give instead, ending the error line (``a comma
+    list of ..., e.g. --option ...``).
+
+    Raises:
+        ConfigError: one line naming ``option``, ``spec`` and the item (1-based) for an empty item (``a,,b``, a
+            trailing comma, an empty ``spec``), an item ``parse`` refuses with a ValueError (its text says why), or an
+            item equal to an earlier one after ``parse`` (``0.5,0.50``): each was silently dropped or merged before.
+    """
+    items = spec.split(",")
+    values: list[Any] = []
+    for i, raw in enumerate(items, 1):
+        item = raw.strip()
+        if not item:
+            raise ConfigError(f"{option} {spec!r}: item {i} of {len(items)} is empty; give {give}")
+        try:
+            value = parse(item)
+        except ValueError as exc:
+            raise ConfigError(f"{option} {spec!r}: item {i} {item!r} {exc}; give {give}") from None
+        if value in values:
+            first = values.index(value) + 1
+            raise ConfigError(f"{option} {spec!r}: item {i} {item!r} repeats item {first} "
+                              f"({items[first - 1].strip()!r}); give each once: {give}")
+        values.append(value)
+    return values
+
+
 def parse_data(spec: str, n: int) -> list[str]:
-    datas = [d.strip() for d in spec.split(",") if d.strip()]
-    bad = [d for d in datas if d not in DATA_SETS]
-    if bad or not datas:
+    """``--data`` (the data sets, :data:`DATA_SETS`) and ``--n`` (samples per set).
+
+    Raises:
+        ConfigError: a name outside :data:`DATA_SETS` or no name at all (one line listing them), an empty or repeated
+            item (:func:`comma_list`; ``wiki,wiki`` collected one set twice into one entry), ``--n`` below 1.
+    """
+    names = [d.strip() for d in spec.split(",")]
+    if any(d and d not in DATA_SETS for d in names) or not any(names):
         raise ConfigError(f"--data {spec!r}: use a comma list of {', '.join(DATA_SETS)}")
+    datas = comma_list("--data", spec, str, f"a comma list of {', '.join(DATA_SETS)}, e.g. --data {','.join(DATA_SETS)}")
     if n < 1:
         raise ConfigError(f"--n {n}: need at least one sample")
     return datas

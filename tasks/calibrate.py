@@ -50,6 +50,7 @@ from .analyze import (
     auc,
     check_common_args,
     collect_all,
+    comma_list,
     data_set_strata,
     interrupted_message,
     load_lm,
@@ -218,14 +219,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _quantiles(spec: str) -> list[float]:
+def _quantile(item: str) -> float:
+    """One ``--quantiles`` item as a number strictly between 0 and 1 (ValueError saying why not, for
+    :func:`tasks.analyze.comma_list`)."""
     try:
-        qs = [float(x) for x in spec.split(",") if x.strip()]
+        q = float(item)
     except ValueError:
-        raise ConfigError(f"--quantiles {spec!r}: expected a comma list of numbers in (0, 1)") from None
-    if not qs or any(not 0 < q < 1 for q in qs):
-        raise ConfigError(f"--quantiles {spec!r}: expected a comma list of numbers in (0, 1)")
-    return qs
+        raise ValueError("is not a number") from None
+    if not math.isfinite(q):
+        raise ValueError("is not a finite number")
+    if not 0 < q < 1:
+        raise ValueError("is not strictly between 0 and 1")
+    return q
+
+
+def _quantiles(spec: str) -> list[float]:
+    """``--quantiles``: the candidate quantiles of the dev gap distribution, in the order given.
+
+    Raises:
+        ConfigError: an empty item (``0.5,,0.7``), an item that is not a finite number strictly between 0 and 1
+            (``x``, ``nan``, ``inf``, ``0``, ``1``), or one equal to an earlier item (``0.5,0.50``); one line naming
+            ``--quantiles``, the item and what to give (:func:`tasks.analyze.comma_list`). The repeated or empty item
+            was silently dropped before.
+    """
+    return comma_list("--quantiles", spec, _quantile,
+                      "a comma list of distinct numbers strictly between 0 and 1, e.g. --quantiles 0.5,0.7,0.9")
 
 
 def main(argv: list[str] | None = None) -> int:
