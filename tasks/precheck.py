@@ -894,7 +894,7 @@ LMEVAL_DATE_ID = "0000-00-00T00-00-00.000000"
 (``lm_eval.loggers.EvaluationTracker.save_results_aggregated``). 26 bytes; 19 in the microsecond a run ends on 0."""
 
 
-def _check_output_names(output_path: Any, sub: str | None) -> None:
+def _check_output_names(output_path: Any, sub: str | None, samples_tasks: Iterable[str] = ()) -> None:
     """Refuse an ``--output_path`` that lm-eval could not create for a name longer than its file system allows
     (:func:`retrieval.io.name_too_long`, the rule of ``tokrag retrieve`` and :func:`retrieval.io.check_writable`): a
     name of it, its own or a folder's not yet created, or of what lm-eval writes there once the run ends (the model's
@@ -902,13 +902,18 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
     :data:`LMEVAL_DATE_ID`). :func:`_folder_problem` took such a name for a folder to create, the model loaded and
     generated, and only the final write failed (s58 p1). So is a results file whose whole path is too long
     (:func:`_path_too_long`, s58 r2). ``sub``: :func:`_results_subfolder` (None: none, or a ``.json`` path).
+    ``samples_tasks``: the run's task names when ``--log_samples`` is given: lm-eval then also writes
+    ``samples_<task>_<date>.jsonl`` beside the results file (in the ``.json`` path's folder for such a path), a name
+    and a path ``len(task) + 2`` bytes longer than ``results_<date>.json``'s; one too long only logged "Could not save
+    sample results" after the run, exit 0, the samples lost (s58 rt1). Checked for the longest task name.
 
     Raises:
         ConfigError: ``--output_path <path>: a name of 300 bytes, more than the 255 its file system allows ([Errno
             36] File name too long); give a shorter path``; naming the model's subfolder when its name is too long
             (and how to shorten it: the model's path, or a ``.json`` path), or the file lm-eval writes
-            (``(<stem>_<date>.json, which lm-eval writes)``) when only its name is, or its whole path (``a path of
-            4109 bytes, more than the 4095 its file system allows``).
+            (``(<stem>_<date>.json, which lm-eval writes)``, ``(<sub>/samples_<task>_<date>.jsonl, which lm-eval
+            writes with --log_samples)``) when only its name is, or its whole path (``a path of 4109 bytes, more than
+            the 4095 its file system allows``).
     """
     from pathlib import Path
 
@@ -935,6 +940,14 @@ def _check_output_names(output_path: Any, sub: str | None) -> None:
         told = _path_too_long(written)
     if told is not None:
         raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes): {told}; give a shorter path")
+    longest = max((str(t) for t in samples_tasks), key=lambda t: len(os.fsencode(t)), default=None)
+    if longest is not None:  # --log_samples: samples_<task>_<date>.jsonl beside the results file
+        samples = written.with_name(f"samples_{longest}_{LMEVAL_DATE_ID}.jsonl")
+        told = name_too_long(samples, folder=True) or _path_too_long(samples)
+        if told is not None:
+            shown = (f"{sub}/" if sub and given.suffix != ".json" else "") + f"samples_{longest}_<date>.jsonl"
+            raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes with --log_samples): "
+                              f"{told}; give a shorter path")
 
 
 def _path_too_long(path: Path) -> str | None:
@@ -1189,7 +1202,7 @@ def _check_limit_per_process(limit: Any, task_manager: Any = None, names: Iterab
 def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any = None, output_path: Any = None,
                         use_cache: Any = None, gen_kwargs: Any = None, limit: Any = None, model_args: Any = None,
                         seed: Any = None, apply_chat_template: Any = None, samples: Any = None,
-                        selected: list[_Selected] | None = None, loaded: bool = False) -> None:
+                        selected: list[_Selected] | None = None, loaded: bool = False, log_samples: Any = None) -> None:
     """lm-eval's run arguments that would only fail, or silently give wrong results, once the model is loaded; checked
     when ``--model`` is a tokrag method (:data:`tokrag_model.methods.METHODS`) or a selected task is one of this
     package's (other runs are left to lm-eval):
@@ -1224,9 +1237,10 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
       evaluation, then only logged ``NotADirectoryError`` and saved nothing. A path ending in ``.json`` is written
       next to itself (its folder is checked), any other is a folder; lm-eval writes into its subfolder named after
       the model (``<output_path>/<pretrained, sanitized>``, from ``model_args``), which is checked too. So is a name
-      of it (or of the model's subfolder, or of the results file lm-eval writes), or the results file's whole path,
-      longer than the file system allows (:func:`_check_output_names`; was taken for a folder to create, and the final
-      write failed after the run).
+      of it (or of the model's subfolder, or of the results file lm-eval writes, or with ``log_samples``, lm-eval's
+      ``--log_samples``, of its ``samples_<task>_<date>.jsonl``), or such a file's whole path, longer than the file
+      system allows (:func:`_check_output_names`; was taken for a folder to create, and the final write failed after
+      the run).
     * ``--use_cache PATH`` whose folder is such a path (a ``FileExistsError`` traceback after the load), or whose
       SQLite file for this process is damaged (:func:`_check_cache_file`: two tracebacks after the load), or with a
       name (of a folder, the SQLite file or its journal) longer than the file system allows, or a SQLite file whose
@@ -1297,7 +1311,9 @@ def check_run_arguments(task_manager: Any, names: Iterable[Any], *, model: Any =
         path = Path(str(output_path))
         folder = path.parent if path.suffix == ".json" else path
         sub = _results_subfolder(model_args) if path.suffix != ".json" else None
-        _check_output_names(output_path, sub)
+        logged = ([t.name for t in (selected if selected is not None else _expand_selected(task_manager, names))]
+                  if log_samples not in (None, False, "") else [])
+        _check_output_names(output_path, sub, logged)
         problem = _folder_problem(str(folder / sub if sub else folder))
         if problem:
             raise ConfigError(f"--output_path {output_path}: {problem}; lm-eval writes the results (and "

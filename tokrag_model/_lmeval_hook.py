@@ -240,7 +240,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
                      metadata: object = None, output_path: object = None, use_cache: object = None,
                      cache_requests: object = None, gen_kwargs: object = None, limit: object = None, seed: object = None,
                      num_fewshot: object = None, apply_chat_template: object = None, samples: object = None,
-                     loaded: bool = False) -> None:
+                     loaded: bool = False, log_samples: object = None) -> None:
     """The pre-load checks of a run whose tasks ``task_manager`` (lm-eval's ``TaskManager``) resolved: ``names`` (task
     and group names, or a ``--tasks`` YAML's config dicts), expanded once (:func:`tasks.precheck._expand_selected`) for
     :func:`check_cache_requests` (stale prompts), :func:`tasks.precheck.check_run_arguments` (lost or wrong runs:
@@ -269,7 +269,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     check_cache_requests(task_manager, names, cache_requests, selected)  # stale prompts
     check_run_arguments(task_manager, names, model=model, output_path=output_path, use_cache=use_cache,  # lost/wrong runs
                         gen_kwargs=gen_kwargs, limit=limit, model_args=model_args, seed=seed,
-                        apply_chat_template=apply_chat_template, samples=samples, selected=selected, loaded=loaded)
+                        apply_chat_template=apply_chat_template, samples=samples, selected=selected, loaded=loaded,
+                        log_samples=log_samples)  # --log_samples: its samples_<task>_<date>.jsonl under --output_path
     ours_selected = [t.name for t in selected if _is_ours(t)]
     if ours_selected:  # --metadata '{"k": 2}': read by neither the model nor the task
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
@@ -381,7 +382,7 @@ def _patch_process_tasks(module):
                              gen_kwargs=getattr(self, "gen_kwargs", None), limit=getattr(self, "limit", None),
                              seed=getattr(self, "seed", None), num_fewshot=getattr(self, "num_fewshot", None),
                              apply_chat_template=getattr(self, "apply_chat_template", None),
-                             samples=getattr(self, "samples", None))
+                             samples=getattr(self, "samples", None), log_samples=getattr(self, "log_samples", None))
             manager._tokrag_prechecked = True  # type: ignore[attr-defined]  (simple_evaluate then skips them: once)
         from tokrag_model.base import check_chat_template_before_load
 
