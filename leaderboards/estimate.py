@@ -24,7 +24,7 @@ at the JSON's top level ``cells_with_questions_upper_bound``, also under its old
 number of cells, not of questions). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
 free cores, but never less than the longest cell, and N above the number of cells counts as that number
-(:func:`_wall_seconds`). The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
+(:func:`_wall_seconds`; the line then names that many processes, :func:`_processes`). The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
 unfinished cell could be estimated (unknown, not free).
 """
 
@@ -464,6 +464,17 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def _processes(jobs: int, n_est: int, n_unest: int = 0) -> str:
+    """The processes the wall time counts (:func:`_wall_seconds`: one per cell, at most ``jobs``), for the total line:
+    ``2 free cores`` for ``--jobs 2``, and when ``jobs`` is above the ``n_est`` estimated cells ``4 processes (4 cells,
+    one process per cell) on 4 free cores`` (``estimated cells`` when ``n_unest`` > 0). It named the given ``--jobs``
+    whatever the cells, "on 1000 free cores" for 4 cells with ``--jobs 1000``, where only 4 cells can run at once."""
+    if jobs <= n_est or n_est < 1:
+        return _count(jobs, "free core")
+    cells = _count(n_est, "estimated cell" if n_unest else "cell")
+    return f"{n_est} process{'' if n_est == 1 else 'es'} ({cells}, one process per cell) on {_count(n_est, 'free core')}"
+
+
 def render(est: dict[str, Any]) -> str:
     """A human-readable table of :func:`estimate` (per model and method: the model column names the spec's
     ``models:`` entry, or without one the cells' ``pretrained`` model argument; ``-`` where neither is given), then
@@ -493,7 +504,7 @@ def render(est: dict[str, Any]) -> str:
                    "cell of that task finishes)" if bound else "")
         lines.append(f"total{partial}: "
                      f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
-                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_count(est['jobs'], 'free core')}")
+                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_processes(est['jobs'], n_est, n_unest)}")
     lines += [index_build_line(b) for b in est.get("index_builds") or []]
     if est.get("other_inputs"):
         lines.append(est["other_inputs"])
