@@ -24,8 +24,9 @@ at the JSON's top level ``cells_with_questions_upper_bound``, also under its old
 number of cells, not of questions). Cell seconds add up to
 CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
 free cores, but never less than the longest cell, and N above the number of cells counts as that number
-(:func:`_wall_seconds`; the line then names that many processes, :func:`_processes`). The last printed line is one JSON object; its ``cell_hours`` and ``wall_hours`` are null when no
-unfinished cell could be estimated (unknown, not free).
+(:func:`_wall_seconds`; the line then names that many processes, :func:`_processes`). The last printed line is one
+JSON object; its ``cell_hours`` and ``wall_hours`` are null when no unfinished cell could be estimated (unknown, not
+free).
 """
 
 from __future__ import annotations
