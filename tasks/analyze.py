@@ -1211,11 +1211,15 @@ def check_common_args(args: argparse.Namespace) -> None:
             collected); ``--apply-chat-template`` for a model whose files show no chat template
             (:func:`check_chat_template`); an ``--out`` folder that cannot be created or written
             (:func:`retrieval.io.check_writable`); a ``--data-dir`` or ``--nq-corpus`` that does not exist
-            (:func:`check_data_paths`).
+            (:func:`check_data_paths`); a key given twice with two values in ``--model-args`` (``k=3,k=5``: lm-eval's
+            parser kept the last silently; :func:`tokrag_model._lmeval_hook.check_repeated_keys`, as ``lm_eval``
+            refuses it).
     """
     from retrieval.io import check_writable
+    from tokrag_model._lmeval_hook import check_repeated_keys
 
     parse_data(args.data, args.n)
+    check_repeated_keys([("model_args", "--model-args", [args.model_args])])
     if not str(args.out).strip():  # --out "$DIR" with DIR unset: the records and the preset went to the working directory
         raise ConfigError("--out is empty (an unset shell variable?); give a folder, or leave the option out for the "
                           "default")

@@ -95,3 +95,29 @@ def test_the_command_exits_2_with_one_line_before_the_model_loads(bad, expected,
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len(err) == 1 and expected in err[0]
+
+
+@pytest.mark.parametrize("command", ["analyze", "calibrate"])
+def test_a_model_argument_given_twice_is_refused_before_the_model_loads(command, monkeypatch, tmp_path, capsys) -> None:
+    """``--model-args pretrained=...,k=3,k=5`` ran k=5 (lm-eval's parser keeps the last key), as ``lm_eval`` refuses."""
+    from tasks import analyze, calibrate
+    from tokrag_model import cli
+
+    def no_model(_args):
+        raise AssertionError("the model was loaded before the options were checked")
+
+    monkeypatch.setattr(analyze, "load_lm", no_model)
+    monkeypatch.setattr(calibrate, "load_lm", no_model)
+    split = ["--split", "dev"] if command == "calibrate" else []
+    rc = cli.main([command, *split, "--out", str(tmp_path / "out"), "--model-args", "pretrained=toy,k=3,k=5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and err[0].endswith("--model-args: key 'k' is given twice: k=3, then k=5; lm-eval would keep "
+                                             "the last one silently: give it once")
+
+
+def test_a_model_argument_repeated_with_its_value_passes(tmp_path) -> None:
+    from tasks.analyze import build_parser, check_common_args
+
+    args = build_parser().parse_args(["--out", str(tmp_path / "out"), "--model-args", "pretrained=toy,k=3,k=3"])
+    assert check_common_args(args) is None  # the same value twice loses nothing (as lm_eval's check)
