@@ -1213,13 +1213,17 @@ def check_common_args(args: argparse.Namespace) -> None:
             (:func:`retrieval.io.check_writable`); a ``--data-dir`` or ``--nq-corpus`` that does not exist
             (:func:`check_data_paths`); a key given twice with two values in ``--model-args`` (``k=3,k=5``: lm-eval's
             parser kept the last silently; :func:`tokrag_model._lmeval_hook.check_repeated_keys`, as ``lm_eval``
-            refuses it).
+            refuses it), also with its items cut at every comma, as :func:`load_lm`'s ``simple_parse_args_string`` reads
+            them (a quote or an open bracket in a value, ``pretrained=/m/o'brien,k=3,k=5``, hid the repeat from
+            lm_eval's split).
     """
     from retrieval.io import check_writable
     from tokrag_model._lmeval_hook import check_repeated_keys
 
     parse_data(args.data, args.n)
-    check_repeated_keys([("model_args", "--model-args", [args.model_args])])
+    check_repeated_keys([("model_args", "--model-args", [args.model_args])])  # as lm_eval splits it
+    # and one entry per comma item, as load_lm's parser splits it: lm_eval's keeps a quoted or bracketed stretch whole
+    check_repeated_keys([("model_args", "--model-args", [item]) for item in str(args.model_args).strip().split(",")])
     if not str(args.out).strip():  # --out "$DIR" with DIR unset: the records and the preset went to the working directory
         raise ConfigError("--out is empty (an unset shell variable?); give a folder, or leave the option out for the "
                           "default")
