@@ -1085,8 +1085,9 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
       ``TypeError``; an index past the task's documents is lm-eval's own ``AssertionError`` after the load (not
       checked here: a QA task's documents are counted by :func:`check_selected_tasks`, :func:`_check_samples_in_range`;
       other tasks' are left to lm-eval, which knows them only once it builds the task, after the load).
-    * an index given twice or a list not in increasing order (:func:`_check_samples_order`): lm-eval evaluates the
-      right documents but files their records in the samples file under other doc ids.
+    * an index given twice or a list not in increasing order: lm-eval evaluates the right documents but files their
+      records in the samples file under other doc ids (:func:`check_samples_order`, after
+      :func:`check_selected_tasks`, so that a QA task's index past its documents is named first).
 
     Raises:
         ConfigError: one line naming the key or value and what to pass.
@@ -1116,7 +1117,37 @@ def _check_samples(samples: Any, selected: list[_Selected]) -> None:
         if not isinstance(value, list) or not all(_document_index(i) for i in value):
             raise ConfigError(f"--samples: task {key}: {value!r} is not a list of document indices (whole numbers >= 0, "
                               "e.g. [0, 1]); lm-eval would select no document or fail after the model load")
-        _check_samples_order(key, value)
+
+
+def check_samples_order(task_manager: Any, names: Iterable[Any], *, model: Any = None, samples: Any = None,
+                        selected: list[_Selected] | None = None) -> None:
+    """Refuse a ``--samples`` list that repeats an index or is not in increasing order (:func:`_check_samples_order`),
+    for the runs :func:`check_run_arguments` checks (a tokrag method or one of our tasks). The start-up hook runs it
+    after :func:`check_selected_tasks`, so a list with an index past a QA task's documents is refused for that index
+    (:func:`_check_samples_in_range`) and the sorted list this one suggests holds only indices the task has.
+    ``samples``: lm-eval's ``--samples`` (a dict of task name -> document indices; anything else, or a list that is
+    not one of whole numbers >= 0, is :func:`_check_samples`'s to refuse and skipped here).
+
+    Raises:
+        ConfigError: the first task whose list repeats an index or is out of order (one line).
+    """
+    if not isinstance(samples, dict):
+        return
+    try:
+        from tokrag_model.methods import METHODS
+    except Exception:  # noqa: BLE001 - the tasks without the models
+        METHODS = {}
+    if not (isinstance(model, str) and model in METHODS) and not _selects_ours(task_manager, list(names or []),
+                                                                                selected):
+        return
+    for key, value in samples.items():
+        if isinstance(value, list) and value and all(_document_index(i) for i in value):
+            _check_samples_order(key, value)
+
+
+_SAMPLES_SHOWN = 10
+"""The longest sorted ``--samples`` list :func:`_check_samples_order`'s message spells out whole; a longer one is
+shown by its count, its first three and its last index."""
 
 
 def _check_samples_order(task: str, indices: list[Any]) -> None:
@@ -1130,12 +1161,17 @@ def _check_samples_order(task: str, indices: list[Any]) -> None:
 
     Raises:
         ConfigError: ``--samples: task <task> lists index <i> twice (items <a> and <b> of its list) ...`` or ``... lists
-            index <i> before <j> (items <a> and <b>) ...``, with the list to give (sorted, each index once).
+            index <i> before <j> (items <a> and <b>) ...``, with the list to give (sorted, each index once; past
+            :data:`_SAMPLES_SHOWN` indices, ``its <n> distinct indices in increasing order ([a, b, c, ..., z])``).
     """
     from retrieval.errors import ConfigError
 
     fix = sorted({int(i) for i in indices})
-    shown = "[" + ", ".join(map(str, fix)) + "]"
+    if len(fix) <= _SAMPLES_SHOWN:
+        shown = "[" + ", ".join(map(str, fix)) + "]"
+    else:  # a long list (often a file's): the whole sorted list would make the line thousands of characters
+        shown = (f"its {len(fix)} distinct indices in increasing order ([" + ", ".join(map(str, fix[:3]))
+                 + f", ..., {fix[-1]}])")
     why = ("lm-eval evaluates each document once, in the task's order, but files the n-th under the list's n-th item "
            "as its doc_id (--log_samples), so such a list can file documents under other documents' ids")
     first: dict[int, int] = {}

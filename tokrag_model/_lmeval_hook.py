@@ -247,12 +247,13 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25``, sampling, ``--limit``, ...),
     :func:`tasks.utils.check_metadata_model_args` (a ``--metadata`` key that is a tokrag model argument, ``k``) and
     :func:`tasks.precheck.check_selected_tasks` (QA metadata, corpus, questions file, ``--num_fewshot``, a ``--samples``
-    index past a QA task's documents), then
-    :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a rolling task whose docs lack its
-    ``query_field``: the task's first docs are built; ``samples``: lm-eval's ``--samples``, which skips it; so does
-    ``loaded``: a model object, ``simple_evaluate(model=lm)``, whose ``query_field`` and tokenizer are its own, not
-    ``model_args``', and which refuses such a doc itself before any forward pass; nor is a ``loaded`` object's
-    generation budget checked against ``max_length``, its own: :func:`tasks.precheck.check_run_arguments`).
+    index past a QA task's documents), :func:`tasks.precheck.check_samples_order` (a ``--samples`` list with a repeated
+    or out-of-order index), then :func:`tasks.precheck.check_selfrag_lm_questions` (``rag-selfrag-filter`` on a
+    rolling task whose docs lack its ``query_field``: the task's first docs are built; ``samples``: lm-eval's
+    ``--samples``, which skips it; so does ``loaded``: a model object, ``simple_evaluate(model=lm)``, whose
+    ``query_field`` and tokenizer are its own, not ``model_args``', and which refuses such a doc itself before any
+    forward pass; nor is a ``loaded`` object's generation budget checked against ``max_length``, its own:
+    :func:`tasks.precheck.check_run_arguments`).
     ``metadata``: what the tasks get (lm-eval merges ``model_args`` | ``metadata``); ``model``: the model's name
     (a tokrag method name is checked as such). Run by lm-eval's CLI (:func:`_patch_process_tasks`) and by
     ``lm_eval.simple_evaluate`` called from Python (:func:`patch_evaluator`).
@@ -260,8 +261,8 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
     Raises:
         ConfigError / DataError / OfflineError: the check's one line.
     """
-    from tasks.precheck import (_expand_selected, _is_ours, _model_args, check_run_arguments, check_selected_tasks,
-                                check_selfrag_lm_questions)
+    from tasks.precheck import (_expand_selected, _is_ours, _model_args, check_run_arguments, check_samples_order,
+                                check_selected_tasks, check_selfrag_lm_questions)
     from tasks.utils import check_metadata_model_args
 
     names = list(names or [])
@@ -276,6 +277,7 @@ def check_loaded_run(task_manager: object, names: object, *, model: object = Non
         check_metadata_model_args(metadata, _model_args(model_args), model, ours_selected[0])
     check_selected_tasks(task_manager, names, metadata, gen_kwargs, model_args,  # bad QA metadata: before the load
                          num_fewshot=num_fewshot, selected=selected, samples=samples)  # --samples past a task's docs
+    check_samples_order(task_manager, names, model=model, samples=samples, selected=selected)  # after: index past docs
     if not loaded:  # a doc without a query (a model object is already loaded and checks its own query_field)
         check_selfrag_lm_questions(task_manager, names, model, model_args, limit, samples, selected)
 
