@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -45,7 +46,9 @@ def _refusal(spec, runs, path, *selection):
 
 
 def _write_command(spec, runs, path):
-    return f"tokrag leaderboard check {spec} --runs-dir {runs} --baseline {path} --write"
+    """The suggested command as the message writes it (shell-quoted: a temporary folder may hold a space)."""
+    q = shlex.quote
+    return f"tokrag leaderboard check {q(str(spec))} --runs-dir {q(str(runs))} --baseline {q(str(path))} --write"
 
 
 def test_an_empty_baseline_is_refused(finished, tmp_path, capsys):
@@ -137,5 +140,5 @@ def test_from_another_directory_the_write_command_runs_where_the_task_data_are(t
     (tmp_path / "b.json").write_text(json.dumps({"cells": {}, "tolerances": {"em": {"abs": 0.0}}}), encoding="utf-8")
     assert _refusal(spec.path, runs, "b.json") == (
         f"baseline b.json holds no value of the 2 cells of spec 'toy' ({spec.path}), so check would compare nothing "
-        f"(0 checks) and pass; write it from good runs with: cd {work.resolve()} && "
+        f"(0 checks) and pass; write it from good runs with: cd {shlex.quote(str(work.resolve()))} && "
         f"{_write_command(spec.path, runs, tmp_path / 'b.json')}")
