@@ -349,6 +349,25 @@ def _refuse_runs_elsewhere(spec: LeaderboardSpec, runs_dir: str | None, allow_mi
     raise IncompleteRunError(line)
 
 
+def _refuse_copied_models(whole: LeaderboardSpec, runs_dir: str | None) -> None:
+    """``report``, ``rescore``, ``check`` and ``check --write``: refuse a ``models:`` entry every cell of which has the
+    run key of another model's cell (a renamed copy), as ``run`` and ``run --estimate`` do
+    (:func:`leaderboards.runner.check_distinct_models`, on the whole spec, a selection of ``check`` included). Its
+    cells were served the other model's runs, so the report printed that model's numbers under the copy's name and
+    ``check --write`` recorded them, with exit 0, when the runs existed before the copy was added (or before ``run``
+    refused it). Models that share only some run folders (a chat and a plain contract on plain-text or
+    ``loglikelihood_rolling`` tasks) pass. Nothing is loaded or written.
+
+    Raises:
+        ConfigError: :func:`~leaderboards.runner.check_distinct_models`'s one line (naming both models, a pair of their
+            cells and the shared run key).
+    """
+    from .keys import cell_keys
+    from .runner import check_distinct_models, resolve_runs_dir
+
+    check_distinct_models(whole, cell_keys(whole, resolve_runs_dir(whole, runs_dir)))
+
+
 def main(argv: list[str] | None = None, *, die_by_signal: bool = False) -> int:
     """``tokrag leaderboard`` for an in-process caller (a test, a script); returns the exit code (1 = a check failed).
 
@@ -459,6 +478,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         finally:
             restore()
         return 0
+    _refuse_copied_models(whole, args.runs_dir)  # report, rescore, check (--write): before anything is written
     if args.cmd in ("report", "rescore"):
         _refuse_runs_elsewhere(spec, args.runs_dir, args.allow_missing)
     if args.cmd == "report":
