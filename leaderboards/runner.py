@@ -3088,13 +3088,33 @@ def no_progress_bars():
                 os.environ[k] = v
 
 
+def run_processes(jobs: int, cells: int, max_cells: int | None = None) -> tuple[int, str]:
+    """The processes ``run --jobs`` starts for ``cells`` cells left to run (the finished ones skipped): ``min(jobs,
+    cells, max_cells)`` (``max_cells`` None: no bound), at least 1 (the main process), each a Python process that
+    imports torch and loads its cells' models; and the line a run says when that is fewer than ``jobs`` (``--jobs
+    1000: 4 cells to run, so 4 processes``), else ``""``. Before, ``jobs - 1`` helpers started however few cells
+    were left: ``--jobs 1000`` on 4 cells started 999 processes, 996 of them for nothing.
+
+    Args:
+        jobs: ``--jobs`` (processes asked for, >= 1); cells: cells left to run (>= 0); max_cells: ``--max-cells``.
+    """
+    n = max(1, min(jobs, cells, max_cells if max_cells is not None else jobs))
+    if n >= jobs:
+        return n, ""
+    bound = f"--max-cells {max_cells}, " if max_cells is not None and max_cells < cells else ""
+    return n, (f"--jobs {jobs}: {cells} cell{'s' if cells != 1 else ''} to run, {bound}so {n} "
+               f"process{'es' if n != 1 else ''}" + (" (no helper)" if n == 1 else ""))
+
+
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
              jobs: int = 1, max_cells: int | None = None, resume: bool = True,
              cell_budget_dir: str | os.PathLike | None = None) -> RunSummary:
     """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
 
-    Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts
-    ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock). ``max_cells``
+    Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts up to
+    ``jobs - 1`` extra runner processes on the same folder (cells are claimed by lock): the processes are
+    :func:`run_processes` (``jobs``, never more than the cells left to run or ``max_cells``; a log line says so when
+    that is fewer than ``jobs``), so no helper starts that would get no cell. ``max_cells``
     stops after that many cells were started, counted over all ``jobs`` processes together (the helpers share
     the count through the folder ``<runs>/.max-cells-<host>-<pid>-<random>``, given to them as ``cell_budget_dir``, the hidden
     option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes; the helpers'
@@ -3182,7 +3202,10 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     helpers: list[subprocess.Popen] = []
     budget_dir = summaries_dir = None
     parts: list[dict[str, Any] | None] = []
-    if budget is None and not (jobs > 1 and max_cells is not None):
+    procs, line = run_processes(jobs, len(todo), max_cells)  # a helper starts only for a cell left to run
+    if line:
+        log.info("leaderboard %s: %s", spec.label(), line)
+    if budget is None and not (procs > 1 and max_cells is not None):
         budget = _CellBudget(max_cells)
 
     managers: dict[str, Any] = {}  # lm-eval task managers by task metadata (a noise task's seed: one per seed)
@@ -3277,9 +3300,10 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
         return {"ran": summary.ran, "changed": summary.changed, "done": summary.skipped}.get(outcome, summary.by_other)
 
     def _cells() -> None:
-        """Start the helpers (``jobs > 1``), run or claim the cells, then wait for the helpers' cells."""
+        """Start the helpers (``procs > 1``, :func:`run_processes`), run or claim the cells, then wait for the
+        helpers' cells."""
         nonlocal budget, budget_dir, summaries_dir, deferred
-        if jobs > 1:
+        if procs > 1:
             if budget is None:  # run --jobs N --max-cells M: one count for every process, in the runs folder
                 budget_dir = runs / _budget_name()
                 with leaderboard_write(budget_dir):
@@ -3298,7 +3322,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
             summaries_dir = runs / _budget_name(_JOBS_PREFIX)  # each helper's summary (not its stdout); in the runs
             with leaderboard_write(summaries_dir):
                 summaries_dir.mkdir()  # folder, so that a main process killed before its clean-up leaves nothing in /tmp
-            for i in range(jobs - 1):
+            for i in range(procs - 1):
                 with _interrupts_deferred():
                     helpers.append(subprocess.Popen([*cmd, SUMMARY_OPTION, str(summaries_dir / f"helper-{i}.json")],
                                                     env={**os.environ, LEADER_ENV: str(os.getpid()),

@@ -111,9 +111,9 @@ def _spec(tmp_path: Path) -> Path:
 
 
 def test_ctrl_c_while_waiting_for_helpers_says_what_was_kept_and_stops_them(tmp_path, monkeypatch, capsys):
-    """run --jobs 2 --max-cells 1: the main process ran its cell and waited for its helper; a Ctrl-C there (inside
-    the old ``finally: h.wait()``) printed 'before any cell started; nothing was computed', left the helper running
-    and the .max-cells-* folder behind."""
+    """run --jobs 2 --max-cells 2 on 4 cells: the main process ran its cells and waited for its helper; a Ctrl-C there
+    (inside the old ``finally: h.wait()``) printed 'before any cell started; nothing was computed', left the helper
+    running and the .max-cells-* folder behind (it was --max-cells 1 on 2 cells: now no helper, s58 f3)."""
     monkeypatch.setattr(leaderboards.runner, "HELPER_GRACE_S", 0.3, raising=False)
     monkeypatch.setattr(leaderboards.runner, "HELPER_TERM_S", 5.0, raising=False)
     fired: list = []
@@ -124,15 +124,16 @@ def test_ctrl_c_while_waiting_for_helpers_says_what_was_kept_and_stops_them(tmp_
             _ctrl_c()
 
     started = _fake_helpers(monkeypatch, tmp_path, SLEEPER, on_wait=on_wait)
-    spec, runs = _spec(tmp_path), tmp_path / "runs"
+    spec = write_spec(tmp_path, tasks=["toy_qa", "toy_qa_noise67"], limit=4, extra={"progress_chunk": 1})  # 4 cells
+    runs = tmp_path / "runs"
     try:
-        rc = _main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--jobs", "2", "--max-cells", "1"])
+        rc = _main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--jobs", "2", "--max-cells", "2"])
         assert fired and rc == 130
         err = capsys.readouterr().err.strip().splitlines()
-        assert err[-1] == (f"tokrag leaderboard: interrupted (Ctrl-C): 1 of 2 cells are finished and kept in {runs}; "
+        assert err[-1] == (f"tokrag leaderboard: interrupted (Ctrl-C): 2 of 4 cells are finished and kept in {runs}; "
                            f"resume with: tokrag leaderboard run {spec} --runs-dir {runs} --jobs 2")
         (cmd, helper), = started
-        assert leaderboards.runner.BUDGET_OPTION in cmd  # the real helper command of run --jobs 2 --max-cells 1
+        assert leaderboards.runner.BUDGET_OPTION in cmd  # the real helper command of run --jobs 2 --max-cells 2
         assert helper.poll() == -signal.SIGTERM  # stopped, not orphaned
         assert not list(runs.glob(".max-cells-*"))
     finally:
@@ -189,13 +190,14 @@ def test_a_helper_that_ignores_sigterm_is_killed_and_the_run_still_ends(tmp_path
 
 
 def test_ctrl_c_right_after_a_helper_started_does_not_lose_it(tmp_path, monkeypatch, capsys):
-    """A Ctrl-C between Popen's return and ``helpers.append`` left a helper no one stopped."""
+    """A Ctrl-C between Popen's return and ``helpers.append`` left a helper no one stopped. (--max-cells 2: with
+    --max-cells 1 the run now starts no helper, s58 f3.)"""
     monkeypatch.setattr(leaderboards.runner, "HELPER_GRACE_S", 0.3, raising=False)
     monkeypatch.setattr(leaderboards.runner, "HELPER_TERM_S", 5.0, raising=False)
     started = _fake_helpers(monkeypatch, tmp_path, SLEEPER, after_start=_ctrl_c)
     spec, runs = _spec(tmp_path), tmp_path / "runs"
     try:
-        rc = _main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--jobs", "2", "--max-cells", "1"])
+        rc = _main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--jobs", "2", "--max-cells", "2"])
         assert rc == 130
         assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
             f"tokrag leaderboard: interrupted (Ctrl-C): 0 of 2 cells are finished and kept in {runs}; resume with: ")

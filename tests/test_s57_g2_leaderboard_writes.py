@@ -249,11 +249,13 @@ def test_resumed_run_whose_journal_cannot_be_cut_is_one_line_and_resumes(tmp_pat
     assert json.loads((cell / "cost.json").read_text())["resumed_requests"] == 1 and (cell / "DONE").is_file()
 
 
-@pytest.mark.parametrize("prefix,extra", [(".max-cells-", ["--max-cells", "1"]), (".jobs-", [])])
+@pytest.mark.parametrize("prefix,extra", [(".max-cells-", ["--max-cells", "2"]), (".jobs-", [])])
 def test_run_jobs_whose_shared_folder_cannot_be_created_is_one_line(tmp_path, monkeypatch, capsys, prefix, extra):
     """``run --jobs 2``: the ``--max-cells`` count folder and the helpers' summaries folder, both made in the runs
-    folder before any helper starts, met EACCES: were tracebacks, exit 1. No helper was started, no cell computed."""
-    spec_path = _toy_spec(tmp_path)
+    folder before any helper starts, met EACCES: were tracebacks, exit 1. No helper was started, no cell computed.
+    (2 cells and --max-cells 2: a run with 1 cell to run, or --max-cells 1, starts no helper and makes neither
+    folder, s58 f3.)"""
+    spec_path = write_spec(tmp_path, tasks=["toy_qa"], limit=4, extra={"progress_chunk": 1})  # 2 methods: 2 cells
     runs = tmp_path / "runs"
     runs.mkdir()
     with monkeypatch.context() as m:
