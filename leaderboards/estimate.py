@@ -22,15 +22,18 @@ and limit; only finished cells of the task's current version (its YAML's ``metad
 ``questions_upper_bound: true`` and the total says how many cells' counts are their limit (:func:`count_is_upper_bound`;
 at the JSON's top level ``cells_with_questions_upper_bound``, also under its older name ``questions_upper_bound``: a
 number of cells, not of questions). Cell seconds add up to
-CPU-hours for one process per cell; with ``--jobs N`` the wall time is about that divided by N on N
-free cores, but never less than the longest cell, and N above the number of cells counts as that number
-(:func:`_wall_seconds`; the line then names that many processes, :func:`_processes`). The last printed line is one
+CPU-hours for one process per cell; with ``--jobs N`` the wall time is the cells scheduled as the runner
+takes them (each of N processes on N free cores takes the next cell in spec order when free; a cell is never split):
+never less than the longest cell nor than the cell-hours over N, more when the cells do not divide evenly over N, and
+N above the number of cells counts as that number (:func:`_wall_seconds`; the line then names that many processes,
+:func:`_processes`). The last printed line is one
 JSON object; its ``cell_hours`` and ``wall_hours`` are null when no unfinished cell could be estimated (unknown, not
 free).
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import os
@@ -191,14 +194,25 @@ def count_is_upper_bound(cell: Cell, ms: list[Measurement], n: int | None = None
 
 
 def _wall_seconds(cells: list[dict[str, Any]], jobs: int) -> float:
-    """The wall seconds of the estimated ``cells`` (each ``{"seconds": ...}``) on ``jobs`` runner processes: a cell runs
-    in one process, so the time is at least the longest cell, and at most ``len(cells)`` processes work at once:
-    ``max(total / min(jobs, cells), longest)``, a lower bound that equals the time for cells of equal length. It was
-    ``total / jobs``: 4 cells of 278 h with ``--jobs 1000`` printed "about 1.11 h wall", where 278 h is the least."""
+    """The wall seconds of the estimated ``cells`` (each ``{"seconds": ...}``, in spec order) on ``jobs`` runner
+    processes, scheduled as the runner schedules them: a cell is never split (one process runs it), at most
+    ``min(jobs, len(cells))`` processes work (:func:`leaderboards.runner.run_processes`), and each process, when free,
+    takes the next unstarted cell in spec order (:func:`leaderboards.runner.run_spec`'s loop: a cell another process
+    holds is skipped). The result is the makespan of that greedy list schedule: the finish time of the last process.
+    It is never less than the longest cell nor than the total over the processes; it is more than the latter when
+    the cells do not divide evenly: 4 cells of 277.78 h on ``--jobs 3`` take 555.56 h (two cells one after the
+    other in one process), where ``max(total / min(jobs, cells), longest)`` printed 370.37 h. The helpers' start-up
+    and the cells that could not be estimated are not counted (the caller says so).
+
+    Returns:
+        seconds (0.0 without cells).
+    """
     if not cells:
         return 0.0
-    total = sum(c["seconds"] for c in cells)
-    return max(total / max(1, min(int(jobs), len(cells))), max(c["seconds"] for c in cells))
+    free = [0.0] * max(1, min(int(jobs), len(cells)))  # when each process is free next, a heap (seconds)
+    for c in cells:
+        heapq.heapreplace(free, free[0] + c["seconds"])  # the first process free takes the next cell
+    return max(free)
 
 
 def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, jobs: int = 1,
@@ -209,8 +223,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     "jobs", "unestimated": [cell ids], "by_method": [...], "cells": [...]}`` (and ``"selection": {"methods": [...]}``
     for a selection, :meth:`LeaderboardSpec.select`, whose cells these counts are); ``cell_hours`` is the sum
     of the estimated cell wall times (CPU-hours for single-process cells), ``wall_hours`` that over ``jobs`` processes,
-    a cell being one process's (:func:`_wall_seconds`: never less than the longest cell, and ``--jobs`` above the
-    number of cells runs no more of them at once).
+    a cell being one process's (:func:`_wall_seconds`: the cells scheduled in spec order as the runner's processes
+    take them, never less than the longest cell, and ``--jobs`` above the number of cells runs no more of them at once).
     When unfinished cells exist and none of them could be estimated, ``questions``, ``cell_hours`` and
     ``wall_hours`` are None (unknown), not 0; with some estimated they are a lower bound (``complete`` False).
     ``cells_with_questions_upper_bound``: how many estimated cells count their limit as their questions, their task's
