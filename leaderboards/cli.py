@@ -65,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run every unfinished cell (resumable; finished cells are skipped)")
     r.add_argument("spec", help=SPEC_HELP)
     r.add_argument("--runs-dir", default=None, help=RUNS_HELP)
-    r.add_argument("--jobs", type=int, default=1, help="runner processes sharing the run folder (cells claimed by lock)")
+    r.add_argument("--jobs", type=int, default=1,
+                   help="runner processes sharing the run folder (cells claimed by lock); at most the cells left to "
+                        "run (and --max-cells)")
     r.add_argument("--max-cells", type=int, default=None,
                    help="stop after this many cells were started, counted over all --jobs processes together (testing)")
     r.add_argument("--no-resume", action="store_true",
