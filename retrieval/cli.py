@@ -1159,16 +1159,27 @@ def _run_docids(ctxs: dict[str, list[dict]]) -> set[str]:
 
 
 def _run_file(run: str) -> Path:
-    """The ``--run`` path of ``retrieve eval`` (with or without --expect), which must be a file.
+    """The ``--run`` path of ``retrieve eval`` (with or without --expect), which must be a file of plain text or gzip.
 
     Raises:
         ConfigError: no such file (a relative path names the working directory).
+        DataError: the file is compressed otherwise (bzip2, xz, zstd or zip, told by its first bytes:
+            :func:`retrieval.io.other_compression`), e.g. ``run.trec.bz2: a bzip2-compressed file; retrieve eval reads
+            plain text or gzip: decompress it (bunzip2) or gzip it``; before, its bytes were read as a run and refused
+            as ``run.trec.bz2:1: invalid UTF-8; re-encode the file as UTF-8`` (or a TREC run without --corpus).
     """
     from .corpus import relative_note
+    from .io import other_compression
 
     p = Path(run).expanduser()
     if not p.is_file():
         raise ConfigError(f"--run {p}: no such file{relative_note(p)}")
+    packed = other_compression(p)
+    if packed is not None:
+        name, tool = packed
+        article = "an" if name == "xz" else "a"
+        raise DataError(f"{p}: {article} {name}-compressed file; retrieve eval reads plain text or gzip: decompress it ({tool}) "
+                        "or gzip it")
     return p
 
 

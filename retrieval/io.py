@@ -844,6 +844,33 @@ def gzip_errors(path: str | os.PathLike) -> Iterator[None]:
 
 GZIP_MAGIC = b"\x1f\x8b"  # the first two bytes of every gzip file; never the start of UTF-8 text (0x8b is no lead byte)
 
+# Other compressions a user may apply to a data file afterwards (``bzip2 run.trec``), which tokrag's readers do not
+# decompress: (name, a pattern of the file's first bytes, the command that decompresses it). bzip2's "BZh" is
+# followed by the block size digit and the 6-byte magic of a block or of the end of the stream (an empty file), so
+# that a text file starting "BZh" is not mistaken for one.
+OTHER_COMPRESSIONS: tuple[tuple[str, re.Pattern[bytes], str], ...] = (
+    ("bzip2", re.compile(rb"BZh[1-9](?:\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)", re.DOTALL), "bunzip2"),
+    ("xz", re.compile(rb"\xfd7zXZ\x00", re.DOTALL), "unxz"),
+    ("zstd", re.compile(rb"\x28\xb5\x2f\xfd", re.DOTALL), "unzstd"),
+    ("zip", re.compile(rb"PK\x03\x04", re.DOTALL), "unzip"),
+)
+
+
+def other_compression(path: str | os.PathLike) -> tuple[str, str] | None:
+    """``(name, decompress command)`` when the file's first bytes are the magic number of a compression tokrag's
+    readers do not decompress (:data:`OTHER_COMPRESSIONS`: bzip2, xz, zstd, zip), told by content as
+    :func:`open_data` tells gzip, whatever the file's name; else None (plain text, gzip, anything else).
+
+    Raises:
+        OSError: the file cannot be opened.
+    """
+    with open(path, "rb") as f:
+        head = f.read(10)
+    for name, magic, tool in OTHER_COMPRESSIONS:
+        if magic.match(head):
+            return name, tool
+    return None
+
 
 @contextlib.contextmanager
 def open_data(path: str | os.PathLike) -> Iterator[BinaryIO]:
