@@ -429,7 +429,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
             else:  # the cells finished in another likely runs folder: say so before computing them anew
                 _note_runs_elsewhere(spec, args.runs_dir, "run")
             summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
-                               resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir)
+                               resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir,
+                               jobs_helper=args.jobs_helper)
             stage = "done"
             refused = None  # the report step's refusal: raised after the run's summary (the cells computed are kept)
             if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing

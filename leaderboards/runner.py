@@ -3108,7 +3108,7 @@ def run_processes(jobs: int, cells: int, max_cells: int | None = None) -> tuple[
 
 def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *, progress: bool = True,
              jobs: int = 1, max_cells: int | None = None, resume: bool = True,
-             cell_budget_dir: str | os.PathLike | None = None) -> RunSummary:
+             cell_budget_dir: str | os.PathLike | None = None, jobs_helper: bool = False) -> RunSummary:
     """Run every unfinished cell of ``spec`` into ``runs_dir`` (see the module docstring).
 
     Finished cells (valid ``DONE``) are skipped without loading anything heavy. ``jobs > 1`` starts up to
@@ -3119,7 +3119,9 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     the count through the folder ``<runs>/.max-cells-<host>-<pid>-<random>``, given to them as ``cell_budget_dir``, the hidden
     option ``--cell-budget-dir``; it is removed at the end, and a run removes those of dead processes; the helpers'
     summaries go to ``<runs>/.jobs-<host>-<pid>-<random>``, removed the same way); a cell
-    another process finished is not counted. ``resume=False`` (``--no-resume``) deletes an interrupted cell's
+    another process finished is not counted. ``jobs_helper`` (the hidden option ``--jobs-helper``, which the main
+    process gives every helper, with or without ``--max-cells``): a helper, which neither removes the dead runs'
+    folders nor logs the seed notes and the other-inputs warning the main process said once for the run. ``resume=False`` (``--no-resume``) deletes an interrupted cell's
     folder, journal included, instead of resuming it (:func:`run_cell`). A selection (:meth:`LeaderboardSpec.select`) runs only
     its cells, after the whole spec's methods passed :func:`check_distinct_methods`.
 
@@ -3155,11 +3157,12 @@ def run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     """
     with no_progress_bars() if not progress else contextlib.nullcontext():
         return _run_spec(spec, runs_dir, progress=progress, jobs=jobs, max_cells=max_cells, resume=resume,
-                         cell_budget_dir=cell_budget_dir)
+                         cell_budget_dir=cell_budget_dir, jobs_helper=jobs_helper)
 
 
 def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, progress: bool, jobs: int,
-              max_cells: int | None, resume: bool, cell_budget_dir: str | os.PathLike | None) -> RunSummary:
+              max_cells: int | None, resume: bool, cell_budget_dir: str | os.PathLike | None,
+              jobs_helper: bool = False) -> RunSummary:
     """:func:`run_spec`'s work, inside its progress-bar switches."""
     from tqdm.auto import tqdm
 
@@ -3170,7 +3173,8 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     runs = resolve_runs_dir(spec, runs_dir)
     with leaderboard_write(runs):  # EACCES, EIO, ENAMETOOLONG: one line naming the folder (and --runs-dir)
         runs.mkdir(parents=True, exist_ok=True)
-    if cell_budget_dir is None:  # the main process: clean up after runs killed before their own clean-up
+    main = cell_budget_dir is None and not jobs_helper  # a helper of run --jobs N gets --jobs-helper, not always the
+    if main:  # budget folder; the main process: clean up after runs killed before their own clean-up
         _remove_stale_budgets(runs)
     keyed = cell_keys(spec, runs)  # runs: a run finished under the legacy data key is served (keys.cell_keys)
     whole = spec.whole or spec  # a selection: the whole spec's methods (two equal ones outside it are refused too)
@@ -3193,7 +3197,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
     finished = finished_runs_by_cell(runs) if todo else {}  # read once for the two checks below
     check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo], finished)
     check_cell_args(spec, [c for c, _, _ in todo])
-    if cell_budget_dir is None:  # the main process says it once (not each helper of run --jobs)
+    if main:  # the main process says it once (not each helper of run --jobs, with or without --max-cells)
         for note in seed_notes(spec, [c for c, _, _ in todo]):
             log.info("leaderboard %s: %s", spec.label(), note)
         note = other_inputs_summary(spec, runs, todo, finished)
