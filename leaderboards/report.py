@@ -2127,69 +2127,6 @@ def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: b
     return old
 
 
-SPEC_RECORD = ".tokrag-report-spec.json"
-"""The file :func:`build_report` writes into the report folder with the report (moved in with it): which spec file
-wrote it, ``{"spec": <resolved path>, "sha256": <hex SHA-256 of its bytes, null when unreadable>, "name": <its
-name:>}``, so that a report of another spec file is not written over it (:func:`check_spec_record`)."""
-
-
-def _spec_identity(spec: LeaderboardSpec) -> dict[str, Any]:
-    """The :data:`SPEC_RECORD` of ``spec``: its file's resolved path, the SHA-256 of its bytes (None when the file
-    cannot be read: a spec built in code) and its ``name:``; the same wherever the report is written."""
-    from retrieval.io import sha256_file
-
-    path = Path(spec.path).expanduser().resolve()
-    try:
-        digest: str | None = sha256_file(path)
-    except OSError:
-        digest = None
-    return {"spec": str(path), "sha256": digest, "name": spec.name}
-
-
-def check_spec_record(out: Path, spec: LeaderboardSpec, *, chosen: str | None = None) -> dict[str, Any]:
-    """Refuse to write ``spec``'s report into the folder ``out`` when another spec file's report is there (two spec
-    files that keep one ``name:``, a copy made to try another ``alpha``: its report went over the first one's
-    without a word, its cells named alike); returns ``spec``'s record to write (:data:`SPEC_RECORD`).
-
-    The same spec file (the same resolved path), edited and reported again, overwrites its report as usual; so does
-    a spec file with the same bytes at another path (the same report), and any spec file when the recorded one no
-    longer exists (renamed, deleted, or a checkout moved elsewhere: one log warning names it). A folder without the record
-    (a report written before s58, or no report) is written as before, and an unreadable record is replaced with a
-    log warning. ``chosen``: how ``out`` was chosen when not by the name (``"--out"``, ``"report_dir"``: the same rule;
-    the line then names that instead of the name).
-
-    Raises:
-        ReportOverwriteError: one line naming both spec files and the ways out; nothing is written.
-    """
-    mine = _spec_identity(spec)
-    rec_path = out / SPEC_RECORD
-    try:
-        rec = json.loads(rec_path.read_text(encoding="utf-8"))
-        other, digest = rec["spec"], rec.get("sha256")
-        if not isinstance(other, str) or not (digest is None or isinstance(digest, str)):
-            raise ValueError("'spec' is not a path")
-    except FileNotFoundError:
-        return mine
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        log.warning("report folder %s: unreadable %s (%s); replaced by this report's", out, rec_path, exc)
-        return mine
-    if other == mine["spec"] or (digest is not None and digest == mine["sha256"]):
-        return mine
-    if not os.path.lexists(other):  # nothing left to protect the report for (a rename, a moved checkout)
-        log.warning("report folder %s: written by the spec file %s, which no longer exists; replaced by the report of "
-                    "%s", out, other, mine["spec"])
-        return mine
-    if chosen is None:  # <runs>/reports/<name>
-        why = f"was written by another spec file with the same name: {spec.name!r}, {other}"
-        fix = "give this spec its own name: (or report it with --out DIR into another folder)"
-    else:
-        why = f"(this spec's {chosen}) was written by another spec file, {other}"
-        fix = ("report it with --out DIR into another folder" if chosen == "--out" else
-               "give this spec its own report_dir: (or report it with --out DIR into another folder)")
-    raise ReportOverwriteError(f"the report folder {out} {why}; this is {mine['spec']}; nothing written: {fix}, or "
-                               f"remove {out} to let this spec's report replace that one")
-
-
 REPORT_LOCK = ".tokrag-report.lock"
 """The lock file :func:`build_report` holds in the report folder (:func:`report_lock`) while it checks and writes it."""
 
@@ -2397,17 +2334,12 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     slow work and again, then written, under its lock (:func:`report_lock`): a second build of the same folder at the
     same time waits, then sees the first one's report as the existing one.
 
-    The folder records which spec file wrote it (:data:`SPEC_RECORD`: resolved path, SHA-256, name); a report of
-    another spec file (two spec files with one ``name:``, or the same ``--out``) is refused before anything is
-    written, ``replace`` or not (:func:`check_spec_record`); the same spec file edited and reported again overwrites
-    its report, and a folder without the record (written before s58) is written over as before.
-
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
         ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_samples_one_filter`).
         ReportOverwriteError: the existing report in the folder would lose results, or the folder is not a report
-            but holds a file the report would write (unless ``replace``); the folder holds another spec file's report.
+            but holds a file the report would write (unless ``replace``).
     """
     from .page import render_html, write_question_pages
     from .plots import make_plots
@@ -2415,8 +2347,6 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     runs = resolve_runs_dir(spec, runs_dir)
     out = Path(out_dir) if out_dir else (spec.report_dir or runs / "reports" / spec.name)
     check_writable(out, "report --out" if out_dir else "the report folder", folder=True)  # before any work
-    chosen = "--out" if out_dir else ("report_dir" if spec.report_dir else None)
-    check_spec_record(out, spec, chosen=chosen)  # another spec file's report: before any work, and under the lock
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
     check_overwrite(out, loaded, runs, replace=replace)  # before the slow work; again under the folder's lock below
@@ -2439,7 +2369,6 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
 
     check()  # a refused folder is left as it is: the lock below would create its lock file in it
     with report_lock(out):  # another build of this folder (a second runner's run --report) may have written it meanwhile
-        record = check_spec_record(out, spec, chosen=chosen)  # another spec's report written meanwhile
         old = check()
         also = _leftover_staging(out)  # an earlier build stopped (killed) before its end
         # every file is written into the staging folder first, then moved in (_swap_in): a build stopped while it
@@ -2455,14 +2384,13 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
             atomic_write_text(stage / "leaderboard.csv", render_csv(data))
             atomic_write_bytes(stage / "index.html", render_html(data, plots, pages).encode("utf-8"))
             atomic_write_json(stage / "leaderboard.json", json_report(data))  # no p written as 0
-            atomic_write_json(stage / SPEC_RECORD, record)  # which spec file wrote it (check_spec_record)
         except BaseException:  # nothing moved in yet: the folder holds the earlier report, untouched
             shutil.rmtree(stage, ignore_errors=True)
             raise
-        _swap_in(out, stage, old, data, set(REPORT_FILES) | {SPEC_RECORD} | {name for name, _ in plots}
-                 | {rel for _m, _t, rel in pages}, also)
+        _swap_in(out, stage, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages},
+                 also)
     return out
 
 
-__all__ = ["build_report", "cells_lines", "check_overwrite", "check_spec_record", "SPEC_RECORD", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+__all__ = ["build_report", "cells_lines", "check_overwrite", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
            "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED", "md_text"]
