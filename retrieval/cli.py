@@ -1169,17 +1169,14 @@ def _run_file(run: str) -> Path:
             as ``run.trec.bz2:1: invalid UTF-8; re-encode the file as UTF-8`` (or a TREC run without --corpus).
     """
     from .corpus import relative_note
-    from .io import other_compression
+    from .io import compressed_file_message, other_compression
 
     p = Path(run).expanduser()
     if not p.is_file():
         raise ConfigError(f"--run {p}: no such file{relative_note(p)}")
     packed = other_compression(p)
     if packed is not None:
-        name, tool = packed
-        article = "an" if name == "xz" else "a"
-        raise DataError(f"{p}: {article} {name}-compressed file; retrieve eval reads plain text or gzip: decompress it ({tool}) "
-                        "or gzip it")
+        raise DataError(compressed_file_message(p, *packed, reader="retrieve eval"))
     return p
 
 

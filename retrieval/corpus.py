@@ -44,8 +44,9 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
-from .io import (BOM, UNIQUE_KEYS_DECODER, DuplicateKeyError, check_unicode, duplicate_key_message, invalid_unicode, json_error,
-                 json_id, jsonl_conversion_command, one_passage_id, open_data, read_jsonl)
+from .io import (BOM, UNIQUE_KEYS_DECODER, DuplicateKeyError, check_unicode, compressed_file_message, duplicate_key_message,
+                 invalid_unicode, json_error, json_id, jsonl_conversion_command, one_passage_id, open_data,
+                 other_compression, read_jsonl)
 from .java import _package_dir
 from .paths import data_dir as _data_dir
 
@@ -567,10 +568,14 @@ def _corpus_files(p: Path, fmt: str = "auto") -> list[Path]:
 
     Raises:
         ConfigError: (``fmt="auto"``) a file whose extension is no corpus format and whose first line is not a JSON
-            object. DataError: a folder without corpus files (naming the hidden ones it skipped), or with an entry
-            named as a corpus file that is no regular file (:func:`_refuse_unreadable_entries`).
+            object. DataError: such a file compressed with bzip2, xz, zstd or zip (``corpus.jsonl.bz2``:
+            :func:`retrieval.io.compressed_file_message`); a folder without corpus files (naming the hidden ones it
+            skipped), or with an entry named as a corpus file that is no regular file (:func:`_refuse_unreadable_entries`).
     """
     if fmt == "auto" and p.is_file() and not CORPUS_FILE.search(p.name) and not _starts_with_json_object(p):
+        packed = other_compression(p)  # corpus.jsonl.bz2: say it is compressed, not that '.bz2' is no corpus format
+        if packed is not None:
+            raise DataError(compressed_file_message(p, *packed))
         ext = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
         raise ConfigError(f"corpus file {p}: " + (f"the extension {ext!r} is" if ext else "a file without extension is")
                           + f" no corpus format tokrag reads; convert or rename it (supported corpus files: {CORPUS_FORMATS}; "

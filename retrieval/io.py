@@ -865,11 +865,23 @@ def other_compression(path: str | os.PathLike) -> tuple[str, str] | None:
         OSError: the file cannot be opened.
     """
     with open(path, "rb") as f:
-        head = f.read(10)
+        return _other_compression_of(f.read(10))
+
+
+def _other_compression_of(head: bytes) -> tuple[str, str] | None:
+    """:func:`other_compression` of a file's first bytes ``head`` (10 bytes are enough)."""
     for name, magic, tool in OTHER_COMPRESSIONS:
         if magic.match(head):
             return name, tool
     return None
+
+
+def compressed_file_message(path: str | os.PathLike, name: str, tool: str, reader: str = "tokrag") -> str:
+    """The one line for a data file compressed with ``name`` (decompressed by ``tool``: :func:`other_compression`),
+    which ``reader`` does not read: ``data.jsonl.bz2: a bzip2-compressed file; tokrag reads plain text or gzip:
+    decompress it (bunzip2) or gzip it``."""
+    article = "an" if name == "xz" else "a"
+    return f"{path}: {article} {name}-compressed file; {reader} reads plain text or gzip: decompress it ({tool}) or gzip it"
 
 
 @contextlib.contextmanager
@@ -878,19 +890,29 @@ def open_data(path: str | os.PathLike) -> Iterator[BinaryIO]:
     decompressed when the file is gzip: told by its content (:data:`GZIP_MAGIC`), not only by a ``.gz`` name, as
     ``datasets`` tells it. A gzipped file named ``.jsonl`` (``gzip -k`` then a rename, a download saved under the plain
     name) was read as text: "invalid UTF-8 at byte 1 of the line; re-encode the file as UTF-8", or a bare
-    UnicodeDecodeError traceback. A ``.gz`` name whose bytes are not gzip is still read as gzip, so that a damaged
-    download is named as such. The one opener of tokrag's readers of user data files.
+    UnicodeDecodeError traceback. A file compressed otherwise (bzip2, xz, zstd, zip: :func:`other_compression`,
+    told by its first bytes whatever its name) is refused in one line instead of being read as text ("invalid UTF-8
+    ...; re-encode the file as UTF-8", wrong advice for it). A ``.gz`` name whose bytes are neither gzip nor such a
+    compression is still read as gzip, so that a damaged download is named as such. The one opener of tokrag's
+    readers of user data files.
 
     Raises:
         DataError: a truncated or corrupt gzip file, named (:func:`gzip_errors`), also when raised by the caller's
-            reading inside the ``with`` block.
+            reading inside the ``with`` block; a file compressed with bzip2, xz, zstd or zip
+            (:func:`compressed_file_message`: ``corpus.jsonl.bz2: a bzip2-compressed file; tokrag reads plain text
+            or gzip: decompress it (bunzip2) or gzip it``).
         OSError: the file cannot be opened.
     """
     import gzip
 
     path = Path(path)
     with open(path, "rb") as raw, gzip_errors(path):
-        if raw.peek(2)[:2] == GZIP_MAGIC or path.suffix == ".gz":
+        head = raw.peek(10)  # the buffer's first read (8 KiB of a regular file), without consuming it
+        if head[:2] != GZIP_MAGIC:
+            packed = _other_compression_of(head)
+            if packed is not None:
+                raise DataError(compressed_file_message(path, *packed))
+        if head[:2] == GZIP_MAGIC or path.suffix == ".gz":
             with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
                 yield unzipped
         else:
