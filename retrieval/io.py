@@ -1235,6 +1235,29 @@ def check_writable(path: str | os.PathLike, what: str, *, folder: bool) -> Path:
         raise ConfigError(f"{what} {given}: cannot be looked up ([Errno {exc.errno}] {exc.strerror}); {todo}") from None
 
 
+def _nearest_folder(path: Path) -> tuple[Path, list[Path]]:
+    """The nearest existing folder above ``path`` and the folders between them, not yet made (nearest first): what
+    the system measures a new name or path against (:func:`name_too_long`, :func:`path_too_long`). Raises nothing."""
+    made, parent = [], path.parent
+    while parent != parent.parent:
+        try:
+            if parent.is_dir():
+                break
+        except OSError:  # a name too long itself, say: measured by the caller
+            pass
+        made.append(parent)
+        parent = parent.parent
+    return parent, made
+
+
+def _pathconf(folder: Path, name: str, default: int) -> int:
+    """``os.pathconf(folder, name)``, or ``default`` when it cannot be read."""
+    try:
+        return os.pathconf(folder, name)
+    except (OSError, ValueError):
+        return default
+
+
 def name_too_long(path: Path, *, folder: bool = False) -> str | None:
     """Why ``path`` cannot be created for its name, or None: ``a name of 300 bytes, more than the 255 its file system
     allows ([Errno 36] File name too long)`` when its own name or that of a folder of it not yet created is longer than
@@ -1242,19 +1265,9 @@ def name_too_long(path: Path, *, folder: bool = False) -> str | None:
     (``folder`` False), when its temporary file ``.<name>.<8 hex>.tmp`` (:func:`write_beside`, renamed over it once
     written; 14 bytes longer) would be. The one rule of :func:`check_writable` and ``tokrag retrieve``'s output checks
     (:func:`retrieval.cli._check_lookup`). Raises nothing."""
-    names, parent = [path.name], path.parent
-    while parent != parent.parent:
-        try:
-            if parent.is_dir():
-                break
-        except OSError:  # a name too long itself, say: measured below
-            pass
-        names.append(parent.name)
-        parent = parent.parent
-    try:
-        name_max = os.pathconf(parent, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
+    parent, made = _nearest_folder(path)
+    names = [path.name, *(p.name for p in made)]
+    name_max = _pathconf(parent, "PC_NAME_MAX", 255)
     sizes = [len(os.fsencode(n)) for n in names]
     tmp = 0 if folder else sizes[0] + len(".") + len(".01234567.tmp")
     if max(sizes) <= name_max and tmp <= name_max:
@@ -1263,6 +1276,20 @@ def name_too_long(path: Path, *, folder: bool = False) -> str | None:
             f"a name of {sizes[0]} bytes, whose temporary file (.<name>.<8 hex>.tmp, renamed over it once written) "
             f"has {tmp},")
     return (f"{told} more than the {name_max} its file system allows ([Errno {errno.ENAMETOOLONG}] "
+            f"{os.strerror(errno.ENAMETOOLONG)})")
+
+
+def path_too_long(path: Path) -> str | None:
+    """Why ``path`` cannot be created for its length, or None: ``a path of 4109 bytes, more than the 4095 its file
+    system allows ([Errno 36] File name too long)`` when the path as given (relative ones as they are: the system
+    measures the text it is handed) has ``PATH_MAX`` bytes or more (``PC_PATH_MAX`` of the nearest existing folder,
+    4096 when it cannot be read; the limit counts the text's closing NUL). :func:`name_too_long`'s rule for the whole
+    path (``tasks.precheck``'s ``--output_path`` checks). Raises nothing."""
+    size = len(os.fsencode(str(path)))
+    most = _pathconf(_nearest_folder(path)[0], "PC_PATH_MAX", 4096) - 1
+    if size <= most:
+        return None
+    return (f"a path of {size} bytes, more than the {most} its file system allows ([Errno {errno.ENAMETOOLONG}] "
             f"{os.strerror(errno.ENAMETOOLONG)})")
 
 

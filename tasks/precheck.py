@@ -901,7 +901,7 @@ def _check_output_names(output_path: Any, sub: str | None, samples_tasks: Iterab
     subfolder ``sub`` and ``results_<date>.json`` in it; ``<stem>_<date>.json`` for a path ending in ``.json``,
     :data:`LMEVAL_DATE_ID`). :func:`_folder_problem` took such a name for a folder to create, the model loaded and
     generated, and only the final write failed (s58 p1). So is a results file whose whole path is too long
-    (:func:`_path_too_long`, s58 r2). ``sub``: :func:`_results_subfolder` (None: none, or a ``.json`` path).
+    (:func:`retrieval.io.path_too_long`, s58 r2). ``sub``: :func:`_results_subfolder` (None: none, or a ``.json`` path).
     ``samples_tasks``: the run's task names when ``--log_samples`` is given: lm-eval then also writes
     ``samples_<task>_<date>.jsonl`` beside the results file (in the ``.json`` path's folder for such a path), a name
     and a path ``len(task) + 2`` bytes longer than ``results_<date>.json``'s; one too long only logged "Could not save
@@ -917,7 +917,7 @@ def _check_output_names(output_path: Any, sub: str | None, samples_tasks: Iterab
     """
     from pathlib import Path
 
-    from retrieval.io import name_too_long
+    from retrieval.io import name_too_long, path_too_long
 
     given = Path(str(output_path))  # as lm-eval takes it (no ~ expanded), as _folder_problem
     told = name_too_long(given, folder=True)
@@ -937,44 +937,17 @@ def _check_output_names(output_path: Any, sub: str | None, samples_tasks: Iterab
         shown = f"{sub}/results_<date>.json" if sub else "results_<date>.json"
     told = name_too_long(written, folder=True)
     if told is None:
-        told = _path_too_long(written)
+        told = path_too_long(written)
     if told is not None:
         raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes): {told}; give a shorter path")
     longest = max((str(t) for t in samples_tasks), key=lambda t: len(os.fsencode(t)), default=None)
     if longest is not None:  # --log_samples: samples_<task>_<date>.jsonl beside the results file
         samples = written.with_name(f"samples_{longest}_{LMEVAL_DATE_ID}.jsonl")
-        told = name_too_long(samples, folder=True) or _path_too_long(samples)
+        told = name_too_long(samples, folder=True) or path_too_long(samples)
         if told is not None:
             shown = (f"{sub}/" if sub and given.suffix != ".json" else "") + f"samples_{longest}_<date>.jsonl"
             raise ConfigError(f"--output_path {output_path} ({shown}, which lm-eval writes with --log_samples): "
                               f"{told}; give a shorter path")
-
-
-def _path_too_long(path: Path) -> str | None:
-    """Why ``path`` cannot be created for its length, or None: ``a path of 4109 bytes, more than the 4095 its file
-    system allows ([Errno 36] File name too long)`` when the path as given (relative ones as they are: the system
-    measures the text it is handed) has ``PATH_MAX`` bytes or more (``PC_PATH_MAX`` of the nearest existing folder,
-    4096 when it cannot be read; the limit counts the text's closing NUL). lm-eval made the folders that fit, ran the
-    whole evaluation, and only its final write failed (s58 r2). Raises nothing."""
-    import errno
-
-    size = len(os.fsencode(str(path)))
-    parent = path.parent
-    while parent != parent.parent:
-        try:
-            if parent.is_dir():
-                break
-        except OSError:  # too long itself, say: one folder up
-            pass
-        parent = parent.parent
-    try:
-        most = os.pathconf(parent, "PC_PATH_MAX") - 1
-    except (OSError, ValueError):
-        most = 4095
-    if size <= most:
-        return None
-    return (f"a path of {size} bytes, more than the {most} its file system allows ([Errno {errno.ENAMETOOLONG}] "
-            f"{os.strerror(errno.ENAMETOOLONG)})")
 
 
 SQLITE_JOURNAL = "-journal"
