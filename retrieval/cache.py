@@ -218,15 +218,21 @@ def _head(path: Path) -> bytes:
         return f.read(4096).removeprefix(BOM).lstrip()
 
 
+CTXS_RUN_ENDINGS = (".jsonl", ".json")
+"""Names ``tokrag retrieve eval`` reads as a ctxs JSON(L) run (each also ``.gz``: :func:`is_ctxs_file`)."""
+TREC_RUN_ENDINGS = (".trec", ".txt")
+"""Names ``tokrag retrieve eval`` reads as a TREC run (each also ``.gz``: :func:`is_ctxs_file`)."""
+
+
 def is_ctxs_file(path: str | os.PathLike) -> bool:
     """Whether ``tokrag retrieve eval`` reads ``path`` as a ctxs JSON(L) run (else as a TREC run): a name ending in
     ``.jsonl`` or ``.json`` (each also ``.gz``), never one in ``.trec`` or ``.txt`` (each also ``.gz``); any other
     name (``run.ctxs``, ``run``) when its first non-blank character is ``{`` or ``[``."""
     p = Path(path)
     name = p.name.lower().removesuffix(".gz")
-    if name.endswith((".jsonl", ".json")):
+    if name.endswith(CTXS_RUN_ENDINGS):
         return True
-    if name.endswith((".trec", ".txt")):
+    if name.endswith(TREC_RUN_ENDINGS):
         return False
     return _head(p)[:1] in (b"{", b"[")
 

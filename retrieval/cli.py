@@ -607,9 +607,11 @@ def _check_output_kinds(out: Path, ctxs_out: Path, ctxs_given: bool) -> None:
     Raises:
         ConfigError: one line naming the option, the path and a name to give instead.
     """
+    from .cache import CTXS_RUN_ENDINGS, TREC_RUN_ENDINGS
+
     for opt, path, kind, wrong, example in (
-            ("--output", out, "the TREC run", (".jsonl", ".json"), ".trec"),
-            ("--output-ctxs", ctxs_out, "the ctxs JSON Lines", (".trec", ".txt"), ".ctxs.jsonl")):
+            ("--output", out, "the TREC run", CTXS_RUN_ENDINGS, ".trec"),  # the endings eval reads as the other kind
+            ("--output-ctxs", ctxs_out, "the ctxs JSON Lines", TREC_RUN_ENDINGS, ".ctxs.jsonl")):
         if opt == "--output-ctxs" and not ctxs_given:
             continue
         name = path.name.lower()
