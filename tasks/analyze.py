@@ -1010,9 +1010,10 @@ def auc_by_layer_figure(results: dict[str, dict], n_layers: int, split: str | No
                         in_sample: dict[str, int] | None = None) -> Any:
     """The matplotlib figure of :func:`auc_by_layer_png` (the caller closes it).
 
-    The title names ``split`` (``dev``/``test``); with ``in_sample`` (:func:`preset_in_sample`: the samples the preset
-    was calibrated on) the ``calibrated`` reference line's legend entry reads ``calibrated (in-sample): AUC``, as its
-    table row says IN-SAMPLE: a fit to its own dev data, not a held-out AUC. A line with exactly the values of
+    The title names ``split`` (``dev``/``test``); with ``in_sample`` (``{data set: count}`` of the samples the preset
+    was calibrated on: the non-zero ``shared`` counts of :func:`preset_in_sample_checks`) the ``calibrated`` reference
+    line's legend entry reads ``calibrated (in-sample): AUC``, as its table row says IN-SAMPLE: a fit to its own dev
+    data, not a held-out AUC. A line with exactly the values of
     a line drawn before it (the pooled ``all`` line when the other data set has no AUC, e.g. one class) is drawn
     dashed over it and its label names the other line, so that neither hides the other. The named policies' reference
     lines are the pooled ``all`` results', or the one data set's in a run of one (before 2026-12-06 such a run drew
@@ -1532,19 +1533,6 @@ def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[
     return out
 
 
-def preset_in_sample(preset: dict | None, cfgs: dict[str, dict]) -> dict[str, int]:
-    """The samples of this run that ``preset`` was calibrated on, per data set: ``{name: count}`` of
-    :func:`preset_in_sample_checks` where the count is not 0 (the same data files by SHA-256, or where a record lacks
-    them, the same dev split); empty when none (a test run, other data files, a preset without that record, or no
-    preset). There the calibrated row reports the preset's in-sample dev AUC.
-
-    Args:
-        preset: the preset as :func:`tokrag_model.methods.tokrag.read_preset` returns it, or None.
-        cfgs: this run's data configs (:func:`collect_all`: ``split``, ``n``, ``tokrag_data`` per data set).
-    """
-    return {name: c["shared"] for name, c in preset_in_sample_checks(preset, cfgs).items() if c["shared"]}
-
-
 def in_sample_basis_lines(checks: dict[str, dict], shared: dict[str, int]) -> list[str]:
     """The notes ``tokrag analyze`` prints under the in-sample note (:func:`report`), one per data set of ``checks``
     (:func:`preset_in_sample_checks`; ``shared``: its non-zero counts): how in-sample was judged. Same files:
@@ -1632,9 +1620,10 @@ def model_info(lm: Any) -> dict | None:
 def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, meta: dict) -> None:
     """Print one table per data set (and pooled), write ``results.json`` (``meta`` + ``results``; ``tokrag analyze``
     puts the model's provenance in ``meta["model_info"]``, :func:`model_info`) and
-    ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (:func:`preset_in_sample`) a note says
-    the calibrated row is the preset's in-sample dev fit; with ``meta["preset_in_sample_checks"]``
-    (:func:`preset_in_sample_checks`) one note per data set says how that was judged (:func:`in_sample_basis_lines`)."""
+    ``auc_by_layer.png`` into ``out_dir``. With ``meta["preset_in_sample"]`` (``{data set: count}``: the non-zero
+    ``shared`` counts of ``meta["preset_in_sample_checks"]``) a note says the calibrated row is the preset's in-sample
+    dev fit; with ``meta["preset_in_sample_checks"]`` (:func:`preset_in_sample_checks`) one note per data set says how
+    that was judged (:func:`in_sample_basis_lines`)."""
     from retrieval.io import atomic_write_bytes, atomic_write_json
 
     split = meta.get("split", "")
