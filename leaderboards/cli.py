@@ -11,7 +11,8 @@
 ``run`` prints one JSON summary line last (cells run / skipped / done by another process, forward
 passes, wall seconds, and the ``selection`` of ``--models/--methods/--tasks`` when given; ``stopped_by_max_cells``
 and ``left``, the count of cells not started, when ``--max-cells N`` stopped it, which also prints one stderr line
-``stopped after N cells (--max-cells N); M cells remain: <the run command>``), also when ``--report``'s report is
+``stopped after N cells (--max-cells N); M cells remain: <the run command>``, the command given minus
+``--max-cells``, :func:`max_cells_message`), also when ``--report``'s report is
 refused (a folder that is not a tokrag report, unfinished cells), whose error then ends the command (exit 2); with ``--jobs N`` it is
 the whole run's (its helpers write theirs to a file the main process adds up, never to stdout); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
@@ -290,6 +291,30 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
     return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
 
 
+def _n_cells(n: int) -> str:
+    """``1 cell``, ``3 cells``."""
+    return f"{n} cell" if n == 1 else f"{n} cells"
+
+
+def max_cells_message(args: argparse.Namespace, spec: LeaderboardSpec, left: int) -> str:
+    """The stderr line of ``run --max-cells N`` stopped with ``left`` (>= 1) cells of its selection not started:
+    ``stopped after 1 cell (--max-cells 1); 3 cells remain: <command>`` (``1 cell remains`` for one). The command
+    (shell-quoted, :func:`~leaderboards.runner.run_command`) is the user's ``run`` minus ``--max-cells``: the spec, the
+    resolved runs folder as ``--runs-dir`` (the folder this run wrote, whatever chose it), the selection and every
+    other option given (``--jobs N`` when N > 1, ``--no-resume``, ``--no-progress``, ``--report``, ``--replace``,
+    ``--fallback-s-per-question``); not the hidden options of a ``--jobs`` helper."""
+    from .runner import resolve_runs_dir, run_command
+
+    opts = (["--jobs", str(args.jobs)] if args.jobs > 1 else []) + (["--no-resume"] if args.no_resume else []) \
+        + (["--no-progress"] if args.no_progress else []) + (["--report"] if args.report else []) \
+        + (["--replace"] if args.replace else []) \
+        + (["--fallback-s-per-question", repr(args.fallback_s_per_question)]
+           if args.fallback_s_per_question is not None else [])
+    command = run_command(spec, resolve_runs_dir(spec, args.runs_dir), *opts)
+    return (f"stopped after {_n_cells(args.max_cells)} (--max-cells {args.max_cells}); {_n_cells(left)} "
+            f"{'remains' if left == 1 else 'remain'}: {command}")
+
+
 def n_per_task(rows: list[dict]) -> str:
     """``n per task: t1 30, t2 30`` (documents scored per cell, over the methods; a range when they differ)."""
     ns: dict[str, set] = {}
@@ -449,10 +474,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                         print_cells(json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))
                 stage = "done"
             if summary.left:  # run --max-cells N stopped with cells of the selection unrun: say so, and how to go on
-                from .runner import resolve_runs_dir, run_command
-
-                print(f"stopped after {args.max_cells} cells (--max-cells {args.max_cells}); {len(summary.left)} cells "
-                      f"remain: {run_command(spec, resolve_runs_dir(spec, args.runs_dir))}", file=sys.stderr)
+                print(max_cells_message(args, spec, len(summary.left)), file=sys.stderr)
             if args.summary_file:  # a helper of run --jobs N: the main process prints the run's one summary
                 from retrieval.io import atomic_write_text
 

@@ -21,15 +21,16 @@ def test_run_max_cells_says_how_many_cells_it_left_and_how_to_run_them(tmp_path,
     out, err = capsys.readouterr()
     summary = json.loads(out.splitlines()[-1])
     assert len(summary["ran"]) == 1 and summary["stopped_by_max_cells"] is True and summary["left"] == 3
-    assert (f"stopped after 1 cells (--max-cells 1); 3 cells remain: tokrag leaderboard run {spec} --runs-dir {runs}\n"
-            in err)
+    assert (f"stopped after 1 cell (--max-cells 1); 3 cells remain: tokrag leaderboard run {spec} --runs-dir {runs} "
+            "--no-progress\n" in err)
     # a selection: the cells of the selection only, and its command
     assert lb_main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--max-cells", "1",
                     "--tasks", "toy_qa_noise67"]) == 0
     out, err = capsys.readouterr()
     summary = json.loads(out.splitlines()[-1])
     assert summary["left"] == 1 and len(summary["ran"]) == 1
-    assert (f"1 cells remain: tokrag leaderboard run {spec} --runs-dir {runs} --tasks toy_qa_noise67\n") in err
+    assert (f"1 cell remains: tokrag leaderboard run {spec} --runs-dir {runs} --tasks toy_qa_noise67 "
+            "--no-progress\n") in err
     # the rest fit: no such field, no such line
     assert lb_main(["run", str(spec), "--runs-dir", str(runs), "--no-progress", "--max-cells", "5"]) == 0
     out, err = capsys.readouterr()
