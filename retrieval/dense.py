@@ -160,11 +160,19 @@ def resolve_encoder(spec: str | os.PathLike) -> Path:
         ) from exc
 
 
+ENCODER_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".json", ".txt", ".model", ".tiktoken")
+"""The files of an encoder folder that :func:`weights_hash` hashes: weights, config and the tokenizer's files as
+transformers reads them (``vocab.txt``, ``tokenizer.json``, ``merges.txt``; a sentencepiece ``spiece.model`` /
+``sentencepiece.bpe.model`` or a ``.tiktoken`` file, which a folder without ``tokenizer.json`` is tokenized by:
+before s59 these two were left out, so a tokenizer replaced at the same path kept the dense index and the cached
+runs of the old one). A folder without them keys as before."""
+
+
 @lru_cache(maxsize=32)
 def _weights_hash(folder: str, stamp: tuple) -> str:
     h = hashlib.sha256()
     for f in sorted(Path(folder).iterdir()):
-        if f.suffix in (".safetensors", ".bin", ".pt", ".json", ".txt") and f.is_file():
+        if f.suffix in ENCODER_FILE_SUFFIXES and f.is_file():
             h.update(f.name.encode())
             with open(f, "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
@@ -173,7 +181,8 @@ def _weights_hash(folder: str, stamp: tuple) -> str:
 
 
 def weights_hash(folder: str | os.PathLike) -> str:
-    """SHA-256 prefix (16 hex) over an encoder folder's weight, config and vocabulary files (model fingerprint).
+    """SHA-256 prefix (16 hex) over an encoder folder's weight, config and tokenizer files (model fingerprint): its
+    top-level files of :data:`ENCODER_FILE_SUFFIXES`, by name and bytes.
 
     Memoised in the process by each file's name and :func:`retrieval.io.file_stamp` (size, mtime_ns, ctime_ns,
     inode), so a same-size edit whose mtime was put back (``touch -r``, ``cp -p``, ``rsync -a``) is hashed anew.
