@@ -1087,10 +1087,17 @@ def nan_to_none(obj: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ CLI
+MODEL_ARGS_DEFAULT = "pretrained=smollm2-135m-instruct"
+"""``--model-args``' default for ``tokrag analyze`` and ``tokrag calibrate``: ``--model M`` replaces its
+``pretrained=`` without a word (:func:`check_model_pretrained`)."""
+
+
 def add_common_args(p: argparse.ArgumentParser, default_out: str, default_split: str) -> None:
     """Arguments shared by ``tokrag analyze`` and ``tokrag calibrate``."""
-    p.add_argument("--model", default=None, help="pretrained model (hub id, local folder or alias); overrides --model-args")
-    p.add_argument("--model-args", "--model_args", default="pretrained=smollm2-135m-instruct",
+    p.add_argument("--model", default=None,
+                   help="pretrained model (hub id, local folder or alias), instead of pretrained= in --model-args "
+                        "(both given: they must name the same model)")
+    p.add_argument("--model-args", "--model_args", default=MODEL_ARGS_DEFAULT,
                    help="tokrag model arguments, k=v comma list as for lm_eval --model_args")
     p.add_argument("--data", default="wiki,nq", help=f"comma list of: {', '.join(DATA_SETS)} (default wiki,nq)")
     p.add_argument("--split", default=default_split, help=f"question split: test | dev (default {default_split})")
@@ -1216,7 +1223,8 @@ def check_common_args(args: argparse.Namespace) -> None:
             parser kept the last silently; :func:`tokrag_model._lmeval_hook.check_repeated_keys`, as ``lm_eval``
             refuses it), also with its items cut at every comma, as :func:`load_lm`'s ``simple_parse_args_string`` reads
             them (a quote or an open bracket in a value, ``pretrained=/m/o'brien,k=3,k=5``, hid the repeat from
-            lm_eval's split).
+            lm_eval's split); ``--model`` and a ``pretrained=`` in ``--model-args`` naming two models
+            (:func:`check_model_pretrained`).
     """
     from retrieval.io import check_writable
     from tokrag_model._lmeval_hook import check_repeated_keys
@@ -1225,6 +1233,7 @@ def check_common_args(args: argparse.Namespace) -> None:
     check_repeated_keys([("model_args", "--model-args", [args.model_args])])  # as lm_eval splits it
     # and one entry per comma item, as load_lm's parser splits it: lm_eval's keeps a quoted or bracketed stretch whole
     check_repeated_keys([("model_args", "--model-args", [item]) for item in str(args.model_args).strip().split(",")])
+    check_model_pretrained(args)
     if not str(args.out).strip():  # --out "$DIR" with DIR unset: the records and the preset went to the working directory
         raise ConfigError("--out is empty (an unset shell variable?); give a folder, or leave the option out for the "
                           "default")
@@ -1235,6 +1244,34 @@ def check_common_args(args: argparse.Namespace) -> None:
         if value < low:
             raise ConfigError(f"--{opt.replace('_', '-')} {value}: expected an integer >= {low}")
     check_chat_template(args)
+
+
+def check_model_pretrained(args: argparse.Namespace) -> None:
+    """Refuse ``--model M`` beside a ``pretrained=`` of another value in ``--model-args`` (``tokrag analyze`` and
+    ``tokrag calibrate``, before the model loads): :func:`load_lm` loads ``M`` and the other name was dropped without a
+    word, so one of the two is a mistake. The same value in both passes (``--model a --model-args pretrained=a``, also
+    ``pretrained=a,pretrained=a``), and so does ``--model-args`` left at its default (:data:`MODEL_ARGS_DEFAULT`,
+    whose ``pretrained=`` ``--model`` replaces), or without ``pretrained=``. The values are compared as the text
+    :func:`load_lm` reads (lm-eval's ``simple_parse_args_string``): ``/m/x`` and ``/m/x/`` are two names. A
+    malformed ``--model-args`` is left to :func:`load_lm`; a ``pretrained=`` given twice with two values is refused
+    before this, by :func:`check_common_args`' repeated-key check.
+
+    Raises:
+        ConfigError: one line naming ``--model`` and ``pretrained=`` with both values.
+    """
+    from lm_eval.utils import simple_parse_args_string
+
+    model = getattr(args, "model", None)
+    if not model or args.model_args == MODEL_ARGS_DEFAULT:
+        return
+    try:
+        given = simple_parse_args_string(args.model_args)
+    except Exception:  # noqa: BLE001 - load_lm reports it
+        return
+    if "pretrained" in given and str(given["pretrained"]) != str(model):
+        raise ConfigError(f"--model {model} and --model-args pretrained={given['pretrained']} name two models ({model} "
+                          f"would load, {given['pretrained']} be dropped without a word): give the model once, by "
+                          "--model or by pretrained= in --model-args")
 
 
 def check_data_paths(args: argparse.Namespace) -> None:
