@@ -673,10 +673,15 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     path is taken from the working directory. A file is hashed whole (memoised by path and
     :func:`retrieval.io.file_stamp`: size, mtime, ctime, inode); a folder as :func:`tree_fingerprint` (symlinked
     folders followed), every file whatever its size. Empty for the built-in tasks, whose data sit
-    under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`).
+    under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`). Also the local files lm-eval's own loader reads for a task
+    (:func:`lm_eval_dataset_paths`: ``dataset_path`` naming a local file or folder, ``dataset_kwargs``' ``data_files``
+    and ``data_dir``), which no other field keys: before s59 a task of ``dataset_path: json`` whose
+    ``data_files`` file was edited kept its run key, and the leaderboard reused the old numbers.
     """
+    chain = memo.task_chain(task, include_path)
+    paths = [path for _value, path, _where in task_data_paths(chain).values()] + lm_eval_dataset_paths(chain)
     out: dict[str, str] = {}
-    for name, (_value, path, _where) in task_data_paths(memo.task_chain(task, include_path)).items():
+    for path in paths:
         try:
             if path.is_file():
                 out[str(path.resolve())] = memo.sha(path)
@@ -685,6 +690,63 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
         except OSError:
             continue
     return out
+
+
+def lm_eval_dataset_paths(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path]:
+    """The existing local files and folders that lm-eval's own dataset loading (``datasets.load_dataset(path=
+    dataset_path, data_dir=..., data_files=...)``) reads for a task whose YAML chain
+    (:func:`leaderboards.spec.task_yaml_chain`: own values over included ones, top-level keys as lm-eval merges an
+    ``include:``) is ``chain``: ``dataset_path`` when it names a local file or folder (``~`` expanded, relative to the
+    working directory), and ``dataset_kwargs``' ``data_dir`` and ``data_files`` entries (a string, a list, or a split
+    -> string/list mapping; a glob pattern gives its matches, sorted) as ``datasets`` resolves them: ``data_dir``
+    relative to a local ``dataset_path`` folder, else (a packaged builder such as ``json``) to the working directory,
+    and ``data_files`` relative to that ``data_dir`` when set. For a hub ``dataset_path`` only absolute (or ``~``)
+    paths are local. URLs (``://``) and paths that do not exist are left out (a missing file fails the run). Reads
+    no file. Raises nothing."""
+    import glob
+
+    conf: dict[str, Any] = {}
+    for _y, doc in reversed(chain):
+        conf.update({k: doc[k] for k in ("dataset_path", "dataset_kwargs") if k in doc})
+
+    def local(value: Any, base: Path | None, relative: bool = True) -> list[Path]:
+        if not isinstance(value, str) or not value.strip() or "://" in value:
+            return []
+        try:
+            p = expand_user(value.strip())
+            if not p.is_absolute():
+                if not relative:
+                    return []
+                p = (Path.cwd() if base is None else base) / p
+            if any(ch in value for ch in "*?["):
+                return [Path(m) for m in sorted(glob.glob(str(p), recursive=True))]
+            return [p] if p.exists() else []
+        except (OSError, ValueError, RuntimeError):  # a name the OS refuses, ~nosuchuser
+            return []
+
+    out = local(conf.get("dataset_path"), None)
+    base = out[0] if out and out[0].is_dir() else None
+    relative = bool(out) or _packaged_builder(conf.get("dataset_path"))  # a hub id's relative paths are the hub's
+    kwargs = conf.get("dataset_kwargs") if isinstance(conf.get("dataset_kwargs"), dict) else {}
+    data_dir = local(kwargs.get("data_dir"), base, relative)
+    out += data_dir
+    if data_dir and data_dir[0].is_dir():  # datasets reads data_files relative to <dataset_path folder>/<data_dir>
+        base = data_dir[0]
+    files = kwargs.get("data_files")
+    for v in (list(files.values()) if isinstance(files, dict) else [files]):
+        for item in (v if isinstance(v, list) else [v]):
+            out += local(item, base, relative)
+    return list(dict.fromkeys(out))
+
+
+def _packaged_builder(name: Any) -> bool:
+    """Whether ``name`` is one of ``datasets``' packaged builders (``json``, ``csv``, ``parquet``, ``text``, ...), whose
+    relative ``data_files`` are read from the working directory. Raises nothing."""
+    try:
+        from datasets.packaged_modules import _PACKAGED_DATASETS_MODULES
+    except ImportError:
+        return False
+    return isinstance(name, str) and name.strip() in _PACKAGED_DATASETS_MODULES
 
 
 def _task_metadata(task: str, include_path: list[Path], memo: _HashMemo, extra: dict[str, Any] | None = None) -> dict[str, Any]:
