@@ -30,7 +30,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   without them (:func:`rolling_chat_legacy_cell`);
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
-  a local hub copy (:func:`task_data_files`);
+  a local hub copy, and of those lm-eval's own loader reads for it: a local ``dataset_path`` and the
+  ``dataset_kwargs`` ``data_files`` / ``data_dir`` (a task of ``dataset_path: json``; :func:`lm_eval_dataset_paths`)
+  (:func:`task_data_files`);
 * for a task that retrieves with dense encoders (``retriever: dense`` or ``hybrid`` over a local corpus): the passage
   and query encoders its ``retriever_params`` name (default ``all-MiniLM-L6-v2``), by content or hub commit
   (:func:`dense_encoders`), so that re-saved encoder weights give a new folder as they give a new retrieval run;
