@@ -237,16 +237,39 @@ def is_ctxs_file(path: str | os.PathLike) -> bool:
     return _head(p)[:1] in (b"{", b"[")
 
 
-def _check_rank(c: Mapping[str, Any], j: int, ranked: tuple[int, float] | None, at: str) -> tuple[int, float] | None:
-    """Check the ``rank`` of passage ``c``, at position ``j`` of its ranking, against ``ranked``, the position and rank
-    of the last passage before it with a rank (None: none); returns the new ``(position, rank)`` (``ranked`` when
-    ``c`` has no rank). A ctxs list is scored in its order (best first: DPR's, FiD's and Pyserini's files carry no
-    rank, tokrag's ``rank`` is the position), so a rank that puts a passage above one listed before it contradicts
-    the list and one of the two orders would be scored silently. Equal ranks (``0`` as a placeholder) do not.
+RANKING_SCORED = "the ranking scored"
+"""What a ctxs run's list order is (:func:`read_ctxs_jsonl`: ``tokrag retrieve eval`` scores it), in
+:func:`check_rank`'s line; a doc's passages are given to the methods in it (``tokrag_model.prompt.get_ctxs``)."""
+COUNTS_AS_RANK = "each copy would count as a rank (trec_eval refuses such a run)"
+"""What a passage listed twice in a ctxs run would do (:func:`check_listed_once`'s line); in a doc, each copy would be
+given to the method as a passage of its own (``tokrag_model.prompt.get_ctxs``)."""
+
+
+def _where(at: str | Callable[[], str]) -> str:
+    """A refusal's head: ``at``, or what it returns when a function (built only for the line)."""
+    return at() if callable(at) else at
+
+
+def check_rank(c: Mapping[str, Any], j: int, ranked: tuple[int, float] | None, at: str | Callable[[], str], *,
+               listed_as: str = "ctxs", order: str = RANKING_SCORED) -> tuple[int, float] | None:
+    """The one rule of a passage's ``rank`` in a ranking, for a ctxs run (:func:`read_ctxs_jsonl`) and a doc's
+    passages (``tokrag_model.prompt.get_ctxs``): check the ``rank`` of passage ``c``, at position ``j`` of its
+    ranking, against ``ranked``, the position and rank of the last passage before it with a rank (None: none); returns
+    the new ``(position, rank)`` (``ranked`` when ``c`` has no rank). A list is used in its order (best first: DPR's,
+    FiD's and Pyserini's files carry no rank, tokrag's ``rank`` is the position), so a rank that puts a passage above
+    one listed before it contradicts the list and one of the two orders would be used silently; it is refused rather
+    than sorted, since either could be the one meant. Equal ranks (``0`` as a placeholder), gaps and passages without
+    a rank agree with any order.
+
+    Args:
+        at: where the passage is, the line's head (file, line, question, position, passage; or the method, doc,
+            position, passage), or a function that returns it (called only for a refusal).
+        listed_as: how the line names an earlier position (``ctxs[0]``; ``doc['ctxs'][0]``).
+        order: what the list order is, for the line (:data:`RANKING_SCORED`; ``the order the passages are given in``).
 
     Raises:
-        DataError: ``at`` (file, line, question, position, passage) and the rank: a rank that is not a finite
-            number, or one smaller than an earlier passage's (that position and rank named).
+        DataError: ``at`` and the rank: a rank that is not a finite number (``true``, ``"2"``, ``NaN``), or one
+            smaller than an earlier passage's (that position and rank named).
     """
     import math
 
@@ -254,13 +277,38 @@ def _check_rank(c: Mapping[str, Any], j: int, ranked: tuple[int, float] | None, 
     if rank is None:
         return ranked
     if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
-        raise DataError(f"{at} 'rank' is {json.dumps(rank)}: a rank must be a number (its position, 1 for the best "
-                        "passage) or absent")
+        shown = json.dumps(rank, default=str)
+        raise DataError(f"{_where(at)} 'rank' is {shown if len(shown) <= 40 else shown[:40] + '...'}: a rank must be a "
+                        "number (its position, 1 for the best passage) or absent")
     if ranked is not None and rank < ranked[1]:
-        raise DataError(f"{at} has rank {rank} but is listed after ctxs[{ranked[0]}] of rank {ranked[1]}: the ranks "
-                        "contradict the list order, which is the ranking scored (best first); sort the list by rank, "
-                        "or drop the 'rank' fields to score the list order")
+        raise DataError(f"{_where(at)} has rank {rank} but is listed after {listed_as}[{ranked[0]}] of rank "
+                        f"{ranked[1]}: the ranks contradict the list order, which is {order} (best first); sort the "
+                        "list by rank, or drop the 'rank' fields")
     return j, rank
+
+
+def check_listed_once(listed: dict[str, int], pid: str, j: int, at: str | Callable[[], str], *,
+                      listed_as: str = "ctxs", copies: str = COUNTS_AS_RANK) -> None:
+    """The one rule of a passage id in a ranking, for a ctxs run (:func:`read_ctxs_jsonl`) and a doc's passages
+    (``tokrag_model.prompt.get_ctxs``): the passage ``pid`` (not empty: the caller skips a passage without an id), at
+    position ``j``, must not be in ``listed`` (this ranking's ids so far -> their first position), to which it is
+    added. How the id is read stays with the caller: a run file of another tool names it ``id``, ``_id`` or
+    ``docid`` (:func:`retrieval.io.json_id`: ``12`` and ``"12"`` are one id, a float is refused); a doc holds the
+    ``docid`` a task wrote.
+
+    Args:
+        at: where the passage is, the line's head, its id included (``... ctxs[2] (passage '12')``), or a function
+            that returns it (called only for a refusal).
+        listed_as: how the line names the first copy's position (``ctxs[1]``; ``doc['ctxs'][1]``).
+        copies: what the copies would do (:data:`COUNTS_AS_RANK`; in a doc, each given to the method).
+
+    Raises:
+        DataError: ``at`` and the first copy's position: ``pid`` is listed twice.
+    """
+    if pid in listed:
+        raise DataError(f"{_where(at)} is listed twice (also {listed_as}[{listed[pid]}]); {copies}: keep one copy, the "
+                        "better-ranked")
+    listed[pid] = j
 
 
 def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
@@ -288,10 +336,11 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             first such passage named: file, line, question, position), the same for a passage without a text, a
             text or title that is not a string (file, line, question and passage named), a passage whose id fields
             hold two different ids (:func:`retrieval.io.one_passage_id`; file, line, question, position and both fields),
-            a passage id listed twice in one question's ranking (file, line, question, both positions and the id:
-            each copy would count as a rank, as DPR's evaluation counts it; trec_eval refuses such a run), a
+            a passage id listed twice in one question's ranking (:func:`check_listed_once`; file, line, question,
+            both positions and the id: each copy would count as a rank, as DPR's evaluation counts it; trec_eval
+            refuses such a run), a
             ``rank`` that is not a number or that contradicts the list order (a passage ranked above one listed
-            before it: :func:`_check_rank`; the list is scored in its order, so the file's ranks would be ignored),
+            before it: :func:`check_rank`; the list is scored in its order, so the file's ranks would be ignored),
             a key given twice in one JSON object (:func:`retrieval.io.read_jsonl`).
     """
     from .corpus import QID_FIELDS, other_qid_field, qid_field
@@ -328,17 +377,14 @@ def read_ctxs_jsonl(path: str | os.PathLike) -> tuple[Ctxs, dict[str, str]]:
             at = f"{where}: question {qid!r}, ctxs[{j}]"
             pid = _first_id(c, PASSAGE_ID_FIELDS, at)
             one_passage_id(c, PASSAGE_ID_FIELDS, at)  # the corpus reader takes 'id' first
-            if pid:
-                if pid in listed:  # each copy would count as a rank (in a prompt: the passage twice)
-                    raise DataError(f"{at}: passage {pid!r} is listed twice in the question's ranking (also ctxs[{listed[pid]}]); "
-                                    "each copy would count as a rank (trec_eval refuses such a run): keep one copy, the "
-                                    "better-ranked")
-                listed[pid] = j
+            named = f"{at}{f' (passage {pid!r})' if pid else ''}"
+            if pid:  # each copy would count as a rank: the rule of a doc's passages too (prompt.get_ctxs)
+                check_listed_once(listed, pid, j, named)
                 c["docid"] = pid
                 with_id += 1
             elif not without_id:
                 without_id = at
-            ranked = _check_rank(c, j, ranked, f"{at}{f' (passage {pid!r})' if pid else ''}")
+            ranked = check_rank(c, j, ranked, named)  # the rule of a doc's passages too (prompt.get_ctxs)
             for name in ("title", "text"):  # what answer recall and the prompts read
                 if c.get(name) is not None and not isinstance(c[name], str):
                     raise DataError(f"{at}{f' (passage {pid!r})' if pid else ''} {name!r} is {json.dumps(c[name])}: "

@@ -247,9 +247,9 @@ def test_duplicate_passages_are_an_error_naming_the_line_question_and_id(tmp_pat
                                               {"id": 3, "ctxs": [JUPITER]}])
     code, m, err = _eval(capsys, run, topics, "--k", "1", "2")
     assert (code, m) == (2, None)
-    assert err == (f"tokrag retrieve: error: {run}:1: question '1', ctxs[1]: passage '5' is listed twice in the "
-                   "question's ranking (also ctxs[0]); each copy would count as a rank (trec_eval refuses such a run): "
-                   "keep one copy, the better-ranked\n")
+    assert err == (f"tokrag retrieve: error: {run}:1: question '1', ctxs[1] (passage '5') is listed twice (also "
+                   "ctxs[0]); each copy would count as a rank (trec_eval refuses such a run): keep one copy, the "
+                   "better-ranked\n")
 
 
 def test_questions_without_passages_are_named(tmp_path, topics, capsys):

@@ -54,7 +54,7 @@ def test_ranks_that_contradict_the_list_order_are_an_error(tmp_path, topics, cap
     assert (code, m) == (2, None)
     assert err == (f"tokrag retrieve: error: {run}:1: question 'q1', ctxs[1] (passage 'p1') has rank 1 but is listed "
                    "after ctxs[0] of rank 2: the ranks contradict the list order, which is the ranking scored (best "
-                   "first); sort the list by rank, or drop the 'rank' fields to score the list order\n")
+                   "first); sort the list by rank, or drop the 'rank' fields\n")
 
 
 def test_a_contradiction_among_the_ranked_passages_is_found_past_unranked_ones(tmp_path):
@@ -92,9 +92,9 @@ def test_a_passage_twice_in_one_ranking_is_an_error_naming_the_id(tmp_path, topi
         {"id": "q2", "ctxs": [P3]}])
     code, m, err = _eval(capsys, run, topics, "--k", "1")
     assert (code, m) == (2, None)
-    assert err == (f"tokrag retrieve: error: {run}:1: question 'q1', ctxs[2]: passage '12' is listed twice in the "
-                   "question's ranking (also ctxs[1]); each copy would count as a rank (trec_eval refuses such a run): "
-                   "keep one copy, the better-ranked\n")
+    assert err == (f"tokrag retrieve: error: {run}:1: question 'q1', ctxs[2] (passage '12') is listed twice (also "
+                   "ctxs[1]); each copy would count as a rank (trec_eval refuses such a run): keep one copy, the "
+                   "better-ranked\n")
 
 
 def test_one_passage_for_two_questions_and_tokrags_own_runs_still_read(tmp_path):

@@ -41,8 +41,9 @@ def test_a_rank_that_is_not_a_number_is_refused(rank, shown):
     doc = {"question": "who wrote hamlet", "ctxs": [_p("p1", rank=1), _p("p2", rank=rank)]}
     with pytest.raises(DataError) as exc:
         get_ctxs(doc, "rag-cad", None)
-    assert str(exc.value) == (f"--model rag-cad: doc (question 'who wrote hamlet'), doc['ctxs'][1] 'rank' is {shown}: a "
-                              "rank must be a number (1 for the best passage) or absent")
+    assert str(exc.value) == (f"--model rag-cad: doc (question 'who wrote hamlet'), doc['ctxs'][1] (passage 'p2') "
+                              f"'rank' is {shown}: a rank must be a number (its position, 1 for the best passage) or "
+                              "absent")
 
 
 def test_a_rankless_passage_keeps_its_place_after_ranked_ones():

@@ -64,12 +64,12 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
     (:func:`retrieval.cache.read_ctxs_jsonl`): the tasks write ``rank`` = position (noise and counterfactual passages
     included), and a ``rank`` field only has to agree with it. Equal ranks (a ``0`` placeholder), gaps and passages
     without a rank agree with any order; a rank below an earlier passage's contradicts the list, and either order could
-    be the one meant, so it is refused rather than sorted (the passages were sorted by rank here before s57 r9).
-    A passage (by its ``docid``) listed twice in one doc is refused too, as in a ctxs run (:func:`retrieval.cache.
-    read_ctxs_jsonl`): each copy would be given to the method (REPLUG weighed it twice, Tok-RAG's passages block
-    repeated it; s57 h4). Passages without a ``docid`` (or with ``""``) are not compared; the shipped tasks never list
-    a docid twice (noise passages are drawn from the others: checked on 300 docs of every nq_oracle / nq_open noise
-    and counterfactual task).
+    be the one meant, so it is refused rather than sorted (the passages were sorted by rank here before s57 r9): a
+    ctxs run's rule, :func:`retrieval.cache.check_rank`. A passage (by its ``docid``) listed twice in one doc is
+    refused too, as in a ctxs run (:func:`retrieval.cache.check_listed_once`): each copy would be given to the method
+    (REPLUG weighed it twice, Tok-RAG's passages block repeated it; s57 h4). Passages without a ``docid`` (or with
+    ``""``) are not compared; the shipped tasks never list a docid twice (noise passages are drawn from the others:
+    checked on 300 docs of every nq_oracle / nq_open noise and counterfactual task).
 
     Raises:
         DataError: one line each: ``doc`` has no ``ctxs`` list; a passage has no ``text``; a passage's ``rank`` is
@@ -77,7 +77,10 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
             ranks named); a ``docid`` listed twice (the doc, both positions and the docid named), in the whole list,
             not only its top ``k``.
     """
-    import math
+    # the rank and the listed-twice rules are a ctxs run's (retrieval.cache.check_rank, check_listed_once: one rule,
+    # one line); what differs is said here: the list order is what the methods are given, and a copy would be a
+    # passage of its own; the id is the docid a task wrote (a run file's id, _id or docid is read by the run reader)
+    from retrieval.cache import check_listed_once, check_rank
 
     ctxs = doc.get("ctxs") if isinstance(doc, dict) else None
     if not isinstance(ctxs, list):
@@ -88,33 +91,23 @@ def get_ctxs(doc: Any, method: str, k: int | None, kind: str | None = None) -> l
         if not isinstance(c, dict) or not isinstance(c.get("text"), str):
             raise DataError(f"--model {method}: doc['ctxs'][{i}] must be a dict with a 'text' string, got {str(c)[:80]!r}")
         docid = c.get("docid")
-        if docid is not None and str(docid) != "":
-            if str(docid) in listed:  # each copy would be a passage of its own (REPLUG's weights, the passages block)
-                raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] (passage {docid!r}) is listed "
-                                f"twice (also doc['ctxs'][{listed[str(docid)]}]); each copy would be given to the method "
-                                "as a passage of its own: keep one copy, the better-ranked")
-            listed[str(docid)] = i
-        rank = c.get("rank")
-        if rank is None:
-            continue
-        if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
-            raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] 'rank' is {_shown(rank)}: a "
-                            "rank must be a number (1 for the best passage) or absent")
-        if ranked is not None and rank < ranked[1]:
-            raise DataError(f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}] (passage {c.get('docid', '?')!r}) "
-                            f"has rank {rank} but is listed after doc['ctxs'][{ranked[0]}] of rank {ranked[1]}: the ranks "
-                            "contradict the list order, which is the order the passages are given in (best first); "
-                            "sort the list by rank, or drop the 'rank' fields")
-        ranked = (i, rank)
+        has_id = docid is not None and str(docid) != ""
+
+        def at(i: int = i, docid: Any = docid, has_id: bool = has_id) -> str:  # the doc named only in a refusal
+            return (f"--model {method}: doc {doc_name(doc)}, doc['ctxs'][{i}]"
+                    + (f" (passage {docid!r})" if has_id else ""))
+
+        if has_id:  # each copy would be a passage of its own (REPLUG's weights, the passages block)
+            check_listed_once(listed, str(docid), i, at, listed_as="doc['ctxs']", copies=PASSAGE_COPIES)
+        ranked = check_rank(c, i, ranked, at, listed_as="doc['ctxs']", order=PASSAGES_ORDER)
     return ctxs[:k] if k is not None else list(ctxs)
 
 
-def _shown(value: Any) -> str:
-    """``value`` as JSON (``"2"``, ``true``, ``NaN``), its first 40 characters, for a refusal naming a field."""
-    import json
-
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 40 else text[:40] + "..."
+PASSAGES_ORDER = "the order the passages are given in"
+"""What a doc's list order is, in :func:`get_ctxs`' rank line (:func:`retrieval.cache.check_rank`)."""
+PASSAGE_COPIES = "each copy would be given to the method as a passage of its own"
+"""What a passage listed twice in a doc would do, in :func:`get_ctxs`' line
+(:func:`retrieval.cache.check_listed_once`)."""
 
 
 def doc_name(doc: Any) -> str:
