@@ -56,6 +56,11 @@ FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one pr
 SIMILAR = ("similar: the same method, or the same lm-eval model, on the same kind of task; a finished cell of another "
            "method and model class does not count")
 """What makes a finished cell a measurement for an unfinished one (:func:`estimate_cell`), as the advice says it."""
+UNKNOWN_COUNT = " (unknown number of questions)"
+"""The mark after an unestimated cell's id whose number of questions is unknown (:func:`questions_of` None)."""
+COUNT_WHY = ("no whole-number limit in the spec, and no finished cell of the task in {runs_dir} shows how many "
+             "questions it scores")
+"""Why a cell's number of questions is unknown (:func:`questions_of`), as the estimate's advice says it."""
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     names the model where the spec has no ``models:`` (``model`` None).
     ``first_runs``: per (model, method) with an unestimated cell, the ``tokrag leaderboard run`` command (this
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
-    that kind of task are estimated.
+    that kind of task are estimated; then one per task whose cells lack only their number of questions (no
+    whole-number limit, no finished cell of the task: :func:`questions_of`), which one finished cell of it gives.
+    ``unestimated_unmeasured``: how many unestimated cells have no rate (no similar finished cell, no ``fallback``);
+    the others lack only their number of questions, and :func:`render` says so instead of advising the fallback.
 
     Raises:
         ConfigError: the total overflows (a finite but huge ``fallback``, 1e308: it printed ``inf`` hours and JSON
@@ -250,6 +258,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     sized = of_current_version(ms, spec.include_path)  # what tells a task's size: its current version's cells
     cells, unest, unregistered = [], [], {}
     first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
+    first_sized: dict[str, str] = {}  # task of cells lacking only their count -> the command that runs one cell of it
+    unmeasured = 0  # unestimated cells without a rate (no similar finished cell, no fallback)
     done = 0
     keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
     todo: list[Cell] = []  # every unfinished cell: the dense indexes they need (index_builds)
@@ -272,7 +282,14 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
         rate, level, used = estimate_cell(cell, kind, ms, fallback)
         n = questions_of(cell, sized)
         if rate is None or n is None:
-            unest.append(cell.cell_id + ("" if n is not None else " (unknown number of questions)"))
+            unest.append(cell.cell_id + ("" if n is not None else UNKNOWN_COUNT))
+            unmeasured += rate is None
+            if rate is not None:  # only the count is missing: one finished cell of the task, any method, gives it
+                if cell.task.task not in first_sized:
+                    first_sized[cell.task.task] = run_command(
+                        spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
+                        "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
+                continue
             group = (cell.model_name, cell.method.name)
             if group not in first:  # one cell of this method, once finished, makes its cells of that kind estimable
                 first[group] = run_command(spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
@@ -315,7 +332,9 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "index_builds": builds, "index_hours": round(build_s / 3600, 2),
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
-            "by_method": by_method, "cells": cells, "first_runs": list(first.values()),
+            "by_method": by_method, "cells": cells,
+            "first_runs": list(first.values()) + [c for c in first_sized.values() if c not in first.values()],
+            "unestimated_unmeasured": unmeasured,
             "other_inputs": other_inputs_summary(spec, runs, keyed_todo),
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
@@ -507,10 +526,21 @@ def render(est: dict[str, Any]) -> str:
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
     runs = est.get("first_runs") or []
     first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more methods)" if len(runs) > 3 else "")
-    if n_unest and not n_est:
+    # why the unestimated cells are: no rate (no similar finished cell and no fallback), or no count of questions
+    n_rate = est.get("unestimated_unmeasured", n_unest)
+    n_count = sum(u.endswith(UNKNOWN_COUNT) for u in est["unestimated"])
+    if n_unest and not n_est and not n_rate:  # a rate for every cell (the fallback): only the counts are missing
+        their = "its" if n_unest == 1 else "their"
+        lines.append(f"total: not estimated: {'the unfinished cell' if n_unest == 1 else f'the {n_unest} unfinished cells'} "
+                     f"{'has' if n_unest == 1 else 'have'} an unknown number of questions ({COUNT_WHY.format(runs_dir=est['runs_dir'])}); "
+                     f"give the spec a whole-number shared.limit, or run one cell of {their} task{'s' if len(runs) > 1 else ''} "
+                     f"first ({first}) and estimate again")
+    elif n_unest and not n_est:
         lines.append(f"total: not estimated: {'the unfinished cell does not resemble' if n_unest == 1 else f'none of the {n_unest} unfinished cells resembles'} a finished cell in {est['runs_dir']} "
                      f"({SIMILAR}); run one cell of {'each such method' if len(runs) > 1 else 'its method'} first "
-                     f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})")
+                     f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})"
+                     + (f"; {_count(n_count, 'cell')} marked below {'has' if n_count == 1 else 'have'} an unknown number of "
+                        "questions too: give the spec a whole-number shared.limit" if n_count else ""))
     else:
         partial = f" of the {_count(n_est, 'estimated cell')} (a lower bound: {_count(n_unest, 'cell')} not estimated)" if n_unest else ""
         bound = est.get("questions_upper_bound") or 0
@@ -528,8 +558,15 @@ def render(est: dict[str, Any]) -> str:
         lines.append("models not registered in lm-eval (their cells count as not done): "
                      + "; ".join(reasons.get(m, m) for m in est["unregistered_models"]))
     if est["unestimated"]:
-        lines.append(f"not estimated ({_count(n_unest, 'cell')}: no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass "
-                     "--fallback-s-per-question): " + ", ".join(est["unestimated"][:10]) + (" ..." if n_unest > 10 else ""))
+        if not n_rate:
+            why = (f"an unknown number of questions; give the spec a whole-number shared.limit or run one cell of "
+                   f"{'its' if n_unest == 1 else 'their'} task{f' ({first})' if n_est else ''}")
+        else:
+            why = (f"no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass --fallback-s-per-question"
+                   + (f"; the {_count(n_count, 'cell')} marked (unknown number of questions) need a whole-number "
+                      "shared.limit or a finished cell of their task" if n_count else ""))
+        lines.append(f"not estimated ({_count(n_unest, 'cell')}: {why}): " + ", ".join(est["unestimated"][:10])
+                     + (" ..." if n_unest > 10 else ""))
     return "\n".join(lines)
 
 
