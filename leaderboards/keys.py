@@ -678,7 +678,10 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     under ``$TOKRAG_DATA_DIR`` (:func:`data_fingerprint`). Also the local files lm-eval's own loader reads for a task
     (:func:`lm_eval_dataset_paths`: ``dataset_path`` naming a local file or folder, ``dataset_kwargs``' ``data_files``
     and ``data_dir``), which no other field keys: before s59 a task of ``dataset_path: json`` whose
-    ``data_files`` file was edited kept its run key, and the leaderboard reused the old numbers.
+    ``data_files`` file was edited kept its run key, and the leaderboard reused the old numbers. And the data
+    files in and under the folder of each YAML of the task's chain (:func:`task_folder_data_files`: a user task's own
+    questions file read by its own loader code) that no entry above holds already (a bring-your-own questions file
+    beside its YAML keys as before), each by its SHA-256.
     """
     chain = memo.task_chain(task, include_path)
     paths = [path for _value, path, _where in task_data_paths(chain).values()] + lm_eval_dataset_paths(chain)
@@ -691,7 +694,40 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
                 out[str(path.resolve())] = tree_fingerprint(path, memo, None, max_bytes=None)
         except OSError:
             continue
+    keyed = [Path(k) for k in out]
+    for f in task_folder_data_files(chain):  # data files beside a task's YAMLs that no entry above keys yet
+        if any(f == k or k in f.parents for k in keyed):  # a BYO questions file beside its YAML: keyed as before
+            continue
+        try:
+            out[str(f)] = memo.sha(f)
+        except OSError:
+            continue
     return out
+
+
+def task_folder_data_files(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path]:
+    """The data files (:data:`TASK_FOLDER_DATA_SUFFIXES`) in and under the folder of each YAML of a task's chain
+    (resolved, sorted; hidden files and folders and ``__pycache__`` skipped, links to folders not followed), which a
+    task's own loader code may read (``custom_dataset: !function utils.load`` reading ``data/questions.jsonl`` beside
+    its YAML). Raises nothing (an unreadable folder gives none)."""
+    import os
+
+    out: list[Path] = []
+    for folder in dict.fromkeys(y.resolve().parent for y, _doc in chain):
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            out += [Path(dirpath) / fn for fn in sorted(filenames)
+                    if not fn.startswith(".") and Path(fn).suffix in TASK_FOLDER_DATA_SUFFIXES
+                    and (Path(dirpath) / fn).is_file()]
+    return list(dict.fromkeys(out))
+
+
+TASK_FOLDER_DATA_SUFFIXES = {".json", ".jsonl", ".tsv", ".csv", ".txt", ".gz", ".bz2", ".xz", ".zst", ".zip",
+                             ".parquet", ".arrow", ".pkl", ".pickle", ".npy", ".npz"}
+"""Data files in the folder of a task's YAML (and below it) that :func:`task_data_files` keys by their bytes, every
+size: a user task whose own loader (``custom_dataset: !function utils.load``) reads ``questions.jsonl`` beside its
+YAML was keyed by the YAML and the code only (:func:`task_fingerprint`'s suffixes), so an edit of that file kept the
+cell's old numbers (before s59). The built-in and fixture task folders hold none (YAMLs, ``.py``, ``_qa_template``)."""
 
 
 def lm_eval_dataset_paths(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path]:

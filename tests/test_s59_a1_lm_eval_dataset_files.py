@@ -1,10 +1,14 @@
-"""s59 a1: a leaderboard cell is keyed by the local files lm-eval's own loader reads for its task.
+"""s59 a1: a leaderboard cell is keyed by the local files lm-eval's own loader reads for its task, and by the data
+files beside its YAML.
 
 A user task of lm-eval's standard form ``dataset_path: json`` + ``dataset_kwargs: {data_files: ...}`` (its questions
 in a local JSON Lines file) was keyed by its YAML (the path string), the data folder and the code, never by the file's
 content: after an edit of the file (here the answers, at the same size and mtime) ``leaderboard run`` found the cell
 finished and kept its old EM (1.0) where the same spec on a fresh runs folder scores 0.0.
 :func:`leaderboards.keys.lm_eval_dataset_paths` names those files; :func:`leaderboards.keys.task_data_files` keys them.
+Likewise a user task whose own loader (``custom_dataset: !function utils.load_file``) reads ``questions.jsonl`` beside
+its YAML was keyed by the YAML and code alone; the folder's data files are keyed now
+(:func:`leaderboards.keys.task_folder_data_files`).
 """
 
 from __future__ import annotations
@@ -168,3 +172,38 @@ def test_tasks_without_dataset_files_key_as_before():
     memo = keys._HashMemo()
     assert keys.task_data_files("toy_qa", [FIX / "tasks"], memo) == {}
     assert keys.task_data_files("nq_oracle_bm25", [], memo) == {}
+
+
+LOAD_FILE = """
+
+def load_file(**kwargs) -> datasets.DatasetDict:
+    import json
+    from pathlib import Path
+    rows = [json.loads(line) for line in (Path(__file__).parent / "data" / "questions.jsonl").read_text().splitlines()]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+"""
+
+
+def test_data_file_beside_the_task_yaml_is_keyed(tmp_path, cache):
+    folder = tmp_path / "tasks" / "toy_file"
+    (folder / "data").mkdir(parents=True)
+    (folder / "utils.py").write_text((FIX / "tasks" / "toy_qa" / "utils.py").read_text() + LOAD_FILE)
+    (folder / "toy_file.yaml").write_text((FIX / "tasks" / "toy_qa" / "toy_qa.yaml").read_text()
+                                          .replace("task: toy_qa", "task: toy_file").replace("utils.load_clean", "utils.load_file"))
+    data = folder / "data" / "questions.jsonl"
+    _write_rows(data, GOLD)
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
+    spec_path = write_spec(tmp_path / "spec", tasks=["toy_file"], include=tmp_path / "tasks", limit=4, methods=methods)
+    mat = keys.cell_keys(load_spec(spec_path))[0][2]
+    assert mat["task_data_files"] == {str(data.resolve()): keys._HashMemo().sha(data)}
+
+    run_spec(load_spec(spec_path), tmp_path / "runs", progress=False)
+    first = _em(tmp_path / "runs", "toy_file")
+    assert list(first.values()) == [1.0]
+    st = data.stat()
+    _write_rows(data, ["xxx", "xxxx", "xxxxx", "xxxxx"])  # same size, mtime put back
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    run_spec(load_spec(spec_path), tmp_path / "runs", progress=False)
+    again = _em(tmp_path / "runs", "toy_file")
+    new = {k: v for k, v in again.items() if k not in first}
+    assert list(new.values()) == [0.0]  # a new run folder with the edited answers' EM (was: none, 1.0 kept)
