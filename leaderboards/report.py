@@ -49,6 +49,7 @@ import contextlib
 import csv
 import errno
 import functools
+import hashlib
 import io
 import json
 import logging
@@ -2127,6 +2128,122 @@ def check_overwrite(out: Path, loaded: dict[str, Any], runs: Path, *, replace: b
     return old
 
 
+REPORT_RECORDS = ".tokrag-report-specs"
+"""The folder in the runs folder where :func:`build_report` records which spec file wrote each report folder it
+wrote: one JSON file per report folder (:func:`report_record_path`), ``{"report": <the report folder's resolved
+path>, "spec": <the spec file's resolved path>, "spec_sha256": <hex SHA-256 of its bytes, null when unreadable>,
+"name": <its name:>, "leaderboard_sha256": <hex SHA-256 of the leaderboard.json written>}``. It lives outside the
+report folder, so the report stays a function of the spec and the runs (the same spec at two paths, a resumed run
+and an uninterrupted one give byte-identical report folders); :func:`check_report_spec` reads it."""
+
+
+def report_record_path(runs: Path, out: Path) -> Path:
+    """The :data:`REPORT_RECORDS` file of the report folder ``out`` in the runs folder ``runs``: named by the first
+    16 hex digits of the SHA-256 of ``out``'s resolved path (the folder need not exist)."""
+    key = hashlib.sha256(str(Path(out).expanduser().resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(runs) / REPORT_RECORDS / f"{key}.json"
+
+
+def _spec_identity(spec: LeaderboardSpec) -> tuple[str, str | None]:
+    """(resolved path, hex SHA-256 of the bytes or None when unreadable: a spec built in code) of ``spec``'s file."""
+    from retrieval.io import sha256_file
+
+    path = Path(spec.path).expanduser().resolve()
+    try:
+        return str(path), sha256_file(path)
+    except OSError:
+        return str(path), None
+
+
+def _file_sha256(path: Path) -> str | None:
+    """Hex SHA-256 of ``path``'s bytes; None when it cannot be read."""
+    from retrieval.io import sha256_file
+
+    try:
+        return sha256_file(path)
+    except OSError:
+        return None
+
+
+def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: bool = False,
+                      chosen: str | None = None) -> None:
+    """Refuse to write ``spec``'s report into the folder ``out`` when the report there was written by another spec
+    file: two spec files that keep one ``name:`` (a copy made to try another ``alpha``) share
+    ``<runs>/reports/<name>/``, and the second one's report went over the first one's without a word.
+
+    Who wrote the report is read from ``runs``'s :data:`REPORT_RECORDS` (:func:`report_record_path`), never from the
+    report folder. The same experiment, written over as before: the same spec file (the same resolved path, edited
+    or not: a model added, another ``alpha``), a spec file with the same bytes at another path (a second checkout, a
+    copy not yet edited: the same report), and any spec file when the recorded one no longer exists (renamed, moved,
+    deleted: one log warning names it). Nothing to check, written as before: no record (a report written before
+    s59, from another runs folder, or none), an unreadable record (one log warning), a folder whose
+    ``leaderboard.json`` is not the one recorded (written since by other means, or removed). ``replace`` writes over
+    another spec file's report (one log warning). ``chosen``: how ``out`` was chosen when not by the name
+    (``"--out"``, ``"report_dir"``); the line then names that.
+
+    Raises:
+        ReportOverwriteError: one line naming the report folder, both spec files and the ways out; nothing written.
+    """
+    rec_path = report_record_path(runs, out)
+    try:
+        rec = json.loads(rec_path.read_text(encoding="utf-8"))
+        if not isinstance(rec, dict):
+            raise ValueError("not a JSON object")
+        other, written, report = rec["spec"], rec["leaderboard_sha256"], rec["report"]
+        if not all(isinstance(x, str) for x in (other, written, report)):
+            raise ValueError("'spec', 'report' or 'leaderboard_sha256' is not a string")
+        digest = rec.get("spec_sha256")
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError) as exc:
+        log.warning("report folder %s: unreadable record %s (%s); not checked, replaced by this report's", out,
+                    rec_path, exc)
+        return
+    if report != str(Path(out).expanduser().resolve()) or _file_sha256(out / "leaderboard.json") != written:
+        return  # another folder's record (a 16-digit clash), or the report it describes is no longer there
+    mine, my_digest = _spec_identity(spec)
+    if other == mine or (isinstance(digest, str) and digest == my_digest):
+        return
+    if not os.path.lexists(other):  # nothing left to protect the report for (a rename, a moved checkout)
+        log.warning("report folder %s: written by the spec file %s, which no longer exists; replaced by the report "
+                    "of %s", out, other, mine)
+        return
+    if replace:
+        log.warning("report folder %s: written by another spec file, %s; replaced by the report of %s (--replace)",
+                    out, other, mine)
+        return
+    if chosen is None:  # <runs>/reports/<name>
+        why = f"holds the report of another spec file with the same name: {spec.name!r}, {other}"
+        fix = "give this spec its own name: (or write its report elsewhere with --out DIR)"
+    elif chosen == "--out":
+        why = f"(this report's --out) holds the report of another spec file, {other}"
+        fix = "write this report elsewhere with --out DIR"
+    else:
+        why = f"(this spec's report_dir:) holds the report of another spec file, {other}"
+        fix = "give this spec its own report_dir: (or write its report elsewhere with --out DIR)"
+    raise ReportOverwriteError(f"the report folder {out} {why}; this is {mine}; nothing written: {fix}, or pass "
+                               "--replace to write over that report")
+
+
+def record_report_spec(out: Path, runs: Path, spec: LeaderboardSpec) -> None:
+    """Record in ``runs`` (:func:`report_record_path`) that ``spec``'s file wrote the report now in ``out``, for
+    :func:`check_report_spec`. Not done when ``runs`` is not a folder (a report of no run folders: it is not
+    created for this); a failed write (a read-only runs folder, a full disk) is one log warning: the report stands,
+    only the check of the next report into ``out`` has no record."""
+    if not Path(runs).is_dir():
+        return
+    spec_path, digest = _spec_identity(spec)
+    rec = {"report": str(Path(out).expanduser().resolve()), "spec": spec_path, "spec_sha256": digest,
+           "name": spec.name, "leaderboard_sha256": _file_sha256(out / "leaderboard.json")}
+    path = report_record_path(runs, out)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_json(path, rec)
+    except OSError as exc:
+        log.warning("report folder %s: could not record which spec file wrote it in %s (%s); a report of another "
+                    "spec file will not be refused there", out, path, exc)
+
+
 REPORT_LOCK = ".tokrag-report.lock"
 """The lock file :func:`build_report` holds in the report folder (:func:`report_lock`) while it checks and writes it."""
 
@@ -2334,12 +2451,17 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     slow work and again, then written, under its lock (:func:`report_lock`): a second build of the same folder at the
     same time waits, then sees the first one's report as the existing one.
 
+    Which spec file wrote the folder is recorded in the runs folder (:func:`record_report_spec`), not in the report:
+    a report of another spec file over it is refused (:func:`check_report_spec`); the same spec file, edited, writes
+    over its own report.
+
     Raises:
         IncompleteRunError: some cells are unfinished (unless ``allow_missing``: then they show as missing).
         InvariantError: the run folders break an invariant (:mod:`leaderboards.invariants`); every FAIL line is listed.
         ConfigError: a cell's task was run with more than one lm-eval filter (:func:`_check_samples_one_filter`).
         ReportOverwriteError: the existing report in the folder would lose results, or the folder is not a report
-            but holds a file the report would write (unless ``replace``).
+            but holds a file the report would write, or holds the report of another spec file (two spec files with one
+            ``name:``; :func:`check_report_spec`) (each unless ``replace``).
     """
     from .page import render_html, write_question_pages
     from .plots import make_plots
@@ -2350,6 +2472,8 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     if loaded is None:
         loaded = collect(spec, runs, allow_missing=allow_missing)
     check_overwrite(out, loaded, runs, replace=replace)  # before the slow work; again under the folder's lock below
+    chosen = "--out" if out_dir else ("report_dir" if spec.report_dir else None)
+    check_report_spec(out, runs, spec, replace=replace, chosen=chosen)  # another spec file's report there
     _check_filters(loaded)  # before verify, whose repeated doc ids would not name the filters
     bad = verify(loaded, compare_results=compare_results)
     if bad:
@@ -2370,6 +2494,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
     check()  # a refused folder is left as it is: the lock below would create its lock file in it
     with report_lock(out):  # another build of this folder (a second runner's run --report) may have written it meanwhile
         old = check()
+        check_report_spec(out, runs, spec, replace=replace, chosen=chosen)  # another spec file's, written meanwhile
         also = _leftover_staging(out)  # an earlier build stopped (killed) before its end
         # every file is written into the staging folder first, then moved in (_swap_in): a build stopped while it
         # writes (Ctrl-C, a kill, an error in a plot) leaves the earlier report as it was, never a folder that mixes
@@ -2389,8 +2514,9 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
             raise
         _swap_in(out, stage, old, data, set(REPORT_FILES) | {name for name, _ in plots} | {rel for _m, _t, rel in pages},
                  also)
+        record_report_spec(out, runs, spec)  # outside the report folder: its bytes stay the spec's and the runs'
     return out
 
 
-__all__ = ["build_report", "cells_lines", "check_overwrite", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
+__all__ = ["build_report", "cells_lines", "check_overwrite", "check_report_spec", "record_report_spec", "report_record_path", "REPORT_RECORDS", "is_report_json", "GENERATOR", "cells_with_results", "ReportOverwriteError", "collect", "compute", "verify", "render_markdown", "render_csv", "bootstrap_ci", "paired_test",
            "UNITS", "LABELS", "PAIRED", "RATIO_PAIRED", "md_text"]
