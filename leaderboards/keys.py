@@ -679,7 +679,7 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     (:func:`lm_eval_dataset_paths`: ``dataset_path`` naming a local file or folder, ``dataset_kwargs``' ``data_files``
     and ``data_dir``), which no other field keys: before s59 a task of ``dataset_path: json`` whose
     ``data_files`` file was edited kept its run key, and the leaderboard reused the old numbers. And the data
-    files in and under the folder of each YAML of the task's chain (:func:`task_folder_data_files`: a user task's own
+    files directly in the folder of each YAML of the task's chain (:func:`task_folder_data_files`: a user task's own
     questions file read by its own loader code) that no entry above holds already (a bring-your-own questions file
     beside its YAML keys as before), each by its SHA-256.
     """
@@ -706,25 +706,24 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
 
 
 def task_folder_data_files(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path]:
-    """The data files (:data:`TASK_FOLDER_DATA_SUFFIXES`) in and under the folder of each YAML of a task's chain
-    (resolved, sorted; hidden files and folders and ``__pycache__`` skipped, links to folders not followed), which a
-    task's own loader code may read (``custom_dataset: !function utils.load`` reading ``data/questions.jsonl`` beside
-    its YAML). Raises nothing (an unreadable folder gives none)."""
-    import os
-
+    """The data files (:data:`TASK_FOLDER_DATA_SUFFIXES`) directly in the folder of each YAML of a task's chain
+    (resolved, sorted; hidden files skipped), which a task's own loader code may read (``custom_dataset: !function
+    utils.load`` reading ``questions.jsonl`` beside its YAML). Subfolders are not walked: the default runs folder
+    (``./runs``) of ``cd lb && tokrag leaderboard run spec.yaml`` with the task YAMLs in ``lb/`` sits under that folder,
+    and its results files would re-key every cell after each run. Raises nothing (an unreadable folder gives none)."""
     out: list[Path] = []
     for folder in dict.fromkeys(y.resolve().parent for y, _doc in chain):
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-            out += [Path(dirpath) / fn for fn in sorted(filenames)
-                    if not fn.startswith(".") and Path(fn).suffix in TASK_FOLDER_DATA_SUFFIXES
-                    and (Path(dirpath) / fn).is_file()]
+        try:
+            out += [f for f in sorted(folder.iterdir())
+                    if not f.name.startswith(".") and f.suffix in TASK_FOLDER_DATA_SUFFIXES and f.is_file()]
+        except OSError:
+            continue
     return list(dict.fromkeys(out))
 
 
 TASK_FOLDER_DATA_SUFFIXES = {".json", ".jsonl", ".tsv", ".csv", ".txt", ".gz", ".bz2", ".xz", ".zst", ".zip",
                              ".parquet", ".arrow", ".pkl", ".pickle", ".npy", ".npz"}
-"""Data files in the folder of a task's YAML (and below it) that :func:`task_data_files` keys by their bytes, every
+"""Data files in the folder of a task's YAML (:func:`task_folder_data_files`) that :func:`task_data_files` keys by their bytes, every
 size: a user task whose own loader (``custom_dataset: !function utils.load``) reads ``questions.jsonl`` beside its
 YAML was keyed by the YAML and the code only (:func:`task_fingerprint`'s suffixes), so an edit of that file kept the
 cell's old numbers (before s59). The built-in and fixture task folders hold none (YAMLs, ``.py``, ``_qa_template``)."""

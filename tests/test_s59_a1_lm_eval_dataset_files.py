@@ -179,18 +179,18 @@ LOAD_FILE = """
 def load_file(**kwargs) -> datasets.DatasetDict:
     import json
     from pathlib import Path
-    rows = [json.loads(line) for line in (Path(__file__).parent / "data" / "questions.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (Path(__file__).parent / "questions.jsonl").read_text().splitlines()]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
 """
 
 
 def test_data_file_beside_the_task_yaml_is_keyed(tmp_path, cache):
     folder = tmp_path / "tasks" / "toy_file"
-    (folder / "data").mkdir(parents=True)
+    folder.mkdir(parents=True)
     (folder / "utils.py").write_text((FIX / "tasks" / "toy_qa" / "utils.py").read_text() + LOAD_FILE)
     (folder / "toy_file.yaml").write_text((FIX / "tasks" / "toy_qa" / "toy_qa.yaml").read_text()
                                           .replace("task: toy_qa", "task: toy_file").replace("utils.load_clean", "utils.load_file"))
-    data = folder / "data" / "questions.jsonl"
+    data = folder / "questions.jsonl"
     _write_rows(data, GOLD)
     methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}}]
     spec_path = write_spec(tmp_path / "spec", tasks=["toy_file"], include=tmp_path / "tasks", limit=4, methods=methods)
@@ -207,3 +207,4 @@ def test_data_file_beside_the_task_yaml_is_keyed(tmp_path, cache):
     again = _em(tmp_path / "runs", "toy_file")
     new = {k: v for k, v in again.items() if k not in first}
     assert list(new.values()) == [0.0]  # a new run folder with the edited answers' EM (was: none, 1.0 kept)
+
