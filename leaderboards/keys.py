@@ -111,7 +111,7 @@ class _HashMemo(HashMemo):
         Without it, every file by its bytes (data folders, model folders)."""
         key = (str(root), None if suffixes is None else tuple(sorted(suffixes)), max_bytes, source)
         if key not in self.trees:
-            self.trees[key] = (tree_fingerprint(root, self, suffixes, code=True) if source
+            self.trees[key] = (tree_fingerprint(root, self, suffixes, code=True, skip_dir=_finished_run_folder) if source
                                else tree_fingerprint(root, self, suffixes, max_bytes=max_bytes))
         return self.trees[key]
 
@@ -122,6 +122,19 @@ class _HashMemo(HashMemo):
         if self.versions is None:
             self.versions = library_versions()
         return self.versions
+
+
+def _finished_run_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a finished leaderboard run folder (its ``DONE`` marker, :data:`leaderboards.runner.DONE`,
+    beside its ``config.json``), which a code folder's fingerprint (:meth:`_HashMemo.tree` ``source``) does not enter:
+    with the task YAMLs in ``lb/`` (``include_path: .``) and ``cd lb && tokrag leaderboard run spec.yaml``, the default
+    ``./runs`` sits in the task folder, and the extensionless ``DONE`` of each finished cell changed
+    :func:`task_fingerprint`, so every cell got a new key after each run and was computed again (before s59). Its other
+    files have no source suffix. Raises nothing."""
+    try:
+        return (folder / "DONE").is_file() and (folder / "config.json").is_file()
+    except OSError:
+        return False
 
 
 def model_target(model: str) -> str:

@@ -187,7 +187,8 @@ def file_stamp(p: str | os.PathLike) -> list[int]:
 
 
 def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,
-                     max_bytes: int | None = MAX_SOURCE_BYTES, *, code: bool = False) -> str:
+                     max_bytes: int | None = MAX_SOURCE_BYTES, *, code: bool = False,
+                     skip_dir: Callable[[Path], bool] | None = None) -> str:
     """Fingerprint (16 hex) of the files under ``root``: ``[relative path, SHA-256]`` of each, in sorted order,
     skipping hidden files and folders and ``__pycache__``; only files whose suffix is in ``suffixes`` (None: all)
     and of at most ``max_bytes`` (None: any size). A file ``root`` gives ``fingerprint([name, SHA-256])``.
@@ -199,7 +200,8 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     for a link ``nq_open -> /elsewhere/nq_open``), so a data folder made of links is fingerprinted by what they
     point at and re-pointing a link changes the fingerprint. A link to a folder that encloses it (a loop) is not
     entered: a folder is skipped when its real path is that of one of the folders above it. A folder without
-    symlinked folders gets the same fingerprint as before links were followed."""
+    symlinked folders gets the same fingerprint as before links were followed. ``skip_dir``: a subfolder (not
+    ``root``) for which it returns True is not entered (None: every one is)."""
     root = Path(root)
 
     def sha(p: Path) -> str:
@@ -215,7 +217,7 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
         keep = []
         for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
             real = os.path.realpath(os.path.join(dirpath, d))
-            if real not in above:
+            if real not in above and not (skip_dir is not None and skip_dir(Path(dirpath) / d)):
                 keep.append(d)
                 chain[os.path.join(dirpath, d)] = above | {real}
         dirnames[:] = keep
