@@ -525,9 +525,9 @@ def render(est: dict[str, Any]) -> str:
                      f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
     runs = est.get("first_runs") or []
-    first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more methods)" if len(runs) > 3 else "")
     # why the unestimated cells are: no rate (no similar finished cell and no fallback), or no count of questions
     n_rate = est.get("unestimated_unmeasured", n_unest)
+    first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more {'methods' if n_rate else 'tasks'})" if len(runs) > 3 else "")
     n_count = sum(u.endswith(UNKNOWN_COUNT) for u in est["unestimated"])
     if n_unest and not n_est and not n_rate:  # a rate for every cell (the fallback): only the counts are missing
         their = "its" if n_unest == 1 else "their"

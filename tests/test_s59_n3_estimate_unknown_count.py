@@ -80,3 +80,28 @@ def test_a_limit_without_fallback_reads_as_before(tmp_path):
     assert "unknown number of questions" not in "\n".join(lines)
     assert lines[2] == ("not estimated (2 cells: no measurement of a similar cell; run one or pass "
                         "--fallback-s-per-question): standard/toy_qa/seed1, none/toy_qa/seed1")
+
+
+def _est(n_est: int, unest: list[str], unmeasured: int, first_runs: list[str]) -> dict:
+    return {"spec": "toy", "selection": None, "cells_done": 0, "cells_total": n_est + len(unest),
+            "cells_todo": n_est + len(unest), "measurements": 0, "runs_dir": "runs", "by_method": [],
+            "cells": [{"cell": f"c{i}", "questions": 10, "seconds": 30.0} for i in range(n_est)],
+            "unestimated": unest, "unestimated_unmeasured": unmeasured, "first_runs": first_runs,
+            "questions": 10 * n_est, "cell_hours": 0.01, "wall_hours": 0.01, "jobs": 1, "unregistered_models": []}
+
+
+def test_more_than_three_tasks_to_size_are_counted_as_tasks():
+    """The command list is cut after three; the rest were called "more methods" also where they are tasks."""
+    marked = [f"m/t{i}/seed1 (unknown number of questions)" for i in range(5)]
+    out = lb_estimate.render(_est(0, marked, 0, [f"cmd{i}" for i in range(5)]))
+    assert "first (cmd0; cmd1; cmd2; ... (2 more tasks)) and estimate again" in out
+    assert "more methods" not in out
+    unmeasured = lb_estimate.render(_est(0, [f"m{i}/t/seed1" for i in range(5)], 5, [f"cmd{i}" for i in range(5)]))
+    assert "(cmd0; cmd1; cmd2; ... (2 more methods))" in unmeasured
+
+
+def test_some_estimated_and_one_lacking_only_its_count():
+    lines = lb_estimate.render(_est(2, ["m/t/seed1 (unknown number of questions)"], 0, ["cmdT"])).splitlines()
+    assert lines[1].startswith("total of the 2 estimated cells (a lower bound: 1 cell not estimated): 20 questions")
+    assert lines[2] == ("not estimated (1 cell: an unknown number of questions; give the spec a whole-number shared.limit "
+                        "or run one cell of its task (cmdT)): m/t/seed1 (unknown number of questions)")
