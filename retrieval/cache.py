@@ -268,23 +268,42 @@ def check_rank(c: Mapping[str, Any], j: int, ranked: tuple[int, float] | None, a
         order: what the list order is, for the line (:data:`RANKING_SCORED`; ``the order the passages are given in``).
 
     Raises:
-        DataError: ``at`` and the rank: a rank that is not a finite number (``true``, ``"2"``, ``NaN``), or one
-            smaller than an earlier passage's (that position and rank named).
+        DataError: ``at`` and the rank: a rank that is not a finite number (``true``, ``"2"``, ``NaN``, an integer
+            too large for a float such as ``10**400``), or one smaller than an earlier passage's (that position and
+            rank named).
     """
-    import math
-
     rank = c.get("rank")
     if rank is None:
         return ranked
-    if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not math.isfinite(rank):
-        shown = json.dumps(rank, default=str)
-        raise DataError(f"{_where(at)} 'rank' is {shown if len(shown) <= 40 else shown[:40] + '...'}: a rank must be a "
-                        "number (its position, 1 for the best passage) or absent")
+    if isinstance(rank, bool) or not isinstance(rank, (int, float)) or not _finite(rank):
+        raise DataError(f"{_where(at)} 'rank' is {_shown_rank(rank)}: a rank must be a number (its position, 1 for the "
+                        "best passage) or absent")
     if ranked is not None and rank < ranked[1]:
-        raise DataError(f"{_where(at)} has rank {rank} but is listed after {listed_as}[{ranked[0]}] of rank "
-                        f"{ranked[1]}: the ranks contradict the list order, which is {order} (best first); sort the "
-                        "list by rank, or drop the 'rank' fields")
+        raise DataError(f"{_where(at)} has rank {_shown_rank(rank)} but is listed after {listed_as}[{ranked[0]}] of rank "
+                        f"{_shown_rank(ranked[1])}: the ranks contradict the list order, which is {order} (best first); "
+                        "sort the list by rank, or drop the 'rank' fields")
     return j, rank
+
+
+def _finite(x: int | float) -> bool:
+    """``x`` is a finite number a float can hold: an int too large for a float (``10**400``, which a JSON file can
+    hold) is not (``math.isfinite`` raises OverflowError on it)."""
+    import math
+
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _shown_rank(rank: Any) -> str:
+    """``rank`` as a refusal shows it: as JSON (``"2"``, ``true``, ``NaN``, ``2.5``), its first 40 characters; an int
+    too large for a float by its size (its digits could fill the line, and past 4300 of them Python refuses to write
+    it: ValueError)."""
+    if isinstance(rank, int) and not isinstance(rank, bool) and not _finite(rank):
+        return f"an integer of {rank.bit_length()} bits, too large for a float"
+    shown = json.dumps(rank, default=str)
+    return shown if len(shown) <= 40 else shown[:40] + "..."
 
 
 def check_listed_once(listed: dict[str, int], pid: str, j: int, at: str | Callable[[], str], *,
