@@ -1261,6 +1261,32 @@ def _check_run_corpus(trec: Path, corpus, corpus_arg: str) -> None:
                         f"with the run ({ctxs_name}) instead")
 
 
+def _trec_needs_corpus(trec: Path) -> str:
+    """The one line for a TREC run ``trec`` given to ``retrieve eval`` without ``--corpus``: a TREC run holds passage
+    ids, not texts, so answer recall needs the corpus. It names what scores the run: the corpus its ``.meta.json``
+    (:func:`_meta_beside`) records, when that file describes this run (the run's SHA-256 matches, as
+    :func:`_check_run_corpus` checks), and the ctxs JSONL beside it (:func:`_ctxs_beside`), when present, which
+    carries the passages. It said only "a TREC run needs --corpus to score answer recall (passage texts)" after
+    ``tokrag retrieve ... --output myruns/bm25.trec`` had written ``myruns/bm25.ctxs.jsonl`` beside it."""
+    from .io import sha256_file
+
+    line = f"--run {trec}: a TREC run needs --corpus to score answer recall (passage texts)"
+    meta_path = _meta_beside(trec)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        name = meta["config"]["corpus"]["name"] if meta["output"]["sha256"]["run"] == sha256_file(trec) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        name = None
+    ctxs = _ctxs_beside(trec)
+    if isinstance(name, str) and name.strip():
+        line += f"; it was retrieved from corpus {name!r} ({meta_path.name}): pass that corpus as --corpus"
+    else:
+        line += "; pass the corpus it was retrieved from as --corpus"
+    if ctxs.is_file():
+        line += f", or score the ctxs JSONL written with it (--run {ctxs}), which carries the passages"
+    return line
+
+
 def _eval(a: argparse.Namespace) -> int:
     from .cache import is_ctxs_file, read_ctxs_jsonl
     from .metrics import format_table
@@ -1280,7 +1306,7 @@ def _eval(a: argparse.Namespace) -> int:
     prebuilt = bool(a.corpus) and a.corpus.startswith("prebuilt:")  # its ids cannot be listed: no gold-id check
     if not is_ctxs_file(run_path):
         if not a.corpus:
-            raise ConfigError("a TREC run needs --corpus to score answer recall (passage texts)")
+            raise ConfigError(_trec_needs_corpus(run_path))
         if prebuilt:
             raise ConfigError(f"--corpus {a.corpus}: the passage texts of a TREC run over a prebuilt corpus are not "
                               "local; score the run's ctxs JSONL (written beside it by tokrag retrieve) instead")
