@@ -252,8 +252,9 @@ def _helper_signals() -> Callable[[], None]:
 def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: LeaderboardSpec, exc: KeyboardInterrupt,
                         stage: str) -> str:
     """The one line an interrupted ``run`` prints: which signal, what the runs folder kept (finished cells, the
-    requests journaled for unfinished ones) and the exact command that resumes (its ``--runs-dir``, selection,
-    ``--jobs``, ``--report``; not ``--max-cells`` or ``--no-resume``).
+    requests journaled for unfinished ones) and the exact command that resumes (:func:`given_command`: the command
+    given minus ``--max-cells`` and ``--no-resume``, whose journals are what resumes; interrupted before any cell
+    started, the command given).
 
     ``exc``: a :class:`~leaderboards.runner.RunInterrupted` when :func:`~leaderboards.runner.run_spec` had begun its
     cells (whenever the interrupt came after that: in a cell, while the helpers of ``--jobs`` ran, while they were
@@ -263,9 +264,7 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
 
     how = "Ctrl-C" if int(getattr(exc, "signum", signal.SIGINT)) == signal.SIGINT else "SIGTERM"
     runs = resolve_runs_dir(spec, args.runs_dir)
-    opts = (["--jobs", str(args.jobs)] if args.jobs > 1 else []) + (["--report"] if args.report else []) \
-        + (["--replace"] if args.report and args.replace else [])
-    resume = run_command(spec, runs, *opts)
+    resume = given_command(args, spec, drop=("--max-cells", "--no-resume"))
     if not isinstance(exc, RunInterrupted):
         if stage == "report":
             report = run_command(whole, runs, *(["--allow-missing"] if spec.selection else []),
@@ -275,7 +274,7 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
         if stage == "done":
             return f"tokrag leaderboard: interrupted ({how}) after the run finished: the run folders are kept in {runs}"
         return (f"tokrag leaderboard: interrupted ({how}) before any cell started; nothing was computed; "
-                f"run again with: {resume}")
+                f"run again with: {given_command(args, spec)}")
     parts = [f"{exc.finished} of {exc.total} cells are finished and kept in {runs}"]
     done = {c: n for c, n in exc.journaled.items() if n}
     replay = "replayed when resumed on this machine with the same software; otherwise recomputed"
@@ -296,21 +295,46 @@ def _n_cells(n: int) -> str:
     return f"{n} cell" if n == 1 else f"{n} cells"
 
 
-def max_cells_message(args: argparse.Namespace, spec: LeaderboardSpec, left: int) -> str:
-    """The stderr line of ``run --max-cells N`` stopped with ``left`` (>= 1) cells of its selection not started:
-    ``stopped after 1 cell (--max-cells 1); 3 cells remain: <command>`` (``1 cell remains`` for one). The command
-    (shell-quoted, :func:`~leaderboards.runner.run_command`) is the user's ``run`` minus ``--max-cells``: the spec, the
-    resolved runs folder as ``--runs-dir`` (the folder this run wrote, whatever chose it), the selection and every
-    other option given (``--jobs N`` when N > 1, ``--no-resume``, ``--no-progress``, ``--report``, ``--replace``,
-    ``--fallback-s-per-question``); not the hidden options of a ``--jobs`` helper."""
+def given_command(args: argparse.Namespace, spec: LeaderboardSpec, drop: tuple[str, ...] = ()) -> str:
+    """The ``run`` command the user gave (shell-quoted, :func:`~leaderboards.runner.run_command`), minus the options
+    in ``drop``: the one rule of the commands a ``run`` prints to go on (:func:`max_cells_message`,
+    :func:`interrupted_message`). It holds the spec, the resolved runs folder as ``--runs-dir`` (the folder this run
+    wrote, whatever chose it), the selection and every other option given, in this order: ``--max-cells M``,
+    ``--jobs N`` (when N > 1), ``--no-resume``, ``--no-progress``, ``--report``, ``--replace``,
+    ``--fallback-s-per-question S``; never the hidden options of a ``--jobs`` helper. Built from the parsed options, so
+    an abbreviation (``--max 1``) or ``--max-cells=1`` is dropped as ``--max-cells`` is.
+
+    Args:
+        drop: option names to leave out (``--max-cells``: the command goes on with the cells left; ``--no-resume``:
+            after an interrupt, the journals it names are what resumes).
+
+    Raises:
+        ValueError: a name in ``drop`` that is no option of this command (a caller's mistake, not a user's).
+    """
     from .runner import resolve_runs_dir, run_command
 
-    opts = (["--jobs", str(args.jobs)] if args.jobs > 1 else []) + (["--no-resume"] if args.no_resume else []) \
-        + (["--no-progress"] if args.no_progress else []) + (["--report"] if args.report else []) \
-        + (["--replace"] if args.replace else []) \
-        + (["--fallback-s-per-question", repr(args.fallback_s_per_question)]
-           if args.fallback_s_per_question is not None else [])
-    command = run_command(spec, resolve_runs_dir(spec, args.runs_dir), *opts)
+    opts = {"--max-cells": [str(args.max_cells)] if args.max_cells is not None else None,
+            "--jobs": [str(args.jobs)] if args.jobs > 1 else None,
+            "--no-resume": [] if args.no_resume else None,
+            "--no-progress": [] if args.no_progress else None,
+            "--report": [] if args.report else None,
+            "--replace": [] if args.replace else None,
+            "--fallback-s-per-question": ([repr(args.fallback_s_per_question)]
+                                          if args.fallback_s_per_question is not None else None)}
+    unknown = set(drop) - set(opts)
+    if unknown:
+        raise ValueError(f"given_command: no option {', '.join(sorted(unknown))} to drop")
+    words = [w for name, values in opts.items() if values is not None and name not in drop for w in (name, *values)]
+    return run_command(spec, resolve_runs_dir(spec, args.runs_dir), *words)
+
+
+def max_cells_message(args: argparse.Namespace, spec: LeaderboardSpec, left: int) -> str:
+    """The stderr line of ``run --max-cells N`` stopped with ``left`` (>= 1) cells of its selection not started:
+    ``stopped after 1 cell (--max-cells 1); 3 cells remain: <command>`` (``1 cell remains`` for one). The command is
+    the user's ``run`` minus ``--max-cells`` (:func:`given_command`); it keeps ``--no-resume``: every cell this run
+    started is finished (a finished cell is skipped, with or without it), so it applies only to the cells left, as
+    the user asked."""
+    command = given_command(args, spec, drop=("--max-cells",))
     return (f"stopped after {_n_cells(args.max_cells)} (--max-cells {args.max_cells}); {_n_cells(left)} "
             f"{'remains' if left == 1 else 'remain'}: {command}")
 

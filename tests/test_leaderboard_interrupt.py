@@ -131,7 +131,7 @@ def test_ctrl_c_while_waiting_for_helpers_says_what_was_kept_and_stops_them(tmp_
         assert fired and rc == 130
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1] == (f"tokrag leaderboard: interrupted (Ctrl-C): 2 of 4 cells are finished and kept in {runs}; "
-                           f"resume with: tokrag leaderboard run {spec} --runs-dir {runs} --jobs 2")
+                           f"resume with: tokrag leaderboard run {spec} --runs-dir {runs} --jobs 2 --no-progress")
         (cmd, helper), = started
         assert leaderboards.runner.BUDGET_OPTION in cmd  # the real helper command of run --jobs 2 --max-cells 2
         assert helper.poll() == -signal.SIGTERM  # stopped, not orphaned
@@ -162,7 +162,7 @@ def test_a_second_ctrl_c_while_helpers_get_their_grace_ends_with_the_same_messag
         assert err[-1] == (f"tokrag leaderboard: interrupted (Ctrl-C): 1 of 2 cells are finished and kept in {runs}; "
                            "the unfinished cell none/toy_qa/seed1 kept 2 requests in its journal (replayed when "
                            "resumed on this machine with the same software; otherwise recomputed); resume with: "
-                           f"tokrag leaderboard run {spec} --runs-dir {runs} --jobs 2")
+                           f"tokrag leaderboard run {spec} --runs-dir {runs} --jobs 2 --no-progress")
         (_, helper), = started
         assert helper.poll() == -signal.SIGTERM
     finally:
@@ -248,7 +248,7 @@ def test_the_command_dies_by_the_signal_after_its_one_line(tmp_path, entry, sign
     assert proc.returncode == -signum, err[-3000:]
     assert lines[-1].startswith(f"tokrag leaderboard: interrupted ({how}): 0 of 2 cells are finished and kept in {runs}; "
                                 "the unfinished cell ")
-    assert lines[-1].endswith(f"resume with: tokrag leaderboard run {spec} --runs-dir {runs}")
+    assert lines[-1].endswith(f"resume with: tokrag leaderboard run {spec} --runs-dir {runs} --no-progress")
     assert "Traceback" not in err.replace(str(tmp_path), "<tmp>")  # the runner's words, not the tmp folder's name
 
 

@@ -242,7 +242,7 @@ def test_an_interrupted_run_says_in_one_line_what_it_kept_and_how_to_resume(tmp_
     assert err[-1] == (f"tokrag leaderboard: interrupted ({how}): 1 of 2 cells are finished and kept in {runs}; the "
                        "unfinished cell none/toy_qa/seed1 kept 2 requests in its journal (replayed when resumed on "
                        "this machine with the same software; otherwise recomputed); resume with: tokrag leaderboard "
-                       f"run {spec_path} --runs-dir {runs}")
+                       f"run {spec_path} --runs-dir {runs} --no-progress")
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is the run's only
     spec = load_spec(spec_path)
     cell = {c.cell_id: runs / k for c, k, _ in leaderboards.runner.cell_keys(spec)}["none/toy_qa/seed1"]
@@ -255,7 +255,7 @@ def test_an_interrupted_run_says_in_one_line_what_it_kept_and_how_to_resume(tmp_
 
 
 def test_an_interrupted_selection_resumes_with_the_same_options(tmp_path, monkeypatch, capsys):
-    """The resume command keeps the selection and --report (not --max-cells or --no-resume)."""
+    """The resume command keeps the selection, --no-progress and --report (not --max-cells or --no-resume)."""
     spec_path = write_spec(tmp_path, tasks=["toy_qa", "toy_qa_noise67"], limit=4)
     runs = tmp_path / "runs"
     _interrupt_on(monkeypatch, 1, _raise_interrupt)
@@ -265,7 +265,8 @@ def test_an_interrupted_selection_resumes_with_the_same_options(tmp_path, monkey
     assert rc == 130
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("tokrag leaderboard: interrupted (Ctrl-C): 0 of 2 cells are finished and kept in ")
-    assert last.endswith(f"resume with: tokrag leaderboard run {spec_path} --runs-dir {runs} --methods none --report")
+    assert last.endswith(f"resume with: tokrag leaderboard run {spec_path} --runs-dir {runs} --methods none --no-progress "
+                        "--report")
 
 
 # --------------------------------------------------------------------------- 14: the two corpus hashes
