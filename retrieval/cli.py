@@ -1263,28 +1263,40 @@ def _check_run_corpus(trec: Path, corpus, corpus_arg: str) -> None:
 
 def _trec_needs_corpus(trec: Path) -> str:
     """The one line for a TREC run ``trec`` given to ``retrieve eval`` without ``--corpus``: a TREC run holds passage
-    ids, not texts, so answer recall needs the corpus. It names what scores the run: the corpus its ``.meta.json``
-    (:func:`_meta_beside`) records, when that file describes this run (the run's SHA-256 matches, as
-    :func:`_check_run_corpus` checks), and the ctxs JSONL beside it (:func:`_ctxs_beside`), when present, which
-    carries the passages. It said only "a TREC run needs --corpus to score answer recall (passage texts)" after
-    ``tokrag retrieve ... --output myruns/bm25.trec`` had written ``myruns/bm25.ctxs.jsonl`` beside it."""
+    ids, not texts, so answer recall needs the corpus. It names what scores the run, only where the ``.meta.json``
+    beside it (:func:`_meta_beside`) describes this run (the run's SHA-256 matches, as :func:`_check_run_corpus`
+    checks): the corpus it records (a prebuilt one is named as not local: ``--corpus prebuilt:...`` is refused for a
+    TREC run), and the ctxs JSONL it records (``output.ctxs``, relative to the run's folder), which carries the
+    passages, when that file still holds the recorded SHA-256. A ctxs file that is not the run's (another run's
+    left beside it, a run written with ``--output-ctxs`` elsewhere, or a TREC file edited since) scores other
+    rankings, so it is not named. It said only "a TREC run needs --corpus to score answer recall (passage texts)"
+    after ``tokrag retrieve ... --output myruns/bm25.trec`` had written ``myruns/bm25.ctxs.jsonl`` beside it."""
+    import shlex
+
     from .io import sha256_file
 
     line = f"--run {trec}: a TREC run needs --corpus to score answer recall (passage texts)"
     meta_path = _meta_beside(trec)
+    name = ctxs = None
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        name = meta["config"]["corpus"]["name"] if meta["output"]["sha256"]["run"] == sha256_file(trec) else None
+        if meta["output"]["sha256"]["run"] == sha256_file(trec):  # the metadata describes this run
+            name = meta["config"]["corpus"]["name"]
+            ctxs = trec.parent / meta["output"]["ctxs"]
+            if not (ctxs.is_file() and sha256_file(ctxs) == meta["output"]["sha256"]["ctxs"]):
+                ctxs = None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        name = None
-    ctxs = _ctxs_beside(trec)
+        pass
+    ctxs_way = f"score the ctxs JSONL written with it (--run {shlex.quote(str(ctxs))}), which carries the passages" if ctxs else ""
+    if isinstance(name, str) and name.startswith("prebuilt:"):
+        line += (f"; it was retrieved from the prebuilt corpus {name!r} ({meta_path.name}), whose passage texts are not "
+                 "local: " + (ctxs_way or "score the ctxs JSONL tokrag retrieve wrote with it, which carries the passages"))
+        return line
     if isinstance(name, str) and name.strip():
         line += f"; it was retrieved from corpus {name!r} ({meta_path.name}): pass that corpus as --corpus"
     else:
         line += "; pass the corpus it was retrieved from as --corpus"
-    if ctxs.is_file():
-        line += f", or score the ctxs JSONL written with it (--run {ctxs}), which carries the passages"
-    return line
+    return line + (f", or {ctxs_way}" if ctxs_way else "")
 
 
 def _eval(a: argparse.Namespace) -> int:

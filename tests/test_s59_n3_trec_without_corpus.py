@@ -60,14 +60,14 @@ def test_the_line_names_the_recorded_corpus_and_the_ctxs_beside(files, capsys):
 
 
 def test_an_edited_run_is_not_described_by_its_metadata(files, capsys):
-    """The metadata's checksum no longer matches: its corpus is not named (the ctxs beside still is)."""
+    """The metadata's checksum no longer matches: its corpus is not named, nor the ctxs beside, which holds the
+    rankings before the edit (s59 r4: it scores other rankings than the edited run's)."""
     run = files / "myruns" / "bm25.trec"
     run.write_text(run.read_text() + "q9 Q0 p2 1 1.0 edited\n")
     capsys.readouterr()
     assert main(["retrieve", "eval", "--run", "myruns/bm25.trec", "--topics", "q.jsonl", "--json"]) == 2
     assert capsys.readouterr().err == (
-        HEAD.format(run="myruns/bm25.trec") + "; pass the corpus it was retrieved from as --corpus, or score the ctxs "
-        "JSONL written with it (--run myruns/bm25.ctxs.jsonl), which carries the passages\n")
+        HEAD.format(run="myruns/bm25.trec") + "; pass the corpus it was retrieved from as --corpus\n")
 
 
 def test_a_lone_trec_file(tmp_path, monkeypatch, capsys):
