@@ -123,6 +123,23 @@ def _patch_task_index(module):
             pass
 
 
+def _patch_task_download(module):
+    """Make ``datasets`` identify the local data files of an lm-eval task (``dataset_path: json`` + ``data_files``)
+    by their content once ``lm_eval.api.task`` is imported (:func:`tokrag_model._local_data_files.patch_task_download`:
+    by mtime alone, a file edited with its mtime put back gave its old rows). Never raises."""
+    try:
+        from tokrag_model._local_data_files import patch_task_download
+
+        patch_task_download(module)
+    except Exception as exc:  # pragma: no cover - defensive: datasets' own identity stays
+        try:
+            import logging
+
+            logging.getLogger("tokrag_model").debug("local data file content keys not installed: %s", exc)
+        except Exception:
+            pass
+
+
 def _patch_get_model(registry):
     """``--model rag-standrd``: lm-eval's ValueError lists all ~40 model names; ours is one line with the
     closest names (a :class:`ConfigError`, still a ValueError), marked ``_tokrag_before_load``: no model is built
@@ -1236,7 +1253,8 @@ def install():
     by what a tokrag model reads once ``lm_eval.api.model`` is (:func:`patch_caching_lm`); keep lm-eval's index of its
     own task folder on disk once ``lm_eval.tasks._index`` is (:func:`_patch_task_index`); run the pre-load checks
     for Python callers of ``simple_evaluate`` and reset a model's per-evaluation state once ``lm_eval.evaluator`` is
-    (:func:`patch_evaluator`)."""
+    (:func:`patch_evaluator`); read a task's local data files by their content once ``lm_eval.api.task`` is
+    (:func:`_patch_task_download`)."""
     after_import(_TARGET, _after_registry)
     after_import("lm_eval.tasks.manager", _after_task_manager)  # imports the registry half-way: see there
     after_import("lm_eval.tasks._index", _patch_task_index)  # lm-eval's own task folder indexed once, kept on disk
@@ -1244,6 +1262,7 @@ def install():
     after_import("lm_eval._cli.harness", _patch_harness)
     after_import("lm_eval.api.model", patch_caching_lm)
     after_import("lm_eval.evaluator", patch_evaluator)  # Python callers: the CLI's pre-load checks, per-evaluation state
+    after_import("lm_eval.api.task", _patch_task_download)  # a local data file's rows: by its content, not its mtime
 
 
 install()

@@ -1,0 +1,153 @@
+"""lm-eval's tasks read a local data file by its content, not by its modification time.
+
+A task of lm-eval's standard form ``dataset_path: json`` (or ``csv``, ``parquet``, ``text``, a local data set folder)
+with ``dataset_kwargs: {data_files: ...}`` is loaded by lm-eval 0.4.13 with ``datasets.load_dataset``
+(``lm_eval/api/task.py``, ``ConfigurableTask.download``). ``datasets`` (5.2) keeps the rows it built in its cache folder
+under a config id hashed from the resolved data files and their *origin metadata*, which for a local file is its
+modification time alone (``datasets.data_files._get_single_origin_metadata``: ETag for S3/GCS, repo revision for the
+hub, ``mtime`` for a local file). A file edited with its mtime put back (``cp -p``, ``rsync -a``, tar, ``touch -r``, a
+same-second edit on a coarse-clock file system) kept the same config id, so lm-eval read the *old* rows: a plain
+``lm_eval --model tokrag`` run and a leaderboard cell re-run because its key holds the file's SHA-256
+(:mod:`leaderboards.keys`) both scored stale questions, silently.
+
+:func:`patch_task_download` (installed by the start-up hook, :mod:`tokrag_model._lmeval_hook`, right after
+``lm_eval.api.task`` is imported) wraps ``ConfigurableTask.download``: while it runs, a local data file's origin
+metadata is ``("sha256=<hex>",)``, the SHA-256 of its bytes (:class:`retrieval.io.HashMemo`: memoised by path, size,
+mtime_ns, ctime_ns and inode and kept in ``$TOKRAG_CACHE_DIR``, so a large file is hashed once, not once per process),
+so the rows ``datasets`` builds and reuses are those of the file's content: an edit builds them again whatever its
+mtime, a ``touch`` alone reuses them. Remote and hub files, a file inside an archive (``zip://...::``), a task with its
+own ``custom_dataset`` loader (every tokrag task: it reads its files itself) and any ``datasets`` call outside an
+lm-eval task download keep ``datasets``' own identity. A file that cannot be read keeps it too (``datasets`` then
+reports the file itself). The hashing is the one cost: one read of each local data file whose stamp the memo does not
+hold (``datasets`` reads the whole file anyway when it builds the rows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+_LOCK = threading.Lock()
+_ACTIVE: list[Any] = []
+"""The :class:`retrieval.io.HashMemo` of each ``ConfigurableTask.download`` running now (a stack; empty: ``datasets``'
+own origin metadata). ``datasets`` resolves the files in worker threads, so this is read under :data:`_LOCK`, not from
+a thread-local or context variable."""
+
+CONTENT_KEY = "sha256="
+"""The prefix of a local data file's origin metadata while an lm-eval task downloads (``("sha256=<hex>",)``)."""
+
+
+def local_data_file(data_file: str) -> str | None:
+    """The path of ``data_file`` (a data file as ``datasets`` resolved it: an absolute path, or a URL) when it is a
+    plain local file, else None (a URL, a hub path, a file inside an archive ``zip://...::...``, a missing file)."""
+    if "::" in data_file:
+        return None
+    path = data_file[len("file://"):] if data_file.startswith("file://") else data_file
+    if "://" in path:
+        return None
+    return path if os.path.isfile(path) else None
+
+
+def content_origin(data_file: str) -> tuple[str] | None:
+    """``("sha256=<hex>",)``, the origin metadata of a local data file while an lm-eval task downloads
+    (:func:`content_keys`), else None (no download running, not a local file, or a file that cannot be read)."""
+    with _LOCK:
+        if not _ACTIVE:
+            return None
+        path = local_data_file(data_file)
+        if path is None:
+            return None
+        from pathlib import Path
+
+        try:
+            return (CONTENT_KEY + _ACTIVE[-1].sha(Path(path)),)
+        except OSError:  # datasets reports the file itself
+            return None
+
+
+@contextlib.contextmanager
+def content_keys() -> Iterator[None]:
+    """Within this block, ``datasets`` identifies a local data file by its SHA-256 (:func:`content_origin`); the
+    hashes computed are saved to the hash memo at the end (a memo that cannot be written is left as it is)."""
+    from retrieval.io import HashMemo
+
+    try:
+        memo = HashMemo()
+    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be named: hash without the memo file
+        logging.getLogger("tokrag_model").debug("file hash memo unavailable (%s); hashing without it", exc)
+        memo = _PlainHashes()
+    with _LOCK:
+        _ACTIVE.append(memo)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _ACTIVE.remove(memo)
+        try:
+            memo.save()
+        except Exception as exc:  # noqa: BLE001 - a memo that cannot be written must not fail the load
+            logging.getLogger("tokrag_model").debug("file hash memo not saved: %s", exc)
+
+
+class _PlainHashes:
+    """A memo-less stand-in for :class:`retrieval.io.HashMemo` (its ``sha`` and ``save``)."""
+
+    @staticmethod
+    def sha(p: Any) -> str:
+        from retrieval.io import sha256_file
+
+        return sha256_file(p)
+
+    def save(self) -> None:
+        return None
+
+
+def patch_origin_metadata(module: Any) -> bool:
+    """Make ``datasets.data_files`` (``module``) give :func:`content_origin` as a local data file's origin metadata
+    while an lm-eval task downloads. Returns whether ``module`` has the function (datasets 5.2 does). Idempotent."""
+    original = getattr(module, "_get_single_origin_metadata", None)
+    if original is None:
+        return False
+    if getattr(original, "_tokrag", False):
+        return True
+
+    def _get_single_origin_metadata(data_file, *args, **kwargs):
+        found = content_origin(data_file) if isinstance(data_file, str) else None
+        return found if found is not None else original(data_file, *args, **kwargs)
+
+    _get_single_origin_metadata._tokrag = True  # type: ignore[attr-defined]
+    _get_single_origin_metadata.__wrapped__ = original  # type: ignore[attr-defined]
+    _get_single_origin_metadata.__doc__ = original.__doc__
+    module._get_single_origin_metadata = _get_single_origin_metadata
+    return True
+
+
+def patch_task_download(module: Any) -> None:
+    """Wrap ``ConfigurableTask.download`` of ``lm_eval.api.task`` (``module``) in :func:`content_keys` and patch
+    ``datasets``' origin metadata (:func:`patch_origin_metadata`); without that function (another ``datasets``) the
+    download is left as it is (a DEBUG line on the ``tokrag_model`` logger). Idempotent."""
+    cls = getattr(module, "ConfigurableTask", None)
+    if cls is None or getattr(cls.download, "_tokrag", False):
+        return
+    import datasets.data_files
+
+    if not patch_origin_metadata(datasets.data_files):
+        logging.getLogger("tokrag_model").debug("datasets has no _get_single_origin_metadata: local data files of "
+                                                "lm-eval tasks keep datasets' mtime identity")
+        return
+    original = cls.download
+
+    def download(self, *args, **kwargs):
+        if callable(getattr(getattr(self, "config", None), "custom_dataset", None)):  # the task reads its own files
+            return original(self, *args, **kwargs)
+        with content_keys():
+            return original(self, *args, **kwargs)
+
+    download._tokrag = True  # type: ignore[attr-defined]
+    download.__wrapped__ = original  # type: ignore[attr-defined]
+    download.__doc__ = original.__doc__
+    cls.download = download
