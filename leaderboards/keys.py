@@ -692,9 +692,9 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
     (:func:`lm_eval_dataset_paths`: ``dataset_path`` naming a local file or folder, ``dataset_kwargs``' ``data_files``
     and ``data_dir``), which no other field keys: before s59 a task of ``dataset_path: json`` whose
     ``data_files`` file was edited kept its run key, and the leaderboard reused the old numbers. And the data
-    files directly in the folder of each YAML of the task's chain (:func:`task_folder_data_files`: a user task's own
-    questions file read by its own loader code) that no entry above holds already (a bring-your-own questions file
-    beside its YAML keys as before), each by its SHA-256.
+    files directly in the folder of each YAML of the task's chain that names ``!function`` code
+    (:func:`task_folder_data_files`: a user task's own questions file read by its own loader code) that no entry
+    above holds already (a bring-your-own questions file beside its YAML keys as before), each by its SHA-256.
     """
     chain = memo.task_chain(task, include_path)
     paths = [path for _value, path, _where in task_data_paths(chain).values()] + lm_eval_dataset_paths(chain)
@@ -719,19 +719,33 @@ def task_data_files(task: str, include_path: list[Path], memo: _HashMemo) -> dic
 
 
 def task_folder_data_files(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path]:
-    """The data files (:data:`TASK_FOLDER_DATA_SUFFIXES`) directly in the folder of each YAML of a task's chain
-    (resolved, sorted; hidden files skipped), which a task's own loader code may read (``custom_dataset: !function
-    utils.load`` reading ``questions.jsonl`` beside its YAML). Subfolders are not walked: the default runs folder
+    """The data files (:data:`TASK_FOLDER_DATA_SUFFIXES`) directly in the folder of each YAML of a task's chain that
+    names ``!function`` code (:func:`_runs_own_code`; resolved, sorted; hidden files skipped), which that code may
+    read (``custom_dataset: !function utils.load`` reading ``questions.jsonl`` beside its YAML). The folder of a YAML
+    that runs no code of its own is not read: a bring-your-own task's YAML ``include:``s tokrag's template, whose
+    loader reads only the files its metadata names (:func:`task_data_paths`), and with the spec in that folder
+    ``cd lb && tokrag leaderboard run spec.yaml > out.txt`` would key the log the run writes (every cell left
+    unfinished, its inputs changed while it ran; s59 r2). Subfolders are not walked: the default runs folder
     (``./runs``) of ``cd lb && tokrag leaderboard run spec.yaml`` with the task YAMLs in ``lb/`` sits under that folder,
     and its results files would re-key every cell after each run. Raises nothing (an unreadable folder gives none)."""
     out: list[Path] = []
-    for folder in dict.fromkeys(y.resolve().parent for y, _doc in chain):
+    for folder in dict.fromkeys(y.resolve().parent for y, _doc in chain if _runs_own_code(y)):
         try:
             out += [f for f in sorted(folder.iterdir())
                     if not f.name.startswith(".") and f.suffix in TASK_FOLDER_DATA_SUFFIXES and f.is_file()]
         except OSError:
             continue
     return list(dict.fromkeys(out))
+
+
+def _runs_own_code(yaml_file: Path) -> bool:
+    """Whether the task YAML ``yaml_file`` names code by an lm-eval ``!function`` tag (its module sits beside it, so
+    it may read the files there; :func:`task_folder_data_files`). The text is read as is (a tag in a comment counts:
+    more is keyed, never less). An unreadable file: True (keyed as before s59 r2). Raises nothing."""
+    try:
+        return "!function" in yaml_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
 
 
 TASK_FOLDER_DATA_SUFFIXES = {".json", ".jsonl", ".tsv", ".csv", ".txt", ".gz", ".bz2", ".xz", ".zst", ".zip",
