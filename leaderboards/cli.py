@@ -19,7 +19,8 @@ runs nothing, checks the spec's model arguments as ``run`` does before its first
 estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
 every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
 ``rescore`` refuse (exit 2, nothing written) to overwrite a report whose results for some cell the new one
-would lack, unless ``--replace``. ``check``
+would lack, or the report of another spec file (:func:`leaderboards.report.check_report_spec`), unless
+``--replace``. ``check``
 prints OK/FAIL per cell and metric plus one FAIL per broken invariant and exits 1 on any FAIL; with
 ``--models/--methods/--tasks`` (read as ``run`` reads them) it checks the selected cells only; a
 report of run folders that break an invariant is refused (exit 2), and so is a check that would compare nothing (a
@@ -57,7 +58,8 @@ from .spec import LeaderboardSpec, load_spec
 SPEC_HELP = "the leaderboard spec, a YAML file (e.g. leaderboards/specs/ci.yaml)"
 RUNS_HELP = "run folders (default: spec runs_dir, $TOKRAG_RUNS_DIR or ./runs)"
 REPLACE_HELP = ("overwrite an existing report in the output folder even when it has results for cells the new one "
-                "lacks (they are lost; without this flag such a report is refused and nothing is written)")
+                "lacks (they are lost) or was written by another spec file (two spec files with one name:); without "
+                "this flag such a report is refused and nothing is written")
 
 
 def _parser() -> argparse.ArgumentParser:
