@@ -823,6 +823,18 @@ def remove_stale_scratch(target: str | os.PathLike, entries: frozenset[str] | Ca
     return removed
 
 
+def int_limit_message(where: str, fix: str = "fix or remove the line") -> str:
+    """The one line for a JSON document holding an integer of more digits than Python converts (its integer string
+    conversion limit, :func:`sys.get_int_max_str_digits`: 4300 by default): the JSON is valid, but Python's reader
+    raises a plain ``ValueError`` (not a :class:`json.JSONDecodeError`), a traceback where it was not caught. ``where``:
+    the file (and line) read; ``fix``: what to do. Python's own message names no file and advises changing the limit
+    in the reading program."""
+    import sys
+
+    return (f"{where}: holds an integer of more than {sys.get_int_max_str_digits()} digits, more than Python's JSON "
+            f"reader converts; {fix}")
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """``exc``'s message and column for an error line: ``Unterminated string starting at column 9`` (json's
     message for it ends in ``at``: written as is it read "starting at at column 9")."""
@@ -1118,16 +1130,21 @@ def loads_unique(text: str, where: str) -> Any:
 
     Raises:
         DataError: a key given twice in one object: ``where:line`` of that object (:func:`duplicate_key_line`) and
-            the key, one line.
+            the key, one line; an integer of more digits than Python converts: ``where`` (:func:`int_limit_message`),
+            one line.
         json.JSONDecodeError: malformed JSON (the caller words it).
     """
-    if text.startswith("\ufeff"):  # json.loads's own refusal ('Unexpected UTF-8 BOM'), which decode() lacks
-        return json.loads(text)
     try:
+        if text.startswith("\ufeff"):  # json.loads's own refusal ('Unexpected UTF-8 BOM'), which decode() lacks
+            return json.loads(text)
         return UNIQUE_KEYS_DECODER.decode(text)
     except DuplicateKeyError as exc:
         line = duplicate_key_line(text)
         raise DataError(duplicate_key_message(f"{where}:{line}" if line else where, exc.key)) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback in the callers before
+        raise DataError(int_limit_message(where, "fix the number")) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -1137,8 +1154,9 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
     ``id``), is refused (:func:`unique_keys`): the reader the rows go to would keep only its last value.
 
     Raises:
-        DataError: naming the file and line for invalid UTF-8, invalid JSON, a non-object line or a key given twice
-            in one object (the key named); naming the file for a truncated or corrupt ``.gz``.
+        DataError: naming the file and line for invalid UTF-8, invalid JSON, an integer of more digits than Python
+            converts (:func:`int_limit_message`), a non-object line or a key given twice in one object (the key
+            named); naming the file for a truncated or corrupt ``.gz``.
     """
     path = Path(path)
     with open_data(path) as f:
@@ -1161,6 +1179,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise DataError(f"{path}:{lineno}: malformed JSON ({json_error(exc)}); fix or remove the line") from None
             except DuplicateKeyError as exc:
                 raise DataError(duplicate_key_message(f"{path}:{lineno}", exc.key)) from None
+            except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback before
+                raise DataError(int_limit_message(f"{path}:{lineno}")) from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
