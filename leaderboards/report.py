@@ -560,8 +560,12 @@ def _degenerate_cis(rows: list[dict], per_seed: dict, conf: float) -> None:
       the interval of the share of questions that score above 0 (below 1), which bounds the mean: a mean of values
       in [0, 1] is at most the share above 0 (at least the share at 1). Taking F1 too keeps a row's interval the same
       in any report that holds its runs (a rule on "every value is 0 or 1" made it depend on the other rows);
-    * any other metric, or such a one not at 0 or 1 (seeds that disagree), over one question (or paragraph): no CI
-      (``lo``/``hi`` None): one value has no spread.
+    * any other metric, or such a one not at 0 or 1 (seeds that disagree), over one question (or paragraph), or over
+      several whose values are all the same (F1 0.5 on every question, a 0/1 metric whose two seeds disagree on every
+      question, a bring-your-own metric scoring 3.0 everywhere): no CI (``lo``/``hi`` None): the values have no spread,
+      and the bootstrap's ``[v, v]`` would read as a 95% interval of zero width, a certainty no sample gives (the
+      paired comparisons' rule for per-question values: :func:`_no_paired_ci`). A corpus ratio over several
+      documents keeps its interval, as its paired comparisons do.
 
     Every other row keeps its bootstrap CI."""
     bounded = unit_interval_metrics(per_seed)
@@ -572,7 +576,7 @@ def _degenerate_cis(rows: list[dict], per_seed: dict, conf: float) -> None:
             if name in bounded and m["mean"] in (0.0, 1.0):
                 m["lo"], m["hi"] = exact_binomial_ci(round(m["mean"] * m["n"]), m["n"], conf)
                 m["ci"] = EXACT_CI
-            elif m["n"] == 1:
+            elif m["n"] == 1 or (m["lo"] == m["hi"] and name not in RATIO_METRICS):  # stats.bootstrap_ci's [v, v]
                 m["lo"] = m["hi"] = None
 
 

@@ -72,7 +72,10 @@ def test_a_metric_outside_0_1_keeps_the_bootstrap(tmp_path):
     """A bring-your-own metric with a value outside [0, 1] in the report: no exact interval applies to its mean."""
     data = _report(tmp_path, {"standard": {"score": [2.0] * 5 + [0.0] * 5}, "none": {"score": [0.0] * 10}})
     m = _metric(data, "none", "score")
-    assert (m["lo"], m["hi"]) == (0.0, 0.0) and "ci" not in m
+    # s59 s1: 0 on every question is the bootstrap's zero-width [0, 0], no 95% interval: no CI (was (0.0, 0.0))
+    assert (m["lo"], m["hi"]) == (None, None) and "ci" not in m
+    s = _metric(data, "standard", "score")  # with spread: the bootstrap's interval
+    assert "ci" not in s and s["lo"] < 1.0 < s["hi"]
 
 
 def test_one_question_whose_seeds_disagree_has_no_ci(tmp_path):
