@@ -2233,7 +2233,9 @@ def record_report_spec(out: Path, runs: Path, spec: LeaderboardSpec) -> None:
     """Record in ``runs`` (:func:`report_record_path`) that ``spec``'s file wrote the report now in ``out``, for
     :func:`check_report_spec`. Not done when ``runs`` is not a folder (a report of no run folders: it is not
     created for this); a failed write (a read-only runs folder, a full disk) is one log warning: the report stands,
-    only the check of the next report into ``out`` has no record."""
+    only the check of the next report into ``out`` has no record. A path that is not valid UTF-8 (a folder named in
+    Latin-1 bytes: Python holds it with surrogate escapes) is written as a JSON ``\\udcXX`` escape, which reads back
+    as the same path."""
     if not Path(runs).is_dir():
         return
     spec_path, digest = _spec_identity(spec)
@@ -2242,7 +2244,10 @@ def record_report_spec(out: Path, runs: Path, spec: LeaderboardSpec) -> None:
     path = report_record_path(runs, out)
     try:
         path.parent.mkdir(exist_ok=True)
-        atomic_write_json(path, rec)
+        try:
+            atomic_write_json(path, rec)
+        except UnicodeEncodeError:  # a surrogate-escaped path byte has no UTF-8 form: nothing written yet
+            atomic_write_text(path, json.dumps(rec, indent=2, sort_keys=True, ensure_ascii=True) + "\n")
     except OSError as exc:
         log.warning("report folder %s: could not record which spec file wrote it in %s (%s); a report of another "
                     "spec file will not be refused there", out, path, exc)
