@@ -30,7 +30,9 @@ writes the finished cells and keeps the existing baseline's entries of the unfin
 ``run`` interrupted by Ctrl-C or SIGTERM prints one line instead of a traceback: the cells finished, the requests
 the journals of unfinished cells kept, and the command that resumes (:func:`interrupted_message`); the command then
 dies by that signal, as a shell loop expects (:func:`main` returns 130/143 to an in-process caller instead). A
-suggested command carries the ``--runs-dir`` it was given.
+helper of ``--jobs N`` that failed and left cells unfinished ends the run with one line (exit 2) whose resume command
+is built by the same rule, the command given minus ``--max-cells`` and ``--no-resume`` (:func:`given_command`,
+:class:`~leaderboards.runner.HelpersFailed`). A suggested command carries the ``--runs-dir`` it was given.
 When the runs folder holds none of the spec's cells finished but a likely other one does (``runs/`` beside the spec,
 as after ``cd lb && tokrag leaderboard run velmora.yaml``; :func:`leaderboards.runner.likely_runs_dirs`), one line
 says which and how many, and to add ``--runs-dir`` (:func:`leaderboards.runner.runs_elsewhere_note`): ``report``,
@@ -300,7 +302,8 @@ def _n_cells(n: int) -> str:
 def given_command(args: argparse.Namespace, spec: LeaderboardSpec, drop: tuple[str, ...] = ()) -> str:
     """The ``run`` command the user gave (shell-quoted, :func:`~leaderboards.runner.run_command`), minus the options
     in ``drop``: the one rule of the commands a ``run`` prints to go on (:func:`max_cells_message`,
-    :func:`interrupted_message`). It holds the spec, the resolved runs folder as ``--runs-dir`` (the folder this run
+    :func:`interrupted_message`, and a failed helper of ``--jobs``: :class:`~leaderboards.runner.HelpersFailed`, minus
+    ``--max-cells`` and ``--no-resume`` as after an interrupt, its journals being what resumes). It holds the spec, the resolved runs folder as ``--runs-dir`` (the folder this run
     wrote, whatever chose it), the selection and every other option given, in this order: ``--max-cells M``,
     ``--jobs N`` (when N > 1), ``--no-resume``, ``--no-progress``, ``--report``, ``--replace``,
     ``--fallback-s-per-question S``; never the hidden options of a ``--jobs`` helper. Built from the parsed options, so
@@ -479,9 +482,14 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 follow_leader()
             else:  # the cells finished in another likely runs folder: say so before computing them anew
                 _note_runs_elsewhere(spec, args.runs_dir, "run")
-            summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs, max_cells=args.max_cells,
-                               resume=not args.no_resume, cell_budget_dir=args.cell_budget_dir,
-                               jobs_helper=args.jobs_helper)
+            from .runner import HelpersFailed
+
+            try:
+                summary = run_spec(spec, args.runs_dir, progress=not args.no_progress, jobs=args.jobs,
+                                   max_cells=args.max_cells, resume=not args.no_resume,
+                                   cell_budget_dir=args.cell_budget_dir, jobs_helper=args.jobs_helper)
+            except HelpersFailed as exc:  # its resume command: the one given, as after Ctrl-C (interrupted_message)
+                raise exc.resume_with(given_command(args, spec, drop=("--max-cells", "--no-resume"))) from None
             stage = "done"
             refused = None  # the report step's refusal: raised after the run's summary (the cells computed are kept)
             if args.report:  # the whole spec's; after a selection the cells outside it may be unfinished: missing

@@ -2925,6 +2925,22 @@ def _helper_end(h: subprocess.Popen) -> str:
     return f"exited with status {h.returncode}"
 
 
+class HelpersFailed(TokragError):
+    """:func:`run_spec` with ``jobs`` > 1 whose helper processes failed and left cells unfinished
+    (:func:`_helpers_failed`). ``what``: the line up to its resume command; the message ends ``; resume with:
+    <command>``, the command :func:`run_command` builds from the spec, runs folder and ``--jobs N`` (all a runner
+    knows); ``tokrag leaderboard run`` puts the command the user gave in its place (:meth:`resume_with`,
+    :func:`leaderboards.cli.given_command`)."""
+
+    def __init__(self, what: str, command: str) -> None:
+        super().__init__(f"{what}; resume with: {command}")
+        self.what = what
+
+    def resume_with(self, command: str) -> "HelpersFailed":
+        """The same error, ``command`` as its resume command."""
+        return HelpersFailed(self.what, command)
+
+
 def _helpers_failed(spec: LeaderboardSpec, runs: Path, keyed: list, failed: list[subprocess.Popen], summary: RunSummary,
                     jobs: int, *, started_only: bool) -> None:
     """After ``run --jobs N`` whose helpers in ``failed`` ended badly (killed by a signal, or a non-zero exit): when
@@ -2934,7 +2950,8 @@ def _helpers_failed(spec: LeaderboardSpec, runs: Path, keyed: list, failed: list
     ``started_only`` (``--max-cells``) only the cells some process started (their folder exists).
 
     Raises:
-        TokragError: a cell is unfinished.
+        HelpersFailed: a cell is unfinished (a :class:`TokragError`; its resume command keeps only the spec, runs
+            folder, selection and ``--jobs N``: ``tokrag leaderboard run`` replaces it by the command given).
     """
     how = "; ".join(f"helper process {h.pid} {_helper_end(h)}" for h in failed)
     if any(h.returncode == -signal.SIGKILL for h in failed):
@@ -2951,9 +2968,8 @@ def _helpers_failed(spec: LeaderboardSpec, runs: Path, keyed: list, failed: list
             unfinished.append(cell.cell_id)
     if unfinished:
         first = ", ".join(unfinished[:5]) + (f" and {len(unfinished) - 5} more" if len(unfinished) > 5 else "")
-        raise TokragError(f"a helper runner process of --jobs {jobs} failed ({how}); {len(unfinished)} of {len(keyed)} "
-                          f"cells are unfinished ({first}), their journals kept; resume with: "
-                          + run_command(spec, runs, "--jobs", str(jobs)))
+        raise HelpersFailed(f"a helper runner process of --jobs {jobs} failed ({how}); {len(unfinished)} of {len(keyed)} "
+                            f"cells are unfinished ({first}), their journals kept", run_command(spec, runs, "--jobs", str(jobs)))
     log.warning("leaderboard %s: a helper runner process of --jobs %d failed (%s); every cell is finished: this process "
                 "resumed from its journal any cell it left; its own summary is lost (the cells it finished count as "
                 "by_other, its forward passes are not counted)", spec.label(), jobs, how)

@@ -80,4 +80,5 @@ def test_a_killed_helper_whose_cell_is_left_unfinished_names_it_and_the_resume_c
     assert len(unfinished) == 1  # the helper's cell: its journal kept, --max-cells spent, so not taken over
     assert line.startswith("tokrag leaderboard: error: a helper runner process of --jobs 2 failed (helper process "), line
     assert line.endswith(f" killed by SIGKILL (out of memory?)); 1 of 4 cells are unfinished ({unfinished[0]}), their "
-                         f"journals kept; resume with: tokrag leaderboard run {spec.path} --runs-dir {runs} --jobs 2"), line
+                         f"journals kept; resume with: tokrag leaderboard run {spec.path} --runs-dir {runs} --jobs 2 "
+                         "--no-progress"), line  # the command given minus --max-cells (s59 r4: it kept only --jobs)
