@@ -2170,7 +2170,7 @@ def _file_sha256(path: Path) -> str | None:
 
 
 def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: bool = False,
-                      chosen: str | None = None) -> None:
+                      chosen: str | None = None, warn: bool = True) -> None:
     """Refuse to write ``spec``'s report into the folder ``out`` when the report there was written by another spec
     file: two spec files that keep one ``name:`` (a copy made to try another ``alpha``) share
     ``<runs>/reports/<name>/``, and the second one's report went over the first one's without a word.
@@ -2183,7 +2183,9 @@ def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: 
     s59, from another runs folder, or none), an unreadable record (one log warning), a folder whose
     ``leaderboard.json`` is not the one recorded (written since by other means, or removed). ``replace`` writes over
     another spec file's report (one log warning). ``chosen``: how ``out`` was chosen when not by the name
-    (``"--out"``, ``"report_dir"``); the line then names that.
+    (``"--out"``, ``"report_dir"``); the line then names that. ``warn``: log those warnings (False: only refuse; for
+    :func:`build_report`'s check before the slow work, which it repeats under the folder's lock, so that each warning
+    is logged once).
 
     Raises:
         ReportOverwriteError: one line naming the report folder, both spec files and the ways out; nothing written.
@@ -2200,8 +2202,9 @@ def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: 
     except FileNotFoundError:
         return
     except (OSError, ValueError, KeyError) as exc:
-        log.warning("report folder %s: unreadable record %s (%s); not checked, replaced by this report's", out,
-                    rec_path, exc)
+        if warn:
+            log.warning("report folder %s: unreadable record %s (%s); not checked, replaced by this report's", out,
+                        rec_path, exc)
         return
     if report != str(Path(out).expanduser().resolve()) or _file_sha256(out / "leaderboard.json") != written:
         return  # another folder's record (a 16-digit clash), or the report it describes is no longer there
@@ -2209,12 +2212,14 @@ def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: 
     if other == mine or (isinstance(digest, str) and digest == my_digest):
         return
     if not os.path.lexists(other):  # nothing left to protect the report for (a rename, a moved checkout)
-        log.warning("report folder %s: written by the spec file %s, which no longer exists; replaced by the report "
-                    "of %s", out, other, mine)
+        if warn:
+            log.warning("report folder %s: written by the spec file %s, which no longer exists; replaced by the "
+                        "report of %s", out, other, mine)
         return
     if replace:
-        log.warning("report folder %s: written by another spec file, %s; replaced by the report of %s (--replace)",
-                    out, other, mine)
+        if warn:
+            log.warning("report folder %s: written by another spec file, %s; replaced by the report of %s "
+                        "(--replace)", out, other, mine)
         return
     if chosen is None:  # <runs>/reports/<name>
         why = f"holds the report of another spec file with the same name: {spec.name!r}, {other}"
@@ -2482,7 +2487,7 @@ def build_report(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = Non
         loaded = collect(spec, runs, allow_missing=allow_missing)
     check_overwrite(out, loaded, runs, replace=replace)  # before the slow work; again under the folder's lock below
     chosen = "--out" if out_dir else ("report_dir" if spec.report_dir else None)
-    check_report_spec(out, runs, spec, replace=replace, chosen=chosen)  # another spec file's report there
+    check_report_spec(out, runs, spec, replace=replace, chosen=chosen, warn=False)  # another spec file's report there
     _check_filters(loaded)  # before verify, whose repeated doc ids would not name the filters
     bad = verify(loaded, compare_results=compare_results)
     if bad:
