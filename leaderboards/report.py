@@ -768,6 +768,13 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                                 tests[(a, b, metric)].update(lo=None, hi=None, no_ci=why)
                             if seeds is not None:  # only then: the JSON of a report whose rows share their seeds is unchanged
                                 tests[(a, b, metric)]["seeds"] = seeds
+                            # an exact p (the binomial count, or every sign pattern: at most 16 differing questions or
+                            # paragraphs) that equals the Monte Carlo floor 2/(iters+1) (iters one less than a power of
+                            # two: 2/128 is 7 of 7 one way at 127) is no bound; only then: other JSON unchanged
+                            exact = (len(common) <= 16 if metric in RATIO_METRICS
+                                     else "n_plus" in tests[(a, b, metric)] or int(np.count_nonzero(diff)) <= 16)
+                            if exact and _at_floor(tests[(a, b, metric)]["p"], monte_carlo_p_floor(iters)):
+                                tests[(a, b, metric)]["p_exact"] = True
                         res = dict(tests[(a, b, metric)])
                         if name != a:  # the stored test is ref - method: flip it (+ 0.0: no "-0.000")
                             res.update(diff=-res["diff"] + 0.0)
@@ -779,7 +786,8 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
             floor = monte_carlo_p_floor(iters)
             for metric in PAIRED + RATIO_PAIRED:
                 fam = sorted(k for k in tests if k[2] == metric)
-                adj = dict(zip(fam, holm_with_bounds([tests[k]["p"] for k in fam], floor)))
+                adj = dict(zip(fam, holm_with_bounds([tests[k]["p"] for k in fam], floor,
+                                                     [bool(tests[k].get("p_exact")) for k in fam])))
                 for ref in refs:
                     for name in method_names:
                         res = (byrow[(mod.name, name, t.task)].get("paired") or {}).get(ref, {}).get(metric)
@@ -882,13 +890,16 @@ def _exact_caveat(x: dict) -> str:
             f"sign-flip test reaches p < 0.05 only with at least {need} of the {n} questions differing, all one way{at_holm}")
 
 
-def holm_with_bounds(pvalues: list[float], floor: float) -> list[tuple[float, bool]]:
+def holm_with_bounds(pvalues: list[float], floor: float, exact: list[bool] | None = None) -> list[tuple[float, bool]]:
     """Holm-adjusted ``pvalues`` (:func:`stats.holm`, same order), each with whether it is only an upper bound: a p at
     the Monte Carlo ``floor`` (:func:`stats.monte_carlo_p_floor`) is one, and Holm's values are non-decreasing in every
     p, so a pair's Holm value is exact only when it is the same with those p at 0 (else a floor p, its own or another
-    pair's, raised it: ``[2/2001, 0.0015]`` at 2000 resamples gives ``[(0.0020, True), (0.0020, True)]``)."""
+    pair's, raised it: ``[2/2001, 0.0015]`` at 2000 resamples gives ``[(0.0020, True), (0.0020, True)]``). ``exact``
+    (same order; default none): the p's computed exactly, never a bound even at the floor's value (at 127 resamples
+    the floor 2/128 is also the exact p of 7 of 7 questions one way)."""
+    exact = exact or [False] * len(pvalues)
     adj = holm(pvalues)
-    low = holm([0.0 if _at_floor(p, floor) else p for p in pvalues])
+    low = holm([0.0 if _at_floor(p, floor) and not x else p for p, x in zip(pvalues, exact)])
     return [(a, not math.isclose(a, b, rel_tol=1e-9)) for a, b in zip(adj, low)]
 
 
@@ -1444,7 +1455,7 @@ def _cell_paired(p: dict | None, iters: int) -> str:
     :func:`_no_paired_ci`) prints its reason in place of the interval: ``+0.000 (no question differs) p=1.000 ...``."""
     if not p:
         return "-"
-    at_floor = _at_floor(p["p"], monte_carlo_p_floor(iters))
+    at_floor = _at_floor(p["p"], monte_carlo_p_floor(iters)) and not p.get("p_exact")  # an exact p at that value
     counts = f" ({p['n_plus']}+/{p['n_minus']}−)" if "n_plus" in p else ""  # the discordant questions of McNemar's p
     tail = f"{_fmt_p('p', p['p'], at_floor)}{counts} {_fmt_p('holm', p['p_holm'], at_floor or bool(p.get('p_holm_bound')))}"
     if p.get("lo") is None:  # no interval (_no_paired_ci): its reason instead of a zero-width one
