@@ -61,6 +61,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -112,7 +113,8 @@ class _HashMemo(HashMemo):
         Without it, every file by its bytes (data folders, model folders)."""
         key = (str(root), None if suffixes is None else tuple(sorted(suffixes)), max_bytes, source)
         if key not in self.trees:
-            self.trees[key] = (tree_fingerprint(root, self, suffixes, code=True, skip_dir=_finished_run_folder) if source
+            self.trees[key] = (tree_fingerprint(root, self, suffixes, code=True, skip_dir=_finished_run_folder,
+                                                skip_file=_leaderboard_spec_file) if source
                                else tree_fingerprint(root, self, suffixes, max_bytes=max_bytes))
         return self.trees[key]
 
@@ -136,6 +138,25 @@ def _finished_run_folder(folder: Path) -> bool:
         return (folder / "DONE").is_file() and (folder / "config.json").is_file()
     except OSError:
         return False
+
+
+_SPEC_KEY = re.compile(r"^(methods|tasks|task):", re.M)
+
+
+def _leaderboard_spec_file(path: Path) -> bool:
+    """Whether ``path`` is a leaderboard spec (a ``.yaml``/``.yml`` file with top-level ``methods:`` and ``tasks:``
+    and no ``task:``, which every lm-eval task or group YAML has), which a code folder's fingerprint
+    (:meth:`_HashMemo.tree` ``source``) leaves out: with the spec in its task folder (``include_path: .``,
+    ``cd lb && tokrag leaderboard run spec.yaml``), an edit of the spec (its description, another method) or a copy
+    of it beside it changed :func:`task_fingerprint`, so every cell got a new key and was computed again (before s59
+    r2). Read as text, not parsed. An unreadable file: False (keyed, as before). Raises nothing."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        found = set(_SPEC_KEY.findall(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+    return found == {"methods", "tasks"}
 
 
 def model_target(model: str) -> str:

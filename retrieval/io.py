@@ -188,7 +188,8 @@ def file_stamp(p: str | os.PathLike) -> list[int]:
 
 def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,
                      max_bytes: int | None = MAX_SOURCE_BYTES, *, code: bool = False,
-                     skip_dir: Callable[[Path], bool] | None = None) -> str:
+                     skip_dir: Callable[[Path], bool] | None = None,
+                     skip_file: Callable[[Path], bool] | None = None) -> str:
     """Fingerprint (16 hex) of the files under ``root``: ``[relative path, SHA-256]`` of each, in sorted order,
     skipping hidden files and folders and ``__pycache__``; only files whose suffix is in ``suffixes`` (None: all)
     and of at most ``max_bytes`` (None: any size). A file ``root`` gives ``fingerprint([name, SHA-256])``.
@@ -201,7 +202,8 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     point at and re-pointing a link changes the fingerprint. A link to a folder that encloses it (a loop) is not
     entered: a folder is skipped when its real path is that of one of the folders above it. A folder without
     symlinked folders gets the same fingerprint as before links were followed. ``skip_dir``: a subfolder (not
-    ``root``) for which it returns True is not entered (None: every one is)."""
+    ``root``) for which it returns True is not entered (None: every one is); ``skip_file``: a file (of a kept suffix
+    and size) for which it returns True is left out (None: none is)."""
     root = Path(root)
 
     def sha(p: Path) -> str:
@@ -226,6 +228,8 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
             if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
                 continue
             if max_bytes is not None and p.stat().st_size > max_bytes:
+                continue
+            if skip_file is not None and skip_file(p):
                 continue
             items.append([p.relative_to(root).as_posix(), sha(p)])
     return fingerprint(items)
