@@ -33,7 +33,7 @@ from typing import Any
 
 _LOCK = threading.Lock()
 _ACTIVE: list[Any] = []
-"""The :class:`retrieval.io.HashMemo` of each ``ConfigurableTask.download`` running now (a stack; empty: ``datasets``'
+"""The hash memo (:class:`_LazyMemo`) of each ``ConfigurableTask.download`` running now (a stack; empty: ``datasets``'
 own origin metadata). ``datasets`` resolves the files in worker threads, so this is read under :data:`_LOCK`, not from
 a thread-local or context variable."""
 
@@ -72,14 +72,9 @@ def content_origin(data_file: str) -> tuple[str] | None:
 @contextlib.contextmanager
 def content_keys() -> Iterator[None]:
     """Within this block, ``datasets`` identifies a local data file by its SHA-256 (:func:`content_origin`); the
-    hashes computed are saved to the hash memo at the end (a memo that cannot be written is left as it is)."""
-    from retrieval.io import HashMemo
-
-    try:
-        memo = HashMemo()
-    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be named: hash without the memo file
-        logging.getLogger("tokrag_model").debug("file hash memo unavailable (%s); hashing without it", exc)
-        memo = _PlainHashes()
+    hashes computed are saved to the hash memo at the end (a memo that cannot be written is left as it is). The memo
+    file is read at the first local data file (:class:`_LazyMemo`): a download of hub or remote files reads none."""
+    memo = _LazyMemo()
     with _LOCK:
         _ACTIVE.append(memo)
     try:
@@ -91,6 +86,33 @@ def content_keys() -> Iterator[None]:
             memo.save()
         except Exception as exc:  # noqa: BLE001 - a memo that cannot be written must not fail the load
             logging.getLogger("tokrag_model").debug("file hash memo not saved: %s", exc)
+
+
+class _LazyMemo:
+    """The :class:`retrieval.io.HashMemo` of one download, read from ``$TOKRAG_CACHE_DIR`` at its first :meth:`sha`
+    (the memo file holds every file hash of the leaderboard keys: megabytes, ~0.1 s to read, which a task of lm-eval's
+    own hub data sets, e.g. each of mmlu's 57, paid before s59 r5 for nothing); a cache folder that cannot be named
+    hashes without it (:class:`_PlainHashes`). Called under :data:`_LOCK`."""
+
+    def __init__(self) -> None:
+        self.memo: Any = None
+
+    def sha(self, p: Any) -> str:
+        """Hex SHA-256 of the file ``p``. Raises OSError when it cannot be read."""
+        if self.memo is None:
+            from retrieval.io import HashMemo
+
+            try:
+                self.memo = HashMemo()
+            except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be named: hash without the memo file
+                logging.getLogger("tokrag_model").debug("file hash memo unavailable (%s); hashing without it", exc)
+                self.memo = _PlainHashes()
+        return self.memo.sha(p)
+
+    def save(self) -> None:
+        """Save the hashes computed (nothing when no file was hashed). Raises OSError when the memo cannot be written."""
+        if self.memo is not None:
+            self.memo.save()
 
 
 class _PlainHashes:
