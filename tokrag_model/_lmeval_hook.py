@@ -212,32 +212,45 @@ def cache_requests_dict(cache_requests: object) -> object:
 
 
 def check_cache_requests(task_manager: object, names: object, cache_requests: object, selected: object = None) -> None:
-    """Refuse ``--cache_requests true`` for a run that selects one of this package's tasks, before the model loads.
+    """Refuse ``--cache_requests true`` for a run that selects one of this package's tasks, or a task that lm-eval
+    loads from local data (``dataset_path: json`` + ``data_files``, a local dataset folder:
+    :func:`tokrag_model._local_data_files.task_local_data`), before the model loads.
 
     lm-eval keys its request cache by task name, few-shot count, rank, chat template, system prompt and tokenizer only
     (``lm_eval/api/task.py``, ``build_all_requests``), never by the task's ``--metadata``: a second run of
     ``rag_qa_bm25`` with another ``questions`` file (or corpus, hits, noise, ``$TOKRAG_DATA_DIR``) read the first run's
     prompts and scored them against its own documents (the question "what is the capital of france" got the prompt
-    of "who wrote hamlet") while the results recorded the second file's hash. ``refresh`` (rebuild and rewrite) and
-    ``delete`` pass; other tasks are left to lm-eval. ``names`` are lm-eval's resolved task names (or a ``--tasks``
-    YAML's config dicts), ``task_manager`` its :class:`~lm_eval.tasks.TaskManager`; ``selected`` the tasks lm-eval
-    builds for them (:func:`tasks.precheck._expand_selected`; None: expanded here when needed).
+    of "who wrote hamlet") while the results recorded the second file's hash. Likewise a user task over a local data
+    file, run again after an edit of the file, read the prompts of its old rows (the rows themselves are read by
+    content: :mod:`tokrag_model._local_data_files`). ``refresh`` (rebuild and rewrite) and ``delete`` pass; other
+    tasks (hub data sets, a task's own ``custom_dataset`` loader) are left to lm-eval. ``names`` are lm-eval's resolved
+    task names (or a ``--tasks`` YAML's config dicts), ``task_manager`` its :class:`~lm_eval.tasks.TaskManager`;
+    ``selected`` the tasks lm-eval builds for them (:func:`tasks.precheck._expand_selected`; None: expanded here when
+    needed).
 
     Raises:
         ConfigError: one line saying why and what to pass instead.
     """
     if not _reuses_request_cache(cache_requests):
         return
-    from tasks.precheck import _selects_ours
-
-    if not _selects_ours(task_manager, list(names or []), selected):
-        return
     from retrieval.errors import ConfigError
+    from tasks.precheck import _expand_selected, _selects_ours
 
-    raise ConfigError("--cache_requests true: lm-eval keys its request cache by task name only, so a tokrag task would "
-                      "reuse prompts built from another questions file, corpus, hits or noise setting; leave it off "
-                      "(retrieval is already cached by tokrag's run cache) or pass --cache_requests refresh, which "
-                      "rebuilds the prompts")
+    names = list(names or [])
+    if _selects_ours(task_manager, names, selected):
+        raise ConfigError("--cache_requests true: lm-eval keys its request cache by task name only, so a tokrag task "
+                          "would reuse prompts built from another questions file, corpus, hits or noise setting; leave "
+                          "it off (retrieval is already cached by tokrag's run cache) or pass --cache_requests refresh, "
+                          "which rebuilds the prompts")
+    from tokrag_model._local_data_files import task_local_data
+
+    for task in _expand_selected(task_manager, names) if selected is None else selected:
+        found = task_local_data(task.cfg)
+        if found is not None:
+            raise ConfigError(f"--cache_requests true: lm-eval keys its request cache by task name only, so task "
+                              f"'{task.name}' would reuse the prompts built from an earlier version of its local data "
+                              f"{found} once that is edited; leave it off or pass --cache_requests refresh, which "
+                              "rebuilds the prompts")
 
 
 def _ours_loaded() -> bool:

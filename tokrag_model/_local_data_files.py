@@ -52,6 +52,21 @@ def local_data_file(data_file: str) -> str | None:
     return path if os.path.isfile(path) else None
 
 
+def task_local_data(cfg: Any) -> str | None:
+    """The first local file or folder that lm-eval's own loading of the task config ``cfg`` (a task YAML's keys,
+    includes resolved) reads with ``datasets.load_dataset``: a local ``dataset_path``, ``dataset_kwargs``' ``data_dir``
+    and ``data_files`` as :func:`leaderboards.keys.lm_eval_dataset_paths` resolves them (relative paths against the
+    working directory, globs expanded; URLs, hub files and missing paths left out). None for a task with its own
+    ``custom_dataset`` loader (it reads its files itself) or one that names no local data. Reads no file. Raises
+    nothing."""
+    if not isinstance(cfg, dict) or cfg.get("custom_dataset"):
+        return None
+    from leaderboards.keys import lm_eval_dataset_paths
+
+    found = lm_eval_dataset_paths([(None, cfg)])
+    return str(found[0]) if found else None
+
+
 def content_origin(data_file: str) -> tuple[str] | None:
     """``("sha256=<hex>",)``, the origin metadata of a local data file while an lm-eval task downloads
     (:func:`content_keys`), else None (no download running, not a local file, or a file that cannot be read)."""
