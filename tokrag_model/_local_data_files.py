@@ -165,24 +165,38 @@ def patch_origin_metadata(module: Any) -> bool:
 
 def patch_task_download(module: Any) -> None:
     """Wrap ``ConfigurableTask.download`` of ``lm_eval.api.task`` (``module``) in :func:`content_keys` and patch
-    ``datasets``' origin metadata (:func:`patch_origin_metadata`); without that function (another ``datasets``) the
-    download is left as it is (a DEBUG line on the ``tokrag_model`` logger). Idempotent."""
+    ``datasets``' origin metadata (:func:`patch_origin_metadata`). Without that function (a ``datasets`` other than
+    the one ``pyproject.toml`` pins) the rows are read as ``datasets`` keys them, and the first download of a task
+    over local data files (:func:`task_local_data`) logs one WARNING on the ``tokrag_model`` logger saying so (before
+    s59 r5 a DEBUG line at import: a silent return of the stale rows). Idempotent."""
     cls = getattr(module, "ConfigurableTask", None)
     if cls is None or getattr(cls.download, "_tokrag", False):
         return
     import datasets.data_files
 
-    if not patch_origin_metadata(datasets.data_files):
-        logging.getLogger("tokrag_model").debug("datasets has no _get_single_origin_metadata: local data files of "
-                                                "lm-eval tasks keep datasets' mtime identity")
-        return
     original = cls.download
+    patched = patch_origin_metadata(datasets.data_files)
+    warned: list[str] = []
 
     def download(self, *args, **kwargs):
-        if callable(getattr(getattr(self, "config", None), "custom_dataset", None)):  # the task reads its own files
+        config = getattr(self, "config", None)
+        if callable(getattr(config, "custom_dataset", None)):  # the task reads its own files
             return original(self, *args, **kwargs)
-        with content_keys():
-            return original(self, *args, **kwargs)
+        if patched:
+            with content_keys():
+                return original(self, *args, **kwargs)
+        if not warned:
+            found = task_local_data({"dataset_path": getattr(config, "dataset_path", None),
+                                     "dataset_kwargs": getattr(config, "dataset_kwargs", None)})
+            if found is not None:
+                warned.append(found)
+                logging.getLogger("tokrag_model").warning(
+                    "task '%s' reads local data %s, but datasets %s has no data_files._get_single_origin_metadata, so "
+                    "its cache knows a local data file by its modification time only: after an edit that keeps the "
+                    "mtime (cp -p, rsync -a, tar) this run reads the old rows; install the datasets version "
+                    "tokrag's pyproject.toml pins, or delete the task's folder under HF_DATASETS_CACHE after such an "
+                    "edit", getattr(config, "task", "?"), found, getattr(datasets, "__version__", "?"))
+        return original(self, *args, **kwargs)
 
     download._tokrag = True  # type: ignore[attr-defined]
     download.__wrapped__ = original  # type: ignore[attr-defined]
