@@ -103,11 +103,37 @@ def content_keys() -> Iterator[None]:
             logging.getLogger("tokrag_model").debug("file hash memo not saved: %s", exc)
 
 
+_SHARED: list[Any] = []
+"""The process's :class:`retrieval.io.HashMemo` (one, or none yet), read once and kept for every later download while
+``$TOKRAG_CACHE_DIR`` names the same memo file: an entry is served only while its file's stamp is the one it was
+hashed at, so an in-process copy is never stale, only missing another process's newer hashes (a re-hash). Used under
+:data:`_LOCK`."""
+
+
+def _process_memo() -> Any:
+    """The process's hash memo for the current ``$TOKRAG_CACHE_DIR`` (:data:`_SHARED`; read from disk when that names
+    another memo file), or :class:`_PlainHashes` where the cache folder cannot be named. Raises nothing."""
+    from retrieval.io import HASH_MEMO_FILE, HashMemo
+    from retrieval.paths import cache_dir
+
+    try:
+        path = cache_dir() / HASH_MEMO_FILE
+        if _SHARED and _SHARED[0].path == path:
+            return _SHARED[0]
+        memo = HashMemo(path)
+    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be named: hash without the memo file
+        logging.getLogger("tokrag_model").debug("file hash memo unavailable (%s); hashing without it", exc)
+        return _PlainHashes()
+    _SHARED[:] = [memo]
+    return memo
+
+
 class _LazyMemo:
-    """The :class:`retrieval.io.HashMemo` of one download, read from ``$TOKRAG_CACHE_DIR`` at its first :meth:`sha`
-    (the memo file holds every file hash of the leaderboard keys: megabytes, ~0.1 s to read, which a task of lm-eval's
-    own hub data sets, e.g. each of mmlu's 57, paid before s59 r5 for nothing); a cache folder that cannot be named
-    hashes without it (:class:`_PlainHashes`). Called under :data:`_LOCK`."""
+    """The hash memo of one download: the process's (:func:`_process_memo`), taken at the first :meth:`sha`. The memo
+    file holds every file hash of the leaderboard keys (megabytes, ~0.1 s to read): before s59 r5 each download read
+    it, also a task of lm-eval's own hub data sets (each of mmlu's 57) that hashes nothing, and each of a group's
+    local json tasks (20 such tasks, warm: 0.1-0.2 s before dbbf3c0, ~1 s after). :meth:`sha` is called under
+    :data:`_LOCK`."""
 
     def __init__(self) -> None:
         self.memo: Any = None
@@ -115,19 +141,14 @@ class _LazyMemo:
     def sha(self, p: Any) -> str:
         """Hex SHA-256 of the file ``p``. Raises OSError when it cannot be read."""
         if self.memo is None:
-            from retrieval.io import HashMemo
-
-            try:
-                self.memo = HashMemo()
-            except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be named: hash without the memo file
-                logging.getLogger("tokrag_model").debug("file hash memo unavailable (%s); hashing without it", exc)
-                self.memo = _PlainHashes()
+            self.memo = _process_memo()
         return self.memo.sha(p)
 
     def save(self) -> None:
-        """Save the hashes computed (nothing when no file was hashed). Raises OSError when the memo cannot be written."""
+        """Save the hashes computed (nothing when none). Raises OSError when the memo cannot be written."""
         if self.memo is not None:
-            self.memo.save()
+            with _LOCK:  # the memo is shared: no hash added to it while it is merged into the file
+                self.memo.save()
 
 
 class _PlainHashes:
