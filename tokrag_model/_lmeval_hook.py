@@ -319,9 +319,10 @@ def _patch_process_tasks(module):
     ``FileNotFoundError``; ``--include_path /folder --tasks NAME``: skipped by lm-eval's index) is named in one line
     (:func:`tasks.precheck.check_task_paths`, :func:`tasks.precheck.check_include_path_tasks`); a ``--tasks`` path
     that does not exist is named as such (:func:`tasks.precheck.check_task_files_exist`). ``--cache_requests true``
-    with a tokrag task is refused (:func:`check_cache_requests`: lm-eval's request cache ignores the task's metadata);
-    a ``--config`` file's ``cache_requests: refresh`` (a string or bool) becomes lm-eval's dict first
-    (:func:`cache_requests_dict`), which lm-eval's run otherwise read with ``.get`` and crashed.
+    with a tokrag task, or a task lm-eval loads from local data files, is refused (:func:`check_cache_requests`:
+    lm-eval's request cache ignores the task's metadata and its data file's content); a ``--config`` file's
+    ``cache_requests: refresh`` (a string or bool) becomes lm-eval's dict first (:func:`cache_requests_dict`), which
+    lm-eval's run otherwise read with ``.get`` and crashed.
     Then the run arguments
     (a ``--metadata`` key that is a tokrag model argument, ``k``: :func:`tasks.utils.check_metadata_model_args`;
     ``--apply_chat_template`` with a plain-text task such as ``wiki_lm_bm25`` among them: refused)
