@@ -298,11 +298,15 @@ def wikitext_provenance(metadata: dict[str, Any], stats: dict[str, Any]) -> dict
             "run_fingerprint": stats.get("run_fingerprint")}
 
 
+_MARKER = "_tokrag_provenance"  # on the wrapped ``ConfigurableTask.download``: :func:`_patch_task` ran (a marker of its
+# own: tokrag_model._local_data_files wraps the same method, in either order)
+
+
 def _patch_task(module) -> None:
     """Wrap ``ConfigurableTask.download``: a :class:`TaskData` dataset's provenance goes into the task config's
     ``metadata`` (a copy with :data:`METADATA_KEY` added), which lm-eval writes under ``configs`` of the results."""
     cls = getattr(module, "ConfigurableTask", None)
-    if cls is None or getattr(cls.download, "_tokrag", False):
+    if cls is None or getattr(cls.download, _MARKER, False):
         return
     original = cls.download
 
@@ -314,7 +318,7 @@ def _patch_task(module) -> None:
         if isinstance(provenance, dict) and config is not None and isinstance(config.metadata, dict):
             config.metadata = {**config.metadata, METADATA_KEY: provenance}
 
-    download._tokrag = True  # type: ignore[attr-defined]
+    setattr(download, _MARKER, True)
     cls.download = download
 
 

@@ -184,14 +184,20 @@ def patch_origin_metadata(module: Any) -> bool:
     return True
 
 
+_MARKER = "_tokrag_local_data_files"  # on the wrapped ``ConfigurableTask.download``: :func:`patch_task_download` ran
+
+
 def patch_task_download(module: Any) -> None:
     """Wrap ``ConfigurableTask.download`` of ``lm_eval.api.task`` (``module``) in :func:`content_keys` and patch
     ``datasets``' origin metadata (:func:`patch_origin_metadata`). Without that function (a ``datasets`` other than
     the one ``pyproject.toml`` pins) the rows are read as ``datasets`` keys them, and the first download of a task
     over local data files (:func:`task_local_data`) logs one WARNING on the ``tokrag_model`` logger saying so (before
-    s59 r5 a DEBUG line at import: a silent return of the stale rows). Idempotent."""
+    s59 r5 a DEBUG line at import: a silent return of the stale rows). Idempotent, and independent of the other wrap of
+    ``download``, :func:`tasks.provenance._patch_task` (the results' ``tokrag_data``): each has its own marker, so
+    either may come first (with one shared ``_tokrag`` marker, whichever came second was skipped: the results of
+    every task lost ``tokrag_data``, or the rows were read by mtime)."""
     cls = getattr(module, "ConfigurableTask", None)
-    if cls is None or getattr(cls.download, "_tokrag", False):
+    if cls is None or getattr(cls.download, _MARKER, False):
         return
     import datasets.data_files
 
@@ -219,7 +225,7 @@ def patch_task_download(module: Any) -> None:
                     "edit", getattr(config, "task", "?"), found, getattr(datasets, "__version__", "?"))
         return original(self, *args, **kwargs)
 
-    download._tokrag = True  # type: ignore[attr-defined]
+    setattr(download, _MARKER, True)
     download.__wrapped__ = original  # type: ignore[attr-defined]
     download.__doc__ = original.__doc__
     cls.download = download
