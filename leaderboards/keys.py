@@ -412,9 +412,11 @@ def _weights_fingerprint(pre: Any, model_args: dict[str, Any], memo: _HashMemo) 
         if snap is not None:
             return fingerprint(["hub-commit", str(pre).strip(), snap.commit])
         return fingerprint(["unresolved", str(pre), model_args.get("revision")])
-    # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template;
-    # every file whatever its size (weights are large; the memo hashes each once)
-    suffixes = {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".txt", ".pt"}
+    # .json/.jinja/.gguf carry the tokenizer and its chat template: the key changes with the template; .model and
+    # .tiktoken a sentencepiece / tiktoken tokenizer file (Qwen-1's remote code reads qwen.tiktoken; the dense
+    # encoder's identity hashes both too: retrieval.dense.ENCODER_FILE_SUFFIXES); every file whatever its size
+    # (weights are large; the memo hashes each once)
+    suffixes = {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".tiktoken", ".txt", ".pt"}
     if _trusts_remote_code(model_args):  # the folder's own modeling/tokenizer code runs: it is part of the model
         suffixes.add(".py")  # a folder without .py files keys as before
     return memo.tree(path, suffixes, None)
