@@ -1631,6 +1631,10 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
     exact = [EXACT_NOTE] if any(x.get("ci") == EXACT_CI for _r, x in shown) else []
     if any(r.get("n") == 1 and x.get("n") == 1 and x.get("lo") is None for r, x in shown):
         exact.append("a mean without a CI over n = 1 question: one value has no spread to estimate")
+    if any(x.get("lo") is None and isinstance(x.get("n"), (int, float)) and x["n"] > 1 and x["n"] == r.get("n")
+           for r, x in shown):  # _degenerate_cis: every question scores the row's value (not a subset metric's (n=N))
+        exact.append("a mean without a CI over n > 1 questions: every question scores that value, so there is no "
+                     "spread to estimate (the bootstrap's zero-width [v, v] is not shown)")
     own = [LABELS.get(m, m) for m in subset_metrics(data) if m in ms]
     if own:
         exact.append(f"(n=N) after a value of {', '.join(own)}: lm-eval's mean over the N questions that carry the metric "
