@@ -18,7 +18,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
   settings, metrics; ``utils.py``; extensionless includes such as ``_qa_template``), or of the whole
   Python package around that folder (``tasks/``: the loaders and metrics the YAML's functions import); a ``.py``
-  file's of its code as for the model code, every other file's of its bytes;
+  file's of its code as for the model code, every other file's of its bytes; a finished run folder
+  (:func:`_finished_run_folder`: ``cd lb && tokrag leaderboard run spec.yaml`` puts ``./runs`` in the task folder) and
+  a leaderboard spec file (:func:`_leaderboard_spec_file`) in it are no task source and are left out;
 * the retrieval fingerprint known before running: the ``retrieval`` package's code (hashed as the model code) and
   the files of the data folder the task reads (its metadata's ``data_dir`` when set, resolved as the loaders resolve it
   (:func:`tasks.data.resolve_data_dir`), else ``$TOKRAG_DATA_DIR``): for tokrag's QA and ``wiki_lm`` loaders only
@@ -31,8 +33,9 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 * the content of the local files or folders the task's metadata (or that of a YAML it includes) names as
   ``questions``, ``corpus``, ``oracle_file`` or ``hub_id``: a bring-your-own questions file and corpus,
   a local hub copy, and of those lm-eval's own loader reads for it: a local ``dataset_path`` and the
-  ``dataset_kwargs`` ``data_files`` / ``data_dir`` (a task of ``dataset_path: json``; :func:`lm_eval_dataset_paths`)
-  (:func:`task_data_files`);
+  ``dataset_kwargs`` ``data_files`` / ``data_dir`` (a task of ``dataset_path: json``; :func:`lm_eval_dataset_paths`),
+  and the data files directly beside a task YAML that names ``!function`` code, which its own loader may read
+  (:func:`task_folder_data_files`) (:func:`task_data_files`);
 * for a task that retrieves with dense encoders (``retriever: dense`` or ``hybrid`` over a local corpus): the passage
   and query encoders its ``retriever_params`` name (default ``all-MiniLM-L6-v2``), by content or hub commit
   (:func:`dense_encoders`), so that re-saved encoder weights give a new folder as they give a new retrieval run;
