@@ -807,13 +807,17 @@ def lm_eval_dataset_paths(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path
     -> string/list mapping; a glob pattern gives its matches, sorted) as ``datasets`` resolves them: ``data_dir``
     relative to a local ``dataset_path`` folder, else (a packaged builder such as ``json``) to the working directory,
     and ``data_files`` relative to that ``data_dir`` when set. For a hub ``dataset_path`` only absolute (or ``~``)
-    paths are local. URLs (``://``) and paths that do not exist are left out (a missing file fails the run). Reads
-    no file. Raises nothing."""
+    paths are local. URLs (``://``) and paths that do not exist are left out (a missing file fails the run). For
+    a task with its own ``custom_dataset`` loader (its own YAML's or an included one's) lm-eval calls that with the
+    metadata and ``dataset_kwargs`` and never loads ``dataset_path``, so ``dataset_path`` is left out (tokrag's
+    ``rag_qa_bm25`` says ``dataset_path: questions`` as documentation only, and a ``./questions`` folder of the working
+    directory was keyed for it) and ``data_dir`` / ``data_files``, which the loader is given, are read relative to the
+    working directory. Reads no file. Raises nothing."""
     import glob
 
     conf: dict[str, Any] = {}
     for _y, doc in reversed(chain):
-        conf.update({k: doc[k] for k in ("dataset_path", "dataset_kwargs") if k in doc})
+        conf.update({k: doc[k] for k in ("dataset_path", "dataset_kwargs", "custom_dataset") if k in doc})
 
     def local(value: Any, base: Path | None, relative: bool = True) -> list[Path]:
         if not isinstance(value, str) or not value.strip() or "://" in value:
@@ -830,9 +834,11 @@ def lm_eval_dataset_paths(chain: list[tuple[Path, dict[str, Any]]]) -> list[Path
         except (OSError, ValueError, RuntimeError):  # a name the OS refuses, ~nosuchuser
             return []
 
-    out = local(conf.get("dataset_path"), None)
+    own_loader = bool(conf.get("custom_dataset"))  # given dataset_kwargs, never dataset_path (lm-eval's download)
+    out = [] if own_loader else local(conf.get("dataset_path"), None)
     base = out[0] if out and out[0].is_dir() else None
-    relative = bool(out) or _packaged_builder(conf.get("dataset_path"))  # a hub id's relative paths are the hub's
+    # a hub id's relative paths are the hub's; a custom_dataset loader's, presumably the working directory's
+    relative = own_loader or bool(out) or _packaged_builder(conf.get("dataset_path"))
     kwargs = conf.get("dataset_kwargs") if isinstance(conf.get("dataset_kwargs"), dict) else {}
     data_dir = local(kwargs.get("data_dir"), base, relative)
     out += data_dir
