@@ -74,8 +74,8 @@ from . import provenance_view as pv
 from .runner import (IncompleteRunError, MisplacedRunError, check_writable, data_folder_fix, finished_runs_by_cell, leaderboard_write, load_cell,
                      other_inputs_note, resolve_runs_dir, run_command)
 from .spec import LeaderboardSpec, multi_filter_message
-from .stats import (RATIO_METRICS, bootstrap_ci, exact_binomial_ci, exact_min_one_way, helped_hurt, holm, min_detectable_difference,
-                    monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
+from .stats import (EXACT_MAX_DIFFERENCES, RATIO_METRICS, bootstrap_ci, exact_binomial_ci, exact_min_one_way, helped_hurt,
+                    holm, min_detectable_difference, monte_carlo_p_floor, noise_flips, paired_ratio_test, paired_test, ratio_ci)
 from .traces import TRACE_COLUMNS, sample_gen_kwargs, trace_columns, trace_label
 
 log = logging.getLogger(__name__)
@@ -771,8 +771,9 @@ def _paired(spec: LeaderboardSpec, rows: list[dict], byrow: dict, per_q: dict, p
                             # an exact p (the binomial count, or every sign pattern: at most 16 differing questions or
                             # paragraphs) that equals the Monte Carlo floor 2/(iters+1) (iters one less than a power of
                             # two: 2/128 is 7 of 7 one way at 127) is no bound; only then: other JSON unchanged
-                            exact = (len(common) <= 16 if metric in RATIO_METRICS
-                                     else "n_plus" in tests[(a, b, metric)] or int(np.count_nonzero(diff)) <= 16)
+                            exact = (len(common) <= EXACT_MAX_DIFFERENCES if metric in RATIO_METRICS
+                                     else "n_plus" in tests[(a, b, metric)]
+                                     or int(np.count_nonzero(diff)) <= EXACT_MAX_DIFFERENCES)
                             if exact and _at_floor(tests[(a, b, metric)]["p"], monte_carlo_p_floor(iters)):
                                 tests[(a, b, metric)]["p_exact"] = True
                         res = dict(tests[(a, b, metric)])
@@ -1654,7 +1655,8 @@ def tables(data: dict) -> list[tuple[str, str, list[str], list[list[str]], list[
                     "recomputing the ratio)") if ratio else "two-sided paired sign-flip permutation test"
             # stats.paired_test: exact, not Monte Carlo, for a 0/1 metric or few differing questions
             test += ("; exact where every differing question differs by the same amount (a 0/1 metric such as EM or "
-                     "answer match: McNemar's test on the discordant questions) or at most 16 questions differ, "
+                     f"answer match: McNemar's test on the discordant questions) or at most {EXACT_MAX_DIFFERENCES} "
+                     "questions differ, "
                      "Monte Carlo otherwise; p<0.001 = an exact p below 0.001; (k+/k−) after p = the questions where "
                      "method - reference is positive / negative (McNemar's discordant questions; with few of them the "
                      "bootstrap CI is too narrow and can exclude 0 while p >= 0.05: read p)")

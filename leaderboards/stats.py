@@ -129,7 +129,7 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
             p = exact_sign_p(k, m)
     else:
         # exact (all 2^m sign patterns) for up to 16 non-zero differences, else Monte Carlo
-        n_res = np.inf if len(nz) <= 16 else iters
+        n_res = np.inf if len(nz) <= EXACT_MAX_DIFFERENCES else iters
         res = stats.permutation_test((nz,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
                                      n_resamples=n_res, alternative="two-sided", vectorized=True,
                                      rng=np.random.default_rng(seed + 1))
@@ -140,6 +140,9 @@ def paired_test(diff: np.ndarray, iters: int, confidence: float, seed: int) -> d
         out["n_plus"], out["n_minus"] = int((nz > 0).sum()), int((nz < 0).sum())
     return out
 
+
+EXACT_MAX_DIFFERENCES = 16  # up to this many non-zero paired differences, the sign-flip test is exact (all 2^m sign
+# patterns: paired_test, paired_ratio_test); above it, Monte Carlo with a floor (monte_carlo_p_floor)
 
 RATIO_METRICS = {
     "word_perplexity": lambda ll, n: np.exp(-ll / n),
@@ -200,7 +203,7 @@ def paired_ratio_test(metric: str, ll_a: np.ndarray, n_a: np.ndarray, ll_b: np.n
 
     boot = stats.bootstrap((ia,), lambda i, axis=-1: stat(i, i + m), n_resamples=iters, confidence_level=confidence,
                            method="percentile", vectorized=True, rng=np.random.default_rng(seed))
-    perm = stats.permutation_test((ia, ib), stat, permutation_type="samples", n_resamples=np.inf if m <= 16 else iters,
+    perm = stats.permutation_test((ia, ib), stat, permutation_type="samples", n_resamples=np.inf if m <= EXACT_MAX_DIFFERENCES else iters,
                                   alternative="two-sided", vectorized=True, rng=np.random.default_rng(seed + 1))
     return {"diff": diff, "lo": float(boot.confidence_interval.low), "hi": float(boot.confidence_interval.high),
             "p": float(min(1.0, perm.pvalue)), "n": m, "sd": None}
