@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import numbers
 import os
 import re
@@ -132,14 +131,16 @@ def read_bool(value: Any, label: str) -> bool:
 def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """-> (result-changing params with defaults filled in, runtime-only params). Numbers of other types
     (``np.int64(60)``, ``np.float32(0.5)``) are taken as Python numbers (:func:`_plain_number`). Unknown names, a
-    ``k1``, ``b`` or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list; a string in
-    exponent notation, which PyYAML reads from ``alpha: 1e-1``, is named so), a true/false parameter (one whose
-    default is a bool: ``l2_norm``, ``normalization``, ``weight_on_dense``) that :func:`read_bool` does not read, and
-    the ranges of :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are
-    returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool; so is
+    ``k1``, ``b`` or ``alpha`` that is not a finite number (nan, infinite, a bool, a string, a list, an int too large
+    for a float such as ``10**400``, named by its size; a string in exponent notation, which PyYAML reads from
+    ``alpha: 1e-1``, is named so), a true/false parameter (one whose default is a bool: ``l2_norm``,
+    ``normalization``, ``weight_on_dense``) that :func:`read_bool` does not read, and the ranges of
+    :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool; so is
     the runtime option ``progress``. ``k1``, ``b`` and ``alpha`` are returned as floats (``k1: 1`` as ``1.0``, the
     value the searchers compute with), so the run's key, recorded ``params`` and the docs' ``run_fingerprint`` are
     those of the float."""
+    from .cache import _finite, _shown_rank  # the rank rule's: a finite number a float holds, and how one is shown
+
     params = {k: _plain_number(v) for k, v in (params or {}).items()}
     runtime = {k: params.pop(k) for k in list(params) if k in RUNTIME_PARAMS}
     if prebuilt:
@@ -167,8 +168,10 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
         v = params.get(name)
         # True read as 1.0 (Bm25Searcher and a prebuilt hybrid refuse it); "abc" and [1] were a ValueError and a
         # TypeError from float() at search time; "0.9" is not taken either, as Bm25Searcher and the CLI do not
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-            raise ConfigError(f"{name}={v!r} (--{name}): {name} must be a finite number{_yaml_float_hint(v)}")
+        # an int too large for a float (k1: 1000...0, 400 digits, in a task YAML) made math.isfinite raise OverflowError
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v)):
+            shown = _shown_rank(v) if isinstance(v, int) and not isinstance(v, bool) else repr(v)
+            raise ConfigError(f"{name}={shown} (--{name}): {name} must be a finite number{_yaml_float_hint(v)}")
     for name, default in known.items():  # bool("false") is True downstream: "false" encoded a cosine index
         if isinstance(default, bool) and name in params:
             params[name] = read_bool(params[name], f"retriever_params {name}")

@@ -586,14 +586,14 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
 
     Raises:
         ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
-        integer >= 1, ``noise`` outside [0, 1], ``corpus`` (unless a :class:`retrieval.Corpus`) or ``questions`` not a
-        string (a name or a path),
+        integer >= 1 (or one too large for a float, ``10**400``), ``noise`` not a number in [0, 1], ``corpus``
+        (unless a :class:`retrieval.Corpus`) or ``questions`` not a string (a name or a path),
         counterfactual / gold-only on a data set without gold passages, noise, counterfactual or gold-only over a
         ``prebuilt:`` corpus (the gold passage's id is one of the local corpora's, not of Pyserini's index),
         ``counterfactual_scope`` not one of :data:`CF_SCOPES`, or ``"all"`` without ``counterfactual``.
     """
     from retrieval.api import RETRIEVERS
-    from retrieval.errors import unknown_name
+    from retrieval.errors import JAVA_INT_MAX, unknown_name
 
     from .sources import FAMILIES
 
@@ -604,6 +604,11 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
     k = int(float(k)) if isinstance(k, (str, float)) else int(k)
     if k < 1:
         raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
+    from retrieval.cache import _finite, _shown_rank
+
+    if not _finite(k):  # k: 1000...0 (400 digits) was an OverflowError in n_noise (k * noise)
+        raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be an integer >= 1 and at "
+                          f"most {JAVA_INT_MAX} (Lucene and Pyserini take it as a Java int)")
     if (retriever or "bm25") not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", str(retriever), RETRIEVERS))
     from retrieval.corpus import Corpus
@@ -614,8 +619,9 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
                               "(a string)")
     try:
         noise = float(noise)
-    except (TypeError, ValueError):
-        raise ConfigError(f"noise={noise!r}: the noise fraction must be a number in [0, 1] (e.g. 0.2 for *_noise20)") from None
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int too large for a float (noise: 1000...0)
+        shown = _shown_rank(noise) if isinstance(noise, int) and not isinstance(noise, bool) else repr(noise)
+        raise ConfigError(f"noise={shown}: the noise fraction must be a number in [0, 1] (e.g. 0.2 for *_noise20)") from None
     n_noise(noise, k)
     if counterfactual_scope not in CF_SCOPES:
         raise ConfigError(f"task metadata counterfactual_scope={counterfactual_scope!r}: expected 'gold' (default: the gold "
