@@ -411,6 +411,10 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
         raise
     except ValueError:  # valid JSON, an integer past Python's digit limit
         raise DataError(int_limit_message(str(path), "fix the number")) from None
+    except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback before
+        from .io import depth_limit_message
+
+        raise DataError(depth_limit_message(str(path), "fix the nesting")) from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object keyed by title (Wikipedia summaries), got {type(data).__name__}")
     for key, rec in data.items():
@@ -497,6 +501,10 @@ def _sniff(path: Path, head_only: bool = False) -> str | None:
             whole = None  # several JSON lines, or bad bytes: the JSONL reader reports them with a line number
         except ValueError:  # valid JSON (so far), an integer past Python's digit limit: a traceback before
             raise DataError(int_limit_message(str(path), "fix the number")) from None
+        except RecursionError:  # nested past Python's recursion limit: a traceback before
+            from .io import depth_limit_message
+
+            raise DataError(depth_limit_message(str(path), "fix the nesting")) from None
         if isinstance(whole, list):
             raise _json_array_error(path)
         if _keyed_records(whole):
@@ -681,8 +689,8 @@ def _first_object(path: Path, limit: int = 1 << 20) -> dict | None:
     try:
         first = _first_line(path, limit)
         obj = None if first is None else json.loads(first[1].decode("utf-8"))
-    except (DataError, OSError, ValueError):  # ValueError: bad bytes, malformed JSON, an integer past Python's limit
-        return None
+    except (DataError, OSError, ValueError, RecursionError):  # ValueError: bad bytes, malformed JSON, an integer past
+        return None  # Python's limit; RecursionError: nested past its recursion limit (the reader names the line)
     return obj if isinstance(obj, dict) else None
 
 

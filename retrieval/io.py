@@ -839,6 +839,17 @@ def int_limit_message(where: str, fix: str = "fix or remove the line") -> str:
             f"reader converts; {fix}")
 
 
+def depth_limit_message(where: str, fix: str = "fix or remove the line") -> str:
+    """The one line for a JSON document nested deeper than Python's reader follows (``[[[...]]]`` 100,000 deep): the
+    reader recurses once per level and raises :class:`RecursionError` past :func:`sys.getrecursionlimit` (1000 by
+    default), a traceback where it was not caught, naming no file. ``where``: the file (and line) read; ``fix``: what
+    to do (as :func:`int_limit_message`)."""
+    import sys
+
+    return (f"{where}: holds JSON nested too deep for Python's JSON reader (past its recursion limit, "
+            f"{sys.getrecursionlimit()}); {fix}")
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """``exc``'s message and column for an error line: ``Unterminated string starting at column 9`` (json's
     message for it ends in ``at``: written as is it read "starting at at column 9")."""
@@ -1135,7 +1146,8 @@ def loads_unique(text: str, where: str) -> Any:
     Raises:
         DataError: a key given twice in one object: ``where:line`` of that object (:func:`duplicate_key_line`) and
             the key, one line; an integer of more digits than Python converts: ``where`` (:func:`int_limit_message`),
-            one line.
+            one line; JSON nested deeper than Python's recursion limit: ``where`` (:func:`depth_limit_message`), one
+            line.
         json.JSONDecodeError: malformed JSON (the caller words it).
     """
     try:
@@ -1149,6 +1161,8 @@ def loads_unique(text: str, where: str) -> Any:
         raise
     except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback in the callers before
         raise DataError(int_limit_message(where, "fix the number")) from None
+    except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback in the callers before
+        raise DataError(depth_limit_message(where, "fix the nesting")) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -1159,8 +1173,9 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
 
     Raises:
         DataError: naming the file and line for invalid UTF-8, invalid JSON, an integer of more digits than Python
-            converts (:func:`int_limit_message`), a non-object line or a key given twice in one object (the key
-            named); naming the file for a truncated or corrupt ``.gz``.
+            converts (:func:`int_limit_message`), JSON nested deeper than Python's recursion limit
+            (:func:`depth_limit_message`), a non-object line or a key given twice in one object (the key named);
+            naming the file for a truncated or corrupt ``.gz``.
     """
     path = Path(path)
     with open_data(path) as f:
@@ -1185,6 +1200,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise DataError(duplicate_key_message(f"{path}:{lineno}", exc.key)) from None
             except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback before
                 raise DataError(int_limit_message(f"{path}:{lineno}")) from None
+            except RecursionError:  # nested past Python's recursion limit: a traceback before
+                raise DataError(depth_limit_message(f"{path}:{lineno}")) from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj

@@ -352,6 +352,10 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
                 raise DataError(f"{path}:{lineno}: expected {{question, answers, ctxs:[{{title, text}}]}} ({exc})") from None
             except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback before
                 raise DataError(int_limit_message(f"{path}:{lineno}")) from None
+            except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback before
+                from retrieval.io import depth_limit_message
+
+                raise DataError(depth_limit_message(f"{path}:{lineno}")) from None
             check_unicode({"question": question, "answers": obj.get("answers"), "ctxs": [gold]}, f"{path}:{lineno}")
             rows.append({
                 "qid": qid_of.get(question, f"nq-oracle-{len(rows):04d}"),

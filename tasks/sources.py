@@ -870,6 +870,10 @@ def popqa_row(r: dict, where: str) -> dict:
         from retrieval.io import int_limit_message
 
         raise DataError(int_limit_message(f"{where}: 'possible_answers'", "fix the number")) from None
+    except RecursionError:  # nested past Python's recursion limit ([[[...]]])
+        from retrieval.io import depth_limit_message
+
+        raise DataError(depth_limit_message(f"{where}: 'possible_answers'", "fix the nesting")) from None
     if not isinstance(answers, list):
         raise DataError(f"{where}: 'possible_answers' must be a list")
     return {"qid": "popqa-" + _qid(_need(r, "id", where), where), "question": _question(r, "question", where),
