@@ -90,11 +90,22 @@ DEFAULT_TOLERANCES = {
     "gold_at_k": {"abs": 0.0, "unit": "fraction of questions"},
     "word_perplexity": {"abs": 0.5, "unit": "perplexity per word"},
     "bits_per_byte": {"abs": 0.01, "unit": "bits per UTF-8 byte"},
+    "cf_match": {"abs": 0.04, "unit": "fraction of questions answered with the planted (counterfactual) answer"},
+    "empty_pred": {"abs": 0.04, "unit": "fraction of questions with an empty extracted answer"},
+    "overlong_pred": {"abs": 0.04, "unit": "fraction of questions with an overlong answer"},
+    "rougeL": {"abs": 0.04, "unit": "mean ROUGE-L F (0-1)"},
+    "rougeL_kilt_downstream": {"abs": 0.04, "unit": "mean ROUGE-L F (0-1), KILT's normalisation"},
+    "token_perplexity": {"abs": 0.5, "unit": "perplexity per token"},
+    "byte_perplexity": {"abs": 0.02, "unit": "perplexity per UTF-8 byte"},
 }
 """Default tolerances: 0.04 = 2 of 50 questions for the answer metrics (greedy decoding on another CPU
 or BLAS build may flip a near-tie); 0 for retrieval (BM25 is exact). Absolute, whatever a cell's number of questions
 (with n = 5 one question is 0.2, so one flipped answer fails): ``--write`` prints them (:func:`tolerance_line`); a
-baseline file's own ``tolerances`` override them and ``--write`` keeps them."""
+baseline file's own ``tolerances`` override them and ``--write`` keeps them. Every metric that a task of ``tasks/``
+logs has one (``cf_match``, ``empty_pred``, ``overlong_pred``, ``rougeL``... included: ``--write`` records only the
+metrics with a tolerance, so one without a default was never checked); ``byte_perplexity`` 0.02 is about
+``bits_per_byte``'s 0.01 at a byte perplexity of 2-3. ``--write`` names a metric of the runs that has no tolerance
+(another lm-eval task's ``acc``) and leaves it out (``"_not_recorded"`` of :func:`write_baseline`'s result)."""
 
 DEFAULT_FLIPS = 1
 """Questions per (cell, metric) whose value may differ from the baseline's (either way, together) before ``check``
@@ -103,7 +114,8 @@ another CPU's float sums (AVX2 against AVX-512, the README's 37.2771 against 37.
 ``--write`` writes it into each tolerance that has per-question values and lacks it (not where its ``abs`` is 0: none
 is allowed there, :func:`allowed_flips`); it does not scale with n."""
 
-FRACTION_METRICS = ("em", "f1", "answer_match")
+FRACTION_METRICS = ("em", "f1", "answer_match", "cf_match", "empty_pred", "overlong_pred", "rougeL",
+                    "rougeL_kilt_downstream")
 """Answer metrics whose per-question value lies in [0, 1]: one question of a cell of n moves the cell's value by up to
 1/n. ``--write`` raises a default ``abs`` of these to ``flips / n`` of the smallest cell (:func:`write_baseline`), so
 that the mean check allows the flip the per-question check allows. Not the retrieval metrics (``answer_recall``,
@@ -899,7 +911,9 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     (later checks said NEW instead of FAIL). With ``allow_partial`` the finished cells are written and an
     unfinished cell keeps the existing baseline's entry (if it has one); nothing the baseline has for a cell of
     the spec is dropped. Entries of cells the spec no longer has are dropped (they could only fail); their ids are
-    returned under the key ``"_dropped"`` of the result (not written).
+    returned under the key ``"_dropped"`` of the result (not written). A metric of the runs that no tolerance names
+    (the file's or :data:`DEFAULT_TOLERANCES`) is left out; its name is under ``"_not_recorded"`` and the ``note:``
+    line that says so (:func:`not_recorded_line`; None when there is none) under ``"_not_recorded_note"``.
 
     Raises:
         ConfigError: a spec cell is unfinished (without ``allow_partial``); the existing file is another spec's
@@ -985,8 +999,24 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
         if any(cid in per_cell for cid in cells):
             b[name] = {cid: per_cell[cid] for cid in cells if cid in per_cell}
     atomic_write_json(path, b)
-    return {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
-            "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file), "_raised": raised}
+    out = {**b, "_dropped": sorted(set(old_cells) - set(loaded)), "_unfinished": unfinished,
+           "_tolerance_from_file": sorted(m for m in b["tolerances"] if m in from_file), "_raised": raised,
+           "_not_recorded": sorted({m for vals in values.values() for m in vals} - set(tolerances))}  # left out
+    return out | {"_not_recorded_note": not_recorded_line(path, out)}
+
+
+def not_recorded_line(path: str | os.PathLike, b: dict[str, Any]) -> str | None:
+    """The ``note:`` line ``--write`` prints for the metrics of the runs it left out of the baseline because no
+    tolerance names them (:func:`write_baseline`'s ``"_not_recorded"``: another lm-eval task's ``acc``), with how to
+    have them checked; None when it left none out."""
+    left = b.get("_not_recorded") or []
+    if not left:
+        return None
+    first = left[0]
+    return (f"note: metric{'s' if len(left) != 1 else ''} of the runs with no tolerance, not recorded, so never "
+            f"checked: {', '.join(left)}; to check {'them' if len(left) != 1 else 'it'}, add a tolerance to {path} "
+            f"(e.g. \"tolerances\": {{\"{first}\": {{\"abs\": 0.04}}, ...}}, the largest change of its mean to "
+            "accept, in its unit) and run check --write again")
 
 
 def tolerance_line(b: dict[str, Any]) -> str:
@@ -1100,5 +1130,5 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
 __all__ = ["KeyChanged", "MachineNote", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
            "machine_note", "CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
            "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
-           "refuse_no_checks",
+           "refuse_no_checks", "not_recorded_line",
            "BASELINE_DIGITS", "rounded_delta"]

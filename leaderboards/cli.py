@@ -582,6 +582,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                   f"{len(b['_unfinished']) - kept} absent); first: {b['_unfinished'][0]}")
         print(f"baseline written to {args.baseline}: {len(b['cells'])} cells, metrics {sorted(b['tolerances'])}")
         print(tolerance_line(b))
+        if b["_not_recorded_note"]:  # a metric of the runs left out (no tolerance names it)
+            print(b["_not_recorded_note"])
         return 0
     run_from: list = []
     lines = check_against_baseline(spec, args.runs_dir, args.baseline, run_from)
