@@ -463,15 +463,28 @@ def pretrained_hint(value: str = "") -> str:
 
 
 def _config_problem(config: Path) -> str | None:
-    """Why the ``config.json`` file ``config`` cannot be a model config (transformers reads a JSON object), or None."""
+    """Why the ``config.json`` file ``config`` cannot be a model config, or None: transformers reads it as UTF-8
+    text (a byte order mark is then JSON's 'Unexpected UTF-8 BOM') into a JSON object. Also what Python's JSON reader
+    cannot read although the JSON is valid, a traceback in transformers' load and lm-eval's ``hf`` alike: an integer
+    of more digits than Python converts (:func:`retrieval.io.int_limit_message`) and nesting past its recursion limit
+    (:func:`retrieval.io.depth_limit_message`)."""
+    import sys
+
     try:
-        obj = json.loads(config.read_bytes())
+        obj = json.loads(config.read_bytes().decode("utf-8"))  # as transformers: a BOM is refused, not skipped
     except json.JSONDecodeError as exc:
+        if exc.pos == 0 and exc.doc.startswith("\ufeff"):
+            return "it starts with a UTF-8 byte order mark, which transformers' JSON reader refuses; save it without one"
         return f"not JSON, line {exc.lineno}: {exc.msg}"
     except UnicodeDecodeError:
         return "not UTF-8 text"
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
+    except ValueError:  # valid JSON, an integer past Python's digit limit (a traceback in the load before)
+        return (f"it holds an integer of more than {sys.get_int_max_str_digits()} digits, more than Python's JSON "
+                "reader converts")
+    except RecursionError:  # valid JSON nested past Python's recursion limit (a traceback in the load before)
+        return f"it holds JSON nested too deep for Python's JSON reader, past its recursion limit of {sys.getrecursionlimit()}"
     return None if isinstance(obj, dict) else f"a JSON {type(obj).__name__}, not an object"
 
 
@@ -608,7 +621,7 @@ def missing_model_files(folder: Path) -> list[str]:
     if index is not None:
         try:
             shards = sorted(set(json.loads((folder / index).read_bytes()).get("weight_map", {}).values()))
-        except (OSError, ValueError, AttributeError, TypeError):
+        except (OSError, ValueError, AttributeError, TypeError, RecursionError):  # RecursionError: nested too deep
             shards = []
         absent = [s for s in shards if not isinstance(s, str) or not regular(s)]
         if not shards or absent:
@@ -621,7 +634,7 @@ def missing_model_files(folder: Path) -> list[str]:
     for cfg in ("config.json", "tokenizer_config.json"):
         try:
             obj = json.loads((folder / cfg).read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's recursion limit
             continue
         remote = remote or (isinstance(obj, dict) and "AutoTokenizer" in str(obj.get("auto_map") or ""))
     if not remote and not any(regular(n) and any(fnmatch(n, pat) for pat in TOKENIZER_FILES) for n in names):
@@ -755,7 +768,7 @@ def _folder_chat_template(folder: Path) -> bool | None:
         return False if _plain_vocabulary_folder(folder) else None
     try:
         obj = json.loads(config.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's recursion limit
         return None
     return bool(obj.get("chat_template")) if isinstance(obj, dict) else None
 
@@ -765,7 +778,7 @@ def _plain_vocabulary_folder(folder: Path) -> bool:
     with neither ``tokenizer_config.json`` nor remote tokenizer code named in ``config.json``'s ``auto_map``."""
     try:
         config = json.loads((folder / "config.json").read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's recursion limit
         return False
     if not isinstance(config, dict) or "AutoTokenizer" in (config.get("auto_map") or {}):
         return False
