@@ -79,8 +79,10 @@ baseline's before comparing them: a difference under 1e-6 (one question in a mil
 
 def rounded_delta(value: float, baseline: float) -> float:
     """``|value - baseline|`` after rounding both to :data:`BASELINE_DIGITS` decimals, in the metric's unit: the
-    difference a check's verdict is taken on and prints."""
-    return abs(round(value, BASELINE_DIGITS) - round(baseline, BASELINE_DIGITS))
+    difference a check's verdict is taken on and prints. The difference is rounded to those decimals too: two numbers
+    of 6 decimals differ by one of 6 decimals, but their float subtraction carries the error of their size (98765.532109
+    - 98765.432109 is 0.10000000000582077), so a value moved by exactly the tolerance FAILed at a large perplexity."""
+    return round(abs(round(value, BASELINE_DIGITS) - round(baseline, BASELINE_DIGITS)), BASELINE_DIGITS)
 
 DEFAULT_TOLERANCES = {
     "em": {"abs": 0.04, "unit": "fraction of questions"},
