@@ -295,8 +295,10 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
 
 
 def _n_cells(n: int) -> str:
-    """``1 cell``, ``3 cells``."""
-    return f"{n} cell" if n == 1 else f"{n} cells"
+    """``1 cell``, ``3 cells``: :func:`leaderboards.estimate._count`, one rule for the counts the CLI prints."""
+    from .estimate import _count
+
+    return _count(n, "cell")
 
 
 def given_command(args: argparse.Namespace, spec: LeaderboardSpec, drop: tuple[str, ...] = ()) -> str:

@@ -94,11 +94,11 @@ def replug_weights(scores: Sequence[float], tau: float | None, mode: str = "mixt
 
 
 def _finite(x: float) -> bool:
-    """``x`` is a finite float (an int too large for a float, ``10**400``, is not)."""
-    try:
-        return math.isfinite(float(x))
-    except OverflowError:
-        return False
+    """``x`` is a finite float (an int too large for a float, ``10**400``, is not): the rank rule's
+    :func:`retrieval.cache._finite`, one rule for a score and a rank."""
+    from retrieval.cache import _finite as finite
+
+    return finite(x)
 
 
 def _shown(score: Any) -> str:
