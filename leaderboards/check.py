@@ -919,7 +919,8 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
 
     Raises:
         ConfigError: a spec cell is unfinished (without ``allow_partial``); the existing file is another spec's
-            baseline, or is not a valid baseline (it is never overwritten); no cell would be written.
+            baseline, or is not a valid baseline (it is never overwritten); no cell would be written; a value to write
+            is NaN or infinite (a corpus metric of results.json: the invariants check a sample's values).
         InvariantError: the runs break an invariant (a baseline of broken runs is never written).
     """
     path = Path(path)
@@ -965,6 +966,12 @@ def write_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, pa
     values = cell_values(spec, runs_dir, loaded)
     keep = set(metrics) if metrics else set(tolerances)
     cells = {cid: {m: round(v, BASELINE_DIGITS) for m, v in vals.items() if m in keep} for cid, vals in sorted(values.items())}
+    for cid, vals in cells.items():  # the invariants see a sample's NaN, not a corpus metric's results.json value
+        bad = next((m for m, v in sorted(vals.items()) if not math.isfinite(v)), None)
+        if bad is not None:  # written as NaN/Infinity, the file was then refused by every check and --write
+            raise ConfigError(f"baseline {path} not written: cell {cid} has {bad} = {vals[bad]} in its runs "
+                              f"({runs / loaded[cid][1]}), not a finite number, which a baseline cannot hold; fix the "
+                              f"task's {bad} (or its aggregation) and re-run the cell")
     per_question = cell_questions(loaded)
     questions = {cid: {m: stored_questions(v) for m, v in sorted(per_question.get(cid, {}).items()) if m in cells[cid]}
                  for cid in cells}
