@@ -1001,7 +1001,7 @@ def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
     if until is not None and not (isinstance(until, str) or (isinstance(until, list) and all(isinstance(u, str) for u in until))):
         raise _err(path, f"{where}.until must be a string or a list of strings, got {until!r}")
     try:
-        from tokrag_model.base import GenKwargsValueError, check_gen_kwarg_values
+        from tokrag_model.gen_kwargs import GenKwargsValueError, check_gen_kwarg_values  # no torch or lm-eval import
     except ImportError:  # the leaderboard without the models: the cell's model refuses them
         return
     try:

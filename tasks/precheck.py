@@ -1432,7 +1432,7 @@ def _check_unhonoured_gen_kwargs(task_manager: Any, names: list[Any], model: str
     Raises:
         ConfigError: one line naming the setting (and the task whose YAML set it) and what to do.
     """
-    from tokrag_model.base import GEN_KWARGS_READ, GenKwargsValueError, check_gen_kwarg_values, unhonoured_gen_kwargs
+    from tokrag_model.gen_kwargs import GEN_KWARGS_READ, GenKwargsValueError, check_gen_kwarg_values, unhonoured_gen_kwargs
 
     def shown(kw: dict, keys: list[str]) -> str:
         return ", ".join(f"{k}={kw[k]!r}" for k in keys)
@@ -1514,6 +1514,8 @@ def _check_first_line_vote(task_manager: Any, names: list[Any], model: str, mode
     Raises:
         ConfigError: one line naming the method, the setting, the task and what to do.
     """
+    if not (names if selected is None else selected):  # no task to refuse: the method's module (torch) is not imported
+        return
     from tasks.longform import cfg_scores_whole_generation
     from tokrag_model.methods import MODELS
     from tokrag_model.methods.replug import long_form_refusal
