@@ -674,13 +674,17 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     """Read and validate a baseline file (JSON: ``{"spec": name, "cells": {cell id: {metric: number}}, "tolerances":
     {metric: {"abs": finite number >= 0, "unit": text}}, "n": {cell id: questions}}``; ``spec`` and ``n`` optional).
 
+    A UTF-8 byte order mark before the JSON is skipped (it was refused as invalid JSON, and ``--write`` then would not
+    replace the file).
+
     Raises:
         ConfigError: one line naming the file, the field and what is wrong in JSON's words (a mapping, a list, a
             number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`); a missing file; a folder.
     """
     path = Path(path)
     try:
-        b = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_key)
+        # utf-8-sig: a byte order mark (an editor's "UTF-8 with BOM", PowerShell's Set-Content) is no content
+        b = json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=_no_repeated_key)
     except _RepeatedKey as exc:  # json keeps the last one silently: a cell pasted twice lost its first entry
         raise ConfigError(f"baseline {path}: key {exc.key!r} is given twice in one object (JSON keeps the last one "
                           f"silently); {BASELINE_FIX}") from None
