@@ -586,7 +586,8 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
 
     Raises:
         ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
-        integer >= 1 (or one too large for a float, ``10**400``), ``noise`` not a number in [0, 1], ``corpus``
+        integer >= 1 (or one too large for a float, ``10**400``; such a ``k`` or a ``noise`` is named by its size,
+        :func:`retrieval.cache._shown_rank`), ``noise`` not a number in [0, 1], ``corpus``
         (unless a :class:`retrieval.Corpus`) or ``questions`` not a string (a name or a path),
         counterfactual / gold-only on a data set without gold passages, noise, counterfactual or gold-only over a
         ``prebuilt:`` corpus (the gold passage's id is one of the local corpora's, not of Pyserini's index),
@@ -602,10 +603,10 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
     if isinstance(k, bool) or not _integral(k):  # True is an int subclass (1 passage); int(2.5) was 2 passages
         raise ConfigError(f"k={k!r}: the number of passages per question must be an integer >= 1")
     k = int(float(k)) if isinstance(k, (str, float)) else int(k)
-    if k < 1:
-        raise ConfigError(f"k={k}: the number of passages per question must be >= 1")
     from retrieval.cache import _finite, _shown_rank
 
+    if k < 1:  # shown as the rank rule shows it: -10**5000 was a ValueError (Python writes no int past 4300 digits)
+        raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be >= 1")
     if not _finite(k):  # k: 1000...0 (400 digits) was an OverflowError in n_noise (k * noise)
         raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be an integer >= 1 and at "
                           f"most {JAVA_INT_MAX} (Lucene and Pyserini take it as a Java int)")
