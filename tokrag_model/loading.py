@@ -492,7 +492,9 @@ def check_pretrained(pretrained: Any) -> None:
     """Refuse a ``pretrained`` that :func:`resolve_pretrained` and the load would certainly refuse, where that can
     be told without loading, converting or downloading anything: an empty value, a path (``/x``, ``./x``, ``~/x``,
     ``a/b/c``) that does not exist or is a file, a folder without ``config.json``, a ``config.json`` that is not
-    a JSON object, an alias name that is also a model folder (with ``config.json``) in the working directory (which
+    a JSON object as transformers reads it (:func:`_config_problem`: not UTF-8, a UTF-8 byte order mark, malformed
+    JSON, an integer past Python's digit limit, nesting past its recursion limit), an alias name that is also a
+    model folder (with ``config.json``) in the working directory (which
     one was meant cannot be told; the alias won silently; a folder without one, such as lm-eval's
     ``--output_path .`` results folder named after the model, leaves the alias). An alias and a hub id (or any other name without a path shape) pass: whether it
     can be had (alias package installed, id in the cache or downloadable) is for the load to find out, or for
