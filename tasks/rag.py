@@ -586,8 +586,10 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
 
     Raises:
         ConfigError: an unknown ``dataset`` or ``retriever`` (:data:`retrieval.api.RETRIEVERS`), ``k`` not an
-        integer >= 1 (or one too large for a float, ``10**400``; such a ``k`` or a ``noise`` is named by its size,
-        :func:`retrieval.cache._shown_rank`), ``noise`` not a number in [0, 1], ``corpus``
+        integer >= 1, above :data:`retrieval.errors.JAVA_INT_MAX` where the task retrieves (not ``gold_only``; the
+        refusal of :func:`retrieval.retrieve`, before the model load) or too large for a float (``10**400``; such a
+        ``k`` or a ``noise`` is named by its size, :func:`retrieval.cache._shown_rank`), ``noise`` not a number in
+        [0, 1], ``corpus``
         (unless a :class:`retrieval.Corpus`) or ``questions`` not a string (a name or a path),
         counterfactual / gold-only on a data set without gold passages, noise, counterfactual or gold-only over a
         ``prebuilt:`` corpus (the gold passage's id is one of the local corpora's, not of Pyserini's index),
@@ -607,9 +609,14 @@ def check_qa_options(dataset: str, *, retriever: str | None = "bm25", corpus: An
 
     if k < 1:  # shown as the rank rule shows it: -10**5000 was a ValueError (Python writes no int past 4300 digits)
         raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be >= 1")
-    if not _finite(k):  # k: 1000...0 (400 digits) was an OverflowError in n_noise (k * noise)
+    # k: 1000...0 (400 digits) was an OverflowError in n_noise (k * noise); a k the retrieval takes (all but gold-only)
+    # above the Java int limit was retrieve's own refusal (retrieval.errors.check_k), after the model load
+    if not gold_only and k > JAVA_INT_MAX:
         raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be an integer >= 1 and at "
                           f"most {JAVA_INT_MAX} (Lucene and Pyserini take it as a Java int)")
+    if not _finite(k):
+        raise ConfigError(f"k={_shown_rank(k)}: the number of passages per question must be an integer >= 1 that a "
+                          "float holds")
     if (retriever or "bm25") not in RETRIEVERS:
         raise ConfigError(unknown_name("retriever", str(retriever), RETRIEVERS))
     from retrieval.corpus import Corpus
