@@ -17,13 +17,15 @@ RETRIEVAL = ("answer_recall", "gold_at_k")  # the same passages whatever the ans
 SPEC = SimpleNamespace(name="mine", whole=None, selection=None, path="mine.yaml", runs_dir=None)
 
 
-def loaded(cells: dict[str, list[int]], n: int = 8) -> dict:
-    """Cells of ``n`` questions: every answer metric 1 on the listed doc ids, else 0; the retrieval metrics 1."""
+def loaded(cells: dict[str, list[int]], n: int = 8, metrics: list[str] | None = None) -> dict:
+    """Cells of ``n`` questions: every answer metric 1 on the listed doc ids, else 0; the retrieval metrics 1.
+    ``metrics``: the metrics each sample logs (default :data:`METRICS`)."""
+    metrics = list(metrics or METRICS)
     out = {}
     for cid, right in cells.items():
         cell = SimpleNamespace(task=SimpleNamespace(task=TASK), model_name=None,
                                method=SimpleNamespace(name=cid.split("/")[0]))
-        samples = [{"doc_id": i, "metrics": list(METRICS), **{m: float(i in right or m in RETRIEVAL) for m in METRICS}} for i in range(n)]
+        samples = [{"doc_id": i, "metrics": metrics, **{m: float(i in right or m in RETRIEVAL) for m in metrics}} for i in range(n)]
         out[cid] = (cell, "key", {"samples": {TASK: samples}, "results": {"results": {TASK: {}}}})
     return out
 
@@ -73,7 +75,8 @@ def test_the_committed_ci_baseline_is_written_as_it_is(monkeypatch, tmp_path):
     base = tmp_path / "ci.json"
     shutil.copy(ci, base)
     spec = SimpleNamespace(name=b.get("spec", "ci"), whole=None, selection=None, path="ci.yaml", runs_dir=None)
-    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({c: [0] for c in b["cells"]}, n=20))
+    # the runs log the metrics the file holds (since s59 b3 also empty_pred / overlong_pred)
+    monkeypatch.setattr(C, "collect", lambda *a, **k: loaded({c: [0] for c in b["cells"]}, n=20, metrics=sorted(b["tolerances"])))
     written = C.write_baseline(spec, tmp_path, base)
     assert json.loads(base.read_text())["tolerances"] == b["tolerances"] and written["_raised"] == {}
 
