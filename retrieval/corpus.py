@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .errors import ConfigError, DataError, unknown_name
 from .io import (BOM, UNIQUE_KEYS_DECODER, DuplicateKeyError, check_unicode, compressed_file_message, duplicate_key_message,
-                 int_limit_message, invalid_unicode, json_error, json_id, jsonl_conversion_command, one_passage_id, open_data,
+                 invalid_unicode, json_limit_error, json_error, json_id, jsonl_conversion_command, one_passage_id, open_data,
                  other_compression, read_jsonl)
 from .java import _package_dir
 from .paths import data_dir as _data_dir
@@ -409,12 +409,8 @@ def _passages_wiki(path: Path, id_fn=None) -> Iterator[tuple[str, Passage]]:
         raise DataError(duplicate_key_message(str(path), exc.key)) from None
     except DataError:  # a truncated or corrupt .gz (open_data): its own line
         raise
-    except ValueError:  # valid JSON, an integer past Python's digit limit
-        raise DataError(int_limit_message(str(path), "fix the number")) from None
-    except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback before
-        from .io import depth_limit_message
-
-        raise DataError(depth_limit_message(str(path), "fix the nesting")) from None
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit
+        raise json_limit_error(exc, str(path), whole_file=True) from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a JSON object keyed by title (Wikipedia summaries), got {type(data).__name__}")
     for key, rec in data.items():
@@ -499,12 +495,8 @@ def _sniff(path: Path, head_only: bool = False) -> str | None:
             whole = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             whole = None  # several JSON lines, or bad bytes: the JSONL reader reports them with a line number
-        except ValueError:  # valid JSON (so far), an integer past Python's digit limit: a traceback before
-            raise DataError(int_limit_message(str(path), "fix the number")) from None
-        except RecursionError:  # nested past Python's recursion limit: a traceback before
-            from .io import depth_limit_message
-
-            raise DataError(depth_limit_message(str(path), "fix the nesting")) from None
+        except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit
+            raise json_limit_error(exc, str(path), whole_file=True) from None
         if isinstance(whole, list):
             raise _json_array_error(path)
         if _keyed_records(whole):

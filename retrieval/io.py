@@ -850,6 +850,16 @@ def depth_limit_message(where: str, fix: str = "fix or remove the line") -> str:
             f"{sys.getrecursionlimit()}); {fix}")
 
 
+def json_limit_error(exc: BaseException, where: str, whole_file: bool = False) -> DataError:
+    """The :class:`DataError` for valid JSON that Python's reader cannot take, raised by it as ``exc``: a plain
+    ``ValueError`` (an integer past the digit limit, :func:`int_limit_message`) or a :class:`RecursionError` (nesting
+    past the recursion limit, :func:`depth_limit_message`). ``where``: the file (and line); ``whole_file``: the fix
+    named is the number's or the nesting's, else the line's. One rule for every JSON reader that catches both."""
+    if isinstance(exc, RecursionError):
+        return DataError(depth_limit_message(where, "fix the nesting" if whole_file else "fix or remove the line"))
+    return DataError(int_limit_message(where, "fix the number" if whole_file else "fix or remove the line"))
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     """``exc``'s message and column for an error line: ``Unterminated string starting at column 9`` (json's
     message for it ends in ``at``: written as is it read "starting at at column 9")."""
@@ -1159,10 +1169,8 @@ def loads_unique(text: str, where: str) -> Any:
         raise DataError(duplicate_key_message(f"{where}:{line}" if line else where, exc.key)) from None
     except json.JSONDecodeError:
         raise
-    except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback in the callers before
-        raise DataError(int_limit_message(where, "fix the number")) from None
-    except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback in the callers before
-        raise DataError(depth_limit_message(where, "fix the nesting")) from None
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit: a traceback before
+        raise json_limit_error(exc, where, whole_file=True) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -1198,10 +1206,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 raise DataError(f"{path}:{lineno}: malformed JSON ({json_error(exc)}); fix or remove the line") from None
             except DuplicateKeyError as exc:
                 raise DataError(duplicate_key_message(f"{path}:{lineno}", exc.key)) from None
-            except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback before
-                raise DataError(int_limit_message(f"{path}:{lineno}")) from None
-            except RecursionError:  # nested past Python's recursion limit: a traceback before
-                raise DataError(depth_limit_message(f"{path}:{lineno}")) from None
+            except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit
+                raise json_limit_error(exc, f"{path}:{lineno}") from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj

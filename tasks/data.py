@@ -328,7 +328,7 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
     from retrieval.corpus import nq_gold_docids_with_twins
 
     from retrieval.corpus import EMPTY_ORACLE
-    from retrieval.io import UNIQUE_KEYS_DECODER, DuplicateKeyError, duplicate_key_message, int_limit_message, open_data
+    from retrieval.io import UNIQUE_KEYS_DECODER, DuplicateKeyError, duplicate_key_message, json_limit_error, open_data
 
     rows: list[dict] = []
     with open_data(path) as f:  # a truncated .gz was an EOFError traceback; a gzipped .jsonl a UnicodeDecodeError one
@@ -350,12 +350,8 @@ def _oracle_rows(path: Path, qid_of: dict[str, str], *, given: bool = False) -> 
                 raise DataError(duplicate_key_message(f"{path}:{lineno}", exc.key)) from None
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
                 raise DataError(f"{path}:{lineno}: expected {{question, answers, ctxs:[{{title, text}}]}} ({exc})") from None
-            except ValueError:  # valid JSON, an integer past Python's digit limit: a traceback before
-                raise DataError(int_limit_message(f"{path}:{lineno}")) from None
-            except RecursionError:  # nested past Python's recursion limit ([[[...]]]): a traceback before
-                from retrieval.io import depth_limit_message
-
-                raise DataError(depth_limit_message(f"{path}:{lineno}")) from None
+            except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit
+                raise json_limit_error(exc, f"{path}:{lineno}") from None
             check_unicode({"question": question, "answers": obj.get("answers"), "ctxs": [gold]}, f"{path}:{lineno}")
             rows.append({
                 "qid": qid_of.get(question, f"nq-oracle-{len(rows):04d}"),

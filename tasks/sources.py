@@ -866,14 +866,10 @@ def popqa_row(r: dict, where: str) -> dict:
         answers = json.loads(raw) if isinstance(raw, str) else raw
     except json.JSONDecodeError:
         raise DataError(f"{where}: 'possible_answers' is not a JSON list: {raw!r}") from None
-    except ValueError:  # valid JSON, an integer past Python's digit limit
-        from retrieval.io import int_limit_message
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit
+        from retrieval.io import json_limit_error
 
-        raise DataError(int_limit_message(f"{where}: 'possible_answers'", "fix the number")) from None
-    except RecursionError:  # nested past Python's recursion limit ([[[...]]])
-        from retrieval.io import depth_limit_message
-
-        raise DataError(depth_limit_message(f"{where}: 'possible_answers'", "fix the nesting")) from None
+        raise json_limit_error(exc, f"{where}: 'possible_answers'", whole_file=True) from None
     if not isinstance(answers, list):
         raise DataError(f"{where}: 'possible_answers' must be a list")
     return {"qid": "popqa-" + _qid(_need(r, "id", where), where), "question": _question(r, "question", where),
