@@ -51,7 +51,11 @@ and its run's ``config.json`` (the run key's material and ``config_hash``). ``ch
 (:class:`MachineNote`, not a check, the verdict unchanged) when the runs were computed on another setting than the
 baseline's, or the baseline records none (``baseline machine not recorded``): float32 sums, and so a near-tie greedy
 answer, differ between CPU kinds and thread counts; and after a cell's ``FAIL`` line, when its runs have another run
-key than the baseline's, the settings that differ (:class:`KeyChanged`: a spec change such as a method's ``alpha``).
+key than the baseline's, the settings that differ (:class:`KeyChanged`: a spec change such as a method's ``alpha``);
+for the compared cells that passed under another run key, one ``NOTE run key:`` line naming the first one's
+differences (:class:`PassedUnderOtherKey`: within tolerance, but not the baseline's inputs). A metric of the compared
+cells' runs that the baseline has no tolerance for (deleted from the file with its values) is named in one ``NOTE``
+line (:class:`MetricsWithoutTolerance`): it is not checked. None of these notes is a check or changes the exit code.
 """
 
 from __future__ import annotations
@@ -355,6 +359,12 @@ class KeyChanged:
 
     def render(self) -> str:
         """``NOTE <cell>  its runs have another run key (K) than the run the baseline was written from (B): ...``"""
+        return (f"NOTE {self.cell}  its runs have another run key ({self.key}) than the run the baseline was written "
+                f"from ({self.baseline_key}): {self.what()}; this change may be the cause of the FAIL above")
+
+    def what(self) -> str:
+        """``its config differs in D (cause); ...`` (at most :data:`KEY_SHOWN`, then ``... (N more)``), or that the
+        configs differ in nothing recorded."""
         from .runner import key_field_cause
 
         def why(d: str) -> str:  # a library's line: which one, and how (added to the key, another version, ...)
@@ -363,10 +373,66 @@ class KeyChanged:
 
         shown = [why(d) for d in self.differences[:KEY_SHOWN]]
         more = f"; ... ({len(self.differences) - KEY_SHOWN} more)" if len(self.differences) > KEY_SHOWN else ""
-        what = (f"its config differs in {'; '.join(shown)}{more}" if shown else
+        return (f"its config differs in {'; '.join(shown)}{more}" if shown else
                 "their configs differ in nothing recorded (the run key's definition changed)")
-        return (f"NOTE {self.cell}  its runs have another run key ({self.key}) than the run the baseline was written "
-                f"from ({self.baseline_key}): {what}; this change may be the cause of the FAIL above")
+
+
+@dataclass(frozen=True)
+class PassedUnderOtherKey:
+    """Compared cells without a FAIL line whose runs were made under another run key than the run the baseline was
+    written from (the baseline's ``configs.<cell>.config_hash``): another questions file of the same size, another
+    model under the same cell id, another library or tokrag version. Their values are within tolerance, so
+    :class:`KeyChanged` (printed after a FAIL) said nothing and the check passed without a word about the inputs.
+    One ``NOTE`` line for all of them, naming the first cell's differences (``first``); not a check."""
+
+    cells: tuple[str, ...]
+    compared: int
+    first: KeyChanged
+    ok = True
+    cell = ""
+
+    def render(self) -> str:
+        """``NOTE run key: N of the M cells compared passed under another run key than ...: ...; ... check --write``"""
+        n = len(self.cells)
+        which = "the one cell compared" if self.compared == 1 else f"{n} of the {self.compared} cells compared"
+        first = "" if self.compared == 1 else f"first: {self.first.cell}, "
+        return (f"NOTE run key: {which} passed under another run key than the run the baseline was written from "
+                f"({first}{self.first.key} against {self.first.baseline_key}: {self.first.what()}): "
+                f"{'its values are' if n == 1 else 'their values are'} within tolerance but are not the baseline's "
+                "run, so this check compared other inputs (or another tokrag or library version); if that change is "
+                "intended, record these runs with check --write (the verdict is not changed by this)")
+
+
+@dataclass(frozen=True)
+class MetricsWithoutTolerance:
+    """Metrics of the compared cells' runs that the baseline has no tolerance for (and so no values: a value without
+    one is refused): never compared. A tolerance deleted from the file, with its values, left that metric unchecked
+    without a word (``--write`` says so in its ``note:`` line; ``check`` did not). ``metrics``: ``{metric: the number
+    of compared cells whose runs have it}``. One ``NOTE`` line; not a check."""
+
+    baseline: str
+    metrics: dict[str, int]
+    compared: int
+    ok = True
+    cell = ""
+
+    def render(self) -> str:
+        """``NOTE metrics of the runs with no tolerance in baseline F, not checked: m (in N of the M cells ...); ...``"""
+        names = sorted(self.metrics)
+        shown = ", ".join(f"{m} (in {'the one cell' if self.compared == 1 else f'{self.metrics[m]} of the {self.compared} cells'}"
+                          " compared)" for m in names)
+        default = [m for m in names if m in DEFAULT_TOLERANCES]
+        other = [m for m in names if m not in DEFAULT_TOLERANCES]
+        fix = []
+        if default:
+            fix.append(f"check --write records {', '.join(default)} again with {'its' if len(default) == 1 else 'their'} "
+                       "default tolerance")
+        if other:
+            fix.append(f"to check {', '.join(other)}, add a tolerance to {self.baseline} (e.g. \"tolerances\": "
+                       f"{{\"{other[0]}\": {{\"abs\": 0.04}}, ...}}, the largest change of its mean to accept, in its "
+                       "unit) and run check --write")
+        return (f"NOTE metric{'s' if len(names) != 1 else ''} of the runs with no tolerance in baseline {self.baseline}, "
+                f"so not checked: {shown}; " + "; ".join(fix))
 
 
 def _groups(settings: list[dict[str, Any]]) -> str:
@@ -820,19 +886,25 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
     configs = b.get("configs", {})
     compared_cells: list[str] = []  # finished cells compared with the baseline (for the machine note)
 
+    passed_other_key: list[KeyChanged] = []  # compared cells without a FAIL under another run key (one NOTE)
+
     def key_note(cid: str, start: int) -> None:
-        """A :class:`KeyChanged` after the cell's lines (from ``start``) when one FAILs and its key is another."""
+        """A :class:`KeyChanged` after the cell's lines (from ``start``) when one FAILs and its key is another; when
+        none FAILs, the cell is kept for the one :class:`PassedUnderOtherKey` note."""
         _cell, key, data = loaded[cid]
         was = configs.get(cid, {}).get("config_hash")
-        if (isinstance(was, str) and was != key and any(not x.ok for x in lines[start:])
-                and isinstance(data.get("config"), dict)):
+        if isinstance(was, str) and was != key and isinstance(data.get("config"), dict):
             from .runner import config_differences, recorded_model_settings
 
             # each side's recorded model settings (the baseline's run folder where it is still there): the value a
             # default the method sets at its run took (max_length from the model)
             resolved = (recorded_model_settings(runs / was) if Path(was).name == was and was not in (".", "..") else None,
                         recorded_model_settings(runs / key))
-            lines.append(KeyChanged(cid, key, was, tuple(config_differences(configs[cid], data["config"], resolved))))
+            note = KeyChanged(cid, key, was, tuple(config_differences(configs[cid], data["config"], resolved)))
+            if any(not x.ok for x in lines[start:]):
+                lines.append(note)
+            else:
+                passed_other_key.append(note)
 
     for cid in sorted(set(b["cells"]) - unselected):
         start = len(lines)
@@ -887,6 +959,14 @@ def check_against_baseline(spec: LeaderboardSpec, runs_dir: str | os.PathLike | 
               for cid in loaded if cid not in b["cells"]]
     if unchecked:
         lines.append(QuestionsNotChecked(str(baseline), tuple(unchecked), compared))
+    no_tolerance: dict[str, int] = {}  # metrics of the compared cells' runs that no tolerance of the baseline names
+    for cid in compared_cells:
+        for m in sorted(set(values.get(cid, {})) - set(b["tolerances"])):
+            no_tolerance[m] = no_tolerance.get(m, 0) + 1
+    if no_tolerance:
+        lines.append(MetricsWithoutTolerance(str(baseline), no_tolerance, compared))
+    if passed_other_key:
+        lines.append(PassedUnderOtherKey(tuple(k.cell for k in passed_other_key), compared, passed_other_key[0]))
     moved = {x.cell for x in lines if (isinstance(x, CheckLine) and not x.ok and x.value is not None)
              or (isinstance(x, QuestionFlips) and not x.ok)}
     note = machine_note(b, loaded, compared_cells, moved)
@@ -1093,7 +1173,7 @@ def _checks(lines: list[Any]) -> list[Any]:
     """The lines of ``lines`` that are checks (:func:`summary_line`): not a cell or metric value the baseline lacks,
     and not a note."""
     return [x for x in lines if not isinstance(x, (NotInBaseline, MetricNotInBaseline, QuestionsNotChecked, KeyChanged,
-                                                   MachineNote))]
+                                                   MachineNote, PassedUnderOtherKey, MetricsWithoutTolerance))]
 
 
 def refuse_no_checks(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, baseline: str | os.PathLike,
@@ -1140,7 +1220,7 @@ def summary_line(lines: list[CheckLine | Violation | NotInBaseline | MetricNotIn
             + (f", {new_metrics} metric values not in the baseline (not checked)" if new_metrics else ""))
 
 
-__all__ = ["KeyChanged", "MachineNote", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
+__all__ = ["KeyChanged", "MachineNote", "MetricsWithoutTolerance", "PassedUnderOtherKey", "MACHINE_FIELDS", "allowed_flips", "cell_configs", "cell_machines",
            "machine_note", "CheckLine", "MetricNotInBaseline", "MissingCell", "NotInBaseline", "QuestionCount", "QuestionFlips",
            "QuestionsNotChecked", "FRACTION_METRICS", "cell_counts", "next_steps", "cell_questions", "question_flips", "stored_questions", "DEFAULT_FLIPS", "check_against_baseline", "tolerance_line", "write_baseline", "cell_values", "load_baseline", "DEFAULT_TOLERANCES",
            "refuse_no_checks", "not_recorded_line",
