@@ -493,7 +493,9 @@ def check_pretrained(pretrained: Any) -> None:
     be told without loading, converting or downloading anything: an empty value, a path (``/x``, ``./x``, ``~/x``,
     ``a/b/c``) that does not exist or is a file, a folder without ``config.json``, a ``config.json`` that is not
     a JSON object as transformers reads it (:func:`_config_problem`: not UTF-8, a UTF-8 byte order mark, malformed
-    JSON, an integer past Python's digit limit, nesting past its recursion limit), an alias name that is also a
+    JSON, an integer past Python's digit limit, nesting past its recursion limit) or a ``tokenizer_config.json``
+    that is not one either (the same rule: a UTF-8 byte order mark failed the tokenizer load after its start, in one
+    line naming no file), an alias name that is also a
     model folder (with ``config.json``) in the working directory (which
     one was meant cannot be told; the alias won silently; a folder without one, such as lm-eval's
     ``--output_path .`` results folder named after the model, leaves the alias). An alias and a hub id (or any other name without a path shape) pass: whether it
@@ -523,6 +525,11 @@ def check_pretrained(pretrained: Any) -> None:
         if why:
             raise ConfigError(f"pretrained={value!r}: {config.resolve()} is not a model config ({why}); fix it or "
                               "point pretrained= at a complete model folder")
+        tokenizer = path / "tokenizer_config.json"  # transformers' tokenizer load reads it as config.json (UTF-8)
+        why = _config_problem(tokenizer) if tokenizer.is_file() else None
+        if why:  # the load failed after its start with '... Unexpected UTF-8 BOM ...', naming no file
+            raise ConfigError(f"pretrained={value!r}: {tokenizer.resolve()} is not a tokenizer config the load can "
+                              f"read ({why}); fix it or point pretrained= at a complete model folder")
     elif path.exists() and _looks_like_path(value):
         raise ConfigError(f"pretrained={value!r}: {path.resolve()} is a file, not a model folder; {pretrained_hint()}")
     elif _looks_like_path(value):
