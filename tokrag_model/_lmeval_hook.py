@@ -442,7 +442,7 @@ def _patch_validate_arguments(cls):
 
     def _validate_arguments(self):
         try:
-            return original(self)
+            result = original(self)
         except ValueError as exc:
             from retrieval.errors import ConfigError, TokragError
             from tokrag_model.methods import METHODS
@@ -453,10 +453,96 @@ def _patch_validate_arguments(cls):
             problem = ConfigError(str(exc))
             problem._tokrag_before_load = True  # type: ignore[attr-defined]
             raise problem from exc
+        from retrieval.errors import TokragError
+        from tokrag_model.methods import METHODS
+
+        model = getattr(self, "model", None)
+        if isinstance(model, str) and model in METHODS:
+            try:
+                check_result_loggers(self)
+            except TokragError as exc:
+                exc._tokrag_before_load = True  # type: ignore[attr-defined]  (one line, exit 2: _patch_harness)
+                raise
+        return result
 
     _validate_arguments._tokrag = True  # type: ignore[attr-defined]
     _validate_arguments.__doc__ = original.__doc__
     cls._validate_arguments = _validate_arguments
+
+
+_PUSH_KEYS = ("push_results_to_hub", "push_samples_to_hub")
+
+
+def check_result_loggers(cfg: object) -> None:
+    """lm-eval's result loggers of a run (``cfg``: its ``EvaluatorConfig``, the command line merged with the
+    ``--config`` file), checked before lm-eval builds them and long before the model loads: ``--wandb_args`` without
+    the ``wandb`` package (lm-eval's ``WandbLogger`` logged a warning, then ``UnboundLocalError: cannot access local
+    variable 'wandb'``, a traceback), ``--trackio_args`` without ``trackio`` (an ImportError traceback),
+    ``--hf_hub_log_args`` with a key lm-eval's ``EvaluationTracker`` does not take (a TypeError traceback), and with
+    ``push_results_to_hub`` / ``push_samples_to_hub`` true: without a token (lm-eval reads ``token=`` there or the
+    ``HF_TOKEN`` environment variable only; its ValueError traceback), with ``HF_HUB_OFFLINE`` set (the whole run
+    went by, then an ``OfflineModeIsEnabled`` traceback, exit 1, nothing pushed; without ``hub_results_org`` the
+    traceback came before the load, from ``whoami``), without ``--output_path`` (lm-eval writes nothing and so pushes
+    nothing, exit 0), and ``push_samples_to_hub`` without ``--log_samples`` (lm-eval only warns, and pushes no samples).
+    Run by the start-up hook's patch of ``EvaluatorConfig._validate_arguments`` for a tokrag method's run; another
+    model's run is left to lm-eval.
+
+    Raises:
+        ConfigError: one line naming the flag and what to do.
+    """
+    import importlib.util
+    import inspect
+    import os
+
+    from retrieval.errors import ConfigError
+
+    if getattr(cfg, "wandb_args", None) and importlib.util.find_spec("wandb") is None:
+        raise ConfigError("--wandb_args: the wandb package is not installed, so lm-eval cannot log the run to Weights "
+                          "& Biases; pip install 'wandb>=0.13.6' (or lm_eval[wandb]), or drop --wandb_args")
+    if getattr(cfg, "trackio_args", None) and importlib.util.find_spec("trackio") is None:
+        raise ConfigError("--trackio_args: the trackio package is not installed, so lm-eval cannot log the run to "
+                          "Trackio; pip install trackio (or lm_eval[trackio]), or drop --trackio_args")
+    hub = getattr(cfg, "hf_hub_log_args", None)
+    if not isinstance(hub, dict) or not hub:
+        return
+    try:
+        from lm_eval.loggers.evaluation_tracker import EvaluationTracker
+
+        known = [k for k in inspect.signature(EvaluationTracker.__init__).parameters if k not in ("self", "output_path")]
+    except Exception:  # noqa: BLE001 - another lm-eval layout: its own errors stand
+        known = None
+    unknown = [k for k in hub if known is not None and k not in known]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"--hf_hub_log_args: unknown key {unknown[0]!r}{hint}; lm-eval's EvaluationTracker takes "
+                          f"{', '.join(known)}")
+    pushes = [k for k in _PUSH_KEYS if hub.get(k)]
+    if not pushes:
+        return
+    flag = f"--hf_hub_log_args {pushes[0]}={hub[pushes[0]]}"
+    if not (hub.get("token") or os.environ.get("HF_TOKEN")):
+        raise ConfigError(f"{flag}: no Hugging Face token (lm-eval reads only token= in --hf_hub_log_args or the "
+                          f"HF_TOKEN environment variable, not a saved 'hf auth login'); set HF_TOKEN to a token with "
+                          f"write access, or drop {pushes[0]}")
+    try:
+        from huggingface_hub import constants
+
+        offline = bool(constants.HF_HUB_OFFLINE)
+    except Exception:  # noqa: BLE001 - read the variable as huggingface_hub does
+        offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+    if offline:
+        raise ConfigError(f"{flag}: HF_HUB_OFFLINE is set, so the push to the hub would fail after the whole run; "
+                          f"unset HF_HUB_OFFLINE to push, or drop {pushes[0]} (--output_path keeps the results "
+                          f"on disk)")
+    if not getattr(cfg, "output_path", None):
+        raise ConfigError(f"{flag}: lm-eval pushes the files it writes under --output_path, and without it writes "
+                          f"and pushes nothing; add --output_path DIR")
+    if hub.get("push_samples_to_hub") and not getattr(cfg, "log_samples", False):
+        raise ConfigError(f"--hf_hub_log_args push_samples_to_hub={hub['push_samples_to_hub']}: lm-eval pushes the "
+                          f"samples it logs, and without --log_samples logs none; add --log_samples")
 
 
 def add_n_column(table, result_dict):
