@@ -745,7 +745,10 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
 
     Raises:
         ConfigError: one line naming the file, the field and what is wrong in JSON's words (a mapping, a list, a
-            number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`); a missing file; a folder.
+            number, text: :func:`json_kind`), and what to do (:data:`BASELINE_FIX`); a missing file; a folder; valid
+            JSON that Python's reader cannot take (:func:`retrieval.io.json_limit_error`: an integer past its digit
+            limit, which read as 'invalid JSON (Exceeds the limit ...)', or nesting past its recursion limit, a
+            traceback before).
     """
     path = Path(path)
     try:
@@ -759,8 +762,13 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     except IsADirectoryError:  # gave a traceback
         raise ConfigError(f"baseline {path} is a folder; give the baseline's JSON file "
                           "(e.g. leaderboards/baselines/ci.json)") from None
-    except ValueError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"baseline {path}: invalid JSON ({exc}); {BASELINE_FIX}") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit (a traceback)
+        from retrieval.io import json_limit_error
+
+        raise ConfigError(f"{json_limit_error(exc, f'baseline {path}', whole_file=True)}, or move it aside and write a "
+                          "new baseline with check --write") from None
     if not isinstance(b, dict):
         raise ConfigError(f"baseline {path}: expected a mapping (JSON object) with keys 'cells' and 'tolerances', got "
                           f"{json_kind(b)}; {BASELINE_FIX}")

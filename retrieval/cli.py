@@ -524,7 +524,7 @@ def _index_summary(path: str | Path, started: float) -> str:
     meta_file = Path(path) / INDEX_META
     try:
         meta, written = json.loads(meta_file.read_text(encoding="utf-8")), meta_file.stat().st_mtime
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
         meta, written = {}, None
     n = meta.get("num_docs")
     what = f"{meta.get('kind', 'index')} index of {meta.get('corpus_name', '?')}: {n if n is not None else '?'} passages"
@@ -750,7 +750,7 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     out, ctxs_out = _output_paths(a, create=True)
     try:
         meta = json.loads((Path(run.trec_path).parent / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
         meta = {}
     if not isinstance(meta, dict):
         meta = {}
@@ -1252,7 +1252,7 @@ def _check_run_corpus(trec: Path, corpus, corpus_arg: str) -> None:
             return
         fp = made_from["fingerprint"]
         ctxs_name = meta["output"].get("ctxs") or _ctxs_beside(trec).name
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):  # RecursionError: as malformed
         return
     if isinstance(fp, str) and fp != corpus.fingerprint:
         raise DataError(f"--run {trec} was retrieved from corpus {made_from.get('name')!r} (fingerprint {fp}, recorded in "
@@ -1285,7 +1285,7 @@ def _trec_needs_corpus(trec: Path) -> str:
             ctxs = trec.parent / meta["output"]["ctxs"]
             if not (ctxs.is_file() and sha256_file(ctxs) == meta["output"]["sha256"]["ctxs"]):
                 ctxs = None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):  # RecursionError: as malformed
         pass
     ctxs_way = f"score the ctxs JSONL written with it (--run {shlex.quote(str(ctxs))}), which carries the passages" if ctxs else ""
     if isinstance(name, str) and name.startswith("prebuilt:"):

@@ -672,8 +672,9 @@ def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]
         secs = float(secs) if isinstance(secs, (int, float)) and not isinstance(secs, bool) else None
         return (obj["sample"], obj.get("inputs"), [TokenRecord.from_json(obj["sample"], r) for r in obj["records"]],
                 secs)
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError):  # JSONDecodeError, UnicodeDecodeError: ValueErrors
-        # AttributeError: valid JSON of another shape ({"records": [[1, 2]]})
+    except (ValueError, RecursionError, KeyError, TypeError, IndexError, AttributeError):  # JSONDecodeError,
+        # UnicodeDecodeError, an integer past Python's digit limit: ValueErrors; RecursionError: nested past Python's
+        # recursion limit (a traceback before); AttributeError: valid JSON of another shape ({"records": [[1, 2]]})
         return None
 
 

@@ -942,7 +942,8 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         ``sha256`` of the file; ``params.layer`` as the ``layer`` model argument reads it (``"Dynamic"`` ->
         ``"dynamic"``, ``"14"`` -> 14).
     Raises:
-        ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object), unknown params or
+        ConfigError: a missing or malformed file (``model`` or ``calibration`` not an object; valid JSON past Python's
+            digit or recursion limit, :func:`retrieval.io.json_limit_error`, a traceback before), unknown params or
         values, or a preset made for other
         weights (``fingerprint``), other model files (``files_fingerprint``: ``preset=PATH: calibrated with other
         model files (config, tokenizer, chat template: model.files_fingerprint X), this model's are Y; use a preset
@@ -966,6 +967,10 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         raise ConfigError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{where}: not JSON (not UTF-8 text); write one with 'tokrag calibrate --split dev'") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit (a traceback)
+        from retrieval.io import json_limit_error
+
+        raise ConfigError(str(json_limit_error(exc, where, whole_file=True))) from None
     if not isinstance(preset, dict) or preset.get("format") != PRESET_FORMAT or not isinstance(preset.get("params"), dict):
         raise ConfigError(f"{where}: not a tokrag preset (expected format {PRESET_FORMAT!r} with a 'params' object)")
     unknown = sorted(set(preset["params"]) - set(PRESET_PARAMS))
