@@ -460,6 +460,8 @@ def _patch_validate_arguments(cls):
         if isinstance(model, str) and model in METHODS:
             try:
                 check_result_loggers(self)
+                if getattr(self, "check_integrity", False):
+                    check_integrity_runnable()
             except TokragError as exc:
                 exc._tokrag_before_load = True  # type: ignore[attr-defined]  (one line, exit 2: _patch_harness)
                 raise
@@ -543,6 +545,35 @@ def check_result_loggers(cfg: object) -> None:
     if hub.get("push_samples_to_hub") and not getattr(cfg, "log_samples", False):
         raise ConfigError(f"--hf_hub_log_args push_samples_to_hub={hub['push_samples_to_hub']}: lm-eval pushes the "
                           f"samples it logs, and without --log_samples logs none; add --log_samples")
+
+
+def check_integrity_runnable() -> None:
+    """``--check_integrity`` (``simple_evaluate(check_integrity=True)``) of a tokrag method's run, checked before the
+    model load: lm-eval then runs its own task tests (``run_task_tests``: pytest on ``tests/test_version_stable.py``
+    of a source checkout of lm-evaluation-harness, found within 3 folders above ``lm_eval/evaluator_utils.py``) after
+    the model load, and an install from a wheel (site-packages) has no such folder, so the run stopped there with
+    ``FileNotFoundError: Unable to find package root`` (a traceback, exit 1; lm-eval's ``hf`` the same). Nothing is
+    refused when lm-eval's tests are there.
+
+    Raises:
+        ConfigError: one line naming the flag, the lm_eval install and what to do.
+    """
+    import pathlib
+
+    from retrieval.errors import ConfigError
+
+    try:
+        import lm_eval.evaluator_utils as utils
+
+        utils.find_test_root(start_path=pathlib.Path(utils.__file__))
+    except FileNotFoundError:
+        where = pathlib.Path(utils.__file__).resolve().parent
+        raise ConfigError(f"--check_integrity: lm-eval runs its own task tests (tests/test_version_stable.py of a "
+                          f"source checkout of lm-evaluation-harness) after the model load, and this lm_eval install "
+                          f"({where}) has none, so the run would stop there; drop --check_integrity, or install "
+                          f"lm-eval from a source checkout (pip install -e)") from None
+    except Exception:  # noqa: BLE001 - another lm-eval layout: its own behaviour stands
+        return
 
 
 def add_n_column(table, result_dict):
@@ -1213,6 +1244,8 @@ def _python_run_checks(arguments: dict) -> None:
         margs = model_args_dict(model_args)
         if isinstance(model, str) and model in METHODS and margs is not None:  # the model's own argument check first,
             check_model_arguments(model, margs)  # as under the CLI (lm-eval would build the model before the tasks)
+        if isinstance(model, str) and model in METHODS and arguments.get("check_integrity"):
+            check_integrity_runnable()  # lm-eval's task tests: run after the load, absent from a wheel install
         if manager is None:
             from lm_eval.tasks import TaskManager
 
