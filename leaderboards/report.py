@@ -2086,7 +2086,8 @@ def _read_existing(out: Path) -> dict | None:
     """The existing report's ``leaderboard.json`` in ``out`` (None when there is none).
 
     Raises:
-        ValueError: it exists but is not a readable report.
+        ValueError: it exists but is not a readable report (valid JSON past Python's digit or recursion limit:
+            :func:`retrieval.io.json_limit_error`'s line, naming the file).
     """
     f = out / "leaderboard.json"
     if not f.is_file():
@@ -2095,6 +2096,12 @@ def _read_existing(out: Path) -> dict | None:
         d = json.loads(f.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(str(exc)) from exc
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit (a traceback)
+        from retrieval.io import json_limit_error
+
+        raise ValueError(str(json_limit_error(exc, str(f), whole_file=True))) from None
     if not is_report_json(d):
         raise ValueError(f"not a tokrag leaderboard report: no \"generator\": \"{GENERATOR}\" and not the keys of an earlier report")
     return d
@@ -2218,7 +2225,7 @@ def check_report_spec(out: Path, runs: Path, spec: LeaderboardSpec, *, replace: 
         digest = rec.get("spec_sha256")
     except FileNotFoundError:
         return
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, RecursionError, KeyError) as exc:  # RecursionError: nested past Python's limit
         if warn:
             log.warning("report folder %s: unreadable record %s (%s); not checked, replaced by this report's", out,
                         rec_path, exc)
@@ -2348,7 +2355,7 @@ def _leftover_staging(out: Path) -> set[str]:
         names = {str(n) for n in listed.get("names", [])}
     except FileNotFoundError:
         pass
-    except (OSError, ValueError, AttributeError) as exc:
+    except (OSError, ValueError, RecursionError, AttributeError) as exc:  # RecursionError: nested past Python's limit
         log.warning("report folder %s: unreadable %s (%s); its earlier build's files are replaced as usual", out,
                     stage / SWAP_MANIFEST, exc)
     if names:

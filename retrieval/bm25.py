@@ -304,7 +304,7 @@ def _checksum_entries(path: Path, folder: Path | None = None) -> dict:
     :data:`CHECKSUM_RECORD_MAX_BYTES`."""
     try:  # a regular file only: a named pipe there blocked the search's start for ever (s53 r1)
         old = json.loads(read_regular_file(path, CHECKSUM_RECORD_MAX_BYTES).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
         return {}
     if not isinstance(old, dict) or old.get("version") != 1 or (folder is not None and old.get("folder") != str(folder)):
         return {}

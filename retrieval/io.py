@@ -41,7 +41,7 @@ def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
         return None
     try:
         return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
         return None
 
 
@@ -97,7 +97,7 @@ class HashMemo:
         self.path = Path(path) if path is not None else cache_dir() / HASH_MEMO_FILE
         try:
             self.table: dict[str, list] = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
             self.table = {}
         if not isinstance(self.table, dict):  # a memo file someone overwrote: start afresh
             self.table = {}
@@ -130,7 +130,7 @@ class HashMemo:
         with file_lock(self.path):
             try:
                 current = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
                 current = {}
             if not isinstance(current, dict):
                 current = {}

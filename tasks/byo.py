@@ -236,7 +236,8 @@ def _cell_lists(where: str, row: dict, f: Path) -> dict:
 
     Raises:
         DataError: a cell that holds no JSON list (``Paris``, ``1788``): ``where``, the field, the cell and the cell to
-        write, quoted as the format needs it.
+        write, quoted as the format needs it; a cell of valid JSON past Python's digit or recursion limit
+        (:func:`retrieval.io.json_limit_error`, naming ``where`` and the field, not the cell).
     """
     import json
 
@@ -248,8 +249,12 @@ def _cell_lists(where: str, row: dict, f: Path) -> dict:
             continue
         try:
             value = json.loads(cell) if isinstance(cell, str) else None
-        except ValueError:
+        except json.JSONDecodeError:
             value = None
+        except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit: was a
+            from retrieval.io import json_limit_error  # traceback, or 'not valid JSON' with the whole cell
+
+            raise json_limit_error(exc, f"{where}: {field!r}", whole_file=True) from None
         if not isinstance(value, list):
             text = cell.strip() if isinstance(cell, str) else json.dumps(cell)
             meant_list = text.startswith("[")  # a JSON list that does not parse: not to be wrapped as one answer

@@ -1104,7 +1104,7 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
             data = json.loads(side.read_text())
             if data.get("key") == key:
                 return data["fingerprint"][:length]
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, RecursionError, KeyError):  # RecursionError: nested past Python's limit, read as malformed
             pass
     h = hashlib.sha256()
     for p in files:
