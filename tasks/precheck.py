@@ -2134,9 +2134,32 @@ def _index_folder(root: Any) -> tuple[dict[str, tuple[str, Any, dict]], dict[str
         for name in [raw.get("task"), raw.get("group"), *(tags if isinstance(tags, list) else [tags])]:
             if isinstance(name, str):
                 skipped.setdefault(name, (path, raw))
-        if not raw:
+        if not raw:  # not YAML at all: the names its top-level task:/group: lines give, and its file name
+            for name in _names_as_written(path):
+                skipped.setdefault(name, (path, {}))
             skipped.setdefault(path.stem, (path, {}))
     return index, skipped
+
+
+def _names_as_written(path: Any) -> list[str]:
+    """The names of the top-level ``task:`` and ``group:`` lines of task YAML ``path`` as written (a plain or quoted
+    scalar on the key's line, an end-of-line comment allowed), for a file PyYAML cannot parse: its task is then named
+    in the one-line refusal (:func:`check_include_path_tasks`) instead of "unknown task" (``my_copy.yaml`` with
+    ``task: mytask`` and an unclosed ``[`` further down). [] when it cannot be read."""
+    import re
+    from pathlib import Path
+
+    line = re.compile(r"""^(?:task|group):[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|([^\s#'"\[{][^\s#]*))[ \t]*(?:#.*)?$""")
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    names = []
+    for row in text.splitlines():
+        found = line.match(row)
+        if found:
+            names.append(next(g for g in found.groups() if g))
+    return names
 
 
 def _unedited_backup(path: Any, root: Any, name: str) -> bool:
