@@ -186,6 +186,10 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
             "weighted hybrid fusion needs an explicit alpha (fused = alpha * BM25 + dense); Pyserini's default 0.1 "
             "is not used silently"
         )
+    if retriever == "hybrid" and not prebuilt:  # a setting the fusion ignores (--alpha with RRF) is refused
+        from .hybrid import check_fusion_settings
+
+        check_fusion_settings(params)
     known.update(params)
     return known, runtime
 

@@ -25,6 +25,40 @@ HYBRID_PARAMS: dict[str, Any] = {"fusion": "rrf", "alpha": 0.1, "rrf_k": 60, "no
 Hits = Sequence[tuple[str, float]]
 
 
+# The settings of one local hybrid fusion that the other ignores: given with the other fusion (other than their
+# default) they were dropped silently, yet entered the run key (a second cached run of the same passages). Their flags.
+_FUSION_ONLY = {"rrf": {"rrf_k": "--rrf-k"},
+                "weighted": {"alpha": "--alpha", "normalization": "--normalization", "weight_on_dense": "--weight-on-dense"}}
+
+
+def check_fusion_settings(params: Mapping[str, Any]) -> None:
+    """Refuse a local hybrid's setting that its fusion ignores (``params`` as resolved by :func:`retrieval.api._resolve_params`:
+    the given names only, bools read). Reciprocal rank fusion (``fusion`` ``rrf``, the default) reads only
+    ``rrf_k``; weighted fusion reads ``alpha``, ``normalization`` and ``weight_on_dense``. A setting of the other
+    fusion at its default (:data:`HYBRID_PARAMS`: ``rrf_k: 60``, a false flag) changes neither the passages nor the
+    run key, and passes. E.g. ``tokrag retrieve --corpus passages.jsonl --hybrid --alpha 0.95``
+    (the prebuilt hybrid's option, which is always weighted) fused by RRF and ignored the 0.95.
+
+    Raises:
+        ConfigError: one line naming each ignored setting (with its CLI flag), the fusion in use and the two fixes.
+    """
+    fusion = params.get("fusion", "rrf")
+    if fusion not in _FUSION_ONLY:  # an unknown fusion is refused by retrieval.hybrid.component_hits
+        return
+    other = "weighted" if fusion == "rrf" else "rrf"
+    stray = [f"{name}={params[name]!r} ({flag})" for name, flag in _FUSION_ONLY[other].items()
+             if name in params and params[name] != HYBRID_PARAMS[name]]
+    if not stray:
+        return
+    name = {"rrf": "reciprocal rank fusion", "weighted": "weighted fusion"}
+    default = ", the default over a local corpus" if fusion == "rrf" else ""
+    it = "it" if len(stray) == 1 else "them"
+    raise ConfigError(
+        f"{', '.join(stray)}: {'a setting' if len(stray) == 1 else 'settings'} of {name[other]}, but this hybrid "
+        f"fuses by {name[fusion]} (fusion {fusion}{default}), which ignores {it}; set fusion {other} (--fusion {other}; "
+        f"task metadata retriever_params fusion: {other}) to use {it}, or leave {it} out")
+
+
 def rrf_score(ranks: Sequence[int | None], rrf_k: int = 60) -> float:
     """``Σ 1 / (rrf_k + rank)`` over the runs in which the document occurs (``None``: absent), in run order."""
     return sum((1.0 / (rrf_k + r) for r in ranks if r is not None), 0.0)
