@@ -462,6 +462,7 @@ def _patch_validate_arguments(cls):
                 check_result_loggers(self)
                 if getattr(self, "check_integrity", False):
                     check_integrity_runnable()
+                check_include_folders(getattr(self, "include_path", None))
             except TokragError as exc:
                 exc._tokrag_before_load = True  # type: ignore[attr-defined]  (one line, exit 2: _patch_harness)
                 raise
@@ -545,6 +546,41 @@ def check_result_loggers(cfg: object) -> None:
     if hub.get("push_samples_to_hub") and not getattr(cfg, "log_samples", False):
         raise ConfigError(f"--hf_hub_log_args push_samples_to_hub={hub['push_samples_to_hub']}: lm-eval pushes the "
                           f"samples it logs, and without --log_samples logs none; add --log_samples")
+
+
+def check_include_folders(include_path: object) -> None:
+    """``--include_path`` (a path, or the ``--config`` file's list of them) of a tokrag method's run, checked before
+    lm-eval indexes it: lm-eval globs ``<path>/**/*.yaml``, so a folder that does not exist (a relative path from
+    another working directory, a typo) or a YAML file given instead of its folder added no task without a word: the
+    run said ``unknown task 'my_task'`` with no hint at the path, or ran the package's task of that name instead of
+    the user's copy.
+
+    Raises:
+        ConfigError: one line naming the path, what it is, and what to give instead.
+    """
+    import os
+    from pathlib import Path
+
+    from retrieval.errors import ConfigError
+
+    entries = include_path if isinstance(include_path, (list, tuple)) else [include_path]
+    for entry in entries:
+        if not isinstance(entry, (str, os.PathLike)) or not str(entry).strip():
+            continue
+        path = Path(entry)
+        try:
+            if path.is_dir():
+                continue
+            is_file = path.is_file()
+        except OSError:  # unreadable: lm-eval's own behaviour stands
+            continue
+        if is_file:
+            raise ConfigError(f"--include_path {entry} is a file; lm-eval indexes the *.yaml files under a folder and "
+                              f"would add no task from it: give its folder (--include_path {path.parent}), or pass the "
+                              f"YAML itself to --tasks")
+        where = "" if path.is_absolute() else f" (a relative path, read from {Path.cwd()})"
+        raise ConfigError(f"--include_path {entry}: no such folder{where}, so lm-eval would add no task from it; give "
+                          f"the folder that holds your task YAMLs")
 
 
 def check_integrity_runnable() -> None:
