@@ -114,7 +114,7 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         counts = counts.get(task) if isinstance(counts, dict) else None
         size = counts.get("original") if isinstance(counts, dict) else None  # lm-eval's count of the task's documents
         size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
-        out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
+        out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(cfg.get("pretrained_as_given", margs.get("pretrained"))),
                                k=margs.get("k"), task=task, kind=task_kind(task, include_path),
                                limit=cfg.get("limit"), n=n, wall_s=wall, version=version, size=size))
     return out

@@ -2,7 +2,10 @@
 
 A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefix) of
 
-* the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``;
+* the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``, a ``pretrained``
+  that names a local file or folder as ``local:<model fingerprint>`` (:func:`keyed_model_args`: ``./m``, ``/abs/m``,
+  ``m/``, a symlink and the folder moved elsewhere are one key; a run keyed with the path as written, before s60, is
+  found while the spec writes it so: :func:`adopt_legacy_key`);
 * the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to, every
   file whatever its size (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` /
   the GGUF, is covered); for a hub id (``Qwen/Qwen2.5-7B-Instruct``), the commit its ``revision`` resolves to
@@ -1200,16 +1203,49 @@ def cell_input_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> d
     return out
 
 
+LOCAL_PRETRAINED = "local:"
+"""What a cell's key material holds as ``model_args.pretrained`` in place of a local path (:func:`keyed_model_args`):
+this prefix and the model fingerprint of the files the path names."""
+
+
+def local_pretrained(pretrained: Any) -> bool:
+    """Whether ``pretrained`` names a local file or folder (:func:`resolve_weights`), not a packaged alias
+    (:data:`tokrag_model.loading.ALIASES`, also an alias name the loader refuses because a model folder here has it)
+    and not a hub id (no such path here). Raises nothing."""
+    from tokrag_model.loading import ALIASES
+
+    if not isinstance(pretrained, str) or not pretrained.strip() or pretrained.strip().lower() in ALIASES:
+        return False
+    return resolve_weights(pretrained) is not None
+
+
+def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any]:
+    """``model_args`` as a cell's key holds them: a ``pretrained`` that names a local file or folder
+    (:func:`local_pretrained`) is replaced by ``local:<model_fp>`` (:data:`LOCAL_PRETRAINED`; ``model_fp``: its
+    :func:`weights_fingerprint`, the SHA-256 of the files it resolves to), so ``./m``, ``/abs/m``, ``m/``, a symlink
+    to the folder and the folder moved elsewhere give one run key: the loader reads the same files whatever the
+    path's spelling. A packaged alias and a hub id are kept as written (their name is their identity). The path as
+    written is recorded beside the key material (``config.json``'s ``pretrained_as_given``, the results'
+    ``config.model_args``); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`)."""
+    pre = model_args.get("pretrained")
+    if not local_pretrained(pre):
+        return model_args
+    return {**model_args, "pretrained": f"{LOCAL_PRETRAINED}{model_fp}"}
+
+
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
     """Everything that names a cell's run folder (see the module docstring); its task and data fields are
-    :func:`cell_input_material`'s."""
+    :func:`cell_input_material`'s; ``model_args`` as :func:`keyed_model_args` gives them (a local ``pretrained``
+    path by the fingerprint of its files)."""
     target = model_target(cell.method.model)
     model_code = code_fingerprint(target.split(":")[0], memo)
     model_fp = weights_fingerprint(cell.model_args, memo)
     inputs = cell_input_material(spec, cell, memo)
+    config = cell.config()
+    config["model_args"] = keyed_model_args(config["model_args"], model_fp)
     mat = {
         "schema": KEY_SCHEMA,
-        **cell.config(),
+        **config,
         "model_target": target,
         "model_code": model_code,
         "model_fingerprint": model_fp,
@@ -1246,6 +1282,19 @@ def legacy_key_material(spec: LeaderboardSpec, cell: Cell, mat: dict[str, Any], 
     if whole == mat["data_fingerprint"]:
         return None
     return {**mat, "data_fingerprint": whole}
+
+
+def _pretrained_as_written(cell: Cell, mat: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``mat`` with ``model_args.pretrained`` as the cell writes it, as keys before s60 held a local path
+    (:func:`keyed_model_args`); None when that is ``mat`` itself (an alias, a hub id, no ``pretrained``) or ``mat``
+    is None. A finished run under that key was computed from files with the same fingerprint (``model_fingerprint``
+    is in both), so it holds this cell's numbers (:func:`adopt_legacy_key`)."""
+    if mat is None or not isinstance(mat.get("model_args"), dict) or "pretrained" not in cell.model_args:
+        return None
+    given = cell.model_args["pretrained"]
+    if mat["model_args"].get("pretrained") == given:
+        return None
+    return {**mat, "model_args": {**mat["model_args"], "pretrained": given}}
 
 
 def rolling_chat_legacy_cell(spec: LeaderboardSpec, cell: Cell) -> Cell | None:
@@ -1294,8 +1343,9 @@ def cell_key(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo, runs: Path | No
 def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str, Any], runs: Path,
                   memo: _HashMemo) -> tuple[str, dict[str, Any]]:
     """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`;
-    for a rolling cell also those of :func:`rolling_chat_legacy_cell`, with and without the data legacy: the first
-    finished in that order) when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`),
+    for a rolling cell also those of :func:`rolling_chat_legacy_cell`, with and without the data legacy; then each of
+    these with a local ``pretrained`` path as the cell writes it, :func:`_pretrained_as_written`, as keys before s60
+    held it: the first finished in that order) when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`),
     for the callers that compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
     (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it).
 
@@ -1315,6 +1365,7 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
     if chat_cell is not None:  # a rolling cell keyed with the contract's chat flags (before s50), and its data legacy
         chat_mat = cell_key_material(spec, chat_cell, memo)
         candidates += [chat_mat, legacy_key_material(spec, chat_cell, chat_mat, memo)]
+    candidates += [_pretrained_as_written(cell, m) for m in [mat, *candidates]]  # keyed as written before s60
     for legacy in candidates:
         if legacy is None:
             continue
