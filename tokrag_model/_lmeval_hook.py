@@ -928,7 +928,31 @@ def check_run_command(args):
         flags = {k: getattr(args, k, None) for k in ("batch_size", "max_batch_size", "device")}
         yaml_flags = _config_file_values(config) if config else {}
         flags = {k: v if (v or v == 0) else yaml_flags.get(k) for k, v in flags.items()}
-        check_model_arguments(model, merge_lm_eval_flags(model, model_args, flags, warn=False))
+        merged = merge_lm_eval_flags(model, model_args, flags, warn=False)
+        check_model_arguments(model, merged)
+        given = model_args.get("device") if model_args.get("device") is not None else flags.get("device")
+        check_explicit_cuda0(given if given == merged.get("device") else None)
+
+
+def check_explicit_cuda0(device: object) -> None:
+    """``--device cuda:0`` typed on the command line (or ``device: cuda:0`` in the ``--config`` file, or
+    ``device=cuda:0`` in ``--model_args``) of a tokrag method's run on a machine without CUDA: the model takes
+    ``cuda:0`` for lm-eval's default, given when ``--device`` is not (:func:`tokrag_model.loading.resolve_device`),
+    and fell back to CPU without a word, while ``cuda`` and ``cuda:1`` are refused; lm-eval's CLI gives None for a
+    ``--device`` not typed, so here the two are told apart. ``device``: the device the user gave (None: none).
+
+    Raises:
+        ConfigError: ``resolve_device``'s line for ``cuda:1``, for ``cuda:0``.
+    """
+    if not isinstance(device, str) or device.strip() != "cuda:0":
+        return
+    import torch
+
+    from retrieval.errors import ConfigError
+
+    if not torch.cuda.is_available():
+        raise ConfigError("--device cuda:0 (or device=cuda:0 in --model_args): torch.cuda.is_available() is False on "
+                          "this machine (CPU build of torch?); use --device cpu, or leave --device out to run on CPU")
 
 
 def _config_file_values(config: str) -> dict:
