@@ -40,22 +40,45 @@ def test_a_default_the_method_sets_at_its_run_is_not_written_null():
         "model_args[alpha] (absent: default 1.0) -> 2.0"]
 
 
+def _tiny_model(folder, context: int) -> None:
+    """A 1-layer random Llama of ``context`` positions with a word-level tokenizer (unknown words: ``[UNK]``), saved
+    to ``folder``: a real model folder that loads and generates in a moment."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    words = ["[UNK]", "<s>", "</s>", "Question", ":", "Answer", "Who", "wrote", "the", "?", "\n", "."]
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Split(pattern=r"\w+|[^\w\s]|\n", behavior="isolated")
+    tk.decoder = decoders.WordPiece()
+    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", bos_token="<s>", eos_token="</s>").save_pretrained(folder)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                 num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
+                                 bos_token_id=1, eos_token_id=2)).save_pretrained(folder)
+
+
 @pytest.mark.slow
 def test_the_check_note_names_the_max_length_a_real_cell_ran_with(tmp_path, capsys):
-    """Two real rag-standard cells (SmolLM2, 2 questions, 4 tokens each): the baseline's run without max_length, the
-    runs now with max_length=1024 (another run key), the baseline's mean edited so that the cell FAILs."""
+    """Two real rag-standard cells (2 questions, 4 tokens each) on a tiny random Llama whose context is SmolLM2's
+    8192 (the NOTE's subject is the run's record, not the model's answers; SmolLM2 made it 15 CPU-s): the baseline's
+    run without max_length, the runs now with max_length=1024 (another run key), the baseline's mean edited so that
+    the cell FAILs."""
     from leaderboards.runner import cell_keys, run_spec
     from leaderboards.spec import load_spec
 
     tasks = tmp_path / "tasks"
     shutil.copytree(REPO / "tests" / "fixtures" / "tokrag_model_task", tasks / "mini",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    model = tmp_path / "tiny model"
+    _tiny_model(model, context=8192)
 
     def spec(folder, args):
         return load_spec(write_spec(tmp_path / folder, name="f2", include=tasks, tasks=["tokrag_model_mini"], limit=2,
                                     methods=[{"name": "rag-standard", "model": "rag-standard"}],
                                     extra={"reference": "rag-standard",
-                                           "shared": {"model_args": {**SMOL, "k": 2, **args}, "limit": 2}}))
+                                           "shared": {"model_args": {"pretrained": str(model), "k": 2, **args},
+                                                      "limit": 2}}))
 
     before, after = spec("a", {}), spec("b", {"max_length": 1024})
     runs = tmp_path / "runs"
@@ -81,7 +104,7 @@ def test_the_check_note_names_the_max_length_a_real_cell_ran_with(tmp_path, caps
     assert "null" not in notes[0]
     from leaderboards.runner import recorded_model_settings
 
-    # the records the NOTE read: the model's context as run (SmolLM2's 8192, the cap), and 1024 as given
+    # the records the NOTE read: the model's context as run (8192, SmolLM2's and the cap), and 1024 as given
     assert (recorded_model_settings(runs / was)["max_length"], recorded_model_settings(runs / key)["max_length"]) == (8192, 1024)
     # the baseline's run folder gone: the default as the help says it, without a value
     shutil.rmtree(runs / was)
