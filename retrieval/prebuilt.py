@@ -373,7 +373,9 @@ def unreachable_index_error(plan: Mapping[str, Any]) -> OfflineError | None:
 def _lucene_offline(name: str) -> OfflineError:
     return OfflineError(
         f"prebuilt index {name!r} is not cached and cannot be downloaded (no internet?); copy the unpacked folder to "
-        f"{index_info(name, 'lucene').path}, or build a local index with 'tokrag index build --corpus ...' and use that corpus"
+        f"{index_info(name, 'lucene').path}, or search a local corpus instead, whose index is built on first use "
+        "(tokrag retrieve --corpus passages.jsonl; a task: its metadata corpus, e.g. "
+        "--metadata '{\"corpus\": \"passages.jsonl\"}')"
     )
 
 

@@ -54,7 +54,8 @@ def test_an_unreachable_uncached_index_is_the_searchers_offline_error(manager, o
     assert "\n" not in msg
     assert msg.startswith("prebuilt index 'wikipedia-dpr-100w' is not cached and cannot be downloaded (no internet?); "
                           f"copy the unpacked folder to {indexes}/lucene-index.wikipedia-dpr-100w."), msg
-    assert msg.endswith("or build a local index with 'tokrag index build --corpus ...' and use that corpus")
+    assert msg.endswith("or search a local corpus instead, whose index is built on first use (tokrag retrieve --corpus "
+                        "passages.jsonl; a task: its metadata corpus, e.g. --metadata '{\"corpus\": \"passages.jsonl\"}')")
     assert len(calls) == 1 and calls[0].startswith("https://") and calls[0].endswith(
         "lucene-index.wikipedia-dpr-100w.20210120.d1b9e6.tar.gz"), calls  # Pyserini's first URL of that index
 
