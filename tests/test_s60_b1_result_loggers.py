@@ -121,3 +121,10 @@ def test_other_models_keep_lm_eval(monkeypatch):
     cfg = ec.EvaluatorConfig(model="rag-standard", tasks=["nq_oracle_bm25"], wandb_args={"project": "x"})
     with pytest.raises(ConfigError, match="^--wandb_args: the wandb package is not installed"):
         cfg._validate_arguments()
+
+
+def test_wandb_config_args_without_wandb_args(no_model):
+    """lm-eval builds its W&B logger only for --wandb_args: --wandb_config_args alone was ignored without a word."""
+    msg = _refused(["--wandb_config_args", "lr=0.1"])
+    assert msg == ("--wandb_config_args: lm-eval logs to Weights & Biases only with --wandb_args, and without it "
+                   "ignores these; add --wandb_args project=NAME, or drop --wandb_config_args"), msg

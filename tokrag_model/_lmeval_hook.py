@@ -481,6 +481,7 @@ def check_result_loggers(cfg: object) -> None:
     ``--config`` file), checked before lm-eval builds them and long before the model loads: ``--wandb_args`` without
     the ``wandb`` package (lm-eval's ``WandbLogger`` logged a warning, then ``UnboundLocalError: cannot access local
     variable 'wandb'``, a traceback), ``--trackio_args`` without ``trackio`` (an ImportError traceback),
+    ``--wandb_config_args`` without ``--wandb_args`` (ignored without a word),
     ``--hf_hub_log_args`` with a key lm-eval's ``EvaluationTracker`` does not take (a TypeError traceback), and with
     ``push_results_to_hub`` / ``push_samples_to_hub`` true: without a token (lm-eval reads ``token=`` there or the
     ``HF_TOKEN`` environment variable only; its ValueError traceback), with ``HF_HUB_OFFLINE`` set (the whole run
@@ -502,6 +503,9 @@ def check_result_loggers(cfg: object) -> None:
     if getattr(cfg, "wandb_args", None) and importlib.util.find_spec("wandb") is None:
         raise ConfigError("--wandb_args: the wandb package is not installed, so lm-eval cannot log the run to Weights "
                           "& Biases; pip install 'wandb>=0.13.6' (or lm_eval[wandb]), or drop --wandb_args")
+    if getattr(cfg, "wandb_config_args", None) and not getattr(cfg, "wandb_args", None):
+        raise ConfigError("--wandb_config_args: lm-eval logs to Weights & Biases only with --wandb_args, and without "
+                          "it ignores these; add --wandb_args project=NAME, or drop --wandb_config_args")
     if getattr(cfg, "trackio_args", None) and importlib.util.find_spec("trackio") is None:
         raise ConfigError("--trackio_args: the trackio package is not installed, so lm-eval cannot log the run to "
                           "Trackio; pip install trackio (or lm_eval[trackio]), or drop --trackio_args")
