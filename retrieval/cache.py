@@ -9,8 +9,8 @@ A cached run is a folder ``<cache>/runs/<retriever>-<key>/`` with
 * ``meta.json`` (written last): the full config, library versions, the tokrag commit and changes fingerprint of
   the process that computed the run (:func:`tokrag_model.provenance.tokrag_tree`, not keyed), and the SHA-256 of both files.
 
-``key`` is :func:`retrieval.io.fingerprint` of the config (retriever and its parameters, corpus/index
-fingerprint, encoder id and weights hash, k, the query set, exclusions, and ``engine``: the versions of
+``key`` is :func:`retrieval.io.fingerprint` of the config (:func:`key_material`: retriever and its parameters, corpus/index
+fingerprint (a local corpus by its passages, not its file name), encoder weights hashes (not the names they were given by), k, the query set, exclusions, and ``engine``: the versions of
 what computes the run, :func:`engine_versions`: Pyserini, and the Anserini jar (which pins Lucene) for
 BM25, FAISS, torch and transformers for dense retrieval; and ``code``, :func:`run_code`: a fingerprint of the
 retrieval modules that compute the run, docstrings and comments left out). So after an upgrade of Pyserini, Anserini or FAISS
@@ -453,6 +453,35 @@ class RunCheck(NamedTuple):
     why: str = ""
 
 
+NAME_FIELDS = ("encoder", "query_encoder")
+"""The encoder names of a run config (its ``params``, as given, and its ``encoder`` identity,
+:func:`retrieval.dense.encoder_identity`) that :func:`key_material` leaves out where the weights hashes are there."""
+
+
+def key_material(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a run config (:func:`retrieval.api._run_config`) that its cache key holds: all of it, but for a
+    local corpus (one keyed by its passages' content, ``corpus.fingerprint``) not the corpus's ``name`` (its file or
+    folder name: the same passages under another name, a symlink or a copy, are the same run), and where the encoders
+    are keyed by their files (``encoder.encoder_sha256`` / ``query_encoder_sha256``, :func:`retrieval.dense.weights_hash`)
+    not their names as given (``all-MiniLM-L6-v2``, its folder, the folder with a trailing ``/``: one set of
+    vectors), neither in ``encoder`` nor in ``params``. ``meta.json`` still records the whole config. A prebuilt
+    corpus (``prebuilt:NAME`` and its indexes' md5s) is keyed as given. Runs cached before s60 are not looked for
+    under their old keys: this module's code is in every run's key (:data:`RUN_CODE`), so they were re-keyed once by
+    the edit that brought this in. Raises nothing."""
+    out = dict(config)
+    corpus = out.get("corpus")
+    if not (isinstance(corpus, Mapping) and isinstance(corpus.get("fingerprint"), str)):
+        return out
+    out["corpus"] = {k: v for k, v in corpus.items() if k != "name"}
+    enc = out.get("encoder")
+    if isinstance(enc, Mapping) and isinstance(enc.get("encoder_sha256"), str) and \
+            isinstance(enc.get("query_encoder_sha256"), str):
+        out["encoder"] = {k: v for k, v in enc.items() if k not in NAME_FIELDS}
+        if isinstance(out.get("params"), Mapping):
+            out["params"] = {k: v for k, v in out["params"].items() if k not in NAME_FIELDS}
+    return out
+
+
 class RunCache:
     """Fingerprint-keyed store of runs under ``<cache_dir>/runs`` (module docstring)."""
 
@@ -460,9 +489,11 @@ class RunCache:
         self.root = _cache_dir(cache_dir) / "runs"
 
     def key(self, config: Mapping[str, Any]) -> str:
-        return fingerprint({"format": FORMAT_VERSION, **config}, 20)
+        """The run's key (20 hex): :func:`retrieval.io.fingerprint` of :func:`key_material` of ``config``."""
+        return fingerprint({"format": FORMAT_VERSION, **key_material(config)}, 20)
 
     def folder(self, config: Mapping[str, Any]) -> Path:
+        """``<cache>/runs/<retriever>-<key>``, where :meth:`save` writes the run of ``config``."""
         return self.root / f"{config.get('retriever', 'run')}-{self.key(config)}"
 
     def check_run(self, d: str | os.PathLike, engine: Mapping[str, Any] | None = None) -> RunCheck:
