@@ -976,6 +976,13 @@ def tsv_topics_file(path: str | os.PathLike) -> bool:
     return Path(path).name.lower().removesuffix(".gz").endswith((".tsv", ".txt"))
 
 
+def _table_kind(path: Path) -> str | None:
+    """``"CSV"`` or ``"Parquet"`` for a topics file named ``.csv`` (gzipped too) or ``.parquet``, the questions files a
+    rag_qa_* task reads (tasks.byo) and :func:`load_queries` does not; None for any other name."""
+    name = path.name.lower()
+    return "CSV" if name.removesuffix(".gz").endswith(".csv") else "Parquet" if name.endswith(".parquet") else None
+
+
 def load_queries(path: str | os.PathLike) -> dict[str, str]:
     """Read a query set ("topics"): TSV ``qid<TAB>text`` (Pyserini topics) or JSONL with
     ``qid``/``id``/``qId``/``_id`` (:data:`QID_FIELDS`) and ``question``/``query``/``text``; NQ-style JSONL without
@@ -987,12 +994,17 @@ def load_queries(path: str | os.PathLike) -> dict[str, str]:
         DataError: malformed lines, invalid UTF-8, duplicate qids, qids that are empty, hold whitespace or are
             a float in JSONL (:func:`jsonl_qid`), empty queries, missing fields (file and line named); a TSV line of
             more than two fields (trailing empty ones aside: an answers column was searched as query words) or a TSV
-            header line (``qid<TAB>query``: it was read as a question).
+            header line (``qid<TAB>query``: it was read as a question); a ``.csv`` (``.csv.gz``) or ``.parquet`` file,
+            which was read as JSONL (:func:`_table_kind`).
         ConfigError: the file does not exist (a relative path names the working directory).
     """
     p = Path(path).expanduser()
     if not p.is_file():
         raise ConfigError(f"topics file {p} does not exist{relative_note(p)}")
+    if (kind := _table_kind(p)) is not None:  # it was read as JSONL: "q.csv:1: malformed JSON", naming no cause
+        raise DataError(f"{p}: a {kind} file; topics are JSON Lines ({{\"qid\", \"question\", \"answers\", "
+                        "\"gold_docids\"}) or TSV qid<TAB>query: write its rows as JSON Lines, answers and gold_docids "
+                        f"as lists (a rag_qa_* task reads a {kind} questions file; tokrag retrieve reads no {kind} topics)")
     out: dict[str, str] = {}
 
     def put(qid: str, text: str, where: str) -> None:
