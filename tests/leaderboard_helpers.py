@@ -173,3 +173,25 @@ def reverse_fewshot_pool(monkeypatch) -> None:
         return rows[::-1] if split == "fewshot" else rows
 
     monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)
+
+
+def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1) -> Path:
+    """A random Llama (``layers`` layers, hidden size 16, ``context`` positions, ``torch.manual_seed(0)``) with a
+    byte-level tokenizer (one token per UTF-8 byte, no merges; ``<s>``/``</s>`` its BOS/EOS), saved to ``folder``: a
+    real model folder for the tokrag methods that loads and generates in a moment, for tests whose subject is a cell's
+    records, journal or key rather than SmolLM2's answers. Returns ``folder``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    byte_chars = pre_tokenizers.ByteLevel.alphabet()
+    vocab = {c: i for i, c in enumerate(["<unk>", "<s>", "</s>", *sorted(byte_chars)])}
+    tk = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", bos_token="<s>", eos_token="</s>").save_pretrained(folder)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
+                                 num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
+                                 bos_token_id=1, eos_token_id=2)).save_pretrained(folder)
+    return folder

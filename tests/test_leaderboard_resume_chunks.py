@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import REPO, TOY, report_bytes, runner_cmd, subprocess_env, write_spec
+from leaderboard_helpers import REPO, TOY, report_bytes, runner_cmd, subprocess_env, tiny_llama, write_spec
 
 from leaderboards.keys import cell_keys
 from leaderboards.report import build_report
@@ -116,7 +116,7 @@ def _assert_same_cell(a: Path, b: Path) -> None:
     assert set(json.loads((a / "DONE").read_text())) == set(json.loads((b / "DONE").read_text()))
 
 
-# --------------------------------------------------------------------------- SmolLM2, generation and scoring
+# --------------------------------------------------------------------------- a real method (tiny Llama), generation and scoring
 
 MC_TASK = """\
 # The docs of tokrag_model_mini as a multiple-choice task: 2 loglikelihood requests per question.
@@ -133,10 +133,12 @@ metadata: {version: 0}
 """
 
 
-def _smol_spec(root: Path):
-    """tokrag on SmolLM2-135M-Instruct (traces on) over tokrag_model_mini (3 questions, generate_until, 4 new
-    tokens) and its multiple-choice twin (2 questions x 2 choices: 4 loglikelihood requests), one request per
-    chunk."""
+def _real_spec(root: Path):
+    """tokrag (traces on) over tokrag_model_mini (3 questions, generate_until, 4 new tokens) and its multiple-choice
+    twin (2 questions x 2 choices: 4 loglikelihood requests), one request per chunk, on a tiny random Llama of 2
+    layers (``tiny_llama``: the journal's subject is the real method's requests, traces and random states, not
+    SmolLM2-135M-Instruct's answers, which made it 30 CPU-s)."""
+    model = tiny_llama(root / "tiny model", layers=2)
     tasks = root / "tasks"
     shutil.copytree(REPO / "tests" / "fixtures" / "tokrag_model_task", tasks / "mini")
     (tasks / "mini" / "tokrag_model_mini_mc.yaml").write_text(MC_TASK)
@@ -145,7 +147,7 @@ def _smol_spec(root: Path):
     return load_spec(write_spec(
         root, name="resume", include=tasks, tasks=["tokrag_model_mini", {"task": "tokrag_model_mini_mc", "limit": 2}], limit=3,
         methods=[{"name": "standard", "model": "tokrag", "model_args": {"k": 2}}],
-        extra={"shared": {"model_args": {"pretrained": "smollm2-135m-instruct"}, "limit": 3}, "progress_chunk": 1}))
+        extra={"shared": {"model_args": {"pretrained": str(model)}, "limit": 3}, "progress_chunk": 1}))
 
 
 @pytest.mark.slow
@@ -153,7 +155,7 @@ def test_a_killed_cell_resumes_from_its_journal_byte_identical_to_an_uninterrupt
     """Each cell is killed after 2 of its chunks; the next run replays those 2 (the original request method is
     not called for them), computes the rest, and writes the uninterrupted cell's samples, metrics, counted cost
     and report; ``resumed_requests`` says 2, ``wall_s`` counts the replayed chunks' seconds."""
-    spec = _smol_spec(tmp_path)
+    spec = _real_spec(tmp_path)
     cls = _model_class("tokrag")
     gen, ll = _Calls(monkeypatch, cls, "generate_until"), _Calls(monkeypatch, cls, "loglikelihood")
     run_spec(spec, tmp_path / "ref", progress=False)
