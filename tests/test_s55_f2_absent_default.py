@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from leaderboard_helpers import REPO, write_spec
+from leaderboard_helpers import REPO, tiny_llama, write_spec
 
 from leaderboards.cli import main as lb_main
 from leaderboards.runner import config_differences
@@ -40,24 +40,6 @@ def test_a_default_the_method_sets_at_its_run_is_not_written_null():
         "model_args[alpha] (absent: default 1.0) -> 2.0"]
 
 
-def _tiny_model(folder, context: int) -> None:
-    """A 1-layer random Llama of ``context`` positions with a word-level tokenizer (unknown words: ``[UNK]``), saved
-    to ``folder``: a real model folder that loads and generates in a moment."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    words = ["[UNK]", "<s>", "</s>", "Question", ":", "Answer", "Who", "wrote", "the", "?", "\n", "."]
-    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Split(pattern=r"\w+|[^\w\s]|\n", behavior="isolated")
-    tk.decoder = decoders.WordPiece()
-    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", bos_token="<s>", eos_token="</s>").save_pretrained(folder)
-    torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                 num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
-                                 bos_token_id=1, eos_token_id=2)).save_pretrained(folder)
-
-
 @pytest.mark.slow
 def test_the_check_note_names_the_max_length_a_real_cell_ran_with(tmp_path, capsys):
     """Two real rag-standard cells (2 questions, 4 tokens each) on a tiny random Llama whose context is SmolLM2's
@@ -70,8 +52,7 @@ def test_the_check_note_names_the_max_length_a_real_cell_ran_with(tmp_path, caps
     tasks = tmp_path / "tasks"
     shutil.copytree(REPO / "tests" / "fixtures" / "tokrag_model_task", tasks / "mini",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    model = tmp_path / "tiny model"
-    _tiny_model(model, context=8192)
+    model = tiny_llama(tmp_path / "tiny model", context=8192)
 
     def spec(folder, args):
         return load_spec(write_spec(tmp_path / folder, name="f2", include=tasks, tasks=["tokrag_model_mini"], limit=2,
