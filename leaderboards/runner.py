@@ -425,7 +425,7 @@ def _own_config(cell_dir: Path) -> dict[str, Any]:
     """The folder's ``config.json`` as a mapping ({} when it cannot be read or is not one)."""
     try:
         cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return cfg if isinstance(cfg, dict) else {}
 
@@ -519,7 +519,8 @@ def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any
 
     Raises:
         IncompleteRunError: no folder (never run), no ``DONE`` (killed or still running), unreadable
-            manifest, a listed file missing, or a checksum mismatch (a file changed or was truncated after the
+            manifest (also valid JSON past Python's digit or recursion limit: :func:`retrieval.io.json_limit_error`'s
+            line), a listed file missing, or a checksum mismatch (a file changed or was truncated after the
             run). MisplacedRunError (a subclass): the folder holds another cell's run.
     """
     done = cell_dir / DONE
@@ -538,10 +539,13 @@ def verify_cell_dir(cell_dir: Path, cell_id: str | None = None) -> dict[str, Any
         raise IncompleteRunError(f"{done}: unreadable manifest (the file cannot be read: {why}); re-run the cell") from None
     try:
         manifest = json.loads(text)
-    except ValueError as exc:
-        why = ("the file is empty" if not text.strip() else
-               f"not valid JSON at line {getattr(exc, 'lineno', '?')} column {getattr(exc, 'colno', '?')}")
+    except json.JSONDecodeError as exc:
+        why = "the file is empty" if not text.strip() else f"not valid JSON at line {exc.lineno} column {exc.colno}"
         raise IncompleteRunError(f"{done}: unreadable manifest ({why}); re-run the cell") from None
+    except (ValueError, RecursionError) as exc:  # valid JSON past Python's digit or recursion limit: a RecursionError
+        from retrieval.io import json_limit_error  # traceback, or 'not valid JSON at line ? column ?'
+
+        raise IncompleteRunError(str(json_limit_error(exc, f"{done}: unreadable manifest", fix="re-run the cell"))) from None
     if not isinstance(manifest, dict):
         raise IncompleteRunError(f"{done}: unreadable manifest (it holds a JSON {_json_kind(manifest)}, not the object "
                                  "with 'files', 'config_hash' and 'cell_id' the runner writes); re-run the cell")
@@ -600,7 +604,7 @@ def finished_folders(runs: Path) -> list[tuple[Path, dict[str, Any]]]:
             continue
         try:
             cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(cfg, dict):
             out.append((d, cfg))
@@ -716,7 +720,7 @@ def recorded_model_settings(folder: Path) -> dict[str, Any] | None:
     for name in ("results", "provenance"):
         try:
             record = json.loads((Path(folder) / f"{name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             d[name] = record
@@ -1186,7 +1190,7 @@ def _run_cache_provenance(run_fp: str) -> dict[str, str]:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             cfg = meta["config"]
             corpus = cfg["corpus"]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
             continue
         out["corpus"] = f"{corpus.get('name')}@{corpus.get('fingerprint')} ({corpus.get('size')} passages)"
         params = ",".join(f"{k}={v}" for k, v in sorted((cfg.get("params") or {}).items()))
@@ -1194,7 +1198,7 @@ def _run_cache_provenance(run_fp: str) -> dict[str, str]:
         for idx_meta in sorted((root / "indexes").glob(f"*-{corpus.get('fingerprint')}*/*.json")):
             try:
                 im = json.loads(idx_meta.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             if im.get("corpus_fingerprint") == corpus.get("fingerprint") and im.get("kind") == cfg.get("retriever"):
                 out["index"] = f"{idx_meta.parent.name} ({im.get('num_docs')} docs)"
@@ -2109,7 +2113,7 @@ def _chunk_lines(data: bytes, pos: int) -> tuple[list[dict], list[bytes], int]:
             break  # torn: killed while the line was written
         try:
             entry = json.loads(data[pos:end])
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         if not _valid_entry(entry):
             break
@@ -2130,14 +2134,14 @@ def _dropped_lines(data: bytes, pos: int, line: int) -> str:
     try:
         json.loads(data[pos:end])
         why = "not a chunk line"  # JSON of another shape (:func:`_valid_entry`)
-    except ValueError:
+    except (ValueError, RecursionError):
         why = "unreadable JSON"
     after = [raw for raw in data[end + 1:].split(b"\n") if raw.strip()]
     chunks, requests = 0, 0
     for raw in after:
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if _valid_entry(entry):
             chunks, requests = chunks + 1, requests + len(entry["fingerprints"])
@@ -2202,7 +2206,7 @@ class _Journal:
             nl = data.find(b"\n")
             try:
                 old = json.loads(data[:nl]) if nl >= 0 else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 old = None
             if not _valid_header(old):
                 log.warning("%s: the journal has no readable header line (an older runner's, or torn); discarded, "
@@ -2497,7 +2501,7 @@ def _resumable(cell_dir: Path, key: str, material: dict[str, Any], label: str = 
         cfg = json.loads((cell_dir / "config.json").read_text(encoding="utf-8"))
         if not isinstance(cfg, dict):
             raise ValueError(f"not a JSON object but {type(cfg).__name__}")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         why = "missing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
         log.warning("%s: %s is %s; the request journal %s is not replayed (discarded), the cell is computed from the "
                     "start", label or cell_dir, cell_dir / "config.json", why, cell_dir / JOURNAL)
@@ -2897,7 +2901,7 @@ def _helper_summaries(helpers: list[subprocess.Popen], folder: Path) -> list[dic
     for i, h in enumerate(helpers):
         try:
             out.append(json.loads((folder / f"helper-{i}.json").read_text(encoding="utf-8")) if h.poll() == 0 else None)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             out.append(None)
     return out
 

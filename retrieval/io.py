@@ -850,14 +850,16 @@ def depth_limit_message(where: str, fix: str = "fix or remove the line") -> str:
             f"{sys.getrecursionlimit()}); {fix}")
 
 
-def json_limit_error(exc: BaseException, where: str, whole_file: bool = False) -> DataError:
+def json_limit_error(exc: BaseException, where: str, whole_file: bool = False, fix: str | None = None) -> DataError:
     """The :class:`DataError` for valid JSON that Python's reader cannot take, raised by it as ``exc``: a plain
     ``ValueError`` (an integer past the digit limit, :func:`int_limit_message`) or a :class:`RecursionError` (nesting
     past the recursion limit, :func:`depth_limit_message`). ``where``: the file (and line); ``whole_file``: the fix
-    named is the number's or the nesting's, else the line's. One rule for every JSON reader that catches both."""
+    named is the number's or the nesting's, else the line's; ``fix``, when given, is named instead (a file tokrag
+    wrote, such as a cell's ``DONE`` manifest, is not for the user to edit: ``re-run the cell``). One rule for every
+    JSON reader that catches both."""
     if isinstance(exc, RecursionError):
-        return DataError(depth_limit_message(where, "fix the nesting" if whole_file else "fix or remove the line"))
-    return DataError(int_limit_message(where, "fix the number" if whole_file else "fix or remove the line"))
+        return DataError(depth_limit_message(where, fix or ("fix the nesting" if whole_file else "fix or remove the line")))
+    return DataError(int_limit_message(where, fix or ("fix the number" if whole_file else "fix or remove the line")))
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
