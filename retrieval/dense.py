@@ -41,7 +41,7 @@ from .corpus import Corpus
 from .errors import ConfigError, IndexNotFoundError, OfflineError, check_k, no_room_error
 from .io import (INDEX_META, SearcherCache, atomic_write_json, atomic_write_text, check_index_folder, file_lock, file_stamp,
                  fingerprint, index_code_change, open_of_this_code, read_index_meta, remove_stale_scratch,
-                 replace_folder, scratch_dir, source_fingerprint)
+                 replace_folder, scratch_dir)
 from .java import _package_dir, start_jvm
 from .logs import quiet_foreign_loggers
 from .paths import cache_dir as _cache_dir
@@ -324,16 +324,104 @@ def encoding_versions() -> dict[str, str | None]:
 
 
 INDEX_CODE = ("retrieval.dense",)
-"""The modules whose code builds a dense index (the passage strings, their encoding, the FAISS index): their
-fingerprint, :func:`index_code`, is recorded in the index's ``tokrag_index.json`` as ``code``. BM25 code is not
-among them, so a BM25 edit never re-encodes a dense index."""
+"""The module whose code builds a dense index (the passage strings, their encoding, the FAISS index): the part of it
+that :func:`build_dense_index` runs, :func:`index_code`, is recorded in the index's ``tokrag_index.json`` as ``code``.
+BM25 code is not in it, so a BM25 edit never re-encodes a dense index."""
+
+INDEX_CODE_ROOTS = ("build_dense_index",)
+"""The top-level definitions of :data:`INDEX_CODE` that build an index; :func:`index_code` keys them and what they
+use in this module (:func:`code_closure`)."""
+
+LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
+"""The ``logger.<method>(...)`` calls :func:`code_closure` leaves out: a log line does not change a vector."""
+
+
+def code_closure(source: str | bytes, roots: Sequence[str], filename: str = "<source>") -> str:
+    """The code of a module's ``source`` that its top-level definitions ``roots`` can run: ``ast.dump`` (no line
+    numbers, so comments and layout are gone) of every import and other top-level statement, and of the top-level
+    functions, classes and assignments that ``roots`` name, transitively (any name that a kept definition reads and
+    this module defines at the top level: a helper, a constant, a class), in file order. Docstrings (bare string
+    statements), ``logger``/``log`` calls of :data:`LOG_METHODS` and the arguments of a raised exception
+    (``raise ConfigError(f"...")`` is kept as ``raise ConfigError``) are left out: messages do not change what is
+    computed. Names reached only through strings (``getattr(module, "name")``) are not followed; nor is code in
+    other modules. Depends on the Python version (``ast.dump``).
+
+    Raises:
+        SyntaxError: ``source`` does not parse. ValueError: a root that ``source`` does not define at the top level
+            (renamed: fix ``roots``, or nothing would be keyed).
+    """
+    import ast
+
+    tree = ast.parse(source, filename=filename)
+    defs: dict[str, list[ast.stmt]] = {}
+    always: list[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            continue  # a docstring
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.setdefault(stmt.name, []).append(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            for n in names:
+                defs.setdefault(n, []).append(stmt)
+            if not names:
+                always.append(stmt)
+        else:  # imports and any other module-level code run at import
+            always.append(stmt)
+    missing = [r for r in roots if r not in defs]
+    if missing:
+        raise ValueError(f"{filename}: no top-level definition named {', '.join(map(repr, missing))}; fix the roots")
+    seen: set[str] = set()
+    todo = list(roots) + [n.id for s in always for n in ast.walk(s) if isinstance(n, ast.Name)]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.add(name)
+        todo += [n.id for s in defs[name] for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in defs]
+    kept_ids = {id(s) for n in seen for s in defs[n]} | {id(s) for s in always}
+    module = ast.Module(body=[s for s in tree.body if id(s) in kept_ids], type_ignores=[])
+
+    def message(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return True
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in LOG_METHODS
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in ("logger", "log"))
+
+    for node in ast.walk(module):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            node.exc = node.exc.func
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list):
+                body[:] = [s for s in body if not message(s)]
+    return ast.dump(module, annotate_fields=False, include_attributes=False)
+
+
+@lru_cache(maxsize=None)
+def _index_code(path: str, module_code: str) -> str:
+    """:func:`index_code` of the file ``path`` whose whole code is ``module_code`` (the memo's key: the same file and
+    code, the same closure)."""
+    from .io import sha256_bytes
+
+    closure = code_closure(Path(path).read_bytes(), INDEX_CODE_ROOTS, path)
+    return fingerprint([[INDEX_CODE[0], sha256_bytes(closure.encode("utf-8"))]])
 
 
 def index_code() -> str:
-    """Fingerprint (16 hex) of :data:`INDEX_CODE` as this process imported it (:func:`retrieval.io.source_fingerprint`:
-    docstring- and comment-only edits keep it). :func:`build_dense_index` re-encodes an index (and does not resume
-    embedding parts) recorded with another one, or none. Raises OSError or SyntaxError when the source cannot be read."""
-    return source_fingerprint(INDEX_CODE)
+    """Fingerprint (16 hex) of :data:`INDEX_CODE`'s code that builds a dense index: :func:`code_closure` of
+    :data:`INDEX_CODE_ROOTS` in the module's file, read once per process. An edit of the query side (:class:`DenseSearcher`,
+    :func:`encode_queries`, :func:`dense_hits`), of a message, a log line, a docstring or a comment keeps it; an edit
+    of the passage strings, their encoding, the encoder's resolution and hash or the FAISS build changes it.
+    :func:`build_dense_index` re-encodes an index (and does not resume embedding parts) recorded with another one, or
+    none: before s60 the whole module was keyed (:func:`retrieval.io.source_fingerprint`), so each index is
+    re-encoded once after that change. Raises OSError or SyntaxError when the source cannot be read."""
+    from . import io
+
+    module = INDEX_CODE[0]  # read as retrieval.io.source_fingerprint reads it: once per process
+    return _index_code(str(io._module_file(module)), io._module_code(module))
 
 
 def dense_index_dir(corpus: Corpus, p: Mapping[str, Any], cache_dir: str | os.PathLike | None = None) -> Path:

@@ -176,8 +176,9 @@ def test_dense_index_follows_the_dense_code(tmp_path, monkeypatch) -> None:
     edit(monkeypatch, tmp_path, "retrieval.bm25", OLD_BODY, "return text")
     build_dense_index(corpus, DENSE_PARAMS, cache_dir=tmp_path, progress=False)
     assert len(loads) == 1
-    # a code edit of the dense module: re-encoded, the new code recorded
-    edit(monkeypatch, tmp_path, "retrieval.dense", "TIE_PAD = 16", "TIE_PAD = 17")
+    # a code edit of what builds the index (the passage strings): re-encoded, the new code recorded (s60 k1: an edit
+    # of the query side, TIE_PAD here before, keeps the index: tests/test_s60_k1_dense_index_code.py)
+    edit(monkeypatch, tmp_path, "retrieval.dense", 'else f"{title} {text}"', 'else f"{title}  {text}"')
     build_dense_index(corpus, DENSE_PARAMS, cache_dir=tmp_path, progress=False)
     assert len(loads) == 2
     assert json.loads((d / "tokrag_index.json").read_text(encoding="utf-8"))["code"] == D.index_code()
