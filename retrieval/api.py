@@ -511,8 +511,8 @@ def score_passages(
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return data["scores"] if data.get("key") == key else None
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):  # a damaged cache file:
+            return None  # recomputed (RecursionError: nested past Python's limit; AttributeError: JSON of another shape)
 
     cached = load()
     if cached is not None:
