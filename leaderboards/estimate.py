@@ -92,12 +92,16 @@ def task_kind(task: str, include_path: list[Path]) -> str:
 
 
 def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
-    """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost)."""
+    """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost). A ``cost.json`` that
+    cannot be read as a JSON object (malformed, nested past Python's recursion limit, another shape) leaves its folder
+    out; an unreadable ``results.json`` only its task version and size."""
     out = []
     for d, cfg in finished_folders(runs):
         try:
             cost = json.loads((d / "cost.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, as malformed
+            continue
+        if not isinstance(cost, dict):  # JSON of another shape: as malformed (an AttributeError traceback)
             continue
         n, wall = int(cost.get("n_samples") or 0), float(cost.get("wall_s") or 0.0)
         if n <= 0 or wall <= 0:
@@ -105,7 +109,7 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         margs = cfg.get("model_args") or {}
         try:
             results = json.loads((d / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, as malformed
             results = None
         task = str(cfg.get("task"))
         versions = results.get("versions") if isinstance(results, dict) else None
