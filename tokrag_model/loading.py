@@ -1092,7 +1092,9 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
     The result is cached in ``<folder>/.tokrag_fingerprint.json`` (or the cache folder when read-only),
     keyed by each file's name, size, mtime_ns, ctime_ns and inode (:func:`retrieval.io.file_stamp`), so it is
     computed once per checkpoint; the ctime makes a same-size rewrite whose mtime was restored (``cp -p``,
-    ``rsync -a``, ``touch -r``) a new key (a sidecar of the older size/mtime form is recomputed once).
+    ``rsync -a``, ``touch -r``) a new key (a sidecar of the older size/mtime form is recomputed once). A sidecar that
+    is not such a record (malformed, nested past Python's recursion limit, another JSON shape, a fingerprint that is
+    not a SHA-256) is recomputed and written again.
     Raises OSError when a weight file cannot be read.
     """
     files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"} and p.is_file())
@@ -1101,10 +1103,11 @@ def weights_fingerprint(folder: Path, length: int = 16) -> str:
                           cache_dir() / "models" / "fingerprints" / (hashlib.sha256(str(folder).encode()).hexdigest()[:16] + ".json")]
     for side in sidecar_candidates:
         try:
-            data = json.loads(side.read_text())
-            if data.get("key") == key:
-                return data["fingerprint"][:length]
-        except (OSError, ValueError, RecursionError, KeyError):  # RecursionError: nested past Python's limit, read as malformed
+            data = json.loads(side.read_text(encoding="utf-8"))
+            fp = data.get("fingerprint") if isinstance(data, dict) and data.get("key") == key else None
+            if isinstance(fp, str) and len(fp) == 64 and not fp.strip("0123456789abcdef"):  # a SHA-256 as written
+                return fp[:length]
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
             pass
     h = hashlib.sha256()
     for p in files:
