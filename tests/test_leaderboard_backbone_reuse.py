@@ -12,7 +12,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from leaderboard_helpers import FIX, REPO, TOY, write_spec
+from leaderboard_helpers import FIX, REPO, TOY, tiny_llama, write_spec
 
 from leaderboards.keys import cell_keys
 from leaderboards.spec import load_spec
@@ -63,15 +63,15 @@ class _Loads:
         monkeypatch.setattr(Backbone, "load", classmethod(load))
 
 
-def _spec(root: Path, methods: list[dict], limit: int = 2):
-    """``methods`` on SmolLM2-135M-Instruct over tokrag_model_mini (``limit`` questions, 4 new tokens)."""
+def _spec(root: Path, methods: list[dict], limit: int = 2, pretrained: str = "smollm2-135m-instruct"):
+    """``methods`` on SmolLM2-135M-Instruct (or ``pretrained``) over tokrag_model_mini (``limit`` questions, 4 new
+    tokens)."""
     tasks = root / "tasks"
     shutil.copytree(REPO / "tests" / "fixtures" / "tokrag_model_task", tasks / "mini")
     return load_spec(write_spec(root, name="reuse", include=tasks, tasks=["tokrag_model_mini"], limit=limit,
                                 methods=methods,
                                 extra={"reference": methods[0]["name"],
-                                       "shared": {"model_args": {"pretrained": "smollm2-135m-instruct", "k": 2},
-                                                  "limit": limit}}))
+                                       "shared": {"model_args": {"pretrained": pretrained, "k": 2}, "limit": limit}}))
 
 
 _TIMINGS = ("date", "start_time", "end_time", "total_evaluation_time_seconds")  # lm-eval's clock readings
@@ -137,14 +137,15 @@ def test_three_methods_on_one_model_load_it_once_with_the_files_of_a_load_per_me
 def test_a_model_with_other_load_arguments_or_batch_invariance_loads_after_the_previous_one_is_freed(tmp_path, monkeypatch):
     """A method whose ``batch_invariant`` differs gets its own load (a batch-invariant method switches the model it
     runs on to row-wise attention and packed weights, so that model is not handed to one that expects it
-    unchanged), and the model before it is freed first: never two in memory. Back to the first key: a third load."""
+    unchanged), and the model before it is freed first: never two in memory. Back to the first key: a third load.
+    The model is a tiny random Llama (``tiny_llama``): the loads are the subject, not SmolLM2's answers."""
     from leaderboards.runner import run_spec
 
     methods = [{"name": "rag-standard", "model": "rag-standard"},
                {"name": "rag-none", "model": "rag-none", "model_args": {"batch_invariant": False}},
                {"name": "tokrag", "model": "tokrag"},
                {"name": "tokrag-b", "model": "tokrag", "model_args": {"rag_top": 50}}]
-    spec = _spec(tmp_path, methods, limit=1)
+    spec = _spec(tmp_path, methods, limit=1, pretrained=str(tiny_llama(tmp_path / "tiny", layers=2)))
     loads = _Loads(monkeypatch)
     gc.disable()  # a model is in reference cycles (decoder.pack_linear_weights): only a collection frees it, and the
     try:          # automatic one may or may not have run before the next load; the runner collects itself
@@ -159,13 +160,14 @@ def test_a_model_with_other_load_arguments_or_batch_invariance_loads_after_the_p
 @pytest.mark.slow
 def test_two_bfloat16_cpu_methods_on_one_model_load_it_once(tmp_path, monkeypatch):
     """batch_invariant=auto resolves to false for bfloat16 weights on CPU; the key said true (device alone), the
-    loaded model recorded false, so its backbone was never kept and each bfloat16 cell loaded the weights again."""
+    loaded model recorded false, so its backbone was never kept and each bfloat16 cell loaded the weights again. The
+    model is a tiny random Llama (``tiny_llama``): the loads and the record are the subject, not SmolLM2's answers."""
     import leaderboards.runner
     from leaderboards.runner import run_spec
 
     methods = [{"name": "rag-standard", "model": "rag-standard", "model_args": {"dtype": "bfloat16"}},
                {"name": "rag-replug", "model": "rag-replug", "model_args": {"dtype": "bfloat16", "replug_mode": "uniform"}}]
-    spec = _spec(tmp_path, methods, limit=1)
+    spec = _spec(tmp_path, methods, limit=1, pretrained=str(tiny_llama(tmp_path / "tiny")))
     loads = _Loads(monkeypatch)
     summary = run_spec(spec, tmp_path / "runs", progress=False)
     assert len(summary.ran) == 2
