@@ -35,14 +35,16 @@ BOM = b"\xef\xbb\xbf"  # the UTF-8 byte order mark some editors (Notepad, Excel)
 
 def read_index_meta(index_dir: str | os.PathLike) -> dict | None:
     """The ``tokrag_index.json`` (:data:`INDEX_META`) of an index folder (BM25 or dense), or None: missing (a foreign
-    Pyserini/Anserini index) or unreadable."""
+    Pyserini/Anserini index) or unreadable (malformed, nested past Python's recursion limit, or JSON that is not an
+    object: every caller reads it with ``.get``)."""
     p = Path(index_dir) / INDEX_META
     if not p.is_file():
         return None
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        meta = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: nested past Python's limit, read as malformed
         return None
+    return meta if isinstance(meta, dict) else None
 
 
 def sha256_bytes(data: bytes) -> str:
