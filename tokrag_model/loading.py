@@ -488,6 +488,14 @@ def _config_problem(config: Path) -> str | None:
     return None if isinstance(obj, dict) else f"a JSON {type(obj).__name__}, not an object"
 
 
+def _named_in(folder: Path, file: Path) -> str:
+    """``file`` of the model ``folder`` for an error line: the folder resolved, the file by its name (a Hugging Face
+    snapshot's files are links to ``blobs/<sha>``, which named no file the user knows), then ``(a link to T)`` when it
+    is one, T being what the content read is."""
+    named = folder.resolve() / file.name
+    return f"{named} (a link to {file.resolve()})" if file.is_symlink() else str(named)
+
+
 def check_pretrained(pretrained: Any) -> None:
     """Refuse a ``pretrained`` that :func:`resolve_pretrained` and the load would certainly refuse, where that can
     be told without loading, converting or downloading anything: an empty value, a path (``/x``, ``./x``, ``~/x``,
@@ -523,13 +531,13 @@ def check_pretrained(pretrained: Any) -> None:
                               f"model folder); {pretrained_hint()}")
         why = _config_problem(config)
         if why:
-            raise ConfigError(f"pretrained={value!r}: {config.resolve()} is not a model config ({why}); fix it or "
-                              "point pretrained= at a complete model folder")
+            raise ConfigError(f"pretrained={value!r}: {_named_in(path, config)} is not a model config ({why}); fix it "
+                              "or point pretrained= at a complete model folder")
         tokenizer = path / "tokenizer_config.json"  # transformers' tokenizer load reads it as config.json (UTF-8)
         why = _config_problem(tokenizer) if tokenizer.is_file() else None
         if why:  # the load failed after its start with '... Unexpected UTF-8 BOM ...', naming no file
-            raise ConfigError(f"pretrained={value!r}: {tokenizer.resolve()} is not a tokenizer config the load can "
-                              f"read ({why}); fix it or point pretrained= at a complete model folder")
+            raise ConfigError(f"pretrained={value!r}: {_named_in(path, tokenizer)} is not a tokenizer config the load "
+                              f"can read ({why}); fix it or point pretrained= at a complete model folder")
     elif path.exists() and _looks_like_path(value):
         raise ConfigError(f"pretrained={value!r}: {path.resolve()} is a file, not a model folder; {pretrained_hint()}")
     elif _looks_like_path(value):
