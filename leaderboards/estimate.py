@@ -118,7 +118,7 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         counts = counts.get(task) if isinstance(counts, dict) else None
         size = counts.get("original") if isinstance(counts, dict) else None  # lm-eval's count of the task's documents
         size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
-        out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(cfg.get("pretrained_as_given", margs.get("pretrained"))),
+        out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
                                k=margs.get("k"), task=task, kind=task_kind(task, include_path),
                                limit=cfg.get("limit"), n=n, wall_s=wall, version=version, size=size))
     return out
@@ -150,13 +150,17 @@ def _rate(ms: list[Measurement]) -> float:
     return sum(m.wall_s for m in ms) / sum(m.n for m in ms)
 
 
-def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float | None) -> tuple[float | None, str | None, int]:
-    """``(seconds per question, level, measurements used)`` for one cell (None when nothing matches)."""
-    pre, k = str(cell.model_args.get("pretrained")), cell.model_args.get("k")
+def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float | None,
+                  keyed_pretrained: Any = None) -> tuple[float | None, str | None, int]:
+    """``(seconds per question, level, measurements used)`` for one cell (None when nothing matches). A measurement's
+    ``pretrained`` (its run's ``config.json``) matches the cell's as written or ``keyed_pretrained``, the cell's key
+    material's (a local path there is ``local:<model fingerprint>``, :func:`leaderboards.keys.keyed_model_args`)."""
+    pres = {str(cell.model_args.get("pretrained"))} | ({str(keyed_pretrained)} if keyed_pretrained is not None else set())
+    k = cell.model_args.get("k")
     tests = [
-        lambda m: m.method == cell.method.name and m.pretrained == pre and m.k == k and m.task == cell.task.task,
-        lambda m: m.method == cell.method.name and m.pretrained == pre and m.k == k and m.kind == kind,
-        lambda m: m.model == cell.method.model and m.pretrained == pre and m.kind == kind,
+        lambda m: m.method == cell.method.name and m.pretrained in pres and m.k == k and m.task == cell.task.task,
+        lambda m: m.method == cell.method.name and m.pretrained in pres and m.k == k and m.kind == kind,
+        lambda m: m.model == cell.method.model and m.pretrained in pres and m.kind == kind,
         lambda m: m.model == cell.method.model and m.kind == kind,
     ]
     for level, test in zip(LEVELS, tests):
@@ -283,7 +287,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             keyed_todo.append((cell, key, mat))
         todo.append(cell)
         kind = task_kind(cell.task.task, spec.include_path)
-        rate, level, used = estimate_cell(cell, kind, ms, fallback)
+        rate, level, used = estimate_cell(cell, kind, ms, fallback,
+                                          (mat.get("model_args") or {}).get("pretrained") if key is not None else None)
         n = questions_of(cell, sized)
         if rate is None or n is None:
             unest.append(cell.cell_id + ("" if n is not None else UNKNOWN_COUNT))

@@ -1225,8 +1225,8 @@ def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any
     :func:`weights_fingerprint`, the SHA-256 of the files it resolves to), so ``./m``, ``/abs/m``, ``m/``, a symlink
     to the folder and the folder moved elsewhere give one run key: the loader reads the same files whatever the
     path's spelling. A packaged alias and a hub id are kept as written (their name is their identity). The path as
-    written is recorded beside the key material (``config.json``'s ``pretrained_as_given``, the results'
-    ``config.model_args``); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`)."""
+    written is recorded in the run's ``results.json`` (``config.model_args``) and ``provenance.json`` (the resolved
+    config); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`)."""
     pre = model_args.get("pretrained")
     if not local_pretrained(pre):
         return model_args

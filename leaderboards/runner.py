@@ -756,12 +756,6 @@ def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any
     return f"(absent: default {how}" + (f"; {_short(ran)} in this run)" if ran is not None else ")")
 
 
-CONFIG_RECORD_FIELDS = ("cell_id", "config_hash", "spec", "pretrained_as_given")
-"""The fields of a run's ``config.json`` besides its key material (:func:`run_cell`): the cell, its key, the spec that
-ran it and, for a ``pretrained`` local path (keyed by its files' fingerprint, :func:`leaderboards.keys.keyed_model_args`),
-the path as the spec wrote it. :func:`config_differences` does not compare them."""
-
-
 def config_differences(old: dict[str, Any], material: dict[str, Any],
                        resolved: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)) -> list[str]:
     """``key old -> new`` for each key of a run folder's ``config.json`` (``old``) that differs from a cell's key
@@ -780,7 +774,7 @@ def config_differences(old: dict[str, Any], material: dict[str, Any],
 
     out = []
     for k in sorted(set(old) | set(new)):
-        if k in CONFIG_RECORD_FIELDS:
+        if k in ("cell_id", "config_hash", "spec"):
             continue
         a, b = old.get(k, "(absent)"), new.get(k, "(absent)")
         if a == b:
@@ -2598,10 +2592,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
                 shutil.rmtree(cell_dir)
         with leaderboard_write(cell_dir):  # the runs folder's parents too: EACCES, EIO, ENAMETOOLONG are one line
             cell_dir.mkdir(parents=True)
-    given = cell.model_args.get("pretrained")  # a local path is keyed by its files' fingerprint (keys.keyed_model_args)
-    as_given = {"pretrained_as_given": given} if (material.get("model_args") or {}).get("pretrained") != given else {}
-    atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name,
-                                                 **as_given, **material})
+    atomic_write_json(cell_dir / "config.json", {"cell_id": cell.cell_id, "config_hash": key, "spec": spec.name, **material})
     versions = library_versions()
     attempt = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "git_commit": git_commit(),
                "versions_sha256": fingerprint(versions)}

@@ -3,8 +3,8 @@
 Before, ``leaderboards.keys.cell_key_material`` held ``model_args.pretrained`` as written beside
 ``model_fingerprint`` (the SHA-256 of the files it names), so ``./m/w.bin``, ``/abs/m/w.bin``, ``link/w.bin`` (a
 symlink to the folder) and the folder moved elsewhere gave four run keys over the same weights and every cell was
-computed again. Now the key holds ``local:<model_fingerprint>`` there, ``config.json`` records the path as written
-(``pretrained_as_given``), and a run finished under the old key is still served while the spec writes the path so."""
+computed again. Now the key holds ``local:<model_fingerprint>`` there (the results record the path as written), and a
+run finished under the old key is still served while the spec writes the path so."""
 
 from __future__ import annotations
 
@@ -81,7 +81,9 @@ def test_a_finished_run_is_served_under_another_spelling_and_records_the_path_as
     folder = models / "runs" / name
     cfg = json.loads((folder / "config.json").read_text())
     fp = cfg["model_fingerprint"]
-    assert cfg["pretrained_as_given"] == "./m/toy_weights.bin" and cfg["model_args"]["pretrained"] == f"local:{fp}"
+    assert cfg["model_args"]["pretrained"] == f"local:{fp}"
+    recorded = json.loads((folder / "results.json").read_text())["config"]["model_args"]  # the path as written
+    assert "pretrained=./m/toy_weights.bin" in recorded
     for other in (str(models / "m" / "toy_weights.bin"), "link/toy_weights.bin"):
         again = run_spec(_spec(models, other), models / "runs", progress=False)
         assert (again.ran, again.skipped) == ([], ["standard/toy_qa/seed1"])
@@ -109,3 +111,14 @@ def test_a_run_finished_under_the_old_key_is_served_while_the_spec_writes_the_pa
     moved = run_spec(_spec(models, str(models / "m" / "toy_weights.bin")), models / "runs", progress=False)
     assert moved.ran == ["standard/toy_qa/seed1"]
     assert _finished(models / "runs") == sorted([folder.name, key])
+
+
+def test_run_estimate_matches_a_run_keyed_by_the_fingerprint(models):
+    from leaderboards.estimate import Measurement, estimate_cell
+
+    spec = _spec(models, "./m/toy_weights.bin")
+    (cell, _key_, mat), = keys.cell_keys(spec)
+    done = Measurement(method="standard", model=TOY, pretrained=mat["model_args"]["pretrained"], k=3, task="toy_qa",
+                       kind="qa", limit=3, n=3, wall_s=6.0, version=None, size=None)
+    assert estimate_cell(cell, "qa", [done], None, mat["model_args"]["pretrained"]) == (2.0, "method+task", 1)
+
