@@ -227,14 +227,31 @@ def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None
 
 
 def to_device(value: Any) -> str:
-    """A device string torch accepts (``cpu``, ``cuda``, ``cuda:N``, ``mps``); checked before the weights load."""
+    """A device string torch accepts (``cpu``, ``cuda``, ``cuda:N``, ``mps``); checked before the weights load.
+    Another device type torch knows (``xpu``, ``npu``, ``hpu``, ``meta``, ...) passes only when its backend says it is
+    available (``torch.<type>.is_available()``): ``--device xpu`` on a machine without one loaded the weights and
+    ended in ``AssertionError: Torch not compiled with XPU enabled`` (a traceback). Whether ``cuda`` / ``mps`` is
+    there is :func:`tokrag_model.loading.resolve_device`'s to say (lm-eval's default ``cuda:0`` falls back to CPU).
+
+    Raises:
+        ValueError: not a device torch knows, or a device type whose backend is not available here.
+    """
     text = str(value).strip()
     import torch  # lazily, as everywhere in this package (loading.py): importing this module loads no torch
 
     try:
-        torch.device(text)
+        kind = torch.device(text).type
     except (RuntimeError, ValueError):
         raise ValueError(f"expected a device torch knows (cpu, cuda, cuda:N, mps), got {value!r}") from None
+    if kind not in ("cpu", "cuda", "mps"):
+        available = getattr(getattr(torch, kind, None), "is_available", None)
+        try:
+            there = bool(available()) if callable(available) else False
+        except Exception:  # noqa: BLE001 - a backend that cannot tell: not usable here
+            there = False
+        if not there:
+            raise ValueError(f"torch.{kind} is not available on this machine (the weights would load and then fail "
+                             f"to move there); use cpu") from None
     return text
 
 
