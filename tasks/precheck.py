@@ -787,6 +787,29 @@ def plain_text_tasks(task_manager: Any, names: Iterable[Any], selected: list[_Se
     return out
 
 
+def check_system_instruction(task_manager: Any, names: Iterable[Any], system_instruction: Any) -> None:
+    """``--system_instruction`` with a task that declares itself plain text (:func:`plain_text_tasks`:
+    ``wiki_lm_bm25``, also through a group or tag): without a chat template lm-eval glues the instruction onto the front
+    of the scored text's context with no separator (``'You are a pirate.The Adventures of Tintin is ...'``), so the
+    task's numbers move (``wiki_lm_bm25``, rag-standard, first paragraph: word perplexity 18.4481 -> 19.2457) while it
+    measures language modelling of raw paragraphs. ``system_instruction``: lm-eval's value (None or "" is off).
+
+    Raises:
+        ConfigError: one line naming the flag, the tasks and what to do.
+    """
+    if not isinstance(system_instruction, str) or not system_instruction:
+        return
+    plain = plain_text_tasks(task_manager, names)
+    if plain:
+        many = len(plain) > 1
+        raise ConfigError(
+            f"--system_instruction: task{'s' if many else ''} {', '.join(plain)} score{'' if many else 's'} plain "
+            f"text (task metadata {PLAIN_TEXT}: true), and lm-eval would glue the instruction onto the front of "
+            f"{'their' if many else 'its'} scored text's context, changing the numbers: run "
+            f"{'them' if many else 'it'} in a separate lm_eval call without --system_instruction (the other tasks keep "
+            f"it)")
+
+
 def _folder_problem(folder: str) -> str | None:
     """Why files cannot be written into ``folder`` (made with its parents if missing, as lm-eval does): it is an
     existing file, it lies under a file, or its nearest existing folder is not writable; None when it can be."""

@@ -416,6 +416,9 @@ def _patch_process_tasks(module):
                              seed=getattr(self, "seed", None), num_fewshot=getattr(self, "num_fewshot", None),
                              apply_chat_template=getattr(self, "apply_chat_template", None),
                              samples=getattr(self, "samples", None), log_samples=getattr(self, "log_samples", None))
+            from tasks.precheck import check_system_instruction
+
+            check_system_instruction(manager, self.tasks or [], getattr(self, "system_instruction", None))
             manager._tokrag_prechecked = True  # type: ignore[attr-defined]  (simple_evaluate then skips them: once)
         from tokrag_model.base import check_chat_template_before_load
 
@@ -1327,6 +1330,9 @@ def _python_run_checks(arguments: dict) -> None:
                          limit=arguments.get("limit"), seed=seeds, num_fewshot=arguments.get("num_fewshot"),
                          apply_chat_template=arguments.get("apply_chat_template"), samples=arguments.get("samples"),
                          loaded=not isinstance(model, str))
+        from tasks.precheck import check_system_instruction
+
+        check_system_instruction(manager, names, arguments.get("system_instruction"))
         if isinstance(model, str):
             from tokrag_model.base import check_chat_template_before_load
 
