@@ -175,11 +175,12 @@ def reverse_fewshot_pool(monkeypatch) -> None:
     monkeypatch.setattr(tasks.data, "load_qa_split", other_pool)
 
 
-def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1) -> Path:
+def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1, tied: bool = False) -> Path:
     """A random Llama (``layers`` layers, hidden size 16, ``context`` positions, ``torch.manual_seed(0)``) with a
     byte-level tokenizer (one token per UTF-8 byte, no merges; ``<s>``/``</s>`` its BOS/EOS), saved to ``folder``: a
     real model folder for the tokrag methods that loads and generates in a moment, for tests whose subject is a cell's
-    records, journal or key rather than SmolLM2's answers. Returns ``folder``."""
+    records, journal or key rather than SmolLM2's answers. ``tied``: the LM head is the input embedding, as
+    SmolLM2's. Returns ``folder``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -193,5 +194,5 @@ def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1) -> Path:
     torch.manual_seed(0)
     LlamaForCausalLM(LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
                                  num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
-                                 bos_token_id=1, eos_token_id=2)).save_pretrained(folder)
+                                 bos_token_id=1, eos_token_id=2, tie_word_embeddings=tied)).save_pretrained(folder)
     return folder

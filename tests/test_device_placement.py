@@ -8,6 +8,10 @@ a second device on the CPU: a ``TorchFunctionMode`` tags each tensor made by a f
 *device*, follows the tags through every torch call, and records each op that mixes a non-scalar host tensor
 with a device tensor, the case that raises on CUDA. (Indexing a device tensor with a host integer index is
 allowed on CUDA and not recorded.)
+
+The methods run over a tiny random Llama (``leaderboard_helpers.tiny_llama``, 4 layers: Tok-RAG's dynamic layer has
+layers to choose from; LM head tied to the embedding, as SmolLM2's): where tensors are made is the subject, not
+SmolLM2's numbers (which made the module ~30 CPU-s).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from lm_eval.api.instance import Instance
+from leaderboard_helpers import tiny_llama
 
 HOST, DEV = "host", "device"
 FACTORIES = {torch.tensor, torch.as_tensor, torch.asarray, torch.arange, torch.zeros, torch.ones, torch.full,
@@ -104,13 +109,21 @@ RUNS = [("rag-none", {}), ("rag-standard", {}), ("rag-replug", {}), ("rag-selfra
         ("rag-cad", {}), ("rag-adacad", {}), ("rag-ensemble-entropy", {}), ("tokrag", {}), ("tokrag", {"layer": "dynamic"})]
 
 
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A 4-layer random Llama (``tiny_llama``, tied LM head) loaded as the methods' backbone, once for the module."""
+    from tokrag_model.base import Backbone
+
+    return Backbone.load(str(tiny_llama(tmp_path_factory.mktemp("tiny") / "model", layers=4, tied=True)))
+
+
 @pytest.mark.parametrize("method,kwargs", RUNS, ids=[f"{m}{'-' + '-'.join(map(str, k.values())) if k else ''}" for m, k in RUNS])
-def test_scoring_and_generation_keep_tensors_on_the_model_device(backbone, method, kwargs):
+def test_scoring_and_generation_keep_tensors_on_the_model_device(tiny, method, kwargs):
     from tokrag_model.methods import MODELS
 
     mode = DeviceTags()
     with mode:  # built inside the mode too: tensors the method makes at construction are tagged
-        lm = MODELS[method].with_backbone(backbone, batch_invariant=False, batch_size=2, **kwargs)
+        lm = MODELS[method].with_backbone(tiny, batch_invariant=False, batch_size=2, **kwargs)
         ll = lm.loglikelihood([Instance("loglikelihood", d, (f"Question: {d['question']}?\nAnswer:", " " + d["answers"][0]), i)
                                for i, d in enumerate(DOCS)], disable_tqdm=True)
         rolling = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", DOCS[0], (ROLLING,), 0),
@@ -124,10 +137,10 @@ def test_scoring_and_generation_keep_tensors_on_the_model_device(backbone, metho
     assert mode.mixes == [], f"{method}: ops mixing host-made and device tensors (fail on CUDA): {sorted(set(mode.mixes))}"
 
 
-def test_the_emulated_device_check_sees_a_host_index_compared_with_device_log_probs(backbone):
+def test_the_emulated_device_check_sees_a_host_index_compared_with_device_log_probs(tiny):
     """The check itself: the comparison that crashed on the GPU (a host index against the model's log-probs)."""
     mode = DeviceTags()
-    lp = backbone.model.lm_head.weight[:3, :5]  # a device tensor (a parameter's view)
+    lp = tiny.model.lm_head.weight[:3, :5]  # a device tensor (a parameter's view)
     with mode:
         idx = torch.tensor([0, 1, 2])
         _ = lp[torch.arange(3), idx]  # indexing with host indices: allowed on CUDA, not recorded
