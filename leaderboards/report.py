@@ -301,7 +301,8 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
 
     Raises:
         IncompleteRunError: listing the unfinished cells (unless ``allow_missing``) with the command
-            that finishes them and the ``report ... --allow-missing`` that reports the finished ones. MisplacedRunError: a cell's folder holds another cell's run
+            that finishes them and the ``report ... --allow-missing`` that reports the finished ones (not offered
+            when no cell is finished, from here or from the directory or data folder the line names). MisplacedRunError: a cell's folder holds another cell's run
             (:func:`leaderboards.runner.check_cell_identity`), also with ``allow_missing``.
     """
     runs = resolve_runs_dir(spec, runs_dir)
@@ -332,12 +333,16 @@ def collect(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *,
     if run_from is not None and cwd is not None:
         run_from.append(cwd)
     if missing and not allow_missing:
+        fix = data_folder_fix(to_set)
+        # no cell finished, and none is found from another directory or data folder: --allow-missing would write a
+        # report of "-" only (0 of N cells), so it is not offered
+        partial = len(missing) < len(loaded) or cwd is not None or bool(fix)
         raise IncompleteRunError(
             f"{len(missing)} of {len(loaded)} cells are not finished in {runs}:\n  " + "\n  ".join(missing)
-            + (f"\nfirst set the data folder the finished runs read: {fix}" if (fix := data_folder_fix(to_set)) else "")
+            + (f"\nfirst set the data folder the finished runs read: {fix}" if fix else "")
             + "\nrun: " + run_command(spec, runs, cwd=cwd)
-            + "\nor report the finished ones: "
-            + run_command(spec.whole or spec, runs, "--allow-missing", verb="report", cwd=cwd)
+            + ("\nor report the finished ones: "
+               + run_command(spec.whole or spec, runs, "--allow-missing", verb="report", cwd=cwd) if partial else "")
         )
     return loaded
 

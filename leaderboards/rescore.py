@@ -590,7 +590,9 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
     requests), is appended to ``missing_out``. ``tasks``: a cache ``{task name: task_for_docs(...)}``, filled here.
 
     Raises:
-        IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``).
+        IncompleteRunError: a cell has no finished folder, or several candidates match (unless ``allow_missing``);
+            the ``rescore ... --allow-missing`` it offers is left out when no cell is finished (nor found from the
+            directory it names).
         StaleGenerationsError: a cell's logged generations were made from other requests than the task builds now
             (prompt, generation or few-shot settings, task metadata; for a cell of earlier task code also its docs, or
             they could not be rebuilt); one line per such cell (unless ``allow_missing``).
@@ -640,10 +642,12 @@ def collect_for_rescore(spec: LeaderboardSpec, runs: Path, *, allow_missing: boo
         missing_out.extend(" ".join(m.split()) for m in missing)
     if missing and not allow_missing:
         cwd = command_directory(spec, [m for ms in gone.values() for m in ms])  # where the task data are found
+        partial = len(missing) < len(loaded) or cwd is not None  # none finished: --allow-missing re-scores nothing
         raise IncompleteRunError(f"{len(missing)} of {len(loaded)} cells have no finished run in {runs}:\n  "
                                  + "\n  ".join(missing) + "\nrun: " + run_command(spec, runs, cwd=cwd)
-                                 + "\nor re-score the finished ones: "
-                                 + run_command(spec.whole or spec, runs, "--allow-missing", verb="rescore", cwd=cwd))
+                                 + ("\nor re-score the finished ones: "
+                                    + run_command(spec.whole or spec, runs, "--allow-missing", verb="rescore", cwd=cwd)
+                                    if partial else ""))
     stale = _stale_cells(spec, runs, loaded, read_from, tasks)
     if stale and not allow_missing:
         raise StaleGenerationsError("\n".join(stale[cid] for cid in loaded if cid in stale))
