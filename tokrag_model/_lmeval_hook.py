@@ -489,7 +489,8 @@ def check_result_loggers(cfg: object) -> None:
     ``push_results_to_hub`` / ``push_samples_to_hub`` true: without a token (lm-eval reads ``token=`` there or the
     ``HF_TOKEN`` environment variable only; its ValueError traceback), with ``HF_HUB_OFFLINE`` set (the whole run
     went by, then an ``OfflineModeIsEnabled`` traceback, exit 1, nothing pushed; without ``hub_results_org`` the
-    traceback came before the load, from ``whoami``), without ``--output_path`` (lm-eval writes nothing and so pushes
+    traceback came before the load, from ``whoami``), without ``--output_path`` or ``output_path=`` in
+    ``--hf_hub_log_args`` (lm-eval writes nothing and so pushes
     nothing, exit 0), and ``push_samples_to_hub`` without ``--log_samples`` (lm-eval only warns, and pushes no samples).
     Run by the start-up hook's patch of ``EvaluatorConfig._validate_arguments`` for a tokrag method's run; another
     model's run is left to lm-eval.
@@ -518,7 +519,10 @@ def check_result_loggers(cfg: object) -> None:
     try:
         from lm_eval.loggers.evaluation_tracker import EvaluationTracker
 
+        # output_path is a key too (named last): lm-eval's run sets it from --output_path, and without that flag the
+        # tracker writes (and pushes) under the one given here
         known = [k for k in inspect.signature(EvaluationTracker.__init__).parameters if k not in ("self", "output_path")]
+        known.append("output_path")
     except Exception:  # noqa: BLE001 - another lm-eval layout: its own errors stand
         known = None
     unknown = [k for k in hub if known is not None and k not in known]
@@ -547,7 +551,7 @@ def check_result_loggers(cfg: object) -> None:
         raise ConfigError(f"{flag}: HF_HUB_OFFLINE is set, so the push to the hub would fail after the whole run; "
                           f"unset HF_HUB_OFFLINE to push, or drop {pushes[0]} (--output_path keeps the results "
                           f"on disk)")
-    if not getattr(cfg, "output_path", None):
+    if not (getattr(cfg, "output_path", None) or hub.get("output_path")):
         raise ConfigError(f"{flag}: lm-eval pushes the files it writes under --output_path, and without it writes "
                           f"and pushes nothing; add --output_path DIR")
     if hub.get("push_samples_to_hub") and not getattr(cfg, "log_samples", False):
