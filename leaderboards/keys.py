@@ -422,10 +422,18 @@ def _weights_fingerprint(pre: Any, model_args: dict[str, Any], memo: _HashMemo) 
     # .tiktoken a sentencepiece / tiktoken tokenizer file (Qwen-1's remote code reads qwen.tiktoken; the dense
     # encoder's identity hashes both too: retrieval.dense.ENCODER_FILE_SUFFIXES); every file whatever its size
     # (weights are large; the memo hashes each once)
-    suffixes = {".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".tiktoken", ".txt", ".pt"}
-    if _trusts_remote_code(model_args):  # the folder's own modeling/tokenizer code runs: it is part of the model
-        suffixes.add(".py")  # a folder without .py files keys as before
-    return memo.tree(path, suffixes, None)
+    return memo.tree(path, _weight_suffixes(model_args), None)
+
+
+WEIGHT_FILE_SUFFIXES = frozenset({".gguf", ".safetensors", ".bin", ".json", ".jinja", ".model", ".tiktoken", ".txt", ".pt"})
+"""The files of a local model folder that :func:`weights_fingerprint` hashes (and ``.py`` with ``trust_remote_code``)."""
+
+
+def _weight_suffixes(model_args: dict[str, Any]) -> set[str]:
+    """:data:`WEIGHT_FILE_SUFFIXES`, plus ``.py`` when ``model_args`` trusts remote code (:func:`_trusts_remote_code`:
+    the folder's own modeling/tokenizer code runs, so it is part of the model; a folder without .py files keys as
+    before)."""
+    return set(WEIGHT_FILE_SUFFIXES) | ({".py"} if _trusts_remote_code(model_args) else set())
 
 
 def _trusts_remote_code(model_args: dict[str, Any]) -> bool:
@@ -1219,16 +1227,62 @@ def local_pretrained(pretrained: Any) -> bool:
     return resolve_weights(pretrained) is not None
 
 
+DOC_FILE_SUFFIXES = frozenset({".md", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf"})
+"""Suffixes of a model folder's files that no loader reads (a model card, its pictures): :func:`unhashed_model_file`
+does not count them."""
+
+DOC_FILE_NAMES = ("LICENSE", "NOTICE", "COPYING", "USE_POLICY")
+"""Name starts (upper case) of a model folder's files that no loader reads (``LICENSE``, ``LICENSE.txt``, ...)."""
+
+
+def unhashed_model_file(path: Path, model_args: dict[str, Any]) -> Path | None:
+    """The first file (sorted walk, links followed, hidden files and folders and ``__pycache__`` skipped, as
+    :func:`retrieval.io.tree_fingerprint` walks) of the local model folder ``path`` that :func:`weights_fingerprint`
+    does not hash (its suffix is not :func:`_weight_suffixes`'s) and that is no documentation
+    (:data:`DOC_FILE_SUFFIXES`, :data:`DOC_FILE_NAMES`): e.g. ``weights.pth``, ``model.onnx``, ``params.npz`` that a
+    custom model class may read. None when there is none, and for a file ``path`` (hashed whole whatever its suffix).
+    Raises nothing (an unreadable folder gives None: the fingerprint's own walk raises on it)."""
+    if not path.is_dir():
+        return None
+    suffixes = _weight_suffixes(model_args)
+    above: dict[str, frozenset[str]] = {str(path): frozenset({os.path.realpath(path)})}
+    try:
+        for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
+            chain = above.pop(dirpath, frozenset())
+            keep = []
+            for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
+                real = os.path.realpath(os.path.join(dirpath, d))
+                if real not in chain:  # a link back into the folders above would loop
+                    keep.append(d)
+                    above[os.path.join(dirpath, d)] = chain | {real}
+            dirnames[:] = keep
+            for fn in sorted(filenames):
+                f = Path(dirpath) / fn
+                if fn.startswith(".") or f.suffix in suffixes or f.suffix.lower() in DOC_FILE_SUFFIXES \
+                        or fn.upper().startswith(DOC_FILE_NAMES):
+                    continue
+                return f
+    except OSError:
+        return None
+    return None
+
+
 def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any]:
     """``model_args`` as a cell's key holds them: a ``pretrained`` that names a local file or folder
     (:func:`local_pretrained`) is replaced by ``local:<model_fp>`` (:data:`LOCAL_PRETRAINED`; ``model_fp``: its
     :func:`weights_fingerprint`, the SHA-256 of the files it resolves to), so ``./m``, ``/abs/m``, ``m/``, a symlink
     to the folder and the folder moved elsewhere give one run key: the loader reads the same files whatever the
-    path's spelling. A packaged alias and a hub id are kept as written (their name is their identity). The path as
+    path's spelling. Only where that fingerprint covers the folder's files: a folder holding a file it does not hash
+    (:func:`unhashed_model_file`: ``weights.pth``, ``model.onnx``, which a custom model class may load) is keyed with
+    the path as written, as before s60, so two such folders that differ only there never share a run key. A packaged
+    alias and a hub id are kept as written (their name is their identity). The path as
     written is recorded in the run's ``results.json`` (``config.model_args``) and ``provenance.json`` (the resolved
     config); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`)."""
     pre = model_args.get("pretrained")
     if not local_pretrained(pre):
+        return model_args
+    path = resolve_weights(str(pre))
+    if path is None or unhashed_model_file(path, model_args) is not None:
         return model_args
     return {**model_args, "pretrained": f"{LOCAL_PRETRAINED}{model_fp}"}
 
