@@ -40,11 +40,13 @@ def check_fusion_settings(params: Mapping[str, Any]) -> None:
     (the prebuilt hybrid's option, which is always weighted) fused by RRF and ignored the 0.95.
 
     Raises:
-        ConfigError: one line naming each ignored setting (with its CLI flag), the fusion in use and the two fixes.
+        ConfigError: one line naming each ignored setting (with its CLI flag), the fusion in use and the two fixes; a
+            ``fusion`` other than ``rrf`` / ``weighted`` (``'Weighted'``, ``['weighted']``, None):
+            ``fusion='Weighted'; use 'rrf' or 'weighted'``, the line :func:`component_hits` gives at search time.
     """
     fusion = params.get("fusion", "rrf")
-    if fusion not in _FUSION_ONLY:  # an unknown fusion is refused by retrieval.hybrid.component_hits
-        return
+    if not isinstance(fusion, str) or fusion not in _FUSION_ONLY:  # component_hits' line, before any search or load
+        raise ConfigError(f"fusion={fusion!r}; use 'rrf' or 'weighted'")  # a list was a TypeError from `in` here
     other = "weighted" if fusion == "rrf" else "rrf"
     stray = [f"{name}={params[name]!r} ({flag})" for name, flag in _FUSION_ONLY[other].items()
              if name in params and params[name] != HYBRID_PARAMS[name]]
