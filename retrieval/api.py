@@ -14,7 +14,7 @@ from typing import Any
 from .bm25 import INDEX_CODE as BM25_INDEX_CODE
 from .bm25 import (DEFAULT_B, DEFAULT_K1, Bm25Searcher, build_bm25_index, default_threads, index_code, index_identity,
                    query_rule, validate_queries)
-from .cache import Run, RunCache, engine_versions, run_code
+from .cache import Run, RunCache, engine_versions, key_material, run_code
 from .corpus import Corpus, resolve_corpus
 from .errors import JAVA_INT_MAX, ConfigError, DataError, check_java_int, check_k, unknown_name
 from .io import SearcherCache, atomic_write_json, file_lock, fingerprint, open_of_this_code
@@ -477,7 +477,9 @@ def score_passages(
 
     Returns:
         ``{qid: [score, ...]}`` aligned with ``passages[qid]``. Cached next to the runs
-        (``<cache>/scores/<retriever>-<key>.json``, key: the run config plus the passages).
+        (``<cache>/scores/<retriever>-<key>.json``, key: the run config as the run cache keys it,
+        :func:`retrieval.cache.key_material`, so the same passages under another file name share it, plus the
+        passages).
 
     Raises:
         ConfigError: as :func:`retrieve` (``k`` an integer from 1 to 2**31 - 1, as there); a Pyserini prebuilt
@@ -504,7 +506,9 @@ def score_passages(
     config = {"kind": "passage-scores", "format": SCORES_FORMAT if retriever != "hybrid" else 4,
               "run": _local_config(retriever, p, corpus, k, queries, {}),
               "passages": fingerprint(sorted(plist.items()))}
-    key = fingerprint(config, 20)
+    # keyed as the run cache keys the run (retrieval.cache.key_material): a local corpus by its passages, not its
+    # file name; dense encoders by their weights hashes, not the names they were given by (the file records both)
+    key = fingerprint({**config, "run": key_material(config["run"])}, 20)
     path = _cache_root(cache_dir) / "scores" / f"{retriever}-{key}.json"
 
     def load() -> dict[str, list[float]] | None:
