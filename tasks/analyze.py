@@ -678,6 +678,51 @@ def _parse_records_line(line: bytes) -> tuple[str, str | None, list[TokenRecord]
         return None
 
 
+def record_shape_error(rec: TokenRecord, n_layers: int) -> str | None:
+    """Why a records line's token record cannot be scored by the policies of a model with ``n_layers`` decoder layers,
+    or None: ids (``i``, ``g``, ``tr``, ``tp``) that are not integers, log-probs (``lr``, ``lp``, ``cr``, ``cp``) or
+    ``sl`` that are not numbers, an ``sr`` / ``gap`` list of another length than ``n_layers`` or holding a non-number,
+    an ``an`` that is not two numbers, ``bl`` layers outside the model, or ``sr`` without ``sl`` or ``sl`` without
+    ``sr`` (the scorer writes both, for a token whose greedy tokens differ, or neither).
+    :meth:`TokenRecord.from_json` reads such a line (a hand edit, or a file of another model renamed to this key);
+    :func:`collect_records` reused it and the analysis ended in a traceback after every sample was collected
+    (``IndexError: list index out of range`` for an ``sr`` of 2 layers on a 4-layer model, a ``TypeError`` for
+    ``sl`` null), or a string ``tr`` silently dropped the token from the strict set. Now such a sample is scored again
+    (one WARNING naming the file, the sample and this reason). Values edited within their shape are not detected.
+    Raises nothing.
+    """
+    def number(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    def integer(x: Any) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    for name, value in (("i", rec.position), ("g", rec.gold), ("tr", rec.top1_rag), ("tp", rec.top1_pure)):
+        if not integer(value):
+            return f"{name} is {value!r}, not a token position or id (an integer)"
+    for name, value in (("lr", rec.logp_rag), ("lp", rec.logp_pure), ("cr", rec.conf_rag), ("cp", rec.conf_pure)):
+        if not number(value):
+            return f"{name} is {value!r}, not a log-probability (a number)"
+    if rec.s_l is not None and not number(rec.s_l):
+        return f"sl is {rec.s_l!r}, not a number"
+    for name, values, none_ok in (("sr", rec.s_r, False), ("gap", rec.gaps, True)):
+        if values is None:
+            continue
+        if not isinstance(values, list) or len(values) != n_layers:
+            size = f"{len(values)} values" if isinstance(values, list) else repr(values)
+            return f"{name} holds {size}, not one per layer of this {n_layers}-layer model"
+        if not all(number(v) or (none_ok and v is None) for v in values):
+            return f"{name} holds a value that is not a number"
+    if rec.analysis is not None and not (len(rec.analysis) == 2 and all(number(v) for v in rec.analysis)):
+        return f"an is {list(rec.analysis)!r}, not two numbers"
+    if rec.blind is not None and not (isinstance(rec.blind, list)
+                                      and all(integer(v) and 0 <= v < n_layers for v in rec.blind)):
+        return f"bl is {rec.blind!r}, not a list of this {n_layers}-layer model's layers"
+    if (rec.s_r is None) != (rec.s_l is None):  # the scorer writes both (a token whose greedy tokens differ) or neither
+        return f"{'sr' if rec.s_l is None else 'sl'} is given without {'sl' if rec.s_l is None else 'sr'}"
+    return None
+
+
 def _repair_records(path: Path) -> dict[str, tuple[str | None, list[TokenRecord], float | None]]:
     """Read a records file and make it safe to append to; returns ``{sample: (inputs, records, seconds)}``
     (:func:`_parse_records_line`).
@@ -855,7 +900,8 @@ def collect_records(lm: Any, name: str, split: str, n: int, out_dir: Path, max_t
     scoring code and the model's library versions the records depend on (:func:`records_config`); each line also
     holds the fingerprint of the sample's token ids (:class:`EncodedSample`) and its scoring time in seconds
     (``seconds``), and a stored sample is reused only when its prompts encode to the same ids (a changed prompt
-    format or retrieval run rescored it). On a resumed run the progress bar starts at the samples reused, so its
+    format or retrieval run rescored it) and its records fit the model (:func:`record_shape_error`: a line edited by
+    hand is rescored, with a WARNING, not a traceback after the collection). On a resumed run the progress bar starts at the samples reused, so its
     rate and ETA are those of the samples scored now, and one line after it (stderr, also on Ctrl-C) says how
     many were reused from which file. The file's lock (:func:`records_lock`) is held from its read to the last
     append: a second process collecting the same file (another ``analyze`` or ``calibrate`` into the same ``--out``)
@@ -915,6 +961,7 @@ def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, m
     from tqdm import tqdm
 
     done = _repair_records(path)
+    n_layers = lm.decoder.n_layers
     records: list[TokenRecord] = []
     times: list[float | None] = []
     kept = set(done)
@@ -925,7 +972,15 @@ def _collect_locked(lm: Any, name: str, split: str, samples: list, path: Path, m
             sid = f"{name}:{doc['qid']}"
             enc = encode_sample(lm, doc, context, cont, max_tokens or None)
             inputs = enc.fingerprint()
-            todo.append((doc, context, cont, sid, enc, inputs, sid in done and done[sid][0] == inputs))
+            hit = sid in done and done[sid][0] == inputs
+            if hit:  # a line edited by hand (or another model's file renamed): rescored, not a traceback at the end
+                why = next((e for e in (record_shape_error(r, n_layers) for r in done[sid][1]) if e), None)
+                if why:
+                    log.warning("%s: the line of sample %s holds a record the analysis cannot score (%s; edited by "
+                                "hand?); it is scored again and the new line appended (the later line is read)",
+                                path, sid, why)
+                    hit = False
+            todo.append((doc, context, cont, sid, enc, inputs, hit))
         reused = sum(t[-1] for t in todo)
         with _open_append(path) as f, \
                 _reuse_note(f"{name} {split}: {reused} of {len(samples)} samples reused from {path}",
