@@ -1698,8 +1698,8 @@ def _run_cached(cache_dir: Any, corpus: str, retriever: str, k: int) -> bool:
     for meta in RunCache(cache_dir).root.glob(f"{retriever}-*/meta.json"):
         try:
             config = json.loads(meta.read_text(encoding="utf-8")).get("config") or {}
-        except (OSError, ValueError, AttributeError):
-            continue
+        except (OSError, ValueError, AttributeError, RecursionError):  # unreadable, malformed, or past Python's
+            continue  # digit or recursion limit (retrieval.io.json_limit_error's cases): no hit
         if not isinstance(config, dict) or not isinstance(config.get("corpus"), dict):  # damaged: no hit, as unreadable
             continue
         if config.get("retriever") == retriever and config["corpus"].get("name") == corpus and \

@@ -778,8 +778,10 @@ def _typed_items(values):
         return []
     try:
         parsed = json.loads(values[0], object_pairs_hook=_Pairs)
-    except ValueError:
+    except json.JSONDecodeError:  # key=value pairs
         parsed = None
+    except (ValueError, RecursionError):  # JSON past Python's digit or recursion limit: lm-eval's parser refuses it
+        return []  # (the hook's one line, retrieval.io.json_limit_error's); no pairs to read here
     if isinstance(parsed, _Pairs):
         out = []
 
@@ -790,7 +792,10 @@ def _typed_items(values):
                 plain = _plain(value)
                 out.append((f"{prefix}{key}", json.dumps(plain), plain))
 
-        walk(parsed)
+        try:
+            walk(parsed)
+        except RecursionError:  # objects nested about as deep as the reader follows: as above
+            return []
         return out
     out = []
     for value in values:
@@ -1007,7 +1012,10 @@ def check_model_arguments(model: str, model_args: dict) -> None:
 def _patch_cli_utils(module):
     """``--metadata '{hits: 3'`` (or a ``--model_args`` key=value list with a ``{`` in a value): lm-eval's argument
     action raised ``ValueError: Invalid JSON`` out of argparse, a ~40-line traceback before anything loads; ours is
-    one ``lm_eval: error: --metadata: not valid JSON (...)`` line (exit 2, as argparse's own errors)."""
+    one ``lm_eval: error: --metadata: not valid JSON (...)`` line (exit 2, as argparse's own errors). A value that is
+    valid JSON past Python's digit or recursion limit (an integer of 5001 digits, nesting 30,000 deep: a ValueError or
+    RecursionError traceback out of lm-eval's ``try_parse_json``) is :func:`retrieval.io.json_limit_error`'s line
+    naming the flag (``--metadata: holds JSON nested too deep ...; fix the nesting``), for any model."""
     cls = getattr(module, "MergeDictAction", None)
     if cls is None or getattr(cls.__call__, "_tokrag", False):
         return
@@ -1021,18 +1029,21 @@ def _patch_cli_utils(module):
             pass
         try:
             return original(self, parser, namespace, values, option_string)
-        except ValueError as exc:
-            if not str(exc).startswith("Invalid JSON") or not values:
+        except (ValueError, RecursionError) as exc:
+            if not values:
                 raise
-            import json
+            from retrieval.io import json_limit_error
 
-            value = values[0] if isinstance(values, (list, tuple)) else values
-            try:
-                json.loads(value)
-                detail = str(exc)
-            except ValueError as err:
-                detail = str(err)
-            line = json_argument_error(option_string or "--" + self.dest, value, detail, self.dest)
+            flag, value = option_string or "--" + self.dest, values[0] if isinstance(values, (list, tuple)) else values
+            limit = _json_limit(value)
+            if limit is not None:  # valid JSON past Python's digit or recursion limit: a ValueError or RecursionError
+                line = str(json_limit_error(limit, flag, whole_file=True))  # traceback out of lm-eval's try_parse_json
+            elif isinstance(exc, ValueError) and str(exc).startswith("Invalid JSON"):
+                line = json_argument_error(flag, value, _json_detail(value, exc), self.dest)
+            else:
+                raise
+            _TYPED_DICT_ARGS.pop(id(namespace), None)  # this parse ends here: its noted values must not pass for
+            # those of a later parse in this process (check_run_command matches an entry by its dicts: None here)
             if _under_tokrag_eval():  # tokrag eval prints its own 'tokrag eval: error:' line for a ConfigError
                 from retrieval.errors import ConfigError
 
@@ -1042,6 +1053,37 @@ def _patch_cli_utils(module):
     __call__._tokrag = True  # type: ignore[attr-defined]
     __call__.__doc__ = original.__doc__
     cls.__call__ = __call__
+
+
+def _json_limit(value) -> BaseException | None:
+    """The error :func:`json.loads` raises for ``value`` (a flag's first value, as lm-eval's ``try_parse_json`` reads
+    it) when it is valid JSON past Python's digit limit (a plain ValueError) or recursion limit (a RecursionError):
+    :func:`retrieval.io.json_limit_error`'s cases. None for a value it reads, or one that is not JSON."""
+    import json
+
+    try:
+        json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    except (ValueError, RecursionError) as err:
+        return err
+    except Exception:  # noqa: BLE001 - not text json reads: lm-eval's own error stands
+        return None
+    return None
+
+
+def _json_detail(value, exc) -> str:
+    """:mod:`json`'s message for ``value`` that lm-eval's ``try_parse_json`` refused as ``Invalid JSON`` (``exc``),
+    else ``exc``'s own."""
+    import json
+
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as err:
+        return str(err)
+    except Exception:  # noqa: BLE001 - lm-eval's message then
+        pass
+    return str(exc)
 
 
 def _under_tokrag_eval() -> bool:
