@@ -988,8 +988,8 @@ def recorded_data_folder(run_dir: Path, task: str, names: list[str] | None = Non
     try:
         cfg = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))["configs"][task]["metadata"]
         rec = cfg.get("tokrag_data")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):  # RecursionError: nested past
+        return None  # Python's limit, read as malformed
     if not isinstance(rec, dict) or cfg.get("data_dir") not in (None, ""):
         return None
     folder = None
