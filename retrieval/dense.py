@@ -528,7 +528,7 @@ def build_dense_index(
             try:
                 if json.loads(key_file.read_text(encoding="utf-8")) != parts_key:
                     raise ValueError("parts of another corpus/encoder/versions")
-            except (OSError, ValueError):  # missing or foreign: start from scratch
+            except (OSError, ValueError, RecursionError):  # missing, foreign or nested too deep: start from scratch
                 shutil.rmtree(parts, ignore_errors=True)
                 parts.mkdir(parents=True)
                 atomic_write_json(key_file, parts_key)  # a failed write raises no path (OSError(28) of its flush)
