@@ -564,7 +564,8 @@ def check_include_folders(include_path: object) -> None:
     lm-eval indexes it: lm-eval globs ``<path>/**/*.yaml``, so a folder that does not exist (a relative path from
     another working directory, a typo) or a YAML file given instead of its folder added no task without a word: the
     run said ``unknown task 'my_task'`` with no hint at the path, or ran the package's task of that name instead of
-    the user's copy.
+    the user's copy. Folders joined with ``:`` (the form lm-eval's ``lm-eval ls --help`` shows) are one path that does
+    not exist for ``lm_eval run``: that line says so, and that a ``--config`` file's ``include_path`` takes a list.
 
     Raises:
         ConfigError: one line naming the path, what it is, and what to give instead.
@@ -590,6 +591,11 @@ def check_include_folders(include_path: object) -> None:
                               f"would add no task from it: give its folder (--include_path {path.parent}), or pass the "
                               f"YAML itself to --tasks")
         where = "" if path.is_absolute() else f" (a relative path, read from {Path.cwd()})"
+        parts = [p for p in str(entry).split(os.pathsep) if p.strip()]
+        if len(parts) > 1 and all(Path(p).is_dir() for p in parts):  # the form lm-eval's `ls --help` shows
+            raise ConfigError(f"--include_path {entry}: no such folder, so lm-eval would add no task from it: lm-eval "
+                              f"run takes one folder here and does not split it at '{os.pathsep}'; give one folder, or "
+                              f"list them in a --config file (include_path: [{', '.join(parts)}])")
         raise ConfigError(f"--include_path {entry}: no such folder{where}, so lm-eval would add no task from it; give "
                           f"the folder that holds your task YAMLs")
 
