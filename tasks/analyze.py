@@ -1034,6 +1034,33 @@ def small_sample_note(n_strict: int, n_benefit: int | None) -> str | None:
     return None
 
 
+def relevant_sample_note(n_relevant: int, n_benefit: int | None) -> str | None:
+    """The caution of :func:`small_sample_note` for the generation-relevant columns of a table (``relevant n``,
+    ``relevant acc``, ``relevant AUC [95% CI]``: the strict tokens whose greedy tokens differ and that the bypass does
+    not accept), or None when they hold :data:`MIN_STRICT_TOKENS` or more with both classes. :func:`report` prints it
+    under a table whose strict tokens are enough (else the strict note covers both): before, a table over 240 strict
+    tokens gave the relevant AUC of 6 tokens, ``0.333 [0.000, 0.800]``, without a word (the relevant subset is a part
+    of the strict one, often a small one: bypassed function tokens leave it). ``n_benefit``: the relevant benefit
+    tokens (None: unknown)."""
+    if n_relevant == 0:
+        return ("note: no generation-relevant strict token (greedy tokens differ, no bypass): the relevant columns are "
+                "n/a; raise --n")
+    if n_benefit is not None and n_benefit in (0, n_relevant):
+        return (f"note: the {n_relevant} generation-relevant strict token(s) are all "
+                f"{'benefit' if n_benefit else 'detriment'}: the relevant AUC needs both (n/a); raise --n")
+    if n_relevant < MIN_STRICT_TOKENS:
+        return (f"note: the relevant columns stand on only {n_relevant} generation-relevant strict tokens"
+                + ("" if n_benefit is None else f" ({n_benefit} benefit)") + f": below {MIN_STRICT_TOKENS} an AUC's "
+                "95% CI is about ±0.08 or wider and a degenerate bootstrap CI is not certainty; raise --n")
+    return None
+
+
+def _relevant_benefit(policies: dict) -> int | None:
+    """The generation-relevant benefit tokens of a table's policies (each policy counts the same tokens), or None."""
+    first = next(iter(policies.values()), None)
+    return first["relevant"].get("benefit") if isinstance(first, dict) and isinstance(first.get("relevant"), dict) else None
+
+
 def print_table(title: str, res: dict, layers: str = "all") -> None:
     """One rich table: every policy's strict and generation-relevant AUC [95% CI], accuracy and n.
 
@@ -1728,6 +1755,10 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
         note = small_sample_note(c["strict"], c["strict_benefit"])
         if note:
             print(f"{name}: {note}")
+        else:  # enough strict tokens, but the relevant columns' AUC and CI may stand on a handful (were unlabelled)
+            note = relevant_sample_note(c["relevant"], _relevant_benefit(res["policies"]))
+            if note:
+                print(f"{name}: {note}")
     shared = meta.get("preset_in_sample")
     if shared:
         cfgs = meta.get("configs") or {}
