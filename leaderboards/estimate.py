@@ -2,8 +2,9 @@
 
 Every finished run folder under the runs directory (of any spec) is a measurement: its
 ``config.json`` says which method, model arguments and task it ran, its ``cost.json`` the wall
-seconds and the number of samples. A cell of the spec that is not finished yet is estimated as its
-number of questions times the measured seconds per question of the most similar measurements, in
+seconds (``wall_s``), the seconds inside the model's request methods (``model_s``) and the number of samples. A cell
+of the spec that is not finished yet is estimated as its number of questions times the measured model seconds per
+question of the most similar measurements, plus once the cell's fixed seconds (:func:`fixed_seconds`), in
 this order (the first level that has a measurement wins, and is printed):
 
 1. ``method+task``: same method name, weights (``pretrained``), ``k`` and task;
@@ -12,6 +13,18 @@ this order (the first level that has a measurement wins, and is printed):
 3. ``model+kind``: same lm-eval model (e.g. ``tokrag`` for a labelled Tok-RAG variant) and weights;
 4. ``model+kind, other weights``: same lm-eval model, any weights (a rough guess: printed as such);
 5. ``--fallback-s-per-question`` if given; else the cell stays unestimated and is listed.
+
+Fixed and per-question seconds are separated (s60 f1): a cell's ``wall_s`` holds, besides its questions, the task's
+build (retrieval, a BM25 index and the JVM, the corpus), which the runner pays for the first cell of a task in a
+process and much less for the next ones (:func:`leaderboards.runner.run_cell`: ``model_s`` leaves it out); the
+estimate divided ``wall_s`` by the questions, so 4-question cells whose build took 12 s priced a 20-question cell of
+the same task at 5x its time. Now the per-question rate is ``sum(model_s) / sum(n)`` of the measurements, and
+``wall_s - model_s`` is counted once per cell: the largest such figure of the task's finished cells for the first
+unfinished cell of each task (spec order), the smallest for the others (:func:`fixed_seconds`). A measurement
+written before ``model_s`` existed has no split: where every similar measurement lacks it the rate is ``wall_s / n``
+as before, no fixed part is added, and the cell is counted in ``cells_from_wall_rate`` (:func:`render` says that
+those cells are over-estimated when they have more questions than the cells measured). The model load is in neither
+figure (not in ``wall_s``: the runner loads a model before its cells, once for the methods that share it).
 
 The question count is the cell's ``limit`` (the task's own, else the contract's) when it is a whole
 number, capped at the task's size when a finished cell of the task shows it (one run without a limit, or one that
@@ -78,6 +91,13 @@ class Measurement:
     wall_s: float
     version: Any = None  # the task's version the cell ran (results.json ``versions``); None when not recorded
     size: int | None = None  # the task's number of documents (results.json ``n-samples.<task>.original``); None when not recorded
+    model_s: float | None = None  # seconds inside the model's request methods (cost.json ``model_s``); None: not recorded
+
+    @property
+    def fixed_s(self) -> float | None:
+        """Seconds of the cell outside its questions (``wall_s - model_s``: the task build, retrieval, index, lm-eval's
+        work around the requests); None when ``model_s`` was not recorded."""
+        return None if self.model_s is None else max(0.0, self.wall_s - self.model_s)
 
 
 def task_kind(task: str, include_path: list[Path]) -> str:
@@ -94,7 +114,8 @@ def task_kind(task: str, include_path: list[Path]) -> str:
 def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
     """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost). A ``cost.json`` that
     cannot be read as a JSON object (malformed, nested past Python's recursion limit, another shape) leaves its folder
-    out; an unreadable ``results.json`` only its task version and size."""
+    out; an unreadable ``results.json`` only its task version and size. ``model_s`` is read when it is a finite
+    number >= 0 (capped at ``wall_s``), else None (a folder written before it existed)."""
     out = []
     for d, cfg in finished_folders(runs):
         try:
@@ -106,6 +127,9 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         n, wall = int(cost.get("n_samples") or 0), float(cost.get("wall_s") or 0.0)
         if n <= 0 or wall <= 0:
             continue
+        model_s = cost.get("model_s")
+        model_s = (min(float(model_s), wall) if isinstance(model_s, (int, float)) and not isinstance(model_s, bool)
+                   and math.isfinite(model_s) and model_s >= 0 else None)
         margs = cfg.get("model_args") or {}
         try:
             results = json.loads((d / "results.json").read_text(encoding="utf-8"))
@@ -120,7 +144,8 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
         size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
         out.append(Measurement(method=str(cfg.get("method")), model=str(cfg.get("model")), pretrained=str(margs.get("pretrained")),
                                k=margs.get("k"), task=task, kind=task_kind(task, include_path),
-                               limit=cfg.get("limit"), n=n, wall_s=wall, version=version, size=size))
+                               limit=cfg.get("limit"), n=n, wall_s=wall, version=version, size=size,
+                               model_s=model_s))
     return out
 
 
@@ -146,15 +171,25 @@ def of_current_version(ms: list[Measurement], include_path: list[Path]) -> list[
     return out
 
 
+def _split(ms: list[Measurement]) -> list[Measurement]:
+    """The measurements of ``ms`` a rate is taken from: those that recorded ``model_s`` when any did (their fixed
+    seconds are then counted apart, :func:`fixed_seconds`), else all of them (a wall rate)."""
+    return [m for m in ms if m.model_s is not None] or ms
+
+
 def _rate(ms: list[Measurement]) -> float:
+    """Seconds per question of ``ms`` (:func:`_split`'s): ``sum(model_s) / sum(n)`` where ``model_s`` is recorded,
+    else ``sum(wall_s) / sum(n)`` (the fixed seconds spread over the questions)."""
+    ms = _split(ms)
+    if all(m.model_s is not None for m in ms):
+        return sum(m.model_s for m in ms) / sum(m.n for m in ms)
     return sum(m.wall_s for m in ms) / sum(m.n for m in ms)
 
 
-def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float | None,
-                  keyed_pretrained: Any = None) -> tuple[float | None, str | None, int]:
-    """``(seconds per question, level, measurements used)`` for one cell (None when nothing matches). A measurement's
-    ``pretrained`` (its run's ``config.json``) matches the cell's as written or ``keyed_pretrained``, the cell's key
-    material's (a local path there is ``local:<model fingerprint>``, :func:`leaderboards.keys.keyed_model_args`)."""
+def matching(cell: Cell, kind: str, ms: list[Measurement],
+             keyed_pretrained: Any = None) -> tuple[str | None, list[Measurement]]:
+    """``(level, measurements)``: the first level of :data:`LEVELS` (before ``fallback``) at which a finished cell
+    of ``ms`` resembles ``cell`` (of task kind ``kind``), and all of that level's; ``(None, [])`` when none does."""
     pres = {str(cell.model_args.get("pretrained"))} | ({str(keyed_pretrained)} if keyed_pretrained is not None else set())
     k = cell.model_args.get("k")
     tests = [
@@ -166,7 +201,38 @@ def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float 
     for level, test in zip(LEVELS, tests):
         hit = [m for m in ms if test(m)]
         if hit:
-            return _rate(hit), level, len(hit)
+            return level, hit
+    return None, []
+
+
+def fixed_seconds(task: str, used: list[Measurement], ms: list[Measurement]) -> tuple[float, float] | None:
+    """``(first, next)``: the fixed seconds (:attr:`Measurement.fixed_s`, ``wall_s - model_s``) of an unfinished cell of
+    ``task``, counted once per cell whatever its number of questions: ``first`` for the first unfinished cell of the
+    task in the estimate (spec order; the largest fixed seconds measured: a first cell of a task in a process builds
+    it, its retrieval, a BM25 index, the JVM), ``next`` for the others (the smallest measured: the task's caches are
+    warm). Read from the finished cells of the same task in ``ms`` (any method or model) that recorded ``model_s``,
+    else from ``used`` (the measurements the cell's rate came from). None when none of them recorded ``model_s``:
+    the rate is then ``wall_s / n`` (:func:`_rate`), which holds the fixed seconds already.
+
+    Upper bound: ``first`` may hold a one-off build the cache now serves (a BM25 index built by the measured cell);
+    with ``--jobs N`` each process's first cell of a task builds it again and is counted as ``next``."""
+    if not any(m.model_s is not None for m in used):
+        return None  # a wall rate: its fixed seconds are in it
+    pool = [m.fixed_s for m in ms if m.task == task and m.fixed_s is not None] or \
+           [m.fixed_s for m in used if m.fixed_s is not None]
+    return max(pool), min(pool)
+
+
+def estimate_cell(cell: Cell, kind: str, ms: list[Measurement], fallback: float | None,
+                  keyed_pretrained: Any = None) -> tuple[float | None, str | None, int]:
+    """``(seconds per question, level, measurements used)`` for one cell (None when nothing matches): the model
+    seconds per question where the matching measurements recorded ``model_s`` (:func:`_rate`; the fixed seconds are
+    :func:`fixed_seconds`'), else their wall seconds per question. A measurement's
+    ``pretrained`` (its run's ``config.json``) matches the cell's as written or ``keyed_pretrained``, the cell's key
+    material's (a local path there is ``local:<model fingerprint>``, :func:`leaderboards.keys.keyed_model_args`)."""
+    level, hit = matching(cell, kind, ms, keyed_pretrained)
+    if hit:
+        return _rate(hit), level, len(_split(hit))
     if fallback is not None:
         return float(fallback), "fallback", 0
     return None, None, 0
@@ -256,6 +322,12 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     whole-number limit, no finished cell of the task: :func:`questions_of`), which one finished cell of it gives.
     ``unestimated_unmeasured``: how many unestimated cells have no rate (no similar finished cell, no ``fallback``);
     the others lack only their number of questions, and :func:`render` says so instead of advising the fallback.
+    Each of ``cells``: ``s_per_question`` (the per-question rate: model seconds, or wall seconds per question where
+    ``time_basis`` is ``wall``, or the ``fallback``), ``fixed_s`` (:func:`fixed_seconds`, once per cell; 0 for a
+    ``wall`` or ``fallback`` basis) and ``seconds`` = ``s_per_question * questions + fixed_s``; ``by_method``'s
+    ``s_per_question`` is its ``seconds / questions`` (fixed seconds included). ``cells_from_wall_rate``: how many
+    estimated cells have the ``wall`` basis (their measurements recorded no ``model_s``; :func:`wall_rate_line`);
+    ``fixed_hours``: the estimated cells' ``fixed_s`` summed (included in ``cell_hours``).
 
     Raises:
         ConfigError: the total overflows (a finite but huge ``fallback``, 1e308: it printed ``inf`` hours and JSON
@@ -272,6 +344,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
     todo: list[Cell] = []  # every unfinished cell: the dense indexes they need (index_builds)
     memo = _HashMemo()
+    tasks_started: set[str] = set()  # tasks whose first estimated cell got the task's first-cell fixed seconds
     for cell in spec.cells():
         try:
             model_target(cell.method.model)
@@ -287,8 +360,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             keyed_todo.append((cell, key, mat))
         todo.append(cell)
         kind = task_kind(cell.task.task, spec.include_path)
-        rate, level, used = estimate_cell(cell, kind, ms, fallback,
-                                          (mat.get("model_args") or {}).get("pretrained") if key is not None else None)
+        keyed_pre = (mat.get("model_args") or {}).get("pretrained") if key is not None else None
+        rate, level, used = estimate_cell(cell, kind, ms, fallback, keyed_pre)
         n = questions_of(cell, sized)
         if rate is None or n is None:
             unest.append(cell.cell_id + ("" if n is not None else UNKNOWN_COUNT))
@@ -305,10 +378,15 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                                            "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
             continue
         pretrained = cell.model_args.get("pretrained")
+        split = fixed_seconds(cell.task.task, matching(cell, kind, ms, keyed_pre)[1], ms) if level != "fallback" else None
+        fixed = 0.0 if split is None else split[cell.task.task in tasks_started]
+        tasks_started.add(cell.task.task)
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "pretrained": None if pretrained is None else str(pretrained),
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
-                      "seconds": round(rate * n, 1), "questions_upper_bound": count_is_upper_bound(cell, sized, n)})
+                      "fixed_s": round(fixed, 1), "time_basis": "fallback" if level == "fallback" else
+                      ("wall" if split is None else "model"),
+                      "seconds": round(rate * n + fixed, 1), "questions_upper_bound": count_is_upper_bound(cell, sized, n)})
     builds = index_builds(spec, todo, memo)
     memo.save()
     by: dict[tuple, dict[str, Any]] = defaultdict(lambda: {"cells": 0, "questions": 0, "seconds": 0.0, "levels": set(),
@@ -344,6 +422,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "by_method": by_method, "cells": cells,
             "first_runs": list(first.values()) + [c for c in first_sized.values() if c not in first.values()],
             "unestimated_unmeasured": unmeasured,
+            "cells_from_wall_rate": sum(c["time_basis"] == "wall" for c in cells),
+            "fixed_hours": round(sum(c["fixed_s"] for c in cells) / 3600, 2),
             "other_inputs": other_inputs_summary(spec, runs, keyed_todo),
             **({"selection": {k: list(v) for k, v in spec.selection.items()}} if spec.selection else {})}
 
@@ -502,6 +582,18 @@ def index_build_line(b: dict[str, Any]) -> str:
             f"before its questions{fetch}{first}")
 
 
+def wall_rate_line(n_wall: int, n_est: int) -> str:
+    """The line of ``run --estimate`` about the ``n_wall`` of its ``n_est`` estimated cells whose similar finished
+    cells did not record ``model_s`` (:func:`fixed_seconds` None): their rate is wall seconds per question, fixed
+    seconds included."""
+    of = ("the estimated cell is" if n_est == 1 else f"all {n_est} estimated cells are" if n_wall == n_est
+          else f"{n_wall} of the {n_est} estimated cells {'is' if n_wall == 1 else 'are'}")
+    return (f"{of} priced at wall seconds per question: the finished cells they are measured from record no model_s "
+            "(cost.json written before it existed), so their fixed seconds (task build, retrieval, index) are spread "
+            "over their questions; a cell with more questions than those is over-estimated (a cell run by this "
+            "version records both, and the estimate then counts the fixed part once per cell)")
+
+
 def _count(n: int, noun: str) -> str:
     """``1 cell``, ``2 cells``: a count with its noun in the right number."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -560,6 +652,8 @@ def render(est: dict[str, Any]) -> str:
                      f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
                      f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_processes(est['jobs'], n_est, n_unest)}")
     lines += [index_build_line(b) for b in est.get("index_builds") or []]
+    if est.get("cells_from_wall_rate"):
+        lines.append(wall_rate_line(est["cells_from_wall_rate"], n_est))
     if est.get("other_inputs"):
         lines.append(est["other_inputs"])
     if est["unregistered_models"]:
@@ -579,5 +673,5 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "index_builds", "DENSE_PASSAGES_PER_S", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
+__all__ = ["estimate", "render", "measurements", "fixed_seconds", "matching", "wall_rate_line", "index_builds", "DENSE_PASSAGES_PER_S", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
            "task_kind", "Measurement", "LEVELS"]

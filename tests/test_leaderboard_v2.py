@@ -350,7 +350,7 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     cost = {}
     for cell, key, _ in cell_keys(spec):
         c = json.loads((runs / key / "cost.json").read_text())
-        cost[cell.cell_id] = (c["wall_s"], c["n_samples"])
+        cost[cell.cell_id] = (c["wall_s"], c["n_samples"], c["model_s"])
     methods = METHODS[:2] + [{"name": "fresh", "model": TOY, "model_args": {"mode": "vote"}}]
     bigger = load_spec(_spec(tmp_path, methods=methods, limit=24, tasks=["toy_qa", "toy_lm"]))
     capsys.readouterr()
@@ -363,9 +363,12 @@ def test_estimate_uses_measured_seconds_per_question(v2_run, tmp_path, capsys):
     # documents (results.json n-samples.toy_qa.original; s56: before, its 24 was only the limit, an upper bound)
     assert est["questions"] == 3 * 24 + 3 * 6 and est["measurements"] == 15 and est["questions_upper_bound"] == 0
     # standard/toy_qa: its own measurement (method + task); fresh/toy_qa: every ToyLM QA cell (model + kind)
-    w, n = cost["standard/toy_qa/seed1"]
+    # per question the model seconds (cost.json model_s), and the fixed seconds (wall_s - model_s) once per cell: the
+    # task's largest for its first cell (standard), its smallest for the next ones (s60 f1: it was wall_s / n per question)
+    _, n, m = cost["standard/toy_qa/seed1"]
     qa = [v for k, v in cost.items() if "toy_lm" not in k]
-    expected = 24 * w / n + 24 * sum(a for a, _ in qa) / sum(b for _, b in qa)
+    fixed = [w - s for k, (w, _, s) in cost.items() if k.split("/")[1] == "toy_qa"]
+    expected = 24 * m / n + max(fixed) + 24 * sum(s for _, _, s in qa) / sum(b for _, b, _ in qa) + min(fixed)
     from leaderboards.estimate import estimate
 
     e2 = estimate(bigger, runs, jobs=2)
