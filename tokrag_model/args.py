@@ -228,9 +228,10 @@ def int_at_least(low: int, optional: bool = False) -> Callable[[Any], int | None
 
 def to_device(value: Any) -> str:
     """A device string torch accepts (``cpu``, ``cuda``, ``cuda:N``, ``mps``); checked before the weights load.
-    Another device type torch knows (``xpu``, ``npu``, ``hpu``, ``meta``, ...) passes only when its backend says it is
+    Another device type torch knows (``xpu``, ``npu``, ``hpu``, ...) passes only when its backend says it is
     available (``torch.<type>.is_available()``): ``--device xpu`` on a machine without one loaded the weights and
-    ended in ``AssertionError: Torch not compiled with XPU enabled`` (a traceback). Whether ``cuda`` / ``mps`` is
+    ended in ``AssertionError: Torch not compiled with XPU enabled`` (a traceback). ``meta`` (tensors without data)
+    is refused as such. Whether ``cuda`` / ``mps`` is
     there is :func:`tokrag_model.loading.resolve_device`'s to say (lm-eval's default ``cuda:0`` falls back to CPU).
 
     Raises:
@@ -243,6 +244,9 @@ def to_device(value: Any) -> str:
         kind = torch.device(text).type
     except (RuntimeError, ValueError):
         raise ValueError(f"expected a device torch knows (cpu, cuda, cuda:N, mps), got {value!r}") from None
+    if kind == "meta":  # torch has no torch.meta backend to ask: the line would say it is not available here
+        raise ValueError("the meta device holds tensors without data, so the model could not compute anything; use "
+                         "cpu") from None
     if kind not in ("cpu", "cuda", "mps"):
         available = getattr(getattr(torch, kind, None), "is_available", None)
         try:
