@@ -1014,17 +1014,25 @@ def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
 
 
 def _check_device(path: Path, where: str, device: Any) -> None:
-    """``device`` is null or a string torch accepts (checked here, not after the model loads)."""
+    """``device`` is null or a string torch accepts (checked here, not after the model loads): a name torch does not
+    know is refused as such, a device it knows that cannot run here for :func:`tokrag_model.args.to_device`'s reason
+    (``xpu`` on a machine without one, ``meta``)."""
     if device is None or device == "cpu":
         return
     if not isinstance(device, str):
         raise _err(path, f"{where} must be a device string (cpu, cuda, cuda:N), got {device!r}")
+    import torch
+
     from tokrag_model.args import to_device  # the model argument's own check
 
     try:
-        to_device(device)
-    except ValueError:
+        torch.device(device.strip())
+    except (RuntimeError, ValueError):
         raise _err(path, f"{where} {device!r} is not a device torch knows; use cpu, cuda or cuda:N") from None
+    try:
+        to_device(device)
+    except ValueError as exc:  # a device torch knows that cannot run here (xpu without one, meta): its reason
+        raise _err(path, f"{where} {device!r}: {exc}") from None
 
 
 def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
