@@ -26,8 +26,10 @@ def test_a_one_process_cpu_key_is_unchanged(backbone):
 
     lm = _method(backbone)
     assert lm.resolved_config["device"] == "cpu"
+    # s60 r3: with_backbone's pretrained is the backbone's local folder, keyed as "local" (its files' fingerprints are
+    # in the key; tests/test_s60_r3_use_cache_local.py), not as its path
     old = json.dumps({"method": lm.METHOD, "weights": lm.fingerprint, "files": lm.files_fingerprint,
-                      "config": lm.resolved_config, "code": answer_code_fingerprint(),
+                      "config": {**lm.resolved_config, "pretrained": "local"}, "code": answer_code_fingerprint(),
                       "libraries": {n: lm._library_versions.get(n) for n in MODEL_LIBRARIES}},
                      sort_keys=True, default=str)
     assert lm._response_cache_model == hashlib.sha256(old.encode("utf-8")).hexdigest()

@@ -214,6 +214,42 @@ def check_chat_template_before_load(model: Any, model_args: Any, apply_chat_temp
             raise ConfigError(unknown_chat_template_message(model, apply_chat_template, pretrained, exc)) from None
 
 
+LOCAL_PRETRAINED = "local"
+"""What the ``--use_cache`` key (:attr:`RAGMethodLM._response_cache_model`) holds as ``pretrained`` for a local model
+folder whose files its fingerprints cover (:func:`_keyed_by_files`), in place of the path as written."""
+
+
+def _keyed_by_files(pretrained: Any, folder: Any) -> bool:
+    """Whether the ``--use_cache`` key may hold ``pretrained`` as :data:`LOCAL_PRETRAINED`: it names a local folder
+    (:func:`leaderboards.keys.local_pretrained`: not an alias, not a hub id) that the model loaded from (``folder``,
+    the backbone's path), and every file there is one the key's fingerprints hash: a top-level ``.safetensors`` /
+    ``.bin`` (:func:`tokrag_model.loading.weights_fingerprint`) or a file of :data:`MODEL_FILE_SUFFIXES`
+    (:func:`model_files_fingerprint`), or documentation (a model card, a licence:
+    :data:`leaderboards.keys.DOC_FILE_SUFFIXES` / ``DOC_FILE_NAMES``); hidden files and folders and ``__pycache__``
+    are not looked at (the loader reads none). A ``qwen.tiktoken`` or a ``.gguf`` there (read by some loaders, hashed
+    by neither fingerprint) keeps the path as written: two such folders never share a response. Raises nothing."""
+    from leaderboards.keys import DOC_FILE_NAMES, DOC_FILE_SUFFIXES, local_pretrained
+
+    if folder is None or not local_pretrained(pretrained):
+        return False
+    root = Path(folder)
+    if not root.is_dir():
+        return False
+    try:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__"]
+            top = Path(dirpath) == root
+            for fn in filenames:
+                p = Path(dirpath) / fn
+                if fn.startswith(".") or p.suffix in MODEL_FILE_SUFFIXES or (top and p.suffix in (".safetensors", ".bin")) \
+                        or p.suffix.lower() in DOC_FILE_SUFFIXES or fn.upper().startswith(DOC_FILE_NAMES):
+                    continue
+                return False
+    except OSError:
+        return False
+    return True
+
+
 def _backbone_files_fingerprint(backbone: Any) -> str | None:
     """:func:`model_files_fingerprint` of ``backbone.path``, computed once per backbone (its method instances share
     it: one walk of the folder and one read and save of the hash memo, not one per method)."""
@@ -942,12 +978,17 @@ class RAGMethodLM(LM):
         passages are keyed themselves). The configuration's ``device`` is keyed by its type (``cpu``, ``cuda``,
         ``mps``), not its ordinal: a process of a ``torchrun``/``accelerate`` run computes on ``cpu:0`` or
         ``cuda:<rank>``, which keyed every cache of one process apart from a data-parallel run's (and each rank's
-        apart from another's) for the same answers; ``resolved_config`` still records the device itself."""
+        apart from another's) for the same answers; ``resolved_config`` still records the device itself. A local
+        ``pretrained`` path is keyed as :data:`LOCAL_PRETRAINED` where the weights and files fingerprints cover the
+        folder's files (:func:`_keyed_by_files`): ``./m``, ``/abs/m``, ``m/`` and a link to it read one cache, as a
+        leaderboard cell's key holds ``local:<fingerprint>`` for it (:func:`leaderboards.keys.keyed_model_args`)."""
         from leaderboards.keys import MODEL_LIBRARIES
 
         config = dict(self.resolved_config)
         if "device" in config:
             config["device"] = _device_type(config["device"])
+        if _keyed_by_files(config.get("pretrained"), getattr(getattr(self, "backbone", None), "path", None)):
+            config["pretrained"] = LOCAL_PRETRAINED  # ./m, /abs/m, m/, a link: the fingerprints below are its identity
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": config,
                             "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint(),
