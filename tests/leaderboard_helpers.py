@@ -176,11 +176,18 @@ def reverse_fewshot_pool(monkeypatch) -> None:
 
 
 def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1, tied: bool = False) -> Path:
-    """A random Llama (``layers`` layers, hidden size 16, ``context`` positions, ``torch.manual_seed(0)``) with a
-    byte-level tokenizer (one token per UTF-8 byte, no merges; ``<s>``/``</s>`` its BOS/EOS), saved to ``folder``: a
-    real model folder for the tokrag methods that loads and generates in a moment, for tests whose subject is a cell's
-    records, journal or key rather than SmolLM2's answers. ``tied``: the LM head is the input embedding, as
-    SmolLM2's. Returns ``folder``."""
+    """A random Llama (``layers`` layers, hidden size 16, ``context`` positions, weights drawn with std 0.2 from seed
+    0) with a byte-level tokenizer (one token per UTF-8 byte, no merges; ``<s>``/``</s>`` its BOS/EOS), saved to
+    ``folder``: a real model folder for the tokrag methods that loads and generates in a moment, for tests whose
+    subject is a cell's records, journal or key rather than SmolLM2's answers. ``tied``: the LM head is the input
+    embedding, as SmolLM2's. Returns ``folder``; the same files (bytes) on every call.
+
+    The std is 0.2, not Llama's 0.02: at 0.02 attention is near uniform and every prompt's greedy next byte was
+    ``\n``, so each generation of a ``until: ["\n"]`` task ended at once with ``''`` and Tok-RAG's two branches
+    agreed at every step (its test, attention and hidden-state reads never ran while generating). At 0.2 the
+    generations of different questions differ, run to their token budget, and Tok-RAG tests (and emits) both
+    branches' tokens (tests/test_s60_r5_tiny_llama.py). The seed is drawn in a forked torch random state: the
+    caller's is left as it was."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -191,8 +198,10 @@ def tiny_llama(folder: Path, *, context: int = 8192, layers: int = 1, tied: bool
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
     PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", bos_token="<s>", eos_token="</s>").save_pretrained(folder)
-    torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
-                                 num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
-                                 bos_token_id=1, eos_token_id=2, tie_word_embeddings=tied)).save_pretrained(folder)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
+                         bos_token_id=1, eos_token_id=2, tie_word_embeddings=tied, initializer_range=0.2)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        LlamaForCausalLM(config).save_pretrained(folder)
     return folder
