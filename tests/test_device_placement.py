@@ -128,12 +128,15 @@ def test_scoring_and_generation_keep_tensors_on_the_model_device(tiny, method, k
                                for i, d in enumerate(DOCS)], disable_tqdm=True)
         rolling = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", DOCS[0], (ROLLING,), 0),
                                             Instance("loglikelihood_rolling", DOCS[1], (ROLLING[:48],), 1)], disable_tqdm=True)
-        out = lm.generate_until([Instance("generate_until", d, (f"Question: {d['question']}?\nAnswer:",
-                                                                  {"until": ["\n"], "max_gen_toks": 3, "do_sample": False}), i)
-                                 for i, d in enumerate(DOCS)], disable_tqdm=True)
+        gen = [Instance("generate_until", d, (f"Question: {d['question']}?\nAnswer:",
+                                              {"until": ["\n"], "max_gen_toks": 3, "do_sample": False}), i)
+               for i, d in enumerate(DOCS)]
+        out = lm.generate_until(gen, disable_tqdm=True)
     assert len(ll) == 2 and all(x[0] < 0 for x in ll)
     assert len(rolling) == 2 and all(x < 0 for x in rolling)
-    assert len(out) == 2
+    assert len(out) == 2 and all(out), out  # the steps after the first ran (an answer ended at once would skip them)
+    if method == "tokrag":  # a generated token was tested: the attention and hidden-state reads of that path ran
+        assert any(tok[0] in ("R", "L") for r in gen for tok in r.args[-1]["tokrag_trace"]["tokens"])
     assert mode.mixes == [], f"{method}: ops mixing host-made and device tensors (fail on CUDA): {sorted(set(mode.mixes))}"
 
 

@@ -164,6 +164,10 @@ def test_a_killed_cell_resumes_from_its_journal_byte_identical_to_an_uninterrupt
     gen_cell, mc_cell = ref["standard/tokrag_model_mini/seed1"], ref["standard/tokrag_model_mini_mc/seed1"]
     assert {_cost(d)["resumed_requests"] for d in ref.values()} == {0}
     assert not list((tmp_path / "ref").glob(f"*/{JOURNAL}"))
+    # not vacuous: three different answers, each to its 4-token budget (a replay that lost or swapped one shows)
+    answers = [json.loads(x)["resps"][0][0] for x in _samples(gen_cell)["samples_tokrag_model_mini.jsonl"].splitlines()]
+    assert len(answers) == 3 and all(answers) and len(set(answers)) == 3, answers
+    assert _cost(gen_cell)["generated_tokens"] == 12
 
     runs = tmp_path / "runs"
     got = _cells(spec, runs)
