@@ -4,7 +4,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
 
 * the method name, the model (registry name or ``module:Class``) and its resolved ``model_args``, a ``pretrained``
   that names a local file or folder as ``local:<model fingerprint>`` (:func:`keyed_model_args`: ``./m``, ``/abs/m``,
-  ``m/``, a symlink and the folder moved elsewhere are one key; a run keyed with the path as written, before s60, is
+  ``m/``, a symlink and the folder moved elsewhere are one key; a folder holding a file that fingerprint does not hash,
+  :func:`unhashed_model_file`, keeps the path as written; a run keyed with the path as written, before s60, is
   found while the spec writes it so: :func:`adopt_legacy_key`);
 * the model fingerprint: SHA-256 of the weight and tokenizer files that ``pretrained`` resolves to, every
   file whatever its size (so the chat template, shipped in ``tokenizer_config.json`` / ``chat_template.jinja`` /
