@@ -772,7 +772,8 @@ def _retrieve(a: argparse.Namespace) -> int:
     _check_corpus_arg(a, "and give --index (a BM25 index folder or a Pyserini prebuilt name)")
     params = _params(a)
     prebuilt = a.corpus is not None and a.corpus.startswith("prebuilt:")
-    if a.dry_run:
+    if a.dry_run:  # the run's checks of the options first (its lines, exit 2), then the plan
+        _check_index_args(a, prebuilt)
         return _dry_run(a.corpus, a.retriever, params, a.topics)
     if not a.topics or not a.output:
         raise ConfigError("--topics and --output are required (only --dry-run works without them)")
@@ -784,6 +785,7 @@ def _retrieve(a: argparse.Namespace) -> int:
     # another corpus, nq-oracle over wiki-vital, are retrieved as any question set)
     queries, _, gold = load_topics(a.topics, a.data_dir, corpus=local if a.exclude_gold else None)
     _check_output_kinds(out, ctxs_out, bool(a.output_ctxs))  # still before the search; after the inputs' own lines
+    _check_index_args(a, prebuilt)
     if a.corpus is None:
         return _retrieve_index_only(a, queries)
     from .api import retrieve
@@ -794,11 +796,7 @@ def _retrieve(a: argparse.Namespace) -> int:
         runtime["threads"] = a.threads
     if a.batch_size:
         runtime["batch_size"] = a.batch_size
-    if a.index:
-        if prebuilt:
-            raise ConfigError("--index names a local BM25 index folder; with --corpus prebuilt:NAME Pyserini's own indexes are used")
-        if a.retriever != "bm25":
-            raise ConfigError("--index names a BM25 (Lucene) index folder; dense indexes live in the cache, keyed by corpus and encoder")
+    if a.index:  # with a prebuilt corpus or another retriever: refused by _check_index_args
         runtime["index"] = a.index
     if a.retriever != "bm25":
         runtime["device"] = a.device
@@ -827,28 +825,87 @@ def _pyserini_topics_name(spec: str) -> tuple[str, str]:
     return tname, n
 
 
+def _check_index_args(a: argparse.Namespace, prebuilt: bool) -> None:
+    """``retrieve``'s refusals of ``--corpus`` / ``--index`` / the retriever together, which read no file: the run's
+    (after its topics) and the dry run's (first) lines. ``prebuilt``: ``--corpus`` is a ``prebuilt:`` name.
+
+    Raises:
+        ConfigError: no ``--corpus`` with ``--dense``/``--hybrid``/``--dpr`` (only BM25 over ``--index`` is possible
+            then), neither ``--corpus`` nor ``--index``, or ``--index`` with a prebuilt corpus or another retriever
+            than BM25.
+    """
+    if a.corpus is None:
+        if a.retriever != "bm25":
+            raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
+        if not a.index:
+            raise ConfigError("give --corpus (a corpus file or name) or --index (an index folder or Pyserini prebuilt name)")
+    elif a.index:
+        if prebuilt:
+            raise ConfigError("--index names a local BM25 index folder; with --corpus prebuilt:NAME Pyserini's own indexes are used")
+        if a.retriever != "bm25":
+            raise ConfigError("--index names a BM25 (Lucene) index folder; dense indexes live in the cache, keyed by corpus and encoder")
+
+
+def _check_run_params(corpus: str | None, retriever: str, params: dict[str, Any]) -> None:
+    """The checks :func:`retrieval.api.retrieve` makes of ``retriever`` and ``params`` over ``corpus`` (a
+    ``prebuilt:`` name, a local corpus name or path, None: ``--index``) before it opens the run cache or starts a
+    search, with its lines: the dry run's, which reads no corpus (s60 f2: ``--hybrid --alpha 0.95`` over a local
+    corpus, ``--fusion``/``--rrf-k`` over a prebuilt one printed a plan, exit 0, for a run that is refused).
+
+    Raises:
+        ConfigError: an unknown retriever; ``dpr`` over a local corpus; any refusal of
+            :func:`retrieval.api._resolve_params` (unknown parameters, over a prebuilt corpus ``fusion`` and
+            ``rrf_k`` too; a ``k1``/``b``/``alpha`` that is no finite number; a true/false setting it cannot read;
+            the ranges; a local weighted hybrid without ``alpha``; a local hybrid's ``fusion`` other than ``rrf`` /
+            ``weighted`` or a setting its fusion ignores: :func:`retrieval.hybrid.check_fusion_settings`); and over a
+            prebuilt corpus :func:`retrieval.prebuilt.check_params` (a hybrid without ``alpha``).
+    """
+    from .api import PREBUILT, RETRIEVERS, _resolve_params
+    from .errors import unknown_name
+
+    if retriever not in RETRIEVERS:  # an expectation file's condition; the CLI's flags give a known one
+        raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
+    prebuilt = corpus is not None and corpus.startswith(PREBUILT)
+    if corpus is None:  # BM25 over --index (_check_index_args): k1 and b, read by Bm25Searcher
+        return
+    if not prebuilt and retriever == "dpr":  # retrieve()'s line
+        raise ConfigError(
+            "retriever 'dpr' searches Pyserini's prebuilt DPR FAISS index (corpus 'prebuilt:wikipedia-dpr-100w'); "
+            "for a local corpus use retriever 'dense' with encoder_class 'dpr' and DPR encoders"
+        )
+    p = _resolve_params(retriever, params, prebuilt)[0]
+    if prebuilt:
+        from .prebuilt import check_params
+
+        check_params(corpus[len(PREBUILT):], retriever, p)  # a hybrid without alpha
+
+
 def _dry_run(corpus: str | None, retriever: str, params: dict[str, Any], topics: str | None = None,
              expect: bool = False) -> int:
     """Print what retrieval over ``corpus`` with ``topics`` would download (a prebuilt corpus; Pyserini's topic
     sets) and return 0; ``expect``: the topics come from an expectation file (``--topics`` is refused there).
+    Nothing is downloaded, no index built, no model loaded.
 
     Raises:
-        ConfigError: what the run would refuse (a malformed ``pyserini:`` topics name, a hybrid without alpha).
+        ConfigError: what the run would refuse, with its line (exit 2): a malformed ``pyserini:`` topics name, then
+            the retriever and its parameters (:func:`_check_run_params`: a local hybrid's ``--alpha`` with RRF
+            fusion, ``--fusion``/``--rrf-k`` over a prebuilt corpus, a hybrid without alpha, ...).
     """
     if topics is not None and topics.partition(":")[0] == "pyserini":
         # the topic file is the first download of a real run: offline, its failure is the first error
         _pyserini_topics_name(topics)
+    _check_run_params(corpus, retriever, params)  # before any line of the plan: the run refuses it
+    if topics is not None and topics.partition(":")[0] == "pyserini":
         local = "in a copy of the expectation file, topics: PATH" if expect else "give a local topics file"
         print(f"topics {topics}: Anserini downloads the topic file on first use (small; needs the internet unless "
               f"downloaded before); offline, {local} (TSV or JSONL with answers)")
     if corpus is None or not corpus.startswith("prebuilt:"):
         print(f"{corpus or '--index'}: a local corpus or index folder: nothing to download")
         return 0
-    from .prebuilt import check_params, format_plan, known_params
+    from .prebuilt import format_plan, known_params
     from .worker import call_java
 
     p = {**known_params(retriever), **params}
-    check_params(corpus[len("prebuilt:"):], retriever, p)  # what the run would refuse (a hybrid without alpha)
     print(format_plan(call_java("prebuilt_plan", corpus[len("prebuilt:"):], retriever, p)))
     return 0
 
@@ -863,10 +920,7 @@ def _retrieve_index_only(a: argparse.Namespace, queries: dict[str, str]) -> int:
     from .cache import _versions, jsonl_lines, trec_lines
     from .io import fingerprint, read_index_meta
 
-    if a.retriever != "bm25":
-        raise ConfigError("without --corpus only BM25 over --index is possible; give --corpus for dense/hybrid")
-    if not a.index:
-        raise ConfigError("give --corpus (a corpus file or name) or --index (an index folder or Pyserini prebuilt name)")
+    _check_index_args(a, False)  # checked by _retrieve already: another caller gets the same lines
     kw = {"k1": a.k1 if a.k1 is not None else 0.9, "b": a.b if a.b is not None else 0.4}
     looks_like_path = Path(a.index).expanduser().exists() or os.sep in a.index or a.index.startswith(".")
     s = Bm25Searcher(a.index, **kw) if looks_like_path else Bm25Searcher.from_prebuilt(a.index, **kw)
