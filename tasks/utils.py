@@ -292,14 +292,23 @@ def _as_bool(value: Any, name: str) -> bool:
     return read_bool(value, f"task metadata {name}")
 
 
+_CLI_FLAG = re.compile(r" \((?:--k1|--b|--alpha|--rrf-k|--normalization|--weight-on-dense)\)(?=, |: )")
+"""``tokrag retrieve``'s flag after a named setting (``alpha=0.95 (--alpha): ``, ``normalization=True
+(--normalization), ``) in a line of :func:`retrieval.api._resolve_params` (its own and
+:func:`retrieval.hybrid.check_fusion_settings`')."""
+_CLI_FUSION = re.compile(r"\(--fusion (rrf|weighted); task metadata retriever_params fusion: \1\)")
+"""The CLI flag beside the metadata key in :func:`retrieval.hybrid.check_fusion_settings`' fix."""
+
+
 def _task_params_line(message: str, task: str | None) -> str:
     """A line of :func:`retrieval.api._resolve_params` as a task's: ``<task>: task metadata retriever_params b='0.4': b
-    must be a finite number``, like :func:`check_task_keys`' lines, without the ``(--b)`` of ``tokrag retrieve``'s own
-    flags (lm_eval has none) and without a second ``retriever_params``; a line that names no value (an unknown name)
-    after ``retriever_params:``."""
-    for name in ("k1", "b", "alpha"):  # "b='0.4' (--b): ...": the CLI's flag, which lm_eval does not have
-        if message.startswith(f"{name}="):
-            message = message.replace(f" (--{name}): ", ": ", 1)
+    must be a finite number``, like :func:`check_task_keys`' lines, without ``tokrag retrieve``'s own flags (lm_eval
+    has none): no ``(--b)``, ``(--rrf-k)``, ``(--normalization)``, ... after a setting, however many are named, and
+    the fusion fix ``(--fusion weighted; task metadata retriever_params fusion: weighted)`` as ``(task metadata
+    retriever_params fusion: weighted)``; without a second ``retriever_params``; a line that names no value (an
+    unknown name) after ``retriever_params:``."""
+    message = _CLI_FLAG.sub("", message)  # "b='0.4' (--b): ...": the CLI's flag, which lm_eval does not have
+    message = _CLI_FUSION.sub(r"(task metadata retriever_params fusion: \1)", message)
     message = message.removeprefix("retriever_params ")  # read_bool's label: "retriever_params l2_norm='flase': ..."
     return (f"{task}: " if task else "") + "task metadata retriever_params" + (
         " " if re.match(r"[A-Za-z_]\w*=", message) else ": ") + message
@@ -310,7 +319,8 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
     """Task metadata ``retriever_params`` checked as :func:`retrieval.retrieve` checks it, without reading data: by
     :func:`retrieval.api._resolve_params` (the one validator: unknown names, a ``k1``/``b``/``alpha`` that is no
     finite number, a true/false parameter such as ``l2_norm`` or the runtime-only ``progress`` that
-    :func:`retrieval.api.read_bool` does not read, the ranges, a local weighted hybrid without ``alpha``), for
+    :func:`retrieval.api.read_bool` does not read, the ranges, a local weighted hybrid without ``alpha``, a local
+    hybrid's ``fusion`` other than ``rrf``/``weighted`` or a setting its fusion ignores), for
     ``retriever`` over ``corpus`` (a ``prebuilt:`` name or a local corpus). A ``retriever`` that
     :func:`retrieval.retrieve` refuses (unknown, or ``dpr`` over a local corpus) is left to the task's own checks.
 
@@ -321,8 +331,11 @@ def check_retriever_params(params: Any, retriever: Any = "bm25", corpus: Any = "
     Raises:
         ConfigError: one line naming ``task`` (when given) and ``task metadata retriever_params``: ``params`` not a
             mapping, or the reason of :func:`retrieval.api._resolve_params` (``nq_oracle_dense: task metadata
-            retriever_params l2_norm='flase': expected true or false``; ``b='0.4': b must be a finite number``
-            without the CLI's ``(--b)``: :func:`_task_params_line`).
+            retriever_params l2_norm='flase': expected true or false``; ``b='0.4': b must be a finite number``; a
+            local hybrid's ``fusion='Weighted'; use 'rrf' or 'weighted'`` or ``alpha=0.95: a setting of weighted
+            fusion, but this hybrid fuses by reciprocal rank fusion ...`` and ``fusion: weighted`` as the fix, of
+            :func:`retrieval.hybrid.check_fusion_settings`), without ``tokrag retrieve``'s flags such as ``(--b)``,
+            ``(--normalization)`` or ``--fusion weighted``, which lm_eval does not have (:func:`_task_params_line`).
     """
     from collections.abc import Mapping
 
