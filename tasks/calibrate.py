@@ -125,7 +125,8 @@ def check_both_classes(records: Sequence[TokenRecord]) -> list[str]:
 
 
 def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: Sequence[float] = QUANTILES,
-                      policy: str = "auto", js_min_layer: int | float | None = None, rate: float = 1.0) -> dict[str, Any]:
+                      policy: str = "auto", js_min_layer: int | float | None = None, rate: float = 1.0,
+                      n_boot: int = 0, seed: int = 0) -> dict[str, Any]:
     """The preset ``params`` and ``calibration`` summary from dev ``records`` (module docstring).
 
     Args:
@@ -136,6 +137,11 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
             ``js_min_layer``, from which the records' gaps were recorded; None: the authors' 10/32.
         rate: the model's decision multiplier: every candidate is scored by ``rate·S_R − S_L``, as the decoder decides
             (:meth:`tasks.analyze.Policy.score`).
+        n_boot, seed: with ``n_boot`` > 0, ``calibration.dev_ci_by_layer`` holds each fixed layer's 95% bootstrap CI
+            ``[low, high]`` of its dev AUC (``tokrag calibrate --bootstrap``/``--seed``, as ``tokrag analyze`` computes
+            its CIs: samples resampled within each data set, the same resamples for every layer; null where no
+            resample has both classes); 0: no CIs (the key is absent). Before, calibrate accepted ``--bootstrap`` and
+            ``--seed`` and ignored them, and printed every dev AUC as a bare number.
     Raises:
         ConfigError: no data set with strict tokens of both classes (:func:`check_both_classes`), no gap value
             (``auto`` / ``dynamic`` only: the fixed layer needs none; with ``fixed`` the ``dynamic`` summary then
@@ -156,6 +162,7 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
     d = TokRAGParams()
     default_layer = resolve_layer(d.layer, n_layers)
     by_layer = {i: strict_auc(strict, Policy(f"layer{i}", "fixed", i, rate=rate)) for i in range(n_layers)}
+    ci_by_layer = layer_cis(strict, n_layers, rate, n_boot, seed) if n_boot > 0 else None
     eligible = [i for i in range(n_layers) if all(r.sees_span(i) for r in strict)]
     if not eligible:
         raise ConfigError("calibrate: no layer's attention sees the whole retrieved span at every strict dev token")
@@ -196,11 +203,31 @@ def calibrate_records(records: Sequence[TokenRecord], n_layers: int, quantiles: 
                         "uncalibrated_threshold": d.js_threshold,
                         "uncalibrated_quantile": float((gaps <= d.js_threshold).mean()) if len(gaps) else None},
             "dev_auc_by_layer": by_layer,
+            **({"dev_ci_by_layer": ci_by_layer, "bootstrap": n_boot, "seed": seed} if ci_by_layer is not None else {}),
             "dev_auc_by_quantile": by_q,
             "dev_counts": token_counts(records),
             **({"uncompared": uncompared} if uncompared else {}),
         },
     }
+
+
+def layer_cis(strict: Sequence[TokenRecord], n_layers: int, rate: float, n_boot: int, seed: int
+              ) -> dict[int, list[float | None]]:
+    """``{layer: [low, high]}``: the 95% percentile bootstrap CI of each fixed layer's strict dev AUC
+    (:func:`tasks.analyze.summarize` over :func:`tasks.analyze.bootstrap_indices`: ``n_boot`` resamples of the
+    samples, within each data set, numpy ``default_rng(seed)``; the same resamples for every layer, as ``tokrag
+    analyze`` pairs its policies). ``[None, None]`` where no resample holds both classes. Raises nothing."""
+    from .analyze import bootstrap_indices, summarize
+
+    strata = data_set_strata(strict)
+    boot = bootstrap_indices([r.sample for r in strict], n_boot, seed, strata)
+    labels = [r.strict_label for r in strict]
+    out: dict[int, list[float | None]] = {}
+    for i in range(n_layers):
+        pol = Policy(f"layer{i}", "fixed", i, rate=rate)
+        res = summarize(labels, [pol.score(r) for r in strict], boot, strata=strata)
+        out[i] = [None if math.isnan(res["ci_low"]) else res["ci_low"], None if math.isnan(res["ci_high"]) else res["ci_high"]]
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         recs, cfgs = collect_all(lm, args, "dev")
         kept = [(Path(c["records_file"]), c["n"]) for c in cfgs.values()]
-        preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, run_seconds(cfgs.values(), time.time() - t0))
+        preset = write_calibration(path, lm, recs, cfgs, quantiles, args.policy, run_seconds(cfgs.values(), time.time() - t0),
+                                   n_boot=args.bootstrap, seed=args.seed)
         print_preset(preset)
         print(f"wrote {path}")
     except KeyboardInterrupt as exc:  # one line, not a traceback from the decoder or the tokenizer load
@@ -290,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecord]], cfgs: dict[str, dict],
                       quantiles: Sequence[float] = QUANTILES, policy: str = "auto",
-                      seconds: float | dict | None = None) -> dict:
+                      seconds: float | dict | None = None, n_boot: int = 1000, seed: int = 0) -> dict:
     """Calibrate on the dev records of every data set, pooled with within-data-set AUCs
     (:func:`calibrate_records`), and write the preset for ``lm`` (the data configurations recorded);
     returns the preset as read back. Its ``params`` hold, beside the calibrated layer or threshold, every Tok-RAG
@@ -299,6 +327,9 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     ``preset=`` run applies them and warns of other values given explicitly (before 2026-12-05 only the layer or
     threshold was written, and a preset run silently used the defaults: such a preset reads as calibrated with the
     defaults; ``token_lists`` is written since 2026-12-07, an older preset reads as ``generalised``).
+
+    ``n_boot``, ``seed``: the bootstrap of each fixed layer's dev AUC CI (:func:`layer_cis`; ``calibration.dev_ci_by_layer``;
+    0: none).
 
     ``seconds``: the time keys of ``calibration`` (:func:`tasks.analyze.run_seconds`: ``seconds`` = the total scoring
     time of the dev samples used, over every invocation that scored them, None where older records lack per-sample
@@ -324,7 +355,8 @@ def write_calibration(path: str | Path, lm: Any, recs: dict[str, list[TokenRecor
     if any(c["split"] != "dev" for c in cfgs.values()):
         raise ConfigError("calibrate: only dev records may be used (test questions are never used for tuning)")
     cal = calibrate_records([r for v in recs.values() for r in v], lm.decoder.n_layers, quantiles, policy,
-                            lm.params.js_min_layer, lm.params.rate)  # the scan start the records' gaps were recorded from
+                            lm.params.js_min_layer, lm.params.rate,  # the scan start the records' gaps were recorded from
+                            n_boot=n_boot, seed=seed)
     keys = ("data", "split", "n", "k", "max_tokens", "runs", "key", "prompt", "apply_chat_template", "chat_template_sha256",
             "bypass", "tokrag_data")
     cal["calibration"]["data"] = {name: {k: c[k] for k in keys if k in c} for name, c in cfgs.items()}
@@ -422,14 +454,20 @@ def print_preset(preset: dict) -> None:
     # each title on a line of its own: as a Table title it was wrapped to the narrow table's width, mid-phrase
     con.print(f"dev fixed layers: strict AUC ({n['strict']} strict tokens of {n['tokens']}, {n['samples']} samples)",
               style="italic", highlight=False)
+    cis = c.get("dev_ci_by_layer") if isinstance(c.get("dev_ci_by_layer"), dict) else None  # absent: --bootstrap 0, older
     t = Table()
     t.add_column("layer", justify="right")
-    t.add_column("dev AUC", justify="right")
+    t.add_column("dev AUC" + (" [95% CI]" if cis is not None else ""), justify="right")
+    na = (lambda x: x is None or (isinstance(x, float) and math.isnan(x)))
     for layer, a in c["dev_auc_by_layer"].items():
         mark = " <- best" if int(layer) == c["fixed"]["layer"] else " (paper default)" if int(layer) == c["fixed"]["paper_default_layer"] else ""
         if int(layer) in c["fixed"].get("excluded_layers", []):
             mark += " (excluded: cannot see the whole span)"
-        t.add_row(str(layer), ("n/a" if a is None or (isinstance(a, float) and math.isnan(a)) else f"{a:.3f}") + mark)
+        ci = ""
+        if cis is not None:  # a preset read back from JSON has string keys
+            lo, hi = (list(cis.get(str(layer), cis.get(layer)) or []) + [None, None])[:2]
+            ci = f" [{'n/a' if na(lo) else f'{lo:.3f}'}, {'n/a' if na(hi) else f'{hi:.3f}'}]"
+        t.add_row(str(layer), ("n/a" if na(a) else f"{a:.3f}") + ci + mark)
     con.print(t)
     if not c["dev_auc_by_quantile"]:  # --policy fixed with no gap value: no dynamic candidate
         con.print("dev dynamic rule: not calibrated (no generation-relevant dev token, so no gap value)",
