@@ -138,7 +138,17 @@ def _resolve_params(retriever: str, params: Mapping[str, Any] | None, prebuilt: 
     :func:`check_numbers` (the CLI's) -> ConfigError naming the parameter. The true/false parameters are returned as bools (``"false"`` as False), so the run's key and the dense index folder are those of the bool; so is
     the runtime option ``progress``. ``k1``, ``b`` and ``alpha`` are returned as floats (``k1: 1`` as ``1.0``, the
     value the searchers compute with), so the run's key, recorded ``params`` and the docs' ``run_fingerprint`` are
-    those of the float."""
+    those of the float.
+
+    Raises:
+        ConfigError: one line naming the parameter: a name unknown to ``retriever`` (over a prebuilt corpus ``fusion``
+            and ``rrf_k`` too: Pyserini's hybrid is always weighted); a ``k1``, ``b`` or ``alpha`` that is not a finite
+            number; a true/false parameter or ``progress`` that :func:`read_bool` does not read; the ranges of
+            :func:`check_numbers`; for a local hybrid, weighted fusion without ``alpha``, a ``fusion`` other than
+            ``rrf`` / ``weighted`` (``'Weighted'``, ``['weighted']``), or a setting its fusion ignores (``alpha``,
+            ``normalization``, ``weight_on_dense`` with RRF, ``rrf_k`` with weighted fusion, each other than its
+            default: :func:`retrieval.hybrid.check_fusion_settings`).
+    """
     from .cache import _finite, _shown_rank  # the rank rule's: a finite number a float holds, and how one is shown
 
     params = {k: _plain_number(v) for k, v in (params or {}).items()}
@@ -339,9 +349,12 @@ def retrieve(
         The cache key of a prebuilt run holds every index's name and md5 (Pyserini's table).
 
     Raises:
-        ConfigError: unknown retriever or parameter, k < 1, bad qids, a hybrid over a prebuilt corpus without
-        ``alpha``, a true/false parameter (``l2_norm``, ``normalization``, ``weight_on_dense``) that is neither a
-        bool nor ``"true"``/``"false"`` (:func:`read_bool`; ``"false"`` runs as False). DataError: empty,
+        ConfigError: unknown retriever or parameter, k < 1, bad qids, ``dpr`` over a local corpus, a hybrid over a
+        prebuilt corpus without ``alpha``, a true/false parameter (``l2_norm``, ``normalization``, ``weight_on_dense``)
+        that is neither a bool nor ``"true"``/``"false"`` (:func:`read_bool`; ``"false"`` runs as False), a local
+        weighted hybrid without ``alpha``, a local hybrid's ``fusion`` other than ``rrf``/``weighted`` or a setting
+        its fusion ignores (``alpha`` with RRF: :func:`retrieval.hybrid.check_fusion_settings`), the other refusals
+        of :func:`_resolve_params`; all before the corpus is searched or the run cache opened. DataError: empty,
         whitespace-only or invalid-Unicode queries, bad corpus files.
         IndexNotFoundError, JavaSetupError, OfflineError: see the searchers. TokragError: the worker process
         died (e.g. a JVM crash).
