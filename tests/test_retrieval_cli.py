@@ -110,5 +110,5 @@ def test_prebuilt_index_names(env, tmp_path, capsys, monkeypatch):
 
     monkeypatch.setenv("PYSERINI_CACHE", str(tmp_path))
     monkeypatch.setattr(pyserini.util, "download_url", offline)
-    with pytest.raises(OfflineError, match="wikipedia-dpr-100w.*cannot be downloaded.*tokrag index build"):
+    with pytest.raises(OfflineError, match="wikipedia-dpr-100w.*cannot be downloaded.*search a local corpus instead.*tokrag retrieve --corpus"):
         Bm25Searcher.from_prebuilt("wikipedia-dpr-100w")
