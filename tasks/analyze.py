@@ -1477,14 +1477,27 @@ def check_preset_before_load(path: str, args: argparse.Namespace) -> None:
     (:func:`tokrag_model.methods.tokrag.read_preset`), or params that fit no model of the depth the preset records
     (:func:`preset_policy`: a layer outside it, the dynamic rule's params beside a fixed layer). ``args``: this
     module's namespace (:func:`build_parser`); its ``--model-args`` / ``--model`` name the model in the fix. The
-    fingerprint and the loaded model's depth are checked after the load (``read_preset`` with them).
+    fingerprint and the loaded model's depth are checked after the load (``read_preset`` with them). A preset whose
+    ``calibration.data`` records a data set on another split than ``dev`` (a hand edit: ``tokrag calibrate`` refuses
+    ``--split test`` and writes dev records only) is refused: its ``calibrated`` row would be scored as held-out on the
+    very questions it was tuned on (measured: ``calibration.data.wiki.split`` set to ``test`` printed ``calibrated on
+    wiki test (30 samples)`` and the test tables without a word; ``benchmarks/tokrag_analysis.py --preset`` refused it
+    already, after the model load).
 
     Raises:
-        ConfigError: as ``read_preset`` and :func:`preset_policy` (one line naming the file).
+        ConfigError: as ``read_preset`` and :func:`preset_policy` (one line naming the file); a split other than dev
+            in ``calibration.data``.
     """
     from tokrag_model.methods.tokrag import read_preset
 
     early = read_preset(path)
+    data = (early.get("calibration") or {}).get("data")
+    for name, cfg in (data.items() if isinstance(data, dict) else ()):
+        split = cfg.get("split", "dev") if isinstance(cfg, dict) else "dev"  # not recorded: not judged (older presets)
+        if split != "dev":
+            raise ConfigError(f"--preset {path}: calibration.data.{name}.split is {split!r}, not 'dev': a preset is "
+                              "chosen on dev questions only (test questions are never used for tuning), so this one "
+                              "cannot be scored as calibrated; write one with 'tokrag calibrate --split dev'")
     depth = early.get("model", {}).get("n_layers")
     if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
         preset_policy(early, depth, (_given_model_args(args) or {}).get("pretrained") or args.model)
