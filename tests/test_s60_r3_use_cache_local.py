@@ -5,7 +5,7 @@ spelling.
 resolved configuration with ``pretrained`` as written beside the weights and files fingerprints, so ``pretrained=m``,
 ``./m/``, ``/abs/m`` and a link to ``m`` read four caches of the same answers (s59 a1's note; k1's 3cfc1fc did the same
 fix for the leaderboard's run keys). Now it holds ``local`` there, where the two fingerprints cover the folder's
-files; a folder with a file neither hashes (``qwen.tiktoken``) keeps its path, so two such folders never share a
+files; a folder with a file neither hashes (``weights.pth``; ``qwen.tiktoken`` until s60 rt hashed it) keeps its path, so two such folders never share a
 response, and an alias keeps its name (tests/test_dp_cache_key_s46f10.py asserts its key is unchanged)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_a_folder_with_a_file_no_fingerprint_hashes_keeps_its_path(model_dir, tm
     monkeypatch.chdir(tmp_path)
     for name, data in (("a", b"A"), ("b", b"B")):
         shutil.copytree(model_dir, tmp_path / name)
-        (tmp_path / name / "qwen.tiktoken").write_bytes(data)
+        (tmp_path / name / "weights.pth").write_bytes(data)  # was qwen.tiktoken: hashed since s60 rt
     assert not _keyed_by_files("a", tmp_path / "a")
     assert _keyed_by_files("m", model_dir) is False  # no such path here: not local
     ka, kb = _key("a"), _key("b")

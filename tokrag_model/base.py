@@ -90,10 +90,13 @@ class LogLikelihood(float):
         return (LogLikelihood, (float(self), self.n_tokens))
 
 
-MODEL_FILE_SUFFIXES: frozenset[str] = frozenset({".json", ".jinja", ".model", ".txt", ".py"})
-"""Suffixes of a model folder's non-weight files that change its outputs: config, tokenizer, generation config, chat
+MODEL_FILE_SUFFIXES: frozenset[str] = frozenset({".json", ".jinja", ".model", ".tiktoken", ".txt", ".py"})
+"""Suffixes of a model folder's non-weight files that change its outputs: config, tokenizer (``.model`` sentencepiece,
+``.tiktoken`` such as Qwen-1's ``qwen.tiktoken``, read by its remote tokenizer code), generation config, chat
 template, remote code (:func:`model_files_fingerprint`; those of :func:`leaderboards.keys.weights_fingerprint`'s key
-less the weight formats, plus ``.py``)."""
+less the weight formats, plus ``.py``; the files :data:`tokrag_model.loading.HUB_FILES` fetches besides the weights).
+``.tiktoken`` since s60: before, a ``qwen.tiktoken`` replaced in place kept the ``--use_cache`` key, the analyze
+records key and a preset's ``files_fingerprint`` (a folder holding one is fingerprinted anew once)."""
 
 MODEL_FILES_SKIPPED: frozenset[str] = frozenset({"tokrag_source.json"})
 """Files of a model folder left out of :func:`model_files_fingerprint`: tokrag's own note of where an assembled alias
@@ -226,8 +229,9 @@ def _keyed_by_files(pretrained: Any, folder: Any) -> bool:
     ``.bin`` (:func:`tokrag_model.loading.weights_fingerprint`) or a file of :data:`MODEL_FILE_SUFFIXES`
     (:func:`model_files_fingerprint`), or documentation (a model card, a licence:
     :data:`leaderboards.keys.DOC_FILE_SUFFIXES` / ``DOC_FILE_NAMES``); hidden files and folders and ``__pycache__``
-    are not looked at (the loader reads none). A ``qwen.tiktoken`` or a ``.gguf`` there (read by some loaders, hashed
-    by neither fingerprint) keeps the path as written: two such folders never share a response. Raises nothing."""
+    are not looked at (the loader reads none). A ``.gguf``, a ``.pt`` or a ``weights.pth`` there, or a ``.safetensors``
+    in a sub-folder (read by some loaders or a custom model class, hashed by neither fingerprint) keeps the path as
+    written: two such folders never share a response. Raises nothing."""
     from leaderboards.keys import DOC_FILE_NAMES, DOC_FILE_SUFFIXES, local_pretrained
 
     if folder is None or not local_pretrained(pretrained):
