@@ -20,7 +20,10 @@ process and much less for the next ones (:func:`leaderboards.runner.run_cell`: `
 estimate divided ``wall_s`` by the questions, so 4-question cells whose build took 12 s priced a 20-question cell of
 the same task at 5x its time. Now the per-question rate is ``sum(model_s) / sum(n)`` of the measurements, and
 ``wall_s - model_s`` is counted once per cell: the largest such figure of the task's finished cells for the first
-unfinished cell of each task (spec order), the smallest for the others (:func:`fixed_seconds`). A measurement
+unfinished cell of each task (spec order), and of each seed of a task that draws passages at random
+(:func:`leaderboards.spec.task_draws`: a noise or counterfactual task draws and scores a new seed's passages once, 8-10
+s per seed with ToyLM over ``nq_oracle_bm25_noise60`` where a next cell took 1-2 s; s60 r6), the smallest for the
+others (:func:`fixed_seconds`). A measurement
 written before ``model_s`` existed has no split: where every similar measurement lacks it the rate is ``wall_s / n``
 as before, no fixed part is added, and the cell is counted in ``cells_from_wall_rate`` (:func:`render` says that
 those cells are over-estimated when they have more questions than the cells measured). The model load is in neither
@@ -59,7 +62,7 @@ from retrieval.errors import ConfigError
 
 from .keys import _HashMemo, cell_key, model_target
 from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
-from .spec import Cell, LeaderboardSpec, task_generates, task_yaml_metadata
+from .spec import Cell, LeaderboardSpec, task_draws, task_generates, task_yaml_metadata
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
 FALLBACK_HINT = ("a rough S: SmolLM2-135M-Instruct at k=5, 16 new tokens, one process per cell on CPU took 3.4 s per "
@@ -208,8 +211,10 @@ def matching(cell: Cell, kind: str, ms: list[Measurement],
 def fixed_seconds(task: str, used: list[Measurement], ms: list[Measurement]) -> tuple[float, float] | None:
     """``(first, next)``: the fixed seconds (:attr:`Measurement.fixed_s`, ``wall_s - model_s``) of an unfinished cell of
     ``task``, counted once per cell whatever its number of questions: ``first`` for the first unfinished cell of the
-    task in the estimate (spec order; the largest fixed seconds measured: a first cell of a task in a process builds
-    it, its retrieval, a BM25 index, the JVM), ``next`` for the others (the smallest measured: the task's caches are
+    task in the estimate, and of each of its seeds when the task draws passages at random (spec order; the largest
+    fixed seconds measured: a first cell of a task in a process builds it, its retrieval, a BM25 index, the JVM; a
+    new seed of a noise or counterfactual task draws and scores its passages: :func:`estimate`), ``next`` for the
+    others (the smallest measured: the task's caches are
     warm). Read from the finished cells of the same task in ``ms`` (any method or model) that recorded ``model_s``,
     else from ``used`` (the measurements the cell's rate came from). None when none of them recorded ``model_s``:
     the rate is then ``wall_s / n`` (:func:`_rate`), which holds the fixed seconds already.
@@ -323,7 +328,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``unestimated_unmeasured``: how many unestimated cells have no rate (no similar finished cell, no ``fallback``);
     the others lack only their number of questions, and :func:`render` says so instead of advising the fallback.
     Each of ``cells``: ``s_per_question`` (the per-question rate: model seconds, or wall seconds per question where
-    ``time_basis`` is ``wall``, or the ``fallback``), ``fixed_s`` (:func:`fixed_seconds`, once per cell; 0 for a
+    ``time_basis`` is ``wall``, or the ``fallback``), ``fixed_s`` (:func:`fixed_seconds`, once per cell: ``first``
+    for the first cell of each task and, for a task that draws passages at random, of each seed; 0 for a
     ``wall`` or ``fallback`` basis) and ``seconds`` = ``s_per_question * questions + fixed_s``; ``by_method``'s
     ``s_per_question`` is its ``seconds / questions`` (fixed seconds included). ``cells_from_wall_rate``: how many
     estimated cells have the ``wall`` basis (their measurements recorded no ``model_s``; :func:`wall_rate_line`);
@@ -344,7 +350,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
     todo: list[Cell] = []  # every unfinished cell: the dense indexes they need (index_builds)
     memo = _HashMemo()
-    tasks_started: set[str] = set()  # tasks whose first estimated cell got the task's first-cell fixed seconds
+    builds_started: set[tuple] = set()  # (task, seed or None) whose first estimated cell got the first-cell fixed seconds
     for cell in spec.cells():
         try:
             model_target(cell.method.model)
@@ -379,8 +385,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             continue
         pretrained = cell.model_args.get("pretrained")
         split = fixed_seconds(cell.task.task, matching(cell, kind, ms, keyed_pre)[1], ms) if level != "fallback" else None
-        fixed = 0.0 if split is None else split[cell.task.task in tasks_started]
-        tasks_started.add(cell.task.task)
+        # a task that draws passages (noise, counterfactual) builds them once per seed: each seed's first cell pays it
+        build = (cell.task.task, cell.seed if task_draws(cell.task.task, spec.include_path) else None)
+        fixed = 0.0 if split is None else split[build in builds_started]
+        builds_started.add(build)
         cells.append({"cell": cell.cell_id, "model": cell.model_name, "method": cell.method.name, "task": cell.task.task,
                       "pretrained": None if pretrained is None else str(pretrained),
                       "questions": n, "s_per_question": round(rate, 3), "level": level, "measurements": used,
