@@ -573,8 +573,15 @@ class RunCache:
 
     def load(self, config: Mapping[str, Any]) -> Run | None:
         """The cached run for ``config``, or None (absent, corrupt: deleted, or computed by other versions than
-        ``config["engine"]``: recomputed by :meth:`get_or_compute`)."""
-        return self._load_dir(self.folder(config), config.get("engine"))
+        ``config["engine"]``: recomputed by :meth:`get_or_compute`). The run's ``config`` is ``config`` itself: the
+        key leaves out a local corpus's file name and the encoders' names (:func:`key_material`), so the folder's
+        ``meta.json`` may hold those of another request that computed the same run (``a.jsonl`` for a search of its
+        copy ``b.jsonl``), which the docs' retrieval record and ``tokrag retrieve``'s ``.meta.json`` took for this
+        request's until s60 rt."""
+        from dataclasses import replace
+
+        run = self._load_dir(self.folder(config), config.get("engine"))
+        return None if run is None else replace(run, config=dict(config))
 
     def save(self, config: Mapping[str, Any], ctxs: Ctxs, queries: Mapping[str, str] | None, searches: int) -> Run:
         """Write a run atomically (files first, ``meta.json`` with their checksums last). ``meta.json`` holds the

@@ -741,8 +741,9 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
     """Write ``retrieve``'s outputs of the cached ``run`` (all three written before any replaces an earlier one, the
     metadata renamed in last: :func:`_write_run_files`): the TREC run with
     the tag :func:`_run_tag` (the cached file's lines but for the tag), the ctxs JSONL (a copy of the cached one), and
-    beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config, versions,
-    cache key, the ``tokrag_commit`` / ``tokrag_changes`` of the process that computed the run: absent in a run
+    beside the TREC run its ``.meta.json`` (:func:`_meta_beside`): the run cache's ``meta.json`` (config: this
+    request's, ``run.config``, whose corpus file name and encoder names may differ from those of the request that
+    computed the cached run; versions, cache key, the ``tokrag_commit`` / ``tokrag_changes`` of the process that computed the run: absent in a run
     cached before they were recorded), its checksums of the cached files moved under ``cache`` (with the cache folder), and ``output``
     (:func:`_write_run_files`). -> (TREC path, ctxs path)."""
     from .cache import trec_lines
@@ -754,8 +755,8 @@ def _write_outputs(run, a: argparse.Namespace) -> tuple[Path, Path]:
         meta = {}
     if not isinstance(meta, dict):
         meta = {}
-    config = meta.get("config") or run.config or {}
-    meta.setdefault("config", config)
+    config = run.config or meta.get("config") or {}  # this request's names: the cached meta.json may hold those of
+    meta["config"] = config  # another request of the same run (a copy of the corpus under another file name)
     meta.setdefault("key", run.fingerprint)
     tag = _run_tag(config.get("retriever", a.retriever), config.get("params"), config.get("encoder"))
     meta["cache"] = {"folder": str(Path(run.trec_path).parent), "sha256": meta.pop("sha256", None)}
