@@ -114,11 +114,23 @@ def task_kind(task: str, include_path: list[Path]) -> str:
     return "qa" if task_generates(task, include_path) else "lm"
 
 
+def _positive(value: Any) -> float | None:
+    """``value`` (a ``cost.json`` count or seconds: a number, or its text) as a finite float above 0, else None."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
 def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
     """Every finished cell folder under ``runs`` (a ``DONE`` marker, readable config and cost). A ``cost.json`` that
     cannot be read as a JSON object (malformed, nested past Python's recursion limit, another shape) leaves its folder
-    out; an unreadable ``results.json`` only its task version and size. ``model_s`` is read when it is a finite
-    number >= 0 (capped at ``wall_s``), else None (a folder written before it existed)."""
+    out, and so does one whose ``n_samples`` or ``wall_s`` is not a finite number above 0 (a damaged one: text,
+    ``NaN``, ``Infinity``; a NaN ``wall_s`` made the fixed seconds 0, an infinite one an overflow blamed on
+    ``--fallback-s-per-question``, text a ValueError traceback); an unreadable ``results.json`` only its task
+    version and size. ``model_s`` is read when it is a finite number >= 0 (capped at ``wall_s``), else None (a
+    folder written before it existed)."""
     out = []
     for d, cfg in finished_folders(runs):
         try:
@@ -127,12 +139,14 @@ def measurements(runs: Path, include_path: list[Path]) -> list[Measurement]:
             continue
         if not isinstance(cost, dict):  # JSON of another shape: as malformed (an AttributeError traceback)
             continue
-        n, wall = int(cost.get("n_samples") or 0), float(cost.get("wall_s") or 0.0)
-        if n <= 0 or wall <= 0:
+        n, wall = _positive(cost.get("n_samples")), _positive(cost.get("wall_s"))
+        if n is None or wall is None or int(n) <= 0:
             continue
-        model_s = cost.get("model_s")
-        model_s = (min(float(model_s), wall) if isinstance(model_s, (int, float)) and not isinstance(model_s, bool)
-                   and math.isfinite(model_s) and model_s >= 0 else None)
+        n = int(n)
+        model_s = cost.get("model_s")  # a number only (not text: a folder before model_s existed has none)
+        model_s = (_positive(model_s) if model_s != 0 else 0.0) if isinstance(model_s, (int, float)) and not isinstance(
+            model_s, bool) else None  # an integer past float's range (a damaged file) is None, not an OverflowError
+        model_s = None if model_s is None else min(model_s, wall)
         margs = cfg.get("model_args") or {}
         try:
             results = json.loads((d / "results.json").read_text(encoding="utf-8"))
