@@ -17,30 +17,13 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 
 import pytest
+from json_limit_helpers import BIG, DEEP, DIGITS, NESTED, limits  # noqa: F401 (limits: an autouse fixture)
 from leaderboard_helpers import TOY, write_spec
 
 from retrieval.errors import ConfigError
 from tokrag_model.cli import main
-
-DEEP = "[" * 100_000 + "]" * 100_000
-BIG = "1" + "0" * 5000
-
-
-@pytest.fixture(autouse=True)
-def _limits():  # PYTHONINTMAXSTRDIGITS may set another limit: the lines name these
-    digits, depth = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    sys.set_int_max_str_digits(4300)
-    sys.setrecursionlimit(1000)
-    yield
-    sys.set_int_max_str_digits(digits)
-    sys.setrecursionlimit(depth)
-
-
-NESTED = "holds JSON nested too deep for Python's JSON reader (past its recursion limit, 1000); fix the nesting"
-DIGITS = "holds an integer of more than 4300 digits, more than Python's JSON reader converts; fix the number"
 
 
 @pytest.mark.parametrize("text, why", [('{"cells": %s, "tolerances": {}}' % DEEP, NESTED),

