@@ -1488,16 +1488,14 @@ def check_preset_before_load(path: str, args: argparse.Namespace) -> None:
         ConfigError: as ``read_preset`` and :func:`preset_policy` (one line naming the file); a split other than dev
             in ``calibration.data``.
     """
-    from tokrag_model.methods.tokrag import read_preset
+    from tokrag_model.methods.tokrag import preset_split_error, read_preset
 
-    early = read_preset(path)
-    data = (early.get("calibration") or {}).get("data")
-    for name, cfg in (data.items() if isinstance(data, dict) else ()):
-        split = cfg.get("split", "dev") if isinstance(cfg, dict) else "dev"  # not recorded: not judged (older presets)
-        if split != "dev":
-            raise ConfigError(f"--preset {path}: calibration.data.{name}.split is {split!r}, not 'dev': a preset is "
-                              "chosen on dev questions only (test questions are never used for tuning), so this one "
-                              "cannot be scored as calibrated; write one with 'tokrag calibrate --split dev'")
+    early = read_preset(path, check_split=False)  # refused here in analyze's words (read_preset's are lm_eval's)
+    split = preset_split_error(early)
+    if split:
+        raise ConfigError(f"--preset {path}: {split}: a preset is chosen on dev questions only (test questions are "
+                          "never used for tuning), so this one cannot be scored as calibrated; write one with "
+                          "'tokrag calibrate --split dev'")
     depth = early.get("model", {}).get("n_layers")
     if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0:
         preset_policy(early, depth, (_given_model_args(args) or {}).get("pretrained") or args.model)

@@ -926,8 +926,24 @@ def calibrate_hint(pretrained: str | None = None) -> str:
     return f"use a preset calibrated for this model (tokrag calibrate --model {pretrained or 'MODEL'} --split dev)"
 
 
+def preset_split_error(preset: Mapping[str, Any]) -> str | None:
+    """Why ``preset`` (a parsed preset file) records calibration data of another split than dev, or None:
+    ``calibration.data.<name>.split is 'test', not 'dev'`` for its first such data set (``tokrag calibrate`` refuses
+    ``--split test`` and writes dev records only, so such a preset was edited by hand or written by other code). A data
+    entry without ``split`` (older presets) and a ``calibration``/``data`` of another shape are not judged here.
+    Raises nothing."""
+    cal = preset.get("calibration")
+    data = cal.get("data") if isinstance(cal, dict) else None
+    for name, cfg in (data.items() if isinstance(data, dict) else ()):
+        split = cfg.get("split", "dev") if isinstance(cfg, dict) else "dev"  # not recorded: not judged (older presets)
+        if split != "dev":
+            return f"calibration.data.{name}.split is {split!r}, not 'dev'"
+    return None
+
+
 def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int | None = None,
-                pretrained: str | None = None, files_fingerprint: str | None = None) -> dict:
+                pretrained: str | None = None, files_fingerprint: str | None = None, *,
+                check_split: bool = True) -> dict:
     """Load and check a preset file written by ``tokrag calibrate`` (:func:`write_preset`).
 
     ``pretrained`` (the model it is to be used with) only completes the fix the depth and model-files messages give.
@@ -949,7 +965,11 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         model files (config, tokenizer, chat template: model.files_fingerprint X), this model's are Y; use a preset
         calibrated for this model (...)``) or another depth (``n_layers``: ``preset=PATH: made for 18 layers, this
         model has 30; use a preset calibrated for this model (tokrag calibrate --model M --split dev)``; a preset
-        that does not record its depth as an integer says so).
+        that does not record its depth as an integer says so); with ``check_split`` (the default), a preset whose
+        ``calibration.data`` records a split other than dev (:func:`preset_split_error`: ``preset=PATH:
+        calibration.data.wiki.split is 'test', not 'dev': a preset is chosen on dev questions only ...``); before,
+        ``lm_eval --model tokrag --model_args preset=PATH`` ran such a preset without a word (``tokrag analyze
+        --preset`` passes False and refuses it in its own words, :func:`tasks.analyze.check_preset_before_load`).
     """
     from retrieval.corpus import user_path
 
@@ -990,6 +1010,11 @@ def read_preset(path: str | Path, fingerprint: str | None = None, n_layers: int 
         if preset.get(key) is not None and not isinstance(preset[key], dict):
             raise ConfigError(f"{where}: {key!r} is {preset[key]!r}, not an object; write the preset with 'tokrag "
                               "calibrate --split dev'")
+    split = preset_split_error(preset) if check_split else None
+    if split:  # tuned on the questions a run may score: refused as tokrag calibrate --split test is
+        raise ConfigError(f"{where}: {split}: a preset is chosen on dev questions only (test questions are never used "
+                          "for tuning), so its params may be fitted to the questions this run scores; write one with "
+                          "'tokrag calibrate --split dev'")
     model = preset.get("model") or {}
     if fingerprint is not None and model.get("fingerprint") != fingerprint:
         raise ConfigError(f"{where}: calibrated for other weights (pretrained={model.get('pretrained')!r}, fingerprint "
