@@ -500,8 +500,8 @@ def index_builds(spec: LeaderboardSpec, cells: list[Cell], memo: _HashMemo) -> l
         if isinstance(params, str):  # --metadata given as JSON text
             try:
                 params = json.loads(params)
-            except ValueError:
-                continue
+            except (ValueError, RecursionError):  # malformed, or past Python's digit or recursion limit: the run's
+                continue  # own check names it
         try:
             p, _ = _resolve_params(retriever, params if isinstance(params, dict) else None)
             corpus = resolve_corpus(name, meta.get("data_dir"))

@@ -936,8 +936,8 @@ def dense_encoders(task: str, include_path: list[Path], memo: _HashMemo,
     if isinstance(params, str):  # --metadata given as JSON text
         try:
             params = json.loads(params)
-        except ValueError:
-            params = None
+        except (ValueError, RecursionError):  # malformed, or past Python's digit or recursion limit: as malformed
+            params = None  # (the run's own check names it)
     p = {**DENSE_PARAMS, **(params if isinstance(params, dict) else {})}
     names = dict.fromkeys([str(p["encoder"]), str(p.get("query_encoder") or p["encoder"])])  # one walk when the same
     return {name: encoder_fingerprint(name, memo) for name in names}
