@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ns_dev = analyze.build_parser().parse_args(common + ["--n", str(args.n_dev or args.n), "--split", "dev"])
         dev, dev_cfgs = analyze.collect_all(lm, ns_dev, "dev")
-        preset = calibrate.write_calibration(os.path.join(args.out, "tokrag_preset.json"), lm, dev, dev_cfgs)
+        preset = calibrate.write_calibration(os.path.join(args.out, "tokrag_preset.json"), lm, dev, dev_cfgs,
+                                             n_boot=args.bootstrap, seed=0)  # the study's resamples (--bootstrap 0: none)
         warnings = []  # calibrated here, on this run's prompt format and dtype
     calibrate.print_preset(preset)
 
