@@ -1504,6 +1504,87 @@ def check_cell_args(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     check_lm_questions(spec, with_args, classes, managers)
 
 
+def device_unavailable(device: str) -> str | None:
+    """Why this machine cannot run ``device`` (a device string torch knows; the spec's load refused the others), as
+    one clause without the fix; None where it can (``cpu``, and any device whose backend says it is there).
+
+    ``cuda`` / ``cuda:N``: ``torch.cuda.is_available()``, and ``N`` below ``torch.cuda.device_count()``; ``mps``:
+    ``torch.backends.mps.is_available()``; another type torch knows (``xpu``, ``npu``, ``hpu``):
+    :func:`tokrag_model.args.to_device`'s rule (its backend's ``is_available()``). Loads no model.
+    """
+    import torch
+
+    from tokrag_model.args import to_device
+
+    try:
+        dev = torch.device(device.strip())
+    except (RuntimeError, ValueError):
+        return None  # not a device name: the spec's load and the model's argument check name it
+    if dev.type == "cpu":
+        return None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            return "torch.cuda.is_available() is False on this machine (CPU build of torch?)"
+        count = torch.cuda.device_count()
+        if dev.index is not None and dev.index >= count:
+            have = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+            return f"this machine has {count} CUDA device{'' if count == 1 else 's'} ({have}), no {dev}"
+        return None
+    if dev.type == "mps":
+        return None if torch.backends.mps.is_available() else "torch.backends.mps.is_available() is False on this machine"
+    try:
+        to_device(device)
+    except ValueError as exc:
+        return re.sub(r"; use cpu$", "", str(exc))
+    return None
+
+
+def check_cell_devices(spec: LeaderboardSpec, cells: list[Cell]) -> None:
+    """Refuse, before any model loads and any cell starts, a device of ``cells`` that this machine cannot run
+    (:func:`device_unavailable`): the device each cell's model gets, the spec's ``device:`` (its ``shared:`` or its
+    model's ``models[i].shared:``) unless the cell's ``model_args`` name one (they win, as
+    :func:`tokrag_model.args.merge_lm_eval_flags` merges them). Before this, a spec's ``device: cuda:0`` on a machine
+    without CUDA ran its cells on CPU without a word (:func:`tokrag_model.loading.resolve_device`'s fallback for
+    lm-eval's default) and ``cuda`` failed at its cell's load. Only ``tokrag leaderboard run`` (its main process, each
+    ``--jobs`` helper, a resumed run) calls this; the spec's load checks only what does not depend on the machine
+    (:func:`leaderboards.spec._check_device`), so ``report``, ``rescore``, ``check`` and ``run --estimate`` of a spec
+    written for another machine work here.
+
+    Raises:
+        ConfigError: one line ``leaderboard spec <path>[:<line>]: <where> '<device>': <reason>; set device: cpu in the
+            spec, or run it on a machine with <type>`` (``where``: ``shared.device``, ``models[i].shared.device`` or
+            ``method <name>: model_args device``, whose fix is ``set device=cpu in its model_args``; ``<line>``
+            where the spec file has it; ``<type>``: ``cuda``, ``mps``, ``xpu``, ...).
+    """
+    from .spec import _yaml_line
+
+    whole = spec.whole or spec
+    seen: set[tuple[str | None, str | None, str]] = set()  # (model, method where model_args name it, device)
+    for cell in cells:
+        own = cell.model_args.get("device")
+        device = own if own is not None else cell.device
+        at_key = (cell.model_name, cell.method.name if own is not None else None, device)
+        if not isinstance(device, str) or at_key in seen:
+            continue
+        seen.add(at_key)
+        reason = device_unavailable(device)
+        if reason is None:
+            continue
+        kind = device.strip().split(":")[0]
+        fix = (f"set device: cpu in the spec, or run it on a machine with {kind}" if own is None
+               else f"set device=cpu in its model_args, or run it on a machine with {kind}")
+        line, where = None, "shared.device"
+        if own is not None:
+            where = f"method {cell.model_name + '/' if cell.model_name else ''}{cell.method.name}: model_args device"
+        else:
+            index = next((i for i, m in enumerate(whole.models) if m.name == cell.model_name), None)
+            if index is not None and _yaml_line(spec.path, f"models[{index}].shared.device") is not None:
+                where = f"models[{index}].shared.device"
+            line = _yaml_line(spec.path, where)
+        at = f"{spec.path}:{line}" if line is not None else str(spec.path)
+        raise ConfigError(f"leaderboard spec {at}: {where} {device!r}: {reason}; {fix}")
+
+
 def _contract_where(cell: Cell) -> str:
     """Where the contract of ``cell`` is written: the spec's ``shared:`` or, for a spec with ``models:``, its model's
     entry (whose ``shared:`` is merged over the spec's)."""
@@ -3216,6 +3297,7 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
 
     finished = finished_runs_by_cell(runs) if todo else {}  # read once for the two checks below
     check_moved_runs(spec, runs, [(c, k) for c, k, _ in todo], finished)
+    check_cell_devices(spec, [c for c, _, _ in todo])  # this machine's devices: run only (not --estimate, report)
     check_cell_args(spec, [c for c, _, _ in todo])
     if main:  # the main process says it once (not each helper of run --jobs, with or without --max-cells)
         for note in seed_notes(spec, [c for c, _, _ in todo]):

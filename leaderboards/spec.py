@@ -1014,9 +1014,15 @@ def _check_gen_kwargs(path: Path, where: str, gk: dict[str, Any]) -> None:
 
 
 def _check_device(path: Path, where: str, device: Any) -> None:
-    """``device`` is null or a string torch accepts (checked here, not after the model loads): a name torch does not
-    know is refused as such, a device it knows that cannot run here for :func:`tokrag_model.args.to_device`'s reason
-    (``xpu`` on a machine without one, ``meta``)."""
+    """``device`` is null or a string torch accepts, checked at load for what does not depend on the machine: a name
+    torch does not know is refused as such, and ``meta`` (tensors without data) for
+    :func:`tokrag_model.args.to_device`'s reason. Whether this machine has the device (``cuda``/``cuda:N``, ``mps``,
+    ``xpu``, ...) is asked only by ``tokrag leaderboard run`` (:func:`leaderboards.runner.check_cell_devices`), so
+    ``report``, ``rescore``, ``check`` and ``run --estimate`` of a spec written for a GPU machine work anywhere.
+
+    Raises:
+        ConfigError: one line naming the spec, ``where`` and the device, and what to give instead.
+    """
     if device is None or device == "cpu":
         return
     if not isinstance(device, str):
@@ -1026,13 +1032,14 @@ def _check_device(path: Path, where: str, device: Any) -> None:
     from tokrag_model.args import to_device  # the model argument's own check
 
     try:
-        torch.device(device.strip())
+        kind = torch.device(device.strip()).type
     except (RuntimeError, ValueError):
         raise _err(path, f"{where} {device!r} is not a device torch knows; use cpu, cuda or cuda:N") from None
-    try:
-        to_device(device)
-    except ValueError as exc:  # a device torch knows that cannot run here (xpu without one, meta): its reason
-        raise _err(path, f"{where} {device!r}: {exc}") from None
+    if kind == "meta":  # holds no data on any machine: to_device's reason
+        try:
+            to_device(device)
+        except ValueError as exc:
+            raise _err(path, f"{where} {device!r}: {exc}") from None
 
 
 def _task_spec(path: Path, i: int, entry: Any) -> TaskSpec:
