@@ -1074,8 +1074,9 @@ def resolve_device(device: str | None) -> str:
     """The device to load on. ``cuda:0`` (lm-eval's ``--device`` default, given to every model when the user gives
     none, so not told apart here from an explicit ``--device cuda:0``) falls back to ``cpu`` when CUDA is not available
     (so a CPU run without ``--device`` works; an explicit ``cuda:0`` on ``lm_eval``'s or ``tokrag eval``'s command line
-    or ``--config`` file is refused before this, :func:`tokrag_model._lmeval_hook.check_explicit_cuda0`, but not a
-    leaderboard spec's ``device: cuda:0`` nor a Python caller's); any other CUDA device (``cuda``,
+    or ``--config`` file is refused before this, :func:`tokrag_model._lmeval_hook.check_explicit_cuda0`, and a
+    leaderboard spec's ``device: cuda:0`` by :func:`leaderboards.runner.check_cell_devices` before its run's first
+    cell; a Python caller's still falls back here); any other CUDA device (``cuda``,
     ``cuda:1``) or ``mps`` that this machine lacks is an error (it ran on CPU silently while the recorded
     model_args said cuda). :class:`~tokrag_model.base.RAGMethodLM` calls this before the weights load.
 
