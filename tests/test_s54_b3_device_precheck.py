@@ -37,7 +37,20 @@ def test_a_cuda_device_this_machine_lacks_is_refused_before_lm_eval_builds_anyth
 
 
 def test_lm_evals_default_device_and_cpu_pass():
-    for flags in ([], ["--device", "cuda:0"], ["--device", "cpu"]):  # cuda:0 (lm-eval's default) falls back to CPU
+    for flags in ([], ["--device", "cpu"]):  # no --device: lm-eval's default cuda:0 falls back to CPU
         cli, args, ran = _execute(flags)
         cli.execute(args)
         assert len(ran) == 1, flags
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has CUDA")
+def test_a_typed_cuda0_this_machine_lacks_is_refused():
+    # s60 b1 (22413ae): lm-eval's CLI gives None for a --device not typed, so a typed cuda:0 is told apart from the
+    # default and refused as cuda and cuda:1 are (it ran on CPU without a word); until then this test let it pass
+    cli, args, ran = _execute(["--device", "cuda:0"])
+    with pytest.raises(ConfigError) as err:
+        cli.execute(args)
+    assert str(err.value) == ("--device cuda:0 (or device=cuda:0 in --model_args): torch.cuda.is_available() is False "
+                              "on this machine (CPU build of torch?); use --device cpu, or leave --device out to run on "
+                              "CPU") and not ran
+    assert getattr(err.value, "_tokrag_before_load", False)  # one line, exit 2 under lm_eval

@@ -39,6 +39,8 @@ def no_cuda(monkeypatch):
                        "machine (CPU build of torch?); use --device cpu"),
     ("device: cuda:1\n", "--device cuda:1 (or device=cuda:1 in --model_args): torch.cuda.is_available() is False on "
                          "this machine (CPU build of torch?); use --device cpu"),
+    ("device: cuda:0\n", "--device cuda:0 (or device=cuda:0 in --model_args): torch.cuda.is_available() is False on "
+                         "this machine (CPU build of torch?); use --device cpu, or leave --device out to run on CPU"),
     ("batch_size: 0\n", "--model rag-standard: model argument batch_size=0 is invalid: --batch_size (batch_size=) must "
                         "be a whole number >= 1, 'auto' or 'auto:N', got 0 (requests decoded together in one forward "
                         "pass ('auto' -> 1))"),
@@ -53,7 +55,7 @@ def test_the_config_files_device_and_batch_size_are_checked_before_lm_eval_build
 
 
 def test_the_command_lines_flag_wins_over_the_config_file_and_cpu_passes(tmp_path, no_cuda):
-    for yaml_text, argv in (("device: cuda\n", ["--device", "cpu"]), ("device: cpu\n", []), ("device: cuda:0\n", []),
+    for yaml_text, argv in (("device: cuda\n", ["--device", "cpu"]), ("device: cpu\n", []), ("device: cuda:0\n", ["--device", "cpu"]),
                             ("batch_size: 0\n", ["--batch_size", "2"]), ("batch_size: auto\n", [])):
         cli, args, ran = _execute(tmp_path, yaml_text, argv)
         cli.execute(args)
