@@ -309,6 +309,23 @@ def _prebuilt_run(name: str, queries: dict[str, str], retriever: str, k: int, p:
     return RunCache(cache_dir).get_or_compute(config, compute, queries)
 
 
+def check_retriever(retriever: str, prebuilt: bool) -> None:
+    """Refuse a ``retriever`` that :func:`retrieve` cannot run over its corpus (``prebuilt``: a ``prebuilt:`` name):
+    one not in :data:`RETRIEVERS`, or ``dpr`` over a local corpus. Shared with ``tokrag retrieve --dry-run``
+    (:func:`retrieval.cli._check_run_params`), so both give the same line.
+
+    Raises:
+        ConfigError: an unknown retriever (with the closest name); ``dpr`` over a local corpus.
+    """
+    if retriever not in RETRIEVERS:
+        raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
+    if not prebuilt and retriever == "dpr":
+        raise ConfigError(
+            "retriever 'dpr' searches Pyserini's prebuilt DPR FAISS index (corpus 'prebuilt:wikipedia-dpr-100w'); "
+            "for a local corpus use retriever 'dense' with encoder_class 'dpr' and DPR encoders"
+        )
+
+
 def retrieve(
     corpus: Corpus | str | os.PathLike,
     queries: Mapping[str, str],
@@ -364,17 +381,11 @@ def retrieve(
     a process that runs torch; errors raised there are re-raised here with the same type and message.
     """
     follow_lm_eval_logging()  # under lm_eval, a first index build's INFO line shows
-    if retriever not in RETRIEVERS:
-        raise ConfigError(unknown_name("retriever", retriever, RETRIEVERS))
+    is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
+    check_retriever(retriever, is_prebuilt)
     k = check_k(k, " (the number of passages per query)", java=True)
     validate_queries(queries)
-    is_prebuilt = isinstance(corpus, str) and corpus.startswith(PREBUILT)
     if not is_prebuilt:
-        if retriever == "dpr":
-            raise ConfigError(
-                "retriever 'dpr' searches Pyserini's prebuilt DPR FAISS index (corpus 'prebuilt:wikipedia-dpr-100w'); "
-                "for a local corpus use retriever 'dense' with encoder_class 'dpr' and DPR encoders"
-            )
         corpus = resolve_corpus(corpus, data_dir)
     p, runtime = _resolve_params(retriever, params, is_prebuilt)
     if is_prebuilt:

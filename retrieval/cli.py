@@ -861,7 +861,7 @@ def _check_run_params(corpus: str | None, retriever: str, params: dict[str, Any]
             ``weighted`` or a setting its fusion ignores: :func:`retrieval.hybrid.check_fusion_settings`); and over a
             prebuilt corpus :func:`retrieval.prebuilt.check_params` (a hybrid without ``alpha``).
     """
-    from .api import PREBUILT, RETRIEVERS, _resolve_params
+    from .api import PREBUILT, RETRIEVERS, _resolve_params, check_retriever
     from .errors import unknown_name
 
     if retriever not in RETRIEVERS:  # an expectation file's condition; the CLI's flags give a known one
@@ -869,11 +869,7 @@ def _check_run_params(corpus: str | None, retriever: str, params: dict[str, Any]
     prebuilt = corpus is not None and corpus.startswith(PREBUILT)
     if corpus is None:  # BM25 over --index (_check_index_args): k1 and b, read by Bm25Searcher
         return
-    if not prebuilt and retriever == "dpr":  # retrieve()'s line
-        raise ConfigError(
-            "retriever 'dpr' searches Pyserini's prebuilt DPR FAISS index (corpus 'prebuilt:wikipedia-dpr-100w'); "
-            "for a local corpus use retriever 'dense' with encoder_class 'dpr' and DPR encoders"
-        )
+    check_retriever(retriever, prebuilt)  # retrieve()'s lines
     p = _resolve_params(retriever, params, prebuilt)[0]
     if prebuilt:
         from .prebuilt import check_params
