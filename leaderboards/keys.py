@@ -72,7 +72,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from retrieval.io import TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
 
@@ -1236,36 +1236,42 @@ DOC_FILE_NAMES = ("LICENSE", "NOTICE", "COPYING", "USE_POLICY")
 """Name starts (upper case) of a model folder's files that no loader reads (``LICENSE``, ``LICENSE.txt``, ...)."""
 
 
+def first_unhashed_file(path: Path, hashed: Callable[[Path, bool], bool]) -> Path | None:
+    """The first file of the folder ``path`` (sorted walk, links followed, hidden files and folders and
+    ``__pycache__`` skipped, as :func:`retrieval.io.tree_fingerprint` walks) that ``hashed(file, top)`` (``top``: the
+    file lies in ``path`` itself) says no fingerprint covers and that is no documentation (:data:`DOC_FILE_SUFFIXES`,
+    :data:`DOC_FILE_NAMES`); None when there is none. The one walk behind :func:`unhashed_model_file` (the leaderboard
+    key) and :func:`tokrag_model.base._keyed_by_files` (the ``--use_cache`` key). Raises nothing (``os.walk`` passes
+    over a folder it cannot list)."""
+    above: dict[str, frozenset[str]] = {str(path): frozenset({os.path.realpath(path)})}
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
+        chain = above.pop(dirpath, frozenset())
+        keep = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
+            real = os.path.realpath(os.path.join(dirpath, d))
+            if real not in chain:  # a link back into the folders above would loop
+                keep.append(d)
+                above[os.path.join(dirpath, d)] = chain | {real}
+        dirnames[:] = keep
+        top = dirpath == str(path)
+        for fn in sorted(filenames):
+            f = Path(dirpath) / fn
+            if fn.startswith(".") or hashed(f, top) or f.suffix.lower() in DOC_FILE_SUFFIXES \
+                    or fn.upper().startswith(DOC_FILE_NAMES):
+                continue
+            return f
+    return None
+
+
 def unhashed_model_file(path: Path, model_args: dict[str, Any]) -> Path | None:
-    """The first file (sorted walk, links followed, hidden files and folders and ``__pycache__`` skipped, as
-    :func:`retrieval.io.tree_fingerprint` walks) of the local model folder ``path`` that :func:`weights_fingerprint`
-    does not hash (its suffix is not :func:`_weight_suffixes`'s) and that is no documentation
-    (:data:`DOC_FILE_SUFFIXES`, :data:`DOC_FILE_NAMES`): e.g. ``weights.pth``, ``model.onnx``, ``params.npz`` that a
-    custom model class may read. None when there is none, and for a file ``path`` (hashed whole whatever its suffix).
-    Raises nothing (an unreadable folder gives None: the fingerprint's own walk raises on it)."""
+    """The first file of the local model folder ``path`` (:func:`first_unhashed_file`'s walk) that
+    :func:`weights_fingerprint` does not hash (its suffix is not :func:`_weight_suffixes`'s) and that is no
+    documentation: e.g. ``weights.pth``, ``model.onnx``, ``params.npz`` that a custom model class may read. None when
+    there is none, and for a file ``path`` (hashed whole whatever its suffix). Raises nothing."""
     if not path.is_dir():
         return None
     suffixes = _weight_suffixes(model_args)
-    above: dict[str, frozenset[str]] = {str(path): frozenset({os.path.realpath(path)})}
-    try:
-        for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-            chain = above.pop(dirpath, frozenset())
-            keep = []
-            for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
-                real = os.path.realpath(os.path.join(dirpath, d))
-                if real not in chain:  # a link back into the folders above would loop
-                    keep.append(d)
-                    above[os.path.join(dirpath, d)] = chain | {real}
-            dirnames[:] = keep
-            for fn in sorted(filenames):
-                f = Path(dirpath) / fn
-                if fn.startswith(".") or f.suffix in suffixes or f.suffix.lower() in DOC_FILE_SUFFIXES \
-                        or fn.upper().startswith(DOC_FILE_NAMES):
-                    continue
-                return f
-    except OSError:
-        return None
-    return None
+    return first_unhashed_file(path, lambda f, top: f.suffix in suffixes)
 
 
 def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any]:

@@ -232,26 +232,15 @@ def _keyed_by_files(pretrained: Any, folder: Any) -> bool:
     are not looked at (the loader reads none). A ``.gguf``, a ``.pt`` or a ``weights.pth`` there, or a ``.safetensors``
     in a sub-folder (read by some loaders or a custom model class, hashed by neither fingerprint) keeps the path as
     written: two such folders never share a response. Raises nothing."""
-    from leaderboards.keys import DOC_FILE_NAMES, DOC_FILE_SUFFIXES, local_pretrained
+    from leaderboards.keys import first_unhashed_file, local_pretrained
 
     if folder is None or not local_pretrained(pretrained):
         return False
     root = Path(folder)
     if not root.is_dir():
         return False
-    try:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__"]
-            top = Path(dirpath) == root
-            for fn in filenames:
-                p = Path(dirpath) / fn
-                if fn.startswith(".") or p.suffix in MODEL_FILE_SUFFIXES or (top and p.suffix in (".safetensors", ".bin")) \
-                        or p.suffix.lower() in DOC_FILE_SUFFIXES or fn.upper().startswith(DOC_FILE_NAMES):
-                    continue
-                return False
-    except OSError:
-        return False
-    return True
+    return first_unhashed_file(root, lambda f, top: f.suffix in MODEL_FILE_SUFFIXES
+                               or (top and f.suffix in (".safetensors", ".bin"))) is None
 
 
 def _backbone_files_fingerprint(backbone: Any) -> str | None:
