@@ -1509,12 +1509,14 @@ def device_unavailable(device: str) -> str | None:
     one clause without the fix; None where it can (``cpu``, and any device whose backend says it is there).
 
     ``cuda`` / ``cuda:N``: ``torch.cuda.is_available()``, and ``N`` below ``torch.cuda.device_count()``; ``mps``:
-    ``torch.backends.mps.is_available()``; another type torch knows (``xpu``, ``npu``, ``hpu``):
+    ``torch.backends.mps.is_available()`` (both asked by :func:`tokrag_model.loading.backend_unavailable`, the check
+    ``resolve_device`` and ``lm_eval --device cuda:0``'s pre-load check make too); another type torch knows (``xpu``, ``npu``, ``hpu``):
     :func:`tokrag_model.args.to_device`'s rule (its backend's ``is_available()``). Loads no model.
     """
     import torch
 
     from tokrag_model.args import to_device
+    from tokrag_model.loading import backend_unavailable
 
     try:
         dev = torch.device(device.strip())
@@ -1522,16 +1524,15 @@ def device_unavailable(device: str) -> str | None:
         return None  # not a device name: the spec's load and the model's argument check name it
     if dev.type == "cpu":
         return None
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            return "torch.cuda.is_available() is False on this machine (CPU build of torch?)"
+    if dev.type in ("cuda", "mps"):
+        why = backend_unavailable(dev.type)
+        if why is not None or dev.type == "mps":
+            return why
         count = torch.cuda.device_count()
         if dev.index is not None and dev.index >= count:
             have = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
             return f"this machine has {count} CUDA device{'' if count == 1 else 's'} ({have}), no {dev}"
         return None
-    if dev.type == "mps":
-        return None if torch.backends.mps.is_available() else "torch.backends.mps.is_available() is False on this machine"
     try:
         to_device(device)
     except ValueError as exc:

@@ -968,13 +968,13 @@ def check_explicit_cuda0(device: object) -> None:
     """
     if not isinstance(device, str) or device.strip() != "cuda:0":
         return
-    import torch
-
     from retrieval.errors import ConfigError
+    from tokrag_model.loading import backend_unavailable
 
-    if not torch.cuda.is_available():
-        raise ConfigError("--device cuda:0 (or device=cuda:0 in --model_args): torch.cuda.is_available() is False on "
-                          "this machine (CPU build of torch?); use --device cpu, or leave --device out to run on CPU")
+    why = backend_unavailable("cuda")
+    if why is not None:
+        raise ConfigError(f"--device cuda:0 (or device=cuda:0 in --model_args): {why}; use --device cpu, or leave "
+                          "--device out to run on CPU")
 
 
 def _config_file_values(config: str) -> dict:

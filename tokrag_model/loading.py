@@ -1070,6 +1070,26 @@ def torch_dtype(name: str | None) -> Any:
     return "auto" if key == "auto" else getattr(torch, key)
 
 
+CUDA_UNAVAILABLE = "torch.cuda.is_available() is False on this machine (CPU build of torch?)"
+"""The clause every device check gives when this machine has no CUDA (:func:`backend_unavailable`)."""
+
+
+def backend_unavailable(kind: str) -> str | None:
+    """Why this machine cannot run devices of type ``kind`` (``cuda`` or ``mps``), as one clause without the fix
+    (``torch.cuda.is_available() is False on this machine (CPU build of torch?)``, ``torch.backends.mps.is_available()
+    is False on this machine``); None where torch says the backend is there, and for any other type (``cpu``; ``xpu``,
+    ``npu``, ...: :func:`tokrag_model.args.to_device` asks their backends). The one availability check of
+    :func:`resolve_device`, :func:`tokrag_model._lmeval_hook.check_explicit_cuda0` and
+    :func:`leaderboards.runner.device_unavailable`, which add the device count and their own fixes. Imports torch."""
+    import torch
+
+    if kind == "cuda" and not torch.cuda.is_available():
+        return CUDA_UNAVAILABLE
+    if kind == "mps" and not torch.backends.mps.is_available():
+        return "torch.backends.mps.is_available() is False on this machine"
+    return None
+
+
 def resolve_device(device: str | None) -> str:
     """The device to load on. ``cuda:0`` (lm-eval's ``--device`` default, given to every model when the user gives
     none, so not told apart here from an explicit ``--device cuda:0``) falls back to ``cpu`` when CUDA is not available
@@ -1083,18 +1103,14 @@ def resolve_device(device: str | None) -> str:
     Raises:
         ConfigError: a ``cuda`` device other than ``cuda:0`` without CUDA, or ``mps`` without MPS (one line).
     """
-    import torch
-
     dev = (device or "cpu").strip()
-    if dev.startswith("cuda") and not torch.cuda.is_available():
-        if dev != "cuda:0":  # the stripped name: ' cuda:0' is lm-eval's default too
-            raise ConfigError(f"--device {dev} (or device={dev} in --model_args): torch.cuda.is_available() is False on "
-                              "this machine (CPU build of torch?); use --device cpu")
+    why = backend_unavailable("cuda") if dev.startswith("cuda") else \
+        backend_unavailable("mps") if dev.startswith("mps") else None
+    if why is None:
+        return dev
+    if dev == "cuda:0":  # the stripped name: ' cuda:0' is lm-eval's default too
         return "cpu"
-    if dev.startswith("mps") and not torch.backends.mps.is_available():
-        raise ConfigError(f"--device {dev} (or device={dev} in --model_args): torch.backends.mps.is_available() is False "
-                          "on this machine; use --device cpu")
-    return dev
+    raise ConfigError(f"--device {dev} (or device={dev} in --model_args): {why}; use --device cpu")
 
 
 def weights_fingerprint(folder: Path, length: int = 16) -> str:
