@@ -16,7 +16,8 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   value the model records as ``resolved_config['chat_template_sha256']`` in ``results.json``; a hub id's read from
   its cached snapshot);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
-  from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository);
+  from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository); a ``preset``
+  is held by that content alone, ``sha256:<hex>`` in place of its path (:func:`content_keyed_args`, since s61);
 * the model code: SHA-256 of the source files of the package that defines the model class (:func:`code_fingerprint`;
   a ``.py`` file's of its code, :func:`retrieval.io.normalised_source`, so a docstring or comment edit keeps every key);
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
@@ -1274,6 +1275,15 @@ def unhashed_model_file(path: Path, model_args: dict[str, Any]) -> Path | None:
     return first_unhashed_file(path, lambda f, top: f.suffix in suffixes)
 
 
+CONTENT_KEYED_ARGS: tuple[str, ...] = ("preset",)
+"""The model arguments (other than ``pretrained``) that a cell's key holds by the content of the file they name, not by
+the path as written (:func:`content_keyed_args`): a Tok-RAG ``preset`` from ``tokrag calibrate``."""
+
+FILE_CONTENT = "sha256:"
+"""What a cell's key material holds as a :data:`CONTENT_KEYED_ARGS` value that names an existing file, in place of the
+path as written: this prefix and the file's SHA-256 (:func:`arg_file_fingerprints`)."""
+
+
 def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any]:
     """``model_args`` as a cell's key holds them: a ``pretrained`` that names a local file or folder
     (:func:`local_pretrained`) is replaced by ``local:<model_fp>`` (:data:`LOCAL_PRETRAINED`; ``model_fp``: its
@@ -1284,7 +1294,8 @@ def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any
     the path as written, as before s60, so two such folders that differ only there never share a run key. A packaged
     alias and a hub id are kept as written (their name is their identity). The path as
     written is recorded in the run's ``results.json`` (``config.model_args``) and ``provenance.json`` (the resolved
-    config); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`)."""
+    config); runs keyed with it before s60 are still found (:func:`adopt_legacy_key`). A ``preset``:
+    :func:`content_keyed_args`."""
     pre = model_args.get("pretrained")
     if not local_pretrained(pre):
         return model_args
@@ -1292,6 +1303,22 @@ def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any
     if path is None or unhashed_model_file(path, model_args) is not None:
         return model_args
     return {**model_args, "pretrained": f"{LOCAL_PRETRAINED}{model_fp}"}
+
+
+def content_keyed_args(model_args: dict[str, Any], arg_files: dict[str, str]) -> dict[str, Any]:
+    """``model_args`` (as :func:`keyed_model_args` gives them) with each :data:`CONTENT_KEYED_ARGS` argument that names
+    an existing file (``arg_files``: :func:`arg_file_fingerprints` of the cell's arguments, ``{arg: SHA-256}``) held as
+    ``sha256:<hex>`` (:data:`FILE_CONTENT`), so ``preset=./p.json``, ``p.json``, ``/abs/p.json`` and a copy of the
+    file give one run key, and an edited file another (since s61: before, the path as written was keyed beside its
+    SHA-256 in ``model_arg_files``, so every spelling and every copy was computed again; runs keyed so are still
+    found, :func:`adopt_legacy_key`). A value that names no file is kept as written (the run refuses it); the path as
+    written is recorded in the run's ``results.json`` and ``provenance.json``. ``model_args`` itself when nothing is
+    replaced (the keys of cells without a preset stay as they were)."""
+    out = model_args
+    for arg in CONTENT_KEYED_ARGS:
+        if arg in arg_files and arg in out:
+            out = {**out, arg: f"{FILE_CONTENT}{arg_files[arg]}"}
+    return out
 
 
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
@@ -1303,7 +1330,8 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     model_fp = weights_fingerprint(cell.model_args, memo)
     inputs = cell_input_material(spec, cell, memo)
     config = cell.config()
-    config["model_args"] = keyed_model_args(config["model_args"], model_fp)
+    files = arg_file_fingerprints(cell.model_args, memo)
+    config["model_args"] = content_keyed_args(keyed_model_args(config["model_args"], model_fp), files)
     mat = {
         "schema": KEY_SCHEMA,
         **config,
@@ -1324,7 +1352,6 @@ def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dic
     draw = cell.lm_eval_metadata().get("seed")
     if draw is not None:  # a task drawing passages at random: the seed of that draw (the cell's since 1cc1820)
         mat["task_draw_seed"] = draw
-    files = arg_file_fingerprints(cell.model_args, memo)
     if files:  # only then: the keys of cells without file arguments stay as they were
         mat["model_arg_files"] = files
     return mat
@@ -1356,6 +1383,18 @@ def _pretrained_as_written(cell: Cell, mat: dict[str, Any] | None) -> dict[str, 
     if mat["model_args"].get("pretrained") == given:
         return None
     return {**mat, "model_args": {**mat["model_args"], "pretrained": given}}
+
+
+def _args_as_written(cell: Cell, mat: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``mat`` with its :data:`CONTENT_KEYED_ARGS` (``preset``) as the cell writes them, as keys before s61 held them
+    (:func:`content_keyed_args`); None when that is ``mat`` itself (no such argument, or one that names no file) or
+    ``mat`` is None. A finished run under that key read a file with the same SHA-256 (``model_arg_files`` is in both),
+    so it holds this cell's numbers (:func:`adopt_legacy_key`)."""
+    if mat is None or not isinstance(mat.get("model_args"), dict):
+        return None
+    given = {arg: cell.model_args[arg] for arg in CONTENT_KEYED_ARGS
+             if arg in cell.model_args and arg in mat["model_args"] and mat["model_args"][arg] != cell.model_args[arg]}
+    return {**mat, "model_args": {**mat["model_args"], **given}} if given else None
 
 
 def rolling_chat_legacy_cell(spec: LeaderboardSpec, cell: Cell) -> Cell | None:
@@ -1406,7 +1445,8 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
     """``(key, mat)`` (:func:`cell_key_material` and its fingerprint), or the legacy ones (:func:`legacy_key_material`;
     for a rolling cell also those of :func:`rolling_chat_legacy_cell`, with and without the data legacy; then each of
     these with a local ``pretrained`` path as the cell writes it, :func:`_pretrained_as_written`, as keys before s60
-    held it: the first finished in that order) when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`),
+    held it, then each of all these with a ``preset`` path as the cell writes it, :func:`_args_as_written`, as keys
+    before s61 held it: the first finished in that order) when only they name a finished run in ``runs`` (:func:`leaderboards.runner.cell_is_done`),
     for the callers that compute keys cell by cell (``run --estimate``). A folder that holds another cell's run
     (:class:`leaderboards.runner.MisplacedRunError`) is not adopted (the runner reports it).
 
@@ -1427,6 +1467,7 @@ def adopt_legacy_key(spec: LeaderboardSpec, cell: Cell, key: str, mat: dict[str,
         chat_mat = cell_key_material(spec, chat_cell, memo)
         candidates += [chat_mat, legacy_key_material(spec, chat_cell, chat_mat, memo)]
     candidates += [_pretrained_as_written(cell, m) for m in [mat, *candidates]]  # keyed as written before s60
+    candidates += [_args_as_written(cell, m) for m in [mat, *candidates]]  # a preset keyed as written before s61
     for legacy in candidates:
         if legacy is None:
             continue

@@ -974,7 +974,10 @@ class RAGMethodLM(LM):
         apart from another's) for the same answers; ``resolved_config`` still records the device itself. A local
         ``pretrained`` path is keyed as :data:`LOCAL_PRETRAINED` where the weights and files fingerprints cover the
         folder's files (:func:`_keyed_by_files`): ``./m``, ``/abs/m``, ``m/`` and a link to it read one cache, as a
-        leaderboard cell's key holds ``local:<fingerprint>`` for it (:func:`leaderboards.keys.keyed_model_args`)."""
+        leaderboard cell's key holds ``local:<fingerprint>`` for it (:func:`leaderboards.keys.keyed_model_args`). A
+        ``preset`` file (Tok-RAG) is keyed by the SHA-256 of the content the model read (``sha256:<hex>``, since s61;
+        the path as written before): ``./p.json``, ``p.json``, ``/abs/p.json`` and a copy read one cache, an edited
+        preset another, as a leaderboard cell's key holds it; ``resolved_config`` still records the path as written."""
         from leaderboards.keys import MODEL_LIBRARIES
 
         config = dict(self.resolved_config)
@@ -982,6 +985,9 @@ class RAGMethodLM(LM):
             config["device"] = _device_type(config["device"])
         if _keyed_by_files(config.get("pretrained"), getattr(getattr(self, "backbone", None), "path", None)):
             config["pretrained"] = LOCAL_PRETRAINED  # ./m, /abs/m, m/, a link: the fingerprints below are its identity
+        preset = getattr(self, "preset", None)  # the file the method read (TokRAGLM.setup), with its content's SHA-256
+        if config.get("preset") and isinstance(preset, dict) and isinstance(preset.get("sha256"), str):
+            config["preset"] = f"sha256:{preset['sha256']}"  # ./p.json, p.json, /abs/p.json, a copy: one key
         model = json.dumps({"method": self.METHOD, "weights": self.fingerprint,
                             "files": getattr(self, "files_fingerprint", None), "config": config,
                             "code": getattr(self, "code_fingerprint", None) or answer_code_fingerprint(),
