@@ -1807,8 +1807,18 @@ def _lm_eval_flags(cell: Cell) -> dict[str, Any]:
 
 
 def make_model(cell: Cell):
-    """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(model_args, {batch_size, device})``."""
-    return _model_class(cell.method.model).create_from_arg_obj(dict(cell.model_args), _lm_eval_flags(cell))
+    """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(args, {})``, ``args`` the cell's
+    ``model_args`` merged with the spec's shared ``batch_size``/``device`` (lm-eval's ``--batch_size``/``--device``)
+    by :func:`tokrag_model.args.merge_lm_eval_flags`: a key the ``model_args`` give wins (logged where the shared one
+    differs), for every model class alike. The tokrag methods' own ``create_from_arg_obj`` merged so already, while
+    lm-eval's (``hf``, a user's ``LM`` subclass) passed the key twice: ``model_args: {device: cpu}`` failed inside the
+    cell with ``TypeError: ... got multiple values for keyword argument 'device'`` (the spec's ``device`` defaults to
+    ``cpu``, so it is always given), although :func:`check_cell_devices` already checked that device as the one that
+    wins."""
+    from tokrag_model.args import merge_lm_eval_flags
+
+    args = merge_lm_eval_flags(cell.method.model, dict(cell.model_args), _lm_eval_flags(cell))
+    return _model_class(cell.method.model).create_from_arg_obj(args, {})
 
 
 _LOAD_ARGS = ("pretrained", "dtype", "device", "revision", "trust_remote_code", "weight_layout")
