@@ -469,7 +469,7 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
         _note_runs_elsewhere(spec, args.runs_dir, "estimate")
         print(render(est))
         print(json.dumps({k: v for k, v in est.items() if k not in ("cells", "by_method", "unestimated", "unregistered_reasons",
-                                                                 "first_runs", "other_inputs")}
+                                                                 "first_runs", "first_runs_devices", "other_inputs")}
                          | {"unestimated_cells": len(est["unestimated"])}, sort_keys=True, allow_nan=False))
         return 0
     if args.cmd == "run":

@@ -61,7 +61,7 @@ from typing import Any
 from retrieval.errors import ConfigError
 
 from .keys import _HashMemo, cell_key, model_target
-from .runner import cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
+from .runner import cell_device, cell_is_done, finished_folders, other_inputs_summary, resolve_runs_dir, run_command
 from .spec import Cell, LeaderboardSpec, task_draws, task_generates, task_yaml_metadata
 
 LEVELS = ["method+task", "method+kind", "model+kind", "model+kind, other weights", "fallback"]
@@ -339,6 +339,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``--runs-dir``) that runs one of its cells (``--methods M --tasks T --max-cells 1``), after which its cells of
     that kind of task are estimated; then one per task whose cells lack only their number of questions (no
     whole-number limit, no finished cell of the task: :func:`questions_of`), which one finished cell of it gives.
+    ``first_runs_devices``: the device types other than ``cpu`` of the cells those commands run
+    (:func:`leaderboards.runner.cell_device`), which :func:`render` names as the machine to run them on.
     ``unestimated_unmeasured``: how many unestimated cells have no rate (no similar finished cell, no ``fallback``);
     the others lack only their number of questions, and :func:`render` says so instead of advising the fallback.
     Each of ``cells``: ``s_per_question`` (the per-question rate: model seconds, or wall seconds per question where
@@ -359,6 +361,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     cells, unest, unregistered = [], [], {}
     first: dict[tuple, str] = {}  # (model, method) of unestimated cells -> the command that runs one of its cells
     first_sized: dict[str, str] = {}  # task of cells lacking only their count -> the command that runs one cell of it
+    first_devices: set[str] = set()  # the device types other than cpu of the cells those commands run
     unmeasured = 0  # unestimated cells without a rate (no similar finished cell, no fallback)
     done = 0
     keyed_todo: list[tuple[Cell, str, dict[str, Any]]] = []  # the unfinished cells with a key: other_inputs_summary
@@ -391,11 +394,13 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
                     first_sized[cell.task.task] = run_command(
                         spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
                         "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
+                    first_devices.add(_device_type(cell_device(cell)))
                 continue
             group = (cell.model_name, cell.method.name)
             if group not in first:  # one cell of this method, once finished, makes its cells of that kind estimable
                 first[group] = run_command(spec.whole or spec, runs, *(["--models", str(cell.model_name)] if cell.model_name else []),
                                            "--methods", cell.method.name, "--tasks", cell.task.task, "--max-cells", "1")
+                first_devices.add(_device_type(cell_device(cell)))
             continue
         pretrained = cell.model_args.get("pretrained")
         split = fixed_seconds(cell.task.task, matching(cell, kind, ms, keyed_pre)[1], ms) if level != "fallback" else None
@@ -443,6 +448,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
             "by_method": by_method, "cells": cells,
             "first_runs": list(first.values()) + [c for c in first_sized.values() if c not in first.values()],
+            "first_runs_devices": sorted(first_devices - {"cpu"}),
             "unestimated_unmeasured": unmeasured,
             "cells_from_wall_rate": sum(c["time_basis"] == "wall" for c in cells),
             "fixed_hours": round(sum(c["fixed_s"] for c in cells) / 3600, 2),
@@ -632,6 +638,26 @@ def _processes(jobs: int, n_est: int, n_unest: int = 0) -> str:
     return f"{n_est} process{'' if n_est == 1 else 'es'} ({cells}, one process per cell) on {_count(n_est, 'free core')}"
 
 
+def _device_type(device: Any) -> str:
+    """The type of a device string (``cuda`` of ``cuda:1``; ``cpu`` for None), read without torch."""
+    return str(device or "cpu").strip().split(":")[0].lower()
+
+
+def _first_runs_where(est: dict[str, Any]) -> str:
+    """Where :func:`estimate`'s ``first_runs`` commands can run, after them in the advice: "" for cells on ``cpu``;
+    for cells on another device (``first_runs_devices``: the spec's ``device: cuda``, or a ``model_args`` device),
+    a machine with it, since ``run`` refuses a device this machine lacks (:func:`leaderboards.runner.check_cell_devices`)
+    while ``--estimate`` does not ask the machine; the finished run folder copied into the runs folder then counts
+    here. Says nothing about this machine's devices (asking them would import torch)."""
+    kinds = est.get("first_runs_devices") or []
+    if not kinds:
+        return ""
+    n = len(est.get("first_runs") or [])
+    return (f" on a machine with {' or '.join(kinds)} (the device of {'that cell' if n == 1 else 'those cells'}: run "
+            f"refuses it on a machine without it; copy the finished run folder{'' if n == 1 else 's'} into "
+            f"{est['runs_dir']} to estimate here)")
+
+
 def render(est: dict[str, Any]) -> str:
     """A human-readable table of :func:`estimate` (per model and method: the model column names the spec's
     ``models:`` entry, or without one the cells' ``pretrained`` model argument; ``-`` where neither is given), then
@@ -651,17 +677,18 @@ def render(est: dict[str, Any]) -> str:
     # why the unestimated cells are: no rate (no similar finished cell and no fallback), or no count of questions
     n_rate = est.get("unestimated_unmeasured", n_unest)
     first = "; ".join(runs[:3]) + (f"; ... ({len(runs) - 3} more {'methods' if n_rate else 'tasks'})" if len(runs) > 3 else "")
+    where = _first_runs_where(est)  # a GPU spec's cells: a machine with the device
     n_count = sum(u.endswith(UNKNOWN_COUNT) for u in est["unestimated"])
     if n_unest and not n_est and not n_rate:  # a rate for every cell (the fallback): only the counts are missing
         their = "its" if n_unest == 1 else "their"
         lines.append(f"total: not estimated: {'the unfinished cell' if n_unest == 1 else f'the {n_unest} unfinished cells'} "
                      f"{'has' if n_unest == 1 else 'have'} an unknown number of questions ({COUNT_WHY.format(runs_dir=est['runs_dir'])}); "
                      f"give the spec a whole-number shared.limit, or run one cell of {their} task{'s' if len(runs) > 1 else ''} "
-                     f"first ({first}) and estimate again")
+                     f"first ({first}){where} and estimate again")
     elif n_unest and not n_est:
         lines.append(f"total: not estimated: {'the unfinished cell does not resemble' if n_unest == 1 else f'none of the {n_unest} unfinished cells resembles'} a finished cell in {est['runs_dir']} "
                      f"({SIMILAR}); run one cell of {'each such method' if len(runs) > 1 else 'its method'} first "
-                     f"({first}) and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})"
+                     f"({first}){where} and estimate again, or pass --fallback-s-per-question S ({FALLBACK_HINT})"
                      + (f"; {_count(n_count, 'cell')} marked below {'has' if n_count == 1 else 'have'} an unknown number of "
                         "questions too: give the spec a whole-number shared.limit" if n_count else ""))
     else:
@@ -685,9 +712,9 @@ def render(est: dict[str, Any]) -> str:
     if est["unestimated"]:
         if not n_rate:
             why = (f"an unknown number of questions; give the spec a whole-number shared.limit or run one cell of "
-                   f"{'its' if n_unest == 1 else 'their'} task{f' ({first})' if n_est else ''}")
+                   f"{'its' if n_unest == 1 else 'their'} task{f' ({first}){where}' if n_est else ''}")
         else:
-            why = (f"no measurement of a similar cell; run one{f' ({first})' if n_est else ''} or pass --fallback-s-per-question"
+            why = (f"no measurement of a similar cell; run one{f' ({first}){where}' if n_est else ''} or pass --fallback-s-per-question"
                    + (f"; the {_count(n_count, 'cell')} marked (unknown number of questions) need a whole-number "
                       "shared.limit or a finished cell of their task" if n_count else ""))
         lines.append(f"not estimated ({_count(n_unest, 'cell')}: {why}): " + ", ".join(est["unestimated"][:10])

@@ -1540,6 +1540,14 @@ def device_unavailable(device: str) -> str | None:
     return None
 
 
+def cell_device(cell: Cell) -> Any:
+    """The device the cell's model gets: its ``model_args`` ``device`` where given (not None: it wins, as
+    :func:`tokrag_model.args.merge_lm_eval_flags` merges it in :func:`make_model`), else the spec's ``device:`` (its
+    ``shared:`` or its model's ``models[i].shared:``; ``cpu`` where neither gives one). Imports no torch."""
+    own = cell.model_args.get("device")
+    return own if own is not None else cell.device
+
+
 def check_cell_devices(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Refuse, before any model loads and any cell starts, a device of ``cells`` that this machine cannot run
     (:func:`device_unavailable`): the device each cell's model gets, the spec's ``device:`` (its ``shared:`` or its
@@ -1563,7 +1571,7 @@ def check_cell_devices(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     seen: set[tuple[str | None, str | None, str]] = set()  # (model, method where model_args name it, device)
     for cell in cells:
         own = cell.model_args.get("device")
-        device = own if own is not None else cell.device
+        device = cell_device(cell)
         at_key = (cell.model_name, cell.method.name if own is not None else None, device)
         if not isinstance(device, str) or at_key in seen:
             continue
