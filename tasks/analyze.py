@@ -1633,18 +1633,8 @@ def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[
     the preset's ``calibration.data`` records on the dev split too (both take the first n samples of their dev pool,
     so the same data shares ``min(n_preset, n_run)`` samples): ``{name: {"shared": count (0: none), "by": how it was
     judged, "why": the reason for the old rule, :data:`IN_SAMPLE_OTHER_CORPUS`, or None}}``; no entry for a test run,
-    a data set the preset does not record on dev, or no preset.
-
-    ``by`` is :data:`IN_SAMPLE_BY_SHA` where both the preset's record and this run's hold the SHA-256 of the files the
-    questions come from (``tokrag_data``, :func:`question_digests`: ``nq``'s corpus files left out): in-sample iff
-    those files' contents are the same, wherever they lie and whatever their names (a different file with the same
-    split and n is not in-sample; the calibration files moved or renamed are; the preset's ``nq`` questions retrieved
-    from another ``--nq-corpus`` are, ``why`` :data:`IN_SAMPLE_OTHER_CORPUS`). Presets calibrate on the first n of the
-    pool and record no sample ids (the ``held_out`` ids of ``tokrag_data.questions`` are bring-your-own questions',
-    which analyze never reads), so there are none to compare.
-    Otherwise :data:`IN_SAMPLE_BY_SPLIT`, the rule before 2026-12-07: the dev split alone makes them in-sample, and
-    ``why`` says whose record lacks the SHA-256 (``the preset records no SHA-256 of its data (written before
-    2026-12-07)`` / ``its loader recorded no data files``, or ``this run's data records no SHA-256``).
+    a data set the preset does not record on dev, or no preset. Each entry is :func:`in_sample_check`'s, the rule
+    ``lm_eval ... preset=P`` warns by too (:func:`lm_eval_in_sample_warning`).
 
     Args:
         preset: the preset as :func:`tokrag_model.methods.tokrag.read_preset` returns it, or None.
@@ -1655,24 +1645,105 @@ def preset_in_sample_checks(preset: dict | None, cfgs: dict[str, dict]) -> dict[
         return {}
     out = {}
     for name, cfg in cfgs.items():
-        cal = data.get(name)
-        if cfg.get("split") != "dev" or not isinstance(cal, dict) or cal.get("split") != "dev":
-            continue
-        n_cal, n_run = cal.get("n"), cfg.get("n")
-        shared = min(n_cal, n_run) if isinstance(n_cal, int) and isinstance(n_run, int) else n_run
-        theirs, ours = question_digests(name, cal.get("tokrag_data")), question_digests(name, cfg.get("tokrag_data"))
-        if theirs is not None and ours is not None:
-            other_corpus = theirs == ours and data_digests(cal.get("tokrag_data")) != data_digests(cfg.get("tokrag_data"))
-            out[name] = {"shared": (shared or 0) if theirs == ours else 0, "by": IN_SAMPLE_BY_SHA,
-                         "why": IN_SAMPLE_OTHER_CORPUS if other_corpus else None}
-            continue
-        if theirs is None:
-            why = ("the preset records no SHA-256 of its data ("
-                   + ("written before 2026-12-07)" if "tokrag_data" not in cal else "its loader recorded no data files)"))
-        else:
-            why = "this run's data records no SHA-256 (its loader recorded no data files)"
-        out[name] = {"shared": shared or 0, "by": IN_SAMPLE_BY_SPLIT, "why": why}
+        check = in_sample_check(name, data.get(name), cfg.get("split"), cfg.get("tokrag_data"), cfg.get("n"))
+        if check is not None:
+            out[name] = check
     return out
+
+
+def in_sample_check(name: str, cal: Any, split: Any, tokrag_data: Any, scored: Any,
+                    by_split: bool = True) -> dict | None:
+    """Whether a run's questions (on ``split``, read from the files ``tokrag_data`` records, the samples ``scored``)
+    are among those a preset was calibrated on for its data set ``name`` (``cal``: the preset's
+    ``calibration.data.<name>``): ``{"shared": count (0: none), "by": how it was judged, "why": ...}``, None when not
+    judged (the run is not on dev, the preset records no dev entry for ``name``, or, with ``by_split`` false, neither
+    side records the SHA-256 of its files). The one rule of ``tokrag analyze --preset`` (:func:`preset_in_sample_checks`)
+    and ``lm_eval ... preset=P`` (:func:`lm_eval_in_sample_warning`).
+
+    A preset calibrates on the first ``n`` samples of its dev pool (``cal["n"]``) and records no sample ids (the
+    ``held_out`` ids of ``tokrag_data.questions`` are bring-your-own questions', which calibrate never reads), so the
+    shared samples are the run's pool positions below ``n``: ``scored`` is the run's count of first samples (an int:
+    ``min(n, scored)`` shared) or its pool positions (0-based, a collection: those below ``n``; lm-eval's
+    ``--samples``).
+
+    ``by`` is :data:`IN_SAMPLE_BY_SHA` where both records hold the SHA-256 of the files the questions come from
+    (:func:`question_digests`: ``nq``'s corpus files left out): in-sample iff those files' contents are the same,
+    wherever they lie and whatever their names (a different file with the same split and n is not in-sample; the
+    calibration files moved or renamed are; the preset's ``nq`` questions retrieved from another corpus are, ``why``
+    :data:`IN_SAMPLE_OTHER_CORPUS`). Otherwise (``by_split`` true) :data:`IN_SAMPLE_BY_SPLIT`, the rule before
+    2026-12-07: the dev split alone makes them in-sample, and ``why`` says whose record lacks the SHA-256 (``the preset
+    records no SHA-256 of its data (written before 2026-12-07)`` / ``its loader recorded no data files)``, or ``this
+    run's data records no SHA-256 (its loader recorded no data files)``). Raises nothing."""
+    if split != "dev" or not isinstance(cal, dict) or cal.get("split") != "dev":
+        return None
+    n_cal = cal.get("n")
+    if isinstance(scored, int) and not isinstance(scored, bool):
+        shared = min(n_cal, scored) if isinstance(n_cal, int) else scored
+    elif scored is None:
+        shared = 0
+    else:
+        positions = set(scored)
+        shared = sum(1 for i in positions if i < n_cal) if isinstance(n_cal, int) else len(positions)
+    theirs, ours = question_digests(name, cal.get("tokrag_data")), question_digests(name, tokrag_data)
+    if theirs is not None and ours is not None:
+        other_corpus = theirs == ours and data_digests(cal.get("tokrag_data")) != data_digests(tokrag_data)
+        return {"shared": (shared or 0) if theirs == ours else 0, "by": IN_SAMPLE_BY_SHA,
+                "why": IN_SAMPLE_OTHER_CORPUS if other_corpus else None}
+    if not by_split:
+        return None
+    if theirs is None:
+        why = ("the preset records no SHA-256 of its data ("
+               + ("written before 2026-12-07)" if "tokrag_data" not in cal else "its loader recorded no data files)"))
+    else:
+        why = "this run's data records no SHA-256 (its loader recorded no data files)"
+    return {"shared": shared or 0, "by": IN_SAMPLE_BY_SPLIT, "why": why}
+
+
+def in_sample_sentence(counts: str, what: str, fix: str) -> str:
+    """The in-sample sentence of ``tokrag analyze``'s note and of ``lm_eval ... preset=P``'s WARNING
+    (:func:`lm_eval_in_sample_warning`): ``the preset was calibrated on these dev samples (<counts>), so <what> is its
+    dev fit, not a held-out estimate; <fix>``."""
+    return (f"the preset was calibrated on these dev samples ({counts}), so {what} is its dev fit, not a held-out "
+            f"estimate; {fix}")
+
+
+DATA_SET_TASKS = {"wiki": "wiki_lm_bm25", "nq": NQ_TASK}
+"""The lm-eval task whose docs each data set of ``tokrag analyze``/``calibrate`` scores (:func:`samples_for`): where
+neither the preset nor a run records the SHA-256 of its question files, ``lm_eval ... preset=P`` judges in-sample by
+split and n for these tasks only (:func:`lm_eval_in_sample_warning`)."""
+
+
+def lm_eval_in_sample_warning(preset: dict | None, tasks: Sequence[tuple[str, Any, Any, Any]]) -> str | None:
+    """One WARNING line for ``lm_eval --model tokrag --model_args preset=P`` when the run scores dev questions ``P``
+    was calibrated on (tasks on the dev split, task metadata ``split: dev``), the rule of ``tokrag analyze --preset``
+    (:func:`in_sample_check`, per task and preset data set; the wording of its note, :func:`in_sample_sentence`);
+    None when it does not, or without a preset. Before s61 only ``tokrag analyze`` said so; lm_eval's scores of such a
+    run read as held-out.
+
+    ``tasks``: ``(task name, split, tokrag_data, scored)`` of each evaluated task (the results'
+    ``configs.<task>.metadata.tokrag_data``; ``scored``: the count of first docs lm-eval scores, or their pool
+    positions). ``preset=cal/p.json: this run is in-sample: the preset was calibrated on these dev samples
+    (nq_oracle_bm25 12 of 20: the same question files by SHA-256), so each of these scores is its dev fit, not a
+    held-out estimate; evaluate the test split (task metadata split test, the default) for that``."""
+    data = ((preset or {}).get("calibration") or {}).get("data")
+    if not isinstance(data, dict):
+        return None
+    parts = []
+    for task, split, tokrag_data, scored in tasks:
+        for name, cal in data.items():
+            check = in_sample_check(name, cal, split, tokrag_data, scored, by_split=task == DATA_SET_TASKS.get(name))
+            if not check or not check["shared"]:
+                continue
+            of = scored if isinstance(scored, int) else len(set(scored or ()))
+            how = ("the same question files by SHA-256" if check["by"] == IN_SAMPLE_BY_SHA else
+                   f"judged by split and n only: {check['why']}")
+            parts.append(f"{task} {check['shared']} of {of}: {how}")
+            break
+    if not parts:
+        return None
+    return (f"preset={preset.get('path')}: this run is in-sample: " + in_sample_sentence(
+        "; ".join(parts), "each of these scores", "evaluate the test split (task metadata split test, the default) for "
+        "that"))
 
 
 def in_sample_basis_lines(checks: dict[str, dict], shared: dict[str, int]) -> list[str]:
@@ -1785,8 +1856,7 @@ def report(results: dict[str, dict], out_dir: Path, n_layers: int, layers: str, 
     if shared:
         cfgs = meta.get("configs") or {}
         counts = ", ".join(f"{name} {n} of {cfgs.get(name, {}).get('n', n)}" for name, n in shared.items())
-        print(f"note: the calibrated row is in-sample: the preset was calibrated on these dev samples ({counts}), so its "
-              "AUC is its dev fit, not a held-out estimate; run --split test for that")
+        print("note: the calibrated row is in-sample: " + in_sample_sentence(counts, "its AUC", "run --split test for that"))
     for line in in_sample_basis_lines(meta.get("preset_in_sample_checks") or {}, shared or {}):
         print(line)
     print("strict acc: share of strict tokens where the policy's score > 0 (pick RAG) exactly when RAG's top-1 is "

@@ -1414,6 +1414,39 @@ def _evaluated_tasks(task_dict: object) -> list:
     return found
 
 
+def evaluated_task_data(task_dict: object, limit: object = None, samples: object = None) -> list[tuple]:
+    """``(name, split, tokrag_data, scored)`` of each task in lm-eval's ``evaluate`` ``task_dict`` that records its data
+    (``config.metadata.tokrag_data``, :mod:`tasks.provenance`), for
+    :meth:`tokrag_model.methods.tokrag.TokRAGLM.note_evaluation_data`: ``split`` the questions' split
+    (``tokrag_data.questions.split``, else the task metadata ``split``, else ``test``); ``scored`` the docs lm-eval
+    scores, as its ``Task.doc_iterator`` picks them: their pool positions for ``samples`` (``{task: [indices]}``),
+    else the first ``limit`` (lm-eval's ``get_sample_size``: a fraction below 1 of the docs, rounded up), else all.
+    A task whose docs cannot be counted is left out. Raises nothing."""
+    import math
+
+    out = []
+    for name, task in _evaluated_tasks(task_dict):
+        try:
+            meta = getattr(task.config, "metadata", None) or {}
+            data = meta.get("tokrag_data") if isinstance(meta, dict) else None
+            if not isinstance(data, dict):
+                continue
+            questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
+            split = questions.get("split") or meta.get("split") or "test"
+            chosen = samples.get(name) if isinstance(samples, dict) else None
+            if chosen:
+                scored = sorted({int(i) for i in chosen})
+            else:
+                n = len(task.eval_docs)
+                if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit:
+                    n = min(n, int(math.ceil(n * limit)) if limit < 1.0 else int(limit))
+                scored = n
+        except Exception:  # noqa: BLE001 - a task lm-eval evaluates whatever this reads of it
+            continue
+        out.append((name, split, data, scored))
+    return out
+
+
 def check_evaluated_tasks(task_dict: object, apply_chat_template: object) -> None:
     """Refuse, at the start of lm-eval's ``evaluate`` (also called without ``simple_evaluate``), a task that declares
     itself plain text (task metadata ``plain_text: true``, ``wiki_lm_bm25``: :func:`tasks.precheck.plain_text`) run
@@ -1452,7 +1485,9 @@ def patch_evaluator(module):
     (:meth:`tokrag_model.base.RAGMethodLM.start_evaluation`: the recorded chat-template flag, the ``use_cache`` counter
     and a stale ``CachingLM``'s hook of a reused model object) and tells it the evaluation's tasks and their output
     types (:meth:`~tokrag_model.base.RAGMethodLM.note_evaluation_tasks`: the chat template never reaches a
-    ``loglikelihood_rolling`` task, whose requests are the text alone), then refuses a plain-text task chat-framed, or
+    ``loglikelihood_rolling`` task, whose requests are the text alone) and, where it has
+    ``note_evaluation_data`` (``tokrag``'s preset), the data of those tasks (:func:`evaluated_task_data`: a preset
+    calibrated on the dev questions scored logs the in-sample WARNING), then refuses a plain-text task chat-framed, or
     one of our tasks with few-shot examples from its scored documents (:func:`check_evaluated_tasks`); when it
     returns or raises, the model's ``plain_contexts`` is None again (outside an evaluation). Idempotent."""
     original_simple, original_evaluate = getattr(module, "simple_evaluate", None), getattr(module, "evaluate", None)
@@ -1486,6 +1521,10 @@ def patch_evaluator(module):
         if callable(note):  # which tasks the chat template reaches: not a loglikelihood_rolling one (the text alone)
             note({name: getattr(task, "OUTPUT_TYPE", None)
                   for name, task in _evaluated_tasks(bound.arguments.get("task_dict"))})
+        data = getattr(inner, "note_evaluation_data", None)
+        if callable(data):  # a tokrag preset calibrated on the dev questions this run scores: one WARNING
+            data(evaluated_task_data(bound.arguments.get("task_dict"), bound.arguments.get("limit"),
+                                     bound.arguments.get("samples")))
         try:
             if _ours_loaded():
                 check_evaluated_tasks(bound.arguments.get("task_dict"), chat)

@@ -1415,6 +1415,19 @@ class TokRAGLM(RAGMethodLM):
         super().start_evaluation(apply_chat_template, use_cache)
         self.__dict__.pop("_preset_prompt_checked", None)
 
+    def note_evaluation_data(self, tasks: Sequence[tuple[str, Any, Any, Any]]) -> None:
+        """Log one WARNING per evaluation when this evaluation scores dev questions the preset was calibrated on
+        (:func:`tasks.analyze.lm_eval_in_sample_warning`, the rule and words of ``tokrag analyze --preset``'s in-sample
+        note); ``tasks``: :func:`tokrag_model._lmeval_hook.evaluated_task_data`, called by lm-eval's ``evaluate``
+        (patched) before the requests. Nothing without a preset."""
+        if self.preset is None:
+            return
+        from tasks.analyze import lm_eval_in_sample_warning
+
+        message = lm_eval_in_sample_warning(self.preset, tasks)
+        if message:
+            log.warning("%s", message)
+
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
         """:meth:`RAGMethodLM.generate_until` after :meth:`check_preset_prompt`."""
         self.check_preset_prompt(requests)
