@@ -1601,6 +1601,15 @@ def _contract_where(cell: Cell) -> str:
             else "the contract (shared:)")
 
 
+def is_rag_method(cls: Any) -> bool:
+    """Whether ``cls`` is a tokrag method class (a subclass of :class:`tokrag_model.base.RAGMethodLM`), asked without
+    importing ``tokrag_model.base`` (which imports torch, lm-eval's models and transformers' utilities, ~5 CPU-s):
+    such a class exists only once that module is imported, so where it is not, ``cls`` (a user's ``LM``, the test
+    ToyLM) is none and ``run --estimate`` of its spec imports no torch."""
+    base = sys.modules.get("tokrag_model.base")
+    return base is not None and isinstance(cls, type) and issubclass(cls, base.RAGMethodLM)
+
+
 def check_chat_templates(spec: LeaderboardSpec, with_args: list[tuple[Cell, dict[str, Any]]],
                          classes: dict[str, Any]) -> None:
     """Refuse a cell of a tokrag method (a :class:`tokrag_model.base.RAGMethodLM`, ``classes[cell.method.model]``)
@@ -1616,13 +1625,12 @@ def check_chat_templates(spec: LeaderboardSpec, with_args: list[tuple[Cell, dict
     Raises:
         ConfigError: one line naming the spec, the method, the contract's ``apply_chat_template: true`` and the fix.
     """
-    from tokrag_model.base import RAGMethodLM
     from tokrag_model.loading import chat_template_before_load, has_chat_template, select_chat_template
 
     seen: set[tuple[Any, Any]] = set()
     for cell, cfg in with_args:
         cls = classes.get(cell.method.model)
-        if not cell.apply_chat_template or not (isinstance(cls, type) and issubclass(cls, RAGMethodLM)):
+        if not cell.apply_chat_template or not is_rag_method(cls):
             continue
         pretrained, revision = str(cfg.get("pretrained")), cfg.get("revision")
         revision = str(revision) if revision else None
