@@ -72,3 +72,18 @@ def test_the_spec_device_is_given_where_model_args_have_none(tmp_path, monkeypat
     monkeypatch.setattr(runner, "_model_class", lambda model: cls)
     (cell,) = spec.cells()
     assert runner.make_model(cell).kwargs == {"pretrained": "some/model", "device": "cuda:0", "batch_size": 1}
+
+
+@pytest.mark.parametrize("base", [_toy, _lm_eval_hf, _rag_standard], ids=["ToyLM", "hf", "rag-standard"])
+def test_a_model_args_batch_size_wins_too(tmp_path, monkeypatch, base):
+    import leaderboards.runner as runner
+    from leaderboards.spec import load_spec
+
+    cls = _recorder(base())
+    methods = [{"name": "standard", "model": "hf", "model_args": {"batch_size": 3}}]
+    spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods,
+                                extra={"shared": {"model_args": {"pretrained": "some/model"}, "limit": 3,
+                                                  "batch_size": 2}}))
+    monkeypatch.setattr(runner, "_model_class", lambda model: cls)
+    (cell,) = spec.cells()
+    assert runner.make_model(cell).kwargs == {"pretrained": "some/model", "device": "cpu", "batch_size": 3}
