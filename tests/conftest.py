@@ -63,6 +63,22 @@ def smollm2_standard(backbone, data_dir):
 
 
 @pytest.fixture(scope="session")
+def two_seed_runs(tmp_path_factory):
+    """``leaderboard_helpers.run_two_seed_spec``'s toy run (12 cells), run once per process for the modules that read
+    it (test_report_seed_counts, test_report_identical_seeds, test_report_seeds_partial,
+    test_leaderboard_report_partial_pairs: each ran it again, ~1.5 CPU-s a time): ``(spec, runs_dir, frozen)``, where
+    ``frozen`` is the run's pinned key table. Read-only: a test that edits the runs takes a copy
+    (``runs_without``); a module pins the same keys again while it reads (``pin_cell_keys(mp, frozen=frozen)``). The
+    run's own pins are undone when it returns, so no other test sees them."""
+    from leaderboard_helpers import run_two_seed_spec
+
+    frozen: dict = {}
+    with pytest.MonkeyPatch.context() as mp:
+        spec, runs = run_two_seed_spec(tmp_path_factory.mktemp("twoseeds"), mp, frozen)
+    return spec, runs, frozen
+
+
+@pytest.fixture(scope="session")
 def gemma():
     """Gemma 3 270M (the ``gemma-3-270m`` alias), loaded once per process for the modules in :data:`GEMMA_MODULES`
     (8.7 s of CPU a load: its 262k-token tokenizer and the weights). Those modules run on one xdist worker

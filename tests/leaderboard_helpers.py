@@ -89,11 +89,13 @@ SEED_METHODS = [{"name": "standard", "model": TOY, "model_args": {"mode": "first
                 {"name": "sample", "model": TOY, "model_args": {"mode": "sample"}}]
 
 
-def run_two_seed_spec(root: Path, monkeypatch):
+def run_two_seed_spec(root: Path, monkeypatch, frozen: dict | None = None):
     """The toy spec with :data:`SEED_METHODS` (``sample`` differs between seeds) over seeds 1 and 2, closed book
     ``none``, references ``standard`` and ``none``, run once with the run keys pinned on ``monkeypatch`` (other work
-    may edit the source they hash; keep it active while the tests read the runs); returns ``(spec, runs_dir)``."""
-    pin_cell_keys(monkeypatch)
+    may edit the source they hash; keep it active while the tests read the runs, or pin the same ``frozen`` keys
+    again: :func:`pin_cell_keys`); returns ``(spec, runs_dir)``. The session's ``two_seed_runs`` fixture
+    (tests/conftest.py) runs it once per process for the modules that read it."""
+    pin_cell_keys(monkeypatch, frozen=frozen)
     return run_toy_spec(root, methods=SEED_METHODS, seeds=(1, 2),
                         extra={"closed_book": "none", "reference": ["standard", "none"]})
 
@@ -128,16 +130,17 @@ def child_pids(pid: int) -> list[int]:
     return out
 
 
-def pin_cell_keys(monkeypatch, modules=None) -> None:
+def pin_cell_keys(monkeypatch, modules=None, frozen: dict | None = None) -> None:
     """Compute each spec's run keys once per spec file and selection (other work may edit the source the keys hash
-    meanwhile) and pin the git commit recorded, for ``modules`` (default: leaderboards.runner, .report, .rescore)."""
+    meanwhile) and pin the git commit recorded, for ``modules`` (default: leaderboards.runner, .report, .rescore).
+    ``frozen``: the table of keys computed so far (filled here; pass an earlier call's to pin the same keys again)."""
     import leaderboards.report
     import leaderboards.rescore
     import leaderboards.runner
     from leaderboards.keys import cell_keys
 
     monkeypatch.setenv("TOKRAG_GIT_COMMIT", "test-commit")
-    frozen: dict = {}
+    frozen = {} if frozen is None else frozen
 
     def keys(spec, runs=None):
         at = (spec.path, tuple(sorted(spec.selection.items())), str(runs))  # a selection has its own cells

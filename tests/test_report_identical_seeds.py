@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 
 from leaderboards.report import cells_lines, collect, compute, identical_seed_lines
-from tests.leaderboard_helpers import run_two_seed_spec
+from tests.leaderboard_helpers import pin_cell_keys
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
+def data(two_seed_runs):  # the session's run of run_two_seed_spec (tests/conftest.py)
+    spec, runs, frozen = two_seed_runs
     with pytest.MonkeyPatch.context() as mp:
-        spec, runs = run_two_seed_spec(tmp_path_factory.mktemp("sameseeds"), mp)
+        pin_cell_keys(mp, frozen=frozen)
         yield compute(spec, collect(spec, runs), timings=False)
 
 

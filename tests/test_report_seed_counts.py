@@ -23,13 +23,14 @@ from pathlib import Path
 import pytest
 
 from leaderboards.report import collect, compute, render_markdown
-from tests.leaderboard_helpers import run_two_seed_spec
+from tests.leaderboard_helpers import pin_cell_keys
 
 
 @pytest.fixture(scope="module")
-def two_seeds(tmp_path_factory):
+def two_seeds(two_seed_runs):  # the session's run of run_two_seed_spec (tests/conftest.py)
+    spec, runs, frozen = two_seed_runs
     with pytest.MonkeyPatch.context() as mp:
-        spec, runs = run_two_seed_spec(tmp_path_factory.mktemp("seedcounts"), mp)
+        pin_cell_keys(mp, frozen=frozen)
         yield spec, runs, compute(spec, collect(spec, runs), timings=False)
 
 

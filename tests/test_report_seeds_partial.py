@@ -13,13 +13,15 @@ from __future__ import annotations
 import pytest
 
 from leaderboards.report import build_report, collect, compute, render_markdown
-from tests.leaderboard_helpers import run_two_seed_spec, runs_without as _without
+from tests.leaderboard_helpers import pin_cell_keys, runs_without as _without
 
 
 @pytest.fixture(scope="module")
-def two_seeds(tmp_path_factory):
+def two_seeds(two_seed_runs):  # the session's run of run_two_seed_spec (tests/conftest.py); tests copy the runs
+    spec, runs, frozen = two_seed_runs
     with pytest.MonkeyPatch.context() as mp:
-        yield run_two_seed_spec(tmp_path_factory.mktemp("partial"), mp)
+        pin_cell_keys(mp, frozen=frozen)
+        yield spec, runs
 
 
 def test_a_row_with_one_of_two_seeds_is_marked_partial(two_seeds, tmp_path):
