@@ -1822,6 +1822,19 @@ def _lm_eval_flags(cell: Cell) -> dict[str, Any]:
     return {k: v for k, v in extra.items() if v is not None}
 
 
+def model_flags(cell: Cell) -> dict[str, Any]:
+    """The ``batch_size`` and ``device`` the cell's model gets (None: neither gives one): its ``model_args``' where
+    given, else the spec's shared ones, merged by :func:`tokrag_model.args.merge_lm_eval_flags` as :func:`make_model`
+    merges them. :func:`run_cell` hands these to ``lm_eval.simple_evaluate``, which only records them in
+    ``results.json``'s ``config`` (the model is built already); before s61 r2 it recorded the spec's, so a cell of
+    ``hf`` or ToyLM whose ``model_args: {device: cpu}`` won over ``device: cuda`` read as a CUDA run in its compute
+    setting (:func:`leaderboards.provenance_view.compute_setting`: ``cuda GPU not recorded``). Loads no model."""
+    from tokrag_model.args import merge_lm_eval_flags
+
+    merged = merge_lm_eval_flags(cell.method.model, dict(cell.model_args), _lm_eval_flags(cell), warn=False)
+    return {"batch_size": merged.get("batch_size"), "device": merged.get("device")}
+
+
 def make_model(cell: Cell):
     """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(args, {})``, ``args`` the cell's
     ``model_args`` merged with the spec's shared ``batch_size``/``device`` (lm-eval's ``--batch_size``/``--device``)
@@ -2721,7 +2734,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
             results = lm_eval.simple_evaluate(
                 model=lm, tasks=[cell.task.task], task_manager=task_manager, limit=cell.limit,
                 num_fewshot=cell.num_fewshot, gen_kwargs=dict(cell.gen_kwargs) or None,
-                batch_size=cell.batch_size, device=cell.device, log_samples=True,
+                **model_flags(cell), log_samples=True,
                 bootstrap_iters=0, apply_chat_template=cell.apply_chat_template,
                 system_instruction=cell.system_instruction, fewshot_as_multiturn=cell.fewshot_as_multiturn,
                 random_seed=cell.seed, numpy_random_seed=cell.seed, torch_random_seed=cell.seed,
