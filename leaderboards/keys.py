@@ -17,7 +17,7 @@ A cell's key is the fingerprint (:func:`retrieval.io.fingerprint`, SHA-256 prefi
   its cached snapshot);
 * the content of every other model argument that names an existing file (e.g. a Tok-RAG ``preset``
   from ``tokrag calibrate``; relative paths are tried from the working directory, then the repository); a ``preset``
-  is held by that content alone, ``sha256:<hex>`` in place of its path (:func:`content_keyed_args`, since s61);
+  is held by that content alone, its path replaced by :data:`FILE_CONTENT` (:func:`content_keyed_args`, since s61);
 * the model code: SHA-256 of the source files of the package that defines the model class (:func:`code_fingerprint`;
   a ``.py`` file's of its code, :func:`retrieval.io.normalised_source`, so a docstring or comment edit keeps every key);
 * the task: its name and SHA-256 of its task folder (YAML = prompt, generation settings, retrieval
@@ -1279,9 +1279,12 @@ CONTENT_KEYED_ARGS: tuple[str, ...] = ("preset",)
 """The model arguments (other than ``pretrained``) that a cell's key holds by the content of the file they name, not by
 the path as written (:func:`content_keyed_args`): a Tok-RAG ``preset`` from ``tokrag calibrate``."""
 
-FILE_CONTENT = "sha256:"
+FILE_CONTENT = "file: its SHA-256 in model_arg_files"
 """What a cell's key material holds as a :data:`CONTENT_KEYED_ARGS` value that names an existing file, in place of the
-path as written: this prefix and the file's SHA-256 (:func:`arg_file_fingerprints`)."""
+path as written: this fixed text, the file's SHA-256 being in the material's ``model_arg_files``
+(:func:`arg_file_fingerprints`) once. Not the SHA-256 itself (as s61 p1's 0da30e1 held it): an edited preset then
+differed in two fields, and ``leaderboard run`` said ``model_args differs (a setting of the spec)`` beside ``a file a
+model argument names changed`` (:func:`leaderboards.runner.other_inputs_summary`) though the spec was unchanged."""
 
 
 def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any]:
@@ -1307,9 +1310,10 @@ def keyed_model_args(model_args: dict[str, Any], model_fp: str) -> dict[str, Any
 
 def content_keyed_args(model_args: dict[str, Any], arg_files: dict[str, str]) -> dict[str, Any]:
     """``model_args`` (as :func:`keyed_model_args` gives them) with each :data:`CONTENT_KEYED_ARGS` argument that names
-    an existing file (``arg_files``: :func:`arg_file_fingerprints` of the cell's arguments, ``{arg: SHA-256}``) held as
-    ``sha256:<hex>`` (:data:`FILE_CONTENT`), so ``preset=./p.json``, ``p.json``, ``/abs/p.json`` and a copy of the
-    file give one run key, and an edited file another (since s61: before, the path as written was keyed beside its
+    an existing file (``arg_files``: :func:`arg_file_fingerprints` of the cell's arguments, ``{arg: SHA-256}``, which
+    the key holds as ``model_arg_files``) held as :data:`FILE_CONTENT`, so ``preset=./p.json``, ``p.json``,
+    ``/abs/p.json`` and a copy of the file give one run key, and an edited file another (its ``model_arg_files``
+    alone differs; since s61: before, the path as written was keyed beside its
     SHA-256 in ``model_arg_files``, so every spelling and every copy was computed again; runs keyed so are still
     found, :func:`adopt_legacy_key`). A value that names no file is kept as written (the run refuses it); the path as
     written is recorded in the run's ``results.json`` and ``provenance.json``. ``model_args`` itself when nothing is
@@ -1317,14 +1321,14 @@ def content_keyed_args(model_args: dict[str, Any], arg_files: dict[str, str]) ->
     out = model_args
     for arg in CONTENT_KEYED_ARGS:
         if arg in arg_files and arg in out:
-            out = {**out, arg: f"{FILE_CONTENT}{arg_files[arg]}"}
+            out = {**out, arg: FILE_CONTENT}
     return out
 
 
 def cell_key_material(spec: LeaderboardSpec, cell: Cell, memo: _HashMemo) -> dict[str, Any]:
     """Everything that names a cell's run folder (see the module docstring); its task and data fields are
     :func:`cell_input_material`'s; ``model_args`` as :func:`keyed_model_args` gives them (a local ``pretrained``
-    path by the fingerprint of its files)."""
+    path by the fingerprint of its files) and then :func:`content_keyed_args` (a ``preset`` file by its content)."""
     target = model_target(cell.method.model)
     model_code = code_fingerprint(target.split(":")[0], memo)
     model_fp = weights_fingerprint(cell.model_args, memo)
