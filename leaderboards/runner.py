@@ -1835,6 +1835,20 @@ def model_flags(cell: Cell) -> dict[str, Any]:
     return {"batch_size": merged.get("batch_size"), "device": merged.get("device")}
 
 
+def _model_batch_size(cell: Cell) -> int:
+    """The batch size the cell's model runs at (:func:`model_flags`, read by :func:`tokrag_model.args.to_batch_size`:
+    ``auto`` / ``auto:N`` are 1), of which :func:`run_cell`'s journal chunk is ``progress_chunk`` batches; the spec's
+    ``batch_size:`` where the model's own cannot be read so (a value only a user's ``LM`` takes). Before s61 r2 the chunk
+    followed the spec's ``batch_size:`` alone, so a cell whose ``model_args: {batch_size: 4}`` won over the default 1
+    was handed chunks of ``progress_chunk`` requests (``progress_chunk: 1``: one request a call, never a batch of 4)."""
+    from tokrag_model.args import to_batch_size
+
+    try:
+        return to_batch_size(model_flags(cell)["batch_size"])
+    except ValueError:
+        return max(1, cell.batch_size)
+
+
 def make_model(cell: Cell):
     """Instantiate the cell's lm-eval model: ``cls.create_from_arg_obj(args, {})``, ``args`` the cell's
     ``model_args`` merged with the spec's shared ``batch_size``/``device`` (lm-eval's ``--batch_size``/``--device``)
@@ -2724,7 +2738,7 @@ def run_cell(spec: LeaderboardSpec, cell: Cell, key: str, material: dict[str, An
         lm.reset_stats()
     before = _stats(lm)
     bar = tqdm(total=0, desc=f"  {cell.label}", unit="req", leave=False, disable=not progress, position=1)
-    chunk = max(1, spec.progress_chunk) * max(1, cell.batch_size)
+    chunk = max(1, spec.progress_chunk) * _model_batch_size(cell)
     clock = _ModelClock()
     patched = _with_progress(lm, bar, chunk, journal, clock, quiet=not progress)
     load_start = _loadavg()

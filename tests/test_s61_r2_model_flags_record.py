@@ -43,3 +43,22 @@ def test_model_flags_is_the_merge_make_model_gives(tmp_path):
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods, extra={"shared": shared}))
     flags = {cell.method.name: model_flags(cell) for cell in spec.cells()}
     assert flags == {"standard": {"batch_size": 2, "device": "cpu"}, "none": {"batch_size": 4, "device": "cuda:0"}}
+
+
+def test_the_journal_chunk_is_whole_batches_of_the_model_args_batch_size(tmp_path, monkeypatch):
+    """A chunk is progress_chunk x the batch size the model runs at (leaderboards/README.md): a model_args batch_size
+    over the spec's default 1 was handed one request a call at progress_chunk: 1, never a batch of 4."""
+    from tests.leaderboard_fixtures.toy_lm import ToyLM
+
+    calls: list[tuple[str, int]] = []
+    original = ToyLM.generate_until
+
+    def recording(self, requests, disable_tqdm: bool = False):
+        calls.append((self.mode, len(requests)))
+        return original(self, requests, disable_tqdm)
+
+    monkeypatch.setattr(ToyLM, "generate_until", recording)
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first", "batch_size": 4}},
+               {"name": "none", "model": TOY, "model_args": {"mode": "none"}}]
+    run_toy_spec(tmp_path, tasks=["toy_qa"], limit=8, methods=methods, extra={"progress_chunk": 1})
+    assert sorted(calls) == [("first", 4), ("first", 4)] + [("none", 1)] * 8
