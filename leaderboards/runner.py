@@ -1603,9 +1603,10 @@ def _contract_where(cell: Cell) -> str:
 
 def is_rag_method(cls: Any) -> bool:
     """Whether ``cls`` is a tokrag method class (a subclass of :class:`tokrag_model.base.RAGMethodLM`), asked without
-    importing ``tokrag_model.base`` (which imports torch, lm-eval's models and transformers' utilities, ~5 CPU-s):
-    such a class exists only once that module is imported, so where it is not, ``cls`` (a user's ``LM``, the test
-    ToyLM) is none and ``run --estimate`` of its spec imports no torch."""
+    importing ``tokrag_model.base`` (which imports torch and lm-eval's model utilities: about 1.3 of the 2.4 CPU-s of
+    a toy spec's ``--estimate`` on a 2-core machine, s61 e1): such a class exists only once that module is imported,
+    so where it is not, ``cls`` (a user's ``LM``, the test ToyLM) is none and ``run --estimate`` of its spec imports
+    no torch."""
     base = sys.modules.get("tokrag_model.base")
     return base is not None and isinstance(cls, type) and issubclass(cls, base.RAGMethodLM)
 
