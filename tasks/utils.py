@@ -753,7 +753,9 @@ def check_wiki_lm_pool(split: str, data_dir: Any = None, where: str | None = Non
 
     Raises:
         ConfigError: no summaries file (:func:`retrieval.corpus.named_corpus`'s line), or ``split`` unknown.
-        DataError: an empty pool (:func:`empty_wiki_lm_pool_message`).
+        DataError: an empty pool (:func:`empty_wiki_lm_pool_message`), or :func:`retrieval.corpus.named_corpus`'s line
+            for a summaries file that is malformed JSON, not an object keyed by title, or empty (``tokrag analyze``
+            adds ``, or drop wiki from --data`` to each, :func:`tasks.analyze.check_data_paths`).
     """
     from retrieval import named_corpus
 
