@@ -502,7 +502,23 @@ def _fused_linear_ok(shapes: Any, hint: int = PACK_BATCH_HINT) -> bool:
     return _packed_probe(1, check)
 
 
+_MKL_VERDICTS: dict[tuple, int | None] = {}
+""":func:`_mkl_min_rows`' verdicts in this process, by thread count, ``max_rows`` and the distinct layouts."""
+
+
 def _mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
+    """:func:`_probe_mkl_min_rows`, remembered for the process (:data:`_MKL_VERDICTS`) by ``torch.get_num_threads()``,
+    ``max_rows`` and the set of layouts: the probe reads nothing else (random weights of those shapes, from a fixed
+    seed), so a second model of the same shapes (SmolLM2 loaded again: another dtype, device or revision, a
+    leaderboard cell with other load arguments, a test's own load) gets the same verdict without the probe's ~1 s of
+    CPU. Returns what the probe returns."""
+    key = (torch.get_num_threads(), int(max_rows), tuple(sorted(set(layouts))))
+    if key not in _MKL_VERDICTS:
+        _MKL_VERDICTS[key] = _probe_mkl_min_rows(layouts, max_rows)
+    return _MKL_VERDICTS[key]
+
+
+def _probe_mkl_min_rows(layouts: Any, max_rows: int) -> int | None:
     """Probe: from how many rows on does each row of MKL's dense ``F.linear`` give the same bits whatever the
     number of rows (up to ``max_rows``) and the row's position, on these weights, at this thread count?
 
