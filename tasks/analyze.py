@@ -1699,17 +1699,18 @@ def in_sample_check(name: str, cal: Any, split: Any, tokrag_data: Any, scored: A
     return {"shared": shared or 0, "by": IN_SAMPLE_BY_SPLIT, "why": why}
 
 
-def in_sample_sentence(counts: str, what: str, fix: str) -> str:
+def in_sample_sentence(counts: str, what: str, fix: str, partly: bool = False) -> str:
     """The in-sample sentence of ``tokrag analyze``'s note and of ``lm_eval ... preset=P``'s WARNING
     (:func:`lm_eval_in_sample_warning`): ``the preset was calibrated on these dev samples (<counts>), so <what> is its
-    dev fit, not a held-out estimate; <fix>``."""
-    return (f"the preset was calibrated on these dev samples ({counts}), so {what} is its dev fit, not a held-out "
-            f"estimate; {fix}")
+    dev fit, not a held-out estimate; <fix>``; with ``partly`` (some scored samples are not the preset's), ``is partly
+    its dev fit``."""
+    return (f"the preset was calibrated on these dev samples ({counts}), so {what} is {'partly ' if partly else ''}its "
+            f"dev fit, not a held-out estimate; {fix}")
 
 
 DATA_SET_TASKS = {"wiki": "wiki_lm_bm25", "nq": NQ_TASK}
 """The lm-eval task whose docs each data set of ``tokrag analyze``/``calibrate`` scores (:func:`samples_for`): where
-neither the preset nor a run records the SHA-256 of its question files, ``lm_eval ... preset=P`` judges in-sample by
+the preset or the run does not record the SHA-256 of its question files, ``lm_eval ... preset=P`` judges in-sample by
 split and n for these tasks only (:func:`lm_eval_in_sample_warning`)."""
 
 
@@ -1723,12 +1724,13 @@ def lm_eval_in_sample_warning(preset: dict | None, tasks: Sequence[tuple[str, An
     ``tasks``: ``(task name, split, tokrag_data, scored)`` of each evaluated task (the results'
     ``configs.<task>.metadata.tokrag_data``; ``scored``: the count of first docs lm-eval scores, or their pool
     positions). ``preset=cal/p.json: this run is in-sample: the preset was calibrated on these dev samples
-    (nq_oracle_bm25 12 of 20: the same question files by SHA-256), so each of these scores is its dev fit, not a
-    held-out estimate; evaluate the test split (task metadata split test, the default) for that``."""
+    (nq_oracle_bm25 20 of 20: the same question files by SHA-256), so each of these scores is its dev fit, not a
+    held-out estimate; evaluate the test split (task metadata split test, the default) for that``; where some task
+    scores docs the preset did not use (``nq_oracle_bm25 12 of 30``), ``is partly its dev fit``."""
     data = ((preset or {}).get("calibration") or {}).get("data")
     if not isinstance(data, dict):
         return None
-    parts = []
+    parts, partly = [], False
     for task, split, tokrag_data, scored in tasks:
         for name, cal in data.items():
             check = in_sample_check(name, cal, split, tokrag_data, scored, by_split=task == DATA_SET_TASKS.get(name))
@@ -1738,12 +1740,13 @@ def lm_eval_in_sample_warning(preset: dict | None, tasks: Sequence[tuple[str, An
             how = ("the same question files by SHA-256" if check["by"] == IN_SAMPLE_BY_SHA else
                    f"judged by split and n only: {check['why']}")
             parts.append(f"{task} {check['shared']} of {of}: {how}")
+            partly = partly or check["shared"] < of  # '1 of 3': the score is partly a dev fit, not wholly (s61 r1)
             break
     if not parts:
         return None
     return (f"preset={preset.get('path')}: this run is in-sample: " + in_sample_sentence(
         "; ".join(parts), "each of these scores", "evaluate the test split (task metadata split test, the default) for "
-        "that"))
+        "that", partly=partly))
 
 
 def in_sample_basis_lines(checks: dict[str, dict], shared: dict[str, int]) -> list[str]:

@@ -89,7 +89,7 @@ def test_a_dev_run_over_the_preset_questions_warns_with_the_file_and_the_count(e
     preset = _preset(env, tmp_path, {"wiki": {"split": "dev", "n": 2, "tokrag_data": _record()}})
     assert _warnings(env, preset, caplog) == [
         f"preset={preset}: this run is in-sample: the preset was calibrated on these dev samples (wiki_lm_bm25 2 of 3: "
-        "the same question files by SHA-256), so each of these scores is its dev fit, not a held-out estimate; "
+        "the same question files by SHA-256), so each of these scores is partly its dev fit, not a held-out estimate; "
         "evaluate the test split (task metadata split test, the default) for that"]
 
 
