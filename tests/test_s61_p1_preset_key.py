@@ -4,7 +4,9 @@ Before, the leaderboard run key held ``model_args.preset`` as written beside the
 (``model_arg_files``), and the ``--use_cache`` key held the resolved config's ``preset`` as written beside the params it
 applied: ``./p.json``, ``p.json``, ``/abs/p.json`` and a copy of the file gave four keys over the same preset (every
 cell, every cached answer computed again). Edited content did change both keys (``model_arg_files``; the applied
-params), so there was no stale result. Now both keys hold ``sha256:<hex>`` of the content; a run finished under the
+params), so there was no stale result. Now both keys hold the content, not the path (``--use_cache``:
+``sha256:<hex>``; the leaderboard key: ``model_arg_files`` alone, its ``model_args.preset`` fixed text since s61 r1);
+a run finished under the
 old key is still served; the results keep the path as written; a spec without a preset keeps its key."""
 
 from __future__ import annotations
