@@ -800,9 +800,6 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
     _check_wiki_lm_split(split)
     corpus = named_corpus("wiki-vital", data_dir=data_dir)
     passages = list(getattr(corpus, "passages", None) or corpus)
-    parts = wiki_lm_parts(passages, split)
-    if not parts:  # retrieval over no query said only 'no queries given: the query set is empty'
-        raise DataError(empty_wiki_lm_pool_message(split, corpus))
     if query == "title":
         raise ConfigError("wiki_lm_bm25: task metadata query='title' is not supported: titles such as 'Asterix' share no "
                           "word with any other article (32 of the 253 held-out titles of the wheel), so BM25 gives them "
@@ -810,6 +807,9 @@ def build_wiki_lm_docs(*, k: int = 3, retriever: str = "bm25", query: str = "lea
                           "paragraph's first 32 words, the context of the scored continuation)")
     if query != "lead":
         raise ConfigError(f"task metadata query={query!r}: expected 'lead' (the only query this task supports)")
+    parts = wiki_lm_parts(passages, split)  # after the metadata checks: a wrong query is said first, as before s61
+    if not parts:  # retrieval over no query said only 'no queries given: the query set is empty'
+        raise DataError(empty_wiki_lm_pool_message(split, corpus))
     held = [p for p in passages if p.docid in parts]
     test_ids = [p.docid for p in passages if is_heldout(p.title)] if split == "dev" else []
     if max_docs not in (None, "", 0):
