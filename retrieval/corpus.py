@@ -692,19 +692,26 @@ def check_corpus_files(path: str | os.PathLike, records: int = CHECK_RECORDS) ->
     holds corpus files, a ``.json`` file does not hold one JSON array (its first non-blank character is not ``[``),
     and the first ``records`` non-blank lines of each JSONL file (``.jsonl``, another extension read as JSONL, or a
     ``.json`` file of JSON lines) are read and checked by the loader's own reader: well-formed JSON objects with a
-    passage id and ``text`` (or ``contents``), as :func:`load_corpus` reads them. A DPR ``.tsv`` file (the loader reads
-    it whole) and a Wikipedia summaries ``.json`` file (one JSON object) are left to :func:`load_corpus`.
+    passage id and ``text`` (or ``contents``), as :func:`load_corpus` reads them, and, together, by :class:`Corpus`'s
+    own checks (an id given twice among them, also across a folder's files; a lone surrogate in an id, title or
+    text): a duplicate there is one in the whole corpus, which the load refused only after the model load
+    (exit status 1 under ``lm_eval``). A duplicate past those records is still the load's to find. A DPR ``.tsv`` file
+    (the loader reads it whole) and a Wikipedia summaries ``.json`` file (one JSON object) are left to
+    :func:`load_corpus`.
 
     Raises:
         ConfigError / DataError: :func:`load_corpus`'s own one-line errors for these (``file:line`` and, for a
-            missing field, the fields the record has).
+            missing field, the fields the record has; for a duplicate id, both places:
+            ``p.jsonl:2: duplicate id 'p1' (first at p.jsonl:1); ids must be unique``).
     """
     p = check_corpus_path(path)
+    located: list[tuple[str, Passage]] = []
     for f in _corpus_files(p):
         kind = _sniff(f, head_only=True)  # a .tsv file, or a .json file that is one JSON object: left to load_corpus
         if kind in ("jsonc", "jsonl"):
-            for _ in itertools.islice(_passages_jsonl(f, kind), records):
-                pass
+            located.extend(itertools.islice(_passages_jsonl(f, kind), records))
+    if located:  # the records read, as load_corpus builds its Corpus over every record (none read: nothing to judge)
+        Corpus([x for _, x in located], name=p.name, source=str(p), where=[w for w, _ in located])
 
 
 def load_corpus(path: str | os.PathLike, fmt: str = "auto", name: str | None = None) -> Corpus:
