@@ -1541,7 +1541,8 @@ def device_unavailable(device: str) -> str | None:
 
 
 def cell_device(cell: Cell) -> Any:
-    """The device the cell's model gets: its ``model_args`` ``device`` where given (not None: it wins, as
+    """The device the cell's model gets: its ``model_args`` ``device`` where given (a method's ``specific``, the one
+    place a spec may give it; not None: it wins, as
     :func:`tokrag_model.args.merge_lm_eval_flags` merges it in :func:`make_model`), else the spec's ``device:`` (its
     ``shared:`` or its model's ``models[i].shared:``; ``cpu`` where neither gives one). Imports no torch."""
     own = cell.model_args.get("device")
@@ -1551,18 +1552,18 @@ def cell_device(cell: Cell) -> Any:
 def check_cell_devices(spec: LeaderboardSpec, cells: list[Cell]) -> None:
     """Refuse, before any model loads and any cell starts, a device of ``cells`` that this machine cannot run
     (:func:`device_unavailable`): the device each cell's model gets, the spec's ``device:`` (its ``shared:`` or its
-    model's ``models[i].shared:``) unless the cell's ``model_args`` name one (they win, as
-    :func:`tokrag_model.args.merge_lm_eval_flags` merges them). Before this, a spec's ``device: cuda:0`` on a machine
-    without CUDA ran its cells on CPU without a word (:func:`tokrag_model.loading.resolve_device`'s fallback for
-    lm-eval's default) and ``cuda`` failed at its cell's load. Only ``tokrag leaderboard run`` (its main process, each
-    ``--jobs`` helper, a resumed run) calls this; the spec's load checks only what does not depend on the machine
+    model's ``models[i].shared:``) unless the cell's ``model_args`` name one (a method's ``specific: {device: ...}``,
+    merged into them; they win, as :func:`tokrag_model.args.merge_lm_eval_flags` merges them). Before this, a spec's
+    ``device: cuda:0`` on a machine without CUDA ran its cells on CPU without a word
+    (:func:`tokrag_model.loading.resolve_device`'s fallback for lm-eval's default) and ``cuda`` failed at its cell's
+    load. Only ``tokrag leaderboard run`` (its main process, each ``--jobs`` helper, a resumed run) calls this; the spec's load checks only what does not depend on the machine
     (:func:`leaderboards.spec._check_device`), so ``report``, ``rescore``, ``check`` and ``run --estimate`` of a spec
     written for another machine work here.
 
     Raises:
         ConfigError: one line ``leaderboard spec <path>[:<line>]: <where> '<device>': <reason>; set device: cpu in the
             spec, or run it on a machine with <type>`` (``where``: ``shared.device``, ``models[i].shared.device`` or
-            ``method <name>: model_args device``, whose fix is ``set device=cpu in its model_args``; ``<line>``
+            ``methods[i].specific.device``, whose fix is ``set device: cpu in its specific``; ``<line>``
             where the spec file has it; ``<type>``: ``cuda``, ``mps``, ``xpu``, ...).
     """
     from .spec import _yaml_line
@@ -1581,10 +1582,14 @@ def check_cell_devices(spec: LeaderboardSpec, cells: list[Cell]) -> None:
             continue
         kind = device.strip().split(":")[0]
         fix = (f"set device: cpu in the spec, or run it on a machine with {kind}" if own is None
-               else f"set device=cpu in its model_args, or run it on a machine with {kind}")
+               else f"set device: cpu in its specific (or drop it there for the contract's device), or run it on a "
+                    f"machine with {kind}")
         line, where = None, "shared.device"
-        if own is not None:
-            where = f"method {cell.model_name + '/' if cell.model_name else ''}{cell.method.name}: model_args device"
+        if own is not None:  # a method's printed deviation: the spec's load refuses a device in any model_args
+            index = next((i for i, m in enumerate(whole.methods) if m.name == cell.method.name), None)
+            where = (f"methods[{index}].specific.device" if index is not None
+                     else f"method {cell.method.name}: specific device")
+            line = _yaml_line(spec.path, where) if index is not None else None
         else:
             index = next((i for i, m in enumerate(whole.models) if m.name == cell.model_name), None)
             if index is not None and _yaml_line(spec.path, f"models[{index}].shared.device") is not None:

@@ -33,7 +33,9 @@ A spec is a YAML file::
 
 A method may not set a contract key in ``model_args``/``gen_kwargs``: a deviation must be written
 under ``specific`` (model arguments) or ``specific_gen_kwargs``, and is printed beside the row in
-every table. This keeps "same k, same prompt, same budget" checkable from the spec alone.
+every table. This keeps "same k, same prompt, same budget" checkable from the spec alone. ``device`` and
+``batch_size`` are contract keys (``shared:``), never model arguments: a method's own value is
+``specific: {batch_size: 2}``.
 
 Several base models: ``models:`` lists them, each with its own fairness contract (its ``shared``
 is merged over the top-level ``shared``, ``model_args``/``gen_kwargs`` key by key) and optionally a
@@ -96,6 +98,12 @@ _TOP_KEYS = {
 _MODEL_KEYS = {"name", "label", "shared", "tasks", "methods", "method_args", "notes"}
 _TASK_KEYS = {"task", "noise", "family", "limit"}
 _METHOD_KEYS = {"name", "model", "model_args", "gen_kwargs", "specific", "specific_gen_kwargs", "label", "notes"}
+_MODEL_FLAG_KEYS = ("batch_size", "device")
+"""The contract keys that lm-eval also hands a model next to its ``--model_args`` (``--batch_size``, ``--device``). A
+spec sets them in a contract (``shared:``, a model's ``models[j].shared:``) for every row, or as a method's printed
+deviation (``methods[i].specific``); any ``model_args`` (a method's, a model's ``method_args``, a contract's) holding
+one is refused at load (:func:`_refuse_model_flags`): there it won over the contract for that cell, unprinted
+(s61 d1)."""
 # Generation settings lm-eval passes to generate_until (a typo here would silently break the contract).
 _GEN_KEYS = {"max_gen_toks", "until", "do_sample", "temperature", "top_p", "top_k"}
 _BOOTSTRAP_KEYS = {"iters", "seed", "confidence"}
@@ -142,7 +150,8 @@ def _elsewhere(where: str, key: str, model: Any = None) -> str | None:
     """Where ``key``, unknown in spec section ``where`` (a :func:`_check_keys` section), belongs when it is valid one
     level elsewhere, as a hint (``a model argument: put it under shared.model_args``); None when it is valid nowhere
     else. In order: a generation setting (``gen_kwargs``), a contract key (``shared``; a model's own contract for a
-    ``models[i]`` section), a model argument (the contract's ``model_args``; in a method entry, its ``specific``
+    ``models[i]`` section; in a method entry, for ``device``/``batch_size``, its ``specific`` too), a model
+    argument (the contract's ``model_args``; in a method entry, its ``specific``
     too; a method's own argument, its ``model_args``, or where the entry's ``model`` is another tokrag method, the
     methods that take it: ``alpha`` in a ``rag-standard`` entry is rag-cad's), a top-level, ``bootstrap``, task-,
     method- or model-entry key."""
@@ -152,6 +161,9 @@ def _elsewhere(where: str, key: str, model: Any = None) -> str | None:
     if key in _GEN_KEYS and not where.endswith("gen_kwargs"):
         return f"a generation setting: put it under {method or contract}.gen_kwargs"
     if key in _SHARED_KEYS and where != contract:
+        if method and key in _MODEL_FLAG_KEYS:  # a method may deviate in these: its specific (printed)
+            return (f"a contract key: put it under {contract} (or models[j].shared, a model's own contract) for every "
+                    f"row, or under {method}.specific as this method's printed deviation")
         return f"a contract key: put it under {contract}"
     common, own = _model_arguments()
     if key in common:
@@ -496,10 +508,13 @@ class LeaderboardSpec:
         return lines
 
     def specific_settings(self) -> dict[str, dict[str, Any]]:
-        """Per-method explicit deviations from the contract: ``{method: {key: value}}`` (empty if none)."""
+        """Per-method explicit deviations from the contract: ``{method: {key: value}}`` (empty if none). A key is
+        named as the contract names it: ``model_args.<arg>``, ``gen_kwargs.<kwarg>``, and ``device`` / ``batch_size``
+        (:data:`_MODEL_FLAG_KEYS`: the contract's ``device:`` / ``batch_size:``, which the cells' model gets in their
+        place, as a model argument)."""
         out = {}
         for m in self.methods:
-            dev = {f"model_args.{k}": v for k, v in m.specific.items()}
+            dev = {k if k in _MODEL_FLAG_KEYS else f"model_args.{k}": v for k, v in m.specific.items()}
             dev.update({f"gen_kwargs.{k}": v for k, v in m.specific_gen_kwargs.items()})
             if dev:
                 out[m.name] = dev
@@ -946,6 +961,37 @@ def _number(path: Path, where: str, value: Any, low: float) -> None:
         raise _err(path, f"{where} must be a number >= {low}, got {value!r}")
 
 
+def _refuse_model_flags(path: Path, where: str, args: dict[str, Any]) -> None:
+    """Refuse model arguments ``args`` (at ``where``: ``methods[i].model_args``, ``models[j].method_args.<method>``,
+    ``shared.model_args``, ``models[j].shared.model_args``) that hold a contract key lm-eval also hands the model
+    (:data:`_MODEL_FLAG_KEYS`): such a ``device`` or ``batch_size`` won over the contract's ``device:`` /
+    ``batch_size:`` for its cells without being printed as a deviation (a batch size can change lm-eval ``hf``'s
+    outputs and the cost columns; a device the numbers and costs). A method's own value goes under its
+    ``specific``, which is printed beside its row (:meth:`LeaderboardSpec.specific_settings`).
+
+    Raises:
+        ConfigError: one line ``leaderboard spec <path>[:<line>]: <where>.<key> <value>: a contract key: put it
+            under ...`` (:func:`_elsewhere`'s words; ``<line>`` where the spec file has the key).
+    """
+    for key in _MODEL_FLAG_KEYS:
+        if key in args:
+            line = _yaml_line(path, f"{where}.{key}")
+            at = f"{path}:{line}" if line is not None else str(path)
+            raise ConfigError(f"leaderboard spec {at}: {where}.{key} {args[key]!r}: {_elsewhere(where, key)}")
+
+
+def _check_specific_flags(path: Path, where: str, specific: dict[str, Any]) -> None:
+    """A method's ``specific`` ``batch_size`` / ``device`` checked as a contract's are (:func:`_batch_size`, whose
+    whole number it stores in ``specific``: ``4``, ``'4'`` and ``4.0`` give one cell; :func:`_check_device`).
+
+    Raises:
+        ConfigError: one line naming ``where.batch_size`` / ``where.device`` and what to give instead.
+    """
+    if "batch_size" in specific:
+        specific["batch_size"] = _batch_size(path, f"{where}.batch_size", specific["batch_size"])
+    _check_device(path, f"{where}.device", specific.get("device"))
+
+
 def _check_model_args(path: Path, where: str, args: dict[str, Any]) -> None:
     """Values the leaderboard relies on: ``k`` (passages given to the model, also what the task retrieves and
     answer recall counts) is an integer >= 1 (``k: 0`` gave a retrieval method no passage, ``k: -1`` all but one)."""
@@ -1125,6 +1171,7 @@ def _shared(path: Path, where: str, raw: Any) -> dict[str, Any]:
     shared["gen_kwargs"] = _as_dict(path, f"{where}.gen_kwargs", shared.get("gen_kwargs"))
     _check_keys(path, f"{where}.gen_kwargs", shared["gen_kwargs"], _GEN_KEYS)
     _limit(path, f"{where}.limit", shared.get("limit"))
+    _refuse_model_flags(path, f"{where}.model_args", shared["model_args"])
     _check_model_args(path, f"{where}.model_args", shared["model_args"])
     _check_gen_kwargs(path, f"{where}.gen_kwargs", shared["gen_kwargs"])
     if "batch_size" in shared:
@@ -1195,6 +1242,7 @@ def _models(path: Path, raw: Any, shared: dict[str, Any], methods: list[str], ta
         for mname, args in margs.items():
             _name_subset(path, f"models[{i}].method_args", [mname], methods)
             args = margs[mname] = _as_dict(path, f"models[{i}].method_args.{mname}", args)
+            _refuse_model_flags(path, f"models[{i}].method_args.{mname}", args)
             _check_model_args(path, f"models[{i}].method_args.{mname}", args)
             clash = sorted(set(args) & set(merged["model_args"]))
             if clash:
@@ -1399,7 +1447,10 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             (``1:30``) number (:meth:`_SpecLoader.construct_yaml_int`; a text field's plain scalar is read as the
             text written instead, ``label: yes`` is "yes": :func:`_text_as_written`, which refuses a list or mapping
             there), unknown keys, a method
-            setting a contract key (of any model) outside ``specific``, duplicate method or model names, no methods/tasks/seeds, a repeated seed, a bad seed
+            setting a contract key (of any model) outside ``specific``, a ``device`` or ``batch_size`` in any
+            ``model_args`` or ``method_args`` (contract keys: :func:`_refuse_model_flags`; a method's own value goes
+            under its ``specific``, checked as the contract's), duplicate method or model names, no
+            methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
             for a task that generates (:func:`_check_prompt_room`), sampling asked of a tokrag method, which decodes
@@ -1461,8 +1512,10 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         spec_gk = _as_dict(path, f"methods[{i}].specific_gen_kwargs", m.get("specific_gen_kwargs"))
         _check_keys(path, f"methods[{i}].gen_kwargs", gk, _GEN_KEYS)
         _check_keys(path, f"methods[{i}].specific_gen_kwargs", spec_gk, _GEN_KEYS)
+        _refuse_model_flags(path, f"methods[{i}].model_args", margs)
         _check_model_args(path, f"methods[{i}].model_args", margs)
         _check_model_args(path, f"methods[{i}].specific", spec_args)
+        _check_specific_flags(path, f"methods[{i}].specific", spec_args)
         _check_gen_kwargs(path, f"methods[{i}].gen_kwargs", gk)
         _check_gen_kwargs(path, f"methods[{i}].specific_gen_kwargs", spec_gk)
         for section, given, fix in (

@@ -426,16 +426,19 @@ def test_a_hub_id_or_a_name_without_a_path_shape_passes_the_pre_run_check(tmp_pa
 
 
 @pytest.mark.parametrize("model_args, message", [
-    ({"batch_size": 0}, "model argument batch_size=0 is invalid"),  # used to pass: the shared batch_size 1 replaced it
-    ({"device": "7"}, "model argument device='7' is invalid: expected a device torch knows"),  # a traceback at load
+    ({"batch_size": 0}, r"methods\[1\]\.specific\.batch_size must be an integer >= 1, got 0"),  # used to pass
+    ({"device": "7"}, r"methods\[1\]\.specific\.device '7' is not a device torch knows"),  # a traceback at load
 ])
 def test_batch_size_and_device_in_a_methods_model_args_are_checked_before_the_first_cell(tmp_path, model_args, message):
-    """The check merges model_args with the spec's shared batch_size/device as the run does (model_args win)."""
-    spec = load_spec(write_spec(tmp_path, methods=[
-        {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
-        {"name": "tokrag", "model": "tokrag", "model_args": model_args},
-    ]))
-    with pytest.raises(ConfigError, match=rf"leaderboard spec .*toy.yaml: method tokrag: --model tokrag: {message}"):
+    """A method's own batch_size/device, which wins over the spec's shared ones: since s61 d1 they are contract keys,
+    written under the method's ``specific`` (its ``model_args`` refuse them) and checked as the contract's when the
+    spec is read (before: at the run's pre-checks, ``method tokrag: --model tokrag: model argument batch_size=0 is
+    invalid``)."""
+    with pytest.raises(ConfigError, match=rf"leaderboard spec .*toy.yaml: {message}"):
+        spec = load_spec(write_spec(tmp_path, methods=[
+            {"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+            {"name": "tokrag", "model": "tokrag", "specific": model_args},
+        ]))
         run_spec(spec, tmp_path / "runs", progress=False)
     assert not any((tmp_path / "runs").glob("*/DONE"))
 

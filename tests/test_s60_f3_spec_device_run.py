@@ -186,12 +186,15 @@ def test_a_models_own_device_named_with_its_line(tmp_path, monkeypatch):
 
 
 def test_a_model_args_device_wins_and_is_checked(tmp_path, monkeypatch):
+    """Since s61 d1 a method's own device is written under its ``specific`` (the load refuses it in ``model_args``);
+    it still wins, and the refusal names it there, at its line."""
     _no_cuda(monkeypatch)
-    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first", "device": "cuda:0"}}]
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}, "specific": {"device": "cuda:0"}}]
     spec = write_spec(tmp_path / "s", tasks=["toy_qa"], limit=3, methods=methods)
     assert _refused_run(spec, tmp_path / "runs") == (
-        f"leaderboard spec {spec}: method standard: model_args device 'cuda:0': torch.cuda.is_available() is False on "
-        "this machine (CPU build of torch?); set device=cpu in its model_args, or run it on a machine with cuda")
+        f"leaderboard spec {spec}:{_line(spec, 'device: cuda:0')}: methods[0].specific.device 'cuda:0': "
+        "torch.cuda.is_available() is False on this machine (CPU build of torch?); set device: cpu in its specific "
+        "(or drop it there for the contract's device), or run it on a machine with cuda")
 
 
 def test_cpu_spec_runs(tmp_path, monkeypatch):

@@ -64,7 +64,7 @@ def test_one_cell_to_run_is_named_in_the_singular(tmp_path, monkeypatch, capsys)
 
 def test_a_model_args_device_counts_as_the_cells_device(tmp_path, monkeypatch, capsys):
     _no_cuda(monkeypatch)
-    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first", "device": "cuda"}}]
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}, "specific": {"device": "cuda"}}]
     spec, runs = _spec(tmp_path, methods=methods), tmp_path / "runs"  # the spec's own device: cpu (the default)
     total = next(line for line in _estimate_lines(spec, runs, capsys) if line.startswith("total: not estimated"))
     assert "--max-cells 1) on a machine with cuda (the device of that cell:" in total

@@ -1,7 +1,11 @@
 """s61 e1: a leaderboard cell's ``device`` in its ``model_args`` wins over the spec's ``device:`` for every model class
 alike (leaderboards.runner.make_model merges them as tokrag_model.args.merge_lm_eval_flags does). The tokrag methods
 merged so already; ToyLM and lm-eval's ``hf`` got the key twice from lm-eval's ``LM.create_from_arg_obj`` and the
-cell failed with ``TypeError: ... got multiple values for keyword argument 'device'``."""
+cell failed with ``TypeError: ... got multiple values for keyword argument 'device'``.
+
+Since s61 d1 ``device`` and ``batch_size`` are contract keys: the spec's load refuses them in a method's ``model_args``,
+and a method's own value is written under its ``specific`` (a printed deviation), which the cell's ``model_args`` merge
+(:meth:`leaderboards.spec.LeaderboardSpec.cell_model_args`); these tests give it there, with the same assertions."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from leaderboard_helpers import TOY, run_toy_spec, write_spec
 
 
 def test_toy_cell_with_a_model_args_device_runs(tmp_path):
-    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first", "device": "cpu"}}]
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}, "specific": {"device": "cpu"}}]
     spec, runs = run_toy_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods)
     assert len(list(runs.glob("*/DONE"))) == 1
 
@@ -50,7 +54,7 @@ def test_the_model_args_device_wins_for_every_model_class(tmp_path, monkeypatch,
     from leaderboards.spec import load_spec
 
     cls = _recorder(base())
-    methods = [{"name": "standard", "model": "hf", "model_args": {"device": "cpu"}}]
+    methods = [{"name": "standard", "model": "hf", "specific": {"device": "cpu"}}]
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods,
                                 extra={"shared": {"model_args": {"pretrained": "some/model"}, "device": "cuda", "limit": 3,
                                                   "batch_size": 2}}))
@@ -66,7 +70,7 @@ def test_the_spec_device_is_given_where_model_args_have_none(tmp_path, monkeypat
     from leaderboards.spec import load_spec
 
     cls = _recorder(base())
-    methods = [{"name": "standard", "model": "hf", "model_args": {"device": None}}]  # None: not given, as lm-eval reads it
+    methods = [{"name": "standard", "model": "hf", "specific": {"device": None}}]  # None: not given, as lm-eval reads it
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods,
                                 extra={"shared": {"model_args": {"pretrained": "some/model"}, "device": "cuda:0", "limit": 3}}))
     monkeypatch.setattr(runner, "_model_class", lambda model: cls)
@@ -80,7 +84,7 @@ def test_a_model_args_batch_size_wins_too(tmp_path, monkeypatch, base):
     from leaderboards.spec import load_spec
 
     cls = _recorder(base())
-    methods = [{"name": "standard", "model": "hf", "model_args": {"batch_size": 3}}]
+    methods = [{"name": "standard", "model": "hf", "specific": {"batch_size": 3}}]
     spec = load_spec(write_spec(tmp_path, tasks=["toy_qa"], limit=3, methods=methods,
                                 extra={"shared": {"model_args": {"pretrained": "some/model"}, "limit": 3,
                                                   "batch_size": 2}}))
