@@ -52,7 +52,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from .spec import LeaderboardSpec, load_spec
 
@@ -294,6 +294,27 @@ def interrupted_message(args: argparse.Namespace, spec: LeaderboardSpec, whole: 
     return f"tokrag leaderboard: interrupted ({how}): " + "; ".join(parts) + f"; resume with: {resume}"
 
 
+def finished_message(spec: LeaderboardSpec, whole: LeaderboardSpec, runs_dir: str | None, summary: Any) -> str:
+    """The stderr line after a ``run`` (without ``--report``) that left no cell of its selection to do: the summary
+    on stdout is one JSON object, which said neither where the run folders are nor how to read them (s61 nu1,
+    new-user trial). E.g. ``tokrag leaderboard: 2 cells ran, 0 were finished already; the run folders are in
+    /abs/runs; build the report with: tokrag leaderboard report tiny.yaml --runs-dir /abs/runs`` (cells another
+    process finished meanwhile are counted as ``finished by another process``; the report command is
+    :func:`~leaderboards.runner.run_command`'s, of the whole spec, with ``--allow-missing`` after a selection, whose
+    cells outside it may be unfinished). ``runs_dir``: ``--runs-dir`` as given (None: the spec's, else
+    ``$TOKRAG_RUNS_DIR``, else ``./runs``, as the run resolved it). Raises nothing."""
+    from .runner import resolve_runs_dir, run_command
+
+    runs = resolve_runs_dir(spec, runs_dir)
+    report = run_command(whole, runs, *(["--allow-missing"] if spec.selection else []), verb="report")
+    done = len(summary.skipped)
+    parts = [f"{_n_cells(len(summary.ran))} ran", f"{done} {'was' if done == 1 else 'were'} finished already"]
+    if summary.by_other:
+        parts.append(f"{len(summary.by_other)} finished by another process")
+    return (f"tokrag leaderboard: {', '.join(parts)}; the run folders are in {runs}; build the report with: "
+            f"{report}")
+
+
 def _n_cells(n: int) -> str:
     """``1 cell``, ``3 cells``: :func:`leaderboards.estimate._count`, one rule for the counts the CLI prints."""
     from .estimate import _count
@@ -517,6 +538,8 @@ def _main(args: argparse.Namespace, die_by_signal: bool) -> int:
                 atomic_write_text(args.summary_file, json.dumps(summary.as_dict(), sort_keys=True) + "\n")
             else:
                 print(json.dumps(summary.as_dict(), sort_keys=True))
+                if not args.report and not summary.left and not summary.changed:  # where the cells are, what next
+                    print(finished_message(spec, whole, args.runs_dir, summary), file=sys.stderr)
             if refused is not None:  # the command's exit status still says the report failed (exit 2)
                 raise refused
         except KeyboardInterrupt as exc:  # one line, not a traceback: what was kept and how to go on
