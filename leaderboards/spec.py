@@ -511,10 +511,13 @@ class LeaderboardSpec:
         """Per-method explicit deviations from the contract: ``{method: {key: value}}`` (empty if none). A key is
         named as the contract names it: ``model_args.<arg>``, ``gen_kwargs.<kwarg>``, and ``device`` / ``batch_size``
         (:data:`_MODEL_FLAG_KEYS`: the contract's ``device:`` / ``batch_size:``, which the cells' model gets in their
-        place, as a model argument)."""
+        place, as a model argument). A ``specific`` ``device: null`` is no deviation and is left out: a device of
+        None is "not given", so the cells run on the contract's device (:func:`leaderboards.runner.cell_device`,
+        :func:`tokrag_model.args.merge_lm_eval_flags`); printed as ``device=None`` it marked a contract row ``*``."""
         out = {}
         for m in self.methods:
-            dev = {k if k in _MODEL_FLAG_KEYS else f"model_args.{k}": v for k, v in m.specific.items()}
+            dev = {k if k in _MODEL_FLAG_KEYS else f"model_args.{k}": v for k, v in m.specific.items()
+                   if not (k == "device" and v is None)}
             dev.update({f"gen_kwargs.{k}": v for k, v in m.specific_gen_kwargs.items()})
             if dev:
                 out[m.name] = dev
