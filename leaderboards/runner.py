@@ -1934,6 +1934,44 @@ def backbone_key(cell: Cell) -> dict[str, Any] | None:
 _SHAREABLE_MODULE = "tokrag_model.methods."  # the audited methods: a model built over a shared Backbone only for these
 
 
+def holds_torch(obj: Any, depth: int = 6) -> bool:
+    """Whether ``obj`` (a model a leaderboard run is done with) holds a ``torch.nn.Module`` or ``torch.Tensor`` within
+    ``depth`` levels of attributes (``__dict__``/``__slots__``) and container items (dict values, lists, tuples,
+    sets), walked breadth first: a tokrag method's ``backbone.model`` (level 2), lm-eval's ``hf`` ``_model`` (1), a
+    user's wrapper a few levels further. The run collects garbage
+    when it drops such a model (its packed Linear forwards, :func:`tokrag_model.decoder.pack_linear_weights`, are
+    reference cycles, freed only by a collection) and not for one without (a user's model of no torch object, the
+    tests' ToyLM: a full collection took ~0.18 s of CPU a model switch in a pytest process). False when torch was
+    never imported. Raises nothing."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    kinds = (torch.nn.Module, torch.Tensor)
+    seen: set[int] = set()
+    level = [obj]
+    for _ in range(depth + 1):
+        nxt: list = []
+        for o in level:
+            if isinstance(o, kinds):
+                return True
+            if isinstance(o, (str, bytes, bytearray, int, float, complex, bool, type(None), type)) or id(o) in seen:
+                continue
+            seen.add(id(o))
+            if isinstance(o, dict):
+                nxt += list(o.values())
+            elif isinstance(o, (list, tuple, set, frozenset)):
+                nxt += list(o)
+            else:
+                try:
+                    nxt += list(vars(o).values())
+                except TypeError:  # no __dict__
+                    pass
+                for name in getattr(type(o), "__slots__", ()):
+                    nxt.append(getattr(o, name, None))
+        level = nxt
+    return False
+
+
 def _built_as_keyed(lm, key: dict[str, Any]) -> bool:
     """Whether ``lm`` (a fresh :func:`make_model` of a cell with :func:`backbone_key` ``key``) recorded the key's
     values: its backbone is kept for the next cells only then (a constructor that came to load otherwise is not
@@ -3424,12 +3462,14 @@ def _run_spec(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None, *, prog
                 tm = managers[mkey]
                 want = fingerprint([cell.method.model, cell.model_args, cell.batch_size, cell.device])
                 if lm_key != want:
-                    dropped, lm = lm is not None, None
+                    # the patched Linear forwards of a model (decoder.pack_linear_weights) are cycles: collected
+                    # before the next load, and only for a model of torch objects (a full collection costs)
+                    collect, lm = lm is not None and holds_torch(lm), None
                     reuse = backbone_key(cell)
                     if backbone is not None and reuse != bb_key:  # never two models in memory: the old one goes first
-                        backbone, bb_key = None, None
-                    if dropped:
-                        gc.collect()  # the patched Linear forwards of a model (decoder.pack_linear_weights) are cycles
+                        backbone, bb_key, collect = None, None, True
+                    if collect:
+                        gc.collect()
                     if reuse is not None and backbone is not None:
                         bar.set_postfix_str(f"building {cell.method.name} over the loaded model")
                         lm = model_over(cell, backbone)
