@@ -645,7 +645,8 @@ def _device_type(device: Any) -> str:
 
 def _first_runs_where(est: dict[str, Any]) -> str:
     """Where :func:`estimate`'s ``first_runs`` commands can run, after them in the advice: "" for cells on ``cpu``;
-    for cells on another device (``first_runs_devices``: the spec's ``device: cuda``, or a ``model_args`` device),
+    for cells on another device (``first_runs_devices``: the spec's ``device: cuda``, or a method's ``specific``
+    device, merged into the cell's ``model_args``),
     a machine with it, since ``run`` refuses a device this machine lacks (:func:`leaderboards.runner.check_cell_devices`)
     while ``--estimate`` does not ask the machine; the finished run folder copied into the runs folder then counts
     here. Says nothing about this machine's devices (asking them would import torch)."""
