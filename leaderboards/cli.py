@@ -14,7 +14,11 @@ and ``left``, the count of cells not started, when ``--max-cells N`` stopped it,
 ``stopped after N cells (--max-cells N); M cells remain: <the run command>``, the command given minus
 ``--max-cells``, :func:`max_cells_message`), also when ``--report``'s report is
 refused (a folder that is not a tokrag report, unfinished cells), whose error then ends the command (exit 2); with ``--jobs N`` it is
-the whole run's (its helpers write theirs to a file the main process adds up, never to stdout); ``run --estimate``
+the whole run's (its helpers write theirs to a file the main process adds up, never to stdout). Without ``--report``,
+a run that leaves no cell of its selection to do (none left by ``--max-cells``, none left unfinished because its inputs
+changed while it ran) then prints one stderr line, once (by the main process of ``--jobs N``): the cells run, found
+finished and finished by another process, the runs folder and the ``report`` command that reads it
+(:func:`finished_message`); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
 estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
 every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
