@@ -92,8 +92,9 @@ class HashMemo:
     rename or copy only costs a re-hash. (A file rewritten within the file system's timestamp tick, a few ms,
     at the same size after being hashed would still keep its old hash.)
 
-    :meth:`save` drops the entries of files that no longer exist (:func:`_memo_entry_gone`): they can never be
-    served, and every process reads the whole file when it makes a memo. Before, the file only grew: a machine whose
+    :meth:`save` drops the entries of files that no longer exist (:func:`_memo_entry_gone`) and were smaller than
+    :data:`MEMO_PRUNE_MAX_BYTES` (a large file's path may come back: a drive mounted again, another machine's data
+    folder): they are not served while the file is gone, and every process reads the whole file when it makes a memo. Before, the file only grew: a machine whose
     test runs and spec runs hashed files in temporary folders held 37,438 entries (8.1 MB; ~0.11 s of CPU to parse,
     paid by every ``HashMemo()``, several per leaderboard cell) of which about 31,000 named files long deleted.
     """
@@ -129,7 +130,8 @@ class HashMemo:
         it (two runners on one cache folder, ``leaderboard run --jobs 2``), the fresher one stays
         (:meth:`_merged_entry`): an entry this memo only read is not written back over it, and of an entry this memo
         computed and the file's, the one whose stamp is the file's current :func:`file_stamp` wins; the entries of
-        files that no longer exist are dropped (:func:`_memo_entry_gone`; one ``stat`` an entry). Before s58, every
+        files that no longer exist are dropped (:func:`_memo_entry_gone`; one ``stat`` an entry), those of files of
+        :data:`MEMO_PRUNE_MAX_BYTES` or more excepted. Before s58, every
         entry of this memo replaced the file's, so an older process's hash of a file seen before an edit replaced a
         newer process's hash seen after it (a re-hash in the next process, never a stale value: an entry is served
         only when its stamp is the file's current one). Raises OSError when the memo file cannot be written."""
@@ -144,7 +146,8 @@ class HashMemo:
                 current = {}
             for key, entry in self.table.items():
                 current[key] = self._merged_entry(key, entry, current.get(key))
-            current = {key: entry for key, entry in current.items() if not _memo_entry_gone(key)}
+            current = {key: entry for key, entry in current.items()
+                       if not (_memo_entry_cheap(entry) and _memo_entry_gone(key))}
             atomic_write_json(self.path, current, indent=None)
         self.dirty = False
         self.fresh = {}
@@ -211,6 +214,21 @@ def _read_memo_table(path: Path) -> Any:
             del _MEMO_READS[next(iter(_MEMO_READS))]
         return dict(value)
     return value
+
+
+MEMO_PRUNE_MAX_BYTES = 16 << 20
+""":meth:`HashMemo.save` drops the entry of a file that no longer exists only when the file was smaller than this
+(16 MiB, ~20 ms to hash again): a large file's entry is kept while its path is gone, since a path that is gone here may
+come back (a corpus on a drive not mounted now, a data folder another machine or container that shares the cache folder
+sees under that path) and a multi-GB corpus would be hashed again. The memo's growth was of small files (tests' and
+specs' temporary folders)."""
+
+
+def _memo_entry_cheap(entry: Any) -> bool:
+    """Whether a :class:`HashMemo` entry (``[size, mtime_ns, ctime_ns, inode, value]``) is of a file smaller than
+    :data:`MEMO_PRUNE_MAX_BYTES`, or is not of that form (a malformed entry is never served). Raises nothing."""
+    size = entry[0] if isinstance(entry, list) and entry else None
+    return not isinstance(size, int) or size < MEMO_PRUNE_MAX_BYTES
 
 
 def _memo_entry_gone(key: str) -> bool:
