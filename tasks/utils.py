@@ -736,8 +736,9 @@ def empty_wiki_lm_pool_message(split: str, corpus: Any, where: str | None = None
     from retrieval.corpus import WIKI_SUMMARIES
 
     bucket = 0 if split == "test" else 1
+    n = len(corpus)
     return (f"{where or f'wiki_lm_bm25 split {split}'}: the wiki-vital summaries {getattr(corpus, 'source', None)} "
-            f"({len(corpus)} articles) hold no {split} paragraph with text after its first {LEAD_WORDS} words (the "
+            f"({n} article{'' if n == 1 else 's'}) hold no {split} paragraph with text after its first {LEAD_WORDS} words (the "
             f"{split} pool: the articles of hash bucket {bucket} of 40), so there is nothing to score; point "
             f"TOKRAG_DATA_DIR at a data folder whose {WIKI_SUMMARIES} holds all 10,033 articles (or unset it for the "
             "installed wheel's copy)")
