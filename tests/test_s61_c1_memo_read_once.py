@@ -1,6 +1,6 @@
 """A process parses the file-hash memo (``<cache_dir>/leaderboard-file-hashes.json``) once while its bytes do not change
-(s61 c1): every ``HashMemo()`` parsed the whole file (several a leaderboard cell), ~45 ms of CPU at 21,000 entries (keying a
-task of lm-eval's own hashes its ~14,000 task files). The bytes are compared, not the time stamps: an in-place rewrite
+(s61 c1): every ``HashMemo()`` parsed the whole file (several a leaderboard cell), ~45 ms of CPU at 21,000 entries (the key
+of a cell whose model is lm-eval's ``hf`` hashes the whole ``lm_eval`` package, ~14,000 task YAMLs included). The bytes are compared, not the time stamps: an in-place rewrite
 within the file system's timestamp tick is read as what it holds. Each memo gets its own table."""
 
 from __future__ import annotations
