@@ -200,7 +200,8 @@ def _read_memo_table(path: Path) -> Any:
     for it (compared byte for byte: no reliance on time stamps): every ``HashMemo()`` reads the whole file (several a
     leaderboard cell), and a memo of 21,000 entries (4.8 MB: the key of a cell whose model is lm-eval's ``hf`` hashes
     the whole ``lm_eval`` package, ~14,700 files, ~14,000 of them the task YAMLs under ``lm_eval/tasks``) took ~45 ms
-    of CPU to parse against ~3 ms to read and compare. Raises OSError (unreadable), ValueError (not UTF-8, not JSON) or RecursionError (nested past Python's limit), as ``json.loads`` of its text did."""
+    of CPU to parse against ~3 ms to read and compare. Raises OSError (unreadable), ValueError (not UTF-8, not JSON)
+    or RecursionError (nested past Python's limit), as ``json.loads`` of its text did."""
     data = path.read_bytes()
     key = str(path.resolve())
     hit = _MEMO_READS.get(key)
