@@ -983,6 +983,36 @@ def _refuse_model_flags(path: Path, where: str, args: dict[str, Any]) -> None:
             raise ConfigError(f"leaderboard spec {at}: {where}.{key} {args[key]!r}: {_elsewhere(where, key)}")
 
 
+def _refuse_specific_contract_keys(path: Path, where: str, specific: dict[str, Any]) -> None:
+    """Refuse a contract key other than ``device`` / ``batch_size`` (:data:`_MODEL_FLAG_KEYS`) in a method's
+    ``specific`` (``where``: ``methods[i].specific``): ``specific`` holds model arguments, and ``limit``,
+    ``num_fewshot``, ``prompt``, the chat-template settings are none; they are the same for every method of a paired
+    comparison (leaderboards/README.md: the question subset is "identical for every method"). Before s61 rt,
+    ``specific: {limit: 2}`` was handed to the model as a model argument: a user's ``LM`` taking ``**kwargs`` (the
+    tests' ToyLM) ignored it and scored the contract's limit while the report listed ``model_args.limit=2`` as the
+    row's deviation; a tokrag method was refused only by ``run`` (``unknown model argument(s) 'limit'``), while
+    ``report``, ``check`` and ``--estimate`` took the spec.
+
+    Raises:
+        ConfigError: one line ``leaderboard spec <path>[:<line>]: <where>.<key> <value>: a contract key, the same for
+            every method, not a model argument: put it under shared (or models[j].shared, a model's own contract)...``
+            (``model_args`` / ``gen_kwargs``: where a method's own values go instead).
+    """
+    for key in sorted(set(specific) & (_SHARED_KEYS - set(_MODEL_FLAG_KEYS))):
+        line = _yaml_line(path, f"{where}.{key}")
+        at = f"{path}:{line}" if line is not None else str(path)
+        head = where.rsplit(".", 1)[0]
+        if key == "model_args":
+            fix = f"{where} holds the method's own model arguments themselves (specific: {{k: 3}})"
+        elif key == "gen_kwargs":
+            fix = f"a method's own generation settings go under {head}.specific_gen_kwargs"
+        else:
+            fix = ("a contract key, the same for every method, not a model argument: put it under shared (or "
+                   "models[j].shared, a model's own contract)" + ("; a task entry's limit sets one task's"
+                                                                  if key == "limit" else ""))
+        raise ConfigError(f"leaderboard spec {at}: {where}.{key} {specific[key]!r}: {fix}")
+
+
 def _check_specific_flags(path: Path, where: str, specific: dict[str, Any]) -> None:
     """A method's ``specific`` ``batch_size`` / ``device`` checked as a contract's are (:func:`_batch_size`, whose
     whole number it stores in ``specific``: ``4``, ``'4'`` and ``4.0`` give one cell; :func:`_check_device`).
@@ -1452,7 +1482,8 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
             there), unknown keys, a method
             setting a contract key (of any model) outside ``specific``, a ``device`` or ``batch_size`` in any
             ``model_args`` or ``method_args`` (contract keys: :func:`_refuse_model_flags`; a method's own value goes
-            under its ``specific``, checked as the contract's), duplicate method or model names, no
+            under its ``specific``, checked as the contract's), any other contract key in a method's ``specific``
+            (``limit``, ``num_fewshot``, ...: :func:`_refuse_specific_contract_keys`), duplicate method or model names, no
             methods/tasks/seeds, a repeated seed, a bad seed
             (outside [0, 2**32 - 1]), limit or noise ratio, a task entry's ``noise`` other than the noise its task draws
             (:func:`task_noise`), a ``max_length`` model argument at most ``max_gen_toks``
@@ -1517,6 +1548,7 @@ def load_spec(path: str | os.PathLike) -> LeaderboardSpec:
         _check_keys(path, f"methods[{i}].specific_gen_kwargs", spec_gk, _GEN_KEYS)
         _refuse_model_flags(path, f"methods[{i}].model_args", margs)
         _check_model_args(path, f"methods[{i}].model_args", margs)
+        _refuse_specific_contract_keys(path, f"methods[{i}].specific", spec_args)
         _check_model_args(path, f"methods[{i}].specific", spec_args)
         _check_specific_flags(path, f"methods[{i}].specific", spec_args)
         _check_gen_kwargs(path, f"methods[{i}].gen_kwargs", gk)
