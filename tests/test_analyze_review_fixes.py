@@ -146,7 +146,7 @@ def test_the_calibrated_row_is_flagged_in_sample_on_the_presets_own_dev_data(fak
     assert res["results"]["wiki"]["policies"]["calibrated"]["describe"].endswith(
         "(IN-SAMPLE: calibrated on these dev samples)")
     assert ("note: the calibrated row is in-sample: the preset was calibrated on these dev samples (wiki 4 of 6), so "
-            "its AUC is its dev fit, not a held-out estimate; run --split test for that") in printed
+            "its AUC is partly its dev fit, not a held-out estimate; run --split test for that") in printed
     assert analyze.main(["--data", "wiki", "--split", "test", "--out", str(out), "--n", "4", "--bootstrap", "5",
                          "--preset", preset]) == 0
     res = json.loads((out / "results.json").read_text())

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 IN_SAMPLE_NOTE = ("note: the calibrated row is in-sample: the preset was calibrated on these dev samples (wiki 4 of 6), "
-                  "so its AUC is its dev fit, not a held-out estimate; run --split test for that")
+                  "so its AUC is partly its dev fit, not a held-out estimate; run --split test for that")
 
 
 def _record(i, sid):

@@ -91,7 +91,7 @@ def _analyze(tmp_path: Path, preset: Path, out: str, corpus: str) -> dict:
 
 
 IN_SAMPLE_NOTE = ("note: the calibrated row is in-sample: the preset was calibrated on these dev samples (nq 4 of 6), "
-                  "so its AUC is its dev fit, not a held-out estimate; run --split test for that")
+                  "so its AUC is partly its dev fit, not a held-out estimate; run --split test for that")
 
 
 def test_the_same_nq_questions_with_another_corpus_are_in_sample(fake, tmp_path, capsys) -> None:
