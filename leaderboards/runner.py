@@ -1863,11 +1863,28 @@ def make_model(cell: Cell):
     lm-eval's (``hf``, a user's ``LM`` subclass) passed the key twice: ``model_args: {device: cpu}`` failed inside the
     cell with ``TypeError: ... got multiple values for keyword argument 'device'`` (the spec's ``device`` defaults to
     ``cpu``, so it is always given), although :func:`check_cell_devices` already checked that device as the one that
-    wins."""
+    wins. Since s61 d1 such a key comes from a method's ``specific`` alone (:func:`_built_model_args`)."""
+    return _model_class(cell.method.model).create_from_arg_obj(_built_model_args(cell), {})
+
+
+def _built_model_args(cell: Cell) -> dict[str, Any]:
+    """The keyword arguments :func:`make_model` and :func:`model_over` build the cell's model with: its ``model_args``
+    merged with the spec's shared ``batch_size``/``device`` (:func:`_lm_eval_flags`) by
+    :func:`tokrag_model.args.merge_lm_eval_flags`, the ``model_args``' winning. The spec's load refuses both keys in
+    any ``model_args`` (:func:`leaderboards.spec._refuse_model_flags`), so one there is a method's ``specific``, its
+    printed deviation: logged at INFO as ``cell <cell id>: method <name>'s specific batch_size=2 over the contract's
+    batch_size=4 (its printed deviation)``. Before s61 rt the merge logged lm-eval's WARNING, ``... (lm-eval's
+    --batch_size, or a leaderboard spec's shared batch_size) is overridden by model_args batch_size=2``, naming
+    ``model_args``, where the spec's load refuses it. Raises nothing."""
     from tokrag_model.args import merge_lm_eval_flags
 
-    args = merge_lm_eval_flags(cell.method.model, dict(cell.model_args), _lm_eval_flags(cell))
-    return _model_class(cell.method.model).create_from_arg_obj(args, {})
+    flags = _lm_eval_flags(cell)
+    for key, value in flags.items():
+        own = cell.model_args.get(key)
+        if own is not None and str(own) != str(value):
+            log.info("cell %s: method %s's specific %s=%s over the contract's %s=%s (its printed deviation)",
+                     cell.cell_id, cell.method.name, key, own, key, value)
+    return merge_lm_eval_flags(cell.method.model, dict(cell.model_args), flags, warn=False)
 
 
 _LOAD_ARGS = ("pretrained", "dtype", "device", "revision", "trust_remote_code", "weight_layout")
@@ -1998,10 +2015,8 @@ def model_over(cell: Cell, backbone):
     loading one: the constructor call of :func:`make_model` with ``backbone=`` added. Not ``with_backbone``, which
     replaces ``pretrained`` by the backbone's folder: the resolved config (in results and provenance) keeps the
     cell's ``pretrained`` as given, as a fresh load records it."""
-    from tokrag_model.args import merge_lm_eval_flags
-
     cls = _model_class(cell.method.model)
-    return cls(backbone=backbone, **merge_lm_eval_flags(cls.METHOD, dict(cell.model_args), _lm_eval_flags(cell)))
+    return cls(backbone=backbone, **_built_model_args(cell))
 
 
 _STAT_KEYS = ("forward_passes", "generated_tokens", "prompt_tokens", "branch_tokens")
