@@ -349,7 +349,10 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     ``wall`` or ``fallback`` basis) and ``seconds`` = ``s_per_question * questions + fixed_s``; ``by_method``'s
     ``s_per_question`` is its ``seconds / questions`` (fixed seconds included). ``cells_from_wall_rate``: how many
     estimated cells have the ``wall`` basis (their measurements recorded no ``model_s``; :func:`wall_rate_line`);
-    ``fixed_hours``: the estimated cells' ``fixed_s`` summed (included in ``cell_hours``).
+    ``fixed_hours``: the estimated cells' ``fixed_s`` summed (included in ``cell_hours``). ``cell_seconds`` and
+    ``wall_seconds`` are ``cell_hours`` and ``wall_hours`` in seconds, to 0.1 s (the hours are rounded to 0.01 h, 36 s:
+    a grid of a few small cells has 0.0), and ``by_method``'s ``seconds`` its ``hours``: :func:`render` prints a time
+    under an hour from them, in seconds or minutes (:func:`duration`).
 
     Raises:
         ConfigError: the total overflows (a finite but huge ``fallback``, 1e308: it printed ``inf`` hours and JSON
@@ -428,7 +431,8 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     by_method = [{"model": mo, "method": me, "pretrained": ", ".join(sorted(p for p in b["pretrained"] if p)) or None,
                   "cells": b["cells"], "questions": b["questions"],
                   "s_per_question": round(b["seconds"] / b["questions"], 3) if b["questions"] else None,
-                  "hours": round(b["seconds"] / 3600, 2), "levels": sorted(b["levels"], key=LEVELS.index)}
+                  "hours": round(b["seconds"] / 3600, 2), "seconds": round(b["seconds"], 1),
+                  "levels": sorted(b["levels"], key=LEVELS.index)}
                  for (mo, me), b in by.items()]
     total = sum(c["seconds"] for c in cells)
     if not math.isfinite(total):  # a finite but huge --fallback-s-per-question (1e308) times the questions
@@ -438,11 +442,13 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
     unknown = bool(unest) and not cells  # nothing estimated: the time is unknown (None), not 0
     build_s = sum(b["seconds"] or 0 for b in builds)  # one process builds each index once, before its cells: not / jobs
     bound = sum(bool(c.get("questions_upper_bound")) for c in cells)  # cells, not questions: the per-cell key's count
+    wall_s = _wall_seconds(cells, jobs) + build_s
     return {"spec": spec.name, "runs_dir": str(runs), "cells_total": done + len(cells) + len(unest), "cells_done": done,
             "cells_todo": len(cells) + len(unest), "questions": None if unknown else sum(c["questions"] for c in cells),
             "questions_upper_bound": bound, "cells_with_questions_upper_bound": bound,
             "cell_hours": None if unknown else round((total + build_s) / 3600, 2),
-            "wall_hours": None if unknown else round((_wall_seconds(cells, jobs) + build_s) / 3600, 2), "jobs": jobs,
+            "wall_hours": None if unknown else round(wall_s / 3600, 2), "jobs": jobs,
+            "cell_seconds": None if unknown else round(total + build_s, 1), "wall_seconds": None if unknown else round(wall_s, 1),
             "index_builds": builds, "index_hours": round(build_s / 3600, 2),
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
@@ -638,6 +644,43 @@ def _processes(jobs: int, n_est: int, n_unest: int = 0) -> str:
     return f"{n_est} process{'' if n_est == 1 else 'es'} ({cells}, one process per cell) on {_count(n_est, 'free core')}"
 
 
+def duration(seconds: float | None) -> str:
+    """A time in seconds as the printed estimate (:func:`render`) shows it, readable at any size: ``8.0 s`` under 10 s
+    (``<0.1 s`` above 0 and below 0.05 s), ``42 s`` under a minute, ``12.5 min`` under an hour, else hours to 0.01 h
+    (``277.78 h``); ``-`` for None (unknown). The table and the total printed a grid of a few small cells as ``0.00``
+    hours, which read as free or unknown (s61 f1)."""
+    if seconds is None:
+        return "-"
+    if 0 < seconds < 0.05:  # not 0.0 s
+        return "<0.1 s"
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
+    if seconds < 59.5:
+        return f"{seconds:.0f} s"
+    if seconds < 3597:  # 59.95 min and above print as 1.00 h, not 60.0 min
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+def _seconds(d: dict[str, Any], seconds: str, hours: str) -> float | None:
+    """``d[seconds]``, or ``d[hours]`` in seconds where ``d`` has no ``seconds`` key (an estimate JSON written before
+    s61 f1, or one made by hand); None where the value is None."""
+    if d.get(seconds) is not None:
+        return float(d[seconds])
+    return None if d.get(hours) is None else float(d[hours]) * 3600
+
+
+def _cell_time(seconds: float | None) -> str:
+    """The total line's cell time: ``1111.11 cell-hours (CPU-hours, one process per cell)`` from an hour on (as
+    before), below it ``12.5 cell-minutes (CPU-minutes, ...)`` or ``42 cell-seconds (CPU-seconds, ...)``
+    (:func:`duration`'s figure and unit); ``unknown cell-hours`` for None."""
+    if seconds is None:
+        return "unknown cell-hours"
+    figure, unit = duration(seconds).split()
+    noun = {"h": "hours", "min": "minutes", "s": "seconds"}[unit]
+    return f"{figure} cell-{noun} (CPU-{noun}, one process per cell)"
+
+
 def _device_type(device: Any) -> str:
     """The type of a device string (``cuda`` of ``cuda:1``; ``cpu`` for None), read without torch."""
     return str(device or "cpu").strip().split(":")[0].lower()
@@ -662,17 +705,18 @@ def _first_runs_where(est: dict[str, Any]) -> str:
 def render(est: dict[str, Any]) -> str:
     """A human-readable table of :func:`estimate` (per model and method: the model column names the spec's
     ``models:`` entry, or without one the cells' ``pretrained`` model argument; ``-`` where neither is given), then
-    the totals."""
+    the totals. Its times (the ``time`` column, the cell time and the wall time) are :func:`duration`'s: seconds or
+    minutes under an hour, hours to 0.01 h from an hour on; the JSON keeps its hours."""
     picked = " ".join(f"--{k} {','.join(v)}" for k, v in (est.get("selection") or {}).items())
     lines = [f"leaderboard {est['spec']}{f' (selection: {picked})' if picked else ''}: "
              f"{est['cells_done']} of {est['cells_total']} cells done; "
              f"estimating {est['cells_todo']} from {est['measurements']} finished cells in {est['runs_dir']}"]
-    head = f"{'model':<24} {'method':<26} {'cells':>5} {'questions':>9} {'s/question':>10} {'hours':>7}  source"
+    head = f"{'model':<24} {'method':<26} {'cells':>5} {'questions':>9} {'s/question':>10} {'time':>10}  source"
     if est["by_method"]:  # no header over an empty table
         lines += [head, "-" * len(head)]
     for b in est["by_method"]:
         lines.append(f"{str(b['model'] or b.get('pretrained') or '-'):<24} {b['method']:<26} {b['cells']:>5} {b['questions']:>9} "
-                     f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {b['hours']:>7.2f}  {', '.join(b['levels'])}")
+                     f"{b['s_per_question'] if b['s_per_question'] is not None else '-':>10} {duration(_seconds(b, 'seconds', 'hours')):>10}  {', '.join(b['levels'])}")
     n_est, n_unest = len(est["cells"]), len(est["unestimated"])
     runs = est.get("first_runs") or []
     # why the unestimated cells are: no rate (no similar finished cell and no fallback), or no count of questions
@@ -699,8 +743,8 @@ def render(est: dict[str, Any]) -> str:
         at_most = (f" (at most: {_count(bound, 'cell')} {counts} number of questions; a task's size is known once a "
                    "cell of that task finishes)" if bound else "")
         lines.append(f"total{partial}: "
-                     f"{est['questions']} questions{at_most}, {est['cell_hours']:.2f} cell-hours (CPU-hours, one process per cell); "
-                     f"about {est['wall_hours']:.2f} h wall with --jobs {est['jobs']} on {_processes(est['jobs'], n_est, n_unest)}")
+                     f"{est['questions']} questions{at_most}, {_cell_time(_seconds(est, 'cell_seconds', 'cell_hours'))}; "
+                     f"about {duration(_seconds(est, 'wall_seconds', 'wall_hours'))} wall with --jobs {est['jobs']} on {_processes(est['jobs'], n_est, n_unest)}")
     lines += [index_build_line(b) for b in est.get("index_builds") or []]
     if est.get("cells_from_wall_rate"):
         lines.append(wall_rate_line(est["cells_from_wall_rate"], n_est))
@@ -723,5 +767,5 @@ def render(est: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["estimate", "render", "measurements", "fixed_seconds", "matching", "wall_rate_line", "index_builds", "DENSE_PASSAGES_PER_S", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
+__all__ = ["estimate", "render", "duration", "measurements", "fixed_seconds", "matching", "wall_rate_line", "index_builds", "DENSE_PASSAGES_PER_S", "count_is_upper_bound", "of_current_version", "questions_of", "task_size",
            "task_kind", "Measurement", "LEVELS"]

@@ -16,7 +16,7 @@ def _est(jobs: int, n_est: int, n_unest: int) -> dict:
 def test_one_job_reads_one_free_core():
     """It said "on 1 free cores" (and "1 estimated cells", "1 cells are not estimated")."""
     lines = render(_est(1, 1, 1)).splitlines()
-    assert lines[1] == ("total of the 1 estimated cell (a lower bound: 1 cell not estimated): 10 questions, 0.02 cell-hours "
-                        "(CPU-hours, one process per cell); about 0.02 h wall with --jobs 1 on 1 free core")
+    assert lines[1] == ("total of the 1 estimated cell (a lower bound: 1 cell not estimated): 10 questions, 1.2 cell-minutes "
+                        "(CPU-minutes, one process per cell); about 1.2 min wall with --jobs 1 on 1 free core")
     assert lines[2].startswith("not estimated (1 cell: no measurement of a similar cell;")
     assert render(_est(2, 2, 0)).splitlines()[1].endswith("with --jobs 2 on 2 free cores")

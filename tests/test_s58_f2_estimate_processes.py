@@ -56,6 +56,6 @@ def test_with_cells_not_estimated_the_processes_are_the_estimated_cells():
            "unestimated": ["u0"], "first_runs": [], "questions": 20, "cell_hours": 0.02, "wall_hours": 0.01, "jobs": 8,
            "unregistered_models": []}
     assert render(est).splitlines()[1] == (
-        "total of the 2 estimated cells (a lower bound: 1 cell not estimated): 20 questions, 0.02 cell-hours "
-        "(CPU-hours, one process per cell); about 0.01 h wall with --jobs 8 on 2 processes (2 estimated cells, one "
+        "total of the 2 estimated cells (a lower bound: 1 cell not estimated): 20 questions, 1.2 cell-minutes "
+        "(CPU-minutes, one process per cell); about 36 s wall with --jobs 8 on 2 processes (2 estimated cells, one "
         "process per cell) on 2 free cores")

@@ -88,7 +88,7 @@ def test_cells_without_model_s_keep_the_wall_rate_and_say_so(tmp_path, capsys):
     assert (est["cells_from_wall_rate"], est["fixed_hours"]) == (4, 0.0)
     assert lb_main(["run", str(spec.path), "--runs-dir", str(runs), "--estimate"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[5].startswith("total: 80 questions (at most: ") and ", 0.05 cell-hours" in lines[5]  # 163 s
+    assert lines[5].startswith("total: 80 questions (at most: ") and ", 2.7 cell-minutes" in lines[5]  # 163 s
     assert lines[6] == (
         "all 4 estimated cells are priced at wall seconds per question: the finished cells they are measured from "
         "record no model_s (cost.json written before it existed), so their fixed seconds (task build, retrieval, "
