@@ -667,12 +667,13 @@ def _short(v: Any) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _model_arg_defaults(model: Any, model_args: str) -> dict[str, Any] | None:
+def _model_arg_defaults(model: Any, model_args: str, contents: str = "") -> dict[str, Any] | None:
     """The value of each model argument of method ``model`` given ``model_args`` (canonical JSON), those not given
     included: a tokrag method's resolved arguments (:func:`tokrag_model.args.resolved_args`: its schema's defaults, a
     Tok-RAG preset's params applied), else the keyword defaults of the model class's constructor (lm-eval passes
     ``model_args`` as keywords); None when that cannot be told (a model that does not import, arguments its method
-    refuses now). Loads no model."""
+    refuses now). ``contents``: the SHA-256 of the files ``model_args`` name (:func:`_content_keyed_as_files`), only
+    part of the memo's key, so a file edited within a process is read again. Loads no model."""
     import inspect
 
     from tokrag_model.args import resolved_args
@@ -739,13 +740,19 @@ def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any
     (:func:`_default_phrase`; ``(absent: default left to the method)`` where the help says nothing), and where the run's
     records (``resolved``: :func:`recorded_model_settings` of that side's run folder) hold the value the run used, the
     argument's own or its ``<argument>_resolved`` key, that too: ``(absent: default the model's, capped at 8192; 8192
-    in this run)``; before s55 it read ``(absent: default null)``, which looked like the value used."""
+    in this run)``; before s55 it read ``(absent: default null)``, which looked like the value used. A ``preset`` the
+    key holds by its content (:data:`leaderboards.keys.FILE_CONTENT`, since s61) is read from a file of that content
+    (:func:`_content_keyed_as_files`), so an argument the preset sets reads ``(absent: default 14)``, the preset's, as
+    before s61; ``(absent: not recorded)`` where no such file is known now."""
     if name in ("batch_size", "device") and config.get(name) is not None:
         return f"(absent: default {_short(config[name])})"
     args = config.get("model_args")
     model = config.get("model")
-    defaults = (_model_arg_defaults(model, canonical_json(args)) if isinstance(args, dict) and isinstance(model, str)
-                else None)
+    files = config.get("model_arg_files")
+    if isinstance(args, dict):  # a preset held by its content (keys.FILE_CONTENT): read a file of that content
+        args = _content_keyed_as_files(args, files)
+    defaults = (_model_arg_defaults(model, canonical_json(args), canonical_json(files) if isinstance(files, dict) else "")
+                if isinstance(args, dict) and isinstance(model, str) else None)
     if not defaults or name not in defaults:
         return "(absent: not recorded)"
     if defaults[name] is not None:
@@ -754,6 +761,42 @@ def _absent_model_arg(config: dict[str, Any], name: str, resolved: dict[str, Any
     rec = resolved if isinstance(resolved, dict) else {}
     ran = rec.get(name) if rec.get(name) is not None else rec.get(f"{name}_resolved")
     return f"(absent: default {how}" + (f"; {_short(ran)} in this run)" if ran is not None else ")")
+
+
+def _file_of_content(sha: str) -> str | None:
+    """A file whose SHA-256 is ``sha`` (hex), as the hash memo knows it (:class:`retrieval.io.HashMemo`, through which
+    every cell key hashes its argument files, :func:`leaderboards.keys.arg_file_fingerprints`): the path of an entry
+    of that SHA-256 whose stamp is the file's current :func:`retrieval.io.file_stamp` (an edited or removed file is
+    not taken); None where the memo holds none. Reads the memo file (parsed once a process while it does not
+    change); a linear pass over its entries. Raises nothing."""
+    from retrieval.io import HashMemo
+
+    for key, entry in HashMemo().table.items():
+        if isinstance(entry, list) and len(entry) == 5 and entry[-1] == sha and os.path.isabs(key):
+            try:
+                if file_stamp(key) == entry[:-1]:
+                    return key
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def _content_keyed_as_files(args: dict[str, Any], files: Any) -> dict[str, Any]:
+    """``args`` (a key material's ``model_args``) with each :data:`leaderboards.keys.CONTENT_KEYED_ARGS` value held as
+    :data:`leaderboards.keys.FILE_CONTENT` replaced by a file of the SHA-256 that ``files`` (the material's
+    ``model_arg_files``) records for it (:func:`_file_of_content`), so its method's resolved arguments can be read
+    (:func:`_model_arg_defaults`: a preset's params); kept where none is found. ``args`` itself when nothing is
+    replaced. Raises nothing."""
+    from .keys import CONTENT_KEYED_ARGS, FILE_CONTENT
+
+    out = args
+    for arg in CONTENT_KEYED_ARGS:
+        sha = files.get(arg) if isinstance(files, dict) else None
+        if out.get(arg) == FILE_CONTENT and isinstance(sha, str):
+            path = _file_of_content(sha)
+            if path is not None:
+                out = {**out, arg: path}
+    return out
 
 
 def config_differences(old: dict[str, Any], material: dict[str, Any],
