@@ -970,13 +970,17 @@ def _refuse_model_flags(path: Path, where: str, args: dict[str, Any]) -> None:
     (:data:`_MODEL_FLAG_KEYS`): such a ``device`` or ``batch_size`` won over the contract's ``device:`` /
     ``batch_size:`` for its cells without being printed as a deviation (a batch size can change lm-eval ``hf``'s
     outputs and the cost columns; a device the numbers and costs). A method's own value goes under its
-    ``specific``, which is printed beside its row (:meth:`LeaderboardSpec.specific_settings`).
+    ``specific``, which is printed beside its row (:meth:`LeaderboardSpec.specific_settings`). Any other contract
+    key (:data:`_SHARED_KEYS`: ``limit``, ``num_fewshot``, ``prompt``, ...) is refused there too (s61 rt): no model
+    argument of a tokrag method has such a name, and a ``limit: 2`` in a method's ``model_args`` was handed to its
+    model, which a user's ``LM`` taking ``**kwargs`` (the tests' ToyLM) ignored, its cells scoring the contract's limit
+    with nothing printed, while a tokrag method refused it only at ``run`` (``unknown model argument(s) 'limit'``).
 
     Raises:
         ConfigError: one line ``leaderboard spec <path>[:<line>]: <where>.<key> <value>: a contract key: put it
             under ...`` (:func:`_elsewhere`'s words; ``<line>`` where the spec file has the key).
     """
-    for key in _MODEL_FLAG_KEYS:
+    for key in [*_MODEL_FLAG_KEYS, *sorted(_SHARED_KEYS - set(_MODEL_FLAG_KEYS))]:
         if key in args:
             line = _yaml_line(path, f"{where}.{key}")
             at = f"{path}:{line}" if line is not None else str(path)

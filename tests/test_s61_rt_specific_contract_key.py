@@ -64,3 +64,31 @@ def test_model_arguments_and_the_model_flags_stay_allowed_in_specific(tmp_path):
     assert spec.specific_settings() == {"none": {"model_args.k": 2, "batch_size": 2, "device": "cpu"}}
     assert yaml.safe_load(spec.path.read_text(encoding="utf-8"))["shared"]["limit"] == 4
     assert {c.method.name: c.limit for c in spec.cells()} == {"standard": 4, "none": 4}
+
+
+@pytest.mark.parametrize("place,key,value,where,fix", [
+    ("method", "limit", 2, "methods[1].model_args.limit", "put it under shared"),
+    ("method_args", "num_fewshot", 2, "models[0].method_args.none.num_fewshot", "put it under models[0].shared"),
+    ("shared", "prompt", "base", "shared.model_args.prompt", "put it under shared"),
+])
+def test_a_contract_key_in_any_model_args_is_refused_at_load(tmp_path, place, key, value, where, fix):
+    """The same key in a ``model_args`` was handed to the model unprinted (ToyLM ignored it; measured on 107193b's
+    tree: all three specs loaded)."""
+    from leaderboard_helpers import FIX
+    from leaderboards.spec import load_spec
+
+    methods = [{"name": "standard", "model": TOY, "model_args": {"mode": "first"}},
+               {"name": "none", "model": TOY, "model_args": {"mode": "none"}}]
+    extra = None
+    if place == "method":
+        methods[1]["model_args"][key] = value
+    elif place == "method_args":
+        extra = {"models": [{"name": "m", "method_args": {"none": {key: value}}}]}
+    else:
+        extra = {"shared": {"model_args": {"pretrained": str(FIX / "toy_weights.bin"), key: value}, "limit": 4}}
+    path = write_spec(tmp_path, methods=methods, tasks=["toy_qa"], limit=4, extra=extra)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.strip() == f"{key}: {value}")
+    with pytest.raises(ConfigError) as exc:
+        load_spec(path)
+    assert str(exc.value) == f"leaderboard spec {path}:{line}: {where} {value!r}: a contract key: {fix}"
