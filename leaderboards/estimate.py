@@ -601,13 +601,18 @@ def _served_from_run_cache(spec: LeaderboardSpec, task: str, meta: dict[str, Any
 
 
 def index_build_line(b: dict[str, Any]) -> str:
-    """One line of ``run --estimate`` about a dense index to build (:func:`index_builds`)."""
+    """One line of ``run --estimate`` about a dense index to build (:func:`index_builds`): its time ``about 0.18 h (11
+    min at 20 passages/s ...)``, or under a minute :func:`duration`'s ``about 15 s (at 20 passages/s ...)`` (it read
+    ``about 0.00 h (0 min ...)`` for a small corpus, s61 r6); ``time not estimated`` without a measured rate."""
     from retrieval.dense import MINILM_ALIASES
 
-    cost = (f"about {b['seconds'] / 3600:.2f} h ({b['seconds'] / 60:.0f} min at {DENSE_PASSAGES_PER_S:g} passages/s on "
-            "one free core, measured; included in the total)" if b["seconds"] is not None
-            else f"time not estimated (no measured rate for this encoder; all-MiniLM-L6-v2 encodes {DENSE_PASSAGES_PER_S:g} "
-                 "passages/s on one free core)")
+    s = b["seconds"]
+    if s is None:
+        cost = (f"time not estimated (no measured rate for this encoder; all-MiniLM-L6-v2 encodes {DENSE_PASSAGES_PER_S:g} "
+                "passages/s on one free core)")
+    else:  # under a minute in seconds: '0.00 h (0 min' read as free
+        took = f"{duration(s)} (at" if s < 59.5 else f"{s / 3600:.2f} h ({s / 60:.0f} min at"
+        cost = f"about {took} {DENSE_PASSAGES_PER_S:g} passages/s on one free core, measured; included in the total)"
     first = f"; or build it first: {b['command']}" if b["command"] else ""
     fetch = ("" if b.get("folder") or str(b["encoder"]).strip().lower() in MINILM_ALIASES
              else " (the encoder is not downloaded yet: that cell downloads it first)")
