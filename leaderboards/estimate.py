@@ -448,7 +448,7 @@ def estimate(spec: LeaderboardSpec, runs_dir: str | os.PathLike | None = None, *
             "questions_upper_bound": bound, "cells_with_questions_upper_bound": bound,
             "cell_hours": None if unknown else round((total + build_s) / 3600, 2),
             "wall_hours": None if unknown else round(wall_s / 3600, 2), "jobs": jobs,
-            "cell_seconds": None if unknown else round(total + build_s, 1), "wall_seconds": None if unknown else round(wall_s, 1),
+            "cell_seconds": None if unknown else round(float(total + build_s), 1), "wall_seconds": None if unknown else round(float(wall_s), 1),
             "index_builds": builds, "index_hours": round(build_s / 3600, 2),
             "measurements": len(ms), "unestimated": unest, "unregistered_models": sorted(unregistered),
             "unregistered_reasons": dict(sorted(unregistered.items())), "complete": not unest,
