@@ -43,8 +43,9 @@ takes them (each of N processes on N free cores takes the next cell in spec orde
 never less than the longest cell nor than the cell-hours over N, more when the cells do not divide evenly over N, and
 N above the number of cells counts as that number (:func:`_wall_seconds`; the line then names that many processes,
 :func:`_processes`). The last printed line is one
-JSON object; its ``cell_hours`` and ``wall_hours`` are null when no unfinished cell could be estimated (unknown, not
-free).
+JSON object; its ``cell_hours`` and ``wall_hours`` (and the same in seconds, ``cell_seconds`` and ``wall_seconds``) are
+null when no unfinished cell could be estimated (unknown, not free). The printed table and totals give a time under an
+hour in seconds or minutes (:func:`duration`), the JSON keeps its hours.
 """
 
 from __future__ import annotations
