@@ -40,3 +40,14 @@ def install_fake(monkeypatch: Any, record: Callable[[int, Any], list], **backbon
     monkeypatch.setattr(analyze, "load_lm", lambda args: state.lm)
     monkeypatch.setattr(calibrate, "load_lm", lambda args: state.lm)
     return state
+
+
+def strict_record(i: int, sid: Any) -> list:
+    """The records of sample ``i``: one strict token (even samples: the RAG branch's top-1 is the gold, a benefit;
+    odd samples: the pure branch's, a detriment) with S_R rising over the 4 layers and gap values at layers 2-3."""
+    from tasks import analyze
+
+    tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
+    s_r = [0.1 * (j + 1) + 0.05 * i for j in range(4)]
+    return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, False, 0.2, s_r,
+                                [None, None, 1e-6 * (i + 1), 2e-6 * (i + 1)], (0.3, 0.2 + 0.01 * i))]

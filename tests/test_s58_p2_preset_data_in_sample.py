@@ -17,18 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.analyze_fakes import strict_record as _record  # one strict token per sample (the shared toy records)
+
 IN_SAMPLE_NOTE = ("note: the calibrated row is in-sample: the preset was calibrated on these dev samples (wiki 4 of 6), "
                   "so its AUC is partly its dev fit, not a held-out estimate; run --split test for that")
-
-
-def _record(i, sid):
-    """One strict token per sample (even samples benefit, odd ones detriment), 4 layers."""
-    from tasks import analyze
-
-    tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
-    s_r = [0.1 * (j + 1) + 0.05 * i for j in range(4)]
-    return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, False, 0.2, s_r,
-                                [None, None, 1e-6 * (i + 1), 2e-6 * (i + 1)], (0.3, 0.2 + 0.01 * i))]
 
 
 def _write(folder: Path, questions: str = "q.jsonl", corpus: str = "passages.jsonl", answer: str = "a") -> dict:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.analyze_fakes import strict_record as _record  # one strict token per sample (the shared toy records)
+
 NQ_FILES = {"oracle": "nq_open_oracle/nq-open-oracle.jsonl.gz", "questions": "nq_open/NQ-open.dev.jsonl",
             "summaries": "wiki_vital_summaries/summaries_en-us.json", "dpr": "dpr_wiki_sample1k/sample_data.jsonl"}
 
@@ -31,16 +33,6 @@ class _Corpus:
 
     def __len__(self) -> int:
         return 3
-
-
-def _record(i, sid):
-    """One strict token per sample (even samples benefit, odd ones detriment), 4 layers."""
-    from tasks import analyze
-
-    tr, tp = (1, 2) if i % 2 == 0 else (2, 1)
-    s_r = [0.1 * (j + 1) + 0.05 * i for j in range(4)]
-    return [analyze.TokenRecord(sid, 0, 1, -1.0, -2.0, tr, tp, -0.5, -0.6, False, 0.2, s_r,
-                                [None, None, 1e-6 * (i + 1), 2e-6 * (i + 1)], (0.3, 0.2 + 0.01 * i))]
 
 
 @pytest.fixture
