@@ -20,7 +20,7 @@ changed while it ran) then prints one stderr line, once (by the main process of 
 finished and finished by another process, the runs folder and the ``report`` command that reads it
 (:func:`finished_message`); ``run --estimate``
 runs nothing, checks the spec's model arguments as ``run`` does before its first cell, and prints the
-estimated CPU-hours of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
+estimated CPU time of the unfinished cells (:mod:`leaderboards.estimate`), JSON last. ``rescore`` re-scores
 every logged sample with the tasks' current metric code and rebuilds the report without loading a model. ``report`` and
 ``rescore`` refuse (exit 2, nothing written) to overwrite a report whose results for some cell the new one
 would lack, or the report of another spec file (:func:`leaderboards.report.check_report_spec`), unless
@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
                         "cells reported as missing (as report --allow-missing)")
     r.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     r.add_argument("--estimate", action="store_true",
-                   help="run nothing: estimate the CPU-hours of the unfinished cells from the finished ones in --runs-dir")
+                   help="run nothing: estimate the CPU time of the unfinished cells from the finished ones in --runs-dir")
     r.add_argument("--fallback-s-per-question", type=float, default=None,
                    help="with --estimate: seconds per question for cells with no similar finished cell")
     _add_selection(r, "run (or estimate) only these {what}, comma-separated (repeats add up): a grid in parts, the "
