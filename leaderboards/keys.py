@@ -75,7 +75,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from retrieval.io import TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint, task_data_path, tree_fingerprint  # noqa: F401 - TASK_DATA_ARGS re-exported
+from retrieval.io import (TASK_DATA_ARGS, HashMemo, canonical_json, expand_user, fingerprint,  # noqa: F401 - TASK_DATA_ARGS re-exported
+                          task_data_path, tree_fingerprint, walk_sorted)
 
 from .spec import Cell, LeaderboardSpec
 
@@ -1238,24 +1239,15 @@ DOC_FILE_NAMES = ("LICENSE", "NOTICE", "COPYING", "USE_POLICY")
 
 
 def first_unhashed_file(path: Path, hashed: Callable[[Path, bool], bool]) -> Path | None:
-    """The first file of the folder ``path`` (sorted walk, links followed, hidden files and folders and
-    ``__pycache__`` skipped, as :func:`retrieval.io.tree_fingerprint` walks) that ``hashed(file, top)`` (``top``: the
+    """The first file of the folder ``path`` (:func:`retrieval.io.walk_sorted`, the walk of
+    :func:`retrieval.io.tree_fingerprint`; hidden files skipped) that ``hashed(file, top)`` (``top``: the
     file lies in ``path`` itself) says no fingerprint covers and that is no documentation (:data:`DOC_FILE_SUFFIXES`,
     :data:`DOC_FILE_NAMES`); None when there is none. The one walk behind :func:`unhashed_model_file` (the leaderboard
     key) and :func:`tokrag_model.base._keyed_by_files` (the ``--use_cache`` key). Raises nothing (``os.walk`` passes
     over a folder it cannot list)."""
-    above: dict[str, frozenset[str]] = {str(path): frozenset({os.path.realpath(path)})}
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-        chain = above.pop(dirpath, frozenset())
-        keep = []
-        for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
-            real = os.path.realpath(os.path.join(dirpath, d))
-            if real not in chain:  # a link back into the folders above would loop
-                keep.append(d)
-                above[os.path.join(dirpath, d)] = chain | {real}
-        dirnames[:] = keep
+    for dirpath, filenames in walk_sorted(path):
         top = dirpath == str(path)
-        for fn in sorted(filenames):
+        for fn in filenames:
             f = Path(dirpath) / fn
             if fn.startswith(".") or hashed(f, top) or f.suffix.lower() in DOC_FILE_SUFFIXES \
                     or fn.upper().startswith(DOC_FILE_NAMES):

@@ -259,6 +259,28 @@ def file_stamp(p: str | os.PathLike) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
+def walk_sorted(root: str | os.PathLike,
+                skip_dir: Callable[[Path], bool] | None = None) -> Iterator[tuple[str, list[str]]]:
+    """``(folder, sorted file names)`` of each folder under ``root`` (itself first), in sorted order: ``os.walk``
+    following links, hidden folders and ``__pycache__`` not entered, nor a link to a folder that encloses it (a
+    folder whose real path is that of one of the folders above it: a loop), nor a subfolder for which ``skip_dir``
+    returns True. File names are all given (hidden ones too; the caller filters). The one walk of
+    :func:`tree_fingerprint` and :func:`leaderboards.keys.first_unhashed_file`. Raises nothing (``os.walk`` passes
+    over a folder it cannot list)."""
+    # real paths of each walked folder and the folders above it: a link back into them would loop
+    chain: dict[str, frozenset[str]] = {str(root): frozenset({os.path.realpath(root)})}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        above = chain.pop(dirpath, frozenset())
+        keep = []
+        for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
+            real = os.path.realpath(os.path.join(dirpath, d))
+            if real not in above and not (skip_dir is not None and skip_dir(Path(dirpath) / d)):
+                keep.append(d)
+                chain[os.path.join(dirpath, d)] = above | {real}
+        dirnames[:] = keep
+        yield dirpath, sorted(filenames)
+
+
 def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str] | None = SOURCE_SUFFIXES,
                      max_bytes: int | None = MAX_SOURCE_BYTES, *, code: bool = False,
                      skip_dir: Callable[[Path], bool] | None = None,
@@ -285,18 +307,8 @@ def tree_fingerprint(root: str | os.PathLike, memo: HashMemo, suffixes: set[str]
     if root.is_file():
         return fingerprint([root.name, sha(root)])
     items = []
-    # real paths of each walked folder and the folders above it: a link back into them would loop
-    chain: dict[str, frozenset[str]] = {str(root): frozenset({os.path.realpath(root)})}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        above = chain.pop(dirpath, frozenset())
-        keep = []
-        for d in sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__"):
-            real = os.path.realpath(os.path.join(dirpath, d))
-            if real not in above and not (skip_dir is not None and skip_dir(Path(dirpath) / d)):
-                keep.append(d)
-                chain[os.path.join(dirpath, d)] = above | {real}
-        dirnames[:] = keep
-        for fn in sorted(filenames):
+    for dirpath, filenames in walk_sorted(root, skip_dir):
+        for fn in filenames:
             p = Path(dirpath) / fn
             if fn.startswith(".") or (suffixes is not None and p.suffix not in suffixes):
                 continue
